@@ -1,0 +1,141 @@
+"""The host's configuration: one TOML file read into typed dataclasses.
+
+Where it comes from: `--config PATH`, else $KIZUNA_CONFIG, else ./kizuna.toml, else the built-in
+defaults. Secrets never live in the file: a key ending in `_env` names the environment variable
+that holds the secret. config.example.toml documents every key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bot import tomlfile
+
+__all__ = [
+    "TIERS",
+    "BotConfig",
+    "Config",
+    "EngineConfig",
+    "ModelsConfig",
+    "ProviderConfig",
+    "TierConfig",
+    "find_config",
+    "load_config",
+]
+
+TIERS = ("chat", "tools", "summary", "intent")
+ProviderKind = Literal["openai", "zhipu", "offline"]
+
+
+@dataclass(slots=True)
+class ProviderConfig:
+    """One model endpoint. `base_url` empty means the kind's default endpoint."""
+
+    kind: ProviderKind = "openai"
+    base_url: str = ""
+    api_key_env: str = ""
+    timeout: float = 60.0
+    max_retries: int = 3
+    retry_base_delay: float = 1.0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+
+
+@dataclass(slots=True)
+class TierConfig:
+    """Which provider and model a tier uses. An empty model means the provider's default."""
+
+    provider: str = "default"
+    model: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class ModelsConfig:
+    eco_mode: bool = False
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    chat: TierConfig | None = None
+    tools: TierConfig | None = None
+    summary: TierConfig | None = None
+    intent: TierConfig | None = None
+    eco: TierConfig | None = None
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    context_tokens: int = 6000  # prompt budget: persona, state and recent turns
+    reply_tokens: int = 600
+    snapshot_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.context_tokens < 500:
+            raise ValueError("context_tokens must be at least 500")
+
+
+@dataclass(slots=True)
+class BotConfig:
+    """One persona on one platform. `token_env` names the variable holding the bot token."""
+
+    platform: Literal["discord", "telegram", "web"]
+    persona: str
+    token_env: str = ""
+    name: str = ""
+
+
+@dataclass(slots=True)
+class Config:
+    data_dir: str = "data"
+    persona_paths: list[str] = field(default_factory=list)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    bots: list[BotConfig] = field(default_factory=list)
+    # Where the file was read from (None: built-in defaults); not a TOML key.
+    source: Path | None = field(default=None, metadata={"toml": False})
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the file, relative to the file's folder (or the working directory)."""
+        path = Path(relative).expanduser()
+        if path.is_absolute() or self.source is None:
+            return path
+        return self.source.parent / path
+
+
+def find_config(explicit: str | None, environ: Mapping[str, str], cwd: Path) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    if environ.get("KIZUNA_CONFIG"):
+        return Path(environ["KIZUNA_CONFIG"])
+    local = cwd / "kizuna.toml"
+    return local if local.is_file() else None
+
+
+def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
+    """Read the configuration (raising `tomlfile.TomlError` on any mistake) and apply the
+    environment's overrides: ECO_MODE=1 turns eco mode on, ECO_MODE=0 off."""
+    config = Config() if path is None else tomlfile.load(path, Config)
+    config.source = path
+    eco = environ.get("ECO_MODE", "").strip().lower()
+    if eco in {"1", "true", "yes", "on"}:
+        config.models.eco_mode = True
+    elif eco in {"0", "false", "no", "off"}:
+        config.models.eco_mode = False
+    if path is not None:
+        for i, bot in enumerate(config.bots):
+            if bot.platform in ("discord", "telegram") and not bot.token_env:
+                line = tomlfile.locate(path.read_text(encoding="utf-8"), ("bots", i))
+                raise tomlfile.TomlError(
+                    str(path),
+                    f"bots[{i}].token_env",
+                    line,
+                    f"a {bot.platform} bot needs token_env, the variable holding its token",
+                )
+    return config

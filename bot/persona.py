@@ -1,0 +1,160 @@
+"""Personas: one TOML file each, read and validated into dataclasses, and found by name.
+
+The shipped personas live in the `personas` package (found wherever Kizuna is installed); a
+personas/ folder in the working directory and any configured persona paths add to them and
+override them by name, in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from bot import tomlfile
+
+__all__ = [
+    "FORGETTING_POLICIES",
+    "Emotions",
+    "Identity",
+    "MemoryPolicy",
+    "Persona",
+    "PersonaLibrary",
+    "StateSlot",
+    "UserAddress",
+    "load_persona",
+]
+
+FORGETTING_POLICIES = ("memorybank", "trace_decay", "half_life", "importance_random", "never")
+
+
+@dataclass(slots=True)
+class Identity:
+    name: str
+    personality: str
+    nickname: str = ""
+    language: str = "en"  # the language the persona speaks: "en", "zh", ...
+    language_style: str = ""
+    notices: list[str] = field(default_factory=list)  # rules it keeps in mind
+    brief: str = ""
+    example_memory: str = ""
+    apology: str = ""  # said, in character, when the model cannot be reached
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("identity.name must not be empty")
+
+
+@dataclass(slots=True)
+class UserAddress:
+    """How the persona addresses its user when it knows nothing better."""
+
+    name: str = "friend"
+    identity: str = ""
+    info: str = ""
+
+
+@dataclass(slots=True)
+class Emotions:
+    names: list[str] = field(default_factory=lambda: ["NEUTRAL"])
+    neutral: str = "NEUTRAL"
+    sprites: str = ""  # folder of <EMOTION>.png, relative to the persona file
+
+    def __post_init__(self) -> None:
+        self.names = [n.strip().upper() for n in self.names if n.strip()]
+        self.neutral = self.neutral.strip().upper()
+        if self.neutral not in self.names:
+            raise ValueError(f"emotions.neutral {self.neutral!r} is not in emotions.names")
+
+
+@dataclass(slots=True)
+class MemoryPolicy:
+    scope: Literal["user", "channel"] = "user"
+    forgetting: Literal["memorybank", "trace_decay", "half_life", "importance_random", "never"] = (
+        "memorybank"
+    )
+    flashback_rate: float = 0.05
+    idle_minutes: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.flashback_rate <= 1.0:
+            raise ValueError("memory.flashback_rate must be between 0 and 1")
+        if self.idle_minutes <= 0:
+            raise ValueError("memory.idle_minutes must be positive")
+
+
+@dataclass(slots=True)
+class StateSlot:
+    """A piece of state the persona keeps up to date (a dungeon master's party, the game)."""
+
+    name: str
+    instructions: str
+    update: Literal["once", "every_turn"] = "every_turn"
+    initial: str = ""
+
+
+@dataclass(slots=True)
+class Persona:
+    identity: Identity
+    user: UserAddress = field(default_factory=UserAddress)
+    emotions: Emotions = field(default_factory=Emotions)
+    memory: MemoryPolicy = field(default_factory=MemoryPolicy)
+    tools: list[str] = field(default_factory=list)
+    state: list[StateSlot] = field(default_factory=list)
+    # Set by the loader, not TOML keys: the persona's name (its file's stem) and its file.
+    key: str = field(default="", metadata={"toml": False})
+    path: Path | None = field(default=None, metadata={"toml": False})
+
+    def __post_init__(self) -> None:
+        names = [slot.name for slot in self.state]
+        if len(names) != len(set(names)):
+            raise ValueError("state slot names must be unique")
+
+    @property
+    def sprite_dir(self) -> Path | None:
+        if not self.emotions.sprites or self.path is None:
+            return None
+        return self.path.parent / self.emotions.sprites
+
+    def emotion(self, tag: str | None) -> str:
+        """The persona's emotion for a tag the model gave; unknown or missing means neutral."""
+        tag = (tag or "").strip().upper()
+        return tag if tag in self.emotions.names else self.emotions.neutral
+
+
+def load_persona(path: Path) -> Persona:
+    persona = tomlfile.load(path, Persona)
+    persona.key = path.stem.lower()
+    persona.path = path
+    return persona
+
+
+class PersonaLibrary:
+    """Persona files by name: shipped ones first, then each folder given, later ones winning."""
+
+    def __init__(self, folders: Iterable[Path]) -> None:
+        self._files: dict[str, Path] = {}
+        for folder in folders:
+            if folder.is_dir():
+                for file in sorted(folder.glob("*.toml")):
+                    self._files[file.stem.lower()] = file
+
+    @classmethod
+    def default(cls, cwd: Path, extra: Iterable[Path] = ()) -> PersonaLibrary:
+        shipped = Path(str(resources.files("personas")))
+        return cls([shipped, cwd / "personas", *extra])
+
+    def names(self) -> list[str]:
+        return sorted(self._files)
+
+    def path(self, name: str) -> Path | None:
+        return self._files.get(name.lower())
+
+    def load(self, name: str) -> Persona:
+        path = self.path(name)
+        if path is None:
+            known = ", ".join(self.names()) or "none"
+            raise KeyError(f"no persona named {name!r} (known: {known})")
+        return load_persona(path)

@@ -1,0 +1,223 @@
+"""Typed TOML files: read a file with tomllib into dataclasses, and on any mistake raise one
+`TomlError` that names the file, the key and the line.
+
+tomllib reports no positions for keys, and the conversion libraries (cattrs, msgspec) report
+paths but not lines, so the converter is ours: it knows the key path of every value it checks,
+and `locate` finds that path's line in the source text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+__all__ = ["TomlError", "convert", "load", "locate"]
+
+T = TypeVar("T")
+KeyPath = tuple[str | int, ...]
+
+
+class TomlError(Exception):
+    """A malformed file: `str(error)` is the one line a user sees."""
+
+    def __init__(self, file: str, key: str, line: int | None, message: str) -> None:
+        self.file, self.key, self.line, self.message = file, key, line, message
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+class _Invalid(Exception):
+    def __init__(self, path: KeyPath, message: str) -> None:
+        super().__init__(message)
+        self.path, self.message = path, message
+
+
+def load(path: Path, cls: type[T]) -> T:
+    """Read `path` into an instance of the dataclass `cls`, or raise `TomlError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TomlError(str(path), "", None, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise TomlError(str(path), "", None, "not UTF-8 text") from None
+    return loads(text, cls, str(path))
+
+
+def loads(text: str, cls: type[T], file: str) -> T:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        # Python 3.11 carries the position only in the message: "... (at line 7, column 3)".
+        msg = str(e)
+        m = re.search(r"\(at line (\d+), column \d+\)$", msg)
+        line = int(m.group(1)) if m else None
+        reason = msg[: m.start()].strip() if m else msg
+        raise TomlError(file, "", line, f"TOML syntax error: {reason}") from None
+    try:
+        return convert(data, cls)
+    except _Invalid as e:
+        key = _dotted(e.path)
+        raise TomlError(file, key, locate(text, e.path), e.message) from None
+
+
+def convert(data: Any, cls: type[T]) -> T:
+    value: T = _convert(data, cls, ())
+    return value
+
+
+def _dotted(path: KeyPath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _describe(value: Any) -> str:
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+def _convert(value: Any, tp: Any, path: KeyPath) -> Any:
+    origin = get_origin(tp)
+    if tp is Any or tp is object:
+        return value
+    if origin in (Union, types.UnionType):
+        options = get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors: list[_Invalid] = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(value, option, path)
+            except _Invalid as e:
+                errors.append(e)
+        # Report the deepest failure: it names the most precise key.
+        raise max(errors, key=lambda e: len(e.path))
+    if origin is Literal:
+        allowed = get_args(tp)
+        if value not in allowed:
+            choices = ", ".join(repr(a) for a in allowed)
+            raise _Invalid(path, f"expected one of {choices}, got {value!r}")
+        return value
+    if origin is list or tp is list:
+        (item_tp,) = get_args(tp) or (Any,)
+        if not isinstance(value, list):
+            raise _Invalid(path, f"expected an array, got {_describe(value)}")
+        return [_convert(v, item_tp, (*path, i)) for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        _, item_tp = get_args(tp) or (str, Any)
+        if not isinstance(value, dict):
+            raise _Invalid(path, f"expected a table, got {_describe(value)}")
+        return {k: _convert(v, item_tp, (*path, k)) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _convert_dataclass(value, tp, path)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _Invalid(path, f"expected true or false, got {_describe(value)}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid(path, f"expected an integer, got {_describe(value)}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Invalid(path, f"expected a number, got {_describe(value)}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise _Invalid(path, f"expected a string, got {_describe(value)}")
+        return value
+    raise TypeError(f"unsupported type in a TOML schema: {tp!r}")
+
+
+def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
+    if not isinstance(value, dict):
+        raise _Invalid(path, f"expected a table, got {_describe(value)}")
+    hints = get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.metadata.get("toml", True)}
+    for key in value:
+        if key not in fields:
+            known = ", ".join(sorted(fields)) or "none"
+            raise _Invalid((*path, key), f"unknown key (known keys: {known})")
+    kwargs = {}
+    for name, f in fields.items():
+        if name in value:
+            kwargs[name] = _convert(value[name], hints[name], (*path, name))
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise _Invalid((*path, name), "missing required key")
+    try:
+        return cls(**kwargs)
+    except ValueError as e:  # __post_init__ checks that span several fields
+        raise _Invalid(path, str(e)) from None
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
+_KEY = re.compile(rf"^\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
+
+
+def _split_key(key: str) -> list[str]:
+    parts = re.findall(r"\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+", key)
+    return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
+
+
+def locate(text: str, path: Sequence[str | int]) -> int | None:
+    """The 1-based line that defines `path` (or its nearest defined parent) in TOML `text`.
+
+    Follows [table] and [[array]] headers and dotted keys; good enough to point a person at the
+    right line, which is all it is for.
+    """
+    target = list(path)
+    table: list[str | int] = []
+    counts: dict[tuple[str | int, ...], int] = {}
+    best_line, best_len = None, 0
+    in_multiline = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if in_multiline:
+            if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
+                in_multiline = False
+            continue
+        header = _HEADER.match(line)
+        if header:
+            keys: list[str | int] = list(_split_key(header.group(2)))
+            if header.group(1) == "[[":
+                base = tuple(keys)
+                counts[base] = counts.get(base, -1) + 1
+                keys.append(counts[base])
+            table = keys
+            found: list[str | int] = table
+        else:
+            key = _KEY.match(line)
+            if not key:
+                continue
+            found = [*table, *_split_key(key.group(1))]
+            rest = line[key.end() :]
+            if rest.count('"""') % 2 == 1 or rest.count("'''") % 2 == 1:
+                in_multiline = True
+        n = _common_prefix(found, target)
+        if n == len(found) and n > best_len:
+            best_line, best_len = number, n
+    return best_line
+
+
+def _common_prefix(a: Sequence[str | int], b: Sequence[str | int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
