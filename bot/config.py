@@ -51,9 +51,10 @@ class ProviderConfig:
 
 @dataclass(slots=True)
 class TierConfig:
-    """Which provider and model a tier uses. An empty model means the provider's default."""
+    """Which provider and model a tier uses: an empty provider means the first one configured,
+    an empty model the provider's default."""
 
-    provider: str = "default"
+    provider: str = ""
     model: str = ""
     temperature: float | None = None
     max_tokens: int | None = None

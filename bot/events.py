@@ -6,9 +6,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-__all__ = ["Attachment", "ChatEvent", "Platform", "Reply", "split_chunks"]
+__all__ = ["PLATFORM_LIMITS", "Attachment", "ChatEvent", "Platform", "Reply", "split_chunks"]
 
 Platform = Literal["console", "discord", "telegram", "web"]
+# Longest message each surface takes, in characters.
+PLATFORM_LIMITS: dict[Platform, int] = {
+    "console": 4000,
+    "discord": 2000,
+    "telegram": 4096,
+    "web": 4000,
+}
 
 
 @dataclass(slots=True, frozen=True)

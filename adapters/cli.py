@@ -1,0 +1,213 @@
+"""The `kizuna` command. It lives with the adapters because it starts them; bot/ builds the
+runtime they share.
+
+Exit status: 0 done, 1 nothing could run, 2 bad configuration or persona (one line on stderr
+naming the file, the key and the line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot import __version__
+from bot.config import Config, find_config, load_config
+from bot.llm.router import ModelSetupError
+from bot.persona import PersonaLibrary, load_persona
+from bot.runtime import load_personas, open_runtime, persona_library
+from bot.tomlfile import TomlError, locate
+from memory.store import StoreError
+
+__all__ = ["main"]
+
+# Platforms whose adapters are not written yet; `run` says so instead of failing.
+PLANNED_PLATFORMS = ("discord", "telegram", "web")
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; its message is the one line they see (exit status 2)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="configuration file (default: $KIZUNA_CONFIG, else ./kizuna.toml, else built-in)",
+    )
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
+    )
+    parser = argparse.ArgumentParser(
+        prog="kizuna",
+        description="Persona chat bots that remember their users.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"kizuna {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    chat = sub.add_parser(
+        "chat",
+        parents=[common],
+        help="talk with a persona in this terminal",
+        description="Talk with a persona. Commands: wipe, save, end, log, get, help, quit.",
+    )
+    chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
+    chat.add_argument("--user", help="your name in the conversation (default: your login)")
+
+    sub.add_parser(
+        "run",
+        parents=[common],
+        help="start every bot in the configuration",
+        description="Start every bot listed under [[bots]] in the configuration.",
+    )
+
+    persona = sub.add_parser("persona", help="work with persona files")
+    persona_sub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
+    validate = persona_sub.add_parser(
+        "validate", help="check persona files", description="Check persona TOML files."
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    persona_sub.add_parser("list", parents=[common], help="list the personas Kizuna can find")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Config:
+    path = find_config(getattr(args, "config", None), os.environ, Path.cwd())
+    if path is not None and not path.is_file():
+        raise UsageError(f"{path}: no such configuration file")
+    return load_config(path, os.environ)
+
+
+def _user(args: argparse.Namespace) -> str:
+    if args.user:
+        return str(args.user)
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "you"
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleChat
+
+    config = _config(args)
+    library = persona_library(config, Path.cwd())
+    try:
+        personas = load_personas(library, [args.persona])
+    except KeyError as e:
+        raise UsageError(f"--persona: {e.args[0]}") from None
+    try:
+        runtime = await open_runtime(config, personas, os.environ)
+    except ModelSetupError as e:
+        text = config.source.read_text(encoding="utf-8") if config.source else ""
+        line = locate(text, e.key.split(".")) if text else None
+        raise TomlError(str(config.source or "models"), e.key, line, e.message) from None
+    if runtime.engine.models.notice:
+        print(runtime.engine.models.notice, file=sys.stderr)
+    runtime.scheduler.start()
+    try:
+        console = ConsoleChat(
+            runtime,
+            next(iter(personas.values())),
+            _user(args),
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            interactive=sys.stdin.isatty(),
+        )
+        await console.run()
+    finally:
+        await runtime.close()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if not config.bots:
+        where = config.source or "kizuna.toml"
+        print(
+            f"No bots configured: add [[bots]] to {where} (see config.example.toml), "
+            "or talk to a persona here with `kizuna chat --persona miao`.",
+            file=sys.stderr,
+        )
+        return 1
+    library = persona_library(config, Path.cwd())
+    text = config.source.read_text(encoding="utf-8") if config.source else ""
+    for i, bot in enumerate(config.bots):
+        if library.path(bot.persona) is None:
+            line = locate(text, ("bots", i, "persona"))
+            raise TomlError(
+                str(config.source),
+                f"bots[{i}].persona",
+                line,
+                f"no persona named {bot.persona!r} (known: {', '.join(library.names())})",
+            )
+        load_personas(library, [bot.persona])
+    for bot in config.bots:
+        if bot.platform in PLANNED_PLATFORMS:
+            print(
+                f"{bot.platform} bot for {bot.persona}: the {bot.platform} adapter is not "
+                "available yet in this version of Kizuna",
+                file=sys.stderr,
+            )
+    return 1
+
+
+def _validate(files: Sequence[Path]) -> int:
+    failed = 0
+    for file in files:
+        try:
+            persona = load_persona(file)
+        except TomlError as e:
+            print(e, file=sys.stderr)
+            failed += 1
+            continue
+        slots = ", ".join(s.name for s in persona.state) or "none"
+        print(
+            f"ok {file}: {persona.identity.name} ({len(persona.emotions.names)} emotions, "
+            f"memory scope {persona.memory.scope}, state slots: {slots})"
+        )
+    return 2 if failed else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    library: PersonaLibrary = persona_library(_config(args), Path.cwd())
+    for name in library.names():
+        print(f"{name}\t{library.path(name)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        if args.command == "chat":
+            return asyncio.run(_chat(args))
+        if args.command == "run":
+            return _run(args)
+        if args.persona_command == "validate":
+            return _validate(args.files)
+        return _list(args)
+    except (TomlError, UsageError) as e:
+        print(e, file=sys.stderr)
+        return 2
+    except StoreError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C: the console has saved on its way out
+        print(file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

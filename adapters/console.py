@@ -1,0 +1,195 @@
+"""The console: a REPL where one person talks with one persona.
+
+Anything that is not a command is said to the persona. Commands (also with a leading `/`):
+wipe, save, end, log, get, help, quit. Ctrl-D and Ctrl-C leave after a final save. With piped
+stdin there is no prompt or banner, so the output is just the conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TextIO
+
+from bot.events import ChatEvent, Reply
+from bot.persona import Persona
+from bot.runtime import Runtime
+
+__all__ = ["COMMANDS", "ConsoleChat"]
+
+COMMANDS = {
+    "wipe": "forget this conversation and everything remembered with this persona",
+    "save": "save now and export the session to a JSON file",
+    "end": "end the conversation now (it goes to long-term memory)",
+    "log": "show the session: persona, turns, state",
+    "get": "read one more line and show the closest memory",
+    "help": "show these commands",
+    "quit": "save and leave (Ctrl-D works too)",
+}
+
+
+class ConsoleChat:
+    def __init__(
+        self,
+        runtime: Runtime,
+        persona: Persona,
+        user: str,
+        *,
+        stdin: TextIO,
+        stdout: TextIO,
+        interactive: bool,
+    ) -> None:
+        self._runtime = runtime
+        self._engine = runtime.engine
+        self._persona = persona
+        self._user = user
+        self._stdin = stdin
+        self._stdout = stdout
+        self._interactive = interactive
+
+    def _event(self, text: str) -> ChatEvent:
+        return ChatEvent(
+            platform="console",
+            bot_id="console",
+            persona=self._persona.key,
+            chat_id="",
+            channel_id="console",
+            user_id=self._user,
+            user_name=self._user,
+            is_dm=True,
+            text=text,
+            timestamp=self._engine.clock.now(),
+        )
+
+    def _say(self, text: str = "") -> None:
+        self._stdout.write(text + "\n")
+        self._stdout.flush()
+
+    async def _read_line(self, prompt: str) -> str | None:
+        """One line, or None at end of input. Read on a daemon thread so that Ctrl-C never
+        waits for a blocked read to finish."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str | None] = loop.create_future()
+
+        def deliver(value: str | None) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        def read() -> None:
+            line: str | None
+            try:
+                if self._interactive:
+                    line = input(prompt)
+                else:
+                    raw = self._stdin.readline()
+                    line = raw.rstrip("\r\n") if raw else None
+            except (EOFError, OSError, ValueError):
+                line = None
+            loop.call_soon_threadsafe(deliver, line)
+
+        threading.Thread(target=read, daemon=True, name="console-stdin").start()
+        return await future
+
+    async def run(self) -> None:
+        name = self._persona.identity.name
+        if self._interactive:
+            self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
+            self._say("Commands: " + ", ".join(COMMANDS) + ". Ctrl-D leaves.")
+        prompt = f"{self._user}> "
+        while True:
+            line = await self._read_line(prompt)
+            if line is None:
+                break
+            word = line.strip().lower().removeprefix("/")
+            if word in ("quit", "exit"):
+                break
+            handler = self._commands().get(word)
+            if handler is not None:
+                await handler()
+            elif line.strip():
+                self._show(await self._engine.handle(self._event(line)))
+        await self._engine.save(self._event(""))
+        if self._interactive:
+            self._say(f"Saved. {name} will be here.")
+
+    def _show(self, reply: Reply) -> None:
+        name = self._persona.identity.name
+        for chunk in reply.chunks:
+            self._say(f"{name} [{reply.emotion}]: {chunk}")
+
+    def _commands(self) -> dict[str, Callable[[], Awaitable[None]]]:
+        return {
+            "wipe": self._wipe,
+            "save": self._save,
+            "end": self._end,
+            "log": self._log,
+            "get": self._get,
+            "help": self._help,
+        }
+
+    async def _wipe(self) -> None:
+        await self._engine.wipe(self._event(""))
+        self._say(f"Wiped: {self._persona.identity.name} remembers nothing of you now.")
+
+    async def _save(self) -> None:
+        export = await self._engine.save(self._event(""))
+        folder = self._runtime.data_dir / "exports"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
+        path = folder / f"{self._persona.key}-{_safe(self._user)}-{stamp}.json"
+        path.write_text(json.dumps(export, ensure_ascii=False, indent=2), encoding="utf-8")
+        self._say(f"Saved; session exported to {path}")
+
+    async def _end(self) -> None:
+        if await self._engine.end(self._event("")):
+            self._say("Conversation ended; it is archived for long-term memory.")
+        else:
+            self._say("No conversation is open.")
+
+    async def _log(self) -> None:
+        info = await self._engine.info(self._event(""))
+        persona = self._persona
+        self._say(f"persona: {persona.key} ({persona.identity.name})")
+        self._say(f"scope: {info.scope}")
+        if info.turns:
+            started = _when(info.turns[0].at)
+            self._say(f"conversation: {len(info.turns)} turns since {started}")
+            for turn in info.turns:
+                who = turn.speaker + (f" [{turn.emotion}]" if turn.emotion else "")
+                self._say(f"  {_when(turn.at)} {who}: {turn.text}")
+        else:
+            self._say("conversation: none open")
+        if persona.state:
+            self._say("state:")
+            for slot in persona.state:
+                self._say(f"  {slot.name}: {info.state.get(slot.name) or '(not set)'}")
+        self._say(f"archived conversations: {info.archived}")
+        usage = self._engine.models.usage
+        spent = ", ".join(
+            f"{tier} {u.calls} calls/{u.prompt_tokens + u.completion_tokens} tokens"
+            for tier, u in usage.items()
+            if u.calls
+        )
+        self._say(f"models: {self._engine.models.describe()}" + (f"; {spent}" if spent else ""))
+
+    async def _get(self) -> None:
+        cue = await self._read_line("cue> ")
+        if cue is None:
+            return
+        # Long-term memory is not written yet: the archive holds conversations, not memories.
+        self._say("No memories yet.")
+
+    async def _help(self) -> None:
+        for command, what in COMMANDS.items():
+            self._say(f"  {command:<5} {what}")
+
+
+def _when(at: datetime) -> str:
+    return at.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name) or "user"

@@ -1,0 +1,196 @@
+"""The engine: a `ChatEvent` in, a `Reply` out, one session's turns in order."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from bot.config import EngineConfig
+from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.llm.base import Message, ModelError
+from bot.llm.router import ModelRouter
+from bot.persona import Persona
+from bot.prompts import build_chat_prompt, build_state_prompt, parse_emotion
+from bot.sessions import Session, SessionManager, Turn, scope_key
+from memory.clock import Clock
+
+__all__ = ["Engine", "SessionInfo"]
+
+log = logging.getLogger(__name__)
+
+APOLOGIES = {
+    "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what you "
+    "said, so try me again in a moment.",
+    "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
+}
+STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
+
+
+@dataclass(slots=True, frozen=True)
+class SessionInfo:
+    """What `log` shows of a session."""
+
+    persona: str
+    scope: str
+    turns: tuple[Turn, ...]
+    state: dict[str, str]
+    archived: int  # closed conversations waiting in the archive
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        personas: Mapping[str, Persona],
+        models: ModelRouter,
+        sessions: SessionManager,
+        clock: Clock,
+        settings: EngineConfig,
+    ) -> None:
+        self.personas = personas
+        self.models = models
+        self.sessions = sessions
+        self.clock = clock
+        self.settings = settings
+
+    def persona(self, event: ChatEvent) -> Persona:
+        return self.personas[event.persona]
+
+    def idle_time(self, persona_key: str) -> timedelta:
+        persona = self.personas.get(persona_key)
+        return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
+
+    async def session(self, event: ChatEvent) -> Session:
+        persona = self.persona(event)
+        return await self.sessions.get(persona.key, scope_key(persona.memory.scope, event))
+
+    async def handle(self, event: ChatEvent) -> Reply:
+        persona = self.persona(event)
+        limit = PLATFORM_LIMITS[event.platform]
+        if event.is_empty:  # nothing said: nothing to answer, no model call
+            return Reply(text="", emotion=persona.emotions.neutral)
+        session = await self.session(event)
+        async with session.lock:
+            now = self.clock.now()
+            if session.idle_since(now, self.idle_time(persona.key)):
+                await self.sessions.close(session, "idle")
+            session.add(
+                Turn("user", event.user_name, _user_text(event), now, user_id=event.user_id)
+            )
+            group = not event.is_dm and persona.memory.scope == "channel"
+            prompt = build_chat_prompt(
+                persona,
+                session.turns,
+                session.state,
+                user_name=event.user_name,
+                group=group,
+                now=now,
+                budget=self.settings.context_tokens - self.settings.reply_tokens,
+            )
+            try:
+                completion = await self.models.complete(
+                    "chat", prompt.messages, max_tokens=self.settings.reply_tokens
+                )
+            except ModelError as e:
+                log.warning("chat model failed for %s: %s", persona.key, e)
+                apology = persona.identity.apology or APOLOGIES.get(
+                    persona.identity.language, APOLOGIES["en"]
+                )
+                return Reply.build(apology, persona.emotion("SAD"), limit, failed=True)
+            tag, text = parse_emotion(completion.text)
+            emotion = persona.emotion(tag)
+            session.add(
+                Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
+            )
+            await self._update_state(persona, session)
+        return Reply.build(text, emotion, limit)
+
+    async def _update_state(self, persona: Persona, session: Session) -> None:
+        due = [
+            slot
+            for slot in persona.state
+            if slot.update == "every_turn" or not session.state.get(slot.name)
+        ]
+        if not due:
+            return
+        messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
+        values = await self._json_call("tools", messages)
+        for slot in due:
+            value = values.get(slot.name)
+            if isinstance(value, str | int | float) and str(value).strip():
+                session.state[slot.name] = str(value).strip()[:STATE_VALUE_LIMIT]
+            elif isinstance(value, dict | list):
+                session.state[slot.name] = json.dumps(value, ensure_ascii=False)[:STATE_VALUE_LIMIT]
+        session.dirty = True
+
+    async def _json_call(self, tier: str, messages: list[Message]) -> dict[str, Any]:
+        """Ask for a JSON object; on malformed JSON retry once showing the error, then give
+        up with {} so the caller keeps what it had."""
+        for attempt in range(2):
+            try:
+                completion = await self.models.complete(tier, messages, json_mode=True)
+            except ModelError as e:
+                log.warning("%s model failed: %s", tier, e)
+                return {}
+            try:
+                value = json.loads(completion.text)
+                if isinstance(value, dict):
+                    return value
+                problem = "the reply was JSON but not an object"
+            except json.JSONDecodeError as e:
+                problem = f"the reply was not valid JSON ({e})"
+            if attempt == 0:
+                messages = [
+                    *messages,
+                    Message("assistant", completion.text),
+                    Message("user", f"{problem}. Answer again with one JSON object only."),
+                ]
+        log.warning("%s model gave no usable JSON twice; keeping what we had", tier)
+        return {}
+
+    # Commands a user can give about their own conversation.
+
+    async def end(self, event: ChatEvent) -> bool:
+        """Close the conversation now (it goes to the archive). False if none was open."""
+        session = await self.session(event)
+        async with session.lock:
+            return await self.sessions.close(session, "end") is not None
+
+    async def wipe(self, event: ChatEvent) -> None:
+        """Forget this user's conversation, state and archive with this persona."""
+        session = await self.session(event)
+        async with session.lock:
+            await self.sessions.wipe(session)
+
+    async def save(self, event: ChatEvent) -> dict[str, Any]:
+        """Snapshot now; returns an export of the session."""
+        session = await self.session(event)
+        async with session.lock:
+            await self.sessions.save(session)
+            return {
+                "persona": session.persona,
+                "scope": session.scope,
+                "saved_at": self.clock.now().isoformat(),
+                **session.snapshot(),
+            }
+
+    async def info(self, event: ChatEvent) -> SessionInfo:
+        session = await self.session(event)
+        async with session.lock:
+            archived = await self.sessions.store.count_conversations(session.persona, session.scope)
+            return SessionInfo(
+                session.persona, session.scope, tuple(session.turns), dict(session.state), archived
+            )
+
+
+def _user_text(event: ChatEvent) -> str:
+    text = event.text.strip()
+    if event.reply_to:
+        text = f'(replying to "{event.reply_to.strip()[:200]}") {text}'
+    for attachment in event.attachments:
+        text += f" [attachment: {attachment.filename}]"
+    return text.strip()

@@ -1,0 +1,114 @@
+"""The built-in offline model: no network, deterministic, for watching the engine work.
+
+It does not understand anything. It answers in the persona's name, shows what it has in mind
+(earlier turns of the conversation it was given) and what it would keep (the user's sentences
+about themselves), and says it is the offline model, so nobody mistakes it for a real one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.tokens import estimate_messages, estimate_tokens
+from bot.prompts import parse_emotion_instruction
+
+__all__ = ["OfflineChatModel"]
+
+_NAME = re.compile(r"^You are (.+?)(?: \(|\.$)")
+_SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNORECASE)
+_SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
+_HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
+
+_EN = {
+    "quote": '"{}"',
+    "join": " ",
+    "intro": "(offline model) {name} here.",
+    "heard": "You said: {text}.",
+    "recall": "In mind from this conversation: {items}.",
+    "nothing_recalled": "This is the start of our conversation.",
+    "keep": "I will remember: {items}.",
+    "nothing_kept": "Nothing about you to remember in that yet.",
+}
+_ZH = {
+    "quote": "「{}」",
+    "join": "",
+    "intro": "（离线模型）我是{name}。",
+    "heard": "你说：{text}。",
+    "recall": "我记得这次聊天里的：{items}。",
+    "nothing_recalled": "我们的聊天刚刚开始。",
+    "keep": "我会记住：{items}。",
+    "nothing_kept": "这句话里还没有关于你的事要记。",
+}
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pick(emotions: list[str], *wanted: str) -> str:
+    for name in wanted:
+        if name in emotions:
+            return name
+    return emotions[0] if emotions else "NEUTRAL"
+
+
+class OfflineChatModel:
+    """A `ChatModel` that needs nothing but the prompt it is given."""
+
+    def __init__(self, model: str = "offline") -> None:
+        self._model = model
+
+    @property
+    def name(self) -> str:
+        return f"offline:{self._model}"
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        text = "{}" if json_mode else self._reply(messages)
+        usage = Usage(estimate_messages(messages), estimate_tokens(text))
+        return Completion(text=text, usage=usage, model=self._model)
+
+    def _reply(self, messages: Sequence[Message]) -> str:
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        name_match = _NAME.match(system)
+        name = name_match.group(1) if name_match else "your companion"
+        lang = _ZH if "Always reply in Chinese" in system else _EN
+        emotions = parse_emotion_instruction(system) or ["NEUTRAL"]
+        said = [m.content for m in messages if m.role == "user"]
+        current = said[-1] if said else ""
+
+        if _SAD.search(current):
+            emotion = _pick(emotions, "CONCERNED", "SAD", "NEUTRAL")
+        elif _HAPPY.search(current):
+            emotion = _pick(emotions, "LAUGHING", "HAPPY", "AMUSED", "NEUTRAL")
+        else:
+            emotion = _pick(emotions, "NEUTRAL")
+
+        quote = lang["quote"].format
+        parts = [lang["intro"].format(name=name), lang["heard"].format(text=quote(_quote(current)))]
+        earlier = [quote(_quote(s, 40)) for s in said[:-1][-3:]]
+        if earlier:
+            parts.append(lang["recall"].format(items="; ".join(earlier)))
+        else:
+            parts.append(lang["nothing_recalled"])
+        kept = [
+            s.strip()
+            for s in _SENTENCES.findall(current)
+            if _ABOUT_SELF.search(s) and not s.strip().endswith(("?", "？"))
+        ]
+        if kept:
+            parts.append(lang["keep"].format(items="; ".join(quote(_quote(k)) for k in kept)))
+        else:
+            parts.append(lang["nothing_kept"])
+        return f"[{emotion}] " + lang["join"].join(parts)

@@ -1,0 +1,212 @@
+"""Model tiers: which model answers chat, tools, summary and intent calls, and what they cost.
+
+`build_router` turns the [models] configuration into one `ChatModel` per tier. With no
+providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> OpenAI; else an
+Ollama answering on localhost:11434 -> that; else the offline model, with a notice saying how
+to connect a real one. `eco_mode` sends every tier to the one `eco` model.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
+from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool
+from bot.llm.offline import OfflineChatModel
+from bot.llm.openai_chat import OpenAIChatModel, make_client
+
+__all__ = [
+    "ModelRouter",
+    "ModelSetupError",
+    "OllamaProbe",
+    "TierUsage",
+    "build_router",
+    "probe_ollama",
+]
+
+ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4/"
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "zhipu": "glm-4-flash", "offline": "offline"}
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "zhipu": "ZHIPUAI_API_KEY"}
+OFFLINE_NOTICE = (
+    "No model configured, so personas answer with the built-in offline model. To connect a real "
+    "one, set OPENAI_API_KEY, start Ollama, or see config.example.toml."
+)
+# Tools that cost money per call beyond tokens; eco mode turns them off.
+PAID_TOOLS = frozenset({"web_search"})
+
+OllamaProbe = Callable[[str], Awaitable[list[str]]]
+
+
+class ModelSetupError(Exception):
+    """The model configuration cannot work (unknown provider, missing API key...)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key, self.message = key, message
+
+
+@dataclass(slots=True)
+class TierUsage:
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(slots=True)
+class ModelRouter:
+    """Routes each call to its tier's model and counts calls and tokens per tier."""
+
+    models: Mapping[str, ChatModel]
+    eco_mode: bool = False
+    notice: str | None = None  # shown once to whoever starts Kizuna
+    settings: Mapping[str, TierConfig] = field(default_factory=dict)  # per-tier defaults
+    usage: dict[str, TierUsage] = field(default_factory=lambda: {t: TierUsage() for t in TIERS})
+
+    @property
+    def offline(self) -> bool:
+        return all(isinstance(m, OfflineChatModel) for m in self.models.values())
+
+    def tools_allowed(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if not (self.eco_mode and n in PAID_TOOLS)]
+
+    async def complete(
+        self,
+        tier: str,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        counter = self.usage[tier]
+        counter.calls += 1
+        setting = self.settings.get(tier)
+        if setting is not None:
+            max_tokens = max_tokens if max_tokens is not None else setting.max_tokens
+            temperature = temperature if temperature is not None else setting.temperature
+        try:
+            completion = await self.models[tier].complete(
+                messages,
+                tools=tools,
+                json_mode=json_mode,
+                max_tokens=max_tokens,
+                temperature=temperature,
+            )
+        except ModelError:
+            counter.failures += 1
+            raise
+        counter.prompt_tokens += completion.usage.prompt_tokens
+        counter.completion_tokens += completion.usage.completion_tokens
+        return completion
+
+    def describe(self) -> str:
+        names = ", ".join(f"{t}={self.models[t].name}" for t in TIERS)
+        return names + (" (eco mode)" if self.eco_mode else "")
+
+
+async def probe_ollama(host: str) -> list[str]:
+    """The models an Ollama at `host` serves, or [] when none answers quickly."""
+    try:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            response = await client.get(f"{host.rstrip('/')}/api/tags")
+            response.raise_for_status()
+            return [m["name"] for m in response.json().get("models", []) if m.get("name")]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return []
+
+
+async def _detect(
+    environ: Mapping[str, str], probe: OllamaProbe
+) -> tuple[dict[str, ProviderConfig], str, str | None]:
+    """Providers when none are configured: (providers, default model, notice)."""
+    if environ.get("OPENAI_API_KEY") or environ.get("OPENAI_BASE_URL"):
+        provider = ProviderConfig(kind="openai", base_url=environ.get("OPENAI_BASE_URL", ""))
+        return {"openai": provider}, DEFAULT_MODELS["openai"], None
+    host = environ.get("OLLAMA_HOST", "http://localhost:11434")
+    if not host.startswith(("http://", "https://")):
+        host = "http://" + host
+    served = await probe(host)
+    if served:
+        provider = ProviderConfig(kind="openai", base_url=f"{host.rstrip('/')}/v1")
+        return {"ollama": provider}, served[0], None
+    return {"offline": ProviderConfig(kind="offline")}, "offline", OFFLINE_NOTICE
+
+
+def _make_model(
+    name: str,
+    provider: ProviderConfig,
+    model: str,
+    environ: Mapping[str, str],
+    rng: random.Random,
+) -> ChatModel:
+    if provider.kind == "offline":
+        return OfflineChatModel(model)
+    base_url = provider.base_url or (ZHIPU_BASE_URL if provider.kind == "zhipu" else "")
+    key_env = provider.api_key_env or DEFAULT_KEY_ENV[provider.kind]
+    api_key = environ.get(key_env, "")
+    if not api_key:
+        if not base_url:
+            raise ModelSetupError(
+                f"models.providers.{name}.api_key_env",
+                f"the environment variable {key_env} is not set",
+            )
+        api_key = "unused"  # local servers (Ollama, vLLM) ignore it, but the SDK wants one
+    client = make_client(base_url or None, api_key, provider.timeout)
+    return OpenAIChatModel(
+        client,
+        model,
+        label=provider.kind if name == provider.kind else f"{provider.kind}/{name}",
+        timeout=provider.timeout,
+        max_retries=provider.max_retries,
+        retry_base_delay=provider.retry_base_delay,
+        rng=rng,
+        extra_body=provider.extra_body or None,
+    )
+
+
+async def build_router(
+    config: ModelsConfig,
+    environ: Mapping[str, str],
+    *,
+    rng: random.Random,
+    probe: OllamaProbe = probe_ollama,
+) -> ModelRouter:
+    providers = dict(config.providers)
+    default_model, notice = "", None
+    if not providers:
+        providers, default_model, notice = await _detect(environ, probe)
+    first = next(iter(providers))
+
+    def resolve(key: str, tier: TierConfig) -> tuple[str, str]:
+        provider_name = tier.provider or first
+        if provider_name not in providers:
+            known = ", ".join(providers)
+            raise ModelSetupError(
+                f"models.{key}.provider", f"no provider named {provider_name!r} (known: {known})"
+            )
+        kind = providers[provider_name].kind
+        return provider_name, tier.model or default_model or DEFAULT_MODELS[kind]
+
+    chat = config.chat or TierConfig()
+    settings: dict[str, TierConfig] = {t: getattr(config, t) or chat for t in TIERS}
+    if config.eco_mode:
+        eco_tier = config.eco or TierConfig(provider=settings["chat"].provider)
+        settings = dict.fromkeys(TIERS, eco_tier)
+        wanted = dict.fromkeys(TIERS, resolve("eco", eco_tier))
+    else:
+        wanted = {t: resolve(t, settings[t]) for t in TIERS}
+
+    built: dict[tuple[str, str], ChatModel] = {}
+    for provider_name, model in wanted.values():
+        if (provider_name, model) not in built:
+            built[provider_name, model] = _make_model(
+                provider_name, providers[provider_name], model, environ, rng
+            )
+    models = {tier: built[wanted[tier]] for tier in TIERS}
+    return ModelRouter(models, eco_mode=config.eco_mode, notice=notice, settings=settings)

@@ -1,0 +1,202 @@
+"""Short-term memory: one session per (persona, scope), holding the conversation at hand.
+
+Each session has its own lock, so one conversation's turns stay in order while other sessions
+run concurrently. Sessions are snapshotted to the store when dirty, restored on start, and
+closed (archived for long-term memory) when idle or ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from bot.events import ChatEvent
+from memory.clock import Clock
+from memory.store import Store
+
+__all__ = ["Session", "SessionManager", "Turn", "scope_key"]
+
+
+def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
+    """The wall around a conversation and its memories.
+
+    A private chat is always its own scope, so nothing said there surfaces in a group. In a
+    group, `user` scope keeps one conversation per member; `channel` scope shares one among
+    everyone in the channel (a dungeon master's table).
+    """
+    if event.is_dm:
+        return f"{event.platform}:dm:{event.user_id}"
+    if scope == "channel":
+        return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
+    return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
+
+
+@dataclass(slots=True)
+class Turn:
+    role: Literal["user", "assistant"]
+    speaker: str  # display name of whoever said it
+    text: str
+    at: datetime
+    user_id: str = ""
+    emotion: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["at"] = self.at.isoformat()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Turn:
+        return cls(**{**data, "at": datetime.fromisoformat(data["at"])})
+
+
+@dataclass(slots=True)
+class Session:
+    persona: str
+    scope: str
+    turns: list[Turn] = field(default_factory=list)
+    state: dict[str, str] = field(default_factory=dict)
+    started_at: datetime | None = None
+    last_active: datetime | None = None
+    dirty: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self.turns)
+
+    def add(self, turn: Turn) -> None:
+        if not self.turns:
+            self.started_at = turn.at
+        self.turns.append(turn)
+        self.last_active = turn.at
+        self.dirty = True
+
+    def idle_since(self, now: datetime, idle: timedelta) -> bool:
+        return self.last_active is not None and self.is_open and now - self.last_active >= idle
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "turns": [t.to_json() for t in self.turns],
+            "state": dict(self.state),
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "last_active": self.last_active.isoformat() if self.last_active else None,
+        }
+
+    @classmethod
+    def restore(cls, persona: str, scope: str, snapshot: dict[str, Any]) -> Session:
+        def when(key: str) -> datetime | None:
+            value = snapshot.get(key)
+            return datetime.fromisoformat(value) if value else None
+
+        return cls(
+            persona=persona,
+            scope=scope,
+            turns=[Turn.from_json(t) for t in snapshot.get("turns", [])],
+            state=dict(snapshot.get("state", {})),
+            started_at=when("started_at"),
+            last_active=when("last_active"),
+        )
+
+
+class SessionManager:
+    """Finds, saves, restores and closes sessions. The store is the truth; this is its cache."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+        self._sessions: dict[tuple[str, str], Session] = {}
+        self._loading = asyncio.Lock()
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    async def restore(self) -> int:
+        """Load every open conversation the store holds (after a restart)."""
+        for row in await self._store.load_sessions():
+            key = (row.persona, row.scope)
+            if key not in self._sessions:
+                self._sessions[key] = Session.restore(row.persona, row.scope, row.snapshot)
+        return len(self._sessions)
+
+    async def get(self, persona: str, scope: str) -> Session:
+        key = (persona, scope)
+        session = self._sessions.get(key)
+        if session is None:
+            async with self._loading:  # two first messages at once must share one session
+                session = self._sessions.get(key)
+                if session is None:
+                    row = await self._store.load_session(persona, scope)
+                    session = (
+                        Session(persona, scope)
+                        if row is None
+                        else Session.restore(persona, scope, row.snapshot)
+                    )
+                    self._sessions[key] = session
+        return session
+
+    def all(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    async def save(self, session: Session) -> None:
+        """Write the snapshot now. The caller holds the session's lock or the session is idle."""
+        await self._store.save_session(
+            session.persona, session.scope, session.snapshot(), self._clock.now()
+        )
+        session.dirty = False
+
+    async def save_dirty(self) -> int:
+        saved = 0
+        for session in self.all():
+            if session.dirty:
+                async with session.lock:
+                    if session.dirty:
+                        await self.save(session)
+                        saved += 1
+        return saved
+
+    async def close(self, session: Session, reason: str) -> int | None:
+        """Archive the open conversation and start a fresh one; the caller holds the lock.
+        State slots outlive the conversation (a game goes on). Returns the archive id."""
+        if not session.is_open:
+            return None
+        assert session.started_at is not None
+        # Archive first: if the store fails, the conversation stays open and nothing is lost.
+        fresh = {**session.snapshot(), "turns": [], "started_at": None}
+        conversation_id = await self._store.archive_conversation(
+            session.persona,
+            session.scope,
+            started_at=session.started_at,
+            ended_at=self._clock.now(),
+            reason=reason,
+            turns=[t.to_json() for t in session.turns],
+            snapshot=fresh,
+        )
+        session.turns.clear()
+        session.started_at = None
+        session.dirty = False
+        return conversation_id
+
+    async def close_idle(self, idle_for: Callable[[str], timedelta]) -> int:
+        """Close every conversation idle past its persona's idle time."""
+        now = self._clock.now()
+        closed = 0
+        for session in self.all():
+            if session.idle_since(now, idle_for(session.persona)):
+                async with session.lock:
+                    if session.idle_since(self._clock.now(), idle_for(session.persona)):
+                        await self.close(session, "idle")
+                        closed += 1
+        return closed
+
+    async def wipe(self, session: Session) -> None:
+        """Forget the conversation, its state and its archive; the caller holds the lock."""
+        await self._store.wipe(session.persona, session.scope)
+        session.turns.clear()
+        session.state.clear()
+        session.started_at = session.last_active = None
+        session.dirty = False
