@@ -161,8 +161,10 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
             raise _Invalid((*path, name), "missing required key")
     try:
         return cls(**kwargs)
-    except ValueError as e:  # __post_init__ checks that span several fields
-        raise _Invalid(path, str(e)) from None
+    except ValueError as e:  # a __post_init__ check; its message starts with the key it is about
+        message = str(e)
+        first = message.split(" ", 1)[0].rsplit(".", 1)[-1]
+        raise _Invalid((*path, first) if first in fields else path, message) from None
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")

@@ -1,0 +1,207 @@
+"""`ChatModel` over any OpenAI-compatible endpoint (OpenAI, Zhipu, Ollama, vLLM...)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from bot.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
+from bot.llm.retry import call_with_retries
+
+__all__ = ["OpenAIChatModel", "is_retryable", "make_client"]
+
+_SNIPPET = 200  # characters of the server's error message kept in ModelError
+
+
+def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpenAI:
+    """An SDK client that never retries by itself (OpenAIChatModel does). An empty base_url
+    lets the SDK use $OPENAI_BASE_URL or its default; an empty api_key, $OPENAI_API_KEY."""
+    return AsyncOpenAI(
+        api_key=api_key or None,
+        base_url=base_url or None,
+        timeout=timeout,
+        max_retries=0,
+    )
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Transient failures: 429, 5xx, timeouts and network errors."""
+    if isinstance(exc, openai.APIConnectionError | TimeoutError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.RateLimitError):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+class OpenAIChatModel:
+    """One model on one OpenAI-compatible endpoint, through `chat.completions.create`."""
+
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        model: str,
+        *,
+        label: str = "openai",
+        timeout: float,
+        max_retries: int,
+        retry_base_delay: float,
+        rng: random.Random,
+        extra_body: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        self._client = client
+        self._model = model
+        self._label = label
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._retry_base_delay = retry_base_delay
+        self._rng = rng
+        self._extra_body = dict(extra_body) if extra_body else None
+        self._sleep = sleep
+
+    @property
+    def name(self) -> str:
+        return f"{self._label}:{self._model}"
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": [_message_param(m) for m in messages],
+        }
+        if tools:
+            params["tools"] = [_tool_param(t) for t in tools]
+        if json_mode:
+            params["response_format"] = {"type": "json_object"}
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if temperature is not None:
+            params["temperature"] = temperature
+        if self._extra_body:
+            params["extra_body"] = self._extra_body
+        tries = 0
+
+        async def attempt() -> Any:
+            nonlocal tries
+            tries += 1
+            async with asyncio.timeout(self._timeout):  # hard bound on the whole call
+                return await self._client.chat.completions.create(
+                    **params, stream=False, timeout=self._timeout
+                )
+
+        try:
+            response = await call_with_retries(
+                attempt,
+                attempts=self._max_retries + 1,
+                base_delay=self._retry_base_delay,
+                rng=self._rng,
+                sleep=self._sleep,
+                retryable=is_retryable,
+            )
+        except Exception as exc:
+            retryable = is_retryable(exc)
+            tried = f" after {tries} attempts" if tries > 1 else ""
+            message = f"{self.name}: {self._describe(exc)}{tried}"
+            error = ModelError(self._redact(message), retryable=retryable)
+            if isinstance(exc, openai.APIError):
+                # Its text is the server's and may repeat the key: keep it out of tracebacks.
+                raise error from None
+            raise error from exc
+        return _completion(response, self._model)
+
+    def _describe(self, exc: BaseException) -> str:
+        if isinstance(exc, openai.APITimeoutError | TimeoutError):
+            return f"timed out after {self._timeout:g}s"
+        if isinstance(exc, openai.APIConnectionError):
+            return "could not connect"
+        if isinstance(exc, openai.APIStatusError):
+            detail = ""
+            body = exc.body
+            if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+                detail = body["message"]
+            elif isinstance(body, str):
+                detail = body
+            detail = " ".join(detail.split())[:_SNIPPET]
+            return f"HTTP {exc.status_code}" + (f": {detail}" if detail else "")
+        if isinstance(exc, ValueError):  # json.JSONDecodeError and friends
+            return f"malformed response ({type(exc).__name__})"
+        return f"request failed ({type(exc).__name__})"
+
+    def _redact(self, text: str) -> str:
+        key = getattr(self._client, "api_key", None)
+        if isinstance(key, str) and key:
+            text = text.replace(key, "***")
+        return text
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    param: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "tool":
+        param["tool_call_id"] = message.tool_call_id or ""
+        return param
+    if message.name:
+        param["name"] = message.name
+    if message.role == "assistant" and message.tool_calls:
+        param["content"] = message.content or None
+        param["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    return param
+
+
+def _tool_param(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def _completion(response: Any, model: str) -> Completion:
+    choices = getattr(response, "choices", None) or []
+    text = ""
+    calls: list[ToolCall] = []
+    if choices:
+        message = choices[0].message
+        text = message.content or ""
+        for call in message.tool_calls or ():
+            function = getattr(call, "function", None)
+            if function is None:  # a non-function ("custom") tool call: not ours
+                continue
+            calls.append(
+                ToolCall(id=call.id, name=function.name, arguments=function.arguments or "")
+            )
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=text,
+        tool_calls=tuple(calls),
+        usage=Usage(
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        ),
+        model=getattr(response, "model", None) or model,
+    )

@@ -1,0 +1,1 @@
+"""Kizuna's tests; tests/fakes/ holds the loopback fakes and shared helpers."""

@@ -1,0 +1,533 @@
+"""A scriptable OpenAI-compatible server on 127.0.0.1 for tests.
+
+    async with FakeOpenAI() as fake:             # in the test's event loop
+        fake.reply_text("hi")                     # queue scripted replies...
+        fake.fail(429, retry_after=0.01)
+        client = AsyncOpenAI(base_url=fake.base_url, api_key="k", max_retries=0)
+
+    with FakeOpenAI() as fake:                    # or in a background thread (own loop),
+        subprocess.run(..., env={"OPENAI_BASE_URL": fake.base_url, ...})  # e.g. for a subprocess
+
+Routes live under /v1 (`base_url`) and Zhipu's /api/paas/v4 (`zhipu_base_url`):
+POST chat/completions (plain or SSE streaming), POST embeddings, GET models.
+Chat completions take the next scripted reply from `replies`; when it is empty they answer
+`default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
+next reply from `embedding_replies` (errors, hangs, malformed or raw bodies), else deterministic
+unit vectors derived from a hash of each input. Every request is recorded in `requests`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import itertools
+import json
+import math
+import random
+import re
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+__all__ = [
+    "FakeOpenAI",
+    "FakeToolCall",
+    "Hang",
+    "HttpError",
+    "Malformed",
+    "Raw",
+    "RecordedRequest",
+    "Reply",
+    "Text",
+    "ToolCalls",
+    "echo_reply",
+]
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain assistant reply. `usage` overrides the (prompt, completion) token counts."""
+
+    text: str
+    finish_reason: str = "stop"
+    usage: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    name: str
+    arguments: str | dict[str, Any] = field(default_factory=dict)  # a dict is JSON-encoded
+    id: str | None = None  # None: "call_<n>"
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """An assistant reply calling tools (finish_reason "tool_calls"), with optional text."""
+
+    calls: tuple[FakeToolCall, ...]
+    text: str = ""
+    usage: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """An OpenAI-style error body with this status (and a Retry-After header if given)."""
+
+    status: int
+    message: str | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Wait `seconds` (woken early when the fake stops), then answer `then` (None: the default
+    reply). Longer than the client's timeout, it looks like a hung server."""
+
+    seconds: float = 30.0
+    then: Reply | None = None
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """A 200 response whose JSON body is cut short."""
+
+    body: str = '{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{'
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Any JSON body as is (e.g. no choices, or null content)."""
+
+    body: Any
+    status: int = 200
+
+
+Reply = Text | ToolCalls | HttpError | Hang | Malformed | Raw
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: Any  # the parsed body, or None
+
+
+def _content_text(content: Any) -> str:
+    """Text of a message's content: a string, or a list of parts ({"type": "text", ...})."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict)
+        ).strip()
+    return ""
+
+
+def echo_reply(body: dict[str, Any]) -> str:
+    """The default reply: "[NEUTRAL] echo: <last user message>"."""
+    messages = body.get("messages") or []
+    last = ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            last = _content_text(message.get("content"))
+            break
+    return f"[NEUTRAL] echo: {last}"
+
+
+def _tokens(text: str) -> int:
+    return len(text.split())
+
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+}
+
+
+def _error_response(status: int, message: str, retry_after: float | None = None) -> web.Response:
+    headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else None
+    body = {
+        "error": {
+            "message": message,
+            "type": _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error"),
+            "param": None,
+            "code": str(status),
+        }
+    }
+    return web.json_response(body, status=status, headers=headers)
+
+
+class FakeOpenAI:
+    def __init__(
+        self,
+        *,
+        embedding_dim: int = 8,
+        api_key: str | None = None,
+        models: tuple[str, ...] = ("fake-chat", "fake-embedding"),
+        default_reply: Callable[[dict[str, Any]], str] = echo_reply,
+    ) -> None:
+        """`api_key`: when set, requests without `Bearer <api_key>` get a 401 whose message
+        repeats the key they sent (as careless servers do)."""
+        self.embedding_dim = embedding_dim
+        self.api_key = api_key
+        self.models = models
+        self.default_reply = default_reply
+        self.replies: deque[Reply] = deque()
+        self.embedding_replies: deque[Reply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.port = 0
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._closing: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting ------------------------------------------------------------------------
+
+    def reply(self, *replies: Reply) -> FakeOpenAI:
+        self.replies.extend(replies)
+        return self
+
+    def reply_text(self, text: str, *, usage: tuple[int, int] | None = None) -> FakeOpenAI:
+        return self.reply(Text(text, usage=usage))
+
+    def reply_tool_call(
+        self,
+        name: str,
+        arguments: str | dict[str, Any] | None = None,
+        *,
+        id: str | None = None,
+        text: str = "",
+    ) -> FakeOpenAI:
+        return self.reply(ToolCalls((FakeToolCall(name, arguments or {}, id),), text=text))
+
+    def fail(
+        self, status: int, *, retry_after: float | None = None, message: str | None = None
+    ) -> FakeOpenAI:
+        return self.reply(HttpError(status, message, retry_after))
+
+    def hang(self, seconds: float = 30.0) -> FakeOpenAI:
+        return self.reply(Hang(seconds))
+
+    def malformed(self) -> FakeOpenAI:
+        return self.reply(Malformed())
+
+    # -- what was received -----------------------------------------------------------------
+
+    @property
+    def chat_requests(self) -> list[Any]:
+        """JSON bodies of the chat completion requests, in order."""
+        return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def embedding_requests(self) -> list[Any]:
+        return [r.json for r in self.requests if r.path.endswith("/embeddings")]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def zhipu_base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/paas/v4/"
+
+    # -- lifecycle: in the current loop --------------------------------------------------------
+
+    async def start(self) -> FakeOpenAI:
+        self._closing = asyncio.Event()
+        app = web.Application()
+        for prefix in ("/v1", "/api/paas/v4"):
+            app.router.add_post(f"{prefix}/chat/completions", self._chat)
+            app.router.add_post(f"{prefix}/embeddings", self._embeddings)
+            app.router.add_get(f"{prefix}/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def aclose(self) -> None:
+        if self._closing is not None:
+            self._closing.set()  # wake hanging handlers so shutdown does not wait for them
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeOpenAI:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- lifecycle: in a background thread with its own loop -------------------------------------
+
+    def start_in_thread(self) -> FakeOpenAI:
+        """Serve from a daemon thread (for code under test that runs its own loop or process)."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # report to the starting thread
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self.aclose())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        """Stop the server started by start_in_thread()."""
+        if self._thread is None or self._loop is None:
+            return
+        loop = self._loop
+        if self._closing is not None:
+            loop.call_soon_threadsafe(self._closing.set)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start_in_thread()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    async def _record(self, request: web.Request) -> Any:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        self.requests.append(
+            RecordedRequest(request.method, request.path, dict(request.headers), body)
+        )
+        return body
+
+    def _unauthorized(self, request: web.Request) -> web.Response | None:
+        if self.api_key is None:
+            return None
+        header = request.headers.get("Authorization", "")
+        if header == f"Bearer {self.api_key}":
+            return None
+        sent = header.removeprefix("Bearer ")
+        return _error_response(401, f"Incorrect API key provided: {sent}.")
+
+    async def _wait(self, seconds: float) -> None:
+        assert self._closing is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._closing.wait(), seconds)
+
+    async def _common(self, reply: Reply | None) -> tuple[Reply | None, web.Response | None]:
+        """Handle the replies any endpoint understands; returns (reply left, response)."""
+        while isinstance(reply, Hang):
+            await self._wait(reply.seconds)
+            reply = reply.then
+        if isinstance(reply, HttpError):
+            message = reply.message or f"scripted error {reply.status}"
+            return None, _error_response(reply.status, message, reply.retry_after)
+        if isinstance(reply, Malformed):
+            return None, web.Response(
+                status=200, body=reply.body.encode(), content_type="application/json"
+            )
+        if isinstance(reply, Raw):
+            return None, web.json_response(reply.body, status=reply.status)
+        return reply, None
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request)
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        if not isinstance(body, dict):
+            return _error_response(400, "body must be a JSON object")
+        scripted = self.replies.popleft() if self.replies else None
+        reply, response = await self._common(scripted)
+        if response is not None:
+            return response
+        if reply is None:
+            reply = Text(self.default_reply(body))
+        if not isinstance(reply, Text | ToolCalls):
+            return _error_response(500, f"fake: cannot answer {type(reply).__name__} here")
+
+        n = next(self._ids)
+        model = str(body.get("model") or self.models[0])
+        calls: list[dict[str, Any]] = []
+        if isinstance(reply, ToolCalls):
+            for i, call in enumerate(reply.calls):
+                args = call.arguments
+                calls.append(
+                    {
+                        "id": call.id or f"call_{n}_{i}",
+                        "type": "function",
+                        "function": {
+                            "name": call.name,
+                            "arguments": args if isinstance(args, str) else json.dumps(args),
+                        },
+                    }
+                )
+        finish = "tool_calls" if calls else reply.finish_reason if isinstance(reply, Text) else ""
+        prompt = sum(
+            _tokens(_content_text(m.get("content")))
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        )
+        completion = _tokens(reply.text) + sum(_tokens(c["function"]["arguments"]) for c in calls)
+        if reply.usage is not None:
+            prompt, completion = reply.usage
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        head = {"id": f"chatcmpl-fake-{n}", "created": int(time.time()), "model": model}
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return await self._stream(
+                request, head, reply.text, calls, finish, usage, include_usage
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if calls:
+            message["tool_calls"] = calls
+        elif message["content"] is None:
+            message["content"] = ""
+        return web.json_response(
+            {
+                **head,
+                "object": "chat.completion",
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+                ],
+                "usage": usage,
+            }
+        )
+
+    async def _stream(
+        self,
+        request: web.Request,
+        head: dict[str, Any],
+        text: str,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: dict[str, int],
+        include_usage: bool,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+
+        async def send(payload: str) -> None:
+            await response.write(f"data: {payload}\n\n".encode())
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            return json.dumps({**head, "object": "chat.completion.chunk", "choices": [choice]})
+
+        await send(chunk({"role": "assistant", "content": ""}))
+        for piece in re.findall(r"\s*\S+", text):
+            await send(chunk({"content": piece}))
+        for i, call in enumerate(calls):
+            await send(chunk({"tool_calls": [{"index": i, **call}]}))
+        await send(chunk({}, finish))
+        if include_usage:
+            last = {**head, "object": "chat.completion.chunk", "choices": [], "usage": usage}
+            await send(json.dumps(last))
+        await send("[DONE]")
+        await response.write_eof()
+        return response
+
+    def _vector(self, text: str, dim: int) -> list[float]:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        rng = random.Random(seed)
+        values = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+        norm = math.sqrt(sum(v * v for v in values)) or 1.0
+        # Rounded through float32 so float and base64 answers carry the same numbers.
+        return list(struct.unpack(f"<{dim}f", struct.pack(f"<{dim}f", *(v / norm for v in values))))
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request)
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        if not isinstance(body, dict):
+            return _error_response(400, "body must be a JSON object")
+        scripted = self.embedding_replies.popleft() if self.embedding_replies else None
+        reply, response = await self._common(scripted)
+        if response is not None:
+            return response
+        if reply is not None:
+            return _error_response(500, f"fake: cannot answer {type(reply).__name__} here")
+        raw = body.get("input")
+        if isinstance(raw, str):
+            inputs = [raw]
+        elif isinstance(raw, list) and raw and all(isinstance(x, int) for x in raw):
+            inputs = [" ".join(map(str, raw))]  # one input given as token ids
+        elif isinstance(raw, list) and raw:
+            inputs = [x if isinstance(x, str) else " ".join(map(str, x)) for x in raw]
+        else:
+            return _error_response(400, "input must be a non-empty string or list")
+        dim = body.get("dimensions")
+        dim = dim if isinstance(dim, int) and dim > 0 else self.embedding_dim
+        # Like the real API, float unless base64 is asked for (the openai SDK asks for base64
+        # by default and decodes it).
+        as_base64 = body.get("encoding_format") == "base64"
+        data = []
+        for i, text in enumerate(inputs):
+            vector = self._vector(text, dim)
+            embedding: Any = (
+                base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
+            )
+            data.append({"object": "embedding", "index": i, "embedding": embedding})
+        tokens = sum(_tokens(t) for t in inputs)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model") or self.models[-1]),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        await self._record(request)
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [
+                    {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                    for m in self.models
+                ],
+            }
+        )

@@ -1,0 +1,348 @@
+"""Personas: the shipped files, the schema's checks and errors, and the library of personas."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bot.persona import Persona, PersonaLibrary, load_persona
+from bot.tomlfile import TomlError
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
+
+MINIMAL = """
+[identity]
+name = "Pip"
+personality = "A test persona."
+"""
+
+
+def toml(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def marked_line(text: str) -> int:
+    """The 1-based line of `text` ending in the marker comment `# <-`."""
+    lines = text.splitlines()
+    return next(n for n, line in enumerate(lines, start=1) if line.rstrip().endswith("# <-"))
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.toml"
+    path.write_text(toml(text), encoding="utf-8")
+    return path
+
+
+# --- the shipped personas --------------------------------------------------------------------
+
+
+def test_the_three_personas_ship() -> None:
+    assert {"miao", "monikai", "dungeon_master"} <= {p.stem for p in SHIPPED}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_persona_loads(path: Path) -> None:
+    persona = load_persona(path)
+    assert persona.key == path.stem
+    assert persona.path == path
+    identity = persona.identity
+    for text in (identity.personality, identity.brief, identity.example_memory, identity.apology):
+        assert text.strip()
+    assert identity.notices
+    assert persona.emotions.neutral in persona.emotions.names
+    assert persona.emotion(None) == persona.emotions.neutral
+    assert "recall_memory" in persona.tools
+    if persona.sprite_dir is not None:  # sprites, when named, exist for every emotion
+        for name in persona.emotions.names:
+            assert (persona.sprite_dir / f"{name}.png").is_file(), name
+
+
+def test_miao() -> None:
+    miao = load_persona(ROOT / "personas" / "miao.toml")
+    assert miao.identity.name == "喵"
+    assert miao.identity.language == "zh"
+    assert "喵" in miao.identity.language_style
+    assert miao.user.name == "主人"
+    assert miao.memory.scope == "user"
+    assert miao.memory.forgetting == "memorybank"
+    assert miao.tools == ["recall_memory"]
+    expected = {"NEUTRAL", "HAPPY", "SAD", "ANGRY", "SLEEPY", "CURIOUS", "SHY"}
+    assert expected <= set(miao.emotions.names)
+
+
+def test_monikai() -> None:
+    monikai = load_persona(ROOT / "personas" / "monikai.toml")
+    assert monikai.identity.language == "en"
+    expected = {"NEUTRAL", "SAD", "CRYING", "LAUGHING", "CONCERNED"}
+    assert expected <= set(monikai.emotions.names)
+
+
+def test_dungeon_master() -> None:
+    dm = load_persona(ROOT / "personas" / "dungeon_master.toml")
+    assert dm.memory.scope == "channel"
+    slots = {slot.name: slot for slot in dm.state}
+    assert slots["characters"].update == "once"
+    assert slots["game"].update == "every_turn"
+    assert all(slot.instructions.strip() for slot in dm.state)
+    assert {"NEUTRAL", "EXCITED", "OMINOUS"} <= set(dm.emotions.names)
+
+
+# --- emotions --------------------------------------------------------------------------------
+
+
+def test_emotion_tags_fall_back_to_neutral(tmp_path: Path) -> None:
+    text = MINIMAL + '[emotions]\nnames = ["calm", " happy ", "Sad", ""]\nneutral = "Calm"\n'
+    persona = load_persona(write(tmp_path, "pip", text))
+    assert persona.emotions.names == ["CALM", "HAPPY", "SAD"]
+    assert persona.emotions.neutral == "CALM"
+    assert persona.emotion("happy") == "HAPPY"
+    assert persona.emotion(" SAD ") == "SAD"
+    assert persona.emotion("FURIOUS") == "CALM"
+    assert persona.emotion("") == "CALM"
+    assert persona.emotion(None) == "CALM"
+
+
+def test_default_emotions_and_sprites(tmp_path: Path) -> None:
+    persona = load_persona(write(tmp_path, "pip", MINIMAL))
+    assert persona.emotions.names == ["NEUTRAL"]
+    assert persona.emotion("HAPPY") == "NEUTRAL"
+    assert persona.sprite_dir is None
+    with_sprites = load_persona(
+        write(tmp_path, "pop", MINIMAL + '[emotions]\nsprites = "assets/pop"\n')
+    )
+    assert with_sprites.sprite_dir == tmp_path / "assets" / "pop"
+
+
+def test_neutral_must_be_one_of_the_emotions(tmp_path: Path) -> None:
+    text = toml(
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [emotions]
+        names = ["HAPPY", "SAD"]
+        neutral = "NEUTRAL" # <-
+        """
+    )
+    path = write(tmp_path, "pip", text)
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    assert info.value.key == "emotions.neutral"
+    assert info.value.line == marked_line(text)
+    assert str(info.value).startswith(f"{path}:{marked_line(text)}: emotions.neutral: ")
+    assert "emotions.neutral 'NEUTRAL' is not in emotions.names" in info.value.message
+
+
+# --- errors name the key and the line --------------------------------------------------------
+
+
+PERSONA_ERRORS = {
+    "unknown key in [identity]": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        nmae = "Pip" # <-
+        """,
+        "identity.nmae",
+        "unknown key",
+    ),
+    "loader-set fields are not TOML keys": (
+        """
+        key = "other" # <-
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        """,
+        "key",
+        "unknown key (known keys: emotions, identity, memory, state, tools, user)",
+    ),
+    "wrong type": (
+        """
+        tools = "recall_memory" # <-
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        """,
+        "tools",
+        "expected an array, got a string",
+    ),
+    "wrong type after a multi-line string": (
+        '''
+        [identity]
+        name = "Pip"
+        personality = """
+        flashback_rate = "this line is prose"
+        """
+
+        [memory]
+        scope = "user"
+        flashback_rate = "often" # <-
+        ''',
+        "memory.flashback_rate",
+        "expected a number, got a string",
+    ),
+    "bad literal": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory]
+        scope = "server" # <-
+        """,
+        "memory.scope",
+        "expected one of 'user', 'channel', got 'server'",
+    ),
+    "missing required key": (
+        """
+        tools = []
+
+        [identity] # <-
+        name = "Pip"
+        """,
+        "identity.personality",
+        "missing required key",
+    ),
+    "a check in a table points at its key": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory]
+        flashback_rate = 1.5 # <-
+        """,
+        "memory.flashback_rate",
+        "memory.flashback_rate must be between 0 and 1",
+    ),
+    "bad literal in the second [[state]]": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[state]]
+        name = "characters"
+        update = "once"
+        instructions = "Who plays whom."
+
+        [[state]]
+        name = "game"
+        instructions = "Where the party is."
+        update = "sometimes" # <-
+        """,
+        "state[1].update",
+        "expected one of 'once', 'every_turn', got 'sometimes'",
+    ),
+    "missing required key in [[state]]": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[state]]
+        name = "characters"
+        instructions = "Who plays whom."
+
+        [[state]] # <-
+        name = "game"
+        update = "every_turn"
+
+        [memory]
+        scope = "channel"
+        """,
+        "state[1].instructions",
+        "missing required key",
+    ),
+    "unknown key in [[state]]": (
+        '''
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[state]]
+        name = "game"
+        instructions = """
+        Keep it short.
+        """
+        intial = "" # <-
+        ''',
+        "state[0].intial",
+        "unknown key",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "message"), PERSONA_ERRORS.values(), ids=list(PERSONA_ERRORS)
+)
+def test_persona_errors_name_key_and_line(
+    tmp_path: Path, text: str, key: str, message: str
+) -> None:
+    path = write(tmp_path, "pip", text)
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    error = info.value
+    line = marked_line(toml(text))
+    assert (error.file, error.key, error.line) == (str(path), key, line)
+    assert message in error.message
+    assert str(error) == f"{path}:{line}: {key}: {error.message}"
+
+
+def test_missing_identity_table(tmp_path: Path) -> None:
+    path = write(tmp_path, "pip", 'tools = ["recall_memory"]\n')
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    assert str(info.value) == f"{path}: identity: missing required key"
+
+
+def test_state_slot_names_are_unique(tmp_path: Path) -> None:
+    slot = '[[state]]\nname = "game"\ninstructions = "x"\n'
+    path = write(tmp_path, "pip", MINIMAL + slot + slot)
+    with pytest.raises(TomlError, match="state slot names must be unique"):
+        load_persona(path)
+
+
+# --- the library -----------------------------------------------------------------------------
+
+
+def test_library_has_the_shipped_personas(tmp_path: Path) -> None:
+    library = PersonaLibrary.default(tmp_path)  # a working directory without personas/
+    assert {"miao", "monikai", "dungeon_master"} <= set(library.names())
+    persona = library.load("Miao")  # names are case-insensitive
+    assert isinstance(persona, Persona)
+    assert persona.key == "miao"
+
+
+def test_cwd_personas_add_and_override(tmp_path: Path) -> None:
+    folder = tmp_path / "personas"
+    write(folder, "pip", MINIMAL)
+    write(folder, "miao", '[identity]\nname = "Not the shipped cat"\npersonality = "x"\n')
+    library = PersonaLibrary.default(tmp_path)
+    assert "pip" in library.names()
+    assert library.load("pip").identity.name == "Pip"
+    assert library.path("miao") == folder / "miao.toml"
+    assert library.load("miao").identity.name == "Not the shipped cat"
+    assert library.load("monikai").identity.name == "Monikai"  # the others stay shipped
+
+
+def test_configured_paths_override_cwd(tmp_path: Path) -> None:
+    write(tmp_path / "personas", "pip", MINIMAL)
+    extra = tmp_path / "more"
+    write(extra, "pip", '[identity]\nname = "Pip Two"\npersonality = "x"\n')
+    library = PersonaLibrary.default(tmp_path, extra=[extra, tmp_path / "does-not-exist"])
+    assert library.load("pip").identity.name == "Pip Two"
+
+
+def test_unknown_persona(tmp_path: Path) -> None:
+    library = PersonaLibrary([tmp_path])
+    assert library.names() == []
+    assert library.path("nobody") is None
+    with pytest.raises(KeyError, match="no persona named 'nobody' \\(known: none\\)"):
+        library.load("nobody")
