@@ -80,6 +80,10 @@ class EngineConfig:
     def __post_init__(self) -> None:
         if self.context_tokens < 500:
             raise ValueError("context_tokens must be at least 500")
+        if not 0 < self.reply_tokens <= self.context_tokens // 2:
+            raise ValueError("reply_tokens must be positive and at most half of context_tokens")
+        if self.snapshot_seconds <= 0:
+            raise ValueError("snapshot_seconds must be positive")
 
 
 @dataclass(slots=True)

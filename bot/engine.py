@@ -92,9 +92,7 @@ class Engine:
                 budget=self.settings.context_tokens - self.settings.reply_tokens,
             )
             try:
-                completion = await self.models.complete(
-                    "chat", prompt.messages, max_tokens=self.settings.reply_tokens
-                )
+                completion = await self.models.complete("chat", prompt.messages)
             except ModelError as e:
                 log.warning("chat model failed for %s: %s", persona.key, e)
                 apology = persona.identity.apology or APOLOGIES.get(

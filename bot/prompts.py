@@ -128,7 +128,10 @@ def build_state_prompt(
 ) -> list[Message]:
     """Ask for updated state slots as one JSON object."""
     names = ", ".join(f'"{s.name}"' for s in slots)
-    rules = "\n".join(f"- {s.name}: {s.instructions.strip()}" for s in slots)
+    once = " (set once: leave it empty until it is complete; it will not change afterwards)"
+    rules = "\n".join(
+        f"- {s.name}{once if s.update == 'once' else ''}: {s.instructions.strip()}" for s in slots
+    )
     current = "\n".join(f"{s.name}: {state.get(s.name) or s.initial or '(empty)'}" for s in slots)
     exchange = "\n".join(f"{t.speaker}: {t.text}" for t in recent)
     system = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -44,9 +44,14 @@ class Turn:
     emotion: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["at"] = self.at.isoformat()
-        return data
+        return {
+            "role": self.role,
+            "speaker": self.speaker,
+            "text": self.text,
+            "at": self.at.isoformat(),
+            "user_id": self.user_id,
+            "emotion": self.emotion,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:

@@ -96,6 +96,9 @@ class Store:
         db = await aiosqlite.connect(path)
         try:
             await db.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL never corrupts; a power cut may lose the last few seconds,
+            # which the next snapshot would have rewritten anyway.
+            await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA foreign_keys=ON")
             await db.execute("PRAGMA busy_timeout=5000")
             store = cls(db, path)

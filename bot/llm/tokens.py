@@ -9,6 +9,7 @@ is a ceiling, and running over it costs more than leaving a few tokens unused.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from bot.llm.base import Message
@@ -19,24 +20,17 @@ __all__ = ["estimate_messages", "estimate_tokens"]
 MESSAGE_OVERHEAD = 4
 
 
-def _is_wide(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x3040 <= code <= 0x30FF  # kana
-        or 0x3400 <= code <= 0x4DBF  # CJK extension A
-        or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
-        or 0xAC00 <= code <= 0xD7AF  # hangul
-        or 0xF900 <= code <= 0xFAFF  # CJK compatibility
-        or 0xFF00 <= code <= 0xFFEF  # full-width forms and punctuation
-        or 0x3000 <= code <= 0x303F  # CJK punctuation
-        or code >= 0x1F300  # emoji and the supplementary planes
-    )
+# Characters that cost about a token each: kana, CJK ideographs (and extension A), hangul,
+# CJK compatibility, full-width forms, CJK punctuation, emoji and the supplementary planes.
+_WIDE = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\uf900-\ufaff\uff00-\uffef\U0001f300-\U0010ffff]"
+)
 
 
 def estimate_tokens(text: str) -> int:
-    wide = sum(1 for ch in text if _is_wide(ch))
-    narrow = len(text) - wide
-    return wide + math.ceil(narrow / 4)
+    wide = len(_WIDE.findall(text))
+    return wide + math.ceil((len(text) - wide) / 4)
 
 
 def estimate_messages(messages: Iterable[Message]) -> int:
