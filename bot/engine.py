@@ -77,7 +77,10 @@ class Engine:
         async with session.lock:
             now = self.clock.now()
             if session.idle_since(now, self.idle_time(persona.key)):
-                await self.sessions.close(session, "idle")
+                try:
+                    await self.sessions.close(session, "idle")
+                except Exception:  # the scheduler closes it later; the message must go on
+                    log.exception("could not archive an idle conversation of %s", persona.key)
             session.add(
                 Turn("user", event.user_name, _user_text(event), now, user_id=event.user_id)
             )

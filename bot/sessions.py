@@ -121,7 +121,8 @@ class SessionManager:
         return self._store
 
     async def restore(self) -> int:
-        """Load every open conversation the store holds (after a restart)."""
+        """Load every session the store holds (after a restart): open conversations, and
+        the state slots of closed ones. Returns how many sessions are loaded."""
         for row in await self._store.load_sessions():
             key = (row.persona, row.scope)
             if key not in self._sessions:

@@ -4,6 +4,11 @@
 providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> OpenAI; else an
 Ollama answering on localhost:11434 -> that; else the offline model, with a notice saying how
 to connect a real one. `eco_mode` sends every tier to the one `eco` model.
+
+Zhipu is reached through its OpenAI-compatible endpoint with the openai SDK, not the zhipuai
+SDK: that SDK is synchronous (a thread per call), edits the caller's message list in place, and
+would need timeouts and retries of its own; the compatible endpoint takes the same request with
+the same `Bearer id.secret` key, and Zhipu-only options travel in `extra_body`.
 """
 
 from __future__ import annotations
@@ -151,7 +156,9 @@ def _make_model(
     key_env = provider.api_key_env or DEFAULT_KEY_ENV[provider.kind]
     api_key = environ.get(key_env, "")
     if not api_key:
-        if not base_url:
+        # Only an endpoint the user configured may go without a key (Ollama, vLLM); the
+        # kinds' own endpoints (OpenAI, Zhipu) always need one.
+        if not provider.base_url:
             raise ModelSetupError(
                 f"models.providers.{name}.api_key_env",
                 f"the environment variable {key_env} is not set",

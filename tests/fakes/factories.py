@@ -1,0 +1,121 @@
+"""Building blocks for tests: a persona made in code, chat events, and a whole bot (store,
+sessions, engine) on a temporary database with a fake clock and a scripted model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from bot.config import EngineConfig
+from bot.engine import Engine
+from bot.events import Attachment, ChatEvent, Platform
+from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
+from bot.sessions import SessionManager
+from memory.clock import FakeClock
+from memory.store import Store
+from tests.fakes.models import ScriptedChatModel, make_router
+
+__all__ = ["Bot", "make_event", "make_persona", "open_bot"]
+
+DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
+
+
+def make_persona(
+    key: str = "pip",
+    *,
+    name: str = "Pip",
+    personality: str = "A cheerful test persona.",
+    language: str = "en",
+    apology: str = "",
+    emotions: Iterable[str] = DEFAULT_EMOTIONS,
+    neutral: str = "NEUTRAL",
+    scope: Literal["user", "channel"] = "user",
+    idle_minutes: float = 5.0,
+    state: Iterable[StateSlot] = (),
+) -> Persona:
+    """A minimal persona, built in code (no TOML file)."""
+    return Persona(
+        identity=Identity(name=name, personality=personality, language=language, apology=apology),
+        emotions=Emotions(names=list(emotions), neutral=neutral),
+        memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes),
+        state=list(state),
+        key=key,
+    )
+
+
+def make_event(
+    text: str = "hello",
+    *,
+    persona: str = "pip",
+    platform: Platform = "discord",
+    user_id: str = "u1",
+    user_name: str = "Alice",
+    is_dm: bool = True,
+    chat_id: str = "g1",
+    channel_id: str = "c1",
+    timestamp: datetime | None = None,
+    attachments: tuple[Attachment, ...] = (),
+    reply_to: str | None = None,
+    bot_id: str = "bot1",
+) -> ChatEvent:
+    """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
+    return ChatEvent(
+        platform=platform,
+        bot_id=bot_id,
+        persona=persona,
+        chat_id="" if is_dm else chat_id,
+        channel_id=channel_id,
+        user_id=user_id,
+        user_name=user_name,
+        is_dm=is_dm,
+        text=text,
+        timestamp=timestamp or FakeClock().now(),
+        attachments=attachments,
+        reply_to=reply_to,
+    )
+
+
+@dataclass(slots=True)
+class Bot:
+    """Everything behind `Engine.handle`, wired together for a test."""
+
+    engine: Engine
+    sessions: SessionManager
+    store: Store
+    clock: FakeClock
+    model: ScriptedChatModel
+    personas: dict[str, Persona] = field(default_factory=dict)
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
+async def open_bot(
+    path: Path,
+    personas: Iterable[Persona] | Mapping[str, Persona] = (),
+    *,
+    model: ScriptedChatModel | None = None,
+    clock: FakeClock | None = None,
+    settings: EngineConfig | None = None,
+) -> Bot:
+    """Open a store at `path` and an engine over it; close with `await bot.close()`."""
+    if isinstance(personas, Mapping):
+        by_key = dict(personas)
+    else:
+        by_key = {p.key: p for p in personas} or {"pip": make_persona()}
+    clock = clock or FakeClock()
+    model = model or ScriptedChatModel()
+    store = await Store.open(path)
+    sessions = SessionManager(store, clock)
+    await sessions.restore()
+    engine = Engine(
+        personas=by_key,
+        models=make_router(model),
+        sessions=sessions,
+        clock=clock,
+        settings=settings or EngineConfig(),
+    )
+    return Bot(engine, sessions, store, clock, model, by_key)

@@ -1,0 +1,95 @@
+"""A scripted in-process `ChatModel`, and a router that sends every tier to it.
+
+    model = ScriptedChatModel(["[HAPPY] hi", ModelError("down"), '{"party": "Ann"}'])
+    router = make_router(model)
+
+Each call takes the next script item: a `str` is the reply text, an `Exception` instance is
+raised, and a callable `(messages) -> str` (sync or async) computes the reply, e.g. to wait on
+an `asyncio.Event` and interleave concurrent calls. When the script runs out, every call
+answers `default`. Every call is recorded in `calls`, in the order calls were made.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.config import TIERS
+from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.router import ModelRouter
+from bot.llm.tokens import estimate_messages, estimate_tokens
+
+__all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "make_router"]
+
+ScriptItem = str | BaseException | Callable[[Sequence[Message]], str | Awaitable[str]]
+
+
+@dataclass(slots=True, frozen=True)
+class ModelCall:
+    messages: tuple[Message, ...]
+    json_mode: bool
+    tools: tuple[Tool, ...]
+    max_tokens: int | None
+    temperature: float | None
+
+    @property
+    def text(self) -> str:
+        """Every message's content, joined: handy for `"x" in call.text`."""
+        return "\n".join(m.content for m in self.messages)
+
+
+class ScriptedChatModel:
+    """A `ChatModel` answering from a script, then with `default`."""
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        *,
+        default: str = "[NEUTRAL] ok",
+        name: str = "scripted",
+    ) -> None:
+        self.script: deque[ScriptItem] = deque(script)
+        self.default = default
+        self.calls: list[ModelCall] = []
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def push(self, *items: ScriptItem) -> None:
+        """Queue more scripted replies."""
+        self.script.extend(items)
+
+    def calls_with(self, *, json_mode: bool) -> list[ModelCall]:
+        return [c for c in self.calls if c.json_mode is json_mode]
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        self.calls.append(
+            ModelCall(tuple(messages), json_mode, tuple(tools), max_tokens, temperature)
+        )
+        item: ScriptItem = self.script.popleft() if self.script else self.default
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item):
+            result = item(messages)
+            text = await result if inspect.isawaitable(result) else result
+        else:
+            text = item
+        usage = Usage(estimate_messages(messages), estimate_tokens(text))
+        return Completion(text=text, usage=usage, model=self._name)
+
+
+def make_router(model: ScriptedChatModel) -> ModelRouter:
+    """A router sending all four tiers (chat, tools, summary, intent) to `model`."""
+    return ModelRouter(dict.fromkeys(TIERS, model))

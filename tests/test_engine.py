@@ -1,0 +1,536 @@
+"""The engine: a ChatEvent in, a Reply out; emotions, failures, idle closing, concurrency, the
+prompt budget, state slots, and the user's commands about their conversation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from bot.config import EngineConfig
+from bot.engine import APOLOGIES
+from bot.events import PLATFORM_LIMITS, Attachment
+from bot.llm.base import Message, ModelError
+from bot.llm.tokens import estimate_messages
+from bot.persona import Persona, StateSlot
+from bot.sessions import Turn
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.models import ModelCall, ScriptedChatModel
+
+OpenBot = Callable[..., Awaitable[Bot]]
+
+
+@pytest.fixture
+async def bots(tmp_path: Path) -> AsyncIterator[OpenBot]:
+    """Open bots on fresh databases in tmp_path; all are closed after the test."""
+    opened: list[Bot] = []
+
+    async def open_(*personas: Persona, **kwargs: Any) -> Bot:
+        bot = await open_bot(tmp_path / f"bot{len(opened)}.sqlite3", personas, **kwargs)
+        opened.append(bot)
+        return bot
+
+    yield open_
+    for bot in opened:
+        await bot.close()
+
+
+@pytest.fixture
+async def bot(bots: OpenBot) -> Bot:
+    return await bots()
+
+
+def chat_calls(bot: Bot) -> list[ModelCall]:
+    return bot.model.calls_with(json_mode=False)
+
+
+def state_calls(bot: Bot) -> list[ModelCall]:
+    return bot.model.calls_with(json_mode=True)
+
+
+def texts(turns: Sequence[Turn]) -> list[str]:
+    return [t.text for t in turns]
+
+
+# --- answering -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+async def test_an_empty_message_gets_no_model_call_and_no_reply(bot: Bot, text: str) -> None:
+    reply = await bot.engine.handle(make_event(text))
+    assert reply.text == "" and reply.chunks == () and not reply.failed
+    assert bot.model.calls == []
+    assert (await bot.engine.info(make_event())).turns == ()
+
+
+async def test_an_attachment_alone_is_a_message(bot: Bot) -> None:
+    event = make_event("", attachments=(Attachment("cat.png", "https://x/cat.png"),))
+    await bot.engine.handle(event)
+    [call] = chat_calls(bot)
+    assert "[attachment: cat.png]" in call.messages[-1].content
+
+
+async def test_a_reply_goes_into_the_conversation(bot: Bot) -> None:
+    bot.model.push("[HAPPY] Hi Alice!")
+    reply = await bot.engine.handle(make_event("hello there"))
+
+    assert (reply.text, reply.emotion, reply.chunks) == ("Hi Alice!", "HAPPY", ("Hi Alice!",))
+    [call] = chat_calls(bot)
+    assert call.messages[0].role == "system"
+    assert call.messages[-1] == Message("user", "hello there")
+    turns = (await bot.engine.info(make_event())).turns
+    assert [(t.role, t.text, t.emotion) for t in turns] == [
+        ("user", "hello there", ""),
+        ("assistant", "Hi Alice!", "HAPPY"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("completion", "emotion", "text"),
+    [
+        ("[HAPPY] yay", "HAPPY", "yay"),
+        ("**[sad]** oh no", "SAD", "oh no"),
+        ("[FURIOUS] hmph", "CALM", "hmph"),  # not one of the persona's emotions
+        ("no tag at all", "CALM", "no tag at all"),
+        ("[] empty tag", "CALM", "[] empty tag"),
+    ],
+)
+async def test_the_emotion_tag_is_parsed_off_and_mapped(
+    bots: OpenBot, completion: str, emotion: str, text: str
+) -> None:
+    persona = make_persona(emotions=["CALM", "HAPPY", "SAD"], neutral="CALM")
+    bot = await bots(persona, model=ScriptedChatModel([completion]))
+
+    reply = await bot.engine.handle(make_event("hi"))
+
+    assert (reply.emotion, reply.text, reply.failed) == (emotion, text, False)
+    last = (await bot.engine.info(make_event())).turns[-1]
+    assert (last.text, last.emotion) == (text, emotion)
+
+
+@pytest.mark.parametrize("platform", ["discord", "telegram"])
+async def test_a_long_reply_is_split_for_the_platform(bot: Bot, platform: Any) -> None:
+    sentences = [f"This is sentence number {n}, which says a little more." for n in range(250)]
+    long_text = " ".join(sentences)
+    assert len(long_text) > 2 * PLATFORM_LIMITS[platform]
+    bot.model.push("[NEUTRAL] " + long_text)
+
+    reply = await bot.engine.handle(make_event("tell me a story", platform=platform))
+
+    assert reply.text == long_text
+    assert len(reply.chunks) >= 2
+    assert all(len(c) <= PLATFORM_LIMITS[platform] for c in reply.chunks)
+    assert all(c.endswith(".") for c in reply.chunks)  # cut between sentences
+    assert " ".join(reply.chunks) == long_text
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "apology", "expected"),
+    [
+        ("en", "Mrrp... my head is foggy, try again?", "Mrrp... my head is foggy, try again?"),
+        ("en", "", APOLOGIES["en"]),
+        ("zh", "", APOLOGIES["zh"]),
+        ("fr", "", APOLOGIES["en"]),  # no default in that language: English
+    ],
+)
+async def test_a_model_failure_becomes_an_apology_and_keeps_the_message(
+    bots: OpenBot, language: str, apology: str, expected: str
+) -> None:
+    persona = make_persona(language=language, apology=apology)
+    bot = await bots(persona, model=ScriptedChatModel([ModelError("timed out", retryable=True)]))
+
+    reply = await bot.engine.handle(make_event("are you there?"))
+
+    assert reply.failed
+    assert reply.text == expected and reply.chunks == (expected,)
+    assert reply.emotion == "SAD"
+    turns = (await bot.engine.info(make_event())).turns
+    assert [(t.role, t.text) for t in turns] == [("user", "are you there?")]
+
+
+async def test_the_next_message_after_a_failure_sees_the_earlier_one(bot: Bot) -> None:
+    bot.model.push(ModelError("down"), "[HAPPY] Sorry, I'm back! Pizza sounds great.")
+    failed = await bot.engine.handle(make_event("I want pizza tonight"))
+    reply = await bot.engine.handle(make_event("hello?"))
+
+    assert failed.failed and not reply.failed
+    _, second = chat_calls(bot)
+    assert [(m.role, m.content) for m in second.messages[1:]] == [
+        ("user", "I want pizza tonight"),
+        ("user", "hello?"),
+    ]
+    assert texts((await bot.engine.info(make_event())).turns) == [
+        "I want pizza tonight",
+        "hello?",
+        "Sorry, I'm back! Pizza sounds great.",
+    ]
+
+
+async def test_a_failure_without_a_sad_emotion_is_neutral(bots: OpenBot) -> None:
+    persona = make_persona(emotions=["CALM", "HAPPY"], neutral="CALM")
+    bot = await bots(persona, model=ScriptedChatModel([ModelError("down")]))
+    reply = await bot.engine.handle(make_event("hi"))
+    assert reply.failed and reply.emotion == "CALM"
+
+
+# --- idle conversations ----------------------------------------------------------------------
+
+
+async def test_a_message_after_the_idle_time_closes_the_old_conversation_first(
+    bots: OpenBot,
+) -> None:
+    bot = await bots(make_persona(idle_minutes=10))
+    bot.model.push("[NEUTRAL] one", "[NEUTRAL] two", "[NEUTRAL] three")
+    await bot.engine.handle(make_event("first"))
+    bot.clock.advance(minutes=9)
+    await bot.engine.handle(make_event("second"))  # within the idle time: same conversation
+    assert await bot.store.count_conversations("pip", "discord:dm:u1") == 0
+
+    bot.clock.advance(minutes=10)
+    await bot.engine.handle(make_event("third"))
+
+    [archived] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert [t["text"] for t in archived.turns] == ["first", "one", "second", "two"]
+    assert archived.reason == "idle"
+    assert texts((await bot.engine.info(make_event())).turns) == ["third", "three"]
+    last_prompt = chat_calls(bot)[-1].text
+    assert "first" not in last_prompt and "second" not in last_prompt
+
+
+async def test_a_failing_archive_keeps_the_conversation_and_still_answers(
+    bots: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = await bots(make_persona(idle_minutes=10))
+    await bot.engine.handle(make_event("first"))
+    bot.clock.advance(minutes=11)
+
+    async def broken(*args: Any, **kwargs: Any) -> int:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(bot.store, "archive_conversation", broken)
+    reply = await bot.engine.handle(make_event("second"))
+
+    assert not reply.failed and reply.text
+    turns = texts((await bot.engine.info(make_event())).turns)
+    assert turns[0] == "first" and "second" in turns  # nothing lost; closed on a later round
+    monkeypatch.undo()
+    bot.clock.advance(minutes=11)
+    assert await bot.sessions.close_idle(bot.engine.idle_time) == 1
+    [archived] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert "second" in [t["text"] for t in archived.turns]
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+
+async def _let_others_run() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_one_sessions_turns_stay_in_order_under_concurrency(bot: Bot) -> None:
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(messages: Sequence[Message]) -> str:
+        entered.set()
+        await release.wait()
+        return "[NEUTRAL] answer one"
+
+    bot.model.push(slow, "[NEUTRAL] answer two")
+    first = asyncio.create_task(bot.engine.handle(make_event("question one")))
+    await entered.wait()
+    second = asyncio.create_task(bot.engine.handle(make_event("question two")))
+    await _let_others_run()
+    assert len(bot.model.calls) == 1  # the second message waits for the first to be answered
+
+    release.set()
+    replies = await asyncio.gather(first, second)
+
+    assert [r.text for r in replies] == ["answer one", "answer two"]
+    assert texts((await bot.engine.info(make_event())).turns) == [
+        "question one",
+        "answer one",
+        "question two",
+        "answer two",
+    ]
+    second_prompt = [m.content for m in chat_calls(bot)[1].messages[1:]]
+    assert second_prompt == ["question one", "[NEUTRAL] answer one", "question two"]
+
+
+async def test_different_sessions_run_concurrently(bot: Bot) -> None:
+    both_inside = asyncio.Barrier(2)
+
+    async def meet(messages: Sequence[Message]) -> str:
+        # Only returns once both users' calls are in flight at the same time.
+        async with asyncio.timeout(5):
+            await both_inside.wait()
+        return f"[NEUTRAL] re: {messages[-1].content}"
+
+    bot.model.push(meet, meet)
+    alice = make_event("from alice", user_id="alice")
+    bob = make_event("from bob", user_id="bob")
+
+    replies = await asyncio.gather(bot.engine.handle(alice), bot.engine.handle(bob))
+
+    assert [r.text for r in replies] == ["re: from alice", "re: from bob"]
+    assert texts((await bot.engine.info(alice)).turns) == ["from alice", "re: from alice"]
+    assert texts((await bot.engine.info(bob)).turns) == ["from bob", "re: from bob"]
+
+
+async def test_a_channel_scoped_persona_shares_the_table_and_names_speakers(
+    bots: OpenBot,
+) -> None:
+    bot = await bots(make_persona(scope="channel"))
+    bot.model.push("[NEUTRAL] Welcome, Alice.", "[NEUTRAL] Welcome, Bob.")
+    await bot.engine.handle(make_event("I sit down", is_dm=False, user_name="Alice"))
+    await bot.engine.handle(make_event("Me too", is_dm=False, user_id="u2", user_name="Bob"))
+
+    bob_prompt = [(m.role, m.content) for m in chat_calls(bot)[-1].messages[1:]]
+    assert bob_prompt == [
+        ("user", "Alice: I sit down"),
+        ("assistant", "[NEUTRAL] Welcome, Alice."),
+        ("user", "Bob: Me too"),
+    ]
+
+
+# --- the prompt budget -----------------------------------------------------------------------
+
+
+async def test_the_prompt_stays_within_budget_and_keeps_the_newest_turns(bots: OpenBot) -> None:
+    settings = EngineConfig(context_tokens=1000, reply_tokens=200)
+    bot = await bots(settings=settings)
+    event = make_event()
+    session = await bot.engine.session(event)
+    for n in range(60):
+        role: Literal["user", "assistant"] = "user" if n % 2 == 0 else "assistant"
+        session.add(Turn(role, "x", f"turn {n:02d} " + "blah " * 80, bot.clock.now()))
+
+    await bot.engine.handle(make_event("the newest question?"))
+
+    [call] = chat_calls(bot)
+    budget = settings.context_tokens - settings.reply_tokens
+    assert estimate_messages(call.messages) <= budget
+    assert call.messages[-1] == Message("user", "the newest question?")
+    kept = [m.content[:7] for m in call.messages[1:-1]]
+    assert 0 < len(kept) < 60
+    # The most recent turns, in order, with none skipped in between.
+    assert kept == [f"turn {n:02d}" for n in range(60 - len(kept), 60)]
+
+
+async def test_a_newest_message_over_budget_on_its_own_is_cut_not_dropped(
+    bots: OpenBot,
+) -> None:
+    settings = EngineConfig(context_tokens=600, reply_tokens=100)
+    bot = await bots(settings=settings)
+    huge = "word " * 3000 + "THE END"
+
+    await bot.engine.handle(make_event(huge))
+
+    [call] = chat_calls(bot)
+    assert estimate_messages(call.messages) <= settings.context_tokens - settings.reply_tokens
+    assert call.messages[-1].role == "user"
+    assert call.messages[-1].content.endswith("THE END")
+
+
+# --- state slots -----------------------------------------------------------------------------
+
+DM = make_persona(
+    "dm",
+    name="Dungeon Master",
+    state=[
+        StateSlot("party", "The player characters.", update="once"),
+        StateSlot("game", "Where the party is and what is going on.", update="every_turn"),
+    ],
+)
+
+
+async def test_state_slots_are_filled_in_with_json(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("I'm Ann, a bard.", persona="dm")
+    bot.model.push(
+        "[NEUTRAL] Welcome to the tavern, Ann.",
+        '{"party": "Ann, a bard", "game": "in the tavern"}',
+    )
+
+    reply = await bot.engine.handle(event)
+
+    assert reply.text == "Welcome to the tavern, Ann."
+    [call] = state_calls(bot)
+    assert '"party"' in call.messages[0].content and '"game"' in call.messages[0].content
+    assert "I'm Ann, a bard." in call.text and "Welcome to the tavern, Ann." in call.text
+    assert (await bot.engine.info(event)).state == {"party": "Ann, a bard", "game": "in the tavern"}
+
+
+async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    bot.model.push(
+        "[NEUTRAL] Welcome.",
+        '{"party": "Ann, a bard", "game": "in the tavern"}',
+        "[NEUTRAL] You walk north.",
+        '{"game": "on the north road", "party": "a new party?"}',
+    )
+    await bot.engine.handle(event)
+    await bot.engine.handle(make_event("I go north", persona="dm"))
+
+    _, second = state_calls(bot)
+    assert '"game"' in second.messages[0].content
+    assert '"party"' not in second.messages[0].content
+    # The party the model offered anyway is not taken: `once` means once.
+    assert (await bot.engine.info(event)).state == {
+        "party": "Ann, a bard",
+        "game": "on the north road",
+    }
+    # The chat model sees the state it keeps.
+    assert "Ann, a bard" in chat_calls(bot)[-1].messages[0].content
+
+
+async def test_structured_state_values_are_stored_as_json_text(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    bot.model.push("[NEUTRAL] ok", '{"party": ["Ann", "Bo"], "game": {"room": "tavern"}}')
+    await bot.engine.handle(event)
+    assert (await bot.engine.info(event)).state == {
+        "party": '["Ann", "Bo"]',
+        "game": '{"room": "tavern"}',
+    }
+
+
+async def test_malformed_state_json_is_retried_once_with_the_error(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    bot.model.push(
+        "[NEUTRAL] Welcome.",
+        '{"party": "Ann", "game": "tavern"}',
+        "[NEUTRAL] Onward.",
+        "game: the road",  # not JSON
+        '["not", "an object"]',  # JSON, but not an object
+    )
+    await bot.engine.handle(event)
+    reply = await bot.engine.handle(make_event("onward", persona="dm"))
+
+    assert reply.text == "Onward." and not reply.failed
+    _, attempt, retry = state_calls(bot)
+    assert retry.messages[: len(attempt.messages)] == attempt.messages
+    assert retry.messages[-2] == Message("assistant", "game: the road")
+    assert retry.messages[-1].role == "user" and "not valid JSON" in retry.messages[-1].content
+    assert len(bot.model.calls) == 5  # no third attempt
+    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+
+
+async def test_a_retry_that_succeeds_is_used(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    bot.model.push("[NEUTRAL] Welcome.", "oops", '{"party": "Ann", "game": "tavern"}')
+    await bot.engine.handle(event)
+    assert len(state_calls(bot)) == 2
+    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+
+
+async def test_a_failing_tools_model_keeps_the_state_and_the_reply(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    bot.model.push(
+        "[NEUTRAL] Welcome.",
+        '{"party": "Ann", "game": "tavern"}',
+        "[NEUTRAL] Onward.",
+        ModelError("tools tier down"),
+    )
+    await bot.engine.handle(event)
+    reply = await bot.engine.handle(make_event("onward", persona="dm"))
+    assert reply.text == "Onward." and not reply.failed
+    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+
+
+async def test_a_persona_without_state_makes_no_state_call(bot: Bot) -> None:
+    await bot.engine.handle(make_event("hi"))
+    assert state_calls(bot) == [] and len(bot.model.calls) == 1
+
+
+# --- the user's commands ---------------------------------------------------------------------
+
+
+async def test_end_archives_the_conversation(bot: Bot) -> None:
+    event = make_event("hi")
+    assert not await bot.engine.end(event)  # nothing open yet
+    await bot.engine.handle(event)
+    await bot.engine.handle(make_event("how are you?"))
+
+    assert await bot.engine.end(event)
+
+    info = await bot.engine.info(event)
+    assert info.turns == () and info.archived == 1
+    [archived] = await bot.store.conversations(info.persona, info.scope)
+    assert archived.reason == "end" and len(archived.turns) == 4
+    assert not await bot.engine.end(event)
+
+
+async def test_info_counts_archived_conversations_of_this_scope_only(bot: Bot) -> None:
+    alice, bob = make_event("hi", user_id="alice"), make_event("hi", user_id="bob")
+    for _ in range(3):
+        await bot.engine.handle(alice)
+        await bot.engine.end(alice)
+    await bot.engine.handle(alice)
+    await bot.engine.handle(bob)
+
+    alice_info = await bot.engine.info(alice)
+    assert (alice_info.persona, alice_info.scope) == ("pip", "discord:dm:alice")
+    assert alice_info.archived == 3 and texts(alice_info.turns) == ["hi", "ok"]
+    assert (await bot.engine.info(bob)).archived == 0
+
+
+async def test_wipe_forgets_conversation_state_and_archive(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    event = make_event("hi", persona="dm")
+    other = make_event("hi", persona="dm", user_id="someone-else")
+    bot.model.push("[NEUTRAL] Welcome.", '{"party": "Ann", "game": "tavern"}')
+    await bot.engine.handle(event)
+    await bot.engine.end(event)
+    await bot.engine.handle(event)
+    await bot.engine.handle(other)
+
+    await bot.engine.wipe(event)
+
+    info = await bot.engine.info(event)
+    assert (info.turns, info.state, info.archived) == ((), {}, 0)
+    assert await bot.store.load_session("dm", info.scope) is None
+    assert len((await bot.engine.info(other)).turns) == 2
+
+
+async def test_save_snapshots_now_and_exports_the_session(bot: Bot) -> None:
+    event = make_event("remember this")
+    bot.model.push("[HAPPY] I will.")
+    await bot.engine.handle(event)
+
+    export = await bot.engine.save(event)
+
+    assert export["persona"] == "pip" and export["scope"] == "discord:dm:u1"
+    assert export["saved_at"] == bot.clock.now().isoformat()
+    assert [t["text"] for t in export["turns"]] == ["remember this", "I will."]
+    row = await bot.store.load_session("pip", "discord:dm:u1")
+    assert row is not None and row.snapshot["turns"] == export["turns"]
+    assert not (await bot.engine.session(event)).dirty
+
+
+async def test_a_saved_conversation_survives_a_restart(bots: OpenBot, tmp_path: Path) -> None:
+    path = tmp_path / "restart.sqlite3"
+    first = await open_bot(path)
+    try:
+        await first.engine.handle(make_event("my cat is called Mochi"))
+        await first.sessions.save_dirty()
+    finally:
+        await first.close()
+
+    again = await open_bot(path)
+    try:
+        await again.engine.handle(make_event("what is my cat called?"))
+        [call] = chat_calls(again)
+        assert "my cat is called Mochi" in call.text
+    finally:
+        await again.close()

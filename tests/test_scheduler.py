@@ -1,0 +1,122 @@
+"""The scheduler: autosave of dirty sessions and closing of idle ones, one round at a time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.scheduler import Scheduler
+from memory.store import StoreError
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+
+SCOPE = "discord:dm:u1"
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
+    bot = await open_bot(tmp_path / "kizuna.sqlite3", [make_persona(idle_minutes=10)])
+    yield bot
+    await bot.close()
+
+
+@pytest.fixture
+def scheduler(bot: Bot) -> Scheduler:
+    return Scheduler(bot.sessions, bot.engine.idle_time, interval=3600)
+
+
+async def test_tick_saves_dirty_sessions(bot: Bot, scheduler: Scheduler) -> None:
+    await bot.engine.handle(make_event("save me"))
+    assert await bot.store.load_session("pip", SCOPE) is None  # not saved yet
+
+    await scheduler.tick()
+
+    row = await bot.store.load_session("pip", SCOPE)
+    assert row is not None
+    assert [t["text"] for t in row.snapshot["turns"]] == ["save me", "ok"]
+    assert not any(s.dirty for s in bot.sessions.all())
+
+
+async def test_tick_closes_sessions_idle_past_the_personas_idle_time(
+    bot: Bot, scheduler: Scheduler
+) -> None:
+    await bot.engine.handle(make_event("hi"))
+    bot.clock.advance(minutes=9)
+    await scheduler.tick()
+    assert await bot.store.count_conversations("pip", SCOPE) == 0
+
+    bot.clock.advance(minutes=1)
+    await scheduler.tick()
+
+    [archived] = await bot.store.conversations("pip", SCOPE)
+    assert [t["text"] for t in archived.turns] == ["hi", "ok"]
+    assert archived.reason == "idle"
+    assert (await bot.engine.info(make_event())).turns == ()
+
+
+async def test_a_failing_store_is_logged_not_raised(
+    bot: Bot,
+    scheduler: Scheduler,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await bot.engine.handle(make_event("keep me"))
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(bot.store, "save_session", broken)
+    with caplog.at_level(logging.ERROR, logger="bot.scheduler"):
+        await scheduler.tick()  # does not raise
+
+    assert any("database is locked" in (r.exc_text or "") for r in caplog.records)
+    session = await bot.engine.session(make_event())
+    assert session.dirty  # still to be saved...
+
+    monkeypatch.undo()
+    await scheduler.tick()  # ...and saved on the next round
+    assert not session.dirty
+    assert await bot.store.load_session("pip", SCOPE) is not None
+
+
+async def test_a_failing_archive_keeps_the_conversation_for_the_next_round(
+    bot: Bot, scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await bot.engine.handle(make_event("hi"))
+    bot.clock.advance(minutes=30)
+
+    async def broken(*args: object, **kwargs: object) -> int:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(bot.store, "archive_conversation", broken)
+    await scheduler.tick()
+    assert len((await bot.engine.info(make_event())).turns) == 2
+
+    monkeypatch.undo()
+    await scheduler.tick()
+    assert (await bot.engine.info(make_event())).archived == 1
+
+
+async def test_stop_saves_what_is_dirty(bot: Bot, scheduler: Scheduler) -> None:
+    scheduler.start()
+    await bot.engine.handle(make_event("last words"))  # after the first round ran or not
+
+    await scheduler.stop()
+
+    row = await bot.store.load_session("pip", SCOPE)
+    assert row is not None
+    assert [t["text"] for t in row.snapshot["turns"]] == ["last words", "ok"]
+    assert not any(s.dirty for s in bot.sessions.all())
+
+
+async def test_stop_without_start_still_saves(bot: Bot, scheduler: Scheduler) -> None:
+    await bot.engine.handle(make_event("hi"))
+    await scheduler.stop()
+    assert await bot.store.load_session("pip", SCOPE) is not None
+
+
+async def test_idle_time_follows_the_persona(bot: Bot) -> None:
+    assert bot.engine.idle_time("pip") == timedelta(minutes=10)

@@ -1,0 +1,312 @@
+"""Short-term memory: scope keys, session snapshots, and the session manager over the store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from bot.sessions import Session, SessionManager, Turn, scope_key
+from memory.clock import FakeClock
+from memory.store import Store, StoreError
+from tests.fakes.factories import make_event
+
+TOKYO = timezone(timedelta(hours=9))
+SCOPES: tuple[Literal["user", "channel"], ...] = ("user", "channel")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def manager(store: Store, clock: FakeClock) -> SessionManager:
+    return SessionManager(store, clock)
+
+
+def say(
+    session: Session, text: str, at: datetime, role: Literal["user", "assistant"] = "user"
+) -> None:
+    speaker = "Alice" if role == "user" else "Pip"
+    session.add(Turn(role, speaker, text, at, user_id="u1" if role == "user" else ""))
+
+
+# --- scope keys ------------------------------------------------------------------------------
+
+
+def test_a_dm_is_scoped_to_its_user() -> None:
+    alice, bob = make_event(user_id="alice"), make_event(user_id="bob")
+    assert scope_key("user", alice) != scope_key("user", bob)
+    # In a DM the persona's scope setting does not matter: it is always the user's own.
+    assert scope_key("user", alice) == scope_key("channel", alice)
+
+
+def test_user_scope_in_a_group_keeps_one_conversation_per_member() -> None:
+    alice = make_event(is_dm=False, user_id="alice")
+    bob = make_event(is_dm=False, user_id="bob")
+    assert scope_key("user", alice) != scope_key("user", bob)
+
+
+def test_channel_scope_in_a_group_is_shared_by_the_channel() -> None:
+    alice = make_event(is_dm=False, user_id="alice", channel_id="c1")
+    bob = make_event(is_dm=False, user_id="bob", channel_id="c1")
+    elsewhere = make_event(is_dm=False, user_id="alice", channel_id="c2")
+    assert scope_key("channel", alice) == scope_key("channel", bob)
+    assert scope_key("channel", alice) != scope_key("channel", elsewhere)
+
+
+def test_groups_on_different_servers_or_platforms_never_share() -> None:
+    here = make_event(is_dm=False, chat_id="g1", channel_id="c1")
+    other_guild = make_event(is_dm=False, chat_id="g2", channel_id="c1")
+    other_platform = make_event(is_dm=False, chat_id="g1", channel_id="c1", platform="telegram")
+    for scope in SCOPES:
+        keys = {scope_key(scope, e) for e in (here, other_guild, other_platform)}
+        assert len(keys) == 3
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_a_dm_never_shares_a_scope_with_a_group(scope: Literal["user", "channel"]) -> None:
+    dm = make_event(is_dm=True, user_id="u1", channel_id="c1")
+    group = make_event(is_dm=False, user_id="u1", channel_id="c1")
+    group_keys = {scope_key("user", group), scope_key("channel", group)}
+    assert scope_key(scope, dm) not in group_keys
+
+
+# --- sessions --------------------------------------------------------------------------------
+
+
+def test_a_session_opens_with_its_first_turn(clock: FakeClock) -> None:
+    session = Session("pip", "s1")
+    assert not session.is_open and not session.dirty
+    first = clock.now()
+    say(session, "hi", first)
+    say(session, "hello", clock.advance(minutes=1), role="assistant")
+    assert session.is_open and session.dirty
+    assert session.started_at == first
+    assert session.last_active == clock.now()
+
+
+def test_idle_since_counts_from_the_last_turn(clock: FakeClock) -> None:
+    session = Session("pip", "s1")
+    assert not session.idle_since(clock.now() + timedelta(days=1), timedelta(minutes=5))
+    say(session, "hi", clock.now())
+    assert not session.idle_since(clock.advance(minutes=4), timedelta(minutes=5))
+    assert session.idle_since(clock.advance(minutes=1), timedelta(minutes=5))
+
+
+def test_snapshot_restore_round_trip_keeps_aware_datetimes() -> None:
+    start = datetime(2026, 3, 1, 23, 30, tzinfo=TOKYO)
+    session = Session("pip", "s1", state={"game": "round 2"})
+    say(session, "こんにちは", start)
+    say(session, "hi!", start + timedelta(seconds=30), role="assistant")
+    session.turns[-1].emotion = "HAPPY"
+
+    restored = Session.restore("pip", "s1", session.snapshot())
+
+    assert restored.turns == session.turns
+    assert restored.state == {"game": "round 2"}
+    assert restored.started_at == start and restored.started_at.utcoffset() == timedelta(hours=9)
+    assert restored.last_active == start + timedelta(seconds=30)
+    assert all(t.at.tzinfo is not None for t in restored.turns)
+    assert not restored.dirty
+
+
+def test_restore_of_an_empty_snapshot_is_a_fresh_session() -> None:
+    restored = Session.restore("pip", "s1", {"turns": [], "state": {}, "started_at": None})
+    assert not restored.is_open and restored.started_at is None and restored.last_active is None
+
+
+# --- the manager -----------------------------------------------------------------------------
+
+
+async def test_concurrent_first_calls_share_one_session(manager: SessionManager) -> None:
+    sessions = await asyncio.gather(*(manager.get("pip", "s1") for _ in range(10)))
+    assert all(s is sessions[0] for s in sessions)
+    assert await manager.get("pip", "s1") is sessions[0]
+    assert await manager.get("pip", "s2") is not sessions[0]
+    assert await manager.get("miao", "s1") is not sessions[0]
+
+
+async def test_get_loads_a_saved_session_from_the_store(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    saved = Session("pip", "s1")
+    say(saved, "remember me", clock.now())
+    await store.save_session("pip", "s1", saved.snapshot(), clock.now())
+
+    session = await manager.get("pip", "s1")
+    assert [t.text for t in session.turns] == ["remember me"]
+
+
+async def test_save_dirty_saves_only_dirty_sessions(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    dirty = await manager.get("pip", "dirty")
+    clean = await manager.get("pip", "clean")
+    say(dirty, "hi", clock.now())
+
+    assert await manager.save_dirty() == 1
+    assert not dirty.dirty
+    row = await store.load_session("pip", "dirty")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["hi"]
+    assert await store.load_session("pip", "clean") is None
+    assert not clean.dirty
+
+    assert await manager.save_dirty() == 0  # nothing changed since
+
+
+async def test_close_archives_and_starts_fresh_but_keeps_state(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "s1")
+    session.state["party"] = "Ann the bard"
+    say(session, "hi", clock.now())
+    say(session, "hello", clock.advance(seconds=5), role="assistant")
+    clock.advance(minutes=1)
+
+    conversation_id = await manager.close(session, "end")
+
+    assert conversation_id is not None
+    assert not session.is_open and session.turns == [] and session.started_at is None
+    assert session.state == {"party": "Ann the bard"}
+    assert not session.dirty
+    [archived] = await store.conversations("pip", "s1")
+    assert archived.id == conversation_id and archived.reason == "end"
+    assert [t["text"] for t in archived.turns] == ["hi", "hello"]
+    assert archived.ended_at == clock.now()
+    row = await store.load_session("pip", "s1")
+    assert row is not None
+    assert row.snapshot["turns"] == [] and row.snapshot["state"] == {"party": "Ann the bard"}
+
+    # The next turn opens a new conversation.
+    say(session, "back again", clock.advance(minutes=1))
+    assert session.started_at == clock.now()
+
+
+async def test_closing_an_empty_session_does_nothing(store: Store, manager: SessionManager) -> None:
+    session = await manager.get("pip", "s1")
+    assert await manager.close(session, "end") is None
+    assert await store.count_conversations("pip", "s1") == 0
+
+
+async def test_close_with_a_failing_store_keeps_the_conversation_open(
+    store: Store, clock: FakeClock, manager: SessionManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await manager.get("pip", "s1")
+    say(session, "don't lose me", clock.now())
+    started = session.started_at
+
+    async def broken(*args: object, **kwargs: object) -> int:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(store, "archive_conversation", broken)
+    with pytest.raises(StoreError):
+        await manager.close(session, "idle")
+
+    assert [t.text for t in session.turns] == ["don't lose me"]
+    assert session.started_at == started
+    assert session.dirty  # still to be saved
+
+    monkeypatch.undo()
+    assert await manager.close(session, "idle") is not None
+    [archived] = await store.conversations("pip", "s1")
+    assert [t["text"] for t in archived.turns] == ["don't lose me"]
+
+
+async def test_close_idle_waits_for_each_personas_idle_time(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    idle = {"quick": timedelta(minutes=5), "patient": timedelta(minutes=30)}
+    quick = await manager.get("quick", "s1")
+    patient = await manager.get("patient", "s1")
+    empty = await manager.get("quick", "never-spoke")
+    say(quick, "hi", clock.now())
+    say(patient, "hi", clock.now())
+
+    clock.advance(minutes=4, seconds=59)
+    assert await manager.close_idle(idle.__getitem__) == 0
+
+    clock.advance(seconds=1)
+    assert await manager.close_idle(idle.__getitem__) == 1
+    assert not quick.is_open and patient.is_open and not empty.is_open
+    assert await store.count_conversations("quick", "s1") == 1
+
+    clock.advance(minutes=25)
+    assert await manager.close_idle(idle.__getitem__) == 1
+    assert not patient.is_open
+    assert await manager.close_idle(idle.__getitem__) == 0  # nothing left to close
+
+
+async def test_recent_activity_keeps_a_conversation_open(
+    clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "s1")
+    say(session, "hi", clock.now())
+    say(session, "still here", clock.advance(minutes=4))
+    clock.advance(minutes=4)
+    assert await manager.close_idle(lambda _: timedelta(minutes=5)) == 0
+    assert session.is_open
+
+
+async def test_restore_after_reopening_brings_back_open_conversations(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "restart.sqlite3"
+    store = await Store.open(path)
+    manager = SessionManager(store, clock)
+    alice = await manager.get("pip", "discord:dm:alice")
+    bob = await manager.get("miao", "telegram:dm:bob")
+    say(alice, "hi from alice", clock.now())
+    alice.state["mood"] = "sunny"
+    say(bob, "hi from bob", clock.now())
+    await manager.save_dirty()
+    await store.close()
+
+    store = await Store.open(path)
+    try:
+        manager = SessionManager(store, clock)
+        assert await manager.restore() == 2
+        alice2 = await manager.get("pip", "discord:dm:alice")
+        bob2 = await manager.get("miao", "telegram:dm:bob")
+        assert [t.text for t in alice2.turns] == ["hi from alice"]
+        assert alice2.turns == alice.turns
+        assert alice2.state == {"mood": "sunny"}
+        assert [t.text for t in bob2.turns] == ["hi from bob"]
+        assert {(s.persona, s.scope) for s in manager.all()} == {
+            ("pip", "discord:dm:alice"),
+            ("miao", "telegram:dm:bob"),
+        }
+    finally:
+        await store.close()
+
+
+async def test_wipe_forgets_turns_state_and_archive(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "s1")
+    other = await manager.get("pip", "s2")
+    say(session, "old", clock.now())
+    await manager.close(session, "end")
+    say(session, "new", clock.now())
+    session.state["x"] = "1"
+    say(other, "keep me", clock.now())
+    await manager.save_dirty()
+
+    await manager.wipe(session)
+
+    assert session.turns == [] and session.state == {} and session.last_active is None
+    assert await store.count_conversations("pip", "s1") == 0
+    assert await store.load_session("pip", "s1") is None
+    assert await store.load_session("pip", "s2") is not None

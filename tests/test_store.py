@@ -1,0 +1,232 @@
+"""The SQLite store: schema migrations, WAL, session snapshots, the archive and scope walls."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.store import MIGRATIONS, ArchivedConversation, Store, StoreError
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    yield store
+    await store.close()
+
+
+def turns(*texts: str) -> list[dict[str, str]]:
+    return [{"role": "user", "text": t} for t in texts]
+
+
+async def archive(store: Store, persona: str, scope: str, *texts: str, ended: datetime = T0) -> int:
+    return await store.archive_conversation(
+        persona,
+        scope,
+        started_at=ended - timedelta(minutes=10),
+        ended_at=ended,
+        reason="idle",
+        turns=turns(*texts),
+        snapshot={"turns": [], "state": {}},
+    )
+
+
+# --- schema ----------------------------------------------------------------------------------
+
+
+async def test_a_new_database_is_migrated_to_the_latest_version(store: Store) -> None:
+    assert await store.schema_version() == len(MIGRATIONS)
+
+
+async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    store = await Store.open(path)
+    await store.save_session("pip", "s1", {"turns": ["a"]}, T0)
+    await store.close()
+
+    for _ in range(2):
+        store = await Store.open(path)
+        try:
+            assert await store.schema_version() == len(MIGRATIONS)
+            row = await store.load_session("pip", "s1")
+            assert row is not None and row.snapshot == {"turns": ["a"]}
+        finally:
+            await store.close()
+
+
+async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        await Store.open(path)
+    # The refused database is left as it was (not migrated, not damaged).
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
+        assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+async def test_wal_mode_is_on(store: Store, tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "kizuna.sqlite3") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+
+
+async def test_open_creates_missing_folders(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "a" / "b" / "kizuna.sqlite3")
+    try:
+        assert (tmp_path / "a" / "b" / "kizuna.sqlite3").exists()
+    finally:
+        await store.close()
+
+
+# --- session snapshots -----------------------------------------------------------------------
+
+
+async def test_save_and_load_a_session_snapshot(store: Store) -> None:
+    snapshot = {"turns": [{"text": "你好, Ünïcode"}], "state": {"party": "Ann"}}
+    await store.save_session("pip", "discord:dm:u1", snapshot, T0)
+
+    row = await store.load_session("pip", "discord:dm:u1")
+    assert row is not None
+    assert row.snapshot == snapshot
+    assert row.updated_at == T0
+    assert await store.load_session("pip", "discord:dm:u2") is None
+    assert await store.load_session("other", "discord:dm:u1") is None
+
+
+async def test_saving_again_replaces_the_snapshot(store: Store) -> None:
+    await store.save_session("pip", "s1", {"v": 1}, T0)
+    await store.save_session("pip", "s1", {"v": 2}, T0 + timedelta(minutes=1))
+
+    rows = await store.load_sessions()
+    assert [(r.scope, r.snapshot) for r in rows] == [("s1", {"v": 2})]
+    assert rows[0].updated_at == T0 + timedelta(minutes=1)
+
+
+async def test_load_sessions_returns_every_persona_and_scope(store: Store) -> None:
+    await store.save_session("pip", "s1", {"v": 1}, T0)
+    await store.save_session("pip", "s2", {"v": 2}, T0)
+    await store.save_session("miao", "s1", {"v": 3}, T0)
+
+    rows = await store.load_sessions()
+    assert {(r.persona, r.scope): r.snapshot["v"] for r in rows} == {
+        ("pip", "s1"): 1,
+        ("pip", "s2"): 2,
+        ("miao", "s1"): 3,
+    }
+
+
+# --- the archive -----------------------------------------------------------------------------
+
+
+async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Store) -> None:
+    await store.save_session("pip", "s1", {"turns": ["hi", "hello"], "state": {"x": "1"}}, T0)
+
+    conversation_id = await store.archive_conversation(
+        "pip",
+        "s1",
+        started_at=T0,
+        ended_at=T0 + timedelta(minutes=5),
+        reason="end",
+        turns=turns("hi", "hello"),
+        snapshot={"turns": [], "state": {"x": "1"}},
+    )
+
+    [conversation] = await store.conversations("pip", "s1")
+    assert conversation.id == conversation_id
+    assert conversation.turns == turns("hi", "hello")
+    assert conversation.reason == "end"
+    assert (conversation.started_at, conversation.ended_at) == (T0, T0 + timedelta(minutes=5))
+    assert conversation.encoded_at is None
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == {"turns": [], "state": {"x": "1"}}
+
+
+async def test_a_failed_archive_changes_nothing(store: Store) -> None:
+    """The insert runs, then writing the snapshot fails: both are rolled back together."""
+    await store.save_session("pip", "s1", {"turns": ["still open"]}, T0)
+
+    with pytest.raises(TypeError):
+        await store.archive_conversation(
+            "pip",
+            "s1",
+            started_at=T0,
+            ended_at=T0,
+            reason="idle",
+            turns=turns("still open"),
+            snapshot={"bad": object()},  # not JSON: fails after the conversation was inserted
+        )
+
+    assert await store.count_conversations("pip", "s1") == 0
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == {"turns": ["still open"]}
+    # ...and the connection is still usable afterwards.
+    await archive(store, "pip", "s1", "next")
+    assert await store.count_conversations("pip", "s1") == 1
+
+
+async def test_a_failed_archive_is_not_committed_by_a_later_write(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    with pytest.raises(TypeError):
+        await store.archive_conversation(
+            "pip",
+            "s1",
+            started_at=T0,
+            ended_at=T0,
+            reason="idle",
+            turns=turns("x"),
+            snapshot={"bad": object()},
+        )
+    await store.save_session("pip", "s2", {"v": 1}, T0)
+    await store.close()
+
+    store2 = await Store.open(tmp_path / "kizuna.sqlite3")
+    try:
+        assert await store2.count_conversations("pip", "s1") == 0
+    finally:
+        await store2.close()
+
+
+async def test_conversations_are_newest_first_and_limited(store: Store) -> None:
+    for n in range(5):
+        await archive(store, "pip", "s1", f"talk {n}", ended=T0 + timedelta(hours=n))
+
+    newest = await store.conversations("pip", "s1", limit=3)
+    assert [c.turns[0]["text"] for c in newest] == ["talk 4", "talk 3", "talk 2"]
+    assert await store.count_conversations("pip", "s1") == 5
+
+
+async def test_a_scope_is_a_wall(store: Store) -> None:
+    await archive(store, "pip", "discord:dm:u1", "private secret")
+    await archive(store, "pip", "discord:g1:channel:c1", "group chatter")
+    await archive(store, "miao", "discord:dm:u1", "told the cat")
+
+    def texts(conversations: list[ArchivedConversation]) -> list[str]:
+        return [t["text"] for c in conversations for t in c.turns]
+
+    assert texts(await store.conversations("pip", "discord:dm:u1")) == ["private secret"]
+    assert texts(await store.conversations("pip", "discord:g1:channel:c1")) == ["group chatter"]
+    assert texts(await store.conversations("miao", "discord:dm:u1")) == ["told the cat"]
+    assert await store.conversations("miao", "discord:g1:channel:c1") == []
+    assert await store.count_conversations("pip", "discord:dm:u2") == 0
+
+
+async def test_wipe_deletes_only_one_persona_in_one_scope(store: Store) -> None:
+    for persona, scope in [("pip", "s1"), ("pip", "s2"), ("miao", "s1")]:
+        await archive(store, persona, scope, f"{persona}/{scope}")
+        await store.save_session(persona, scope, {"who": f"{persona}/{scope}"}, T0)
+
+    await store.wipe("pip", "s1")
+
+    assert await store.load_session("pip", "s1") is None
+    assert await store.count_conversations("pip", "s1") == 0
+    for persona, scope in [("pip", "s2"), ("miao", "s1")]:
+        row = await store.load_session(persona, scope)
+        assert row is not None and row.snapshot == {"who": f"{persona}/{scope}"}
+        assert await store.count_conversations(persona, scope) == 1
