@@ -99,21 +99,23 @@ class ConsoleChat:
             self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
             self._say("Commands: " + ", ".join(COMMANDS) + ". Ctrl-D leaves.")
         prompt = f"{self._user}> "
-        while True:
-            line = await self._read_line(prompt)
-            if line is None:
-                break
-            word = line.strip().lower().removeprefix("/")
-            if word in ("quit", "exit"):
-                break
-            handler = self._commands().get(word)
-            if handler is not None:
-                await handler()
-            elif line.strip():
-                self._show(await self._engine.handle(self._event(line)))
-        await self._engine.save(self._event(""))
-        if self._interactive:
-            self._say(f"Saved. {name} will be here.")
+        try:
+            while True:
+                line = await self._read_line(prompt)
+                if line is None:
+                    break
+                word = line.strip().lower().removeprefix("/")
+                if word in ("quit", "exit"):
+                    break
+                handler = self._commands().get(word)
+                if handler is not None:
+                    await handler()
+                elif line.strip():
+                    self._show(await self._engine.handle(self._event(line)))
+        finally:  # also on Ctrl-C, which cancels this task
+            await self._engine.save(self._event(""))
+            if self._interactive:
+                self._say(f"\nSaved. {name} will be here.")
 
     def _show(self, reply: Reply) -> None:
         name = self._persona.identity.name

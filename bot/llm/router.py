@@ -111,8 +111,12 @@ class ModelRouter:
         return completion
 
     def describe(self) -> str:
-        names = ", ".join(f"{t}={self.models[t].name}" for t in TIERS)
-        return names + (" (eco mode)" if self.eco_mode else "")
+        names = {self.models[t].name for t in TIERS}
+        if len(names) == 1:
+            text = f"{names.pop()} on every tier"
+        else:
+            text = ", ".join(f"{t}={self.models[t].name}" for t in TIERS)
+        return text + (" (eco mode)" if self.eco_mode else "")
 
 
 async def probe_ollama(host: str) -> list[str]:
@@ -152,13 +156,17 @@ def _make_model(
 ) -> ChatModel:
     if provider.kind == "offline":
         return OfflineChatModel(model)
-    base_url = provider.base_url or (ZHIPU_BASE_URL if provider.kind == "zhipu" else "")
+    # The endpoint the user chose: in the file, else (for "openai") $OPENAI_BASE_URL.
+    chosen = provider.base_url or (
+        environ.get("OPENAI_BASE_URL", "") if provider.kind == "openai" else ""
+    )
+    base_url = chosen or (ZHIPU_BASE_URL if provider.kind == "zhipu" else "")
     key_env = provider.api_key_env or DEFAULT_KEY_ENV[provider.kind]
     api_key = environ.get(key_env, "")
     if not api_key:
-        # Only an endpoint the user configured may go without a key (Ollama, vLLM); the
-        # kinds' own endpoints (OpenAI, Zhipu) always need one.
-        if not provider.base_url:
+        # Only an endpoint the user chose may go without a key (Ollama, vLLM); the kinds'
+        # own endpoints (OpenAI, Zhipu) always need one.
+        if not chosen:
             raise ModelSetupError(
                 f"models.providers.{name}.api_key_env",
                 f"the environment variable {key_env} is not set",

@@ -1,0 +1,505 @@
+"""Model tiers: build_router's provider detection and configuration, eco mode, and the router's
+per-tier defaults and usage counts. No real Ollama or OpenAI is touched: the Ollama probe is
+injected, and the one end-to-end test talks to the loopback fake."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bot.llm.router as router_module
+from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig, load_config
+from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool, Usage
+from bot.llm.offline import OfflineChatModel
+from bot.llm.openai_chat import OpenAIChatModel, make_client
+from bot.llm.router import OFFLINE_NOTICE, ModelRouter, ModelSetupError, build_router
+from tests.fakes.models import ScriptedChatModel
+from tests.fakes.openai_server import FakeOpenAI
+
+HELLO = [Message("system", "You are Pip."), Message("user", "hello")]
+
+
+class Probe:
+    """An Ollama probe that answers `served` and records the hosts it was asked about."""
+
+    def __init__(self, served: Sequence[str] = ()) -> None:
+        self.served = list(served)
+        self.hosts: list[str] = []
+
+    async def __call__(self, host: str) -> list[str]:
+        self.hosts.append(host)
+        return list(self.served)
+
+
+async def no_probe(host: str) -> list[str]:
+    raise AssertionError(f"Ollama probed at {host} although providers are configured")
+
+
+@pytest.fixture
+def clients(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every SDK client the router makes, as {base_url, api_key, timeout}."""
+    made: list[dict[str, Any]] = []
+    real = make_client
+
+    def recording(base_url: str | None, api_key: str, timeout: float) -> Any:
+        made.append({"base_url": base_url, "api_key": api_key, "timeout": timeout})
+        return real(base_url, api_key, timeout)
+
+    monkeypatch.setattr(router_module, "make_client", recording)
+    return made
+
+
+async def build(
+    config: ModelsConfig, environ: Mapping[str, str], probe: Any = no_probe
+) -> ModelRouter:
+    return await build_router(config, environ, rng=random.Random(0), probe=probe)
+
+
+def names(router: ModelRouter) -> dict[str, str]:
+    return {tier: router.models[tier].name for tier in TIERS}
+
+
+# -- auto-detection (no [models.providers]) ---------------------------------------------------
+
+
+async def test_openai_key_picks_openai_with_its_default_model(clients) -> None:
+    probe = Probe(["llama3.2"])
+    router = await build(ModelsConfig(), {"OPENAI_API_KEY": "sk-env"}, probe)
+    assert names(router) == dict.fromkeys(TIERS, "openai:gpt-4o-mini")
+    assert all(isinstance(m, OpenAIChatModel) for m in router.models.values())
+    assert len({id(m) for m in router.models.values()}) == 1  # one model shared by the tiers
+    assert clients == [{"base_url": None, "api_key": "sk-env", "timeout": 60.0}]
+    assert probe.hosts == []  # a key wins: no need to look for Ollama
+    assert router.notice is None
+    assert not router.offline
+
+
+async def test_openai_base_url_alone_picks_that_endpoint(clients) -> None:
+    url = "http://127.0.0.1:8000/v1"
+    router = await build(ModelsConfig(), {"OPENAI_BASE_URL": url}, Probe(["llama3.2"]))
+    assert names(router) == dict.fromkeys(TIERS, "openai:gpt-4o-mini")
+    # A local server needs no key, but the SDK wants one: a placeholder is sent.
+    assert clients == [{"base_url": url, "api_key": "unused", "timeout": 60.0}]
+    assert router.notice is None
+
+
+async def test_a_configured_openai_provider_takes_openai_base_url_from_the_environment(
+    clients,
+) -> None:
+    url = "http://127.0.0.1:8000/v1"
+    config = ModelsConfig(providers={"openai": ProviderConfig(kind="openai")})
+    await build(config, {"OPENAI_BASE_URL": url})
+    assert clients == [{"base_url": url, "api_key": "unused", "timeout": 60.0}]
+
+
+async def test_ollama_detected_when_no_openai(clients) -> None:
+    probe = Probe(["llama3.2", "qwen2.5:7b"])
+    router = await build(ModelsConfig(), {}, probe)
+    assert probe.hosts == ["http://localhost:11434"]
+    assert names(router) == dict.fromkeys(TIERS, "openai/ollama:llama3.2")  # the first served
+    assert clients == [
+        {"base_url": "http://localhost:11434/v1", "api_key": "unused", "timeout": 60.0}
+    ]
+    assert router.notice is None
+
+
+@pytest.mark.parametrize(
+    ("host", "probed", "base_url"),
+    [
+        ("http://10.0.0.5:11500", "http://10.0.0.5:11500", "http://10.0.0.5:11500/v1"),
+        ("10.0.0.5:11500", "http://10.0.0.5:11500", "http://10.0.0.5:11500/v1"),  # no scheme
+        ("https://ollama.lan/", "https://ollama.lan/", "https://ollama.lan/v1"),
+    ],
+)
+async def test_ollama_host_honoured(clients, host: str, probed: str, base_url: str) -> None:
+    probe = Probe(["llama3.2"])
+    router = await build(ModelsConfig(), {"OLLAMA_HOST": host}, probe)
+    assert probe.hosts == [probed]
+    assert [c["base_url"] for c in clients] == [base_url]
+    assert router.models["chat"].name == "openai/ollama:llama3.2"
+
+
+async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
+    probe = Probe([])
+    router = await build(ModelsConfig(), {}, probe)
+    assert probe.hosts == ["http://localhost:11434"]
+    assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS)
+    assert names(router) == dict.fromkeys(TIERS, "offline:offline")
+    assert router.offline
+    assert router.notice == OFFLINE_NOTICE
+    assert "OPENAI_API_KEY" in OFFLINE_NOTICE and "Ollama" in OFFLINE_NOTICE
+    assert clients == []  # no network client at all
+    completion = await router.complete("chat", HELLO)
+    assert "offline" in completion.text
+
+
+# -- configured providers and tiers -------------------------------------------------------------
+
+
+async def test_configured_tiers_use_their_providers_and_models(clients) -> None:
+    config = ModelsConfig(
+        providers={
+            "openai": ProviderConfig(timeout=30.0),
+            "local": ProviderConfig(base_url="http://127.0.0.1:8000/v1", timeout=120.0),
+        },
+        chat=TierConfig(provider="openai", model="gpt-4.1"),
+        tools=TierConfig(provider="local", model="qwen2.5:7b"),
+        summary=TierConfig(model="gpt-4.1-mini"),  # no provider: the first one configured
+        intent=TierConfig(provider="openai", model="gpt-4.1"),
+    )
+    router = await build(config, {"OPENAI_API_KEY": "sk-env"})
+    assert names(router) == {
+        "chat": "openai:gpt-4.1",
+        "tools": "openai/local:qwen2.5:7b",
+        "summary": "openai:gpt-4.1-mini",
+        "intent": "openai:gpt-4.1",
+    }
+    assert router.models["intent"] is router.models["chat"]  # same provider and model: shared
+    assert clients == [
+        {"base_url": None, "api_key": "sk-env", "timeout": 30.0},
+        {"base_url": "http://127.0.0.1:8000/v1", "api_key": "sk-env", "timeout": 120.0},
+        {"base_url": None, "api_key": "sk-env", "timeout": 30.0},
+    ]
+    assert router.notice is None
+    assert not router.eco_mode and "eco" not in router.describe()
+
+
+async def test_tier_without_config_falls_back_to_chat(clients) -> None:
+    chat = TierConfig(provider="local", model="qwen2.5:7b", temperature=0.5, max_tokens=300)
+    config = ModelsConfig(
+        providers={"local": ProviderConfig(base_url="http://127.0.0.1:8000/v1")},
+        chat=chat,
+        intent=TierConfig(model="tiny", temperature=0.0),
+    )
+    router = await build(config, {})
+    assert router.models["tools"] is router.models["chat"]
+    assert router.models["summary"] is router.models["chat"]
+    assert router.models["intent"].name == "openai/local:tiny"
+    assert router.settings["tools"] is chat and router.settings["summary"] is chat
+    assert router.settings["intent"].temperature == 0.0
+    assert len(clients) == 2
+
+
+async def test_no_model_anywhere_means_the_kinds_default(clients) -> None:
+    config = ModelsConfig(
+        providers={"zhipu": ProviderConfig(kind="zhipu", api_key_env="GLM_KEY")},
+    )
+    router = await build(config, {"GLM_KEY": "id.secret"})
+    assert names(router) == dict.fromkeys(TIERS, "zhipu:glm-4-flash")
+    assert clients == [
+        {
+            "base_url": "https://open.bigmodel.cn/api/paas/v4/",
+            "api_key": "id.secret",
+            "timeout": 60.0,
+        }
+    ]
+
+
+async def test_offline_provider_configured_has_no_notice(clients) -> None:
+    config = ModelsConfig(providers={"offline": ProviderConfig(kind="offline")})
+    router = await build(config, {})
+    assert router.offline and router.notice is None
+    assert names(router) == dict.fromkeys(TIERS, "offline:offline")
+
+
+# -- eco mode -----------------------------------------------------------------------------------
+
+
+def full_config(eco_mode: bool, eco: TierConfig | None) -> ModelsConfig:
+    return ModelsConfig(
+        eco_mode=eco_mode,
+        providers={
+            "openai": ProviderConfig(),
+            "local": ProviderConfig(base_url="http://127.0.0.1:8000/v1"),
+        },
+        chat=TierConfig(provider="local", model="big", temperature=0.8, max_tokens=800),
+        tools=TierConfig(provider="openai", model="gpt-4.1-mini"),
+        summary=TierConfig(provider="openai", model="gpt-4.1"),
+        intent=TierConfig(provider="openai", model="gpt-4.1-nano"),
+        eco=eco,
+    )
+
+
+async def test_eco_mode_sends_every_tier_to_the_eco_model(clients) -> None:
+    eco = TierConfig(provider="local", model="small", temperature=0.1)
+    # No OPENAI_API_KEY: the tiers eco mode replaces are not even built.
+    router = await build(full_config(True, eco), {})
+    model = router.models["chat"]
+    assert all(router.models[t] is model for t in TIERS)
+    assert model.name == "openai/local:small"
+    assert all(router.settings[t] is eco for t in TIERS)
+    assert len(clients) == 1
+    assert router.eco_mode
+    assert router.describe().endswith("(eco mode)")
+
+
+async def test_eco_mode_without_eco_table_uses_chat_providers_default(clients) -> None:
+    router = await build(full_config(True, None), {})
+    assert names(router) == dict.fromkeys(TIERS, "openai/local:gpt-4o-mini")
+    assert router.settings["chat"].temperature is None  # chat's sampling settings don't apply
+
+
+async def test_eco_mode_with_detected_ollama_uses_the_served_model(clients) -> None:
+    router = await build(ModelsConfig(eco_mode=True), {}, Probe(["llama3.2"]))
+    assert names(router) == dict.fromkeys(TIERS, "openai/ollama:llama3.2")
+
+
+async def test_eco_mode_drops_paid_tools(clients) -> None:
+    wanted = ["recall_memory", "web_search", "roll_dice"]
+    on = await build(full_config(True, TierConfig(provider="local", model="s")), {})
+    off = await build(full_config(False, None), {"OPENAI_API_KEY": "sk-env"})
+    assert on.tools_allowed(wanted) == ["recall_memory", "roll_dice"]
+    assert off.tools_allowed(wanted) == wanted
+    assert off.models["chat"] is not off.models["tools"]
+
+
+async def test_eco_mode_env_override_reaches_the_router(tmp_path: Path, clients) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(
+        '[models]\neco_mode = false\n\n[models.providers.offline]\nkind = "offline"\n',
+        encoding="utf-8",
+    )
+    router = await build(load_config(path, {"ECO_MODE": "1"}).models, {})
+    assert router.eco_mode and "(eco mode)" in router.describe()
+    path.write_text(path.read_text().replace("false", "true"), encoding="utf-8")
+    router = await build(load_config(path, {"ECO_MODE": "0"}).models, {})
+    assert not router.eco_mode
+
+
+# -- configuration mistakes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tier", ["chat", "tools", "summary", "intent"])
+async def test_unknown_provider_names_the_tier(tier: str) -> None:
+    config = ModelsConfig(providers={"openai": ProviderConfig(), "local": ProviderConfig()})
+    setattr(config, tier, TierConfig(provider="nope", model="m"))
+    with pytest.raises(ModelSetupError) as info:
+        await build(config, {"OPENAI_API_KEY": "sk-env"})
+    assert info.value.key == f"models.{tier}.provider"
+    assert "'nope'" in info.value.message
+    assert "openai, local" in info.value.message
+    assert str(info.value).startswith(f"models.{tier}.provider: ")
+
+
+async def test_unknown_eco_provider_names_the_eco_tier() -> None:
+    config = ModelsConfig(
+        eco_mode=True,
+        providers={"openai": ProviderConfig()},
+        eco=TierConfig(provider="cheap"),
+    )
+    with pytest.raises(ModelSetupError) as info:
+        await build(config, {"OPENAI_API_KEY": "sk-env"})
+    assert info.value.key == "models.eco.provider"
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable"),
+    [
+        (ProviderConfig(), "OPENAI_API_KEY"),
+        (ProviderConfig(api_key_env="TEAM_OPENAI_KEY"), "TEAM_OPENAI_KEY"),
+        (ProviderConfig(kind="zhipu"), "ZHIPUAI_API_KEY"),
+    ],
+)
+async def test_missing_api_key_names_api_key_env(provider: ProviderConfig, variable: str) -> None:
+    config = ModelsConfig(providers={"main": provider})
+    # Another variable being set does not help.
+    with pytest.raises(ModelSetupError) as info:
+        await build(config, {"SOME_OTHER_KEY": "x"})
+    assert info.value.key == "models.providers.main.api_key_env"
+    assert variable in info.value.message and "not set" in info.value.message
+
+
+async def test_missing_key_with_a_base_url_sends_a_placeholder(clients) -> None:
+    config = ModelsConfig(
+        providers={
+            "vllm": ProviderConfig(base_url="http://127.0.0.1:8000/v1", api_key_env="VLLM_KEY")
+        }
+    )
+    await build(config, {})
+    assert [c["api_key"] for c in clients] == ["unused"]
+
+
+# -- ModelRouter.complete -----------------------------------------------------------------------
+
+
+class FixedModel:
+    """A ChatModel answering `text` with fixed token counts, or raising `error`."""
+
+    def __init__(self, name: str, usage: Usage, error: Exception | None = None) -> None:
+        self._name = name
+        self.usage = usage
+        self.error = error
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return Completion("[NEUTRAL] ok", usage=self.usage, model=self._name)
+
+
+async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
+    big = FixedModel("big", Usage(100, 20))
+    small = FixedModel("small", Usage(7, 1))
+    router = ModelRouter({"chat": big, "tools": big, "summary": big, "intent": small})
+    assert isinstance(big, ChatModel)
+    await router.complete("chat", HELLO)
+    await router.complete("chat", HELLO)
+    await router.complete("tools", HELLO)
+    await router.complete("intent", HELLO)
+    big.error = ModelError("down", retryable=True)
+    with pytest.raises(ModelError, match="down"):
+        await router.complete("chat", HELLO)
+
+    chat, tools, summary, intent = (router.usage[t] for t in TIERS)
+    assert (chat.calls, chat.failures, chat.prompt_tokens, chat.completion_tokens) == (
+        3,
+        1,
+        200,
+        40,
+    )
+    assert (tools.calls, tools.failures, tools.prompt_tokens, tools.completion_tokens) == (
+        1,
+        0,
+        100,
+        20,
+    )
+    assert (summary.calls, summary.failures, summary.prompt_tokens) == (0, 0, 0)
+    assert (intent.calls, intent.prompt_tokens, intent.completion_tokens) == (1, 7, 1)
+    assert (big.calls, small.calls) == (4, 1)
+
+
+async def test_complete_applies_tier_defaults_unless_the_call_gives_them() -> None:
+    chat_model = ScriptedChatModel()
+    intent_model = ScriptedChatModel()
+    router = ModelRouter(
+        {"chat": chat_model, "tools": chat_model, "summary": chat_model, "intent": intent_model},
+        settings={
+            "chat": TierConfig(temperature=0.8, max_tokens=800),
+            "tools": TierConfig(temperature=0.2),
+            "intent": TierConfig(temperature=0.5, max_tokens=100),
+        },
+    )
+    tool = Tool("recall_memory", "look back")
+    await router.complete("chat", HELLO)
+    await router.complete("chat", HELLO, max_tokens=600)
+    await router.complete("chat", HELLO, temperature=0.0)  # 0.0 is a value, not "unset"
+    await router.complete("tools", HELLO, tools=[tool], json_mode=True)
+    await router.complete("summary", HELLO)  # no settings for the tier: the model's defaults
+    await router.complete("intent", HELLO, max_tokens=5, temperature=1.0)
+
+    seen = [(c.temperature, c.max_tokens) for c in chat_model.calls]
+    assert seen == [(0.8, 800), (0.8, 600), (0.0, 800), (0.2, None), (None, None)]
+    assert chat_model.calls[3].json_mode and chat_model.calls[3].tools == (tool,)
+    assert [(c.temperature, c.max_tokens) for c in intent_model.calls] == [(1.0, 5)]
+
+
+async def test_built_router_passes_configured_sampling_to_the_model(clients) -> None:
+    config = ModelsConfig(
+        providers={"offline": ProviderConfig(kind="offline")},
+        chat=TierConfig(temperature=0.8, max_tokens=800),
+        intent=TierConfig(temperature=0.0, max_tokens=100),
+    )
+    router = await build(config, {})
+    assert router.settings["chat"].max_tokens == 800
+    assert router.settings["tools"].temperature == 0.8  # falls back to chat
+    assert router.settings["intent"].temperature == 0.0
+    recorder = ScriptedChatModel()
+    router.models = {**router.models, "intent": recorder}
+    await router.complete("intent", HELLO)
+    assert (recorder.calls[0].temperature, recorder.calls[0].max_tokens) == (0.0, 100)
+
+
+# -- end to end through the openai SDK -----------------------------------------------------------
+
+
+async def test_router_from_config_talks_to_the_provider(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(
+        f"""
+[models.providers.vllm]
+kind = "openai"
+base_url = "{fake_openai.base_url}"
+api_key_env = "VLLM_API_KEY"
+max_retries = 1
+retry_base_delay = 0.001
+extra_body = {{ top_k = 40, repetition_penalty = 1.05 }}
+
+[models.chat]
+model = "served-chat"
+temperature = 0.7
+max_tokens = 256
+
+[models.intent]
+provider = "vllm"
+model = "served-nano"
+""",
+        encoding="utf-8",
+    )
+    environ = {"VLLM_API_KEY": "vk-e2e-123"}
+    router = await build(load_config(path, environ).models, environ)
+    assert router.models["chat"].name == "openai/vllm:served-chat"
+
+    fake_openai.fail(503).reply_text("[HAPPY] hi there", usage=(12, 4))
+    completion = await router.complete("chat", HELLO)
+    assert completion.text == "[HAPPY] hi there"
+    fake_openai.reply_text('{"intent": "chat"}', usage=(5, 3))
+    await router.complete("intent", HELLO, json_mode=True)
+
+    chat_retry, chat, intent = fake_openai.chat_requests
+    assert chat_retry == chat  # the 503 was retried with the same request
+    assert chat["model"] == "served-chat"
+    assert (chat["temperature"], chat["max_tokens"]) == (0.7, 256)
+    assert (chat["top_k"], chat["repetition_penalty"]) == (40, 1.05)  # extra_body, as is
+    assert chat["messages"] == [
+        {"role": "system", "content": "You are Pip."},
+        {"role": "user", "content": "hello"},
+    ]
+    assert intent["model"] == "served-nano"
+    assert intent["response_format"] == {"type": "json_object"}
+    assert intent["top_k"] == 40
+    assert "temperature" not in intent and "max_tokens" not in intent
+    assert {r.headers["Authorization"] for r in fake_openai.requests} == {"Bearer vk-e2e-123"}
+
+    assert router.usage["chat"].calls == 1  # one call, however many attempts
+    assert (router.usage["chat"].prompt_tokens, router.usage["chat"].completion_tokens) == (12, 4)
+    assert (router.usage["intent"].prompt_tokens, router.usage["intent"].completion_tokens) == (
+        5,
+        3,
+    )
+
+
+async def test_router_failure_reaches_the_caller_as_model_error(fake_openai: FakeOpenAI) -> None:
+    config = ModelsConfig(
+        providers={
+            "local": ProviderConfig(
+                base_url=fake_openai.base_url, max_retries=1, retry_base_delay=0.001
+            )
+        }
+    )
+    router = await build(config, {})
+    fake_openai.fail(500).fail(500)
+    with pytest.raises(ModelError) as info:
+        await router.complete("summary", HELLO)
+    assert info.value.retryable
+    assert len(fake_openai.chat_requests) == 2
+    assert fake_openai.requests[0].headers["Authorization"] == "Bearer unused"
+    assert (router.usage["summary"].calls, router.usage["summary"].failures) == (1, 1)
