@@ -105,7 +105,7 @@ async def _chat(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise UsageError(f"--persona: {e.args[0]}") from None
     try:
-        runtime = await open_runtime(config, personas, os.environ)
+        runtime = await open_runtime(config, personas, os.environ, platforms=["console"])
     except ModelSetupError as e:
         text = config.source.read_text(encoding="utf-8") if config.source else ""
         line = locate(text, e.key.split(".")) if text else None

@@ -46,7 +46,9 @@ async def bench(persona_name: str, turns: int, data_dir: Path) -> dict[str, floa
     config = Config(data_dir=str(data_dir))
     personas = load_personas(PersonaLibrary.default(Path.cwd()), [persona_name])
     clock = FakeClock(datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
-    runtime = await open_runtime(config, personas, {}, clock=clock, seed=1, probe=_no_ollama)
+    runtime = await open_runtime(
+        config, personas, {}, platforms=["console"], clock=clock, seed=1, probe=_no_ollama
+    )
     engine, sessions = runtime.engine, runtime.engine.sessions
     handle_ms: list[float] = []
     save_ms: list[float] = []

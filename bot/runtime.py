@@ -4,12 +4,13 @@ scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.config import Config
 from bot.engine import Engine
+from bot.events import Platform
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
 from bot.persona import Persona, PersonaLibrary
 from bot.scheduler import Scheduler
@@ -54,17 +55,19 @@ async def open_runtime(
     personas: Mapping[str, Persona],
     environ: Mapping[str, str],
     *,
+    platforms: Collection[Platform],
     clock: Clock | None = None,
     seed: int | None = None,
     probe: OllamaProbe = probe_ollama,
 ) -> Runtime:
-    """Open everything and restore open conversations; the scheduler is not started yet."""
+    """Open everything and restore the open conversations of these personas on these
+    platforms; the scheduler is not started yet."""
     clock = clock or SystemClock()
     models = await build_router(config.models, environ, rng=random.Random(seed), probe=probe)
     data_dir = config.resolve(config.data_dir)
     store = await Store.open(data_dir / DATABASE)
     sessions = SessionManager(store, clock)
-    await sessions.restore()
+    await sessions.restore(personas.keys(), platforms)
     engine = Engine(
         personas=personas, models=models, sessions=sessions, clock=clock, settings=config.engine
     )

@@ -8,7 +8,7 @@ closed (archived for long-term memory) when idle or ended.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -120,12 +120,14 @@ class SessionManager:
     def store(self) -> Store:
         return self._store
 
-    async def restore(self) -> int:
-        """Load every session the store holds (after a restart): open conversations, and
-        the state slots of closed ones. Returns how many sessions are loaded."""
-        for row in await self._store.load_sessions():
+    async def restore(self, personas: Collection[str], platforms: Collection[str]) -> int:
+        """Load the sessions this process serves (after a restart): open conversations, and
+        the state slots of closed ones. Sessions of other personas or platforms belong to
+        other processes (a console beside a running bot) and are left alone. Returns how
+        many sessions are loaded."""
+        for row in await self._store.load_sessions(personas):
             key = (row.persona, row.scope)
-            if key not in self._sessions:
+            if row.scope.split(":", 1)[0] in platforms and key not in self._sessions:
                 self._sessions[key] = Session.restore(row.persona, row.scope, row.snapshot)
         return len(self._sessions)
 

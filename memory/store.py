@@ -8,7 +8,7 @@ Session snapshots are opaque JSON here: their shape belongs to the bot.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,9 +149,14 @@ class Store:
             row = await cur.fetchone()
         return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]), _dt(row[3]))
 
-    async def load_sessions(self) -> list[SessionRow]:
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
+        """Every session of the given personas, oldest first."""
+        names = sorted(set(personas))
+        marks = ", ".join("?" * len(names))
         async with self._db.execute(
-            "SELECT persona, scope, snapshot, updated_at FROM sessions ORDER BY updated_at"
+            "SELECT persona, scope, snapshot, updated_at FROM sessions"
+            f" WHERE persona IN ({marks}) ORDER BY updated_at",
+            names,
         ) as cur:
             rows = await cur.fetchall()
         return [SessionRow(r[0], r[1], json.loads(r[2]), _dt(r[3])) for r in rows]

@@ -277,7 +277,7 @@ async def test_restore_after_reopening_brings_back_open_conversations(
     store = await Store.open(path)
     try:
         manager = SessionManager(store, clock)
-        assert await manager.restore() == 2
+        assert await manager.restore(["pip", "miao"], ["discord", "telegram"]) == 2
         alice2 = await manager.get("pip", "discord:dm:alice")
         bob2 = await manager.get("miao", "telegram:dm:bob")
         assert [t.text for t in alice2.turns] == ["hi from alice"]
@@ -290,6 +290,27 @@ async def test_restore_after_reopening_brings_back_open_conversations(
         }
     finally:
         await store.close()
+
+
+async def test_restore_leaves_other_processes_sessions_alone(
+    clock: FakeClock, store: Store, manager: SessionManager
+) -> None:
+    for persona, scope in [
+        ("pip", "console:dm:ann"),
+        ("pip", "discord:dm:alice"),  # served by a running bot, not by this console
+        ("miao", "console:dm:ann"),  # another persona
+    ]:
+        session = await manager.get(persona, scope)
+        say(session, "hi", clock.now())
+    await manager.save_dirty()
+
+    console = SessionManager(store, clock)
+    assert await console.restore(["pip"], ["console"]) == 1
+    assert [(s.persona, s.scope) for s in console.all()] == [("pip", "console:dm:ann")]
+    # Nothing else is closed by this process's idle sweeps.
+    clock.advance(hours=1)
+    assert await console.close_idle(lambda _: timedelta(minutes=5)) == 1
+    assert await store.count_conversations("pip", "discord:dm:alice") == 0
 
 
 async def test_wipe_forgets_turns_state_and_archive(

@@ -104,22 +104,24 @@ async def test_saving_again_replaces_the_snapshot(store: Store) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s1", {"v": 2}, T0 + timedelta(minutes=1))
 
-    rows = await store.load_sessions()
+    rows = await store.load_sessions(["pip"])
     assert [(r.scope, r.snapshot) for r in rows] == [("s1", {"v": 2})]
     assert rows[0].updated_at == T0 + timedelta(minutes=1)
 
 
-async def test_load_sessions_returns_every_persona_and_scope(store: Store) -> None:
+async def test_load_sessions_returns_every_scope_of_the_named_personas(store: Store) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s2", {"v": 2}, T0)
     await store.save_session("miao", "s1", {"v": 3}, T0)
+    await store.save_session("dm", "s1", {"v": 4}, T0)
 
-    rows = await store.load_sessions()
+    rows = await store.load_sessions(["pip", "miao"])
     assert {(r.persona, r.scope): r.snapshot["v"] for r in rows} == {
         ("pip", "s1"): 1,
         ("pip", "s2"): 2,
         ("miao", "s1"): 3,
     }
+    assert await store.load_sessions([]) == []
 
 
 # --- the archive -----------------------------------------------------------------------------

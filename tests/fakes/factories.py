@@ -11,7 +11,7 @@ from typing import Literal
 
 from bot.config import EngineConfig
 from bot.engine import Engine
-from bot.events import Attachment, ChatEvent, Platform
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Platform
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
 from bot.sessions import SessionManager
 from memory.clock import FakeClock
@@ -21,6 +21,7 @@ from tests.fakes.models import ScriptedChatModel, make_router
 __all__ = ["Bot", "make_event", "make_persona", "open_bot"]
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
+PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
 
 
 def make_persona(
@@ -110,7 +111,7 @@ async def open_bot(
     model = model or ScriptedChatModel()
     store = await Store.open(path)
     sessions = SessionManager(store, clock)
-    await sessions.restore()
+    await sessions.restore(by_key.keys(), PLATFORMS)
     engine = Engine(
         personas=by_key,
         models=make_router(model),
