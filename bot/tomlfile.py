@@ -12,11 +12,11 @@ import dataclasses
 import re
 import tomllib
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["TomlError", "convert", "load", "locate"]
+__all__ = ["TomlError", "convert", "key_at", "load", "loads", "locate"]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -57,7 +57,8 @@ def loads(text: str, cls: type[T], file: str) -> T:
         m = re.search(r"\(at line (\d+), column \d+\)$", msg)
         line = int(m.group(1)) if m else None
         reason = msg[: m.start()].strip() if m else msg
-        raise TomlError(file, "", line, f"TOML syntax error: {reason}") from None
+        key = key_at(text, line) if line else ""
+        raise TomlError(file, key, line, f"TOML syntax error: {reason}") from None
     try:
         return convert(data, cls)
     except _Invalid as e:
@@ -177,16 +178,15 @@ def _split_key(key: str) -> list[str]:
     return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
 
 
-def locate(text: str, path: Sequence[str | int]) -> int | None:
-    """The 1-based line that defines `path` (or its nearest defined parent) in TOML `text`.
+def _defined(text: str) -> Iterator[tuple[int, list[str | int], bool]]:
+    """(line, key path, is a header) for every [table], [[array]] header and key = value line
+    of `text`.
 
-    Follows [table] and [[array]] headers and dotted keys; good enough to point a person at the
-    right line, which is all it is for.
+    Follows headers, array indices and dotted keys, and skips multi-line strings; good enough
+    to point a person at the right line, which is all it is for.
     """
-    target = list(path)
     table: list[str | int] = []
     counts: dict[tuple[str | int, ...], int] = {}
-    best_line, best_len = None, 0
     in_multiline = False
     for number, line in enumerate(text.splitlines(), start=1):
         if in_multiline:
@@ -201,19 +201,38 @@ def locate(text: str, path: Sequence[str | int]) -> int | None:
                 counts[base] = counts.get(base, -1) + 1
                 keys.append(counts[base])
             table = keys
-            found: list[str | int] = table
-        else:
-            key = _KEY.match(line)
-            if not key:
-                continue
-            found = [*table, *_split_key(key.group(1))]
+            yield number, table, True
+            continue
+        key = _KEY.match(line)
+        if key:
             rest = line[key.end() :]
             if rest.count('"""') % 2 == 1 or rest.count("'''") % 2 == 1:
                 in_multiline = True
+            yield number, [*table, *_split_key(key.group(1))], False
+
+
+def locate(text: str, path: Sequence[str | int]) -> int | None:
+    """The 1-based line that defines `path`, or its nearest defined parent, in TOML `text`."""
+    target = list(path)
+    best_line, best_len = None, 0
+    for number, found, _ in _defined(text):
         n = _common_prefix(found, target)
         if n == len(found) and n > best_len:
             best_line, best_len = number, n
     return best_line
+
+
+def key_at(text: str, line: int) -> str:
+    """The dotted key defined on `line`, else the table it is in, for naming a syntax error."""
+    table: list[str | int] = []
+    for number, found, is_header in _defined(text):
+        if number == line:
+            return _dotted(tuple(found))
+        if number > line:
+            break
+        if is_header:
+            table = found
+    return _dotted(tuple(table))
 
 
 def _common_prefix(a: Sequence[str | int], b: Sequence[str | int]) -> int:

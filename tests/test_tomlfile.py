@@ -83,8 +83,19 @@ def test_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(TomlError) as info:
         tomlfile.load(path, Config)
     assert info.value.line == 7
-    assert f"{path}:7:" in str(info.value)
-    assert "TOML syntax error" in str(info.value)
+    assert info.value.key == "engine.context_tokens"
+    assert str(info.value).startswith(f"{path}:7: engine.context_tokens: TOML syntax error")
+
+
+def test_a_syntax_error_names_the_table_it_is_in(tmp_path: Path) -> None:
+    path = write(tmp_path, 'data_dir = "data"\n[engine\n')
+    with pytest.raises(TomlError) as info:
+        tomlfile.load(path, Config)
+    assert (info.value.line, info.value.key) == (2, "")  # top level: no table to name
+    path = write(tmp_path, '[models]\neco_mode = false\n"unterminated\n')
+    with pytest.raises(TomlError) as info:
+        tomlfile.load(path, Config)
+    assert (info.value.line, info.value.key) == (3, "models")
 
 
 def test_unreadable_file(tmp_path: Path) -> None:
