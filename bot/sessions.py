@@ -157,10 +157,12 @@ class SessionManager:
         )
         session.dirty = False
 
-    async def save_dirty(self) -> int:
+    async def save_dirty(self, *, wait: bool = False) -> int:
+        """Snapshot every changed session. A session busy with a turn (its model call may
+        take a while) is skipped, to be saved next round, unless `wait` is set."""
         saved = 0
         for session in self.all():
-            if session.dirty:
+            if session.dirty and (wait or not session.lock.locked()):
                 async with session.lock:
                     if session.dirty:
                         await self.save(session)
@@ -194,7 +196,8 @@ class SessionManager:
         now = self._clock.now()
         closed = 0
         for session in self.all():
-            if session.idle_since(now, idle_for(session.persona)):
+            # A session whose lock is held is taking a turn: not idle.
+            if not session.lock.locked() and session.idle_since(now, idle_for(session.persona)):
                 async with session.lock:
                     if session.idle_since(self._clock.now(), idle_for(session.persona)):
                         await self.close(session, "idle")

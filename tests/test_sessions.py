@@ -150,6 +150,32 @@ async def test_get_loads_a_saved_session_from_the_store(
     assert [t.text for t in session.turns] == ["remember me"]
 
 
+async def test_a_session_busy_with_a_turn_is_saved_next_round_and_not_closed(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "busy")
+    say(session, "hi", clock.now())
+    clock.advance(hours=1)
+    async with session.lock:  # a turn is waiting on the model
+        assert await manager.save_dirty() == 0
+        assert await manager.close_idle(lambda _: timedelta(minutes=5)) == 0
+    assert session.dirty and session.is_open
+    assert await manager.save_dirty() == 1
+
+
+async def test_save_dirty_can_wait_for_a_busy_session(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "busy")
+    say(session, "hi", clock.now())
+    await session.lock.acquire()
+    saving = asyncio.create_task(manager.save_dirty(wait=True))
+    await asyncio.sleep(0)
+    assert not saving.done()
+    session.lock.release()
+    assert await saving == 1
+
+
 async def test_save_dirty_saves_only_dirty_sessions(
     store: Store, clock: FakeClock, manager: SessionManager
 ) -> None:
