@@ -8,6 +8,7 @@ stdin there is no prompt or banner, so the output is just the conversation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Awaitable, Callable
@@ -96,6 +97,8 @@ class ConsoleChat:
     async def run(self) -> None:
         name = self._persona.identity.name
         if self._interactive:
+            with contextlib.suppress(ImportError):  # line editing and history for input()
+                import readline  # noqa: F401
             self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
             self._say("Commands: " + ", ".join(COMMANDS) + ". Ctrl-D leaves.")
         prompt = f"{self._user}> "
@@ -167,7 +170,8 @@ class ConsoleChat:
         if persona.state:
             self._say("state:")
             for slot in persona.state:
-                self._say(f"  {slot.name}: {info.state.get(slot.name) or '(not set)'}")
+                value = slot.value(info.state) or "(not set)"
+                self._say(f"  {slot.name}: " + value.replace("\n", "\n    "))
         self._say(f"archived conversations: {info.archived}")
         usage = self._engine.models.usage
         spent = ", ".join(

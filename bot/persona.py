@@ -7,7 +7,7 @@ override them by name, in that order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -93,6 +93,10 @@ class StateSlot:
     instructions: str
     update: Literal["once", "every_turn"] = "every_turn"
     initial: str = ""
+
+    def value(self, state: Mapping[str, str]) -> str:
+        """This slot's value in a session's state, or its initial value."""
+        return state.get(self.name) or self.initial.strip()
 
 
 @dataclass(slots=True)

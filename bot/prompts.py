@@ -68,7 +68,7 @@ def _system_text(persona: Persona, user_name: str, group: bool, now: datetime) -
 def _state_text(slots: Sequence[StateSlot], state: dict[str, str]) -> str:
     parts = ["What you are keeping track of:"]
     for slot in slots:
-        parts.append(f"## {slot.name}\n{state.get(slot.name) or slot.initial or '(not known yet)'}")
+        parts.append(f"## {slot.name}\n{slot.value(state) or '(not known yet)'}")
     return "\n".join(parts)
 
 
@@ -132,7 +132,7 @@ def build_state_prompt(
     rules = "\n".join(
         f"- {s.name}{once if s.update == 'once' else ''}: {s.instructions.strip()}" for s in slots
     )
-    current = "\n".join(f"{s.name}: {state.get(s.name) or s.initial or '(empty)'}" for s in slots)
+    current = "\n".join(f"{s.name}: {s.value(state) or '(empty)'}" for s in slots)
     exchange = "\n".join(f"{t.speaker}: {t.text}" for t in recent)
     system = (
         f"You keep {persona.identity.name}'s notes up to date. Read the latest exchange and "
