@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from bot.config import EngineConfig
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
-from bot.persona import Persona
+from bot.persona import Persona, StateSlot
 from bot.prompts import build_chat_prompt, build_state_prompt, parse_emotion
 from bot.sessions import Session, SessionManager, Turn, scope_key
 from memory.clock import Clock
@@ -56,6 +57,7 @@ class Engine:
         self.sessions = sessions
         self.clock = clock
         self.settings = settings
+        self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
         return self.personas[event.persona]
@@ -69,64 +71,94 @@ class Engine:
         return await self.sessions.get(persona.key, scope_key(persona.memory.scope, event))
 
     async def handle(self, event: ChatEvent) -> Reply:
+        """Answer one message. State slots are updated after the reply is returned, still
+        under the session's lock, so the user does not wait for that second call but the next
+        turn sees the updated state."""
         persona = self.persona(event)
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
-        async with session.lock:
-            now = self.clock.now()
-            if session.idle_since(now, self.idle_time(persona.key)):
-                try:
-                    await self.sessions.close(session, "idle")
-                except Exception:  # the scheduler closes it later; the message must go on
-                    log.exception("could not archive an idle conversation of %s", persona.key)
-            session.add(
-                Turn("user", event.user_name, _user_text(event), now, user_id=event.user_id)
-            )
-            group = not event.is_dm and persona.memory.scope == "channel"
-            prompt = build_chat_prompt(
-                persona,
-                session.turns,
-                session.state,
-                user_name=event.user_name,
-                group=group,
-                now=now,
-                budget=self.settings.context_tokens - self.settings.reply_tokens,
-            )
+        await session.lock.acquire()
+        handed_off = False
+        try:
+            reply = await self._answer(persona, session, event, limit)
+            due = [] if reply.failed else self._due_slots(persona, session)
+            if due:
+                task = asyncio.create_task(self._update_state(persona, session, due))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+                handed_off = True  # the task releases the lock when the state is written
+        finally:
+            if not handed_off:
+                session.lock.release()
+        return reply
+
+    async def _answer(
+        self, persona: Persona, session: Session, event: ChatEvent, limit: int
+    ) -> Reply:
+        now = self.clock.now()
+        if session.idle_since(now, self.idle_time(persona.key)):
             try:
-                completion = await self.models.complete("chat", prompt.messages)
-            except ModelError as e:
-                log.warning("chat model failed for %s: %s", persona.key, e)
-                apology = persona.identity.apology or APOLOGIES.get(
-                    persona.identity.language, APOLOGIES["en"]
-                )
-                return Reply.build(apology, persona.emotion("SAD"), limit, failed=True)
-            tag, text = parse_emotion(completion.text)
-            emotion = persona.emotion(tag)
-            session.add(
-                Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
+                await self.sessions.close(session, "idle")
+            except Exception:  # the scheduler closes it later; the message must go on
+                log.exception("could not archive an idle conversation of %s", persona.key)
+        session.add(Turn("user", event.user_name, _user_text(event), now, user_id=event.user_id))
+        prompt = build_chat_prompt(
+            persona,
+            session.turns,
+            session.state,
+            user_name=event.user_name,
+            group=not event.is_dm and persona.memory.scope == "channel",
+            now=now,
+            budget=self.settings.context_tokens - self.settings.reply_tokens,
+        )
+        try:
+            completion = await self.models.complete("chat", prompt.messages)
+        except ModelError as e:
+            log.warning("chat model failed for %s: %s", persona.key, e)
+            apology = persona.identity.apology or APOLOGIES.get(
+                persona.identity.language, APOLOGIES["en"]
             )
-            await self._update_state(persona, session)
+            return Reply.build(apology, persona.emotion("SAD"), limit, failed=True)
+        tag, text = parse_emotion(completion.text)
+        emotion = persona.emotion(tag)
+        session.add(
+            Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
+        )
         return Reply.build(text, emotion, limit)
 
-    async def _update_state(self, persona: Persona, session: Session) -> None:
-        due = [
+    @staticmethod
+    def _due_slots(persona: Persona, session: Session) -> list[StateSlot]:
+        return [
             slot
             for slot in persona.state
             if slot.update == "every_turn" or not session.state.get(slot.name)
         ]
-        if not due:
-            return
-        messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
-        values = await self._json_call("tools", messages)
-        for slot in due:
-            value = values.get(slot.name)
-            if isinstance(value, str | int | float) and str(value).strip():
-                session.state[slot.name] = str(value).strip()[:STATE_VALUE_LIMIT]
-            elif isinstance(value, dict | list):
-                session.state[slot.name] = json.dumps(value, ensure_ascii=False)[:STATE_VALUE_LIMIT]
-        session.dirty = True
+
+    async def _update_state(self, persona: Persona, session: Session, due: list[StateSlot]) -> None:
+        """Ask the tools tier for the due slots; runs holding the session's lock, and
+        releases it."""
+        try:
+            messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
+            values = await self._json_call("tools", messages)
+            for slot in due:
+                value = values.get(slot.name)
+                if isinstance(value, str | int | float) and str(value).strip():
+                    session.state[slot.name] = str(value).strip()[:STATE_VALUE_LIMIT]
+                elif isinstance(value, dict | list):
+                    text = json.dumps(value, ensure_ascii=False)
+                    session.state[slot.name] = text[:STATE_VALUE_LIMIT]
+            session.dirty = True
+        except Exception:
+            log.exception("state update failed for %s; the state stays as it was", persona.key)
+        finally:
+            session.lock.release()
+
+    async def drain(self) -> None:
+        """Wait for the work that follows replies (state updates) to finish."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _json_call(self, tier: str, messages: list[Message]) -> dict[str, Any]:
         """Ask for a JSON object; on malformed JSON retry once showing the error, then give

@@ -45,7 +45,8 @@ class Runtime:
     data_dir: Path
 
     async def close(self) -> None:
-        """Final save, then close the store."""
+        """Finish the work after replies, save, then close the store."""
+        await self.engine.drain()
         await self.scheduler.stop()
         await self.store.close()
 

@@ -359,6 +359,7 @@ async def test_state_slots_are_filled_in_with_json(bots: OpenBot) -> None:
     )
 
     reply = await bot.engine.handle(event)
+    await bot.engine.drain()
 
     assert reply.text == "Welcome to the tavern, Ann."
     [call] = state_calls(bot)
@@ -378,6 +379,7 @@ async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: Ope
     )
     await bot.engine.handle(event)
     await bot.engine.handle(make_event("I go north", persona="dm"))
+    await bot.engine.drain()
 
     _, second = state_calls(bot)
     assert '"game"' in second.messages[0].content
@@ -389,6 +391,29 @@ async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: Ope
     }
     # The chat model sees the state it keeps.
     assert "Ann, a bard" in chat_calls(bot)[-1].messages[0].content
+
+
+async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
+    bots: OpenBot,
+) -> None:
+    bot = await bots(DM)
+    release = asyncio.Event()
+
+    async def slow_state(messages: Sequence[Message]) -> str:
+        await release.wait()
+        return '{"party": "Ann, a bard", "game": "in the tavern"}'
+
+    bot.model.push("[NEUTRAL] Welcome.", slow_state, "[NEUTRAL] You look around.")
+    reply = await bot.engine.handle(make_event("I'm Ann, a bard.", persona="dm"))
+    assert reply.text == "Welcome."  # returned while the state call is still out
+
+    second = asyncio.create_task(bot.engine.handle(make_event("I look around", persona="dm")))
+    await _let_others_run()
+    assert not second.done()  # the next turn waits for the state to be written
+    release.set()
+    await second
+    assert "in the tavern" in chat_calls(bot)[-1].messages[0].content
+    await bot.engine.drain()
 
 
 async def test_structured_state_values_are_stored_as_json_text(bots: OpenBot) -> None:
@@ -414,6 +439,7 @@ async def test_malformed_state_json_is_retried_once_with_the_error(bots: OpenBot
     )
     await bot.engine.handle(event)
     reply = await bot.engine.handle(make_event("onward", persona="dm"))
+    await bot.engine.drain()
 
     assert reply.text == "Onward." and not reply.failed
     _, attempt, retry = state_calls(bot)
@@ -429,6 +455,7 @@ async def test_a_retry_that_succeeds_is_used(bots: OpenBot) -> None:
     event = make_event("hi", persona="dm")
     bot.model.push("[NEUTRAL] Welcome.", "oops", '{"party": "Ann", "game": "tavern"}')
     await bot.engine.handle(event)
+    await bot.engine.drain()
     assert len(state_calls(bot)) == 2
     assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
 

@@ -91,6 +91,7 @@ class Bot:
     personas: dict[str, Persona] = field(default_factory=dict)
 
     async def close(self) -> None:
+        await self.engine.drain()
         await self.store.close()
 
 
