@@ -69,6 +69,7 @@ async def bench(persona_name: str, turns: int, data_dir: Path) -> dict[str, floa
         start = time.perf_counter()
         await engine.handle(event)
         handle_ms.append((time.perf_counter() - start) * 1000)
+        await engine.drain()  # the state update that follows a reply (dungeon master)
         start = time.perf_counter()
         await sessions.save_dirty()
         save_ms.append((time.perf_counter() - start) * 1000)
