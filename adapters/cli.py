@@ -21,7 +21,7 @@ from bot.config import Config, find_config, load_config
 from bot.llm.router import ModelSetupError
 from bot.persona import PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
-from bot.tomlfile import TomlError, locate
+from bot.tomlfile import TomlError
 from memory.store import StoreError
 
 __all__ = ["main"]
@@ -107,9 +107,7 @@ async def _chat(args: argparse.Namespace) -> int:
     try:
         runtime = await open_runtime(config, personas, os.environ, platforms=["console"])
     except ModelSetupError as e:
-        text = config.source.read_text(encoding="utf-8") if config.source else ""
-        line = locate(text, e.key.split(".")) if text else None
-        raise TomlError(str(config.source or "models"), e.key, line, e.message) from None
+        raise config.error(tuple(e.key.split(".")), e.message) from None
     if runtime.engine.models.notice:
         print(runtime.engine.models.notice, file=sys.stderr)
     runtime.scheduler.start()
@@ -139,14 +137,10 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     library = persona_library(config, Path.cwd())
-    text = config.source.read_text(encoding="utf-8") if config.source else ""
     for i, bot in enumerate(config.bots):
         if library.path(bot.persona) is None:
-            line = locate(text, ("bots", i, "persona"))
-            raise TomlError(
-                str(config.source),
-                f"bots[{i}].persona",
-                line,
+            raise config.error(
+                ("bots", i, "persona"),
                 f"no persona named {bot.persona!r} (known: {', '.join(library.names())})",
             )
         load_personas(library, [bot.persona])

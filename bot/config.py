@@ -106,6 +106,14 @@ class Config:
     # Where the file was read from (None: built-in defaults); not a TOML key.
     source: Path | None = field(default=None, metadata={"toml": False})
 
+    def error(self, path: tuple[str | int, ...], message: str) -> tomlfile.TomlError:
+        """A mistake found after loading, pointing at the key's line in the file."""
+        text = self.source.read_text(encoding="utf-8") if self.source else ""
+        line = tomlfile.locate(text, path) if text else None
+        return tomlfile.TomlError(
+            str(self.source or "configuration"), tomlfile.dotted(path), line, message
+        )
+
     def resolve(self, relative: str) -> Path:
         """A path from the file, relative to the file's folder (or the working directory)."""
         path = Path(relative).expanduser()
@@ -133,14 +141,10 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
         config.models.eco_mode = True
     elif eco in {"0", "false", "no", "off"}:
         config.models.eco_mode = False
-    if path is not None:
-        for i, bot in enumerate(config.bots):
-            if bot.platform in ("discord", "telegram") and not bot.token_env:
-                line = tomlfile.locate(path.read_text(encoding="utf-8"), ("bots", i))
-                raise tomlfile.TomlError(
-                    str(path),
-                    f"bots[{i}].token_env",
-                    line,
-                    f"a {bot.platform} bot needs token_env, the variable holding its token",
-                )
+    for i, bot in enumerate(config.bots):
+        if bot.platform in ("discord", "telegram") and not bot.token_env:
+            raise config.error(
+                ("bots", i, "token_env"),
+                f"a {bot.platform} bot needs token_env, the variable holding its token",
+            )
     return config

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["TomlError", "convert", "key_at", "load", "loads", "locate"]
+__all__ = ["TomlError", "convert", "dotted", "key_at", "load", "loads", "locate"]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -62,7 +62,7 @@ def loads(text: str, cls: type[T], file: str) -> T:
     try:
         return convert(data, cls)
     except _Invalid as e:
-        key = _dotted(e.path)
+        key = dotted(e.path)
         raise TomlError(file, key, locate(text, e.path), e.message) from None
 
 
@@ -71,7 +71,7 @@ def convert(data: Any, cls: type[T]) -> T:
     return value
 
 
-def _dotted(path: KeyPath) -> str:
+def dotted(path: Sequence[str | int]) -> str:
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
@@ -227,12 +227,12 @@ def key_at(text: str, line: int) -> str:
     table: list[str | int] = []
     for number, found, is_header in _defined(text):
         if number == line:
-            return _dotted(tuple(found))
+            return dotted(tuple(found))
         if number > line:
             break
         if is_header:
             table = found
-    return _dotted(tuple(table))
+    return dotted(tuple(table))
 
 
 def _common_prefix(a: Sequence[str | int], b: Sequence[str | int]) -> int:
