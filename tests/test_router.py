@@ -503,3 +503,26 @@ async def test_router_failure_reaches_the_caller_as_model_error(fake_openai: Fak
     assert len(fake_openai.chat_requests) == 2
     assert fake_openai.requests[0].headers["Authorization"] == "Bearer unused"
     assert (router.usage["summary"].calls, router.usage["summary"].failures) == (1, 1)
+
+
+async def test_a_zhipu_provider_speaks_openai_on_zhipus_path(fake_openai: FakeOpenAI) -> None:
+    config = ModelsConfig(
+        providers={
+            "glm": ProviderConfig(
+                kind="zhipu",
+                base_url=fake_openai.zhipu_base_url,
+                extra_body={"thinking": {"type": "disabled"}},
+            )
+        }
+    )
+    router = await build(config, {"ZHIPUAI_API_KEY": "id.secret"})
+    fake_openai.reply_text("[HAPPY] 喵！")
+
+    completion = await router.complete("chat", HELLO)
+
+    assert completion.text == "[HAPPY] 喵！"
+    [request] = fake_openai.requests
+    assert request.path == "/api/paas/v4/chat/completions"
+    assert request.headers["Authorization"] == "Bearer id.secret"
+    assert request.json["model"] == "glm-4-flash"
+    assert request.json["thinking"] == {"type": "disabled"}  # a Zhipu-only option, as is
