@@ -8,6 +8,7 @@ Session snapshots are opaque JSON here: their shape belongs to the bot.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -92,8 +93,12 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path)
+        """Open (creating or migrating) the database; StoreError names the path and why not."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
             await db.execute("PRAGMA journal_mode=WAL")
             # In WAL mode NORMAL never corrupts; a power cut may lose the last few seconds,
@@ -103,6 +108,9 @@ class Store:
             await db.execute("PRAGMA busy_timeout=5000")
             store = cls(db, path)
             await store._migrate()
+        except sqlite3.Error as e:
+            await db.close()
+            raise StoreError(f"{path}: cannot open the database: {e}") from None
         except BaseException:
             await db.close()
             raise

@@ -232,3 +232,17 @@ async def test_wipe_deletes_only_one_persona_in_one_scope(store: Store) -> None:
         row = await store.load_session(persona, scope)
         assert row is not None and row.snapshot == {"who": f"{persona}/{scope}"}
         assert await store.count_conversations(persona, scope) == 1
+
+
+async def test_a_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "data").write_text("not a folder")
+    with pytest.raises(StoreError, match="cannot open the database"):
+        await Store.open(tmp_path / "data" / "kizuna.sqlite3")
+
+
+async def test_a_file_that_is_not_a_database_is_a_clear_error_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    path.write_text("my notes, not a database")
+    with pytest.raises(StoreError, match="not a database"):
+        await Store.open(path)
+    assert path.read_text() == "my notes, not a database"
