@@ -110,19 +110,23 @@ async def _chat(args: argparse.Namespace) -> int:
         raise config.error(tuple(e.key.split(".")), e.message) from None
     if runtime.engine.models.notice:
         print(runtime.engine.models.notice, file=sys.stderr)
+    persona = next(iter(personas.values()))
+    interactive = sys.stdin.isatty()
     runtime.scheduler.start()
     try:
         console = ConsoleChat(
             runtime,
-            next(iter(personas.values())),
+            persona,
             _user(args),
             stdin=sys.stdin,
             stdout=sys.stdout,
-            interactive=sys.stdin.isatty(),
+            interactive=interactive,
         )
         await console.run()
-    finally:
+    finally:  # also on Ctrl-C, which cancels this task: the final save happens here
         await runtime.close()
+        if interactive:
+            print(f"\nSaved. {persona.identity.name} will be here.")
     return 0
 
 
@@ -198,9 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as e:
         print(e, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C: the console has saved on its way out
-        print(file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: the runtime has saved on its way out
         return 0
+    except BrokenPipeError:  # the reader went away (`kizuna chat ... | head`); saved already
+        # Point stdout at nothing so the interpreter's final flush does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

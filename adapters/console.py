@@ -1,8 +1,9 @@
 """The console: a REPL where one person talks with one persona.
 
 Anything that is not a command is said to the persona. Commands (also with a leading `/`):
-wipe, save, end, log, get, help, quit. Ctrl-D and Ctrl-C leave after a final save. With piped
-stdin there is no prompt or banner, so the output is just the conversation.
+wipe, save, end, log, get, help, quit. Ctrl-D and Ctrl-C leave; closing the runtime makes the
+final save. With piped stdin there is no prompt or banner, so the output is just the
+conversation.
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ class ConsoleChat:
                     line = raw.rstrip("\r\n") if raw else None
             except (EOFError, OSError, ValueError):
                 line = None
+            if line is not None:
+                # Bytes that are not UTF-8 arrive as lone surrogates: show them as U+FFFD.
+                line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             loop.call_soon_threadsafe(deliver, line)
 
         threading.Thread(target=read, daemon=True, name="console-stdin").start()
@@ -102,23 +106,18 @@ class ConsoleChat:
             self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
             self._say("Commands: " + ", ".join(COMMANDS) + ". Ctrl-D leaves.")
         prompt = f"{self._user}> "
-        try:
-            while True:
-                line = await self._read_line(prompt)
-                if line is None:
-                    break
-                word = line.strip().lower().removeprefix("/")
-                if word in ("quit", "exit"):
-                    break
-                handler = self._commands().get(word)
-                if handler is not None:
-                    await handler()
-                elif line.strip():
-                    self._show(await self._engine.handle(self._event(line)))
-        finally:  # also on Ctrl-C, which cancels this task
-            await self._engine.save(self._event(""))
-            if self._interactive:
-                self._say(f"\nSaved. {name} will be here.")
+        while True:
+            line = await self._read_line(prompt)
+            if line is None:
+                break
+            word = line.strip().lower().removeprefix("/")
+            if word in ("quit", "exit"):
+                break
+            handler = self._commands().get(word)
+            if handler is not None:
+                await handler()
+            elif line.strip():
+                self._show(await self._engine.handle(self._event(line)))
 
     def _show(self, reply: Reply) -> None:
         name = self._persona.identity.name
@@ -142,10 +141,14 @@ class ConsoleChat:
     async def _save(self) -> None:
         export = await self._engine.save(self._event(""))
         folder = self._runtime.data_dir / "exports"
-        folder.mkdir(parents=True, exist_ok=True)
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
         path = folder / f"{self._persona.key}-{_safe(self._user)}-{stamp}.json"
-        path.write_text(json.dumps(export, ensure_ascii=False, indent=2), encoding="utf-8")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(export, ensure_ascii=False, indent=2), encoding="utf-8")
+        except OSError as e:
+            self._say(f"Saved, but the export could not be written to {path}: {e.strerror or e}")
+            return
         self._say(f"Saved; session exported to {path}")
 
     async def _end(self) -> None:

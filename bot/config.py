@@ -141,6 +141,16 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
         config.models.eco_mode = True
     elif eco in {"0", "false", "no", "off"}:
         config.models.eco_mode = False
+    elif eco:
+        raise tomlfile.TomlError(
+            "environment",
+            "ECO_MODE",
+            None,
+            f"expected 1 or 0 (or true/false, yes/no, on/off), got {environ['ECO_MODE']!r}",
+        )
+    for i, folder in enumerate(config.persona_paths):
+        if not config.resolve(folder).is_dir():
+            raise config.error(("persona_paths", i), f"no such folder: {config.resolve(folder)}")
     for i, bot in enumerate(config.bots):
         if bot.platform in ("discord", "telegram") and not bot.token_env:
             raise config.error(

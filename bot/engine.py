@@ -29,6 +29,7 @@ APOLOGIES = {
     "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
 }
 STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
+MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
 
 
 @dataclass(slots=True, frozen=True)
@@ -117,11 +118,11 @@ class Engine:
             completion = await self.models.complete("chat", prompt.messages)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
-            apology = persona.identity.apology or APOLOGIES.get(
-                persona.identity.language, APOLOGIES["en"]
-            )
-            return Reply.build(apology, persona.emotion("SAD"), limit, failed=True)
+            return _apology(persona, limit)
         tag, text = parse_emotion(completion.text)
+        if not text:  # nothing to say is a failure too: the user gets an answer either way
+            log.warning("chat model gave %s an empty reply", persona.key)
+            return _apology(persona, limit)
         emotion = persona.emotion(tag)
         session.add(
             Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
@@ -155,10 +156,16 @@ class Engine:
         finally:
             session.lock.release()
 
-    async def drain(self) -> None:
-        """Wait for the work that follows replies (state updates) to finish."""
-        while self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+    async def drain(self, grace: float | None = None) -> None:
+        """Wait for the work that follows replies (state updates) to finish; after `grace`
+        seconds, cancel what is left (each task releases its session's lock)."""
+        pending = set(self._background)
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     async def _json_call(self, tier: str, messages: list[Message]) -> dict[str, Any]:
         """Ask for a JSON object; on malformed JSON retry once showing the error, then give
@@ -220,8 +227,18 @@ class Engine:
             )
 
 
+def _apology(persona: Persona, limit: int) -> Reply:
+    text = persona.identity.apology or APOLOGIES.get(persona.identity.language, APOLOGIES["en"])
+    return Reply.build(text, persona.emotion("SAD"), limit, failed=True)
+
+
 def _user_text(event: ChatEvent) -> str:
     text = event.text.strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        # Short-term memory holds conversation, not documents: keep the start, say so.
+        text = (
+            text[:MAX_MESSAGE_CHARS] + f" […cut: {len(text) - MAX_MESSAGE_CHARS} more characters]"
+        )
     if event.reply_to:
         text = f'(replying to "{event.reply_to.strip()[:200]}") {text}'
     for attachment in event.attachments:

@@ -7,6 +7,7 @@ override them by name, in that order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,6 +17,7 @@ from typing import Literal
 from bot import tomlfile
 
 __all__ = [
+    "EMOTION_NAME",
     "FORGETTING_POLICIES",
     "Emotions",
     "Identity",
@@ -28,6 +30,9 @@ __all__ = [
 ]
 
 FORGETTING_POLICIES = ("memorybank", "trace_decay", "half_life", "importance_random", "never")
+# What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
+EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
+MAX_IDLE_MINUTES = 7 * 24 * 60
 
 
 @dataclass(slots=True)
@@ -65,6 +70,12 @@ class Emotions:
     def __post_init__(self) -> None:
         self.names = [n.strip().upper() for n in self.names if n.strip()]
         self.neutral = self.neutral.strip().upper()
+        for i, name in enumerate(self.names):
+            if not EMOTION_NAME.fullmatch(name):
+                raise ValueError(
+                    f"emotions.names[{i}] {name!r} is not a tag a model can write: use letters, "
+                    "digits and _ (like HAPPY or VERY_HAPPY), starting with a letter"
+                )
         if self.neutral not in self.names:
             raise ValueError(f"emotions.neutral {self.neutral!r} is not in emotions.names")
 
@@ -81,8 +92,10 @@ class MemoryPolicy:
     def __post_init__(self) -> None:
         if not 0.0 <= self.flashback_rate <= 1.0:
             raise ValueError("memory.flashback_rate must be between 0 and 1")
-        if self.idle_minutes <= 0:
-            raise ValueError("memory.idle_minutes must be positive")
+        if not 0 < self.idle_minutes <= MAX_IDLE_MINUTES:
+            raise ValueError(
+                f"memory.idle_minutes must be more than 0 and at most {MAX_IDLE_MINUTES} (a week)"
+            )
 
 
 @dataclass(slots=True)
@@ -112,9 +125,11 @@ class Persona:
     path: Path | None = field(default=None, metadata={"toml": False})
 
     def __post_init__(self) -> None:
-        names = [slot.name for slot in self.state]
-        if len(names) != len(set(names)):
-            raise ValueError("state slot names must be unique")
+        seen: set[str] = set()
+        for i, slot in enumerate(self.state):
+            if slot.name in seen:
+                raise ValueError(f"state[{i}].name {slot.name!r} is used by an earlier slot")
+            seen.add(slot.name)
 
     @property
     def sprite_dir(self) -> Path | None:

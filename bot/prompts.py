@@ -25,7 +25,7 @@ __all__ = [
 LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"
-_TAG = re.compile(r"^\s*\**\s*\[([A-Za-z_]{2,24})\]\s*\**\s*")
+_TAG = re.compile(r"^\s*\**\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*\**\s*")
 
 
 @dataclass(slots=True, frozen=True)
@@ -156,5 +156,5 @@ def parse_emotion_instruction(system: str) -> list[str]:
     """The emotion names a system prompt offers (used by the offline model)."""
     for line in system.splitlines():
         if line.startswith(EMOTION_INSTRUCTION):
-            return re.findall(r"\[([A-Z_]+)\]", line)
+            return re.findall(r"\[([A-Z][A-Z0-9_]*)\]", line)
     return []

@@ -21,6 +21,9 @@ from memory.store import Store
 __all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
 
 DATABASE = "kizuna.sqlite3"
+# Seconds a shutdown waits for state updates still running after a reply before cancelling
+# them (the next turn's update covers the same exchange).
+SHUTDOWN_GRACE = 3.0
 
 
 def persona_library(config: Config, cwd: Path) -> PersonaLibrary:
@@ -45,10 +48,12 @@ class Runtime:
     data_dir: Path
 
     async def close(self) -> None:
-        """Finish the work after replies, save, then close the store."""
-        await self.engine.drain()
-        await self.scheduler.stop()
-        await self.store.close()
+        """Give the work after replies a moment to finish, save, then close the store."""
+        try:
+            await self.engine.drain(grace=SHUTDOWN_GRACE)
+            await self.scheduler.stop()
+        finally:
+            await self.store.close()
 
 
 async def open_runtime(
@@ -68,7 +73,11 @@ async def open_runtime(
     data_dir = config.resolve(config.data_dir)
     store = await Store.open(data_dir / DATABASE)
     sessions = SessionManager(store, clock)
-    await sessions.restore(personas.keys(), platforms)
+    try:
+        await sessions.restore(personas.keys(), platforms)
+    except BaseException:
+        await store.close()
+        raise
     engine = Engine(
         personas=personas, models=models, sessions=sessions, clock=clock, settings=config.engine
     )

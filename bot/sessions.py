@@ -8,6 +8,7 @@ closed (archived for long-term memory) when idle or ended.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -18,6 +19,8 @@ from memory.clock import Clock
 from memory.store import Store
 
 __all__ = ["Session", "SessionManager", "Turn", "scope_key"]
+
+log = logging.getLogger(__name__)
 
 
 def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
@@ -55,7 +58,14 @@ class Turn:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
-        return cls(**{**data, "at": datetime.fromisoformat(data["at"])})
+        return cls(
+            role=data["role"],
+            speaker=str(data.get("speaker", "")),
+            text=str(data["text"]),
+            at=datetime.fromisoformat(data["at"]),
+            user_id=str(data.get("user_id", "")),
+            emotion=str(data.get("emotion", "")),
+        )
 
 
 @dataclass(slots=True)
@@ -128,8 +138,24 @@ class SessionManager:
         for row in await self._store.load_sessions(personas):
             key = (row.persona, row.scope)
             if row.scope.split(":", 1)[0] in platforms and key not in self._sessions:
-                self._sessions[key] = Session.restore(row.persona, row.scope, row.snapshot)
+                self._sessions[key] = self._restore(row.persona, row.scope, row.snapshot)
         return len(self._sessions)
+
+    def _restore(self, persona: str, scope: str, snapshot: dict[str, Any]) -> Session:
+        try:
+            return Session.restore(persona, scope, snapshot)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            # Only a damaged database gets here. Start afresh rather than refuse every
+            # message of this user; the bad snapshot is replaced at the next save.
+            log.error(
+                "%s: unreadable session snapshot of %s in %s (%s: %s); starting afresh",
+                self._store.path,
+                persona,
+                scope,
+                type(e).__name__,
+                e,
+            )
+            return Session(persona, scope)
 
     async def get(self, persona: str, scope: str) -> Session:
         key = (persona, scope)
@@ -142,7 +168,7 @@ class SessionManager:
                     session = (
                         Session(persona, scope)
                         if row is None
-                        else Session.restore(persona, scope, row.snapshot)
+                        else self._restore(persona, scope, row.snapshot)
                     )
                     self._sessions[key] = session
         return session

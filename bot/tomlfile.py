@@ -9,6 +9,7 @@ and `locate` finds that path's line in the source text.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 import types
@@ -137,6 +138,8 @@ def _convert(value: Any, tp: Any, path: KeyPath) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Invalid(path, f"expected a number, got {_describe(value)}")
+        if not math.isfinite(value):  # TOML allows inf and nan; no setting wants them
+            raise _Invalid(path, f"expected a finite number, got {value}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -164,8 +167,19 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
         return cls(**kwargs)
     except ValueError as e:  # a __post_init__ check; its message starts with the key it is about
         message = str(e)
-        first = message.split(" ", 1)[0].rsplit(".", 1)[-1]
-        raise _Invalid((*path, first) if first in fields else path, message) from None
+        named = _key_path(message.split(" ", 1)[0])
+        # "memory.flashback_rate" raised inside [memory] names the key from the top: skip
+        # the parts that lead down to this table.
+        while named and named[0] not in fields:
+            named = named[1:]
+        raise _Invalid((*path, *named), message) from None
+
+
+def _key_path(text: str) -> KeyPath:
+    """("state", 1, "name") from "state[1].name"; () if `text` is not a key."""
+    if not re.fullmatch(r"[A-Za-z_]\w*(\[\d+\])*(\.[A-Za-z_]\w*(\[\d+\])*)*", text):
+        return ()
+    return tuple(int(p) if p.isdigit() else p for p in re.findall(r"\d+|[A-Za-z_]\w*", text))
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from filelock import FileLock, Timeout
 
 __all__ = ["ArchivedConversation", "SessionRow", "Store", "StoreError"]
 
@@ -76,6 +77,13 @@ class ArchivedConversation:
     encoded_at: datetime | None
 
 
+def _json(value: Any) -> str:
+    """JSON text SQLite can store: a lone surrogate (from undecodable input) becomes "?"
+    instead of failing the whole write."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+
+
 def _ts(at: datetime) -> float:
     return at.timestamp()
 
@@ -85,19 +93,36 @@ def _dt(ts: float) -> datetime:
 
 
 class Store:
-    """Open with `await Store.open(path)`; close with `await store.close()`."""
+    """Open with `await Store.open(path)`; close with `await store.close()`.
 
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+    One process at a time: snapshots are written from memory, so two processes on one
+    database would overwrite each other's turns. A lock file beside the database refuses the
+    second one (the OS drops the lock if a process dies).
+    """
+
+    def __init__(self, db: aiosqlite.Connection, path: Path, lock: FileLock) -> None:
         self._db = db
+        self._lock = lock
         self.path = path
 
     @classmethod
     async def open(cls, path: Path) -> Store:
         """Open (creating or migrating) the database; StoreError names the path and why not."""
+        lock = FileLock(path.with_name(path.name + ".lock"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise StoreError(
+                f"{path}: in use by another Kizuna process; stop it first, or give this one "
+                "another data_dir"
+            ) from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot open the database: {e}") from None
+        try:
             db = await aiosqlite.connect(path)
         except (OSError, sqlite3.Error) as e:
+            lock.release()
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
             await db.execute("PRAGMA journal_mode=WAL")
@@ -106,18 +131,21 @@ class Store:
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA foreign_keys=ON")
             await db.execute("PRAGMA busy_timeout=5000")
-            store = cls(db, path)
+            store = cls(db, path, lock)
             await store._migrate()
-        except sqlite3.Error as e:
+        except BaseException as e:
             await db.close()
-            raise StoreError(f"{path}: cannot open the database: {e}") from None
-        except BaseException:
-            await db.close()
+            lock.release()
+            if isinstance(e, sqlite3.Error):
+                raise StoreError(f"{path}: cannot open the database: {e}") from None
             raise
         return store
 
     async def close(self) -> None:
-        await self._db.close()
+        try:
+            await self._db.close()
+        finally:
+            self._lock.release()
 
     async def schema_version(self) -> int:
         async with self._db.execute("PRAGMA user_version") as cur:
@@ -144,7 +172,7 @@ class Store:
     ) -> None:
         await self._db.execute(
             _UPSERT_SESSION,
-            (persona, scope, json.dumps(snapshot, ensure_ascii=False), _ts(updated_at)),
+            (persona, scope, _json(snapshot), _ts(updated_at)),
         )
         await self._db.commit()
 
@@ -195,13 +223,13 @@ class Store:
                     _ts(started_at),
                     _ts(ended_at),
                     reason,
-                    json.dumps(turns, ensure_ascii=False),
+                    _json(turns),
                 ),
             )
             conversation_id = cur.lastrowid
             await self._db.execute(
                 _UPSERT_SESSION,
-                (persona, scope, json.dumps(snapshot, ensure_ascii=False), _ts(ended_at)),
+                (persona, scope, _json(snapshot), _ts(ended_at)),
             )
             await self._db.commit()
         except BaseException:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pytest
 
 from bot.config import EngineConfig
-from bot.engine import APOLOGIES
+from bot.engine import APOLOGIES, MAX_MESSAGE_CHARS
 from bot.events import PLATFORM_LIMITS, Attachment
 from bot.llm.base import Message, ModelError
 from bot.llm.tokens import estimate_messages
@@ -152,6 +152,22 @@ async def test_a_model_failure_becomes_an_apology_and_keeps_the_message(
     assert reply.emotion == "SAD"
     turns = (await bot.engine.info(make_event())).turns
     assert [(t.role, t.text) for t in turns] == [("user", "are you there?")]
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "[HAPPY]", "**[HAPPY]**  "])
+async def test_an_empty_answer_is_a_failure_too(bots: OpenBot, answer: str) -> None:
+    bot = await bots(model=ScriptedChatModel([answer]))
+    reply = await bot.engine.handle(make_event("hello?"))
+    assert reply.failed and reply.text == APOLOGIES["en"]
+    turns = (await bot.engine.info(make_event())).turns
+    assert [(t.role, t.text) for t in turns] == [("user", "hello?")]
+
+
+async def test_a_huge_message_is_cut_and_says_so(bot: Bot) -> None:
+    await bot.engine.handle(make_event("x" * (MAX_MESSAGE_CHARS + 500)))
+    [said, _] = (await bot.engine.info(make_event())).turns
+    assert said.text.startswith("x" * MAX_MESSAGE_CHARS)
+    assert said.text.endswith("[…cut: 500 more characters]")
 
 
 async def test_the_next_message_after_a_failure_sees_the_earlier_one(bot: Bot) -> None:
@@ -561,3 +577,22 @@ async def test_a_saved_conversation_survives_a_restart(bots: OpenBot, tmp_path: 
         assert "my cat is called Mochi" in call.text
     finally:
         await again.close()
+
+
+async def test_drain_with_a_grace_cancels_a_stuck_state_update(bots: OpenBot) -> None:
+    bot = await bots(DM)
+    never = asyncio.Event()
+
+    async def stuck(messages: Sequence[Message]) -> str:
+        await never.wait()
+        return "{}"
+
+    bot.model.push("[NEUTRAL] Welcome.", stuck)
+    event = make_event("hi", persona="dm")
+    await bot.engine.handle(event)
+
+    await bot.engine.drain(grace=0.01)
+
+    session = await bot.engine.session(event)
+    assert not session.lock.locked()  # the cancelled update let go of the session
+    assert [t.text for t in (await bot.engine.info(event)).turns] == ["hi", "Welcome."]

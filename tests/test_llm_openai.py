@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import socket
-import time
 
 import openai
 import pytest
@@ -182,23 +181,19 @@ async def test_server_errors_exhaust_retries(fake_openai: FakeOpenAI) -> None:
 
 
 async def test_hang_retried_then_succeeds(fake_openai: FakeOpenAI) -> None:
-    fake_openai.hang(5)
-    started = time.monotonic()
+    fake_openai.hang(5)  # then answers: without the timeout there would be one request
     result = await model_for(fake_openai, timeout=0.2).complete(HELLO)
     assert result.text.startswith("[NEUTRAL]")
     assert len(fake_openai.chat_requests) == 2
-    assert time.monotonic() - started < 1.5
 
 
 async def test_hang_every_time_gives_retryable_error(fake_openai: FakeOpenAI) -> None:
-    fake_openai.hang(5).hang(5)
-    started = time.monotonic()
+    fake_openai.hang(5).hang(5)  # each then answers: only timeouts make this an error
     with pytest.raises(ModelError) as info:
         await model_for(fake_openai, timeout=0.2, max_retries=1).complete(HELLO)
     assert info.value.retryable
     assert "timed out" in str(info.value)
     assert len(fake_openai.chat_requests) == 2
-    assert time.monotonic() - started < 1.5
 
 
 async def test_zero_retries_means_one_try(fake_openai: FakeOpenAI) -> None:
@@ -448,6 +443,4 @@ def test_fake_in_a_thread() -> None:
             client.with_options(timeout=0.1).chat.completions.create(
                 model="fake-chat", messages=[{"role": "user", "content": "hi"}]
             )
-        started = time.monotonic()
-    assert time.monotonic() - started < 2.0
     assert len(fake.chat_requests) == 2

@@ -304,9 +304,30 @@ def test_missing_identity_table(tmp_path: Path) -> None:
 
 def test_state_slot_names_are_unique(tmp_path: Path) -> None:
     slot = '[[state]]\nname = "game"\ninstructions = "x"\n'
-    path = write(tmp_path, "pip", MINIMAL + slot + slot)
-    with pytest.raises(TomlError, match="state slot names must be unique"):
+    text = MINIMAL + slot + slot
+    path = write(tmp_path, "pip", text)
+    with pytest.raises(TomlError, match="used by an earlier slot") as info:
         load_persona(path)
+    lines = path.read_text().splitlines()
+    assert info.value.key == "state[1].name"
+    assert info.value.line == len(lines) - 1  # the second slot's name line
+
+
+@pytest.mark.parametrize("name", ["开心", "very happy", "2SAD", "X"])
+def test_emotion_names_must_be_tags_a_model_can_write(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path, "pip", MINIMAL + f'[emotions]\nnames = ["NEUTRAL", "{name}"]\n')
+    with pytest.raises(TomlError, match="not a tag a model can write") as info:
+        load_persona(path)
+    assert info.value.key == "emotions.names[1]"
+    assert info.value.line == len(path.read_text().splitlines())  # the names line, last
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0"])
+def test_idle_minutes_must_be_a_sensible_time(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, "pip", MINIMAL + f"[memory]\nidle_minutes = {value}\n")
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    assert info.value.key == "memory.idle_minutes"
 
 
 # --- the library -----------------------------------------------------------------------------

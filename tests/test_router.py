@@ -112,7 +112,9 @@ async def test_ollama_detected_when_no_openai(clients) -> None:
     [
         ("http://10.0.0.5:11500", "http://10.0.0.5:11500", "http://10.0.0.5:11500/v1"),
         ("10.0.0.5:11500", "http://10.0.0.5:11500", "http://10.0.0.5:11500/v1"),  # no scheme
-        ("https://ollama.lan/", "https://ollama.lan/", "https://ollama.lan/v1"),
+        ("https://ollama.lan/", "https://ollama.lan", "https://ollama.lan/v1"),
+        ("0.0.0.0", "http://127.0.0.1:11434", "http://127.0.0.1:11434/v1"),  # Ollama's own form
+        ("ollama.lan", "http://ollama.lan:11434", "http://ollama.lan:11434/v1"),
     ],
 )
 async def test_ollama_host_honoured(clients, host: str, probed: str, base_url: str) -> None:
@@ -121,6 +123,18 @@ async def test_ollama_host_honoured(clients, host: str, probed: str, base_url: s
     assert probe.hosts == [probed]
     assert [c["base_url"] for c in clients] == [base_url]
     assert router.models["chat"].name == "openai/ollama:llama3.2"
+
+
+@pytest.mark.parametrize("host", ["http://host:notaport", "localhost:99999", "ftp://x"])
+async def test_a_malformed_ollama_host_is_not_probed(clients, host: str) -> None:
+    probe = Probe(["llama3.2"])
+    router = await build(ModelsConfig(), {"OLLAMA_HOST": host}, probe)
+    assert probe.hosts == [] and router.offline and router.notice == OFFLINE_NOTICE
+
+
+async def test_the_real_probe_says_no_for_anything_that_goes_wrong() -> None:
+    assert await router_module.probe_ollama("http://127.0.0.1:9") == []  # refused
+    assert await router_module.probe_ollama("http://[bad") == []  # not even a URL
 
 
 async def test_nothing_found_means_offline_with_a_notice(clients) -> None:

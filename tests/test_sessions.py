@@ -357,3 +357,14 @@ async def test_wipe_forgets_turns_state_and_archive(
     assert await store.count_conversations("pip", "s1") == 0
     assert await store.load_session("pip", "s1") is None
     assert await store.load_session("pip", "s2") is not None
+
+
+async def test_an_unreadable_snapshot_starts_afresh_instead_of_failing(
+    store: Store, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    await store.save_session("pip", "console:dm:ann", {"turns": [{"role": "user"}]}, clock.now())
+    manager = SessionManager(store, clock)
+    assert await manager.restore(["pip"], ["console"]) == 1
+    session = await manager.get("pip", "console:dm:ann")
+    assert session.turns == [] and not session.is_open
+    assert "unreadable session snapshot" in caplog.text

@@ -246,3 +246,24 @@ async def test_a_file_that_is_not_a_database_is_a_clear_error_and_kept(tmp_path:
     with pytest.raises(StoreError, match="not a database"):
         await Store.open(path)
     assert path.read_text() == "my notes, not a database"
+
+
+async def test_a_second_process_is_refused_while_the_first_has_the_database(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    first = await Store.open(path)
+    try:
+        with pytest.raises(StoreError, match="in use by another Kizuna process"):
+            await Store.open(path)
+    finally:
+        await first.close()
+    second = await Store.open(path)  # free again once the first has closed
+    await second.close()
+
+
+async def test_undecodable_input_is_stored_not_fatal(store: Store) -> None:
+    snapshot = {"turns": [{"text": "caf\udce9"}]}  # a byte that was not UTF-8
+    await store.save_session("pip", "s1", snapshot, T0)
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == {"turns": [{"text": "caf?"}]}

@@ -317,13 +317,34 @@ def test_web_bot_needs_no_token(tmp_path: Path) -> None:
 
 
 def test_paths_resolve_relative_to_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path, 'data_dir = "state"\npersona_paths = ["mine", "/abs/theirs"]\n')
+    theirs = tmp_path / "elsewhere" / "theirs"
+    (tmp_path / "mine").mkdir()
+    theirs.mkdir(parents=True)
+    path = write(tmp_path, f'data_dir = "state"\npersona_paths = ["mine", "{theirs}"]\n')
     config = load_config(path, environ={})
     assert config.resolve(config.data_dir) == tmp_path / "state"
-    assert [config.resolve(p) for p in config.persona_paths] == [
-        tmp_path / "mine",
-        Path("/abs/theirs"),
-    ]
+    assert [config.resolve(p) for p in config.persona_paths] == [tmp_path / "mine", theirs]
+
+
+def test_a_missing_persona_folder_names_its_entry(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    path = write(tmp_path, 'data_dir = "state"\npersona_paths = ["mine", "gone"]\n')
+    with pytest.raises(TomlError, match="no such folder") as info:
+        load_config(path, environ={})
+    assert (info.value.key, info.value.line) == ("persona_paths[1]", 2)
+
+
+def test_an_unclear_eco_mode_is_an_error_not_ignored() -> None:
+    with pytest.raises(TomlError, match="ECO_MODE: expected 1 or 0"):
+        load_config(None, environ={"ECO_MODE": "2"})
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_non_finite_numbers_are_rejected(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, f"[models.providers.a]\ntimeout = {value}\n")
+    with pytest.raises(TomlError, match="finite") as info:
+        load_config(path, environ={})
+    assert (info.value.key, info.value.line) == ("models.providers.a.timeout", 2)
 
 
 def test_extra_body_keeps_any_values(tmp_path: Path) -> None:

@@ -13,9 +13,11 @@ the same `Bearer id.secret` key, and Zhipu-only options travel in `extra_body`.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -30,6 +32,7 @@ __all__ = [
     "OllamaProbe",
     "TierUsage",
     "build_router",
+    "ollama_url",
     "probe_ollama",
 ]
 
@@ -44,6 +47,8 @@ OFFLINE_NOTICE = (
 PAID_TOOLS = frozenset({"web_search"})
 
 OllamaProbe = Callable[[str], Awaitable[list[str]]]
+
+log = logging.getLogger(__name__)
 
 
 class ModelSetupError(Exception):
@@ -126,8 +131,31 @@ async def probe_ollama(host: str) -> list[str]:
             response = await client.get(f"{host.rstrip('/')}/api/tags")
             response.raise_for_status()
             return [m["name"] for m in response.json().get("models", []) if m.get("name")]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+    except Exception as e:  # a best-effort look: anything wrong means "no Ollama here"
+        log.info("no Ollama at %s (%s)", host, type(e).__name__)
         return []
+
+
+def ollama_url(value: str) -> str | None:
+    """The base URL for $OLLAMA_HOST, read as Ollama reads it: without a scheme, http and
+    port 11434 by default; with one, that scheme's own port. 0.0.0.0 (a server's "listen
+    everywhere") means this machine. None if it is not a host at all."""
+    value = value.strip() or "localhost"
+    has_scheme = "://" in value
+    try:
+        url = urlsplit(value if has_scheme else f"http://{value}")
+        port = url.port or (None if has_scheme else 11434)
+    except ValueError:
+        return None
+    host = url.hostname
+    if url.scheme not in ("http", "https") or not host:
+        return None
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return f"{url.scheme}://{netloc}{url.path.rstrip('/')}"
 
 
 async def _detect(
@@ -137,12 +165,14 @@ async def _detect(
     if environ.get("OPENAI_API_KEY") or environ.get("OPENAI_BASE_URL"):
         provider = ProviderConfig(kind="openai", base_url=environ.get("OPENAI_BASE_URL", ""))
         return {"openai": provider}, DEFAULT_MODELS["openai"], None
-    host = environ.get("OLLAMA_HOST", "http://localhost:11434")
-    if not host.startswith(("http://", "https://")):
-        host = "http://" + host
-    served = await probe(host)
-    if served:
-        provider = ProviderConfig(kind="openai", base_url=f"{host.rstrip('/')}/v1")
+    host = ollama_url(environ.get("OLLAMA_HOST", ""))
+    if host is None:
+        log.warning(
+            "OLLAMA_HOST=%r is not a host[:port]; not looking for Ollama", environ["OLLAMA_HOST"]
+        )
+    served = await probe(host) if host else []
+    if host and served:
+        provider = ProviderConfig(kind="openai", base_url=f"{host}/v1")
         return {"ollama": provider}, served[0], None
     return {"offline": ProviderConfig(kind="offline")}, "offline", OFFLINE_NOTICE
 
