@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from adapters.console import ConsoleChat, readable
 from bot import __version__
 from bot.config import Config, find_config, load_config
 from bot.llm.router import ModelSetupError
@@ -66,7 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         parents=[common],
         help="start every bot in the configuration",
-        description="Start every bot listed under [[bots]] in the configuration.",
+        description="Start every bot listed under [[bots]] in the configuration. The Discord, "
+        "Telegram and web adapters arrive in a later version: until then this checks the "
+        "configuration and says which bots cannot start yet.",
     )
 
     persona = sub.add_parser("persona", help="work with persona files")
@@ -88,7 +92,7 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _user(args: argparse.Namespace) -> str:
     if args.user:
-        return str(args.user)
+        return readable(str(args.user))
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -96,7 +100,6 @@ def _user(args: argparse.Namespace) -> str:
 
 
 async def _chat(args: argparse.Namespace) -> int:
-    from adapters.console import ConsoleChat
 
     config = _config(args)
     library = persona_library(config, Path.cwd())
@@ -112,6 +115,7 @@ async def _chat(args: argparse.Namespace) -> int:
         print(runtime.engine.models.notice, file=sys.stderr)
     persona = next(iter(personas.values()))
     interactive = sys.stdin.isatty()
+    restore_terminal = _terminal_keeper() if interactive else (lambda: None)
     runtime.scheduler.start()
     try:
         console = ConsoleChat(
@@ -124,10 +128,34 @@ async def _chat(args: argparse.Namespace) -> int:
         )
         await console.run()
     finally:  # also on Ctrl-C, which cancels this task: the final save happens here
-        await runtime.close()
         if interactive:
-            print(f"\nSaved. {persona.identity.name} will be here.")
+            print("\nSaving…", flush=True)
+        try:
+            await runtime.close()
+        finally:
+            restore_terminal()
+        if interactive:
+            print(f"Saved. {persona.identity.name} will be here.")
     return 0
+
+
+def _terminal_keeper() -> Callable[[], None]:
+    """Remember the terminal's settings; the returned function puts them back. readline's
+    input() may still be waiting on its thread when Ctrl-C ends the chat, and would leave the
+    terminal without echo."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):  # not a POSIX terminal: nothing to keep
+        return lambda: None
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    return restore
 
 
 def _run(args: argparse.Namespace) -> int:

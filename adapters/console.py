@@ -12,15 +12,16 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import TextIO
 
 from bot.events import ChatEvent, Reply
 from bot.persona import Persona
 from bot.runtime import Runtime
+from bot.sessions import Turn
 
-__all__ = ["COMMANDS", "ConsoleChat"]
+__all__ = ["COMMANDS", "ConsoleChat", "readable"]
 
 COMMANDS = {
     "wipe": "forget this conversation and everything remembered with this persona",
@@ -90,10 +91,7 @@ class ConsoleChat:
                     line = raw.rstrip("\r\n") if raw else None
             except (EOFError, OSError, ValueError):
                 line = None
-            if line is not None:
-                # Bytes that are not UTF-8 arrive as lone surrogates: show them as U+FFFD.
-                line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            loop.call_soon_threadsafe(deliver, line)
+            loop.call_soon_threadsafe(deliver, None if line is None else readable(line))
 
         threading.Thread(target=read, daemon=True, name="console-stdin").start()
         return await future
@@ -165,9 +163,14 @@ class ConsoleChat:
         if info.turns:
             started = _when(info.turns[0].at)
             self._say(f"conversation: {len(info.turns)} turns since {started}")
-            for turn in info.turns:
-                who = turn.speaker + (f" [{turn.emotion}]" if turn.emotion else "")
-                self._say(f"  {_when(turn.at)} {who}: {turn.text}")
+            self._show_turns(info.turns)
+        elif info.last_closed is not None:
+            last = info.last_closed
+            self._say(
+                f"conversation: none open; the last one ended {_when(last.ended_at)} "
+                f"({last.reason}) and waits to become long-term memory:"
+            )
+            self._show_turns(Turn.from_json(t) for t in last.turns)
         else:
             self._say("conversation: none open")
         if persona.state:
@@ -184,6 +187,11 @@ class ConsoleChat:
         )
         self._say(f"models: {self._engine.models.describe()}" + (f"; {spent}" if spent else ""))
 
+    def _show_turns(self, turns: Iterable[Turn]) -> None:
+        for turn in turns:
+            who = turn.speaker + (f" [{turn.emotion}]" if turn.emotion else "")
+            self._say(f"  {_when(turn.at)} {who}: {turn.text}")
+
     async def _get(self) -> None:
         cue = await self._read_line("cue> ")
         if cue is None:
@@ -194,6 +202,12 @@ class ConsoleChat:
     async def _help(self) -> None:
         for command, what in COMMANDS.items():
             self._say(f"  {command:<5} {what}")
+
+
+def readable(text: str) -> str:
+    """Text as typed, with bytes that were not UTF-8 (which Python keeps as lone surrogates,
+    and no database or terminal takes) shown as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _when(at: datetime) -> str:

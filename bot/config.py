@@ -43,6 +43,8 @@ class ProviderConfig:
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
         if self.max_retries < 0:

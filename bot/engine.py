@@ -18,6 +18,7 @@ from bot.persona import Persona, StateSlot
 from bot.prompts import build_chat_prompt, build_state_prompt, parse_emotion
 from bot.sessions import Session, SessionManager, Turn, scope_key
 from memory.clock import Clock
+from memory.store import ArchivedConversation
 
 __all__ = ["Engine", "SessionInfo"]
 
@@ -41,6 +42,7 @@ class SessionInfo:
     turns: tuple[Turn, ...]
     state: dict[str, str]
     archived: int  # closed conversations waiting in the archive
+    last_closed: ArchivedConversation | None  # the newest of them, when none is open
 
 
 class Engine:
@@ -150,7 +152,7 @@ class Engine:
                 elif isinstance(value, dict | list):
                     text = json.dumps(value, ensure_ascii=False)
                     session.state[slot.name] = text[:STATE_VALUE_LIMIT]
-            session.dirty = True
+            session.touch()
         except Exception:
             log.exception("state update failed for %s; the state stays as it was", persona.key)
         finally:
@@ -162,10 +164,12 @@ class Engine:
         pending = set(self._background)
         if not pending:
             return
-        _, late = await asyncio.wait(pending, timeout=grace)
-        for task in late:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            await asyncio.wait(pending, timeout=grace)
+        finally:  # also when the wait itself is cancelled (a second Ctrl-C)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _json_call(self, tier: str, messages: list[Message]) -> dict[str, Any]:
         """Ask for a JSON object; on malformed JSON retry once showing the error, then give
@@ -221,9 +225,18 @@ class Engine:
     async def info(self, event: ChatEvent) -> SessionInfo:
         session = await self.session(event)
         async with session.lock:
-            archived = await self.sessions.store.count_conversations(session.persona, session.scope)
+            store = self.sessions.store
+            archived = await store.count_conversations(session.persona, session.scope)
+            last = None
+            if not session.is_open and archived:
+                [last] = await store.conversations(session.persona, session.scope, limit=1)
             return SessionInfo(
-                session.persona, session.scope, tuple(session.turns), dict(session.state), archived
+                session.persona,
+                session.scope,
+                tuple(session.turns),
+                dict(session.state),
+                archived,
+                last,
             )
 
 

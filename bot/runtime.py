@@ -51,9 +51,11 @@ class Runtime:
         """Give the work after replies a moment to finish, save, then close the store."""
         try:
             await self.engine.drain(grace=SHUTDOWN_GRACE)
-            await self.scheduler.stop()
         finally:
-            await self.store.close()
+            try:
+                await self.scheduler.stop()  # the final save
+            finally:
+                await self.store.close()
 
 
 async def open_runtime(

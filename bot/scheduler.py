@@ -52,4 +52,4 @@ class Scheduler:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        await self._sessions.save_dirty(wait=True)
+        await self._sessions.save_dirty()

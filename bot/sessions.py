@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from bot.events import ChatEvent
 from memory.clock import Clock
-from memory.store import Store
+from memory.store import SessionRow, Store
 
 __all__ = ["Session", "SessionManager", "Turn", "scope_key"]
 
@@ -76,19 +76,32 @@ class Session:
     state: dict[str, str] = field(default_factory=dict)
     started_at: datetime | None = None
     last_active: datetime | None = None
-    dirty: bool = False
+    # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+    # Held only while the store is written, so autosave never waits for a model call and a
+    # snapshot never lands on top of an archive or a wipe.
+    write_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+    changes: int = field(default=0, compare=False)  # counts changes; `saved`: as of the store
+    saved: int = field(default=0, compare=False)
 
     @property
     def is_open(self) -> bool:
         return bool(self.turns)
+
+    @property
+    def dirty(self) -> bool:
+        return self.changes != self.saved
+
+    def touch(self) -> None:
+        """Note a change, for the next snapshot."""
+        self.changes += 1
 
     def add(self, turn: Turn) -> None:
         if not self.turns:
             self.started_at = turn.at
         self.turns.append(turn)
         self.last_active = turn.at
-        self.dirty = True
+        self.touch()
 
     def idle_since(self, now: datetime, idle: timedelta) -> bool:
         return self.last_active is not None and self.is_open and now - self.last_active >= idle
@@ -138,12 +151,15 @@ class SessionManager:
         for row in await self._store.load_sessions(personas):
             key = (row.persona, row.scope)
             if row.scope.split(":", 1)[0] in platforms and key not in self._sessions:
-                self._sessions[key] = self._restore(row.persona, row.scope, row.snapshot)
+                self._sessions[key] = self._restore(row)
         return len(self._sessions)
 
-    def _restore(self, persona: str, scope: str, snapshot: dict[str, Any]) -> Session:
+    def _restore(self, row: SessionRow) -> Session:
+        persona, scope = row.persona, row.scope
         try:
-            return Session.restore(persona, scope, snapshot)
+            if row.damaged:
+                raise ValueError("not a JSON object")
+            return Session.restore(persona, scope, row.snapshot)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             # Only a damaged database gets here. Start afresh rather than refuse every
             # message of this user; the bad snapshot is replaced at the next save.
@@ -165,11 +181,7 @@ class SessionManager:
                 session = self._sessions.get(key)
                 if session is None:
                     row = await self._store.load_session(persona, scope)
-                    session = (
-                        Session(persona, scope)
-                        if row is None
-                        else self._restore(persona, scope, row.snapshot)
-                    )
+                    session = Session(persona, scope) if row is None else self._restore(row)
                     self._sessions[key] = session
         return session
 
@@ -177,44 +189,53 @@ class SessionManager:
         return list(self._sessions.values())
 
     async def save(self, session: Session) -> None:
-        """Write the snapshot now. The caller holds the session's lock or the session is idle."""
-        await self._store.save_session(
-            session.persona, session.scope, session.snapshot(), self._clock.now()
-        )
-        session.dirty = False
+        """Write the snapshot now. Needs no turn lock: the snapshot is taken in one step, and
+        a change made while it is written keeps the session dirty for the next round."""
+        async with session.write_lock:
+            version = session.changes
+            snapshot = session.snapshot()
+            await self._store.save_session(
+                session.persona, session.scope, snapshot, self._clock.now()
+            )
+            session.saved = max(session.saved, version)
 
-    async def save_dirty(self, *, wait: bool = False) -> int:
-        """Snapshot every changed session. A session busy with a turn (its model call may
-        take a while) is skipped, to be saved next round, unless `wait` is set."""
+    async def save_dirty(self) -> int:
+        """Snapshot every changed session, busy ones included (a turn waiting on the model
+        has the user's message in it already)."""
         saved = 0
         for session in self.all():
-            if session.dirty and (wait or not session.lock.locked()):
-                async with session.lock:
-                    if session.dirty:
-                        await self.save(session)
-                        saved += 1
+            if session.dirty:
+                await self.save(session)
+                saved += 1
         return saved
 
     async def close(self, session: Session, reason: str) -> int | None:
         """Archive the open conversation and start a fresh one; the caller holds the lock.
-        State slots outlive the conversation (a game goes on). Returns the archive id."""
+        State slots outlive the conversation (a game goes on). Returns the archive id.
+
+        Shielded: once the archive is being written, a cancel (Ctrl-C) cannot separate it
+        from clearing the turns, so a conversation is never both archived and still open."""
         if not session.is_open:
             return None
+        return await asyncio.shield(self._archive(session, reason))
+
+    async def _archive(self, session: Session, reason: str) -> int:
         assert session.started_at is not None
-        # Archive first: if the store fails, the conversation stays open and nothing is lost.
-        fresh = {**session.snapshot(), "turns": [], "started_at": None}
-        conversation_id = await self._store.archive_conversation(
-            session.persona,
-            session.scope,
-            started_at=session.started_at,
-            ended_at=self._clock.now(),
-            reason=reason,
-            turns=[t.to_json() for t in session.turns],
-            snapshot=fresh,
-        )
-        session.turns.clear()
-        session.started_at = None
-        session.dirty = False
+        async with session.write_lock:
+            # Archive first: if the store fails, the conversation stays open; nothing is lost.
+            fresh = {**session.snapshot(), "turns": [], "started_at": None}
+            conversation_id = await self._store.archive_conversation(
+                session.persona,
+                session.scope,
+                started_at=session.started_at,
+                ended_at=self._clock.now(),
+                reason=reason,
+                turns=[t.to_json() for t in session.turns],
+                snapshot=fresh,
+            )
+            session.turns.clear()
+            session.started_at = None
+            session.saved = session.changes  # the store holds exactly this now
         return conversation_id
 
     async def close_idle(self, idle_for: Callable[[str], timedelta]) -> int:
@@ -232,8 +253,9 @@ class SessionManager:
 
     async def wipe(self, session: Session) -> None:
         """Forget the conversation, its state and its archive; the caller holds the lock."""
-        await self._store.wipe(session.persona, session.scope)
-        session.turns.clear()
-        session.state.clear()
-        session.started_at = session.last_active = None
-        session.dirty = False
+        async with session.write_lock:
+            await self._store.wipe(session.persona, session.scope)
+            session.turns.clear()
+            session.state.clear()
+            session.started_at = session.last_active = None
+            session.saved = session.changes

@@ -63,6 +63,7 @@ class SessionRow:
     scope: str
     snapshot: dict[str, Any]
     updated_at: datetime
+    damaged: bool = False  # the stored text was not a JSON object; `snapshot` is then {}
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,6 +83,16 @@ def _json(value: Any) -> str:
     instead of failing the whole write."""
     text = json.dumps(value, ensure_ascii=False)
     return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+
+
+def _session_row(row: Any) -> SessionRow:
+    try:
+        snapshot = json.loads(row[2])
+    except ValueError:
+        snapshot = None
+    if not isinstance(snapshot, dict):
+        return SessionRow(row[0], row[1], {}, _dt(row[3]), damaged=True)
+    return SessionRow(row[0], row[1], snapshot, _dt(row[3]))
 
 
 def _ts(at: datetime) -> float:
@@ -183,7 +194,7 @@ class Store:
             (persona, scope),
         ) as cur:
             row = await cur.fetchone()
-        return None if row is None else SessionRow(row[0], row[1], json.loads(row[2]), _dt(row[3]))
+        return None if row is None else _session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
         """Every session of the given personas, oldest first."""
@@ -195,7 +206,7 @@ class Store:
             names,
         ) as cur:
             rows = await cur.fetchall()
-        return [SessionRow(r[0], r[1], json.loads(r[2]), _dt(r[3])) for r in rows]
+        return [_session_row(r) for r in rows]
 
     # Conversations: closed sessions, kept until long-term memory has encoded them.
 

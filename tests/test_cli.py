@@ -119,7 +119,8 @@ def test_end_archives_the_conversation(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert "Conversation ended; it is archived for long-term memory." in lines
     assert "No conversation is open." in lines  # the second end
-    assert "conversation: none open" in lines
+    assert any(line.startswith("conversation: none open; the last one ended") for line in lines)
+    assert any(line.endswith("ann: hello") for line in lines)  # the archived turns are shown
     assert "archived conversations: 1" in lines
     # The archive is on disk: a new run still counts it.
     assert "archived conversations: 1" in chat(tmp_path, "log\n").stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import socket
+from typing import Any
 
 import openai
 import pytest
@@ -159,6 +160,85 @@ async def test_rate_limit_retried_honouring_retry_after(fake_openai: FakeOpenAI)
     assert result.text == "[NEUTRAL] echo: hello there"
     assert len(fake_openai.chat_requests) == 2
     assert sleeps.delays == [0.25]
+
+
+async def test_a_retry_after_longer_than_anyone_should_wait_is_not_retried(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.fail(429, retry_after=3600)
+    sleeps = Sleeps()
+    with pytest.raises(ModelError, match="HTTP 429"):
+        await model_for(fake_openai, sleep=sleeps).complete(HELLO)
+    assert len(fake_openai.chat_requests) == 1 and sleeps.delays == []
+
+
+async def test_an_exhausted_quota_is_not_retried(fake_openai: FakeOpenAI) -> None:
+    fake_openai.reply(HttpError(429, "You exceeded your current quota", code="insufficient_quota"))
+    with pytest.raises(ModelError) as info:
+        await model_for(fake_openai, sleep=Sleeps()).complete(HELLO)
+    assert not info.value.retryable and len(fake_openai.chat_requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "requests"),
+    [
+        (HttpError(408, "request timeout"), 2),
+        (HttpError(409, "lock conflict"), 2),
+        (HttpError(400, "bad", headers=(("x-should-retry", "true"),)), 2),
+        (HttpError(503, "down for good", headers=(("x-should-retry", "false"),)), 1),
+    ],
+)
+async def test_retry_follows_the_sdks_rules(
+    fake_openai: FakeOpenAI, error: HttpError, requests: int
+) -> None:
+    fake_openai.reply(error)
+    model = model_for(fake_openai, sleep=Sleeps())
+    if requests == 2:
+        assert (await model.complete(HELLO)).text.startswith("[NEUTRAL]")
+    else:
+        with pytest.raises(ModelError):
+            await model.complete(HELLO)
+    assert len(fake_openai.chat_requests) == requests
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]},
+    ],
+)
+async def test_a_completion_of_the_wrong_shape_is_a_model_error(
+    fake_openai: FakeOpenAI, body: dict[str, Any]
+) -> None:
+    fake_openai.reply(Raw(body))
+    with pytest.raises(ModelError, match="malformed response"):
+        await model_for(fake_openai).complete(HELLO)
+
+
+async def test_content_in_parts_and_odd_usage_are_read(fake_openai: FakeOpenAI) -> None:
+    parts = [{"type": "text", "text": "[HAPPY] hello "}, {"type": "text", "text": "there"}]
+    fake_openai.reply(
+        Raw(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake-chat",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": parts},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": "x", "completion_tokens": 3, "total_tokens": 3},
+            }
+        )
+    )
+    result = await model_for(fake_openai).complete(HELLO)
+    assert result.text == "[HAPPY] hello there"
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (0, 3)
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -150,30 +150,70 @@ async def test_get_loads_a_saved_session_from_the_store(
     assert [t.text for t in session.turns] == ["remember me"]
 
 
-async def test_a_session_busy_with_a_turn_is_saved_next_round_and_not_closed(
+async def test_a_session_busy_with_a_turn_is_saved_but_not_closed(
     store: Store, clock: FakeClock, manager: SessionManager
 ) -> None:
     session = await manager.get("pip", "busy")
     say(session, "hi", clock.now())
     clock.advance(hours=1)
     async with session.lock:  # a turn is waiting on the model
-        assert await manager.save_dirty() == 0
+        assert await manager.save_dirty() == 1  # the user's message is safe already
         assert await manager.close_idle(lambda _: timedelta(minutes=5)) == 0
-    assert session.dirty and session.is_open
-    assert await manager.save_dirty() == 1
+    assert not session.dirty and session.is_open
+    row = await store.load_session("pip", "busy")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["hi"]
 
 
-async def test_save_dirty_can_wait_for_a_busy_session(
+async def test_a_change_made_while_saving_stays_dirty(
+    store: Store, clock: FakeClock, manager: SessionManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await manager.get("pip", "s1")
+    say(session, "first", clock.now())
+    real = store.save_session
+
+    async def slow_save(*args: Any, **kwargs: Any) -> None:
+        say(session, "second", clock.now())  # a turn lands while the write is in flight
+        await real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "save_session", slow_save)
+    await manager.save(session)
+    monkeypatch.undo()
+
+    assert session.dirty  # "second" is not in the store yet
+    await manager.save_dirty()
+    row = await store.load_session("pip", "s1")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["first", "second"]
+
+
+async def test_an_autosave_never_lands_on_top_of_an_archive(
     store: Store, clock: FakeClock, manager: SessionManager
 ) -> None:
-    session = await manager.get("pip", "busy")
+    session = await manager.get("pip", "s1")
     say(session, "hi", clock.now())
-    await session.lock.acquire()
-    saving = asyncio.create_task(manager.save_dirty(wait=True))
-    await asyncio.sleep(0)
-    assert not saving.done()
-    session.lock.release()
-    assert await saving == 1
+    async with session.lock:
+        closing = asyncio.create_task(manager.close(session, "end"))
+        saving = asyncio.create_task(manager.save_dirty())
+        await asyncio.gather(closing, saving)
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot["turns"] == []  # archived, not open as well
+    assert await store.count_conversations("pip", "s1") == 1
+
+
+async def test_a_cancel_during_the_archive_cannot_leave_it_half_done(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    session = await manager.get("pip", "s1")
+    say(session, "hi", clock.now())
+    closing = asyncio.create_task(manager.close(session, "end"))
+    await asyncio.sleep(0)  # the archive has started
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    await manager.save_dirty()  # waits for the shielded archive, then has nothing to write
+    assert not session.is_open
+    assert await store.count_conversations("pip", "s1") == 1
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot["turns"] == []
 
 
 async def test_save_dirty_saves_only_dirty_sessions(
@@ -368,3 +408,16 @@ async def test_an_unreadable_snapshot_starts_afresh_instead_of_failing(
     session = await manager.get("pip", "console:dm:ann")
     assert session.turns == [] and not session.is_open
     assert "unreadable session snapshot" in caplog.text
+
+
+async def test_a_snapshot_that_is_not_json_starts_afresh(
+    store: Store, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    await store.save_session("pip", "console:dm:ann", {"turns": []}, clock.now())
+    # Damage it behind the store's back, as a disk error or a hand edit would.
+    await store._db.execute("UPDATE sessions SET snapshot = '{not json'")
+    await store._db.commit()
+    manager = SessionManager(store, clock)
+    session = await manager.get("pip", "console:dm:ann")
+    assert session.turns == []
+    assert "not a JSON object" in caplog.text

@@ -402,3 +402,10 @@ def test_locate_skips_multiline_strings() -> None:
     )
     assert tomlfile.locate(text, ["p", "scope"]) == 9
     assert tomlfile.locate(text, ["not_a_table"]) is None
+
+
+def test_a_base_url_without_a_scheme_is_caught_at_load(tmp_path: Path) -> None:
+    path = write(tmp_path, '[models.providers.ollama]\nbase_url = "localhost:11434/v1"\n')
+    with pytest.raises(TomlError, match="must start with http") as info:
+        load_config(path, environ={})
+    assert (info.value.key, info.value.line) == ("models.providers.ollama.base_url", 2)

@@ -30,12 +30,19 @@ def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpen
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """Transient failures: 429, 5xx, timeouts and network errors."""
+    """Transient failures, as the openai SDK itself judges them: the server's x-should-retry
+    when it says; else 408, 409, 429 (but not an exhausted quota, which waiting won't fix),
+    5xx, timeouts and network errors."""
     if isinstance(exc, openai.APIConnectionError | TimeoutError):  # includes APITimeoutError
         return True
-    if isinstance(exc, openai.RateLimitError):
-        return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    should = exc.response.headers.get("x-should-retry", "").lower()
+    if should in ("true", "false"):
+        return should == "true"
+    if exc.status_code == 429:
+        return exc.code != "insufficient_quota"
+    return exc.status_code in (408, 409) or exc.status_code >= 500
 
 
 class OpenAIChatModel:
@@ -114,6 +121,7 @@ class OpenAIChatModel:
                 sleep=self._sleep,
                 retryable=is_retryable,
             )
+            return _completion(response, self._model)
         except Exception as exc:
             retryable = is_retryable(exc)
             tried = f" after {tries} attempts" if tries > 1 else ""
@@ -123,7 +131,6 @@ class OpenAIChatModel:
                 # Its text is the server's and may repeat the key: keep it out of tracebacks.
                 raise error from None
             raise error from exc
-        return _completion(response, self._model)
 
     def _describe(self, exc: BaseException) -> str:
         if isinstance(exc, openai.APITimeoutError | TimeoutError):
@@ -139,7 +146,8 @@ class OpenAIChatModel:
                 detail = body
             detail = " ".join(detail.split())[:_SNIPPET]
             return f"HTTP {exc.status_code}" + (f": {detail}" if detail else "")
-        if isinstance(exc, ValueError):  # json.JSONDecodeError and friends
+        if isinstance(exc, ValueError | TypeError | AttributeError | KeyError):
+            # a body that is not JSON, or JSON not shaped like a chat completion
             return f"malformed response ({type(exc).__name__})"
         return f"request failed ({type(exc).__name__})"
 
@@ -187,7 +195,7 @@ def _completion(response: Any, model: str) -> Completion:
     calls: list[ToolCall] = []
     if choices:
         message = choices[0].message
-        text = message.content or ""
+        text = _text(message.content)
         for call in message.tool_calls or ():
             function = getattr(call, "function", None)
             if function is None:  # a non-function ("custom") tool call: not ours
@@ -200,8 +208,27 @@ def _completion(response: Any, model: str) -> Completion:
         text=text,
         tool_calls=tuple(calls),
         usage=Usage(
-            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
         ),
         model=getattr(response, "model", None) or model,
     )
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list (some compatible servers)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(getattr(part, "text", ""))
+            for part in content
+        )
+    raise TypeError(f"message content is {type(content).__name__}")
+
+
+def _count(value: Any) -> int:
+    """A token count as the server gave it; anything but a whole number counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

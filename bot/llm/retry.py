@@ -12,7 +12,7 @@ __all__ = ["MAX_DELAY", "call_with_retries", "retry_after"]
 
 T = TypeVar("T")
 
-MAX_DELAY = 30.0  # seconds: no single wait is longer, whatever the server asks
+MAX_DELAY = 30.0  # seconds: no wait is longer; a server asking for more is not retried
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,9 @@ async def call_with_retries(
     retryable: Callable[[BaseException], bool],
 ) -> T:
     """Await `call()` up to `attempts` times (max_retries + 1), retrying only the exceptions
-    `retryable` accepts. Before retry n (0-based) it waits rng.uniform(0, base_delay * 2**n),
-    at least the Retry-After hint, never more than MAX_DELAY. The last exception propagates."""
+    `retryable` accepts. Before retry n (0-based) it waits rng.uniform(0, base_delay * 2**n)
+    (capped at MAX_DELAY), or the Retry-After hint if longer; a hint over MAX_DELAY ends the
+    retries. The last exception propagates."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     n = 0
@@ -57,7 +58,9 @@ async def call_with_retries(
             delay = rng.uniform(0.0, min(MAX_DELAY, base_delay * 2.0 ** min(n, 60)))
             hint = retry_after(exc)
             if hint is not None:
-                delay = max(delay, min(hint, MAX_DELAY))
+                if hint > MAX_DELAY:  # the server wants longer than anyone should wait
+                    raise
+                delay = max(delay, hint)
             log.warning(
                 "attempt %d/%d failed (%s); retrying in %.2fs",
                 n + 1,

@@ -79,11 +79,14 @@ class ToolCalls:
 
 @dataclass(frozen=True)
 class HttpError:
-    """An OpenAI-style error body with this status (and a Retry-After header if given)."""
+    """An OpenAI-style error body with this status (and a Retry-After header if given);
+    `code` replaces the body's error code, `headers` adds response headers."""
 
     status: int
     message: str | None = None
     retry_after: float | None = None
+    code: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,14 +159,16 @@ _ERROR_TYPES = {
 }
 
 
-def _error_response(status: int, message: str, retry_after: float | None = None) -> web.Response:
+def _error_response(
+    status: int, message: str, retry_after: float | None = None, code: str | None = None
+) -> web.Response:
     headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else None
     body = {
         "error": {
             "message": message,
             "type": _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error"),
             "param": None,
-            "code": str(status),
+            "code": code or str(status),
         }
     }
     return web.json_response(body, status=status, headers=headers)
@@ -353,7 +358,9 @@ class FakeOpenAI:
             reply = reply.then
         if isinstance(reply, HttpError):
             message = reply.message or f"scripted error {reply.status}"
-            return None, _error_response(reply.status, message, reply.retry_after)
+            response = _error_response(reply.status, message, reply.retry_after, reply.code)
+            response.headers.update(dict(reply.headers))
+            return None, response
         if isinstance(reply, Malformed):
             return None, web.Response(
                 status=200, body=reply.body.encode(), content_type="application/json"
