@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from bot import tomlfile
 
@@ -20,6 +20,7 @@ __all__ = [
     "EMOTION_NAME",
     "FORGETTING_POLICIES",
     "Emotions",
+    "ForgettingPolicy",
     "Identity",
     "MemoryPolicy",
     "Persona",
@@ -29,7 +30,8 @@ __all__ = [
     "load_persona",
 ]
 
-FORGETTING_POLICIES = ("memorybank", "trace_decay", "half_life", "importance_random", "never")
+ForgettingPolicy = Literal["memorybank", "trace_decay", "half_life", "importance_random", "never"]
+FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
@@ -83,9 +85,7 @@ class Emotions:
 @dataclass(slots=True)
 class MemoryPolicy:
     scope: Literal["user", "channel"] = "user"
-    forgetting: Literal["memorybank", "trace_decay", "half_life", "importance_random", "never"] = (
-        "memorybank"
-    )
+    forgetting: ForgettingPolicy = "memorybank"
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["TomlError", "convert", "dotted", "key_at", "load", "loads", "locate"]
+__all__ = ["TomlError", "dotted", "key_at", "load", "loads", "locate"]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -61,15 +61,11 @@ def loads(text: str, cls: type[T], file: str) -> T:
         key = key_at(text, line) if line else ""
         raise TomlError(file, key, line, f"TOML syntax error: {reason}") from None
     try:
-        return convert(data, cls)
+        value: T = _convert(data, cls, ())
+        return value
     except _Invalid as e:
         key = dotted(e.path)
         raise TomlError(file, key, locate(text, e.path), e.message) from None
-
-
-def convert(data: Any, cls: type[T]) -> T:
-    value: T = _convert(data, cls, ())
-    return value
 
 
 def dotted(path: Sequence[str | int]) -> str:

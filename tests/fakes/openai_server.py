@@ -351,6 +351,20 @@ class FakeOpenAI:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._closing.wait(), seconds)
 
+    async def _take(
+        self, request: web.Request, script: deque[Reply]
+    ) -> tuple[dict[str, Any], Reply | None, web.Response | None]:
+        """Record the request, check its key and body, and take the next scripted reply:
+        (body, reply left to answer, or a response already made)."""
+        body = await self._record(request)
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return {}, None, denied
+        if not isinstance(body, dict):
+            return {}, None, _error_response(400, "body must be a JSON object")
+        reply, response = await self._common(script.popleft() if script else None)
+        return body, reply, response
+
     async def _common(self, reply: Reply | None) -> tuple[Reply | None, web.Response | None]:
         """Handle the replies any endpoint understands; returns (reply left, response)."""
         while isinstance(reply, Hang):
@@ -370,14 +384,7 @@ class FakeOpenAI:
         return reply, None
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = await self._record(request)
-        denied = self._unauthorized(request)
-        if denied is not None:
-            return denied
-        if not isinstance(body, dict):
-            return _error_response(400, "body must be a JSON object")
-        scripted = self.replies.popleft() if self.replies else None
-        reply, response = await self._common(scripted)
+        body, reply, response = await self._take(request, self.replies)
         if response is not None:
             return response
         if reply is None:
@@ -481,14 +488,7 @@ class FakeOpenAI:
         return list(struct.unpack(f"<{dim}f", struct.pack(f"<{dim}f", *(v / norm for v in values))))
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
-        body = await self._record(request)
-        denied = self._unauthorized(request)
-        if denied is not None:
-            return denied
-        if not isinstance(body, dict):
-            return _error_response(400, "body must be a JSON object")
-        scripted = self.embedding_replies.popleft() if self.embedding_replies else None
-        reply, response = await self._common(scripted)
+        body, reply, response = await self._take(request, self.embedding_replies)
         if response is not None:
             return response
         if reply is not None:
