@@ -1,8 +1,10 @@
 """The console: a REPL where one person talks with one persona.
 
-Anything that is not a command is said to the persona. Commands (also with a leading `/`):
-wipe, save, end, log, get, help, quit. Ctrl-D and Ctrl-C leave; closing the runtime makes the
-final save. With piped stdin there is no prompt or banner, so the output is just the
+Anything that is not a command is said to the persona. A line that is just a command word
+(wipe, save, end, log, get, memories, forget, help, quit) runs it; a command with an argument
+takes a leading `/` (`/remember my cat is Mochi`, `/forget Mochi`, `/memories cat`), so that
+"remember when we..." is still said to the persona. Ctrl-D and Ctrl-C leave; closing the runtime
+makes the final save. With piped stdin there is no prompt or banner, so the output is just the
 conversation.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import TextIO
 
+from bot import commands
 from bot.events import ChatEvent, Reply
 from bot.persona import Persona
 from bot.runtime import Runtime
@@ -28,7 +31,10 @@ COMMANDS = {
     "save": "save now and export the session to a JSON file",
     "end": "end the conversation now (it goes to long-term memory)",
     "log": "show the session: persona, turns, state",
-    "get": "read one more line and show the closest memory",
+    "get": "read one more line (or /get CUE) and show the closest memory",
+    "remember": "/remember TEXT: the persona remembers TEXT for good (importance 3)",
+    "forget": "/forget QUERY: show the memories matching QUERY and delete the one you pick",
+    "memories": "list what the persona remembers of you (/memories QUERY: the best matches)",
     "help": "show these commands",
     "quit": "save and leave (Ctrl-D works too)",
 }
@@ -108,12 +114,14 @@ class ConsoleChat:
             line = await self._read_line(prompt)
             if line is None:
                 break
-            word = line.strip().lower().removeprefix("/")
+            word, argument = _command(line)
             if word in ("quit", "exit"):
                 break
             handler = self._commands().get(word)
             if handler is not None:
-                await handler()
+                await handler(argument)
+            elif word and line.strip().startswith("/"):
+                self._say(f"No command /{word}; `help` lists them.")
             elif line.strip():
                 self._show(await self._engine.handle(self._event(line)))
 
@@ -122,21 +130,24 @@ class ConsoleChat:
         for chunk in reply.chunks:
             self._say(f"{name} [{reply.emotion}]: {chunk}")
 
-    def _commands(self) -> dict[str, Callable[[], Awaitable[None]]]:
+    def _commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:
         return {
             "wipe": self._wipe,
             "save": self._save,
             "end": self._end,
             "log": self._log,
             "get": self._get,
+            "remember": self._remember,
+            "forget": self._forget,
+            "memories": self._memories,
             "help": self._help,
         }
 
-    async def _wipe(self) -> None:
+    async def _wipe(self, _: str) -> None:
         await self._engine.wipe(self._event(""))
         self._say(f"Wiped: {self._persona.identity.name} remembers nothing of you now.")
 
-    async def _save(self) -> None:
+    async def _save(self, _: str) -> None:
         export = await self._engine.save(self._event(""))
         folder = self._runtime.data_dir / "exports"
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
@@ -149,13 +160,13 @@ class ConsoleChat:
             return
         self._say(f"Saved; session exported to {path}")
 
-    async def _end(self) -> None:
+    async def _end(self, _: str) -> None:
         if await self._engine.end(self._event("")):
             self._say("Conversation ended; it is archived for long-term memory.")
         else:
             self._say("No conversation is open.")
 
-    async def _log(self) -> None:
+    async def _log(self, _: str) -> None:
         info = await self._engine.info(self._event(""))
         persona = self._persona
         self._say(f"persona: {persona.key} ({persona.identity.name})")
@@ -192,16 +203,62 @@ class ConsoleChat:
             who = turn.speaker + (f" [{turn.emotion}]" if turn.emotion else "")
             self._say(f"  {_when(turn.at)} {who}: {turn.text}")
 
-    async def _get(self) -> None:
-        cue = await self._read_line("cue> ")
-        if cue is None:
+    async def _get(self, cue: str) -> None:
+        if not cue:
+            cue = await self._read_line("cue> ") or ""
+        if not cue.strip():
             return
-        # Long-term memory is not written yet: the archive holds conversations, not memories.
-        self._say("No memories yet.")
+        found = await commands.closest(self._engine, self._event(""), cue)
+        if found is None:
+            self._say("Nothing comes to mind.")
+        else:
+            self._say(commands.format_memory(found, self._engine))
 
-    async def _help(self) -> None:
+    async def _remember(self, text: str) -> None:
+        if not text:
+            self._say("Say what to remember: /remember TEXT")
+            return
+        self._say((await commands.remember(self._engine, self._event(""), text)).message)
+
+    async def _memories(self, query: str) -> None:
+        found = await commands.list_memories(self._engine, self._event(""), query)
+        if not found:
+            self._say("No memories match." if query else "No memories yet.")
+        for memory in found:
+            self._say(commands.format_memory(memory, self._engine))
+
+    async def _forget(self, query: str) -> None:
+        if not query:
+            query = await self._read_line("forget what? ") or ""
+        if not query.strip():
+            return
+        event = self._event("")
+        choices = await commands.forget_candidates(self._engine, event, query)
+        if not choices:
+            self._say("No memory matches that.")
+            return
+        for number, memory in enumerate(choices, start=1):
+            self._say(commands.format_memory(memory, self._engine, number=number))
+        answer = (await self._read_line("forget which? (number, Enter for none) ") or "").strip()
+        if not answer.isdigit() or not 1 <= int(answer) <= len(choices):
+            self._say("Nothing forgotten.")
+            return
+        gone = await commands.forget(self._engine, event, choices[int(answer) - 1].id)
+        self._say(f"Forgotten: {gone.text}" if gone else "That memory was already gone.")
+
+    async def _help(self, _: str) -> None:
         for command, what in COMMANDS.items():
             self._say(f"  {command:<5} {what}")
+
+
+def _command(line: str) -> tuple[str, str]:
+    """(command word, argument) for a command line, ("", "") for anything said to the persona.
+    Bare words are commands only alone; arguments need the leading slash."""
+    stripped = line.strip()
+    if stripped.startswith("/"):
+        word, _, argument = stripped[1:].partition(" ")
+        return word.lower(), argument.strip()
+    return (stripped.lower(), "") if " " not in stripped else ("", "")
 
 
 def readable(text: str) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "BotConfig",
     "Config",
     "EngineConfig",
+    "MemoryConfig",
     "ModelsConfig",
     "ProviderConfig",
     "TierConfig",
@@ -89,6 +90,34 @@ class EngineConfig:
 
 
 @dataclass(slots=True)
+class MemoryConfig:
+    """Long-term memory: how memories are embedded and how many come to mind."""
+
+    # "hash" (built in, lexical), "local" (all-MiniLM-L6-v2, the `local` extra), "openai" (any
+    # OpenAI-compatible endpoint) or "zhipu" (embedding-3).
+    embedder: Literal["hash", "local", "openai", "zhipu"] = "hash"
+    provider: str = ""  # the [models.providers.NAME] serving "openai"/"zhipu" embeddings
+    model: str = ""  # the embedding model; "" = text-embedding-3-small / embedding-3
+    dimensions: int = 0  # ask the model for this many dimensions; 0 = its own
+    recall_k: int = 5  # memories recalled per turn
+    memory_tokens: int = 1500  # prompt budget for recalled memories
+    open_indexes: int = 16  # scopes whose index stays in RAM
+    index_save_seconds: float = 300.0  # how often changed indexes are written to disk
+
+    def __post_init__(self) -> None:
+        if self.dimensions < 0:
+            raise ValueError("dimensions must be 0 (the model's own) or more")
+        if not 1 <= self.recall_k <= 20:
+            raise ValueError("recall_k must be between 1 and 20")
+        if not 100 <= self.memory_tokens <= 8000:
+            raise ValueError("memory_tokens must be between 100 and 8000")
+        if self.open_indexes < 1:
+            raise ValueError("open_indexes must be at least 1")
+        if self.index_save_seconds <= 0:
+            raise ValueError("index_save_seconds must be positive")
+
+
+@dataclass(slots=True)
 class BotConfig:
     """One persona on one platform. `token_env` names the variable holding the bot token."""
 
@@ -104,6 +133,7 @@ class Config:
     persona_paths: list[str] = field(default_factory=list)
     models: ModelsConfig = field(default_factory=ModelsConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     bots: list[BotConfig] = field(default_factory=list)
     # Where the file was read from (None: built-in defaults); not a TOML key.
     source: Path | None = field(default=None, metadata={"toml": False})
@@ -153,6 +183,12 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
     for i, folder in enumerate(config.persona_paths):
         if not config.resolve(folder).is_dir():
             raise config.error(("persona_paths", i), f"no such folder: {config.resolve(folder)}")
+    memory = config.memory
+    if memory.provider and memory.provider not in config.models.providers:
+        known = ", ".join(config.models.providers) or "none configured"
+        raise config.error(
+            ("memory", "provider"), f"no provider named {memory.provider!r} (known: {known})"
+        )
     for i, bot in enumerate(config.bots):
         if bot.platform in ("discord", "telegram") and not bot.token_env:
             raise config.error(

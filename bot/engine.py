@@ -7,15 +7,16 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.config import EngineConfig
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
-from bot.llm.base import Message, ModelError
+from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.persona import Persona, StateSlot
 from bot.prompts import build_chat_prompt, build_state_prompt, parse_emotion
+from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, scope_key
 from memory.clock import Clock
 from memory.store import ArchivedConversation
@@ -31,6 +32,7 @@ APOLOGIES = {
 }
 STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
+MAX_TOOL_ROUNDS = 3  # tool calls answered per turn before the model must reply
 
 
 @dataclass(slots=True, frozen=True)
@@ -54,12 +56,14 @@ class Engine:
         sessions: SessionManager,
         clock: Clock,
         settings: EngineConfig,
+        memory: Recollector | None = None,
     ) -> None:
         self.personas = personas
         self.models = models
         self.sessions = sessions
         self.clock = clock
         self.settings = settings
+        self.memory = memory
         self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
@@ -106,7 +110,16 @@ class Engine:
                 await self.sessions.close(session, "idle")
             except Exception:  # the scheduler closes it later; the message must go on
                 log.exception("could not archive an idle conversation of %s", persona.key)
-        session.add(Turn("user", event.user_name, _user_text(event), now, user_id=event.user_id))
+        text = _user_text(event)
+        session.add(Turn("user", event.user_name, text, now, user_id=event.user_id))
+        scope = self.memory_scope(persona, session)
+        recollection = await self._recollect(persona, scope, text, now)
+        section, shown = "", list[int]()
+        if self.memory is not None:
+            budget = self.memory.settings.memory_tokens
+            section, shown = memory_section(
+                recollection.memories, recollection.flashback, now, budget
+            )
         prompt = build_chat_prompt(
             persona,
             session.turns,
@@ -115,9 +128,10 @@ class Engine:
             group=not event.is_dm and persona.memory.scope == "channel",
             now=now,
             budget=self.settings.context_tokens - self.settings.reply_tokens,
+            memories=section,
         )
         try:
-            completion = await self.models.complete("chat", prompt.messages)
+            completion = await self._complete(persona, scope, list(prompt.messages), shown)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
@@ -129,7 +143,65 @@ class Engine:
         session.add(
             Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
         )
+        await self._reinforce(scope, shown, now)
         return Reply.build(text, emotion, limit)
+
+    def memory_scope(self, persona: Persona, session: Session) -> str:
+        return Recollector.scope(persona.key, session.scope)
+
+    async def _recollect(
+        self, persona: Persona, scope: str, text: str, now: datetime
+    ) -> Recollection:
+        """What comes to mind; a memory that cannot be searched now costs the turn nothing."""
+        if self.memory is None:
+            return Recollection()
+        try:
+            return await self.memory.gather(
+                scope, text, now, flashback_rate=persona.memory.flashback_rate
+            )
+        except Exception:
+            log.exception("recall failed for %s; answering without long-term memory", persona.key)
+            return Recollection()
+
+    async def _reinforce(self, scope: str, ids: list[int], now: datetime) -> None:
+        if self.memory is None or not ids:
+            return
+        try:
+            await self.memory.bank.reinforce(scope, ids, now)
+        except Exception:
+            log.exception("could not reinforce recalled memories")
+
+    async def _complete(
+        self, persona: Persona, scope: str, messages: list[Message], shown: list[int]
+    ) -> Completion:
+        """The chat tier's reply, answering its recall_memory calls (at most MAX_TOOL_ROUNDS
+        rounds, then it must reply). Memories the tool shows join `shown`."""
+        tools: list[Tool] = []
+        if self.memory is not None and "recall_memory" in self.models.tools_allowed(persona.tools):
+            tools.append(RECALL_TOOL)
+        for round_ in range(MAX_TOOL_ROUNDS + 1):
+            offered = tools if round_ < MAX_TOOL_ROUNDS else []
+            completion = await self.models.complete("chat", messages, tools=offered)
+            if not completion.tool_calls or not offered:
+                return completion
+            messages.append(Message("assistant", completion.text, tool_calls=completion.tool_calls))
+            for call in completion.tool_calls:
+                result = await self._run_tool(persona, scope, call.name, call.arguments, shown)
+                messages.append(Message("tool", result, tool_call_id=call.id))
+        raise AssertionError("unreachable: the last round offers no tools")
+
+    async def _run_tool(
+        self, persona: Persona, scope: str, name: str, arguments: str, shown: list[int]
+    ) -> str:
+        if name != "recall_memory" or self.memory is None:
+            return f"There is no tool named {name!r}."
+        try:
+            result, ids = await self.memory.tool(scope, arguments, self.clock.now())
+        except Exception:
+            log.exception("recall_memory failed for %s", persona.key)
+            return "Memory is not answering right now."
+        shown.extend(i for i in ids if i not in shown)
+        return result
 
     @staticmethod
     def _due_slots(persona: Persona, session: Session) -> list[StateSlot]:
@@ -205,10 +277,18 @@ class Engine:
             return await self.sessions.close(session, "end") is not None
 
     async def wipe(self, event: ChatEvent) -> None:
-        """Forget this user's conversation, state and archive with this persona."""
+        """Forget this user's conversation, state, archive and long-term memories with this
+        persona."""
         session = await self.session(event)
         async with session.lock:
             await self.sessions.wipe(session)
+            if self.memory is not None:
+                await self.memory.bank.wipe(self.memory_scope(self.persona(event), session))
+
+    def event_scope(self, event: ChatEvent) -> str:
+        """The memory bank's scope for an event (commands use it)."""
+        persona = self.persona(event)
+        return Recollector.scope(persona.key, scope_key(persona.memory.scope, event))
 
     async def save(self, event: ChatEvent) -> dict[str, Any]:
         """Snapshot now; returns an export of the session."""

@@ -88,8 +88,10 @@ def build_chat_prompt(
     group: bool,
     now: datetime,
     budget: int,
+    memories: str = "",
 ) -> Prompt:
-    """System prompt, then as many of the most recent turns as fit in `budget` tokens.
+    """System prompt (with the recalled `memories` text, already within its own budget), then
+    as many of the most recent turns as fit in `budget` tokens.
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering.
@@ -97,6 +99,8 @@ def build_chat_prompt(
     system = _system_text(persona, user_name, group, now)
     if persona.state:
         system += "\n\n" + _state_text(persona.state, state)
+    if memories:
+        system += "\n\n" + memories
     head = [Message("system", system)]
     used = estimate_messages(head)
     chosen: list[Message] = []

@@ -1,5 +1,5 @@
-"""Putting the bot together: configuration -> personas, models, store, sessions, engine,
-scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
+"""Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
+engine, scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
 
 from __future__ import annotations
 
@@ -11,16 +11,18 @@ from pathlib import Path
 from bot.config import Config
 from bot.engine import Engine
 from bot.events import Platform
+from bot.llm.embedding import build_embedder
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
 from bot.persona import Persona, PersonaLibrary
+from bot.recollect import Recollector
 from bot.scheduler import Scheduler
 from bot.sessions import SessionManager
+from memory.bank import DATABASE, MemoryBank
 from memory.clock import Clock, SystemClock
 from memory.store import Store
 
 __all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
 
-DATABASE = "kizuna.sqlite3"
 # Seconds a shutdown waits for state updates still running after a reply before cancelling
 # them (the next turn's update covers the same exchange).
 SHUTDOWN_GRACE = 3.0
@@ -44,6 +46,7 @@ class Runtime:
     config: Config
     engine: Engine
     store: Store
+    bank: MemoryBank
     scheduler: Scheduler
     data_dir: Path
 
@@ -55,7 +58,10 @@ class Runtime:
             try:
                 await self.scheduler.stop()  # the final save
             finally:
-                await self.store.close()
+                try:
+                    await self.bank.close()  # writes changed indexes
+                finally:
+                    await self.store.close()
 
 
 async def open_runtime(
@@ -71,17 +77,38 @@ async def open_runtime(
     """Open everything and restore the open conversations of these personas on these
     platforms; the scheduler is not started yet."""
     clock = clock or SystemClock()
-    models = await build_router(config.models, environ, rng=random.Random(seed), probe=probe)
+    rng = random.Random(seed)
+    models = await build_router(config.models, environ, rng=rng, probe=probe)
+    embedder = build_embedder(config.memory, config.models, environ)
     data_dir = config.resolve(config.data_dir)
     store = await Store.open(data_dir / DATABASE)
-    sessions = SessionManager(store, clock)
     try:
+        bank = await MemoryBank.open(
+            data_dir,
+            embedder,
+            clock,
+            seed=rng.randrange(2**32),
+            store=store,
+            index_capacity=config.memory.open_indexes,
+        )
+        sessions = SessionManager(store, clock)
         await sessions.restore(personas.keys(), platforms)
     except BaseException:
         await store.close()
         raise
     engine = Engine(
-        personas=personas, models=models, sessions=sessions, clock=clock, settings=config.engine
+        personas=personas,
+        models=models,
+        sessions=sessions,
+        clock=clock,
+        settings=config.engine,
+        memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
     )
-    scheduler = Scheduler(sessions, engine.idle_time, interval=config.engine.snapshot_seconds)
-    return Runtime(config, engine, store, scheduler, data_dir)
+    scheduler = Scheduler(
+        sessions,
+        engine.idle_time,
+        interval=config.engine.snapshot_seconds,
+        flush=bank.flush,
+        flush_seconds=config.memory.index_save_seconds,
+    )
+    return Runtime(config, engine, store, bank, scheduler, data_dir)

@@ -1,11 +1,13 @@
-"""The scheduler: one asyncio task that snapshots dirty sessions and closes idle ones."""
+"""The scheduler: one asyncio task that snapshots dirty sessions, closes idle ones, and now and
+then writes changed memory indexes to disk (they can always be rebuilt from SQLite, so this
+only saves the rebuild)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.sessions import SessionManager
@@ -22,19 +24,30 @@ class Scheduler:
         idle_time: Callable[[str], timedelta],
         *,
         interval: float = 5.0,
+        flush: Callable[[], Awaitable[object]] | None = None,
+        flush_seconds: float = 300.0,
     ) -> None:
         self._sessions = sessions
         self._idle_time = idle_time
         self._interval = interval
+        self._flush = flush
+        self._flush_every = max(1, round(flush_seconds / interval))  # in rounds
+        self._rounds = 0
         self._task: asyncio.Task[None] | None = None
 
     async def tick(self) -> None:
         """One round of housekeeping; a failure is logged and tried again next round."""
+        self._rounds += 1
         try:
             await self._sessions.save_dirty()
             await self._sessions.close_idle(self._idle_time)
         except Exception:
             log.exception("scheduler round failed; retrying next round")
+        if self._flush is not None and self._rounds % self._flush_every == 0:
+            try:
+                await self._flush()
+            except Exception:
+                log.exception("saving memory indexes failed; retrying next time")
 
     async def _run(self) -> None:
         while True:
@@ -46,7 +59,7 @@ class Scheduler:
             self._task = asyncio.create_task(self._run(), name="kizuna-scheduler")
 
     async def stop(self) -> None:
-        """Stop the loop, then save whatever is still dirty."""
+        """Stop the loop, then save whatever is still dirty (indexes: the bank's close)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,12 +1,15 @@
-"""The SQLite store, the source of truth: session snapshots and archived conversations.
+"""The SQLite store, the source of truth: session snapshots, archived conversations and
+long-term memories (with their embeddings and a full-text index).
 
 One aiosqlite connection in WAL mode; the schema is versioned with PRAGMA user_version and
-migrated forward on open. Every query that touches a conversation names its persona and scope.
-Session snapshots are opaque JSON here: their shape belongs to the bot.
+migrated forward on open. Every query that touches a conversation or a memory names its scope.
+Session snapshots are opaque JSON here: their shape belongs to the bot. The memory operations
+implement `memory.records.MemoryStore`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
@@ -16,9 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import numpy as np
+import numpy.typing as npt
 from filelock import FileLock, Timeout
 
+from memory.records import IdDigest, Memory, NewMemory, Vectors
+
 __all__ = ["ArchivedConversation", "SessionRow", "Store", "StoreError"]
+
 
 # Each entry moves the schema from version i to i + 1. Append only; never edit a shipped one.
 MIGRATIONS: Sequence[str] = (
@@ -42,6 +50,45 @@ MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX conversations_by_scope ON conversations (persona, scope, ended_at);
     CREATE INDEX conversations_to_encode ON conversations (encoded_at) WHERE encoded_at IS NULL;
+    """,
+    """
+    CREATE TABLE memories (
+        id               INTEGER PRIMARY KEY,
+        scope            TEXT NOT NULL,
+        text             TEXT NOT NULL,
+        speaker          TEXT,
+        kind             TEXT NOT NULL CHECK (
+            kind IN ('episodic', 'fact', 'explicit', 'summary')
+        ),
+        category         TEXT CHECK (
+            category IN ('work_study', 'social_emotional', 'special', 'personal_daily')
+        ),
+        importance       INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 3),
+        sentiment        REAL NOT NULL DEFAULT 0 CHECK (sentiment BETWEEN -1 AND 1),
+        created_at       REAL NOT NULL,
+        last_recalled_at REAL,
+        recall_count     INTEGER NOT NULL DEFAULT 0,
+        strength         REAL NOT NULL,
+        related          TEXT NOT NULL DEFAULT '[]',
+        conversation_id  INTEGER,
+        previous_id      INTEGER,
+        embedding        BLOB,
+        embedder         TEXT
+    );
+    CREATE INDEX memories_by_scope ON memories (scope, created_at);
+    CREATE INDEX memories_by_previous ON memories (previous_id) WHERE previous_id IS NOT NULL;
+    -- The lexical half of recall; rowid = memories.id. `scope_tag` is one token per scope so
+    -- a search intersects with its scope inside FTS5 instead of scoring every scope's rows;
+    -- `context` holds the memory just before (what this one answers, often).
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        scope_tag, body, context, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE embedding_cache (
+        embedder  TEXT NOT NULL,
+        text_hash BLOB NOT NULL,
+        vector    BLOB NOT NULL,
+        PRIMARY KEY (embedder, text_hash)
+    ) WITHOUT ROWID;
     """,
 )
 
@@ -85,6 +132,11 @@ def _json(value: Any) -> str:
     return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
 
 
+def _clean(text: str) -> str:
+    """Text SQLite can store: lone surrogates (from undecodable input) become "?"."""
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _session_row(row: Any) -> SessionRow:
     try:
         snapshot = json.loads(row[2])
@@ -93,6 +145,50 @@ def _session_row(row: Any) -> SessionRow:
     if not isinstance(snapshot, dict):
         return SessionRow(row[0], row[1], {}, _dt(row[3]), damaged=True)
     return SessionRow(row[0], row[1], snapshot, _dt(row[3]))
+
+
+_MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id"
+)
+
+
+def _memory(row: Any) -> Memory:
+    return Memory(
+        id=row[0],
+        scope=row[1],
+        text=row[2],
+        speaker=row[3],
+        kind=row[4],
+        category=row[5],
+        importance=row[6],
+        sentiment=row[7],
+        created_at=_dt(row[8]),
+        last_recalled_at=None if row[9] is None else _dt(row[9]),
+        recall_count=row[10],
+        strength=row[11],
+        related=tuple(json.loads(row[12])),
+        conversation_id=row[13],
+        previous_id=row[14],
+    )
+
+
+def scope_tag(scope: str) -> str:
+    """The one FTS5 token standing for a scope (letters and digits only, so no tokenizer
+    splits or stems it)."""
+    return "s" + hashlib.blake2b(scope.encode("utf-8", "replace"), digest_size=10).hexdigest() + "0"
+
+
+def _blob(vector: Vectors) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+# SQLite allows 32766 parameters; stay well below in IN (...) lists.
+_CHUNK = 900
 
 
 def _ts(at: datetime) -> float:
@@ -289,5 +385,251 @@ class Store:
         )
         await self._db.execute(
             "DELETE FROM conversations WHERE persona = ? AND scope = ?", (persona, scope)
+        )
+        await self._db.commit()
+
+    async def wipe_memories(self, scope: str) -> int:
+        """Delete every memory of a scope (and its full-text rows); returns how many."""
+        async with self._db.execute("SELECT id FROM memories WHERE scope = ?", (scope,)) as cur:
+            ids = [r[0] for r in await cur.fetchall()]
+        return len(await self.delete_memories(scope, ids))
+
+    # Memories (memory.records.MemoryStore).
+
+    async def add_memory(self, memory: NewMemory) -> int:
+        try:
+            cur = await self._db.execute(
+                "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
+                " sentiment, created_at, strength, related, conversation_id, previous_id,"
+                " embedding, embedder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory.scope,
+                    _clean(memory.text),
+                    None if memory.speaker is None else _clean(memory.speaker),
+                    memory.kind,
+                    memory.category,
+                    memory.importance,
+                    memory.sentiment,
+                    _ts(memory.created_at),
+                    memory.strength,
+                    json.dumps(list(memory.related)),
+                    memory.conversation_id,
+                    memory.previous_id,
+                    None if memory.embedding is None else _blob(memory.embedding),
+                    memory.embedder,
+                ),
+            )
+            memory_id = cur.lastrowid
+            assert memory_id is not None
+            await self._db.execute(
+                "INSERT INTO memories_fts (rowid, scope_tag, body, context) VALUES (?, ?, ?, ?)",
+                (
+                    memory_id,
+                    scope_tag(memory.scope),
+                    _clean(memory.search_text),
+                    _clean(memory.search_context),
+                ),
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return memory_id
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        found: dict[int, Memory] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._db.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories"
+                f" WHERE scope = ? AND id IN ({_marks(len(chunk))})",
+                (scope, *chunk),
+            ) as cur:
+                for row in await cur.fetchall():
+                    found[row[0]] = _memory(row)
+        return [found[i] for i in unique if i in found]
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]:
+        order = "DESC" if newest_first else "ASC"
+        async with self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+            f" ORDER BY created_at {order}, id {order} LIMIT ?",
+            (scope, -1 if limit is None else limit),
+        ) as cur:
+            return [_memory(r) for r in await cur.fetchall()]
+
+    async def count_memories(self, scope: str) -> int:
+        async with self._db.execute(
+            "SELECT count(*) FROM memories WHERE scope = ?", (scope,)
+        ) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        gone: list[int] = []
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        try:
+            for start in range(0, len(unique), _CHUNK):
+                chunk = unique[start : start + _CHUNK]
+                async with self._db.execute(
+                    f"SELECT id FROM memories WHERE scope = ? AND id IN ({_marks(len(chunk))})",
+                    (scope, *chunk),
+                ) as cur:
+                    present = [r[0] for r in await cur.fetchall()]
+                if not present:
+                    continue
+                marks = _marks(len(present))
+                await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
+                await self._db.execute(
+                    f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present
+                )
+                gone.extend(present)
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return gone
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35
+    ) -> list[tuple[int, float]]:
+        # bm25() is lower-is-better and weighs columns in order: the scope tag counts for
+        # nothing, the memory before a little. The join on scope is the wall; the tag only
+        # narrows the search.
+        weights = f"0.0, 1.0, {float(context_weight)!r}"
+        async with self._db.execute(
+            f"SELECT f.rowid, -bm25(memories_fts, {weights}) AS score"
+            " FROM memories_fts AS f JOIN memories AS m ON m.id = f.rowid"
+            " WHERE memories_fts MATCH ? AND m.scope = ?"
+            f" ORDER BY bm25(memories_fts, {weights}) LIMIT ?",
+            (f"scope_tag : {scope_tag(scope)} AND {{body context}} : ({match})", scope, k),
+        ) as cur:
+            return [(r[0], float(r[1])) for r in await cur.fetchall()]
+
+    async def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many memories (of every scope) each term occurs in, and how many there are:
+        recall drops words too common to tell memories apart."""
+        counts: dict[str, int] = {}
+        for term in terms:
+            quoted = '"' + term.replace('"', '""') + '"'
+            async with self._db.execute(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                (f"body : {quoted}",),
+            ) as cur:
+                row = await cur.fetchone()
+            counts[term] = int(row[0]) if row else 0
+        async with self._db.execute("SELECT count(*) FROM memories") as cur:
+            row = await cur.fetchone()
+        return counts, int(row[0]) if row else 0
+
+    async def last_memory(self, scope: str) -> Memory | None:
+        """The scope's most recently stored memory."""
+        async with self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
+            (scope,),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else _memory(row)
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and those stored right after them (whose previous_id is one of
+        them), in one read."""
+        found: dict[int, Memory] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            marks = _marks(len(chunk))
+            async with self._db.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+                f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
+                (scope, *chunk, *chunk),
+            ) as cur:
+                for row in await cur.fetchall():
+                    found[row[0]] = _memory(row)
+        return list(found.values())
+
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        await self._db.executemany(
+            "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?,"
+            " strength = ? WHERE scope = ? AND id = ?",
+            [(_ts(now), strength, scope, memory_id) for memory_id, strength in updates],
+        )
+        await self._db.commit()
+
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
+        await self._db.execute(
+            "UPDATE memories SET related = ? WHERE scope = ? AND id = ?",
+            (json.dumps([int(r) for r in related]), scope, memory_id),
+        )
+        await self._db.commit()
+
+    async def scopes(self) -> list[str]:
+        async with self._db.execute("SELECT DISTINCT scope FROM memories ORDER BY scope") as cur:
+            return [r[0] for r in await cur.fetchall()]
+
+    async def embeddings(
+        self, scope: str, embedder: str
+    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+        async with self._db.execute(
+            "SELECT id, embedding FROM memories"
+            " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
+            (scope, embedder),
+        ) as cur:
+            rows = list(await cur.fetchall())
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, None
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return ids, matrix.reshape(len(rows), -1).copy()
+
+    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
+        async with self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+            " AND (embedder IS NOT ? OR embedding IS NULL) ORDER BY id",
+            (scope, embedder),
+        ) as cur:
+            return [_memory(r) for r in await cur.fetchall()]
+
+    async def set_embeddings(
+        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
+    ) -> None:
+        await self._db.executemany(
+            "UPDATE memories SET embedding = ?, embedder = ? WHERE scope = ? AND id = ?",
+            [(_blob(vector), embedder, scope, memory_id) for memory_id, vector in items],
+        )
+        await self._db.commit()
+
+    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
+        async with self._db.execute(
+            "SELECT count(*), total((id * 2654435761) % 4294967296) FROM memories"
+            " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL",
+            (scope, embedder),
+        ) as cur:
+            row = await cur.fetchone()
+        assert row is not None
+        return IdDigest(int(row[0]), int(row[1]))
+
+    async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._db.execute(
+                "SELECT text_hash, vector FROM embedding_cache"
+                f" WHERE embedder = ? AND text_hash IN ({_marks(len(chunk))})",
+                (embedder, *chunk),
+            ) as cur:
+                found.update((r[0], r[1]) for r in await cur.fetchall())
+        return found
+
+    async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:
+        await self._db.executemany(
+            "INSERT OR REPLACE INTO embedding_cache (embedder, text_hash, vector) VALUES (?, ?, ?)",
+            [(embedder, key, vector) for key, vector in items],
         )
         await self._db.commit()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,8 +163,32 @@ def test_wipe_forgets_everything(tmp_path: Path) -> None:
 
 def test_get_reads_the_next_line_as_a_cue(tmp_path: Path) -> None:
     result = chat(tmp_path, "get\nmy cat\n")
-    assert result.stdout == "No memories yet.\n"  # the cue is not said to the persona
+    assert result.stdout == "Nothing comes to mind.\n"  # the cue is not said to the persona
     assert "conversation: none open" in chat(tmp_path, "log\n").stdout
+
+
+def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
+    result = chat(tmp_path, "/remember my cat is called Mochi\n/remember I work at a bakery\n")
+    assert result.stdout == "Monikai will remember that.\n" * 2
+    found = chat(tmp_path, "get\nwhat is my cat called?\n/get bakery\n").stdout.splitlines()
+    assert re.fullmatch(r"\[just now, strength 1\.00\] ann: my cat is called Mochi", found[0])
+    assert found[1].endswith("ann: I work at a bakery")
+    listed = chat(tmp_path, "memories\n").stdout.splitlines()
+    assert [line.split("] ", 1)[1] for line in listed] == [
+        "ann: I work at a bakery",
+        "ann: my cat is called Mochi",
+    ]
+    result = chat(tmp_path, "/forget cat\n1\n/forget cat\n")
+    assert result.stdout.splitlines() == [
+        found[0].replace("[", "1. [", 1),
+        "Forgotten: my cat is called Mochi",
+        "No memory matches that.",
+    ]
+    assert "Nothing forgotten." in chat(tmp_path, "/forget bakery\nno\n").stdout
+    assert chat(tmp_path, "memories\n").stdout.count("\n") == 1
+    assert "No command /recal" in chat(tmp_path, "/recal x\n").stdout
+    # "remember ..." without the slash is said to the persona, not stored.
+    assert replies(chat(tmp_path, "remember the lake?\n").stdout)
 
 
 def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
@@ -172,7 +197,8 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     assert lines[0] == "persona: monikai (Monikai)"
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    commands = ["wipe", "save", "end", "log", "get", "help", "quit"]
+    commands = ["wipe", "save", "end", "log", "get", "remember", "forget", "memories", "help"]
+    commands.append("quit")
     assert listed == commands * 2
     assert replies(result.stdout) == []  # no command reached the persona
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
+from openai import AsyncOpenAI
 
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
 from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool
@@ -34,6 +35,7 @@ __all__ = [
     "build_router",
     "ollama_url",
     "probe_ollama",
+    "provider_client",
 ]
 
 ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4/"
@@ -177,15 +179,11 @@ async def _detect(
     return {"offline": ProviderConfig(kind="offline")}, "offline", OFFLINE_NOTICE
 
 
-def _make_model(
-    name: str,
-    provider: ProviderConfig,
-    model: str,
-    environ: Mapping[str, str],
-    rng: random.Random,
-) -> ChatModel:
-    if provider.kind == "offline":
-        return OfflineChatModel(model)
+def provider_client(
+    name: str, provider: ProviderConfig, environ: Mapping[str, str], *, max_retries: int = 0
+) -> AsyncOpenAI:
+    """An SDK client for an openai or zhipu provider. `max_retries` 0 leaves retrying to the
+    caller (chat models retry themselves); embedders let the SDK retry."""
     # The endpoint the user chose: in the file, else (for "openai") $OPENAI_BASE_URL.
     chosen = provider.base_url or (
         environ.get("OPENAI_BASE_URL", "") if provider.kind == "openai" else ""
@@ -203,8 +201,20 @@ def _make_model(
             )
         api_key = "unused"  # local servers (Ollama, vLLM) ignore it, but the SDK wants one
     client = make_client(base_url or None, api_key, provider.timeout)
+    return client.with_options(max_retries=max_retries) if max_retries else client
+
+
+def _make_model(
+    name: str,
+    provider: ProviderConfig,
+    model: str,
+    environ: Mapping[str, str],
+    rng: random.Random,
+) -> ChatModel:
+    if provider.kind == "offline":
+        return OfflineChatModel(model)
     return OpenAIChatModel(
-        client,
+        provider_client(name, provider, environ),
         model,
         label=provider.kind if name == provider.kind else f"{provider.kind}/{name}",
         timeout=provider.timeout,

@@ -3,17 +3,20 @@ sessions, engine) on a temporary database with a fake clock and a scripted model
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from bot.config import EngineConfig
+from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Platform
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
+from bot.recollect import Recollector
 from bot.sessions import SessionManager
+from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
@@ -36,12 +39,15 @@ def make_persona(
     scope: Literal["user", "channel"] = "user",
     idle_minutes: float = 5.0,
     state: Iterable[StateSlot] = (),
+    flashback_rate: float = 0.0,
+    tools: Iterable[str] = (),
 ) -> Persona:
     """A minimal persona, built in code (no TOML file)."""
     return Persona(
         identity=Identity(name=name, personality=personality, language=language, apology=apology),
         emotions=Emotions(names=list(emotions), neutral=neutral),
-        memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes),
+        memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes, flashback_rate=flashback_rate),
+        tools=list(tools),
         state=list(state),
         key=key,
     )
@@ -88,10 +94,12 @@ class Bot:
     store: Store
     clock: FakeClock
     model: ScriptedChatModel
+    bank: MemoryBank
     personas: dict[str, Persona] = field(default_factory=dict)
 
     async def close(self) -> None:
         await self.engine.drain()
+        await self.bank.close()
         await self.store.close()
 
 
@@ -102,8 +110,10 @@ async def open_bot(
     model: ScriptedChatModel | None = None,
     clock: FakeClock | None = None,
     settings: EngineConfig | None = None,
+    memory: MemoryConfig | None = None,
 ) -> Bot:
-    """Open a store at `path` and an engine over it; close with `await bot.close()`."""
+    """Open a store at `path` and an engine over it, with a memory bank (hash embedder, no
+    retrieval failure) beside it; close with `await bot.close()`."""
     if isinstance(personas, Mapping):
         by_key = dict(personas)
     else:
@@ -113,11 +123,14 @@ async def open_bot(
     store = await Store.open(path)
     sessions = SessionManager(store, clock)
     await sessions.restore(by_key.keys(), PLATFORMS)
+    bank = await MemoryBank.open(path.parent, "hash", clock, deterministic=True, store=store)
+    router = make_router(model)
     engine = Engine(
         personas=by_key,
-        models=make_router(model),
+        models=router,
         sessions=sessions,
         clock=clock,
         settings=settings or EngineConfig(),
+        memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
     )
-    return Bot(engine, sessions, store, clock, model, by_key)
+    return Bot(engine, sessions, store, clock, model, bank, by_key)

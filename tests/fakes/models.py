@@ -3,10 +3,11 @@
     model = ScriptedChatModel(["[HAPPY] hi", ModelError("down"), '{"party": "Ann"}'])
     router = make_router(model)
 
-Each call takes the next script item: a `str` is the reply text, an `Exception` instance is
-raised, and a callable `(messages) -> str` (sync or async) computes the reply, e.g. to wait on
-an `asyncio.Event` and interleave concurrent calls. When the script runs out, every call
-answers `default`. Every call is recorded in `calls`, in the order calls were made.
+Each call takes the next script item: a `str` is the reply text, a `Completion` is returned as
+it is (for tool calls), an `Exception` instance is raised, and a callable
+`(messages) -> str` (sync or async) computes the reply, e.g. to wait on an `asyncio.Event` and
+interleave concurrent calls. When the script runs out, every call answers `default`. Every call
+is recorded in `calls`, in the order calls were made.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bot.llm.tokens import estimate_messages, estimate_tokens
 
 __all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "make_router"]
 
-ScriptItem = str | BaseException | Callable[[Sequence[Message]], str | Awaitable[str]]
+ScriptItem = str | Completion | BaseException | Callable[[Sequence[Message]], str | Awaitable[str]]
 
 
 @dataclass(slots=True, frozen=True)
@@ -81,6 +82,8 @@ class ScriptedChatModel:
         item: ScriptItem = self.script.popleft() if self.script else self.default
         if isinstance(item, BaseException):
             raise item
+        if isinstance(item, Completion):
+            return item
         if callable(item):
             result = item(messages)
             text = await result if inspect.isawaitable(result) else result

@@ -191,6 +191,9 @@ class FakeOpenAI:
         self.default_reply = default_reply
         self.replies: deque[Reply] = deque()
         self.embedding_replies: deque[Reply] = deque()
+        # Set to give embeddings a meaning (text, dimension -> vector); by default each text
+        # gets a random unit vector seeded by its hash.
+        self.embed_fn: Callable[[str, int], list[float]] | None = None
         self.requests: list[RecordedRequest] = []
         self.port = 0
         self._ids = itertools.count(1)
@@ -480,6 +483,8 @@ class FakeOpenAI:
         return response
 
     def _vector(self, text: str, dim: int) -> list[float]:
+        if self.embed_fn is not None:
+            return self.embed_fn(text, dim)
         seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
         rng = random.Random(seed)
         values = [rng.gauss(0.0, 1.0) for _ in range(dim)]

@@ -1,0 +1,143 @@
+"""Recall quality on LoCoMo-format conversations: R@1, R@5 and R@10 by question category.
+
+    python benchmarks/recall_quality.py ../shared/data/locomo-dev.json [--embedder local]
+
+For each conversation a fresh bank (deterministic: no retrieval failure) remembers every turn
+in order (speaker, the session's date-time as `when`, an image's caption appended), then every
+question of categories 1-4 goes through `recall` with `now` = the last session's time. A
+question's recall@k is the share of its evidence turns among the top k (LoCoMo's definition),
+averaged over questions. Malformed evidence ids ("D8:6; D9:17", "D:11:26", "D30:05") are split
+and normalised; ids not in the conversation are dropped, and a question left with none is
+skipped. The last line of output is JSON with the headline figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory.bank import MemoryBank
+from memory.clock import FakeClock
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (1, 5, 10)
+SCOPE = "bench/locomo"
+
+
+def session_time(text: str) -> datetime:
+    """ "1:56 pm on 8 May, 2023" -> an aware datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def evidence_ids(raw: list[str], known: set[str]) -> set[str]:
+    found: set[str] = set()
+    for item in raw:
+        for part in re.split(r"[;,\s]+", item):
+            match = re.fullmatch(r"D:?(\d+):0*(\d+)", part.strip())
+            if match:
+                dia = f"D{int(match.group(1))}:{int(match.group(2))}"
+                if dia in known:
+                    found.add(dia)
+    return found
+
+
+def sessions(conversation: dict[str, Any]) -> list[tuple[datetime, list[dict[str, Any]]]]:
+    numbers = sorted(
+        int(m.group(1))
+        for key in conversation
+        if (m := re.fullmatch(r"session_(\d+)", key)) and conversation[key]
+    )
+    return [
+        (session_time(conversation[f"session_{n}_date_time"]), conversation[f"session_{n}"])
+        for n in numbers
+    ]
+
+
+async def evaluate(sample: dict[str, Any], embedder: str, folder: Path) -> list[dict[str, Any]]:
+    clock = FakeClock()
+    bank = await MemoryBank.open(folder, embedder, clock, deterministic=True)
+    by_memory: dict[int, str] = {}
+    last = clock.now()
+    try:
+        for when, turns in sessions(sample["conversation"]):
+            for turn in turns:
+                text = turn["text"]
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                memory_id = await bank.remember(SCOPE, text, speaker=turn["speaker"], when=when)
+                by_memory[memory_id] = turn["dia_id"]
+            last = when
+        known = set(by_memory.values())
+        results = []
+        for qa in sample["qa"]:
+            category = qa.get("category")
+            if category not in CATEGORIES:
+                continue
+            evidence = evidence_ids(qa.get("evidence", []), known)
+            if not evidence:
+                continue
+            started = time.perf_counter()
+            hits = await bank.recall(SCOPE, str(qa["question"]), k=max(KS), now=last)
+            elapsed = time.perf_counter() - started
+            ranked = [by_memory[h.id] for h in hits]
+            scores = {k: len(evidence & set(ranked[:k])) / len(evidence) for k in KS}
+            results.append({"category": category, "scores": scores, "seconds": elapsed})
+        return results
+    finally:
+        await bank.close()
+
+
+def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
+    rows = ["| category | questions | R@1 | R@5 | R@10 |", "|---|---:|---:|---:|---:|"]
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for result in results:
+        groups[CATEGORIES[result["category"]]].append(result)
+    overall: dict[str, float] = {}
+    for name, group in [*sorted(groups.items()), ("overall", results)]:
+        means = {k: statistics.fmean(r["scores"][k] for r in group) for k in KS}
+        cells = " | ".join(f"{means[k]:.3f}" for k in KS)
+        rows.append(f"| {name} | {len(group)} | {cells} |")
+        if name == "overall":
+            overall = {f"r_at_{k}": round(means[k], 4) for k in KS}
+    return "\n".join(rows), overall
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="a LoCoMo-format JSON file")
+    parser.add_argument("--embedder", default="local", help="hash, local (default), ...")
+    args = parser.parse_args()
+    samples = json.loads(args.data.read_text(encoding="utf-8"))
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, sample in enumerate(samples):
+            found = await evaluate(sample, args.embedder, Path(tmp) / str(i))
+            results.extend(found)
+            r5 = statistics.fmean(r["scores"][5] for r in found) if found else 0.0
+            name = sample.get("sample_id", i)
+            print(f"{name}: {len(found)} questions, R@5 {r5:.3f}", file=sys.stderr)
+    text, overall = table(results)
+    latencies = sorted(r["seconds"] * 1000 for r in results)
+    print(f"embedder: {args.embedder}; {len(samples)} conversations")
+    print(text)
+    p50 = latencies[len(latencies) // 2]
+    total = time.perf_counter() - started
+    print(f"recall p50 {p50:.1f} ms (query embedding included); total {total:.0f} s")
+    print(json.dumps({**overall, "questions": len(results)}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

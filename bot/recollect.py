@@ -1,0 +1,249 @@
+"""How memories come to mind during a turn, and how they are shown to the chat model.
+
+Four ways, as people remember:
+- subconscious: every turn, the message (or, when long, a key phrase taken from it locally,
+  with no model call) is the cue;
+- keyword (deep) recall: a question about the past is split by the intent tier into a few
+  sub-questions; each brings its best memories and the memories linked to them; the best
+  DEEP_KEEP are kept (one extra model call, only for such questions);
+- flashback: now and then (the persona's flashback_rate) the most and the least related memory
+  pass through the persona's mind;
+- conscious: the chat model may call `recall_memory(query)` itself.
+
+Memories enter the system prompt with their age and strength, inside a token budget, with the
+instruction to use them as a friend would: implicitly, never talking about a memory system.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.config import MemoryConfig
+from bot.llm.base import Message, ModelError, Tool
+from bot.llm.router import ModelRouter
+from bot.llm.tokens import estimate_tokens
+from memory.bank import MemoryBank
+from memory.recall import Recalled
+from memory.text import key_phrase
+
+__all__ = [
+    "RECALL_TOOL",
+    "Recollection",
+    "Recollector",
+    "about_the_past",
+    "describe_age",
+    "memory_section",
+]
+
+log = logging.getLogger(__name__)
+
+DEEP_QUESTIONS = 3  # sub-questions asked of memory for one question about the past
+DEEP_K = 3  # memories per sub-question
+DEEP_KEEP = 6
+TOOL_K = 5
+
+RECALL_TOOL = Tool(
+    name="recall_memory",
+    description=(
+        "Search your own long-term memory of the people you are talking with, when you want "
+        "to recall something specific from before that you don't have in mind right now."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "what you are trying to remember"}
+        },
+        "required": ["query"],
+    },
+)
+
+MEMORY_HEADING = (
+    "Things that come to mind from before, with how long ago and how clearly you remember "
+    "them (1 is vivid). Use them the way a friend would: naturally and only when they fit, "
+    "never reciting them, never mentioning memories, strengths or notes. If one seems unsure "
+    "or faded, you may be vague about it:"
+)
+FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
+NOTHING_FOUND = "Nothing comes to mind about that."
+
+# A question about the past: these words in a message that asks something.
+_PAST_EN = re.compile(
+    r"\b(remember|recall|forgot|forget|last (time|week|month|year|night)|yesterday|ago|"
+    r"before|earlier|used to|back when|did (i|we|you)|have (i|we) ever|when did|what did|"
+    r"who did|where did|told you)\b",
+    re.IGNORECASE,
+)
+_PAST_ZH = re.compile(
+    r"记得|还记|忘了|上次|上回|以前|之前|昨天|前天|那天|当时|说过|提过|去年|上周|上个月"
+)
+_QUESTION = re.compile(
+    r"[?？]|\b(do|did|does|what|when|where|who|which|how|why)\b|吗|呢|什么|哪|谁|怎么|多少", re.I
+)
+
+
+def about_the_past(text: str) -> bool:
+    """Whether a message asks about something from before (a cheap local test that decides
+    whether deep recall's model call is worth making)."""
+    return bool((_PAST_EN.search(text) or _PAST_ZH.search(text)) and _QUESTION.search(text))
+
+
+def describe_age(then: datetime, now: datetime) -> str:
+    seconds = max((now - then).total_seconds(), 0.0)
+    minutes, hours, days = seconds / 60, seconds / 3600, seconds / 86400
+    if minutes < 2:
+        return "just now"
+    if hours < 1:
+        return f"{int(minutes)} minutes ago"
+    if days < 1:
+        return "an hour ago" if hours < 2 else f"{int(hours)} hours ago"
+    if days < 2:
+        return "yesterday"
+    if days < 14:
+        return f"{int(days)} days ago"
+    if days < 60:
+        return f"{int(days // 7)} weeks ago"
+    if days < 730:
+        return f"{int(days // 30)} months ago"
+    return f"{int(days // 365)} years ago"
+
+
+def _line(memory: Recalled, now: datetime) -> str:
+    said = f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
+    return f"- [{describe_age(memory.when, now)}, strength {memory.retention:.2f}] {said}"
+
+
+def memory_section(
+    memories: Sequence[Recalled], flashback: Sequence[Recalled], now: datetime, budget: int
+) -> tuple[str, list[int]]:
+    """The prompt's memory text within `budget` tokens, best memories first, and the ids it
+    holds (to be reinforced when the reply is made)."""
+    parts: list[str] = []
+    shown: list[int] = []
+    used = 0
+    for heading, group in ((MEMORY_HEADING, memories), (FLASHBACK_HEADING, flashback)):
+        lines: list[str] = []
+        cost = estimate_tokens(heading)
+        for memory in group:
+            if memory.id in shown:
+                continue
+            line = _line(memory, now)
+            tokens = estimate_tokens(line)
+            if used + cost + tokens > budget:
+                break
+            lines.append(line)
+            shown.append(memory.id)
+            cost += tokens
+        if lines:
+            parts.append("\n".join([heading, *lines]))
+            used += cost
+    return "\n\n".join(parts), shown
+
+
+@dataclass(slots=True)
+class Recollection:
+    memories: list[Recalled] = field(default_factory=list)
+    flashback: list[Recalled] = field(default_factory=list)
+
+
+class Recollector:
+    """The engine's link to the memory bank."""
+
+    def __init__(
+        self,
+        bank: MemoryBank,
+        models: ModelRouter,
+        settings: MemoryConfig,
+        rng: random.Random,
+    ) -> None:
+        self.bank = bank
+        self.models = models
+        self.settings = settings
+        self._rng = rng
+
+    @staticmethod
+    def scope(persona: str, session_scope: str) -> str:
+        """The bank's scope: a persona's memories of one user (or channel) on one platform."""
+        return f"{persona}/{session_scope}"
+
+    async def gather(
+        self, scope: str, text: str, now: datetime, *, flashback_rate: float
+    ) -> Recollection:
+        """What comes to mind for a message (subconscious or deep recall, and the odd
+        flashback)."""
+        k = self.settings.recall_k
+        memories: list[Recalled] = []
+        if about_the_past(text) and await self.bank.count(scope):
+            memories = await self.deep(scope, text, now)
+        if not memories:
+            memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
+        flashback: list[Recalled] = []
+        if flashback_rate > 0 and self._rng.random() < flashback_rate:
+            flashback = await self.flashback(scope, text, now, exclude={m.id for m in memories})
+        return Recollection(memories, flashback)
+
+    async def deep(self, scope: str, text: str, now: datetime) -> list[Recalled]:
+        """Keyword recall: sub-questions from the intent tier, k hits each, widened by each
+        hit's related memories, best DEEP_KEEP kept. [] if the model cannot help."""
+        questions = await self._sub_questions(text)
+        if not questions:
+            return []
+        found: dict[int, Recalled] = {}
+        for question in questions:
+            for hit in await self.bank.recall(scope, question, k=DEEP_K, now=now):
+                if hit.id not in found or hit.score > found[hit.id].score:
+                    found[hit.id] = hit
+        related = {r for hit in found.values() for r in hit.related} - set(found)
+        for memory in await self.bank.get(scope, sorted(related), now=now):
+            # A linked memory comes along at its own strength, a little behind its link.
+            found[memory.id] = memory
+        ranked = sorted(found.values(), key=lambda r: (-r.score, r.id))
+        return ranked[:DEEP_KEEP]
+
+    async def _sub_questions(self, text: str) -> list[str]:
+        messages = [
+            Message(
+                "system",
+                "Split the user's question about the past into at most "
+                f"{DEEP_QUESTIONS} short search queries for a memory of past conversations: "
+                "the people, things, places and events it asks about. Answer with JSON only: "
+                '{"queries": ["...", "..."]}. Keep the language of the question.',
+            ),
+            Message("user", text[:2000]),
+        ]
+        try:
+            completion = await self.models.complete("intent", messages, json_mode=True)
+            value = json.loads(completion.text)
+        except (ModelError, ValueError) as e:
+            log.info("deep recall skipped, the intent model gave nothing usable: %s", e)
+            return []
+        queries = value.get("queries") if isinstance(value, dict) else None
+        if not isinstance(queries, list):
+            return []
+        return [q.strip()[:200] for q in queries if isinstance(q, str) and q.strip()][
+            :DEEP_QUESTIONS
+        ]
+
+    async def flashback(
+        self, scope: str, text: str, now: datetime, *, exclude: set[int]
+    ) -> list[Recalled]:
+        """The most and the least related memory to the message."""
+        return [m for m in await self.bank.flashback(scope, text, now=now) if m.id not in exclude]
+
+    async def tool(self, scope: str, arguments: str, now: datetime) -> tuple[str, list[int]]:
+        """Run a `recall_memory` call: the text handed back to the model, and the ids shown."""
+        try:
+            query = json.loads(arguments).get("query", "")
+        except (ValueError, AttributeError):
+            query = ""
+        if not isinstance(query, str) or not query.strip():
+            return 'recall_memory needs {"query": "..."}', []
+        hits = await self.bank.recall(scope, query, k=TOOL_K, now=now)
+        if not hits:
+            return NOTHING_FOUND, []
+        return "\n".join(_line(h, now) for h in hits), [h.id for h in hits]

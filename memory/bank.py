@@ -1,0 +1,539 @@
+"""The memory bank: remember, recall, reinforce and forget, scope by scope.
+
+    bank = await MemoryBank.open(data_dir, embedder="local")
+    mid = await bank.remember(scope, "Alice adopted a cat called Mochi", speaker="Alice")
+    hits = await bank.recall(scope, "what is the name of her pet?")
+    await bank.reinforce(scope, [h.id for h in hits])
+    await bank.close()
+
+A scope is an opaque string built by the caller ("miao/discord:g123/u456"); every read and write
+names it and the store filters by it, so nothing reaches across scopes. SQLite holds the truth,
+embeddings included; the FAISS indexes are derived and rebuilt from it whenever in doubt. An
+embedding that cannot be made now (the embedding service is down) does not lose the memory: it
+is stored without one, found by its words meanwhile, and embedded when its index is next built
+or by `reindex`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+
+from memory.clock import Clock, SystemClock
+from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
+from memory.forgetting import Ebbinghaus, ForgettingPolicy
+from memory.index import THREAD_FROM, IndexCache, ScopeIndex
+from memory.recall import (
+    CONTEXT_WEIGHT,
+    DENSE_CANDIDATES,
+    LEXICAL_CANDIDATES,
+    Recalled,
+    relevance,
+    surfaces,
+    weigh,
+)
+from memory.records import CATEGORIES, KINDS, Category, Kind, Memory, NewMemory, Vectors
+from memory.store import Store
+from memory.text import fts_document, fts_query, terms
+
+__all__ = ["DATABASE", "MemoryBank", "MemoryError"]
+
+log = logging.getLogger(__name__)
+
+DATABASE = "kizuna.sqlite3"
+INDEX_FOLDER = "index"
+# Words in more than this share of all memories are left out of full-text search, once there
+# are DF_FROM memories (below that, every search is fast and every word may count).
+COMMON_WORD = 0.10
+DF_FROM = 1_000
+NEIGHBOUR_GAP = timedelta(minutes=10)  # memories stored this close together are neighbours
+MAX_SCOPE = 512
+MAX_TEXT = 8_000  # characters of one memory
+EMBED_BATCH = 256
+QUERY_CACHE = 512
+# Cosine below which a dense hit alone is not relevant, by embedder family: hash vectors of
+# unrelated texts still share character pieces, sentence models spread wider.
+DENSE_FLOORS = {"hash": 0.25, "local": 0.35}
+DEFAULT_DENSE_FLOOR = 0.35
+
+Progress = Callable[[int, int], None]  # (done, total)
+_WORD = re.compile(r"\w+")
+
+
+class MemoryError(ValueError):
+    """A request the bank cannot take (empty text, unknown category...), said plainly."""
+
+
+class MemoryBank:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        data_dir: Path,
+        clock: Clock,
+        policy: ForgettingPolicy,
+        rng: random.Random | None,
+        owns_store: bool,
+        index_capacity: int = 16,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.policy = policy
+        self.data_dir = data_dir
+        self._rng = rng
+        self._owns_store = owns_store
+        self.indexes = IndexCache(data_dir / INDEX_FOLDER, store, capacity=index_capacity)
+        self.dense_floor = DENSE_FLOORS.get(
+            embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
+        )
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self._index_locks: dict[str, asyncio.Lock] = {}
+        self._df: dict[str, tuple[int, int, int]] = {}  # word -> (memories, of all, at write)
+        self._total = 0
+        self._writes = 0
+
+    @classmethod
+    async def open(
+        cls,
+        data_dir: Path | str,
+        embedder: str | Embedder = "hash",
+        clock: Clock | None = None,
+        deterministic: bool = False,
+        *,
+        seed: int | None = None,
+        store: Store | None = None,
+        policy: ForgettingPolicy | None = None,
+        index_capacity: int = 16,
+    ) -> Self:
+        """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
+        name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
+        Pass `store` to share an open store; the bank then leaves closing it to the caller."""
+        folder = Path(data_dir)
+        if isinstance(embedder, str):
+            embedder = make_embedder(embedder)
+        try:
+            await embedder.start()
+        except EmbeddingError as e:  # recall works by words until the embedder answers
+            log.warning("the embedder is not ready: %s", e)
+        owns = store is None
+        if store is None:
+            store = await Store.open(folder / DATABASE)
+        return cls(
+            store,
+            embedder,
+            data_dir=folder,
+            clock=clock or SystemClock(),
+            policy=policy or Ebbinghaus(),
+            rng=None if deterministic else random.Random(seed),
+            owns_store=owns,
+            index_capacity=index_capacity,
+        )
+
+    async def close(self) -> None:
+        try:
+            await self.indexes.flush()
+        finally:
+            if self._owns_store:
+                await self.store.close()
+
+    async def flush(self) -> int:
+        """Save changed indexes (the scheduler calls this now and then)."""
+        return await self.indexes.flush()
+
+    # Writing.
+
+    async def remember(
+        self,
+        scope: str,
+        text: str,
+        *,
+        when: datetime | None = None,
+        speaker: str | None = None,
+        importance: int | None = None,
+        category: str | None = None,
+        kind: str = "episodic",
+        sentiment: float = 0.0,
+        related: Sequence[int] = (),
+        conversation_id: int | None = None,
+    ) -> int:
+        """Store a memory; returns its id."""
+        _check_scope(scope)
+        text = text.strip()
+        if not text:
+            raise MemoryError("a memory needs some text")
+        if len(text) > MAX_TEXT:
+            raise MemoryError(f"a memory holds at most {MAX_TEXT} characters, not {len(text)}")
+        if kind not in KINDS:
+            raise MemoryError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        if category is not None and category not in CATEGORIES:
+            raise MemoryError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
+        if importance is None:
+            importance = 3 if kind == "explicit" else 2
+        if importance not in (1, 2, 3):
+            raise MemoryError(f"importance must be 1, 2 or 3, not {importance!r}")
+        sentiment = max(-1.0, min(1.0, float(sentiment)))
+        when = _aware(when or self.clock.now())
+        speaker = speaker.strip() or None if speaker else None
+        last = await self.store.last_memory(scope)
+        previous = (
+            last
+            if last is not None and timedelta(0) <= when - last.created_at <= NEIGHBOUR_GAP
+            else None
+        )
+        vector: Vectors | None = None
+        try:
+            [vector] = await self._embed([self.embed_text(text, speaker, when)])
+        except EmbeddingError as e:
+            log.warning("memory stored without an embedding for now: %s", e)
+        memory_id = await self.store.add_memory(
+            NewMemory(
+                scope=scope,
+                text=text,
+                speaker=speaker,
+                kind=_kind(kind),
+                category=_category(category),
+                importance=importance,
+                sentiment=sentiment,
+                created_at=when,
+                strength=self.policy.initial_strength(importance, sentiment),
+                related=tuple(related),
+                conversation_id=conversation_id,
+                previous_id=None if previous is None else previous.id,
+                search_text=fts_document(text),
+                search_context="" if previous is None else fts_document(previous.text),
+                embedding=vector,
+                embedder=None if vector is None else self.embedder.name,
+            )
+        )
+        self._writes += 1
+        if vector is not None and (scope, self.embedder.name) in self.indexes:
+            # An index not open now is brought up to date from SQLite when next loaded.
+            index = await self._index(scope)
+            async with self._lock(scope):
+                index.add(np.asarray([memory_id], dtype=np.int64), vector.reshape(1, -1))
+        return memory_id
+
+    async def forget(self, scope: str, target: int | str) -> list[Memory]:
+        """Delete a memory by id, or the one that best matches a query; returns what went
+        (nothing if there was no such memory in this scope)."""
+        _check_scope(scope)
+        if isinstance(target, str):
+            hits = await self.recall(scope, target, k=1, fail=False)
+            ids = [h.id for h in hits]
+        else:
+            ids = [target]
+        gone = await self.store.get_memories(scope, ids)
+        deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
+        if deleted and (scope, self.embedder.name) in self.indexes:
+            index = await self._index(scope)
+            async with self._lock(scope):
+                index.remove(sorted(deleted))
+        return [m for m in gone if m.id in deleted]
+
+    async def wipe(self, scope: str) -> int:
+        """Forget every memory of a scope; returns how many."""
+        _check_scope(scope)
+        count = await self.store.wipe_memories(scope)
+        self.indexes.delete_file(scope, self.embedder.name)
+        return count
+
+    async def reinforce(self, scope: str, ids: Sequence[int], now: datetime | None = None) -> None:
+        """The memories were used (put in a prompt): one more recall each, and the forgetting
+        clock restarts. recall() itself changes nothing."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        memories = await self.store.get_memories(scope, ids)
+        await self.store.reinforce(
+            scope, [(m.id, self.policy.reinforced(m, now)) for m in memories], now
+        )
+
+    # Reading.
+
+    async def recall(
+        self,
+        scope: str,
+        cue: str,
+        *,
+        k: int = 5,
+        now: datetime | None = None,
+        fail: bool = True,
+    ) -> list[Recalled]:
+        """The memories `cue` brings to mind, best first, at most k; none when nothing
+        remembered is relevant. `fail=False` skips retrieval failure (for commands that look
+        a memory up on purpose). How they are ranked: memory/recall.py."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        cue = cue.strip()
+        if not cue or k <= 0:
+            return []
+        words = terms(cue)
+        lexical: dict[int, float] = {}
+        match = fts_query(" ".join(await self._distinctive(words)))
+        if match:
+            lexical = dict(
+                await self.store.lexical_search(
+                    scope, match, LEXICAL_CANDIDATES, context_weight=CONTEXT_WEIGHT
+                )
+            )
+        query, index = await self._dense_query(scope, cue)
+        cosine: dict[int, float] = {}
+        if query is not None and index is not None:
+            cosine = dict(await self._search(scope, index, query, DENSE_CANDIDATES))
+        candidates = set(cosine) | set(lexical)
+        if not candidates:
+            return []
+        memories = {m.id: m for m in await self.store.with_successors(scope, sorted(candidates))}
+        before = {m.previous_id for m in memories.values()} - set(memories) - {None}
+        for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
+            memories[memory.id] = memory
+        if query is not None and index is not None:
+            unscored = [i for i in memories if i not in cosine]
+            for memory_id, vector in index.vectors(unscored).items():
+                cosine[memory_id] = float(vector @ query)
+        named = set(words) | set(_WORD.findall(cue.lower()))
+        relevant = relevance(memories, cosine, lexical, named, dense_floor=self.dense_floor)
+        rng = self._rng if fail else None
+        results: list[Recalled] = []
+        for memory_id, rel in relevant.items():
+            memory = memories[memory_id]
+            retention = self.policy.retention(memory, now)
+            score = weigh(rel, retention, memory.importance)
+            results.append(_recalled(memory, score, rel, retention))
+        results.sort(key=lambda r: (-r.score, r.id))
+        # Failure is drawn only for what would otherwise come to mind, best first, so the
+        # random stream (and a replay) does not depend on the long tail.
+        chosen: list[Recalled] = []
+        for result in results:
+            if len(chosen) == k:
+                break
+            if surfaces(result.retention, rng):
+                chosen.append(result)
+        return chosen
+
+    async def _distinctive(self, words: Sequence[str]) -> list[str]:
+        """The cue's words minus those in more than COMMON_WORD of all memories (once there
+        are DF_FROM of them): they tell no memory apart, and scoring every memory that holds
+        them is what makes full-text search slow in a large bank."""
+        if not words:
+            return []
+        stale = [w for w in words if not self._df_fresh(w)]
+        if stale:
+            counts, total = await self.store.document_frequencies(stale)
+            for word, count in counts.items():
+                self._df[word] = (count, total, self._writes)
+            self._total = total
+        if self._total < DF_FROM:
+            return list(words)
+        limit = COMMON_WORD * self._total
+        return [w for w in words if self._df[w][0] <= limit]
+
+    def _df_fresh(self, word: str) -> bool:
+        known = self._df.get(word)
+        return known is not None and self._writes - known[2] <= max(known[1] // 10, 10)
+
+    async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeIndex | None]:
+        try:
+            query = await self._query_vector(cue)
+            return query, await self._index(scope)
+        except EmbeddingError as e:  # recall goes on with the words alone
+            log.warning("recall without meaning, words only: %s", e)
+            return None, None
+
+    async def _search(
+        self, scope: str, index: ScopeIndex, query: Vectors, k: int
+    ) -> list[tuple[int, float]]:
+        async with self._lock(scope):
+            if index.size >= THREAD_FROM:
+                return await asyncio.to_thread(index.search, query, k)
+            return index.search(query, k)
+
+    async def flashback(
+        self, scope: str, cue: str, *, now: datetime | None = None
+    ) -> list[Recalled]:
+        """What a wandering mind lands on: the memory closest in meaning to `cue` and the one
+        farthest from it (their relevance is their cosine to the cue)."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        if not cue.strip():
+            return []
+        query, index = await self._dense_query(scope, cue.strip())
+        if query is None or index is None:
+            return []
+        nearest = await self._search(scope, index, query, 1)
+        farthest = [(m, -s) for m, s in await self._search(scope, index, -query, 1)]
+        picked = dict(nearest + farthest)
+        memories = await self.store.get_memories(scope, list(picked))
+        out: list[Recalled] = []
+        for memory in memories:
+            retention = self.policy.retention(memory, now)
+            out.append(_recalled(memory, picked[memory.id], picked[memory.id], retention))
+        return out
+
+    async def get(
+        self, scope: str, ids: Sequence[int], now: datetime | None = None
+    ) -> list[Recalled]:
+        """Memories by id (those in this scope), with their retention now."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        return [
+            _recalled(m, self.policy.retention(m, now), 0.0, self.policy.retention(m, now))
+            for m in await self.store.get_memories(scope, ids)
+        ]
+
+    async def memories(
+        self,
+        scope: str,
+        query: str | None = None,
+        *,
+        limit: int = 20,
+        now: datetime | None = None,
+    ) -> list[Recalled]:
+        """A listing: the best matches of `query`, or without one the newest memories (their
+        score is then their retention)."""
+        if query and query.strip():
+            return await self.recall(scope, query, k=limit, now=now, fail=False)
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        listed = await self.store.list_memories(scope, limit=limit)
+        return [
+            _recalled(m, retention, 0.0, retention)
+            for m in listed
+            for retention in [self.policy.retention(m, now)]
+        ]
+
+    async def count(self, scope: str) -> int:
+        _check_scope(scope)
+        return await self.store.count_memories(scope)
+
+    # Embeddings and indexes.
+
+    def embed_text(self, text: str, speaker: str | None, when: datetime) -> str:
+        """What is embedded for a memory: its date and speaker anchor it in time and person."""
+        said = f"{speaker}: {text}" if speaker else text
+        return f"[{when.day} {when:%B %Y}] {said}"
+
+    async def reindex(self, progress: Progress | None = None) -> int:
+        """Embed every memory that has no embedding from the current embedder (after a change
+        of embedder, or an outage), in every scope; returns how many were embedded."""
+        scopes = await self.store.scopes()
+        pending = {
+            scope: await self.store.unembedded(scope, self.embedder.name) for scope in scopes
+        }
+        total = sum(len(p) for p in pending.values())
+        done = 0
+        if progress:
+            progress(0, total)
+        for scope, memories in pending.items():
+            for start in range(0, len(memories), EMBED_BATCH):
+                batch = memories[start : start + EMBED_BATCH]
+                done += await self._embed_memories(scope, batch)
+                if progress:
+                    progress(done, total)
+            if memories:
+                self.indexes.delete_file(scope, self.embedder.name)
+        return done
+
+    async def _embed_memories(self, scope: str, memories: Sequence[Memory]) -> int:
+        texts = [self.embed_text(m.text, m.speaker, m.created_at) for m in memories]
+        vectors = await self._embed(texts)
+        await self.store.set_embeddings(
+            scope, self.embedder.name, [(m.id, v) for m, v in zip(memories, vectors, strict=True)]
+        )
+        return len(memories)
+
+    async def _index(self, scope: str) -> ScopeIndex:
+        name = self.embedder.name
+        if (scope, name) not in self.indexes:
+            # Memories stored during an outage (or under another embedder) join the index now.
+            missing = await self.store.unembedded(scope, name)
+            try:
+                for start in range(0, len(missing), EMBED_BATCH):
+                    await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
+            except EmbeddingError as e:
+                log.warning("some memories stay unembedded for now: %s", e)
+        return await self.indexes.get(scope, name, self.embedder.dimension)
+
+    def _lock(self, scope: str) -> asyncio.Lock:
+        return self._index_locks.setdefault(scope, asyncio.Lock())
+
+    async def _query_vector(self, cue: str) -> Vectors:
+        cached = self._queries.get(cue)
+        if cached is not None:
+            self._queries.move_to_end(cue)
+            return cached
+        vector: Vectors = (await self.embedder.embed([cue]))[0]
+        self._queries[cue] = vector
+        if len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return vector
+
+    async def _embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed memory texts, through the SQLite cache (hash vectors are cheaper to compute
+        than to read back, so they skip it)."""
+        if isinstance(self.embedder, HashEmbedder):
+            return await self.embedder.embed(texts)
+        name = self.embedder.name
+        keys = [_text_key(t) for t in texts]
+        cached = await self.store.cached_embeddings(name, keys)
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        fresh = await self.embedder.embed([texts[i] for i in missing]) if missing else None
+        # The dimension is read only now: a remote embedder learns it on its first answer.
+        out = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
+        for i, key in enumerate(keys):
+            if key in cached:
+                out[i] = np.frombuffer(cached[key], dtype=np.float32)
+        if fresh is not None:
+            out[missing] = fresh
+            await self.store.cache_embeddings(
+                name, [(keys[i], fresh[j].tobytes()) for j, i in enumerate(missing)]
+            )
+        return out
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
+
+
+def _recalled(memory: Memory, score: float, relevance: float, retention: float) -> Recalled:
+    return Recalled(
+        id=memory.id,
+        text=memory.text,
+        when=memory.created_at,
+        speaker=memory.speaker,
+        score=score,
+        relevance=relevance,
+        retention=retention,
+        importance=memory.importance,
+        kind=memory.kind,
+        related=memory.related,
+    )
+
+
+def _check_scope(scope: str) -> None:
+    if not isinstance(scope, str) or not scope or len(scope) > MAX_SCOPE:
+        raise MemoryError(f"a scope is a non-empty string of at most {MAX_SCOPE} characters")
+
+
+def _aware(at: datetime) -> datetime:
+    """Naive datetimes are taken as UTC, so ages never mix naive and aware times."""
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def _kind(kind: str) -> Kind:
+    return next(k for k in KINDS if k == kind)
+
+
+def _category(category: str | None) -> Category | None:
+    return None if category is None else next(c for c in CATEGORIES if c == category)

@@ -1,0 +1,268 @@
+"""FAISS indexes, one per (scope, embedder): the dense half of recall, derived from SQLite.
+
+An index is exact inner product (`IndexIDMap2` over `IndexFlatIP`; the vectors are unit
+length, so that is cosine) until a scope holds `HNSW_FROM` memories, then `IndexIDMap2` over
+HNSW, whose search time hardly grows with size (benchmarks/recall_latency.py measured where the
+two cross). HNSW cannot delete, so deleted ids are kept as tombstones and filtered from results
+until the next rebuild.
+
+Indexes live in `<data>/index/`, one file each, written to a temporary file and renamed so a
+crash never leaves half a file. The store is the truth: on load an index is checked against the
+store's count and checksum of ids, and a missing, stale or unreadable file is rebuilt from the
+embeddings in SQLite (logged). Open indexes sit in a bounded LRU; an evicted one is saved first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import struct
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import faiss
+import numpy as np
+import numpy.typing as npt
+
+from memory.records import IdDigest, MemoryStore, Vectors, id_digest
+
+__all__ = ["HNSW_FROM", "IndexCache", "ScopeIndex", "index_path"]
+
+log = logging.getLogger(__name__)
+
+HNSW_FROM = 20_000  # memories in one scope; below this exact search is fast enough
+HNSW_M = 32
+HNSW_EF_SEARCH = 64
+HNSW_EF_CONSTRUCTION = 80
+# Searches over this many vectors leave the event loop for a thread.
+THREAD_FROM = 5_000
+_MAGIC = b"KZIDX1\n"
+
+Ids = npt.NDArray[np.int64]
+
+
+def index_path(folder: Path, scope: str, embedder: str) -> Path:
+    """A file name that no scope string can steer out of `folder`."""
+    digest = hashlib.blake2b(f"{embedder}\0{scope}".encode("utf-8", "replace"), digest_size=16)
+    return folder / f"{digest.hexdigest()}.faiss"
+
+
+@dataclass(slots=True, eq=False)
+class ScopeIndex:
+    """One scope's vectors by memory id."""
+
+    dimension: int
+    index: faiss.IndexIDMap2
+    live: set[int] = field(default_factory=set)
+    tombstones: set[int] = field(default_factory=set)  # deleted but still inside an HNSW graph
+    dirty: bool = False
+
+    @classmethod
+    def build(cls, dimension: int, ids: Ids, vectors: Vectors | None) -> ScopeIndex:
+        hnsw = len(ids) >= HNSW_FROM
+        if hnsw:
+            graph = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+            graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+            graph.hnsw.efSearch = HNSW_EF_SEARCH
+            index = faiss.IndexIDMap2(graph)
+        else:
+            index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+        built = cls(dimension, index, dirty=True)
+        if vectors is not None and len(ids):
+            built.add(ids, vectors)
+        return built
+
+    @property
+    def hnsw(self) -> bool:
+        return isinstance(faiss.downcast_index(self.index.index), faiss.IndexHNSW)
+
+    @property
+    def size(self) -> int:
+        return len(self.live)
+
+    def digest(self) -> IdDigest:
+        return id_digest(self.live)
+
+    def add(self, ids: Ids, vectors: Vectors) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        fresh = [i for i, x in enumerate(ids.tolist()) if x not in self.live]
+        if len(fresh) < len(ids):  # re-adding an id (a new embedding) replaces it
+            self.remove([int(x) for x in ids.tolist() if x in self.live])
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), -1)
+        self.index.add_with_ids(matrix, ids)
+        self.live.update(ids.tolist())
+        self.tombstones.difference_update(ids.tolist())
+        self.dirty = True
+
+    def remove(self, ids: Sequence[int]) -> None:
+        present = [int(i) for i in ids if int(i) in self.live]
+        if not present:
+            return
+        if self.hnsw:
+            self.tombstones.update(present)
+        else:
+            self.index.remove_ids(faiss.IDSelectorBatch(np.asarray(present, dtype=np.int64)))
+        self.live.difference_update(present)
+        self.dirty = True
+
+    def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+        """The k nearest live ids with their inner product, best first."""
+        if not self.live or k <= 0:
+            return []
+        want = min(k + len(self.tombstones), self.index.ntotal)
+        scores, ids = self.index.search(
+            np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
+        )
+        hits = [
+            (int(i), float(s))
+            for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
+            if i >= 0 and i not in self.tombstones
+        ]
+        return hits[:k]
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        """The stored vectors of those `ids` that are live here."""
+        wanted = [int(i) for i in ids if int(i) in self.live]
+        if not wanted:
+            return {}
+        matrix = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))
+        return dict(zip(wanted, matrix, strict=True))
+
+    def serialize(self) -> bytes:
+        header = json.dumps(
+            {"dimension": self.dimension, "tombstones": sorted(self.tombstones)}
+        ).encode()
+        body = faiss.serialize_index(self.index).tobytes()
+        return _MAGIC + struct.pack("<I", len(header)) + header + body
+
+    @classmethod
+    def deserialize(cls, data: bytes) -> ScopeIndex:
+        """Raises ValueError if `data` is not a whole index file."""
+        if not data.startswith(_MAGIC):
+            raise ValueError("not a Kizuna index file")
+        offset = len(_MAGIC)
+        try:
+            (size,) = struct.unpack_from("<I", data, offset)
+            header = json.loads(data[offset + 4 : offset + 4 + size])
+            body = np.frombuffer(data[offset + 4 + size :], dtype=np.uint8)
+            index = faiss.deserialize_index(body)
+            dimension = int(header["dimension"])
+            tombstones = {int(t) for t in header["tombstones"]}
+        except (struct.error, ValueError, KeyError, TypeError, RuntimeError) as e:
+            raise ValueError(f"damaged index file: {e}") from None
+        if index.d != dimension:
+            raise ValueError("damaged index file: dimension mismatch")
+        if not isinstance(index, faiss.IndexIDMap2):
+            raise ValueError("damaged index file: not an id-mapped index")
+        stored = faiss.vector_to_array(index.id_map).astype(np.int64)
+        live = set(stored.tolist()) - tombstones
+        return cls(dimension, index, live, tombstones)
+
+
+Loader = Callable[[], Awaitable[tuple[Ids, Vectors | None]]]
+
+
+class IndexCache:
+    """The open indexes, at most `capacity` of them, least recently used evicted (saved)."""
+
+    def __init__(self, folder: Path, store: MemoryStore, *, capacity: int = 16) -> None:
+        self.folder = folder
+        self.store = store
+        self.capacity = capacity
+        self._open: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self.rebuilds = 0  # counted for tests and benchmarks
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._open
+
+    async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
+        """The scope's index for this embedder: open, loaded from its file, or rebuilt."""
+        key = (scope, embedder)
+        found = self._open.get(key)
+        if found is not None:
+            self._open.move_to_end(key)
+            return found
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            found = self._open.get(key)
+            if found is None:
+                found = await self._load(scope, embedder, dimension)
+                self._open[key] = found
+                await self._evict()
+            self._open.move_to_end(key)
+            return found
+
+    async def _load(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
+        path = index_path(self.folder, scope, embedder)
+        expected = await self.store.embedding_digest(scope, embedder)
+        why = "no index file"
+        if path.exists():
+            try:
+                data = await asyncio.to_thread(path.read_bytes)
+                loaded = await asyncio.to_thread(ScopeIndex.deserialize, data)
+            except (OSError, ValueError) as e:
+                why = f"unreadable index ({e})"
+            else:
+                if loaded.dimension != dimension:
+                    why = f"dimension {loaded.dimension}, expected {dimension}"
+                elif loaded.digest() != expected:
+                    why = f"stale index ({loaded.size} memories, the store has {expected.count})"
+                else:
+                    return loaded
+        ids, vectors = await self.store.embeddings(scope, embedder)
+        if vectors is not None and vectors.shape[1] != dimension:
+            raise ValueError(
+                f"stored embeddings of {embedder} have dimension {vectors.shape[1]}, "
+                f"expected {dimension}"
+            )
+        built = await asyncio.to_thread(ScopeIndex.build, dimension, ids, vectors)
+        if expected.count or path.exists():
+            log.info("rebuilt the memory index of a scope from SQLite: %s", why)
+        self.rebuilds += 1
+        return built
+
+    async def _evict(self) -> None:
+        while len(self._open) > self.capacity:
+            key, index = self._open.popitem(last=False)
+            await self._save(key, index)
+
+    async def _save(self, key: tuple[str, str], index: ScopeIndex) -> None:
+        if not index.dirty:
+            return
+        path = index_path(self.folder, *key)
+        data = await asyncio.to_thread(index.serialize)
+        await asyncio.to_thread(_write_atomically, path, data)
+        index.dirty = False
+
+    def drop(self, scope: str, embedder: str) -> None:
+        """Forget an open index without saving it (its file is then stale and rebuilt)."""
+        self._open.pop((scope, embedder), None)
+
+    async def flush(self) -> int:
+        """Save every changed index; returns how many were written."""
+        written = 0
+        for key, index in list(self._open.items()):
+            if index.dirty:
+                await self._save(key, index)
+                written += 1
+        return written
+
+    def delete_file(self, scope: str, embedder: str) -> None:
+        self.drop(scope, embedder)
+        index_path(self.folder, scope, embedder).unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temporary, path)

@@ -1,0 +1,138 @@
+"""Recall: from the lexical and dense hits of a cue to the memories that come to mind.
+
+Pure functions over hits and memories; the bank does the I/O. Candidates are the dense top
+DENSE_CANDIDATES, the lexical top LEXICAL_CANDIDATES, and the memories stored just before and
+just after each of them. For each:
+
+    match(i) = DENSE_WEIGHT * cos(cue, i) + (1 - DENSE_WEIGHT) * bm25(i) / max bm25
+               + SPEAKER_BOOST * [i's speaker is named in the cue]
+    relevance(i) = match(i) + CONTIGUITY * (match(previous of i) + match(next of i))
+    score(i) = relevance(i) * (RETENTION_FLOOR + (1 - RETENTION_FLOOR) * retention(i))
+                            * IMPORTANCE_WEIGHT[importance(i)]
+
+bm25 is over the memory's words and, at a third of the weight, the words of the memory before
+it (a reply is often about what was just said). A missing neighbour or lexical hit counts 0.
+The contiguity term is human memory's contiguity effect: what was said next to a strong match
+comes to mind with it. Retention and importance only tilt the ranking: an old memory that is
+the answer still surfaces. (Why these and not reciprocal rank fusion, and the figures:
+benchmarks/README.md.)
+
+The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
+least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
+least half the floor. A cue about nothing remembered recalls nothing.
+
+Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
+to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
+for a half-faded one, often for one nearly gone.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory.records import Memory
+
+__all__ = [
+    "CONTIGUITY",
+    "DENSE_CANDIDATES",
+    "DENSE_WEIGHT",
+    "IMPORTANCE_WEIGHT",
+    "LEXICAL_CANDIDATES",
+    "MAX_FAILURE",
+    "RETENTION_FLOOR",
+    "SPEAKER_BOOST",
+    "Recalled",
+    "failure_probability",
+    "relevance",
+    "surfaces",
+    "weigh",
+]
+
+DENSE_CANDIDATES = 100
+LEXICAL_CANDIDATES = 200
+DENSE_WEIGHT = 0.6
+SPEAKER_BOOST = 0.3
+CONTIGUITY = 0.2
+CONTEXT_WEIGHT = 0.35  # of the memory before, in bm25
+RETENTION_FLOOR = 0.75
+IMPORTANCE_WEIGHT = {1: 0.9, 2: 1.0, 3: 1.1}
+MAX_FAILURE = 0.8
+
+
+@dataclass(slots=True, frozen=True)
+class Recalled:
+    """A memory that came to mind, and why."""
+
+    id: int
+    text: str
+    when: datetime
+    speaker: str | None
+    score: float  # what ranked it: relevance weighted by retention and importance
+    relevance: float  # how well it matches the cue (about 0..1.5)
+    retention: float  # 0..1, how strong it is now
+    importance: int
+    kind: str = "episodic"
+    related: tuple[int, ...] = ()
+
+
+def relevance(
+    memories: Mapping[int, Memory],
+    cosine: Mapping[int, float],
+    lexical: Mapping[int, float],
+    named: Collection[str],
+    *,
+    dense_floor: float,
+) -> dict[int, float]:
+    """Relevance of every memory in `memories` (candidates and their neighbours) that passes
+    the floor. `cosine`: each one's cosine to the cue; `lexical`: BM25 of the lexical hits;
+    `named`: the lowercased words of the cue (a speaker is named when all the words of their
+    name are among them)."""
+    top_bm25 = max(lexical.values(), default=0.0) or 1.0
+    successor: dict[int, int] = {}
+    for memory in memories.values():
+        if memory.previous_id is not None:
+            successor[memory.previous_id] = memory.id
+
+    def match(memory_id: int | None) -> float:
+        memory = None if memory_id is None else memories.get(memory_id)
+        if memory is None:
+            return 0.0
+        value = DENSE_WEIGHT * cosine.get(memory.id, 0.0)
+        value += (1.0 - DENSE_WEIGHT) * lexical.get(memory.id, 0.0) / top_bm25
+        if memory.speaker and _named(memory.speaker, named):
+            value += SPEAKER_BOOST
+        return value
+
+    out: dict[int, float] = {}
+    for memory_id, memory in memories.items():
+        similarity = cosine.get(memory_id, 0.0)
+        if similarity < dense_floor and not (
+            memory_id in lexical and similarity >= dense_floor / 2
+        ):
+            continue
+        neighbours = match(memory.previous_id) + match(successor.get(memory_id))
+        out[memory_id] = match(memory_id) + CONTIGUITY * neighbours
+    return out
+
+
+def _named(speaker: str, words: Collection[str]) -> bool:
+    parts = speaker.lower().split()
+    return bool(parts) and all(part in words for part in parts)
+
+
+def weigh(relevance: float, retention: float, importance: int) -> float:
+    """The ranking score (formula in the module docstring)."""
+    strength = RETENTION_FLOOR + (1.0 - RETENTION_FLOOR) * retention
+    return relevance * strength * IMPORTANCE_WEIGHT.get(importance, 1.0)
+
+
+def failure_probability(retention: float) -> float:
+    return MAX_FAILURE * (1.0 - min(max(retention, 0.0), 1.0)) ** 2
+
+
+def surfaces(retention: float, rng: random.Random | None) -> bool:
+    """Whether a memory comes to mind; always, when `rng` is None (deterministic mode)."""
+    return rng is None or rng.random() >= failure_probability(retention)

@@ -1,0 +1,177 @@
+"""What a memory is, and the operations the memory bank needs from a store.
+
+The bank talks to storage only through `MemoryStore`, so recall and encoding hold no SQL and a
+second backend (PostgreSQL, for several processes) can sit behind the same protocol. Every
+operation names its scope, and an implementation must filter by it: a scope is a wall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol, get_args
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "CATEGORIES",
+    "KINDS",
+    "Category",
+    "IdDigest",
+    "Kind",
+    "Memory",
+    "MemoryStore",
+    "NewMemory",
+    "Vectors",
+    "id_digest",
+]
+
+Kind = Literal["episodic", "fact", "explicit", "summary"]
+Category = Literal["work_study", "social_emotional", "special", "personal_daily"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(slots=True, frozen=True)
+class NewMemory:
+    """A memory about to be written; the store gives it its id."""
+
+    scope: str
+    text: str
+    speaker: str | None
+    kind: Kind
+    category: Category | None
+    importance: int  # 1-3
+    sentiment: float  # -1..1
+    created_at: datetime
+    strength: float  # days: how slowly it fades (the forgetting policy's S)
+    related: tuple[int, ...] = ()
+    conversation_id: int | None = None
+    previous_id: int | None = None  # the memory stored just before, in the same moment
+    # What the full-text index holds for it and the memory before (prepared by memory.text),
+    # and its embedding.
+    search_text: str = ""
+    search_context: str = ""
+    embedding: Vectors | None = None
+    embedder: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Memory:
+    id: int
+    scope: str
+    text: str
+    speaker: str | None
+    kind: Kind
+    category: Category | None
+    importance: int
+    sentiment: float
+    created_at: datetime
+    last_recalled_at: datetime | None
+    recall_count: int
+    strength: float
+    related: tuple[int, ...]
+    conversation_id: int | None
+    previous_id: int | None = None
+
+    @property
+    def last_touched(self) -> datetime:
+        """When the forgetting clock last started: the last recall, else the creation."""
+        return self.last_recalled_at or self.created_at
+
+
+@dataclass(slots=True, frozen=True)
+class IdDigest:
+    """Which ids a scope's index must hold: their count and an order-free checksum."""
+
+    count: int
+    checksum: int
+
+
+def id_digest(ids: Iterable[int]) -> IdDigest:
+    """The digest of a set of ids; SQL implementations compute the same with
+    sum((id * 2654435761) % 4294967296), so a store and an index can be compared cheaply."""
+    array = np.fromiter(ids, dtype=np.int64)
+    checksum = int(((array * 2654435761) % 4294967296).sum()) if array.size else 0
+    return IdDigest(int(array.size), checksum)
+
+
+class MemoryStore(Protocol):
+    """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""
+
+    async def add_memory(self, memory: NewMemory) -> int: ...
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """Those of `ids` that exist in `scope` (others are silently absent)."""
+        ...
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]: ...
+
+    async def count_memories(self, scope: str) -> int: ...
+
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete from the memories and the full-text index; returns the ids that went."""
+        ...
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35
+    ) -> list[tuple[int, float]]:
+        """Full-text search of the memories' text, and with `context_weight` of the memory
+        before each, for an FTS5-syntax query: (id, BM25 score, higher is better)."""
+        ...
+
+    async def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """In how many memories each term occurs, and how many memories there are."""
+        ...
+
+    async def last_memory(self, scope: str) -> Memory | None: ...
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and the ones stored right after each of them."""
+        ...
+
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        """Each (id, new strength): recall_count + 1, last_recalled_at = now."""
+        ...
+
+    async def wipe_memories(self, scope: str) -> int: ...
+
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
+
+    async def scopes(self) -> list[str]: ...
+
+    # Embeddings: kept in the memories table, tagged with the embedder that made them.
+
+    async def embeddings(
+        self, scope: str, embedder: str
+    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+        """Ids and vectors of the scope's memories embedded by `embedder` (None if none)."""
+        ...
+
+    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
+        """The scope's memories with no embedding from `embedder`, oldest first."""
+        ...
+
+    async def set_embeddings(
+        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
+    ) -> None: ...
+
+    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest: ...
+
+    # The cache of embeddings by (embedder, text hash): the same text is never paid for twice.
+
+    async def cached_embeddings(
+        self, embedder: str, keys: Sequence[bytes]
+    ) -> dict[bytes, bytes]: ...
+
+    async def cache_embeddings(
+        self, embedder: str, items: Sequence[tuple[bytes, bytes]]
+    ) -> None: ...

@@ -1,0 +1,399 @@
+"""The memory bank: remember, recall (hybrid, floored, weighted), reinforce, forget, scopes as
+walls, and indexes derived from SQLite (rebuilt when missing, stale or damaged)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import openai
+import pytest
+
+import memory.index
+from memory.bank import MemoryBank, MemoryError
+from memory.clock import FakeClock
+from memory.embeddings import HashEmbedder, OpenAIEmbedder
+from memory.index import index_path
+from memory.recall import failure_probability
+from tests.fakes.openai_server import FakeOpenAI, HttpError
+
+SCOPE = "pip/discord:dm:u1"
+OTHER = "pip/discord:dm:u2"
+
+# A tiny meaning for the fake embedding server: words of one concept share a dimension, so a
+# paraphrase with no word in common is still close.
+CONCEPTS = [
+    {"cat", "kitten", "pet", "mochi", "adopted", "animal"},
+    {"job", "work", "works", "nurse", "hospital", "career"},
+    {"ski", "skiing", "snow", "alps", "mountains", "winter"},
+    {"birthday", "party", "cake", "celebrate"},
+    {"sister", "family", "brother", "mother"},
+]
+
+
+def concept_vector(text: str, dim: int) -> list[float]:
+    vector = [0.0] * dim
+    for word in re.findall(r"[a-z]+", text.lower()):
+        hits = [i for i, group in enumerate(CONCEPTS) if word in group]
+        for i in hits:
+            vector[i] += 1.0
+    vector[dim - 1] += 0.2  # every text has a little in common
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [v / norm for v in vector]
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI(embedding_dim=8) as server:
+        server.embed_fn = concept_vector
+        yield server
+
+
+def remote(fake: FakeOpenAI) -> OpenAIEmbedder:
+    client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+    return OpenAIEmbedder(client, "fake-embedding", dimension=8)
+
+
+async def open_bank(
+    folder: Path, embedder: object = "hash", clock: FakeClock | None = None, **kwargs: object
+) -> MemoryBank:
+    return await MemoryBank.open(
+        folder,
+        embedder,  # type: ignore[arg-type]
+        clock or FakeClock(),
+        deterministic=kwargs.pop("deterministic", True),  # type: ignore[arg-type]
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+async def test_paraphrase_scope_wall_and_rebuild(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """The check the issue names: fake clock, the fake server's embeddings."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, remote(fake), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten", speaker="Alice")
+    await bank.remember(SCOPE, "Alice works as a nurse", speaker="Alice")
+    await bank.remember(OTHER, "Bob adopted a kitten too", speaker="Bob")
+    clock.advance(days=2)
+
+    hits = await bank.recall(SCOPE, "tell me about her new pet")  # no word in common
+    assert [h.id for h in hits] == [kitten]
+    assert hits[0].text == "Alice adopted a kitten" and hits[0].speaker == "Alice"
+    assert 0 < hits[0].retention < 1 and hits[0].relevance > 0
+
+    assert await bank.recall("pip/discord:dm:nobody", "tell me about her new pet") == []
+    other = await bank.recall(OTHER, "tell me about her new pet")
+    assert [h.text for h in other] == ["Bob adopted a kitten too"]
+    await bank.close()
+
+    path = index_path(tmp_path / "index", SCOPE, bank.embedder.name)
+    assert path.exists()
+    path.unlink()
+    bank = await open_bank(tmp_path, remote(fake), clock)
+    again = await bank.recall(SCOPE, "tell me about her new pet")
+    assert [(h.id, h.score) for h in again] == [(h.id, h.score) for h in hits]
+    assert bank.indexes.rebuilds == 1
+    await bank.close()
+
+
+async def test_unrelated_cue_recalls_nothing(tmp_path: Path, fake: FakeOpenAI) -> None:
+    bank = await open_bank(tmp_path, remote(fake))
+    await bank.remember(SCOPE, "Alice went skiing in the Alps", speaker="Alice")
+    assert await bank.recall(SCOPE, "quantum chromodynamics lecture") == []
+    assert await bank.recall(SCOPE, "   ") == []
+    assert await bank.recall(SCOPE, "the of and") == []  # stop words only: nothing to match
+    await bank.close()
+
+
+async def test_lexical_half_finds_words_and_chinese(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    cat = await bank.remember(SCOPE, "My cat Mochi hates the vacuum cleaner", speaker="Alice")
+    park = await bank.remember(SCOPE, "我今天去公园散步，看到很多猫咪", speaker="小明")
+    await bank.remember(SCOPE, "We talked about the weather", speaker="Alice")
+    assert (await bank.recall(SCOPE, "how is Mochi?"))[0].id == cat
+    assert (await bank.recall(SCOPE, "公园里有猫咪吗"))[0].id == park
+    await bank.close()
+
+
+async def test_retention_and_importance_break_ties(tmp_path: Path) -> None:
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    old = await bank.remember(SCOPE, "we watched the comet together", importance=2)
+    clock.advance(days=20)
+    new = await bank.remember(SCOPE, "we watched the comet together", importance=2)
+    hits = await bank.recall(SCOPE, "the comet")
+    assert [h.id for h in hits] == [new, old]
+    assert hits[0].retention > hits[1].retention
+    # An important memory fades slower: made at the same time, it keeps more.
+    vital = await bank.remember(
+        SCOPE, "grandma's comet story", importance=3, when=clock.now() - timedelta(days=20)
+    )
+    trivial = await bank.remember(
+        SCOPE, "grandma's comet story", importance=1, when=clock.now() - timedelta(days=20)
+    )
+    by_id = {h.id: h for h in await bank.recall(SCOPE, "grandma comet story", k=10)}
+    assert by_id[vital].retention > by_id[trivial].retention
+    assert by_id[vital].score > by_id[trivial].score
+    await bank.close()
+
+
+async def test_reinforce_strengthens_and_recall_changes_nothing(tmp_path: Path) -> None:
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    mid = await bank.remember(SCOPE, "Alice's sister is called Jun")
+    clock.advance(days=5)
+    [before] = await bank.recall(SCOPE, "sister Jun")
+    [still] = await bank.recall(SCOPE, "sister Jun")
+    assert still.retention == before.retention
+    [row] = await bank.store.get_memories(SCOPE, [mid])
+    assert row.recall_count == 0 and row.last_recalled_at is None
+
+    await bank.reinforce(SCOPE, [mid])
+    [row] = await bank.store.get_memories(SCOPE, [mid])
+    assert row.recall_count == 1 and row.last_recalled_at == clock.now()
+    assert row.strength > 6.0  # importance 2 starts at 6 days
+    [after] = await bank.recall(SCOPE, "sister Jun")
+    assert after.retention == pytest.approx(1.0)
+    clock.advance(days=5)
+    [later] = await bank.recall(SCOPE, "sister Jun")
+    assert later.retention > before.retention  # same 5 days, fades slower now
+
+    await bank.reinforce(OTHER, [mid])  # another scope cannot touch it
+    [row] = await bank.store.get_memories(SCOPE, [mid])
+    assert row.recall_count == 1
+    await bank.close()
+
+
+async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path: Path) -> None:
+    assert failure_probability(1.0) == 0.0
+    assert failure_probability(0.9) < failure_probability(0.5) < failure_probability(0.05)
+    clock = FakeClock()
+
+    runs = iter(range(10))
+
+    async def surfaced(seed: int) -> tuple[int, int]:
+        folder = tmp_path / f"run{next(runs)}"
+        bank = await open_bank(folder, clock=clock, deterministic=False, seed=seed)
+        faded = await bank.remember(
+            SCOPE, "the red kite festival", importance=1, when=clock.now() - timedelta(days=6)
+        )
+        fresh = await bank.remember(SCOPE, "the blue kite festival", importance=1)
+        counts = {faded: 0, fresh: 0}
+        for _ in range(60):
+            for hit in await bank.recall(SCOPE, "kite festival"):
+                counts[hit.id] += 1
+        await bank.close()
+        return counts[faded], counts[fresh]
+
+    faded, fresh = await surfaced(7)
+    assert fresh == 60  # a fresh memory always comes to mind
+    assert 0 < faded < 60  # a faded one sometimes does not
+    assert await surfaced(7) == (faded, fresh)  # the same seed, the same mind
+
+    bank = await open_bank(tmp_path / "det", clock=clock)  # deterministic: never fails
+    await bank.remember(
+        SCOPE, "the red kite festival", importance=1, when=clock.now() - timedelta(days=60)
+    )
+    for _ in range(20):
+        assert len(await bank.recall(SCOPE, "kite festival")) == 1
+    await bank.close()
+
+
+async def test_forget_by_id_and_by_query(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    cat = await bank.remember(SCOPE, "Alice's cat is called Mochi")
+    job = await bank.remember(SCOPE, "Alice works at the bakery")
+    theirs = await bank.remember(OTHER, "Bob's cat is called Tofu")
+    await bank.recall(SCOPE, "cat")  # the index is open: deletion must reach it too
+
+    assert await bank.forget(SCOPE, theirs) == []  # another scope's id: nothing happens
+    assert [m.text for m in await bank.recall(OTHER, "Tofu")] == ["Bob's cat is called Tofu"]
+
+    [gone] = await bank.forget(SCOPE, cat)
+    assert gone.id == cat and gone.text == "Alice's cat is called Mochi"
+    assert await bank.recall(SCOPE, "Mochi cat") == []
+    assert await bank.forget(SCOPE, cat) == []
+
+    [gone] = await bank.forget(SCOPE, "the bakery job")
+    assert gone.id == job
+    assert await bank.count(SCOPE) == 0
+    assert await bank.forget(SCOPE, "anything at all") == []
+    await bank.close()
+
+    bank = await open_bank(tmp_path)  # the saved index agrees with SQLite: no rebuild
+    assert await bank.recall(SCOPE, "Mochi cat") == []
+    assert bank.indexes.rebuilds == 0
+    await bank.close()
+
+
+async def test_wipe_empties_one_scope(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    await bank.remember(SCOPE, "one thing")
+    await bank.remember(SCOPE, "another thing")
+    await bank.remember(OTHER, "their thing")
+    assert await bank.wipe(SCOPE) == 2
+    assert await bank.recall(SCOPE, "thing") == []
+    assert len(await bank.recall(OTHER, "thing")) == 1
+    await bank.close()
+
+
+async def test_stale_and_damaged_index_files_are_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bank = await open_bank(tmp_path)
+    first = await bank.remember(SCOPE, "the lighthouse at dawn")
+    await bank.recall(SCOPE, "lighthouse")
+    await bank.close()  # the index is saved with one memory
+
+    bank = await open_bank(tmp_path)
+    second = await bank.remember(SCOPE, "the lighthouse keeper's dog")  # index not open
+    hits = await bank.recall(SCOPE, "lighthouse")
+    assert {h.id for h in hits} == {first, second}
+    assert bank.indexes.rebuilds == 1  # the file was stale
+    await bank.close()
+
+    path = index_path(tmp_path / "index", SCOPE, bank.embedder.name)
+    path.write_bytes(b"KZIDX1\n garbage")
+    bank = await open_bank(tmp_path)
+    with caplog.at_level("INFO", logger="memory.index"):
+        assert {h.id for h in await bank.recall(SCOPE, "lighthouse")} == {first, second}
+    assert bank.indexes.rebuilds == 1
+    assert "rebuilt" in caplog.text and "damaged" in caplog.text
+    await bank.close()
+
+
+async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path, index_capacity=1)
+    scopes = [f"pip/s{i}" for i in range(3)]
+    for scope in scopes:
+        await bank.remember(scope, f"a memory of {scope}")
+        assert len(await bank.recall(scope, "memory")) == 1
+    assert (scopes[-1], bank.embedder.name) in bank.indexes
+    assert (scopes[0], bank.embedder.name) not in bank.indexes
+    assert index_path(tmp_path / "index", scopes[0], bank.embedder.name).exists()
+    rebuilt = bank.indexes.rebuilds
+    assert len(await bank.recall(scopes[0], "memory")) == 1
+    assert bank.indexes.rebuilds == rebuilt  # loaded from its file, not rebuilt
+    await bank.close()
+
+
+async def test_hnsw_index_deletes_by_tombstone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory.index, "HNSW_FROM", 5)
+    bank = await open_bank(tmp_path)
+    ids = [await bank.remember(SCOPE, f"note {i} about gardening tulips") for i in range(8)]
+    hits = await bank.recall(SCOPE, "gardening tulips", k=10)
+    assert {h.id for h in hits} == set(ids)
+    await bank.close()  # saved as HNSW
+
+    bank = await open_bank(tmp_path)
+    await bank.recall(SCOPE, "gardening")
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
+    assert index.hnsw and bank.indexes.rebuilds == 0
+    await bank.forget(SCOPE, ids[0])
+    assert ids[0] in index.tombstones
+    assert ids[0] not in {h.id for h in await bank.recall(SCOPE, "gardening tulips", k=10)}
+    await bank.close()
+
+    bank = await open_bank(tmp_path)  # the tombstone survives a save and load
+    assert ids[0] not in {h.id for h in await bank.recall(SCOPE, "gardening tulips", k=10)}
+    assert bank.indexes.rebuilds == 0
+    await bank.close()
+
+
+async def test_embedding_outage_loses_nothing(tmp_path: Path, fake: FakeOpenAI) -> None:
+    bank = await open_bank(tmp_path, remote(fake))
+    fake.embedding_replies.append(HttpError(503, "overloaded"))
+    mid = await bank.remember(SCOPE, "Alice adopted a kitten")  # stored without a vector
+    assert [h.id for h in await bank.recall(SCOPE, "kitten")] == [mid]  # by its words
+    # The index is built after the outage: the memory is embedded then, and found by meaning.
+    assert [h.id for h in await bank.recall(SCOPE, "her new pet")] == [mid]
+    await bank.close()
+
+
+async def test_reindex_after_changing_embedder(tmp_path: Path, fake: FakeOpenAI) -> None:
+    bank = await open_bank(tmp_path, HashEmbedder(64))
+    ids = [await bank.remember(SCOPE, f"memory number {i} of a kitten") for i in range(5)]
+    await bank.remember(OTHER, "someone else's kitten")
+    await bank.close()
+
+    bank = await open_bank(tmp_path, remote(fake))
+    seen: list[tuple[int, int]] = []
+    assert await bank.reindex(lambda done, total: seen.append((done, total))) == 6
+    assert seen[0] == (0, 6) and seen[-1] == (6, 6)
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    assert index.size == 5 and index.dimension == 8  # one embedder per index, never mixed
+    assert {h.id for h in await bank.recall(SCOPE, "pet", k=10)} == set(ids)
+    assert await bank.reindex() == 0  # nothing left to do
+    await bank.close()
+
+
+async def test_query_embeddings_are_reused(tmp_path: Path, fake: FakeOpenAI) -> None:
+    bank = await open_bank(tmp_path, remote(fake))
+    await bank.remember(SCOPE, "Alice adopted a kitten")
+    await bank.remember(SCOPE, "Alice adopted a kitten")  # the same text: from the cache
+    assert len(fake.embedding_requests) == 1
+    await bank.recall(SCOPE, "her pet")
+    await bank.recall(SCOPE, "her pet")
+    assert len(fake.embedding_requests) == 2
+    await bank.close()
+
+
+async def test_bad_requests_are_refused_plainly(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    with pytest.raises(MemoryError, match="needs some text"):
+        await bank.remember(SCOPE, "   ")
+    with pytest.raises(MemoryError, match="importance"):
+        await bank.remember(SCOPE, "x", importance=5)
+    with pytest.raises(MemoryError, match="category"):
+        await bank.remember(SCOPE, "x", category="gossip")
+    with pytest.raises(MemoryError, match="kind"):
+        await bank.remember(SCOPE, "x", kind="dream")
+    with pytest.raises(MemoryError, match="scope"):
+        await bank.recall("", "x")
+    assert await bank.count(SCOPE) == 0
+    await bank.close()
+
+
+@pytest.mark.parametrize(
+    "scope", ["a'b; DROP TABLE memories; --", "../../etc/passwd", 'x" OR 1=1', "日本/🐱"]
+)
+async def test_scope_strings_are_opaque(tmp_path: Path, scope: str) -> None:
+    bank = await open_bank(tmp_path)
+    mid = await bank.remember(scope, "a secret about the garden")
+    await bank.remember(SCOPE, "a secret about the garden")
+    assert [h.id for h in await bank.recall(scope, "garden secret")] == [mid]
+    await bank.close()
+    assert {p.parent for p in (tmp_path / "index").iterdir()} == {tmp_path / "index"}
+
+
+async def test_flashback_brings_the_nearest_and_the_farthest(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    bank = await open_bank(tmp_path, remote(fake))
+    near = await bank.remember(SCOPE, "Alice adopted a kitten")
+    await bank.remember(SCOPE, "Alice works as a nurse and her sister too")
+    far = await bank.remember(SCOPE, "skiing in the Alps in winter")
+    picked = await bank.flashback(SCOPE, "my pet cat")
+    assert [m.id for m in picked] == [near, far]
+    assert await bank.flashback(OTHER, "my pet cat") == []
+    await bank.close()
+
+
+def test_index_search_matches_brute_force() -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = np.arange(1000, 1300, dtype=np.int64)
+    index = memory.index.ScopeIndex.build(16, ids, vectors)
+    query = vectors[17]
+    expected = ids[np.argsort(-(vectors @ query))[:5]].tolist()
+    assert [i for i, _ in index.search(query, 5)] == expected
+    index.remove([int(ids[17])])
+    assert int(ids[17]) not in [i for i, _ in index.search(query, 5)]
+    restored = memory.index.ScopeIndex.deserialize(index.serialize())
+    assert restored.digest() == index.digest()

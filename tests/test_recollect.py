@@ -1,0 +1,220 @@
+"""Memories in the turn: subconscious recall into the prompt, reinforcement after a reply, the
+recall_memory tool, deep recall for questions about the past, flashbacks, and the walls
+between users, channels and DMs."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.config import MemoryConfig
+from bot.llm.base import Completion, ModelError, ToolCall
+from bot.recollect import (
+    FLASHBACK_HEADING,
+    MEMORY_HEADING,
+    NOTHING_FOUND,
+    about_the_past,
+    describe_age,
+    memory_section,
+)
+from memory.recall import Recalled
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+
+
+async def remember(bot: Bot, text: str, **event: object) -> int:
+    scope = bot.engine.event_scope(make_event(**event))  # type: ignore[arg-type]
+    return await bot.bank.remember(scope, text, speaker="Alice")
+
+
+def system_of(bot: Bot, call: int = -1) -> str:
+    return bot.model.calls[call].messages[0].content
+
+
+async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    mid = await remember(bot, "my cat Mochi is afraid of the vacuum cleaner")
+    bot.clock.advance(days=3)
+    reply = await bot.engine.handle(make_event("Mochi hid under the bed again"))
+    assert not reply.failed
+    system = system_of(bot)
+    assert MEMORY_HEADING in system
+    assert "- [3 days ago, strength 0.61] Alice: my cat Mochi is afraid" in system
+    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    assert row.recall_count == 1 and row.last_recalled_at == bot.clock.now()
+    await bot.close()
+
+
+async def test_nothing_relevant_means_no_memory_text(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await remember(bot, "my cat Mochi is afraid of the vacuum cleaner")
+    await bot.engine.handle(make_event("what a lovely sunny afternoon"))
+    assert MEMORY_HEADING not in system_of(bot)
+    await bot.close()
+
+
+async def test_a_failed_reply_reinforces_nothing(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    mid = await remember(bot, "my cat Mochi is afraid of the vacuum cleaner")
+    bot.model.push(ModelError("down"))
+    assert (await bot.engine.handle(make_event("Mochi again"))).failed
+    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    assert row.recall_count == 0
+    await bot.close()
+
+
+async def test_memories_stay_behind_their_walls(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await remember(bot, "my secret password hint is the blue giraffe")  # Alice, in a DM
+    for event in (
+        make_event("blue giraffe password", user_id="u2", user_name="Bob"),  # another user
+        make_event("blue giraffe password", is_dm=False),  # Alice herself, in a server channel
+        make_event("blue giraffe password", platform="telegram"),  # Alice on another platform
+    ):
+        await bot.engine.handle(event)
+        assert "giraffe" not in system_of(bot).split("It is now")[1]
+    await bot.engine.handle(make_event("blue giraffe password"))  # back in her DM
+    assert "blue giraffe" in system_of(bot)
+    await bot.close()
+
+
+async def test_a_broken_memory_costs_the_turn_nothing(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await remember(bot, "my cat Mochi")
+
+    async def broken(*args: object, **kwargs: object) -> list[Recalled]:
+        raise RuntimeError("disk on fire")
+
+    assert bot.engine.memory is not None
+    bot.engine.memory.bank.recall = broken  # type: ignore[method-assign]
+    reply = await bot.engine.handle(make_event("Mochi?"))
+    assert not reply.failed and reply.text == "ok"
+    await bot.close()
+
+
+async def test_the_model_can_call_recall_memory(tmp_path: Path) -> None:
+    persona = make_persona(tools=["recall_memory"])
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona])
+    mid = await remember(bot, "Alice's sister Jun lives in Osaka")
+    call = ToolCall("call_1", "recall_memory", json.dumps({"query": "sister Osaka"}))
+    bot.model.push(Completion("", tool_calls=(call,)), "[HAPPY] Say hi to Jun in Osaka!")
+    reply = await bot.engine.handle(make_event("guess who I'm visiting next week"))
+    assert reply.text == "Say hi to Jun in Osaka!"
+    first, second = bot.model.calls[-2:]
+    assert [t.name for t in first.tools] == ["recall_memory"]
+    tool_message = second.messages[-1]
+    assert tool_message.role == "tool" and tool_message.tool_call_id == "call_1"
+    assert "Jun lives in Osaka" in tool_message.content
+    assert second.messages[-2].tool_calls == (call,)
+    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    assert row.recall_count == 1  # shown through the tool: reinforced too
+    await bot.close()
+
+
+async def test_tool_rounds_are_bounded_and_bad_calls_answered(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(tools=["recall_memory"])])
+    looping = Completion("", tool_calls=(ToolCall("c", "recall_memory", "{not json"),))
+    bot.model.push(looping, looping, looping, "[NEUTRAL] fine, I give up")
+    reply = await bot.engine.handle(make_event("hmm"))
+    assert reply.text == "fine, I give up"
+    calls = bot.model.calls
+    assert [bool(c.tools) for c in calls] == [True, True, True, False]
+    assert "needs" in calls[1].messages[-1].content  # the malformed call was told why
+    await bot.close()
+
+
+async def test_no_tool_unless_the_persona_has_it(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await bot.engine.handle(make_event("hello"))
+    assert bot.model.calls[-1].tools == ()
+    await bot.close()
+
+
+async def test_recall_memory_with_nothing_found(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(tools=["recall_memory"])])
+    call = ToolCall("c", "recall_memory", json.dumps({"query": "the moon landing"}))
+    bot.model.push(Completion("", tool_calls=(call,)), "[NEUTRAL] I don't recall.")
+    await bot.engine.handle(make_event("what about the moon landing"))
+    assert bot.model.calls[-1].messages[-1].content == NOTHING_FOUND
+    await bot.close()
+
+
+async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    ski = await remember(bot, "we went skiing in Hokkaido in February")
+    cake = await remember(bot, "Alice baked a lemon cake for her mother")
+    await remember(bot, "the weather was grey all week")
+    bot.model.push('{"queries": ["skiing trip", "lemon cake"]}', "[HAPPY] Of course!")
+    await bot.engine.handle(make_event("do you remember the trip and what I baked?"))
+    intent, chat = bot.model.calls[-2:]
+    assert intent.json_mode and "search queries" in intent.messages[0].content
+    system = chat.messages[0].content
+    assert "skiing in Hokkaido" in system and "lemon cake" in system
+    assert "grey all week" not in system
+    scope = bot.engine.event_scope(make_event())
+    rows = await bot.bank.store.get_memories(scope, [ski, cake])
+    assert [r.recall_count for r in rows] == [1, 1]
+    await bot.close()
+
+
+async def test_deep_recall_follows_links_and_survives_a_bad_intent(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    scope = bot.engine.event_scope(make_event())
+    linked = await bot.bank.remember(scope, "the hotel had a hot spring on the roof")
+    await bot.bank.remember(scope, "our Hokkaido ski trip", related=[linked])
+    bot.model.push('{"queries": ["Hokkaido ski trip"]}', "[HAPPY] yes")
+    await bot.engine.handle(make_event("do you remember Hokkaido?"))
+    assert "hot spring" in system_of(bot)
+    bot.model.push("not json at all", "[HAPPY] yes")  # falls back to subconscious recall
+    await bot.engine.handle(make_event("do you remember Hokkaido?"))
+    assert "Hokkaido ski trip" in system_of(bot)
+    await bot.close()
+
+
+async def test_flashback_at_the_personas_rate(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(flashback_rate=1.0)])
+    await remember(bot, "the smell of rain on the old wooden porch")
+    await remember(bot, "Alice's favourite tea is genmaicha")
+    await bot.engine.handle(make_event("I'm making tea"))
+    system = system_of(bot)
+    assert FLASHBACK_HEADING in system
+    assert "wooden porch" in system.split(FLASHBACK_HEADING)[1]
+    await bot.close()
+
+
+async def test_memory_budget_is_kept(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3", memory=MemoryConfig(memory_tokens=170))
+    for i in range(5):
+        await remember(bot, f"garden note {i}: " + "tomatoes and basil grow well together " * 6)
+    await bot.engine.handle(make_event("how is the garden, tomatoes and basil?"))
+    assert system_of(bot).count("garden note") == 1
+    await bot.close()
+
+
+def test_memory_section_and_ages() -> None:
+    now = datetime(2026, 5, 1, tzinfo=UTC)
+
+    def memory(i: int, days: float) -> Recalled:
+        when = now - timedelta(days=days)
+        return Recalled(i, f"thing {i}", when, None, 1.0, 1.0, 0.5, 2)
+
+    text, ids = memory_section(
+        [memory(1, 3), memory(2, 40)], [memory(1, 3), memory(3, 400)], now, 500
+    )
+    assert ids == [1, 2, 3]
+    assert "- [3 days ago, strength 0.50] thing 1" in text
+    assert "- [5 weeks ago, strength 0.50] thing 2" in text
+    assert text.count("thing 1") == 1  # a memory shown once, not again as a flashback
+    assert memory_section([], [], now, 500) == ("", [])
+    assert describe_age(now - timedelta(seconds=30), now) == "just now"
+    assert describe_age(now - timedelta(hours=5), now) == "5 hours ago"
+    assert describe_age(now - timedelta(hours=30), now) == "yesterday"
+    assert describe_age(now - timedelta(days=800), now) == "2 years ago"
+
+
+def test_questions_about_the_past() -> None:
+    assert about_the_past("Do you remember my sister's name?")
+    assert about_the_past("what did I say about the trip last week?")
+    assert about_the_past("你还记得我上次说的那家店吗？")
+    assert not about_the_past("I remember it now.")  # not a question
+    assert not about_the_past("What are you doing today?")
