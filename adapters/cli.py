@@ -17,13 +17,18 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from tqdm import tqdm
+
 from adapters.console import ConsoleChat, readable
 from bot import __version__
 from bot.config import Config, find_config, load_config
+from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
 from bot.persona import PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
+from memory.bank import MemoryBank
+from memory.embeddings import EmbeddingError
 from memory.store import StoreError
 
 __all__ = ["main"]
@@ -59,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         parents=[common],
         help="talk with a persona in this terminal",
-        description="Talk with a persona. Commands: wipe, save, end, log, get, help, quit.",
+        description="Talk with a persona. Commands: wipe, save, end, log, get, memories, "
+        "/remember TEXT, /forget QUERY, help, quit.",
     )
     chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
     chat.add_argument("--user", help="your name in the conversation (default: your login)")
@@ -80,6 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
     persona_sub.add_parser("list", parents=[common], help="list the personas Kizuna can find")
+
+    memories = sub.add_parser("memories", help="work with long-term memory")
+    memories_sub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
+    memories_sub.add_parser(
+        "reindex",
+        parents=[common],
+        help="embed every memory with the configured embedder",
+        description="Embed every memory that has no embedding from the configured [memory] "
+        "embedder (after changing embedder, or an outage), and rebuild the indexes.",
+    )
     return parser
 
 
@@ -210,6 +226,36 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _reindex(args: argparse.Namespace) -> int:
+    config = _config(args)
+    try:
+        embedder = build_embedder(config.memory, config.models, os.environ)
+    except ModelSetupError as e:
+        raise config.error(tuple(e.key.split(".")), e.message) from None
+    except ValueError as e:
+        raise config.error(("memory",), str(e)) from None
+    data_dir = config.resolve(config.data_dir)
+    bank = await MemoryBank.open(data_dir, embedder)
+    bar = tqdm(unit="memory", desc=f"embedding with {config.memory.embedder}", leave=True)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        count = await bank.reindex(progress)
+    except EmbeddingError as e:
+        bar.close()
+        print(f"reindex stopped, what was done is kept (run it again later): {e}", file=sys.stderr)
+        return 1
+    finally:
+        await bank.close()
+    bar.close()
+    print(f"{count} memories embedded with {embedder.name}.")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -221,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_chat(args))
         if args.command == "run":
             return _run(args)
+        if args.command == "memories":
+            return asyncio.run(_reindex(args))
         if args.persona_command == "validate":
             return _validate(args.files)
         return _list(args)

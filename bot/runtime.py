@@ -3,6 +3,7 @@ engine, scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from bot.sessions import SessionManager
 from memory.bank import DATABASE, MemoryBank
 from memory.clock import Clock, SystemClock
 from memory.store import Store
+from memory.text import warm_up
 
 __all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
 
@@ -80,6 +82,9 @@ async def open_runtime(
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     embedder = build_embedder(config.memory, config.models, environ)
+    if any(p.identity.language.startswith("zh") for p in personas.values()):
+        # Load the Chinese word segmenter now, not on the first message (about 2 s).
+        await asyncio.to_thread(warm_up)
     data_dir = config.resolve(config.data_dir)
     store = await Store.open(data_dir / DATABASE)
     try:

@@ -45,6 +45,7 @@ __all__ = [
     "RETENTION_FLOOR",
     "SPEAKER_BOOST",
     "Recalled",
+    "contenders",
     "failure_probability",
     "relevance",
     "surfaces",
@@ -57,7 +58,7 @@ DENSE_WEIGHT = 0.6
 SPEAKER_BOOST = 0.3
 CONTIGUITY = 0.2
 CONTEXT_WEIGHT = 0.35  # of the memory before, in bm25
-RETENTION_FLOOR = 0.75
+RETENTION_FLOOR = 0.9
 IMPORTANCE_WEIGHT = {1: 0.9, 2: 1.0, 3: 1.1}
 MAX_FAILURE = 0.8
 
@@ -91,6 +92,7 @@ def relevance(
     `named`: the lowercased words of the cue (a speaker is named when all the words of their
     name are among them)."""
     top_bm25 = max(lexical.values(), default=0.0) or 1.0
+    speakers: dict[str, bool] = {}
     successor: dict[int, int] = {}
     for memory in memories.values():
         if memory.previous_id is not None:
@@ -102,8 +104,13 @@ def relevance(
             return 0.0
         value = DENSE_WEIGHT * cosine.get(memory.id, 0.0)
         value += (1.0 - DENSE_WEIGHT) * lexical.get(memory.id, 0.0) / top_bm25
-        if memory.speaker and _named(memory.speaker, named):
-            value += SPEAKER_BOOST
+        speaker = memory.speaker
+        if speaker:
+            is_named = speakers.get(speaker)
+            if is_named is None:
+                is_named = speakers[speaker] = _named(speaker, named)
+            if is_named:
+                value += SPEAKER_BOOST
         return value
 
     out: dict[int, float] = {}
@@ -121,6 +128,23 @@ def relevance(
 def _named(speaker: str, words: Collection[str]) -> bool:
     parts = speaker.lower().split()
     return bool(parts) and all(part in words for part in parts)
+
+
+# The weight retention and importance can give, at least and at most: what pruning by
+# relevance alone may rely on.
+MIN_WEIGHT = RETENTION_FLOOR * min(IMPORTANCE_WEIGHT.values())
+MAX_WEIGHT = max(IMPORTANCE_WEIGHT.values())
+
+
+def contenders(relevant: Mapping[int, float], k: int) -> list[int]:
+    """The ids that can still rank in the top k once weighed: weighing multiplies relevance by
+    MIN_WEIGHT..MAX_WEIGHT, so anything below the k-th relevance * MIN_WEIGHT / MAX_WEIGHT is
+    out whatever its retention and importance."""
+    ranked = sorted(relevant, key=lambda m: -relevant[m])
+    if len(ranked) <= k:
+        return ranked
+    bar = relevant[ranked[k - 1]] * MIN_WEIGHT / MAX_WEIGHT
+    return [m for m in ranked if relevant[m] >= bar]
 
 
 def weigh(relevance: float, retention: float, importance: int) -> float:

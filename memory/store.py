@@ -167,7 +167,7 @@ def _memory(row: Any) -> Memory:
         last_recalled_at=None if row[9] is None else _dt(row[9]),
         recall_count=row[10],
         strength=row[11],
-        related=tuple(json.loads(row[12])),
+        related=() if row[12] == "[]" else tuple(json.loads(row[12])),
         conversation_id=row[13],
         previous_id=row[14],
     )

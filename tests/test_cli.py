@@ -490,3 +490,37 @@ def test_a_second_chat_on_the_same_data_is_refused_in_one_line(tmp_path: Path) -
     finally:
         first.communicate(input="", timeout=TIMEOUT)
     assert first.returncode == 0
+
+
+# -- long-term memory ------------------------------------------------------------------------------
+
+
+def test_memories_reindex_after_changing_embedder(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n/remember I work at a bakery\n")
+    (tmp_path / "kizuna.toml").write_text(
+        '[memory]\nembedder = "openai"\nmodel = "fake-embedding"\n', encoding="utf-8"
+    )
+    with FakeOpenAI() as fake:
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        result = kizuna(tmp_path, "memories", "reindex", env=env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "2 memories embedded with openai:fake-embedding.\n"
+        assert "2/2" in result.stderr  # the progress bar
+        again = kizuna(tmp_path, "memories", "reindex", env=env)
+        assert again.stdout == "0 memories embedded with openai:fake-embedding.\n"
+        found = chat(tmp_path, "/get bakery\n", env=env).stdout
+    assert found.endswith("ann: I work at a bakery\n")
+
+
+def test_memories_reindex_with_an_unreachable_embedder(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n")
+    (tmp_path / "kizuna.toml").write_text(
+        '[memory]\nembedder = "openai"\nmodel = "m"\ndimensions = 8\n'
+        '[models.providers.down]\nbase_url = "http://127.0.0.1:9/v1"\nmax_retries = 0\n',
+        encoding="utf-8",
+    )
+    result = kizuna(tmp_path, "memories", "reindex")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "reindex stopped, what was done is kept" in result.stderr
+    (tmp_path / "kizuna.toml").write_text('[memory]\nembedder = "openai"\n', encoding="utf-8")
+    assert "OPENAI_API_KEY" in one_line(kizuna(tmp_path, "memories", "reindex"))
