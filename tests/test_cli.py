@@ -524,3 +524,11 @@ def test_memories_reindex_with_an_unreachable_embedder(tmp_path: Path) -> None:
     assert "reindex stopped, what was done is kept" in result.stderr
     (tmp_path / "kizuna.toml").write_text('[memory]\nembedder = "openai"\n', encoding="utf-8")
     assert "OPENAI_API_KEY" in one_line(kizuna(tmp_path, "memories", "reindex"))
+
+
+def test_the_offline_model_shows_what_recall_brought(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n")
+    [reply] = replies(chat(tmp_path, "Mochi knocked over a glass today\n").stdout)
+    assert 'From before, I remember: "ann: my cat is called Mochi".' in reply
+    [reply] = replies(chat(tmp_path, "the weather is lovely\n").stdout)
+    assert "From before" not in reply  # nothing relevant, nothing recalled

@@ -1,8 +1,9 @@
 """The built-in offline model: no network, deterministic, for watching the engine work.
 
 It does not understand anything. It answers in the persona's name, shows what it has in mind
-(earlier turns of the conversation it was given) and what it would keep (the user's sentences
-about themselves), and says it is the offline model, so nobody mistakes it for a real one.
+(earlier turns of the conversation it was given, and the long-term memories recall put in its
+prompt) and what it would keep (the user's sentences about themselves), and says it is the
+offline model, so nobody mistakes it for a real one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _NAME = re.compile(r"^You are (.+?)(?: \(|\.$)")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNORECASE)
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
+# A recalled memory's line in the system prompt (bot.recollect writes them).
+_MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE)
 _HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
 
 _EN = {
@@ -29,6 +32,7 @@ _EN = {
     "heard": "You said: {text}.",
     "recall": "In mind from this conversation: {items}.",
     "nothing_recalled": "This is the start of our conversation.",
+    "memories": "From before, I remember: {items}.",
     "keep": "I will remember: {items}.",
     "nothing_kept": "Nothing about you to remember in that yet.",
 }
@@ -39,6 +43,7 @@ _ZH = {
     "heard": "你说：{text}。",
     "recall": "我记得这次聊天里的：{items}。",
     "nothing_recalled": "我们的聊天刚刚开始。",
+    "memories": "我还记得以前的：{items}。",
     "keep": "我会记住：{items}。",
     "nothing_kept": "这句话里还没有关于你的事要记。",
 }
@@ -102,6 +107,9 @@ class OfflineChatModel:
             parts.append(lang["recall"].format(items="; ".join(earlier)))
         else:
             parts.append(lang["nothing_recalled"])
+        memories = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(system)[:3]]
+        if memories:
+            parts.append(lang["memories"].format(items="; ".join(memories)))
         kept = [
             s.strip()
             for s in _SENTENCES.findall(current)
