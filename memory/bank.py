@@ -53,10 +53,11 @@ log = logging.getLogger(__name__)
 
 DATABASE = "kizuna.sqlite3"
 INDEX_FOLDER = "index"
-# Words in more than this share of all memories are left out of full-text search, once there
-# are DF_FROM memories (below that, every search is fast and every word may count).
+# Which words of a cue full-text search uses, once there are DF_FROM memories (below that every
+# search is fast and every word counts): see MemoryBank._distinctive.
 COMMON_WORD = 0.10
 DF_FROM = 1_000
+POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 NEIGHBOUR_GAP = timedelta(minutes=10)  # memories stored this close together are neighbours
 MAX_SCOPE = 512
 MAX_TEXT = 8_000  # characters of one memory
@@ -106,6 +107,7 @@ class MemoryBank:
         self._df: dict[str, tuple[int, int, int]] = {}  # word -> (memories, of all, at write)
         self._total = 0
         self._writes = 0
+        self._sizes: dict[str, tuple[int, int]] = {}  # scope -> (memories, at write)
 
     @classmethod
     async def open(
@@ -283,14 +285,25 @@ class MemoryBank:
             return []
         words = terms(cue)
         lexical: dict[int, float] = {}
-        match = fts_query(" ".join(await self._distinctive(words)))
-        if match:
-            lexical = dict(
-                await self.store.lexical_search(
-                    scope, match, LEXICAL_CANDIDATES, context_weight=CONTEXT_WEIGHT
+        # The cue's embedding (a model in a thread, or a remote call) overlaps the full-text
+        # search (in SQLite's thread).
+        dense = asyncio.ensure_future(self._dense_query(scope, cue))
+        try:
+            match = fts_query(" ".join(await self._distinctive(words)))
+            if match:
+                lexical = dict(
+                    await self.store.lexical_search(
+                        scope,
+                        match,
+                        LEXICAL_CANDIDATES,
+                        context_weight=CONTEXT_WEIGHT,
+                        narrow=await self._small_scope(scope),
+                    )
                 )
-            )
-        query, index = await self._dense_query(scope, cue)
+        except BaseException:
+            dense.cancel()
+            raise
+        query, index = await dense
         cosine: dict[int, float] = {}
         if query is not None and index is not None:
             cosine = dict(await self._search(scope, index, query, DENSE_CANDIDATES))
@@ -329,9 +342,11 @@ class MemoryBank:
         return chosen
 
     async def _distinctive(self, words: Sequence[str]) -> list[str]:
-        """The cue's words minus those in more than COMMON_WORD of all memories (once there
-        are DF_FROM of them): they tell no memory apart, and scoring every memory that holds
-        them is what makes full-text search slow in a large bank."""
+        """The cue's words that tell memories apart, within a budget of POSTINGS hits: rarest
+        first (the most informative, as BM25's idf says), and never one in more than
+        COMMON_WORD of all memories once there are DF_FROM of them. Scoring every memory that
+        holds a common word is what makes full-text search slow in a large bank; the rarest
+        word is always kept."""
         if not words:
             return []
         stale = [w for w in words if not self._df_fresh(w)]
@@ -343,7 +358,24 @@ class MemoryBank:
         if self._total < DF_FROM:
             return list(words)
         limit = COMMON_WORD * self._total
-        return [w for w in words if self._df[w][0] <= limit]
+        kept: set[str] = set()
+        used = 0
+        for word in sorted(words, key=lambda w: self._df[w][0]):
+            hits = self._df[word][0]
+            if kept and (hits > limit or used + hits > POSTINGS):
+                break
+            kept.add(word)
+            used += hits
+        return [w for w in words if w in kept]
+
+    async def _small_scope(self, scope: str) -> bool:
+        """Whether the scope holds a small part of all memories: full-text search then
+        narrows to it inside FTS5 (for a scope of most of the bank, that only costs)."""
+        known = self._sizes.get(scope)
+        if known is None or abs(self._writes - known[1]) > max(known[0] // 10, 10):
+            known = (await self.store.count_memories(scope), self._writes)
+            self._sizes[scope] = known
+        return known[0] * 2 < max(self._total, 1)
 
     def _df_fresh(self, word: str) -> bool:
         known = self._df.get(word)

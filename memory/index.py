@@ -35,9 +35,9 @@ __all__ = ["HNSW_FROM", "IndexCache", "ScopeIndex", "index_path"]
 
 log = logging.getLogger(__name__)
 
-HNSW_FROM = 20_000  # memories in one scope; below this exact search is fast enough
+HNSW_FROM = 10_000  # memories in one scope; below this exact search is fast enough
 HNSW_M = 32
-HNSW_EF_SEARCH = 64
+HNSW_EF_SEARCH = 256  # finds 91% of the exact top 100 at 100k, in 0.8 ms
 HNSW_EF_CONSTRUCTION = 80
 # Searches over this many vectors leave the event loop for a thread.
 THREAD_FROM = 5_000
@@ -115,9 +115,16 @@ class ScopeIndex:
         if not self.live or k <= 0:
             return []
         want = min(k + len(self.tombstones), self.index.ntotal)
-        scores, ids = self.index.search(
-            np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
-        )
+        # One query is too little work for OpenMP's team: on 2 busy cores it costs 5-30x.
+        # omp_set_num_threads sets the calling thread's value only, so set it back after.
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            scores, ids = self.index.search(
+                np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
+            )
+        finally:
+            faiss.omp_set_num_threads(threads)
         hits = [
             (int(i), float(s))
             for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)

@@ -120,10 +120,11 @@ class MemoryStore(Protocol):
         ...
 
     async def lexical_search(
-        self, scope: str, match: str, k: int, *, context_weight: float = 0.35
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
     ) -> list[tuple[int, float]]:
         """Full-text search of the memories' text, and with `context_weight` of the memory
-        before each, for an FTS5-syntax query: (id, BM25 score, higher is better)."""
+        before each, for an FTS5-syntax query: (id, BM25 score, higher is better). `narrow`:
+        the scope is a small part of the store (a hint; the result is the scope's either way)."""
         ...
 
     async def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:

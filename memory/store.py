@@ -76,6 +76,7 @@ MIGRATIONS: Sequence[str] = (
         embedder         TEXT
     );
     CREATE INDEX memories_by_scope ON memories (scope, created_at);
+    CREATE INDEX memories_by_scope_id ON memories (scope, id);
     CREATE INDEX memories_by_previous ON memories (previous_id) WHERE previous_id IS NOT NULL;
     -- The lexical half of recall; rowid = memories.id. `scope_tag` is one token per scope so
     -- a search intersects with its scope inside FTS5 instead of scoring every scope's rows;
@@ -238,6 +239,8 @@ class Store:
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA foreign_keys=ON")
             await db.execute("PRAGMA busy_timeout=5000")
+            # Reads of a large bank's rows from the page cache without a copy each.
+            await db.execute("PRAGMA mmap_size=268435456")
             store = cls(db, path, lock)
             await store._migrate()
         except BaseException as e:
@@ -443,7 +446,9 @@ class Store:
             chunk = unique[start : start + _CHUNK]
             async with self._db.execute(
                 f"SELECT {_MEMORY_COLUMNS} FROM memories"
-                f" WHERE scope = ? AND id IN ({_marks(len(chunk))})",
+                # `+scope`: find the rows by id, then check the scope (a large scope's own
+                # index would make SQLite walk all of it).
+                f" WHERE +scope = ? AND id IN ({_marks(len(chunk))})",
                 (scope, *chunk),
             ) as cur:
                 for row in await cur.fetchall():
@@ -494,18 +499,23 @@ class Store:
         return gone
 
     async def lexical_search(
-        self, scope: str, match: str, k: int, *, context_weight: float = 0.35
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
     ) -> list[tuple[int, float]]:
         # bm25() is lower-is-better and weighs columns in order: the scope tag counts for
-        # nothing, the memory before a little. The join on scope is the wall; the tag only
-        # narrows the search.
+        # nothing, the memory before a little. The join on scope is the wall.
         weights = f"0.0, 1.0, {float(context_weight)!r}"
+        # The best inside FTS5 first, then the join: joining first would look up every
+        # matching row before ranking. Narrowed by the scope's tag, every row FTS5 ranks is
+        # the scope's; unnarrowed (cheaper when the scope is most of the database), the best
+        # 4k leave room for other scopes' rows, which the join then drops.
+        where = f"scope_tag : {scope_tag(scope)} AND " if narrow else ""
         async with self._db.execute(
-            f"SELECT f.rowid, -bm25(memories_fts, {weights}) AS score"
-            " FROM memories_fts AS f JOIN memories AS m ON m.id = f.rowid"
-            " WHERE memories_fts MATCH ? AND m.scope = ?"
-            f" ORDER BY bm25(memories_fts, {weights}) LIMIT ?",
-            (f"scope_tag : {scope_tag(scope)} AND {{body context}} : ({match})", scope, k),
+            "SELECT r.id, r.score FROM ("
+            f" SELECT rowid AS id, -bm25(memories_fts, {weights}) AS score FROM memories_fts"
+            f" WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {weights}) LIMIT ?"
+            ") AS r JOIN memories AS m ON m.id = r.id WHERE m.scope = ?"
+            " ORDER BY r.score DESC LIMIT ?",
+            (f"{where}{{body context}} : ({match})", k if narrow else 4 * k, scope, k),
         ) as cur:
             return [(r[0], float(r[1])) for r in await cur.fetchall()]
 
@@ -543,7 +553,7 @@ class Store:
             chunk = unique[start : start + _CHUNK]
             marks = _marks(len(chunk))
             async with self._db.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
                 f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
                 (scope, *chunk, *chunk),
             ) as cur:

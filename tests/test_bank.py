@@ -13,6 +13,7 @@ import numpy as np
 import openai
 import pytest
 
+import memory.bank
 import memory.index
 from memory.bank import MemoryBank, MemoryError
 from memory.clock import FakeClock
@@ -397,3 +398,21 @@ def test_index_search_matches_brute_force() -> None:
     assert int(ids[17]) not in [i for i, _ in index.search(query, 5)]
     restored = memory.index.ScopeIndex.deserialize(index.serialize())
     assert restored.digest() == index.digest()
+
+
+async def test_full_text_search_keeps_the_rarest_words_in_a_large_bank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory.bank, "DF_FROM", 10)
+    monkeypatch.setattr(memory.bank, "POSTINGS", 5)
+    bank = await open_bank(tmp_path)
+    for i in range(20):
+        await bank.remember(SCOPE, f"garden note {i} about apples and pears")
+    zucchini = await bank.remember(SCOPE, "garden note about a giant zucchini")
+    await bank.remember(OTHER, "someone else's zucchini")
+    # "garden" is in nearly every memory: too common to tell them apart, so not searched.
+    assert await bank._distinctive(["garden", "zucchini"]) == ["zucchini"]
+    assert await bank._distinctive(["garden"]) == ["garden"]  # the rarest word always stays
+    hits = await bank.recall(SCOPE, "the garden zucchini")
+    assert hits[0].id == zucchini
+    await bank.close()
