@@ -32,7 +32,8 @@ APOLOGIES = {
 }
 STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
-MAX_TOOL_ROUNDS = 3  # tool calls answered per turn before the model must reply
+MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
+MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 
 
 @dataclass(slots=True, frozen=True)
@@ -185,8 +186,11 @@ class Engine:
             if not completion.tool_calls or not offered:
                 return completion
             messages.append(Message("assistant", completion.text, tool_calls=completion.tool_calls))
-            for call in completion.tool_calls:
-                result = await self._run_tool(persona, scope, call.name, call.arguments, shown)
+            for number, call in enumerate(completion.tool_calls):
+                if number < MAX_TOOL_CALLS:
+                    result = await self._run_tool(persona, scope, call.name, call.arguments, shown)
+                else:
+                    result = f"Not run: at most {MAX_TOOL_CALLS} tool calls at a time."
                 messages.append(Message("tool", result, tool_call_id=call.id))
         raise AssertionError("unreachable: the last round offers no tools")
 

@@ -21,7 +21,7 @@ import logging
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.config import MemoryConfig
@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 DEEP_QUESTIONS = 3  # sub-questions asked of memory for one question about the past
 DEEP_K = 3  # memories per sub-question
 DEEP_KEEP = 6
+LINK_WEIGHT = 0.8  # of its link's score, for a memory brought along by a link
 TOOL_K = 5
 
 RECALL_TOOL = Tool(
@@ -74,9 +75,8 @@ NOTHING_FOUND = "Nothing comes to mind about that."
 
 # A question about the past: these words in a message that asks something.
 _PAST_EN = re.compile(
-    r"\b(remember|recall|forgot|forget|last (time|week|month|year|night)|yesterday|ago|"
-    r"before|earlier|used to|back when|did (i|we|you)|have (i|we) ever|when did|what did|"
-    r"who did|where did|told you)\b",
+    r"\b(remember|recall|forgot|forget|last (time|week|month|year|night|summer|winter)|"
+    r"yesterday|ago|earlier|used to|back (when|then)|told you|mentioned|said)\b",
     re.IGNORECASE,
 )
 _PAST_ZH = re.compile(
@@ -198,10 +198,15 @@ class Recollector:
             for hit in await self.bank.recall(scope, question, k=DEEP_K, now=now):
                 if hit.id not in found or hit.score > found[hit.id].score:
                     found[hit.id] = hit
-        related = {r for hit in found.values() for r in hit.related} - set(found)
-        for memory in await self.bank.get(scope, sorted(related), now=now):
-            # A linked memory comes along at its own strength, a little behind its link.
-            found[memory.id] = memory
+        link_score: dict[int, float] = {}
+        for hit in found.values():
+            for linked in hit.related:
+                if linked not in found:
+                    link_score[linked] = max(link_score.get(linked, 0.0), hit.score * LINK_WEIGHT)
+        for memory in await self.bank.get(scope, sorted(link_score), now=now):
+            # A linked memory comes along a little behind the memory that brought it.
+            score = link_score[memory.id]
+            found[memory.id] = replace(memory, score=score, relevance=score)
         ranked = sorted(found.values(), key=lambda r: (-r.score, r.id))
         return ranked[:DEEP_KEEP]
 

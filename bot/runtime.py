@@ -51,9 +51,12 @@ class Runtime:
     bank: MemoryBank
     scheduler: Scheduler
     data_dir: Path
+    warming: asyncio.Future[None] | None = None  # the segmenter loading in the background
 
     async def close(self) -> None:
         """Give the work after replies a moment to finish, save, then close the store."""
+        if self.warming is not None:
+            await asyncio.gather(self.warming, return_exceptions=True)  # a thread: can't stop
         try:
             await self.engine.drain(grace=SHUTDOWN_GRACE)
         finally:
@@ -82,9 +85,11 @@ async def open_runtime(
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     embedder = build_embedder(config.memory, config.models, environ)
+    # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
+    # first message; for others in the background (any message may hold Chinese).
+    warming = asyncio.ensure_future(asyncio.to_thread(warm_up))
     if any(p.identity.language.startswith("zh") for p in personas.values()):
-        # Load the Chinese word segmenter now, not on the first message (about 2 s).
-        await asyncio.to_thread(warm_up)
+        await warming
     data_dir = config.resolve(config.data_dir)
     store = await Store.open(data_dir / DATABASE)
     try:
@@ -116,4 +121,4 @@ async def open_runtime(
         flush=bank.flush,
         flush_seconds=config.memory.index_save_seconds,
     )
-    return Runtime(config, engine, store, bank, scheduler, data_dir)
+    return Runtime(config, engine, store, bank, scheduler, data_dir, warming)

@@ -58,6 +58,8 @@ INDEX_FOLDER = "index"
 COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
+DF_STALE_AFTER = 100  # writes after which those counts are read again
+EMBEDDER_PAUSE = timedelta(seconds=60)
 NEIGHBOUR_GAP = timedelta(minutes=10)  # memories stored this close together are neighbours
 MAX_SCOPE = 512
 MAX_TEXT = 8_000  # characters of one memory
@@ -103,11 +105,11 @@ class MemoryBank:
             embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
         )
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
-        self._index_locks: dict[str, asyncio.Lock] = {}
-        self._df: dict[str, tuple[int, int, int]] = {}  # word -> (memories, of all, at write)
-        self._total = 0
+        # Counts for full-text search's choice of words, refreshed as memories are written.
+        self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
+        self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
         self._writes = 0
-        self._sizes: dict[str, tuple[int, int]] = {}  # scope -> (memories, at write)
+        self._embedder_down_until: datetime | None = None
 
     @classmethod
     async def open(
@@ -223,11 +225,15 @@ class MemoryBank:
             )
         )
         self._writes += 1
-        if vector is not None and (scope, self.embedder.name) in self.indexes:
-            # An index not open now is brought up to date from SQLite when next loaded.
-            index = await self._index(scope)
-            async with self._lock(scope):
+        name = self.embedder.name
+        async with self.indexes.lock(scope, name):
+            # An index not open is brought up to date from SQLite when next loaded; one that
+            # was loading has finished once the lock is ours, and gets the memory now.
+            index = self.indexes.open_index(scope, name)
+            if index is not None and vector is not None:
                 index.add(np.asarray([memory_id], dtype=np.int64), vector.reshape(1, -1))
+            elif index is not None:  # reopened later, it embeds what has no vector yet
+                self.indexes.drop(scope, name)
         return memory_id
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
@@ -241,17 +247,25 @@ class MemoryBank:
             ids = [target]
         gone = await self.store.get_memories(scope, ids)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
-        if deleted and (scope, self.embedder.name) in self.indexes:
-            index = await self._index(scope)
-            async with self._lock(scope):
-                index.remove(sorted(deleted))
+        if deleted:
+            async with self.indexes.lock(scope, self.embedder.name):
+                index = self.indexes.open_index(scope, self.embedder.name)
+                if index is not None:
+                    index.remove(sorted(deleted))
+            await self.store.forget_cached(
+                [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in gone]
+            )
         return [m for m in gone if m.id in deleted]
 
     async def wipe(self, scope: str) -> int:
         """Forget every memory of a scope; returns how many."""
         _check_scope(scope)
+        memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
-        self.indexes.delete_file(scope, self.embedder.name)
+        await self.indexes.delete_file(scope, self.embedder.name)
+        await self.store.forget_cached(
+            [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in memories]
+        )
         return count
 
     async def reinforce(self, scope: str, ids: Sequence[int], now: datetime | None = None) -> None:
@@ -289,7 +303,7 @@ class MemoryBank:
         # search (in SQLite's thread).
         dense = asyncio.ensure_future(self._dense_query(scope, cue))
         try:
-            match = fts_query(" ".join(await self._distinctive(words)))
+            match = fts_query(" ".join(await self._distinctive(scope, words)))
             if match:
                 lexical = dict(
                     await self.store.lexical_search(
@@ -341,58 +355,72 @@ class MemoryBank:
                 chosen.append(result)
         return chosen
 
-    async def _distinctive(self, words: Sequence[str]) -> list[str]:
-        """The cue's words that tell memories apart, within a budget of POSTINGS hits: rarest
-        first (the most informative, as BM25's idf says), and never one in more than
-        COMMON_WORD of all memories once there are DF_FROM of them. Scoring every memory that
-        holds a common word is what makes full-text search slow in a large bank; the rarest
-        word is always kept."""
+    async def _distinctive(self, scope: str, words: Sequence[str]) -> list[str]:
+        """The cue's words that tell the scope's memories apart, within a budget of POSTINGS
+        hits: rarest first (the most informative, as BM25's idf says), and never one in more
+        than COMMON_WORD of them once the scope holds DF_FROM. Scoring every memory that holds
+        a common word is what makes full-text search slow in a large bank; the rarest word is
+        always kept."""
         if not words:
             return []
-        stale = [w for w in words if not self._df_fresh(w)]
-        if stale:
-            counts, total = await self.store.document_frequencies(stale)
-            for word, count in counts.items():
-                self._df[word] = (count, total, self._writes)
-            self._total = total
-        if self._total < DF_FROM:
+        size, _ = await self._sizes_of(scope)
+        if size < DF_FROM:
             return list(words)
-        limit = COMMON_WORD * self._total
+        stale = [w for w in words if not self._df_fresh(scope, w)]
+        if stale:
+            counts = await self.store.document_frequencies(scope, stale)
+            for word, count in counts.items():
+                self._df[scope, word] = (count, self._writes)
+        limit = COMMON_WORD * size
         kept: set[str] = set()
         used = 0
-        for word in sorted(words, key=lambda w: self._df[w][0]):
-            hits = self._df[word][0]
+        for word in sorted(words, key=lambda w: self._df[scope, w][0]):
+            hits = self._df[scope, word][0]
             if kept and (hits > limit or used + hits > POSTINGS):
                 break
             kept.add(word)
             used += hits
         return [w for w in words if w in kept]
 
+    def _df_fresh(self, scope: str, word: str) -> bool:
+        known = self._df.get((scope, word))
+        return known is not None and self._writes - known[1] <= DF_STALE_AFTER
+
+    async def _sizes_of(self, scope: str) -> tuple[int, int]:
+        """(the scope's memories, all memories), re-read after DF_STALE_AFTER writes."""
+        known = self._sizes.get(scope)
+        if known is None or self._writes - known[2] > DF_STALE_AFTER:
+            size, total = await self.store.sizes(scope)
+            known = self._sizes[scope] = (size, total, self._writes)
+        return known[0], known[1]
+
     async def _small_scope(self, scope: str) -> bool:
         """Whether the scope holds a small part of all memories: full-text search then
         narrows to it inside FTS5 (for a scope of most of the bank, that only costs)."""
-        known = self._sizes.get(scope)
-        if known is None or abs(self._writes - known[1]) > max(known[0] // 10, 10):
-            known = (await self.store.count_memories(scope), self._writes)
-            self._sizes[scope] = known
-        return known[0] * 2 < max(self._total, 1)
-
-    def _df_fresh(self, word: str) -> bool:
-        known = self._df.get(word)
-        return known is not None and self._writes - known[2] <= max(known[1] // 10, 10)
+        size, total = await self._sizes_of(scope)
+        return size * 2 < max(total, 1)
 
     async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeIndex | None]:
+        """The cue's vector and the scope's index, or (None, None): recall then goes on with
+        the words alone. After an embedding failure, cues are not embedded for
+        EMBEDDER_PAUSE, so an outage does not cost every turn a timeout."""
+        now = self.clock.now()
+        if self._embedder_down_until is not None and now < self._embedder_down_until:
+            return None, None
         try:
             query = await self._query_vector(cue)
             return query, await self._index(scope)
-        except EmbeddingError as e:  # recall goes on with the words alone
-            log.warning("recall without meaning, words only: %s", e)
-            return None, None
+        except EmbeddingError as e:
+            self._embedder_down_until = now + EMBEDDER_PAUSE
+            log.warning("recall by words only for a while: %s", e)
+        except ValueError as e:  # stored vectors of another size under this embedder's name
+            log.error("recall by words only: %s; run `kizuna memories reindex`", e)
+        return None, None
 
     async def _search(
         self, scope: str, index: ScopeIndex, query: Vectors, k: int
     ) -> list[tuple[int, float]]:
-        async with self._lock(scope):
+        async with self.indexes.lock(scope, self.embedder.name):
             if index.size >= THREAD_FROM:
                 return await asyncio.to_thread(index.search, query, k)
             return index.search(query, k)
@@ -480,7 +508,7 @@ class MemoryBank:
                 if progress:
                     progress(done, total)
             if memories:
-                self.indexes.delete_file(scope, self.embedder.name)
+                await self.indexes.delete_file(scope, self.embedder.name)
         return done
 
     async def _embed_memories(self, scope: str, memories: Sequence[Memory]) -> int:
@@ -502,9 +530,6 @@ class MemoryBank:
             except EmbeddingError as e:
                 log.warning("some memories stay unembedded for now: %s", e)
         return await self.indexes.get(scope, name, self.embedder.dimension)
-
-    def _lock(self, scope: str) -> asyncio.Lock:
-        return self._index_locks.setdefault(scope, asyncio.Lock())
 
     async def _query_vector(self, cue: str) -> Vectors:
         cached = self._queries.get(cue)

@@ -19,7 +19,8 @@ benchmarks/README.md.)
 
 The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
-least half the floor. A cue about nothing remembered recalls nothing.
+least half the floor (with no vector to judge by, during an embedding outage, the shared word
+alone). A cue about nothing remembered recalls nothing.
 
 Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
 to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
@@ -115,8 +116,11 @@ def relevance(
 
     out: dict[int, float] = {}
     for memory_id, memory in memories.items():
-        similarity = cosine.get(memory_id, 0.0)
-        if similarity < dense_floor and not (
+        similarity = cosine.get(memory_id)
+        if similarity is None:  # no vector to judge by (not embedded yet): its words decide
+            if memory_id not in lexical:
+                continue
+        elif similarity < dense_floor and not (
             memory_id in lexical and similarity >= dense_floor / 2
         ):
             continue

@@ -127,8 +127,12 @@ class MemoryStore(Protocol):
         the scope is a small part of the store (a hint; the result is the scope's either way)."""
         ...
 
-    async def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
-        """In how many memories each term occurs, and how many memories there are."""
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs."""
+        ...
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, about how many in all scopes: a hint, it may overcount)."""
         ...
 
     async def last_memory(self, scope: str) -> Memory | None: ...

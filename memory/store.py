@@ -9,14 +9,15 @@ implement `memory.records.MemoryStore`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
 import numpy as np
@@ -53,7 +54,7 @@ MIGRATIONS: Sequence[str] = (
     """,
     """
     CREATE TABLE memories (
-        id               INTEGER PRIMARY KEY,
+        id               INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: ids are shown
         scope            TEXT NOT NULL,
         text             TEXT NOT NULL,
         speaker          TEXT,
@@ -192,6 +193,24 @@ def _marks(n: int) -> str:
 _CHUNK = 900
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _serialised(
+    method: Callable[Concatenate[Store, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[Store, P], Coroutine[Any, Any, T]]:
+    """One write transaction at a time on the shared connection: a rollback must never undo
+    another coroutine's writes, nor its commit publish half of ours."""
+
+    async def serialised(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        async with self._writing:
+            return await method(self, *args, **kwargs)
+
+    serialised.__doc__ = method.__doc__
+    return serialised
+
+
 def _ts(at: datetime) -> float:
     return at.timestamp()
 
@@ -211,6 +230,7 @@ class Store:
     def __init__(self, db: aiosqlite.Connection, path: Path, lock: FileLock) -> None:
         self._db = db
         self._lock = lock
+        self._writing = asyncio.Lock()
         self.path = path
 
     @classmethod
@@ -277,6 +297,7 @@ class Store:
 
     # Sessions: one snapshot per open conversation.
 
+    @_serialised
     async def save_session(
         self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
     ) -> None:
@@ -309,6 +330,7 @@ class Store:
 
     # Conversations: closed sessions, kept until long-term memory has encoded them.
 
+    @_serialised
     async def archive_conversation(
         self,
         persona: str,
@@ -381,6 +403,7 @@ class Store:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
+    @_serialised
     async def wipe(self, persona: str, scope: str) -> None:
         """Forget everything of one persona in one scope: the open session and the archive."""
         await self._db.execute(
@@ -399,6 +422,7 @@ class Store:
 
     # Memories (memory.records.MemoryStore).
 
+    @_serialised
     async def add_memory(self, memory: NewMemory) -> int:
         try:
             cur = await self._db.execute(
@@ -473,6 +497,7 @@ class Store:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
+    @_serialised
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
         gone: list[int] = []
         unique = list(dict.fromkeys(int(i) for i in ids))
@@ -490,6 +515,16 @@ class Store:
                 await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
                 await self._db.execute(
                     f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present
+                )
+                # What came next no longer carries the forgotten text as its context.
+                await self._db.execute(
+                    f"UPDATE memories_fts SET context = '' WHERE rowid IN"
+                    f" (SELECT id FROM memories WHERE previous_id IN ({marks}))",
+                    present,
+                )
+                await self._db.execute(
+                    f"UPDATE memories SET previous_id = NULL WHERE previous_id IN ({marks})",
+                    present,
                 )
                 gone.extend(present)
             await self._db.commit()
@@ -519,21 +554,30 @@ class Store:
         ) as cur:
             return [(r[0], float(r[1])) for r in await cur.fetchall()]
 
-    async def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
-        """How many memories (of every scope) each term occurs in, and how many there are:
-        recall drops words too common to tell memories apart."""
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs: recall leaves out words too
+        common to tell memories apart (counted per scope, so no other scope has a say)."""
         counts: dict[str, int] = {}
+        tag = scope_tag(scope)
         for term in terms:
             quoted = '"' + term.replace('"', '""') + '"'
             async with self._db.execute(
                 "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
-                (f"body : {quoted}",),
+                (f"scope_tag : {tag} AND body : {quoted}",),
             ) as cur:
                 row = await cur.fetchone()
             counts[term] = int(row[0]) if row else 0
-        async with self._db.execute("SELECT count(*) FROM memories") as cur:
+        return counts
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, memories in all scopes)."""
+        async with self._db.execute(
+            "SELECT (SELECT count(*) FROM memories WHERE scope = ?),"
+            " (SELECT max(rowid) - min(rowid) + 1 FROM memories_fts)",
+            (scope,),
+        ) as cur:
             row = await cur.fetchone()
-        return counts, int(row[0]) if row else 0
+        return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
     async def last_memory(self, scope: str) -> Memory | None:
         """The scope's most recently stored memory."""
@@ -561,6 +605,7 @@ class Store:
                     found[row[0]] = _memory(row)
         return list(found.values())
 
+    @_serialised
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:
@@ -571,6 +616,7 @@ class Store:
         )
         await self._db.commit()
 
+    @_serialised
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
         await self._db.execute(
             "UPDATE memories SET related = ? WHERE scope = ? AND id = ?",
@@ -605,6 +651,7 @@ class Store:
         ) as cur:
             return [_memory(r) for r in await cur.fetchall()]
 
+    @_serialised
     async def set_embeddings(
         self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
     ) -> None:
@@ -624,6 +671,18 @@ class Store:
         assert row is not None
         return IdDigest(int(row[0]), int(row[1]))
 
+    @_serialised
+    async def forget_cached(self, keys: Sequence[bytes]) -> None:
+        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
+        memory's text leaves no trace."""
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            await self._db.execute(
+                f"DELETE FROM embedding_cache WHERE text_hash IN ({_marks(len(chunk))})", chunk
+            )
+        await self._db.commit()
+
     async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}
         unique = list(dict.fromkeys(keys))
@@ -637,6 +696,7 @@ class Store:
                 found.update((r[0], r[1]) for r in await cur.fetchall())
         return found
 
+    @_serialised
     async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:
         await self._db.executemany(
             "INSERT OR REPLACE INTO embedding_cache (embedder, text_hash, vector) VALUES (?, ?, ?)",

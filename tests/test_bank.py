@@ -3,6 +3,7 @@ walls, and indexes derived from SQLite (rebuilt when missing, stale or damaged).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections.abc import AsyncIterator
@@ -411,8 +412,64 @@ async def test_full_text_search_keeps_the_rarest_words_in_a_large_bank(
     zucchini = await bank.remember(SCOPE, "garden note about a giant zucchini")
     await bank.remember(OTHER, "someone else's zucchini")
     # "garden" is in nearly every memory: too common to tell them apart, so not searched.
-    assert await bank._distinctive(["garden", "zucchini"]) == ["zucchini"]
-    assert await bank._distinctive(["garden"]) == ["garden"]  # the rarest word always stays
+    assert await bank._distinctive(SCOPE, ["garden", "zucchini"]) == ["zucchini"]
+    assert await bank._distinctive(SCOPE, ["garden"]) == ["garden"]  # the rarest always stays
+    # Counted per scope: another scope full of a word does not make it common here.
+    for i in range(30):
+        await bank.remember(OTHER, f"mochi note {i}")
+    mochi = await bank.remember(SCOPE, "Mochi the cat")
+    assert await bank._distinctive(SCOPE, ["mochi"]) == ["mochi"]
+    assert [h.id for h in await bank.recall(SCOPE, "how is Mochi doing")][:1] == [mochi]
     hits = await bank.recall(SCOPE, "the garden zucchini")
     assert hits[0].id == zucchini
+    await bank.close()
+
+
+async def test_recall_by_words_while_the_embedder_is_down(tmp_path: Path, fake: FakeOpenAI) -> None:
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, remote(fake), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    await bank.recall(SCOPE, "her pet")  # the index is open
+    fake.embedding_replies.extend([HttpError(503, "down")] * 2)
+    fresh = await bank.remember(SCOPE, "Mochi learned to open doors")  # no vector for now
+    hits = await bank.recall(SCOPE, "Mochi")  # the cue cannot be embedded either
+    assert {h.id for h in hits} == {kitten, fresh}
+    requests = len(fake.embedding_requests)
+    await bank.recall(SCOPE, "kitten Mochi")  # within the pause: no new embedding attempt
+    assert len(fake.embedding_requests) == requests
+    clock.advance(minutes=2)  # the service is back; the open index was dropped, so the
+    hits = await bank.recall(SCOPE, "her pet animal")  # reloaded one embeds the newcomer
+    assert fresh in {h.id for h in hits} or kitten in {h.id for h in hits}
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    assert index.live == {kitten, fresh}
+    await bank.close()
+
+
+async def test_forgetting_leaves_no_trace_in_the_next_memory(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    secret = await bank.remember(SCOPE, "my bank pin is zebraquokka")
+    after = await bank.remember(SCOPE, "anyway, how was your day")
+    [row] = await bank.store.get_memories(SCOPE, [after])
+    assert row.previous_id == secret
+    await bank.forget(SCOPE, secret)
+    assert await bank.store.lexical_search(SCOPE, '"zebraquokka"', 10) == []
+    [row] = await bank.store.get_memories(SCOPE, [after])
+    assert row.previous_id is None
+    again = await bank.remember(SCOPE, "a new thought")
+    assert again > after  # ids are never reused
+    await bank.close()
+
+
+async def test_a_memory_stored_while_its_index_loads_joins_it(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    first = await bank.remember(SCOPE, "the lighthouse at dawn")
+    await bank.recall(SCOPE, "lighthouse")
+    await bank.close()
+    bank = await open_bank(tmp_path)
+    loading = asyncio.ensure_future(bank.recall(SCOPE, "lighthouse keeper"))
+    await asyncio.sleep(0)  # the load has begun
+    second = await bank.remember(SCOPE, "the lighthouse keeper's dog")
+    await loading
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
+    assert index.live == {first, second}
     await bank.close()

@@ -123,6 +123,17 @@ async def test_tool_rounds_are_bounded_and_bad_calls_answered(tmp_path: Path) ->
     await bot.close()
 
 
+async def test_tool_calls_in_one_round_are_capped(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(tools=["recall_memory"])])
+    calls = tuple(ToolCall(f"c{i}", "recall_memory", '{"query": "x"}') for i in range(5))
+    bot.model.push(Completion("", tool_calls=calls), "[NEUTRAL] done")
+    await bot.engine.handle(make_event("hmm"))
+    answers = [m for m in bot.model.calls[-1].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in answers] == [f"c{i}" for i in range(5)]  # each answered
+    assert [m.content.startswith("Not run") for m in answers] == [False] * 3 + [True] * 2
+    await bot.close()
+
+
 async def test_no_tool_unless_the_persona_has_it(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     await bot.engine.handle(make_event("hello"))
@@ -218,3 +229,4 @@ def test_questions_about_the_past() -> None:
     assert about_the_past("你还记得我上次说的那家店吗？")
     assert not about_the_past("I remember it now.")  # not a question
     assert not about_the_past("What are you doing today?")
+    assert not about_the_past("what did you eat for lunch?")  # the past, but not ours

