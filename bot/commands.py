@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
+REMEMBERED = {"en": "{name} will remember that.", "zh": "{name}会记住的。"}
 
 
 @dataclass(slots=True, frozen=True)
@@ -55,8 +56,9 @@ async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
         )
     except MemoryError as e:
         return Remembered(None, f"Nothing remembered: {e}.")
-    name = engine.persona(event).identity.name
-    return Remembered(memory_id, f"{name} will remember that.")
+    identity = engine.persona(event).identity
+    said = REMEMBERED.get(identity.language, REMEMBERED["en"])
+    return Remembered(memory_id, said.format(name=identity.name))
 
 
 async def closest(engine: Engine, event: ChatEvent, cue: str) -> Recalled | None:

@@ -65,12 +65,13 @@ MAX_SCOPE = 512
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
 QUERY_CACHE = 512
-# Cosine below which a memory is unrelated to a cue, by embedder family (a memory sharing a word
-# with the cue needs half of it). Measured on LoCoMo and off-topic cues ("what's the capital of
-# France?" scores 0.18 under both): the floors reject those and cost R@5 0.02 (hash) and under
-# 0.005 (local); see benchmarks/README.md.
-DENSE_FLOORS = {"hash": 0.20, "local": 0.30}
-DEFAULT_DENSE_FLOOR = 0.30
+# (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
+# it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
+# France?" scores 0.18 under both): they reject those and cost R@5 0.003 (hash) and under 0.005
+# (local); a hash vector is itself lexical, so a shared word needs little more. See
+# benchmarks/README.md.
+DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15)}
+DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 
 Progress = Callable[[int, int], None]  # (done, total)
 _WORD = re.compile(r"\w+")
@@ -101,7 +102,7 @@ class MemoryBank:
         self._rng = rng
         self._owns_store = owns_store
         self.indexes = IndexCache(data_dir / INDEX_FOLDER, store, capacity=index_capacity)
-        self.dense_floor = DENSE_FLOORS.get(
+        self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(
             embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
         )
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
@@ -333,7 +334,14 @@ class MemoryBank:
             for memory_id, vector in index.vectors(unscored).items():
                 cosine[memory_id] = float(vector @ query)
         named = set(words) | set(_WORD.findall(cue.lower()))
-        relevant = relevance(memories, cosine, lexical, named, dense_floor=self.dense_floor)
+        relevant = relevance(
+            memories,
+            cosine,
+            lexical,
+            named,
+            dense_floor=self.dense_floor,
+            shared_word_floor=self.shared_word_floor,
+        )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
         pool = contenders(relevant, k if rng is None else 3 * k)

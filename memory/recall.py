@@ -19,8 +19,8 @@ benchmarks/README.md.)
 
 The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
-least half the floor (with no vector to judge by, during an embedding outage, the shared word
-alone). A cue about nothing remembered recalls nothing.
+least the embedder's lower shared-word floor (with no vector to judge by, during an embedding
+outage, the shared word alone). A cue about nothing remembered recalls nothing.
 
 Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
 to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
@@ -87,6 +87,7 @@ def relevance(
     named: Collection[str],
     *,
     dense_floor: float,
+    shared_word_floor: float,
 ) -> dict[int, float]:
     """Relevance of every memory in `memories` (candidates and their neighbours) that passes
     the floor. `cosine`: each one's cosine to the cue; `lexical`: BM25 of the lexical hits;
@@ -121,7 +122,7 @@ def relevance(
             if memory_id not in lexical:
                 continue
         elif similarity < dense_floor and not (
-            memory_id in lexical and similarity >= dense_floor / 2
+            memory_id in lexical and similarity >= shared_word_floor
         ):
             continue
         neighbours = match(memory.previous_id) + match(successor.get(memory_id))

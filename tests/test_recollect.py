@@ -230,3 +230,14 @@ def test_questions_about_the_past() -> None:
     assert not about_the_past("I remember it now.")  # not a question
     assert not about_the_past("What are you doing today?")
     assert not about_the_past("what did you eat for lunch?")  # the past, but not ours
+
+
+async def test_chinese_memories_come_to_mind(tmp_path: Path) -> None:
+    persona = make_persona("miao", name="喵", language="zh")
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona])
+    event = make_event("年糕今天又躲到床底下了", persona="miao", user_name="小明")
+    scope = bot.engine.event_scope(event)
+    await bot.bank.remember(scope, "我的猫叫年糕，它很怕吸尘器", speaker="小明")
+    await bot.engine.handle(event)
+    assert "小明: 我的猫叫年糕" in system_of(bot)
+    await bot.close()
