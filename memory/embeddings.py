@@ -56,6 +56,8 @@ import numpy as np
 import numpy.typing as npt
 import openai
 
+from memory.remote import describe_error, is_retryable, redact
+
 __all__ = [
     "EMBEDDERS",
     "NATIVE_DIMENSIONS",
@@ -457,26 +459,8 @@ class LocalEmbedder:
 
 # -- OpenAI-compatible -------------------------------------------------------------------------
 
-_SNIPPET = 200  # characters of a server's error message kept in EmbeddingError
 _SDK_MAX_BACKOFF = 8.0  # seconds: the openai SDK's longest wait between its own retries
 _PROBE_TEXT = "dimension probe"
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    """Transient failures, judged as the openai SDK judges them: the server's x-should-retry
-    when it says; else 408, 409, 429 (but not an exhausted quota, which waiting won't fix),
-    5xx, timeouts and network errors. (bot/llm/openai_chat.py applies the same rules to chat;
-    memory/ cannot import bot/.)"""
-    if isinstance(exc, openai.APIConnectionError | TimeoutError):  # includes APITimeoutError
-        return True
-    if not isinstance(exc, openai.APIStatusError):
-        return False
-    should = exc.response.headers.get("x-should-retry", "").lower()
-    if should in ("true", "false"):
-        return should == "true"
-    if exc.status_code == 429:
-        return exc.code != "insufficient_quota"
-    return exc.status_code in (408, 409) or exc.status_code >= 500
 
 
 def _field(item: Any, name: str) -> Any:
@@ -625,8 +609,8 @@ class OpenAIEmbedder:
                 response = await self._client.embeddings.create(**params)
         except Exception as exc:
             error = EmbeddingError(
-                self._redact(f"{self.name}: {self._describe(exc)}"),
-                retryable=_is_retryable(exc),
+                redact(f"{self.name}: {describe_error(exc, self._timeout)}", self._client),
+                retryable=is_retryable(exc),
                 status=exc.status_code if isinstance(exc, openai.APIStatusError) else None,
             )
             if isinstance(exc, openai.APIError):
@@ -636,7 +620,9 @@ class OpenAIEmbedder:
         try:
             return self._parse(response, len(texts))
         except (ValueError, TypeError, AttributeError, OverflowError) as exc:
-            raise EmbeddingError(self._redact(f"{self.name}: malformed response: {exc}")) from None
+            raise EmbeddingError(
+                redact(f"{self.name}: malformed response: {exc}", self._client)
+            ) from None
 
     def _parse(self, response: Any, count: int) -> Matrix:
         data = _field(response, "data")
@@ -668,30 +654,6 @@ class OpenAIEmbedder:
         elif dimension != self._dimension:
             raise ValueError(f"{dimension}-dimensional embeddings, expected {self._dimension}")
         return _normalise_rows(matrix)
-
-    def _describe(self, exc: BaseException) -> str:
-        if isinstance(exc, openai.APITimeoutError | TimeoutError):
-            return f"timed out after {self._timeout:g}s"
-        if isinstance(exc, openai.APIConnectionError):
-            return "could not connect"
-        if isinstance(exc, openai.APIStatusError):
-            detail = ""
-            body = exc.body
-            if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-                detail = body["message"]
-            elif isinstance(body, str):
-                detail = body
-            detail = " ".join(detail.split())[:_SNIPPET]
-            return f"HTTP {exc.status_code}" + (f": {detail}" if detail else "")
-        if isinstance(exc, openai.APIResponseValidationError | ValueError | TypeError):
-            return f"malformed response ({type(exc).__name__})"
-        return f"request failed ({type(exc).__name__})"
-
-    def _redact(self, text: str) -> str:
-        key = getattr(self._client, "api_key", None)
-        if isinstance(key, str) and key:
-            text = text.replace(key, "***")
-        return text
 
 
 def zhipu_embedder(

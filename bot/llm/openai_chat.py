@@ -12,10 +12,9 @@ from openai import AsyncOpenAI
 
 from bot.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
 from bot.llm.retry import call_with_retries
+from memory.remote import describe_error, is_retryable, redact
 
 __all__ = ["OpenAIChatModel", "is_retryable", "make_client"]
-
-_SNIPPET = 200  # characters of the server's error message kept in ModelError
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpenAI:
@@ -27,22 +26,6 @@ def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpen
         timeout=timeout,
         max_retries=0,
     )
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Transient failures, as the openai SDK itself judges them: the server's x-should-retry
-    when it says; else 408, 409, 429 (but not an exhausted quota, which waiting won't fix),
-    5xx, timeouts and network errors."""
-    if isinstance(exc, openai.APIConnectionError | TimeoutError):  # includes APITimeoutError
-        return True
-    if not isinstance(exc, openai.APIStatusError):
-        return False
-    should = exc.response.headers.get("x-should-retry", "").lower()
-    if should in ("true", "false"):
-        return should == "true"
-    if exc.status_code == 429:
-        return exc.code != "insufficient_quota"
-    return exc.status_code in (408, 409) or exc.status_code >= 500
 
 
 class OpenAIChatModel:
@@ -125,37 +108,12 @@ class OpenAIChatModel:
         except Exception as exc:
             retryable = is_retryable(exc)
             tried = f" after {tries} attempts" if tries > 1 else ""
-            message = f"{self.name}: {self._describe(exc)}{tried}"
-            error = ModelError(self._redact(message), retryable=retryable)
+            message = f"{self.name}: {describe_error(exc, self._timeout)}{tried}"
+            error = ModelError(redact(message, self._client), retryable=retryable)
             if isinstance(exc, openai.APIError):
                 # Its text is the server's and may repeat the key: keep it out of tracebacks.
                 raise error from None
             raise error from exc
-
-    def _describe(self, exc: BaseException) -> str:
-        if isinstance(exc, openai.APITimeoutError | TimeoutError):
-            return f"timed out after {self._timeout:g}s"
-        if isinstance(exc, openai.APIConnectionError):
-            return "could not connect"
-        if isinstance(exc, openai.APIStatusError):
-            detail = ""
-            body = exc.body
-            if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-                detail = body["message"]
-            elif isinstance(body, str):
-                detail = body
-            detail = " ".join(detail.split())[:_SNIPPET]
-            return f"HTTP {exc.status_code}" + (f": {detail}" if detail else "")
-        if isinstance(exc, ValueError | TypeError | AttributeError | KeyError):
-            # a body that is not JSON, or JSON not shaped like a chat completion
-            return f"malformed response ({type(exc).__name__})"
-        return f"request failed ({type(exc).__name__})"
-
-    def _redact(self, text: str) -> str:
-        key = getattr(self._client, "api_key", None)
-        if isinstance(key, str) and key:
-            text = text.replace(key, "***")
-        return text
 
 
 def _message_param(message: Message) -> dict[str, Any]:
