@@ -1,0 +1,395 @@
+"""Discord: one persona behind one bot token, through discord.py 2.x.
+
+The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply`
+becomes messages (already split at Discord's 2,000 characters). It answers in DMs, when
+mentioned, when one of its own messages is replied to, and in channels bound to it; anything
+else in a server is other people's conversation. Memory commands are slash commands whose
+answers are ephemeral, because a user's memories are theirs and should not show to the channel.
+
+`/forget QUERY` lists the closest memories with a button for each; a press asks once more
+(Forget / Cancel) before deleting. `/wipe` asks for the same confirmation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot import commands
+from bot.engine import Engine
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
+from memory.recall import Recalled
+
+__all__ = ["DiscordAdapter"]
+
+log = logging.getLogger(__name__)
+LIMIT = PLATFORM_LIMITS["discord"]
+EXPORT_LIMIT = 10_000  # memories in one /export
+Interaction = discord.Interaction[discord.Client]
+
+
+class _Client(discord.Client):
+    """A Client whose setup hook syncs the adapter's slash commands once logged in (the
+    application id is only known then)."""
+
+    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.guild_messages = True
+        intents.dm_messages = True
+        intents.message_content = True
+        # The model writes the replies: never let it ping @everyone, roles or users.
+        mentions = discord.AllowedMentions.none()
+        super().__init__(intents=intents, allowed_mentions=mentions, **options)
+        self._adapter = adapter
+
+    async def setup_hook(self) -> None:
+        await self._adapter._sync_commands()
+
+
+class DiscordAdapter:
+    """Runs one Discord bot speaking as `persona` (a persona key known to `engine`)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        persona: str,
+        token: str,
+        *,
+        bot_id: str,
+        guild_ids: Sequence[int] = (),
+        channel_ids: Sequence[int] = (),
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        """`guild_ids`: sync the slash commands to these guilds only (instant, for
+        development) instead of globally. `channel_ids`: channels bound to this persona, where
+        it answers every message, not only mentions and replies."""
+        self.engine = engine
+        self.persona = persona
+        self.bot_id = bot_id
+        self.guild_ids = tuple(guild_ids)
+        self.channel_ids = frozenset(channel_ids)
+        self._token = token
+        self.client = _Client(
+            self, guild_ready_timeout=guild_ready_timeout, chunk_guilds_at_startup=False
+        )
+        self.tree = app_commands.CommandTree(self.client)
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.client.event(self.on_ready)
+        self.client.event(self.on_message)
+        self._add_commands()
+
+    # -- lifecycle
+
+    async def start(self) -> None:
+        """Log in, connect and return once the gateway says READY (raises if login fails)."""
+        self._task = asyncio.create_task(self.client.start(self._token))
+        ready = asyncio.create_task(self._ready.wait())
+        done, _ = await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if self._task in done:
+            ready.cancel()
+            self._task.result()
+            raise RuntimeError("discord client stopped before it was ready")
+
+    async def close(self) -> None:
+        await self.client.close()
+        if self._task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def on_ready(self) -> None:
+        self._ready.set()
+
+    async def _sync_commands(self) -> None:
+        """Guild sync is instant (for development); global sync can take an hour to show."""
+        if not self.guild_ids:
+            await self.tree.sync()
+            return
+        for guild_id in self.guild_ids:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            await self.tree.sync(guild=guild)
+
+    # -- messages
+
+    def _addressed(self, message: discord.Message) -> bool:
+        me = self.client.user
+        if me is None or message.author.bot or message.author.id == me.id:
+            return False
+        if message.guild is None or message.channel.id in self.channel_ids:
+            return True
+        if me in message.mentions:
+            return True
+        replied = message.reference.resolved if message.reference else None
+        return isinstance(replied, discord.Message) and replied.author.id == me.id
+
+    def _strip_mention(self, text: str) -> str:
+        me = self.client.user
+        if me is None:
+            return text.strip()
+        return re.sub(rf"<@!?{me.id}>", "", text).strip()
+
+    def message_event(self, message: discord.Message) -> ChatEvent:
+        replied = message.reference.resolved if message.reference else None
+        return ChatEvent(
+            platform="discord",
+            bot_id=self.bot_id,
+            persona=self.persona,
+            chat_id=str(message.guild.id) if message.guild else "",
+            channel_id=str(message.channel.id),
+            user_id=str(message.author.id),
+            user_name=message.author.display_name,
+            is_dm=message.guild is None,
+            text=self._strip_mention(message.content),
+            timestamp=message.created_at,
+            attachments=tuple(
+                Attachment(a.filename, a.url, a.content_type or "", a.size)
+                for a in message.attachments
+            ),
+            reply_to=replied.content if isinstance(replied, discord.Message) else None,
+        )
+
+    async def on_message(self, message: discord.Message) -> None:
+        if not self._addressed(message):
+            return
+        try:
+            event = self.message_event(message)
+            if event.is_empty:
+                return
+            async with message.channel.typing():
+                reply = await self.engine.handle(event)
+            for chunk in reply.chunks:
+                await message.channel.send(chunk)
+        except Exception:
+            log.exception("answering Discord message %s failed", message.id)
+
+    # -- slash commands
+
+    def interaction_event(self, interaction: Interaction, text: str = "") -> ChatEvent:
+        user = interaction.user
+        return ChatEvent(
+            platform="discord",
+            bot_id=self.bot_id,
+            persona=self.persona,
+            chat_id=str(interaction.guild_id) if interaction.guild_id else "",
+            channel_id=str(interaction.channel_id or ""),
+            user_id=str(user.id),
+            user_name=user.display_name,
+            is_dm=interaction.guild_id is None,
+            text=text,
+            timestamp=interaction.created_at,
+        )
+
+    async def _answer(
+        self, interaction: Interaction, work: Callable[[ChatEvent], Awaitable[Answer]]
+    ) -> None:
+        """Defer (the model or memory may take longer than Discord's 3 s), do the work, send
+        the answer ephemerally. Failures are logged and told to the user, never raised."""
+        try:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            answer = await work(self.interaction_event(interaction))
+        except Exception:
+            log.exception("/%s failed", interaction.command.name if interaction.command else "?")
+            answer = "Something went wrong."
+        text, extra = (answer, None) if isinstance(answer, str) else answer
+        try:
+            if isinstance(extra, _Buttons):
+                await interaction.followup.send(_fit(text), view=extra, ephemeral=True)
+            elif isinstance(extra, discord.File):
+                await interaction.followup.send(_fit(text), file=extra, ephemeral=True)
+            else:
+                await interaction.followup.send(_fit(text), ephemeral=True)
+        except Exception:
+            log.exception("answering an interaction failed")
+
+    def _add_commands(self) -> None:
+        tree, engine = self.tree, self.engine
+
+        @tree.command(name="remember", description="Ask the persona to remember something")
+        @app_commands.describe(text="what to remember")
+        async def remember(interaction: Interaction, text: str) -> None:
+            async def work(event: ChatEvent) -> str:
+                return (await commands.remember(engine, event, text)).message
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="recall", description="The memory closest to a query")
+        @app_commands.describe(query="what to recall")
+        async def recall(interaction: Interaction, query: str) -> None:
+            async def work(event: ChatEvent) -> str:
+                hit = await commands.closest(engine, event, query)
+                return commands.format_memory(hit, engine) if hit else "Nothing comes to mind."
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="memories", description="What the persona remembers of you")
+        @app_commands.describe(query="show the best matches of this instead of the newest")
+        async def memories(interaction: Interaction, query: str = "") -> None:
+            async def work(event: ChatEvent) -> str:
+                found = await commands.list_memories(engine, event, query)
+                lines = [commands.format_memory(m, engine) for m in found]
+                return "\n".join(lines) or "No memories yet."
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="forget", description="Pick one of your memories to delete")
+        @app_commands.describe(query="what to forget")
+        async def forget(interaction: Interaction, query: str) -> None:
+            async def work(event: ChatEvent) -> Answer:
+                found = await commands.forget_candidates(engine, event, query)
+                if not found:
+                    return "No memory matches that."
+                lines = [
+                    commands.format_memory(m, engine, number=i) for i, m in enumerate(found, 1)
+                ]
+                text = "\n".join([*lines, "Which one should be forgotten?"])
+                choices = [
+                    (str(i), discord.ButtonStyle.secondary, self._confirm_forget(event, m))
+                    for i, m in enumerate(found, 1)
+                ]
+                return text, _Buttons(interaction.user.id, choices)
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="end", description="End this conversation now")
+        async def end(interaction: Interaction) -> None:
+            async def work(event: ChatEvent) -> str:
+                closed = await engine.end(event)
+                return "Conversation ended." if closed else "No conversation is open."
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="wipe", description="Forget this conversation and your memories")
+        async def wipe(interaction: Interaction) -> None:
+            async def work(event: ChatEvent) -> Answer:
+                async def wipe_now() -> Answer:
+                    await engine.wipe(event)
+                    return "Everything is forgotten."
+
+                name = engine.persona(event).identity.name
+                question = f"Forget this conversation and everything {name} remembers of you?"
+                return question, _Buttons(interaction.user.id, _yes_no("Wipe", wipe_now))
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="state", description="How the persona feels about this conversation")
+        async def state(interaction: Interaction) -> None:
+            async def work(event: ChatEvent) -> str:
+                slots = (await engine.info(event)).state
+                lines = [f"{name}: {value}" for name, value in slots.items()]
+                return "\n".join(lines) or "Nothing to show yet."
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="export", description="Your memories with the persona, as JSON")
+        async def export(interaction: Interaction) -> None:
+            async def work(event: ChatEvent) -> Answer:
+                found = await commands.list_memories(engine, event, limit=EXPORT_LIMIT)
+                data = json.dumps([_memory_json(m) for m in found], ensure_ascii=False, indent=2)
+                file = discord.File(io.BytesIO(data.encode()), filename="memories.json")
+                return f"{len(found)} memories.", file
+
+            await self._answer(interaction, work)
+
+        # Registered on the tree by the decorators.
+        del remember, recall, memories, forget, end, wipe, state, export
+
+    def _confirm_forget(self, event: ChatEvent, memory: Recalled) -> Step:
+        """The step after picking a memory: ask once more, then delete it."""
+        engine = self.engine
+
+        async def forget_now() -> Answer:
+            gone = await commands.forget(engine, event, memory.id)
+            return f"Forgotten: {gone.text}" if gone else "That memory is already gone."
+
+        async def ask() -> Answer:
+            said = commands.format_memory(memory, engine)
+            return f"Forget this?\n{said}", _Buttons(
+                int(event.user_id), _yes_no("Forget", forget_now)
+            )
+
+        return ask
+
+
+# Text, and buttons or a file to go with it.
+Answer = str | tuple[str, "_Buttons"] | tuple[str, discord.File]
+Step = Callable[[], Awaitable[Answer]]  # what pressing a button does
+
+
+def _yes_no(verb: str, yes: Step) -> list[tuple[str, discord.ButtonStyle, Step]]:
+    async def cancel() -> Answer:
+        return "Cancelled."
+
+    return [
+        (verb, discord.ButtonStyle.danger, yes),
+        ("Cancel", discord.ButtonStyle.secondary, cancel),
+    ]
+
+
+class _Buttons(discord.ui.View):
+    """A row of buttons under an ephemeral answer; a press runs its step and replaces the
+    message with the step's answer. Only the user who ran the command may press them."""
+
+    def __init__(self, user_id: int, choices: Sequence[tuple[str, discord.ButtonStyle, Step]]):
+        super().__init__(timeout=300)
+        self.user_id = user_id
+        for label, style, step in choices:
+            self.add_item(_StepButton(label, style, step))
+
+    async def interaction_check(self, interaction: Interaction, /) -> bool:
+        if interaction.user.id == self.user_id:
+            return True
+        try:
+            await interaction.response.send_message("These buttons are not yours.", ephemeral=True)
+        except Exception:
+            log.exception("refusing a button press failed")
+        return False
+
+
+class _StepButton(discord.ui.Button[_Buttons]):
+    def __init__(self, label: str, style: discord.ButtonStyle, step: Step) -> None:
+        super().__init__(label=label, style=style)
+        self.step = step
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        if self.view is not None:
+            self.view.stop()
+        try:
+            answer = await self.step()
+        except Exception:
+            log.exception("a button step failed")
+            answer = "Something went wrong."
+        text, extra = (answer, None) if isinstance(answer, str) else answer
+        view = extra if isinstance(extra, _Buttons) else None
+        try:
+            await interaction.response.edit_message(content=_fit(text), view=view)
+        except Exception:
+            log.exception("answering a button failed")
+
+
+def _memory_json(memory: Recalled) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "text": memory.text,
+        "when": memory.when.isoformat(),
+        "speaker": memory.speaker,
+        "importance": memory.importance,
+        "kind": memory.kind,
+        "strength": round(memory.retention, 3),
+    }
+
+
+def _fit(text: str) -> str:
+    """One Discord message: the first chunk of a long text."""
+    return (split_chunks(text, LIMIT) or ("…",))[0]

@@ -1,0 +1,346 @@
+"""Telegram: one bot token, one persona, through python-telegram-bot 22.
+
+Private chats always get an answer. In groups the persona answers only when addressed: an
+@mention of the bot, a reply to one of its messages, or a command (`/cmd@botname` included), so
+it does not talk over a group's own conversation. While the engine works the chat shows
+"typing". Replies come already split to Telegram's 4,096 characters (`Reply.chunks`).
+
+The memory commands are the platform-free ones of `bot.commands`; this module only turns
+Telegram messages into `ChatEvent`s and results into text. `start()`/`stop()` run the bot inside
+the caller's event loop (no `run_polling`, which would own the loop and the signals), so one
+process can host several bots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from telegram import BotCommand, Message, Update
+from telegram.constants import ChatAction, ChatType
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bot import commands
+from bot.engine import Engine
+from bot.events import PLATFORM_LIMITS, ChatEvent, split_chunks
+
+__all__ = ["COMMANDS", "TelegramAdapter"]
+
+log = logging.getLogger(__name__)
+
+# Shown by /help and registered with setMyCommands (descriptions: 3-256 characters).
+COMMANDS: dict[str, str] = {
+    "remember": "remember TEXT for good",
+    "recall": "the memory closest to QUERY",
+    "memories": "what is remembered of you (or the best matches of QUERY)",
+    "forget": "list memories matching QUERY; /forget N deletes the Nth",
+    "end": "end the conversation now (it goes to long-term memory)",
+    "wipe": "forget this conversation and everything remembered of you",
+    "help": "show the commands",
+}
+TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
+APOLOGY = "Sorry, something went wrong on my side. Please try again in a moment."
+LIMIT = PLATFORM_LIMITS["telegram"]
+
+Handler = Callable[[Message, ChatEvent, str], Awaitable[None]]
+
+
+class TelegramAdapter:
+    def __init__(
+        self,
+        engine: Engine,
+        persona: str,
+        token: str,
+        *,
+        bot_id: str,
+        base_url: str | None = None,
+        base_file_url: str | None = None,
+        poll_timeout: int = 10,
+    ) -> None:
+        if persona not in engine.personas:
+            raise ValueError(f"no persona {persona!r}")
+        self.engine = engine
+        self.persona = persona
+        self.bot_id = bot_id
+        self.poll_timeout = poll_timeout
+        # Updates run concurrently: one slow model call must not hold up every other chat.
+        # The engine's per-session lock keeps each conversation's turns in order.
+        builder = ApplicationBuilder().token(token).concurrent_updates(True)
+        if base_url is not None:
+            builder = builder.base_url(base_url)
+        if base_file_url is not None:
+            builder = builder.base_file_url(base_file_url)
+        self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
+        # /forget QUERY offers numbered memory ids; `/forget N` picks one. Per (chat, user).
+        self._pending_forget: dict[tuple[str, str], list[int]] = {}
+        only_new = filters.UpdateType.MESSAGE
+        handlers: dict[str, Handler] = {
+            "remember": self._remember,
+            "recall": self._recall,
+            "memories": self._memories,
+            "forget": self._forget,
+            "end": self._end,
+            "wipe": self._wipe,
+            "help": self._help,
+        }
+        for name, handler in handlers.items():
+            self.app.add_handler(
+                CommandHandler(name, self._command_callback(handler), filters=only_new)
+            )
+        self.app.add_handler(
+            MessageHandler(filters.TEXT & ~filters.COMMAND & only_new, self._on_message)
+        )
+        self.app.add_handler(MessageHandler(filters.COMMAND & only_new, self._on_unknown))
+        self.app.add_error_handler(self._on_error)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (getMe), register the commands, and start long-polling in the background."""
+        try:
+            await self.app.initialize()
+        except BaseException:
+            # A rejected token fails after the HTTP clients opened; Application.shutdown
+            # skips a bot that never finished initializing, so close them here.
+            await self.app.bot.shutdown()
+            raise
+        try:
+            await self.app.bot.set_my_commands(
+                [BotCommand(name, what) for name, what in COMMANDS.items()]
+            )
+            await self.app.start()
+            assert self.app.updater is not None  # built by ApplicationBuilder by default
+            await self.app.updater.start_polling(timeout=self.poll_timeout)
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("telegram bot @%s serves persona %s", self.app.bot.username, self.persona)
+
+    async def stop(self) -> None:
+        """Stop polling, finish the updates in hand, and close the HTTP client."""
+        updater = self.app.updater
+        if updater is not None and updater.running:
+            await updater.stop()
+        if self.app.running:
+            await self.app.stop()
+        await self.app.shutdown()
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _event(self, message: Message, text: str) -> ChatEvent:
+        chat = message.chat
+        user = message.from_user
+        is_dm = chat.type == ChatType.PRIVATE
+        channel = str(chat.id)
+        if message.is_topic_message and message.message_thread_id is not None:
+            channel = f"{chat.id}/{message.message_thread_id}"  # a forum topic is its own room
+        replied = message.reply_to_message
+        return ChatEvent(
+            platform="telegram",
+            bot_id=self.bot_id,
+            persona=self.persona,
+            chat_id="" if is_dm else str(chat.id),
+            channel_id=channel,
+            # The platform id, never the display name: names change and collide.
+            user_id=str(user.id) if user else str(chat.id),
+            user_name=(user.first_name or user.username or str(user.id)) if user else "",
+            is_dm=is_dm,
+            text=text,
+            timestamp=message.date,
+            reply_to=(replied.text or replied.caption) if replied else None,
+        )
+
+    def _addressed(self, message: Message) -> tuple[bool, str]:
+        """(whether the persona is spoken to, the text with the bot's @mention removed)."""
+        text = message.text or ""
+        username = self.app.bot.username
+        mention = re.compile(rf"@{re.escape(username)}\b", re.IGNORECASE) if username else None
+        mentioned = bool(mention and mention.search(text))
+        if mention is not None:
+            text = mention.sub("", text)
+        text = re.sub(r"[ \t]{2,}", " ", text).strip()
+        if message.chat.type == ChatType.PRIVATE:
+            return True, text
+        replied = message.reply_to_message
+        to_bot = bool(replied and replied.from_user and replied.from_user.id == self.app.bot.id)
+        return mentioned or to_bot, text
+
+    async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.message
+        if message is None or message.text is None:
+            return
+        addressed, text = self._addressed(message)
+        if not addressed:
+            return
+        try:
+            async with self._typing(message):
+                reply = await self.engine.handle(self._event(message, text))
+            for number, chunk in enumerate(reply.chunks):
+                await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
+        except Exception:
+            log.exception("could not answer a Telegram message in chat %s", message.chat.id)
+            await self._apologise(message)
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, message: Message) -> Any:
+        """Show "typing" now, and again every few seconds until the block ends."""
+        await self._chat_action(message)
+
+        async def refresh() -> None:
+            while True:
+                await asyncio.sleep(TYPING_EVERY)
+                await self._chat_action(message)
+
+        task = asyncio.create_task(refresh())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _chat_action(self, message: Message) -> None:
+        try:
+            await message.chat.send_action(
+                ChatAction.TYPING, message_thread_id=message.message_thread_id
+            )
+        except Exception as e:  # typing is a nicety: never let it cost the answer
+            log.warning("could not send typing to chat %s: %s", message.chat.id, e)
+
+    async def _apologise(self, message: Message) -> None:
+        try:
+            await message.reply_text(APOLOGY)
+        except Exception as e:
+            log.warning("could not apologise in chat %s: %s", message.chat.id, e)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Errors PTB caught outside our handlers (network, parsing): log, keep running."""
+        log.warning("telegram error (update %r): %s", update, context.error)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def _command_callback(
+        self, handler: Handler
+    ) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
+        async def callback(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+            message = update.message
+            if message is None or message.text is None:
+                return
+            argument = _argument(message.text)
+            try:
+                await handler(message, self._event(message, ""), argument)
+            except Exception:
+                log.exception("command %r failed in chat %s", message.text[:40], message.chat.id)
+                await self._apologise(message)
+
+        return callback
+
+    async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A command we do not have: say so in private, or when it names this bot; a bare
+        `/cmd` in a group may be for another bot there."""
+        message = update.message
+        if message is None or not message.text:
+            return
+        word, _, target = message.text.split(maxsplit=1)[0].partition("@")
+        username = self.app.bot.username or ""
+        if _is_dm(message) or (target and target.lower() == username.lower()):
+            try:
+                await self._say(message, f"There is no {word} command; /help lists them.")
+            except Exception as e:
+                log.warning("could not answer an unknown command: %s", e)
+
+    async def _say(self, message: Message, text: str) -> None:
+        for number, chunk in enumerate(split_chunks(text, LIMIT)):
+            await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
+
+    async def _remember(self, message: Message, event: ChatEvent, text: str) -> None:
+        if not text:
+            await self._say(message, "Say what to remember: /remember TEXT")
+            return
+        await self._say(message, (await commands.remember(self.engine, event, text)).message)
+
+    async def _recall(self, message: Message, event: ChatEvent, query: str) -> None:
+        if not query:
+            await self._say(message, "Say what to recall: /recall QUERY")
+            return
+        found = await commands.closest(self.engine, event, query)
+        if found is None:
+            await self._say(message, "Nothing comes to mind.")
+        else:
+            await self._say(message, commands.format_memory(found, self.engine))
+
+    async def _memories(self, message: Message, event: ChatEvent, query: str) -> None:
+        found = await commands.list_memories(self.engine, event, query)
+        if not found:
+            await self._say(message, "No memories match." if query else "No memories yet.")
+            return
+        lines = [commands.format_memory(memory, self.engine) for memory in found]
+        await self._say(message, "\n".join(lines))
+
+    async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
+        key = (str(message.chat.id), event.user_id)
+        pending = self._pending_forget.pop(key, None)
+        if pending is not None and query.isdigit():
+            number = int(query)
+            if not 1 <= number <= len(pending):
+                self._pending_forget[key] = pending  # still theirs to pick from
+                await self._say(message, f"Pick a number from 1 to {len(pending)}.")
+                return
+            gone = await commands.forget(self.engine, event, pending[number - 1])
+            await self._say(message, f"Forgotten: {gone.text}" if gone else "Already gone.")
+            return
+        if not query:
+            await self._say(message, "Say what to forget: /forget QUERY")
+            return
+        choices = await commands.forget_candidates(self.engine, event, query)
+        if not choices:
+            await self._say(message, "No memory matches that.")
+            return
+        self._pending_forget[key] = [memory.id for memory in choices]
+        lines = [
+            commands.format_memory(memory, self.engine, number=number)
+            for number, memory in enumerate(choices, start=1)
+        ]
+        lines.append("Send /forget N to delete the Nth.")
+        await self._say(message, "\n".join(lines))
+
+    async def _end(self, message: Message, event: ChatEvent, _: str) -> None:
+        if await self.engine.end(event):
+            await self._say(message, "Conversation ended; it goes to long-term memory.")
+        else:
+            await self._say(message, "No conversation is open.")
+
+    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> None:
+        persona = self.engine.personas[self.persona]
+        if not event.is_dm and persona.memory.scope == "channel":
+            # A shared memory is everyone's: wiping it needs an admin check (not built yet).
+            await self._say(message, "This chat's memory is shared; only an admin may wipe it.")
+            return
+        await self.engine.wipe(event)
+        name = persona.identity.name
+        await self._say(message, f"Wiped: {name} remembers nothing of you now.")
+
+    async def _help(self, message: Message, event: ChatEvent, _: str) -> None:
+        lines = [f"/{name} - {what}" for name, what in COMMANDS.items()]
+        await self._say(message, "\n".join(lines))
+
+
+def _argument(text: str) -> str:
+    """What follows the command word (`/cmd@bot`), newlines kept."""
+    parts = text.split(maxsplit=1)
+    return parts[1].strip() if len(parts) > 1 else ""
+
+
+def _is_dm(message: Message) -> bool:
+    return message.chat.type == ChatType.PRIVATE

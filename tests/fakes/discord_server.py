@@ -1,0 +1,424 @@
+"""A fake of Discord's REST API and gateway on 127.0.0.1, for the real discord.py client.
+
+    async with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", fake.gateway_url)
+        ...start a client with token "t"...
+        await fake.dispatch_message(fake.channel_id, 42, "<@bot> hi", mentions_bot=True)
+        sent = await fake.next_message()                 # what the bot posted
+        await fake.slash("recall", {"query": "cat"}, user_id=42)
+        deferred, followup = await fake.next_response(), await fake.next_response()
+        await fake.click(followup, "Cancel", user_id=42)  # press a button under it
+
+The gateway speaks text frames (no zlib): HELLO, heartbeat ACKs, and READY + GUILD_CREATE (one
+guild with one text channel and @everyone) after IDENTIFY. REST answers what the bot needs to
+log in, send messages, show typing, sync application commands and answer interactions. Every
+request is recorded in `requests`; sent messages and interaction responses (callbacks and
+follow-ups, with `_message`: the message as the fake stored it, and `_files`: uploaded files by
+name) are also queued so a test can await them. Synced commands are kept in `commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import yarl
+from aiohttp import WSMsgType, web
+
+__all__ = ["FakeDiscord", "RecordedRequest"]
+
+JSON = "application/json"  # exactly: discord.py reads "...; charset=utf-8" as text
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    body: Any  # decoded JSON (payload_json for multipart), or None
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    body = json.dumps(data).encode()
+    return web.Response(body=body, status=status, headers={"Content-Type": JSON})
+
+
+class FakeDiscord:
+    """One guild, one text channel, one bot user; users are made up from their ids."""
+
+    def __init__(self, *, bot_id: int = 1000, app_id: int = 1000) -> None:
+        self.bot_id = bot_id
+        self.app_id = app_id
+        self.guild_id = 2000
+        self.channel_id = 3000
+        self.requests: list[RecordedRequest] = []
+        self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.responses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.commands: dict[str, list[dict[str, Any]]] = {}  # route path -> synced commands
+        self._ids = itertools.count(10_000)
+        self._seq = itertools.count(1)
+        self._sockets: list[web.WebSocketResponse] = []
+        self._channels: dict[str, str] = {}  # interaction id -> its channel id
+        self._pressed: dict[str, str] = {}  # component interaction id -> its message id
+        self._identified = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # -- lifecycle
+
+    async def __aenter__(self) -> FakeDiscord:
+        app = web.Application()
+        app.router.add_get("/", self._gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    @property
+    def gateway_url(self) -> yarl.URL:
+        return yarl.URL(f"ws://127.0.0.1:{self.port}/")
+
+    # -- payloads
+
+    def _id(self) -> str:
+        return str(next(self._ids))
+
+    def user(self, user_id: int, *, bot: bool = False) -> dict[str, Any]:
+        name = "kizuna" if bot else f"user{user_id}"
+        return {
+            "id": str(user_id),
+            "username": name,
+            "global_name": name.title(),
+            "discriminator": "0",
+            "avatar": None,
+            "bot": bot,
+        }
+
+    def _member(self, user_id: int) -> dict[str, Any]:
+        return {
+            "user": self.user(user_id),
+            "roles": [],
+            "flags": 0,
+            "joined_at": datetime.now(UTC).isoformat(),
+            "permissions": "2147483647",
+        }
+
+    def _message(
+        self, channel_id: int | str, author: dict[str, Any], content: str, **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "id": self._id(),
+            "channel_id": str(channel_id),
+            "type": 0,
+            "content": content,
+            "author": author,
+            "timestamp": datetime.now(UTC).isoformat(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            **extra,
+        }
+
+    # -- gateway
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}}))
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                frame = json.loads(msg.data)
+                if frame["op"] == 1:
+                    await ws.send_str(json.dumps({"op": 11}))
+                elif frame["op"] == 2:
+                    await self._send(ws, "READY", self._ready())
+                    await self._send(ws, "GUILD_CREATE", self._guild())
+                    self._identified.set()
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
+    def _ready(self) -> dict[str, Any]:
+        return {
+            "v": 10,
+            "user": self.user(self.bot_id, bot=True),
+            "guilds": [{"id": str(self.guild_id), "unavailable": True}],
+            "session_id": "session",
+            "resume_gateway_url": str(self.gateway_url),
+            "application": {"id": str(self.app_id), "flags": 0},
+        }
+
+    def _guild(self) -> dict[str, Any]:
+        return {
+            "id": str(self.guild_id),
+            "name": "Test Guild",
+            "owner_id": "1",
+            "member_count": 2,
+            "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
+            "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"}],
+            "members": [self._member(self.bot_id) | {"user": self.user(self.bot_id, bot=True)}],
+        }
+
+    async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
+        await ws.send_str(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        """Send one gateway event to every connected client."""
+        await asyncio.wait_for(self._identified.wait(), 5)
+        for ws in list(self._sockets):
+            await self._send(ws, event, data)
+
+    async def dispatch_message(
+        self,
+        channel_id: int,
+        author_id: int,
+        content: str,
+        *,
+        guild: bool = True,
+        mentions_bot: bool = False,
+        reply_to: dict[str, Any] | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id)."""
+        extra: dict[str, Any] = {}
+        if guild:
+            extra["guild_id"] = str(self.guild_id)
+            extra["member"] = {"roles": [], "flags": 0, "joined_at": datetime.now(UTC).isoformat()}
+        if mentions_bot:
+            extra["mentions"] = [self.user(self.bot_id, bot=True)]
+        if reply_to is not None:
+            extra["referenced_message"] = reply_to
+            extra["message_reference"] = {
+                "message_id": reply_to["id"],
+                "channel_id": reply_to["channel_id"],
+            }
+            extra["type"] = 19
+        if attachments:
+            extra["attachments"] = attachments
+        data = self._message(channel_id, self.user(author_id), content, **extra)
+        await self.dispatch("MESSAGE_CREATE", data)
+        return data
+
+    async def slash(
+        self,
+        name: str,
+        options: dict[str, Any] | None = None,
+        *,
+        user_id: int,
+        guild: bool = True,
+        channel_id: int | None = None,
+    ) -> str:
+        """INTERACTION_CREATE for a chat-input command; returns the interaction id."""
+        opts = [
+            {"name": k, "type": _option_type(v), "value": v} for k, v in (options or {}).items()
+        ]
+        command = {"id": self._id(), "name": name, "type": 1, "options": opts}
+        return await self._interact(2, command, user_id, guild, channel_id)
+
+    async def click(
+        self, response: dict[str, Any], label: str, *, user_id: int, guild: bool = True
+    ) -> str:
+        """Press the button labelled `label` under a message the bot sent as `response` (a
+        follow-up or message update from `next_response`); returns the interaction id."""
+        message = response["_message"]
+        buttons = [c for row in message.get("components", []) for c in row["components"]]
+        [button] = [b for b in buttons if b.get("label") == label]
+        component = {"custom_id": button["custom_id"], "component_type": 2}
+        channel = int(message["channel_id"])
+        return await self._interact(3, component, user_id, guild, channel, message=message)
+
+    async def _interact(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        user_id: int,
+        guild: bool,
+        channel_id: int | None,
+        **extra: Any,
+    ) -> str:
+        interaction_id = self._id()
+        payload: dict[str, Any] = {
+            "id": interaction_id,
+            "application_id": str(self.app_id),
+            "type": kind,
+            "token": f"itoken{interaction_id}",
+            "version": 1,
+            "attachment_size_limit": 8_000_000,
+            "locale": "en-US",
+            "app_permissions": "2147483647",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "context": 0 if guild else 1,
+            "data": data,
+            **extra,
+        }
+        if guild:
+            payload["guild_id"] = str(self.guild_id)
+            payload["channel_id"] = str(channel_id or self.channel_id)
+            payload["channel"] = {
+                "id": payload["channel_id"],
+                "type": 0,
+                "guild_id": payload["guild_id"],
+            }
+            payload["member"] = self._member(user_id)
+            payload["guild_locale"] = "en-US"
+        else:
+            dm = str(channel_id or self._id())
+            payload["channel_id"] = dm
+            payload["channel"] = {"id": dm, "type": 1}
+            payload["user"] = self.user(user_id)
+        self._channels[interaction_id] = payload["channel_id"]
+        if "message" in extra:
+            self._pressed[interaction_id] = extra["message"]["id"]
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return interaction_id
+
+    # -- awaiting what the bot sent
+
+    async def next_message(self, wait: float = 5.0) -> dict[str, Any]:
+        """The next message body the bot posted to a channel (recorded payload + channel_id)."""
+        return await asyncio.wait_for(self.messages.get(), wait)
+
+    async def next_response(self, wait: float = 5.0) -> dict[str, Any]:
+        """The next interaction callback or follow-up body the bot sent."""
+        return await asyncio.wait_for(self.responses.get(), wait)
+
+    async def no_message(self, wait: float = 0.3) -> bool:
+        """True if the bot posts nothing within `wait` seconds."""
+        try:
+            await asyncio.wait_for(self.messages.get(), wait)
+        except TimeoutError:
+            return True
+        return False
+
+    # -- REST
+
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        body = await _body(request)
+        path = "/" + request.match_info["tail"]
+        self.requests.append(RecordedRequest(request.method, path, body))
+        parts = path.strip("/").split("/")
+        method = request.method
+        if method == "GET" and path == "/users/@me":
+            return _json(self.user(self.bot_id, bot=True))
+        if method == "GET" and path == "/oauth2/applications/@me":
+            return _json(
+                {
+                    "id": str(self.app_id),
+                    "name": "kizuna",
+                    "description": "",
+                    "icon": None,
+                    "bot_public": True,
+                    "bot_require_code_grant": False,
+                    "owner": self.user(1),
+                    "verify_key": "0" * 64,
+                    "flags": 0,
+                }
+            )
+        if parts[0] == "channels" and len(parts) == 3 and method == "POST":
+            if parts[2] == "typing":
+                return web.Response(status=204)
+            if parts[2] == "messages":
+                content = (body or {}).get("content", "")
+                sent = self._message(parts[1], self.user(self.bot_id, bot=True), content)
+                await self.messages.put({**(body or {}), "channel_id": parts[1]})
+                return _json(sent)
+        if parts[0] == "channels" and len(parts) == 2 and method == "GET":
+            return _json({"id": parts[1], "type": 1, "recipients": []})
+        if path == "/users/@me/channels" and method == "POST":
+            recipient = int((body or {}).get("recipient_id", 1))
+            return _json({"id": self._id(), "type": 1, "recipients": [self.user(recipient)]})
+        if parts[0] == "applications" and method == "PUT" and parts[-1] == "commands":
+            items = [
+                {
+                    **cmd,
+                    "id": self._id(),
+                    "application_id": str(self.app_id),
+                    "version": "1",
+                    "default_member_permissions": None,
+                    "type": cmd.get("type", 1),
+                }
+                for cmd in (body or [])
+            ]
+            self.commands[path] = items
+            return _json(items)
+        if parts[0] == "interactions" and parts[-1] == "callback":
+            channel = self._channels.get(parts[1], str(self.channel_id))
+            data = (body or {}).get("data") or {}
+            sent = self._message(channel, self.user(self.bot_id, bot=True), "") | data
+            if parts[1] in self._pressed:  # a message update keeps the pressed message's id
+                sent["id"] = self._pressed[parts[1]]
+            await self.responses.put({**(body or {}), "_message": sent})
+            return _json({"interaction": {"id": parts[1], "type": 2}})
+        if parts[0] == "webhooks" and method in {"POST", "PATCH"}:
+            channel = self._channels.get(parts[2][len("itoken") :], str(self.channel_id))
+            sent = self._message(channel, self.user(self.bot_id, bot=True), "") | (body or {})
+            sent["webhook_id"] = parts[1]
+            sent["attachments"] = [_attachment(a, self._id()) for a in sent.get("attachments", [])]
+            await self.responses.put({**(body or {}), "_message": sent})
+            return _json(sent)
+        return _json({"message": f"fake has no route {method} {path}", "code": 0}, status=404)
+
+
+def _attachment(sent: dict[str, Any], attachment_id: str) -> dict[str, Any]:
+    """A sent file as Discord lists it on the message."""
+    name = sent.get("filename", "file")
+    url = f"https://cdn.example/attachments/{attachment_id}/{name}"
+    return {"id": attachment_id, "filename": name, "size": 0, "url": url, "proxy_url": url}
+
+
+def _option_type(value: Any) -> int:
+    if isinstance(value, bool):
+        return 5
+    if isinstance(value, int):
+        return 4
+    return 3
+
+
+async def _body(request: web.Request) -> Any:
+    """Decode a JSON body, or the payload_json part of a multipart one."""
+    if not request.can_read_body:
+        return None
+    if request.content_type.startswith("multipart/"):
+        form = await request.post()
+        raw = form.get("payload_json")
+        body = json.loads(str(raw)) if raw is not None else {}
+        files = {
+            part.filename: part.file.read().decode()
+            for part in form.values()
+            if isinstance(part, web.FileField)
+        }
+        return {**body, "_files": files} if files else body
+    text = await request.text()
+    return json.loads(text) if text else None

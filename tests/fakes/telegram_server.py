@@ -1,0 +1,263 @@
+"""A Telegram Bot API server on 127.0.0.1 for tests, so the real python-telegram-bot client
+runs end to end without the internet.
+
+    async with FakeTelegram() as fake:
+        app = ApplicationBuilder().token(fake.token).base_url(fake.base_url)...
+        fake.send_text(42, 7, "hello")                 # a user writes to the bot
+        [sent] = await fake.next_messages()            # what the bot said back
+
+Routes are `/bot{token}/{method}`. Every request is recorded in `requests` (method and params:
+form strings as sent, JSON-text values parsed). getUpdates long-polls: it holds the request up
+to its `timeout` when nothing is queued (answering [] at once makes the client spin), drops
+updates below `offset`, and `aclose()` wakes any poll still waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["FakeTelegram", "RecordedCall"]
+
+# Parameters that are text whatever they look like ("5" stays "5", not the number 5).
+RAW_PARAMS = frozenset({"text", "caption", "action", "parse_mode", "query", "description"})
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    method: str
+    params: dict[str, Any]
+
+
+def _decode(key: str, value: str) -> Any:
+    """PTB sends strings raw and everything else as JSON text: parse what parses."""
+    if key in RAW_PARAMS:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+class FakeTelegram:
+    def __init__(
+        self,
+        *,
+        token: str = "123456:TEST-token",
+        bot_id: int = 123456,
+        username: str = "pip_bot",
+        first_name: str = "Pip",
+    ) -> None:
+        self.token = token
+        self.bot_user: dict[str, Any] = {
+            "id": bot_id,
+            "is_bot": True,
+            "first_name": first_name,
+            "username": username,
+        }
+        self.requests: list[RecordedCall] = []
+        self.sent: list[dict[str, Any]] = []  # Messages the bot sent, in order
+        self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
+        self.port = 0
+        self._updates: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(1)
+        self._message_ids = itertools.count(1)
+        self._chats: dict[int, dict[str, Any]] = {}
+        self._wake = asyncio.Event()  # set (and replaced) on each update, message or close
+        self._read = 0  # how many of `sent` next_messages has handed out
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/file/bot"
+
+    @property
+    def username(self) -> str:
+        return str(self.bot_user["username"])
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> FakeTelegram:
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/bot{token}/{method}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def aclose(self) -> None:
+        self._closing = True
+        self._poke()  # wake waiting polls: aiohttp does not cancel them for us
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeTelegram:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- what tests do -------------------------------------------------------------------------
+
+    def send_text(
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str,
+        *,
+        chat_type: str = "private",
+        first_name: str = "Alice",
+        username: str | None = None,
+        reply_to: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Queue a text message from a user as an update; returns the Message. Commands get
+        their bot_command entity, @mentions their mention entity, as Telegram adds them.
+        `reply_to` is a Message (e.g. one from `sent`) this one replies to."""
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = first_name
+        else:
+            chat["title"] = f"group {chat_id}"
+        self._chats[chat_id] = chat
+        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
+        if username:
+            user["username"] = username
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": user,
+            "text": text,
+        }
+        entities = _entities(text)
+        if entities:
+            message["entities"] = entities
+        if reply_to is not None:
+            message["reply_to_message"] = reply_to
+        self._updates.append({"update_id": next(self._update_ids), "message": message})
+        self._poke()
+        return message
+
+    async def next_messages(self, count: int = 1, *, within: float = 3.0) -> list[dict[str, Any]]:
+        """The next `count` messages the bot sends (after those already handed out), waiting
+        at most `within` seconds for them (TimeoutError)."""
+        want = self._read + count
+        await self._until(lambda: len(self.sent) >= want, within)
+        found = self.sent[self._read : want]
+        self._read = want
+        return found
+
+    def calls(self, method: str) -> list[RecordedCall]:
+        return [r for r in self.requests if r.method == method]
+
+    @property
+    def unread(self) -> list[dict[str, Any]]:
+        """Messages sent that `next_messages` has not handed out yet."""
+        return self.sent[self._read :]
+
+    # -- the Bot API ---------------------------------------------------------------------------
+
+    def _poke(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    async def _until(self, ready: Callable[[], bool], seconds: float) -> None:
+        """Wait until `ready()` holds, at most `seconds` (TimeoutError)."""
+        async with asyncio.timeout(seconds):
+            while not ready():
+                await self._wake.wait()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        form = await request.post()
+        params = {k: _decode(k, v) for k, v in form.items() if isinstance(v, str)}
+        self.requests.append(RecordedCall(method, params))
+        if request.match_info["token"] != self.token:
+            return _error(401, "Unauthorized")
+        handler = getattr(self, f"_api_{method}", None)
+        if handler is None:
+            return _error(404, "Not Found: method not found")
+        result = await handler(params)
+        return web.json_response({"ok": True, "result": result})
+
+    async def _api_getMe(self, params: dict[str, Any]) -> Any:
+        return self.bot_user
+
+    async def _api_deleteWebhook(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _api_setMyCommands(self, params: dict[str, Any]) -> Any:
+        self.commands = list(params.get("commands") or [])
+        return True
+
+    async def _api_getMyCommands(self, params: dict[str, Any]) -> Any:
+        return self.commands
+
+    async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
+        offset = int(params.get("offset") or 0)
+        timeout = float(params.get("timeout") or 0)
+        self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        if not self._updates and timeout > 0 and not self._closing:
+            with contextlib.suppress(TimeoutError):
+                await self._until(lambda: bool(self._updates) or self._closing, timeout)
+        limit = int(params.get("limit") or 100)
+        return self._updates[:limit]
+
+    async def _api_sendMessage(self, params: dict[str, Any]) -> Any:
+        chat_id = int(params["chat_id"])
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self._chats.get(chat_id, {"id": chat_id, "type": "private"}),
+            "from": self.bot_user,
+            "text": str(params["text"]),
+        }
+        reply = params.get("reply_parameters")
+        if isinstance(reply, dict) and "message_id" in reply:
+            message["reply_to_message_id"] = reply["message_id"]  # for tests to read
+        self.sent.append(message)
+        self._poke()
+        return message
+
+
+def _entities(text: str) -> list[dict[str, Any]]:
+    entities: list[dict[str, Any]] = []
+    if text.startswith("/"):
+        command = text.split(maxsplit=1)[0]
+        entities.append({"type": "bot_command", "offset": 0, "length": len(command)})
+    at = text.find("@", 1 if entities else 0)
+    while at != -1:
+        end = at + 1
+        while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        inside_command = bool(entities) and at < entities[0]["length"]
+        if end > at + 1 and not inside_command:
+            entities.append({"type": "mention", "offset": at, "length": end - at})
+        at = text.find("@", end)
+    return entities
+
+
+def _error(code: int, description: str) -> web.Response:
+    return web.json_response(
+        {"ok": False, "error_code": code, "description": description}, status=code
+    )

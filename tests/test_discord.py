@@ -1,0 +1,288 @@
+"""The Discord adapter end to end: the real discord.py client against the loopback fake."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+
+from adapters.discord import DiscordAdapter
+from bot.events import Attachment, ChatEvent, Reply
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.factories import Bot, make_event, open_bot
+
+ALICE = 42
+BOB = 43
+
+
+class _Errors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_discord_errors() -> Iterator[None]:
+    """discord.py only logs errors in handlers and the command tree: make them fail the test."""
+    handler = _Errors()
+    loggers = [logging.getLogger("discord"), logging.getLogger("adapters.discord")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert not handler.records, [r.getMessage() for r in handler.records]
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+        yield server
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
+    kizuna = await open_bot(tmp_path / "k.sqlite3")
+    try:
+        yield kizuna
+    finally:
+        await kizuna.close()
+
+
+@pytest.fixture
+async def adapter(fake: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
+    running = DiscordAdapter(
+        bot.engine, "pip", "token", bot_id="discord-pip", guild_ready_timeout=0.05
+    )
+    await running.start()
+    try:
+        yield running
+    finally:
+        await running.close()
+
+
+def mention(fake: FakeDiscord) -> str:
+    return f"<@{fake.bot_id}>"
+
+
+async def test_guild_mention_gets_a_reply(fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter):
+    await fake.dispatch_message(
+        fake.channel_id, ALICE, f"{mention(fake)} hello there", mentions_bot=True
+    )
+    sent = await fake.next_message()
+    assert sent["content"] == "ok"
+    assert sent["channel_id"] == str(fake.channel_id)
+    assert sent["allowed_mentions"]["parse"] == []  # the model's text pings nobody
+    assert any(r.path == f"/channels/{fake.channel_id}/typing" for r in fake.requests)
+    [call] = bot.model.calls
+    assert "hello there" in call.text
+    assert mention(fake) not in call.text
+    guild_event = make_event(is_dm=False, chat_id=str(fake.guild_id), user_id=str(ALICE))
+    session = await bot.engine.session(guild_event)
+    assert [t.text for t in session.turns][-1] == "ok"  # the guild conversation, by user id
+
+
+async def test_guild_message_without_mention_is_ignored(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+):
+    await fake.dispatch_message(fake.channel_id, ALICE, "just chatting")
+    assert await fake.no_message()
+    assert bot.model.calls == []
+
+
+def spy_events(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[ChatEvent]:
+    """Record every ChatEvent the adapter hands the engine."""
+    seen: list[ChatEvent] = []
+    handle = bot.engine.handle
+
+    async def spy(event: ChatEvent) -> Reply:
+        seen.append(event)
+        return await handle(event)
+
+    monkeypatch.setattr(bot.engine, "handle", spy)
+    return seen
+
+
+async def test_reply_to_the_bot_gets_a_reply(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter, monkeypatch: pytest.MonkeyPatch
+):
+    seen = spy_events(bot, monkeypatch)
+    earlier = fake._message(fake.channel_id, fake.user(fake.bot_id, bot=True), "I like tea")
+    photo = {
+        "id": "77",
+        "filename": "cat.png",
+        "size": 1234,
+        "url": "https://cdn.example/cat.png",
+        "proxy_url": "https://cdn.example/cat.png",
+        "content_type": "image/png",
+    }
+    await fake.dispatch_message(
+        fake.channel_id, ALICE, "me too", reply_to=earlier, attachments=[photo]
+    )
+    assert (await fake.next_message())["content"] == "ok"
+    [event] = seen
+    assert event.reply_to == "I like tea"
+    assert event.attachments == (
+        Attachment("cat.png", "https://cdn.example/cat.png", "image/png", 1234),
+    )
+    assert (event.platform, event.chat_id, event.channel_id) == (
+        "discord",
+        str(fake.guild_id),
+        str(fake.channel_id),
+    )
+    assert (event.user_id, event.user_name, event.is_dm) == (str(ALICE), "User42", False)
+    assert event.bot_id == "discord-pip" and event.persona == "pip"
+    assert event.timestamp.tzinfo is not None
+
+
+async def test_reply_to_someone_else_is_ignored(fake: FakeDiscord, adapter: DiscordAdapter):
+    earlier = fake._message(fake.channel_id, fake.user(BOB), "hello Alice")
+    await fake.dispatch_message(fake.channel_id, ALICE, "hi Bob", reply_to=earlier)
+    assert await fake.no_message()
+
+
+async def test_dm_gets_a_reply(fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter):
+    await fake.dispatch_message(5555, ALICE, "hi in private", guild=False)
+    sent = await fake.next_message()
+    assert sent == {**sent, "content": "ok", "channel_id": "5555"}
+    assert "hi in private" in bot.model.calls[0].text
+
+
+async def test_long_reply_arrives_as_two_messages(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+):
+    bot.model.push("[NEUTRAL] " + " ".join(["word"] * 600))  # 2,999 characters
+    await fake.dispatch_message(5555, ALICE, "tell me a story", guild=False)
+    first, second = await fake.next_message(), await fake.next_message()
+    assert len(first["content"]) <= 2000 and len(second["content"]) <= 2000
+    assert len(first["content"]) + len(second["content"]) == 2999 - 1
+    assert await fake.no_message(0.1)
+
+
+async def test_remember_then_recall_is_ephemeral(fake: FakeDiscord, adapter: DiscordAdapter):
+    await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
+    deferred, said = await fake.next_response(), await fake.next_response()
+    assert deferred["type"] == 5 and deferred["data"]["flags"] & 64
+    assert said["flags"] & 64
+    assert "remember" in said["content"]
+
+    await fake.slash("recall", {"query": "cat"}, user_id=ALICE)
+    await fake.next_response()
+    recalled = await fake.next_response()
+    assert recalled["flags"] & 64
+    assert "Mochi" in recalled["content"]
+
+    await fake.slash("recall", {"query": "cat"}, user_id=BOB)  # Bob sees none of Alice's
+    await fake.next_response()
+    assert "Mochi" not in (await fake.next_response())["content"]
+
+
+async def answer(fake: FakeDiscord) -> dict[str, Any]:
+    """The follow-up after a deferred (ephemeral) command response."""
+    deferred = await fake.next_response()
+    assert deferred["type"] == 5 and deferred["data"]["flags"] & 64
+    return await fake.next_response()
+
+
+async def test_forget_asks_then_deletes(fake: FakeDiscord, adapter: DiscordAdapter):
+    await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
+    await answer(fake)
+    await fake.slash("forget", {"query": "cat"}, user_id=ALICE)
+    listed = await answer(fake)
+    assert listed["flags"] & 64
+    assert listed["content"].startswith("1. ") and "Mochi" in listed["content"]
+
+    await fake.click(listed, "1", user_id=BOB)  # not Bob's to press
+    refused = await fake.next_response()
+    assert refused["type"] == 4 and refused["data"]["flags"] & 64
+    await fake.click(listed, "1", user_id=ALICE)
+    asked = await fake.next_response()
+    assert asked["type"] == 7 and asked["data"]["content"].startswith("Forget this?")
+    await fake.click(asked, "Forget", user_id=ALICE)
+    done = await fake.next_response()
+    assert done["data"]["content"] == "Forgotten: my cat is called Mochi"
+    assert done["data"]["components"] == []
+
+    await fake.slash("memories", {}, user_id=ALICE)
+    assert (await answer(fake))["content"] == "No memories yet."
+
+
+async def test_wipe_needs_confirmation(fake: FakeDiscord, adapter: DiscordAdapter):
+    await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
+    await answer(fake)
+    await fake.slash("wipe", user_id=ALICE)
+    asked = await answer(fake)
+    await fake.click(asked, "Cancel", user_id=ALICE)
+    assert (await fake.next_response())["data"]["content"] == "Cancelled."
+    await fake.slash("memories", {}, user_id=ALICE)
+    assert "Mochi" in (await answer(fake))["content"]
+
+    await fake.slash("wipe", user_id=ALICE)
+    await fake.click(await answer(fake), "Wipe", user_id=ALICE)
+    assert (await fake.next_response())["data"]["content"] == "Everything is forgotten."
+    await fake.slash("memories", {}, user_id=ALICE)
+    assert (await answer(fake))["content"] == "No memories yet."
+
+
+async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
+    await fake.slash("state", user_id=ALICE)
+    assert (await answer(fake))["content"] == "Nothing to show yet."
+    await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
+    await answer(fake)
+    await fake.slash("export", user_id=ALICE, guild=False)
+    exported = await answer(fake)
+    assert exported["flags"] & 64 and exported["content"] == "0 memories."  # the DM is apart
+    await fake.slash("export", user_id=ALICE)
+    exported = await answer(fake)
+    [memory] = json.loads(exported["_files"]["memories.json"])
+    assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
+
+
+async def test_bound_channel_answers_everything(fake: FakeDiscord, bot: Bot):
+    running = DiscordAdapter(
+        bot.engine, "pip", "t", bot_id="b", channel_ids=[fake.channel_id], guild_ready_timeout=0.05
+    )
+    await running.start()
+    try:
+        await fake.dispatch_message(fake.channel_id, ALICE, "no mention needed here")
+        assert (await fake.next_message())["content"] == "ok"
+    finally:
+        await running.close()
+
+
+async def test_commands_synced_globally(fake: FakeDiscord, adapter: DiscordAdapter):
+    synced = fake.commands[f"/applications/{fake.app_id}/commands"]
+    names = {c["name"] for c in synced}
+    assert {"remember", "recall", "memories", "forget", "end", "wipe", "state", "export"} <= names
+
+
+async def test_commands_synced_to_guilds(fake: FakeDiscord, bot: Bot):
+    running = DiscordAdapter(
+        bot.engine, "pip", "token", bot_id="b", guild_ids=[fake.guild_id], guild_ready_timeout=0.05
+    )
+    await running.start()
+    try:
+        path = f"/applications/{fake.app_id}/guilds/{fake.guild_id}/commands"
+        assert "remember" in {c["name"] for c in fake.commands[path]}
+    finally:
+        await running.close()
+
+
+async def test_end_in_a_dm(fake: FakeDiscord, adapter: DiscordAdapter):
+    await fake.dispatch_message(5555, ALICE, "hi", guild=False)
+    await fake.next_message()
+    await fake.slash("end", user_id=ALICE, guild=False, channel_id=5555)
+    await fake.next_response()
+    assert (await fake.next_response())["content"] == "Conversation ended."
