@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,33 +14,17 @@ from adapters.discord import DiscordAdapter
 from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, open_bot
+from tests.fakes.logs import logged_errors
 
 ALICE = 42
 BOB = 43
 
 
-class _Errors(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 @pytest.fixture(autouse=True)
 def no_discord_errors() -> Iterator[None]:
     """discord.py only logs errors in handlers and the command tree: make them fail the test."""
-    handler = _Errors()
-    loggers = [logging.getLogger("discord"), logging.getLogger("adapters.discord")]
-    for logger in loggers:
-        logger.addHandler(handler)
-    try:
+    with logged_errors("discord", "adapters.discord"):
         yield
-    finally:
-        for logger in loggers:
-            logger.removeHandler(handler)
-    assert not handler.records, [r.getMessage() for r in handler.records]
 
 
 @pytest.fixture

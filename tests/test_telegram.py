@@ -13,6 +13,7 @@ from telegram.error import InvalidToken
 
 from adapters.telegram import COMMANDS, TelegramAdapter
 from tests.fakes.factories import Bot, open_bot
+from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -27,28 +28,11 @@ class Harness:
     adapter: TelegramAdapter
 
 
-class _Errors(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 @pytest.fixture(autouse=True)
 def no_errors() -> Iterator[list[logging.LogRecord]]:
     """Errors inside handlers are only logged: any ERROR from PTB or the adapter fails."""
-    handler = _Errors()
-    loggers = [logging.getLogger("telegram"), logging.getLogger("adapters.telegram")]
-    for logger in loggers:
-        logger.addHandler(handler)
-    try:
-        yield handler.records
-    finally:
-        for logger in loggers:
-            logger.removeHandler(handler)
-    assert not handler.records, [r.getMessage() for r in handler.records]
+    with logged_errors("telegram", "adapters.telegram") as records:
+        yield records
 
 
 @pytest.fixture
