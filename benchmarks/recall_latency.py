@@ -358,7 +358,7 @@ class Filler:
                 importance=2,
                 sentiment=0.0,
                 created_at=turn.when,
-                strength=bank.policy.initial_strength(2, 0.0),
+                strength=bank.policy(scope).initial_strength(2, 0.0),
                 related=(),
                 conversation_id=None,
                 previous_id=None if previous is None else previous.id,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import tomlfile
 
@@ -76,17 +78,42 @@ class ModelsConfig:
 
 @dataclass(slots=True)
 class EngineConfig:
-    context_tokens: int = 6000  # prompt budget: persona, state and recent turns
+    context_tokens: int = 16_000  # prompt budget: persona, memory, state and recent turns
     reply_tokens: int = 600
+    # Past this many tokens of turns, the older ones become a running summary.
+    short_term_tokens: int = 12_000
     snapshot_seconds: float = 5.0
+    timezone: str = ""  # IANA name ("Asia/Shanghai"): the personas' days; "" = this machine's
 
     def __post_init__(self) -> None:
         if self.context_tokens < 500:
             raise ValueError("context_tokens must be at least 500")
         if not 0 < self.reply_tokens <= self.context_tokens // 2:
             raise ValueError("reply_tokens must be positive and at most half of context_tokens")
+        if self.short_term_tokens < 200:
+            raise ValueError("short_term_tokens must be at least 200")
         if self.snapshot_seconds <= 0:
             raise ValueError("snapshot_seconds must be positive")
+        if self.timezone:
+            try:
+                ZoneInfo(self.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"unknown timezone {self.timezone!r}: use an IANA name like 'Europe/Paris'"
+                ) from None
+
+    @property
+    def fold_tokens(self) -> int:
+        """Tokens of turns past which older ones are folded: short_term_tokens, or less when
+        the prompt has less room for turns."""
+        return min(self.short_term_tokens, self.context_tokens - self.reply_tokens)
+
+    def tz(self) -> tzinfo:
+        """The timezone days are counted in."""
+        if self.timezone:
+            return ZoneInfo(self.timezone)
+        local = datetime.now().astimezone().tzinfo
+        return local if local is not None else UTC
 
 
 @dataclass(slots=True)
@@ -103,8 +130,11 @@ class MemoryConfig:
     memory_tokens: int = 1500  # prompt budget for recalled memories
     open_indexes: int = 16  # scopes whose index stays in RAM
     index_save_seconds: float = 300.0  # how often changed indexes are written to disk
+    prune_hour: int = 4  # local hour from which the daily prune runs
 
     def __post_init__(self) -> None:
+        if not 0 <= self.prune_hour <= 23:
+            raise ValueError("prune_hour must be an hour, 0 to 23")
         if self.dimensions < 0:
             raise ValueError("dimensions must be 0 (the model's own) or more")
         if not 1 <= self.recall_k <= 20:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,8 +13,16 @@ from bot.config import EngineConfig
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
+from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
-from bot.prompts import build_chat_prompt, build_state_prompt, parse_emotion
+from bot.prompts import (
+    build_chat_prompt,
+    build_state_prompt,
+    build_summary_prompt,
+    parse_emotion,
+    parse_state_call,
+    state_tool,
+)
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, scope_key
 from memory.clock import Clock
@@ -34,6 +41,10 @@ STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
+RECAP_WITHIN = timedelta(days=30)  # an older conversation is not "where we left off"
+RECAP_CHARS = 400
+KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
+SUMMARY_CHARS = 6_000  # of the running summary
 
 
 @dataclass(slots=True, frozen=True)
@@ -65,6 +76,7 @@ class Engine:
         self.clock = clock
         self.settings = settings
         self.memory = memory
+        self.tz = settings.tz()
         self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
@@ -92,11 +104,12 @@ class Engine:
         try:
             reply = await self._answer(persona, session, event, limit)
             due = [] if reply.failed else self._due_slots(persona, session)
-            if due:
-                task = asyncio.create_task(self._update_state(persona, session, due))
+            fold = not reply.failed and self._fold_at(session) > 0
+            if due or fold:
+                task = asyncio.create_task(self._after_reply(persona, session, due, fold))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
-                handed_off = True  # the task releases the lock when the state is written
+                handed_off = True  # the task releases the lock when it is done
         finally:
             if not handed_off:
                 session.lock.release()
@@ -112,15 +125,15 @@ class Engine:
             except Exception:  # the scheduler closes it later; the message must go on
                 log.exception("could not archive an idle conversation of %s", persona.key)
         text = _user_text(event)
+        if not session.is_open:
+            session.recap = await self._recap(session, now)
         session.add(Turn("user", event.user_name, text, now, user_id=event.user_id))
         scope = self.memory_scope(persona, session)
-        recollection = await self._recollect(persona, scope, text, now)
+        recollection = await self._recollect(persona, scope, text, now, event.user_id)
         section, shown = "", list[int]()
         if self.memory is not None:
             budget = self.memory.settings.memory_tokens
-            section, shown = memory_section(
-                recollection.memories, recollection.flashback, now, budget
-            )
+            section, shown = memory_section(recollection, now, budget, user_name=event.user_name)
         prompt = build_chat_prompt(
             persona,
             session.turns,
@@ -130,6 +143,8 @@ class Engine:
             now=now,
             budget=self.settings.context_tokens - self.settings.reply_tokens,
             memories=section,
+            summary=session.summary,
+            recap=session.recap,
         )
         try:
             completion = await self._complete(persona, scope, list(prompt.messages), shown)
@@ -150,15 +165,38 @@ class Engine:
     def memory_scope(self, persona: Persona, session: Session) -> str:
         return Recollector.scope(persona.key, session.scope)
 
+    async def _recap(self, session: Session, now: datetime) -> str:
+        """Where the previous conversation left off, if it was recent enough to matter: its
+        recap once encoded, else its last exchange."""
+        try:
+            last = await self.sessions.store.conversations(session.persona, session.scope, limit=1)
+        except Exception:
+            log.exception("could not read the previous conversation of %s", session.persona)
+            return ""
+        if not last or now - last[0].ended_at > RECAP_WITHIN:
+            return ""
+        if last[0].recap:
+            return last[0].recap
+        turns = last[0].turns[-2:]
+        text = " / ".join(
+            f"{t.get('speaker', '')}: {' '.join(str(t['text']).split())}" for t in turns
+        )
+        return text if len(text) <= RECAP_CHARS else text[: RECAP_CHARS - 1] + "…"
+
     async def _recollect(
-        self, persona: Persona, scope: str, text: str, now: datetime
+        self, persona: Persona, scope: str, text: str, now: datetime, user_id: str
     ) -> Recollection:
         """What comes to mind; a memory that cannot be searched now costs the turn nothing."""
         if self.memory is None:
             return Recollection()
         try:
             return await self.memory.gather(
-                scope, text, now, flashback_rate=persona.memory.flashback_rate
+                scope,
+                text,
+                now,
+                flashback_rate=persona.memory.flashback_rate,
+                user_id=user_id,
+                tz=self.tz,
             )
         except Exception:
             log.exception("recall failed for %s; answering without long-term memory", persona.key)
@@ -209,30 +247,74 @@ class Engine:
 
     @staticmethod
     def _due_slots(persona: Persona, session: Session) -> list[StateSlot]:
+        """`every_turn` slots, and `once` slots not gathered yet (then they stay as they are
+        unless the user changes them with `state set`)."""
         return [
             slot
             for slot in persona.state
             if slot.update == "every_turn" or not session.state.get(slot.name)
         ]
 
-    async def _update_state(self, persona: Persona, session: Session, due: list[StateSlot]) -> None:
-        """Ask the tools tier for the due slots; runs holding the session's lock, and
-        releases it."""
+    def _fold_at(self, session: Session) -> int:
+        """How many of the oldest turns to fold into the running summary: none while the
+        turns fit in short_term_tokens; else all but the last KEEP_ROUNDS exchanges."""
+        tokens = sum(estimate_tokens(t.text) + MESSAGE_OVERHEAD for t in session.turns)
+        if tokens <= self.settings.fold_tokens:
+            return 0
+        users = [i for i, t in enumerate(session.turns) if t.role == "user"]
+        return users[-KEEP_ROUNDS] if len(users) >= KEEP_ROUNDS else 0
+
+    async def _after_reply(
+        self, persona: Persona, session: Session, due: list[StateSlot], fold: bool
+    ) -> None:
+        """State slots, then compression; runs holding the session's lock, and releases it."""
         try:
-            messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
-            values = await self._json_call("tools", messages)
-            for slot in due:
-                value = values.get(slot.name)
-                if isinstance(value, str | int | float) and str(value).strip():
-                    session.state[slot.name] = str(value).strip()[:STATE_VALUE_LIMIT]
-                elif isinstance(value, dict | list):
-                    text = json.dumps(value, ensure_ascii=False)
-                    session.state[slot.name] = text[:STATE_VALUE_LIMIT]
-            session.touch()
-        except Exception:
-            log.exception("state update failed for %s; the state stays as it was", persona.key)
+            if due:
+                await self._update_state(persona, session, due)
+            if fold:
+                await self._fold(persona, session)
         finally:
             session.lock.release()
+
+    async def _update_state(self, persona: Persona, session: Session, due: list[StateSlot]) -> None:
+        """Ask the tools tier to revise the due slots through the `update_state` tool (the
+        whole new value of each slot it changes) or to decline; declining rewrites nothing."""
+        try:
+            messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
+            completion = await self.models.complete(
+                "tools", messages, tools=[state_tool(due)], purpose="state"
+            )
+        except ModelError as e:
+            log.warning(
+                "state update failed for %s (%s); the state stays as it was", persona.key, e
+            )
+            return
+        changed = parse_state_call(completion.tool_calls, due)
+        for name, value in changed.items():
+            session.state[name] = value[:STATE_VALUE_LIMIT]
+        if changed:
+            session.touch()
+
+    async def _fold(self, persona: Persona, session: Session) -> None:
+        """Compression: the oldest turns become part of the running summary (one summary-tier
+        call) and go to the archive for long-term memory; a failure keeps them for next time."""
+        count = self._fold_at(session)
+        if count <= 0:
+            return
+        messages = build_summary_prompt(persona, session.summary, session.turns[:count])
+        try:
+            completion = await self.models.complete("summary", messages, purpose="compression")
+        except ModelError as e:
+            log.warning("compression failed for %s (%s); trying again next turn", persona.key, e)
+            return
+        summary = completion.text.strip()[:SUMMARY_CHARS]
+        if not summary:
+            log.warning("the summary model gave %s an empty summary; trying again", persona.key)
+            return
+        try:
+            await self.sessions.fold(session, count, summary)
+        except Exception:
+            log.exception("could not fold the older turns of %s; trying again", persona.key)
 
     async def drain(self, grace: float | None = None) -> None:
         """Wait for the work that follows replies (state updates) to finish; after `grace`
@@ -246,31 +328,6 @@ class Engine:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-
-    async def _json_call(self, tier: str, messages: list[Message]) -> dict[str, Any]:
-        """Ask for a JSON object; on malformed JSON retry once showing the error, then give
-        up with {} so the caller keeps what it had."""
-        for attempt in range(2):
-            try:
-                completion = await self.models.complete(tier, messages, json_mode=True)
-            except ModelError as e:
-                log.warning("%s model failed: %s", tier, e)
-                return {}
-            try:
-                value = json.loads(completion.text)
-                if isinstance(value, dict):
-                    return value
-                problem = "the reply was JSON but not an object"
-            except json.JSONDecodeError as e:
-                problem = f"the reply was not valid JSON ({e})"
-            if attempt == 0:
-                messages = [
-                    *messages,
-                    Message("assistant", completion.text),
-                    Message("user", f"{problem}. Answer again with one JSON object only."),
-                ]
-        log.warning("%s model gave no usable JSON twice; keeping what we had", tier)
-        return {}
 
     # Commands a user can give about their own conversation.
 

@@ -30,7 +30,8 @@ __all__ = [
     "load_persona",
 ]
 
-ForgettingPolicy = Literal["memorybank", "trace_decay", "half_life", "importance_random", "never"]
+# memory.forgetting.POLICIES by name (see there for what each does).
+ForgettingPolicy = Literal["ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
 FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
@@ -85,7 +86,7 @@ class Emotions:
 @dataclass(slots=True)
 class MemoryPolicy:
     scope: Literal["user", "channel"] = "user"
-    forgetting: ForgettingPolicy = "memorybank"
+    forgetting: ForgettingPolicy = "ebbinghaus"
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.llm.base import Message
+from bot.llm.base import Message, Tool, ToolCall
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
 from bot.persona import Persona, StateSlot
 from bot.sessions import Turn
@@ -15,15 +16,23 @@ from bot.sessions import Turn
 __all__ = [
     "EMOTION_INSTRUCTION",
     "LANGUAGES",
+    "RECAP_HEADING",
+    "STATE_TOOL",
+    "SUMMARY_HEADING",
     "Prompt",
     "build_chat_prompt",
     "build_state_prompt",
+    "build_summary_prompt",
     "parse_emotion",
     "parse_emotion_instruction",
+    "parse_state_call",
+    "state_tool",
 ]
 
 LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
+RECAP_HEADING = "Where your previous conversation left off:"
+SUMMARY_HEADING = "Earlier in this conversation (a summary; the latest messages follow):"
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"
 _TAG = re.compile(r"^\s*\**\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*\**\s*")
 
@@ -89,9 +98,12 @@ def build_chat_prompt(
     now: datetime,
     budget: int,
     memories: str = "",
+    summary: str = "",
+    recap: str = "",
 ) -> Prompt:
-    """System prompt (with the recalled `memories` text, already within its own budget), then
-    as many of the most recent turns as fit in `budget` tokens.
+    """System prompt (with the recalled `memories` text, already within its own budget, the
+    `recap` of the conversation before and the running `summary` of this one's older turns),
+    then as many of the most recent turns as fit in `budget` tokens.
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering.
@@ -101,6 +113,10 @@ def build_chat_prompt(
         system += "\n\n" + _state_text(persona.state, state)
     if memories:
         system += "\n\n" + memories
+    if recap:
+        system += f"\n\n{RECAP_HEADING}\n{recap}"
+    if summary:
+        system += f"\n\n{SUMMARY_HEADING}\n{summary}"
     head = [Message("system", system)]
     used = estimate_messages(head)
     chosen: list[Message] = []
@@ -127,24 +143,90 @@ def _truncate(text: str, tokens: int) -> str:
     return "…" + text[-keep:] if keep < len(text) else text
 
 
+STATE_TOOL = "update_state"
+
+
+def state_tool(slots: Sequence[StateSlot]) -> Tool:
+    """The tool the tools tier calls to revise state slots: each argument is a slot's whole
+    new value; a slot left out stays as it is."""
+    return Tool(
+        name=STATE_TOOL,
+        description=(
+            "Replace notes that this exchange changed. Give each changed note's complete new "
+            "text; leave out the notes that did not change."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                s.name: {"type": "string", "description": s.instructions.strip()[:300]}
+                for s in slots
+            },
+        },
+    )
+
+
 def build_state_prompt(
     persona: Persona, slots: Sequence[StateSlot], state: dict[str, str], recent: Sequence[Turn]
 ) -> list[Message]:
-    """Ask for updated state slots as one JSON object."""
-    names = ", ".join(f'"{s.name}"' for s in slots)
-    once = " (set once: leave it empty until it is complete; it will not change afterwards)"
+    """Ask for the slots' revision: a call of the update_state tool, or no call when nothing
+    changed."""
+    once = " (set once: give it only when it is complete; it does not change afterwards)"
     rules = "\n".join(
         f"- {s.name}{once if s.update == 'once' else ''}: {s.instructions.strip()}" for s in slots
     )
     current = "\n".join(f"{s.name}: {s.value(state) or '(empty)'}" for s in slots)
     exchange = "\n".join(f"{t.speaker}: {t.text}" for t in recent)
     system = (
-        f"You keep {persona.identity.name}'s notes up to date. Read the latest exchange and "
-        f"return a JSON object with the keys {names}, each a short plain-text value. Keep "
-        "everything still true; change only what the exchange changed.\n"
+        f"You keep {persona.identity.name}'s notes up to date. Read the latest exchange. If it "
+        f"changed what a note holds, call {STATE_TOOL} with the complete new text of each "
+        "changed note (everything still true kept, only what the exchange changed changed). "
+        'If nothing changed, do not call it: answer "no change".\n'
         f"What each note holds:\n{rules}"
     )
     user = f"Current notes:\n{current}\n\nLatest exchange:\n{exchange}"
+    return [Message("system", system), Message("user", user)]
+
+
+def parse_state_call(calls: Sequence[ToolCall], slots: Sequence[StateSlot]) -> dict[str, str]:
+    """The slots an update_state call changed, with their new values; {} when the model
+    declined (no call) or the call is unreadable. Values identical to none, or empty, are
+    not changes."""
+    names = {s.name for s in slots}
+    changed: dict[str, str] = {}
+    for call in calls:
+        if call.name != STATE_TOOL:
+            continue
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            continue
+        if not isinstance(arguments, dict):
+            continue
+        for name, value in arguments.items():
+            if name not in names:
+                continue
+            if isinstance(value, dict | list):
+                text = json.dumps(value, ensure_ascii=False)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                text = str(value).strip()
+            else:
+                continue
+            if text:
+                changed[name] = text
+    return changed
+
+
+def build_summary_prompt(persona: Persona, summary: str, turns: Sequence[Turn]) -> list[Message]:
+    """Fold older turns into the running summary (plain text back)."""
+    language = LANGUAGES.get(persona.identity.language, persona.identity.language)
+    exchange = "\n".join(f"{t.speaker}: {' '.join(t.text.split())}" for t in turns)
+    system = (
+        f"You keep the running summary of a conversation {persona.identity.name} is having. "
+        "Rewrite the summary so far to include the messages below: who said what that "
+        "matters, decisions, open questions, feelings, names, numbers and dates. Keep it "
+        f"compact (under 400 words), in {language}, as plain text with no preamble."
+    )
+    user = f"Summary so far:\n{summary or '(none yet)'}\n\nMessages to add:\n{exchange}"
     return [Message("system", system), Message("user", user)]
 
 

@@ -20,16 +20,17 @@ import json
 import logging
 import random
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from bot.config import MemoryConfig
 from bot.llm.base import Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
 from memory.bank import MemoryBank
+from memory.diary import Diary
 from memory.recall import Recalled
+from memory.records import DiaryEntry, Profile
 from memory.text import key_phrase
 
 __all__ = [
@@ -70,6 +71,8 @@ MEMORY_HEADING = (
     "never reciting them, never mentioning memories, strengths or notes. If one seems unsure "
     "or faded, you may be vague about it:"
 )
+PROFILE_HEADING = "What you know of {name}, from your time together:"
+DIARY_HEADING = "Your diary for {day}:"
 FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 NOTHING_FOUND = "Nothing comes to mind about that."
 
@@ -119,14 +122,29 @@ def _line(memory: Recalled, now: datetime) -> str:
 
 
 def memory_section(
-    memories: Sequence[Recalled], flashback: Sequence[Recalled], now: datetime, budget: int
+    recollection: Recollection, now: datetime, budget: int, *, user_name: str = ""
 ) -> tuple[str, list[int]]:
-    """The prompt's memory text within `budget` tokens, best memories first, and the ids it
-    holds (to be reinforced when the reply is made)."""
+    """The prompt's memory text within `budget` tokens, and the ids of the memories it holds
+    (to be reinforced when the reply is made). In order: what the persona knows of the user,
+    the diary of the days the message mentions (at most half the budget), the memories that
+    came to mind (best first), and a flashback."""
     parts: list[str] = []
-    shown: list[int] = []
     used = 0
-    for heading, group in ((MEMORY_HEADING, memories), (FLASHBACK_HEADING, flashback)):
+    profile = recollection.profile
+    if profile is not None and profile.text:
+        text = f"{PROFILE_HEADING.format(name=user_name or profile.name)}\n{profile.text}"
+        text = _within(text, budget // 3)
+        parts.append(text)
+        used += estimate_tokens(text)
+    for entry in recollection.diary:
+        text = f"{DIARY_HEADING.format(day=f'{entry.day:%A %Y-%m-%d}')}\n{entry.text}"
+        text = _within(text, min(budget // 2, budget - used) // max(len(recollection.diary), 1))
+        if text:
+            parts.append(text)
+            used += estimate_tokens(text)
+    shown: list[int] = []
+    groups = ((MEMORY_HEADING, recollection.memories), (FLASHBACK_HEADING, recollection.flashback))
+    for heading, group in groups:
         lines: list[str] = []
         cost = estimate_tokens(heading)
         for memory in group:
@@ -145,10 +163,26 @@ def memory_section(
     return "\n\n".join(parts), shown
 
 
+def _within(text: str, tokens: int) -> str:
+    """`text` cut (at a line end where it can) to about `tokens`; "" if hardly anything fits."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    if tokens < 20:
+        return ""
+    keep = len(text)
+    while keep > 0 and estimate_tokens(text[:keep]) > tokens - 2:
+        keep = keep * 4 // 5
+    cut = text[:keep]
+    line_end = cut.rfind("\n")
+    return (cut[:line_end] if line_end > keep // 2 else cut) + " …"
+
+
 @dataclass(slots=True)
 class Recollection:
     memories: list[Recalled] = field(default_factory=list)
     flashback: list[Recalled] = field(default_factory=list)
+    diary: list[DiaryEntry] = field(default_factory=list)  # the days the message mentions
+    profile: Profile | None = None  # what the persona knows of the user
 
 
 class Recollector:
@@ -162,6 +196,7 @@ class Recollector:
         rng: random.Random,
     ) -> None:
         self.bank = bank
+        self.diary = Diary(bank.store)
         self.models = models
         self.settings = settings
         self._rng = rng
@@ -172,20 +207,31 @@ class Recollector:
         return f"{persona}/{session_scope}"
 
     async def gather(
-        self, scope: str, text: str, now: datetime, *, flashback_rate: float
+        self,
+        scope: str,
+        text: str,
+        now: datetime,
+        *,
+        flashback_rate: float,
+        user_id: str = "",
+        tz: tzinfo | None = None,
     ) -> Recollection:
-        """What comes to mind for a message (subconscious or deep recall, and the odd
-        flashback)."""
+        """What comes to mind for a message: the user's profile, the diary of any day it
+        mentions, memories by subconscious or deep recall, and the odd flashback."""
         k = self.settings.recall_k
+        store = self.bank.store
+        profiles = await store.profiles(scope, [user_id]) if user_id else []
+        diary = await self.diary.mentioned(scope, text, now, tz)
         memories: list[Recalled] = []
-        if about_the_past(text) and await self.bank.count(scope):
+        # A question about a day the diary covers is answered by the diary: no model call.
+        if not diary and about_the_past(text) and await self.bank.count(scope):
             memories = await self.deep(scope, text, now)
         if not memories:
             memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
         flashback: list[Recalled] = []
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             flashback = await self.flashback(scope, text, now, exclude={m.id for m in memories})
-        return Recollection(memories, flashback)
+        return Recollection(memories, flashback, diary, profiles[0] if profiles else None)
 
     async def deep(self, scope: str, text: str, now: datetime) -> list[Recalled]:
         """Keyword recall: sub-questions from the intent tier, k hits each, widened by each
@@ -222,7 +268,9 @@ class Recollector:
             Message("user", text[:2000]),
         ]
         try:
-            completion = await self.models.complete("intent", messages, json_mode=True)
+            completion = await self.models.complete(
+                "intent", messages, json_mode=True, purpose="intent"
+            )
             value = json.loads(completion.text)
         except (ModelError, ValueError) as e:
             log.info("deep recall skipped, the intent model gave nothing usable: %s", e)

@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.config import Config
 from bot.engine import Engine
 from bot.events import Platform
+from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.embedding import build_embedder
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
 from bot.persona import Persona, PersonaLibrary
@@ -99,6 +100,7 @@ async def open_runtime(
             clock,
             seed=rng.randrange(2**32),
             store=store,
+            policy=scope_policies(personas),
             index_capacity=config.memory.open_indexes,
         )
         sessions = SessionManager(store, clock)
@@ -114,11 +116,21 @@ async def open_runtime(
         settings=config.engine,
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
     )
+    lifecycle = Lifecycle(
+        bank=bank,
+        personas=personas,
+        models=models,
+        clock=clock,
+        tz=engine.tz,
+        seed=rng.randrange(2**32),
+        prune_hour=config.memory.prune_hour,
+    )
     scheduler = Scheduler(
         sessions,
         engine.idle_time,
         interval=config.engine.snapshot_seconds,
         flush=bank.flush,
         flush_seconds=config.memory.index_save_seconds,
+        lifecycle=lifecycle,
     )
     return Runtime(config, engine, store, bank, scheduler, data_dir, warming)

@@ -1,6 +1,7 @@
-"""The scheduler: one asyncio task that snapshots dirty sessions, closes idle ones, and now and
-then writes changed memory indexes to disk (they can always be rebuilt from SQLite, so this
-only saves the rebuild)."""
+"""The scheduler: one asyncio task that snapshots dirty sessions, closes idle ones, encodes
+closed conversations into long-term memory, prunes each scope once a day, and now and then
+writes changed memory indexes to disk (they can always be rebuilt from SQLite, so this only
+saves the rebuild)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from bot.lifecycle import Lifecycle
 from bot.sessions import SessionManager
 
 __all__ = ["Scheduler"]
@@ -26,6 +28,7 @@ class Scheduler:
         interval: float = 5.0,
         flush: Callable[[], Awaitable[object]] | None = None,
         flush_seconds: float = 300.0,
+        lifecycle: Lifecycle | None = None,
     ) -> None:
         self._sessions = sessions
         self._idle_time = idle_time
@@ -33,6 +36,7 @@ class Scheduler:
         self._flush = flush
         self._flush_every = max(1, round(flush_seconds / interval))  # in rounds
         self._rounds = 0
+        self.lifecycle = lifecycle
         self._task: asyncio.Task[None] | None = None
 
     async def tick(self) -> None:
@@ -43,6 +47,12 @@ class Scheduler:
             await self._sessions.close_idle(self._idle_time)
         except Exception:
             log.exception("scheduler round failed; retrying next round")
+        if self.lifecycle is not None:
+            try:
+                await self.lifecycle.encode_pending()
+                await self.lifecycle.prune_due()
+            except Exception:
+                log.exception("long-term memory housekeeping failed; retrying next round")
         if self._flush is not None and self._rounds % self._flush_every == 0:
             try:
                 await self._flush()

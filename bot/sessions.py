@@ -76,6 +76,8 @@ class Session:
     state: dict[str, str] = field(default_factory=dict)
     started_at: datetime | None = None
     last_active: datetime | None = None
+    summary: str = ""  # the running summary of turns folded out of `turns` (compression)
+    recap: str = ""  # where the conversation before this one left off
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -112,6 +114,8 @@ class Session:
             "state": dict(self.state),
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "last_active": self.last_active.isoformat() if self.last_active else None,
+            "summary": self.summary,
+            "recap": self.recap,
         }
 
     @classmethod
@@ -127,6 +131,8 @@ class Session:
             state=dict(snapshot.get("state", {})),
             started_at=when("started_at"),
             last_active=when("last_active"),
+            summary=str(snapshot.get("summary", "")),
+            recap=str(snapshot.get("recap", "")),
         )
 
 
@@ -223,7 +229,13 @@ class SessionManager:
         assert session.started_at is not None
         async with session.write_lock:
             # Archive first: if the store fails, the conversation stays open; nothing is lost.
-            fresh = {**session.snapshot(), "turns": [], "started_at": None}
+            fresh = {
+                **session.snapshot(),
+                "turns": [],
+                "started_at": None,
+                "summary": "",
+                "recap": "",
+            }
             conversation_id = await self._store.archive_conversation(
                 session.persona,
                 session.scope,
@@ -235,7 +247,40 @@ class SessionManager:
             )
             session.turns.clear()
             session.started_at = None
+            session.summary = session.recap = ""
             session.saved = session.changes  # the store holds exactly this now
+        return conversation_id
+
+    async def fold(self, session: Session, count: int, summary: str) -> int | None:
+        """Compression: archive the oldest `count` turns (long-term memory encodes them like
+        any closed conversation) and keep `summary` in their place; the conversation goes
+        on. The caller holds the lock. Shielded, like close()."""
+        if not 0 < count < len(session.turns):
+            return None
+        return await asyncio.shield(self._fold(session, count, summary))
+
+    async def _fold(self, session: Session, count: int, summary: str) -> int:
+        async with session.write_lock:
+            folded, kept = session.turns[:count], session.turns[count:]
+            rest = {
+                **session.snapshot(),
+                "turns": [t.to_json() for t in kept],
+                "started_at": kept[0].at.isoformat(),
+                "summary": summary,
+            }
+            conversation_id = await self._store.archive_conversation(
+                session.persona,
+                session.scope,
+                started_at=folded[0].at,
+                ended_at=folded[-1].at,
+                reason="compressed",
+                turns=[t.to_json() for t in folded],
+                snapshot=rest,
+            )
+            session.turns = kept
+            session.started_at = kept[0].at
+            session.summary = summary
+            session.saved = session.changes
         return conversation_id
 
     async def close_idle(self, idle_for: Callable[[str], timedelta]) -> int:
@@ -258,4 +303,5 @@ class SessionManager:
             session.turns.clear()
             session.state.clear()
             session.started_at = session.last_active = None
+            session.summary = session.recap = ""
             session.saved = session.changes

@@ -23,11 +23,12 @@ import random
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Self
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.clock import Clock, SystemClock
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
@@ -43,7 +44,16 @@ from memory.recall import (
     surfaces,
     weigh,
 )
-from memory.records import CATEGORIES, KINDS, Category, Kind, Memory, NewMemory, Vectors
+from memory.records import (
+    CATEGORIES,
+    KINDS,
+    Category,
+    EncodingWrite,
+    Kind,
+    Memory,
+    NewMemory,
+    Vectors,
+)
 from memory.store import Store
 from memory.text import fts_document, fts_query, terms
 
@@ -61,6 +71,9 @@ POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
 NEIGHBOUR_GAP = timedelta(minutes=10)  # memories stored this close together are neighbours
+TWIN = 0.95  # cosine of two memories that say nearly the same
+TWIN_BLOCK = 1_024
+TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune
 MAX_SCOPE = 512
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
@@ -89,7 +102,7 @@ class MemoryBank:
         *,
         data_dir: Path,
         clock: Clock,
-        policy: ForgettingPolicy,
+        policy: ForgettingPolicy | Callable[[str], ForgettingPolicy],
         rng: random.Random | None,
         owns_store: bool,
         index_capacity: int = 16,
@@ -97,7 +110,8 @@ class MemoryBank:
         self.store = store
         self.embedder = embedder
         self.clock = clock
-        self.policy = policy
+        # One policy for every scope, or the policy of each scope (personas choose theirs).
+        self._policy = policy
         self.data_dir = data_dir
         self._rng = rng
         self._owns_store = owns_store
@@ -122,7 +136,7 @@ class MemoryBank:
         *,
         seed: int | None = None,
         store: Store | None = None,
-        policy: ForgettingPolicy | None = None,
+        policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 16,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
@@ -148,6 +162,11 @@ class MemoryBank:
             owns_store=owns,
             index_capacity=index_capacity,
         )
+
+    def policy(self, scope: str) -> ForgettingPolicy:
+        """The forgetting policy of a scope."""
+        policy = self._policy
+        return policy(scope) if callable(policy) else policy
 
     async def close(self) -> None:
         try:
@@ -194,12 +213,7 @@ class MemoryBank:
         sentiment = max(-1.0, min(1.0, float(sentiment)))
         when = _aware(when or self.clock.now())
         speaker = speaker.strip() or None if speaker else None
-        last = await self.store.last_memory(scope)
-        previous = (
-            last
-            if last is not None and timedelta(0) <= when - last.created_at <= NEIGHBOUR_GAP
-            else None
-        )
+        previous = await self.neighbour(scope, when)
         vector: Vectors | None = None
         try:
             [vector] = await self._embed([self.embed_text(text, speaker, when)])
@@ -215,7 +229,7 @@ class MemoryBank:
                 importance=importance,
                 sentiment=sentiment,
                 created_at=when,
-                strength=self.policy.initial_strength(importance, sentiment),
+                strength=self.policy(scope).initial_strength(importance, sentiment),
                 related=tuple(related),
                 conversation_id=conversation_id,
                 previous_id=None if previous is None else previous.id,
@@ -236,6 +250,94 @@ class MemoryBank:
             elif index is not None:  # reopened later, it embeds what has no vector yet
                 self.indexes.drop(scope, name)
         return memory_id
+
+    async def commit_encoding(
+        self, write: EncodingWrite, vectors: Sequence[Vectors | None]
+    ) -> list[int] | None:
+        """Write an encoded conversation (one transaction, see EncodingWrite) and add the new
+        memories' `vectors` (parallel to write.memories) to the scope's index. None if the
+        conversation was already encoded."""
+        _check_scope(write.scope)
+        ids = await self.store.commit_encoding(write)
+        if ids is None:
+            return None
+        self._writes += len(ids)
+        name = self.embedder.name
+        async with self.indexes.lock(write.scope, name):
+            index = self.indexes.open_index(write.scope, name)
+            pairs = [(i, v) for i, v in zip(ids, vectors, strict=True) if v is not None]
+            if index is not None and len(pairs) == len(ids):
+                index.add(
+                    np.asarray([i for i, _ in pairs], dtype=np.int64),
+                    np.stack([v for _, v in pairs]),
+                )
+            elif index is not None and ids:
+                self.indexes.drop(write.scope, name)
+        return ids
+
+    async def similar(
+        self, scope: str, vectors: Sequence[Vectors], k: int
+    ) -> list[list[tuple[int, float]]]:
+        """For each vector, the scope's k memories nearest in meaning, as (id, cosine), best
+        first; empty lists when the index cannot be had (the embedder is down)."""
+        _check_scope(scope)
+        if not vectors:
+            return []
+        try:
+            index = await self._index(scope)
+        except (EmbeddingError, ValueError) as e:
+            log.warning("similar memories not searched: %s", e)
+            return [[] for _ in vectors]
+        return [await self._search(scope, index, v, k) for v in vectors]
+
+    async def embed_memories(
+        self, texts: Sequence[str], speaker: str | None, when: datetime
+    ) -> list[Vectors | None]:
+        """Embeddings for memories about to be written (None each while the embedder is
+        down: they are stored without and embedded later)."""
+        try:
+            vectors = await self._embed([self.embed_text(t, speaker, when) for t in texts])
+        except EmbeddingError as e:
+            log.warning("memories stored without an embedding for now: %s", e)
+            return [None] * len(texts)
+        return list(vectors)
+
+    async def neighbour(self, scope: str, when: datetime) -> Memory | None:
+        """The memory stored just before `when`, if close enough to be its neighbour."""
+        last = await self.store.last_memory(scope)
+        if last is not None and timedelta(0) <= when - last.created_at <= NEIGHBOUR_GAP:
+            return last
+        return None
+
+    async def prune(
+        self, scope: str, now: datetime, *, day: date, seed: int
+    ) -> tuple[int, list[tuple[int, str]]]:
+        """Let the scope's forgetting policy decide what is forgotten today; delete it, with
+        a report of each kept in the store. Returns (memories kept, [(id, reason)])."""
+        _check_scope(scope)
+        now = _aware(now)
+        policy = self.policy(scope)
+        memories = await self.store.list_memories(scope)
+        decisions = policy.prune(memories, now, seed=seed, twins=await self.twins(scope))
+        by_id = {m.id: m for m in memories}
+        forgotten = [(by_id[d.id], d.reason) for d in decisions if d.id in by_id]
+        gone = await self.store.prune(scope, day, forgotten, policy.name, now)
+        if gone:
+            async with self.indexes.lock(scope, self.embedder.name):
+                index = self.indexes.open_index(scope, self.embedder.name)
+                if index is not None:
+                    index.remove(gone)
+            self._writes += len(gone)
+        reasons = dict((m.id, reason) for m, reason in forgotten)
+        return len(memories) - len(gone), [(i, reasons[i]) for i in gone]
+
+    async def twins(self, scope: str) -> list[tuple[int, int]]:
+        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN): a prune
+        never takes both."""
+        ids, vectors = await self.store.embeddings(scope, self.embedder.name)
+        if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
+            return []
+        return await asyncio.to_thread(_twins, ids, vectors)
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
         """Delete a memory by id, or the one that best matches a query; returns what went
@@ -275,8 +377,9 @@ class MemoryBank:
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         memories = await self.store.get_memories(scope, ids)
+        policy = self.policy(scope)
         await self.store.reinforce(
-            scope, [(m.id, self.policy.reinforced(m, now)) for m in memories], now
+            scope, [(m.id, policy.reinforced(m, now)) for m in memories], now
         )
 
     # Reading.
@@ -349,7 +452,7 @@ class MemoryBank:
         for memory_id in pool:
             rel = relevant[memory_id]
             memory = memories[memory_id]
-            retention = self.policy.retention(memory, now)
+            retention = self.policy(scope).retention(memory, now)
             score = weigh(rel, retention, memory.importance)
             results.append(_recalled(memory, score, rel, retention))
         results.sort(key=lambda r: (-r.score, r.id))
@@ -451,7 +554,7 @@ class MemoryBank:
         memories = await self.store.get_memories(scope, list(picked))
         out: list[Recalled] = []
         for memory in memories:
-            retention = self.policy.retention(memory, now)
+            retention = self.policy(scope).retention(memory, now)
             out.append(_recalled(memory, picked[memory.id], picked[memory.id], retention))
         return out
 
@@ -461,9 +564,11 @@ class MemoryBank:
         """Memories by id (those in this scope), with their retention now."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
+        policy = self.policy(scope)
         return [
-            _recalled(m, self.policy.retention(m, now), 0.0, self.policy.retention(m, now))
+            _recalled(m, retention, 0.0, retention)
             for m in await self.store.get_memories(scope, ids)
+            for retention in [policy.retention(m, now)]
         ]
 
     async def memories(
@@ -484,7 +589,7 @@ class MemoryBank:
         return [
             _recalled(m, retention, 0.0, retention)
             for m in listed
-            for retention in [self.policy.retention(m, now)]
+            for retention in [self.policy(scope).retention(m, now)]
         ]
 
     async def count(self, scope: str) -> int:
@@ -571,6 +676,17 @@ class MemoryBank:
                 name, [(keys[i], fresh[j].tobytes()) for j, i in enumerate(missing)]
             )
         return out
+
+
+def _twins(ids: npt.NDArray[np.int64], vectors: Vectors) -> list[tuple[int, int]]:
+    pairs: list[tuple[int, int]] = []
+    for start in range(0, len(ids), TWIN_BLOCK):
+        block = vectors[start : start + TWIN_BLOCK] @ vectors.T
+        rows, cols = np.nonzero(block >= TWIN)
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            if start + row < col:
+                pairs.append((int(ids[start + row]), int(ids[col])))
+    return pairs
 
 
 def _text_key(text: str) -> bytes:

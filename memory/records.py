@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal, Protocol, get_args
 
 import numpy as np
@@ -19,11 +19,16 @@ __all__ = [
     "CATEGORIES",
     "KINDS",
     "Category",
+    "DiaryEntry",
+    "EncodingWrite",
     "IdDigest",
     "Kind",
     "Memory",
     "MemoryStore",
+    "Merge",
     "NewMemory",
+    "Profile",
+    "PrunedMemory",
     "Vectors",
     "id_digest",
 ]
@@ -82,6 +87,70 @@ class Memory:
     def last_touched(self) -> datetime:
         """When the forgetting clock last started: the last recall, else the creation."""
         return self.last_recalled_at or self.created_at
+
+
+@dataclass(slots=True, frozen=True)
+class DiaryEntry:
+    """The persona's diary page for one day of one scope."""
+
+    scope: str
+    day: date
+    text: str
+    conversations: int  # how many conversations it covers
+    updated_at: datetime
+
+
+@dataclass(slots=True, frozen=True)
+class Profile:
+    """What the persona knows of one user, in one scope; bounded text."""
+
+    scope: str
+    user_id: str
+    name: str
+    text: str
+    updated_at: datetime
+
+
+@dataclass(slots=True, frozen=True)
+class PrunedMemory:
+    """A memory the daily prune let go, and why."""
+
+    scope: str
+    memory_id: int
+    text: str
+    category: Category | None
+    importance: int
+    policy: str
+    reason: str
+    pruned_at: datetime
+
+
+@dataclass(slots=True, frozen=True)
+class Merge:
+    """A new memory that repeated an existing one: the existing one is strengthened instead."""
+
+    memory_id: int
+    strength: float
+    importance: int
+
+
+@dataclass(slots=True, frozen=True)
+class EncodingWrite:
+    """Everything one encoded conversation changes, written in one transaction together with
+    the conversation's encoded mark: a crash leaves all of it or none, so a conversation is
+    encoded exactly once."""
+
+    conversation_id: int
+    scope: str
+    at: datetime
+    memories: Sequence[NewMemory]
+    # Per new memory, the positions of earlier new memories it is related to (their ids are
+    # only known once written). Each new memory's previous is the one before it in the batch.
+    sibling_links: Sequence[Sequence[int]]
+    merges: Sequence[Merge]
+    diary: tuple[date, str] | None
+    profiles: Sequence[tuple[str, str, str]]  # (user id, name, text)
+    recap: str
 
 
 @dataclass(slots=True, frozen=True)

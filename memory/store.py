@@ -1,5 +1,6 @@
 """The SQLite store, the source of truth: session snapshots, archived conversations and
-long-term memories (with their embeddings and a full-text index).
+long-term memories (with their embeddings and a full-text index), the diary, user profiles
+and prune reports.
 
 One aiosqlite connection in WAL mode; the schema is versioned with PRAGMA user_version and
 migrated forward on open. Every query that touches a conversation or a memory names its scope.
@@ -15,7 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -24,7 +25,16 @@ import numpy as np
 import numpy.typing as npt
 from filelock import FileLock, Timeout
 
-from memory.records import IdDigest, Memory, NewMemory, Vectors
+from memory.records import (
+    DiaryEntry,
+    EncodingWrite,
+    IdDigest,
+    Memory,
+    NewMemory,
+    Profile,
+    PrunedMemory,
+    Vectors,
+)
 
 __all__ = ["ArchivedConversation", "SessionRow", "Store", "StoreError"]
 
@@ -92,6 +102,46 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (embedder, text_hash)
     ) WITHOUT ROWID;
     """,
+    """
+    -- Encoding: a closed conversation waits here until it is encoded, once. `attempts` and
+    -- `retry_at` space out retries after a model failure; `recap` is what the next
+    -- conversation is reminded of.
+    ALTER TABLE conversations ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN retry_at REAL;
+    ALTER TABLE conversations ADD COLUMN recap TEXT;
+    CREATE TABLE diary (
+        scope         TEXT NOT NULL,
+        day           TEXT NOT NULL,  -- YYYY-MM-DD in the persona's timezone
+        text          TEXT NOT NULL,
+        conversations INTEGER NOT NULL,
+        updated_at    REAL NOT NULL,
+        PRIMARY KEY (scope, day)
+    ) WITHOUT ROWID;
+    CREATE TABLE profiles (
+        scope      TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        text       TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (scope, user_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE pruned (
+        id         INTEGER PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        memory_id  INTEGER NOT NULL,
+        text       TEXT NOT NULL,
+        category   TEXT,
+        importance INTEGER NOT NULL,
+        policy     TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        pruned_at  REAL NOT NULL
+    );
+    CREATE INDEX pruned_by_time ON pruned (pruned_at);
+    CREATE TABLE prune_days (
+        scope TEXT PRIMARY KEY,
+        day   TEXT NOT NULL  -- the last day the scope was pruned: once a day, across restarts
+    ) WITHOUT ROWID;
+    """,
 )
 
 
@@ -125,6 +175,8 @@ class ArchivedConversation:
     reason: str  # "idle", "end", ...
     turns: list[dict[str, Any]]
     encoded_at: datetime | None
+    attempts: int = 0  # failed encodings so far
+    recap: str = ""  # set when encoded
 
 
 def _json(value: Any) -> str:
@@ -173,6 +225,30 @@ def _memory(row: Any) -> Memory:
         conversation_id=row[13],
         previous_id=row[14],
     )
+
+
+_CONVERSATION_COLUMNS = (
+    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+
+def _conversation(row: Any) -> ArchivedConversation:
+    return ArchivedConversation(
+        id=row[0],
+        persona=row[1],
+        scope=row[2],
+        started_at=_dt(row[3]),
+        ended_at=_dt(row[4]),
+        reason=row[5],
+        turns=json.loads(row[6]),
+        encoded_at=None if row[7] is None else _dt(row[7]),
+        attempts=row[8],
+        recap=row[9] or "",
+    )
+
+
+def _diary(row: Any) -> DiaryEntry:
+    return DiaryEntry(row[0], date.fromisoformat(row[1]), row[2], row[3], _dt(row[4]))
 
 
 def scope_tag(scope: str) -> str:
@@ -375,25 +451,45 @@ class Store:
     ) -> list[ArchivedConversation]:
         """The scope's archived conversations, newest first."""
         async with self._db.execute(
-            "SELECT id, persona, scope, started_at, ended_at, reason, turns, encoded_at"
-            " FROM conversations WHERE persona = ? AND scope = ?"
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE persona = ? AND scope = ?"
             " ORDER BY ended_at DESC, id DESC LIMIT ?",
             (persona, scope, limit),
         ) as cur:
-            rows = await cur.fetchall()
-        return [
-            ArchivedConversation(
-                id=r[0],
-                persona=r[1],
-                scope=r[2],
-                started_at=_dt(r[3]),
-                ended_at=_dt(r[4]),
-                reason=r[5],
-                turns=json.loads(r[6]),
-                encoded_at=None if r[7] is None else _dt(r[7]),
-            )
-            for r in rows
-        ]
+            return [_conversation(r) for r in await cur.fetchall()]
+
+    async def unencoded(
+        self, personas: Collection[str], now: datetime, *, limit: int = 20
+    ) -> list[ArchivedConversation]:
+        """Conversations of these personas waiting to be encoded and due (not waiting out a
+        retry delay), oldest first."""
+        if not personas:
+            return []
+        names = list(personas)
+        async with self._db.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
+            f" WHERE encoded_at IS NULL AND persona IN ({_marks(len(names))})"
+            " AND (retry_at IS NULL OR retry_at <= ?) ORDER BY ended_at, id LIMIT ?",
+            (*names, _ts(now), limit),
+        ) as cur:
+            return [_conversation(r) for r in await cur.fetchall()]
+
+    async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
+        async with self._db.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?",
+            (conversation_id,),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else _conversation(row)
+
+    @_serialised
+    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
+        """Count a failed attempt; the conversation waits until `retry_at`."""
+        await self._db.execute(
+            "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
+            " WHERE id = ? AND encoded_at IS NULL",
+            (_ts(retry_at), conversation_id),
+        )
+        await self._db.commit()
 
     async def count_conversations(self, persona: str, scope: str) -> int:
         async with self._db.execute(
@@ -414,53 +510,218 @@ class Store:
         )
         await self._db.commit()
 
+    @_serialised
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows); returns how many."""
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
+        prune reports; returns how many memories went."""
         async with self._db.execute("SELECT id FROM memories WHERE scope = ?", (scope,)) as cur:
             ids = [r[0] for r in await cur.fetchall()]
-        return len(await self.delete_memories(scope, ids))
+        try:
+            gone = await self._delete(scope, ids)
+            for table in ("diary", "profiles", "pruned", "prune_days"):
+                await self._db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return len(gone)
+
+    # Encoding, the diary, profiles and pruning.
+
+    @_serialised
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
+        transaction. Returns the new memories' ids, or None if it was already encoded (then
+        nothing is written)."""
+        at = _ts(write.at)
+        try:
+            cur = await self._db.execute(
+                "UPDATE conversations SET encoded_at = ?, recap = ?"
+                " WHERE id = ? AND encoded_at IS NULL",
+                (at, _clean(write.recap), write.conversation_id),
+            )
+            if cur.rowcount != 1:
+                await self._db.rollback()
+                return None
+            ids: list[int] = []
+            for memory in write.memories:
+                ids.append(await self._insert(memory, ids[-1] if ids else None))
+            for memory_id, memory, siblings in zip(
+                ids, write.memories, write.sibling_links, strict=True
+            ):
+                if siblings:
+                    related = [*memory.related, *(ids[i] for i in siblings)]
+                    await self._db.execute(
+                        "UPDATE memories SET related = ? WHERE id = ?",
+                        (json.dumps(related), memory_id),
+                    )
+            await self._db.executemany(
+                "UPDATE memories SET strength = ?, importance = max(importance, ?),"
+                " recall_count = recall_count + 1, last_recalled_at = ?"
+                " WHERE scope = ? AND id = ?",
+                [(m.strength, m.importance, at, write.scope, m.memory_id) for m in write.merges],
+            )
+            if write.diary is not None:
+                day, text = write.diary
+                await self._db.execute(
+                    "INSERT INTO diary (scope, day, text, conversations, updated_at)"
+                    " VALUES (?, ?, ?, 1, ?) ON CONFLICT (scope, day) DO UPDATE"
+                    " SET text = excluded.text, conversations = conversations + 1,"
+                    " updated_at = excluded.updated_at",
+                    (write.scope, day.isoformat(), _clean(text), at),
+                )
+            await self._db.executemany(
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
+                " SET name = excluded.name, text = excluded.text,"
+                " updated_at = excluded.updated_at",
+                [
+                    (write.scope, user_id, _clean(name), _clean(text), at)
+                    for user_id, name, text in write.profiles
+                ],
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return ids
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
+        async with self._db.execute(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = ? AND day = ?",
+            (scope, day.isoformat()),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else _diary(row)
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]:
+        """The scope's diary pages, newest first (only those before `before`, if given)."""
+        async with self._db.execute(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
+            (scope, (before or date.max).isoformat(), limit),
+        ) as cur:
+            return [_diary(r) for r in await cur.fetchall()]
+
+    async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
+        """The scope's user profiles (those of `user_ids`, if given)."""
+        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = ?"
+        params: list[Any] = [scope]
+        if user_ids is not None:
+            if not user_ids:
+                return []
+            query += f" AND user_id IN ({_marks(len(user_ids))})"
+            params.extend(user_ids)
+        async with self._db.execute(query + " ORDER BY updated_at DESC", params) as cur:
+            return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in await cur.fetchall()]
+
+    async def last_prune(self, scope: str) -> date | None:
+        async with self._db.execute("SELECT day FROM prune_days WHERE scope = ?", (scope,)) as cur:
+            row = await cur.fetchone()
+        return None if row is None else date.fromisoformat(row[0])
+
+    @_serialised
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories, keep a report of each (text and reason), and note
+        that the scope was pruned on `day`, in one transaction. Returns the ids deleted."""
+        try:
+            gone = set(await self._delete(scope, [m.id for m, _ in forgotten]))
+            await self._db.executemany(
+                "INSERT INTO pruned (scope, memory_id, text, category, importance, policy,"
+                " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (scope, m.id, m.text, m.category, m.importance, policy, reason, _ts(at))
+                    for m, reason in forgotten
+                    if m.id in gone
+                ],
+            )
+            await self._db.execute(
+                "INSERT INTO prune_days (scope, day) VALUES (?, ?)"
+                " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
+                (scope, day.isoformat()),
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return sorted(gone)
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]:
+        """Prune reports from `since` on, oldest first (of one scope, or all)."""
+        query = (
+            "SELECT scope, memory_id, text, category, importance, policy, reason, pruned_at"
+            " FROM pruned WHERE pruned_at >= ?"
+        )
+        params: list[Any] = [_ts(since)]
+        if scope is not None:
+            query += " AND scope = ?"
+            params.append(scope)
+        async with self._db.execute(
+            query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit)
+        ) as cur:
+            return [
+                PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7]))
+                for r in await cur.fetchall()
+            ]
 
     # Memories (memory.records.MemoryStore).
 
     @_serialised
     async def add_memory(self, memory: NewMemory) -> int:
         try:
-            cur = await self._db.execute(
-                "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
-                " sentiment, created_at, strength, related, conversation_id, previous_id,"
-                " embedding, embedder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory.scope,
-                    _clean(memory.text),
-                    None if memory.speaker is None else _clean(memory.speaker),
-                    memory.kind,
-                    memory.category,
-                    memory.importance,
-                    memory.sentiment,
-                    _ts(memory.created_at),
-                    memory.strength,
-                    json.dumps(list(memory.related)),
-                    memory.conversation_id,
-                    memory.previous_id,
-                    None if memory.embedding is None else _blob(memory.embedding),
-                    memory.embedder,
-                ),
-            )
-            memory_id = cur.lastrowid
-            assert memory_id is not None
-            await self._db.execute(
-                "INSERT INTO memories_fts (rowid, scope_tag, body, context) VALUES (?, ?, ?, ?)",
-                (
-                    memory_id,
-                    scope_tag(memory.scope),
-                    _clean(memory.search_text),
-                    _clean(memory.search_context),
-                ),
-            )
+            memory_id = await self._insert(memory)
             await self._db.commit()
         except BaseException:
             await self._db.rollback()
             raise
+        return memory_id
+
+    async def _insert(self, memory: NewMemory, previous_id: int | None = None) -> int:
+        """Insert inside the caller's transaction (`previous_id` overrides the memory's)."""
+        cur = await self._db.execute(
+            "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
+            " sentiment, created_at, strength, related, conversation_id, previous_id,"
+            " embedding, embedder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.scope,
+                _clean(memory.text),
+                None if memory.speaker is None else _clean(memory.speaker),
+                memory.kind,
+                memory.category,
+                memory.importance,
+                memory.sentiment,
+                _ts(memory.created_at),
+                memory.strength,
+                json.dumps(list(memory.related)),
+                memory.conversation_id,
+                previous_id if previous_id is not None else memory.previous_id,
+                None if memory.embedding is None else _blob(memory.embedding),
+                memory.embedder,
+            ),
+        )
+        memory_id = cur.lastrowid
+        assert memory_id is not None
+        await self._db.execute(
+            "INSERT INTO memories_fts (rowid, scope_tag, body, context) VALUES (?, ?, ?, ?)",
+            (
+                memory_id,
+                scope_tag(memory.scope),
+                _clean(memory.search_text),
+                _clean(memory.search_context),
+            ),
+        )
         return memory_id
 
     async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
@@ -499,38 +760,41 @@ class Store:
 
     @_serialised
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
-        gone: list[int] = []
-        unique = list(dict.fromkeys(int(i) for i in ids))
         try:
-            for start in range(0, len(unique), _CHUNK):
-                chunk = unique[start : start + _CHUNK]
-                async with self._db.execute(
-                    f"SELECT id FROM memories WHERE scope = ? AND id IN ({_marks(len(chunk))})",
-                    (scope, *chunk),
-                ) as cur:
-                    present = [r[0] for r in await cur.fetchall()]
-                if not present:
-                    continue
-                marks = _marks(len(present))
-                await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
-                await self._db.execute(
-                    f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present
-                )
-                # What came next no longer carries the forgotten text as its context.
-                await self._db.execute(
-                    f"UPDATE memories_fts SET context = '' WHERE rowid IN"
-                    f" (SELECT id FROM memories WHERE previous_id IN ({marks}))",
-                    present,
-                )
-                await self._db.execute(
-                    f"UPDATE memories SET previous_id = NULL WHERE previous_id IN ({marks})",
-                    present,
-                )
-                gone.extend(present)
+            gone = await self._delete(scope, ids)
             await self._db.commit()
         except BaseException:
             await self._db.rollback()
             raise
+        return gone
+
+    async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete inside the caller's transaction; returns the ids that were there."""
+        gone: list[int] = []
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._db.execute(
+                f"SELECT id FROM memories WHERE scope = ? AND id IN ({_marks(len(chunk))})",
+                (scope, *chunk),
+            ) as cur:
+                present = [r[0] for r in await cur.fetchall()]
+            if not present:
+                continue
+            marks = _marks(len(present))
+            await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
+            await self._db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present)
+            # What came next no longer carries the forgotten text as its context.
+            await self._db.execute(
+                f"UPDATE memories_fts SET context = '' WHERE rowid IN"
+                f" (SELECT id FROM memories WHERE previous_id IN ({marks}))",
+                present,
+            )
+            await self._db.execute(
+                f"UPDATE memories SET previous_id = NULL WHERE previous_id IN ({marks})",
+                present,
+            )
+            gone.extend(present)
         return gone
 
     async def lexical_search(

@@ -13,12 +13,13 @@ import pytest
 from bot.config import EngineConfig
 from bot.engine import APOLOGIES, MAX_MESSAGE_CHARS
 from bot.events import PLATFORM_LIMITS, Attachment
-from bot.llm.base import Message, ModelError
+from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
 from bot.persona import Persona, StateSlot
+from bot.prompts import RECAP_HEADING, STATE_TOOL
 from bot.sessions import Turn
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
-from tests.fakes.models import ModelCall, ScriptedChatModel
+from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 
 OpenBot = Callable[..., Awaitable[Bot]]
 
@@ -44,11 +45,11 @@ async def bot(bots: OpenBot) -> Bot:
 
 
 def chat_calls(bot: Bot) -> list[ModelCall]:
-    return bot.model.calls_with(json_mode=False)
+    return [c for c in bot.model.calls if not c.json_mode and c not in state_calls(bot)]
 
 
 def state_calls(bot: Bot) -> list[ModelCall]:
-    return bot.model.calls_with(json_mode=True)
+    return [c for c in bot.model.calls if any(t.name == STATE_TOOL for t in c.tools)]
 
 
 def texts(turns: Sequence[Turn]) -> list[str]:
@@ -215,8 +216,11 @@ async def test_a_message_after_the_idle_time_closes_the_old_conversation_first(
     assert [t["text"] for t in archived.turns] == ["first", "one", "second", "two"]
     assert archived.reason == "idle"
     assert texts((await bot.engine.info(make_event())).turns) == ["third", "three"]
+    # The old conversation is no longer in the turns; a recap of where it left off (its last
+    # exchange, until it is encoded) is.
     last_prompt = chat_calls(bot)[-1].text
-    assert "first" not in last_prompt and "second" not in last_prompt
+    assert "first" not in last_prompt
+    assert f"{RECAP_HEADING}\nAlice: second / Pip: two" in last_prompt
 
 
 async def test_a_failing_archive_keeps_the_conversation_and_still_answers(
@@ -366,12 +370,17 @@ DM = make_persona(
 )
 
 
-async def test_state_slots_are_filled_in_with_json(bots: OpenBot) -> None:
+def slot_names(call: ModelCall) -> set[str]:
+    [tool] = call.tools
+    return set(tool.parameters["properties"])
+
+
+async def test_state_slots_are_filled_in_through_the_update_state_tool(bots: OpenBot) -> None:
     bot = await bots(DM)
     event = make_event("I'm Ann, a bard.", persona="dm")
     bot.model.push(
         "[NEUTRAL] Welcome to the tavern, Ann.",
-        '{"party": "Ann, a bard", "game": "in the tavern"}',
+        calling(STATE_TOOL, {"party": "Ann, a bard", "game": "in the tavern"}),
     )
 
     reply = await bot.engine.handle(event)
@@ -379,9 +388,10 @@ async def test_state_slots_are_filled_in_with_json(bots: OpenBot) -> None:
 
     assert reply.text == "Welcome to the tavern, Ann."
     [call] = state_calls(bot)
-    assert '"party"' in call.messages[0].content and '"game"' in call.messages[0].content
+    assert slot_names(call) == {"party", "game"}
     assert "I'm Ann, a bard." in call.text and "Welcome to the tavern, Ann." in call.text
     assert (await bot.engine.info(event)).state == {"party": "Ann, a bard", "game": "in the tavern"}
+    assert bot.router.purposes["state"].calls == 1
 
 
 async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: OpenBot) -> None:
@@ -389,17 +399,16 @@ async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: Ope
     event = make_event("hi", persona="dm")
     bot.model.push(
         "[NEUTRAL] Welcome.",
-        '{"party": "Ann, a bard", "game": "in the tavern"}',
+        calling(STATE_TOOL, {"party": "Ann, a bard", "game": "in the tavern"}),
         "[NEUTRAL] You walk north.",
-        '{"game": "on the north road", "party": "a new party?"}',
+        calling(STATE_TOOL, {"game": "on the north road", "party": "a new party?"}),
     )
     await bot.engine.handle(event)
     await bot.engine.handle(make_event("I go north", persona="dm"))
     await bot.engine.drain()
 
     _, second = state_calls(bot)
-    assert '"game"' in second.messages[0].content
-    assert '"party"' not in second.messages[0].content
+    assert slot_names(second) == {"game"}
     # The party the model offered anyway is not taken: `once` means once.
     assert (await bot.engine.info(event)).state == {
         "party": "Ann, a bard",
@@ -415,9 +424,9 @@ async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
     bot = await bots(DM)
     release = asyncio.Event()
 
-    async def slow_state(messages: Sequence[Message]) -> str:
+    async def slow_state(messages: Sequence[Message]) -> Completion:
         await release.wait()
-        return '{"party": "Ann, a bard", "game": "in the tavern"}'
+        return calling(STATE_TOOL, {"party": "Ann, a bard", "game": "in the tavern"})
 
     bot.model.push("[NEUTRAL] Welcome.", slow_state, "[NEUTRAL] You look around.")
     reply = await bot.engine.handle(make_event("I'm Ann, a bard.", persona="dm"))
@@ -435,45 +444,50 @@ async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
 async def test_structured_state_values_are_stored_as_json_text(bots: OpenBot) -> None:
     bot = await bots(DM)
     event = make_event("hi", persona="dm")
-    bot.model.push("[NEUTRAL] ok", '{"party": ["Ann", "Bo"], "game": {"room": "tavern"}}')
+    bot.model.push(
+        "[NEUTRAL] ok", calling(STATE_TOOL, {"party": ["Ann", "Bo"], "game": {"room": "tavern"}})
+    )
     await bot.engine.handle(event)
+    await bot.engine.drain()
     assert (await bot.engine.info(event)).state == {
         "party": '["Ann", "Bo"]',
         "game": '{"room": "tavern"}',
     }
 
 
-async def test_malformed_state_json_is_retried_once_with_the_error(bots: OpenBot) -> None:
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "no change",  # declined: no call
+        calling(STATE_TOOL, "game: the road"),  # arguments not JSON
+        calling(STATE_TOOL, {"game": ""}),  # an empty value is not a change
+        calling(STATE_TOOL, {"weather": "rain"}),  # not one of the slots
+        calling("something_else", {"game": "the road"}),
+    ],
+    ids=["declined", "unreadable", "empty", "unknown-slot", "other-tool"],
+)
+async def test_a_declined_or_unusable_state_call_rewrites_nothing(
+    bots: OpenBot, answer: str | Completion
+) -> None:
     bot = await bots(DM)
     event = make_event("hi", persona="dm")
     bot.model.push(
         "[NEUTRAL] Welcome.",
-        '{"party": "Ann", "game": "tavern"}',
+        calling(STATE_TOOL, {"party": "Ann", "game": "tavern"}),
         "[NEUTRAL] Onward.",
-        "game: the road",  # not JSON
-        '["not", "an object"]',  # JSON, but not an object
+        answer,
     )
     await bot.engine.handle(event)
+    await bot.engine.drain()
+    session = await bot.engine.session(event)
+    saved = session.changes
     reply = await bot.engine.handle(make_event("onward", persona="dm"))
     await bot.engine.drain()
 
     assert reply.text == "Onward." and not reply.failed
-    _, attempt, retry = state_calls(bot)
-    assert retry.messages[: len(attempt.messages)] == attempt.messages
-    assert retry.messages[-2] == Message("assistant", "game: the road")
-    assert retry.messages[-1].role == "user" and "not valid JSON" in retry.messages[-1].content
-    assert len(bot.model.calls) == 5  # no third attempt
+    assert len(state_calls(bot)) == 2  # one call a turn, never a retry
     assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
-
-
-async def test_a_retry_that_succeeds_is_used(bots: OpenBot) -> None:
-    bot = await bots(DM)
-    event = make_event("hi", persona="dm")
-    bot.model.push("[NEUTRAL] Welcome.", "oops", '{"party": "Ann", "game": "tavern"}')
-    await bot.engine.handle(event)
-    await bot.engine.drain()
-    assert len(state_calls(bot)) == 2
-    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+    assert session.changes == saved + 2  # the two turns; no state rewrite
 
 
 async def test_a_failing_tools_model_keeps_the_state_and_the_reply(bots: OpenBot) -> None:
@@ -481,7 +495,7 @@ async def test_a_failing_tools_model_keeps_the_state_and_the_reply(bots: OpenBot
     event = make_event("hi", persona="dm")
     bot.model.push(
         "[NEUTRAL] Welcome.",
-        '{"party": "Ann", "game": "tavern"}',
+        calling(STATE_TOOL, {"party": "Ann", "game": "tavern"}),
         "[NEUTRAL] Onward.",
         ModelError("tools tier down"),
     )

@@ -68,7 +68,7 @@ def test_miao() -> None:
     assert "喵" in miao.identity.language_style
     assert miao.user.name == "主人"
     assert miao.memory.scope == "user"
-    assert miao.memory.forgetting == "memorybank"
+    assert miao.memory.forgetting == "ebbinghaus"
     assert miao.tools == ["recall_memory"]
     expected = {"NEUTRAL", "HAPPY", "SAD", "ANGRY", "SLEEPY", "CURIOUS", "SHY"}
     assert expected <= set(miao.emotions.names)

@@ -11,10 +11,12 @@ import pytest
 from bot.llm.tokens import estimate_messages
 from bot.persona import Persona, StateSlot
 from bot.prompts import (
+    STATE_TOOL,
     build_chat_prompt,
     build_state_prompt,
     parse_emotion,
     parse_emotion_instruction,
+    state_tool,
 )
 from bot.sessions import Turn
 from memory.clock import FakeClock
@@ -172,16 +174,18 @@ def test_an_oversized_newest_turn_is_cut_from_the_front(text: str) -> None:
 # --- the state prompt ------------------------------------------------------------------------
 
 
-def test_the_state_prompt_asks_for_the_due_slots_as_json() -> None:
+def test_the_state_prompt_offers_the_update_tool_for_the_due_slots() -> None:
     party = StateSlot("party", "The characters.", update="once")
     game = StateSlot("game", "Where the party is.", initial="Not started.")
     persona = make_persona(name="DM", state=[party, game])
     recent = [turn("I'm Ann."), turn("Welcome, Ann.", role="assistant", speaker="DM")]
 
     system, user = build_state_prompt(persona, [party, game], {}, recent)
+    tool = state_tool([party, game])
 
-    assert system.role == "system" and "JSON" in system.content
-    assert '"party", "game"' in system.content
+    assert system.role == "system" and STATE_TOOL in system.content
+    assert "do not call it" in system.content  # declining is an answer
+    assert tool.name == STATE_TOOL and list(tool.parameters["properties"]) == ["party", "game"]
     assert "set once" in system.content  # the once slot says so
     assert "game: Not started." in user.content and "party: (empty)" in user.content
     assert "Alice: I'm Ann.\nDM: Welcome, Ann." in user.content

@@ -14,6 +14,7 @@ from bot.recollect import (
     FLASHBACK_HEADING,
     MEMORY_HEADING,
     NOTHING_FOUND,
+    Recollection,
     about_the_past,
     describe_age,
     memory_section,
@@ -209,14 +210,13 @@ def test_memory_section_and_ages() -> None:
         when = now - timedelta(days=days)
         return Recalled(i, f"thing {i}", when, None, 1.0, 1.0, 0.5, 2)
 
-    text, ids = memory_section(
-        [memory(1, 3), memory(2, 40)], [memory(1, 3), memory(3, 400)], now, 500
-    )
+    recollection = Recollection([memory(1, 3), memory(2, 40)], [memory(1, 3), memory(3, 400)])
+    text, ids = memory_section(recollection, now, 500)
     assert ids == [1, 2, 3]
     assert "- [3 days ago, strength 0.50] thing 1" in text
     assert "- [5 weeks ago, strength 0.50] thing 2" in text
     assert text.count("thing 1") == 1  # a memory shown once, not again as a flashback
-    assert memory_section([], [], now, 500) == ("", [])
+    assert memory_section(Recollection(), now, 500) == ("", [])
     assert describe_age(now - timedelta(seconds=30), now) == "just now"
     assert describe_age(now - timedelta(hours=5), now) == "5 hours ago"
     assert describe_age(now - timedelta(hours=30), now) == "yesterday"

@@ -129,7 +129,8 @@ CONFIG_ERRORS = {
         reply_tokns = 500 # <-
         """,
         "engine.reply_tokns",
-        "unknown key (known keys: context_tokens, reply_tokens, snapshot_seconds)",
+        "unknown key (known keys: context_tokens, reply_tokens, short_term_tokens,"
+        " snapshot_seconds, timezone)",
     ),
     "wrong type": (
         """

@@ -78,6 +78,8 @@ class ModelRouter:
     notice: str | None = None  # shown once to whoever starts Kizuna
     settings: Mapping[str, TierConfig] = field(default_factory=dict)  # per-tier defaults
     usage: dict[str, TierUsage] = field(default_factory=lambda: {t: TierUsage() for t in TIERS})
+    # The same counts by what the call was for (chat, encoding, state, intent, ...).
+    purposes: dict[str, TierUsage] = field(default_factory=dict)
 
     @property
     def offline(self) -> bool:
@@ -95,9 +97,11 @@ class ModelRouter:
         json_mode: bool = False,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        purpose: str = "",
     ) -> Completion:
-        counter = self.usage[tier]
-        counter.calls += 1
+        counters = (self.usage[tier], self.purposes.setdefault(purpose or tier, TierUsage()))
+        for counter in counters:
+            counter.calls += 1
         setting = self.settings.get(tier)
         if setting is not None:
             max_tokens = max_tokens if max_tokens is not None else setting.max_tokens
@@ -111,10 +115,12 @@ class ModelRouter:
                 temperature=temperature,
             )
         except ModelError:
-            counter.failures += 1
+            for counter in counters:
+                counter.failures += 1
             raise
-        counter.prompt_tokens += completion.usage.prompt_tokens
-        counter.completion_tokens += completion.usage.completion_tokens
+        for counter in counters:
+            counter.prompt_tokens += completion.usage.prompt_tokens
+            counter.completion_tokens += completion.usage.completion_tokens
         return completion
 
     def describe(self) -> str:

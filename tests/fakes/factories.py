@@ -13,6 +13,8 @@ from typing import Literal
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Platform
+from bot.lifecycle import Lifecycle, scope_policies
+from bot.llm.router import ModelRouter
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
@@ -95,7 +97,12 @@ class Bot:
     clock: FakeClock
     model: ScriptedChatModel
     bank: MemoryBank
+    lifecycle: Lifecycle
     personas: dict[str, Persona] = field(default_factory=dict)
+
+    @property
+    def router(self) -> ModelRouter:
+        return self.engine.models
 
     async def close(self) -> None:
         await self.engine.drain()
@@ -123,14 +130,24 @@ async def open_bot(
     store = await Store.open(path)
     sessions = SessionManager(store, clock)
     await sessions.restore(by_key.keys(), PLATFORMS)
-    bank = await MemoryBank.open(path.parent, "hash", clock, deterministic=True, store=store)
+    bank = await MemoryBank.open(
+        path.parent,
+        "hash",
+        clock,
+        deterministic=True,
+        store=store,
+        policy=scope_policies(by_key),
+    )
     router = make_router(model)
     engine = Engine(
         personas=by_key,
         models=router,
         sessions=sessions,
         clock=clock,
-        settings=settings or EngineConfig(),
+        settings=settings or EngineConfig(timezone="UTC"),
         memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
     )
-    return Bot(engine, sessions, store, clock, model, bank, by_key)
+    lifecycle = Lifecycle(
+        bank=bank, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
+    )
+    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key)

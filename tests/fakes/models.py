@@ -4,27 +4,30 @@
     router = make_router(model)
 
 Each call takes the next script item: a `str` is the reply text, a `Completion` is returned as
-it is (for tool calls), an `Exception` instance is raised, and a callable
-`(messages) -> str` (sync or async) computes the reply, e.g. to wait on an `asyncio.Event` and
-interleave concurrent calls. When the script runs out, every call answers `default`. Every call
-is recorded in `calls`, in the order calls were made.
+it is (for tool calls: see `calling`), an `Exception` instance is raised, and a callable
+`(messages) -> str | Completion` (sync or async) computes the reply, e.g. to wait on an
+`asyncio.Event` and interleave concurrent calls. When the script runs out, every call answers
+`default`. Every call is recorded in `calls`, in the order calls were made.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.config import TIERS
-from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.base import Completion, Message, Tool, ToolCall, Usage
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_messages, estimate_tokens
 
-__all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "make_router"]
+__all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "calling", "make_router"]
 
-ScriptItem = str | Completion | BaseException | Callable[[Sequence[Message]], str | Awaitable[str]]
+Reply = str | Completion
+ScriptItem = Reply | BaseException | Callable[[Sequence[Message]], Reply | Awaitable[Reply]]
 
 
 @dataclass(slots=True, frozen=True)
@@ -86,11 +89,18 @@ class ScriptedChatModel:
             return item
         if callable(item):
             result = item(messages)
-            text = await result if inspect.isawaitable(result) else result
-        else:
-            text = item
+            item = await result if inspect.isawaitable(result) else result
+            if isinstance(item, Completion):
+                return item
+        text = item
         usage = Usage(estimate_messages(messages), estimate_tokens(text))
         return Completion(text=text, usage=usage, model=self._name)
+
+
+def calling(name: str, arguments: dict[str, Any] | str, text: str = "") -> Completion:
+    """A reply that calls tool `name` (arguments as a dict, or raw text, maybe malformed)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Completion(text=text, tool_calls=(ToolCall(f"call-{name}", name, raw),))
 
 
 def make_router(model: ScriptedChatModel) -> ModelRouter:

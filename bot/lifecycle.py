@@ -1,0 +1,160 @@
+"""What becomes of a conversation after it closes: it is encoded into long-term memory (with the
+day's diary page and what the persona knows of each user), and each day every scope's memories
+are pruned by its persona's forgetting policy. The scheduler drives both.
+
+Encoding reads the archive, not the sessions: a conversation closed before a crash, or whose
+encoding failed (the model was out), is still waiting there and is encoded on a later round,
+exactly once (memory.encoding).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta, tzinfo
+
+from bot.llm.base import Message, Role
+from bot.llm.router import ModelRouter
+from bot.persona import Persona
+from bot.recollect import Recollector
+from memory.bank import MemoryBank
+from memory.clock import Clock
+from memory.encoding import Author, Encoded, Encoder, EncodingFailed
+from memory.forgetting import ForgettingPolicy, make_policy
+
+__all__ = ["Lifecycle", "PruneReport", "persona_of", "scope_policies"]
+
+log = logging.getLogger(__name__)
+
+RETRY_FIRST = timedelta(minutes=1)  # after a failed encoding; doubled each time
+RETRY_MAX = timedelta(hours=1)
+ENCODE_BATCH = 20  # conversations encoded per scheduler round
+
+
+def persona_of(scope: str) -> str:
+    """The persona whose memory a bank scope is (see Recollector.scope)."""
+    return scope.split("/", 1)[0]
+
+
+def _role(role: str) -> Role:
+    return "system" if role == "system" else "assistant" if role == "assistant" else "user"
+
+
+def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], ForgettingPolicy]:
+    """The bank's forgetting policy of each scope: its persona's choice."""
+    policies = {key: make_policy(p.memory.forgetting) for key, p in personas.items()}
+    default = make_policy("ebbinghaus")
+
+    def policy(scope: str) -> ForgettingPolicy:
+        return policies.get(persona_of(scope), default)
+
+    return policy
+
+
+@dataclass(slots=True, frozen=True)
+class PruneReport:
+    scope: str
+    day: date
+    kept: int
+    forgotten: list[tuple[int, str]]  # (memory id, reason)
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        *,
+        bank: MemoryBank,
+        personas: Mapping[str, Persona],
+        models: ModelRouter,
+        clock: Clock,
+        tz: tzinfo,
+        seed: int,
+        prune_hour: int = 4,
+    ) -> None:
+        self.bank = bank
+        self.personas = personas
+        self.models = models
+        self.clock = clock
+        self.tz = tz
+        self.seed = seed
+        self.prune_hour = prune_hour
+        self.encoder = Encoder(bank, self._summarise)
+
+    def author(self, persona: Persona) -> Author:
+        ident = persona.identity
+        return Author(
+            name=ident.name,
+            language=ident.language,
+            timezone=self.tz,
+            voice=" ".join(ident.personality.split())[:600],
+            example=ident.example_memory,
+        )
+
+    async def _summarise(self, messages: Sequence[tuple[str, str]], *, json_mode: bool) -> str:
+        completion = await self.models.complete(
+            "summary",
+            [Message(_role(role), text) for role, text in messages],
+            json_mode=json_mode,
+            purpose="encoding",
+        )
+        return completion.text
+
+    async def encode_pending(self, limit: int = ENCODE_BATCH) -> list[Encoded]:
+        """Encode the conversations waiting in the archive, oldest first. When the model is
+        out, the round stops and each conversation tried waits a little longer next time."""
+        now = self.clock.now()
+        done: list[Encoded] = []
+        store = self.bank.store
+        for conversation in await store.unencoded(self.personas.keys(), now, limit=limit):
+            persona = self.personas[conversation.persona]
+            scope = Recollector.scope(persona.key, conversation.scope)
+            try:
+                encoded = await self.encoder.encode(conversation, scope, self.author(persona))
+            except EncodingFailed as e:
+                delay = min(RETRY_FIRST * 2**conversation.attempts, RETRY_MAX)
+                await store.encoding_failed(conversation.id, now + delay)
+                log.warning(
+                    "conversation %d of %s waits %s to be encoded: %s",
+                    conversation.id,
+                    persona.key,
+                    delay,
+                    e,
+                )
+                break
+            except Exception:
+                log.exception("encoding conversation %d failed; retrying later", conversation.id)
+                await store.encoding_failed(conversation.id, now + RETRY_MAX)
+                continue
+            if encoded is not None:
+                log.info(
+                    "conversation %d of %s: %d memories, %d merged%s",
+                    conversation.id,
+                    persona.key,
+                    len(encoded.memory_ids),
+                    len(encoded.merged_into),
+                    " (fallback summary)" if encoded.fallback else "",
+                )
+                done.append(encoded)
+        return done
+
+    async def prune_due(self) -> list[PruneReport]:
+        """Once a local day, from prune_hour on, prune each scope of these personas."""
+        now = self.clock.now()
+        local = now.astimezone(self.tz)
+        if local.hour < self.prune_hour:
+            return []
+        today = local.date()
+        reports: list[PruneReport] = []
+        store = self.bank.store
+        for scope in await store.scopes():
+            if persona_of(scope) not in self.personas:
+                continue  # another process's persona
+            last = await store.last_prune(scope)
+            if last is not None and last >= today:
+                continue
+            kept, forgotten = await self.bank.prune(scope, now, day=today, seed=self.seed)
+            reports.append(PruneReport(scope, today, kept, forgotten))
+            if forgotten:
+                log.info("pruned %d memories of %s", len(forgotten), scope)
+        return reports

@@ -1,0 +1,482 @@
+"""Encoding: a closed conversation becomes a few long-term memories, the day's diary page and
+what the persona knows of each user, in one call to the summary model.
+
+One call, not three: the model reads the conversation once and answers with one JSON object
+({"memories", "diary", "profiles", "recap"}), so a conversation costs one summary call however
+much it changes. Everything it yields is written in one transaction with the conversation's
+encoded mark (memory.records.EncodingWrite): a crash or a model outage leaves the conversation
+waiting, never half-encoded, never encoded twice.
+
+Malformed JSON is asked for once more, showing the parse error; if that fails too, the
+conversation still leaves a trace: one summary memory made from what the users said, and a
+line in the diary. Each new memory is linked to the three most similar memories of its scope;
+one that repeats an existing memory (cosine >= DUPLICATE) is merged into it instead, and the
+existing memory is strengthened as if recalled.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from typing import Any, Protocol
+
+from memory.bank import MemoryBank
+from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.records import CATEGORIES, Category, EncodingWrite, Merge, NewMemory, Vectors
+from memory.store import ArchivedConversation
+from memory.text import fts_document
+
+__all__ = [
+    "DUPLICATE",
+    "Author",
+    "Encoded",
+    "Encoder",
+    "EncodingFailed",
+    "TextModel",
+]
+
+log = logging.getLogger(__name__)
+
+DUPLICATE = 0.95  # cosine at which a new memory repeats an existing one
+LINKS = 3  # related memories each new memory links to
+MAX_MEMORIES = 6  # a conversation leaves a few memories, not a transcript
+MEMORY_CHARS = 600
+PROFILE_CHARS = 1_500
+DIARY_CHARS = 3_000
+RECAP_CHARS = 400
+TRANSCRIPT_CHARS = 24_000  # of a conversation shown to the model (compression keeps parts below)
+LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
+
+
+class TextModel(Protocol):
+    """The summary tier as memory needs it: messages as (role, text) in, text out. Any
+    exception means the model could not answer now."""
+
+    async def __call__(self, messages: Sequence[tuple[str, str]], *, json_mode: bool) -> str: ...
+
+
+@dataclass(slots=True, frozen=True)
+class Author:
+    """Who remembers: the persona, as plain facts (memory/ holds no persona prose)."""
+
+    name: str
+    language: str = "en"
+    timezone: tzinfo | None = None  # days (the diary's) are the persona's days
+    voice: str = ""  # a line or two about who it is, so memories sound like it
+    example: str = ""  # one memory as it would write it
+
+
+@dataclass(slots=True, frozen=True)
+class Encoded:
+    conversation_id: int
+    memory_ids: list[int]
+    merged_into: list[int]  # existing memories strengthened instead of repeated
+    day: date
+    fallback: bool  # the model's JSON was unusable twice: a summary memory stands in
+
+
+class EncodingFailed(Exception):
+    """The summary model could not be reached; the conversation waits for a retry."""
+
+
+@dataclass(slots=True)
+class _Draft:
+    text: str
+    category: Category
+    importance: int
+    sentiment: float
+    kind: str = "episodic"
+    related: list[int] = field(default_factory=list)
+    siblings: list[int] = field(default_factory=list)
+
+
+class Encoder:
+    def __init__(
+        self, bank: MemoryBank, model: TextModel, scorer: SentimentScorer | None = None
+    ) -> None:
+        self.bank = bank
+        self.model = model
+        self.scorer = scorer or SentimentScorer()
+
+    async def encode(
+        self, conversation: ArchivedConversation, scope: str, author: Author
+    ) -> Encoded | None:
+        """Encode one archived conversation into `scope`. None if it was encoded already
+        (by an earlier attempt that finished). Raises EncodingFailed when the model is out."""
+        store = self.bank.store
+        when = conversation.ended_at
+        day = conversation.started_at.astimezone(author.timezone).date()
+        users = _users(conversation.turns)
+        diary = await store.diary_entry(scope, day)
+        profiles = {p.user_id: p for p in await store.profiles(scope, list(users))}
+        messages = _prompt(conversation, author, day, users, _diary_text(diary), profiles)
+        answer = await self._ask(messages)
+        speaker = next(iter(users.values())) if len(users) == 1 else None
+        if answer is None:
+            log.warning(
+                "conversation %d: no usable JSON from the summary model twice; keeping a "
+                "summary memory instead",
+                conversation.id,
+            )
+            drafts = [self._fallback_memory(conversation, author, day, users)]
+            diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
+            new_profiles: list[tuple[str, str, str]] = []
+            recap = _fallback_recap(conversation)
+        else:
+            drafts = self._drafts(answer.get("memories", []), day)
+            diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
+            new_profiles = _profiles(answer.get("profiles"), users)
+            recap = _bounded(answer.get("recap"), RECAP_CHARS) or _fallback_recap(conversation)
+        vectors = await self.bank.embed_memories([d.text for d in drafts], speaker, when)
+        merges = await self._link(scope, drafts, vectors, when)
+        kept = [(d, v) for d, v in zip(drafts, vectors, strict=True) if d.kind != "merged"]
+        previous = await self.bank.neighbour(scope, when)
+        policy = self.bank.policy(scope)
+        new: list[NewMemory] = []
+        for i, (draft, vector) in enumerate(kept):
+            context = kept[i - 1][0].text if i else (previous.text if previous else "")
+            new.append(
+                NewMemory(
+                    scope=scope,
+                    text=draft.text,
+                    speaker=speaker,
+                    kind="summary" if draft.kind == "summary" else "episodic",
+                    category=draft.category,
+                    importance=draft.importance,
+                    sentiment=draft.sentiment,
+                    created_at=when,
+                    strength=policy.initial_strength(draft.importance, draft.sentiment),
+                    related=tuple(draft.related),
+                    conversation_id=conversation.id,
+                    previous_id=previous.id if previous is not None and i == 0 else None,
+                    search_text=fts_document(draft.text),
+                    search_context=fts_document(context) if context else "",
+                    embedding=vector,
+                    embedder=None if vector is None else self.bank.embedder.name,
+                )
+            )
+        # Sibling positions were counted among all drafts; renumber them among those kept.
+        position = {id(d): i for i, (d, _) in enumerate(kept)}
+        sibling_links = [
+            [position[id(drafts[j])] for j in d.siblings if id(drafts[j]) in position]
+            for d, _ in kept
+        ]
+        write = EncodingWrite(
+            conversation_id=conversation.id,
+            scope=scope,
+            at=when,
+            memories=new,
+            sibling_links=sibling_links,
+            merges=merges,
+            diary=(day, diary_page) if diary_page else None,
+            profiles=new_profiles,
+            recap=recap,
+        )
+        ids = await self.bank.commit_encoding(write, [v for _, v in kept])
+        if ids is None:
+            return None
+        return Encoded(conversation.id, ids, [m.memory_id for m in merges], day, answer is None)
+
+    async def _ask(self, messages: list[tuple[str, str]]) -> dict[str, Any] | None:
+        """The model's JSON object, asking once more on a malformed answer; None when the
+        second is malformed too."""
+        for attempt in range(2):
+            try:
+                text = await self.model(messages, json_mode=True)
+            except Exception as e:
+                raise EncodingFailed(f"the summary model did not answer: {e}") from e
+            problem = _problem(text)
+            if problem is None:
+                value: dict[str, Any] = json.loads(_unfenced(text))
+                return value
+            log.info("encoding: malformed JSON (%s)%s", problem, "; asking again" * (1 - attempt))
+            messages = [
+                *messages,
+                ("assistant", text[:2000]),
+                (
+                    "user",
+                    f"That was not usable: {problem}. Answer again with the JSON object only.",
+                ),
+            ]
+        return None
+
+    def _drafts(self, items: Sequence[Any], day: date) -> list[_Draft]:
+        drafts: list[_Draft] = []
+        for item in items:
+            if len(drafts) == MAX_MEMORIES:
+                break
+            text = _bounded(item.get("text"), MEMORY_CHARS)
+            if not text:
+                continue
+            if day.isoformat() not in text:  # every memory says when it happened
+                text = f"{day.isoformat()}: {text}"
+            category = item.get("category")
+            model_feeling = _number(item.get("emotion"))
+            sentiment = blend_sentiment(
+                self.scorer.score(text),
+                None if model_feeling is None else max(-1.0, min(1.0, model_feeling)),
+            )
+            importance = _number(item.get("importance"))
+            base = 2 if importance is None else max(1, min(3, round(importance)))
+            drafts.append(
+                _Draft(
+                    text=text,
+                    category=category if category in CATEGORIES else "personal_daily",
+                    importance=blend_importance(base, sentiment),
+                    sentiment=sentiment,
+                )
+            )
+        return drafts
+
+    def _fallback_memory(
+        self,
+        conversation: ArchivedConversation,
+        author: Author,
+        day: date,
+        users: dict[str, str],
+    ) -> _Draft:
+        said = " / ".join(
+            " ".join(str(t["text"]).split()) for t in conversation.turns if t["role"] == "user"
+        )
+        who = "、".join(users.values()) if author.language == "zh" else ", ".join(users.values())
+        head = (
+            f"{day.isoformat()}：和{who}聊了天。{who}说："
+            if author.language == "zh"
+            else f"{day.isoformat()}: I talked with {who}. They said: "
+        )
+        text = head + said
+        text = text if len(text) <= MEMORY_CHARS else text[: MEMORY_CHARS - 1] + "…"
+        sentiment = self.scorer.score(said)
+        return _Draft(
+            text=text,
+            category="personal_daily",
+            importance=blend_importance(2, sentiment),
+            sentiment=sentiment,
+            kind="summary",
+        )
+
+    async def _link(
+        self, scope: str, drafts: list[_Draft], vectors: list[Vectors | None], at: datetime
+    ) -> list[Merge]:
+        """Find each draft's related memories (and related earlier drafts). A draft repeating
+        an existing memory becomes a merge into it, one repeating an earlier draft is folded
+        into that draft; both are marked kind="merged" and not written."""
+        present = [i for i, v in enumerate(vectors) if v is not None]
+        found = await self.bank.similar(scope, [v for v in vectors if v is not None], LINKS + 1)
+        nearest = dict(zip(present, found, strict=True))
+        repeats = {i: hits[0][0] for i, hits in nearest.items() if hits and hits[0][1] >= DUPLICATE}
+        existing = {
+            m.id: m for m in await self.bank.store.get_memories(scope, list(repeats.values()))
+        }
+        policy = self.bank.policy(scope)
+        floor = self.bank.dense_floor
+        merges: dict[int, Merge] = {}
+        for i, draft in enumerate(drafts):
+            target = existing.get(repeats.get(i, -1))
+            if target is not None:
+                earlier = merges.get(target.id)
+                importance = max(target.importance, draft.importance)
+                if earlier is not None:
+                    importance = max(importance, earlier.importance)
+                merges[target.id] = Merge(target.id, policy.reinforced(target, at), importance)
+                draft.kind = "merged"
+                continue
+            vector = vectors[i]
+            if vector is None:  # no meaning to compare: words, then
+                draft.related.extend(
+                    i for i, _ in await self._lexical_neighbours(scope, draft.text)
+                )
+                continue
+            # (cosine, existing memory id or None, earlier draft position or None)
+            scored: list[tuple[float, int | None, int | None]] = [
+                (cos, memory_id, None) for memory_id, cos in nearest.get(i, []) if cos >= floor
+            ]
+            for j in range(i):
+                other = vectors[j]
+                if other is None or drafts[j].kind == "merged":
+                    continue
+                cos = float(other @ vector)
+                if cos >= DUPLICATE:
+                    drafts[j].importance = max(drafts[j].importance, draft.importance)
+                    draft.kind = "merged"
+                    break
+                if cos >= floor:
+                    scored.append((cos, None, j))
+            if draft.kind == "merged":
+                continue
+            scored.sort(key=lambda s: -s[0])
+            for _, memory_id, position in scored[:LINKS]:
+                if memory_id is not None:
+                    draft.related.append(memory_id)
+                elif position is not None:
+                    draft.siblings.append(position)
+        return list(merges.values())
+
+    async def _lexical_neighbours(self, scope: str, text: str) -> list[tuple[int, float]]:
+        hits = await self.bank.recall(scope, text, k=LINKS, fail=False)
+        return [(h.id, h.relevance) for h in hits]
+
+
+def _users(turns: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The users who spoke: user id -> their latest display name, in order of first words."""
+    users: dict[str, str] = {}
+    for turn in turns:
+        if turn.get("role") == "user":
+            user_id = str(turn.get("user_id") or turn.get("speaker") or "user")
+            users[user_id] = str(turn.get("speaker") or "user")
+    return users
+
+
+def _diary_text(entry: Any) -> str:
+    return "" if entry is None else str(entry.text)
+
+
+def _transcript(conversation: ArchivedConversation, author: Author) -> str:
+    lines = []
+    for turn in conversation.turns:
+        at = datetime.fromisoformat(turn["at"]).astimezone(author.timezone)
+        name = author.name if turn["role"] == "assistant" else turn.get("speaker") or "user"
+        lines.append(f"[{at:%H:%M}] {name}: {' '.join(str(turn['text']).split())}")
+    text = "\n".join(lines)
+    if len(text) > TRANSCRIPT_CHARS:  # keep how it began and, most of all, how it ended
+        head, tail = TRANSCRIPT_CHARS // 3, TRANSCRIPT_CHARS * 2 // 3
+        text = f"{text[:head]}\n[… {len(text) - head - tail} characters left out …]\n{text[-tail:]}"
+    return text
+
+
+def _prompt(
+    conversation: ArchivedConversation,
+    author: Author,
+    day: date,
+    users: dict[str, str],
+    diary: str,
+    profiles: dict[str, Any],
+) -> list[tuple[str, str]]:
+    language = LANGUAGES.get(author.language, author.language)
+    names = ", ".join(f'"{n}"' for n in users.values()) or '"user"'
+    system = "\n".join(
+        [
+            f"You are {author.name}. {author.voice.strip()}".strip(),
+            "A conversation you had has just ended. Write down what you will remember of it,"
+            " as you: first person, in your own voice. Answer with one JSON object with these"
+            " keys:",
+            f'- "memories": a list of at most {MAX_MEMORIES - 1} memories worth keeping (none'
+            ' for small talk). Each is an object: "text" (one to three sentences, starting'
+            f' with the date {day.isoformat()}, self-contained: name who and what, no "he"'
+            ' without a name), "category" (one of work_study, social_emotional, special,'
+            ' personal_daily), "importance" (1 trivial, 2 worth remembering, 3 life events,'
+            ' promises, birthdays, things asked to remember) and "emotion" (how strongly felt,'
+            " -1 very negative to 1 very positive, 0 neutral).",
+            f'- "diary": your diary page for {day.isoformat()}, the page below updated with this'
+            " conversation (keep what it says; add what happened, what they did, liked and"
+            " felt, who they mentioned, and your own thoughts); under 250 words.",
+            f'- "profiles": an object from each user\'s name ({names}) to what you know of'
+            f" them, the old profile below updated: lasting facts and preferences, under"
+            f" {PROFILE_CHARS} characters each. Leave a user out when nothing new was learned.",
+            '- "recap": one or two sentences on where the conversation left off.',
+            f"Write every text in {language}.",
+        ]
+    )
+    if author.example.strip():
+        system += f"\nA memory as you would write it:\n{author.example.strip()}"
+    known = "\n".join(f"{users.get(uid, uid)}: {p.text}" for uid, p in profiles.items() if p.text)
+    user = (
+        f"Your diary page for {day.isoformat()} so far:\n{diary or '(empty)'}\n\n"
+        f"What you knew of them:\n{known or '(nothing yet)'}\n\n"
+        f"The conversation:\n{_transcript(conversation, author)}"
+    )
+    return [("system", system), ("user", user)]
+
+
+def _unfenced(text: str) -> str:
+    """The JSON inside a ```json fence, which models add even when asked not to."""
+    match = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, re.DOTALL)
+    return match.group(1) if match else text
+
+
+def _problem(text: str) -> str | None:
+    """What makes `text` unusable as an encoding, or None."""
+    try:
+        value = json.loads(_unfenced(text))
+    except json.JSONDecodeError as e:
+        return f"not valid JSON ({e})"
+    if not isinstance(value, dict):
+        return "JSON, but not an object"
+    items = value.get("memories")
+    if not isinstance(items, list):
+        return 'no "memories" list'
+    if items and not any(isinstance(i, dict) and _bounded(i.get("text"), 1) for i in items):
+        return 'no memory in "memories" has a "text"'
+    return None
+
+
+def _bounded(value: Any, limit: int) -> str:
+    """Text from a JSON value, whitespace-tidied and cut at a sentence end within `limit`."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(mark) for mark in (". ", "。", "！", "？", "! ", "? ", "\n"))
+    return cut[: end + 1].strip() if end > limit // 2 else cut[: limit - 1] + "…"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _profiles(value: Any, users: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(user id, name, text) for each profile the model wrote for a user of the conversation;
+    names it made up are ignored (no profile lands on the wrong person)."""
+    if not isinstance(value, dict):
+        return []
+    by_name: dict[str, str] = {}
+    for uid, name in users.items():
+        by_name.setdefault(name.casefold(), uid)
+    out: list[tuple[str, str, str]] = []
+    for name, text in value.items():
+        user_id = by_name.get(str(name).strip().casefold())
+        if (
+            user_id is None
+            and len(users) == 1
+            and str(name).strip().casefold()
+            in {
+                "user",
+                "the user",
+            }
+        ):
+            user_id = next(iter(users))
+        profile = _bounded(text, PROFILE_CHARS)
+        if user_id is not None and profile:
+            out.append((user_id, users[user_id], profile))
+    return out
+
+
+def _fallback_diary(
+    page: str, conversation: ArchivedConversation, author: Author, users: dict[str, str]
+) -> str:
+    first = next((str(t["text"]) for t in conversation.turns if t["role"] == "user"), "")
+    at = conversation.started_at.astimezone(author.timezone)
+    who = ", ".join(users.values())
+    line = f"{at:%H:%M} {who}: {' '.join(first.split())[:200]}"
+    return _bounded(f"{page}\n{line}".strip(), DIARY_CHARS)
+
+
+def _fallback_recap(conversation: ArchivedConversation) -> str:
+    last = conversation.turns[-2:]
+    text = " / ".join(f"{t.get('speaker', '')}: {' '.join(str(t['text']).split())}" for t in last)
+    return text if len(text) <= RECAP_CHARS else text[: RECAP_CHARS - 1] + "…"
