@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from tqdm import tqdm
@@ -27,9 +28,9 @@ from bot.llm.router import ModelSetupError
 from bot.persona import PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
-from memory.bank import MemoryBank
+from memory.bank import DATABASE, MemoryBank
 from memory.embeddings import EmbeddingError
-from memory.store import StoreError
+from memory.store import Store, StoreError
 
 __all__ = ["main"]
 
@@ -65,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
         help="talk with a persona in this terminal",
         description="Talk with a persona. Commands: wipe, save, end, log, get, memories, "
-        "/remember TEXT, /forget QUERY, help, quit.",
+        "diary, profile, state, /remember TEXT, /forget QUERY, help, quit.",
     )
     chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
     chat.add_argument("--user", help="your name in the conversation (default: your login)")
@@ -96,7 +97,29 @@ def _parser() -> argparse.ArgumentParser:
         description="Embed every memory that has no embedding from the configured [memory] "
         "embedder (after changing embedder, or an outage), and rebuild the indexes.",
     )
+    pruned = memories_sub.add_parser(
+        "pruned",
+        parents=[common],
+        help="show what the daily prune forgot, and why",
+        description="List the memories the daily prune let go since a date, with the "
+        "forgetting policy and the reason for each.",
+    )
+    pruned.add_argument(
+        "--since",
+        type=_day,
+        default=None,
+        metavar="DATE",
+        help="YYYY-MM-DD (default: the last 7 days)",
+    )
+    pruned.add_argument("--scope", default=None, help="only this memory scope")
     return parser
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -256,6 +279,27 @@ async def _reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _pruned(args: argparse.Namespace) -> int:
+    config = _config(args)
+    tz = config.engine.tz()
+    since = args.since or (datetime.now(tz) - timedelta(days=7)).date()
+    start = datetime.combine(since, time(), tz)
+    store = await Store.open(config.resolve(config.data_dir) / DATABASE)
+    try:
+        reports = await store.pruned_since(start, scope=args.scope)
+    finally:
+        await store.close()
+    if not reports:
+        print(f"Nothing was forgotten since {since.isoformat()}.")
+        return 0
+    for report in reports:
+        when = report.pruned_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+        print(f"{when}  {report.scope}  #{report.memory_id} ({report.policy}): {report.reason}")
+        print(f"    {report.text}")
+    print(f"{len(reports)} memories forgotten since {since.isoformat()}.")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -267,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_chat(args))
         if args.command == "run":
             return _run(args)
+        if args.command == "memories" and args.memories_command == "pruned":
+            return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
         if args.persona_command == "validate":

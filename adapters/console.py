@@ -35,6 +35,9 @@ COMMANDS = {
     "remember": "/remember TEXT: the persona remembers TEXT for good (importance 3)",
     "forget": "/forget QUERY: show the memories matching QUERY and delete the one you pick",
     "memories": "list what the persona remembers of you (/memories QUERY: the best matches)",
+    "diary": "the persona's newest diary page (/diary DATE: that day's, e.g. /diary yesterday)",
+    "profile": "what the persona knows of you",
+    "state": "the persona's state slots (/state set NAME VALUE changes one)",
     "help": "show these commands",
     "quit": "save and leave (Ctrl-D works too)",
 }
@@ -140,6 +143,9 @@ class ConsoleChat:
             "remember": self._remember,
             "forget": self._forget,
             "memories": self._memories,
+            "diary": self._diary,
+            "profile": self._profile,
+            "state": self._state,
             "help": self._help,
         }
 
@@ -246,9 +252,24 @@ class ConsoleChat:
         gone = await commands.forget(self._engine, event, choices[int(answer) - 1].id)
         self._say(f"Forgotten: {gone.text}" if gone else "That memory was already gone.")
 
+    async def _diary(self, day: str) -> None:
+        self._say(await commands.diary(self._engine, self._event(""), day))
+
+    async def _profile(self, _: str) -> None:
+        self._say(await commands.profile(self._engine, self._event("")))
+
+    async def _state(self, argument: str) -> None:
+        word, _, rest = argument.partition(" ")
+        if word == "set":
+            self._say(await commands.set_state(self._engine, self._event(""), rest))
+        elif argument:
+            self._say("Use /state to show the state, /state set NAME VALUE to change a slot.")
+        else:
+            self._say(await commands.show_state(self._engine, self._event("")))
+
     async def _help(self, _: str) -> None:
         for command, what in COMMANDS.items():
-            self._say(f"  {command:<5} {what}")
+            self._say(f"  {command:<8} {what}")
 
 
 def _command(line: str) -> tuple[str, str]:

@@ -1,14 +1,17 @@
-"""Commands about a user's own memories, platform-free: the console uses them now, and the
-Discord and Telegram slash commands reuse them. Each works in the event's memory scope only."""
+"""Commands about a user's own memories, diary, profile and state, platform-free: the console
+uses them, and the Discord and Telegram slash commands reuse them. Each works in the event's
+memory scope only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 from bot.engine import Engine
 from bot.events import ChatEvent
-from bot.recollect import describe_age
+from bot.recollect import describe_age, memory_text
 from memory.bank import MemoryError
+from memory.dates import find_dates
 from memory.recall import Recalled
 from memory.records import Memory
 
@@ -16,11 +19,15 @@ __all__ = [
     "FORGET_CHOICES",
     "Remembered",
     "closest",
+    "diary",
     "forget",
     "forget_candidates",
     "format_memory",
     "list_memories",
+    "profile",
     "remember",
+    "set_state",
+    "show_state",
 ]
 
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
@@ -36,7 +43,7 @@ class Remembered:
 def format_memory(memory: Recalled, engine: Engine, *, number: int | None = None) -> str:
     """One line: "[3 days ago, strength 0.72] text" (numbered for a choice)."""
     age = describe_age(memory.when, engine.clock.now())
-    said = f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
+    said = memory_text(memory)
     head = f"{number}. " if number is not None else ""
     return f"{head}[{age}, strength {memory.retention:.2f}] {said}"
 
@@ -93,3 +100,71 @@ async def forget(engine: Engine, event: ChatEvent, memory_id: int) -> Memory | N
         return None
     gone = await engine.memory.bank.forget(engine.event_scope(event), memory_id)
     return gone[0] if gone else None
+
+
+async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
+    """The persona's diary page for a day ("yesterday", "2026-09-03", "上周三"...), or, with
+    no day, the newest page."""
+    if engine.memory is None:
+        return "Long-term memory is off."
+    scope = engine.event_scope(event)
+    pages = engine.memory.diary
+    now = engine.clock.now().astimezone(engine.tz)
+    if not day.strip():
+        newest = await pages.pages(scope, limit=1)
+        if not newest:
+            return "The diary is empty so far."
+        return _page(newest[0].day, newest[0].text)
+    mentioned = find_dates(day, now)
+    if not mentioned:
+        return f"Which day is {day.strip()!r}? Try a date like 2026-09-03, or yesterday."
+    wanted = mentioned[0].day
+    if wanted > now.date():
+        return f"{wanted:%A %Y-%m-%d} has not happened yet."
+    entry = await pages.page(scope, wanted)
+    if entry is None:
+        return f"No diary page for {wanted:%A %Y-%m-%d}."
+    return _page(entry.day, entry.text)
+
+
+def _page(day: date, text: str) -> str:
+    return f"Diary, {day:%A %Y-%m-%d}:\n{text}"
+
+
+async def profile(engine: Engine, event: ChatEvent) -> str:
+    """What the persona knows of the user (written when conversations are encoded)."""
+    if engine.memory is None:
+        return "Long-term memory is off."
+    found = await engine.memory.bank.store.profiles(engine.event_scope(event), [event.user_id])
+    name = engine.persona(event).identity.name
+    if not found or not found[0].text:
+        return f"{name} knows nothing about you yet: a profile is written after a conversation."
+    return f"What {name} knows of you:\n{found[0].text}"
+
+
+async def show_state(engine: Engine, event: ChatEvent) -> str:
+    """The persona's state slots in this scope (a dungeon master's party and game)."""
+    persona = engine.persona(event)
+    if not persona.state:
+        return f"{persona.identity.name} keeps no state."
+    state = (await engine.info(event)).state
+    return "\n".join(
+        f"{slot.name} ({slot.update}):\n{slot.value(state) or '(not set)'}"
+        for slot in persona.state
+    )
+
+
+async def set_state(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`state set NAME VALUE`: the user changes a slot themselves (the way to change a slot
+    updated `once`, such as the party's characters)."""
+    persona = engine.persona(event)
+    name, _, value = argument.strip().partition(" ")
+    names = [slot.name for slot in persona.state]
+    if not names:
+        return f"{persona.identity.name} keeps no state."
+    if name not in names:
+        return f"No state slot {name!r}; the slots are: {', '.join(names)}."
+    if not value.strip():
+        return f"Give the new value: state set {name} VALUE"
+    stored = await engine.set_state(event, name, value)
+    return f"{name} is now:\n{stored}"

@@ -346,6 +346,14 @@ class Engine:
             if self.memory is not None:
                 await self.memory.bank.wipe(self.memory_scope(self.persona(event), session))
 
+    async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
+        """Set one state slot (the user's own change); returns the value stored."""
+        session = await self.session(event)
+        async with session.lock:
+            session.state[name] = value.strip()[:STATE_VALUE_LIMIT]
+            session.touch()
+            return session.state[name]
+
     def event_scope(self, event: ChatEvent) -> str:
         """The memory bank's scope for an event (commands use it)."""
         persona = self.persona(event)

@@ -19,6 +19,7 @@ __all__ = [
     "RECAP_HEADING",
     "STATE_TOOL",
     "SUMMARY_HEADING",
+    "SUMMARY_TASK",
     "Prompt",
     "build_chat_prompt",
     "build_state_prompt",
@@ -144,6 +145,7 @@ def _truncate(text: str, tokens: int) -> str:
 
 
 STATE_TOOL = "update_state"
+SUMMARY_TASK = "You keep the running summary of a conversation"
 
 
 def state_tool(slots: Sequence[StateSlot]) -> Tool:
@@ -221,7 +223,7 @@ def build_summary_prompt(persona: Persona, summary: str, turns: Sequence[Turn]) 
     language = LANGUAGES.get(persona.identity.language, persona.identity.language)
     exchange = "\n".join(f"{t.speaker}: {' '.join(t.text.split())}" for t in turns)
     system = (
-        f"You keep the running summary of a conversation {persona.identity.name} is having. "
+        f"{SUMMARY_TASK} {persona.identity.name} is having. "
         "Rewrite the summary so far to include the messages below: who said what that "
         "matters, decisions, open questions, feelings, names, numbers and dates. Keep it "
         f"compact (under 400 words), in {language}, as plain text with no preamble."

@@ -3,9 +3,9 @@
 Four ways, as people remember:
 - subconscious: every turn, the message (or, when long, a key phrase taken from it locally,
   with no model call) is the cue;
-- keyword (deep) recall: a question about the past is split by the intent tier into a few
-  sub-questions; each brings its best memories and the memories linked to them; the best
-  DEEP_KEEP are kept (one extra model call, only for such questions);
+- keyword (deep) recall: a question about the past that brings nothing to mind is split by
+  the intent tier into a few sub-questions; each brings its best memories and the memories
+  linked to them; the best DEEP_KEEP are kept (one extra model call, only then);
 - flashback: now and then (the persona's flashback_rate) the most and the least related memory
   pass through the persona's mind;
 - conscious: the chat model may call `recall_memory(query)` itself.
@@ -40,6 +40,7 @@ __all__ = [
     "about_the_past",
     "describe_age",
     "memory_section",
+    "memory_text",
 ]
 
 log = logging.getLogger(__name__)
@@ -116,8 +117,14 @@ def describe_age(then: datetime, now: datetime) -> str:
     return f"{int(days // 365)} years ago"
 
 
+def memory_text(memory: Recalled) -> str:
+    """A memory as the persona holds it: what someone said, prefixed with who said it (a
+    memory the persona wrote itself, from a conversation, has no speaker: it says who)."""
+    return f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
+
+
 def _line(memory: Recalled, now: datetime) -> str:
-    said = f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
+    said = memory_text(memory)
     return f"- [{describe_age(memory.when, now)}, strength {memory.retention:.2f}] {said}"
 
 
@@ -222,12 +229,11 @@ class Recollector:
         store = self.bank.store
         profiles = await store.profiles(scope, [user_id]) if user_id else []
         diary = await self.diary.mentioned(scope, text, now, tz)
-        memories: list[Recalled] = []
-        # A question about a day the diary covers is answered by the diary: no model call.
-        if not diary and about_the_past(text) and await self.bank.count(scope):
+        memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
+        # A question about the past that brings nothing to mind is worth trying harder, with
+        # one intent-tier call; not one the diary answers, nor when something came already.
+        if not memories and not diary and about_the_past(text) and await self.bank.count(scope):
             memories = await self.deep(scope, text, now)
-        if not memories:
-            memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
         flashback: list[Recalled] = []
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             flashback = await self.flashback(scope, text, now, exclude={m.id for m in memories})

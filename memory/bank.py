@@ -70,7 +70,10 @@ DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
-NEIGHBOUR_GAP = timedelta(minutes=10)  # memories stored this close together are neighbours
+NEIGHBOUR_GAP = timedelta(minutes=10)
+SAME_OCCASION = timedelta(
+    hours=1
+)  # recalls this close together count as one  # memories stored this close together are neighbours
 TWIN = 0.95  # cosine of two memories that say nearly the same
 TWIN_BLOCK = 1_024
 TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune
@@ -266,7 +269,7 @@ class MemoryBank:
         async with self.indexes.lock(write.scope, name):
             index = self.indexes.open_index(write.scope, name)
             pairs = [(i, v) for i, v in zip(ids, vectors, strict=True) if v is not None]
-            if index is not None and len(pairs) == len(ids):
+            if index is not None and ids and len(pairs) == len(ids):
                 index.add(
                     np.asarray([i for i, _ in pairs], dtype=np.int64),
                     np.stack([v for _, v in pairs]),
@@ -373,14 +376,20 @@ class MemoryBank:
 
     async def reinforce(self, scope: str, ids: Sequence[int], now: datetime | None = None) -> None:
         """The memories were used (put in a prompt): one more recall each, and the forgetting
-        clock restarts. recall() itself changes nothing."""
+        clock restarts. recall() itself changes nothing. A memory recalled within
+        SAME_OCCASION is not reinforced again: coming back to a thought in the same
+        conversation is one rehearsal, not many (else strength would grow with every turn)."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         memories = await self.store.get_memories(scope, ids)
         policy = self.policy(scope)
-        await self.store.reinforce(
-            scope, [(m.id, policy.reinforced(m, now)) for m in memories], now
-        )
+        due = [
+            m
+            for m in memories
+            if m.last_recalled_at is None or now - m.last_recalled_at >= SAME_OCCASION
+        ]
+        if due:
+            await self.store.reinforce(scope, [(m.id, policy.reinforced(m, now)) for m in due], now)
 
     # Reading.
 

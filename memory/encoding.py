@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from memory.text import fts_document
 
 __all__ = [
     "DUPLICATE",
+    "ENCODING_TASK",
     "Author",
     "Encoded",
     "Encoder",
@@ -49,6 +51,7 @@ PROFILE_CHARS = 1_500
 DIARY_CHARS = 3_000
 RECAP_CHARS = 400
 TRANSCRIPT_CHARS = 24_000  # of a conversation shown to the model (compression keeps parts below)
+ENCODING_TASK = "A conversation you had has just ended."  # how the request begins (after "You are")
 LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 
@@ -108,6 +111,8 @@ class Encoder:
         """Encode one archived conversation into `scope`. None if it was encoded already
         (by an earlier attempt that finished). Raises EncodingFailed when the model is out."""
         store = self.bank.store
+        if conversation.encoded_at is not None:
+            return None
         when = conversation.ended_at
         day = conversation.started_at.astimezone(author.timezone).date()
         users = _users(conversation.turns)
@@ -115,7 +120,6 @@ class Encoder:
         profiles = {p.user_id: p for p in await store.profiles(scope, list(users))}
         messages = _prompt(conversation, author, day, users, _diary_text(diary), profiles)
         answer = await self._ask(messages)
-        speaker = next(iter(users.values())) if len(users) == 1 else None
         if answer is None:
             log.warning(
                 "conversation %d: no usable JSON from the summary model twice; keeping a "
@@ -131,7 +135,8 @@ class Encoder:
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
             new_profiles = _profiles(answer.get("profiles"), users)
             recap = _bounded(answer.get("recap"), RECAP_CHARS) or _fallback_recap(conversation)
-        vectors = await self.bank.embed_memories([d.text for d in drafts], speaker, when)
+        # The persona writes these memories itself, naming whoever they are about: no speaker.
+        vectors = await self.bank.embed_memories([d.text for d in drafts], None, when)
         merges = await self._link(scope, drafts, vectors, when)
         kept = [(d, v) for d, v in zip(drafts, vectors, strict=True) if d.kind != "merged"]
         previous = await self.bank.neighbour(scope, when)
@@ -143,7 +148,7 @@ class Encoder:
                 NewMemory(
                     scope=scope,
                     text=draft.text,
-                    speaker=speaker,
+                    speaker=None,
                     kind="summary" if draft.kind == "summary" else "episodic",
                     category=draft.category,
                     importance=draft.importance,
@@ -206,14 +211,17 @@ class Encoder:
 
     def _drafts(self, items: Sequence[Any], day: date) -> list[_Draft]:
         drafts: list[_Draft] = []
+        stamp = f"{day.isoformat()}: "
         for item in items:
             if len(drafts) == MAX_MEMORIES:
                 break
+            if not isinstance(item, dict):
+                continue
             text = _bounded(item.get("text"), MEMORY_CHARS)
+            if text and day.isoformat() not in text:  # every memory says when it happened
+                text = stamp + _bounded(text, MEMORY_CHARS - len(stamp))
             if not text:
                 continue
-            if day.isoformat() not in text:  # every memory says when it happened
-                text = f"{day.isoformat()}: {text}"
             category = item.get("category")
             model_feeling = _number(item.get("emotion"))
             sentiment = blend_sentiment(
@@ -361,7 +369,7 @@ def _prompt(
     system = "\n".join(
         [
             f"You are {author.name}. {author.voice.strip()}".strip(),
-            "A conversation you had has just ended. Write down what you will remember of it,"
+            f"{ENCODING_TASK} Write down what you will remember of it,"
             " as you: first person, in your own voice. Answer with one JSON object with these"
             " keys:",
             f'- "memories": a list of at most {MAX_MEMORIES - 1} memories worth keeping (none'
@@ -427,16 +435,18 @@ def _bounded(value: Any, limit: int) -> str:
 
 
 def _number(value: Any) -> float | None:
+    """A finite number from a JSON value (a number or numeric text), else None."""
     if isinstance(value, bool):
         return None
+    number: float | None = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
             return None
-    return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _profiles(value: Any, users: dict[str, str]) -> list[tuple[str, str, str]]:

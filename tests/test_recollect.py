@@ -157,9 +157,11 @@ async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> N
     cake = await remember(bot, "Alice baked a lemon cake for her mother")
     await remember(bot, "the weather was grey all week")
     bot.model.push('{"queries": ["skiing trip", "lemon cake"]}', "[HAPPY] Of course!")
-    await bot.engine.handle(make_event("do you remember the trip and what I baked?"))
+    # Nothing comes to mind by itself: worth one intent call to try harder.
+    await bot.engine.handle(make_event("do you remember that holiday and the dessert?"))
     intent, chat = bot.model.calls[-2:]
     assert intent.json_mode and "search queries" in intent.messages[0].content
+    assert bot.router.purposes["intent"].calls == 1
     system = chat.messages[0].content
     assert "skiing in Hokkaido" in system and "lemon cake" in system
     assert "grey all week" not in system
@@ -169,17 +171,27 @@ async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> N
     await bot.close()
 
 
+async def test_a_question_that_brings_something_to_mind_costs_no_intent_call(
+    tmp_path: Path,
+) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await remember(bot, "Alice baked a lemon cake for her mother")
+    await bot.engine.handle(make_event("do you remember the lemon cake I baked?"))
+    assert len(bot.model.calls) == 1 and "lemon cake for her mother" in system_of(bot)
+    await bot.close()
+
+
 async def test_deep_recall_follows_links_and_survives_a_bad_intent(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     scope = bot.engine.event_scope(make_event())
     linked = await bot.bank.remember(scope, "the hotel had a hot spring on the roof")
     await bot.bank.remember(scope, "our Hokkaido ski trip", related=[linked])
     bot.model.push('{"queries": ["Hokkaido ski trip"]}', "[HAPPY] yes")
-    await bot.engine.handle(make_event("do you remember Hokkaido?"))
+    await bot.engine.handle(make_event("do you remember that holiday?"))
     assert "hot spring" in system_of(bot)
-    bot.model.push("not json at all", "[HAPPY] yes")  # falls back to subconscious recall
-    await bot.engine.handle(make_event("do you remember Hokkaido?"))
-    assert "Hokkaido ski trip" in system_of(bot)
+    bot.model.push("not json at all", "[HAPPY] yes")  # nothing more to go on: no memories
+    reply = await bot.engine.handle(make_event("do you remember that holiday?"))
+    assert reply.text == "yes" and MEMORY_HEADING not in system_of(bot)
     await bot.close()
 
 

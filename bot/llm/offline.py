@@ -3,17 +3,21 @@
 It does not understand anything. It answers in the persona's name, shows what it has in mind
 (earlier turns of the conversation it was given, and the long-term memories recall put in its
 prompt) and what it would keep (the user's sentences about themselves), and says it is the
-offline model, so nobody mistakes it for a real one.
+offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
+exactly those sentences as memories (and notes them in the diary and the user's profile);
+asked for a running summary, it strings the user's messages together.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
-from bot.prompts import parse_emotion_instruction
+from bot.prompts import STATE_TOOL, SUMMARY_TASK, parse_emotion_instruction
+from memory.encoding import ENCODING_TASK
 
 __all__ = ["OfflineChatModel"]
 
@@ -23,6 +27,8 @@ _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNO
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
 # A recalled memory's line in the system prompt (bot.recollect writes them).
 _MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE)
+# A transcript line as memory.encoding writes it: "[HH:MM] Name: text".
+_TRANSCRIPT_LINE = re.compile(r"^\[(\d\d:\d\d)\] ([^:\n]+): (.*)$", re.MULTILINE)
 _HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
 
 _EN = {
@@ -80,7 +86,17 @@ class OfflineChatModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
-        text = "{}" if json_mode else self._reply(messages)
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        if ENCODING_TASK in system:
+            text = _encode(system, messages[-1].content)
+        elif system.startswith(SUMMARY_TASK):
+            text = _summarise(messages[-1].content)
+        elif any(t.name == STATE_TOOL for t in tools):
+            text = "no change"  # it cannot tell what changed: it declines
+        elif json_mode:
+            text = "{}"
+        else:
+            text = self._reply(messages)
         usage = Usage(estimate_messages(messages), estimate_tokens(text))
         return Completion(text=text, usage=usage, model=self._model)
 
@@ -110,13 +126,72 @@ class OfflineChatModel:
         memories = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(system)[:3]]
         if memories:
             parts.append(lang["memories"].format(items="; ".join(memories)))
-        kept = [
-            s.strip()
-            for s in _SENTENCES.findall(current)
-            if _ABOUT_SELF.search(s) and not s.strip().endswith(("?", "？"))
-        ]
+        kept = _about_self(current)
         if kept:
             parts.append(lang["keep"].format(items="; ".join(quote(_quote(k)) for k in kept)))
         else:
             parts.append(lang["nothing_kept"])
         return f"[{emotion}] " + lang["join"].join(parts)
+
+
+def _about_self(text: str) -> list[str]:
+    """The sentences in which the user says something about themselves."""
+    return [
+        s.strip()
+        for s in _SENTENCES.findall(text)
+        if _ABOUT_SELF.search(s) and not s.strip().endswith(("?", "？"))
+    ]
+
+
+def _section(text: str, heading: str, end: str) -> str:
+    start = text.find(heading)
+    if start < 0:
+        return ""
+    start += len(heading)
+    stop = text.find(end, start)
+    return text[start : stop if stop >= 0 else len(text)].strip()
+
+
+def _encode(system: str, request: str) -> str:
+    """An encoding (memory.encoding's JSON) of the transcript in `request`: each sentence a
+    user said about themselves becomes a memory and a line of their profile."""
+    name_match = re.match(r"You are (.+?)\.(?:\s|$)", system)
+    persona = name_match.group(1) if name_match else ""
+    transcript = _TRANSCRIPT_LINE.findall(_section(request, "The conversation:\n", "\x00"))
+    said = [(at, name, text) for at, name, text in transcript if name != persona]
+    diary = _section(request, "so far:\n", "\n\nWhat you knew of them:")
+    known = _section(request, "What you knew of them:\n", "\n\nThe conversation:")
+    profiles: dict[str, str] = {}
+    for line in known.splitlines():
+        name, _, text = line.partition(": ")
+        if text:
+            profiles[name] = text
+    memories: list[dict[str, object]] = []
+    for _, name, text in said:
+        for sentence in _about_self(text):
+            memories.append(
+                {
+                    "text": f"{name} told me: {sentence}",
+                    "category": "personal_daily",
+                    "importance": 2,
+                    "emotion": 0,
+                }
+            )
+            if sentence not in profiles.get(name, ""):
+                profiles[name] = f"{profiles.get(name, '')} {sentence}".strip()[-1400:]
+    line = f"{said[0][0]} talked with {said[0][1]}: {_quote(said[0][2], 80)}" if said else ""
+    answer = {
+        "memories": memories[:5],
+        "diary": f"{'' if diary == '(empty)' else diary}\n{line}".strip(),
+        "profiles": profiles,
+        "recap": _quote(transcript[-1][2], 120) if transcript else "",
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def _summarise(request: str) -> str:
+    before = _section(request, "Summary so far:\n", "\n\nMessages to add:")
+    before = "" if before == "(none yet)" else before
+    added = _section(request, "Messages to add:\n", "\x00")
+    lines = [_quote(line, 80) for line in added.splitlines() if line.strip()]
+    return f"{before} {' / '.join(lines)}".strip()[-3000:]

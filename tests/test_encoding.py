@@ -1,0 +1,819 @@
+"""Encoding: one summary call turns an archived conversation into memories, the day's diary
+page, user profiles and a recap, written once with the conversation's encoded mark; merges,
+links, malformed answers, failures and cancellation; the diary's reading of dates; the prune
+and its reports; wiping a scope."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pytest
+
+from memory.bank import MemoryBank
+from memory.clock import FakeClock
+from memory.diary import Diary
+from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
+from memory.forgetting import make_policy
+from memory.records import EncodingWrite
+from memory.store import ArchivedConversation, Store
+
+PERSONA = "miao"
+SCOPE = "miao/discord:dm:u1"
+OTHER = "miao/discord:dm:u2"
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+AUTHOR = Author(name="Miao", language="en", timezone=UTC)
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+
+
+class ScriptedModel:
+    """The summary model, scripted: each call takes the next answer (a str, or an exception
+    to raise) and records the messages it was given."""
+
+    def __init__(self, *answers: str | BaseException) -> None:
+        self.answers: deque[str | BaseException] = deque(answers)
+        self.calls: list[list[tuple[str, str]]] = []
+
+    async def __call__(self, messages: Sequence[tuple[str, str]], *, json_mode: bool) -> str:
+        assert json_mode
+        self.calls.append(list(messages))
+        answer = self.answers.popleft()
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+class GatedModel(ScriptedModel):
+    """A model that waits for `gate` before answering (to cancel an encoding mid-call)."""
+
+    def __init__(self, *answers: str | BaseException) -> None:
+        super().__init__(*answers)
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def __call__(self, messages: Sequence[tuple[str, str]], *, json_mode: bool) -> str:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().__call__(messages, json_mode=json_mode)
+
+
+def mem(
+    text: Any, category: Any = "personal_daily", importance: Any = 2, emotion: Any = 0.0
+) -> dict[str, Any]:
+    return {"text": text, "category": category, "importance": importance, "emotion": emotion}
+
+
+def answer(
+    *memories: dict[str, Any],
+    diary: str = "",
+    profiles: dict[str, Any] | None = None,
+    recap: str = "",
+) -> str:
+    return json.dumps(
+        {"memories": list(memories), "diary": diary, "profiles": profiles or {}, "recap": recap}
+    )
+
+
+def expected_feeling(text: str, importance: int, emotion: float | None) -> tuple[int, float]:
+    """(importance, sentiment) the encoder should store for a memory of `text`."""
+    sentiment = blend_sentiment(SentimentScorer().score(text), emotion)
+    return blend_importance(importance, sentiment), sentiment
+
+
+async def archive(
+    store: Store,
+    *said: str,
+    started: datetime = T0,
+    scope: str = SCOPE,
+    speaker: str = "Alice",
+    user_id: str = "u1",
+) -> ArchivedConversation:
+    """An archived conversation: `said` alternates user and assistant, a minute apart."""
+    turns: list[dict[str, Any]] = []
+    for i, text in enumerate(said):
+        user = i % 2 == 0
+        turns.append(
+            {
+                "role": "user" if user else "assistant",
+                "speaker": speaker if user else "Miao",
+                "text": text,
+                "at": (started + timedelta(minutes=i)).isoformat(),
+                "user_id": user_id if user else "",
+                "emotion": "",
+            }
+        )
+    conversation_id = await store.archive_conversation(
+        PERSONA,
+        scope,
+        started_at=started,
+        ended_at=started + timedelta(minutes=max(len(said), 1)),
+        reason="idle",
+        turns=turns,
+        snapshot={},
+    )
+    conversation = await store.conversation(conversation_id)
+    assert conversation is not None
+    return conversation
+
+
+async def write_page(store: Store, scope: str, day: date, text: str) -> None:
+    """A diary page, written the way encoding writes it."""
+    at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
+    conversation = await archive(store, "hi", started=at, scope=scope)
+    ids = await store.commit_encoding(
+        EncodingWrite(
+            conversation_id=conversation.id,
+            scope=scope,
+            at=at,
+            memories=[],
+            sibling_links=[],
+            merges=[],
+            diary=(day, text),
+            profiles=[("u1", "Alice", f"profile in {scope}")],
+            recap="",
+        )
+    )
+    assert ids == []
+
+
+def cosine(a: Any, b: Any) -> float:
+    return float(np.dot(a, b))
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(T0 + timedelta(hours=1))
+
+
+@pytest.fixture
+async def bank(tmp_path: Path, store: Store, clock: FakeClock) -> AsyncIterator[MemoryBank]:
+    bank = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True, store=store)
+    yield bank
+    await bank.close()
+
+
+# --- a good answer -----------------------------------------------------------------------------
+
+
+async def test_a_good_answer_becomes_memories_diary_profile_and_recap(
+    bank: MemoryBank, store: Store
+) -> None:
+    # 23:30 UTC on the 14th is 07:30 on the 15th in Shanghai: the persona's day is the 15th.
+    started = datetime(2026, 3, 14, 23, 30, tzinfo=UTC)
+    conversation = await archive(
+        store,
+        "I passed my exam today, I am so happy!",
+        "Congratulations, Alice!",
+        "And my birthday is on April 2nd, remember it.",
+        "I will!",
+        started=started,
+    )
+    author = Author(name="Miao", language="en", timezone=SHANGHAI)
+    exam = "2026-03-15: Alice passed her exam and was very happy."
+    birthday = "Alice's birthday is on April 2nd; she asked me to remember it."
+    model = ScriptedModel(
+        answer(
+            mem(exam, "work_study", 2, 0.9),
+            mem(birthday, "special", 3, 0.3),
+            diary="Alice passed her exam today!",
+            profiles={"Alice": "A student; birthday April 2nd."},
+            recap="Alice told me about her exam and her birthday.",
+        )
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, author)
+
+    assert encoded is not None
+    assert encoded.day == date(2026, 3, 15)
+    assert not encoded.fallback and encoded.merged_into == []
+    memories = await store.list_memories(SCOPE, newest_first=False)
+    assert [m.id for m in memories] == encoded.memory_ids
+    first, second = memories
+    assert first.text == exam  # it already said the date
+    assert second.text == f"2026-03-15: {birthday}"  # the date is added
+    assert (first.category, second.category) == ("work_study", "special")
+    for memory, base, emotion in ((first, 2, 0.9), (second, 3, 0.3)):
+        importance, sentiment = expected_feeling(memory.text, base, emotion)
+        assert memory.importance == importance
+        assert memory.sentiment == pytest.approx(sentiment)
+        assert memory.sentiment > 0
+        assert memory.kind == "episodic"
+        assert memory.conversation_id == conversation.id
+        assert memory.speaker is None  # written by the persona, naming who it is about
+        assert memory.created_at == conversation.ended_at
+    assert first.importance == 3  # strong feeling raised the model's 2
+    assert second.previous_id == first.id
+
+    page = await store.diary_entry(SCOPE, date(2026, 3, 15))
+    assert page is not None and page.text == "Alice passed her exam today!"
+    assert page.conversations == 1
+    assert await store.diary_entry(SCOPE, date(2026, 3, 14)) is None
+    [profile] = await store.profiles(SCOPE)
+    assert (profile.user_id, profile.name) == ("u1", "Alice")
+    assert profile.text == "A student; birthday April 2nd."
+
+    done = await store.conversation(conversation.id)
+    assert done is not None
+    assert done.recap == "Alice told me about her exam and her birthday."
+    assert done.encoded_at == conversation.ended_at
+    assert await store.unencoded([PERSONA], started + timedelta(days=1)) == []
+
+
+async def test_the_prompt_shows_the_transcript_the_page_so_far_and_the_profile(
+    bank: MemoryBank, store: Store
+) -> None:
+    first = await archive(store, "I adopted a kitten called Mochi", "How lovely!")
+    second = await archive(store, "Mochi broke a vase", "Oh no!", started=T0 + timedelta(hours=3))
+    model = ScriptedModel(
+        answer(
+            mem("Alice adopted a kitten called Mochi."),
+            diary="Morning: Alice adopted Mochi.",
+            profiles={"Alice": "Has a kitten, Mochi."},
+        ),
+        answer(
+            mem("Mochi broke a vase at Alice's place."),
+            diary="Morning: Alice adopted Mochi. Afternoon: Mochi broke a vase.",
+        ),
+    )
+    encoder = Encoder(bank, model)
+
+    await encoder.encode(first, SCOPE, AUTHOR)
+    await encoder.encode(second, SCOPE, AUTHOR)
+
+    [system, user] = model.calls[0]
+    assert system[0] == "system" and "You are Miao." in system[1]
+    assert user[0] == "user"
+    assert "[12:00] Alice: I adopted a kitten called Mochi" in user[1]
+    assert "[12:01] Miao: How lovely!" in user[1]
+    assert "(empty)" in user[1] and "(nothing yet)" in user[1]
+    prompt = model.calls[1][1][1]
+    assert "[15:00] Alice: Mochi broke a vase" in prompt
+    assert "Morning: Alice adopted Mochi." in prompt  # the page so far
+    assert "Alice: Has a kitten, Mochi." in prompt  # what it knew of her
+    assert "(empty)" not in prompt and "(nothing yet)" not in prompt
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None
+    assert page.text == "Morning: Alice adopted Mochi. Afternoon: Mochi broke a vase."
+    assert page.conversations == 2  # updated, not rebuilt
+    # The second answer said nothing of Alice: her profile stays.
+    [profile] = await store.profiles(SCOPE, ["u1"])
+    assert profile.text == "Has a kitten, Mochi."
+
+
+# --- malformed answers -------------------------------------------------------------------------
+
+
+async def test_a_malformed_answer_is_asked_for_again_and_the_second_is_used(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I start a new job on Monday", "Good luck!")
+    model = ScriptedModel(
+        "Sure! Here are the memories: {oops",
+        answer(mem("Alice starts a new job on Monday.", "work_study")),
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and not encoded.fallback
+    assert len(model.calls) == 2
+    retry = model.calls[1]
+    assert retry[: len(model.calls[0])] == model.calls[0]
+    assert retry[-2] == ("assistant", "Sure! Here are the memories: {oops")
+    role, text = retry[-1]
+    assert role == "user" and "not valid JSON" in text
+    [memory] = await store.list_memories(SCOPE)
+    assert memory.text == "2026-01-01: Alice starts a new job on Monday."
+    assert memory.category == "work_study"
+
+
+async def test_malformed_twice_leaves_a_summary_memory_and_a_diary_line(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(
+        store, "My sister   visits tomorrow", "Have fun!", "We will go skiing", "Nice."
+    )
+    model = ScriptedModel("not json", '{"memories": "x"}')
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and encoded.fallback
+    assert len(model.calls) == 2  # asked once more, then gave up
+    assert "not valid JSON" in model.calls[1][-1][1]
+    [memory] = await store.list_memories(SCOPE)
+    assert encoded.memory_ids == [memory.id]
+    assert memory.kind == "summary"
+    assert memory.text.startswith("2026-01-01: I talked with Alice.")
+    assert "My sister visits tomorrow / We will go skiing" in memory.text
+    assert "Have fun" not in memory.text  # what the user said, not the persona
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None and page.text == "12:00 Alice: My sister visits tomorrow"
+    assert await store.profiles(SCOPE) == []
+    done = await store.conversation(conversation.id)
+    assert done is not None and done.encoded_at is not None
+    assert done.recap == "Alice: We will go skiing / Miao: Nice."
+
+
+# --- failure, retries, exactly once ------------------------------------------------------------
+
+
+async def test_a_model_failure_writes_nothing_and_the_retry_waits(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I got a puppy", "Cute!")
+    model = ScriptedModel(RuntimeError("summary model is down"))
+
+    with pytest.raises(EncodingFailed, match="summary model is down"):
+        await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert await store.list_memories(SCOPE) == []
+    assert await store.diary_entry(SCOPE, T0.date()) is None
+    assert await store.profiles(SCOPE) == []
+    now = T0 + timedelta(hours=1)
+    [waiting] = await store.unencoded([PERSONA], now)
+    assert waiting.id == conversation.id and waiting.encoded_at is None
+
+    retry_at = now + timedelta(minutes=30)
+    await store.encoding_failed(conversation.id, retry_at)
+    assert await store.unencoded([PERSONA], now) == []
+    assert await store.unencoded([PERSONA], retry_at - timedelta(seconds=1)) == []
+    [due] = await store.unencoded([PERSONA], retry_at)
+    assert due.id == conversation.id and due.attempts == 1
+    await store.encoding_failed(conversation.id, retry_at)
+    again = await store.conversation(conversation.id)
+    assert again is not None and again.attempts == 2
+
+
+async def test_a_conversation_is_encoded_once(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "I ran a marathon", "Amazing!")
+    good = answer(mem("Alice ran a marathon."), diary="Alice ran a marathon.")
+    model = ScriptedModel(good, good)
+    encoder = Encoder(bank, model)
+
+    first = await encoder.encode(conversation, SCOPE, AUTHOR)
+    second = await encoder.encode(conversation, SCOPE, AUTHOR)
+
+    assert first is not None and len(first.memory_ids) == 1
+    assert second is None
+    assert await store.count_memories(SCOPE) == 1
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None and page.conversations == 1
+
+
+async def test_a_cancelled_model_call_writes_nothing_and_a_later_encoding_writes_once(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I moved to Berlin", "Exciting!")
+    good = answer(mem("Alice moved to Berlin."), diary="Alice moved to Berlin.")
+    model = ScriptedModel(asyncio.CancelledError(), good, good)
+    encoder = Encoder(bank, model)
+
+    with pytest.raises(asyncio.CancelledError):
+        await encoder.encode(conversation, SCOPE, AUTHOR)
+    assert await store.count_memories(SCOPE) == 0
+    assert await store.diary_entry(SCOPE, T0.date()) is None
+    assert [c.id for c in await store.unencoded([PERSONA], T0 + timedelta(days=1))] == [
+        conversation.id
+    ]
+
+    encoded = await encoder.encode(conversation, SCOPE, AUTHOR)
+    assert encoded is not None and len(encoded.memory_ids) == 1
+    assert await encoder.encode(conversation, SCOPE, AUTHOR) is None
+    assert await store.count_memories(SCOPE) == 1
+
+
+async def test_a_task_cancelled_while_the_model_thinks_writes_nothing(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I learned to play the piano", "Wonderful!")
+    good = answer(mem("Alice learned to play the piano."), diary="Piano day.")
+    model = GatedModel(good, good)
+    encoder = Encoder(bank, model)
+
+    task = asyncio.create_task(encoder.encode(conversation, SCOPE, AUTHOR))
+    await model.entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await store.count_memories(SCOPE) == 0
+    assert await store.diary_entry(SCOPE, T0.date()) is None
+    still = await store.conversation(conversation.id)
+    assert still is not None and still.encoded_at is None and still.recap == ""
+
+    model.gate.set()
+    encoded = await encoder.encode(conversation, SCOPE, AUTHOR)
+    assert encoded is not None and len(encoded.memory_ids) == 1
+    assert await encoder.encode(conversation, SCOPE, AUTHOR) is None
+    assert await store.count_memories(SCOPE) == 1
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None and page.conversations == 1
+
+
+# --- merges and links --------------------------------------------------------------------------
+
+
+async def test_a_repeated_memory_strengthens_the_existing_one(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "Remember, my cat is called Mochi", "I remember!")
+    text = "2026-01-01: Alice's cat is called Mochi."
+    # Same text, speaker (none) and day as the draft will have: the very same embedding.
+    existing_id = await bank.remember(SCOPE, text, when=conversation.ended_at - timedelta(hours=2))
+    [before] = await store.get_memories(SCOPE, [existing_id])
+    draft_importance, _ = expected_feeling(text, 3, 0.0)
+    assert draft_importance == 3 and before.importance == 2
+    model = ScriptedModel(
+        answer(mem(text, "special", 3), mem("Alice is learning to play the violin."))
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    assert encoded.merged_into == [existing_id]
+    [new_id] = encoded.memory_ids
+    memories = {m.id: m for m in await store.list_memories(SCOPE)}
+    assert set(memories) == {existing_id, new_id}  # the repeat added nothing, lost nothing
+    assert memories[new_id].text == "2026-01-01: Alice is learning to play the violin."
+    after = memories[existing_id]
+    assert after.text == text  # kept, not replaced
+    assert after.recall_count == before.recall_count + 1
+    assert after.last_recalled_at == conversation.ended_at
+    assert after.strength > before.strength
+    assert after.strength == pytest.approx(
+        bank.policy(SCOPE).reinforced(before, conversation.ended_at)
+    )
+    assert after.importance == 3  # the higher of the two
+
+
+async def test_an_answer_that_only_repeats_merges_without_error(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "Remember, my cat is called Mochi", "I remember!")
+    text = "2026-01-01: Alice's cat is called Mochi."
+    existing_id = await bank.remember(SCOPE, text, when=conversation.ended_at - timedelta(hours=2))
+    model = ScriptedModel(answer(mem(text, "special", 3)))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    assert encoded.memory_ids == [] and encoded.merged_into == [existing_id]
+    [after] = await store.list_memories(SCOPE)
+    assert after.id == existing_id and after.recall_count == 1
+
+
+async def test_small_talk_is_encoded_while_the_index_is_open(
+    bank: MemoryBank, store: Store
+) -> None:
+    await bank.remember(SCOPE, "Alice likes tea.", when=T0 - timedelta(days=1))
+    await bank.recall(SCOPE, "tea", fail=False)  # the scope's index is now open
+    conversation = await archive(store, "hi", "hello!")
+    model = ScriptedModel(answer(diary="Alice said hello.", recap="We said hello."))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and encoded.memory_ids == []
+
+
+async def test_small_talk_writes_no_memory_but_is_marked_encoded(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "hi", "hello!")
+    model = ScriptedModel(answer(diary="Alice said hello.", recap="We said hello."))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and encoded.memory_ids == []
+    assert await store.count_memories(SCOPE) == 0
+    done = await store.conversation(conversation.id)
+    assert done is not None and done.encoded_at is not None and done.recap == "We said hello."
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None and page.text == "Alice said hello."
+
+
+async def test_two_near_identical_drafts_become_one_memory(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "I got engaged!", "Congratulations!")
+    model = ScriptedModel(
+        answer(
+            mem("Alice got engaged to Sam.", "special", 2),
+            mem("Alice got engaged to Sam.", "special", 3),
+        )
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and len(encoded.memory_ids) == 1
+    [memory] = await store.list_memories(SCOPE)
+    assert memory.text == "2026-01-01: Alice got engaged to Sam."
+    assert memory.importance == 3
+
+
+async def test_links_go_to_the_three_most_similar_memories_of_the_scope(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "Mochi had to go to the vet", "Poor Mochi!")
+    draft = "2026-01-01: Alice took her cat Mochi to the vet because Mochi was sick."
+    texts = [
+        "Alice's cat Mochi hates going to the vet.",
+        "Alice's cat Mochi sleeps all day.",
+        "Alice took her cat Mochi to the vet for a vaccine.",
+        "Mochi the cat was sick last winter.",
+        "Alice works as a nurse at the hospital.",
+    ]
+    existing: dict[int, Any] = {}
+    for i, text in enumerate(texts):
+        when = T0 - timedelta(days=10 + i)
+        memory_id = await bank.remember(SCOPE, text, when=when)
+        [vector] = await bank.embedder.embed([bank.embed_text(text, None, when)])
+        existing[memory_id] = vector
+    # In another scope, the very same memory: the most similar of all, and behind a wall.
+    walled = await bank.remember(OTHER, draft, when=conversation.ended_at)
+    [draft_vector] = await bank.embedder.embed(
+        [bank.embed_text(draft, None, conversation.ended_at)]  # encoded memories: no speaker
+    )
+    scores = {i: cosine(v, draft_vector) for i, v in existing.items()}
+    related = [i for i in scores if bank.dense_floor <= scores[i] < 0.95]
+    assert len(related) >= 4  # enough candidates for the cap to matter
+    expected = sorted(related, key=lambda i: -scores[i])[:3]
+    model = ScriptedModel(answer(mem(draft)))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    [memory] = await store.get_memories(SCOPE, encoded.memory_ids)
+    assert len(memory.related) <= 3
+    assert list(memory.related) == expected
+    assert walled not in memory.related
+    assert {m.id for m in await store.get_memories(SCOPE, memory.related)} == set(memory.related)
+    assert await store.count_memories(OTHER) == 1  # nothing merged across the wall
+
+
+async def test_drafts_of_one_answer_link_to_each_other(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "Mochi and the vet", "Oh?")
+    model = ScriptedModel(
+        answer(
+            mem("Alice took her cat Mochi to the vet."),
+            mem("The vet said Alice's cat Mochi is healthy."),
+        )
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    first, second = await store.get_memories(SCOPE, encoded.memory_ids)
+    assert first.related == ()
+    assert second.related == (first.id,)
+
+
+# --- profiles and the answer's fields ----------------------------------------------------------
+
+
+async def test_made_up_names_are_ignored_and_long_profiles_are_cut(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I like cats", "Me too!")
+    long_profile = "Alice likes cats and tea. " * 200
+    model = ScriptedModel(
+        answer(
+            mem("Alice likes cats."),
+            profiles={"alice": long_profile, "Bob": "Bob is a pilot.", "Miao": "Me."},
+        )
+    )
+
+    await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    [profile] = await store.profiles(SCOPE)
+    assert profile.user_id == "u1" and profile.name == "Alice"
+    assert 0 < len(profile.text) <= PROFILE_CHARS
+    assert profile.text.startswith("Alice likes cats and tea.")
+    assert profile.text.endswith(".")  # cut at a sentence end
+    assert "pilot" not in profile.text
+
+
+async def test_fields_are_bounded_and_defaulted(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "Lots of news today", "Tell me!")
+    topics = [
+        "Alice repainted the kitchen yellow.",
+        "Alice bought a bicycle.",
+        "Alice read a novel about pirates.",
+        "Alice planted tomatoes in the garden.",
+        "Alice fixed the leaking tap.",
+        "Alice baked sourdough bread.",
+        "Alice called the plumber about the boiler.",
+        "Alice visited the museum of clocks.",
+    ]
+    items: list[dict[str, Any]] = [
+        mem(topics[0], "hobby", "7"),
+        mem(topics[1], None, "high"),
+        {"text": topics[2]},
+        mem(topics[3], "work_study", 0),
+        mem(topics[4], "social_emotional", 2.6),
+        mem(topics[5], "special", True),
+        mem(topics[6]),
+        mem(topics[7]),
+    ]
+    fenced = "```json\n" + json.dumps({"memories": items, "diary": "A busy day."}) + "\n```"
+    model = ScriptedModel(fenced)
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert len(model.calls) == 1  # the fence was accepted
+    assert encoded is not None and not encoded.fallback
+    memories = await store.get_memories(SCOPE, encoded.memory_ids)
+    assert len(memories) == MAX_MEMORIES
+    assert [m.text for m in memories] == [f"2026-01-01: {t}" for t in topics[:MAX_MEMORIES]]
+    categories = [m.category for m in memories]
+    assert categories == [
+        "personal_daily",
+        "personal_daily",
+        "personal_daily",
+        "work_study",
+        "social_emotional",
+        "special",
+    ]
+    bases = [3, 2, 2, 1, 3, 2]  # "7" clamped, "high"/missing/true defaulted, 0 raised, 2.6 rounded
+    for memory, base in zip(memories, bases, strict=True):
+        emotion = None if memory.text.endswith(topics[2]) else 0.0
+        importance, sentiment = expected_feeling(memory.text, base, emotion)
+        assert memory.importance == importance
+        assert memory.sentiment == pytest.approx(sentiment)
+    page = await store.diary_entry(SCOPE, T0.date())
+    assert page is not None and page.text == "A busy day."
+
+
+async def test_a_memories_list_with_a_stray_string_keeps_the_usable_items(
+    bank: MemoryBank, store: Store
+) -> None:
+    conversation = await archive(store, "I have a new bike", "Nice!")
+    model = ScriptedModel(
+        json.dumps({"memories": ["(nothing else)", mem("Alice has a new bike.")]})
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    [memory] = await store.list_memories(SCOPE)
+    assert memory.text == "2026-01-01: Alice has a new bike."
+
+
+async def test_a_nan_importance_falls_back_to_the_default(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "I have a new bike", "Nice!")
+    model = ScriptedModel('{"memories": [{"text": "Alice has a new bike.", "importance": NaN}]}')
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    [memory] = await store.list_memories(SCOPE)
+    assert memory.importance == expected_feeling(memory.text, 2, None)[0]
+
+
+async def test_a_nan_emotion_is_ignored(bank: MemoryBank, store: Store) -> None:
+    conversation = await archive(store, "I have a new bike", "Nice!")
+    model = ScriptedModel('{"memories": [{"text": "Alice has a new bike.", "emotion": "nan"}]}')
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None
+    [memory] = await store.list_memories(SCOPE)
+    assert memory.sentiment == pytest.approx(SentimentScorer().score(memory.text))
+
+
+# --- the prune and its reports -----------------------------------------------------------------
+
+
+async def test_the_prune_forgets_what_faded_and_reports_it(tmp_path: Path, store: Store) -> None:
+    now = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+    clock = FakeClock(now)
+    bank = await MemoryBank.open(
+        tmp_path, "hash", clock, deterministic=True, store=store, policy=make_policy("ebbinghaus")
+    )
+    try:
+        old = now - timedelta(days=30)
+        trivial = await bank.remember(
+            SCOPE, "Alice had toast with marmalade for breakfast.", when=old, importance=1
+        )
+        vital = await bank.remember(
+            SCOPE, "Alice's grandmother passed away in the spring.", when=old, importance=3
+        )
+        fresh = await bank.remember(
+            SCOPE,
+            "Alice watched a documentary about penguins.",
+            when=now - timedelta(days=6),
+            importance=1,
+        )
+        twin_a = await bank.remember(
+            SCOPE, "Alice bought new running shoes.", when=old, speaker="Alice", importance=1
+        )
+        twin_b = await bank.remember(
+            SCOPE, "Alice bought new running shoes.", when=old, speaker="Alice", importance=1
+        )
+        cue = "toast with marmalade for breakfast"
+        assert trivial in [h.id for h in await bank.recall(SCOPE, cue, fail=False)]
+        assert (twin_a, twin_b) in await bank.twins(SCOPE)
+
+        kept, forgotten = await bank.prune(SCOPE, now, day=now.date(), seed=7)
+
+        gone = {i for i, _ in forgotten}
+        assert trivial in gone
+        assert vital not in gone and fresh not in gone
+        assert len(gone & {twin_a, twin_b}) == 1  # never both halves of a pair
+        assert kept == 5 - len(gone) == 3
+        remaining = {m.id for m in await store.list_memories(SCOPE)}
+        assert remaining == {vital, fresh, twin_a, twin_b} - gone
+        reports = await store.pruned_since(now - timedelta(days=1), scope=SCOPE)
+        assert {r.memory_id for r in reports} == gone
+        report = next(r for r in reports if r.memory_id == trivial)
+        assert report.text == "Alice had toast with marmalade for breakfast."
+        assert report.policy == "ebbinghaus" and "faded" in report.reason
+        assert report.importance == 1 and report.pruned_at == now
+        assert await store.last_prune(SCOPE) == now.date()
+        assert await store.last_prune(OTHER) is None
+        assert trivial not in [h.id for h in await bank.recall(SCOPE, cue, fail=False)]
+        assert await store.pruned_since(now + timedelta(seconds=1), scope=SCOPE) == []
+    finally:
+        await bank.close()
+
+
+# --- the diary's dates -------------------------------------------------------------------------
+
+
+async def test_the_diary_finds_the_days_a_message_mentions(store: Store) -> None:
+    now = datetime(2026, 9, 10, 10, 0, tzinfo=UTC)
+    await write_page(store, SCOPE, date(2026, 9, 9), "Yesterday's page.")
+    await write_page(store, SCOPE, date(2026, 9, 3), "The third's page.")
+    await write_page(store, SCOPE, date(2026, 9, 11), "A page from the future.")
+    await write_page(store, OTHER, date(2026, 9, 5), "Another scope's page.")
+    diary = Diary(store)
+
+    async def texts(message: str) -> list[str]:
+        return [e.text for e in await diary.mentioned(SCOPE, message, now, UTC)]
+
+    assert await texts("what did I tell you yesterday?") == ["Yesterday's page."]
+    assert await texts("what happened on 2026-09-03?") == ["The third's page."]
+    assert await texts("and tomorrow?") == []  # a diary has no future
+    assert await texts("what about 2026-09-05?") == []  # no page that day (in this scope)
+    assert await texts("我昨天跟你说了什么？") == ["Yesterday's page."]
+    assert await texts("hello there") == []
+
+
+async def test_the_diary_reads_yesterday_in_the_personas_timezone(store: Store) -> None:
+    # 20:00 UTC on the 10th is already the 11th in Shanghai: its yesterday is the 10th.
+    now = datetime(2026, 9, 10, 20, 0, tzinfo=UTC)
+    await write_page(store, SCOPE, date(2026, 9, 9), "The ninth.")
+    await write_page(store, SCOPE, date(2026, 9, 10), "The tenth.")
+    diary = Diary(store)
+
+    [page] = await diary.mentioned(SCOPE, "yesterday", now, SHANGHAI)
+    assert page.text == "The tenth."
+    [page] = await diary.mentioned(SCOPE, "yesterday", now, UTC)
+    assert page.text == "The ninth."
+
+
+# --- wiping a scope ----------------------------------------------------------------------------
+
+
+async def test_wiping_a_scope_takes_its_diary_profiles_and_prune_reports_only(
+    tmp_path: Path, store: Store
+) -> None:
+    now = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+    bank = await MemoryBank.open(tmp_path, "hash", FakeClock(now), deterministic=True, store=store)
+    try:
+        for scope in (SCOPE, OTHER):
+            await write_page(store, scope, date(2026, 1, 20), f"page of {scope}")
+            await bank.remember(
+                scope, "A trivial thing.", when=now - timedelta(days=30), importance=1
+            )
+            await bank.remember(scope, "Something kept.", when=now, importance=3)
+            _, forgotten = await bank.prune(scope, now, day=now.date(), seed=1)
+            assert len(forgotten) == 1
+
+        assert await store.wipe_memories(SCOPE) == 1
+
+        assert await store.count_memories(SCOPE) == 0
+        assert await store.diary_entry(SCOPE, date(2026, 1, 20)) is None
+        assert await store.profiles(SCOPE) == []
+        assert await store.pruned_since(now - timedelta(days=1), scope=SCOPE) == []
+        assert await store.last_prune(SCOPE) is None
+        assert await store.count_memories(OTHER) == 1
+        page = await store.diary_entry(OTHER, date(2026, 1, 20))
+        assert page is not None and page.text == f"page of {OTHER}"
+        [profile] = await store.profiles(OTHER)
+        assert profile.text == f"profile in {OTHER}"
+        [report] = await store.pruned_since(now - timedelta(days=1), scope=OTHER)
+        assert report.text == "A trivial thing."
+        assert await store.last_prune(OTHER) == now.date()
+    finally:
+        await bank.close()
