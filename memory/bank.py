@@ -91,6 +91,8 @@ DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 
 Progress = Callable[[int, int], None]  # (done, total)
 _WORD = re.compile(r"\w+")
+# The date a memory written by encoding starts with: "2026-03-02: ...", "2025-03-14（星期五）：...".
+DATE_STAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:\s*[（(][^）)]*[）)])?\s*[:：]\s*")
 
 
 class MemoryError(ValueError):
@@ -304,6 +306,15 @@ class MemoryBank:
             log.warning("memories stored without an embedding for now: %s", e)
             return [None] * len(texts)
         return list(vectors)
+
+    async def embed_plain(self, texts: Sequence[str]) -> Vectors | None:
+        """Embeddings of texts as they are (no date or speaker added), through the cache;
+        None while the embedder is down."""
+        try:
+            return await self._embed(texts)
+        except EmbeddingError as e:
+            log.warning("texts not embedded for now: %s", e)
+            return None
 
     async def neighbour(self, scope: str, when: datetime) -> Memory | None:
         """The memory stored just before `when`, if close enough to be its neighbour."""
@@ -608,7 +619,9 @@ class MemoryBank:
     # Embeddings and indexes.
 
     def embed_text(self, text: str, speaker: str | None, when: datetime) -> str:
-        """What is embedded for a memory: its date and speaker anchor it in time and person."""
+        """What is embedded for a memory: its date and speaker anchor it in time and person
+        (once: a date the text starts with is left to this one)."""
+        text = DATE_STAMP.sub("", text, count=1) or text
         said = f"{speaker}: {text}" if speaker else text
         return f"[{when.day} {when:%B %Y}] {said}"
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
 
-from memory.bank import MemoryBank
+from memory.bank import DATE_STAMP, MemoryBank
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.records import CATEGORIES, Category, EncodingWrite, Merge, NewMemory, Vectors
 from memory.store import ArchivedConversation
@@ -43,7 +43,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DUPLICATE = 0.95  # cosine at which a new memory repeats an existing one
+DUPLICATE = 0.95  # cosine (of their undated texts) at which a new memory repeats an old one
 LINKS = 3  # related memories each new memory links to
 MAX_MEMORIES = 6  # a conversation leaves a few memories, not a transcript
 MEMORY_CHARS = 600
@@ -276,7 +276,7 @@ class Encoder:
         present = [i for i, v in enumerate(vectors) if v is not None]
         found = await self.bank.similar(scope, [v for v in vectors if v is not None], LINKS + 1)
         nearest = dict(zip(present, found, strict=True))
-        repeats = {i: hits[0][0] for i, hits in nearest.items() if hits and hits[0][1] >= DUPLICATE}
+        repeats = await self._repeats(scope, drafts, nearest)
         existing = {
             m.id: m for m in await self.bank.store.get_memories(scope, list(repeats.values()))
         }
@@ -324,9 +324,54 @@ class Encoder:
                     draft.siblings.append(position)
         return list(merges.values())
 
+    async def _repeats(
+        self, scope: str, drafts: list[_Draft], nearest: dict[int, list[tuple[int, float]]]
+    ) -> dict[int, int]:
+        """Which drafts repeat an existing memory: draft position -> memory id. Judged on what
+        they say, not when: the same fact told on another day carries another date, which
+        keeps their dated vectors apart, so the nearest few are compared undated."""
+        candidates: dict[int, list[int]] = {}
+        for i, draft in enumerate(drafts):
+            found = [m for m, cos in nearest.get(i, []) if cos >= self.bank.dense_floor]
+            # Recall by the undated words too: dated vectors of one fact told on two days
+            # can be farther apart than two facts told on the same day.
+            for hit in await self.bank.recall(scope, _undated(draft.text), k=LINKS, fail=False):
+                if hit.id not in found:
+                    found.append(hit.id)
+            candidates[i] = found
+        wanted = sorted({m for ids in candidates.values() for m in ids})
+        if not wanted:
+            return {}
+        texts = {m.id: m.text for m in await self.bank.store.get_memories(scope, wanted)}
+        positions = [i for i, ids in candidates.items() if ids]
+        plain = [_undated(drafts[i].text) for i in positions]
+        ids = [m for m in wanted if m in texts]
+        vectors = await self.bank.embed_plain(plain + [_undated(texts[m]) for m in ids])
+        if vectors is None:  # the embedder is down: only exact repeats count
+            return {
+                i: m
+                for i in positions
+                for m in candidates[i]
+                if m in texts and _undated(texts[m]) == _undated(drafts[i].text)
+            }
+        row = {m: vectors[len(plain) + n] for n, m in enumerate(ids)}
+        repeats: dict[int, int] = {}
+        for n, i in enumerate(positions):
+            scored = [(float(vectors[n] @ row[m]), m) for m in candidates[i] if m in row]
+            if scored:
+                cos, memory_id = max(scored)
+                if cos >= DUPLICATE:
+                    repeats[i] = memory_id
+        return repeats
+
     async def _lexical_neighbours(self, scope: str, text: str) -> list[tuple[int, float]]:
         hits = await self.bank.recall(scope, text, k=LINKS, fail=False)
         return [(h.id, h.relevance) for h in hits]
+
+
+def _undated(text: str) -> str:
+    """A memory's text without the date it starts with."""
+    return DATE_STAMP.sub("", text, count=1)
 
 
 def _users(turns: Sequence[dict[str, Any]]) -> dict[str, str]:

@@ -459,6 +459,29 @@ async def test_a_repeated_memory_strengthens_the_existing_one(
     assert after.importance == 3  # the higher of the two
 
 
+async def test_the_same_fact_told_on_another_day_is_merged_not_repeated(
+    bank: MemoryBank, store: Store
+) -> None:
+    # Dated, the two differ (their dates do); undated, they say the same.
+    earlier = T0 - timedelta(days=9)
+    old = await bank.remember(SCOPE, "2025-12-23: Alice's sister is called Aiko.", when=earlier)
+    conversation = await archive(store, "My sister Aiko says hi", "Hi Aiko!")
+    model = ScriptedModel(
+        answer(mem("Alice's sister is called Aiko."), mem("Alice's sister Aiko is a nurse."))
+    )
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    assert encoded is not None and encoded.merged_into == [old]
+    texts = sorted(m.text for m in await store.list_memories(SCOPE))
+    assert texts == [
+        "2025-12-23: Alice's sister is called Aiko.",
+        "2026-01-01: Alice's sister Aiko is a nurse.",  # new, not a repeat
+    ]
+    [kept] = await store.get_memories(SCOPE, [old])
+    assert kept.recall_count == 1
+
+
 async def test_an_answer_that_only_repeats_merges_without_error(
     bank: MemoryBank, store: Store
 ) -> None:

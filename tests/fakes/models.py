@@ -7,7 +7,8 @@ Each call takes the next script item: a `str` is the reply text, a `Completion` 
 it is (for tool calls: see `calling`), an `Exception` instance is raised, and a callable
 `(messages) -> str | Completion` (sync or async) computes the reply, e.g. to wait on an
 `asyncio.Event` and interleave concurrent calls. When the script runs out, every call answers
-`default`. Every call is recorded in `calls`, in the order calls were made.
+`default` (a text, or a function of the messages). Every call is recorded in `calls`, in the
+order calls were made.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ScriptedChatModel:
         self,
         script: Iterable[ScriptItem] = (),
         *,
-        default: str = "[NEUTRAL] ok",
+        default: str | Callable[[Sequence[Message]], Reply] = "[NEUTRAL] ok",
         name: str = "scripted",
     ) -> None:
         self.script: deque[ScriptItem] = deque(script)

@@ -1,0 +1,395 @@
+"""What becomes of conversations over days and weeks: encoding when they go quiet (retried,
+never twice), the diary brought back by a date, the profile and the recap in the prompt, the
+daily prune, compression of a long conversation, and the dungeon master's state over a game.
+All with the fake clock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot import commands
+from bot.config import EngineConfig
+from bot.llm.base import Completion, Message, ModelError
+from bot.persona import load_persona
+from bot.prompts import RECAP_HEADING, STATE_TOOL, SUMMARY_HEADING, SUMMARY_TASK
+from bot.recollect import DIARY_HEADING, PROFILE_HEADING
+from bot.scheduler import Scheduler
+from memory.clock import FakeClock
+from memory.encoding import ENCODING_TASK
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.models import ModelCall, calling
+
+SHIPPED = Path(__file__).resolve().parent.parent / "personas"
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
+
+OpenBot = Callable[..., Awaitable[Bot]]
+
+
+@pytest.fixture
+async def bots(tmp_path: Path) -> AsyncIterator[OpenBot]:
+    opened: list[Bot] = []
+
+    async def make(*personas, **kwargs) -> Bot:
+        bot = await open_bot(
+            tmp_path / "kizuna.sqlite3", list(personas), clock=FakeClock(START), **kwargs
+        )
+        opened.append(bot)
+        return bot
+
+    yield make
+    for bot in opened:
+        await bot.close()
+
+
+def encoding(*memories: tuple[str, str, int], diary: str = "", profile: str = "") -> str:
+    """An encoding answer: memories as (text, category, importance)."""
+    return json.dumps(
+        {
+            "memories": [
+                {"text": text, "category": category, "importance": importance, "emotion": 0}
+                for text, category, importance in memories
+            ],
+            "diary": diary,
+            "profiles": {"Alice": profile} if profile else {},
+            "recap": "Alice was off to bed.",
+        }
+    )
+
+
+def is_encoding(call: ModelCall) -> bool:
+    return ENCODING_TASK in call.messages[0].content
+
+
+def chat_calls(bot: Bot) -> list[ModelCall]:
+    return [
+        c
+        for c in bot.model.calls
+        if not c.json_mode
+        and not c.messages[0].content.startswith(SUMMARY_TASK)
+        and not any(t.name == STATE_TOOL for t in c.tools)
+    ]
+
+
+def quiet(messages: Sequence[Message]) -> str:
+    """A model for days of small talk: empty encodings, short replies."""
+    if ENCODING_TASK in messages[0].content:
+        return encoding()
+    return "[NEUTRAL] I see."
+
+
+async def say(bot: Bot, text: str, persona: str = "pip", **kwargs) -> str:
+    bot.clock.advance(seconds=30)
+    reply = await bot.engine.handle(make_event(text, persona=persona, **kwargs))
+    return reply.text
+
+
+def scheduler(bot: Bot) -> Scheduler:
+    return Scheduler(bot.sessions, bot.engine.idle_time, lifecycle=bot.lifecycle)
+
+
+# --- the issue's story -------------------------------------------------------------------------
+
+
+async def test_a_month_with_the_cat(bots: OpenBot) -> None:
+    """A user tells the cat about a job interview and a birthday; six minutes later memories
+    exist with categories and importance; the next day "what did I tell you yesterday?" brings
+    yesterday's diary; thirty days later unrecalled trivia is gone while the birthday and a
+    memory recalled every few days remain."""
+    miao = load_persona(SHIPPED / "miao.toml")
+    bot = await bots(miao)
+    tick = scheduler(bot).tick
+    bot.model.push(
+        "[HAPPY] 面试一定会顺利的喵！",
+        "[HAPPY] 生日快乐要提前准备喵！",
+        encoding(
+            ("Alice has a job interview at the bakery on Friday.", "work_study", 2),
+            ("Alice's birthday is on 14 March.", "special", 3),
+            ("Alice had noodles for lunch.", "personal_daily", 1),
+            diary="Alice told me about her interview and her birthday. I purred a lot.",
+            profile="Alice: bakes, interviewing at a bakery; birthday 14 March.",
+        ),
+    )
+    await say(bot, "I have a job interview at the bakery on Friday!", "miao")
+    await say(bot, "Also my birthday is on 14 March. I had noodles for lunch.", "miao")
+
+    bot.clock.advance(minutes=6)
+    await tick()
+    scope = bot.engine.event_scope(make_event(persona="miao"))
+    memories = {m.text: m for m in await bot.bank.store.list_memories(scope)}
+    interview = memories["2026-03-02: Alice has a job interview at the bakery on Friday."]
+    birthday = memories["2026-03-02: Alice's birthday is on 14 March."]
+    trivia = memories["2026-03-02: Alice had noodles for lunch."]
+    assert (interview.category, interview.importance) == ("work_study", 2)
+    assert (birthday.category, birthday.importance) == ("special", 3)
+    assert (trivia.category, trivia.importance) == ("personal_daily", 1)
+
+    bot.model.default = quiet
+    bot.clock.advance(days=1)
+    await say(bot, "what did I tell you yesterday?", "miao")
+    system = chat_calls(bot)[-1].messages[0].content
+    assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
+    assert "I purred a lot" in system
+    assert bot.router.purposes.get("intent") is None  # the diary answered: no intent call
+    assert PROFILE_HEADING.format(name="Alice") in system and "bakery" in system
+
+    # A month goes by. Every third day Alice talks about the interview; each morning the
+    # scheduler prunes.
+    for day in range(2, 32):
+        bot.clock.advance(days=1)
+        if day % 3 == 0:
+            await say(bot, "the bakery job interview went fine", "miao")
+            bot.clock.advance(minutes=6)
+        await tick()
+    left = {m.id for m in await bot.bank.store.list_memories(scope)}
+    assert trivia.id not in left
+    assert birthday.id in left and interview.id in left
+    [report] = [
+        r for r in await bot.bank.store.pruned_since(START, scope=scope) if r.memory_id == trivia.id
+    ]
+    assert report.policy == "ebbinghaus" and "retention" in report.reason
+    [kept] = await bot.bank.store.get_memories(scope, [interview.id])
+    assert kept.recall_count >= 5
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+async def test_a_failed_encoding_waits_and_is_retried_once_the_model_is_back(
+    bots: OpenBot,
+) -> None:
+    bot = await bots(make_persona())
+    tick = scheduler(bot).tick
+    await say(bot, "I just moved to Lisbon.")
+    bot.model.push(ModelError("summary tier down", retryable=True))
+    bot.clock.advance(minutes=6)
+    await tick()  # closes the conversation; encoding fails
+    [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert conversation.encoded_at is None and conversation.attempts == 1
+
+    calls = len(bot.model.calls)
+    bot.clock.advance(seconds=30)
+    await tick()  # within the retry delay: the model is not asked again
+    assert len(bot.model.calls) == calls
+
+    bot.model.push(encoding(("Alice moved to Lisbon.", "personal_daily", 2)))
+    bot.clock.advance(minutes=2)
+    await tick()
+    await tick()
+    scope = bot.engine.event_scope(make_event())
+    [memory] = await bot.bank.store.list_memories(scope)
+    assert memory.text == "2026-03-02: Alice moved to Lisbon."
+    assert sum(is_encoding(c) for c in bot.model.calls) == 2  # the failure, then the one
+    [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert conversation.encoded_at is not None
+
+
+async def test_end_encodes_at_the_next_round_and_the_recap_opens_the_next_conversation(
+    bots: OpenBot,
+) -> None:
+    bot = await bots(make_persona())
+    await say(bot, "I'm off to bed, good night.")
+    assert await bot.engine.end(make_event())
+    bot.model.push(encoding(("Alice went to bed early.", "personal_daily", 1)))
+    await scheduler(bot).tick()
+
+    bot.clock.advance(hours=9)
+    await say(bot, "good morning!")
+    system = chat_calls(bot)[-1].messages[0].content
+    assert f"{RECAP_HEADING}\nAlice was off to bed." in system
+
+
+async def test_a_dm_profile_never_reaches_a_group(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    await say(bot, "Secretly, I'm afraid of the dark.")
+    bot.model.push(
+        encoding(("Alice is afraid of the dark.", "social_emotional", 2), profile="afraid of dark")
+    )
+    await bot.engine.end(make_event())
+    await scheduler(bot).tick()
+    assert "afraid of dark" in await commands.profile(bot.engine, make_event())
+
+    await say(bot, "hi all", is_dm=False)
+    system = chat_calls(bot)[-1].messages[0].content
+    assert "afraid" not in system
+    group = make_event(is_dm=False)
+    assert "knows nothing about you yet" in await commands.profile(bot.engine, group)
+
+
+# --- the daily prune ---------------------------------------------------------------------------
+
+
+async def test_the_prune_runs_once_a_day_from_the_prune_hour(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    scope = bot.engine.event_scope(make_event())
+    old = START - timedelta(days=30)
+    trivia = await bot.bank.remember(scope, "Alice ate toast", importance=1, when=old)
+    important = await bot.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
+    lifecycle = bot.lifecycle
+
+    bot.clock.advance(hours=-7)  # 02:00: before the prune hour
+    assert await lifecycle.prune_due() == []
+    bot.clock.advance(hours=3)  # 05:00
+    [report] = await lifecycle.prune_due()
+    assert [i for i, _ in report.forgotten] == [trivia] and report.kept == 1
+    assert await lifecycle.prune_due() == []  # once a day
+    assert await bot.bank.store.last_prune(scope) == report.day
+    left = [m.id for m in await bot.bank.store.list_memories(scope)]
+    assert left == [important]
+
+
+# --- compression -------------------------------------------------------------------------------
+
+
+async def test_a_long_conversation_folds_into_a_running_summary(bots: OpenBot) -> None:
+    settings = EngineConfig(context_tokens=4000, short_term_tokens=300, timezone="UTC")
+    bot = await bots(make_persona(), settings=settings)
+    summaries: list[Sequence[Message]] = []
+
+    def model(messages: Sequence[Message]) -> str:
+        if messages[0].content.startswith(SUMMARY_TASK):
+            summaries.append(messages)
+            return "Alice told the story of her trip to Kyoto, day by day."
+        return "[NEUTRAL] Go on."
+
+    bot.model.default = model
+    for day in range(1, 9):
+        await say(bot, f"On day {day} of my Kyoto trip I " + "walked and looked around " * 12)
+        await bot.engine.drain()
+        if summaries:
+            break
+    [request] = summaries
+    assert "On day 1 " in request[1].content and "(none yet)" in request[1].content
+    assert bot.router.purposes["compression"].calls == 1
+
+    session = await bot.engine.session(make_event())
+    users = [t for t in session.turns if t.role == "user"]
+    assert len(users) == 3  # the last three rounds stay word for word
+    assert session.summary == "Alice told the story of her trip to Kyoto, day by day."
+    [folded] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert folded.reason == "compressed" and "On day 1 " in folded.turns[0]["text"]
+
+    await say(bot, "and then I came home")
+    system = chat_calls(bot)[-1].messages[0].content
+    assert f"{SUMMARY_HEADING}\nAlice told the story" in system
+    assert "On day 1 " not in chat_calls(bot)[-1].text
+
+    # The folded part goes on to long-term memory like any closed conversation.
+    bot.model.push(encoding(("Alice went to Kyoto.", "personal_daily", 2)))
+    await bot.lifecycle.encode_pending()
+    scope = bot.engine.event_scope(make_event())
+    assert [m.text for m in await bot.bank.store.list_memories(scope)] == [
+        "2026-03-02: Alice went to Kyoto."
+    ]
+
+
+async def test_a_failing_compression_keeps_every_turn(bots: OpenBot) -> None:
+    settings = EngineConfig(context_tokens=4000, short_term_tokens=200, timezone="UTC")
+    bot = await bots(make_persona(), settings=settings)
+    for i in range(4):
+        bot.model.push("[NEUTRAL] Go on.")
+        if i == 3:
+            bot.model.push(ModelError("summary tier down"))
+        await say(bot, f"part {i}: " + "a long story about many things " * 10)
+        await bot.engine.drain()
+    session = await bot.engine.session(make_event())
+    assert [t.text.split(":")[0] for t in session.turns if t.role == "user"] == [
+        "part 0",
+        "part 1",
+        "part 2",
+        "part 3",
+    ]
+    assert session.summary == ""
+
+
+# --- the dungeon master ------------------------------------------------------------------------
+
+
+async def test_the_dungeon_master_keeps_the_party_fixed_and_the_game_current(
+    bots: OpenBot,
+) -> None:
+    dm = load_persona(SHIPPED / "dungeon_master.toml")
+    bot = await bots(dm)
+    party = "Sam: Brannoc Ironfoot, dwarf fighter; gruff, loyal; HP 12"
+
+    def game(turn: int) -> str:
+        return (
+            f"Location: the old watchtower, floor {turn}\nQuest: reach the lantern room\n"
+            f"Party: Brannoc {12 - turn // 3}/12\nInventory: Brannoc: axe, {turn} gold\n"
+            "Threads: the stopped mill wheel\nScene: climbing the stairs"
+        )
+
+    bot.model.push(
+        "[EXCITED] Welcome to the Crooked Lantern! Who are you?",
+        calling(STATE_TOOL, {"characters": party, "game": game(1)}),
+    )
+    await say(bot, "I'm Sam, playing Brannoc, a gruff dwarf fighter.", "dungeon_master")
+    await bot.engine.drain()
+    for turn in range(2, 11):
+        bot.model.push(f"[TENSE] Floor {turn}: the stairs creak. What do you do?")
+        if turn == 5:
+            # The model tries to rewrite the party: `once` slots are not offered again.
+            bot.model.push(calling(STATE_TOOL, {"characters": "Sam: a wizard", "game": game(5)}))
+        elif turn == 7:
+            bot.model.push("no change")  # it declines: the game stays as it was
+        else:
+            bot.model.push(calling(STATE_TOOL, {"game": game(turn)}))
+        await say(bot, f"I climb to floor {turn}.", "dungeon_master")
+        await bot.engine.drain()
+        state = (await bot.engine.info(make_event(persona="dungeon_master"))).state
+        assert state["characters"] == party
+        assert state["game"] == game(6 if turn == 7 else turn)
+
+    state_calls = [c for c in bot.model.calls if any(t.name == STATE_TOOL for t in c.tools)]
+    assert len(state_calls) == 10
+    offered = [set(c.tools[0].parameters["properties"]) for c in state_calls]
+    assert offered[0] == {"characters", "game"} and all(o == {"game"} for o in offered[1:])
+    # Every chat prompt shows the state as it was after the turn before.
+    last_chat = chat_calls(bot)[-1].messages[0].content
+    assert party in last_chat and game(9) in last_chat
+
+    # The user can change the party themselves.
+    event = make_event(persona="dungeon_master")
+    answer = await commands.set_state(bot.engine, event, "characters Sam: Brannoc, HP 14")
+    assert answer.endswith("Sam: Brannoc, HP 14")
+    assert "HP 14" in await commands.show_state(bot.engine, event)
+    assert "slots are: characters, game" in await commands.set_state(bot.engine, event, "hp 3")
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+
+async def test_diary_command_by_date(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    event = make_event()
+    assert await commands.diary(bot.engine, event) == "The diary is empty so far."
+    await say(bot, "today I planted tomatoes")
+    bot.model.push(encoding(diary="Alice planted tomatoes. I watched from the window."))
+    await bot.engine.end(event)
+    await bot.lifecycle.encode_pending()
+    page = "Diary, Monday 2026-03-02:\nAlice planted tomatoes. I watched from the window."
+    assert await commands.diary(bot.engine, event) == page
+    bot.clock.advance(days=1)
+    assert await commands.diary(bot.engine, event, "yesterday") == page
+    assert await commands.diary(bot.engine, event, "2026-03-02") == page
+    assert (
+        await commands.diary(bot.engine, event, "今天") == "No diary page for Tuesday 2026-03-03."
+    )
+    assert "has not happened yet" in await commands.diary(bot.engine, event, "tomorrow")
+    assert "Which day is 'soon'?" in await commands.diary(bot.engine, event, "soon")
+
+
+async def test_a_model_that_never_gives_json_still_leaves_a_memory(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    await say(bot, "my favourite colour is green")
+    bot.model.push("Sure! Here are the memories: ...", Completion("still not JSON"))
+    await bot.engine.end(make_event())
+    [encoded] = await bot.lifecycle.encode_pending()
+    assert encoded.fallback
+    scope = bot.engine.event_scope(make_event())
+    [memory] = await bot.bank.store.list_memories(scope)
+    assert memory.kind == "summary" and "my favourite colour is green" in memory.text
