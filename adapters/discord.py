@@ -283,12 +283,31 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="state", description="How the persona feels about this conversation")
-        async def state(interaction: Interaction) -> None:
+        @tree.command(name="state", description="What the persona keeps track of here")
+        @app_commands.describe(
+            slot="a slot to change (like characters); leave empty to see them all",
+            value="the slot's new value",
+        )
+        async def state(interaction: Interaction, slot: str = "", value: str = "") -> None:
             async def work(event: ChatEvent) -> str:
-                slots = (await engine.info(event)).state
-                lines = [f"{name}: {value}" for name, value in slots.items()]
-                return "\n".join(lines) or "Nothing to show yet."
+                if slot:
+                    return await commands.set_state(engine, event, f"{slot} {value}")
+                return await commands.show_state(engine, event)
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="diary", description="The persona's diary page for a day")
+        @app_commands.describe(day="yesterday, 2026-09-03, last Monday...; empty: the newest")
+        async def diary(interaction: Interaction, day: str = "") -> None:
+            async def work(event: ChatEvent) -> str:
+                return await commands.diary(engine, event, day)
+
+            await self._answer(interaction, work)
+
+        @tree.command(name="profile", description="What the persona knows of you")
+        async def profile(interaction: Interaction) -> None:
+            async def work(event: ChatEvent) -> str:
+                return await commands.profile(engine, event)
 
             await self._answer(interaction, work)
 
@@ -303,7 +322,7 @@ class DiscordAdapter:
             await self._answer(interaction, work)
 
         # Registered on the tree by the decorators.
-        del remember, recall, memories, forget, end, wipe, state, export
+        del remember, recall, memories, forget, end, wipe, state, diary, profile, export
 
     def _confirm_forget(self, event: ChatEvent, memory: Recalled) -> Step:
         """The step after picking a memory: ask once more, then delete it."""

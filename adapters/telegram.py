@@ -45,6 +45,9 @@ COMMANDS: dict[str, str] = {
     "recall": "the memory closest to QUERY",
     "memories": "what is remembered of you (or the best matches of QUERY)",
     "forget": "list memories matching QUERY; /forget N deletes the Nth",
+    "diary": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
+    "profile": "what is known of you",
+    "state": "what is kept track of here; /state set NAME VALUE changes it",
     "end": "end the conversation now (it goes to long-term memory)",
     "wipe": "forget this conversation and everything remembered of you",
     "help": "show the commands",
@@ -90,6 +93,9 @@ class TelegramAdapter:
             "recall": self._recall,
             "memories": self._memories,
             "forget": self._forget,
+            "diary": self._diary,
+            "profile": self._profile,
+            "state": self._state,
             "end": self._end,
             "wipe": self._wipe,
             "help": self._help,
@@ -287,6 +293,20 @@ class TelegramAdapter:
             return
         lines = [commands.format_memory(memory, self.engine) for memory in found]
         await self._say(message, "\n".join(lines))
+
+    async def _diary(self, message: Message, event: ChatEvent, day: str) -> None:
+        await self._say(message, await commands.diary(self.engine, event, day))
+
+    async def _profile(self, message: Message, event: ChatEvent, _: str) -> None:
+        await self._say(message, await commands.profile(self.engine, event))
+
+    async def _state(self, message: Message, event: ChatEvent, argument: str) -> None:
+        word, _, rest = argument.partition(" ")
+        if word == "set":
+            answer = await commands.set_state(self.engine, event, rest)
+        else:
+            answer = await commands.show_state(self.engine, event)
+        await self._say(message, answer)
 
     async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
         key = (str(message.chat.id), event.user_id)

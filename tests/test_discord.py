@@ -221,7 +221,13 @@ async def test_wipe_needs_confirmation(fake: FakeDiscord, adapter: DiscordAdapte
 
 async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
     await fake.slash("state", user_id=ALICE)
-    assert (await answer(fake))["content"] == "Nothing to show yet."
+    assert (await answer(fake))["content"] == "Pip keeps no state."
+    await fake.slash("diary", user_id=ALICE)
+    assert (await answer(fake))["content"] == "The diary is empty so far."
+    await fake.slash("diary", {"day": "yesterday"}, user_id=ALICE)
+    assert (await answer(fake))["content"].startswith("No diary page for ")
+    await fake.slash("profile", user_id=ALICE)
+    assert "knows nothing about you yet" in (await answer(fake))["content"]
     await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
     await answer(fake)
     await fake.slash("export", user_id=ALICE, guild=False)
@@ -249,6 +255,7 @@ async def test_commands_synced_globally(fake: FakeDiscord, adapter: DiscordAdapt
     synced = fake.commands[f"/applications/{fake.app_id}/commands"]
     names = {c["name"] for c in synced}
     assert {"remember", "recall", "memories", "forget", "end", "wipe", "state", "export"} <= names
+    assert {"diary", "profile"} <= names
 
 
 async def test_commands_synced_to_guilds(fake: FakeDiscord, bot: Bot):

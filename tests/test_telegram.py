@@ -173,6 +173,29 @@ async def test_commands_are_registered(tg: Harness) -> None:
     assert tg.fake.commands == call.params["commands"]
 
 
+async def test_diary_profile_and_state(tg: Harness) -> None:
+    tg.fake.send_text(ALICE, ALICE, "hi, I'm Alice")
+    await tg.fake.next_messages()
+    tg.fake.send_text(ALICE, ALICE, "/end")
+    await tg.fake.next_messages()
+    tg.bot.model.push(
+        '{"memories": [], "diary": "Alice said hello.", "profiles": {"Alice": "Says hello."}}'
+    )
+    await tg.bot.lifecycle.encode_pending()
+    tg.fake.send_text(ALICE, ALICE, "/diary")
+    [page] = await tg.fake.next_messages()
+    assert page["text"].endswith("Alice said hello.")
+    tg.fake.send_text(ALICE, ALICE, "/diary last year")
+    [unknown] = await tg.fake.next_messages()
+    assert unknown["text"].startswith("Which day is")
+    tg.fake.send_text(ALICE, ALICE, "/profile")
+    [profile] = await tg.fake.next_messages()
+    assert profile["text"].endswith("Says hello.")
+    tg.fake.send_text(ALICE, ALICE, "/state")
+    [state] = await tg.fake.next_messages()
+    assert state["text"] == "Pip keeps no state."
+
+
 async def test_end_and_wipe(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "/end")
     [none] = await tg.fake.next_messages()
