@@ -284,11 +284,15 @@ async def _pruned(args: argparse.Namespace) -> int:
     tz = config.engine.tz()
     since = args.since or (datetime.now(tz) - timedelta(days=7)).date()
     start = datetime.combine(since, time(), tz)
-    store = await Store.open(config.resolve(config.data_dir) / DATABASE)
-    try:
-        reports = await store.pruned_since(start, scope=args.scope)
-    finally:
-        await store.close()
+    database = config.resolve(config.data_dir) / DATABASE
+    reports = []
+    if database.is_file():
+        # Read-only: it may look while a bot is running on the same data folder.
+        store = await Store.open(database, read_only=True)
+        try:
+            reports = await store.pruned_since(start, scope=args.scope)
+        finally:
+            await store.close()
     if not reports:
         print(f"Nothing was forgotten since {since.isoformat()}.")
         return 0
@@ -296,7 +300,8 @@ async def _pruned(args: argparse.Namespace) -> int:
         when = report.pruned_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         print(f"{when}  {report.scope}  #{report.memory_id} ({report.policy}): {report.reason}")
         print(f"    {report.text}")
-    print(f"{len(reports)} memories forgotten since {since.isoformat()}.")
+    count = f"{len(reports)} memor{'y' if len(reports) == 1 else 'ies'}"
+    print(f"{count} forgotten since {since.isoformat()}.")
     return 0
 
 

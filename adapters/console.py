@@ -180,12 +180,19 @@ class ConsoleChat:
         if info.turns:
             started = _when(info.turns[0].at)
             self._say(f"conversation: {len(info.turns)} turns since {started}")
+            if info.summary:
+                self._say("  earlier (summary): " + info.summary.replace("\n", "\n    "))
             self._show_turns(info.turns)
         elif info.last_closed is not None:
             last = info.last_closed
+            fate = (
+                "is in long-term memory"
+                if last.encoded_at is not None
+                else "waits to become long-term memory"
+            )
             self._say(
                 f"conversation: none open; the last one ended {_when(last.ended_at)} "
-                f"({last.reason}) and waits to become long-term memory:"
+                f"({last.reason}) and {fate}:"
             )
             self._show_turns(Turn.from_json(t) for t in last.turns)
         else:

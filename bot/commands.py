@@ -115,7 +115,8 @@ async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
         if not newest:
             return "The diary is empty so far."
         return _page(newest[0].day, newest[0].text)
-    mentioned = find_dates(day, now)
+    # A bare weekday means the last one ("/diary tuesday"); in chat only "on Tuesday" does.
+    mentioned = find_dates(day, now) or find_dates(f"on {day.strip()}", now)
     if not mentioned:
         return f"Which day is {day.strip()!r}? Try a date like 2026-09-03, or yesterday."
     wanted = mentioned[0].day

@@ -55,8 +55,9 @@ class SessionInfo:
     scope: str
     turns: tuple[Turn, ...]
     state: dict[str, str]
-    archived: int  # closed conversations waiting in the archive
+    archived: int  # closed conversations in the archive (encoded or waiting to be)
     last_closed: ArchivedConversation | None  # the newest of them, when none is open
+    summary: str = ""  # the running summary of this conversation's folded turns
 
 
 class Engine:
@@ -386,6 +387,7 @@ class Engine:
                 dict(session.state),
                 archived,
                 last,
+                session.summary,
             )
 
 

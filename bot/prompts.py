@@ -15,6 +15,7 @@ from bot.sessions import Turn
 
 __all__ = [
     "EMOTION_INSTRUCTION",
+    "FLASHBACK_HEADING",
     "LANGUAGES",
     "RECAP_HEADING",
     "STATE_TOOL",
@@ -32,6 +33,7 @@ __all__ = [
 
 LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
+FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 RECAP_HEADING = "Where your previous conversation left off:"
 SUMMARY_HEADING = "Earlier in this conversation (a summary; the latest messages follow):"
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"

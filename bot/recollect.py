@@ -27,6 +27,7 @@ from bot.config import MemoryConfig
 from bot.llm.base import Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
+from bot.prompts import FLASHBACK_HEADING
 from memory.bank import MemoryBank
 from memory.diary import Diary
 from memory.recall import Recalled
@@ -74,7 +75,6 @@ MEMORY_HEADING = (
 )
 PROFILE_HEADING = "What you know of {name}, from your time together:"
 DIARY_HEADING = "Your diary for {day}:"
-FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 NOTHING_FOUND = "Nothing comes to mind about that."
 
 # A question about the past: these words in a message that asks something.

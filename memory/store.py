@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import sqlite3
+import urllib.parse
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -287,6 +289,10 @@ def _serialised(
     return serialised
 
 
+def _read_only_uri(path: Path) -> str:
+    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+
+
 def _ts(at: datetime) -> float:
     return at.timestamp()
 
@@ -303,15 +309,19 @@ class Store:
     second one (the OS drops the lock if a process dies).
     """
 
-    def __init__(self, db: aiosqlite.Connection, path: Path, lock: FileLock) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path, lock: FileLock | None) -> None:
         self._db = db
         self._lock = lock
         self._writing = asyncio.Lock()
         self.path = path
 
     @classmethod
-    async def open(cls, path: Path) -> Store:
-        """Open (creating or migrating) the database; StoreError names the path and why not."""
+    async def open(cls, path: Path, *, read_only: bool = False) -> Store:
+        """Open (creating or migrating) the database; StoreError names the path and why not.
+        `read_only`: look at an existing database, even one a running process holds (WAL
+        lets a reader in beside the writer); nothing is created, migrated or locked."""
+        if read_only:
+            return await cls._open_reader(path)
         lock = FileLock(path.with_name(path.name + ".lock"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -347,11 +357,35 @@ class Store:
             raise
         return store
 
+    @classmethod
+    async def _open_reader(cls, path: Path) -> Store:
+        try:
+            db = await aiosqlite.connect(_read_only_uri(path), uri=True)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"{path}: cannot open the database: {e}") from None
+        store = cls(db, path, None)
+        try:
+            await db.execute("PRAGMA busy_timeout=5000")
+            version = await store.schema_version()
+        except BaseException as e:
+            await db.close()
+            if isinstance(e, sqlite3.Error):
+                raise StoreError(f"{path}: cannot open the database: {e}") from None
+            raise
+        if version != len(MIGRATIONS):
+            await db.close()
+            raise StoreError(
+                f"{path} has schema version {version}, this Kizuna {len(MIGRATIONS)}: open it "
+                "once with `kizuna chat` or `kizuna run` to migrate it"
+            )
+        return store
+
     async def close(self) -> None:
         try:
             await self._db.close()
         finally:
-            self._lock.release()
+            if self._lock is not None:
+                self._lock.release()
 
     async def schema_version(self) -> int:
         async with self._db.execute("PRAGMA user_version") as cur:

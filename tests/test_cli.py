@@ -6,21 +6,31 @@ No real model is reached: OPENAI_* are removed and OLLAMA_HOST points at a close
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot import __version__
 from bot.llm.router import OFFLINE_NOTICE
 from bot.persona import load_persona
-from tests.fakes.openai_server import FakeOpenAI
+from memory.encoding import ENCODING_TASK
+from memory.records import NewMemory
+from memory.store import Store
+from tests.fakes.openai_server import FakeOpenAI, echo_reply
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
@@ -71,6 +81,65 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 
 def replies(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("Monikai [")]
+
+
+# A scheduler round every 0.2 s, so a conversation that ends is encoded at once; days in UTC.
+FAST_ENGINE = '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n'
+
+
+@contextmanager
+def running_chat(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """`kizuna chat` as a live process to talk to line by line; killed if still running at the
+    end, and by a watchdog if it hangs."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adapters.cli", "chat", *args],
+        cwd=cwd,
+        env=env or base_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watchdog = threading.Timer(2 * TIMEOUT, process.kill)  # never hang the suite on a read
+    watchdog.start()
+    try:
+        yield process
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def say(process: subprocess.Popen[str], line: str) -> str:
+    """Send one line to a running chat and read the one line it answers."""
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(line + "\n")
+    process.stdin.flush()
+    return process.stdout.readline().rstrip("\n")
+
+
+def query(cwd: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    """Rows from the data folder's database, read beside the running process."""
+    db = sqlite3.connect(cwd / "data" / "kizuna.sqlite3", timeout=5)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def all_encoded(cwd: Path) -> bool:
+    rows = query(cwd, "SELECT encoded_at FROM conversations")
+    return bool(rows) and all(at is not None for (at,) in rows)
 
 
 # -- the console chat, offline ---------------------------------------------------------------------
@@ -531,4 +600,253 @@ def test_the_offline_model_shows_what_recall_brought(tmp_path: Path) -> None:
     [reply] = replies(chat(tmp_path, "Mochi knocked over a glass today\n").stdout)
     assert 'From before, I remember: "ann: my cat is called Mochi".' in reply
     [reply] = replies(chat(tmp_path, "the weather is lovely\n").stdout)
-    assert "From before" not in reply  # nothing relevant, nothing recalled
+    # Nothing relevant, nothing recalled (a flashback, now and then, is another line).
+    assert "From before" not in reply
+
+
+def is_encoding(body: dict[str, Any]) -> bool:
+    """Is this chat completion request the encoding of a conversation that ended?"""
+    messages = body.get("messages") or [{}]
+    return ENCODING_TASK in str(messages[0].get("content"))
+
+
+ENCODING = json.dumps(
+    {
+        "memories": [
+            {
+                "text": "Ann told me her cat Mochi is afraid of thunderstorms.",
+                "category": "personal_daily",
+                "importance": 2,
+                "emotion": 0,
+            },
+            {
+                "text": "Ann starts a new job at the harbour office next Monday.",
+                "category": "work_study",
+                "importance": 3,
+                "emotion": 0.6,
+            },
+        ],
+        "diary": "Ann told me about Mochi and her new job.",
+        "profiles": {"ann": "Has a cat, Mochi; starts at the harbour office on Monday."},
+        "recap": "We talked about Mochi and the new job.",
+    }
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_killed_mid_encoding_the_conversation_is_encoded_exactly_once(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(FAST_ENGINE, encoding="utf-8")
+    release = threading.Event()  # until set, the fake hangs on encoding requests
+
+    def answer(body: dict[str, Any]) -> str:
+        if is_encoding(body):
+            if not release.is_set():
+                release.wait(TIMEOUT)  # blocks the fake's loop: the request stays unanswered
+            return ENCODING
+        return echo_reply(body)
+
+    def encodings(fake: FakeOpenAI) -> int:
+        return sum(is_encoding(body) for body in fake.chat_requests)
+
+    with FakeOpenAI(default_reply=answer) as fake:
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        try:
+            with running_chat(tmp_path, "--persona", "monikai", "--user", "ann", env=env) as first:
+                assert say(first, "my cat Mochi hates thunder") == (
+                    "Monikai [NEUTRAL]: echo: my cat Mochi hates thunder"
+                )
+                assert say(first, "I start at the harbour office on Monday").startswith(
+                    "Monikai [NEUTRAL]: echo: "
+                )
+                assert say(first, "end") == (
+                    "Conversation ended; it is archived for long-term memory."
+                )
+                wait_until(lambda: encodings(fake) == 1, "the encoding request")
+                first.kill()  # SIGKILL while the summary call is in flight
+                first.communicate(timeout=TIMEOUT)
+            assert first.returncode == -signal.SIGKILL
+            [(conversation, encoded_at)] = query(
+                tmp_path, "SELECT id, encoded_at FROM conversations"
+            )
+            assert encoded_at is None
+            assert query(tmp_path, "SELECT count(*) FROM memories") == [(0,)]
+            assert query(tmp_path, "SELECT count(*) FROM diary") == [(0,)]
+        finally:
+            release.set()
+
+        with running_chat(tmp_path, "--persona", "monikai", "--user", "ann", env=env) as second:
+            wait_until(lambda: all_encoded(tmp_path), "the conversation to be encoded")
+            stdout, stderr = second.communicate("profile\n", timeout=TIMEOUT)
+        assert second.returncode == 0, stderr
+        assert "Traceback" not in stderr
+        assert encodings(fake) == 2  # the one killed, and the one that finished
+    assert stdout == (
+        "What Monikai knows of you:\nHas a cat, Mochi; starts at the harbour office on Monday.\n"
+    )
+    assert query(tmp_path, "SELECT count(*) FROM conversations") == [(1,)]
+    texts = query(
+        tmp_path, "SELECT text FROM memories WHERE conversation_id = ? ORDER BY id", conversation
+    )
+    assert [text.split(": ", 1)[1] for (text,) in texts] == [
+        "Ann told me her cat Mochi is afraid of thunderstorms.",
+        "Ann starts a new job at the harbour office next Monday.",
+    ]
+    assert query(tmp_path, "SELECT count(*) FROM memories") == [(2,)]
+    [(text, conversations)] = query(tmp_path, "SELECT text, conversations FROM diary")
+    assert (text, conversations) == ("Ann told me about Mochi and her new job.", 1)
+    [(recap,)] = query(tmp_path, "SELECT recap FROM conversations")
+    assert recap == "We talked about Mochi and the new job."
+
+
+def test_diary_profile_and_state_commands_with_the_offline_model(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(FAST_ENGINE, encoding="utf-8")
+    today = datetime.now(UTC).date()
+    first = chat(
+        tmp_path,
+        "diary\nprofile\nI have a job interview on Tuesday.\nMy sister Ana lives in Lisbon.\nend\n",
+    )
+    assert first.stdout.splitlines()[:2] == [
+        "The diary is empty so far.",
+        "Monikai knows nothing about you yet: a profile is written after a conversation.",
+    ]
+    with running_chat(tmp_path, "--persona", "monikai", "--user", "ann") as later:
+        wait_until(lambda: all_encoded(tmp_path), "the conversation to be encoded")
+        commands = [
+            "diary",
+            "profile",
+            "/diary yesterday",
+            "/diary nonsense",
+            f"/diary {today.isoformat()}",
+            "/diary 2099-01-01",
+            "state",
+            "/state set mood happy",
+        ]
+        stdout, stderr = later.communicate("\n".join(commands) + "\n", timeout=TIMEOUT)
+    assert later.returncode == 0, stderr
+    [(day,)] = query(tmp_path, "SELECT day FROM diary")
+    assert day in (today.isoformat(), (today + timedelta(days=1)).isoformat())  # near midnight
+    page_day = datetime.fromisoformat(day).date()
+    page = [
+        f"Diary, {page_day:%A %Y-%m-%d}:",
+        stdout.splitlines()[1],  # the offline model's line: "HH:MM talked with ann: ..."
+    ]
+    assert re.fullmatch(
+        r"\d\d:\d\d talked with ann: I have a job interview on Tuesday\.", page[1]
+    ), stdout
+    yesterday = page_day - timedelta(days=1)
+    asked_today = [*page] if page_day == today else [f"No diary page for {today:%A %Y-%m-%d}."]
+    assert stdout.splitlines() == [
+        *page,
+        "What Monikai knows of you:",
+        "I have a job interview on Tuesday. My sister Ana lives in Lisbon.",
+        f"No diary page for {yesterday:%A %Y-%m-%d}.",
+        "Which day is 'nonsense'? Try a date like 2026-09-03, or yesterday.",
+        *asked_today,
+        "Thursday 2099-01-01 has not happened yet.",
+        "Monikai keeps no state.",
+        "Monikai keeps no state.",
+    ]
+    assert replies(stdout) == []  # none of it was said to the persona
+
+    result = kizuna(
+        tmp_path,
+        "chat",
+        "--persona",
+        "dungeon_master",
+        "--user",
+        "sam",
+        stdin="/state set characters Sam: Brannoc, dwarf fighter; HP 12\n"
+        "state\n/state set weather rain\n/state set characters\n/state bogus\n",
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("characters is now:\nSam: Brannoc, dwarf fighter; HP 12\n")
+    shown = out.split("characters (once):\n", 1)[1]
+    assert shown.startswith("Sam: Brannoc, dwarf fighter; HP 12\ngame (every_turn):\n")
+    assert "No state slot 'weather'; the slots are: characters, game.\n" in out
+    assert "Give the new value: state set characters VALUE\n" in out
+    assert out.endswith("Use /state to show the state, /state set NAME VALUE to change a slot.\n")
+    # The slot is kept: a later run shows it too.
+    again = kizuna(
+        tmp_path, "chat", "--persona", "dungeon_master", "--user", "sam", stdin="state\n"
+    )
+    assert "characters (once):\nSam: Brannoc, dwarf fighter; HP 12\n" in again.stdout
+
+
+async def prune_one(database: Path, scope: str, text: str, reason: str, at: datetime) -> int:
+    """Add a memory to `scope` and have the daily prune of `at` forget it; its id."""
+    store = await Store.open(database)
+    try:
+        memory_id = await store.add_memory(
+            NewMemory(
+                scope=scope,
+                text=text,
+                speaker=None,
+                kind="episodic",
+                category="personal_daily",
+                importance=1,
+                sentiment=0.0,
+                created_at=at - timedelta(days=40),
+                strength=1.0,
+            )
+        )
+        [memory] = await store.get_memories(scope, [memory_id])
+        await store.prune(scope, at.date(), [(memory, reason)], "ebbinghaus", at)
+    finally:
+        await store.close()
+    return memory_id
+
+
+def counted(stdout: str) -> str:
+    """The last line of `memories pruned`, "N memories forgotten since DATE.", as "N since DATE"
+    (either "memory" or "memories" for one)."""
+    lines = stdout.splitlines()
+    match = re.fullmatch(r"(\d+) memor(?:y|ies) forgotten since (\S+)\.", lines[-1])
+    assert match, stdout
+    assert len(lines) == 1 + 2 * int(match[1])  # two lines per memory, then the count
+    return f"{match[1]} since {match[2]}"
+
+
+def test_memories_pruned_lists_what_the_prune_forgot(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(FAST_ENGINE, encoding="utf-8")
+    week_ago = (datetime.now(UTC) - timedelta(days=7)).date()
+    empty = kizuna(tmp_path, "memories", "pruned")
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout == f"Nothing was forgotten since {week_ago.isoformat()}.\n"
+    assert empty.stderr == ""
+
+    database = tmp_path / "data" / "kizuna.sqlite3"
+    recent = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    old = datetime(2026, 3, 14, 4, 30, tzinfo=UTC)
+    ann, bob = "monikai/console:dm:ann", "miao/console:dm:bob"
+    faded = asyncio.run(
+        prune_one(database, ann, "ann said the bus was late", "retention 0.02 < 0.05", recent)
+    )
+    older = asyncio.run(
+        prune_one(database, bob, "bob had toast for breakfast", "retention 0.01 < 0.05", old)
+    )
+    recent_line = (
+        f"{recent:%Y-%m-%d %H:%M}  {ann}  #{faded} (ebbinghaus): retention 0.02 < 0.05\n"
+        "    ann said the bus was late\n"
+    )
+    old_line = (
+        f"2026-03-14 04:30  {bob}  #{older} (ebbinghaus): retention 0.01 < 0.05\n"
+        "    bob had toast for breakfast\n"
+    )
+
+    last_week = kizuna(tmp_path, "memories", "pruned")  # the last 7 days: the old one is out
+    assert last_week.returncode == 0, last_week.stderr
+    assert last_week.stdout.startswith(recent_line)
+    assert counted(last_week.stdout) == f"1 since {week_ago.isoformat()}"
+    both = kizuna(tmp_path, "memories", "pruned", "--since", "2026-03-14")  # the day counts
+    assert both.stdout == old_line + recent_line + "2 memories forgotten since 2026-03-14.\n"
+    one = kizuna(tmp_path, "memories", "pruned", "--since", "2026-03-14", "--scope", bob)
+    assert one.stdout.startswith(old_line) and counted(one.stdout) == "1 since 2026-03-14"
+    after = (recent + timedelta(days=1)).date().isoformat()
+    later = kizuna(tmp_path, "memories", "pruned", "--since", after, "--scope", ann)
+    assert later.returncode == 0, later.stderr
+    assert later.stdout == f"Nothing was forgotten since {after}.\n"
+
+    bad = kizuna(tmp_path, "memories", "pruned", "--since", "2026-13-01")
+    assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
+    assert "argument --since: not a date (YYYY-MM-DD): '2026-13-01'" in bad.stderr

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
+from bot.prompts import FLASHBACK_HEADING
 from bot.recollect import (
-    FLASHBACK_HEADING,
     MEMORY_HEADING,
     NOTHING_FOUND,
     Recollection,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
-from bot.prompts import STATE_TOOL, SUMMARY_TASK, parse_emotion_instruction
+from bot.prompts import FLASHBACK_HEADING, STATE_TOOL, SUMMARY_TASK, parse_emotion_instruction
 from memory.encoding import ENCODING_TASK
 
 __all__ = ["OfflineChatModel"]
@@ -39,6 +39,7 @@ _EN = {
     "recall": "In mind from this conversation: {items}.",
     "nothing_recalled": "This is the start of our conversation.",
     "memories": "From before, I remember: {items}.",
+    "flashback": "A passing thought: {items}.",
     "keep": "I will remember: {items}.",
     "nothing_kept": "Nothing about you to remember in that yet.",
 }
@@ -50,6 +51,7 @@ _ZH = {
     "recall": "我记得这次聊天里的：{items}。",
     "nothing_recalled": "我们的聊天刚刚开始。",
     "memories": "我还记得以前的：{items}。",
+    "flashback": "忽然想起：{items}。",
     "keep": "我会记住：{items}。",
     "nothing_kept": "这句话里还没有关于你的事要记。",
 }
@@ -123,9 +125,14 @@ class OfflineChatModel:
             parts.append(lang["recall"].format(items="; ".join(earlier)))
         else:
             parts.append(lang["nothing_recalled"])
-        memories = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(system)[:3]]
+        # Recalled memories, then a flashback (which follows its own heading).
+        recalled, _, passing = system.partition(FLASHBACK_HEADING)
+        memories = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(recalled)[:3]]
         if memories:
             parts.append(lang["memories"].format(items="; ".join(memories)))
+        thoughts = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(passing)[:2]]
+        if thoughts:
+            parts.append(lang["flashback"].format(items="; ".join(thoughts)))
         kept = _about_self(current)
         if kept:
             parts.append(lang["keep"].format(items="; ".join(quote(_quote(k)) for k in kept)))
