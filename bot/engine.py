@@ -26,6 +26,7 @@ from bot.prompts import (
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, scope_key
 from memory.clock import Clock
+from memory.encoding import last_exchange
 from memory.store import ArchivedConversation
 
 __all__ = ["Engine", "SessionInfo"]
@@ -42,7 +43,6 @@ MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 RECAP_WITHIN = timedelta(days=30)  # an older conversation is not "where we left off"
-RECAP_CHARS = 400
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
 SUMMARY_CHARS = 6_000  # of the running summary
 
@@ -176,13 +176,7 @@ class Engine:
             return ""
         if not last or now - last[0].ended_at > RECAP_WITHIN:
             return ""
-        if last[0].recap:
-            return last[0].recap
-        turns = last[0].turns[-2:]
-        text = " / ".join(
-            f"{t.get('speaker', '')}: {' '.join(str(t['text']).split())}" for t in turns
-        )
-        return text if len(text) <= RECAP_CHARS else text[: RECAP_CHARS - 1] + "…"
+        return last[0].recap or last_exchange(last[0])
 
     async def _recollect(
         self, persona: Persona, scope: str, text: str, now: datetime, user_id: str

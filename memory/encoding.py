@@ -39,6 +39,7 @@ __all__ = [
     "Encoder",
     "EncodingFailed",
     "TextModel",
+    "last_exchange",
 ]
 
 log = logging.getLogger(__name__)
@@ -129,12 +130,12 @@ class Encoder:
             drafts = [self._fallback_memory(conversation, author, day, users)]
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
-            recap = _fallback_recap(conversation)
+            recap = last_exchange(conversation)
         else:
             drafts = self._drafts(answer.get("memories", []), day)
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
             new_profiles = _profiles(answer.get("profiles"), users)
-            recap = _bounded(answer.get("recap"), RECAP_CHARS) or _fallback_recap(conversation)
+            recap = _bounded(answer.get("recap"), RECAP_CHARS) or last_exchange(conversation)
         # The persona writes these memories itself, naming whoever they are about: no speaker.
         vectors = await self.bank.embed_memories([d.text for d in drafts], None, when)
         merges = await self._link(scope, drafts, vectors, when)
@@ -531,7 +532,8 @@ def _fallback_diary(
     return _bounded(f"{page}\n{line}".strip(), DIARY_CHARS)
 
 
-def _fallback_recap(conversation: ArchivedConversation) -> str:
+def last_exchange(conversation: ArchivedConversation) -> str:
+    """A recap without a model: the conversation's last exchange, within RECAP_CHARS."""
     last = conversation.turns[-2:]
     text = " / ".join(f"{t.get('speaker', '')}: {' '.join(str(t['text']).split())}" for t in last)
     return text if len(text) <= RECAP_CHARS else text[: RECAP_CHARS - 1] + "…"
