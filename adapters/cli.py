@@ -13,19 +13,21 @@ import contextlib
 import getpass
 import logging
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
+from adapters.host import AVAILABLE_PLATFORMS, BotStartError, bot_tokens, host
 from bot import __version__
 from bot.config import Config, find_config, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
-from bot.persona import PersonaLibrary, load_persona
+from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
 from memory.bank import DATABASE, MemoryBank
@@ -35,7 +37,6 @@ from memory.store import Store, StoreError
 __all__ = ["main"]
 
 # Platforms whose adapters are not written yet; `run` says so instead of failing.
-PLANNED_PLATFORMS = ("discord", "telegram", "web")
 
 
 class UsageError(Exception):
@@ -75,9 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         parents=[common],
         help="start every bot in the configuration",
-        description="Start every bot listed under [[bots]] in the configuration. The Discord, "
-        "Telegram and web adapters arrive in a later version: until then this checks the "
-        "configuration and says which bots cannot start yet.",
+        description="Start every bot listed under [[bots]] in the configuration (Discord and "
+        "Telegram; the web adapter arrives in a later version) in this one process, and serve "
+        "until Ctrl-C or SIGTERM, then save and stop.",
     )
 
     persona = sub.add_parser("persona", help="work with persona files")
@@ -215,14 +216,38 @@ def _run(args: argparse.Namespace) -> int:
                 f"no persona named {bot.persona!r} (known: {', '.join(library.names())})",
             )
         load_personas(library, [bot.persona])
-    for bot in config.bots:
-        if bot.platform in PLANNED_PLATFORMS:
-            print(
-                f"{bot.platform} bot for {bot.persona}: the {bot.platform} adapter is not "
-                "available yet in this version of Kizuna",
-                file=sys.stderr,
-            )
-    return 1
+    unavailable = [b for b in config.bots if b.platform not in AVAILABLE_PLATFORMS]
+    for bot in unavailable:
+        print(
+            f"{bot.platform} bot for {bot.persona}: the {bot.platform} adapter is not "
+            "available yet in this version of Kizuna",
+            file=sys.stderr,
+        )
+    if unavailable:
+        return 1
+    bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
+    personas = load_personas(library, dict.fromkeys(b.persona for b in config.bots))
+    return asyncio.run(_serve(config, personas))
+
+
+async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
+    """Host the bots until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # not on Windows: Ctrl-C still works
+            loop.add_signal_handler(sig, stop.set)
+    names = ", ".join(f"{b.persona} on {b.platform}" for b in config.bots)
+    print(f"Kizuna is starting: {names}. Ctrl-C (or SIGTERM) stops it.", file=sys.stderr)
+    try:
+        await host(config, personas, os.environ, stop=stop)
+    except BotStartError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except ModelSetupError as e:
+        raise config.error(tuple(e.key.split(".")), e.message) from None
+    print("Kizuna stopped; everything is saved.", file=sys.stderr)
+    return 0
 
 
 def _validate(files: Sequence[Path]) -> int:

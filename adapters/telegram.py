@@ -129,11 +129,11 @@ class TelegramAdapter:
             assert self.app.updater is not None  # built by ApplicationBuilder by default
             await self.app.updater.start_polling(timeout=self.poll_timeout)
         except BaseException:
-            await self.stop()
+            await self.close()
             raise
         log.info("telegram bot @%s serves persona %s", self.app.bot.username, self.persona)
 
-    async def stop(self) -> None:
+    async def close(self) -> None:
         """Stop polling, finish the updates in hand, and close the HTTP client."""
         updater = self.app.updater
         if updater is not None and updater.running:

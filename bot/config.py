@@ -155,6 +155,20 @@ class BotConfig:
     persona: str
     token_env: str = ""
     name: str = ""
+    # Discord: sync slash commands to these guilds only (instant; for development), and the
+    # channels bound to this persona (it answers every message there).
+    guild_ids: list[int] = field(default_factory=list)
+    channel_ids: list[int] = field(default_factory=list)
+    # Telegram: a self-hosted Bot API server ("" = api.telegram.org).
+    base_url: str = ""
+
+    def __post_init__(self) -> None:
+        if self.platform != "discord" and (self.guild_ids or self.channel_ids):
+            raise ValueError("guild_ids and channel_ids are for discord bots")
+        if self.base_url and self.platform != "telegram":
+            raise ValueError("base_url is for telegram bots")
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
 
 
 @dataclass(slots=True)

@@ -398,14 +398,26 @@ def test_run_without_bots(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_run_with_a_telegram_bot(tmp_path: Path) -> None:
+def test_run_without_the_token_says_which_variable_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "kizuna.toml").write_text(
-        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "TELEGRAM_TOKEN"\n',
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "KZ_TEST_TOKEN"\n',
         encoding="utf-8",
     )
     result = kizuna(tmp_path, "run")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"{tmp_path / 'kizuna.toml'}:4: bots[0].token_env: the environment variable "
+        "KZ_TEST_TOKEN (the telegram token for miao) is not set"
+    )
+
+
+def test_run_with_a_web_bot_says_it_is_not_available_yet(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "web"\npersona = "miao"\n', encoding="utf-8"
+    )
+    result = kizuna(tmp_path, "run")
     assert result.returncode == 1
-    assert "telegram" in result.stderr and "not available yet" in result.stderr
+    assert "web" in result.stderr and "not available yet" in result.stderr
     assert "Traceback" not in result.stderr
 
 

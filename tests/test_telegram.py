@@ -57,7 +57,7 @@ async def tg(tmp_path: Path, model: ScriptedChatModel) -> AsyncIterator[Harness]
         try:
             yield Harness(fake, bot, adapter)
         finally:
-            await adapter.stop()
+            await adapter.close()
             await bot.close()
 
 

@@ -21,7 +21,7 @@ from memory.encoding import ENCODING_TASK
 
 __all__ = ["OfflineChatModel"]
 
-_NAME = re.compile(r"^You are (.+?)(?: \(|\.$)")
+_NAME = re.compile(r"^You are (.+?)(?: \(|\.$)", re.MULTILINE)
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNORECASE)
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)

@@ -1,0 +1,128 @@
+"""`kizuna run`: every configured bot in one process, over one runtime (one store, one memory
+bank, one scheduler), until asked to stop.
+
+    stop = asyncio.Event()
+    await host(config, personas, os.environ, stop=stop)   # returns once stop is set
+
+Tokens are checked before anything opens: a missing one is one line naming the configuration
+key and the variable. A bot that cannot start (a rejected token, no network) stops the others
+and the runtime cleanly, and says which bot and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Protocol
+
+from bot.config import BotConfig, Config
+from bot.llm.router import OllamaProbe, probe_ollama
+from bot.persona import Persona
+from bot.runtime import Runtime, open_runtime
+from memory.clock import Clock
+
+__all__ = ["AVAILABLE_PLATFORMS", "Adapter", "BotStartError", "bot_tokens", "host"]
+
+log = logging.getLogger(__name__)
+
+AVAILABLE_PLATFORMS = ("discord", "telegram")
+
+
+class Adapter(Protocol):
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class BotStartError(Exception):
+    """A configured bot could not start; the message names it."""
+
+
+def _describe(bot: BotConfig) -> str:
+    return f"{bot.platform} bot {bot.name or bot.persona!r}"
+
+
+def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """Each bot's token from the environment (raises the configuration's one-line error,
+    naming the key and its line, for a variable that is not set)."""
+    tokens: list[str] = []
+    for i, bot in enumerate(config.bots):
+        token = environ.get(bot.token_env, "").strip()
+        if not token:
+            raise config.error(
+                ("bots", i, "token_env"),
+                f"the environment variable {bot.token_env} (the {bot.platform} token for "
+                f"{bot.persona}) is not set",
+            )
+        tokens.append(token)
+    return tokens
+
+
+def _adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> Adapter:
+    try:
+        return _make_adapter(runtime, bot, token, index)
+    except ImportError as e:
+        raise BotStartError(
+            f"{_describe(bot)} needs the {bot.platform} extra: pip install 'kizuna[{bot.platform}]'"
+            f" ({e})"
+        ) from None
+
+
+def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> Adapter:
+    bot_id = bot.name or f"{bot.platform}-{bot.persona}-{index}"
+    if bot.platform == "discord":
+        from adapters.discord import DiscordAdapter  # the `discord` extra
+
+        return DiscordAdapter(
+            runtime.engine,
+            bot.persona,
+            token,
+            bot_id=bot_id,
+            guild_ids=bot.guild_ids,
+            channel_ids=bot.channel_ids,
+        )
+    from adapters.telegram import TelegramAdapter  # the `telegram` extra
+
+    return TelegramAdapter(
+        runtime.engine, bot.persona, token, bot_id=bot_id, base_url=bot.base_url or None
+    )
+
+
+async def host(
+    config: Config,
+    personas: Mapping[str, Persona],
+    environ: Mapping[str, str],
+    *,
+    stop: asyncio.Event,
+    clock: Clock | None = None,
+    probe: OllamaProbe = probe_ollama,
+) -> None:
+    """Start every bot, serve until `stop` is set, then close them and the runtime."""
+    tokens = bot_tokens(config, environ)
+    platforms = sorted({bot.platform for bot in config.bots})
+    runtime = await open_runtime(
+        config, personas, environ, platforms=platforms, clock=clock, probe=probe
+    )
+    started: list[Adapter] = []
+    try:
+        if runtime.engine.models.notice:
+            log.warning("%s", runtime.engine.models.notice)
+        for i, (bot, token) in enumerate(zip(config.bots, tokens, strict=True)):
+            adapter = _adapter(runtime, bot, token, i)
+            try:
+                await adapter.start()
+            except Exception as e:
+                raise BotStartError(f"{_describe(bot)} could not start: {e}") from e
+            started.append(adapter)
+            log.info("%s is up", _describe(bot))
+        runtime.scheduler.start()
+        await stop.wait()
+    finally:
+        # Stop taking messages first, then let the runtime finish and save.
+        for adapter in reversed(started):
+            try:
+                await adapter.close()
+            except Exception:
+                log.exception("closing a bot failed")
+        await runtime.close()

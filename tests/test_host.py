@@ -1,0 +1,111 @@
+"""`kizuna run`'s host: every configured bot in one process over one runtime, against the
+loopback fakes of Discord and Telegram, with the offline model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import discord
+import pytest
+
+from adapters.host import BotStartError, host
+from bot.config import BotConfig, Config, EngineConfig
+from bot.tomlfile import TomlError
+from memory.bank import DATABASE
+from memory.store import Store
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.factories import make_persona
+from tests.fakes.logs import logged_errors
+from tests.fakes.telegram_server import FakeTelegram
+
+ALICE = 4242
+
+
+async def no_ollama(host: str) -> list[str]:
+    return []
+
+
+@pytest.fixture(autouse=True)
+def errors() -> Iterator[list[logging.LogRecord]]:
+    """What the libraries log as errors fails the test, unless the test expected it."""
+    with logged_errors("discord", "telegram", "adapters") as records:
+        yield records
+
+
+@pytest.fixture
+async def discord_fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+        yield server
+
+
+def config(tmp_path: Path, telegram: FakeTelegram) -> Config:
+    return Config(
+        data_dir=str(tmp_path / "data"),
+        engine=EngineConfig(timezone="UTC"),
+        bots=[
+            BotConfig("discord", "pip", token_env="KZ_DISCORD"),
+            BotConfig("telegram", "bo", token_env="KZ_TELEGRAM", base_url=telegram.base_url),
+        ],
+    )
+
+
+PERSONAS = {"pip": make_persona("pip", name="Pip"), "bo": make_persona("bo", name="Bo")}
+
+
+async def test_two_platforms_two_personas_one_process(
+    tmp_path: Path, discord_fake: FakeDiscord
+) -> None:
+    async with FakeTelegram() as telegram:
+        environ = {"KZ_DISCORD": "discord-token", "KZ_TELEGRAM": telegram.token}
+        stop = asyncio.Event()
+        hosting = asyncio.create_task(
+            host(config(tmp_path, telegram), PERSONAS, environ, stop=stop, probe=no_ollama)
+        )
+        await discord_fake.dispatch_message(
+            discord_fake.channel_id, ALICE, "I live in Oslo", guild=False
+        )
+        said = await discord_fake.next_message(wait=10)
+        assert "(offline model) Pip here." in said["content"]
+        telegram.send_text(77, 77, "I live in Kyoto")
+        [answer] = await telegram.next_messages(within=10)
+        assert "(offline model) Bo here." in answer["text"]
+        stop.set()
+        await asyncio.wait_for(hosting, 30)
+
+    # Stopped and saved: both conversations are in the one store, each with its persona.
+    store = await Store.open(tmp_path / "data" / DATABASE)
+    try:
+        rows = {
+            (r.persona, r.scope.split(":")[0]) for r in await store.load_sessions(["pip", "bo"])
+        }
+    finally:
+        await store.close()
+    assert rows == {("pip", "discord"), ("bo", "telegram")}
+
+
+async def test_a_missing_token_is_named_before_anything_opens(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram:
+        cfg = config(tmp_path, telegram)
+        with pytest.raises(TomlError, match=r"bots\[1\]\.token_env.*KZ_TELEGRAM"):
+            await host(cfg, PERSONAS, {"KZ_DISCORD": "x"}, stop=asyncio.Event())
+    assert not (tmp_path / "data").exists()
+
+
+async def test_a_rejected_token_stops_the_others_cleanly(
+    tmp_path: Path, discord_fake: FakeDiscord, errors: list[logging.LogRecord]
+) -> None:
+    async with FakeTelegram() as telegram:
+        environ = {"KZ_DISCORD": "discord-token", "KZ_TELEGRAM": "999:wrong"}
+        with pytest.raises(BotStartError, match="telegram bot 'bo' could not start"):
+            await host(
+                config(tmp_path, telegram), PERSONAS, environ, stop=asyncio.Event(), probe=no_ollama
+            )
+    errors.clear()  # PTB logs the rejected token; that is this test's point
+    # The store was closed on the way out: it opens again.
+    store = await Store.open(tmp_path / "data" / DATABASE)
+    await store.close()
