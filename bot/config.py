@@ -18,6 +18,7 @@ from bot import tomlfile
 
 __all__ = [
     "TIERS",
+    "AccessConfig",
     "BotConfig",
     "Config",
     "EngineConfig",
@@ -148,6 +149,24 @@ class MemoryConfig:
 
 
 @dataclass(slots=True)
+class AccessConfig:
+    """Who may talk to the personas, and how fast. Ids are the platform's, as text; a
+    non-empty allow list lets in only those."""
+
+    messages_per_minute: int = 20  # per user; past it the persona says so once; 0: no limit
+    allow_users: list[str] = field(default_factory=list)
+    block_users: list[str] = field(default_factory=list)
+    allow_chats: list[str] = field(default_factory=list)  # Discord servers, Telegram chats
+    block_chats: list[str] = field(default_factory=list)
+    allow_channels: list[str] = field(default_factory=list)
+    block_channels: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.messages_per_minute < 0:
+            raise ValueError("messages_per_minute must be 0 (no limit) or more")
+
+
+@dataclass(slots=True)
 class BotConfig:
     """One persona on one platform. `token_env` names the variable holding the bot token."""
 
@@ -178,6 +197,7 @@ class Config:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    access: AccessConfig = field(default_factory=AccessConfig)
     bots: list[BotConfig] = field(default_factory=list)
     # Where the file was read from (None: built-in defaults); not a TOML key.
     source: Path | None = field(default=None, metadata={"toml": False})

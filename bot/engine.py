@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.access import Gate
 from bot.config import EngineConfig
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Completion, Message, ModelError, Tool
@@ -37,6 +38,10 @@ APOLOGIES = {
     "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what you "
     "said, so try me again in a moment.",
     "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
+}
+SLOW_DOWN = {
+    "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all yours.",
+    "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
 }
 STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
@@ -70,6 +75,7 @@ class Engine:
         clock: Clock,
         settings: EngineConfig,
         memory: Recollector | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.personas = personas
         self.models = models
@@ -77,6 +83,7 @@ class Engine:
         self.clock = clock
         self.settings = settings
         self.memory = memory
+        self.gate = gate
         self.tz = settings.tz()
         self._background: set[asyncio.Task[None]] = set()
 
@@ -98,6 +105,12 @@ class Engine:
         persona = self.persona(event)
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
+            return Reply(text="", emotion=persona.emotions.neutral)
+        verdict = "admit" if self.gate is None else self.gate.admit(event, self.clock.now())
+        if verdict == "slow_down":
+            text = SLOW_DOWN.get(persona.identity.language, SLOW_DOWN["en"])
+            return Reply.build(text, persona.emotions.neutral, limit)
+        if verdict != "admit":  # blocked, or told to slow down already: silence
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
         await session.lock.acquire()

@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.access import Gate
 from bot.config import Config
 from bot.engine import Engine
 from bot.events import Platform
@@ -115,6 +116,7 @@ async def open_runtime(
         clock=clock,
         settings=config.engine,
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
+        gate=Gate(config.access),
     )
     lifecycle = Lifecycle(
         bank=bank,
