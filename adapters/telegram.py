@@ -33,7 +33,7 @@ from telegram.ext import (
 
 from bot import commands
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, ChatEvent, split_chunks
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
 
 __all__ = ["COMMANDS", "TelegramAdapter"]
 
@@ -105,7 +105,10 @@ class TelegramAdapter:
                 CommandHandler(name, self._command_callback(handler), filters=only_new)
             )
         self.app.add_handler(
-            MessageHandler(filters.TEXT & ~filters.COMMAND & only_new, self._on_message)
+            MessageHandler(
+                (filters.TEXT & ~filters.COMMAND | filters.Document.ALL) & only_new,
+                self._on_message,
+            )
         )
         self.app.add_handler(MessageHandler(filters.COMMAND & only_new, self._on_unknown))
         self.app.add_error_handler(self._on_error)
@@ -164,12 +167,14 @@ class TelegramAdapter:
             is_dm=is_dm,
             text=text,
             timestamp=message.date,
+            attachments=_attachments(message),
             reply_to=(replied.text or replied.caption) if replied else None,
         )
 
     def _addressed(self, message: Message) -> tuple[bool, str]:
-        """(whether the persona is spoken to, the text with the bot's @mention removed)."""
-        text = message.text or ""
+        """(whether the persona is spoken to, the text with the bot's @mention removed). A
+        document's caption is its text."""
+        text = message.text or message.caption or ""
         username = self.app.bot.username
         mention = re.compile(rf"@{re.escape(username)}\b", re.IGNORECASE) if username else None
         mentioned = bool(mention and mention.search(text))
@@ -184,7 +189,7 @@ class TelegramAdapter:
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.message
-        if message is None or message.text is None:
+        if message is None or (message.text is None and message.document is None):
             return
         addressed, text = self._addressed(message)
         if not addressed:
@@ -360,6 +365,22 @@ def _argument(text: str) -> str:
     """What follows the command word (`/cmd@bot`), newlines kept."""
     parts = text.split(maxsplit=1)
     return parts[1].strip() if len(parts) > 1 else ""
+
+
+def _attachments(message: Message) -> tuple[Attachment, ...]:
+    """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would
+    carry the bot's token, which must never reach the engine or the logs)."""
+    document = message.document
+    if document is None:
+        return ()
+    return (
+        Attachment(
+            filename=document.file_name or "document",
+            url=f"telegram-file:{document.file_id}",
+            content_type=document.mime_type or "",
+            size=document.file_size or 0,
+        ),
+    )
 
 
 def _is_dm(message: Message) -> bool:

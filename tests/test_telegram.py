@@ -196,6 +196,24 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
     assert state["text"] == "Pip keeps no state."
 
 
+async def test_a_document_is_handed_on_without_the_token(tg: Harness) -> None:
+    tg.fake.send_document(ALICE, ALICE, "notes.md", caption="my notes", mime_type="text/markdown")
+    [reply] = await tg.fake.next_messages()
+    assert reply["text"] == "ok"
+    [call] = tg.bot.model.calls
+    assert call.messages[-1].content == "my notes [attachment: notes.md]"
+    assert tg.fake.token not in call.text
+
+
+async def test_a_document_in_a_group_needs_a_mention_in_its_caption(tg: Harness) -> None:
+    tg.fake.send_document(-5, ALICE, "a.txt", caption="for everyone", chat_type="group")
+    tg.fake.send_document(-5, ALICE, "b.txt", caption="@pip_bot look", chat_type="group")
+    [reply] = await tg.fake.next_messages()
+    assert reply["text"] == "ok"
+    [call] = tg.bot.model.calls
+    assert call.messages[-1].content.endswith("look [attachment: b.txt]")
+
+
 async def test_end_and_wipe(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "/end")
     [none] = await tg.fake.next_messages()

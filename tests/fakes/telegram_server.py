@@ -155,6 +155,35 @@ class FakeTelegram:
         self._poke()
         return message
 
+    def send_document(
+        self,
+        chat_id: int,
+        user_id: int,
+        file_name: str,
+        *,
+        caption: str = "",
+        mime_type: str = "text/plain",
+        size: int = 100,
+        chat_type: str = "private",
+    ) -> dict[str, Any]:
+        """Queue a document from a user (with an optional caption) as an update."""
+        message = self.send_text(chat_id, user_id, caption, chat_type=chat_type)
+        del message["text"]
+        message.pop("entities", None)
+        if caption:
+            message["caption"] = caption
+            entities = _entities(caption)
+            if entities:
+                message["caption_entities"] = entities
+        message["document"] = {
+            "file_id": f"doc-{message['message_id']}",
+            "file_unique_id": f"u-doc-{message['message_id']}",
+            "file_name": file_name,
+            "mime_type": mime_type,
+            "file_size": size,
+        }
+        return message
+
     async def next_messages(self, count: int = 1, *, within: float = 3.0) -> list[dict[str, Any]]:
         """The next `count` messages the bot sends (after those already handed out), waiting
         at most `within` seconds for them (TimeoutError)."""
