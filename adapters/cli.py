@@ -210,12 +210,13 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     library = persona_library(config, Path.cwd())
     for i, bot in enumerate(config.bots):
-        if library.path(bot.persona) is None:
-            raise config.error(
-                ("bots", i, "persona"),
-                f"no persona named {bot.persona!r} (known: {', '.join(library.names())})",
-            )
-        load_personas(library, [bot.persona])
+        keys: list[tuple[str | int, ...]] = [("bots", i, "persona")]
+        keys += [("bots", i, "personas", j) for j in range(len(bot.personas))]
+        for key, name in zip(keys, [bot.persona, *bot.personas], strict=True):
+            if library.path(name) is None:
+                known = ", ".join(library.names())
+                raise config.error(key, f"no persona named {name!r} (known: {known})")
+            load_personas(library, [name])
     unavailable = [b for b in config.bots if b.platform not in AVAILABLE_PLATFORMS]
     for bot in unavailable:
         print(
@@ -226,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
     if unavailable:
         return 1
     bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
-    personas = load_personas(library, dict.fromkeys(b.persona for b in config.bots))
+    personas = load_personas(library, dict.fromkeys(p for b in config.bots for p in b.hosted))
     return asyncio.run(_serve(config, personas))
 
 

@@ -1,4 +1,4 @@
-"""Discord: one persona behind one bot token, through discord.py 2.x.
+"""Discord: one bot token hosting one persona or several, through discord.py 2.x.
 
 The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply`
 becomes messages (already split at Discord's 2,000 characters). It answers in DMs, when
@@ -8,6 +8,11 @@ answers are ephemeral, because a user's memories are theirs and should not show 
 
 `/forget QUERY` lists the closest memories with a button for each; a press asks once more
 (Forget / Cancel) before deleting. `/wipe` asks for the same confirmation.
+
+A bot hosting several personas lets bot.routing pick who answers (a name at the start of the
+message, else the channel's binding, else the first persona) and signs each reply with the
+persona's name in bold. `/persona set NAME` binds a channel; in a server it needs the Manage
+Channels permission (or a configured admin id).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from discord import app_commands
 from bot import commands
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
+from bot.routing import PersonaRouter
 from memory.recall import Recalled
 
 __all__ = ["DiscordAdapter"]
@@ -57,24 +63,31 @@ class _Client(discord.Client):
 
 
 class DiscordAdapter:
-    """Runs one Discord bot speaking as `persona` (a persona key known to `engine`)."""
+    """Runs one Discord bot speaking as `persona` (a persona key known to `engine`, or
+    several: the first is the default)."""
 
     def __init__(
         self,
         engine: Engine,
-        persona: str,
+        persona: str | Sequence[str],
         token: str,
         *,
         bot_id: str,
         guild_ids: Sequence[int] = (),
         channel_ids: Sequence[int] = (),
+        admin_ids: Sequence[str] = (),
         guild_ready_timeout: float = 2.0,
     ) -> None:
         """`guild_ids`: sync the slash commands to these guilds only (instant, for
-        development) instead of globally. `channel_ids`: channels bound to this persona, where
-        it answers every message, not only mentions and replies."""
+        development) instead of globally. `channel_ids`: channels where the bot answers every
+        message, not only mentions and replies. `admin_ids`: users who may bind personas to
+        channels anywhere."""
         self.engine = engine
-        self.persona = persona
+        self.router = PersonaRouter(
+            engine, bot_id, [persona] if isinstance(persona, str) else persona
+        )
+        self.persona = self.router.default
+        self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id
         self.guild_ids = tuple(guild_ids)
         self.channel_ids = frozenset(channel_ids)
@@ -140,12 +153,12 @@ class DiscordAdapter:
             return text.strip()
         return re.sub(rf"<@!?{me.id}>", "", text).strip()
 
-    def message_event(self, message: discord.Message) -> ChatEvent:
+    def message_event(self, message: discord.Message, persona: str | None = None) -> ChatEvent:
         replied = message.reference.resolved if message.reference else None
         return ChatEvent(
             platform="discord",
             bot_id=self.bot_id,
-            persona=self.persona,
+            persona=persona or self.persona,
             chat_id=str(message.guild.id) if message.guild else "",
             channel_id=str(message.channel.id),
             user_id=str(message.author.id),
@@ -164,24 +177,32 @@ class DiscordAdapter:
         if not self._addressed(message):
             return
         try:
-            event = self.message_event(message)
+            text = self._strip_mention(message.content)
+            persona = await self.router.choose(str(message.channel.id), text)
+            event = self.message_event(message, persona)
             if event.is_empty:
                 return
             async with message.channel.typing():
                 reply = await self.engine.handle(event)
-            for chunk in reply.chunks:
+            chunks = reply.chunks
+            if self.router.several and reply.text:  # say who is speaking
+                name = self.router.persona(persona).identity.name
+                chunks = split_chunks(f"**{name}**: {reply.text}", LIMIT)
+            for chunk in chunks:
                 await message.channel.send(chunk)
         except Exception:
             log.exception("answering Discord message %s failed", message.id)
 
     # -- slash commands
 
-    def interaction_event(self, interaction: Interaction, text: str = "") -> ChatEvent:
+    async def interaction_event(self, interaction: Interaction, text: str = "") -> ChatEvent:
+        """The event a slash command acts on: the persona of the channel it was used in."""
         user = interaction.user
+        persona = await self.router.choose(str(interaction.channel_id or ""))
         return ChatEvent(
             platform="discord",
             bot_id=self.bot_id,
-            persona=self.persona,
+            persona=persona,
             chat_id=str(interaction.guild_id) if interaction.guild_id else "",
             channel_id=str(interaction.channel_id or ""),
             user_id=str(user.id),
@@ -198,7 +219,7 @@ class DiscordAdapter:
         the answer ephemerally. Failures are logged and told to the user, never raised."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            answer = await work(self.interaction_event(interaction))
+            answer = await work(await self.interaction_event(interaction))
         except Exception:
             log.exception("/%s failed", interaction.command.name if interaction.command else "?")
             answer = "Something went wrong."
@@ -321,8 +342,30 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
+        @tree.command(name="persona", description="Who talks here; `set NAME` changes it")
+        @app_commands.describe(
+            action="leave empty to see who talks here, or `set`", name="the persona to bind"
+        )
+        async def persona(interaction: Interaction, action: str = "", name: str = "") -> None:
+            async def work(event: ChatEvent) -> str:
+                channel = event.channel_id
+                if action.strip().lower() != "set":
+                    return await self.router.describe(channel)
+                if not self._may_bind(interaction):
+                    return "Only someone who can manage this channel can choose its persona."
+                return await self.router.bind(channel, name, event.user_id)
+
+            await self._answer(interaction, work)
+
         # Registered on the tree by the decorators.
         del remember, recall, memories, forget, end, wipe, state, diary, profile, export
+        del persona
+
+    def _may_bind(self, interaction: Interaction) -> bool:
+        """A DM is the user's own; in a server it takes Manage Channels or an admin id."""
+        if interaction.guild_id is None or str(interaction.user.id) in self.admin_ids:
+            return True
+        return bool(interaction.permissions.manage_channels)
 
     def _confirm_forget(self, event: ChatEvent, memory: Recalled) -> Step:
         """The step after picking a memory: ask once more, then delete it."""

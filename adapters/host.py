@@ -76,11 +76,12 @@ def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> A
 
         return DiscordAdapter(
             runtime.engine,
-            bot.persona,
+            bot.hosted,
             token,
             bot_id=bot_id,
             guild_ids=bot.guild_ids,
             channel_ids=bot.channel_ids,
+            admin_ids=bot.admin_ids,
         )
     from adapters.telegram import TelegramAdapter  # the `telegram` extra
 

@@ -174,6 +174,10 @@ class BotConfig:
     persona: str
     token_env: str = ""
     name: str = ""
+    # Discord: more personas behind the same bot (addressed by name, or bound to a channel
+    # with /persona set); `persona` is the default one.
+    personas: list[str] = field(default_factory=list)
+    admin_ids: list[str] = field(default_factory=list)  # may bind personas anywhere
     # Discord: sync slash commands to these guilds only (instant; for development), and the
     # channels bound to this persona (it answers every message there).
     guild_ids: list[int] = field(default_factory=list)
@@ -182,12 +186,17 @@ class BotConfig:
     base_url: str = ""
 
     def __post_init__(self) -> None:
-        if self.platform != "discord" and (self.guild_ids or self.channel_ids):
-            raise ValueError("guild_ids and channel_ids are for discord bots")
+        if self.platform != "discord" and (self.guild_ids or self.channel_ids or self.personas):
+            raise ValueError("guild_ids, channel_ids and personas are for discord bots")
         if self.base_url and self.platform != "telegram":
             raise ValueError("base_url is for telegram bots")
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+
+    @property
+    def hosted(self) -> list[str]:
+        """Every persona this bot speaks as, the default first."""
+        return list(dict.fromkeys([self.persona, *self.personas]))
 
 
 @dataclass(slots=True)

@@ -144,6 +144,17 @@ MIGRATIONS: Sequence[str] = (
         day   TEXT NOT NULL  -- the last day the scope was pruned: once a day, across restarts
     ) WITHOUT ROWID;
     """,
+    """
+    -- Which persona speaks in a channel, when one bot hosts several (set by /persona set).
+    CREATE TABLE channel_personas (
+        bot_id     TEXT NOT NULL,
+        channel_id TEXT NOT NULL,
+        persona    TEXT NOT NULL,
+        bound_by   TEXT NOT NULL,
+        bound_at   REAL NOT NULL,
+        PRIMARY KEY (bot_id, channel_id)
+    ) WITHOUT ROWID;
+    """,
 )
 
 
@@ -437,6 +448,29 @@ class Store:
         ) as cur:
             rows = await cur.fetchall()
         return [_session_row(r) for r in rows]
+
+    # Channel bindings: the persona a channel of a multi-persona bot talks to.
+
+    async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
+        async with self._db.execute(
+            "SELECT persona FROM channel_personas WHERE bot_id = ? AND channel_id = ?",
+            (bot_id, channel_id),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
+
+    @_serialised
+    async def bind_channel(
+        self, bot_id: str, channel_id: str, persona: str, bound_by: str, at: datetime
+    ) -> None:
+        await self._db.execute(
+            "INSERT INTO channel_personas (bot_id, channel_id, persona, bound_by, bound_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (bot_id, channel_id) DO UPDATE"
+            " SET persona = excluded.persona, bound_by = excluded.bound_by,"
+            " bound_at = excluded.bound_at",
+            (bot_id, channel_id, persona, bound_by, _ts(at)),
+        )
+        await self._db.commit()
 
     # Conversations: closed sessions, kept until long-term memory has encoded them.
 

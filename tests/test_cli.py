@@ -434,6 +434,13 @@ def test_run_config_mistakes_name_key_and_line(tmp_path: Path) -> None:
     )
     line = one_line(kizuna(tmp_path, "run", "--config", "other.toml"))
     assert line.startswith("other.toml:3: bots[0].token_env: ")
+    (tmp_path / "more.toml").write_text(
+        '[[bots]]\nplatform = "discord"\npersona = "miao"\ntoken_env = "T"\n'
+        'personas = ["monikai", "nosuch"]\n',
+        encoding="utf-8",
+    )
+    line = one_line(kizuna(tmp_path, "run", "--config", "more.toml"))
+    assert line.startswith("more.toml:5: bots[0].personas[1]: ") and "'nosuch'" in line
 
 
 # -- a real model: the loopback OpenAI fake --------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from adapters.discord import DiscordAdapter
 from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import Bot, make_event, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 
 ALICE = 42
@@ -276,3 +276,75 @@ async def test_end_in_a_dm(fake: FakeDiscord, adapter: DiscordAdapter):
     await fake.slash("end", user_id=ALICE, guild=False, channel_id=5555)
     await fake.next_response()
     assert (await fake.next_response())["content"] == "Conversation ended."
+
+
+# --- several personas behind one bot --------------------------------------------------------
+
+
+@pytest.fixture
+async def duo(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[tuple[Bot, DiscordAdapter]]:
+    personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo", nickname="B")]
+    kizuna = await open_bot(tmp_path / "duo.sqlite3", personas)
+    running = DiscordAdapter(
+        kizuna.engine,
+        ["pip", "bo"],
+        "token",
+        bot_id="duo",
+        channel_ids=[fake.channel_id],
+        guild_ready_timeout=0.05,
+    )
+    await running.start()
+    try:
+        yield kizuna, running
+    finally:
+        await running.close()
+        await kizuna.close()
+
+
+async def test_a_name_at_the_start_picks_the_persona(
+    fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
+):
+    bot, _ = duo
+    await fake.dispatch_message(fake.channel_id, ALICE, "hello there")
+    assert (await fake.next_message())["content"] == "**Pip**: ok"
+    await fake.dispatch_message(fake.channel_id, ALICE, "Bo, what do you think?")
+    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    await fake.dispatch_message(fake.channel_id, ALICE, "b: and you?")  # the nickname
+    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    # Each persona keeps its own conversation with Alice.
+    guild, alice = str(fake.guild_id), str(ALICE)
+    pip = await bot.engine.session(
+        make_event(persona="pip", is_dm=False, chat_id=guild, user_id=alice)
+    )
+    bo = await bot.engine.session(
+        make_event(persona="bo", is_dm=False, chat_id=guild, user_id=alice)
+    )
+    assert [t.text for t in pip.turns if t.role == "user"] == ["hello there"]
+    assert [t.text for t in bo.turns if t.role == "user"] == [
+        "Bo, what do you think?",
+        "b: and you?",
+    ]
+
+
+async def test_persona_set_binds_the_channel_for_those_who_may(
+    fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
+):
+    await fake.slash("persona", user_id=ALICE)
+    shown = (await answer(fake))["content"]
+    assert shown.startswith("Here you talk with Pip (pip).") and "Bo (bo)" in shown
+
+    await fake.slash("persona", {"action": "set", "name": "Bo"}, user_id=BOB, permissions=0)
+    assert "Only someone who can manage this channel" in (await answer(fake))["content"]
+
+    manage_channels = 1 << 4
+    await fake.slash(
+        "persona", {"action": "set", "name": "bo"}, user_id=ALICE, permissions=manage_channels
+    )
+    assert (await answer(fake))["content"] == "From now on Bo talks in this channel."
+    await fake.dispatch_message(fake.channel_id, BOB, "who is here?")
+    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    await fake.dispatch_message(fake.channel_id, BOB, "Pip, are you here too?")
+    assert (await fake.next_message())["content"] == "**Pip**: ok"  # a name still wins
+
+    await fake.slash("persona", {"action": "set", "name": "nobody"}, user_id=ALICE)
+    assert "No persona 'nobody' here" in (await answer(fake))["content"]

@@ -48,6 +48,9 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=body, status=status, headers={"Content-Type": JSON})
 
 
+ALL_PERMISSIONS = 2147483647  # what the fake grants unless a test says otherwise
+
+
 class FakeDiscord:
     """One guild, one text channel, one bot user; users are made up from their ids."""
 
@@ -117,13 +120,13 @@ class FakeDiscord:
             "bot": bot,
         }
 
-    def _member(self, user_id: int) -> dict[str, Any]:
+    def _member(self, user_id: int, permissions: int = ALL_PERMISSIONS) -> dict[str, Any]:
         return {
             "user": self.user(user_id),
             "roles": [],
             "flags": 0,
             "joined_at": datetime.now(UTC).isoformat(),
-            "permissions": "2147483647",
+            "permissions": str(permissions),
         }
 
     def _message(
@@ -238,13 +241,15 @@ class FakeDiscord:
         user_id: int,
         guild: bool = True,
         channel_id: int | None = None,
+        permissions: int = ALL_PERMISSIONS,
     ) -> str:
-        """INTERACTION_CREATE for a chat-input command; returns the interaction id."""
+        """INTERACTION_CREATE for a chat-input command; returns the interaction id.
+        `permissions`: the member's, in a guild (a bit set, as Discord sends it)."""
         opts = [
             {"name": k, "type": _option_type(v), "value": v} for k, v in (options or {}).items()
         ]
         command = {"id": self._id(), "name": name, "type": 1, "options": opts}
-        return await self._interact(2, command, user_id, guild, channel_id)
+        return await self._interact(2, command, user_id, guild, channel_id, permissions=permissions)
 
     async def click(
         self, response: dict[str, Any], label: str, *, user_id: int, guild: bool = True
@@ -265,6 +270,7 @@ class FakeDiscord:
         user_id: int,
         guild: bool,
         channel_id: int | None,
+        permissions: int = ALL_PERMISSIONS,
         **extra: Any,
     ) -> str:
         interaction_id = self._id()
@@ -291,7 +297,7 @@ class FakeDiscord:
                 "type": 0,
                 "guild_id": payload["guild_id"],
             }
-            payload["member"] = self._member(user_id)
+            payload["member"] = self._member(user_id, permissions)
             payload["guild_locale"] = "en-US"
         else:
             dm = str(channel_id or self._id())

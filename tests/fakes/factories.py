@@ -33,6 +33,7 @@ def make_persona(
     key: str = "pip",
     *,
     name: str = "Pip",
+    nickname: str = "",
     personality: str = "A cheerful test persona.",
     language: str = "en",
     apology: str = "",
@@ -46,7 +47,13 @@ def make_persona(
 ) -> Persona:
     """A minimal persona, built in code (no TOML file)."""
     return Persona(
-        identity=Identity(name=name, personality=personality, language=language, apology=apology),
+        identity=Identity(
+            name=name,
+            nickname=nickname,
+            personality=personality,
+            language=language,
+            apology=apology,
+        ),
         emotions=Emotions(names=list(emotions), neutral=neutral),
         memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes, flashback_rate=flashback_rate),
         tools=list(tools),
