@@ -86,7 +86,12 @@ def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> A
     from adapters.telegram import TelegramAdapter  # the `telegram` extra
 
     return TelegramAdapter(
-        runtime.engine, bot.persona, token, bot_id=bot_id, base_url=bot.base_url or None
+        runtime.engine,
+        bot.hosted,
+        token,
+        bot_id=bot_id,
+        base_url=bot.base_url or None,
+        admin_ids=bot.admin_ids,
     )
 
 

@@ -17,11 +17,11 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from telegram import BotCommand, Message, Update
-from telegram.constants import ChatAction, ChatType
+from telegram.constants import ChatAction, ChatMemberStatus, ChatType
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -34,6 +34,7 @@ from telegram.ext import (
 from bot import commands
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
+from bot.routing import PersonaRouter
 
 __all__ = ["COMMANDS", "TelegramAdapter"]
 
@@ -48,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "diary": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
     "profile": "what is known of you",
     "state": "what is kept track of here; /state set NAME VALUE changes it",
+    "persona": "who talks here; /persona set NAME changes it (chat admins)",
     "end": "end the conversation now (it goes to long-term memory)",
     "wipe": "forget this conversation and everything remembered of you",
     "help": "show the commands",
@@ -63,18 +65,24 @@ class TelegramAdapter:
     def __init__(
         self,
         engine: Engine,
-        persona: str,
+        persona: str | Sequence[str],
         token: str,
         *,
         bot_id: str,
         base_url: str | None = None,
         base_file_url: str | None = None,
         poll_timeout: int = 10,
+        admin_ids: Sequence[str] = (),
     ) -> None:
-        if persona not in engine.personas:
-            raise ValueError(f"no persona {persona!r}")
+        """`persona`: the persona key, or several (the first is the default; the others are
+        addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
+        bind personas and wipe shared memories in any chat, besides the chat's admins."""
         self.engine = engine
-        self.persona = persona
+        self.router = PersonaRouter(
+            engine, bot_id, [persona] if isinstance(persona, str) else persona
+        )
+        self.persona = self.router.default
+        self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id
         self.poll_timeout = poll_timeout
         # Updates run concurrently: one slow model call must not hold up every other chat.
@@ -96,6 +104,7 @@ class TelegramAdapter:
             "diary": self._diary,
             "profile": self._profile,
             "state": self._state,
+            "persona": self._persona,
             "end": self._end,
             "wipe": self._wipe,
             "help": self._help,
@@ -147,18 +156,16 @@ class TelegramAdapter:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _event(self, message: Message, text: str) -> ChatEvent:
+    def _event(self, message: Message, text: str, persona: str | None = None) -> ChatEvent:
         chat = message.chat
         user = message.from_user
         is_dm = chat.type == ChatType.PRIVATE
-        channel = str(chat.id)
-        if message.is_topic_message and message.message_thread_id is not None:
-            channel = f"{chat.id}/{message.message_thread_id}"  # a forum topic is its own room
+        channel = _room(message)  # a forum topic is its own room
         replied = message.reply_to_message
         return ChatEvent(
             platform="telegram",
             bot_id=self.bot_id,
-            persona=self.persona,
+            persona=persona or self.persona,
             chat_id="" if is_dm else str(chat.id),
             channel_id=channel,
             # The platform id, never the display name: names change and collide.
@@ -195,9 +202,14 @@ class TelegramAdapter:
         if not addressed:
             return
         try:
+            persona = await self.router.choose(_room(message), text)
             async with self._typing(message):
-                reply = await self.engine.handle(self._event(message, text))
-            for number, chunk in enumerate(reply.chunks):
+                reply = await self.engine.handle(self._event(message, text, persona))
+            chunks = reply.chunks
+            if self.router.several and reply.text:  # say who is speaking
+                name = self.router.persona(persona).identity.name
+                chunks = split_chunks(f"{name}: {reply.text}", LIMIT)
+            for number, chunk in enumerate(chunks):
                 await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
         except Exception:
             log.exception("could not answer a Telegram message in chat %s", message.chat.id)
@@ -250,7 +262,8 @@ class TelegramAdapter:
                 return
             argument = _argument(message.text)
             try:
-                await handler(message, self._event(message, ""), argument)
+                persona = await self.router.choose(_room(message))
+                await handler(message, self._event(message, "", persona), argument)
             except Exception:
                 log.exception("command %r failed in chat %s", message.text[:40], message.chat.id)
                 await self._apologise(message)
@@ -347,14 +360,35 @@ class TelegramAdapter:
             await self._say(message, "No conversation is open.")
 
     async def _wipe(self, message: Message, event: ChatEvent, _: str) -> None:
-        persona = self.engine.personas[self.persona]
-        if not event.is_dm and persona.memory.scope == "channel":
-            # A shared memory is everyone's: wiping it needs an admin check (not built yet).
+        persona = self.engine.personas[event.persona]
+        if not event.is_dm and persona.memory.scope == "channel" and not await self._admin(message):
+            # A shared memory is everyone's: only an admin may wipe it.
             await self._say(message, "This chat's memory is shared; only an admin may wipe it.")
             return
         await self.engine.wipe(event)
         name = persona.identity.name
         await self._say(message, f"Wiped: {name} remembers nothing of you now.")
+
+    async def _persona(self, message: Message, event: ChatEvent, argument: str) -> None:
+        word, _, name = argument.partition(" ")
+        room = _room(message)
+        if word.lower() != "set":
+            await self._say(message, await self.router.describe(room))
+        elif not await self._admin(message):
+            await self._say(message, "Only the chat's admins can choose its persona.")
+        else:
+            await self._say(message, await self.router.bind(room, name, event.user_id))
+
+    async def _admin(self, message: Message) -> bool:
+        """Whether the sender may change the chat for everyone: their own private chat, a
+        configured admin id, or the group's administrators."""
+        user = message.from_user
+        if _is_dm(message) or (user is not None and str(user.id) in self.admin_ids):
+            return True
+        if user is None:
+            return False
+        member = await message.chat.get_member(user.id)
+        return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
     async def _help(self, message: Message, event: ChatEvent, _: str) -> None:
         lines = [f"/{name} - {what}" for name, what in COMMANDS.items()]
@@ -381,6 +415,13 @@ def _attachments(message: Message) -> tuple[Attachment, ...]:
             size=document.file_size or 0,
         ),
     )
+
+
+def _room(message: Message) -> str:
+    """The chat (or forum topic) a persona is bound to."""
+    if message.is_topic_message and message.message_thread_id is not None:
+        return f"{message.chat.id}/{message.message_thread_id}"
+    return str(message.chat.id)
 
 
 def _is_dm(message: Message) -> bool:

@@ -174,7 +174,7 @@ class BotConfig:
     persona: str
     token_env: str = ""
     name: str = ""
-    # Discord: more personas behind the same bot (addressed by name, or bound to a channel
+    # More personas behind the same bot (addressed by name, or bound to a channel or chat
     # with /persona set); `persona` is the default one.
     personas: list[str] = field(default_factory=list)
     admin_ids: list[str] = field(default_factory=list)  # may bind personas anywhere
@@ -186,8 +186,8 @@ class BotConfig:
     base_url: str = ""
 
     def __post_init__(self) -> None:
-        if self.platform != "discord" and (self.guild_ids or self.channel_ids or self.personas):
-            raise ValueError("guild_ids, channel_ids and personas are for discord bots")
+        if self.platform != "discord" and (self.guild_ids or self.channel_ids):
+            raise ValueError("guild_ids and channel_ids are for discord bots")
         if self.base_url and self.platform != "telegram":
             raise ValueError("base_url is for telegram bots")
         if self.base_url and not self.base_url.startswith(("http://", "https://")):

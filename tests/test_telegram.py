@@ -12,7 +12,7 @@ import pytest
 from telegram.error import InvalidToken
 
 from adapters.telegram import COMMANDS, TelegramAdapter
-from tests.fakes.factories import Bot, open_bot
+from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.telegram_server import FakeTelegram
@@ -283,5 +283,52 @@ async def test_a_wrong_token_fails_start_cleanly(tmp_path: Path) -> None:
             with pytest.raises(InvalidToken):
                 await adapter.start()
             assert not fake.calls("getUpdates")
+    finally:
+        await bot.close()
+
+
+async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) -> None:
+    personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo")]
+    bot = await open_bot(tmp_path / "k.sqlite3", personas)
+    try:
+        async with FakeTelegram() as fake:
+            adapter = TelegramAdapter(
+                bot.engine,
+                ["pip", "bo"],
+                fake.token,
+                bot_id="tg-duo",
+                base_url=fake.base_url,
+                base_file_url=fake.base_file_url,
+                poll_timeout=1,
+            )
+            await adapter.start()
+            try:
+                group, bob = -7, 88
+                fake.send_text(group, ALICE, "@pip_bot hello", chat_type="group")
+                [said] = await fake.next_messages()
+                assert said["text"] == "Pip: ok"
+                fake.send_text(group, ALICE, "@pip_bot Bo, hi!", chat_type="group")
+                [said] = await fake.next_messages()
+                assert said["text"] == "Bo: ok"
+
+                fake.send_text(group, bob, "/persona set bo", chat_type="group")
+                [refused] = await fake.next_messages()
+                assert refused["text"] == "Only the chat's admins can choose its persona."
+                fake.admins.add((group, ALICE))
+                fake.send_text(group, ALICE, "/persona set bo", chat_type="group")
+                [bound] = await fake.next_messages()
+                assert bound["text"] == "From now on Bo talks in this channel."
+                fake.send_text(group, bob, "@pip_bot who's there?", chat_type="group")
+                [said] = await fake.next_messages()
+                assert said["text"] == "Bo: ok"
+                fake.send_text(group, bob, "/persona", chat_type="group")
+                [shown] = await fake.next_messages()
+                assert shown["text"].startswith("Here you talk with Bo (bo).")
+                # Private chats keep the default persona: the binding is the group's.
+                fake.send_text(ALICE, ALICE, "hi")
+                [said] = await fake.next_messages()
+                assert said["text"] == "Pip: ok"
+            finally:
+                await adapter.close()
     finally:
         await bot.close()

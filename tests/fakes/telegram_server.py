@@ -66,6 +66,7 @@ class FakeTelegram:
         self.requests: list[RecordedCall] = []
         self.sent: list[dict[str, Any]] = []  # Messages the bot sent, in order
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
+        self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
         self.port = 0
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -241,6 +242,13 @@ class FakeTelegram:
 
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
         return True
+
+    async def _api_getChatMember(self, params: dict[str, Any]) -> Any:
+        chat_id, user_id = int(params["chat_id"]), int(params["user_id"])
+        user = {"id": user_id, "is_bot": False, "first_name": f"user {user_id}"}
+        if (chat_id, user_id) in self.admins:
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        return {"status": "member", "user": user}
 
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
         offset = int(params.get("offset") or 0)
