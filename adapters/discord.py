@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -39,7 +38,6 @@ __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger(__name__)
 LIMIT = PLATFORM_LIMITS["discord"]
-EXPORT_LIMIT = 10_000  # memories in one /export
 Interaction = discord.Interaction[discord.Client]
 
 
@@ -335,10 +333,8 @@ class DiscordAdapter:
         @tree.command(name="export", description="Your memories with the persona, as JSON")
         async def export(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> Answer:
-                found = await commands.list_memories(engine, event, limit=EXPORT_LIMIT)
-                data = json.dumps([_memory_json(m) for m in found], ensure_ascii=False, indent=2)
-                file = discord.File(io.BytesIO(data.encode()), filename="memories.json")
-                return f"{len(found)} memories.", file
+                said, data = await commands.export(engine, event)
+                return said, discord.File(io.BytesIO(data), filename="memories.json")
 
             await self._answer(interaction, work)
 
@@ -438,18 +434,6 @@ class _StepButton(discord.ui.Button[_Buttons]):
             await interaction.response.edit_message(content=_fit(text), view=view)
         except Exception:
             log.exception("answering a button failed")
-
-
-def _memory_json(memory: Recalled) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "text": memory.text,
-        "when": memory.when.isoformat(),
-        "speaker": memory.speaker,
-        "importance": memory.importance,
-        "kind": memory.kind,
-        "strength": round(memory.retention, 3),
-    }
 
 
 def _fit(text: str) -> str:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from telegram import BotCommand, Message, Update
+from telegram import BotCommand, InputFile, Message, Update
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
 from telegram.ext import (
     Application,
@@ -50,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "profile": "what is known of you",
     "state": "what is kept track of here; /state set NAME VALUE changes it",
     "persona": "who talks here; /persona set NAME changes it (chat admins)",
+    "export": "your memories as a JSON file (sent to you privately)",
     "end": "end the conversation now (it goes to long-term memory)",
     "wipe": "forget this conversation and everything remembered of you",
     "help": "show the commands",
@@ -105,6 +106,7 @@ class TelegramAdapter:
             "profile": self._profile,
             "state": self._state,
             "persona": self._persona,
+            "export": self._export,
             "end": self._end,
             "wipe": self._wipe,
             "help": self._help,
@@ -368,6 +370,14 @@ class TelegramAdapter:
         await self.engine.wipe(event)
         name = persona.identity.name
         await self._say(message, f"Wiped: {name} remembers nothing of you now.")
+
+    async def _export(self, message: Message, event: ChatEvent, _: str) -> None:
+        """Sent in the private chat only: in a group everyone would see the file."""
+        if not _is_dm(message):
+            await self._say(message, "Ask me for /export in our private chat.")
+            return
+        said, data = await commands.export(self.engine, event)
+        await message.reply_document(InputFile(data, filename="memories.json"), caption=said)
 
     async def _persona(self, message: Message, event: ChatEvent, argument: str) -> None:
         word, _, name = argument.partition(" ")

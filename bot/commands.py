@@ -4,6 +4,7 @@ memory scope only."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date
 
@@ -16,10 +17,12 @@ from memory.recall import Recalled
 from memory.records import Memory
 
 __all__ = [
+    "EXPORT_LIMIT",
     "FORGET_CHOICES",
     "Remembered",
     "closest",
     "diary",
+    "export",
     "forget",
     "forget_candidates",
     "format_memory",
@@ -30,6 +33,7 @@ __all__ = [
     "show_state",
 ]
 
+EXPORT_LIMIT = 10_000  # memories in one export
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
 REMEMBERED = {"en": "{name} will remember that.", "zh": "{name}会记住的。"}
 
@@ -169,3 +173,23 @@ async def set_state(engine: Engine, event: ChatEvent, argument: str) -> str:
         return f"Give the new value: state set {name} VALUE"
     stored = await engine.set_state(event, name, value)
     return f"{name} is now:\n{stored}"
+
+
+async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
+    """The user's memories with this persona as a JSON file: (a line saying how many, the
+    file's bytes)."""
+    found = await list_memories(engine, event, limit=EXPORT_LIMIT)
+    rows = [
+        {
+            "id": m.id,
+            "text": m.text,
+            "when": m.when.isoformat(),
+            "speaker": m.speaker,
+            "importance": m.importance,
+            "kind": m.kind,
+            "strength": round(m.retention, 3),
+        }
+        for m in found
+    ]
+    said = f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}."
+    return said, json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")

@@ -3,6 +3,7 @@ Bot API fake, with a test engine (scripted model, real memory bank) behind it.""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -212,6 +213,19 @@ async def test_a_document_in_a_group_needs_a_mention_in_its_caption(tg: Harness)
     assert reply["text"] == "ok"
     [call] = tg.bot.model.calls
     assert call.messages[-1].content.endswith("look [attachment: b.txt]")
+
+
+async def test_export_sends_a_json_file_privately(tg: Harness) -> None:
+    tg.fake.send_text(ALICE, ALICE, "/remember my cat is called Mochi")
+    await tg.fake.next_messages()
+    tg.fake.send_text(ALICE, ALICE, "/export")
+    [sent] = await tg.fake.next_messages()
+    assert sent["caption"] == "1 memory."
+    [memory] = json.loads(sent["_bytes"])
+    assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
+    tg.fake.send_text(-3, ALICE, "/export", chat_type="group")
+    [refused] = await tg.fake.next_messages()
+    assert refused["text"] == "Ask me for /export in our private chat."
 
 
 async def test_end_and_wipe(tg: Harness) -> None:

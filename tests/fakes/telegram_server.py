@@ -218,6 +218,8 @@ class FakeTelegram:
         method = request.match_info["method"]
         form = await request.post()
         params = {k: _decode(k, v) for k, v in form.items() if isinstance(v, str)}
+        # Uploaded files (sendDocument) arrive as multipart parts: kept as bytes.
+        params |= {k: v.file.read() for k, v in form.items() if isinstance(v, web.FileField)}
         self.requests.append(RecordedCall(method, params))
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
@@ -242,6 +244,22 @@ class FakeTelegram:
 
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
         return True
+
+    async def _api_sendDocument(self, params: dict[str, Any]) -> Any:
+        chat_id = int(params["chat_id"])
+        document = params["document"]
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self._chats.get(chat_id, {"id": chat_id, "type": "private"}),
+            "from": self.bot_user,
+            "caption": str(params.get("caption", "")),
+            "document": {"file_id": "sent", "file_unique_id": "sent"},
+            "_bytes": document if isinstance(document, bytes) else b"",  # for tests to read
+        }
+        self.sent.append(message)
+        self._poke()
+        return {k: v for k, v in message.items() if k != "_bytes"}
 
     async def _api_getChatMember(self, params: dict[str, Any]) -> Any:
         chat_id, user_id = int(params["chat_id"]), int(params["user_id"])
