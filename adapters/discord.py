@@ -10,9 +10,10 @@ answers are ephemeral, because a user's memories are theirs and should not show 
 (Forget / Cancel) before deleting. `/wipe` asks for the same confirmation.
 
 A bot hosting several personas lets bot.routing pick who answers (a name at the start of the
-message, else the channel's binding, else the first persona) and signs each reply with the
-persona's name in bold. `/persona set NAME` binds a channel; in a server it needs the Manage
-Channels permission (or a configured admin id).
+message, else the channel's binding, else the first persona); the persona speaks through the
+channel's webhook under its own name and avatar, or, where the bot lacks Manage Webhooks,
+signs its message with its name in bold. `/persona set NAME` binds a channel; in a server it
+needs the Manage Channels permission (or a configured admin id).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = ["DiscordAdapter"]
 log = logging.getLogger(__name__)
 LIMIT = PLATFORM_LIMITS["discord"]
 Interaction = discord.Interaction[discord.Client]
+WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
 
 class _Client(discord.Client):
@@ -86,6 +88,7 @@ class DiscordAdapter:
         )
         self.persona = self.router.default
         self.admin_ids = frozenset(admin_ids)
+        self._webhooks: dict[int, discord.Webhook | None] = {}
         self.bot_id = bot_id
         self.guild_ids = tuple(guild_ids)
         self.channel_ids = frozenset(channel_ids)
@@ -182,14 +185,54 @@ class DiscordAdapter:
                 return
             async with message.channel.typing():
                 reply = await self.engine.handle(event)
-            chunks = reply.chunks
-            if self.router.several and reply.text:  # say who is speaking
-                name = self.router.persona(persona).identity.name
-                chunks = split_chunks(f"**{name}**: {reply.text}", LIMIT)
-            for chunk in chunks:
-                await message.channel.send(chunk)
+            await self._send(message.channel, persona, reply.text, reply.chunks)
         except Exception:
             log.exception("answering Discord message %s failed", message.id)
+
+    async def _send(self, channel: Any, persona: str, text: str, chunks: Sequence[str]) -> None:
+        """A bot of one persona just sends. One of several speaks through the channel's
+        webhook, under the persona's own name and avatar; where the bot may not manage
+        webhooks (or in a DM), it signs the message with the name in bold instead."""
+        if not self.router.several or not text:
+            for chunk in chunks:
+                await channel.send(chunk)
+            return
+        identity = self.router.persona(persona).identity
+        hook = await self._webhook(channel)
+        if hook is not None:
+            for chunk in chunks:
+                await hook.send(
+                    chunk,
+                    username=identity.name[:80],
+                    avatar_url=identity.avatar_url or discord.utils.MISSING,
+                    allowed_mentions=discord.AllowedMentions.none(),
+                )
+            return
+        for chunk in split_chunks(f"**{identity.name}**: {text}", LIMIT):
+            await channel.send(chunk)
+
+    async def _webhook(self, channel: Any) -> discord.Webhook | None:
+        """This bot's webhook in a server text channel (made on first use), or None where
+        there is none to be had. A refusal is remembered; other failures are tried again."""
+        if not isinstance(channel, discord.TextChannel):
+            return None
+        if channel.id in self._webhooks:
+            return self._webhooks[channel.id]
+        me = self.client.user
+        try:
+            hooks = await channel.webhooks()
+            hook = next(
+                (h for h in hooks if h.token and h.user is not None and me and h.user.id == me.id),
+                None,
+            ) or await channel.create_webhook(name=WEBHOOK_NAME)
+        except discord.Forbidden:
+            log.info("no Manage Webhooks in channel %s: personas sign their messages", channel.id)
+            hook = None
+        except discord.HTTPException as e:
+            log.warning("could not get a webhook in channel %s: %s", channel.id, e)
+            return None
+        self._webhooks[channel.id] = hook
+        return hook
 
     # -- slash commands
 

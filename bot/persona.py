@@ -49,6 +49,7 @@ class Identity:
     brief: str = ""
     example_memory: str = ""
     apology: str = ""  # said, in character, when the model cannot be reached
+    avatar_url: str = ""  # an image a chat platform can show (a Discord webhook's avatar)
 
     def __post_init__(self) -> None:
         if not self.name.strip():

@@ -281,6 +281,12 @@ async def test_end_in_a_dm(fake: FakeDiscord, adapter: DiscordAdapter):
 # --- several personas behind one bot --------------------------------------------------------
 
 
+def said_by(sent: dict[str, Any]) -> tuple[str, str]:
+    """(who, what): a webhook message's username and content."""
+    assert "webhook_id" in sent, sent
+    return sent["username"], sent["content"]
+
+
 @pytest.fixture
 async def duo(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[tuple[Bot, DiscordAdapter]]:
     personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo", nickname="B")]
@@ -306,11 +312,14 @@ async def test_a_name_at_the_start_picks_the_persona(
 ):
     bot, _ = duo
     await fake.dispatch_message(fake.channel_id, ALICE, "hello there")
-    assert (await fake.next_message())["content"] == "**Pip**: ok"
+    assert said_by(await fake.next_message()) == ("Pip", "ok")
     await fake.dispatch_message(fake.channel_id, ALICE, "Bo, what do you think?")
-    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    assert said_by(await fake.next_message()) == ("Bo", "ok")
     await fake.dispatch_message(fake.channel_id, ALICE, "b: and you?")  # the nickname
-    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    assert said_by(await fake.next_message()) == ("Bo", "ok")
+    # Both speak through one webhook the bot made in the channel.
+    [hook] = fake.webhooks[str(fake.channel_id)]
+    assert hook["name"] == "Kizuna"
     # Each persona keeps its own conversation with Alice.
     guild, alice = str(fake.guild_id), str(ALICE)
     pip = await bot.engine.session(
@@ -342,9 +351,22 @@ async def test_persona_set_binds_the_channel_for_those_who_may(
     )
     assert (await answer(fake))["content"] == "From now on Bo talks in this channel."
     await fake.dispatch_message(fake.channel_id, BOB, "who is here?")
-    assert (await fake.next_message())["content"] == "**Bo**: ok"
+    assert said_by(await fake.next_message()) == ("Bo", "ok")
     await fake.dispatch_message(fake.channel_id, BOB, "Pip, are you here too?")
-    assert (await fake.next_message())["content"] == "**Pip**: ok"  # a name still wins
+    assert said_by(await fake.next_message()) == ("Pip", "ok")  # a name still wins
 
     await fake.slash("persona", {"action": "set", "name": "nobody"}, user_id=ALICE)
     assert "No persona 'nobody' here" in (await answer(fake))["content"]
+
+
+async def test_without_manage_webhooks_personas_sign_in_bold(
+    fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
+):
+    fake.manage_webhooks = False
+    await fake.dispatch_message(fake.channel_id, ALICE, "Bo, hello")
+    sent = await fake.next_message()
+    assert sent["content"] == "**Bo**: ok" and "webhook_id" not in sent
+    await fake.dispatch_message(fake.channel_id, ALICE, "hi", guild=False)  # a DM: no webhook
+    assert (await fake.next_message())["content"] == "**Pip**: ok"
+    asked = [r for r in fake.requests if r.path.endswith("/webhooks")]
+    assert len(asked) == 1  # the refusal is remembered, not asked again each message

@@ -61,6 +61,9 @@ class FakeDiscord:
         self.channel_id = 3000
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
+        self.webhooks: dict[str, list[dict[str, Any]]] = {}
+        self.manage_webhooks = True
         self.responses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.commands: dict[str, list[dict[str, Any]]] = {}  # route path -> synced commands
         self._ids = itertools.count(10_000)
@@ -360,6 +363,34 @@ class FakeDiscord:
                 sent = self._message(parts[1], self.user(self.bot_id, bot=True), content)
                 await self.messages.put({**(body or {}), "channel_id": parts[1]})
                 return _json(sent)
+        if parts[0] == "channels" and len(parts) == 3 and parts[2] == "webhooks":
+            if not self.manage_webhooks:
+                return _json({"message": "Missing Permissions", "code": 50013}, status=403)
+            if method == "GET":
+                return _json(self.webhooks.get(parts[1], []))
+            hook_id = self._id()
+            hook = {
+                "id": hook_id,
+                "type": 1,
+                "channel_id": parts[1],
+                "guild_id": str(self.guild_id),
+                "name": (body or {}).get("name", "hook"),
+                "avatar": None,
+                "token": f"wtoken{hook_id}",
+                "application_id": str(self.app_id),
+                "user": self.user(self.bot_id, bot=True),
+            }
+            self.webhooks.setdefault(parts[1], []).append(hook)
+            return _json(hook)
+        if parts[0] == "webhooks" and len(parts) == 3 and parts[2].startswith("wtoken"):
+            [channel] = [
+                c for c, hooks in self.webhooks.items() if any(h["id"] == parts[1] for h in hooks)
+            ]
+            author = self.user(int(parts[1]), bot=True) | {"username": (body or {}).get("username")}
+            sent = self._message(channel, author, (body or {}).get("content", ""))
+            sent["webhook_id"] = parts[1]
+            await self.messages.put({**(body or {}), "channel_id": channel, "webhook_id": parts[1]})
+            return _json(sent)
         if parts[0] == "channels" and len(parts) == 2 and method == "GET":
             return _json({"id": parts[1], "type": 1, "recipients": []})
         if path == "/users/@me/channels" and method == "POST":
