@@ -241,7 +241,13 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
     names = ", ".join(f"{b.persona} on {b.platform}" for b in config.bots)
     print(f"Kizuna is starting: {names}. Ctrl-C (or SIGTERM) stops it.", file=sys.stderr)
     try:
-        await host(config, personas, os.environ, stop=stop)
+        await host(
+            config,
+            personas,
+            os.environ,
+            stop=stop,
+            announce=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     except BotStartError as e:
         print(e, file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from bot.config import BotConfig, Config
@@ -103,8 +103,10 @@ async def host(
     stop: asyncio.Event,
     clock: Clock | None = None,
     probe: OllamaProbe = probe_ollama,
+    announce: Callable[[str], None] = log.info,
 ) -> None:
-    """Start every bot, serve until `stop` is set, then close them and the runtime."""
+    """Start every bot, serve until `stop` is set, then close them and the runtime.
+    `announce` gets one line per bot as it comes up."""
     tokens = bot_tokens(config, environ)
     platforms = sorted({bot.platform for bot in config.bots})
     runtime = await open_runtime(
@@ -121,7 +123,7 @@ async def host(
             except Exception as e:
                 raise BotStartError(f"{_describe(bot)} could not start: {e}") from e
             started.append(adapter)
-            log.info("%s is up", _describe(bot))
+            announce(f"{_describe(bot)} is up: {', '.join(bot.hosted)}")
         runtime.scheduler.start()
         await stop.wait()
     finally:

@@ -63,8 +63,16 @@ async def test_two_platforms_two_personas_one_process(
     async with FakeTelegram() as telegram:
         environ = {"KZ_DISCORD": "discord-token", "KZ_TELEGRAM": telegram.token}
         stop = asyncio.Event()
+        lines: list[str] = []
         hosting = asyncio.create_task(
-            host(config(tmp_path, telegram), PERSONAS, environ, stop=stop, probe=no_ollama)
+            host(
+                config(tmp_path, telegram),
+                PERSONAS,
+                environ,
+                stop=stop,
+                probe=no_ollama,
+                announce=lines.append,
+            )
         )
         await discord_fake.dispatch_message(
             discord_fake.channel_id, ALICE, "I live in Oslo", guild=False
@@ -76,6 +84,7 @@ async def test_two_platforms_two_personas_one_process(
         assert "(offline model) Bo here." in answer["text"]
         stop.set()
         await asyncio.wait_for(hosting, 30)
+        assert lines == ["discord bot 'pip' is up: pip", "telegram bot 'bo' is up: bo"]
 
     # Stopped and saved: both conversations are in the one store, each with its persona.
     store = await Store.open(tmp_path / "data" / DATABASE)

@@ -48,6 +48,20 @@ def test_config_example_loads() -> None:
     assert config.bots == []  # bots are shown commented out
 
 
+def test_config_example_bots_uncommented_load(tmp_path: Path) -> None:
+    text = (ROOT / "config.example.toml").read_text(encoding="utf-8")
+    head, _, bots = text.partition("# [[bots]]")
+    uncommented = "[[bots]]" + "\n".join(
+        line.removeprefix("# ").removeprefix("#") for line in bots.splitlines()
+    )
+    path = tmp_path / "kizuna.toml"
+    path.write_text(head + uncommented + "\n", encoding="utf-8")
+    config = tomlfile.load(path, Config)
+    discord, telegram = config.bots
+    assert (discord.platform, discord.hosted) == ("discord", ["monikai", "miao"])
+    assert (telegram.platform, telegram.persona) == ("telegram", "dungeon_master")
+
+
 def test_config_example_through_load_config() -> None:
     path = ROOT / "config.example.toml"
     config = load_config(path, environ={})
