@@ -366,6 +366,17 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
+        @tree.command(
+            name="dm_memories", description="May what you say in private come up in servers?"
+        )
+        @app_commands.describe(choice="on or off; leave empty to see the current choice")
+        @app_commands.choices(choice=[app_commands.Choice(name=c, value=c) for c in ("on", "off")])
+        async def dm_memories(interaction: Interaction, choice: str = "") -> None:
+            async def work(event: ChatEvent) -> str:
+                return await commands.dm_memories(engine, event, choice)
+
+            await self._answer(interaction, work)
+
         @tree.command(name="profile", description="What the persona knows of you")
         async def profile(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> str:
@@ -398,7 +409,7 @@ class DiscordAdapter:
 
         # Registered on the tree by the decorators.
         del remember, recall, memories, forget, end, wipe, state, diary, profile, export
-        del persona
+        del persona, dm_memories
 
     def _may_bind(self, interaction: Interaction) -> bool:
         """A DM is the user's own; in a server it takes Manage Channels or an admin id."""

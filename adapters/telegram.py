@@ -51,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "state": "what is kept track of here; /state set NAME VALUE changes it",
     "persona": "who talks here; /persona set NAME changes it (chat admins)",
     "export": "your memories as a JSON file (sent to you privately)",
+    "dm_memories": "on/off: may what you say in private come up in groups (off by default)",
     "end": "end the conversation now (it goes to long-term memory)",
     "wipe": "forget this conversation and everything remembered of you",
     "help": "show the commands",
@@ -107,6 +108,7 @@ class TelegramAdapter:
             "state": self._state,
             "persona": self._persona,
             "export": self._export,
+            "dm_memories": self._dm_memories,
             "end": self._end,
             "wipe": self._wipe,
             "help": self._help,
@@ -370,6 +372,9 @@ class TelegramAdapter:
         await self.engine.wipe(event)
         name = persona.identity.name
         await self._say(message, f"Wiped: {name} remembers nothing of you now.")
+
+    async def _dm_memories(self, message: Message, event: ChatEvent, choice: str) -> None:
+        await self._say(message, await commands.dm_memories(self.engine, event, choice))
 
     async def _export(self, message: Message, event: ChatEvent, _: str) -> None:
         """Sent in the private chat only: in a group everyone would see the file."""

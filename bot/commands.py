@@ -22,6 +22,7 @@ __all__ = [
     "Remembered",
     "closest",
     "diary",
+    "dm_memories",
     "export",
     "forget",
     "forget_candidates",
@@ -193,3 +194,21 @@ async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
     ]
     said = f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}."
     return said, json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`dm_memories on|off`: whether the persona may bring what the user said in private into
+    the user's own conversations with it in groups. Off unless the user turns it on."""
+    persona = engine.persona(event)
+    name = persona.identity.name
+    store = engine.sessions.store
+    user = f"{event.platform}:{event.user_id}"
+    choice = argument.strip().lower()
+    if choice in ("on", "off"):
+        await store.set_dm_sharing(persona.key, user, choice == "on", engine.clock.now())
+    shared = await store.dm_sharing(persona.key, user)
+    if persona.memory.scope != "user":
+        return f"In groups {name} shares one memory with the whole channel; private ones stay out."
+    if shared:
+        return f"{name} may bring up what you said in private in your conversations in groups."
+    return f"What you tell {name} in private stays private: it never comes up in groups."

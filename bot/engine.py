@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -143,7 +143,8 @@ class Engine:
             session.recap = await self._recap(session, now)
         session.add(Turn("user", event.user_name, text, now, user_id=event.user_id))
         scope = self.memory_scope(persona, session)
-        recollection = await self._recollect(persona, scope, text, now, event.user_id)
+        private = await self._private_scope(persona, event)
+        recollection = await self._recollect(persona, scope, text, now, event.user_id, private)
         section, shown = "", list[int]()
         if self.memory is not None:
             budget = self.memory.settings.memory_tokens
@@ -174,6 +175,8 @@ class Engine:
             Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
         )
         await self._reinforce(scope, shown, now)
+        if private is not None:
+            await self._reinforce(private, shown, now)  # the store keeps each to its scope
         return Reply.build(text, emotion, limit)
 
     def memory_scope(self, persona: Persona, session: Session) -> str:
@@ -191,8 +194,28 @@ class Engine:
             return ""
         return last[0].recap or last_exchange(last[0])
 
+    async def _private_scope(self, persona: Persona, event: ChatEvent) -> str | None:
+        """The user's private memories with this persona, when they chose to let them into
+        their own conversations in groups (never into a channel's shared memory)."""
+        if event.is_dm or persona.memory.scope != "user" or self.memory is None:
+            return None
+        user = f"{event.platform}:{event.user_id}"
+        try:
+            shared = await self.sessions.store.dm_sharing(persona.key, user)
+        except Exception:
+            log.exception("could not read %s's sharing choice", user)
+            return None
+        dm = replace(event, is_dm=True, chat_id="")
+        return Recollector.scope(persona.key, scope_key("user", dm)) if shared else None
+
     async def _recollect(
-        self, persona: Persona, scope: str, text: str, now: datetime, user_id: str
+        self,
+        persona: Persona,
+        scope: str,
+        text: str,
+        now: datetime,
+        user_id: str,
+        also: str | None = None,
     ) -> Recollection:
         """What comes to mind; a memory that cannot be searched now costs the turn nothing."""
         if self.memory is None:
@@ -205,6 +228,7 @@ class Engine:
                 flashback_rate=persona.memory.flashback_rate,
                 user_id=user_id,
                 tz=self.tz,
+                also=also,
             )
         except Exception:
             log.exception("recall failed for %s; answering without long-term memory", persona.key)

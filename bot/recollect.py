@@ -222,14 +222,19 @@ class Recollector:
         flashback_rate: float,
         user_id: str = "",
         tz: tzinfo | None = None,
+        also: str | None = None,
     ) -> Recollection:
         """What comes to mind for a message: the user's profile, the diary of any day it
-        mentions, memories by subconscious or deep recall, and the odd flashback."""
+        mentions, memories by subconscious or deep recall, and the odd flashback. `also`: a
+        second scope recalled from by cue (the user's private one, when they allow it)."""
         k = self.settings.recall_k
         store = self.bank.store
         profiles = await store.profiles(scope, [user_id]) if user_id else []
         diary = await self.diary.mentioned(scope, text, now, tz)
         memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
+        if also is not None:  # the user's private memories, by their choice
+            private = await self.bank.recall(also, key_phrase(text), k=k, now=now)
+            memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the diary answers, nor when something came already.
         if not memories and not diary and about_the_past(text) and await self.bank.count(scope):

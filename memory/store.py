@@ -155,6 +155,16 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (bot_id, channel_id)
     ) WITHOUT ROWID;
     """,
+    """
+    -- Users who let a persona bring what they said in private into group chats (their own
+    -- conversations there only).
+    CREATE TABLE dm_sharing (
+        persona TEXT NOT NULL,
+        user    TEXT NOT NULL,  -- "platform:user id"
+        since   REAL NOT NULL,
+        PRIMARY KEY (persona, user)
+    ) WITHOUT ROWID;
+    """,
 )
 
 
@@ -470,6 +480,27 @@ class Store:
             " bound_at = excluded.bound_at",
             (bot_id, channel_id, persona, bound_by, _ts(at)),
         )
+        await self._db.commit()
+
+    # Sharing of private memories in groups, by the user's choice.
+
+    async def dm_sharing(self, persona: str, user: str) -> bool:
+        async with self._db.execute(
+            "SELECT 1 FROM dm_sharing WHERE persona = ? AND user = ?", (persona, user)
+        ) as cur:
+            return await cur.fetchone() is not None
+
+    @_serialised
+    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None:
+        if on:
+            await self._db.execute(
+                "INSERT OR IGNORE INTO dm_sharing (persona, user, since) VALUES (?, ?, ?)",
+                (persona, user, _ts(at)),
+            )
+        else:
+            await self._db.execute(
+                "DELETE FROM dm_sharing WHERE persona = ? AND user = ?", (persona, user)
+            )
         await self._db.commit()
 
     # Conversations: closed sessions, kept until long-term memory has encoded them.

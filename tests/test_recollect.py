@@ -8,6 +8,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bot import commands
 from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.prompts import FLASHBACK_HEADING
@@ -252,4 +253,26 @@ async def test_chinese_memories_come_to_mind(tmp_path: Path) -> None:
     await bot.bank.remember(scope, "我的猫叫年糕，它很怕吸尘器", speaker="小明")
     await bot.engine.handle(event)
     assert "小明: 我的猫叫年糕" in system_of(bot)
+    await bot.close()
+
+
+async def test_private_memories_reach_groups_only_by_the_users_choice(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    dm = make_event("hi")
+    await bot.bank.remember(bot.engine.event_scope(dm), "Alice is secretly learning the cello")
+    group = make_event("any news about the cello?", is_dm=False)
+
+    await bot.engine.handle(group)
+    assert "secretly learning the cello" not in system_of(bot)
+
+    assert "may bring up" in await commands.dm_memories(bot.engine, group, "on")
+    await bot.engine.handle(group)
+    assert "secretly learning the cello" in system_of(bot)
+    # Only Alice's own conversations: Bo asking in the same group never gets it.
+    await bot.engine.handle(make_event("cello?", is_dm=False, user_id="u2", user_name="Bo"))
+    assert "secretly learning the cello" not in system_of(bot)
+
+    assert "stays private" in await commands.dm_memories(bot.engine, group, "off")
+    await bot.engine.handle(group)
+    assert "secretly learning the cello" not in system_of(bot)
     await bot.close()
