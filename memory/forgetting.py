@@ -164,20 +164,14 @@ class Ebbinghaus:
     falls below `floor`, except importance 3.
     """
 
-    __slots__ = ("_grace", "floor")
+    __slots__ = ("floor", "grace")
     BASE_DAYS: ClassVar[Mapping[int, float]] = MappingProxyType({1: 2.0, 2: 6.0, 3: 20.0})
 
     def __init__(self, floor: float = 0.05, grace_days: float = 7.0) -> None:
         self.floor = floor
-        self._grace = timedelta(days=grace_days)
+        self.grace = timedelta(days=grace_days)
 
-    @property
-    def name(self) -> str:
-        return "ebbinghaus"
-
-    @property
-    def grace(self) -> timedelta:
-        return self._grace
+    name = "ebbinghaus"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
         return self.BASE_DAYS[importance] * _emotion(sentiment)
@@ -205,7 +199,7 @@ class Ebbinghaus:
                 f"faded: retention {kept[m.id]:.2f} after "
                 f"{_unrecalled(m, _days(now, m.last_touched))} ({self.name})",
             )
-            for m in _aged(memories, now, self._grace)
+            for m in _aged(memories, now, self.grace)
             if m.importance < 3 and kept[m.id] < self.floor
         ]
         return spare_twins(out, twins, kept)
@@ -219,19 +213,13 @@ class TraceDecay:
     which the store raises, is what lengthens the trace.
     """
 
-    __slots__ = ("_grace",)
+    __slots__ = ("grace",)
     LIFETIME_DAYS: ClassVar[Mapping[int, float]] = MappingProxyType({1: 14.0, 2: 45.0, 3: 180.0})
 
     def __init__(self, grace_days: float = 7.0) -> None:
-        self._grace = timedelta(days=grace_days)
+        self.grace = timedelta(days=grace_days)
 
-    @property
-    def name(self) -> str:
-        return "trace_decay"
-
-    @property
-    def grace(self) -> timedelta:
-        return self._grace
+    name = "trace_decay"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
         return self.LIFETIME_DAYS[importance] * _emotion(sentiment)
@@ -255,7 +243,7 @@ class TraceDecay:
         twins: Collection[tuple[int, int]] = (),
     ) -> list[Forgotten]:
         out = []
-        for m in _aged(memories, now, self._grace):
+        for m in _aged(memories, now, self.grace):
             score = self.score(m, now)
             if score >= 1.0:
                 age = _days(now, m.created_at)
@@ -277,22 +265,16 @@ class HalfLife:
     after the grace; without one nothing is.
     """
 
-    __slots__ = ("_grace", "days", "floor")
+    __slots__ = ("days", "floor", "grace")
 
     def __init__(
         self, days: float = 90.0, floor: float | None = None, grace_days: float = 7.0
     ) -> None:
         self.days = days
         self.floor = floor
-        self._grace = timedelta(days=grace_days)
+        self.grace = timedelta(days=grace_days)
 
-    @property
-    def name(self) -> str:
-        return "half_life"
-
-    @property
-    def grace(self) -> timedelta:
-        return self._grace
+    name = "half_life"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
         return self.days * max(importance, 1) * _emotion(sentiment)
@@ -322,7 +304,7 @@ class HalfLife:
                 f"{_unrecalled(m, _days(now, m.last_touched))}, "
                 f"{m.strength:.0f}-day half-life ({self.name})",
             )
-            for m in _aged(memories, now, self._grace)
+            for m in _aged(memories, now, self.grace)
             if weight[m.id] < floor
         ]
         return spare_twins(out, twins, weight)
@@ -335,7 +317,7 @@ class Stochastic:
     with divisor d loses each member with probability 1 / (2d), at most n // d of them.
     """
 
-    __slots__ = ("_curve", "_grace", "protect_cap", "protect_per_recall")
+    __slots__ = ("_curve", "grace", "protect_cap", "protect_per_recall")
     # (importance, category) -> d; category None counts as personal_daily; absent: never.
     DIVISORS: ClassVar[Mapping[tuple[int, str], int]] = MappingProxyType(
         {
@@ -354,18 +336,12 @@ class Stochastic:
         protect_days_per_recall: float = 7.0,
         protect_cap_days: float = 30.0,
     ) -> None:
-        self._grace = timedelta(days=grace_days)
+        self.grace = timedelta(days=grace_days)
         self.protect_per_recall = timedelta(days=protect_days_per_recall)
         self.protect_cap = timedelta(days=protect_cap_days)
         self._curve = Ebbinghaus(grace_days=grace_days)
 
-    @property
-    def name(self) -> str:
-        return "stochastic"
-
-    @property
-    def grace(self) -> timedelta:
-        return self._grace
+    name = "stochastic"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
         return self._curve.initial_strength(importance, sentiment)
@@ -393,7 +369,7 @@ class Stochastic:
     ) -> list[Forgotten]:
         day = now.astimezone(UTC).date()
         groups: dict[tuple[int, str], list[Memory]] = {}
-        for m in _aged(memories, now, self._grace):
+        for m in _aged(memories, now, self.grace):
             key = (m.importance, m.category or "personal_daily")
             if key in self.DIVISORS and not self.protected(m, now):
                 groups.setdefault(key, []).append(m)
@@ -424,9 +400,7 @@ class Never:
     def __init__(self) -> None:
         self._curve = Ebbinghaus()
 
-    @property
-    def name(self) -> str:
-        return "never"
+    name = "never"
 
     @property
     def grace(self) -> timedelta:
