@@ -43,10 +43,10 @@ def _describe(bot: BotConfig) -> str:
     return f"{bot.platform} bot {bot.name or bot.persona!r}"
 
 
-def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[str]:
-    """Each bot's token from the environment (raises the configuration's one-line error,
-    naming the key and its line, for a variable that is not set)."""
-    tokens: list[str] = []
+def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Each bot's (token, webhook secret) from the environment; raises the configuration's
+    one-line error, naming the key and its line, for a variable that is not set."""
+    found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
         token = environ.get(bot.token_env, "").strip()
         if not token:
@@ -55,13 +55,22 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[str]:
                 f"the environment variable {bot.token_env} (the {bot.platform} token for "
                 f"{bot.persona}) is not set",
             )
-        tokens.append(token)
-    return tokens
+        secret = ""
+        if bot.webhook_secret_env:
+            secret = environ.get(bot.webhook_secret_env, "").strip()
+            if not secret:
+                raise config.error(
+                    ("bots", i, "webhook_secret_env"),
+                    f"the environment variable {bot.webhook_secret_env} (the webhook secret "
+                    f"for {bot.persona}) is not set",
+                )
+        found.append((token, secret))
+    return found
 
 
-def _adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> Adapter:
+def _adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, index: int) -> Adapter:
     try:
-        return _make_adapter(runtime, bot, token, index)
+        return _make_adapter(runtime, bot, token, secret, index)
     except ImportError as e:
         raise BotStartError(
             f"{_describe(bot)} needs the {bot.platform} extra: pip install 'kizuna[{bot.platform}]'"
@@ -69,7 +78,7 @@ def _adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> Adapte
         ) from None
 
 
-def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> Adapter:
+def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, index: int) -> Adapter:
     bot_id = bot.name or f"{bot.platform}-{bot.persona}-{index}"
     if bot.platform == "discord":
         from adapters.discord import DiscordAdapter  # the `discord` extra
@@ -83,8 +92,12 @@ def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> A
             channel_ids=bot.channel_ids,
             admin_ids=bot.admin_ids,
         )
-    from adapters.telegram import TelegramAdapter  # the `telegram` extra
+    from adapters.telegram import TelegramAdapter, Webhook  # the `telegram` extra
 
+    webhook = None
+    if bot.webhook_url:
+        host, _, port = bot.webhook_listen.rpartition(":")
+        webhook = Webhook(bot.webhook_url, host, int(port), secret)
     return TelegramAdapter(
         runtime.engine,
         bot.hosted,
@@ -92,6 +105,7 @@ def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, index: int) -> A
         bot_id=bot_id,
         base_url=bot.base_url or None,
         admin_ids=bot.admin_ids,
+        webhook=webhook,
     )
 
 
@@ -107,7 +121,7 @@ async def host(
 ) -> None:
     """Start every bot, serve until `stop` is set, then close them and the runtime.
     `announce` gets one line per bot as it comes up."""
-    tokens = bot_tokens(config, environ)
+    secrets = bot_tokens(config, environ)
     platforms = sorted({bot.platform for bot in config.bots})
     runtime = await open_runtime(
         config, personas, environ, platforms=platforms, clock=clock, probe=probe
@@ -116,8 +130,8 @@ async def host(
     try:
         if runtime.engine.models.notice:
             log.warning("%s", runtime.engine.models.notice)
-        for i, (bot, token) in enumerate(zip(config.bots, tokens, strict=True)):
-            adapter = _adapter(runtime, bot, token, i)
+        for i, (bot, (token, secret)) in enumerate(zip(config.bots, secrets, strict=True)):
+            adapter = _adapter(runtime, bot, token, secret, i)
             try:
                 await adapter.start()
             except Exception as e:

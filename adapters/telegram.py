@@ -18,7 +18,9 @@ import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from telegram import BotCommand, InputFile, Message, Update
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
@@ -36,7 +38,7 @@ from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
 from bot.routing import PersonaRouter
 
-__all__ = ["COMMANDS", "TelegramAdapter"]
+__all__ = ["COMMANDS", "TelegramAdapter", "Webhook"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,17 @@ LIMIT = PLATFORM_LIMITS["telegram"]
 Handler = Callable[[Message, ChatEvent, str], Awaitable[None]]
 
 
+@dataclass(slots=True, frozen=True)
+class Webhook:
+    """Where Telegram posts updates (`url`, public, https) and where this process listens for
+    them (behind a reverse proxy, usually); `secret` is checked on every update."""
+
+    url: str
+    listen: str = "127.0.0.1"
+    port: int = 8443
+    secret: str = ""
+
+
 class TelegramAdapter:
     def __init__(
         self,
@@ -75,10 +88,12 @@ class TelegramAdapter:
         base_file_url: str | None = None,
         poll_timeout: int = 10,
         admin_ids: Sequence[str] = (),
+        webhook: Webhook | None = None,
     ) -> None:
         """`persona`: the persona key, or several (the first is the default; the others are
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
-        bind personas and wipe shared memories in any chat, besides the chat's admins."""
+        bind personas and wipe shared memories in any chat, besides the chat's admins.
+        `webhook`: receive updates by webhook (for servers) instead of long polling."""
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona
@@ -87,6 +102,7 @@ class TelegramAdapter:
         self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id
         self.poll_timeout = poll_timeout
+        self.webhook = webhook
         # Updates run concurrently: one slow model call must not hold up every other chat.
         # The engine's per-session lock keeps each conversation's turns in order.
         builder = ApplicationBuilder().token(token).concurrent_updates(True)
@@ -143,7 +159,17 @@ class TelegramAdapter:
             )
             await self.app.start()
             assert self.app.updater is not None  # built by ApplicationBuilder by default
-            await self.app.updater.start_polling(timeout=self.poll_timeout)
+            hook = self.webhook
+            if hook is None:
+                await self.app.updater.start_polling(timeout=self.poll_timeout)
+            else:
+                await self.app.updater.start_webhook(
+                    listen=hook.listen,
+                    port=hook.port,
+                    url_path=urlsplit(hook.url).path.lstrip("/"),
+                    webhook_url=hook.url,
+                    secret_token=hook.secret or None,
+                )
         except BaseException:
             await self.close()
             raise

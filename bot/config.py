@@ -184,12 +184,26 @@ class BotConfig:
     channel_ids: list[int] = field(default_factory=list)
     # Telegram: a self-hosted Bot API server ("" = api.telegram.org).
     base_url: str = ""
+    # Telegram on a server: updates by webhook instead of long polling. `webhook_url` is the
+    # public https URL Telegram posts to; this process listens on `webhook_listen`
+    # (host:port, behind a reverse proxy); `webhook_secret_env` names the variable holding
+    # the secret Telegram sends with every update.
+    webhook_url: str = ""
+    webhook_listen: str = "127.0.0.1:8443"
+    webhook_secret_env: str = ""
 
     def __post_init__(self) -> None:
         if self.platform != "discord" and (self.guild_ids or self.channel_ids):
             raise ValueError("guild_ids and channel_ids are for discord bots")
         if self.base_url and self.platform != "telegram":
             raise ValueError("base_url is for telegram bots")
+        if self.webhook_url and self.platform != "telegram":
+            raise ValueError("webhook_url is for telegram bots")
+        if self.webhook_url and not self.webhook_url.startswith("https://"):
+            raise ValueError(f"webhook_url must start with https://, got {self.webhook_url!r}")
+        host, _, port = self.webhook_listen.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"webhook_listen must be host:port, got {self.webhook_listen!r}")
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
 

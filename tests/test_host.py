@@ -118,3 +118,34 @@ async def test_a_rejected_token_stops_the_others_cleanly(
     # The store was closed on the way out: it opens again.
     store = await Store.open(tmp_path / "data" / DATABASE)
     await store.close()
+
+
+async def test_a_missing_webhook_secret_is_named_too(tmp_path: Path) -> None:
+    cfg = Config(
+        data_dir=str(tmp_path / "data"),
+        bots=[
+            BotConfig(
+                "telegram",
+                "bo",
+                token_env="KZ_TELEGRAM",
+                webhook_url="https://bots.example/hook",
+                webhook_secret_env="KZ_SECRET",
+            )
+        ],
+    )
+    with pytest.raises(TomlError, match=r"bots\[0\]\.webhook_secret_env.*KZ_SECRET"):
+        await host(cfg, PERSONAS, {"KZ_TELEGRAM": "1:x"}, stop=asyncio.Event())
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"platform": "discord", "webhook_url": "https://x/h"}, "for telegram bots"),
+        ({"webhook_url": "http://x/h"}, "must start with https://"),
+        ({"webhook_listen": "8443"}, "host:port"),
+    ],
+)
+def test_webhook_settings_are_checked(fields: dict[str, str], problem: str) -> None:
+    settings = {"platform": "telegram", "persona": "bo", **fields}
+    with pytest.raises(ValueError, match=problem):
+        BotConfig(**settings)  # type: ignore[arg-type]

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import pytest
 from telegram.error import InvalidToken
 
-from adapters.telegram import COMMANDS, TelegramAdapter
+from adapters.telegram import COMMANDS, TelegramAdapter, Webhook
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
@@ -342,6 +344,50 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
                 fake.send_text(ALICE, ALICE, "hi")
                 [said] = await fake.next_messages()
                 assert said["text"] == "Pip: ok"
+            finally:
+                await adapter.close()
+    finally:
+        await bot.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    port = free_port()
+    hook = Webhook("https://bots.example/kizuna/hook", port=port, secret="s3cret")
+    try:
+        async with FakeTelegram() as fake:
+            adapter = TelegramAdapter(
+                bot.engine,
+                "pip",
+                fake.token,
+                bot_id="tg-hook",
+                base_url=fake.base_url,
+                webhook=hook,
+            )
+            await adapter.start()
+            try:
+                assert fake.webhook["url"] == hook.url and fake.webhook["secret_token"] == "s3cret"
+                assert not fake.calls("getUpdates")  # no polling beside the webhook
+                url = f"http://127.0.0.1:{port}/kizuna/hook"
+                async with aiohttp.ClientSession() as http:
+                    stranger = fake.update_for(fake.send_text(ALICE, ALICE, "not from Telegram"))
+                    headers = {"X-Telegram-Bot-Api-Secret-Token": "guess"}
+                    async with http.post(url, json=stranger, headers=headers) as refused:
+                        assert refused.status == 403
+                    update = fake.update_for(fake.send_text(ALICE, ALICE, "hello by webhook"))
+                    headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+                    async with http.post(url, json=update, headers=headers) as taken:
+                        assert taken.status == 200
+                [reply] = await fake.next_messages()
+                assert reply["text"] == "ok"
+                [call] = bot.model.calls
+                assert call.messages[-1].content == "hello by webhook"
             finally:
                 await adapter.close()
     finally:

@@ -67,6 +67,7 @@ class FakeTelegram:
         self.sent: list[dict[str, Any]] = []  # Messages the bot sent, in order
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
         self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
+        self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
         self.port = 0
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -156,6 +157,13 @@ class FakeTelegram:
         self._poke()
         return message
 
+    def update_for(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Take back the update queued for `message` (from send_text), to deliver it by
+        webhook instead of long polling."""
+        [update] = [u for u in self._updates if u["message"] is message]
+        self._updates.remove(update)
+        return update
+
     def send_document(
         self,
         chat_id: int,
@@ -233,6 +241,11 @@ class FakeTelegram:
         return self.bot_user
 
     async def _api_deleteWebhook(self, params: dict[str, Any]) -> Any:
+        self.webhook = {}
+        return True
+
+    async def _api_setWebhook(self, params: dict[str, Any]) -> Any:
+        self.webhook = dict(params)
         return True
 
     async def _api_setMyCommands(self, params: dict[str, Any]) -> Any:
