@@ -32,6 +32,7 @@ class Gate:
     def __init__(self, settings: AccessConfig) -> None:
         self.settings = settings
         self._pace: dict[tuple[str, str], _Pace] = {}
+        self._swept: datetime | None = None
 
     def allowed(self, event: ChatEvent) -> bool:
         """Whether the lists let this user, chat and channel in (a block always wins)."""
@@ -74,8 +75,10 @@ class Gate:
         return "admit"
 
     def _forget_idle(self, now: datetime) -> None:
-        """Drop the pace of users quiet for a whole window, so the table stays small."""
-        if len(self._pace) > 1024:
+        """Drop the pace of users quiet for a whole window, so the table stays small; at most
+        once a window, so a crowd does not pay for a sweep on every message."""
+        if len(self._pace) > 1024 and (self._swept is None or now - self._swept >= WINDOW):
+            self._swept = now
             for key in [
                 k for k, p in self._pace.items() if not p.times or now - p.times[-1] >= WINDOW
             ]:

@@ -469,10 +469,11 @@ class MemoryBank:
         # With retrieval failure some of the best may not come: keep a deeper pool.
         pool = contenders(relevant, k if rng is None else 3 * k)
         results: list[Recalled] = []
+        policy = self.policy(scope)
         for memory_id in pool:
             rel = relevant[memory_id]
             memory = memories[memory_id]
-            retention = self.policy(scope).retention(memory, now)
+            retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)
             results.append(_recalled(memory, score, rel, retention))
         results.sort(key=lambda r: (-r.score, r.id))
@@ -573,8 +574,9 @@ class MemoryBank:
         picked = dict(nearest + farthest)
         memories = await self.store.get_memories(scope, list(picked))
         out: list[Recalled] = []
+        policy = self.policy(scope)
         for memory in memories:
-            retention = self.policy(scope).retention(memory, now)
+            retention = policy.retention(memory, now)
             out.append(_recalled(memory, picked[memory.id], picked[memory.id], retention))
         return out
 
