@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import discord
+import yarl
 from discord import app_commands
 
 from bot import commands
@@ -40,6 +41,7 @@ __all__ = ["DiscordAdapter"]
 log = logging.getLogger(__name__)
 LIMIT = PLATFORM_LIMITS["discord"]
 Interaction = discord.Interaction[discord.Client]
+READY_TIMEOUT = 60.0  # seconds from login to the gateway's READY
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
 
@@ -76,12 +78,15 @@ class DiscordAdapter:
         guild_ids: Sequence[int] = (),
         channel_ids: Sequence[int] = (),
         admin_ids: Sequence[str] = (),
+        api_base: str | None = None,
         guild_ready_timeout: float = 2.0,
     ) -> None:
         """`guild_ids`: sync the slash commands to these guilds only (instant, for
         development) instead of globally. `channel_ids`: channels where the bot answers every
         message, not only mentions and replies. `admin_ids`: users who may bind personas to
-        channels anywhere."""
+        channels anywhere. `api_base`: another Discord-compatible REST API (such as a test
+        fake, "http://127.0.0.1:P/api/v10"); discord.py keeps that address process-wide, so
+        it applies to every Discord client in the process."""
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona
@@ -93,6 +98,7 @@ class DiscordAdapter:
         self.guild_ids = tuple(guild_ids)
         self.channel_ids = frozenset(channel_ids)
         self._token = token
+        self.api_base = api_base
         self.client = _Client(
             self, guild_ready_timeout=guild_ready_timeout, chunk_guilds_at_startup=False
         )
@@ -106,14 +112,29 @@ class DiscordAdapter:
     # -- lifecycle
 
     async def start(self) -> None:
-        """Log in, connect and return once the gateway says READY (raises if login fails)."""
-        self._task = asyncio.create_task(self.client.start(self._token))
+        """Log in, connect and return once the gateway says READY; raises, with the client
+        closed, if login fails or no READY comes within READY_TIMEOUT seconds."""
+        if self.api_base:
+            discord.http.Route.BASE = self.api_base.rstrip("/")
         ready = asyncio.create_task(self._ready.wait())
-        done, _ = await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if self._task in done:
+        try:
+            await self.client.login(self._token)
+            if self.api_base:  # that server's gateway, not Discord's
+                _, url, _ = await self.client.http.get_bot_gateway()
+                discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+            self._task = asyncio.create_task(self.client.connect())
+            done, _ = await asyncio.wait(
+                {self._task, ready}, timeout=READY_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
+            if ready not in done:
+                if self._task in done:
+                    self._task.result()  # raises why it stopped
+                    raise RuntimeError("the Discord client stopped before it was ready")
+                raise RuntimeError(f"no READY from the Discord gateway in {READY_TIMEOUT:.0f} s")
+        except BaseException:
             ready.cancel()
-            self._task.result()
-            raise RuntimeError("discord client stopped before it was ready")
+            await self.close()
+            raise
 
     async def close(self) -> None:
         await self.client.close()

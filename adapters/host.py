@@ -91,6 +91,7 @@ def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, ind
             guild_ids=bot.guild_ids,
             channel_ids=bot.channel_ids,
             admin_ids=bot.admin_ids,
+            api_base=bot.base_url or None,
         )
     from adapters.telegram import TelegramAdapter, Webhook  # the `telegram` extra
 

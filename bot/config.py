@@ -182,7 +182,9 @@ class BotConfig:
     # channels bound to this persona (it answers every message there).
     guild_ids: list[int] = field(default_factory=list)
     channel_ids: list[int] = field(default_factory=list)
-    # Telegram: a self-hosted Bot API server ("" = api.telegram.org).
+    # Another API server ("" = the platform's own): Telegram, a self-hosted Bot API server;
+    # Discord, a compatible REST API (its gateway is asked of it), shared by the whole process
+    # because discord.py keeps its API address process-wide.
     base_url: str = ""
     # Telegram on a server: updates by webhook instead of long polling. `webhook_url` is the
     # public https URL Telegram posts to; this process listens on `webhook_listen`
@@ -195,8 +197,8 @@ class BotConfig:
     def __post_init__(self) -> None:
         if self.platform != "discord" and (self.guild_ids or self.channel_ids):
             raise ValueError("guild_ids and channel_ids are for discord bots")
-        if self.base_url and self.platform != "telegram":
-            raise ValueError("base_url is for telegram bots")
+        if self.base_url and self.platform == "web":
+            raise ValueError("base_url is for discord and telegram bots")
         if self.webhook_url and self.platform != "telegram":
             raise ValueError("webhook_url is for telegram bots")
         if self.webhook_url and not self.webhook_url.startswith("https://"):
@@ -282,4 +284,12 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
                 ("bots", i, "token_env"),
                 f"a {bot.platform} bot needs token_env, the variable holding its token",
             )
+    discord_apis = {bot.base_url for bot in config.bots if bot.platform == "discord"}
+    if len(discord_apis) > 1:
+        i = next(i for i, b in enumerate(config.bots) if b.platform == "discord" and b.base_url)
+        raise config.error(
+            ("bots", i, "base_url"),
+            "every discord bot in one process talks to the same API server: "
+            "give them all the same base_url (or none)",
+        )
     return config

@@ -12,7 +12,7 @@ import discord
 import pytest
 
 from adapters.host import BotStartError, host
-from bot.config import BotConfig, Config, EngineConfig
+from bot.config import BotConfig, Config, EngineConfig, load_config
 from bot.tomlfile import TomlError
 from memory.bank import DATABASE
 from memory.store import Store
@@ -37,18 +37,21 @@ def errors() -> Iterator[list[logging.LogRecord]]:
 
 @pytest.fixture
 async def discord_fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    """The fake, reached through the bots' `base_url`; discord.py's process-wide addresses,
+    which that sets, are put back afterwards."""
+    monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)
+    gateway = discord.gateway.DiscordWebSocket
+    monkeypatch.setattr(gateway, "DEFAULT_GATEWAY", gateway.DEFAULT_GATEWAY)
     async with FakeDiscord() as server:
-        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
         yield server
 
 
-def config(tmp_path: Path, telegram: FakeTelegram) -> Config:
+def config(tmp_path: Path, telegram: FakeTelegram, discord_api: str = "") -> Config:
     return Config(
         data_dir=str(tmp_path / "data"),
         engine=EngineConfig(timezone="UTC"),
         bots=[
-            BotConfig("discord", "pip", token_env="KZ_DISCORD"),
+            BotConfig("discord", "pip", token_env="KZ_DISCORD", base_url=discord_api),
             BotConfig("telegram", "bo", token_env="KZ_TELEGRAM", base_url=telegram.base_url),
         ],
     )
@@ -66,7 +69,7 @@ async def test_two_platforms_two_personas_one_process(
         lines: list[str] = []
         hosting = asyncio.create_task(
             host(
-                config(tmp_path, telegram),
+                config(tmp_path, telegram, discord_fake.api_base),
                 PERSONAS,
                 environ,
                 stop=stop,
@@ -85,6 +88,8 @@ async def test_two_platforms_two_personas_one_process(
         stop.set()
         await asyncio.wait_for(hosting, 30)
         assert lines == ["discord bot 'pip' is up: pip", "telegram bot 'bo' is up: bo"]
+        # The gateway's address came from the configured API server.
+        assert ("GET", "/gateway/bot") in [(r.method, r.path) for r in discord_fake.requests]
 
     # Stopped and saved: both conversations are in the one store, each with its persona.
     store = await Store.open(tmp_path / "data" / DATABASE)
@@ -112,7 +117,11 @@ async def test_a_rejected_token_stops_the_others_cleanly(
         environ = {"KZ_DISCORD": "discord-token", "KZ_TELEGRAM": "999:wrong"}
         with pytest.raises(BotStartError, match="telegram bot 'bo' could not start"):
             await host(
-                config(tmp_path, telegram), PERSONAS, environ, stop=asyncio.Event(), probe=no_ollama
+                config(tmp_path, telegram, discord_fake.api_base),
+                PERSONAS,
+                environ,
+                stop=asyncio.Event(),
+                probe=no_ollama,
             )
     errors.clear()  # PTB logs the rejected token; that is this test's point
     # The store was closed on the way out: it opens again.
@@ -141,6 +150,7 @@ async def test_a_missing_webhook_secret_is_named_too(tmp_path: Path) -> None:
     ("fields", "problem"),
     [
         ({"platform": "discord", "webhook_url": "https://x/h"}, "for telegram bots"),
+        ({"platform": "web", "base_url": "http://x/"}, "for discord and telegram bots"),
         ({"webhook_url": "http://x/h"}, "must start with https://"),
         ({"webhook_listen": "8443"}, "host:port"),
     ],
@@ -149,3 +159,17 @@ def test_webhook_settings_are_checked(fields: dict[str, str], problem: str) -> N
     settings = {"platform": "telegram", "persona": "bo", **fields}
     with pytest.raises(ValueError, match=problem):
         BotConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_discord_bots_share_one_api_server(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(
+        "[[bots]]\n"
+        'platform = "discord"\npersona = "pip"\ntoken_env = "A"\n'
+        'base_url = "http://127.0.0.1:1/api/v10"\n\n'
+        "[[bots]]\n"
+        'platform = "discord"\npersona = "bo"\ntoken_env = "B"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TomlError, match=r"kizuna.toml:5: bots\[0\]\.base_url: every discord bot"):
+        load_config(path, {})

@@ -355,6 +355,19 @@ class FakeDiscord:
                     "flags": 0,
                 }
             )
+        if method == "GET" and path == "/gateway/bot":
+            return _json(
+                {
+                    "url": str(self.gateway_url),
+                    "shards": 1,
+                    "session_start_limit": {
+                        "total": 1000,
+                        "remaining": 1000,
+                        "reset_after": 0,
+                        "max_concurrency": 1,
+                    },
+                }
+            )
         if parts[0] == "channels" and len(parts) == 3 and method == "POST":
             if parts[2] == "typing":
                 return web.Response(status=204)
