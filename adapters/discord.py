@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 LIMIT = PLATFORM_LIMITS["discord"]
 Interaction = discord.Interaction[discord.Client]
 READY_TIMEOUT = 60.0  # seconds from login to the gateway's READY
+NOT_ALLOWED = "You can't use this bot here."
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
 
@@ -193,6 +194,7 @@ class DiscordAdapter:
                 for a in message.attachments
             ),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
+            roles=_roles(message.author),
         )
 
     async def on_message(self, message: discord.Message) -> None:
@@ -272,6 +274,7 @@ class DiscordAdapter:
             is_dm=interaction.guild_id is None,
             text=text,
             timestamp=interaction.created_at,
+            roles=_roles(user),
         )
 
     async def _answer(
@@ -281,7 +284,14 @@ class DiscordAdapter:
         the answer ephemerally. Failures are logged and told to the user, never raised."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            answer = await work(await self.interaction_event(interaction))
+            event = await self.interaction_event(interaction)
+            verdict = self.engine.admit(event)
+            if verdict == "admit":
+                answer = await work(event)
+            elif verdict == "blocked":
+                answer = NOT_ALLOWED
+            else:  # ephemeral, so saying it again spams no one
+                answer = self.engine.slow_down(event)
         except Exception:
             log.exception("/%s failed", interaction.command.name if interaction.command else "?")
             answer = "Something went wrong."
@@ -458,6 +468,13 @@ class DiscordAdapter:
 # Text, and buttons or a file to go with it.
 Answer = str | tuple[str, "_Buttons"] | tuple[str, discord.File]
 Step = Callable[[], Awaitable[Answer]]  # what pressing a button does
+
+
+def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:
+    """The member's role ids in this server (none in a DM), for the access lists."""
+    if not isinstance(user, discord.Member):
+        return ()
+    return tuple(str(role.id) for role in user.roles if not role.is_default())
 
 
 def _yes_no(verb: str, yes: Step) -> list[tuple[str, discord.ButtonStyle, Step]]:

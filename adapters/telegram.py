@@ -293,7 +293,12 @@ class TelegramAdapter:
             argument = _argument(message.text)
             try:
                 persona = await self.router.choose(_room(message))
-                await handler(message, self._event(message, "", persona), argument)
+                event = self._event(message, "", persona)
+                verdict = self.engine.admit(event)
+                if verdict == "admit":
+                    await handler(message, event, argument)
+                elif verdict == "slow_down":  # said once; blocked users hear nothing
+                    await self._say(message, self.engine.slow_down(event))
             except Exception:
                 log.exception("command %r failed in chat %s", message.text[:40], message.chat.id)
                 await self._apologise(message)

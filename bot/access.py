@@ -1,6 +1,7 @@
 """Who may talk to the personas, and how fast: allow and block lists of users, chats (Discord
-servers, Telegram groups) and channels, and a per-user rate limit. Platform-free: every adapter
-goes through the engine, and the engine through this gate.
+servers, Telegram groups), channels and Discord roles, and a per-user rate limit.
+Platform-free: every message goes through the engine, and every command through
+`Engine.admit`, to this gate.
 
 Over the limit a user is told once, in the persona's voice, then the persona stays quiet until
 the minute has passed; those messages are not kept (a flood is not a conversation).
@@ -31,6 +32,8 @@ class _Pace:
 class Gate:
     def __init__(self, settings: AccessConfig) -> None:
         self.settings = settings
+        self._allow_roles = frozenset(settings.allow_roles)
+        self._block_roles = frozenset(settings.block_roles)
         self._pace: dict[tuple[str, str], _Pace] = {}
         self._swept: datetime | None = None
 
@@ -41,15 +44,19 @@ class Gate:
             event.user_id in s.block_users
             or (event.chat_id and event.chat_id in s.block_chats)
             or (event.channel_id and event.channel_id in s.block_channels)
+            or not self._block_roles.isdisjoint(event.roles)
         ):
             return False
         if s.allow_users and event.user_id not in s.allow_users:
             return False
-        # A private chat is in no server or group: lists of those do not shut it out.
+        # A private chat is in no server or group: lists of those (and of a server's roles)
+        # do not shut it out.
         if not event.is_dm:
             if s.allow_chats and event.chat_id not in s.allow_chats:
                 return False
             if s.allow_channels and event.channel_id not in s.allow_channels:
+                return False
+            if self._allow_roles and self._allow_roles.isdisjoint(event.roles):
                 return False
         return True
 

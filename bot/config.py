@@ -160,6 +160,8 @@ class AccessConfig:
     block_chats: list[str] = field(default_factory=list)
     allow_channels: list[str] = field(default_factory=list)
     block_channels: list[str] = field(default_factory=list)
+    allow_roles: list[str] = field(default_factory=list)  # Discord role ids, in servers
+    block_roles: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.messages_per_minute < 0:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.access import Gate
+from bot.access import Gate, Verdict
 from bot.config import EngineConfig
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Completion, Message, ModelError, Tool
@@ -90,6 +90,16 @@ class Engine:
     def persona(self, event: ChatEvent) -> Persona:
         return self.personas[event.persona]
 
+    def admit(self, event: ChatEvent) -> Verdict:
+        """What the access gate says to this message or command (counted against the rate
+        limit): "admit", "blocked", "slow_down" (say `slow_down` once) or "quiet"."""
+        return "admit" if self.gate is None else self.gate.admit(event, self.clock.now())
+
+    def slow_down(self, event: ChatEvent) -> str:
+        """The persona asking a user who writes too fast to wait a minute."""
+        language = self.persona(event).identity.language
+        return SLOW_DOWN.get(language, SLOW_DOWN["en"])
+
     def idle_time(self, persona_key: str) -> timedelta:
         persona = self.personas.get(persona_key)
         return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
@@ -106,10 +116,9 @@ class Engine:
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
             return Reply(text="", emotion=persona.emotions.neutral)
-        verdict = "admit" if self.gate is None else self.gate.admit(event, self.clock.now())
+        verdict = self.admit(event)
         if verdict == "slow_down":
-            text = SLOW_DOWN.get(persona.identity.language, SLOW_DOWN["en"])
-            return Reply.build(text, persona.emotions.neutral, limit)
+            return Reply.build(self.slow_down(event), persona.emotions.neutral, limit)
         if verdict != "admit":  # blocked, or told to slow down already: silence
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)

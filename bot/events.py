@@ -42,6 +42,7 @@ class ChatEvent:
     timestamp: datetime  # timezone-aware
     attachments: tuple[Attachment, ...] = ()
     reply_to: str | None = None  # text of the message being replied to, if any
+    roles: tuple[str, ...] = ()  # the user's role ids in this server (Discord), for access lists
 
     @property
     def is_empty(self) -> bool:

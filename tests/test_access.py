@@ -69,6 +69,13 @@ async def test_a_blocked_user_gets_silence_and_leaves_no_trace(bot: Bot) -> None
         (AccessConfig(block_chats=["g1"]), make_event(is_dm=False, chat_id="g1"), False),
         # A block wins over an allow.
         (AccessConfig(allow_users=["u1"], block_users=["u1"]), make_event(user_id="u1"), False),
+        # Discord roles: in a server a blocked role shuts out, an allow list needs one of its
+        # roles; a DM is in no server, so it has no roles to judge.
+        (AccessConfig(block_roles=["r9"]), make_event(is_dm=False, roles=("r1", "r9")), False),
+        (AccessConfig(allow_roles=["r1"]), make_event(is_dm=False, roles=("r1",)), True),
+        (AccessConfig(allow_roles=["r1"]), make_event(is_dm=False, roles=("r2",)), False),
+        (AccessConfig(allow_roles=["r1"]), make_event(is_dm=False), False),
+        (AccessConfig(allow_roles=["r1"]), make_event(is_dm=True), True),
         (AccessConfig(), make_event(), True),
     ],
 )

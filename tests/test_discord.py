@@ -11,6 +11,8 @@ import discord
 import pytest
 
 from adapters.discord import DiscordAdapter
+from bot.access import Gate
+from bot.config import AccessConfig
 from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
@@ -370,3 +372,22 @@ async def test_without_manage_webhooks_personas_sign_in_bold(
     assert (await fake.next_message())["content"] == "**Pip**: ok"
     asked = [r for r in fake.requests if r.path.endswith("/webhooks")]
     assert len(asked) == 1  # the refusal is remembered, not asked again each message
+
+
+async def test_access_lists_by_role_cover_messages_and_commands(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+):
+    regular, muted = 2100, 2200
+    bot.engine.gate = Gate(AccessConfig(allow_roles=[str(regular)], block_roles=[str(muted)]))
+    hello = f"{mention(fake)} hello"
+    await fake.dispatch_message(fake.channel_id, ALICE, hello, mentions_bot=True, roles=[regular])
+    assert (await fake.next_message())["content"] == "ok"
+    for roles in ([], [regular, muted]):  # no allowed role; a blocked one wins
+        await fake.dispatch_message(fake.channel_id, BOB, hello, mentions_bot=True, roles=roles)
+        assert await fake.no_message()
+    assert len(bot.model.calls) == 1
+
+    await fake.slash("remember", {"text": "I like tea"}, user_id=BOB, roles=[muted])
+    assert (await answer(fake))["content"] == "You can't use this bot here."
+    await fake.slash("memories", user_id=BOB, roles=[regular])
+    assert "tea" not in (await answer(fake))["content"]  # nothing was stored

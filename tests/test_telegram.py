@@ -15,7 +15,11 @@ import pytest
 from telegram.error import InvalidToken
 
 from adapters.telegram import COMMANDS, TelegramAdapter, Webhook
-from tests.fakes.factories import Bot, make_persona, open_bot
+from bot import commands
+from bot.access import Gate
+from bot.config import AccessConfig
+from bot.engine import SLOW_DOWN
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.telegram_server import FakeTelegram
@@ -392,3 +396,22 @@ async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -
                 await adapter.close()
     finally:
         await bot.close()
+
+
+async def test_a_blocked_user_gets_no_commands_and_a_fast_one_is_told_once(tg: Harness) -> None:
+    tg.bot.engine.gate = Gate(AccessConfig(messages_per_minute=2, block_users=[str(BOB)]))
+    tg.fake.send_text(BOB, BOB, "/remember I like tea")
+    tg.fake.send_text(ALICE, ALICE, "/remember my cat is Mochi")
+    [said] = await tg.fake.next_messages()
+    assert said["chat"]["id"] == ALICE and "remember" in said["text"]
+    for _ in range(3):  # commands count towards the limit, like messages
+        tg.fake.send_text(ALICE, ALICE, "/memories")
+    texts = [m["text"] for m in await tg.fake.next_messages(2)]  # in either order
+    texts.remove(SLOW_DOWN["en"])
+    assert "Mochi" in texts[0]
+    tg.fake.send_text(ALICE, ALICE, "/memories")  # told already: quiet
+    tg.fake.send_text(BOB, BOB, "/help")
+    with pytest.raises(TimeoutError):
+        await tg.fake.next_messages(within=0.3)
+    bob = make_event(platform="telegram", user_id=str(BOB), bot_id="tg1")
+    assert await commands.list_memories(tg.bot.engine, bob) == []

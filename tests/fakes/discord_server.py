@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -59,6 +60,7 @@ class FakeDiscord:
         self.app_id = app_id
         self.guild_id = 2000
         self.channel_id = 3000
+        self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -123,10 +125,12 @@ class FakeDiscord:
             "bot": bot,
         }
 
-    def _member(self, user_id: int, permissions: int = ALL_PERMISSIONS) -> dict[str, Any]:
+    def _member(
+        self, user_id: int, permissions: int = ALL_PERMISSIONS, roles: Sequence[int] = ()
+    ) -> dict[str, Any]:
         return {
             "user": self.user(user_id),
-            "roles": [],
+            "roles": [str(r) for r in roles],
             "flags": 0,
             "joined_at": datetime.now(UTC).isoformat(),
             "permissions": str(permissions),
@@ -192,7 +196,13 @@ class FakeDiscord:
             "owner_id": "1",
             "member_count": 2,
             "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
-            "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"}],
+            "roles": [
+                {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
+                *(
+                    {"id": str(i), "name": name, "permissions": "0", "position": n}
+                    for n, (i, name) in enumerate(self.roles.items(), 1)
+                ),
+            ],
             "members": [self._member(self.bot_id) | {"user": self.user(self.bot_id, bot=True)}],
         }
 
@@ -215,12 +225,15 @@ class FakeDiscord:
         mentions_bot: bool = False,
         reply_to: dict[str, Any] | None = None,
         attachments: list[dict[str, Any]] | None = None,
+        roles: Sequence[int] = (),
     ) -> dict[str, Any]:
-        """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id)."""
+        """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id). `roles`: the
+        author's, in the guild."""
         extra: dict[str, Any] = {}
         if guild:
             extra["guild_id"] = str(self.guild_id)
-            extra["member"] = {"roles": [], "flags": 0, "joined_at": datetime.now(UTC).isoformat()}
+            member = self._member(author_id, roles=roles)
+            extra["member"] = {k: v for k, v in member.items() if k != "user"}
         if mentions_bot:
             extra["mentions"] = [self.user(self.bot_id, bot=True)]
         if reply_to is not None:
@@ -245,14 +258,18 @@ class FakeDiscord:
         guild: bool = True,
         channel_id: int | None = None,
         permissions: int = ALL_PERMISSIONS,
+        roles: Sequence[int] = (),
     ) -> str:
         """INTERACTION_CREATE for a chat-input command; returns the interaction id.
-        `permissions`: the member's, in a guild (a bit set, as Discord sends it)."""
+        `permissions` and `roles`: the member's, in a guild (permissions a bit set, as Discord
+        sends it)."""
         opts = [
             {"name": k, "type": _option_type(v), "value": v} for k, v in (options or {}).items()
         ]
         command = {"id": self._id(), "name": name, "type": 1, "options": opts}
-        return await self._interact(2, command, user_id, guild, channel_id, permissions=permissions)
+        return await self._interact(
+            2, command, user_id, guild, channel_id, permissions=permissions, roles=roles
+        )
 
     async def click(
         self, response: dict[str, Any], label: str, *, user_id: int, guild: bool = True
@@ -274,6 +291,7 @@ class FakeDiscord:
         guild: bool,
         channel_id: int | None,
         permissions: int = ALL_PERMISSIONS,
+        roles: Sequence[int] = (),
         **extra: Any,
     ) -> str:
         interaction_id = self._id()
@@ -300,7 +318,7 @@ class FakeDiscord:
                 "type": 0,
                 "guild_id": payload["guild_id"],
             }
-            payload["member"] = self._member(user_id, permissions)
+            payload["member"] = self._member(user_id, permissions, roles)
             payload["guild_locale"] = "en-US"
         else:
             dm = str(channel_id or self._id())

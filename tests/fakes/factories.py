@@ -76,6 +76,7 @@ def make_event(
     attachments: tuple[Attachment, ...] = (),
     reply_to: str | None = None,
     bot_id: str = "bot1",
+    roles: tuple[str, ...] = (),
 ) -> ChatEvent:
     """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
     return ChatEvent(
@@ -91,6 +92,7 @@ def make_event(
         timestamp=timestamp or FakeClock().now(),
         attachments=attachments,
         reply_to=reply_to,
+        roles=roles,
     )
 
 
