@@ -58,6 +58,8 @@ class _Client(discord.Client):
         intents.message_content = True
         # The model writes the replies: never let it ping @everyone, roles or users.
         mentions = discord.AllowedMentions.none()
+        # Personas do not speak in voice channels: no warnings about voice libraries.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         super().__init__(intents=intents, allowed_mentions=mentions, **options)
         self._adapter = adapter
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -30,23 +29,13 @@ from bot.persona import load_persona
 from memory.encoding import ENCODING_TASK
 from memory.records import NewMemory
 from memory.store import Store
+from tests.fakes.factories import base_env
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
 APOLOGY = load_persona(ROOT / "personas" / "monikai.toml").identity.apology
 TIMEOUT = 15  # seconds: a generous bound; each run takes about one
-
-
-def base_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KIZUNA_CONFIG", "ECO_MODE"):
-        env.pop(name, None)
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    env["OLLAMA_HOST"] = "http://127.0.0.1:9"  # closed: no real Ollama is probed
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
 
 
 def kizuna(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from bot import tomlfile
 from bot.config import TIERS, Config, load_config
 from bot.tomlfile import TomlError
+from tests.fakes.factories import example_config_with_bots
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,27 +37,34 @@ def write(tmp_path: Path, text: str, name: str = "kizuna.toml") -> Path:
 
 def test_config_example_loads() -> None:
     config = tomlfile.load(ROOT / "config.example.toml", Config)
-    providers = config.models.providers
-    assert providers["openai"].kind == "openai"
-    assert providers["openai"].api_key_env == "OPENAI_API_KEY"
-    # Every tier, eco included, is set and points at a provider the file declares.
-    for tier in (*TIERS, "eco"):
-        settings = getattr(config.models, tier)
-        assert settings is not None, tier
-        assert settings.provider in providers, tier
-        assert settings.model, tier
+    # No provider is pinned, so the file runs anywhere (OpenAI, Ollama or offline, detected).
+    assert config.models.providers == {}
+    assert config.models.chat is not None and config.models.chat.provider == ""
     assert config.models.eco_mode is False
     assert config.bots == []  # bots are shown commented out
 
 
-def test_config_example_bots_uncommented_load(tmp_path: Path) -> None:
+def test_config_example_models_uncommented_load(tmp_path: Path) -> None:
+    """Every commented provider table and tier choice is valid once uncommented, and each tier
+    then names a provider the file declares."""
     text = (ROOT / "config.example.toml").read_text(encoding="utf-8")
-    head, _, bots = text.partition("# [[bots]]")
-    uncommented = "[[bots]]" + "\n".join(
-        line.removeprefix("# ").removeprefix("#") for line in bots.splitlines()
-    )
+    head, _, rest = text.partition("\n[models]\n")
+    models, _, tail = rest.partition("\n[engine]\n")
+    models = re.sub(r"(?m)^# (\[models\.|[a-z_]+ = )", r"\1", models)
     path = tmp_path / "kizuna.toml"
-    path.write_text(head + uncommented + "\n", encoding="utf-8")
+    path.write_text(f"{head}\n[models]\n{models}\n[engine]\n{tail}", encoding="utf-8")
+    config = tomlfile.load(path, Config)
+    providers = config.models.providers
+    assert set(providers) == {"openai", "ollama", "vllm", "zhipu", "offline"}
+    assert providers["openai"].api_key_env == "OPENAI_API_KEY"
+    for tier in (*TIERS, "eco"):
+        settings = getattr(config.models, tier)
+        assert settings is not None and settings.provider in providers and settings.model, tier
+
+
+def test_config_example_bots_uncommented_load(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(example_config_with_bots(), encoding="utf-8")
     config = tomlfile.load(path, Config)
     discord, telegram = config.bots
     assert (discord.platform, discord.hosted) == ("discord", ["monikai", "miao"])

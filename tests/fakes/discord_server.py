@@ -55,7 +55,7 @@ ALL_PERMISSIONS = 2147483647  # what the fake grants unless a test says otherwis
 class FakeDiscord:
     """One guild, one text channel, one bot user; users are made up from their ids."""
 
-    def __init__(self, *, bot_id: int = 1000, app_id: int = 1000) -> None:
+    def __init__(self, *, bot_id: int = 1000, app_id: int = 1000, port: int = 0) -> None:
         self.bot_id = bot_id
         self.app_id = app_id
         self.guild_id = 2000
@@ -75,7 +75,7 @@ class FakeDiscord:
         self._pressed: dict[str, str] = {}  # component interaction id -> its message id
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self.port = 0
+        self.port = port  # 0: any free port
 
     # -- lifecycle
 
@@ -85,7 +85,7 @@ class FakeDiscord:
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         return self

@@ -3,6 +3,7 @@ sessions, engine) on a temporary database with a fake clock and a scripted model
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,10 +24,37 @@ from memory.clock import FakeClock
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
-__all__ = ["Bot", "make_event", "make_persona", "open_bot"]
+__all__ = ["Bot", "base_env", "example_config_with_bots", "make_event", "make_persona", "open_bot"]
+
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
 PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    """The environment for a `kizuna` subprocess: no model keys, config or eco mode from the
+    developer's shell, no proxy for loopback, and no real Ollama probed."""
+    env = dict(os.environ)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KIZUNA_CONFIG", "ECO_MODE"):
+        env.pop(name, None)
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env["OLLAMA_HOST"] = "http://127.0.0.1:9"  # closed
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def example_config_with_bots() -> str:
+    """config.example.toml with its example [[bots]] tables uncommented."""
+    text = EXAMPLE_CONFIG.read_text(encoding="utf-8")
+    head, _, bots = text.partition("# [[bots]]")
+    return (
+        head
+        + "[[bots]]"
+        + "\n".join(line.removeprefix("# ").removeprefix("#") for line in bots.splitlines())
+        + "\n"
+    )
 
 
 def make_persona(

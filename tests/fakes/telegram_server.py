@@ -55,6 +55,7 @@ class FakeTelegram:
         bot_id: int = 123456,
         username: str = "pip_bot",
         first_name: str = "Pip",
+        port: int = 0,
     ) -> None:
         self.token = token
         self.bot_user: dict[str, Any] = {
@@ -68,7 +69,7 @@ class FakeTelegram:
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
         self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
-        self.port = 0
+        self.port = port  # 0: any free port
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
@@ -98,7 +99,7 @@ class FakeTelegram:
         app.router.add_get("/bot{token}/{method}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self

@@ -1,0 +1,117 @@
+"""`kizuna run` as a real subprocess with the example configuration (its bots uncommented and
+pointed at the loopback fakes by `base_url`, fake tokens in the environment): both bots come up,
+answer, and a SIGTERM stops the process cleanly with everything saved."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.persona import load_persona
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.factories import base_env, example_config_with_bots
+from tests.fakes.telegram_server import FakeTelegram
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 30.0  # seconds: generous; the whole run takes about three
+ALICE, BOB = 4242, 77
+MIAO = load_persona(ROOT / "personas" / "miao.toml").identity.name
+
+
+@pytest.fixture
+async def fakes() -> AsyncIterator[tuple[FakeDiscord, FakeTelegram]]:
+    async with FakeDiscord() as discord, FakeTelegram() as telegram:
+        yield discord, telegram
+
+
+def pointed_at(discord: FakeDiscord, telegram: FakeTelegram) -> str:
+    text = example_config_with_bots()
+    for variable, url in (
+        ("DISCORD_TOKEN", discord.api_base),
+        ("TELEGRAM_TOKEN", telegram.base_url),
+    ):
+        line = f'token_env = "{variable}"\n'
+        assert line in text
+        text = text.replace(line, f'{line}base_url = "{url}"\n')
+    return text
+
+
+async def lines_until(stream: asyncio.StreamReader, *wanted: str) -> list[str]:
+    """Lines read from `stream` until each of `wanted` has appeared in one."""
+    seen: list[str] = []
+    missing = set(wanted)
+    while missing:
+        line = (await asyncio.wait_for(stream.readline(), TIMEOUT)).decode()
+        assert line, f"kizuna run ended early: {''.join(seen)}"
+        seen.append(line)
+        missing -= {w for w in missing if w in line}
+    return seen
+
+
+async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
+    tmp_path: Path, fakes: tuple[FakeDiscord, FakeTelegram]
+) -> None:
+    discord, telegram = fakes
+    config = tmp_path / "kizuna.toml"
+    config.write_text(pointed_at(discord, telegram), encoding="utf-8")
+    env = base_env(DISCORD_TOKEN="fake-discord-token", TELEGRAM_TOKEN=telegram.token)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "adapters.cli",
+        "run",
+        "--config",
+        str(config),
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    try:
+        started = await lines_until(process.stderr, "discord bot", "telegram bot")
+        assert any("discord bot 'monikai' is up: monikai, miao" in line for line in started)
+        assert any("telegram bot 'dm-telegram' is up: dungeon_master" in line for line in started)
+
+        # Discord: the default persona, and the second one by name through a webhook.
+        mention = f"<@{discord.bot_id}>"
+        await discord.dispatch_message(
+            discord.channel_id, ALICE, f"{mention} hi, I'm Alice", mentions_bot=True
+        )
+        first = await discord.next_message(wait=TIMEOUT)
+        assert first["username"] == "Monikai" and "(offline model)" in first["content"]
+        await discord.dispatch_message(
+            discord.channel_id, ALICE, f"{mention} Miao, 你好", mentions_bot=True
+        )
+        second = await discord.next_message(wait=TIMEOUT)
+        assert second["username"] == MIAO and second["content"]
+
+        # Telegram: the dungeon master in a private chat, and a memory command.
+        telegram.send_text(BOB, BOB, "I roll for initiative")
+        [answer] = await telegram.next_messages(within=TIMEOUT)
+        assert "(offline model)" in answer["text"]
+        telegram.send_text(BOB, BOB, "/remember my character is a halfling bard")
+        [kept] = await telegram.next_messages(within=TIMEOUT)
+        assert "remember" in kept["text"]
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+
+    assert process.returncode == 0, err.decode()
+    assert "Kizuna stopped; everything is saved." in err.decode()
+    assert "Traceback" not in err.decode()
+    db = sqlite3.connect(tmp_path / "data" / "kizuna.sqlite3")
+    try:
+        personas = {row[0] for row in db.execute("SELECT persona FROM sessions")}
+        memories = [row[0] for row in db.execute("SELECT text FROM memories")]
+    finally:
+        db.close()
+    assert personas == {"monikai", "miao", "dungeon_master"}
+    assert any("halfling bard" in text for text in memories)
