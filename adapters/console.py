@@ -26,18 +26,12 @@ from bot.sessions import Turn
 
 __all__ = ["COMMANDS", "ConsoleChat", "readable"]
 
+_SHARED = ("remember", "forget", "memories", "diary", "profile", "state", "end", "wipe")
 COMMANDS = {
-    "wipe": "forget this conversation and everything remembered with this persona",
+    **{name: commands.DESCRIPTIONS[name] for name in _SHARED},
     "save": "save now and export the session to a JSON file",
-    "end": "end the conversation now (it goes to long-term memory)",
     "log": "show the session: persona, turns, state",
     "get": "read one more line (or /get CUE) and show the closest memory",
-    "remember": "/remember TEXT: the persona remembers TEXT for good (importance 3)",
-    "forget": "/forget QUERY: show the memories matching QUERY and delete the one you pick",
-    "memories": "list what the persona remembers of you (/memories QUERY: the best matches)",
-    "diary": "the persona's newest diary page (/diary DATE: that day's, e.g. /diary yesterday)",
-    "profile": "what the persona knows of you",
-    "state": "the persona's state slots (/state set NAME VALUE changes one)",
     "help": "show these commands",
     "quit": "save and leave (Ctrl-D works too)",
 }

@@ -311,7 +311,7 @@ class DiscordAdapter:
     def _add_commands(self) -> None:
         tree, engine = self.tree, self.engine
 
-        @tree.command(name="remember", description="Ask the persona to remember something")
+        @tree.command(name="remember", description=_describe("remember"))
         @app_commands.describe(text="what to remember")
         async def remember(interaction: Interaction, text: str) -> None:
             async def work(event: ChatEvent) -> str:
@@ -319,7 +319,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="recall", description="The memory closest to a query")
+        @tree.command(name="recall", description=_describe("recall"))
         @app_commands.describe(query="what to recall")
         async def recall(interaction: Interaction, query: str) -> None:
             async def work(event: ChatEvent) -> str:
@@ -328,7 +328,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="memories", description="What the persona remembers of you")
+        @tree.command(name="memories", description=_describe("memories"))
         @app_commands.describe(query="show the best matches of this instead of the newest")
         async def memories(interaction: Interaction, query: str = "") -> None:
             async def work(event: ChatEvent) -> str:
@@ -338,7 +338,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="forget", description="Pick one of your memories to delete")
+        @tree.command(name="forget", description=_describe("forget"))
         @app_commands.describe(query="what to forget")
         async def forget(interaction: Interaction, query: str) -> None:
             async def work(event: ChatEvent) -> Answer:
@@ -357,7 +357,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="end", description="End this conversation now")
+        @tree.command(name="end", description=_describe("end"))
         async def end(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> str:
                 closed = await engine.end(event)
@@ -365,7 +365,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="wipe", description="Forget this conversation and your memories")
+        @tree.command(name="wipe", description=_describe("wipe"))
         async def wipe(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> Answer:
                 async def wipe_now() -> Answer:
@@ -378,7 +378,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="state", description="What the persona keeps track of here")
+        @tree.command(name="state", description=_describe("state"))
         @app_commands.describe(
             slot="a slot to change (like characters); leave empty to see them all",
             value="the slot's new value",
@@ -391,7 +391,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="diary", description="The persona's diary page for a day")
+        @tree.command(name="diary", description=_describe("diary"))
         @app_commands.describe(day="yesterday, 2026-09-03, last Monday...; empty: the newest")
         async def diary(interaction: Interaction, day: str = "") -> None:
             async def work(event: ChatEvent) -> str:
@@ -399,9 +399,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(
-            name="dm_memories", description="May what you say in private come up in servers?"
-        )
+        @tree.command(name="dm_memories", description=_describe("dm_memories"))
         @app_commands.describe(choice="on or off; leave empty to see the current choice")
         @app_commands.choices(choice=[app_commands.Choice(name=c, value=c) for c in ("on", "off")])
         async def dm_memories(interaction: Interaction, choice: str = "") -> None:
@@ -410,14 +408,14 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="profile", description="What the persona knows of you")
+        @tree.command(name="profile", description=_describe("profile"))
         async def profile(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> str:
                 return await commands.profile(engine, event)
 
             await self._answer(interaction, work)
 
-        @tree.command(name="export", description="Your memories with the persona, as JSON")
+        @tree.command(name="export", description=_describe("export"))
         async def export(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> Answer:
                 said, data = await commands.export(engine, event)
@@ -425,7 +423,7 @@ class DiscordAdapter:
 
             await self._answer(interaction, work)
 
-        @tree.command(name="persona", description="Who talks here; `set NAME` changes it")
+        @tree.command(name="persona", description=_describe("persona"))
         @app_commands.describe(
             action="leave empty to see who talks here, or `set`", name="the persona to bind"
         )
@@ -470,6 +468,19 @@ class DiscordAdapter:
 # Text, and buttons or a file to go with it.
 Answer = str | tuple[str, "_Buttons"] | tuple[str, discord.File]
 Step = Callable[[], Awaitable[Answer]]  # what pressing a button does
+
+
+# Where Discord's options differ from the shared `state set NAME VALUE` syntax.
+_OPTIONS_SYNTAX = {
+    "state": "what is kept track of here; give a slot and a value to change one",
+    "persona": "who talks here; action `set` and a name change it (Manage Channels)",
+}
+
+
+def _describe(command: str) -> str:
+    """A shared command's description, as Discord's menu shows it (capitalised)."""
+    what = _OPTIONS_SYNTAX.get(command) or commands.DESCRIPTIONS[command]
+    return what[0].upper() + what[1:]
 
 
 def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:

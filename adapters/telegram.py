@@ -44,18 +44,8 @@ log = logging.getLogger(__name__)
 
 # Shown by /help and registered with setMyCommands (descriptions: 3-256 characters).
 COMMANDS: dict[str, str] = {
-    "remember": "remember TEXT for good",
-    "recall": "the memory closest to QUERY",
-    "memories": "what is remembered of you (or the best matches of QUERY)",
+    **commands.DESCRIPTIONS,
     "forget": "list memories matching QUERY; /forget N deletes the Nth",
-    "diary": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
-    "profile": "what is known of you",
-    "state": "what is kept track of here; /state set NAME VALUE changes it",
-    "persona": "who talks here; /persona set NAME changes it (chat admins)",
-    "export": "your memories as a JSON file (sent to you privately)",
-    "dm_memories": "on/off: may what you say in private come up in groups (off by default)",
-    "end": "end the conversation now (it goes to long-term memory)",
-    "wipe": "forget this conversation and everything remembered of you",
     "help": "show the commands",
 }
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action

@@ -17,6 +17,7 @@ from memory.recall import Recalled
 from memory.records import Memory
 
 __all__ = [
+    "DESCRIPTIONS",
     "EXPORT_LIMIT",
     "FORGET_CHOICES",
     "Remembered",
@@ -34,6 +35,22 @@ __all__ = [
     "show_state",
 ]
 
+# What each shared command does, one line for every surface's help and command menu (Discord
+# allows 100 characters); the adapters add only how their own syntax differs.
+DESCRIPTIONS: dict[str, str] = {
+    "remember": "remember TEXT for good",
+    "recall": "the memory closest to QUERY",
+    "memories": "what is remembered of you (or the best matches of QUERY)",
+    "forget": "pick one of your memories matching QUERY to delete",
+    "diary": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
+    "profile": "what is known of you",
+    "state": "what is kept track of here; `state set NAME VALUE` changes it",
+    "persona": "who talks here; `persona set NAME` changes it (admins)",
+    "export": "your memories as a JSON file, sent to you privately",
+    "dm_memories": "on/off: may what you say in private come up in groups (off by default)",
+    "end": "end the conversation now (it goes to long-term memory)",
+    "wipe": "forget this conversation and everything remembered of you",
+}
 EXPORT_LIMIT = 10_000  # memories in one export
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
 REMEMBERED = {"en": "{name} will remember that.", "zh": "{name}会记住的。"}

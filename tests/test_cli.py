@@ -255,8 +255,8 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     assert lines[0] == "persona: monikai (Monikai)"
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    commands = ["wipe", "save", "end", "log", "get", "remember", "forget", "memories", "diary"]
-    commands += ["profile", "state", "help", "quit"]
+    commands = ["remember", "forget", "memories", "diary", "profile", "state", "end", "wipe"]
+    commands += ["save", "log", "get", "help", "quit"]
     assert listed == commands * 2
     assert replies(result.stdout) == []  # no command reached the persona
 
