@@ -391,3 +391,38 @@ async def test_access_lists_by_role_cover_messages_and_commands(
     assert (await answer(fake))["content"] == "You can't use this bot here."
     await fake.slash("memories", user_id=BOB, roles=[regular])
     assert "tea" not in (await answer(fake))["content"]  # nothing was stored
+
+
+async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_path: Path):
+    """One client per token: each bot answers its own mentions as its own persona."""
+    personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo")]
+    kizuna = await open_bot(tmp_path / "two.sqlite3", personas)
+    fake.bots["token-bo"] = bo_bot = 1001
+    pip = DiscordAdapter(
+        kizuna.engine, "pip", "token-pip", bot_id="d-pip", guild_ready_timeout=0.05
+    )
+    bo = DiscordAdapter(kizuna.engine, "bo", "token-bo", bot_id="d-bo", guild_ready_timeout=0.05)
+    await pip.start()
+    await bo.start()
+    try:
+        assert pip.client.user is not None and pip.client.user.id == fake.bot_id
+        assert bo.client.user is not None and bo.client.user.id == bo_bot
+        await fake.dispatch_message(
+            fake.channel_id, ALICE, f"<@{bo_bot}> hi Bo", mentions_bot=bo_bot
+        )
+        sent = await fake.next_message()
+        assert sent["_bot"] == bo_bot and sent["content"] == "ok"
+        await fake.dispatch_message(
+            fake.channel_id, ALICE, f"{mention(fake)} hi", mentions_bot=True
+        )
+        assert (await fake.next_message())["_bot"] == fake.bot_id
+        assert await fake.no_message()  # each message answered once, by the bot it mentioned
+        guild, alice = str(fake.guild_id), str(ALICE)
+        for persona, said in (("pip", "hi"), ("bo", "hi Bo")):
+            event = make_event(persona=persona, is_dm=False, chat_id=guild, user_id=alice)
+            session = await kizuna.engine.session(event)
+            assert [t.text for t in session.turns if t.role == "user"] == [said]
+    finally:
+        await bo.close()
+        await pip.close()
+        await kizuna.close()

@@ -16,6 +16,10 @@ log in, send messages, show typing, sync application commands and answer interac
 request is recorded in `requests`; sent messages and interaction responses (callbacks and
 follow-ups, with `_message`: the message as the fake stored it, and `_files`: uploaded files by
 name) are also queued so a test can await them. Synced commands are kept in `commands`.
+
+More bots join the guild through `bots` (token -> user id; any other token is `bot_id`), so
+several clients in one process each log in as their own bot; a message a bot posted carries
+`_bot`, that bot's user id.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ class FakeDiscord:
 
     def __init__(self, *, bot_id: int = 1000, app_id: int = 1000, port: int = 0) -> None:
         self.bot_id = bot_id
+        # More bots in the same guild, by token (any other token is `bot_id`): several
+        # clients in one process each log in as their own bot.
+        self.bots: dict[str, int] = {}
         self.app_id = app_id
         self.guild_id = 2000
         self.channel_id = 3000
@@ -172,24 +179,25 @@ class FakeDiscord:
                 if frame["op"] == 1:
                     await ws.send_str(json.dumps({"op": 11}))
                 elif frame["op"] == 2:
-                    await self._send(ws, "READY", self._ready())
-                    await self._send(ws, "GUILD_CREATE", self._guild())
+                    me = self.bots.get(frame["d"]["token"], self.bot_id)
+                    await self._send(ws, "READY", self._ready(me))
+                    await self._send(ws, "GUILD_CREATE", self._guild(me))
                     self._identified.set()
         finally:
             self._sockets.remove(ws)
         return ws
 
-    def _ready(self) -> dict[str, Any]:
+    def _ready(self, me: int) -> dict[str, Any]:
         return {
             "v": 10,
-            "user": self.user(self.bot_id, bot=True),
+            "user": self.user(me, bot=True),
             "guilds": [{"id": str(self.guild_id), "unavailable": True}],
             "session_id": "session",
             "resume_gateway_url": str(self.gateway_url),
             "application": {"id": str(self.app_id), "flags": 0},
         }
 
-    def _guild(self) -> dict[str, Any]:
+    def _guild(self, me: int) -> dict[str, Any]:
         return {
             "id": str(self.guild_id),
             "name": "Test Guild",
@@ -203,7 +211,7 @@ class FakeDiscord:
                     for n, (i, name) in enumerate(self.roles.items(), 1)
                 ),
             ],
-            "members": [self._member(self.bot_id) | {"user": self.user(self.bot_id, bot=True)}],
+            "members": [self._member(me) | {"user": self.user(me, bot=True)}],
         }
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
@@ -222,20 +230,21 @@ class FakeDiscord:
         content: str,
         *,
         guild: bool = True,
-        mentions_bot: bool = False,
+        mentions_bot: bool | int = False,
         reply_to: dict[str, Any] | None = None,
         attachments: list[dict[str, Any]] | None = None,
         roles: Sequence[int] = (),
     ) -> dict[str, Any]:
         """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id). `roles`: the
-        author's, in the guild."""
+        author's, in the guild. `mentions_bot`: True for the bot, or another bot's id."""
         extra: dict[str, Any] = {}
         if guild:
             extra["guild_id"] = str(self.guild_id)
             member = self._member(author_id, roles=roles)
             extra["member"] = {k: v for k, v in member.items() if k != "user"}
         if mentions_bot:
-            extra["mentions"] = [self.user(self.bot_id, bot=True)]
+            mentioned = self.bot_id if mentions_bot is True else int(mentions_bot)
+            extra["mentions"] = [self.user(mentioned, bot=True)]
         if reply_to is not None:
             extra["referenced_message"] = reply_to
             extra["message_reference"] = {
@@ -357,8 +366,10 @@ class FakeDiscord:
         self.requests.append(RecordedRequest(request.method, path, body))
         parts = path.strip("/").split("/")
         method = request.method
+        token = request.headers.get("Authorization", "").removeprefix("Bot ")
+        me = self.bots.get(token, self.bot_id)
         if method == "GET" and path == "/users/@me":
-            return _json(self.user(self.bot_id, bot=True))
+            return _json(self.user(me, bot=True))
         if method == "GET" and path == "/oauth2/applications/@me":
             return _json(
                 {
@@ -391,8 +402,8 @@ class FakeDiscord:
                 return web.Response(status=204)
             if parts[2] == "messages":
                 content = (body or {}).get("content", "")
-                sent = self._message(parts[1], self.user(self.bot_id, bot=True), content)
-                await self.messages.put({**(body or {}), "channel_id": parts[1]})
+                sent = self._message(parts[1], self.user(me, bot=True), content)
+                await self.messages.put({**(body or {}), "channel_id": parts[1], "_bot": me})
                 return _json(sent)
         if parts[0] == "channels" and len(parts) == 3 and parts[2] == "webhooks":
             if not self.manage_webhooks:
