@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.clock import Clock, SystemClock
+from memory.curve import RetentionCurve, retention_curve
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.forgetting import Ebbinghaus, ForgettingPolicy
 from memory.index import THREAD_FROM, IndexCache, ScopeIndex
@@ -617,6 +618,40 @@ class MemoryBank:
     async def count(self, scope: str) -> int:
         _check_scope(scope)
         return await self.store.count_memories(scope)
+
+    async def inspect(
+        self, scope: str, query: str | None = None, *, limit: int = 200, now: datetime | None = None
+    ) -> list[tuple[Memory, float]]:
+        """Whole memories with their retention now, for someone looking at the bank: the
+        best matches of `query` (nothing fails to surface here), or the newest."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        if query and query.strip():
+            ids = [r.id for r in await self.recall(scope, query, k=limit, now=now, fail=False)]
+            found = {m.id: m for m in await self.store.get_memories(scope, ids)}
+            listed = [found[i] for i in ids if i in found]
+        else:
+            listed = await self.store.list_memories(scope, limit=limit)
+        policy = self.policy(scope)
+        return [(m, policy.retention(m, now)) for m in listed]
+
+    async def curve(
+        self,
+        scope: str,
+        memory_id: int,
+        *,
+        now: datetime | None = None,
+        ahead: timedelta = timedelta(days=30),
+    ) -> RetentionCurve | None:
+        """The memory's retention from its creation to `ahead` past now, by the scope's
+        forgetting policy; None if the scope has no such memory."""
+        _check_scope(scope)
+        found = await self.store.get_memories(scope, [memory_id])
+        if not found:
+            return None
+        history = await self.store.recall_history(scope, memory_id)
+        now = _aware(now or self.clock.now())
+        return retention_curve(self.policy(scope), found[0], history, now, ahead=ahead)
 
     # Embeddings and indexes.
 

@@ -213,7 +213,12 @@ class MemoryStore(Protocol):
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:
-        """Each (id, new strength): recall_count + 1, last_recalled_at = now."""
+        """Each (id, new strength): recall_count + 1, last_recalled_at = now; logged in the
+        memory's recall history."""
+        ...
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """The memory's recalls, oldest first, with the strength each left."""
         ...
 
     async def wipe_memories(self, scope: str) -> int: ...

@@ -165,6 +165,22 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (persona, user)
     ) WITHOUT ROWID;
     """,
+    """
+    -- Every recall (and merge) that strengthened a memory, with the strength it left: the
+    -- memory's history, for plotting its retention over time. Goes with the memory.
+    CREATE TABLE recalls (
+        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        at        REAL NOT NULL,
+        strength  REAL NOT NULL
+    );
+    CREATE INDEX recalls_by_memory ON recalls (memory_id, at);
+    """,
+)
+
+# Log the recall of a memory of the scope (after its update), with the strength it left.
+_LOG_RECALL = (
+    "INSERT INTO recalls (memory_id, at, strength)"
+    " SELECT id, last_recalled_at, strength FROM memories WHERE scope = ? AND id = ?"
 )
 
 
@@ -660,6 +676,9 @@ class Store:
                 " WHERE scope = ? AND id = ?",
                 [(m.strength, m.importance, at, write.scope, m.memory_id) for m in write.merges],
             )
+            await self._db.executemany(
+                _LOG_RECALL, [(write.scope, m.memory_id) for m in write.merges]
+            )
             if write.diary is not None:
                 day, text = write.diary
                 await self._db.execute(
@@ -977,7 +996,18 @@ class Store:
             " strength = ? WHERE scope = ? AND id = ?",
             [(_ts(now), strength, scope, memory_id) for memory_id, strength in updates],
         )
+        await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
         await self._db.commit()
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """When the memory was recalled (or merged with a repeat), oldest first, with the
+        strength each left; empty for a memory outside the scope."""
+        async with self._db.execute(
+            "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
+            " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
+            (scope, memory_id),
+        ) as cur:
+            return [(_dt(r[0]), float(r[1])) for r in await cur.fetchall()]
 
     @_serialised
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
