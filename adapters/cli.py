@@ -22,9 +22,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
-from adapters.host import AVAILABLE_PLATFORMS, BotStartError, bot_tokens, host
+from adapters.host import BotStartError, bot_tokens, host
 from bot import __version__
-from bot.config import Config, find_config, load_config
+from bot.config import BotConfig, Config, find_config, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
 from bot.persona import Persona, PersonaLibrary, load_persona
@@ -76,10 +76,27 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         parents=[common],
         help="start every bot in the configuration",
-        description="Start every bot listed under [[bots]] in the configuration (Discord and "
-        "Telegram; the web adapter arrives in a later version) in this one process, and serve "
-        "until Ctrl-C or SIGTERM, then save and stop.",
+        description="Start every bot listed under [[bots]] in the configuration (Discord, "
+        "Telegram and the web client) in this one process, and serve until Ctrl-C or "
+        "SIGTERM, then save and stop.",
     )
+
+    web = sub.add_parser(
+        "web",
+        parents=[common],
+        help="the chat page and memory inspector in your browser",
+        description="Serve the web client: a chat page (/) and the memory inspector "
+        "(/inspect), on [web] host and port (default http://127.0.0.1:3000/), until Ctrl-C. "
+        "A name typed on the page is the same conversation as `kizuna chat --user NAME`.",
+    )
+    web.add_argument(
+        "--persona",
+        action="append",
+        metavar="NAME",
+        help="a persona to offer (repeatable; default: every persona Kizuna can find)",
+    )
+    web.add_argument("--host", help="address to listen on (default: [web] host, 127.0.0.1)")
+    web.add_argument("--port", type=int, help="port to listen on (default: [web] port, 3000)")
 
     persona = sub.add_parser("persona", help="work with persona files")
     persona_sub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
@@ -208,6 +225,29 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return _host(config)
+
+
+def _web(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if args.host:
+        config.web.host = args.host
+    if args.port is not None:
+        if not 0 < args.port < 65536:
+            raise UsageError(f"--port must be 1-65535, not {args.port}")
+        config.web.port = args.port
+    library = persona_library(config, Path.cwd())
+    names = list(dict.fromkeys(args.persona or library.names()))
+    for name in names:
+        if library.path(name) is None:
+            raise UsageError(f"no persona named {name!r} (known: {', '.join(library.names())})")
+    config.bots = [BotConfig("web", names[0], personas=names[1:], name="web")]
+    return _host(config)
+
+
+def _host(config: Config) -> int:
+    """Check every bot's personas and tokens (one line each, before anything opens), then
+    serve them all."""
     library = persona_library(config, Path.cwd())
     for i, bot in enumerate(config.bots):
         keys: list[tuple[str | int, ...]] = [("bots", i, "persona")]
@@ -217,15 +257,6 @@ def _run(args: argparse.Namespace) -> int:
                 known = ", ".join(library.names())
                 raise config.error(key, f"no persona named {name!r} (known: {known})")
             load_personas(library, [name])
-    unavailable = [b for b in config.bots if b.platform not in AVAILABLE_PLATFORMS]
-    for bot in unavailable:
-        print(
-            f"{bot.platform} bot for {bot.persona}: the {bot.platform} adapter is not "
-            "available yet in this version of Kizuna",
-            file=sys.stderr,
-        )
-    if unavailable:
-        return 1
     bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
     personas = load_personas(library, dict.fromkeys(p for b in config.bots for p in b.hosted))
     return asyncio.run(_serve(config, personas))
@@ -348,6 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_chat(args))
         if args.command == "run":
             return _run(args)
+        if args.command == "web":
+            return _web(args)
         if args.command == "memories" and args.memories_command == "pruned":
             return asyncio.run(_pruned(args))
         if args.command == "memories":

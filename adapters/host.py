@@ -16,7 +16,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from adapters.web import WebServer
+from adapters.web.server import is_loopback
 from bot.config import BotConfig, Config
+from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.persona import Persona
 from bot.runtime import Runtime, open_runtime
@@ -26,7 +29,7 @@ __all__ = ["AVAILABLE_PLATFORMS", "Adapter", "BotStartError", "bot_tokens", "hos
 
 log = logging.getLogger(__name__)
 
-AVAILABLE_PLATFORMS = ("discord", "telegram")
+AVAILABLE_PLATFORMS = ("discord", "telegram", "web")
 
 
 class Adapter(Protocol):
@@ -43,11 +46,24 @@ def _describe(bot: BotConfig) -> str:
     return f"{bot.platform} bot {bot.name or bot.persona!r}"
 
 
+def _up(config: Config, bot: BotConfig) -> str:
+    if bot.platform == "web":
+        web = config.web
+        host = f"[{web.host}]" if ":" in web.host else web.host
+        where = f"http://{host}:{web.port}/ (inspector: /inspect)"
+        return f"web client is up at {where}: {', '.join(bot.hosted)}"
+    return f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
+
+
 def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Each bot's (token, webhook secret) from the environment; raises the configuration's
-    one-line error, naming the key and its line, for a variable that is not set."""
+    """Each bot's (token, webhook secret) from the environment (for the web client, the
+    inspector's token); raises the configuration's one-line error, naming the key and its
+    line, for a variable that is not set, or a web client on an open address without a token."""
     found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
+        if bot.platform == "web":
+            found.append((_web_token(config, environ), ""))
+            continue
         token = environ.get(bot.token_env, "").strip()
         if not token:
             raise config.error(
@@ -68,9 +84,29 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
     return found
 
 
-def _adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, index: int) -> Adapter:
+def _web_token(config: Config, environ: Mapping[str, str]) -> str:
+    web = config.web
+    token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
+    if web.inspector_token_env and not token:
+        raise config.error(
+            ("web", "inspector_token_env"),
+            f"the environment variable {web.inspector_token_env} (the web client's token) is "
+            "not set",
+        )
+    if not token and not is_loopback(web.host):
+        raise config.error(
+            ("web", "host"),
+            f"the web client would show everyone's memories on {web.host}: set "
+            "inspector_token_env to a variable holding a token, or listen on 127.0.0.1",
+        )
+    return token
+
+
+def _adapter(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
+) -> Adapter:
     try:
-        return _make_adapter(runtime, bot, token, secret, index)
+        return _make_adapter(runtime, config, bot, token, secret, index)
     except ImportError as e:
         raise BotStartError(
             f"{_describe(bot)} needs the {bot.platform} extra: pip install 'kizuna[{bot.platform}]'"
@@ -78,8 +114,21 @@ def _adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, index: i
         ) from None
 
 
-def _make_adapter(runtime: Runtime, bot: BotConfig, token: str, secret: str, index: int) -> Adapter:
+def _make_adapter(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
+) -> Adapter:
     bot_id = bot.name or f"{bot.platform}-{bot.persona}-{index}"
+    if bot.platform == "web":
+        web = config.web
+        return WebServer(
+            runtime.engine,
+            bot.hosted,
+            host=web.host,
+            port=web.port,
+            token=token,
+            max_message_chars=web.max_message_chars,
+            bot_id=bot_id,
+        )
     if bot.platform == "discord":
         from adapters.discord import DiscordAdapter  # the `discord` extra
 
@@ -123,7 +172,10 @@ async def host(
     """Start every bot, serve until `stop` is set, then close them and the runtime.
     `announce` gets one line per bot as it comes up."""
     secrets = bot_tokens(config, environ)
-    platforms = sorted({bot.platform for bot in config.bots})
+    # The web page's conversations are the console's (bot/sessions.py).
+    platforms: set[Platform] = {
+        "console" if b.platform == "web" else b.platform for b in config.bots
+    }
     runtime = await open_runtime(
         config, personas, environ, platforms=platforms, clock=clock, probe=probe
     )
@@ -132,13 +184,13 @@ async def host(
         if runtime.engine.models.notice:
             log.warning("%s", runtime.engine.models.notice)
         for i, (bot, (token, secret)) in enumerate(zip(config.bots, secrets, strict=True)):
-            adapter = _adapter(runtime, bot, token, secret, i)
+            adapter = _adapter(runtime, config, bot, token, secret, i)
             try:
                 await adapter.start()
             except Exception as e:
                 raise BotStartError(f"{_describe(bot)} could not start: {e}") from e
             started.append(adapter)
-            announce(f"{_describe(bot)} is up: {', '.join(bot.hosted)}")
+            announce(_up(config, bot))
         runtime.scheduler.start()
         await stop.wait()
     finally:

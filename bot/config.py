@@ -26,6 +26,7 @@ __all__ = [
     "ModelsConfig",
     "ProviderConfig",
     "TierConfig",
+    "WebConfig",
     "find_config",
     "load_config",
 ]
@@ -169,6 +170,25 @@ class AccessConfig:
 
 
 @dataclass(slots=True)
+class WebConfig:
+    """The local web client (`kizuna web`, or a `platform = "web"` bot under `kizuna run`): a
+    chat page and a memory inspector on one address."""
+
+    host: str = "127.0.0.1"
+    port: int = 3000
+    # The variable holding the token the pages and the inspector ask for. Required when `host`
+    # is not a loopback address: the inspector shows and deletes everyone's memories.
+    inspector_token_env: str = ""
+    max_message_chars: int = 4000  # longer messages from the page are refused
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ValueError(f"port must be 1-65535, got {self.port}")
+        if self.max_message_chars < 1:
+            raise ValueError("max_message_chars must be 1 or more")
+
+
+@dataclass(slots=True)
 class BotConfig:
     """One persona on one platform. `token_env` names the variable holding the bot token."""
 
@@ -225,6 +245,7 @@ class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     access: AccessConfig = field(default_factory=AccessConfig)
+    web: WebConfig = field(default_factory=WebConfig)
     bots: list[BotConfig] = field(default_factory=list)
     # Where the file was read from (None: built-in defaults); not a TOML key.
     source: Path | None = field(default=None, metadata={"toml": False})
@@ -286,6 +307,13 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
                 ("bots", i, "token_env"),
                 f"a {bot.platform} bot needs token_env, the variable holding its token",
             )
+    webs = [i for i, bot in enumerate(config.bots) if bot.platform == "web"]
+    if len(webs) > 1:
+        raise config.error(
+            ("bots", webs[1], "platform"),
+            "one web client per process (its address is [web]): list every persona it shows "
+            "in one web bot's personas",
+        )
     discord_apis = {bot.base_url for bot in config.bots if bot.platform == "discord"}
     if len(discord_apis) > 1:
         i = next(i for i, b in enumerate(config.bots) if b.platform == "discord" and b.base_url)

@@ -69,7 +69,9 @@ class UserAddress:
 class Emotions:
     names: list[str] = field(default_factory=lambda: ["NEUTRAL"])
     neutral: str = "NEUTRAL"
-    sprites: str = ""  # folder of <EMOTION>.png, relative to the persona file
+    # Folder of EMOTION.png and EMOTIONSPEAKING.png (or .svg, .webp), relative to the persona
+    # file; "" means assets/<persona name> beside it.
+    sprites: str = ""
 
     def __post_init__(self) -> None:
         self.names = [n.strip().upper() for n in self.names if n.strip()]
@@ -135,9 +137,9 @@ class Persona:
 
     @property
     def sprite_dir(self) -> Path | None:
-        if not self.emotions.sprites or self.path is None:
+        if self.path is None:
             return None
-        return self.path.parent / self.emotions.sprites
+        return self.path.parent / (self.emotions.sprites or f"assets/{self.key}")
 
     def emotion(self, tag: str | None) -> str:
         """The persona's emotion for a tag the model gave; unknown or missing means neutral."""

@@ -31,7 +31,10 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
     everyone in the channel (a dungeon master's table).
     """
     if event.is_dm:
-        return f"{event.platform}:dm:{event.user_id}"
+        # The web page is a window onto the console: both are the host's own surfaces, where
+        # a user is the name they type, so one name is one conversation on either.
+        surface = "console" if event.platform == "web" else event.platform
+        return f"{surface}:dm:{event.user_id}"
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"

@@ -400,14 +400,17 @@ def test_run_without_the_token_says_which_variable_in_one_line(tmp_path: Path) -
     )
 
 
-def test_run_with_a_web_bot_says_it_is_not_available_yet(tmp_path: Path) -> None:
+def test_a_web_client_on_an_open_address_needs_a_token(tmp_path: Path) -> None:
     (tmp_path / "kizuna.toml").write_text(
-        '[[bots]]\nplatform = "web"\npersona = "miao"\n', encoding="utf-8"
+        '[web]\nhost = "0.0.0.0"\n\n[[bots]]\nplatform = "web"\npersona = "miao"\n',
+        encoding="utf-8",
     )
-    result = kizuna(tmp_path, "run")
-    assert result.returncode == 1
-    assert "web" in result.stderr and "not available yet" in result.stderr
-    assert "Traceback" not in result.stderr
+    line = one_line(kizuna(tmp_path, "run"))
+    assert line.startswith(f"{tmp_path / 'kizuna.toml'}:2: web.host: ")
+    assert "inspector_token_env" in line
+    line = one_line(kizuna(tmp_path, "web", "--host", "0.0.0.0", "--persona", "nosuch"))
+    assert "no persona named 'nosuch'" in line
+    assert not (tmp_path / "data").exists()  # refused before anything opened
 
 
 def test_run_config_mistakes_name_key_and_line(tmp_path: Path) -> None:

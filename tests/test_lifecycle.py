@@ -5,7 +5,6 @@ All with the fake clock."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +21,7 @@ from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
-from tests.fakes.models import ModelCall, calling
+from tests.fakes.models import ModelCall, calling, encoding
 
 SHIPPED = Path(__file__).resolve().parent.parent / "personas"
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
@@ -44,21 +43,6 @@ async def bots(tmp_path: Path) -> AsyncIterator[OpenBot]:
     yield make
     for bot in opened:
         await bot.close()
-
-
-def encoding(*memories: tuple[str, str, int], diary: str = "", profile: str = "") -> str:
-    """An encoding answer: memories as (text, category, importance)."""
-    return json.dumps(
-        {
-            "memories": [
-                {"text": text, "category": category, "importance": importance, "emotion": 0}
-                for text, category, importance in memories
-            ],
-            "diary": diary,
-            "profiles": {"Alice": profile} if profile else {},
-            "recap": "Alice was off to bed.",
-        }
-    )
 
 
 def is_encoding(call: ModelCall) -> bool:

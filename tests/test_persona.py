@@ -56,9 +56,7 @@ def test_shipped_persona_loads(path: Path) -> None:
     assert persona.emotions.neutral in persona.emotions.names
     assert persona.emotion(None) == persona.emotions.neutral
     assert "recall_memory" in persona.tools
-    if persona.sprite_dir is not None:  # sprites, when named, exist for every emotion
-        for name in persona.emotions.names:
-            assert (persona.sprite_dir / f"{name}.png").is_file(), name
+    assert persona.sprite_dir == ROOT / "personas" / "assets" / persona.key
 
 
 def test_miao() -> None:
@@ -110,11 +108,11 @@ def test_default_emotions_and_sprites(tmp_path: Path) -> None:
     persona = load_persona(write(tmp_path, "pip", MINIMAL))
     assert persona.emotions.names == ["NEUTRAL"]
     assert persona.emotion("HAPPY") == "NEUTRAL"
-    assert persona.sprite_dir is None
+    assert persona.sprite_dir == tmp_path / "assets" / "pip"  # the default place
     with_sprites = load_persona(
-        write(tmp_path, "pop", MINIMAL + '[emotions]\nsprites = "assets/pop"\n')
+        write(tmp_path, "pop", MINIMAL + '[emotions]\nsprites = "art/pop"\n')
     )
-    assert with_sprites.sprite_dir == tmp_path / "assets" / "pop"
+    assert with_sprites.sprite_dir == tmp_path / "art" / "pop"
 
 
 def test_neutral_must_be_one_of_the_emotions(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from bot.llm.base import Completion, Message, Tool, ToolCall, Usage
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_messages, estimate_tokens
 
-__all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "calling", "make_router"]
+__all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "calling", "encoding", "make_router"]
 
 Reply = str | Completion
 ScriptItem = Reply | BaseException | Callable[[Sequence[Message]], Reply | Awaitable[Reply]]
@@ -102,6 +102,22 @@ def calling(name: str, arguments: dict[str, Any] | str, text: str = "") -> Compl
     """A reply that calls tool `name` (arguments as a dict, or raw text, maybe malformed)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return Completion(text=text, tool_calls=(ToolCall(f"call-{name}", name, raw),))
+
+
+def encoding(*memories: tuple[str, str, int], diary: str = "", profile: str = "") -> str:
+    """An answer to the encoding task: memories as (text, category, importance); the profile,
+    if any, is Alice's."""
+    return json.dumps(
+        {
+            "memories": [
+                {"text": text, "category": category, "importance": importance, "emotion": 0}
+                for text, category, importance in memories
+            ],
+            "diary": diary,
+            "profiles": {"Alice": profile} if profile else {},
+            "recap": "Alice was off to bed.",
+        }
+    )
 
 
 def make_router(model: ScriptedChatModel) -> ModelRouter:

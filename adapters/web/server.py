@@ -1,0 +1,440 @@
+"""The web client: a chat page with the persona's face, and a memory inspector, served by aiohttp
+over the same Engine as every other adapter.
+
+    server = WebServer(engine, ["monikai", "miao"], host="127.0.0.1", port=3000)
+    await server.start()          # http://127.0.0.1:3000/ and /inspect
+    ...
+    await server.close()          # waits for replies still being written
+
+The page talks over one WebSocket per conversation (`/ws?persona=P&user=NAME`): the server
+sends the conversation so far, then a reply for each message. A reply is produced even when
+the socket closes mid-turn: the turn is in the session, and the page shows it on return. The
+user is the name typed on the page; the page and the console share one conversation per name
+(bot/sessions.py).
+
+Bound to a loopback address the server needs no token: only this machine reaches it, and
+cross-site pages are turned away by their Origin. Bound elsewhere it refuses to start without
+one, and every page, API call and socket must carry it (`?token=` once sets a cookie).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import date
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from adapters.web.sprites import placeholder, sprite_file
+from bot import commands
+from bot.engine import Engine
+from bot.events import ChatEvent
+from bot.persona import Persona
+from bot.recollect import describe_age
+from memory.records import Memory
+
+__all__ = ["MAX_FRAME", "PAGE_COMMANDS", "WebServer", "WebSetupError", "is_loopback"]
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME = 64 * 1024  # bytes in one WebSocket frame; a message is bounded in characters too
+USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")  # no control characters, slashes or ":"
+COOKIE = "kizuna_token"
+PAGE_COMMANDS = ("remember", "memories", "diary", "profile", "state", "end")
+# The pages load their own scripts and styles and talk to this server only.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+    " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class WebSetupError(Exception):
+    """The server cannot start as configured; the message says why."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _static() -> Path:
+    return Path(str(resources.files("adapters.web") / "static"))
+
+
+class WebServer:
+    def __init__(
+        self,
+        engine: Engine,
+        personas: Sequence[str],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+        token: str = "",
+        max_message_chars: int = 4000,
+        bot_id: str = "web",
+    ) -> None:
+        if not is_loopback(host) and not token:
+            raise WebSetupError(
+                f"the web client will not listen on {host} without a token: set "
+                "[web] inspector_token_env to a variable holding one (the inspector shows and "
+                "deletes everyone's memories)"
+            )
+        if not personas:
+            raise WebSetupError("the web client needs at least one persona")
+        self.engine = engine
+        self.personas = list(dict.fromkeys(personas))
+        self.host, self.port = host, port
+        self.max_message_chars = max_message_chars
+        self.bot_id = bot_id
+        self._token = token
+        self._runner: web.AppRunner | None = None
+        self._turns: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._guard], client_max_size=MAX_FRAME)
+        static = _static()
+        routes = [
+            web.get("/", self._page("chat.html")),
+            web.get("/inspect", self._page("inspect.html")),
+            web.get("/ws", self._socket),
+            web.get("/sprite/{persona}/{emotion}", self._sprite),
+            web.get("/api/personas", self._api_personas),
+            web.get("/api/inspect/scopes", self._api_scopes),
+            web.get("/api/inspect/memories", self._api_memories),
+            web.delete("/api/inspect/memories/{id:\\d+}", self._api_delete),
+            web.get("/api/inspect/curve/{id:\\d+}", self._api_curve),
+            web.get("/api/inspect/diary", self._api_diary),
+            web.get("/api/inspect/profile", self._api_profile),
+            web.static("/static", static),
+        ]
+        app.add_routes(routes)
+        return app
+
+    async def start(self) -> None:
+        """Listen; raises OSError (with the address) if the port is taken."""
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as e:
+            await self._runner.cleanup()
+            self._runner = None
+            raise OSError(e.errno, f"cannot listen on {self.host}:{self.port}: {e.strerror}") from e
+        if self.port == 0:  # tests ask for any free port
+            self.port = int(self._runner.addresses[0][1])
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._turns:  # replies still being written go into their sessions first
+            await asyncio.gather(*self._turns, return_exceptions=True)
+
+    # -- guard: token, origin, headers
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if self._token and not request.path.startswith("/static/"):
+            given = request.query.get("token") or request.cookies.get(COOKIE, "")
+            bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            if not (_same(given, self._token) or _same(bearer, self._token)):
+                raise web.HTTPUnauthorized(text="This Kizuna needs its token: open ?token=...")
+            if "token" in request.query and request.path in ("/", "/inspect"):
+                found = web.HTTPFound(request.path)  # keep the token out of the address bar
+                found.set_cookie(COOKIE, self._token, httponly=True, samesite="Strict")
+                raise found
+        if request.method != "GET" or request.path == "/ws":
+            # A page of another site may not drive this one (a socket is not covered by CORS).
+            origin = request.headers.get("Origin")
+            if origin is not None and origin != f"{request.scheme}://{request.host}":
+                raise web.HTTPForbidden(text="cross-site request refused")
+        response = await handler(request)
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response
+
+    # -- pages and pictures
+
+    def _page(self, name: str) -> Handler:
+        async def page(request: web.Request) -> web.StreamResponse:
+            return web.FileResponse(_static() / name, headers={"Cache-Control": "no-cache"})
+
+        return page
+
+    def _persona(self, key: str) -> Persona:
+        if key not in self.personas:
+            raise web.HTTPNotFound(text=f"no persona {key!r} here")
+        return self.engine.personas[key]
+
+    async def _sprite(self, request: web.Request) -> web.StreamResponse:
+        persona = self._persona(request.match_info["persona"])
+        speaking = request.query.get("speaking") == "1"
+        path = sprite_file(persona, request.match_info["emotion"], speaking=speaking)
+        headers = {"Cache-Control": "max-age=300"}
+        if path is None:
+            svg = placeholder(persona, speaking=speaking)
+            return web.Response(text=svg, content_type="image/svg+xml", headers=headers)
+        return web.FileResponse(path, headers=headers)
+
+    async def _api_personas(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response(
+            [
+                {
+                    "key": key,
+                    "name": p.identity.name,
+                    "nickname": p.identity.nickname,
+                    "language": p.identity.language,
+                    "emotions": p.emotions.names,
+                    "neutral": p.emotions.neutral,
+                }
+                for key in self.personas
+                for p in [self.engine.personas[key]]
+            ]
+        )
+
+    # -- chat
+
+    def _event(self, persona: str, user: str, text: str) -> ChatEvent:
+        return ChatEvent(
+            platform="web",
+            bot_id=self.bot_id,
+            persona=persona,
+            chat_id="",
+            channel_id="web",
+            user_id=user,
+            user_name=user,
+            is_dm=True,
+            text=text,
+            timestamp=self.engine.clock.now(),
+        )
+
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        persona = self._persona(request.query.get("persona", ""))
+        user = request.query.get("user", "").strip()
+        if not USER_NAME.match(user):
+            raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
+        ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
+        await ws.prepare(request)
+        await ws.send_json(await self._history(persona, user))
+        async for frame in ws:
+            if frame.type != WSMsgType.TEXT:
+                continue
+            try:
+                said = frame.json()
+                text = str(said.get("text", "")) if isinstance(said, dict) else ""
+            except ValueError:
+                text = ""
+            if not text.strip():
+                continue
+            if len(text) > self.max_message_chars:
+                await ws.send_json(
+                    {
+                        "type": "error",
+                        "text": f"Messages are limited to {self.max_message_chars} characters.",
+                    }
+                )
+                continue
+            word, _, argument = text.strip().partition(" ")
+            if word.startswith("/"):
+                note = await self._command(persona, user, word[1:].lower(), argument.strip())
+                await ws.send_json({"type": "note", "text": note})
+                continue
+            await ws.send_json({"type": "thinking"})
+            # The turn runs on, into the session, even if the page goes away meanwhile.
+            turn = asyncio.ensure_future(self._turn(persona, user, text))
+            self._turns.add(turn)
+            turn.add_done_callback(self._turns.discard)
+            answer = await asyncio.shield(turn)
+            if not ws.closed:
+                await ws.send_json(answer)
+        return ws
+
+    async def _history(self, persona: Persona, user: str) -> dict[str, Any]:
+        session = await self.engine.session(self._event(persona.key, user, ""))
+        async with session.lock:
+            turns = [
+                {
+                    "role": t.role,
+                    "speaker": t.speaker,
+                    "text": t.text,
+                    "emotion": t.emotion,
+                    "at": t.at.isoformat(),
+                }
+                for t in session.turns
+            ]
+            recap = session.summary or session.recap
+        emotion = next((t["emotion"] for t in reversed(turns) if t["emotion"]), "")
+        return {
+            "type": "history",
+            "turns": turns,
+            "recap": recap,
+            "emotion": persona.emotion(emotion),
+        }
+
+    async def _command(self, persona: Persona, user: str, word: str, argument: str) -> str:
+        """A shared command typed on the page; the answer is a note, not the persona's."""
+        engine, event = self.engine, self._event(persona.key, user, "")
+        if engine.admit(event) != "admit":
+            return engine.slow_down(event)
+        if word == "remember" and argument:
+            return (await commands.remember(engine, event, argument)).message
+        if word == "memories":
+            found = await commands.list_memories(engine, event, argument)
+            lines = [commands.format_memory(m, engine) for m in found]
+            return "\n".join(lines) or ("No memories match." if argument else "No memories yet.")
+        if word == "diary":
+            return await commands.diary(engine, event, argument)
+        if word == "profile":
+            return await commands.profile(engine, event)
+        if word == "state":
+            return await commands.show_state(engine, event)
+        if word == "end":
+            ended = await engine.end(event)
+            return (
+                "Conversation ended; it goes to long-term memory."
+                if ended
+                else "No conversation is open."
+            )
+        names = ", ".join(f"/{c}" for c in PAGE_COMMANDS)
+        return f"The page knows {names}; anything else is said to {persona.identity.name}."
+
+    async def _turn(self, persona: Persona, user: str, text: str) -> dict[str, Any]:
+        event = self._event(persona.key, user, text)
+        try:
+            reply = await self.engine.handle(event)
+        except Exception:
+            log.exception("answering on the web page failed")
+            return {"type": "error", "text": persona.identity.apology or "Something went wrong."}
+        return {
+            "type": "reply",
+            "text": reply.text,
+            "emotion": reply.emotion,
+            "failed": reply.failed,
+        }
+
+    # -- inspector
+
+    def _scope(self, request: web.Request) -> str:
+        scope = request.query.get("scope", "")
+        persona, _, rest = scope.partition("/")
+        if persona not in self.personas or not rest:
+            raise web.HTTPNotFound(text=f"no scope {scope!r} here")
+        if self.engine.memory is None:
+            raise web.HTTPConflict(text="long-term memory is off")
+        return scope
+
+    async def _api_scopes(self, request: web.Request) -> web.StreamResponse:
+        persona = self._persona(request.query.get("persona", ""))
+        store = self.engine.sessions.store
+        prefix = f"{persona.key}/"
+        found = {s for s in await store.scopes() if s.startswith(prefix)}
+        found |= {prefix + row.scope for row in await store.load_sessions([persona.key])}
+        scopes = []
+        for scope in sorted(found):
+            count = await store.count_memories(scope)
+            scopes.append({"scope": scope, "memories": count})
+        return web.json_response({"policy": persona.memory.forgetting, "scopes": scopes})
+
+    def _memory_json(self, memory: Memory, retention: float) -> dict[str, Any]:
+        now = self.engine.clock.now()
+        return {
+            "id": memory.id,
+            "text": memory.text,
+            "speaker": memory.speaker,
+            "kind": memory.kind,
+            "category": memory.category,
+            "importance": memory.importance,
+            "sentiment": round(memory.sentiment, 2),
+            "created_at": memory.created_at.isoformat(),
+            "age": describe_age(memory.created_at, now),
+            "recalls": memory.recall_count,
+            "retention": round(retention, 3),
+        }
+
+    async def _api_memories(self, request: web.Request) -> web.StreamResponse:
+        scope = self._scope(request)
+        assert self.engine.memory is not None
+        query = request.query.get("q", "")[:200]
+        found = await self.engine.memory.bank.inspect(scope, query or None, limit=500)
+        return web.json_response([self._memory_json(m, r) for m, r in found])
+
+    async def _api_delete(self, request: web.Request) -> web.StreamResponse:
+        scope = self._scope(request)
+        assert self.engine.memory is not None
+        gone = await self.engine.memory.bank.forget(scope, int(request.match_info["id"]))
+        if not gone:
+            raise web.HTTPNotFound(text="no such memory in this scope")
+        log.info("inspector deleted memory %s of %s", gone[0].id, scope)
+        return web.json_response({"deleted": [m.id for m in gone]})
+
+    async def _api_curve(self, request: web.Request) -> web.StreamResponse:
+        scope = self._scope(request)
+        assert self.engine.memory is not None
+        curve = await self.engine.memory.bank.curve(scope, int(request.match_info["id"]))
+        if curve is None:
+            raise web.HTTPNotFound(text="no such memory in this scope")
+        return web.json_response(
+            {
+                "now": curve.now.isoformat(),
+                "points": [[t.isoformat(), r] for t, r in curve.points],
+                "recalls": [t.isoformat() for t in curve.recalls],
+                "policy": self.engine.memory.bank.policy(scope).name,
+            }
+        )
+
+    async def _api_diary(self, request: web.Request) -> web.StreamResponse:
+        scope = self._scope(request)
+        store = self.engine.sessions.store
+        pages = await store.diary_entries(scope, limit=366)
+        wanted = request.query.get("day", "")
+        try:
+            day = date.fromisoformat(wanted) if wanted else None
+        except ValueError:
+            raise web.HTTPBadRequest(text="day is YYYY-MM-DD") from None
+        page = next((p for p in pages if p.day == day), pages[0] if pages and day is None else None)
+        return web.json_response(
+            {
+                "days": [p.day.isoformat() for p in pages],
+                "page": None if page is None else {"day": page.day.isoformat(), "text": page.text},
+            }
+        )
+
+    async def _api_profile(self, request: web.Request) -> web.StreamResponse:
+        scope = self._scope(request)
+        profiles = await self.engine.sessions.store.profiles(scope)
+        return web.json_response(
+            [
+                {
+                    "user_id": p.user_id,
+                    "name": p.name,
+                    "text": p.text,
+                    "updated_at": p.updated_at.isoformat(),
+                }
+                for p in profiles
+            ]
+        )
+
+
+def _same(given: str, token: str) -> bool:
+    return bool(given) and hmac.compare_digest(given.encode(), token.encode())

@@ -1,0 +1,296 @@
+"""The web client's server (adapters/web): the chat socket, sprites, the inspector's API, and its
+guard (token, origin), through aiohttp's test client; the pages themselves are driven in
+Chromium by test_web_browser.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from adapters.web import WebServer, WebSetupError
+from adapters.web.server import MAX_FRAME
+from adapters.web.sprites import sprite_file
+from bot.llm.base import Message
+from bot.persona import load_persona
+from bot.recollect import Recollector
+from memory.encoding import ENCODING_TASK
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.models import ScriptedChatModel, encoding
+
+ANN = "pip/console:dm:ann"  # the bank scope of Ann's conversation with Pip, page or console
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
+    personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo")]
+    opened = await open_bot(tmp_path / "k.sqlite3", personas)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def serve(server: WebServer) -> TestClient[Any, Any]:
+    client: TestClient[Any, Any] = TestClient(TestServer(server.app()))
+    await client.start_server()
+    return client
+
+
+@pytest.fixture
+async def web(bot: Bot) -> AsyncIterator[TestClient[Any, Any]]:
+    client = await serve(WebServer(bot.engine, ["pip"]))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def receive(ws: aiohttp.ClientWebSocketResponse, kind: str) -> dict[str, Any]:
+    """The next message of `kind` (skipping "thinking")."""
+    while True:
+        message: dict[str, Any] = await asyncio.wait_for(ws.receive_json(), 5)
+        if message["type"] == kind:
+            return message
+        assert message["type"] == "thinking", message
+
+
+# --- chat ---------------------------------------------------------------------------------------
+
+
+async def test_a_message_gets_a_reply_in_the_consoles_conversation(
+    bot: Bot, web: TestClient[Any, Any]
+) -> None:
+    bot.model.push("[HAPPY] Lovely to see you, Ann!")
+    async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
+        history = await receive(ws, "history")
+        assert history["turns"] == [] and history["emotion"] == "NEUTRAL"
+        await ws.send_json({"text": "hello Pip"})
+        assert (await ws.receive_json())["type"] == "thinking"
+        reply = await receive(ws, "reply")
+    assert reply == {
+        "type": "reply",
+        "text": "Lovely to see you, Ann!",
+        "emotion": "HAPPY",
+        "failed": False,
+    }
+    # The console's Ann is the page's Ann: one conversation.
+    console = await bot.engine.session(make_event(platform="console", user_id="ann"))
+    assert [t.text for t in console.turns] == ["hello Pip", "Lovely to see you, Ann!"]
+    async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
+        again = await receive(ws, "history")
+    assert [t["text"] for t in again["turns"]] == ["hello Pip", "Lovely to see you, Ann!"]
+    assert again["emotion"] == "HAPPY"
+
+
+async def test_a_closed_socket_mid_reply_loses_nothing(bot: Bot) -> None:
+    server = WebServer(bot.engine, ["pip"])
+    client = await serve(server)
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def slow(messages: Sequence[Message]) -> str:
+        asked.set()
+        await answer.wait()
+        return "[SAD] Sorry, I was miles away."
+
+    bot.model.push(slow)
+    try:
+        ws = await client.ws_connect("/ws?persona=pip&user=ann")
+        await receive(ws, "history")
+        await ws.send_json({"text": "are you there?"})
+        await asyncio.wait_for(asked.wait(), 5)
+        await ws.close()  # the page goes away while the persona is still answering
+        answer.set()
+    finally:
+        await client.close()
+        await server.close()  # waits for the turn
+    session = await bot.engine.session(make_event(platform="web", user_id="ann"))
+    assert [t.text for t in session.turns] == ["are you there?", "Sorry, I was miles away."]
+
+
+async def test_size_names_and_personas_are_checked(bot: Bot, web: TestClient[Any, Any]) -> None:
+    async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
+        await receive(ws, "history")
+        await ws.send_json({"text": "x" * 4001})
+        error = await receive(ws, "error")
+        assert "4000 characters" in error["text"]
+        await ws.send_str("x" * (MAX_FRAME + 1))  # over the frame limit: the socket closes
+        closed = await asyncio.wait_for(ws.receive(), 5)
+        assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    assert bot.model.calls == []
+    for query, status in (
+        ("persona=pip&user=", 400),
+        ("persona=pip&user=a/b", 400),
+        ("persona=nobody&user=ann", 404),
+        ("persona=bo&user=ann", 404),  # Bo exists but this page does not host him
+    ):
+        response = await web.get(f"/ws?{query}")
+        assert response.status == status, query
+
+
+async def test_page_commands_are_the_consoles(bot: Bot, web: TestClient[Any, Any]) -> None:
+    async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
+        await receive(ws, "history")
+        await ws.send_json({"text": "/remember I keep bees"})
+        assert "remember" in (await receive(ws, "note"))["text"]
+        await ws.send_json({"text": "/memories"})
+        assert "I keep bees" in (await receive(ws, "note"))["text"]
+        await ws.send_json({"text": "/dance"})
+        assert "/remember" in (await receive(ws, "note"))["text"]
+    assert bot.model.calls == []  # commands are not said to the persona
+
+
+async def test_another_site_may_not_open_the_socket(web: TestClient[Any, Any]) -> None:
+    response = await web.get(
+        "/ws?persona=pip&user=ann",
+        headers={"Origin": "https://evil.example", "Upgrade": "websocket", "Connection": "Upgrade"},
+    )
+    assert response.status == 403
+    deleted = await web.delete(f"/api/inspect/memories/1?scope={ANN}", headers={"Origin": "null"})
+    assert deleted.status == 403
+
+
+async def test_pages_carry_a_strict_content_security_policy(web: TestClient[Any, Any]) -> None:
+    for path in ("/", "/inspect", "/api/personas"):
+        response = await web.get(path)
+        assert response.status == 200, path
+        policy = response.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "default-src 'none'" in policy
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+# --- the guard on an open address ---------------------------------------------------------------
+
+
+async def test_an_open_address_needs_a_token(bot: Bot) -> None:
+    with pytest.raises(WebSetupError, match="inspector_token_env"):
+        WebServer(bot.engine, ["pip"], host="0.0.0.0")
+    client = await serve(WebServer(bot.engine, ["pip"], host="0.0.0.0", token="s3cret"))
+    try:
+        assert (await client.get("/api/personas")).status == 401
+        assert (await client.get("/api/personas?token=wrong")).status == 401
+        bearer = {"Authorization": "Bearer s3cret"}
+        assert (await client.get("/api/personas", headers=bearer)).status == 200
+        # ?token= on a page sets a cookie and drops the token from the address.
+        opened = await client.get("/inspect?token=s3cret", allow_redirects=False)
+        assert opened.status == 302 and opened.headers["Location"] == "/inspect"
+        cookie = opened.cookies["kizuna_token"]
+        assert cookie.value == "s3cret" and cookie["httponly"]
+        assert (await client.get("/api/personas")).status == 200  # the cookie now
+        assert (await client.get("/static/style.css")).status in (200, 404)  # no token needed
+    finally:
+        await client.close()
+
+
+# --- sprites ------------------------------------------------------------------------------------
+
+
+def test_sprites_fall_back_speaking_to_resting_then_to_neutral(tmp_path: Path) -> None:
+    path = tmp_path / "pop.toml"
+    path.write_text(
+        '[identity]\nname = "Pop"\npersonality = "p"\nlanguage_style = "l"\n'
+        '[emotions]\nnames = ["NEUTRAL", "HAPPY", "SAD"]\n',
+        encoding="utf-8",
+    )
+    persona = load_persona(path)
+    assert sprite_file(persona, "HAPPY", speaking=False) is None  # no folder: the placeholder
+    folder = tmp_path / "assets" / "pop"
+    folder.mkdir(parents=True)
+    for name in ("NEUTRAL.png", "NEUTRALSPEAKING.svg", "HAPPY.webp"):
+        (folder / name).write_bytes(b"picture")
+    assert sprite_file(persona, "HAPPY", speaking=False) == folder / "HAPPY.webp"
+    assert sprite_file(persona, "HAPPY", speaking=True) == folder / "HAPPY.webp"
+    assert sprite_file(persona, "SAD", speaking=True) == folder / "NEUTRALSPEAKING.svg"
+    assert sprite_file(persona, "SAD", speaking=False) == folder / "NEUTRAL.png"
+    assert sprite_file(persona, "NO SUCH", speaking=False) == folder / "NEUTRAL.png"
+
+
+async def test_a_persona_without_pictures_gets_a_drawn_initial(web: TestClient[Any, Any]) -> None:
+    for query in ("", "?speaking=1"):
+        response = await web.get(f"/sprite/pip/HAPPY{query}")
+        assert response.status == 200
+        assert response.content_type == "image/svg+xml"
+        assert ">P</text>" in await response.text()
+    assert (await web.get("/sprite/bo/HAPPY")).status == 404
+
+
+# --- the inspector ------------------------------------------------------------------------------
+
+
+async def remember(bot: Bot, text: str, **kwargs: Any) -> int:
+    assert bot.engine.memory is not None
+    return await bot.engine.memory.bank.remember(ANN, text, **kwargs)
+
+
+async def test_inspector_lists_searches_plots_and_deletes(
+    bot: Bot, web: TestClient[Any, Any]
+) -> None:
+    bees = await remember(bot, "Ann keeps bees on her roof", category="personal_daily")
+    await remember(bot, "Ann's brother is a pilot", category="social_emotional", importance=3)
+    bot.clock.advance(days=2)
+    assert bot.engine.memory is not None
+    await bot.engine.memory.bank.reinforce(ANN, [bees])
+    bot.clock.advance(days=1)
+
+    scopes = await (await web.get("/api/inspect/scopes?persona=pip")).json()
+    assert scopes == {"policy": "ebbinghaus", "scopes": [{"scope": ANN, "memories": 2}]}
+    listed = await (await web.get(f"/api/inspect/memories?scope={ANN}")).json()
+    assert {m["text"] for m in listed} == {"Ann keeps bees on her roof", "Ann's brother is a pilot"}
+    row = next(m for m in listed if m["id"] == bees)
+    assert row["recalls"] == 1 and row["category"] == "personal_daily"
+    assert 0 < row["retention"] <= 1 and row["age"] == "3 days ago"
+    found = await (await web.get(f"/api/inspect/memories?scope={ANN}&q=bees")).json()
+    assert [m["id"] for m in found] == [bees]
+
+    curve = await (await web.get(f"/api/inspect/curve/{bees}?scope={ANN}")).json()
+    assert curve["policy"] == "ebbinghaus" and len(curve["recalls"]) == 1
+    assert any(t > curve["now"] for t, _ in curve["points"])  # projected ahead
+    assert [r for t, r in curve["points"] if t == curve["now"]] == [row["retention"]] or abs(
+        next(r for t, r in curve["points"] if t == curve["now"]) - row["retention"]
+    ) < 1e-3
+
+    deleted = await web.delete(f"/api/inspect/memories/{bees}?scope={ANN}")
+    assert (await deleted.json()) == {"deleted": [bees]}
+    assert (await web.delete(f"/api/inspect/memories/{bees}?scope={ANN}")).status == 404
+    assert await bot.engine.memory.bank.recall(ANN, "bees on the roof", fail=False) == []
+    # Another persona's scope is not this page's to show.
+    assert (await web.get("/api/inspect/memories?scope=bo/console:dm:ann")).status == 404
+
+
+async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
+    def model(messages: Sequence[Message]) -> str:
+        if ENCODING_TASK in messages[0].content:
+            return encoding(
+                ("Ann got her first honey harvest.", "special", 3),
+                diary="Ann came by beaming about honey.",
+                profile="Keeps bees; brother flies planes.",
+            )
+        return "[HAPPY] How sweet!"
+
+    bot = await open_bot(tmp_path / "k.sqlite3", model=ScriptedChatModel(default=model))
+    client = await serve(WebServer(bot.engine, ["pip"]))
+    try:
+        event = make_event("first honey today!", platform="web", user_id="ann", user_name="Alice")
+        await bot.engine.handle(event)
+        await bot.engine.end(event)
+        await bot.lifecycle.encode_pending()
+        diary = await (await client.get(f"/api/inspect/diary?scope={ANN}")).json()
+        today = bot.clock.now().date().isoformat()
+        assert diary == {
+            "days": [today],
+            "page": {"day": today, "text": "Ann came by beaming about honey."},
+        }
+        missing = await (await client.get(f"/api/inspect/diary?scope={ANN}&day=2001-01-01")).json()
+        assert missing["page"] is None
+        assert (await client.get(f"/api/inspect/diary?scope={ANN}&day=May")).status == 400
+        [profile] = await (await client.get(f"/api/inspect/profile?scope={ANN}")).json()
+        assert profile["text"] == "Keeps bees; brother flies planes."
+        assert Recollector.scope("pip", "console:dm:ann") == ANN
+    finally:
+        await client.close()
+        await bot.close()
