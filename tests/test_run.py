@@ -1,16 +1,19 @@
 """`kizuna run` as a real subprocess with the example configuration (its bots uncommented and
-pointed at the loopback fakes by `base_url`, fake tokens in the environment): both bots come up,
-answer, and a SIGTERM stops the process cleanly with everything saved."""
+pointed at the loopback fakes by `base_url`, fake tokens in the environment, the web client on a
+free port): all three come up and answer, and a SIGTERM stops the process cleanly with
+everything saved."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from bot.persona import load_persona
@@ -30,8 +33,16 @@ async def fakes() -> AsyncIterator[tuple[FakeDiscord, FakeTelegram]]:
         yield discord, telegram
 
 
-def pointed_at(discord: FakeDiscord, telegram: FakeTelegram) -> str:
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def pointed_at(discord: FakeDiscord, telegram: FakeTelegram, web_port: int) -> str:
     text = example_config_with_bots()
+    assert "\nport = 3000\n" in text
+    text = text.replace("\nport = 3000\n", f"\nport = {web_port}\n")
     for variable, url in (
         ("DISCORD_TOKEN", discord.api_base),
         ("TELEGRAM_TOKEN", telegram.base_url),
@@ -59,7 +70,8 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
 ) -> None:
     discord, telegram = fakes
     config = tmp_path / "kizuna.toml"
-    config.write_text(pointed_at(discord, telegram), encoding="utf-8")
+    web_port = free_port()
+    config.write_text(pointed_at(discord, telegram, web_port), encoding="utf-8")
     env = base_env(DISCORD_TOKEN="fake-discord-token", TELEGRAM_TOKEN=telegram.token)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -75,9 +87,10 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     )
     assert process.stderr is not None
     try:
-        started = await lines_until(process.stderr, "discord bot", "telegram bot")
+        started = await lines_until(process.stderr, "discord bot", "telegram bot", "web client")
         assert any("discord bot 'monikai' is up: monikai, miao" in line for line in started)
         assert any("telegram bot 'dm-telegram' is up: dungeon_master" in line for line in started)
+        assert any(f"http://127.0.0.1:{web_port}/" in line for line in started)
 
         # Discord: the default persona, and the second one by name through a webhook.
         mention = f"<@{discord.bot_id}>"
@@ -99,6 +112,17 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
         telegram.send_text(BOB, BOB, "/remember my character is a halfling bard")
         [kept] = await telegram.next_messages(within=TIMEOUT)
         assert "remember" in kept["text"]
+
+        # The web client: the dungeon master on the page.
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(f"http://127.0.0.1:{web_port}/ws?persona=dungeon_master&user=cy") as ws,
+        ):
+            assert (await ws.receive_json(timeout=TIMEOUT))["type"] == "history"
+            await ws.send_json({"text": "I open the dungeon door"})
+            while (said := await ws.receive_json(timeout=TIMEOUT))["type"] == "thinking":
+                pass
+            assert said["type"] == "reply" and "(offline model)" in said["text"]
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)

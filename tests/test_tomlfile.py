@@ -66,9 +66,10 @@ def test_config_example_bots_uncommented_load(tmp_path: Path) -> None:
     path = tmp_path / "kizuna.toml"
     path.write_text(example_config_with_bots(), encoding="utf-8")
     config = tomlfile.load(path, Config)
-    discord, telegram = config.bots
+    discord, telegram, web = config.bots
     assert (discord.platform, discord.hosted) == ("discord", ["monikai", "miao"])
     assert (telegram.platform, telegram.persona) == ("telegram", "dungeon_master")
+    assert (web.platform, web.hosted) == ("web", ["monikai", "miao", "dungeon_master"])
 
 
 def test_config_example_through_load_config() -> None:

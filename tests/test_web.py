@@ -5,6 +5,8 @@ Chromium by test_web_browser.py."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,16 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.web import WebServer, WebSetupError
 from adapters.web.server import MAX_FRAME
 from adapters.web.sprites import sprite_file
+from bot.config import Config
 from bot.llm.base import Message
 from bot.persona import load_persona
 from bot.recollect import Recollector
+from bot.runtime import open_runtime
 from memory.encoding import ENCODING_TASK
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, base_env, make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 
+ROOT = Path(__file__).resolve().parent.parent
 ANN = "pip/console:dm:ann"  # the bank scope of Ann's conversation with Pip, page or console
 
 
@@ -294,3 +299,47 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
     finally:
         await client.close()
         await bot.close()
+
+
+# --- one conversation between the console and the page ------------------------------------------
+
+
+def console(cwd: Path, typed: str) -> str:
+    """`kizuna chat` as Ann with Monikai, in `cwd` (its data folder there); what it printed."""
+    result = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", "chat", "--persona", "monikai", "--user", "ann"],
+        cwd=cwd,
+        input=typed,
+        capture_output=True,
+        text=True,
+        env=base_env(),
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+async def no_ollama(host: str) -> list[str]:
+    return []
+
+
+async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -> None:
+    console(tmp_path, "I grow tomatoes on the balcony\n")
+    monikai = load_persona(ROOT / "personas" / "monikai.toml")
+    config = Config(data_dir=str(tmp_path / "data"))
+    runtime = await open_runtime(
+        config, {"monikai": monikai}, base_env(), platforms=["console"], probe=no_ollama
+    )
+    client = await serve(WebServer(runtime.engine, ["monikai"]))
+    try:
+        async with client.ws_connect("/ws?persona=monikai&user=ann") as ws:
+            history = await receive(ws, "history")
+            said = [t["text"] for t in history["turns"] if t["role"] == "user"]
+            assert said == ["I grow tomatoes on the balcony"]
+            await ws.send_json({"text": "and basil by the window"})
+            assert "(offline model)" in (await receive(ws, "reply"))["text"]
+    finally:
+        await client.close()
+        await runtime.close()
+    log = console(tmp_path, "log\n")
+    assert "I grow tomatoes on the balcony" in log and "and basil by the window" in log
