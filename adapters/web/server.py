@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
@@ -101,6 +102,7 @@ class WebServer:
         self._token = token
         self._runner: web.AppRunner | None = None
         self._turns: set[asyncio.Task[Any]] = set()
+        self._sockets: set[web.WebSocketResponse] = set()
 
     # -- lifecycle
 
@@ -144,6 +146,9 @@ class WebServer:
             self.port = int(self._runner.addresses[0][1])
 
     async def close(self) -> None:
+        # Say goodbye on open sockets first: else the server waits out its shutdown timeout.
+        for ws in list(self._sockets):
+            await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY, message=b"server stopping")
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -236,6 +241,14 @@ class WebServer:
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
         await ws.prepare(request)
+        self._sockets.add(ws)
+        try:
+            await self._converse(ws, persona, user)
+        finally:
+            self._sockets.discard(ws)
+        return ws
+
+    async def _converse(self, ws: web.WebSocketResponse, persona: Persona, user: str) -> None:
         await ws.send_json(await self._history(persona, user))
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
@@ -268,7 +281,6 @@ class WebServer:
             answer = await asyncio.shield(turn)
             if not ws.closed:
                 await ws.send_json(answer)
-        return ws
 
     async def _history(self, persona: Persona, user: str) -> dict[str, Any]:
         session = await self.engine.session(self._event(persona.key, user, ""))

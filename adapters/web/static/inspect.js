@@ -1,0 +1,391 @@
+// Kizuna memory inspector: what a persona remembers of a conversation, how fast it fades,
+// its diary and profiles. Memories are untrusted text: they only enter the page as text nodes.
+
+const $ = (id) => document.getElementById(id);
+const els = {
+  persona: $("i-persona"),
+  scope: $("i-scope"),
+  policy: $("policy"),
+  status: $("i-status"),
+  search: $("i-search"),
+  count: $("count"),
+  memories: $("memories"),
+  plot: $("plot"),
+  legend: $("legend"),
+  days: $("diary-days"),
+  page: $("diary-page"),
+  profile: $("profile"),
+};
+
+const SVG = "http://www.w3.org/2000/svg";
+const COLOURS = ["#7c5cc4", "#e0789a", "#3aa17e", "#e0a03a", "#4a90d9", "#b0568f"];
+const STORE_PERSONA = "kizuna.persona";
+const STORE_USER = "kizuna.user";
+
+const selected = new Map(); // memory id -> {colour, text, curve}
+let loadToken = 0; // only the latest memory list is drawn (search is typed fast)
+
+function stored(key) {
+  try {
+    return localStorage.getItem(key) || "";
+  } catch {
+    return "";
+  }
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function setStatus(text) {
+  els.status.textContent = text;
+}
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  if (!response.ok) throw new Error(`${response.status} ${(await response.text()).slice(0, 200)}`);
+  return response.json();
+}
+
+function scopeQuery() {
+  return `scope=${encodeURIComponent(els.scope.value)}`;
+}
+
+// -- personas and scopes
+
+async function loadPersonas() {
+  const personas = await api("/api/personas");
+  for (const p of personas) {
+    const option = el("option", "", p.name);
+    option.value = p.key;
+    els.persona.append(option);
+  }
+  const last = stored(STORE_PERSONA);
+  if (personas.some((p) => p.key === last)) els.persona.value = last;
+  await loadScopes();
+}
+
+async function loadScopes() {
+  els.scope.replaceChildren();
+  const key = els.persona.value;
+  if (!key) return;
+  const data = await api(`/api/inspect/scopes?persona=${encodeURIComponent(key)}`);
+  els.policy.textContent = data.policy ? `forgetting: ${data.policy}` : "";
+  for (const s of data.scopes) {
+    const label = s.scope.slice(key.length + 1);
+    const n = s.memories;
+    const option = el("option", "", `${label} · ${n} memor${n === 1 ? "y" : "ies"}`);
+    option.value = s.scope;
+    option.dataset.label = label;
+    option.dataset.count = String(n);
+    els.scope.append(option);
+  }
+  if (!data.scopes.length) {
+    els.scope.append(el("option", "", "no conversations yet"));
+    els.scope.disabled = true;
+  } else {
+    els.scope.disabled = false;
+    // The chat page's user, if that conversation is here; else the first.
+    const user = stored(STORE_USER);
+    const mine = data.scopes.find((s) => s.scope === `${key}/console:dm:${user}`);
+    if (mine) els.scope.value = mine.scope;
+  }
+  await loadScope();
+}
+
+async function loadScope() {
+  selected.clear();
+  drawPlot();
+  if (els.scope.disabled || !els.scope.value) {
+    els.memories.replaceChildren();
+    els.count.textContent = "";
+    els.days.replaceChildren();
+    els.page.textContent = "No diary yet.";
+    els.profile.replaceChildren();
+    return;
+  }
+  await Promise.all([loadMemories(), loadDiary(), loadProfile()]);
+}
+
+// -- the memory table
+
+function stars(n) {
+  return "★".repeat(n) + "☆".repeat(Math.max(0, 3 - n));
+}
+
+function memoryRow(m) {
+  const tr = el("tr");
+  tr.dataset.id = String(m.id);
+  tr.title = `created ${new Date(m.created_at).toLocaleString()}`;
+
+  const pick = el("input", "pick");
+  pick.type = "checkbox";
+  pick.setAttribute("aria-label", "plot this memory");
+  const cell = el("td");
+  cell.append(pick);
+  tr.append(cell);
+
+  const text = el("td", "text", m.text);
+  text.append(el("small", "", [m.kind, m.speaker].filter(Boolean).join(" · ")));
+  tr.append(text);
+
+  const category = el("td");
+  if (m.category) category.append(el("span", "tag", m.category));
+  tr.append(category);
+
+  const importance = el("td", "num", stars(m.importance));
+  importance.title = `importance ${m.importance} of 3`;
+  tr.append(importance);
+  tr.append(el("td", "age", m.age));
+  tr.append(el("td", "num", String(m.recalls)));
+
+  const retention = el("td", "num");
+  const wrap = el("div", "retention");
+  const track = el("span", "bar-track");
+  const fill = el("span", "bar-fill");
+  fill.style.width = `${Math.round(m.retention * 100)}%`; // CSSOM, allowed by the CSP
+  track.append(fill);
+  wrap.append(track, el("span", "", `${Math.round(m.retention * 100)}%`));
+  retention.append(wrap);
+  tr.append(retention);
+
+  const actions = el("td");
+  const remove = el("button", "delete", "Delete");
+  remove.type = "button";
+  actions.append(remove);
+  tr.append(actions);
+
+  pick.addEventListener("click", (e) => {
+    e.stopPropagation();
+    toggle(m, tr, pick.checked);
+  });
+  tr.addEventListener("click", (e) => {
+    if (e.target.closest("button")) return;
+    pick.checked = !pick.checked;
+    toggle(m, tr, pick.checked);
+  });
+  remove.addEventListener("click", (e) => {
+    e.stopPropagation();
+    deleteMemory(m, tr);
+  });
+  if (selected.has(m.id)) {
+    pick.checked = true;
+    tr.classList.add("selected");
+  }
+  return tr;
+}
+
+async function loadMemories() {
+  const token = ++loadToken;
+  const q = els.search.value.trim();
+  const found = await api(
+    `/api/inspect/memories?${scopeQuery()}${q ? `&q=${encodeURIComponent(q)}` : ""}`,
+  );
+  if (token !== loadToken) return;
+  els.memories.replaceChildren(...found.map(memoryRow));
+  if (!found.length) {
+    const tr = el("tr");
+    const td = el("td", "muted", q ? "No memories match." : "No memories yet.");
+    td.colSpan = 8;
+    tr.append(td);
+    els.memories.append(tr);
+  }
+  els.count.textContent = q ? `${found.length} found` : `${found.length} shown`;
+}
+
+async function deleteMemory(m, tr) {
+  const preview = m.text.length > 120 ? `${m.text.slice(0, 120)}…` : m.text;
+  if (!confirm(`Delete this memory for good?\n\n${preview}`)) return;
+  try {
+    await api(`/api/inspect/memories/${m.id}?${scopeQuery()}`, { method: "DELETE" });
+  } catch (e) {
+    setStatus(`Could not delete: ${e.message}`);
+    return;
+  }
+  tr.remove();
+  if (selected.delete(m.id)) drawPlot();
+  const option = els.scope.selectedOptions[0];
+  if (option && option.dataset.count) {
+    const n = Math.max(0, Number(option.dataset.count) - 1);
+    option.dataset.count = String(n);
+    option.textContent = `${option.dataset.label} · ${n} memor${n === 1 ? "y" : "ies"}`;
+  }
+  setStatus("Memory deleted.");
+}
+
+async function toggle(m, tr, on) {
+  tr.classList.toggle("selected", on);
+  if (!on) {
+    selected.delete(m.id);
+    drawPlot();
+    return;
+  }
+  const used = new Set([...selected.values()].map((s) => s.colour));
+  const colour = COLOURS.find((c) => !used.has(c)) || COLOURS[selected.size % COLOURS.length];
+  const entry = { colour, text: m.text, curve: null };
+  selected.set(m.id, entry);
+  try {
+    entry.curve = await api(`/api/inspect/curve/${m.id}?${scopeQuery()}`);
+  } catch (e) {
+    setStatus(`Could not load the curve: ${e.message}`);
+    selected.delete(m.id);
+  }
+  if (selected.get(m.id) === entry || !selected.has(m.id)) drawPlot();
+}
+
+// -- the plot: retention 0..1 over time, past solid, projection dashed
+
+const W = 640;
+const H = 260;
+const M = { left: 38, right: 16, top: 14, bottom: 30 };
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function pathOf(points, x, y) {
+  return points
+    .map(([t, r], i) => `${i ? "L" : "M"}${x(t).toFixed(1)} ${y(r).toFixed(1)}`)
+    .join(" ");
+}
+
+function dateLabel(ms, span) {
+  const d = new Date(ms);
+  const day = d.toLocaleDateString(undefined, { month: "short", day: "numeric" });
+  if (span > 3 * 86400000) return day;
+  return `${day} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+}
+
+function drawPlot() {
+  const plot = els.plot;
+  plot.replaceChildren();
+  els.legend.replaceChildren();
+  const series = [...selected.entries()].filter(([, s]) => s.curve && s.curve.points.length);
+  const x0 = M.left;
+  const x1 = W - M.right;
+  const y0 = H - M.bottom;
+  const y1 = M.top;
+  const y = (r) => y0 - (y0 - y1) * Math.max(0, Math.min(1, r));
+
+  for (const r of [0, 0.5, 1]) {
+    plot.append(svg("line", { class: r ? "grid" : "axis", x1: x0, x2: x1, y1: y(r), y2: y(r) }));
+    plot.append(svg("text", { x: x0 - 6, y: y(r) + 4, "text-anchor": "end" }, String(r)));
+  }
+  plot.append(svg("line", { class: "axis", x1: x0, x2: x0, y1: y0, y2: y1 }));
+
+  if (!series.length) {
+    const hint = "Select a memory to see how it fades, and how recalls renew it.";
+    plot.append(svg("text", { x: (x0 + x1) / 2, y: (y0 + y1) / 2, "text-anchor": "middle" }, hint));
+    return;
+  }
+
+  const curves = series.map(([id, s]) => ({
+    id,
+    colour: s.colour,
+    text: s.text,
+    now: Date.parse(s.curve.now),
+    points: s.curve.points.map(([t, r]) => [Date.parse(t), r]),
+    recalls: s.curve.recalls.map((t) => Date.parse(t)),
+  }));
+  const start = Math.min(...curves.map((c) => c.points[0][0]));
+  const end = Math.max(...curves.map((c) => c.points[c.points.length - 1][0]), start + 1);
+  const x = (t) => x0 + ((x1 - x0) * (t - start)) / (end - start);
+
+  // Dates along the bottom.
+  const ticks = 5;
+  for (let i = 0; i < ticks; i++) {
+    const t = start + ((end - start) * i) / (ticks - 1);
+    const anchor = i === 0 ? "start" : i === ticks - 1 ? "end" : "middle";
+    plot.append(svg("line", { class: "axis", x1: x(t), x2: x(t), y1: y0, y2: y0 + 4 }));
+    plot.append(
+      svg("text", { x: x(t), y: y0 + 17, "text-anchor": anchor }, dateLabel(t, end - start)),
+    );
+  }
+
+  const now = curves[0].now;
+  plot.append(svg("line", { class: "now", x1: x(now), x2: x(now), y1: y1 - 4, y2: y0 }));
+  plot.append(svg("text", { class: "now-label", x: x(now) + 4, y: y1 + 8 }, "now"));
+
+  for (const c of curves) {
+    const past = c.points.filter(([t]) => t <= c.now);
+    const ahead = c.points.filter(([t]) => t >= c.now);
+    const line = svg("path", { class: "series", d: pathOf(past, x, y), stroke: c.colour });
+    line.dataset.id = String(c.id);
+    plot.append(line);
+    plot.append(svg("path", { class: "projection", d: pathOf(ahead, x, y), stroke: c.colour }));
+    for (const t of c.recalls) {
+      // On the curve just after the recall: where the memory was renewed to.
+      const at = c.points.find(([pt]) => pt >= t) || c.points[c.points.length - 1];
+      const dot = svg("circle", { class: "recall", cx: x(t), cy: y(at[1]), r: 4.5, fill: c.colour });
+      dot.append(svg("title", {}, `recalled ${new Date(t).toLocaleString()}`));
+      plot.append(dot);
+    }
+    const item = el("li");
+    const swatch = el("span", "swatch");
+    swatch.style.background = c.colour;
+    item.append(swatch, el("span", "", c.text));
+    els.legend.append(item);
+  }
+}
+
+// -- diary and profile
+
+async function loadDiary(day) {
+  const data = await api(
+    `/api/inspect/diary?${scopeQuery()}${day ? `&day=${encodeURIComponent(day)}` : ""}`,
+  );
+  els.days.replaceChildren();
+  for (const d of data.days) {
+    const li = el("li");
+    const button = el("button", "", d);
+    button.type = "button";
+    button.dataset.day = d;
+    if (data.page && data.page.day === d) button.classList.add("current");
+    button.addEventListener("click", () => loadDiary(d).catch((e) => setStatus(e.message)));
+    li.append(button);
+    els.days.append(li);
+  }
+  els.page.textContent = data.page ? data.page.text : "No diary yet.";
+  els.page.classList.toggle("muted", !data.page);
+}
+
+async function loadProfile() {
+  const profiles = await api(`/api/inspect/profile?${scopeQuery()}`);
+  els.profile.replaceChildren();
+  if (!profiles.length) {
+    els.profile.append(el("li", "muted", "No profile yet."));
+    return;
+  }
+  for (const p of profiles) {
+    const li = el("li");
+    li.append(el("strong", "", p.name || p.user_id));
+    li.append(el("span", "muted", ` · updated ${new Date(p.updated_at).toLocaleDateString()}`));
+    li.append(el("p", "", p.text));
+    els.profile.append(li);
+  }
+}
+
+// -- wiring
+
+function report(promise) {
+  promise.then(
+    () => {},
+    (e) => setStatus(`Error: ${e.message}`),
+  );
+}
+
+let searchTimer = 0;
+els.persona.addEventListener("change", () => report(loadScopes()));
+els.scope.addEventListener("change", () => report(loadScope()));
+els.search.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => report(loadMemories()), 250);
+});
+
+report(loadPersonas());
