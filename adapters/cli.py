@@ -13,6 +13,7 @@ import contextlib
 import getpass
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,8 @@ from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
 from adapters.host import BotStartError, bot_tokens, host
-from bot import __version__
+from bot import __version__, cards
+from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
@@ -105,6 +107,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
     persona_sub.add_parser("list", parents=[common], help="list the personas Kizuna can find")
+    importing = persona_sub.add_parser(
+        "import",
+        help="make a persona from a character card",
+        description="Make a persona file from a SillyTavern / Character Card V1, V2 or V3 "
+        "(JSON, or PNG carrying the card). A PNG card's picture becomes the persona's face.",
+    )
+    importing.add_argument("card", type=Path, metavar="CARD")
+    importing.add_argument(
+        "--out", type=Path, default=Path("personas"), help="folder to write to (./personas)"
+    )
+    importing.add_argument("--force", action="store_true", help="replace a persona file there")
+    exporting = persona_sub.add_parser(
+        "export",
+        parents=[common],
+        help="write a persona as a character card",
+        description="Write a persona as a Character Card V2 JSON file.",
+    )
+    exporting.add_argument("name", metavar="NAME")
+    exporting.add_argument("--out", type=Path, help="file to write (default: ./NAME.card.json)")
 
     memories = sub.add_parser("memories", help="work with long-term memory")
     memories_sub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
@@ -288,6 +309,48 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
     return 0
 
 
+def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
+    """Write the card's persona file (checked by loading it back) and, for a PNG card, its
+    picture as the persona's neutral face; nothing is written if anything is wrong."""
+    try:
+        card = cards.read_card(card_path)
+    except OSError as e:
+        raise UsageError(f"{card_path}: {e.strerror}") from None
+    except cards.CardError as e:
+        raise UsageError(str(e)) from None
+    key = persona_key(card.name) or persona_key(card_path.stem) or "card"
+    target = out / f"{key}.toml"
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists: pass --force to replace it")
+    out.mkdir(parents=True, exist_ok=True)
+    draft = out / f".{key}.toml.importing"
+    draft.write_text(persona_toml(card), encoding="utf-8")
+    try:
+        load_persona(draft)
+    except TomlError as e:  # a bug of ours, not the card's: say so plainly
+        draft.unlink()
+        raise UsageError(f"{card_path}: the persona made from it does not load: {e}") from None
+    draft.replace(target)
+    if card_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n":
+        face = out / "assets" / key / "NEUTRAL.png"
+        face.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(card_path, face)
+    print(f"{target}  (kizuna chat --persona {key})")
+    return 0
+
+
+def _export_card(args: argparse.Namespace) -> int:
+    library = persona_library(_config(args), Path.cwd())
+    try:
+        persona = library.load(args.name)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+    target: Path = args.out or Path(f"{persona.key}.card.json")
+    target.write_text(cards.card_to_v2_json(persona_card(persona)) + "\n", encoding="utf-8")
+    print(target)
+    return 0
+
+
 def _validate(files: Sequence[Path]) -> int:
     failed = 0
     for file in files:
@@ -385,6 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
+        if args.persona_command == "import":
+            return _import_card(args.card, args.out, force=args.force)
+        if args.persona_command == "export":
+            return _export_card(args)
         if args.persona_command == "validate":
             return _validate(args.files)
         return _list(args)

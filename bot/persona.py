@@ -19,9 +19,12 @@ from bot import tomlfile
 __all__ = [
     "EMOTION_NAME",
     "FORGETTING_POLICIES",
+    "Card",
     "Emotions",
     "ForgettingPolicy",
     "Identity",
+    "LoreEntry",
+    "Lorebook",
     "MemoryPolicy",
     "Persona",
     "PersonaLibrary",
@@ -117,6 +120,56 @@ class StateSlot:
 
 
 @dataclass(slots=True)
+class Card:
+    """What a character card brings beyond the identity (`kizuna persona import`). Text may
+    hold {{char}} and {{user}}, filled in when the prompt is built."""
+
+    scenario: str = ""
+    first_message: str = ""
+    example_messages: str = ""  # <START>-separated sample exchanges
+    system_prompt: str = ""  # the card author's instructions, before everything else
+    post_history_instructions: str = ""  # said to the model after the conversation
+    alternate_greetings: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    creator: str = ""
+    character_version: str = ""
+    # The card's other fields and extensions, as JSON text: kept so an export loses nothing.
+    kept: str = ""
+
+
+@dataclass(slots=True)
+class LoreEntry:
+    """Knowledge that enters the prompt when one of its keys comes up (a card's lorebook)."""
+
+    keys: list[str]
+    content: str
+    secondary_keys: list[str] = field(default_factory=list)
+    selective: bool = False  # also needs one of the secondary keys
+    constant: bool = False  # always in
+    case_sensitive: bool = False
+    enabled: bool = True
+    insertion_order: int = 100
+    priority: int = 0  # over the budget, the lowest go first
+    use_regex: bool = False
+    name: str = ""
+    kept: str = ""  # the entry's other fields, as JSON text
+
+
+@dataclass(slots=True)
+class Lorebook:
+    entries: list[LoreEntry] = field(default_factory=list)
+    scan_depth: int = 4  # how many recent messages are searched for keys
+    token_budget: int = 500
+    recursive_scanning: bool = False
+    name: str = ""
+    kept: str = ""  # the book's other fields, as JSON text
+
+    def __post_init__(self) -> None:
+        if self.scan_depth < 1 or self.token_budget < 0:
+            raise ValueError("lorebook.scan_depth must be 1 or more, token_budget 0 or more")
+
+
+@dataclass(slots=True)
 class Persona:
     identity: Identity
     user: UserAddress = field(default_factory=UserAddress)
@@ -124,6 +177,8 @@ class Persona:
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
     tools: list[str] = field(default_factory=list)
     state: list[StateSlot] = field(default_factory=list)
+    card: Card = field(default_factory=Card)
+    lorebook: Lorebook = field(default_factory=Lorebook)
     # Set by the loader, not TOML keys: the persona's name (its file's stem) and its file.
     key: str = field(default="", metadata={"toml": False})
     path: Path | None = field(default=None, metadata={"toml": False})

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot import cards
+from bot.card_persona import lore_book
 from bot.llm.base import Message, Tool, ToolCall
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
 from bot.persona import Persona, StateSlot
@@ -16,7 +18,9 @@ from bot.sessions import Turn
 __all__ = [
     "EMOTION_INSTRUCTION",
     "FLASHBACK_HEADING",
+    "GREETING_HEADING",
     "LANGUAGES",
+    "LORE_HEADING",
     "RECAP_HEADING",
     "STATE_TOOL",
     "SUMMARY_HEADING",
@@ -35,6 +39,8 @@ LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 RECAP_HEADING = "Where your previous conversation left off:"
+LORE_HEADING = "What you know that bears on this:"
+GREETING_HEADING = "How you opened your very first conversation with them:"
 SUMMARY_HEADING = "Earlier in this conversation (a summary; the latest messages follow):"
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"
 _TAG = re.compile(r"^\s*\**\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*\**\s*")
@@ -48,8 +54,9 @@ class Prompt:
 
 
 def _system_text(persona: Persona, user_name: str, group: bool, now: datetime) -> str:
-    ident, user = persona.identity, persona.user
-    lines = [f"You are {ident.name}" + (f" ({ident.nickname})." if ident.nickname else ".")]
+    ident, user, card = persona.identity, persona.user, persona.card
+    lines = [card.system_prompt.strip()] if card.system_prompt.strip() else []
+    lines.append(f"You are {ident.name}" + (f" ({ident.nickname})." if ident.nickname else "."))
     lines.append(f"Personality: {ident.personality.strip()}")
     if ident.language_style:
         lines.append(f"How you speak: {ident.language_style.strip()}")
@@ -57,6 +64,11 @@ def _system_text(persona: Persona, user_name: str, group: bool, now: datetime) -
     lines.append(f"Always reply in {language}, in character, as a person in a chat would.")
     if ident.brief:
         lines.append(f"About you: {ident.brief.strip()}")
+    if card.scenario.strip():
+        lines.append(f"Scenario: {card.scenario.strip()}")
+    if card.example_messages.strip():
+        examples = card.example_messages.replace("<START>", "---").strip()
+        lines.append(f"How you talk, in examples:\n{examples}")
     if ident.notices:
         lines.append("Keep in mind:")
         lines.extend(f"- {n.strip()}" for n in ident.notices)
@@ -74,7 +86,29 @@ def _system_text(persona: Persona, user_name: str, group: bool, now: datetime) -
     lines.append(f"It is now {now:%A %Y-%m-%d %H:%M} ({now.tzname() or 'UTC'}).")
     tags = " ".join(f"[{name}]" for name in persona.emotions.names)
     lines.append(f"{EMOTION_INSTRUCTION} {tags}. Then write your reply.")
-    return "\n".join(lines)
+    return _filled("\n".join(lines), persona, user_name)
+
+
+def _filled(text: str, persona: Persona, user_name: str) -> str:
+    """{{char}} and {{user}} (a character card's placeholders) as the persona and the user."""
+    return cards.resolve_placeholders(text, persona.identity.name, user_name or persona.user.name)
+
+
+def _lore_text(persona: Persona, turns: Sequence[Turn], user_name: str) -> str:
+    """The persona's lorebook entries the recent turns bring up, within the book's budget."""
+    book = persona.lorebook
+    if not book.entries:
+        return ""
+    found = cards.active_entries(
+        lore_book(book),
+        [t.text for t in turns],
+        budget_tokens=book.token_budget,
+        count_tokens=estimate_tokens,
+    )
+    if not found:
+        return ""
+    lines = [LORE_HEADING, *(f"- {e.content.strip()}" for e in found)]
+    return _filled("\n".join(lines), persona, user_name)
 
 
 def _state_text(slots: Sequence[StateSlot], state: dict[str, str]) -> str:
@@ -112,6 +146,12 @@ def build_chat_prompt(
     what it is answering.
     """
     system = _system_text(persona, user_name, group, now)
+    lore = _lore_text(persona, turns, user_name)
+    if lore:
+        system += "\n\n" + lore
+    if persona.card.first_message.strip() and not recap and not summary:
+        greeting = _filled(persona.card.first_message.strip(), persona, user_name)
+        system += f"\n\n{GREETING_HEADING}\n{greeting}"
     if persona.state:
         system += "\n\n" + _state_text(persona.state, state)
     if memories:
@@ -121,7 +161,9 @@ def build_chat_prompt(
     if summary:
         system += f"\n\n{SUMMARY_HEADING}\n{summary}"
     head = [Message("system", system)]
-    used = estimate_messages(head)
+    after = persona.card.post_history_instructions.strip()
+    tail = [Message("system", _filled(after, persona, user_name))] if after else []
+    used = estimate_messages([*head, *tail])
     chosen: list[Message] = []
     for turn in reversed(turns):
         message = _turn_message(turn, group)
@@ -135,7 +177,7 @@ def build_chat_prompt(
         chosen.append(message)
         used += cost
     chosen.reverse()
-    return Prompt((*head, *chosen), used, len(turns) - len(chosen))
+    return Prompt((*head, *chosen, *tail), used, len(turns) - len(chosen))
 
 
 def _truncate(text: str, tokens: int) -> str:

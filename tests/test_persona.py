@@ -158,7 +158,7 @@ PERSONA_ERRORS = {
         personality = "A test persona."
         """,
         "key",
-        "unknown key (known keys: emotions, identity, memory, state, tools, user)",
+        "unknown key (known keys: card, emotions, identity, lorebook, memory, state, tools, user)",
     ),
     "wrong type": (
         """

@@ -104,7 +104,7 @@ class OfflineChatModel:
 
     def _reply(self, messages: Sequence[Message]) -> str:
         system = messages[0].content if messages and messages[0].role == "system" else ""
-        name_match = _NAME.match(system)
+        name_match = _NAME.search(system)  # a card's own instructions may come first
         name = name_match.group(1) if name_match else "your companion"
         lang = _ZH if "Always reply in Chinese" in system else _EN
         emotions = parse_emotion_instruction(system) or ["NEUTRAL"]
