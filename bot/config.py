@@ -26,6 +26,7 @@ __all__ = [
     "ModelsConfig",
     "ProviderConfig",
     "TierConfig",
+    "ToolsConfig",
     "WebConfig",
     "find_config",
     "load_config",
@@ -170,6 +171,17 @@ class AccessConfig:
 
 
 @dataclass(slots=True)
+class ToolsConfig:
+    """Where the `web_search` tool searches. "auto": Zhipu's web-search-pro when a Zhipu
+    provider is configured (or ZHIPUAI_API_KEY is set), else `search_model` if set, else no
+    search; "zhipu" and "model" insist on one; "off" never searches."""
+
+    search: Literal["auto", "zhipu", "model", "off"] = "auto"
+    search_provider: str = ""  # a [models.providers] name; "" = the first of the right kind
+    search_model: str = ""  # an OpenAI-compatible model that searches the web itself
+
+
+@dataclass(slots=True)
 class WebConfig:
     """The local web client (`kizuna web`, or a `platform = "web"` bot under `kizuna run`): a
     chat page and a memory inspector on one address."""
@@ -245,6 +257,7 @@ class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     access: AccessConfig = field(default_factory=AccessConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
     web: WebConfig = field(default_factory=WebConfig)
     bots: list[BotConfig] = field(default_factory=list)
     # Where the file was read from (None: built-in defaults); not a TOML key.

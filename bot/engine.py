@@ -26,6 +26,15 @@ from bot.prompts import (
 )
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, scope_key
+from bot.tools import (
+    SEARCH_TOOL,
+    TRANSLATE_TOOL,
+    SearchBackend,
+    SearchResult,
+    cited_sources,
+    run_search,
+    run_translate,
+)
 from memory.clock import Clock
 from memory.encoding import last_exchange
 from memory.store import ArchivedConversation
@@ -76,6 +85,7 @@ class Engine:
         settings: EngineConfig,
         memory: Recollector | None = None,
         gate: Gate | None = None,
+        search: SearchBackend | None = None,
     ) -> None:
         self.personas = personas
         self.models = models
@@ -84,6 +94,7 @@ class Engine:
         self.settings = settings
         self.memory = memory
         self.gate = gate
+        self.search = search
         self.tz = settings.tz()
         self._background: set[asyncio.Task[None]] = set()
 
@@ -170,8 +181,10 @@ class Engine:
             summary=session.summary,
             recap=session.recap,
         )
+        found: list[SearchResult] = []
         try:
-            completion = await self._complete(persona, scope, list(prompt.messages), shown)
+            messages = list(prompt.messages)
+            completion = await self._complete(persona, scope, messages, shown, found)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
@@ -180,6 +193,9 @@ class Engine:
             log.warning("chat model gave %s an empty reply", persona.key)
             return _apology(persona, limit)
         emotion = persona.emotion(tag)
+        sources = cited_sources(text, found)
+        if sources:  # what was looked up is cited, in the reply as it is kept
+            text = f"{text}\n\n{sources}"
         session.add(
             Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
         )
@@ -251,14 +267,29 @@ class Engine:
         except Exception:
             log.exception("could not reinforce recalled memories")
 
+    def tools(self, persona: Persona) -> list[Tool]:
+        """The tools the persona may call now: declared, allowed (eco mode takes the paid
+        ones away) and available here."""
+        available = {
+            "recall_memory": RECALL_TOOL if self.memory is not None else None,
+            "web_search": SEARCH_TOOL if self.search is not None else None,
+            "translate": TRANSLATE_TOOL,
+        }
+        allowed = self.models.tools_allowed(persona.tools)
+        return [tool for name in allowed if (tool := available.get(name)) is not None]
+
     async def _complete(
-        self, persona: Persona, scope: str, messages: list[Message], shown: list[int]
+        self,
+        persona: Persona,
+        scope: str,
+        messages: list[Message],
+        shown: list[int],
+        found: list[SearchResult],
     ) -> Completion:
-        """The chat tier's reply, answering its recall_memory calls (at most MAX_TOOL_ROUNDS
-        rounds, then it must reply). Memories the tool shows join `shown`."""
-        tools: list[Tool] = []
-        if self.memory is not None and "recall_memory" in self.models.tools_allowed(persona.tools):
-            tools.append(RECALL_TOOL)
+        """The chat tier's reply, answering its tool calls (at most MAX_TOOL_ROUNDS rounds,
+        then it must reply). Memories recall_memory shows join `shown`, search results
+        `found`."""
+        tools = self.tools(persona)
         for round_ in range(MAX_TOOL_ROUNDS + 1):
             offered = tools if round_ < MAX_TOOL_ROUNDS else []
             completion = await self.models.complete("chat", messages, tools=offered)
@@ -267,15 +298,31 @@ class Engine:
             messages.append(Message("assistant", completion.text, tool_calls=completion.tool_calls))
             for number, call in enumerate(completion.tool_calls):
                 if number < MAX_TOOL_CALLS:
-                    result = await self._run_tool(persona, scope, call.name, call.arguments, shown)
+                    result = await self._run_tool(
+                        persona, scope, call.name, call.arguments, shown, found
+                    )
                 else:
                     result = f"Not run: at most {MAX_TOOL_CALLS} tool calls at a time."
                 messages.append(Message("tool", result, tool_call_id=call.id))
         raise AssertionError("unreachable: the last round offers no tools")
 
     async def _run_tool(
-        self, persona: Persona, scope: str, name: str, arguments: str, shown: list[int]
+        self,
+        persona: Persona,
+        scope: str,
+        name: str,
+        arguments: str,
+        shown: list[int],
+        found: list[SearchResult],
     ) -> str:
+        if name in ("web_search", "translate") and name in persona.tools:
+            if name == "web_search":
+                run = await run_search(self.search, arguments, start=len(found) + 1)
+            else:
+                run = await run_translate(self.models, arguments)
+            found.extend(run.results)
+            log.info("tool %s for %s: %s", name, persona.key, run.cost)
+            return run.text
         if name != "recall_memory" or self.memory is None:
             return f"There is no tool named {name!r}."
         try:

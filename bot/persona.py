@@ -29,6 +29,7 @@ __all__ = [
     "Persona",
     "PersonaLibrary",
     "StateSlot",
+    "ToolName",
     "UserAddress",
     "load_persona",
 ]
@@ -36,6 +37,8 @@ __all__ = [
 # memory.forgetting.POLICIES by name (see there for what each does).
 ForgettingPolicy = Literal["ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
 FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
+# What the chat model may call (bot/tools.py); web_search is left out in eco mode.
+ToolName = Literal["recall_memory", "web_search", "translate"]
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
@@ -175,7 +178,7 @@ class Persona:
     user: UserAddress = field(default_factory=UserAddress)
     emotions: Emotions = field(default_factory=Emotions)
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
-    tools: list[str] = field(default_factory=list)
+    tools: list[ToolName] = field(default_factory=list)
     state: list[StateSlot] = field(default_factory=list)
     card: Card = field(default_factory=Card)
     lorebook: Lorebook = field(default_factory=Lorebook)

@@ -20,6 +20,7 @@ from bot.persona import Persona, PersonaLibrary
 from bot.recollect import Recollector
 from bot.scheduler import Scheduler
 from bot.sessions import SessionManager
+from bot.tools import build_search
 from memory.bank import DATABASE, MemoryBank
 from memory.clock import Clock, SystemClock
 from memory.store import Store
@@ -86,6 +87,7 @@ async def open_runtime(
     clock = clock or SystemClock()
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
+    search = build_search(config.tools, config.models, environ)
     embedder = build_embedder(config.memory, config.models, environ)
     # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
@@ -117,6 +119,7 @@ async def open_runtime(
         settings=config.engine,
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
         gate=Gate(config.access),
+        search=search,
     )
     lifecycle = Lifecycle(
         bank=bank,

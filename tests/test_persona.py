@@ -67,7 +67,7 @@ def test_miao() -> None:
     assert miao.user.name == "主人"
     assert miao.memory.scope == "user"
     assert miao.memory.forgetting == "ebbinghaus"
-    assert miao.tools == ["recall_memory"]
+    assert miao.tools == ["recall_memory", "web_search", "translate"]
     expected = {"NEUTRAL", "HAPPY", "SAD", "ANGRY", "SLEEPY", "CURIOUS", "SHY"}
     assert expected <= set(miao.emotions.names)
 

@@ -9,7 +9,8 @@
         subprocess.run(..., env={"OPENAI_BASE_URL": fake.base_url, ...})  # e.g. for a subprocess
 
 Routes live under /v1 (`base_url`) and Zhipu's /api/paas/v4 (`zhipu_base_url`):
-POST chat/completions (plain or SSE streaming), POST embeddings, GET models.
+POST chat/completions (plain or SSE streaming), POST embeddings, GET models; and Zhipu's
+POST /api/paas/v4/tools (web-search-pro), answering from `search_replies`.
 Chat completions take the next scripted reply from `replies`; when it is empty they answer
 `default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
 next reply from `embedding_replies` (errors, hangs, malformed or raw bodies), else deterministic
@@ -191,6 +192,9 @@ class FakeOpenAI:
         self.default_reply = default_reply
         self.replies: deque[Reply] = deque()
         self.embedding_replies: deque[Reply] = deque()
+        # Zhipu's web-search-pro (POST /api/paas/v4/tools): scripted errors or Raw bodies,
+        # else two results made from the query.
+        self.search_replies: deque[Reply] = deque()
         # Set to give embeddings a meaning (text, dimension -> vector); by default each text
         # gets a random unit vector seeded by its hash.
         self.embed_fn: Callable[[str, int], list[float]] | None = None
@@ -260,6 +264,7 @@ class FakeOpenAI:
             app.router.add_post(f"{prefix}/chat/completions", self._chat)
             app.router.add_post(f"{prefix}/embeddings", self._embeddings)
             app.router.add_get(f"{prefix}/models", self._models)
+        app.router.add_post("/api/paas/v4/tools", self._tools)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -526,6 +531,44 @@ class FakeOpenAI:
                 "data": data,
                 "model": str(body.get("model") or self.models[-1]),
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
+    @property
+    def search_requests(self) -> list[Any]:
+        return [r.json for r in self.requests if r.path.endswith("/tools")]
+
+    async def _tools(self, request: web.Request) -> web.StreamResponse:
+        body, _, response = await self._take(request, self.search_replies)
+        if response is not None:
+            return response
+        query = _content_text((body.get("messages") or [{}])[-1].get("content", ""))
+        hits = [
+            {
+                "title": f"{query} ({n})",
+                "link": f"https://example.org/{n}",
+                "content": f"What page {n} says about {query}.",
+                "media": "example.org",
+                "refer": f"ref_{n}",
+                "index": n,
+            }
+            for n in (1, 2)
+        ]
+        calls = [
+            {"id": "i", "type": "search_intent", "search_intent": [{"query": query}]},
+            {"id": "r", "type": "search_result", "search_result": hits},
+        ]
+        return web.json_response(
+            {
+                "id": f"search-{next(self._ids)}",
+                "created": int(time.time()),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "tool", "tool_calls": calls},
+                    }
+                ],
             }
         )
 
