@@ -1,0 +1,569 @@
+"""Documents a user sends (text, Markdown, PDF): reading their text (`extract_text`,
+`read_document`, and `precheck` before a download), cutting text into pieces that fit a token
+budget (`chunks`), a map-reduce summary by a chat model (`summarise`), and the passages most
+relevant to a question (`excerpts`) for documents longer than a prompt can hold.
+
+Platform-free: the adapters hand over a file's name and bytes, the engine a `Complete`.
+Reading a PDF is CPU-bound and blocking: call `extract_text` in a thread (`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+import math
+import os
+import re
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path, PurePath
+from typing import Literal
+
+from pypdf import PasswordType, PdfReader
+from pypdf.errors import DependencyError
+
+from bot.llm.base import Message
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAP_TASK",
+    "MAX_CHARS",
+    "MAX_CONCURRENT",
+    "PASSAGE_TOKENS",
+    "REDUCE_TASK",
+    "WHOLE_TASK",
+    "Complete",
+    "Document",
+    "DocumentError",
+    "Kind",
+    "chunks",
+    "excerpts",
+    "extract_text",
+    "precheck",
+    "read_document",
+    "summarise",
+]
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["text", "markdown", "pdf"]
+Complete = Callable[[list[Message]], Awaitable[str]]
+
+DEFAULT_LIMIT = 5 * 1024 * 1024  # bytes of file
+MAX_CHARS = 2_000_000  # characters of extracted text (a 5 MB text file can hold 5 million)
+
+_KINDS: dict[str, Kind] = {
+    ".txt": "text",
+    ".text": "text",
+    ".log": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".pdf": "pdf",
+}
+_SUPPORTED = "text (.txt), Markdown (.md) or PDF (.pdf)"
+
+
+@dataclass(slots=True, frozen=True)
+class Document:
+    name: str
+    kind: Kind
+    text: str  # newlines normalised to "\n"; a PDF's pages separated by blank lines
+    pages: int | None  # PDFs only
+    chars: int
+
+
+class DocumentError(Exception):
+    """A file that cannot be read as a document: `str(error)` is the one line a user sees."""
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name, self.message = name, message
+        super().__init__(f"{name}: {message}")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def precheck(name: str, size: int, *, limit_bytes: int = DEFAULT_LIMIT) -> None:
+    """Refuse a file by its name and declared size, before downloading it: raise
+    `DocumentError` for an unsupported extension or a file over `limit_bytes`."""
+    suffix = PurePath(name).suffix.lower()
+    if suffix and suffix not in _KINDS:
+        raise DocumentError(name, f"{suffix} files are not supported; send {_SUPPORTED}")
+    if size > limit_bytes:
+        raise DocumentError(
+            name, f"is too big ({_size(size)}); the most I can read is {_size(limit_bytes)}"
+        )
+
+
+def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
+    """Read a local file (the console's `read PATH`); nothing past `limit_bytes` is read."""
+    try:
+        with path.open("rb") as file:
+            precheck(path.name, os.fstat(file.fileno()).st_size, limit_bytes=limit_bytes)
+            data = file.read(limit_bytes + 1)  # one byte more catches a file grown since
+    except OSError as e:
+        raise DocumentError(path.name, f"cannot be read ({e.strerror or e})") from None
+    return extract_text(path.name, data, limit_bytes=limit_bytes)
+
+
+def extract_text(name: str, data: bytes, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
+    """The text of a file sent as `name` with contents `data`, or `DocumentError`.
+
+    The kind comes from the extension, or from the contents when there is none. Text is
+    UTF-8 (a BOM is fine), UTF-16 with a BOM, or GB18030 (what Chinese Windows writes).
+    """
+    precheck(name, len(data), limit_bytes=limit_bytes)
+    if not data:
+        raise DocumentError(name, "is empty")
+    kind = _KINDS.get(PurePath(name).suffix.lower())
+    if kind is None:
+        kind = "pdf" if data.startswith(b"%PDF-") else "text"
+    pages: int | None = None
+    if kind == "pdf":
+        text, pages = _pdf_text(name, data)
+    else:
+        text = _decode(name, data)
+    text = _normalise_newlines(text)
+    if len(text) > MAX_CHARS:
+        raise DocumentError(
+            name, f"has too much text ({len(text):,} characters; the most is {MAX_CHARS:,})"
+        )
+    if not text.strip():
+        raise DocumentError(name, "is empty")
+    return Document(name=name, kind=kind, text=text, pages=pages, chars=len(text))
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f}".removesuffix(".0") + " KB"
+    return f"{n} bytes"
+
+
+# Control characters other than tab, newline, vertical tab, form feed and carriage return.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _decode(name: str, data: bytes) -> str:
+    if data.startswith(codecs.BOM_UTF8):
+        encodings = ["utf-8-sig"]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encodings = ["utf-16"]
+    else:
+        encodings = ["utf-8", "gb18030"]
+    for encoding in encodings:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        # Binary data can decode as GB18030 (or, rarely, UTF-8); text has no NULs and few controls.
+        if "\x00" not in text and len(_CONTROL.findall(text)) * 100 <= len(text):
+            return text
+    raise DocumentError(name, f"is not a text file I can read; send {_SUPPORTED}")
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _pdf_text(name: str, data: bytes) -> tuple[str, int]:
+    with _pypdf_at_debug():
+        try:
+            reader = PdfReader(BytesIO(data))
+            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+                raise DocumentError(
+                    name, "is protected by a password; send a copy without the password"
+                )
+            texts: list[str] = []
+            chars = 0
+            for page in reader.pages:
+                text = page.extract_text().strip()
+                chars += len(text)
+                if chars > MAX_CHARS:  # stop early: the rest would be refused anyway
+                    raise DocumentError(name, f"has too much text (over {MAX_CHARS:,} characters)")
+                if text:
+                    texts.append(text)
+            pages = len(reader.pages)
+        except DocumentError:
+            raise
+        except DependencyError as e:  # AES encryption needs the `cryptography` package
+            log.debug("%s: encrypted PDF we cannot open: %s", name, e)
+            raise DocumentError(name, "is encrypted in a way I cannot open") from None
+        except Exception as e:  # pypdf raises all sorts on a damaged or fake PDF
+            log.debug("%s: pypdf failed: %r", name, e)
+            raise DocumentError(name, "is not a PDF I can read (damaged or not a PDF)") from None
+    if not texts:
+        raise DocumentError(
+            name, "has no text I can read (a scan or images only?); send a PDF with text"
+        )
+    return "\n\n".join(texts), pages
+
+
+class _DebugForwarder(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            log.debug("pypdf: %s", record.getMessage())
+        except Exception:
+            self.handleError(record)
+
+
+_PYPDF_LOG = logging.getLogger("pypdf")
+_forwarder = _DebugForwarder()
+_quiet_lock = threading.Lock()
+_quiet_readers = 0
+_pypdf_propagated = True
+
+
+@contextmanager
+def _pypdf_at_debug() -> Iterator[None]:
+    """While a PDF is read, pypdf's warnings about malformed files go to our debug log rather
+    than to the application's handlers: a user's broken PDF is no news for the operator.
+    Only pypdf's own logger changes, and only meanwhile (counted: reads may overlap in threads).
+    """
+    global _quiet_readers, _pypdf_propagated
+    with _quiet_lock:
+        if _quiet_readers == 0:
+            _pypdf_propagated = _PYPDF_LOG.propagate
+            _PYPDF_LOG.addHandler(_forwarder)
+            _PYPDF_LOG.propagate = False
+        _quiet_readers += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_readers -= 1
+            if _quiet_readers == 0:
+                _PYPDF_LOG.removeHandler(_forwarder)
+                _PYPDF_LOG.propagate = _pypdf_propagated
+
+
+# --- chunking --------------------------------------------------------------------------------
+
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+# A sentence ends after . ! ? (then closing quotes or brackets) and whitespace, after 。！？
+# (Chinese puts no space after them), or at a line break.
+_CLOSERS = "\"'\u201d\u2019)\\]」』）"  # closing quotes and brackets
+_SENTENCE_END = re.compile(f"[.!?]+[{_CLOSERS}]*\\s+|[。！？]+[{_CLOSERS}]*\\s*|\n\\s*")
+
+
+def chunks(text: str, max_tokens: int, *, count_tokens: Callable[[str], int]) -> list[str]:
+    """`text` cut into pieces of at most `max_tokens` each, in order: whole paragraphs where
+    they fit, else sentences (English or Chinese), else hard cuts (at a space if one is near).
+    Neighbouring pieces are packed together while they fit. Only whitespace is lost.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be positive, not {max_tokens}")
+    units = list(_units(text, max_tokens, count_tokens))
+    costs = [count_tokens(piece) for _, piece in units]
+    separator_costs = {sep: count_tokens(sep) for sep, _ in units}
+    result: list[str] = []
+    start = 0
+    while start < len(units):
+        end, used = start + 1, costs[start]
+        while end < len(units):
+            more = separator_costs[units[end][0]] + costs[end]
+            if used + more > max_tokens:
+                break
+            end, used = end + 1, used + more
+        # Token counts are nearly additive, not exactly (a tokenizer may merge across a join):
+        # confirm the joined chunk and give pieces back until it fits.
+        chunk = _join(units[start:end])
+        while end - start > 1 and count_tokens(chunk) > max_tokens:
+            end -= 1
+            chunk = _join(units[start:end])
+        result.append(chunk)
+        start = end
+    return result
+
+
+def _join(units: list[tuple[str, str]]) -> str:
+    return units[0][1] + "".join(sep + piece for sep, piece in units[1:])
+
+
+def _units(
+    text: str, max_tokens: int, count_tokens: Callable[[str], int]
+) -> Iterator[tuple[str, str]]:
+    """Pieces of `text` that each fit, with the whitespace to put before each when joining."""
+    for paragraph in _PARAGRAPH_BREAK.split(text):
+        paragraph = paragraph.strip()
+        if not paragraph:
+            continue
+        if count_tokens(paragraph) <= max_tokens:
+            yield "\n\n", paragraph
+            continue
+        first = True  # the paragraph's first piece follows a paragraph break
+        for sep, sentence in _sentences(paragraph):
+            if count_tokens(sentence) <= max_tokens:
+                fitting: Iterable[tuple[str, str]] = [(sep, sentence)]
+            else:
+                fitting = _hard_cuts(sentence, sep, max_tokens, count_tokens)
+            for piece_sep, piece in fitting:
+                yield "\n\n" if first else piece_sep, piece
+                first = False
+
+
+def _sentences(paragraph: str) -> Iterator[tuple[str, str]]:
+    start, sep = 0, ""
+    for match in _SENTENCE_END.finditer(paragraph):
+        sentence = paragraph[start : match.end()]
+        stripped = sentence.rstrip()
+        if stripped:
+            yield sep, stripped
+        sep, start = sentence[len(stripped) :], match.end()
+    if start < len(paragraph):
+        yield sep, paragraph[start:]
+
+
+def _hard_cuts(
+    text: str, sep: str, max_tokens: int, count_tokens: Callable[[str], int]
+) -> Iterator[tuple[str, str]]:
+    while text:
+        cut = _longest_fit(text, max_tokens, count_tokens)
+        if cut < len(text):
+            space = text.rfind(" ", cut // 2, cut + 1)  # a word boundary in the latter half
+            if space > 0:
+                cut = space
+        piece, rest = text[:cut].rstrip(), text[cut:]
+        yield sep, piece
+        text = rest.lstrip()
+        sep = rest[: len(rest) - len(text)]
+
+
+def _longest_fit(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> int:
+    """The length of the longest prefix of `text` within `max_tokens` (at least 1). Galloping,
+    then bisection: the cost follows the prefix's size, not the text's."""
+    fits, size = 0, max_tokens
+    while True:
+        size = min(size, len(text))
+        if count_tokens(text[:size]) > max_tokens:
+            break
+        fits = size
+        if size == len(text):
+            return size
+        size *= 2
+    low, high = fits, size - 1  # text[:fits] fits, text[:size] does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(text[:middle]) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return max(low, 1)
+
+
+# --- summarising -----------------------------------------------------------------------------
+
+# The first line of each call's system message: it says what kind of call it is.
+WHOLE_TASK = "Summarise this document."
+MAP_TASK = "Summarise one part of a longer document."
+REDUCE_TASK = "Combine partial summaries of one document into a single summary."
+
+_RULES = (
+    "Write a faithful, structured summary: first what the document is (its kind, subject and "
+    "purpose), then its main points in order, then the key facts: numbers, dates, names, "
+    "definitions, decisions. Use only what the text says: do not invent, guess or add outside "
+    "knowledge; where the text is unclear, say so. Write in {language}."
+)
+_MAP_NOTE = "This part may begin or end mid-thought: summarise only what it contains."
+_REDUCE_NOTE = (
+    "The summaries are of consecutive parts, in order. Merge them into one summary of the "
+    "whole: remove repetition, keep every key fact, and keep the order of the document."
+)
+_LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
+
+MAX_CONCURRENT = 4  # model calls in flight at once
+_MAX_LEVELS = 4  # reduce levels before the rest is cut to fit
+_MIN_BUDGET = 100  # tokens of text per call, below which a summary is pointless
+_MIN_SHARE = 20  # tokens of a partial summary cut to fit, below which it says nothing
+
+
+async def summarise(
+    document: Document,
+    complete: Complete,
+    *,
+    context_tokens: int,
+    count_tokens: Callable[[str], int],
+    language: str = "en",
+) -> str:
+    """A summary of `document` in `language` ("en", "zh", ...) by the model behind `complete`.
+
+    A document that fits about half of `context_tokens` (the rest is for instructions and the
+    answer) takes one call. A longer one is summarised part by part (map, `MAX_CONCURRENT`
+    calls at once), then the partial summaries are combined (reduce), in several levels when
+    they are too long for one call. Errors from `complete` propagate.
+    """
+    budget = context_tokens // 2
+    if budget < _MIN_BUDGET:
+        raise ValueError(f"context_tokens={context_tokens} is too small to summarise in")
+    rules = _RULES.format(language=_LANGUAGES.get(language, f"the language {language!r}"))
+    whole = _header(document) + document.text
+    if count_tokens(whole) <= budget:
+        return (await complete(_messages(WHOLE_TASK, rules, whole))).strip()
+
+    # Size the parts so that the largest header fits beside them.
+    header_tokens = count_tokens(_header(document, 10**6, 10**6))
+    parts = chunks(document.text, budget - header_tokens, count_tokens=count_tokens)
+    system = f"{rules}\n{_MAP_NOTE} {_length_note(budget, len(parts), language)}"
+    partials = await _complete_all(
+        complete,
+        [
+            _messages(MAP_TASK, system, _header(document, i, len(parts)) + part)
+            for i, part in enumerate(parts, 1)
+        ],
+    )
+    return await _reduce(document, partials, complete, budget, count_tokens, rules, language)
+
+
+async def _reduce(
+    document: Document,
+    partials: list[str],
+    complete: Complete,
+    budget: int,
+    count_tokens: Callable[[str], int],
+    rules: str,
+    language: str,
+) -> str:
+    header = _header(document)
+    room = budget - count_tokens(header)
+    system = f"{rules}\n{_REDUCE_NOTE}"
+    text = _numbered(partials)
+    size = count_tokens(text)
+    for _ in range(_MAX_LEVELS):
+        if size <= room:
+            break
+        # One level: runs of partial summaries that fit a call are combined, concurrently.
+        groups = chunks(text, room, count_tokens=count_tokens)
+        shrink = f"{system} {_length_note(budget, len(groups), language)}"
+        merged = await _complete_all(
+            complete, [_messages(REDUCE_TASK, shrink, header + group) for group in groups]
+        )
+        shorter = _numbered(merged)
+        shorter_size = count_tokens(shorter)
+        if shorter_size >= size:  # the model is not shortening: another level would not help
+            break
+        partials, text, size = merged, shorter, shorter_size
+    if size > room:
+        log.warning("%s: partial summaries too long even after reducing; cut", document.name)
+        text = _squeeze(partials, room, count_tokens)
+    return (await complete(_messages(REDUCE_TASK, system, header + text))).strip()
+
+
+def _squeeze(summaries: list[str], room: int, count_tokens: Callable[[str], int]) -> str:
+    """The summaries numbered within `room`: each cut to an equal share, so that every part of
+    the document is still heard, or, when the shares would be tiny, as many as fit."""
+    labels = count_tokens(_numbered([""] * len(summaries)))
+    share = (room - labels) // len(summaries)
+    if share >= _MIN_SHARE:
+        summaries = [
+            chunks(summary, share, count_tokens=count_tokens)[0] if summary.strip() else ""
+            for summary in summaries
+        ]
+    # Token counts are not exactly additive: make sure.
+    return chunks(_numbered(summaries), room, count_tokens=count_tokens)[0]
+
+
+def _messages(task: str, instructions: str, body: str) -> list[Message]:
+    return [Message("system", f"{task}\n\n{instructions}"), Message("user", body)]
+
+
+def _header(document: Document, part: int = 0, parts: int = 0) -> str:
+    pages = f", {document.pages} pages" if document.pages else ""
+    of = f", part {part} of {parts}" if parts else ""
+    # The name is cut so that a silly long one cannot crowd out the text.
+    return f"Document: {document.name[:100]} ({document.kind}{pages}){of}\n\n"
+
+
+def _numbered(summaries: list[str]) -> str:
+    return "\n\n".join(
+        f"Summary of part {i} of {len(summaries)}:\n{summary.strip()}"
+        for i, summary in enumerate(summaries, 1)
+    )
+
+
+def _length_note(budget: int, calls: int, language: str) -> str:
+    """How long each of `calls` answers may be for all of them to fit `budget` together."""
+    tokens = max(budget // calls, 100)
+    if language in ("zh", "ja"):  # about a token a character
+        return f"Keep it under about {tokens} characters."
+    return f"Keep it under about {tokens * 3 // 4} words."
+
+
+async def _complete_all(complete: Complete, requests: list[list[Message]]) -> list[str]:
+    """`complete` on each request, at most `MAX_CONCURRENT` at once; the answers in order. On
+    the first failure the other calls are cancelled and the error propagates."""
+    gate = asyncio.Semaphore(MAX_CONCURRENT)
+
+    async def one(messages: list[Message]) -> str:
+        async with gate:
+            return await complete(messages)
+
+    tasks = [asyncio.create_task(one(messages)) for messages in requests]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+# --- answering -------------------------------------------------------------------------------
+
+PASSAGE_TOKENS = 300
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Runs of CJK characters (kana, ideographs), and words of other letters and digits.
+_TERM = re.compile(f"(?P<cjk>[{_CJK}]+)|[^\\W_{_CJK}]+")
+
+
+def excerpts(
+    document_text: str,
+    question: str,
+    *,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+) -> list[str]:
+    """The passages of a document most relevant to `question`, in document order, together
+    within `budget_tokens`; the whole text as one passage when it fits.
+
+    Passages are scored by the question's terms they contain (lower-cased words; character
+    bigrams for Chinese and Japanese), each weighted by its rarity in the document. With no
+    term in common the beginning of the document is taken.
+    """
+    if not document_text.strip() or budget_tokens < 1:
+        return []
+    if count_tokens(document_text) <= budget_tokens:
+        return [document_text.strip()]
+    passages = chunks(document_text, min(PASSAGE_TOKENS, budget_tokens), count_tokens=count_tokens)
+    passage_terms = [_terms(passage) for passage in passages]
+    wanted = _terms(question)
+    frequency = {term: sum(term in terms for terms in passage_terms) for term in wanted}
+    weight = {
+        term: math.log(1 + len(passages) / count) for term, count in frequency.items() if count
+    }
+    scores = [sum(weight.get(term, 0.0) for term in terms & wanted) for terms in passage_terms]
+    chosen: list[int] = []
+    used = 0
+    for i in sorted(range(len(passages)), key=lambda i: (-scores[i], i)):
+        cost = count_tokens(passages[i])
+        if used + cost <= budget_tokens:
+            chosen.append(i)
+            used += cost
+    return [passages[i] for i in sorted(chosen)]
+
+
+def _terms(text: str) -> set[str]:
+    terms: set[str] = set()
+    for match in _TERM.finditer(text.casefold()):
+        run = match[0]
+        if match["cjk"]:
+            # Character bigrams (most Chinese words are two characters); a lone one as it is.
+            terms.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+        elif len(run) > 1:  # single letters match everything
+            terms.add(run)
+    return terms
