@@ -87,6 +87,9 @@ class EngineConfig:
     short_term_tokens: int = 12_000
     snapshot_seconds: float = 5.0
     timezone: str = ""  # IANA name ("Asia/Shanghai"): the personas' days; "" = this machine's
+    # Documents users send: the largest file read, and the passages of it in each prompt.
+    document_max_kb: int = 5120
+    document_tokens: int = 3000
 
     def __post_init__(self) -> None:
         if self.context_tokens < 500:
@@ -97,6 +100,8 @@ class EngineConfig:
             raise ValueError("short_term_tokens must be at least 200")
         if self.snapshot_seconds <= 0:
             raise ValueError("snapshot_seconds must be positive")
+        if self.document_max_kb < 1 or self.document_tokens < 200:
+            raise ValueError("document_max_kb must be 1 or more, document_tokens 200 or more")
         if self.timezone:
             try:
                 ZoneInfo(self.timezone)

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.access import Gate, Verdict
 from bot.config import EngineConfig
+from bot.documents import DocumentError, excerpts, extract_text, summarise
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
@@ -20,12 +21,14 @@ from bot.prompts import (
     build_chat_prompt,
     build_state_prompt,
     build_summary_prompt,
+    closes_document,
+    document_section,
     parse_emotion,
     parse_state_call,
     state_tool,
 )
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
-from bot.sessions import Session, SessionManager, Turn, scope_key
+from bot.sessions import Reading, Session, SessionManager, Turn, scope_key
 from bot.tools import (
     SEARCH_TOOL,
     TRANSLATE_TOOL,
@@ -47,6 +50,16 @@ APOLOGIES = {
     "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what you "
     "said, so try me again in a moment.",
     "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
+}
+DOCUMENT_OPENED = {
+    "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about it; "
+    'say "document close" when you\'re done.',
+    "zh": "《{name}》读完啦，里面讲的是：\n\n{summary}\n\n"
+    "有什么想问的尽管问；说「退出文档模式」就结束。",
+}
+DOCUMENT_CLOSED = {
+    "en": "I've put {name} away. Back to us!",
+    "zh": "好，《{name}》收起来啦。我们接着聊吧！",
 }
 SLOW_DOWN = {
     "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all yours.",
@@ -161,14 +174,24 @@ class Engine:
         text = _user_text(event)
         if not session.is_open:
             session.recap = await self._recap(session, now)
-        session.add(Turn("user", event.user_name, text, now, user_id=event.user_id))
+        reading = session.reading
+        if reading is not None and closes_document(text):
+            return self._close_document(persona, session, event, text, now, limit)
+        session.add(
+            Turn("user", event.user_name, text, now, user_id=event.user_id, document=bool(reading))
+        )
         scope = self.memory_scope(persona, session)
-        private = await self._private_scope(persona, event)
-        recollection = await self._recollect(persona, scope, text, now, event.user_id, private)
-        section, shown = "", list[int]()
-        if self.memory is not None:
-            budget = self.memory.settings.memory_tokens
-            section, shown = memory_section(recollection, now, budget, user_name=event.user_name)
+        section, shown, private = "", list[int](), None
+        if reading is not None:  # questions about the document: answered from it, not memory
+            section = self._document_section(reading, text)
+        else:
+            private = await self._private_scope(persona, event)
+            recollection = await self._recollect(persona, scope, text, now, event.user_id, private)
+            if self.memory is not None:
+                budget = self.memory.settings.memory_tokens
+                section, shown = memory_section(
+                    recollection, now, budget, user_name=event.user_name
+                )
         prompt = build_chat_prompt(
             persona,
             session.turns,
@@ -197,12 +220,103 @@ class Engine:
         if sources:  # what was looked up is cited, in the reply as it is kept
             text = f"{text}\n\n{sources}"
         session.add(
-            Turn("assistant", persona.identity.name, text, self.clock.now(), emotion=emotion)
+            Turn(
+                "assistant",
+                persona.identity.name,
+                text,
+                self.clock.now(),
+                emotion=emotion,
+                document=bool(reading),
+            )
         )
         await self._reinforce(scope, shown, now)
         if private is not None:
             await self._reinforce(private, shown, now)  # the store keeps each to its scope
         return Reply.build(text, emotion, limit)
+
+    # -- document mode
+
+    async def read_document(self, event: ChatEvent, name: str, data: bytes) -> Reply:
+        """Open document mode with a file the user sent: read it, summarise it (the summary
+        tier, map-reduce past its context) and say what it holds. Questions go to it until
+        the user closes it (`document close`, 退出文档模式) or the conversation ends. A file
+        that cannot be read is refused with a line saying why; nothing of it is kept."""
+        persona = self.persona(event)
+        limit = PLATFORM_LIMITS[event.platform]
+        neutral = persona.emotions.neutral
+        verdict = self.admit(event)
+        if verdict != "admit":
+            said = self.slow_down(event) if verdict == "slow_down" else ""
+            return Reply.build(said, neutral, limit) if said else Reply("", neutral)
+        try:
+            document = await asyncio.to_thread(
+                extract_text, name, data, limit_bytes=self.settings.document_max_kb * 1024
+            )
+        except DocumentError as e:
+            return Reply.build(str(e), neutral, limit)
+
+        async def complete(messages: list[Message]) -> str:
+            answer = await self.models.complete("summary", messages, purpose="document")
+            return answer.text
+
+        try:
+            summary = await summarise(
+                document,
+                complete,
+                context_tokens=self.settings.context_tokens,
+                count_tokens=estimate_tokens,
+                language=persona.identity.language,
+            )
+        except ModelError as e:
+            log.warning("summarising %s for %s failed: %s", name, persona.key, e)
+            return _apology(persona, limit)
+        session = await self.session(event)
+        async with session.lock:
+            now = self.clock.now()
+            if not session.is_open:
+                session.recap = await self._recap(session, now)
+            session.reading = Reading(name, summary, document.text)
+            sent = f"[sent a document: {name}]"
+            session.add(Turn("user", event.user_name, sent, now, event.user_id, document=True))
+            lines = DOCUMENT_OPENED.get(persona.identity.language, DOCUMENT_OPENED["en"])
+            said = lines.format(name=name, summary=summary)
+            session.add(
+                Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
+            )
+        log.info(
+            "%s opened %s (%d characters) for %s", persona.key, name, document.chars, event.user_id
+        )
+        return Reply.build(said, neutral, limit)
+
+    def _document_section(self, reading: Reading, question: str) -> str:
+        budget = self.settings.document_tokens
+        passages = (
+            excerpts(reading.text, question, budget_tokens=budget, count_tokens=estimate_tokens)
+            if reading.text
+            else []
+        )
+        return document_section(reading.name, reading.summary, passages)
+
+    def _close_document(
+        self,
+        persona: Persona,
+        session: Session,
+        event: ChatEvent,
+        text: str,
+        now: datetime,
+        limit: int,
+    ) -> Reply:
+        assert session.reading is not None
+        name, session.reading = session.reading.name, None
+        neutral = persona.emotions.neutral
+        said = DOCUMENT_CLOSED.get(persona.identity.language, DOCUMENT_CLOSED["en"]).format(
+            name=name
+        )
+        session.add(Turn("user", event.user_name, text, now, event.user_id, document=True))
+        session.add(
+            Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
+        )
+        return Reply.build(said, neutral, limit)
 
     def memory_scope(self, persona: Persona, session: Session) -> str:
         return Recollector.scope(persona.key, session.scope)

@@ -16,6 +16,7 @@ from bot.persona import Persona, StateSlot
 from bot.sessions import Turn
 
 __all__ = [
+    "DOCUMENT_HEADING",
     "EMOTION_INSTRUCTION",
     "FLASHBACK_HEADING",
     "GREETING_HEADING",
@@ -29,6 +30,8 @@ __all__ = [
     "build_chat_prompt",
     "build_state_prompt",
     "build_summary_prompt",
+    "closes_document",
+    "document_section",
     "parse_emotion",
     "parse_emotion_instruction",
     "parse_state_call",
@@ -40,6 +43,11 @@ LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 RECAP_HEADING = "Where your previous conversation left off:"
 LORE_HEADING = "What you know that bears on this:"
+DOCUMENT_HEADING = (
+    "You are reading a document together with them: {name}. Answer their questions from it, "
+    "in your own voice; if the answer is not in it, say so rather than guess. Its summary:"
+)
+PASSAGES_HEADING = "The passages of it that bear on what they asked:"
 GREETING_HEADING = "How you opened your very first conversation with them:"
 SUMMARY_HEADING = "Earlier in this conversation (a summary; the latest messages follow):"
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"
@@ -178,6 +186,29 @@ def build_chat_prompt(
         used += cost
     chosen.reverse()
     return Prompt((*head, *chosen, *tail), used, len(turns) - len(chosen))
+
+
+def document_section(name: str, summary: str, passages: Sequence[str]) -> str:
+    """What the prompt holds of a document the user shared: its summary, and the passages
+    that bear on the question (none after a restart, when only the summary is kept)."""
+    parts = [DOCUMENT_HEADING.format(name=name), summary.strip()]
+    if passages:
+        parts.append(PASSAGES_HEADING)
+        parts.extend(p.strip() for p in passages)
+    else:
+        parts.append("(Only this summary is at hand now; say so if a question needs more.)")
+    return "\n\n".join(parts)
+
+
+# Leaving document mode: /document close, "close the document", 退出文档模式, 关闭文档.
+_CLOSE_DOCUMENT = re.compile(
+    r"^\s*/?(?:document\s+close|close\s+(?:the\s+)?document)\b|退出文档模式|关闭文档|结束文档",
+    re.IGNORECASE,
+)
+
+
+def closes_document(text: str) -> bool:
+    return bool(_CLOSE_DOCUMENT.search(text))
 
 
 def _truncate(text: str, tokens: int) -> str:

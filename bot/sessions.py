@@ -18,7 +18,7 @@ from bot.events import ChatEvent
 from memory.clock import Clock
 from memory.store import SessionRow, Store
 
-__all__ = ["Session", "SessionManager", "Turn", "scope_key"]
+__all__ = ["Reading", "Session", "SessionManager", "Turn", "scope_key"]
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,11 @@ class Turn:
     at: datetime
     user_id: str = ""
     emotion: str = ""
+    # Said about a document the user shared (document mode): not encoded into long-term memory.
+    document: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "role": self.role,
             "speaker": self.speaker,
             "text": self.text,
@@ -58,6 +60,9 @@ class Turn:
             "user_id": self.user_id,
             "emotion": self.emotion,
         }
+        if self.document:
+            data["document"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
@@ -68,7 +73,21 @@ class Turn:
             at=datetime.fromisoformat(data["at"]),
             user_id=str(data.get("user_id", "")),
             emotion=str(data.get("emotion", "")),
+            document=bool(data.get("document", False)),
         )
+
+
+@dataclass(slots=True)
+class Reading:
+    """A document the user shared, open until they close it or the conversation ends. Its
+    text stays in this process only: it is never saved, so it never becomes memory."""
+
+    name: str
+    summary: str
+    text: str = ""  # "" after a restart: questions are answered from the summary
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "summary": self.summary}
 
 
 @dataclass(slots=True)
@@ -81,6 +100,7 @@ class Session:
     last_active: datetime | None = None
     summary: str = ""  # the running summary of turns folded out of `turns` (compression)
     recap: str = ""  # where the conversation before this one left off
+    reading: Reading | None = None  # document mode
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -119,6 +139,7 @@ class Session:
             "last_active": self.last_active.isoformat() if self.last_active else None,
             "summary": self.summary,
             "recap": self.recap,
+            "reading": self.reading.to_json() if self.reading else None,
         }
 
     @classmethod
@@ -136,7 +157,14 @@ class Session:
             last_active=when("last_active"),
             summary=str(snapshot.get("summary", "")),
             recap=str(snapshot.get("recap", "")),
+            reading=_reading(snapshot.get("reading")),
         )
+
+
+def _reading(data: Any) -> Reading | None:
+    if not isinstance(data, dict) or not data.get("name"):
+        return None
+    return Reading(str(data["name"]), str(data.get("summary", "")))
 
 
 class SessionManager:
@@ -238,6 +266,7 @@ class SessionManager:
                 "started_at": None,
                 "summary": "",
                 "recap": "",
+                "reading": None,
             }
             conversation_id = await self._store.archive_conversation(
                 session.persona,
@@ -251,6 +280,7 @@ class SessionManager:
             session.turns.clear()
             session.started_at = None
             session.summary = session.recap = ""
+            session.reading = None  # a document is read within one conversation
             session.saved = session.changes  # the store holds exactly this now
         return conversation_id
 

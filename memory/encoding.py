@@ -21,7 +21,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
 
@@ -116,6 +116,13 @@ class Encoder:
             return None
         when = conversation.ended_at
         day = conversation.started_at.astimezone(author.timezone).date()
+        # Turns about a document the user shared are the document's, not the user's life.
+        life = [t for t in conversation.turns if not t.get("document")]
+        if not life:
+            nothing = EncodingWrite(conversation.id, scope, when, [], [], [], None, [], "")
+            ids = await self.bank.commit_encoding(nothing, [])
+            return None if ids is None else Encoded(conversation.id, [], [], day, False)
+        conversation = replace(conversation, turns=life)
         users = _users(conversation.turns)
         diary = await store.diary_entry(scope, day)
         profiles = {p.user_id: p for p in await store.profiles(scope, list(users))}
