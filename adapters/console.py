@@ -16,9 +16,11 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import TextIO
 
 from bot import commands
+from bot.documents import DocumentError, read_document
 from bot.events import ChatEvent, Reply
 from bot.persona import Persona
 from bot.runtime import Runtime
@@ -32,6 +34,7 @@ COMMANDS = {
     "save": "save now and export the session to a JSON file",
     "log": "show the session: persona, turns, state",
     "get": "read one more line (or /get CUE) and show the closest memory",
+    "read": "read PATH: open a text, Markdown or PDF file and ask about it (document close ends)",
     "help": "show these commands",
     "quit": "save and leave (Ctrl-D works too)",
 }
@@ -114,6 +117,10 @@ class ConsoleChat:
             word, argument = _command(line)
             if word in ("quit", "exit"):
                 break
+            document = _document_path(line)
+            if document is not None:
+                await self._read(document)
+                continue
             handler = self._commands().get(word)
             if handler is not None:
                 await handler(argument)
@@ -142,6 +149,17 @@ class ConsoleChat:
             "state": self._state,
             "help": self._help,
         }
+
+    async def _read(self, path: Path) -> None:
+        """Document mode with a local file: ask about it until `document close`."""
+        try:
+            document = await asyncio.to_thread(
+                read_document, path, limit_bytes=self._engine.document_limit
+            )
+        except DocumentError as e:
+            self._say(str(e))
+            return
+        self._show(await self._engine.open_document(self._event(""), document))
 
     async def _wipe(self, _: str) -> None:
         await self._engine.wipe(self._event(""))
@@ -271,6 +289,18 @@ class ConsoleChat:
     async def _help(self, _: str) -> None:
         for command, what in COMMANDS.items():
             self._say(f"  {command:<8} {what}")
+
+
+def _document_path(line: str) -> Path | None:
+    """The file of `read PATH` (or `/read PATH`): a line that names an existing file. "read
+    the news" is said to the persona; `/read` of no such file is a path all the same, so the
+    reading says it is not there."""
+    stripped = line.strip()
+    word, _, rest = stripped.partition(" ")
+    if word.lower() not in ("read", "/read") or not rest.strip():
+        return None
+    path = Path(rest.strip().strip("'\"")).expanduser()
+    return path if path.is_file() or word.startswith("/") else None
 
 
 def _command(line: str) -> tuple[str, str]:

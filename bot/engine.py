@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.access import Gate, Verdict
 from bot.config import EngineConfig
-from bot.documents import DocumentError, excerpts, extract_text, summarise
+from bot.documents import Document, DocumentError, excerpts, extract_text, summarise
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
@@ -241,19 +241,31 @@ class Engine:
         tier, map-reduce past its context) and say what it holds. Questions go to it until
         the user closes it (`document close`, 退出文档模式) or the conversation ends. A file
         that cannot be read is refused with a line saying why; nothing of it is kept."""
+        limit = PLATFORM_LIMITS[event.platform]
+        neutral = self.persona(event).emotions.neutral
+        try:
+            document = await asyncio.to_thread(
+                extract_text, name, data, limit_bytes=self.document_limit
+            )
+        except DocumentError as e:
+            return Reply.build(str(e), neutral, limit)
+        return await self.open_document(event, document)
+
+    @property
+    def document_limit(self) -> int:
+        """The largest document file read, in bytes."""
+        return self.settings.document_max_kb * 1024
+
+    async def open_document(self, event: ChatEvent, document: Document) -> Reply:
+        """Document mode with a document already read (see read_document)."""
         persona = self.persona(event)
+        name = document.name
         limit = PLATFORM_LIMITS[event.platform]
         neutral = persona.emotions.neutral
         verdict = self.admit(event)
         if verdict != "admit":
             said = self.slow_down(event) if verdict == "slow_down" else ""
             return Reply.build(said, neutral, limit) if said else Reply("", neutral)
-        try:
-            document = await asyncio.to_thread(
-                extract_text, name, data, limit_bytes=self.settings.document_max_kb * 1024
-            )
-        except DocumentError as e:
-            return Reply.build(str(e), neutral, limit)
 
         async def complete(messages: list[Message]) -> str:
             answer = await self.models.complete("summary", messages, purpose="document")

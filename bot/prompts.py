@@ -22,6 +22,7 @@ __all__ = [
     "GREETING_HEADING",
     "LANGUAGES",
     "LORE_HEADING",
+    "PASSAGES_HEADING",
     "RECAP_HEADING",
     "STATE_TOOL",
     "SUMMARY_HEADING",

@@ -256,7 +256,7 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
     commands = ["remember", "forget", "memories", "diary", "profile", "state", "end", "wipe"]
-    commands += ["save", "log", "get", "help", "quit"]
+    commands += ["save", "log", "get", "read", "help", "quit"]
     assert listed == commands * 2
     assert replies(result.stdout) == []  # no command reached the persona
 
@@ -861,3 +861,24 @@ def test_memories_pruned_lists_what_the_prune_forgot(tmp_path: Path) -> None:
     bad = kizuna(tmp_path, "memories", "pruned", "--since", "2026-13-01")
     assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
     assert "argument --since: not a date (YYYY-MM-DD): '2026-13-01'" in bad.stderr
+
+
+def test_read_a_document_in_the_console(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text(
+        "The zephyrine festival starts on Friday.\n\nBring lanterns.\n", encoding="utf-8"
+    )
+    result = chat(
+        tmp_path,
+        "read notes.txt\nwhen does it start?\ndocument close\n/read missing.txt\n"
+        "read the news today\n",
+    )
+    said = replies(result.stdout)
+    assert "I've read notes.txt" in said[0]
+    [answer] = [line for line in said if 'You said: "when does it start?"' in line]
+    assert "I found the parts of the document about that" in answer
+    assert "put notes.txt away" in result.stdout
+    assert "missing.txt: cannot be read" in result.stdout  # /read of no such file
+    assert 'You said: "read the news today"' in result.stdout  # plain chat, not a path
+    for file in (tmp_path / "data").rglob("*"):
+        if file.is_file():
+            assert b"festival starts on Friday" not in file.read_bytes(), file

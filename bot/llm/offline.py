@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 
+from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
-from bot.prompts import FLASHBACK_HEADING, STATE_TOOL, SUMMARY_TASK, parse_emotion_instruction
+from bot.prompts import (
+    FLASHBACK_HEADING,
+    PASSAGES_HEADING,
+    STATE_TOOL,
+    SUMMARY_TASK,
+    parse_emotion_instruction,
+)
 from memory.encoding import ENCODING_TASK
 
 __all__ = ["OfflineChatModel"]
@@ -42,6 +50,7 @@ _EN = {
     "flashback": "A passing thought: {items}.",
     "keep": "I will remember: {items}.",
     "nothing_kept": "Nothing about you to remember in that yet.",
+    "document": "I found the parts of the document about that ({words} words).",
 }
 _ZH = {
     "quote": "「{}」",
@@ -54,6 +63,7 @@ _ZH = {
     "flashback": "忽然想起：{items}。",
     "keep": "我会记住：{items}。",
     "nothing_kept": "这句话里还没有关于你的事要记。",
+    "document": "我在文档里找到了相关的部分（{words}个词）。",
 }
 
 
@@ -93,6 +103,8 @@ class OfflineChatModel:
             text = _encode(system, messages[-1].content)
         elif system.startswith(SUMMARY_TASK):
             text = _summarise(messages[-1].content)
+        elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
+            text = _outline(messages[-1].content)
         elif any(t.name == STATE_TOOL for t in tools):
             text = "no change"  # it cannot tell what changed: it declines
         elif json_mode:
@@ -133,12 +145,26 @@ class OfflineChatModel:
         thoughts = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(passing)[:2]]
         if thoughts:
             parts.append(lang["flashback"].format(items="; ".join(thoughts)))
+        _, _, passages = system.partition(PASSAGES_HEADING)
+        if passages.strip():  # said without quoting: answers are kept, the document is not
+            parts.append(lang["document"].format(words=len(passages.split())))
         kept = _about_self(current)
         if kept:
             parts.append(lang["keep"].format(items="; ".join(quote(_quote(k)) for k in kept)))
         else:
             parts.append(lang["nothing_kept"])
         return f"[{emotion}] " + lang["join"].join(parts)
+
+
+def _outline(text: str) -> str:
+    """A document "summary" it can make without understanding it: its length and its most
+    frequent longer words (never its sentences: a summary is not a copy)."""
+    words = re.findall(r"[^\W\d_]{5,}|[\u4e00-\u9fff]{2,4}", text.lower())
+    common = [w for w, _ in Counter(words).most_common(8)]
+    return (
+        f"(offline model: an outline, not a summary) About {len(text.split())} words in "
+        f"{text.count(chr(10) * 2) + 1} parts; frequent words: {', '.join(common) or 'none'}."
+    )
 
 
 def _about_self(text: str) -> list[str]:
