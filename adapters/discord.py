@@ -31,8 +31,9 @@ import yarl
 from discord import app_commands
 
 from bot import commands
+from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
 from memory.recall import Recalled
 
@@ -209,10 +210,23 @@ class DiscordAdapter:
             if event.is_empty:
                 return
             async with message.channel.typing():
-                reply = await self.engine.handle(event)
+                document = next((a for a in message.attachments if is_document(a.filename)), None)
+                if document is not None:
+                    reply = await self._read(event, document)
+                else:
+                    reply = await self.engine.handle(event)
             await self._send(message.channel, persona, reply.text, reply.chunks)
         except Exception:
             log.exception("answering Discord message %s failed", message.id)
+
+    async def _read(self, event: ChatEvent, attachment: discord.Attachment) -> Reply:
+        """Document mode with a file the user attached: refused by its declared size before
+        any download, else fetched and read."""
+        try:
+            precheck(attachment.filename, attachment.size, limit_bytes=self.engine.document_limit)
+        except DocumentError as e:
+            return Reply.build(str(e), self.engine.persona(event).emotions.neutral, LIMIT)
+        return await self.engine.read_document(event, attachment.filename, await attachment.read())
 
     async def _send(self, channel: Any, persona: str, text: str, chunks: Sequence[str]) -> None:
         """A bot of one persona just sends. One of several speaks through the channel's

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from telegram import BotCommand, InputFile, Message, Update
+from telegram import Document as TgDocument
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
 from telegram.ext import (
     Application,
@@ -34,8 +35,9 @@ from telegram.ext import (
 )
 
 from bot import commands
+from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, split_chunks
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
 
 __all__ = ["COMMANDS", "TelegramAdapter", "Webhook"]
@@ -223,8 +225,13 @@ class TelegramAdapter:
             return
         try:
             persona = await self.router.choose(_room(message), text)
+            event = self._event(message, text, persona)
             async with self._typing(message):
-                reply = await self.engine.handle(self._event(message, text, persona))
+                document = message.document
+                if document is not None and is_document(document.file_name or ""):
+                    reply = await self._read(event, document)
+                else:
+                    reply = await self.engine.handle(event)
             chunks = reply.chunks
             if self.router.several and reply.text:  # say who is speaking
                 name = self.router.persona(persona).identity.name
@@ -234,6 +241,19 @@ class TelegramAdapter:
         except Exception:
             log.exception("could not answer a Telegram message in chat %s", message.chat.id)
             await self._apologise(message)
+
+    async def _read(self, event: ChatEvent, document: TgDocument) -> Reply:
+        """Document mode with a file the user sent: refused by its declared size before any
+        download, else fetched and read."""
+        name = document.file_name or "document"
+        limit = self.engine.document_limit
+        try:
+            precheck(name, document.file_size or 0, limit_bytes=limit)
+        except DocumentError as e:
+            return Reply.build(str(e), self.engine.persona(event).emotions.neutral, LIMIT)
+        file = await self.app.bot.get_file(document.file_id)
+        data = bytes(await file.download_as_bytearray())
+        return await self.engine.read_document(event, name, data)
 
     @contextlib.asynccontextmanager
     async def _typing(self, message: Message) -> Any:

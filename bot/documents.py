@@ -43,6 +43,7 @@ __all__ = [
     "chunks",
     "excerpts",
     "extract_text",
+    "is_document",
     "precheck",
     "read_document",
     "summarise",
@@ -85,6 +86,12 @@ class DocumentError(Exception):
 
 
 # --- reading ---------------------------------------------------------------------------------
+
+
+def is_document(name: str) -> bool:
+    """Whether a file sent as `name` is one to read (text, Markdown, PDF), by its extension:
+    other attachments (pictures, ...) are only mentioned to the persona."""
+    return PurePath(name).suffix.lower() in _KINDS
 
 
 def precheck(name: str, size: int, *, limit_bytes: int = DEFAULT_LIMIT) -> None:

@@ -426,3 +426,20 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
         await bo.close()
         await pip.close()
         await kizuna.close()
+
+
+async def test_a_document_opens_document_mode(fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter):
+    notes = fake.attachment("trip.txt", b"The ferry to Bergen leaves at 7:40 from pier 3.")
+    await fake.dispatch_message(fake.channel_id, ALICE, "", guild=False, attachments=[notes])
+    opened = await fake.next_message()
+    assert opened["content"].startswith("I've read trip.txt.")
+    [summary] = bot.model.calls
+    assert "ferry to Bergen" in summary.text
+    await fake.dispatch_message(fake.channel_id, ALICE, "when does it leave?", guild=False)
+    await fake.next_message()
+    assert "7:40" in bot.model.calls[-1].messages[0].content
+    huge = fake.attachment("huge.pdf", b"%PDF-", size=50 * 1024 * 1024)
+    await fake.dispatch_message(fake.channel_id, ALICE, "", guild=False, attachments=[huge])
+    assert (await fake.next_message())["content"].startswith("huge.pdf: is too big")
+    fetched = [r.path for r in fake.requests if r.path.startswith("/attachments/")]
+    assert len(fetched) == 1  # the big one was never downloaded

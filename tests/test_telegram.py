@@ -19,6 +19,7 @@ from bot import commands
 from bot.access import Gate
 from bot.config import AccessConfig
 from bot.engine import SLOW_DOWN
+from bot.prompts import DOCUMENT_HEADING
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
@@ -203,22 +204,41 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
     assert state["text"] == "Pip keeps no state."
 
 
-async def test_a_document_is_handed_on_without_the_token(tg: Harness) -> None:
-    tg.fake.send_document(ALICE, ALICE, "notes.md", caption="my notes", mime_type="text/markdown")
+async def test_other_files_are_handed_on_without_the_token(tg: Harness) -> None:
+    tg.fake.send_document(ALICE, ALICE, "cat.jpg", caption="my cat", mime_type="image/jpeg")
     [reply] = await tg.fake.next_messages()
     assert reply["text"] == "ok"
     [call] = tg.bot.model.calls
-    assert call.messages[-1].content == "my notes [attachment: notes.md]"
+    assert call.messages[-1].content == "my cat [attachment: cat.jpg]"
     assert tg.fake.token not in call.text
+    assert tg.fake.calls("getFile") == []  # mentioned, not fetched
+
+
+async def test_a_document_opens_document_mode(tg: Harness) -> None:
+    notes = b"The ferry to Bergen leaves at 7:40 from pier 3.\n\nBring the blue ticket."
+    tg.fake.send_document(ALICE, ALICE, "trip.md", caption="read this", content=notes)
+    [opened] = await tg.fake.next_messages(within=5)
+    assert opened["text"].startswith("I've read trip.md.")
+    [summary] = tg.bot.model.calls
+    assert "ferry to Bergen" in summary.text  # the summary tier read the file
+    tg.fake.send_text(ALICE, ALICE, "when does the ferry leave?")
+    await tg.fake.next_messages()
+    asked = tg.bot.model.calls[-1].messages[0].content
+    assert DOCUMENT_HEADING.format(name="trip.md") in asked and "7:40" in asked
+    # Too big: refused by its declared size, never downloaded.
+    tg.fake.send_document(ALICE, ALICE, "huge.pdf", size=50 * 1024 * 1024)
+    [refused] = await tg.fake.next_messages()
+    assert refused["text"].startswith("huge.pdf: is too big")
+    assert len(tg.fake.calls("getFile")) == 1
 
 
 async def test_a_document_in_a_group_needs_a_mention_in_its_caption(tg: Harness) -> None:
-    tg.fake.send_document(-5, ALICE, "a.txt", caption="for everyone", chat_type="group")
-    tg.fake.send_document(-5, ALICE, "b.txt", caption="@pip_bot look", chat_type="group")
+    tg.fake.send_document(-5, ALICE, "a.jpg", caption="for everyone", chat_type="group")
+    tg.fake.send_document(-5, ALICE, "b.jpg", caption="@pip_bot look", chat_type="group")
     [reply] = await tg.fake.next_messages()
     assert reply["text"] == "ok"
     [call] = tg.bot.model.calls
-    assert call.messages[-1].content.endswith("look [attachment: b.txt]")
+    assert call.messages[-1].content.endswith("look [attachment: b.jpg]")
 
 
 async def test_export_sends_a_json_file_privately(tg: Harness) -> None:

@@ -82,6 +82,7 @@ class FakeDiscord:
         self._pressed: dict[str, str] = {}  # component interaction id -> its message id
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
+        self._files: dict[str, bytes] = {}  # attachment id -> content, served on its url
         self.port = port  # 0: any free port
 
     # -- lifecycle
@@ -90,6 +91,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{id}/{name}", self._attachment_file)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -163,6 +165,33 @@ class FakeDiscord:
             "pinned": False,
             **extra,
         }
+
+    def attachment(
+        self,
+        filename: str,
+        content: bytes,
+        *,
+        content_type: str = "text/plain",
+        size: int | None = None,
+    ) -> dict[str, Any]:
+        """An attachment for `dispatch_message` whose url this fake serves; `size` is what
+        Discord declares (its length unless given)."""
+        attachment_id = self._id()
+        self._files[attachment_id] = content
+        url = f"http://127.0.0.1:{self.port}/attachments/{attachment_id}/{filename}"
+        return {
+            "id": attachment_id,
+            "filename": filename,
+            "size": len(content) if size is None else size,
+            "url": url,
+            "proxy_url": url,
+            "content_type": content_type,
+        }
+
+    async def _attachment_file(self, request: web.Request) -> web.Response:
+        self.requests.append(RecordedRequest("GET", request.path, None))
+        content = self._files.get(request.match_info["id"])
+        return web.Response(status=404) if content is None else web.Response(body=content)
 
     # -- gateway
 

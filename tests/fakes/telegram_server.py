@@ -69,6 +69,7 @@ class FakeTelegram:
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
         self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
+        self.files: dict[str, bytes] = {}  # file id -> content, for getFile and downloads
         self.port = port  # 0: any free port
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -97,6 +98,7 @@ class FakeTelegram:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
         app.router.add_get("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.*}", self._download)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -173,10 +175,12 @@ class FakeTelegram:
         *,
         caption: str = "",
         mime_type: str = "text/plain",
-        size: int = 100,
+        size: int | None = None,
         chat_type: str = "private",
+        content: bytes = b"",
     ) -> dict[str, Any]:
-        """Queue a document from a user (with an optional caption) as an update."""
+        """Queue a document from a user (with an optional caption) as an update; `content`
+        is what getFile and the file download give (`size` defaults to its length)."""
         message = self.send_text(chat_id, user_id, caption, chat_type=chat_type)
         del message["text"]
         message.pop("entities", None)
@@ -185,12 +189,14 @@ class FakeTelegram:
             entities = _entities(caption)
             if entities:
                 message["caption_entities"] = entities
+        file_id = f"doc-{message['message_id']}"
+        self.files[file_id] = content
         message["document"] = {
-            "file_id": f"doc-{message['message_id']}",
-            "file_unique_id": f"u-doc-{message['message_id']}",
+            "file_id": file_id,
+            "file_unique_id": f"u-{file_id}",
             "file_name": file_name,
             "mime_type": mime_type,
-            "file_size": size,
+            "file_size": len(content) if size is None else size,
         }
         return message
 
@@ -235,8 +241,32 @@ class FakeTelegram:
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             return _error(404, "Not Found: method not found")
-        result = await handler(params)
+        try:
+            result = await handler(params)
+        except LookupError as e:  # a request about something the fake does not have
+            return _error(400, str(e.args[0]))
         return web.json_response({"ok": True, "result": result})
+
+    async def _api_getFile(self, params: dict[str, Any]) -> Any:
+        file_id = str(params.get("file_id", ""))
+        if file_id not in self.files:
+            raise LookupError("Bad Request: invalid file_id")
+        content = self.files[file_id]
+        path = f"documents/{file_id}"
+        return {
+            "file_id": file_id,
+            "file_unique_id": f"u-{file_id}",
+            "file_size": len(content),
+            "file_path": path,
+        }
+
+    async def _download(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        file_id = request.match_info["path"].rpartition("/")[2]
+        if file_id not in self.files:
+            return web.Response(status=404)
+        return web.Response(body=self.files[file_id])
 
     async def _api_getMe(self, params: dict[str, Any]) -> Any:
         return self.bot_user
