@@ -343,3 +343,18 @@ async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -
         await runtime.close()
     log = console(tmp_path, "log\n")
     assert "I grow tomatoes on the balcony" in log and "and basil by the window" in log
+
+
+async def test_a_document_from_the_page_opens_document_mode(
+    bot: Bot, web: TestClient[Any, Any]
+) -> None:
+    bot.model.push("Notes about a ferry to Bergen.")
+    query = "/api/document?persona=pip&user=ann&name=trip.txt"
+    answer = await (await web.post(query, data=b"The ferry leaves at 7:40.")).json()
+    assert answer["type"] == "reply" and answer["text"].startswith("I've read trip.txt.")
+    session = await bot.engine.session(make_event(platform="web", user_id="ann"))
+    assert session.reading is not None and session.reading.name == "trip.txt"
+    unsupported = await web.post(query.replace("trip.txt", "song.mp3"), data=b"ID3")
+    assert (await unsupported.json())["text"].startswith("song.mp3: .mp3 files are not supported")
+    other_site = await web.post(query, data=b"x", headers={"Origin": "https://evil.example"})
+    assert other_site.status == 403

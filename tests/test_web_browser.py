@@ -486,3 +486,21 @@ def test_pages_load_nothing_from_elsewhere() -> None:
         assert "innerHTML" not in text, name
         assert " style=" not in text and "<style" not in text, name
         assert " onclick=" not in text.lower() and "<script>" not in text, name
+
+
+def test_a_document_is_sent_from_the_page(
+    served: Served, page: webdriver.Chrome, tmp_path: Path
+) -> None:
+    join(page, served.url, "dora")
+    notes = tmp_path / "trip.txt"
+    notes.write_text("The ferry to Bergen leaves at 7:40 from pier 3.", encoding="utf-8")
+    page.find_element(By.ID, "file").send_keys(str(notes))
+    wait(page).until(
+        lambda d: any(
+            "I've read trip.txt" in m.text and m.get_attribute("data-done") == "1"
+            for m in d.find_elements(By.CSS_SELECTOR, "#log .msg.persona")
+        )
+    )
+    mine = page.find_elements(By.CSS_SELECTOR, "#log .msg.user")[-1]
+    assert "[sent a document: trip.txt]" in mine.text
+    assert page.find_element(By.ID, "text").is_enabled()  # ready for questions about it

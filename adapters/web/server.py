@@ -35,6 +35,7 @@ from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
 from bot import commands
+from bot.documents import DocumentError, precheck
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.persona import Persona
@@ -112,7 +113,9 @@ class WebServer:
         return f"http://{host}:{self.port}"
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._guard], client_max_size=MAX_FRAME)
+        # Request bodies are documents at most (chat goes over the socket, in small frames).
+        body_limit = self.engine.document_limit + MAX_FRAME
+        app = web.Application(middlewares=[self._guard], client_max_size=body_limit)
         static = _static()
         routes = [
             web.get("/", self._page("chat.html")),
@@ -120,6 +123,7 @@ class WebServer:
             web.get("/ws", self._socket),
             web.get("/sprite/{persona}/{emotion}", self._sprite),
             web.get("/api/personas", self._api_personas),
+            web.post("/api/document", self._api_document),
             web.get("/api/inspect/scopes", self._api_scopes),
             web.get("/api/inspect/memories", self._api_memories),
             web.delete("/api/inspect/memories/{id:\\d+}", self._api_delete),
@@ -281,6 +285,28 @@ class WebServer:
             answer = await asyncio.shield(turn)
             if not ws.closed:
                 await ws.send_json(answer)
+
+    async def _api_document(self, request: web.Request) -> web.StreamResponse:
+        """A document the page sends (the file as the body, its name in `name`): read like a
+        file sent on a chat platform; answered like a message."""
+        persona = self._persona(request.query.get("persona", ""))
+        user = request.query.get("user", "").strip()
+        name = request.query.get("name", "").strip()[:200] or "document"
+        if not USER_NAME.match(user):
+            raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
+        try:
+            precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
+        except DocumentError as e:
+            return web.json_response({"type": "error", "text": str(e)})
+        data = await request.read()
+        event = self._event(persona.key, user, "")
+        turn = asyncio.ensure_future(self.engine.read_document(event, name, data))
+        self._turns.add(turn)
+        turn.add_done_callback(self._turns.discard)
+        reply = await asyncio.shield(turn)
+        return web.json_response(
+            {"type": "reply", "text": reply.text, "emotion": reply.emotion, "failed": reply.failed}
+        )
 
     async def _history(self, persona: Persona, user: str) -> dict[str, Any]:
         session = await self.engine.session(self._event(persona.key, user, ""))

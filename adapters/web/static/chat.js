@@ -14,6 +14,7 @@ const els = {
   thinking: $("thinking"),
   text: $("text"),
   send: $("send"),
+  file: $("file"),
 };
 
 const STORE_PERSONA = "kizuna.persona";
@@ -172,6 +173,7 @@ function updateInput() {
   const open = socket && socket.readyState === WebSocket.OPEN;
   els.text.disabled = !open || waiting;
   els.send.disabled = !open || waiting;
+  els.file.disabled = !open || waiting;
 }
 
 function renderHistory(msg) {
@@ -304,6 +306,25 @@ function send() {
   els.thinking.hidden = text.trim().startsWith("/");
 }
 
+// A document goes by HTTP (a socket frame is small); the answer is shown like a reply.
+async function sendDocument() {
+  const file = els.file.files && els.file.files[0];
+  els.file.value = "";
+  if (!file || !wanted || waiting) return;
+  cancelReveal();
+  addMessage("user", `[sent a document: ${file.name}]`, wanted.user);
+  setWaiting(true);
+  const query = new URLSearchParams({ persona: wanted.persona, user: wanted.user, name: file.name });
+  let answer;
+  try {
+    const response = await fetch(`/api/document?${query}`, { method: "POST", body: file });
+    answer = response.ok ? await response.json() : { type: "error", text: await response.text() };
+  } catch {
+    answer = { type: "error", text: "The document could not be sent." };
+  }
+  onMessage({ data: JSON.stringify(answer) });
+}
+
 async function init() {
   els.user.value = stored(STORE_USER);
   try {
@@ -347,6 +368,7 @@ els.persona.addEventListener("change", () => {
   }
 });
 els.send.addEventListener("click", send);
+els.file.addEventListener("change", sendDocument);
 els.text.addEventListener("keydown", (e) => {
   // Enter sends, Shift+Enter is a new line; never send half-composed IME input.
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
