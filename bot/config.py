@@ -90,6 +90,9 @@ class EngineConfig:
     # Documents users send: the largest file read, and the passages of it in each prompt.
     document_max_kb: int = 5120
     document_tokens: int = 3000
+    # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
+    # "model" asks the intent tier, one call a message.
+    intent: Literal["local", "model"] = "local"
 
     def __post_init__(self) -> None:
         if self.context_tokens < 500:

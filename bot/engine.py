@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -13,6 +14,7 @@ from bot.access import Gate, Verdict
 from bot.config import EngineConfig
 from bot.documents import Document, DocumentError, excerpts, extract_text, summarise
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
@@ -51,6 +53,14 @@ APOLOGIES = {
     "said, so try me again in a moment.",
     "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
 }
+SEARCHED_HEADING = (
+    "They asked for something to be looked up; a web search just found this (cite what you "
+    "use as [1], [2]):"
+)
+TRANSLATION_MODE = (
+    "They are asking for a translation{into}: give it faithfully and completely, then, in your "
+    "own voice and staying in character, a word about it if you like."
+)
 DOCUMENT_OPENED = {
     "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about it; "
     'say "document close" when you\'re done.',
@@ -182,16 +192,24 @@ class Engine:
         )
         scope = self.memory_scope(persona, session)
         section, shown, private = "", list[int](), None
+        found: list[SearchResult] = []
         if reading is not None:  # questions about the document: answered from it, not memory
             section = self._document_section(reading, text)
         else:
+            wants = await decide(
+                text, now, self.tz, models=self.models, by_model=self.settings.intent == "model"
+            )
             private = await self._private_scope(persona, event)
-            recollection = await self._recollect(persona, scope, text, now, event.user_id, private)
+            deep = (wants.intent == "keyword_memory") if wants.by_model else None
+            recollection = await self._recollect(
+                persona, scope, text, now, event.user_id, private, deep=deep
+            )
             if self.memory is not None:
                 budget = self.memory.settings.memory_tokens
                 section, shown = memory_section(
                     recollection, now, budget, user_name=event.user_name
                 )
+            section = await self._act_on(persona, wants, text, section, found)
         prompt = build_chat_prompt(
             persona,
             session.turns,
@@ -204,7 +222,6 @@ class Engine:
             summary=session.summary,
             recap=session.recap,
         )
-        found: list[SearchResult] = []
         try:
             messages = list(prompt.messages)
             completion = await self._complete(persona, scope, messages, shown, found)
@@ -233,6 +250,26 @@ class Engine:
         if private is not None:
             await self._reinforce(private, shown, now)  # the store keeps each to its scope
         return Reply.build(text, emotion, limit)
+
+    async def _act_on(
+        self,
+        persona: Persona,
+        wants: Decision,
+        text: str,
+        section: str,
+        found: list[SearchResult],
+    ) -> str:
+        """What the message's intent adds to the prompt: a search run now (one model round
+        cheaper than the model asking for it), or translation mode."""
+        if wants.intent == "web_search" and SEARCH_TOOL in self.tools(persona):
+            run = await run_search(self.search, json.dumps({"query": wants.query or text}))
+            found.extend(run.results)
+            log.info("search for %s (asked for): %s", persona.key, run.cost)
+            return f"{section}\n\n{SEARCHED_HEADING}\n{run.text}".strip()
+        if wants.intent == "translation":
+            into = f" into {wants.target_language}" if wants.target_language else ""
+            return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
+        return section
 
     # -- document mode
 
@@ -367,6 +404,8 @@ class Engine:
         now: datetime,
         user_id: str,
         also: str | None = None,
+        *,
+        deep: bool | None = None,
     ) -> Recollection:
         """What comes to mind; a memory that cannot be searched now costs the turn nothing."""
         if self.memory is None:
@@ -380,6 +419,7 @@ class Engine:
                 user_id=user_id,
                 tz=self.tz,
                 also=also,
+                deep=deep,
             )
         except Exception:
             log.exception("recall failed for %s; answering without long-term memory", persona.key)

@@ -223,10 +223,13 @@ class Recollector:
         user_id: str = "",
         tz: tzinfo | None = None,
         also: str | None = None,
+        deep: bool | None = None,
     ) -> Recollection:
         """What comes to mind for a message: the user's profile, the diary of any day it
         mentions, memories by subconscious or deep recall, and the odd flashback. `also`: a
-        second scope recalled from by cue (the user's private one, when they allow it)."""
+        second scope recalled from by cue (the user's private one, when they allow it).
+        `deep`: whether to recall by keyword too (the intent model's call); None decides
+        here, for a question about the past that brought nothing to mind."""
         k = self.settings.recall_k
         store = self.bank.store
         profiles = await store.profiles(scope, [user_id]) if user_id else []
@@ -237,8 +240,13 @@ class Recollector:
             memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the diary answers, nor when something came already.
-        if not memories and not diary and about_the_past(text) and await self.bank.count(scope):
-            memories = await self.deep(scope, text, now)
+        if deep is None:
+            deep = not memories and not diary and about_the_past(text)
+        if deep and not diary and await self.bank.count(scope):
+            found = {m.id: m for m in memories} | {
+                m.id: m for m in await self.deep(scope, text, now)
+            }
+            memories = sorted(found.values(), key=lambda m: (-m.score, m.id))[:DEEP_KEEP]
         flashback: list[Recalled] = []
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             flashback = await self.flashback(scope, text, now, exclude={m.id for m in memories})

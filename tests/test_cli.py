@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import signal
 import sqlite3
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -575,12 +577,22 @@ def test_a_second_chat_on_the_same_data_is_refused_in_one_line(tmp_path: Path) -
 # -- long-term memory ------------------------------------------------------------------------------
 
 
+def words_vector(text: str, dim: int) -> list[float]:
+    """A unit vector of the text's words, hashed into `dim` buckets (stable across runs)."""
+    vector = [0.0] * dim
+    for word in re.findall(r"[a-z]{3,}", text.lower()):
+        vector[zlib.crc32(word.encode()) % dim] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
 def test_memories_reindex_after_changing_embedder(tmp_path: Path) -> None:
     chat(tmp_path, "/remember my cat is called Mochi\n/remember I work at a bakery\n")
     (tmp_path / "kizuna.toml").write_text(
         '[memory]\nembedder = "openai"\nmodel = "fake-embedding"\n', encoding="utf-8"
     )
     with FakeOpenAI() as fake:
+        fake.embed_fn = words_vector  # meaning by shared words: whatever the date stamp says
         env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
         result = kizuna(tmp_path, "memories", "reindex", env=env)
         assert result.returncode == 0, result.stderr

@@ -153,8 +153,8 @@ CONFIG_ERRORS = {
         reply_tokns = 500 # <-
         """,
         "engine.reply_tokns",
-        "unknown key (known keys: context_tokens, reply_tokens, short_term_tokens,"
-        " snapshot_seconds, timezone)",
+        "unknown key (known keys: context_tokens, document_max_kb, document_tokens, intent,"
+        " reply_tokens, short_term_tokens, snapshot_seconds, timezone)",
     ),
     "wrong type": (
         """

@@ -119,7 +119,7 @@ async def test_tool_rounds_are_bounded(bot: Bot, fake_openai: FakeOpenAI) -> Non
     for n in range(3):
         fake_openai.reply_tool_call("web_search", {"query": f"try {n}"})
     fake_openai.reply_text("[NEUTRAL] Enough searching: here's what I found [3].")
-    reply = await bot.engine.handle(make_event("look it up, thoroughly"))
+    reply = await bot.engine.handle(make_event("tell me all about it, thoroughly"))
     requests = fake_openai.chat_requests
     assert [bool(offered(r)) for r in requests] == [True, True, True, False]
     assert len(fake_openai.search_requests) == 3
