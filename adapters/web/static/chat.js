@@ -265,6 +265,14 @@ function connect() {
   };
 }
 
+// The persona's name and resting face, before or as a conversation starts.
+function showPersona(p) {
+  els.who.textContent = p.nickname && p.nickname !== p.name ? `${p.name} (${p.nickname})` : p.name;
+  els.sprite.alt = p.name;
+  setEmotion(p.neutral);
+  showSprite("resting");
+}
+
 function join() {
   const user = els.user.value.trim();
   const p = persona();
@@ -286,10 +294,7 @@ function join() {
   }
   wanted = { persona: p.key, user };
   backoff = 1000;
-  els.who.textContent = p.nickname && p.nickname !== p.name ? `${p.name} (${p.nickname})` : p.name;
-  els.sprite.alt = p.name;
-  setEmotion(p.neutral);
-  showSprite("resting");
+  showPersona(p);
   connect();
   els.text.focus();
 }
@@ -344,11 +349,7 @@ async function init() {
   const last = stored(STORE_PERSONA);
   if (personas.some((p) => p.key === last)) els.persona.value = last;
   const p = persona();
-  if (p) {
-    els.who.textContent = p.name;
-    setEmotion(p.neutral);
-    showSprite("resting");
-  }
+  if (p) showPersona(p);
 }
 
 els.join.addEventListener("click", join);
@@ -360,11 +361,7 @@ els.persona.addEventListener("change", () => {
   if (wanted) join();
   else {
     const p = persona();
-    if (p) {
-      els.who.textContent = p.name;
-      setEmotion(p.neutral);
-      showSprite("resting");
-    }
+    if (p) showPersona(p);
   }
 });
 els.send.addEventListener("click", send);
