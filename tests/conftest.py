@@ -12,6 +12,8 @@ os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 from tests.fakes.openai_server import FakeOpenAI
 
+pytest_plugins = ["tests.fakes.postgres"]  # postgres_server, postgres_dsn: a real PostgreSQL
+
 
 @pytest.fixture
 async def fake_openai() -> AsyncIterator[FakeOpenAI]:

@@ -1,4 +1,6 @@
-"""The SQLite store: schema migrations, WAL, session snapshots, the archive and scope walls."""
+"""The stores: schema migrations, session snapshots, the archive and scope walls. Tests taking
+the `store` fixture run on SQLite and on PostgreSQL (tests/fakes/postgres.py); those about
+SQLite's file, WAL and lock stay SQLite-only."""
 
 from __future__ import annotations
 
@@ -9,23 +11,30 @@ from pathlib import Path
 
 import pytest
 
+from memory import pgstore
+from memory.pgstore import PgStore
 from memory.store import MIGRATIONS, ArchivedConversation, Store, StoreError
+from tests.fakes.postgres import open_store
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
+AnyStore = Store | PgStore
+SQLITE_ONLY = pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    store = await Store.open(tmp_path / "kizuna.sqlite3")
-    yield store
-    await store.close()
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AnyStore]:
+    async with open_store(request.param, request, tmp_path) as opened:
+        yield opened
 
 
 def turns(*texts: str) -> list[dict[str, str]]:
     return [{"role": "user", "text": t} for t in texts]
 
 
-async def archive(store: Store, persona: str, scope: str, *texts: str, ended: datetime = T0) -> int:
+async def archive(
+    store: AnyStore, persona: str, scope: str, *texts: str, ended: datetime = T0
+) -> int:
     return await store.archive_conversation(
         persona,
         scope,
@@ -40,8 +49,9 @@ async def archive(store: Store, persona: str, scope: str, *texts: str, ended: da
 # --- schema ----------------------------------------------------------------------------------
 
 
-async def test_a_new_database_is_migrated_to_the_latest_version(store: Store) -> None:
-    assert await store.schema_version() == len(MIGRATIONS)
+async def test_a_new_database_is_migrated_to_the_latest_version(store: AnyStore) -> None:
+    latest = len(MIGRATIONS) if isinstance(store, Store) else len(pgstore.MIGRATIONS)
+    assert await store.schema_version() == latest
 
 
 async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
@@ -72,7 +82,8 @@ async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None
         assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
 
 
-async def test_wal_mode_is_on(store: Store, tmp_path: Path) -> None:
+@SQLITE_ONLY
+async def test_wal_mode_is_on(store: AnyStore, tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "kizuna.sqlite3") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
 
@@ -88,7 +99,7 @@ async def test_open_creates_missing_folders(tmp_path: Path) -> None:
 # --- session snapshots -----------------------------------------------------------------------
 
 
-async def test_save_and_load_a_session_snapshot(store: Store) -> None:
+async def test_save_and_load_a_session_snapshot(store: AnyStore) -> None:
     snapshot = {"turns": [{"text": "你好, Ünïcode"}], "state": {"party": "Ann"}}
     await store.save_session("pip", "discord:dm:u1", snapshot, T0)
 
@@ -100,7 +111,7 @@ async def test_save_and_load_a_session_snapshot(store: Store) -> None:
     assert await store.load_session("other", "discord:dm:u1") is None
 
 
-async def test_saving_again_replaces_the_snapshot(store: Store) -> None:
+async def test_saving_again_replaces_the_snapshot(store: AnyStore) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s1", {"v": 2}, T0 + timedelta(minutes=1))
 
@@ -109,7 +120,7 @@ async def test_saving_again_replaces_the_snapshot(store: Store) -> None:
     assert rows[0].updated_at == T0 + timedelta(minutes=1)
 
 
-async def test_load_sessions_returns_every_scope_of_the_named_personas(store: Store) -> None:
+async def test_load_sessions_returns_every_scope_of_the_named_personas(store: AnyStore) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s2", {"v": 2}, T0)
     await store.save_session("miao", "s1", {"v": 3}, T0)
@@ -127,7 +138,7 @@ async def test_load_sessions_returns_every_scope_of_the_named_personas(store: St
 # --- the archive -----------------------------------------------------------------------------
 
 
-async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Store) -> None:
+async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: AnyStore) -> None:
     await store.save_session("pip", "s1", {"turns": ["hi", "hello"], "state": {"x": "1"}}, T0)
 
     conversation_id = await store.archive_conversation(
@@ -150,7 +161,7 @@ async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Store) 
     assert row is not None and row.snapshot == {"turns": [], "state": {"x": "1"}}
 
 
-async def test_a_failed_archive_changes_nothing(store: Store) -> None:
+async def test_a_failed_archive_changes_nothing(store: AnyStore) -> None:
     """The insert runs, then writing the snapshot fails: both are rolled back together."""
     await store.save_session("pip", "s1", {"turns": ["still open"]}, T0)
 
@@ -195,7 +206,7 @@ async def test_a_failed_archive_is_not_committed_by_a_later_write(tmp_path: Path
         await store2.close()
 
 
-async def test_conversations_are_newest_first_and_limited(store: Store) -> None:
+async def test_conversations_are_newest_first_and_limited(store: AnyStore) -> None:
     for n in range(5):
         await archive(store, "pip", "s1", f"talk {n}", ended=T0 + timedelta(hours=n))
 
@@ -204,7 +215,7 @@ async def test_conversations_are_newest_first_and_limited(store: Store) -> None:
     assert await store.count_conversations("pip", "s1") == 5
 
 
-async def test_a_scope_is_a_wall(store: Store) -> None:
+async def test_a_scope_is_a_wall(store: AnyStore) -> None:
     await archive(store, "pip", "discord:dm:u1", "private secret")
     await archive(store, "pip", "discord:g1:channel:c1", "group chatter")
     await archive(store, "miao", "discord:dm:u1", "told the cat")
@@ -219,7 +230,7 @@ async def test_a_scope_is_a_wall(store: Store) -> None:
     assert await store.count_conversations("pip", "discord:dm:u2") == 0
 
 
-async def test_wipe_deletes_only_one_persona_in_one_scope(store: Store) -> None:
+async def test_wipe_deletes_only_one_persona_in_one_scope(store: AnyStore) -> None:
     for persona, scope in [("pip", "s1"), ("pip", "s2"), ("miao", "s1")]:
         await archive(store, persona, scope, f"{persona}/{scope}")
         await store.save_session(persona, scope, {"who": f"{persona}/{scope}"}, T0)
@@ -262,7 +273,7 @@ async def test_a_second_process_is_refused_while_the_first_has_the_database(
     await second.close()
 
 
-async def test_undecodable_input_is_stored_not_fatal(store: Store) -> None:
+async def test_undecodable_input_is_stored_not_fatal(store: AnyStore) -> None:
     snapshot = {"turns": [{"text": "caf\udce9"}]}  # a byte that was not UTF-8
     await store.save_session("pip", "s1", snapshot, T0)
     row = await store.load_session("pip", "s1")

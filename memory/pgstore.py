@@ -1,0 +1,890 @@
+"""The PostgreSQL store: the same operations as `memory.store.Store` (session snapshots, the
+archive, long-term memories with their embeddings and full-text index, the diary, profiles and
+prune reports), on a server several bot processes can share.
+
+An asyncpg pool; the schema is versioned in the `kizuna_schema` table and migrated forward on
+open, under an advisory lock so that processes starting together migrate once. Times are unix
+seconds in double precision and JSON is text, as in SQLite, so both stores return identical
+objects (the row decoders are memory.store's). Every write that is one transaction in SQLite
+is one here; the server's row locks take the place of Store's write lock.
+
+Full-text search runs on a stored `tsvector` of the text memory.text prepared (already
+lowercased and jieba-segmented), with the `simple` configuration: no stemming and no accent
+folding, where SQLite's FTS5 table stems English with Porter and folds accents.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from collections.abc import Collection, Sequence
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import asyncpg
+import numpy as np
+import numpy.typing as npt
+
+from memory.records import (
+    DiaryEntry,
+    EncodingWrite,
+    IdDigest,
+    Memory,
+    NewMemory,
+    Profile,
+    PrunedMemory,
+    Vectors,
+)
+from memory.store import (
+    ArchivedConversation,
+    SessionRow,
+    StoreError,
+    _blob,
+    _conversation,
+    _diary,
+    _dt,
+    _memory,
+    _session_row,
+    _ts,
+)
+
+__all__ = ["MIGRATIONS", "PgStore"]
+
+
+# Each entry moves the schema from version i to i + 1. Append only; never edit a shipped one.
+MIGRATIONS: Sequence[str] = (
+    """
+    CREATE TABLE sessions (
+        persona    TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        snapshot   TEXT NOT NULL,  -- text, not JSONB: a damaged snapshot is reported, as in SQLite
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (persona, scope)
+    );
+    CREATE TABLE conversations (
+        id         BIGSERIAL PRIMARY KEY,
+        persona    TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        ended_at   DOUBLE PRECISION NOT NULL,
+        reason     TEXT NOT NULL,
+        turns      TEXT NOT NULL,
+        encoded_at DOUBLE PRECISION,
+        attempts   INTEGER NOT NULL DEFAULT 0,
+        retry_at   DOUBLE PRECISION,
+        recap      TEXT
+    );
+    CREATE INDEX conversations_by_scope ON conversations (persona, scope, ended_at);
+    CREATE INDEX conversations_to_encode ON conversations (ended_at) WHERE encoded_at IS NULL;
+    CREATE TABLE memories (
+        id               BIGSERIAL PRIMARY KEY,  -- never reused: ids are shown
+        scope            TEXT NOT NULL,
+        text             TEXT NOT NULL,
+        speaker          TEXT,
+        kind             TEXT NOT NULL CHECK (
+            kind IN ('episodic', 'fact', 'explicit', 'summary')
+        ),
+        category         TEXT CHECK (
+            category IN ('work_study', 'social_emotional', 'special', 'personal_daily')
+        ),
+        importance       INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 3),
+        sentiment        DOUBLE PRECISION NOT NULL DEFAULT 0 CHECK (sentiment BETWEEN -1 AND 1),
+        created_at       DOUBLE PRECISION NOT NULL,
+        last_recalled_at DOUBLE PRECISION,
+        recall_count     INTEGER NOT NULL DEFAULT 0,
+        strength         DOUBLE PRECISION NOT NULL,
+        related          TEXT NOT NULL DEFAULT '[]',
+        conversation_id  BIGINT,
+        previous_id      BIGINT,
+        embedding        BYTEA,  -- float32, native byte order, as in SQLite
+        embedder         TEXT,
+        -- The full-text index: the memory's prepared text (weight A) and the memory's before
+        -- it (weight B, what this one answers, often).
+        search_body      TEXT NOT NULL DEFAULT '',
+        search_context   TEXT NOT NULL DEFAULT '',
+        search           TSVECTOR GENERATED ALWAYS AS (
+            setweight(to_tsvector('simple', search_body), 'A')
+            || setweight(to_tsvector('simple', search_context), 'B')
+        ) STORED
+    );
+    CREATE INDEX memories_by_scope ON memories (scope, created_at);
+    CREATE INDEX memories_by_scope_id ON memories (scope, id);
+    CREATE INDEX memories_by_previous ON memories (previous_id) WHERE previous_id IS NOT NULL;
+    CREATE INDEX memories_search ON memories USING GIN (search);
+    CREATE TABLE embedding_cache (
+        embedder  TEXT NOT NULL,
+        text_hash BYTEA NOT NULL,
+        vector    BYTEA NOT NULL,
+        PRIMARY KEY (embedder, text_hash)
+    );
+    CREATE INDEX embedding_cache_by_hash ON embedding_cache (text_hash);
+    CREATE TABLE diary (
+        scope         TEXT NOT NULL,
+        day           TEXT NOT NULL,  -- YYYY-MM-DD in the persona's timezone
+        text          TEXT NOT NULL,
+        conversations INTEGER NOT NULL,
+        updated_at    DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (scope, day)
+    );
+    CREATE TABLE profiles (
+        scope      TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        text       TEXT NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (scope, user_id)
+    );
+    CREATE TABLE pruned (
+        id         BIGSERIAL PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        memory_id  BIGINT NOT NULL,
+        text       TEXT NOT NULL,
+        category   TEXT,
+        importance INTEGER NOT NULL,
+        policy     TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        pruned_at  DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX pruned_by_time ON pruned (pruned_at);
+    CREATE TABLE prune_days (
+        scope TEXT PRIMARY KEY,
+        day   TEXT NOT NULL  -- the last day the scope was pruned: once a day, across processes
+    );
+    CREATE TABLE channel_personas (
+        bot_id     TEXT NOT NULL,
+        channel_id TEXT NOT NULL,
+        persona    TEXT NOT NULL,
+        bound_by   TEXT NOT NULL,
+        bound_at   DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (bot_id, channel_id)
+    );
+    CREATE TABLE dm_sharing (
+        persona TEXT NOT NULL,
+        "user"  TEXT NOT NULL,  -- "platform:user id"
+        since   DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (persona, "user")
+    );
+    CREATE TABLE recalls (
+        id        BIGSERIAL PRIMARY KEY,  -- the order of recalls logged at the same time
+        memory_id BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        at        DOUBLE PRECISION NOT NULL,
+        strength  DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX recalls_by_memory ON recalls (memory_id, at);
+    """,
+)
+
+# Any constant: the lock every process opening the database takes while it migrates.
+_MIGRATION_LOCK = 0x6B697A756E61
+
+_LOG_RECALL = (
+    "INSERT INTO recalls (memory_id, at, strength)"
+    " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
+)
+
+_UPSERT_SESSION = (
+    "INSERT INTO sessions (persona, scope, snapshot, updated_at) VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (persona, scope) DO UPDATE"
+    " SET snapshot = excluded.snapshot, updated_at = excluded.updated_at"
+)
+
+_MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id"
+)
+
+_CONVERSATION_COLUMNS = (
+    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+# BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
+# document's length; body weighs 1, the memory before `context_weight`), summed over the query's
+# terms that the memory holds. Not FTS5's bm25(): no saturation of repeated terms and another
+# length normalisation, so scores differ; the order is what recall uses. Document frequencies
+# are counted in the scope (a scope is a wall: no other scope's words weigh here).
+_LEXICAL_SEARCH = """
+WITH total AS (SELECT count(*)::float8 AS n FROM memories WHERE scope = $1),
+terms AS (
+    SELECT q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+    FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
+    CROSS JOIN total
+    CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS n FROM memories WHERE scope = $1 AND search @@ asked.q
+    ) AS df
+    WHERE numnode(q) > 0
+)
+SELECT m.id, sum(terms.idf * ts_rank_cd($3::float4[], m.search, terms.q, 1)) AS score
+FROM memories AS m JOIN terms ON m.search @@ terms.q
+WHERE m.scope = $1
+GROUP BY m.id
+ORDER BY score DESC, m.id
+LIMIT $4
+"""
+
+T = TypeVar("T")
+
+# A quoted FTS5 string ("" inside is a quote), or a bare word.
+_FTS_TERM_RE = re.compile(r'"((?:[^"]|"")*)"|([^\s"(){}:^*+]+)')
+_FTS_OPERATORS = frozenset({"OR", "AND", "NOT", "NEAR"})
+
+
+def _fts_terms(match: str) -> list[str]:
+    """The terms of an FTS5 query as memory.text.fts_query writes them (an OR of quoted
+    strings). Operators are dropped: every query is taken as an OR of its terms."""
+    out: list[str] = []
+    for quoted, bare in _FTS_TERM_RE.findall(match):
+        if quoted:
+            out.append(quoted.replace('""', '"'))
+        elif bare and bare not in _FTS_OPERATORS:
+            out.append(bare)
+    return out
+
+
+def _where(dsn: str) -> str:
+    """The server and database a DSN names, without its password: for messages."""
+    url = urllib.parse.urlsplit(dsn)
+    return f"{url.scheme}://{url.netloc.rpartition('@')[2]}{url.path}"
+
+
+def _in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
+    """Row updates sorted by id (stable: repeats keep their order). Two transactions that lock
+    the same rows in the same order wait for each other instead of deadlocking."""
+    return sorted(items, key=lambda item: item[0])
+
+
+def _clean(text: str) -> str:
+    """Text PostgreSQL can store: lone surrogates (from undecodable input) and NUL become "?"."""
+    if text.isascii():
+        return text.replace("\x00", "?")
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
+
+
+def _json(value: Any) -> str:
+    # json.dumps writes NUL as \u0000: only surrogates need replacing.
+    return _clean(json.dumps(value, ensure_ascii=False))
+
+
+class PgStore:
+    """Open with `await PgStore.open(dsn)`; close with `await store.close()`.
+
+    Several processes may share one database: each write is a transaction of its own, and
+    encoding marks a conversation under its row lock, so it is encoded once whoever gets there
+    first.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, where: str) -> None:
+        self._pool = pool
+        self.where = where  # the server and database, for messages (no password)
+
+    @classmethod
+    async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PgStore:
+        """Connect (creating or migrating the schema); StoreError says why not."""
+        where = _where(dsn)
+        try:
+            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+            raise StoreError(f"{where}: cannot open the database: {e}") from None
+        store = cls(pool, where)
+        try:
+            await store._migrate()
+        except BaseException as e:
+            await pool.close()
+            if isinstance(e, asyncpg.PostgresError):
+                raise StoreError(f"{where}: cannot open the database: {e}") from None
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def schema_version(self) -> int:
+        # An open store has the table: opening created it.
+        return int(await self._pool.fetchval("SELECT max(version) FROM kizuna_schema"))
+
+    async def _migrate(self) -> None:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("CREATE TABLE IF NOT EXISTS kizuna_schema (version INTEGER)")
+            version = int(
+                await conn.fetchval("SELECT coalesce(max(version), 0) FROM kizuna_schema")
+            )
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.where} has schema version {version}, newer than this "
+                    f"Kizuna knows ({len(MIGRATIONS)}): upgrade Kizuna"
+                )
+            for number in range(version, len(MIGRATIONS)):
+                await conn.execute(MIGRATIONS[number])
+            if version < len(MIGRATIONS):
+                await conn.execute("DELETE FROM kizuna_schema")
+                await conn.execute("INSERT INTO kizuna_schema VALUES ($1)", len(MIGRATIONS))
+
+    # Sessions: one snapshot per open conversation.
+
+    async def save_session(
+        self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
+    ) -> None:
+        await self._pool.execute(_UPSERT_SESSION, persona, scope, _json(snapshot), _ts(updated_at))
+
+    async def load_session(self, persona: str, scope: str) -> SessionRow | None:
+        row = await self._pool.fetchrow(
+            "SELECT persona, scope, snapshot, updated_at FROM sessions"
+            " WHERE persona = $1 AND scope = $2",
+            persona,
+            scope,
+        )
+        return None if row is None else _session_row(row)
+
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
+        """Every session of the given personas, oldest first."""
+        rows = await self._pool.fetch(
+            "SELECT persona, scope, snapshot, updated_at FROM sessions"
+            " WHERE persona = ANY($1::text[]) ORDER BY updated_at",
+            sorted(set(personas)),
+        )
+        return [_session_row(r) for r in rows]
+
+    # Channel bindings: the persona a channel of a multi-persona bot talks to.
+
+    async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
+        persona = await self._pool.fetchval(
+            "SELECT persona FROM channel_personas WHERE bot_id = $1 AND channel_id = $2",
+            bot_id,
+            channel_id,
+        )
+        return None if persona is None else str(persona)
+
+    async def bind_channel(
+        self, bot_id: str, channel_id: str, persona: str, bound_by: str, at: datetime
+    ) -> None:
+        await self._pool.execute(
+            "INSERT INTO channel_personas (bot_id, channel_id, persona, bound_by, bound_at)"
+            " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, channel_id) DO UPDATE"
+            " SET persona = excluded.persona, bound_by = excluded.bound_by,"
+            " bound_at = excluded.bound_at",
+            bot_id,
+            channel_id,
+            persona,
+            bound_by,
+            _ts(at),
+        )
+
+    # Sharing of private memories in groups, by the user's choice.
+
+    async def dm_sharing(self, persona: str, user: str) -> bool:
+        found = await self._pool.fetchval(
+            'SELECT 1 FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
+        )
+        return found is not None
+
+    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None:
+        if on:
+            await self._pool.execute(
+                'INSERT INTO dm_sharing (persona, "user", since) VALUES ($1, $2, $3)'
+                " ON CONFLICT DO NOTHING",
+                persona,
+                user,
+                _ts(at),
+            )
+        else:
+            await self._pool.execute(
+                'DELETE FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
+            )
+
+    # Conversations: closed sessions, kept until long-term memory has encoded them.
+
+    async def archive_conversation(
+        self,
+        persona: str,
+        scope: str,
+        *,
+        started_at: datetime,
+        ended_at: datetime,
+        reason: str,
+        turns: list[dict[str, Any]],
+        snapshot: dict[str, Any],
+    ) -> int:
+        """Archive a closed conversation and replace the session's snapshot, atomically: a crash
+        leaves either the open conversation or the archived one, never both or neither."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            conversation_id = await conn.fetchval(
+                "INSERT INTO conversations (persona, scope, started_at, ended_at, reason, turns)"
+                " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                persona,
+                scope,
+                _ts(started_at),
+                _ts(ended_at),
+                reason,
+                _json(turns),
+            )
+            await conn.execute(_UPSERT_SESSION, persona, scope, _json(snapshot), _ts(ended_at))
+        return int(conversation_id)
+
+    async def conversations(
+        self, persona: str, scope: str, *, limit: int = 20
+    ) -> list[ArchivedConversation]:
+        """The scope's archived conversations, newest first."""
+        rows = await self._pool.fetch(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE persona = $1"
+            " AND scope = $2 ORDER BY ended_at DESC, id DESC LIMIT $3",
+            persona,
+            scope,
+            limit,
+        )
+        return [_conversation(r) for r in rows]
+
+    async def unencoded(
+        self, personas: Collection[str], now: datetime, *, limit: int = 20
+    ) -> list[ArchivedConversation]:
+        """Conversations of these personas waiting to be encoded and due (not waiting out a
+        retry delay), oldest first."""
+        if not personas:
+            return []
+        rows = await self._pool.fetch(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
+            " WHERE encoded_at IS NULL AND persona = ANY($1::text[])"
+            " AND (retry_at IS NULL OR retry_at <= $2) ORDER BY ended_at, id LIMIT $3",
+            list(personas),
+            _ts(now),
+            limit,
+        )
+        return [_conversation(r) for r in rows]
+
+    async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
+        row = await self._pool.fetchrow(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = $1", conversation_id
+        )
+        return None if row is None else _conversation(row)
+
+    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
+        """Count a failed attempt; the conversation waits until `retry_at`."""
+        await self._pool.execute(
+            "UPDATE conversations SET attempts = attempts + 1, retry_at = $1"
+            " WHERE id = $2 AND encoded_at IS NULL",
+            _ts(retry_at),
+            conversation_id,
+        )
+
+    async def count_conversations(self, persona: str, scope: str) -> int:
+        count = await self._pool.fetchval(
+            "SELECT count(*) FROM conversations WHERE persona = $1 AND scope = $2",
+            persona,
+            scope,
+        )
+        return int(count)
+
+    async def wipe(self, persona: str, scope: str) -> None:
+        """Forget everything of one persona in one scope: the open session and the archive."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "DELETE FROM sessions WHERE persona = $1 AND scope = $2", persona, scope
+            )
+            await conn.execute(
+                "DELETE FROM conversations WHERE persona = $1 AND scope = $2", persona, scope
+            )
+
+    async def wipe_memories(self, scope: str) -> int:
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
+        prune reports; returns how many memories went."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            ids = [
+                r[0] for r in await conn.fetch("SELECT id FROM memories WHERE scope = $1", scope)
+            ]
+            gone = await self._delete(conn, scope, ids)
+            for table in ("diary", "profiles", "pruned", "prune_days"):
+                await conn.execute(f"DELETE FROM {table} WHERE scope = $1", scope)
+        return len(gone)
+
+    # Encoding, the diary, profiles and pruning.
+
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
+        transaction. Returns the new memories' ids, or None if it was already encoded (then
+        nothing is written)."""
+        at = _ts(write.at)
+        async with self._pool.acquire() as conn, conn.transaction():
+            # The row lock makes a concurrent encoder of the same conversation wait, then find
+            # it encoded: the mark and everything else commit together, once.
+            marked = await conn.fetchval(
+                "UPDATE conversations SET encoded_at = $1, recap = $2"
+                " WHERE id = $3 AND encoded_at IS NULL RETURNING id",
+                at,
+                _clean(write.recap),
+                write.conversation_id,
+            )
+            if marked is None:
+                return None
+            ids: list[int] = []
+            for memory in write.memories:
+                ids.append(await self._insert(conn, memory, ids[-1] if ids else None))
+            for memory_id, memory, siblings in zip(
+                ids, write.memories, write.sibling_links, strict=True
+            ):
+                if siblings:
+                    related = [*memory.related, *(ids[i] for i in siblings)]
+                    await conn.execute(
+                        "UPDATE memories SET related = $1 WHERE id = $2",
+                        json.dumps(related),
+                        memory_id,
+                    )
+            merges = sorted(write.merges, key=lambda m: m.memory_id)  # see _in_lock_order
+            await conn.executemany(
+                "UPDATE memories SET strength = $1, importance = greatest(importance, $2),"
+                " recall_count = recall_count + 1, last_recalled_at = $3"
+                " WHERE scope = $4 AND id = $5",
+                [(m.strength, m.importance, at, write.scope, m.memory_id) for m in merges],
+            )
+            await conn.executemany(_LOG_RECALL, [(write.scope, m.memory_id) for m in merges])
+            if write.diary is not None:
+                day, text = write.diary
+                await conn.execute(
+                    "INSERT INTO diary (scope, day, text, conversations, updated_at)"
+                    " VALUES ($1, $2, $3, 1, $4) ON CONFLICT (scope, day) DO UPDATE"
+                    " SET text = excluded.text, conversations = diary.conversations + 1,"
+                    " updated_at = excluded.updated_at",
+                    write.scope,
+                    day.isoformat(),
+                    _clean(text),
+                    at,
+                )
+            await conn.executemany(
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, user_id) DO UPDATE"
+                " SET name = excluded.name, text = excluded.text,"
+                " updated_at = excluded.updated_at",
+                [
+                    (write.scope, user_id, _clean(name), _clean(text), at)
+                    for user_id, name, text in write.profiles
+                ],
+            )
+        return ids
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
+        row = await self._pool.fetchrow(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = $1 AND day = $2",
+            scope,
+            day.isoformat(),
+        )
+        return None if row is None else _diary(row)
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]:
+        """The scope's diary pages, newest first (only those before `before`, if given)."""
+        rows = await self._pool.fetch(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = $1 AND day < $2 ORDER BY day DESC LIMIT $3",
+            scope,
+            (before or date.max).isoformat(),
+            limit,
+        )
+        return [_diary(r) for r in rows]
+
+    async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
+        """The scope's user profiles (those of `user_ids`, if given)."""
+        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = $1"
+        params: list[Any] = [scope]
+        if user_ids is not None:
+            if not user_ids:
+                return []
+            query += " AND user_id = ANY($2::text[])"
+            params.append(list(user_ids))
+        rows = await self._pool.fetch(query + " ORDER BY updated_at DESC", *params)
+        return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in rows]
+
+    async def last_prune(self, scope: str) -> date | None:
+        day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)
+        return None if day is None else date.fromisoformat(day)
+
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories, keep a report of each (text and reason), and note
+        that the scope was pruned on `day`, in one transaction. Returns the ids deleted."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            gone = set(await self._delete(conn, scope, [m.id for m, _ in forgotten]))
+            await conn.executemany(
+                "INSERT INTO pruned (scope, memory_id, text, category, importance, policy,"
+                " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                [
+                    (scope, m.id, _clean(m.text), m.category, m.importance, policy, reason, _ts(at))
+                    for m, reason in forgotten
+                    if m.id in gone
+                ],
+            )
+            await conn.execute(
+                "INSERT INTO prune_days (scope, day) VALUES ($1, $2)"
+                " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
+                scope,
+                day.isoformat(),
+            )
+        return sorted(gone)
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]:
+        """Prune reports from `since` on, oldest first (of one scope, or all)."""
+        rows = await self._pool.fetch(
+            "SELECT scope, memory_id, text, category, importance, policy, reason, pruned_at"
+            " FROM pruned WHERE pruned_at >= $1 AND ($2::text IS NULL OR scope = $2)"
+            " ORDER BY pruned_at, id LIMIT $3",
+            _ts(since),
+            scope,
+            limit,
+        )
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7])) for r in rows]
+
+    # Memories (memory.records.MemoryStore).
+
+    async def add_memory(self, memory: NewMemory) -> int:
+        async with self._pool.acquire() as conn:
+            return await self._insert(conn, memory)
+
+    @staticmethod
+    async def _insert(
+        conn: asyncpg.Connection, memory: NewMemory, previous_id: int | None = None
+    ) -> int:
+        """Insert on `conn`, in its transaction if any (`previous_id` overrides the memory's)."""
+        memory_id = await conn.fetchval(
+            "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
+            " sentiment, created_at, strength, related, conversation_id, previous_id,"
+            " embedding, embedder, search_body, search_context) VALUES"
+            " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+            " RETURNING id",
+            memory.scope,
+            _clean(memory.text),
+            None if memory.speaker is None else _clean(memory.speaker),
+            memory.kind,
+            memory.category,
+            memory.importance,
+            memory.sentiment,
+            _ts(memory.created_at),
+            memory.strength,
+            json.dumps(list(memory.related)),
+            memory.conversation_id,
+            previous_id if previous_id is not None else memory.previous_id,
+            None if memory.embedding is None else _blob(memory.embedding),
+            memory.embedder,
+            _clean(memory.search_text),
+            _clean(memory.search_context),
+        )
+        return int(memory_id)
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        rows = await self._pool.fetch(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])",
+            scope,
+            unique,
+        )
+        found = {r[0]: _memory(r) for r in rows}
+        return [found[i] for i in unique if i in found]
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]:
+        order = "DESC" if newest_first else "ASC"
+        rows = await self._pool.fetch(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            f" ORDER BY created_at {order}, id {order} LIMIT $2",
+            scope,
+            limit,  # LIMIT NULL: all
+        )
+        return [_memory(r) for r in rows]
+
+    async def count_memories(self, scope: str) -> int:
+        count = await self._pool.fetchval("SELECT count(*) FROM memories WHERE scope = $1", scope)
+        return int(count)
+
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await self._delete(conn, scope, ids)
+
+    @staticmethod
+    async def _delete(conn: asyncpg.Connection, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete in the caller's transaction; returns the ids that were there."""
+        rows = await conn.fetch(
+            "DELETE FROM memories WHERE scope = $1 AND id = ANY($2::bigint[]) RETURNING id",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        gone = [int(r[0]) for r in rows]
+        if gone:
+            # What came next no longer carries the forgotten text as its context.
+            await conn.execute(
+                "UPDATE memories SET previous_id = NULL, search_context = ''"
+                " WHERE previous_id = ANY($1::bigint[])",
+                gone,
+            )
+        return gone
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
+    ) -> list[tuple[int, float]]:
+        """Like Store's, for the queries memory.text.fts_query writes (an OR of quoted terms);
+        scored by `_LEXICAL_SEARCH`. `narrow` is for FTS5: here the scope's rows are always
+        the only ones ranked."""
+        terms = _fts_terms(match)
+        if not terms or k <= 0:
+            return []
+        # ts_rank_cd's weights are {D, C, B, A}, each at most 1.
+        weights = [0.0, 0.0, min(max(float(context_weight), 0.0), 1.0), 1.0]
+        rows = await self._pool.fetch(_LEXICAL_SEARCH, scope, terms, weights, k)
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs (in their own text, not the
+        context): recall leaves out words too common to tell memories apart."""
+        if not terms:
+            return {}
+        rows = await self._pool.fetch(
+            "SELECT t, (SELECT count(*) FROM memories WHERE scope = $1 AND search @@ q"
+            " AND ts_filter(search, '{a}') @@ q)"
+            " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q",
+            scope,
+            list(terms),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, memories in all scopes: from the id range, an overcount)."""
+        row = await self._pool.fetchrow(
+            "SELECT (SELECT count(*) FROM memories WHERE scope = $1),"
+            " (SELECT max(id) - min(id) + 1 FROM memories)",
+            scope,
+        )
+        assert row is not None
+        return int(row[0]), int(row[1] or 0)
+
+    async def last_memory(self, scope: str) -> Memory | None:
+        """The scope's most recently stored memory."""
+        row = await self._pool.fetchrow(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
+            scope,
+        )
+        return None if row is None else _memory(row)
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and those stored right after them (whose previous_id is one of
+        them), in one read."""
+        rows = await self._pool.fetch(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            " AND (id = ANY($2::bigint[]) OR previous_id = ANY($2::bigint[])) ORDER BY id",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        return [_memory(r) for r in rows]
+
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        ordered = _in_lock_order(updates)
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
+                " strength = $2 WHERE scope = $3 AND id = $4",
+                [(_ts(now), strength, scope, memory_id) for memory_id, strength in ordered],
+            )
+            await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """When the memory was recalled (or merged with a repeat), oldest first, with the
+        strength each left; empty for a memory outside the scope."""
+        rows = await self._pool.fetch(
+            "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
+            " WHERE m.scope = $1 AND m.id = $2 ORDER BY r.at, r.id",
+            scope,
+            memory_id,
+        )
+        return [(_dt(r[0]), float(r[1])) for r in rows]
+
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
+        await self._pool.execute(
+            "UPDATE memories SET related = $1 WHERE scope = $2 AND id = $3",
+            json.dumps([int(r) for r in related]),
+            scope,
+            memory_id,
+        )
+
+    async def scopes(self) -> list[str]:
+        rows = await self._pool.fetch("SELECT DISTINCT scope FROM memories ORDER BY scope")
+        return [r[0] for r in rows]
+
+    async def embeddings(
+        self, scope: str, embedder: str
+    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+        rows = await self._pool.fetch(
+            "SELECT id, embedding FROM memories"
+            " WHERE scope = $1 AND embedder = $2 AND embedding IS NOT NULL ORDER BY id",
+            scope,
+            embedder,
+        )
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, None
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return ids, matrix.reshape(len(rows), -1).copy()
+
+    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
+        rows = await self._pool.fetch(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            " AND (embedder IS DISTINCT FROM $2 OR embedding IS NULL) ORDER BY id",
+            scope,
+            embedder,
+        )
+        return [_memory(r) for r in rows]
+
+    async def set_embeddings(
+        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
+    ) -> None:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.executemany(
+                "UPDATE memories SET embedding = $1, embedder = $2 WHERE scope = $3 AND id = $4",
+                [
+                    (_blob(vector), embedder, scope, memory_id)
+                    for memory_id, vector in _in_lock_order(items)
+                ],
+            )
+
+    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
+        row = await self._pool.fetchrow(
+            "SELECT count(*), coalesce(sum((id::numeric * 2654435761) % 4294967296), 0)"
+            " FROM memories WHERE scope = $1 AND embedder = $2 AND embedding IS NOT NULL",
+            scope,
+            embedder,
+        )
+        assert row is not None
+        return IdDigest(int(row[0]), int(row[1]))
+
+    async def forget_cached(self, keys: Sequence[bytes]) -> None:
+        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
+        memory's text leaves no trace."""
+        await self._pool.execute(
+            "DELETE FROM embedding_cache WHERE text_hash = ANY($1::bytea[])",
+            list(dict.fromkeys(keys)),
+        )
+
+    async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        rows = await self._pool.fetch(
+            "SELECT text_hash, vector FROM embedding_cache"
+            " WHERE embedder = $1 AND text_hash = ANY($2::bytea[])",
+            embedder,
+            list(dict.fromkeys(keys)),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:
+        # Sorted: two processes caching overlapping batches take the row locks in one order.
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.executemany(
+                "INSERT INTO embedding_cache (embedder, text_hash, vector) VALUES ($1, $2, $3)"
+                " ON CONFLICT (embedder, text_hash) DO UPDATE SET vector = excluded.vector",
+                sorted((embedder, key, vector) for key, vector in dict(items).items()),
+            )
