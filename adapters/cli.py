@@ -26,7 +26,7 @@ from adapters.console import ConsoleChat, readable
 from adapters.host import BotStartError, bot_tokens, host
 from bot import __version__, cards
 from bot.card_persona import persona_card, persona_key, persona_toml
-from bot.config import BotConfig, Config, find_config, load_config
+from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
 from bot.persona import Persona, PersonaLibrary, load_persona
@@ -34,6 +34,7 @@ from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
 from memory.bank import DATABASE, MemoryBank
 from memory.embeddings import EmbeddingError
+from memory.storage import open_store
 from memory.store import Store, StoreError
 
 __all__ = ["main"]
@@ -384,7 +385,9 @@ async def _reindex(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise config.error(("memory",), str(e)) from None
     data_dir = config.resolve(config.data_dir)
-    bank = await MemoryBank.open(data_dir, embedder)
+    dsn = storage_dsn(config, os.environ)
+    store = await open_store(data_dir, dsn) if dsn else None
+    bank = await MemoryBank.open(data_dir, embedder, store=store)
     bar = tqdm(unit="memory", desc=f"embedding with {config.memory.embedder}", leave=True)
 
     def progress(done: int, total: int) -> None:
@@ -400,6 +403,8 @@ async def _reindex(args: argparse.Namespace) -> int:
         return 1
     finally:
         await bank.close()
+        if store is not None:  # the bank closes only a store it opened itself
+            await store.close()
     bar.close()
     print(f"{count} memories embedded with {embedder.name}.")
     return 0
@@ -411,10 +416,15 @@ async def _pruned(args: argparse.Namespace) -> int:
     since = args.since or (datetime.now(tz) - timedelta(days=7)).date()
     start = datetime.combine(since, time(), tz)
     database = config.resolve(config.data_dir) / DATABASE
+    dsn = storage_dsn(config, os.environ)
     reports = []
-    if database.is_file():
-        # Read-only: it may look while a bot is running on the same data folder.
-        store = await Store.open(database, read_only=True)
+    if dsn or database.is_file():
+        # Read-only on SQLite: it may look while a bot is running on the same data folder.
+        store = (
+            await open_store(database.parent, dsn)
+            if dsn
+            else await Store.open(database, read_only=True)
+        )
         try:
             reports = await store.pruned_since(start, scope=args.scope)
         finally:

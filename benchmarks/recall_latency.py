@@ -101,6 +101,7 @@ from memory.index import (
 )
 from memory.recall import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
+from memory.store import Store
 from memory.text import fts_document
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev.json"
@@ -433,8 +434,14 @@ class Stage:
     round_trip_ms: float  # one aiosqlite execute + fetchall of SELECT 1
 
 
+def sqlite_store(bank: MemoryBank) -> Store:
+    """The bank's SQLite store: these measurements look inside it."""
+    assert isinstance(bank.store, Store)
+    return bank.store
+
+
 async def round_trip_ms(bank: MemoryBank, times: int = 300) -> float:
-    db = bank.store._db
+    db = sqlite_store(bank)._db
     started = time.perf_counter()
     for _ in range(times):
         async with db.execute("SELECT 1") as cur:
@@ -462,7 +469,7 @@ async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
     name = bank.embedder.name
     await bank.indexes.delete_file(SCOPE, name)
     spent = Spent()
-    store = bank.store
+    store = sqlite_store(bank)
     with (
         patched(store, "embeddings", spent.wrap_async("read", store.embeddings)),
         patched(ScopeIndex, "build", spent.wrap("build", ScopeIndex.build)),
@@ -478,7 +485,7 @@ async def breakdown(
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """Mean ms per recall for each part, the same for the SQL alone, and mean candidates."""
     spent = Spent()
-    store = bank.store
+    store = sqlite_store(bank)
     statements: list[list[str]] = []
     fetched: list[int] = []
 

@@ -30,6 +30,7 @@ __all__ = [
     "WebConfig",
     "find_config",
     "load_config",
+    "storage_dsn",
 ]
 
 TIERS = ("chat", "tools", "summary", "intent")
@@ -260,6 +261,10 @@ class BotConfig:
 @dataclass(slots=True)
 class Config:
     data_dir: str = "data"
+    # Where memories and conversations live: "sqlite" in data_dir (embedded), or "postgres",
+    # one database several processes share, at the connection string in `dsn_env`.
+    storage: Literal["sqlite", "postgres"] = "sqlite"
+    dsn_env: str = "KIZUNA_DATABASE_URL"
     persona_paths: list[str] = field(default_factory=list)
     models: ModelsConfig = field(default_factory=ModelsConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
@@ -285,6 +290,21 @@ class Config:
         if path.is_absolute() or self.source is None:
             return path
         return self.source.parent / path
+
+
+def storage_dsn(config: Config, environ: Mapping[str, str]) -> str | None:
+    """The PostgreSQL connection string for `storage = "postgres"` (None for SQLite); its
+    variable unset is the configuration's one-line error."""
+    if config.storage != "postgres":
+        return None
+    dsn = environ.get(config.dsn_env, "").strip()
+    if not dsn:
+        raise config.error(
+            ("dsn_env",) if config.source else ("storage",),
+            f"storage is postgres but the environment variable {config.dsn_env} (the "
+            "connection string, e.g. postgresql://kizuna@localhost/kizuna) is not set",
+        )
+    return dsn
 
 
 def find_config(explicit: str | None, environ: Mapping[str, str], cwd: Path) -> Path | None:

@@ -8,9 +8,10 @@ import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.access import Gate
-from bot.config import Config
+from bot.config import Config, storage_dsn
 from bot.engine import Engine
 from bot.events import Platform
 from bot.lifecycle import Lifecycle, scope_policies
@@ -21,10 +22,13 @@ from bot.recollect import Recollector
 from bot.scheduler import Scheduler
 from bot.sessions import SessionManager
 from bot.tools import build_search
-from memory.bank import DATABASE, MemoryBank
+from memory.bank import MemoryBank
 from memory.clock import Clock, SystemClock
-from memory.store import Store
+from memory.storage import open_store
 from memory.text import warm_up
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 
 __all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
 
@@ -50,7 +54,7 @@ def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Pe
 class Runtime:
     config: Config
     engine: Engine
-    store: Store
+    store: AnyStore
     bank: MemoryBank
     scheduler: Scheduler
     data_dir: Path
@@ -95,7 +99,7 @@ async def open_runtime(
     if any(p.identity.language.startswith("zh") for p in personas.values()):
         await warming
     data_dir = config.resolve(config.data_dir)
-    store = await Store.open(data_dir / DATABASE)
+    store = await open_store(data_dir, storage_dsn(config, environ))
     try:
         bank = await MemoryBank.open(
             data_dir,

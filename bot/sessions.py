@@ -12,11 +12,14 @@ import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.events import ChatEvent
 from memory.clock import Clock
-from memory.store import SessionRow, Store
+from memory.store import SessionRow
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 
 __all__ = ["Reading", "Session", "SessionManager", "Turn", "scope_key"]
 
@@ -170,14 +173,14 @@ def _reading(data: Any) -> Reading | None:
 class SessionManager:
     """Finds, saves, restores and closes sessions. The store is the truth; this is its cache."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: AnyStore, clock: Clock) -> None:
         self._store = store
         self._clock = clock
         self._sessions: dict[tuple[str, str], Session] = {}
         self._loading = asyncio.Lock()
 
     @property
-    def store(self) -> Store:
+    def store(self) -> AnyStore:
         return self._store
 
     async def restore(self, personas: Collection[str], platforms: Collection[str]) -> int:
@@ -202,7 +205,7 @@ class SessionManager:
             # message of this user; the bad snapshot is replaced at the next save.
             log.error(
                 "%s: unreadable session snapshot of %s in %s (%s: %s); starting afresh",
-                self._store.path,
+                self._store.where,
                 persona,
                 scope,
                 type(e).__name__,

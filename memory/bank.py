@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,9 @@ from memory.records import (
     Vectors,
 )
 from memory.store import Store
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 from memory.text import fts_document, fts_query, terms
 
 __all__ = ["DATABASE", "MemoryBank", "MemoryError"]
@@ -103,7 +106,7 @@ class MemoryError(ValueError):
 class MemoryBank:
     def __init__(
         self,
-        store: Store,
+        store: AnyStore,
         embedder: Embedder,
         *,
         data_dir: Path,
@@ -141,7 +144,7 @@ class MemoryBank:
         deterministic: bool = False,
         *,
         seed: int | None = None,
-        store: Store | None = None,
+        store: AnyStore | None = None,
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 16,
     ) -> Self:

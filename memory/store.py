@@ -351,6 +351,7 @@ class Store:
         self._lock = lock
         self._writing = asyncio.Lock()
         self.path = path
+        self.where = str(path)  # for messages, as PgStore's names its server
 
     @classmethod
     async def open(cls, path: Path, *, read_only: bool = False) -> Store:

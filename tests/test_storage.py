@@ -1,0 +1,70 @@
+"""`storage = "postgres"`: the runtime keeps conversations and memories in PostgreSQL, so a
+second process (here: a runtime on another data folder) finds them; the FAISS indexes beside
+each process are rebuilt from what PostgreSQL holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot import commands
+from bot.config import Config, EngineConfig, load_config, storage_dsn
+from bot.events import ChatEvent
+from bot.runtime import open_runtime
+from bot.tomlfile import TomlError
+from memory.bank import DATABASE
+from tests.fakes.factories import make_event, make_persona
+
+PIP = {"pip": make_persona("pip", name="Pip")}
+
+
+async def no_ollama(host: str) -> list[str]:
+    return []
+
+
+def said(text: str = "") -> ChatEvent:
+    """Ann, in the console."""
+    return make_event(text, platform="console", user_id="ann", user_name="ann")
+
+
+async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres_dsn: str) -> None:
+    environ = {"KIZUNA_DATABASE_URL": postgres_dsn}
+    first_dir, second_dir = tmp_path / "one", tmp_path / "two"
+
+    def config(data_dir: Path) -> Config:
+        return Config(
+            data_dir=str(data_dir), storage="postgres", engine=EngineConfig(timezone="UTC")
+        )
+
+    one = await open_runtime(
+        config(first_dir), PIP, environ, platforms=["console"], probe=no_ollama
+    )
+    try:
+        await one.engine.handle(said("hello from the first process"))
+        kept = await commands.remember(one.engine, said(), "Ann's cat is called Mochi")
+        assert kept.id is not None
+    finally:
+        await one.close()
+    assert not (first_dir / DATABASE).exists()  # nothing went to SQLite
+
+    two = await open_runtime(
+        config(second_dir), PIP, environ, platforms=["console"], probe=no_ollama
+    )
+    try:
+        session = await two.engine.session(said())
+        assert session.turns[0].text == "hello from the first process"
+        found = await commands.closest(two.engine, said(), "what is the cat called?")
+        assert found is not None and "Mochi" in found.text
+    finally:
+        await two.close()
+
+
+def test_postgres_needs_its_connection_string(tmp_path: Path) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text('storage = "postgres"\ndsn_env = "MY_DB"\n', encoding="utf-8")
+    config = load_config(path, {})
+    with pytest.raises(TomlError, match=r"kizuna.toml:2: dsn_env: .*MY_DB"):
+        storage_dsn(config, {})
+    assert storage_dsn(config, {"MY_DB": "postgresql://x/y"}) == "postgresql://x/y"
+    assert storage_dsn(Config(), {"KIZUNA_DATABASE_URL": "postgresql://x/y"}) is None
