@@ -161,7 +161,7 @@ class MemoryBank:
         owns = store is None
         if store is None:
             store = await Store.open(folder / DATABASE)
-        return cls(
+        bank = cls(
             store,
             embedder,
             data_dir=folder,
@@ -171,6 +171,13 @@ class MemoryBank:
             owns_store=owns,
             index_capacity=index_capacity,
         )
+        await store.listen(bank._changed_elsewhere)
+        return bank
+
+    def _changed_elsewhere(self, scope: str) -> None:
+        """Another process changed the scope's memories: its open index is out of date, so
+        the next recall rebuilds it from the store."""
+        self.indexes.drop(scope, self.embedder.name)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from collections.abc import Collection, Sequence
+import uuid
+from collections.abc import Callable, Collection, Sequence
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -173,6 +174,23 @@ MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX recalls_by_memory ON recalls (memory_id, at);
     """,
+    """
+    -- Another process's indexes are derived from the memories: tell them when a scope's
+    -- change (one notification per scope and transaction; the payload names the writer).
+    CREATE FUNCTION kizuna_memories_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        changed TEXT;
+    BEGIN
+        IF TG_OP = 'DELETE' THEN changed := OLD.scope; ELSE changed := NEW.scope; END IF;
+        PERFORM pg_notify(
+            'kizuna_memories',
+            current_setting('application_name') || '|' || changed
+        );
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_changed AFTER INSERT OR DELETE OR UPDATE OF embedding
+        ON memories FOR EACH ROW EXECUTE FUNCTION kizuna_memories_changed();
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -273,19 +291,31 @@ class PgStore:
     first.
     """
 
-    def __init__(self, pool: asyncpg.Pool, where: str) -> None:
+    def __init__(self, pool: asyncpg.Pool, dsn: str, instance: str) -> None:
         self._pool = pool
+        self._dsn = dsn  # for the listening connection, which stays out of the pool
+        where = _where(dsn)
         self.where = where  # the server and database, for messages (no password)
+        self.instance = instance  # names this process's writes in change notifications
+        self._listener: asyncpg.Connection | None = None
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PgStore:
         """Connect (creating or migrating the schema); StoreError says why not."""
         where = _where(dsn)
+        # The connections' name is the writer in change notifications (a name set at connect
+        # survives the pool's reset of each connection it takes back).
+        instance = f"kizuna-{uuid.uuid4().hex[:12]}"
         try:
-            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                server_settings={"application_name": instance},
+            )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
             raise StoreError(f"{where}: cannot open the database: {e}") from None
-        store = cls(pool, where)
+        store = cls(pool, dsn, instance)
         try:
             await store._migrate()
         except BaseException as e:
@@ -295,7 +325,22 @@ class PgStore:
             raise
         return store
 
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(scope)` whenever another process changes a scope's memories (adds,
+        deletes or re-embeds them), so indexes derived from them can be rebuilt."""
+
+        def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+            writer, _, scope = payload.partition("|")
+            if writer != self.instance and scope:
+                changed(scope)
+
+        self._listener = await asyncpg.connect(self._dsn)
+        await self._listener.add_listener("kizuna_memories", heard)
+
     async def close(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
         await self._pool.close()
 
     async def schema_version(self) -> int:

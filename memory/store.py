@@ -418,6 +418,10 @@ class Store:
             )
         return store
 
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
+        other processes' changes)."""
+
     async def close(self) -> None:
         try:
             await self._db.close()

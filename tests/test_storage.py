@@ -4,6 +4,7 @@ each process are rebuilt from what PostgreSQL holds."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,36 @@ def test_postgres_needs_its_connection_string(tmp_path: Path) -> None:
         storage_dsn(config, {})
     assert storage_dsn(config, {"MY_DB": "postgresql://x/y"}) == "postgresql://x/y"
     assert storage_dsn(Config(), {"KIZUNA_DATABASE_URL": "postgresql://x/y"}) is None
+
+
+async def test_a_change_in_one_process_refreshes_the_others_index(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    environ = {"KIZUNA_DATABASE_URL": postgres_dsn}
+    config = Config(data_dir=str(tmp_path / "a"), storage="postgres")
+    other = Config(data_dir=str(tmp_path / "b"), storage="postgres")
+    one = await open_runtime(config, PIP, environ, platforms=["console"], probe=no_ollama)
+    two = await open_runtime(other, PIP, environ, platforms=["console"], probe=no_ollama)
+    try:
+        scope = one.engine.event_scope(said())
+        await commands.remember(one.engine, said(), "Ann's cat is called Mochi")
+        assert await commands.closest(one.engine, said(), "cat") is not None  # index open
+        name = one.bank.embedder.name
+        assert one.bank.indexes.open_index(scope, name) is not None
+        await commands.remember(two.engine, said(), "Ann's dog is called Biscuit")
+        for _ in range(200):  # the notification comes on its own connection
+            if one.bank.indexes.open_index(scope, name) is None:
+                break
+            await asyncio.sleep(0.01)
+        assert one.bank.indexes.open_index(scope, name) is None
+        found = await commands.closest(one.engine, said(), "dog Biscuit")
+        assert found is not None and "Biscuit" in found.text
+        index = one.bank.indexes.open_index(scope, name)
+        assert index is not None and index.size == 2  # rebuilt with the other's memory
+        # Its own writes do not make a process throw its index away.
+        await commands.remember(one.engine, said(), "Ann plays the cello")
+        await asyncio.sleep(0.2)
+        assert one.bank.indexes.open_index(scope, name) is not None
+    finally:
+        await two.close()
+        await one.close()
