@@ -49,8 +49,11 @@ class Scheduler:
             log.exception("scheduler round failed; retrying next round")
         if self.lifecycle is not None:
             try:
-                await self.lifecycle.encode_pending()
-                await self.lifecycle.prune_due()
+                # Processes sharing a database take turns: one leads this work at a time, and
+                # another takes over when it dies.
+                if await self._sessions.store.leads("lifecycle"):
+                    await self.lifecycle.encode_pending()
+                    await self.lifecycle.prune_due()
             except Exception:
                 log.exception("long-term memory housekeeping failed; retrying next round")
         if self._flush is not None and self._rounds % self._flush_every == 0:

@@ -15,6 +15,7 @@ folding, where SQLite's FTS5 table stems English with Porter and folds accents.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import urllib.parse
@@ -297,7 +298,12 @@ class PgStore:
         where = _where(dsn)
         self.where = where  # the server and database, for messages (no password)
         self.instance = instance  # names this process's writes in change notifications
-        self._listener: asyncpg.Connection | None = None
+        # One connection of this process's own, outside the pool: it listens for other
+        # processes' changes and holds the advisory locks of the jobs this process leads
+        # (they go with it if the process dies).
+        self._session: asyncpg.Connection | None = None
+        self._led: set[str] = set()
+        self._hearing: list[Callable[[object, int, str, str], None]] = []
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PgStore:
@@ -334,13 +340,33 @@ class PgStore:
             if writer != self.instance and scope:
                 changed(scope)
 
-        self._listener = await asyncpg.connect(self._dsn)
-        await self._listener.add_listener("kizuna_memories", heard)
+        session = await self._own_connection()
+        self._hearing.append(heard)  # heard again on a new connection, should this one drop
+        await session.add_listener("kizuna_memories", heard)
+
+    async def leads(self, job: str) -> bool:
+        """Whether this process leads `job` (say "lifecycle": encoding and pruning), taking
+        the lead when no live process holds it: a session advisory lock, released when the
+        holder's connection ends."""
+        session = await self._own_connection()
+        if job not in self._led:
+            key = int.from_bytes(hashlib.blake2b(job.encode(), digest_size=8).digest(), "big")
+            if await session.fetchval("SELECT pg_try_advisory_lock($1)", key - 2**63):
+                self._led.add(job)
+        return job in self._led
+
+    async def _own_connection(self) -> asyncpg.Connection:
+        if self._session is None or self._session.is_closed():
+            self._led.clear()  # a new connection holds no locks, and hears nothing yet
+            self._session = await asyncpg.connect(self._dsn)
+            for heard in self._hearing:
+                await self._session.add_listener("kizuna_memories", heard)
+        return self._session
 
     async def close(self) -> None:
-        if self._listener is not None:
-            await self._listener.close()
-            self._listener = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
         await self._pool.close()
 
     async def schema_version(self) -> int:

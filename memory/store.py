@@ -422,6 +422,10 @@ class Store:
         """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
         other processes' changes)."""
 
+    async def leads(self, job: str) -> bool:
+        """Always: the one process on an SQLite database does all its work."""
+        return True
+
     async def close(self) -> None:
         try:
             await self._db.close()

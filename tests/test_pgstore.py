@@ -329,3 +329,17 @@ async def test_postgres_answers_as_sqlite_does(store: PgStore, tmp_path: Path) -
     finally:
         await sqlite.close()
     assert await script(store) == expected
+
+
+async def test_one_process_leads_the_lifecycle_and_another_takes_over(postgres_dsn: str) -> None:
+    first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
+    try:
+        assert await first.leads("lifecycle")
+        assert await first.leads("lifecycle")  # it keeps the lead
+        assert not await second.leads("lifecycle")
+        assert await second.leads("prune-reports")  # another job, another lock
+        await first.close()  # the leader goes away: its lock goes with its connection
+        assert await second.leads("lifecycle")
+    finally:
+        await second.close()
+        await first.close()
