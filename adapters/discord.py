@@ -47,25 +47,22 @@ NOT_ALLOWED = "You can't use this bot here."
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
 
-class _Client(discord.Client):
-    """A Client whose setup hook syncs the adapter's slash commands once logged in (the
-    application id is only known then)."""
-
-    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
-        intents = discord.Intents.none()
-        intents.guilds = True
-        intents.guild_messages = True
-        intents.dm_messages = True
-        intents.message_content = True
-        # The model writes the replies: never let it ping @everyone, roles or users.
-        mentions = discord.AllowedMentions.none()
-        # Personas do not speak in voice channels: no warnings about voice libraries.
-        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
-        super().__init__(intents=intents, allowed_mentions=mentions, **options)
-        self._adapter = adapter
-
-    async def setup_hook(self) -> None:
-        await self._adapter._sync_commands()
+def _client(shard_ids: Sequence[int], shard_count: int | None, **options: Any) -> discord.Client:
+    """A client with the intents the adapter needs; an AutoShardedClient running those shards
+    when a shard count is given (a bot in thousands of servers, split over processes)."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_messages = True
+    intents.dm_messages = True
+    intents.message_content = True
+    # The model writes the replies: never let it ping @everyone, roles or users.
+    options |= {"intents": intents, "allowed_mentions": discord.AllowedMentions.none()}
+    # Personas do not speak in voice channels: no warnings about voice libraries.
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+    if shard_count is None:
+        return discord.Client(**options)
+    ids = list(shard_ids) or list(range(shard_count))
+    return discord.AutoShardedClient(shard_ids=ids, shard_count=shard_count, **options)
 
 
 class DiscordAdapter:
@@ -83,6 +80,8 @@ class DiscordAdapter:
         channel_ids: Sequence[int] = (),
         admin_ids: Sequence[str] = (),
         api_base: str | None = None,
+        shard_ids: Sequence[int] = (),
+        shard_count: int | None = None,
         guild_ready_timeout: float = 2.0,
     ) -> None:
         """`guild_ids`: sync the slash commands to these guilds only (instant, for
@@ -90,7 +89,8 @@ class DiscordAdapter:
         message, not only mentions and replies. `admin_ids`: users who may bind personas to
         channels anywhere. `api_base`: another Discord-compatible REST API (such as a test
         fake, "http://127.0.0.1:P/api/v10"); discord.py keeps that address process-wide, so
-        it applies to every Discord client in the process."""
+        it applies to every Discord client in the process. `shard_count`: run the shards
+        `shard_ids` (all, if empty) of that many; other processes run the others."""
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona
@@ -103,9 +103,14 @@ class DiscordAdapter:
         self.channel_ids = frozenset(channel_ids)
         self._token = token
         self.api_base = api_base
-        self.client = _Client(
-            self, guild_ready_timeout=guild_ready_timeout, chunk_guilds_at_startup=False
+        self.client = _client(
+            shard_ids,
+            shard_count,
+            guild_ready_timeout=guild_ready_timeout,
+            chunk_guilds_at_startup=False,
         )
+        # Slash commands sync once logged in: the application id is only known then.
+        self.client.setup_hook = self._sync_commands  # type: ignore[method-assign]
         self.tree = app_commands.CommandTree(self.client)
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

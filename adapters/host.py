@@ -141,6 +141,8 @@ def _make_adapter(
             channel_ids=bot.channel_ids,
             admin_ids=bot.admin_ids,
             api_base=bot.base_url or None,
+            shard_ids=bot.shard_ids,
+            shard_count=bot.shard_count or None,
         )
     from adapters.telegram import TelegramAdapter, Webhook  # the `telegram` extra
 

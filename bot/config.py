@@ -225,6 +225,10 @@ class BotConfig:
     # channels bound to this persona (it answers every message there).
     guild_ids: list[int] = field(default_factory=list)
     channel_ids: list[int] = field(default_factory=list)
+    # Discord in thousands of servers: this process runs shards `shard_ids` (all if empty) of
+    # `shard_count`; other processes, on the same PostgreSQL, run the others. 0: no sharding.
+    shard_ids: list[int] = field(default_factory=list)
+    shard_count: int = 0
     # Another API server ("" = the platform's own): Telegram, a self-hosted Bot API server;
     # Discord, a compatible REST API (its gateway is asked of it), shared by the whole process
     # because discord.py keeps its API address process-wide.
@@ -240,6 +244,14 @@ class BotConfig:
     def __post_init__(self) -> None:
         if self.platform != "discord" and (self.guild_ids or self.channel_ids):
             raise ValueError("guild_ids and channel_ids are for discord bots")
+        if self.shard_count or self.shard_ids:
+            if self.platform != "discord":
+                raise ValueError("shard_ids and shard_count are for discord bots")
+            if self.shard_count < 1 or not all(0 <= i < self.shard_count for i in self.shard_ids):
+                raise ValueError(
+                    f"shard_ids must be between 0 and shard_count - 1 (shard_count "
+                    f"{self.shard_count}), got {self.shard_ids}"
+                )
         if self.base_url and self.platform == "web":
             raise ValueError("base_url is for discord and telegram bots")
         if self.webhook_url and self.platform != "telegram":

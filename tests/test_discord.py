@@ -443,3 +443,27 @@ async def test_a_document_opens_document_mode(fake: FakeDiscord, bot: Bot, adapt
     assert (await fake.next_message())["content"].startswith("huge.pdf: is too big")
     fetched = [r.path for r in fake.requests if r.path.startswith("/attachments/")]
     assert len(fetched) == 1  # the big one was never downloaded
+
+
+async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):
+    sharded = DiscordAdapter(
+        bot.engine,
+        "pip",
+        "token",
+        bot_id="d-sharded",
+        shard_ids=[0, 1],
+        shard_count=2,
+        guild_ready_timeout=0.05,
+    )
+    await sharded.start()
+    try:
+        assert sorted(fake.shards.values()) == [(0, 2), (1, 2)]
+        await fake.dispatch_message(
+            fake.channel_id, ALICE, f"{mention(fake)} hi", mentions_bot=True
+        )
+        await fake.dispatch_message(fake.channel_id + 7, BOB, "hello", guild=False)
+        assert [(await fake.next_message())["content"] for _ in range(2)] == ["ok", "ok"]
+        assert await fake.no_message()  # one shard answered each, not both
+        assert len(bot.model.calls) == 2
+    finally:
+        await sharded.close()

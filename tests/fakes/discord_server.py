@@ -78,6 +78,7 @@ class FakeDiscord:
         self._ids = itertools.count(10_000)
         self._seq = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
+        self.shards: dict[web.WebSocketResponse, tuple[int, int]] = {}  # (shard id, count)
         self._channels: dict[str, str] = {}  # interaction id -> its channel id
         self._pressed: dict[str, str] = {}  # component interaction id -> its message id
         self._identified = asyncio.Event()
@@ -209,18 +210,29 @@ class FakeDiscord:
                     await ws.send_str(json.dumps({"op": 11}))
                 elif frame["op"] == 2:
                     me = self.bots.get(frame["d"]["token"], self.bot_id)
-                    await self._send(ws, "READY", self._ready(me))
-                    await self._send(ws, "GUILD_CREATE", self._guild(me))
+                    shard_id, shard_count = frame["d"].get("shard") or (0, 1)
+                    self.shards[ws] = (int(shard_id), int(shard_count))
+                    ours = self._shard_of(str(self.guild_id), shard_count) == shard_id
+                    ready = self._ready(me, ours) | {"shard": [shard_id, shard_count]}
+                    await self._send(ws, "READY", ready)
+                    if ours:
+                        await self._send(ws, "GUILD_CREATE", self._guild(me))
                     self._identified.set()
         finally:
             self._sockets.remove(ws)
+            self.shards.pop(ws, None)
         return ws
 
-    def _ready(self, me: int) -> dict[str, Any]:
+    @staticmethod
+    def _shard_of(guild_id: str | None, shard_count: int) -> int:
+        """Discord's rule: a guild's events go to shard (id >> 22) % count; DMs to shard 0."""
+        return (int(guild_id) >> 22) % shard_count if guild_id else 0
+
+    def _ready(self, me: int, with_guild: bool = True) -> dict[str, Any]:
         return {
             "v": 10,
             "user": self.user(me, bot=True),
-            "guilds": [{"id": str(self.guild_id), "unavailable": True}],
+            "guilds": [{"id": str(self.guild_id), "unavailable": True}] if with_guild else [],
             "session_id": "session",
             "resume_gateway_url": str(self.gateway_url),
             "application": {"id": str(self.app_id), "flags": 0},
@@ -247,10 +259,13 @@ class FakeDiscord:
         await ws.send_str(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send one gateway event to every connected client."""
+        """Send one gateway event to every connected client: to the shard of each that owns
+        the event's guild (shard 0 for a DM)."""
         await asyncio.wait_for(self._identified.wait(), 5)
         for ws in list(self._sockets):
-            await self._send(ws, event, data)
+            shard_id, shard_count = self.shards.get(ws, (0, 1))
+            if self._shard_of(data.get("guild_id"), shard_count) == shard_id:
+                await self._send(ws, event, data)
 
     async def dispatch_message(
         self,
