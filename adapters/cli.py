@@ -11,14 +11,17 @@ import argparse
 import asyncio
 import contextlib
 import getpass
+import importlib.util
 import logging
 import os
 import shutil
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
+from typing import Never
 
 from tqdm import tqdm
 
@@ -75,13 +78,22 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
     chat.add_argument("--user", help="your name in the conversation (default: your login)")
 
-    sub.add_parser(
+    run = sub.add_parser(
         "run",
         parents=[common],
         help="start every bot in the configuration",
         description="Start every bot listed under [[bots]] in the configuration (Discord, "
         "Telegram and the web client) in this one process, and serve until Ctrl-C or "
         "SIGTERM, then save and stop.",
+    )
+    run.add_argument(
+        "--shard-ids",
+        metavar="IDS",
+        help="Discord: run only these shards (comma-separated, e.g. 0,1) of --shard-count; "
+        "other processes on the same PostgreSQL run the rest",
+    )
+    run.add_argument(
+        "--shard-count", type=int, metavar="N", help="Discord: how many shards the bots have"
     )
 
     web = sub.add_parser(
@@ -152,6 +164,31 @@ def _parser() -> argparse.ArgumentParser:
         help="YYYY-MM-DD (default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
+
+    migrate = sub.add_parser(
+        "migrate",
+        parents=[common],
+        help="copy an embedded store into PostgreSQL",
+        description="Copy every table of a SQLite store (memories with their ids and "
+        "embeddings, conversations, sessions, the diary, profiles...) into PostgreSQL, then "
+        "check that counts and checksums match. Safe to rerun: rows already there are left "
+        "alone or brought back to the SQLite store's, never duplicated.",
+    )
+    migrate.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="sqlite:PATH",
+        help="the kizuna.sqlite3 file, or the data folder holding it",
+    )
+    migrate.add_argument(
+        "--to",
+        dest="target",
+        required=True,
+        metavar="postgres[:ENV]",
+        help="PostgreSQL at the connection string in the configured dsn_env variable "
+        "(default KIZUNA_DATABASE_URL), or in the variable ENV",
+    )
     return parser
 
 
@@ -239,6 +276,7 @@ def _terminal_keeper() -> Callable[[], None]:
 
 def _run(args: argparse.Namespace) -> int:
     config = _config(args)
+    _shard(config, args.shard_ids, args.shard_count)
     if not config.bots:
         where = config.source or "kizuna.toml"
         print(
@@ -248,6 +286,23 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return _host(config)
+
+
+def _shard(config: Config, ids: str | None, count: int | None) -> None:
+    """--shard-ids and --shard-count, for every Discord bot of this process."""
+    if ids is None and count is None:
+        return
+    try:
+        shard_ids = [int(i) for i in (ids or "").split(",") if i.strip()]
+    except ValueError:
+        raise UsageError(f"--shard-ids takes numbers separated by commas, not {ids!r}") from None
+    for i, bot in enumerate(config.bots):
+        if bot.platform != "discord":
+            continue
+        try:
+            config.bots[i] = replace(bot, shard_ids=shard_ids, shard_count=count or 0)
+        except ValueError as e:
+            raise UsageError(f"--shard-ids/--shard-count: {e}") from None
 
 
 def _web(args: argparse.Namespace) -> int:
@@ -441,6 +496,75 @@ async def _pruned(args: argparse.Namespace) -> int:
     return 0
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    kind, _, path = str(args.source).partition(":")
+    if kind != "sqlite" or not path:
+        raise UsageError("--from must be sqlite:PATH (the kizuna.sqlite3 file or its folder)")
+    source = Path(path).expanduser()
+    if source.is_dir():
+        source = source / DATABASE
+    if not source.is_file():
+        raise UsageError(f"--from: no SQLite database at {source}")
+    kind, _, variable = str(args.target).partition(":")
+    if kind != "postgres":
+        raise UsageError("--to must be postgres or postgres:ENV_VARIABLE")
+    variable = variable or _config(args).dsn_env
+    dsn = os.environ.get(variable, "").strip()
+    if not dsn:
+        raise UsageError(
+            f"--to postgres: the environment variable {variable} (the PostgreSQL connection "
+            "string) is not set"
+        )
+    if importlib.util.find_spec("asyncpg") is None:
+        print(
+            "kizuna migrate needs the postgres extra: pip install 'kizuna[postgres]'",
+            file=sys.stderr,
+        )
+        return 1
+    return asyncio.run(_copy_store(source, dsn))
+
+
+async def _copy_store(source: Path, dsn: str) -> int:
+    """Copy with a progress bar per table; one line per table, then the verdict."""
+    from memory.migrate import CopyReport, MigrationError, copy_store  # the postgres extra
+
+    bars: dict[str, tqdm[Never]] = {}
+
+    def progress(table: str, done: int, total: int) -> None:
+        if table not in bars:
+            for bar in bars.values():
+                bar.close()
+            bars[table] = tqdm(total=total, unit="row", desc=table, leave=False)
+        bars[table].n = done
+        bars[table].refresh()
+
+    report: CopyReport | None
+    failure: MigrationError | None = None
+    try:
+        report = await copy_store(source, dsn, progress=progress)
+    except MigrationError as e:
+        report, failure = e.report, e
+    finally:
+        for bar in bars.values():
+            bar.close()
+    for table in report.tables if report is not None else ():
+        check = "ok" if table.checksum_ok else "DIFFERS"
+        print(
+            f"{table.name}: {table.source_rows:,} rows, {table.inserted:,} new, "
+            f"{table.updated:,} updated; {table.destination_rows:,} there; checksum {check}"
+        )
+    if failure is not None or report is None:
+        print(failure, file=sys.stderr)
+        return 1
+    new = sum(t.inserted for t in report.tables)
+    updated = sum(t.updated for t in report.tables)
+    print(
+        f"Copied {report.source_rows:,} rows in {len(report.tables)} tables into "
+        f"{report.destination} ({new:,} new, {updated:,} updated); counts and checksums match."
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -458,6 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
+        if args.command == "migrate":
+            return _migrate(args)
         if args.persona_command == "import":
             return _import_card(args.card, args.out, force=args.force)
         if args.persona_command == "export":

@@ -894,3 +894,14 @@ def test_read_a_document_in_the_console(tmp_path: Path) -> None:
     for file in (tmp_path / "data").rglob("*"):
         if file.is_file():
             assert b"festival starts on Friday" not in file.read_bytes(), file
+
+
+def test_shard_options_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "discord"\npersona = "miao"\ntoken_env = "DISCORD_TOKEN"\n',
+        encoding="utf-8",
+    )
+    line = one_line(kizuna(tmp_path, "run", "--shard-ids", "0,5", "--shard-count", "4"))
+    assert "shard_ids must be between 0 and shard_count - 1" in line
+    line = one_line(kizuna(tmp_path, "run", "--shard-ids", "zero"))
+    assert "--shard-ids takes numbers" in line
