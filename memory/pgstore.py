@@ -47,6 +47,7 @@ from memory.store import (
     _diary,
     _dt,
     _memory,
+    _memory_values,
     _session_row,
     _ts,
 )
@@ -729,20 +730,7 @@ class PgStore:
             " embedding, embedder, search_body, search_context) VALUES"
             " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
             " RETURNING id",
-            memory.scope,
-            _clean(memory.text),
-            None if memory.speaker is None else _clean(memory.speaker),
-            memory.kind,
-            memory.category,
-            memory.importance,
-            memory.sentiment,
-            _ts(memory.created_at),
-            memory.strength,
-            json.dumps(list(memory.related)),
-            memory.conversation_id,
-            previous_id if previous_id is not None else memory.previous_id,
-            None if memory.embedding is None else _blob(memory.embedding),
-            memory.embedder,
+            *_memory_values(memory, previous_id),
             _clean(memory.search_text),
             _clean(memory.search_context),
         )

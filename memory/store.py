@@ -246,6 +246,27 @@ _MEMORY_COLUMNS = (
 )
 
 
+def _memory_values(memory: NewMemory, previous_id: int | None) -> tuple[Any, ...]:
+    """A new memory's columns, scope to embedder, as both stores insert them
+    (`previous_id` overrides the memory's)."""
+    return (
+        memory.scope,
+        _clean(memory.text),
+        None if memory.speaker is None else _clean(memory.speaker),
+        memory.kind,
+        memory.category,
+        memory.importance,
+        memory.sentiment,
+        _ts(memory.created_at),
+        memory.strength,
+        json.dumps(list(memory.related)),
+        memory.conversation_id,
+        previous_id if previous_id is not None else memory.previous_id,
+        None if memory.embedding is None else _blob(memory.embedding),
+        memory.embedder,
+    )
+
+
 def _memory(row: Any) -> Memory:
     return Memory(
         id=row[0],
@@ -821,22 +842,7 @@ class Store:
             "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
             " sentiment, created_at, strength, related, conversation_id, previous_id,"
             " embedding, embedder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory.scope,
-                _clean(memory.text),
-                None if memory.speaker is None else _clean(memory.speaker),
-                memory.kind,
-                memory.category,
-                memory.importance,
-                memory.sentiment,
-                _ts(memory.created_at),
-                memory.strength,
-                json.dumps(list(memory.related)),
-                memory.conversation_id,
-                previous_id if previous_id is not None else memory.previous_id,
-                None if memory.embedding is None else _blob(memory.embedding),
-                memory.embedder,
-            ),
+            _memory_values(memory, previous_id),
         )
         memory_id = cur.lastrowid
         assert memory_id is not None
