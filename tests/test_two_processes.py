@@ -89,7 +89,7 @@ async def test_two_processes_share_memory_and_encode_once(
         dm_a, dm_b = 7001, 7002  # each user's DM channel with each bot
         await discord.dispatch_message(dm_a, ALICE, "My sister is called Maya.", guild=False)
         assert "(offline model)" in await reply_from(discord, discord.bot_id)
-        await discord.dispatch_message(dm_b, BOB, "I play the cello.", guild=False)
+        await discord.dispatch_message(dm_b, BOB, "I play the cello.", guild=False, to_bot=1001)
         assert "(offline model)" in await reply_from(discord, 1001)
 
         db = await asyncpg.connect(postgres_dsn)
@@ -109,7 +109,9 @@ async def test_two_processes_share_memory_and_encode_once(
         assert len(texts) == len(set(texts))  # each conversation encoded exactly once
 
         # Alice asks the other process's bot: the memory made through the first comes back.
-        await discord.dispatch_message(dm_b, ALICE, "what is my sister called?", guild=False)
+        await discord.dispatch_message(
+            dm_b, ALICE, "what is my sister called?", guild=False, to_bot=1001
+        )
         assert "Maya" in await reply_from(discord, 1001)
     finally:
         for process in (first, second):

@@ -79,6 +79,7 @@ class FakeDiscord:
         self._seq = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
         self.shards: dict[web.WebSocketResponse, tuple[int, int]] = {}  # (shard id, count)
+        self._socket_bots: dict[web.WebSocketResponse, int] = {}  # whose connection it is
         self._channels: dict[str, str] = {}  # interaction id -> its channel id
         self._pressed: dict[str, str] = {}  # component interaction id -> its message id
         self._identified = asyncio.Event()
@@ -212,6 +213,7 @@ class FakeDiscord:
                     me = self.bots.get(frame["d"]["token"], self.bot_id)
                     shard_id, shard_count = frame["d"].get("shard") or (0, 1)
                     self.shards[ws] = (int(shard_id), int(shard_count))
+                    self._socket_bots[ws] = me
                     ours = self._shard_of(str(self.guild_id), shard_count) == shard_id
                     ready = self._ready(me, ours) | {"shard": [shard_id, shard_count]}
                     await self._send(ws, "READY", ready)
@@ -221,6 +223,7 @@ class FakeDiscord:
         finally:
             self._sockets.remove(ws)
             self.shards.pop(ws, None)
+            self._socket_bots.pop(ws, None)
         return ws
 
     @staticmethod
@@ -258,11 +261,13 @@ class FakeDiscord:
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
         await ws.send_str(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))
 
-    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send one gateway event to every connected client: to the shard of each that owns
-        the event's guild (shard 0 for a DM)."""
+    async def dispatch(self, event: str, data: dict[str, Any], *, bot: int | None = None) -> None:
+        """Send one gateway event to every connected client (or only to bot `bot`'s): to the
+        shard of each that owns the event's guild (shard 0 for a DM)."""
         await asyncio.wait_for(self._identified.wait(), 5)
         for ws in list(self._sockets):
+            if bot is not None and self._socket_bots.get(ws, self.bot_id) != bot:
+                continue
             shard_id, shard_count = self.shards.get(ws, (0, 1))
             if self._shard_of(data.get("guild_id"), shard_count) == shard_id:
                 await self._send(ws, event, data)
@@ -278,9 +283,11 @@ class FakeDiscord:
         reply_to: dict[str, Any] | None = None,
         attachments: list[dict[str, Any]] | None = None,
         roles: Sequence[int] = (),
+        to_bot: int | None = None,
     ) -> dict[str, Any]:
         """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id). `roles`: the
-        author's, in the guild. `mentions_bot`: True for the bot, or another bot's id."""
+        author's, in the guild. `mentions_bot`: True for the bot, or another bot's id. A DM
+        goes to `to_bot` (the bot by default)."""
         extra: dict[str, Any] = {}
         if guild:
             extra["guild_id"] = str(self.guild_id)
@@ -299,7 +306,8 @@ class FakeDiscord:
         if attachments:
             extra["attachments"] = attachments
         data = self._message(channel_id, self.user(author_id), content, **extra)
-        await self.dispatch("MESSAGE_CREATE", data)
+        # Every bot in the guild sees a guild message; a DM goes to the bot it is sent to.
+        await self.dispatch("MESSAGE_CREATE", data, bot=None if guild else (to_bot or self.bot_id))
         return data
 
     async def slash(
@@ -381,7 +389,7 @@ class FakeDiscord:
         self._channels[interaction_id] = payload["channel_id"]
         if "message" in extra:
             self._pressed[interaction_id] = extra["message"]["id"]
-        await self.dispatch("INTERACTION_CREATE", payload)
+        await self.dispatch("INTERACTION_CREATE", payload, bot=self.bot_id)  # the app's own
         return interaction_id
 
     # -- awaiting what the bot sent
