@@ -4,6 +4,17 @@ recall's time goes, and exact (flat) against HNSW search by size.
 
     python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--embedders hash,local]
         [--queries 300] [--data PATH] [--hnsw-sizes 2000,5000,...] [--hnsw-dims 384,512]
+        [--store sqlite|postgres] [--dsn postgresql://...]
+
+Store. `--store sqlite` (the default): the embedded SQLite store in a temporary folder, one bank
+grown size by size. `--store postgres`: memory.pgstore.PgStore, a fresh database for each
+embedder and size (filled from empty, dropped after), on the server of `--dsn` or
+KIZUNA_DATABASE_URL (a URL whose user may create databases), else on a throwaway local server
+started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg_ctl, as the
+`postgres` user when root, a free port of 127.0.0.1, fsync, synchronous_commit and
+full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
+indexes stay files in the bank's folder either way. What differs by store is said where it is
+measured below; everything else is measured the same way.
 
 Memories. The turns of the LoCoMo conversations (`--data`, by default
 ../../shared/data/locomo-dev.json beside this script: 2,760 turns, an image's caption
@@ -22,11 +33,12 @@ through it would take far longer than the rest of this script; only the last 50 
 size go through `remember()` (timed: the "remember" column; their embeddings come from the
 SQLite cache, as a repeated text's would). The rest are embedded beforehand, distinct texts
 only, in batches through the bank's own `_embed` (for `local` that fills the bank's SQLite
-embedding cache, as remember() would), then written with `Store.add_memory` one by one: the same
-`NewMemory` that remember() builds (previous_id by the same 10-minute rule, search_text and
-search_context from `fts_document`, strength from the policy, the embedding and its embedder),
-and the bank's write counter moves as it would. Before anything else the script fills two small
-banks, one through remember() and one this way, and stops if their rows differ.
+embedding cache, as remember() would), then written with the store's `add_memory` one by one:
+the same `NewMemory` that remember() builds (previous_id by the same 10-minute rule, search_text
+and search_context from `fts_document`, strength from the policy, the embedding and its
+embedder), and the bank's write counter moves as it would (100k in about a minute on either
+store). Before anything else the script fills two small SQLite banks (whichever the store), one
+through remember() and one this way, and stops if their rows differ.
 
 Recall. Questions of LoCoMo categories 1-4 (`--queries` of them, drawn with a fixed seed) go
 through `bank.recall(scope, question, k=10)`, timed from Python with time.perf_counter, in three
@@ -37,8 +49,13 @@ cached; the target is p95 <= 3 ms at 100k). The bank is deterministic (no retrie
 A fourth pass over the first 100 questions, without embedding, times the parts of recall
 (wrappers with perf_counter around the bank's and store's calls) and replays the SQL it ran
 (caught with sqlite3's trace callback) on a plain sqlite3 connection, to tell SQLite's own time
-from aiosqlite's round trips. Then two what-ifs over the same 100: FAISS held to one OpenMP
-thread in the thread that searches, and that plus no hop to a worker thread for the search.
+from aiosqlite's round trips; on PostgreSQL, the statements sent through the store's pool are
+caught and replayed under EXPLAIN (ANALYZE, TIMING OFF) on a connection of their own, and the
+server's planning and execution time stands in for "SQLite alone". The round trip is an
+aiosqlite `SELECT 1` on SQLite, a `SELECT 1` through the pool on PostgreSQL; the database size
+is the SQLite file and its WAL, or pg_database_size. Then two what-ifs over the same 100:
+FAISS held to one OpenMP thread in the thread that searches, and that plus no hop to a worker
+thread for the search.
 
 Index. Before the passes the scope's index is dropped and its file deleted, and the index is
 made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
@@ -63,22 +80,26 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import random
 import re
 import resource
+import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -103,6 +124,9 @@ from memory.recall import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
 from memory.store import Store
 from memory.text import fts_document
+
+if TYPE_CHECKING:
+    from memory.pgstore import PgStore  # the `postgres` extra: imported only for --store postgres
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev.json"
 SCOPE = "bench/main"
@@ -409,6 +433,7 @@ async def check_filler(turns: Sequence[Turn], folder: Path) -> None:
 
 @dataclass(slots=True)
 class Stage:
+    store: str
     embedder: str
     size: int
     other: int
@@ -429,24 +454,38 @@ class Stage:
     peak_mb: float
     db_mb: float
     parts: dict[str, float]  # mean ms per recall
-    sql: dict[str, float]  # mean ms per recall, the same SQL on a plain sqlite3 connection
+    # mean ms per recall: the same SQL on a plain sqlite3 connection, or PostgreSQL's planning
+    # and execution of it (EXPLAIN ANALYZE)
+    sql: dict[str, float]
     candidates: float
-    round_trip_ms: float  # one aiosqlite execute + fetchall of SELECT 1
+    round_trip_ms: float  # SELECT 1: aiosqlite execute + fetchall, or through the asyncpg pool
 
 
-def sqlite_store(bank: MemoryBank) -> Store:
-    """The bank's SQLite store: these measurements look inside it."""
-    assert isinstance(bank.store, Store)
-    return bank.store
+def pg_store(bank: MemoryBank) -> PgStore | None:
+    """The bank's PostgreSQL store, or None for SQLite: the measurements that look inside the
+    store branch on this."""
+    return None if isinstance(bank.store, Store) else bank.store
 
 
 async def round_trip_ms(bank: MemoryBank, times: int = 300) -> float:
-    db = sqlite_store(bank)._db
+    pg = pg_store(bank)
     started = time.perf_counter()
     for _ in range(times):
-        async with db.execute("SELECT 1") as cur:
+        if pg is not None:
+            await pg._pool.fetchval("SELECT 1")
+            continue
+        assert isinstance(bank.store, Store)
+        async with bank.store._db.execute("SELECT 1") as cur:
             await cur.fetchall()
     return (time.perf_counter() - started) * 1e3 / times
+
+
+async def database_mb(bank: MemoryBank) -> float:
+    pg = pg_store(bank)
+    if pg is None:
+        folder = bank.data_dir
+        return file_mb(folder / DATABASE, folder / (DATABASE + "-wal"))
+    return int(await pg._pool.fetchval("SELECT pg_database_size(current_database())")) / 2**20
 
 
 async def recall_pass(
@@ -469,7 +508,7 @@ async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
     name = bank.embedder.name
     await bank.indexes.delete_file(SCOPE, name)
     spent = Spent()
-    store = sqlite_store(bank)
+    store = bank.store
     with (
         patched(store, "embeddings", spent.wrap_async("read", store.embeddings)),
         patched(ScopeIndex, "build", spent.wrap("build", ScopeIndex.build)),
@@ -485,8 +524,10 @@ async def breakdown(
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """Mean ms per recall for each part, the same for the SQL alone, and mean candidates."""
     spent = Spent()
-    store = sqlite_store(bank)
+    store = bank.store
+    pg = pg_store(bank)
     statements: list[list[str]] = []
+    sent: list[list[tuple[str, tuple[Any, ...]]]] = []  # PostgreSQL: statements and arguments
     fetched: list[int] = []
 
     def trace(sql: str) -> None:
@@ -498,8 +539,14 @@ async def breakdown(
         return found
 
     store_with_successors = store.with_successors
-    await store._db.set_trace_callback(trace)
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        if pg is None:
+            assert isinstance(store, Store)
+            await store._db.set_trace_callback(trace)
+            # None clears it
+            stack.push_async_callback(store._db.set_trace_callback, None)  # type: ignore[arg-type]
+        else:
+            stack.enter_context(patched(pg, "_pool", Recorder(pg._pool, sent)))
         with (
             patched(memory.bank, "terms", spent.wrap("text", memory.text.terms)),
             patched(memory.bank, "fts_query", spent.wrap("text", memory.text.fts_query)),
@@ -517,11 +564,10 @@ async def breakdown(
             total = 0.0
             for cue in cues:
                 statements.append([])
+                sent.append([])
                 started = time.perf_counter()
                 await bank.recall(SCOPE, cue, k=K, now=now)
                 total += time.perf_counter() - started
-    finally:
-        await store._db.set_trace_callback(None)  # type: ignore[arg-type]  # None clears it
     n = max(len(cues), 1)
     parts = {label: seconds * 1e3 / n for label, seconds in spent.seconds.items()}
     parts["total"] = total * 1e3 / n
@@ -529,8 +575,22 @@ async def breakdown(
     parts["scoring and the rest"] = parts["total"] - sum(
         parts.get(label, 0.0) for label in (*outer, "vectors", "relevance")
     )
-    sql = replay(Path(store.path), statements)
+    if pg is None:
+        assert isinstance(store, Store)
+        sql = replay(Path(store.path), statements)
+    else:
+        sql = await explain(pg._dsn, sent)
     return parts, {label: s * 1e3 / n for label, s in sql.items()}, statistics.fmean(fetched or [0])
+
+
+def sql_kind(sql: str) -> str:
+    """Which part of recall a statement belongs to (FTS5's bm25() or PostgreSQL's ts_rank_cd:
+    full-text search; a count over the memories: the word frequencies; else reading rows)."""
+    if "bm25(" in sql or "ts_rank_cd(" in sql:
+        return "fts"
+    if "count(*) FROM memories" in sql:
+        return "word df"
+    return "rows"
 
 
 def replay(path: Path, statements: Sequence[Sequence[str]]) -> dict[str, float]:
@@ -541,16 +601,59 @@ def replay(path: Path, statements: Sequence[Sequence[str]]) -> dict[str, float]:
         for warm in (False, True):
             for recall in statements:
                 for sql in recall:
-                    if "bm25(" in sql:
-                        kind = "fts"
-                    elif "count(*) FROM memories" in sql:
-                        kind = "word df"
-                    else:
-                        kind = "rows"
                     started = time.perf_counter()
                     db.execute(sql).fetchall()
                     if warm:
-                        out[kind] += time.perf_counter() - started
+                        out[sql_kind(sql)] += time.perf_counter() - started
+    return out
+
+
+class Recorder:
+    """Stands in for PgStore's asyncpg pool: notes each statement recall sends through fetch,
+    fetchrow or fetchval, with its arguments, and passes everything on."""
+
+    def __init__(self, pool: Any, sent: list[list[tuple[str, tuple[Any, ...]]]]) -> None:
+        self._pool = pool
+        self._sent = sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    async def fetch(self, sql: str, *args: Any) -> Any:
+        self._sent[-1].append((sql, args))
+        return await self._pool.fetch(sql, *args)
+
+    async def fetchrow(self, sql: str, *args: Any) -> Any:
+        self._sent[-1].append((sql, args))
+        return await self._pool.fetchrow(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        self._sent[-1].append((sql, args))
+        return await self._pool.fetchval(sql, *args)
+
+
+async def explain(
+    dsn: str, sent: Sequence[Sequence[tuple[str, tuple[Any, ...]]]]
+) -> dict[str, float]:
+    """The recorded statements again under EXPLAIN (ANALYZE, TIMING OFF) on a connection of
+    their own, the server's planning + execution seconds by kind (the second of two runs)."""
+    import asyncpg
+
+    out: dict[str, float] = defaultdict(float)
+    db = await asyncpg.connect(dsn)
+    try:
+        for warm in (False, True):
+            for recall in sent:
+                for sql, args in recall:
+                    plan = await db.fetchval(
+                        "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, *args
+                    )
+                    top = (json.loads(plan) if isinstance(plan, str) else plan)[0]
+                    if warm:
+                        ms = top.get("Planning Time", 0.0) + top["Execution Time"]
+                        out[sql_kind(sql)] += ms / 1e3
+    finally:
+        await db.close()
     return out
 
 
@@ -583,8 +686,8 @@ async def measure(
         one_thread, _ = await recall_pass(bank, few, now)
         with patched(memory.bank, "THREAD_FROM", 1 << 62):
             inline, _ = await recall_pass(bank, few, now)
-    folder = bank.data_dir
     return Stage(
+        store="sqlite" if pg_store(bank) is None else "postgres",
         embedder=label,
         size=size,
         other=filler.other,
@@ -603,7 +706,7 @@ async def measure(
         hits=hits,
         rss_mb=rss_mb(),
         peak_mb=peak_rss_mb(),
-        db_mb=file_mb(folder / DATABASE, folder / (DATABASE + "-wal")),
+        db_mb=await database_mb(bank),
         parts=parts,
         sql=sql,
         candidates=candidates,
@@ -612,32 +715,152 @@ async def measure(
 
 
 async def run_embedder(
-    kind: str, sizes: Sequence[int], turns: Sequence[Turn], cues: Sequence[str], folder: Path
+    kind: str,
+    sizes: Sequence[int],
+    turns: Sequence[Turn],
+    cues: Sequence[str],
+    folder: Path,
+    server: str | None,
 ) -> list[Stage]:
-    bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
+    """SQLite (`server` None): one bank grown size by size. PostgreSQL: a bank on a fresh
+    database of the server at the DSN `server` for each size, filled from empty."""
     stages: list[Stage] = []
     now = max(t.when for t in turns) + timedelta(days=1)
-    try:
-        filler = Filler(bank, turns)
-        for size in sorted(sizes):
-            print(f"{kind}: filling to {size:,}", file=sys.stderr)
-            await bank.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
-            await filler.grow(size)
-            print(
-                f"  embedded {len(filler.vectors):,} distinct texts in"
-                f" {filler.embed_seconds:.0f} s, written in {filler.write_seconds:.0f} s so far",
-                file=sys.stderr,
-            )
-            stage = await measure(bank, filler, cues, now, kind)
-            print(
-                f"  index {stage.build_s:.1f} s, recall p95 {stage.cached[1]:.2f} ms cached,"
-                f" {stage.embedded[1]:.2f} ms embedding the cue",
-                file=sys.stderr,
-            )
-            stages.append(stage)
-    finally:
-        await bank.close()
+    if server is None:
+        bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
+        try:
+            filler = Filler(bank, turns)
+            for size in sorted(sizes):
+                stages.append(await run_size(filler, size, cues, now, kind))
+        finally:
+            await bank.close()
+        return stages
+    from memory.pgstore import PgStore
+
+    for size in sorted(sizes):
+        async with fresh_database(server) as dsn:
+            store = await PgStore.open(dsn)
+            try:
+                bank = await MemoryBank.open(
+                    folder / f"{kind}-{size}", kind, deterministic=True, store=store
+                )
+                try:
+                    stages.append(await run_size(Filler(bank, turns), size, cues, now, kind))
+                finally:
+                    await bank.close()
+            finally:
+                await store.close()
     return stages
+
+
+async def run_size(
+    filler: Filler, size: int, cues: Sequence[str], now: datetime, kind: str
+) -> Stage:
+    bank = filler.bank
+    print(f"{kind}: filling to {size:,}", file=sys.stderr)
+    await bank.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
+    await filler.grow(size)
+    pg = pg_store(bank)
+    if pg is not None:
+        # The planner's statistics, as autovacuum would gather them soon after a fill this
+        # size; without them recall at 1k took 30-480 ms instead of about 30.
+        await pg._pool.execute("ANALYZE")
+    print(
+        f"  embedded {len(filler.vectors):,} distinct texts in"
+        f" {filler.embed_seconds:.0f} s, written in {filler.write_seconds:.0f} s so far",
+        file=sys.stderr,
+    )
+    stage = await measure(bank, filler, cues, now, kind)
+    print(
+        f"  index {stage.build_s:.1f} s, recall p95 {stage.cached[1]:.2f} ms cached,"
+        f" {stage.embedded[1]:.2f} ms embedding the cue",
+        file=sys.stderr,
+    )
+    return stage
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+_databases = itertools.count()
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(server: str) -> AsyncIterator[str]:
+    """The DSN of a new, empty database on the server of the DSN `server` (a URL), dropped
+    on exit."""
+    import asyncpg
+
+    name = f"kizuna_bench_{os.getpid()}_{next(_databases)}"
+    admin = await asyncpg.connect(server)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        try:
+            yield urllib.parse.urlsplit(server)._replace(path="/" + name).geturl()
+        finally:
+            await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+@contextlib.contextmanager
+def throwaway_server() -> Iterator[str]:
+    """A local PostgreSQL for the run, as tests/fakes/postgres.py starts one (its helpers);
+    the DSN of its `postgres` database. Stopped and deleted on exit."""
+    from tests.fakes.postgres import _bin_dir, _free_port, _run, _stop
+
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): pass --dsn")
+    as_postgres = os.geteuid() == 0  # PostgreSQL refuses to run as root
+    root = Path(tempfile.mkdtemp(prefix="kizuna-pg-bench-", dir="/tmp" if as_postgres else None))
+    data, log = root / "data", root / "server.log"
+    try:
+        if as_postgres:
+            root.chmod(0o755)
+            shutil.chown(root, "postgres")
+        port = _free_port()
+        initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
+        _run([*initdb, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"], as_postgres, root)
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories=''"
+            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        start = [str(bin_dir / "pg_ctl"), "start", "-w", "-D", str(data), "-l", str(log)]
+        try:
+            _run([*start, "-o", options], as_postgres, root)
+        except subprocess.CalledProcessError as e:
+            server_log = log.read_text(errors="replace") if log.exists() else ""
+            raise SystemExit(f"PostgreSQL did not start: {e}\n{server_log}") from None
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        if data.exists():
+            _stop(bin_dir, data, as_postgres)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def postgres_server(store: str, dsn: str | None) -> AsyncIterator[str | None]:
+    """None for SQLite; for PostgreSQL, the DSN on whose server each stage makes its database:
+    `dsn`, or a throwaway local server's."""
+    if store == "sqlite":
+        yield None
+    elif dsn:
+        yield dsn
+    else:
+        with throwaway_server() as server:
+            yield server
+
+
+async def server_version(server: str | None) -> str:
+    if server is None:
+        return ""
+    import asyncpg
+
+    db = await asyncpg.connect(server)
+    try:
+        return f"; PostgreSQL {await db.fetchval('SHOW server_version')}"
+    finally:
+        await db.close()
 
 
 # --- flat or HNSW ----------------------------------------------------------------------------
@@ -788,21 +1011,25 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print("Recall latency, ms (p50 / p95 / p99), k=10; index build and load; memory")
     print()
     print(
-        "| embedder | memories | index | no embedding | with embedding | first sight"
+        "| store | embedder | memories | index | no embedding | with embedding | first sight"
         " | build s (read + faiss) | load ms | remember ms p50/p95 | hits | RSS MB (peak)"
         " | DB MB | index MB |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in stages:
         print(
-            f"| {s.embedder} | {s.size:,} (+{s.other:,}) | {'HNSW' if s.hnsw else 'flat'}"
+            f"| {s.store} | {s.embedder} | {s.size:,} (+{s.other:,})"
+            f" | {'HNSW' if s.hnsw else 'flat'}"
             f" | {ms3(s.cached)} | {ms3(s.embedded)} | {ms3(s.cold)}"
             f" | {s.build_s:.2f} ({s.build_read_s:.2f} + {s.build_faiss_s:.2f})"
             f" | {s.load_ms:.0f} | {s.remember[0]:.1f} / {s.remember[1]:.1f} | {s.hits:.1f}"
             f" | {s.rss_mb:.0f} ({s.peak_mb:.0f}) | {s.db_mb:.0f} | {s.index_mb:.0f} |"
         )
     print()
-    print("Where a recall's time goes (no embedding), mean ms per recall; [SQLite alone]")
+    print(
+        "Where a recall's time goes (no embedding), mean ms per recall; [SQLite alone, or"
+        " PostgreSQL's planning + execution by EXPLAIN ANALYZE]"
+    )
     print()
     labels = (
         "text",
@@ -818,8 +1045,8 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
         "scoring and the rest",
         "total",
     )
-    print("| embedder | memories | " + " | ".join(labels) + " | candidates | round trip |")
-    print("|---|---:|" + "---:|" * (len(labels) + 2))
+    print("| store | embedder | memories | " + " | ".join(labels) + " | candidates | round trip |")
+    print("|---|---|---:|" + "---:|" * (len(labels) + 2))
     for s in stages:
         cells = []
         for label in labels:
@@ -828,18 +1055,18 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
                 cell += f" [{s.sql[label]:.2f}]"
             cells.append(cell)
         print(
-            f"| {s.embedder} | {s.size:,} | "
+            f"| {s.store} | {s.embedder} | {s.size:,} | "
             + " | ".join(cells)
             + f" | {s.candidates:.0f} | {s.round_trip_ms:.3f} |"
         )
     print()
     print("What-ifs (no embedding), ms p50 / p95 / p99")
     print()
-    print("| embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop |")
-    print("|---|---:|---:|---:|---:|")
+    print("| store | embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop |")
+    print("|---|---|---:|---:|---:|---:|")
     for s in stages:
         print(
-            f"| {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
+            f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
             f" | {ms3(s.inline)} |"
         )
     if not micro:
@@ -918,6 +1145,13 @@ async def main() -> None:
         help="sizes of the flat/HNSW comparison (empty: skip it)",
     )
     parser.add_argument("--hnsw-dims", type=numbers, default=[384, 512])
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument(
+        "--dsn",
+        default=os.environ.get("KIZUNA_DATABASE_URL"),
+        help="PostgreSQL server (a URL) for --store postgres; by default KIZUNA_DATABASE_URL,"
+        " else a throwaway local server",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     turns, questions = load(args.data)
@@ -932,10 +1166,11 @@ async def main() -> None:
         f" thread hop from {THREAD_FROM:,}, HNSW from {HNSW_FROM:,}"
     )
     stages: list[Stage] = []
-    async with scratch() as folder:
+    async with scratch() as folder, postgres_server(args.store, args.dsn) as server:
+        machine += await server_version(server)
         await check_filler(turns, folder / "check")
         for kind in kinds:
-            stages.extend(await run_embedder(kind, args.sizes, turns, cues, folder))
+            stages.extend(await run_embedder(kind, args.sizes, turns, cues, folder, server))
     micro: list[Micro] = []
     for dimension in args.hnsw_dims if args.hnsw_sizes else []:
         micro.extend(flat_vs_hnsw(dimension, args.hnsw_sizes, turns, questions))
@@ -951,6 +1186,7 @@ async def main() -> None:
                 "p95_ms_100k": None if best is None else round(best.cached[1], 3),
                 "p95_ms_100k_with_embedding": None if best is None else round(best.embedded[1], 3),
                 "embedder": headline,
+                "store": args.store,
                 "memories": None if best is None else best.size,
                 "p99_ms_100k": None if best is None else round(best.cached[2], 3),
                 "index_build_s_100k": None if best is None else round(best.build_s, 2),
