@@ -193,6 +193,27 @@ MIGRATIONS: Sequence[str] = (
     CREATE TRIGGER memories_changed AFTER INSERT OR DELETE OR UPDATE OF embedding
         ON memories FOR EACH ROW EXECUTE FUNCTION kizuna_memories_changed();
     """,
+    """
+    -- Each scope's memory count, kept by trigger: BM25 needs it on every search, and counting
+    -- a scope of 100k rows took 7.7 ms of a 24 ms recall.
+    CREATE TABLE scope_sizes (
+        scope    TEXT PRIMARY KEY,
+        memories BIGINT NOT NULL
+    );
+    INSERT INTO scope_sizes SELECT scope, count(*) FROM memories GROUP BY scope;
+    CREATE FUNCTION kizuna_scope_size() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO scope_sizes VALUES (NEW.scope, 1)
+                ON CONFLICT (scope) DO UPDATE SET memories = scope_sizes.memories + 1;
+        ELSE
+            UPDATE scope_sizes SET memories = memories - 1 WHERE scope = OLD.scope;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_counted AFTER INSERT OR DELETE ON memories
+        FOR EACH ROW EXECUTE FUNCTION kizuna_scope_size();
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -224,7 +245,9 @@ _CONVERSATION_COLUMNS = (
 # length normalisation, so scores differ; the order is what recall uses. Document frequencies
 # are counted in the scope (a scope is a wall: no other scope's words weigh here).
 _LEXICAL_SEARCH = """
-WITH total AS (SELECT count(*)::float8 AS n FROM memories WHERE scope = $1),
+WITH total AS (
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n
+),
 terms AS (
     SELECT q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
     FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked

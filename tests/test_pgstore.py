@@ -343,3 +343,22 @@ async def test_one_process_leads_the_lifecycle_and_another_takes_over(postgres_d
     finally:
         await second.close()
         await first.close()
+
+
+async def test_scope_sizes_follow_adds_deletes_and_wipes(store: PgStore, postgres_dsn: str) -> None:
+    ids = [await store.add_memory(new("s/a", f"memory {i}")) for i in range(5)]
+    await store.add_memory(new("s/b", "another scope"))
+    await store.delete_memories("s/a", ids[:2])
+    db = await asyncpg.connect(postgres_dsn)
+    try:
+
+        async def sizes() -> dict[str, int]:
+            rows = await db.fetch("SELECT scope, memories FROM scope_sizes")
+            return {r["scope"]: r["memories"] for r in rows}
+
+        assert await sizes() == {"s/a": 3, "s/b": 1}
+        assert await store.count_memories("s/a") == 3
+        await store.wipe_memories("s/a")
+        assert await sizes() == {"s/a": 0, "s/b": 1}
+    finally:
+        await db.close()
