@@ -25,11 +25,9 @@ from bot.persona import Persona
 from bot.runtime import Runtime, open_runtime
 from memory.clock import Clock
 
-__all__ = ["AVAILABLE_PLATFORMS", "Adapter", "BotStartError", "bot_tokens", "host"]
+__all__ = ["Adapter", "BotStartError", "bot_tokens", "host"]
 
 log = logging.getLogger(__name__)
-
-AVAILABLE_PLATFORMS = ("discord", "telegram", "web")
 
 
 class Adapter(Protocol):

@@ -238,7 +238,7 @@ class IndexCache:
             )
         built = await asyncio.to_thread(ScopeIndex.build, dimension, ids, vectors)
         if expected.count or path.exists():
-            log.info("rebuilt the memory index of a scope from SQLite: %s", why)
+            log.info("rebuilt the memory index of a scope from the store: %s", why)
         self.rebuilds += 1
         return built
 

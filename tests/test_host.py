@@ -17,15 +17,11 @@ from bot.tomlfile import TomlError
 from memory.bank import DATABASE
 from memory.store import Store
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import make_persona
+from tests.fakes.factories import make_persona, no_ollama
 from tests.fakes.logs import logged_errors
 from tests.fakes.telegram_server import FakeTelegram
 
 ALICE = 4242
-
-
-async def no_ollama(host: str) -> list[str]:
-    return []
 
 
 @pytest.fixture(autouse=True)

@@ -15,13 +15,9 @@ from bot.events import ChatEvent
 from bot.runtime import open_runtime
 from bot.tomlfile import TomlError
 from memory.bank import DATABASE
-from tests.fakes.factories import make_event, make_persona
+from tests.fakes.factories import make_event, make_persona, no_ollama
 
 PIP = {"pip": make_persona("pip", name="Pip")}
-
-
-async def no_ollama(host: str) -> list[str]:
-    return []
 
 
 def said(text: str = "") -> ChatEvent:

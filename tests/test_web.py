@@ -24,7 +24,7 @@ from bot.persona import load_persona
 from bot.recollect import Recollector
 from bot.runtime import open_runtime
 from memory.encoding import ENCODING_TASK
-from tests.fakes.factories import Bot, base_env, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, base_env, make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -317,10 +317,6 @@ def console(cwd: Path, typed: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
-
-
-async def no_ollama(host: str) -> list[str]:
-    return []
 
 
 async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -> None:

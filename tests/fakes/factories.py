@@ -24,12 +24,25 @@ from memory.clock import FakeClock
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
-__all__ = ["Bot", "base_env", "example_config_with_bots", "make_event", "make_persona", "open_bot"]
+__all__ = [
+    "Bot",
+    "base_env",
+    "example_config_with_bots",
+    "make_event",
+    "make_persona",
+    "no_ollama",
+    "open_bot",
+]
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
 PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
+
+
+async def no_ollama(host: str) -> list[str]:
+    """An Ollama probe that finds none: runtimes in tests fall back to the offline model."""
+    return []
 
 
 def base_env(**extra: str) -> dict[str, str]:
