@@ -8,6 +8,7 @@ closed (archived for long-term memory) when idle or ended.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -21,9 +22,11 @@ from memory.store import SessionRow
 if TYPE_CHECKING:
     from memory.storage import AnyStore
 
-__all__ = ["Reading", "Session", "SessionManager", "Turn", "scope_key"]
+__all__ = ["SAVE_BATCH", "Reading", "Session", "SessionManager", "Turn", "scope_key"]
 
 log = logging.getLogger(__name__)
+
+SAVE_BATCH = 100  # sessions snapshotted in one transaction by autosave
 
 
 def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
@@ -241,13 +244,28 @@ class SessionManager:
 
     async def save_dirty(self) -> int:
         """Snapshot every changed session, busy ones included (a turn waiting on the model
-        has the user's message in it already)."""
+        has the user's message in it already), SAVE_BATCH to a transaction."""
+        dirty = [s for s in self.all() if s.dirty]
         saved = 0
-        for session in self.all():
-            if session.dirty:
-                await self.save(session)
-                saved += 1
+        for start in range(0, len(dirty), SAVE_BATCH):
+            saved += await self._save_batch(dirty[start : start + SAVE_BATCH])
         return saved
+
+    async def _save_batch(self, batch: list[Session]) -> int:
+        async with contextlib.AsyncExitStack() as held:
+            for session in batch:  # only store writes take these, one session's at a time
+                await held.enter_async_context(session.write_lock)
+            batch = [s for s in batch if s.dirty]  # (archived while we waited: saved)
+            if not batch:
+                return 0
+            versions = [s.changes for s in batch]
+            now = self._clock.now()
+            await self._store.save_sessions(
+                [(s.persona, s.scope, s.snapshot(), now) for s in batch]
+            )
+            for session, version in zip(batch, versions, strict=True):
+                session.saved = max(session.saved, version)
+        return len(batch)
 
     async def close(self, session: Session, reason: str) -> int | None:
         """Archive the open conversation and start a fresh one; the caller holds the lock.

@@ -15,6 +15,7 @@ folding, where SQLite's FTS5 table stems English with Porter and folds accents.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -41,6 +42,7 @@ from memory.records import (
 from memory.store import (
     ArchivedConversation,
     SessionRow,
+    SessionSave,
     StoreError,
     _blob,
     _conversation,
@@ -49,6 +51,7 @@ from memory.store import (
     _memory,
     _memory_values,
     _session_row,
+    _session_values,
     _ts,
 )
 
@@ -421,6 +424,11 @@ class PgStore:
         self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
     ) -> None:
         await self._pool.execute(_UPSERT_SESSION, persona, scope, _json(snapshot), _ts(updated_at))
+
+    async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
+        """Several sessions' snapshots in one transaction (autosave)."""
+        rows = await asyncio.to_thread(_session_values, snapshots)
+        await self._pool.executemany(_UPSERT_SESSION, rows)
 
     async def load_session(self, persona: str, scope: str) -> SessionRow | None:
         row = await self._pool.fetchrow(

@@ -38,7 +38,7 @@ from memory.records import (
     Vectors,
 )
 
-__all__ = ["ArchivedConversation", "SessionRow", "Store", "StoreError"]
+__all__ = ["ArchivedConversation", "SessionRow", "SessionSave", "Store", "StoreError"]
 
 
 # Each entry moves the schema from version i to i + 1. Append only; never edit a shipped one.
@@ -184,6 +184,9 @@ _LOG_RECALL = (
 )
 
 
+# (persona, scope, snapshot, updated_at): a session to save.
+SessionSave = tuple[str, str, dict[str, Any], datetime]
+
 _UPSERT_SESSION = (
     "INSERT INTO sessions (persona, scope, snapshot, updated_at) VALUES (?, ?, ?, ?)"
     " ON CONFLICT (persona, scope) DO UPDATE"
@@ -216,6 +219,10 @@ class ArchivedConversation:
     encoded_at: datetime | None
     attempts: int = 0  # failed encodings so far
     recap: str = ""  # set when encoded
+
+
+def _session_values(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
+    return [(persona, scope, _json(snap), _ts(at)) for persona, scope, snap, at in snapshots]
 
 
 def _json(value: Any) -> str:
@@ -454,9 +461,17 @@ class Store:
             if self._lock is not None:
                 self._lock.release()
 
+    # Reads take one trip to SQLite's thread (execute, fetch and close together): under load,
+    # the trips, not the queries, were most of a turn's time in the store.
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(await self._db.execute_fetchall(sql, params))
+
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
+        rows = await self._db.execute_fetchall(sql, params)
+        return next(iter(rows), None)
+
     async def schema_version(self) -> int:
-        async with self._db.execute("PRAGMA user_version") as cur:
-            row = await cur.fetchone()
+        row = await self._one("PRAGMA user_version")
         return int(row[0]) if row else 0
 
     async def _migrate(self) -> None:
@@ -484,35 +499,40 @@ class Store:
         )
         await self._db.commit()
 
+    @_serialised
+    async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
+        """Several sessions' snapshots in one transaction (autosave), their JSON written off
+        the event loop."""
+        rows = await asyncio.to_thread(_session_values, snapshots)
+        await self._db.executemany(_UPSERT_SESSION, rows)
+        await self._db.commit()
+
     async def load_session(self, persona: str, scope: str) -> SessionRow | None:
-        async with self._db.execute(
+        row = await self._one(
             "SELECT persona, scope, snapshot, updated_at FROM sessions"
             " WHERE persona = ? AND scope = ?",
             (persona, scope),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return None if row is None else _session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
         """Every session of the given personas, oldest first."""
         names = sorted(set(personas))
         marks = ", ".join("?" * len(names))
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT persona, scope, snapshot, updated_at FROM sessions"
             f" WHERE persona IN ({marks}) ORDER BY updated_at",
             names,
-        ) as cur:
-            rows = await cur.fetchall()
+        )
         return [_session_row(r) for r in rows]
 
     # Channel bindings: the persona a channel of a multi-persona bot talks to.
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
-        async with self._db.execute(
+        row = await self._one(
             "SELECT persona FROM channel_personas WHERE bot_id = ? AND channel_id = ?",
             (bot_id, channel_id),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return None if row is None else str(row[0])
 
     @_serialised
@@ -531,10 +551,10 @@ class Store:
     # Sharing of private memories in groups, by the user's choice.
 
     async def dm_sharing(self, persona: str, user: str) -> bool:
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT 1 FROM dm_sharing WHERE persona = ? AND user = ?", (persona, user)
-        ) as cur:
-            return await cur.fetchone() is not None
+        )
+        return bool(rows)
 
     @_serialised
     async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None:
@@ -595,12 +615,12 @@ class Store:
         self, persona: str, scope: str, *, limit: int = 20
     ) -> list[ArchivedConversation]:
         """The scope's archived conversations, newest first."""
-        async with self._db.execute(
+        rows = await self._all(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE persona = ? AND scope = ?"
             " ORDER BY ended_at DESC, id DESC LIMIT ?",
             (persona, scope, limit),
-        ) as cur:
-            return [_conversation(r) for r in await cur.fetchall()]
+        )
+        return [_conversation(r) for r in rows]
 
     async def unencoded(
         self, personas: Collection[str], now: datetime, *, limit: int = 20
@@ -610,20 +630,19 @@ class Store:
         if not personas:
             return []
         names = list(personas)
-        async with self._db.execute(
+        rows = await self._all(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
             f" WHERE encoded_at IS NULL AND persona IN ({_marks(len(names))})"
             " AND (retry_at IS NULL OR retry_at <= ?) ORDER BY ended_at, id LIMIT ?",
             (*names, _ts(now), limit),
-        ) as cur:
-            return [_conversation(r) for r in await cur.fetchall()]
+        )
+        return [_conversation(r) for r in rows]
 
     async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
-        async with self._db.execute(
+        row = await self._one(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?",
             (conversation_id,),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return None if row is None else _conversation(row)
 
     @_serialised
@@ -637,11 +656,10 @@ class Store:
         await self._db.commit()
 
     async def count_conversations(self, persona: str, scope: str) -> int:
-        async with self._db.execute(
+        row = await self._one(
             "SELECT count(*) FROM conversations WHERE persona = ? AND scope = ?",
             (persona, scope),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return int(row[0]) if row else 0
 
     @_serialised
@@ -659,8 +677,8 @@ class Store:
     async def wipe_memories(self, scope: str) -> int:
         """Delete every memory of a scope (and its full-text rows), its diary, profiles and
         prune reports; returns how many memories went."""
-        async with self._db.execute("SELECT id FROM memories WHERE scope = ?", (scope,)) as cur:
-            ids = [r[0] for r in await cur.fetchall()]
+        rows = await self._all("SELECT id FROM memories WHERE scope = ?", (scope,))
+        ids = [r[0] for r in rows]
         try:
             gone = await self._delete(scope, ids)
             for table in ("diary", "profiles", "pruned", "prune_days"):
@@ -735,24 +753,23 @@ class Store:
         return ids
 
     async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
-        async with self._db.execute(
+        row = await self._one(
             "SELECT scope, day, text, conversations, updated_at FROM diary"
             " WHERE scope = ? AND day = ?",
             (scope, day.isoformat()),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return None if row is None else _diary(row)
 
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
     ) -> list[DiaryEntry]:
         """The scope's diary pages, newest first (only those before `before`, if given)."""
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT scope, day, text, conversations, updated_at FROM diary"
             " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
             (scope, (before or date.max).isoformat(), limit),
-        ) as cur:
-            return [_diary(r) for r in await cur.fetchall()]
+        )
+        return [_diary(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
         """The scope's user profiles (those of `user_ids`, if given)."""
@@ -763,12 +780,11 @@ class Store:
                 return []
             query += f" AND user_id IN ({_marks(len(user_ids))})"
             params.extend(user_ids)
-        async with self._db.execute(query + " ORDER BY updated_at DESC", params) as cur:
-            return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in await cur.fetchall()]
+        rows = await self._all(query + " ORDER BY updated_at DESC", params)
+        return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in rows]
 
     async def last_prune(self, scope: str) -> date | None:
-        async with self._db.execute("SELECT day FROM prune_days WHERE scope = ?", (scope,)) as cur:
-            row = await cur.fetchone()
+        row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
         return None if row is None else date.fromisoformat(row[0])
 
     @_serialised
@@ -816,13 +832,8 @@ class Store:
         if scope is not None:
             query += " AND scope = ?"
             params.append(scope)
-        async with self._db.execute(
-            query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit)
-        ) as cur:
-            return [
-                PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7]))
-                for r in await cur.fetchall()
-            ]
+        rows = await self._all(query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit))
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7])) for r in rows]
 
     # Memories (memory.records.MemoryStore).
 
@@ -862,33 +873,30 @@ class Store:
         unique = list(dict.fromkeys(int(i) for i in ids))
         for start in range(0, len(unique), _CHUNK):
             chunk = unique[start : start + _CHUNK]
-            async with self._db.execute(
+            rows = await self._all(
                 f"SELECT {_MEMORY_COLUMNS} FROM memories"
                 # `+scope`: find the rows by id, then check the scope (a large scope's own
                 # index would make SQLite walk all of it).
                 f" WHERE +scope = ? AND id IN ({_marks(len(chunk))})",
                 (scope, *chunk),
-            ) as cur:
-                for row in await cur.fetchall():
-                    found[row[0]] = _memory(row)
+            )
+            for row in rows:
+                found[row[0]] = _memory(row)
         return [found[i] for i in unique if i in found]
 
     async def list_memories(
         self, scope: str, *, limit: int | None = None, newest_first: bool = True
     ) -> list[Memory]:
         order = "DESC" if newest_first else "ASC"
-        async with self._db.execute(
+        rows = await self._all(
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
             f" ORDER BY created_at {order}, id {order} LIMIT ?",
             (scope, -1 if limit is None else limit),
-        ) as cur:
-            return [_memory(r) for r in await cur.fetchall()]
+        )
+        return [_memory(r) for r in rows]
 
     async def count_memories(self, scope: str) -> int:
-        async with self._db.execute(
-            "SELECT count(*) FROM memories WHERE scope = ?", (scope,)
-        ) as cur:
-            row = await cur.fetchone()
+        row = await self._one("SELECT count(*) FROM memories WHERE scope = ?", (scope,))
         return int(row[0]) if row else 0
 
     @_serialised
@@ -907,11 +915,11 @@ class Store:
         unique = list(dict.fromkeys(int(i) for i in ids))
         for start in range(0, len(unique), _CHUNK):
             chunk = unique[start : start + _CHUNK]
-            async with self._db.execute(
+            rows = await self._all(
                 f"SELECT id FROM memories WHERE scope = ? AND id IN ({_marks(len(chunk))})",
                 (scope, *chunk),
-            ) as cur:
-                present = [r[0] for r in await cur.fetchall()]
+            )
+            present = [r[0] for r in rows]
             if not present:
                 continue
             marks = _marks(len(present))
@@ -941,15 +949,15 @@ class Store:
         # the scope's; unnarrowed (cheaper when the scope is most of the database), the best
         # 4k leave room for other scopes' rows, which the join then drops.
         where = f"scope_tag : {scope_tag(scope)} AND " if narrow else ""
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT r.id, r.score FROM ("
             f" SELECT rowid AS id, -bm25(memories_fts, {weights}) AS score FROM memories_fts"
             f" WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {weights}) LIMIT ?"
             ") AS r JOIN memories AS m ON m.id = r.id WHERE m.scope = ?"
             " ORDER BY r.score DESC LIMIT ?",
             (f"{where}{{body context}} : ({match})", k if narrow else 4 * k, scope, k),
-        ) as cur:
-            return [(r[0], float(r[1])) for r in await cur.fetchall()]
+        )
+        return [(r[0], float(r[1])) for r in rows]
 
     async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
         """In how many of the scope's memories each term occurs: recall leaves out words too
@@ -958,31 +966,28 @@ class Store:
         tag = scope_tag(scope)
         for term in terms:
             quoted = '"' + term.replace('"', '""') + '"'
-            async with self._db.execute(
+            row = await self._one(
                 "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                 (f"scope_tag : {tag} AND body : {quoted}",),
-            ) as cur:
-                row = await cur.fetchone()
+            )
             counts[term] = int(row[0]) if row else 0
         return counts
 
     async def sizes(self, scope: str) -> tuple[int, int]:
         """(memories in the scope, memories in all scopes)."""
-        async with self._db.execute(
+        row = await self._one(
             "SELECT (SELECT count(*) FROM memories WHERE scope = ?),"
             " (SELECT max(rowid) - min(rowid) + 1 FROM memories_fts)",
             (scope,),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
     async def last_memory(self, scope: str) -> Memory | None:
         """The scope's most recently stored memory."""
-        async with self._db.execute(
+        row = await self._one(
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         return None if row is None else _memory(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
@@ -993,13 +998,13 @@ class Store:
         for start in range(0, len(unique), _CHUNK):
             chunk = unique[start : start + _CHUNK]
             marks = _marks(len(chunk))
-            async with self._db.execute(
+            rows = await self._all(
                 f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
                 f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
                 (scope, *chunk, *chunk),
-            ) as cur:
-                for row in await cur.fetchall():
-                    found[row[0]] = _memory(row)
+            )
+            for row in rows:
+                found[row[0]] = _memory(row)
         return list(found.values())
 
     @_serialised
@@ -1017,12 +1022,12 @@ class Store:
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
         """When the memory was recalled (or merged with a repeat), oldest first, with the
         strength each left; empty for a memory outside the scope."""
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
             " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
             (scope, memory_id),
-        ) as cur:
-            return [(_dt(r[0]), float(r[1])) for r in await cur.fetchall()]
+        )
+        return [(_dt(r[0]), float(r[1])) for r in rows]
 
     @_serialised
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
@@ -1033,18 +1038,17 @@ class Store:
         await self._db.commit()
 
     async def scopes(self) -> list[str]:
-        async with self._db.execute("SELECT DISTINCT scope FROM memories ORDER BY scope") as cur:
-            return [r[0] for r in await cur.fetchall()]
+        rows = await self._all("SELECT DISTINCT scope FROM memories ORDER BY scope")
+        return [r[0] for r in rows]
 
     async def embeddings(
         self, scope: str, embedder: str
     ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        async with self._db.execute(
+        rows = await self._all(
             "SELECT id, embedding FROM memories"
             " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
             (scope, embedder),
-        ) as cur:
-            rows = list(await cur.fetchall())
+        )
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         if not rows:
             return ids, None
@@ -1052,12 +1056,12 @@ class Store:
         return ids, matrix.reshape(len(rows), -1).copy()
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
-        async with self._db.execute(
+        rows = await self._all(
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
             " AND (embedder IS NOT ? OR embedding IS NULL) ORDER BY id",
             (scope, embedder),
-        ) as cur:
-            return [_memory(r) for r in await cur.fetchall()]
+        )
+        return [_memory(r) for r in rows]
 
     @_serialised
     async def set_embeddings(
@@ -1070,12 +1074,11 @@ class Store:
         await self._db.commit()
 
     async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
-        async with self._db.execute(
+        row = await self._one(
             "SELECT count(*), total((id * 2654435761) % 4294967296) FROM memories"
             " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL",
             (scope, embedder),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         assert row is not None
         return IdDigest(int(row[0]), int(row[1]))
 
@@ -1096,12 +1099,12 @@ class Store:
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), _CHUNK):
             chunk = unique[start : start + _CHUNK]
-            async with self._db.execute(
+            rows = await self._all(
                 "SELECT text_hash, vector FROM embedding_cache"
                 f" WHERE embedder = ? AND text_hash IN ({_marks(len(chunk))})",
                 (embedder, *chunk),
-            ) as cur:
-                found.update((r[0], r[1]) for r in await cur.fetchall())
+            )
+            found.update((r[0], r[1]) for r in rows)
         return found
 
     @_serialised

@@ -68,7 +68,7 @@ async def test_a_failing_store_is_logged_not_raised(
     async def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("database is locked")
 
-    monkeypatch.setattr(bot.store, "save_session", broken)
+    monkeypatch.setattr(bot.store, "save_sessions", broken)
     with caplog.at_level(logging.ERROR, logger="bot.scheduler"):
         await scheduler.tick()  # does not raise
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pytest
 
-from bot.sessions import Session, SessionManager, Turn, scope_key
+from bot.sessions import SAVE_BATCH, Session, SessionManager, Turn, scope_key
 from memory.clock import FakeClock
 from memory.store import Store, StoreError
 from tests.fakes.factories import make_event
@@ -421,3 +421,31 @@ async def test_a_snapshot_that_is_not_json_starts_afresh(
     session = await manager.get("pip", "console:dm:ann")
     assert session.turns == []
     assert "not a JSON object" in caplog.text
+
+
+async def test_autosave_writes_many_sessions_a_batch_at_a_time(
+    store: Store, clock: FakeClock, manager: SessionManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = [await manager.get("pip", f"s{i}") for i in range(SAVE_BATCH + 5)]
+    for session in sessions:
+        say(session, "hello", clock.now())
+    batches: list[int] = []
+    real = store.save_sessions
+
+    async def counted(snapshots: Any) -> None:
+        batches.append(len(snapshots))
+        say(sessions[0], "while saving", clock.now())  # a turn lands mid-write
+        await real(snapshots)
+
+    monkeypatch.setattr(store, "save_sessions", counted)
+    assert await manager.save_dirty() == SAVE_BATCH + 5
+    monkeypatch.undo()
+
+    assert batches == [SAVE_BATCH, 5]
+    assert [s for s in sessions if s.dirty] == [sessions[0]]  # its newest turn is not saved yet
+    rows = await store.load_sessions(["pip"])
+    assert len(rows) == SAVE_BATCH + 5
+    await manager.save_dirty()
+    row = await store.load_session("pip", "s0")
+    assert row is not None
+    assert [t["text"] for t in row.snapshot["turns"]] == ["hello", "while saving", "while saving"]

@@ -120,6 +120,21 @@ async def test_saving_again_replaces_the_snapshot(store: AnyStore) -> None:
     assert rows[0].updated_at == T0 + timedelta(minutes=1)
 
 
+async def test_save_sessions_writes_several_snapshots_at_once(store: AnyStore) -> None:
+    await store.save_session("pip", "s1", {"v": 0}, T0)
+    later = T0 + timedelta(minutes=1)
+    await store.save_sessions(
+        [("pip", "s1", {"v": 1}, later), ("pip", "s2", {"v": "二\ud800"}, later)]
+    )
+
+    rows = await store.load_sessions(["pip"])
+    assert [(r.scope, r.snapshot, r.updated_at) for r in rows] == [
+        ("s1", {"v": 1}, later),
+        ("s2", {"v": "二?"}, later),  # a lone surrogate is stored as "?", not a failed write
+    ]
+    await store.save_sessions([])
+
+
 async def test_load_sessions_returns_every_scope_of_the_named_personas(store: AnyStore) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s2", {"v": 2}, T0)

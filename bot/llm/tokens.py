@@ -8,6 +8,7 @@ is a ceiling, and running over it costs more than leaving a few tokens unused.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -28,6 +29,8 @@ _WIDE = re.compile(
 )
 
 
+# Cached: each turn re-counts the conversation's earlier turns (prompt budget, folding).
+@functools.lru_cache(maxsize=8192)
 def estimate_tokens(text: str) -> int:
     wide = len(_WIDE.findall(text))
     return wide + math.ceil((len(text) - wide) / 4)

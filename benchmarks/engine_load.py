@@ -1,0 +1,405 @@
+"""The engine under a crowd: many sessions talking at once through one Engine, with a model
+that answers instantly (so what is measured is Kizuna's own work) and the built-in hash
+embedder, on at most 2 cores.
+
+    python benchmarks/engine_load.py [--sessions 1000] [--messages 10] [--memories 8]
+                                     [--rate 500] [--scopes 10000]
+
+Every user starts with a few long-term memories, so each turn recalls for real (full text,
+FAISS, the diary for dates). The scheduler runs as in production (autosave of dirty sessions
+every `snapshot_seconds`, index saves). Three measurements:
+
+1. Capacity: every session sends its messages back to back, all sessions at once; messages per
+   second is how many turns the engine completes.
+2. Latency at a steady rate: fresh users send `--rate` messages per second in all (each user
+   once every sessions/rate seconds, at a random phase); each turn's latency is the time
+   `Engine.handle` takes minus the time spent inside the model. The worst event-loop stall
+   (how late a 5 ms timer fires) is measured here: under a steady load a late timer means
+   something held the loop, while in the capacity run every ready turn delays it.
+3. Start-up: a data folder with `--scopes` scopes (memories, index files and session
+   snapshots on disk) is opened as `kizuna run` opens it; indexes load lazily.
+
+After each run every session is checked: each message sent has one reply and is in the
+conversation (session or archive) in the order sent. The last line is one line of JSON.
+Never run by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.config import TIERS, Config, EngineConfig
+from bot.events import ChatEvent
+from bot.llm.base import Completion, Message, Tool, Usage
+from bot.persona import Persona, PersonaLibrary
+from bot.recollect import Recollector
+from bot.runtime import Runtime, load_personas, open_runtime
+from bot.sessions import Turn, scope_key
+from memory.bank import MemoryBank
+from memory.store import Store
+
+PERSONAS = ("monikai", "miao", "dungeon_master")
+LINES = (
+    "hello again! how have you been?",
+    "my sister Aiko is visiting next week and I'm nervous about it",
+    "do you remember what I told you about my garden?",
+    "we used to fight a lot as kids, but I think it's different now",
+    "what did I tell you yesterday?",
+    "I finally finished the book you recommended, the ending made me cry",
+    "我今天去公园散步了，看到好多樱花",
+    "should I cook pasta or ramen tonight?",
+    "work was long today, my manager moved the deadline again",
+    "tell me something nice before I sleep",
+)
+MEMORIES = (
+    "{name} grows tomatoes and basil on the balcony",
+    "{name}'s sister Aiko lives in Osaka and visits twice a year",
+    "{name} is learning to play the cello and practises on Sundays",
+    "{name} works as a nurse on night shifts",
+    "{name} adopted a grey cat called Mochi last spring",
+    "{name} hates coriander but loves spicy ramen",
+    "{name} ran a half marathon in October",
+    "{name} is reading a novel about lighthouse keepers",
+    "{name}喜欢在周末去爬山",
+    "{name} is afraid of thunderstorms",
+)
+STALL_TICK = 0.005  # seconds: the stall monitor's timer
+
+# Seconds spent inside the model during the current turn (a turn's tasks share the context).
+_in_model: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "in_model", default=None
+)
+
+
+class InstantModel:
+    """A chat model that answers at once: the reply names the message it answers."""
+
+    name = "instant"
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        start = time.perf_counter()
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        text = '{"memories": []}' if json_mode else f"[HAPPY] I hear you: {last[-40:]}"
+        completion = Completion(text, usage=Usage(len(last) // 4, 12), model=self.name)
+        spent = _in_model.get()
+        if spent is not None:
+            spent.append(time.perf_counter() - start)
+        return completion
+
+
+@dataclass(slots=True)
+class StallMonitor:
+    """How late a short timer fires: the longest the event loop went without running it."""
+
+    tick: float = STALL_TICK
+    worst: float = 0.0
+    _task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(self.tick)
+            self.worst = max(self.worst, loop.time() - start - self.tick)
+
+    def __enter__(self) -> StallMonitor:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+@dataclass(slots=True)
+class User:
+    persona: str
+    user_id: str
+    name: str
+    dm: bool
+
+    def event(self, text: str) -> ChatEvent:
+        return ChatEvent(
+            platform="discord",
+            bot_id="load",
+            persona=self.persona,
+            chat_id="" if self.dm else "guild1",
+            # A game table (the dungeon master's channel scope) seats a few users.
+            channel_id=f"dm{self.user_id}" if self.dm else f"table{int(self.user_id[1:]) // 12}",
+            user_id=self.user_id,
+            user_name=self.name,
+            is_dm=self.dm,
+            text=text,
+            timestamp=datetime.now(UTC),
+        )
+
+
+@dataclass(slots=True)
+class Run:
+    latencies: list[float] = field(default_factory=list)  # seconds, the model's time excluded
+    replies: dict[str, list[str]] = field(default_factory=dict)  # user id -> replies
+    failed: int = 0
+
+
+def users_of(prefix: str, count: int) -> list[User]:
+    return [
+        User(PERSONAS[i % len(PERSONAS)], f"{prefix}{i}", f"User{prefix}{i}", dm=i % 2 == 0)
+        for i in range(count)
+    ]
+
+
+def message(user: User, n: int) -> str:
+    return f"{LINES[(n + int(user.user_id[1:])) % len(LINES)]} ({user.user_id} #{n})"
+
+
+async def seed_memories(
+    bank: MemoryBank, engine_scope: list[str], users: list[User], n: int
+) -> None:
+    """`n` memories for each user, written as encoding would (so recall has work to do)."""
+    now = datetime.now(UTC)
+    for user, scope in zip(users, engine_scope, strict=True):
+        for j in range(n):
+            when = now - timedelta(days=2 * (n - j), hours=j)
+            text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=user.name)
+            await bank.remember(scope, text, when=when, importance=1 + j % 3)
+    await bank.flush()
+
+
+async def turn(runtime: Runtime, user: User, text: str, run: Run) -> None:
+    spent: list[float] = []
+    token = _in_model.set(spent)
+    try:
+        start = time.perf_counter()
+        reply = await runtime.engine.handle(user.event(text))
+        run.latencies.append(time.perf_counter() - start - sum(spent))
+    finally:
+        _in_model.reset(token)
+    run.replies.setdefault(user.user_id, []).append(reply.text)
+    run.failed += reply.failed
+
+
+async def talk_back_to_back(runtime: Runtime, user: User, messages: int, run: Run) -> None:
+    for n in range(messages):
+        await turn(runtime, user, message(user, n), run)
+
+
+async def talk_at_rate(
+    runtime: Runtime, user: User, messages: int, period: float, phase: float, run: Run
+) -> None:
+    loop = asyncio.get_running_loop()
+    start = loop.time() + phase
+    for n in range(messages):
+        await asyncio.sleep(max(0.0, start + n * period - loop.time()))
+        await turn(runtime, user, message(user, n), run)
+
+
+async def check(runtime: Runtime, users: list[User], messages: int, run: Run) -> tuple[int, int]:
+    """(lost, reordered): a message without a reply or missing from its conversation, and
+    conversations whose messages are not in the order they were sent."""
+    lost = reordered = 0
+    store = runtime.engine.sessions.store
+    await runtime.engine.drain()
+    for user in users:
+        sent = [message(user, n) for n in range(messages)]
+        replies = run.replies.get(user.user_id, [])
+        persona = runtime.engine.personas[user.persona]
+        scope = scope_key(persona.memory.scope, user.event(""))
+        session = await runtime.engine.sessions.get(persona.key, scope)
+        said: list[str] = []
+        for conversation in reversed(await store.conversations(persona.key, scope, limit=100)):
+            said += [t["text"] for t in conversation.turns if t["role"] == "user"]
+        said += [t.text for t in session.turns if t.role == "user"]
+        mine = [s for s in said if s in sent]
+        lost += sum(1 for r in replies if not r) + (len(sent) - len(replies))
+        lost += len(set(sent) - set(mine))
+        reordered += int(mine != sorted(mine, key=sent.index))
+    return lost, reordered
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def open_load_runtime(data_dir: Path, personas: Mapping[str, Persona]) -> Runtime:
+    config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
+    config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
+    config.memory.open_indexes = 4096
+    runtime = await open_runtime(
+        config,
+        personas,
+        {},
+        platforms=["discord"],
+        seed=7,
+        probe=_no_ollama,
+    )
+    instant = InstantModel()
+    runtime.engine.models.models = {tier: instant for tier in TIERS}
+    return runtime
+
+
+async def _no_ollama(host: str) -> list[str]:
+    return []
+
+
+def scopes_of(runtime: Runtime, users: list[User]) -> list[str]:
+    engine = runtime.engine
+    return [
+        Recollector.scope(
+            u.persona, scope_key(engine.personas[u.persona].memory.scope, u.event(""))
+        )
+        for u in users
+    ]
+
+
+async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | int]:
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    runtime = await open_load_runtime(data_dir, personas)
+    if runtime.warming is not None:
+        await runtime.warming
+    crowd, steady = users_of("c", args.sessions), users_of("s", args.sessions)
+    started = time.perf_counter()
+    await seed_memories(
+        runtime.bank, scopes_of(runtime, crowd + steady), crowd + steady, args.memories
+    )
+    seeded = 2 * args.sessions * args.memories
+    print(f"seeded {seeded} memories in {time.perf_counter() - started:.1f} s")
+    runtime.scheduler.start()
+    try:
+        capacity = Run()
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(talk_back_to_back(runtime, u, args.messages, capacity) for u in crowd)
+        )
+        elapsed = time.perf_counter() - started
+        per_second = len(capacity.latencies) / elapsed
+        lost_a, reordered_a = await check(runtime, crowd, args.messages, capacity)
+        print(
+            f"capacity: {len(capacity.latencies)} turns in {elapsed:.1f} s = {per_second:.0f} "
+            f"messages/s; lost {lost_a}, reordered {reordered_a}, apologies {capacity.failed}"
+        )
+
+        steady_run = Run()
+        period = args.sessions / args.rate
+        rng = random.Random(11)
+        with StallMonitor() as monitor:
+            started = time.perf_counter()
+            await asyncio.gather(
+                *(
+                    talk_at_rate(
+                        runtime, u, args.messages, period, rng.uniform(0, period), steady_run
+                    )
+                    for u in steady
+                )
+            )
+            elapsed = time.perf_counter() - started
+        lost_b, reordered_b = await check(runtime, steady, args.messages, steady_run)
+        ms = [x * 1000 for x in steady_run.latencies]
+        print(
+            f"steady {args.rate}/s: {len(ms)} turns in {elapsed:.1f} s; turn latency without the "
+            f"model p50 {statistics.median(ms):.2f} ms, p95 {pct(ms, 95):.2f}, p99 "
+            f"{pct(ms, 99):.2f}, max {max(ms):.2f}; worst loop stall "
+            f"{monitor.worst * 1000:.1f} ms; lost {lost_b}, reordered {reordered_b}"
+        )
+    finally:
+        await runtime.scheduler.stop()
+        await runtime.close()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {rss_mb:.0f} MB")
+    return {
+        "messages_per_second": round(per_second, 1),
+        "p50_ms": round(statistics.median(ms), 2),
+        "p95_ms": round(pct(ms, 95), 2),
+        "p99_ms": round(pct(ms, 99), 2),
+        "max_stall_ms": round(monitor.worst * 1000, 1),
+        "rss_mb": round(rss_mb),
+        "lost": lost_a + lost_b,
+        "reordered": reordered_a + reordered_b,
+    }
+
+
+async def fill_scopes(data_dir: Path, scopes: int) -> None:
+    """`scopes` users' worth of data: two memories and an index file each, and an open
+    session snapshot each (restored at start-up)."""
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    runtime = await open_load_runtime(data_dir, personas)
+    users = users_of("u", scopes)
+    now = datetime.now(UTC)
+    try:
+        for user, scope in zip(users, scopes_of(runtime, users), strict=True):
+            for j, when in enumerate((now - timedelta(days=3), now - timedelta(days=1))):
+                text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=user.name)
+                await runtime.bank.remember(scope, text, when=when)
+            persona = runtime.engine.personas[user.persona]
+            session = await runtime.engine.sessions.get(
+                persona.key, scope_key(persona.memory.scope, user.event(""))
+            )
+            session.add(Turn("user", user.name, "see you tomorrow", now, user_id=user.user_id))
+        await runtime.engine.sessions.save_dirty()
+    finally:
+        await runtime.close()
+
+
+async def startup(args: argparse.Namespace, data_dir: Path) -> float:
+    started = time.perf_counter()
+    await fill_scopes(data_dir, args.scopes)
+    store = await Store.open(data_dir / "kizuna.sqlite3")
+    scopes = len(await store.scopes())
+    await store.close()
+    files = len(list((data_dir / "index").glob("*.faiss")))
+    print(f"filled {scopes} scopes ({files} index files) in {time.perf_counter() - started:.0f} s")
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    started = time.perf_counter()
+    runtime = await open_load_runtime(data_dir, personas)
+    opened = time.perf_counter() - started
+    sessions = len(runtime.engine.sessions.all())
+    await runtime.close()
+    print(f"start-up with {scopes} scopes: {opened:.2f} s ({sessions} open sessions restored)")
+    return opened
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--messages", type=int, default=10, help="per session")
+    parser.add_argument("--memories", type=int, default=8, help="per user, before the run")
+    parser.add_argument("--rate", type=float, default=500.0, help="messages/s in the steady run")
+    parser.add_argument("--scopes", type=int, default=10_000, help="on disk, for start-up")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
+    print(f"{len(os.sched_getaffinity(0))} cores, Python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = await load(args, Path(tmp) / "load")
+        figures["startup_s_10k_scopes"] = round(await startup(args, Path(tmp) / "start"), 2)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
