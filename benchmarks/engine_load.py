@@ -248,7 +248,6 @@ def pct(values: list[float], p: float) -> float:
 async def open_load_runtime(data_dir: Path, personas: Mapping[str, Persona]) -> Runtime:
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
-    config.memory.open_indexes = 4096
     runtime = await open_runtime(
         config,
         personas,

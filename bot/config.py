@@ -140,7 +140,8 @@ class MemoryConfig:
     dimensions: int = 0  # ask the model for this many dimensions; 0 = its own
     recall_k: int = 5  # memories recalled per turn
     memory_tokens: int = 1500  # prompt budget for recalled memories
-    open_indexes: int = 16  # scopes whose index stays in RAM
+    open_indexes: int = 10_000  # scopes whose index stays in RAM...
+    index_memory_mb: int = 256  # ...within about this much memory
     index_save_seconds: float = 300.0  # how often changed indexes are written to disk
     prune_hour: int = 4  # local hour from which the daily prune runs
 
@@ -153,8 +154,8 @@ class MemoryConfig:
             raise ValueError("recall_k must be between 1 and 20")
         if not 100 <= self.memory_tokens <= 8000:
             raise ValueError("memory_tokens must be between 100 and 8000")
-        if self.open_indexes < 1:
-            raise ValueError("open_indexes must be at least 1")
+        if self.open_indexes < 1 or self.index_memory_mb < 1:
+            raise ValueError("open_indexes and index_memory_mb must be at least 1")
         if self.index_save_seconds <= 0:
             raise ValueError("index_save_seconds must be positive")
 

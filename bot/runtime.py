@@ -109,6 +109,7 @@ async def open_runtime(
             store=store,
             policy=scope_policies(personas),
             index_capacity=config.memory.open_indexes,
+            index_bytes=config.memory.index_memory_mb << 20,
         )
         sessions = SessionManager(store, clock)
         await sessions.restore(personas.keys(), platforms)

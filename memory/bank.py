@@ -114,7 +114,8 @@ class MemoryBank:
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy],
         rng: random.Random | None,
         owns_store: bool,
-        index_capacity: int = 16,
+        index_capacity: int = 10_000,
+        index_bytes: int = 256 << 20,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -124,7 +125,9 @@ class MemoryBank:
         self.data_dir = data_dir
         self._rng = rng
         self._owns_store = owns_store
-        self.indexes = IndexCache(data_dir / INDEX_FOLDER, store, capacity=index_capacity)
+        self.indexes = IndexCache(
+            data_dir / INDEX_FOLDER, store, capacity=index_capacity, max_bytes=index_bytes
+        )
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(
             embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
         )
@@ -146,7 +149,8 @@ class MemoryBank:
         seed: int | None = None,
         store: AnyStore | None = None,
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
-        index_capacity: int = 16,
+        index_capacity: int = 10_000,
+        index_bytes: int = 256 << 20,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -170,6 +174,7 @@ class MemoryBank:
             rng=None if deterministic else random.Random(seed),
             owns_store=owns,
             index_capacity=index_capacity,
+            index_bytes=index_bytes,
         )
         await store.listen(bank._changed_elsewhere)
         return bank

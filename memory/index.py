@@ -9,7 +9,8 @@ until the next rebuild.
 Indexes live in `<data>/index/`, one file each, written to a temporary file and renamed so a
 crash never leaves half a file. The store is the truth: on load an index is checked against the
 store's count and checksum of ids, and a missing, stale or unreadable file is rebuilt from the
-embeddings in SQLite (logged). Open indexes sit in a bounded LRU; an evicted one is saved first.
+embeddings in SQLite (logged). Open indexes sit in an LRU bounded by count and by memory; an
+evicted one is saved first.
 """
 
 from __future__ import annotations
@@ -84,6 +85,12 @@ class ScopeIndex:
     @property
     def size(self) -> int:
         return len(self.live)
+
+    @property
+    def nbytes(self) -> int:
+        """About how much memory the index holds: its vectors, and an HNSW graph's links."""
+        per_vector = self.dimension * 4 + (HNSW_M * 2 * 8 if self.hnsw else 8)
+        return int(self.index.ntotal) * per_vector
 
     def digest(self) -> IdDigest:
         return id_digest(self.live)
@@ -179,11 +186,23 @@ class IndexCache:
     applied to it once loaded (see `lock` and `open_index`).
     """
 
-    def __init__(self, folder: Path, store: MemoryStore, *, capacity: int = 16) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        store: MemoryStore,
+        *,
+        capacity: int = 10_000,
+        max_bytes: int = 256 << 20,
+    ) -> None:
         self.folder = folder
         self.store = store
         self.capacity = capacity
+        self.max_bytes = max_bytes
         self._open: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()
+        # Each open index's nbytes as of its last use: indexes grow a little between uses,
+        # and summing them all on every recall would cost more than the drift.
+        self._bytes: dict[tuple[str, str], int] = {}
+        self._total = 0
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.rebuilds = 0  # counted for tests and benchmarks
 
@@ -210,8 +229,16 @@ class IndexCache:
                     self._open[key] = found
         if key in self._open:  # (another coroutine's eviction may have saved it meanwhile)
             self._open.move_to_end(key)
+            size = found.nbytes
+            self._total += size - self._bytes.get(key, 0)
+            self._bytes[key] = size
         await self._evict()  # outside this key's lock: eviction takes the evicted one's
         return found
+
+    @property
+    def open_bytes(self) -> int:
+        """About how much memory the open indexes hold (as of their last use)."""
+        return self._total
 
     async def _load(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         path = index_path(self.folder, scope, embedder)
@@ -243,8 +270,13 @@ class IndexCache:
         return built
 
     async def _evict(self) -> None:
-        while len(self._open) > self.capacity:
+        """Close the least recently used indexes past `capacity` or `max_bytes` (saved
+        first); the one most recently used stays, however large."""
+        while len(self._open) > self.capacity or (
+            self._total > self.max_bytes and len(self._open) > 1
+        ):
             key, index = self._open.popitem(last=False)
+            self._total -= self._bytes.pop(key, 0)
             async with self.lock(*key):
                 await self._save(key, index)
 
@@ -260,6 +292,7 @@ class IndexCache:
     def drop(self, scope: str, embedder: str) -> None:
         """Forget an open index without saving it (its file is then stale and rebuilt)."""
         self._open.pop((scope, embedder), None)
+        self._total -= self._bytes.pop((scope, embedder), 0)
 
     async def flush(self) -> int:
         """Save every changed index; returns how many were written."""

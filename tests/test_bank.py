@@ -310,6 +310,25 @@ async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
     await bank.close()
 
 
+async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
+    probe = await open_bank(tmp_path / "probe")
+    await probe.remember("pip/probe", "a memory to measure")
+    await probe.recall("pip/probe", "memory")
+    one = probe.indexes.open_bytes  # an index holding one memory
+    await probe.close()
+
+    bank = await open_bank(tmp_path / "bank", index_bytes=2 * one)
+    scopes = [f"pip/s{i}" for i in range(4)]
+    for scope in scopes:
+        await bank.remember(scope, f"a memory of {scope}")
+        assert len(await bank.recall(scope, "memory")) == 1
+        assert bank.indexes.open_bytes <= 2 * one
+    open_now = [s for s in scopes if (s, bank.embedder.name) in bank.indexes]
+    assert open_now == scopes[-2:]  # the least recently used went, saved to disk
+    assert index_path(tmp_path / "bank" / "index", scopes[0], bank.embedder.name).exists()
+    await bank.close()
+
+
 async def test_hnsw_index_deletes_by_tombstone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
