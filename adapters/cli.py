@@ -35,7 +35,8 @@ from bot.llm.router import ModelSetupError
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
-from memory.bank import DATABASE, MemoryBank
+from memory.backup import BackupError, backup, restore
+from memory.bank import DATABASE, INDEX_FOLDER, MemoryBank
 from memory.embeddings import EmbeddingError
 from memory.storage import open_store
 from memory.store import Store, StoreError
@@ -164,6 +165,25 @@ def _parser() -> argparse.ArgumentParser:
         help="YYYY-MM-DD (default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
+
+    backing_up = sub.add_parser(
+        "backup",
+        parents=[common],
+        help="copy the database while Kizuna runs",
+        description="Copy the SQLite database (memories, conversations, sessions, the diary, "
+        "profiles...) to PATH, consistently, even while a bot is running on it; the copy is "
+        "checked before it is kept. Indexes are not copied: they are rebuilt from it.",
+    )
+    backing_up.add_argument("path", type=Path, metavar="PATH", help="a file, or a folder")
+    backing_up.add_argument("--force", action="store_true", help="replace an existing file")
+    restoring = sub.add_parser(
+        "restore",
+        parents=[common],
+        help="put a backup back in place (Kizuna stopped)",
+        description="Replace the database with a backup made by `kizuna backup`. The "
+        "database it replaces is kept beside it; indexes are rebuilt on the next start.",
+    )
+    restoring.add_argument("path", type=Path, metavar="BACKUP")
 
     migrate = sub.add_parser(
         "migrate",
@@ -496,6 +516,41 @@ async def _pruned(args: argparse.Namespace) -> int:
     return 0
 
 
+def _database(args: argparse.Namespace, doing: str) -> Path:
+    config = _config(args)
+    if config.storage == "postgres":
+        raise UsageError(
+            f"storage is postgres: {doing} with PostgreSQL's own tools (pg_dump, pg_restore)"
+        )
+    return config.resolve(config.data_dir) / DATABASE
+
+
+def _backup(args: argparse.Namespace) -> int:
+    database = _database(args, "back it up")
+    with tqdm(unit="page", desc="backing up", leave=False) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        made = backup(database, args.path.expanduser(), overwrite=args.force, progress=progress)
+    print(
+        f"Backed up {made.memories:,} memories and {made.conversations:,} conversations to "
+        f"{made.path} ({made.bytes / 1e6:.1f} MB, {made.seconds:.1f} s)."
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    database = _database(args, "restore it")
+    kept = restore(args.path.expanduser(), database, database.parent / INDEX_FOLDER)
+    print(f"Restored {database} from {args.path}.")
+    if kept is not None:
+        print(f"The database it replaced is kept as {kept}.")
+    return 0
+
+
 def _migrate(args: argparse.Namespace) -> int:
     kind, _, path = str(args.source).partition(":")
     if kind != "sqlite" or not path:
@@ -584,6 +639,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_reindex(args))
         if args.command == "migrate":
             return _migrate(args)
+        if args.command == "backup":
+            return _backup(args)
+        if args.command == "restore":
+            return _restore(args)
         if args.persona_command == "import":
             return _import_card(args.card, args.out, force=args.force)
         if args.persona_command == "export":
@@ -594,7 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TomlError, UsageError) as e:
         print(e, file=sys.stderr)
         return 2
-    except StoreError as e:
+    except (StoreError, BackupError) as e:
         print(e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: the runtime has saved on its way out
