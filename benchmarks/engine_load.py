@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -342,17 +342,18 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
 
 
 async def fill_scopes(data_dir: Path, scopes: int) -> None:
-    """`scopes` users' worth of data: two memories and an index file each, and an open
-    session snapshot each (restored at start-up)."""
+    """`scopes` users' worth of data, each in a private chat: two memories and an index file
+    each, and an open conversation each (restored at start-up)."""
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     runtime = await open_load_runtime(data_dir, personas)
-    users = users_of("u", scopes)
+    users = [replace(u, dm=True) for u in users_of("u", scopes)]
     now = datetime.now(UTC)
     try:
         for user, scope in zip(users, scopes_of(runtime, users), strict=True):
             for j, when in enumerate((now - timedelta(days=3), now - timedelta(days=1))):
                 text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=user.name)
                 await runtime.bank.remember(scope, text, when=when)
+            await runtime.bank.recall(scope, user.name, fail=False)  # builds its index
             persona = runtime.engine.personas[user.persona]
             session = await runtime.engine.sessions.get(
                 persona.key, scope_key(persona.memory.scope, user.event(""))
@@ -360,7 +361,7 @@ async def fill_scopes(data_dir: Path, scopes: int) -> None:
             session.add(Turn("user", user.name, "see you tomorrow", now, user_id=user.user_id))
         await runtime.engine.sessions.save_dirty()
     finally:
-        await runtime.close()
+        await runtime.close()  # writes the indexes
 
 
 async def startup(args: argparse.Namespace, data_dir: Path) -> float:

@@ -62,6 +62,12 @@ class ScopeIndex:
     live: set[int] = field(default_factory=set)
     tombstones: set[int] = field(default_factory=set)  # deleted but still inside an HNSW graph
     dirty: bool = False
+    # Whether the index is a graph (HNSW): asked once, since every call into FAISS on the event
+    # loop's thread lets the GIL go, and getting it back under load can take milliseconds.
+    hnsw: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hnsw = isinstance(faiss.downcast_index(self.index.index), faiss.IndexHNSW)
 
     @classmethod
     def build(cls, dimension: int, ids: Ids, vectors: Vectors | None) -> ScopeIndex:
@@ -77,10 +83,6 @@ class ScopeIndex:
         if vectors is not None and len(ids):
             built.add(ids, vectors)
         return built
-
-    @property
-    def hnsw(self) -> bool:
-        return isinstance(faiss.downcast_index(self.index.index), faiss.IndexHNSW)
 
     @property
     def size(self) -> int:
@@ -122,16 +124,9 @@ class ScopeIndex:
         if not self.live or k <= 0:
             return []
         want = min(k + len(self.tombstones), self.index.ntotal)
-        # One query is too little work for OpenMP's team: on 2 busy cores it costs 5-30x.
-        # omp_set_num_threads sets the calling thread's value only, so set it back after.
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
-            scores, ids = self.index.search(
-                np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
-            )
-        finally:
-            faiss.omp_set_num_threads(threads)
+        scores, ids = self.index.search(
+            np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
+        )
         hits = [
             (int(i), float(s))
             for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
@@ -194,6 +189,11 @@ class IndexCache:
         capacity: int = 10_000,
         max_bytes: int = 256 << 20,
     ) -> None:
+        # Searches on this (the event loop's) thread are single queries over small indexes:
+        # too little work for OpenMP's team, which costs them 5-30x on 2 busy cores. This sets
+        # the calling thread's value only, so large searches, sent to worker threads, and
+        # index builds keep the whole team.
+        faiss.omp_set_num_threads(1)
         self.folder = folder
         self.store = store
         self.capacity = capacity
