@@ -26,13 +26,13 @@ Faults, for outage tests:
                                                    # these in turn (embeddings=True: embeddings)
     fake.outage(HttpError(503))                    # every chat and embedding request fails...
     fake.recover()                                 # ...until this; scripted replies waited
+    fake.release_hangs()                           # requests hanging now answer at once
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import hashlib
 import itertools
 import json
@@ -236,6 +236,7 @@ class FakeOpenAI:
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
+        self._release: asyncio.Event | None = None  # set (and replaced) by release_hangs()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -314,6 +315,7 @@ class FakeOpenAI:
 
     async def start(self) -> FakeOpenAI:
         self._closing = asyncio.Event()
+        self._release = asyncio.Event()
         app = web.Application()
         for prefix in ("/v1", "/api/paas/v4"):
             app.router.add_post(f"{prefix}/chat/completions", self._chat)
@@ -409,10 +411,26 @@ class FakeOpenAI:
         sent = header.removeprefix("Bearer ")
         return _error_response(401, f"Incorrect API key provided: {sent}.")
 
+    def release_hangs(self) -> None:
+        """Wake the requests hanging now: each answers its Hang's `then` at once."""
+        if self._loop is not None:  # served from a thread: wake them in its loop
+            self._loop.call_soon_threadsafe(self._wake_hangs)
+        else:
+            self._wake_hangs()
+
+    def _wake_hangs(self) -> None:
+        if self._release is not None:
+            self._release.set()
+            self._release = asyncio.Event()  # later hangs wait again
+
     async def _wait(self, seconds: float) -> None:
-        assert self._closing is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), seconds)
+        assert self._closing is not None and self._release is not None
+        wakers = [asyncio.ensure_future(e.wait()) for e in (self._closing, self._release)]
+        try:
+            await asyncio.wait(wakers, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waker in wakers:
+                waker.cancel()
 
     async def _take(
         self, request: web.Request, script: deque[Reply]
