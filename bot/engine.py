@@ -308,6 +308,7 @@ class Engine:
             answer = await self.models.complete("summary", messages, purpose="document")
             return answer.text
 
+        failed = False
         try:
             summary = await summarise(
                 document,
@@ -317,8 +318,9 @@ class Engine:
                 language=persona.identity.language,
             )
         except ModelError as e:
+            # The document is kept all the same: questions are answered from its passages.
             log.warning("summarising %s for %s failed: %s", name, persona.key, e)
-            return _apology(persona, limit)
+            summary, failed = "", True
         session = await self.session(event)
         async with session.lock:
             now = self.clock.now()
@@ -327,6 +329,8 @@ class Engine:
             session.reading = Reading(name, summary, document.text)
             sent = f"[sent a document: {name}]"
             session.add(Turn("user", event.user_name, sent, now, event.user_id, document=True))
+            if failed:
+                return _apology(persona, limit)
             lines = DOCUMENT_OPENED.get(persona.identity.language, DOCUMENT_OPENED["en"])
             said = lines.format(name=name, summary=summary)
             session.add(

@@ -244,6 +244,26 @@ async def test_compression_that_fails_keeps_every_turn_until_the_model_is_back(
     assert [text.split(":")[0] for text in folded + shown] == [f"part {i}" for i in range(5)]
 
 
+async def test_a_document_that_cannot_be_summarised_now_is_kept_open(
+    bots: OpenBot, fake: FakeOpenAI
+) -> None:
+    bot = await bots(make_persona())
+    text = "The stew's secret is cardamom, added at dawn.\n\n" + "Goats graze. " * 50
+    fake.outage(*FAILURES)
+    reply = await bot.engine.read_document(make_event(""), "stew.md", text.encode())
+    assert reply.failed and reply.text == APOLOGIES["en"]
+    fake.recover()
+    reply = await say(bot, "what is the stew's secret?")
+    assert not reply.failed
+    assert "cardamom" in str(fake.chat_requests[-1]["messages"][0]["content"])
+    session = await bot.engine.session(make_event())
+    assert session.reading is not None and session.reading.name == "stew.md"
+    assert [t.text for t in session.turns if t.role == "user"] == [
+        "[sent a document: stew.md]",
+        "what is the stew's secret?",
+    ]
+
+
 # --- encoding and embedding ---------------------------------------------------------------------
 
 
