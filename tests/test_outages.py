@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,7 +17,10 @@ from typing import Any
 
 import pytest
 
+import bot.documents as bot_documents
+import bot.engine as bot_engine
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
+from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.engine import APOLOGIES
 from bot.llm.openai_chat import make_client
 from bot.llm.router import ModelRouter, build_router
@@ -60,13 +64,15 @@ MOVED = encoding(
 
 def answer(body: dict[str, Any]) -> str:
     """The fake's default reply: an encoding for the encoding task, a summary for
-    compression, else an echo of the user."""
+    compression and for documents, else an echo of the user."""
     messages = body.get("messages") or [{}]
     system = str(messages[0].get("content") or "")
     if ENCODING_TASK in system:
         return MOVED
     if system.startswith(SUMMARY_TASK):
         return "Alice told a long story."
+    if system.startswith((MAP_TASK, REDUCE_TASK, WHOLE_TASK)):
+        return "Goats graze on terraced hills."
     return echo_reply(body)
 
 
@@ -334,3 +340,31 @@ async def test_encoding_json_that_is_malformed_is_asked_for_again(
     assert [m.text for m in await bot.bank.store.list_memories(scope)] == [
         "2026-03-02: Alice moved to Lisbon."
     ]
+
+
+# --- the event loop -----------------------------------------------------------------------------
+
+
+async def test_long_document_work_runs_off_the_event_loop(
+    bots: OpenBot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cutting a document into parts and picking passages for a question take a second on a
+    few MB: they run in worker threads, so other conversations go on meanwhile."""
+    threads: dict[str, list[bool]] = {"chunks": [], "excerpts": []}
+
+    def watched(name: str, work: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            threads[name].append(threading.current_thread() is threading.main_thread())
+            return work(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(bot_documents, "chunks", watched("chunks", bot_documents.chunks))
+    monkeypatch.setattr(bot_engine, "excerpts", watched("excerpts", bot_documents.excerpts))
+    bot = await bots(make_persona(), settings=EngineConfig(timezone="UTC", context_tokens=2000))
+    text = "\n\n".join(f"Part {i}: goats graze on the terraced hills. " * 20 for i in range(30))
+    opened = await bot.engine.read_document(make_event(""), "hills.md", text.encode())
+    assert not opened.failed
+    await say(bot, "what do the goats do?")
+    assert threads["chunks"] and threads["excerpts"]
+    assert not any(threads["chunks"] + threads["excerpts"])  # never on the loop's thread
