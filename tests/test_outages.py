@@ -19,6 +19,7 @@ import pytest
 
 import bot.documents as bot_documents
 import bot.engine as bot_engine
+import bot.recollect as bot_recollect
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
 from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.engine import APOLOGIES
@@ -30,6 +31,7 @@ from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.embeddings import OpenAIEmbedder
 from memory.encoding import ENCODING_TASK
+from memory.text import key_phrase
 from tests.fakes.factories import Bot, make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import encoding
 from tests.fakes.openai_server import (
@@ -343,6 +345,24 @@ async def test_encoding_json_that_is_malformed_is_asked_for_again(
 
 
 # --- the event loop -----------------------------------------------------------------------------
+
+
+async def test_the_cue_of_a_chinese_message_is_taken_off_the_event_loop(
+    bots: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jieba's part-of-speech tagger takes 15 ms for 50 Chinese characters and seconds for a
+    long message: the recall cue of any non-ASCII message is taken in a worker thread."""
+    on_loop: list[bool] = []
+
+    def watched(text: str) -> str:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return key_phrase(text)
+
+    monkeypatch.setattr(bot_recollect, "key_phrase", watched)
+    bot = await bots(make_persona("mao", name="猫猫", language="zh"))
+    await say(bot, "我昨天和阿杰去公园散步，天气很好。" * 20, persona="mao")
+    await say(bot, "plain words stay on the loop: they cost microseconds", persona="mao")
+    assert on_loop == [False, True]
 
 
 async def test_long_document_work_runs_off_the_event_loop(
