@@ -275,6 +275,18 @@ async def test_a_document_that_cannot_be_summarised_now_is_kept_open(
 # --- encoding and embedding ---------------------------------------------------------------------
 
 
+async def test_recall_goes_on_by_words_while_the_embedder_is_out(
+    bots: OpenBot, fake: FakeOpenAI
+) -> None:
+    bot = await bots(make_persona(), embedder=remote_embedder(fake))
+    scope = bot.engine.event_scope(make_event())
+    await bot.bank.remember(scope, "Alice adopted a kitten called Mochi", when=START)
+    fake.outage(*FAILURES, chat=False)
+    reply = await say(bot, "How is Mochi doing?")
+    assert not reply.failed and reply.text == "echo: How is Mochi doing?"
+    assert "kitten called Mochi" in str(fake.chat_requests[-1]["messages"][0]["content"])
+
+
 async def test_encoding_and_embedding_wait_out_an_outage_and_are_done_once(
     bots: OpenBot, fake: FakeOpenAI
 ) -> None:
