@@ -75,6 +75,9 @@ DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
+# The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
+# retries can run to minutes): past it, recall goes by words and the embedder counts as down.
+CUE_DEADLINE = 5.0  # seconds
 EMBED_RETRY_MAX = timedelta(minutes=30)  # embed_pending's longest wait, doubling from the pause
 NEIGHBOUR_GAP = timedelta(minutes=10)
 SAME_OCCASION = timedelta(
@@ -136,6 +139,7 @@ class MemoryBank:
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
         self._writes = 0
         self._embedder_down_until: datetime | None = None
+        self.cue_deadline = CUE_DEADLINE
         # Scopes holding memories stored here without a vector, for embed_pending; and its
         # backoff (separate from recall's pause, which must not grow with an outage).
         self._unembedded: set[str] = set()
@@ -557,14 +561,19 @@ class MemoryBank:
 
     async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeIndex | None]:
         """The cue's vector and the scope's index, or (None, None): recall then goes on with
-        the words alone. After an embedding failure, cues are not embedded for
-        EMBEDDER_PAUSE, so an outage does not cost every turn a timeout."""
+        the words alone. After an embedding failure, or a cue not embedded within
+        `cue_deadline` seconds, cues are not embedded for EMBEDDER_PAUSE, so an outage does not
+        cost every turn a timeout."""
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
         try:
-            query = await self._query_vector(cue)
+            async with asyncio.timeout(self.cue_deadline):
+                query = await self._query_vector(cue)
             return query, await self._index(scope)
+        except TimeoutError:
+            self._embedder_down_until = now + EMBEDDER_PAUSE
+            log.warning("recall by words only for a while: the embedder took too long")
         except EmbeddingError as e:
             self._embedder_down_until = now + EMBEDDER_PAUSE
             log.warning("recall by words only for a while: %s", e)

@@ -25,7 +25,7 @@ from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
 from memory.pgstore import PgStore
 from memory.recall import failure_probability
-from tests.fakes.openai_server import FakeOpenAI, HttpError, Truncated
+from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import fresh_database
 
 SCOPE = "pip/discord:dm:u1"
@@ -530,6 +530,25 @@ async def test_an_index_built_while_the_embedder_is_out_gets_the_missing_memorie
     assert await bank.embed_pending() == 1
     assert index.live == {kitten, job}
     assert [h.id for h in await bank.recall(SCOPE, "her career", k=1)] == [job]
+    await bank.close()
+
+
+async def test_a_hung_embedder_does_not_hold_up_recall(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A cue whose embedding does not come within cue_deadline is recalled by its words (the
+    embedder's own timeout and retries could take minutes of the user's turn)."""
+    clock = FakeClock()
+    client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=3)
+    bank = await open_bank(tmp_path, OpenAIEmbedder(client, "fake-embedding", dimension=8), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    bank.cue_deadline = 0.2
+    fake.embedding_replies.append(Hang(30.0))
+    assert [h.id for h in await bank.recall(SCOPE, "how is Mochi?")] == [kitten]
+    asked = len(fake.embedding_requests)
+    assert [h.id for h in await bank.recall(SCOPE, "Mochi the kitten")] == [kitten]
+    assert len(fake.embedding_requests) == asked  # the embedder counts as down for a while
+    fake.release_hangs()
+    clock.advance(minutes=2)
+    assert [h.id for h in await bank.recall(SCOPE, "her pet", k=1)] == [kitten]  # by meaning
     await bank.close()
 
 
