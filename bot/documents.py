@@ -409,12 +409,15 @@ async def summarise(
         raise ValueError(f"context_tokens={context_tokens} is too small to summarise in")
     rules = _RULES.format(language=_LANGUAGES.get(language, f"the language {language!r}"))
     whole = _header(document) + document.text
-    if count_tokens(whole) <= budget:
+    # Counting and cutting run off the event loop: a few MB of text takes them a second.
+    if await asyncio.to_thread(count_tokens, whole) <= budget:
         return (await complete(_messages(WHOLE_TASK, rules, whole))).strip()
 
     # Size the parts so that the largest header fits beside them.
     header_tokens = count_tokens(_header(document, 10**6, 10**6))
-    parts = chunks(document.text, budget - header_tokens, count_tokens=count_tokens)
+    parts = await asyncio.to_thread(
+        chunks, document.text, budget - header_tokens, count_tokens=count_tokens
+    )
     system = f"{rules}\n{_MAP_NOTE} {_length_note(budget, len(parts), language)}"
     partials = await _complete_all(
         complete,

@@ -16,6 +16,7 @@ instruction to use them as a friend would: implicitly, never talking about a mem
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -234,9 +235,12 @@ class Recollector:
         store = self.bank.store
         profiles = await store.profiles(scope, [user_id]) if user_id else []
         diary = await self.diary.mentioned(scope, text, now, tz)
-        memories = await self.bank.recall(scope, key_phrase(text), k=k, now=now)
+        # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
+        # characters, seconds for a long message.
+        cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
+        memories = await self.bank.recall(scope, cue, k=k, now=now)
         if also is not None:  # the user's private memories, by their choice
-            private = await self.bank.recall(also, key_phrase(text), k=k, now=now)
+            private = await self.bank.recall(also, cue, k=k, now=now)
             memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the diary answers, nor when something came already.

@@ -1,7 +1,7 @@
 """The scheduler: one asyncio task that snapshots dirty sessions, closes idle ones, encodes
-closed conversations into long-term memory, prunes each scope once a day, and now and then
-writes changed memory indexes to disk (they can always be rebuilt from SQLite, so this only
-saves the rebuild)."""
+closed conversations into long-term memory, embeds memories stored while the embedder was out,
+prunes each scope once a day, and now and then writes changed memory indexes to disk (they can
+always be rebuilt from SQLite, so this only saves the rebuild)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,10 @@ class Scheduler:
         except Exception:
             log.exception("scheduler round failed; retrying next round")
         if self.lifecycle is not None:
+            try:  # each process embeds what it stored without a vector (the bank backs off)
+                await self.lifecycle.bank.embed_pending()
+            except Exception:
+                log.exception("embedding pending memories failed; retrying next round")
             try:
                 # Processes sharing a database take turns: one leads this work at a time, and
                 # another takes over when it dies.

@@ -14,6 +14,7 @@ nothing here raises into the turn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -51,6 +52,9 @@ log = logging.getLogger(__name__)
 TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
 RESULTS = 5  # results the chat model sees
 SNIPPET_WORDS = 60
+# The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
+# read, not a server that trickles its answer.
+SEARCH_DEADLINE = 90.0
 
 SEARCH_TOOL = Tool(
     name="web_search",
@@ -234,14 +238,21 @@ def _argument(arguments: str, key: str) -> str:
     return str(value.get(key, "")).strip() if isinstance(value, dict) else ""
 
 
-async def run_search(backend: SearchBackend | None, arguments: str, *, start: int = 1) -> ToolRun:
+async def run_search(
+    backend: SearchBackend | None,
+    arguments: str,
+    *,
+    start: int = 1,
+    deadline: float = SEARCH_DEADLINE,
+) -> ToolRun:
     query = _argument(arguments, "query")
     if backend is None:
         return ToolRun("There is no web search here: answer from what you know.", "nothing")
     if not query:
         return ToolRun("The search needs a query.", "nothing")
     try:
-        results = await backend.search(query)
+        async with asyncio.timeout(deadline):
+            results = await backend.search(query)
     except Exception as e:  # any failure is a sentence for the persona, not an error
         log.warning("web search (%s) failed: %s", backend.name, e)
         return ToolRun(

@@ -10,8 +10,9 @@ A scope is an opaque string built by the caller ("miao/discord:g123/u456"); ever
 names it and the store filters by it, so nothing reaches across scopes. SQLite holds the truth,
 embeddings included; the FAISS indexes are derived and rebuilt from it whenever in doubt. An
 embedding that cannot be made now (the embedding service is down) does not lose the memory: it
-is stored without one, found by its words meanwhile, and embedded when its index is next built
-or by `reindex`.
+is stored without one, found by its words meanwhile, and embedded by `embed_pending` (the
+scheduler calls it every round, backing off while the embedder stays out), when its index is
+next built, or by `reindex`.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
+# The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
+# retries can run to minutes): past it, recall goes by words and the embedder counts as down.
+CUE_DEADLINE = 5.0  # seconds
+EMBED_RETRY_MAX = timedelta(minutes=30)  # embed_pending's longest wait, doubling from the pause
 NEIGHBOUR_GAP = timedelta(minutes=10)
 SAME_OCCASION = timedelta(
     hours=1
@@ -137,6 +142,12 @@ class MemoryBank:
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
         self._writes = 0
         self._embedder_down_until: datetime | None = None
+        self.cue_deadline = CUE_DEADLINE
+        # Scopes holding memories stored here without a vector, for embed_pending; and its
+        # backoff (separate from recall's pause, which must not grow with an outage).
+        self._unembedded: set[str] = set()
+        self._embed_failures = 0
+        self._embed_retry_at: datetime | None = None
 
     @classmethod
     async def open(
@@ -240,6 +251,7 @@ class MemoryBank:
             [vector] = await self._embed([self.embed_text(text, speaker, when)])
         except EmbeddingError as e:
             log.warning("memory stored without an embedding for now: %s", e)
+            self._unembedded.add(scope)
         memory_id = await self.store.add_memory(
             NewMemory(
                 scope=scope,
@@ -283,6 +295,8 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        if any(v is None for v in vectors):
+            self._unembedded.add(write.scope)
         name = self.embedder.name
         async with self.indexes.lock(write.scope, name):
             index = self.indexes.open_index(write.scope, name)
@@ -348,7 +362,9 @@ class MemoryBank:
         now = _aware(now)
         policy = self.policy(scope)
         memories = await self.store.list_memories(scope)
-        decisions = policy.prune(memories, now, seed=seed, twins=await self.twins(scope))
+        twins = await self.twins(scope)
+        # Off the event loop: a scope of 20,000 memories takes the policy about 80 ms.
+        decisions = await asyncio.to_thread(policy.prune, memories, now, seed=seed, twins=twins)
         by_id = {m.id: m for m in memories}
         forgotten = [(by_id[d.id], d.reason) for d in decisions if d.id in by_id]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
@@ -550,14 +566,19 @@ class MemoryBank:
 
     async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeIndex | None]:
         """The cue's vector and the scope's index, or (None, None): recall then goes on with
-        the words alone. After an embedding failure, cues are not embedded for
-        EMBEDDER_PAUSE, so an outage does not cost every turn a timeout."""
+        the words alone. After an embedding failure, or a cue not embedded within
+        `cue_deadline` seconds, cues are not embedded for EMBEDDER_PAUSE, so an outage does not
+        cost every turn a timeout."""
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
         try:
-            query = await self._query_vector(cue)
+            async with asyncio.timeout(self.cue_deadline):
+                query = await self._query_vector(cue)
             return query, await self._index(scope)
+        except TimeoutError:
+            self._embedder_down_until = now + EMBEDDER_PAUSE
+            log.warning("recall by words only for a while: the embedder took too long")
         except EmbeddingError as e:
             self._embedder_down_until = now + EMBEDDER_PAUSE
             log.warning("recall by words only for a while: %s", e)
@@ -691,20 +712,63 @@ class MemoryBank:
         for scope, memories in pending.items():
             for start in range(0, len(memories), EMBED_BATCH):
                 batch = memories[start : start + EMBED_BATCH]
-                done += await self._embed_memories(scope, batch)
+                await self._embed_memories(scope, batch)
+                done += len(batch)
                 if progress:
                     progress(done, total)
             if memories:
                 await self.indexes.delete_file(scope, self.embedder.name)
         return done
 
-    async def _embed_memories(self, scope: str, memories: Sequence[Memory]) -> int:
+    async def embed_pending(self, limit: int = EMBED_BATCH) -> int:
+        """Embed up to `limit` memories stored here without a vector (the embedder was out)
+        and add them to their scope's open index; returns how many. While the embedder stays
+        out it is asked again after EMBEDDER_PAUSE, then twice as long each time, up to
+        EMBED_RETRY_MAX. Costs nothing when nothing waits. (Memories left unembedded by an
+        earlier process are embedded when their index is built.)"""
+        now = self.clock.now()
+        waits = (self._embed_retry_at, self._embedder_down_until)
+        if not self._unembedded or any(w is not None and now < w for w in waits):
+            return 0
+        name = self.embedder.name
+        done = 0
+        for scope in sorted(self._unembedded):
+            missing = await self.store.unembedded(scope, name)
+            batch = missing[: limit - done]
+            try:
+                vectors = await self._embed_memories(scope, batch) if batch else None
+            except EmbeddingError as e:
+                pause = EMBEDDER_PAUSE * 2 ** min(self._embed_failures, 16)
+                self._embed_failures += 1
+                self._embed_retry_at = now + min(pause, EMBED_RETRY_MAX)
+                log.warning(
+                    "memories wait %s more to be embedded: %s",
+                    self._embed_retry_at - now,
+                    e,
+                )
+                break
+            self._embed_failures = 0
+            if len(batch) == len(missing):
+                self._unembedded.discard(scope)
+            if vectors is not None:
+                async with self.indexes.lock(scope, name):
+                    index = self.indexes.open_index(scope, name)
+                    if index is not None:
+                        index.add(np.asarray([m.id for m in batch], dtype=np.int64), vectors)
+                done += len(batch)
+            if done >= limit:
+                break
+        if done:
+            log.info("embedded %d memories stored while the embedder was out", done)
+        return done
+
+    async def _embed_memories(self, scope: str, memories: Sequence[Memory]) -> Vectors:
         texts = [self.embed_text(m.text, m.speaker, m.created_at) for m in memories]
         vectors = await self._embed(texts)
         await self.store.set_embeddings(
             scope, self.embedder.name, [(m.id, v) for m, v in zip(memories, vectors, strict=True)]
         )
-        return len(memories)
+        return vectors
 
     async def _index(self, scope: str) -> ScopeIndex:
         name = self.embedder.name
@@ -716,6 +780,7 @@ class MemoryBank:
                     await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
             except EmbeddingError as e:
                 log.warning("some memories stay unembedded for now: %s", e)
+                self._unembedded.add(scope)  # embed_pending adds them to the index later
         return await self.indexes.get(scope, name, self.embedder.dimension)
 
     async def _query_vector(self, cue: str) -> Vectors:

@@ -332,7 +332,8 @@ class HashEmbedder:
         return f"HashEmbedder(dimension={self._dimension})"
 
     async def start(self) -> None:
-        """Nothing to prepare; here so every embedder can be started alike."""
+        """Build the tokenizer's pattern (0.1 s, once per process) off the event loop."""
+        await asyncio.to_thread(_token_pattern)
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         if sum(len(t) for t in texts) > _THREAD_CHARS:

@@ -7,6 +7,7 @@ share one copy.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import openai
@@ -19,9 +20,12 @@ SNIPPET = 200  # characters of a server's error message kept in a description
 def is_retryable(exc: BaseException) -> bool:
     """Transient failures, as the openai SDK itself judges them: the server's x-should-retry
     when it says; else 408, 409, 429 (but not an exhausted quota, which waiting won't fix),
-    5xx, timeouts and network errors."""
-    if isinstance(exc, openai.APIConnectionError | TimeoutError):  # includes APITimeoutError
-        return True
+    5xx, timeouts and network errors. Also a body that is not JSON at all (the SDK does not
+    retry those): cut short by a server or proxy failing mid-reply, it is as passing as a
+    dropped connection. A JSON body of the wrong shape is not: that server speaks another
+    dialect."""
+    if isinstance(exc, openai.APIConnectionError | TimeoutError | json.JSONDecodeError):
+        return True  # (APIConnectionError includes APITimeoutError)
     if not isinstance(exc, openai.APIStatusError):
         return False
     should = exc.response.headers.get("x-should-retry", "").lower()

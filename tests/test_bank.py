@@ -25,7 +25,7 @@ from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
 from memory.pgstore import PgStore
 from memory.recall import failure_probability
-from tests.fakes.openai_server import FakeOpenAI, HttpError
+from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import fresh_database
 
 SCOPE = "pip/discord:dm:u1"
@@ -489,6 +489,85 @@ async def test_recall_by_words_while_the_embedder_is_down(tmp_path: Path, fake: 
     assert fresh in {h.id for h in hits} or kitten in {h.id for h in hits}
     index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
     assert index.live == {kitten, fresh}
+    await bank.close()
+
+
+async def test_memories_stored_in_an_outage_are_embedded_once_it_ends(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """embed_pending (each scheduler round) embeds what was stored without a vector, backing
+    off while the embedder stays out, and adds it to the open index: no recall needed."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, remote(fake), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    assert await bank.embed_pending() == 0  # nothing waits: not even a query to the store
+    fake.outage(HttpError(503), Truncated())
+    job = await bank.remember(SCOPE, "Alice works as a nurse at the hospital")
+    ski = await bank.remember(OTHER, "Bob went skiing in the Alps")
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    assert index.live == {kitten}
+
+    asked = len(fake.embedding_requests)
+    assert await bank.embed_pending() == 0  # tried at once, in vain
+    for wait in (1, 2, 4, 8):  # minutes: each failure doubles the wait
+        assert len(fake.embedding_requests) == asked + 1
+        clock.advance(seconds=wait * 60 - 1)
+        assert await bank.embed_pending() == 0  # not yet: no request
+        assert len(fake.embedding_requests) == asked + 1
+        clock.advance(seconds=1)
+        asked = len(fake.embedding_requests)
+        assert await bank.embed_pending() == 0  # tried again, in vain
+    fake.recover()
+    clock.advance(minutes=16)
+    assert await bank.embed_pending(limit=1) == 1  # a bounded batch a round
+    assert await bank.embed_pending() == 1
+    assert await bank.embed_pending() == 0
+    assert index.live == {kitten, job}  # joined the open index
+    assert not await bank.store.unembedded(SCOPE, bank.embedder.name)
+    assert not await bank.store.unembedded(OTHER, bank.embedder.name)
+    assert [h.id for h in await bank.recall(SCOPE, "her career", k=1)] == [job]
+    assert [h.id for h in await bank.recall(OTHER, "winter snow", k=1)] == [ski]
+    await bank.close()
+
+
+async def test_an_index_built_while_the_embedder_is_out_gets_the_missing_memories_later(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A cue embedded before (cached) opens the index while the embedder is out: the memories
+    it could not embed then join it once the embedder is back, not at some later rebuild."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, remote(fake), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    await bank.recall(SCOPE, "her hospital job")  # the cue's vector is cached
+    fake.outage()
+    job = await bank.remember(SCOPE, "Alice works as a nurse at the hospital")
+    await bank.recall(SCOPE, "her hospital job")  # reopens the index without the newcomer
+    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    assert index.live == {kitten}
+    fake.recover()
+    clock.advance(minutes=1)
+    assert await bank.embed_pending() == 1
+    assert index.live == {kitten, job}
+    assert [h.id for h in await bank.recall(SCOPE, "her career", k=1)] == [job]
+    await bank.close()
+
+
+async def test_a_hung_embedder_does_not_hold_up_recall(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A cue whose embedding does not come within cue_deadline is recalled by its words (the
+    embedder's own timeout and retries could take minutes of the user's turn)."""
+    clock = FakeClock()
+    client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=3)
+    bank = await open_bank(tmp_path, OpenAIEmbedder(client, "fake-embedding", dimension=8), clock)
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    bank.cue_deadline = 0.2
+    fake.embedding_replies.append(Hang(30.0))
+    assert [h.id for h in await bank.recall(SCOPE, "how is Mochi?")] == [kitten]
+    asked = len(fake.embedding_requests)
+    assert [h.id for h in await bank.recall(SCOPE, "Mochi the kitten")] == [kitten]
+    assert len(fake.embedding_requests) == asked  # the embedder counts as down for a while
+    fake.release_hangs()
+    clock.advance(minutes=2)
+    assert [h.id for h in await bank.recall(SCOPE, "her pet", k=1)] == [kitten]  # by meaning
     await bank.close()
 
 

@@ -23,7 +23,7 @@ from memory.embeddings import (
     make_embedder,
     zhipu_embedder,
 )
-from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Malformed, Raw
+from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Malformed, Raw, Truncated
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -319,7 +319,6 @@ def embedding_body(*vectors: object, indexes: list[object] | None = None) -> Raw
 @pytest.mark.parametrize(
     ("reply", "match"),
     [
-        (Malformed(), "malformed"),
         (Raw({"object": "list", "model": "m", "usage": {}}), "malformed"),  # no data
         (embedding_body([1.0, 0.0]), "1 embeddings for 2"),
         (embedding_body([1.0, 0.0], [0.0, 1.0, 0.5]), "different lengths"),
@@ -336,6 +335,18 @@ async def test_openai_malformed_replies(fake_openai: FakeOpenAI, reply: Raw, mat
     with pytest.raises(EmbeddingError, match=match) as info:
         await embedder.embed(["a", "b"])
     assert not info.value.retryable
+
+
+@pytest.mark.parametrize("reply", [Malformed(), Truncated()])
+async def test_openai_a_cut_or_non_json_body_is_retryable(
+    fake_openai: FakeOpenAI, reply: Malformed | Truncated
+) -> None:
+    fake_openai.embedding_replies.append(reply)
+    embedder = OpenAIEmbedder(client_for(fake_openai), "m")
+    with pytest.raises(EmbeddingError, match=r"malformed|could not connect") as info:
+        await embedder.embed(["a", "b"])
+    assert info.value.retryable
+    assert (await embedder.embed(["a", "b"])).shape == (2, 8)  # and the next call works
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,11 @@ def chat_calls(bot: Bot) -> list[ModelCall]:
     ]
 
 
+def down(messages: Sequence[Message]) -> str:
+    """A model in an outage."""
+    raise ModelError("summary tier down", retryable=True)
+
+
 def quiet(messages: Sequence[Message]) -> str:
     """A model for days of small talk: empty encodings, short replies."""
     if ENCODING_TASK in messages[0].content:
@@ -170,6 +175,36 @@ async def test_a_failed_encoding_waits_and_is_retried_once_the_model_is_back(
     assert sum(is_encoding(c) for c in bot.model.calls) == 2  # the failure, then the one
     [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
     assert conversation.encoded_at is not None
+
+
+async def test_a_long_outage_retries_the_encoding_at_most_hourly_then_once(bots: OpenBot) -> None:
+    """1, 2, 4 ... minutes between tries, never more than RETRY_MAX; done once, when it works."""
+    bot = await bots(make_persona())
+    tick = scheduler(bot).tick
+    await say(bot, "I just moved to Lisbon.")
+    bot.model.default = down
+    bot.clock.advance(minutes=6)
+    await tick()  # closes the conversation; the first try fails
+    waits = []
+    for _ in range(9):
+        tries = sum(is_encoding(c) for c in bot.model.calls)
+        waited = 0
+        while sum(is_encoding(c) for c in bot.model.calls) == tries:
+            bot.clock.advance(minutes=1)
+            waited += 1
+            await tick()
+        waits.append(waited)
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60, 60]  # RETRY_FIRST doubling, to RETRY_MAX
+    [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert conversation.attempts == 10 and conversation.encoded_at is None
+
+    bot.model.default = quiet
+    bot.clock.advance(minutes=60)
+    await tick()
+    await tick()
+    [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
+    assert conversation.encoded_at is not None
+    assert sum(is_encoding(c) for c in bot.model.calls) == 11  # ten failures, one success
 
 
 async def test_end_encodes_at_the_next_round_and_the_recap_opens_the_next_conversation(

@@ -13,7 +13,15 @@ import pytest
 from bot.llm.base import ChatModel, Message, ModelError, Tool, ToolCall
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.retry import MAX_DELAY, call_with_retries
-from tests.fakes.openai_server import FakeOpenAI, HttpError, Raw, Text
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    Hang,
+    HttpError,
+    Malformed,
+    Raw,
+    Text,
+    Truncated,
+)
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -314,13 +322,60 @@ async def test_api_key_never_in_error_text() -> None:
         assert error.__cause__ is None and error.__suppress_context__
 
 
-async def test_malformed_json_body(fake_openai: FakeOpenAI) -> None:
-    fake_openai.malformed()
-    with pytest.raises(ModelError) as info:
+async def test_a_body_that_is_not_json_is_retried_like_a_dropped_connection(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.reply(Malformed(), Malformed('{"id": "x", "choices": [{"mess'), Text("whole"))
+    assert (await model_for(fake_openai).complete(HELLO)).text == "whole"
+    assert len(fake_openai.chat_requests) == 3
+
+    fake_openai.burst(3, Malformed())
+    with pytest.raises(ModelError, match="malformed response") as info:
         await model_for(fake_openai).complete(HELLO)
-    assert not info.value.retryable
+    assert info.value.retryable  # the model may answer later: encoding waits and retries
     assert KEY not in str(info.value)
-    assert len(fake_openai.chat_requests) == 1
+    assert len(fake_openai.chat_requests) == 6
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.5, 0.99])
+async def test_a_reply_cut_by_a_dropped_connection_is_retried_never_half_shown(
+    fake_openai: FakeOpenAI, keep: float
+) -> None:
+    fake_openai.reply(Truncated(Text("a long answer cut in the middle"), keep=keep), Text("all"))
+    assert (await model_for(fake_openai).complete(HELLO)).text == "all"
+    fake_openai.burst(3, Truncated(keep=keep))
+    with pytest.raises(ModelError, match="could not connect") as info:
+        await model_for(fake_openai).complete(HELLO)
+    assert info.value.retryable
+    assert len(fake_openai.chat_requests) == 5
+
+
+async def test_a_burst_of_mixed_failures_then_recovery(fake_openai: FakeOpenAI) -> None:
+    """429 with Retry-After, 500, a hang past the timeout, a cut body: each retried."""
+    sleeps = Sleeps()
+    fake_openai.burst(
+        4, HttpError(429, retry_after=0.05), HttpError(500), Hang(5.0), Truncated()
+    ).reply_text("back")
+    model = model_for(fake_openai, timeout=0.3, max_retries=4, sleep=sleeps)
+    assert (await model.complete(HELLO)).text == "back"
+    assert len(fake_openai.chat_requests) == 5
+    assert sleeps.delays[0] >= 0.05  # the Retry-After hint, over the jittered backoff
+
+
+async def test_an_outage_fails_every_call_until_recovery(fake_openai: FakeOpenAI) -> None:
+    fake_openai.reply_text("scripted, waiting out the outage")
+    fake_openai.outage(HttpError(503), Truncated(), chat=True, embeddings=False)
+    model = model_for(fake_openai, max_retries=2)
+    for _ in range(2):
+        with pytest.raises(ModelError) as info:
+            await model.complete(HELLO)
+        assert info.value.retryable
+    assert len(fake_openai.chat_requests) == 6
+    client = make_client(fake_openai.base_url, KEY, 2.0)
+    assert (await client.embeddings.create(model="e", input="tea")).data  # not in the outage
+    fake_openai.recover()
+    assert (await model.complete(HELLO)).text == "scripted, waiting out the outage"
+    assert (await model.complete(HELLO)).text == "[NEUTRAL] echo: hello there"
 
 
 async def test_connection_refused_is_retryable() -> None:
@@ -472,6 +527,20 @@ async def test_fake_streams_text_and_tool_calls(fake_openai: FakeOpenAI) -> None
             finish = choice.finish_reason or finish
     assert names == ["look"] and args == ['{"at": "moon"}']
     assert finish == "tool_calls"
+
+
+async def test_fake_cuts_a_stream_without_its_end(fake_openai: FakeOpenAI) -> None:
+    """(Kizuna does not stream; the fake can, for whoever does.)"""
+    client = make_client(fake_openai.base_url, KEY, 2.0)
+    fake_openai.reply(Truncated(Text("one two three four five six"), keep=0.5))
+    stream = await client.chat.completions.create(
+        model="fake-chat", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    pieces: list[str] = []
+    with pytest.raises(openai.APIConnectionError):
+        async for chunk in stream:
+            pieces.extend(choice.delta.content or "" for choice in chunk.choices)
+    assert "".join(pieces) == "one two"  # the role chunk and two of six words, no more
 
 
 async def test_fake_embeddings_float_and_base64(fake_openai: FakeOpenAI) -> None:

@@ -23,9 +23,10 @@ from bot.tools import (
     build_search,
     cited_sources,
     condense,
+    run_search,
 )
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
-from tests.fakes.openai_server import FakeOpenAI, HttpError
+from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError
 
 
 @pytest.fixture
@@ -113,6 +114,16 @@ async def test_a_failing_search_becomes_a_sentence_not_an_error(
     assert not reply.failed and reply.text == "I couldn't look that up just now, sorry."
     [told] = tool_messages(fake_openai.chat_requests[1])
     assert told.startswith("The search failed just now")
+
+
+async def test_a_search_that_never_finishes_is_given_up(fake_openai: FakeOpenAI) -> None:
+    """A server that holds the request (or trickles) is bounded by the search's deadline, not
+    only by the SDK's per-read timeout."""
+    fake_openai.search_replies.append(Hang(30.0))
+    search = ZhipuSearch(make_client(fake_openai.zhipu_base_url, "id.secret", 30.0))
+    run = await run_search(search, '{"query": "ferry times"}', deadline=0.2)
+    assert run.text.startswith("The search failed just now") and run.cost == "1 search (failed)"
+    assert len(fake_openai.search_requests) == 1
 
 
 async def test_tool_rounds_are_bounded(bot: Bot, fake_openai: FakeOpenAI) -> None:

@@ -21,6 +21,7 @@ from bot.recollect import Recollector
 from bot.sessions import SessionManager
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
+from memory.embeddings import Embedder
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
@@ -168,9 +169,12 @@ async def open_bot(
     clock: FakeClock | None = None,
     settings: EngineConfig | None = None,
     memory: MemoryConfig | None = None,
+    router: ModelRouter | None = None,
+    embedder: Embedder | str = "hash",
 ) -> Bot:
-    """Open a store at `path` and an engine over it, with a memory bank (hash embedder, no
-    retrieval failure) beside it; close with `await bot.close()`."""
+    """Open a store at `path` and an engine over it, with a memory bank (hash embedder unless
+    told, no retrieval failure) beside it; close with `await bot.close()`. `router` replaces
+    the scripted model's (e.g. real providers on FakeOpenAI; `model` then goes unused)."""
     if isinstance(personas, Mapping):
         by_key = dict(personas)
     else:
@@ -182,13 +186,13 @@ async def open_bot(
     await sessions.restore(by_key.keys(), PLATFORMS)
     bank = await MemoryBank.open(
         path.parent,
-        "hash",
+        embedder,
         clock,
         deterministic=True,
         store=store,
         policy=scope_policies(by_key),
     )
-    router = make_router(model)
+    router = router or make_router(model)
     engine = Engine(
         personas=by_key,
         models=router,

@@ -13,15 +13,26 @@ POST chat/completions (plain or SSE streaming), POST embeddings, GET models; and
 POST /api/paas/v4/tools (web-search-pro), answering from `search_replies`.
 Chat completions take the next scripted reply from `replies`; when it is empty they answer
 `default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
-next reply from `embedding_replies` (errors, hangs, malformed or raw bodies), else deterministic
-unit vectors derived from a hash of each input. Every request is recorded in `requests`.
+next reply from `embedding_replies` (errors, hangs, malformed, truncated or raw bodies), else
+deterministic unit vectors derived from a hash of each input. Every request is recorded in
+`requests`.
+
+Faults, for outage tests:
+    fake.fail(429, retry_after=0.01)              # one scripted error (HttpError)
+    fake.reply(Hang(5), Malformed(), Truncated())  # a hung request, a body that is not JSON,
+                                                   # a body (or SSE stream) cut by a dropped
+                                                   # connection
+    fake.burst(4, HttpError(500), Truncated())     # the next 4 chat requests fail, taking
+                                                   # these in turn (embeddings=True: embeddings)
+    fake.outage(HttpError(503))                    # every chat and embedding request fails...
+    fake.recover()                                 # ...until this; scripted replies waited
+    fake.release_hangs()                           # requests hanging now answer at once
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import hashlib
 import itertools
 import json
@@ -49,6 +60,7 @@ __all__ = [
     "Reply",
     "Text",
     "ToolCalls",
+    "Truncated",
     "echo_reply",
 ]
 
@@ -114,7 +126,18 @@ class Raw:
     status: int = 200
 
 
-Reply = Text | ToolCalls | HttpError | Hang | Malformed | Raw
+@dataclass(frozen=True)
+class Truncated:
+    """The answer (`reply`, or the default one) cut off by a dropped connection: a plain body
+    stops after `keep` of its bytes (its Content-Length promised more); a stream stops after
+    `keep` of its chunks, without the final chunk or `data: [DONE]`. On embeddings, `reply`
+    must be None. (`Malformed` is a cut body delivered whole.)"""
+
+    reply: Text | ToolCalls | None = None
+    keep: float = 0.5
+
+
+Reply = Text | ToolCalls | HttpError | Hang | Malformed | Raw | Truncated
 
 
 @dataclass(frozen=True)
@@ -160,6 +183,12 @@ _ERROR_TYPES = {
 }
 
 
+def _drop(request: web.Request) -> None:
+    """Close the connection under a response being sent (a server or proxy dying mid-reply)."""
+    if request.transport is not None:
+        request.transport.close()
+
+
 def _error_response(
     status: int, message: str, retry_after: float | None = None, code: str | None = None
 ) -> web.Response:
@@ -199,10 +228,15 @@ class FakeOpenAI:
         # gets a random unit vector seeded by its hash.
         self.embed_fn: Callable[[str, int], list[float]] | None = None
         self.requests: list[RecordedRequest] = []
+        # While set (outage()), requests to these endpoints ("completions", "embeddings")
+        # answer these replies in turn, not the scripts.
+        self._outage: dict[str, tuple[Reply, ...]] = {}
+        self._outage_turn = itertools.count()
         self.port = 0
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
+        self._release: asyncio.Event | None = None  # set (and replaced) by release_hangs()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -236,6 +270,28 @@ class FakeOpenAI:
     def malformed(self) -> FakeOpenAI:
         return self.reply(Malformed())
 
+    def burst(self, count: int, *failures: Reply, embeddings: bool = False) -> FakeOpenAI:
+        """Queue `count` failing replies, taking `failures` in turn (default: HTTP 503), on
+        chat completions, or on embeddings; afterwards the service is back."""
+        cycle = itertools.cycle(failures or (HttpError(503),))
+        script = self.embedding_replies if embeddings else self.replies
+        script.extend(next(cycle) for _ in range(count))
+        return self
+
+    def outage(self, *failures: Reply, chat: bool = True, embeddings: bool = True) -> FakeOpenAI:
+        """From now until `recover()`, every chat completion and/or embedding request answers
+        the next of `failures` in turn (default: HTTP 503); the scripts wait meanwhile."""
+        replies = failures or (HttpError(503),)
+        for kind, on in (("completions", chat), ("embeddings", embeddings)):
+            if on:
+                self._outage[kind] = replies
+        return self
+
+    def recover(self) -> FakeOpenAI:
+        """End the outage."""
+        self._outage.clear()
+        return self
+
     # -- what was received -----------------------------------------------------------------
 
     @property
@@ -259,6 +315,7 @@ class FakeOpenAI:
 
     async def start(self) -> FakeOpenAI:
         self._closing = asyncio.Event()
+        self._release = asyncio.Event()
         app = web.Application()
         for prefix in ("/v1", "/api/paas/v4"):
             app.router.add_post(f"{prefix}/chat/completions", self._chat)
@@ -354,24 +411,46 @@ class FakeOpenAI:
         sent = header.removeprefix("Bearer ")
         return _error_response(401, f"Incorrect API key provided: {sent}.")
 
+    def release_hangs(self) -> None:
+        """Wake the requests hanging now: each answers its Hang's `then` at once."""
+        if self._loop is not None:  # served from a thread: wake them in its loop
+            self._loop.call_soon_threadsafe(self._wake_hangs)
+        else:
+            self._wake_hangs()
+
+    def _wake_hangs(self) -> None:
+        if self._release is not None:
+            self._release.set()
+            self._release = asyncio.Event()  # later hangs wait again
+
     async def _wait(self, seconds: float) -> None:
-        assert self._closing is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), seconds)
+        assert self._closing is not None and self._release is not None
+        wakers = [asyncio.ensure_future(e.wait()) for e in (self._closing, self._release)]
+        try:
+            await asyncio.wait(wakers, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waker in wakers:
+                waker.cancel()
 
     async def _take(
         self, request: web.Request, script: deque[Reply]
     ) -> tuple[dict[str, Any], Reply | None, web.Response | None]:
-        """Record the request, check its key and body, and take the next scripted reply:
-        (body, reply left to answer, or a response already made)."""
+        """Record the request, check its key and body, and take the next reply (the outage's,
+        while one lasts, else the script's): (body, reply left to answer, or a response
+        already made)."""
         body = await self._record(request)
         denied = self._unauthorized(request)
         if denied is not None:
             return {}, None, denied
         if not isinstance(body, dict):
             return {}, None, _error_response(400, "body must be a JSON object")
-        reply, response = await self._common(script.popleft() if script else None)
-        return body, reply, response
+        failures = self._outage.get(request.path.rsplit("/", 1)[-1])
+        if failures:
+            reply: Reply | None = failures[next(self._outage_turn) % len(failures)]
+        else:
+            reply = script.popleft() if script else None
+        left, response = await self._common(reply)
+        return body, left, response
 
     async def _common(self, reply: Reply | None) -> tuple[Reply | None, web.Response | None]:
         """Handle the replies any endpoint understands; returns (reply left, response)."""
@@ -395,6 +474,9 @@ class FakeOpenAI:
         body, reply, response = await self._take(request, self.replies)
         if response is not None:
             return response
+        cut: float | None = None
+        if isinstance(reply, Truncated):
+            cut, reply = reply.keep, reply.reply
         if reply is None:
             reply = Text(self.default_reply(body))
         if not isinstance(reply, Text | ToolCalls):
@@ -434,23 +516,35 @@ class FakeOpenAI:
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return await self._stream(
-                request, head, reply.text, calls, finish, usage, include_usage
+                request, head, reply.text, calls, finish, usage, include_usage, cut
             )
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if calls:
             message["tool_calls"] = calls
         elif message["content"] is None:
             message["content"] = ""
-        return web.json_response(
-            {
-                **head,
-                "object": "chat.completion",
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-                ],
-                "usage": usage,
-            }
-        )
+        answer = {
+            **head,
+            "object": "chat.completion",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
+            "usage": usage,
+        }
+        if cut is not None:
+            return await self._cut(request, answer, cut)
+        return web.json_response(answer)
+
+    @staticmethod
+    async def _cut(request: web.Request, answer: Any, keep: float) -> web.StreamResponse:
+        """Send `keep` of the JSON body `answer`, then drop the connection."""
+        data = json.dumps(answer).encode()
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(data)
+        await response.prepare(request)
+        await response.write(data[: int(len(data) * keep)])
+        _drop(request)
+        return response
 
     async def _stream(
         self,
@@ -461,6 +555,7 @@ class FakeOpenAI:
         finish: str,
         usage: dict[str, int],
         include_usage: bool,
+        cut: float | None = None,
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -474,11 +569,16 @@ class FakeOpenAI:
             choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
             return json.dumps({**head, "object": "chat.completion.chunk", "choices": [choice]})
 
-        await send(chunk({"role": "assistant", "content": ""}))
-        for piece in re.findall(r"\s*\S+", text):
-            await send(chunk({"content": piece}))
-        for i, call in enumerate(calls):
-            await send(chunk({"tool_calls": [{"index": i, **call}]}))
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks += [chunk({"content": piece}) for piece in re.findall(r"\s*\S+", text)]
+        chunks += [chunk({"tool_calls": [{"index": i, **call}]}) for i, call in enumerate(calls)]
+        if cut is not None:  # part of the content, then the connection drops
+            for payload in chunks[: max(1, int(len(chunks) * cut))]:
+                await send(payload)
+            _drop(request)
+            return response
+        for payload in chunks:
+            await send(payload)
         await send(chunk({}, finish))
         if include_usage:
             last = {**head, "object": "chat.completion.chunk", "choices": [], "usage": usage}
@@ -501,6 +601,9 @@ class FakeOpenAI:
         body, reply, response = await self._take(request, self.embedding_replies)
         if response is not None:
             return response
+        cut: float | None = None
+        if isinstance(reply, Truncated) and reply.reply is None:
+            cut, reply = reply.keep, None
         if reply is not None:
             return _error_response(500, f"fake: cannot answer {type(reply).__name__} here")
         raw = body.get("input")
@@ -525,14 +628,15 @@ class FakeOpenAI:
             )
             data.append({"object": "embedding", "index": i, "embedding": embedding})
         tokens = sum(_tokens(t) for t in inputs)
-        return web.json_response(
-            {
-                "object": "list",
-                "data": data,
-                "model": str(body.get("model") or self.models[-1]),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            }
-        )
+        answer = {
+            "object": "list",
+            "data": data,
+            "model": str(body.get("model") or self.models[-1]),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+        if cut is not None:
+            return await self._cut(request, answer, cut)
+        return web.json_response(answer)
 
     @property
     def search_requests(self) -> list[Any]:
