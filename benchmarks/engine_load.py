@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.config import TIERS, Config, EngineConfig
 from bot.events import ChatEvent
 from bot.llm.base import Completion, Message, Tool, Usage
+from bot.loopwatch import LoopWatch
 from bot.persona import Persona, PersonaLibrary
 from bot.recollect import Recollector
 from bot.runtime import Runtime, load_personas, open_runtime
@@ -109,30 +110,6 @@ class InstantModel:
         if spent is not None:
             spent.append(time.perf_counter() - start)
         return completion
-
-
-@dataclass(slots=True)
-class StallMonitor:
-    """How late a short timer fires: the longest the event loop went without running it."""
-
-    tick: float = STALL_TICK
-    worst: float = 0.0
-    _task: asyncio.Task[None] | None = field(default=None, repr=False)
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            start = loop.time()
-            await asyncio.sleep(self.tick)
-            self.worst = max(self.worst, loop.time() - start - self.tick)
-
-    def __enter__(self) -> StallMonitor:
-        self._task = asyncio.create_task(self._run())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
 
 
 @dataclass(slots=True)
@@ -305,7 +282,7 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
         steady_run = Run()
         period = args.sessions / args.rate
         rng = random.Random(11)
-        with StallMonitor() as monitor:
+        async with LoopWatch(STALL_TICK) as monitor:
             started = time.perf_counter()
             await asyncio.gather(
                 *(
