@@ -34,7 +34,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot import commands
+from bot import commands, redact
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
@@ -86,6 +86,8 @@ class TelegramAdapter:
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
         bind personas and wipe shared memories in any chat, besides the chat's admins.
         `webhook`: receive updates by webhook (for servers) instead of long polling."""
+        # The token is in every Bot API URL the library and httpx log.
+        redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona

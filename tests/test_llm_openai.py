@@ -14,8 +14,9 @@ from bot.llm.base import ChatModel, Message, ModelError, Tool, ToolCall
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.retry import MAX_DELAY, call_with_retries
 from tests.fakes.openai_server import FakeOpenAI, HttpError, Raw, Text
+from tests.fakes.secrets import OPENAI_API_KEY
 
-KEY = "sk-test-SECRET-0123456789abcdef"
+KEY = OPENAI_API_KEY
 
 
 class Sleeps:

@@ -34,12 +34,13 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
-from bot import commands
+from bot import commands, redact
 from bot.documents import DocumentError, precheck
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.persona import Persona
 from bot.recollect import describe_age
+from memory.bank import MAX_SCOPE
 from memory.records import Memory
 
 __all__ = ["MAX_FRAME", "PAGE_COMMANDS", "WebServer", "WebSetupError", "is_loopback"]
@@ -101,6 +102,7 @@ class WebServer:
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
         self._token = token
+        redact.hide(token)
         self._runner: web.AppRunner | None = None
         self._turns: set[asyncio.Task[Any]] = set()
         self._sockets: set[web.WebSocketResponse] = set()
@@ -167,6 +169,13 @@ class WebServer:
             given = request.query.get("token") or request.cookies.get(COOKIE, "")
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
             if not (_same(given, self._token) or _same(bearer, self._token)):
+                log.warning(
+                    "refused %s %s from %s: %s",
+                    request.method,
+                    request.path,
+                    request.remote,
+                    "a wrong token" if given or bearer else "no token",
+                )
                 raise web.HTTPUnauthorized(text="This Kizuna needs its token: open ?token=...")
             if "token" in request.query and request.path in ("/", "/inspect"):
                 found = web.HTTPFound(request.path)  # keep the token out of the address bar
@@ -176,6 +185,13 @@ class WebServer:
             # A page of another site may not drive this one (a socket is not covered by CORS).
             origin = request.headers.get("Origin")
             if origin is not None and origin != f"{request.scheme}://{request.host}":
+                log.warning(
+                    "refused %s %s from %s: cross-site, Origin %r",
+                    request.method,
+                    request.path,
+                    request.remote,
+                    origin[:200],
+                )
                 raise web.HTTPForbidden(text="cross-site request refused")
         response = await handler(request)
         response.headers.setdefault("Content-Security-Policy", CSP)
@@ -376,8 +392,9 @@ class WebServer:
     def _scope(self, request: web.Request) -> str:
         scope = request.query.get("scope", "")
         persona, _, rest = scope.partition("/")
-        if persona not in self.personas or not rest:
-            raise web.HTTPNotFound(text=f"no scope {scope!r} here")
+        if persona not in self.personas or not rest or len(scope) > MAX_SCOPE:
+            log.info("inspector: refused %s: no scope %r here", request.path, scope[:200])
+            raise web.HTTPNotFound(text=f"no scope {scope[:200]!r} here")
         if self.engine.memory is None:
             raise web.HTTPConflict(text="long-term memory is off")
         return scope
