@@ -376,7 +376,7 @@ class TelegramAdapter:
     async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
         key = (str(message.chat.id), event.user_id)
         pending = self._pending_forget.pop(key, None)
-        if pending is not None and query.isdigit():
+        if pending is not None and query.isdecimal():  # "²" is a digit, not a number
             number = int(query)
             if not 1 <= number <= len(pending):
                 self._pending_forget[key] = pending  # still theirs to pick from

@@ -138,6 +138,10 @@ class _Plugin:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The root logger goes down to DEBUG for the scan; reports and caplog keep showing what
+    # they showed before (WARNING and up) unless a test or the command line asks for more.
+    if config.getoption("log_level", None) is None and not config.getini("log_level"):
+        config.option.log_level = "WARNING"
     plugin = _Plugin()
     plugin.start()
     config.pluginmanager.register(plugin, "kizuna-secret-scan")
