@@ -25,16 +25,20 @@ GROUP_MEMORY = "Alice hums marmosetfjord tunes in the cellar"
 DIARY_PAGE = "Alice cried about the narwhalpumpkin today."
 PROFILE = "Alice is allergic to axolotlbrioche."
 TAVERN_DM = "Alice whispered that the tavern password is quetzalmango"
-MARKERS = ("zebraquokka", "marmosetfjord", "narwhalpumpkin", "axolotlbrioche", "quetzalmango")
+# Phrases of hers that no one types (a question may name her words: "zebraquokka?").
+PIN, HUMS, CRIED, ALLERGY, PASSWORD = (
+    "zebraquokka-4921",
+    "hums marmosetfjord",
+    "about the narwhalpumpkin",
+    "allergic to axolotlbrioche",
+    "password is quetzalmango",
+)
+MARKERS = (PIN, HUMS, CRIED, ALLERGY, PASSWORD)
 DAY = date(2026, 1, 1)  # the fake clock's first day
 
 
-def leaked(text: str, typed: Iterable[str] = ()) -> list[str]:
-    """Alice's words found in `text`, leaving out what the asker `typed` (an answer may
-    repeat the question: "Which day is 'zebraquokka'?")."""
-    for said in sorted(typed, key=len, reverse=True):
-        if len(said) > 3:
-            text = text.replace(said, "")
+def leaked(text: str) -> list[str]:
+    """Alice's phrases found in `text`."""
     return [m for m in MARKERS if m in text]
 
 

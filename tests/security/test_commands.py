@@ -19,9 +19,12 @@ from bot.runtime import Runtime
 from bot.scheduler import Scheduler
 from tests.security.conftest import (
     ALICE,
+    ALLERGY,
     BOB,
+    CRIED,
     DM_MEMORY,
     GROUP_MEMORY,
+    HUMS,
     IMPOSTOR,
     World,
     event,
@@ -52,7 +55,7 @@ ASKERS = [
         ALICE,
         "group",
         "pip",
-        ("marmosetfjord", "narwhalpumpkin", "axolotlbrioche"),
+        (HUMS, CRIED, ALLERGY),
         id="alice-in-the-server",
     ),
     pytest.param(BOB, "group", "tavern", (), id="bob-in-the-tavern-channel"),
@@ -96,7 +99,7 @@ async def test_no_command_reaches_what_is_not_the_askers(
     world: World, user: str, where: str, persona: str, allowed: tuple[str, ...]
 ) -> None:
     said = await everything_said(world, user, where, persona)
-    assert [m for m in leaked(said, QUERIES) if m not in allowed] == []
+    assert [m for m in leaked(said) if m not in allowed] == []
     # Her memories are all still there (but those in the asker's own scope: hers to forget).
     asking = world.scope(user, where, persona)
     for memory_id, scope in zip(
@@ -173,7 +176,7 @@ async def test_the_console_shows_bob_nothing_of_alices(world: World, tmp_path: P
     )
     printed = await console(world, tmp_path, "bob", typed + "\n")
     exports = "".join(p.read_text() for p in (tmp_path / "exports").glob("*.json"))
-    assert leaked(printed + exports, QUERIES) == []
+    assert leaked(printed + exports) == []
     assert printed.count("Nothing forgotten.") == 2
     assert "Forgotten: Bob's bank is the kite bank" in printed
     assert [m.id for m in await bank.get("pip/console:dm:alice", [alice])] == [alice]
