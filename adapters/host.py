@@ -18,6 +18,7 @@ from typing import Protocol
 
 from adapters.web import WebServer
 from adapters.web.server import is_loopback
+from bot import redact
 from bot.config import BotConfig, Config
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
@@ -188,7 +189,9 @@ async def host(
             try:
                 await adapter.start()
             except Exception as e:
-                raise BotStartError(f"{_describe(bot)} could not start: {e}") from e
+                # Libraries put the token in their errors ("The token `...` was rejected").
+                said = redact.redact(str(e))
+                raise BotStartError(f"{_describe(bot)} could not start: {said}") from None
             started.append(adapter)
             announce(_up(config, bot))
         runtime.scheduler.start()

@@ -63,7 +63,9 @@ class SecretScan(logging.Handler):
             text = record.getMessage()
         except Exception:  # a record whose arguments do not fit its message: scan both
             text = f"{record.msg} {record.args}"
-        if record.exc_info:
+        if record.exc_text:  # what every handler prints for the traceback, once set
+            text += "\n" + record.exc_text
+        elif record.exc_info:
             text += "\n" + logging.Formatter().formatException(record.exc_info)
         if record.stack_info:
             text += "\n" + record.stack_info
