@@ -2,7 +2,8 @@
 the whole run, nor in anything a subprocess the tests start writes to stdout or stderr.
 
 A handler on the root logger at DEBUG sees every record of every logger, libraries' too (httpx
-logs each request's URL, and a Telegram URL carries the bot token). Python subprocesses load
+logs each request's URL, and a Telegram URL carries the bot token), but aiosqlite's DEBUG
+(each SQL statement, twice: the scan's main cost, and never a secret). Python subprocesses load
 tests/fakes/subprocess_site/sitecustomize.py, which copies their output into a folder of this
 session. At the end, any leak fails the run with a report naming the test and the logger (or
 the subprocess); the secret itself is named, never printed."""
@@ -98,12 +99,17 @@ class _Plugin:
         self.folder = Path(tempfile.mkdtemp(prefix="kizuna-secret-scan-"))
         self.saved_env = {k: os.environ.get(k) for k in (OUTPUT_ENV, "PYTHONPATH")}
         self.saved_level = logging.getLogger().level
+        self.saved_sqlite = logging.NOTSET
         self.leaks: list[Leak] = []
 
     def start(self) -> None:
         root = logging.getLogger()
         root.addHandler(self.scan)
         root.setLevel(logging.DEBUG)
+        # aiosqlite's DEBUG lines, two for every SQL statement with its parameters, are most
+        # of the scan's cost and never hold a token or key: its INFO and up are still seen.
+        self.saved_sqlite = logging.getLogger("aiosqlite").level
+        logging.getLogger("aiosqlite").setLevel(logging.INFO)
         os.environ[OUTPUT_ENV] = str(self.folder)
         paths = [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])]
         os.environ["PYTHONPATH"] = os.pathsep.join(paths)
@@ -112,6 +118,7 @@ class _Plugin:
         root = logging.getLogger()
         root.removeHandler(self.scan)
         root.setLevel(self.saved_level)
+        logging.getLogger("aiosqlite").setLevel(self.saved_sqlite)
         for key, value in self.saved_env.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -106,6 +106,9 @@ async def furnish(bot: Bot) -> World:
     await write_page(
         bot.store, world.scope(ALICE, "group"), DAY, DIARY_PAGE, [(ALICE, "Alice", PROFILE)]
     )
+    # The tavern's channel keeps one diary for everyone there, but a profile per person.
+    channel = world.scope(ALICE, "group", "tavern")
+    await write_page(bot.store, channel, DAY, "The tavern was busy.", [(ALICE, "Alice", PROFILE)])
     return world
 
 

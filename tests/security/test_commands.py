@@ -59,7 +59,7 @@ ASKERS = [
         id="alice-in-the-server",
     ),
     pytest.param(BOB, "group", "tavern", (), id="bob-in-the-tavern-channel"),
-    pytest.param(ALICE, "group", "tavern", (), id="alice-in-the-tavern-channel"),
+    pytest.param(ALICE, "group", "tavern", (ALLERGY,), id="alice-in-the-tavern-channel"),
 ]
 
 
