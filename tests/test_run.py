@@ -79,6 +79,7 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
         "-m",
         "adapters.cli",
         "run",
+        "-v",  # httpx logs each request: Telegram's URLs carry the token, scrubbed
         "--config",
         str(config),
         cwd=ROOT,
@@ -132,6 +133,7 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     assert process.returncode == 0, err.decode()
     assert "Kizuna stopped; everything is saved." in err.decode()
     assert "Traceback" not in err.decode()
+    assert "/bot[redacted]/getUpdates" in err.decode() and telegram.token not in err.decode()
     db = sqlite3.connect(tmp_path / "data" / "kizuna.sqlite3")
     try:
         personas = {row[0] for row in db.execute("SELECT persona FROM sessions")}

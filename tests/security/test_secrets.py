@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import main
-from adapters.host import BotStartError, host
+from adapters.host import BotStartError, bot_tokens, host
 from adapters.telegram import TelegramAdapter
 from bot import redact
 from bot.config import BotConfig, Config, EngineConfig, ModelsConfig, ProviderConfig, WebConfig
+from bot.tomlfile import TomlError
 from memory.pgstore import PgStore
 from memory.store import StoreError
 from tests.fakes.factories import make_persona, no_ollama, open_bot
@@ -209,3 +210,29 @@ def test_exports_hold_no_secret(
     assert main(["persona", "export", "miao", "--out", str(card)]) == 0
     assert json.loads(card.read_text())["data"]["name"]
     assert none_of_the_secrets(card.read_text() + capsys.readouterr().out) == []
+
+
+@pytest.mark.parametrize(
+    "bot",
+    [
+        BotConfig("discord", "pip", token_env=DISCORD_TOKEN),
+        BotConfig("telegram", "pip", token_env=TELEGRAM_TOKEN),
+        BotConfig(
+            "telegram",
+            "pip",
+            token_env="KZ_SET",
+            webhook_url="https://x.example/h",
+            webhook_secret_env=WEBHOOK_SECRET,
+        ),
+    ],
+    ids=["discord", "telegram", "webhook"],
+)
+def test_a_secret_pasted_where_its_variable_belongs_is_not_repeated(bot: BotConfig) -> None:
+    with pytest.raises(TomlError) as raised:
+        bot_tokens(Config(bots=[bot]), {"KZ_SET": "set"})
+    assert "looks like the secret itself" in str(raised.value)
+    assert none_of_the_secrets(str(raised.value)) == []
+    web = Config(web=WebConfig(inspector_token_env=INSPECTOR_TOKEN), bots=[BotConfig("web", "p")])
+    with pytest.raises(TomlError, match="looks like the secret itself") as raised:
+        bot_tokens(web, {})
+    assert INSPECTOR_TOKEN not in str(raised.value)
