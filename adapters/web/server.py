@@ -209,7 +209,8 @@ class WebServer:
 
     def _persona(self, key: str) -> Persona:
         if key not in self.personas:
-            raise web.HTTPNotFound(text=f"no persona {key!r} here")
+            log.info("refused: no persona %r here", key[:100])
+            raise web.HTTPNotFound(text=f"no persona {key[:100]!r} here")
         return self.engine.personas[key]
 
     async def _sprite(self, request: web.Request) -> web.StreamResponse:
@@ -258,6 +259,7 @@ class WebServer:
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
         if not USER_NAME.match(user):
+            log.info("refused %s: the user name %r is not one", request.path, user[:100])
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
         await ws.prepare(request)
@@ -309,6 +311,7 @@ class WebServer:
         user = request.query.get("user", "").strip()
         name = request.query.get("name", "").strip()[:200] or "document"
         if not USER_NAME.match(user):
+            log.info("refused %s: the user name %r is not one", request.path, user[:100])
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)

@@ -136,7 +136,7 @@ async def test_discord_commands_give_bob_nothing_of_alices(
 
 # -- Telegram ----------------------------------------------------------------------------------
 
-T_ALICE, T_BOB, T_GROUP = 7, 8, -1001
+T_ALICE, T_BOB, T_IMPOSTOR, T_GROUP = 7, 8, 9, -1001
 
 
 @pytest.fixture
@@ -166,13 +166,20 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
             fake.send_text(T_GROUP, T_ALICE, "/forget zebraquokka bank pin", chat_type="group")
             fake.send_text(T_ALICE, T_ALICE, "/forget zebraquokka bank pin")
             await fake.next_messages(2)
-            for chat, kind in ((T_BOB, "private"), (T_GROUP, "group")):
+            # Bob, and an impostor who took Alice's first name, privately and in the group.
+            askers = [
+                (T_BOB, "Bob", T_BOB, "private"),
+                (T_BOB, "Bob", T_GROUP, "group"),
+                (T_IMPOSTOR, "Alice", T_IMPOSTOR, "private"),
+                (T_IMPOSTOR, "Alice", T_GROUP, "group"),
+            ]
+            for user, name, chat, kind in askers:
                 typed = [f"/{c} {w}" for w in WORDS for c in ("recall", "memories", "diary")]
                 typed += [f"/forget {w}" for w in WORDS]
                 typed += ["/forget 1", "/forget ²", "/forget 99999999999999999999999"]
                 typed += ["/memories", "/diary", "/diary 2026-01-01", "/profile", "/export"]
                 for text in typed:
-                    fake.send_text(chat, T_BOB, text, chat_type=kind, first_name="Bob")
+                    fake.send_text(chat, user, text, chat_type=kind, first_name=name)
                     said += [json.dumps(m, default=repr) for m in await fake.next_messages()]
         finally:
             await adapter.close()

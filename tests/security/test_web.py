@@ -152,6 +152,24 @@ async def test_any_scope_string_is_not_here_or_empty_never_a_crash(
 
 
 @pytest.mark.parametrize("user", ["../u1", "a:dm:u1", "a/b", "x\\y", "\x00", "", "a" * 41])
-async def test_a_page_user_name_cannot_steer_into_another_scope(local: Client, user: str) -> None:
-    response = await local.get("/ws", params={"persona": "pip", "user": user})
-    assert response.status == 400
+async def test_a_page_user_name_cannot_steer_into_another_scope(
+    local: Client, user: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="adapters.web.server"):
+        response = await local.get("/ws", params={"persona": "pip", "user": user})
+        document = await local.post(
+            "/api/document", params={"persona": "pip", "user": user, "name": "a.txt"}, data=b"x"
+        )
+    assert response.status == document.status == 400
+    assert [line.partition(": ")[2] for line in refusals(caplog)] == [
+        f"the user name {user[:100]!r} is not one"
+    ] * 2
+
+
+async def test_an_unknown_persona_is_refused_and_logged(
+    local: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="adapters.web.server"):
+        response = await local.get("/api/inspect/scopes", params={"persona": "../tavern"})
+    assert response.status == 404
+    assert refusals(caplog) == ["refused: no persona '../tavern' here"]
