@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +128,15 @@ class _Plugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.scan.test = nodeid
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        """The product's scrubbing (bot/redact.py) is process-wide: what one test's adapter
+        or `kizuna` run hid stays hidden. Each test starts without it, so each is judged by
+        what the product hid in that test alone."""
+        factory = logging.getLogRecordFactory()
+        yield
+        logging.setLogRecordFactory(factory)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

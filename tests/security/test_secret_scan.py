@@ -8,7 +8,6 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,6 @@ from tests.fakes.secret_scan import OUTPUT_ENV, SITE, SecretScan, scan_output
 from tests.fakes.secrets import FAKE_SECRETS, OPENAI_API_KEY, TELEGRAM_TOKEN
 
 
-@pytest.fixture
-def unscrubbed() -> Iterator[None]:
-    """Records as logging makes them, without the product's scrubbing (bot/redact.py), which
-    an adapter built earlier in the session may have installed: the scan must see the raw."""
-    factory = logging.getLogRecordFactory()
-    logging.setLogRecordFactory(logging.LogRecord)
-    try:
-        yield
-    finally:
-        logging.setLogRecordFactory(factory)
-
-
-@pytest.mark.usefixtures("unscrubbed")
 def test_a_secret_in_a_library_record_is_caught_with_its_test_and_logger() -> None:
     scan = SecretScan()
     scan.test = "tests/x.py::test_y"
