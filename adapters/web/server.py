@@ -12,9 +12,11 @@ the socket closes mid-turn: the turn is in the session, and the page shows it on
 user is the name typed on the page; the page and the console share one conversation per name
 (bot/sessions.py).
 
-Bound to a loopback address the server needs no token: only this machine reaches it, and
-cross-site pages are turned away by their Origin. Bound elsewhere it refuses to start without
-one, and every page, API call and socket must carry it (`?token=` once sets a cookie).
+Bound to a loopback address the server needs no token: only this machine reaches it,
+cross-site pages are turned away by their Origin, and requests by any other name than this
+machine's by their Host (a site's name re-pointed at 127.0.0.1, DNS rebinding). Bound
+elsewhere it refuses to start without one, and every page, API call and socket must carry it
+(`?token=` once sets a cookie).
 """
 
 from __future__ import annotations
@@ -165,6 +167,18 @@ class WebServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not self._token and not is_loopback(_hostname(request.host).lower()):
+            # Without a token only this machine may ask, and by this machine's name: a page
+            # whose own name was re-pointed at 127.0.0.1 (DNS rebinding) sends its own Host,
+            # and would otherwise read the inspector as a same-origin page.
+            log.warning(
+                "refused %s %s from %s: Host %r is not this machine",
+                request.method,
+                request.path,
+                request.remote,
+                request.host[:200],
+            )
+            raise web.HTTPForbidden(text="this Kizuna answers to 127.0.0.1 and localhost only")
         if self._token and not request.path.startswith("/static/"):
             given = request.query.get("token") or request.cookies.get(COOKIE, "")
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -492,6 +506,13 @@ class WebServer:
                 for p in profiles
             ]
         )
+
+
+def _hostname(host: str) -> str:
+    """The name in a Host header, without its port ("[::1]:3000" -> "::1")."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 def _same(given: str, token: str) -> bool:

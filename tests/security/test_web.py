@@ -173,3 +173,26 @@ async def test_an_unknown_persona_is_refused_and_logged(
         response = await local.get("/api/inspect/scopes", params={"persona": "../tavern"})
     assert response.status == 404
     assert refusals(caplog) == ["refused: no persona '../tavern' here"]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:3000", "10.0.0.5:3000", "[::2]:80"])
+async def test_a_rebound_name_is_refused_without_a_token_and_logged(
+    local: Client, world: World, caplog: pytest.LogCaptureFixture, host: str
+) -> None:
+    """DNS rebinding: a site's own name pointed at 127.0.0.1 makes its page same-origin with
+    the inspector; its requests carry its own Host, which a loopback server refuses."""
+    with caplog.at_level(logging.INFO, logger="adapters.web.server"):
+        for method, path in PATHS:
+            response = await local.request(method, path, headers={"Host": host})
+            assert response.status == 403, path
+            assert leaked(await response.text()) == []
+    lines = refusals(caplog)
+    assert len(lines) == len(PATHS) and lines[0].endswith(f"Host {host!r} is not this machine")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:3000", "localhost:3000", "LOCALHOST", "[::1]:3000"])
+async def test_this_machines_names_are_let_in(local: Client, world: World, host: str) -> None:
+    response = await local.get(
+        f"/api/inspect/memories?scope={world.scope(ALICE)}", headers={"Host": host}
+    )
+    assert response.status == 200
