@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
 from adapters.host import BotStartError, bot_tokens, host
-from bot import __version__, cards
+from bot import __version__, cards, redact
 from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
@@ -223,7 +223,9 @@ def _config(args: argparse.Namespace) -> Config:
     path = find_config(getattr(args, "config", None), os.environ, Path.cwd())
     if path is not None and not path.is_file():
         raise UsageError(f"{path}: no such configuration file")
-    return load_config(path, os.environ)
+    config = load_config(path, os.environ)
+    redact.hide(*redact.secrets_in_use(config, os.environ))
+    return config
 
 
 def _user(args: argparse.Namespace) -> str:
@@ -377,7 +379,7 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
             announce=lambda line: print(line, file=sys.stderr, flush=True),
         )
     except BotStartError as e:
-        print(e, file=sys.stderr)
+        print(redact.redact(str(e)), file=sys.stderr)
         return 1
     except ModelSetupError as e:
         raise config.error(tuple(e.key.split(".")), e.message) from None
@@ -433,7 +435,7 @@ def _validate(files: Sequence[Path]) -> int:
         try:
             persona = load_persona(file)
         except TomlError as e:
-            print(e, file=sys.stderr)
+            print(redact.redact(str(e)), file=sys.stderr)
             failed += 1
             continue
         slots = ", ".join(s.name for s in persona.state) or "none"
@@ -474,7 +476,10 @@ async def _reindex(args: argparse.Namespace) -> int:
         count = await bank.reindex(progress)
     except EmbeddingError as e:
         bar.close()
-        print(f"reindex stopped, what was done is kept (run it again later): {e}", file=sys.stderr)
+        said = redact.redact(str(e))
+        print(
+            f"reindex stopped, what was done is kept (run it again later): {said}", file=sys.stderr
+        )
         return 1
     finally:
         await bank.close()
@@ -609,7 +614,7 @@ async def _copy_store(source: Path, dsn: str) -> int:
             f"{table.updated:,} updated; {table.destination_rows:,} there; checksum {check}"
         )
     if failure is not None or report is None:
-        print(failure, file=sys.stderr)
+        print(redact.redact(str(failure)), file=sys.stderr)
         return 1
     new = sum(t.inserted for t in report.tables)
     updated = sum(t.updated for t in report.tables)
@@ -626,6 +631,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # Secrets stay out of every log line (and of the errors printed below): those of the
+    # environment now, the ones the configuration names once it is read.
+    redact.install(redact.secrets_in_use(Config(), os.environ))
     try:
         if args.command == "chat":
             return asyncio.run(_chat(args))
@@ -651,10 +659,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args.files)
         return _list(args)
     except (TomlError, UsageError) as e:
-        print(e, file=sys.stderr)
+        print(redact.redact(str(e)), file=sys.stderr)
         return 2
     except (StoreError, BackupError) as e:
-        print(e, file=sys.stderr)
+        print(redact.redact(str(e)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: the runtime has saved on its way out
         return 0

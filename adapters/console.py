@@ -265,7 +265,7 @@ class ConsoleChat:
         for number, memory in enumerate(choices, start=1):
             self._say(commands.format_memory(memory, self._engine, number=number))
         answer = (await self._read_line("forget which? (number, Enter for none) ") or "").strip()
-        if not answer.isdigit() or not 1 <= int(answer) <= len(choices):
+        if not answer.isdecimal() or not 1 <= int(answer) <= len(choices):
             self._say("Nothing forgotten.")
             return
         gone = await commands.forget(self._engine, event, choices[int(answer) - 1].id)

@@ -30,7 +30,7 @@ import discord
 import yarl
 from discord import app_commands
 
-from bot import commands
+from bot import commands, redact
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
@@ -91,6 +91,7 @@ class DiscordAdapter:
         fake, "http://127.0.0.1:P/api/v10"); discord.py keeps that address process-wide, so
         it applies to every Discord client in the process. `shard_count`: run the shards
         `shard_ids` (all, if empty) of that many; other processes run the others."""
+        redact.hide(token)
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona
@@ -532,6 +533,11 @@ class _Buttons(discord.ui.View):
     async def interaction_check(self, interaction: Interaction, /) -> bool:
         if interaction.user.id == self.user_id:
             return True
+        log.info(
+            "refused a button press by user %s: the buttons are user %s's",
+            interaction.user.id,
+            self.user_id,
+        )
         try:
             await interaction.response.send_message("These buttons are not yours.", ephemeral=True)
         except Exception:

@@ -13,21 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from adapters.web import WebServer
 from adapters.web.server import is_loopback
+from bot import redact
 from bot.config import BotConfig, Config
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.persona import Persona
 from bot.runtime import Runtime, open_runtime
+from bot.tomlfile import TomlError
 from memory.clock import Clock
 
 __all__ = ["Adapter", "BotStartError", "bot_tokens", "host"]
 
 log = logging.getLogger(__name__)
+VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what an environment variable is called
 
 
 class Adapter(Protocol):
@@ -64,33 +68,37 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
             continue
         token = environ.get(bot.token_env, "").strip()
         if not token:
-            raise config.error(
-                ("bots", i, "token_env"),
-                f"the environment variable {bot.token_env} (the {bot.platform} token for "
-                f"{bot.persona}) is not set",
-            )
+            what = f"the {bot.platform} token for {bot.persona}"
+            raise _unset(config, ("bots", i, "token_env"), bot.token_env, what)
         secret = ""
         if bot.webhook_secret_env:
             secret = environ.get(bot.webhook_secret_env, "").strip()
             if not secret:
-                raise config.error(
-                    ("bots", i, "webhook_secret_env"),
-                    f"the environment variable {bot.webhook_secret_env} (the webhook secret "
-                    f"for {bot.persona}) is not set",
-                )
+                key = ("bots", i, "webhook_secret_env")
+                what = f"the webhook secret for {bot.persona}"
+                raise _unset(config, key, bot.webhook_secret_env, what)
         found.append((token, secret))
     return found
+
+
+def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
+    """The error for a secret's variable that is not set. A value that cannot be a variable's
+    name is likely the secret itself, pasted there: it is not repeated."""
+    if VARIABLE.fullmatch(name):
+        return config.error(key, f"the environment variable {name} ({what}) is not set")
+    return config.error(
+        key,
+        f"names the environment variable holding {what}: letters, digits and _ (this looks "
+        "like the secret itself; put it in the environment instead)",
+    )
 
 
 def _web_token(config: Config, environ: Mapping[str, str]) -> str:
     web = config.web
     token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
     if web.inspector_token_env and not token:
-        raise config.error(
-            ("web", "inspector_token_env"),
-            f"the environment variable {web.inspector_token_env} (the web client's token) is "
-            "not set",
-        )
+        what = "the web client's token"
+        raise _unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
     if not token and not is_loopback(web.host):
         raise config.error(
             ("web", "host"),
@@ -188,7 +196,9 @@ async def host(
             try:
                 await adapter.start()
             except Exception as e:
-                raise BotStartError(f"{_describe(bot)} could not start: {e}") from e
+                # Libraries put the token in their errors ("The token `...` was rejected").
+                said = redact.redact(str(e))
+                raise BotStartError(f"{_describe(bot)} could not start: {said}") from None
             started.append(adapter)
             announce(_up(config, bot))
         runtime.scheduler.start()

@@ -34,7 +34,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot import commands
+from bot import commands, redact
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
@@ -86,6 +86,8 @@ class TelegramAdapter:
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
         bind personas and wipe shared memories in any chat, besides the chat's admins.
         `webhook`: receive updates by webhook (for servers) instead of long polling."""
+        # The token is in every Bot API URL the library and httpx log.
+        redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
         self.router = PersonaRouter(
             engine, bot_id, [persona] if isinstance(persona, str) else persona
@@ -374,7 +376,7 @@ class TelegramAdapter:
     async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
         key = (str(message.chat.id), event.user_id)
         pending = self._pending_forget.pop(key, None)
-        if pending is not None and query.isdigit():
+        if pending is not None and query.isdecimal():  # "²" is a digit, not a number
             number = int(query)
             if not 1 <= number <= len(pending):
                 self._pending_forget[key] = pending  # still theirs to pick from

@@ -87,6 +87,7 @@ TWIN = 0.95  # cosine of two memories that say nearly the same
 TWIN_BLOCK = 1_024
 TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune
 MAX_SCOPE = 512
+MAX_ID = 2**63 - 1  # the largest id a 64-bit INTEGER / BIGINT column holds
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
 QUERY_CACHE = 512
@@ -393,8 +394,10 @@ class MemoryBank:
             hits = await self.recall(scope, target, k=1, fail=False)
             ids = [h.id for h in hits]
         else:
-            ids = [target]
+            ids = _ids([target])
         gone = await self.store.get_memories(scope, ids)
+        if not gone and not isinstance(target, str):
+            log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
             async with self.indexes.lock(scope, self.embedder.name):
@@ -424,7 +427,7 @@ class MemoryBank:
         conversation is one rehearsal, not many (else strength would grow with every turn)."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
-        memories = await self.store.get_memories(scope, ids)
+        memories = await self.store.get_memories(scope, _ids(ids))
         policy = self.policy(scope)
         due = [
             m
@@ -626,7 +629,7 @@ class MemoryBank:
         policy = self.policy(scope)
         return [
             _recalled(m, retention, 0.0, retention)
-            for m in await self.store.get_memories(scope, ids)
+            for m in await self.store.get_memories(scope, _ids(ids))
             for retention in [policy.retention(m, now)]
         ]
 
@@ -682,8 +685,9 @@ class MemoryBank:
         """The memory's retention from its creation to `ahead` past now, by the scope's
         forgetting policy; None if the scope has no such memory."""
         _check_scope(scope)
-        found = await self.store.get_memories(scope, [memory_id])
+        found = await self.store.get_memories(scope, _ids([memory_id]))
         if not found:
+            log.info("curve refused: no memory %s in scope %s", memory_id, scope)
             return None
         history = await self.store.recall_history(scope, memory_id)
         now = _aware(now or self.clock.now())
@@ -845,6 +849,16 @@ def _recalled(memory: Memory, score: float, relevance: float, retention: float) 
         kind=memory.kind,
         related=memory.related,
     )
+
+
+def _ids(ids: Sequence[int]) -> list[int]:
+    """The ids that can be a memory's (whole numbers SQLite and PostgreSQL can hold): any
+    other, from a URL or a model's tool call, names no memory, rather than an error."""
+    return [
+        int(i)
+        for i in ids
+        if isinstance(i, int | np.integer) and not isinstance(i, bool) and 0 < i <= MAX_ID
+    ]
 
 
 def _check_scope(scope: str) -> None:

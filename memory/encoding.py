@@ -508,10 +508,15 @@ def _profiles(value: Any, users: dict[str, str]) -> list[tuple[str, str, str]]:
     if not isinstance(value, dict):
         return []
     by_name: dict[str, str] = {}
+    shared: set[str] = set()  # names two of the users go by (one renamed to another's)
     for uid, name in users.items():
-        by_name.setdefault(name.casefold(), uid)
+        if by_name.setdefault(name.casefold(), uid) != uid:
+            shared.add(name.casefold())
     out: list[tuple[str, str, str]] = []
     for name, text in value.items():
+        if str(name).strip().casefold() in shared:
+            log.info("no profile written for %r: two users of the conversation go by it", name)
+            continue
         user_id = by_name.get(str(name).strip().casefold())
         if (
             user_id is None

@@ -288,8 +288,14 @@ def _fts_terms(match: str) -> list[str]:
 
 
 def _where(dsn: str) -> str:
-    """The server and database a DSN names, without its password: for messages."""
-    url = urllib.parse.urlsplit(dsn)
+    """The server and database a DSN names, without its password (nor anything else of a
+    DSN that is not a URL, where a password may hide): for messages."""
+    try:
+        url = urllib.parse.urlsplit(dsn.strip())
+    except ValueError:  # a malformed URL ("postgresql://[bad/db")
+        return "the PostgreSQL database (a malformed connection string)"
+    if not url.scheme or not url.netloc:
+        return "the PostgreSQL database (a connection string that is not a URL)"
     return f"{url.scheme}://{url.netloc.rpartition('@')[2]}{url.path}"
 
 
@@ -346,7 +352,8 @@ class PgStore:
                 max_size=max_size,
                 server_settings={"application_name": instance},
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
+            # ValueError: a malformed connection string (a port that is not a number...).
             raise StoreError(f"{where}: cannot open the database: {e}") from None
         store = cls(pool, dsn, instance)
         try:

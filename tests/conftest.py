@@ -12,7 +12,11 @@ os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 from tests.fakes.openai_server import FakeOpenAI
 
-pytest_plugins = ["tests.fakes.postgres"]  # postgres_server, postgres_dsn: a real PostgreSQL
+pytest_plugins = [
+    "pytester",  # tests of the secret scan run a pytest of their own
+    "tests.fakes.postgres",  # postgres_server, postgres_dsn: a real PostgreSQL
+    "tests.fakes.secret_scan",  # no fake secret in any log line or subprocess output
+]
 
 
 @pytest.fixture

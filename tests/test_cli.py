@@ -33,6 +33,7 @@ from memory.records import NewMemory
 from memory.store import Store
 from tests.fakes.factories import base_env
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
+from tests.fakes.secrets import OPENAI_API_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
@@ -457,28 +458,28 @@ def test_chat_with_openai_retries_a_rate_limit(tmp_path: Path) -> None:
     write_openai_config(tmp_path)
     with FakeOpenAI() as fake:
         fake.fail(429).reply_text("[HAPPY] Hello from the fake")
-        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=OPENAI_API_KEY)
         result = chat(tmp_path, "hi\n", env=env)
         bodies = fake.chat_requests
         headers = [r.headers for r in fake.requests]
     assert result.stdout == "Monikai [HAPPY]: Hello from the fake\n"
     assert OFFLINE_NOTICE not in result.stderr
     assert len(bodies) == 2 and bodies[0] == bodies[1]  # the 429 was retried
-    assert {h["Authorization"] for h in headers} == {"Bearer test-key"}
+    assert {h["Authorization"] for h in headers} == {f"Bearer {OPENAI_API_KEY}"}
     body = bodies[1]
     assert body["model"] == "fake-chat"
     assert body["temperature"] == 0.8
     assert body["messages"][0]["role"] == "system" and "Monikai" in body["messages"][0]["content"]
     assert body["messages"][-1] == {"role": "user", "content": "hi"}
-    assert "test-key" not in result.stdout + result.stderr
+    assert OPENAI_API_KEY not in result.stdout + result.stderr
 
 
 def test_chat_when_the_model_keeps_failing(tmp_path: Path) -> None:
     write_openai_config(tmp_path, max_retries=2)
     with FakeOpenAI() as fake:
         # The last error repeats the key, as careless servers do: it is logged redacted.
-        fake.fail(500).fail(500).fail(500, message="upstream broke for key test-key")
-        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        fake.fail(500).fail(500).fail(500, message=f"upstream broke for key {OPENAI_API_KEY}")
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=OPENAI_API_KEY)
         result = chat(tmp_path, "please remember the blue door\n", env=env)
         attempts = len(fake.chat_requests)
         log = chat(tmp_path, "log\n", env=env)
@@ -486,7 +487,7 @@ def test_chat_when_the_model_keeps_failing(tmp_path: Path) -> None:
     assert attempts == 3
     assert result.stdout == f"Monikai [SAD]: {APOLOGY}\n"
     assert "HTTP 500: upstream broke for key *** after 3 attempts" in result.stderr
-    assert "test-key" not in result.stdout + result.stderr
+    assert OPENAI_API_KEY not in result.stdout + result.stderr
     assert "conversation: 1 turns" in log.stdout
     assert ": please remember the blue door" in log.stdout
 
@@ -593,7 +594,7 @@ def test_memories_reindex_after_changing_embedder(tmp_path: Path) -> None:
     )
     with FakeOpenAI() as fake:
         fake.embed_fn = words_vector  # meaning by shared words: whatever the date stamp says
-        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=OPENAI_API_KEY)
         result = kizuna(tmp_path, "memories", "reindex", env=env)
         assert result.returncode == 0, result.stderr
         assert result.stdout == "2 memories embedded with openai:fake-embedding.\n"
@@ -672,7 +673,7 @@ def test_killed_mid_encoding_the_conversation_is_encoded_exactly_once(tmp_path: 
         return sum(is_encoding(body) for body in fake.chat_requests)
 
     with FakeOpenAI(default_reply=answer) as fake:
-        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key")
+        env = base_env(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=OPENAI_API_KEY)
         try:
             with running_chat(tmp_path, "--persona", "monikai", "--user", "ann", env=env) as first:
                 assert say(first, "my cat Mochi hates thunder") == (

@@ -17,6 +17,7 @@ from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
+from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
 ALICE = 42
 BOB = 43
@@ -49,7 +50,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 @pytest.fixture
 async def adapter(fake: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
     running = DiscordAdapter(
-        bot.engine, "pip", "token", bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
     )
     await running.start()
     try:
@@ -262,7 +263,12 @@ async def test_commands_synced_globally(fake: FakeDiscord, adapter: DiscordAdapt
 
 async def test_commands_synced_to_guilds(fake: FakeDiscord, bot: Bot):
     running = DiscordAdapter(
-        bot.engine, "pip", "token", bot_id="b", guild_ids=[fake.guild_id], guild_ready_timeout=0.05
+        bot.engine,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="b",
+        guild_ids=[fake.guild_id],
+        guild_ready_timeout=0.05,
     )
     await running.start()
     try:
@@ -296,7 +302,7 @@ async def duo(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[tuple[Bot, Dis
     running = DiscordAdapter(
         kizuna.engine,
         ["pip", "bo"],
-        "token",
+        DISCORD_TOKEN,
         bot_id="duo",
         channel_ids=[fake.channel_id],
         guild_ready_timeout=0.05,
@@ -397,11 +403,13 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
     """One client per token: each bot answers its own mentions as its own persona."""
     personas = [make_persona("pip", name="Pip"), make_persona("bo", name="Bo")]
     kizuna = await open_bot(tmp_path / "two.sqlite3", personas)
-    fake.bots["token-bo"] = bo_bot = 1001
+    fake.bots[OTHER_DISCORD_TOKEN] = bo_bot = 1001
     pip = DiscordAdapter(
-        kizuna.engine, "pip", "token-pip", bot_id="d-pip", guild_ready_timeout=0.05
+        kizuna.engine, "pip", DISCORD_TOKEN, bot_id="d-pip", guild_ready_timeout=0.05
     )
-    bo = DiscordAdapter(kizuna.engine, "bo", "token-bo", bot_id="d-bo", guild_ready_timeout=0.05)
+    bo = DiscordAdapter(
+        kizuna.engine, "bo", OTHER_DISCORD_TOKEN, bot_id="d-bo", guild_ready_timeout=0.05
+    )
     await pip.start()
     await bo.start()
     try:
@@ -449,7 +457,7 @@ async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):
     sharded = DiscordAdapter(
         bot.engine,
         "pip",
-        "token",
+        DISCORD_TOKEN,
         bot_id="d-sharded",
         shard_ids=[0, 1],
         shard_count=2,

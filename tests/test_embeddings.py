@@ -24,8 +24,9 @@ from memory.embeddings import (
     zhipu_embedder,
 )
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Malformed, Raw, Truncated
+from tests.fakes.secrets import OPENAI_API_KEY
 
-KEY = "sk-test-SECRET-0123456789abcdef"
+KEY = OPENAI_API_KEY
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:

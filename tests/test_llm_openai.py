@@ -22,8 +22,9 @@ from tests.fakes.openai_server import (
     Text,
     Truncated,
 )
+from tests.fakes.secrets import OPENAI_API_KEY
 
-KEY = "sk-test-SECRET-0123456789abcdef"
+KEY = OPENAI_API_KEY
 
 
 class Sleeps:

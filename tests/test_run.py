@@ -19,6 +19,7 @@ import pytest
 from bot.persona import load_persona
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env, example_config_with_bots
+from tests.fakes.secrets import DISCORD_TOKEN as FAKE_DISCORD_TOKEN
 from tests.fakes.telegram_server import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,12 +73,13 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     config = tmp_path / "kizuna.toml"
     web_port = free_port()
     config.write_text(pointed_at(discord, telegram, web_port), encoding="utf-8")
-    env = base_env(DISCORD_TOKEN="fake-discord-token", TELEGRAM_TOKEN=telegram.token)
+    env = base_env(DISCORD_TOKEN=FAKE_DISCORD_TOKEN, TELEGRAM_TOKEN=telegram.token)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "adapters.cli",
         "run",
+        "-v",  # httpx logs each request: Telegram's URLs carry the token, scrubbed
         "--config",
         str(config),
         cwd=ROOT,
@@ -131,6 +133,7 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     assert process.returncode == 0, err.decode()
     assert "Kizuna stopped; everything is saved." in err.decode()
     assert "Traceback" not in err.decode()
+    assert "/bot[redacted]/getUpdates" in err.decode() and telegram.token not in err.decode()
     db = sqlite3.connect(tmp_path / "data" / "kizuna.sqlite3")
     try:
         personas = {row[0] for row in db.execute("SELECT persona FROM sessions")}

@@ -23,6 +23,7 @@ from bot.prompts import DOCUMENT_HEADING
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.secrets import WEBHOOK_SECRET
 from tests.fakes.telegram_server import FakeTelegram
 
 GROUP = -1001
@@ -383,7 +384,7 @@ def free_port() -> int:
 async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     port = free_port()
-    hook = Webhook("https://bots.example/kizuna/hook", port=port, secret="s3cret")
+    hook = Webhook("https://bots.example/kizuna/hook", port=port, secret=WEBHOOK_SECRET)
     try:
         async with FakeTelegram() as fake:
             adapter = TelegramAdapter(
@@ -396,7 +397,8 @@ async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -
             )
             await adapter.start()
             try:
-                assert fake.webhook["url"] == hook.url and fake.webhook["secret_token"] == "s3cret"
+                assert fake.webhook["url"] == hook.url
+                assert fake.webhook["secret_token"] == WEBHOOK_SECRET
                 assert not fake.calls("getUpdates")  # no polling beside the webhook
                 url = f"http://127.0.0.1:{port}/kizuna/hook"
                 async with aiohttp.ClientSession() as http:
@@ -405,7 +407,7 @@ async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -
                     async with http.post(url, json=stranger, headers=headers) as refused:
                         assert refused.status == 403
                     update = fake.update_for(fake.send_text(ALICE, ALICE, "hello by webhook"))
-                    headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+                    headers = {"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}
                     async with http.post(url, json=update, headers=headers) as taken:
                         assert taken.status == 200
                 [reply] = await fake.next_messages()

@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env
+from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
@@ -76,15 +77,15 @@ async def reply_from(fake: FakeDiscord, bot: int) -> str:
 @pytest.fixture
 async def discord() -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as fake:
-        fake.bots["token-b"] = 1001
+        fake.bots[OTHER_DISCORD_TOKEN] = 1001
         yield fake
 
 
 async def test_two_processes_share_memory_and_encode_once(
     tmp_path: Path, postgres_dsn: str, discord: FakeDiscord
 ) -> None:
-    first = await start(config(tmp_path, "a", discord.api_base), "token-a", postgres_dsn)
-    second = await start(config(tmp_path, "b", discord.api_base), "token-b", postgres_dsn)
+    first = await start(config(tmp_path, "a", discord.api_base), DISCORD_TOKEN, postgres_dsn)
+    second = await start(config(tmp_path, "b", discord.api_base), OTHER_DISCORD_TOKEN, postgres_dsn)
     try:
         dm_a, dm_b = 7001, 7002  # each user's DM channel with each bot
         await discord.dispatch_message(dm_a, ALICE, "My sister is called Maya.", guild=False)

@@ -26,6 +26,7 @@ from bot.runtime import open_runtime
 from memory.encoding import ENCODING_TASK
 from tests.fakes.factories import Bot, base_env, make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
+from tests.fakes.secrets import INSPECTOR_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 ANN = "pip/console:dm:ann"  # the bank scope of Ann's conversation with Pip, page or console
@@ -175,17 +176,17 @@ async def test_pages_carry_a_strict_content_security_policy(web: TestClient[Any,
 async def test_an_open_address_needs_a_token(bot: Bot) -> None:
     with pytest.raises(WebSetupError, match="inspector_token_env"):
         WebServer(bot.engine, ["pip"], host="0.0.0.0")
-    client = await serve(WebServer(bot.engine, ["pip"], host="0.0.0.0", token="s3cret"))
+    client = await serve(WebServer(bot.engine, ["pip"], host="0.0.0.0", token=INSPECTOR_TOKEN))
     try:
         assert (await client.get("/api/personas")).status == 401
         assert (await client.get("/api/personas?token=wrong")).status == 401
-        bearer = {"Authorization": "Bearer s3cret"}
+        bearer = {"Authorization": f"Bearer {INSPECTOR_TOKEN}"}
         assert (await client.get("/api/personas", headers=bearer)).status == 200
         # ?token= on a page sets a cookie and drops the token from the address.
-        opened = await client.get("/inspect?token=s3cret", allow_redirects=False)
+        opened = await client.get(f"/inspect?token={INSPECTOR_TOKEN}", allow_redirects=False)
         assert opened.status == 302 and opened.headers["Location"] == "/inspect"
         cookie = opened.cookies["kizuna_token"]
-        assert cookie.value == "s3cret" and cookie["httponly"]
+        assert cookie.value == INSPECTOR_TOKEN and cookie["httponly"]
         assert (await client.get("/api/personas")).status == 200  # the cookie now
         assert (await client.get("/static/style.css")).status in (200, 404)  # no token needed
     finally:

@@ -12,9 +12,11 @@ the socket closes mid-turn: the turn is in the session, and the page shows it on
 user is the name typed on the page; the page and the console share one conversation per name
 (bot/sessions.py).
 
-Bound to a loopback address the server needs no token: only this machine reaches it, and
-cross-site pages are turned away by their Origin. Bound elsewhere it refuses to start without
-one, and every page, API call and socket must carry it (`?token=` once sets a cookie).
+Bound to a loopback address the server needs no token: only this machine reaches it,
+cross-site pages are turned away by their Origin, and requests by any other name than this
+machine's by their Host (a site's name re-pointed at 127.0.0.1, DNS rebinding). Bound
+elsewhere it refuses to start without one, and every page, API call and socket must carry it
+(`?token=` once sets a cookie).
 """
 
 from __future__ import annotations
@@ -34,12 +36,13 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
-from bot import commands
+from bot import commands, redact
 from bot.documents import DocumentError, precheck
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.persona import Persona
 from bot.recollect import describe_age
+from memory.bank import MAX_SCOPE
 from memory.records import Memory
 
 __all__ = ["MAX_FRAME", "PAGE_COMMANDS", "WebServer", "WebSetupError", "is_loopback"]
@@ -101,6 +104,7 @@ class WebServer:
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
         self._token = token
+        redact.hide(token)
         self._runner: web.AppRunner | None = None
         self._turns: set[asyncio.Task[Any]] = set()
         self._sockets: set[web.WebSocketResponse] = set()
@@ -163,10 +167,29 @@ class WebServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not self._token and not is_loopback(_hostname(request.host).lower()):
+            # Without a token only this machine may ask, and by this machine's name: a page
+            # whose own name was re-pointed at 127.0.0.1 (DNS rebinding) sends its own Host,
+            # and would otherwise read the inspector as a same-origin page.
+            log.warning(
+                "refused %s %s from %s: Host %r is not this machine",
+                request.method,
+                request.path,
+                request.remote,
+                request.host[:200],
+            )
+            raise web.HTTPForbidden(text="this Kizuna answers to 127.0.0.1 and localhost only")
         if self._token and not request.path.startswith("/static/"):
             given = request.query.get("token") or request.cookies.get(COOKIE, "")
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
             if not (_same(given, self._token) or _same(bearer, self._token)):
+                log.warning(
+                    "refused %s %s from %s: %s",
+                    request.method,
+                    request.path,
+                    request.remote,
+                    "a wrong token" if given or bearer else "no token",
+                )
                 raise web.HTTPUnauthorized(text="This Kizuna needs its token: open ?token=...")
             if "token" in request.query and request.path in ("/", "/inspect"):
                 found = web.HTTPFound(request.path)  # keep the token out of the address bar
@@ -176,6 +199,13 @@ class WebServer:
             # A page of another site may not drive this one (a socket is not covered by CORS).
             origin = request.headers.get("Origin")
             if origin is not None and origin != f"{request.scheme}://{request.host}":
+                log.warning(
+                    "refused %s %s from %s: cross-site, Origin %r",
+                    request.method,
+                    request.path,
+                    request.remote,
+                    origin[:200],
+                )
                 raise web.HTTPForbidden(text="cross-site request refused")
         response = await handler(request)
         response.headers.setdefault("Content-Security-Policy", CSP)
@@ -193,7 +223,8 @@ class WebServer:
 
     def _persona(self, key: str) -> Persona:
         if key not in self.personas:
-            raise web.HTTPNotFound(text=f"no persona {key!r} here")
+            log.info("refused: no persona %r here", key[:100])
+            raise web.HTTPNotFound(text=f"no persona {key[:100]!r} here")
         return self.engine.personas[key]
 
     async def _sprite(self, request: web.Request) -> web.StreamResponse:
@@ -242,6 +273,7 @@ class WebServer:
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
         if not USER_NAME.match(user):
+            log.info("refused %s: the user name %r is not one", request.path, user[:100])
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
         await ws.prepare(request)
@@ -293,6 +325,7 @@ class WebServer:
         user = request.query.get("user", "").strip()
         name = request.query.get("name", "").strip()[:200] or "document"
         if not USER_NAME.match(user):
+            log.info("refused %s: the user name %r is not one", request.path, user[:100])
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
@@ -376,8 +409,9 @@ class WebServer:
     def _scope(self, request: web.Request) -> str:
         scope = request.query.get("scope", "")
         persona, _, rest = scope.partition("/")
-        if persona not in self.personas or not rest:
-            raise web.HTTPNotFound(text=f"no scope {scope!r} here")
+        if persona not in self.personas or not rest or len(scope) > MAX_SCOPE:
+            log.info("inspector: refused %s: no scope %r here", request.path, scope[:200])
+            raise web.HTTPNotFound(text=f"no scope {scope[:200]!r} here")
         if self.engine.memory is None:
             raise web.HTTPConflict(text="long-term memory is off")
         return scope
@@ -472,6 +506,13 @@ class WebServer:
                 for p in profiles
             ]
         )
+
+
+def _hostname(host: str) -> str:
+    """The name in a Host header, without its port ("[::1]:3000" -> "::1")."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 def _same(given: str, token: str) -> bool:

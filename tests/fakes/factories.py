@@ -47,10 +47,20 @@ async def no_ollama(host: str) -> list[str]:
 
 
 def base_env(**extra: str) -> dict[str, str]:
-    """The environment for a `kizuna` subprocess: no model keys, config or eco mode from the
-    developer's shell, no proxy for loopback, and no real Ollama probed."""
+    """The environment for a `kizuna` subprocess: no model keys, tokens, database, config or
+    eco mode from the developer's shell (a test that needs one passes a fake from
+    tests/fakes/secrets.py), no proxy for loopback, and no real Ollama probed."""
     env = dict(os.environ)
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "KIZUNA_CONFIG", "ECO_MODE"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ZHIPUAI_API_KEY",
+        "DISCORD_TOKEN",
+        "TELEGRAM_TOKEN",
+        "KIZUNA_DATABASE_URL",
+        "KIZUNA_CONFIG",
+        "ECO_MODE",
+    ):
         env.pop(name, None)
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env["OLLAMA_HOST"] = "http://127.0.0.1:9"  # closed

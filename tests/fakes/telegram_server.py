@@ -25,6 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.secrets import TELEGRAM_TOKEN
+
 __all__ = ["FakeTelegram", "RecordedCall"]
 
 # Parameters that are text whatever they look like ("5" stays "5", not the number 5).
@@ -51,7 +53,7 @@ class FakeTelegram:
     def __init__(
         self,
         *,
-        token: str = "123456:TEST-token",
+        token: str = TELEGRAM_TOKEN,
         bot_id: int = 123456,
         username: str = "pip_bot",
         first_name: str = "Pip",

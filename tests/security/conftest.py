@@ -1,0 +1,125 @@
+"""The isolation suite's world: Alice has memories in her DM with Pip, in her own corner of a
+server, a diary page and a profile, and a private word with the tavern keeper (a persona whose
+server memory is the channel's); Bob, and an impostor who took the display name "Alice", try
+to reach them through every surface. Each of Alice's things carries a made-up word found
+nowhere else, so a leak is a plain substring."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.events import ChatEvent
+from memory.records import EncodingWrite
+from memory.store import Store
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+
+ALICE, BOB, IMPOSTOR = "u1", "u2", "u3"
+# Alice's things, each with its own word.
+DM_MEMORY = "Alice's bank pin is zebraquokka-4921"
+GROUP_MEMORY = "Alice hums marmosetfjord tunes in the cellar"
+DIARY_PAGE = "Alice cried about the narwhalpumpkin today."
+PROFILE = "Alice is allergic to axolotlbrioche."
+TAVERN_DM = "Alice whispered that the tavern password is quetzalmango"
+# Phrases of hers that no one types (a question may name her words: "zebraquokka?").
+PIN, HUMS, CRIED, ALLERGY, PASSWORD = (
+    "zebraquokka-4921",
+    "hums marmosetfjord",
+    "about the narwhalpumpkin",
+    "allergic to axolotlbrioche",
+    "password is quetzalmango",
+)
+MARKERS = (PIN, HUMS, CRIED, ALLERGY, PASSWORD)
+DAY = date(2026, 1, 1)  # the fake clock's first day
+
+
+def leaked(text: str) -> list[str]:
+    """Alice's phrases found in `text`."""
+    return [m for m in MARKERS if m in text]
+
+
+def event(user: str, text: str = "hello", *, where: str = "dm", persona: str = "pip") -> ChatEvent:
+    """`user` writing `text` to `persona`: in a DM, or in the server's channel c1 ("group")."""
+    name = {ALICE: "Alice", BOB: "Bob", IMPOSTOR: "Alice"}[user]
+    return make_event(text, user_id=user, user_name=name, is_dm=where == "dm", persona=persona)
+
+
+@dataclass(slots=True)
+class World:
+    bot: Bot
+    dm_id: int  # Alice's DM memory
+    group_id: int  # Alice's memory in the server
+    tavern_id: int  # Alice's DM memory with the tavern keeper
+
+    def scope(self, user: str, where: str = "dm", persona: str = "pip") -> str:
+        return self.bot.engine.event_scope(event(user, where=where, persona=persona))
+
+    @property
+    def alice_ids(self) -> list[int]:
+        return [self.dm_id, self.group_id, self.tavern_id]
+
+
+async def write_page(
+    store: Store, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
+) -> None:
+    """A diary page and profiles, written the way encoding writes them."""
+    at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
+    persona = scope.partition("/")[0]
+    conversation = await store.archive_conversation(
+        persona,
+        scope.partition("/")[2],
+        started_at=at,
+        ended_at=at + timedelta(minutes=5),
+        reason="idle",
+        turns=[],
+        snapshot={},
+    )
+    await store.commit_encoding(
+        EncodingWrite(
+            conversation_id=conversation,
+            scope=scope,
+            at=at,
+            memories=[],
+            sibling_links=[],
+            merges=[],
+            diary=(day, text),
+            profiles=list(profiles),
+            recap="",
+        )
+    )
+
+
+async def furnish(bot: Bot) -> World:
+    """Alice's things in `bot`."""
+    world = World(bot, 0, 0, 0)
+    bank = bot.bank
+    world.dm_id = await bank.remember(world.scope(ALICE), DM_MEMORY, speaker="Alice")
+    world.group_id = await bank.remember(world.scope(ALICE, "group"), GROUP_MEMORY, speaker="Alice")
+    world.tavern_id = await bank.remember(
+        world.scope(ALICE, persona="tavern"), TAVERN_DM, speaker="Alice"
+    )
+    await write_page(bot.store, world.scope(ALICE), DAY, DIARY_PAGE, [(ALICE, "Alice", PROFILE)])
+    await write_page(
+        bot.store, world.scope(ALICE, "group"), DAY, DIARY_PAGE, [(ALICE, "Alice", PROFILE)]
+    )
+    # The tavern's channel keeps one diary for everyone there, but a profile per person.
+    channel = world.scope(ALICE, "group", "tavern")
+    await write_page(bot.store, channel, DAY, "The tavern was busy.", [(ALICE, "Alice", PROFILE)])
+    return world
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    personas = [
+        make_persona("pip", name="Pip", tools=["recall_memory"]),
+        make_persona("tavern", name="Tavern", scope="channel", tools=["recall_memory"]),
+    ]
+    bot = await open_bot(tmp_path / "k.sqlite3", personas)
+    try:
+        yield await furnish(bot)
+    finally:
+        await bot.close()

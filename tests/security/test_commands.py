@@ -1,0 +1,182 @@
+"""The memory commands every surface shares (bot/commands.py) and the console that runs them:
+Bob, an impostor with Alice's display name, and Alice herself in a server channel ask for
+Alice's private memories, diary and profile by every command, by her ids and by words that
+match them. Nothing of hers comes back, nothing of hers is deleted, nothing crashes."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from adapters.console import ConsoleChat
+from bot import commands
+from bot.runtime import Runtime
+from bot.scheduler import Scheduler
+from tests.security.conftest import (
+    ALICE,
+    ALLERGY,
+    BOB,
+    CRIED,
+    DM_MEMORY,
+    GROUP_MEMORY,
+    HUMS,
+    IMPOSTOR,
+    World,
+    event,
+    leaked,
+)
+
+# What people type to reach what is not theirs: her words, her name, injections.
+QUERIES = [
+    "zebraquokka bank pin",
+    "Alice",
+    "marmosetfjord narwhalpumpkin axolotlbrioche quetzalmango",
+    "' OR 1=1 --",
+    '" OR scope LIKE "%',
+    "*",
+    "scope:pip/discord:dm:u1",
+    "pip/discord:dm:u1",
+    "NEAR(zebraquokka pin)",
+    "../../u1",
+    "\x00",
+]
+# (who asks, where, persona) and which of Alice's words they may see there (her own, there).
+ASKERS = [
+    pytest.param(BOB, "dm", "pip", (), id="bob-dm"),
+    pytest.param(BOB, "group", "pip", (), id="bob-group"),
+    pytest.param(IMPOSTOR, "dm", "pip", (), id="impostor-dm"),
+    pytest.param(IMPOSTOR, "group", "pip", (), id="impostor-group"),
+    pytest.param(
+        ALICE,
+        "group",
+        "pip",
+        (HUMS, CRIED, ALLERGY),
+        id="alice-in-the-server",
+    ),
+    pytest.param(BOB, "group", "tavern", (), id="bob-in-the-tavern-channel"),
+    pytest.param(ALICE, "group", "tavern", (ALLERGY,), id="alice-in-the-tavern-channel"),
+]
+
+
+async def everything_said(world: World, user: str, where: str, persona: str) -> str:
+    """Every command's answer to `user`, for every query and every one of Alice's ids."""
+    engine = world.bot.engine
+    asking = event(user, where=where, persona=persona)
+    said: list[str] = []
+    for query in QUERIES:
+        hit = await commands.closest(engine, asking, query)
+        said.append(commands.format_memory(hit, engine) if hit else "")
+        said += [
+            commands.format_memory(m, engine)
+            for m in await commands.list_memories(engine, asking, query)
+        ]
+        said += [m.text for m in await commands.forget_candidates(engine, asking, query)]
+        said.append(await commands.diary(engine, asking, query))
+    said += [
+        commands.format_memory(m, engine) for m in await commands.list_memories(engine, asking)
+    ]
+    for memory_id in world.alice_ids:
+        gone = await commands.forget(engine, asking, memory_id)
+        said.append(gone.text if gone else "")
+    for day in ("", "2026-01-01", "today", "yesterday", "last monday"):
+        said.append(await commands.diary(engine, asking, day))
+    said.append(await commands.profile(engine, asking))
+    said.append(await commands.show_state(engine, asking))
+    said.append(await commands.dm_memories(engine, asking, ""))
+    _, data = await commands.export(engine, asking)
+    said.append(data.decode("utf-8"))
+    said.append(json.dumps(await engine.save(asking), ensure_ascii=False))
+    return "\n".join(said)
+
+
+@pytest.mark.parametrize(("user", "where", "persona", "allowed"), ASKERS)
+async def test_no_command_reaches_what_is_not_the_askers(
+    world: World, user: str, where: str, persona: str, allowed: tuple[str, ...]
+) -> None:
+    said = await everything_said(world, user, where, persona)
+    assert [m for m in leaked(said) if m not in allowed] == []
+    # Her memories are all still there (but those in the asker's own scope: hers to forget).
+    asking = world.scope(user, where, persona)
+    for memory_id, scope in zip(
+        world.alice_ids,
+        [world.scope(ALICE), world.scope(ALICE, "group"), world.scope(ALICE, persona="tavern")],
+        strict=True,
+    ):
+        if scope != asking:
+            assert [m.id for m in await world.bot.bank.get(scope, [memory_id])] == [memory_id]
+
+
+async def test_alice_herself_gets_her_own_in_her_dm(world: World) -> None:
+    """The walls are not simply closed doors: in her DM, Alice's commands find her things."""
+    engine, mine = world.bot.engine, event(ALICE)
+    assert DM_MEMORY in (await commands.export(engine, mine))[1].decode()
+    assert "axolotlbrioche" in await commands.profile(engine, mine)
+    assert "narwhalpumpkin" in await commands.diary(engine, mine, "2026-01-01")
+    hit = await commands.closest(engine, event(ALICE, where="group"), "marmosetfjord")
+    assert hit is not None and hit.text == GROUP_MEMORY
+
+
+async def test_a_refused_forget_by_id_is_logged(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="memory.bank"):
+        assert await commands.forget(world.bot.engine, event(BOB), world.dm_id) is None
+    [line] = [r.getMessage() for r in caplog.records if r.name == "memory.bank"]
+    assert line == f"forget refused: no memory {world.dm_id} in scope {world.scope(BOB)}"
+
+
+# -- the console ------------------------------------------------------------------------------
+
+
+async def console(world: World, tmp_path: Path, user: str, typed: str) -> str:
+    """What the console prints to `user` typing `typed` (one command a line)."""
+    out = io.StringIO()
+    runtime = Runtime(
+        config=cast("object", None),  # type: ignore[arg-type]  # the console reads none
+        engine=world.bot.engine,
+        store=world.bot.store,
+        bank=world.bot.bank,
+        scheduler=cast(Scheduler, None),  # started and stopped by the caller, not the console
+        data_dir=tmp_path,
+    )
+    persona = world.bot.personas["pip"]
+    chat = ConsoleChat(
+        runtime, persona, user, stdin=io.StringIO(typed), stdout=out, interactive=False
+    )
+    await chat.run()
+    return out.getvalue()
+
+
+async def test_the_console_shows_bob_nothing_of_alices(world: World, tmp_path: Path) -> None:
+    bank = world.bot.bank
+    alice = await bank.remember("pip/console:dm:alice", DM_MEMORY, speaker="alice")
+    await bank.remember("pip/console:dm:bob", "Bob's bank is the kite bank", speaker="bob")
+    typed = "\n".join(
+        [
+            "memories",
+            *(f"/memories {q}" for q in QUERIES),
+            *(f"/get {q}" for q in QUERIES),
+            "/forget bank",
+            "²",  # a digit to isdigit(), not to int(): once a crash
+            "/forget bank",
+            "99999999999999999999999",
+            "/forget zebraquokka bank pin",
+            "1",  # Bob's own bank memory, the only match
+            "diary",
+            "/diary 2026-01-01",
+            "profile",
+            "log",
+            "save",
+        ]
+    )
+    printed = await console(world, tmp_path, "bob", typed + "\n")
+    exports = "".join(p.read_text() for p in (tmp_path / "exports").glob("*.json"))
+    assert leaked(printed + exports) == []
+    assert printed.count("Nothing forgotten.") == 2
+    assert "Forgotten: Bob's bank is the kite bank" in printed
+    assert [m.id for m in await bank.get("pip/console:dm:alice", [alice])] == [alice]

@@ -1,0 +1,190 @@
+"""Discord's slash commands and Telegram's commands, end to end through the real client
+libraries against the loopback fakes: Bob, in a DM and in the server or group, asks for
+Alice's memories, diary, profile and export by every command (with her words, and by pressing
+or naming the numbers of her forget list); nothing of hers reaches him, nothing of hers is
+deleted, nothing crashes, and a refused button press is logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+
+from adapters.discord import DiscordAdapter
+from adapters.telegram import TelegramAdapter
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.factories import Bot, make_persona, open_bot
+from tests.fakes.logs import logged_errors
+from tests.fakes.secrets import DISCORD_TOKEN
+from tests.fakes.telegram_server import FakeTelegram
+from tests.security.conftest import (
+    DAY,
+    DIARY_PAGE,
+    DM_MEMORY,
+    GROUP_MEMORY,
+    PROFILE,
+    leaked,
+    write_page,
+)
+
+WORDS = ["zebraquokka bank pin", "marmosetfjord", "narwhalpumpkin", "Alice", "' OR 1=1 --"]
+
+
+async def furnish(bot: Bot, dm: str, group: str, alice: str) -> list[tuple[str, int]]:
+    """Alice's things in her DM scope and her group scope; returns (scope, id) of each."""
+    ids = [
+        (dm, await bot.bank.remember(dm, DM_MEMORY, speaker="Alice")),
+        (group, await bot.bank.remember(group, GROUP_MEMORY, speaker="Alice")),
+    ]
+    for scope in (dm, group):
+        await write_page(bot.store, scope, DAY, DIARY_PAGE, [(alice, "Alice", PROFILE)])
+    return ids
+
+
+async def all_there(bot: Bot, ids: list[tuple[str, int]]) -> None:
+    for scope, memory_id in ids:
+        assert [m.id for m in await bot.bank.get(scope, [memory_id])] == [memory_id]
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
+    opened = await open_bot(tmp_path / "k.sqlite3", [make_persona("pip", name="Pip")])
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+# -- Discord -----------------------------------------------------------------------------------
+
+D_ALICE, D_BOB = 42, 43
+
+
+@pytest.fixture
+async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+        yield server
+
+
+async def answer(fake: FakeDiscord) -> dict[str, Any]:
+    deferred = await fake.next_response()
+    assert deferred["type"] == 5, deferred
+    return await fake.next_response()
+
+
+def shown(response: dict[str, Any]) -> str:
+    """The text and files of a response, as one string."""
+    files = response.get("_files", {})
+    return json.dumps(response.get("content", "")) + " ".join(map(str, files.values()))
+
+
+async def test_discord_commands_give_bob_nothing_of_alices(
+    fake_discord: FakeDiscord, bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = fake_discord
+    ids = await furnish(
+        bot,
+        f"pip/discord:dm:{D_ALICE}",
+        f"pip/discord:{fake.guild_id}:user:{D_ALICE}",
+        str(D_ALICE),
+    )
+    adapter = DiscordAdapter(bot.engine, "pip", DISCORD_TOKEN, bot_id="d", guild_ready_timeout=0.05)
+    await adapter.start()
+    said: list[str] = []
+    try:
+        with logged_errors("discord", "adapters.discord"):
+            for guild in (False, True):
+                for word in WORDS:
+                    for name, options in [
+                        ("recall", {"query": word}),
+                        ("memories", {"query": word}),
+                        ("forget", {"query": word}),
+                        ("diary", {"day": word}),
+                    ]:
+                        await fake.slash(name, options, user_id=D_BOB, guild=guild)
+                        said.append(shown(await answer(fake)))
+                for name, options in [
+                    ("memories", {}),
+                    ("diary", {}),
+                    ("diary", {"day": "2026-01-01"}),
+                    ("profile", {}),
+                    ("export", {}),
+                ]:
+                    await fake.slash(name, options, user_id=D_BOB, guild=guild)
+                    said.append(shown(await answer(fake)))
+            # Alice's own forget list, pressed by Bob: refused, and the refusal logged.
+            await fake.slash("forget", {"query": "marmosetfjord"}, user_id=D_ALICE)
+            listed = await answer(fake)
+            with caplog.at_level(logging.INFO, logger="adapters.discord"):
+                await fake.click(listed, "1", user_id=D_BOB)
+                refused = await fake.next_response()
+        assert refused["data"]["content"] == "These buttons are not yours."
+        [line] = [r.getMessage() for r in caplog.records if r.name == "adapters.discord"]
+        assert line == f"refused a button press by user {D_BOB}: the buttons are user {D_ALICE}'s"
+    finally:
+        await adapter.close()
+    assert leaked("\n".join(said)) == []
+    await all_there(bot, ids)
+
+
+# -- Telegram ----------------------------------------------------------------------------------
+
+T_ALICE, T_BOB, T_IMPOSTOR, T_GROUP = 7, 8, 9, -1001
+
+
+@pytest.fixture
+def no_errors() -> Iterator[None]:
+    with logged_errors("telegram", "adapters.telegram"):
+        yield
+
+
+async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors: None) -> None:
+    async with FakeTelegram() as fake:
+        ids = await furnish(
+            bot, f"pip/telegram:dm:{T_ALICE}", f"pip/telegram:{T_GROUP}:user:{T_ALICE}", "7"
+        )
+        adapter = TelegramAdapter(
+            bot.engine,
+            "pip",
+            fake.token,
+            bot_id="tg",
+            base_url=fake.base_url,
+            base_file_url=fake.base_file_url,
+            poll_timeout=1,
+        )
+        await adapter.start()
+        said: list[str] = []
+        try:
+            # Alice's forget list is open in the group and in her DM: Bob names its numbers.
+            fake.send_text(T_GROUP, T_ALICE, "/forget zebraquokka bank pin", chat_type="group")
+            fake.send_text(T_ALICE, T_ALICE, "/forget zebraquokka bank pin")
+            await fake.next_messages(2)
+            # Bob, and an impostor who took Alice's first name, privately and in the group.
+            askers = [
+                (T_BOB, "Bob", T_BOB, "private"),
+                (T_BOB, "Bob", T_GROUP, "group"),
+                (T_IMPOSTOR, "Alice", T_IMPOSTOR, "private"),
+                (T_IMPOSTOR, "Alice", T_GROUP, "group"),
+            ]
+            for user, name, chat, kind in askers:
+                typed = [f"/{c} {w}" for w in WORDS for c in ("recall", "memories", "diary")]
+                typed += [f"/forget {w}" for w in WORDS]
+                typed += ["/forget 1", "/forget ²", "/forget 99999999999999999999999"]
+                typed += ["/memories", "/diary", "/diary 2026-01-01", "/profile", "/export"]
+                for text in typed:
+                    fake.send_text(chat, user, text, chat_type=kind, first_name=name)
+                    said += [json.dumps(m, default=repr) for m in await fake.next_messages()]
+        finally:
+            await adapter.close()
+        documents = [m.get("_bytes", b"") for m in fake.sent]
+        assert any(documents)  # Bob's export came, in his private chat
+        said += [d.decode("utf-8", "replace") for d in documents]
+    assert leaked("\n".join(said)) == []
+    await all_there(bot, ids)
