@@ -1,0 +1,85 @@
+"""Fuzzed configuration files: every outcome is a loaded `Config` or one `TomlError` line
+naming the file, the key and the line; no other exception escapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from bot.config import Config, load_config
+from bot.tomlfile import TomlError
+from tests.fakes.factories import EXAMPLE_CONFIG, example_config_with_bots
+from tests.fakes.fuzz import fuzzed, mutated_toml, nasty_text
+
+SEEDS = [
+    EXAMPLE_CONFIG.read_text(encoding="utf-8"),
+    example_config_with_bots(),
+    "",
+    '[engine]\ntimezone = "UTC"\n',
+]
+WEB_BOT = '[[bots]]\nplatform = "web"\npersona = "m"\n'
+
+
+def check_error(error: TomlError, path: Path, text: str) -> None:
+    """The error is the one line a user sees: the file, the line within it, the key."""
+    message = str(error)
+    assert "\n" not in message and "\r" not in message, message
+    assert message.startswith(str(path)), message
+    assert error.message and "Traceback" not in message
+    lines = text.splitlines()
+    if error.line is not None:
+        assert 1 <= error.line <= max(len(lines), 1), (error.line, message)
+        assert message.startswith(f"{path}:{error.line}: ")
+    if not error.message.startswith(("TOML syntax error", "not UTF-8", "cannot read")):
+        assert error.key, message  # a wrong value always names its key
+
+
+def load(tmp_path: Path, text: str) -> tuple[Config | TomlError, Path]:
+    path = tmp_path / "kizuna.toml"
+    # Lone surrogates can't be UTF-8: written as the invalid bytes a broken editor would leave.
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        return load_config(path, environ={}), path
+    except TomlError as e:
+        return e, path
+
+
+@fuzzed(150)
+@given(text=mutated_toml(SEEDS))
+@example(text='[engine]\ntimezone = "America"\n')  # a tz folder: IsADirectoryError
+@example(text='[engine]\ntimezone = "' + "x" * 300 + '"\n')  # OSError: name too long
+@example(text='persona_paths = ["~nosuchuser/personas"]\n')  # RuntimeError: no home
+@example(text=f'{WEB_BOT}webhook_listen = "h:²"\n')  # int("²"): ValueError
+@example(text=f'{WEB_BOT}webhook_listen = "h:{"9" * 5000}"\n')  # int(): too many digits
+@example(text="a = " + "[" * 2000 + "]" * 2000 + "\n")  # deep nesting
+def test_mutated_config_loads_or_says_where(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("config")
+    outcome, path = load(tmp_path, text)
+    if isinstance(outcome, TomlError):
+        check_error(outcome, path, text)
+    else:
+        assert isinstance(outcome, Config) and outcome.source == path
+
+
+@fuzzed(100)
+@given(raw=st.one_of(st.binary(max_size=300), nasty_text()))
+@example(raw=b"\xff\xfe[engine]\n")
+@example(raw=b'data_dir = "\xc3\x28"\n')
+def test_arbitrary_bytes_load_or_say_where(
+    tmp_path_factory: pytest.TempPathFactory, raw: bytes | str
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("config")
+    path = tmp_path / "kizuna.toml"
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    path.write_bytes(data)
+    try:
+        config = load_config(path, environ={})
+    except TomlError as e:
+        check_error(e, path, data.decode("utf-8", "replace"))
+    else:
+        assert config.source == path
