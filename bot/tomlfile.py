@@ -9,6 +9,7 @@ and `locate` finds that path's line in the source text.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import tomllib
@@ -82,10 +83,19 @@ def loads(text: str, cls: type[T], file: str) -> T:
 
 
 def dotted(path: Sequence[str | int]) -> str:
+    """A key path as a person would write it: "bots[1].name"; a key that is not bare is
+    quoted as in TOML ("providers.\"my provider\"", "\"\"" for the empty key)."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        name = part if _BARE.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+        out += f".{name}" if out else name
     return out
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _describe(value: Any) -> str:
