@@ -17,6 +17,7 @@ from typing import Any
 
 from bot import cards
 from bot.persona import Lorebook, LoreEntry, Persona
+from bot.tomlfile import one_line
 
 __all__ = [
     "CARD_EMOTIONS",
@@ -36,7 +37,7 @@ def persona_key(name: str) -> str:
     """A file name for a card's persona: lower-case ASCII words joined by _ ("Dr. Ada Vale"
     -> "dr_ada_vale"); "" for a name with no ASCII letters or digits (雪菜)."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return _KEY.sub("_", ascii_name.lower()).strip("_")[:40]
+    return _KEY.sub("_", ascii_name.lower())[:40].strip("_")
 
 
 def guess_language(text: str) -> str:
@@ -81,7 +82,11 @@ def _value(value: Any) -> str:
 
 def _table(name: str, items: dict[str, Any]) -> list[str]:
     lines = [f"[{name}]"] if name else []
-    lines += [f"{key} = {_value(value)}" for key, value in items.items() if value not in ("", [])]
+    lines += [
+        f"{key} = {_value(value)}"
+        for key, value in items.items()
+        if value not in ("", []) or key == "keys"  # a lorebook entry's keys are required
+    ]
     return lines
 
 
@@ -93,15 +98,14 @@ def _kept(values: dict[str, Any]) -> str:
 def persona_toml(card: cards.Card) -> str:
     """The persona file for `card` (loads with `load_persona`)."""
     notes = card.creator_notes.strip()
-    head = [f"# {card.name}: imported from a character card by `kizuna persona import`."]
+    # A comment ends at a line break and may hold no control character: those are escaped.
+    head = [f"# {one_line(card.name)}: imported from a character card by `kizuna persona import`."]
     if card.creator:
-        head.append(
-            f"# Card by {card.creator}"
-            + (f", version {card.character_version}." if card.character_version else ".")
-        )
+        version = f", version {card.character_version}" if card.character_version else ""
+        head.append(one_line(f"# Card by {card.creator}{version}."))
     if notes:
         head.append("# Creator's notes:")
-        head += [f"#   {line}".rstrip() for line in notes.splitlines()]
+        head += [one_line(f"#   {line}".rstrip()) for line in notes.splitlines()]
     sample = "\n".join([card.description, card.personality, card.first_mes])
     identity = {
         "name": card.name,
@@ -143,9 +147,11 @@ def persona_toml(card: cards.Card) -> str:
     book = card.character_book
     if book is not None:
         settings: dict[str, Any] = {"name": book.name}
-        if book.scan_depth:
+        # Values a persona's lorebook refuses (a scan depth below 1, a negative budget) mean
+        # nothing: left out, the defaults apply.
+        if book.scan_depth is not None and book.scan_depth >= 1:
             settings["scan_depth"] = book.scan_depth
-        if book.token_budget is not None:
+        if book.token_budget is not None and book.token_budget >= 0:
             settings["token_budget"] = book.token_budget
         if book.recursive_scanning is not None:
             settings["recursive_scanning"] = book.recursive_scanning

@@ -155,11 +155,28 @@ def _parse_json(raw: bytes) -> Any:
     except UnicodeDecodeError:
         raise _Invalid("not UTF-8 text") from None
     try:
-        return json.loads(text)
+        return _valid_unicode(json.loads(text))
     except json.JSONDecodeError as e:
         raise _Invalid(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except ValueError:  # a number past Python's 4300-digit limit for int()
+        raise _Invalid("not valid JSON (a number too long to read)") from None
     except RecursionError:
         raise _Invalid("not valid JSON (nested too deeply)") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(value: Any) -> Any:
+    """`value` with lone surrogates (a JSON "\\ud800" escape with no pair) as U+FFFD: they
+    are not text, and no file or database can store them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
+    return value
 
 
 def _json_type(value: Any) -> str:
