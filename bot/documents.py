@@ -27,6 +27,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from bot.llm.base import Message
+from bot.tomlfile import one_line
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -82,7 +83,7 @@ class DocumentError(Exception):
 
     def __init__(self, name: str, message: str) -> None:
         self.name, self.message = name, message
-        super().__init__(f"{name}: {message}")
+        super().__init__(one_line(f"{name}: {message}"))  # a file may be called "a\nb.txt"
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -114,6 +115,8 @@ def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
             data = file.read(limit_bytes + 1)  # one byte more catches a file grown since
     except OSError as e:
         raise DocumentError(path.name, f"cannot be read ({e.strerror or e})") from None
+    except ValueError:  # open() refuses a path with a NUL in it
+        raise DocumentError(path.name, "cannot be read (no such file)") from None
     return extract_text(path.name, data, limit_bytes=limit_bytes)
 
 
