@@ -48,6 +48,7 @@ __all__ = [
     "precheck",
     "read_document",
     "summarise",
+    "too_big",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,9 +103,13 @@ def precheck(name: str, size: int, *, limit_bytes: int = DEFAULT_LIMIT) -> None:
     if suffix and suffix not in _KINDS:
         raise DocumentError(name, f"{suffix} files are not supported; send {_SUPPORTED}")
     if size > limit_bytes:
-        raise DocumentError(
-            name, f"is too big ({_size(size)}); the most I can read is {_size(limit_bytes)}"
-        )
+        raise too_big(name, size, limit_bytes)
+
+
+def too_big(name: str, size: int | None, limit_bytes: int) -> DocumentError:
+    """The refusal of a file over `limit_bytes`, with its size when it is known."""
+    known = f" ({_size(size)})" if size is not None else ""
+    return DocumentError(name, f"is too big{known}; the most I can read is {_size(limit_bytes)}")
 
 
 def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:

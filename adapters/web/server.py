@@ -35,7 +35,7 @@ from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
 from bot import commands
-from bot.documents import DocumentError, precheck
+from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.persona import Persona
@@ -298,7 +298,11 @@ class WebServer:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
         except DocumentError as e:
             return web.json_response({"type": "error", "text": str(e)})
-        data = await request.read()
+        try:
+            data = await request.read()
+        except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length: found reading
+            error = too_big(name, None, self.engine.document_limit)
+            return web.json_response({"type": "error", "text": str(error)})
         event = self._event(persona.key, user, "")
         turn = asyncio.ensure_future(self.engine.read_document(event, name, data))
         self._turns.add(turn)
