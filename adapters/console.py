@@ -305,7 +305,7 @@ def _document_path(line: str) -> Path | None:
     if word.lower() not in ("read", "/read") or not rest.strip():
         return None
     path = Path(rest.strip().strip("'\""))
-    with contextlib.suppress(RuntimeError):  # "~someone" for no such user: left as it is
+    with contextlib.suppress(RuntimeError, ValueError):  # "~nosuchuser", "~\0": left as is
         path = path.expanduser()
     return path if path.is_file() or word.startswith("/") else None
 

@@ -79,6 +79,7 @@ async def chat(runtime: Runtime, lines: list[bytes]) -> str:
 @example(lines=[b"hi \xff there", b"hello again"])  # ended the chat: UnicodeDecodeError
 @example(lines=[b"read ~nosuchuser/notes.txt", b"hello"])  # RuntimeError: no such user
 @example(lines=[b"/read a\x00b.txt", b"hello"])  # ValueError: embedded null byte
+@example(lines=[b"/read ~\x00"])  # ValueError from expanduser
 @example(lines=[b"/remember caf\xe9 \x00", b"/forget caf", b"1", b"/memories"])
 async def test_every_line_is_read_and_answered(
     runtime: Runtime, caplog: pytest.LogCaptureFixture, lines: list[bytes]
