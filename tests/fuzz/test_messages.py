@@ -178,6 +178,9 @@ async def act(bot: Bot, action: str, spec: dict[str, Any]) -> None:
 @example(script=[("diary", {"text": "year 99999999"}), ("diary", {"text": "3000000 days ago"})])
 @example(script=[("forget", {"text": "%' OR 1=1; -- NEAR( \"*"}), ("recall", {"text": "*"})])
 @example(script=[("remember", {"text": "x" * 100_000})])
+# The name went into the system prompt before its placeholders were filled: each "<user>" in
+# it became the whole name again, a 1 MB request the model refused.
+@example(script=[("say", {"text": "hi", "user_name": "<user>" * 418})])
 async def test_messages_and_commands_keep_the_store_consistent(
     bot: Bot, caplog: pytest.LogCaptureFixture, script: list[tuple[str, dict[str, Any]]]
 ) -> None:
