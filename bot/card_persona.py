@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from bot import cards
@@ -194,29 +195,62 @@ def _entry(entry: cards.LoreEntry) -> dict[str, Any]:
     return values
 
 
-def _unkept(text: str) -> dict[str, Any]:
-    value = json.loads(text) if text else {}
-    return value if isinstance(value, dict) else {}
+class _Kept:
+    """A `kept` key's JSON, read back with each value checked: the file is the user's to
+    edit, and a value of the wrong kind (or text that is not JSON) is left out of the card
+    rather than failing the export."""
+
+    def __init__(self, text: str) -> None:
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            value = {}
+        self._values: dict[str, Any] = value if isinstance(value, dict) else {}
+
+    def get(self, key: str, default: Any, ok: Callable[[Any], bool]) -> Any:
+        value = self._values.get(key, default)
+        return value if ok(value) else default
+
+    def text(self, key: str, default: str = "") -> str:
+        return str(self.get(key, default, lambda v: isinstance(v, str)))
+
+    def texts(self, key: str) -> list[str]:
+        return list(self.get(key, [], lambda v: isinstance(v, list) and all(_is_str(x) for x in v)))
+
+    def table(self, key: str) -> dict[str, Any]:
+        return dict(self.get(key, {}, lambda v: isinstance(v, dict)))
+
+    def number(self, key: str) -> int | None:
+        value = self.get(key, None, _is_int)
+        return None if value is None else int(value)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def persona_card(persona: Persona) -> cards.Card:
     """`persona` as a character card: what the persona file says now, and what it kept."""
     ident, card = persona.identity, persona.card
-    kept = _unkept(card.kept)
+    kept = _Kept(card.kept)
     brief = ident.brief.strip()
     book = None
     if persona.lorebook.entries or persona.lorebook.kept:
         book = lore_book(persona.lorebook)
     return cards.Card(
-        spec=kept.get("spec", "chara_card_v2"),
-        spec_version=kept.get("spec_version", "2.0"),
+        spec="chara_card_v3" if kept.text("spec") == "chara_card_v3" else "chara_card_v2",
+        spec_version=kept.text("spec_version", "2.0"),
         name=ident.name,
         description=brief or ident.personality.strip(),
         personality=ident.personality.strip() if brief else "",
         scenario=card.scenario,
         first_mes=card.first_message,
         mes_example=card.example_messages,
-        creator_notes=kept.get("creator_notes", ""),
+        creator_notes=kept.text("creator_notes"),
         system_prompt=card.system_prompt,
         post_history_instructions=card.post_history_instructions,
         alternate_greetings=list(card.alternate_greetings),
@@ -224,50 +258,57 @@ def persona_card(persona: Persona) -> cards.Card:
         tags=list(card.tags),
         creator=card.creator,
         character_version=card.character_version,
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         nickname=ident.nickname,
-        creator_notes_multilingual=kept.get("creator_notes_multilingual", {}),
-        source=kept.get("source", []),
-        group_only_greetings=kept.get("group_only_greetings", []),
-        creation_date=kept.get("creation_date"),
-        modification_date=kept.get("modification_date"),
-        assets=kept.get("assets", []),
-        extra=kept.get("extra", {}),
+        creator_notes_multilingual=kept.get(
+            "creator_notes_multilingual",
+            {},
+            lambda v: isinstance(v, dict) and all(_is_str(x) for x in v.values()),
+        ),
+        source=kept.texts("source"),
+        group_only_greetings=kept.texts("group_only_greetings"),
+        creation_date=kept.number("creation_date"),
+        modification_date=kept.number("modification_date"),
+        assets=kept.get(
+            "assets", [], lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v)
+        ),
+        extra=kept.table("extra"),
     )
 
 
 def lore_book(book: Lorebook) -> cards.Lorebook:
     """The persona's lorebook as a card's (for export, and `cards.active_entries`)."""
-    kept = _unkept(book.kept)
+    kept = _Kept(book.kept)
     return cards.Lorebook(
         name=book.name,
-        description=kept.get("description", ""),
+        description=kept.text("description"),
         scan_depth=book.scan_depth,
         token_budget=book.token_budget,
         recursive_scanning=book.recursive_scanning,
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         entries=[_card_entry(e) for e in book.entries],
-        extra=kept.get("extra", {}),
+        extra=kept.table("extra"),
     )
 
 
 def _card_entry(entry: LoreEntry) -> cards.LoreEntry:
-    kept = _unkept(entry.kept)
+    kept = _Kept(entry.kept)
     return cards.LoreEntry(
         keys=list(entry.keys),
         content=entry.content.strip(),
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         enabled=entry.enabled,
         insertion_order=entry.insertion_order,
-        case_sensitive=entry.case_sensitive if entry.case_sensitive else kept.get("case_sensitive"),
+        case_sensitive=entry.case_sensitive
+        or kept.get("case_sensitive", None, lambda v: v is None or isinstance(v, bool)),
         name=entry.name,
-        priority=entry.priority if entry.priority else kept.get("priority"),
-        id=kept.get("id"),
-        comment=kept.get("comment", ""),
+        priority=entry.priority if entry.priority else kept.number("priority"),
+        id=kept.get("id", None, lambda v: v is None or _is_str(v) or _is_int(v)),
+        comment=kept.text("comment"),
         selective=entry.selective,
         secondary_keys=list(entry.secondary_keys),
         constant=entry.constant,
-        position=kept.get("position"),
+        position=kept.get("position", None, lambda v: v in (None, "before_char", "after_char")),
         use_regex=entry.use_regex,
-        extra=kept.get("extra", {}),
+        extra=kept.table("extra"),
     )

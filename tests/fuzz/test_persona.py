@@ -9,14 +9,35 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from bot import cards
+from bot.card_persona import persona_card, persona_toml
 from bot.persona import Persona, load_persona
 from bot.tomlfile import TomlError
+from tests.fakes import cards as fake
 from tests.fakes.fuzz import fuzzed, mutated_toml, nasty_text
 from tests.fuzz.test_config import check_error
 
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "personas").glob("*.toml"))
 SEEDS = [path.read_text(encoding="utf-8") for path in SHIPPED]
 MINIMAL = '[identity]\nname = "Pip"\npersonality = "cheerful"\n'
+# A persona imported from a card: [card] and [lorebook] with `kept` JSON to mutate.
+IMPORTED = persona_toml(
+    cards.parse_card(
+        fake.encode(
+            fake.v2(
+                description="A cat.",
+                creator_notes="notes",
+                extensions={"depth": 4},
+                source=["x"],
+                character_book={
+                    "description": "lore",
+                    "entries": [{"keys": ["fish"], "content": "Likes fish.", "id": 3}],
+                },
+            )
+        ),
+        "card.json",
+    )
+)
 
 
 def load(tmp_path: Path, data: bytes) -> Persona | TomlError:
@@ -30,17 +51,23 @@ def load(tmp_path: Path, data: bytes) -> Persona | TomlError:
     assert persona.key == "pip" and persona.path == path
     assert persona.identity.name.strip()
     assert persona.emotions.neutral in persona.emotions.names
+    # `kizuna persona export`: whatever the file's `kept` keys hold, a card that reads back.
+    exported = cards.card_to_v2_json(persona_card(persona))
+    assert cards.parse_card(exported.encode(), "exported.json").name == persona.identity.name
     return persona
 
 
 @fuzzed(150)
-@given(text=mutated_toml([*SEEDS, MINIMAL]))
+@given(text=mutated_toml([*SEEDS, MINIMAL, IMPORTED]))
 @example(text=MINIMAL + '"line\\nbreak" = 1\n')  # a key that would break the message in two
 @example(text=MINIMAL + '[emotions]\nnames = []\nneutral = ""\n')
 @example(text=MINIMAL + '[emotions]\nnames = ["HAPPY", "\\u0000"]\n')
 @example(text=MINIMAL + "[memory]\nidle_minutes = nan\n")
 @example(text=MINIMAL + "[memory]\nflashback_rate = inf\n")
 @example(text=MINIMAL + '[[state]]\nname = "a"\ninstructions = ""\n[[state]]\nname = "a"\n')
+@example(text=MINIMAL + '[card]\nkept = "{not json"\n')  # the export: JSONDecodeError
+@example(text=MINIMAL + '[card]\nkept = \'{"extensions": 3, "spec": 5, "source": [1]}\'\n')
+@example(text=IMPORTED.replace('"id": 3', '"id": [3], "position": 7, "extensions": []'))
 def test_mutated_persona_loads_or_says_where(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
