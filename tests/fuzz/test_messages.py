@@ -40,8 +40,9 @@ class Echo:
     """
 
     def __init__(self, fake: FakeOpenAI) -> None:
+        self.client = make_client(fake.base_url, "sk-fuzz", 5.0)
         self.model = OpenAIChatModel(
-            make_client(fake.base_url, "sk-fuzz", 5.0),
+            self.client,
             "fake-chat",
             timeout=5.0,
             max_retries=0,
@@ -65,10 +66,13 @@ class Echo:
 async def bot(tmp_path: Path, fake_openai: FakeOpenAI) -> AsyncIterator[Bot]:
     """One bot for all the examples of a property: the store has to stay consistent across
     everything they throw at it."""
-    model = ScriptedChatModel(default=Echo(fake_openai))
-    opened = await open_bot(tmp_path / "fuzz.sqlite3", PERSONAS, model=model)
+    echo = Echo(fake_openai)
+    opened = await open_bot(
+        tmp_path / "fuzz.sqlite3", PERSONAS, model=ScriptedChatModel(default=echo)
+    )
     yield opened
     await opened.close()
+    await echo.client.close()  # else its connections are closed by the collector, loop gone
 
 
 def storable(text: str) -> str:
