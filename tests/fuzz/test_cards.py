@@ -227,3 +227,18 @@ def test_import_refuses_with_one_line(tmp_path: Path) -> None:
         _import_card(card, tmp_path / "personas", force=False)
     except UsageError as e:
         assert "\n" not in str(e)
+
+
+@pytest.mark.parametrize("kind", ["zTXt", "iTXt"])
+def test_a_decompression_bomb_is_refused(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A compressed chunk that inflates past the limit is refused, not inflated whole (a few
+    kilobytes of zlib can become gigabytes)."""
+    monkeypatch.setattr(cards, "MAX_CHUNK_TEXT", 2**20)
+    bomb = zlib.compress(b"A" * (2 * 2**20), 9)
+    if kind == "zTXt":
+        chunk = fake.chunk(b"zTXt", b"chara\0\0" + bomb)
+    else:
+        chunk = fake.chunk(b"iTXt", b"chara\0\x01\x00en\0\0" + bomb)
+    refused = check("bomb.png", fake.png(chunk))
+    assert isinstance(refused, cards.CardError)
+    assert str(refused) == "bomb.png: the chara chunk is too big (over 1 MB of text)"
