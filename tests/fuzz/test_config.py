@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.config import Config, load_config
+from bot.config import Config, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from tests.fakes.factories import EXAMPLE_CONFIG, example_config_with_bots
 from tests.fakes.fuzz import fuzzed, mutated_toml, nasty_text
@@ -83,3 +83,19 @@ def test_arbitrary_bytes_load_or_say_where(
         check_error(e, path, data.decode("utf-8", "replace"))
     else:
         assert config.source == path
+
+
+@fuzzed(60)
+@given(eco=nasty_text(max_size=4), storage=st.sampled_from(["sqlite", "postgres"]))
+@example(eco="\n", storage="postgres")
+def test_environment_overrides_load_or_say_which(
+    tmp_path_factory: pytest.TempPathFactory, eco: str, storage: str
+) -> None:
+    path = tmp_path_factory.mktemp("config") / "kizuna.toml"
+    path.write_text(f'storage = "{storage}"\n', encoding="utf-8")
+    environ = {"ECO_MODE": eco, "KIZUNA_DATABASE_URL": eco}
+    try:
+        config = load_config(path, environ)
+        storage_dsn(config, environ)
+    except TomlError as e:
+        assert "\n" not in str(e) and e.key in ("ECO_MODE", "dsn_env"), str(e)
