@@ -260,7 +260,7 @@ class WebServer:
             try:
                 said = frame.json()
                 text = str(said.get("text", "")) if isinstance(said, dict) else ""
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or "[[[[..." nested too deeply
                 text = ""
             if not text.strip():
                 continue
