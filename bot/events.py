@@ -88,6 +88,11 @@ class Reply:
     chunks: tuple[str, ...] = field(default=())
     failed: bool = False  # the model failed; `text` is the persona's apology
 
+    def __post_init__(self) -> None:
+        # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.
+        object.__setattr__(self, "text", valid_text(self.text))
+        object.__setattr__(self, "chunks", tuple(valid_text(chunk) for chunk in self.chunks))
+
     @classmethod
     def build(cls, text: str, emotion: str, limit: int, *, failed: bool = False) -> Reply:
         return cls(text=text, emotion=emotion, chunks=split_chunks(text, limit), failed=failed)

@@ -14,15 +14,18 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from bot import config, persona
+from bot.llm.base import Message
 
 __all__ = [
     "NASTY_PIECES",
+    "echo",
     "fuzzed",
     "mutated_toml",
     "nasty_text",
@@ -154,6 +157,12 @@ def nasty_text(*, min_size: int = 0, max_size: int = 40) -> st.SearchStrategy[st
         lambda pair: pair[0] * pair[1]
     )
     return st.one_of(joined, repeated)
+
+
+def echo(messages: Sequence[Message]) -> str:
+    """A chat model's answer for the fuzz: the last message said back, with a lone surrogate
+    after it, as a model answering a JSON "\\udcff" escape gives."""
+    return f"[NEUTRAL] {messages[-1].content[-200:]} \udcff"
 
 
 # --- TOML --------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from adapters.discord import DiscordAdapter
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, open_bot
-from tests.fakes.fuzz import fuzzed, nasty_text
+from tests.fakes.fuzz import echo, fuzzed, nasty_text
 from tests.fakes.models import ScriptedChatModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -36,8 +36,7 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
 
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
-    echo = ScriptedChatModel(default=lambda messages: f"[NEUTRAL] {messages[-1].content[-200:]}")
-    opened = await open_bot(tmp_path / "discord.sqlite3", model=echo)
+    opened = await open_bot(tmp_path / "discord.sqlite3", model=ScriptedChatModel(default=echo))
     yield opened
     await opened.close()
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from adapters.telegram import TelegramAdapter
 from tests.fakes.factories import Bot, open_bot
-from tests.fakes.fuzz import fuzzed, nasty_text
+from tests.fakes.fuzz import echo, fuzzed, nasty_text
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -33,8 +33,7 @@ class Harness:
 
 @pytest.fixture
 async def tg(tmp_path: Path) -> AsyncIterator[Harness]:
-    echo = ScriptedChatModel(default=lambda messages: f"[NEUTRAL] {messages[-1].content[-200:]}")
-    bot = await open_bot(tmp_path / "tg.sqlite3", model=echo)
+    bot = await open_bot(tmp_path / "tg.sqlite3", model=ScriptedChatModel(default=echo))
     async with FakeTelegram() as fake:
         adapter = TelegramAdapter(
             bot.engine,

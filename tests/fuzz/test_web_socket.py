@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from adapters.web import WebServer
 from tests.fakes.factories import Bot, open_bot
-from tests.fakes.fuzz import fuzzed, nasty_text
+from tests.fakes.fuzz import echo, fuzzed, nasty_text
 from tests.fakes.models import ScriptedChatModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -46,8 +46,7 @@ frames = st.one_of(
 
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
-    echo = ScriptedChatModel(default=lambda messages: f"[NEUTRAL] {messages[-1].content}")
-    opened = await open_bot(tmp_path / "ws.sqlite3", model=echo)
+    opened = await open_bot(tmp_path / "ws.sqlite3", model=ScriptedChatModel(default=echo))
     yield opened
     await opened.close()
 
