@@ -156,13 +156,17 @@ def _completion(response: Any, model: str) -> Completion:
     calls: list[ToolCall] = []
     if choices:
         message = choices[0].message
-        text = _text(message.content)
+        # A model may write a "\\udcff" escape: kept, a lone surrogate fails every write of
+        # the reply (a platform's request, a terminal, a file), so it becomes U+FFFD here.
+        text = valid_text(_text(message.content))
         for call in message.tool_calls or ():
             function = getattr(call, "function", None)
             if function is None:  # a non-function ("custom") tool call: not ours
                 continue
             calls.append(
-                ToolCall(id=call.id, name=function.name, arguments=function.arguments or "")
+                ToolCall(
+                    id=call.id, name=function.name, arguments=valid_text(function.arguments or "")
+                )
             )
     usage = getattr(response, "usage", None)
     return Completion(

@@ -194,3 +194,17 @@ async def test_messages_and_commands_keep_the_store_consistent(
         await act(bot, action, {**defaults, "reply_to": None, **spec})
     await bot.engine.drain()
     no_errors_logged(caplog)
+
+
+async def test_a_models_lone_surrogate_becomes_a_replacement_character(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """What a model writes as a "\\udcff" escape arrives as U+FFFD: the reply can be sent,
+    printed and stored."""
+    echo = Echo(fake_openai)
+    fake_openai.reply_text("[HAPPY] hi \udcff there")
+    try:
+        completion = await echo.model.complete([Message("user", "hello")])
+    finally:
+        await echo.client.close()
+    assert completion.text == "[HAPPY] hi \ufffd there"
