@@ -1,5 +1,6 @@
 """Hypothesis building blocks for the fuzz tests (tests/fuzz/): one settings policy, nasty
-text, and mutations of TOML files.
+text, a model that answers with what it was told, mutations of TOML files and the check of a
+TOML error.
 
 Every property runs a bounded, derandomized number of examples so CI is quick and
 reproducible. For a longer hunt:
@@ -15,6 +16,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -22,9 +24,11 @@ from hypothesis import strategies as st
 
 from bot import config, persona
 from bot.llm.base import Message
+from bot.tomlfile import TomlError
 
 __all__ = [
     "NASTY_PIECES",
+    "check_toml_error",
     "echo",
     "fuzzed",
     "mutated_toml",
@@ -166,6 +170,20 @@ def echo(messages: Sequence[Message]) -> str:
 
 
 # --- TOML --------------------------------------------------------------------------------------
+
+
+def check_toml_error(error: TomlError, path: Path, text: str) -> None:
+    """`error` is the one line a user sees: the file, the line within it, the key."""
+    message = str(error)
+    assert "\n" not in message and "\r" not in message, message
+    assert message.startswith(str(path)), message
+    assert error.message and "Traceback" not in message
+    lines = text.splitlines()
+    if error.line is not None:
+        assert 1 <= error.line <= max(len(lines), 1), (error.line, message)
+        assert message.startswith(f"{path}:{error.line}: ")
+    if not error.message.startswith(("TOML syntax error", "not UTF-8", "cannot read")):
+        assert error.key, message  # a wrong value always names its key
 
 
 def _toml_string(text: str) -> str:

@@ -14,8 +14,7 @@ from bot.card_persona import persona_card, persona_toml
 from bot.persona import Persona, load_persona
 from bot.tomlfile import TomlError
 from tests.fakes import cards as fake
-from tests.fakes.fuzz import fuzzed, mutated_toml, nasty_text
-from tests.fuzz.test_config import check_error
+from tests.fakes.fuzz import check_toml_error, fuzzed, mutated_toml, nasty_text
 
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "personas").glob("*.toml"))
 SEEDS = [path.read_text(encoding="utf-8") for path in SHIPPED]
@@ -46,7 +45,7 @@ def load(tmp_path: Path, data: bytes) -> Persona | TomlError:
     try:
         persona = load_persona(path)
     except TomlError as e:
-        check_error(e, path, data.decode("utf-8", "replace"))
+        check_toml_error(e, path, data.decode("utf-8", "replace"))
         return e
     assert persona.key == "pip" and persona.path == path
     assert persona.identity.name.strip()
