@@ -3,6 +3,7 @@ scripts) gives a list of real days, in order, each once, quoting the message; ne
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -138,6 +139,7 @@ TODAY = [
     datetime(2024, 2, 29, 23, 30, tzinfo=timezone(timedelta(hours=-11))),
 ]
 
+YEAR = re.compile("\\d{4}|[\u3007零一二三四五六七八九]{4}")  # what a year is written as
 near_dates = st.lists(st.sampled_from(DATE_PIECES), max_size=12).map("".join)
 spaced = st.lists(st.sampled_from(DATE_PIECES), max_size=12).map(" ".join)
 texts = st.one_of(near_dates, spaced, nasty_text(), st.text(max_size=80))
@@ -153,6 +155,7 @@ texts = st.one_of(near_dates, spaced, nasty_text(), st.text(max_size=80))
 @example(text="公元前221年 上周三 İİİ May 4th", now=TODAY[0])
 @example(text="0000-01-01 0000年1月1日 9999年12月31日", now=TODAY[2])
 @example(text="31号", now=TODAY[1])
+@example(text="\u0663\u0663\u0663 weeks ago", now=TODAY[0])  # Arabic-Indic digits
 @example(text="٣ days ago, \U0001d7d7 days ago, ² days ago", now=TODAY[0])
 def test_dates_are_real_days_quoted_from_the_text(text: str, now: datetime) -> None:
     found = find_dates(text, now)
@@ -165,6 +168,10 @@ def test_dates_are_real_days_quoted_from_the_text(text: str, now: datetime) -> N
         assert mention.text and text[mention.start : mention.start + len(mention.text)] == (
             mention.text
         )
+        if not YEAR.search(mention.text):
+            # No year said: a day near this one (at most 999 fortnights, or nine years back
+            # for a 29 February).
+            assert abs((mention.day - now.date()).days) <= 999 * 14 + 9 * 366, mention
 
 
 @fuzzed(60)
