@@ -86,3 +86,15 @@ async def test_every_dm_is_answered_or_ignored(
         assert reply["content"].strip()
     bad = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert not bad, [f"{r.name}: {r.getMessage()}" for r in bad]
+
+
+async def test_an_attachment_that_cannot_be_downloaded_is_said_so(
+    fake: FakeDiscord, adapter: DiscordAdapter, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its link expired or it was deleted: a clear line, not silence and a logged traceback."""
+    gone = fake.attachment("notes.txt", b"hello")
+    gone["url"] = gone["proxy_url"] = gone["url"].replace(f"/{gone['id']}/", "/0/")  # a 404
+    await fake.dispatch_message(fake.channel_id, ALICE, "", guild=False, attachments=[gone])
+    reply = await fake.next_message()
+    assert reply["content"] == "notes.txt: could not be downloaded; send it again"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

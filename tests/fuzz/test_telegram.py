@@ -94,3 +94,15 @@ async def test_every_message_is_answered_or_ignored(
             break
     bad = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert not bad, [f"{r.name}: {r.getMessage()}" for r in bad]
+
+
+async def test_a_document_that_cannot_be_downloaded_is_said_so(
+    tg: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Gone from Telegram's servers (or over the Bot API's 20 MB): a clear line, not an
+    apology and a logged traceback."""
+    sent = tg.fake.send_document(ALICE, ALICE, "notes.txt", content=b"hello")
+    del tg.fake.files[sent["document"]["file_id"]]
+    [reply] = await tg.fake.next_messages(within=10)
+    assert reply["text"] == "notes.txt: could not be downloaded; send it again"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
