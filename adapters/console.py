@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterable
@@ -104,6 +105,10 @@ class ConsoleChat:
 
     async def run(self) -> None:
         name = self._persona.identity.name
+        if isinstance(self._stdin, io.TextIOWrapper):
+            # Under most UTF-8 locales stdin is strict, and one byte that is not UTF-8 (a
+            # paste from a Latin-1 file) would end the chat; `readable` shows it as U+FFFD.
+            self._stdin.reconfigure(errors="surrogateescape")
         if self._interactive:
             with contextlib.suppress(ImportError):  # line editing and history for input()
                 import readline  # noqa: F401
@@ -299,7 +304,9 @@ def _document_path(line: str) -> Path | None:
     word, _, rest = stripped.partition(" ")
     if word.lower() not in ("read", "/read") or not rest.strip():
         return None
-    path = Path(rest.strip().strip("'\"")).expanduser()
+    path = Path(rest.strip().strip("'\""))
+    with contextlib.suppress(RuntimeError, ValueError):  # "~nosuchuser", "~\0": left as is
+        path = path.expanduser()
     return path if path.is_file() or word.startswith("/") else None
 
 

@@ -228,11 +228,18 @@ class DiscordAdapter:
     async def _read(self, event: ChatEvent, attachment: discord.Attachment) -> Reply:
         """Document mode with a file the user attached: refused by its declared size before
         any download, else fetched and read."""
+        neutral = self.engine.persona(event).emotions.neutral
         try:
             precheck(attachment.filename, attachment.size, limit_bytes=self.engine.document_limit)
         except DocumentError as e:
-            return Reply.build(str(e), self.engine.persona(event).emotions.neutral, LIMIT)
-        return await self.engine.read_document(event, attachment.filename, await attachment.read())
+            return Reply.build(str(e), neutral, LIMIT)
+        try:
+            data = await attachment.read()
+        except discord.HTTPException as e:  # gone (deleted, its link expired) or refused
+            log.warning("could not download attachment %s: %s", attachment.id, e)
+            refusal = DocumentError(attachment.filename, "could not be downloaded; send it again")
+            return Reply.build(str(refusal), neutral, LIMIT)
+        return await self.engine.read_document(event, attachment.filename, data)
 
     async def _send(self, channel: Any, persona: str, text: str, chunks: Sequence[str]) -> None:
         """A bot of one persona just sends. One of several speaks through the channel's

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from telegram import BotCommand, InputFile, Message, Update
 from telegram import Document as TgDocument
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
+from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -253,8 +254,13 @@ class TelegramAdapter:
             precheck(name, document.file_size or 0, limit_bytes=limit)
         except DocumentError as e:
             return Reply.build(str(e), self.engine.persona(event).emotions.neutral, LIMIT)
-        file = await self.app.bot.get_file(document.file_id)
-        data = bytes(await file.download_as_bytearray())
+        try:
+            file = await self.app.bot.get_file(document.file_id)
+            data = bytes(await file.download_as_bytearray())
+        except TelegramError as e:  # gone, over the Bot API's 20 MB, or the network
+            log.warning("could not download document %s: %s", document.file_id, e)
+            refusal = DocumentError(name, "could not be downloaded; send it again")
+            return Reply.build(str(refusal), self.engine.persona(event).emotions.neutral, LIMIT)
         return await self.engine.read_document(event, name, data)
 
     @contextlib.asynccontextmanager

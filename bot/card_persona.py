@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from bot import cards
 from bot.persona import Lorebook, LoreEntry, Persona
+from bot.tomlfile import one_line
 
 __all__ = [
     "CARD_EMOTIONS",
@@ -36,7 +38,7 @@ def persona_key(name: str) -> str:
     """A file name for a card's persona: lower-case ASCII words joined by _ ("Dr. Ada Vale"
     -> "dr_ada_vale"); "" for a name with no ASCII letters or digits (雪菜)."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return _KEY.sub("_", ascii_name.lower()).strip("_")[:40]
+    return _KEY.sub("_", ascii_name.lower())[:40].strip("_")
 
 
 def guess_language(text: str) -> str:
@@ -81,7 +83,11 @@ def _value(value: Any) -> str:
 
 def _table(name: str, items: dict[str, Any]) -> list[str]:
     lines = [f"[{name}]"] if name else []
-    lines += [f"{key} = {_value(value)}" for key, value in items.items() if value not in ("", [])]
+    lines += [
+        f"{key} = {_value(value)}"
+        for key, value in items.items()
+        if value not in ("", []) or key == "keys"  # a lorebook entry's keys are required
+    ]
     return lines
 
 
@@ -93,15 +99,14 @@ def _kept(values: dict[str, Any]) -> str:
 def persona_toml(card: cards.Card) -> str:
     """The persona file for `card` (loads with `load_persona`)."""
     notes = card.creator_notes.strip()
-    head = [f"# {card.name}: imported from a character card by `kizuna persona import`."]
+    # A comment ends at a line break and may hold no control character: those are escaped.
+    head = [f"# {one_line(card.name)}: imported from a character card by `kizuna persona import`."]
     if card.creator:
-        head.append(
-            f"# Card by {card.creator}"
-            + (f", version {card.character_version}." if card.character_version else ".")
-        )
+        version = f", version {card.character_version}" if card.character_version else ""
+        head.append(one_line(f"# Card by {card.creator}{version}."))
     if notes:
         head.append("# Creator's notes:")
-        head += [f"#   {line}".rstrip() for line in notes.splitlines()]
+        head += [one_line(f"#   {line}".rstrip()) for line in notes.splitlines()]
     sample = "\n".join([card.description, card.personality, card.first_mes])
     identity = {
         "name": card.name,
@@ -143,9 +148,11 @@ def persona_toml(card: cards.Card) -> str:
     book = card.character_book
     if book is not None:
         settings: dict[str, Any] = {"name": book.name}
-        if book.scan_depth:
+        # Values a persona's lorebook refuses (a scan depth below 1, a negative budget) mean
+        # nothing: left out, the defaults apply.
+        if book.scan_depth is not None and book.scan_depth >= 1:
             settings["scan_depth"] = book.scan_depth
-        if book.token_budget is not None:
+        if book.token_budget is not None and book.token_budget >= 0:
             settings["token_budget"] = book.token_budget
         if book.recursive_scanning is not None:
             settings["recursive_scanning"] = book.recursive_scanning
@@ -188,29 +195,62 @@ def _entry(entry: cards.LoreEntry) -> dict[str, Any]:
     return values
 
 
-def _unkept(text: str) -> dict[str, Any]:
-    value = json.loads(text) if text else {}
-    return value if isinstance(value, dict) else {}
+class _Kept:
+    """A `kept` key's JSON, read back with each value checked: the file is the user's to
+    edit, and a value of the wrong kind (or text that is not JSON) is left out of the card
+    rather than failing the export."""
+
+    def __init__(self, text: str) -> None:
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            value = {}
+        self._values: dict[str, Any] = value if isinstance(value, dict) else {}
+
+    def get(self, key: str, default: Any, ok: Callable[[Any], bool]) -> Any:
+        value = self._values.get(key, default)
+        return value if ok(value) else default
+
+    def text(self, key: str, default: str = "") -> str:
+        return str(self.get(key, default, lambda v: isinstance(v, str)))
+
+    def texts(self, key: str) -> list[str]:
+        return list(self.get(key, [], lambda v: isinstance(v, list) and all(_is_str(x) for x in v)))
+
+    def table(self, key: str) -> dict[str, Any]:
+        return dict(self.get(key, {}, lambda v: isinstance(v, dict)))
+
+    def number(self, key: str) -> int | None:
+        value = self.get(key, None, _is_int)
+        return None if value is None else int(value)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def persona_card(persona: Persona) -> cards.Card:
     """`persona` as a character card: what the persona file says now, and what it kept."""
     ident, card = persona.identity, persona.card
-    kept = _unkept(card.kept)
+    kept = _Kept(card.kept)
     brief = ident.brief.strip()
     book = None
     if persona.lorebook.entries or persona.lorebook.kept:
         book = lore_book(persona.lorebook)
     return cards.Card(
-        spec=kept.get("spec", "chara_card_v2"),
-        spec_version=kept.get("spec_version", "2.0"),
+        spec="chara_card_v3" if kept.text("spec") == "chara_card_v3" else "chara_card_v2",
+        spec_version=kept.text("spec_version", "2.0"),
         name=ident.name,
         description=brief or ident.personality.strip(),
         personality=ident.personality.strip() if brief else "",
         scenario=card.scenario,
         first_mes=card.first_message,
         mes_example=card.example_messages,
-        creator_notes=kept.get("creator_notes", ""),
+        creator_notes=kept.text("creator_notes"),
         system_prompt=card.system_prompt,
         post_history_instructions=card.post_history_instructions,
         alternate_greetings=list(card.alternate_greetings),
@@ -218,50 +258,57 @@ def persona_card(persona: Persona) -> cards.Card:
         tags=list(card.tags),
         creator=card.creator,
         character_version=card.character_version,
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         nickname=ident.nickname,
-        creator_notes_multilingual=kept.get("creator_notes_multilingual", {}),
-        source=kept.get("source", []),
-        group_only_greetings=kept.get("group_only_greetings", []),
-        creation_date=kept.get("creation_date"),
-        modification_date=kept.get("modification_date"),
-        assets=kept.get("assets", []),
-        extra=kept.get("extra", {}),
+        creator_notes_multilingual=kept.get(
+            "creator_notes_multilingual",
+            {},
+            lambda v: isinstance(v, dict) and all(_is_str(x) for x in v.values()),
+        ),
+        source=kept.texts("source"),
+        group_only_greetings=kept.texts("group_only_greetings"),
+        creation_date=kept.number("creation_date"),
+        modification_date=kept.number("modification_date"),
+        assets=kept.get(
+            "assets", [], lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v)
+        ),
+        extra=kept.table("extra"),
     )
 
 
 def lore_book(book: Lorebook) -> cards.Lorebook:
     """The persona's lorebook as a card's (for export, and `cards.active_entries`)."""
-    kept = _unkept(book.kept)
+    kept = _Kept(book.kept)
     return cards.Lorebook(
         name=book.name,
-        description=kept.get("description", ""),
+        description=kept.text("description"),
         scan_depth=book.scan_depth,
         token_budget=book.token_budget,
         recursive_scanning=book.recursive_scanning,
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         entries=[_card_entry(e) for e in book.entries],
-        extra=kept.get("extra", {}),
+        extra=kept.table("extra"),
     )
 
 
 def _card_entry(entry: LoreEntry) -> cards.LoreEntry:
-    kept = _unkept(entry.kept)
+    kept = _Kept(entry.kept)
     return cards.LoreEntry(
         keys=list(entry.keys),
         content=entry.content.strip(),
-        extensions=kept.get("extensions", {}),
+        extensions=kept.table("extensions"),
         enabled=entry.enabled,
         insertion_order=entry.insertion_order,
-        case_sensitive=entry.case_sensitive if entry.case_sensitive else kept.get("case_sensitive"),
+        case_sensitive=entry.case_sensitive
+        or kept.get("case_sensitive", None, lambda v: v is None or isinstance(v, bool)),
         name=entry.name,
-        priority=entry.priority if entry.priority else kept.get("priority"),
-        id=kept.get("id"),
-        comment=kept.get("comment", ""),
+        priority=entry.priority if entry.priority else kept.number("priority"),
+        id=kept.get("id", None, lambda v: v is None or _is_str(v) or _is_int(v)),
+        comment=kept.text("comment"),
         selective=entry.selective,
         secondary_keys=list(entry.secondary_keys),
         constant=entry.constant,
-        position=kept.get("position"),
+        position=kept.get("position", None, lambda v: v in (None, "before_char", "after_char")),
         use_regex=entry.use_regex,
-        extra=kept.get("extra", {}),
+        extra=kept.table("extra"),
     )

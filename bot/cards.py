@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "MAX_CHUNK_TEXT",
     "Card",
     "CardError",
     "LoreEntry",
@@ -40,6 +41,7 @@ Spec = Literal["chara_card_v2", "chara_card_v3"]
 _V3_KEY = "kizuna_v3"
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CARD_KEYWORDS = ("ccv3", "chara")  # in order of preference (the V3 spec: ccv3 wins)
+MAX_CHUNK_TEXT = 64 * 2**20  # bytes a compressed text chunk may inflate to
 
 
 @dataclass(slots=True, kw_only=True)
@@ -155,11 +157,28 @@ def _parse_json(raw: bytes) -> Any:
     except UnicodeDecodeError:
         raise _Invalid("not UTF-8 text") from None
     try:
-        return json.loads(text)
+        return _valid_unicode(json.loads(text))
     except json.JSONDecodeError as e:
         raise _Invalid(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except ValueError:  # a number past Python's 4300-digit limit for int()
+        raise _Invalid("not valid JSON (a number too long to read)") from None
     except RecursionError:
         raise _Invalid("not valid JSON (nested too deeply)") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(value: Any) -> Any:
+    """`value` with lone surrogates (a JSON "\\ud800" escape with no pair) as U+FFFD: they
+    are not text, and no file or database can store them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
+    return value
 
 
 def _json_type(value: Any) -> str:
@@ -229,17 +248,27 @@ def _chunk_text(ctype: bytes, rest: bytes, key: str) -> str:
         if ctype == b"tEXt":
             return rest.decode("latin-1")
         if ctype == b"zTXt":  # a compression method byte (0: zlib), then latin-1 text
-            return zlib.decompress(rest[1:]).decode("latin-1")
+            return _inflate(rest[1:], key).decode("latin-1")
         # iTXt: compression flag, method, language tag NUL, translated keyword NUL, UTF-8 text
         parts = rest[2:].split(b"\0", 2)
         if len(parts) < 3:
             raise _Invalid(f"the {key} iTXt chunk is malformed")
-        text = zlib.decompress(parts[2]) if rest[0] == 1 else parts[2]
+        text = _inflate(parts[2], key) if rest[0] == 1 else parts[2]
         return text.decode("utf-8")
     except zlib.error:
         raise _Invalid(f"the {key} chunk is damaged (its text does not decompress)") from None
     except UnicodeDecodeError:
         raise _Invalid(f"the {key} chunk is not UTF-8 text") from None
+
+
+def _inflate(data: bytes, key: str) -> bytes:
+    """A compressed chunk's text, refused past MAX_CHUNK_TEXT: a few kilobytes of zlib can
+    inflate to gigabytes (a decompression bomb)."""
+    inflater = zlib.decompressobj()
+    text = inflater.decompress(data, MAX_CHUNK_TEXT)
+    if inflater.unconsumed_tail:
+        raise _Invalid(f"the {key} chunk is too big (over {MAX_CHUNK_TEXT // 2**20} MB of text)")
+    return text
 
 
 class _Fields:

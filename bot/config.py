@@ -7,6 +7,7 @@ that holds the secret. config.example.toml documents every key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -109,7 +110,7 @@ class EngineConfig:
         if self.timezone:
             try:
                 ZoneInfo(self.timezone)
-            except (ZoneInfoNotFoundError, ValueError):
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "America", a folder
                 raise ValueError(
                     f"unknown timezone {self.timezone!r}: use an IANA name like 'Europe/Paris'"
                 ) from None
@@ -260,7 +261,7 @@ class BotConfig:
         if self.webhook_url and not self.webhook_url.startswith("https://"):
             raise ValueError(f"webhook_url must start with https://, got {self.webhook_url!r}")
         host, _, port = self.webhook_listen.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not host or not re.fullmatch("[0-9]{1,5}", port) or not 0 < int(port) < 65536:
             raise ValueError(f"webhook_listen must be host:port, got {self.webhook_listen!r}")
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
@@ -346,6 +347,14 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
             None,
             f"expected 1 or 0 (or true/false, yes/no, on/off), got {environ['ECO_MODE']!r}",
         )
+    paths = [("data_dir",), *(("persona_paths", i) for i in range(len(config.persona_paths)))]
+    for key, value in zip(paths, [config.data_dir, *config.persona_paths], strict=True):
+        if "\x00" in value:
+            raise config.error(key, "a path cannot hold a NUL character")
+        try:
+            config.resolve(value)
+        except RuntimeError:  # "~someone/..." for a user this machine does not have
+            raise config.error(key, f"cannot expand {value!r}: no such user") from None
     for i, folder in enumerate(config.persona_paths):
         if not config.resolve(folder).is_dir():
             raise config.error(("persona_paths", i), f"no such folder: {config.resolve(folder)}")

@@ -27,6 +27,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from bot.llm.base import Message
+from bot.tomlfile import one_line
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -47,6 +48,7 @@ __all__ = [
     "precheck",
     "read_document",
     "summarise",
+    "too_big",
 ]
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,7 @@ class DocumentError(Exception):
 
     def __init__(self, name: str, message: str) -> None:
         self.name, self.message = name, message
-        super().__init__(f"{name}: {message}")
+        super().__init__(one_line(f"{name}: {message}"))  # a file may be called "a\nb.txt"
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -101,9 +103,13 @@ def precheck(name: str, size: int, *, limit_bytes: int = DEFAULT_LIMIT) -> None:
     if suffix and suffix not in _KINDS:
         raise DocumentError(name, f"{suffix} files are not supported; send {_SUPPORTED}")
     if size > limit_bytes:
-        raise DocumentError(
-            name, f"is too big ({_size(size)}); the most I can read is {_size(limit_bytes)}"
-        )
+        raise too_big(name, size, limit_bytes)
+
+
+def too_big(name: str, size: int | None, limit_bytes: int) -> DocumentError:
+    """The refusal of a file over `limit_bytes`, with its size when it is known."""
+    known = f" ({_size(size)})" if size is not None else ""
+    return DocumentError(name, f"is too big{known}; the most I can read is {_size(limit_bytes)}")
 
 
 def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
@@ -114,6 +120,8 @@ def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
             data = file.read(limit_bytes + 1)  # one byte more catches a file grown since
     except OSError as e:
         raise DocumentError(path.name, f"cannot be read ({e.strerror or e})") from None
+    except ValueError:  # open() refuses a path with a NUL in it
+        raise DocumentError(path.name, "cannot be read (no such file)") from None
     return extract_text(path.name, data, limit_bytes=limit_bytes)
 
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-__all__ = ["PLATFORM_LIMITS", "Attachment", "ChatEvent", "Platform", "Reply", "split_chunks"]
+__all__ = [
+    "PLATFORM_LIMITS",
+    "Attachment",
+    "ChatEvent",
+    "Platform",
+    "Reply",
+    "split_chunks",
+    "valid_text",
+]
 
 Platform = Literal["console", "discord", "telegram", "web"]
 # Longest message each surface takes, in characters.
@@ -18,12 +27,26 @@ PLATFORM_LIMITS: dict[Platform, int] = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` with lone surrogates as U+FFFD. Python makes them of undecodable bytes
+    (surrogateescape) and of a JSON "\\ud800" escape without its pair, which a chat platform
+    may pass on; no model API, database or platform takes them, and one in a conversation
+    would make every later request of it fail."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 @dataclass(slots=True, frozen=True)
 class Attachment:
     filename: str
     url: str
     content_type: str = ""
     size: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "filename", valid_text(self.filename))
 
 
 @dataclass(slots=True, frozen=True)
@@ -44,6 +67,13 @@ class ChatEvent:
     reply_to: str | None = None  # text of the message being replied to, if any
     roles: tuple[str, ...] = ()  # the user's role ids in this server (Discord), for access lists
 
+    def __post_init__(self) -> None:
+        # Text from a platform is what the user typed, but not always valid Unicode.
+        object.__setattr__(self, "text", valid_text(self.text))
+        object.__setattr__(self, "user_name", valid_text(self.user_name))
+        if self.reply_to is not None:
+            object.__setattr__(self, "reply_to", valid_text(self.reply_to))
+
     @property
     def is_empty(self) -> bool:
         return not self.text.strip() and not self.attachments
@@ -57,6 +87,11 @@ class Reply:
     emotion: str
     chunks: tuple[str, ...] = field(default=())
     failed: bool = False  # the model failed; `text` is the persona's apology
+
+    def __post_init__(self) -> None:
+        # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.
+        object.__setattr__(self, "text", valid_text(self.text))
+        object.__setattr__(self, "chunks", tuple(valid_text(chunk) for chunk in self.chunks))
 
     @classmethod
     def build(cls, text: str, emotion: str, limit: int, *, failed: bool = False) -> Reply:

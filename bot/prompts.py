@@ -86,8 +86,10 @@ def _system_text(persona: Persona, user_name: str, group: bool, now: datetime) -
     if group:
         lines.append("You are in a group chat; each message starts with the speaker's name.")
     else:
-        who = user_name or user.name
-        lines.append(f"You are talking with {who}. You usually call them {user.name}.")
+        # {{user}}, filled in below like a card's: a display name is put in once, never
+        # scanned for placeholders itself (a name of "<user><user>..." grew the prompt
+        # quadratically).
+        lines.append(f"You are talking with {{{{user}}}}. You usually call them {user.name}.")
         if user.identity:
             lines.append(f"They are: {user.identity.strip()}")
         if user.info:

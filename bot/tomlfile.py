@@ -9,15 +9,17 @@ and `locate` finds that path's line in the source text.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import tomllib
 import types
+import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["TomlError", "dotted", "key_at", "load", "loads", "locate"]
+__all__ = ["TomlError", "dotted", "key_at", "load", "loads", "locate", "one_line"]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -29,7 +31,17 @@ class TomlError(Exception):
     def __init__(self, file: str, key: str, line: int | None, message: str) -> None:
         self.file, self.key, self.line, self.message = file, key, line, message
         where = f"{file}:{line}" if line else file
-        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+        text = f"{where}: {key}: {message}" if key else f"{where}: {message}"
+        super().__init__(one_line(text))
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks, control characters and lone surrogates escaped ("\\n",
+    "\\x00", "\\ud800"): a key or value quoted in a message must not break it in two."""
+    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _ESCAPED else c for c in text)
+
+
+_ESCAPED = frozenset({"Cc", "Zl", "Zp", "Cs"})
 
 
 class _Invalid(Exception):
@@ -41,7 +53,7 @@ class _Invalid(Exception):
 def load(path: Path, cls: type[T]) -> T:
     """Read `path` into an instance of the dataclass `cls`, or raise `TomlError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # the BOM Windows Notepad may write
     except OSError as e:
         raise TomlError(str(path), "", None, f"cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError:
@@ -60,6 +72,8 @@ def loads(text: str, cls: type[T], file: str) -> T:
         reason = msg[: m.start()].strip() if m else msg
         key = key_at(text, line) if line else ""
         raise TomlError(file, key, line, f"TOML syntax error: {reason}") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise TomlError(file, "", None, "TOML syntax error: nested too deeply") from None
     try:
         value: T = _convert(data, cls, ())
         return value
@@ -69,10 +83,19 @@ def loads(text: str, cls: type[T], file: str) -> T:
 
 
 def dotted(path: Sequence[str | int]) -> str:
+    """A key path as a person would write it: "bots[1].name"; a key that is not bare is
+    quoted as in TOML ("providers.\"my provider\"", "\"\"" for the empty key)."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        name = part if _BARE.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+        out += f".{name}" if out else name
     return out
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _describe(value: Any) -> str:

@@ -37,7 +37,7 @@ from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
 from bot import commands, redact
-from bot.documents import DocumentError, precheck
+from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.persona import Persona
@@ -292,7 +292,7 @@ class WebServer:
             try:
                 said = frame.json()
                 text = str(said.get("text", "")) if isinstance(said, dict) else ""
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or "[[[[..." nested too deeply
                 text = ""
             if not text.strip():
                 continue
@@ -331,7 +331,11 @@ class WebServer:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
         except DocumentError as e:
             return web.json_response({"type": "error", "text": str(e)})
-        data = await request.read()
+        try:
+            data = await request.read()
+        except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length: found reading
+            error = too_big(name, None, self.engine.document_limit)
+            return web.json_response({"type": "error", "text": str(error)})
         event = self._event(persona.key, user, "")
         turn = asyncio.ensure_future(self.engine.read_document(event, name, data))
         self._turns.add(turn)

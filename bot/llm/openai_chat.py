@@ -10,6 +10,7 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
+from bot.events import valid_text
 from bot.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
 from bot.llm.retry import call_with_retries
 from memory.remote import describe_error, is_retryable, redact
@@ -117,19 +118,21 @@ class OpenAIChatModel:
 
 
 def _message_param(message: Message) -> dict[str, Any]:
-    param: dict[str, Any] = {"role": message.role, "content": message.content}
+    # A lone surrogate (a model's own "\\udcff" escape, kept in the conversation) cannot be
+    # encoded as UTF-8: it would fail this request and every later one of the conversation.
+    param: dict[str, Any] = {"role": message.role, "content": valid_text(message.content)}
     if message.role == "tool":
         param["tool_call_id"] = message.tool_call_id or ""
         return param
     if message.name:
         param["name"] = message.name
     if message.role == "assistant" and message.tool_calls:
-        param["content"] = message.content or None
+        param["content"] = param["content"] or None
         param["tool_calls"] = [
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments},
+                "function": {"name": call.name, "arguments": valid_text(call.arguments)},
             }
             for call in message.tool_calls
         ]
@@ -153,13 +156,17 @@ def _completion(response: Any, model: str) -> Completion:
     calls: list[ToolCall] = []
     if choices:
         message = choices[0].message
-        text = _text(message.content)
+        # A model may write a "\\udcff" escape: kept, a lone surrogate fails every write of
+        # the reply (a platform's request, a terminal, a file), so it becomes U+FFFD here.
+        text = valid_text(_text(message.content))
         for call in message.tool_calls or ():
             function = getattr(call, "function", None)
             if function is None:  # a non-function ("custom") tool call: not ours
                 continue
             calls.append(
-                ToolCall(id=call.id, name=function.name, arguments=function.arguments or "")
+                ToolCall(
+                    id=call.id, name=function.name, arguments=valid_text(function.arguments or "")
+                )
             )
     usage = getattr(response, "usage", None)
     return Completion(

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote
 
 import yarl
 from aiohttp import WSMsgType, web
@@ -180,7 +181,9 @@ class FakeDiscord:
         Discord declares (its length unless given)."""
         attachment_id = self._id()
         self._files[attachment_id] = content
-        url = f"http://127.0.0.1:{self.port}/attachments/{attachment_id}/{filename}"
+        # Quoted, as Discord's CDN links are: a name may hold "?", "#", "{".
+        name = quote(filename, errors="replace")
+        url = f"http://127.0.0.1:{self.port}/attachments/{attachment_id}/{name}"
         return {
             "id": attachment_id,
             "filename": filename,

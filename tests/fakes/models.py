@@ -52,7 +52,7 @@ class ScriptedChatModel:
         self,
         script: Iterable[ScriptItem] = (),
         *,
-        default: str | Callable[[Sequence[Message]], Reply] = "[NEUTRAL] ok",
+        default: str | Callable[[Sequence[Message]], Reply | Awaitable[Reply]] = "[NEUTRAL] ok",
         name: str = "scripted",
     ) -> None:
         self.script: deque[ScriptItem] = deque(script)
