@@ -159,7 +159,13 @@ class Engine:
         await session.lock.acquire()
         handed_off = False
         try:
+            if session.answered(event.message_id):  # delivered again after a crash
+                log.info("%s: message %s was answered already", persona.key, event.message_id)
+                return Reply(text="", emotion=persona.emotions.neutral)
             reply = await self._answer(persona, session, event, limit)
+            session.note_answered(event.message_id)  # (closing a document notes it here)
+            # Saved before the user sees the reply: a crash after it loses nothing they saw.
+            await self._save(session)
             due = [] if reply.failed else self._due_slots(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
             if due or fold:
@@ -171,6 +177,12 @@ class Engine:
             if not handed_off:
                 session.lock.release()
         return reply
+
+    async def _save(self, session: Session) -> None:
+        try:
+            await self.sessions.save(session)
+        except Exception:  # the scheduler's snapshot tries again; the turn goes on
+            log.exception("could not save the conversation of %s", session.persona)
 
     async def _answer(
         self, persona: Persona, session: Session, event: ChatEvent, limit: int
@@ -190,6 +202,8 @@ class Engine:
         session.add(
             Turn("user", event.user_name, text, now, user_id=event.user_id, document=bool(reading))
         )
+        session.note_answered(event.message_id)
+        await self._save(session)  # kept, even if the process dies while the model thinks
         scope = self.memory_scope(persona, session)
         section, shown, private = "", list[int](), None
         found: list[SearchResult] = []

@@ -43,6 +43,9 @@ class ChatEvent:
     attachments: tuple[Attachment, ...] = ()
     reply_to: str | None = None  # text of the message being replied to, if any
     roles: tuple[str, ...] = ()  # the user's role ids in this server (Discord), for access lists
+    # The platform's id of the message, where it may deliver one again (Telegram, after a
+    # crash): a message already answered is not answered twice.
+    message_id: str = ""
 
     @property
     def is_empty(self) -> bool:

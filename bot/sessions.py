@@ -21,9 +21,11 @@ from memory.store import SessionRow
 if TYPE_CHECKING:
     from memory.storage import AnyStore
 
-__all__ = ["Reading", "Session", "SessionManager", "Turn", "scope_key"]
+__all__ = ["HANDLED_KEPT", "Reading", "Session", "SessionManager", "Turn", "scope_key"]
 
 log = logging.getLogger(__name__)
+
+HANDLED_KEPT = 64  # message ids a session remembers answering: more than a redelivered batch
 
 
 def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
@@ -104,6 +106,9 @@ class Session:
     summary: str = ""  # the running summary of turns folded out of `turns` (compression)
     recap: str = ""  # where the conversation before this one left off
     reading: Reading | None = None  # document mode
+    # The newest messages answered (ChatEvent.message_id), saved with the snapshot in the
+    # same write as their turns: a message delivered again after a crash is known.
+    handled: list[str] = field(default_factory=list)
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -131,6 +136,14 @@ class Session:
         self.last_active = turn.at
         self.touch()
 
+    def answered(self, message_id: str) -> bool:
+        return bool(message_id) and message_id in self.handled
+
+    def note_answered(self, message_id: str) -> None:
+        if message_id and message_id not in self.handled:
+            self.handled = [*self.handled[1 - HANDLED_KEPT :], message_id]
+            self.touch()
+
     def idle_since(self, now: datetime, idle: timedelta) -> bool:
         return self.last_active is not None and self.is_open and now - self.last_active >= idle
 
@@ -143,6 +156,7 @@ class Session:
             "summary": self.summary,
             "recap": self.recap,
             "reading": self.reading.to_json() if self.reading else None,
+            "handled": list(self.handled),
         }
 
     @classmethod
@@ -161,6 +175,7 @@ class Session:
             summary=str(snapshot.get("summary", "")),
             recap=str(snapshot.get("recap", "")),
             reading=_reading(snapshot.get("reading")),
+            handled=[str(m) for m in snapshot.get("handled", [])],
         )
 
 

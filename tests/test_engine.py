@@ -593,6 +593,41 @@ async def test_a_saved_conversation_survives_a_restart(bots: OpenBot, tmp_path: 
         await again.close()
 
 
+async def test_the_exchange_is_saved_before_the_reply_is_returned(bot: Bot) -> None:
+    """A crash right after the user saw the reply loses neither their message nor it."""
+    bot.model.push("[HAPPY] Hi Alice!")
+    await bot.engine.handle(make_event("hello there"))
+
+    [row] = await bot.store.load_sessions(["pip"])  # no save_dirty: handle saved it
+    assert [t["text"] for t in row.snapshot["turns"]] == ["hello there", "Hi Alice!"]
+
+
+async def test_a_message_delivered_again_is_not_answered_twice(
+    bots: OpenBot, tmp_path: Path
+) -> None:
+    """Telegram delivers again what a crashed bot had not confirmed: the message id saved
+    with the exchange tells it was answered, even after a restart and the conversation's end."""
+    path = tmp_path / "again.sqlite3"
+    first = await open_bot(path)
+    try:
+        first.model.push("[HAPPY] Hi!")
+        assert (await first.engine.handle(make_event("hello", message_id="7"))).text == "Hi!"
+        assert await first.engine.end(make_event())
+    finally:
+        await first.close()  # (closing saves nothing more: the exchange is saved already)
+
+    again = await open_bot(path)
+    try:
+        repeated = await again.engine.handle(make_event("hello", message_id="7"))
+        assert (repeated.text, repeated.chunks) == ("", ())
+        assert again.model.calls == []
+        assert (await again.engine.info(make_event())).turns == ()
+        again.model.push("[HAPPY] Yes?")
+        assert (await again.engine.handle(make_event("hello", message_id="8"))).text == "Yes?"
+    finally:
+        await again.close()
+
+
 async def test_drain_with_a_grace_cancels_a_stuck_state_update(bots: OpenBot) -> None:
     bot = await bots(DM)
     never = asyncio.Event()
