@@ -45,7 +45,7 @@ from memory.embeddings import make_embedder
 from memory.index import ScopeIndex, index_path
 from memory.records import id_digest
 from tests.fakes.factories import base_env
-from tests.fakes.phased_openai import PhasedOpenAI, encoded_text, marks
+from tests.fakes.phased_openai import PhasedOpenAI, Purpose, encoded_text, marks
 from tests.fakes.process import start_run
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -212,6 +212,21 @@ def all_encoded(database: Path) -> bool:
     return not waiting and not any(s.get("turns") for s in snapshots)
 
 
+def phase_purpose(phase: str) -> Purpose:
+    return "chat" if phase == "turn" else "encoding"
+
+
+def unpruned(database: Path) -> int:
+    """Scopes with memories not pruned today, when some are: a prune the kill cut short."""
+    db = connect(database)
+    try:
+        scopes = {s for (s,) in db.execute("SELECT DISTINCT scope FROM memories")}
+        pruned = {s for (s,) in db.execute("SELECT scope FROM prune_days")}
+    finally:
+        db.close()
+    return len(scopes - pruned) if pruned & scopes else 0
+
+
 def turns_of(db: sqlite3.Connection, chat: int) -> list[dict[str, str]]:
     """Every turn of the private chat, open (the session snapshot) and archived."""
     scope = f"telegram:dm:{chat}"
@@ -346,6 +361,7 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     rng = world.rng
     kills: Counter[str] = Counter()
     delivered_again = 0  # chat messages Telegram gave the restarted bot again
+    inside: Counter[str] = Counter()  # kills that fell inside their phase's work, not after
     for phase in schedule(rng, rounds(request.config)):
         if phase == "prune" and world.database.exists():
             prune_due_again(world.database, rng)
@@ -374,6 +390,12 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
                 child.kill()
             await child.ended()
         kills[phase] += 1
+        if phase in ("turn", "encoding") and world.model.in_flight[phase_purpose(phase)]:
+            inside[phase] += 1  # while the model call was still out
+        elif phase == "prune" and unpruned(world.database) > 0:
+            inside[phase] += 1  # some scopes pruned today, others not yet
+        elif phase == "index_save" and any((world.folder / "data" / "index").glob("*.tmp")):
+            inside[phase] += 1  # an index file half written
         delivered_again += sum("answered already" in line for line in child.lines)
         check(world, final=False)
 
@@ -391,5 +413,6 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     assert "Traceback" not in "".join(child.lines)
     found = check(world, final=True)
     found["chat messages delivered again"] = delivered_again
-    print(f"\nkills by phase: {dict(kills)}; at the end: {dict(found)}")
+    print(f"\nkills by phase: {dict(kills)}, of them inside the work: {dict(inside)}")
+    print(f"at the end: {dict(found)}")
     assert set(kills) == set(PHASES) or sum(kills.values()) < len(PHASES)

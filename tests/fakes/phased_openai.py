@@ -49,6 +49,7 @@ class PhasedOpenAI(FakeOpenAI):
             "encoding": asyncio.Event(),
         }
         self.counts: Counter[Purpose] = Counter()
+        self.in_flight: Counter[Purpose] = Counter()  # requests not answered yet
         self.asked: set[str] = set()  # tags of the messages chat requests answered
 
     def arm(self) -> None:
@@ -67,8 +68,12 @@ class PhasedOpenAI(FakeOpenAI):
             last = [m for m in messages if m.get("role") == "user"][-1:]
             self.asked.update(marks(str(last[0].get("content"))) if last else [])
         self.started[purpose].set()
-        await asyncio.sleep(self.delay)
-        return await super()._chat(request)
+        self.in_flight[purpose] += 1
+        try:
+            await asyncio.sleep(self.delay)
+            return await super()._chat(request)
+        finally:
+            self.in_flight[purpose] -= 1
 
 
 def _answer(body: dict[str, Any]) -> str:
