@@ -143,9 +143,12 @@ class Engine:
         return await self.sessions.get(persona.key, scope_key(persona.memory.scope, event))
 
     async def handle(self, event: ChatEvent) -> Reply:
-        """Answer one message. State slots are updated after the reply is returned, still
-        under the session's lock, so the user does not wait for that second call but the next
-        turn sees the updated state."""
+        """Answer one message. The session is saved when the message joins it and again
+        before the reply is returned, so a crash loses nothing the user said or saw; a message
+        answered already (`event.message_id`, delivered again after a crash) gets no reply.
+        State slots are updated after the reply is returned, still under the session's lock,
+        so the user does not wait for that second call but the next turn sees the updated
+        state."""
         persona = self.persona(event)
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
