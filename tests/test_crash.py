@@ -212,6 +212,27 @@ def all_encoded(database: Path) -> bool:
     return not waiting and not any(s.get("turns") for s in snapshots)
 
 
+def lost_in_flight(world: World) -> int:
+    """Chat messages the bot took from Telegram (confirmed, so never given again) but neither
+    kept nor answered: killed before its turn saved them. Counted, not failed: python-telegram-
+    bot confirms a batch as soon as it has it, so a message waiting for its chat's previous turn
+    when the process dies is gone (keeping it needs a durable inbox; see the report)."""
+    taken = {t for u in world.telegram.confirmed for t in marks(u["message"].get("text", ""))}
+    db = connect(world.database)
+    try:
+        kept = {
+            t
+            for chat in CHATS
+            for turn in turns_of(db, chat)
+            if turn["role"] == "user"
+            for t in marks(turn["text"])
+        }
+    finally:
+        db.close()
+    answered = {t for chat in CHATS for reply in world.seen(chat) for t in marks(reply)}
+    return len({t for t in taken & world.said.keys() if t not in kept | answered})
+
+
 def phase_purpose(phase: str) -> Purpose:
     return "chat" if phase == "turn" else "encoding"
 
@@ -413,6 +434,7 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     assert "Traceback" not in "".join(child.lines)
     found = check(world, final=True)
     found["chat messages delivered again"] = delivered_again
+    found["chat messages lost in flight"] = lost_in_flight(world)
     print(f"\nkills by phase: {dict(kills)}, of them inside the work: {dict(inside)}")
     print(f"at the end: {dict(found)}")
     assert set(kills) == set(PHASES) or sum(kills.values()) < len(PHASES)

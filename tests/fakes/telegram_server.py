@@ -74,6 +74,7 @@ class FakeTelegram:
         # Seconds a getUpdates takes to reach Telegram, as over a real network: its offset
         # confirms the updates before it only then, and not at all if the bot dies first.
         self.latency = 0.0
+        self.confirmed: list[dict[str, Any]] = []  # updates the bot confirmed, never given again
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
@@ -335,6 +336,7 @@ class FakeTelegram:
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
+        self.confirmed.extend(u for u in self._updates if u["update_id"] < offset)
         self._updates = [u for u in self._updates if u["update_id"] >= offset]
         if not self._updates and timeout > 0 and not self._closing:
             with contextlib.suppress(TimeoutError):
