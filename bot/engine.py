@@ -159,7 +159,21 @@ class Engine:
         if verdict != "admit":  # blocked, or told to slow down already: silence
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
+        waiting = None
+        if session.lock.locked():  # another turn first: kept meanwhile, in case of a crash
+            turn = Turn(
+                "user",
+                event.user_name,
+                _user_text(event),
+                self.clock.now(),
+                event.user_id,
+                document=session.reading is not None,
+            )
+            waiting = session.wait(event.message_id, turn)
+            await self._save(session)
         await session.lock.acquire()
+        if waiting is not None:
+            session.taken(waiting)  # the turn adds it, and saves
         handed_off = False
         try:
             if session.answered(event.message_id):  # delivered again after a crash

@@ -136,6 +136,20 @@ def test_answered_message_ids_are_saved_and_the_newest_kept() -> None:
     assert not restored.answered("")
 
 
+def test_a_message_still_waiting_is_restored_as_said_and_answered() -> None:
+    start = datetime(2026, 3, 1, 12, 0, tzinfo=TOKYO)
+    session = Session("pip", "s1")
+    say(session, "first", start)
+    waiting = session.wait("m2", Turn("user", "Alice", "second", start + timedelta(seconds=5)))
+    restored = Session.restore("pip", "s1", session.snapshot())
+    assert [t.text for t in restored.turns] == ["first", "second"]
+    assert restored.answered("m2") and restored.waiting == []
+    assert restored.last_active == start + timedelta(seconds=5)
+
+    session.taken(waiting)  # its turn took it: nothing waits in the next snapshot
+    assert Session.restore("pip", "s1", session.snapshot()).turns == session.turns
+
+
 def test_restore_of_an_empty_snapshot_is_a_fresh_session() -> None:
     restored = Session.restore("pip", "s1", {"turns": [], "state": {}, "started_at": None})
     assert not restored.is_open and restored.started_at is None and restored.last_active is None
