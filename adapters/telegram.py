@@ -201,6 +201,7 @@ class TelegramAdapter:
             timestamp=message.date,
             attachments=_attachments(message),
             reply_to=(replied.text or replied.caption) if replied else None,
+            message_id=str(message.message_id),  # unique in its chat, as sessions are
         )
 
     def _addressed(self, message: Message) -> tuple[bool, str]:

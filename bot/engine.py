@@ -143,9 +143,12 @@ class Engine:
         return await self.sessions.get(persona.key, scope_key(persona.memory.scope, event))
 
     async def handle(self, event: ChatEvent) -> Reply:
-        """Answer one message. State slots are updated after the reply is returned, still
-        under the session's lock, so the user does not wait for that second call but the next
-        turn sees the updated state."""
+        """Answer one message. The session is saved when the message joins it and again
+        before the reply is returned, so a crash loses nothing the user said or saw; a message
+        answered already (`event.message_id`, delivered again after a crash) gets no reply.
+        State slots are updated after the reply is returned, still under the session's lock,
+        so the user does not wait for that second call but the next turn sees the updated
+        state."""
         persona = self.persona(event)
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
@@ -156,10 +159,30 @@ class Engine:
         if verdict != "admit":  # blocked, or told to slow down already: silence
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
+        waiting = None
+        if session.lock.locked():  # another turn first: kept meanwhile, in case of a crash
+            turn = Turn(
+                "user",
+                event.user_name,
+                _user_text(event),
+                self.clock.now(),
+                event.user_id,
+                document=session.reading is not None,
+            )
+            waiting = session.wait(event.message_id, turn)
+            await self._save(session)
         await session.lock.acquire()
+        if waiting is not None:
+            session.taken(waiting)  # the turn adds it, and saves
         handed_off = False
         try:
+            if session.answered(event.message_id):  # delivered again after a crash
+                log.info("%s: message %s was answered already", persona.key, event.message_id)
+                return Reply(text="", emotion=persona.emotions.neutral)
             reply = await self._answer(persona, session, event, limit)
+            session.note_answered(event.message_id)  # (closing a document notes it here)
+            # Saved before the user sees the reply: a crash after it loses nothing they saw.
+            await self._save(session)
             due = [] if reply.failed else self._due_slots(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
             if due or fold:
@@ -171,6 +194,12 @@ class Engine:
             if not handed_off:
                 session.lock.release()
         return reply
+
+    async def _save(self, session: Session) -> None:
+        try:
+            await self.sessions.save(session)
+        except Exception:  # the scheduler's snapshot tries again; the turn goes on
+            log.exception("could not save the conversation of %s", session.persona)
 
     async def _answer(
         self, persona: Persona, session: Session, event: ChatEvent, limit: int
@@ -190,6 +219,8 @@ class Engine:
         session.add(
             Turn("user", event.user_name, text, now, user_id=event.user_id, document=bool(reading))
         )
+        session.note_answered(event.message_id)
+        await self._save(session)  # kept, even if the process dies while the model thinks
         scope = self.memory_scope(persona, session)
         section, shown, private = "", list[int](), None
         found: list[SearchResult] = []

@@ -66,6 +66,9 @@ class ChatEvent:
     attachments: tuple[Attachment, ...] = ()
     reply_to: str | None = None  # text of the message being replied to, if any
     roles: tuple[str, ...] = ()  # the user's role ids in this server (Discord), for access lists
+    # The platform's id of the message, where it may deliver one again (Telegram, after a
+    # crash): a message already answered is not answered twice.
+    message_id: str = ""
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

@@ -147,12 +147,16 @@ class Lifecycle:
         today = local.date()
         reports: list[PruneReport] = []
         store = self.bank.store
+        due: list[str] = []
         for scope in await store.scopes():
             if persona_of(scope) not in self.personas:
                 continue  # another process's persona
             last = await store.last_prune(scope)
-            if last is not None and last >= today:
-                continue
+            if last is None or last < today:
+                due.append(scope)
+        if due:
+            log.info("the daily prune of %d scopes begins", len(due))
+        for scope in due:
             kept, forgotten = await self.bank.prune(scope, now, day=today, seed=self.seed)
             reports.append(PruneReport(scope, today, kept, forgotten))
             if forgotten:

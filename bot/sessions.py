@@ -22,10 +22,19 @@ from memory.store import SessionRow
 if TYPE_CHECKING:
     from memory.storage import AnyStore
 
-__all__ = ["SAVE_BATCH", "Reading", "Session", "SessionManager", "Turn", "scope_key"]
+__all__ = [
+    "HANDLED_KEPT",
+    "SAVE_BATCH",
+    "Reading",
+    "Session",
+    "SessionManager",
+    "Turn",
+    "scope_key",
+]
 
 log = logging.getLogger(__name__)
 
+HANDLED_KEPT = 64  # message ids a session remembers answering: more than a redelivered batch
 SAVE_BATCH = 100  # sessions snapshotted in one transaction by autosave
 
 
@@ -107,6 +116,12 @@ class Session:
     summary: str = ""  # the running summary of turns folded out of `turns` (compression)
     recap: str = ""  # where the conversation before this one left off
     reading: Reading | None = None  # document mode
+    # The newest messages answered (ChatEvent.message_id), saved with the snapshot in the
+    # same write as their turns: a message delivered again after a crash is known.
+    handled: list[str] = field(default_factory=list)
+    # Messages (message id, turn) that came while another turn held the lock, saved so a
+    # crash during the wait keeps them: restored as said and unanswered. A turn takes its own.
+    waiting: list[tuple[str, Turn]] = field(default_factory=list)
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -134,6 +149,25 @@ class Session:
         self.last_active = turn.at
         self.touch()
 
+    def wait(self, message_id: str, turn: Turn) -> tuple[str, Turn]:
+        """Note a message waiting for the lock (see `waiting`); `taken` ends its wait."""
+        waiting = (message_id, turn)
+        self.waiting.append(waiting)
+        self.touch()
+        return waiting
+
+    def taken(self, waiting: tuple[str, Turn]) -> None:
+        self.waiting = [w for w in self.waiting if w is not waiting]
+        self.touch()
+
+    def answered(self, message_id: str) -> bool:
+        return bool(message_id) and message_id in self.handled
+
+    def note_answered(self, message_id: str) -> None:
+        if message_id and message_id not in self.handled:
+            self.handled = [*self.handled[1 - HANDLED_KEPT :], message_id]
+            self.touch()
+
     def idle_since(self, now: datetime, idle: timedelta) -> bool:
         return self.last_active is not None and self.is_open and now - self.last_active >= idle
 
@@ -146,6 +180,8 @@ class Session:
             "summary": self.summary,
             "recap": self.recap,
             "reading": self.reading.to_json() if self.reading else None,
+            "handled": list(self.handled),
+            "waiting": [{**turn.to_json(), "message_id": m} for m, turn in self.waiting],
         }
 
     @classmethod
@@ -154,7 +190,7 @@ class Session:
             value = snapshot.get(key)
             return datetime.fromisoformat(value) if value else None
 
-        return cls(
+        session = cls(
             persona=persona,
             scope=scope,
             turns=[Turn.from_json(t) for t in snapshot.get("turns", [])],
@@ -164,7 +200,12 @@ class Session:
             summary=str(snapshot.get("summary", "")),
             recap=str(snapshot.get("recap", "")),
             reading=_reading(snapshot.get("reading")),
+            handled=[str(m) for m in snapshot.get("handled", [])],
         )
+        for waited in snapshot.get("waiting", []):  # the process died while they waited
+            session.add(Turn.from_json(waited))
+            session.note_answered(str(waited.get("message_id", "")))
+        return session
 
 
 def _reading(data: Any) -> Reading | None:

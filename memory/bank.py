@@ -243,6 +243,12 @@ class MemoryBank:
             importance = 3 if kind == "explicit" else 2
         if importance not in (1, 2, 3):
             raise MemoryError(f"importance must be 1, 2 or 3, not {importance!r}")
+        if kind == "explicit":
+            # Asked to keep the same words again (or the request delivered again after a
+            # crash, before it was confirmed): kept once.
+            same = await self.store.find_memory(scope, text, "explicit")
+            if same is not None:
+                return same
         sentiment = max(-1.0, min(1.0, float(sentiment)))
         when = _aware(when or self.clock.now())
         speaker = speaker.strip() or None if speaker else None

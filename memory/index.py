@@ -43,6 +43,7 @@ HNSW_EF_CONSTRUCTION = 80
 # Searches over this many vectors leave the event loop for a thread.
 THREAD_FROM = 5_000
 _MAGIC = b"KZIDX1\n"
+_TEMPORARY = ".tmp"  # the suffix of an index file being written
 
 Ids = npt.NDArray[np.int64]
 
@@ -205,6 +206,10 @@ class IndexCache:
         self._total = 0
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.rebuilds = 0  # counted for tests and benchmarks
+        # A process killed while writing an index leaves its temporary file: never read,
+        # so remove it (the index it was becoming is stale or rebuilt on load).
+        for leftover in folder.glob(f"*{_TEMPORARY}"):
+            leftover.unlink(missing_ok=True)
 
     def __contains__(self, key: tuple[str, str]) -> bool:
         return key in self._open
@@ -297,6 +302,9 @@ class IndexCache:
     async def flush(self) -> int:
         """Save every changed index; returns how many were written."""
         written = 0
+        changed = [key for key, index in self._open.items() if index.dirty]
+        if changed:
+            log.info("saving %d changed memory indexes", len(changed))
         for key, index in list(self._open.items()):
             async with self.lock(*key):
                 if index.dirty:
@@ -311,10 +319,17 @@ class IndexCache:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
+    """Write then rename: a crash leaves the old file or the new one, never part of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
+    temporary = path.with_name(path.name + _TEMPORARY)
     with open(temporary, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(temporary, path)
+    if os.name == "posix":  # the rename itself reaches the disk with its folder's entry
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)

@@ -33,6 +33,7 @@ from memory.records import (
     DiaryEntry,
     EncodingWrite,
     IdDigest,
+    Kind,
     Memory,
     NewMemory,
     Profile,
@@ -773,6 +774,16 @@ class PgStore:
             _clean(memory.search_context),
         )
         return int(memory_id)
+
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        found = await self._pool.fetchval(
+            "SELECT id FROM memories WHERE scope = $1 AND kind = $2 AND text = $3"
+            " ORDER BY id LIMIT 1",
+            scope,
+            kind,
+            _clean(text),
+        )
+        return None if found is None else int(found)
 
     async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
         unique = list(dict.fromkeys(int(i) for i in ids))

@@ -184,6 +184,10 @@ class MemoryStore(Protocol):
 
     async def count_memories(self, scope: str) -> int: ...
 
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        """The id of the scope's oldest memory of this kind with exactly this text, if any."""
+        ...
+
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
         """Delete from the memories and the full-text index; returns the ids that went."""
         ...

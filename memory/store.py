@@ -31,6 +31,7 @@ from memory.records import (
     DiaryEntry,
     EncodingWrite,
     IdDigest,
+    Kind,
     Memory,
     NewMemory,
     Profile,
@@ -894,6 +895,14 @@ class Store:
             (scope, -1 if limit is None else limit),
         )
         return [_memory(r) for r in rows]
+
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        async with self._db.execute(
+            "SELECT id FROM memories WHERE scope = ? AND kind = ? AND text = ? ORDER BY id LIMIT 1",
+            (scope, kind, _clean(text)),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else int(row[0])
 
     async def count_memories(self, scope: str) -> int:
         row = await self._one("SELECT count(*) FROM memories WHERE scope = ?", (scope,))

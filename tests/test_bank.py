@@ -295,6 +295,38 @@ async def test_stale_and_damaged_index_files_are_rebuilt(
     await bank.close()
 
 
+async def test_an_index_write_cut_short_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path,
+) -> None:
+    """A process killed while saving an index leaves its temporary file half written: the
+    next start removes it and loads the whole file the last save renamed into place."""
+    bank = await open_bank(tmp_path)
+    kept = await bank.remember(SCOPE, "the lighthouse at dawn")
+    await bank.recall(SCOPE, "lighthouse")
+    await bank.close()
+    path = index_path(tmp_path / "index", SCOPE, bank.embedder.name)
+    whole = path.read_bytes()
+    half = path.with_name(path.name + ".tmp")
+    half.write_bytes(whole[: len(whole) // 2])
+
+    bank = await open_bank(tmp_path)
+    assert not half.exists()
+    assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
+    assert bank.indexes.rebuilds == 0  # the old file was whole and up to date
+    await bank.close()
+
+
+async def test_an_explicit_memory_asked_for_twice_is_kept_once(tmp_path: Path) -> None:
+    """`/remember` of the same words again, or delivered again after a crash: one memory."""
+    bank = await open_bank(tmp_path)
+    first = await bank.remember(SCOPE, "my birthday is May 3", kind="explicit")
+    assert await bank.remember(SCOPE, " my birthday is May 3 ", kind="explicit") == first
+    other = await bank.remember(OTHER, "my birthday is May 3", kind="explicit")  # a wall
+    assert other != first
+    assert await bank.count(SCOPE) == 1
+    await bank.close()
+
+
 async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
     bank = await open_bank(tmp_path, index_capacity=1)
     scopes = [f"pip/s{i}" for i in range(3)]

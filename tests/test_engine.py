@@ -593,6 +593,84 @@ async def test_a_saved_conversation_survives_a_restart(bots: OpenBot, tmp_path: 
         await again.close()
 
 
+async def test_the_exchange_is_saved_before_the_reply_is_returned(bot: Bot) -> None:
+    """A crash right after the user saw the reply loses neither their message nor it."""
+    bot.model.push("[HAPPY] Hi Alice!")
+    await bot.engine.handle(make_event("hello there"))
+
+    [row] = await bot.store.load_sessions(["pip"])  # no save_dirty: handle saved it
+    assert [t["text"] for t in row.snapshot["turns"]] == ["hello there", "Hi Alice!"]
+
+
+async def test_a_message_delivered_again_is_not_answered_twice(
+    bots: OpenBot, tmp_path: Path
+) -> None:
+    """Telegram delivers again what a crashed bot had not confirmed: the message id saved
+    with the exchange tells it was answered, even after a restart and the conversation's end."""
+    path = tmp_path / "again.sqlite3"
+    first = await open_bot(path)
+    try:
+        first.model.push("[HAPPY] Hi!")
+        assert (await first.engine.handle(make_event("hello", message_id="7"))).text == "Hi!"
+        assert await first.engine.end(make_event())
+    finally:
+        await first.close()  # (closing saves nothing more: the exchange is saved already)
+
+    again = await open_bot(path)
+    try:
+        repeated = await again.engine.handle(make_event("hello", message_id="7"))
+        assert (repeated.text, repeated.chunks) == ("", ())
+        assert again.model.calls == []
+        assert (await again.engine.info(make_event())).turns == ()
+        again.model.push("[HAPPY] Yes?")
+        assert (await again.engine.handle(make_event("hello", message_id="8"))).text == "Yes?"
+    finally:
+        await again.close()
+
+
+async def test_a_message_waiting_for_the_turn_before_it_survives_a_crash(
+    bots: OpenBot, tmp_path: Path
+) -> None:
+    """Telegram gives a message once the bot has confirmed it: one waiting for its chat's
+    previous turn when the process dies is kept (said, unanswered), not lost."""
+    path = tmp_path / "wait.sqlite3"
+    first = await open_bot(path)
+    entered = asyncio.Event()
+
+    async def stuck(messages: Sequence[Message]) -> str:
+        entered.set()
+        await asyncio.Event().wait()  # the process dies before this answers
+        return "never"
+
+    first.model.push(stuck)
+    one = asyncio.create_task(first.engine.handle(make_event("question one", message_id="1")))
+    await entered.wait()
+    two = asyncio.create_task(first.engine.handle(make_event("question two", message_id="2")))
+    session = await first.engine.session(make_event())
+    async with asyncio.timeout(10):  # (a guard, not a timing: it takes milliseconds)
+        while True:  # until the waiting message is saved (in aiosqlite's thread)
+            if session.waiting and not session.dirty:
+                break
+            await asyncio.sleep(0)
+    # The crash: nothing more is saved (no close, no autosave); the store is as it was.
+    one.cancel()
+    two.cancel()
+    await asyncio.gather(one, two, return_exceptions=True)
+    await first.store.close()
+
+    again = await open_bot(path)
+    try:
+        turns = (await again.engine.info(make_event())).turns
+        assert [(t.role, t.text) for t in turns] == [
+            ("user", "question one"),
+            ("user", "question two"),
+        ]
+        repeated = await again.engine.handle(make_event("question two", message_id="2"))
+        assert repeated.text == "" and again.model.calls == []
+    finally:
+        await again.close()
+
+
 async def test_drain_with_a_grace_cancels_a_stuck_state_update(bots: OpenBot) -> None:
     bot = await bots(DM)
     never = asyncio.Event()

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import sqlite3
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from bot.persona import load_persona
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env, example_config_with_bots
+from tests.fakes.process import free_port, lines_until, start_run
 from tests.fakes.secrets import DISCORD_TOKEN as FAKE_DISCORD_TOKEN
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -32,12 +31,6 @@ MIAO = load_persona(ROOT / "personas" / "miao.toml").identity.name
 async def fakes() -> AsyncIterator[tuple[FakeDiscord, FakeTelegram]]:
     async with FakeDiscord() as discord, FakeTelegram() as telegram:
         yield discord, telegram
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def pointed_at(discord: FakeDiscord, telegram: FakeTelegram, web_port: int) -> str:
@@ -54,18 +47,6 @@ def pointed_at(discord: FakeDiscord, telegram: FakeTelegram, web_port: int) -> s
     return text
 
 
-async def lines_until(stream: asyncio.StreamReader, *wanted: str) -> list[str]:
-    """Lines read from `stream` until each of `wanted` has appeared in one."""
-    seen: list[str] = []
-    missing = set(wanted)
-    while missing:
-        line = (await asyncio.wait_for(stream.readline(), TIMEOUT)).decode()
-        assert line, f"kizuna run ended early: {''.join(seen)}"
-        seen.append(line)
-        missing -= {w for w in missing if w in line}
-    return seen
-
-
 async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     tmp_path: Path, fakes: tuple[FakeDiscord, FakeTelegram]
 ) -> None:
@@ -74,19 +55,8 @@ async def test_kizuna_run_hosts_the_example_bots_until_sigterm(
     web_port = free_port()
     config.write_text(pointed_at(discord, telegram, web_port), encoding="utf-8")
     env = base_env(DISCORD_TOKEN=FAKE_DISCORD_TOKEN, TELEGRAM_TOKEN=telegram.token)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "adapters.cli",
-        "run",
-        "-v",  # httpx logs each request: Telegram's URLs carry the token, scrubbed
-        "--config",
-        str(config),
-        cwd=ROOT,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    # -v: httpx logs each request, and Telegram's URLs carry the token (scrubbed).
+    process = await start_run(config, env, "-v")
     assert process.stderr is not None
     try:
         started = await lines_until(process.stderr, "discord bot", "telegram bot", "web client")

@@ -29,14 +29,17 @@ def scheduler(bot: Bot) -> Scheduler:
 
 
 async def test_tick_saves_dirty_sessions(bot: Bot, scheduler: Scheduler) -> None:
-    await bot.engine.handle(make_event("save me"))
-    assert await bot.store.load_session("pip", SCOPE) is None  # not saved yet
+    await bot.engine.handle(make_event("save me"))  # (a turn is saved before its reply)
+    await bot.engine.set_state(make_event(), "mood", "sleepy")  # a change no one saved
+    row = await bot.store.load_session("pip", SCOPE)
+    assert row is not None and row.snapshot["state"] == {}
 
     await scheduler.tick()
 
     row = await bot.store.load_session("pip", SCOPE)
     assert row is not None
     assert [t["text"] for t in row.snapshot["turns"]] == ["save me", "ok"]
+    assert row.snapshot["state"] == {"mood": "sleepy"}
     assert not any(s.dirty for s in bot.sessions.all())
 
 
@@ -64,6 +67,7 @@ async def test_a_failing_store_is_logged_not_raised(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     await bot.engine.handle(make_event("keep me"))
+    await bot.engine.set_state(make_event(), "mood", "sleepy")  # not saved yet
 
     async def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("database is locked")
@@ -79,7 +83,8 @@ async def test_a_failing_store_is_logged_not_raised(
     monkeypatch.undo()
     await scheduler.tick()  # ...and saved on the next round
     assert not session.dirty
-    assert await bot.store.load_session("pip", SCOPE) is not None
+    row = await bot.store.load_session("pip", SCOPE)
+    assert row is not None and row.snapshot["state"] == {"mood": "sleepy"}
 
 
 async def test_a_failing_archive_keeps_the_conversation_for_the_next_round(

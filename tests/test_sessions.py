@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pytest
 
-from bot.sessions import SAVE_BATCH, Session, SessionManager, Turn, scope_key
+from bot.sessions import HANDLED_KEPT, SAVE_BATCH, Session, SessionManager, Turn, scope_key
 from memory.clock import FakeClock
 from memory.store import Store, StoreError
 from tests.fakes.factories import make_event
@@ -121,6 +121,33 @@ def test_snapshot_restore_round_trip_keeps_aware_datetimes() -> None:
     assert restored.last_active == start + timedelta(seconds=30)
     assert all(t.at.tzinfo is not None for t in restored.turns)
     assert not restored.dirty
+
+
+def test_answered_message_ids_are_saved_and_the_newest_kept() -> None:
+    session = Session("pip", "s1")
+    for number in range(HANDLED_KEPT + 5):
+        session.note_answered(str(number))
+    session.note_answered("")  # a surface with no message ids notes nothing
+
+    restored = Session.restore("pip", "s1", session.snapshot())
+
+    assert restored.handled == [str(n) for n in range(5, HANDLED_KEPT + 5)]
+    assert restored.answered(str(HANDLED_KEPT + 4)) and not restored.answered("4")
+    assert not restored.answered("")
+
+
+def test_a_message_still_waiting_is_restored_as_said_and_answered() -> None:
+    start = datetime(2026, 3, 1, 12, 0, tzinfo=TOKYO)
+    session = Session("pip", "s1")
+    say(session, "first", start)
+    waiting = session.wait("m2", Turn("user", "Alice", "second", start + timedelta(seconds=5)))
+    restored = Session.restore("pip", "s1", session.snapshot())
+    assert [t.text for t in restored.turns] == ["first", "second"]
+    assert restored.answered("m2") and restored.waiting == []
+    assert restored.last_active == start + timedelta(seconds=5)
+
+    session.taken(waiting)  # its turn took it: nothing waits in the next snapshot
+    assert Session.restore("pip", "s1", session.snapshot()).turns == session.turns
 
 
 def test_restore_of_an_empty_snapshot_is_a_fresh_session() -> None:

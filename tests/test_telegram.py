@@ -85,6 +85,24 @@ async def test_private_message_gets_a_reply_after_typing(tg: Harness) -> None:
     assert "telegram:dm:7" in {s.scope for s in tg.bot.sessions.all()}
 
 
+async def test_a_message_delivered_again_after_a_crash_is_answered_once(tg: Harness) -> None:
+    first = tg.fake.send_text(ALICE, ALICE, "hello Pip")
+    [sent] = await tg.fake.next_messages()
+    remember = tg.fake.send_text(ALICE, ALICE, "/remember my cat is called Mochi")
+    [kept] = await tg.fake.next_messages()
+    tg.fake.deliver_again(first)
+    tg.fake.deliver_again(remember)
+    tg.fake.send_text(ALICE, ALICE, "still there?")
+    answers = sorted(m["text"] for m in await tg.fake.next_messages(2))  # run concurrently
+
+    assert answers == sorted([kept["text"], "ok"])  # /remember confirmed again, kept once
+    assert sent["text"] == "ok"
+    assert len(tg.bot.model.calls) == 2
+    assert await tg.bot.bank.count("pip/telegram:dm:7") == 1
+    turns = (await tg.bot.engine.info(make_event(platform="telegram", user_id="7"))).turns
+    assert [t.text for t in turns if t.role == "user"] == ["hello Pip", "still there?"]
+
+
 async def test_group_answers_only_when_addressed(tg: Harness) -> None:
     tg.fake.send_text(GROUP, ALICE, "just chatting among us", chat_type="group")
     mention = tg.fake.send_text(GROUP, ALICE, "hey @pip_bot how are you", chat_type="group")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,9 +15,9 @@ import pytest
 
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env
+from tests.fakes.process import start_run
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
 ALICE, BOB = 4242, 4343
 PIP = """
@@ -47,18 +46,7 @@ def config(tmp_path: Path, name: str, api: str) -> Path:
 
 
 async def start(path: Path, token: str, dsn: str) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "adapters.cli",
-        "run",
-        "--config",
-        str(path),
-        cwd=ROOT,
-        env=base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_run(path, base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn))
     assert process.stderr is not None
     while True:
         line = (await asyncio.wait_for(process.stderr.readline(), TIMEOUT)).decode()

@@ -129,6 +129,7 @@ def make_event(
     reply_to: str | None = None,
     bot_id: str = "bot1",
     roles: tuple[str, ...] = (),
+    message_id: str = "",
 ) -> ChatEvent:
     """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
     return ChatEvent(
@@ -145,6 +146,7 @@ def make_event(
         attachments=attachments,
         reply_to=reply_to,
         roles=roles,
+        message_id=message_id,
     )
 
 

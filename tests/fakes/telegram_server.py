@@ -73,6 +73,10 @@ class FakeTelegram:
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
         self.files: dict[str, bytes] = {}  # file id -> content, for getFile and downloads
         self.port = port  # 0: any free port
+        # Seconds a getUpdates takes to reach Telegram, as over a real network: its offset
+        # confirms the updates before it only then, and not at all if the bot dies first.
+        self.latency = 0.0
+        self.confirmed: list[dict[str, Any]] = []  # updates the bot confirmed, never given again
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
@@ -162,6 +166,12 @@ class FakeTelegram:
         self._poke()
         return message
 
+    def deliver_again(self, message: dict[str, Any]) -> None:
+        """Queue `message` once more, as Telegram gives a restarted bot the updates its
+        crashed predecessor had not confirmed."""
+        self._updates.append({"update_id": next(self._update_ids), "message": message})
+        self._poke()
+
     def update_for(self, message: dict[str, Any]) -> dict[str, Any]:
         """Take back the update queued for `message` (from send_text), to deliver it by
         webhook instead of long polling."""
@@ -215,6 +225,12 @@ class FakeTelegram:
         return [r for r in self.requests if r.method == method]
 
     @property
+    def unconfirmed(self) -> int:
+        """Updates the bot has not confirmed yet (by asking for updates past them): a bot
+        that restarts is given these again, as Telegram does."""
+        return len(self._updates)
+
+    @property
     def unread(self) -> list[dict[str, Any]]:
         """Messages sent that `next_messages` has not handed out yet."""
         return self.sent[self._read :]
@@ -243,6 +259,11 @@ class FakeTelegram:
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             return _error(404, "Not Found: method not found")
+        if method == "getUpdates" and self.latency:
+            await asyncio.sleep(self.latency)
+            if request.transport is None or request.transport.is_closing():
+                # The bot died before its request arrived: its offset confirmed nothing.
+                return web.json_response({"ok": True, "result": []})
         try:
             result = await handler(params)
         except LookupError as e:  # a request about something the fake does not have
@@ -317,6 +338,7 @@ class FakeTelegram:
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
+        self.confirmed.extend(u for u in self._updates if u["update_id"] < offset)
         self._updates = [u for u in self._updates if u["update_id"] >= offset]
         if not self._updates and timeout > 0 and not self._closing:
             with contextlib.suppress(TimeoutError):
