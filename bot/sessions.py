@@ -222,6 +222,11 @@ class SessionManager:
         self._clock = clock
         self._sessions: dict[tuple[str, str], Session] = {}
         self._loading = asyncio.Lock()
+        # The group commit (see `save`): sessions waiting for the next write, the future that
+        # write settles, and the task writing.
+        self._queued: dict[tuple[str, str], Session] = {}
+        self._batch: asyncio.Future[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
 
     @property
     def store(self) -> AnyStore:
@@ -273,15 +278,43 @@ class SessionManager:
         return list(self._sessions.values())
 
     async def save(self, session: Session) -> None:
-        """Write the snapshot now. Needs no turn lock: the snapshot is taken in one step, and
-        a change made while it is written keeps the session dirty for the next round."""
-        async with session.write_lock:
-            version = session.changes
-            snapshot = session.snapshot()
-            await self._store.save_session(
-                session.persona, session.scope, snapshot, self._clock.now()
-            )
-            session.saved = max(session.saved, version)
+        """Write the snapshot now; returns once the store has it. Needs no turn lock: the
+        snapshot is taken in one step, and a change made while it is written keeps the
+        session dirty for the next round.
+
+        Saves asked for while a write is under way go together in the next one (a group
+        commit): under load one transaction carries many turns' snapshots, where one each
+        would queue every turn behind the others' commits."""
+        self._queued[(session.persona, session.scope)] = session
+        if self._batch is None:
+            self._batch = asyncio.get_running_loop().create_future()
+        batch = self._batch
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_queued(), name="kizuna-sessions")
+        await asyncio.shield(batch)  # a caller giving up does not stop the others' write
+
+    async def _write_queued(self) -> None:
+        try:
+            while self._queued and self._batch is not None:
+                sessions, self._queued = list(self._queued.values()), {}
+                done, self._batch = self._batch, None
+                # Nobody may be left waiting to hear of a failure: it is theirs to log.
+                done.add_done_callback(lambda f: f.cancelled() or f.exception())
+                try:
+                    for start in range(0, len(sessions), SAVE_BATCH):
+                        await self._save_batch(sessions[start : start + SAVE_BATCH])
+                except Exception as e:
+                    done.set_exception(e)
+                except BaseException:  # cancelled (shutting down): nobody waits for nothing
+                    done.cancel()
+                    if self._batch is not None:
+                        self._batch.cancel()
+                        self._batch, self._queued = None, {}
+                    raise
+                else:
+                    done.set_result(None)
+        finally:
+            self._writer = None
 
     async def save_dirty(self) -> int:
         """Snapshot every changed session, busy ones included (a turn waiting on the model
@@ -294,7 +327,9 @@ class SessionManager:
 
     async def _save_batch(self, batch: list[Session]) -> int:
         async with contextlib.AsyncExitStack() as held:
-            for session in batch:  # only store writes take these, one session's at a time
+            # In one order, so two batches never wait on each other's locks; other writes
+            # (archive, fold, wipe) take one session's at a time.
+            for session in sorted(batch, key=lambda s: (s.persona, s.scope)):
                 await held.enter_async_context(session.write_lock)
             batch = [s for s in batch if s.dirty]  # (archived while we waited: saved)
             if not batch:

@@ -196,13 +196,13 @@ async def test_a_change_made_while_saving_stays_dirty(
 ) -> None:
     session = await manager.get("pip", "s1")
     say(session, "first", clock.now())
-    real = store.save_session
+    real = store.save_sessions
 
     async def slow_save(*args: Any, **kwargs: Any) -> None:
         say(session, "second", clock.now())  # a turn lands while the write is in flight
         await real(*args, **kwargs)
 
-    monkeypatch.setattr(store, "save_session", slow_save)
+    monkeypatch.setattr(store, "save_sessions", slow_save)
     await manager.save(session)
     monkeypatch.undo()
 
@@ -476,3 +476,35 @@ async def test_autosave_writes_many_sessions_a_batch_at_a_time(
     row = await store.load_session("pip", "s0")
     assert row is not None
     assert [t["text"] for t in row.snapshot["turns"]] == ["hello", "while saving", "while saving"]
+
+
+async def test_saves_asked_for_together_share_one_write(
+    store: Store, clock: FakeClock, manager: SessionManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = [await manager.get("pip", f"s{i}") for i in range(30)]
+    for session in sessions:
+        say(session, "hello", clock.now())
+    writes: list[int] = []
+    real = store.save_sessions
+
+    async def counted(snapshots: Any) -> None:
+        writes.append(len(snapshots))
+        await real(snapshots)
+
+    monkeypatch.setattr(store, "save_sessions", counted)
+    await asyncio.gather(*(manager.save(s) for s in sessions))
+    assert sum(writes) == 30 and len(writes) <= 2  # the first alone, the rest together
+    assert not any(s.dirty for s in sessions)
+    assert len(await store.load_sessions(["pip"])) == 30
+
+    async def broken(snapshots: Any) -> None:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(store, "save_sessions", broken)
+    say(sessions[0], "again", clock.now())
+    say(sessions[1], "again", clock.now())
+    results = await asyncio.gather(
+        manager.save(sessions[0]), manager.save(sessions[1]), return_exceptions=True
+    )
+    assert [type(r) for r in results] == [StoreError, StoreError]  # each caller hears of it
+    assert sessions[0].dirty and sessions[1].dirty  # autosave tries again
