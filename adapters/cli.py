@@ -377,6 +377,7 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
             os.environ,
             stop=stop,
             announce=lambda line: print(line, file=sys.stderr, flush=True),
+            settle=True,
         )
     except BotStartError as e:
         print(redact.redact(str(e)), file=sys.stderr)

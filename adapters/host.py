@@ -176,9 +176,12 @@ async def host(
     clock: Clock | None = None,
     probe: OllamaProbe = probe_ollama,
     announce: Callable[[str], None] = log.info,
+    settle: bool = False,
 ) -> None:
     """Start every bot, serve until `stop` is set, then close them and the runtime.
-    `announce` gets one line per bot as it comes up."""
+    `announce` gets one line per bot as it comes up. `settle`: the process is this host's
+    alone (`kizuna run`), so what start-up made is set aside from garbage collection
+    (Runtime.settle)."""
     secrets = bot_tokens(config, environ)
     # The web page's conversations are the console's (bot/sessions.py).
     platforms: set[Platform] = {
@@ -202,6 +205,8 @@ async def host(
             started.append(adapter)
             announce(_up(config, bot))
         runtime.scheduler.start()
+        if settle:
+            await runtime.settle()
         await stop.wait()
     finally:
         # Stop taking messages first, then let the runtime finish and save.

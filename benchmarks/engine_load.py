@@ -11,9 +11,10 @@ every `snapshot_seconds`, index saves). Three measurements:
 
 1. Capacity: every session sends its messages back to back, all sessions at once; messages per
    second is how many turns the engine completes.
-2. Latency at a steady rate: fresh users send `--rate` messages per second in all (each user
-   once every sessions/rate seconds, at a random phase); each turn's latency is the time
-   `Engine.handle` takes minus the time spent inside the model. The worst event-loop stall
+2. Latency at a steady rate: the same users, their memory indexes open by now, send as many
+   messages again, `--rate` a second in all (each user once every sessions/rate seconds, at a
+   random phase); each turn's latency is the time `Engine.handle` takes minus the time spent
+   inside the model. The worst event-loop stall
    (how late a 5 ms timer fires) is measured here: under a steady load a late timer means
    something held the loop, while in the capacity run every ready turn delays it.
 3. Start-up: a data folder with `--scopes` scopes (memories, index files and session
@@ -179,29 +180,29 @@ async def turn(runtime: Runtime, user: User, text: str, run: Run) -> None:
     run.failed += reply.failed
 
 
-async def talk_back_to_back(runtime: Runtime, user: User, messages: int, run: Run) -> None:
-    for n in range(messages):
+async def talk_back_to_back(runtime: Runtime, user: User, numbers: range, run: Run) -> None:
+    for n in numbers:
         await turn(runtime, user, message(user, n), run)
 
 
 async def talk_at_rate(
-    runtime: Runtime, user: User, messages: int, period: float, phase: float, run: Run
+    runtime: Runtime, user: User, numbers: range, period: float, phase: float, run: Run
 ) -> None:
     loop = asyncio.get_running_loop()
     start = loop.time() + phase
-    for n in range(messages):
-        await asyncio.sleep(max(0.0, start + n * period - loop.time()))
+    for i, n in enumerate(numbers):
+        await asyncio.sleep(max(0.0, start + i * period - loop.time()))
         await turn(runtime, user, message(user, n), run)
 
 
-async def check(runtime: Runtime, users: list[User], messages: int, run: Run) -> tuple[int, int]:
-    """(lost, reordered): a message without a reply or missing from its conversation, and
-    conversations whose messages are not in the order they were sent."""
+async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -> tuple[int, int]:
+    """(lost, reordered): a message (of those numbered `numbers`) without a reply or missing
+    from its conversation, and conversations whose messages are not in the order sent."""
     lost = reordered = 0
     store = runtime.engine.sessions.store
     await runtime.engine.drain()
     for user in users:
-        sent = [message(user, n) for n in range(messages)]
+        sent = [message(user, n) for n in numbers]
         replies = run.replies.get(user.user_id, [])
         persona = runtime.engine.personas[user.persona]
         scope = scope_key(persona.memory.scope, user.event(""))
@@ -255,25 +256,21 @@ def scopes_of(runtime: Runtime, users: list[User]) -> list[str]:
 async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | int]:
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     runtime = await open_load_runtime(data_dir, personas)
-    if runtime.warming is not None:
-        await runtime.warming
-    crowd, steady = users_of("c", args.sessions), users_of("s", args.sessions)
+    crowd = users_of("c", args.sessions)
     started = time.perf_counter()
-    await seed_memories(
-        runtime.bank, scopes_of(runtime, crowd + steady), crowd + steady, args.memories
-    )
-    seeded = 2 * args.sessions * args.memories
+    await seed_memories(runtime.bank, scopes_of(runtime, crowd), crowd, args.memories)
+    seeded = args.sessions * args.memories
     print(f"seeded {seeded} memories in {time.perf_counter() - started:.1f} s")
     runtime.scheduler.start()
+    await runtime.settle()  # as `kizuna run` does once its bots are up
     try:
         capacity = Run()
+        first, then = range(args.messages), range(args.messages, 2 * args.messages)
         started = time.perf_counter()
-        await asyncio.gather(
-            *(talk_back_to_back(runtime, u, args.messages, capacity) for u in crowd)
-        )
+        await asyncio.gather(*(talk_back_to_back(runtime, u, first, capacity) for u in crowd))
         elapsed = time.perf_counter() - started
         per_second = len(capacity.latencies) / elapsed
-        lost_a, reordered_a = await check(runtime, crowd, args.messages, capacity)
+        lost_a, reordered_a = await check(runtime, crowd, first, capacity)
         print(
             f"capacity: {len(capacity.latencies)} turns in {elapsed:.1f} s = {per_second:.0f} "
             f"messages/s; lost {lost_a}, reordered {reordered_a}, apologies {capacity.failed}"
@@ -286,14 +283,12 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
             started = time.perf_counter()
             await asyncio.gather(
                 *(
-                    talk_at_rate(
-                        runtime, u, args.messages, period, rng.uniform(0, period), steady_run
-                    )
-                    for u in steady
+                    talk_at_rate(runtime, u, then, period, rng.uniform(0, period), steady_run)
+                    for u in crowd
                 )
             )
             elapsed = time.perf_counter() - started
-        lost_b, reordered_b = await check(runtime, steady, args.messages, steady_run)
+        lost_b, reordered_b = await check(runtime, crowd, then, steady_run)
         ms = [x * 1000 for x in steady_run.latencies]
         print(
             f"steady {args.rate}/s: {len(ms)} turns in {elapsed:.1f} s; turn latency without the "

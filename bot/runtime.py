@@ -4,6 +4,7 @@ engine, scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -59,6 +60,17 @@ class Runtime:
     scheduler: Scheduler
     data_dir: Path
     warming: asyncio.Future[None] | None = None  # the segmenter loading in the background
+
+    async def settle(self) -> None:
+        """Once started, in a process that is Kizuna's alone: what is alive now (modules,
+        personas, the word segmenter's dictionary, restored sessions) lives as long as the
+        process, so it is moved out of the garbage collector's sight (gc.freeze). A full
+        collection then walks only what came since: the event loop's longest stalls under
+        load were these collections."""
+        if self.warming is not None:
+            await asyncio.gather(self.warming, return_exceptions=True)
+        gc.collect()
+        gc.freeze()
 
     async def close(self) -> None:
         """Give the work after replies a moment to finish, save, then close the store."""

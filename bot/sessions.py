@@ -65,8 +65,13 @@ class Turn:
     emotion: str = ""
     # Said about a document the user shared (document mode): not encoded into long-term memory.
     document: bool = False
+    # Its JSON form, made once: every save snapshots every turn of the conversation again.
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
+        """The turn as JSON data (one dict, shared by every snapshot: never changed)."""
+        if self._json is not None:
+            return self._json
         data: dict[str, Any] = {
             "role": self.role,
             "speaker": self.speaker,
@@ -77,6 +82,7 @@ class Turn:
         }
         if self.document:
             data["document"] = True
+        self._json = data
         return data
 
     @classmethod
