@@ -34,6 +34,8 @@ import json
 import os
 import random
 import resource
+import signal
+import socket
 import statistics
 import sys
 import tempfile
@@ -46,7 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.config import TIERS, Config, EngineConfig
-from bot.events import ChatEvent
+from bot.events import ChatEvent, Platform
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.loopwatch import LoopWatch
 from bot.persona import Persona, PersonaLibrary
@@ -56,6 +58,7 @@ from bot.sessions import Turn, scope_key
 from memory.bank import MemoryBank
 from memory.store import Store
 
+ROOT = Path(__file__).resolve().parent.parent
 PERSONAS = ("monikai", "miao", "dungeon_master")
 LINES = (
     "hello again! how have you been?",
@@ -119,10 +122,11 @@ class User:
     user_id: str
     name: str
     dm: bool
+    platform: Platform = "discord"
 
     def event(self, text: str) -> ChatEvent:
         return ChatEvent(
-            platform="discord",
+            platform=self.platform,
             bot_id="load",
             persona=self.persona,
             chat_id="" if self.dm else "guild1",
@@ -223,14 +227,16 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def open_load_runtime(data_dir: Path, personas: Mapping[str, Persona]) -> Runtime:
+async def open_load_runtime(
+    data_dir: Path, personas: Mapping[str, Persona], platform: Platform = "discord"
+) -> Runtime:
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
     runtime = await open_runtime(
         config,
         personas,
         {},
-        platforms=["discord"],
+        platforms=[platform],
         seed=7,
         probe=_no_ollama,
     )
@@ -314,11 +320,11 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
 
 
 async def fill_scopes(data_dir: Path, scopes: int) -> None:
-    """`scopes` users' worth of data, each in a private chat: two memories and an index file
-    each, and an open conversation each (restored at start-up)."""
+    """`scopes` users' worth of data, each in a private chat on the web page: two memories
+    and an index file each, and an open conversation each (restored at start-up)."""
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
-    runtime = await open_load_runtime(data_dir, personas)
-    users = [replace(u, dm=True) for u in users_of("u", scopes)]
+    runtime = await open_load_runtime(data_dir, personas, "console")
+    users = [replace(u, dm=True, platform="console") for u in users_of("u", scopes)]
     now = datetime.now(UTC)
     try:
         for user, scope in zip(users, scopes_of(runtime, users), strict=True):
@@ -336,7 +342,9 @@ async def fill_scopes(data_dir: Path, scopes: int) -> None:
         await runtime.close()  # writes the indexes
 
 
-async def startup(args: argparse.Namespace, data_dir: Path) -> float:
+async def startup(args: argparse.Namespace, data_dir: Path) -> tuple[float, float]:
+    """Seconds to open the runtime on a data folder of `--scopes` scopes (in this process),
+    and for `kizuna run` with the web client to be up on it (a new process: imports too)."""
     started = time.perf_counter()
     await fill_scopes(data_dir, args.scopes)
     store = await Store.open(data_dir / "kizuna.sqlite3")
@@ -346,12 +354,45 @@ async def startup(args: argparse.Namespace, data_dir: Path) -> float:
     print(f"filled {scopes} scopes ({files} index files) in {time.perf_counter() - started:.0f} s")
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     started = time.perf_counter()
-    runtime = await open_load_runtime(data_dir, personas)
+    runtime = await open_load_runtime(data_dir, personas, "console")
     opened = time.perf_counter() - started
     sessions = len(runtime.engine.sessions.all())
     await runtime.close()
-    print(f"start-up with {scopes} scopes: {opened:.2f} s ({sessions} open sessions restored)")
-    return opened
+    up = await run_until_up(data_dir)
+    print(
+        f"start-up with {scopes} scopes: the runtime opens in {opened:.2f} s ({sessions} open "
+        f"conversations restored); `kizuna run` is up in {up:.2f} s"
+    )
+    return opened, up
+
+
+async def run_until_up(data_dir: Path) -> float:
+    """Seconds from starting `kizuna run` (the web client, the offline model) to its line
+    saying the web client is up; then it is stopped."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = data_dir.parent / "start.toml"
+    config.write_text(
+        f"data_dir = {json.dumps(str(data_dir))}\n[web]\nport = {port}\n[[bots]]\n"
+        'platform = "web"\npersona = "monikai"\npersonas = ["miao", "dungeon_master"]\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KIZUNA_"))}
+    env["OLLAMA_HOST"] = "http://127.0.0.1:9"  # closed: the offline model
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "adapters.cli", "run", "--config", str(config),
+        cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+        while b"web client is up" not in (line := await process.stderr.readline()):
+            if not line:
+                raise RuntimeError("kizuna run ended before it was up")
+        return time.perf_counter() - started
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await process.wait()
 
 
 async def main() -> None:
@@ -369,7 +410,9 @@ async def main() -> None:
     print(f"{len(os.sched_getaffinity(0))} cores, Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         figures = await load(args, Path(tmp) / "load")
-        figures["startup_s_10k_scopes"] = round(await startup(args, Path(tmp) / "start"), 2)
+        opened, up = await startup(args, Path(tmp) / "start")
+        figures["runtime_open_s_10k_scopes"] = round(opened, 2)
+        figures["startup_s_10k_scopes"] = round(up, 2)
     print(json.dumps(figures))
 
 
