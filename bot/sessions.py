@@ -147,8 +147,11 @@ class Session:
         return waiting
 
     def taken(self, waiting: tuple[str, Turn]) -> None:
-        self.waiting = [w for w in self.waiting if w is not waiting]
-        self.touch()
+        """End a wait: in the same step as its turn joins `turns`, so no snapshot has
+        neither."""
+        if any(w is waiting for w in self.waiting):
+            self.waiting = [w for w in self.waiting if w is not waiting]
+            self.touch()
 
     def answered(self, message_id: str) -> bool:
         return bool(message_id) and message_id in self.handled

@@ -373,7 +373,7 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     kills: Counter[str] = Counter()
     delivered_again = 0  # chat messages Telegram gave the restarted bot again
     inside: Counter[str] = Counter()  # kills that fell inside their phase's work, not after
-    for phase in schedule(rng, rounds(request.config)):
+    for number, phase in enumerate(schedule(rng, rounds(request.config))):
         if phase == "prune" and world.database.exists():
             prune_due_again(world.database, rng)
         world.model.arm()
@@ -401,6 +401,10 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
                 child.kill()
             await child.ended()
         kills[phase] += 1
+        # Each round's log stays beside the data folder, for whoever reads a failure.
+        log = world.folder / "logs" / f"round-{number:03}-{phase}.log"
+        log.parent.mkdir(exist_ok=True)
+        log.write_text("".join(child.lines), encoding="utf-8")
         if phase in ("turn", "encoding") and world.model.in_flight[phase_purpose(phase)]:
             inside[phase] += 1  # while the model call was still out
         elif phase == "prune" and unpruned(world.database) > 0:
