@@ -160,7 +160,8 @@ class Engine:
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
         waiting = None
-        if session.lock.locked():  # another turn first: kept meanwhile, in case of a crash
+        if session.lock.locked() and not session.answered(event.message_id):
+            # Another turn first: kept meanwhile, in case of a crash.
             turn = Turn(
                 "user",
                 event.user_name,

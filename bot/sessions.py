@@ -196,8 +196,10 @@ class Session:
             handled=[str(m) for m in snapshot.get("handled", [])],
         )
         for waited in snapshot.get("waiting", []):  # the process died while they waited
-            session.add(Turn.from_json(waited))
-            session.note_answered(str(waited.get("message_id", "")))
+            message_id = str(waited.get("message_id", ""))
+            if not session.answered(message_id):  # (not the turn of one answered already)
+                session.add(Turn.from_json(waited))
+                session.note_answered(message_id)
         return session
 
 

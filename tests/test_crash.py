@@ -56,10 +56,12 @@ SEED = 20261130
 ROUNDS_ALONE = 100
 ROUNDS_IN_SUITE = 8
 PHASES = ("turn", "encoding", "prune", "index_save")
-MODEL_DELAY = 0.3  # seconds each model call takes: the window a mid-call kill lands in
+MODEL_DELAY = 0.8  # seconds each model call takes: the window a mid-call kill lands in
 # Seconds a getUpdates takes to reach the fake Telegram: a bot killed within it after
-# answering is given the same messages again when it restarts, as Telegram does.
-TELEGRAM_LATENCY = 0.1
+# answering is given the same messages again when it restarts, as Telegram does. Shorter than
+# MODEL_DELAY, so a message waiting for the turn before it is confirmed while it waits; longer
+# than a message takes to be saved once it arrives (milliseconds), on a busy machine too.
+TELEGRAM_LATENCY = 0.5
 # How long after the phase begins the kill may come: through the call and what follows it.
 KILL_WITHIN = {"turn": 1.5 * MODEL_DELAY, "encoding": 1.5 * MODEL_DELAY, "prune": 0.05}
 KILL_WITHIN["index_save"] = 0.02
