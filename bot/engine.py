@@ -160,7 +160,8 @@ class Engine:
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
         waiting = None
-        if session.lock.locked():  # another turn first: kept meanwhile, in case of a crash
+        if session.lock.locked() and not session.answered(event.message_id):
+            # Another turn first: kept meanwhile, in case of a crash.
             turn = Turn(
                 "user",
                 event.user_name,
@@ -172,14 +173,12 @@ class Engine:
             waiting = session.wait(event.message_id, turn)
             await self._save(session)
         await session.lock.acquire()
-        if waiting is not None:
-            session.taken(waiting)  # the turn adds it, and saves
         handed_off = False
         try:
             if session.answered(event.message_id):  # delivered again after a crash
                 log.info("%s: message %s was answered already", persona.key, event.message_id)
                 return Reply(text="", emotion=persona.emotions.neutral)
-            reply = await self._answer(persona, session, event, limit)
+            reply = await self._answer(persona, session, event, limit, waiting)
             session.note_answered(event.message_id)  # (closing a document notes it here)
             # Saved before the user sees the reply: a crash after it loses nothing they saw.
             await self._save(session)
@@ -191,6 +190,8 @@ class Engine:
                 task.add_done_callback(self._background.discard)
                 handed_off = True  # the task releases the lock when it is done
         finally:
+            if waiting is not None:
+                session.taken(waiting)  # (done already, unless answered before or failed)
             if not handed_off:
                 session.lock.release()
         return reply
@@ -202,7 +203,12 @@ class Engine:
             log.exception("could not save the conversation of %s", session.persona)
 
     async def _answer(
-        self, persona: Persona, session: Session, event: ChatEvent, limit: int
+        self,
+        persona: Persona,
+        session: Session,
+        event: ChatEvent,
+        limit: int,
+        waiting: tuple[str, Turn] | None = None,
     ) -> Reply:
         now = self.clock.now()
         if session.idle_since(now, self.idle_time(persona.key)):
@@ -213,6 +219,8 @@ class Engine:
         text = _user_text(event)
         if not session.is_open:
             session.recap = await self._recap(session, now)
+        if waiting is not None:  # it waits no more: its turn joins now, with no await between
+            session.taken(waiting)
         reading = session.reading
         if reading is not None and closes_document(text):
             return self._close_document(persona, session, event, text, now, limit)

@@ -163,8 +163,11 @@ class Session:
         return waiting
 
     def taken(self, waiting: tuple[str, Turn]) -> None:
-        self.waiting = [w for w in self.waiting if w is not waiting]
-        self.touch()
+        """End a wait: in the same step as its turn joins `turns`, so no snapshot has
+        neither."""
+        if any(w is waiting for w in self.waiting):
+            self.waiting = [w for w in self.waiting if w is not waiting]
+            self.touch()
 
     def answered(self, message_id: str) -> bool:
         return bool(message_id) and message_id in self.handled
@@ -209,8 +212,10 @@ class Session:
             handled=[str(m) for m in snapshot.get("handled", [])],
         )
         for waited in snapshot.get("waiting", []):  # the process died while they waited
-            session.add(Turn.from_json(waited))
-            session.note_answered(str(waited.get("message_id", "")))
+            message_id = str(waited.get("message_id", ""))
+            if not session.answered(message_id):  # (not the turn of one answered already)
+                session.add(Turn.from_json(waited))
+                session.note_answered(message_id)
         return session
 
 

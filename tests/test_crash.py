@@ -56,10 +56,12 @@ SEED = 20261130
 ROUNDS_ALONE = 100
 ROUNDS_IN_SUITE = 8
 PHASES = ("turn", "encoding", "prune", "index_save")
-MODEL_DELAY = 0.3  # seconds each model call takes: the window a mid-call kill lands in
+MODEL_DELAY = 0.8  # seconds each model call takes: the window a mid-call kill lands in
 # Seconds a getUpdates takes to reach the fake Telegram: a bot killed within it after
-# answering is given the same messages again when it restarts, as Telegram does.
-TELEGRAM_LATENCY = 0.1
+# answering is given the same messages again when it restarts, as Telegram does. Shorter than
+# MODEL_DELAY, so a message waiting for the turn before it is confirmed while it waits; longer
+# than a message takes to be saved once it arrives (milliseconds), on a busy machine too.
+TELEGRAM_LATENCY = 0.5
 # How long after the phase begins the kill may come: through the call and what follows it.
 KILL_WITHIN = {"turn": 1.5 * MODEL_DELAY, "encoding": 1.5 * MODEL_DELAY, "prune": 0.05}
 KILL_WITHIN["index_save"] = 0.02
@@ -373,7 +375,7 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     kills: Counter[str] = Counter()
     delivered_again = 0  # chat messages Telegram gave the restarted bot again
     inside: Counter[str] = Counter()  # kills that fell inside their phase's work, not after
-    for phase in schedule(rng, rounds(request.config)):
+    for number, phase in enumerate(schedule(rng, rounds(request.config))):
         if phase == "prune" and world.database.exists():
             prune_due_again(world.database, rng)
         world.model.arm()
@@ -401,6 +403,10 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
                 child.kill()
             await child.ended()
         kills[phase] += 1
+        # Each round's log stays beside the data folder, for whoever reads a failure.
+        log = world.folder / "logs" / f"round-{number:03}-{phase}.log"
+        log.parent.mkdir(exist_ok=True)
+        log.write_text("".join(child.lines), encoding="utf-8")
         if phase in ("turn", "encoding") and world.model.in_flight[phase_purpose(phase)]:
             inside[phase] += 1  # while the model call was still out
         elif phase == "prune" and unpruned(world.database) > 0:

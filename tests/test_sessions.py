@@ -149,6 +149,13 @@ def test_a_message_still_waiting_is_restored_as_said_and_answered() -> None:
     session.taken(waiting)  # its turn took it: nothing waits in the next snapshot
     assert Session.restore("pip", "s1", session.snapshot()).turns == session.turns
 
+    # Delivered again after a crash, an answered message never waits (or joins) a second time.
+    session.add(waiting[1])
+    session.note_answered("m2")
+    session.wait("m2", Turn("user", "Alice", "second", start + timedelta(seconds=9)))
+    restored = Session.restore("pip", "s1", session.snapshot())
+    assert [t.text for t in restored.turns] == ["first", "second"]
+
 
 def test_restore_of_an_empty_snapshot_is_a_fresh_session() -> None:
     restored = Session.restore("pip", "s1", {"turns": [], "state": {}, "started_at": None})
