@@ -15,7 +15,6 @@ folding, where SQLite's FTS5 table stems English with Porter and folds accents.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -49,10 +48,10 @@ from memory.store import (
     _conversation,
     _diary,
     _dt,
+    _encoded,
     _memory,
     _memory_values,
     _session_row,
-    _session_values,
     _ts,
 )
 
@@ -435,7 +434,7 @@ class PgStore:
 
     async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
         """Several sessions' snapshots in one transaction (autosave)."""
-        rows = await asyncio.to_thread(_session_values, snapshots)
+        rows = await _encoded(snapshots)
         await self._pool.executemany(_UPSERT_SESSION, rows)
 
     async def load_session(self, persona: str, scope: str) -> SessionRow | None:

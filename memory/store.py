@@ -222,6 +222,16 @@ class ArchivedConversation:
     recap: str = ""  # set when encoded
 
 
+INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
+
+
+async def _encoded(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
+    """Session rows with their snapshots as JSON text; many are encoded off the loop."""
+    if len(snapshots) <= INLINE_SNAPSHOTS:
+        return _session_values(snapshots)
+    return await asyncio.to_thread(_session_values, snapshots)
+
+
 def _session_values(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
     return [(persona, scope, _json(snap), _ts(at)) for persona, scope, snap, at in snapshots]
 
@@ -504,7 +514,7 @@ class Store:
     async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
         """Several sessions' snapshots in one transaction (autosave), their JSON written off
         the event loop."""
-        rows = await asyncio.to_thread(_session_values, snapshots)
+        rows = await _encoded(snapshots)
         await self._db.executemany(_UPSERT_SESSION, rows)
         await self._db.commit()
 
