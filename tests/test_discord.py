@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import discord
 import pytest
 
 from adapters.discord import DiscordAdapter
@@ -17,6 +16,7 @@ from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
+from tests.fakes.platforms import discord_at
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
 ALICE = 42
@@ -32,9 +32,7 @@ def no_discord_errors() -> Iterator[None]:
 
 @pytest.fixture
 async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+    async with discord_at(monkeypatch) as server:
         yield server
 
 

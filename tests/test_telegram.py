@@ -23,6 +23,7 @@ from bot.prompts import DOCUMENT_HEADING
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.platforms import telegram_adapter
 from tests.fakes.secrets import WEBHOOK_SECRET
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -53,15 +54,7 @@ def model() -> ScriptedChatModel:
 async def tg(tmp_path: Path, model: ScriptedChatModel) -> AsyncIterator[Harness]:
     bot = await open_bot(tmp_path / "k.sqlite3", model=model)
     async with FakeTelegram() as fake:
-        adapter = TelegramAdapter(
-            bot.engine,
-            "pip",
-            fake.token,
-            bot_id="tg1",
-            base_url=fake.base_url,
-            base_file_url=fake.base_file_url,
-            poll_timeout=1,
-        )
+        adapter = telegram_adapter(bot.engine, fake)
         await adapter.start()
         try:
             yield Harness(fake, bot, adapter)
@@ -351,15 +344,7 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
     bot = await open_bot(tmp_path / "k.sqlite3", personas)
     try:
         async with FakeTelegram() as fake:
-            adapter = TelegramAdapter(
-                bot.engine,
-                ["pip", "bo"],
-                fake.token,
-                bot_id="tg-duo",
-                base_url=fake.base_url,
-                base_file_url=fake.base_file_url,
-                poll_timeout=1,
-            )
+            adapter = telegram_adapter(bot.engine, fake, ["pip", "bo"], "tg-duo")
             await adapter.start()
             try:
                 group, bob = -7, 88

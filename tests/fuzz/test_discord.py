@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import discord
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -19,6 +18,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, open_bot
 from tests.fakes.fuzz import echo, fuzzed, nasty_text
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.platforms import discord_at
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 
@@ -28,9 +28,7 @@ MB = 1024 * 1024
 
 @pytest.fixture
 async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+    async with discord_at(monkeypatch) as server:
         yield server
 
 

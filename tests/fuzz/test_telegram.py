@@ -13,10 +13,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from adapters.telegram import TelegramAdapter
 from tests.fakes.factories import Bot, open_bot
 from tests.fakes.fuzz import echo, fuzzed, nasty_text
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.platforms import telegram_adapter
 from tests.fakes.telegram_server import FakeTelegram
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -35,15 +35,7 @@ class Harness:
 async def tg(tmp_path: Path) -> AsyncIterator[Harness]:
     bot = await open_bot(tmp_path / "tg.sqlite3", model=ScriptedChatModel(default=echo))
     async with FakeTelegram() as fake:
-        adapter = TelegramAdapter(
-            bot.engine,
-            "pip",
-            fake.token,
-            bot_id="tg1",
-            base_url=fake.base_url,
-            base_file_url=fake.base_file_url,
-            poll_timeout=1,
-        )
+        adapter = telegram_adapter(bot.engine, fake)
         await adapter.start()
         try:
             yield Harness(fake, bot)

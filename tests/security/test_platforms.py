@@ -12,14 +12,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import discord
 import pytest
 
 from adapters.discord import DiscordAdapter
-from adapters.telegram import TelegramAdapter
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.logs import logged_errors
+from tests.fakes.platforms import discord_at, telegram_adapter
 from tests.fakes.secrets import DISCORD_TOKEN
 from tests.fakes.telegram_server import FakeTelegram
 from tests.security.conftest import (
@@ -67,9 +66,7 @@ D_ALICE, D_BOB = 42, 43
 
 @pytest.fixture
 async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", server.gateway_url)
+    async with discord_at(monkeypatch) as server:
         yield server
 
 
@@ -150,15 +147,7 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
         ids = await furnish(
             bot, f"pip/telegram:dm:{T_ALICE}", f"pip/telegram:{T_GROUP}:user:{T_ALICE}", "7"
         )
-        adapter = TelegramAdapter(
-            bot.engine,
-            "pip",
-            fake.token,
-            bot_id="tg",
-            base_url=fake.base_url,
-            base_file_url=fake.base_file_url,
-            poll_timeout=1,
-        )
+        adapter = telegram_adapter(bot.engine, fake, bot_id="tg")
         await adapter.start()
         said: list[str] = []
         try:
