@@ -19,6 +19,14 @@ from memory.store import Store
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
 ALICE, BOB, IMPOSTOR = "u1", "u2", "u3"
+# (who asks, where, persona, Alice's words they may see): those who may see none of them,
+# in a private chat and in a server.
+STRANGERS = [
+    pytest.param(BOB, "dm", "pip", (), id="bob-dm"),
+    pytest.param(BOB, "group", "pip", (), id="bob-group"),
+    pytest.param(IMPOSTOR, "dm", "pip", (), id="impostor-dm"),
+    pytest.param(IMPOSTOR, "group", "pip", (), id="impostor-group"),
+]
 # Alice's things, each with its own word.
 DM_MEMORY = "Alice's bank pin is zebraquokka-4921"
 GROUP_MEMORY = "Alice hums marmosetfjord tunes in the cellar"

@@ -25,7 +25,7 @@ from tests.security.conftest import (
     DM_MEMORY,
     GROUP_MEMORY,
     HUMS,
-    IMPOSTOR,
+    STRANGERS,
     World,
     event,
     leaked,
@@ -47,10 +47,7 @@ QUERIES = [
 ]
 # (who asks, where, persona) and which of Alice's words they may see there (her own, there).
 ASKERS = [
-    pytest.param(BOB, "dm", "pip", (), id="bob-dm"),
-    pytest.param(BOB, "group", "pip", (), id="bob-group"),
-    pytest.param(IMPOSTOR, "dm", "pip", (), id="impostor-dm"),
-    pytest.param(IMPOSTOR, "group", "pip", (), id="impostor-group"),
+    *STRANGERS,
     pytest.param(
         ALICE,
         "group",
