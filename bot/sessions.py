@@ -3,6 +3,11 @@
 Each session has its own lock, so one conversation's turns stay in order while other sessions
 run concurrently. Sessions are snapshotted to the store when dirty, restored on start, and
 closed (archived for long-term memory) when idle or ended.
+
+On a store several processes share (PostgreSQL), two of them may serve one conversation
+(Telegram webhooks behind a load balancer, the console beside the web client): there the lock
+is a TurnLock, which also takes the conversation's lease in the store, so the processes take
+its turns one at a time, each starting from what the other wrote.
 """
 
 from __future__ import annotations
@@ -13,22 +18,25 @@ import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from bot.events import ChatEvent
 from memory.clock import Clock
-from memory.store import SessionRow
+from memory.store import Lease, SessionRow
 
 if TYPE_CHECKING:
     from memory.storage import AnyStore
 
 __all__ = [
     "HANDLED_KEPT",
+    "LEASE_POLL",
     "SAVE_BATCH",
+    "Leases",
     "Reading",
     "Session",
     "SessionManager",
     "Turn",
+    "TurnLock",
     "scope_key",
 ]
 
@@ -36,6 +44,9 @@ log = logging.getLogger(__name__)
 
 HANDLED_KEPT = 64  # message ids a session remembers answering: more than a redelivered batch
 SAVE_BATCH = 100  # sessions snapshotted in one transaction by autosave
+# Seconds between tries for a conversation another process is taking a turn of: it wakes this
+# one when it gives the lease back, but a holder that dies sends no word.
+LEASE_POLL = 1.0
 
 
 def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
@@ -177,6 +188,18 @@ class Session:
             self.handled = [*self.handled[1 - HANDLED_KEPT :], message_id]
             self.touch()
 
+    def take_from(self, fresh: Session) -> None:
+        """Become the conversation as the store has it now (another process took turns of
+        it), keeping the messages still waiting here."""
+        self.turns, self.state = fresh.turns, fresh.state
+        self.started_at, self.last_active = fresh.started_at, fresh.last_active
+        self.summary, self.recap, self.reading = fresh.summary, fresh.recap, fresh.reading
+        self.handled = fresh.handled
+        if self.waiting:
+            self.touch()
+        else:
+            self.saved = self.changes
+
     def idle_since(self, now: datetime, idle: timedelta) -> bool:
         return self.last_active is not None and self.is_open and now - self.last_active >= idle
 
@@ -225,6 +248,90 @@ def _reading(data: Any) -> Reading | None:
     return Reading(str(data["name"]), str(data.get("summary", "")))
 
 
+@runtime_checkable
+class Leases(Protocol):
+    """A store several processes share (PgStore): each conversation's turns are taken by one
+    process at a time, under a lease that goes with the process if it dies."""
+
+    async def take_conversation(self, persona: str, scope: str) -> Lease: ...
+
+    async def give_back_conversation(self, persona: str, scope: str) -> None: ...
+
+    async def conversation_returned(self, persona: str, scope: str) -> None: ...
+
+
+class TurnLock(asyncio.Lock):
+    """A conversation's turn lock on a shared store: this process's own lock, then the
+    conversation's lease (waiting while another process takes a turn). Taking the lease brings
+    in what another process wrote meanwhile; the lease is given back once the lock is free,
+    unless another turn of this process has taken the lock by then."""
+
+    def __init__(
+        self, session: Session, leases: Leases, fresh: Callable[[SessionRow], Session]
+    ) -> None:
+        super().__init__()
+        self._session = session
+        self._leases = leases
+        self._fresh = fresh
+        self._leasing = asyncio.Lock()  # taking and giving back, one at a time
+        self._giving_back: asyncio.Task[None] | None = None
+        self.leased = False
+
+    async def acquire(self) -> Literal[True]:
+        await super().acquire()
+        try:
+            await self._take()
+        except BaseException:
+            super().release()
+            raise
+        return True
+
+    def release(self) -> None:
+        super().release()
+        if self.leased and self._giving_back is None:
+            self._giving_back = asyncio.get_running_loop().create_task(self._give_back())
+
+    async def _take(self) -> None:
+        session = self._session
+        async with self._leasing:
+            while True:
+                lease = await self._leases.take_conversation(session.persona, session.scope)
+                if lease.held:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(LEASE_POLL):
+                        await self._leases.conversation_returned(session.persona, session.scope)
+            self.leased = True
+        if lease.gone:
+            session.take_from(Session(session.persona, session.scope))
+        elif lease.newer is not None:
+            session.take_from(self._fresh(lease.newer))
+
+    async def _give_back(self) -> None:
+        session, delay = self._session, 1.0
+        try:
+            while True:
+                async with self._leasing:
+                    if self.locked() or not self.leased:
+                        return
+                    try:
+                        await self._leases.give_back_conversation(session.persona, session.scope)
+                    except Exception as e:  # kept meanwhile: other processes wait for it
+                        log.warning(
+                            "could not give back the conversation of %s in %s (%s); retrying",
+                            session.persona,
+                            session.scope,
+                            e,
+                        )
+                    else:
+                        self.leased = False
+                        return
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, 60.0)
+        finally:
+            self._giving_back = None
+
+
 class SessionManager:
     """Finds, saves, restores and closes sessions. The store is the truth; this is its cache."""
 
@@ -232,6 +339,7 @@ class SessionManager:
         self._store = store
         self._clock = clock
         self._sessions: dict[tuple[str, str], Session] = {}
+        self._leases = store if isinstance(store, Leases) else None
         self._loading = asyncio.Lock()
         # The group commit (see `save`): sessions waiting for the next write, the future that
         # write settles, and the task writing.
@@ -251,7 +359,7 @@ class SessionManager:
         for row in await self._store.load_sessions(personas):
             key = (row.persona, row.scope)
             if row.scope.split(":", 1)[0] in platforms and key not in self._sessions:
-                self._sessions[key] = self._restore(row)
+                self._sessions[key] = self._adopt(self._restore(row))
         return len(self._sessions)
 
     def _restore(self, row: SessionRow) -> Session:
@@ -282,7 +390,12 @@ class SessionManager:
                 if session is None:
                     row = await self._store.load_session(persona, scope)
                     session = Session(persona, scope) if row is None else self._restore(row)
-                    self._sessions[key] = session
+                    self._sessions[key] = session = self._adopt(session)
+        return session
+
+    def _adopt(self, session: Session) -> Session:
+        if self._leases is not None:
+            session.lock = TurnLock(session, self._leases, self._restore)
         return session
 
     def all(self) -> list[Session]:
@@ -342,7 +455,9 @@ class SessionManager:
             # (archive, fold, wipe) take one session's at a time.
             for session in sorted(batch, key=lambda s: (s.persona, s.scope)):
                 await held.enter_async_context(session.write_lock)
-            batch = [s for s in batch if s.dirty]  # (archived while we waited: saved)
+            # (Archived while we waited: saved. Without its lease, a conversation is another
+            # process's to write: this one writes it once it has the lease back.)
+            batch = [s for s in batch if s.dirty and _writable(s)]
             if not batch:
                 return 0
             versions = [s.changes for s in batch]
@@ -446,3 +561,7 @@ class SessionManager:
             session.started_at = session.last_active = None
             session.summary = session.recap = ""
             session.saved = session.changes
+
+
+def _writable(session: Session) -> bool:
+    return not isinstance(session.lock, TurnLock) or session.lock.leased

@@ -15,6 +15,7 @@ folding, where SQLite's FTS5 table stems English with Porter and folds accents.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -41,6 +42,7 @@ from memory.records import (
 )
 from memory.store import (
     ArchivedConversation,
+    Lease,
     SessionRow,
     SessionSave,
     StoreError,
@@ -217,6 +219,19 @@ MIGRATIONS: Sequence[str] = (
     CREATE TRIGGER memories_counted AFTER INSERT OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION kizuna_scope_size();
     """,
+    """
+    -- Two processes may serve one conversation (Telegram webhooks behind a load balancer, the
+    -- console beside the web client). Each snapshot names the process that wrote it, and a
+    -- conversation's turns are taken one at a time under a lease: the process holding it
+    -- (its application_name) is alive as long as one of its connections is.
+    ALTER TABLE sessions ADD COLUMN writer TEXT NOT NULL DEFAULT '';
+    CREATE TABLE conversation_leases (
+        persona TEXT NOT NULL,
+        scope   TEXT NOT NULL,
+        holder  TEXT NOT NULL,
+        PRIMARY KEY (persona, scope)
+    );
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -227,11 +242,38 @@ _LOG_RECALL = (
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
 )
 
+# The writer is the connection's application_name: this process's name (see PgStore.open).
 _UPSERT_SESSION = (
-    "INSERT INTO sessions (persona, scope, snapshot, updated_at) VALUES ($1, $2, $3, $4)"
-    " ON CONFLICT (persona, scope) DO UPDATE"
-    " SET snapshot = excluded.snapshot, updated_at = excluded.updated_at"
+    "INSERT INTO sessions (persona, scope, snapshot, updated_at, writer)"
+    " VALUES ($1, $2, $3, $4, current_setting('application_name'))"
+    " ON CONFLICT (persona, scope) DO UPDATE SET snapshot = excluded.snapshot,"
+    " updated_at = excluded.updated_at, writer = excluded.writer"
 )
+
+# Take a conversation's lease when it is free, ours already, or its holder's connections are
+# all gone (the process died); and, in the same trip, the session's snapshot when another
+# process wrote it last (`missing` when it has none: wiped, or never saved).
+_TAKE_CONVERSATION = """
+WITH taken AS (
+    INSERT INTO conversation_leases AS lease (persona, scope, holder) VALUES ($1, $2, $3)
+    ON CONFLICT (persona, scope) DO UPDATE SET holder = excluded.holder
+    WHERE lease.holder = excluded.holder
+        OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = lease.holder)
+    RETURNING 1
+)
+SELECT held, s.persona IS NULL AS missing,
+    CASE WHEN held AND s.writer <> $3 THEN s.snapshot END AS snapshot, s.updated_at
+FROM (SELECT EXISTS (SELECT 1 FROM taken) AS held) AS asked
+LEFT JOIN sessions AS s ON s.persona = $1 AND s.scope = $2
+"""
+
+_RELEASE_CONVERSATION = """
+WITH gone AS (
+    DELETE FROM conversation_leases WHERE persona = $1 AND scope = $2 AND holder = $3
+    RETURNING 1
+)
+SELECT pg_notify('kizuna_leases', $4) FROM gone
+"""
 
 _MEMORY_COLUMNS = (
     "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
@@ -299,6 +341,12 @@ def _where(dsn: str) -> str:
     return f"{url.scheme}://{url.netloc.rpartition('@')[2]}{url.path}"
 
 
+def _lease_key(persona: str, scope: str) -> str:
+    """A conversation's name in lease notifications: short, and free of what a payload
+    cannot hold (NUL), whatever the scope string."""
+    return hashlib.blake2b(f"{persona}\x1f{scope}".encode(), digest_size=16).hexdigest()
+
+
 def _in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
     """Row updates sorted by id (stable: repeats keep their order). Two transactions that lock
     the same rows in the same order wait for each other instead of deadlocking."""
@@ -336,6 +384,7 @@ class PgStore:
         # (they go with it if the process dies).
         self._session: asyncpg.Connection | None = None
         self._led: set[str] = set()
+        self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
         self._hearing: list[Callable[[object, int, str, str], None]] = []
 
     @classmethod
@@ -392,10 +441,46 @@ class PgStore:
     async def _own_connection(self) -> asyncpg.Connection:
         if self._session is None or self._session.is_closed():
             self._led.clear()  # a new connection holds no locks, and hears nothing yet
-            self._session = await asyncpg.connect(self._dsn)
+            # Named like the pool's: while it is open, this process holds its leases.
+            self._session = await asyncpg.connect(
+                self._dsn, server_settings={"application_name": self.instance}
+            )
+            await self._session.add_listener("kizuna_leases", self._lease_returned)
             for heard in self._hearing:
                 await self._session.add_listener("kizuna_memories", heard)
         return self._session
+
+    # Leases: one process at a time takes a conversation's turns (see bot.sessions.TurnLock).
+
+    async def take_conversation(self, persona: str, scope: str) -> Lease:
+        """Take the conversation's lease unless another live process holds it; with it, the
+        session's snapshot if another process has written it since this one last did."""
+        await self._own_connection()  # it keeps the lease alive, and hears it given back
+        row = await self._pool.fetchrow(_TAKE_CONVERSATION, persona, scope, self.instance)
+        assert row is not None  # (one row, always)
+        if not row["held"]:
+            return Lease(held=False)
+        if row["missing"]:
+            return Lease(held=True, gone=True)
+        if row["snapshot"] is None:
+            return Lease(held=True)
+        return Lease(held=True, newer=_session_row((persona, scope, *row[2:])))
+
+    async def give_back_conversation(self, persona: str, scope: str) -> None:
+        """Give the conversation's lease back, waking any process waiting for it."""
+        await self._pool.execute(
+            _RELEASE_CONVERSATION, persona, scope, self.instance, _lease_key(persona, scope)
+        )
+
+    async def conversation_returned(self, persona: str, scope: str) -> None:
+        """Wait until the conversation's lease is given back (a holder that dies gives
+        nothing back: wait with a timeout, and try again)."""
+        await self._returned.setdefault(_lease_key(persona, scope), asyncio.Event()).wait()
+
+    def _lease_returned(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        returned = self._returned.pop(payload, None)
+        if returned is not None:
+            returned.set()
 
     async def close(self) -> None:
         if self._session is not None:

@@ -39,7 +39,7 @@ from memory.records import (
     Vectors,
 )
 
-__all__ = ["ArchivedConversation", "SessionRow", "SessionSave", "Store", "StoreError"]
+__all__ = ["ArchivedConversation", "Lease", "SessionRow", "SessionSave", "Store", "StoreError"]
 
 
 # Each entry moves the schema from version i to i + 1. Append only; never edit a shipped one.
@@ -206,6 +206,16 @@ class SessionRow:
     snapshot: dict[str, Any]
     updated_at: datetime
     damaged: bool = False  # the stored text was not a JSON object; `snapshot` is then {}
+
+
+@dataclass(slots=True, frozen=True)
+class Lease:
+    """A store shared by several processes answering "may this process take the
+    conversation's turn now?" (PgStore.take_conversation)."""
+
+    held: bool  # False: another live process is taking a turn
+    newer: SessionRow | None = None  # the snapshot another process wrote after this one's last
+    gone: bool = False  # the session has no snapshot now (wiped elsewhere, or never saved)
 
 
 @dataclass(slots=True, frozen=True)

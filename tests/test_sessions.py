@@ -515,3 +515,113 @@ async def test_saves_asked_for_together_share_one_write(
     )
     assert [type(r) for r in results] == [StoreError, StoreError]  # each caller hears of it
     assert sessions[0].dirty and sessions[1].dirty  # autosave tries again
+
+
+# --- one conversation, two processes (a shared PostgreSQL) ----------------------------------
+
+
+@pytest.fixture
+async def processes(
+    postgres_dsn: str, clock: FakeClock
+) -> AsyncIterator[tuple[SessionManager, SessionManager]]:
+    """Two processes' session managers on one database (two stores: two sets of
+    connections, two process names)."""
+    from memory.pgstore import PgStore
+
+    first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
+    yield SessionManager(first, clock), SessionManager(second, clock)
+    await first.close()
+    await second.close()
+
+
+async def take_turn(manager: SessionManager, session: Session, text: str, at: datetime) -> None:
+    async with session.lock:
+        say(session, text, at)
+        await manager.save(session)
+
+
+def texts(session: Session) -> list[str]:
+    return [t.text for t in session.turns]
+
+
+async def test_two_processes_take_one_conversations_turns_in_order(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    async with in_a.lock:
+        say(in_a, "first", clock.now())
+        await a.save(in_a)
+        second = asyncio.create_task(take_turn(b, in_b, "second", clock.now()))
+        with pytest.raises(TimeoutError):  # it waits while this process takes its turn
+            await asyncio.wait_for(asyncio.shield(second), 0.3)
+        say(in_a, "reply to first", clock.now(), role="assistant")
+        await a.save(in_a)
+    await second
+    assert texts(in_b) == ["first", "reply to first", "second"]
+    await take_turn(a, in_a, "third", clock.now())  # and the first process sees the second's
+    assert texts(in_a) == ["first", "reply to first", "second", "third"]
+    row = await a.store.load_session("pip", "telegram:7")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == texts(in_a)
+
+
+async def test_a_process_that_dies_mid_turn_leaves_the_conversation_to_another(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    await in_a.lock.acquire()
+    say(in_a, "said before the crash", clock.now())
+    await a.save(in_a)
+    await a.store.close()  # its connections go, and the lease with them; nothing given back
+    await asyncio.wait_for(take_turn(b, in_b, "after", clock.now()), 10)
+    assert texts(in_b) == ["said before the crash", "after"]
+
+
+async def test_a_conversation_wiped_in_one_process_is_gone_in_the_other(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    await take_turn(a, in_a, "secret", clock.now())
+    await take_turn(b, in_b, "more", clock.now())
+    async with in_a.lock:
+        await a.wipe(in_a)
+    async with in_b.lock:
+        assert texts(in_b) == [] and in_b.state == {}
+
+
+async def test_a_process_without_the_lease_writes_nothing_until_it_has_it(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    async with in_a.lock:
+        say(in_a, "first", clock.now())
+        await a.save(in_a)
+        # A message the other process keeps while it waits for the conversation.
+        in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
+        assert await b.save_dirty() == 0 and in_b.dirty
+        row = await a.store.load_session("pip", "telegram:7")
+        assert row is not None and row.snapshot["waiting"] == []
+        assert [t["text"] for t in row.snapshot["turns"]] == ["first"]
+    async with in_b.lock:  # taken: the other's turns come in, the waiting message stays
+        assert texts(in_b) == ["first"] and [t.text for _, t in in_b.waiting] == ["second"]
+        assert await b.save_dirty() == 1
+    row = await b.store.load_session("pip", "telegram:7")
+    assert row is not None and [w["text"] for w in row.snapshot["waiting"]] == ["second"]
+
+
+async def test_idle_closing_in_two_processes_archives_the_conversation_once(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    await take_turn(a, in_a, "hello", clock.now())
+    await take_turn(b, in_b, "anyone?", clock.now())
+    clock.advance(hours=1)
+    idle = lambda _: timedelta(minutes=5)  # noqa: E731
+    assert await b.close_idle(idle) == 1
+    assert await a.close_idle(idle) == 0  # its copy looked idle: taking it showed it closed
+    assert await a.store.count_conversations("pip", "telegram:7") == 1
+    assert not in_a.is_open

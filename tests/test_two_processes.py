@@ -1,22 +1,33 @@
-"""Two `kizuna run` processes sharing one PostgreSQL database, each hosting a Discord bot of the
-same persona on the fake Discord server: both answer, every conversation is encoded exactly
-once (one process leads the lifecycle), and a memory made through one process is recalled
-through the other."""
+"""Two `kizuna run` processes sharing one PostgreSQL database.
+
+Discord: each hosts a bot of the same persona on the fake Discord server; both answer, every
+conversation is encoded exactly once, and a memory made through one process is recalled through
+the other. Telegram: one bot in webhook mode behind a "load balancer" that hands each update of
+one chat to either process; the chat stays one conversation, its turns taken in order."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 import pytest
 
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env
-from tests.fakes.process import start_run
-from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.process import free_port, start_run
+from tests.fakes.secrets import (
+    DISCORD_TOKEN,
+    OPENAI_API_KEY,
+    OTHER_DISCORD_TOKEN,
+    WEBHOOK_SECRET,
+)
+from tests.fakes.telegram_server import FakeTelegram
 
 TIMEOUT = 30.0
 ALICE, BOB = 4242, 4343
@@ -45,8 +56,26 @@ def config(tmp_path: Path, name: str, api: str) -> Path:
     return path
 
 
-async def start(path: Path, token: str, dsn: str) -> asyncio.subprocess.Process:
-    process = await start_run(path, base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn))
+def webhook_config(tmp_path: Path, name: str, telegram: FakeTelegram, port: int) -> Path:
+    folder = tmp_path / name
+    (folder / "personas").mkdir(parents=True)
+    (folder / "personas" / "pip.toml").write_text(PIP, encoding="utf-8")
+    path = folder / "kizuna.toml"
+    path.write_text(
+        'storage = "postgres"\npersona_paths = ["personas"]\n\n'
+        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n\n'
+        "[access]\nmessages_per_minute = 0\n\n"
+        '[[bots]]\nplatform = "telegram"\npersona = "pip"\ntoken_env = "TELEGRAM_TOKEN"\n'
+        f'base_url = "{telegram.base_url}"\n'
+        'webhook_url = "https://bots.example/kizuna/hook"\n'
+        f'webhook_listen = "127.0.0.1:{port}"\nwebhook_secret_env = "TG_HOOK_SECRET"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+async def start(path: Path, token: str, dsn: str, **env: str) -> asyncio.subprocess.Process:
+    process = await start_run(path, base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn, **env))
     assert process.stderr is not None
     while True:
         line = (await asyncio.wait_for(process.stderr.readline(), TIMEOUT)).decode()
@@ -109,3 +138,62 @@ async def test_two_processes_share_memory_and_encode_once(
         for process in (first, second):
             _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
             assert process.returncode == 0, err.decode()
+
+
+async def test_one_telegram_chat_through_two_webhook_processes(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as model:
+        ports = (free_port(), free_port())
+        env = {
+            "TELEGRAM_TOKEN": telegram.token,
+            "TG_HOOK_SECRET": WEBHOOK_SECRET,
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_API_KEY": OPENAI_API_KEY,
+        }
+        processes = [
+            await start(webhook_config(tmp_path, name, telegram, port), "", postgres_dsn, **env)
+            for name, port in zip("ab", ports, strict=True)
+        ]
+        said = [f"message {n}" for n in range(1, 9)]
+        try:
+            headers = {"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}
+            async with aiohttp.ClientSession() as http:
+                for pair in range(0, len(said), 2):
+                    # Two updates of one chat at once, one to each process.
+                    for text, port in zip(said[pair : pair + 2], ports, strict=True):
+                        update = telegram.update_for(telegram.send_text(ALICE, ALICE, text))
+                        url = f"http://127.0.0.1:{port}/kizuna/hook"
+                        async with http.post(url, json=update, headers=headers) as taken:
+                            assert taken.status == 200
+                    replies = await telegram.next_messages(2, within=TIMEOUT)
+                    assert sorted(r["text"] for r in replies) == sorted(
+                        f"echo: {text}" for text in said[pair : pair + 2]
+                    )
+        finally:
+            for process in processes:
+                process.send_signal(signal.SIGTERM)
+            for process in processes:
+                _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+                assert process.returncode == 0, err.decode()
+        assert not telegram.calls("deleteWebhook")  # a process stopping leaves the hook set
+
+        # One conversation, its turns one at a time: each request to the model carried every
+        # message said before it, whichever process took it.
+        asked = [
+            [m["content"] for m in body["messages"] if m["role"] == "user"]
+            for body in model.chat_requests
+        ]
+        assert len(asked) == len(said)
+        order = [next(t for t in said if t in users[-1]) for users in asked]
+        assert sorted(order) == said
+        for n, users in enumerate(asked):
+            assert all(any(t in u for u in users) for t in order[:n])
+        db = await asyncpg.connect(postgres_dsn)
+        try:
+            snapshot = await db.fetchval("SELECT snapshot FROM sessions")
+        finally:
+            await db.close()
+        turns = json.loads(snapshot)["turns"]
+        assert [t["role"] for t in turns] == ["user", "assistant"] * len(said)
+        assert [t["text"] for t in turns[::2]] == order
