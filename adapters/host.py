@@ -164,6 +164,7 @@ def _make_adapter(
         base_url=bot.base_url or None,
         admin_ids=bot.admin_ids,
         webhook=webhook,
+        leads=runtime.store.leads,
     )
 
 

@@ -52,6 +52,8 @@ COMMANDS: dict[str, str] = {
     "help": "show the commands",
 }
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
+# Seconds between a standby process's asks whether the process polling its bot is gone.
+STANDBY_SECONDS = 5.0
 APOLOGY = "Sorry, something went wrong on my side. Please try again in a moment."
 LIMIT = PLATFORM_LIMITS["telegram"]
 
@@ -82,11 +84,16 @@ class TelegramAdapter:
         poll_timeout: int = 10,
         admin_ids: Sequence[str] = (),
         webhook: Webhook | None = None,
+        leads: Callable[[str], Awaitable[bool]] | None = None,
+        standby_seconds: float = STANDBY_SECONDS,
     ) -> None:
         """`persona`: the persona key, or several (the first is the default; the others are
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
         bind personas and wipe shared memories in any chat, besides the chat's admins.
-        `webhook`: receive updates by webhook (for servers) instead of long polling."""
+        `webhook`: receive updates by webhook (for servers) instead of long polling.
+        `leads(job)`: whether this process leads a job among the processes sharing its store
+        (Store.leads); Telegram lets one process poll a bot, so the others stand by, asking
+        every `standby_seconds`, and take over when it dies."""
         # The token is in every Bot API URL the library and httpx log.
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
@@ -98,6 +105,9 @@ class TelegramAdapter:
         self.bot_id = bot_id
         self.poll_timeout = poll_timeout
         self.webhook = webhook
+        self._leads = leads
+        self._standby_seconds = standby_seconds
+        self._lead_watch: asyncio.Task[None] | None = None
         # Updates run concurrently: one slow model call must not hold up every other chat.
         # The engine's per-session lock keeps each conversation's turns in order.
         builder = ApplicationBuilder().token(token).concurrent_updates(True)
@@ -156,7 +166,11 @@ class TelegramAdapter:
             assert self.app.updater is not None  # built by ApplicationBuilder by default
             hook = self.webhook
             if hook is None:
-                await self.app.updater.start_polling(timeout=self.poll_timeout)
+                await self._follow_lead()
+                if self._leads is not None:
+                    self._lead_watch = asyncio.create_task(
+                        self._keep_following(), name="kizuna-lead"
+                    )
             else:
                 await self.app.updater.start_webhook(
                     listen=hook.listen,
@@ -170,8 +184,36 @@ class TelegramAdapter:
             raise
         log.info("telegram bot @%s serves persona %s", self.app.bot.username, self.persona)
 
+    async def _follow_lead(self) -> None:
+        """Poll while this process leads polling the bot; stand by while another does."""
+        updater = self.app.updater
+        assert updater is not None
+        name = self.app.bot.username
+        leads = self._leads is None or await self._leads(f"telegram-poll:{self.app.bot.id}")
+        if leads and not updater.running:
+            await updater.start_polling(timeout=self.poll_timeout)
+            if self._lead_watch is not None:
+                log.info("telegram bot @%s: the process polling it is gone; this one polls", name)
+        elif not leads and updater.running:  # its lead went with a lost connection
+            await updater.stop()
+            log.warning("telegram bot @%s: another process polls it now; standing by", name)
+        elif not leads and self._lead_watch is None:
+            log.info("telegram bot @%s is polled by another process; standing by", name)
+
+    async def _keep_following(self) -> None:
+        while True:
+            await asyncio.sleep(self._standby_seconds)
+            try:
+                await self._follow_lead()
+            except Exception as e:  # the store is out: ask again next time
+                log.warning("telegram bot @%s: cannot ask who polls (%s)", self.app.bot.username, e)
+
     async def close(self) -> None:
         """Stop polling, finish the updates in hand, and close the HTTP client."""
+        if self._lead_watch is not None:
+            self._lead_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lead_watch
         updater = self.app.updater
         if updater is not None and updater.running:
             await updater.stop()

@@ -3,6 +3,7 @@ Bot API fake, with a test engine (scripted model, real memory bank) behind it.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -440,3 +441,45 @@ async def test_a_blocked_user_gets_no_commands_and_a_fast_one_is_told_once(tg: H
         await tg.fake.next_messages(within=0.3)
     bob = make_event(platform="telegram", user_id=str(BOB), bot_id="tg1")
     assert await commands.list_memories(tg.bot.engine, bob) == []
+
+
+async def test_one_process_polls_a_bot_and_another_takes_over_when_it_dies(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    """Telegram lets one process poll a bot: on a shared store the others stand by."""
+    from memory.pgstore import PgStore
+
+    first_bot = await open_bot(tmp_path / "a" / "k.sqlite3", model=ScriptedChatModel(["from a"]))
+    second_bot = await open_bot(tmp_path / "b" / "k.sqlite3", model=ScriptedChatModel(["from b"]))
+    first_store, second_store = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
+    try:
+        async with FakeTelegram() as fake:
+            first = telegram_adapter(first_bot.engine, fake, leads=first_store.leads)
+            second = telegram_adapter(
+                second_bot.engine, fake, leads=second_store.leads, standby_seconds=0.05
+            )
+            await first.start()
+            await second.start()
+            try:
+                assert first.app.updater is not None and first.app.updater.running
+                assert second.app.updater is not None and not second.app.updater.running
+                fake.send_text(ALICE, ALICE, "hello")
+                [reply] = await fake.next_messages()
+                assert reply["text"] == "from a" and not second_bot.model.calls
+
+                await first_store.close()  # the polling process dies: its lead goes with it
+                await first.close()
+                for _ in range(200):
+                    if second.app.updater.running:
+                        break
+                    await asyncio.sleep(0.05)
+                fake.send_text(ALICE, ALICE, "still there?")
+                [reply] = await fake.next_messages(within=10)
+                assert reply["text"] == "from b"
+            finally:
+                await second.close()
+                await first.close()
+    finally:
+        await second_store.close()
+        await first_bot.close()
+        await second_bot.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import discord
 import pytest
@@ -27,9 +28,14 @@ async def discord_at(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDisco
 
 
 def telegram_adapter(
-    engine: Engine, fake: FakeTelegram, personas: str | Sequence[str] = "pip", bot_id: str = "tg1"
+    engine: Engine,
+    fake: FakeTelegram,
+    personas: str | Sequence[str] = "pip",
+    bot_id: str = "tg1",
+    **options: Any,
 ) -> TelegramAdapter:
-    """A polling Telegram adapter on the fake server, polling briefly (tests end quickly)."""
+    """A polling Telegram adapter on the fake server, polling briefly (tests end quickly);
+    `options` go to TelegramAdapter."""
     return TelegramAdapter(
         engine,
         personas,
@@ -38,4 +44,5 @@ def telegram_adapter(
         base_url=fake.base_url,
         base_file_url=fake.base_file_url,
         poll_timeout=1,
+        **options,
     )
