@@ -293,7 +293,7 @@ _LEXICAL_SEARCH = """
 WITH total AS (
     SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n
 ),
-terms AS (
+terms AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
     SELECT q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
     FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
     CROSS JOIN total
