@@ -22,6 +22,7 @@ from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, calling, encoding
+from tests.fakes.postgres import StoreOpener
 
 SHIPPED = Path(__file__).resolve().parent.parent / "personas"
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
@@ -30,12 +31,17 @@ OpenBot = Callable[..., Awaitable[Bot]]
 
 
 @pytest.fixture
-async def bots(tmp_path: Path) -> AsyncIterator[OpenBot]:
+async def bots(tmp_path: Path, open_store: StoreOpener) -> AsyncIterator[OpenBot]:
+    """Bots on each of both stores (every test runs on SQLite and on PostgreSQL)."""
     opened: list[Bot] = []
 
     async def make(*personas, **kwargs) -> Bot:
         bot = await open_bot(
-            tmp_path / "kizuna.sqlite3", list(personas), clock=FakeClock(START), **kwargs
+            tmp_path / "kizuna.sqlite3",
+            list(personas),
+            clock=FakeClock(START),
+            open_store=open_store,
+            **kwargs,
         )
         opened.append(bot)
         return bot

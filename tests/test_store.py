@@ -14,18 +14,19 @@ import pytest
 from memory import pgstore
 from memory.pgstore import PgStore
 from memory.store import MIGRATIONS, ArchivedConversation, Store, StoreError
-from tests.fakes.postgres import open_store
+from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 AnyStore = Store | PgStore
-SQLITE_ONLY = pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+SQLITE_ONLY = pytest.mark.parametrize("open_store", ["sqlite"], indirect=True)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AnyStore]:
-    async with open_store(request.param, request, tmp_path) as opened:
-        yield opened
+@pytest.fixture
+async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[AnyStore]:
+    opened = await open_store(tmp_path / "kizuna.sqlite3")
+    yield opened
+    await opened.close()
 
 
 def turns(*texts: str) -> list[dict[str, str]]:
