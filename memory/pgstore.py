@@ -393,12 +393,12 @@ class PgStore:
         when no live process holds it: a session advisory lock, released when the holder's
         connection ends."""
         async with self._session_busy:
-            session = await self._own_connection()
-            key = _lock_key(job)
-            if job not in self._led and await session.fetchval(
-                "SELECT pg_try_advisory_lock($1)", key
-            ):
-                self._led.add(job)
+            if job in self._led:  # a lead lasts as long as the connection holding it
+                await self._on_session("SELECT 1")
+            if job not in self._led:
+                _, taken = await self._on_session("SELECT pg_try_advisory_lock($1)", _lock_key(job))
+                if taken:
+                    self._led.add(job)
             return job in self._led
 
     @contextlib.asynccontextmanager
@@ -414,8 +414,7 @@ class PgStore:
             return
         key = _lock_key("scope " + scope)
         async with self._session_busy:
-            session = await self._own_connection()
-            held = bool(await session.fetchval("SELECT pg_try_advisory_lock($1)", key))
+            session, held = await self._on_session("SELECT pg_try_advisory_lock($1)", key)
         if not held:
             yield False
             return
@@ -432,6 +431,19 @@ class PgStore:
             current = self._session  # a new connection never held the lock
             if current is not None and current is session and not current.is_closed():
                 await current.fetchval("SELECT pg_advisory_unlock($1)", key)
+
+    async def _on_session(self, query: str, *args: object) -> tuple[asyncpg.Connection, Any]:
+        """Run a query on this process's own connection (holding _session_busy), on a new one
+        if that connection is found dead (its locks went with it); returns the connection
+        used and the query's value."""
+        session = await self._own_connection()
+        try:
+            return session, await session.fetchval(query, *args)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            if not session.is_closed():
+                raise
+        session = await self._own_connection()
+        return session, await session.fetchval(query, *args)
 
     async def _own_connection(self) -> asyncpg.Connection:
         """This process's own connection (call holding _session_busy), reconnected if it

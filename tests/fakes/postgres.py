@@ -38,6 +38,7 @@ __all__ = [
     "PostgresServer",
     "StoreOpener",
     "fresh_database",
+    "kill_lock_holders",
     "open_store",
     "postgres_dsn",
     "postgres_server",
@@ -222,6 +223,22 @@ async def open_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreOpene
     async with contextlib.AsyncExitStack() as stack:
         server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
         yield StoreOpener(request.param, server, stack)
+
+
+async def kill_lock_holders(dsn: str) -> int:
+    """Terminate the backends holding advisory locks in this database, as a process killed
+    outright would lose its connection; returns how many."""
+    admin = await asyncpg.connect(dsn)
+    try:
+        return len(
+            await admin.fetch(
+                "SELECT pg_terminate_backend(pid, 5000) FROM (SELECT DISTINCT pid FROM"
+                " pg_locks WHERE locktype = 'advisory' AND granted AND database ="
+                " (SELECT oid FROM pg_database WHERE datname = current_database())) AS held"
+            )
+        )
+    finally:
+        await admin.close()
 
 
 @pytest.fixture
