@@ -1,7 +1,7 @@
 """Two `kizuna run` processes sharing one PostgreSQL database, each hosting a Discord bot of the
 same persona on the fake Discord server: both answer, every conversation is encoded exactly
-once (one process leads the lifecycle), and a memory made through one process is recalled
-through the other."""
+once (each process encodes, a scope at a time under its lock), and a memory made through one
+process is recalled through the other."""
 
 from __future__ import annotations
 
