@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 
 from bot.llm.base import Message, Role
 from bot.llm.router import ModelRouter
@@ -22,6 +22,7 @@ from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
+from memory.store import ArchivedConversation
 
 __all__ = ["Lifecycle", "PruneReport", "persona_of", "scope_policies"]
 
@@ -101,45 +102,82 @@ class Lifecycle:
         return completion.text
 
     async def encode_pending(self, limit: int = ENCODE_BATCH) -> list[Encoded]:
-        """Encode the conversations waiting in the archive, oldest first. When the model is
-        out, the round stops and each conversation tried waits a little longer next time."""
+        """Encode the conversations waiting in the archive, oldest first, one scope at a time
+        under the scope's lock (its diary page and profiles are rewritten from what encoding
+        read): a scope another process is encoding or pruning is left to it this round, and
+        the round goes on to the next. When the model is out, the round stops and each
+        conversation tried waits a little longer next time."""
         now = self.clock.now()
         done: list[Encoded] = []
         store = self.bank.store
-        for conversation in await store.unencoded(self.personas.keys(), now, limit=limit):
-            persona = self.personas[conversation.persona]
-            scope = Recollector.scope(persona.key, conversation.scope)
-            try:
-                encoded = await self.encoder.encode(conversation, scope, self.author(persona))
-            except EncodingFailed as e:
-                delay = min(RETRY_FIRST * 2**conversation.attempts, RETRY_MAX)
-                await store.encoding_failed(conversation.id, now + delay)
-                log.warning(
-                    "conversation %d of %s waits %s to be encoded: %s",
-                    conversation.id,
-                    persona.key,
-                    delay,
-                    e,
-                )
+        busy: set[tuple[str, str]] = set()  # (persona, scope): locked elsewhere this round
+        tried = 0
+        while tried < limit:
+            waiting = await store.unencoded(
+                self.personas.keys(), now, limit=limit - tried, skip=busy
+            )
+            if not waiting:
                 break
-            except Exception:
-                log.exception("encoding conversation %d failed; retrying later", conversation.id)
-                await store.encoding_failed(conversation.id, now + RETRY_MAX)
-                continue
-            if encoded is not None:
-                log.info(
-                    "conversation %d of %s: %d memories, %d merged%s",
-                    conversation.id,
-                    persona.key,
-                    len(encoded.memory_ids),
-                    len(encoded.merged_into),
-                    " (fallback summary)" if encoded.fallback else "",
+            by_scope: dict[tuple[str, str], list[ArchivedConversation]] = {}
+            for conversation in waiting:  # the oldest conversation's scope first
+                by_scope.setdefault((conversation.persona, conversation.scope), []).append(
+                    conversation
                 )
-                done.append(encoded)
+            for (persona_key, session_scope), conversations in by_scope.items():
+                scope = Recollector.scope(persona_key, session_scope)
+                async with store.scope_lock(scope) as held:
+                    if not held:
+                        busy.add((persona_key, session_scope))
+                        continue
+                    for conversation in conversations:
+                        tried += 1
+                        # Read again under the lock: another process may have encoded it
+                        # since the list was read (and the model need not be asked twice).
+                        fresh = await store.conversation(conversation.id)
+                        if fresh is None or fresh.encoded_at is not None:
+                            continue
+                        if not await self._encode(fresh, scope, now, done):
+                            return done
         return done
 
+    async def _encode(
+        self, conversation: ArchivedConversation, scope: str, now: datetime, done: list[Encoded]
+    ) -> bool:
+        """Encode one conversation (appending it to `done`); False when the model is out."""
+        store = self.bank.store
+        persona = self.personas[conversation.persona]
+        try:
+            encoded = await self.encoder.encode(conversation, scope, self.author(persona))
+        except EncodingFailed as e:
+            delay = min(RETRY_FIRST * 2**conversation.attempts, RETRY_MAX)
+            await store.encoding_failed(conversation.id, now + delay)
+            log.warning(
+                "conversation %d of %s waits %s to be encoded: %s",
+                conversation.id,
+                persona.key,
+                delay,
+                e,
+            )
+            return False
+        except Exception:
+            log.exception("encoding conversation %d failed; retrying later", conversation.id)
+            await store.encoding_failed(conversation.id, now + RETRY_MAX)
+            return True
+        if encoded is not None:
+            log.info(
+                "conversation %d of %s: %d memories, %d merged%s",
+                conversation.id,
+                persona.key,
+                len(encoded.memory_ids),
+                len(encoded.merged_into),
+                " (fallback summary)" if encoded.fallback else "",
+            )
+            done.append(encoded)
+        return True
+
     async def prune_due(self) -> list[PruneReport]:
-        """Once a local day, from prune_hour on, prune each scope of these personas."""
+        """Once a local day, from prune_hour on, prune each scope of these personas (one
+        process at a time runs this: see Scheduler)."""
         now = self.clock.now()
         local = now.astimezone(self.tz)
         if local.hour < self.prune_hour:
@@ -157,7 +195,13 @@ class Lifecycle:
         if due:
             log.info("the daily prune of %d scopes begins", len(due))
         for scope in due:
-            kept, forgotten = await self.bank.prune(scope, now, day=today, seed=self.seed)
+            # Under the scope's lock, never beside its encoding in another process; a scope
+            # held elsewhere is pruned on a later round.
+            async with store.scope_lock(scope) as held:
+                last = await store.last_prune(scope) if held else None
+                if not held or (last is not None and last >= today):
+                    continue
+                kept, forgotten = await self.bank.prune(scope, now, day=today, seed=self.seed)
             reports.append(PruneReport(scope, today, kept, forgotten))
             if forgotten:
                 log.info("pruned %d memories of %s", len(forgotten), scope)

@@ -52,14 +52,17 @@ class Scheduler:
                 await self.lifecycle.bank.embed_pending()
             except Exception:
                 log.exception("embedding pending memories failed; retrying next round")
+            try:  # every process encodes, a scope at a time under the scope's lock
+                await self.lifecycle.encode_pending()
+            except Exception:
+                log.exception("encoding conversations failed; retrying next round")
             try:
-                # Processes sharing a database take turns: one leads this work at a time, and
-                # another takes over when it dies.
-                if await self._sessions.store.leads("lifecycle"):
-                    await self.lifecycle.encode_pending()
+                # Processes sharing a database take turns at the daily jobs: one leads them at
+                # a time, and another takes over when it dies.
+                if await self._sessions.store.leads("daily"):
                     await self.lifecycle.prune_due()
             except Exception:
-                log.exception("long-term memory housekeeping failed; retrying next round")
+                log.exception("the daily prune failed; retrying next round")
         if self._flush is not None and self._rounds % self._flush_every == 0:
             try:
                 await self._flush()

@@ -16,12 +16,13 @@ folding, where SQLite's FTS5 table stems English with Porter and folds accents.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
 import urllib.parse
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -353,6 +354,11 @@ def _in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
     return sorted(items, key=lambda item: item[0])
 
 
+def _lock_key(name: str) -> int:
+    """The advisory lock named `name`: a signed 64-bit hash of it."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big") - 2**63
+
+
 def _clean(text: str) -> str:
     """Text PostgreSQL can store: lone surrogates (from undecodable input) and NUL become "?"."""
     if text.isascii():
@@ -383,8 +389,10 @@ class PgStore:
         # processes' changes and holds the advisory locks of the jobs this process leads
         # (they go with it if the process dies).
         self._session: asyncpg.Connection | None = None
+        self._session_busy = asyncio.Lock()  # a connection runs one query at a time
         self._led: set[str] = set()
         self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
+        self._scopes_held: set[str] = set()  # by a task of this process (see scope_lock)
         self._hearing: list[Callable[[object, int, str, str], None]] = []
 
     @classmethod
@@ -423,22 +431,71 @@ class PgStore:
             if writer != self.instance and scope:
                 changed(scope)
 
-        session = await self._own_connection()
-        self._hearing.append(heard)  # heard again on a new connection, should this one drop
-        await session.add_listener("kizuna_memories", heard)
+        async with self._session_busy:
+            session = await self._own_connection()
+            self._hearing.append(heard)  # heard again on a new connection, should this one drop
+            await session.add_listener("kizuna_memories", heard)
 
     async def leads(self, job: str) -> bool:
-        """Whether this process leads `job` (say "lifecycle": encoding and pruning), taking
-        the lead when no live process holds it: a session advisory lock, released when the
-        holder's connection ends."""
+        """Whether this process leads `job` (say "daily": the daily prune), taking the lead
+        when no live process holds it: a session advisory lock, released when the holder's
+        connection ends."""
+        async with self._session_busy:
+            if job in self._led:  # a lead lasts as long as the connection holding it
+                await self._on_session("SELECT 1")
+            if job not in self._led:
+                _, taken = await self._on_session("SELECT pg_try_advisory_lock($1)", _lock_key(job))
+                if taken:
+                    self._led.add(job)
+            return job in self._led
+
+    @contextlib.asynccontextmanager
+    async def scope_lock(self, scope: str) -> AsyncIterator[bool]:
+        """Hold a scope's lock for its encoding or prune, if no other process (nor another
+        task of this one) holds it: yields whether it is held; a scope held elsewhere is left
+        to its holder, not waited for. A session advisory lock on this process's own
+        connection, so the pool's connections stay free for the work done under it, and a
+        dead process's locks go with its connection. (Should that connection drop meanwhile,
+        the lock is lost early: commit_encoding's mark still writes a conversation once.)"""
+        if scope in self._scopes_held:  # session locks nest: this process already holds it
+            yield False
+            return
+        key = _lock_key("scope " + scope)
+        async with self._session_busy:
+            session, held = await self._on_session("SELECT pg_try_advisory_lock($1)", key)
+        if not held:
+            yield False
+            return
+        self._scopes_held.add(scope)
+        try:
+            yield True
+        finally:
+            self._scopes_held.discard(scope)
+            # Shielded: a cancelled task still lets go, or the scope stays locked for good.
+            await asyncio.shield(self._unlock(session, key))
+
+    async def _unlock(self, session: asyncpg.Connection, key: int) -> None:
+        async with self._session_busy:
+            current = self._session  # a new connection never held the lock
+            if current is not None and current is session and not current.is_closed():
+                await current.fetchval("SELECT pg_advisory_unlock($1)", key)
+
+    async def _on_session(self, query: str, *args: object) -> tuple[asyncpg.Connection, Any]:
+        """Run a query on this process's own connection (holding _session_busy), on a new one
+        if that connection is found dead (its locks went with it); returns the connection
+        used and the query's value."""
         session = await self._own_connection()
-        if job not in self._led:
-            key = int.from_bytes(hashlib.blake2b(job.encode(), digest_size=8).digest(), "big")
-            if await session.fetchval("SELECT pg_try_advisory_lock($1)", key - 2**63):
-                self._led.add(job)
-        return job in self._led
+        try:
+            return session, await session.fetchval(query, *args)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            if not session.is_closed():
+                raise
+        session = await self._own_connection()
+        return session, await session.fetchval(query, *args)
 
     async def _own_connection(self) -> asyncpg.Connection:
+        """This process's own connection (call holding _session_busy), reconnected if it
+        dropped."""
         if self._session is None or self._session.is_closed():
             self._led.clear()  # a new connection holds no locks, and hears nothing yet
             # Named like the pool's: while it is open, this process holds its leases.
@@ -455,7 +512,9 @@ class PgStore:
     async def take_conversation(self, persona: str, scope: str) -> Lease:
         """Take the conversation's lease unless another live process holds it; with it, the
         session's snapshot if another process has written it since this one last did."""
-        await self._own_connection()  # it keeps the lease alive, and hears it given back
+        if self._session is None or self._session.is_closed():
+            async with self._session_busy:  # it keeps the lease alive, hears it given back
+                await self._own_connection()
         row = await self._pool.fetchrow(_TAKE_CONVERSATION, persona, scope, self.instance)
         assert row is not None  # (one row, always)
         if not row["held"]:
@@ -483,9 +542,10 @@ class PgStore:
             returned.set()
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        async with self._session_busy:
+            if self._session is not None:
+                await self._session.close()
+                self._session = None
         await self._pool.close()
 
     async def schema_version(self) -> int:
@@ -630,19 +690,28 @@ class PgStore:
         return [_conversation(r) for r in rows]
 
     async def unencoded(
-        self, personas: Collection[str], now: datetime, *, limit: int = 20
+        self,
+        personas: Collection[str],
+        now: datetime,
+        *,
+        limit: int = 20,
+        skip: Collection[tuple[str, str]] = (),
     ) -> list[ArchivedConversation]:
         """Conversations of these personas waiting to be encoded and due (not waiting out a
-        retry delay), oldest first."""
+        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
         if not personas:
             return []
         rows = await self._pool.fetch(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
             " WHERE encoded_at IS NULL AND persona = ANY($1::text[])"
-            " AND (retry_at IS NULL OR retry_at <= $2) ORDER BY ended_at, id LIMIT $3",
+            " AND (retry_at IS NULL OR retry_at <= $2)"
+            " AND (persona, scope) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))"
+            " ORDER BY ended_at, id LIMIT $3",
             list(personas),
             _ts(now),
             limit,
+            [persona for persona, _ in skip],
+            [scope for _, scope in skip],
         )
         return [_conversation(r) for r in rows]
 

@@ -11,12 +11,13 @@ implement `memory.records.MemoryStore`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -399,6 +400,7 @@ class Store:
         self._db = db
         self._lock = lock
         self._writing = asyncio.Lock()
+        self._scopes_held: set[str] = set()  # see scope_lock
         self.path = path
         self.where = str(path)  # for messages, as PgStore's names its server
 
@@ -474,6 +476,20 @@ class Store:
     async def leads(self, job: str) -> bool:
         """Always: the one process on an SQLite database does all its work."""
         return True
+
+    @contextlib.asynccontextmanager
+    async def scope_lock(self, scope: str) -> AsyncIterator[bool]:
+        """Hold a scope's lock for its encoding or prune (see PgStore.scope_lock): yields
+        whether it is held, which it is unless another task of this process holds it (the
+        one process on an SQLite database has no other to share with)."""
+        if scope in self._scopes_held:
+            yield False
+            return
+        self._scopes_held.add(scope)
+        try:
+            yield True
+        finally:
+            self._scopes_held.discard(scope)
 
     async def close(self) -> None:
         try:
@@ -644,18 +660,27 @@ class Store:
         return [_conversation(r) for r in rows]
 
     async def unencoded(
-        self, personas: Collection[str], now: datetime, *, limit: int = 20
+        self,
+        personas: Collection[str],
+        now: datetime,
+        *,
+        limit: int = 20,
+        skip: Collection[tuple[str, str]] = (),
     ) -> list[ArchivedConversation]:
         """Conversations of these personas waiting to be encoded and due (not waiting out a
-        retry delay), oldest first."""
+        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
         if not personas:
             return []
         names = list(personas)
+        skipped = " AND (persona, scope) NOT IN (VALUES {})".format(
+            ", ".join(["(?, ?)"] * len(skip))
+        )
         rows = await self._all(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
             f" WHERE encoded_at IS NULL AND persona IN ({_marks(len(names))})"
-            " AND (retry_at IS NULL OR retry_at <= ?) ORDER BY ended_at, id LIMIT ?",
-            (*names, _ts(now), limit),
+            f" AND (retry_at IS NULL OR retry_at <= ?){skipped if skip else ''}"
+            " ORDER BY ended_at, id LIMIT ?",
+            (*names, _ts(now), *(v for pair in skip for v in pair), limit),
         )
         return [_conversation(r) for r in rows]
 

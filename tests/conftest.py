@@ -14,7 +14,7 @@ from tests.fakes.openai_server import FakeOpenAI
 
 pytest_plugins = [
     "pytester",  # tests of the secret scan run a pytest of their own
-    "tests.fakes.postgres",  # postgres_server, postgres_dsn: a real PostgreSQL
+    "tests.fakes.postgres",  # postgres_dsn, open_store (both stores): a real PostgreSQL
     "tests.fakes.secret_scan",  # no fake secret in any log line or subprocess output
 ]
 

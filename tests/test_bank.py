@@ -5,7 +5,6 @@ runs on SQLite and on PostgreSQL (tests/fakes/postgres.py)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import re
 import types
@@ -23,10 +22,9 @@ from memory.bank import MemoryBank, MemoryError
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
-from memory.pgstore import PgStore
 from memory.recall import failure_probability
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
-from tests.fakes.postgres import fresh_database
+from tests.fakes.postgres import StoreOpener
 
 SCOPE = "pip/discord:dm:u1"
 OTHER = "pip/discord:dm:u2"
@@ -53,27 +51,12 @@ def concept_vector(text: str, dim: int) -> list[float]:
     return [v / norm for v in vector]
 
 
-@pytest.fixture(autouse=True, params=["sqlite", "postgres"])
-async def backend(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[None]:
-    """The store under every test. On PostgreSQL the bank's own `Store.open(path)` opens a
-    PgStore instead, on a database of that folder's (the same one when a test reopens the
-    folder, so what persists is tested too); the databases are dropped after the test."""
-    if request.param == "sqlite":
-        yield
-        return
-    server = request.getfixturevalue("postgres_server")
-    async with contextlib.AsyncExitStack() as stack:
-        databases: dict[Path, str] = {}
-
-        async def open_store(path: Path) -> PgStore:
-            if path not in databases:
-                databases[path] = await stack.enter_async_context(fresh_database(server))
-            return await PgStore.open(databases[path])
-
-        monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
-        yield
+@pytest.fixture(autouse=True)
+def backend(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store under every test, on each of both (the `open_store` fixture): the bank's own
+    `Store.open(path)` opens that kind (on PostgreSQL, the same database when a test reopens
+    the folder, so what persists is tested too)."""
+    monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
 
 
 @pytest.fixture

@@ -1,13 +1,16 @@
 """What becomes of conversations over days and weeks: encoding when they go quiet (retried,
 never twice), the diary brought back by a date, the profile and the recap in the prompt, the
-daily prune, compression of a long conversation, and the dungeon master's state over a game.
-All with the fake clock."""
+daily prune, compression of a long conversation, and the dungeon master's state over a game;
+and several processes sharing a PostgreSQL database (each encodes, a scope at a time; one
+leads the daily prune). All with the fake clock, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,8 +23,14 @@ from bot.recollect import DIARY_HEADING, PROFILE_HEADING
 from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
+from memory.pgstore import PgStore
+from memory.store import ArchivedConversation
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
-from tests.fakes.models import ModelCall, calling, encoding
+from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
+from tests.fakes.postgres import StoreOpener, kill_lock_holders
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 
 SHIPPED = Path(__file__).resolve().parent.parent / "personas"
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
@@ -30,12 +39,14 @@ OpenBot = Callable[..., Awaitable[Bot]]
 
 
 @pytest.fixture
-async def bots(tmp_path: Path) -> AsyncIterator[OpenBot]:
+async def bots(tmp_path: Path, open_store: StoreOpener) -> AsyncIterator[OpenBot]:
+    """Bots on each of both stores (every test runs on SQLite and on PostgreSQL)."""
     opened: list[Bot] = []
 
-    async def make(*personas, **kwargs) -> Bot:
+    async def make(*personas, folder: str = "", **kwargs) -> Bot:
+        kwargs.setdefault("open_store", open_store)
         bot = await open_bot(
-            tmp_path / "kizuna.sqlite3", list(personas), clock=FakeClock(START), **kwargs
+            tmp_path / folder / "kizuna.sqlite3", list(personas), clock=FakeClock(START), **kwargs
         )
         opened.append(bot)
         return bot
@@ -412,3 +423,147 @@ async def test_a_model_that_never_gives_json_still_leaves_a_memory(bots: OpenBot
     scope = bot.engine.event_scope(make_event())
     [memory] = await bot.bank.store.list_memories(scope)
     assert memory.kind == "summary" and "my favourite colour is green" in memory.text
+
+
+# --- several processes on one PostgreSQL database ------------------------------------------------
+
+POSTGRES_ONLY = pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+
+
+async def noting(messages: Sequence[Message]) -> str:
+    """A summary model that lets other tasks run while it thinks: a memory and a diary line
+    for each conversation."""
+    await asyncio.sleep(0)
+    if ENCODING_TASK in messages[0].content:
+        return encoding(("Alice chatted.", "personal_daily", 2), diary="Alice came by.")
+    return "[NEUTRAL] I see."
+
+
+async def processes(bots: OpenBot, open_store: StoreOpener, tmp_path: Path) -> tuple[Bot, Bot]:
+    """Two bots on one database, each with a folder of its own: two processes."""
+    dsn = await open_store.dsn(tmp_path / "kizuna.sqlite3")
+
+    async def shared(_path: Path) -> PgStore:
+        return await PgStore.open(dsn)
+
+    first = await bots(
+        make_persona(), folder="first", open_store=shared, model=ScriptedChatModel(default=noting)
+    )
+    second = await bots(
+        make_persona(), folder="second", open_store=shared, model=ScriptedChatModel(default=noting)
+    )
+    return first, second
+
+
+async def archive_chat(store: AnyStore, user: int, n: int) -> int:
+    """Alice's conversation number `n` with Pip, in user `user`'s DM, closed that morning."""
+    started = START - timedelta(hours=3) + timedelta(minutes=10 * n + user)
+    return await store.archive_conversation(
+        "pip",
+        f"discord:dm:u{user}",
+        started_at=started,
+        ended_at=started + timedelta(minutes=1),
+        reason="idle",
+        turns=[
+            {
+                "role": "user",
+                "speaker": "Alice",
+                "text": f"Note {n} from user {user}.",
+                "at": started.isoformat(),
+                "user_id": f"u{user}",
+                "emotion": "",
+            }
+        ],
+        snapshot={},
+    )
+
+
+@POSTGRES_ONLY
+async def test_a_scope_another_process_holds_is_skipped_and_the_next_one_encoded(
+    bots: OpenBot, open_store: StoreOpener, tmp_path: Path
+) -> None:
+    first, second = await processes(bots, open_store, tmp_path)
+    held = [await archive_chat(first.store, 1, n) for n in range(3)]  # the oldest three
+    other = await archive_chat(first.store, 2, 5)
+    async with first.store.scope_lock("pip/discord:dm:u1") as locked:
+        assert locked  # the first process is encoding (or pruning) u1's scope
+        done = await second.lifecycle.encode_pending(limit=2)
+        assert [e.conversation_id for e in done] == [other]  # not waited for: skipped
+    done = await second.lifecycle.encode_pending()  # released: the next round has it
+    assert [e.conversation_id for e in done] == held
+    assert await first.lifecycle.encode_pending() == []
+
+
+@POSTGRES_ONLY
+async def test_two_processes_encoding_at_once_encode_each_conversation_once(
+    bots: OpenBot, open_store: StoreOpener, tmp_path: Path
+) -> None:
+    first, second = await processes(bots, open_store, tmp_path)
+    users, each = range(8), 3
+    ids = [await archive_chat(first.store, user, n) for n in range(each) for user in users]
+    rounds = 0
+    while await first.store.unencoded(["pip"], first.clock.now()):
+        rounds += 1
+        assert rounds <= len(ids)
+        await asyncio.gather(
+            first.lifecycle.encode_pending(limit=4), second.lifecycle.encode_pending(limit=4)
+        )
+    asked = [c for bot in (first, second) for c in bot.model.calls if is_encoding(c)]
+    assert len(asked) == len(ids)  # each conversation summarised once, by one process
+    for conversation_id in ids:
+        conversation = await first.store.conversation(conversation_id)
+        assert conversation is not None and conversation.encoded_at is not None
+    for user in users:  # each diary page counts each conversation once, none lost
+        page = await first.store.diary_entry(f"pip/discord:dm:u{user}", START.date())
+        assert page is not None and page.conversations == each
+
+
+@POSTGRES_ONLY
+async def test_a_conversation_encoded_elsewhere_since_the_list_was_read_is_not_encoded_again(
+    bots: OpenBot, open_store: StoreOpener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = await processes(bots, open_store, tmp_path)
+    ids = [await archive_chat(first.store, 1, n) for n in range(2)]
+    read = second.store.unencoded
+
+    async def then_the_first_encodes(*args: Any, **kwargs: Any) -> list[ArchivedConversation]:
+        waiting = await read(*args, **kwargs)
+        await first.lifecycle.encode_pending()  # the other process gets there first
+        return waiting
+
+    monkeypatch.setattr(second.store, "unencoded", then_the_first_encodes)
+    assert await second.lifecycle.encode_pending() == []
+    assert not [c for c in second.model.calls if is_encoding(c)]  # the model not asked
+    assert len([c for c in first.model.calls if is_encoding(c)]) == len(ids)
+
+
+@POSTGRES_ONLY
+async def test_the_leader_alone_prunes_and_another_takes_over_when_it_dies(
+    bots: OpenBot, open_store: StoreOpener, tmp_path: Path
+) -> None:
+    first, second = await processes(bots, open_store, tmp_path)
+    scope = first.engine.event_scope(make_event())
+    old = START - timedelta(days=30)
+    await first.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
+    today = START.date()
+
+    async def next_day() -> None:
+        nonlocal today
+        for bot in (first, second):
+            bot.clock.advance(days=1)
+        today += timedelta(days=1)
+
+    await scheduler(first).tick()  # 09:00, past the prune hour: the first leads, and prunes
+    await scheduler(second).tick()
+    assert await first.store.last_prune(scope) == today
+    await next_day()
+    await scheduler(second).tick()  # not the leader: no prune
+    assert await first.store.last_prune(scope) == today - timedelta(days=1)
+    assert await kill_lock_holders(await open_store.dsn(tmp_path / "kizuna.sqlite3")) == 1
+    await scheduler(second).tick()  # the leader died: the second takes over
+    assert await first.store.last_prune(scope) == today
+    await next_day()
+    await scheduler(first).tick()  # back on a new connection, but no longer the leader
+    assert await first.store.last_prune(scope) == today - timedelta(days=1)
+    await scheduler(second).tick()
+    assert await first.store.last_prune(scope) == today

@@ -18,6 +18,7 @@ from memory.pgstore import MIGRATIONS, PgStore
 from memory.records import EncodingWrite, Merge, NewMemory
 from memory.store import Store, StoreError
 from memory.text import fts_document, fts_query
+from tests.fakes.postgres import kill_lock_holders
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -331,18 +332,48 @@ async def test_postgres_answers_as_sqlite_does(store: PgStore, tmp_path: Path) -
     assert await script(store) == expected
 
 
-async def test_one_process_leads_the_lifecycle_and_another_takes_over(postgres_dsn: str) -> None:
+async def test_one_process_leads_the_daily_jobs_and_another_takes_over(postgres_dsn: str) -> None:
+    first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
+    third = await PgStore.open(postgres_dsn)
+    try:
+        assert await first.leads("daily")
+        assert await first.leads("daily")  # it keeps the lead
+        assert not await second.leads("daily")
+        assert await second.leads("reports")  # another job, another lock
+        await first.close()  # the leader goes away: its lock goes with its connection
+        assert await second.leads("daily")
+        assert not await third.leads("daily")
+        assert await kill_lock_holders(postgres_dsn) == 1  # the leader dies without a word
+        assert await third.leads("daily")
+        assert not await second.leads("daily")  # back on a new connection: the lead is gone
+    finally:
+        for store in (first, second, third):
+            await store.close()
+
+
+async def test_a_scope_locked_by_one_process_is_skipped_by_another(postgres_dsn: str) -> None:
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     try:
-        assert await first.leads("lifecycle")
-        assert await first.leads("lifecycle")  # it keeps the lead
-        assert not await second.leads("lifecycle")
-        assert await second.leads("prune-reports")  # another job, another lock
-        await first.close()  # the leader goes away: its lock goes with its connection
-        assert await second.leads("lifecycle")
+        async with first.scope_lock("pip/a") as held:
+            assert held
+            async with second.scope_lock("pip/a") as elsewhere:
+                assert not elsewhere  # not waited for
+            async with second.scope_lock("pip/b") as other:
+                assert other
+        async with second.scope_lock("pip/a") as held:
+            assert held  # released after the first's work
+        async with first.scope_lock("pip/c") as held:
+            assert held
+            assert await kill_lock_holders(postgres_dsn) == 1  # the first process dies
+            async with second.scope_lock("pip/c") as taken:
+                assert taken
+                async with first.scope_lock("pip/c") as again:  # first, on a new connection
+                    assert not again
+        async with first.scope_lock("pip/c") as held:
+            assert held
     finally:
-        await second.close()
         await first.close()
+        await second.close()
 
 
 async def test_scope_sizes_follow_adds_deletes_and_wipes(store: PgStore, postgres_dsn: str) -> None:

@@ -14,18 +14,19 @@ import pytest
 from memory import pgstore
 from memory.pgstore import PgStore
 from memory.store import MIGRATIONS, ArchivedConversation, Store, StoreError
-from tests.fakes.postgres import open_store
+from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 AnyStore = Store | PgStore
-SQLITE_ONLY = pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+SQLITE_ONLY = pytest.mark.parametrize("open_store", ["sqlite"], indirect=True)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AnyStore]:
-    async with open_store(request.param, request, tmp_path) as opened:
-        yield opened
+@pytest.fixture
+async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[AnyStore]:
+    opened = await open_store(tmp_path / "kizuna.sqlite3")
+    yield opened
+    await opened.close()
 
 
 def turns(*texts: str) -> list[dict[str, str]]:
@@ -293,3 +294,28 @@ async def test_undecodable_input_is_stored_not_fatal(store: AnyStore) -> None:
     await store.save_session("pip", "s1", snapshot, T0)
     row = await store.load_session("pip", "s1")
     assert row is not None and row.snapshot == {"turns": [{"text": "caf?"}]}
+
+
+async def test_a_scope_lock_is_held_by_one_task_at_a_time(store: AnyStore) -> None:
+    async with store.scope_lock("pip/a") as held:
+        assert held
+        async with store.scope_lock("pip/a") as again:
+            assert not again  # another task of this process is encoding or pruning it
+        async with store.scope_lock("pip/b") as other:
+            assert other
+    async with store.scope_lock("pip/a") as held:
+        assert held
+
+
+async def test_unencoded_skips_the_scopes_held_elsewhere(store: AnyStore) -> None:
+    first = await archive(store, "pip", "s/a", "one", ended=T0)
+    second = await archive(store, "pip", "s/b", "two", ended=T0 + timedelta(minutes=1))
+    third = await archive(store, "miao", "s/a", "three", ended=T0 + timedelta(minutes=2))
+    later = T0 + timedelta(hours=1)
+
+    async def waiting(*skip: tuple[str, str]) -> list[int]:
+        return [c.id for c in await store.unencoded(["pip", "miao"], later, skip=skip)]
+
+    assert await waiting() == [first, second, third]
+    assert await waiting(("pip", "s/a")) == [second, third]  # a pair: miao's s/a stays
+    assert await waiting(("pip", "s/a"), ("miao", "s/a"), ("pip", "s/b")) == []

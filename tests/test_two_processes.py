@@ -1,9 +1,10 @@
 """Two `kizuna run` processes sharing one PostgreSQL database.
 
 Discord: each hosts a bot of the same persona on the fake Discord server; both answer, every
-conversation is encoded exactly once, and a memory made through one process is recalled through
-the other. Telegram: one bot in webhook mode behind a "load balancer" that hands each update of
-one chat to either process; the chat stays one conversation, its turns taken in order."""
+conversation is encoded exactly once (each process encodes, a scope at a time under its lock),
+and a memory made through one process is recalled through the other. Telegram: one bot in
+webhook mode behind a "load balancer" that hands each update of one chat to either process;
+the chat stays one conversation, its turns taken in order."""
 
 from __future__ import annotations
 

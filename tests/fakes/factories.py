@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
@@ -24,6 +24,9 @@ from memory.clock import FakeClock
 from memory.embeddings import Embedder
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 
 __all__ = [
     "Bot",
@@ -156,7 +159,7 @@ class Bot:
 
     engine: Engine
     sessions: SessionManager
-    store: Store
+    store: AnyStore
     clock: FakeClock
     model: ScriptedChatModel
     bank: MemoryBank
@@ -183,17 +186,20 @@ async def open_bot(
     memory: MemoryConfig | None = None,
     router: ModelRouter | None = None,
     embedder: Embedder | str = "hash",
+    open_store: Callable[[Path], Awaitable[AnyStore]] = Store.open,
 ) -> Bot:
-    """Open a store at `path` and an engine over it, with a memory bank (hash embedder unless
-    told, no retrieval failure) beside it; close with `await bot.close()`. `router` replaces
-    the scripted model's (e.g. real providers on FakeOpenAI; `model` then goes unused)."""
+    """Open a store at `path` (SQLite, unless `open_store` opens another: the `open_store`
+    fixture of tests/fakes/postgres.py) and an engine over it, with a memory bank (hash
+    embedder unless told, no retrieval failure) beside it; close with `await bot.close()`.
+    `router` replaces the scripted model's (e.g. real providers on FakeOpenAI; `model` then
+    goes unused)."""
     if isinstance(personas, Mapping):
         by_key = dict(personas)
     else:
         by_key = {p.key: p for p in personas} or {"pip": make_persona()}
     clock = clock or FakeClock()
     model = model or ScriptedChatModel()
-    store = await Store.open(path)
+    store = await open_store(path)
     sessions = SessionManager(store, clock)
     await sessions.restore(by_key.keys(), PLATFORMS)
     bank = await MemoryBank.open(

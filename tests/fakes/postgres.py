@@ -2,10 +2,11 @@
 directory on a free port of 127.0.0.1 (trust auth, no fsync), and a fresh database per test.
 
 A pytest plugin (registered in tests/conftest.py): ask for `postgres_dsn`, a new, empty
-database dropped after the test. A fixture parametrised over both stores opens each with
-`open_store`, which starts the server only for PostgreSQL. Skipped where the server's binaries
-are missing, unless KIZUNA_POSTGRES_REQUIRED=1 (CI): then that fails instead. PostgreSQL
-refuses to run as root: as root, initdb and the server run as the `postgres` user.
+database dropped after the test; or for `open_store`, parametrised over both stores, to run a
+test on SQLite and on PostgreSQL (the server starts only for the latter). Skipped where the
+server's binaries are missing, unless KIZUNA_POSTGRES_REQUIRED=1 (CI): then that fails
+instead. PostgreSQL refuses to run as root: as root, initdb and the server run as the
+`postgres` user.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import asyncpg
 import pytest
@@ -29,9 +31,14 @@ import pytest
 from memory.pgstore import PgStore
 from memory.store import Store
 
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
+
 __all__ = [
     "PostgresServer",
+    "StoreOpener",
     "fresh_database",
+    "kill_lock_holders",
     "open_store",
     "postgres_dsn",
     "postgres_server",
@@ -178,21 +185,60 @@ async def fresh_database(server: PostgresServer) -> AsyncIterator[str]:
         await admin.close()
 
 
-@contextlib.asynccontextmanager
-async def open_store(
-    kind: str, request: pytest.FixtureRequest, folder: Path
-) -> AsyncIterator[Store | PgStore]:
-    """A new store of `kind` ("sqlite": in `folder`; "postgres": in a fresh database),
-    closed on exit: for fixtures parametrised over both."""
+class StoreOpener:
+    """Opens stores of one kind (`kind`: "sqlite" or "postgres") by the path of an SQLite
+    database: `await open_store(path)`. On PostgreSQL each path has a fresh database of its
+    own, the same one each time the path is opened again (so what persists is tested too, and
+    two stores open on one path are two processes sharing a database); the databases are
+    dropped after the test. Whoever opens a store closes it."""
+
+    def __init__(
+        self, kind: str, server: PostgresServer | None, stack: contextlib.AsyncExitStack
+    ) -> None:
+        self.kind = kind
+        self._server = server
+        self._stack = stack
+        self._databases: dict[Path, str] = {}
+
+    async def __call__(self, path: Path) -> AnyStore:
+        if self._server is None:
+            return await Store.open(path)
+        return await PgStore.open(await self.dsn(path))
+
+    async def dsn(self, path: Path) -> str:
+        """The DSN of the database behind `path` (PostgreSQL only)."""
+        assert self._server is not None, "an SQLite store has no DSN"
+        if path not in self._databases:
+            self._databases[path] = await self._stack.enter_async_context(
+                fresh_database(self._server)
+            )
+        return self._databases[path]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def open_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreOpener]:
+    """Parametrised over both stores: the test runs once on SQLite and once on PostgreSQL
+    (whose server starts only then). Narrow it with
+    `pytest.mark.parametrize("open_store", ["sqlite"], indirect=True)`."""
     async with contextlib.AsyncExitStack() as stack:
-        opened: Store | PgStore
-        if kind == "sqlite":
-            opened = await Store.open(folder / "kizuna.sqlite3")
-        else:
-            server = request.getfixturevalue("postgres_server")
-            opened = await PgStore.open(await stack.enter_async_context(fresh_database(server)))
-        stack.push_async_callback(opened.close)
-        yield opened
+        server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
+        yield StoreOpener(request.param, server, stack)
+
+
+async def kill_lock_holders(dsn: str) -> int:
+    """Terminate the backends holding advisory locks in this database, as a process killed
+    outright would lose its connection; returns how many."""
+    admin = await asyncpg.connect(dsn)
+    try:
+        return len(
+            await admin.fetch(
+                "SELECT pg_terminate_backend(pid, 5000) FROM (SELECT DISTINCT pid FROM"
+                " pg_locks WHERE locktype = 'advisory' AND granted AND database ="
+                " (SELECT oid FROM pg_database WHERE datname = current_database())) AS held"
+            )
+        )
+    finally:
+        await admin.close()
 
 
 @pytest.fixture

@@ -10,13 +10,16 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bot.events import ChatEvent
 from memory.records import EncodingWrite
-from memory.store import Store
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+
+if TYPE_CHECKING:
+    from memory.storage import AnyStore
 
 ALICE, BOB, IMPOSTOR = "u1", "u2", "u3"
 # (who asks, where, persona, Alice's words they may see): those who may see none of them,
@@ -72,7 +75,7 @@ class World:
 
 
 async def write_page(
-    store: Store, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
+    store: AnyStore, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
 ) -> None:
     """A diary page and profiles, written the way encoding writes them."""
     at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)

@@ -19,7 +19,7 @@ from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.pgstore import PgStore
 from memory.store import Store
-from tests.fakes.postgres import open_store
+from tests.fakes.postgres import StoreOpener
 
 ROOT = Path(__file__).resolve().parents[2]
 ALICE = "pip/discord:dm:u1"
@@ -37,16 +37,17 @@ class Banks:
     bob: int  # Bob's memory
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def banks(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Banks]:
-    async with open_store(request.param, request, tmp_path) as store:
-        bank = await MemoryBank.open(tmp_path, "hash", FakeClock(), deterministic=True, store=store)
-        try:
-            alice = await bank.remember(ALICE, SECRET, speaker="Alice")
-            bob = await bank.remember(BOB, "Bob likes kites", speaker="Bob")
-            yield Banks(bank, store, alice, bob)
-        finally:
-            await bank.close()
+@pytest.fixture
+async def banks(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[Banks]:
+    store = await open_store(tmp_path / "kizuna.sqlite3")
+    bank = await MemoryBank.open(tmp_path, "hash", FakeClock(), deterministic=True, store=store)
+    try:
+        alice = await bank.remember(ALICE, SECRET, speaker="Alice")
+        bob = await bank.remember(BOB, "Bob likes kites", speaker="Bob")
+        yield Banks(bank, store, alice, bob)
+    finally:
+        await bank.close()
+        await store.close()
 
 
 async def untouched(banks: Banks) -> None:
