@@ -342,6 +342,19 @@ def _where(dsn: str) -> str:
     return f"{url.scheme}://{url.netloc.rpartition('@')[2]}{url.path}"
 
 
+def _settings(instance: str) -> dict[str, str]:
+    """Every connection's settings: named for this process (its leases and change
+    notifications), and probed while idle, so that the server ends the connections of a
+    machine that died within a minute or so rather than the system's two hours, and its
+    leases and locks pass to the others."""
+    return {
+        "application_name": instance,
+        "tcp_keepalives_idle": "30",
+        "tcp_keepalives_interval": "10",
+        "tcp_keepalives_count": "3",
+    }
+
+
 def _lease_key(persona: str, scope: str) -> str:
     """A conversation's name in lease notifications: short, and free of what a payload
     cannot hold (NUL), whatever the scope string."""
@@ -407,7 +420,7 @@ class PgStore:
                 dsn,
                 min_size=min_size,
                 max_size=max_size,
-                server_settings={"application_name": instance},
+                server_settings=_settings(instance),
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
             # ValueError: a malformed connection string (a port that is not a number...).
@@ -500,7 +513,7 @@ class PgStore:
             self._led.clear()  # a new connection holds no locks, and hears nothing yet
             # Named like the pool's: while it is open, this process holds its leases.
             self._session = await asyncpg.connect(
-                self._dsn, server_settings={"application_name": self.instance}
+                self._dsn, server_settings=_settings(self.instance)
             )
             await self._session.add_listener("kizuna_leases", self._lease_returned)
             for heard in self._hearing:

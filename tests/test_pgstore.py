@@ -351,6 +351,17 @@ async def test_one_process_leads_the_daily_jobs_and_another_takes_over(postgres_
             await store.close()
 
 
+async def test_connections_are_probed_while_idle(store: PgStore) -> None:
+    """A machine that dies sends no word: the server finds its connections gone by probing
+    them, within a minute, and their leads, locks and leases pass to the others."""
+    async with store._pool.acquire() as conn:
+        shown = [await conn.fetchval(f"SHOW tcp_keepalives_{n}") for n in ("idle", "count")]
+    assert shown == ["30", "3"]
+    assert await store.leads("daily")  # (opens its own connection: the same settings)
+    assert store._session is not None
+    assert await store._session.fetchval("SHOW tcp_keepalives_interval") == "10"
+
+
 async def test_a_scope_locked_by_one_process_is_skipped_by_another(postgres_dsn: str) -> None:
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     try:
