@@ -116,8 +116,6 @@ class TelegramAdapter:
         if base_file_url is not None:
             builder = builder.base_file_url(base_file_url)
         self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
-        # /forget QUERY offers numbered memory ids; `/forget N` picks one. Per (chat, user).
-        self._pending_forget: dict[tuple[str, str], list[int]] = {}
         only_new = filters.UpdateType.MESSAGE
         handlers: dict[str, Handler] = {
             "remember": self._remember,
@@ -423,25 +421,25 @@ class TelegramAdapter:
         await self._say(message, answer)
 
     async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
-        key = (str(message.chat.id), event.user_id)
-        pending = self._pending_forget.pop(key, None)
-        if pending is not None and query.isdecimal():  # "²" is a digit, not a number
+        pending = await self.engine.offered(event)
+        if pending and query.isdecimal():  # "²" is a digit, not a number
             number = int(query)
-            if not 1 <= number <= len(pending):
-                self._pending_forget[key] = pending  # still theirs to pick from
+            if not 1 <= number <= len(pending):  # still theirs to pick from
                 await self._say(message, f"Pick a number from 1 to {len(pending)}.")
                 return
+            await self.engine.offer(event, [])
             gone = await commands.forget(self.engine, event, pending[number - 1])
             await self._say(message, f"Forgotten: {gone.text}" if gone else "Already gone.")
             return
         if not query:
+            await self.engine.offer(event, [])
             await self._say(message, "Say what to forget: /forget QUERY")
             return
         choices = await commands.forget_candidates(self.engine, event, query)
+        await self.engine.offer(event, [memory.id for memory in choices])
         if not choices:
             await self._say(message, "No memory matches that.")
             return
-        self._pending_forget[key] = [memory.id for memory in choices]
         lines = [
             commands.format_memory(memory, self.engine, number=number)
             for number, memory in enumerate(choices, start=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -651,6 +651,24 @@ class Engine:
             session.state[name] = value.strip()[:STATE_VALUE_LIMIT]
             session.touch()
             return session.state[name]
+
+    async def offer(self, event: ChatEvent, memory_ids: Sequence[int]) -> None:
+        """Keep the memories offered to the event's user to pick from (`/forget N`); none
+        withdraws the offer. Saved at once: the pick may reach another process."""
+        session = await self.session(event)
+        async with session.lock:
+            if memory_ids:
+                session.offers[event.user_id] = list(memory_ids)
+            elif session.offers.pop(event.user_id, None) is None:
+                return
+            session.touch()
+            await self._save(session)
+
+    async def offered(self, event: ChatEvent) -> list[int]:
+        """The memories last offered to the event's user (`offer`), if any."""
+        session = await self.session(event)
+        async with session.lock:
+            return list(session.offers.get(event.user_id, []))
 
     def event_scope(self, event: ChatEvent) -> str:
         """The memory bank's scope for an event (commands use it)."""

@@ -139,6 +139,9 @@ class Session:
     # Messages (message id, turn) that came while another turn held the lock, saved so a
     # crash during the wait keeps them: restored as said and unanswered. A turn takes its own.
     waiting: list[tuple[str, Turn]] = field(default_factory=list)
+    # The memories `/forget QUERY` offered each user (by user id) for `/forget N`: kept with
+    # the conversation, so the pick may reach another process, or come after a restart.
+    offers: dict[str, list[int]] = field(default_factory=dict)
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -194,7 +197,7 @@ class Session:
         self.turns, self.state = fresh.turns, fresh.state
         self.started_at, self.last_active = fresh.started_at, fresh.last_active
         self.summary, self.recap, self.reading = fresh.summary, fresh.recap, fresh.reading
-        self.handled = fresh.handled
+        self.handled, self.offers = fresh.handled, fresh.offers
         if self.waiting:
             self.touch()
         else:
@@ -214,6 +217,7 @@ class Session:
             "reading": self.reading.to_json() if self.reading else None,
             "handled": list(self.handled),
             "waiting": [{**turn.to_json(), "message_id": m} for m, turn in self.waiting],
+            "offers": {user: list(ids) for user, ids in self.offers.items()},
         }
 
     @classmethod
@@ -233,6 +237,10 @@ class Session:
             recap=str(snapshot.get("recap", "")),
             reading=_reading(snapshot.get("reading")),
             handled=[str(m) for m in snapshot.get("handled", [])],
+            offers={
+                str(user): [int(i) for i in ids]
+                for user, ids in dict(snapshot.get("offers", {})).items()
+            },
         )
         for waited in snapshot.get("waiting", []):  # the process died while they waited
             message_id = str(waited.get("message_id", ""))

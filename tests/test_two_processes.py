@@ -171,6 +171,20 @@ async def test_one_telegram_chat_through_two_webhook_processes(
                     assert sorted(r["text"] for r in replies) == sorted(
                         f"echo: {text}" for text in said[pair : pair + 2]
                     )
+
+                async def command(text: str, port: int) -> str:
+                    update = telegram.update_for(telegram.send_text(ALICE, ALICE, text))
+                    url = f"http://127.0.0.1:{port}/kizuna/hook"
+                    async with http.post(url, json=update, headers=headers) as taken:
+                        assert taken.status == 200
+                    [reply] = await telegram.next_messages(within=TIMEOUT)
+                    return str(reply["text"])
+
+                # /forget's numbered offer is the conversation's: picked through the other.
+                await command("/remember my cat is called Mochi", ports[0])
+                offered = await command("/forget Mochi", ports[0])
+                assert offered.startswith("1.") and "Mochi" in offered
+                assert await command("/forget 1", ports[1]) == "Forgotten: my cat is called Mochi"
         finally:
             for process in processes:
                 process.send_signal(signal.SIGTERM)
