@@ -21,14 +21,15 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_args
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import Message, ModelError, Tool
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona import ToolName
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 __all__ = [
     "SEARCH_TOOL",

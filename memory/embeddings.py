@@ -50,13 +50,13 @@ import threading
 import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
-import openai
 
-from memory.remote import describe_error, is_retryable, redact
+if TYPE_CHECKING:
+    import openai  # (loaded by whoever made the client: start-up need not pay for it)
 
 __all__ = [
     "EMBEDDERS",
@@ -609,6 +609,10 @@ class OpenAIEmbedder:
             async with asyncio.timeout(deadline):
                 response = await self._client.embeddings.create(**params)
         except Exception as exc:
+            import openai
+
+            from memory.remote import describe_error, is_retryable, redact
+
             error = EmbeddingError(
                 redact(f"{self.name}: {describe_error(exc, self._timeout)}", self._client),
                 retryable=is_retryable(exc),
@@ -621,6 +625,8 @@ class OpenAIEmbedder:
         try:
             return self._parse(response, len(texts))
         except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+            from memory.remote import redact
+
             raise EmbeddingError(
                 redact(f"{self.name}: malformed response: {exc}", self._client)
             ) from None

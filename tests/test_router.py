@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import bot.llm.openai_chat as openai_chat_module
 import bot.llm.router as router_module
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig, load_config
 from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool, Usage
@@ -49,7 +50,7 @@ def clients(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         made.append({"base_url": base_url, "api_key": api_key, "timeout": timeout})
         return real(base_url, api_key, timeout)
 
-    monkeypatch.setattr(router_module, "make_client", recording)
+    monkeypatch.setattr(openai_chat_module, "make_client", recording)  # (router imports it late)
     return made
 
 

@@ -17,15 +17,17 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
-from openai import AsyncOpenAI
 
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
 from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool
 from bot.llm.offline import OfflineChatModel
-from bot.llm.openai_chat import OpenAIChatModel, make_client
+
+if TYPE_CHECKING:  # the SDK loads with the first provider that needs it (offline: never)
+    from openai import AsyncOpenAI
 
 __all__ = [
     "ModelRouter",
@@ -206,6 +208,8 @@ def provider_client(
                 f"the environment variable {key_env} is not set",
             )
         api_key = "unused"  # local servers (Ollama, vLLM) ignore it, but the SDK wants one
+    from bot.llm.openai_chat import make_client
+
     client = make_client(base_url or None, api_key, provider.timeout)
     return client.with_options(max_retries=max_retries) if max_retries else client
 
@@ -219,6 +223,8 @@ def _make_model(
 ) -> ChatModel:
     if provider.kind == "offline":
         return OfflineChatModel(model)
+    from bot.llm.openai_chat import OpenAIChatModel
+
     return OpenAIChatModel(
         provider_client(name, provider, environ),
         model,
