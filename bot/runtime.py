@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,9 @@ class Runtime:
     bank: MemoryBank
     scheduler: Scheduler
     data_dir: Path
-    warming: asyncio.Future[None] | None = None  # the segmenter loading in the background
+    # The word segmenter loading in the background: a daemon thread, so that a short chat
+    # does not wait at exit for a dictionary it never needed.
+    warming: threading.Thread | None = None
 
     async def settle(self) -> None:
         """Once started, in a process that is Kizuna's alone: what is alive now (modules,
@@ -68,14 +71,12 @@ class Runtime:
         collection then walks only what came since: the event loop's longest stalls under
         load were these collections."""
         if self.warming is not None:
-            await asyncio.gather(self.warming, return_exceptions=True)
+            await asyncio.to_thread(self.warming.join)
         gc.collect()
         gc.freeze()
 
     async def close(self) -> None:
         """Give the work after replies a moment to finish, save, then close the store."""
-        if self.warming is not None:
-            await asyncio.gather(self.warming, return_exceptions=True)  # a thread: can't stop
         try:
             await self.engine.drain(grace=SHUTDOWN_GRACE)
         finally:
@@ -107,9 +108,12 @@ async def open_runtime(
     embedder = build_embedder(config.memory, config.models, environ)
     # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
-    warming = asyncio.ensure_future(asyncio.to_thread(warm_up))
+    warming = None
     if any(p.identity.language.startswith("zh") for p in personas.values()):
-        await warming
+        await asyncio.to_thread(warm_up)
+    else:
+        warming = threading.Thread(target=warm_up, name="kizuna-segmenter", daemon=True)
+        warming.start()
     data_dir = config.resolve(config.data_dir)
     store = await open_store(data_dir, storage_dsn(config, environ))
     try:
