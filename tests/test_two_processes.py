@@ -191,6 +191,7 @@ async def test_one_telegram_chat_through_two_webhook_processes(
             for process in processes:
                 _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
                 assert process.returncode == 0, err.decode()
+                assert b"Traceback" not in err and b"Task was destroyed" not in err, err.decode()
         assert not telegram.calls("deleteWebhook")  # a process stopping leaves the hook set
 
         # One conversation, its turns one at a time: each request to the model carried every
