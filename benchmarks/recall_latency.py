@@ -107,6 +107,7 @@ import faiss
 import numpy as np
 
 import memory.bank
+import memory.index
 import memory.recall
 import memory.text
 from memory.bank import DATABASE, EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
@@ -117,6 +118,7 @@ from memory.index import (
     HNSW_FROM,
     HNSW_M,
     THREAD_FROM,
+    FaissSearch,
     ScopeIndex,
     index_path,
 )
@@ -554,7 +556,7 @@ async def breakdown(
             patched(bank, "_distinctive", spent.wrap_async("word df", bank._distinctive)),
             patched(bank, "_query_vector", spent.wrap_async("query vector", bank._query_vector)),
             patched(bank, "_index", spent.wrap_async("index lookup", bank._index)),
-            patched(bank, "_search", spent.wrap_async("dense search", bank._search)),
+            patched(FaissSearch, "search", spent.wrap_async("dense search", FaissSearch.search)),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
@@ -663,7 +665,7 @@ async def measure(
     size = filler.main
     name = bank.embedder.name
     build_s, read_s, faiss_s = await make_index(bank)
-    index = await bank._index(SCOPE)
+    index = await bank.indexes.get(SCOPE, name, bank.embedder.dimension)
     hnsw = index.hnsw
     await bank.flush()
     index_file = index_path(bank.data_dir / INDEX_FOLDER, SCOPE, name)
@@ -684,7 +686,7 @@ async def measure(
     parts, sql, candidates = await breakdown(bank, few, now)
     with patched(ScopeIndex, "search", single_thread_search(ScopeIndex.search)):
         one_thread, _ = await recall_pass(bank, few, now)
-        with patched(memory.bank, "THREAD_FROM", 1 << 62):
+        with patched(memory.index, "THREAD_FROM", 1 << 62):
             inline, _ = await recall_pass(bank, few, now)
     return Stage(
         store="sqlite" if pg_store(bank) is None else "postgres",
