@@ -237,6 +237,9 @@ _MIGRATION_LOCK = 0x6B697A756E61
 # alone (an upsert by `kizuna migrate`) clears the vector, which `fill_vectors` puts back.
 _VECTOR_SETUP = """
 ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding_v vector;
+-- Kept in the row, not TOASTed (unless the row outgrows a page): an exact scan of a scope reads
+-- every vector, and fetching each from the TOAST table cost 10 ms per 1,000 at 512 dimensions.
+ALTER TABLE memories ALTER COLUMN embedding_v SET STORAGE MAIN;
 CREATE OR REPLACE FUNCTION kizuna_vector_stale() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     -- Vectors of two dimensions cannot be compared (an error): the nested IFs come first.
@@ -257,11 +260,27 @@ CREATE TRIGGER memories_vector_stale BEFORE UPDATE OF embedding ON memories FOR 
 # that looks at ef_search candidates finds about ef_search * (scope's share of the rows) of the
 # scope's. ef_search is raised so that this is VECTOR_EF_MARGIN times k; past pgvector's
 # limit, or for a scope of at most VECTOR_EXACT_UP_TO memories, the scope's rows are scanned
-# exactly (through the scope's btree), as they are when an HNSW scan comes back short.
-VECTOR_EXACT_UP_TO = 10_000
+# exactly (through the scope's btree), as they are when an HNSW scan comes back short. An exact
+# scan costs about 4 us a row at 512 dimensions (2 ms at 500, 52 ms at 10k; HNSW 1-2.5 ms):
+# unlike FAISS's flat index, it only pays for small scopes.
+VECTOR_EXACT_UP_TO = 500
 VECTOR_EF_MARGIN = 2.0
 _EF_SEARCH = (40, 1000)  # pgvector's default and its largest ef_search
 _FILL_BATCH = 1_000
+# The scope's memories, an overcount of all (from the id range: two index lookups), and
+# ef_search = VECTOR_EF_MARGIN * k * all / the scope's ($2 = the margin times k), within
+# pgvector's bounds ($3, $4).
+_VECTOR_PLAN = """
+WITH n AS (
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0) AS size,
+           coalesce((SELECT max(id) - min(id) + 1 FROM memories), 0) AS total
+)
+SELECT size, total, set_config(
+    'hnsw.ef_search',
+    greatest($3::int, least($4::int, ceil($2::float8 * total / greatest(size, 1))))::int::text,
+    false
+) FROM n
+"""
 
 _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
@@ -1142,18 +1161,16 @@ class PgStore:
         # product (the vectors are unit length: cosine, FAISS's score on the other path).
         distance = f"embedding_v::vector({dimension}) <#> $2::real[]::vector({dimension})"
         values = vector.tolist()
-        async with self._pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(
-                "SELECT (SELECT memories FROM scope_sizes WHERE scope = $1),"
-                " (SELECT max(id) - min(id) + 1 FROM memories)",
-                scope,
-            )
-            size, total = int(row[0] or 0), int(row[1] or 0)
+        async with self._pool.acquire() as conn:
+            # The sizes, and ef_search set from them in the same trip. For the session, not
+            # the transaction (there is none: it would cost two more trips): every search on
+            # this connection sets it before it uses the graph, and the pool resets it.
+            row = await conn.fetchrow(_VECTOR_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH)
+            size, total = int(row[0]), int(row[1])
             if not size:
                 return []
             ef = math.ceil(VECTOR_EF_MARGIN * k * total / size)
             if size > self.vector_exact_up_to and ef <= _EF_SEARCH[1]:
-                await conn.execute(f"SET LOCAL hnsw.ef_search = {max(ef, _EF_SEARCH[0])}")
                 rows = await conn.fetch(
                     f"SELECT id, -({distance}) FROM memories WHERE {rows_of}"
                     f" ORDER BY {distance} LIMIT $3",
@@ -1164,11 +1181,11 @@ class PgStore:
                 if len(rows) >= min(k, size):
                     return [(int(r[0]), float(r[1])) for r in rows]
             self.exact_searches += 1
-            # MATERIALIZED: the scope's rows by its btree, then sorted; never the HNSW index.
+            # The scope's rows (by its btree when they are few) and their distances, then
+            # sorted: OFFSET 0 keeps the subquery apart, so the HNSW index cannot be used.
             rows = await conn.fetch(
-                f"WITH scoped AS MATERIALIZED (SELECT id, embedding_v FROM memories"
-                f" WHERE {rows_of}) SELECT id, -({distance}) FROM scoped"
-                f" ORDER BY {distance}, id LIMIT $3",
+                f"SELECT id, -d FROM (SELECT id, {distance} AS d FROM memories"
+                f" WHERE {rows_of} OFFSET 0) AS scoped ORDER BY d, id LIMIT $3",
                 scope,
                 values,
                 k,
