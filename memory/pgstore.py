@@ -240,6 +240,9 @@ ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding_v vector;
 -- Kept in the row, not TOASTed (unless the row outgrows a page): an exact scan of a scope reads
 -- every vector, and fetching each from the TOAST table cost 10 ms per 1,000 at 512 dimensions.
 ALTER TABLE memories ALTER COLUMN embedding_v SET STORAGE MAIN;
+-- What `fill_vectors` looks for at every open, found without reading the table.
+CREATE INDEX IF NOT EXISTS memories_unvectored ON memories (id)
+    WHERE embedding IS NOT NULL AND embedding_v IS NULL;
 CREATE OR REPLACE FUNCTION kizuna_vector_stale() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     -- Vectors of two dimensions cannot be compared (an error): the nested IFs come first.
@@ -511,8 +514,9 @@ class PgStore:
                     await conn.execute(_VECTOR_SETUP)
         except asyncpg.PostgresError as e:
             log.info(
-                "dense search: FAISS indexes in each process (%s has no usable pgvector: %s;"
-                " CREATE EXTENSION vector, as a superuser, to search in the server)",
+                "dense search: FAISS indexes in each process (%s: %s; with pgvector 0.5 or"
+                " later installed on the server and CREATE EXTENSION vector run once by a"
+                " superuser, the server would search)",
                 self.where,
                 str(e).strip(),
             )
@@ -536,8 +540,9 @@ class PgStore:
 
     async def fill_vectors(self) -> int:
         """Give the server's vector index every stored embedding that is not in it yet (those
-        written by `kizuna migrate`, or before the extension was created), and make the index
-        of each (embedder, dimension) stored; returns how many were filled."""
+        written by `kizuna migrate`, or before the extension was created), then the index of
+        each (embedder, dimension) among them (else an index is made when its embedder is
+        first searched); returns how many were filled."""
         if not self.searches_vectors:
             return 0
         filled = 0
@@ -557,10 +562,12 @@ class PgStore:
                     [(r[0], np.frombuffer(r[1], dtype=np.float32).tolist()) for r in rows],
                 )
                 filled += len(rows)
-            kinds = await conn.fetch(
-                "SELECT DISTINCT embedder, vector_dims(embedding_v) FROM memories"
-                " WHERE embedder IS NOT NULL AND embedding_v IS NOT NULL"
-            )
+            kinds = []
+            if filled:
+                kinds = await conn.fetch(
+                    "SELECT DISTINCT embedder, vector_dims(embedding_v) FROM memories"
+                    " WHERE embedder IS NOT NULL AND embedding_v IS NOT NULL"
+                )
         for embedder, dimension in kinds:
             await self._vector_index(embedder, int(dimension))
         return filled
