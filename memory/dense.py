@@ -112,7 +112,10 @@ class ServerIndex:
     async def added(
         self, scope: str, embedder: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
     ) -> None:
-        return None  # the insert put them in the server's index
+        # The insert put them in the server's index. One stored without a vector (the
+        # embedder was out) is embedded before the scope's next search, as FAISS's reload does.
+        if any(v is None for v in vectors):
+            self._ready.discard((scope, embedder))
 
     async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
         return None  # the delete took them out

@@ -13,18 +13,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import openai
 import pytest
 
 import memory.pgstore
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.dense import ServerIndex
-from memory.embeddings import HashEmbedder
+from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import IndexCache, ScopeIndex
 from memory.migrate import copy_store
 from memory.pgstore import PgStore
 from memory.records import NewMemory, Vectors
 from memory.store import Store
+from tests.fakes.openai_server import FakeOpenAI, HttpError
 
 EMBEDDER = "test-random-32"
 DIMENSION = 32
@@ -233,6 +235,28 @@ async def test_another_process_memory_is_found_at_once(pgvector_dsn: str, tmp_pa
             await bank.close()
         for store in stores:
             await store.close()
+
+
+async def test_a_memory_stored_while_the_embedder_was_out_is_searched_once_it_is_back(
+    pgv: PgStore, tmp_path: Path
+) -> None:
+    async with FakeOpenAI(embedding_dim=8) as fake:
+        client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+        embedder = OpenAIEmbedder(client, "fake-embedding", dimension=8)
+        clock = FakeClock(WHEN)
+        bank = await MemoryBank.open(tmp_path, embedder, clock, deterministic=True, store=pgv)
+        try:
+            first = await bank.remember("u1", "Alice adopted a kitten called Mochi")
+            await bank.recall("u1", "her pet")  # the scope is searched: ready
+            fake.embedding_replies.extend([HttpError(503, "down")] * 2)
+            fresh = await bank.remember("u1", "Mochi learned to open doors")  # no vector yet
+            assert {h.id for h in await bank.recall("u1", "Mochi")} == {first, fresh}  # words
+            clock.advance(minutes=2)  # the embedder is back: the next search embeds it first
+            await bank.recall("u1", "doors")
+            [hits] = await bank.similar("u1", [await bank._query_vector("open doors")], 5)
+            assert {i for i, _ in hits} == {first, fresh}
+        finally:
+            await bank.close()
 
 
 async def test_reindex_under_another_embedder_searches_its_vectors(
