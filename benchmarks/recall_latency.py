@@ -4,7 +4,7 @@ recall's time goes, and exact (flat) against HNSW search by size.
 
     python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--embedders hash,local]
         [--queries 300] [--data PATH] [--hnsw-sizes 2000,5000,...] [--hnsw-dims 384,512]
-        [--store sqlite|postgres] [--dsn postgresql://...]
+        [--store sqlite|postgres|pgvector] [--dsn postgresql://...]
 
 Store. `--store sqlite` (the default): the embedded SQLite store in a temporary folder, one bank
 grown size by size. `--store postgres`: memory.pgstore.PgStore, a fresh database for each
@@ -13,8 +13,13 @@ KIZUNA_DATABASE_URL (a URL whose user may create databases), else on a throwaway
 started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg_ctl, as the
 `postgres` user when root, a free port of 127.0.0.1, fsync, synchronous_commit and
 full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
-indexes stay files in the bank's folder either way. What differs by store is said where it is
-measured below; everything else is measured the same way.
+indexes stay files in the bank's folder either way. `--store pgvector`: the same on a server
+with pgvector (`--dsn`, else the PostgreSQL 16 that the pgserver package bundles, started the
+same way), where the store searches vectors itself (memory.dense.ServerIndex): the "index
+build" is the CREATE INDEX of the HNSW index over the filled table (as the first search makes
+it), nothing is loaded, the index size is the server's, and the FAISS what-ifs are left out.
+What differs by store is said where it is measured below; everything else is measured the same
+way.
 
 Memories. The turns of the LoCoMo conversations (`--data`, by default
 ../../shared/data/locomo-dev.json beside this script: 2,760 turns, an image's caption
@@ -569,6 +574,11 @@ async def breakdown(
                 memory.dense._ServerSearch,
                 "search",
                 spent.wrap_async("dense search", memory.dense._ServerSearch.search),
+            ),
+            patched(
+                memory.dense._ServerSearch,
+                "vectors",
+                spent.wrap_async("vectors", memory.dense._ServerSearch.vectors),
             ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),

@@ -1140,6 +1140,10 @@ class PgStore:
         self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
     ) -> None:
         ordered = _in_lock_order(items)
+        if self.searches_vectors and ordered:
+            # Made before the vectors go in (so they go into it one by one): after `kizuna
+            # memories reindex` under a new embedder, the first recall builds nothing.
+            await self._vector_index(embedder, int(np.asarray(ordered[0][1]).size))
         async with self._pool.acquire() as conn, conn.transaction():
             if self.searches_vectors:
                 await conn.executemany(

@@ -272,13 +272,13 @@ async def test_reindex_under_another_embedder_searches_its_vectors(
     try:
         assert await new.reindex() == len(TEXTS)
         assert await new.reindex() == 0
-        cue = await new._query_vector(TEXTS[4])
-        [hits] = await new.similar("u1", [cue], 3)
-        assert hits[0][0] == ids[4] and hits[0][1] == pytest.approx(1.0, abs=0.2)
         indexes = await pgv._pool.fetchval(
             "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_hnsw_%'"
         )
-        assert indexes == 2  # one per (embedder, dimension)
+        assert indexes == 2  # one per (embedder, dimension), made by the reindex
+        cue = await new._query_vector(TEXTS[4])
+        [hits] = await new.similar("u1", [cue], 3)
+        assert hits[0][0] == ids[4] and hits[0][1] == pytest.approx(1.0, abs=0.2)
     finally:
         await new.close()
 
