@@ -577,8 +577,8 @@ async def breakdown(
             ),
             patched(
                 memory.dense._ServerSearch,
-                "vectors",
-                spent.wrap_async("vectors", memory.dense._ServerSearch.vectors),
+                "scores",
+                spent.wrap_async("vectors", memory.dense._ServerSearch.scores),
             ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),

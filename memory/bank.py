@@ -474,9 +474,7 @@ class MemoryBank:
         for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
             memories[memory.id] = memory
         if query is not None and index is not None:
-            unscored = [i for i in memories if i not in cosine]
-            for memory_id, vector in (await index.vectors(unscored)).items():
-                cosine[memory_id] = float(vector @ query)
+            cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
         named = set(words) | set(_WORD.findall(cue.lower()))
         relevant = relevance(
             memories,

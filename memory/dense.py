@@ -27,8 +27,9 @@ class ScopeSearch(Protocol):
         """The k memories nearest `query`, as (id, inner product: cosine), best first."""
         ...
 
-    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
-        """The embeddings of those `ids` that have one (from this embedder) in the scope."""
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        """The inner product with `query` of those `ids` that have an embedding (from this
+        embedder) in the scope: for candidates that full-text search found."""
         ...
 
 
@@ -71,9 +72,9 @@ class VectorStore(Protocol):
         self, scope: str, embedder: str, query: Vectors, k: int
     ) -> list[tuple[int, float]]: ...
 
-    async def stored_vectors(
-        self, scope: str, embedder: str, ids: Sequence[int]
-    ) -> dict[int, Vectors]: ...
+    async def vector_scores(
+        self, scope: str, embedder: str, query: Vectors, ids: Sequence[int]
+    ) -> dict[int, float]: ...
 
 
 class _ServerSearch:
@@ -89,10 +90,10 @@ class _ServerSearch:
             return []
         return await self._store.vector_search(self._scope, self._embedder, query, k)
 
-    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
         if not ids:
             return {}
-        return await self._store.stored_vectors(self._scope, self._embedder, ids)
+        return await self._store.vector_scores(self._scope, self._embedder, query, ids)
 
 
 class ServerIndex:

@@ -190,8 +190,8 @@ class FaissSearch:
                 return await asyncio.to_thread(self.index.search, query, k)
             return self.index.search(query, k)
 
-    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
-        return self.index.vectors(ids)
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        return {i: float(vector @ query) for i, vector in self.index.vectors(ids).items()}
 
 
 class IndexCache:

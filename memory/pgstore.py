@@ -1203,18 +1203,22 @@ class PgStore:
             )
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    async def stored_vectors(
-        self, scope: str, embedder: str, ids: Sequence[int]
-    ) -> dict[int, Vectors]:
-        """The stored embeddings (by `embedder`) of those `ids` in the scope that have one."""
+    async def vector_scores(
+        self, scope: str, embedder: str, query: Vectors, ids: Sequence[int]
+    ) -> dict[int, float]:
+        """The inner product with `query` of those `ids` in the scope that have a vector from
+        `embedder` (computed in the server: a float each comes back, not a vector)."""
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        dimension = len(vector)
         rows = await self._pool.fetch(
-            "SELECT id, embedding FROM memories WHERE scope = $1 AND embedder = $2"
-            " AND id = ANY($3::bigint[]) AND embedding IS NOT NULL",
+            f"SELECT id, -(embedding_v::vector({dimension}) <#> $3::real[]::vector({dimension}))"
+            f" FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])"
+            f" AND {_vector_rows(embedder, dimension)}",
             scope,
-            embedder,
             list(dict.fromkeys(int(i) for i in ids)),
+            vector.tolist(),
         )
-        return {int(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
+        return {int(r[0]): float(r[1]) for r in rows}
 
     async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
         row = await self._pool.fetchrow(
