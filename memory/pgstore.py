@@ -1168,7 +1168,7 @@ class PgStore:
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         dimension = len(vector)
         await self._vector_index(embedder, dimension)
-        rows_of = f"scope = $1 AND {_vector_rows(embedder, dimension)}"
+        rows_of = _vector_rows(embedder, dimension)
         # The index's expression, and the operator of its opclass: <#> is minus the inner
         # product (the vectors are unit length: cosine, FAISS's score on the other path).
         distance = f"embedding_v::vector({dimension}) <#> $2::real[]::vector({dimension})"
@@ -1184,7 +1184,7 @@ class PgStore:
             ef = math.ceil(VECTOR_EF_MARGIN * k * total / size)
             if size > self.vector_exact_up_to and ef <= _EF_SEARCH[1]:
                 rows = await conn.fetch(
-                    f"SELECT id, -({distance}) FROM memories WHERE {rows_of}"
+                    f"SELECT id, -({distance}) FROM memories WHERE scope = $1 AND {rows_of}"
                     f" ORDER BY {distance} LIMIT $3",
                     scope,
                     values,
@@ -1197,7 +1197,7 @@ class PgStore:
             # sorted: OFFSET 0 keeps the subquery apart, so the HNSW index cannot be used.
             rows = await conn.fetch(
                 f"SELECT id, -d FROM (SELECT id, {distance} AS d FROM memories"
-                f" WHERE {rows_of} OFFSET 0) AS scoped ORDER BY d, id LIMIT $3",
+                f" WHERE scope = $1 AND {rows_of} OFFSET 0) AS scoped ORDER BY d, id LIMIT $3",
                 scope,
                 values,
                 k,
