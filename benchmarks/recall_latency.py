@@ -4,7 +4,7 @@ recall's time goes, and exact (flat) against HNSW search by size.
 
     python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--embedders hash,local]
         [--queries 300] [--data PATH] [--hnsw-sizes 2000,5000,...] [--hnsw-dims 384,512]
-        [--store sqlite|postgres] [--dsn postgresql://...]
+        [--store sqlite|postgres|pgvector] [--dsn postgresql://...]
 
 Store. `--store sqlite` (the default): the embedded SQLite store in a temporary folder, one bank
 grown size by size. `--store postgres`: memory.pgstore.PgStore, a fresh database for each
@@ -13,8 +13,13 @@ KIZUNA_DATABASE_URL (a URL whose user may create databases), else on a throwaway
 started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg_ctl, as the
 `postgres` user when root, a free port of 127.0.0.1, fsync, synchronous_commit and
 full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
-indexes stay files in the bank's folder either way. What differs by store is said where it is
-measured below; everything else is measured the same way.
+indexes stay files in the bank's folder either way. `--store pgvector`: the same on a server
+with pgvector (`--dsn`, else the PostgreSQL 16 that the pgserver package bundles, started the
+same way), where the store searches vectors itself (memory.dense.ServerIndex): the "index
+build" is the CREATE INDEX of the HNSW index over the filled table (as the first search makes
+it), nothing is loaded, the index size is the server's, and the FAISS what-ifs are left out.
+What differs by store is said where it is measured below; everything else is measured the same
+way.
 
 Memories. The turns of the LoCoMo conversations (`--data`, by default
 ../../shared/data/locomo-dev.json beside this script: 2,760 turns, an image's caption
@@ -86,10 +91,8 @@ import os
 import random
 import re
 import resource
-import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -107,6 +110,8 @@ import faiss
 import numpy as np
 
 import memory.bank
+import memory.dense
+import memory.index
 import memory.recall
 import memory.text
 from memory.bank import DATABASE, EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
@@ -117,6 +122,7 @@ from memory.index import (
     HNSW_FROM,
     HNSW_M,
     THREAD_FROM,
+    FaissSearch,
     ScopeIndex,
     index_path,
 )
@@ -480,6 +486,15 @@ async def round_trip_ms(bank: MemoryBank, times: int = 300) -> float:
     return (time.perf_counter() - started) * 1e3 / times
 
 
+async def vector_index_mb(pg: PgStore) -> float:
+    """The size of the server's HNSW indexes (one here: one embedder)."""
+    size = await pg._pool.fetchval(
+        "SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index"
+        " WHERE indexrelid::regclass::text LIKE 'memories_hnsw_%'"
+    )
+    return int(size) / 2**20
+
+
 async def database_mb(bank: MemoryBank) -> float:
     pg = pg_store(bank)
     if pg is None:
@@ -554,7 +569,17 @@ async def breakdown(
             patched(bank, "_distinctive", spent.wrap_async("word df", bank._distinctive)),
             patched(bank, "_query_vector", spent.wrap_async("query vector", bank._query_vector)),
             patched(bank, "_index", spent.wrap_async("index lookup", bank._index)),
-            patched(bank, "_search", spent.wrap_async("dense search", bank._search)),
+            patched(FaissSearch, "search", spent.wrap_async("dense search", FaissSearch.search)),
+            patched(
+                memory.dense._ServerSearch,
+                "search",
+                spent.wrap_async("dense search", memory.dense._ServerSearch.search),
+            ),
+            patched(
+                memory.dense._ServerSearch,
+                "scores",
+                spent.wrap_async("vectors", memory.dense._ServerSearch.scores),
+            ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
@@ -662,15 +687,28 @@ async def measure(
 ) -> Stage:
     size = filler.main
     name = bank.embedder.name
-    build_s, read_s, faiss_s = await make_index(bank)
-    index = await bank._index(SCOPE)
-    hnsw = index.hnsw
-    await bank.flush()
-    index_file = index_path(bank.data_dir / INDEX_FOLDER, SCOPE, name)
-    bank.indexes.drop(SCOPE, name)
-    started = time.perf_counter()
-    await bank._index(SCOPE)
-    load_ms = (time.perf_counter() - started) * 1e3
+    pg = pg_store(bank)
+    server_side = pg is not None and pg.searches_vectors
+    if pg is not None and server_side:
+        # pgvector: the HNSW index is built in the server, over the rows already there, the
+        # first time the embedder is searched; nothing is loaded.
+        started = time.perf_counter()
+        await pg._vector_index(name, bank.embedder.dimension)
+        build_s = time.perf_counter() - started
+        read_s = faiss_s = load_ms = 0.0
+        hnsw = size > pg.vector_exact_up_to
+        index_mb = await vector_index_mb(pg)
+        await bank._index(SCOPE)
+    else:
+        build_s, read_s, faiss_s = await make_index(bank)
+        index = await bank.indexes.get(SCOPE, name, bank.embedder.dimension)
+        hnsw = index.hnsw
+        await bank.flush()
+        index_mb = file_mb(index_path(bank.data_dir / INDEX_FOLDER, SCOPE, name))
+        bank.indexes.drop(SCOPE, name)
+        started = time.perf_counter()
+        await bank._index(SCOPE)
+        load_ms = (time.perf_counter() - started) * 1e3
     trip = await round_trip_ms(bank)
 
     bank._queries.clear()
@@ -682,12 +720,15 @@ async def measure(
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
     parts, sql, candidates = await breakdown(bank, few, now)
-    with patched(ScopeIndex, "search", single_thread_search(ScopeIndex.search)):
-        one_thread, _ = await recall_pass(bank, few, now)
-        with patched(memory.bank, "THREAD_FROM", 1 << 62):
-            inline, _ = await recall_pass(bank, few, now)
+    one_thread: list[float] = []
+    inline: list[float] = []
+    if not server_side:  # the what-ifs are FAISS's
+        with patched(ScopeIndex, "search", single_thread_search(ScopeIndex.search)):
+            one_thread, _ = await recall_pass(bank, few, now)
+            with patched(memory.index, "THREAD_FROM", 1 << 62):
+                inline, _ = await recall_pass(bank, few, now)
     return Stage(
-        store="sqlite" if pg_store(bank) is None else "postgres",
+        store="sqlite" if pg is None else "pgvector" if server_side else "postgres",
         embedder=label,
         size=size,
         other=filler.other,
@@ -696,7 +737,7 @@ async def measure(
         build_read_s=read_s,
         build_faiss_s=faiss_s,
         load_ms=load_ms,
-        index_mb=file_mb(index_file),
+        index_mb=index_mb,
         cold=percentiles(cold),
         embedded=percentiles(embedded),
         cached=percentiles(cached),
@@ -721,6 +762,7 @@ async def run_embedder(
     cues: Sequence[str],
     folder: Path,
     server: str | None,
+    store_kind: str,
 ) -> list[Stage]:
     """SQLite (`server` None): one bank grown size by size. PostgreSQL: a bank on a fresh
     database of the server at the DSN `server` for each size, filled from empty."""
@@ -741,6 +783,12 @@ async def run_embedder(
         async with fresh_database(server) as dsn:
             store = await PgStore.open(dsn)
             try:
+                if store.searches_vectors != (store_kind == "pgvector"):
+                    raise SystemExit(
+                        f"--store {store_kind}, but the server "
+                        + ("has" if store.searches_vectors else "has no")
+                        + " pgvector (its log line above says why)"
+                    )
                 bank = await MemoryBank.open(
                     folder / f"{kind}-{size}", kind, deterministic=True, store=store
                 )
@@ -803,39 +851,27 @@ async def fresh_database(server: str) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def throwaway_server() -> Iterator[str]:
-    """A local PostgreSQL for the run, as tests/fakes/postgres.py starts one (its helpers);
-    the DSN of its `postgres` database. Stopped and deleted on exit."""
-    from tests.fakes.postgres import _bin_dir, _free_port, _run, _stop
+def throwaway_server(store: str) -> Iterator[str]:
+    """A local PostgreSQL for the run, started as tests/fakes/postgres.py starts its own
+    (Debian's for `postgres`, the one the pgserver package bundles, with pgvector, for
+    `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
+    from tests.fakes.postgres import ServerError, _bin_dir, pgserver_binaries, running_server
 
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): pass --dsn")
-    as_postgres = os.geteuid() == 0  # PostgreSQL refuses to run as root
-    root = Path(tempfile.mkdtemp(prefix="kizuna-pg-bench-", dir="/tmp" if as_postgres else None))
-    data, log = root / "data", root / "server.log"
-    try:
-        if as_postgres:
-            root.chmod(0o755)
-            shutil.chown(root, "postgres")
-        port = _free_port()
-        initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
-        _run([*initdb, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"], as_postgres, root)
-        options = (
-            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories=''"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
-        start = [str(bin_dir / "pg_ctl"), "start", "-w", "-D", str(data), "-l", str(log)]
+    with contextlib.ExitStack() as stack:
+        if store == "pgvector":
+            try:
+                bin_dir: Path | None = stack.enter_context(pgserver_binaries())
+            except FileNotFoundError as e:
+                raise SystemExit(f"{e}: pip install pgserver, or pass --dsn") from None
+        else:
+            bin_dir = _bin_dir()
+        if bin_dir is None:
+            raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): pass --dsn")
         try:
-            _run([*start, "-o", options], as_postgres, root)
-        except subprocess.CalledProcessError as e:
-            server_log = log.read_text(errors="replace") if log.exists() else ""
-            raise SystemExit(f"PostgreSQL did not start: {e}\n{server_log}") from None
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        if data.exists():
-            _stop(bin_dir, data, as_postgres)
-        shutil.rmtree(root, ignore_errors=True)
+            server = stack.enter_context(running_server(bin_dir, "kizuna-pg-bench-"))
+        except ServerError as e:
+            raise SystemExit(str(e)) from None
+        yield server.dsn()
 
 
 @contextlib.asynccontextmanager
@@ -847,7 +883,7 @@ async def postgres_server(store: str, dsn: str | None) -> AsyncIterator[str | No
     elif dsn:
         yield dsn
     else:
-        with throwaway_server() as server:
+        with throwaway_server(store) as server:
             yield server
 
 
@@ -1019,10 +1055,14 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     for s in stages:
         print(
             f"| {s.store} | {s.embedder} | {s.size:,} (+{s.other:,})"
-            f" | {'HNSW' if s.hnsw else 'flat'}"
+            f" | {'HNSW' if s.hnsw else 'exact scan' if s.store == 'pgvector' else 'flat'}"
             f" | {ms3(s.cached)} | {ms3(s.embedded)} | {ms3(s.cold)}"
-            f" | {s.build_s:.2f} ({s.build_read_s:.2f} + {s.build_faiss_s:.2f})"
-            f" | {s.load_ms:.0f} | {s.remember[0]:.1f} / {s.remember[1]:.1f} | {s.hits:.1f}"
+            + (
+                f" | {s.build_s:.2f} (CREATE INDEX)"
+                if s.store == "pgvector"
+                else f" | {s.build_s:.2f} ({s.build_read_s:.2f} + {s.build_faiss_s:.2f})"
+            )
+            + f" | {s.load_ms:.0f} | {s.remember[0]:.1f} / {s.remember[1]:.1f} | {s.hits:.1f}"
             f" | {s.rss_mb:.0f} ({s.peak_mb:.0f}) | {s.db_mb:.0f} | {s.index_mb:.0f} |"
         )
     print()
@@ -1065,6 +1105,8 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print("| store | embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop |")
     print("|---|---|---:|---:|---:|---:|")
     for s in stages:
+        if s.store == "pgvector":
+            continue  # no FAISS
         print(
             f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
             f" | {ms3(s.inline)} |"
@@ -1145,12 +1187,12 @@ async def main() -> None:
         help="sizes of the flat/HNSW comparison (empty: skip it)",
     )
     parser.add_argument("--hnsw-dims", type=numbers, default=[384, 512])
-    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--store", choices=("sqlite", "postgres", "pgvector"), default="sqlite")
     parser.add_argument(
         "--dsn",
         default=os.environ.get("KIZUNA_DATABASE_URL"),
-        help="PostgreSQL server (a URL) for --store postgres; by default KIZUNA_DATABASE_URL,"
-        " else a throwaway local server",
+        help="PostgreSQL server (a URL) for --store postgres or pgvector; by default"
+        " KIZUNA_DATABASE_URL, else a throwaway local server (pgvector: pgserver's PostgreSQL)",
     )
     args = parser.parse_args()
     started = time.perf_counter()
@@ -1170,7 +1212,9 @@ async def main() -> None:
         machine += await server_version(server)
         await check_filler(turns, folder / "check")
         for kind in kinds:
-            stages.extend(await run_embedder(kind, args.sizes, turns, cues, folder, server))
+            stages.extend(
+                await run_embedder(kind, args.sizes, turns, cues, folder, server, args.store)
+            )
     micro: list[Micro] = []
     for dimension in args.hnsw_dims if args.hnsw_sizes else []:
         micro.extend(flat_vs_hnsw(dimension, args.hnsw_sizes, turns, questions))

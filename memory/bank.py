@@ -33,9 +33,10 @@ import numpy.typing as npt
 
 from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
+from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.forgetting import Ebbinghaus, ForgettingPolicy
-from memory.index import THREAD_FROM, IndexCache, ScopeIndex
+from memory.index import IndexCache
 from memory.recall import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
@@ -134,6 +135,9 @@ class MemoryBank:
         self.indexes = IndexCache(
             data_dir / INDEX_FOLDER, store, capacity=index_capacity, max_bytes=index_bytes
         )
+        # The dense half of recall: the store's own vector search where it has one
+        # (PostgreSQL with pgvector), else the FAISS indexes above.
+        self.dense: DenseIndex = server_index(store) or self.indexes
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(
             embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
         )
@@ -194,7 +198,7 @@ class MemoryBank:
     def _changed_elsewhere(self, scope: str) -> None:
         """Another process changed the scope's memories: its open index is out of date, so
         the next recall rebuilds it from the store."""
-        self.indexes.drop(scope, self.embedder.name)
+        self.dense.drop(scope, self.embedder.name)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -203,14 +207,14 @@ class MemoryBank:
 
     async def close(self) -> None:
         try:
-            await self.indexes.flush()
+            await self.dense.flush()
         finally:
             if self._owns_store:
                 await self.store.close()
 
     async def flush(self) -> int:
         """Save changed indexes (the scheduler calls this now and then)."""
-        return await self.indexes.flush()
+        return await self.dense.flush()
 
     # Writing.
 
@@ -280,15 +284,7 @@ class MemoryBank:
             )
         )
         self._writes += 1
-        name = self.embedder.name
-        async with self.indexes.lock(scope, name):
-            # An index not open is brought up to date from SQLite when next loaded; one that
-            # was loading has finished once the lock is ours, and gets the memory now.
-            index = self.indexes.open_index(scope, name)
-            if index is not None and vector is not None:
-                index.add(np.asarray([memory_id], dtype=np.int64), vector.reshape(1, -1))
-            elif index is not None:  # reopened later, it embeds what has no vector yet
-                self.indexes.drop(scope, name)
+        await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
     async def commit_encoding(
@@ -304,17 +300,7 @@ class MemoryBank:
         self._writes += len(ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
-        name = self.embedder.name
-        async with self.indexes.lock(write.scope, name):
-            index = self.indexes.open_index(write.scope, name)
-            pairs = [(i, v) for i, v in zip(ids, vectors, strict=True) if v is not None]
-            if index is not None and ids and len(pairs) == len(ids):
-                index.add(
-                    np.asarray([i for i, _ in pairs], dtype=np.int64),
-                    np.stack([v for _, v in pairs]),
-                )
-            elif index is not None and ids:
-                self.indexes.drop(write.scope, name)
+        await self.dense.added(write.scope, self.embedder.name, ids, vectors)
         return ids
 
     async def similar(
@@ -330,7 +316,7 @@ class MemoryBank:
         except (EmbeddingError, ValueError) as e:
             log.warning("similar memories not searched: %s", e)
             return [[] for _ in vectors]
-        return [await self._search(scope, index, v, k) for v in vectors]
+        return [await index.search(v, k) for v in vectors]
 
     async def embed_memories(
         self, texts: Sequence[str], speaker: str | None, when: datetime
@@ -376,10 +362,7 @@ class MemoryBank:
         forgotten = [(by_id[d.id], d.reason) for d in decisions if d.id in by_id]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
         if gone:
-            async with self.indexes.lock(scope, self.embedder.name):
-                index = self.indexes.open_index(scope, self.embedder.name)
-                if index is not None:
-                    index.remove(gone)
+            await self.dense.removed(scope, self.embedder.name, gone)
             self._writes += len(gone)
         reasons = dict((m.id, reason) for m, reason in forgotten)
         return len(memories) - len(gone), [(i, reasons[i]) for i in gone]
@@ -406,10 +389,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
-            async with self.indexes.lock(scope, self.embedder.name):
-                index = self.indexes.open_index(scope, self.embedder.name)
-                if index is not None:
-                    index.remove(sorted(deleted))
+            await self.dense.removed(scope, self.embedder.name, sorted(deleted))
             await self.store.forget_cached(
                 [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in gone]
             )
@@ -420,7 +400,7 @@ class MemoryBank:
         _check_scope(scope)
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
-        await self.indexes.delete_file(scope, self.embedder.name)
+        await self.dense.delete_file(scope, self.embedder.name)
         await self.store.forget_cached(
             [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in memories]
         )
@@ -485,7 +465,7 @@ class MemoryBank:
         query, index = await dense
         cosine: dict[int, float] = {}
         if query is not None and index is not None:
-            cosine = dict(await self._search(scope, index, query, DENSE_CANDIDATES))
+            cosine = dict(await index.search(query, DENSE_CANDIDATES))
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return []
@@ -494,9 +474,7 @@ class MemoryBank:
         for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
             memories[memory.id] = memory
         if query is not None and index is not None:
-            unscored = [i for i in memories if i not in cosine]
-            for memory_id, vector in index.vectors(unscored).items():
-                cosine[memory_id] = float(vector @ query)
+            cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
         named = set(words) | set(_WORD.findall(cue.lower()))
         relevant = relevance(
             memories,
@@ -573,8 +551,8 @@ class MemoryBank:
         size, total = await self._sizes_of(scope)
         return size * 2 < max(total, 1)
 
-    async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeIndex | None]:
-        """The cue's vector and the scope's index, or (None, None): recall then goes on with
+    async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeSearch | None]:
+        """The cue's vector and the scope's dense search, or (None, None): recall then goes on with
         the words alone. After an embedding failure, or a cue not embedded within
         `cue_deadline` seconds, cues are not embedded for EMBEDDER_PAUSE, so an outage does not
         cost every turn a timeout."""
@@ -595,14 +573,6 @@ class MemoryBank:
             log.error("recall by words only: %s; run `kizuna memories reindex`", e)
         return None, None
 
-    async def _search(
-        self, scope: str, index: ScopeIndex, query: Vectors, k: int
-    ) -> list[tuple[int, float]]:
-        async with self.indexes.lock(scope, self.embedder.name):
-            if index.size >= THREAD_FROM:
-                return await asyncio.to_thread(index.search, query, k)
-            return index.search(query, k)
-
     async def flashback(
         self, scope: str, cue: str, *, now: datetime | None = None
     ) -> list[Recalled]:
@@ -615,8 +585,8 @@ class MemoryBank:
         query, index = await self._dense_query(scope, cue.strip())
         if query is None or index is None:
             return []
-        nearest = await self._search(scope, index, query, 1)
-        farthest = [(m, -s) for m, s in await self._search(scope, index, -query, 1)]
+        nearest = await index.search(query, 1)
+        farthest = [(m, -s) for m, s in await index.search(-query, 1)]
         picked = dict(nearest + farthest)
         memories = await self.store.get_memories(scope, list(picked))
         out: list[Recalled] = []
@@ -727,7 +697,7 @@ class MemoryBank:
                 if progress:
                     progress(done, total)
             if memories:
-                await self.indexes.delete_file(scope, self.embedder.name)
+                await self.dense.delete_file(scope, self.embedder.name)
         return done
 
     async def embed_pending(self, limit: int = EMBED_BATCH) -> int:
@@ -761,10 +731,7 @@ class MemoryBank:
             if len(batch) == len(missing):
                 self._unembedded.discard(scope)
             if vectors is not None:
-                async with self.indexes.lock(scope, name):
-                    index = self.indexes.open_index(scope, name)
-                    if index is not None:
-                        index.add(np.asarray([m.id for m in batch], dtype=np.int64), vectors)
+                await self.dense.added(scope, name, [m.id for m in batch], list(vectors))
                 done += len(batch)
             if done >= limit:
                 break
@@ -780,9 +747,9 @@ class MemoryBank:
         )
         return vectors
 
-    async def _index(self, scope: str) -> ScopeIndex:
+    async def _index(self, scope: str) -> ScopeSearch:
         name = self.embedder.name
-        if (scope, name) not in self.indexes:
+        if (scope, name) not in self.dense:
             # Memories stored during an outage (or under another embedder) join the index now.
             missing = await self.store.unembedded(scope, name)
             try:
@@ -791,7 +758,7 @@ class MemoryBank:
             except EmbeddingError as e:
                 log.warning("some memories stay unembedded for now: %s", e)
                 self._unembedded.add(scope)  # embed_pending adds them to the index later
-        return await self.indexes.get(scope, name, self.embedder.dimension)
+        return await self.dense.searcher(scope, name, self.embedder.dimension)
 
     async def _query_vector(self, cue: str) -> Vectors:
         cached = self._queries.get(cue)

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from memory.records import IdDigest, MemoryStore, Vectors, id_digest
 
-__all__ = ["HNSW_FROM", "IndexCache", "ScopeIndex", "index_path"]
+__all__ = ["HNSW_FROM", "FaissSearch", "IndexCache", "ScopeIndex", "index_path"]
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +174,26 @@ class ScopeIndex:
         return cls(dimension, index, live, tombstones)
 
 
+@dataclass(slots=True, eq=False)
+class FaissSearch:
+    """A scope's open index as memory.dense.ScopeSearch: searched under the index's lock,
+    in a worker thread once it is large."""
+
+    cache: IndexCache
+    scope: str
+    embedder: str
+    index: ScopeIndex
+
+    async def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+        async with self.cache.lock(self.scope, self.embedder):
+            if self.index.size >= THREAD_FROM:
+                return await asyncio.to_thread(self.index.search, query, k)
+            return self.index.search(query, k)
+
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        return {i: float(vector @ query) for i, vector in self.index.vectors(ids).items()}
+
+
 class IndexCache:
     """The open indexes, at most `capacity` of them, least recently used evicted (saved).
 
@@ -221,6 +241,34 @@ class IndexCache:
         """The index if it is open (call holding its lock: after a load in progress has
         finished, the loaded index is open)."""
         return self._open.get((scope, embedder))
+
+    async def searcher(self, scope: str, embedder: str, dimension: int) -> FaissSearch:
+        return FaissSearch(self, scope, embedder, await self.get(scope, embedder, dimension))
+
+    async def added(
+        self, scope: str, embedder: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        """Memories were stored: an open index gets them (an index not open is brought up to
+        date from the store when next loaded; one that was loading has finished once the lock
+        is ours). Without every vector it is dropped: reopened, it embeds what has none."""
+        async with self.lock(scope, embedder):
+            index = self._open.get((scope, embedder))
+            if index is None or not ids:
+                return
+            present = [v for v in vectors if v is not None]
+            if len(present) < len(ids):
+                self.drop(scope, embedder)
+                return
+            index.add(
+                np.asarray(ids, dtype=np.int64),
+                np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in present]),
+            )
+
+    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        async with self.lock(scope, embedder):
+            index = self._open.get((scope, embedder))
+            if index is not None:
+                index.remove(ids)
 
     async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         """The scope's index for this embedder: open, loaded from its file, or rebuilt."""

@@ -225,7 +225,9 @@ async def copy_store(
     try:
         target = await PgStore.open(dsn, min_size=1, max_size=1)
         try:
-            return await _copy(reader._db, target, progress)
+            report = await _copy(reader._db, target, progress)
+            await target.fill_vectors()  # pgvector's copy of the embeddings, if it is there
+            return report
         finally:
             await target.close()
     finally:

@@ -7,12 +7,17 @@ test on SQLite and on PostgreSQL (the server starts only for the latter). Skippe
 server's binaries are missing, unless KIZUNA_POSTGRES_REQUIRED=1 (CI): then that fails
 instead. PostgreSQL refuses to run as root: as root, initdb and the server run as the
 `postgres` user.
+
+Debian's server has no pgvector, so the store searches vectors with FAISS on it. A second
+server, `pgvector_server` (and `pgvector_dsn`), runs the PostgreSQL that the `pgserver` package
+bundles with pgvector, for the store's own vector search; it starts only for the tests that ask.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import itertools
 import os
 import shutil
@@ -23,7 +28,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import asyncpg
 import pytest
@@ -36,12 +41,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PostgresServer",
+    "ServerError",
     "StoreOpener",
     "fresh_database",
     "kill_lock_holders",
     "open_store",
+    "pgserver_binaries",
+    "pgvector_dsn",
+    "pgvector_server",
     "postgres_dsn",
     "postgres_server",
+    "running_server",
 ]
 
 
@@ -93,17 +103,25 @@ def _stop(bin_dir: Path, data: Path, as_postgres: bool) -> None:
                 os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        reason = "PostgreSQL not installed (apt-get install postgresql)"
-        if os.environ.get("KIZUNA_POSTGRES_REQUIRED") == "1":
-            pytest.fail(reason + " and KIZUNA_POSTGRES_REQUIRED=1")
-        pytest.skip(reason)
+def _unavailable(reason: str) -> NoReturn:
+    """Skip, or fail under KIZUNA_POSTGRES_REQUIRED=1 (CI: the server must run there)."""
+    if os.environ.get("KIZUNA_POSTGRES_REQUIRED") == "1":
+        pytest.fail(reason + " and KIZUNA_POSTGRES_REQUIRED=1")
+    pytest.skip(reason)
+
+
+class ServerError(Exception):
+    """The server did not start (the message holds initdb's or the server's own words)."""
+
+
+@contextlib.contextmanager
+def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[PostgresServer]:
+    """A throwaway server of the binaries in `bin_dir` (initdb'd in a temporary directory,
+    trust auth, no fsync, a free port of 127.0.0.1), stopped and deleted on exit; as root it
+    runs as the `postgres` user. Raises ServerError if it does not start."""
     as_postgres = os.geteuid() == 0
     # Under /tmp as root: a directory the postgres user can reach, wherever TMPDIR points.
-    root = Path(tempfile.mkdtemp(prefix="kizuna-pg-", dir="/tmp" if as_postgres else None))
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if as_postgres else None))
     data = root / "data"
     log = root / "server.log"
     try:
@@ -157,12 +175,71 @@ def postgres_server() -> Iterator[PostgresServer]:
         if data.exists():
             _stop(bin_dir, data, as_postgres)
         shutil.rmtree(root, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {e}\n{detail}\n{server_log}")
+        raise ServerError(f"PostgreSQL did not start: {e}\n{detail}\n{server_log}") from None
     try:
         yield PostgresServer("127.0.0.1", port)
     finally:
         _stop(bin_dir, data, as_postgres)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """Debian's PostgreSQL: no pgvector, so the bank searches with FAISS on it."""
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        _unavailable("PostgreSQL not installed (apt-get install postgresql)")
+    try:
+        with running_server(bin_dir) as server:
+            yield server
+    except ServerError as e:
+        pytest.fail(str(e))
+
+
+@contextlib.contextmanager
+def pgserver_binaries() -> Iterator[Path]:
+    """The bin directory of the PostgreSQL that the `pgserver` package bundles, with the
+    pgvector extension (vector.so). As root the server runs as the `postgres` user, who
+    cannot pass a 0700 directory above the virtualenv (CI's lives in a `mktemp -d`): then the
+    installation (about 35 MB) is copied to a readable directory under /tmp, deleted on exit.
+    FileNotFoundError if pgserver is not installed."""
+    # find_spec, not import: pgserver's own module needs psutil and registers atexit hooks.
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("the pgserver package is not installed (pip install pgserver)")
+    install = Path(spec.origin).parent / "pginstall"
+    if not (install / "bin" / "pg_ctl").exists():
+        raise FileNotFoundError(f"no PostgreSQL in {install}")
+    if os.geteuid() != 0:
+        yield install / "bin"
+        return
+    copy = Path(tempfile.mkdtemp(prefix="kizuna-pgvector-", dir="/tmp"))
+    try:
+        copy.chmod(0o755)
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(install / part, copy / "pgserver" / "pginstall" / part)
+        # The binaries find libpq by their rpath, $ORIGIN/../../../pgserver.libs (the wheel's).
+        libs = install.parent.parent / "pgserver.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, copy / "pgserver.libs")
+        yield copy / "pgserver" / "pginstall" / "bin"
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[PostgresServer]:
+    """pgserver's PostgreSQL, whose `vector` extension the store uses to search in the
+    server."""
+    with contextlib.ExitStack() as stack:
+        try:
+            bin_dir = stack.enter_context(pgserver_binaries())
+            server = stack.enter_context(running_server(bin_dir, "kizuna-pgvector-data-"))
+        except FileNotFoundError as e:
+            _unavailable(f"no PostgreSQL with pgvector: {e}")
+        except ServerError as e:
+            pytest.fail(str(e))
+        yield server
 
 
 _databases = itertools.count()
@@ -245,4 +322,11 @@ async def kill_lock_holders(dsn: str) -> int:
 async def postgres_dsn(postgres_server: PostgresServer) -> AsyncIterator[str]:
     """The DSN of a new, empty database, dropped after the test."""
     async with fresh_database(postgres_server) as dsn:
+        yield dsn
+
+
+@pytest.fixture
+async def pgvector_dsn(pgvector_server: PostgresServer) -> AsyncIterator[str]:
+    """The DSN of a new, empty database on the server with pgvector, dropped after the test."""
+    async with fresh_database(pgvector_server) as dsn:
         yield dsn

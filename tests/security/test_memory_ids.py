@@ -131,6 +131,13 @@ UNSCOPED = {
     # commit_encoding: links between the memories this very transaction inserted.
     "UPDATE memories SET related = ? WHERE id = ?": "ids the transaction just inserted",
     "UPDATE memories SET related = $1 WHERE id = $2": "ids the transaction just inserted",
+    # PgStore's pgvector path: the schema, and copying each row's own embedding into its own
+    # vector column (nothing is returned), in every scope at once.
+    "ADD COLUMN IF NOT EXISTS embedding_v": "DDL",
+    "ON memories USING hnsw": "DDL",
+    "AND embedding_v IS NULL ORDER BY id": "the rows to fill, read by fill_vectors only",
+    "UPDATE memories SET embedding_v = $2::real[]::vector WHERE id = $1": "each row's own",
+    "SELECT DISTINCT embedder, vector_dims(embedding_v)": "which embedders, not what rows say",
 }
 
 

@@ -1,0 +1,140 @@
+"""The dense half of recall behind one seam, `DenseIndex`, with two implementations:
+
+- memory.index.IndexCache: FAISS indexes, one per (scope, embedder), derived from the store's
+  embeddings, kept in memory and in files (SQLite; PostgreSQL without pgvector);
+- `ServerIndex`: the store searches its own embeddings (PostgreSQL with pgvector, an HNSW
+  index in the server). Nothing is on disk here and nothing goes stale: what another process
+  writes is found by the next search.
+
+The bank tells the index what it wrote (`added`, `removed`); the FAISS indexes follow along,
+the server's index already holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from memory.records import Vectors
+
+__all__ = ["DenseIndex", "ScopeSearch", "ServerIndex", "VectorStore", "server_index"]
+
+
+class ScopeSearch(Protocol):
+    """One scope's dense search, for one embedder."""
+
+    async def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+        """The k memories nearest `query`, as (id, inner product: cosine), best first."""
+        ...
+
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        """The inner product with `query` of those `ids` that have an embedding (from this
+        embedder) in the scope: for candidates that full-text search found."""
+        ...
+
+
+class DenseIndex(Protocol):
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        """Whether (scope, embedder) was made ready by this process (the bank embeds what
+        the scope lacks before it first searches it)."""
+        ...
+
+    async def searcher(self, scope: str, embedder: str, dimension: int) -> ScopeSearch: ...
+
+    async def added(
+        self, scope: str, embedder: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        """The bank stored these memories (parallel `vectors`; None: not embedded yet)."""
+        ...
+
+    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None: ...
+
+    def drop(self, scope: str, embedder: str) -> None:
+        """Another process changed the scope: what was derived from it is out of date."""
+        ...
+
+    async def delete_file(self, scope: str, embedder: str) -> None:
+        """The scope was wiped or re-embedded: rebuild from the store when next used."""
+        ...
+
+    async def flush(self) -> int:
+        """Save what changed; returns how many indexes were written."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """What `ServerIndex` needs of a store (memory.pgstore.PgStore)."""
+
+    searches_vectors: bool  # whether it can (PostgreSQL: the vector extension is there)
+
+    async def vector_search(
+        self, scope: str, embedder: str, query: Vectors, k: int
+    ) -> list[tuple[int, float]]: ...
+
+    async def vector_scores(
+        self, scope: str, embedder: str, query: Vectors, ids: Sequence[int]
+    ) -> dict[int, float]: ...
+
+
+class _ServerSearch:
+    __slots__ = ("_embedder", "_scope", "_store")
+
+    def __init__(self, store: VectorStore, scope: str, embedder: str) -> None:
+        self._store = store
+        self._scope = scope
+        self._embedder = embedder
+
+    async def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        return await self._store.vector_search(self._scope, self._embedder, query, k)
+
+    async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        return await self._store.vector_scores(self._scope, self._embedder, query, ids)
+
+
+class ServerIndex:
+    """The store's own vector search as a DenseIndex: every write is already in it."""
+
+    def __init__(self, store: VectorStore) -> None:
+        self.store = store
+        self._ready: set[tuple[str, str]] = set()
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._ready
+
+    async def searcher(self, scope: str, embedder: str, dimension: int) -> ScopeSearch:
+        self._ready.add((scope, embedder))
+        return _ServerSearch(self.store, scope, embedder)
+
+    async def added(
+        self, scope: str, embedder: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        # The insert put them in the server's index. One stored without a vector (the
+        # embedder was out) is embedded before the scope's next search, as FAISS's reload does.
+        if any(v is None for v in vectors):
+            self._ready.discard((scope, embedder))
+
+    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        return None  # the delete took them out
+
+    def drop(self, scope: str, embedder: str) -> None:
+        # Nothing derived to refresh. (Not forgetting the scope is ready: that would make the
+        # next recall look for unembedded memories in all of it after every write elsewhere.)
+        return None
+
+    async def delete_file(self, scope: str, embedder: str) -> None:
+        self._ready.discard((scope, embedder))
+
+    async def flush(self) -> int:
+        return 0
+
+
+def server_index(store: object) -> ServerIndex | None:
+    """A ServerIndex over `store` if it searches vectors itself, else None (FAISS's turn)."""
+    if isinstance(store, VectorStore) and store.searches_vectors:
+        return ServerIndex(store)
+    return None

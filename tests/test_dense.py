@@ -1,0 +1,331 @@
+"""Dense search in the server (memory.dense.ServerIndex over PgStore with pgvector, on the
+PostgreSQL that the `pgserver` package bundles): chosen where the extension is, FAISS where it
+is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph too,
+whatever share of the rows the scope holds; forgetting, another process's writes, re-embedding
+and `kizuna migrate` on this path."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import openai
+import pytest
+
+import memory.pgstore
+from memory.bank import MemoryBank
+from memory.clock import FakeClock
+from memory.dense import ServerIndex
+from memory.embeddings import HashEmbedder, OpenAIEmbedder
+from memory.index import IndexCache, ScopeIndex
+from memory.migrate import copy_store
+from memory.pgstore import PgStore
+from memory.records import NewMemory, Vectors
+from memory.store import Store
+from tests.fakes.openai_server import FakeOpenAI, HttpError
+
+EMBEDDER = "test-random-32"
+DIMENSION = 32
+WHEN = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+TEXTS = [
+    "Alice adopted a cat called Mochi",
+    "Mochi only eats tuna and sleeps on the piano",
+    "Bob works as a nurse at the city hospital",
+    "Bob's night shifts at the hospital are long",
+    "Carol went skiing in the Alps last winter",
+    "Carol broke her wrist on the snow",
+    "Alice's birthday party had a chocolate cake",
+    "Bob's sister visits every Sunday",
+    "The piano needs tuning before the concert",
+    "Carol wants to learn to bake bread",
+]
+CUES = ["what is the cat called?", "where does Bob work?", "skiing accident", "cake", "piano"]
+
+
+def unit_vectors(rng: np.random.Generator, n: int, dimension: int = DIMENSION) -> Vectors:
+    matrix = rng.standard_normal((n, dimension)).astype(np.float32)
+    unit: Vectors = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+    return unit
+
+
+def new_memory(scope: str, vector: Vectors | None, embedder: str = EMBEDDER) -> NewMemory:
+    return NewMemory(
+        scope=scope,
+        text="a memory",
+        speaker=None,
+        kind="episodic",
+        category=None,
+        importance=2,
+        sentiment=0.0,
+        created_at=WHEN,
+        strength=1.0,
+        embedding=vector,
+        embedder=None if vector is None else embedder,
+    )
+
+
+async def fill(store: PgStore | Store, scope: str, vectors: Vectors) -> list[int]:
+    return [await store.add_memory(new_memory(scope, v)) for v in vectors]
+
+
+def exact(ids: list[int], vectors: Vectors, query: Vectors, k: int) -> list[int]:
+    """The k ids nearest `query` by inner product, as numpy sees it."""
+    scores = vectors @ query
+    return [ids[i] for i in np.argsort(-scores, kind="stable")[:k]]
+
+
+@pytest.fixture
+async def pgv(pgvector_dsn: str) -> AsyncIterator[PgStore]:
+    store = await PgStore.open(pgvector_dsn)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def test_the_server_searches_where_pgvector_is_and_faiss_where_it_is_not(
+    pgv: PgStore, postgres_dsn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert pgv.searches_vectors
+    bank = await MemoryBank.open(tmp_path / "a", "hash", store=pgv, deterministic=True)
+    assert isinstance(bank.dense, ServerIndex)
+    await bank.close()
+    with caplog.at_level(logging.INFO, logger="memory.pgstore"):
+        plain = await PgStore.open(postgres_dsn)  # Debian's server: no pgvector
+    try:
+        assert not plain.searches_vectors
+        said = [r.getMessage() for r in caplog.records if "dense search" in r.getMessage()]
+        assert len(said) == 1 and "FAISS" in said[0] and "CREATE EXTENSION vector" in said[0]
+        bank = await MemoryBank.open(tmp_path / "b", "hash", store=plain, deterministic=True)
+        assert isinstance(bank.dense, IndexCache)
+        await bank.close()
+    finally:
+        await plain.close()
+
+
+async def test_search_returns_what_faiss_returns_on_the_same_data(pgv: PgStore) -> None:
+    rng = np.random.default_rng(7)
+    scopes = {f"s{i}": unit_vectors(rng, 150) for i in range(3)}
+    ids = {scope: await fill(pgv, scope, vectors) for scope, vectors in scopes.items()}
+    for scope, vectors in scopes.items():
+        index = ScopeIndex.build(DIMENSION, np.asarray(ids[scope], dtype=np.int64), vectors)
+        for query in unit_vectors(rng, 5):
+            faiss_hits = index.search(query, 20)
+            server_hits = await pgv.vector_search(scope, EMBEDDER, query, 20)
+            assert [i for i, _ in server_hits] == [i for i, _ in faiss_hits]
+            assert [s for _, s in server_hits] == pytest.approx([s for _, s in faiss_hits], 1e-5)
+
+
+async def test_a_scope_is_a_wall_for_the_graph_whatever_its_share_of_the_rows(
+    pgv: PgStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One large scope and many small ones, the HNSW index tried for all (nothing is small
+    enough to scan at once): each query gets its own scope's exact k nearest."""
+    rng = np.random.default_rng(11)
+    scopes = {"big": unit_vectors(rng, 600)} | {
+        f"small{i}": unit_vectors(rng, 12) for i in range(40)
+    }
+    ids = {}
+    for scope, vectors in scopes.items():
+        ids[scope] = await fill(pgv, scope, vectors)
+    pgv.vector_exact_up_to = 0
+    k = 10
+    for scope in ("big", "small3", "small39"):
+        for query in unit_vectors(rng, 3):
+            hits = [i for i, _ in await pgv.vector_search(scope, EMBEDDER, query, k)]
+            assert set(hits) <= set(ids[scope])
+            if scope != "big":  # a scope of 12: the graph cannot be trusted, the scan is exact
+                assert hits == exact(ids[scope], scopes[scope], query, k)
+            else:  # HNSW at 2x the margin finds the big scope's top 10 (of 600)
+                assert len(set(hits) & set(exact(ids[scope], scopes[scope], query, k))) >= 9
+    # A plan that takes the graph even for a small scope (sorting priced out; the planner
+    # left alone takes the scope's btree there), with ef_search held low: the graph's
+    # candidates hold fewer than k of the scope's, and that short answer is replaced by an
+    # exact scan.
+    database = await pgv._pool.fetchval("SELECT current_database()")
+    await pgv._pool.execute(f"ALTER DATABASE {database} SET enable_sort = off")
+    forced = await PgStore.open(pgv._dsn)  # new connections, with the setting
+    try:
+        monkeypatch.setattr(memory.pgstore, "VECTOR_EF_MARGIN", 0.01)
+        forced.vector_exact_up_to = 0
+        for scope in ("small5", "small6"):
+            query = unit_vectors(rng, 1)[0]
+            hits = [i for i, _ in await forced.vector_search(scope, EMBEDDER, query, k)]
+            assert hits == exact(ids[scope], scopes[scope], query, k)
+        assert forced.exact_searches == 2
+    finally:
+        await forced.close()
+
+
+async def test_recall_with_pgvector_equals_recall_with_faiss(
+    pgv: PgStore, postgres_dsn: str, tmp_path: Path
+) -> None:
+    """The same memories on PostgreSQL with pgvector and on PostgreSQL without (FAISS; the
+    same full-text search, so the same lexical scores): the same recall, the same ids."""
+    plain = await PgStore.open(postgres_dsn)
+    banks = [
+        await MemoryBank.open(tmp_path / "pg", "hash", clock=FakeClock(WHEN), store=pgv),
+        await MemoryBank.open(tmp_path / "faiss", "hash", clock=FakeClock(WHEN), store=plain),
+    ]
+    try:
+        for bank in banks:
+            bank._rng = None  # no retrieval failure: the same candidates must come out the same
+            for i, text in enumerate(TEXTS):
+                await bank.remember("u1", text, when=WHEN + timedelta(hours=i))
+                await bank.remember("u2", text.replace("Alice", "Dana"), when=WHEN)
+        assert isinstance(banks[0].dense, ServerIndex)
+        assert isinstance(banks[1].dense, IndexCache)
+        for cue in CUES:
+            found = [[(r.id, round(r.score, 5)) for r in await b.recall("u1", cue)] for b in banks]
+            assert found[0] == found[1] and found[0]
+            query = await banks[0]._query_vector(cue)
+            similar = [await b.similar("u1", [query], 5) for b in banks]
+            [mine], [theirs] = similar
+            assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], abs=1e-5)
+            # The same ids, but for ties at the cut (hash vectors tie often).
+            last = mine[-1][1] + 1e-5
+            assert {i for i, s in mine if s > last} == {i for i, s in theirs if s > last}
+        await banks[1].flush()
+        assert list((tmp_path / "faiss" / "index").iterdir())
+        assert not (tmp_path / "pg" / "index").exists()  # nothing on disk on this path
+    finally:
+        for bank in banks:
+            await bank.close()
+        await plain.close()
+
+
+async def test_forgotten_memories_leave_the_search(pgv: PgStore, tmp_path: Path) -> None:
+    bank = await MemoryBank.open(tmp_path, "hash", store=pgv, deterministic=True)
+    try:
+        ids = [await bank.remember("u1", text, when=WHEN) for text in TEXTS]
+        cue = await bank._query_vector(TEXTS[0])
+        [[(best, _), *_]] = await bank.similar("u1", [cue], 5)
+        assert best == ids[0]
+        assert [m.id for m in await bank.forget("u1", ids[0])] == [ids[0]]
+        [hits] = await bank.similar("u1", [cue], 20)
+        assert ids[0] not in {i for i, _ in hits} and len(hits) == len(ids) - 1
+        assert ids[0] not in [r.id for r in await bank.recall("u1", TEXTS[0], k=10)]
+        await bank.wipe("u1")
+        assert await bank.similar("u1", [cue], 5) == [[]]
+    finally:
+        await bank.close()
+
+
+async def test_another_process_memory_is_found_at_once(pgvector_dsn: str, tmp_path: Path) -> None:
+    """No notification to wait for: the other process's insert is in the server's index."""
+    stores = [await PgStore.open(pgvector_dsn) for _ in range(2)]
+    banks = [
+        await MemoryBank.open(tmp_path / str(i), "hash", store=s, deterministic=True)
+        for i, s in enumerate(stores)
+    ]
+    try:
+        one, two = banks
+        await one.remember("u1", TEXTS[2], when=WHEN)
+        assert [r.text for r in await one.recall("u1", "the nurse")] == [TEXTS[2]]
+        await two.remember("u1", TEXTS[0], when=WHEN)
+        assert [r.text for r in await one.recall("u1", "Mochi the cat")] == [TEXTS[0]]
+        [hits] = await one.similar("u1", [await one._query_vector(TEXTS[0])], 5)
+        assert len(hits) == 2
+    finally:
+        for bank in banks:
+            await bank.close()
+        for store in stores:
+            await store.close()
+
+
+async def test_a_memory_stored_while_the_embedder_was_out_is_searched_once_it_is_back(
+    pgv: PgStore, tmp_path: Path
+) -> None:
+    async with FakeOpenAI(embedding_dim=8) as fake:
+        client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+        embedder = OpenAIEmbedder(client, "fake-embedding", dimension=8)
+        clock = FakeClock(WHEN)
+        bank = await MemoryBank.open(tmp_path, embedder, clock, deterministic=True, store=pgv)
+        try:
+            first = await bank.remember("u1", "Alice adopted a kitten called Mochi")
+            await bank.recall("u1", "her pet")  # the scope is searched: ready
+            fake.embedding_replies.extend([HttpError(503, "down")] * 2)
+            fresh = await bank.remember("u1", "Mochi learned to open doors")  # no vector yet
+            assert {h.id for h in await bank.recall("u1", "Mochi")} == {first, fresh}  # words
+            clock.advance(minutes=2)  # the embedder is back: the next search embeds it first
+            await bank.recall("u1", "doors")
+            [hits] = await bank.similar("u1", [await bank._query_vector("open doors")], 5)
+            assert {i for i, _ in hits} == {first, fresh}
+        finally:
+            await bank.close()
+
+
+async def test_reindex_under_another_embedder_searches_its_vectors(
+    pgv: PgStore, tmp_path: Path
+) -> None:
+    """Another embedder (another dimension): its own HNSW index; `kizuna memories reindex`
+    embeds everything anew, and nothing needs rebuilding after."""
+    old = await MemoryBank.open(tmp_path, HashEmbedder(16), store=pgv, deterministic=True)
+    ids = [await old.remember("u1", text, when=WHEN) for text in TEXTS]
+    assert len((await old.similar("u1", [await old._query_vector("cat")], 20))[0]) == len(ids)
+    await old.close()
+    new = await MemoryBank.open(tmp_path, HashEmbedder(64), store=pgv, deterministic=True)
+    try:
+        assert await new.reindex() == len(TEXTS)
+        assert await new.reindex() == 0
+        indexes = await pgv._pool.fetchval(
+            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_hnsw_%'"
+        )
+        assert indexes == 2  # one per (embedder, dimension), made by the reindex
+        cue = await new._query_vector(TEXTS[4])
+        [hits] = await new.similar("u1", [cue], 3)
+        assert hits[0][0] == ids[4] and hits[0][1] == pytest.approx(1.0, abs=0.2)
+    finally:
+        await new.close()
+
+
+async def test_embeddings_written_without_their_vector_are_filled(
+    pgv: PgStore, tmp_path: Path
+) -> None:
+    """`kizuna migrate` writes the BYTEA column alone, as does an upsert of a changed
+    embedding: the server's copy follows."""
+    rng = np.random.default_rng(3)
+    vectors = unit_vectors(rng, 4)
+    source = await Store.open(tmp_path / "kizuna.sqlite3")
+    ids = await fill(source, "u1", vectors)
+    await source.close()
+    report = await copy_store(tmp_path / "kizuna.sqlite3", pgv._dsn)
+    assert report.ok
+    hits = await pgv.vector_search("u1", EMBEDDER, vectors[2], 4)
+    assert [i for i, _ in hits] == exact(ids, vectors, vectors[2], 4)
+    # The embedding changed behind the vector's back: the stale vector is cleared, then filled.
+    await pgv._pool.execute(
+        "UPDATE memories SET embedding = $1 WHERE id = $2", vectors[0].tobytes(), ids[3]
+    )
+    assert (
+        await pgv._pool.fetchval("SELECT embedding_v FROM memories WHERE id = $1", ids[3]) is None
+    )
+    assert await pgv.fill_vectors() == 1
+    hits = await pgv.vector_search("u1", EMBEDDER, vectors[0], 2)
+    assert {i for i, _ in hits} == {ids[0], ids[3]}
+
+
+async def test_concurrent_opens_set_up_the_vector_path_once(pgvector_dsn: str) -> None:
+    stores = await asyncio.gather(*(PgStore.open(pgvector_dsn) for _ in range(3)))
+    try:
+        assert all(s.searches_vectors for s in stores)
+        await asyncio.gather(
+            *(
+                fill(s, "u1", unit_vectors(np.random.default_rng(i), 3))
+                for i, s in enumerate(stores)
+            )
+        )
+        found = await asyncio.gather(
+            *(
+                s.vector_search("u1", EMBEDDER, np.eye(DIMENSION, dtype=np.float32)[0], 9)
+                for s in stores
+            )
+        )
+        assert all(len(f) == 9 for f in found)
+    finally:
+        for store in stores:
+            await store.close()
