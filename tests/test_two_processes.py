@@ -42,37 +42,35 @@ idle_minutes = 0.02  # a conversation quiet for a second goes to long-term memor
 """
 
 
-def config(tmp_path: Path, name: str, api: str) -> Path:
+def config(tmp_path: Path, name: str, bot: str) -> Path:
+    """One process's folder: Pip, and a kizuna.toml on PostgreSQL hosting `bot` (TOML)."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
     (folder / "personas" / "pip.toml").write_text(PIP, encoding="utf-8")
     path = folder / "kizuna.toml"
     path.write_text(
         'storage = "postgres"\npersona_paths = ["personas"]\n\n'
-        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n\n'
-        f'[[bots]]\nplatform = "discord"\npersona = "pip"\ntoken_env = "DISCORD_TOKEN"\n'
-        f'base_url = "{api}"\n',
+        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n\n' + bot,
         encoding="utf-8",
     )
     return path
 
 
-def webhook_config(tmp_path: Path, name: str, telegram: FakeTelegram, port: int) -> Path:
-    folder = tmp_path / name
-    (folder / "personas").mkdir(parents=True)
-    (folder / "personas" / "pip.toml").write_text(PIP, encoding="utf-8")
-    path = folder / "kizuna.toml"
-    path.write_text(
-        'storage = "postgres"\npersona_paths = ["personas"]\n\n'
-        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n\n'
+def discord_bot(api: str) -> str:
+    return (
+        '[[bots]]\nplatform = "discord"\npersona = "pip"\ntoken_env = "DISCORD_TOKEN"\n'
+        f'base_url = "{api}"\n'
+    )
+
+
+def webhook_bot(telegram: FakeTelegram, port: int) -> str:
+    return (
         "[access]\nmessages_per_minute = 0\n\n"
         '[[bots]]\nplatform = "telegram"\npersona = "pip"\ntoken_env = "TELEGRAM_TOKEN"\n'
         f'base_url = "{telegram.base_url}"\n'
         'webhook_url = "https://bots.example/kizuna/hook"\n'
-        f'webhook_listen = "127.0.0.1:{port}"\nwebhook_secret_env = "TG_HOOK_SECRET"\n',
-        encoding="utf-8",
+        f'webhook_listen = "127.0.0.1:{port}"\nwebhook_secret_env = "TG_HOOK_SECRET"\n'
     )
-    return path
 
 
 async def start(path: Path, token: str, dsn: str, **env: str) -> asyncio.subprocess.Process:
@@ -102,8 +100,9 @@ async def discord() -> AsyncIterator[FakeDiscord]:
 async def test_two_processes_share_memory_and_encode_once(
     tmp_path: Path, postgres_dsn: str, discord: FakeDiscord
 ) -> None:
-    first = await start(config(tmp_path, "a", discord.api_base), DISCORD_TOKEN, postgres_dsn)
-    second = await start(config(tmp_path, "b", discord.api_base), OTHER_DISCORD_TOKEN, postgres_dsn)
+    bot = discord_bot(discord.api_base)
+    first = await start(config(tmp_path, "a", bot), DISCORD_TOKEN, postgres_dsn)
+    second = await start(config(tmp_path, "b", bot), OTHER_DISCORD_TOKEN, postgres_dsn)
     try:
         dm_a, dm_b = 7001, 7002  # each user's DM channel with each bot
         await discord.dispatch_message(dm_a, ALICE, "My sister is called Maya.", guild=False)
@@ -153,7 +152,9 @@ async def test_one_telegram_chat_through_two_webhook_processes(
             "OPENAI_API_KEY": OPENAI_API_KEY,
         }
         processes = [
-            await start(webhook_config(tmp_path, name, telegram, port), "", postgres_dsn, **env)
+            await start(
+                config(tmp_path, name, webhook_bot(telegram, port)), "", postgres_dsn, **env
+            )
             for name, port in zip("ab", ports, strict=True)
         ]
         said = [f"message {n}" for n in range(1, 9)]
