@@ -30,7 +30,7 @@ from bot.prompts import (
     state_tool,
 )
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
-from bot.sessions import Reading, Session, SessionManager, Turn, scope_key
+from bot.sessions import Reading, Session, SessionManager, Turn, TurnLock, scope_key
 from bot.tools import (
     SEARCH_TOOL,
     TRANSLATE_TOOL,
@@ -160,8 +160,10 @@ class Engine:
             return Reply(text="", emotion=persona.emotions.neutral)
         session = await self.session(event)
         waiting = None
-        if session.lock.locked() and not session.answered(event.message_id):
-            # Another turn first: kept meanwhile, in case of a crash.
+        # Another turn first, in this process or (the lease not ours: maybe) another's: the
+        # message is kept meanwhile, in case of a crash (TurnLock keeps it in the inbox).
+        elsewhere = isinstance(session.lock, TurnLock) and not session.lock.leased
+        if (session.lock.locked() or elsewhere) and not session.answered(event.message_id):
             turn = Turn(
                 "user",
                 event.user_name,
@@ -171,7 +173,8 @@ class Engine:
                 document=session.reading is not None,
             )
             waiting = session.wait(event.message_id, turn)
-            await self._save(session)
+            if session.lock.locked():
+                await self._save(session)
         await session.lock.acquire()
         handed_off = False
         try:

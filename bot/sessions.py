@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -267,12 +267,23 @@ class Leases(Protocol):
 
     async def conversation_returned(self, persona: str, scope: str) -> None: ...
 
+    async def keep_waiting(
+        self, persona: str, scope: str, waiting: Sequence[tuple[str, dict[str, Any]]]
+    ) -> None: ...
+
+    async def drop_waiting(self, persona: str, scope: str, message_ids: Sequence[str]) -> None: ...
+
 
 class TurnLock(asyncio.Lock):
     """A conversation's turn lock on a shared store: this process's own lock, then the
     conversation's lease (waiting while another process takes a turn). Taking the lease brings
     in what another process wrote meanwhile; the lease is given back once the lock is free,
-    unless another turn of this process has taken the lock by then."""
+    unless another turn of this process has taken the lock by then.
+
+    Without the lease a process writes nothing of the conversation, so the messages waiting
+    for it are kept in the store's inbox instead (`keep`) until they are in a saved snapshot
+    (`kept_in_snapshot`); the messages a process that died was keeping there are taken in
+    with the lease, as said and unanswered."""
 
     def __init__(
         self, session: Session, leases: Leases, fresh: Callable[[SessionRow], Session]
@@ -284,6 +295,7 @@ class TurnLock(asyncio.Lock):
         self._leasing = asyncio.Lock()  # taking and giving back, one at a time
         self._giving_back: asyncio.Task[None] | None = None
         self.leased = False
+        self._kept: set[str] = set()  # ids of the waiting messages in the store's inbox
 
     async def acquire(self) -> Literal[True]:
         await super().acquire()
@@ -306,6 +318,7 @@ class TurnLock(asyncio.Lock):
                 lease = await self._leases.take_conversation(session.persona, session.scope)
                 if lease.held:
                     break
+                await self.keep()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(LEASE_POLL):
                         await self._leases.conversation_returned(session.persona, session.scope)
@@ -314,6 +327,29 @@ class TurnLock(asyncio.Lock):
             session.take_from(Session(session.persona, session.scope))
         elif lease.newer is not None:
             session.take_from(self._fresh(lease.newer))
+        for message_id, turn in lease.orphans:
+            if not session.answered(message_id):
+                session.add(Turn.from_json(turn))
+                session.note_answered(message_id)
+
+    async def keep(self) -> None:
+        """Keep the messages waiting here in the store's inbox (those with an id: a
+        platform's message, not the console's)."""
+        session = self._session
+        new = [(m, turn) for m, turn in session.waiting if m and m not in self._kept]
+        if new:
+            waiting = [(m, turn.to_json()) for m, turn in new]
+            await self._leases.keep_waiting(session.persona, session.scope, waiting)
+            self._kept.update(m for m, _ in new)
+
+    async def kept_in_snapshot(self) -> None:
+        """The snapshot just saved holds the waiting messages that left the inbox's list:
+        the inbox keeps them no more."""
+        session = self._session
+        done = self._kept - {m for m, _ in session.waiting}
+        if done:
+            await self._leases.drop_waiting(session.persona, session.scope, sorted(done))
+            self._kept -= done
 
     async def _give_back(self) -> None:
         session, delay = self._session, 1.0
@@ -464,7 +500,11 @@ class SessionManager:
             for session in sorted(batch, key=lambda s: (s.persona, s.scope)):
                 await held.enter_async_context(session.write_lock)
             # (Archived while we waited: saved. Without its lease, a conversation is another
-            # process's to write: this one writes it once it has the lease back.)
+            # process's to write: this one keeps its waiting messages in the inbox meanwhile,
+            # and writes the rest once it has the lease back.)
+            for session in batch:
+                if isinstance(session.lock, TurnLock) and not session.lock.leased:
+                    await session.lock.keep()
             batch = [s for s in batch if s.dirty and _writable(s)]
             if not batch:
                 return 0
@@ -475,6 +515,8 @@ class SessionManager:
             )
             for session, version in zip(batch, versions, strict=True):
                 session.saved = max(session.saved, version)
+                if isinstance(session.lock, TurnLock):
+                    await session.lock.kept_in_snapshot()
         return len(batch)
 
     async def close(self, session: Session, reason: str) -> int | None:

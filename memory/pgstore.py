@@ -241,6 +241,20 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (persona, scope)
     );
     """,
+    """
+    -- Messages a process keeps while it waits for another process's turn of their
+    -- conversation: should it die waiting, the next process to take the conversation finds
+    -- them here (said, and unanswered, as after any crash).
+    CREATE TABLE conversation_inbox (
+        persona    TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        holder     TEXT NOT NULL,  -- the waiting process's application_name
+        message_id TEXT NOT NULL,
+        turn       TEXT NOT NULL,  -- as in a snapshot's turns
+        seq        BIGSERIAL,      -- the order they came in
+        PRIMARY KEY (persona, scope, holder, message_id)
+    );
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -325,12 +339,27 @@ WITH taken AS (
     WHERE lease.holder = excluded.holder
         OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = lease.holder)
     RETURNING 1
+),
+orphans AS (  -- messages a process that died was keeping for this conversation
+    DELETE FROM conversation_inbox AS kept
+    WHERE kept.persona = $1 AND kept.scope = $2 AND kept.holder <> $3
+        AND EXISTS (SELECT 1 FROM taken)
+        AND NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = kept.holder)
+    RETURNING kept.message_id, kept.turn, kept.seq
 )
 SELECT held, s.persona IS NULL AS missing,
-    CASE WHEN held AND s.writer <> $3 THEN s.snapshot END AS snapshot, s.updated_at
+    CASE WHEN held AND s.writer <> $3 THEN s.snapshot END AS snapshot, s.updated_at,
+    (SELECT array_agg(message_id ORDER BY seq) FROM orphans) AS orphan_ids,
+    (SELECT array_agg(turn ORDER BY seq) FROM orphans) AS orphan_turns
 FROM (SELECT EXISTS (SELECT 1 FROM taken) AS held) AS asked
 LEFT JOIN sessions AS s ON s.persona = $1 AND s.scope = $2
 """
+
+_KEEP_WAITING = (
+    "INSERT INTO conversation_inbox (persona, scope, holder, message_id, turn)"
+    " SELECT $1, $2, $3, m, t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS w(m, t, n)"
+    " ORDER BY n ON CONFLICT DO NOTHING"
+)
 
 _RELEASE_CONVERSATION = """
 WITH gone AS (
@@ -461,6 +490,13 @@ def _clean(text: str) -> str:
     if text.isascii():
         return text.replace("\x00", "?")
     return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
+
+
+def _json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _json(value: Any) -> str:
@@ -622,11 +658,42 @@ class PgStore:
         assert row is not None  # (one row, always)
         if not row["held"]:
             return Lease(held=False)
+        orphans = tuple(
+            (str(m), turn)
+            for m, text in zip(row["orphan_ids"] or (), row["orphan_turns"] or (), strict=True)
+            if isinstance(turn := _json_object(text), dict)
+        )
         if row["missing"]:
-            return Lease(held=True, gone=True)
+            return Lease(held=True, gone=True, orphans=orphans)
         if row["snapshot"] is None:
-            return Lease(held=True)
-        return Lease(held=True, newer=_session_row((persona, scope, *row[2:])))
+            return Lease(held=True, orphans=orphans)
+        newer = _session_row((persona, scope, row["snapshot"], row["updated_at"]))
+        return Lease(held=True, newer=newer, orphans=orphans)
+
+    async def keep_waiting(
+        self, persona: str, scope: str, waiting: Sequence[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Keep messages (message id, turn) waiting for the conversation, in the order
+        given, until `drop_waiting`; found by the next process to take it if this one dies."""
+        await self._pool.execute(
+            _KEEP_WAITING,
+            persona,
+            scope,
+            self.instance,
+            [m for m, _ in waiting],
+            [_json(turn) for _, turn in waiting],
+        )
+
+    async def drop_waiting(self, persona: str, scope: str, message_ids: Sequence[str]) -> None:
+        """The messages have joined the conversation's saved snapshot: kept no more."""
+        await self._pool.execute(
+            "DELETE FROM conversation_inbox WHERE persona = $1 AND scope = $2 AND holder = $3"
+            " AND message_id = ANY($4::text[])",
+            persona,
+            scope,
+            self.instance,
+            list(message_ids),
+        )
 
     async def give_back_conversation(self, persona: str, scope: str) -> None:
         """Give the conversation's lease back, waking any process waiting for it."""

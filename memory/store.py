@@ -217,6 +217,9 @@ class Lease:
     held: bool  # False: another live process is taking a turn
     newer: SessionRow | None = None  # the snapshot another process wrote after this one's last
     gone: bool = False  # the session has no snapshot now (wiped elsewhere, or never saved)
+    # Messages (message id, turn) a process that died kept while it waited for the
+    # conversation (PgStore.keep_waiting), oldest first: theirs to restore, as said.
+    orphans: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 @dataclass(slots=True, frozen=True)

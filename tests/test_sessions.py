@@ -625,3 +625,47 @@ async def test_idle_closing_in_two_processes_archives_the_conversation_once(
     assert await a.close_idle(idle) == 0  # its copy looked idle: taking it showed it closed
     assert await a.store.count_conversations("pip", "telegram:7") == 1
     assert not in_a.is_open
+
+
+async def inbox(manager: SessionManager) -> list[str]:
+    """The message ids processes keep in the store's inbox while they wait."""
+    rows = await manager.store._pool.fetch(  # type: ignore[union-attr]
+        "SELECT message_id FROM conversation_inbox ORDER BY seq"
+    )
+    return [r[0] for r in rows]
+
+
+async def test_a_message_waiting_for_another_process_is_kept_until_it_is_saved(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    async with in_a.lock:
+        waiting = in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
+        turn = asyncio.create_task(in_b.lock.acquire())
+        assert await b.save_dirty() == 0  # its snapshot is not its to write...
+        assert await inbox(b) == ["m2"]  # ...but the message is kept
+    await turn
+    in_b.taken(waiting)
+    in_b.add(waiting[1])
+    in_b.note_answered("m2")
+    in_b.lock.release()
+    assert await b.save_dirty() == 1
+    assert await inbox(b) == []  # in the snapshot now
+
+
+async def test_messages_a_process_kept_when_it_died_are_taken_in_by_the_next(
+    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+) -> None:
+    a, b = processes
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    async with in_a.lock:
+        say(in_a, "first", clock.now())
+        await a.save(in_a)
+        in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
+        in_b.wait("m3", Turn("user", "Alice", "third", clock.now(), "u1"))
+        assert await b.save_dirty() == 0 and await inbox(a) == ["m2", "m3"]
+        await b.store.close()  # it dies waiting
+    await take_turn(a, in_a, "fourth", clock.now())
+    assert texts(in_a) == ["first", "second", "third", "fourth"]  # said, and unanswered
+    assert in_a.answered("m2") and in_a.answered("m3") and await inbox(a) == []
