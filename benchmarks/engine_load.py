@@ -267,6 +267,18 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
     await seed_memories(runtime.bank, scopes_of(runtime, crowd), crowd, args.memories)
     seeded = args.sessions * args.memories
     print(f"seeded {seeded} memories in {time.perf_counter() - started:.1f} s")
+    # The day's prune first, whatever the hour: from prune_hour on (4 am) the scheduler runs it
+    # beside the turns, every scope of a new database due at once, and the figures would
+    # depend on the time of day. `--prune-in-run` measures that case: the scheduler prunes
+    # from hour 0, as it would after prune_hour.
+    lifecycle = runtime.scheduler.lifecycle
+    assert lifecycle is not None
+    lifecycle.prune_hour = 0
+    if not args.prune_in_run:
+        started = time.perf_counter()
+        pruned = await lifecycle.prune_due(limit=args.sessions * 2)
+        took = time.perf_counter() - started
+        print(f"the daily prune of {len(pruned)} scopes took {took:.1f} s, before the runs")
     runtime.scheduler.start()
     await runtime.settle()  # as `kizuna run` does once its bots are up
     try:
@@ -404,6 +416,11 @@ async def main() -> None:
     parser.add_argument("--memories", type=int, default=8, help="per user, before the run")
     parser.add_argument("--rate", type=float, default=500.0, help="messages/s in the steady run")
     parser.add_argument("--scopes", type=int, default=10_000, help="on disk, for start-up")
+    parser.add_argument(
+        "--prune-in-run",
+        action="store_true",
+        help="leave the day's prune to the scheduler, beside the turns (as after 4 am)",
+    )
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -270,6 +270,33 @@ async def test_the_prune_runs_once_a_day_from_the_prune_hour(bots: OpenBot) -> N
     assert await bot.bank.store.last_prune(scope) == report.day
     left = [m.id for m in await bot.bank.store.list_memories(scope)]
     assert left == [important]
+
+
+async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
+    bots: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = await bots(make_persona())
+    old = START - timedelta(days=30)
+    scopes = [bot.engine.event_scope(make_event(user_id=f"u{i}")) for i in range(5)]
+    for scope in scopes:  # (kept: the scopes are due again tomorrow)
+        await bot.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
+    store = bot.bank.store
+    asked: list[str] = []
+    last_prune = store.last_prune
+
+    async def counted(scope: str) -> date | None:
+        asked.append(scope)
+        return await last_prune(scope)
+
+    monkeypatch.setattr(store, "last_prune", counted)
+    rounds = [await bot.lifecycle.prune_due(limit=2) for _ in range(4)]
+    assert [len(r) for r in rounds] == [2, 2, 1, 0]
+    assert sorted(r.scope for done in rounds for r in done) == sorted(scopes)
+    asked.clear()
+    assert await bot.lifecycle.prune_due(limit=2) == []
+    assert asked == []  # done for the day: nothing read again until tomorrow
+    bot.clock.advance(days=1)
+    assert len(await bot.lifecycle.prune_due(limit=10)) == 5
 
 
 # --- compression -------------------------------------------------------------------------------
