@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -520,18 +521,34 @@ async def test_saves_asked_for_together_share_one_write(
 # --- one conversation, two processes (a shared PostgreSQL) ----------------------------------
 
 
+@dataclass(slots=True)
+class Processes:
+    """Two processes' session managers on one database (two stores: two sets of connections,
+    two process names), and each one's copy of one conversation."""
+
+    a: SessionManager
+    b: SessionManager
+    in_a: Session
+    in_b: Session
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.a, self.b, self.in_a, self.in_b))
+
+
 @pytest.fixture
-async def processes(
-    postgres_dsn: str, clock: FakeClock
-) -> AsyncIterator[tuple[SessionManager, SessionManager]]:
-    """Two processes' session managers on one database (two stores: two sets of
-    connections, two process names)."""
+async def processes(postgres_dsn: str, clock: FakeClock) -> AsyncIterator[Processes]:
     from memory.pgstore import PgStore
 
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
-    yield SessionManager(first, clock), SessionManager(second, clock)
+    a, b = SessionManager(first, clock), SessionManager(second, clock)
+    yield Processes(a, b, await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7"))
     await first.close()
     await second.close()
+
+
+def waits(session: Session, message_id: str, text: str, at: datetime) -> tuple[str, Turn]:
+    """A message from Alice that has to wait for the conversation."""
+    return session.wait(message_id, Turn("user", "Alice", text, at, "u1"))
 
 
 async def take_turn(manager: SessionManager, session: Session, text: str, at: datetime) -> None:
@@ -545,10 +562,9 @@ def texts(session: Session) -> list[str]:
 
 
 async def test_two_processes_take_one_conversations_turns_in_order(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     async with in_a.lock:
         say(in_a, "first", clock.now())
         await a.save(in_a)
@@ -566,10 +582,9 @@ async def test_two_processes_take_one_conversations_turns_in_order(
 
 
 async def test_a_process_that_dies_mid_turn_leaves_the_conversation_to_another(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     await in_a.lock.acquire()
     say(in_a, "said before the crash", clock.now())
     await a.save(in_a)
@@ -579,10 +594,9 @@ async def test_a_process_that_dies_mid_turn_leaves_the_conversation_to_another(
 
 
 async def test_a_conversation_wiped_in_one_process_is_gone_in_the_other(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     await take_turn(a, in_a, "secret", clock.now())
     await take_turn(b, in_b, "more", clock.now())
     async with in_a.lock:
@@ -592,15 +606,14 @@ async def test_a_conversation_wiped_in_one_process_is_gone_in_the_other(
 
 
 async def test_a_process_without_the_lease_writes_nothing_until_it_has_it(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     async with in_a.lock:
         say(in_a, "first", clock.now())
         await a.save(in_a)
         # A message the other process keeps while it waits for the conversation.
-        in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
+        waits(in_b, "m2", "second", clock.now())
         assert await b.save_dirty() == 0 and in_b.dirty
         row = await a.store.load_session("pip", "telegram:7")
         assert row is not None and row.snapshot["waiting"] == []
@@ -613,10 +626,9 @@ async def test_a_process_without_the_lease_writes_nothing_until_it_has_it(
 
 
 async def test_idle_closing_in_two_processes_archives_the_conversation_once(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     await take_turn(a, in_a, "hello", clock.now())
     await take_turn(b, in_b, "anyone?", clock.now())
     clock.advance(hours=1)
@@ -636,12 +648,11 @@ async def inbox(manager: SessionManager) -> list[str]:
 
 
 async def test_a_message_waiting_for_another_process_is_kept_until_it_is_saved(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    _, b, in_a, in_b = processes
     async with in_a.lock:
-        waiting = in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
+        waiting = waits(in_b, "m2", "second", clock.now())
         turn = asyncio.create_task(in_b.lock.acquire())
         assert await b.save_dirty() == 0  # its snapshot is not its to write...
         assert await inbox(b) == ["m2"]  # ...but the message is kept
@@ -655,15 +666,14 @@ async def test_a_message_waiting_for_another_process_is_kept_until_it_is_saved(
 
 
 async def test_messages_a_process_kept_when_it_died_are_taken_in_by_the_next(
-    processes: tuple[SessionManager, SessionManager], clock: FakeClock
+    processes: Processes, clock: FakeClock
 ) -> None:
-    a, b = processes
-    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    a, b, in_a, in_b = processes
     async with in_a.lock:
         say(in_a, "first", clock.now())
         await a.save(in_a)
-        in_b.wait("m2", Turn("user", "Alice", "second", clock.now(), "u1"))
-        in_b.wait("m3", Turn("user", "Alice", "third", clock.now(), "u1"))
+        waits(in_b, "m2", "second", clock.now())
+        waits(in_b, "m3", "third", clock.now())
         assert await b.save_dirty() == 0 and await inbox(a) == ["m2", "m3"]
         await b.store.close()  # it dies waiting
     await take_turn(a, in_a, "fourth", clock.now())
