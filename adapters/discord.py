@@ -31,6 +31,7 @@ import yarl
 from discord import app_commands
 
 from bot import commands, redact
+from bot.access import NotAllowed
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
@@ -222,8 +223,8 @@ class DiscordAdapter:
                 else:
                     reply = await self.engine.handle(event)
             await self._send(message.channel, persona, reply.text, reply.chunks)
-        except Exception:
-            log.exception("answering Discord message %s failed", message.id)
+        except Exception as e:
+            log.error("answering Discord message %s failed: %s", message.id, redact.failure(e))
 
     async def _read(self, event: ChatEvent, attachment: discord.Attachment) -> Reply:
         """Document mode with a file the user attached: refused by its declared size before
@@ -304,6 +305,7 @@ class DiscordAdapter:
             text=text,
             timestamp=interaction.created_at,
             roles=_roles(user),
+            admin=self._admin(interaction),
         )
 
     async def _answer(
@@ -321,8 +323,11 @@ class DiscordAdapter:
                 answer = NOT_ALLOWED
             else:  # ephemeral, so saying it again spams no one
                 answer = self.engine.slow_down(event)
-        except Exception:
-            log.exception("/%s failed", interaction.command.name if interaction.command else "?")
+        except NotAllowed as refusal:
+            answer = str(refusal)
+        except Exception as e:
+            name = interaction.command.name if interaction.command else "?"
+            log.error("/%s failed: %s", name, redact.failure(e))
             answer = "Something went wrong."
         text, extra = (answer, None) if isinstance(answer, str) else answer
         try:
@@ -332,8 +337,8 @@ class DiscordAdapter:
                 await interaction.followup.send(_fit(text), file=extra, ephemeral=True)
             else:
                 await interaction.followup.send(_fit(text), ephemeral=True)
-        except Exception:
-            log.exception("answering an interaction failed")
+        except Exception as e:
+            log.error("answering an interaction failed: %s", redact.failure(e))
 
     def _add_commands(self) -> None:
         tree, engine = self.tree, self.engine
@@ -396,11 +401,10 @@ class DiscordAdapter:
         async def wipe(interaction: Interaction) -> None:
             async def work(event: ChatEvent) -> Answer:
                 async def wipe_now() -> Answer:
-                    await engine.wipe(event)
-                    return "Everything is forgotten."
+                    return await commands.wipe(engine, event)
 
-                name = engine.persona(event).identity.name
-                question = f"Forget this conversation and everything {name} remembers of you?"
+                engine.check_may_change(event)  # refused before asking, not after
+                question = commands.wipe_question(engine, event)
                 return question, _Buttons(interaction.user.id, _yes_no("Wipe", wipe_now))
 
             await self._answer(interaction, work)
@@ -459,7 +463,7 @@ class DiscordAdapter:
                 channel = event.channel_id
                 if action.strip().lower() != "set":
                     return await self.router.describe(channel)
-                if not self._may_bind(interaction):
+                if not event.admin:
                     return "Only someone who can manage this channel can choose its persona."
                 return await self.router.bind(channel, name, event.user_id)
 
@@ -469,11 +473,14 @@ class DiscordAdapter:
         del remember, recall, memories, forget, end, wipe, state, diary, profile, export
         del persona, dm_memories
 
-    def _may_bind(self, interaction: Interaction) -> bool:
-        """A DM is the user's own; in a server it takes Manage Channels or an admin id."""
+    def _admin(self, interaction: Interaction) -> bool:
+        """Whether the user may change what the channel shares (its memory, its persona): a DM
+        is the user's own; in a server it takes Manage Server or Manage Channels (in this
+        channel), or a configured admin id."""
         if interaction.guild_id is None or str(interaction.user.id) in self.admin_ids:
             return True
-        return bool(interaction.permissions.manage_channels)
+        permissions = interaction.permissions
+        return bool(permissions.manage_guild or permissions.manage_channels)
 
     def _confirm_forget(self, event: ChatEvent, memory: Recalled) -> Step:
         """The step after picking a memory: ask once more, then delete it."""
@@ -547,8 +554,8 @@ class _Buttons(discord.ui.View):
         )
         try:
             await interaction.response.send_message("These buttons are not yours.", ephemeral=True)
-        except Exception:
-            log.exception("refusing a button press failed")
+        except Exception as e:
+            log.error("refusing a button press failed: %s", redact.failure(e))
         return False
 
 
@@ -562,15 +569,17 @@ class _StepButton(discord.ui.Button[_Buttons]):
             self.view.stop()
         try:
             answer = await self.step()
-        except Exception:
-            log.exception("a button step failed")
+        except NotAllowed as refusal:
+            answer = str(refusal)
+        except Exception as e:
+            log.error("a button step failed: %s", redact.failure(e))
             answer = "Something went wrong."
         text, extra = (answer, None) if isinstance(answer, str) else answer
         view = extra if isinstance(extra, _Buttons) else None
         try:
             await interaction.response.edit_message(content=_fit(text), view=view)
-        except Exception:
-            log.exception("answering a button failed")
+        except Exception as e:
+            log.error("answering a button failed: %s", redact.failure(e))
 
 
 def _fit(text: str) -> str:

@@ -18,14 +18,14 @@ import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from telegram import BotCommand, InputFile, Message, Update
 from telegram import Document as TgDocument
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
-from telegram.error import TelegramError
+from telegram.error import Forbidden, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -36,6 +36,8 @@ from telegram.ext import (
 )
 
 from bot import commands, redact
+from bot.access import NotAllowed
+from bot.catalogue import say
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
@@ -57,7 +59,9 @@ STANDBY_SECONDS = 5.0
 APOLOGY = "Sorry, something went wrong on my side. Please try again in a moment."
 LIMIT = PLATFORM_LIMITS["telegram"]
 
-Handler = Callable[[Message, ChatEvent, str], Awaitable[None]]
+Handler = Callable[[Message, ChatEvent, str], Awaitable["_Answer"]]
+# Commands whose answers show memories: in a group they go to the sender's private chat.
+PRIVATE = frozenset({"recall", "memories", "forget", "diary", "profile", "export"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -131,10 +135,11 @@ class TelegramAdapter:
             "end": self._end,
             "wipe": self._wipe,
             "help": self._help,
+            "start": self._start,
         }
         for name, handler in handlers.items():
             self.app.add_handler(
-                CommandHandler(name, self._command_callback(handler), filters=only_new)
+                CommandHandler(name, self._command_callback(name, handler), filters=only_new)
             )
         self.app.add_handler(
             MessageHandler(
@@ -282,8 +287,12 @@ class TelegramAdapter:
                 chunks = split_chunks(f"{name}: {reply.text}", LIMIT)
             for number, chunk in enumerate(chunks):
                 await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
-        except Exception:
-            log.exception("could not answer a Telegram message in chat %s", message.chat.id)
+        except Exception as e:
+            log.error(
+                "could not answer a Telegram message in chat %s: %s",
+                message.chat.id,
+                redact.failure(e),
+            )
             await self._apologise(message)
 
     async def _read(self, event: ChatEvent, document: TgDocument) -> Reply:
@@ -337,13 +346,17 @@ class TelegramAdapter:
             log.warning("could not apologise in chat %s: %s", message.chat.id, e)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Errors PTB caught outside our handlers (network, parsing): log, keep running."""
-        log.warning("telegram error (update %r): %s", update, context.error)
+        """Errors PTB caught outside our handlers (network, parsing): log, keep running. The
+        update itself is not logged: it holds what the user wrote."""
+        update_id = update.update_id if isinstance(update, Update) else None
+        error = context.error
+        said = redact.failure(error) if error is not None else "unknown"
+        log.warning("telegram error (update %s): %s", update_id, said)
 
     # -- commands ------------------------------------------------------------------------------
 
     def _command_callback(
-        self, handler: Handler
+        self, name: str, handler: Handler
     ) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
         async def callback(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             message = update.message
@@ -352,17 +365,61 @@ class TelegramAdapter:
             argument = _argument(message.text)
             try:
                 persona = await self.router.choose(_room(message))
-                event = self._event(message, "", persona)
+                event = replace(self._event(message, "", persona), admin=await self._admin(message))
                 verdict = self.engine.admit(event)
-                if verdict == "admit":
-                    await handler(message, event, argument)
-                elif verdict == "slow_down":  # said once; blocked users hear nothing
+                if verdict == "slow_down":  # said once; blocked users hear nothing
                     await self._say(message, self.engine.slow_down(event))
-            except Exception:
-                log.exception("command %r failed in chat %s", message.text[:40], message.chat.id)
+                if verdict != "admit":
+                    return
+                try:
+                    answer = await handler(message, event, argument)
+                except NotAllowed as refusal:
+                    answer = _Here(str(refusal))
+                if isinstance(answer, _File) or (name in PRIVATE and not isinstance(answer, _Here)):
+                    await self._privately(message, event, answer)
+                else:
+                    await self._say(message, answer)
+            except Exception as e:
+                log.error(
+                    "command /%s failed in chat %s: %s", name, message.chat.id, redact.failure(e)
+                )
                 await self._apologise(message)
 
         return callback
+
+    async def _privately(self, message: Message, event: ChatEvent, answer: _Answer) -> None:
+        """Deliver an answer that shows someone's memories: where asked in a private chat; in a
+        group, in the sender's private chat with the bot (Telegram lets a bot write there only
+        once the user has started it), and the group hears only that it was sent."""
+        if _is_dm(message):
+            await self._send(message.chat.id, answer)
+            return
+        language = self.engine.persona(event).identity.language
+        user = message.from_user
+        if user is None or user.is_bot or message.sender_chat is not None:
+            # A channel's post or an anonymous admin's: no one's private chat to write to.
+            await self._say(message, say(language, "no_private_answer"))
+            return
+        title = message.chat.title or str(message.chat.id)
+        header = say(language, "asked_in", chat=title)
+        try:
+            await self._send(user.id, answer, header=header)
+        except Forbidden:
+            link = f"https://t.me/{self.app.bot.username}"
+            await self._say(message, say(language, "start_private_first", link=link))
+            return
+        await self._say(message, say(language, "sent_privately"))
+
+    async def _send(self, chat_id: int, answer: _Answer, *, header: str = "") -> None:
+        bot = self.app.bot
+        if isinstance(answer, _File):
+            caption = f"{header}\n{answer.caption}".strip()
+            await bot.send_document(
+                chat_id, InputFile(answer.data, filename=answer.filename), caption=caption
+            )
+            return
+        for chunk in split_chunks(f"{header}\n{answer}".strip(), LIMIT):
+            await bot.send_message(chat_id, chunk)
 
     async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A command we do not have: say so in private, or when it names this bot; a bare
@@ -376,128 +433,132 @@ class TelegramAdapter:
             try:
                 await self._say(message, f"There is no {word} command; /help lists them.")
             except Exception as e:
-                log.warning("could not answer an unknown command: %s", e)
+                log.warning("could not answer an unknown command: %s", redact.failure(e))
 
     async def _say(self, message: Message, text: str) -> None:
         for number, chunk in enumerate(split_chunks(text, LIMIT)):
             await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
 
-    async def _remember(self, message: Message, event: ChatEvent, text: str) -> None:
-        if not text:
-            await self._say(message, "Say what to remember: /remember TEXT")
-            return
-        await self._say(message, (await commands.remember(self.engine, event, text)).message)
+    async def _start(self, message: Message, event: ChatEvent, _: str) -> str:
+        return say(self.engine.persona(event).identity.language, "start")
 
-    async def _recall(self, message: Message, event: ChatEvent, query: str) -> None:
+    async def _remember(self, message: Message, event: ChatEvent, text: str) -> str:
+        if not text:
+            return "Say what to remember: /remember TEXT"
+        return (await commands.remember(self.engine, event, text)).message
+
+    async def _recall(self, message: Message, event: ChatEvent, query: str) -> _Answer:
         if not query:
-            await self._say(message, "Say what to recall: /recall QUERY")
-            return
+            return _Here("Say what to recall: /recall QUERY")
         found = await commands.closest(self.engine, event, query)
         if found is None:
-            await self._say(message, "Nothing comes to mind.")
-        else:
-            await self._say(message, commands.format_memory(found, self.engine))
+            return "Nothing comes to mind."
+        return commands.format_memory(found, self.engine)
 
-    async def _memories(self, message: Message, event: ChatEvent, query: str) -> None:
+    async def _memories(self, message: Message, event: ChatEvent, query: str) -> str:
         found = await commands.list_memories(self.engine, event, query)
         if not found:
-            await self._say(message, "No memories match." if query else "No memories yet.")
-            return
-        lines = [commands.format_memory(memory, self.engine) for memory in found]
-        await self._say(message, "\n".join(lines))
+            return "No memories match." if query else "No memories yet."
+        return "\n".join(commands.format_memory(memory, self.engine) for memory in found)
 
-    async def _diary(self, message: Message, event: ChatEvent, day: str) -> None:
-        await self._say(message, await commands.diary(self.engine, event, day))
+    async def _diary(self, message: Message, event: ChatEvent, day: str) -> str:
+        return await commands.diary(self.engine, event, day)
 
-    async def _profile(self, message: Message, event: ChatEvent, _: str) -> None:
-        await self._say(message, await commands.profile(self.engine, event))
+    async def _profile(self, message: Message, event: ChatEvent, _: str) -> str:
+        return await commands.profile(self.engine, event)
 
-    async def _state(self, message: Message, event: ChatEvent, argument: str) -> None:
+    async def _state(self, message: Message, event: ChatEvent, argument: str) -> str:
         word, _, rest = argument.partition(" ")
         if word == "set":
-            answer = await commands.set_state(self.engine, event, rest)
-        else:
-            answer = await commands.show_state(self.engine, event)
-        await self._say(message, answer)
+            return await commands.set_state(self.engine, event, rest)
+        return await commands.show_state(self.engine, event)
 
-    async def _forget(self, message: Message, event: ChatEvent, query: str) -> None:
+    async def _forget(self, message: Message, event: ChatEvent, query: str) -> _Answer:
         pending = await self.engine.offered(event)
         if pending and query.isdecimal():  # "²" is a digit, not a number
             number = int(query)
             if not 1 <= number <= len(pending):  # still theirs to pick from
-                await self._say(message, f"Pick a number from 1 to {len(pending)}.")
-                return
+                return _Here(f"Pick a number from 1 to {len(pending)}.")
             await self.engine.offer(event, [])
             gone = await commands.forget(self.engine, event, pending[number - 1])
-            await self._say(message, f"Forgotten: {gone.text}" if gone else "Already gone.")
-            return
+            return f"Forgotten: {gone.text}" if gone else "Already gone."
         if not query:
             await self.engine.offer(event, [])
-            await self._say(message, "Say what to forget: /forget QUERY")
-            return
+            return _Here("Say what to forget: /forget QUERY")
         choices = await commands.forget_candidates(self.engine, event, query)
         await self.engine.offer(event, [memory.id for memory in choices])
         if not choices:
-            await self._say(message, "No memory matches that.")
-            return
+            return "No memory matches that."
         lines = [
             commands.format_memory(memory, self.engine, number=number)
             for number, memory in enumerate(choices, start=1)
         ]
-        lines.append("Send /forget N to delete the Nth.")
-        await self._say(message, "\n".join(lines))
-
-    async def _end(self, message: Message, event: ChatEvent, _: str) -> None:
-        if await self.engine.end(event):
-            await self._say(message, "Conversation ended; it goes to long-term memory.")
+        if _is_dm(message):
+            lines.append("Send /forget N to delete the Nth.")
         else:
-            await self._say(message, "No conversation is open.")
+            language = self.engine.persona(event).identity.language
+            title = message.chat.title or str(message.chat.id)
+            lines.append(say(language, "forget_pick_in_chat", chat=title))
+        return "\n".join(lines)
 
-    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> None:
-        persona = self.engine.personas[event.persona]
-        if not event.is_dm and persona.memory.scope == "channel" and not await self._admin(message):
-            # A shared memory is everyone's: only an admin may wipe it.
-            await self._say(message, "This chat's memory is shared; only an admin may wipe it.")
-            return
-        await self.engine.wipe(event)
-        name = persona.identity.name
-        await self._say(message, f"Wiped: {name} remembers nothing of you now.")
+    async def _end(self, message: Message, event: ChatEvent, _: str) -> str:
+        if await self.engine.end(event):
+            return "Conversation ended; it goes to long-term memory."
+        return "No conversation is open."
 
-    async def _dm_memories(self, message: Message, event: ChatEvent, choice: str) -> None:
-        await self._say(message, await commands.dm_memories(self.engine, event, choice))
+    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> str:
+        return await commands.wipe(self.engine, event)
 
-    async def _export(self, message: Message, event: ChatEvent, _: str) -> None:
-        """Sent in the private chat only: in a group everyone would see the file."""
-        if not _is_dm(message):
-            await self._say(message, "Ask me for /export in our private chat.")
-            return
+    async def _dm_memories(self, message: Message, event: ChatEvent, choice: str) -> str:
+        return await commands.dm_memories(self.engine, event, choice)
+
+    async def _export(self, message: Message, event: ChatEvent, _: str) -> _Answer:
         said, data = await commands.export(self.engine, event)
-        await message.reply_document(InputFile(data, filename="memories.json"), caption=said)
+        return _File(said, data, "memories.json")
 
-    async def _persona(self, message: Message, event: ChatEvent, argument: str) -> None:
+    async def _persona(self, message: Message, event: ChatEvent, argument: str) -> str:
         word, _, name = argument.partition(" ")
         room = _room(message)
         if word.lower() != "set":
-            await self._say(message, await self.router.describe(room))
-        elif not await self._admin(message):
-            await self._say(message, "Only the chat's admins can choose its persona.")
-        else:
-            await self._say(message, await self.router.bind(room, name, event.user_id))
+            return await self.router.describe(room)
+        if not event.admin:
+            return "Only the chat's admins can choose its persona."
+        return await self.router.bind(room, name, event.user_id)
 
     async def _admin(self, message: Message) -> bool:
         """Whether the sender may change the chat for everyone: their own private chat, a
-        configured admin id, or the group's administrators."""
+        configured admin id, the group's administrators, or the group itself (an anonymous
+        admin, whom only admins can be)."""
         user = message.from_user
         if _is_dm(message) or (user is not None and str(user.id) in self.admin_ids):
             return True
+        sender_chat = message.sender_chat
+        if sender_chat is not None:
+            return sender_chat.id == message.chat.id
         if user is None:
             return False
         member = await message.chat.get_member(user.id)
         return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
-    async def _help(self, message: Message, event: ChatEvent, _: str) -> None:
-        lines = [f"/{name} - {what}" for name, what in COMMANDS.items()]
-        await self._say(message, "\n".join(lines))
+    async def _help(self, message: Message, event: ChatEvent, _: str) -> str:
+        return "\n".join(f"/{name} - {what}" for name, what in COMMANDS.items())
+
+
+@dataclass(slots=True, frozen=True)
+class _File:
+    caption: str
+    data: bytes
+    filename: str
+
+
+class _Here(str):
+    """An answer of a private command that shows nothing of anyone's (how to use it, or why
+    not): said where it was asked."""
+
+    __slots__ = ()
+
+
+_Answer = str | _File
 
 
 def _argument(text: str) -> str:

@@ -17,10 +17,15 @@ from typing import Literal
 from bot.config import AccessConfig
 from bot.events import ChatEvent
 
-__all__ = ["WINDOW", "Gate", "Verdict"]
+__all__ = ["WINDOW", "Gate", "NotAllowed", "Verdict"]
 
 WINDOW = timedelta(minutes=1)
 Verdict = Literal["admit", "blocked", "slow_down", "quiet"]
+
+
+class NotAllowed(Exception):
+    """The sender may not do this here (change a channel's shared memory without being one of
+    its admins); the message says so to them, in the persona's language."""
 
 
 @dataclass(slots=True)

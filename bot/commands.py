@@ -1,6 +1,7 @@
 """Commands about a user's own memories, diary, profile and state, platform-free: the console
 uses them, and the Discord and Telegram slash commands reuse them. Each works in the event's
-memory scope only."""
+memory scope only. Those that change or take away a memory (forget, wipe, export, state set)
+raise `NotAllowed` when that memory is a channel's shared one and the sender is not its admin."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from dataclasses import dataclass
 from datetime import date
 
+from bot.catalogue import say
 from bot.engine import Engine
 from bot.events import ChatEvent
 from bot.recollect import describe_age, memory_text
@@ -33,6 +35,8 @@ __all__ = [
     "remember",
     "set_state",
     "show_state",
+    "wipe",
+    "wipe_question",
 ]
 
 # What each shared command does, one line for every surface's help and command menu (Discord
@@ -109,6 +113,7 @@ async def list_memories(
 
 async def forget_candidates(engine: Engine, event: ChatEvent, query: str) -> list[Recalled]:
     """What `forget QUERY` offers to delete."""
+    engine.check_may_change(event)
     if engine.memory is None or not query.strip():
         return []
     return await engine.memory.bank.recall(
@@ -118,6 +123,7 @@ async def forget_candidates(engine: Engine, event: ChatEvent, query: str) -> lis
 
 async def forget(engine: Engine, event: ChatEvent, memory_id: int) -> Memory | None:
     """Delete one of the user's memories by id; None if it is not theirs or not there."""
+    engine.check_may_change(event)
     if engine.memory is None:
         return None
     gone = await engine.memory.bank.forget(engine.event_scope(event), memory_id)
@@ -196,6 +202,7 @@ async def set_state(engine: Engine, event: ChatEvent, argument: str) -> str:
 async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
     """The user's memories with this persona as a JSON file: (a line saying how many, the
     file's bytes)."""
+    engine.check_may_change(event)
     found = await list_memories(engine, event, limit=EXPORT_LIMIT)
     rows = [
         {
@@ -211,6 +218,21 @@ async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
     ]
     said = f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}."
     return said, json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def wipe_question(engine: Engine, event: ChatEvent) -> str:
+    """What a wipe asks before it forgets: what will really be lost."""
+    identity = engine.persona(event).identity
+    key = "wipe_question_channel" if engine.shares(event) else "wipe_question_you"
+    return say(identity.language, key, name=identity.name)
+
+
+async def wipe(engine: Engine, event: ChatEvent) -> str:
+    """Forget the conversation and every memory of the event's scope; says what is gone."""
+    await engine.wipe(event)
+    identity = engine.persona(event).identity
+    key = "wiped_channel" if engine.shares(event) else "wiped_you"
+    return say(identity.language, key, name=identity.name)
 
 
 async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.access import Gate, Verdict
+from bot.access import Gate, NotAllowed, Verdict
+from bot.catalogue import say
 from bot.config import EngineConfig
 from bot.documents import Document, DocumentError, excerpts, extract_text, summarise
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
@@ -30,7 +31,7 @@ from bot.prompts import (
     state_tool,
 )
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
-from bot.sessions import Reading, Session, SessionManager, Turn, TurnLock, scope_key
+from bot.sessions import Reading, Session, SessionManager, Turn, TurnLock, is_shared, scope_key
 from bot.tools import (
     SEARCH_TOOL,
     TRANSLATE_TOOL,
@@ -638,9 +639,24 @@ class Engine:
         async with session.lock:
             return await self.sessions.close(session, "end") is not None
 
+    def shares(self, event: ChatEvent) -> bool:
+        """Whether the event's memory is the whole channel's (a channel-scoped persona in a
+        server or group), not the sender's own."""
+        return is_shared(self.persona(event).memory.scope, event)
+
+    def check_may_change(self, event: ChatEvent) -> None:
+        """Raise NotAllowed unless the sender may change the event's memory and state: their
+        own always; a channel's shared one only as its admin (`ChatEvent.admin`)."""
+        if self.shares(event) and not event.admin:
+            persona = self.persona(event)
+            raise NotAllowed(
+                say(persona.identity.language, "shared_admins_only", name=persona.identity.name)
+            )
+
     async def wipe(self, event: ChatEvent) -> None:
-        """Forget this user's conversation, state, archive and long-term memories with this
-        persona."""
+        """Forget the event's conversation, state, archive and long-term memories with this
+        persona: the user's own, or, for an admin, the channel's shared ones."""
+        self.check_may_change(event)
         session = await self.session(event)
         async with session.lock:
             await self.sessions.wipe(session)
@@ -648,7 +664,9 @@ class Engine:
                 await self.memory.bank.wipe(self.memory_scope(self.persona(event), session))
 
     async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
-        """Set one state slot (the user's own change); returns the value stored."""
+        """Set one state slot (the user's own change, or an admin's of a shared one); returns
+        the value stored."""
+        self.check_may_change(event)
         session = await self.session(event)
         async with session.lock:
             session.state[name] = value.strip()[:STATE_VALUE_LIMIT]

@@ -69,6 +69,10 @@ class ChatEvent:
     # The platform's id of the message, where it may deliver one again (Telegram, after a
     # crash): a message already answered is not answered twice.
     message_id: str = ""
+    # The sender may change what the chat shares (a channel's memory, its persona): their own
+    # private chat, a chat or server admin, or a configured admin id. Set by the adapter from
+    # the platform's permissions; nothing else grants it.
+    admin: bool = False
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import traceback
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "MIN_SECRET",
     "REDACTED",
     "Redactor",
+    "failure",
     "hide",
     "install",
     "redact",
@@ -122,6 +124,26 @@ def redact(text: str) -> str:
     """`text` without the secrets in use, for messages shown outside logging."""
     redactor = _installed()
     return redactor.redact(text) if redactor is not None else Redactor().redact(text)
+
+
+def failure(error: BaseException, frames: int = 6) -> str:
+    """An error for a log line without its message, which may quote what a user typed (a
+    name, a query, a file's text): its type and where it was raised, innermost frame first,
+    for each error in its chain ("KeyError at commands.py:80 forget < telegram.py:371
+    callback")."""
+    parts = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        stack = traceback.extract_tb(current.__traceback__)[-frames:]
+        where = " < ".join(
+            f"{'/'.join(frame.filename.rsplit('/', 2)[-2:])}:{frame.lineno} {frame.name}"
+            for frame in reversed(stack)
+        )
+        parts.append(f"{type(current).__qualname__} at {where or '?'}")
+        current = current.__cause__ or current.__context__
+    return "; from ".join(parts)
 
 
 def secrets_in_use(config: Config, environ: Mapping[str, str]) -> list[str]:

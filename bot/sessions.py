@@ -37,6 +37,7 @@ __all__ = [
     "SessionManager",
     "Turn",
     "TurnLock",
+    "is_shared",
     "scope_key",
 ]
 
@@ -64,6 +65,12 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
+
+
+def is_shared(scope: Literal["user", "channel"], event: ChatEvent) -> bool:
+    """Whether the event's conversation and memories are the whole channel's, not the
+    sender's own: changing them is then for the channel's admins."""
+    return not event.is_dm and scope_key(scope, event) == scope_key("channel", event)
 
 
 @dataclass(slots=True)

@@ -215,7 +215,9 @@ async def test_wipe_needs_confirmation(fake: FakeDiscord, adapter: DiscordAdapte
 
     await fake.slash("wipe", user_id=ALICE)
     await fake.click(await answer(fake), "Wipe", user_id=ALICE)
-    assert (await fake.next_response())["data"]["content"] == "Everything is forgotten."
+    assert (await fake.next_response())["data"]["content"] == (
+        "Wiped: Pip remembers nothing of you now."
+    )
     await fake.slash("memories", {}, user_id=ALICE)
     assert (await answer(fake))["content"] == "No memories yet."
 

@@ -130,9 +130,12 @@ async def test_remember_then_recall(tg: Harness) -> None:
 async def test_commands_with_bot_name_in_a_group(tg: Harness) -> None:
     tg.fake.send_text(GROUP, ALICE, "/remember@pip_bot I like tea", chat_type="supergroup")
     await tg.fake.next_messages()
+    tg.fake.send_text(ALICE, ALICE, "/start")  # so the bot may write to her privately
+    await tg.fake.next_messages()
     tg.fake.send_text(GROUP, ALICE, "/recall@pip_bot tea", chat_type="supergroup")
-    [recalled] = await tg.fake.next_messages()
-    assert "I like tea" in recalled["text"]
+    recalled, told = await tg.fake.next_messages(2)
+    assert "I like tea" in recalled["text"] and recalled["chat"]["id"] == ALICE
+    assert told["text"] == "I sent you the answer privately." and told["chat"]["id"] == GROUP
     # A command meant for another bot is not ours.
     tg.fake.send_text(GROUP, ALICE, "/recall@other_bot tea", chat_type="supergroup")
     tg.fake.send_text(GROUP, ALICE, "/dance", chat_type="supergroup")  # maybe another bot's
@@ -165,19 +168,22 @@ async def test_forget_lists_then_deletes_the_chosen(tg: Harness) -> None:
 async def test_two_users_in_a_group_keep_their_own_memories(tg: Harness) -> None:
     tg.fake.send_text(GROUP, ALICE, "/remember Alice's secret is blue", chat_type="group")
     await tg.fake.next_messages()
+    tg.fake.send_text(BOB, BOB, "/start", first_name="Bob")  # answers come privately
+    await tg.fake.next_messages()
     tg.fake.send_text(GROUP, BOB, "/memories", chat_type="group", first_name="Bob")
-    [bobs] = await tg.fake.next_messages()
-    assert bobs["text"] == "No memories yet."
+    bobs, _ = await tg.fake.next_messages(2)
+    assert bobs["text"] == "(you asked in group -1001)\nNo memories yet."
     tg.fake.send_text(GROUP, BOB, "/recall secret", chat_type="group", first_name="Bob")
-    [recalled] = await tg.fake.next_messages()
+    recalled, _ = await tg.fake.next_messages(2)
     assert "blue" not in recalled["text"]
     # Nor does Alice's group memory surface in her private chat.
     tg.fake.send_text(ALICE, ALICE, "/memories")
     [private] = await tg.fake.next_messages()
     assert private["text"] == "No memories yet."
     tg.fake.send_text(GROUP, ALICE, "/memories", chat_type="group")
-    [alices] = await tg.fake.next_messages()
-    assert "blue" in alices["text"]
+    alices, told = await tg.fake.next_messages(2)
+    assert "blue" in alices["text"] and alices["chat"]["id"] == ALICE
+    assert "blue" not in told["text"] and told["chat"]["id"] == GROUP
 
 
 @pytest.mark.parametrize("model", [ScriptedChatModel(["[NEUTRAL] " + "word " * 1000])])
@@ -262,9 +268,11 @@ async def test_export_sends_a_json_file_privately(tg: Harness) -> None:
     assert sent["caption"] == "1 memory."
     [memory] = json.loads(sent["_bytes"])
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
+    # Asked in a group, it comes privately too: the group hears only that it was sent.
     tg.fake.send_text(-3, ALICE, "/export", chat_type="group")
-    [refused] = await tg.fake.next_messages()
-    assert refused["text"] == "Ask me for /export in our private chat."
+    sent, told = await tg.fake.next_messages(2)
+    assert sent["chat"]["id"] == ALICE and sent["caption"] == "(you asked in group -3)\n0 memories."
+    assert told["chat"]["id"] == -3 and told["text"] == "I sent you the answer privately."
 
 
 async def test_end_and_wipe(tg: Harness) -> None:

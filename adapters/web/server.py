@@ -223,7 +223,7 @@ class WebServer:
 
     def _persona(self, key: str) -> Persona:
         if key not in self.personas:
-            log.info("refused: no persona %r here", key[:100])
+            log.info("refused: no such persona here (a name of %d characters)", len(key))
             raise web.HTTPNotFound(text=f"no persona {key[:100]!r} here")
         return self.engine.personas[key]
 
@@ -273,7 +273,7 @@ class WebServer:
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
         if not USER_NAME.match(user):
-            log.info("refused %s: the user name %r is not one", request.path, user[:100])
+            log.info("refused %s: not a user name (%d characters)", request.path, len(user))
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
         await ws.prepare(request)
@@ -325,7 +325,7 @@ class WebServer:
         user = request.query.get("user", "").strip()
         name = request.query.get("name", "").strip()[:200] or "document"
         if not USER_NAME.match(user):
-            log.info("refused %s: the user name %r is not one", request.path, user[:100])
+            log.info("refused %s: not a user name (%d characters)", request.path, len(user))
             raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
@@ -398,8 +398,8 @@ class WebServer:
         event = self._event(persona.key, user, text)
         try:
             reply = await self.engine.handle(event)
-        except Exception:
-            log.exception("answering on the web page failed")
+        except Exception as e:
+            log.error("answering on the web page failed: %s", redact.failure(e))
             return {"type": "error", "text": persona.identity.apology or "Something went wrong."}
         return {
             "type": "reply",

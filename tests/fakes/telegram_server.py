@@ -268,6 +268,8 @@ class FakeTelegram:
             result = await handler(params)
         except LookupError as e:  # a request about something the fake does not have
             return _error(400, str(e.args[0]))
+        if isinstance(result, web.Response):  # the method refused
+            return result
         return web.json_response({"ok": True, "result": result})
 
     async def _api_getFile(self, params: dict[str, Any]) -> Any:
@@ -312,8 +314,19 @@ class FakeTelegram:
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
         return True
 
+    def _unreachable(self, chat_id: int) -> web.Response | None:
+        """Telegram's refusal of a message to a chat the bot is not in: a user who never
+        started a private chat with it (403), or no such chat (400)."""
+        if chat_id in self._chats:
+            return None
+        if chat_id > 0:
+            return _error(403, "Forbidden: bot can't initiate conversation with a user")
+        return _error(400, "Bad Request: chat not found")
+
     async def _api_sendDocument(self, params: dict[str, Any]) -> Any:
         chat_id = int(params["chat_id"])
+        if (refused := self._unreachable(chat_id)) is not None:
+            return refused
         document = params["document"]
         message: dict[str, Any] = {
             "message_id": next(self._message_ids),
@@ -348,6 +361,8 @@ class FakeTelegram:
 
     async def _api_sendMessage(self, params: dict[str, Any]) -> Any:
         chat_id = int(params["chat_id"])
+        if (refused := self._unreachable(chat_id)) is not None:
+            return refused
         message: dict[str, Any] = {
             "message_id": next(self._message_ids),
             "date": int(time.time()),

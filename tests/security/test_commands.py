@@ -8,13 +8,15 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 import pytest
 
 from adapters.console import ConsoleChat
 from bot import commands
+from bot.access import NotAllowed
 from bot.runtime import Runtime
 from bot.scheduler import Scheduler
 from tests.security.conftest import (
@@ -31,6 +33,7 @@ from tests.security.conftest import (
     leaked,
 )
 
+T = TypeVar("T")
 # What people type to reach what is not theirs: her words, her name, injections.
 QUERIES = [
     "zebraquokka bank pin",
@@ -60,6 +63,15 @@ ASKERS = [
 ]
 
 
+async def refused_or(work: Awaitable[T]) -> T | None:
+    """What a command gives, or None where it is refused (a member, not an admin, of a channel
+    whose memory is shared)."""
+    try:
+        return await work
+    except NotAllowed:
+        return None
+
+
 async def everything_said(world: World, user: str, where: str, persona: str) -> str:
     """Every command's answer to `user`, for every query and every one of Alice's ids."""
     engine = world.bot.engine
@@ -72,21 +84,22 @@ async def everything_said(world: World, user: str, where: str, persona: str) -> 
             commands.format_memory(m, engine)
             for m in await commands.list_memories(engine, asking, query)
         ]
-        said += [m.text for m in await commands.forget_candidates(engine, asking, query)]
+        offered = await refused_or(commands.forget_candidates(engine, asking, query))
+        said += [m.text for m in offered or []]
         said.append(await commands.diary(engine, asking, query))
     said += [
         commands.format_memory(m, engine) for m in await commands.list_memories(engine, asking)
     ]
     for memory_id in world.alice_ids:
-        gone = await commands.forget(engine, asking, memory_id)
+        gone = await refused_or(commands.forget(engine, asking, memory_id))
         said.append(gone.text if gone else "")
     for day in ("", "2026-01-01", "today", "yesterday", "last monday"):
         said.append(await commands.diary(engine, asking, day))
     said.append(await commands.profile(engine, asking))
     said.append(await commands.show_state(engine, asking))
     said.append(await commands.dm_memories(engine, asking, ""))
-    _, data = await commands.export(engine, asking)
-    said.append(data.decode("utf-8"))
+    exported = await refused_or(commands.export(engine, asking))
+    said.append(exported[1].decode("utf-8") if exported else "")
     said.append(json.dumps(await engine.save(asking), ensure_ascii=False))
     return "\n".join(said)
 

@@ -154,7 +154,7 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
             # Alice's forget list is open in the group and in her DM: Bob names its numbers.
             fake.send_text(T_GROUP, T_ALICE, "/forget zebraquokka bank pin", chat_type="group")
             fake.send_text(T_ALICE, T_ALICE, "/forget zebraquokka bank pin")
-            await fake.next_messages(2)
+            await fake.next_messages(3)  # the group's list goes to her privately
             # Bob, and an impostor who took Alice's first name, privately and in the group.
             askers = [
                 (T_BOB, "Bob", T_BOB, "private"),
@@ -169,10 +169,13 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
                 typed += ["/memories", "/diary", "/diary 2026-01-01", "/profile", "/export"]
                 for text in typed:
                     fake.send_text(chat, user, text, chat_type=kind, first_name=name)
-                    said += [json.dumps(m, default=repr) for m in await fake.next_messages()]
+                    await fake.next_messages()
         finally:
             await adapter.close()
-        documents = [m.get("_bytes", b"") for m in fake.sent]
+        # Everything the bot sent anywhere but to Alice herself.
+        theirs = [m for m in fake.sent if m["chat"]["id"] != T_ALICE]
+        said += [json.dumps(m, default=repr) for m in theirs]
+        documents = [m.get("_bytes", b"") for m in theirs]
         assert any(documents)  # Bob's export came, in his private chat
         said += [d.decode("utf-8", "replace") for d in documents]
     assert leaked("\n".join(said)) == []
