@@ -13,7 +13,9 @@ A bot hosting several personas lets bot.routing pick who answers (a name at the 
 message, else the channel's binding, else the first persona); the persona speaks through the
 channel's webhook under its own name and avatar, or, where the bot lacks Manage Webhooks,
 signs its message with its name in bold. `/persona set NAME` binds a channel; in a server it
-needs the Manage Channels permission (or a configured admin id).
+needs the Manage Channels permission (or a configured admin id). The same permission, or
+Manage Server, is what the engine asks of whoever wipes, exports, forgets from or changes the
+state of a channel-scoped persona's memory (`ChatEvent.admin`).
 """
 
 from __future__ import annotations

@@ -133,6 +133,7 @@ def make_event(
     bot_id: str = "bot1",
     roles: tuple[str, ...] = (),
     message_id: str = "",
+    admin: bool = False,
 ) -> ChatEvent:
     """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
     return ChatEvent(
@@ -150,6 +151,7 @@ def make_event(
         reply_to=reply_to,
         roles=roles,
         message_id=message_id,
+        admin=admin,
     )
 
 
