@@ -7,9 +7,9 @@ it does not talk over a group's own conversation. While the engine works the cha
 
 The memory commands are the platform-free ones of `bot.commands`; this module only turns
 Telegram messages into `ChatEvent`s and results into text. In a group, the answers that show
-memories (`PRIVATE`) go to the sender's private chat with the bot, as Discord's are ephemeral. `start()`/`stop()` run the bot inside
-the caller's event loop (no `run_polling`, which would own the loop and the signals), so one
-process can host several bots.
+memories (`PRIVATE`) go to the sender's private chat with the bot, as Discord's are
+ephemeral. `start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`,
+which would own the loop and the signals), so one process can host several bots.
 """
 
 from __future__ import annotations

@@ -173,18 +173,11 @@ async def test_remember_then_recall_is_ephemeral(fake: FakeDiscord, adapter: Dis
     assert "Mochi" not in (await fake.next_response())["content"]
 
 
-async def answer(fake: FakeDiscord) -> dict[str, Any]:
-    """The follow-up after a deferred (ephemeral) command response."""
-    deferred = await fake.next_response()
-    assert deferred["type"] == 5 and deferred["data"]["flags"] & 64
-    return await fake.next_response()
-
-
 async def test_forget_asks_then_deletes(fake: FakeDiscord, adapter: DiscordAdapter):
     await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
-    await answer(fake)
+    await fake.answer()
     await fake.slash("forget", {"query": "cat"}, user_id=ALICE)
-    listed = await answer(fake)
+    listed = await fake.answer()
     assert listed["flags"] & 64
     assert listed["content"].startswith("1. ") and "Mochi" in listed["content"]
 
@@ -200,44 +193,44 @@ async def test_forget_asks_then_deletes(fake: FakeDiscord, adapter: DiscordAdapt
     assert done["data"]["components"] == []
 
     await fake.slash("memories", {}, user_id=ALICE)
-    assert (await answer(fake))["content"] == "No memories yet."
+    assert (await fake.answer())["content"] == "No memories yet."
 
 
 async def test_wipe_needs_confirmation(fake: FakeDiscord, adapter: DiscordAdapter):
     await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
-    await answer(fake)
+    await fake.answer()
     await fake.slash("wipe", user_id=ALICE)
-    asked = await answer(fake)
+    asked = await fake.answer()
     await fake.click(asked, "Cancel", user_id=ALICE)
     assert (await fake.next_response())["data"]["content"] == "Cancelled."
     await fake.slash("memories", {}, user_id=ALICE)
-    assert "Mochi" in (await answer(fake))["content"]
+    assert "Mochi" in (await fake.answer())["content"]
 
     await fake.slash("wipe", user_id=ALICE)
-    await fake.click(await answer(fake), "Wipe", user_id=ALICE)
+    await fake.click(await fake.answer(), "Wipe", user_id=ALICE)
     assert (await fake.next_response())["data"]["content"] == (
         "Wiped: Pip remembers nothing of you now."
     )
     await fake.slash("memories", {}, user_id=ALICE)
-    assert (await answer(fake))["content"] == "No memories yet."
+    assert (await fake.answer())["content"] == "No memories yet."
 
 
 async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
     await fake.slash("state", user_id=ALICE)
-    assert (await answer(fake))["content"] == "Pip keeps no state."
+    assert (await fake.answer())["content"] == "Pip keeps no state."
     await fake.slash("diary", user_id=ALICE)
-    assert (await answer(fake))["content"] == "The diary is empty so far."
+    assert (await fake.answer())["content"] == "The diary is empty so far."
     await fake.slash("diary", {"day": "yesterday"}, user_id=ALICE)
-    assert (await answer(fake))["content"].startswith("No diary page for ")
+    assert (await fake.answer())["content"].startswith("No diary page for ")
     await fake.slash("profile", user_id=ALICE)
-    assert "knows nothing about you yet" in (await answer(fake))["content"]
+    assert "knows nothing about you yet" in (await fake.answer())["content"]
     await fake.slash("remember", {"text": "my cat is called Mochi"}, user_id=ALICE)
-    await answer(fake)
+    await fake.answer()
     await fake.slash("export", user_id=ALICE, guild=False)
-    exported = await answer(fake)
+    exported = await fake.answer()
     assert exported["flags"] & 64 and exported["content"] == "0 memories."  # the DM is apart
     await fake.slash("export", user_id=ALICE)
-    exported = await answer(fake)
+    exported = await fake.answer()
     [memory] = json.loads(exported["_files"]["memories.json"])
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
 
@@ -347,24 +340,24 @@ async def test_persona_set_binds_the_channel_for_those_who_may(
     fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
 ):
     await fake.slash("persona", user_id=ALICE)
-    shown = (await answer(fake))["content"]
+    shown = (await fake.answer())["content"]
     assert shown.startswith("Here you talk with Pip (pip).") and "Bo (bo)" in shown
 
     await fake.slash("persona", {"action": "set", "name": "Bo"}, user_id=BOB, permissions=0)
-    assert "Only someone who can manage this channel" in (await answer(fake))["content"]
+    assert "Only someone who can manage this channel" in (await fake.answer())["content"]
 
     manage_channels = 1 << 4
     await fake.slash(
         "persona", {"action": "set", "name": "bo"}, user_id=ALICE, permissions=manage_channels
     )
-    assert (await answer(fake))["content"] == "From now on Bo talks in this channel."
+    assert (await fake.answer())["content"] == "From now on Bo talks in this channel."
     await fake.dispatch_message(fake.channel_id, BOB, "who is here?")
     assert said_by(await fake.next_message()) == ("Bo", "ok")
     await fake.dispatch_message(fake.channel_id, BOB, "Pip, are you here too?")
     assert said_by(await fake.next_message()) == ("Pip", "ok")  # a name still wins
 
     await fake.slash("persona", {"action": "set", "name": "nobody"}, user_id=ALICE)
-    assert "No persona 'nobody' here" in (await answer(fake))["content"]
+    assert "No persona 'nobody' here" in (await fake.answer())["content"]
 
 
 async def test_without_manage_webhooks_personas_sign_in_bold(
@@ -394,9 +387,9 @@ async def test_access_lists_by_role_cover_messages_and_commands(
     assert len(bot.model.calls) == 1
 
     await fake.slash("remember", {"text": "I like tea"}, user_id=BOB, roles=[muted])
-    assert (await answer(fake))["content"] == "You can't use this bot here."
+    assert (await fake.answer())["content"] == "You can't use this bot here."
     await fake.slash("memories", user_id=BOB, roles=[regular])
-    assert "tea" not in (await answer(fake))["content"]  # nothing was stored
+    assert "tea" not in (await fake.answer())["content"]  # nothing was stored
 
 
 async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_path: Path):

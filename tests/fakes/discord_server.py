@@ -405,6 +405,13 @@ class FakeDiscord:
         """The next interaction callback or follow-up body the bot sent."""
         return await asyncio.wait_for(self.responses.get(), wait)
 
+    async def answer(self, wait: float = 5.0) -> dict[str, Any]:
+        """The follow-up of a slash command the bot deferred ephemerally, as the adapter
+        answers every one."""
+        deferred = await self.next_response(wait)
+        assert deferred["type"] == 5 and deferred["data"]["flags"] & 64, deferred
+        return await self.next_response(wait)
+
     async def no_message(self, wait: float = 0.3) -> bool:
         """True if the bot posts nothing within `wait` seconds."""
         try:

@@ -16,7 +16,9 @@ import pytest
 
 from bot.events import ChatEvent
 from memory.records import EncodingWrite
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.platforms import discord_at
 
 if TYPE_CHECKING:
     from memory.storage import AnyStore
@@ -121,6 +123,12 @@ async def furnish(bot: Bot) -> World:
     channel = world.scope(ALICE, "group", "tavern")
     await write_page(bot.store, channel, DAY, "The tavern was busy.", [(ALICE, "Alice", PROFILE)])
     return world
+
+
+@pytest.fixture
+async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    async with discord_at(monkeypatch) as server:
+        yield server
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from adapters.discord import DiscordAdapter
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.logs import logged_errors
-from tests.fakes.platforms import discord_at, telegram_adapter
+from tests.fakes.platforms import telegram_adapter
 from tests.fakes.secrets import DISCORD_TOKEN
 from tests.fakes.telegram_server import FakeTelegram
 from tests.security.conftest import (
@@ -64,18 +64,6 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 D_ALICE, D_BOB = 42, 43
 
 
-@pytest.fixture
-async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with discord_at(monkeypatch) as server:
-        yield server
-
-
-async def answer(fake: FakeDiscord) -> dict[str, Any]:
-    deferred = await fake.next_response()
-    assert deferred["type"] == 5, deferred
-    return await fake.next_response()
-
-
 def shown(response: dict[str, Any]) -> str:
     """The text and files of a response, as one string."""
     files = response.get("_files", {})
@@ -106,7 +94,7 @@ async def test_discord_commands_give_bob_nothing_of_alices(
                         ("diary", {"day": word}),
                     ]:
                         await fake.slash(name, options, user_id=D_BOB, guild=guild)
-                        said.append(shown(await answer(fake)))
+                        said.append(shown(await fake.answer()))
                 for name, options in [
                     ("memories", {}),
                     ("diary", {}),
@@ -115,10 +103,10 @@ async def test_discord_commands_give_bob_nothing_of_alices(
                     ("export", {}),
                 ]:
                     await fake.slash(name, options, user_id=D_BOB, guild=guild)
-                    said.append(shown(await answer(fake)))
+                    said.append(shown(await fake.answer()))
             # Alice's own forget list, pressed by Bob: refused, and the refusal logged.
             await fake.slash("forget", {"query": "marmosetfjord"}, user_id=D_ALICE)
-            listed = await answer(fake)
+            listed = await fake.answer()
             with caplog.at_level(logging.INFO, logger="adapters.discord"):
                 await fake.click(listed, "1", user_id=D_BOB)
                 refused = await fake.next_response()

@@ -22,7 +22,7 @@ from bot.persona import StateSlot
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
-from tests.fakes.platforms import discord_at, telegram_adapter
+from tests.fakes.platforms import telegram_adapter
 from tests.fakes.secrets import DISCORD_TOKEN
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -66,18 +66,6 @@ MEMBER, ADMIN, HOST = 42, 43, 44
 
 
 @pytest.fixture
-async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with discord_at(monkeypatch) as server:
-        yield server
-
-
-async def answer(fake: FakeDiscord) -> dict[str, Any]:
-    deferred = await fake.next_response()
-    assert deferred["type"] == 5, deferred
-    return await fake.next_response()
-
-
-@pytest.fixture
 async def discord_bot(fake_discord: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
     adapter = DiscordAdapter(
         bot.engine,
@@ -108,13 +96,13 @@ async def test_discord_members_cannot_change_a_channels_memory(
         ("state", {"slot": "party", "value": "nobody"}),
     ]:
         await fake.slash(name, options, user_id=MEMBER, permissions=SEND_MESSAGES)
-        said = await answer(fake)
+        said = await fake.answer()
         assert said["content"] == REFUSED, name
         assert not said.get("components") and not said.get("_files"), name
     assert await count(bot, channel) == 1
     # The memory is still everyone's to see.
     await fake.slash("memories", {}, user_id=MEMBER, permissions=SEND_MESSAGES)
-    assert "innkeeper" in (await answer(fake))["content"]
+    assert "innkeeper" in (await fake.answer())["content"]
 
 
 @pytest.mark.parametrize(
@@ -132,10 +120,10 @@ async def test_discord_admins_wipe_a_channels_memory_after_a_true_question(
     channel = f"tavern/discord:{fake.guild_id}:channel:{fake.channel_id}"
     await bot.bank.remember(channel, TAVERN_MEMORY)
     await fake.slash("forget", {"query": "innkeeper gold"}, user_id=user, permissions=permissions)
-    listed = await answer(fake)
+    listed = await fake.answer()
     assert "innkeeper" in listed["content"]
     await fake.slash("wipe", {}, user_id=user, permissions=permissions)
-    asked = await answer(fake)
+    asked = await fake.answer()
     assert asked["content"] == ASKED
     await fake.click(asked, "Wipe", user_id=user)
     assert (await fake.next_response())["data"]["content"] == WIPED
@@ -152,7 +140,7 @@ async def test_discord_members_forget_their_own_memories(
     own = f"pip/discord:{fake.guild_id}:user:{MEMBER}"
     await bot.bank.remember(own, "Member 42 keeps a lucky pebble")
     await fake.slash("forget", {"query": "lucky pebble"}, user_id=MEMBER, permissions=0)
-    listed = await answer(fake)
+    listed = await fake.answer()
     await fake.click(listed, "1", user_id=MEMBER)
     confirm = await fake.next_response()
     await fake.click(confirm, "Forget", user_id=MEMBER)
