@@ -221,9 +221,10 @@ class TelegramAdapter:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _event(self, message: Message, text: str, persona: str | None = None) -> ChatEvent:
+    def _event(
+        self, message: Message, sender: _Sender, text: str, persona: str | None = None
+    ) -> ChatEvent:
         chat = message.chat
-        user = message.from_user
         is_dm = chat.type == ChatType.PRIVATE
         channel = _room(message)  # a forum topic is its own room
         replied = message.reply_to_message
@@ -234,8 +235,9 @@ class TelegramAdapter:
             chat_id="" if is_dm else str(chat.id),
             channel_id=channel,
             # The platform id, never the display name: names change and collide.
-            user_id=str(user.id) if user else str(chat.id),
-            user_name=(user.first_name or user.username or str(user.id)) if user else "",
+            user_id=sender.id,
+            user_name=sender.name,
+            anonymous=sender.anonymous,
             is_dm=is_dm,
             text=text,
             timestamp=message.date,
@@ -255,21 +257,34 @@ class TelegramAdapter:
             text = mention.sub("", text)
         text = re.sub(r"[ \t]{2,}", " ", text).strip()
         if message.chat.type == ChatType.PRIVATE:
-            return True, text
+            return True, text  # (a forward there is the user showing the persona something)
+        # A forward's @mention was its author's, written to another chat: not this sender
+        # calling the persona.
+        mentioned = mentioned and message.forward_origin is None
         replied = message.reply_to_message
-        to_bot = bool(replied and replied.from_user and replied.from_user.id == self.app.bot.id)
+        # In a forum topic an ordinary message "replies" to the topic's opening: that is no
+        # reply to the bot, even in a topic the bot opened.
+        to_bot = bool(
+            replied
+            and replied.from_user
+            and replied.from_user.id == self.app.bot.id
+            and replied.forum_topic_created is None
+        )
         return mentioned or to_bot, text
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.message
         if message is None or (message.text is None and message.document is None):
             return
+        sender = _sender(message)
+        if sender is None:
+            return
         addressed, text = self._addressed(message)
         if not addressed:
             return
         try:
             persona = await self.router.choose(_room(message), text)
-            event = self._event(message, text, persona)
+            event = self._event(message, sender, text, persona)
             async with self._typing(message):
                 document = message.document
                 if document is not None and is_document(document.file_name or ""):
@@ -347,12 +362,13 @@ class TelegramAdapter:
     ) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
         async def callback(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             message = update.message
-            if message is None or message.text is None:
+            sender = _commander(message)
+            if message is None or message.text is None or sender is None:
                 return
             argument = _argument(message.text)
             try:
                 persona = await self.router.choose(_room(message))
-                event = self._event(message, "", persona)
+                event = self._event(message, sender, "", persona)
                 verdict = self.engine.admit(event)
                 if verdict == "admit":
                     await handler(message, event, argument)
@@ -368,7 +384,7 @@ class TelegramAdapter:
         """A command we do not have: say so in private, or when it names this bot; a bare
         `/cmd` in a group may be for another bot there."""
         message = update.message
-        if message is None or not message.text:
+        if message is None or not message.text or _commander(message) is None:
             return
         word, _, target = message.text.split(maxsplit=1)[0].partition("@")
         username = self.app.bot.username or ""
@@ -498,6 +514,51 @@ class TelegramAdapter:
     async def _help(self, message: Message, event: ChatEvent, _: str) -> None:
         lines = [f"/{name} - {what}" for name, what in COMMANDS.items()]
         await self._say(message, "\n".join(lines))
+
+
+@dataclass(slots=True, frozen=True)
+class _Sender:
+    """Who said a message, as memory knows them: `id` a user's id, or a chat's (negative, so
+    never a user's); `anonymous`: one of several the platform cannot tell apart."""
+
+    id: str
+    name: str
+    anonymous: bool = False
+
+
+def _sender(message: Message) -> _Sender | None:
+    """Who said `message`, or None for a message no one in the chat said to the persona (it
+    is not answered). Telegram puts a stand-in bot in `from_user` for messages sent on behalf
+    of a chat, so those are known by `sender_chat`. A message sent through an inline bot
+    (`via_bot`) is still its sender's, and a forward is the forwarder's (they chose to show
+    it). Edited messages and business messages never get here: the handlers take new
+    messages of the bot's own chats only (an edit answered again would double the turn; in a
+    business chat the bot would speak as its owner, to the owner's customers)."""
+    chat, user, on_behalf = message.chat, message.from_user, message.sender_chat
+    if message.is_automatic_forward:
+        # A linked channel's post, copied into its discussion group by Telegram: written to
+        # the channel's readers, not said to the persona by anyone in the group.
+        return None
+    if on_behalf is not None and on_behalf.id == chat.id:
+        # An anonymous admin: every admin writing anonymously comes as the group itself.
+        return _Sender(str(chat.id), chat.title or "", anonymous=True)
+    if on_behalf is not None:
+        # Written as a channel (one's own, or the group's linked one): the channel is who
+        # speaks, whichever of its admins typed it.
+        name = on_behalf.title or on_behalf.username or str(on_behalf.id)
+        return _Sender(str(on_behalf.id), name)
+    if user is None or user.is_bot:
+        # Another bot is no one to remember, and two bots answering each other never stop.
+        return None
+    return _Sender(str(user.id), user.first_name or user.username or str(user.id))
+
+
+def _commander(message: Message | None) -> _Sender | None:
+    """Who gave a command, or None: a forwarded `/cmd` was typed by someone else, to another
+    chat, and does nothing here."""
+    if message is None or message.forward_origin is not None:
+        return None
+    return _sender(message)
 
 
 def _argument(text: str) -> str:

@@ -69,6 +69,9 @@ class ChatEvent:
     # The platform's id of the message, where it may deliver one again (Telegram, after a
     # crash): a message already answered is not answered twice.
     message_id: str = ""
+    # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
+    # come as the group): no memory of their own, only the chat's (sessions.scope_key).
+    anonymous: bool = False
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.
