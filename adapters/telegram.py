@@ -14,11 +14,14 @@ process can host several bots.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,7 +44,7 @@ from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
 
-__all__ = ["COMMANDS", "TelegramAdapter", "Webhook"]
+__all__ = ["COMMANDS", "TelegramAdapter", "Webhook", "webhook_secret"]
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +66,22 @@ Handler = Callable[[Message, ChatEvent, str], Awaitable[None]]
 @dataclass(slots=True, frozen=True)
 class Webhook:
     """Where Telegram posts updates (`url`, public, https) and where this process listens for
-    them (behind a reverse proxy, usually); `secret` is checked on every update."""
+    them (behind a reverse proxy, usually); `secret` is checked on every update ("": the one
+    `webhook_secret` derives from the bot's token)."""
 
     url: str
     listen: str = "127.0.0.1"
     port: int = 8443
     secret: str = ""
+
+
+def webhook_secret(token: str) -> str:
+    """The secret Telegram is told to send with every update when none is configured: an
+    HMAC of the bot's token, so every process serving the bot and every restart agree on it
+    with nothing to store or share, and it is known only to who holds the token (who could
+    point the webhook elsewhere anyway). 43 characters of Telegram's A-Z a-z 0-9 _ -."""
+    digest = hmac.new(token.encode(), b"kizuna telegram webhook secret", hashlib.sha256)
+    return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
 
 
 class TelegramAdapter:
@@ -90,11 +103,16 @@ class TelegramAdapter:
         """`persona`: the persona key, or several (the first is the default; the others are
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
         bind personas and wipe shared memories in any chat, besides the chat's admins.
-        `webhook`: receive updates by webhook (for servers) instead of long polling.
+        `webhook`: receive updates by webhook (for servers) instead of long polling, always
+        with a secret.
         `leads(job)`: whether this process leads a job among the processes sharing its store
         (Store.leads); Telegram lets one process poll a bot, so the others stand by, asking
         every `standby_seconds`, and take over when it dies."""
-        # The token is in every Bot API URL the library and httpx log.
+        if webhook is not None and not webhook.secret:
+            # Never a webhook anyone who finds its port can post forged updates to.
+            webhook = replace(webhook, secret=webhook_secret(token))
+        # The token is in every Bot API URL the library and httpx log; the library logs the
+        # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
         self.router = PersonaRouter(
@@ -175,7 +193,7 @@ class TelegramAdapter:
                     port=hook.port,
                     url_path=urlsplit(hook.url).path.lstrip("/"),
                     webhook_url=hook.url,
-                    secret_token=hook.secret or None,
+                    secret_token=hook.secret,
                 )
         except BaseException:
             await self.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ import aiohttp
 import pytest
 from telegram.error import InvalidToken
 
-from adapters.telegram import COMMANDS, TelegramAdapter, Webhook
+from adapters.telegram import COMMANDS, TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.config import AccessConfig
@@ -26,7 +25,8 @@ from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
-from tests.fakes.secrets import WEBHOOK_SECRET
+from tests.fakes.process import free_port
+from tests.fakes.secrets import TELEGRAM_TOKEN, WEBHOOK_SECRET
 from tests.fakes.telegram_server import CHANNEL_BOT, SERVICE, FakeTelegram
 
 GROUP = -1001
@@ -380,12 +380,6 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
         await bot.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     port = free_port()
@@ -617,3 +611,38 @@ async def test_in_a_forum_topic_only_a_real_reply_to_the_bot_addresses_it(tg: Ha
     [again] = await tg.fake.next_messages()
     assert again["text"] == "ok"
     assert len(tg.bot.model.calls) == 2
+
+
+async def test_a_webhook_without_a_configured_secret_still_takes_only_telegrams_updates(
+    tmp_path: Path,
+) -> None:
+    """No secret configured: one derived from the token, which every process serving the bot
+    (and the next start) derives alike, and no other bot's token gives."""
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    port = free_port()
+    hook = Webhook("https://bots.example/kizuna/hook", port=port)
+    secret = webhook_secret(TELEGRAM_TOKEN)
+    assert len(secret) >= 32 and secret.replace("-", "").replace("_", "").isalnum()
+    assert webhook_secret(TELEGRAM_TOKEN + "x") != secret
+    try:
+        async with FakeTelegram() as fake:
+            for _ in range(2):  # a restart, or a second process behind the load balancer
+                adapter = TelegramAdapter(
+                    bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, webhook=hook
+                )
+                await adapter.start()
+                try:
+                    assert fake.webhook["secret_token"] == secret
+                    url = f"http://127.0.0.1:{port}/kizuna/hook"
+                    update = fake.update_for(fake.send_text(ALICE, ALICE, "hello by webhook"))
+                    async with aiohttp.ClientSession() as http:
+                        async with http.post(url, json=update) as bare:
+                            assert bare.status == 403
+                        headers = {"X-Telegram-Bot-Api-Secret-Token": secret}
+                        async with http.post(url, json=update, headers=headers) as taken:
+                            assert taken.status == 200
+                    assert (await fake.next_messages())[0]["text"] == "ok"
+                finally:
+                    await adapter.close()
+    finally:
+        await bot.close()
