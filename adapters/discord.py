@@ -172,8 +172,18 @@ class DiscordAdapter:
     # -- messages
 
     def _addressed(self, message: discord.Message) -> bool:
+        """Whether `message` is someone speaking to the persona. Never a webhook's: anyone
+        holding its URL posts under any name, and a proxy (PluralKit) speaks for many people
+        through one, re-posting what each already sent as themselves; never another bot's
+        (two bots answering each other never stop); never a system message (a member joined,
+        a thread opened: Discord telling of an event, its text a thread's name at most).
+        Slash commands need no such care: Discord runs them for the user who used them."""
         me = self.client.user
         if me is None or message.author.bot or message.author.id == me.id:
+            return False
+        if message.webhook_id is not None or message.author.system:
+            return False
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
             return False
         if message.guild is None or message.channel.id in self.channel_ids:
             return True

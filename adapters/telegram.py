@@ -15,7 +15,10 @@ which would own the loop and the signals), so one process can host several bots.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -44,7 +47,7 @@ from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
 
-__all__ = ["COMMANDS", "TelegramAdapter", "Webhook"]
+__all__ = ["COMMANDS", "TelegramAdapter", "Webhook", "webhook_secret"]
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +71,22 @@ PRIVATE = frozenset({"recall", "memories", "forget", "diary", "profile", "export
 @dataclass(slots=True, frozen=True)
 class Webhook:
     """Where Telegram posts updates (`url`, public, https) and where this process listens for
-    them (behind a reverse proxy, usually); `secret` is checked on every update."""
+    them (behind a reverse proxy, usually); `secret` is checked on every update ("": the one
+    `webhook_secret` derives from the bot's token)."""
 
     url: str
     listen: str = "127.0.0.1"
     port: int = 8443
     secret: str = ""
+
+
+def webhook_secret(token: str) -> str:
+    """The secret Telegram is told to send with every update when none is configured: an
+    HMAC of the bot's token, so every process serving the bot and every restart agree on it
+    with nothing to store or share, and it is known only to who holds the token (who could
+    point the webhook elsewhere anyway). 43 characters of Telegram's A-Z a-z 0-9 _ -."""
+    digest = hmac.new(token.encode(), b"kizuna telegram webhook secret", hashlib.sha256)
+    return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
 
 
 class TelegramAdapter:
@@ -95,11 +108,16 @@ class TelegramAdapter:
         """`persona`: the persona key, or several (the first is the default; the others are
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
         bind personas and wipe shared memories in any chat, besides the chat's admins.
-        `webhook`: receive updates by webhook (for servers) instead of long polling.
+        `webhook`: receive updates by webhook (for servers) instead of long polling, always
+        with a secret.
         `leads(job)`: whether this process leads a job among the processes sharing its store
         (Store.leads); Telegram lets one process poll a bot, so the others stand by, asking
         every `standby_seconds`, and take over when it dies."""
-        # The token is in every Bot API URL the library and httpx log.
+        if webhook is not None and not webhook.secret:
+            # Never a webhook anyone who finds its port can post forged updates to.
+            webhook = replace(webhook, secret=webhook_secret(token))
+        # The token is in every Bot API URL the library and httpx log; the library logs the
+        # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
         self.router = PersonaRouter(
@@ -181,7 +199,7 @@ class TelegramAdapter:
                     port=hook.port,
                     url_path=urlsplit(hook.url).path.lstrip("/"),
                     webhook_url=hook.url,
-                    secret_token=hook.secret or None,
+                    secret_token=hook.secret,
                 )
         except BaseException:
             await self.close()
@@ -227,9 +245,10 @@ class TelegramAdapter:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _event(self, message: Message, text: str, persona: str | None = None) -> ChatEvent:
+    def _event(
+        self, message: Message, sender: _Sender, text: str, persona: str | None = None
+    ) -> ChatEvent:
         chat = message.chat
-        user = message.from_user
         is_dm = chat.type == ChatType.PRIVATE
         channel = _room(message)  # a forum topic is its own room
         replied = message.reply_to_message
@@ -240,8 +259,9 @@ class TelegramAdapter:
             chat_id="" if is_dm else str(chat.id),
             channel_id=channel,
             # The platform id, never the display name: names change and collide.
-            user_id=str(user.id) if user else str(chat.id),
-            user_name=(user.first_name or user.username or str(user.id)) if user else "",
+            user_id=sender.id,
+            user_name=sender.name,
+            anonymous=sender.anonymous,
             is_dm=is_dm,
             text=text,
             timestamp=message.date,
@@ -261,21 +281,34 @@ class TelegramAdapter:
             text = mention.sub("", text)
         text = re.sub(r"[ \t]{2,}", " ", text).strip()
         if message.chat.type == ChatType.PRIVATE:
-            return True, text
+            return True, text  # (a forward there is the user showing the persona something)
+        # A forward's @mention was its author's, written to another chat: not this sender
+        # calling the persona.
+        mentioned = mentioned and message.forward_origin is None
         replied = message.reply_to_message
-        to_bot = bool(replied and replied.from_user and replied.from_user.id == self.app.bot.id)
+        # In a forum topic an ordinary message "replies" to the topic's opening: that is no
+        # reply to the bot, even in a topic the bot opened.
+        to_bot = bool(
+            replied
+            and replied.from_user
+            and replied.from_user.id == self.app.bot.id
+            and replied.forum_topic_created is None
+        )
         return mentioned or to_bot, text
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.message
         if message is None or (message.text is None and message.document is None):
             return
+        sender = _sender(message)
+        if sender is None:
+            return
         addressed, text = self._addressed(message)
         if not addressed:
             return
         try:
             persona = await self.router.choose(_room(message), text)
-            event = self._event(message, text, persona)
+            event = self._event(message, sender, text, persona)
             async with self._typing(message):
                 document = message.document
                 if document is not None and is_document(document.file_name or ""):
@@ -361,12 +394,15 @@ class TelegramAdapter:
     ) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
         async def callback(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             message = update.message
-            if message is None or message.text is None:
+            sender = _commander(message)
+            if message is None or message.text is None or sender is None:
                 return
             argument = _argument(message.text)
             try:
                 persona = await self.router.choose(_room(message))
-                event = replace(self._event(message, "", persona), admin=await self._admin(message))
+                event = replace(
+                    self._event(message, sender, "", persona), admin=await self._admin(message)
+                )
                 verdict = self.engine.admit(event)
                 if verdict == "slow_down":  # said once; blocked users hear nothing
                     await self._say(message, self.engine.slow_down(event))
@@ -392,15 +428,13 @@ class TelegramAdapter:
         """Deliver an answer that shows someone's memories: where asked in a private chat; in a
         group, in the sender's private chat with the bot (Telegram lets a bot write there only
         once the user has started it), and the group hears only that it was sent."""
-        if _is_dm(message):
-            await self._send(message.chat.id, answer)
+        user = message.from_user
+        if _is_dm(message) or user is None or user.is_bot or message.sender_chat is not None:
+            # Asked privately; or as a channel or an anonymous admin, who have no private chat
+            # and whose memory holds only what they said in this group as it, for all to see.
+            await self._reply(message, answer)
             return
         language = self.engine.persona(event).identity.language
-        user = message.from_user
-        if user is None or user.is_bot or message.sender_chat is not None:
-            # A channel's post or an anonymous admin's: no one's private chat to write to.
-            await self._say(message, say(language, "no_private_answer"))
-            return
         title = message.chat.title or str(message.chat.id)
         header = say(language, "asked_in", chat=title)
         try:
@@ -411,22 +445,29 @@ class TelegramAdapter:
             return
         await self._say(message, say(language, "sent_privately"))
 
-    async def _send(self, chat_id: int, answer: _Answer, *, header: str = "") -> None:
+    async def _send(self, chat_id: int, answer: _Answer, *, header: str) -> None:
         bot = self.app.bot
         if isinstance(answer, _File):
-            caption = f"{header}\n{answer.caption}".strip()
+            caption = f"{header}\n{answer.caption}"
             await bot.send_document(
                 chat_id, InputFile(answer.data, filename=answer.filename), caption=caption
             )
             return
-        for chunk in split_chunks(f"{header}\n{answer}".strip(), LIMIT):
+        for chunk in split_chunks(f"{header}\n{answer}", LIMIT):
             await bot.send_message(chat_id, chunk)
+
+    async def _reply(self, message: Message, answer: _Answer) -> None:
+        if isinstance(answer, _File):
+            file = InputFile(answer.data, filename=answer.filename)
+            await message.reply_document(file, caption=answer.caption)
+        else:
+            await self._say(message, answer)
 
     async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A command we do not have: say so in private, or when it names this bot; a bare
         `/cmd` in a group may be for another bot there."""
         message = update.message
-        if message is None or not message.text:
+        if message is None or not message.text or _commander(message) is None:
             return
         word, _, target = message.text.split(maxsplit=1)[0].partition("@")
         username = self.app.bot.username or ""
@@ -560,6 +601,51 @@ class _Here(str):
 
 
 _Answer = str | _File
+
+
+@dataclass(slots=True, frozen=True)
+class _Sender:
+    """Who said a message, as memory knows them: `id` a user's id, or a chat's (negative, so
+    never a user's); `anonymous`: one of several the platform cannot tell apart."""
+
+    id: str
+    name: str
+    anonymous: bool = False
+
+
+def _sender(message: Message) -> _Sender | None:
+    """Who said `message`, or None for a message no one in the chat said to the persona (it
+    is not answered). Telegram puts a stand-in bot in `from_user` for messages sent on behalf
+    of a chat, so those are known by `sender_chat`. A message sent through an inline bot
+    (`via_bot`) is still its sender's, and a forward is the forwarder's (they chose to show
+    it). Edited messages and business messages never get here: the handlers take new
+    messages of the bot's own chats only (an edit answered again would double the turn; in a
+    business chat the bot would speak as its owner, to the owner's customers)."""
+    chat, user, on_behalf = message.chat, message.from_user, message.sender_chat
+    if message.is_automatic_forward:
+        # A linked channel's post, copied into its discussion group by Telegram: written to
+        # the channel's readers, not said to the persona by anyone in the group.
+        return None
+    if on_behalf is not None and on_behalf.id == chat.id:
+        # An anonymous admin: every admin writing anonymously comes as the group itself.
+        return _Sender(str(chat.id), chat.title or "", anonymous=True)
+    if on_behalf is not None:
+        # Written as a channel (one's own, or the group's linked one): the channel is who
+        # speaks, whichever of its admins typed it.
+        name = on_behalf.title or on_behalf.username or str(on_behalf.id)
+        return _Sender(str(on_behalf.id), name)
+    if user is None or user.is_bot:
+        # Another bot is no one to remember, and two bots answering each other never stop.
+        return None
+    return _Sender(str(user.id), user.first_name or user.username or str(user.id))
+
+
+def _commander(message: Message | None) -> _Sender | None:
+    """Who gave a command, or None: a forwarded `/cmd` was typed by someone else, to another
+    chat, and does nothing here."""
+    if message is None or message.forward_origin is not None:
+        return None
+    return _sender(message)
 
 
 def _argument(text: str) -> str:

@@ -44,11 +44,6 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "这个回答是私密的，但我还不能私下给你发消息：先和我开个私聊（{link}），点“开始”，"
         "然后再在这里问一次。",
     },
-    "no_private_answer": {
-        "en": "That answer is private, and I can't tell who you are when you post as a channel "
-        "or anonymously: ask as yourself.",
-        "zh": "这个回答是私密的，而你以频道或匿名身份发言时我认不出你是谁：请用你自己的身份再问。",
-    },
     "asked_in": {
         "en": "(you asked in {chat})",
         "zh": "（你在{chat}里问的）",

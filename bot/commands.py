@@ -19,6 +19,7 @@ from memory.recall import Recalled
 from memory.records import Memory
 
 __all__ = [
+    "ANONYMOUS",
     "DESCRIPTIONS",
     "EXPORT_LIMIT",
     "FORGET_CHOICES",
@@ -58,6 +59,14 @@ DESCRIPTIONS: dict[str, str] = {
 EXPORT_LIMIT = 10_000  # memories in one export
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
 REMEMBERED = {"en": "{name} will remember that.", "zh": "{name}会记住的。"}
+# To a sender the platform cannot tell from others (bot.events.ChatEvent.anonymous): their
+# memory commands act on the chat's shared memory (sessions.scope_key), and those about them
+# as a person have no one to be about.
+ANONYMOUS = (
+    "You are writing anonymously here, so {name} cannot tell you from the others who do: "
+    "{name} keeps no memory of you personally, only this chat's. Write under your own name "
+    "(or to {name} privately) for that."
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -164,6 +173,8 @@ async def profile(engine: Engine, event: ChatEvent) -> str:
     """What the persona knows of the user (written when conversations are encoded)."""
     if engine.memory is None:
         return "Long-term memory is off."
+    if event.anonymous:
+        return ANONYMOUS.format(name=engine.persona(event).identity.name)
     found = await engine.memory.bank.store.profiles(engine.event_scope(event), [event.user_id])
     name = engine.persona(event).identity.name
     if not found or not found[0].text:
@@ -240,6 +251,8 @@ async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
     the user's own conversations with it in groups. Off unless the user turns it on."""
     persona = engine.persona(event)
     name = persona.identity.name
+    if event.anonymous:  # no private chat of theirs to share from
+        return ANONYMOUS.format(name=name)
     store = engine.sessions.store
     user = f"{event.platform}:{event.user_id}"
     choice = argument.strip().lower()

@@ -238,7 +238,7 @@ class BotConfig:
     # Telegram on a server: updates by webhook instead of long polling. `webhook_url` is the
     # public https URL Telegram posts to; this process listens on `webhook_listen`
     # (host:port, behind a reverse proxy); `webhook_secret_env` names the variable holding
-    # the secret Telegram sends with every update.
+    # the secret Telegram sends with every update (unset: one derived from the token).
     webhook_url: str = ""
     webhook_listen: str = "127.0.0.1:8443"
     webhook_secret_env: str = ""

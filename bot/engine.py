@@ -433,8 +433,8 @@ class Engine:
     async def _private_scope(self, persona: Persona, event: ChatEvent) -> str | None:
         """The user's private memories with this persona, when they chose to let them into
         their own conversations in groups (never into a channel's shared memory)."""
-        if event.is_dm or persona.memory.scope != "user" or self.memory is None:
-            return None
+        if event.is_dm or event.anonymous or persona.memory.scope != "user" or self.memory is None:
+            return None  # (an anonymous sender has no private chat: it is no one in particular)
         user = f"{event.platform}:{event.user_id}"
         try:
             shared = await self.sessions.store.dm_sharing(persona.key, user)

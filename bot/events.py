@@ -73,6 +73,9 @@ class ChatEvent:
     # private chat, a chat or server admin, or a configured admin id. Set by the adapter from
     # the platform's permissions; nothing else grants it.
     admin: bool = False
+    # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
+    # come as the group): no memory of their own, only the chat's (sessions.scope_key).
+    anonymous: bool = False
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

@@ -55,8 +55,12 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
 
     A private chat is always its own scope, so nothing said there surfaces in a group. In a
     group, `user` scope keeps one conversation per member; `channel` scope shares one among
-    everyone in the channel (a dungeon master's table).
+    everyone in the channel (a dungeon master's table). An anonymous sender, one of several
+    the platform cannot tell apart, gets the channel's scope whatever the persona's: what one
+    of them says must never reach another as "your" memory.
     """
+    if event.anonymous:
+        return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     if event.is_dm:
         # The web page is a window onto the console: both are the host's own surfaces, where
         # a user is the name they type, so one name is one conversation on either.

@@ -468,3 +468,42 @@ async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):
         assert len(bot.model.calls) == 2
     finally:
         await sharded.close()
+
+
+async def test_only_people_speaking_are_answered_even_in_a_bound_channel(
+    fake: FakeDiscord, bot: Bot
+) -> None:
+    """Webhooks (a PluralKit-style proxy posting as "Alice"), other bots and apps, Discord's
+    own system user and system messages are no one to remember or answer."""
+    running = DiscordAdapter(
+        bot.engine, "pip", "t", bot_id="b", channel_ids=[fake.channel_id], guild_ready_timeout=0.05
+    )
+    await running.start()
+    channel, hi = fake.channel_id, f"{mention(fake)} what is my bank pin?"
+    try:
+        await fake.dispatch_webhook_message(channel, 7000, "Alice", hi, mentions_bot=True)
+        # The same without the bot flag (a Discord-compatible server may leave it out).
+        unflagged = fake.user(7001) | {"username": "Alice"}
+        await fake.dispatch_message(
+            channel, 7001, hi, author=unflagged, webhook_id="7001", mentions_bot=True
+        )
+        await fake.dispatch_message(
+            channel, 7002, hi, author=fake.user(7002, bot=True), mentions_bot=True
+        )
+        # An app's answer to someone's slash command (type 20).
+        await fake.dispatch_message(
+            channel, 7003, "done", author=fake.user(7003, bot=True), type=20
+        )
+        discord_itself = fake.user(643945264868098049) | {"system": True}
+        await fake.dispatch_message(channel, 0, hi, author=discord_itself)
+        # A member joined (7), a thread opened (18, its text the thread's name), a pin (6).
+        for kind, text in ((7, ""), (18, "plans for friday"), (6, "")):
+            await fake.dispatch_message(channel, BOB, text, type=kind)
+        await fake.dispatch_message(channel, ALICE, "hello, it's really me")
+        assert (await fake.next_message())["content"] == "ok"
+        assert await fake.no_message(0.2)
+    finally:
+        await running.close()
+    [call] = bot.model.calls
+    assert "really me" in call.text and "bank pin" not in call.text
+    assert {s.scope for s in bot.sessions.all()} == {f"discord:{fake.guild_id}:user:{ALICE}"}

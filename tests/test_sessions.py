@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -83,6 +83,21 @@ def test_a_dm_never_shares_a_scope_with_a_group(scope: Literal["user", "channel"
     group = make_event(is_dm=False, user_id="u1", channel_id="c1")
     group_keys = {scope_key("user", group), scope_key("channel", group)}
     assert scope_key(scope, dm) not in group_keys
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+@pytest.mark.parametrize("is_dm", [False, True])
+def test_an_anonymous_sender_has_the_channels_scope_never_a_personal_one(
+    scope: Literal["user", "channel"], is_dm: bool
+) -> None:
+    """Anonymous senders (a Telegram group's anonymous admins) all come with one id: what
+    one says goes to the channel's scope, the wall a channel-scoped persona keeps there."""
+    one = replace(make_event(is_dm=is_dm, user_id="g1", channel_id="c1"), anonymous=True)
+    member = make_event(is_dm=is_dm, user_id="g1", channel_id="c1")
+    group = make_event(is_dm=False, user_id="g1", channel_id="c1")
+    assert scope_key(scope, one) not in {scope_key("user", member), scope_key("user", group)}
+    if not is_dm:
+        assert scope_key(scope, one) == scope_key("channel", group)
 
 
 # --- sessions --------------------------------------------------------------------------------

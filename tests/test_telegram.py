@@ -6,16 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from telegram.error import InvalidToken
 
-from adapters.telegram import COMMANDS, TelegramAdapter, Webhook
+from adapters.telegram import COMMANDS, TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.config import AccessConfig
@@ -25,8 +25,9 @@ from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
-from tests.fakes.secrets import WEBHOOK_SECRET
-from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.process import free_port
+from tests.fakes.secrets import TELEGRAM_TOKEN, WEBHOOK_SECRET
+from tests.fakes.telegram_server import CHANNEL_BOT, SERVICE, FakeTelegram
 
 GROUP = -1001
 ALICE, BOB = 7, 8
@@ -387,12 +388,6 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
         await bot.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     port = free_port()
@@ -491,3 +486,173 @@ async def test_one_process_polls_a_bot_and_another_takes_over_when_it_dies(
         await second_store.close()
         await first_bot.close()
         await second_bot.close()
+
+
+# -- who speaks: senders Telegram stands in for -----------------------------------------------
+
+NEWS, GAZETTE = -1002001, -1002002  # channels posting in GROUP
+
+
+def scopes(tg: Harness) -> set[str]:
+    return {s.scope for s in tg.bot.sessions.all()}
+
+
+async def test_each_channel_posting_in_a_group_is_its_own_sender(tg: Harness) -> None:
+    tg.fake.send_as_channel(GROUP, NEWS, "/remember the News desk closes at six", title="News")
+    tg.fake.send_as_channel(GROUP, GAZETTE, "/memories", title="Gazette")
+    said = sorted(m["text"] for m in await tg.fake.next_messages(2))
+    assert said == ["No memories yet.", "Pip will remember that."]
+    assert await tg.bot.bank.count(f"pip/telegram:{GROUP}:user:{NEWS}") == 1
+    tg.fake.send_as_channel(GROUP, NEWS, "/memories", title="News")
+    [news] = await tg.fake.next_messages()
+    assert "closes at six" in news["text"]
+    # A message as the channel is the channel's conversation, under its title.
+    tg.fake.send_as_channel(GROUP, GAZETTE, "@pip_bot hello", title="Gazette")
+    await tg.fake.next_messages()
+    assert f"telegram:{GROUP}:user:{GAZETTE}" in scopes(tg)
+    assert "Gazette" in tg.bot.model.calls[-1].text
+    assert not any(str(CHANNEL_BOT["id"]) in scope for scope in scopes(tg))
+
+
+async def test_anonymous_admins_have_only_the_chats_memory(tg: Harness) -> None:
+    tg.fake.send_text(GROUP, ALICE, "/remember Alice keeps a bullfinch", chat_type="supergroup")
+    tg.fake.send_as_anonymous_admin(GROUP, "/remember the raffle is on Friday", signature="Mod")
+    await tg.fake.next_messages(2)
+    shared = f"pip/telegram:{GROUP}:channel:{GROUP}"
+    assert [m.text for m in await tg.bot.bank.memories(shared)] == ["the raffle is on Friday"]
+    # Another anonymous admin (no one can tell which) sees the chat's, never Alice's.
+    tg.fake.send_as_anonymous_admin(GROUP, "/memories")
+    [listed] = await tg.fake.next_messages()
+    assert "raffle" in listed["text"] and "bullfinch" not in listed["text"]
+    tg.fake.send_text(ALICE, ALICE, "/start")  # her answers come privately
+    await tg.fake.next_messages()
+    tg.fake.send_text(GROUP, ALICE, "/memories", chat_type="supergroup")
+    alices, _ = await tg.fake.next_messages(2)
+    assert "bullfinch" in alices["text"] and "raffle" not in alices["text"]
+    # Their conversation is the chat's too, and nothing about them is personal.
+    tg.fake.send_as_anonymous_admin(GROUP, "@pip_bot hello all")
+    await tg.fake.next_messages()
+    assert f"telegram:{GROUP}:channel:{GROUP}" in scopes(tg)
+    anonymous = commands.ANONYMOUS.format(name="Pip")
+    for command in ("/profile", "/dm_memories on"):
+        tg.fake.send_as_anonymous_admin(GROUP, command)
+        [answer] = await tg.fake.next_messages()
+        assert answer["text"] == anonymous
+    assert await tg.bot.store.dm_sharing("pip", f"telegram:{GROUP}") is False
+    # A wipe by one of them reaches the chat's memory only.
+    tg.fake.send_as_anonymous_admin(GROUP, "/wipe")
+    await tg.fake.next_messages()
+    assert await tg.bot.bank.count(shared) == 0
+    assert await tg.bot.bank.count(f"pip/telegram:{GROUP}:user:{ALICE}") == 1
+
+
+async def answered_only(tg: Harness, sentinel: str = "@pip_bot still here?") -> None:
+    """Alice's message after the ones that must not be answered is the only one answered."""
+    asked = tg.fake.send_text(GROUP, ALICE, sentinel, chat_type="supergroup")
+    [reply] = await tg.fake.next_messages()
+    assert reply["reply_to_message_id"] == asked["message_id"]
+    assert tg.fake.unread == []
+
+
+async def test_messages_no_one_in_the_chat_said_to_the_persona_are_not_answered(
+    tg: Harness,
+) -> None:
+    tg.fake.send_text(GROUP, ALICE, "/remember Alice keeps a bullfinch", chat_type="supergroup")
+    await tg.fake.next_messages()
+    origin = {
+        "type": "user",
+        "date": 1,
+        "sender_user": {"id": BOB, "is_bot": False, "first_name": "Bob"},
+    }
+    channel = {"id": NEWS, "type": "channel", "title": "News"}
+    for text in ("@pip_bot what is new?", "/wipe", "/memories", "/nosuchcommand@pip_bot"):
+        # A linked channel's post, copied into its discussion group by Telegram.
+        tg.fake.send_text(
+            GROUP,
+            0,
+            text,
+            chat_type="supergroup",
+            sender=SERVICE,
+            sender_chat=channel,
+            is_automatic_forward=True,
+            forward_origin={"type": "channel", "date": 1, "chat": channel, "message_id": 5},
+        )
+        # Another bot (not one Telegram stands in for a chat with).
+        other = {"id": 555, "is_bot": True, "first_name": "Helper", "username": "helper_bot"}
+        tg.fake.send_text(GROUP, 0, text, chat_type="supergroup", sender=other)
+        # Bob's words forwarded by Alice: his mention and his command, not hers.
+        tg.fake.send_text(GROUP, ALICE, text, chat_type="supergroup", forward_origin=origin)
+        # An edit, and a message in a business account's chat.
+        tg.fake.send_text(GROUP, ALICE, text, chat_type="supergroup", kind="edited_message")
+        tg.fake.send_text(ALICE, ALICE, text, kind="business_message", business_connection_id="biz")
+    await answered_only(tg)
+    assert len(tg.bot.model.calls) == 1
+    assert await tg.bot.bank.count(f"pip/telegram:{GROUP}:user:{ALICE}") == 1
+    assert scopes(tg) == {f"telegram:{GROUP}:user:{ALICE}"}
+
+
+async def test_a_forward_in_private_and_a_message_via_an_inline_bot_are_the_senders(
+    tg: Harness,
+) -> None:
+    origin = {"type": "hidden_user", "date": 1, "sender_user_name": "Bob"}
+    tg.fake.send_text(ALICE, ALICE, "look what Bob wrote", forward_origin=origin)
+    await tg.fake.next_messages()
+    gif_bot = {"id": 556, "is_bot": True, "first_name": "GIF", "username": "gif"}
+    tg.fake.send_text(GROUP, ALICE, "@pip_bot a cat gif", chat_type="supergroup", via_bot=gif_bot)
+    await tg.fake.next_messages()
+    assert scopes(tg) == {f"telegram:dm:{ALICE}", f"telegram:{GROUP}:user:{ALICE}"}
+
+
+async def test_in_a_forum_topic_only_a_real_reply_to_the_bot_addresses_it(tg: Harness) -> None:
+    pip = {"id": 123456, "is_bot": True, "first_name": "Pip", "username": "pip_bot"}
+    opening = {
+        "message_id": 900,
+        "date": 1,
+        "chat": tg.fake.chat(GROUP),
+        "from": pip,
+        "message_thread_id": 900,
+        "forum_topic_created": {"name": "Pip's corner", "icon_color": 7322096},
+    }
+    topic: dict[str, Any] = {"message_thread_id": 900, "is_topic_message": True}
+    tg.fake.send_text(GROUP, ALICE, "among us", chat_type="supergroup", reply_to=opening, **topic)
+    await answered_only(tg)
+    [sent] = tg.fake.sent
+    tg.fake.send_text(GROUP, ALICE, "and you?", chat_type="supergroup", reply_to=sent, **topic)
+    [again] = await tg.fake.next_messages()
+    assert again["text"] == "ok"
+    assert len(tg.bot.model.calls) == 2
+
+
+async def test_a_webhook_without_a_configured_secret_still_takes_only_telegrams_updates(
+    tmp_path: Path,
+) -> None:
+    """No secret configured: one derived from the token, which every process serving the bot
+    (and the next start) derives alike, and no other bot's token gives."""
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    port = free_port()
+    hook = Webhook("https://bots.example/kizuna/hook", port=port)
+    secret = webhook_secret(TELEGRAM_TOKEN)
+    assert len(secret) >= 32 and secret.replace("-", "").replace("_", "").isalnum()
+    assert webhook_secret(TELEGRAM_TOKEN + "x") != secret
+    try:
+        async with FakeTelegram() as fake:
+            for _ in range(2):  # a restart, or a second process behind the load balancer
+                adapter = TelegramAdapter(
+                    bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, webhook=hook
+                )
+                await adapter.start()
+                try:
+                    assert fake.webhook["secret_token"] == secret
+                    url = f"http://127.0.0.1:{port}/kizuna/hook"
+                    update = fake.update_for(fake.send_text(ALICE, ALICE, "hello by webhook"))
+                    async with aiohttp.ClientSession() as http:
+                        async with http.post(url, json=update) as bare:
+                            assert bare.status == 403
+                        headers = {"X-Telegram-Bot-Api-Secret-Token": secret}
+                        async with http.post(url, json=update, headers=headers) as taken:
+                            assert taken.status == 200
+                    assert (await fake.next_messages())[0]["text"] == "ok"
+                finally:
+                    await adapter.close()
+    finally:
+        await bot.close()

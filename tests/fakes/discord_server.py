@@ -287,15 +287,20 @@ class FakeDiscord:
         attachments: list[dict[str, Any]] | None = None,
         roles: Sequence[int] = (),
         to_bot: int | None = None,
+        author: dict[str, Any] | None = None,
+        **fields: Any,
     ) -> dict[str, Any]:
         """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id). `roles`: the
         author's, in the guild. `mentions_bot`: True for the bot, or another bot's id. A DM
-        goes to `to_bot` (the bot by default)."""
+        goes to `to_bot` (the bot by default). `author`: the author User instead of user
+        `author_id` (a webhook's or a bot's, who are no guild members); `fields`: more
+        Message fields (type, webhook_id...)."""
         extra: dict[str, Any] = {}
         if guild:
             extra["guild_id"] = str(self.guild_id)
-            member = self._member(author_id, roles=roles)
-            extra["member"] = {k: v for k, v in member.items() if k != "user"}
+            if author is None:
+                member = self._member(author_id, roles=roles)
+                extra["member"] = {k: v for k, v in member.items() if k != "user"}
         if mentions_bot:
             mentioned = self.bot_id if mentions_bot is True else int(mentions_bot)
             extra["mentions"] = [self.user(mentioned, bot=True)]
@@ -308,10 +313,22 @@ class FakeDiscord:
             extra["type"] = 19
         if attachments:
             extra["attachments"] = attachments
-        data = self._message(channel_id, self.user(author_id), content, **extra)
+        extra |= fields
+        data = self._message(channel_id, author or self.user(author_id), content, **extra)
         # Every bot in the guild sees a guild message; a DM goes to the bot it is sent to.
         await self.dispatch("MESSAGE_CREATE", data, bot=None if guild else (to_bot or self.bot_id))
         return data
+
+    async def dispatch_webhook_message(
+        self, channel_id: int, webhook_id: int, name: str, content: str, **options: Any
+    ) -> dict[str, Any]:
+        """MESSAGE_CREATE posted through a channel webhook under the name `name`, as a proxy
+        such as PluralKit posts for each of its users: the author is the webhook, flagged a
+        bot as Discord does. `options` go to dispatch_message."""
+        author = self.user(webhook_id, bot=True) | {"username": name, "global_name": None}
+        return await self.dispatch_message(
+            channel_id, webhook_id, content, author=author, webhook_id=str(webhook_id), **options
+        )
 
     async def slash(
         self,

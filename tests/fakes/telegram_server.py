@@ -27,10 +27,20 @@ from aiohttp import web
 
 from tests.fakes.secrets import TELEGRAM_TOKEN
 
-__all__ = ["FakeTelegram", "RecordedCall"]
+__all__ = ["ANONYMOUS_ADMIN", "CHANNEL_BOT", "SERVICE", "FakeTelegram", "RecordedCall"]
 
 # Parameters that are text whatever they look like ("5" stays "5", not the number 5).
 RAW_PARAMS = frozenset({"text", "caption", "action", "parse_mode", "query", "description"})
+# The stand-ins Telegram puts in `from` of a message sent on behalf of a chat: a channel, a
+# group's anonymous admin, and a linked channel's post copied into its discussion group.
+CHANNEL_BOT = {"id": 136817688, "is_bot": True, "first_name": "Channel", "username": "Channel_Bot"}
+ANONYMOUS_ADMIN = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+SERVICE = {"id": 777000, "is_bot": False, "first_name": "Telegram"}
 
 
 @dataclass(frozen=True)
@@ -137,16 +147,17 @@ class FakeTelegram:
         first_name: str = "Alice",
         username: str | None = None,
         reply_to: dict[str, Any] | None = None,
+        sender: dict[str, Any] | None = None,
+        kind: str = "message",
+        **fields: Any,
     ) -> dict[str, Any]:
         """Queue a text message from a user as an update; returns the Message. Commands get
         their bot_command entity, @mentions their mention entity, as Telegram adds them.
-        `reply_to` is a Message (e.g. one from `sent`) this one replies to."""
-        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
-        if chat_type == "private":
-            chat["first_name"] = first_name
-        else:
-            chat["title"] = f"group {chat_id}"
-        self._chats[chat_id] = chat
+        `reply_to` is a Message (e.g. one from `sent`) this one replies to. `sender`: the
+        `from` User instead of user `user_id`; `kind`: the update's field (edited_message,
+        business_message...); `fields`: more Message fields (sender_chat, forward_origin,
+        via_bot, is_automatic_forward, message_thread_id...)."""
+        chat = self.chat(chat_id, chat_type, first_name if chat_type == "private" else "")
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if username:
             user["username"] = username
@@ -154,17 +165,65 @@ class FakeTelegram:
             "message_id": next(self._message_ids),
             "date": int(time.time()),
             "chat": chat,
-            "from": user,
+            "from": sender or user,
             "text": text,
+            **fields,
         }
         entities = _entities(text)
         if entities:
             message["entities"] = entities
         if reply_to is not None:
             message["reply_to_message"] = reply_to
-        self._updates.append({"update_id": next(self._update_ids), "message": message})
+        self._updates.append({"update_id": next(self._update_ids), kind: message})
         self._poke()
         return message
+
+    def chat(self, chat_id: int, chat_type: str = "supergroup", name: str = "") -> dict[str, Any]:
+        """The Chat `chat_id` (made on first use: a private chat is named `name`, a group
+        "group ID")."""
+        if chat_id not in self._chats:
+            chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+            if chat_type == "private":
+                chat["first_name"] = name or "Alice"
+            else:
+                chat["title"] = name or f"group {chat_id}"
+            self._chats[chat_id] = chat
+        return self._chats[chat_id]
+
+    def send_as_channel(
+        self, chat_id: int, channel_id: int, text: str, *, title: str = "", **fields: Any
+    ) -> dict[str, Any]:
+        """Queue a message a channel's admin wrote in group `chat_id` as channel `channel_id`
+        (from the channel stand-in bot, with `sender_chat` the channel)."""
+        channel = {"id": channel_id, "type": "channel", "title": title or f"channel {channel_id}"}
+        return self.send_text(
+            chat_id,
+            0,
+            text,
+            chat_type="supergroup",
+            sender=CHANNEL_BOT,
+            sender_chat=channel,
+            **fields,
+        )
+
+    def send_as_anonymous_admin(
+        self, chat_id: int, text: str, *, signature: str = "", **fields: Any
+    ) -> dict[str, Any]:
+        """Queue a message an admin of group `chat_id` wrote anonymously: from the anonymous
+        admin stand-in bot, with `sender_chat` the group itself (and the admin's title, if
+        they have one, as `author_signature`)."""
+        group = self.chat(chat_id)
+        if signature:
+            fields["author_signature"] = signature
+        return self.send_text(
+            chat_id,
+            0,
+            text,
+            chat_type=group["type"],
+            sender=ANONYMOUS_ADMIN,
+            sender_chat=group,
+            **fields,
+        )
 
     def deliver_again(self, message: dict[str, Any]) -> None:
         """Queue `message` once more, as Telegram gives a restarted bot the updates its
@@ -175,7 +234,7 @@ class FakeTelegram:
     def update_for(self, message: dict[str, Any]) -> dict[str, Any]:
         """Take back the update queued for `message` (from send_text), to deliver it by
         webhook instead of long polling."""
-        [update] = [u for u in self._updates if u["message"] is message]
+        [update] = [u for u in self._updates if any(v is message for v in u.values())]
         self._updates.remove(update)
         return update
 

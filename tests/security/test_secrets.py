@@ -16,7 +16,7 @@ import pytest
 
 from adapters.cli import main
 from adapters.host import BotStartError, bot_tokens, host
-from adapters.telegram import TelegramAdapter
+from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import redact
 from bot.config import BotConfig, Config, EngineConfig, ModelsConfig, ProviderConfig, WebConfig
 from bot.tomlfile import TomlError
@@ -24,6 +24,7 @@ from memory.pgstore import PgStore
 from memory.store import StoreError
 from tests.fakes.factories import make_persona, no_ollama, open_bot
 from tests.fakes.logs import logged_errors
+from tests.fakes.process import free_port
 from tests.fakes.secrets import (
     DISCORD_TOKEN,
     FAKE_SECRETS,
@@ -139,6 +140,28 @@ async def test_httpx_lines_of_a_telegram_bot_hold_no_token(
         await bot.close()
     requests = [r.getMessage() for r in caplog.records if r.name == "httpx"]
     assert any("/bot[redacted]/getUpdates" in line for line in requests)
+    assert none_of_the_secrets(caplog.text) == []
+
+
+async def test_a_derived_webhook_secret_is_never_logged(
+    tmp_path: Path, scrubbing: redact.Redactor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PTB logs each Bot API call's parameters at DEBUG, setWebhook's secret_token too."""
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    hook = Webhook("https://bots.example/hook", port=free_port())
+    try:
+        async with FakeTelegram() as fake:
+            adapter = TelegramAdapter(
+                bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, webhook=hook
+            )
+            with caplog.at_level(logging.DEBUG):
+                await adapter.start()
+                await adapter.close()
+            assert fake.webhook["secret_token"] == webhook_secret(TELEGRAM_TOKEN)
+    finally:
+        await bot.close()
+    assert any("setWebhook" in r.getMessage() for r in caplog.records)
+    assert webhook_secret(TELEGRAM_TOKEN) not in caplog.text
     assert none_of_the_secrets(caplog.text) == []
 
 
