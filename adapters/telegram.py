@@ -26,13 +26,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram import BotCommand, InputFile, Message, Update
+from telegram import (
+    BotCommand,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InputFile,
+    Message,
+    Update,
+)
 from telegram import Document as TgDocument
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
+    CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
     MessageHandler,
@@ -167,6 +175,7 @@ class TelegramAdapter:
             )
         )
         self.app.add_handler(MessageHandler(filters.COMMAND & only_new, self._on_unknown))
+        self.app.add_handler(CallbackQueryHandler(self._on_button, pattern=r"^(wipe|cancel):"))
         self.app.add_error_handler(self._on_error)
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -412,7 +421,13 @@ class TelegramAdapter:
                     answer = await handler(message, event, argument)
                 except NotAllowed as refusal:
                     answer = _Here(str(refusal))
-                if isinstance(answer, _File) or (name in PRIVATE and not isinstance(answer, _Here)):
+                if isinstance(answer, _Confirm):
+                    await message.reply_text(
+                        answer.question, reply_markup=answer.buttons(), do_quote=not _is_dm(message)
+                    )
+                elif isinstance(answer, _File) or (
+                    name in PRIVATE and not isinstance(answer, _Here)
+                ):
                     await self._privately(message, event, answer)
                 else:
                     await self._say(message, answer)
@@ -424,7 +439,49 @@ class TelegramAdapter:
 
         return callback
 
-    async def _privately(self, message: Message, event: ChatEvent, answer: _Answer) -> None:
+    async def _on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A press of a confirmation's button: only the one who asked may press it (for a
+        question asked as the chat or a channel, any of the chat's admins), and what it does
+        is decided again at the press, by the engine."""
+        query = update.callback_query
+        if query is None or not isinstance(query.message, Message) or not query.data:
+            return
+        message, presser = query.message, query.from_user
+        action, _, owner = query.data.partition(":")
+        as_chat = owner.startswith("-")  # asked as the chat or a channel: chat ids are negative
+        try:
+            persona = await self.router.choose(_room(message))
+            language = self.engine.personas[persona or self.persona].identity.language
+            if str(presser.id) != owner and not (
+                as_chat and await self._chat_admin(message, presser.id)
+            ):
+                log.info(
+                    "refused a button press by user %s: the buttons are %s's", presser.id, owner
+                )
+                await query.answer(say(language, "not_your_buttons"), show_alert=True)
+                return
+            await query.answer()
+            if action != "wipe":
+                await query.edit_message_text(say(language, "cancelled"))
+                return
+            anonymous = as_chat and owner == str(message.chat.id)
+            sender = _Sender(owner, presser.first_name, anonymous=anonymous)
+            admin = (
+                _is_dm(message)
+                or as_chat  # and pressed by one of the chat's admins
+                or str(presser.id) in self.admin_ids
+                or await self._chat_admin(message, presser.id)
+            )
+            event = replace(self._event(message, sender, "", persona), admin=admin)
+            try:
+                said = await commands.wipe(self.engine, event)
+            except NotAllowed as refusal:
+                said = str(refusal)
+            await query.edit_message_text(said)
+        except Exception as e:
+            log.error("a button press failed in chat %s: %s", message.chat.id, redact.failure(e))
+
+    async def _privately(self, message: Message, event: ChatEvent, answer: str | _File) -> None:
         """Deliver an answer that shows someone's memories: where asked in a private chat; in a
         group, in the sender's private chat with the bot (Telegram lets a bot write there only
         once the user has started it), and the group hears only that it was sent."""
@@ -445,7 +502,7 @@ class TelegramAdapter:
             return
         await self._say(message, say(language, "sent_privately"))
 
-    async def _send(self, chat_id: int, answer: _Answer, *, header: str) -> None:
+    async def _send(self, chat_id: int, answer: str | _File, *, header: str) -> None:
         bot = self.app.bot
         if isinstance(answer, _File):
             caption = f"{header}\n{answer.caption}"
@@ -456,7 +513,7 @@ class TelegramAdapter:
         for chunk in split_chunks(f"{header}\n{answer}", LIMIT):
             await bot.send_message(chat_id, chunk)
 
-    async def _reply(self, message: Message, answer: _Answer) -> None:
+    async def _reply(self, message: Message, answer: str | _File) -> None:
         if isinstance(answer, _File):
             file = InputFile(answer.data, filename=answer.filename)
             await message.reply_document(file, caption=answer.caption)
@@ -548,8 +605,11 @@ class TelegramAdapter:
             return "Conversation ended; it goes to long-term memory."
         return "No conversation is open."
 
-    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> str:
-        return await commands.wipe(self.engine, event)
+    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> _Answer:
+        self.engine.check_may_change(event)  # refused before asking, not after
+        language = self.engine.persona(event).identity.language
+        question = commands.wipe_question(self.engine, event)
+        return _Confirm(question, "wipe", event.user_id, language)
 
     async def _dm_memories(self, message: Message, event: ChatEvent, choice: str) -> str:
         return await commands.dm_memories(self.engine, event, choice)
@@ -577,9 +637,11 @@ class TelegramAdapter:
         sender_chat = message.sender_chat
         if sender_chat is not None:
             return sender_chat.id == message.chat.id
-        if user is None:
-            return False
-        member = await message.chat.get_member(user.id)
+        return user is not None and await self._chat_admin(message, user.id)
+
+    async def _chat_admin(self, message: Message, user_id: int) -> bool:
+        """Whether the user is one of the group's administrators."""
+        member = await message.chat.get_member(user_id)
         return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
     async def _help(self, message: Message, event: ChatEvent, _: str) -> str:
@@ -593,6 +655,29 @@ class _File:
     filename: str
 
 
+@dataclass(slots=True, frozen=True)
+class _Confirm:
+    """A question that a press of its button answers: `action` (with `owner`, who may press)
+    goes in the button's callback data, within Telegram's 64 bytes."""
+
+    question: str
+    action: str
+    owner: str
+    language: str
+
+    def buttons(self) -> InlineKeyboardMarkup:
+        verb = say(self.language, f"button_{self.action}")
+        cancel = say(self.language, "button_cancel")
+        return InlineKeyboardMarkup(
+            [
+                [
+                    InlineKeyboardButton(verb, callback_data=f"{self.action}:{self.owner}"),
+                    InlineKeyboardButton(cancel, callback_data=f"cancel:{self.owner}"),
+                ]
+            ]
+        )
+
+
 class _Here(str):
     """An answer of a private command that shows nothing of anyone's (how to use it, or why
     not): said where it was asked."""
@@ -600,7 +685,7 @@ class _Here(str):
     __slots__ = ()
 
 
-_Answer = str | _File
+_Answer = str | _File | _Confirm
 
 
 @dataclass(slots=True, frozen=True)

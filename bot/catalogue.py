@@ -52,6 +52,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "Send /forget N in {chat} to delete the Nth.",
         "zh": "在{chat}里发送 /forget N 删除第 N 条。",
     },
+    "button_wipe": {"en": "Wipe", "zh": "清除"},
+    "button_cancel": {"en": "Cancel", "zh": "取消"},
+    "cancelled": {"en": "Cancelled.", "zh": "已取消。"},
+    "not_your_buttons": {"en": "These buttons are not yours.", "zh": "这些按钮不是给你的。"},
     "start": {
         "en": "Hello! Talk to me here, or in a group where I am. /help lists what I can do.",
         "zh": "你好！在这里和我聊天就行，也可以在有我的群里找我。/help 列出我能做的事。",

@@ -288,8 +288,18 @@ async def test_end_and_wipe(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "/remember tea")
     await tg.fake.next_messages()
     tg.fake.send_text(ALICE, ALICE, "/wipe")
+    [asked] = await tg.fake.next_messages()
+    assert asked["text"] == "Forget this conversation and everything Pip remembers of you?"
+    tg.fake.press(asked, "Cancel", ALICE)
+    [cancelled] = await tg.fake.next_messages()
+    assert cancelled["text"] == "Cancelled." and "reply_markup" not in cancelled
+    assert await tg.bot.bank.count("pip/telegram:dm:7") == 1
+    tg.fake.send_text(ALICE, ALICE, "/wipe")
+    [asked] = await tg.fake.next_messages()
+    tg.fake.press(asked, "Wipe", ALICE)
     [wiped] = await tg.fake.next_messages()
-    assert wiped["text"].startswith("Wiped")
+    assert wiped["text"] == "Wiped: Pip remembers nothing of you now."
+    assert await tg.bot.bank.count("pip/telegram:dm:7") == 0
     tg.fake.send_text(ALICE, ALICE, "/memories")
     [listed] = await tg.fake.next_messages()
     assert listed["text"] == "No memories yet."
@@ -541,7 +551,16 @@ async def test_anonymous_admins_have_only_the_chats_memory(tg: Harness) -> None:
     assert await tg.bot.store.dm_sharing("pip", f"telegram:{GROUP}") is False
     # A wipe by one of them reaches the chat's memory only.
     tg.fake.send_as_anonymous_admin(GROUP, "/wipe")
-    await tg.fake.next_messages()
+    [asked] = await tg.fake.next_messages()
+    assert "everything Pip remembers of this channel" in asked["text"]
+    # The question is the chat's, so any of its admins may answer it, and no one else.
+    tg.fake.press(asked, "Wipe", BOB)
+    await tg.fake.until_answered()
+    assert await tg.bot.bank.count(shared) == 1
+    tg.fake.admins.add((GROUP, BOB))
+    tg.fake.press(asked, "Wipe", BOB)
+    [wiped] = await tg.fake.next_messages()
+    assert wiped["text"] == "Wiped: Pip remembers nothing of this channel now."
     assert await tg.bot.bank.count(shared) == 0
     assert await tg.bot.bank.count(f"pip/telegram:{GROUP}:user:{ALICE}") == 1
 

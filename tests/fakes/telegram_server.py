@@ -80,6 +80,7 @@ class FakeTelegram:
         self.sent: list[dict[str, Any]] = []  # Messages the bot sent, in order
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
         self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
+        self.answered: list[dict[str, Any]] = []  # answerCallbackQuery calls (button presses)
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
         self.files: dict[str, bytes] = {}  # file id -> content, for getFile and downloads
         self.port = port  # 0: any free port
@@ -224,6 +225,26 @@ class FakeTelegram:
             sender_chat=group,
             **fields,
         )
+
+    def press(self, message: dict[str, Any], label: str, user_id: int) -> None:
+        """Queue user `user_id` pressing the inline button `label` under `message` (one the
+        bot sent, from `sent`)."""
+        rows = message["reply_markup"]["inline_keyboard"]
+        [button] = [b for row in rows for b in row if b["text"] == label]
+        query = {
+            "id": str(next(self._update_ids)),
+            "from": {"id": user_id, "is_bot": False, "first_name": f"user {user_id}"},
+            "message": message,
+            "chat_instance": str(message["chat"]["id"]),
+            "data": button["callback_data"],
+        }
+        self._updates.append({"update_id": next(self._update_ids), "callback_query": query})
+        self._poke()
+
+    async def until_answered(self, *, within: float = 3.0) -> None:
+        """Wait until the bot answers one more button press (call it right after `press`)."""
+        before = len(self.answered)
+        await self._until(lambda: len(self.answered) > before, within)
 
     def deliver_again(self, message: dict[str, Any]) -> None:
         """Queue `message` once more, as Telegram gives a restarted bot the updates its
@@ -432,9 +453,30 @@ class FakeTelegram:
         reply = params.get("reply_parameters")
         if isinstance(reply, dict) and "message_id" in reply:
             message["reply_to_message_id"] = reply["message_id"]  # for tests to read
+        if isinstance(params.get("reply_markup"), dict):
+            message["reply_markup"] = params["reply_markup"]
         self.sent.append(message)
         self._poke()
         return message
+
+    async def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
+        self.answered.append(dict(params))
+        self._poke()
+        return True
+
+    async def _api_editMessageText(self, params: dict[str, Any]) -> Any:
+        """The edited message, recorded again in `sent` (with its `edit_date`)."""
+        chat_id, message_id = int(params["chat_id"]), int(params["message_id"])
+        [old] = [
+            m for m in self.sent if m["chat"]["id"] == chat_id and m["message_id"] == message_id
+        ]
+        edited = {k: v for k, v in old.items() if k != "reply_markup"}
+        edited |= {"text": str(params["text"]), "edit_date": int(time.time())}
+        if isinstance(params.get("reply_markup"), dict):
+            edited["reply_markup"] = params["reply_markup"]
+        self.sent.append(edited)
+        self._poke()
+        return edited
 
 
 def _entities(text: str) -> list[dict[str, Any]]:

@@ -188,6 +188,13 @@ async def test_telegram_members_cannot_change_a_channels_memory(
             await bot.bank.remember(channel, TAVERN_MEMORY)
             # A configured admin id, though no admin of the chat, may too.
             fake.send_text(GROUP, T_HOST, "/wipe", chat_type="supergroup")
+            [asked] = await fake.next_messages()
+            assert asked["text"] == ASKED
+            fake.press(asked, "Wipe", T_MEMBER)  # not theirs to press
+            await fake.until_answered()
+            assert fake.answered[-1]["text"] == "These buttons are not yours."
+            assert await count(bot, channel) == 1
+            fake.press(asked, "Wipe", T_HOST)
             [wiped] = await fake.next_messages()
             assert wiped["text"] == WIPED
             assert await count(bot, channel) == 0
