@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -196,7 +197,10 @@ def console(driver: webdriver.Chrome) -> list[str]:
 
 
 def wait(driver: webdriver.Chrome, timeout: float = 10, poll: float = 0.05) -> WebDriverWait[Any]:
-    return WebDriverWait(driver, timeout, poll_frequency=poll)
+    # A row found in one poll may be re-rendered before it is read: look again next poll.
+    return WebDriverWait(
+        driver, timeout, poll_frequency=poll, ignored_exceptions=(StaleElementReferenceException,)
+    )
 
 
 def shot(driver: webdriver.Chrome, name: str) -> None:

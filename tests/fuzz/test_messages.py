@@ -17,6 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot import commands
+from bot.access import NotAllowed
 from bot.engine import MAX_MESSAGE_CHARS
 from bot.events import PLATFORM_LIMITS, Reply, valid_text
 from bot.llm.base import Completion, Message
@@ -105,6 +106,7 @@ events = st.fixed_dictionaries(
         "is_dm": st.booleans(),
         "user_name": st.one_of(st.just("Alice"), nasty_text(max_size=3)),
         "reply_to": st.one_of(st.none(), nasty_text(max_size=3)),
+        "admin": st.booleans(),
     }
 )
 actions = st.one_of(
@@ -119,7 +121,14 @@ actions = st.one_of(
 async def act(bot: Bot, action: str, spec: dict[str, Any]) -> None:
     engine, text = bot.engine, spec["text"]
     event = make_event(**spec, timestamp=bot.clock.now())
-    if action == "say":
+    if action in ("forget", "export") and engine.shares(event) and not event.admin:
+        # A channel's shared memory is its admins' to change or take away, no one else's.
+        with pytest.raises(NotAllowed):
+            if action == "forget":
+                await commands.forget_candidates(engine, event, text)
+            else:
+                await commands.export(engine, event)
+    elif action == "say":
         bot.clock.advance(seconds=20)
         reply = await engine.handle(event)
         check_reply(reply, text, spec["platform"])
@@ -189,7 +198,13 @@ async def test_messages_and_commands_keep_the_store_consistent(
     bot: Bot, caplog: pytest.LogCaptureFixture, script: list[tuple[str, dict[str, Any]]]
 ) -> None:
     caplog.set_level(logging.INFO)
-    defaults = {"persona": "pip", "platform": "discord", "is_dm": True, "user_name": "Alice"}
+    defaults = {
+        "persona": "pip",
+        "platform": "discord",
+        "is_dm": True,
+        "user_name": "Alice",
+        "admin": False,
+    }
     for action, spec in script:
         await act(bot, action, {**defaults, "reply_to": None, **spec})
     await bot.engine.drain()
