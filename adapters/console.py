@@ -26,6 +26,7 @@ from bot.events import ChatEvent, Reply
 from bot.persona import Persona
 from bot.runtime import Runtime
 from bot.sessions import Turn
+from memory import private
 
 __all__ = ["COMMANDS", "ConsoleChat", "readable"]
 
@@ -176,8 +177,8 @@ class ConsoleChat:
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
         path = folder / f"{self._persona.key}-{_safe(self._user)}-{stamp}.json"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(export, ensure_ascii=False, indent=2), encoding="utf-8")
+            private.private_folder(folder)
+            private.write(path, json.dumps(export, ensure_ascii=False, indent=2).encode())
         except OSError as e:
             self._say(f"Saved, but the export could not be written to {path}: {e.strerror or e}")
             return

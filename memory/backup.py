@@ -13,6 +13,7 @@ built from.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import urllib.parse
@@ -22,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
+
+from memory import private
 
 __all__ = ["Backup", "BackupError", "backup", "restore"]
 
@@ -66,27 +69,36 @@ def _check(db: sqlite3.Connection, path: Path) -> tuple[int, int]:
 
 def backup(
     database: Path,
-    target: Path,
+    target: str | Path,
     *,
     overwrite: bool = False,
     progress: Callable[[int, int], None] | None = None,
     now: datetime | None = None,
 ) -> Backup:
-    """Copy `database` to `target` (a file, or a folder to put a dated file in) while it may
-    be in use. `progress(done, total)` counts pages."""
+    """Copy `database` to `target` while it may be in use: a file, or a folder to put a dated
+    file in (one that exists, or a path written with a trailing slash, made if missing, so
+    the same command run every night adds a file each night). `progress(done, total)` counts
+    pages; it is first called once the copy has begun."""
     start = time.perf_counter()
     if not database.is_file():
         raise BackupError(f"{database}: no database to back up")
-    if target.is_dir():
+    folder = str(target).endswith(("/", os.sep))
+    target = Path(target)
+    if folder or target.is_dir():
         stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
         target = target / f"kizuna-{stamp}.sqlite3"
     if target.exists() and not overwrite:
         raise BackupError(f"{target}: already exists (--force replaces it)")
     if target.resolve() == database.resolve():
         raise BackupError(f"{target}: that is the database itself")
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    partial.unlink(missing_ok=True)
+    try:
+        if not target.parent.is_dir():
+            private.private_folder(target.parent)
+        partial.unlink(missing_ok=True)
+        private.private_file(partial)
+    except OSError as e:
+        raise BackupError(f"{target}: cannot write there: {e.strerror or e}") from None
     source = _reader(database)
     try:
         copy = sqlite3.connect(partial)
@@ -127,7 +139,7 @@ def restore(
         _check(reader, copy)
     finally:
         reader.close()
-    lock = FileLock(database.with_name(database.name + ".lock"))
+    lock = FileLock(database.with_name(database.name + ".lock"), mode=private.FILE_MODE)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -158,7 +170,7 @@ def _copy_database(source: Path, target: Path) -> None:
     target.unlink(missing_ok=True)
     reader = _reader(source)
     try:
-        writer = sqlite3.connect(target)
+        writer = sqlite3.connect(private.private_file(target))
         try:
             reader.backup(writer)
         finally:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Self
 import numpy as np
 import numpy.typing as npt
 
+from memory import private
 from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
 from memory.dense import DenseIndex, ScopeSearch, server_index
@@ -181,6 +182,7 @@ class MemoryBank:
         owns = store is None
         if store is None:
             store = await Store.open(folder / DATABASE)
+        private.tighten_tree(folder / INDEX_FOLDER)
         bank = cls(
             store,
             embedder,
