@@ -174,7 +174,9 @@ def _parser() -> argparse.ArgumentParser:
         "profiles...) to PATH, consistently, even while a bot is running on it; the copy is "
         "checked before it is kept. Indexes are not copied: they are rebuilt from it.",
     )
-    backing_up.add_argument("path", type=Path, metavar="PATH", help="a file, or a folder")
+    backing_up.add_argument(
+        "path", metavar="PATH", help="a file, or a folder for a dated file (existing, or DIR/)"
+    )
     backing_up.add_argument("--force", action="store_true", help="replace an existing file")
     restoring = sub.add_parser(
         "restore",
@@ -228,9 +230,18 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
+MAX_USER = 64  # characters of a console user's name, which is their id in memory
+
+
 def _user(args: argparse.Namespace) -> str:
-    if args.user:
-        return readable(str(args.user))
+    if args.user is not None:
+        user = readable(str(args.user)).strip()
+        if not user or len(user) > MAX_USER or not user.isprintable():
+            raise UsageError(
+                f"--user: a name of 1 to {MAX_USER} printable characters, not "
+                f"{len(user)} characters" + ("" if user.isprintable() else " with control codes")
+            )
+        return user
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -238,7 +249,7 @@ def _user(args: argparse.Namespace) -> str:
 
 
 async def _chat(args: argparse.Namespace) -> int:
-
+    user = _user(args)
     config = _config(args)
     library = persona_library(config, Path.cwd())
     try:
@@ -259,7 +270,7 @@ async def _chat(args: argparse.Namespace) -> int:
         console = ConsoleChat(
             runtime,
             persona,
-            _user(args),
+            user,
             stdin=sys.stdin,
             stdout=sys.stdout,
             interactive=interactive,
@@ -533,14 +544,20 @@ def _database(args: argparse.Namespace, doing: str) -> Path:
 
 def _backup(args: argparse.Namespace) -> int:
     database = _database(args, "back it up")
-    with tqdm(unit="page", desc="backing up", leave=False) as bar:
+    bars: list[tqdm[Never]] = []  # one, made when the copy has begun: none before an error
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total, unit="page", desc="backing up", leave=False))
+        bars[0].n = done
+        bars[0].refresh()
 
-        made = backup(database, args.path.expanduser(), overwrite=args.force, progress=progress)
+    target = os.path.expanduser(args.path)
+    try:
+        made = backup(database, target, overwrite=args.force, progress=progress)
+    finally:
+        for bar in bars:
+            bar.close()
     print(
         f"Backed up {made.memories:,} memories and {made.conversations:,} conversations to "
         f"{made.path} ({made.bytes / 1e6:.1f} MB, {made.seconds:.1f} s)."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sqlite3
 from datetime import UTC, datetime
@@ -141,3 +142,46 @@ def test_kizuna_backup_and_restore(
     assert main(["backup", "x.sqlite3"]) == 2
     err = capsys.readouterr().err
     assert "pg_dump" in err and "Traceback" not in err
+
+
+def test_a_nightly_backup_into_a_new_folder_adds_a_dated_file_each_night(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's cron line, `kizuna backup backups/`, two nights running: the folder is
+    made the first night, and each night adds a file to it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KIZUNA_CONFIG", raising=False)
+    asyncio.run(_one_memory(tmp_path / "data"))
+    database = tmp_path / "data" / DATABASE
+    for night in (1, 2):
+        when = datetime(2026, 11, night, 4, tzinfo=UTC)
+        made = backup(database, "backups/", now=when)
+        assert made.path == Path("backups") / f"kizuna-202611{night:02}-040000.sqlite3"
+    assert len(list((tmp_path / "backups").iterdir())) == 2
+    assert main(["backup", "backups/"]) == 0  # through the command too
+    assert len(list((tmp_path / "backups").iterdir())) == 3
+    assert "to backups/kizuna-" in capsys.readouterr().out
+
+
+def test_a_backup_where_nothing_can_be_written_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Into a folder its user may not write (when not root, who may), or under a file: one
+    line naming the place and why, no traceback, no progress bar, nothing left behind."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KIZUNA_CONFIG", raising=False)
+    asyncio.run(_one_memory(tmp_path / "data"))
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    targets = ["notes.txt/", "notes.txt/copy.sqlite3", "notes.txt/new/"]
+    if os.geteuid() != 0:
+        (tmp_path / "locked").mkdir(mode=0o500)
+        targets += ["locked/", "locked/new/", "locked/copy.sqlite3"]
+    for target in targets:
+        assert main(["backup", target]) == 1
+        out, err = capsys.readouterr()
+        [line] = err.splitlines()
+        assert line.startswith(target.rstrip("/")) and ": cannot write there: " in line, line
+        assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["data", "notes.txt"] + (["locked"] if os.geteuid() != 0 else [])
+    )

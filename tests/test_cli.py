@@ -906,3 +906,14 @@ def test_shard_options_are_checked(tmp_path: Path) -> None:
     assert "shard_ids must be between 0 and shard_count - 1" in line
     line = one_line(kizuna(tmp_path, "run", "--shard-ids", "zero"))
     assert "--shard-ids takes numbers" in line
+
+
+def test_a_user_name_too_long_or_with_control_codes_is_one_line(tmp_path: Path) -> None:
+    """The console's user name is its id in memory (the scope is built from it): one that no
+    scope can hold, or that a terminal would act on, is refused before anything starts."""
+    for user, why in [("x" * 600, "not 600 characters"), ("ann\x1b[2J", "with control codes")]:
+        line = one_line(kizuna(tmp_path, "chat", "--persona", "monikai", "--user", user))
+        assert line.startswith("--user: a name of 1 to 64 printable characters") and why in line
+    assert not (tmp_path / "data").exists()
+    said = chat(tmp_path, "/remember tea\nmemories\n", "--user", "A" * 64)
+    assert "tea" in said.stdout
