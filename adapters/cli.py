@@ -175,7 +175,10 @@ def _parser() -> argparse.ArgumentParser:
         "checked before it is kept. Indexes are not copied: they are rebuilt from it.",
     )
     backing_up.add_argument(
-        "path", metavar="PATH", help="a file, or a folder for a dated file (existing, or DIR/)"
+        "path",
+        metavar="PATH",
+        help="a file, or a folder to put a dated file in: one that exists, or DIR/ (made if "
+        "missing)",
     )
     backing_up.add_argument("--force", action="store_true", help="replace an existing file")
     restoring = sub.add_parser(
@@ -185,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Replace the database with a backup made by `kizuna backup`. The "
         "database it replaces is kept beside it; indexes are rebuilt on the next start.",
     )
-    restoring.add_argument("path", type=Path, metavar="BACKUP")
+    restoring.add_argument("path", metavar="BACKUP")
 
     migrate = sub.add_parser(
         "migrate",
@@ -544,14 +547,19 @@ def _database(args: argparse.Namespace, doing: str) -> Path:
 
 def _backup(args: argparse.Namespace) -> int:
     database = _database(args, "back it up")
-    bars: list[tqdm[Never]] = []  # one, made when the copy has begun: none before an error
+    # Made once the copy has begun (none before an error), on a terminal only (a cron job's
+    # mail has the one line saying what was done).
+    bars: list[tqdm[Never]] = []
 
     def progress(done: int, total: int) -> None:
         if not bars:
-            bars.append(tqdm(total=total, unit="page", desc="backing up", leave=False))
+            bar = tqdm(total=total, unit="page", desc="backing up", leave=False, disable=None)
+            bars.append(bar)
         bars[0].n = done
         bars[0].refresh()
 
+    # The path as typed (a trailing slash says it is a folder); os.path leaves "~nosuchuser"
+    # as it is, where Path.expanduser raises.
     target = os.path.expanduser(args.path)
     try:
         made = backup(database, target, overwrite=args.force, progress=progress)
@@ -567,7 +575,7 @@ def _backup(args: argparse.Namespace) -> int:
 
 def _restore(args: argparse.Namespace) -> int:
     database = _database(args, "restore it")
-    kept = restore(args.path.expanduser(), database, database.parent / INDEX_FOLDER)
+    kept = restore(Path(os.path.expanduser(args.path)), database, database.parent / INDEX_FOLDER)
     print(f"Restored {database} from {args.path}.")
     if kept is not None:
         print(f"The database it replaced is kept as {kept}.")

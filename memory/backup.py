@@ -76,49 +76,51 @@ def backup(
     now: datetime | None = None,
 ) -> Backup:
     """Copy `database` to `target` while it may be in use: a file, or a folder to put a dated
-    file in (one that exists, or a path written with a trailing slash, made if missing, so
-    the same command run every night adds a file each night). `progress(done, total)` counts
-    pages; it is first called once the copy has begun."""
+    file in (one that exists, or a path written with a trailing slash, made if missing: the
+    same command run every night adds a file each night). `progress(done, total)` counts
+    pages, from when the copy has begun."""
     start = time.perf_counter()
     if not database.is_file():
         raise BackupError(f"{database}: no database to back up")
     folder = str(target).endswith(("/", os.sep))
     target = Path(target)
-    if folder or target.is_dir():
-        stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
-        target = target / f"kizuna-{stamp}.sqlite3"
-    if target.exists() and not overwrite:
-        raise BackupError(f"{target}: already exists (--force replaces it)")
-    if target.resolve() == database.resolve():
-        raise BackupError(f"{target}: that is the database itself")
-    partial = target.with_name(target.name + ".partial")
     try:
-        if not target.parent.is_dir():
-            private.private_folder(target.parent)
-        partial.unlink(missing_ok=True)
-        private.private_file(partial)
-    except OSError as e:
-        raise BackupError(f"{target}: cannot write there: {e.strerror or e}") from None
+        if folder or target.is_dir():
+            _make_folder(target, named=target)
+            target = _dated(target, now or datetime.now(UTC))
+        elif target.exists() and not overwrite:
+            raise BackupError(f"{target}: already exists (--force replaces it)")
+        if target.resolve() == database.resolve():
+            raise BackupError(f"{target}: that is the database itself")
+        _make_folder(target.parent, named=target)
+    except OSError as e:  # a name too long for the file system, a loop of links...
+        raise BackupError(f"{target}: cannot write there: {_reason(e)}") from None
+    partial = target.with_name(target.name + ".partial")
     source = _reader(database)
     try:
-        copy = sqlite3.connect(partial)
+        _create(partial, named=target)
         try:
-            source.backup(
-                copy,
-                pages=PAGES_PER_STEP,
-                progress=(lambda _, left, total: progress(total - left, total))
-                if progress
-                else None,
-            )
-            memories, conversations = _check(copy, partial)
-        finally:
-            copy.close()
-    except sqlite3.Error as e:
-        partial.unlink(missing_ok=True)
-        raise BackupError(f"{database}: backup failed: {e}") from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+            copy = sqlite3.connect(partial)
+            try:
+                source.backup(
+                    copy,
+                    pages=PAGES_PER_STEP,
+                    progress=(lambda _, left, total: progress(total - left, total))
+                    if progress
+                    else None,
+                )
+                memories, conversations = _check(copy, partial)
+                # One self-contained file: reading a WAL database, even read-only, leaves
+                # -wal and -shm files beside it. Kizuna puts WAL back when it opens it.
+                copy.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                copy.close()
+        except sqlite3.Error as e:
+            partial.unlink(missing_ok=True)
+            raise BackupError(f"{database}: the backup to {target} failed: {e}") from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     finally:
         source.close()
     partial.replace(target)
@@ -127,18 +129,63 @@ def backup(
     )
 
 
+def _dated(folder: Path, now: datetime) -> Path:
+    """A new file in `folder` named for the time; a second backup within the same second
+    takes the next number rather than failing."""
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    path, n = folder / f"kizuna-{stamp}.sqlite3", 1
+    while path.exists() or path.with_name(path.name + ".partial").exists():
+        n += 1
+        path = folder / f"kizuna-{stamp}-{n}.sqlite3"
+    return path
+
+
+def _make_folder(folder: Path, *, named: Path) -> None:
+    """`folder`, made (its owner's only) if missing; one that exists is left as it is."""
+    try:
+        if not folder.is_dir():
+            private.private_folder(folder)
+    except (FileExistsError, NotADirectoryError):  # a file stands where a folder would go
+        file = next((p for p in (folder, *folder.parents) if p.is_file()), folder)
+        raise BackupError(f"{named}: cannot write there: {file} is a file") from None
+    except OSError as e:
+        raise BackupError(f"{named}: cannot write there: {_reason(e)}") from None
+
+
+def _create(path: Path, *, named: Path) -> None:
+    """Make `path` an empty file its owner's only, or say in one line (naming `named`, the
+    file the user asked for) why it cannot be: SQLite would only say it cannot open it."""
+    try:
+        path.unlink(missing_ok=True)
+        private.private_file(path)
+    except OSError as e:
+        raise BackupError(f"{named}: cannot write there: {_reason(e)}") from None
+
+
+def _reason(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
 def restore(
     copy: Path, database: Path, index_folder: Path, *, now: datetime | None = None
 ) -> Path | None:
     """Put the backup `copy` in place of `database`, which no process may be using. Returns
     where the replaced database was kept (beside it, named for the time), if there was one."""
-    if not copy.is_file():
-        raise BackupError(f"{copy}: no such backup")
+    try:
+        if copy.is_dir():
+            newest = max(copy.glob("kizuna-*.sqlite3"), default=None)
+            such = f": name one of its backups, such as {newest}" if newest else ", with no backup"
+            raise BackupError(f"{copy}: a folder{such}")
+        if not copy.is_file():
+            raise BackupError(f"{copy}: no such backup")
+    except OSError as e:  # a name too long for the file system...
+        raise BackupError(f"{copy}: cannot read it: {_reason(e)}") from None
     reader = _reader(copy)
     try:
         _check(reader, copy)
     finally:
         reader.close()
+    _make_folder(database.parent, named=database)
     lock = FileLock(database.with_name(database.name + ".lock"), mode=private.FILE_MODE)
     try:
         lock.acquire(timeout=0)
@@ -146,6 +193,8 @@ def restore(
         raise BackupError(
             f"{database}: in use by a Kizuna process; stop it, then restore"
         ) from None
+    except OSError as e:
+        raise BackupError(f"{database}: cannot write there: {_reason(e)}") from None
     try:
         stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
         kept: Path | None = None
@@ -153,9 +202,13 @@ def restore(
             kept = database.with_name(f"{database.name}.before-restore-{stamp}")
             # Through SQLite, so what the write-ahead log holds is in the kept copy too.
             _copy_database(database, kept)
-        database.parent.mkdir(parents=True, exist_ok=True)
         staged = database.with_name(database.name + ".restoring")
-        _copy_database(copy, staged)
+        try:
+            _copy_database(copy, staged)
+        except BackupError:  # nothing was replaced: nothing to keep
+            if kept is not None:
+                kept.unlink()
+            raise
         for leftover in (Path(f"{database}-wal"), Path(f"{database}-shm")):
             leftover.unlink(missing_ok=True)
         staged.replace(database)
@@ -167,16 +220,17 @@ def restore(
 
 
 def _copy_database(source: Path, target: Path) -> None:
-    target.unlink(missing_ok=True)
     reader = _reader(source)
     try:
-        writer = sqlite3.connect(private.private_file(target))
+        _create(target, named=target)
         try:
-            reader.backup(writer)
-        finally:
-            writer.close()
-    except sqlite3.Error as e:
-        target.unlink(missing_ok=True)
-        raise BackupError(f"{source}: cannot copy the database: {e}") from None
+            writer = sqlite3.connect(target)
+            try:
+                reader.backup(writer)
+            finally:
+                writer.close()
+        except sqlite3.Error as e:
+            target.unlink(missing_ok=True)
+            raise BackupError(f"{source}: cannot copy the database to {target}: {e}") from None
     finally:
         reader.close()

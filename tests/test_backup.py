@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shutil
 import sqlite3
-from datetime import UTC, datetime
+import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -142,6 +144,127 @@ def test_kizuna_backup_and_restore(
     assert main(["backup", "x.sqlite3"]) == 2
     err = capsys.readouterr().err
     assert "pg_dump" in err and "Traceback" not in err
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_progress_bar_shows_only_once_the_copy_has_begun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KIZUNA_CONFIG", raising=False)
+    asyncio.run(_one_memory(tmp_path / "data"))
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["backup", "notes.txt/"]) == 1
+    assert terminal.getvalue() == "notes.txt: cannot write there: notes.txt is a file\n"
+    assert capsys.readouterr().out == ""
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["backup", "backups/"]) == 0
+    assert "backing up: 100%" in terminal.getvalue()
+    assert capsys.readouterr().out.startswith("Backed up 1 memories and 0 conversations to ")
+
+
+# -- where a backup goes, and where it cannot ------------------------------------------------------
+
+
+def test_the_nightly_cron_line_adds_a_dated_file_each_night(tmp_path: Path) -> None:
+    """`kizuna backup backups/` (the README's cron line) with no such folder yet: the first
+    night makes it, and every night after adds a file to it."""
+    data = tmp_path / "data"
+    asyncio.run(_one_memory(data))
+    clock = FakeClock(datetime(2026, 11, 30, 4, 0, tzinfo=UTC))
+    folder = f"{tmp_path / 'backups'}/"
+    made = []
+    for _ in range(3):
+        made.append(backup(data / DATABASE, folder, now=clock.now()))
+        clock.advance(days=1)
+    assert [m.path.name for m in made] == [
+        "kizuna-20261130-040000.sqlite3",
+        "kizuna-20261201-040000.sqlite3",
+        "kizuna-20261202-040000.sqlite3",
+    ]
+    assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [m.path.name for m in made]
+    assert all(count(m.path) == 1 for m in made)
+    # Twice in one second (a second run by hand after the cron job): the next number.
+    again = backup(data / DATABASE, folder, now=clock.now() - timedelta(days=1))
+    assert again.path.name == "kizuna-20261202-040000-2.sqlite3" and count(again.path) == 1
+
+
+def test_a_backup_is_one_file_that_leaves_nothing_beside_it_when_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    asyncio.run(_one_memory(data))
+    copy = backup(data / DATABASE, tmp_path / "b" / "k.sqlite3").path
+    restore(copy, data / DATABASE, data / INDEX_FOLDER)
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["k.sqlite3"]
+    with sqlite3.connect(data / DATABASE) as db:  # the restored database is Kizuna's again
+        assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+
+
+def _unwritable(tmp_path: Path) -> list[tuple[str, str]]:
+    """Places no backup can go, each with the reason the line should give: under a file, a
+    name longer than the file system takes, /sys (refused even to root), and a folder
+    without write permission (for anyone but root)."""
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    places = [
+        (f"{tmp_path / 'notes.txt'}/", "is a file"),
+        (str(tmp_path / "notes.txt" / "copy.sqlite3"), "is a file"),
+        (f"{tmp_path / 'notes.txt' / 'new'}/", "is a file"),
+        (str(tmp_path / ("x" * 300)), "File name too long"),
+        (f"{tmp_path / ('x' * 300)}/", "File name too long"),
+    ]
+    if Path("/sys/kernel").is_dir():
+        places += [("/sys/kizuna-backups/", "not permitted"), ("/sys/k.sqlite3", "denied")]
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        places += [(f"{locked}/", "denied"), (str(locked / "k.sqlite3"), "denied")]
+    return places
+
+
+def test_a_backup_that_cannot_be_written_says_where_and_why(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    asyncio.run(_one_memory(data))
+    places = _unwritable(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    for target, why in places:
+        with pytest.raises(BackupError) as raised:
+            backup(data / DATABASE, target, progress=lambda *_: pytest.fail("a copy began"))
+        said = str(raised.value)
+        assert said.startswith(target.rstrip("/") + ": cannot write there: "), said
+        assert why in said and "\n" not in said
+    assert sorted(tmp_path.rglob("*")) == before  # no folder made, no partial file left
+
+
+def test_restore_names_what_is_wrong_with_the_backup_or_the_place(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    asyncio.run(_one_memory(data))
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    with pytest.raises(BackupError, match=r"backups: a folder, with no backup"):
+        restore(folder, data / DATABASE, data / INDEX_FOLDER)
+    made = backup(data / DATABASE, folder, now=datetime(2026, 11, 30, 4, tzinfo=UTC)).path
+    backup(data / DATABASE, folder, now=datetime(2026, 12, 1, 4, tzinfo=UTC))
+    with pytest.raises(BackupError, match=r"name one of its backups, such as .*20261201-04"):
+        restore(folder, data / DATABASE, data / INDEX_FOLDER)
+    with pytest.raises(BackupError, match="cannot read it: File name too long"):
+        restore(tmp_path / ("x" * 300), data / DATABASE, data / INDEX_FOLDER)
+    before = sorted(tmp_path.rglob("*"))
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    elsewhere = tmp_path / "notes.txt" / "data" / DATABASE
+    with pytest.raises(BackupError, match=r"cannot write there: .*notes\.txt is a file"):
+        restore(made, elsewhere, elsewhere.parent / INDEX_FOLDER)
+    if Path("/sys/kernel").is_dir():
+        with pytest.raises(BackupError, match=r"^/sys/kizuna/kizuna\.sqlite3: cannot write"):
+            restore(made, Path("/sys/kizuna") / DATABASE, Path("/sys/kizuna") / INDEX_FOLDER)
+    assert sorted(tmp_path.rglob("*")) == sorted([*before, tmp_path / "notes.txt"])
 
 
 def test_a_nightly_backup_into_a_new_folder_adds_a_dated_file_each_night(

@@ -917,3 +917,49 @@ def test_a_user_name_too_long_or_with_control_codes_is_one_line(tmp_path: Path) 
     assert not (tmp_path / "data").exists()
     said = chat(tmp_path, "/remember tea\nmemories\n", "--user", "A" * 64)
     assert "tea" in said.stdout
+
+
+# -- paths given to the commands -----------------------------------------------------------------
+
+
+def failed_in_one_line(result: subprocess.CompletedProcess[str], status: int = 1) -> str:
+    """The one line on stderr of a run that failed with `status`, nothing on stdout."""
+    assert result.returncode == status, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_the_readmes_backup_cron_line_works_night_after_night(tmp_path: Path) -> None:
+    """`kizuna backup backups/` with no backups folder yet, run twice: two dated files (the
+    second run, within the same second, numbered), and only the one line for cron's mail."""
+    chat(tmp_path, "/remember my cat is called Mochi\n")
+    for _ in range(2):
+        result = kizuna(tmp_path, "backup", "backups/")
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+        assert re.fullmatch(
+            r"Backed up 1 memories and 0 conversations to backups/kizuna-\d{8}-\d{6}(-2)?"
+            r"\.sqlite3 \(0\.\d MB, \d+\.\d s\)\.\n",
+            result.stdout,
+        ), result.stdout
+    made = sorted(p.name for p in (tmp_path / "backups").iterdir())
+    assert len(made) == 2 and all(re.fullmatch(r"kizuna-[-\d]+\.sqlite3", n) for n in made)
+
+
+def test_backup_and_restore_refuse_unusable_paths_in_one_line(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n")
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    long = "x" * 300
+    for args, said in [
+        (("backup", "notes.txt/"), "notes.txt: cannot write there: notes.txt is a file"),
+        (("backup", "notes.txt/new/"), "notes.txt/new: cannot write there: notes.txt is a file"),
+        (("backup", long), f"{long}: cannot write there: File name too long"),
+        (("restore", long), f"{long}: cannot read it: File name too long"),
+        (("restore", "nowhere.sqlite3"), "nowhere.sqlite3: no such backup"),
+        (("restore", "data"), "data: a folder, with no backup"),
+    ]:
+        assert failed_in_one_line(kizuna(tmp_path, *args)) == said
+    said = failed_in_one_line(kizuna(tmp_path, "restore", "notes.txt"))
+    assert said.startswith("notes.txt: not a Kizuna database")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "notes.txt"]
