@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
 from adapters.host import BotStartError, bot_tokens, host
+from adapters.web.server import USER_NAME, USER_NAME_RULE
 from bot import __version__, cards, redact
 from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
@@ -233,26 +234,23 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
-MAX_USER = 64  # characters of a console user's name, which is their id in memory
-
-
 def _user(args: argparse.Namespace) -> str:
+    """The console user's name: their id in memory, and the same person on the web page."""
     if args.user is not None:
         user = readable(str(args.user)).strip()
-        if not user or len(user) > MAX_USER or not user.isprintable():
-            raise UsageError(
-                f"--user: a name of 1 to {MAX_USER} printable characters, not "
-                f"{len(user)} characters" + ("" if user.isprintable() else " with control codes")
-            )
+        if not USER_NAME.fullmatch(user):
+            # Not repeated: it may be 1 MB long, or move the terminal's cursor.
+            raise UsageError(f"--user: {USER_NAME_RULE} (this one: {len(user)} characters)")
         return user
     try:
-        return getpass.getuser()
+        login = getpass.getuser()
     except (OSError, KeyError):
         return "you"
+    return login if USER_NAME.fullmatch(login) else "you"
 
 
 async def _chat(args: argparse.Namespace) -> int:
-    user = _user(args)
+    user = _user(args)  # a name that cannot be used is refused before anything opens
     config = _config(args)
     library = persona_library(config, Path.cwd())
     try:

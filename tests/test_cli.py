@@ -908,17 +908,6 @@ def test_shard_options_are_checked(tmp_path: Path) -> None:
     assert "--shard-ids takes numbers" in line
 
 
-def test_a_user_name_too_long_or_with_control_codes_is_one_line(tmp_path: Path) -> None:
-    """The console's user name is its id in memory (the scope is built from it): one that no
-    scope can hold, or that a terminal would act on, is refused before anything starts."""
-    for user, why in [("x" * 600, "not 600 characters"), ("ann\x1b[2J", "with control codes")]:
-        line = one_line(kizuna(tmp_path, "chat", "--persona", "monikai", "--user", user))
-        assert line.startswith("--user: a name of 1 to 64 printable characters") and why in line
-    assert not (tmp_path / "data").exists()
-    said = chat(tmp_path, "/remember tea\nmemories\n", "--user", "A" * 64)
-    assert "tea" in said.stdout
-
-
 # -- paths given to the commands -----------------------------------------------------------------
 
 
@@ -963,3 +952,16 @@ def test_backup_and_restore_refuse_unusable_paths_in_one_line(tmp_path: Path) ->
     said = failed_in_one_line(kizuna(tmp_path, "restore", "notes.txt"))
     assert said.startswith("notes.txt: not a Kizuna database")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "notes.txt"]
+
+
+def test_a_user_name_the_web_page_would_refuse_is_one_line(tmp_path: Path) -> None:
+    """`--user` is the user's id in memory and their name on the web page: one too long for a
+    memory scope, or with control characters (which a terminal would act on) or ":", is
+    refused before anything opens, and not repeated."""
+    rule = "--user: a user name is 1-40 characters, without control characters, / \\ or :"
+    for user, length in [("x" * 600, 600), ("ann\x1b[2J", 7), ("a:b", 3), ("   ", 0)]:
+        line = one_line(kizuna(tmp_path, "chat", "--persona", "monikai", "--user", user))
+        assert line == f"{rule} (this one: {length} characters)"
+    assert not (tmp_path / "data").exists()
+    said = chat(tmp_path, "/remember I drink tea\nmemories\n", "--user", "  " + "A" * 40 + " ")
+    assert said.stdout.splitlines()[1].endswith(f"] {'A' * 40}: I drink tea")

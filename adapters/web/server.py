@@ -45,12 +45,23 @@ from bot.recollect import describe_age
 from memory.bank import MAX_SCOPE
 from memory.records import Memory
 
-__all__ = ["MAX_FRAME", "PAGE_COMMANDS", "WebServer", "WebSetupError", "is_loopback"]
+__all__ = [
+    "MAX_FRAME",
+    "PAGE_COMMANDS",
+    "USER_NAME",
+    "USER_NAME_RULE",
+    "WebServer",
+    "WebSetupError",
+    "is_loopback",
+]
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 64 * 1024  # bytes in one WebSocket frame; a message is bounded in characters too
-USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")  # no control characters, slashes or ":"
+# A user's name on the page, which is also the console's (`kizuna chat --user`): one name, one
+# conversation on either. No control characters, slashes or ":".
+USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")
+USER_NAME_RULE = "a user name is 1-40 characters, without control characters, / \\ or :"
 COOKIE = "kizuna_token"
 PAGE_COMMANDS = ("remember", "memories", "diary", "profile", "state", "end")
 # The pages load their own scripts and styles and talk to this server only.
@@ -272,9 +283,9 @@ class WebServer:
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
-        if not USER_NAME.match(user):
+        if not USER_NAME.fullmatch(user):
             log.info("refused %s: not a user name (%d characters)", request.path, len(user))
-            raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
+            raise web.HTTPBadRequest(text=USER_NAME_RULE)
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
         await ws.prepare(request)
         self._sockets.add(ws)
@@ -324,9 +335,9 @@ class WebServer:
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
         name = request.query.get("name", "").strip()[:200] or "document"
-        if not USER_NAME.match(user):
+        if not USER_NAME.fullmatch(user):
             log.info("refused %s: not a user name (%d characters)", request.path, len(user))
-            raise web.HTTPBadRequest(text="a user name is 1-40 characters, without / \\ or :")
+            raise web.HTTPBadRequest(text=USER_NAME_RULE)
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
         except DocumentError as e:
