@@ -14,7 +14,6 @@ import getpass
 import importlib.util
 import logging
 import os
-import shutil
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -140,7 +139,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Write a persona as a Character Card V2 JSON file.",
     )
     exporting.add_argument("name", metavar="NAME")
-    exporting.add_argument("--out", type=Path, help="file to write (default: ./NAME.card.json)")
+    exporting.add_argument(
+        "--out",
+        metavar="PATH",
+        help="file to write, or a folder to put NAME.card.json in: one that exists, or DIR/ "
+        "(default: ./NAME.card.json)",
+    )
+    exporting.add_argument("--force", action="store_true", help="replace an existing file")
 
     memories = sub.add_parser("memories", help="work with long-term memory")
     memories_sub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
@@ -404,28 +409,29 @@ def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
     """Write the card's persona file (checked by loading it back) and, for a PNG card, its
     picture as the persona's neutral face; nothing is written if anything is wrong."""
     try:
-        card = cards.read_card(card_path)
+        raw = card_path.read_bytes()
+        card = cards.parse_card(raw, str(card_path))
     except OSError as e:
-        raise UsageError(f"{card_path}: {e.strerror}") from None
+        raise UsageError(f"{card_path}: cannot read ({e.strerror or e})") from None
     except cards.CardError as e:
         raise UsageError(str(e)) from None
     key = persona_key(card.name) or persona_key(card_path.stem) or "card"
     target = out / f"{key}.toml"
-    if target.exists() and not force:
+    if _exists(target) and not force:
         raise UsageError(f"{target} exists: pass --force to replace it")
-    out.mkdir(parents=True, exist_ok=True)
     draft = out / f".{key}.toml.importing"
-    draft.write_text(persona_toml(card), encoding="utf-8")
     try:
-        load_persona(draft)
-    except TomlError as e:  # a bug of ours, not the card's: say so plainly
-        draft.unlink()
-        raise UsageError(f"{card_path}: the persona made from it does not load: {e}") from None
-    draft.replace(target)
-    if card_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n":
-        face = out / "assets" / key / "NEUTRAL.png"
-        face.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(card_path, face)
+        _write(draft, persona_toml(card).encode(), named=target)
+        try:
+            load_persona(draft)
+        except TomlError as e:  # a bug of ours, not the card's: say so plainly
+            raise UsageError(f"{card_path}: the persona made from it does not load: {e}") from None
+        if raw[:8] == b"\x89PNG\r\n\x1a\n":
+            _write(out / "assets" / key / "NEUTRAL.png", raw)
+        draft.replace(target)
+    finally:
+        with contextlib.suppress(OSError):
+            draft.unlink(missing_ok=True)
     print(f"{target}  (kizuna chat --persona {key})")
     return 0
 
@@ -436,10 +442,55 @@ def _export_card(args: argparse.Namespace) -> int:
         persona = library.load(args.name)
     except KeyError as e:
         raise UsageError(str(e.args[0])) from None
-    target: Path = args.out or Path(f"{persona.key}.card.json")
-    target.write_text(cards.card_to_v2_json(persona_card(persona)) + "\n", encoding="utf-8")
+    name = f"{persona.key}.card.json"
+    out = os.path.expanduser(args.out) if args.out else name
+    target = Path(out)
+    if out.endswith(("/", os.sep)) or _is_dir(target):
+        target = target / name
+    if _exists(target) and not args.force:
+        raise UsageError(f"{target} exists: pass --force to replace it")
+    _write(target, (cards.card_to_v2_json(persona_card(persona)) + "\n").encode())
     print(target)
     return 0
+
+
+def _write(path: Path, data: bytes, *, named: Path | None = None) -> None:
+    """`data` in the file `path`, whole or not at all (written beside it, then renamed), in
+    a folder made if missing; or a UsageError naming the path (or `named`, the file the
+    user will know) and why it cannot be."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(data)
+        partial.replace(path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise UsageError(f"{named or path}: cannot write there: {_reason(path, e)}") from None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError as e:  # a name too long for the file system, a loop of links...
+        raise UsageError(f"{path}: cannot write there: {_reason(path, e)}") from None
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write there: {_reason(path, e)}") from None
+
+
+def _reason(path: Path, e: OSError) -> str:
+    """Why `path` cannot be used, said for people: mkdir and open say "File exists" or "Not a
+    directory" where a file stands in the way of a folder."""
+    if isinstance(e, FileExistsError | NotADirectoryError):
+        file = next((p for p in (path, *path.parents) if p.is_file()), None)
+        if file is not None:
+            return f"{file} is a file"
+    return e.strerror or str(e)
 
 
 def _validate(files: Sequence[Path]) -> int:

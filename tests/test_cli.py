@@ -965,3 +965,39 @@ def test_a_user_name_the_web_page_would_refuse_is_one_line(tmp_path: Path) -> No
     assert not (tmp_path / "data").exists()
     said = chat(tmp_path, "/remember I drink tea\nmemories\n", "--user", "  " + "A" * 40 + " ")
     assert said.stdout.splitlines()[1].endswith(f"] {'A' * 40}: I drink tea")
+
+
+def test_persona_import_and_export_paths(tmp_path: Path) -> None:
+    """A folder (existing, or DIR/) gets the file inside it; an existing file is replaced only
+    with --force; a place that cannot be written is one line naming it and why, and leaves
+    no partial file."""
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    assert kizuna(tmp_path, "persona", "export", "monikai").stdout == "monikai.card.json\n"
+    said = one_line(kizuna(tmp_path, "persona", "export", "monikai"))
+    assert said == "monikai.card.json exists: pass --force to replace it"
+    assert kizuna(tmp_path, "persona", "export", "monikai", "--force").returncode == 0
+    out = kizuna(tmp_path, "persona", "export", "monikai", "--out", "cards/")
+    assert out.stdout == f"{Path('cards', 'monikai.card.json')}\n"
+    out = kizuna(tmp_path, "persona", "export", "miao", "--out", "cards")  # exists: a folder
+    assert out.stdout == f"{Path('cards', 'miao.card.json')}\n"
+    imported = kizuna(tmp_path, "persona", "import", "cards/monikai.card.json", "--out", "mine")
+    assert imported.stdout == f"{Path('mine', 'monikai.toml')}  (kizuna chat --persona monikai)\n"
+    before = sorted(tmp_path.rglob("*"))
+
+    long = "x" * 300
+    for args, said in [
+        (("export", "monikai", "--out", "notes.txt/"), "notes.txt is a file"),
+        (("export", "monikai", "--out", "notes.txt/c.json"), "notes.txt is a file"),
+        (("export", "monikai", "--out", long), "File name too long"),
+        (("import", "cards/monikai.card.json", "--out", "notes.txt"), "notes.txt is a file"),
+        (("import", "cards/monikai.card.json", "--out", long), "File name too long"),
+    ]:
+        line = one_line(kizuna(tmp_path, "persona", *args))
+        assert ": cannot write there: " in line and line.endswith(said), line
+    assert one_line(kizuna(tmp_path, "persona", "import", long)).endswith(
+        ": cannot read (File name too long)"
+    )
+    assert one_line(kizuna(tmp_path, "persona", "import", "cards")) == (
+        "cards: cannot read (Is a directory)"
+    )
+    assert sorted(tmp_path.rglob("*")) == before
