@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from adapters.web import WebServer
-from adapters.web.server import is_loopback
+from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
 from bot import redact
 from bot.config import BotConfig, Config
 from bot.events import Platform
@@ -99,6 +99,8 @@ def _web_token(config: Config, environ: Mapping[str, str]) -> str:
     if web.inspector_token_env and not token:
         what = "the web client's token"
         raise _unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
+    if token and len(token) < MIN_TOKEN:
+        raise config.error(("web", "inspector_token_env"), weak_token(len(token)))
     if not token and not is_loopback(web.host):
         raise config.error(
             ("web", "host"),

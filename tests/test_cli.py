@@ -416,6 +416,21 @@ def test_a_web_client_on_an_open_address_needs_a_token(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()  # refused before anything opened
 
 
+def test_a_web_token_short_enough_to_guess_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "kizuna.toml").write_text(
+        '[web]\nhost = "0.0.0.0"\ninspector_token_env = "KZ_WEB_TOKEN"\n\n'
+        '[[bots]]\nplatform = "web"\npersona = "miao"\n',
+        encoding="utf-8",
+    )
+    line = one_line(kizuna(tmp_path, "run", env=base_env(KZ_WEB_TOKEN="hunter2")))
+    assert line.startswith(
+        f"{tmp_path / 'kizuna.toml'}:3: web.inspector_token_env: the web client's token is 7 "
+        "characters; it needs at least 16 (random ones: "
+    )
+    assert "hunter2" not in line
+    assert not (tmp_path / "data").exists()  # refused before anything opened
+
+
 def test_run_config_mistakes_name_key_and_line(tmp_path: Path) -> None:
     (tmp_path / "kizuna.toml").write_text(
         '[[bots]]\nplatform = "discord"\npersona = "nosuch"\ntoken_env = "DISCORD_TOKEN"\n',

@@ -47,12 +47,14 @@ from memory.records import Memory
 
 __all__ = [
     "MAX_FRAME",
+    "MIN_TOKEN",
     "PAGE_COMMANDS",
     "USER_NAME",
     "USER_NAME_RULE",
     "WebServer",
     "WebSetupError",
     "is_loopback",
+    "weak_token",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,8 @@ MAX_FRAME = 64 * 1024  # bytes in one WebSocket frame; a message is bounded in c
 # conversation on either. No control characters, slashes or ":".
 USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")
 USER_NAME_RULE = "a user name is 1-40 characters, without control characters, / \\ or :"
+# Characters of the token at least: a word or a PIN is guessed; 16 random ones are not.
+MIN_TOKEN = 16
 COOKIE = "kizuna_token"
 PAGE_COMMANDS = ("remember", "memories", "diary", "profile", "state", "end")
 # The pages load their own scripts and styles and talk to this server only.
@@ -74,6 +78,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 class WebSetupError(Exception):
     """The server cannot start as configured; the message says why."""
+
+
+def weak_token(length: int) -> str:
+    """What is wrong with a token too short, without repeating it."""
+    return (
+        f"the web client's token is {length} characters; it needs at least {MIN_TOKEN} "
+        "(random ones: python3 -c 'import secrets; print(secrets.token_urlsafe())')"
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -107,6 +119,8 @@ class WebServer:
                 "[web] inspector_token_env to a variable holding one (the inspector shows and "
                 "deletes everyone's memories)"
             )
+        if token and len(token) < MIN_TOKEN:
+            raise WebSetupError(weak_token(len(token)))
         if not personas:
             raise WebSetupError("the web client needs at least one persona")
         self.engine = engine
@@ -425,7 +439,11 @@ class WebServer:
         scope = request.query.get("scope", "")
         persona, _, rest = scope.partition("/")
         if persona not in self.personas or not rest or len(scope) > MAX_SCOPE:
-            log.info("inspector: refused %s: no scope %r here", request.path, scope[:200])
+            log.info(
+                "inspector: refused %s: no such scope here (%d characters)",
+                request.path,
+                len(scope),
+            )
             raise web.HTTPNotFound(text=f"no scope {scope[:200]!r} here")
         if self.engine.memory is None:
             raise web.HTTPConflict(text="long-term memory is off")
@@ -531,4 +549,8 @@ def _hostname(host: str) -> str:
 
 
 def _same(given: str, token: str) -> bool:
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+    """Whether `given` is the token, in constant time. A header that was not UTF-8 arrives
+    with lone surrogates, which the codec must let through to be merely wrong."""
+    return bool(given) and hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass")
+    )

@@ -6,14 +6,16 @@ holds no token and no memory."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from adapters.web import WebServer
+from adapters.web import WebServer, WebSetupError
 from tests.fakes.secrets import INSPECTOR_TOKEN
 from tests.security.conftest import ALICE, BOB, World, leaked
 from tests.security.test_scopes import SCOPES
@@ -140,15 +142,65 @@ async def test_the_inspector_deletes_and_charts_only_in_the_scope_named(
     ["/api/inspect/memories", "/api/inspect/diary", "/api/inspect/profile", "/api/inspect/curve/1"],
 )
 async def test_any_scope_string_is_not_here_or_empty_never_a_crash(
-    local: Client, world: World, scope: str, path: str
+    local: Client, world: World, caplog: pytest.LogCaptureFixture, scope: str, path: str
 ) -> None:
-    response = await local.get(path, params={"scope": scope, "q": scope, "day": ""})
-    body = await response.text()
-    assert response.status in (200, 404), body
-    assert leaked(body) == []
-    deleted = await local.delete(f"/api/inspect/memories/{world.dm_id}", params={"scope": scope})
+    with caplog.at_level(logging.INFO, logger="adapters.web.server"):
+        response = await local.get(path, params={"scope": scope, "q": scope, "day": ""})
+        body = await response.text()
+        assert response.status in (200, 404), body
+        assert leaked(body) == []
+        deleted = await local.delete(
+            f"/api/inspect/memories/{world.dm_id}", params={"scope": scope}
+        )
     assert deleted.status == 404
     assert await world.bot.bank.count(world.scope(ALICE)) == 1
+    # A scope asked for is whatever the visitor typed: the log says how long, not what.
+    for line in refusals(caplog):
+        assert re.fullmatch(
+            r"inspector: refused /[/a-z0-9]+: no such scope here \(\d+ characters\)", line
+        ), line
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"Authorization: Bearer \xff\xfe" + INSPECTOR_TOKEN.encode(), b"Cookie: kizuna_token=\xff"],
+    ids=["bearer", "cookie"],
+)
+async def test_a_token_that_is_not_utf8_is_only_wrong(
+    world: World, caplog: pytest.LogCaptureFixture, header: bytes
+) -> None:
+    """Raw bytes no client library would send: refused like any wrong token, not a server
+    error with a traceback in the log."""
+    server = WebServer(world.bot.engine, ["pip"], host="0.0.0.0", port=0, token=INSPECTOR_TOKEN)
+    await server.start()
+    try:
+        with caplog.at_level(logging.INFO):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(
+                b"GET /api/personas HTTP/1.1\r\nHost: kizuna.example\r\n"
+                + header
+                + b"\r\nConnection: close\r\n\r\n"
+            )
+            answer = await reader.read()
+            writer.close()
+            await writer.wait_closed()
+    finally:
+        await server.close()
+    assert answer.startswith(b"HTTP/1.1 401 ")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "refused GET /api/personas from 127.0.0.1: a wrong token"
+    ]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+def test_a_token_short_enough_to_guess_is_refused_at_start(world: World, host: str) -> None:
+    with pytest.raises(WebSetupError) as refused:
+        WebServer(world.bot.engine, ["pip"], host=host, token="hunter2")
+    assert str(refused.value).startswith(
+        "the web client's token is 7 characters; it needs at least 16"
+    )
+    assert "hunter2" not in str(refused.value)
+    WebServer(world.bot.engine, ["pip"], host=host, token="x" * 16)
 
 
 @pytest.mark.parametrize("user", ["../u1", "a:dm:u1", "a/b", "x\\y", "\x00", "", "a" * 41])
