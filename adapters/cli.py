@@ -232,7 +232,11 @@ def _day(value: str) -> date:
 
 def _config(args: argparse.Namespace) -> Config:
     path = find_config(getattr(args, "config", None), os.environ, Path.cwd())
-    if path is not None and not path.is_file():
+    try:
+        missing = path is not None and not path.is_file()
+    except OSError as e:  # a name too long for the file system...
+        raise UsageError(f"{path}: cannot read ({e.strerror or e})") from None
+    if missing:
         raise UsageError(f"{path}: no such configuration file")
     config = load_config(path, os.environ)
     redact.hide(*redact.secrets_in_use(config, os.environ))
@@ -562,7 +566,11 @@ async def _pruned(args: argparse.Namespace) -> int:
     database = config.resolve(config.data_dir) / DATABASE
     dsn = storage_dsn(config, os.environ)
     reports = []
-    if dsn or database.is_file():
+    try:
+        present = database.is_file()
+    except OSError as e:  # a data_dir name too long for the file system...
+        raise UsageError(f"{database}: cannot read ({e.strerror or e})") from None
+    if dsn or present:
         # Read-only on SQLite: it may look while a bot is running on the same data folder.
         store = (
             await open_store(database.parent, dsn)
@@ -635,10 +643,14 @@ def _migrate(args: argparse.Namespace) -> int:
     kind, _, path = str(args.source).partition(":")
     if kind != "sqlite" or not path:
         raise UsageError("--from must be sqlite:PATH (the kizuna.sqlite3 file or its folder)")
-    source = Path(path).expanduser()
-    if source.is_dir():
-        source = source / DATABASE
-    if not source.is_file():
+    source = Path(os.path.expanduser(path))
+    try:
+        if source.is_dir():
+            source = source / DATABASE
+        found = source.is_file()
+    except OSError as e:
+        raise UsageError(f"--from: {source}: cannot read ({e.strerror or e})") from None
+    if not found:
         raise UsageError(f"--from: no SQLite database at {source}")
     kind, _, variable = str(args.target).partition(":")
     if kind != "postgres":

@@ -80,7 +80,11 @@ def backup(
     same command run every night adds a file each night). `progress(done, total)` counts
     pages, from when the copy has begun."""
     start = time.perf_counter()
-    if not database.is_file():
+    try:
+        present = database.is_file()
+    except OSError as e:
+        raise BackupError(f"{database}: cannot read it: {_reason(e)}") from None
+    if not present:
         raise BackupError(f"{database}: no database to back up")
     folder = str(target).endswith(("/", os.sep))
     target = Path(target)

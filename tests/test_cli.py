@@ -1016,3 +1016,22 @@ def test_persona_import_and_export_paths(tmp_path: Path) -> None:
         "cards: cannot read (Is a directory)"
     )
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_name_too_long_for_the_file_system_is_one_line_wherever_a_path_is_taken(
+    tmp_path: Path,
+) -> None:
+    long = "x" * 300
+    too_long = f"{long}: cannot read (File name too long)"
+    assert one_line(kizuna(tmp_path, "persona", "list", "--config", long)) == too_long
+    assert one_line(kizuna(tmp_path, "persona", "list", env=base_env(KIZUNA_CONFIG=long))) == (
+        too_long
+    )
+    said = one_line(kizuna(tmp_path, "migrate", "--from", f"sqlite:{long}", "--to", "postgres"))
+    assert said == f"--from: {too_long}"
+    (tmp_path / "kizuna.toml").write_text(f'data_dir = "{long}"\n', encoding="utf-8")
+    database = tmp_path / long / "kizuna.sqlite3"  # relative to the configuration file
+    said = failed_in_one_line(kizuna(tmp_path, "backup", "copy.sqlite3"))
+    assert said == f"{database}: cannot read it: File name too long"
+    said = one_line(kizuna(tmp_path, "memories", "pruned"))
+    assert said == f"{database}: cannot read (File name too long)"
