@@ -3,15 +3,17 @@
 Anything that is not a command is said to the persona. A line that is just a command word
 (wipe, save, end, log, get, memories, forget, help, quit) runs it; a command with an argument
 takes a leading `/` (`/remember my cat is Mochi`, `/forget Mochi`, `/memories cat`), so that
-"remember when we..." is still said to the persona. Ctrl-D and Ctrl-C leave; closing the runtime
-makes the final save. With piped stdin there is no prompt or banner, so the output is just the
-conversation.
+"remember when we..." is still said to the persona. A command's choices (the matches `forget`
+found, `wipe`'s Wipe / Cancel) are answered on the next line. Ctrl-D and Ctrl-C leave; closing
+the runtime makes the final save. With piped stdin there is no prompt or banner, so the output
+is just the conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import json
 import threading
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import commands
+from bot.catalogue import say
 from bot.documents import DocumentError, read_document
 from bot.events import ChatEvent, Reply
 from bot.persona import Persona
@@ -30,16 +33,12 @@ from memory import private
 
 __all__ = ["COMMANDS", "ConsoleChat", "readable"]
 
-_SHARED = ("remember", "forget", "memories", "diary", "profile", "state", "end", "wipe")
-COMMANDS = {
-    **{name: commands.DESCRIPTIONS[name] for name in _SHARED},
-    "save": "save now and export the session to a JSON file",
-    "log": "show the session: persona, turns, state",
-    "get": "read one more line (or /get CUE) and show the closest memory",
-    "read": "read PATH: open a text, Markdown or PDF file and ask about it (document close ends)",
-    "help": "show these commands",
-    "quit": "save and leave (Ctrl-D works too)",
-}
+# The console's own commands, beside the shared ones (bot/commands.py).
+_OWN = ("save", "log", "get", "read", "help", "quit")
+COMMANDS = [
+    *(c.name for c in commands.offered_on("console") if c.name not in _OWN),
+    *_OWN,
+]
 
 
 class ConsoleChat:
@@ -141,20 +140,30 @@ class ConsoleChat:
             self._say(f"{name} [{reply.emotion}]: {chunk}")
 
     def _commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:
-        return {
-            "wipe": self._wipe,
+        own: dict[str, Callable[[str], Awaitable[None]]] = {
             "save": self._save,
-            "end": self._end,
             "log": self._log,
             "get": self._get,
-            "remember": self._remember,
-            "forget": self._forget,
-            "memories": self._memories,
-            "diary": self._diary,
-            "profile": self._profile,
-            "state": self._state,
             "help": self._help,
         }
+        shared = {
+            c.name: functools.partial(self._run, c.name) for c in commands.offered_on("console")
+        }
+        return shared | own
+
+    async def _run(self, name: str, argument: str) -> None:
+        """A shared command; its buttons become a question answered on the next line."""
+        answer = await commands.run(self._engine, self._event(""), name, argument)
+        self._say(answer.text)
+        if not answer.buttons:
+            return
+        labels = [button.label for button in answer.buttons]
+        picked = (await self._read_line(" / ".join(labels) + "? ") or "").strip().casefold()
+        button = next((b for b in answer.buttons if b.label.casefold() == picked), None)
+        if button is None:
+            await self._run("cancel", "")
+        else:
+            await self._run(button.command, button.argument)
 
     async def _read(self, path: Path) -> None:
         """Document mode with a local file: ask about it until `document close`."""
@@ -166,10 +175,6 @@ class ConsoleChat:
             self._say(str(e))
             return
         self._show(await self._engine.open_document(self._event(""), document))
-
-    async def _wipe(self, _: str) -> None:
-        await self._engine.wipe(self._event(""))
-        self._say(f"Wiped: {self._persona.identity.name} remembers nothing of you now.")
 
     async def _save(self, _: str) -> None:
         export = await self._engine.save(self._event(""))
@@ -183,12 +188,6 @@ class ConsoleChat:
             self._say(f"Saved, but the export could not be written to {path}: {e.strerror or e}")
             return
         self._say(f"Saved; session exported to {path}")
-
-    async def _end(self, _: str) -> None:
-        if await self._engine.end(self._event("")):
-            self._say("Conversation ended; it is archived for long-term memory.")
-        else:
-            self._say("No conversation is open.")
 
     async def _log(self, _: str) -> None:
         info = await self._engine.info(self._event(""))
@@ -241,60 +240,14 @@ class ConsoleChat:
             return
         found = await commands.closest(self._engine, self._event(""), cue)
         if found is None:
-            self._say("Nothing comes to mind.")
+            self._say(say(self._persona.identity.language, "nothing_comes_to_mind"))
         else:
             self._say(commands.format_memory(found, self._engine))
 
-    async def _remember(self, text: str) -> None:
-        if not text:
-            self._say("Say what to remember: /remember TEXT")
-            return
-        self._say((await commands.remember(self._engine, self._event(""), text)).message)
-
-    async def _memories(self, query: str) -> None:
-        found = await commands.list_memories(self._engine, self._event(""), query)
-        if not found:
-            self._say("No memories match." if query else "No memories yet.")
-        for memory in found:
-            self._say(commands.format_memory(memory, self._engine))
-
-    async def _forget(self, query: str) -> None:
-        if not query:
-            query = await self._read_line("forget what? ") or ""
-        if not query.strip():
-            return
-        event = self._event("")
-        choices = await commands.forget_candidates(self._engine, event, query)
-        if not choices:
-            self._say("No memory matches that.")
-            return
-        for number, memory in enumerate(choices, start=1):
-            self._say(commands.format_memory(memory, self._engine, number=number))
-        answer = (await self._read_line("forget which? (number, Enter for none) ") or "").strip()
-        if not answer.isdecimal() or not 1 <= int(answer) <= len(choices):
-            self._say("Nothing forgotten.")
-            return
-        gone = await commands.forget(self._engine, event, choices[int(answer) - 1].id)
-        self._say(f"Forgotten: {gone.text}" if gone else "That memory was already gone.")
-
-    async def _diary(self, day: str) -> None:
-        self._say(await commands.diary(self._engine, self._event(""), day))
-
-    async def _profile(self, _: str) -> None:
-        self._say(await commands.profile(self._engine, self._event("")))
-
-    async def _state(self, argument: str) -> None:
-        word, _, rest = argument.partition(" ")
-        if word == "set":
-            self._say(await commands.set_state(self._engine, self._event(""), rest))
-        elif argument:
-            self._say("Use /state to show the state, /state set NAME VALUE to change a slot.")
-        else:
-            self._say(await commands.show_state(self._engine, self._event("")))
-
     async def _help(self, _: str) -> None:
-        for command, what in COMMANDS.items():
-            self._say(f"  {command:<8} {what}")
+        language = self._persona.identity.language
+        for command in COMMANDS:
+            self._say(f"  {command:<8} {commands.describe(command, language)}")
 
 
 def _document_path(line: str) -> Path | None:

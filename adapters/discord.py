@@ -6,8 +6,9 @@ mentioned, when one of its own messages is replied to, and in channels bound to 
 else in a server is other people's conversation. Memory commands are slash commands whose
 answers are ephemeral, because a user's memories are theirs and should not show to the channel.
 
-`/forget QUERY` lists the closest memories with a button for each; a press asks once more
-(Forget / Cancel) before deleting. `/wipe` asks for the same confirmation.
+The slash commands are the table of `bot.commands`, each answer's buttons a row under it:
+`/forget QUERY` lists the closest memories with a button for each, and `/wipe` asks first
+(Wipe / Cancel).
 
 A bot hosting several personas lets bot.routing pick who answers (a name at the start of the
 message, else the channel's binding, else the first persona); the persona speaks through the
@@ -22,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import io
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import discord
@@ -33,12 +35,12 @@ import yarl
 from discord import app_commands
 
 from bot import commands, redact
-from bot.access import NotAllowed
+from bot.answers import Answer, Button
+from bot.catalogue import say
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
-from memory.recall import Recalled
 
 __all__ = ["DiscordAdapter"]
 
@@ -320,170 +322,86 @@ class DiscordAdapter:
             admin=self._admin(interaction),
         )
 
-    async def _answer(
-        self, interaction: Interaction, work: Callable[[ChatEvent], Awaitable[Answer]]
-    ) -> None:
-        """Defer (the model or memory may take longer than Discord's 3 s), do the work, send
-        the answer ephemerally. Failures are logged and told to the user, never raised."""
+    async def _answer(self, interaction: Interaction, name: str, argument: str) -> None:
+        """Defer (the model or memory may take longer than Discord's 3 s), run the command,
+        send its answer ephemerally. Failures are logged and told to the user, never raised."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            event = await self.interaction_event(interaction)
-            verdict = self.engine.admit(event)
-            if verdict == "admit":
-                answer = await work(event)
-            elif verdict == "blocked":
-                answer = NOT_ALLOWED
-            else:  # ephemeral, so saying it again spams no one
-                answer = self.engine.slow_down(event)
-        except NotAllowed as refusal:
-            answer = str(refusal)
+            answer = await self._run(interaction, name, argument)
         except Exception as e:
-            name = interaction.command.name if interaction.command else "?"
             log.error("/%s failed: %s", name, redact.failure(e))
-            answer = "Something went wrong."
-        text, extra = (answer, None) if isinstance(answer, str) else answer
+            answer = Answer(say(self.language, "went_wrong"))
         try:
-            if isinstance(extra, _Buttons):
-                await interaction.followup.send(_fit(text), view=extra, ephemeral=True)
-            elif isinstance(extra, discord.File):
-                await interaction.followup.send(_fit(text), file=extra, ephemeral=True)
+            if answer.file is not None:
+                file = discord.File(io.BytesIO(answer.file.data), filename=answer.file.filename)
+                await interaction.followup.send(_fit(answer.text), file=file, ephemeral=True)
+            elif answer.buttons:
+                view = _Buttons(self, interaction.user.id, answer.buttons)
+                await interaction.followup.send(_fit(answer.text), view=view, ephemeral=True)
             else:
-                await interaction.followup.send(_fit(text), ephemeral=True)
+                await interaction.followup.send(_fit(answer.text), ephemeral=True)
         except Exception as e:
             log.error("answering an interaction failed: %s", redact.failure(e))
 
+    async def _run(self, interaction: Interaction, name: str, argument: str) -> Answer:
+        """Command `name` as the interaction's user, where they used it."""
+        event = await self.interaction_event(interaction)
+        verdict = self.engine.admit(event)
+        if verdict == "blocked":
+            return Answer(NOT_ALLOWED)
+        if verdict != "admit":  # ephemeral, so saying it again spams no one
+            return Answer(self.engine.slow_down(event))
+        return await commands.run(self.engine, event, name, argument, router=self.router)
+
+    @property
+    def language(self) -> str:
+        """The language of the bot's first persona: its menus' and its own sentences'."""
+        return self.engine.personas[self.persona].identity.language
+
     def _add_commands(self) -> None:
-        tree, engine = self.tree, self.engine
+        for command in commands.offered_on("discord"):
+            self.tree.add_command(self._slash(command, self.language))
 
-        @tree.command(name="remember", description=_describe("remember"))
-        @app_commands.describe(text="what to remember")
-        async def remember(interaction: Interaction, text: str) -> None:
-            async def work(event: ChatEvent) -> str:
-                return (await commands.remember(engine, event, text)).message
+    def _slash(
+        self, command: commands.Command, language: str
+    ) -> app_commands.Command[Any, ..., None]:
+        """The slash command of one of the table's: its options become Discord's, and their
+        values, in order, the argument."""
+        names = [option.name for option in command.options]
 
-            await self._answer(interaction, work)
+        async def callback(interaction: Interaction, **values: str) -> None:
+            argument = " ".join(value for n in names if (value := values.get(n, "").strip()))
+            await self._answer(interaction, command.name, argument)
 
-        @tree.command(name="recall", description=_describe("recall"))
-        @app_commands.describe(query="what to recall")
-        async def recall(interaction: Interaction, query: str) -> None:
-            async def work(event: ChatEvent) -> str:
-                hit = await commands.closest(engine, event, query)
-                return commands.format_memory(hit, engine) if hit else "Nothing comes to mind."
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="memories", description=_describe("memories"))
-        @app_commands.describe(query="show the best matches of this instead of the newest")
-        async def memories(interaction: Interaction, query: str = "") -> None:
-            async def work(event: ChatEvent) -> str:
-                found = await commands.list_memories(engine, event, query)
-                lines = [commands.format_memory(m, engine) for m in found]
-                return "\n".join(lines) or "No memories yet."
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="forget", description=_describe("forget"))
-        @app_commands.describe(query="what to forget")
-        async def forget(interaction: Interaction, query: str) -> None:
-            async def work(event: ChatEvent) -> Answer:
-                found = await commands.forget_candidates(engine, event, query)
-                if not found:
-                    return "No memory matches that."
-                lines = [
-                    commands.format_memory(m, engine, number=i) for i, m in enumerate(found, 1)
-                ]
-                text = "\n".join([*lines, "Which one should be forgotten?"])
-                choices = [
-                    (str(i), discord.ButtonStyle.secondary, self._confirm_forget(event, m))
-                    for i, m in enumerate(found, 1)
-                ]
-                return text, _Buttons(interaction.user.id, choices)
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="end", description=_describe("end"))
-        async def end(interaction: Interaction) -> None:
-            async def work(event: ChatEvent) -> str:
-                closed = await engine.end(event)
-                return "Conversation ended." if closed else "No conversation is open."
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="wipe", description=_describe("wipe"))
-        async def wipe(interaction: Interaction) -> None:
-            async def work(event: ChatEvent) -> Answer:
-                async def wipe_now() -> Answer:
-                    return await commands.wipe(engine, event)
-
-                engine.check_may_change(event)  # refused before asking, not after
-                question = commands.wipe_question(engine, event)
-                return question, _Buttons(interaction.user.id, _yes_no("Wipe", wipe_now))
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="state", description=_describe("state"))
-        @app_commands.describe(
-            slot="a slot to change (like characters); leave empty to see them all",
-            value="the slot's new value",
+        first = inspect.Parameter(
+            "interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Interaction
         )
-        async def state(interaction: Interaction, slot: str = "", value: str = "") -> None:
-            async def work(event: ChatEvent) -> str:
-                if slot:
-                    return await commands.set_state(engine, event, f"{slot} {value}")
-                return await commands.show_state(engine, event)
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="diary", description=_describe("diary"))
-        @app_commands.describe(day="yesterday, 2026-09-03, last Monday...; empty: the newest")
-        async def diary(interaction: Interaction, day: str = "") -> None:
-            async def work(event: ChatEvent) -> str:
-                return await commands.diary(engine, event, day)
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="dm_memories", description=_describe("dm_memories"))
-        @app_commands.describe(choice="on or off; leave empty to see the current choice")
-        @app_commands.choices(choice=[app_commands.Choice(name=c, value=c) for c in ("on", "off")])
-        async def dm_memories(interaction: Interaction, choice: str = "") -> None:
-            async def work(event: ChatEvent) -> str:
-                return await commands.dm_memories(engine, event, choice)
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="profile", description=_describe("profile"))
-        async def profile(interaction: Interaction) -> None:
-            async def work(event: ChatEvent) -> str:
-                return await commands.profile(engine, event)
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="export", description=_describe("export"))
-        async def export(interaction: Interaction) -> None:
-            async def work(event: ChatEvent) -> Answer:
-                said, data = await commands.export(engine, event)
-                return said, discord.File(io.BytesIO(data), filename="memories.json")
-
-            await self._answer(interaction, work)
-
-        @tree.command(name="persona", description=_describe("persona"))
-        @app_commands.describe(
-            action="leave empty to see who talks here, or `set`", name="the persona to bind"
+        options = [
+            inspect.Parameter(
+                o.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=str,
+                default=inspect.Parameter.empty if o.required else "",
+            )
+            for o in command.options
+        ]
+        choices = {
+            o.name: [app_commands.Choice(name=c, value=c) for c in o.choices]
+            for o in command.options
+            if o.choices
+        }
+        # What discord.py reads of a callback: its signature, and what the decorators set.
+        callback.__dict__.update(
+            __signature__=inspect.Signature([first, *options]),
+            __discord_app_commands_param_description__={
+                n: say(language, f"option_{command.name}_{n}") for n in names
+            },
+            __discord_app_commands_param_choices__=choices,
         )
-        async def persona(interaction: Interaction, action: str = "", name: str = "") -> None:
-            async def work(event: ChatEvent) -> str:
-                channel = event.channel_id
-                if action.strip().lower() != "set":
-                    return await self.router.describe(channel)
-                if not event.admin:
-                    return "Only someone who can manage this channel can choose its persona."
-                return await self.router.bind(channel, name, event.user_id)
-
-            await self._answer(interaction, work)
-
-        # Registered on the tree by the decorators.
-        del remember, recall, memories, forget, end, wipe, state, diary, profile, export
-        del persona, dm_memories
+        what = commands.describe(command.name, language)
+        return app_commands.Command(
+            name=command.name, description=what[0].upper() + what[1:], callback=callback
+        )
 
     def _admin(self, interaction: Interaction) -> bool:
         """Whether the user may change what the channel shares (its memory, its persona): a DM
@@ -494,40 +412,6 @@ class DiscordAdapter:
         permissions = interaction.permissions
         return bool(permissions.manage_guild or permissions.manage_channels)
 
-    def _confirm_forget(self, event: ChatEvent, memory: Recalled) -> Step:
-        """The step after picking a memory: ask once more, then delete it."""
-        engine = self.engine
-
-        async def forget_now() -> Answer:
-            gone = await commands.forget(engine, event, memory.id)
-            return f"Forgotten: {gone.text}" if gone else "That memory is already gone."
-
-        async def ask() -> Answer:
-            said = commands.format_memory(memory, engine)
-            return f"Forget this?\n{said}", _Buttons(
-                int(event.user_id), _yes_no("Forget", forget_now)
-            )
-
-        return ask
-
-
-# Text, and buttons or a file to go with it.
-Answer = str | tuple[str, "_Buttons"] | tuple[str, discord.File]
-Step = Callable[[], Awaitable[Answer]]  # what pressing a button does
-
-
-# Where Discord's options differ from the shared `state set NAME VALUE` syntax.
-_OPTIONS_SYNTAX = {
-    "state": "what is kept track of here; give a slot and a value to change one",
-    "persona": "who talks here; action `set` and a name change it (Manage Channels)",
-}
-
-
-def _describe(command: str) -> str:
-    """A shared command's description, as Discord's menu shows it (capitalised)."""
-    what = _OPTIONS_SYNTAX.get(command) or commands.DESCRIPTIONS[command]
-    return what[0].upper() + what[1:]
-
 
 def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:
     """The member's role ids in this server (none in a DM), for the access lists."""
@@ -536,25 +420,17 @@ def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:
     return tuple(str(role.id) for role in user.roles if not role.is_default())
 
 
-def _yes_no(verb: str, yes: Step) -> list[tuple[str, discord.ButtonStyle, Step]]:
-    async def cancel() -> Answer:
-        return "Cancelled."
-
-    return [
-        (verb, discord.ButtonStyle.danger, yes),
-        ("Cancel", discord.ButtonStyle.secondary, cancel),
-    ]
-
-
 class _Buttons(discord.ui.View):
-    """A row of buttons under an ephemeral answer; a press runs its step and replaces the
-    message with the step's answer. Only the user who ran the command may press them."""
+    """An answer's buttons under it; a press runs the button's command as the one who
+    pressed, and the message becomes its answer. Only the user who ran the command may
+    press them."""
 
-    def __init__(self, user_id: int, choices: Sequence[tuple[str, discord.ButtonStyle, Step]]):
+    def __init__(self, adapter: DiscordAdapter, user_id: int, buttons: Sequence[Button]):
         super().__init__(timeout=300)
         self.user_id = user_id
-        for label, style, step in choices:
-            self.add_item(_StepButton(label, style, step))
+        self.language = adapter.language
+        for button in buttons:
+            self.add_item(_Press(adapter, button))
 
     async def interaction_check(self, interaction: Interaction, /) -> bool:
         if interaction.user.id == self.user_id:
@@ -565,31 +441,35 @@ class _Buttons(discord.ui.View):
             self.user_id,
         )
         try:
-            await interaction.response.send_message("These buttons are not yours.", ephemeral=True)
+            await interaction.response.send_message(say("en", "not_your_buttons"), ephemeral=True)
         except Exception as e:
             log.error("refusing a button press failed: %s", redact.failure(e))
         return False
 
 
-class _StepButton(discord.ui.Button[_Buttons]):
-    def __init__(self, label: str, style: discord.ButtonStyle, step: Step) -> None:
-        super().__init__(label=label, style=style)
-        self.step = step
+class _Press(discord.ui.Button[_Buttons]):
+    def __init__(self, adapter: DiscordAdapter, button: Button) -> None:
+        style = discord.ButtonStyle.danger if button.danger else discord.ButtonStyle.secondary
+        super().__init__(label=button.label, style=style)
+        self.adapter = adapter
+        self.button = button
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         if self.view is not None:
             self.view.stop()
+        command = self.button.command
         try:
-            answer = await self.step()
-        except NotAllowed as refusal:
-            answer = str(refusal)
+            answer = await self.adapter._run(interaction, command, self.button.argument)
         except Exception as e:
-            log.error("a button step failed: %s", redact.failure(e))
-            answer = "Something went wrong."
-        text, extra = (answer, None) if isinstance(answer, str) else answer
-        view = extra if isinstance(extra, _Buttons) else None
+            log.error("a /%s button failed: %s", command, redact.failure(e))
+            answer = Answer(say(self.adapter.language, "went_wrong"))
+        view = (
+            _Buttons(self.adapter, self.view.user_id, answer.buttons)
+            if answer.buttons and self.view
+            else None
+        )
         try:
-            await interaction.response.edit_message(content=_fit(text), view=view)
+            await interaction.response.edit_message(content=_fit(answer.text), view=view)
         except Exception as e:
             log.error("answering a button failed: %s", redact.failure(e))
 

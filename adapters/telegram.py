@@ -5,11 +5,12 @@ Private chats always get an answer. In groups the persona answers only when addr
 it does not talk over a group's own conversation. While the engine works the chat shows
 "typing". Replies come already split to Telegram's 4,096 characters (`Reply.chunks`).
 
-The memory commands are the platform-free ones of `bot.commands`; this module only turns
-Telegram messages into `ChatEvent`s and results into text. In a group, the answers that show
-memories (`PRIVATE`) go to the sender's private chat with the bot, as Discord's are
-ephemeral. `start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`,
-which would own the loop and the signals), so one process can host several bots.
+The commands are the table of `bot.commands`; this module only turns Telegram messages into
+`ChatEvent`s and answers into messages, their buttons into an inline keyboard. In a group, the
+answers that show memories (`Answer.private`) go to the sender's private chat with the bot, as
+Discord's are ephemeral; their buttons still act in the group they were asked in.
+`start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`, which would
+own the loop and the signals), so one process can host several bots.
 """
 
 from __future__ import annotations
@@ -48,32 +49,24 @@ from telegram.ext import (
 )
 
 from bot import commands, redact
-from bot.access import NotAllowed
+from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
 from bot.routing import PersonaRouter
 
-__all__ = ["COMMANDS", "TelegramAdapter", "Webhook", "webhook_secret"]
+__all__ = ["TelegramAdapter", "Webhook", "webhook_secret"]
 
 log = logging.getLogger(__name__)
 
-# Shown by /help and registered with setMyCommands (descriptions: 3-256 characters).
-COMMANDS: dict[str, str] = {
-    **commands.DESCRIPTIONS,
-    "forget": "list memories matching QUERY; /forget N deletes the Nth",
-    "help": "show the commands",
-}
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
 # Seconds between a standby process's asks whether the process polling its bot is gone.
 STANDBY_SECONDS = 5.0
 APOLOGY = "Sorry, something went wrong on my side. Please try again in a moment."
 LIMIT = PLATFORM_LIMITS["telegram"]
 
-Handler = Callable[[Message, ChatEvent, str], Awaitable["_Answer"]]
-# Commands whose answers show memories: in a group they go to the sender's private chat.
-PRIVATE = frozenset({"recall", "memories", "forget", "diary", "profile", "export"})
+CALLBACK_BYTES = 64  # Telegram's limit on a button's callback data
 
 
 @dataclass(slots=True, frozen=True)
@@ -148,26 +141,10 @@ class TelegramAdapter:
             builder = builder.base_file_url(base_file_url)
         self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
         only_new = filters.UpdateType.MESSAGE
-        handlers: dict[str, Handler] = {
-            "remember": self._remember,
-            "recall": self._recall,
-            "memories": self._memories,
-            "forget": self._forget,
-            "diary": self._diary,
-            "profile": self._profile,
-            "state": self._state,
-            "persona": self._persona,
-            "export": self._export,
-            "dm_memories": self._dm_memories,
-            "end": self._end,
-            "wipe": self._wipe,
-            "help": self._help,
-            "start": self._start,
-        }
-        for name, handler in handlers.items():
-            self.app.add_handler(
-                CommandHandler(name, self._command_callback(name, handler), filters=only_new)
-            )
+        for command in commands.COMMANDS.values():
+            if command.offered_on("telegram"):
+                callback = self._command_callback(command.name)
+                self.app.add_handler(CommandHandler(command.name, callback, filters=only_new))
         self.app.add_handler(
             MessageHandler(
                 (filters.TEXT & ~filters.COMMAND | filters.Document.ALL) & only_new,
@@ -175,7 +152,7 @@ class TelegramAdapter:
             )
         )
         self.app.add_handler(MessageHandler(filters.COMMAND & only_new, self._on_unknown))
-        self.app.add_handler(CallbackQueryHandler(self._on_button, pattern=r"^(wipe|cancel):"))
+        self.app.add_handler(CallbackQueryHandler(self._on_button))
         self.app.add_error_handler(self._on_error)
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -190,8 +167,12 @@ class TelegramAdapter:
             await self.app.bot.shutdown()
             raise
         try:
+            language = self.engine.personas[self.persona].identity.language
             await self.app.bot.set_my_commands(
-                [BotCommand(name, what) for name, what in COMMANDS.items()]
+                [
+                    BotCommand(c.name, commands.describe(c.name, language))
+                    for c in commands.offered_on("telegram")
+                ]
             )
             await self.app.start()
             assert self.app.updater is not None  # built by ApplicationBuilder by default
@@ -399,14 +380,13 @@ class TelegramAdapter:
     # -- commands ------------------------------------------------------------------------------
 
     def _command_callback(
-        self, name: str, handler: Handler
+        self, name: str
     ) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
         async def callback(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             message = update.message
             sender = _commander(message)
             if message is None or message.text is None or sender is None:
                 return
-            argument = _argument(message.text)
             try:
                 persona = await self.router.choose(_room(message))
                 event = replace(
@@ -417,20 +397,12 @@ class TelegramAdapter:
                     await self._say(message, self.engine.slow_down(event))
                 if verdict != "admit":
                     return
-                try:
-                    answer = await handler(message, event, argument)
-                except NotAllowed as refusal:
-                    answer = _Here(str(refusal))
-                if isinstance(answer, _Confirm):
-                    await message.reply_text(
-                        answer.question, reply_markup=answer.buttons(), do_quote=not _is_dm(message)
-                    )
-                elif isinstance(answer, _File) or (
-                    name in PRIVATE and not isinstance(answer, _Here)
-                ):
+                argument = _argument(message.text)
+                answer = await commands.run(self.engine, event, name, argument, router=self.router)
+                if answer.private or answer.file is not None:
                     await self._privately(message, event, answer)
                 else:
-                    await self._say(message, answer)
+                    await self._reply(message, answer, _keyboard(answer, event.user_id, ""))
             except Exception as e:
                 log.error(
                     "command /%s failed in chat %s: %s", name, message.chat.id, redact.failure(e)
@@ -440,20 +412,27 @@ class TelegramAdapter:
         return callback
 
     async def _on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A press of a confirmation's button: only the one who asked may press it (for a
-        question asked as the chat or a channel, any of the chat's admins), and what it does
-        is decided again at the press, by the engine."""
+        """A press of an answer's button: its command, run as the presser in the chat where it
+        was asked (a private answer's buttons name that chat). Only the one who asked may
+        press (for a question asked as the chat or a channel, any of the chat's admins), and
+        whether they may do what it does is decided again, as for a typed command."""
         query = update.callback_query
         if query is None or not isinstance(query.message, Message) or not query.data:
             return
         message, presser = query.message, query.from_user
-        action, _, owner = query.data.partition(":")
+        try:
+            name, argument, owner, room = _Press.parse(query.data)
+        except ValueError:
+            log.info("ignored a button press with unknown data in chat %s", message.chat.id)
+            return
+        room = room or _room(message)
+        chat_id = int(room.partition("/")[0])
         as_chat = owner.startswith("-")  # asked as the chat or a channel: chat ids are negative
         try:
-            persona = await self.router.choose(_room(message))
-            language = self.engine.personas[persona or self.persona].identity.language
+            persona = await self.router.choose(room)
+            language = self.engine.personas[persona].identity.language
             if str(presser.id) != owner and not (
-                as_chat and await self._chat_admin(message, presser.id)
+                as_chat and await self._member_admin(chat_id, presser.id)
             ):
                 log.info(
                     "refused a button press by user %s: the buttons are %s's", presser.id, owner
@@ -461,27 +440,34 @@ class TelegramAdapter:
                 await query.answer(say(language, "not_your_buttons"), show_alert=True)
                 return
             await query.answer()
-            if action != "wipe":
-                await query.edit_message_text(say(language, "cancelled"))
-                return
-            anonymous = as_chat and owner == str(message.chat.id)
-            sender = _Sender(owner, presser.first_name, anonymous=anonymous)
+            in_dm = chat_id == presser.id
             admin = (
-                _is_dm(message)
+                in_dm
                 or as_chat  # and pressed by one of the chat's admins
                 or str(presser.id) in self.admin_ids
-                or await self._chat_admin(message, presser.id)
+                or await self._member_admin(chat_id, presser.id)
             )
-            event = replace(self._event(message, sender, "", persona), admin=admin)
-            try:
-                said = await commands.wipe(self.engine, event)
-            except NotAllowed as refusal:
-                said = str(refusal)
-            await query.edit_message_text(said)
+            event = ChatEvent(
+                platform="telegram",
+                bot_id=self.bot_id,
+                persona=persona,
+                chat_id="" if in_dm else str(chat_id),
+                channel_id=room,
+                user_id=owner,
+                user_name=presser.first_name,
+                anonymous=as_chat and owner == str(chat_id),
+                is_dm=in_dm,
+                text="",
+                timestamp=self.engine.clock.now(),
+                admin=admin,
+            )
+            answer = await commands.run(self.engine, event, name, argument, router=self.router)
+            keyboard = _keyboard(answer, owner, "" if room == _room(message) else room)
+            await query.edit_message_text(_fit(answer.text), reply_markup=keyboard)
         except Exception as e:
             log.error("a button press failed in chat %s: %s", message.chat.id, redact.failure(e))
 
-    async def _privately(self, message: Message, event: ChatEvent, answer: str | _File) -> None:
+    async def _privately(self, message: Message, event: ChatEvent, answer: Answer) -> None:
         """Deliver an answer that shows someone's memories: where asked in a private chat; in a
         group, in the sender's private chat with the bot (Telegram lets a bot write there only
         once the user has started it), and the group hears only that it was sent."""
@@ -489,36 +475,42 @@ class TelegramAdapter:
         if _is_dm(message) or user is None or user.is_bot or message.sender_chat is not None:
             # Asked privately; or as a channel or an anonymous admin, who have no private chat
             # and whose memory holds only what they said in this group as it, for all to see.
-            await self._reply(message, answer)
+            await self._reply(message, answer, _keyboard(answer, event.user_id, ""))
             return
         language = self.engine.persona(event).identity.language
         title = message.chat.title or str(message.chat.id)
         header = say(language, "asked_in", chat=title)
         try:
-            await self._send(user.id, answer, header=header)
+            await self._send(
+                user.id, answer, header, _keyboard(answer, event.user_id, _room(message))
+            )
         except Forbidden:
             link = f"https://t.me/{self.app.bot.username}"
             await self._say(message, say(language, "start_private_first", link=link))
             return
         await self._say(message, say(language, "sent_privately"))
 
-    async def _send(self, chat_id: int, answer: str | _File, *, header: str) -> None:
+    async def _send(
+        self, chat_id: int, answer: Answer, header: str, keyboard: InlineKeyboardMarkup | None
+    ) -> None:
         bot = self.app.bot
-        if isinstance(answer, _File):
-            caption = f"{header}\n{answer.caption}"
-            await bot.send_document(
-                chat_id, InputFile(answer.data, filename=answer.filename), caption=caption
-            )
+        if answer.file is not None:
+            document = InputFile(answer.file.data, filename=answer.file.filename)
+            await bot.send_document(chat_id, document, caption=f"{header}\n{answer.text}")
             return
-        for chunk in split_chunks(f"{header}\n{answer}", LIMIT):
-            await bot.send_message(chat_id, chunk)
+        chunks = split_chunks(f"{header}\n{answer.text}", LIMIT)
+        for number, chunk in enumerate(chunks, start=1):
+            markup = keyboard if number == len(chunks) else None
+            await bot.send_message(chat_id, chunk, reply_markup=markup)
 
-    async def _reply(self, message: Message, answer: str | _File) -> None:
-        if isinstance(answer, _File):
-            file = InputFile(answer.data, filename=answer.filename)
-            await message.reply_document(file, caption=answer.caption)
+    async def _reply(
+        self, message: Message, answer: Answer, keyboard: InlineKeyboardMarkup | None
+    ) -> None:
+        if answer.file is not None:
+            document = InputFile(answer.file.data, filename=answer.file.filename)
+            await message.reply_document(document, caption=answer.text)
         else:
-            await self._say(message, answer)
+            await self._say(message, answer.text, keyboard)
 
     async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A command we do not have: say so in private, or when it names this bot; a bare
@@ -530,102 +522,22 @@ class TelegramAdapter:
         username = self.app.bot.username or ""
         if _is_dm(message) or (target and target.lower() == username.lower()):
             try:
-                await self._say(message, f"There is no {word} command; /help lists them.")
+                language = self.engine.personas[await self.router.choose(_room(message))]
+                said = say(language.identity.language, "no_such_command", command=word)
+                await self._say(message, said)
             except Exception as e:
                 log.warning("could not answer an unknown command: %s", redact.failure(e))
 
-    async def _say(self, message: Message, text: str) -> None:
-        for number, chunk in enumerate(split_chunks(text, LIMIT)):
-            await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
-
-    async def _start(self, message: Message, event: ChatEvent, _: str) -> str:
-        return say(self.engine.persona(event).identity.language, "start")
-
-    async def _remember(self, message: Message, event: ChatEvent, text: str) -> str:
-        if not text:
-            return "Say what to remember: /remember TEXT"
-        return (await commands.remember(self.engine, event, text)).message
-
-    async def _recall(self, message: Message, event: ChatEvent, query: str) -> _Answer:
-        if not query:
-            return _Here("Say what to recall: /recall QUERY")
-        found = await commands.closest(self.engine, event, query)
-        if found is None:
-            return "Nothing comes to mind."
-        return commands.format_memory(found, self.engine)
-
-    async def _memories(self, message: Message, event: ChatEvent, query: str) -> str:
-        found = await commands.list_memories(self.engine, event, query)
-        if not found:
-            return "No memories match." if query else "No memories yet."
-        return "\n".join(commands.format_memory(memory, self.engine) for memory in found)
-
-    async def _diary(self, message: Message, event: ChatEvent, day: str) -> str:
-        return await commands.diary(self.engine, event, day)
-
-    async def _profile(self, message: Message, event: ChatEvent, _: str) -> str:
-        return await commands.profile(self.engine, event)
-
-    async def _state(self, message: Message, event: ChatEvent, argument: str) -> str:
-        word, _, rest = argument.partition(" ")
-        if word == "set":
-            return await commands.set_state(self.engine, event, rest)
-        return await commands.show_state(self.engine, event)
-
-    async def _forget(self, message: Message, event: ChatEvent, query: str) -> _Answer:
-        pending = await self.engine.offered(event)
-        if pending and query.isdecimal():  # "²" is a digit, not a number
-            number = int(query)
-            if not 1 <= number <= len(pending):  # still theirs to pick from
-                return _Here(f"Pick a number from 1 to {len(pending)}.")
-            await self.engine.offer(event, [])
-            gone = await commands.forget(self.engine, event, pending[number - 1])
-            return f"Forgotten: {gone.text}" if gone else "Already gone."
-        if not query:
-            await self.engine.offer(event, [])
-            return _Here("Say what to forget: /forget QUERY")
-        choices = await commands.forget_candidates(self.engine, event, query)
-        await self.engine.offer(event, [memory.id for memory in choices])
-        if not choices:
-            return "No memory matches that."
-        lines = [
-            commands.format_memory(memory, self.engine, number=number)
-            for number, memory in enumerate(choices, start=1)
-        ]
-        if _is_dm(message):
-            lines.append("Send /forget N to delete the Nth.")
-        else:
-            language = self.engine.persona(event).identity.language
-            title = message.chat.title or str(message.chat.id)
-            lines.append(say(language, "forget_pick_in_chat", chat=title))
-        return "\n".join(lines)
-
-    async def _end(self, message: Message, event: ChatEvent, _: str) -> str:
-        if await self.engine.end(event):
-            return "Conversation ended; it goes to long-term memory."
-        return "No conversation is open."
-
-    async def _wipe(self, message: Message, event: ChatEvent, _: str) -> _Answer:
-        self.engine.check_may_change(event)  # refused before asking, not after
-        language = self.engine.persona(event).identity.language
-        question = commands.wipe_question(self.engine, event)
-        return _Confirm(question, "wipe", event.user_id, language)
-
-    async def _dm_memories(self, message: Message, event: ChatEvent, choice: str) -> str:
-        return await commands.dm_memories(self.engine, event, choice)
-
-    async def _export(self, message: Message, event: ChatEvent, _: str) -> _Answer:
-        said, data = await commands.export(self.engine, event)
-        return _File(said, data, "memories.json")
-
-    async def _persona(self, message: Message, event: ChatEvent, argument: str) -> str:
-        word, _, name = argument.partition(" ")
-        room = _room(message)
-        if word.lower() != "set":
-            return await self.router.describe(room)
-        if not event.admin:
-            return "Only the chat's admins can choose its persona."
-        return await self.router.bind(room, name, event.user_id)
+    async def _say(
+        self, message: Message, text: str, keyboard: InlineKeyboardMarkup | None = None
+    ) -> None:
+        chunks = split_chunks(text, LIMIT)
+        for number, chunk in enumerate(chunks):
+            await message.reply_text(
+                chunk,
+                do_quote=number == 0 and not _is_dm(message),
+                reply_markup=keyboard if number == len(chunks) - 1 else None,
+            )
 
     async def _admin(self, message: Message) -> bool:
         """Whether the sender may change the chat for everyone: their own private chat, a
@@ -637,55 +549,45 @@ class TelegramAdapter:
         sender_chat = message.sender_chat
         if sender_chat is not None:
             return sender_chat.id == message.chat.id
-        return user is not None and await self._chat_admin(message, user.id)
+        return user is not None and await self._member_admin(message.chat.id, user.id)
 
-    async def _chat_admin(self, message: Message, user_id: int) -> bool:
+    async def _member_admin(self, chat_id: int, user_id: int) -> bool:
         """Whether the user is one of the group's administrators."""
-        member = await message.chat.get_member(user_id)
+        member = await self.app.bot.get_chat_member(chat_id, user_id)
         return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
-    async def _help(self, message: Message, event: ChatEvent, _: str) -> str:
-        return "\n".join(f"/{name} - {what}" for name, what in COMMANDS.items())
+
+class _Press:
+    """A button's callback data: its command and argument, who may press it, and the room it
+    acts in when that is not the chat it is shown in ("|"-separated, within 64 bytes)."""
+
+    @staticmethod
+    def data(button: Button, owner: str, room: str) -> str:
+        return "|".join((button.command, button.argument, owner, room))
+
+    @staticmethod
+    def parse(data: str) -> tuple[str, str, str, str]:
+        name, argument, owner, room = data.split("|")
+        if name not in commands.COMMANDS or not owner.lstrip("-").isdecimal():
+            raise ValueError(data)
+        return name, argument, owner, room
 
 
-@dataclass(slots=True, frozen=True)
-class _File:
-    caption: str
-    data: bytes
-    filename: str
+def _keyboard(answer: Answer, owner: str, room: str) -> InlineKeyboardMarkup | None:
+    """An answer's buttons in one row, or None (and the answer's text says what to type) if
+    there are none or their data would not fit."""
+    row = [
+        InlineKeyboardButton(b.label, callback_data=_Press.data(b, owner, room))
+        for b in answer.buttons
+    ]
+    if not row or any(len(str(b.callback_data).encode()) > CALLBACK_BYTES for b in row):
+        return None
+    return InlineKeyboardMarkup([row])
 
 
-@dataclass(slots=True, frozen=True)
-class _Confirm:
-    """A question that a press of its button answers: `action` (with `owner`, who may press)
-    goes in the button's callback data, within Telegram's 64 bytes."""
-
-    question: str
-    action: str
-    owner: str
-    language: str
-
-    def buttons(self) -> InlineKeyboardMarkup:
-        verb = say(self.language, f"button_{self.action}")
-        cancel = say(self.language, "button_cancel")
-        return InlineKeyboardMarkup(
-            [
-                [
-                    InlineKeyboardButton(verb, callback_data=f"{self.action}:{self.owner}"),
-                    InlineKeyboardButton(cancel, callback_data=f"cancel:{self.owner}"),
-                ]
-            ]
-        )
-
-
-class _Here(str):
-    """An answer of a private command that shows nothing of anyone's (how to use it, or why
-    not): said where it was asked."""
-
-    __slots__ = ()
-
-
-_Answer = str | _File | _Confirm
+def _fit(text: str) -> str:
+    """One Telegram message: the first chunk of a long text."""
+    return (split_chunks(text, LIMIT) or ("…",))[0]
 
 
 @dataclass(slots=True, frozen=True)

@@ -52,6 +52,208 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "Send /forget N in {chat} to delete the Nth.",
         "zh": "在{chat}里发送 /forget N 删除第 N 条。",
     },
+    # What each command does, for menus and /help (Discord allows 100 characters).
+    "help_remember": {"en": "remember TEXT for good", "zh": "永远记住一段话"},
+    "help_recall": {"en": "the memory closest to QUERY", "zh": "和 QUERY 最接近的一条记忆"},
+    "help_memories": {
+        "en": "what is remembered of you (or the best matches of QUERY)",
+        "zh": "记得的关于你的事（或最符合 QUERY 的几条）",
+    },
+    "help_forget": {
+        "en": "pick one of your memories matching QUERY to delete",
+        "zh": "从符合 QUERY 的记忆里挑一条删掉",
+    },
+    "help_diary": {
+        "en": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
+        "zh": "某一天的日记（昨天、2026-09-03……），或最新的一页",
+    },
+    "help_profile": {"en": "what is known of you", "zh": "知道的关于你的事"},
+    "help_state": {
+        "en": "what is kept track of here; `state set NAME VALUE` changes it",
+        "zh": "这里记录的状态；`state set 名称 值` 修改它",
+    },
+    "help_persona": {
+        "en": "who talks here; `persona set NAME` changes it (admins)",
+        "zh": "这里是谁在说话；`persona set 名字` 换人（管理员）",
+    },
+    "help_export": {
+        "en": "your memories as a JSON file, sent to you privately",
+        "zh": "把你的记忆导出成 JSON 文件，私下发给你",
+    },
+    "help_dm_memories": {
+        "en": "on/off: may what you say in private come up in groups (off by default)",
+        "zh": "on/off：私聊里说的话能不能在群里提起（默认关闭）",
+    },
+    "help_end": {
+        "en": "end the conversation now (it goes to long-term memory)",
+        "zh": "现在结束对话（它会进入长期记忆）",
+    },
+    "help_wipe": {
+        "en": "forget this conversation and everything remembered of you",
+        "zh": "忘掉这次对话和记得的关于你的一切",
+    },
+    "help_help": {"en": "list these commands", "zh": "列出这些命令"},
+    "help_save": {
+        "en": "save now and export the session to a JSON file",
+        "zh": "现在保存，并把这次会话导出成 JSON 文件",
+    },
+    "help_log": {
+        "en": "show the session: persona, turns, state",
+        "zh": "显示会话：角色、对话、状态",
+    },
+    "help_get": {
+        "en": "read one more line (or /get CUE) and show the closest memory",
+        "zh": "再读一行（或 /get 线索），显示最接近的记忆",
+    },
+    "help_read": {
+        "en": "read PATH: open a text, Markdown or PDF file and ask about it (document close ends)",
+        "zh": "read 路径：打开文本、Markdown 或 PDF 文件来提问（document close 结束）",
+    },
+    "help_quit": {"en": "save and leave (Ctrl-D works too)", "zh": "保存并离开（Ctrl-D 也可以）"},
+    "help_cancel": {"en": "answer no to what was asked", "zh": "对刚才的问题说不"},
+    "help_start": {"en": "say hello", "zh": "打个招呼"},
+    # What a command's option is, as Discord's menu shows it.
+    "option_remember_text": {"en": "what to remember", "zh": "要记住的话"},
+    "option_recall_query": {"en": "what to recall", "zh": "要回想的事"},
+    "option_memories_query": {
+        "en": "show the best matches of this instead of the newest",
+        "zh": "显示最符合这个的记忆，而不是最新的",
+    },
+    "option_forget_query": {"en": "what to forget", "zh": "要忘掉的事"},
+    "option_diary_day": {
+        "en": "yesterday, 2026-09-03, last Monday...; empty: the newest",
+        "zh": "昨天、2026-09-03、上周一……；留空：最新的一页",
+    },
+    "option_state_slot": {
+        "en": "a slot to change (like characters); leave empty to see them all",
+        "zh": "要修改的一项（比如角色）；留空查看全部",
+    },
+    "option_state_value": {"en": "the slot's new value", "zh": "这一项的新值"},
+    "option_persona_action": {
+        "en": "leave empty to see who talks here, or `set`",
+        "zh": "留空查看这里是谁在说话，或者填 `set`",
+    },
+    "option_persona_name": {"en": "the persona to bind", "zh": "要换上的角色"},
+    "option_dm_memories_choice": {
+        "en": "on or off; leave empty to see the current choice",
+        "zh": "on 或 off；留空查看现在的选择",
+    },
+    # What commands answer.
+    "memory_off": {"en": "Long-term memory is off.", "zh": "长期记忆没有开启。"},
+    "remember_what": {
+        "en": "Say what to remember: /remember TEXT",
+        "zh": "说说要记住什么：/remember 内容",
+    },
+    "remembered": {"en": "{name} will remember that.", "zh": "{name}会记住的。"},
+    "not_remembered": {"en": "Nothing remembered: {why}.", "zh": "没有记住：{why}。"},
+    "recall_what": {
+        "en": "Say what to recall: /recall QUERY",
+        "zh": "说说要回想什么：/recall 内容",
+    },
+    "nothing_comes_to_mind": {"en": "Nothing comes to mind.", "zh": "什么也想不起来。"},
+    "no_memories_yet": {"en": "No memories yet.", "zh": "还没有记忆。"},
+    "no_memories_match": {"en": "No memories match.", "zh": "没有符合的记忆。"},
+    "forget_what": {
+        "en": "Say what to forget: /forget QUERY",
+        "zh": "说说要忘掉什么：/forget 内容",
+    },
+    "no_memory_matches": {"en": "No memory matches that.", "zh": "没有符合的记忆。"},
+    "forget_which": {"en": "Which one should be forgotten?", "zh": "要忘掉哪一条？"},
+    "forget_pick": {
+        "en": "Send /forget N to delete the Nth.",
+        "zh": "发送 /forget N 删除第 N 条。",
+    },
+    "forget_pick_range": {
+        "en": "Pick a number from 1 to {count}.",
+        "zh": "请选 1 到 {count} 之间的数字。",
+    },
+    "forgotten": {"en": "Forgotten: {text}", "zh": "已忘掉：{text}"},
+    "already_gone": {"en": "That memory is already gone.", "zh": "这条记忆已经不在了。"},
+    "ended": {
+        "en": "Conversation ended; it goes to long-term memory.",
+        "zh": "对话结束了，它会进入长期记忆。",
+    },
+    "not_open": {"en": "No conversation is open.", "zh": "现在没有进行中的对话。"},
+    "diary_empty": {"en": "The diary is empty so far.", "zh": "日记还是空的。"},
+    "diary_which_day": {
+        "en": "Which day is {day}? Try a date like 2026-09-03, or yesterday.",
+        "zh": "{day}是哪一天？试试 2026-09-03 这样的日期，或者“昨天”。",
+    },
+    "diary_not_yet": {"en": "{day} has not happened yet.", "zh": "{day}还没有到。"},
+    "diary_no_page": {"en": "No diary page for {day}.", "zh": "{day}没有日记。"},
+    "diary_page": {"en": "Diary, {day}:\n{text}", "zh": "日记，{day}：\n{text}"},
+    "profile_none": {
+        "en": "{name} knows nothing about you yet: a profile is written after a conversation.",
+        "zh": "{name}还不了解你：聊过一次之后才会写下关于你的印象。",
+    },
+    "profile": {
+        "en": "What {name} knows of you:\n{text}",
+        "zh": "{name}知道的关于你的事：\n{text}",
+    },
+    "no_state": {"en": "{name} keeps no state.", "zh": "{name}不记录状态。"},
+    "not_set": {"en": "(not set)", "zh": "（未设置）"},
+    "no_slot": {
+        "en": "No state slot {slot}; the slots are: {slots}.",
+        "zh": "没有 {slot} 这一项；可以改的是：{slots}。",
+    },
+    "give_value": {
+        "en": "Give the new value: state set {slot} VALUE",
+        "zh": "请给出新值：state set {slot} 值",
+    },
+    "slot_now": {"en": "{slot} is now:\n{value}", "zh": "{slot} 现在是：\n{value}"},
+    "export_one": {"en": "1 memory.", "zh": "1 条记忆。"},
+    "export_many": {"en": "{count} memories.", "zh": "{count} 条记忆。"},
+    "anonymous": {
+        "en": "You are writing anonymously here, so {name} cannot tell you from the others who "
+        "do: {name} keeps no memory of you personally, only this chat's. Write under your own "
+        "name (or to {name} privately) for that.",
+        "zh": "你在这里匿名发言，{name}分不清你和其他匿名的人：{name}不会单独记住你，只记得这个群。"
+        "想被记住的话，请用自己的名字发言（或者私聊{name}）。",
+    },
+    "dm_channel": {
+        "en": "In groups {name} shares one memory with the whole channel; private ones stay out.",
+        "zh": "在群里{name}和整个频道共用一份记忆；私聊的内容不会进来。",
+    },
+    "dm_on": {
+        "en": "{name} may bring up what you said in private in your conversations in groups.",
+        "zh": "{name}可以在群里和你聊天时提起你私下说过的话。",
+    },
+    "dm_off": {
+        "en": "What you tell {name} in private stays private: it never comes up in groups.",
+        "zh": "你私下告诉{name}的话只留在私聊里，不会在群里提起。",
+    },
+    "persona_admins_only": {
+        "en": "Only an admin of this chat can choose who talks here.",
+        "zh": "只有这个群的管理员可以决定谁在这里说话。",
+    },
+    "persona_here": {
+        "en": "Here you talk with {name} ({persona}).",
+        "zh": "在这里和你说话的是{name}（{persona}）。",
+    },
+    "persona_others": {
+        "en": "This bot also hosts {listed}: start a message with a name to talk to one, or "
+        "`/persona set NAME` to change who talks here.",
+        "zh": "这个机器人还有{listed}：消息以名字开头就能和他们说话，或者用 `/persona set 名字` "
+        "换人。",
+    },
+    "persona_unknown": {
+        "en": "No persona {name} here; this bot hosts: {known}.",
+        "zh": "这里没有叫{name}的角色；这个机器人有：{known}。",
+    },
+    "persona_bound": {
+        "en": "From now on {name} talks in this channel.",
+        "zh": "从现在起，{name}在这个频道里说话。",
+    },
+    "went_wrong": {"en": "Something went wrong.", "zh": "出了点问题。"},
+    "no_such_command": {
+        "en": "There is no {command} command; /help lists them.",
+        "zh": "没有 {command} 这个命令；/help 会列出所有命令。",
+    },
+    "weekdays": {
+        "en": "Monday,Tuesday,Wednesday,Thursday,Friday,Saturday,Sunday",
+        "zh": "星期一,星期二,星期三,星期四,星期五,星期六,星期日",
+    },
+    "day": {"en": "{weekday} {date}", "zh": "{date}（{weekday}）"},
     "button_wipe": {"en": "Wipe", "zh": "清除"},
     "button_cancel": {"en": "Cancel", "zh": "取消"},
     "cancelled": {"en": "Cancelled.", "zh": "已取消。"},

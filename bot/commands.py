@@ -1,30 +1,43 @@
-"""Commands about a user's own memories, diary, profile and state, platform-free: the console
-uses them, and the Discord and Telegram slash commands reuse them. Each works in the event's
-memory scope only. Those that change or take away a memory (forget, wipe, export, state set)
-raise `NotAllowed` when that memory is a channel's shared one and the sender is not its admin."""
+"""Every command a user can give, platform-free, in one table (`COMMANDS`): its name, its
+options, where it is offered, and what it does. A command returns an `Answer` (bot/answers.py)
+that each surface renders its own way, in the persona's language (bot/catalogue.py); a button
+in an answer is this table's command again, run as whoever presses it. Each command works in
+the event's memory scope only. Those that change or take away a memory (forget, wipe, export,
+state set) are refused (`NotAllowed`, said as the answer) when that memory is a channel's
+shared one and the sender is not its admin.
+
+The functions before the table are its parts, which tests and the console's own commands
+use directly."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from bot.access import NotAllowed
+from bot.answers import Answer, Button, File
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import ChatEvent
+from bot.events import ChatEvent, Platform
 from bot.recollect import describe_age, memory_text
+from bot.routing import PersonaRouter
 from memory.bank import MemoryError
 from memory.dates import find_dates
 from memory.recall import Recalled
 from memory.records import Memory
 
 __all__ = [
-    "ANONYMOUS",
-    "DESCRIPTIONS",
+    "COMMANDS",
     "EXPORT_LIMIT",
     "FORGET_CHOICES",
+    "Command",
+    "Invocation",
+    "Option",
     "Remembered",
     "closest",
+    "describe",
     "diary",
     "dm_memories",
     "export",
@@ -32,47 +45,30 @@ __all__ = [
     "forget_candidates",
     "format_memory",
     "list_memories",
+    "offered_on",
     "profile",
     "remember",
+    "run",
     "set_state",
     "show_state",
     "wipe",
     "wipe_question",
 ]
 
-# What each shared command does, one line for every surface's help and command menu (Discord
-# allows 100 characters); the adapters add only how their own syntax differs.
-DESCRIPTIONS: dict[str, str] = {
-    "remember": "remember TEXT for good",
-    "recall": "the memory closest to QUERY",
-    "memories": "what is remembered of you (or the best matches of QUERY)",
-    "forget": "pick one of your memories matching QUERY to delete",
-    "diary": "the diary page for a day (yesterday, 2026-09-03...), or the newest",
-    "profile": "what is known of you",
-    "state": "what is kept track of here; `state set NAME VALUE` changes it",
-    "persona": "who talks here; `persona set NAME` changes it (admins)",
-    "export": "your memories as a JSON file, sent to you privately",
-    "dm_memories": "on/off: may what you say in private come up in groups (off by default)",
-    "end": "end the conversation now (it goes to long-term memory)",
-    "wipe": "forget this conversation and everything remembered of you",
-}
 EXPORT_LIMIT = 10_000  # memories in one export
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
-REMEMBERED = {"en": "{name} will remember that.", "zh": "{name}会记住的。"}
-# To a sender the platform cannot tell from others (bot.events.ChatEvent.anonymous): their
-# memory commands act on the chat's shared memory (sessions.scope_key), and those about them
-# as a person have no one to be about.
-ANONYMOUS = (
-    "You are writing anonymously here, so {name} cannot tell you from the others who do: "
-    "{name} keeps no memory of you personally, only this chat's. Write under your own name "
-    "(or to {name} privately) for that."
-)
 
 
 @dataclass(slots=True, frozen=True)
 class Remembered:
     id: int | None  # None: refused, `message` says why
     message: str
+
+
+def _say(engine: Engine, event: ChatEvent, key: str, **values: str) -> str:
+    """The catalogue's sentence `key` in the event's persona's language, its name filled in."""
+    identity = engine.persona(event).identity
+    return say(identity.language, key, **({"name": identity.name} | values))
 
 
 def format_memory(memory: Recalled, engine: Engine, *, number: int | None = None) -> str:
@@ -86,7 +82,7 @@ def format_memory(memory: Recalled, engine: Engine, *, number: int | None = None
 async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
     """Store an explicit memory (importance 3) of what the user asked to be remembered."""
     if engine.memory is None:
-        return Remembered(None, "Long-term memory is off.")
+        return Remembered(None, _say(engine, event, "memory_off"))
     try:
         memory_id = await engine.memory.bank.remember(
             engine.event_scope(event),
@@ -97,10 +93,8 @@ async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
             when=engine.clock.now(),
         )
     except MemoryError as e:
-        return Remembered(None, f"Nothing remembered: {e}.")
-    identity = engine.persona(event).identity
-    said = REMEMBERED.get(identity.language, REMEMBERED["en"])
-    return Remembered(memory_id, said.format(name=identity.name))
+        return Remembered(None, _say(engine, event, "not_remembered", why=str(e)))
+    return Remembered(memory_id, _say(engine, event, "remembered"))
 
 
 async def closest(engine: Engine, event: ChatEvent, cue: str) -> Recalled | None:
@@ -143,54 +137,59 @@ async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
     """The persona's diary page for a day ("yesterday", "2026-09-03", "上周三"...), or, with
     no day, the newest page."""
     if engine.memory is None:
-        return "Long-term memory is off."
+        return _say(engine, event, "memory_off")
     scope = engine.event_scope(event)
     pages = engine.memory.diary
     now = engine.clock.now().astimezone(engine.tz)
     if not day.strip():
         newest = await pages.pages(scope, limit=1)
         if not newest:
-            return "The diary is empty so far."
-        return _page(newest[0].day, newest[0].text)
+            return _say(engine, event, "diary_empty")
+        return _page(engine, event, newest[0].day, newest[0].text)
     # A bare weekday means the last one ("/diary tuesday"); in chat only "on Tuesday" does.
     mentioned = find_dates(day, now) or find_dates(f"on {day.strip()}", now)
     if not mentioned:
-        return f"Which day is {day.strip()!r}? Try a date like 2026-09-03, or yesterday."
+        return _say(engine, event, "diary_which_day", day=repr(day.strip()))
     wanted = mentioned[0].day
     if wanted > now.date():
-        return f"{wanted:%A %Y-%m-%d} has not happened yet."
+        return _say(engine, event, "diary_not_yet", day=_day(engine, event, wanted))
     entry = await pages.page(scope, wanted)
     if entry is None:
-        return f"No diary page for {wanted:%A %Y-%m-%d}."
-    return _page(entry.day, entry.text)
+        return _say(engine, event, "diary_no_page", day=_day(engine, event, wanted))
+    return _page(engine, event, entry.day, entry.text)
 
 
-def _page(day: date, text: str) -> str:
-    return f"Diary, {day:%A %Y-%m-%d}:\n{text}"
+def _day(engine: Engine, event: ChatEvent, day: date) -> str:
+    """A day as the persona says it: "Tuesday 2026-09-01", "2026-09-01（星期二）"."""
+    weekdays = _say(engine, event, "weekdays").split(",")
+    return _say(engine, event, "day", weekday=weekdays[day.weekday()], date=day.isoformat())
+
+
+def _page(engine: Engine, event: ChatEvent, day: date, text: str) -> str:
+    return _say(engine, event, "diary_page", day=_day(engine, event, day), text=text)
 
 
 async def profile(engine: Engine, event: ChatEvent) -> str:
     """What the persona knows of the user (written when conversations are encoded)."""
     if engine.memory is None:
-        return "Long-term memory is off."
+        return _say(engine, event, "memory_off")
     if event.anonymous:
-        return ANONYMOUS.format(name=engine.persona(event).identity.name)
+        return _say(engine, event, "anonymous")
     found = await engine.memory.bank.store.profiles(engine.event_scope(event), [event.user_id])
-    name = engine.persona(event).identity.name
     if not found or not found[0].text:
-        return f"{name} knows nothing about you yet: a profile is written after a conversation."
-    return f"What {name} knows of you:\n{found[0].text}"
+        return _say(engine, event, "profile_none")
+    return _say(engine, event, "profile", text=found[0].text)
 
 
 async def show_state(engine: Engine, event: ChatEvent) -> str:
     """The persona's state slots in this scope (a dungeon master's party and game)."""
     persona = engine.persona(event)
     if not persona.state:
-        return f"{persona.identity.name} keeps no state."
+        return _say(engine, event, "no_state")
     state = (await engine.info(event)).state
+    unset = _say(engine, event, "not_set")
     return "\n".join(
-        f"{slot.name} ({slot.update}):\n{slot.value(state) or '(not set)'}"
-        for slot in persona.state
+        f"{slot.name} ({slot.update}):\n{slot.value(state) or unset}" for slot in persona.state
     )
 
 
@@ -201,13 +200,13 @@ async def set_state(engine: Engine, event: ChatEvent, argument: str) -> str:
     name, _, value = argument.strip().partition(" ")
     names = [slot.name for slot in persona.state]
     if not names:
-        return f"{persona.identity.name} keeps no state."
+        return _say(engine, event, "no_state")
     if name not in names:
-        return f"No state slot {name!r}; the slots are: {', '.join(names)}."
+        return _say(engine, event, "no_slot", slot=repr(name), slots=", ".join(names))
     if not value.strip():
-        return f"Give the new value: state set {name} VALUE"
+        return _say(engine, event, "give_value", slot=name)
     stored = await engine.set_state(event, name, value)
-    return f"{name} is now:\n{stored}"
+    return _say(engine, event, "slot_now", slot=name, value=stored)
 
 
 async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
@@ -227,32 +226,31 @@ async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
         }
         for m in found
     ]
-    said = f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}."
+    if len(rows) == 1:
+        said = _say(engine, event, "export_one")
+    else:
+        said = _say(engine, event, "export_many", count=str(len(rows)))
     return said, json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")
 
 
 def wipe_question(engine: Engine, event: ChatEvent) -> str:
     """What a wipe asks before it forgets: what will really be lost."""
-    identity = engine.persona(event).identity
     key = "wipe_question_channel" if engine.shares(event) else "wipe_question_you"
-    return say(identity.language, key, name=identity.name)
+    return _say(engine, event, key)
 
 
 async def wipe(engine: Engine, event: ChatEvent) -> str:
     """Forget the conversation and every memory of the event's scope; says what is gone."""
     await engine.wipe(event)
-    identity = engine.persona(event).identity
-    key = "wiped_channel" if engine.shares(event) else "wiped_you"
-    return say(identity.language, key, name=identity.name)
+    return _say(engine, event, "wiped_channel" if engine.shares(event) else "wiped_you")
 
 
 async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
     """`dm_memories on|off`: whether the persona may bring what the user said in private into
     the user's own conversations with it in groups. Off unless the user turns it on."""
     persona = engine.persona(event)
-    name = persona.identity.name
     if event.anonymous:  # no private chat of theirs to share from
-        return ANONYMOUS.format(name=name)
+        return _say(engine, event, "anonymous")
     store = engine.sessions.store
     user = f"{event.platform}:{event.user_id}"
     choice = argument.strip().lower()
@@ -260,7 +258,226 @@ async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
         await store.set_dm_sharing(persona.key, user, choice == "on", engine.clock.now())
     shared = await store.dm_sharing(persona.key, user)
     if persona.memory.scope != "user":
-        return f"In groups {name} shares one memory with the whole channel; private ones stay out."
-    if shared:
-        return f"{name} may bring up what you said in private in your conversations in groups."
-    return f"What you tell {name} in private stays private: it never comes up in groups."
+        return _say(engine, event, "dm_channel")
+    return _say(engine, event, "dm_on" if shared else "dm_off")
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class Invocation:
+    """One use of a command: by whom and where (`event`), with what argument. `router` is
+    the bot's, where one hosts several personas (not in the console)."""
+
+    engine: Engine
+    event: ChatEvent
+    argument: str
+    router: PersonaRouter | None = None
+
+    def say(self, key: str, **values: str) -> str:
+        return _say(self.engine, self.event, key, **values)
+
+
+@dataclass(slots=True, frozen=True)
+class Option:
+    """A named part of a command's argument, where a surface asks for each (Discord); typed,
+    the options are the argument's words in this order."""
+
+    name: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class Command:
+    name: str
+    run: Callable[[Invocation], Awaitable[Answer]]
+    options: tuple[Option, ...] = ()
+    # Where it is offered (None: everywhere); `listed`: in menus and /help.
+    platforms: frozenset[Platform] | None = None
+    listed: bool = True
+
+    def offered_on(self, platform: Platform) -> bool:
+        return self.platforms is None or platform in self.platforms
+
+
+async def _remember(call: Invocation) -> Answer:
+    if not call.argument:
+        return Answer(call.say("remember_what"))
+    return Answer((await remember(call.engine, call.event, call.argument)).message)
+
+
+async def _recall(call: Invocation) -> Answer:
+    if not call.argument:
+        return Answer(call.say("recall_what"))
+    found = await closest(call.engine, call.event, call.argument)
+    if found is None:
+        return Answer(call.say("nothing_comes_to_mind"), private=True)
+    return Answer(format_memory(found, call.engine), private=True)
+
+
+async def _memories(call: Invocation) -> Answer:
+    found = await list_memories(call.engine, call.event, call.argument)
+    if not found:
+        said = call.say("no_memories_match" if call.argument else "no_memories_yet")
+        return Answer(said, private=True)
+    return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
+
+
+async def _forget(call: Invocation) -> Answer:
+    """`forget QUERY` lists what matches, with a button per memory; a pick (its button, which
+    is `forget !ID`, or a typed `forget N` after the list) forgets it."""
+    engine, event, argument = call.engine, call.event, call.argument
+    if argument.startswith("!") and argument[1:].isdecimal():
+        return _forgotten(call, await forget(engine, event, int(argument[1:])))
+    pending = await engine.offered(event)
+    if pending and argument.isdecimal():  # "²" is a digit, not a number
+        number = int(argument)
+        if not 1 <= number <= len(pending):  # still theirs to pick from
+            return Answer(call.say("forget_pick_range", count=str(len(pending))))
+        await engine.offer(event, [])
+        return _forgotten(call, await forget(engine, event, pending[number - 1]))
+    if not argument:
+        await engine.offer(event, [])
+        return Answer(call.say("forget_what"))
+    choices = await forget_candidates(engine, event, argument)
+    await engine.offer(event, [memory.id for memory in choices])
+    if not choices:
+        return Answer(call.say("no_memory_matches"), private=True)
+    lines = [format_memory(m, engine, number=n) for n, m in enumerate(choices, start=1)]
+    picks = tuple(Button(str(n), "forget", f"!{m.id}") for n, m in enumerate(choices, start=1))
+    said = "\n".join([*lines, call.say("forget_which")])
+    return Answer(said, private=True, buttons=picks)
+
+
+def _forgotten(call: Invocation, gone: Memory | None) -> Answer:
+    said = call.say("forgotten", text=gone.text) if gone else call.say("already_gone")
+    return Answer(said, private=True)
+
+
+async def _diary(call: Invocation) -> Answer:
+    return Answer(await diary(call.engine, call.event, call.argument), private=True)
+
+
+async def _profile(call: Invocation) -> Answer:
+    return Answer(await profile(call.engine, call.event), private=True)
+
+
+async def _state(call: Invocation) -> Answer:
+    word, _, rest = call.argument.partition(" ")
+    if word == "set":
+        return Answer(await set_state(call.engine, call.event, rest))
+    if call.argument:  # the slot and value given as options
+        return Answer(await set_state(call.engine, call.event, call.argument))
+    return Answer(await show_state(call.engine, call.event))
+
+
+async def _persona(call: Invocation) -> Answer:
+    router, event = call.router, call.event
+    assert router is not None  # offered only where a router chooses the persona
+    word, _, name = call.argument.partition(" ")
+    language = call.engine.persona(event).identity.language
+    if word.lower() != "set":
+        return Answer(await router.describe(event.channel_id, language))
+    if not event.admin:
+        return Answer(call.say("persona_admins_only"))
+    return Answer(await router.bind(event.channel_id, name, event.user_id, language))
+
+
+async def _export(call: Invocation) -> Answer:
+    said, data = await export(call.engine, call.event)
+    return Answer(said, private=True, file=File("memories.json", data))
+
+
+async def _dm_memories(call: Invocation) -> Answer:
+    return Answer(await dm_memories(call.engine, call.event, call.argument))
+
+
+async def _end(call: Invocation) -> Answer:
+    return Answer(call.say("ended" if await call.engine.end(call.event) else "not_open"))
+
+
+async def _wipe(call: Invocation) -> Answer:
+    """Asks first (what will really be lost); `wipe yes`, its button, wipes."""
+    if call.argument == "yes":
+        return Answer(await wipe(call.engine, call.event))
+    call.engine.check_may_change(call.event)  # refused before asking, not after
+    buttons = (
+        Button(call.say("button_wipe"), "wipe", "yes", danger=True),
+        Button(call.say("button_cancel"), "cancel"),
+    )
+    return Answer(wipe_question(call.engine, call.event), buttons=buttons)
+
+
+async def _cancel(call: Invocation) -> Answer:
+    return Answer(call.say("cancelled"))
+
+
+async def _start(call: Invocation) -> Answer:
+    return Answer(call.say("start"))
+
+
+async def _help(call: Invocation) -> Answer:
+    language = call.engine.persona(call.event).identity.language
+    platform = call.event.platform
+    lines = [
+        f"/{c.name} - {describe(c.name, language)}"
+        for c in COMMANDS.values()
+        if c.listed and c.offered_on(platform)
+    ]
+    return Answer("\n".join(lines))
+
+
+_GROUPS: frozenset[Platform] = frozenset({"discord", "telegram"})
+_TYPED: frozenset[Platform] = frozenset({"console", "telegram", "web"})
+
+COMMANDS: Mapping[str, Command] = {
+    c.name: c
+    for c in (
+        Command("remember", _remember, (Option("text", required=True),)),
+        Command("recall", _recall, (Option("query", required=True),)),
+        Command("memories", _memories, (Option("query"),)),
+        Command("forget", _forget, (Option("query", required=True),)),
+        Command("diary", _diary, (Option("day"),)),
+        Command("profile", _profile),
+        Command("state", _state, (Option("slot"), Option("value"))),
+        Command("persona", _persona, (Option("action"), Option("name")), platforms=_GROUPS),
+        Command("export", _export, platforms=_GROUPS),
+        Command("dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), _GROUPS),
+        Command("end", _end),
+        Command("wipe", _wipe),
+        Command("help", _help, platforms=_TYPED),
+        Command("start", _start, platforms=frozenset({"telegram"}), listed=False),
+        Command("cancel", _cancel, listed=False),
+    )
+}
+
+
+def describe(name: str, language: str) -> str:
+    """What command `name` does, in `language`: one line for menus and /help."""
+    return say(language, f"help_{name}")
+
+
+def offered_on(platform: Platform) -> list[Command]:
+    """The commands a surface lists in its menu and help."""
+    return [c for c in COMMANDS.values() if c.listed and c.offered_on(platform)]
+
+
+async def run(
+    engine: Engine,
+    event: ChatEvent,
+    name: str,
+    argument: str = "",
+    *,
+    router: PersonaRouter | None = None,
+) -> Answer:
+    """Run command `name` as `event`'s sender; a refusal is the answer. KeyError for a name
+    not in the table (or not offered on the event's platform)."""
+    command = COMMANDS[name]
+    if not command.offered_on(event.platform):
+        raise KeyError(name)
+    try:
+        return await command.run(Invocation(engine, event, argument.strip(), router))
+    except NotAllowed as refusal:
+        return Answer(str(refusal))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.catalogue import say
 from bot.engine import Engine
 from bot.persona import Persona
 
@@ -69,26 +70,22 @@ class PersonaRouter:
     async def choose(self, channel_id: str, text: str = "") -> str:
         return self.addressed(text) or await self.bound(channel_id) or self.default
 
-    async def describe(self, channel_id: str) -> str:
+    async def describe(self, channel_id: str, language: str) -> str:
         """What `/persona` shows: who talks here, and who else this bot hosts."""
         key = await self.choose(channel_id)
-        ident = self.persona(key).identity
-        lines = [f"Here you talk with {ident.name} ({key})."]
+        lines = [say(language, "persona_here", name=self.persona(key).identity.name, persona=key)]
         others = [k for k in self.personas if k != key]
         if others:
             listed = ", ".join(f"{self.persona(k).identity.name} ({k})" for k in others)
-            lines.append(
-                f"This bot also hosts {listed}: start a message with a name to talk to one, "
-                "or `/persona set NAME` to change who talks here."
-            )
+            lines.append(say(language, "persona_others", listed=listed))
         return "\n".join(lines)
 
-    async def bind(self, channel_id: str, name: str, by: str) -> str:
+    async def bind(self, channel_id: str, name: str, by: str, language: str) -> str:
         """Bind the channel to a persona; returns what to tell the user."""
         key = self.find(name)
         if key is None:
             known = ", ".join(self.personas)
-            return f"No persona {name.strip()!r} here; this bot hosts: {known}."
+            return say(language, "persona_unknown", name=repr(name.strip()), known=known)
         store = self.engine.sessions.store
         await store.bind_channel(self.bot_id, channel_id, key, by, self.engine.clock.now())
-        return f"From now on {self.persona(key).identity.name} talks in this channel."
+        return say(language, "persona_bound", name=self.persona(key).identity.name)

@@ -179,7 +179,7 @@ def test_chat_offline_and_conversation_survives_restarts(tmp_path: Path) -> None
 def test_end_archives_the_conversation(tmp_path: Path) -> None:
     result = chat(tmp_path, "hello\nend\nend\nlog\n")
     lines = result.stdout.splitlines()
-    assert "Conversation ended; it is archived for long-term memory." in lines
+    assert "Conversation ended; it goes to long-term memory." in lines
     assert "No conversation is open." in lines  # the second end
     assert any(line.startswith("conversation: none open; the last one ended") for line in lines)
     assert any(line.endswith("ann: hello") for line in lines)  # the archived turns are shown
@@ -210,8 +210,11 @@ def test_save_exports_the_session(tmp_path: Path) -> None:
         assert shown == f"Monikai [{turn['emotion']}]: {turn['text']}"
 
 
-def test_wipe_forgets_everything(tmp_path: Path) -> None:
-    result = chat(tmp_path, "hello\nend\nmy secret is 42\nwipe\nlog\n")
+def test_wipe_asks_then_forgets_everything(tmp_path: Path) -> None:
+    kept = chat(tmp_path, "hello\nwipe\nno\nlog\n").stdout
+    assert "Forget this conversation and everything Monikai remembers of you?\nCancelled." in kept
+    assert "conversation: 2 turns" in kept
+    result = chat(tmp_path, "end\nmy secret is 42\nwipe\nwipe\nlog\n")
     assert "Wiped: Monikai remembers nothing of you now." in result.stdout
     after = result.stdout.split("Wiped:", 1)[1]
     assert "conversation: none open" in after
@@ -242,10 +245,11 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     result = chat(tmp_path, "/forget cat\n1\n/forget cat\n")
     assert result.stdout.splitlines() == [
         found[0].replace("[", "1. [", 1),
+        "Which one should be forgotten?",
         "Forgotten: my cat is called Mochi",
         "No memory matches that.",
     ]
-    assert "Nothing forgotten." in chat(tmp_path, "/forget bakery\nno\n").stdout
+    assert "Cancelled." in chat(tmp_path, "/forget bakery\nno\n").stdout
     assert chat(tmp_path, "memories\n").stdout.count("\n") == 1
     assert "No command /recal" in chat(tmp_path, "/recal x\n").stdout
     # "remember ..." without the slash is said to the persona, not stored.
@@ -258,8 +262,8 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     assert lines[0] == "persona: monikai (Monikai)"
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    commands = ["remember", "forget", "memories", "diary", "profile", "state", "end", "wipe"]
-    commands += ["save", "log", "get", "read", "help", "quit"]
+    commands = ["remember", "recall", "memories", "forget", "diary", "profile", "state", "end"]
+    commands += ["wipe", "save", "log", "get", "read", "help", "quit"]
     assert listed == commands * 2
     assert replies(result.stdout) == []  # no command reached the persona
 
@@ -697,9 +701,7 @@ def test_killed_mid_encoding_the_conversation_is_encoded_exactly_once(tmp_path: 
                 assert say(first, "I start at the harbour office on Monday").startswith(
                     "Monikai [NEUTRAL]: echo: "
                 )
-                assert say(first, "end") == (
-                    "Conversation ended; it is archived for long-term memory."
-                )
+                assert say(first, "end") == ("Conversation ended; it goes to long-term memory.")
                 wait_until(lambda: encodings(fake) == 1, "the encoding request")
                 first.kill()  # SIGKILL while the summary call is in flight
                 first.communicate(timeout=TIMEOUT)
@@ -804,7 +806,7 @@ def test_diary_profile_and_state_commands_with_the_offline_model(tmp_path: Path)
     assert shown.startswith("Sam: Brannoc, dwarf fighter; HP 12\ngame (every_turn):\n")
     assert "No state slot 'weather'; the slots are: characters, game.\n" in out
     assert "Give the new value: state set characters VALUE\n" in out
-    assert out.endswith("Use /state to show the state, /state set NAME VALUE to change a slot.\n")
+    assert out.endswith("No state slot 'bogus'; the slots are: characters, game.\n")
     # The slot is kept: a later run shows it too.
     again = kizuna(
         tmp_path, "chat", "--persona", "dungeon_master", "--user", "sam", stdin="state\n"

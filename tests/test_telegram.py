@@ -15,9 +15,10 @@ import aiohttp
 import pytest
 from telegram.error import InvalidToken
 
-from adapters.telegram import COMMANDS, TelegramAdapter, Webhook, webhook_secret
+from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
+from bot.catalogue import say
 from bot.config import AccessConfig
 from bot.engine import SLOW_DOWN
 from bot.prompts import DOCUMENT_HEADING
@@ -166,6 +167,55 @@ async def test_forget_lists_then_deletes_the_chosen(tg: Harness) -> None:
     assert listed["text"] == "No memories yet."
 
 
+async def test_a_group_forget_list_comes_privately_and_its_buttons_act_in_the_group(
+    tg: Harness,
+) -> None:
+    group_scope = f"pip/telegram:{GROUP}:user:{ALICE}"
+    tg.fake.send_text(GROUP, ALICE, "/remember my cat is called Mochi", chat_type="group")
+    await tg.fake.next_messages()
+    tg.fake.send_text(ALICE, ALICE, "/remember Mochi likes tuna")  # her private memory
+    await tg.fake.next_messages()
+    tg.fake.send_text(GROUP, ALICE, "/forget Mochi", chat_type="group")
+    listed, told = await tg.fake.next_messages(2)
+    assert listed["chat"]["id"] == ALICE and told["chat"]["id"] == GROUP
+    assert "my cat is called Mochi" in listed["text"] and "tuna" not in listed["text"]
+    assert listed["text"].endswith("Which one should be forgotten?")
+    tg.fake.press(listed, "1", ALICE)  # pressed in her private chat, about the group's
+    [gone] = await tg.fake.next_messages()
+    assert gone["chat"]["id"] == ALICE and gone["text"] == "Forgotten: my cat is called Mochi"
+    assert await tg.bot.bank.count(group_scope) == 0
+    assert await tg.bot.bank.count(f"pip/telegram:dm:{ALICE}") == 1
+
+
+async def test_commands_answer_in_the_personas_language(tmp_path: Path) -> None:
+    miao = make_persona("miao", name="喵", language="zh")
+    bot = await open_bot(tmp_path / "k.sqlite3", [miao])
+    try:
+        async with FakeTelegram() as fake:
+            adapter = telegram_adapter(bot.engine, fake, "miao")
+            await adapter.start()
+            try:
+                [call] = fake.calls("setMyCommands")
+                described = {c["command"]: c["description"] for c in call.params["commands"]}
+                assert described["forget"] == "从符合 QUERY 的记忆里挑一条删掉"
+                answers = []
+                for typed in ("/profile", "/memories", "/diary", "/dance", "/wipe"):
+                    fake.send_text(ALICE, ALICE, typed)  # one by one: updates run concurrently
+                    answers += await fake.next_messages()
+                profile, memories, diary, unknown, asked = answers
+                assert profile["text"].startswith("喵还不了解你")
+                assert memories["text"] == "还没有记忆。" and diary["text"] == "日记还是空的。"
+                assert unknown["text"].startswith("没有 /dance 这个命令")
+                assert [b["text"] for b in asked["reply_markup"]["inline_keyboard"][0]] == [
+                    "清除",
+                    "取消",
+                ]
+            finally:
+                await adapter.close()
+    finally:
+        await bot.close()
+
+
 async def test_two_users_in_a_group_keep_their_own_memories(tg: Harness) -> None:
     tg.fake.send_text(GROUP, ALICE, "/remember Alice's secret is blue", chat_type="group")
     await tg.fake.next_messages()
@@ -197,7 +247,9 @@ async def test_long_reply_arrives_in_two_messages(tg: Harness) -> None:
 
 async def test_commands_are_registered(tg: Harness) -> None:
     [call] = tg.fake.calls("setMyCommands")
-    assert [c["command"] for c in call.params["commands"]] == list(COMMANDS)
+    listed = [c.name for c in commands.offered_on("telegram")]
+    assert [c["command"] for c in call.params["commands"]] == listed
+    assert "start" not in listed and "cancel" not in listed and "export" in listed
     assert tg.fake.commands == call.params["commands"]
 
 
@@ -377,7 +429,7 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
 
                 fake.send_text(group, bob, "/persona set bo", chat_type="group")
                 [refused] = await fake.next_messages()
-                assert refused["text"] == "Only the chat's admins can choose its persona."
+                assert refused["text"] == "Only an admin of this chat can choose who talks here."
                 fake.admins.add((group, ALICE))
                 fake.send_text(group, ALICE, "/persona set bo", chat_type="group")
                 [bound] = await fake.next_messages()
@@ -543,7 +595,7 @@ async def test_anonymous_admins_have_only_the_chats_memory(tg: Harness) -> None:
     tg.fake.send_as_anonymous_admin(GROUP, "@pip_bot hello all")
     await tg.fake.next_messages()
     assert f"telegram:{GROUP}:channel:{GROUP}" in scopes(tg)
-    anonymous = commands.ANONYMOUS.format(name="Pip")
+    anonymous = say("en", "anonymous", name="Pip")
     for command in ("/profile", "/dm_memories on"):
         tg.fake.send_as_anonymous_admin(GROUP, command)
         [answer] = await tg.fake.next_messages()

@@ -7,7 +7,7 @@ import os
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -22,6 +22,7 @@ from bot.sessions import SessionManager
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder
+from memory.records import EncodingWrite
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
@@ -225,3 +226,33 @@ async def open_bot(
         bank=bank, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
     return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key)
+
+
+async def write_page(
+    store: AnyStore, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
+) -> None:
+    """A diary page and profiles, written the way encoding writes them."""
+    at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
+    persona = scope.partition("/")[0]
+    conversation = await store.archive_conversation(
+        persona,
+        scope.partition("/")[2],
+        started_at=at,
+        ended_at=at + timedelta(minutes=5),
+        reason="idle",
+        turns=[],
+        snapshot={},
+    )
+    await store.commit_encoding(
+        EncodingWrite(
+            conversation_id=conversation,
+            scope=scope,
+            at=at,
+            memories=[],
+            sibling_links=[],
+            merges=[],
+            diary=(day, text),
+            profiles=list(profiles),
+            recap="",
+        )
+    )

@@ -246,6 +246,11 @@ class FakeTelegram:
         before = len(self.answered)
         await self._until(lambda: len(self.answered) > before, within)
 
+    async def until_confirmed(self, *, within: float = 3.0) -> None:
+        """Wait until the bot has taken every update queued (a bot stopped with some still
+        to take logs that it stopped unexpectedly)."""
+        await self._until(lambda: not self._updates, within)
+
     def deliver_again(self, message: dict[str, Any]) -> None:
         """Queue `message` once more, as Telegram gives a restarted bot the updates its
         crashed predecessor had not confirmed."""

@@ -6,22 +6,21 @@ nowhere else, so a leak is a plain substring."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from bot.events import ChatEvent
-from memory.records import EncodingWrite
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 from tests.fakes.platforms import discord_at
 
 if TYPE_CHECKING:
-    from memory.storage import AnyStore
+    pass
 
 ALICE, BOB, IMPOSTOR = "u1", "u2", "u3"
 # (who asks, where, persona, Alice's words they may see): those who may see none of them,
@@ -74,36 +73,6 @@ class World:
     @property
     def alice_ids(self) -> list[int]:
         return [self.dm_id, self.group_id, self.tavern_id]
-
-
-async def write_page(
-    store: AnyStore, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
-) -> None:
-    """A diary page and profiles, written the way encoding writes them."""
-    at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
-    persona = scope.partition("/")[0]
-    conversation = await store.archive_conversation(
-        persona,
-        scope.partition("/")[2],
-        started_at=at,
-        ended_at=at + timedelta(minutes=5),
-        reason="idle",
-        turns=[],
-        snapshot={},
-    )
-    await store.commit_encoding(
-        EncodingWrite(
-            conversation_id=conversation,
-            scope=scope,
-            at=at,
-            memories=[],
-            sibling_links=[],
-            merges=[],
-            diary=(day, text),
-            profiles=list(profiles),
-            recap="",
-        )
-    )
 
 
 async def furnish(bot: Bot) -> World:

@@ -187,6 +187,6 @@ async def test_the_console_shows_bob_nothing_of_alices(world: World, tmp_path: P
     printed = await console(world, tmp_path, "bob", typed + "\n")
     exports = "".join(p.read_text() for p in (tmp_path / "exports").glob("*.json"))
     assert leaked(printed + exports) == []
-    assert printed.count("Nothing forgotten.") == 2
+    assert printed.count("Cancelled.") == 2
     assert "Forgotten: Bob's bank is the kite bank" in printed
     assert [m.id for m in await bank.get("pip/console:dm:alice", [alice])] == [alice]

@@ -18,7 +18,7 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import Bot, make_persona, open_bot
+from tests.fakes.factories import Bot, make_persona, open_bot, write_page
 from tests.fakes.logs import logged_errors
 from tests.fakes.platforms import telegram_adapter
 from tests.fakes.secrets import DISCORD_TOKEN
@@ -30,7 +30,6 @@ from tests.security.conftest import (
     GROUP_MEMORY,
     PROFILE,
     leaked,
-    write_page,
 )
 
 WORDS = ["zebraquokka bank pin", "marmosetfjord", "narwhalpumpkin", "Alice", "' OR 1=1 --"]
@@ -160,6 +159,7 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
                 for text in typed:
                     fake.send_text(chat, user, text, chat_type=kind, first_name=name)
                     await fake.next_messages()
+            await fake.until_confirmed()  # in a group some answers are two messages
         finally:
             await adapter.close()
         # Everything the bot sent anywhere but to Alice herself.
