@@ -37,10 +37,9 @@ from discord import app_commands
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
-from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
-from bot.routing import PersonaRouter
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, split_chunks
+from bot.front import Front, Spoken
 
 __all__ = ["DiscordAdapter"]
 
@@ -98,10 +97,8 @@ class DiscordAdapter:
         `shard_ids` (all, if empty) of that many; other processes run the others."""
         redact.hide(token)
         self.engine = engine
-        self.router = PersonaRouter(
-            engine, bot_id, [persona] if isinstance(persona, str) else persona
-        )
-        self.persona = self.router.default
+        self.front = Front(engine, bot_id, persona)
+        self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
         self._webhooks: dict[int, discord.Webhook | None] = {}
         self.bot_id = bot_id
@@ -200,12 +197,12 @@ class DiscordAdapter:
             return text.strip()
         return re.sub(rf"<@!?{me.id}>", "", text).strip()
 
-    def message_event(self, message: discord.Message, persona: str | None = None) -> ChatEvent:
+    def message_event(self, message: discord.Message) -> ChatEvent:
         replied = message.reference.resolved if message.reference else None
         return ChatEvent(
             platform="discord",
             bot_id=self.bot_id,
-            persona=persona or self.persona,
+            persona=self.persona,  # the front chooses who is addressed
             chat_id=str(message.guild.id) if message.guild else "",
             channel_id=str(message.channel.id),
             user_id=str(message.author.id),
@@ -213,10 +210,7 @@ class DiscordAdapter:
             is_dm=message.guild is None,
             text=self._strip_mention(message.content),
             timestamp=message.created_at,
-            attachments=tuple(
-                Attachment(a.filename, a.url, a.content_type or "", a.size)
-                for a in message.attachments
-            ),
+            attachments=tuple(_attachment(a) for a in message.attachments),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
             roles=_roles(message.author),
         )
@@ -225,46 +219,26 @@ class DiscordAdapter:
         if not self._addressed(message):
             return
         try:
-            text = self._strip_mention(message.content)
-            persona = await self.router.choose(str(message.channel.id), text)
-            event = self.message_event(message, persona)
+            event = self.message_event(message)
             if event.is_empty:
                 return
             async with message.channel.typing():
-                document = next((a for a in message.attachments if is_document(a.filename)), None)
-                if document is not None:
-                    reply = await self._read(event, document)
-                else:
-                    reply = await self.engine.handle(event)
-            await self._send(message.channel, persona, reply.text, reply.chunks)
+                spoken = await self.front.receive(event)
+            if spoken is not None:
+                await self._send(message.channel, spoken)
         except Exception as e:
             log.error("answering Discord message %s failed: %s", message.id, redact.failure(e))
 
-    async def _read(self, event: ChatEvent, attachment: discord.Attachment) -> Reply:
-        """Document mode with a file the user attached: refused by its declared size before
-        any download, else fetched and read."""
-        neutral = self.engine.persona(event).emotions.neutral
-        try:
-            precheck(attachment.filename, attachment.size, limit_bytes=self.engine.document_limit)
-        except DocumentError as e:
-            return Reply.build(str(e), neutral, LIMIT)
-        try:
-            data = await attachment.read()
-        except discord.HTTPException as e:  # gone (deleted, its link expired) or refused
-            log.warning("could not download attachment %s: %s", attachment.id, e)
-            refusal = DocumentError(attachment.filename, "could not be downloaded; send it again")
-            return Reply.build(str(refusal), neutral, LIMIT)
-        return await self.engine.read_document(event, attachment.filename, data)
-
-    async def _send(self, channel: Any, persona: str, text: str, chunks: Sequence[str]) -> None:
+    async def _send(self, channel: Any, spoken: Spoken) -> None:
         """A bot of one persona just sends. One of several speaks through the channel's
         webhook, under the persona's own name and avatar; where the bot may not manage
         webhooks (or in a DM), it signs the message with the name in bold instead."""
-        if not self.router.several or not text:
+        text, chunks = spoken.reply.text, spoken.reply.chunks
+        if not spoken.several or not text:
             for chunk in chunks:
                 await channel.send(chunk)
             return
-        identity = self.router.persona(persona).identity
+        identity = spoken.persona.identity
         hook = await self._webhook(channel)
         if hook is not None:
             for chunk in chunks:
@@ -303,20 +277,19 @@ class DiscordAdapter:
 
     # -- slash commands
 
-    async def interaction_event(self, interaction: Interaction, text: str = "") -> ChatEvent:
-        """The event a slash command acts on: the persona of the channel it was used in."""
+    def interaction_event(self, interaction: Interaction) -> ChatEvent:
+        """The event a slash command (or a press of one's button) acts on."""
         user = interaction.user
-        persona = await self.router.choose(str(interaction.channel_id or ""))
         return ChatEvent(
             platform="discord",
             bot_id=self.bot_id,
-            persona=persona,
+            persona=self.persona,  # the front chooses the channel's
             chat_id=str(interaction.guild_id) if interaction.guild_id else "",
             channel_id=str(interaction.channel_id or ""),
             user_id=str(user.id),
             user_name=user.display_name,
             is_dm=interaction.guild_id is None,
-            text=text,
+            text="",
             timestamp=interaction.created_at,
             roles=_roles(user),
             admin=self._admin(interaction),
@@ -345,18 +318,14 @@ class DiscordAdapter:
 
     async def _run(self, interaction: Interaction, name: str, argument: str) -> Answer:
         """Command `name` as the interaction's user, where they used it."""
-        event = await self.interaction_event(interaction)
-        verdict = self.engine.admit(event)
-        if verdict == "blocked":
-            return Answer(NOT_ALLOWED)
-        if verdict != "admit":  # ephemeral, so saying it again spams no one
-            return Answer(self.engine.slow_down(event))
-        return await commands.run(self.engine, event, name, argument, router=self.router)
+        event = self.interaction_event(interaction)
+        answer = await self.front.command(event, name, argument)
+        return Answer(NOT_ALLOWED) if answer is None else answer
 
     @property
     def language(self) -> str:
         """The language of the bot's first persona: its menus' and its own sentences'."""
-        return self.engine.personas[self.persona].identity.language
+        return self.front.language()
 
     def _add_commands(self) -> None:
         for command in commands.offered_on("discord"):
@@ -411,6 +380,17 @@ class DiscordAdapter:
             return True
         permissions = interaction.permissions
         return bool(permissions.manage_guild or permissions.manage_channels)
+
+
+def _attachment(attachment: discord.Attachment) -> Attachment:
+    async def fetch() -> bytes:
+        try:
+            return await attachment.read()
+        except discord.HTTPException as e:  # gone (deleted, its link expired) or refused
+            raise FetchError(f"attachment {attachment.id}: {e}") from None
+
+    content_type = attachment.content_type or ""
+    return Attachment(attachment.filename, attachment.url, content_type, attachment.size, fetch)
 
 
 def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:

@@ -35,7 +35,6 @@ from telegram import (
     Message,
     Update,
 )
-from telegram import Document as TgDocument
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import (
@@ -51,10 +50,9 @@ from telegram.ext import (
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
-from bot.documents import DocumentError, is_document, precheck
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Reply, split_chunks
-from bot.routing import PersonaRouter
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, split_chunks
+from bot.front import Front
 
 __all__ = ["TelegramAdapter", "Webhook", "webhook_secret"]
 
@@ -121,10 +119,8 @@ class TelegramAdapter:
         # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
-        self.router = PersonaRouter(
-            engine, bot_id, [persona] if isinstance(persona, str) else persona
-        )
-        self.persona = self.router.default
+        self.front = Front(engine, bot_id, persona)
+        self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id
         self.poll_timeout = poll_timeout
@@ -167,7 +163,7 @@ class TelegramAdapter:
             await self.app.bot.shutdown()
             raise
         try:
-            language = self.engine.personas[self.persona].identity.language
+            language = self.front.language()
             await self.app.bot.set_my_commands(
                 [
                     BotCommand(c.name, commands.describe(c.name, language))
@@ -235,9 +231,7 @@ class TelegramAdapter:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _event(
-        self, message: Message, sender: _Sender, text: str, persona: str | None = None
-    ) -> ChatEvent:
+    def _event(self, message: Message, sender: _Sender, text: str) -> ChatEvent:
         chat = message.chat
         is_dm = chat.type == ChatType.PRIVATE
         channel = _room(message)  # a forum topic is its own room
@@ -245,7 +239,7 @@ class TelegramAdapter:
         return ChatEvent(
             platform="telegram",
             bot_id=self.bot_id,
-            persona=persona or self.persona,
+            persona=self.persona,  # the front chooses who is addressed
             chat_id="" if is_dm else str(chat.id),
             channel_id=channel,
             # The platform id, never the display name: names change and collide.
@@ -255,7 +249,7 @@ class TelegramAdapter:
             is_dm=is_dm,
             text=text,
             timestamp=message.date,
-            attachments=_attachments(message),
+            attachments=self._attachments(message),
             reply_to=(replied.text or replied.caption) if replied else None,
             message_id=str(message.message_id),  # unique in its chat, as sessions are
         )
@@ -297,18 +291,14 @@ class TelegramAdapter:
         if not addressed:
             return
         try:
-            persona = await self.router.choose(_room(message), text)
-            event = self._event(message, sender, text, persona)
             async with self._typing(message):
-                document = message.document
-                if document is not None and is_document(document.file_name or ""):
-                    reply = await self._read(event, document)
-                else:
-                    reply = await self.engine.handle(event)
+                spoken = await self.front.receive(self._event(message, sender, text))
+            if spoken is None:
+                return
+            reply = spoken.reply
             chunks = reply.chunks
-            if self.router.several and reply.text:  # say who is speaking
-                name = self.router.persona(persona).identity.name
-                chunks = split_chunks(f"{name}: {reply.text}", LIMIT)
+            if spoken.several and reply.text:  # say who is speaking
+                chunks = split_chunks(f"{spoken.persona.identity.name}: {reply.text}", LIMIT)
             for number, chunk in enumerate(chunks):
                 await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
         except Exception as e:
@@ -319,23 +309,31 @@ class TelegramAdapter:
             )
             await self._apologise(message)
 
-    async def _read(self, event: ChatEvent, document: TgDocument) -> Reply:
-        """Document mode with a file the user sent: refused by its declared size before any
-        download, else fetched and read."""
-        name = document.file_name or "document"
-        limit = self.engine.document_limit
-        try:
-            precheck(name, document.file_size or 0, limit_bytes=limit)
-        except DocumentError as e:
-            return Reply.build(str(e), self.engine.persona(event).emotions.neutral, LIMIT)
-        try:
-            file = await self.app.bot.get_file(document.file_id)
-            data = bytes(await file.download_as_bytearray())
-        except TelegramError as e:  # gone, over the Bot API's 20 MB, or the network
-            log.warning("could not download document %s: %s", document.file_id, e)
-            refusal = DocumentError(name, "could not be downloaded; send it again")
-            return Reply.build(str(refusal), self.engine.persona(event).emotions.neutral, LIMIT)
-        return await self.engine.read_document(event, name, data)
+    def _attachments(self, message: Message) -> tuple[Attachment, ...]:
+        """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would
+        carry the bot's token, which must never reach the engine or the logs), fetched through
+        the Bot API when it is read."""
+        document = message.document
+        if document is None:
+            return ()
+        bot = self.app.bot
+
+        async def fetch() -> bytes:
+            try:
+                file = await bot.get_file(document.file_id)
+                return bytes(await file.download_as_bytearray())
+            except TelegramError as e:  # gone, over the Bot API's 20 MB, or the network
+                raise FetchError(f"file {document.file_id}: {e}") from None
+
+        return (
+            Attachment(
+                filename=document.file_name or "document",
+                url=f"telegram-file:{document.file_id}",
+                content_type=document.mime_type or "",
+                size=document.file_size or 0,
+                fetch=fetch,
+            ),
+        )
 
     @contextlib.asynccontextmanager
     async def _typing(self, message: Message) -> Any:
@@ -388,17 +386,10 @@ class TelegramAdapter:
             if message is None or message.text is None or sender is None:
                 return
             try:
-                persona = await self.router.choose(_room(message))
-                event = replace(
-                    self._event(message, sender, "", persona), admin=await self._admin(message)
-                )
-                verdict = self.engine.admit(event)
-                if verdict == "slow_down":  # said once; blocked users hear nothing
-                    await self._say(message, self.engine.slow_down(event))
-                if verdict != "admit":
+                event = replace(self._event(message, sender, ""), admin=await self._admin(message))
+                answer = await self.front.command(event, name, _argument(message.text))
+                if answer is None:  # blocked, or told to slow down already
                     return
-                argument = _argument(message.text)
-                answer = await commands.run(self.engine, event, name, argument, router=self.router)
                 if answer.private or answer.file is not None:
                     await self._privately(message, event, answer)
                 else:
@@ -429,8 +420,8 @@ class TelegramAdapter:
         chat_id = int(room.partition("/")[0])
         as_chat = owner.startswith("-")  # asked as the chat or a channel: chat ids are negative
         try:
-            persona = await self.router.choose(room)
-            language = self.engine.personas[persona].identity.language
+            persona = await self.front.persona_of(room)
+            language = self.front.language(persona)
             if str(presser.id) != owner and not (
                 as_chat and await self._member_admin(chat_id, presser.id)
             ):
@@ -461,7 +452,9 @@ class TelegramAdapter:
                 timestamp=self.engine.clock.now(),
                 admin=admin,
             )
-            answer = await commands.run(self.engine, event, name, argument, router=self.router)
+            answer = await self.front.command(event, name, argument)
+            if answer is None:
+                return
             keyboard = _keyboard(answer, owner, "" if room == _room(message) else room)
             await query.edit_message_text(_fit(answer.text), reply_markup=keyboard)
         except Exception as e:
@@ -522,8 +515,8 @@ class TelegramAdapter:
         username = self.app.bot.username or ""
         if _is_dm(message) or (target and target.lower() == username.lower()):
             try:
-                language = self.engine.personas[await self.router.choose(_room(message))]
-                said = say(language.identity.language, "no_such_command", command=word)
+                language = self.front.language(await self.front.persona_of(_room(message)))
+                said = say(language, "no_such_command", command=word)
                 await self._say(message, said)
             except Exception as e:
                 log.warning("could not answer an unknown command: %s", redact.failure(e))
@@ -639,22 +632,6 @@ def _argument(text: str) -> str:
     """What follows the command word (`/cmd@bot`), newlines kept."""
     parts = text.split(maxsplit=1)
     return parts[1].strip() if len(parts) > 1 else ""
-
-
-def _attachments(message: Message) -> tuple[Attachment, ...]:
-    """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would
-    carry the bot's token, which must never reach the engine or the logs)."""
-    document = message.document
-    if document is None:
-        return ()
-    return (
-        Attachment(
-            filename=document.file_name or "document",
-            url=f"telegram-file:{document.file_id}",
-            content_type=document.mime_type or "",
-            size=document.file_size or 0,
-        ),
-    )
 
 
 def _room(message: Message) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -11,6 +12,7 @@ __all__ = [
     "PLATFORM_LIMITS",
     "Attachment",
     "ChatEvent",
+    "FetchError",
     "Platform",
     "Reply",
     "split_chunks",
@@ -38,12 +40,19 @@ def valid_text(text: str) -> str:
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
+class FetchError(Exception):
+    """An attachment that could not be downloaded (gone, too large for the platform, or the
+    network), said in a line."""
+
+
 @dataclass(slots=True, frozen=True)
 class Attachment:
     filename: str
     url: str
     content_type: str = ""
-    size: int = 0
+    size: int = 0  # as the platform declares it, before any download
+    # Downloads it (FetchError if it cannot), through the platform's own client.
+    fetch: Callable[[], Awaitable[bytes]] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filename", valid_text(self.filename))

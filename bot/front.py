@@ -1,0 +1,107 @@
+"""The one way in from a chat platform: an adapter hands over a `ChatEvent` and renders what
+comes back; everything between happens here, once, for every platform.
+
+A message: which of the bot's personas it is for (bot.routing), then a document it carries
+(refused by its declared size before any download, fetched through its `Attachment.fetch`,
+read) or a turn of conversation (the engine, which also applies access and rate limits). A
+command: the persona of its room, the access gate, then the command table (bot.commands).
+
+    front = Front(engine, bot_id, ["miao", "monikai"])
+    spoken = await front.receive(event)     # None: nothing to answer
+    answer = await front.command(event, "forget", "Mochi")
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from bot import commands
+from bot.answers import Answer
+from bot.documents import DocumentError, is_document, precheck
+from bot.engine import Engine
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply
+from bot.persona import Persona
+from bot.routing import PersonaRouter
+
+__all__ = ["Front", "Spoken"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, frozen=True)
+class Spoken:
+    """A reply and who says it; `several`: the bot hosts several personas, so the platform
+    shows which one speaks."""
+
+    persona: Persona
+    reply: Reply
+    several: bool
+
+
+class Front:
+    def __init__(self, engine: Engine, bot_id: str, personas: str | Sequence[str]) -> None:
+        """`personas`: the bot's persona keys (the first is the default; the others are
+        addressed by name or bound to a room with /persona set)."""
+        self.engine = engine
+        self.router = PersonaRouter(
+            engine, bot_id, [personas] if isinstance(personas, str) else personas
+        )
+
+    @property
+    def persona(self) -> str:
+        """The bot's default persona."""
+        return self.router.default
+
+    def language(self, persona: str | None = None) -> str:
+        """The language a persona (the default one unless named) speaks."""
+        return self.engine.personas[persona or self.persona].identity.language
+
+    async def persona_of(self, room: str) -> str:
+        """Who speaks in a room (a channel, a chat or a forum topic) when no one is named."""
+        return await self.router.choose(room)
+
+    async def receive(self, event: ChatEvent) -> Spoken | None:
+        """Answer a message said to the bot in `event.channel_id` (its `persona` is chosen
+        here). None for a message with nothing in it."""
+        persona = await self.router.choose(event.channel_id, event.text)
+        event = replace(event, persona=persona)
+        if event.is_empty:
+            return None
+        document = next((a for a in event.attachments if is_document(a.filename)), None)
+        if document is not None:
+            reply = await self._read(event, document)
+        else:
+            reply = await self.engine.handle(event)
+        return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
+        """Document mode with a file the user sent: refused by its declared size before any
+        download, else fetched and read."""
+        neutral = self.engine.persona(event).emotions.neutral
+        limit = PLATFORM_LIMITS[event.platform]
+        name = attachment.filename
+        try:
+            precheck(name, attachment.size, limit_bytes=self.engine.document_limit)
+            if attachment.fetch is None:
+                raise FetchError("no way to fetch it")
+            data = await attachment.fetch()
+        except DocumentError as e:
+            return Reply.build(str(e), neutral, limit)
+        except FetchError as e:  # gone, over the platform's limit, or the network
+            log.warning("could not download a document (%s): %s", event.platform, e)
+            refusal = DocumentError(name, "could not be downloaded; send it again")
+            return Reply.build(str(refusal), neutral, limit)
+        return await self.engine.read_document(event, name, data)
+
+    async def command(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
+        """Run command `name` for `event` in its room (its `persona` is chosen here). None
+        when the sender is blocked or told to slow down already: nothing to say."""
+        event = replace(event, persona=await self.router.choose(event.channel_id))
+        verdict = self.engine.admit(event)
+        if verdict == "slow_down":
+            return Answer(self.engine.slow_down(event))
+        if verdict != "admit":
+            return None
+        return await commands.run(self.engine, event, name, argument, router=self.router)

@@ -1,0 +1,80 @@
+"""The one way in (bot/front.py): the persona a message names, or its room's, answers it; a
+document is refused by its declared size before anything is downloaded, fetched through its
+attachment, or said to be gone; a command runs in its room's persona, past the access gate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from bot.access import Gate
+from bot.config import AccessConfig, EngineConfig
+from bot.events import Attachment, FetchError
+from bot.front import Front
+from tests.fakes.factories import make_event, make_persona, open_bot
+from tests.fakes.models import ScriptedChatModel
+
+
+class Download:
+    """An attachment's fetch that counts its calls, and fails if told to."""
+
+    def __init__(self, data: bytes = b"", *, fails: bool = False) -> None:
+        self.data, self.fails, self.calls = data, fails, 0
+
+    async def __call__(self) -> bytes:
+        self.calls += 1
+        if self.fails:
+            raise FetchError("gone")
+        return self.data
+
+
+async def test_a_message_goes_to_the_persona_it_names_or_its_rooms(tmp_path: Path) -> None:
+    personas = [make_persona("pip"), make_persona("miao", name="Miao")]
+    model = ScriptedChatModel(default="[NEUTRAL] hello")
+    bot = await open_bot(tmp_path / "k.sqlite3", personas, model=model)
+    try:
+        front = Front(bot.engine, "b", ["pip", "miao"])
+        spoken = await front.receive(make_event("Miao, are you there?"))
+        assert spoken is not None and spoken.persona.key == "miao" and spoken.several
+        await front.router.bind("c1", "miao", "u1", "en")
+        spoken = await front.receive(make_event("and now?", is_dm=False))
+        assert spoken is not None and spoken.persona.key == "miao"
+        assert await front.receive(make_event("  ")) is None
+    finally:
+        await bot.close()
+
+
+async def test_a_document_is_checked_before_it_is_fetched(tmp_path: Path) -> None:
+    settings = EngineConfig(timezone="UTC", document_max_kb=1)
+    model = ScriptedChatModel(default="[NEUTRAL] A note about goats.")
+    bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
+    try:
+        front = Front(bot.engine, "b", "pip")
+        big, gone, good = Download(), Download(fails=True), Download(b"Goats eat barley.")
+        cases = [(big, 5000, "too big"), (gone, 10, "could not be downloaded"), (good, 17, "")]
+        for fetch, size, refusal in cases:
+            note = Attachment("notes.txt", "https://x/notes.txt", "text/plain", size, fetch)
+            spoken = await front.receive(make_event("", attachments=(note,)))
+            assert spoken is not None
+            if refusal:
+                assert refusal in spoken.reply.text
+            else:
+                assert "notes.txt" in spoken.reply.text
+        assert (big.calls, gone.calls, good.calls) == (0, 1, 1)
+    finally:
+        await bot.close()
+
+
+async def test_a_command_runs_in_its_rooms_persona_past_the_gate(tmp_path: Path) -> None:
+    personas = [make_persona("pip"), make_persona("miao", name="喵", language="zh")]
+    bot = await open_bot(tmp_path / "k.sqlite3", personas)
+    try:
+        front = Front(bot.engine, "b", ["pip", "miao"])
+        await front.router.bind("c1", "miao", "u1", "en")
+        event = make_event("", is_dm=False)
+        answer = await front.command(event, "memories")
+        assert answer is not None and answer.text == "还没有记忆。"
+        bot.engine.gate = Gate(AccessConfig(block_users=["u2"]))
+        assert await front.command(replace(event, user_id="u2"), "memories") is None
+    finally:
+        await bot.close()
