@@ -38,6 +38,7 @@ from bot.tomlfile import TomlError
 from memory.backup import BackupError, backup, restore
 from memory.bank import DATABASE, INDEX_FOLDER, MemoryBank
 from memory.embeddings import EmbeddingError
+from memory.errors import KizunaError
 from memory.storage import open_store
 from memory.store import Store, StoreError
 
@@ -46,7 +47,7 @@ __all__ = ["main"]
 # Platforms whose adapters are not written yet; `run` says so instead of failing.
 
 
-class UsageError(Exception):
+class UsageError(KizunaError):
     """A mistake the user can fix; its message is the one line they see (exit status 2)."""
 
 

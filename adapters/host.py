@@ -27,6 +27,7 @@ from bot.persona import Persona
 from bot.runtime import Runtime, open_runtime
 from bot.tomlfile import TomlError
 from memory.clock import Clock
+from memory.errors import KizunaError
 
 __all__ = ["Adapter", "BotStartError", "bot_tokens", "host"]
 
@@ -40,7 +41,7 @@ class Adapter(Protocol):
     async def close(self) -> None: ...
 
 
-class BotStartError(Exception):
+class BotStartError(KizunaError):
     """A configured bot could not start; the message names it."""
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from bot.config import AccessConfig
 from bot.events import ChatEvent
+from memory.errors import KizunaError
 
 __all__ = ["WINDOW", "Gate", "NotAllowed", "Verdict"]
 
@@ -23,7 +24,7 @@ WINDOW = timedelta(minutes=1)
 Verdict = Literal["admit", "blocked", "slow_down", "quiet"]
 
 
-class NotAllowed(Exception):
+class NotAllowed(KizunaError):
     """The sender may not do this here (change a channel's shared memory without being one of
     its admins); the message says so to them, in the persona's language."""
 

@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from memory.errors import KizunaError
+
 __all__ = [
     "MAX_CHUNK_TEXT",
     "Card",
@@ -112,7 +114,7 @@ class Card:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown `data` fields, written back
 
 
-class CardError(Exception):
+class CardError(KizunaError):
     """A file that is not a readable card: `str(error)` is the one line a user sees."""
 
     def __init__(self, source: str, message: str) -> None:

@@ -23,7 +23,7 @@ from bot.engine import Engine
 from bot.events import ChatEvent, Platform
 from bot.recollect import describe_age, memory_text
 from bot.routing import PersonaRouter
-from memory.bank import MemoryError
+from memory.bank import BankError
 from memory.dates import find_dates
 from memory.recall import Recalled
 from memory.records import Memory
@@ -92,7 +92,7 @@ async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
             kind="explicit",
             when=engine.clock.now(),
         )
-    except MemoryError as e:
+    except BankError as e:
         return Remembered(None, _say(engine, event, "not_remembered", why=str(e)))
     return Remembered(memory_id, _say(engine, event, "remembered"))
 

@@ -28,6 +28,7 @@ from pypdf.errors import DependencyError
 
 from bot.llm.base import Message
 from bot.tomlfile import one_line
+from memory.errors import KizunaError
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -79,7 +80,7 @@ class Document:
     chars: int
 
 
-class DocumentError(Exception):
+class DocumentError(KizunaError):
     """A file that cannot be read as a document: `str(error)` is the one line a user sees."""
 
     def __init__(self, name: str, message: str) -> None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from memory.errors import KizunaError
+
 __all__ = [
     "PLATFORM_LIMITS",
     "Attachment",
@@ -40,7 +42,7 @@ def valid_text(text: str) -> str:
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
-class FetchError(Exception):
+class FetchError(KizunaError):
     """An attachment that could not be downloaded (gone, too large for the platform, or the
     network), said in a line."""
 

@@ -22,6 +22,7 @@ from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
+from memory.scopes import Scope
 from memory.store import ArchivedConversation
 
 __all__ = ["PRUNE_BATCH", "Lifecycle", "PruneReport", "persona_of", "scope_policies"]
@@ -39,8 +40,11 @@ PRUNE_BATCH = 10
 
 
 def persona_of(scope: str) -> str:
-    """The persona whose memory a bank scope is (see Recollector.scope)."""
-    return scope.split("/", 1)[0]
+    """The persona whose memory a bank scope is ("" for a string that is no scope)."""
+    try:
+        return Scope.parse(scope).persona
+    except ValueError:
+        return ""
 
 
 def _role(role: str) -> Role:

@@ -33,6 +33,7 @@ from memory.bank import MemoryBank
 from memory.diary import Diary
 from memory.recall import Recalled
 from memory.records import DiaryEntry, Profile
+from memory.scopes import Scope
 from memory.text import key_phrase
 
 __all__ = [
@@ -212,7 +213,7 @@ class Recollector:
     @staticmethod
     def scope(persona: str, session_scope: str) -> str:
         """The bank's scope: a persona's memories of one user (or channel) on one platform."""
-        return f"{persona}/{session_scope}"
+        return str(Scope(persona, session_scope))
 
     async def gather(
         self,

@@ -19,13 +19,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from memory.errors import KizunaError
+
 __all__ = ["TomlError", "dotted", "key_at", "load", "loads", "locate", "one_line"]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
 
 
-class TomlError(Exception):
+class TomlError(KizunaError):
     """A malformed file: `str(error)` is the one line a user sees."""
 
     def __init__(self, file: str, key: str, line: int | None, message: str) -> None:

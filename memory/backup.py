@@ -25,13 +25,14 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from memory import private
+from memory.errors import KizunaError
 
 __all__ = ["Backup", "BackupError", "backup", "restore"]
 
 PAGES_PER_STEP = 1024  # pages copied between progress reports (4 MB at SQLite's page size)
 
 
-class BackupError(Exception):
+class BackupError(KizunaError):
     """A backup or restore that cannot be done, said in one line."""
 
 

@@ -36,6 +36,7 @@ from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
 from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
+from memory.errors import KizunaError
 from memory.forgetting import Ebbinghaus, ForgettingPolicy
 from memory.index import IndexCache
 from memory.recall import (
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from memory.storage import AnyStore
 from memory.text import fts_document, fts_query, terms
 
-__all__ = ["DATABASE", "MemoryBank", "MemoryError"]
+__all__ = ["DATABASE", "BankError", "MemoryBank"]
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ _WORD = re.compile(r"\w+")
 DATE_STAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:\s*[（(][^）)]*[）)])?\s*[:：]\s*")
 
 
-class MemoryError(ValueError):
+class BankError(KizunaError, ValueError):
     """A request the bank cannot take (empty text, unknown category...), said plainly."""
 
 
@@ -238,17 +239,17 @@ class MemoryBank:
         _check_scope(scope)
         text = text.strip()
         if not text:
-            raise MemoryError("a memory needs some text")
+            raise BankError("a memory needs some text")
         if len(text) > MAX_TEXT:
-            raise MemoryError(f"a memory holds at most {MAX_TEXT} characters, not {len(text)}")
+            raise BankError(f"a memory holds at most {MAX_TEXT} characters, not {len(text)}")
         if kind not in KINDS:
-            raise MemoryError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+            raise BankError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         if category is not None and category not in CATEGORIES:
-            raise MemoryError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
+            raise BankError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
         if importance is None:
             importance = 3 if kind == "explicit" else 2
         if importance not in (1, 2, 3):
-            raise MemoryError(f"importance must be 1, 2 or 3, not {importance!r}")
+            raise BankError(f"importance must be 1, 2 or 3, not {importance!r}")
         if kind == "explicit":
             # Asked to keep the same words again (or the request delivered again after a
             # crash, before it was confirmed): kept once.
@@ -838,7 +839,7 @@ def _ids(ids: Sequence[int]) -> list[int]:
 
 def _check_scope(scope: str) -> None:
     if not isinstance(scope, str) or not scope or len(scope) > MAX_SCOPE:
-        raise MemoryError(f"a scope is a non-empty string of at most {MAX_SCOPE} characters")
+        raise BankError(f"a scope is a non-empty string of at most {MAX_SCOPE} characters")
 
 
 def _aware(at: datetime) -> datetime:

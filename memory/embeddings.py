@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory.errors import KizunaError
+
 if TYPE_CHECKING:
     import openai  # (loaded by whoever made the client: start-up need not pay for it)
 
@@ -118,7 +120,7 @@ class Embedder(Protocol):
         ...
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(KizunaError):
     """An embedding call failed (after the retries, for remote embedders). `retryable`: trying
     again later may work (rate limit, timeout, server error); otherwise the setup is wrong
     (bad key, unknown model, missing package) or the reply was malformed."""

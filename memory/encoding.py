@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from memory.bank import DATE_STAMP, MemoryBank
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.errors import KizunaError
 from memory.records import CATEGORIES, Category, EncodingWrite, Merge, NewMemory, Vectors
 from memory.store import ArchivedConversation
 from memory.text import fts_document
@@ -83,7 +84,7 @@ class Encoded:
     fallback: bool  # the model's JSON was unusable twice: a summary memory stands in
 
 
-class EncodingFailed(Exception):
+class EncodingFailed(KizunaError):
     """The summary model could not be reached; the conversation waits for a retry."""
 
 

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from filelock import FileLock, Timeout
 
 from memory import private
+from memory.errors import KizunaError
 from memory.records import (
     DiaryEntry,
     EncodingWrite,
@@ -197,7 +198,7 @@ _UPSERT_SESSION = (
 )
 
 
-class StoreError(Exception):
+class StoreError(KizunaError):
     pass
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import memory.bank
 import memory.index
-from memory.bank import MemoryBank, MemoryError
+from memory.bank import BankError, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
@@ -409,15 +409,15 @@ async def test_query_embeddings_are_reused(tmp_path: Path, fake: FakeOpenAI) -> 
 
 async def test_bad_requests_are_refused_plainly(tmp_path: Path) -> None:
     bank = await open_bank(tmp_path)
-    with pytest.raises(MemoryError, match="needs some text"):
+    with pytest.raises(BankError, match="needs some text"):
         await bank.remember(SCOPE, "   ")
-    with pytest.raises(MemoryError, match="importance"):
+    with pytest.raises(BankError, match="importance"):
         await bank.remember(SCOPE, "x", importance=5)
-    with pytest.raises(MemoryError, match="category"):
+    with pytest.raises(BankError, match="category"):
         await bank.remember(SCOPE, "x", category="gossip")
-    with pytest.raises(MemoryError, match="kind"):
+    with pytest.raises(BankError, match="kind"):
         await bank.remember(SCOPE, "x", kind="dream")
-    with pytest.raises(MemoryError, match="scope"):
+    with pytest.raises(BankError, match="scope"):
         await bank.recall("", "x")
     assert await bank.count(SCOPE) == 0
     await bank.close()

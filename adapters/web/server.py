@@ -43,7 +43,9 @@ from bot.events import ChatEvent
 from bot.persona import Persona
 from bot.recollect import describe_age
 from memory.bank import MAX_SCOPE
+from memory.errors import KizunaError
 from memory.records import Memory
+from memory.scopes import Scope
 
 __all__ = [
     "MAX_FRAME",
@@ -76,7 +78,7 @@ CSP = (
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class WebSetupError(Exception):
+class WebSetupError(KizunaError):
     """The server cannot start as configured; the message says why."""
 
 
@@ -437,8 +439,11 @@ class WebServer:
 
     def _scope(self, request: web.Request) -> str:
         scope = request.query.get("scope", "")
-        persona, _, rest = scope.partition("/")
-        if persona not in self.personas or not rest or len(scope) > MAX_SCOPE:
+        try:
+            persona = Scope.parse(scope).persona
+        except ValueError:
+            persona = ""
+        if persona not in self.personas or len(scope) > MAX_SCOPE:
             log.info(
                 "inspector: refused %s: no such scope here (%d characters)",
                 request.path,

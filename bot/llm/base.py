@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from memory.errors import KizunaError
+
 __all__ = [
     "ChatModel",
     "Completion",
@@ -62,7 +64,7 @@ class Completion:
     model: str = ""
 
 
-class ModelError(Exception):
+class ModelError(KizunaError):
     """A model call failed for good (after retries): the caller apologises and keeps the turn.
 
     `retryable` says whether the cause was transient (rate limit, server error, timeout,

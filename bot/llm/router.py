@@ -25,6 +25,7 @@ import httpx
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
 from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool
 from bot.llm.offline import OfflineChatModel
+from memory.errors import KizunaError
 
 if TYPE_CHECKING:  # the SDK loads with the first provider that needs it (offline: never)
     from openai import AsyncOpenAI
@@ -55,7 +56,7 @@ OllamaProbe = Callable[[str], Awaitable[list[str]]]
 log = logging.getLogger(__name__)
 
 
-class ModelSetupError(Exception):
+class ModelSetupError(KizunaError):
     """The model configuration cannot work (unknown provider, missing API key...)."""
 
     def __init__(self, key: str, message: str) -> None:

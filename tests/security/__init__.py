@@ -1,0 +1,25 @@
+"""The isolation suite: what must never happen, tried as an attacker would, end to end through
+the real client libraries (discord.py, python-telegram-bot, the openai SDK) against the
+loopback fakes. Alice's things each carry a made-up word (conftest.py), so a leak is a plain
+substring. The classes of attack, and where each is tried:
+
+- One person's memories reach another: Bob, an impostor with Alice's display name, and
+  Alice in another room ask by every command, surface and id (test_commands, test_platforms,
+  test_memory_ids, test_scopes, test_web).
+- Identities the platform can't tell apart: Telegram's anonymous admins and channel posters,
+  linked-channel forwards, other bots; Discord's webhooks, bots and system messages
+  (test_platforms).
+- Shared memory changed by who may not: wiping, exporting, forgetting from or changing the
+  state of a channel's memory takes its admins, in slash commands, buttons and text commands;
+  questions say what is really lost (test_shared_memory).
+- Private answers shown to a group: Telegram answers that show memories go to the asker's
+  private chat, Discord's are ephemeral (test_platforms, test_shared_memory).
+- Words given to the wrong person: profiles by id, never by a display name that changes or
+  collides (test_profiles).
+- Prompt injection: asking the persona for another's memories, or a tool call naming
+  another's scope (test_prompts).
+- Data at rest readable by others: the data folder 0700 and its files 0600 whatever the
+  umask (test_data_at_rest).
+- Secrets and user text in logs, exports and errors (test_secrets, test_secret_scan,
+  test_shared_memory).
+"""

@@ -1,6 +1,6 @@
 """Scope strings with path, SQL and full-text metacharacters: each is a wall like any other.
 What is remembered in one is found in it alone, never in Alice's scope or another odd one;
-nothing crashes (a scope that is empty or too long is a MemoryError saying so); the index
+nothing crashes (a scope that is empty or too long is a BankError saying so); the index
 files stay inside the data folder's index/ (their names are hashes); and `kizuna memories
 pruned --scope` takes any of them."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import main
-from memory.bank import MAX_SCOPE, MemoryBank, MemoryError
+from memory.bank import MAX_SCOPE, BankError, MemoryBank
 from memory.clock import FakeClock
 from tests.security.conftest import DM_MEMORY, leaked
 
@@ -86,7 +86,7 @@ async def test_an_empty_or_overlong_scope_is_refused_plainly(bank: MemoryBank, s
             bank.count(scope),
             bank.wipe(scope),
         ):
-            with pytest.raises(MemoryError, match="a scope is a non-empty string"):
+            with pytest.raises(BankError, match="a scope is a non-empty string"):
                 await call
     finally:
         await bank.close()

@@ -1,0 +1,29 @@
+"""A scope is a wall: the memories of one persona in one room of one platform (one user's
+private chat, one member's corner of a group, or a whole channel). It is written
+"persona/room" — `pip/telegram:-1001:user:7`, `miao/discord:dm:42` — and this is the one place
+that writes and reads that form; the room part is the session's (bot.sessions.scope_key)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Scope"]
+
+
+@dataclass(slots=True, frozen=True)
+class Scope:
+    persona: str
+    room: str
+
+    def __post_init__(self) -> None:
+        if not self.persona or "/" in self.persona or not self.room:
+            raise ValueError(f"not a scope: persona {self.persona!r}, room {self.room!r}")
+
+    def __str__(self) -> str:
+        return f"{self.persona}/{self.room}"
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        """The scope written as `text` (ValueError if it is not one)."""
+        persona, _, room = text.partition("/")
+        return cls(persona, room)
