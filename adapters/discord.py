@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 LIMIT = PLATFORM_LIMITS["discord"]
 Interaction = discord.Interaction[discord.Client]
 READY_TIMEOUT = 60.0  # seconds from login to the gateway's READY
-NOT_ALLOWED = "You can't use this bot here."
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
 
@@ -320,7 +319,7 @@ class DiscordAdapter:
         """Command `name` as the interaction's user, where they used it."""
         event = self.interaction_event(interaction)
         answer = await self.front.command(event, name, argument)
-        return Answer(NOT_ALLOWED) if answer is None else answer
+        return Answer(say(self.language, "not_allowed_here")) if answer is None else answer
 
     @property
     def language(self) -> str:

@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
 # Seconds between a standby process's asks whether the process polling its bot is gone.
 STANDBY_SECONDS = 5.0
-APOLOGY = "Sorry, something went wrong on my side. Please try again in a moment."
 LIMIT = PLATFORM_LIMITS["telegram"]
 
 CALLBACK_BYTES = 64  # Telegram's limit on a button's callback data
@@ -363,7 +362,7 @@ class TelegramAdapter:
 
     async def _apologise(self, message: Message) -> None:
         try:
-            await message.reply_text(APOLOGY)
+            await message.reply_text(say(self.front.language(), "failed_here"))
         except Exception as e:
             log.warning("could not apologise in chat %s: %s", message.chat.id, e)
 

@@ -254,6 +254,35 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "星期一,星期二,星期三,星期四,星期五,星期六,星期日",
     },
     "day": {"en": "{weekday} {date}", "zh": "{date}（{weekday}）"},
+    # What the persona says when the engine, not the model, speaks for it.
+    "apology": {
+        "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what "
+        "you said, so try me again in a moment.",
+        "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
+    },
+    "slow_down": {
+        "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all "
+        "yours.",
+        "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
+    },
+    "document_opened": {
+        "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about "
+        'it; say "document close" when you\'re done.',
+        "zh": "《{name}》读完啦，里面讲的是：\n\n{summary}\n\n"
+        "有什么想问的尽管问；说「退出文档模式」就结束。",
+    },
+    "document_closed": {
+        "en": "I've put {name} away. Back to us!",
+        "zh": "好，《{name}》收起来啦。我们接着聊吧！",
+    },
+    "failed_here": {
+        "en": "Sorry, something went wrong on my side. Please try again in a moment.",
+        "zh": "抱歉，我这边出了点问题。请稍后再试一次。",
+    },
+    "not_allowed_here": {
+        "en": "You can't use this bot here.",
+        "zh": "你不能在这里使用这个机器人。",
+    },
     "button_wipe": {"en": "Wipe", "zh": "清除"},
     "button_cancel": {"en": "Cancel", "zh": "取消"},
     "cancelled": {"en": "Cancelled.", "zh": "已取消。"},

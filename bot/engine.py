@@ -49,11 +49,6 @@ __all__ = ["Engine", "SessionInfo"]
 
 log = logging.getLogger(__name__)
 
-APOLOGIES = {
-    "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what you "
-    "said, so try me again in a moment.",
-    "zh": "对不起，我现在脑子有点转不过来。你说的话我都记着呢，等一下再和我说说吧。",
-}
 SEARCHED_HEADING = (
     "They asked for something to be looked up; a web search just found this (cite what you "
     "use as [1], [2]):"
@@ -62,20 +57,6 @@ TRANSLATION_MODE = (
     "They are asking for a translation{into}: give it faithfully and completely, then, in your "
     "own voice and staying in character, a word about it if you like."
 )
-DOCUMENT_OPENED = {
-    "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about it; "
-    'say "document close" when you\'re done.',
-    "zh": "《{name}》读完啦，里面讲的是：\n\n{summary}\n\n"
-    "有什么想问的尽管问；说「退出文档模式」就结束。",
-}
-DOCUMENT_CLOSED = {
-    "en": "I've put {name} away. Back to us!",
-    "zh": "好，《{name}》收起来啦。我们接着聊吧！",
-}
-SLOW_DOWN = {
-    "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all yours.",
-    "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
-}
 STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
@@ -133,7 +114,7 @@ class Engine:
     def slow_down(self, event: ChatEvent) -> str:
         """The persona asking a user who writes too fast to wait a minute."""
         language = self.persona(event).identity.language
-        return SLOW_DOWN.get(language, SLOW_DOWN["en"])
+        return say(language, "slow_down")
 
     def idle_time(self, persona_key: str) -> timedelta:
         persona = self.personas.get(persona_key)
@@ -375,8 +356,8 @@ class Engine:
             session.add(Turn("user", event.user_name, sent, now, event.user_id, document=True))
             if failed:
                 return _apology(persona, limit)
-            lines = DOCUMENT_OPENED.get(persona.identity.language, DOCUMENT_OPENED["en"])
-            said = lines.format(name=name, summary=summary)
+            language = persona.identity.language
+            said = say(language, "document_opened", name=name, summary=summary)
             session.add(
                 Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
             )
@@ -406,9 +387,7 @@ class Engine:
         assert session.reading is not None
         name, session.reading = session.reading.name, None
         neutral = persona.emotions.neutral
-        said = DOCUMENT_CLOSED.get(persona.identity.language, DOCUMENT_CLOSED["en"]).format(
-            name=name
-        )
+        said = say(persona.identity.language, "document_closed", name=name)
         session.add(Turn("user", event.user_name, text, now, event.user_id, document=True))
         session.add(
             Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
@@ -728,7 +707,7 @@ class Engine:
 
 
 def _apology(persona: Persona, limit: int) -> Reply:
-    text = persona.identity.apology or APOLOGIES.get(persona.identity.language, APOLOGIES["en"])
+    text = persona.identity.apology or say(persona.identity.language, "apology")
     return Reply.build(text, persona.emotion("SAD"), limit, failed=True)
 
 

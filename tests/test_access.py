@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.access import Gate
+from bot.catalogue import say
 from bot.config import AccessConfig, load_config
-from bot.engine import SLOW_DOWN
 from tests.fakes.factories import Bot, make_event, open_bot
 
 
@@ -30,7 +30,7 @@ async def test_over_the_limit_the_persona_says_so_once_then_stays_quiet(bot: Bot
         bot.clock.advance(seconds=5)
         answers.append((await bot.engine.handle(make_event(f"message {i}"))).text)
     assert answers[:3] == ["ok", "ok", "ok"]
-    assert answers[3] == SLOW_DOWN["en"]
+    assert answers[3] == say("en", "slow_down")
     assert answers[4:] == ["", ""]
     assert len(bot.model.calls) == 3  # nothing over the limit reached the model
     session = await bot.engine.session(make_event())

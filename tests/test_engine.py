@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 import pytest
 
+from bot.catalogue import say
 from bot.config import EngineConfig
-from bot.engine import APOLOGIES, MAX_MESSAGE_CHARS
+from bot.engine import MAX_MESSAGE_CHARS
 from bot.events import PLATFORM_LIMITS, Attachment
 from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
@@ -135,9 +136,9 @@ async def test_a_long_reply_is_split_for_the_platform(bot: Bot, platform: Any) -
     ("language", "apology", "expected"),
     [
         ("en", "Mrrp... my head is foggy, try again?", "Mrrp... my head is foggy, try again?"),
-        ("en", "", APOLOGIES["en"]),
-        ("zh", "", APOLOGIES["zh"]),
-        ("fr", "", APOLOGIES["en"]),  # no default in that language: English
+        ("en", "", say("en", "apology")),
+        ("zh", "", say("zh", "apology")),
+        ("fr", "", say("en", "apology")),  # no default in that language: English
     ],
 )
 async def test_a_model_failure_becomes_an_apology_and_keeps_the_message(
@@ -159,7 +160,7 @@ async def test_a_model_failure_becomes_an_apology_and_keeps_the_message(
 async def test_an_empty_answer_is_a_failure_too(bots: OpenBot, answer: str) -> None:
     bot = await bots(model=ScriptedChatModel([answer]))
     reply = await bot.engine.handle(make_event("hello?"))
-    assert reply.failed and reply.text == APOLOGIES["en"]
+    assert reply.failed and reply.text == say("en", "apology")
     turns = (await bot.engine.info(make_event())).turns
     assert [(t.role, t.text) for t in turns] == [("user", "hello?")]
 

@@ -20,9 +20,9 @@ import pytest
 import bot.documents as bot_documents
 import bot.engine as bot_engine
 import bot.recollect as bot_recollect
+from bot.catalogue import say as catalogue_say
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
 from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
-from bot.engine import APOLOGIES
 from bot.llm.openai_chat import make_client
 from bot.llm.router import ModelRouter, build_router
 from bot.persona import StateSlot
@@ -156,7 +156,7 @@ async def test_a_chat_outage_gets_the_personas_apology_and_loses_no_message(
         assert reply.failed and reply.text == cat.identity.apology
         assert reply.emotion == "SAD" and reply.chunks == (reply.text,)
     reply = await say(bot, "你好", persona="mao")
-    assert reply.failed and reply.text == APOLOGIES["zh"]
+    assert reply.failed and reply.text == catalogue_say("zh", "apology")
     assert len(fake.chat_requests) == 8  # each turn tried twice (one retry)
 
     fake.recover()
@@ -259,7 +259,7 @@ async def test_a_document_that_cannot_be_summarised_now_is_kept_open(
     text = "The stew's secret is cardamom, added at dawn.\n\n" + "Goats graze. " * 50
     fake.outage(*FAILURES)
     reply = await bot.engine.read_document(make_event(""), "stew.md", text.encode())
-    assert reply.failed and reply.text == APOLOGIES["en"]
+    assert reply.failed and reply.text == catalogue_say("en", "apology")
     fake.recover()
     reply = await say(bot, "what is the stew's secret?")
     assert not reply.failed

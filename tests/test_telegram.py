@@ -20,7 +20,6 @@ from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
 from bot.config import AccessConfig
-from bot.engine import SLOW_DOWN
 from bot.prompts import DOCUMENT_HEADING
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
@@ -498,7 +497,7 @@ async def test_a_blocked_user_gets_no_commands_and_a_fast_one_is_told_once(tg: H
     for _ in range(3):  # commands count towards the limit, like messages
         tg.fake.send_text(ALICE, ALICE, "/memories")
     texts = [m["text"] for m in await tg.fake.next_messages(2)]  # in either order
-    texts.remove(SLOW_DOWN["en"])
+    texts.remove(say("en", "slow_down"))
     assert "Mochi" in texts[0]
     tg.fake.send_text(ALICE, ALICE, "/memories")  # told already: quiet
     tg.fake.send_text(BOB, BOB, "/help")
