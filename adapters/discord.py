@@ -82,6 +82,7 @@ class DiscordAdapter:
         guild_ids: Sequence[int] = (),
         channel_ids: Sequence[int] = (),
         admin_ids: Sequence[str] = (),
+        language: str = "",
         api_base: str | None = None,
         shard_ids: Sequence[int] = (),
         shard_count: int | None = None,
@@ -96,7 +97,7 @@ class DiscordAdapter:
         `shard_ids` (all, if empty) of that many; other processes run the others."""
         redact.hide(token)
         self.engine = engine
-        self.front = Front(engine, bot_id, persona)
+        self.front = Front(engine, bot_id, persona, language=language)
         self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
         self._webhooks: dict[int, discord.Webhook | None] = {}

@@ -149,6 +149,7 @@ def _make_adapter(
             guild_ids=bot.guild_ids,
             channel_ids=bot.channel_ids,
             admin_ids=bot.admin_ids,
+            language=bot.language,
             api_base=bot.base_url or None,
             shard_ids=bot.shard_ids,
             shard_count=bot.shard_count or None,
@@ -166,6 +167,7 @@ def _make_adapter(
         bot_id=bot_id,
         base_url=bot.base_url or None,
         admin_ids=bot.admin_ids,
+        language=bot.language,
         webhook=webhook,
         leads=runtime.store.leads,
     )

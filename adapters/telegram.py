@@ -99,6 +99,7 @@ class TelegramAdapter:
         base_file_url: str | None = None,
         poll_timeout: int = 10,
         admin_ids: Sequence[str] = (),
+        language: str = "",
         webhook: Webhook | None = None,
         leads: Callable[[str], Awaitable[bool]] | None = None,
         standby_seconds: float = STANDBY_SECONDS,
@@ -118,7 +119,7 @@ class TelegramAdapter:
         # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
-        self.front = Front(engine, bot_id, persona)
+        self.front = Front(engine, bot_id, persona, language=language)
         self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["MESSAGES", "say"]
+__all__ = ["LANGUAGES", "MESSAGES", "say"]
+
+LANGUAGES = ("en", "zh")  # every sentence is in each of these
 
 MESSAGES: Mapping[str, Mapping[str, str]] = {
     "shared_admins_only": {

@@ -68,7 +68,8 @@ class Remembered:
 def _say(engine: Engine, event: ChatEvent, key: str, **values: str) -> str:
     """The catalogue's sentence `key` in the event's persona's language, its name filled in."""
     identity = engine.persona(event).identity
-    return say(identity.language, key, **({"name": identity.name} | values))
+    language = event.language or identity.language
+    return say(language, key, **({"name": identity.name} | values))
 
 
 def format_memory(memory: Recalled, engine: Engine, *, number: int | None = None) -> str:
@@ -377,7 +378,7 @@ async def _persona(call: Invocation) -> Answer:
     router, event = call.router, call.event
     assert router is not None  # offered only where a router chooses the persona
     word, _, name = call.argument.partition(" ")
-    language = call.engine.persona(event).identity.language
+    language = event.language or call.engine.persona(event).identity.language
     if word.lower() != "set":
         return Answer(await router.describe(event.channel_id, language))
     if not event.admin:
@@ -419,7 +420,7 @@ async def _start(call: Invocation) -> Answer:
 
 
 async def _help(call: Invocation) -> Answer:
-    language = call.engine.persona(call.event).identity.language
+    language = call.event.language or call.engine.persona(call.event).identity.language
     platform = call.event.platform
     lines = [
         f"/{c.name} - {describe(c.name, language)}"

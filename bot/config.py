@@ -16,6 +16,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import tomlfile
+from bot.catalogue import LANGUAGES
 
 __all__ = [
     "TIERS",
@@ -223,6 +224,9 @@ class BotConfig:
     # with /persona set); `persona` is the default one.
     personas: list[str] = field(default_factory=list)
     admin_ids: list[str] = field(default_factory=list)  # may bind personas anywhere
+    # The language of the bot's own sentences (commands, menus): "en", "zh"; "" for each
+    # persona's own.
+    language: str = ""
     # Discord: sync slash commands to these guilds only (instant; for development), and the
     # channels bound to this persona (it answers every message there).
     guild_ids: list[int] = field(default_factory=list)
@@ -244,6 +248,8 @@ class BotConfig:
     webhook_secret_env: str = ""
 
     def __post_init__(self) -> None:
+        if self.language and self.language not in LANGUAGES:
+            raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, or empty")
         if self.platform != "discord" and (self.guild_ids or self.channel_ids):
             raise ValueError("guild_ids and channel_ids are for discord bots")
         if self.shard_count or self.shard_ids:

@@ -87,6 +87,9 @@ class ChatEvent:
     # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
     # come as the group): no memory of their own, only the chat's (sessions.scope_key).
     anonymous: bool = False
+    # The language of what the bot itself says here (its commands and menus), where the host
+    # set one for the bot; "" is the persona's.
+    language: str = ""
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

@@ -41,10 +41,19 @@ class Spoken:
 
 
 class Front:
-    def __init__(self, engine: Engine, bot_id: str, personas: str | Sequence[str]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        bot_id: str,
+        personas: str | Sequence[str],
+        *,
+        language: str = "",
+    ) -> None:
         """`personas`: the bot's persona keys (the first is the default; the others are
-        addressed by name or bound to a room with /persona set)."""
+        addressed by name or bound to a room with /persona set). `language`: what the bot
+        itself says (commands, menus) is in it, whatever its personas speak ("": theirs)."""
         self.engine = engine
+        self._language = language
         self.router = PersonaRouter(
             engine, bot_id, [personas] if isinstance(personas, str) else personas
         )
@@ -55,8 +64,8 @@ class Front:
         return self.router.default
 
     def language(self, persona: str | None = None) -> str:
-        """The language a persona (the default one unless named) speaks."""
-        return self.engine.personas[persona or self.persona].identity.language
+        """The language of what the bot says for a persona (the default one unless named)."""
+        return self._language or self.engine.personas[persona or self.persona].identity.language
 
     async def persona_of(self, room: str) -> str:
         """Who speaks in a room (a channel, a chat or a forum topic) when no one is named."""
@@ -66,7 +75,7 @@ class Front:
         """Answer a message said to the bot in `event.channel_id` (its `persona` is chosen
         here). None for a message with nothing in it."""
         persona = await self.router.choose(event.channel_id, event.text)
-        event = replace(event, persona=persona)
+        event = replace(event, persona=persona, language=self._language)
         if event.is_empty:
             return None
         document = next((a for a in event.attachments if is_document(a.filename)), None)
@@ -98,7 +107,8 @@ class Front:
     async def command(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
         """Run command `name` for `event` in its room (its `persona` is chosen here). None
         when the sender is blocked or told to slow down already: nothing to say."""
-        event = replace(event, persona=await self.router.choose(event.channel_id))
+        persona = await self.router.choose(event.channel_id)
+        event = replace(event, persona=persona, language=self._language)
         verdict = self.engine.admit(event)
         if verdict == "slow_down":
             return Answer(self.engine.slow_down(event))

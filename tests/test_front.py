@@ -78,3 +78,18 @@ async def test_a_command_runs_in_its_rooms_persona_past_the_gate(tmp_path: Path)
         assert await front.command(replace(event, user_id="u2"), "memories") is None
     finally:
         await bot.close()
+
+
+async def test_a_bot_may_say_its_own_sentences_in_a_language_of_the_hosts(
+    tmp_path: Path,
+) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")  # Pip speaks English
+    try:
+        front = Front(bot.engine, "b", "pip", language="zh")
+        answer = await front.command(make_event(""), "memories")
+        assert answer is not None and answer.text == "还没有记忆。"
+        asked = await front.command(make_event(""), "wipe")
+        assert asked is not None and [b.label for b in asked.buttons] == ["清除", "取消"]
+        assert front.language() == "zh" and Front(bot.engine, "b", "pip").language() == "en"
+    finally:
+        await bot.close()

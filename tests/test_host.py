@@ -149,6 +149,7 @@ async def test_a_missing_webhook_secret_is_named_too(tmp_path: Path) -> None:
         ({"platform": "web", "base_url": "http://x/"}, "for discord and telegram bots"),
         ({"webhook_url": "http://x/h"}, "must start with https://"),
         ({"webhook_listen": "8443"}, "host:port"),
+        ({"language": "fr"}, "language must be one of en, zh"),
     ],
 )
 def test_webhook_settings_are_checked(fields: dict[str, str], problem: str) -> None:
