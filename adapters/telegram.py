@@ -120,6 +120,7 @@ class TelegramAdapter:
         redact.hide(token, webhook.secret if webhook else "")
         self.engine = engine
         self.front = Front(engine, bot_id, persona, language=language)
+        self._press = _Press(token)
         self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
         self.bot_id = bot_id
@@ -393,7 +394,9 @@ class TelegramAdapter:
                 if answer.private or answer.file is not None:
                     await self._privately(message, event, answer)
                 else:
-                    await self._reply(message, answer, _keyboard(answer, event.user_id, ""))
+                    await self._reply(
+                        message, answer, self._press.keyboard(answer, event.user_id, _room(message))
+                    )
             except Exception as e:
                 log.error(
                     "command /%s failed in chat %s: %s", name, message.chat.id, redact.failure(e)
@@ -412,11 +415,15 @@ class TelegramAdapter:
             return
         message, presser = query.message, query.from_user
         try:
-            name, argument, owner, room = _Press.parse(query.data)
+            name, argument, owner, room = self._press.parse(query.data)
         except ValueError:
-            log.info("ignored a button press with unknown data in chat %s", message.chat.id)
+            log.warning(
+                "refused a button press with data this bot did not sign, by user %s",
+                query.from_user.id,
+            )
+            with contextlib.suppress(TelegramError):
+                await query.answer()  # the client stops waiting; nothing is done
             return
-        room = room or _room(message)
         chat_id = int(room.partition("/")[0])
         as_chat = owner.startswith("-")  # asked as the chat or a channel: chat ids are negative
         try:
@@ -455,7 +462,7 @@ class TelegramAdapter:
             answer = await self.front.command(event, name, argument)
             if answer is None:
                 return
-            keyboard = _keyboard(answer, owner, "" if room == _room(message) else room)
+            keyboard = self._press.keyboard(answer, owner, room)
             await query.edit_message_text(_fit(answer.text), reply_markup=keyboard)
         except Exception as e:
             log.error("a button press failed in chat %s: %s", message.chat.id, redact.failure(e))
@@ -468,14 +475,16 @@ class TelegramAdapter:
         if _is_dm(message) or user is None or user.is_bot or message.sender_chat is not None:
             # Asked privately; or as a channel or an anonymous admin, who have no private chat
             # and whose memory holds only what they said in this group as it, for all to see.
-            await self._reply(message, answer, _keyboard(answer, event.user_id, ""))
+            await self._reply(
+                message, answer, self._press.keyboard(answer, event.user_id, _room(message))
+            )
             return
         language = self.engine.persona(event).identity.language
         title = message.chat.title or str(message.chat.id)
         header = say(language, "asked_in", chat=title)
         try:
             await self._send(
-                user.id, answer, header, _keyboard(answer, event.user_id, _room(message))
+                user.id, answer, header, self._press.keyboard(answer, event.user_id, _room(message))
             )
         except Forbidden:
             link = f"https://t.me/{self.app.bot.username}"
@@ -551,31 +560,40 @@ class TelegramAdapter:
 
 
 class _Press:
-    """A button's callback data: its command and argument, who may press it, and the room it
-    acts in when that is not the chat it is shown in ("|"-separated, within 64 bytes)."""
+    """Buttons' callback data: the command and argument, who may press, and the room it acts
+    in ("|"-separated), signed: a Telegram client may send any data for a button, so data
+    this bot did not write is refused. Within Telegram's 64 bytes, or no keyboard at all (the
+    answer's text says what to type)."""
 
-    @staticmethod
-    def data(button: Button, owner: str, room: str) -> str:
-        return "|".join((button.command, button.argument, owner, room))
+    def __init__(self, token: str) -> None:
+        self._key = hmac.new(token.encode(), b"kizuna telegram buttons", hashlib.sha256).digest()
 
-    @staticmethod
-    def parse(data: str) -> tuple[str, str, str, str]:
-        name, argument, owner, room = data.split("|")
-        if name not in commands.COMMANDS or not owner.lstrip("-").isdecimal():
-            raise ValueError(data)
+    def _mac(self, payload: str) -> str:
+        digest = hmac.new(self._key, payload.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:9]).decode()
+
+    def data(self, button: Button, owner: str, room: str) -> str:
+        payload = "|".join((button.command, button.argument, owner, room))
+        return f"{payload}|{self._mac(payload)}"
+
+    def parse(self, data: str) -> tuple[str, str, str, str]:
+        """(command, argument, owner, room); ValueError for data this bot did not sign."""
+        payload, _, mac = data.rpartition("|")
+        if not hmac.compare_digest(mac.encode(), self._mac(payload).encode()):
+            raise ValueError("not signed by this bot")
+        name, argument, owner, room = payload.split("|")
         return name, argument, owner, room
 
-
-def _keyboard(answer: Answer, owner: str, room: str) -> InlineKeyboardMarkup | None:
-    """An answer's buttons in one row, or None (and the answer's text says what to type) if
-    there are none or their data would not fit."""
-    row = [
-        InlineKeyboardButton(b.label, callback_data=_Press.data(b, owner, room))
-        for b in answer.buttons
-    ]
-    if not row or any(len(str(b.callback_data).encode()) > CALLBACK_BYTES for b in row):
-        return None
-    return InlineKeyboardMarkup([row])
+    def keyboard(self, answer: Answer, owner: str, room: str) -> InlineKeyboardMarkup | None:
+        """An answer's buttons in one row, for `owner` to press in `room`; None if it has
+        none or their data would not fit."""
+        row = [
+            InlineKeyboardButton(b.label, callback_data=self.data(b, owner, room))
+            for b in answer.buttons
+        ]
+        if not row or any(len(str(b.callback_data).encode()) > CALLBACK_BYTES for b in row):
+            return None
+        return InlineKeyboardMarkup([row])
 
 
 def _fit(text: str) -> str:

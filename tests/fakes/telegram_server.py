@@ -226,9 +226,12 @@ class FakeTelegram:
             **fields,
         )
 
-    def press(self, message: dict[str, Any], label: str, user_id: int) -> None:
+    def press(
+        self, message: dict[str, Any], label: str, user_id: int, *, data: str | None = None
+    ) -> None:
         """Queue user `user_id` pressing the inline button `label` under `message` (one the
-        bot sent, from `sent`)."""
+        bot sent, from `sent`); `data` sends other callback data for it, as a modified client
+        can."""
         rows = message["reply_markup"]["inline_keyboard"]
         [button] = [b for row in rows for b in row if b["text"] == label]
         query = {
@@ -236,7 +239,7 @@ class FakeTelegram:
             "from": {"id": user_id, "is_bot": False, "first_name": f"user {user_id}"},
             "message": message,
             "chat_instance": str(message["chat"]["id"]),
-            "data": button["callback_data"],
+            "data": button["callback_data"] if data is None else data,
         }
         self._updates.append({"update_id": next(self._update_ids), "callback_query": query})
         self._poke()

@@ -191,6 +191,14 @@ async def test_telegram_members_cannot_change_a_channels_memory(
             fake.press(asked, "Wipe", T_MEMBER)  # not theirs to press
             await fake.until_answered()
             assert fake.answered[-1]["text"] == "These buttons are not yours."
+            # A modified client sends data of its own for the button: made up, or the real
+            # data with the member as the one who may press.
+            signed = asked["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+            forged = signed.replace(str(T_HOST), str(T_MEMBER))
+            made_up = f"wipe|yes|{T_MEMBER}|{GROUP}|AAAAAAAAAAAA"
+            for data in (forged, made_up, "wipe|yes"):
+                fake.press(asked, "Wipe", T_MEMBER, data=data)
+                await fake.until_answered()
             assert await count(bot, channel) == 1
             fake.press(asked, "Wipe", T_HOST)
             [wiped] = await fake.next_messages()
