@@ -50,10 +50,6 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "(you asked in {chat})",
         "zh": "（你在{chat}里问的）",
     },
-    "forget_pick_in_chat": {
-        "en": "Send /forget N in {chat} to delete the Nth.",
-        "zh": "在{chat}里发送 /forget N 删除第 N 条。",
-    },
     # What each command does, for menus and /help (Discord allows 100 characters).
     "help_remember": {"en": "remember TEXT for good", "zh": "永远记住一段话"},
     "help_recall": {"en": "the memory closest to QUERY", "zh": "和 QUERY 最接近的一条记忆"},
@@ -161,10 +157,6 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "no_memory_matches": {"en": "No memory matches that.", "zh": "没有符合的记忆。"},
     "forget_which": {"en": "Which one should be forgotten?", "zh": "要忘掉哪一条？"},
-    "forget_pick": {
-        "en": "Send /forget N to delete the Nth.",
-        "zh": "发送 /forget N 删除第 N 条。",
-    },
     "forget_pick_range": {
         "en": "Pick a number from 1 to {count}.",
         "zh": "请选 1 到 {count} 之间的数字。",

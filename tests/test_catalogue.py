@@ -44,3 +44,18 @@ async def test_a_chinese_persona_refuses_and_asks_in_chinese(tmp_path: Path) -> 
         assert await commands.wipe(bot.engine, admin) == "已清除：喵已经忘了关于这个频道的一切。"
     finally:
         await bot.close()
+
+
+def test_every_sentence_is_said_somewhere() -> None:
+    """No dead sentences: each key is named in the code (those of commands, their options and
+    buttons are made from the command table's names, checked in tests/test_commands.py)."""
+    root = Path(__file__).parents[1]
+    sources = "".join(
+        path.read_text(encoding="utf-8")
+        for part in ("adapters", "bot", "memory")
+        for path in (root / part).rglob("*.py")
+        if path.name != "catalogue.py"
+    )
+    made = ("help_", "option_", "button_")
+    unsaid = [k for k in MESSAGES if not k.startswith(made) and f'"{k}"' not in sources]
+    assert unsaid == []
