@@ -29,7 +29,7 @@ from bot.events import ChatEvent, Reply
 from bot.persona import Persona
 from bot.runtime import Runtime
 from bot.sessions import Turn
-from memory import private
+from memory.private import private_folder, write_private
 
 __all__ = ["COMMANDS", "ConsoleChat", "readable"]
 
@@ -182,8 +182,8 @@ class ConsoleChat:
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
         path = folder / f"{self._persona.key}-{_safe(self._user)}-{stamp}.json"
         try:
-            private.private_folder(folder)
-            private.write(path, json.dumps(export, ensure_ascii=False, indent=2).encode())
+            private_folder(folder)
+            write_private(path, json.dumps(export, ensure_ascii=False, indent=2).encode())
         except OSError as e:
             self._say(f"Saved, but the export could not be written to {path}: {e.strerror or e}")
             return

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from memory import private
 from memory.errors import KizunaError
+from memory.private import FILE_MODE, private_file, private_folder
 
 __all__ = ["Backup", "BackupError", "backup", "restore"]
 
@@ -149,7 +149,7 @@ def _make_folder(folder: Path, *, named: Path) -> None:
     """`folder`, made (its owner's only) if missing; one that exists is left as it is."""
     try:
         if not folder.is_dir():
-            private.private_folder(folder)
+            private_folder(folder)
     except (FileExistsError, NotADirectoryError):  # a file stands where a folder would go
         file = next((p for p in (folder, *folder.parents) if p.is_file()), folder)
         raise BackupError(f"{named}: cannot write there: {file} is a file") from None
@@ -162,7 +162,7 @@ def _create(path: Path, *, named: Path) -> None:
     file the user asked for) why it cannot be: SQLite would only say it cannot open it."""
     try:
         path.unlink(missing_ok=True)
-        private.private_file(path)
+        private_file(path)
     except OSError as e:
         raise BackupError(f"{named}: cannot write there: {_reason(e)}") from None
 
@@ -191,7 +191,7 @@ def restore(
     finally:
         reader.close()
     _make_folder(database.parent, named=database)
-    lock = FileLock(database.with_name(database.name + ".lock"), mode=private.FILE_MODE)
+    lock = FileLock(database.with_name(database.name + ".lock"), mode=FILE_MODE)
     try:
         lock.acquire(timeout=0)
     except Timeout:

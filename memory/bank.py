@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Self
 import numpy as np
 import numpy.typing as npt
 
-from memory import private
 from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
 from memory.dense import DenseIndex, ScopeSearch, server_index
@@ -39,6 +38,7 @@ from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embed
 from memory.errors import KizunaError
 from memory.forgetting import Ebbinghaus, ForgettingPolicy
 from memory.index import IndexCache
+from memory.private import tighten_tree
 from memory.recall import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
@@ -183,7 +183,7 @@ class MemoryBank:
         owns = store is None
         if store is None:
             store = await Store.open(folder / DATABASE)
-        private.tighten_tree(folder / INDEX_FOLDER)
+        tighten_tree(folder / INDEX_FOLDER)
         bank = cls(
             store,
             embedder,

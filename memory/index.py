@@ -30,7 +30,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from memory import private
+from memory.private import private_folder, write_private
 from memory.records import IdDigest, MemoryStore, Vectors, id_digest
 
 __all__ = ["HNSW_FROM", "FaissSearch", "IndexCache", "ScopeIndex", "index_path"]
@@ -369,9 +369,9 @@ class IndexCache:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Write then rename: a crash leaves the old file or the new one, never part of one."""
-    private.private_folder(path.parent)
+    private_folder(path.parent)
     temporary = path.with_name(path.name + _TEMPORARY)
-    private.write(temporary, data)
+    write_private(temporary, data)
     os.replace(temporary, path)
     if os.name == "posix":  # the rename itself reaches the disk with its folder's entry
         folder = os.open(path.parent, os.O_RDONLY)

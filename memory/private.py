@@ -21,7 +21,7 @@ __all__ = [
     "private_folder",
     "tighten",
     "tighten_tree",
-    "write",
+    "write_private",
 ]
 
 FILE_MODE = 0o600
@@ -59,7 +59,7 @@ def tighten_tree(folder: Path) -> None:
         os.chmod(path, FOLDER_MODE if path.is_dir() else FILE_MODE)
 
 
-def write(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes) -> None:
     """Write `data` into `path` (replacing what was there), readable by its owner only."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     with os.fdopen(descriptor, "wb") as file:

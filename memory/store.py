@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 from filelock import FileLock, Timeout
 
-from memory import private
 from memory.errors import KizunaError
+from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.records import (
     DiaryEntry,
     EncodingWrite,
@@ -416,9 +416,9 @@ class Store:
         lets a reader in beside the writer); nothing is created, migrated or locked."""
         if read_only:
             return await cls._open_reader(path)
-        lock = FileLock(path.with_name(path.name + ".lock"), mode=private.FILE_MODE)
+        lock = FileLock(path.with_name(path.name + ".lock"), mode=FILE_MODE)
         try:
-            private.private_folder(path.parent)
+            private_folder(path.parent)
             lock.acquire(timeout=0)
         except Timeout:
             raise StoreError(
@@ -428,10 +428,10 @@ class Store:
         except OSError as e:
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
-            private.private_file(path)
+            private_file(path)
             # What an older Kizuna left readable by all, beside the database.
             companions = [Path(f"{path}{end}") for end in ("-wal", "-shm", ".lock")]
-            private.tighten(*companions, *path.parent.glob(f"{path.name}.before-restore-*"))
+            tighten(*companions, *path.parent.glob(f"{path.name}.before-restore-*"))
             db = await aiosqlite.connect(path)
         except (OSError, sqlite3.Error) as e:
             lock.release()
