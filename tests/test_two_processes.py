@@ -38,15 +38,18 @@ name = "Pip"
 personality = "A cheerful test persona."
 
 [memory]
-idle_minutes = 0.02  # a conversation quiet for a second goes to long-term memory
+idle_minutes = {idle}
 """
+QUICK = 0.02  # a conversation quiet for a second goes to long-term memory
+NEVER = 600.0  # one conversation, however slow a loaded machine makes its turns
 
 
-def config(tmp_path: Path, name: str, bot: str) -> Path:
-    """One process's folder: Pip, and a kizuna.toml on PostgreSQL hosting `bot` (TOML)."""
+def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK) -> Path:
+    """One process's folder: Pip (conversations closing after `idle` minutes), and a
+    kizuna.toml on PostgreSQL hosting `bot` (TOML)."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
-    (folder / "personas" / "pip.toml").write_text(PIP, encoding="utf-8")
+    (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle), encoding="utf-8")
     path = folder / "kizuna.toml"
     path.write_text(
         'storage = "postgres"\npersona_paths = ["personas"]\n\n'
@@ -153,7 +156,10 @@ async def test_one_telegram_chat_through_two_webhook_processes(
         }
         processes = [
             await start(
-                config(tmp_path, name, webhook_bot(telegram, port)), "", postgres_dsn, **env
+                config(tmp_path, name, webhook_bot(telegram, port), idle=NEVER),
+                "",
+                postgres_dsn,
+                **env,
             )
             for name, port in zip("ab", ports, strict=True)
         ]
