@@ -26,6 +26,7 @@ from bot import commands
 from bot.catalogue import say
 from bot.documents import DocumentError, read_document
 from bot.events import ChatEvent, Reply
+from bot.front import Front
 from bot.persona import Persona
 from bot.runtime import Runtime
 from bot.sessions import Turn
@@ -54,6 +55,7 @@ class ConsoleChat:
     ) -> None:
         self._runtime = runtime
         self._engine = runtime.engine
+        self._front = Front(runtime.engine, "console", persona.key)
         self._persona = persona
         self._user = user
         self._stdin = stdin
@@ -130,9 +132,12 @@ class ConsoleChat:
             if handler is not None:
                 await handler(argument)
             elif word and line.strip().startswith("/"):
-                self._say(f"No command /{word}; `help` lists them.")
+                language = self._front.language()
+                self._say(say(language, "no_such_command", command=f"/{word[:40]}"))
             elif line.strip():
-                self._show(await self._engine.handle(self._event(line)))
+                spoken = await self._front.receive(self._event(line))
+                if spoken is not None:
+                    self._show(spoken.reply)
 
     def _show(self, reply: Reply) -> None:
         name = self._persona.identity.name
@@ -153,7 +158,9 @@ class ConsoleChat:
 
     async def _run(self, name: str, argument: str) -> None:
         """A shared command; its buttons become a question answered on the next line."""
-        answer = await commands.run(self._engine, self._event(""), name, argument)
+        answer = await self._front.command(self._event(""), name, argument)
+        if answer is None:  # told to slow down already
+            return
         self._say(answer.text)
         if not answer.buttons:
             return
@@ -169,12 +176,12 @@ class ConsoleChat:
         """Document mode with a local file: ask about it until `document close`."""
         try:
             document = await asyncio.to_thread(
-                read_document, path, limit_bytes=self._engine.document_limit
+                read_document, path, limit_bytes=self._front.document_limit
             )
         except DocumentError as e:
             self._say(str(e))
             return
-        self._show(await self._engine.open_document(self._event(""), document))
+        self._show(await self._front.open(self._event(""), document))
 
     async def _save(self, _: str) -> None:
         export = await self._engine.save(self._event(""))

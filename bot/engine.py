@@ -13,25 +13,17 @@ from typing import Any
 from bot.access import Gate, NotAllowed, Verdict
 from bot.catalogue import say
 from bot.config import EngineConfig
-from bot.documents import Document, DocumentError, excerpts, extract_text, summarise
+from bot.document_mode import DocumentMode
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
-from bot.prompts import (
-    build_chat_prompt,
-    build_state_prompt,
-    build_summary_prompt,
-    closes_document,
-    document_section,
-    parse_emotion,
-    parse_state_call,
-    state_tool,
-)
+from bot.prompts import build_chat_prompt, build_summary_prompt, closes_document, parse_emotion
 from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
-from bot.sessions import Reading, Session, SessionManager, Turn, TurnLock, is_shared, scope_key
+from bot.sessions import Session, SessionManager, Turn, TurnLock, is_shared, scope_key
+from bot.slots import StateSlots
 from bot.tools import (
     SEARCH_TOOL,
     TRANSLATE_TOOL,
@@ -42,7 +34,6 @@ from bot.tools import (
     run_translate,
 )
 from memory.clock import Clock
-from memory.encoding import last_exchange
 from memory.store import ArchivedConversation
 
 __all__ = ["Engine", "SessionInfo"]
@@ -57,11 +48,9 @@ TRANSLATION_MODE = (
     "They are asking for a translation{into}: give it faithfully and completely, then, in your "
     "own voice and staying in character, a word about it if you like."
 )
-STATE_VALUE_LIMIT = 2000  # characters per state slot: state stays a note, not a transcript
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
-RECAP_WITHIN = timedelta(days=30)  # an older conversation is not "where we left off"
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
 SUMMARY_CHARS = 6_000  # of the running summary
 
@@ -101,6 +90,10 @@ class Engine:
         self.gate = gate
         self.search = search
         self.tz = settings.tz()
+        self.documents = DocumentMode(
+            personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
+        )
+        self.slots = StateSlots(models)
         self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
@@ -121,8 +114,7 @@ class Engine:
         return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
 
     async def session(self, event: ChatEvent) -> Session:
-        persona = self.persona(event)
-        return await self.sessions.get(persona.key, scope_key(persona.memory.scope, event))
+        return await self.sessions.of(self.persona(event), event)
 
     async def handle(self, event: ChatEvent) -> Reply:
         """Answer one message. The session is saved when the message joins it and again
@@ -167,7 +159,7 @@ class Engine:
             session.note_answered(event.message_id)  # (closing a document notes it here)
             # Saved before the user sees the reply: a crash after it loses nothing they saw.
             await self._save(session)
-            due = [] if reply.failed else self._due_slots(persona, session)
+            due = [] if reply.failed else self.slots.due(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
             if due or fold:
                 task = asyncio.create_task(self._after_reply(persona, session, due, fold))
@@ -203,12 +195,12 @@ class Engine:
                 log.exception("could not archive an idle conversation of %s", persona.key)
         text = _user_text(event)
         if not session.is_open:
-            session.recap = await self._recap(session, now)
+            session.recap = await self.sessions.recap(session, now)
         if waiting is not None:  # it waits no more: its turn joins now, with no await between
             session.taken(waiting)
         reading = session.reading
         if reading is not None and closes_document(text):
-            return self._close_document(persona, session, event, text, now, limit)
+            return self.documents.close(persona, session, event, text, now)
         session.add(
             Turn("user", event.user_name, text, now, user_id=event.user_id, document=bool(reading))
         )
@@ -218,8 +210,7 @@ class Engine:
         section, shown, private = "", list[int](), None
         found: list[SearchResult] = []
         if reading is not None:  # questions about the document: answered from it, not memory
-            # Off the loop: picking passages from a 1 MB document takes 0.2-1 s.
-            section = await asyncio.to_thread(self._document_section, reading, text)
+            section = await self.documents.section(reading, text)
         else:
             wants = await decide(
                 text, now, self.tz, models=self.models, by_model=self.settings.intent == "model"
@@ -296,118 +287,8 @@ class Engine:
             return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
         return section
 
-    # -- document mode
-
-    async def read_document(self, event: ChatEvent, name: str, data: bytes) -> Reply:
-        """Open document mode with a file the user sent: read it, summarise it (the summary
-        tier, map-reduce past its context) and say what it holds. Questions go to it until
-        the user closes it (`document close`, 退出文档模式) or the conversation ends. A file
-        that cannot be read is refused with a line saying why; nothing of it is kept."""
-        limit = PLATFORM_LIMITS[event.platform]
-        neutral = self.persona(event).emotions.neutral
-        try:
-            document = await asyncio.to_thread(
-                extract_text, name, data, limit_bytes=self.document_limit
-            )
-        except DocumentError as e:
-            return Reply.build(str(e), neutral, limit)
-        return await self.open_document(event, document)
-
-    @property
-    def document_limit(self) -> int:
-        """The largest document file read, in bytes."""
-        return self.settings.document_max_kb * 1024
-
-    async def open_document(self, event: ChatEvent, document: Document) -> Reply:
-        """Document mode with a document already read (see read_document)."""
-        persona = self.persona(event)
-        name = document.name
-        limit = PLATFORM_LIMITS[event.platform]
-        neutral = persona.emotions.neutral
-        verdict = self.admit(event)
-        if verdict != "admit":
-            said = self.slow_down(event) if verdict == "slow_down" else ""
-            return Reply.build(said, neutral, limit) if said else Reply("", neutral)
-
-        async def complete(messages: list[Message]) -> str:
-            answer = await self.models.complete("summary", messages, purpose="document")
-            return answer.text
-
-        failed = False
-        try:
-            summary = await summarise(
-                document,
-                complete,
-                context_tokens=self.settings.context_tokens,
-                count_tokens=estimate_tokens,
-                language=persona.identity.language,
-            )
-        except ModelError as e:
-            # The document is kept all the same: questions are answered from its passages.
-            log.warning("summarising %s for %s failed: %s", name, persona.key, e)
-            summary, failed = "", True
-        session = await self.session(event)
-        async with session.lock:
-            now = self.clock.now()
-            if not session.is_open:
-                session.recap = await self._recap(session, now)
-            session.reading = Reading(name, summary, document.text)
-            sent = f"[sent a document: {name}]"
-            session.add(Turn("user", event.user_name, sent, now, event.user_id, document=True))
-            if failed:
-                return _apology(persona, limit)
-            language = persona.identity.language
-            said = say(language, "document_opened", name=name, summary=summary)
-            session.add(
-                Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
-            )
-        log.info(
-            "%s opened %s (%d characters) for %s", persona.key, name, document.chars, event.user_id
-        )
-        return Reply.build(said, neutral, limit)
-
-    def _document_section(self, reading: Reading, question: str) -> str:
-        budget = self.settings.document_tokens
-        passages = (
-            excerpts(reading.text, question, budget_tokens=budget, count_tokens=estimate_tokens)
-            if reading.text
-            else []
-        )
-        return document_section(reading.name, reading.summary, passages)
-
-    def _close_document(
-        self,
-        persona: Persona,
-        session: Session,
-        event: ChatEvent,
-        text: str,
-        now: datetime,
-        limit: int,
-    ) -> Reply:
-        assert session.reading is not None
-        name, session.reading = session.reading.name, None
-        neutral = persona.emotions.neutral
-        said = say(persona.identity.language, "document_closed", name=name)
-        session.add(Turn("user", event.user_name, text, now, event.user_id, document=True))
-        session.add(
-            Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
-        )
-        return Reply.build(said, neutral, limit)
-
     def memory_scope(self, persona: Persona, session: Session) -> str:
         return Recollector.scope(persona.key, session.scope)
-
-    async def _recap(self, session: Session, now: datetime) -> str:
-        """Where the previous conversation left off, if it was recent enough to matter: its
-        recap once encoded, else its last exchange."""
-        try:
-            last = await self.sessions.store.conversations(session.persona, session.scope, limit=1)
-        except Exception:
-            log.exception("could not read the previous conversation of %s", session.persona)
-            return ""
-        if not last or now - last[0].ended_at > RECAP_WITHIN:
-            return ""
-        return last[0].recap or last_exchange(last[0])
 
     async def _private_scope(self, persona: Persona, event: ChatEvent) -> str | None:
         """The user's private memories with this persona, when they chose to let them into
@@ -416,7 +297,7 @@ class Engine:
             return None  # (an anonymous sender has no private chat: it is no one in particular)
         user = f"{event.platform}:{event.user_id}"
         try:
-            shared = await self.sessions.store.dm_sharing(persona.key, user)
+            shared = await self.sessions.shares_dm(persona.key, user)
         except Exception:
             log.exception("could not read %s's sharing choice", user)
             return None
@@ -526,16 +407,6 @@ class Engine:
         shown.extend(i for i in ids if i not in shown)
         return result
 
-    @staticmethod
-    def _due_slots(persona: Persona, session: Session) -> list[StateSlot]:
-        """`every_turn` slots, and `once` slots not gathered yet (then they stay as they are
-        unless the user changes them with `state set`)."""
-        return [
-            slot
-            for slot in persona.state
-            if slot.update == "every_turn" or not session.state.get(slot.name)
-        ]
-
     def _fold_at(self, session: Session) -> int:
         """How many of the oldest turns to fold into the running summary: none while the
         turns fit in short_term_tokens; else all but the last KEEP_ROUNDS exchanges."""
@@ -551,30 +422,11 @@ class Engine:
         """State slots, then compression; runs holding the session's lock, and releases it."""
         try:
             if due:
-                await self._update_state(persona, session, due)
+                await self.slots.update(persona, session, due)
             if fold:
                 await self._fold(persona, session)
         finally:
             session.lock.release()
-
-    async def _update_state(self, persona: Persona, session: Session, due: list[StateSlot]) -> None:
-        """Ask the tools tier to revise the due slots through the `update_state` tool (the
-        whole new value of each slot it changes) or to decline; declining rewrites nothing."""
-        try:
-            messages = build_state_prompt(persona, due, session.state, session.turns[-2:])
-            completion = await self.models.complete(
-                "tools", messages, tools=[state_tool(due)], purpose="state"
-            )
-        except ModelError as e:
-            log.warning(
-                "state update failed for %s (%s); the state stays as it was", persona.key, e
-            )
-            return
-        changed = parse_state_call(completion.tool_calls, due)
-        for name, value in changed.items():
-            session.state[name] = value[:STATE_VALUE_LIMIT]
-        if changed:
-            session.touch()
 
     async def _fold(self, persona: Persona, session: Session) -> None:
         """Compression: the oldest turns become part of the running summary (one summary-tier
@@ -648,9 +500,7 @@ class Engine:
         self.check_may_change(event)
         session = await self.session(event)
         async with session.lock:
-            session.state[name] = value.strip()[:STATE_VALUE_LIMIT]
-            session.touch()
-            return session.state[name]
+            return self.slots.set(session, name, value)
 
     async def offer(self, event: ChatEvent, memory_ids: Sequence[int]) -> None:
         """Keep the memories offered to the event's user to pick from (`/forget N`); none
@@ -690,11 +540,7 @@ class Engine:
     async def info(self, event: ChatEvent) -> SessionInfo:
         session = await self.session(event)
         async with session.lock:
-            store = self.sessions.store
-            archived = await store.count_conversations(session.persona, session.scope)
-            last = None
-            if not session.is_open and archived:
-                [last] = await store.conversations(session.persona, session.scope, limit=1)
+            archived, last = await self.sessions.archived(session)
             return SessionInfo(
                 session.persona,
                 session.scope,
@@ -707,8 +553,7 @@ class Engine:
 
 
 def _apology(persona: Persona, limit: int) -> Reply:
-    text = persona.identity.apology or say(persona.identity.language, "apology")
-    return Reply.build(text, persona.emotion("SAD"), limit, failed=True)
+    return Reply.build(persona.apology(), persona.emotion("SAD"), limit, failed=True)
 
 
 def _user_text(event: ChatEvent) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from bot import commands
 from bot.answers import Answer
-from bot.documents import DocumentError, is_document, precheck
+from bot.documents import Document, DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply
 from bot.persona import Persona
@@ -88,11 +88,14 @@ class Front:
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
         """Document mode with a file the user sent: refused by its declared size before any
         download, else fetched and read."""
+        refused = self._refused(event)
+        if refused is not None:
+            return refused
         neutral = self.engine.persona(event).emotions.neutral
         limit = PLATFORM_LIMITS[event.platform]
         name = attachment.filename
         try:
-            precheck(name, attachment.size, limit_bytes=self.engine.document_limit)
+            precheck(name, attachment.size, limit_bytes=self.document_limit)
             if attachment.fetch is None:
                 raise FetchError("no way to fetch it")
             data = await attachment.fetch()
@@ -102,7 +105,40 @@ class Front:
             log.warning("could not download a document (%s): %s", event.platform, e)
             refusal = DocumentError(name, "could not be downloaded; send it again")
             return Reply.build(str(refusal), neutral, limit)
-        return await self.engine.read_document(event, name, data)
+        return await self.engine.documents.read(event, name, data)
+
+    @property
+    def document_limit(self) -> int:
+        """The largest document file read, in bytes."""
+        return self.engine.documents.limit
+
+    async def read(self, event: ChatEvent, name: str, data: bytes) -> Reply:
+        """Document mode with a file's bytes, for `event.persona` (a page or console that
+        picked its persona itself)."""
+        refused = self._refused(event)
+        if refused is not None:
+            return refused
+        return await self.engine.documents.read(event, name, data)
+
+    async def open(self, event: ChatEvent, document: Document) -> Reply:
+        """Document mode with a document read already (a local file), for `event.persona`."""
+        refused = self._refused(event)
+        if refused is not None:
+            return refused
+        return await self.engine.documents.open(event, document)
+
+    def _refused(self, event: ChatEvent) -> Reply | None:
+        """What the access gate says instead of reading a document, if it does not admit it:
+        "slow down" once, then silence."""
+        verdict = self.engine.admit(event)
+        if verdict == "admit":
+            return None
+        neutral = self.engine.persona(event).emotions.neutral
+        if verdict == "slow_down":
+            return Reply.build(
+                self.engine.slow_down(event), neutral, PLATFORM_LIMITS[event.platform]
+            )
+        return Reply("", neutral)
 
     async def command(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
         """Run command `name` for `event` in its room (its `persona` is chosen here). None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from bot import tomlfile
+from bot.catalogue import say
 
 __all__ = [
     "EMOTION_NAME",
@@ -203,6 +204,11 @@ class Persona:
         """The persona's emotion for a tag the model gave; unknown or missing means neutral."""
         tag = (tag or "").strip().upper()
         return tag if tag in self.emotions.names else self.emotions.neutral
+
+    def apology(self) -> str:
+        """What the persona says when the model cannot be reached: its own line, or the
+        catalogue's in its language."""
+        return self.identity.apology or say(self.identity.language, "apology")
 
 
 def load_persona(path: Path) -> Persona:

@@ -68,6 +68,8 @@ class PersonaRouter:
         return key if key in self.personas else None
 
     async def choose(self, channel_id: str, text: str = "") -> str:
+        if not self.several:  # no one else to address or bind: no store read
+            return self.default
         return self.addressed(text) or await self.bound(channel_id) or self.default
 
     async def describe(self, channel_id: str, language: str) -> str:

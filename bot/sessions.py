@@ -21,8 +21,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from bot.events import ChatEvent
+from bot.persona import Persona
 from memory.clock import Clock
-from memory.store import Lease, SessionRow
+from memory.encoding import last_exchange
+from memory.store import ArchivedConversation, Lease, SessionRow
 
 if TYPE_CHECKING:
     from memory.storage import AnyStore
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HANDLED_KEPT",
     "LEASE_POLL",
+    "RECAP_WITHIN",
     "SAVE_BATCH",
     "Leases",
     "Reading",
@@ -48,6 +51,7 @@ SAVE_BATCH = 100  # sessions snapshotted in one transaction by autosave
 # Seconds between tries for a conversation another process is taking a turn of: it wakes this
 # one when it gives the lease back, but a holder that dies sends no word.
 LEASE_POLL = 1.0
+RECAP_WITHIN = timedelta(days=30)  # an older conversation is not "where we left off"
 
 
 def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
@@ -447,6 +451,36 @@ class SessionManager:
                     session = Session(persona, scope) if row is None else self._restore(row)
                     self._sessions[key] = session = self._adopt(session)
         return session
+
+    async def of(self, persona: Persona, event: ChatEvent) -> Session:
+        """The session an event belongs to: the persona's, in the scope its memory keeps."""
+        return await self.get(persona.key, scope_key(persona.memory.scope, event))
+
+    async def recap(self, session: Session, now: datetime) -> str:
+        """Where the session's previous conversation left off, if it was recent enough to
+        matter: its recap once encoded, else its last exchange ("" if unreadable now)."""
+        try:
+            last = await self._store.conversations(session.persona, session.scope, limit=1)
+        except Exception:
+            log.exception("could not read the previous conversation of %s", session.persona)
+            return ""
+        if not last or now - last[0].ended_at > RECAP_WITHIN:
+            return ""
+        return last[0].recap or last_exchange(last[0])
+
+    async def archived(self, session: Session) -> tuple[int, ArchivedConversation | None]:
+        """How many closed conversations of the session the archive holds, and the newest
+        of them when none is open."""
+        count = await self._store.count_conversations(session.persona, session.scope)
+        last = None
+        if not session.is_open and count:
+            [last] = await self._store.conversations(session.persona, session.scope, limit=1)
+        return count, last
+
+    async def shares_dm(self, persona: str, user: str) -> bool:
+        """Whether `user` ("platform:id") lets their private memories with `persona` into
+        their own conversations in groups."""
+        return await self._store.dm_sharing(persona, user)
 
     def _adopt(self, session: Session) -> Session:
         if self._leases is not None:

@@ -251,7 +251,7 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     ]
     assert "Cancelled." in chat(tmp_path, "/forget bakery\nno\n").stdout
     assert chat(tmp_path, "memories\n").stdout.count("\n") == 1
-    assert "No command /recal" in chat(tmp_path, "/recal x\n").stdout
+    assert "There is no /recal command" in chat(tmp_path, "/recal x\n").stdout
     # "remember ..." without the slash is said to the persona, not stored.
     assert replies(chat(tmp_path, "remember the lake?\n").stdout)
 

@@ -47,7 +47,7 @@ async def test_a_long_document_is_read_asked_and_closed_without_its_text_kept(
     bot = await open_bot(tmp_path / "k.sqlite3", model=chat, settings=settings)
     try:
         await bot.engine.handle(make_event("I love long walks"))
-        opened = await bot.engine.read_document(make_event(""), "orrin.md", long_document())
+        opened = await bot.engine.documents.read(make_event(""), "orrin.md", long_document())
         assert "orrin.md" in opened.text and "goats, barley" in opened.text
         kinds = [c.messages[0].content.split("\n")[0] for c in chat.calls[1:]]
         assert kinds.count(MAP_TASK) > 1 and REDUCE_TASK in kinds  # map-reduce past context
@@ -104,7 +104,7 @@ async def test_a_conversation_only_about_a_document_leaves_no_memory(tmp_path: P
     chat = ScriptedChatModel(default=model)
     bot = await open_bot(tmp_path / "k.sqlite3", model=chat)
     try:
-        await bot.engine.read_document(make_event(""), "note.txt", b"Buy milk. Call Ann.")
+        await bot.engine.documents.read(make_event(""), "note.txt", b"Buy milk. Call Ann.")
         await bot.engine.handle(make_event("what should I buy?"))
         await bot.engine.end(make_event())
         chat.calls.clear()
@@ -120,9 +120,9 @@ async def test_files_it_cannot_read_are_refused_in_one_line(tmp_path: Path) -> N
     settings = EngineConfig(timezone="UTC", document_max_kb=1)
     bot = await open_bot(tmp_path / "k.sqlite3", settings=settings)
     try:
-        big = await bot.engine.read_document(make_event(""), "big.txt", b"x" * 5000)
+        big = await bot.engine.documents.read(make_event(""), "big.txt", b"x" * 5000)
         assert big.text.startswith("big.txt: ") and "\n" not in big.text
-        odd = await bot.engine.read_document(make_event(""), "table.docx", b"PK\x03\x04")
+        odd = await bot.engine.documents.read(make_event(""), "table.docx", b"PK\x03\x04")
         assert odd.text.startswith("table.docx: ")
         assert bot.model.calls == []
         session = await bot.engine.session(make_event())
@@ -135,7 +135,7 @@ async def test_after_a_restart_the_summary_answers(tmp_path: Path) -> None:
     chat = ScriptedChatModel(default=model)
     bot = await open_bot(tmp_path / "k.sqlite3", model=chat)
     try:
-        await bot.engine.read_document(make_event(""), "orrin.md", SECRET.encode())
+        await bot.engine.documents.read(make_event(""), "orrin.md", SECRET.encode())
         await bot.sessions.save_dirty()
         restarted = SessionManager(bot.store, bot.clock)
         await restarted.restore(["pip"], ["discord"])
@@ -163,7 +163,7 @@ async def test_a_chinese_persona_reads_in_chinese(tmp_path: Path) -> None:
     miao = make_persona("miao", name="喵", language="zh")
     bot = await open_bot(tmp_path / "k.sqlite3", [miao], model=chat)
     try:
-        said = await bot.engine.read_document(
+        said = await bot.engine.documents.read(
             make_event("", persona="miao"), "菜谱.txt", "先放盐，再放糖。".encode()
         )
         assert said.text.startswith("《菜谱.txt》读完啦") and "退出文档模式" in said.text

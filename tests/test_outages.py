@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+import bot.document_mode as document_mode
 import bot.documents as bot_documents
-import bot.engine as bot_engine
 import bot.recollect as bot_recollect
 from bot.catalogue import say as catalogue_say
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
@@ -258,7 +258,7 @@ async def test_a_document_that_cannot_be_summarised_now_is_kept_open(
     bot = await bots(make_persona())
     text = "The stew's secret is cardamom, added at dawn.\n\n" + "Goats graze. " * 50
     fake.outage(*FAILURES)
-    reply = await bot.engine.read_document(make_event(""), "stew.md", text.encode())
+    reply = await bot.engine.documents.read(make_event(""), "stew.md", text.encode())
     assert reply.failed and reply.text == catalogue_say("en", "apology")
     fake.recover()
     reply = await say(bot, "what is the stew's secret?")
@@ -392,10 +392,10 @@ async def test_long_document_work_runs_off_the_event_loop(
         return run
 
     monkeypatch.setattr(bot_documents, "chunks", watched("chunks", bot_documents.chunks))
-    monkeypatch.setattr(bot_engine, "excerpts", watched("excerpts", bot_documents.excerpts))
+    monkeypatch.setattr(document_mode, "excerpts", watched("excerpts", bot_documents.excerpts))
     bot = await bots(make_persona(), settings=EngineConfig(timezone="UTC", context_tokens=2000))
     text = "\n\n".join(f"Part {i}: goats graze on the terraced hills. " * 20 for i in range(30))
-    opened = await bot.engine.read_document(make_event(""), "hills.md", text.encode())
+    opened = await bot.engine.documents.read(make_event(""), "hills.md", text.encode())
     assert not opened.failed
     await say(bot, "what do the goats do?")
     assert threads["chunks"] and threads["excerpts"]

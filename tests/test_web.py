@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.web import WebServer, WebSetupError
 from adapters.web.server import MAX_FRAME
 from adapters.web.sprites import sprite_file
+from bot import commands
 from bot.config import Config
 from bot.llm.base import Message
 from bot.persona import load_persona
@@ -142,15 +143,26 @@ async def test_size_names_and_personas_are_checked(bot: Bot, web: TestClient[Any
         assert response.status == status, query
 
 
-async def test_page_commands_are_the_consoles(bot: Bot, web: TestClient[Any, Any]) -> None:
+async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[Any, Any]) -> None:
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
         await receive(ws, "history")
-        await ws.send_json({"text": "/remember I keep bees"})
-        assert "remember" in (await receive(ws, "note"))["text"]
-        await ws.send_json({"text": "/memories"})
-        assert "I keep bees" in (await receive(ws, "note"))["text"]
-        await ws.send_json({"text": "/dance"})
-        assert "/remember" in (await receive(ws, "note"))["text"]
+
+        async def command(text: str) -> dict[str, Any]:
+            await ws.send_json({"text": text})
+            return await receive(ws, "note")
+
+        assert "remember" in (await command("/remember I keep bees"))["text"]
+        assert "I keep bees" in (await command("/memories"))["text"]
+        assert (await command("/dance"))["text"] == "There is no /dance command; /help lists them."
+        listed = (await command("/help"))["text"]
+        assert all(f"/{c.name} " in listed for c in commands.offered_on("web"))
+        # A choice comes with buttons; pressing one types its command.
+        offered = await command("/forget bees")
+        assert "I keep bees" in offered["text"] and offered["buttons"][0]["label"] == "1"
+        assert "Forgotten" in (await command(offered["buttons"][0]["text"]))["text"]
+        asked = await command("/wipe")
+        assert [b["text"] for b in asked["buttons"]] == ["/wipe yes", "/cancel"]
+        assert asked["buttons"][0]["danger"] and not asked["buttons"][1]["danger"]
     assert bot.model.calls == []  # commands are not said to the persona
 
 

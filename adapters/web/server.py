@@ -37,9 +37,12 @@ from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
 from bot import commands, redact
+from bot.answers import Answer
+from bot.catalogue import say
 from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
-from bot.events import ChatEvent
+from bot.events import ChatEvent, Reply
+from bot.front import Front
 from bot.persona import Persona
 from bot.recollect import describe_age
 from memory.bank import MAX_SCOPE
@@ -50,7 +53,6 @@ from memory.scopes import Scope
 __all__ = [
     "MAX_FRAME",
     "MIN_TOKEN",
-    "PAGE_COMMANDS",
     "USER_NAME",
     "USER_NAME_RULE",
     "WebServer",
@@ -69,7 +71,6 @@ USER_NAME_RULE = "a user name is 1-40 characters, without control characters, / 
 # Characters of the token at least: a word or a PIN is guessed; 16 random ones are not.
 MIN_TOKEN = 16
 COOKIE = "kizuna_token"
-PAGE_COMMANDS = ("remember", "memories", "diary", "profile", "state", "end")
 # The pages load their own scripts and styles and talk to this server only.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
@@ -127,6 +128,9 @@ class WebServer:
             raise WebSetupError("the web client needs at least one persona")
         self.engine = engine
         self.personas = list(dict.fromkeys(personas))
+        # The page picks whom the user talks to: one front per persona, so none is chosen
+        # for it.
+        self._fronts = {key: Front(engine, bot_id, key) for key in self.personas}
         self.host, self.port = host, port
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
@@ -145,7 +149,7 @@ class WebServer:
 
     def app(self) -> web.Application:
         # Request bodies are documents at most (chat goes over the socket, in small frames).
-        body_limit = self.engine.document_limit + MAX_FRAME
+        body_limit = self.engine.documents.limit + MAX_FRAME
         app = web.Application(middlewares=[self._guard], client_max_size=body_limit)
         static = _static()
         routes = [
@@ -333,8 +337,7 @@ class WebServer:
                 continue
             word, _, argument = text.strip().partition(" ")
             if word.startswith("/"):
-                note = await self._command(persona, user, word[1:].lower(), argument.strip())
-                await ws.send_json({"type": "note", "text": note})
+                await ws.send_json(await self._command(persona, user, word[1:], argument))
                 continue
             await ws.send_json({"type": "thinking"})
             # The turn runs on, into the session, even if the page goes away meanwhile.
@@ -355,16 +358,16 @@ class WebServer:
             log.info("refused %s: not a user name (%d characters)", request.path, len(user))
             raise web.HTTPBadRequest(text=USER_NAME_RULE)
         try:
-            precheck(name, request.content_length or 0, limit_bytes=self.engine.document_limit)
+            precheck(name, request.content_length or 0, limit_bytes=self.engine.documents.limit)
         except DocumentError as e:
             return web.json_response({"type": "error", "text": str(e)})
         try:
             data = await request.read()
         except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length: found reading
-            error = too_big(name, None, self.engine.document_limit)
+            error = too_big(name, None, self.engine.documents.limit)
             return web.json_response({"type": "error", "text": str(error)})
         event = self._event(persona.key, user, "")
-        turn = asyncio.ensure_future(self.engine.read_document(event, name, data))
+        turn = asyncio.ensure_future(self._fronts[persona.key].read(event, name, data))
         self._turns.add(turn)
         turn.add_done_callback(self._turns.discard)
         reply = await asyncio.shield(turn)
@@ -394,40 +397,27 @@ class WebServer:
             "emotion": persona.emotion(emotion),
         }
 
-    async def _command(self, persona: Persona, user: str, word: str, argument: str) -> str:
-        """A shared command typed on the page; the answer is a note, not the persona's."""
-        engine, event = self.engine, self._event(persona.key, user, "")
-        if engine.admit(event) != "admit":
-            return engine.slow_down(event)
-        if word == "remember" and argument:
-            return (await commands.remember(engine, event, argument)).message
-        if word == "memories":
-            found = await commands.list_memories(engine, event, argument)
-            lines = [commands.format_memory(m, engine) for m in found]
-            return "\n".join(lines) or ("No memories match." if argument else "No memories yet.")
-        if word == "diary":
-            return await commands.diary(engine, event, argument)
-        if word == "profile":
-            return await commands.profile(engine, event)
-        if word == "state":
-            return await commands.show_state(engine, event)
-        if word == "end":
-            ended = await engine.end(event)
-            return (
-                "Conversation ended; it goes to long-term memory."
-                if ended
-                else "No conversation is open."
-            )
-        names = ", ".join(f"/{c}" for c in PAGE_COMMANDS)
-        return f"The page knows {names}; anything else is said to {persona.identity.name}."
+    async def _command(
+        self, persona: Persona, user: str, word: str, argument: str
+    ) -> dict[str, Any]:
+        """A command typed on the page (or a button of one pressed, which types it): a note,
+        not the persona's reply, with the answer's buttons."""
+        front, name = self._fronts[persona.key], word.lower()
+        command = commands.COMMANDS.get(name)
+        if command is None or not command.offered_on("web"):
+            text = say(front.language(), "no_such_command", command=f"/{word[:40]}")
+            return {"type": "note", "text": text, "buttons": []}
+        answer = await front.command(self._event(persona.key, user, ""), name, argument)
+        return _note(answer or Answer(""))
 
     async def _turn(self, persona: Persona, user: str, text: str) -> dict[str, Any]:
         event = self._event(persona.key, user, text)
         try:
-            reply = await self.engine.handle(event)
+            spoken = await self._fronts[persona.key].receive(event)
         except Exception as e:
             log.error("answering on the web page failed: %s", redact.failure(e))
-            return {"type": "error", "text": persona.identity.apology or "Something went wrong."}
+            return {"type": "error", "text": persona.apology()}
+        reply = spoken.reply if spoken is not None else Reply("", persona.emotions.neutral)
         return {
             "type": "reply",
             "text": reply.text,
@@ -559,3 +549,16 @@ def _same(given: str, token: str) -> bool:
     return bool(given) and hmac.compare_digest(
         given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass")
     )
+
+
+def _note(answer: Answer) -> dict[str, Any]:
+    """A command's answer as the page shows it; a button types its command when pressed."""
+    buttons = [
+        {
+            "label": b.label,
+            "text": f"/{b.command} {b.argument}".strip(),
+            "danger": b.danger,
+        }
+        for b in answer.buttons
+    ]
+    return {"type": "note", "text": answer.text, "buttons": buttons}

@@ -126,6 +126,31 @@ function addMessage(kind, text, speaker) {
   return div;
 }
 
+// A command's answer; a button types its command once, then all of the note's buttons go.
+function addNote(text, buttons) {
+  const div = addMessage("note", text);
+  if (!buttons.length) return;
+  const row = document.createElement("div");
+  row.className = "choices";
+  for (const b of buttons) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = b.label;
+    if (b.danger) button.classList.add("danger");
+    else button.classList.add("quiet");
+    button.addEventListener("click", () => {
+      if (!socket || socket.readyState !== WebSocket.OPEN || waiting) return;
+      row.remove();
+      addMessage("user", b.text, wanted.user);
+      socket.send(JSON.stringify({ text: b.text }));
+      setWaiting(true);
+      els.thinking.hidden = true;
+    });
+    row.append(button);
+  }
+  div.append(row);
+}
+
 function personaName() {
   const p = persona();
   return p ? p.nickname || p.name : "";
@@ -228,7 +253,7 @@ function onMessage(event) {
     }
     case "note":
       setWaiting(false);
-      addMessage("note", msg.text);
+      if (msg.text) addNote(msg.text, msg.buttons || []);
       break;
     case "error":
       setWaiting(false);
