@@ -855,7 +855,7 @@ def throwaway_server(store: str) -> Iterator[str]:
     """A local PostgreSQL for the run, started as tests/fakes/postgres.py starts its own
     (Debian's for `postgres`, the one the pgserver package bundles, with pgvector, for
     `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
-    from tests.fakes.postgres import ServerError, _bin_dir, pgserver_binaries, running_server
+    from tests.fakes.postgres import ServerError, debian_binaries, pgserver_binaries, running_server
 
     with contextlib.ExitStack() as stack:
         if store == "pgvector":
@@ -864,7 +864,7 @@ def throwaway_server(store: str) -> Iterator[str]:
             except FileNotFoundError as e:
                 raise SystemExit(f"{e}: pip install pgserver, or pass --dsn") from None
         else:
-            bin_dir = _bin_dir()
+            bin_dir = debian_binaries()
         if bin_dir is None:
             raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): pass --dsn")
         try:

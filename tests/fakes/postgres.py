@@ -43,6 +43,7 @@ __all__ = [
     "PostgresServer",
     "ServerError",
     "StoreOpener",
+    "debian_binaries",
     "fresh_database",
     "kill_lock_holders",
     "open_store",
@@ -64,7 +65,7 @@ class PostgresServer:
         return f"postgresql://postgres@{self.host}:{self.port}/{database}"
 
 
-def _bin_dir() -> Path | None:
+def debian_binaries() -> Path | None:
     """Where initdb and pg_ctl are: Debian's newest /usr/lib/postgresql/N/bin, else PATH."""
     debian = [Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")]
     versions = [d for d in debian if d.parent.name.isdigit()]
@@ -186,7 +187,7 @@ def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[Postgr
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """Debian's PostgreSQL: no pgvector, so the bank searches with FAISS on it."""
-    bin_dir = _bin_dir()
+    bin_dir = debian_binaries()
     if bin_dir is None:
         _unavailable("PostgreSQL not installed (apt-get install postgresql)")
     try:
