@@ -305,3 +305,46 @@ async def holding(store: PgStore, words: list[str]) -> list[str]:
                     found.append(table)
                     break
         return found
+
+
+async def test_postgres_pages_are_cleared_by_the_readmes_vacuum_full(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """What README's "Your data" tells a PostgreSQL operator to run after a forget clears the
+    table files too. A plain VACUUM is not enough: it may leave a dead row's bytes in the
+    page's free space, and the full-text index keeps a word as a key for as long as it lives;
+    VACUUM FULL rewrites the tables and their indexes."""
+    store = await PgStore.open(postgres_dsn)
+    bank = await MemoryBank.open(tmp_path, "hash", deterministic=True, store=store)
+    try:
+        for i in range(50):
+            await bank.remember(CONSOLE, f"filler {i} about pears")
+        forgotten = await bank.remember(CONSOLE, "ann's boat is the zqheron")
+        assert await pages_holding(store, b"zqheron")
+        await bank.forget(CONSOLE, forgotten)
+        async with store._pool.acquire() as conn:
+            await conn.execute(VACUUM)
+        assert await pages_holding(store, b"zqheron") == []
+    finally:
+        await bank.close()
+        await store.close()
+
+
+VACUUM = "VACUUM FULL memories, conversations, embedding_cache, diary, profiles, sessions"
+
+
+async def pages_holding(store: PgStore, needle: bytes) -> list[str]:
+    """The files (after a checkpoint) of the tables and indexes that hold `needle`."""
+    async with store._pool.acquire() as conn:
+        await conn.execute("CHECKPOINT")
+        relations = await conn.fetch(
+            "SELECT c.oid::regclass::text AS name, pg_relation_filepath(c.oid) AS path"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname IN ('public', 'pg_toast') AND c.relkind IN ('r', 'i', 't')"
+            " AND pg_relation_size(c.oid) > 0"
+        )
+        return [
+            r["name"]
+            for r in relations
+            if needle in await conn.fetchval("SELECT pg_read_binary_file($1)", r["path"])
+        ]
