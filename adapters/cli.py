@@ -588,7 +588,6 @@ async def _pruned(args: argparse.Namespace) -> int:
     for report in reports:
         when = report.pruned_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         print(f"{when}  {report.scope}  #{report.memory_id} ({report.policy}): {report.reason}")
-        print(f"    {report.text}")
     count = f"{len(reports)} memor{'y' if len(reports) == 1 else 'ies'}"
     print(f"{count} forgotten since {since.isoformat()}.")
     return 0

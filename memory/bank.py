@@ -366,6 +366,7 @@ class MemoryBank:
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
         if gone:
             await self.dense.removed(scope, self.embedder.name, gone)
+            await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
         reasons = dict((m.id, reason) for m, reason in forgotten)
         return len(memories) - len(gone), [(i, reasons[i]) for i in gone]
@@ -393,9 +394,7 @@ class MemoryBank:
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
-            await self.store.forget_cached(
-                [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in gone]
-            )
+            await self._forget_cached([m for m in gone if m.id in deleted])
         return [m for m in gone if m.id in deleted]
 
     async def wipe(self, scope: str) -> int:
@@ -404,10 +403,14 @@ class MemoryBank:
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
         await self.dense.delete_file(scope, self.embedder.name)
+        await self._forget_cached(memories)
+        return count
+
+    async def _forget_cached(self, memories: Sequence[Memory]) -> None:
+        """Drop the cached embeddings of deleted memories: a forgotten text leaves no vector."""
         await self.store.forget_cached(
             [_text_key(self.embed_text(m.text, m.speaker, m.created_at)) for m in memories]
         )
-        return count
 
     async def reinforce(self, scope: str, ids: Sequence[int], now: datetime | None = None) -> None:
         """The memories were used (put in a prompt): one more recall each, and the forgetting

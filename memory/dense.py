@@ -47,7 +47,9 @@ class DenseIndex(Protocol):
         """The bank stored these memories (parallel `vectors`; None: not embedded yet)."""
         ...
 
-    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None: ...
+    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """The bank deleted these memories: nothing derived keeps them, on disk either."""
+        ...
 
     def drop(self, scope: str, embedder: str) -> None:
         """Another process changed the scope: what was derived from it is out of date."""

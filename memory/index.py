@@ -4,7 +4,8 @@ An index is exact inner product (`IndexIDMap2` over `IndexFlatIP`; the vectors a
 length, so that is cosine) until a scope holds `HNSW_FROM` memories, then `IndexIDMap2` over
 HNSW, whose search time hardly grows with size (benchmarks/recall_latency.py measured where the
 two cross). HNSW cannot delete, so deleted ids are kept as tombstones and filtered from results
-until the next rebuild.
+until the next rebuild; their vectors are overwritten with zeros, so a deleted memory's
+vector is in no file.
 
 Indexes live in `<data>/index/`, one file each, written to a temporary file and renamed so a
 crash never leaves half a file. The store is the truth: on load an index is checked against the
@@ -116,10 +117,23 @@ class ScopeIndex:
             return
         if self.hnsw:
             self.tombstones.update(present)
+            self._zero(present)
         else:
             self.index.remove_ids(faiss.IDSelectorBatch(np.asarray(present, dtype=np.int64)))
         self.live.difference_update(present)
         self.dirty = True
+
+    def _zero(self, ids: Sequence[int]) -> None:
+        """Overwrite the stored vectors of `ids` (inside the HNSW graph) with zeros."""
+        graph = faiss.downcast_index(self.index.index)
+        assert isinstance(graph, faiss.IndexHNSW)
+        storage = faiss.downcast_index(graph.storage)
+        assert isinstance(storage, faiss.IndexFlatCodes)
+        stored = faiss.vector_to_array(self.index.id_map)
+        rows = np.nonzero(np.isin(stored, np.asarray(ids, dtype=np.int64)))[0]
+        codes = faiss.rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
+        matrix = codes.reshape(storage.ntotal, storage.code_size)
+        matrix[rows] = 0
 
     def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
         """The k nearest live ids with their inner product, best first."""
@@ -266,10 +280,16 @@ class IndexCache:
             )
 
     async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """Memories were deleted: out of the open index and out of its file at once, so a
+        forgotten memory's vector stays on no disk (a file not open is deleted: it is stale
+        anyway, and rebuilt from the store when next loaded)."""
         async with self.lock(scope, embedder):
             index = self._open.get((scope, embedder))
-            if index is not None:
-                index.remove(ids)
+            if index is None:
+                index_path(self.folder, scope, embedder).unlink(missing_ok=True)
+                return
+            index.remove(ids)
+            await self._save((scope, embedder), index)
 
     async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         """The scope's index for this embedder: open, loaded from its file, or rebuilt."""
@@ -344,9 +364,11 @@ class IndexCache:
         index.dirty = False
 
     def drop(self, scope: str, embedder: str) -> None:
-        """Forget an open index without saving it (its file is then stale and rebuilt)."""
+        """Forget an open index without saving it, and its file, which is stale (another
+        process may have deleted memories that it still holds): rebuilt when next used."""
         self._open.pop((scope, embedder), None)
         self._total -= self._bytes.pop((scope, embedder), 0)
+        index_path(self.folder, scope, embedder).unlink(missing_ok=True)
 
     async def flush(self) -> int:
         """Save every changed index; returns how many were written."""
@@ -364,7 +386,6 @@ class IndexCache:
     async def delete_file(self, scope: str, embedder: str) -> None:
         async with self.lock(scope, embedder):
             self.drop(scope, embedder)
-            index_path(self.folder, scope, embedder).unlink(missing_ok=True)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

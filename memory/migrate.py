@@ -113,7 +113,6 @@ TABLES: Sequence[_Table] = (
             "id",
             "scope",
             "memory_id",
-            "text",
             "category",
             "importance",
             "policy",

@@ -255,6 +255,11 @@ MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (persona, scope, holder, message_id)
     );
     """,
+    """
+    -- Forgotten means gone: a prune's report keeps which memory went, when and why, not
+    -- what it said.
+    ALTER TABLE pruned DROP COLUMN text;
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -1014,6 +1019,9 @@ class PgStore:
             await conn.execute(
                 "DELETE FROM conversations WHERE persona = $1 AND scope = $2", persona, scope
             )
+            await conn.execute(
+                "DELETE FROM conversation_inbox WHERE persona = $1 AND scope = $2", persona, scope
+            )
 
     async def wipe_memories(self, scope: str) -> int:
         """Delete every memory of a scope (and its full-text rows), its diary, profiles and
@@ -1137,15 +1145,16 @@ class PgStore:
         policy: str,
         at: datetime,
     ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (text and reason), and note
-        that the scope was pruned on `day`, in one transaction. Returns the ids deleted."""
+        """Delete the forgotten memories, keep a report of each (which, and why: not what it
+        said), and note that the scope was pruned on `day`, in one transaction. Returns the
+        ids deleted."""
         async with self._pool.acquire() as conn, conn.transaction():
             gone = set(await self._delete(conn, scope, [m.id for m, _ in forgotten]))
             await conn.executemany(
-                "INSERT INTO pruned (scope, memory_id, text, category, importance, policy,"
-                " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
+                " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 [
-                    (scope, m.id, _clean(m.text), m.category, m.importance, policy, reason, _ts(at))
+                    (scope, m.id, m.category, m.importance, policy, reason, _ts(at))
                     for m, reason in forgotten
                     if m.id in gone
                 ],
@@ -1163,14 +1172,14 @@ class PgStore:
     ) -> list[PrunedMemory]:
         """Prune reports from `since` on, oldest first (of one scope, or all)."""
         rows = await self._pool.fetch(
-            "SELECT scope, memory_id, text, category, importance, policy, reason, pruned_at"
+            "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= $1 AND ($2::text IS NULL OR scope = $2)"
             " ORDER BY pruned_at, id LIMIT $3",
             _ts(since),
             scope,
             limit,
         )
-        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7])) for r in rows]
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], _dt(r[6])) for r in rows]
 
     # Memories (memory.records.MemoryStore).
 
@@ -1241,11 +1250,19 @@ class PgStore:
     async def _delete(conn: asyncpg.Connection, scope: str, ids: Sequence[int]) -> list[int]:
         """Delete in the caller's transaction; returns the ids that were there."""
         rows = await conn.fetch(
-            "DELETE FROM memories WHERE scope = $1 AND id = ANY($2::bigint[]) RETURNING id",
+            "DELETE FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])"
+            " RETURNING id, conversation_id",
             scope,
             list(dict.fromkeys(int(i) for i in ids)),
         )
         gone = [int(r[0]) for r in rows]
+        # The transcript and recap it was encoded from said it too.
+        sources = list({int(r[1]) for r in rows if r[1] is not None})
+        if sources:
+            await conn.execute(
+                "UPDATE conversations SET turns = '[]', recap = NULL WHERE id = ANY($1::bigint[])",
+                sources,
+            )
         if gone:
             # What came next no longer carries the forgotten text as its context.
             await conn.execute(

@@ -113,11 +113,10 @@ class Profile:
 
 @dataclass(slots=True, frozen=True)
 class PrunedMemory:
-    """A memory the daily prune let go, and why."""
+    """A memory the daily prune let go, and why (not what it said: forgotten is gone)."""
 
     scope: str
     memory_id: int
-    text: str
     category: Category | None
     importance: int
     policy: str

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import urllib.parse
@@ -43,6 +44,8 @@ from memory.records import (
 )
 
 __all__ = ["ArchivedConversation", "Lease", "SessionRow", "SessionSave", "Store", "StoreError"]
+
+log = logging.getLogger(__name__)
 
 
 # Each entry moves the schema from version i to i + 1. Append only; never edit a shipped one.
@@ -179,7 +182,17 @@ MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX recalls_by_memory ON recalls (memory_id, at);
     """,
+    """
+    -- Forgotten means gone: a prune's report keeps which memory went, when and why, not
+    -- what it said; and the full-text index is merged into one segment, which leaves out the
+    -- words of memories deleted before (FTS5 keeps them in old segments until a merge).
+    -- Store.open then vacuums once, clearing pages freed before secure_delete was on.
+    ALTER TABLE pruned DROP COLUMN text;
+    INSERT INTO memories_fts (memories_fts) VALUES ('optimize');
+    """,
 )
+# The first schema version whose databases are scrubbed: one older is vacuumed on upgrade.
+SCRUBBED_FROM = 7
 
 # Log the recall of a memory of the scope (after its update), with the strength it left.
 _LOG_RECALL = (
@@ -445,6 +458,8 @@ class Store:
             await db.execute("PRAGMA busy_timeout=5000")
             # Reads of a large bank's rows from the page cache without a copy each.
             await db.execute("PRAGMA mmap_size=268435456")
+            # Deleted rows are overwritten with zeros, not left in free space: see scrub.
+            await db.execute("PRAGMA secure_delete=ON")
             store = cls(db, path, lock)
             await store._migrate()
         except BaseException as e:
@@ -532,6 +547,28 @@ class Store:
             await self._db.executescript(
                 f"BEGIN;\n{MIGRATIONS[number]}\nPRAGMA user_version = {number + 1};\nCOMMIT;"
             )
+        if 0 < version < SCRUBBED_FROM:
+            # What older versions deleted stayed in free pages: rewrite the file without them.
+            await self._db.execute("VACUUM")
+            await self._checkpoint()
+
+    async def _scrub(self, *, words: bool = True) -> None:
+        """After a commit that deleted what people said: no copy stays in the data folder.
+        secure_delete has zeroed the rows in their pages; `words`: FTS5 keeps a deleted row's
+        words in its older segments until they are merged, so merge them all now; and the
+        WAL still holds the pages as they were before, so copy it into the database and
+        empty it."""
+        if words:
+            await self._db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            await self._db.commit()
+        await self._checkpoint()
+
+    async def _checkpoint(self) -> None:
+        row = await self._one("PRAGMA wal_checkpoint(TRUNCATE)")
+        if row is not None and row[0]:
+            # A reader (`kizuna memories` beside the bot) holds an older snapshot: the WAL is
+            # emptied by the next checkpoint that finds none.
+            log.warning("the WAL could not be emptied now: a reader holds it")
 
     # Sessions: one snapshot per open conversation.
 
@@ -727,6 +764,7 @@ class Store:
             "DELETE FROM conversations WHERE persona = ? AND scope = ?", (persona, scope)
         )
         await self._db.commit()
+        await self._scrub(words=False)
 
     @_serialised
     async def wipe_memories(self, scope: str) -> int:
@@ -742,6 +780,7 @@ class Store:
         except BaseException:
             await self._db.rollback()
             raise
+        await self._scrub(words=bool(gone))
         return len(gone)
 
     # Encoding, the diary, profiles and pruning.
@@ -851,15 +890,16 @@ class Store:
         policy: str,
         at: datetime,
     ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (text and reason), and note
-        that the scope was pruned on `day`, in one transaction. Returns the ids deleted."""
+        """Delete the forgotten memories, keep a report of each (which, and why: not what it
+        said), and note that the scope was pruned on `day`, in one transaction. Returns the
+        ids deleted."""
         try:
             gone = set(await self._delete(scope, [m.id for m, _ in forgotten]))
             await self._db.executemany(
-                "INSERT INTO pruned (scope, memory_id, text, category, importance, policy,"
-                " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
+                " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (scope, m.id, m.text, m.category, m.importance, policy, reason, _ts(at))
+                    (scope, m.id, m.category, m.importance, policy, reason, _ts(at))
                     for m, reason in forgotten
                     if m.id in gone
                 ],
@@ -873,6 +913,8 @@ class Store:
         except BaseException:
             await self._db.rollback()
             raise
+        if gone:
+            await self._scrub()
         return sorted(gone)
 
     async def pruned_since(
@@ -880,7 +922,7 @@ class Store:
     ) -> list[PrunedMemory]:
         """Prune reports from `since` on, oldest first (of one scope, or all)."""
         query = (
-            "SELECT scope, memory_id, text, category, importance, policy, reason, pruned_at"
+            "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= ?"
         )
         params: list[Any] = [_ts(since)]
@@ -888,7 +930,7 @@ class Store:
             query += " AND scope = ?"
             params.append(scope)
         rows = await self._all(query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit))
-        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dt(r[7])) for r in rows]
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], _dt(r[6])) for r in rows]
 
     # Memories (memory.records.MemoryStore).
 
@@ -970,6 +1012,8 @@ class Store:
         except BaseException:
             await self._db.rollback()
             raise
+        if gone:
+            await self._scrub()
         return gone
 
     async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
@@ -986,6 +1030,12 @@ class Store:
             if not present:
                 continue
             marks = _marks(len(present))
+            # The transcript and recap it was encoded from said it too.
+            await self._db.execute(
+                "UPDATE conversations SET turns = '[]', recap = NULL WHERE id IN"
+                f" (SELECT conversation_id FROM memories WHERE id IN ({marks}))",
+                present,
+            )
             await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
             await self._db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present)
             # What came next no longer carries the forgotten text as its context.
@@ -1150,12 +1200,16 @@ class Store:
         """Drop cached embeddings of these text hashes (of every embedder): a forgotten
         memory's text leaves no trace."""
         unique = list(dict.fromkeys(keys))
+        dropped = 0
         for start in range(0, len(unique), _CHUNK):
             chunk = unique[start : start + _CHUNK]
-            await self._db.execute(
+            cur = await self._db.execute(
                 f"DELETE FROM embedding_cache WHERE text_hash IN ({_marks(len(chunk))})", chunk
             )
+            dropped += cur.rowcount
         await self._db.commit()
+        if dropped:
+            await self._scrub(words=False)
 
     async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}

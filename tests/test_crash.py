@@ -230,6 +230,17 @@ def unpruned(database: Path) -> int:
     return len(scopes - pruned) if pruned & scopes else 0
 
 
+def emptied(db: sqlite3.Connection, chat: int) -> bool:
+    """Whether an encoded conversation of the private chat has no turns left: one of its
+    memories was pruned, and what it was encoded from went with it."""
+    (count,) = db.execute(
+        "SELECT count(*) FROM conversations WHERE scope = ? AND turns = '[]'"
+        " AND encoded_at IS NOT NULL",
+        (f"telegram:dm:{chat}",),
+    ).fetchone()
+    return bool(count)
+
+
 def turns_of(db: sqlite3.Connection, chat: int) -> list[dict[str, str]]:
     """Every turn of the private chat: archived, open and waiting (the session snapshot)."""
     scope = f"telegram:dm:{chat}"
@@ -279,22 +290,31 @@ def check(world: World, *, final: bool) -> Counter[str]:
             )
             replies = [turn["text"] for turn in turns if turn["role"] == "assistant"]
             assert max(user.values(), default=0) <= 1, f"a message kept twice: {user}"
+            # What a forgotten memory's conversation said is gone with it: not looked for.
+            gone = emptied(db, chat)
             for tag in world.model.asked & {t for t, c in world.said.items() if c == chat}:
+                if gone and not user[tag]:
+                    found["messages forgotten with a pruned memory"] += 1
+                    continue
                 assert user[tag] == 1, f"{tag} reached the model but was not kept"
                 found["messages that reached the model"] += 1
             # Python-telegram-bot confirms a batch as soon as it has it: Telegram never gives
             # these again, so each must be kept, even one waiting for its chat's last turn.
             for tag in confirmed & {t for t, c in world.said.items() if c == chat}:
+                if gone and not user[tag]:
+                    continue
                 assert user[tag] == 1, f"{tag} was taken from Telegram but not kept"
                 found["messages confirmed to Telegram"] += 1
             for reply in world.seen(chat):
                 for tag in marks(reply):
+                    if gone and not user[tag]:
+                        continue
                     assert user[tag] == 1, f"{tag} answered but not kept"
                     assert reply in replies, f"the reply to {tag} was seen but not kept"
                     found["replies seen"] += 1
 
-        # Encoding: once, and all of it or nothing.
-        forgotten = Counter(text for (text,) in db.execute("SELECT text FROM pruned"))
+        # Encoding: once, and all of it or nothing. (A pruned memory's conversation keeps no
+        # turns, so only what is kept is looked for.)
         kept = Counter(
             text for (text,) in db.execute("SELECT text FROM memories WHERE kind = 'episodic'")
         )
@@ -304,7 +324,7 @@ def check(world: World, *, final: bool) -> Counter[str]:
             said = " ".join(t["text"] for t in json.loads(turns) if t["role"] == "user")
             for tag in marks(said)[:5]:
                 text = encoded_text(tag)
-                written = sum(n for t, n in (kept + forgotten).items() if t.endswith(f" {text}"))
+                written = sum(n for t, n in kept.items() if t.endswith(f" {text}"))
                 expected = 0 if encoded_at is None else 1
                 assert written == expected, (conversation_id, tag, written, encoded_at)
             if final:

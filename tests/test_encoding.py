@@ -759,7 +759,6 @@ async def test_the_prune_forgets_what_faded_and_reports_it(tmp_path: Path, store
         reports = await store.pruned_since(now - timedelta(days=1), scope=SCOPE)
         assert {r.memory_id for r in reports} == gone
         report = next(r for r in reports if r.memory_id == trivial)
-        assert report.text == "Alice had toast with marmalade for breakfast."
         assert report.policy == "ebbinghaus" and "faded" in report.reason
         assert report.importance == 1 and report.pruned_at == now
         assert await store.last_prune(SCOPE) == now.date()
@@ -836,7 +835,7 @@ async def test_wiping_a_scope_takes_its_diary_profiles_and_prune_reports_only(
         [profile] = await store.profiles(OTHER)
         assert profile.text == f"profile in {OTHER}"
         [report] = await store.pruned_since(now - timedelta(days=1), scope=OTHER)
-        assert report.text == "A trivial thing."
+        assert report.scope == OTHER and report.reason
         assert await store.last_prune(OTHER) == now.date()
     finally:
         await bank.close()

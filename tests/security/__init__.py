@@ -18,6 +18,11 @@ substring. The classes of attack, and where each is tried:
   collides (test_profiles).
 - Prompt injection: asking the persona for another's memories, or a tool call naming
   another's scope (test_prompts).
+- Forgotten words left behind: after `/forget`, `/wipe`, the inspector's delete and the daily
+  prune, no file of the data folder (the database, its -wal and -shm, the index files) holds
+  the words or the vector, nor the transcript they came from; an upgraded database is vacuumed
+  of what older versions deleted; on PostgreSQL no row holds them
+  (test_forgetting_leaves_nothing).
 - Data at rest readable by others: the data folder 0700 and its files 0600 whatever the
   umask (test_data_at_rest).
 - Secrets and user text in logs, exports and errors (test_secrets, test_secret_scan,

@@ -126,6 +126,7 @@ UNSCOPED = {
     "DELETE FROM memories WHERE id IN": "ids checked against the scope first",
     "UPDATE memories_fts SET context = '' WHERE rowid IN": "ids checked against the scope",
     "UPDATE memories SET previous_id = NULL WHERE previous_id IN": "ids checked against the scope",
+    "UPDATE conversations SET turns = '[]', recap = NULL WHERE id IN": "the sources of those ids",
     # PgStore: the same, after DELETE ... WHERE scope = $1 ... RETURNING id.
     "UPDATE memories SET previous_id = NULL, search_context = ''": "ids deleted by scope",
     # commit_encoding: links between the memories this very transaction inserted.
