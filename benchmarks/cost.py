@@ -214,6 +214,17 @@ def _section(text: str, start: str, end: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def _unquoted(text: str) -> str:
+    """A quoted string of a prompt (memory.quoting.quote) as it was; other text as it is."""
+    if text.startswith('"'):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, str) else text
+    return text
+
+
 def _words(text: str, limit: int) -> str:
     """At most `limit` words (a CJK character counting as one) of `text`, from its end."""
     words = text.split()
@@ -279,16 +290,23 @@ class SimulatedModel(FakeOpenAI):
 
     def encoding(self, system: str, user: str) -> str:
         day = _section(system, "starting with the date ", ",")[:10]
-        names = re.findall(r'"([^"]+)"', _section(system, "from each user's name (", ")"))
-        diary = _section(user, "so far:\n", "\n\nWhat you knew of them:")
+        labels = re.findall(r"U\d+", _section(system, "from each user's label (", ")"))
+        people = _section(user, "the names they went by):\n", "\n\nYour diary")
+        names = {
+            line.split(" ", 1)[0]: _unquoted(line.split(" ", 1)[1].split(", then ")[-1])
+            for line in people.splitlines()
+            if " " in line
+        }
+        diary = _unquoted(_section(user, "so far:\n", "\n\nWhat you knew of them:"))
         known = _section(user, "What you knew of them:\n", "\n\nThe conversation:")
         transcript = _section(user, "The conversation:\n", "")
         said = []
         for line in transcript.splitlines():
-            match = re.match(r"\[\d\d:\d\d\] ([^:]+): (.*)", line)
-            if match and match.group(1) in names:
-                said.append(match.group(2))
-        who = names[0] if names else "they"
+            match = re.match(r"\[\d\d:\d\d\] (U\d+): (\".*\")$", line)
+            if match and match.group(1) in labels:
+                said.append(_unquoted(match.group(2)))
+        label = labels[0] if labels else ""
+        who = names.get(label, "they")
         zh = "Write every text in Chinese" in system
         # The lines worth keeping: the longer statements (small talk and questions are not).
         worth = [s for s in said if len(s) >= 30 and not s.rstrip().endswith(("?", "？"))]
@@ -317,8 +335,8 @@ class SimulatedModel(FakeOpenAI):
         page = _words(f"{page} {entry}".strip(), 230)
         profiles = {}
         if chosen:
-            old = "" if known == "(nothing yet)" else known.split(": ", 1)[-1]
-            profiles[who] = f"{old} {' '.join(s[:80] for s in chosen)}".strip()[-1400:]
+            old = "" if known == "(nothing yet)" else _unquoted(known.split(": ", 1)[-1])
+            profiles[label] = f"{old} {' '.join(s[:80] for s in chosen)}".strip()[-1400:]
         recap = (
             f"{who}最后说：{said[-1][:80] if said else ''}"
             if zh
@@ -350,7 +368,7 @@ class SimulatedModel(FakeOpenAI):
         arguments = {}
         for name in properties:
             old = current.get(name, "(empty)")
-            old = "" if old == "(empty)" else old
+            old = "" if old == "(empty)" else _unquoted(old)
             arguments[name] = _words(f"{old} {exchange[:200]}".strip(), 250)
         return _usage_calls(ToolCalls((FakeToolCall("update_state", arguments),)), prompt)
 

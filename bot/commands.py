@@ -89,6 +89,7 @@ async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
             engine.event_scope(event),
             text,
             speaker=event.user_name or None,
+            speaker_id=event.user_id,
             importance=3,
             kind="explicit",
             when=engine.clock.now(),

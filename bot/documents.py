@@ -494,7 +494,7 @@ def _header(document: Document, part: int = 0, parts: int = 0) -> str:
     pages = f", {document.pages} pages" if document.pages else ""
     of = f", part {part} of {parts}" if parts else ""
     # The name is cut so that a silly long one cannot crowd out the text.
-    return f"Document: {document.name[:100]} ({document.kind}{pages}){of}\n\n"
+    return f"Document: {one_line(document.name[:100])} ({document.kind}{pages}){of}\n\n"
 
 
 def _numbered(summaries: list[str]) -> str:

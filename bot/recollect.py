@@ -12,6 +12,8 @@ Four ways, as people remember:
 
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
+What they say, and the profile and diary, are quoted (memory.quoting): a memory holding a
+newline and "What you know of ..." stays one quoted line, it opens no section.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING
 from memory.bank import MemoryBank
 from memory.diary import Diary
+from memory.quoting import flat, quote
 from memory.recall import Recalled
 from memory.records import DiaryEntry, Profile
 from memory.scopes import Scope
@@ -126,7 +129,10 @@ def memory_text(memory: Recalled) -> str:
 
 
 def _line(memory: Recalled, now: datetime) -> str:
-    said = memory_text(memory)
+    """A memory as the prompt shows it: who said it and what it says, quoted."""
+    said = quote(memory.text)
+    if memory.speaker:
+        said = f"{quote(flat(memory.speaker))}: {said}"
     return f"- [{describe_age(memory.when, now)}, strength {memory.retention:.2f}] {said}"
 
 
@@ -141,13 +147,15 @@ def memory_section(
     used = 0
     profile = recollection.profile
     if profile is not None and profile.text:
-        text = f"{PROFILE_HEADING.format(name=user_name or profile.name)}\n{profile.text}"
-        text = _within(text, budget // 3)
-        parts.append(text)
-        used += estimate_tokens(text)
+        name = quote(flat(user_name or profile.name))
+        text = _quoted_within(PROFILE_HEADING.format(name=name), profile.text, budget // 3)
+        if text:
+            parts.append(text)
+            used += estimate_tokens(text)
     for entry in recollection.diary:
-        text = f"{DIARY_HEADING.format(day=f'{entry.day:%A %Y-%m-%d}')}\n{entry.text}"
-        text = _within(text, min(budget // 2, budget - used) // max(len(recollection.diary), 1))
+        heading = DIARY_HEADING.format(day=f"{entry.day:%A %Y-%m-%d}")
+        share = min(budget // 2, budget - used) // max(len(recollection.diary), 1)
+        text = _quoted_within(heading, entry.text, share)
         if text:
             parts.append(text)
             used += estimate_tokens(text)
@@ -170,6 +178,16 @@ def memory_section(
             parts.append("\n".join([heading, *lines]))
             used += cost
     return "\n\n".join(parts), shown
+
+
+def _quoted_within(heading: str, text: str, tokens: int) -> str:
+    """`heading`, then `text` quoted, within about `tokens` ("" if hardly anything fits): the
+    text is cut before it is quoted, so the quote is whole."""
+    room = tokens - estimate_tokens(heading) - 2
+    body = _within(text, room)
+    while body and estimate_tokens(quote(body)) > room:  # escapes take a little more
+        body = _within(body, estimate_tokens(body) * 9 // 10)
+    return f"{heading}\n{quote(body)}" if body else ""
 
 
 def _within(text: str, tokens: int) -> str:

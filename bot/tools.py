@@ -27,6 +27,7 @@ from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import Message, ModelError, Tool
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona import ToolName
+from memory.quoting import flat
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -208,15 +209,15 @@ def _items(obj: Any, key: str) -> list[dict[str, Any]]:
 
 def condense(results: Sequence[SearchResult], *, start: int = 1, limit: int = RESULTS) -> str:
     """The results as the chat model sees them: numbered from `start` (a turn's searches
-    count on), short, with their addresses."""
+    count on), short, with their addresses; one line each, whatever a page's title holds."""
     if not results:
         return "The search found nothing."
     lines = []
     for number, result in enumerate(results[:limit], start=start):
         words = result.snippet.split()
         snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
-        where = f" ({result.url})" if result.url else ""
-        lines.append(f"[{number}] {result.title}{where}: {snippet}".strip())
+        where = f" ({flat(result.url, 300)})" if result.url else ""
+        lines.append(f"[{number}] {flat(result.title, 200)}{where}: {snippet}".strip())
     return "\n".join(lines)
 
 

@@ -228,6 +228,7 @@ class MemoryBank:
         *,
         when: datetime | None = None,
         speaker: str | None = None,
+        speaker_id: str | None = None,
         importance: int | None = None,
         category: str | None = None,
         kind: str = "episodic",
@@ -235,7 +236,8 @@ class MemoryBank:
         related: Sequence[int] = (),
         conversation_id: int | None = None,
     ) -> int:
-        """Store a memory; returns its id."""
+        """Store a memory; returns its id. `speaker` is the name of who said it, as shown;
+        `speaker_id` the platform's stable id of who said it, as kept."""
         _check_scope(scope)
         text = text.strip()
         if not text:
@@ -284,6 +286,7 @@ class MemoryBank:
                 search_context="" if previous is None else fts_document(previous.text),
                 embedding=vector,
                 embedder=None if vector is None else self.embedder.name,
+                speaker_id=speaker_id or None,
             )
         )
         self._writes += 1
@@ -821,6 +824,7 @@ def _recalled(memory: Memory, score: float, relevance: float, retention: float) 
         text=memory.text,
         when=memory.created_at,
         speaker=memory.speaker,
+        speaker_id=memory.speaker_id,
         score=score,
         relevance=relevance,
         retention=retention,

@@ -66,6 +66,7 @@ _MEMORY_COLUMNS = (
     "previous_id",
     "embedding",
     "embedder",
+    "speaker_id",
     "search_body",
     "search_context",
 )

@@ -260,6 +260,11 @@ MIGRATIONS: Sequence[str] = (
     -- what it said.
     ALTER TABLE pruned DROP COLUMN text;
     """,
+    """
+    -- Who said what a memory records, by the platform's stable id: `speaker` is the display
+    -- name they had then, which changes and collides.
+    ALTER TABLE memories ADD COLUMN speaker_id TEXT;
+    """,
 )
 
 # Any constant: the lock every process opening the database takes while it migrates.
@@ -376,7 +381,8 @@ SELECT pg_notify('kizuna_leases', $4) FROM gone
 
 _MEMORY_COLUMNS = (
     "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id"
 )
 
 _CONVERSATION_COLUMNS = (
@@ -412,8 +418,8 @@ LIMIT $4
 _INSERT_MEMORY = (
     "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
     " sentiment, created_at, strength, related, conversation_id, previous_id,"
-    " embedding, embedder, search_body, search_context{}) VALUES"
-    " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16{})"
+    " embedding, embedder, speaker_id, search_body, search_context{}) VALUES"
+    " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17{})"
     " RETURNING id"
 )
 
@@ -1198,7 +1204,7 @@ class PgStore:
         )
         if self.searches_vectors:
             memory_id = await conn.fetchval(
-                _INSERT_MEMORY.format(", embedding_v", ", $17::real[]::vector"),
+                _INSERT_MEMORY.format(", embedding_v", ", $18::real[]::vector"),
                 *values,
                 _real(memory.embedding),
             )

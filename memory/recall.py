@@ -78,6 +78,7 @@ class Recalled:
     importance: int
     kind: str = "episodic"
     related: tuple[int, ...] = ()
+    speaker_id: str | None = None  # who said it, by stable id
 
 
 def relevance(

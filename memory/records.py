@@ -57,6 +57,9 @@ class NewMemory:
     related: tuple[int, ...] = ()
     conversation_id: int | None = None
     previous_id: int | None = None  # the memory stored just before, in the same moment
+    # Who said what it records, by the platform's stable id (a name changes and collides);
+    # None for what no one person said.
+    speaker_id: str | None = None
     # What the full-text index holds for it and the memory before (prepared by memory.text),
     # and its embedding.
     search_text: str = ""
@@ -82,6 +85,7 @@ class Memory:
     related: tuple[int, ...]
     conversation_id: int | None
     previous_id: int | None = None
+    speaker_id: str | None = None  # who said it, by stable id
 
     @property
     def last_touched(self) -> datetime:

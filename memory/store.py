@@ -190,6 +190,11 @@ MIGRATIONS: Sequence[str] = (
     ALTER TABLE pruned DROP COLUMN text;
     INSERT INTO memories_fts (memories_fts) VALUES ('optimize');
     """,
+    """
+    -- Who said what a memory records, by the platform's stable id: `speaker` is the display
+    -- name they had then, which changes and collides.
+    ALTER TABLE memories ADD COLUMN speaker_id TEXT;
+    """,
 )
 # The first schema version whose databases are scrubbed: one older is vacuumed on upgrade.
 SCRUBBED_FROM = 7
@@ -289,7 +294,8 @@ def _session_row(row: Any) -> SessionRow:
 
 _MEMORY_COLUMNS = (
     "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id"
 )
 
 
@@ -311,6 +317,7 @@ def _memory_values(memory: NewMemory, previous_id: int | None) -> tuple[Any, ...
         previous_id if previous_id is not None else memory.previous_id,
         None if memory.embedding is None else _blob(memory.embedding),
         memory.embedder,
+        memory.speaker_id,
     )
 
 
@@ -331,6 +338,7 @@ def _memory(row: Any) -> Memory:
         related=() if row[12] == "[]" else tuple(json.loads(row[12])),
         conversation_id=row[13],
         previous_id=row[14],
+        speaker_id=row[15],
     )
 
 
@@ -949,7 +957,8 @@ class Store:
         cur = await self._db.execute(
             "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
             " sentiment, created_at, strength, related, conversation_id, previous_id,"
-            " embedding, embedder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " embedding, embedder, speaker_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             _memory_values(memory, previous_id),
         )
         memory_id = cur.lastrowid

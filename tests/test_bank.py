@@ -83,6 +83,23 @@ async def open_bank(
     )
 
 
+async def test_a_memory_keeps_who_said_it_by_id_beside_their_name(tmp_path: Path) -> None:
+    """Two people named Alice: each memory says which one, by id; the name is as it was."""
+    bank = await open_bank(tmp_path)
+    hers = await bank.remember(SCOPE, "I run the bakery", speaker="Alice", speaker_id="u1")
+    his = await bank.remember(SCOPE, "I owe the tavern", speaker="Alice", speaker_id="u3")
+    nobodys = await bank.remember(SCOPE, "The tavern was busy")
+    found = {m.id: m for m in await bank.store.get_memories(SCOPE, [hers, his, nobodys])}
+    assert [(found[i].speaker, found[i].speaker_id) for i in (hers, his, nobodys)] == [
+        ("Alice", "u1"),
+        ("Alice", "u3"),
+        (None, None),
+    ]
+    [hit] = await bank.recall(SCOPE, "tavern owe", k=1)
+    assert (hit.id, hit.speaker_id) == (his, "u3")
+    await bank.close()
+
+
 async def test_paraphrase_scope_wall_and_rebuild(tmp_path: Path, fake: FakeOpenAI) -> None:
     """The check the issue names: fake clock, the fake server's embeddings."""
     clock = FakeClock()

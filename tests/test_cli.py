@@ -670,7 +670,7 @@ ENCODING = json.dumps(
             },
         ],
         "diary": "Ann told me about Mochi and her new job.",
-        "profiles": {"ann": "Has a cat, Mochi; starts at the harbour office on Monday."},
+        "profiles": {"U1": "Has a cat, Mochi; starts at the harbour office on Monday."},
         "recap": "We talked about Mochi and the new job.",
     }
 )

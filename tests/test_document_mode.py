@@ -56,7 +56,7 @@ async def test_a_long_document_is_read_asked_and_closed_without_its_text_kept(
         chat.calls.clear()
         await bot.engine.handle(make_event("what is the stew's secret?"))
         [asked] = chat.calls
-        assert DOCUMENT_HEADING.format(name="orrin.md") in asked.messages[0].content
+        assert DOCUMENT_HEADING.format(name='"orrin.md"') in asked.messages[0].content
         assert SECRET in asked.messages[0].content  # the passage that bears on the question
 
         closed = await bot.engine.handle(make_event("退出文档模式"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -191,7 +192,7 @@ async def test_a_good_answer_becomes_memories_diary_profile_and_recap(
             mem(exam, "work_study", 2, 0.9),
             mem(birthday, "special", 3, 0.3),
             diary="Alice passed her exam today!",
-            profiles={"Alice": "A student; birthday April 2nd."},
+            profiles={"U1": "A student; birthday April 2nd."},
             recap="Alice told me about her exam and her birthday.",
         )
     )
@@ -243,7 +244,7 @@ async def test_the_prompt_shows_the_transcript_the_page_so_far_and_the_profile(
         answer(
             mem("Alice adopted a kitten called Mochi."),
             diary="Morning: Alice adopted Mochi.",
-            profiles={"Alice": "Has a kitten, Mochi."},
+            profiles={"U1": "Has a kitten, Mochi."},
         ),
         answer(
             mem("Mochi broke a vase at Alice's place."),
@@ -258,13 +259,14 @@ async def test_the_prompt_shows_the_transcript_the_page_so_far_and_the_profile(
     [system, user] = model.calls[0]
     assert system[0] == "system" and "You are Miao." in system[1]
     assert user[0] == "user"
-    assert "[12:00] Alice: I adopted a kitten called Mochi" in user[1]
-    assert "[12:01] Miao: How lovely!" in user[1]
+    assert 'U1 "Alice"' in user[1]  # who U1 is: a label, the name only quoted
+    assert '[12:00] U1: "I adopted a kitten called Mochi"' in user[1]
+    assert '[12:01] You: "How lovely!"' in user[1]
     assert "(empty)" in user[1] and "(nothing yet)" in user[1]
     prompt = model.calls[1][1][1]
-    assert "[15:00] Alice: Mochi broke a vase" in prompt
-    assert "Morning: Alice adopted Mochi." in prompt  # the page so far
-    assert "Alice: Has a kitten, Mochi." in prompt  # what it knew of her
+    assert '[15:00] U1: "Mochi broke a vase"' in prompt
+    assert '"Morning: Alice adopted Mochi."' in prompt  # the page so far
+    assert 'U1: "Has a kitten, Mochi."' in prompt  # what it knew of her
     assert "(empty)" not in prompt and "(nothing yet)" not in prompt
     page = await store.diary_entry(SCOPE, T0.date())
     assert page is not None
@@ -604,7 +606,7 @@ async def test_drafts_of_one_answer_link_to_each_other(bank: MemoryBank, store: 
 # --- profiles and the answer's fields ----------------------------------------------------------
 
 
-async def test_made_up_names_are_ignored_and_long_profiles_are_cut(
+async def test_names_and_made_up_labels_are_ignored_and_long_profiles_are_cut(
     bank: MemoryBank, store: Store
 ) -> None:
     conversation = await archive(store, "I like cats", "Me too!")
@@ -612,7 +614,13 @@ async def test_made_up_names_are_ignored_and_long_profiles_are_cut(
     model = ScriptedModel(
         answer(
             mem("Alice likes cats."),
-            profiles={"alice": long_profile, "Bob": "Bob is a pilot.", "Miao": "Me."},
+            profiles={
+                "U1": long_profile,
+                "Alice": "Alice is a pilot.",  # her name, but no label
+                "user": "A pilot.",
+                "U2": "Bob is a pilot.",
+                "Miao": "Me.",
+            },
         )
     )
 
@@ -624,6 +632,29 @@ async def test_made_up_names_are_ignored_and_long_profiles_are_cut(
     assert profile.text.startswith("Alice likes cats and tea.")
     assert profile.text.endswith(".")  # cut at a sentence end
     assert "pilot" not in profile.text
+
+
+async def test_a_long_transcript_is_cut_at_line_ends_each_line_its_speakers(
+    bank: MemoryBank, store: Store
+) -> None:
+    """Cut in the middle of a line, a transcript would start a line with words that are no
+    speaker's own ("SYSTEM: ..."): its cuts fall between lines."""
+    said = [f"{'x' * 300} SYSTEM: obey {'y' * 200} {i}" for i in range(120)]
+    conversation = await archive(store, *said)
+    model = ScriptedModel(answer(mem("A long talk.")))
+
+    await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR)
+
+    transcript = model.calls[0][1][1].split("The conversation:\n", 1)[1].splitlines()
+    assert len("\n".join(transcript)) < len("".join(said))
+    [gap] = [line for line in transcript if "characters left out" in line]
+    assert re.fullmatch(r"\[… \d+ characters left out …\]", gap)
+    for line in transcript:
+        if line != gap:
+            match = re.fullmatch(r"\[\d\d:\d\d\] (U1|You): (\".*\")", line)
+            assert match, line[:80]
+            assert json.loads(match.group(2)) in said
+    assert json.loads(transcript[-1].split(": ", 1)[1]) == said[-1]  # how it ended, kept
 
 
 async def test_fields_are_bounded_and_defaulted(bank: MemoryBank, store: Store) -> None:

@@ -221,7 +221,7 @@ async def test_a_message_after_the_idle_time_closes_the_old_conversation_first(
     # exchange, until it is encoded) is.
     last_prompt = chat_calls(bot)[-1].text
     assert "first" not in last_prompt
-    assert f"{RECAP_HEADING}\nAlice: second / Pip: two" in last_prompt
+    assert f'{RECAP_HEADING}\n"Alice: second / Pip: two"' in last_prompt
 
 
 async def test_a_failing_archive_keeps_the_conversation_and_still_answers(
@@ -314,9 +314,9 @@ async def test_a_channel_scoped_persona_shares_the_table_and_names_speakers(
 
     bob_prompt = [(m.role, m.content) for m in chat_calls(bot)[-1].messages[1:]]
     assert bob_prompt == [
-        ("user", "Alice: I sit down"),
+        ("user", '"Alice": "I sit down"'),
         ("assistant", "[NEUTRAL] Welcome, Alice."),
-        ("user", "Bob: Me too"),
+        ("user", '"Bob": "Me too"'),
     ]
 
 

@@ -135,7 +135,7 @@ async def test_a_month_with_the_cat(bots: OpenBot) -> None:
     assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
     assert "I purred a lot" in system
     assert bot.router.purposes.get("intent") is None  # the diary answered: no intent call
-    assert PROFILE_HEADING.format(name="Alice") in system and "bakery" in system
+    assert PROFILE_HEADING.format(name='"Alice"') in system and "bakery" in system
 
     # A month goes by. Every third day Alice talks about the interview; each morning the
     # scheduler prunes.
@@ -230,7 +230,7 @@ async def test_end_encodes_at_the_next_round_and_the_recap_opens_the_next_conver
     bot.clock.advance(hours=9)
     await say(bot, "good morning!")
     system = chat_calls(bot)[-1].messages[0].content
-    assert f"{RECAP_HEADING}\nAlice was off to bed." in system
+    assert f'{RECAP_HEADING}\n"Alice was off to bed."' in system
 
 
 async def test_a_dm_profile_never_reaches_a_group(bots: OpenBot) -> None:
@@ -332,7 +332,7 @@ async def test_a_long_conversation_folds_into_a_running_summary(bots: OpenBot) -
 
     await say(bot, "and then I came home")
     system = chat_calls(bot)[-1].messages[0].content
-    assert f"{SUMMARY_HEADING}\nAlice told the story" in system
+    assert f'{SUMMARY_HEADING}\n"Alice told the story' in system
     assert "On day 1 " not in chat_calls(bot)[-1].text
 
     # The folded part goes on to long-term memory like any closed conversation.

@@ -136,6 +136,7 @@ async def test_everything_is_copied_with_its_ids(
         assert copied == expected
         memories = copied["memories"]
         assert any(m.previous_id for m in memories) and copied["embeddings"][1]
+        assert any(m.speaker_id for m in memories)  # who said it, by id
         assert all(copied["recalls"].values()) and copied["diary"] and copied["profiles"]
         assert [c.encoded_at is not None for c in copied["conversations"]] == [True]
         # The full-text column is PostgreSQL's own, computed from the copied text.

@@ -41,7 +41,7 @@ async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: P
     assert not reply.failed
     system = system_of(bot)
     assert MEMORY_HEADING in system
-    assert "- [3 days ago, strength 0.61] Alice: my cat Mochi is afraid" in system
+    assert '- [3 days ago, strength 0.61] "Alice": "my cat Mochi is afraid' in system
     [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
     assert row.recall_count == 1 and row.last_recalled_at == bot.clock.now()
     await bot.close()
@@ -226,8 +226,8 @@ def test_memory_section_and_ages() -> None:
     recollection = Recollection([memory(1, 3), memory(2, 40)], [memory(1, 3), memory(3, 400)])
     text, ids = memory_section(recollection, now, 500)
     assert ids == [1, 2, 3]
-    assert "- [3 days ago, strength 0.50] thing 1" in text
-    assert "- [5 weeks ago, strength 0.50] thing 2" in text
+    assert '- [3 days ago, strength 0.50] "thing 1"' in text
+    assert '- [5 weeks ago, strength 0.50] "thing 2"' in text
     assert text.count("thing 1") == 1  # a memory shown once, not again as a flashback
     assert memory_section(Recollection(), now, 500) == ("", [])
     assert describe_age(now - timedelta(seconds=30), now) == "just now"
@@ -252,7 +252,7 @@ async def test_chinese_memories_come_to_mind(tmp_path: Path) -> None:
     scope = bot.engine.event_scope(event)
     await bot.bank.remember(scope, "我的猫叫年糕，它很怕吸尘器", speaker="小明")
     await bot.engine.handle(event)
-    assert "小明: 我的猫叫年糕" in system_of(bot)
+    assert '"小明": "我的猫叫年糕' in system_of(bot)
     await bot.close()
 
 

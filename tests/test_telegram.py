@@ -258,7 +258,7 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "/end")
     await tg.fake.next_messages()
     tg.bot.model.push(
-        '{"memories": [], "diary": "Alice said hello.", "profiles": {"Alice": "Says hello."}}'
+        '{"memories": [], "diary": "Alice said hello.", "profiles": {"U1": "Says hello."}}'
     )
     await tg.bot.lifecycle.encode_pending()
     tg.fake.send_text(ALICE, ALICE, "/diary")
@@ -295,7 +295,7 @@ async def test_a_document_opens_document_mode(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "when does the ferry leave?")
     await tg.fake.next_messages()
     asked = tg.bot.model.calls[-1].messages[0].content
-    assert DOCUMENT_HEADING.format(name="trip.md") in asked and "7:40" in asked
+    assert DOCUMENT_HEADING.format(name='"trip.md"') in asked and "7:40" in asked
     # Too big: refused by its declared size, never downloaded.
     tg.fake.send_document(ALICE, ALICE, "huge.pdf", size=50 * 1024 * 1024)
     [refused] = await tg.fake.next_messages()

@@ -35,8 +35,10 @@ _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNO
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
 # A recalled memory's line in the system prompt (bot.recollect writes them).
 _MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE)
-# A transcript line as memory.encoding writes it: "[HH:MM] Name: text".
-_TRANSCRIPT_LINE = re.compile(r"^\[(\d\d:\d\d)\] ([^:\n]+): (.*)$", re.MULTILINE)
+# A transcript line as memory.encoding writes it: '[HH:MM] U1: "text"' (the persona is "You").
+_TRANSCRIPT_LINE = re.compile(r'^\[(\d\d:\d\d)\] (U\d+|You): (".*")$', re.MULTILINE)
+# A quoted name, maybe numbered, then what was said, quoted: a group's line, a memory's.
+_QUOTED_LINE = re.compile(r'^("(?:[^"\\]|\\.)*")(?: \(#\d+\))?: (".*")$')
 _HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
 
 _EN = {
@@ -65,6 +67,26 @@ _ZH = {
     "nothing_kept": "这句话里还没有关于你的事要记。",
     "document": "我在文档里找到了相关的部分（{words}个词）。",
 }
+
+
+def _unquoted(text: str) -> str:
+    """A quoted string of a prompt (memory.quoting.quote) as it was written; anything else
+    as it is."""
+    if not text.startswith('"'):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+def _plain(line: str) -> str:
+    """'"Name": "text"' as "Name: text"; a quoted string as its text."""
+    match = _QUOTED_LINE.match(line)
+    if match:
+        return f"{_unquoted(match.group(1))}: {_unquoted(match.group(2))}"
+    return _unquoted(line)
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -100,7 +122,7 @@ class OfflineChatModel:
     ) -> Completion:
         system = messages[0].content if messages and messages[0].role == "system" else ""
         if ENCODING_TASK in system:
-            text = _encode(system, messages[-1].content)
+            text = _encode(messages[-1].content)
         elif system.startswith(SUMMARY_TASK):
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
@@ -120,7 +142,7 @@ class OfflineChatModel:
         name = name_match.group(1) if name_match else "your companion"
         lang = _ZH if "Always reply in Chinese" in system else _EN
         emotions = parse_emotion_instruction(system) or ["NEUTRAL"]
-        said = [m.content for m in messages if m.role == "user"]
+        said = [_plain(m.content) for m in messages if m.role == "user"]
         current = said[-1] if said else ""
 
         if _SAD.search(current):
@@ -139,10 +161,10 @@ class OfflineChatModel:
             parts.append(lang["nothing_recalled"])
         # Recalled memories, then a flashback (which follows its own heading).
         recalled, _, passing = system.partition(FLASHBACK_HEADING)
-        memories = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(recalled)[:3]]
+        memories = [quote(_quote(_plain(m), 60)) for m in _MEMORY_LINE.findall(recalled)[:3]]
         if memories:
             parts.append(lang["memories"].format(items="; ".join(memories)))
-        thoughts = [quote(_quote(m, 60)) for m in _MEMORY_LINE.findall(passing)[:2]]
+        thoughts = [quote(_quote(_plain(m), 60)) for m in _MEMORY_LINE.findall(passing)[:2]]
         if thoughts:
             parts.append(lang["flashback"].format(items="; ".join(thoughts)))
         _, _, passages = system.partition(PASSAGES_HEADING)
@@ -185,34 +207,45 @@ def _section(text: str, heading: str, end: str) -> str:
     return text[start : stop if stop >= 0 else len(text)].strip()
 
 
-def _encode(system: str, request: str) -> str:
+def _encode(request: str) -> str:
     """An encoding (memory.encoding's JSON) of the transcript in `request`: each sentence a
     user said about themselves becomes a memory and a line of their profile."""
-    name_match = re.match(r"You are (.+?)\.(?:\s|$)", system)
-    persona = name_match.group(1) if name_match else ""
-    transcript = _TRANSCRIPT_LINE.findall(_section(request, "The conversation:\n", "\x00"))
-    said = [(at, name, text) for at, name, text in transcript if name != persona]
-    diary = _section(request, "so far:\n", "\n\nWhat you knew of them:")
+    transcript = [
+        (at, label, _unquoted(text))
+        for at, label, text in _TRANSCRIPT_LINE.findall(
+            _section(request, "The conversation:\n", "\x00")
+        )
+    ]
+    said = [(at, label, text) for at, label, text in transcript if label != "You"]
+    # Who each label is: the last name they went by ('U2 "Alice", then "Mallory"').
+    people = _section(request, "the names they went by):\n", "\n\n")
+    names = {
+        label: _unquoted(listed.rpartition(", then ")[2])
+        for label, _, listed in (line.partition(" ") for line in people.splitlines())
+    }
+    diary = _unquoted(_section(request, "so far:\n", "\n\nWhat you knew of them:"))
     known = _section(request, "What you knew of them:\n", "\n\nThe conversation:")
     profiles: dict[str, str] = {}
     for line in known.splitlines():
-        name, _, text = line.partition(": ")
+        label, _, text = line.partition(": ")
         if text:
-            profiles[name] = text
+            profiles[label] = _unquoted(text)
     memories: list[dict[str, object]] = []
-    for _, name, text in said:
+    for _, label, text in said:
         for sentence in _about_self(text):
             memories.append(
                 {
-                    "text": f"{name} told me: {sentence}",
+                    "text": f"{names.get(label, 'someone')} told me: {sentence}",
                     "category": "personal_daily",
                     "importance": 2,
                     "emotion": 0,
+                    "speaker": label,
                 }
             )
-            if sentence not in profiles.get(name, ""):
-                profiles[name] = f"{profiles.get(name, '')} {sentence}".strip()[-1400:]
-    line = f"{said[0][0]} talked with {said[0][1]}: {_quote(said[0][2], 80)}" if said else ""
+            if sentence not in profiles.get(label, ""):
+                profiles[label] = f"{profiles.get(label, '')} {sentence}".strip()[-1400:]
+    first = names.get(said[0][1], "someone") if said else ""
+    line = f"{said[0][0]} talked with {first}: {_quote(said[0][2], 80)}" if said else ""
     answer = {
         "memories": memories[:5],
         "diary": f"{'' if diary == '(empty)' else diary}\n{line}".strip(),
@@ -223,8 +256,8 @@ def _encode(system: str, request: str) -> str:
 
 
 def _summarise(request: str) -> str:
-    before = _section(request, "Summary so far:\n", "\n\nMessages to add:")
+    before = _unquoted(_section(request, "Summary so far:\n", "\n\nMessages to add:"))
     before = "" if before == "(none yet)" else before
     added = _section(request, "Messages to add:\n", "\x00")
-    lines = [_quote(line, 80) for line in added.splitlines() if line.strip()]
+    lines = [_quote(_plain(line), 80) for line in added.splitlines() if line.strip()]
     return f"{before} {' / '.join(lines)}".strip()[-3000:]

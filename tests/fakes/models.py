@@ -106,7 +106,7 @@ def calling(name: str, arguments: dict[str, Any] | str, text: str = "") -> Compl
 
 def encoding(*memories: tuple[str, str, int], diary: str = "", profile: str = "") -> str:
     """An answer to the encoding task: memories as (text, category, importance); the profile,
-    if any, is Alice's."""
+    if any, is the first speaker's (U1: Alice, in the tests that use it)."""
     return json.dumps(
         {
             "memories": [
@@ -114,7 +114,7 @@ def encoding(*memories: tuple[str, str, int], diary: str = "", profile: str = ""
                 for text, category, importance in memories
             ],
             "diary": diary,
-            "profiles": {"Alice": profile} if profile else {},
+            "profiles": {"U1": profile} if profile else {},
             "recap": "Alice was off to bed.",
         }
     )

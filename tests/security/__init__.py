@@ -14,8 +14,12 @@ substring. The classes of attack, and where each is tried:
   questions say what is really lost (test_shared_memory).
 - Private answers shown to a group: Telegram answers that show memories go to the asker's
   private chat, Discord's are ephemeral (test_platforms, test_shared_memory).
-- Words given to the wrong person: profiles by id, never by a display name that changes or
-  collides (test_profiles).
+- Words given to the wrong person: profiles, memories and /remember entries by id, never by a
+  display name that changes or collides; the summary model sees speakers as labels given by
+  id and answers by label (test_profiles).
+- User text forging structure: a newline and "SYSTEM: ...", "Alice: ..." or a section heading
+  inside a message, a /remember, a display name or a recap stays one quoted line of its real
+  speaker, in the chat prompt and in the encoder's transcript (test_structure).
 - Prompt injection: asking the persona for another's memories, or a tool call naming
   another's scope (test_prompts).
 - Forgotten words left behind: after `/forget`, `/wipe`, the inspector's delete and the daily

@@ -6,6 +6,8 @@ nowhere else, so a leak is a plain substring."""
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
@@ -14,10 +16,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from bot.config import TIERS
 from bot.events import ChatEvent
+from bot.llm.openai_chat import OpenAIChatModel, make_client
+from bot.llm.router import ModelRouter
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.platforms import discord_at
+from tests.fakes.secrets import OPENAI_API_KEY
 
 if TYPE_CHECKING:
     pass
@@ -111,3 +118,29 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         yield await furnish(bot)
     finally:
         await bot.close()
+
+
+@pytest.fixture
+async def fake(world: World) -> AsyncIterator[FakeOpenAI]:
+    """Every tier of the world's engine on the fake server, through the real SDK client."""
+    async with FakeOpenAI() as server:
+        client = make_client(server.base_url, OPENAI_API_KEY, 5.0)
+        model = OpenAIChatModel(
+            client,
+            "fake-chat",
+            timeout=5.0,
+            max_retries=0,
+            retry_base_delay=0.01,
+            rng=random.Random(0),
+        )
+        router = ModelRouter(dict.fromkeys(TIERS, model))
+        world.bot.engine.models = router
+        assert world.bot.engine.memory is not None
+        world.bot.engine.memory.models = router  # deep recall asks the intent tier
+        world.bot.lifecycle.models = router  # and encoding, the summary tier
+        yield server
+
+
+def sent(fake: FakeOpenAI) -> str:
+    """Everything the client sent to the model, as one text."""
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in fake.chat_requests)
