@@ -446,9 +446,10 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     page.find_element(By.ID, "i-search").send_keys(Keys.BACKSPACE)  # fires "input" again
     wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]")) == 4)
 
-    # Delete asks first; then the row goes, and the memory is gone from the bank.
-    row = page.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{ids["tea"]}"]')
-    row.find_element(By.CSS_SELECTOR, ".delete").click()
+    # Delete asks first; then the row goes, and the memory is gone from the bank. (Both
+    # searches above re-render the table: the button is looked up again until one holds.)
+    delete = f'#memories tr[data-id="{ids["tea"]}"] .delete'
+    wait(page).until(lambda d: d.find_element(By.CSS_SELECTOR, delete).click() or True)
     alert = wait(page).until(lambda d: d.switch_to.alert)
     assert "stand a spoon" in alert.text
     alert.accept()
