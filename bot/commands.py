@@ -222,6 +222,7 @@ async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
             "text": m.text,
             "when": m.when.isoformat(),
             "speaker": m.speaker,
+            "speaker_id": m.speaker_id,
             "importance": m.importance,
             "kind": m.kind,
             "strength": round(m.retention, 3),

@@ -160,13 +160,24 @@ def _speaker_names(turns: Sequence[Turn]) -> dict[tuple[str, str], str]:
     return shown
 
 
-def _turn_message(turn: Turn, group: bool, names: dict[tuple[str, str], str]) -> Message:
+def _turn_message(
+    turn: Turn, group: bool, names: dict[tuple[str, str], str], tokens: int | None = None
+) -> Message:
+    """A turn as a message; within about `tokens` if given (its end kept: the latest words
+    matter most), cut before it is quoted so that its speaker and quotes stay whole."""
     if turn.role == "assistant":
         tag = f"[{turn.emotion}] " if turn.emotion else ""
-        return Message("assistant", tag + turn.text)
+        text = tag + turn.text
+        return Message("assistant", text if tokens is None else _truncate(text, tokens))
     if not group:  # the user's own message: the role says whose it is
-        return Message("user", turn.text)
-    return Message("user", f"{names[turn.user_id, turn.speaker]}: {quote(turn.text)}")
+        return Message("user", turn.text if tokens is None else _truncate(turn.text, tokens))
+    head = f"{names[turn.user_id, turn.speaker]}: "
+    text = turn.text
+    if tokens is not None:
+        text = _truncate(text, max(tokens - estimate_tokens(head) - 2, 8))
+        while text and estimate_tokens(head + quote(text)) > tokens and len(text) > 16:
+            text = "…" + text[len(text) // 4 + 1 :]  # escapes took more room than the words
+    return Message("user", head + quote(text))
 
 
 def build_chat_prompt(
@@ -217,7 +228,7 @@ def build_chat_prompt(
         if used + cost > budget:
             if not chosen:
                 room = max(budget - used - MESSAGE_OVERHEAD, 16)
-                chosen.append(Message(message.role, _truncate(message.content, room)))
+                chosen.append(_turn_message(turn, group, names, room))
                 used = budget
             break
         chosen.append(message)

@@ -230,6 +230,7 @@ async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
     exported = await fake.answer()
     [memory] = json.loads(exported["_files"]["memories.json"])
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
+    assert memory["speaker_id"] == str(ALICE)  # who said it, by the platform's id
 
 
 async def test_bound_channel_answers_everything(fake: FakeDiscord, bot: Bot):
