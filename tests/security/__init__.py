@@ -27,6 +27,10 @@ substring. The classes of attack, and where each is tried:
   the words or the vector, nor the transcript they came from; an upgraded database is vacuumed
   of what older versions deleted; on PostgreSQL no row holds them
   (test_forgetting_leaves_nothing).
+- Listeners open to a network: the web client refuses an address other than loopback without
+  a token of 16 characters or more, and every request without it (test_web); a Telegram
+  webhook takes only updates carrying its secret, one derived from the bot token when none is
+  configured (tests/test_telegram.py, tests/test_host.py).
 - Data at rest readable by others: the data folder 0700 and its files 0600 whatever the
   umask (test_data_at_rest).
 - Secrets and user text in logs, exports and errors (test_secrets, test_secret_scan,
