@@ -36,11 +36,11 @@ from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
 from memory.backup import BackupError, backup, restore
-from memory.bank import DATABASE, INDEX_FOLDER, MemoryBank
+from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
 from memory.storage import open_store
-from memory.store import Store, StoreError
+from memory.store import DATABASE, Store, StoreError
 
 __all__ = ["main"]
 

@@ -131,6 +131,7 @@ def _make_adapter(
         web = config.web
         return WebServer(
             runtime.engine,
+            runtime.store,
             bot.hosted,
             host=web.host,
             port=web.port,

@@ -203,7 +203,7 @@ async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -
     """(lost, reordered): a message (of those numbered `numbers`) without a reply or missing
     from its conversation, and conversations whose messages are not in the order sent."""
     lost = reordered = 0
-    store = runtime.engine.sessions.store
+    store = runtime.store
     await runtime.engine.drain()
     for user in users:
         sent = [message(user, n) for n in numbers]

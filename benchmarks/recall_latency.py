@@ -102,7 +102,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -114,7 +114,7 @@ import memory.dense
 import memory.index
 import memory.recall
 import memory.text
-from memory.bank import DATABASE, EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
+from memory.bank import EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
 from memory.embeddings import HashEmbedder
 from memory.index import (
     HNSW_EF_CONSTRUCTION,
@@ -128,7 +128,7 @@ from memory.index import (
 )
 from memory.recall import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
-from memory.store import Store
+from memory.store import DATABASE, Store
 from memory.text import fts_document
 
 if TYPE_CHECKING:
@@ -470,7 +470,7 @@ class Stage:
 def pg_store(bank: MemoryBank) -> PgStore | None:
     """The bank's PostgreSQL store, or None for SQLite: the measurements that look inside the
     store branch on this."""
-    return None if isinstance(bank.store, Store) else bank.store
+    return None if isinstance(bank.store, Store) else cast("PgStore", bank.store)
 
 
 async def round_trip_ms(bank: MemoryBank, times: int = 300) -> float:

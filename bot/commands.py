@@ -177,10 +177,10 @@ async def profile(engine: Engine, event: ChatEvent) -> str:
         return _say(engine, event, "memory_off")
     if event.anonymous:
         return _say(engine, event, "anonymous")
-    found = await engine.memory.bank.store.profiles(engine.event_scope(event), [event.user_id])
-    if not found or not found[0].text:
+    found = await engine.memory.profile(engine.event_scope(event), event.user_id)
+    if found is None or not found.text:
         return _say(engine, event, "profile_none")
-    return _say(engine, event, "profile", text=found[0].text)
+    return _say(engine, event, "profile", text=found.text)
 
 
 async def show_state(engine: Engine, event: ChatEvent) -> str:
@@ -254,7 +254,7 @@ async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
     persona = engine.persona(event)
     if event.anonymous:  # no private chat of theirs to share from
         return _say(engine, event, "anonymous")
-    store = engine.sessions.store
+    store = engine.rooms
     user = f"{event.platform}:{event.user_id}"
     choice = argument.strip().lower()
     if choice in ("on", "off"):

@@ -34,7 +34,8 @@ from bot.tools import (
     run_translate,
 )
 from memory.clock import Clock
-from memory.store import ArchivedConversation
+from memory.records import ArchivedConversation
+from memory.storage import RoomStore
 
 __all__ = ["Engine", "SessionInfo"]
 
@@ -75,6 +76,7 @@ class Engine:
         personas: Mapping[str, Persona],
         models: ModelRouter,
         sessions: SessionManager,
+        rooms: RoomStore,
         clock: Clock,
         settings: EngineConfig,
         memory: Recollector | None = None,
@@ -84,6 +86,7 @@ class Engine:
         self.personas = personas
         self.models = models
         self.sessions = sessions
+        self.rooms = rooms  # channel bindings and DM sharing
         self.clock = clock
         self.settings = settings
         self.memory = memory
@@ -297,7 +300,7 @@ class Engine:
             return None  # (an anonymous sender has no private chat: it is no one in particular)
         user = f"{event.platform}:{event.user_id}"
         try:
-            shared = await self.sessions.shares_dm(persona.key, user)
+            shared = await self.rooms.dm_sharing(persona.key, user)
         except Exception:
             log.exception("could not read %s's sharing choice", user)
             return None

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
+from typing import Protocol
 
 from bot.llm.base import Message, Role
 from bot.llm.router import ModelRouter
@@ -22,10 +23,18 @@ from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
+from memory.records import ArchivedConversation, JournalStore
 from memory.scopes import Scope
-from memory.store import ArchivedConversation
+from memory.storage import ArchiveStore, Coordination
 
-__all__ = ["PRUNE_BATCH", "Lifecycle", "PruneReport", "persona_of", "scope_policies"]
+__all__ = [
+    "PRUNE_BATCH",
+    "Lifecycle",
+    "LifecycleStore",
+    "PruneReport",
+    "persona_of",
+    "scope_policies",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +71,13 @@ def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], Forgettin
     return policy
 
 
+class LifecycleStore(ArchiveStore, JournalStore, Coordination, Protocol):
+    """What the lifecycle reads and marks: closed conversations to encode, the scopes to
+    prune and when each was pruned last, and the locks it takes for either."""
+
+    async def scopes(self) -> list[str]: ...
+
+
 @dataclass(slots=True, frozen=True)
 class PruneReport:
     scope: str
@@ -75,6 +91,7 @@ class Lifecycle:
         self,
         *,
         bank: MemoryBank,
+        store: LifecycleStore,
         personas: Mapping[str, Persona],
         models: ModelRouter,
         clock: Clock,
@@ -83,6 +100,7 @@ class Lifecycle:
         prune_hour: int = 4,
     ) -> None:
         self.bank = bank
+        self.store = store
         self.personas = personas
         self.models = models
         self.clock = clock
@@ -93,6 +111,11 @@ class Lifecycle:
         # The scopes still to prune today, listed once a day (not read again every round).
         self._prune_day: date | None = None
         self._to_prune: list[str] = []
+
+    async def leads(self, job: str) -> bool:
+        """Whether this process does `job` now (processes sharing a database take turns at
+        the daily jobs; one on SQLite does them all)."""
+        return await self.store.leads(job)
 
     def author(self, persona: Persona) -> Author:
         ident = persona.identity
@@ -121,7 +144,7 @@ class Lifecycle:
         conversation tried waits a little longer next time."""
         now = self.clock.now()
         done: list[Encoded] = []
-        store = self.bank.store
+        store = self.store
         busy: set[tuple[str, str]] = set()  # (persona, scope): locked elsewhere this round
         tried = 0
         while tried < limit:
@@ -156,7 +179,7 @@ class Lifecycle:
         self, conversation: ArchivedConversation, scope: str, now: datetime, done: list[Encoded]
     ) -> bool:
         """Encode one conversation (appending it to `done`); False when the model is out."""
-        store = self.bank.store
+        store = self.store
         persona = self.personas[conversation.persona]
         try:
             encoded = await self.encoder.encode(conversation, scope, self.author(persona))
@@ -196,7 +219,7 @@ class Lifecycle:
         if local.hour < self.prune_hour:
             return []
         today = local.date()
-        store = self.bank.store
+        store = self.store
         if self._prune_day != today:
             due: list[str] = []
             for scope in await store.scopes():

@@ -228,6 +228,11 @@ class Recollector:
         self.settings = settings
         self._rng = rng
 
+    async def profile(self, scope: str, user_id: str) -> Profile | None:
+        """What the persona knows of a user of the scope, if encoding wrote anything."""
+        found = await self.bank.store.profiles(scope, [user_id])
+        return found[0] if found else None
+
     @staticmethod
     def scope(persona: str, session_scope: str) -> str:
         """The bank's scope: a persona's memories of one user (or channel) on one platform."""
@@ -251,8 +256,8 @@ class Recollector:
         `deep`: whether to recall by keyword too (the intent model's call); None decides
         here, for a question about the past that brought nothing to mind."""
         k = self.settings.recall_k
-        store = self.bank.store
-        profiles = await store.profiles(scope, [user_id]) if user_id else []
+        known = await self.profile(scope, user_id) if user_id else None
+        profiles = [known] if known is not None else []
         diary = await self.diary.mentioned(scope, text, now, tz)
         # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
         # characters, seconds for a long message.

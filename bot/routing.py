@@ -64,7 +64,7 @@ class PersonaRouter:
         return next((key for n, key in self._names if n.casefold() == wanted), None)
 
     async def bound(self, channel_id: str) -> str | None:
-        key = await self.engine.sessions.store.channel_persona(self.bot_id, channel_id)
+        key = await self.engine.rooms.channel_persona(self.bot_id, channel_id)
         return key if key in self.personas else None
 
     async def choose(self, channel_id: str, text: str = "") -> str:
@@ -88,6 +88,7 @@ class PersonaRouter:
         if key is None:
             known = ", ".join(self.personas)
             return say(language, "persona_unknown", name=repr(name.strip()), known=known)
-        store = self.engine.sessions.store
-        await store.bind_channel(self.bot_id, channel_id, key, by, self.engine.clock.now())
+        await self.engine.rooms.bind_channel(
+            self.bot_id, channel_id, key, by, self.engine.clock.now()
+        )
         return say(language, "persona_bound", name=self.persona(key).identity.name)

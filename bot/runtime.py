@@ -10,7 +10,6 @@ import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot.access import Gate
 from bot.config import Config, storage_dsn
@@ -26,11 +25,8 @@ from bot.sessions import SessionManager
 from bot.tools import build_search
 from memory.bank import MemoryBank
 from memory.clock import Clock, SystemClock
-from memory.storage import open_store
+from memory.storage import Storage, open_store
 from memory.text import warm_up
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
 
 __all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
 
@@ -56,7 +52,7 @@ def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Pe
 class Runtime:
     config: Config
     engine: Engine
-    store: AnyStore
+    store: Storage
     bank: MemoryBank
     scheduler: Scheduler
     data_dir: Path
@@ -136,6 +132,7 @@ async def open_runtime(
         personas=personas,
         models=models,
         sessions=sessions,
+        rooms=store,
         clock=clock,
         settings=config.engine,
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
@@ -144,6 +141,7 @@ async def open_runtime(
     )
     lifecycle = Lifecycle(
         bank=bank,
+        store=store,
         personas=personas,
         models=models,
         clock=clock,

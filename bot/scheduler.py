@@ -59,7 +59,7 @@ class Scheduler:
             try:
                 # Processes sharing a database take turns at the daily jobs: one leads them at
                 # a time, and another takes over when it dies.
-                if await self._sessions.store.leads("daily"):
+                if await self.lifecycle.leads("daily"):
                     await self.lifecycle.prune_due()
             except Exception:
                 log.exception("the daily prune failed; retrying next round")

@@ -18,16 +18,14 @@ import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from bot.events import ChatEvent
 from bot.persona import Persona
 from memory.clock import Clock
 from memory.encoding import last_exchange
-from memory.store import ArchivedConversation, Lease, SessionRow
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
+from memory.records import ArchivedConversation, Lease, SessionRow
+from memory.storage import SessionStore
 
 __all__ = [
     "HANDLED_KEPT",
@@ -394,7 +392,7 @@ class TurnLock(asyncio.Lock):
 class SessionManager:
     """Finds, saves, restores and closes sessions. The store is the truth; this is its cache."""
 
-    def __init__(self, store: AnyStore, clock: Clock) -> None:
+    def __init__(self, store: SessionStore, clock: Clock) -> None:
         self._store = store
         self._clock = clock
         self._sessions: dict[tuple[str, str], Session] = {}
@@ -405,10 +403,6 @@ class SessionManager:
         self._queued: dict[tuple[str, str], Session] = {}
         self._batch: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
-
-    @property
-    def store(self) -> AnyStore:
-        return self._store
 
     async def restore(self, personas: Collection[str], platforms: Collection[str]) -> int:
         """Load the sessions this process serves (after a restart): open conversations, and
@@ -476,11 +470,6 @@ class SessionManager:
         if not session.is_open and count:
             [last] = await self._store.conversations(session.persona, session.scope, limit=1)
         return count, last
-
-    async def shares_dm(self, persona: str, user: str) -> bool:
-        """Whether `user` ("platform:id") lets their private memories with `persona` into
-        their own conversations in groups."""
-        return await self._store.dm_sharing(persona, user)
 
     def _adopt(self, session: Session) -> Session:
         if self._leases is not None:

@@ -23,10 +23,10 @@ import logging
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +52,7 @@ from memory.recall import (
 from memory.records import (
     CATEGORIES,
     KINDS,
+    BankStore,
     Category,
     EncodingWrite,
     Kind,
@@ -59,17 +60,13 @@ from memory.records import (
     NewMemory,
     Vectors,
 )
-from memory.store import Store
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
+from memory.store import DATABASE, Store
 from memory.text import fts_document, fts_query, terms
 
-__all__ = ["DATABASE", "BankError", "MemoryBank"]
+__all__ = ["BankError", "MemoryBank"]
 
 log = logging.getLogger(__name__)
 
-DATABASE = "kizuna.sqlite3"
 INDEX_FOLDER = "index"
 # Which words of a cue full-text search uses, once there are DF_FROM memories (below that every
 # search is fast and every word counts): see MemoryBank._distinctive.
@@ -115,14 +112,14 @@ class BankError(KizunaError, ValueError):
 class MemoryBank:
     def __init__(
         self,
-        store: AnyStore,
+        store: BankStore,
         embedder: Embedder,
         *,
         data_dir: Path,
         clock: Clock,
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy],
         rng: random.Random | None,
-        owns_store: bool,
+        close_store: Callable[[], Awaitable[None]] | None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
     ) -> None:
@@ -133,7 +130,7 @@ class MemoryBank:
         self._policy = policy
         self.data_dir = data_dir
         self._rng = rng
-        self._owns_store = owns_store
+        self._close_store = close_store  # the bank opened it, so closes it
         self.indexes = IndexCache(
             data_dir / INDEX_FOLDER, store, capacity=index_capacity, max_bytes=index_bytes
         )
@@ -165,7 +162,7 @@ class MemoryBank:
         deterministic: bool = False,
         *,
         seed: int | None = None,
-        store: AnyStore | None = None,
+        store: BankStore | None = None,
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
@@ -180,9 +177,10 @@ class MemoryBank:
             await embedder.start()
         except EmbeddingError as e:  # recall works by words until the embedder answers
             log.warning("the embedder is not ready: %s", e)
-        owns = store is None
+        close_store = None
         if store is None:
-            store = await Store.open(folder / DATABASE)
+            opened = await Store.open(folder / DATABASE)
+            store, close_store = opened, opened.close
         tighten_tree(folder / INDEX_FOLDER)
         bank = cls(
             store,
@@ -191,7 +189,7 @@ class MemoryBank:
             clock=clock or SystemClock(),
             policy=policy or Ebbinghaus(),
             rng=None if deterministic else random.Random(seed),
-            owns_store=owns,
+            close_store=close_store,
             index_capacity=index_capacity,
             index_bytes=index_bytes,
         )
@@ -212,8 +210,8 @@ class MemoryBank:
         try:
             await self.dense.flush()
         finally:
-            if self._owns_store:
-                await self.store.close()
+            if self._close_store is not None:
+                await self._close_store()
 
     async def flush(self) -> int:
         """Save changed indexes (the scheduler calls this now and then)."""

@@ -9,13 +9,9 @@ yesterday?", 上周三, 2024-09-03), parsed locally by memory/dates.py at no mod
 from __future__ import annotations
 
 from datetime import date, datetime, tzinfo
-from typing import TYPE_CHECKING
 
 from memory.dates import find_dates
-from memory.records import DiaryEntry
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
+from memory.records import DiaryEntry, JournalStore
 
 __all__ = ["MAX_PAGES", "Diary"]
 
@@ -23,7 +19,7 @@ MAX_PAGES = 2  # diary pages one message can bring into the prompt
 
 
 class Diary:
-    def __init__(self, store: AnyStore) -> None:
+    def __init__(self, store: JournalStore) -> None:
         self.store = store
 
     async def page(self, scope: str, day: date) -> DiaryEntry | None:

@@ -34,8 +34,15 @@ from memory.bank import DATE_STAMP, MemoryBank
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.errors import KizunaError
 from memory.quoting import Speakers, quote
-from memory.records import CATEGORIES, Category, EncodingWrite, Merge, NewMemory, Vectors
-from memory.store import ArchivedConversation
+from memory.records import (
+    CATEGORIES,
+    ArchivedConversation,
+    Category,
+    EncodingWrite,
+    Merge,
+    NewMemory,
+    Vectors,
+)
 from memory.text import fts_document
 
 __all__ = [

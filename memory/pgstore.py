@@ -37,21 +37,21 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.records import (
+    ArchivedConversation,
     DiaryEntry,
     EncodingWrite,
     IdDigest,
     Kind,
+    Lease,
     Memory,
     NewMemory,
     Profile,
     PrunedMemory,
+    SessionRow,
+    SessionSave,
     Vectors,
 )
 from memory.store import (
-    ArchivedConversation,
-    Lease,
-    SessionRow,
-    SessionSave,
     StoreError,
     _blob,
     _conversation,

@@ -7,10 +7,10 @@ operation names its scope, and an implementation must filter by it: a scope is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -18,17 +18,23 @@ import numpy.typing as npt
 __all__ = [
     "CATEGORIES",
     "KINDS",
+    "ArchivedConversation",
+    "BankStore",
     "Category",
     "DiaryEntry",
     "EncodingWrite",
     "IdDigest",
+    "JournalStore",
     "Kind",
+    "Lease",
     "Memory",
     "MemoryStore",
     "Merge",
     "NewMemory",
     "Profile",
     "PrunedMemory",
+    "SessionRow",
+    "SessionSave",
     "Vectors",
     "id_digest",
 ]
@@ -172,6 +178,46 @@ def id_digest(ids: Iterable[int]) -> IdDigest:
     return IdDigest(int(array.size), checksum)
 
 
+# (persona, scope, snapshot, updated_at): a session to save.
+SessionSave = tuple[str, str, dict[str, Any], datetime]
+
+
+@dataclass(slots=True, frozen=True)
+class SessionRow:
+    persona: str
+    scope: str
+    snapshot: dict[str, Any]
+    updated_at: datetime
+    damaged: bool = False  # the stored text was not a JSON object; `snapshot` is then {}
+
+
+@dataclass(slots=True, frozen=True)
+class Lease:
+    """A store shared by several processes answering "may this process take the
+    conversation's turn now?" (PgStore.take_conversation)."""
+
+    held: bool  # False: another live process is taking a turn
+    newer: SessionRow | None = None  # the snapshot another process wrote after this one's last
+    gone: bool = False  # the session has no snapshot now (wiped elsewhere, or never saved)
+    # Messages (message id, turn) a process that died kept while it waited for the
+    # conversation (PgStore.keep_waiting), oldest first: theirs to restore, as said.
+    orphans: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class ArchivedConversation:
+    id: int
+    persona: str
+    scope: str
+    started_at: datetime
+    ended_at: datetime
+    reason: str  # "idle", "end", ...
+    turns: list[dict[str, Any]]
+    encoded_at: datetime | None
+    attempts: int = 0  # failed encodings so far
+    recap: str = ""  # set when encoded
+
+
 class MemoryStore(Protocol):
     """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""
 
@@ -230,6 +276,27 @@ class MemoryStore(Protocol):
 
     async def wipe_memories(self, scope: str) -> int: ...
 
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write what encoding a conversation made (memories, merges, diary, profiles, recap)
+        in one transaction; the new memories' ids, or None if it was encoded already."""
+        ...
+
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories (each with the reason), report them and note the
+        scope pruned on `day`, at once; returns the ids deleted."""
+        ...
+
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(scope)` when another process changes a scope's memories."""
+        ...
+
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
 
     async def scopes(self) -> list[str]: ...
@@ -261,3 +328,31 @@ class MemoryStore(Protocol):
     async def cache_embeddings(
         self, embedder: str, items: Sequence[tuple[bytes, bytes]]
     ) -> None: ...
+
+    async def forget_cached(self, keys: Sequence[bytes]) -> None:
+        """Drop cached embeddings by key, whatever the embedder (their text was forgotten)."""
+        ...
+
+
+class JournalStore(Protocol):
+    """What encoding writes beside memories (diary pages, profiles) and the prune's records."""
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None: ...
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]: ...
+
+    async def profiles(
+        self, scope: str, user_ids: Sequence[str] | None = None
+    ) -> list[Profile]: ...
+
+    async def last_prune(self, scope: str) -> date | None: ...
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]: ...
+
+
+class BankStore(MemoryStore, JournalStore, Protocol):
+    """What the memory bank and its encoder keep: memories, diary pages and profiles."""

@@ -19,7 +19,6 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -32,6 +31,7 @@ from filelock import FileLock, Timeout
 from memory.errors import KizunaError
 from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.records import (
+    ArchivedConversation,
     DiaryEntry,
     EncodingWrite,
     IdDigest,
@@ -40,10 +40,14 @@ from memory.records import (
     NewMemory,
     Profile,
     PrunedMemory,
+    SessionRow,
+    SessionSave,
     Vectors,
 )
 
-__all__ = ["ArchivedConversation", "Lease", "SessionRow", "SessionSave", "Store", "StoreError"]
+__all__ = ["DATABASE", "Store", "StoreError"]
+
+DATABASE = "kizuna.sqlite3"  # the file in the data folder
 
 log = logging.getLogger(__name__)
 
@@ -206,9 +210,6 @@ _LOG_RECALL = (
 )
 
 
-# (persona, scope, snapshot, updated_at): a session to save.
-SessionSave = tuple[str, str, dict[str, Any], datetime]
-
 _UPSERT_SESSION = (
     "INSERT INTO sessions (persona, scope, snapshot, updated_at) VALUES (?, ?, ?, ?)"
     " ON CONFLICT (persona, scope) DO UPDATE"
@@ -218,42 +219,6 @@ _UPSERT_SESSION = (
 
 class StoreError(KizunaError):
     pass
-
-
-@dataclass(slots=True, frozen=True)
-class SessionRow:
-    persona: str
-    scope: str
-    snapshot: dict[str, Any]
-    updated_at: datetime
-    damaged: bool = False  # the stored text was not a JSON object; `snapshot` is then {}
-
-
-@dataclass(slots=True, frozen=True)
-class Lease:
-    """A store shared by several processes answering "may this process take the
-    conversation's turn now?" (PgStore.take_conversation)."""
-
-    held: bool  # False: another live process is taking a turn
-    newer: SessionRow | None = None  # the snapshot another process wrote after this one's last
-    gone: bool = False  # the session has no snapshot now (wiped elsewhere, or never saved)
-    # Messages (message id, turn) a process that died kept while it waited for the
-    # conversation (PgStore.keep_waiting), oldest first: theirs to restore, as said.
-    orphans: tuple[tuple[str, dict[str, Any]], ...] = ()
-
-
-@dataclass(slots=True, frozen=True)
-class ArchivedConversation:
-    id: int
-    persona: str
-    scope: str
-    started_at: datetime
-    ended_at: datetime
-    reason: str  # "idle", "end", ...
-    turns: list[dict[str, Any]]
-    encoded_at: datetime | None
-    attempts: int = 0  # failed encodings so far
-    recap: str = ""  # set when encoded
 
 
 INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread

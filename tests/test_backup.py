@@ -15,8 +15,9 @@ import pytest
 
 from adapters.cli import main
 from memory.backup import BackupError, backup, restore
-from memory.bank import DATABASE, INDEX_FOLDER, MemoryBank
+from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.clock import FakeClock
+from memory.store import DATABASE
 
 SCOPE = "pip/console:dm:ann"
 

@@ -24,8 +24,8 @@ from memory.diary import Diary
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
-from memory.records import EncodingWrite
-from memory.store import ArchivedConversation, Store
+from memory.records import ArchivedConversation, EncodingWrite
+from memory.store import Store
 
 PERSONA = "miao"
 SCOPE = "miao/discord:dm:u1"

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -24,13 +24,11 @@ from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
 from memory.pgstore import PgStore
-from memory.store import ArchivedConversation
+from memory.records import ArchivedConversation
+from memory.storage import Storage
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
 from tests.fakes.postgres import StoreOpener, kill_lock_holders
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
 
 SHIPPED = Path(__file__).resolve().parent.parent / "personas"
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
@@ -482,7 +480,7 @@ async def processes(bots: OpenBot, open_store: StoreOpener, tmp_path: Path) -> t
     return first, second
 
 
-async def archive_chat(store: AnyStore, user: int, n: int) -> int:
+async def archive_chat(store: Storage, user: int, n: int) -> int:
     """Alice's conversation number `n` with Pip, in user `user`'s DM, closed that morning."""
     started = START - timedelta(hours=3) + timedelta(minutes=10 * n + user)
     return await store.archive_conversation(

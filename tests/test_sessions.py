@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -15,6 +15,9 @@ from bot.sessions import HANDLED_KEPT, SAVE_BATCH, Session, SessionManager, Turn
 from memory.clock import FakeClock
 from memory.store import Store, StoreError
 from tests.fakes.factories import make_event
+
+if TYPE_CHECKING:
+    from memory.pgstore import PgStore
 
 TOKYO = timezone(timedelta(hours=9))
 SCOPES: tuple[Literal["user", "channel"], ...] = ("user", "channel")
@@ -545,6 +548,11 @@ class Processes:
     b: SessionManager
     in_a: Session
     in_b: Session
+    stores: tuple[PgStore, PgStore]  # a's and b's connections to the database they share
+
+    @property
+    def store(self) -> PgStore:
+        return self.stores[0]
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.a, self.b, self.in_a, self.in_b))
@@ -556,7 +564,8 @@ async def processes(postgres_dsn: str, clock: FakeClock) -> AsyncIterator[Proces
 
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     a, b = SessionManager(first, clock), SessionManager(second, clock)
-    yield Processes(a, b, await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7"))
+    in_a, in_b = await a.get("pip", "telegram:7"), await b.get("pip", "telegram:7")
+    yield Processes(a, b, in_a, in_b, (first, second))
     await first.close()
     await second.close()
 
@@ -592,7 +601,7 @@ async def test_two_processes_take_one_conversations_turns_in_order(
     assert texts(in_b) == ["first", "reply to first", "second"]
     await take_turn(a, in_a, "third", clock.now())  # and the first process sees the second's
     assert texts(in_a) == ["first", "reply to first", "second", "third"]
-    row = await a.store.load_session("pip", "telegram:7")
+    row = await processes.store.load_session("pip", "telegram:7")
     assert row is not None and [t["text"] for t in row.snapshot["turns"]] == texts(in_a)
 
 
@@ -603,7 +612,7 @@ async def test_a_process_that_dies_mid_turn_leaves_the_conversation_to_another(
     await in_a.lock.acquire()
     say(in_a, "said before the crash", clock.now())
     await a.save(in_a)
-    await a.store.close()  # its connections go, and the lease with them; nothing given back
+    await processes.store.close()  # its connections go, and the lease with them; nothing given back
     await asyncio.wait_for(take_turn(b, in_b, "after", clock.now()), 10)
     assert texts(in_b) == ["said before the crash", "after"]
 
@@ -630,13 +639,13 @@ async def test_a_process_without_the_lease_writes_nothing_until_it_has_it(
         # A message the other process keeps while it waits for the conversation.
         waits(in_b, "m2", "second", clock.now())
         assert await b.save_dirty() == 0 and in_b.dirty
-        row = await a.store.load_session("pip", "telegram:7")
+        row = await processes.store.load_session("pip", "telegram:7")
         assert row is not None and row.snapshot["waiting"] == []
         assert [t["text"] for t in row.snapshot["turns"]] == ["first"]
     async with in_b.lock:  # taken: the other's turns come in, the waiting message stays
         assert texts(in_b) == ["first"] and [t.text for _, t in in_b.waiting] == ["second"]
         assert await b.save_dirty() == 1
-    row = await b.store.load_session("pip", "telegram:7")
+    row = await processes.store.load_session("pip", "telegram:7")
     assert row is not None and [w["text"] for w in row.snapshot["waiting"]] == ["second"]
 
 
@@ -650,15 +659,13 @@ async def test_idle_closing_in_two_processes_archives_the_conversation_once(
     idle = lambda _: timedelta(minutes=5)  # noqa: E731
     assert await b.close_idle(idle) == 1
     assert await a.close_idle(idle) == 0  # its copy looked idle: taking it showed it closed
-    assert await a.store.count_conversations("pip", "telegram:7") == 1
+    assert await processes.store.count_conversations("pip", "telegram:7") == 1
     assert not in_a.is_open
 
 
-async def inbox(manager: SessionManager) -> list[str]:
+async def inbox(store: PgStore) -> list[str]:
     """The message ids processes keep in the store's inbox while they wait."""
-    rows = await manager.store._pool.fetch(  # type: ignore[union-attr]
-        "SELECT message_id FROM conversation_inbox ORDER BY seq"
-    )
+    rows = await store._pool.fetch("SELECT message_id FROM conversation_inbox ORDER BY seq")
     return [r[0] for r in rows]
 
 
@@ -670,14 +677,14 @@ async def test_a_message_waiting_for_another_process_is_kept_until_it_is_saved(
         waiting = waits(in_b, "m2", "second", clock.now())
         turn = asyncio.create_task(in_b.lock.acquire())
         assert await b.save_dirty() == 0  # its snapshot is not its to write...
-        assert await inbox(b) == ["m2"]  # ...but the message is kept
+        assert await inbox(processes.store) == ["m2"]  # ...but the message is kept
     await turn
     in_b.taken(waiting)
     in_b.add(waiting[1])
     in_b.note_answered("m2")
     in_b.lock.release()
     assert await b.save_dirty() == 1
-    assert await inbox(b) == []  # in the snapshot now
+    assert await inbox(processes.store) == []  # in the snapshot now
 
 
 async def test_messages_a_process_kept_when_it_died_are_taken_in_by_the_next(
@@ -689,8 +696,8 @@ async def test_messages_a_process_kept_when_it_died_are_taken_in_by_the_next(
         await a.save(in_a)
         waits(in_b, "m2", "second", clock.now())
         waits(in_b, "m3", "third", clock.now())
-        assert await b.save_dirty() == 0 and await inbox(a) == ["m2", "m3"]
-        await b.store.close()  # it dies waiting
+        assert await b.save_dirty() == 0 and await inbox(processes.store) == ["m2", "m3"]
+        await processes.stores[1].close()  # b dies waiting
     await take_turn(a, in_a, "fourth", clock.now())
     assert texts(in_a) == ["first", "second", "third", "fourth"]  # said, and unanswered
-    assert in_a.answered("m2") and in_a.answered("m3") and await inbox(a) == []
+    assert in_a.answered("m2") and in_a.answered("m3") and await inbox(processes.store) == []

@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 
 from memory import pgstore
-from memory.pgstore import PgStore
-from memory.store import MIGRATIONS, ArchivedConversation, Store, StoreError
+from memory.records import ArchivedConversation
+from memory.storage import Storage
+from memory.store import MIGRATIONS, Store, StoreError
 from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
-AnyStore = Store | PgStore
 SQLITE_ONLY = pytest.mark.parametrize("open_store", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
-async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[AnyStore]:
+async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[Storage]:
     opened = await open_store(tmp_path / "kizuna.sqlite3")
     yield opened
     await opened.close()
@@ -34,7 +34,7 @@ def turns(*texts: str) -> list[dict[str, str]]:
 
 
 async def archive(
-    store: AnyStore, persona: str, scope: str, *texts: str, ended: datetime = T0
+    store: Storage, persona: str, scope: str, *texts: str, ended: datetime = T0
 ) -> int:
     return await store.archive_conversation(
         persona,
@@ -50,7 +50,7 @@ async def archive(
 # --- schema ----------------------------------------------------------------------------------
 
 
-async def test_a_new_database_is_migrated_to_the_latest_version(store: AnyStore) -> None:
+async def test_a_new_database_is_migrated_to_the_latest_version(store: Storage) -> None:
     latest = len(MIGRATIONS) if isinstance(store, Store) else len(pgstore.MIGRATIONS)
     assert await store.schema_version() == latest
 
@@ -84,7 +84,7 @@ async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None
 
 
 @SQLITE_ONLY
-async def test_wal_mode_is_on(store: AnyStore, tmp_path: Path) -> None:
+async def test_wal_mode_is_on(store: Storage, tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "kizuna.sqlite3") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
 
@@ -100,7 +100,7 @@ async def test_open_creates_missing_folders(tmp_path: Path) -> None:
 # --- session snapshots -----------------------------------------------------------------------
 
 
-async def test_save_and_load_a_session_snapshot(store: AnyStore) -> None:
+async def test_save_and_load_a_session_snapshot(store: Storage) -> None:
     snapshot = {"turns": [{"text": "你好, Ünïcode"}], "state": {"party": "Ann"}}
     await store.save_session("pip", "discord:dm:u1", snapshot, T0)
 
@@ -112,7 +112,7 @@ async def test_save_and_load_a_session_snapshot(store: AnyStore) -> None:
     assert await store.load_session("other", "discord:dm:u1") is None
 
 
-async def test_saving_again_replaces_the_snapshot(store: AnyStore) -> None:
+async def test_saving_again_replaces_the_snapshot(store: Storage) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s1", {"v": 2}, T0 + timedelta(minutes=1))
 
@@ -121,7 +121,7 @@ async def test_saving_again_replaces_the_snapshot(store: AnyStore) -> None:
     assert rows[0].updated_at == T0 + timedelta(minutes=1)
 
 
-async def test_save_sessions_writes_several_snapshots_at_once(store: AnyStore) -> None:
+async def test_save_sessions_writes_several_snapshots_at_once(store: Storage) -> None:
     await store.save_session("pip", "s1", {"v": 0}, T0)
     later = T0 + timedelta(minutes=1)
     await store.save_sessions(
@@ -136,7 +136,7 @@ async def test_save_sessions_writes_several_snapshots_at_once(store: AnyStore) -
     await store.save_sessions([])
 
 
-async def test_load_sessions_returns_every_scope_of_the_named_personas(store: AnyStore) -> None:
+async def test_load_sessions_returns_every_scope_of_the_named_personas(store: Storage) -> None:
     await store.save_session("pip", "s1", {"v": 1}, T0)
     await store.save_session("pip", "s2", {"v": 2}, T0)
     await store.save_session("miao", "s1", {"v": 3}, T0)
@@ -154,7 +154,7 @@ async def test_load_sessions_returns_every_scope_of_the_named_personas(store: An
 # --- the archive -----------------------------------------------------------------------------
 
 
-async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: AnyStore) -> None:
+async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Storage) -> None:
     await store.save_session("pip", "s1", {"turns": ["hi", "hello"], "state": {"x": "1"}}, T0)
 
     conversation_id = await store.archive_conversation(
@@ -177,7 +177,7 @@ async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: AnyStor
     assert row is not None and row.snapshot == {"turns": [], "state": {"x": "1"}}
 
 
-async def test_a_failed_archive_changes_nothing(store: AnyStore) -> None:
+async def test_a_failed_archive_changes_nothing(store: Storage) -> None:
     """The insert runs, then writing the snapshot fails: both are rolled back together."""
     await store.save_session("pip", "s1", {"turns": ["still open"]}, T0)
 
@@ -222,7 +222,7 @@ async def test_a_failed_archive_is_not_committed_by_a_later_write(tmp_path: Path
         await store2.close()
 
 
-async def test_conversations_are_newest_first_and_limited(store: AnyStore) -> None:
+async def test_conversations_are_newest_first_and_limited(store: Storage) -> None:
     for n in range(5):
         await archive(store, "pip", "s1", f"talk {n}", ended=T0 + timedelta(hours=n))
 
@@ -231,7 +231,7 @@ async def test_conversations_are_newest_first_and_limited(store: AnyStore) -> No
     assert await store.count_conversations("pip", "s1") == 5
 
 
-async def test_a_scope_is_a_wall(store: AnyStore) -> None:
+async def test_a_scope_is_a_wall(store: Storage) -> None:
     await archive(store, "pip", "discord:dm:u1", "private secret")
     await archive(store, "pip", "discord:g1:channel:c1", "group chatter")
     await archive(store, "miao", "discord:dm:u1", "told the cat")
@@ -246,7 +246,7 @@ async def test_a_scope_is_a_wall(store: AnyStore) -> None:
     assert await store.count_conversations("pip", "discord:dm:u2") == 0
 
 
-async def test_wipe_deletes_only_one_persona_in_one_scope(store: AnyStore) -> None:
+async def test_wipe_deletes_only_one_persona_in_one_scope(store: Storage) -> None:
     for persona, scope in [("pip", "s1"), ("pip", "s2"), ("miao", "s1")]:
         await archive(store, persona, scope, f"{persona}/{scope}")
         await store.save_session(persona, scope, {"who": f"{persona}/{scope}"}, T0)
@@ -289,14 +289,14 @@ async def test_a_second_process_is_refused_while_the_first_has_the_database(
     await second.close()
 
 
-async def test_undecodable_input_is_stored_not_fatal(store: AnyStore) -> None:
+async def test_undecodable_input_is_stored_not_fatal(store: Storage) -> None:
     snapshot = {"turns": [{"text": "caf\udce9"}]}  # a byte that was not UTF-8
     await store.save_session("pip", "s1", snapshot, T0)
     row = await store.load_session("pip", "s1")
     assert row is not None and row.snapshot == {"turns": [{"text": "caf?"}]}
 
 
-async def test_a_scope_lock_is_held_by_one_task_at_a_time(store: AnyStore) -> None:
+async def test_a_scope_lock_is_held_by_one_task_at_a_time(store: Storage) -> None:
     async with store.scope_lock("pip/a") as held:
         assert held
         async with store.scope_lock("pip/a") as again:
@@ -307,7 +307,7 @@ async def test_a_scope_lock_is_held_by_one_task_at_a_time(store: AnyStore) -> No
         assert held
 
 
-async def test_unencoded_skips_the_scopes_held_elsewhere(store: AnyStore) -> None:
+async def test_unencoded_skips_the_scopes_held_elsewhere(store: Storage) -> None:
     first = await archive(store, "pip", "s/a", "one", ended=T0)
     second = await archive(store, "pip", "s/b", "two", ended=T0 + timedelta(minutes=1))
     third = await archive(store, "miao", "s/a", "three", ended=T0 + timedelta(minutes=2))

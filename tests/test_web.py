@@ -51,7 +51,7 @@ async def serve(server: WebServer) -> TestClient[Any, Any]:
 
 @pytest.fixture
 async def web(bot: Bot) -> AsyncIterator[TestClient[Any, Any]]:
-    client = await serve(WebServer(bot.engine, ["pip"]))
+    client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
     try:
         yield client
     finally:
@@ -96,7 +96,7 @@ async def test_a_message_gets_a_reply_in_the_consoles_conversation(
 
 
 async def test_a_closed_socket_mid_reply_loses_nothing(bot: Bot) -> None:
-    server = WebServer(bot.engine, ["pip"])
+    server = WebServer(bot.engine, bot.store, ["pip"])
     client = await serve(server)
     asked, answer = asyncio.Event(), asyncio.Event()
 
@@ -190,8 +190,10 @@ async def test_pages_carry_a_strict_content_security_policy(web: TestClient[Any,
 
 async def test_an_open_address_needs_a_token(bot: Bot) -> None:
     with pytest.raises(WebSetupError, match="inspector_token_env"):
-        WebServer(bot.engine, ["pip"], host="0.0.0.0")
-    client = await serve(WebServer(bot.engine, ["pip"], host="0.0.0.0", token=INSPECTOR_TOKEN))
+        WebServer(bot.engine, bot.store, ["pip"], host="0.0.0.0")
+    client = await serve(
+        WebServer(bot.engine, bot.store, ["pip"], host="0.0.0.0", token=INSPECTOR_TOKEN)
+    )
     try:
         assert (await client.get("/api/personas")).status == 401
         assert (await client.get("/api/personas?token=wrong")).status == 401
@@ -294,7 +296,7 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
         return "[HAPPY] How sweet!"
 
     bot = await open_bot(tmp_path / "k.sqlite3", model=ScriptedChatModel(default=model))
-    client = await serve(WebServer(bot.engine, ["pip"]))
+    client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
     try:
         event = make_event("first honey today!", platform="web", user_id="ann", user_name="Alice")
         await bot.engine.handle(event)
@@ -342,7 +344,7 @@ async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -
     runtime = await open_runtime(
         config, {"monikai": monikai}, base_env(), platforms=["console"], probe=no_ollama
     )
-    client = await serve(WebServer(runtime.engine, ["monikai"]))
+    client = await serve(WebServer(runtime.engine, runtime.store, ["monikai"]))
     try:
         async with client.ws_connect("/ws?persona=monikai&user=ann") as ws:
             history = await receive(ws, "history")

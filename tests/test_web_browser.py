@@ -93,7 +93,7 @@ class Served:
         """Stop the server (dropping every socket) and listen again on the same port."""
         port = self.server.port
         await self.server.close()
-        self.server = WebServer(self.bot.engine, [PERSONA], port=port)
+        self.server = WebServer(self.bot.engine, self.bot.store, [PERSONA], port=port)
         await self.server.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -114,7 +114,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             folder / "kizuna.sqlite3", personas, model=ScriptedChatModel(default=answer)
         )
         served = Served(
-            "", bot, asyncio.get_running_loop(), WebServer(bot.engine, [PERSONA], port=0)
+            "", bot, asyncio.get_running_loop(), WebServer(bot.engine, bot.store, [PERSONA], port=0)
         )
         try:
             await served.server.start()

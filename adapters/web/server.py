@@ -1,7 +1,7 @@
 """The web client: a chat page with the persona's face, and a memory inspector, served by aiohttp
 over the same Engine as every other adapter.
 
-    server = WebServer(engine, ["monikai", "miao"], host="127.0.0.1", port=3000)
+    server = WebServer(engine, store, ["monikai", "miao"], host="127.0.0.1", port=3000)
     await server.start()          # http://127.0.0.1:3000/ and /inspect
     ...
     await server.close()          # waits for replies still being written
@@ -26,11 +26,11 @@ import hmac
 import ipaddress
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import date
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp import WSMsgType, web
@@ -47,7 +47,7 @@ from bot.persona import Persona
 from bot.recollect import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
-from memory.records import Memory
+from memory.records import JournalStore, Memory, SessionRow
 from memory.scopes import Scope
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "MIN_TOKEN",
     "USER_NAME",
     "USER_NAME_RULE",
+    "InspectorStore",
     "WebServer",
     "WebSetupError",
     "is_loopback",
@@ -77,6 +78,17 @@ CSP = (
     " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class InspectorStore(JournalStore, Protocol):
+    """What the inspector reads beside the memory bank: every scope of a persona (with
+    memories, or a conversation), how many memories each holds, diary pages, profiles."""
+
+    async def scopes(self) -> list[str]: ...
+
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]: ...
+
+    async def count_memories(self, scope: str) -> int: ...
 
 
 class WebSetupError(KizunaError):
@@ -108,6 +120,7 @@ class WebServer:
     def __init__(
         self,
         engine: Engine,
+        store: InspectorStore,
         personas: Sequence[str],
         *,
         host: str = "127.0.0.1",
@@ -127,6 +140,7 @@ class WebServer:
         if not personas:
             raise WebSetupError("the web client needs at least one persona")
         self.engine = engine
+        self.store = store  # what the inspector reads
         self.personas = list(dict.fromkeys(personas))
         # The page picks whom the user talks to: one front per persona, so none is chosen
         # for it.
@@ -446,7 +460,7 @@ class WebServer:
 
     async def _api_scopes(self, request: web.Request) -> web.StreamResponse:
         persona = self._persona(request.query.get("persona", ""))
-        store = self.engine.sessions.store
+        store = self.store
         prefix = f"{persona.key}/"
         found = {s for s in await store.scopes() if s.startswith(prefix)}
         found |= {prefix + row.scope for row in await store.load_sessions([persona.key])}
@@ -505,7 +519,7 @@ class WebServer:
 
     async def _api_diary(self, request: web.Request) -> web.StreamResponse:
         scope = self._scope(request)
-        store = self.engine.sessions.store
+        store = self.store
         pages = await store.diary_entries(scope, limit=366)
         wanted = request.query.get("day", "")
         try:
@@ -522,7 +536,7 @@ class WebServer:
 
     async def _api_profile(self, request: web.Request) -> web.StreamResponse:
         scope = self._scope(request)
-        profiles = await self.engine.sessions.store.profiles(scope)
+        profiles = await self.store.profiles(scope)
         return web.json_response(
             [
                 {

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
@@ -23,11 +23,9 @@ from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder
 from memory.records import EncodingWrite
+from memory.storage import Storage
 from memory.store import Store
 from tests.fakes.models import ScriptedChatModel, make_router
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
 
 __all__ = [
     "Bot",
@@ -162,7 +160,7 @@ class Bot:
 
     engine: Engine
     sessions: SessionManager
-    store: AnyStore
+    store: Storage
     clock: FakeClock
     model: ScriptedChatModel
     bank: MemoryBank
@@ -189,7 +187,7 @@ async def open_bot(
     memory: MemoryConfig | None = None,
     router: ModelRouter | None = None,
     embedder: Embedder | str = "hash",
-    open_store: Callable[[Path], Awaitable[AnyStore]] = Store.open,
+    open_store: Callable[[Path], Awaitable[Storage]] = Store.open,
 ) -> Bot:
     """Open a store at `path` (SQLite, unless `open_store` opens another: the `open_store`
     fixture of tests/fakes/postgres.py) and an engine over it, with a memory bank (hash
@@ -218,18 +216,19 @@ async def open_bot(
         personas=by_key,
         models=router,
         sessions=sessions,
+        rooms=store,
         clock=clock,
         settings=settings or EngineConfig(timezone="UTC"),
         memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
     )
     lifecycle = Lifecycle(
-        bank=bank, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
+        bank=bank, store=store, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
     return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key)
 
 
 async def write_page(
-    store: AnyStore, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
+    store: Storage, scope: str, day: date, text: str, profiles: Iterable[tuple[str, str, str]]
 ) -> None:
     """A diary page and profiles, written the way encoding writes them."""
     at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)

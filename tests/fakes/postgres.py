@@ -28,16 +28,14 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import asyncpg
 import pytest
 
 from memory.pgstore import PgStore
+from memory.storage import Storage
 from memory.store import Store
-
-if TYPE_CHECKING:
-    from memory.storage import AnyStore
 
 __all__ = [
     "PostgresServer",
@@ -278,7 +276,7 @@ class StoreOpener:
         self._stack = stack
         self._databases: dict[Path, str] = {}
 
-    async def __call__(self, path: Path) -> AnyStore:
+    async def __call__(self, path: Path) -> Storage:
         if self._server is None:
             return await Store.open(path)
         return await PgStore.open(await self.dsn(path))

@@ -53,7 +53,9 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 
 @pytest.fixture
 async def web(bot: Bot) -> AsyncIterator[TestClient[Any, Any]]:
-    client: TestClient[Any, Any] = TestClient(TestServer(WebServer(bot.engine, ["pip"]).app()))
+    client: TestClient[Any, Any] = TestClient(
+        TestServer(WebServer(bot.engine, bot.store, ["pip"]).app())
+    )
     await client.start_server()
     yield client
     await client.close()

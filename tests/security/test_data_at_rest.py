@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.bank import DATABASE, MemoryBank
+from memory.bank import MemoryBank
+from memory.store import DATABASE
 
 ROOT = Path(__file__).resolve().parents[2]
 

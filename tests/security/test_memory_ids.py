@@ -17,8 +17,7 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.pgstore import PgStore
-from memory.store import Store
+from memory.storage import Storage
 from tests.fakes.postgres import StoreOpener
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +31,7 @@ NOT_IDS: list[object] = [0, -1, 2**63, 2**64, -(2**63) - 1, True, 1.0, "1"]
 @dataclass(slots=True)
 class Banks:
     bank: MemoryBank
-    store: Store | PgStore
+    store: Storage
     alice: int  # Alice's memory
     bob: int  # Bob's memory
 

@@ -134,9 +134,7 @@ async def test_discord_members_forget_their_own_memories(
     fake_discord: FakeDiscord, discord_bot: DiscordAdapter, bot: Bot
 ) -> None:
     fake = fake_discord
-    await bot.engine.sessions.store.bind_channel(
-        "d", str(fake.channel_id), "pip", "test", bot.engine.clock.now()
-    )
+    await bot.store.bind_channel("d", str(fake.channel_id), "pip", "test", bot.engine.clock.now())
     own = f"pip/discord:{fake.guild_id}:user:{MEMBER}"
     await bot.bank.remember(own, "Member 42 keeps a lucky pebble")
     await fake.slash("forget", {"query": "lucky pebble"}, user_id=MEMBER, permissions=0)
