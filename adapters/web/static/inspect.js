@@ -205,7 +205,11 @@ async function deleteMemory(m, tr) {
     setStatus(`Could not delete: ${e.message}`);
     return;
   }
+  // The table may have been drawn again meanwhile (a search), and a list asked for before the
+  // delete may still be on its way with the memory in it: drop that answer, and the row by id.
+  loadToken++;
   tr.remove();
+  els.memories.querySelector(`tr[data-id="${m.id}"]`)?.remove();
   if (selected.delete(m.id)) drawPlot();
   const option = els.scope.selectedOptions[0];
   if (option && option.dataset.count) {
