@@ -51,18 +51,18 @@ from memory.records import (
     SessionSave,
     Vectors,
 )
-from memory.store import (
-    StoreError,
-    _blob,
-    _conversation,
-    _diary,
-    _dt,
-    _encoded,
-    _memory,
-    _memory_values,
-    _session_row,
-    _ts,
+from memory.rows import (
+    conversation_row,
+    diary_row,
+    encode_sessions,
+    memory_row,
+    memory_values,
+    moment,
+    session_row,
+    timestamp,
+    vector_bytes,
 )
+from memory.store import StoreError
 
 __all__ = ["MIGRATIONS", "PgStore"]
 
@@ -487,7 +487,7 @@ def _lock_key(name: str) -> int:
 def _vector_rows(embedder: str, dimension: int) -> str:
     """The rows of one HNSW index: its partial index's predicate, which a query must repeat
     word for word (with literals: a parameter would not let the planner match the index)."""
-    literal = "'" + _clean(embedder).replace("'", "''") + "'"
+    literal = "'" + clean_text(embedder).replace("'", "''") + "'"
     return f"embedder = {literal} AND vector_dims(embedding_v) = {int(dimension)}"
 
 
@@ -496,7 +496,7 @@ def _real(vector: Vectors | None) -> list[float] | None:
     return None if vector is None else np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Text PostgreSQL can store: lone surrogates (from undecodable input) and NUL become "?"."""
     if text.isascii():
         return text.replace("\x00", "?")
@@ -512,7 +512,7 @@ def _json_object(text: str) -> Any:
 
 def _json(value: Any) -> str:
     # json.dumps writes NUL as \u0000: only surrogates need replacing.
-    return _clean(json.dumps(value, ensure_ascii=False))
+    return clean_text(json.dumps(value, ensure_ascii=False))
 
 
 class PgStore:
@@ -678,7 +678,7 @@ class PgStore:
             return Lease(held=True, gone=True, orphans=orphans)
         if row["snapshot"] is None:
             return Lease(held=True, orphans=orphans)
-        newer = _session_row((persona, scope, row["snapshot"], row["updated_at"]))
+        newer = session_row((persona, scope, row["snapshot"], row["updated_at"]))
         return Lease(held=True, newer=newer, orphans=orphans)
 
     async def keep_waiting(
@@ -853,11 +853,13 @@ class PgStore:
     async def save_session(
         self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
     ) -> None:
-        await self._pool.execute(_UPSERT_SESSION, persona, scope, _json(snapshot), _ts(updated_at))
+        await self._pool.execute(
+            _UPSERT_SESSION, persona, scope, _json(snapshot), timestamp(updated_at)
+        )
 
     async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
         """Several sessions' snapshots in one transaction (autosave)."""
-        rows = await _encoded(snapshots)
+        rows = await encode_sessions(snapshots)
         await self._pool.executemany(_UPSERT_SESSION, rows)
 
     async def load_session(self, persona: str, scope: str) -> SessionRow | None:
@@ -867,7 +869,7 @@ class PgStore:
             persona,
             scope,
         )
-        return None if row is None else _session_row(row)
+        return None if row is None else session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
         """Every session of the given personas, oldest first."""
@@ -876,7 +878,7 @@ class PgStore:
             " WHERE persona = ANY($1::text[]) ORDER BY updated_at",
             sorted(set(personas)),
         )
-        return [_session_row(r) for r in rows]
+        return [session_row(r) for r in rows]
 
     # Channel bindings: the persona a channel of a multi-persona bot talks to.
 
@@ -900,7 +902,7 @@ class PgStore:
             channel_id,
             persona,
             bound_by,
-            _ts(at),
+            timestamp(at),
         )
 
     # Sharing of private memories in groups, by the user's choice.
@@ -918,7 +920,7 @@ class PgStore:
                 " ON CONFLICT DO NOTHING",
                 persona,
                 user,
-                _ts(at),
+                timestamp(at),
             )
         else:
             await self._pool.execute(
@@ -946,12 +948,14 @@ class PgStore:
                 " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
                 persona,
                 scope,
-                _ts(started_at),
-                _ts(ended_at),
+                timestamp(started_at),
+                timestamp(ended_at),
                 reason,
                 _json(turns),
             )
-            await conn.execute(_UPSERT_SESSION, persona, scope, _json(snapshot), _ts(ended_at))
+            await conn.execute(
+                _UPSERT_SESSION, persona, scope, _json(snapshot), timestamp(ended_at)
+            )
         return int(conversation_id)
 
     async def conversations(
@@ -965,7 +969,7 @@ class PgStore:
             scope,
             limit,
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_row(r) for r in rows]
 
     async def unencoded(
         self,
@@ -986,25 +990,25 @@ class PgStore:
             " AND (persona, scope) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))"
             " ORDER BY ended_at, id LIMIT $3",
             list(personas),
-            _ts(now),
+            timestamp(now),
             limit,
             [persona for persona, _ in skip],
             [scope for _, scope in skip],
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_row(r) for r in rows]
 
     async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
         row = await self._pool.fetchrow(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = $1", conversation_id
         )
-        return None if row is None else _conversation(row)
+        return None if row is None else conversation_row(row)
 
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
         """Count a failed attempt; the conversation waits until `retry_at`."""
         await self._pool.execute(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = $1"
             " WHERE id = $2 AND encoded_at IS NULL",
-            _ts(retry_at),
+            timestamp(retry_at),
             conversation_id,
         )
 
@@ -1047,7 +1051,7 @@ class PgStore:
         """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
         transaction. Returns the new memories' ids, or None if it was already encoded (then
         nothing is written)."""
-        at = _ts(write.at)
+        at = timestamp(write.at)
         async with self._pool.acquire() as conn, conn.transaction():
             # The row lock makes a concurrent encoder of the same conversation wait, then find
             # it encoded: the mark and everything else commit together, once.
@@ -1055,7 +1059,7 @@ class PgStore:
                 "UPDATE conversations SET encoded_at = $1, recap = $2"
                 " WHERE id = $3 AND encoded_at IS NULL RETURNING id",
                 at,
-                _clean(write.recap),
+                clean_text(write.recap),
                 write.conversation_id,
             )
             if marked is None:
@@ -1090,7 +1094,7 @@ class PgStore:
                     " updated_at = excluded.updated_at",
                     write.scope,
                     day.isoformat(),
-                    _clean(text),
+                    clean_text(text),
                     at,
                 )
             await conn.executemany(
@@ -1099,7 +1103,7 @@ class PgStore:
                 " SET name = excluded.name, text = excluded.text,"
                 " updated_at = excluded.updated_at",
                 [
-                    (write.scope, user_id, _clean(name), _clean(text), at)
+                    (write.scope, user_id, clean_text(name), clean_text(text), at)
                     for user_id, name, text in write.profiles
                 ],
             )
@@ -1112,7 +1116,7 @@ class PgStore:
             scope,
             day.isoformat(),
         )
-        return None if row is None else _diary(row)
+        return None if row is None else diary_row(row)
 
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
@@ -1125,7 +1129,7 @@ class PgStore:
             (before or date.max).isoformat(),
             limit,
         )
-        return [_diary(r) for r in rows]
+        return [diary_row(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
         """The scope's user profiles (those of `user_ids`, if given)."""
@@ -1137,7 +1141,7 @@ class PgStore:
             query += " AND user_id = ANY($2::text[])"
             params.append(list(user_ids))
         rows = await self._pool.fetch(query + " ORDER BY updated_at DESC", *params)
-        return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in rows]
+        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
 
     async def last_prune(self, scope: str) -> date | None:
         day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)
@@ -1160,7 +1164,7 @@ class PgStore:
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 [
-                    (scope, m.id, m.category, m.importance, policy, reason, _ts(at))
+                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
                     for m, reason in forgotten
                     if m.id in gone
                 ],
@@ -1181,11 +1185,11 @@ class PgStore:
             "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= $1 AND ($2::text IS NULL OR scope = $2)"
             " ORDER BY pruned_at, id LIMIT $3",
-            _ts(since),
+            timestamp(since),
             scope,
             limit,
         )
-        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], _dt(r[6])) for r in rows]
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], moment(r[6])) for r in rows]
 
     # Memories (memory.records.MemoryStore).
 
@@ -1198,9 +1202,9 @@ class PgStore:
     ) -> int:
         """Insert on `conn`, in its transaction if any (`previous_id` overrides the memory's)."""
         values = (
-            *_memory_values(memory, previous_id),
-            _clean(memory.search_text),
-            _clean(memory.search_context),
+            *memory_values(memory, previous_id),
+            clean_text(memory.search_text),
+            clean_text(memory.search_context),
         )
         if self.searches_vectors:
             memory_id = await conn.fetchval(
@@ -1218,7 +1222,7 @@ class PgStore:
             " ORDER BY id LIMIT 1",
             scope,
             kind,
-            _clean(text),
+            clean_text(text),
         )
         return None if found is None else int(found)
 
@@ -1229,7 +1233,7 @@ class PgStore:
             scope,
             unique,
         )
-        found = {r[0]: _memory(r) for r in rows}
+        found = {r[0]: memory_row(r) for r in rows}
         return [found[i] for i in unique if i in found]
 
     async def list_memories(
@@ -1242,7 +1246,7 @@ class PgStore:
             scope,
             limit,  # LIMIT NULL: all
         )
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     async def count_memories(self, scope: str) -> int:
         count = await self._pool.fetchval("SELECT count(*) FROM memories WHERE scope = $1", scope)
@@ -1322,7 +1326,7 @@ class PgStore:
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
             scope,
         )
-        return None if row is None else _memory(row)
+        return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
         """The memories `ids` and those stored right after them (whose previous_id is one of
@@ -1333,7 +1337,7 @@ class PgStore:
             scope,
             list(dict.fromkeys(int(i) for i in ids)),
         )
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
@@ -1343,7 +1347,7 @@ class PgStore:
             await conn.executemany(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
                 " strength = $2 WHERE scope = $3 AND id = $4",
-                [(_ts(now), strength, scope, memory_id) for memory_id, strength in ordered],
+                [(timestamp(now), strength, scope, memory_id) for memory_id, strength in ordered],
             )
             await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
 
@@ -1356,7 +1360,7 @@ class PgStore:
             scope,
             memory_id,
         )
-        return [(_dt(r[0]), float(r[1])) for r in rows]
+        return [(moment(r[0]), float(r[1])) for r in rows]
 
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
         await self._pool.execute(
@@ -1392,7 +1396,7 @@ class PgStore:
             scope,
             embedder,
         )
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     async def set_embeddings(
         self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
@@ -1407,12 +1411,15 @@ class PgStore:
                 await conn.executemany(
                     "UPDATE memories SET embedding = $1, embedder = $2,"
                     " embedding_v = $5::real[]::vector WHERE scope = $3 AND id = $4",
-                    [(_blob(v), embedder, scope, i, _real(v)) for i, v in ordered],
+                    [(vector_bytes(v), embedder, scope, i, _real(v)) for i, v in ordered],
                 )
                 return
             await conn.executemany(
                 "UPDATE memories SET embedding = $1, embedder = $2 WHERE scope = $3 AND id = $4",
-                [(_blob(vector), embedder, scope, memory_id) for memory_id, vector in ordered],
+                [
+                    (vector_bytes(vector), embedder, scope, memory_id)
+                    for memory_id, vector in ordered
+                ],
             )
 
     async def vector_search(

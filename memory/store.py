@@ -19,7 +19,7 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -43,6 +43,19 @@ from memory.records import (
     SessionRow,
     SessionSave,
     Vectors,
+)
+from memory.rows import (
+    clean_text,
+    conversation_row,
+    diary_row,
+    encode_sessions,
+    json_text,
+    memory_row,
+    memory_values,
+    moment,
+    session_row,
+    timestamp,
+    vector_bytes,
 )
 
 __all__ = ["DATABASE", "Store", "StoreError"]
@@ -221,42 +234,6 @@ class StoreError(KizunaError):
     pass
 
 
-INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
-
-
-async def _encoded(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
-    """Session rows with their snapshots as JSON text; many are encoded off the loop."""
-    if len(snapshots) <= INLINE_SNAPSHOTS:
-        return _session_values(snapshots)
-    return await asyncio.to_thread(_session_values, snapshots)
-
-
-def _session_values(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
-    return [(persona, scope, _json(snap), _ts(at)) for persona, scope, snap, at in snapshots]
-
-
-def _json(value: Any) -> str:
-    """JSON text SQLite can store: a lone surrogate (from undecodable input) becomes "?"
-    instead of failing the whole write."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-
-
-def _clean(text: str) -> str:
-    """Text SQLite can store: lone surrogates (from undecodable input) become "?"."""
-    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _session_row(row: Any) -> SessionRow:
-    try:
-        snapshot = json.loads(row[2])
-    except ValueError:
-        snapshot = None
-    if not isinstance(snapshot, dict):
-        return SessionRow(row[0], row[1], {}, _dt(row[3]), damaged=True)
-    return SessionRow(row[0], row[1], snapshot, _dt(row[3]))
-
-
 _MEMORY_COLUMNS = (
     "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
     " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
@@ -264,81 +241,15 @@ _MEMORY_COLUMNS = (
 )
 
 
-def _memory_values(memory: NewMemory, previous_id: int | None) -> tuple[Any, ...]:
-    """A new memory's columns, scope to embedder, as both stores insert them
-    (`previous_id` overrides the memory's)."""
-    return (
-        memory.scope,
-        _clean(memory.text),
-        None if memory.speaker is None else _clean(memory.speaker),
-        memory.kind,
-        memory.category,
-        memory.importance,
-        memory.sentiment,
-        _ts(memory.created_at),
-        memory.strength,
-        json.dumps(list(memory.related)),
-        memory.conversation_id,
-        previous_id if previous_id is not None else memory.previous_id,
-        None if memory.embedding is None else _blob(memory.embedding),
-        memory.embedder,
-        memory.speaker_id,
-    )
-
-
-def _memory(row: Any) -> Memory:
-    return Memory(
-        id=row[0],
-        scope=row[1],
-        text=row[2],
-        speaker=row[3],
-        kind=row[4],
-        category=row[5],
-        importance=row[6],
-        sentiment=row[7],
-        created_at=_dt(row[8]),
-        last_recalled_at=None if row[9] is None else _dt(row[9]),
-        recall_count=row[10],
-        strength=row[11],
-        related=() if row[12] == "[]" else tuple(json.loads(row[12])),
-        conversation_id=row[13],
-        previous_id=row[14],
-        speaker_id=row[15],
-    )
-
-
 _CONVERSATION_COLUMNS = (
     "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
 )
-
-
-def _conversation(row: Any) -> ArchivedConversation:
-    return ArchivedConversation(
-        id=row[0],
-        persona=row[1],
-        scope=row[2],
-        started_at=_dt(row[3]),
-        ended_at=_dt(row[4]),
-        reason=row[5],
-        turns=json.loads(row[6]),
-        encoded_at=None if row[7] is None else _dt(row[7]),
-        attempts=row[8],
-        recap=row[9] or "",
-    )
-
-
-def _diary(row: Any) -> DiaryEntry:
-    return DiaryEntry(row[0], date.fromisoformat(row[1]), row[2], row[3], _dt(row[4]))
 
 
 def scope_tag(scope: str) -> str:
     """The one FTS5 token standing for a scope (letters and digits only, so no tokenizer
     splits or stems it)."""
     return "s" + hashlib.blake2b(scope.encode("utf-8", "replace"), digest_size=10).hexdigest() + "0"
-
-
-def _blob(vector: Vectors) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
 def _marks(n: int) -> str:
@@ -369,14 +280,6 @@ def _serialised(
 
 def _read_only_uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-
-
-def _ts(at: datetime) -> float:
-    return at.timestamp()
-
-
-def _dt(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
 
 
 class Store:
@@ -551,7 +454,7 @@ class Store:
     ) -> None:
         await self._db.execute(
             _UPSERT_SESSION,
-            (persona, scope, _json(snapshot), _ts(updated_at)),
+            (persona, scope, json_text(snapshot), timestamp(updated_at)),
         )
         await self._db.commit()
 
@@ -559,7 +462,7 @@ class Store:
     async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
         """Several sessions' snapshots in one transaction (autosave), their JSON written off
         the event loop."""
-        rows = await _encoded(snapshots)
+        rows = await encode_sessions(snapshots)
         await self._db.executemany(_UPSERT_SESSION, rows)
         await self._db.commit()
 
@@ -569,7 +472,7 @@ class Store:
             " WHERE persona = ? AND scope = ?",
             (persona, scope),
         )
-        return None if row is None else _session_row(row)
+        return None if row is None else session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
         """Every session of the given personas, oldest first."""
@@ -580,7 +483,7 @@ class Store:
             f" WHERE persona IN ({marks}) ORDER BY updated_at",
             names,
         )
-        return [_session_row(r) for r in rows]
+        return [session_row(r) for r in rows]
 
     # Channel bindings: the persona a channel of a multi-persona bot talks to.
 
@@ -600,7 +503,7 @@ class Store:
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (bot_id, channel_id) DO UPDATE"
             " SET persona = excluded.persona, bound_by = excluded.bound_by,"
             " bound_at = excluded.bound_at",
-            (bot_id, channel_id, persona, bound_by, _ts(at)),
+            (bot_id, channel_id, persona, bound_by, timestamp(at)),
         )
         await self._db.commit()
 
@@ -617,7 +520,7 @@ class Store:
         if on:
             await self._db.execute(
                 "INSERT OR IGNORE INTO dm_sharing (persona, user, since) VALUES (?, ?, ?)",
-                (persona, user, _ts(at)),
+                (persona, user, timestamp(at)),
             )
         else:
             await self._db.execute(
@@ -649,16 +552,16 @@ class Store:
                 (
                     persona,
                     scope,
-                    _ts(started_at),
-                    _ts(ended_at),
+                    timestamp(started_at),
+                    timestamp(ended_at),
                     reason,
-                    _json(turns),
+                    json_text(turns),
                 ),
             )
             conversation_id = cur.lastrowid
             await self._db.execute(
                 _UPSERT_SESSION,
-                (persona, scope, _json(snapshot), _ts(ended_at)),
+                (persona, scope, json_text(snapshot), timestamp(ended_at)),
             )
             await self._db.commit()
         except BaseException:
@@ -676,7 +579,7 @@ class Store:
             " ORDER BY ended_at DESC, id DESC LIMIT ?",
             (persona, scope, limit),
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_row(r) for r in rows]
 
     async def unencoded(
         self,
@@ -699,16 +602,16 @@ class Store:
             f" WHERE encoded_at IS NULL AND persona IN ({_marks(len(names))})"
             f" AND (retry_at IS NULL OR retry_at <= ?){skipped if skip else ''}"
             " ORDER BY ended_at, id LIMIT ?",
-            (*names, _ts(now), *(v for pair in skip for v in pair), limit),
+            (*names, timestamp(now), *(v for pair in skip for v in pair), limit),
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_row(r) for r in rows]
 
     async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
         row = await self._one(
             f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?",
             (conversation_id,),
         )
-        return None if row is None else _conversation(row)
+        return None if row is None else conversation_row(row)
 
     @_serialised
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
@@ -716,7 +619,7 @@ class Store:
         await self._db.execute(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
             " WHERE id = ? AND encoded_at IS NULL",
-            (_ts(retry_at), conversation_id),
+            (timestamp(retry_at), conversation_id),
         )
         await self._db.commit()
 
@@ -763,12 +666,12 @@ class Store:
         """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
         transaction. Returns the new memories' ids, or None if it was already encoded (then
         nothing is written)."""
-        at = _ts(write.at)
+        at = timestamp(write.at)
         try:
             cur = await self._db.execute(
                 "UPDATE conversations SET encoded_at = ?, recap = ?"
                 " WHERE id = ? AND encoded_at IS NULL",
-                (at, _clean(write.recap), write.conversation_id),
+                (at, clean_text(write.recap), write.conversation_id),
             )
             if cur.rowcount != 1:
                 await self._db.rollback()
@@ -801,7 +704,7 @@ class Store:
                     " VALUES (?, ?, ?, 1, ?) ON CONFLICT (scope, day) DO UPDATE"
                     " SET text = excluded.text, conversations = conversations + 1,"
                     " updated_at = excluded.updated_at",
-                    (write.scope, day.isoformat(), _clean(text), at),
+                    (write.scope, day.isoformat(), clean_text(text), at),
                 )
             await self._db.executemany(
                 "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
@@ -809,7 +712,7 @@ class Store:
                 " SET name = excluded.name, text = excluded.text,"
                 " updated_at = excluded.updated_at",
                 [
-                    (write.scope, user_id, _clean(name), _clean(text), at)
+                    (write.scope, user_id, clean_text(name), clean_text(text), at)
                     for user_id, name, text in write.profiles
                 ],
             )
@@ -825,7 +728,7 @@ class Store:
             " WHERE scope = ? AND day = ?",
             (scope, day.isoformat()),
         )
-        return None if row is None else _diary(row)
+        return None if row is None else diary_row(row)
 
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
@@ -836,7 +739,7 @@ class Store:
             " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
             (scope, (before or date.max).isoformat(), limit),
         )
-        return [_diary(r) for r in rows]
+        return [diary_row(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
         """The scope's user profiles (those of `user_ids`, if given)."""
@@ -848,7 +751,7 @@ class Store:
             query += f" AND user_id IN ({_marks(len(user_ids))})"
             params.extend(user_ids)
         rows = await self._all(query + " ORDER BY updated_at DESC", params)
-        return [Profile(r[0], r[1], r[2], r[3], _dt(r[4])) for r in rows]
+        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
 
     async def last_prune(self, scope: str) -> date | None:
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
@@ -872,7 +775,7 @@ class Store:
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (scope, m.id, m.category, m.importance, policy, reason, _ts(at))
+                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
                     for m, reason in forgotten
                     if m.id in gone
                 ],
@@ -898,12 +801,12 @@ class Store:
             "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= ?"
         )
-        params: list[Any] = [_ts(since)]
+        params: list[Any] = [timestamp(since)]
         if scope is not None:
             query += " AND scope = ?"
             params.append(scope)
         rows = await self._all(query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit))
-        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], _dt(r[6])) for r in rows]
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], moment(r[6])) for r in rows]
 
     # Memories (memory.records.MemoryStore).
 
@@ -924,7 +827,7 @@ class Store:
             " sentiment, created_at, strength, related, conversation_id, previous_id,"
             " embedding, embedder, speaker_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            _memory_values(memory, previous_id),
+            memory_values(memory, previous_id),
         )
         memory_id = cur.lastrowid
         assert memory_id is not None
@@ -933,8 +836,8 @@ class Store:
             (
                 memory_id,
                 scope_tag(memory.scope),
-                _clean(memory.search_text),
-                _clean(memory.search_context),
+                clean_text(memory.search_text),
+                clean_text(memory.search_context),
             ),
         )
         return memory_id
@@ -952,7 +855,7 @@ class Store:
                 (scope, *chunk),
             )
             for row in rows:
-                found[row[0]] = _memory(row)
+                found[row[0]] = memory_row(row)
         return [found[i] for i in unique if i in found]
 
     async def list_memories(
@@ -964,12 +867,12 @@ class Store:
             f" ORDER BY created_at {order}, id {order} LIMIT ?",
             (scope, -1 if limit is None else limit),
         )
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
         async with self._db.execute(
             "SELECT id FROM memories WHERE scope = ? AND kind = ? AND text = ? ORDER BY id LIMIT 1",
-            (scope, kind, _clean(text)),
+            (scope, kind, clean_text(text)),
         ) as cur:
             row = await cur.fetchone()
         return None if row is None else int(row[0])
@@ -1075,7 +978,7 @@ class Store:
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,),
         )
-        return None if row is None else _memory(row)
+        return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
         """The memories `ids` and those stored right after them (whose previous_id is one of
@@ -1091,7 +994,7 @@ class Store:
                 (scope, *chunk, *chunk),
             )
             for row in rows:
-                found[row[0]] = _memory(row)
+                found[row[0]] = memory_row(row)
         return list(found.values())
 
     @_serialised
@@ -1101,7 +1004,7 @@ class Store:
         await self._db.executemany(
             "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?,"
             " strength = ? WHERE scope = ? AND id = ?",
-            [(_ts(now), strength, scope, memory_id) for memory_id, strength in updates],
+            [(timestamp(now), strength, scope, memory_id) for memory_id, strength in updates],
         )
         await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
         await self._db.commit()
@@ -1114,7 +1017,7 @@ class Store:
             " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
             (scope, memory_id),
         )
-        return [(_dt(r[0]), float(r[1])) for r in rows]
+        return [(moment(r[0]), float(r[1])) for r in rows]
 
     @_serialised
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
@@ -1148,7 +1051,7 @@ class Store:
             " AND (embedder IS NOT ? OR embedding IS NULL) ORDER BY id",
             (scope, embedder),
         )
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     @_serialised
     async def set_embeddings(
@@ -1156,7 +1059,7 @@ class Store:
     ) -> None:
         await self._db.executemany(
             "UPDATE memories SET embedding = ?, embedder = ? WHERE scope = ? AND id = ?",
-            [(_blob(vector), embedder, scope, memory_id) for memory_id, vector in items],
+            [(vector_bytes(vector), embedder, scope, memory_id) for memory_id, vector in items],
         )
         await self._db.commit()
 
