@@ -1,0 +1,150 @@
+"""How both stores turn records into rows and rows into records: the columns they share,
+timestamps as seconds since the epoch, JSON text that SQLite and PostgreSQL both take, vectors
+as float32 bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import numpy as np
+
+from memory.records import (
+    ArchivedConversation,
+    DiaryEntry,
+    Memory,
+    NewMemory,
+    SessionRow,
+    SessionSave,
+    Vectors,
+)
+
+__all__ = [
+    "INLINE_SNAPSHOTS",
+    "clean_text",
+    "conversation_row",
+    "diary_row",
+    "encode_sessions",
+    "json_text",
+    "memory_row",
+    "memory_values",
+    "moment",
+    "session_row",
+    "timestamp",
+    "vector_bytes",
+]
+
+
+INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
+
+
+async def encode_sessions(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
+    """Session rows with their snapshots as JSON text; many are encoded off the loop."""
+    if len(snapshots) <= INLINE_SNAPSHOTS:
+        return _session_values(snapshots)
+    return await asyncio.to_thread(_session_values, snapshots)
+
+
+def _session_values(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
+    return [
+        (persona, scope, json_text(snap), timestamp(at)) for persona, scope, snap, at in snapshots
+    ]
+
+
+def json_text(value: Any) -> str:
+    """JSON text SQLite can store: a lone surrogate (from undecodable input) becomes "?"
+    instead of failing the whole write."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+
+
+def clean_text(text: str) -> str:
+    """Text SQLite can store: lone surrogates (from undecodable input) become "?"."""
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def session_row(row: Any) -> SessionRow:
+    try:
+        snapshot = json.loads(row[2])
+    except ValueError:
+        snapshot = None
+    if not isinstance(snapshot, dict):
+        return SessionRow(row[0], row[1], {}, moment(row[3]), damaged=True)
+    return SessionRow(row[0], row[1], snapshot, moment(row[3]))
+
+
+def memory_values(memory: NewMemory, previous_id: int | None) -> tuple[Any, ...]:
+    """A new memory's columns, scope to embedder, as both stores insert them
+    (`previous_id` overrides the memory's)."""
+    return (
+        memory.scope,
+        clean_text(memory.text),
+        None if memory.speaker is None else clean_text(memory.speaker),
+        memory.kind,
+        memory.category,
+        memory.importance,
+        memory.sentiment,
+        timestamp(memory.created_at),
+        memory.strength,
+        json.dumps(list(memory.related)),
+        memory.conversation_id,
+        previous_id if previous_id is not None else memory.previous_id,
+        None if memory.embedding is None else vector_bytes(memory.embedding),
+        memory.embedder,
+        memory.speaker_id,
+    )
+
+
+def memory_row(row: Any) -> Memory:
+    return Memory(
+        id=row[0],
+        scope=row[1],
+        text=row[2],
+        speaker=row[3],
+        kind=row[4],
+        category=row[5],
+        importance=row[6],
+        sentiment=row[7],
+        created_at=moment(row[8]),
+        last_recalled_at=None if row[9] is None else moment(row[9]),
+        recall_count=row[10],
+        strength=row[11],
+        related=() if row[12] == "[]" else tuple(json.loads(row[12])),
+        conversation_id=row[13],
+        previous_id=row[14],
+        speaker_id=row[15],
+    )
+
+
+def conversation_row(row: Any) -> ArchivedConversation:
+    return ArchivedConversation(
+        id=row[0],
+        persona=row[1],
+        scope=row[2],
+        started_at=moment(row[3]),
+        ended_at=moment(row[4]),
+        reason=row[5],
+        turns=json.loads(row[6]),
+        encoded_at=None if row[7] is None else moment(row[7]),
+        attempts=row[8],
+        recap=row[9] or "",
+    )
+
+
+def diary_row(row: Any) -> DiaryEntry:
+    return DiaryEntry(row[0], date.fromisoformat(row[1]), row[2], row[3], moment(row[4]))
+
+
+def vector_bytes(vector: Vectors) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def timestamp(at: datetime) -> float:
+    return at.timestamp()
+
+
+def moment(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
