@@ -131,9 +131,8 @@ class ConsoleChat:
             handler = self._commands().get(word)
             if handler is not None:
                 await handler(argument)
-            elif word and line.strip().startswith("/"):
-                language = self._front.language()
-                self._say(say(language, "no_such_command", command=f"/{word[:40]}"))
+            elif word and line.strip().startswith("/"):  # the front says there is no such one
+                await self._run(word, argument)
             elif line.strip():
                 spoken = await self._front.receive(self._event(line))
                 if spoken is not None:

@@ -112,6 +112,17 @@ class Engine:
         language = self.persona(event).identity.language
         return say(language, "slow_down")
 
+    def refusal(self, event: ChatEvent) -> Reply | None:
+        """What the access gate says instead of an answer when it does not admit the event:
+        "slow down" once, then silence (blocked, or told already). None: admitted."""
+        verdict = self.admit(event)
+        if verdict == "admit":
+            return None
+        neutral = self.persona(event).emotions.neutral
+        if verdict == "slow_down":
+            return Reply.build(self.slow_down(event), neutral, PLATFORM_LIMITS[event.platform])
+        return Reply(text="", emotion=neutral)
+
     def idle_time(self, persona_key: str) -> timedelta:
         persona = self.personas.get(persona_key)
         return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
@@ -130,11 +141,9 @@ class Engine:
         limit = PLATFORM_LIMITS[event.platform]
         if event.is_empty:  # nothing said: nothing to answer, no model call
             return Reply(text="", emotion=persona.emotions.neutral)
-        verdict = self.admit(event)
-        if verdict == "slow_down":
-            return Reply.build(self.slow_down(event), persona.emotions.neutral, limit)
-        if verdict != "admit":  # blocked, or told to slow down already: silence
-            return Reply(text="", emotion=persona.emotions.neutral)
+        refused = self.refusal(event)
+        if refused is not None:
+            return refused
         session = await self.session(event)
         waiting = None
         # Another turn first, in this process or (the lease not ours: maybe) another's: the

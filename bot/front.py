@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from bot import commands
 from bot.answers import Answer
+from bot.catalogue import say
 from bot.documents import Document, DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply
@@ -88,7 +89,7 @@ class Front:
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
         """Document mode with a file the user sent: refused by its declared size before any
         download, else fetched and read."""
-        refused = self._refused(event)
+        refused = self.engine.refusal(event)
         if refused is not None:
             return refused
         neutral = self.engine.persona(event).emotions.neutral
@@ -115,36 +116,28 @@ class Front:
     async def read(self, event: ChatEvent, name: str, data: bytes) -> Reply:
         """Document mode with a file's bytes, for `event.persona` (a page or console that
         picked its persona itself)."""
-        refused = self._refused(event)
+        refused = self.engine.refusal(event)
         if refused is not None:
             return refused
         return await self.engine.documents.read(event, name, data)
 
     async def open(self, event: ChatEvent, document: Document) -> Reply:
         """Document mode with a document read already (a local file), for `event.persona`."""
-        refused = self._refused(event)
+        refused = self.engine.refusal(event)
         if refused is not None:
             return refused
         return await self.engine.documents.open(event, document)
 
-    def _refused(self, event: ChatEvent) -> Reply | None:
-        """What the access gate says instead of reading a document, if it does not admit it:
-        "slow down" once, then silence."""
-        verdict = self.engine.admit(event)
-        if verdict == "admit":
-            return None
-        neutral = self.engine.persona(event).emotions.neutral
-        if verdict == "slow_down":
-            return Reply.build(
-                self.engine.slow_down(event), neutral, PLATFORM_LIMITS[event.platform]
-            )
-        return Reply("", neutral)
-
     async def command(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
-        """Run command `name` for `event` in its room (its `persona` is chosen here). None
-        when the sender is blocked or told to slow down already: nothing to say."""
+        """Run command `name` for `event` in its room (its `persona` is chosen here); a name
+        the table does not offer on the event's platform is answered with the catalogue's
+        line. None when the sender is blocked or told to slow down already: nothing to say."""
         persona = await self.router.choose(event.channel_id)
         event = replace(event, persona=persona, language=self._language)
+        command = commands.COMMANDS.get(name)
+        if command is None or not command.offered_on(event.platform):
+            said = say(self.language(persona), "no_such_command", command=f"/{name[:40]}")
+            return Answer(said)
         verdict = self.engine.admit(event)
         if verdict == "slow_down":
             return Answer(self.engine.slow_down(event))

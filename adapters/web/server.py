@@ -36,9 +36,8 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from adapters.web.sprites import placeholder, sprite_file
-from bot import commands, redact
+from bot import redact
 from bot.answers import Answer
-from bot.catalogue import say
 from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
 from bot.events import ChatEvent, Reply
@@ -416,12 +415,8 @@ class WebServer:
     ) -> dict[str, Any]:
         """A command typed on the page (or a button of one pressed, which types it): a note,
         not the persona's reply, with the answer's buttons."""
-        front, name = self._fronts[persona.key], word.lower()
-        command = commands.COMMANDS.get(name)
-        if command is None or not command.offered_on("web"):
-            text = say(front.language(), "no_such_command", command=f"/{word[:40]}")
-            return {"type": "note", "text": text, "buttons": []}
-        answer = await front.command(self._event(persona.key, user, ""), name, argument)
+        front = self._fronts[persona.key]
+        answer = await front.command(self._event(persona.key, user, ""), word.lower(), argument)
         return _note(answer or Answer(""))
 
     async def _turn(self, persona: Persona, user: str, text: str) -> dict[str, Any]:
