@@ -1,12 +1,12 @@
-"""Days a chat message refers to, found locally in English and Chinese free text.
+"""Days, and spans of days, a chat message refers to, found locally in English and Chinese.
 
 A persona keeps a diary per day; when a message names a day ("yesterday", "上周三",
 "May 4th", "2024-09-03", "9月3日"...), that day's entry goes into the prompt. This runs on every
 message, so it is a few precompiled regular expressions: a gate that most messages fail (no
-digit, no "day", no 天/月/号...: about 4 microseconds for 200 characters), fast scans for the
-places a date could begin, the full pattern tried only there (about 15-25 microseconds for 200
-characters that pass the gate), and small handlers that turn a match into a calendar day. No
-library, no model, no I/O, no global mutable state.
+digit, no "day", "week", no 天/月/号...: about 8 microseconds for 200 characters), fast scans for
+the places a date could begin, the full pattern (English or Chinese) tried only there (about
+25-45 microseconds for 200 characters that pass the gate), and small handlers that turn a match
+into a calendar day or a span of days. No library, no model, no I/O, no global mutable state.
 
 It would rather miss an ambiguous date than invent one: "you may go", "march on", "second
 thoughts", "3/4 of the pizza", "一周三次", "3号线", "以前天天跑步" give nothing.
@@ -48,12 +48,39 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   days").
 * Invalid dates (Feb 30, 13月, May 45) are ignored.
 
-Results come in order of appearance, each day once (its first mention), future days included:
-the caller decides what to do with them.
+Spans (a mention with ``first``, its last day in ``day``), past-leaning like the rest:
+
+* Vague: "a few days ago" and 前几天 / 几天前 = 5 to 2 days back; "several days ago" 7 to 3;
+  "the other day" 7 to 1; "a few weeks ago" / 几周前 / 几个星期前 35 to 14; "several weeks
+  ago" 49 to 21; 前两天 3 to 1; 前些天 / 前些日子 14 to 2; 前阵子 / 前段时间 / 前一阵 30 to 7;
+  "the past few days" / 这几天 / 近几天 3 to 0; 这两天 2 to 0; "the past N days" N to 0; "the
+  past week" 7 to 0. 前几天 after a noun ("考试前几天": before the exam) is not taken.
+* Weeks (ISO, Monday to Sunday): "last week" / 上周 / 上个星期, "this week" / 这周 / 本周, "the
+  week before last" / 上上周; "earlier this week" = Monday to yesterday; "early" / "late" /
+  "the beginning" / "the end of" a week = Monday-Wednesday / Thursday-Sunday. Weekends:
+  "last weekend" / "this past weekend" / 上周末 = the previous week's Saturday and Sunday,
+  "this weekend" / 这周末 / 本周末 this week's, "over the weekend" the latest one begun.
+* Months: "last month" / 上个月 / 上月, "this month" / 这个月 / 本月, "the month before last"
+  / 上上个月; thirds: "early" / "the beginning of" / 初 / 上旬 = days 1-10, "mid" / 中 / 中旬
+  = 11-20, "late" / "the end of" / 底 / 末 / 下旬 = 21 to the end ("early last month",
+  上个月初, 本月底); "earlier this month" = the 1st to yesterday.
+* Months by name: "in May", "during May", "early May", "the end of May", "May 2025", "last
+  May" (the most recent May before this month; the others, the most recent May begun); 5月,
+  五月份, 5月初, 去年5月 (去年 今年 前年 also before a full date: 去年5月3日), 2025年5月. A
+  month's name alone ("May I", "March on") is not taken, nor 五月天, 一月一次, 三个月.
+* Not understood: seasons ("last summer": which months depends on the hemisphere), whole years
+  (去年, "last year"), "recently", and words that point at another date ("the day before").
+
+A day or month said without a year is marked ``yearless``: its days are the most recent ones,
+and the caller may look at earlier years (the diary does, for a day with no page).
+
+Results come in order of appearance, each day or span once (its first mention), future days
+included: the caller decides what to do with them.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -63,11 +90,20 @@ __all__ = ["DateMention", "find_dates"]
 
 @dataclass(slots=True, frozen=True)
 class DateMention:
-    """One day a message refers to."""
+    """One day, or one span of days, a message refers to."""
 
-    day: date  # the calendar day meant
+    day: date  # the calendar day meant; for a span, its last day
     text: str  # the words that said it, as in the message
     start: int  # offset in the message
+    first: date | None = None  # a span's first day; None when one day is meant
+    # Said without a year ("May 4th", "in May", "5月"): `first` and `day` are the most recent
+    # such days, and an earlier year may be meant.
+    yearless: bool = False
+
+    @property
+    def days(self) -> tuple[date, date]:
+        """The first and the last day meant (the same day when one day is meant)."""
+        return (self.day if self.first is None else self.first, self.day)
 
 
 # --- the pattern -------------------------------------------------------------------------------
@@ -166,58 +202,158 @@ _ZH_WEEK_SHIFT: dict[str, int] = {
     "下下": 2,
 }
 
+# Vague spans, as days back from today (first, last): "a few days ago" is two to five days back.
+_FEW_DAYS_AGO = (-5, -2)
+_FEW_WEEKS_AGO = (-35, -14)
+_EN_FEW: dict[str, tuple[int, int]] = {
+    "few days": _FEW_DAYS_AGO,
+    "several days": (-7, -3),
+    "few weeks": _FEW_WEEKS_AGO,
+    "several weeks": (-49, -21),
+}
+_THE_OTHER_DAY = (-7, -1)
+# A span found: its first and last days, and whether it was said without a year.
+_Span = tuple[date, date, bool]
+_A_WHILE_AGO = (-30, -7)
+_ZH_FEW: dict[str, tuple[int, int]] = {
+    "前几天": _FEW_DAYS_AGO,
+    "几天前": _FEW_DAYS_AGO,
+    "前两天": (-3, -1),
+    "前些天": (-14, -2),
+    "前些日子": (-14, -2),
+    "前一阵": _A_WHILE_AGO,
+    "前一阵子": _A_WHILE_AGO,
+    "前阵子": _A_WHILE_AGO,
+    "前段时间": _A_WHILE_AGO,
+    "前些时候": _A_WHILE_AGO,
+    "这几天": (-3, 0),
+    "近几天": (-3, 0),
+    "这两天": (-2, 0),
+    "近两天": (-2, 0),
+}
+# What may come before 前几天 and its kin: the start, a pronoun or a particle ("我们前几天"), not
+# a noun ("考试前几天" is a few days before the exam).
+_ZH_FEW_AFTER = frozenset("我你他她它们咱就在是了也都还才刚那说和跟与及而但又早好最近")
+# Parts of a month (thirds) and of a week (days from Monday).
+_MONTH_PARTS: dict[str, int] = {
+    "early": 0,
+    "beginning": 0,
+    "start": 0,
+    "初": 0,
+    "上旬": 0,
+    "mid": 1,
+    "middle": 1,
+    "中": 1,
+    "中旬": 1,
+    "late": 2,
+    "end": 2,
+    "底": 2,
+    "末": 2,
+    "下旬": 2,
+}
+_WEEK_PARTS: tuple[tuple[int, int], ...] = ((0, 2), (2, 4), (3, 6))
+_ZH_YEARS: dict[str, int] = {"去": -1, "今": 0, "前": -2}
+
 _ZH_NUM = r"[一二三四五六七八九十廿卅]{1,3}"  # a day or month number in Chinese numerals
 _NUM_BEFORE = r"(?<![0-9一二两三四五六七八九十廿卅百千万几多第\u3007零.:/-])"  # not in a number
 
-_PATTERN = re.compile(
-    "|".join(
-        (
-            # English relative words.
-            rf"(?P<en_rel>{_B0}(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after"
-            r"\s+tomorrow|today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow"
-            rf"|last\s+night){_B1})",
-            # N days / weeks ago.
-            rf"(?P<en_ago>{_B0}(?P<ea_n>\d{{1,4}}|a\s+couple\s+of|a\s+couple|couple\s+of|a|one"
-            r"|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
-            r"(?P<ea_u>days?|weeks?|fortnights?)\s+ago" + _B1 + ")",
-            # last / this / next / on + weekday.
-            rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on)"
-            rf"\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
-            # Month day [year]: May 4th, Sept 3 2024.
-            rf"(?P<en_md>{_B0}(?P<em_mon>{_MONTHS})\.?\s+(?P<em_day>\d{{1,2}})"
-            rf"(?P<em_ord>st|nd|rd|th)?{_B1}(?![.:/\-\u2013]\d)"
-            rf"(?:,?\s+(?P<em_year>(?:19|20)\d\d){_B1})?)",
-            # [the] day[th] [of] Month [year]: 4 May, the 4th of May, 4th May 2024.
-            rf"(?P<en_dm>{_B0}(?<![.:/-])(?:the\s+)?(?P<ed_day>\d{{1,2}})"
-            rf"(?P<ed_ord>st|nd|rd|th)?(?P<ed_of>\s+of)?\s+(?P<ed_mon>{_MONTHS}){_B1}\.?"
-            rf"(?:,?\s+(?P<ed_year>(?:19|20)\d\d){_B1})?)",
-            # 2024-09-03, 2024/09/03, 2024.09.03.
-            r"(?P<iso>(?<![0-9./-])(?P<is_y>(?:19|20)\d\d)(?P<is_sep>[-/.])(?P<is_m>\d{1,2})"
-            r"(?P=is_sep)(?P<is_d>\d{1,2})(?![0-9])(?![./-]\d))",
-            # [2024年]9月3日, 九月三号.
-            rf"(?P<zh_md>{_NUM_BEFORE}(?:(?P<zm_y>\d{{4}}|[\u3007零一二三四五六七八九]{{4}})\s*年\s*)?"
-            rf"(?P<zm_m>\d{{1,2}}|{_ZH_NUM})\s*月份?\s*(?P<zm_d>\d{{1,2}}|{_ZH_NUM})\s*[日号號])",
-            # 上个月3号, 这个月3号, 本月3日.
-            rf"(?P<zh_mo>(?P<zo_mod>上上个?|上个?|这个?|本|下下个?|下个?)月的?\s*"
-            rf"(?P<zo_d>\d{{1,2}}|{_ZH_NUM})\s*[日号號])",
-            # 今天, 昨天, 前天, ... (guards in the handler).
-            r"(?P<zh_rel>大前天|大后天|前天|后天|昨天|昨日|昨晚|昨夜|今天|今日|今晚|今早|今夜"
-            r"|明天|明日|明晚|明早)",
-            # N天前, 两周前, 三个星期前.
-            rf"(?P<zh_ago>{_NUM_BEFORE}(?P<za_n>\d{{1,4}}|[一二三四五六七八九十两]{{1,3}})\s*"
-            r"(?:(?P<za_d>[天日])|(?P<za_w>个?(?:星期|礼拜)|周))\s*之?前(?!往))",
-            # [上|这|下]周三, 星期天, 礼拜日.
-            r"(?P<zh_wk>(?:(?P<zw_mod>上上个?|上个?|这个?|本|下下个?|下个?)"
-            r"|(?<![0-9一二两三四五六七八九十几每数半个上下这本隔第整大小]))"
-            r"(?:周|星期|礼拜)(?P<zw_day>[一二三四五六日天])"
-            r"(?![次遍回趟顿个名位年月周岁本件只条张场节号程常期子志记历])(?!天(?!气)))",
-            # 3号, 三号, 3日 alone (guards in the handler too).
-            rf"(?P<zh_day>(?<![A-Za-z]){_NUM_BEFORE}(?<![月年])(?P<zd_n>\d{{1,2}}|{_ZH_NUM})"
-            r"(?P<zd_s>[号號日])"
-            r"(?![线綫楼樓房间門门床位座机車车厅馆台口码碼桌柜箱球员字种型院厂站仓单元栋室"
-            r"店铺窗选电池病]))",
-        )
-    )
+# Each alternative is one named group: its name says which handler reads it.
+_ALTERNATIVES = (
+    # English relative words.
+    rf"(?P<en_rel>{_B0}(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after"
+    r"\s+tomorrow|today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow"
+    rf"|last\s+night){_B1})",
+    # N days / weeks ago.
+    rf"(?P<en_ago>{_B0}(?P<ea_n>\d{{1,4}}|a\s+couple\s+of|a\s+couple|couple\s+of|a|one"
+    r"|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
+    r"(?P<ea_u>days?|weeks?|fortnights?)\s+ago" + _B1 + ")",
+    # last / this / next / on + weekday.
+    rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on)"
+    rf"\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
+    # Month day [year]: May 4th, Sept 3 2024.
+    rf"(?P<en_md>{_B0}(?P<em_mon>{_MONTHS})\.?\s+(?P<em_day>\d{{1,2}})"
+    rf"(?P<em_ord>st|nd|rd|th)?{_B1}(?![.:/\-\u2013]\d)"
+    rf"(?:,?\s+(?P<em_year>(?:19|20)\d\d){_B1})?)",
+    # [the] day[th] [of] Month [year]: 4 May, the 4th of May, 4th May 2024.
+    rf"(?P<en_dm>{_B0}(?<![.:/-])(?:the\s+)?(?P<ed_day>\d{{1,2}})"
+    rf"(?P<ed_ord>st|nd|rd|th)?(?P<ed_of>\s+of)?\s+(?P<ed_mon>{_MONTHS}){_B1}\.?"
+    rf"(?:,?\s+(?P<ed_year>(?:19|20)\d\d){_B1})?)",
+    # Spans: a few / several days or weeks ago; the other day.
+    rf"(?P<en_few>{_B0}(?:a\s+)?(?P<ef_n>few|several)\s+(?P<ef_u>days|weeks)\s+ago{_B1}"
+    rf"|{_B0}the\s+other\s+day{_B1})",
+    # The past few days, the last 3 days, these past couple of days, the past week.
+    rf"(?P<en_past>{_B0}(?:(?:the|these)\s+)?(?:past|last)\s+(?P<es_n>few|couple\s+of"
+    r"|\d{1,2}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+days"
+    rf"{_B1}|{_B0}(?:the|this)\s+past\s+week{_B1})",
+    # Last weekend, this past weekend, this weekend, over the weekend.
+    rf"(?P<en_wkend>{_B0}(?P<ee_which>last|this\s+past|this|(?:over|at|on|during)\s+the)"
+    rf"\s+weekend{_B1})",
+    # Last week, earlier this week, early last month, the end of last month, the week
+    # before last.
+    rf"(?P<en_per>{_B0}(?:(?P<ep_part>early|earlier|late|mid|(?:at\s+)?the\s+(?:beginning"
+    r"|start|end|middle)\s+of)(?:\s+|-))?(?P<ep_which>last|this)\s+(?P<ep_unit>week|month)"
+    rf"{_B1}|{_B0}earlier\s+in\s+the\s+(?P<ep_in>week|month){_B1}"
+    rf"|{_B0}(?:the\s+)?(?P<ep_before>week|month)\s+before\s+last{_B1})",
+    # Months by name: in May, last March, early June, the end of May, May 2025 (not
+    # "May 4": a day).
+    rf"(?P<en_mon>{_B0}(?:(?P<eo_lead>in|during|back\s+in|last)\s+)?(?:(?P<eo_part>early"
+    r"|late|mid|(?:at\s+)?the\s+(?:beginning|start|end|middle)\s+of)(?:\s+|-))?"
+    rf"(?P<eo_mon>{_MONTHS}){_B1}\.?(?!\s*\d{{1,2}}(?![0-9]))"
+    rf"(?:,?\s+(?P<eo_year>(?:19|20)\d\d){_B1})?)",
+    # 2024-09-03, 2024/09/03, 2024.09.03.
+    r"(?P<iso>(?<![0-9./-])(?P<is_y>(?:19|20)\d\d)(?P<is_sep>[-/.])(?P<is_m>\d{1,2})"
+    r"(?P=is_sep)(?P<is_d>\d{1,2})(?![0-9])(?![./-]\d))",
+    # [2024年]9月3日, 九月三号.
+    rf"(?P<zh_md>{_NUM_BEFORE}(?:(?:(?P<zm_y>\d{{4}}|[\u3007零一二三四五六七八九]{{4}})"
+    r"|(?P<zm_ry>去|今|(?<![以之目提从先])前))\s*年\s*)?"
+    rf"(?P<zm_m>\d{{1,2}}|{_ZH_NUM})\s*月份?\s*(?P<zm_d>\d{{1,2}}|{_ZH_NUM})\s*[日号號])",
+    # 上个月3号, 这个月3号, 本月3日.
+    rf"(?P<zh_mo>(?P<zo_mod>上上个?|上个?|这个?|本|下下个?|下个?)月的?\s*"
+    rf"(?P<zo_d>\d{{1,2}}|{_ZH_NUM})\s*[日号號])",
+    # 上个月, 上月初, 这个月底, 本月中旬 (not 这个月饼).
+    r"(?P<zh_mspan>(?P<zp_mod>上上个?|上个?|这个?|本)月份?(?P<zp_part>初|中旬|上旬|下旬|中|底|末)?"
+    r"(?![饼亮光球台票嫂薪子\d一二三四五六七八九十廿卅]))",
+    # 今天, 昨天, 前天, ... (guards in the handler).
+    r"(?P<zh_rel>大前天|大后天|前天|后天|昨天|昨日|昨晚|昨夜|今天|今日|今晚|今早|今夜"
+    r"|明天|明日|明晚|明早)",
+    # N天前, 两周前, 三个星期前.
+    rf"(?P<zh_ago>{_NUM_BEFORE}(?P<za_n>\d{{1,4}}|[一二三四五六七八九十两]{{1,3}})\s*"
+    r"(?:(?P<za_d>[天日])|(?P<za_w>个?(?:星期|礼拜)|周))\s*之?前(?!往))",
+    # 前几天, 前些日子, 这两天, 几天前, 几个星期前 (guards in the handler).
+    r"(?P<zh_few>前几天|前两天|前些天|前些日子|前一阵子?|前阵子|前段时间|前些时候|这几天|这两天"
+    r"|近几天|近两天|几天之?前|几个?(?:星期|礼拜)之?前|几周之?前)(?!往)",
+    # [上|这|下]周三, 星期天, 礼拜日.
+    r"(?P<zh_wk>(?:(?P<zw_mod>上上个?|上个?|这个?|本|下下个?|下个?)"
+    r"|(?<![0-9一二两三四五六七八九十几每数半个上下这本隔第整大小]))"
+    r"(?:周|星期|礼拜)(?P<zw_day>[一二三四五六日天])"
+    r"(?![次遍回趟顿个名位年月周岁本件只条张场节号程常期子志记历])(?!天(?!气))"
+    r"(?!(?<=天)气))",  # 上周天气: last week's weather
+    # 上周, 上周末, 上个星期, 本周末 (not 上周三: a day; nor 这周期).
+    r"(?P<zh_wspan>(?P<zs_mod>上上个?|上个?|这个?|本)(?:周|星期|礼拜)(?P<zs_end>末)?"
+    r"(?![一二三四五六日期年岁边报刊会])(?!天(?!气)))",
+    # Months: 5月, 五月份, 去年5月, 2025年5月初 (not 5月3日: a day; nor 五月天).
+    rf"(?P<zh_mon>{_NUM_BEFORE}(?<![个每几这上下本半哪正腊闰])(?:(?:(?P<zn_y>\d{{4}}"
+    r"|[\u3007零一二三四五六七八九]{4})|(?P<zn_ry>去|今|(?<![以之目提从先])前))\s*年\s*)?"
+    r"(?P<zn_m>\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月份?(?P<zn_part>初|中旬|上旬|下旬|中|底|末)?"
+    r"(?![\d一二两三四五六七八九十廿卅几日号號天亮光饼球票薪嫂]))",
+    # 3号, 三号, 3日 alone (guards in the handler too).
+    rf"(?P<zh_day>(?<![A-Za-z]){_NUM_BEFORE}(?<![月年])(?P<zd_n>\d{{1,2}}|{_ZH_NUM})"
+    r"(?P<zd_s>[号號日])"
+    r"(?![线綫楼樓房间門门床位座机車车厅馆台口码碼桌柜箱球员字种型院厂站仓单元栋室"
+    r"店铺窗选电池病]))",
+)
+
+
+def _pattern(kinds: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(a for a in _ALTERNATIVES if a[4 : a.index(">")] in kinds))
+
+
+_KINDS = frozenset(a[4 : a.index(">")] for a in _ALTERNATIVES)
+# Tried where an English word begins, and where a digit or a Chinese character does: each tries
+# only the alternatives that can begin there (the cost of a try grows with their number).
+_EN_PATTERN = _pattern(frozenset(k for k in _KINDS if k.startswith("en_")))
+_ZH_PATTERN = _pattern(
+    frozenset(k for k in _KINDS if not k.startswith("en_")) | {"en_ago", "en_dm"}
 )
 
 # After a bare "May 3": a quantity, not a date.
@@ -227,27 +363,40 @@ _QUANTITY_AFTER = re.compile(
     r"|meters?|kg|kilos?|pounds?|lbs?|percent|dollars?|bucks|euros?|yuan|pieces?|items?"
     r"|things|cups?|glasses?|bottles?|slices?|x)(?![A-Za-z])"
 )
-# Where a match may begin. _PATTERN's lookbehinds keep the regex engine from skipping ahead, so
-# scanning it over every position costs about a microsecond per character. These two are scanned
+# Where a match may begin. The patterns' lookbehinds keep the regex engine from skipping ahead, so
+# scanning them over every position costs about a microsecond per character. These two are scanned
 # fast (each alternative begins with a literal, or the pattern is one character class, which lets
-# the engine skip positions), and _PATTERN is only tried where they hit. Their English words
+# the engine skip positions), and a pattern is only tried where they hit: _ZH_PATTERN at digits
+# and Chinese characters, _EN_PATTERN at English words. Their English words
 # consume letters only, so no match can begin inside one of their hits.
-_ZH_ANCHOR = re.compile(r"[\d大上下这本前后今明昨周星礼\u3007零一二三四五六七八九十两廿卅]")
+_ZH_ANCHOR = re.compile(r"[\d大上下这本前后今明昨去几近周星礼\u3007零一二三四五六七八九十两廿卅]")
 _EN_ANCHOR = re.compile(
     "|".join(
         [
             *("today", "tonight", "tomorrow", "yesterday", "couple"),
             *(rf"{word}(?=\s)" for word in ("the", "day", "this", "last", "next", "on")),
             *(rf"{word}(?=\s)" for word in _EN_NUMBERS if " " not in word),
+            *(
+                rf"{word}(?=\s)"
+                for word in ("few", "several", "past", "these", "over", "during", "early")
+            ),
+            *(rf"{word}(?=\s)" for word in ("earlier", "late", "back", "week", "month")),
+            r"at(?=\s+the\s)",
+            r"mid(?=[\s-])",
+            rf"in(?=\s+(?:early|late|mid|{'|'.join(_MONTH_KEYS)}))",
             *(rf"{month}(?=[a-z]*\.?\s+\d)" for month in _MONTH_KEYS),
         ]
     )
 )
-# Something every date this module knows has: a digit, a weekday or "today" ("day"), "ago", ...;
+# Something every date this module knows has: a digit, a weekday or "today" ("day"), "ago",
+# "week", a month's name after the words that make it a date ("in May")...;
 # in Chinese 天日晚早夜 (今天 今早 昨晚), 前 (三天前), 周期拜 (周三 星期三 礼拜三), 月, 号.
 # Most messages have none, and cost these two fast scans.
 _GATE_CHARS = re.compile(r"[\d天日晚早夜前周期拜月号號]")
-_GATE_WORDS = re.compile(r"day|night|tomorrow|morning|afternoon|evening|ago")
+_GATE_WORDS = re.compile(
+    r"day|night|tomorrow|morning|afternoon|evening|ago|week|month"
+    rf"|(?:in|during|last|early|late|mid|of)[\s-]+(?:{'|'.join(_MONTH_KEYS)})"
+)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # Characters before 前天 / 后天 / 明天 / 今天 that make it part of another word.
 _ZH_REL_BLOCKED_BEFORE: dict[str, str] = {
@@ -337,7 +486,37 @@ def _month_number(word: str) -> int:
     return _MONTH_KEYS.index(word[:3].lower()) + 1
 
 
-# --- handlers: a match to a day, or None --------------------------------------------------------
+def _days_back(today: date, span: tuple[int, int]) -> _Span | None:
+    first, last = _shift(today, span[0]), _shift(today, span[1])
+    return None if first is None or last is None else (first, last, False)
+
+
+def _week_span(today: date, weeks: int, days: tuple[int, int]) -> _Span | None:
+    """Days `days` (from Monday, 0, to Sunday, 6) of the ISO week `weeks` from today's."""
+    monday = _shift(today, 7 * weeks - today.weekday())
+    if monday is None:
+        return None
+    return _days_back(monday, days)
+
+
+def _month_span(year: int, month: int, part: int | None, yearless: bool) -> _Span | None:
+    """The month, or one third of it (`part` 0: days 1-10, 1: 11-20, 2: 21 to the end)."""
+    if not (1 <= month <= 12 and date.min.year <= year <= date.max.year):
+        return None
+    end = calendar.monthrange(year, month)[1]
+    first, last = {None: (1, end), 0: (1, 10), 1: (11, 20), 2: (21, end)}[part]
+    return date(year, month, first), date(year, month, last), yearless
+
+
+def _part(words: str | None) -> int | None:
+    """Which third of a month "early", "the end of", "中旬"... mean (None: the whole)."""
+    if words is None:
+        return None
+    words = " ".join(words.split())
+    return _MONTH_PARTS[words.split()[-2] if words.endswith(" of") else words]
+
+
+# --- handlers: a match to a day (or a span: _Span), or None -------------------------------------
 
 
 def _en_rel(m: re.Match[str], today: date) -> date | None:
@@ -389,7 +568,9 @@ def _zh_md(m: re.Match[str], today: date) -> date | None:
     month, day = _zh_int(m.group("zm_m")), _zh_int(m.group("zm_d"))
     if month is None or day is None:
         return None
-    year_s = m.group("zm_y")
+    year_s, relative = m.group("zm_y"), m.group("zm_ry")
+    if relative is not None:  # 去年, 今年, 前年
+        return _make_date(today.year + _ZH_YEARS[relative], month, day)
     if year_s is not None:
         year = _zh_int(year_s)
         return None if year is None else _make_date(year, month, day)
@@ -450,9 +631,139 @@ def _zh_day(m: re.Match[str], today: date, text: str) -> date | None:
     return None if day is None else _recent_day_of_month(today, day)
 
 
-def _resolve(m: re.Match[str], today: date, original: str) -> date | None:
-    """The day a match of _PATTERN (over the lowercased text) means, or None."""
+def _en_few(m: re.Match[str], today: date) -> _Span | None:
+    unit = m.group("ef_u")
+    if unit is None:
+        return _days_back(today, _THE_OTHER_DAY)
+    return _days_back(today, _EN_FEW[f"{m.group('ef_n')} {unit}"])
+
+
+def _en_past(m: re.Match[str], today: date) -> _Span | None:
+    raw = m.group("es_n")
+    if raw is None:  # the past week
+        return _days_back(today, (-7, 0))
+    raw = " ".join(raw.split())
+    count = int(raw) if raw.isdigit() else 3 if raw == "few" else _EN_NUMBERS[raw]
+    return _days_back(today, (-count, 0)) if count else None
+
+
+def _en_wkend(m: re.Match[str], today: date) -> _Span | None:
+    which = " ".join(m.group("ee_which").split())
+    if which == "this":
+        weeks = 0
+    elif which in ("last", "this past"):
+        weeks = -1
+    else:  # over the weekend: the latest one begun
+        weeks = 0 if today.weekday() >= 5 else -1
+    return _week_span(today, weeks, (5, 6))
+
+
+def _en_per(m: re.Match[str], today: date) -> _Span | None:
+    before = m.group("ep_before")
+    if before == "week":
+        return _week_span(today, -2, (0, 6))
+    if before == "month":
+        year, month = _add_months(today.year, today.month, -2)
+        return _month_span(year, month, None, False)
+    unit = m.group("ep_in")
+    if unit is not None:  # earlier in the week
+        part_words: str | None = "earlier"
+        shift = 0
+    else:
+        unit, part_words = m.group("ep_unit"), m.group("ep_part")
+        shift = -1 if m.group("ep_which") == "last" else 0
+    if part_words == "earlier":
+        if shift == 0:  # earlier this week / month: up to yesterday
+            start = _shift(today, -today.weekday() if unit == "week" else 1 - today.day)
+            end = _shift(today, -1)
+            return None if start is None or end is None or end < start else (start, end, False)
+        part_words = None
+    part = _part(part_words)
+    if unit == "week":
+        return _week_span(today, shift, (0, 6) if part is None else _WEEK_PARTS[part])
+    year, month = _add_months(today.year, today.month, shift)
+    return _month_span(year, month, part, False)
+
+
+def _en_mon(m: re.Match[str], today: date, original: str) -> _Span | None:
+    lead, part_words, year_s = m.group("eo_lead"), m.group("eo_part"), m.group("eo_year")
+    word = m.group("eo_mon")
+    if lead is None and part_words is None and year_s is None:
+        return None  # a month's name alone: "May I ask", "March on"
+    if (
+        word.rstrip(".") in _AMBIGUOUS_MONTHS
+        and original[m.start("eo_mon")].islower()
+        and lead == "last"
+        and part_words is None
+        and year_s is None
+    ):
+        return None  # "their last march"
+    month = _month_number(word)
+    if year_s is not None:
+        year = int(year_s)
+    elif lead == "last":  # the most recent one before this month
+        year = today.year if month < today.month else today.year - 1
+    else:  # the most recent one begun
+        year = today.year if month <= today.month else today.year - 1
+    return _month_span(year, month, _part(part_words), year_s is None)
+
+
+def _zh_mspan(m: re.Match[str], today: date) -> _Span | None:
+    year, month = _add_months(
+        today.year, today.month, _ZH_WEEK_SHIFT[m.group("zp_mod").rstrip("个")]
+    )
+    return _month_span(year, month, _part(m.group("zp_part")), False)
+
+
+def _zh_few(m: re.Match[str], today: date, text: str) -> _Span | None:
+    before = text[m.start() - 1] if m.start() else ""
+    if before.isdigit() or ("\u4e00" <= before <= "\u9fff" and before not in _ZH_FEW_AFTER):
+        return None  # 考试前几天, 十几天前
+    word = m.group().replace("之", "")
+    return _days_back(today, _ZH_FEW.get(word, _FEW_WEEKS_AGO))
+
+
+def _zh_wspan(m: re.Match[str], today: date) -> _Span | None:
+    weeks = _ZH_WEEK_SHIFT[m.group("zs_mod").rstrip("个")]
+    return _week_span(today, weeks, (5, 6) if m.group("zs_end") else (0, 6))
+
+
+def _zh_mon(m: re.Match[str], today: date) -> _Span | None:
+    month = _zh_int(m.group("zn_m"))
+    if month is None:
+        return None
+    year_s, relative = m.group("zn_y"), m.group("zn_ry")
+    part = _part(m.group("zn_part"))
+    if relative is not None:
+        return _month_span(today.year + _ZH_YEARS[relative], month, part, False)
+    if year_s is not None:
+        year = _zh_int(year_s)
+        return None if year is None else _month_span(year, month, part, False)
+    year = today.year if month <= today.month else today.year - 1
+    return _month_span(year, month, part, True)
+
+
+def _resolve(m: re.Match[str], today: date, original: str) -> date | _Span | None:
+    """The day or span a match of a pattern (over the lowercased text) means, or None."""
     kind, text = m.lastgroup, m.string
+    if kind == "en_few":
+        return _en_few(m, today)
+    if kind == "en_past":
+        return _en_past(m, today)
+    if kind == "en_wkend":
+        return _en_wkend(m, today)
+    if kind == "en_per":
+        return _en_per(m, today)
+    if kind == "en_mon":
+        return _en_mon(m, today, original)
+    if kind == "zh_mspan":
+        return _zh_mspan(m, today)
+    if kind == "zh_few":
+        return _zh_few(m, today, text)
+    if kind == "zh_wspan":
+        return _zh_wspan(m, today)
+    if kind == "zh_mon":
+        return _zh_mon(m, today)
     if kind == "en_rel":
         return _en_rel(m, today)
     if kind == "en_ago":
@@ -498,19 +809,40 @@ def find_dates(text: str, now: datetime) -> list[DateMention]:
         lowered = text.translate(_ASCII_LOWER)
     if _GATE_CHARS.search(lowered) is None and _GATE_WORDS.search(lowered) is None:
         return []
-    starts = [a.start() for a in _ZH_ANCHOR.finditer(lowered)]
-    starts += [a.start() for a in _EN_ANCHOR.finditer(lowered)]
-    starts.sort()
-    found: dict[date, DateMention] = {}
+    starts = [(a.start(), _ZH_PATTERN) for a in _ZH_ANCHOR.finditer(lowered)]
+    starts += [(a.start(), _EN_PATTERN) for a in _EN_ANCHOR.finditer(lowered)]
+    starts.sort(key=lambda hit: hit[0])
+    found: dict[tuple[date, date], DateMention] = {}
     consumed = 0
-    for start in starts:
+    for start, pattern in starts:
         if start < consumed:
             continue
-        m = _PATTERN.match(lowered, start)
+        m = pattern.match(lowered, start)
         if m is None:
             continue
         consumed = m.end()  # even when rejected: those words were not a date
-        day = _resolve(m, today, text)
-        if day is not None and day not in found:
-            found[day] = DateMention(day=day, text=text[m.start() : m.end()], start=m.start())
+        meant = _resolve(m, today, text)
+        if meant is None:
+            continue
+        if isinstance(meant, date):
+            first, last, yearless = meant, meant, m.lastgroup in _YEARLESS_KINDS and _no_year(m)
+        else:
+            first, last, yearless = meant
+        if (first, last) not in found:
+            found[first, last] = DateMention(
+                day=last,
+                text=text[m.start() : m.end()],
+                start=m.start(),
+                first=None if first == last else first,
+                yearless=yearless,
+            )
     return list(found.values())
+
+
+# Days named by month and day, perhaps without a year.
+_YEARLESS_KINDS = frozenset({"en_md", "en_dm", "zh_md"})
+
+
+def _no_year(m: re.Match[str]) -> bool:
+    groups = m.groupdict()
+    return all(groups.get(name) is None for name in ("em_year", "ed_year", "zm_y", "zm_ry"))

@@ -265,8 +265,6 @@ NO_DATE = [
     "the last Monday of the month",
     "Monday",  # a bare weekday without on / last / this / next
     "we wed on Sat",
-    "last week",
-    "May 2024",
     "我有三个苹果",
     "一号线地铁",
     "3号线",
@@ -477,4 +475,187 @@ def test_future_days_are_returned() -> None:
         ("2026-11-30", "tomorrow"),
         ("2026-12-02", "下周三"),
         ("2026-12-04", "next Friday"),
+    ]
+
+
+# --- spans of days -----------------------------------------------------------------------------
+
+
+def spans(text: str, now: datetime = NOW) -> list[tuple[str, str, str]]:
+    """(first day, last day, words) of every mention; offsets checked as in found()."""
+    mentions = find_dates(text, now)
+    for mention in mentions:
+        assert text[mention.start : mention.start + len(mention.text)] == mention.text
+    return [(m.days[0].isoformat(), m.days[1].isoformat(), m.text) for m in mentions]
+
+
+# Said on Sunday 29 November 2026 (NOW): this ISO week is 23-29 November, the last 16-22.
+SPANS = [
+    # the issue's
+    ("a few days ago", "2026-11-24", "2026-11-27"),
+    ("last weekend", "2026-11-21", "2026-11-22"),
+    ("上周末", "2026-11-21", "2026-11-22"),
+    ("前几天", "2026-11-24", "2026-11-27"),
+    ("the other day", "2026-11-22", "2026-11-28"),
+    ("earlier this week", "2026-11-23", "2026-11-28"),
+    ("上个月初", "2026-10-01", "2026-10-10"),
+    # English
+    ("few days ago", "2026-11-24", "2026-11-27"),
+    ("several days ago", "2026-11-22", "2026-11-26"),
+    ("a few weeks ago", "2026-10-25", "2026-11-15"),
+    ("the past few days", "2026-11-26", "2026-11-29"),
+    ("these past couple of days", "2026-11-27", "2026-11-29"),
+    ("the last 5 days", "2026-11-24", "2026-11-29"),
+    ("the past week", "2026-11-22", "2026-11-29"),
+    ("this past weekend", "2026-11-21", "2026-11-22"),
+    ("this weekend", "2026-11-28", "2026-11-29"),
+    ("over the weekend", "2026-11-28", "2026-11-29"),  # a Sunday: this one
+    ("earlier in the week", "2026-11-23", "2026-11-28"),
+    ("last week", "2026-11-16", "2026-11-22"),
+    ("this week", "2026-11-23", "2026-11-29"),
+    ("the week before last", "2026-11-09", "2026-11-15"),
+    ("late last week", "2026-11-19", "2026-11-22"),
+    ("last month", "2026-10-01", "2026-10-31"),
+    ("early last month", "2026-10-01", "2026-10-10"),
+    ("mid-last month", "2026-10-11", "2026-10-20"),
+    ("at the end of last month", "2026-10-21", "2026-10-31"),
+    ("earlier this month", "2026-11-01", "2026-11-28"),
+    ("the month before last", "2026-09-01", "2026-09-30"),
+    ("in May", "2026-05-01", "2026-05-31"),
+    ("in may", "2026-05-01", "2026-05-31"),
+    ("last November", "2025-11-01", "2025-11-30"),  # before this month
+    ("during November", "2026-11-01", "2026-11-30"),  # the most recent begun
+    ("in December", "2025-12-01", "2025-12-31"),
+    ("early June", "2026-06-01", "2026-06-10"),
+    ("the end of February", "2026-02-21", "2026-02-28"),
+    ("in late October 2025", "2025-10-21", "2025-10-31"),
+    ("March 2025", "2025-03-01", "2025-03-31"),
+    ("May 2024", "2024-05-01", "2024-05-31"),
+    # Chinese
+    ("几天前", "2026-11-24", "2026-11-27"),
+    ("前两天", "2026-11-26", "2026-11-28"),
+    ("前些日子", "2026-11-15", "2026-11-27"),
+    ("前阵子", "2026-10-30", "2026-11-22"),
+    ("这两天", "2026-11-27", "2026-11-29"),
+    ("近几天", "2026-11-26", "2026-11-29"),
+    ("几个星期前", "2026-10-25", "2026-11-15"),
+    ("几周之前", "2026-10-25", "2026-11-15"),
+    ("上周", "2026-11-16", "2026-11-22"),
+    ("上个星期", "2026-11-16", "2026-11-22"),
+    ("上上周", "2026-11-09", "2026-11-15"),
+    ("这周", "2026-11-23", "2026-11-29"),
+    ("本周末", "2026-11-28", "2026-11-29"),
+    ("上个周末", "2026-11-21", "2026-11-22"),
+    ("上个月", "2026-10-01", "2026-10-31"),
+    ("上月底", "2026-10-21", "2026-10-31"),
+    ("本月中旬", "2026-11-11", "2026-11-20"),
+    ("这个月", "2026-11-01", "2026-11-30"),
+    ("上上个月", "2026-09-01", "2026-09-30"),
+    ("5月", "2026-05-01", "2026-05-31"),
+    ("五月份", "2026-05-01", "2026-05-31"),
+    ("十二月", "2025-12-01", "2025-12-31"),
+    ("5月初", "2026-05-01", "2026-05-10"),
+    ("去年5月", "2025-05-01", "2025-05-31"),
+    ("前年十月下旬", "2024-10-21", "2024-10-31"),
+    ("2025年5月", "2025-05-01", "2025-05-31"),
+]
+
+
+@pytest.mark.parametrize(("text", "first", "last"), SPANS)
+def test_spans(text: str, first: str, last: str) -> None:
+    assert spans(text) == [(first, last, text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("last weekend", "2026-11-28", "2026-11-29"),  # the two days just gone
+        ("over the weekend", "2026-11-28", "2026-11-29"),
+        ("this weekend", "2026-12-05", "2026-12-06"),  # ahead: the caller decides
+        ("上周末", "2026-11-28", "2026-11-29"),
+        ("last week", "2026-11-23", "2026-11-29"),
+    ],
+)
+def test_weekends_and_weeks_said_on_a_monday(text: str, first: str, last: str) -> None:
+    assert spans(text, MONDAY) == [(first, last, text)]
+
+
+def test_earlier_this_week_on_a_monday_is_nothing() -> None:
+    assert find_dates("earlier this week", MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "May I ask something?",
+        "March on!",
+        "their last march was long",
+        "考试前几天很紧张",
+        "十几天前",
+        "五月天的歌",
+        "一月一次",
+        "这个月饼很好吃",
+        "这周期很长",
+        "周末愉快",
+        "以前年轻的时候",
+        "几天前往",
+    ],
+)
+def test_spans_that_are_not(text: str) -> None:
+    assert find_dates(text, NOW) == []
+
+
+def test_last_weeks_weather_is_not_last_sunday() -> None:
+    assert spans("上周天气很好") == [("2026-11-16", "2026-11-22", "上周")]
+
+
+def test_a_day_inside_a_month_is_the_day() -> None:
+    assert spans("in May 4th") == [("2026-05-04", "2026-05-04", "May 4th")]
+    assert spans("去年5月3日") == [("2025-05-03", "2025-05-03", "去年5月3日")]
+    assert spans("今年3月3日") == [("2026-03-03", "2026-03-03", "今年3月3日")]
+
+
+def test_one_day_has_no_first_and_a_span_its_first() -> None:
+    [day] = find_dates("yesterday", NOW)
+    assert day.first is None and day.days == (date(2026, 11, 28), date(2026, 11, 28))
+    [span] = find_dates("last weekend", NOW)
+    assert span.first == date(2026, 11, 21) and span.day == date(2026, 11, 22)
+
+
+def test_a_day_and_a_span_ending_on_it_are_both_kept() -> None:
+    assert spans("yesterday, or over the weekend", MONDAY) == [
+        ("2026-11-29", "2026-11-29", "yesterday"),
+        ("2026-11-28", "2026-11-29", "over the weekend"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "yearless"),
+    [
+        ("May 4th", True),
+        ("4 May", True),
+        ("5月4日", True),
+        ("in May", True),
+        ("5月", True),
+        ("May 4th, 2025", False),
+        ("2025年5月4日", False),
+        ("去年5月4日", False),
+        ("去年5月", False),
+        ("May 2025", False),
+        ("2025-05-04", False),
+        ("yesterday", False),
+        ("last month", False),
+        ("上周三", False),
+    ],
+)
+def test_yearless(text: str, yearless: bool) -> None:
+    [mention] = find_dates(text, NOW)
+    assert mention.yearless is yearless
+
+
+def test_a_span_after_words_that_lead_to_it() -> None:
+    assert spans("最近这几天") == [("2026-11-26", "2026-11-29", "这几天")]
+    assert spans("我们前几天聊过") == [("2026-11-24", "2026-11-27", "前几天")]
+    assert spans("what did we do a few days ago?") == [
+        ("2026-11-24", "2026-11-27", "a few days ago")
     ]

@@ -159,12 +159,13 @@ texts = st.one_of(near_dates, spaced, nasty_text(), st.text(max_size=80))
 @example(text="٣ days ago, \U0001d7d7 days ago, ² days ago", now=TODAY[0])
 def test_dates_are_real_days_quoted_from_the_text(text: str, now: datetime) -> None:
     found = find_dates(text, now)
-    days = [mention.day for mention in found]
-    assert len(days) == len(set(days))  # each day once
+    days = [mention.days for mention in found]
+    assert len(days) == len(set(days))  # each day or span once
     starts = [mention.start for mention in found]
     assert starts == sorted(starts)  # in order of appearance
     for mention in found:
         assert isinstance(mention.day, date) and date.min <= mention.day <= date.max
+        assert mention.days[0] <= mention.days[1]
         assert mention.text and text[mention.start : mention.start + len(mention.text)] == (
             mention.text
         )
