@@ -80,6 +80,7 @@ MEMORY_HEADING = (
 )
 PROFILE_HEADING = "What you know of {name}, from your time together:"
 DIARY_HEADING = "Your diary for {day}:"
+DIARY_PAGE_TOKENS = 100  # the least of a diary page worth showing
 NOTHING_FOUND = "Nothing comes to mind about that."
 
 # A question about the past: these words in a message that asks something.
@@ -141,8 +142,8 @@ def memory_section(
 ) -> tuple[str, list[int]]:
     """The prompt's memory text within `budget` tokens, and the ids of the memories it holds
     (to be reinforced when the reply is made). In order: what the persona knows of the user,
-    the diary of the days the message mentions (at most half the budget), the memories that
-    came to mind (best first), and a flashback."""
+    the diary of the days the message mentions (at most half the budget, in the order the
+    recollection has them), the memories that came to mind (best first), and a flashback."""
     parts: list[str] = []
     used = 0
     profile = recollection.profile
@@ -152,13 +153,20 @@ def memory_section(
         if text:
             parts.append(text)
             used += estimate_tokens(text)
-    for entry in recollection.diary:
+    # The diary's room is shared by its pages in order, what a short page leaves going to the
+    # next; pages that would get less than DIARY_PAGE_TOKENS are left out.
+    room = min(budget // 2, budget - used)
+    for i, entry in enumerate(recollection.diary):
+        share = min(room, max(room // (len(recollection.diary) - i), DIARY_PAGE_TOKENS))
+        if share < DIARY_PAGE_TOKENS:
+            break
         heading = DIARY_HEADING.format(day=f"{entry.day:%A %Y-%m-%d}")
-        share = min(budget // 2, budget - used) // max(len(recollection.diary), 1)
         text = _quoted_within(heading, entry.text, share)
         if text:
             parts.append(text)
-            used += estimate_tokens(text)
+            cost = estimate_tokens(text)
+            used += cost
+            room -= cost
     shown: list[int] = []
     groups = ((MEMORY_HEADING, recollection.memories), (FLASHBACK_HEADING, recollection.flashback))
     for heading, group in groups:
@@ -208,7 +216,8 @@ def _within(text: str, tokens: int) -> str:
 class Recollection:
     memories: list[Recalled] = field(default_factory=list)
     flashback: list[Recalled] = field(default_factory=list)
-    diary: list[DiaryEntry] = field(default_factory=list)  # the days the message mentions
+    # The days the message mentions: in the order mentioned, a span's newest first.
+    diary: list[DiaryEntry] = field(default_factory=list)
     profile: Profile | None = None  # what the persona knows of the user
 
 

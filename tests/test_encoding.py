@@ -20,7 +20,7 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.diary import Diary
+from memory.diary import MAX_PAGES, YEARS_BACK, Diary
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
@@ -833,6 +833,98 @@ async def test_the_diary_reads_yesterday_in_the_personas_timezone(store: Store) 
     assert page.text == "The tenth."
     [page] = await diary.mentioned(SCOPE, "yesterday", now, UTC)
     assert page.text == "The ninth."
+
+
+async def test_a_day_named_without_a_year_finds_the_most_recent_year_with_a_page(
+    store: Store,
+) -> None:
+    # A year and a month after 4 May 2025: this year's 4 May has no page, last year's has.
+    clock = FakeClock(datetime(2026, 6, 10, 10, 0, tzinfo=UTC))
+    await write_page(store, SCOPE, date(2025, 5, 4), "We flew kites on the hill.")
+    await write_page(store, SCOPE, date(2023, 5, 4), "An older fourth of May.")
+    await write_page(store, OTHER, date(2026, 5, 4), "Another scope's fourth of May.")
+    await write_page(store, SCOPE, date(2026, 7, 4), "A page from the future.")
+    diary = Diary(store)
+
+    async def texts(message: str) -> list[str]:
+        return [e.text for e in await diary.mentioned(SCOPE, message, clock.now(), UTC)]
+
+    assert await texts("what did we do on May 4th?") == ["We flew kites on the hill."]
+    assert await texts("5月4日我们做了什么？") == ["We flew kites on the hill."]
+    assert await texts("and on 4 May 2026?") == []  # a year said: that year only
+    assert await texts("去年5月4日") == ["We flew kites on the hill."]
+    assert await texts("2023年5月4日") == ["An older fourth of May."]
+    # July 4th not yet this year, and no page last year or before: nothing (the future page
+    # is never read).
+    assert await texts("July 4th?") == []
+    # The other scope has a page this year; this scope's is last year's.
+    assert [e.text for e in await diary.mentioned(OTHER, "May 4th", clock.now(), UTC)] == [
+        "Another scope's fourth of May."
+    ]
+
+
+async def test_a_yearless_day_looks_back_a_handful_of_years_only(store: Store) -> None:
+    now = datetime(2026, 6, 10, 10, 0, tzinfo=UTC)
+    await write_page(store, SCOPE, date(2026 - YEARS_BACK, 3, 3), "Just within reach.")
+    await write_page(store, SCOPE, date(2026 - YEARS_BACK - 1, 3, 4), "Too long ago.")
+    diary = Diary(store)
+    [page] = await diary.mentioned(SCOPE, "March 3rd", now, UTC)
+    assert page.text == "Just within reach."
+    assert await diary.mentioned(SCOPE, "March 4th", now, UTC) == []
+
+
+async def test_a_leap_day_without_a_year_finds_the_last_leap_year_with_a_page(
+    store: Store,
+) -> None:
+    now = datetime(2029, 3, 10, 10, 0, tzinfo=UTC)  # the most recent 29 February: 2028
+    await write_page(store, SCOPE, date(2024, 2, 29), "A leap day page.")
+    diary = Diary(store)
+    [page] = await diary.mentioned(SCOPE, "Feb 29th", now, UTC)
+    assert page.text == "A leap day page."
+
+
+async def test_a_span_brings_its_pages_newest_first(store: Store) -> None:
+    now = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # a Monday
+    for day in (20, 21, 22, 23, 25, 27, 28, 29, 30):
+        await write_page(store, SCOPE, date(2026, 11, day), f"Page of the {day}th.")
+    await write_page(store, OTHER, date(2026, 11, 26), "Another scope's page.")
+    diary = Diary(store)
+
+    async def days(message: str) -> list[int]:
+        return [e.day.day for e in await diary.mentioned(SCOPE, message, now, UTC)]
+
+    assert await days("what did we do last weekend?") == [29, 28]
+    assert await days("上周末我们干嘛了") == [29, 28]
+    assert await days("a few days ago") == [28, 27, 25]  # 25-28 November
+    assert await days("前几天") == [28, 27, 25]
+    assert await days("the other day") == [29, 28, 27, 25, 23]
+    assert await days("earlier this week") == []  # said on a Monday
+    assert await days("last week") == [29, 28, 27, 25, 23]
+    # At most MAX_PAGES, the newest.
+    assert await days("this month") == [30, 29, 28, 27, 25, 23][:MAX_PAGES]
+    # In the order mentioned, each page once.
+    assert await days("yesterday, and the week before last") == [29, 22, 21, 20]
+    assert await days("last weekend or yesterday") == [29, 28]
+
+
+async def test_a_month_without_a_year_finds_the_most_recent_year_with_pages(
+    store: Store,
+) -> None:
+    now = datetime(2026, 5, 3, 10, 0, tzinfo=UTC)
+    await write_page(store, SCOPE, date(2025, 5, 24), "Late May last year.")
+    await write_page(store, SCOPE, date(2025, 5, 2), "Early May last year.")
+    await write_page(store, SCOPE, date(2026, 4, 2), "Early April.")
+    diary = Diary(store)
+
+    async def texts(message: str) -> list[str]:
+        return [e.text for e in await diary.mentioned(SCOPE, message, now, UTC)]
+
+    # This May so far has no page: last May's, newest first.
+    assert await texts("what happened in May?") == ["Late May last year.", "Early May last year."]
+    assert await texts("5月") == ["Late May last year.", "Early May last year."]
+    assert await texts("late May") == ["Late May last year."]  # this year's still ahead
+    assert await texts("上个月初") == ["Early April."]
+    assert await texts("今年5月") == []
 
 
 # --- wiping a scope ----------------------------------------------------------------------------

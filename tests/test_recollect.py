@@ -5,14 +5,17 @@ between users, channels and DMs."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+import re
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from bot import commands
 from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
+from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING
 from bot.recollect import (
+    DIARY_PAGE_TOKENS,
     MEMORY_HEADING,
     NOTHING_FOUND,
     Recollection,
@@ -21,6 +24,7 @@ from bot.recollect import (
     memory_section,
 )
 from memory.recall import Recalled
+from memory.records import DiaryEntry
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
 
@@ -234,6 +238,38 @@ def test_memory_section_and_ages() -> None:
     assert describe_age(now - timedelta(hours=5), now) == "5 hours ago"
     assert describe_age(now - timedelta(hours=30), now) == "yesterday"
     assert describe_age(now - timedelta(days=800), now) == "2 years ago"
+
+
+def test_diary_pages_share_half_the_budget_in_order() -> None:
+    now = datetime(2026, 5, 1, tzinfo=UTC)
+
+    def page(day: int, words: int) -> DiaryEntry:
+        text = " ".join(f"word{day}" for _ in range(words))
+        return DiaryEntry("s", date(2026, 4, day), text, 1, now)
+
+    def pages_shown(text: str) -> list[str]:
+        return re.findall(r"Your diary for \w+ (\S+):", text)
+
+    budget = 1500
+    # A short page leaves its room to the next; each stays within the half.
+    short_then_long = Recollection(diary=[page(30, 10), page(29, 2000)])
+    text, _ = memory_section(short_then_long, now, budget)
+    assert pages_shown(text) == ["2026-04-30", "2026-04-29"]
+    assert estimate_tokens(text) <= budget // 2
+    # The long page took what the short one left: more than an even split's half of the room.
+    assert estimate_tokens(text) > budget // 4 + 100
+    # Many long pages: the newest first, as many as fit with at least DIARY_PAGE_TOKENS each.
+    many = Recollection(diary=[page(day, 2000) for day in range(30, 20, -1)])
+    text, _ = memory_section(many, now, budget)
+    shown = pages_shown(text)
+    assert shown == [f"2026-04-{day}" for day in range(30, 30 - len(shown), -1)]
+    assert 2 <= len(shown) < 10  # not ten slivers
+    assert all(estimate_tokens(part) >= DIARY_PAGE_TOKENS * 3 // 4 for part in text.split("\n\n"))
+    assert estimate_tokens(text) <= budget // 2
+    # Memories still get the rest.
+    memory = Recalled(1, "thing 1", now, None, 1.0, 1.0, 0.5, 2)
+    text, ids = memory_section(Recollection([memory], diary=many.diary), now, budget)
+    assert ids == [1] and '"thing 1"' in text
 
 
 def test_questions_about_the_past() -> None:
