@@ -248,6 +248,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "星期一,星期二,星期三,星期四,星期五,星期六,星期日",
     },
     "day": {"en": "{weekday} {date}", "zh": "{date}（{weekday}）"},
+    "days": {"en": "{first} to {last}", "zh": "{first}至{last}"},
     # What the persona says when the engine, not the model, speaks for it.
     "apology": {
         "en": "Sorry, I can't think straight right now; my mind isn't answering. I kept what "

@@ -136,8 +136,9 @@ async def forget(engine: Engine, event: ChatEvent, memory_id: int) -> Memory | N
 
 
 async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
-    """The persona's diary page for a day ("yesterday", "2026-09-03", "上周三"...), or, with
-    no day, the newest page."""
+    """The persona's diary page for a day ("yesterday", "2026-09-03", "上周三"...; a day
+    without a year: of the most recent year that has a page), the pages of a span of days
+    ("last week", 上个月初...) newest first, or, with no day, the newest page."""
     if engine.memory is None:
         return _say(engine, event, "memory_off")
     scope = engine.event_scope(event)
@@ -152,13 +153,18 @@ async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
     mentioned = find_dates(day, now) or find_dates(f"on {day.strip()}", now)
     if not mentioned:
         return _say(engine, event, "diary_which_day", day=repr(day.strip()))
-    wanted = mentioned[0].day
-    if wanted > now.date():
-        return _say(engine, event, "diary_not_yet", day=_day(engine, event, wanted))
-    entry = await pages.page(scope, wanted)
-    if entry is None:
-        return _say(engine, event, "diary_no_page", day=_day(engine, event, wanted))
-    return _page(engine, event, entry.day, entry.text)
+    today = now.date()
+    first, last = mentioned[0].days
+    if first > today:
+        return _say(engine, event, "diary_not_yet", day=_day(engine, event, first))
+    found = await pages.named(scope, mentioned[0], today)
+    if not found:
+        said = _day(engine, event, first)
+        if first != last:
+            until = _day(engine, event, min(last, today))
+            said = _say(engine, event, "days", first=said, last=until)
+        return _say(engine, event, "diary_no_page", day=said)
+    return "\n\n".join(_page(engine, event, entry.day, entry.text) for entry in found)
 
 
 def _day(engine: Engine, event: ChatEvent, day: date) -> str:

@@ -438,6 +438,70 @@ async def test_diary_command_by_date(bots: OpenBot) -> None:
     assert "Which day is 'soon'?" in await commands.diary(bot.engine, event, "soon")
 
 
+async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    event = make_event()
+    await say(bot, "today I planted tomatoes")
+    bot.model.push(encoding(diary="Alice planted tomatoes. I watched from the window."))
+    await bot.engine.end(event)
+    await bot.lifecycle.encode_pending()
+    page = "Diary, Monday 2026-03-02:\nAlice planted tomatoes. I watched from the window."
+
+    bot.clock.advance(days=375)  # Thursday 11 March 2027: this year's 2 March has no page
+    assert await commands.diary(bot.engine, event, "March 2nd") == page
+    assert await commands.diary(bot.engine, event, "3月2日") == page
+    assert (
+        await commands.diary(bot.engine, event, "2027-03-02")
+        == "No diary page for Tuesday 2027-03-02."
+    )
+    # Nothing in any year: the most recent one is named.
+    assert (
+        await commands.diary(bot.engine, event, "March 3rd")
+        == "No diary page for Wednesday 2027-03-03."
+    )
+    assert await commands.diary(bot.engine, event, "in March") == page
+    assert await commands.diary(bot.engine, event, "last week") == (
+        "No diary page for Monday 2027-03-01 to Sunday 2027-03-07."
+    )
+    assert "has not happened yet" in await commands.diary(bot.engine, event, "this weekend")
+
+    bot.model.default = quiet
+    await say(bot, "what did we do on March 2nd?")
+    system = chat_calls(bot)[-1].messages[0].content
+    assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
+    assert "I watched from the window" in system
+
+
+async def test_a_span_brings_the_pages_of_its_days_into_the_prompt(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    event = make_event()
+    for text in ("Monday: tomatoes.", "Tuesday: basil.", "Wednesday: rain."):
+        await say(bot, f"note {text}")
+        bot.model.push(encoding(diary=text))
+        await bot.engine.end(event)
+        await bot.lifecycle.encode_pending()
+        bot.clock.advance(days=1)
+    bot.clock.advance(days=3)  # Sunday 8 March 2026
+
+    bot.model.default = quiet
+    await say(bot, "what did we talk about a few days ago?")  # 3 to 6 March
+    system = chat_calls(bot)[-1].messages[0].content
+    assert "Wednesday: rain." in system and "Tuesday: basil." in system
+    assert "Monday: tomatoes." not in system
+    await say(bot, "这周我们聊了什么？")
+    system = chat_calls(bot)[-1].messages[0].content
+    days = [system.index(text) for text in ("Wednesday: rain.", "Tuesday: basil.", "Monday")]
+    assert days == sorted(days)  # newest first
+    assert await commands.diary(bot.engine, event, "earlier this week") == "\n\n".join(
+        f"Diary, {day}:\n{text}"
+        for day, text in (
+            ("Wednesday 2026-03-04", "Wednesday: rain."),
+            ("Tuesday 2026-03-03", "Tuesday: basil."),
+            ("Monday 2026-03-02", "Monday: tomatoes."),
+        )
+    )
+
+
 async def test_a_model_that_never_gives_json_still_leaves_a_memory(bots: OpenBot) -> None:
     bot = await bots(make_persona())
     await say(bot, "my favourite colour is green")
