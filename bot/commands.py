@@ -157,7 +157,8 @@ async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
     first, last = mentioned[0].days
     if first > today:
         return _say(engine, event, "diary_not_yet", day=_day(engine, event, first))
-    found = await pages.named(scope, mentioned[0], today)
+    named = await pages.read(scope, mentioned[0], today)
+    found = [] if named is None else named.pages
     if not found:
         said = _day(engine, event, first)
         if first != last:

@@ -1,8 +1,11 @@
 """How memories come to mind during a turn, and how they are shown to the chat model.
 
-Four ways, as people remember:
+Five ways, as people remember:
 - subconscious: every turn, the message (or, when long, a key phrase taken from it locally,
   with no model call) is the cue;
+- by date: the days a message names ("yesterday", "last weekend", 上个月初, "May 4th": of the
+  most recent year with a diary page) bring their diary pages and the memories made on them,
+  newest first (memory/dates.py parses them locally);
 - keyword (deep) recall: a question about the past that brings nothing to mind is split by
   the intent tier into a few sub-questions; each brings its best memories and the memories
   linked to them; the best DEEP_KEEP are kept (one extra model call, only then);
@@ -32,7 +35,7 @@ from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING
 from memory.bank import MemoryBank
-from memory.diary import Diary
+from memory.diary import Diary, NamedDays, pages_of
 from memory.quoting import flat, quote
 from memory.recall import Recalled
 from memory.records import DiaryEntry, Profile
@@ -143,7 +146,8 @@ def memory_section(
     """The prompt's memory text within `budget` tokens, and the ids of the memories it holds
     (to be reinforced when the reply is made). In order: what the persona knows of the user,
     the diary of the days the message mentions (at most half the budget, in the order the
-    recollection has them), the memories that came to mind (best first), and a flashback."""
+    recollection has them), the memories of those days, the memories that came to mind (best
+    first), and a flashback."""
     parts: list[str] = []
     used = 0
     profile = recollection.profile
@@ -168,7 +172,10 @@ def memory_section(
             used += cost
             room -= cost
     shown: list[int] = []
-    groups = ((MEMORY_HEADING, recollection.memories), (FLASHBACK_HEADING, recollection.flashback))
+    groups = (
+        (MEMORY_HEADING, [*recollection.dated, *recollection.memories]),
+        (FLASHBACK_HEADING, recollection.flashback),
+    )
     for heading, group in groups:
         lines: list[str] = []
         cost = estimate_tokens(heading)
@@ -219,6 +226,8 @@ class Recollection:
     # The days the message mentions: in the order mentioned, a span's newest first.
     diary: list[DiaryEntry] = field(default_factory=list)
     profile: Profile | None = None  # what the persona knows of the user
+    # Memories of the days the message names: in the order named, a span's newest first.
+    dated: list[Recalled] = field(default_factory=list)
 
 
 class Recollector:
@@ -267,7 +276,9 @@ class Recollector:
         k = self.settings.recall_k
         known = await self.profile(scope, user_id) if user_id else None
         profiles = [known] if known is not None else []
-        diary = await self.diary.mentioned(scope, text, now, tz)
+        named = await self.diary.named(scope, text, now, tz)
+        diary = pages_of(named)
+        dated = await self._dated(scope, named, now, tz, k)
         # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
         # characters, seconds for a long message.
         cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
@@ -276,18 +287,34 @@ class Recollector:
             private = await self.bank.recall(also, cue, k=k, now=now)
             memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
-        # one intent-tier call; not one the diary answers, nor when something came already.
+        # one intent-tier call; not one the days it names answer, nor when something came
+        # already.
         if deep is None:
-            deep = not memories and not diary and about_the_past(text)
-        if deep and not diary and await self.bank.count(scope):
+            deep = not memories and not diary and not dated and about_the_past(text)
+        if deep and not diary and not dated and await self.bank.count(scope):
             found = {m.id: m for m in memories} | {
                 m.id: m for m in await self.deep(scope, text, now)
             }
             memories = sorted(found.values(), key=lambda m: (-m.score, m.id))[:DEEP_KEEP]
         flashback: list[Recalled] = []
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
-            flashback = await self.flashback(scope, text, now, exclude={m.id for m in memories})
-        return Recollection(memories, flashback, diary, profiles[0] if profiles else None)
+            exclude = {m.id for m in memories} | {m.id for m in dated}
+            flashback = await self.flashback(scope, text, now, exclude=exclude)
+        return Recollection(memories, flashback, diary, profiles[0] if profiles else None, dated)
+
+    async def _dated(
+        self, scope: str, named: list[NamedDays], now: datetime, tz: tzinfo | None, k: int
+    ) -> list[Recalled]:
+        """The memories of the days a message names: in the order named, a span's newest
+        first, at most k."""
+        out: dict[int, Recalled] = {}
+        for days in named:
+            if len(out) >= k:
+                break
+            left = k - len(out)
+            for memory in await self.bank.dated(scope, days.first, days.last, tz, k=left, now=now):
+                out.setdefault(memory.id, memory)
+        return list(out.values())
 
     async def deep(self, scope: str, text: str, now: datetime) -> list[Recalled]:
         """Keyword recall: sub-questions from the intent tier, k hits each, widened by each

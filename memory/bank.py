@@ -24,7 +24,7 @@ import random
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Self
 
@@ -90,6 +90,9 @@ MAX_SCOPE = 512
 MAX_ID = 2**63 - 1  # the largest id a 64-bit INTEGER / BIGINT column holds
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
+# Recall by date reads the scope's newest memories, this many: the store answers no query by
+# date, so a day older than these brings its diary page but none of its memories.
+DATED_WINDOW = 500
 QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
 # it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
@@ -601,6 +604,38 @@ class MemoryBank:
         for memory in memories:
             retention = policy.retention(memory, now)
             out.append(_recalled(memory, picked[memory.id], picked[memory.id], retention))
+        return out
+
+    async def dated(
+        self,
+        scope: str,
+        first: date,
+        last: date,
+        tz: tzinfo | None,
+        *,
+        k: int,
+        now: datetime | None = None,
+    ) -> list[Recalled]:
+        """Memories made on the days `first` to `last` (the days of `tz`) that come to mind,
+        newest first, at most k; their score is their retention. Among the newest
+        DATED_WINDOW only."""
+        _check_scope(scope)
+        now = _aware(now or self.clock.now())
+        policy = self.policy(scope)
+        out: list[Recalled] = []
+        if k <= 0:
+            return out
+        for memory in await self.store.list_memories(scope, limit=DATED_WINDOW):
+            day = _aware(memory.created_at).astimezone(tz).date()
+            if day < first:
+                break  # newest first: the rest are older still
+            if day > last:
+                continue
+            retention = policy.retention(memory, now)
+            if surfaces(retention, self._rng):
+                out.append(_recalled(memory, retention, 0.0, retention))
+                if len(out) == k:
+                    break
         return out
 
     async def get(

@@ -13,12 +13,14 @@ brings its pages newest first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
 from memory.dates import DateMention, find_dates
 from memory.records import DiaryEntry, JournalStore
 
-__all__ = ["MAX_PAGES", "YEARS_BACK", "Diary"]
+__all__ = ["MAX_PAGES", "YEARS_BACK", "Diary", "NamedDays", "pages_of"]
 
 # Diary pages one message can bring into the prompt; the memory block's budget decides how much
 # of each fits (bot/recollect.py).
@@ -47,25 +49,33 @@ class Diary:
         """The pages of the days `text` mentions, up to today (a diary has no future), at
         most MAX_PAGES: in the order mentioned, a span's newest first. Days without a page
         are skipped."""
-        local = now.astimezone(tz)
-        today = local.date()
-        out: list[DiaryEntry] = []
-        for mention in find_dates(text, local):
-            room = MAX_PAGES - len(out)
-            if room <= 0:
-                break
-            seen = {entry.day for entry in out}
-            found = await self.named(scope, mention, today, limit=room)
-            out.extend(entry for entry in found if entry.day not in seen)
-        return out
+        return pages_of(await self.named(scope, text, now, tz))
 
     async def named(
+        self, scope: str, text: str, now: datetime, tz: tzinfo | None
+    ) -> list[NamedDays]:
+        """The days `text` names that have begun, in the order named, each with its pages
+        (at most MAX_PAGES in all)."""
+        local = now.astimezone(tz)
+        today = local.date()
+        out: list[NamedDays] = []
+        room = MAX_PAGES
+        for mention in find_dates(text, local):
+            named = await self.read(scope, mention, today, limit=room)
+            if named is not None:
+                out.append(named)
+                room = max(room - len(named.pages), 0)
+        return out
+
+    async def read(
         self, scope: str, mention: DateMention, today: date, *, limit: int = MAX_PAGES
-    ) -> list[DiaryEntry]:
-        """The pages of the days `mention` names, up to `today`, newest first (at most
-        `limit`). Named without a year, those of the most recent year that has any, at most
-        YEARS_BACK years before the most recent one."""
+    ) -> NamedDays | None:
+        """The days `mention` names, up to `today`, with their pages newest first (at most
+        `limit`); None if none has begun. Named without a year: the days of the most recent
+        year that has pages for them, at most YEARS_BACK years before the most recent one,
+        else the most recent ones."""
         first, last = mention.days
+        begun: NamedDays | None = None
         for back in range(YEARS_BACK + 1 if mention.yearless else 1):
             days = _years_before(first, last, back)
             if days is None:  # 29 February, in a year without one
@@ -73,6 +83,8 @@ class Diary:
             lo, hi = days[0], min(days[1], today)
             if lo > hi:
                 continue
+            if limit <= 0:
+                return NamedDays(lo, hi, ())
             if lo == hi:
                 entry = await self.store.diary_entry(scope, lo)
                 found = [] if entry is None else [entry]
@@ -82,8 +94,28 @@ class Diary:
                 )
                 found = [entry for entry in newest if entry.day >= lo]
             if found:
-                return found[:limit]
-        return []
+                return NamedDays(lo, hi, tuple(found[:limit]))
+            begun = begun or NamedDays(lo, hi, ())
+        return begun
+
+
+@dataclass(slots=True, frozen=True)
+class NamedDays:
+    """Days a message names, as the diary read them: `first` to `last` (up to today; for a
+    day or month named without a year, of the year chosen), and their pages, newest first."""
+
+    first: date
+    last: date
+    pages: tuple[DiaryEntry, ...]
+
+
+def pages_of(named: Sequence[NamedDays]) -> list[DiaryEntry]:
+    """The pages, in order, each once."""
+    out: dict[date, DiaryEntry] = {}
+    for days in named:
+        for entry in days.pages:
+            out.setdefault(entry.day, entry)
+    return list(out.values())
 
 
 def _years_before(first: date, last: date, years: int) -> tuple[date, date] | None:

@@ -9,8 +9,9 @@ import math
 import re
 import types
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import openai
@@ -229,6 +230,37 @@ async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path
     )
     for _ in range(20):
         assert len(await bank.recall(SCOPE, "kite festival")) == 1
+    await bank.close()
+
+
+async def test_memories_of_days_newest_first_in_the_days_of_a_timezone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 10, 12, 0, tzinfo=UTC))
+    bank = await open_bank(tmp_path, clock=clock)
+    at = datetime(2026, 3, 7, 20, 0, tzinfo=UTC)  # Saturday 20:00 UTC: Sunday 04:00 in Shanghai
+    saturday = await bank.remember(SCOPE, "kites on Saturday evening", when=at)
+    earlier = await bank.remember(SCOPE, "kites on Saturday morning", when=at - timedelta(hours=10))
+    friday = await bank.remember(SCOPE, "a Friday thing", when=at - timedelta(days=1))
+    await bank.remember(OTHER, "another scope's Saturday", when=at)
+    weekend = (date(2026, 3, 7), date(2026, 3, 8))
+
+    async def ids(first: date, last: date, tz: tzinfo, k: int = 5) -> list[int]:
+        return [m.id for m in await bank.dated(SCOPE, first, last, tz, k=k)]
+
+    assert await ids(*weekend, UTC) == [saturday, earlier]
+    assert await ids(*weekend, UTC, k=1) == [saturday]
+    assert await ids(date(2026, 3, 6), date(2026, 3, 6), UTC) == [friday]
+    shanghai = ZoneInfo("Asia/Shanghai")
+    # In Shanghai, Friday 20:00 UTC is already Saturday, and Saturday 20:00 Sunday.
+    assert await ids(date(2026, 3, 7), date(2026, 3, 7), shanghai) == [earlier, friday]
+    assert await ids(date(2026, 3, 8), date(2026, 3, 8), shanghai) == [saturday]
+    assert await ids(date(2026, 3, 9), date(2026, 3, 10), UTC) == []
+    [recalled] = await bank.dated(SCOPE, *weekend, UTC, k=1)
+    assert recalled.score == recalled.retention > 0
+    # Only the newest DATED_WINDOW memories are read.
+    monkeypatch.setattr(memory.bank, "DATED_WINDOW", 2)
+    assert await ids(date(2026, 3, 6), date(2026, 3, 8), UTC) == [saturday, earlier]
     await bank.close()
 
 

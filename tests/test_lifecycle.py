@@ -442,7 +442,12 @@ async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> 
     bot = await bots(make_persona())
     event = make_event()
     await say(bot, "today I planted tomatoes")
-    bot.model.push(encoding(diary="Alice planted tomatoes. I watched from the window."))
+    bot.model.push(
+        encoding(
+            ("Alice planted six tomato seedlings.", "personal_daily", 2),
+            diary="Alice planted tomatoes. I watched from the window.",
+        )
+    )
     await bot.engine.end(event)
     await bot.lifecycle.encode_pending()
     page = "Diary, Monday 2026-03-02:\nAlice planted tomatoes. I watched from the window."
@@ -470,6 +475,7 @@ async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> 
     system = chat_calls(bot)[-1].messages[0].content
     assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
     assert "I watched from the window" in system
+    assert "six tomato seedlings" in system  # that day's memory came with its page
 
 
 async def test_a_span_brings_the_pages_of_its_days_into_the_prompt(bots: OpenBot) -> None:

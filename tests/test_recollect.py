@@ -51,6 +51,36 @@ async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: P
     await bot.close()
 
 
+async def test_the_days_a_message_names_bring_their_memories_newest_first(
+    tmp_path: Path,
+) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")  # Thursday 1 January 2026
+    scope = bot.engine.event_scope(make_event())
+    theirs = bot.engine.event_scope(make_event(user_id="u2", user_name="Bob"))
+
+    async def on(day: int, text: str, where: str = scope) -> int:
+        when = datetime(2025, 12, day, 15, 0, tzinfo=UTC)
+        return await bot.bank.remember(where, text, speaker="Alice", when=when)
+
+    baked = await on(27, "we baked gingerbread together")
+    fireworks = await on(28, "we watched the fireworks rehearsal")
+    await on(24, "a quiet evening with tea")
+    await on(28, "Bob's surprise plan", where=theirs)
+
+    await bot.engine.handle(make_event("what did we do last weekend?"))
+    system = system_of(bot)
+    assert MEMORY_HEADING in system
+    assert system.index("fireworks rehearsal") < system.index("gingerbread")  # newest first
+    assert "quiet evening" not in system and "surprise plan" not in system
+    shown = await bot.bank.store.get_memories(scope, [baked, fireworks])
+    assert [m.recall_count for m in shown] == [1, 1]  # shown, so recalled
+
+    await bot.engine.handle(make_event("上周三我们做了什么？"))  # 24 December
+    system = system_of(bot)
+    assert "quiet evening" in system and "gingerbread" not in system
+    await bot.close()
+
+
 async def test_nothing_relevant_means_no_memory_text(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     await remember(bot, "my cat Mochi is afraid of the vacuum cleaner")
