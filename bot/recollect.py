@@ -88,12 +88,13 @@ NOTHING_FOUND = "Nothing comes to mind about that."
 
 # A question about the past: these words in a message that asks something.
 _PAST_EN = re.compile(
-    r"\b(remember|recall|forgot|forget|last (time|week|month|year|night|summer|winter)|"
-    r"yesterday|ago|earlier|used to|back (when|then)|told you|mentioned|said)\b",
+    r"\b(remember|recall|forgot|forget|last (time|week|weekend|month|year|night|summer|winter)|"
+    r"yesterday|ago|earlier|the other day|used to|back (when|then)|told you|mentioned|said)\b",
     re.IGNORECASE,
 )
 _PAST_ZH = re.compile(
     r"记得|还记|忘了|上次|上回|以前|之前|昨天|前天|那天|当时|说过|提过|去年|上周|上个月"
+    r"|前几天|前两天|前些|前阵子|前段时间|几天前"
 )
 _QUESTION = re.compile(
     r"[?？]|\b(do|did|does|what|when|where|who|which|how|why)\b|吗|呢|什么|哪|谁|怎么|多少", re.I

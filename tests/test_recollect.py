@@ -306,6 +306,10 @@ def test_questions_about_the_past() -> None:
     assert about_the_past("Do you remember my sister's name?")
     assert about_the_past("what did I say about the trip last week?")
     assert about_the_past("你还记得我上次说的那家店吗？")
+    assert about_the_past("what did we do last weekend?")
+    assert about_the_past("what was that film the other day?")
+    assert about_the_past("前几天我们聊了什么？")
+    assert about_the_past("前阵子你推荐的书叫什么？")
     assert not about_the_past("I remember it now.")  # not a question
     assert not about_the_past("What are you doing today?")
     assert not about_the_past("what did you eat for lunch?")  # the past, but not ours
