@@ -24,19 +24,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
-from bot.llm.base import Message, ModelError, Tool
+from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona import ToolName
+from bot.prompts import translate_messages
 from memory.quoting import flat
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = [
-    "SEARCH_TOOL",
     "TOOL_NAMES",
-    "TRANSLATE_TASK",
-    "TRANSLATE_TOOL",
     "ModelSearch",
     "SearchBackend",
     "SearchResult",
@@ -57,38 +55,6 @@ SNIPPET_WORDS = 60
 # The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
 # read, not a server that trickles its answer.
 SEARCH_DEADLINE = 90.0
-
-SEARCH_TOOL = Tool(
-    name="web_search",
-    description=(
-        "Look something up on the web: news, facts you are not sure of, anything after your "
-        "training. Cite what you use as [1], [2] by the result numbers."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {"query": {"type": "string", "description": "what to search for"}},
-        "required": ["query"],
-    },
-)
-TRANSLATE_TOOL = Tool(
-    name="translate",
-    description=(
-        "Translate a text faithfully into another language, when someone asks you to "
-        "translate. You then give the translation in your own voice."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "the text to translate, exactly"},
-            "target_language": {"type": "string", "description": "e.g. English, 中文, 日本語"},
-        },
-        "required": ["text", "target_language"],
-    },
-)
-TRANSLATE_TASK = (
-    "You are a translator. Translate the user's text into {language}. Keep its meaning, tone "
-    "and formatting; add nothing, explain nothing. Answer with the translation only."
-)
 
 
 @dataclass(slots=True, frozen=True)
@@ -271,10 +237,7 @@ async def run_translate(models: ModelRouter, arguments: str) -> ToolRun:
     language = _argument(arguments, "target_language") or "English"
     if not text:
         return ToolRun("Nothing to translate was given.", "nothing")
-    messages = [
-        Message("system", TRANSLATE_TASK.format(language=language)),
-        Message("user", text),
-    ]
+    messages = translate_messages(text, language)
     try:
         completion = await models.complete("tools", messages, purpose="translate")
     except ModelError as e:

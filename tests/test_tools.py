@@ -15,8 +15,8 @@ import pytest
 from bot.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter, ModelSetupError
+from bot.prompts import TRANSLATE_TASK
 from bot.tools import (
-    TRANSLATE_TASK,
     ModelSearch,
     SearchResult,
     ZhipuSearch,

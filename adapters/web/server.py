@@ -43,7 +43,7 @@ from bot.engine import Engine
 from bot.events import ChatEvent, Reply
 from bot.front import Front
 from bot.persona import Persona
-from bot.recollect import describe_age
+from bot.prompts import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
 from memory.records import JournalStore, Memory, SessionRow
