@@ -22,8 +22,11 @@ from bot.llm.router import ModelRouter
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
 from bot.prompts import (
+    MEMORY_SILENT,
+    NO_SUCH_TOOL,
     RECALL_TOOL,
     SEARCH_TOOL,
+    TOO_MANY_CALLS,
     TRANSLATE_TOOL,
     build_summary_prompt,
     searched_section,
@@ -379,7 +382,7 @@ class Engine:
                         persona, scope, call.name, call.arguments, shown, found
                     )
                 else:
-                    result = f"Not run: at most {MAX_TOOL_CALLS} tool calls at a time."
+                    result = TOO_MANY_CALLS.format(count=MAX_TOOL_CALLS)
                 messages.append(Message("tool", result, tool_call_id=call.id))
         raise AssertionError("unreachable: the last round offers no tools")
 
@@ -401,12 +404,12 @@ class Engine:
             log.info("tool %s for %s: %s", name, persona.key, run.cost)
             return run.text
         if name != "recall_memory" or self.memory is None:
-            return f"There is no tool named {name!r}."
+            return NO_SUCH_TOOL.format(name=name)
         try:
             result, ids = await self.memory.tool(scope, arguments, self.clock.now())
         except Exception:
             log.exception("recall_memory failed for %s", persona.key)
-            return "Memory is not answering right now."
+            return MEMORY_SILENT
         shown.extend(i for i in ids if i not in shown)
         return result
 

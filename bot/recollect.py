@@ -36,6 +36,7 @@ from bot.prompts import (
     MEMORY_HEADING,
     NOTHING_FOUND,
     PROFILE_HEADING,
+    RECALL_NEEDS_QUERY,
     memory_line,
     sub_question_messages,
 )
@@ -286,7 +287,7 @@ class Recollector:
         except (ValueError, AttributeError):
             query = ""
         if not isinstance(query, str) or not query.strip():
-            return 'recall_memory needs {"query": "..."}', []
+            return RECALL_NEEDS_QUERY, []
         hits = await self.bank.recall(scope, query, k=TOOL_K, now=now)
         if not hits:
             return NOTHING_FOUND, []

@@ -27,8 +27,17 @@ from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona import ToolName
-from bot.prompts import translate_messages
-from memory.quoting import flat
+from bot.prompts import (
+    NO_QUERY,
+    NO_SEARCH,
+    NOTHING_TO_TRANSLATE,
+    RESULTS,
+    SEARCH_FAILED,
+    TRANSLATION_FAILED,
+    condense,
+    translate_messages,
+    translated,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -42,7 +51,6 @@ __all__ = [
     "ZhipuSearch",
     "build_search",
     "cited_sources",
-    "condense",
     "run_search",
     "run_translate",
 ]
@@ -50,8 +58,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
-RESULTS = 5  # results the chat model sees
-SNIPPET_WORDS = 60
 # The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
 # read, not a server that trickles its answer.
 SEARCH_DEADLINE = 90.0
@@ -173,20 +179,6 @@ def _items(obj: Any, key: str) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def condense(results: Sequence[SearchResult], *, start: int = 1, limit: int = RESULTS) -> str:
-    """The results as the chat model sees them: numbered from `start` (a turn's searches
-    count on), short, with their addresses; one line each, whatever a page's title holds."""
-    if not results:
-        return "The search found nothing."
-    lines = []
-    for number, result in enumerate(results[:limit], start=start):
-        words = result.snippet.split()
-        snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
-        where = f" ({flat(result.url, 300)})" if result.url else ""
-        lines.append(f"[{number}] {flat(result.title, 200)}{where}: {snippet}".strip())
-    return "\n".join(lines)
-
-
 def cited_sources(reply: str, results: Sequence[SearchResult]) -> str:
     """A sources line for the results (numbered in order, as the model saw them) that the
     reply cites (all of them when it cites none: it answered from them); "" when none has an
@@ -215,19 +207,15 @@ async def run_search(
 ) -> ToolRun:
     query = _argument(arguments, "query")
     if backend is None:
-        return ToolRun("There is no web search here: answer from what you know.", "nothing")
+        return ToolRun(NO_SEARCH, "nothing")
     if not query:
-        return ToolRun("The search needs a query.", "nothing")
+        return ToolRun(NO_QUERY, "nothing")
     try:
         async with asyncio.timeout(deadline):
             results = await backend.search(query)
     except Exception as e:  # any failure is a sentence for the persona, not an error
         log.warning("web search (%s) failed: %s", backend.name, e)
-        return ToolRun(
-            "The search failed just now; say you couldn't look it up, and answer from what "
-            "you know if you can.",
-            "1 search (failed)",
-        )
+        return ToolRun(SEARCH_FAILED, "1 search (failed)")
     shown = results[:RESULTS]
     return ToolRun(condense(shown, start=start), f"1 search ({backend.name})", shown)
 
@@ -236,12 +224,12 @@ async def run_translate(models: ModelRouter, arguments: str) -> ToolRun:
     text = _argument(arguments, "text")
     language = _argument(arguments, "target_language") or "English"
     if not text:
-        return ToolRun("Nothing to translate was given.", "nothing")
+        return ToolRun(NOTHING_TO_TRANSLATE, "nothing")
     messages = translate_messages(text, language)
     try:
         completion = await models.complete("tools", messages, purpose="translate")
     except ModelError as e:
         log.warning("translation failed: %s", e)
-        return ToolRun("The translation failed just now; say so kindly.", "1 call (failed)")
+        return ToolRun(TRANSLATION_FAILED, "1 call (failed)")
     tokens = completion.usage.total_tokens
-    return ToolRun(f"Translation into {language}:\n{completion.text.strip()}", f"{tokens} tokens")
+    return ToolRun(translated(language, completion.text.strip()), f"{tokens} tokens")

@@ -16,6 +16,7 @@ __all__ = [
     "MEMORY_HEADING",
     "NOTHING_FOUND",
     "PROFILE_HEADING",
+    "RECALL_NEEDS_QUERY",
     "RECALL_TOOL",
     "describe_age",
     "memory_line",
@@ -47,6 +48,7 @@ FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it o
 PROFILE_HEADING = "What you know of {name}, from your time together:"
 DIARY_HEADING = "Your diary for {day}:"
 NOTHING_FOUND = "Nothing comes to mind about that."
+RECALL_NEEDS_QUERY = 'recall_memory needs {"query": "..."}'
 
 
 def describe_age(then: datetime, now: datetime) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "IdentityShape",
     "MemoryShape",
     "PersonaShape",
+    "SearchResultShape",
     "SlotShape",
     "TurnShape",
     "UserShape",
@@ -104,3 +105,12 @@ class MemoryShape(Protocol):
     def when(self) -> datetime: ...
     @property
     def retention(self) -> float: ...
+
+
+class SearchResultShape(Protocol):
+    @property
+    def title(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def snippet(self) -> str: ...
