@@ -38,7 +38,7 @@ import random
 import re
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -135,7 +135,6 @@ class Question:
 class Outcome:
     category: int
     correct: bool | None  # None: no verdict (the model failed, or answered nothing usable)
-    answer: str = ""
 
 
 def parse_verdict(text: str) -> bool | None:
@@ -193,10 +192,11 @@ async def _ask(
     *,
     purpose: str,
     attempts: int,
+    usable: Callable[[str], bool] = bool,
     json_mode: bool = False,
 ) -> str | None:
-    """The model's text, asked again while it is empty or (for the judge) has no label;
-    None when the call fails for good or every attempt was unusable."""
+    """The model's text, asked again while it is not `usable` (by default: empty); None when
+    the call fails for good or no attempt was usable."""
     for _ in range(attempts):
         try:
             completion = await router.complete(tier, messages, json_mode=json_mode, purpose=purpose)
@@ -204,7 +204,7 @@ async def _ask(
             log.warning("%s call failed: %s", purpose, error)
             return None
         text = completion.text.strip()
-        if text and (purpose != "judge" or parse_verdict(text) is not None):
+        if usable(text):
             return text
     log.warning("%s: no usable output in %d attempts", purpose, attempts)
     return None
@@ -224,10 +224,10 @@ async def answer_and_judge(
         judge_messages(question, answer),
         purpose="judge",
         attempts=attempts,
+        usable=lambda text: parse_verdict(text) is not None,
         json_mode=judge_json,
     )
-    correct = parse_verdict(judged) if judged is not None else None
-    return Outcome(question.category, correct, answer)
+    return Outcome(question.category, parse_verdict(judged) if judged is not None else None)
 
 
 def _gold(qa: dict[str, Any]) -> str:
