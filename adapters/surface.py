@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import datetime
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
 from bot import redact
 from bot.answers import Answer
@@ -44,9 +44,20 @@ from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Platform, split_chunks
 from bot.front import Front, Spoken
 
-__all__ = ["Surface", "attachment", "typing_every"]
+__all__ = ["EventDetails", "Surface", "attachment", "typing_every"]
 
 Where = TypeVar("Where")  # where an answer goes: a channel, a message replied to, a socket
+
+
+class EventDetails(TypedDict, total=False):
+    """What some platforms tell of a message besides who said what where (`ChatEvent`'s)."""
+
+    attachments: tuple[Attachment, ...]
+    reply_to: str | None
+    roles: tuple[str, ...]
+    message_id: str
+    admin: bool
+    anonymous: bool
 
 
 class Surface(ABC, Generic[Where]):
@@ -120,12 +131,7 @@ class Surface(ABC, Generic[Where]):
         chat_id: str = "",
         persona: str = "",
         timestamp: datetime | None = None,
-        attachments: tuple[Attachment, ...] = (),
-        reply_to: str | None = None,
-        roles: tuple[str, ...] = (),
-        message_id: str = "",
-        admin: bool = False,
-        anonymous: bool = False,
+        **more: Unpack[EventDetails],
     ) -> ChatEvent:
         """An event of this platform and bot; `persona` the bot's default unless named (the
         front chooses who is addressed), `timestamp` now unless the platform dated it."""
@@ -140,12 +146,7 @@ class Surface(ABC, Generic[Where]):
             is_dm=is_dm,
             text=text,
             timestamp=timestamp or self.engine.clock.now(),
-            attachments=attachments,
-            reply_to=reply_to,
-            roles=roles,
-            message_id=message_id,
-            admin=admin,
-            anonymous=anonymous,
+            **more,
         )
 
     def split(self, text: str) -> tuple[str, ...]:
