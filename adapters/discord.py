@@ -310,11 +310,6 @@ class DiscordAdapter(Surface[Where]):
         answer = await super().answer(event, name, argument)
         return Answer(say(self.language, "not_allowed_here")) if answer is None else answer
 
-    @property
-    def language(self) -> str:
-        """The language of the bot's first persona: its menus' and its own sentences'."""
-        return self.front.language()
-
     def _add_commands(self) -> None:
         for command in commands.offered_on("discord"):
             self.tree.add_command(self._slash(command, self.language))

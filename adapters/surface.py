@@ -9,8 +9,8 @@ asks the platform whether the sender is an admin, runs it through the front and 
 the same command run again as the presser (`answer`). Failures are logged by the platform's own
 logger with what failed, never with what the user wrote.
 
-    class Shout(Surface[list[str]]):        # `where` an answer goes: here, a list
-        platform = "console"
+    class Shout(Surface[list[str]]):        # where an answer goes: here, a list
+        platform = "web"                    # its name in bot.events.Platform
 
         async def send(self, where: list[str], chunks: Sequence[str]) -> None:
             where.extend(chunk.upper() for chunk in chunks)
@@ -84,6 +84,16 @@ class Surface(ABC, Generic[Where]):
         """The bot's default persona."""
         return self.front.persona
 
+    @property
+    def language(self) -> str:
+        """The language of what the bot itself says (its menus, its apology): its default
+        persona's, unless the host set one for the bot."""
+        return self.front.language()
+
+    @property
+    def apology(self) -> str:
+        return say(self.language, "failed_here")
+
     # -- hooks
 
     @abstractmethod
@@ -114,7 +124,7 @@ class Surface(ABC, Generic[Where]):
     async def apologise(self, where: Where) -> None:
         """Say that answering failed; a failure to say so is only logged."""
         try:
-            await self.say(where, say(self.front.language(), "failed_here"))
+            await self.say(where, self.apology)
         except Exception as e:
             self.log.warning("could not apologise: %s", redact.failure(e))
 
@@ -194,7 +204,7 @@ class Surface(ABC, Generic[Where]):
             return await self.front.command(event, name, argument)
         except Exception as e:
             self._failed(name, event, e)
-            return Answer(say(self.front.language(), "failed_here"))
+            return Answer(self.apology)
 
     async def command(self, where: Where, event: ChatEvent, name: str, argument: str = "") -> None:
         """Run a command given in `where` and show its answer there. Never raises."""
@@ -203,7 +213,7 @@ class Surface(ABC, Generic[Where]):
             event = replace(event, admin=await self.admin(where, event))
         except Exception as e:
             self._failed(name, event, e)
-            answer: Answer | None = Answer(say(self.front.language(), "failed_here"))
+            answer: Answer | None = Answer(self.apology)
         else:
             answer = await self.answer(event, name, argument)
         if answer is None:

@@ -167,7 +167,7 @@ class TelegramAdapter(Surface[Message]):
             await self.app.bot.shutdown()
             raise
         try:
-            language = self.front.language()
+            language = self.language
             await self.app.bot.set_my_commands(
                 [
                     BotCommand(c.name, commands.describe(c.name, language))
