@@ -473,19 +473,16 @@ class TelegramAdapter(Surface[Message]):
             await self.send(message, self.split(answer.text), keyboard)
 
     async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A command we do not have: say so in private, or when it names this bot; a bare
-        `/cmd` in a group may be for another bot there."""
+        """A command we do not have: the front says so, in private or when it names this bot;
+        a bare `/cmd` in a group may be for another bot there."""
         message = update.message
-        if message is None or not message.text or _commander(message) is None:
+        sender = _commander(message)
+        if message is None or not message.text or sender is None:
             return
         word, _, target = message.text.split(maxsplit=1)[0].partition("@")
         username = self.app.bot.username or ""
         if _is_dm(message) or (target and target.lower() == username.lower()):
-            try:
-                language = self.front.language(await self.front.persona_of(_room(message)))
-                await self.say(message, say(language, "no_such_command", command=word))
-            except Exception as e:
-                log.warning("could not answer an unknown command: %s", redact.failure(e))
+            await self.command(message, self._event(message, sender, ""), word[1:])
 
     async def admin(self, where: Message, event: ChatEvent) -> bool:
         """Whether the sender may change the chat for everyone: their own private chat, a
