@@ -128,7 +128,8 @@ from memory.index import (
 )
 from memory.recall import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
-from memory.store import DATABASE, Store
+from memory.storage import DATABASE
+from memory.storage.sqlite import Store
 from memory.text import fts_document
 
 if TYPE_CHECKING:

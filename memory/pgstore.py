@@ -51,7 +51,8 @@ from memory.records import (
     SessionSave,
     Vectors,
 )
-from memory.rows import (
+from memory.storage.errors import StoreError
+from memory.storage.rows import (
     conversation_row,
     diary_row,
     encode_sessions,
@@ -62,7 +63,6 @@ from memory.rows import (
     timestamp,
     vector_bytes,
 )
-from memory.store import StoreError
 
 __all__ = ["MIGRATIONS", "PgStore"]
 

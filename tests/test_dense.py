@@ -22,10 +22,10 @@ from memory.clock import FakeClock
 from memory.dense import ServerIndex
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import IndexCache, ScopeIndex
-from memory.migrate import copy_store
 from memory.pgstore import PgStore
 from memory.records import NewMemory, Vectors
-from memory.store import Store
+from memory.storage.migrate import copy_store
+from memory.storage.sqlite import Store
 from tests.fakes.openai_server import FakeOpenAI, HttpError
 
 EMBEDDER = "test-random-32"

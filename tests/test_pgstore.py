@@ -16,7 +16,8 @@ import pytest
 
 from memory.pgstore import MIGRATIONS, PgStore
 from memory.records import EncodingWrite, Merge, NewMemory
-from memory.store import Store, StoreError
+from memory.storage import StoreError
+from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query
 from tests.fakes.postgres import kill_lock_holders
 

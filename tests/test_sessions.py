@@ -13,7 +13,8 @@ import pytest
 
 from bot.sessions import HANDLED_KEPT, SAVE_BATCH, Session, SessionManager, Turn, scope_key
 from memory.clock import FakeClock
-from memory.store import Store, StoreError
+from memory.storage import StoreError
+from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event
 
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ import pytest
 
 from memory import pgstore
 from memory.records import ArchivedConversation
-from memory.storage import Storage
-from memory.store import MIGRATIONS, Store, StoreError
+from memory.storage import Storage, StoreError
+from memory.storage.sqlite import Store
+from memory.storage.sqlite.base import MIGRATIONS
 from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -35,7 +35,7 @@ import pytest
 
 from memory.pgstore import PgStore
 from memory.storage import Storage
-from memory.store import Store
+from memory.storage.sqlite import Store
 
 __all__ = [
     "PostgresServer",

@@ -26,7 +26,8 @@ import aiosqlite
 import asyncpg
 
 from memory.pgstore import PgStore
-from memory.store import Store, StoreError
+from memory.storage.errors import StoreError
+from memory.storage.sqlite import Store
 
 __all__ = ["CopyReport", "MigrationError", "TableReport", "copy_store"]
 
