@@ -18,7 +18,7 @@ from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event
 
 if TYPE_CHECKING:
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
 TOKYO = timezone(timedelta(hours=9))
 SCOPES: tuple[Literal["user", "channel"], ...] = ("user", "channel")
@@ -561,7 +561,7 @@ class Processes:
 
 @pytest.fixture
 async def processes(postgres_dsn: str, clock: FakeClock) -> AsyncIterator[Processes]:
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     a, b = SessionManager(first, clock), SessionManager(second, clock)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import pgstore
 from memory.records import ArchivedConversation
 from memory.storage import Storage, StoreError
+from memory.storage.postgres import base as pg_base
 from memory.storage.sqlite import Store
 from memory.storage.sqlite.base import MIGRATIONS
 from tests.fakes.postgres import StoreOpener
@@ -52,7 +52,7 @@ async def archive(
 
 
 async def test_a_new_database_is_migrated_to_the_latest_version(store: Storage) -> None:
-    latest = len(MIGRATIONS) if isinstance(store, Store) else len(pgstore.MIGRATIONS)
+    latest = len(MIGRATIONS) if isinstance(store, Store) else len(pg_base.MIGRATIONS)
     assert await store.schema_version() == latest
 
 

@@ -47,7 +47,7 @@ async def open_store(data_dir: Path, dsn: str | None = None) -> Storage:
     if dsn is None:
         return await Store.open(data_dir / DATABASE)
     try:
-        from memory.pgstore import PgStore  # the `postgres` extra
+        from memory.storage.postgres import PgStore  # the `postgres` extra
     except ImportError:
         raise StoreError(
             "storage = \"postgres\" needs the postgres extra: pip install 'kizuna[postgres]'"

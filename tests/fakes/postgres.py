@@ -33,8 +33,8 @@ from typing import NoReturn
 import asyncpg
 import pytest
 
-from memory.pgstore import PgStore
 from memory.storage import Storage
+from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 
 __all__ = [

@@ -186,7 +186,7 @@ def statements(package: Path) -> list[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["memory/storage/sqlite"])
+@pytest.mark.parametrize("package", ["memory/storage/sqlite", "memory/storage/postgres"])
 def test_every_statement_on_a_scopes_rows_names_the_scope(package: str) -> None:
     checked = 0
     unscoped = []
