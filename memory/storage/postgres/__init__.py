@@ -20,6 +20,7 @@ from memory.storage.errors import StoreError
 from memory.storage.postgres.archive import PgArchive
 from memory.storage.postgres.base import server_name, settings
 from memory.storage.postgres.coordination import PgCoordination
+from memory.storage.postgres.embeddings import PgEmbeddings
 from memory.storage.postgres.journal import PgJournal
 from memory.storage.postgres.leases import PgLeases
 from memory.storage.postgres.memories import PgMemories
@@ -29,7 +30,16 @@ from memory.storage.postgres.sessions import PgSessions
 __all__ = ["PgStore"]
 
 
-class PgStore(PgSessions, PgArchive, PgMemories, PgJournal, PgRooms, PgCoordination, PgLeases):
+class PgStore(
+    PgSessions,
+    PgArchive,
+    PgMemories,
+    PgEmbeddings,
+    PgJournal,
+    PgRooms,
+    PgCoordination,
+    PgLeases,
+):
     """Open with `await PgStore.open(dsn)`; close with `await store.close()`.
 
     Several processes may share one database: each write is a transaction of its own, and

@@ -6,17 +6,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from memory.records import (
-    ArchivedConversation,
-)
-from memory.storage.postgres.base import (
-    CONVERSATION_COLUMNS,
-    PgBase,
-)
-from memory.storage.rows import (
-    conversation_row,
-    timestamp,
-)
+from memory.records import ArchivedConversation
+from memory.storage.postgres.base import CONVERSATION_COLUMNS, PgBase
+from memory.storage.rows import conversation_row, timestamp
 
 __all__ = ["PgArchive"]
 

@@ -13,7 +13,7 @@ import asyncio
 import json
 import urllib.parse
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -22,11 +22,13 @@ from memory.storage.schema import migrations
 
 __all__ = [
     "CONVERSATION_COLUMNS",
+    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "MIGRATION_LOCK",
     "PgBase",
     "clean_json",
     "clean_text",
+    "in_lock_order",
     "json_object",
     "server_name",
     "settings",
@@ -39,8 +41,16 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.postgres")
 # while it sets up the vector index).
 MIGRATION_LOCK = 0x6B697A756E61
 
+T = TypeVar("T")
+
 CONVERSATION_COLUMNS = (
     "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id"
 )
 
 
@@ -86,6 +96,12 @@ def json_object(text: str) -> Any:
 def clean_json(value: Any) -> str:
     # json.dumps writes NUL as \u0000: only surrogates need replacing.
     return clean_text(json.dumps(value, ensure_ascii=False))
+
+
+def in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
+    """Row updates sorted by id (stable: repeats keep their order). Two transactions that lock
+    the same rows in the same order wait for each other instead of deadlocking."""
+    return sorted(items, key=lambda item: item[0])
 
 
 class PgBase:

@@ -11,9 +11,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
-from memory.storage.postgres.base import (
-    PgBase,
-)
+from memory.storage.postgres.base import PgBase
 
 __all__ = ["PgCoordination"]
 

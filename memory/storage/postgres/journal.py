@@ -7,19 +7,9 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from memory.records import (
-    DiaryEntry,
-    Profile,
-    PrunedMemory,
-)
-from memory.storage.postgres.base import (
-    PgBase,
-)
-from memory.storage.rows import (
-    diary_row,
-    moment,
-    timestamp,
-)
+from memory.records import DiaryEntry, Profile, PrunedMemory
+from memory.storage.postgres.base import PgBase
+from memory.storage.rows import diary_row, moment, timestamp
 
 __all__ = ["PgJournal"]
 

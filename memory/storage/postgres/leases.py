@@ -8,17 +8,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from memory.records import (
-    Lease,
-)
-from memory.storage.postgres.base import (
-    PgBase,
-    clean_json,
-    json_object,
-)
-from memory.storage.rows import (
-    session_row,
-)
+from memory.records import Lease
+from memory.storage.postgres.base import PgBase, clean_json, json_object
+from memory.storage.rows import session_row
 
 __all__ = ["PgLeases"]
 

@@ -1,5 +1,6 @@
-"""Long-term memories (memory.storage.MemoryStore): with their embeddings, the cache of
-embeddings and the full-text index; their encoding, deletion and pruning.
+"""Long-term memories (memory.storage.MemoryStore) and their full-text index: written, read,
+searched, reinforced, and encoded, deleted or pruned in one transaction each (their
+embeddings: embeddings.py).
 
 Full-text search runs on a stored `tsvector` of the text memory.text prepared (already
 lowercased and jieba-segmented), with the `simple` configuration: no stemming and no accent
@@ -12,31 +13,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from typing import TypeVar
 
 import asyncpg
-import numpy as np
-import numpy.typing as npt
 
-from memory.records import (
-    EncodingWrite,
-    IdDigest,
-    Kind,
-    Memory,
-    NewMemory,
-    Vectors,
-)
-from memory.storage.postgres.base import (
-    clean_text,
-)
+from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import (
-    memory_row,
-    memory_values,
-    moment,
-    timestamp,
-    vector_bytes,
-)
+from memory.storage.rows import memory_row, memory_values, moment, timestamp
 
 __all__ = ["PgMemories"]
 
@@ -44,12 +27,6 @@ __all__ = ["PgMemories"]
 _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
-)
-
-_MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id"
 )
 
 # BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
@@ -86,8 +63,6 @@ _INSERT_MEMORY = (
     " RETURNING id"
 )
 
-T = TypeVar("T")
-
 # A quoted FTS5 string ("" inside is a quote), or a bare word.
 _FTS_TERM_RE = re.compile(r'"((?:[^"]|"")*)"|([^\s"(){}:^*+]+)')
 _FTS_OPERATORS = frozenset({"OR", "AND", "NOT", "NEAR"})
@@ -103,12 +78,6 @@ def _fts_terms(match: str) -> list[str]:
         elif bare and bare not in _FTS_OPERATORS:
             out.append(bare)
     return out
-
-
-def _in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
-    """Row updates sorted by id (stable: repeats keep their order). Two transactions that lock
-    the same rows in the same order wait for each other instead of deadlocking."""
-    return sorted(items, key=lambda item: item[0])
 
 
 class PgMemories(PgVectors):
@@ -164,7 +133,7 @@ class PgMemories(PgVectors):
     async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
         unique = list(dict.fromkeys(int(i) for i in ids))
         rows = await self._pool.fetch(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])",
             scope,
             unique,
         )
@@ -176,7 +145,7 @@ class PgMemories(PgVectors):
     ) -> list[Memory]:
         order = "DESC" if newest_first else "ASC"
         rows = await self._pool.fetch(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
             f" ORDER BY created_at {order}, id {order} LIMIT $2",
             scope,
             limit,  # LIMIT NULL: all
@@ -258,7 +227,7 @@ class PgMemories(PgVectors):
     async def last_memory(self, scope: str) -> Memory | None:
         """The scope's most recently stored memory."""
         row = await self._pool.fetchrow(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
             scope,
         )
         return None if row is None else memory_row(row)
@@ -267,7 +236,7 @@ class PgMemories(PgVectors):
         """The memories `ids` and those stored right after them (whose previous_id is one of
         them), in one read."""
         rows = await self._pool.fetch(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
             " AND (id = ANY($2::bigint[]) OR previous_id = ANY($2::bigint[])) ORDER BY id",
             scope,
             list(dict.fromkeys(int(i) for i in ids)),
@@ -277,7 +246,7 @@ class PgMemories(PgVectors):
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:
-        ordered = _in_lock_order(updates)
+        ordered = in_lock_order(updates)
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.executemany(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
@@ -308,90 +277,6 @@ class PgMemories(PgVectors):
     async def scopes(self) -> list[str]:
         rows = await self._pool.fetch("SELECT DISTINCT scope FROM memories ORDER BY scope")
         return [r[0] for r in rows]
-
-    async def embeddings(
-        self, scope: str, embedder: str
-    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        rows = await self._pool.fetch(
-            "SELECT id, embedding FROM memories"
-            " WHERE scope = $1 AND embedder = $2 AND embedding IS NOT NULL ORDER BY id",
-            scope,
-            embedder,
-        )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, None
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), -1).copy()
-
-    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
-        rows = await self._pool.fetch(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = $1"
-            " AND (embedder IS DISTINCT FROM $2 OR embedding IS NULL) ORDER BY id",
-            scope,
-            embedder,
-        )
-        return [memory_row(r) for r in rows]
-
-    async def set_embeddings(
-        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
-    ) -> None:
-        ordered = _in_lock_order(items)
-        if self.searches_vectors and ordered:
-            # Made before the vectors go in (so they go into it one by one): after `kizuna
-            # memories reindex` under a new embedder, the first recall builds nothing.
-            await self._vector_index(embedder, int(np.asarray(ordered[0][1]).size))
-        async with self._pool.acquire() as conn, conn.transaction():
-            if self.searches_vectors:
-                await conn.executemany(
-                    "UPDATE memories SET embedding = $1, embedder = $2,"
-                    " embedding_v = $5::real[]::vector WHERE scope = $3 AND id = $4",
-                    [(vector_bytes(v), embedder, scope, i, real_array(v)) for i, v in ordered],
-                )
-                return
-            await conn.executemany(
-                "UPDATE memories SET embedding = $1, embedder = $2 WHERE scope = $3 AND id = $4",
-                [
-                    (vector_bytes(vector), embedder, scope, memory_id)
-                    for memory_id, vector in ordered
-                ],
-            )
-
-    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
-        row = await self._pool.fetchrow(
-            "SELECT count(*), coalesce(sum((id::numeric * 2654435761) % 4294967296), 0)"
-            " FROM memories WHERE scope = $1 AND embedder = $2 AND embedding IS NOT NULL",
-            scope,
-            embedder,
-        )
-        assert row is not None
-        return IdDigest(int(row[0]), int(row[1]))
-
-    async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
-        await self._pool.execute(
-            "DELETE FROM embedding_cache WHERE text_hash = ANY($1::bytea[])",
-            list(dict.fromkeys(keys)),
-        )
-
-    async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        rows = await self._pool.fetch(
-            "SELECT text_hash, vector FROM embedding_cache"
-            " WHERE embedder = $1 AND text_hash = ANY($2::bytea[])",
-            embedder,
-            list(dict.fromkeys(keys)),
-        )
-        return {r[0]: r[1] for r in rows}
-
-    async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:
-        # Sorted: two processes caching overlapping batches take the row locks in one order.
-        async with self._pool.acquire() as conn, conn.transaction():
-            await conn.executemany(
-                "INSERT INTO embedding_cache (embedder, text_hash, vector) VALUES ($1, $2, $3)"
-                " ON CONFLICT (embedder, text_hash) DO UPDATE SET vector = excluded.vector",
-                sorted((embedder, key, vector) for key, vector in dict(items).items()),
-            )
 
     async def wipe_memories(self, scope: str) -> int:
         """Delete every memory of a scope (and its full-text rows), its diary, profiles and
@@ -435,7 +320,7 @@ class PgMemories(PgVectors):
                         json.dumps(related),
                         memory_id,
                     )
-            merges = sorted(write.merges, key=lambda m: m.memory_id)  # see _in_lock_order
+            merges = sorted(write.merges, key=lambda m: m.memory_id)  # see in_lock_order
             await conn.executemany(
                 "UPDATE memories SET strength = $1, importance = greatest(importance, $2),"
                 " recall_count = recall_count + 1, last_recalled_at = $3"

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.storage.postgres.base import (
-    PgBase,
-)
-from memory.storage.rows import (
-    timestamp,
-)
+from memory.storage.postgres.base import PgBase
+from memory.storage.rows import timestamp
 
 __all__ = ["PgRooms"]
 

@@ -7,22 +7,9 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from memory.records import (
-    ArchivedConversation,
-    SessionRow,
-    SessionSave,
-)
-from memory.storage.postgres.base import (
-    CONVERSATION_COLUMNS,
-    PgBase,
-    clean_json,
-)
-from memory.storage.rows import (
-    conversation_row,
-    encode_sessions,
-    session_row,
-    timestamp,
-)
+from memory.records import ArchivedConversation, SessionRow, SessionSave
+from memory.storage.postgres.base import CONVERSATION_COLUMNS, PgBase, clean_json
+from memory.storage.rows import conversation_row, encode_sessions, session_row, timestamp
 
 __all__ = ["PgSessions"]
 

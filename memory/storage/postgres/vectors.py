@@ -14,14 +14,8 @@ from collections.abc import Sequence
 import asyncpg
 import numpy as np
 
-from memory.records import (
-    Vectors,
-)
-from memory.storage.postgres.base import (
-    MIGRATION_LOCK,
-    PgBase,
-    clean_text,
-)
+from memory.records import Vectors
+from memory.storage.postgres.base import MIGRATION_LOCK, PgBase, clean_text
 
 __all__ = ["VECTOR_EF_MARGIN", "VECTOR_EXACT_UP_TO", "PgVectors", "real_array"]
 

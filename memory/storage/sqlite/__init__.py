@@ -11,6 +11,7 @@ from __future__ import annotations
 from memory.storage.sqlite.archive import SqliteArchive
 from memory.storage.sqlite.base import DATABASE
 from memory.storage.sqlite.coordination import SqliteCoordination
+from memory.storage.sqlite.embeddings import SqliteEmbeddings
 from memory.storage.sqlite.journal import SqliteJournal
 from memory.storage.sqlite.memories import SqliteMemories
 from memory.storage.sqlite.rooms import SqliteRooms
@@ -20,7 +21,13 @@ __all__ = ["DATABASE", "Store"]
 
 
 class Store(
-    SqliteSessions, SqliteArchive, SqliteMemories, SqliteJournal, SqliteRooms, SqliteCoordination
+    SqliteSessions,
+    SqliteArchive,
+    SqliteMemories,
+    SqliteEmbeddings,
+    SqliteJournal,
+    SqliteRooms,
+    SqliteCoordination,
 ):
     """Open with `await Store.open(path)` (or `read_only=True`, beside a running process);
     close with `await store.close()`."""

@@ -28,6 +28,7 @@ __all__ = [
     "CHUNK",
     "CONVERSATION_COLUMNS",
     "DATABASE",
+    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "SCRUBBED_FROM",
     "SqliteBase",
@@ -46,6 +47,12 @@ SCRUBBED_FROM = 7
 
 CONVERSATION_COLUMNS = (
     "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id"
 )
 
 # SQLite allows 32766 parameters; stay well below in IN (...) lists.

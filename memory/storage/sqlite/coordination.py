@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from memory.storage.sqlite.base import (
-    SqliteBase,
-)
+from memory.storage.sqlite.base import SqliteBase
 
 __all__ = ["SqliteCoordination"]
 

@@ -8,15 +8,8 @@ from datetime import date, datetime
 from typing import Any
 
 from memory.records import DiaryEntry, Profile, PrunedMemory
-from memory.storage.rows import (
-    diary_row,
-    moment,
-    timestamp,
-)
-from memory.storage.sqlite.base import (
-    SqliteBase,
-    placeholders,
-)
+from memory.storage.rows import diary_row, moment, timestamp
+from memory.storage.sqlite.base import SqliteBase, placeholders
 
 __all__ = ["SqliteJournal"]
 

@@ -1,5 +1,6 @@
-"""Long-term memories (memory.storage.MemoryStore): with their embeddings, the cache of
-embeddings and a full-text index (FTS5); their encoding, deletion and pruning."""
+"""Long-term memories (memory.storage.MemoryStore) and their full-text index (FTS5): written,
+read, searched, reinforced, and encoded, deleted or pruned in one transaction each (their
+embeddings: embeddings.py)."""
 
 from __future__ import annotations
 
@@ -8,33 +9,12 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
-import numpy as np
-import numpy.typing as npt
-
-from memory.records import EncodingWrite, IdDigest, Kind, Memory, NewMemory, Vectors
-from memory.storage.rows import (
-    clean_text,
-    memory_row,
-    memory_values,
-    moment,
-    timestamp,
-    vector_bytes,
-)
-from memory.storage.sqlite.base import (
-    CHUNK,
-    SqliteBase,
-    placeholders,
-    serialised,
-)
+from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.storage.rows import clean_text, memory_row, memory_values, moment, timestamp
+from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteMemories", "scope_tag"]
 
-
-_MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id"
-)
 
 # Log the recall of a memory of the scope (after its update), with the strength it left.
 _LOG_RECALL = (
@@ -94,7 +74,7 @@ class SqliteMemories(SqliteBase):
         for start in range(0, len(unique), CHUNK):
             chunk = unique[start : start + CHUNK]
             rows = await self._all(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories"
+                f"SELECT {MEMORY_COLUMNS} FROM memories"
                 # `+scope`: find the rows by id, then check the scope (a large scope's own
                 # index would make SQLite walk all of it).
                 f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))})",
@@ -109,7 +89,7 @@ class SqliteMemories(SqliteBase):
     ) -> list[Memory]:
         order = "DESC" if newest_first else "ASC"
         rows = await self._all(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?"
             f" ORDER BY created_at {order}, id {order} LIMIT ?",
             (scope, -1 if limit is None else limit),
         )
@@ -221,7 +201,7 @@ class SqliteMemories(SqliteBase):
     async def last_memory(self, scope: str) -> Memory | None:
         """The scope's most recently stored memory."""
         row = await self._one(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,),
         )
         return None if row is None else memory_row(row)
@@ -235,7 +215,7 @@ class SqliteMemories(SqliteBase):
             chunk = unique[start : start + CHUNK]
             marks = placeholders(len(chunk))
             rows = await self._all(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
                 f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
                 (scope, *chunk, *chunk),
             )
@@ -276,85 +256,6 @@ class SqliteMemories(SqliteBase):
     async def scopes(self) -> list[str]:
         rows = await self._all("SELECT DISTINCT scope FROM memories ORDER BY scope")
         return [r[0] for r in rows]
-
-    async def embeddings(
-        self, scope: str, embedder: str
-    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        rows = await self._all(
-            "SELECT id, embedding FROM memories"
-            " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
-            (scope, embedder),
-        )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, None
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), -1).copy()
-
-    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
-        rows = await self._all(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope = ?"
-            " AND (embedder IS NOT ? OR embedding IS NULL) ORDER BY id",
-            (scope, embedder),
-        )
-        return [memory_row(r) for r in rows]
-
-    @serialised
-    async def set_embeddings(
-        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
-    ) -> None:
-        await self._db.executemany(
-            "UPDATE memories SET embedding = ?, embedder = ? WHERE scope = ? AND id = ?",
-            [(vector_bytes(vector), embedder, scope, memory_id) for memory_id, vector in items],
-        )
-        await self._db.commit()
-
-    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest:
-        row = await self._one(
-            "SELECT count(*), total((id * 2654435761) % 4294967296) FROM memories"
-            " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL",
-            (scope, embedder),
-        )
-        assert row is not None
-        return IdDigest(int(row[0]), int(row[1]))
-
-    @serialised
-    async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
-        unique = list(dict.fromkeys(keys))
-        dropped = 0
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            cur = await self._db.execute(
-                f"DELETE FROM embedding_cache WHERE text_hash IN ({placeholders(len(chunk))})",
-                chunk,
-            )
-            dropped += cur.rowcount
-        await self._db.commit()
-        if dropped:
-            await self._scrub(words=False)
-
-    async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        found: dict[bytes, bytes] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
-                "SELECT text_hash, vector FROM embedding_cache"
-                f" WHERE embedder = ? AND text_hash IN ({placeholders(len(chunk))})",
-                (embedder, *chunk),
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
-
-    @serialised
-    async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:
-        await self._db.executemany(
-            "INSERT OR REPLACE INTO embedding_cache (embedder, text_hash, vector) VALUES (?, ?, ?)",
-            [(embedder, key, vector) for key, vector in items],
-        )
-        await self._db.commit()
 
     @serialised
     async def wipe_memories(self, scope: str) -> int:

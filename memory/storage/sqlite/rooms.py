@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.storage.rows import (
-    timestamp,
-)
-from memory.storage.sqlite.base import (
-    SqliteBase,
-    serialised,
-)
+from memory.storage.rows import timestamp
+from memory.storage.sqlite.base import SqliteBase, serialised
 
 __all__ = ["SqliteRooms"]
 

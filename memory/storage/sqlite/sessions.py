@@ -8,18 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from memory.records import ArchivedConversation, SessionRow, SessionSave
-from memory.storage.rows import (
-    conversation_row,
-    encode_sessions,
-    json_text,
-    session_row,
-    timestamp,
-)
-from memory.storage.sqlite.base import (
-    CONVERSATION_COLUMNS,
-    SqliteBase,
-    serialised,
-)
+from memory.storage.rows import conversation_row, encode_sessions, json_text, session_row, timestamp
+from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, serialised
 
 __all__ = ["SqliteSessions"]
 
