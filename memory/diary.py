@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
 from memory.dates import DateMention, find_dates
-from memory.records import DiaryEntry, JournalStore
+from memory.records import DiaryEntry
+from memory.storage import JournalStore
 
 __all__ = ["MAX_PAGES", "YEARS_BACK", "Diary", "NamedDays", "pages_of"]
 
