@@ -28,9 +28,11 @@ takes its parameters as one dataclass (`EbbinghausParams`...), which a persona f
   mislabelled), ranked by sentiment alone and never pruned.
 - `stochastic` (Project Miao's daily random forgetting): retention is the Ebbinghaus curve.
   Once a day each eligible memory of an (importance, category) group with divisor d draws
-  under its chance (1 - retention)^2 / d or not, and as many of the group as drew under go,
-  the most faded first: a fading memory is likelier to go, a group of one can lose it, and a
-  fresher memory never goes while a more faded one of its group stays. d (Miao's category
+  under its chance or not, and as many of the group as drew under go, the most faded first.
+  The chance is (1 - retention / safe_retention) / d: nothing while the memory keeps at least
+  safe_retention (0.5: more remembered than forgotten), 1 / d once it has faded entirely. So
+  a fading memory is likelier to go, a group of one can lose it, and a fresher memory never
+  goes while a more faded one of its group stays. d (Miao's category
   weights) = 2 for importance 1 and, for importance 2, 3 for personal_daily (and
   uncategorised), 4 for work_study, 5 for social_emotional; importance 3 and category special
   are never forgotten. Eligible: at least 3 days old (the grace: long enough for a follow-up
@@ -289,8 +291,10 @@ class StochasticParams:
     grace_days: float = 3.0
     protect_days_per_recall: float = 7.0
     protect_cap_days: float = 30.0
-    # Miao's category weights, by importance: a memory whose retention is r goes on a given
-    # day with chance (1 - r)^2 / d. A category left out is never forgotten at that importance.
+    # A memory of retention r goes on a given day with chance (1 - r / safe_retention) / d, d
+    # Miao's category weights by importance; a category left out is never forgotten at that
+    # importance.
+    safe_retention: float = 0.5
     importance_1: dict[str, float] = field(
         default_factory=lambda: {"personal_daily": 2.0, "work_study": 2.0, "social_emotional": 2.0}
     )
@@ -308,6 +312,8 @@ class StochasticParams:
             )
         _divisors("importance_1", self.importance_1)
         _divisors("importance_2", self.importance_2)
+        if not 0 < self.safe_retention <= 1:
+            raise ValueError("safe_retention must be more than 0 and at most 1")
 
 
 class Ebbinghaus:
@@ -476,8 +482,8 @@ class Stochastic:
     """Project Miao's daily random forgetting, by importance and category (see the module).
 
     Retention (for the chance, the order and twins) is the Ebbinghaus curve. Of a group of
-    eligible memories with divisor d, as many go as drew under their chance (1 - r)^2 / d,
-    the most faded first.
+    eligible memories with divisor d, as many go as drew under their chance
+    (1 - r / safe_retention) / d, the most faded first.
     """
 
     __slots__ = ("_curve", "_divisors", "grace", "params", "protect_cap", "protect_per_recall")
@@ -519,7 +525,10 @@ class Stochastic:
         """Today's chance of the memory being forgotten, were it alone in its group (0 for
         what is never forgotten; protection and the grace are not counted here)."""
         d = self._divisors.get((memory.importance, memory.category or "personal_daily"))
-        return 0.0 if d is None else (1.0 - self.retention(memory, now)) ** 2 / d
+        if d is None:
+            return 0.0
+        faded = 1.0 - self.retention(memory, now) / self.params.safe_retention
+        return max(faded, 0.0) / d
 
     def prune(
         self,
