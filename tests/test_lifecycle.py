@@ -29,9 +29,9 @@ from bot.prompts import (
 from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
-from memory.pgstore import PgStore
 from memory.records import ArchivedConversation
 from memory.storage import Storage
+from memory.storage.postgres import PgStore
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
 from tests.fakes.postgres import StoreOpener, kill_lock_holders

@@ -49,8 +49,9 @@ from bot.persona import Persona
 from bot.prompts import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
-from memory.records import JournalStore, Memory, SessionRow
+from memory.records import Memory, SessionRow
 from memory.scopes import Scope
+from memory.storage import JournalStore
 
 __all__ = [
     "MAX_FRAME",
