@@ -61,8 +61,8 @@ def _role(role: str) -> Role:
 
 
 def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], ForgettingPolicy]:
-    """The bank's forgetting policy of each scope: its persona's choice."""
-    policies = {key: make_policy(p.memory.forgetting) for key, p in personas.items()}
+    """The bank's forgetting policy of each scope: its persona's choice, with its parameters."""
+    policies = {key: p.memory.policy() for key, p in personas.items()}
     default = make_policy("ebbinghaus")
 
     def policy(scope: str) -> ForgettingPolicy:

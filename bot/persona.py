@@ -16,6 +16,14 @@ from typing import Literal, get_args
 
 from bot import tomlfile
 from bot.catalogue import say
+from memory.forgetting import (
+    EbbinghausParams,
+    HalfLifeParams,
+    StochasticParams,
+    TraceDecayParams,
+    make_policy,
+)
+from memory.forgetting import ForgettingPolicy as Forgetter
 
 __all__ = [
     "EMOTION_NAME",
@@ -99,6 +107,11 @@ class MemoryPolicy:
     forgetting: ForgettingPolicy = "ebbinghaus"
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
+    # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's are used.
+    ebbinghaus: EbbinghausParams = field(default_factory=EbbinghausParams)
+    trace_decay: TraceDecayParams = field(default_factory=TraceDecayParams)
+    half_life: HalfLifeParams = field(default_factory=HalfLifeParams)
+    stochastic: StochasticParams = field(default_factory=StochasticParams)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.flashback_rate <= 1.0:
@@ -107,6 +120,16 @@ class MemoryPolicy:
             raise ValueError(
                 f"memory.idle_minutes must be more than 0 and at most {MAX_IDLE_MINUTES} (a week)"
             )
+
+    def policy(self) -> Forgetter:
+        """The forgetting policy chosen, with its parameters from this section."""
+        params = {
+            "ebbinghaus": self.ebbinghaus,
+            "trace_decay": self.trace_decay,
+            "half_life": self.half_life,
+            "stochastic": self.stochastic,
+        }.get(self.forgetting)
+        return make_policy(self.forgetting, params)
 
 
 @dataclass(slots=True)

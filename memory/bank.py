@@ -36,7 +36,7 @@ from memory.curve import RetentionCurve, retention_curve
 from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.errors import KizunaError
-from memory.forgetting import Ebbinghaus, ForgettingPolicy
+from memory.forgetting import Ebbinghaus, ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
 from memory.private import tighten_tree
 from memory.recall import (
@@ -366,14 +366,44 @@ class MemoryBank:
         # Off the event loop: a scope of 20,000 memories takes the policy about 80 ms.
         decisions = await asyncio.to_thread(policy.prune, memories, now, seed=seed, twins=twins)
         by_id = {m.id: m for m in memories}
-        forgotten = [(by_id[d.id], d.reason) for d in decisions if d.id in by_id]
+        decided = {d.id: d.reason for d in decisions if d.id in by_id}
+        # A forgotten memory with a near-duplicate that stays is merged into it: deleted like
+        # any forgotten memory, its recalls and strength carried by the survivor.
+        into = merge_targets(
+            decided, twins, {i: policy.retention(m, now) for i, m in by_id.items()}
+        )
+        for twin, keep in into.items():
+            decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
+        forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
         if gone:
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
-        reasons = dict((m.id, reason) for m, reason in forgotten)
-        return len(memories) - len(gone), [(i, reasons[i]) for i in gone]
+        await self._absorb(scope, policy, by_id, {g: into[g] for g in gone if g in into}, now)
+        return len(memories) - len(gone), [(i, decided[i]) for i in gone]
+
+    async def _absorb(
+        self,
+        scope: str,
+        policy: ForgettingPolicy,
+        by_id: dict[int, Memory],
+        into: dict[int, int],
+        now: datetime,
+    ) -> None:
+        """Strengthen each survivor of a merge with what the deleted twins `into` it carried:
+        one recall each of theirs and one for the repetition, all at the merge (the store
+        keeps no way to move a recall history), leaving the strength `absorbed` gives."""
+        merged: dict[int, list[Memory]] = {}
+        for twin, keep in into.items():
+            merged.setdefault(keep, []).append(by_id[twin])
+        for keep, twins in sorted(merged.items()):
+            after = absorbed(policy, by_id[keep], twins, now)
+            assert after.last_recalled_at is not None
+            recalls = after.recall_count - by_id[keep].recall_count
+            await self.store.reinforce(
+                scope, [(keep, after.strength)] * max(recalls, 1), after.last_recalled_at
+            )
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= TWIN): a prune
@@ -420,18 +450,22 @@ class MemoryBank:
         """The memories were used (put in a prompt): one more recall each, and the forgetting
         clock restarts. recall() itself changes nothing. A memory recalled within
         SAME_OCCASION is not reinforced again: coming back to a thought in the same
-        conversation is one rehearsal, not many (else strength would grow with every turn)."""
+        conversation is one rehearsal, not many (else strength would grow with every turn).
+        A clock behind a memory's last touch dates its recall at that touch (see
+        memory.forgetting.recalled)."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         memories = await self.store.get_memories(scope, _ids(ids))
         policy = self.policy(scope)
-        due = [
-            m
-            for m in memories
-            if m.last_recalled_at is None or now - m.last_recalled_at >= SAME_OCCASION
-        ]
-        if due:
-            await self.store.reinforce(scope, [(m.id, policy.reinforced(m, now)) for m in due], now)
+        by_time: dict[datetime, list[tuple[int, float]]] = {}
+        for m in memories:
+            if m.last_recalled_at is not None and now - m.last_recalled_at < SAME_OCCASION:
+                continue
+            after = recalled(policy, m, now)
+            assert after.last_recalled_at is not None
+            by_time.setdefault(after.last_recalled_at, []).append((m.id, after.strength))
+        for at, updates in sorted(by_time.items()):
+            await self.store.reinforce(scope, updates, at)
 
     # Reading.
 

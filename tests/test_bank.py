@@ -198,6 +198,65 @@ async def test_reinforce_strengthens_and_recall_changes_nothing(tmp_path: Path) 
     await bank.close()
 
 
+async def test_a_recall_on_a_clock_set_back_never_weakens_a_memory(tmp_path: Path) -> None:
+    """Reinforced by a clock set before the memory was made, the recall is dated when the
+    memory was made: once the clock is right, it retains at least what a never-recalled copy
+    does (it used to restart the forgetting clock in the past, and be weaker)."""
+    clock = FakeClock()
+    made = clock.now()
+    bank = await open_bank(tmp_path, clock=clock)
+    used = await bank.remember(SCOPE, "Alice's sister is called Jun", importance=1)
+    untouched = await bank.remember(SCOPE, "Alice's brother is called Kai", importance=1)
+    clock.advance(days=-10)
+    await bank.reinforce(SCOPE, [used])
+    [row] = await bank.store.get_memories(SCOPE, [used])
+    assert row.recall_count == 1 and row.last_recalled_at == made
+    [(at, strength)] = await bank.store.recall_history(SCOPE, used)
+    assert at == made and strength == row.strength
+    for later in (0.5, 1, 3, 10):
+        clock.advance(days=later)
+        found = {r.id: r.retention for r in await bank.get(SCOPE, [used, untouched])}
+        assert found[used] >= found[untouched]
+    await bank.close()
+
+
+async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: Path) -> None:
+    """Of two memories saying nearly the same, both faded, the prune deletes one (reported
+    like any forgotten memory) and the other carries its recalls and strength, restarted by
+    the repetition: it is not the next day's to forget."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    text = (
+        "ann had toast with strawberry jam and a cup of black coffee for breakfast at the "
+        "kitchen table this morning before work"
+    )
+    first = await bank.remember(SCOPE, text, importance=1)
+    second = await bank.remember(SCOPE, text + " again", importance=1)
+    clock.advance(days=2)
+    await bank.reinforce(SCOPE, [second])
+    assert (first, second) in await bank.twins(SCOPE)
+    clock.advance(days=30)
+    now = clock.now()
+    before = {m.id: m for m in await bank.store.get_memories(SCOPE, [first, second])}
+
+    kept, [(gone, reason)] = await bank.prune(SCOPE, now, day=now.date(), seed=1)
+
+    assert kept == 1
+    survivor = first if gone == second else second
+    assert reason.startswith(f"merged into near-duplicate {survivor}; faded: ")
+    [report] = await bank.store.pruned_since(now, scope=SCOPE)
+    assert (report.memory_id, report.reason) == (gone, reason)
+    assert await bank.store.get_memories(SCOPE, [gone]) == []
+    [row] = await bank.store.get_memories(SCOPE, [survivor])
+    assert row.recall_count == before[first].recall_count + before[second].recall_count + 1
+    assert row.last_recalled_at == now
+    assert row.strength > max(m.strength for m in before.values())
+    clock.advance(days=1)
+    tomorrow = clock.now()
+    assert await bank.prune(SCOPE, tomorrow, day=tomorrow.date(), seed=1) == (1, [])
+    await bank.close()
+
+
 async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path: Path) -> None:
     assert failure_probability(1.0) == 0.0
     assert failure_probability(0.9) < failure_probability(0.5) < failure_probability(0.05)

@@ -18,11 +18,13 @@ from memory.forgetting import (
     ForgettingPolicy,
     Forgotten,
     HalfLife,
+    HalfLifeParams,
     Never,
     Stochastic,
     TraceDecay,
     draw,
     make_policy,
+    recalled,
     spare_twins,
 )
 from memory.records import CATEGORIES, Category, Memory
@@ -69,13 +71,8 @@ def mem(
 
 
 def recall(policy: ForgettingPolicy, memory: Memory, at: datetime) -> Memory:
-    """What the store makes of `memory` after a recall at `at`."""
-    return replace(
-        memory,
-        strength=policy.reinforced(memory, at),
-        last_recalled_at=at,
-        recall_count=memory.recall_count + 1,
-    )
+    """What the store makes of `memory` after a recall at `at` (as the bank asks it)."""
+    return recalled(policy, memory, at)
 
 
 def days(d: float) -> timedelta:
@@ -266,7 +263,7 @@ def test_spare_twins_keeps_the_stronger_or_the_older() -> None:
 
 
 def test_policies_and_make_policy() -> None:
-    assert set(POLICIES) == {"ebbinghaus", "trace_decay", "half_life", "stochastic", "never"}
+    assert {"ebbinghaus", "trace_decay", "half_life", "stochastic", "never"} <= set(POLICIES)
     for name in POLICIES:
         assert make_policy(name).name == name
     with pytest.raises(ValueError, match=r"ebbinghaus.*trace_decay.*half_life.*stochastic.*never"):
@@ -330,10 +327,16 @@ def test_trace_decay_forgets_an_old_never_recalled_trivial_memory() -> None:
     policy = TraceDecay()
     now = T0 + days(60)
     trivial = mem(1, policy=policy, importance=1)
-    read = mem(2, policy=policy, importance=1, recalled=T0 + days(30), count=5)
+    read = mem(2, policy=policy, importance=1)
+    for day in (10, 20, 30):  # each recall restarts the trace and lengthens it
+        read = recall(policy, read, T0 + days(day))
+    assert read.strength > 2.5 * trivial.strength
     vital = mem(3, policy=policy, importance=3)
     [gone] = policy.prune([trivial, read, vital], now, seed=0)
-    assert gone.id == 1 and "trace_decay" in gone.reason
+    assert gone.id == 1
+    assert gone.reason == (
+        "trace spent: 60 days unrecalled on a 14-day trace, recalled 0 times (trace_decay)"
+    )
     assert policy.retention(trivial, now) == 0.0
     assert 0.0 < policy.retention(read, now) < policy.retention(vital, now)
 
@@ -349,8 +352,9 @@ def test_half_life_is_a_true_half_life(importance: int, sentiment: float) -> Non
     h = m.strength
     assert policy.retention(m, T0 + days(h)) == pytest.approx(0.5)
     assert policy.retention(m, T0 + days(2 * h)) == pytest.approx(0.25)
-    recalled = recall(policy, m, T0 + days(h))  # a recall restarts the clock
-    assert policy.retention(recalled, T0 + days(2 * h)) == pytest.approx(0.5)
+    again = recall(policy, m, T0 + days(h))  # a recall restarts the clock, and lengthens H
+    assert again.strength == pytest.approx(h * 1.6)  # 1.1 + (1 - 0.5): recalled at half
+    assert policy.retention(again, T0 + days(h + again.strength)) == pytest.approx(0.5)
 
 
 def test_half_life_defaults_to_90_days_and_importance_slows_it() -> None:
@@ -358,15 +362,23 @@ def test_half_life_defaults_to_90_days_and_importance_slows_it() -> None:
     assert policy.retention(mem(policy=policy), T0 + days(90)) == pytest.approx(0.5)
     strengths = [policy.initial_strength(i, 0.0) for i in (1, 2, 3)]
     assert strengths == sorted(strengths) and strengths[0] == 90.0
-    assert HalfLife(days=30).retention(mem(policy=HalfLife(days=30)), T0 + days(30)) == 0.5
+    month = HalfLife(HalfLifeParams(days=30))
+    assert month.retention(mem(policy=month), T0 + days(30)) == 0.5
 
 
-def test_half_life_prunes_only_below_an_optional_floor() -> None:
-    now = T0 + days(1000)
+def test_half_life_prunes_below_its_floor_unless_the_floor_is_zero() -> None:
+    now = T0 + days(400)
     old = [mem(1, policy=HalfLife()), mem(2, policy=HalfLife(), importance=3)]
-    assert HalfLife().prune(old, now, seed=0) == []
-    gone = HalfLife(floor=0.01).prune(old, now, seed=0)
-    assert [f.id for f in gone] == [1] and "half_life" in gone[0].reason
+    gone = HalfLife().prune(old, now, seed=0)  # 400 days: 0.046 and 0.36
+    assert [f.id for f in gone] == [1] and "below floor: weight 0.046 < 0.05" in gone[0].reason
+    assert HalfLife(HalfLifeParams(floor=0.0)).prune(old, now + days(5000), seed=0) == []
+
+
+def test_half_life_spacing_a_later_recall_strengthens_more() -> None:
+    policy = HalfLife()
+    m = mem(policy=policy, importance=2)
+    soon, late = (policy.reinforced(m, T0 + days(d)) for d in (0.1, 180))
+    assert m.strength * 1.1 < soon < late <= m.strength * 2.1
 
 
 # --- stochastic -----------------------------------------------------------------------------
@@ -386,25 +398,29 @@ def test_stochastic_never_forgets_special_or_important() -> None:
 
 
 @pytest.mark.parametrize(
-    ("importance", "category", "cap"),
+    ("importance", "category", "divisor"),
     [
-        (1, "personal_daily", 20),
-        (1, "work_study", 20),
-        (1, "social_emotional", 20),
-        (2, "personal_daily", 13),
-        (2, None, 13),
-        (2, "work_study", 10),
-        (2, "social_emotional", 8),
+        (1, "personal_daily", 2),
+        (1, "work_study", 2),
+        (1, "social_emotional", 2),
+        (2, "personal_daily", 3),
+        (2, None, 3),
+        (2, "work_study", 4),
+        (2, "social_emotional", 5),
     ],
 )
-def test_stochastic_honours_the_caps(importance: int, category: Category | None, cap: int) -> None:
+def test_stochastic_keeps_miaos_category_weights(
+    importance: int, category: Category | None, divisor: int
+) -> None:
+    """A faded memory's daily chance is 1 / d, d Miao's weight of its group: about 40 / d of
+    40 faded memories go a day."""
     policy = Stochastic()
     pool = group(40, importance=importance, category=category)
-    counts = [len(policy.prune(pool, T0 + days(10 + d), seed=s)) for s in range(30) for d in (0, 1)]
-    assert max(counts) <= cap
-    assert sum(counts) > 0
+    now = T0 + days(200)  # every one faded to retention 0
+    assert policy.chance(pool[0], now) == pytest.approx(1 / divisor)
+    counts = [len(policy.prune(pool, now + days(d), seed=s)) for s in range(30) for d in (0, 1)]
     mean = sum(counts) / len(counts)
-    assert 0.5 * cap / 2 < mean <= cap  # about half the cap a day
+    assert 0.8 * 40 / divisor < mean < 1.2 * 40 / divisor
 
 
 def test_stochastic_replays_and_depends_on_the_seed() -> None:
@@ -434,17 +450,29 @@ def test_stochastic_protects_a_recent_recall_but_not_forever() -> None:
     assert any(policy.prune(long_ago, now, seed=s) for s in range(10))
 
 
-def test_stochastic_cap_binds_on_small_groups() -> None:
+def test_stochastic_a_lone_memory_can_be_forgotten() -> None:
+    """Miao's cap of n // d a day kept a group smaller than d for ever."""
+    policy = Stochastic()
+    lone = group(1)
+    gone_on = [
+        next(d for d in range(3, 200) if policy.prune(lone, T0 + days(d), seed=s))
+        for s in range(20)
+    ]
+    assert max(gone_on) < 30
+
+
+def test_stochastic_takes_the_faded_before_the_fresh() -> None:
     policy = Stochastic()
     now = T0 + days(10)
-    assert all(policy.prune(group(1), now, seed=s) == [] for s in range(50))  # 1 // 2 == 0
-    trio = group(3)
-    for s in range(200):
-        gone = policy.prune(trio, now, seed=s)
-        assert len(gone) <= 1
-        drawn = sorted((draw(s, m.id, now.date()), m.id) for m in trio)
-        if gone:
-            assert gone[0].id == drawn[0][1]  # the lowest draw goes
+    fresh = mem(1, importance=2, created=now - days(5), sentiment=0.1)  # retention about 0.46
+    faded = [mem(i, importance=2, created=now - days(9)) for i in range(2, 6)]
+    assert policy.retention(fresh, now) == pytest.approx(0.47, abs=0.01)
+    for s in range(300):
+        gone = {f.id for f in policy.prune([fresh, *faded], now, seed=s)}
+        if 1 in gone:  # the fresh one goes only once every more faded one has gone
+            assert gone == {1, 2, 3, 4, 5}
+    # and its own chance, were it alone, is small beside theirs
+    assert policy.chance(fresh, now) < policy.chance(faded[0], now) / 2
 
 
 def test_stochastic_grace_is_three_days() -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from bot.lifecycle import scope_policies
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.tomlfile import TomlError
+from memory.forgetting import Ebbinghaus, HalfLife, Never
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
@@ -274,6 +277,73 @@ PERSONA_ERRORS = {
         "state[0].intial",
         "unknown key",
     ),
+    "a forgetting floor out of range": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory]
+        forgetting = "half_life"
+
+        [memory.half_life]
+        days = 30
+        floor = 1.5 # <-
+        """,
+        "memory.half_life.floor",
+        "floor must be at least 0 and less than 1",
+    ),
+    "strength that falls as importance rises": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory.ebbinghaus]
+        grace_days = 5
+        strength_days = [2, 1, 20] # <-
+        """,
+        "memory.ebbinghaus.strength_days",
+        "strength_days must not fall as importance rises",
+    ),
+    "a policy's unknown parameter": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory.trace_decay]
+        half_life = 3 # <-
+        """,
+        "memory.trace_decay.half_life",
+        "unknown key (known keys: grace_days, lifetime_days)",
+    ),
+    "a policy's parameter of the wrong type": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory.stochastic]
+        grace_days = "three" # <-
+        """,
+        "memory.stochastic.grace_days",
+        "expected a number, got a string",
+    ),
+    "a category weight for a category never forgotten": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory.stochastic.importance_2] # <-
+        personal_daily = 3
+        special = 2
+        """,
+        "memory.stochastic.importance_2",
+        "importance_2 names 'special'; the categories are personal_daily, work_study, "
+        "social_emotional",
+    ),
 }
 
 
@@ -326,6 +396,40 @@ def test_idle_minutes_must_be_a_sensible_time(tmp_path: Path, value: str) -> Non
     with pytest.raises(TomlError) as info:
         load_persona(path)
     assert info.value.key == "memory.idle_minutes"
+
+
+def test_a_personas_forgetting_parameters_reach_its_policy(tmp_path: Path) -> None:
+    text = MINIMAL + toml(
+        """
+        [memory]
+        forgetting = "half_life"
+
+        [memory.half_life]
+        days = 30
+        floor = 0.1
+        grace_days = 2
+
+        [memory.ebbinghaus]
+        floor = 0.2
+        """
+    )
+    persona = load_persona(write(tmp_path, "pip", text))
+    policy = persona.memory.policy()
+    assert isinstance(policy, HalfLife)
+    assert (policy.days, policy.floor, policy.grace) == (30.0, 0.1, timedelta(days=2))
+    bank_policy = scope_policies({"pip": persona})("pip/console:dm:ann")
+    assert isinstance(bank_policy, HalfLife) and bank_policy.params == policy.params
+    persona.memory.forgetting = "ebbinghaus"  # only the chosen policy's table is used
+    chosen = persona.memory.policy()
+    assert isinstance(chosen, Ebbinghaus) and chosen.floor == 0.2
+    persona.memory.forgetting = "never"
+    assert isinstance(persona.memory.policy(), Never)
+
+
+def test_shipped_personas_use_the_default_parameters_unless_they_set_them() -> None:
+    for path in SHIPPED:
+        memory = load_persona(path).memory
+        assert memory.policy().name == memory.forgetting
 
 
 # --- the library -----------------------------------------------------------------------------

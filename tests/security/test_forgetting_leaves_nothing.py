@@ -166,6 +166,35 @@ async def test_the_daily_prune_leaves_nothing_and_its_report_no_text(
     assert traces(tmp_path, *needles) == []
 
 
+async def test_a_near_duplicate_merged_by_the_prune_leaves_nothing(
+    world: World, tmp_path: Path
+) -> None:
+    """The twin a prune merges into its survivor is deleted by the prune's own path."""
+    bank = world.bot.bank
+    now = world.bot.clock.now()
+    old = now - timedelta(days=30)
+    said = (
+        "ann had toast with strawberry jam and a cup of black coffee for breakfast at the "
+        "kitchen table this morning before work"
+    )
+    kept = await bank.remember(CONSOLE, said, when=old, importance=1)
+    await bank.reinforce(CONSOLE, [kept], now - timedelta(days=20))
+    twin = await bank.remember(CONSOLE, said + " zqjamlet", when=old, importance=1)
+    assert (kept, twin) in await bank.twins(CONSOLE)
+    await indexed(bank, CONSOLE)
+    needles = [*word("zqjamlet"), await vector(bank, CONSOLE, twin)]
+    assert len(traces(tmp_path, *needles)) >= 2
+
+    _, forgotten = await bank.prune(CONSOLE, now, day=now.date(), seed=7)
+
+    [(gone, reason)] = forgotten
+    assert gone == twin and reason.startswith(f"merged into near-duplicate {kept}")
+    await bank.flush()
+    assert traces(tmp_path, *needles) == []
+    await world.bot.close()
+    assert traces(tmp_path, *needles) == []
+
+
 async def test_forgetting_clears_the_transcript_and_recap_it_came_from(
     world: World, tmp_path: Path
 ) -> None:
