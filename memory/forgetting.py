@@ -426,6 +426,13 @@ class Never:
         return []
 
 
+def _actr() -> ForgettingPolicy:
+    # ACT-R activation lives in memory/activation.py, which builds on this module.
+    from memory.activation import ActR
+
+    return ActR()
+
+
 POLICIES: Mapping[str, Callable[[], ForgettingPolicy]] = MappingProxyType(
     {
         "ebbinghaus": Ebbinghaus,
@@ -433,6 +440,7 @@ POLICIES: Mapping[str, Callable[[], ForgettingPolicy]] = MappingProxyType(
         "half_life": HalfLife,
         "stochastic": Stochastic,
         "never": Never,
+        "actr": _actr,
     }
 )
 
