@@ -28,13 +28,13 @@ give just before it. Ages are in seconds (as Pavlik & Anderson's), at least one.
 approximation: benchmarks/forgetting_fit.py compares it with the exact sum (it favours massed
 recalls: the spacing effect is smaller than exact ACT-R's).
 
-ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve by benchmarks/forgetting_fit.py
-(which also reports the fit to Murre & Dros's 2015 replication); NOISE and DECAY_SCALE are
+ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and Murre & Dros's (2015)
+replication together, by benchmarks/forgetting_fit.py; NOISE and DECAY_SCALE are
 Pavlik & Anderson's (2005: s = 0.255; c = 0.217 at tau = -0.704, so c * e**tau = 0.107 as the
 scale on the odds e**(m - tau), which keeps it independent of the time unit and of tau).
 
-Pruning: a memory goes once its retrieval probability is below FLOOR, 0.25: less likely to come
-to mind than Ebbinghaus's syllables were after six days (his savings then: 0.254). No memory
+Pruning: a memory goes once its retrieval probability is below FLOOR: less than one chance in
+four of coming to mind (about what Ebbinghaus's syllables kept after a week). No memory
 starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so nothing
 falls below the floor before that memory would: that time is the grace period, computed, not
 chosen.
@@ -53,9 +53,10 @@ from memory.records import Memory
 
 __all__ = ["ActR", "retrieval_probability"]
 
-# Fitted to Ebbinghaus (1885) by benchmarks/forgetting_fit.py (RMSE in benchmarks/README.md).
-ALPHA = 0.0529  # the encoding's decay
-TAU = -0.4156  # retrieval threshold, for ages in seconds
+# Fitted to Ebbinghaus (1885) and Murre & Dros (2015) together by benchmarks/forgetting_fit.py
+# (RMSE 0.040 and 0.041; benchmarks/README.md).
+ALPHA = 0.0521  # the encoding's decay
+TAU = -0.4435  # retrieval threshold, for ages in seconds
 # Pavlik & Anderson (2005).
 NOISE = 0.255
 DECAY_SCALE = 0.107
@@ -100,8 +101,8 @@ class ActR:
     `strength` is W, the folded weight of the encoding and every recall but the last, in
     encoding traces (at least 1). Importance and |sentiment| add to the intercept. The boosts
     are chosen, not fitted (no data set grades a chat's importance): unrecalled, an importance-1
-    memory is pruned after about six days, a strongly felt one after a few months, an
-    importance-2 one after most of a year, and an importance-3 one is kept for centuries (the
+    memory is pruned after about twelve days, a strongly felt one after about half a year, an
+    importance-2 one after a year and a half, and an importance-3 one is kept for centuries (the
     benchmark prints each lifetime).
     """
 
