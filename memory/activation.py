@@ -38,6 +38,11 @@ four of coming to mind (about what Ebbinghaus's syllables kept after a week). No
 starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so nothing
 falls below the floor before that memory would: that time is the grace period, computed, not
 chosen.
+
+Retrieval failure (memory/recall.py's `surfaces`) is drawn from the same probability, the
+retention: a memory that made the cut fails to come to mind with probability
+MAX_FAILURE * (1 - p) ** 2. It is damped rather than 1 - p because the cue's match, which ACT-R
+would add to the activation as spreading activation, is not in p.
 """
 
 from __future__ import annotations
