@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.scheduler import Scheduler
-from memory.store import StoreError
+from memory.storage import StoreError
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
 SCOPE = "discord:dm:u1"
