@@ -63,7 +63,7 @@ def _role(role: str) -> Role:
 def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], ForgettingPolicy]:
     """The bank's forgetting policy of each scope: its persona's choice, with its parameters."""
     policies = {key: p.memory.policy() for key, p in personas.items()}
-    default = make_policy("ebbinghaus")
+    default = make_policy("actr")
 
     def policy(scope: str) -> ForgettingPolicy:
         return policies.get(persona_of(scope), default)

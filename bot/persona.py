@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 # memory.forgetting.POLICIES by name (see there for what each does).
-ForgettingPolicy = Literal["ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
+ForgettingPolicy = Literal["actr", "ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
 FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the chat model may call (bot/tools.py); web_search is left out in eco mode.
 ToolName = Literal["recall_memory", "web_search", "translate"]
@@ -104,7 +104,7 @@ class Emotions:
 @dataclass(slots=True)
 class MemoryPolicy:
     scope: Literal["user", "channel"] = "user"
-    forgetting: ForgettingPolicy = "ebbinghaus"
+    forgetting: ForgettingPolicy = "actr"
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
     # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's are used.

@@ -31,12 +31,13 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
+from memory.activation import ActR
 from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
 from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.errors import KizunaError
-from memory.forgetting import Ebbinghaus, ForgettingPolicy, absorbed, merge_targets, recalled
+from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
 from memory.private import tighten_tree
 from memory.recall import (
@@ -190,7 +191,7 @@ class MemoryBank:
             embedder,
             data_dir=folder,
             clock=clock or SystemClock(),
-            policy=policy or Ebbinghaus(),
+            policy=policy or ActR(),
             rng=None if deterministic else random.Random(seed),
             close_store=close_store,
             index_capacity=index_capacity,

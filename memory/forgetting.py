@@ -596,6 +596,13 @@ class Never:
         return []
 
 
+def _actr() -> ForgettingPolicy:
+    # ACT-R activation lives in memory/activation.py, which builds on this module.
+    from memory.activation import ActR
+
+    return ActR()
+
+
 # Each factory takes its policy's parameters (or none, for the defaults).
 POLICIES: Mapping[str, Callable[..., ForgettingPolicy]] = MappingProxyType(
     {
@@ -604,6 +611,7 @@ POLICIES: Mapping[str, Callable[..., ForgettingPolicy]] = MappingProxyType(
         "half_life": HalfLife,
         "stochastic": Stochastic,
         "never": Never,
+        "actr": _actr,
     }
 )
 

@@ -32,10 +32,12 @@ async def test_an_unrecalled_memory_only_fades(bank: tuple[MemoryBank, FakeClock
     curve = await memories.curve(SCOPE, memory_id)
     assert curve is not None and curve.recalls == ()
     values = [r for _, r in curve.points]
-    assert values[0] == pytest.approx(1.0)
+    [(memory, now_retention)] = await memories.inspect(SCOPE)
+    # It starts at the policy's retention of a new memory (actr, the default: below 1).
+    start = memories.policy(SCOPE).retention(memory, memory.created_at)
+    assert values[0] == pytest.approx(start, abs=1e-4) and 0.5 < start < 1.0
     assert values == sorted(values, reverse=True)  # time alone never raises it
     assert curve.now == clock.now() and curve.points[-1][0] == clock.now() + timedelta(days=30)
-    [(_, now_retention)] = await memories.inspect(SCOPE)
     assert dict(curve.points)[curve.now] == pytest.approx(now_retention, abs=1e-4)
 
 

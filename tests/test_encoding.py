@@ -10,6 +10,7 @@ import json
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -454,11 +455,12 @@ async def test_a_repeated_memory_strengthens_the_existing_one(
     assert after.text == text  # kept, not replaced
     assert after.recall_count == before.recall_count + 1
     assert after.last_recalled_at == conversation.ended_at
-    assert after.strength > before.strength
-    assert after.strength == pytest.approx(
-        bank.policy(SCOPE).reinforced(before, conversation.ended_at)
-    )
+    policy = bank.policy(SCOPE)
+    assert after.strength == pytest.approx(policy.reinforced(before, conversation.ended_at))
     assert after.importance == 3  # the higher of the two
+    # Stronger than the importance alone would make it: the repeat counts as a recall.
+    later = conversation.ended_at + timedelta(days=30)
+    assert policy.retention(after, later) > policy.retention(replace(before, importance=3), later)
 
 
 async def test_the_same_fact_told_on_another_day_is_merged_not_repeated(

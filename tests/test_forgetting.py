@@ -263,7 +263,14 @@ def test_spare_twins_keeps_the_stronger_or_the_older() -> None:
 
 
 def test_policies_and_make_policy() -> None:
-    assert {"ebbinghaus", "trace_decay", "half_life", "stochastic", "never"} <= set(POLICIES)
+    assert set(POLICIES) == {
+        "ebbinghaus",
+        "trace_decay",
+        "half_life",
+        "stochastic",
+        "never",
+        "actr",
+    }
     for name in POLICIES:
         assert make_policy(name).name == name
     with pytest.raises(ValueError, match=r"ebbinghaus.*trace_decay.*half_life.*stochastic.*never"):

@@ -261,7 +261,7 @@ async def test_inspector_lists_searches_plots_and_deletes(
     bot.clock.advance(days=1)
 
     scopes = await (await web.get("/api/inspect/scopes?persona=pip")).json()
-    assert scopes == {"policy": "ebbinghaus", "scopes": [{"scope": ANN, "memories": 2}]}
+    assert scopes == {"policy": "actr", "scopes": [{"scope": ANN, "memories": 2}]}  # the default
     listed = await (await web.get(f"/api/inspect/memories?scope={ANN}")).json()
     assert {m["text"] for m in listed} == {"Ann keeps bees on her roof", "Ann's brother is a pilot"}
     row = next(m for m in listed if m["id"] == bees)
@@ -271,7 +271,7 @@ async def test_inspector_lists_searches_plots_and_deletes(
     assert [m["id"] for m in found] == [bees]
 
     curve = await (await web.get(f"/api/inspect/curve/{bees}?scope={ANN}")).json()
-    assert curve["policy"] == "ebbinghaus" and len(curve["recalls"]) == 1
+    assert curve["policy"] == "actr" and len(curve["recalls"]) == 1
     assert any(t > curve["now"] for t, _ in curve["points"])  # projected ahead
     assert [r for t, r in curve["points"] if t == curve["now"]] == [row["retention"]] or abs(
         next(r for t, r in curve["points"] if t == curve["now"]) - row["retention"]

@@ -1,0 +1,177 @@
+"""ACT-R forgetting: a memory's retention is the probability that it can be retrieved, a
+logistic of its base-level activation (Anderson & Lebiere 1998), with the activation-dependent
+decay of Pavlik & Anderson (2005) that gives the spacing effect.
+
+Exact ACT-R sums a power-law trace for the encoding and for every recall:
+
+    m(t) = b + ln(sum_i (t - t_i) ** -d_i)         p(t) = 1 / (1 + exp((TAU - m(t)) / NOISE))
+    d_i = ALPHA + DECAY_SCALE * exp(m(t_i-) - TAU)  (the activation just before trace i)
+
+so a recall made while the memory is still strong (massed) leaves a trace that fades fast, and
+one made after a gap (spaced) a trace that lasts. The encoding decays at ALPHA. b is the
+memory's intercept (an item's intercept in Pavlik & Anderson): importance and emotion raise it.
+It lifts p but not the decays, so a more important memory is never weaker.
+
+A memory carries one number of forgetting state, `strength`, besides its creation, last recall
+and recall count (the recall log is for the inspector, not read when ranking or pruning), so the
+older traces are folded into one, in the spirit of Petrov's (2006) approximation, which keeps the
+newest traces exact and summarises the rest:
+
+    sum ~ W * (t - created) ** -ALPHA + [recalled] * (t - last recall) ** -d
+
+W (the strength, 1 at encoding) holds the encoding and every recall but the last, each folded
+into a trace like the encoding's (made at creation, decaying at ALPHA) worth what the recall's
+own trace is worth a grace period after it was laid (the age from which a prune can take a
+memory): a recall with a high decay (massed) adds less than one with a low decay (spaced). The
+last recall's trace is kept as it is; its decay follows from the activation the folded traces
+give just before it. Ages are in seconds (as Pavlik & Anderson's), at least one. The fold is an
+approximation: benchmarks/forgetting_fit.py compares it with the exact sum (it favours massed
+recalls: the spacing effect is smaller than exact ACT-R's).
+
+ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and Murre & Dros's (2015)
+replication together, by benchmarks/forgetting_fit.py; NOISE and DECAY_SCALE are
+Pavlik & Anderson's (2005: s = 0.255; c = 0.217 at tau = -0.704, so c * e**tau = 0.107 as the
+scale on the odds e**(m - tau), which keeps it independent of the time unit and of tau).
+
+Pruning: a memory goes once its retrieval probability is below FLOOR: less than one chance in
+four of coming to mind (about what Ebbinghaus's syllables kept after a week). No memory
+starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so nothing
+falls below the floor before that memory would: that time is the grace period, computed, not
+chosen.
+
+Retrieval failure (memory/recall.py's `surfaces`) is drawn from the same probability, the
+retention: a memory that made the cut fails to come to mind with probability
+MAX_FAILURE * (1 - p) ** 2. It is damped rather than 1 - p because the cue's match, which ACT-R
+would add to the activation as spreading activation, is not in p.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import ClassVar
+
+from memory.forgetting import Forgotten, spare_twins
+from memory.records import Memory
+
+__all__ = ["ActR", "retrieval_probability"]
+
+# Fitted to Ebbinghaus (1885) and Murre & Dros (2015) together by benchmarks/forgetting_fit.py
+# (RMSE 0.040 and 0.041; benchmarks/README.md).
+ALPHA = 0.0521  # the encoding's decay
+TAU = -0.4435  # retrieval threshold, for ages in seconds
+# Pavlik & Anderson (2005).
+NOISE = 0.255
+DECAY_SCALE = 0.107
+MIN_AGE = 1.0  # seconds: a trace's age is never taken as less
+
+
+def _seconds(later: datetime, earlier: datetime) -> float:
+    return max((later - earlier).total_seconds(), MIN_AGE)
+
+
+def _logistic(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def retrieval_probability(activation: float) -> float:
+    """ACT-R's retrieval probability of a chunk with this activation."""
+    return _logistic((activation - TAU) / NOISE)
+
+
+def _decay(trace_sum: float) -> float:
+    """Pavlik & Anderson's decay of a trace laid down when the traces summed to `trace_sum`."""
+    return ALPHA + DECAY_SCALE * trace_sum * math.exp(-TAU)
+
+
+def _traces(memory: Memory, now: datetime) -> float:
+    """The (folded) sum of the memory's power-law traces at `now`."""
+    weight = max(memory.strength, 1.0)
+    total = weight * math.pow(_seconds(now, memory.created_at), -ALPHA)
+    last = memory.last_recalled_at
+    if last is not None and memory.recall_count > 0:
+        before = weight * math.pow(_seconds(last, memory.created_at), -ALPHA)
+        total += math.pow(_seconds(now, last), -_decay(before))
+    return total
+
+
+class ActR:
+    """ACT-R base-level activation with Pavlik & Anderson's spacing decay (see the module).
+
+    `strength` is W, the folded weight of the encoding and every recall but the last, in
+    encoding traces (at least 1). Importance and |sentiment| add to the intercept. The boosts
+    are chosen, not fitted (no data set grades a chat's importance): unrecalled, an importance-1
+    memory is pruned after about twelve days, a strongly felt one after about half a year, an
+    importance-2 one after a year and a half, and an importance-3 one is kept for centuries (the
+    benchmark prints each lifetime).
+    """
+
+    __slots__ = ("floor", "grace")
+    IMPORTANCE_BOOST: ClassVar[Mapping[int, float]] = MappingProxyType({1: 0.0, 2: 0.2, 3: 0.5})
+    EMOTION_BOOST = 0.15  # at |sentiment| 1
+    FLOOR = 0.25  # see the module
+
+    def __init__(self, floor: float = FLOOR) -> None:
+        self.floor = floor
+        self.grace = self.lifetime(1, 0.0)
+
+    def lifetime(self, importance: int, sentiment: float) -> timedelta:
+        """How long an unrecalled memory stays above the floor: b - ALPHA ln t reaches
+        TAU + NOISE * logit(floor). For importance 1 and no feeling, the grace period."""
+        threshold = TAU + NOISE * math.log(self.floor / (1.0 - self.floor))
+        exponent = (self.intercept(importance, sentiment) - threshold) / ALPHA
+        return timedelta(seconds=math.exp(min(exponent, math.log(timedelta.max.total_seconds()))))
+
+    name = "actr"
+
+    def intercept(self, importance: int, sentiment: float) -> float:
+        boost = self.IMPORTANCE_BOOST.get(importance, self.IMPORTANCE_BOOST[3])
+        return boost + self.EMOTION_BOOST * min(abs(sentiment), 1.0)
+
+    def initial_strength(self, importance: int, sentiment: float) -> float:
+        return 1.0
+
+    def activation(self, memory: Memory, now: datetime) -> float:
+        intercept = self.intercept(memory.importance, memory.sentiment)
+        return intercept + math.log(_traces(memory, now))
+
+    def retention(self, memory: Memory, now: datetime) -> float:
+        return retrieval_probability(self.activation(memory, now))
+
+    def reinforced(self, memory: Memory, now: datetime) -> float:
+        weight = max(memory.strength, 1.0)
+        last = memory.last_recalled_at
+        if last is None or memory.recall_count <= 0:
+            return weight  # the encoding is already in W; the recall becomes the newest trace
+        # The newest trace so far is folded in as an encoding-like trace that is worth what it
+        # is worth `grace` after it was laid: the age from which the prune can take a memory.
+        before = weight * math.pow(_seconds(last, memory.created_at), -ALPHA)
+        horizon = self.grace.total_seconds()
+        matched = _seconds(last, memory.created_at) + horizon
+        return weight + math.pow(matched, ALPHA) * math.pow(horizon, -_decay(before))
+
+    def prune(
+        self,
+        memories: Sequence[Memory],
+        now: datetime,
+        *,
+        seed: int,
+        twins: Collection[tuple[int, int]] = (),
+    ) -> list[Forgotten]:
+        kept = {m.id: self.retention(m, now) for m in memories}
+        out = [
+            Forgotten(
+                m.id,
+                f"not retrievable: probability {kept[m.id]:.3f} < {self.floor:g} at "
+                f"{(now - m.created_at).total_seconds() / 86_400:.0f} days old, recalled "
+                f"{m.recall_count} times ({self.name})",
+            )
+            for m in memories
+            if kept[m.id] < self.floor
+        ]
+        return spare_twins(out, twins, kept)
