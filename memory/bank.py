@@ -23,7 +23,7 @@ import logging
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Self
@@ -90,6 +90,10 @@ MAX_SCOPE = 512
 MAX_ID = 2**63 - 1  # the largest id a 64-bit INTEGER / BIGINT column holds
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
+# A scope missing at most this many vectors of the current embedder has them made when its
+# index is first wanted (memories stored during a short outage); more (a change of embedder)
+# are left to `catch_up` in the background, and the scope recalls by words meanwhile.
+INLINE_EMBED = 32
 QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
 # it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
@@ -152,6 +156,10 @@ class MemoryBank:
         self._unembedded: set[str] = set()
         self._embed_failures = 0
         self._embed_retry_at: datetime | None = None
+        # Scopes with more memories to embed than INLINE_EMBED: no dense index is built for
+        # them (it would hold only part of the scope) until `catch_up` or `embed_pending` is
+        # done with them.
+        self._catching_up: set[str] = set()
 
     @classmethod
     async def open(
@@ -319,6 +327,8 @@ class MemoryBank:
             index = await self._index(scope)
         except (EmbeddingError, ValueError) as e:
             log.warning("similar memories not searched: %s", e)
+            return [[] for _ in vectors]
+        if index is None:  # still being embedded
             return [[] for _ in vectors]
         return [await index.search(v, k) for v in vectors]
 
@@ -566,10 +576,13 @@ class MemoryBank:
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
+        if scope in self._catching_up and (scope, self.embedder.name) not in self.dense:
+            return None, None
         try:
             async with asyncio.timeout(self.cue_deadline):
                 query = await self._query_vector(cue)
-            return query, await self._index(scope)
+            index = await self._index(scope)
+            return (None, None) if index is None else (query, index)
         except TimeoutError:
             self._embedder_down_until = now + EMBEDDER_PAUSE
             log.warning("recall by words only for a while: the embedder took too long")
@@ -687,25 +700,51 @@ class MemoryBank:
 
     async def reindex(self, progress: Progress | None = None) -> int:
         """Embed every memory that has no embedding from the current embedder (after a change
-        of embedder, or an outage), in every scope; returns how many were embedded."""
-        scopes = await self.store.scopes()
-        pending = {
-            scope: await self.store.unembedded(scope, self.embedder.name) for scope in scopes
-        }
-        total = sum(len(p) for p in pending.values())
+        of embedder, or an outage), in every scope, and rebuild their indexes; returns how
+        many were embedded."""
         done = 0
-        if progress:
-            progress(0, total)
-        for scope, memories in pending.items():
-            for start in range(0, len(memories), EMBED_BATCH):
-                batch = memories[start : start + EMBED_BATCH]
-                await self._embed_memories(scope, batch)
-                done += len(batch)
-                if progress:
-                    progress(done, total)
-            if memories:
-                await self.dense.delete_file(scope, self.embedder.name)
+        async for done, total in self.catch_up(rebuild=True):
+            if progress:
+                progress(done, total)
         return done
+
+    async def catch_up(
+        self, batch: int = EMBED_BATCH, *, rebuild: bool = False
+    ) -> AsyncIterator[tuple[int, int]]:
+        """Embed, a batch at a time, every memory without a vector of the current embedder
+        (after a change of embedder, the whole bank), yielding (done, total) first and after
+        each batch: the background task that runs it draws a progress bar and gives the event
+        loop a turn between batches. Until a scope is done its recall goes by words: its dense
+        index is built only from a complete set of the current embedder's vectors (never a
+        part of the scope, never two embedders' vectors). `rebuild`: drop each index touched,
+        so it is rebuilt from the store (`reindex`). Raises EmbeddingError (what was done is
+        kept)."""
+        name = self.embedder.name
+        pending: list[tuple[str, list[Memory]]] = []
+        for scope in await self.store.scopes():
+            missing = await self.store.unembedded(scope, name)
+            if missing:
+                pending.append((scope, missing))
+                if (scope, name) not in self.dense:
+                    self._catching_up.add(scope)
+        total = sum(len(memories) for _, memories in pending)
+        done = 0
+        yield done, total
+        for scope, memories in pending:
+            for start in range(0, len(memories), batch):
+                chunk = memories[start : start + batch]
+                vectors = await self._embed_memories(scope, chunk)
+                await self.dense.added(scope, name, [m.id for m in chunk], list(vectors))
+                done += len(chunk)
+                yield done, total
+            self._catching_up.discard(scope)
+            self._unembedded.discard(scope)
+            if rebuild:
+                await self.dense.delete_file(scope, name)
+
+    def waiting(self, scope: str) -> bool:
+        """Whether the scope recalls by words only until its memories are embedded."""
+        return scope in self._catching_up
 
     async def embed_pending(self, limit: int = EMBED_BATCH) -> int:
         """Embed up to `limit` memories stored here without a vector (the embedder was out)
@@ -737,6 +776,7 @@ class MemoryBank:
             self._embed_failures = 0
             if len(batch) == len(missing):
                 self._unembedded.discard(scope)
+                self._catching_up.discard(scope)
             if vectors is not None:
                 await self.dense.added(scope, name, [m.id for m in batch], list(vectors))
                 done += len(batch)
@@ -754,11 +794,20 @@ class MemoryBank:
         )
         return vectors
 
-    async def _index(self, scope: str) -> ScopeSearch:
+    async def _index(self, scope: str) -> ScopeSearch | None:
+        """The scope's dense search; None while its memories wait to be embedded."""
         name = self.embedder.name
         if (scope, name) not in self.dense:
-            # Memories stored during an outage (or under another embedder) join the index now.
+            if scope in self._catching_up:
+                return None
+            # Memories stored during an outage (or, for `hash`, which is quick, under another
+            # embedder) join the index now; many more wait for the background.
             missing = await self.store.unembedded(scope, name)
+            if len(missing) > INLINE_EMBED and not isinstance(self.embedder, HashEmbedder):
+                self._catching_up.add(scope)
+                self._unembedded.add(scope)  # embed_pending goes on, if catch_up is not run
+                log.info("recall by words in a scope until its memories are embedded")
+                return None
             try:
                 for start in range(0, len(missing), EMBED_BATCH):
                     await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
@@ -772,7 +821,7 @@ class MemoryBank:
         if cached is not None:
             self._queries.move_to_end(cue)
             return cached
-        vector: Vectors = (await self.embedder.embed([cue]))[0]
+        vector: Vectors = (await self.embedder.embed_query([cue]))[0]
         self._queries[cue] = vector
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
