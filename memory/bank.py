@@ -160,6 +160,7 @@ class MemoryBank:
         # them (it would hold only part of the scope) until `catch_up` or `embed_pending` is
         # done with them.
         self._catching_up: set[str] = set()
+        self._catch_ups = 0  # catch_up runs under way: embed_pending leaves the work to them
 
     @classmethod
     async def open(
@@ -729,14 +730,27 @@ class MemoryBank:
                     self._catching_up.add(scope)
         total = sum(len(memories) for _, memories in pending)
         done = 0
-        yield done, total
+        self._catch_ups += 1
+        try:
+            yield done, total
+            async for step in self._catch_up(pending, batch, rebuild):
+                done = step
+                yield done, total
+        finally:
+            self._catch_ups -= 1
+
+    async def _catch_up(
+        self, pending: list[tuple[str, list[Memory]]], batch: int, rebuild: bool
+    ) -> AsyncIterator[int]:
+        name = self.embedder.name
+        done = 0
         for scope, memories in pending:
             for start in range(0, len(memories), batch):
                 chunk = memories[start : start + batch]
                 vectors = await self._embed_memories(scope, chunk)
                 await self.dense.added(scope, name, [m.id for m in chunk], list(vectors))
                 done += len(chunk)
-                yield done, total
+                yield done
             self._catching_up.discard(scope)
             self._unembedded.discard(scope)
             if rebuild:
@@ -754,7 +768,7 @@ class MemoryBank:
         earlier process are embedded when their index is built.)"""
         now = self.clock.now()
         waits = (self._embed_retry_at, self._embedder_down_until)
-        if not self._unembedded or any(w is not None and now < w for w in waits):
+        if not self._unembedded or self._catch_ups or any(w is not None and now < w for w in waits):
             return 0
         name = self.embedder.name
         done = 0
