@@ -36,12 +36,12 @@ from bot.llm.router import ModelSetupError
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
-from memory.backup import BackupError, backup, restore
 from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
-from memory.storage import open_store
-from memory.store import DATABASE, Store, StoreError
+from memory.storage import DATABASE, StoreError, open_store
+from memory.storage.backup import BackupError, backup, restore
+from memory.storage.sqlite import Store
 
 __all__ = ["main"]
 
@@ -674,7 +674,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 async def _copy_store(source: Path, dsn: str) -> int:
     """Copy with a progress bar per table; one line per table, then the verdict."""
-    from memory.migrate import CopyReport, MigrationError, copy_store  # the postgres extra
+    from memory.storage.migrate import CopyReport, MigrationError, copy_store  # the postgres extra
 
     bars: dict[str, tqdm[Never]] = {}
 

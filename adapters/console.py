@@ -17,16 +17,18 @@ import functools
 import io
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from adapters.surface import Surface
 from bot import commands
+from bot.answers import Answer
 from bot.catalogue import say
 from bot.documents import DocumentError, read_document
 from bot.events import ChatEvent, Reply
-from bot.front import Front
+from bot.front import Front, Spoken
 from bot.persona import Persona
 from bot.runtime import Runtime
 from bot.sessions import Turn
@@ -42,7 +44,11 @@ COMMANDS = [
 ]
 
 
-class ConsoleChat:
+class ConsoleChat(Surface[TextIO]):
+    """Answers on its `stdout`."""
+
+    platform = "console"
+
     def __init__(
         self,
         runtime: Runtime,
@@ -53,9 +59,9 @@ class ConsoleChat:
         stdout: TextIO,
         interactive: bool,
     ) -> None:
+        super().__init__(Front(runtime.engine, "console", persona.key), "console")
         self._runtime = runtime
         self._engine = runtime.engine
-        self._front = Front(runtime.engine, "console", persona.key)
         self._persona = persona
         self._user = user
         self._stdin = stdin
@@ -63,22 +69,19 @@ class ConsoleChat:
         self._interactive = interactive
 
     def _event(self, text: str) -> ChatEvent:
-        return ChatEvent(
-            platform="console",
-            bot_id="console",
-            persona=self._persona.key,
-            chat_id="",
-            channel_id="console",
-            user_id=self._user,
-            user_name=self._user,
-            is_dm=True,
-            text=text,
-            timestamp=self._engine.clock.now(),
-        )
+        return self.event("console", self._user, self._user, text, is_dm=True)
 
     def _say(self, text: str = "") -> None:
         self._stdout.write(text + "\n")
         self._stdout.flush()
+
+    async def send(self, where: TextIO, chunks: Sequence[str]) -> None:
+        for chunk in chunks:
+            where.write(chunk + "\n")
+        where.flush()
+
+    async def speak(self, where: TextIO, spoken: Spoken) -> None:
+        self._show(spoken.reply)
 
     async def _read_line(self, prompt: str) -> str | None:
         """One line, or None at end of input. Read on a daemon thread so that Ctrl-C never
@@ -134,9 +137,7 @@ class ConsoleChat:
             elif word and line.strip().startswith("/"):  # the front says there is no such one
                 await self._run(word, argument)
             elif line.strip():
-                spoken = await self._front.receive(self._event(line))
-                if spoken is not None:
-                    self._show(spoken.reply)
+                await self.receive(self._stdout, self._event(line))
 
     def _show(self, reply: Reply) -> None:
         name = self._persona.identity.name
@@ -156,11 +157,12 @@ class ConsoleChat:
         return shared | own
 
     async def _run(self, name: str, argument: str) -> None:
-        """A shared command; its buttons become a question answered on the next line."""
-        answer = await self._front.command(self._event(""), name, argument)
-        if answer is None:  # told to slow down already
-            return
-        self._say(answer.text)
+        await self.command(self._stdout, self._event(""), name, argument)
+
+    async def show(self, where: TextIO, event: ChatEvent, answer: Answer) -> None:
+        """Its buttons become a question answered on the next line: the one picked runs, any
+        other answer cancels."""
+        await self.say(where, answer.text)
         if not answer.buttons:
             return
         labels = [button.label for button in answer.buttons]
@@ -175,12 +177,12 @@ class ConsoleChat:
         """Document mode with a local file: ask about it until `document close`."""
         try:
             document = await asyncio.to_thread(
-                read_document, path, limit_bytes=self._front.document_limit
+                read_document, path, limit_bytes=self.front.document_limit
             )
         except DocumentError as e:
             self._say(str(e))
             return
-        self._show(await self._front.open(self._event(""), document))
+        self._show(await self.front.open(self._event(""), document))
 
     async def _save(self, _: str) -> None:
         export = await self._engine.save(self._event(""))

@@ -28,24 +28,27 @@ import io
 import logging
 import re
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import discord
 import yarl
 from discord import app_commands
 
+from adapters.surface import Surface, attachment
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, split_chunks
+from bot.events import Attachment, ChatEvent
 from bot.front import Front, Spoken
 
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger(__name__)
-LIMIT = PLATFORM_LIMITS["discord"]
 Interaction = discord.Interaction[discord.Client]
+# Where an answer goes: a message's channel, or the interaction of a slash command.
+Where = discord.abc.Messageable | Interaction
 READY_TIMEOUT = 60.0  # seconds from login to the gateway's READY
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
 
@@ -68,9 +71,12 @@ def _client(shard_ids: Sequence[int], shard_count: int | None, **options: Any) -
     return discord.AutoShardedClient(shard_ids=ids, shard_count=shard_count, **options)
 
 
-class DiscordAdapter:
+class DiscordAdapter(Surface[Where]):
     """Runs one Discord bot speaking as `persona` (a persona key known to `engine`, or
     several: the first is the default)."""
+
+    platform = "discord"
+    signature = "**{name}**: "
 
     def __init__(
         self,
@@ -96,12 +102,9 @@ class DiscordAdapter:
         it applies to every Discord client in the process. `shard_count`: run the shards
         `shard_ids` (all, if empty) of that many; other processes run the others."""
         redact.hide(token)
-        self.engine = engine
-        self.front = Front(engine, bot_id, persona, language=language)
-        self.persona = self.front.persona
+        super().__init__(Front(engine, bot_id, persona, language=language), bot_id)
         self.admin_ids = frozenset(admin_ids)
         self._webhooks: dict[int, discord.Webhook | None] = {}
-        self.bot_id = bot_id
         self.guild_ids = tuple(guild_ids)
         self.channel_ids = frozenset(channel_ids)
         self._token = token
@@ -199,16 +202,13 @@ class DiscordAdapter:
 
     def message_event(self, message: discord.Message) -> ChatEvent:
         replied = message.reference.resolved if message.reference else None
-        return ChatEvent(
-            platform="discord",
-            bot_id=self.bot_id,
-            persona=self.persona,  # the front chooses who is addressed
+        return self.event(
+            str(message.channel.id),
+            str(message.author.id),
+            message.author.display_name,
+            self._strip_mention(message.content),
             chat_id=str(message.guild.id) if message.guild else "",
-            channel_id=str(message.channel.id),
-            user_id=str(message.author.id),
-            user_name=message.author.display_name,
             is_dm=message.guild is None,
-            text=self._strip_mention(message.content),
             timestamp=message.created_at,
             attachments=tuple(_attachment(a) for a in message.attachments),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
@@ -216,43 +216,39 @@ class DiscordAdapter:
         )
 
     async def on_message(self, message: discord.Message) -> None:
-        if not self._addressed(message):
-            return
-        try:
-            event = self.message_event(message)
-            if event.is_empty:
-                return
-            async with message.channel.typing():
-                spoken = await self.front.receive(event)
-            if spoken is not None:
-                await self._send(message.channel, spoken)
-        except Exception as e:
-            log.error("answering Discord message %s failed: %s", message.id, redact.failure(e))
+        if self._addressed(message):
+            await self.receive(message.channel, self.message_event(message))
 
-    async def _send(self, channel: Any, spoken: Spoken) -> None:
+    def typing(self, where: Where) -> AbstractAsyncContextManager[object]:
+        if isinstance(where, discord.Interaction):
+            return contextlib.nullcontext()
+        return where.typing()
+
+    async def send(self, where: Where, chunks: Sequence[str]) -> None:
+        for chunk in chunks:
+            if isinstance(where, discord.Interaction):
+                await where.followup.send(chunk, ephemeral=True)
+            else:
+                await where.send(chunk)
+
+    async def speak(self, where: Where, spoken: Spoken) -> None:
         """A bot of one persona just sends. One of several speaks through the channel's
         webhook, under the persona's own name and avatar; where the bot may not manage
         webhooks (or in a DM), it signs the message with the name in bold instead."""
-        text, chunks = spoken.reply.text, spoken.reply.chunks
-        if not spoken.several or not text:
-            for chunk in chunks:
-                await channel.send(chunk)
+        hook = await self._webhook(where) if spoken.several and spoken.reply.text else None
+        if hook is None:
+            await super().speak(where, spoken)
             return
         identity = spoken.persona.identity
-        hook = await self._webhook(channel)
-        if hook is not None:
-            for chunk in chunks:
-                await hook.send(
-                    chunk,
-                    username=identity.name[:80],
-                    avatar_url=identity.avatar_url or discord.utils.MISSING,
-                    allowed_mentions=discord.AllowedMentions.none(),
-                )
-            return
-        for chunk in split_chunks(f"**{identity.name}**: {text}", LIMIT):
-            await channel.send(chunk)
+        for chunk in spoken.reply.chunks:
+            await hook.send(
+                chunk,
+                username=identity.name[:80],
+                avatar_url=identity.avatar_url or discord.utils.MISSING,
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
 
-    async def _webhook(self, channel: Any) -> discord.Webhook | None:
+    async def _webhook(self, channel: Where) -> discord.Webhook | None:
         """This bot's webhook in a server text channel (made on first use), or None where
         there is none to be had. A refusal is remembered; other failures are tried again."""
         if not isinstance(channel, discord.TextChannel):
@@ -280,52 +276,39 @@ class DiscordAdapter:
     def interaction_event(self, interaction: Interaction) -> ChatEvent:
         """The event a slash command (or a press of one's button) acts on."""
         user = interaction.user
-        return ChatEvent(
-            platform="discord",
-            bot_id=self.bot_id,
-            persona=self.persona,  # the front chooses the channel's
+        return self.event(
+            str(interaction.channel_id or ""),
+            str(user.id),
+            user.display_name,
             chat_id=str(interaction.guild_id) if interaction.guild_id else "",
-            channel_id=str(interaction.channel_id or ""),
-            user_id=str(user.id),
-            user_name=user.display_name,
             is_dm=interaction.guild_id is None,
-            text="",
             timestamp=interaction.created_at,
             roles=_roles(user),
             admin=self._admin(interaction),
         )
 
-    async def _answer(self, interaction: Interaction, name: str, argument: str) -> None:
-        """Defer (the model or memory may take longer than Discord's 3 s), run the command,
-        send its answer ephemerally. Failures are logged and told to the user, never raised."""
-        try:
-            await interaction.response.defer(ephemeral=True, thinking=True)
-            answer = await self._run(interaction, name, argument)
-        except Exception as e:
-            log.error("/%s failed: %s", name, redact.failure(e))
-            answer = Answer(say(self.language, "went_wrong"))
-        try:
-            if answer.file is not None:
-                file = discord.File(io.BytesIO(answer.file.data), filename=answer.file.filename)
-                await interaction.followup.send(_fit(answer.text), file=file, ephemeral=True)
-            elif answer.buttons:
-                view = _Buttons(self, interaction.user.id, answer.buttons)
-                await interaction.followup.send(_fit(answer.text), view=view, ephemeral=True)
-            else:
-                await interaction.followup.send(_fit(answer.text), ephemeral=True)
-        except Exception as e:
-            log.error("answering an interaction failed: %s", redact.failure(e))
+    async def acknowledge(self, where: Where) -> None:
+        """Defer: the model or memory may take longer than Discord's 3 s."""
+        if isinstance(where, discord.Interaction):
+            await where.response.defer(ephemeral=True, thinking=True)
 
-    async def _run(self, interaction: Interaction, name: str, argument: str) -> Answer:
-        """Command `name` as the interaction's user, where they used it."""
-        event = self.interaction_event(interaction)
-        answer = await self.front.command(event, name, argument)
+    async def show(self, where: Where, event: ChatEvent, answer: Answer) -> None:
+        """Ephemerally, in one message, with the answer's buttons or file."""
+        if not isinstance(where, discord.Interaction):
+            await self.say(where, answer.text)
+        elif answer.file is not None:
+            file = discord.File(io.BytesIO(answer.file.data), filename=answer.file.filename)
+            await where.followup.send(self.fit(answer.text), file=file, ephemeral=True)
+        elif answer.buttons:
+            view = _Buttons(self, where.user.id, answer.buttons)
+            await where.followup.send(self.fit(answer.text), view=view, ephemeral=True)
+        else:
+            await where.followup.send(self.fit(answer.text), ephemeral=True)
+
+    async def answer(self, event: ChatEvent, name: str, argument: str = "") -> Answer:
+        """A deferred command must be answered: a blocked sender is told so."""
+        answer = await super().answer(event, name, argument)
         return Answer(say(self.language, "not_allowed_here")) if answer is None else answer
-
-    @property
-    def language(self) -> str:
-        """The language of the bot's first persona: its menus' and its own sentences'."""
-        return self.front.language()
 
     def _add_commands(self) -> None:
         for command in commands.offered_on("discord"):
@@ -340,7 +323,8 @@ class DiscordAdapter:
 
         async def callback(interaction: Interaction, **values: str) -> None:
             argument = " ".join(value for n in names if (value := values.get(n, "").strip()))
-            await self._answer(interaction, command.name, argument)
+            event = self.interaction_event(interaction)
+            await self.command(interaction, event, command.name, argument)
 
         first = inspect.Parameter(
             "interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Interaction
@@ -382,15 +366,18 @@ class DiscordAdapter:
         return bool(permissions.manage_guild or permissions.manage_channels)
 
 
-def _attachment(attachment: discord.Attachment) -> Attachment:
-    async def fetch() -> bytes:
-        try:
-            return await attachment.read()
-        except discord.HTTPException as e:  # gone (deleted, its link expired) or refused
-            raise FetchError(f"attachment {attachment.id}: {e}") from None
-
-    content_type = attachment.content_type or ""
-    return Attachment(attachment.filename, attachment.url, content_type, attachment.size, fetch)
+def _attachment(file: discord.Attachment) -> Attachment:
+    """Fetched by the client; an HTTP error is the file gone (deleted, its link expired) or
+    refused."""
+    return attachment(
+        file.filename,
+        file.url,
+        file.read,
+        (discord.HTTPException,),
+        content_type=file.content_type or "",
+        size=file.size,
+        what=f"attachment {file.id}",
+    )
 
 
 def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:
@@ -421,7 +408,8 @@ class _Buttons(discord.ui.View):
             self.user_id,
         )
         try:
-            await interaction.response.send_message(say("en", "not_your_buttons"), ephemeral=True)
+            said = say(self.language, "not_your_buttons")
+            await interaction.response.send_message(said, ephemeral=True)
         except Exception as e:
             log.error("refusing a button press failed: %s", redact.failure(e))
         return False
@@ -437,23 +425,16 @@ class _Press(discord.ui.Button[_Buttons]):
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         if self.view is not None:
             self.view.stop()
-        command = self.button.command
-        try:
-            answer = await self.adapter._run(interaction, command, self.button.argument)
-        except Exception as e:
-            log.error("a /%s button failed: %s", command, redact.failure(e))
-            answer = Answer(say(self.adapter.language, "went_wrong"))
+        event = self.adapter.interaction_event(interaction)
+        answer = await self.adapter.answer(event, self.button.command, self.button.argument)
         view = (
             _Buttons(self.adapter, self.view.user_id, answer.buttons)
             if answer.buttons and self.view
             else None
         )
         try:
-            await interaction.response.edit_message(content=_fit(answer.text), view=view)
+            await interaction.response.edit_message(
+                content=self.adapter.fit(answer.text), view=view
+            )
         except Exception as e:
             log.error("answering a button failed: %s", redact.failure(e))
-
-
-def _fit(text: str) -> str:
-    """One Discord message: the first chunk of a long text."""
-    return (split_chunks(text, LIMIT) or ("…",))[0]

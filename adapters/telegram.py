@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,11 +49,12 @@ from telegram.ext import (
     filters,
 )
 
+from adapters.surface import Surface, attachment, typing_every
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, split_chunks
+from bot.events import Attachment, ChatEvent
 from bot.front import Front
 
 __all__ = ["TelegramAdapter", "Webhook", "webhook_secret"]
@@ -61,7 +64,6 @@ log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
 # Seconds between a standby process's asks whether the process polling its bot is gone.
 STANDBY_SECONDS = 5.0
-LIMIT = PLATFORM_LIMITS["telegram"]
 
 CALLBACK_BYTES = 64  # Telegram's limit on a button's callback data
 
@@ -87,7 +89,11 @@ def webhook_secret(token: str) -> str:
     return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
 
 
-class TelegramAdapter:
+class TelegramAdapter(Surface[Message]):
+    """Answers where it was asked: each message and command is replied to."""
+
+    platform = "telegram"
+
     def __init__(
         self,
         engine: Engine,
@@ -118,12 +124,9 @@ class TelegramAdapter:
         # The token is in every Bot API URL the library and httpx log; the library logs the
         # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
-        self.engine = engine
-        self.front = Front(engine, bot_id, persona, language=language)
+        super().__init__(Front(engine, bot_id, persona, language=language), bot_id)
         self._press = _Press(token)
-        self.persona = self.front.persona
         self.admin_ids = frozenset(admin_ids)
-        self.bot_id = bot_id
         self.poll_timeout = poll_timeout
         self.webhook = webhook
         self._leads = leads
@@ -164,7 +167,7 @@ class TelegramAdapter:
             await self.app.bot.shutdown()
             raise
         try:
-            language = self.front.language()
+            language = self.language
             await self.app.bot.set_my_commands(
                 [
                     BotCommand(c.name, commands.describe(c.name, language))
@@ -233,22 +236,17 @@ class TelegramAdapter:
     # -- events --------------------------------------------------------------------------------
 
     def _event(self, message: Message, sender: _Sender, text: str) -> ChatEvent:
-        chat = message.chat
-        is_dm = chat.type == ChatType.PRIVATE
-        channel = _room(message)  # a forum topic is its own room
+        is_dm = _is_dm(message)
         replied = message.reply_to_message
-        return ChatEvent(
-            platform="telegram",
-            bot_id=self.bot_id,
-            persona=self.persona,  # the front chooses who is addressed
-            chat_id="" if is_dm else str(chat.id),
-            channel_id=channel,
+        return self.event(
+            _room(message),  # a forum topic is its own room
             # The platform id, never the display name: names change and collide.
-            user_id=sender.id,
-            user_name=sender.name,
+            sender.id,
+            sender.name,
+            text,
             anonymous=sender.anonymous,
             is_dm=is_dm,
-            text=text,
+            chat_id="" if is_dm else str(message.chat.id),
             timestamp=message.date,
             attachments=self._attachments(message),
             reply_to=(replied.text or replied.caption) if replied else None,
@@ -289,84 +287,52 @@ class TelegramAdapter:
         if sender is None:
             return
         addressed, text = self._addressed(message)
-        if not addressed:
-            return
-        try:
-            async with self._typing(message):
-                spoken = await self.front.receive(self._event(message, sender, text))
-            if spoken is None:
-                return
-            reply = spoken.reply
-            chunks = reply.chunks
-            if spoken.several and reply.text:  # say who is speaking
-                chunks = split_chunks(f"{spoken.persona.identity.name}: {reply.text}", LIMIT)
-            for number, chunk in enumerate(chunks):
-                await message.reply_text(chunk, do_quote=number == 0 and not _is_dm(message))
-        except Exception as e:
-            log.error(
-                "could not answer a Telegram message in chat %s: %s",
-                message.chat.id,
-                redact.failure(e),
-            )
-            await self._apologise(message)
+        if addressed:
+            await self.receive(message, self._event(message, sender, text))
 
     def _attachments(self, message: Message) -> tuple[Attachment, ...]:
         """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would
         carry the bot's token, which must never reach the engine or the logs), fetched through
-        the Bot API when it is read."""
+        the Bot API when it is read (a failure: gone, over the Bot API's 20 MB, the network)."""
         document = message.document
         if document is None:
             return ()
         bot = self.app.bot
 
-        async def fetch() -> bytes:
-            try:
-                file = await bot.get_file(document.file_id)
-                return bytes(await file.download_as_bytearray())
-            except TelegramError as e:  # gone, over the Bot API's 20 MB, or the network
-                raise FetchError(f"file {document.file_id}: {e}") from None
+        async def download() -> bytes:
+            file = await bot.get_file(document.file_id)
+            return bytes(await file.download_as_bytearray())
 
         return (
-            Attachment(
-                filename=document.file_name or "document",
-                url=f"telegram-file:{document.file_id}",
+            attachment(
+                document.file_name or "document",
+                f"telegram-file:{document.file_id}",
+                download,
+                (TelegramError,),
                 content_type=document.mime_type or "",
                 size=document.file_size or 0,
-                fetch=fetch,
+                what=f"file {document.file_id}",
             ),
         )
 
-    @contextlib.asynccontextmanager
-    async def _typing(self, message: Message) -> Any:
-        """Show "typing" now, and again every few seconds until the block ends."""
-        await self._chat_action(message)
+    def typing(self, where: Message) -> AbstractAsyncContextManager[object]:
+        """Telegram shows "typing" for about 5 s per chat action: sent again until the turn
+        ends."""
+        action = functools.partial(
+            where.chat.send_action, ChatAction.TYPING, message_thread_id=where.message_thread_id
+        )
+        return typing_every(action, TYPING_EVERY, log)
 
-        async def refresh() -> None:
-            while True:
-                await asyncio.sleep(TYPING_EVERY)
-                await self._chat_action(message)
-
-        task = asyncio.create_task(refresh())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def _chat_action(self, message: Message) -> None:
-        try:
-            await message.chat.send_action(
-                ChatAction.TYPING, message_thread_id=message.message_thread_id
+    async def send(
+        self, where: Message, chunks: Sequence[str], keyboard: InlineKeyboardMarkup | None = None
+    ) -> None:
+        """Replies to `where` (quoting it in a group), the keyboard under the last chunk."""
+        for number, chunk in enumerate(chunks):
+            await where.reply_text(
+                chunk,
+                do_quote=number == 0 and not _is_dm(where),
+                reply_markup=keyboard if number == len(chunks) - 1 else None,
             )
-        except Exception as e:  # typing is a nicety: never let it cost the answer
-            log.warning("could not send typing to chat %s: %s", message.chat.id, e)
-
-    async def _apologise(self, message: Message) -> None:
-        try:
-            await message.reply_text(say(self.front.language(), "failed_here"))
-        except Exception as e:
-            log.warning("could not apologise in chat %s: %s", message.chat.id, e)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Errors PTB caught outside our handlers (network, parsing): log, keep running. The
@@ -386,24 +352,23 @@ class TelegramAdapter:
             sender = _commander(message)
             if message is None or message.text is None or sender is None:
                 return
-            try:
-                event = replace(self._event(message, sender, ""), admin=await self._admin(message))
-                answer = await self.front.command(event, name, _argument(message.text))
-                if answer is None:  # blocked, or told to slow down already
-                    return
-                if answer.private or answer.file is not None:
-                    await self._privately(message, event, answer)
-                else:
-                    await self._reply(
-                        message, answer, self._press.keyboard(answer, event.user_id, _room(message))
-                    )
-            except Exception as e:
-                log.error(
-                    "command /%s failed in chat %s: %s", name, message.chat.id, redact.failure(e)
-                )
-                await self._apologise(message)
+            event = self._event(message, sender, "")
+            await self.command(message, event, name, _argument(message.text))
 
         return callback
+
+    async def show(self, where: Message, event: ChatEvent, answer: Answer) -> None:
+        """In the chat it was asked in, with its buttons as an inline keyboard; an answer that
+        shows memories, or a file, in private (`_privately`)."""
+        if answer.private or answer.file is not None:
+            await self._privately(where, event, answer)
+        else:
+            await self._reply(where, answer, self._keyboard(answer, event, where))
+
+    def _keyboard(
+        self, answer: Answer, event: ChatEvent, message: Message
+    ) -> InlineKeyboardMarkup | None:
+        return self._press.keyboard(answer, event.user_id, _room(message))
 
     async def _on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A press of an answer's button: its command, run as the presser in the chat where it
@@ -445,25 +410,21 @@ class TelegramAdapter:
                 or str(presser.id) in self.admin_ids
                 or await self._member_admin(chat_id, presser.id)
             )
-            event = ChatEvent(
-                platform="telegram",
-                bot_id=self.bot_id,
+            event = self.event(
+                room,
+                owner,
+                presser.first_name,
                 persona=persona,
                 chat_id="" if in_dm else str(chat_id),
-                channel_id=room,
-                user_id=owner,
-                user_name=presser.first_name,
                 anonymous=as_chat and owner == str(chat_id),
                 is_dm=in_dm,
-                text="",
-                timestamp=self.engine.clock.now(),
                 admin=admin,
             )
-            answer = await self.front.command(event, name, argument)
+            answer = await self.answer(event, name, argument)
             if answer is None:
                 return
             keyboard = self._press.keyboard(answer, owner, room)
-            await query.edit_message_text(_fit(answer.text), reply_markup=keyboard)
+            await query.edit_message_text(self.fit(answer.text), reply_markup=keyboard)
         except Exception as e:
             log.error("a button press failed in chat %s: %s", message.chat.id, redact.failure(e))
 
@@ -472,27 +433,24 @@ class TelegramAdapter:
         group, in the sender's private chat with the bot (Telegram lets a bot write there only
         once the user has started it), and the group hears only that it was sent."""
         user = message.from_user
+        keyboard = self._keyboard(answer, event, message)
         if _is_dm(message) or user is None or user.is_bot or message.sender_chat is not None:
             # Asked privately; or as a channel or an anonymous admin, who have no private chat
             # and whose memory holds only what they said in this group as it, for all to see.
-            await self._reply(
-                message, answer, self._press.keyboard(answer, event.user_id, _room(message))
-            )
+            await self._reply(message, answer, keyboard)
             return
         language = self.engine.persona(event).identity.language
         title = message.chat.title or str(message.chat.id)
         header = say(language, "asked_in", chat=title)
         try:
-            await self._send(
-                user.id, answer, header, self._press.keyboard(answer, event.user_id, _room(message))
-            )
+            await self._send_to(user.id, answer, header, keyboard)
         except Forbidden:
             link = f"https://t.me/{self.app.bot.username}"
-            await self._say(message, say(language, "start_private_first", link=link))
+            await self.say(message, say(language, "start_private_first", link=link))
             return
-        await self._say(message, say(language, "sent_privately"))
+        await self.say(message, say(language, "sent_privately"))
 
-    async def _send(
+    async def _send_to(
         self, chat_id: int, answer: Answer, header: str, keyboard: InlineKeyboardMarkup | None
     ) -> None:
         bot = self.app.bot
@@ -500,7 +458,7 @@ class TelegramAdapter:
             document = InputFile(answer.file.data, filename=answer.file.filename)
             await bot.send_document(chat_id, document, caption=f"{header}\n{answer.text}")
             return
-        chunks = split_chunks(f"{header}\n{answer.text}", LIMIT)
+        chunks = self.split(f"{header}\n{answer.text}")
         for number, chunk in enumerate(chunks, start=1):
             markup = keyboard if number == len(chunks) else None
             await bot.send_message(chat_id, chunk, reply_markup=markup)
@@ -512,46 +470,31 @@ class TelegramAdapter:
             document = InputFile(answer.file.data, filename=answer.file.filename)
             await message.reply_document(document, caption=answer.text)
         else:
-            await self._say(message, answer.text, keyboard)
+            await self.send(message, self.split(answer.text), keyboard)
 
     async def _on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A command we do not have: say so in private, or when it names this bot; a bare
-        `/cmd` in a group may be for another bot there."""
+        """A command we do not have: the front says so, in private or when it names this bot;
+        a bare `/cmd` in a group may be for another bot there."""
         message = update.message
-        if message is None or not message.text or _commander(message) is None:
+        sender = _commander(message)
+        if message is None or not message.text or sender is None:
             return
         word, _, target = message.text.split(maxsplit=1)[0].partition("@")
         username = self.app.bot.username or ""
         if _is_dm(message) or (target and target.lower() == username.lower()):
-            try:
-                language = self.front.language(await self.front.persona_of(_room(message)))
-                said = say(language, "no_such_command", command=word)
-                await self._say(message, said)
-            except Exception as e:
-                log.warning("could not answer an unknown command: %s", redact.failure(e))
+            await self.command(message, self._event(message, sender, ""), word[1:])
 
-    async def _say(
-        self, message: Message, text: str, keyboard: InlineKeyboardMarkup | None = None
-    ) -> None:
-        chunks = split_chunks(text, LIMIT)
-        for number, chunk in enumerate(chunks):
-            await message.reply_text(
-                chunk,
-                do_quote=number == 0 and not _is_dm(message),
-                reply_markup=keyboard if number == len(chunks) - 1 else None,
-            )
-
-    async def _admin(self, message: Message) -> bool:
+    async def admin(self, where: Message, event: ChatEvent) -> bool:
         """Whether the sender may change the chat for everyone: their own private chat, a
         configured admin id, the group's administrators, or the group itself (an anonymous
         admin, whom only admins can be)."""
-        user = message.from_user
-        if _is_dm(message) or (user is not None and str(user.id) in self.admin_ids):
+        user = where.from_user
+        if _is_dm(where) or (user is not None and str(user.id) in self.admin_ids):
             return True
-        sender_chat = message.sender_chat
+        sender_chat = where.sender_chat
         if sender_chat is not None:
-            return sender_chat.id == message.chat.id
-        return user is not None and await self._member_admin(message.chat.id, user.id)
+            return sender_chat.id == where.chat.id
+        return user is not None and await self._member_admin(where.chat.id, user.id)
 
     async def _member_admin(self, chat_id: int, user_id: int) -> bool:
         """Whether the user is one of the group's administrators."""
@@ -594,11 +537,6 @@ class _Press:
         if not row or any(len(str(b.callback_data).encode()) > CALLBACK_BYTES for b in row):
             return None
         return InlineKeyboardMarkup([row])
-
-
-def _fit(text: str) -> str:
-    """One Telegram message: the first chunk of a long text."""
-    return (split_chunks(text, LIMIT) or ("…",))[0]
 
 
 @dataclass(slots=True, frozen=True)

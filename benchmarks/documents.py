@@ -21,9 +21,10 @@ import time
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
-from bot.documents import MAP_TASK, REDUCE_TASK, extract_text, summarise
+from bot.documents import extract_text, summarise
 from bot.llm.base import Message
 from bot.llm.tokens import estimate_tokens
+from bot.prompts import MAP_TASK, REDUCE_TASK
 
 VOCABULARY = (
     "the village keeps goats and grows barley on terraced hills while the river runs cold "

@@ -56,7 +56,7 @@ from bot.recollect import Recollector
 from bot.runtime import Runtime, load_personas, open_runtime
 from bot.sessions import Turn, scope_key
 from memory.bank import MemoryBank
-from memory.store import Store
+from memory.storage.sqlite import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 PERSONAS = ("monikai", "miao", "dungeon_master")

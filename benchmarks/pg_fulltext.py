@@ -61,8 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anyw
 from fts_tokenizers import DEFAULT_LOCOMO, ZH_SET, Group, load_locomo, load_zh
 from recall_latency import fresh_database, postgres_server
 
-from memory.pgstore import PgStore
 from memory.records import NewMemory
+from memory.storage.postgres import PgStore
 from memory.text import fts_document, fts_query
 
 K = 10

@@ -7,7 +7,7 @@ recall's time goes, and exact (flat) against HNSW search by size.
         [--store sqlite|postgres|pgvector] [--dsn postgresql://...]
 
 Store. `--store sqlite` (the default): the embedded SQLite store in a temporary folder, one bank
-grown size by size. `--store postgres`: memory.pgstore.PgStore, a fresh database for each
+grown size by size. `--store postgres`: memory.storage.postgres.PgStore, a fresh database for each
 embedder and size (filled from empty, dropped after), on the server of `--dsn` or
 KIZUNA_DATABASE_URL (a URL whose user may create databases), else on a throwaway local server
 started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg_ctl, as the
@@ -128,11 +128,14 @@ from memory.index import (
 )
 from memory.recall import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
-from memory.store import DATABASE, Store
+from memory.storage import DATABASE
+from memory.storage.sqlite import Store
 from memory.text import fts_document
 
 if TYPE_CHECKING:
-    from memory.pgstore import PgStore  # the `postgres` extra: imported only for --store postgres
+    from memory.storage.postgres import (
+        PgStore,  # the `postgres` extra: imported only for --store postgres
+    )
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev.json"
 SCOPE = "bench/main"
@@ -777,7 +780,7 @@ async def run_embedder(
         finally:
             await bank.close()
         return stages
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
     for size in sorted(sizes):
         async with fresh_database(server) as dsn:

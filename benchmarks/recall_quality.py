@@ -95,22 +95,30 @@ def from_zh(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"sample_id": "zh", "conversation": conversation, "qa": qa}]
 
 
+async def remember_conversation(
+    bank: MemoryBank, sample: dict[str, Any], scope: str = SCOPE
+) -> tuple[dict[int, str], datetime]:
+    """Every turn of `sample`'s conversation remembered in order, in `scope`: which turn
+    (dia_id) each memory holds, and the last session's time (the bank's clock if none)."""
+    by_memory: dict[int, str] = {}
+    last = bank.clock.now()
+    for when, turns in sessions(sample["conversation"]):
+        for turn in turns:
+            text = turn["text"]
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            memory_id = await bank.remember(scope, text, speaker=turn["speaker"], when=when)
+            by_memory[memory_id] = turn["dia_id"]
+        last = when
+    return by_memory, last
+
+
 async def evaluate(
     sample: dict[str, Any], embedder: str, folder: Path, categories: dict[int, str] = CATEGORIES
 ) -> list[dict[str, Any]]:
-    clock = FakeClock()
-    bank = await MemoryBank.open(folder, embedder, clock, deterministic=True)
-    by_memory: dict[int, str] = {}
-    last = clock.now()
+    bank = await MemoryBank.open(folder, embedder, FakeClock(), deterministic=True)
     try:
-        for when, turns in sessions(sample["conversation"]):
-            for turn in turns:
-                text = turn["text"]
-                if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
-                memory_id = await bank.remember(SCOPE, text, speaker=turn["speaker"], when=when)
-                by_memory[memory_id] = turn["dia_id"]
-            last = when
+        by_memory, last = await remember_conversation(bank, sample)
         known = set(by_memory.values())
         results = []
         for qa in sample["qa"]:

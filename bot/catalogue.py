@@ -238,7 +238,6 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "From now on {name} talks in this channel.",
         "zh": "从现在起，{name}在这个频道里说话。",
     },
-    "went_wrong": {"en": "Something went wrong.", "zh": "出了点问题。"},
     "no_such_command": {
         "en": "There is no {command} command; /help lists them.",
         "zh": "没有 {command} 这个命令；/help 会列出所有命令。",

@@ -21,7 +21,8 @@ from bot.answers import Answer, Button, File
 from bot.catalogue import say
 from bot.engine import Engine
 from bot.events import ChatEvent, Platform
-from bot.recollect import describe_age, memory_text
+from bot.prompts import describe_age
+from bot.recollect import memory_text
 from bot.routing import PersonaRouter
 from memory.bank import BankError
 from memory.dates import find_dates

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -22,9 +23,19 @@ from bot.prompts import document_section
 from bot.sessions import Reading, Session, SessionManager, Turn
 from memory.clock import Clock
 
-__all__ = ["DocumentMode"]
+__all__ = ["DocumentMode", "closes_document"]
 
 log = logging.getLogger(__name__)
+
+# Leaving document mode: /document close, "close the document", 退出文档模式, 关闭文档.
+_CLOSE_DOCUMENT = re.compile(
+    r"^\s*/?(?:document\s+close|close\s+(?:the\s+)?document)\b|退出文档模式|关闭文档|结束文档",
+    re.IGNORECASE,
+)
+
+
+def closes_document(text: str) -> bool:
+    return bool(_CLOSE_DOCUMENT.search(text))
 
 
 class DocumentMode:

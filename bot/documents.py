@@ -27,17 +27,26 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from bot.llm.base import Message
+from bot.prompts import (
+    MAP_NOTE,
+    MAP_TASK,
+    REDUCE_NOTE,
+    REDUCE_TASK,
+    WHOLE_TASK,
+    document_header,
+    document_messages,
+    length_note,
+    numbered,
+    summary_rules,
+)
 from bot.tomlfile import one_line
 from memory.errors import KizunaError
 
 __all__ = [
     "DEFAULT_LIMIT",
-    "MAP_TASK",
     "MAX_CHARS",
     "MAX_CONCURRENT",
     "PASSAGE_TOKENS",
-    "REDUCE_TASK",
-    "WHOLE_TASK",
     "Complete",
     "Document",
     "DocumentError",
@@ -374,24 +383,6 @@ def _longest_fit(text: str, max_tokens: int, count_tokens: Callable[[str], int])
 
 # --- summarising -----------------------------------------------------------------------------
 
-# The first line of each call's system message: it says what kind of call it is.
-WHOLE_TASK = "Summarise this document."
-MAP_TASK = "Summarise one part of a longer document."
-REDUCE_TASK = "Combine partial summaries of one document into a single summary."
-
-_RULES = (
-    "Write a faithful, structured summary: first what the document is (its kind, subject and "
-    "purpose), then its main points in order, then the key facts: numbers, dates, names, "
-    "definitions, decisions. Use only what the text says: do not invent, guess or add outside "
-    "knowledge; where the text is unclear, say so. Write in {language}."
-)
-_MAP_NOTE = "This part may begin or end mid-thought: summarise only what it contains."
-_REDUCE_NOTE = (
-    "The summaries are of consecutive parts, in order. Merge them into one summary of the "
-    "whole: remove repetition, keep every key fact, and keep the order of the document."
-)
-_LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
-
 MAX_CONCURRENT = 4  # model calls in flight at once
 _MAX_LEVELS = 4  # reduce levels before the rest is cut to fit
 _MIN_BUDGET = 100  # tokens of text per call, below which a summary is pointless
@@ -416,22 +407,22 @@ async def summarise(
     budget = context_tokens // 2
     if budget < _MIN_BUDGET:
         raise ValueError(f"context_tokens={context_tokens} is too small to summarise in")
-    rules = _RULES.format(language=_LANGUAGES.get(language, f"the language {language!r}"))
+    rules = summary_rules(language)
     whole = _header(document) + document.text
     # Counting and cutting run off the event loop: a few MB of text takes them a second.
     if await asyncio.to_thread(count_tokens, whole) <= budget:
-        return (await complete(_messages(WHOLE_TASK, rules, whole))).strip()
+        return (await complete(document_messages(WHOLE_TASK, rules, whole))).strip()
 
     # Size the parts so that the largest header fits beside them.
     header_tokens = count_tokens(_header(document, 10**6, 10**6))
     parts = await asyncio.to_thread(
         chunks, document.text, budget - header_tokens, count_tokens=count_tokens
     )
-    system = f"{rules}\n{_MAP_NOTE} {_length_note(budget, len(parts), language)}"
+    system = f"{rules}\n{MAP_NOTE} {length_note(budget, len(parts), language)}"
     partials = await _complete_all(
         complete,
         [
-            _messages(MAP_TASK, system, _header(document, i, len(parts)) + part)
+            document_messages(MAP_TASK, system, _header(document, i, len(parts)) + part)
             for i, part in enumerate(parts, 1)
         ],
     )
@@ -449,19 +440,19 @@ async def _reduce(
 ) -> str:
     header = _header(document)
     room = budget - count_tokens(header)
-    system = f"{rules}\n{_REDUCE_NOTE}"
-    text = _numbered(partials)
+    system = f"{rules}\n{REDUCE_NOTE}"
+    text = numbered(partials)
     size = count_tokens(text)
     for _ in range(_MAX_LEVELS):
         if size <= room:
             break
         # One level: runs of partial summaries that fit a call are combined, concurrently.
         groups = chunks(text, room, count_tokens=count_tokens)
-        shrink = f"{system} {_length_note(budget, len(groups), language)}"
+        shrink = f"{system} {length_note(budget, len(groups), language)}"
         merged = await _complete_all(
-            complete, [_messages(REDUCE_TASK, shrink, header + group) for group in groups]
+            complete, [document_messages(REDUCE_TASK, shrink, header + group) for group in groups]
         )
-        shorter = _numbered(merged)
+        shorter = numbered(merged)
         shorter_size = count_tokens(shorter)
         if shorter_size >= size:  # the model is not shortening: another level would not help
             break
@@ -469,13 +460,13 @@ async def _reduce(
     if size > room:
         log.warning("%s: partial summaries too long even after reducing; cut", document.name)
         text = _squeeze(partials, room, count_tokens)
-    return (await complete(_messages(REDUCE_TASK, system, header + text))).strip()
+    return (await complete(document_messages(REDUCE_TASK, system, header + text))).strip()
 
 
 def _squeeze(summaries: list[str], room: int, count_tokens: Callable[[str], int]) -> str:
     """The summaries numbered within `room`: each cut to an equal share, so that every part of
     the document is still heard, or, when the shares would be tiny, as many as fit."""
-    labels = count_tokens(_numbered([""] * len(summaries)))
+    labels = count_tokens(numbered([""] * len(summaries)))
     share = (room - labels) // len(summaries)
     if share >= _MIN_SHARE:
         summaries = [
@@ -483,33 +474,11 @@ def _squeeze(summaries: list[str], room: int, count_tokens: Callable[[str], int]
             for summary in summaries
         ]
     # Token counts are not exactly additive: make sure.
-    return chunks(_numbered(summaries), room, count_tokens=count_tokens)[0]
-
-
-def _messages(task: str, instructions: str, body: str) -> list[Message]:
-    return [Message("system", f"{task}\n\n{instructions}"), Message("user", body)]
+    return chunks(numbered(summaries), room, count_tokens=count_tokens)[0]
 
 
 def _header(document: Document, part: int = 0, parts: int = 0) -> str:
-    pages = f", {document.pages} pages" if document.pages else ""
-    of = f", part {part} of {parts}" if parts else ""
-    # The name is cut so that a silly long one cannot crowd out the text.
-    return f"Document: {one_line(document.name[:100])} ({document.kind}{pages}){of}\n\n"
-
-
-def _numbered(summaries: list[str]) -> str:
-    return "\n\n".join(
-        f"Summary of part {i} of {len(summaries)}:\n{summary.strip()}"
-        for i, summary in enumerate(summaries, 1)
-    )
-
-
-def _length_note(budget: int, calls: int, language: str) -> str:
-    """How long each of `calls` answers may be for all of them to fit `budget` together."""
-    tokens = max(budget // calls, 100)
-    if language in ("zh", "ja"):  # about a token a character
-        return f"Keep it under about {tokens} characters."
-    return f"Keep it under about {tokens * 3 // 4} words."
+    return document_header(document.name, document.kind, document.pages, part, parts)
 
 
 async def _complete_all(complete: Complete, requests: list[list[Message]]) -> list[str]:

@@ -13,26 +13,29 @@ from typing import Any
 from bot.access import Gate, NotAllowed, Verdict
 from bot.catalogue import say
 from bot.config import EngineConfig
-from bot.document_mode import DocumentMode
+from bot.context import build_chat_prompt, parse_emotion
+from bot.document_mode import DocumentMode, closes_document
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
-from bot.prompts import build_chat_prompt, build_summary_prompt, closes_document, parse_emotion
-from bot.recollect import RECALL_TOOL, Recollection, Recollector, memory_section
+from bot.prompts import (
+    MEMORY_SILENT,
+    NO_SUCH_TOOL,
+    RECALL_TOOL,
+    SEARCH_TOOL,
+    TOO_MANY_CALLS,
+    TRANSLATE_TOOL,
+    build_summary_prompt,
+    searched_section,
+    translation_section,
+)
+from bot.recollect import Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, TurnLock, is_shared, scope_key
 from bot.slots import StateSlots
-from bot.tools import (
-    SEARCH_TOOL,
-    TRANSLATE_TOOL,
-    SearchBackend,
-    SearchResult,
-    cited_sources,
-    run_search,
-    run_translate,
-)
+from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from memory.clock import Clock
 from memory.records import ArchivedConversation
 from memory.storage import RoomStore
@@ -41,14 +44,6 @@ __all__ = ["Engine", "SessionInfo"]
 
 log = logging.getLogger(__name__)
 
-SEARCHED_HEADING = (
-    "They asked for something to be looked up; a web search just found this (cite what you "
-    "use as [1], [2]):"
-)
-TRANSLATION_MODE = (
-    "They are asking for a translation{into}: give it faithfully and completely, then, in your "
-    "own voice and staying in character, a word about it if you like."
-)
 MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
@@ -293,10 +288,9 @@ class Engine:
             run = await run_search(self.search, json.dumps({"query": wants.query or text}))
             found.extend(run.results)
             log.info("search for %s (asked for): %s", persona.key, run.cost)
-            return f"{section}\n\n{SEARCHED_HEADING}\n{run.text}".strip()
+            return searched_section(section, run.text)
         if wants.intent == "translation":
-            into = f" into {wants.target_language}" if wants.target_language else ""
-            return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
+            return translation_section(section, wants.target_language)
         return section
 
     def memory_scope(self, persona: Persona, session: Session) -> str:
@@ -388,7 +382,7 @@ class Engine:
                         persona, scope, call.name, call.arguments, shown, found
                     )
                 else:
-                    result = f"Not run: at most {MAX_TOOL_CALLS} tool calls at a time."
+                    result = TOO_MANY_CALLS.format(count=MAX_TOOL_CALLS)
                 messages.append(Message("tool", result, tool_call_id=call.id))
         raise AssertionError("unreachable: the last round offers no tools")
 
@@ -410,12 +404,12 @@ class Engine:
             log.info("tool %s for %s: %s", name, persona.key, run.cost)
             return run.text
         if name != "recall_memory" or self.memory is None:
-            return f"There is no tool named {name!r}."
+            return NO_SUCH_TOOL.format(name=name)
         try:
             result, ids = await self.memory.tool(scope, arguments, self.clock.now())
         except Exception:
             log.exception("recall_memory failed for %s", persona.key)
-            return "Memory is not answering right now."
+            return MEMORY_SILENT
         shown.extend(i for i in ids if i not in shown)
         return result
 

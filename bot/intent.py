@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Literal, get_args
 
-from bot.llm.base import Message, ModelError
+from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
+from bot.prompts import intent_messages
 from bot.recollect import about_the_past
 from memory.dates import find_dates
 
 __all__ = [
     "INTENTS",
-    "INTENT_TASK",
     "Decision",
     "IntentName",
     "decide",
@@ -35,16 +35,6 @@ log = logging.getLogger(__name__)
 
 IntentName = Literal["chat", "keyword_memory", "date_memory", "web_search", "translation"]
 INTENTS: tuple[str, ...] = get_args(IntentName)
-
-INTENT_TASK = (
-    "Decide what the user's message wants. Answer with JSON only: "
-    '{"intent": "chat" | "keyword_memory" | "date_memory" | "web_search" | "translation", '
-    '"query": "...", "target_language": "..."}. '
-    "keyword_memory: they ask about something from earlier conversations (query: what to "
-    "recall). date_memory: they ask what happened on a day. web_search: they want current or "
-    "outside facts looked up (query: the search). translation: they want a text translated "
-    "(target_language: into what). Otherwise chat."
-)
 
 _TRANSLATE = re.compile(
     r"\btranslat\w*\b|\bhow (?:do|would) (?:you|I) say\b|\bin (?:english|chinese|japanese|"
@@ -121,7 +111,7 @@ async def decide(
     local = decide_locally(text, now, tz)
     if not by_model:
         return local
-    messages = [Message("system", INTENT_TASK), Message("user", text[:2000])]
+    messages = intent_messages(text)
     try:
         completion = await models.complete("intent", messages, json_mode=True, purpose="intent")
     except ModelError as e:

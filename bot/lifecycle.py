@@ -23,9 +23,9 @@ from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
-from memory.records import ArchivedConversation, JournalStore
+from memory.records import ArchivedConversation
 from memory.scopes import Scope
-from memory.storage import ArchiveStore, Coordination
+from memory.storage import ArchiveStore, Coordination, JournalStore
 
 __all__ = [
     "PRUNE_BATCH",

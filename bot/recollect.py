@@ -27,10 +27,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
 from bot.config import MemoryConfig
-from bot.llm.base import Message, ModelError, Tool
+from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
-from bot.prompts import FLASHBACK_HEADING
+from bot.prompts import (
+    DIARY_HEADING,
+    FLASHBACK_HEADING,
+    MEMORY_HEADING,
+    NOTHING_FOUND,
+    PROFILE_HEADING,
+    RECALL_NEEDS_QUERY,
+    memory_line,
+    sub_question_messages,
+)
 from memory.bank import MemoryBank
 from memory.diary import Diary
 from memory.quoting import flat, quote
@@ -40,11 +49,9 @@ from memory.scopes import Scope
 from memory.text import key_phrase
 
 __all__ = [
-    "RECALL_TOOL",
     "Recollection",
     "Recollector",
     "about_the_past",
-    "describe_age",
     "memory_section",
     "memory_text",
 ]
@@ -56,31 +63,6 @@ DEEP_K = 3  # memories per sub-question
 DEEP_KEEP = 6
 LINK_WEIGHT = 0.8  # of its link's score, for a memory brought along by a link
 TOOL_K = 5
-
-RECALL_TOOL = Tool(
-    name="recall_memory",
-    description=(
-        "Search your own long-term memory of the people you are talking with, when you want "
-        "to recall something specific from before that you don't have in mind right now."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "what you are trying to remember"}
-        },
-        "required": ["query"],
-    },
-)
-
-MEMORY_HEADING = (
-    "Things that come to mind from before, with how long ago and how clearly you remember "
-    "them (1 is vivid). Use them the way a friend would: naturally and only when they fit, "
-    "never reciting them, never mentioning memories, strengths or notes. If one seems unsure "
-    "or faded, you may be vague about it:"
-)
-PROFILE_HEADING = "What you know of {name}, from your time together:"
-DIARY_HEADING = "Your diary for {day}:"
-NOTHING_FOUND = "Nothing comes to mind about that."
 
 # A question about the past: these words in a message that asks something.
 _PAST_EN = re.compile(
@@ -102,38 +84,10 @@ def about_the_past(text: str) -> bool:
     return bool((_PAST_EN.search(text) or _PAST_ZH.search(text)) and _QUESTION.search(text))
 
 
-def describe_age(then: datetime, now: datetime) -> str:
-    seconds = max((now - then).total_seconds(), 0.0)
-    minutes, hours, days = seconds / 60, seconds / 3600, seconds / 86400
-    if minutes < 2:
-        return "just now"
-    if hours < 1:
-        return f"{int(minutes)} minutes ago"
-    if days < 1:
-        return "an hour ago" if hours < 2 else f"{int(hours)} hours ago"
-    if days < 2:
-        return "yesterday"
-    if days < 14:
-        return f"{int(days)} days ago"
-    if days < 60:
-        return f"{int(days // 7)} weeks ago"
-    if days < 730:
-        return f"{int(days // 30)} months ago"
-    return f"{int(days // 365)} years ago"
-
-
 def memory_text(memory: Recalled) -> str:
     """A memory as the persona holds it: what someone said, prefixed with who said it (a
     memory the persona wrote itself, from a conversation, has no speaker: it says who)."""
     return f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
-
-
-def _line(memory: Recalled, now: datetime) -> str:
-    """A memory as the prompt shows it: who said it and what it says, quoted."""
-    said = quote(memory.text)
-    if memory.speaker:
-        said = f"{quote(flat(memory.speaker))}: {said}"
-    return f"- [{describe_age(memory.when, now)}, strength {memory.retention:.2f}] {said}"
 
 
 def memory_section(
@@ -167,7 +121,7 @@ def memory_section(
         for memory in group:
             if memory.id in shown:
                 continue
-            line = _line(memory, now)
+            line = memory_line(memory, now)
             tokens = estimate_tokens(line)
             if used + cost + tokens > budget:
                 break
@@ -304,16 +258,7 @@ class Recollector:
         return ranked[:DEEP_KEEP]
 
     async def _sub_questions(self, text: str) -> list[str]:
-        messages = [
-            Message(
-                "system",
-                "Split the user's question about the past into at most "
-                f"{DEEP_QUESTIONS} short search queries for a memory of past conversations: "
-                "the people, things, places and events it asks about. Answer with JSON only: "
-                '{"queries": ["...", "..."]}. Keep the language of the question.',
-            ),
-            Message("user", text[:2000]),
-        ]
+        messages = sub_question_messages(text, DEEP_QUESTIONS)
         try:
             completion = await self.models.complete(
                 "intent", messages, json_mode=True, purpose="intent"
@@ -342,8 +287,8 @@ class Recollector:
         except (ValueError, AttributeError):
             query = ""
         if not isinstance(query, str) or not query.strip():
-            return 'recall_memory needs {"query": "..."}', []
+            return RECALL_NEEDS_QUERY, []
         hits = await self.bank.recall(scope, query, k=TOOL_K, now=now)
         if not hits:
             return NOTHING_FOUND, []
-        return "\n".join(_line(h, now) for h in hits), [h.id for h in hits]
+        return "\n".join(memory_line(h, now) for h in hits), [h.id for h in hits]

@@ -15,24 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from bot.events import ChatEvent
 from bot.persona import Persona
 from memory.clock import Clock
 from memory.encoding import last_exchange
-from memory.records import ArchivedConversation, Lease, SessionRow
-from memory.storage import SessionStore
+from memory.records import ArchivedConversation, SessionRow
+from memory.storage import LeaseStore, SessionStore
 
 __all__ = [
     "HANDLED_KEPT",
     "LEASE_POLL",
     "RECAP_WITHIN",
     "SAVE_BATCH",
-    "Leases",
     "Reading",
     "Session",
     "SessionManager",
@@ -269,24 +268,6 @@ def _reading(data: Any) -> Reading | None:
     return Reading(str(data["name"]), str(data.get("summary", "")))
 
 
-@runtime_checkable
-class Leases(Protocol):
-    """A store several processes share (PgStore): each conversation's turns are taken by one
-    process at a time, under a lease that goes with the process if it dies."""
-
-    async def take_conversation(self, persona: str, scope: str) -> Lease: ...
-
-    async def give_back_conversation(self, persona: str, scope: str) -> None: ...
-
-    async def conversation_returned(self, persona: str, scope: str) -> None: ...
-
-    async def keep_waiting(
-        self, persona: str, scope: str, waiting: Sequence[tuple[str, dict[str, Any]]]
-    ) -> None: ...
-
-    async def drop_waiting(self, persona: str, scope: str, message_ids: Sequence[str]) -> None: ...
-
-
 class TurnLock(asyncio.Lock):
     """A conversation's turn lock on a shared store: this process's own lock, then the
     conversation's lease (waiting while another process takes a turn). Taking the lease brings
@@ -299,7 +280,7 @@ class TurnLock(asyncio.Lock):
     with the lease, as said and unanswered."""
 
     def __init__(
-        self, session: Session, leases: Leases, fresh: Callable[[SessionRow], Session]
+        self, session: Session, leases: LeaseStore, fresh: Callable[[SessionRow], Session]
     ) -> None:
         super().__init__()
         self._session = session
@@ -396,7 +377,7 @@ class SessionManager:
         self._store = store
         self._clock = clock
         self._sessions: dict[tuple[str, str], Session] = {}
-        self._leases = store if isinstance(store, Leases) else None
+        self._leases = store if isinstance(store, LeaseStore) else None
         self._loading = asyncio.Lock()
         # The group commit (see `save`): sessions waiting for the next write, the future that
         # write settles, and the task writing.

@@ -3,15 +3,17 @@ inventory, a quest), revised by the tools tier after a reply or set by the user.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 
-from bot.llm.base import ModelError
+from bot.llm.base import ModelError, ToolCall
 from bot.llm.router import ModelRouter
 from bot.persona import Persona, StateSlot
-from bot.prompts import build_state_prompt, parse_state_call, state_tool
+from bot.prompts import STATE_TOOL, build_state_prompt, state_tool
 from bot.sessions import Session
 
-__all__ = ["VALUE_LIMIT", "StateSlots"]
+__all__ = ["VALUE_LIMIT", "StateSlots", "parse_state_call"]
 
 log = logging.getLogger(__name__)
 
@@ -56,3 +58,32 @@ class StateSlots:
         session.state[name] = value.strip()[:VALUE_LIMIT]
         session.touch()
         return session.state[name]
+
+
+def parse_state_call(calls: Sequence[ToolCall], slots: Sequence[StateSlot]) -> dict[str, str]:
+    """The slots an update_state call changed, with their new values; {} when the model
+    declined (no call) or the call is unreadable. Values identical to none, or empty, are
+    not changes."""
+    names = {s.name for s in slots}
+    changed: dict[str, str] = {}
+    for call in calls:
+        if call.name != STATE_TOOL:
+            continue
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            continue
+        if not isinstance(arguments, dict):
+            continue
+        for name, value in arguments.items():
+            if name not in names:
+                continue
+            if isinstance(value, dict | list):
+                text = json.dumps(value, ensure_ascii=False)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                text = str(value).strip()
+            else:
+                continue
+            if text:
+                changed[name] = text
+    return changed

@@ -24,19 +24,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
-from bot.llm.base import Message, ModelError, Tool
+from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona import ToolName
-from memory.quoting import flat
+from bot.prompts import (
+    NO_QUERY,
+    NO_SEARCH,
+    NOTHING_TO_TRANSLATE,
+    RESULTS,
+    SEARCH_FAILED,
+    TRANSLATION_FAILED,
+    condense,
+    translate_messages,
+    translated,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = [
-    "SEARCH_TOOL",
     "TOOL_NAMES",
-    "TRANSLATE_TASK",
-    "TRANSLATE_TOOL",
     "ModelSearch",
     "SearchBackend",
     "SearchResult",
@@ -44,7 +51,6 @@ __all__ = [
     "ZhipuSearch",
     "build_search",
     "cited_sources",
-    "condense",
     "run_search",
     "run_translate",
 ]
@@ -52,43 +58,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
-RESULTS = 5  # results the chat model sees
-SNIPPET_WORDS = 60
 # The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
 # read, not a server that trickles its answer.
 SEARCH_DEADLINE = 90.0
-
-SEARCH_TOOL = Tool(
-    name="web_search",
-    description=(
-        "Look something up on the web: news, facts you are not sure of, anything after your "
-        "training. Cite what you use as [1], [2] by the result numbers."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {"query": {"type": "string", "description": "what to search for"}},
-        "required": ["query"],
-    },
-)
-TRANSLATE_TOOL = Tool(
-    name="translate",
-    description=(
-        "Translate a text faithfully into another language, when someone asks you to "
-        "translate. You then give the translation in your own voice."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "the text to translate, exactly"},
-            "target_language": {"type": "string", "description": "e.g. English, 中文, 日本語"},
-        },
-        "required": ["text", "target_language"],
-    },
-)
-TRANSLATE_TASK = (
-    "You are a translator. Translate the user's text into {language}. Keep its meaning, tone "
-    "and formatting; add nothing, explain nothing. Answer with the translation only."
-)
 
 
 @dataclass(slots=True, frozen=True)
@@ -207,20 +179,6 @@ def _items(obj: Any, key: str) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def condense(results: Sequence[SearchResult], *, start: int = 1, limit: int = RESULTS) -> str:
-    """The results as the chat model sees them: numbered from `start` (a turn's searches
-    count on), short, with their addresses; one line each, whatever a page's title holds."""
-    if not results:
-        return "The search found nothing."
-    lines = []
-    for number, result in enumerate(results[:limit], start=start):
-        words = result.snippet.split()
-        snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
-        where = f" ({flat(result.url, 300)})" if result.url else ""
-        lines.append(f"[{number}] {flat(result.title, 200)}{where}: {snippet}".strip())
-    return "\n".join(lines)
-
-
 def cited_sources(reply: str, results: Sequence[SearchResult]) -> str:
     """A sources line for the results (numbered in order, as the model saw them) that the
     reply cites (all of them when it cites none: it answered from them); "" when none has an
@@ -249,19 +207,15 @@ async def run_search(
 ) -> ToolRun:
     query = _argument(arguments, "query")
     if backend is None:
-        return ToolRun("There is no web search here: answer from what you know.", "nothing")
+        return ToolRun(NO_SEARCH, "nothing")
     if not query:
-        return ToolRun("The search needs a query.", "nothing")
+        return ToolRun(NO_QUERY, "nothing")
     try:
         async with asyncio.timeout(deadline):
             results = await backend.search(query)
     except Exception as e:  # any failure is a sentence for the persona, not an error
         log.warning("web search (%s) failed: %s", backend.name, e)
-        return ToolRun(
-            "The search failed just now; say you couldn't look it up, and answer from what "
-            "you know if you can.",
-            "1 search (failed)",
-        )
+        return ToolRun(SEARCH_FAILED, "1 search (failed)")
     shown = results[:RESULTS]
     return ToolRun(condense(shown, start=start), f"1 search ({backend.name})", shown)
 
@@ -270,15 +224,12 @@ async def run_translate(models: ModelRouter, arguments: str) -> ToolRun:
     text = _argument(arguments, "text")
     language = _argument(arguments, "target_language") or "English"
     if not text:
-        return ToolRun("Nothing to translate was given.", "nothing")
-    messages = [
-        Message("system", TRANSLATE_TASK.format(language=language)),
-        Message("user", text),
-    ]
+        return ToolRun(NOTHING_TO_TRANSLATE, "nothing")
+    messages = translate_messages(text, language)
     try:
         completion = await models.complete("tools", messages, purpose="translate")
     except ModelError as e:
         log.warning("translation failed: %s", e)
-        return ToolRun("The translation failed just now; say so kindly.", "1 call (failed)")
+        return ToolRun(TRANSLATION_FAILED, "1 call (failed)")
     tokens = completion.usage.total_tokens
-    return ToolRun(f"Translation into {language}:\n{completion.text.strip()}", f"{tokens} tokens")
+    return ToolRun(translated(language, completion.text.strip()), f"{tokens} tokens")

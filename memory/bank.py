@@ -52,7 +52,6 @@ from memory.recall import (
 from memory.records import (
     CATEGORIES,
     KINDS,
-    BankStore,
     Category,
     EncodingWrite,
     Kind,
@@ -60,7 +59,8 @@ from memory.records import (
     NewMemory,
     Vectors,
 )
-from memory.store import DATABASE, Store
+from memory.storage import DATABASE, BankStore
+from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query, terms
 
 __all__ = ["BankError", "MemoryBank"]

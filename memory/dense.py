@@ -66,7 +66,7 @@ class DenseIndex(Protocol):
 
 @runtime_checkable
 class VectorStore(Protocol):
-    """What `ServerIndex` needs of a store (memory.pgstore.PgStore)."""
+    """What `ServerIndex` needs of a store (memory.storage.postgres.PgStore)."""
 
     searches_vectors: bool  # whether it can (PostgreSQL: the vector extension is there)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import date, datetime, tzinfo
 
 from memory.dates import find_dates
-from memory.records import DiaryEntry, JournalStore
+from memory.records import DiaryEntry
+from memory.storage import JournalStore
 
 __all__ = ["MAX_PAGES", "Diary"]
 

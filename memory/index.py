@@ -32,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.private import private_folder, write_private
-from memory.records import IdDigest, MemoryStore, Vectors, id_digest
+from memory.records import IdDigest, Vectors, id_digest
+from memory.storage import MemoryStore
 
 __all__ = ["HNSW_FROM", "FaissSearch", "IndexCache", "ScopeIndex", "index_path"]
 

@@ -1,16 +1,12 @@
-"""What a memory is, and the operations the memory bank needs from a store.
-
-The bank talks to storage only through `MemoryStore`, so recall and encoding hold no SQL and a
-second backend (PostgreSQL, for several processes) can sit behind the same protocol. Every
-operation names its scope, and an implementation must filter by it: a scope is a wall.
-"""
+"""What a memory is, and the other records the stores keep and return (the operations on them
+are the protocols of memory.storage)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -19,16 +15,13 @@ __all__ = [
     "CATEGORIES",
     "KINDS",
     "ArchivedConversation",
-    "BankStore",
     "Category",
     "DiaryEntry",
     "EncodingWrite",
     "IdDigest",
-    "JournalStore",
     "Kind",
     "Lease",
     "Memory",
-    "MemoryStore",
     "Merge",
     "NewMemory",
     "Profile",
@@ -216,143 +209,3 @@ class ArchivedConversation:
     encoded_at: datetime | None
     attempts: int = 0  # failed encodings so far
     recap: str = ""  # set when encoded
-
-
-class MemoryStore(Protocol):
-    """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""
-
-    async def add_memory(self, memory: NewMemory) -> int: ...
-
-    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """Those of `ids` that exist in `scope` (others are silently absent)."""
-        ...
-
-    async def list_memories(
-        self, scope: str, *, limit: int | None = None, newest_first: bool = True
-    ) -> list[Memory]: ...
-
-    async def count_memories(self, scope: str) -> int: ...
-
-    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
-        """The id of the scope's oldest memory of this kind with exactly this text, if any."""
-        ...
-
-    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
-        """Delete from the memories and the full-text index; returns the ids that went."""
-        ...
-
-    async def lexical_search(
-        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
-    ) -> list[tuple[int, float]]:
-        """Full-text search of the memories' text, and with `context_weight` of the memory
-        before each, for an FTS5-syntax query: (id, BM25 score, higher is better). `narrow`:
-        the scope is a small part of the store (a hint; the result is the scope's either way)."""
-        ...
-
-    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
-        """In how many of the scope's memories each term occurs."""
-        ...
-
-    async def sizes(self, scope: str) -> tuple[int, int]:
-        """(memories in the scope, about how many in all scopes: a hint, it may overcount)."""
-        ...
-
-    async def last_memory(self, scope: str) -> Memory | None: ...
-
-    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The memories `ids` and the ones stored right after each of them."""
-        ...
-
-    async def reinforce(
-        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
-    ) -> None:
-        """Each (id, new strength): recall_count + 1, last_recalled_at = now; logged in the
-        memory's recall history."""
-        ...
-
-    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
-        """The memory's recalls, oldest first, with the strength each left."""
-        ...
-
-    async def wipe_memories(self, scope: str) -> int: ...
-
-    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
-        """Write what encoding a conversation made (memories, merges, diary, profiles, recap)
-        in one transaction; the new memories' ids, or None if it was encoded already."""
-        ...
-
-    async def prune(
-        self,
-        scope: str,
-        day: date,
-        forgotten: Sequence[tuple[Memory, str]],
-        policy: str,
-        at: datetime,
-    ) -> list[int]:
-        """Delete the forgotten memories (each with the reason), report them and note the
-        scope pruned on `day`, at once; returns the ids deleted."""
-        ...
-
-    async def listen(self, changed: Callable[[str], None]) -> None:
-        """Call `changed(scope)` when another process changes a scope's memories."""
-        ...
-
-    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
-
-    async def scopes(self) -> list[str]: ...
-
-    # Embeddings: kept in the memories table, tagged with the embedder that made them.
-
-    async def embeddings(
-        self, scope: str, embedder: str
-    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        """Ids and vectors of the scope's memories embedded by `embedder` (None if none)."""
-        ...
-
-    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
-        """The scope's memories with no embedding from `embedder`, oldest first."""
-        ...
-
-    async def set_embeddings(
-        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
-    ) -> None: ...
-
-    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest: ...
-
-    # The cache of embeddings by (embedder, text hash): the same text is never paid for twice.
-
-    async def cached_embeddings(
-        self, embedder: str, keys: Sequence[bytes]
-    ) -> dict[bytes, bytes]: ...
-
-    async def cache_embeddings(
-        self, embedder: str, items: Sequence[tuple[bytes, bytes]]
-    ) -> None: ...
-
-    async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings by key, whatever the embedder (their text was forgotten)."""
-        ...
-
-
-class JournalStore(Protocol):
-    """What encoding writes beside memories (diary pages, profiles) and the prune's records."""
-
-    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None: ...
-
-    async def diary_entries(
-        self, scope: str, *, before: date | None = None, limit: int = 10
-    ) -> list[DiaryEntry]: ...
-
-    async def profiles(
-        self, scope: str, user_ids: Sequence[str] | None = None
-    ) -> list[Profile]: ...
-
-    async def last_prune(self, scope: str) -> date | None: ...
-
-    async def pruned_since(
-        self, since: datetime, *, scope: str | None = None, limit: int = 1000
-    ) -> list[PrunedMemory]: ...
-
-
-class BankStore(MemoryStore, JournalStore, Protocol):
-    """What the memory bank and its encoder keep: memories, diary pages and profiles."""

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import main
-from memory.backup import BackupError, backup, restore
 from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.clock import FakeClock
-from memory.store import DATABASE
+from memory.storage import DATABASE
+from memory.storage.backup import BackupError, backup, restore
 
 SCOPE = "pip/console:dm:ann"
 

@@ -15,8 +15,9 @@ import pytest
 from adapters.cli import main
 from bot import cards
 from bot.card_persona import guess_language, persona_card, persona_key, persona_toml
+from bot.context import build_chat_prompt
 from bot.persona import load_persona
-from bot.prompts import GREETING_HEADING, LORE_HEADING, build_chat_prompt
+from bot.prompts import GREETING_HEADING, LORE_HEADING
 from bot.sessions import Turn
 from tests.fakes.cards import b64, png, text_chunk, v2
 

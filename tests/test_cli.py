@@ -30,7 +30,7 @@ from bot.llm.router import OFFLINE_NOTICE
 from bot.persona import load_persona
 from memory.encoding import ENCODING_TASK
 from memory.records import NewMemory
-from memory.store import Store
+from memory.storage.sqlite import Store
 from tests.fakes.factories import base_env
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 from tests.fakes.secrets import OPENAI_API_KEY

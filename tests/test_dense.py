@@ -16,16 +16,16 @@ import numpy as np
 import openai
 import pytest
 
-import memory.pgstore
+import memory.storage.postgres.vectors
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.dense import ServerIndex
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import IndexCache, ScopeIndex
-from memory.migrate import copy_store
-from memory.pgstore import PgStore
 from memory.records import NewMemory, Vectors
-from memory.store import Store
+from memory.storage.migrate import copy_store
+from memory.storage.postgres import PgStore
+from memory.storage.sqlite import Store
 from tests.fakes.openai_server import FakeOpenAI, HttpError
 
 EMBEDDER = "test-random-32"
@@ -94,7 +94,7 @@ async def test_the_server_searches_where_pgvector_is_and_faiss_where_it_is_not(
     bank = await MemoryBank.open(tmp_path / "a", "hash", store=pgv, deterministic=True)
     assert isinstance(bank.dense, ServerIndex)
     await bank.close()
-    with caplog.at_level(logging.INFO, logger="memory.pgstore"):
+    with caplog.at_level(logging.INFO, logger="memory.storage.postgres.vectors"):
         plain = await PgStore.open(postgres_dsn)  # Debian's server: no pgvector
     try:
         assert not plain.searches_vectors
@@ -150,7 +150,7 @@ async def test_a_scope_is_a_wall_for_the_graph_whatever_its_share_of_the_rows(
     await pgv._pool.execute(f"ALTER DATABASE {database} SET enable_sort = off")
     forced = await PgStore.open(pgv._dsn)  # new connections, with the setting
     try:
-        monkeypatch.setattr(memory.pgstore, "VECTOR_EF_MARGIN", 0.01)
+        monkeypatch.setattr(memory.storage.postgres.vectors, "VECTOR_EF_MARGIN", 0.01)
         forced.vector_exact_up_to = 0
         for scope in ("small5", "small6"):
             query = unit_vectors(rng, 1)[0]

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config import EngineConfig
-from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
+from bot.document_mode import closes_document
 from bot.llm.base import Message
-from bot.prompts import DOCUMENT_HEADING, closes_document
+from bot.prompts import DOCUMENT_HEADING, MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.sessions import SessionManager
 from memory.encoding import ENCODING_TASK
 from tests.fakes.factories import make_event, make_persona, open_bot

@@ -18,10 +18,7 @@ from pypdf.errors import DependencyError
 
 from bot import documents
 from bot.documents import (
-    MAP_TASK,
     MAX_CONCURRENT,
-    REDUCE_TASK,
-    WHOLE_TASK,
     Document,
     DocumentError,
     chunks,
@@ -33,6 +30,7 @@ from bot.documents import (
 )
 from bot.llm.base import Message, ModelError
 from bot.llm.tokens import estimate_tokens
+from bot.prompts import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 
 
 def words(text: str) -> int:

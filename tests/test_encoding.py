@@ -25,7 +25,7 @@ from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
 from memory.records import ArchivedConversation, EncodingWrite
-from memory.store import Store
+from memory.storage.sqlite import Store
 
 PERSONA = "miao"
 SCOPE = "miao/discord:dm:u1"

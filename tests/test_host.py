@@ -14,7 +14,8 @@ import pytest
 from adapters.host import BotStartError, host
 from bot.config import BotConfig, Config, EngineConfig, load_config
 from bot.tomlfile import TomlError
-from memory.store import DATABASE, Store
+from memory.storage import DATABASE
+from memory.storage.sqlite import Store
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import make_persona, no_ollama
 from tests.fakes.logs import logged_errors

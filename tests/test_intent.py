@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.config import EngineConfig
-from bot.engine import SEARCHED_HEADING
-from bot.intent import INTENT_TASK, Decision, decide, decide_locally, parse_decision
+from bot.intent import Decision, decide, decide_locally, parse_decision
+from bot.prompts import INTENT_TASK, SEARCHED_HEADING
 from bot.tools import SearchResult
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, make_router

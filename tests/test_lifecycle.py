@@ -18,14 +18,20 @@ from bot import commands
 from bot.config import EngineConfig
 from bot.llm.base import Completion, Message, ModelError
 from bot.persona import load_persona
-from bot.prompts import RECAP_HEADING, STATE_TOOL, SUMMARY_HEADING, SUMMARY_TASK
-from bot.recollect import DIARY_HEADING, PROFILE_HEADING
+from bot.prompts import (
+    DIARY_HEADING,
+    PROFILE_HEADING,
+    RECAP_HEADING,
+    STATE_TOOL,
+    SUMMARY_HEADING,
+    SUMMARY_TASK,
+)
 from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
-from memory.pgstore import PgStore
 from memory.records import ArchivedConversation
 from memory.storage import Storage
+from memory.storage.postgres import PgStore
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
 from tests.fakes.postgres import StoreOpener, kill_lock_holders

@@ -20,10 +20,10 @@ from adapters.cli import main
 from bot import commands
 from bot.llm.base import Message
 from memory.encoding import ENCODING_TASK
-from memory.migrate import TABLES, CopyReport, MigrationError, copy_store
-from memory.pgstore import PgStore
 from memory.records import NewMemory
-from memory.store import Store
+from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store
+from memory.storage.postgres import PgStore
+from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 

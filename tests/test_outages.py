@@ -22,11 +22,10 @@ import bot.documents as bot_documents
 import bot.recollect as bot_recollect
 from bot.catalogue import say as catalogue_say
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
-from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.llm.openai_chat import make_client
 from bot.llm.router import ModelRouter, build_router
 from bot.persona import StateSlot
-from bot.prompts import STATE_TOOL, SUMMARY_TASK
+from bot.prompts import MAP_TASK, REDUCE_TASK, STATE_TOOL, SUMMARY_TASK, WHOLE_TASK
 from bot.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.embeddings import OpenAIEmbedder

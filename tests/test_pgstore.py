@@ -14,9 +14,11 @@ import asyncpg
 import numpy as np
 import pytest
 
-from memory.pgstore import MIGRATIONS, PgStore
 from memory.records import EncodingWrite, Merge, NewMemory
-from memory.store import Store, StoreError
+from memory.storage import StoreError
+from memory.storage.postgres import PgStore
+from memory.storage.postgres.base import MIGRATIONS
+from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query
 from tests.fakes.postgres import kill_lock_holders
 

@@ -11,15 +11,8 @@ from pathlib import Path
 from bot import commands
 from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
-from bot.prompts import FLASHBACK_HEADING
-from bot.recollect import (
-    MEMORY_HEADING,
-    NOTHING_FOUND,
-    Recollection,
-    about_the_past,
-    describe_age,
-    memory_section,
-)
+from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
+from bot.recollect import Recollection, about_the_past, memory_section
 from memory.recall import Recalled
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 

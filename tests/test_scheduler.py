@@ -12,7 +12,7 @@ import pytest
 import memory.bank
 from bot.scheduler import Scheduler
 from memory.embeddings import HashEmbedder
-from memory.store import StoreError
+from memory.storage import StoreError
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
 SCOPE = "discord:dm:u1"

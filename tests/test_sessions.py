@@ -13,11 +13,12 @@ import pytest
 
 from bot.sessions import HANDLED_KEPT, SAVE_BATCH, Session, SessionManager, Turn, scope_key
 from memory.clock import FakeClock
-from memory.store import Store, StoreError
+from memory.storage import StoreError
+from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event
 
 if TYPE_CHECKING:
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
 TOKYO = timezone(timedelta(hours=9))
 SCOPES: tuple[Literal["user", "channel"], ...] = ("user", "channel")
@@ -560,7 +561,7 @@ class Processes:
 
 @pytest.fixture
 async def processes(postgres_dsn: str, clock: FakeClock) -> AsyncIterator[Processes]:
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
     first, second = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     a, b = SessionManager(first, clock), SessionManager(second, clock)

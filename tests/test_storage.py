@@ -14,7 +14,7 @@ from bot.config import Config, EngineConfig, load_config, storage_dsn
 from bot.events import ChatEvent
 from bot.runtime import open_runtime
 from bot.tomlfile import TomlError
-from memory.store import DATABASE
+from memory.storage import DATABASE
 from tests.fakes.factories import make_event, make_persona, no_ollama
 
 PIP = {"pip": make_persona("pip", name="Pip")}

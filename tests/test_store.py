@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from memory import pgstore
 from memory.records import ArchivedConversation
-from memory.storage import Storage
-from memory.store import MIGRATIONS, Store, StoreError
+from memory.storage import Storage, StoreError
+from memory.storage.postgres import base as pg_base
+from memory.storage.schema import migrations
+from memory.storage.sqlite import Store
+from memory.storage.sqlite.base import MIGRATIONS
 from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -51,7 +53,7 @@ async def archive(
 
 
 async def test_a_new_database_is_migrated_to_the_latest_version(store: Storage) -> None:
-    latest = len(MIGRATIONS) if isinstance(store, Store) else len(pgstore.MIGRATIONS)
+    latest = len(MIGRATIONS) if isinstance(store, Store) else len(pg_base.MIGRATIONS)
     assert await store.schema_version() == latest
 
 
@@ -81,6 +83,35 @@ async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
         assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def migrations_package(root: Path, name: str, *numbers: int) -> str:
+    """A package `name` under `root` whose migrations folder holds steps `numbers`."""
+    folder = root / name / "migrations"
+    folder.mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (folder / "README.txt").write_text("not a migration")
+    for number in numbers:
+        (folder / f"{number:03d}_step_{number}.sql").write_text(f"-- step {number}\n")
+    return name
+
+
+def test_migrations_are_read_in_their_numbers_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(tmp_path)
+    name = migrations_package(tmp_path, "steps_in_order", 3, 1, 2)
+    assert migrations(name) == ("-- step 1\n", "-- step 2\n", "-- step 3\n")
+
+
+@pytest.mark.parametrize("numbers", [(1, 3), (2, 3), ()])
+def test_a_gap_in_the_migrations_is_refused(
+    numbers: tuple[int, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(tmp_path)
+    name = migrations_package(tmp_path, "steps_" + "_".join(map(str, numbers)), *numbers)
+    with pytest.raises(RuntimeError, match="migrations"):
+        migrations(name)
 
 
 @SQLITE_ONLY

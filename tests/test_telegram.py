@@ -511,7 +511,7 @@ async def test_one_process_polls_a_bot_and_another_takes_over_when_it_dies(
     tmp_path: Path, postgres_dsn: str
 ) -> None:
     """Telegram lets one process poll a bot: on a shared store the others stand by."""
-    from memory.pgstore import PgStore
+    from memory.storage.postgres import PgStore
 
     first_bot = await open_bot(tmp_path / "a" / "k.sqlite3", model=ScriptedChatModel(["from a"]))
     second_bot = await open_bot(tmp_path / "b" / "k.sqlite3", model=ScriptedChatModel(["from b"]))

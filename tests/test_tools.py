@@ -15,14 +15,13 @@ import pytest
 from bot.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter, ModelSetupError
+from bot.prompts import TRANSLATE_TASK, condense
 from bot.tools import (
-    TRANSLATE_TASK,
     ModelSearch,
     SearchResult,
     ZhipuSearch,
     build_search,
     cited_sources,
-    condense,
     run_search,
 )
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot

@@ -22,11 +22,13 @@ elsewhere it refuses to start without one, and every page, API call and socket m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import re
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -35,19 +37,21 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import WSMsgType, web
 
+from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
 from bot import redact
 from bot.answers import Answer
 from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
 from bot.events import ChatEvent, Reply
-from bot.front import Front
+from bot.front import Front, Spoken
 from bot.persona import Persona
-from bot.recollect import describe_age
+from bot.prompts import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
-from memory.records import JournalStore, Memory, SessionRow
+from memory.records import Memory, SessionRow
 from memory.scopes import Scope
+from memory.storage import JournalStore
 
 __all__ = [
     "MAX_FRAME",
@@ -143,7 +147,7 @@ class WebServer:
         self.personas = list(dict.fromkeys(personas))
         # The page picks whom the user talks to: one front per persona, so none is chosen
         # for it.
-        self._fronts = {key: Front(engine, bot_id, key) for key in self.personas}
+        self._chats = {key: _Chat(Front(engine, bot_id, key), bot_id) for key in self.personas}
         self.host, self.port = host, port
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
@@ -300,18 +304,7 @@ class WebServer:
     # -- chat
 
     def _event(self, persona: str, user: str, text: str) -> ChatEvent:
-        return ChatEvent(
-            platform="web",
-            bot_id=self.bot_id,
-            persona=persona,
-            chat_id="",
-            channel_id="web",
-            user_id=user,
-            user_name=user,
-            is_dm=True,
-            text=text,
-            timestamp=self.engine.clock.now(),
-        )
+        return self._chats[persona].event("web", user, user, text, is_dm=True)
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         persona = self._persona(request.query.get("persona", ""))
@@ -329,6 +322,7 @@ class WebServer:
         return ws
 
     async def _converse(self, ws: web.WebSocketResponse, persona: Persona, user: str) -> None:
+        chat = self._chats[persona.key]
         await ws.send_json(await self._history(persona, user))
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
@@ -350,16 +344,16 @@ class WebServer:
                 continue
             word, _, argument = text.strip().partition(" ")
             if word.startswith("/"):
-                await ws.send_json(await self._command(persona, user, word[1:], argument))
+                # A command typed on the page, or a button of one pressed, which types it.
+                await chat.command(
+                    ws, self._event(persona.key, user, ""), word[1:].lower(), argument
+                )
                 continue
-            await ws.send_json({"type": "thinking"})
             # The turn runs on, into the session, even if the page goes away meanwhile.
-            turn = asyncio.ensure_future(self._turn(persona, user, text))
+            turn = asyncio.ensure_future(chat.receive(ws, self._event(persona.key, user, text)))
             self._turns.add(turn)
             turn.add_done_callback(self._turns.discard)
-            answer = await asyncio.shield(turn)
-            if not ws.closed:
-                await ws.send_json(answer)
+            await asyncio.shield(turn)
 
     async def _api_document(self, request: web.Request) -> web.StreamResponse:
         """A document the page sends (the file as the body, its name in `name`): read like a
@@ -380,13 +374,11 @@ class WebServer:
             error = too_big(name, None, self.engine.documents.limit)
             return web.json_response({"type": "error", "text": str(error)})
         event = self._event(persona.key, user, "")
-        turn = asyncio.ensure_future(self._fronts[persona.key].read(event, name, data))
+        turn = asyncio.ensure_future(self._chats[persona.key].front.read(event, name, data))
         self._turns.add(turn)
         turn.add_done_callback(self._turns.discard)
         reply = await asyncio.shield(turn)
-        return web.json_response(
-            {"type": "reply", "text": reply.text, "emotion": reply.emotion, "failed": reply.failed}
-        )
+        return web.json_response(_reply(reply))
 
     async def _history(self, persona: Persona, user: str) -> dict[str, Any]:
         session = await self.engine.session(self._event(persona.key, user, ""))
@@ -408,30 +400,6 @@ class WebServer:
             "turns": turns,
             "recap": recap,
             "emotion": persona.emotion(emotion),
-        }
-
-    async def _command(
-        self, persona: Persona, user: str, word: str, argument: str
-    ) -> dict[str, Any]:
-        """A command typed on the page (or a button of one pressed, which types it): a note,
-        not the persona's reply, with the answer's buttons."""
-        front = self._fronts[persona.key]
-        answer = await front.command(self._event(persona.key, user, ""), word.lower(), argument)
-        return _note(answer or Answer(""))
-
-    async def _turn(self, persona: Persona, user: str, text: str) -> dict[str, Any]:
-        event = self._event(persona.key, user, text)
-        try:
-            spoken = await self._fronts[persona.key].receive(event)
-        except Exception as e:
-            log.error("answering on the web page failed: %s", redact.failure(e))
-            return {"type": "error", "text": persona.apology()}
-        reply = spoken.reply if spoken is not None else Reply("", persona.emotions.neutral)
-        return {
-            "type": "reply",
-            "text": reply.text,
-            "emotion": reply.emotion,
-            "failed": reply.failed,
         }
 
     # -- inspector
@@ -558,6 +526,48 @@ def _same(given: str, token: str) -> bool:
     return bool(given) and hmac.compare_digest(
         given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass")
     )
+
+
+class _Chat(Surface[web.WebSocketResponse]):
+    """One persona's conversations on the page, a socket each. The page waits for an answer
+    to everything it sends: a reply (or an error) to a message, a note to a command. A
+    reply for a page gone meanwhile is only kept in the session."""
+
+    platform = "web"
+
+    async def _send_json(self, ws: web.WebSocketResponse, said: dict[str, Any]) -> None:
+        if not ws.closed:
+            await ws.send_json(said)
+
+    async def send(self, where: web.WebSocketResponse, chunks: Sequence[str]) -> None:
+        for chunk in chunks:
+            await self._send_json(where, _note(Answer(chunk)))
+
+    @contextlib.asynccontextmanager
+    async def _thinking(self, ws: web.WebSocketResponse) -> AsyncIterator[None]:
+        await self._send_json(ws, {"type": "thinking"})
+        yield
+
+    def typing(self, where: web.WebSocketResponse) -> AbstractAsyncContextManager[object]:
+        return self._thinking(where)
+
+    async def speak(self, where: web.WebSocketResponse, spoken: Spoken) -> None:
+        await self._send_json(where, _reply(spoken.reply))
+
+    async def apologise(self, where: web.WebSocketResponse) -> None:
+        apology = self.engine.personas[self.persona].apology()
+        await self._send_json(where, {"type": "error", "text": apology})
+
+    async def answer(self, event: ChatEvent, name: str, argument: str = "") -> Answer:
+        return await super().answer(event, name, argument) or Answer("")
+
+    async def show(self, where: web.WebSocketResponse, event: ChatEvent, answer: Answer) -> None:
+        """A note, not the persona's reply, with the answer's buttons."""
+        await self._send_json(where, _note(answer))
+
+
+def _reply(reply: Reply) -> dict[str, Any]:
+    return {"type": "reply", "text": reply.text, "emotion": reply.emotion, "failed": reply.failed}
 
 
 def _note(answer: Answer) -> dict[str, Any]:

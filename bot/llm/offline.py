@@ -15,14 +15,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from bot.documents import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
     FLASHBACK_HEADING,
+    MAP_TASK,
     PASSAGES_HEADING,
+    REDUCE_TASK,
     STATE_TOOL,
     SUMMARY_TASK,
+    WHOLE_TASK,
     parse_emotion_instruction,
 )
 from memory.encoding import ENCODING_TASK
@@ -33,7 +35,7 @@ _NAME = re.compile(r"^You are (.+?)(?: \(|\.$)", re.MULTILINE)
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNORECASE)
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
-# A recalled memory's line in the system prompt (bot.recollect writes them).
+# A recalled memory's line in the system prompt (bot.prompts.recall writes them).
 _MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE)
 # A transcript line as memory.encoding writes it: '[HH:MM] U1: "text"' (the persona is "You").
 _TRANSCRIPT_LINE = re.compile(r'^\[(\d\d:\d\d)\] (U\d+|You): (".*")$', re.MULTILINE)

@@ -24,7 +24,7 @@ from memory.clock import FakeClock
 from memory.embeddings import Embedder
 from memory.records import EncodingWrite
 from memory.storage import Storage
-from memory.store import Store
+from memory.storage.sqlite import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
 __all__ = [

@@ -33,9 +33,9 @@ from typing import NoReturn
 import asyncpg
 import pytest
 
-from memory.pgstore import PgStore
 from memory.storage import Storage
-from memory.store import Store
+from memory.storage.postgres import PgStore
+from memory.storage.sqlite import Store
 
 __all__ = [
     "PostgresServer",

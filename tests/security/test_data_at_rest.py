@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory.bank import MemoryBank
-from memory.store import DATABASE
+from memory.storage import DATABASE
 
 ROOT = Path(__file__).resolve().parents[2]
 

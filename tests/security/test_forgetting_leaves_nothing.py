@@ -26,8 +26,10 @@ from bot.runtime import Runtime
 from bot.scheduler import Scheduler
 from memory.bank import MemoryBank
 from memory.index import ScopeIndex
-from memory.pgstore import PgStore
-from memory.store import MIGRATIONS, SCRUBBED_FROM, Store, scope_tag
+from memory.storage.postgres import PgStore
+from memory.storage.sqlite import Store
+from memory.storage.sqlite.base import MIGRATIONS, SCRUBBED_FROM
+from memory.storage.sqlite.memories import scope_tag
 from tests.security.conftest import ALICE, World
 
 CONSOLE = "pip/console:dm:ann"

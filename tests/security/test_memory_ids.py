@@ -156,11 +156,16 @@ def _text(node: ast.expr, constants: dict[str, str]) -> str:
     return ""
 
 
-def statements(path: Path) -> list[tuple[int, str]]:
-    """(line, SQL) of every statement the module runs."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def statements(package: Path) -> list[tuple[str, str]]:
+    """(where, SQL) of every statement the package's modules run. A constant may be defined in
+    one module of the store and run in another: their names are looked up across the package."""
+    trees = {
+        path.relative_to(ROOT).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(package.glob("*.py"))
+    }
     constants = {
         t.id: _text(node.value, {})
+        for tree in trees.values()
         for node in tree.body
         if isinstance(node, ast.Assign)
         for t in node.targets
@@ -169,22 +174,23 @@ def statements(path: Path) -> list[tuple[int, str]]:
     # (Store reads through its one-trip helpers `_all` and `_one`.)
     runs = {"execute", "executemany", "fetch", "fetchval", "fetchrow", "_all", "_one"}
     found = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in runs
-            and node.args
-        ):
-            found.append((node.lineno, _text(node.args[0], constants)))
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in runs
+                and node.args
+            ):
+                found.append((f"{module}:{node.lineno}", _text(node.args[0], constants)))
     return found
 
 
-@pytest.mark.parametrize("module", ["memory/store.py", "memory/pgstore.py"])
-def test_every_statement_on_a_scopes_rows_names_the_scope(module: str) -> None:
+@pytest.mark.parametrize("package", ["memory/storage/sqlite", "memory/storage/postgres"])
+def test_every_statement_on_a_scopes_rows_names_the_scope(package: str) -> None:
     checked = 0
     unscoped = []
-    for line, sql in statements(ROOT / module):
+    for where, sql in statements(ROOT / package):
         if not any(f" {t} " in f" {sql} " or f" {t}\n" in sql for t in SCOPED_TABLES):
             continue
         if "WHERE" not in sql.upper() and not sql.lstrip().upper().startswith("SELECT"):
@@ -192,6 +198,6 @@ def test_every_statement_on_a_scopes_rows_names_the_scope(module: str) -> None:
         checked += 1
         if "scope" in sql or any(allowed in sql for allowed in UNSCOPED):
             continue
-        unscoped.append(f"{module}:{line}: {sql}")
+        unscoped.append(f"{where}: {sql}")
     assert checked > 20
     assert not unscoped, "\n".join(unscoped)

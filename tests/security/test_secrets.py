@@ -20,8 +20,8 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import redact
 from bot.config import BotConfig, Config, EngineConfig, ModelsConfig, ProviderConfig, WebConfig
 from bot.tomlfile import TomlError
-from memory.pgstore import PgStore
-from memory.store import StoreError
+from memory.storage import StoreError
+from memory.storage.postgres import PgStore
 from tests.fakes.factories import make_persona, no_ollama, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.process import free_port

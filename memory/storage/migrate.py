@@ -25,8 +25,9 @@ from typing import Any
 import aiosqlite
 import asyncpg
 
-from memory.pgstore import PgStore
-from memory.store import Store, StoreError
+from memory.storage.errors import StoreError
+from memory.storage.postgres import PgStore
+from memory.storage.sqlite import Store
 
 __all__ = ["CopyReport", "MigrationError", "TableReport", "copy_store"]
 

@@ -1,0 +1,284 @@
+"""What every chat surface does alike, once: a platform's adapter is a `Surface` that supplies
+a few hooks, and the skeleton runs the rest.
+
+A message: `receive(where, event)` shows typing while the turn runs, sends the reply in
+chunks within the platform's length limit (signed with the persona's name where one bot hosts
+several), and apologises if the turn fails. A command: `command(where, event, name, argument)`
+asks the platform whether the sender is an admin, runs it through the front and renders its
+`Answer`; a failure becomes the apology, said where the command was given. A button pressed is
+the same command run again as the presser (`answer`). Failures are logged by the platform's own
+logger with what failed, never with what the user wrote.
+
+    class Shout(Surface[list[str]]):        # where an answer goes: here, a list
+        platform = "web"                    # its name in bot.events.Platform
+
+        async def send(self, where: list[str], chunks: Sequence[str]) -> None:
+            where.extend(chunk.upper() for chunk in chunks)
+
+    shout = Shout(Front(engine, "shout", "pip"), "shout")
+    await shout.receive(said, shout.event("room", "ann", "Ann", "hello"))
+
+The hooks a platform may supply besides `send`: `typing` (shown while a turn runs; see
+`typing_every` for platforms whose indicator fades), `speak` (a reply, where a persona shows
+its own name and face), `show` (a command's answer with its buttons and file), `acknowledge`
+(before a command runs), `admin`, `apologise`. `attachment` makes an attachment whose
+download failures are `FetchError`s, as the front expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+from datetime import datetime
+from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
+
+from bot import redact
+from bot.answers import Answer
+from bot.catalogue import say
+from bot.engine import Engine
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Platform, split_chunks
+from bot.front import Front, Spoken
+
+__all__ = ["EventDetails", "Surface", "attachment", "typing_every"]
+
+Where = TypeVar("Where")  # where an answer goes: a channel, a message replied to, a socket
+
+
+class EventDetails(TypedDict, total=False):
+    """What some platforms tell of a message besides who said what where (`ChatEvent`'s)."""
+
+    attachments: tuple[Attachment, ...]
+    reply_to: str | None
+    roles: tuple[str, ...]
+    message_id: str
+    admin: bool
+    anonymous: bool
+
+
+class Surface(ABC, Generic[Where]):
+    """A chat platform's adapter over one `Front`."""
+
+    platform: ClassVar[Platform]
+    # How a persona signs its reply where one bot hosts several and the platform has no other
+    # way to show who speaks.
+    signature: ClassVar[str] = "{name}: "
+
+    def __init__(self, front: Front, bot_id: str) -> None:
+        self.front = front
+        self.bot_id = bot_id
+        self.limit = PLATFORM_LIMITS[self.platform]
+        # The platform's own logger (adapters.telegram, ...): its records say where they are from.
+        self.log = logging.getLogger(type(self).__module__)
+
+    @property
+    def engine(self) -> Engine:
+        return self.front.engine
+
+    @property
+    def persona(self) -> str:
+        """The bot's default persona."""
+        return self.front.persona
+
+    @property
+    def language(self) -> str:
+        """The language of what the bot itself says (its menus, its apology): its default
+        persona's, unless the host set one for the bot."""
+        return self.front.language()
+
+    @property
+    def apology(self) -> str:
+        return say(self.language, "failed_here")
+
+    # -- hooks
+
+    @abstractmethod
+    async def send(self, where: Where, chunks: Sequence[str]) -> None:
+        """Send text, a message for each chunk (each within `limit`)."""
+
+    def typing(self, where: Where) -> AbstractAsyncContextManager[object]:
+        """Shown while a turn runs (none by default)."""
+        return contextlib.nullcontext()
+
+    async def speak(self, where: Where, spoken: Spoken) -> None:
+        """Send a persona's reply."""
+        await self.send(where, self.signed(spoken))
+
+    async def acknowledge(self, where: Where) -> None:
+        """Tell the platform a command is taken, before it runs (nothing by default)."""
+
+    async def admin(self, where: Where, event: ChatEvent) -> bool:
+        """Whether the sender of a command may change what the chat shares (`ChatEvent.admin`),
+        asked of the platform when the command runs: by default, as the event says."""
+        return event.admin
+
+    async def show(self, where: Where, event: ChatEvent, answer: Answer) -> None:
+        """Render a command's answer (by default its text alone: a platform with buttons or
+        files renders those)."""
+        await self.say(where, answer.text)
+
+    async def apologise(self, where: Where) -> None:
+        """Say that answering failed; a failure to say so is only logged."""
+        try:
+            await self.say(where, self.apology)
+        except Exception as e:
+            self.log.warning("could not apologise: %s", redact.failure(e))
+
+    # -- shared
+
+    def event(
+        self,
+        channel_id: str,
+        user_id: str,
+        user_name: str,
+        text: str = "",
+        *,
+        is_dm: bool = False,
+        chat_id: str = "",
+        persona: str = "",
+        timestamp: datetime | None = None,
+        **more: Unpack[EventDetails],
+    ) -> ChatEvent:
+        """An event of this platform and bot; `persona` the bot's default unless named (the
+        front chooses who is addressed), `timestamp` now unless the platform dated it."""
+        return ChatEvent(
+            platform=self.platform,
+            bot_id=self.bot_id,
+            persona=persona or self.persona,
+            chat_id=chat_id,
+            channel_id=channel_id,
+            user_id=user_id,
+            user_name=user_name,
+            is_dm=is_dm,
+            text=text,
+            timestamp=timestamp or self.engine.clock.now(),
+            **more,
+        )
+
+    def split(self, text: str) -> tuple[str, ...]:
+        """`text` in chunks within the platform's limit."""
+        return split_chunks(text, self.limit)
+
+    def fit(self, text: str) -> str:
+        """One message: the first chunk of a long text."""
+        return (self.split(text) or ("…",))[0]
+
+    def signed(self, spoken: Spoken) -> tuple[str, ...]:
+        """A reply's chunks, signed with the persona's name where the bot hosts several."""
+        reply = spoken.reply
+        if not spoken.several or not reply.text:
+            return reply.chunks
+        return self.split(self.signature.format(name=spoken.persona.identity.name) + reply.text)
+
+    async def say(self, where: Where, text: str) -> None:
+        await self.send(where, self.split(text))
+
+    async def receive(self, where: Where, event: ChatEvent) -> None:
+        """Answer a message said to the bot: typing while the turn runs, then the reply; an
+        apology if that fails. Never raises."""
+        if event.is_empty:
+            return
+        try:
+            async with self.typing(where):
+                spoken = await self.front.receive(event)
+            if spoken is not None:
+                await self.speak(where, spoken)
+        except Exception as e:
+            self.log.error(
+                "answering a message in %s %s failed: %s",
+                self.platform,
+                event.channel_id,
+                redact.failure(e),
+            )
+            await self.apologise(where)
+
+    async def answer(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
+        """Command `name` for `event` (a press of a button is its command, as the presser); a
+        failure is logged and answered with the apology. None: nothing to say (the sender is
+        blocked, or told to slow down already)."""
+        try:
+            return await self.front.command(event, name, argument)
+        except Exception as e:
+            self._failed(name, event, e)
+            return Answer(self.apology)
+
+    async def command(self, where: Where, event: ChatEvent, name: str, argument: str = "") -> None:
+        """Run a command given in `where` and show its answer there. Never raises."""
+        try:
+            await self.acknowledge(where)
+            event = replace(event, admin=await self.admin(where, event))
+        except Exception as e:
+            self._failed(name, event, e)
+            answer: Answer | None = Answer(self.apology)
+        else:
+            answer = await self.answer(event, name, argument)
+        if answer is None:
+            return
+        try:
+            await self.show(where, event, answer)
+        except Exception as e:
+            self.log.error("answering /%s failed: %s", name, redact.failure(e))
+
+    def _failed(self, name: str, event: ChatEvent, error: Exception) -> None:
+        self.log.error(
+            "command /%s failed in %s %s: %s",
+            name,
+            self.platform,
+            event.channel_id,
+            redact.failure(error),
+        )
+
+
+def attachment(
+    filename: str,
+    url: str,
+    download: Callable[[], Awaitable[bytes]],
+    failures: tuple[type[Exception], ...],
+    *,
+    content_type: str = "",
+    size: int = 0,
+    what: str = "",
+) -> Attachment:
+    """An attachment fetched by `download`, whose `failures` (the platform client's errors: the
+    file gone, too large, the network) become a `FetchError` naming `what`, so the front says
+    the file could not be downloaded instead of failing the turn."""
+
+    async def fetch() -> bytes:
+        try:
+            return await download()
+        except failures as e:
+            raise FetchError(f"{what or filename}: {e}") from None
+
+    return Attachment(filename, url, content_type, size, fetch)
+
+
+@contextlib.asynccontextmanager
+async def typing_every(
+    show: Callable[[], Awaitable[object]], seconds: float, log: logging.Logger
+) -> AsyncIterator[None]:
+    """Show typing now and again every `seconds` until the block ends, for a platform whose
+    indicator fades by itself. A failure to show it is logged, never costs the answer."""
+
+    async def once() -> None:
+        try:
+            await show()
+        except Exception as e:  # typing is a nicety
+            log.warning("could not show typing: %s", redact.failure(e))
+
+    async def refresh() -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            await once()
+
+    await once()
+    task = asyncio.create_task(refresh())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

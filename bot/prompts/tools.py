@@ -1,0 +1,125 @@
+"""The tools the chat model may call besides recall_memory (a web search, a translator), the
+translator's own instructions, what a tool call answers the chat model (search results
+condensed, or a sentence it can pass on), and what the prompt says when the message's intent
+already asked for a search or a translation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.llm.base import Message, Tool
+from bot.prompts.shapes import SearchResultShape
+from memory.quoting import flat
+
+__all__ = [
+    "MEMORY_SILENT",
+    "NOTHING_TO_TRANSLATE",
+    "NO_QUERY",
+    "NO_SEARCH",
+    "NO_SUCH_TOOL",
+    "RESULTS",
+    "SEARCHED_HEADING",
+    "SEARCH_FAILED",
+    "SEARCH_TOOL",
+    "TOO_MANY_CALLS",
+    "TRANSLATE_TASK",
+    "TRANSLATE_TOOL",
+    "TRANSLATION_FAILED",
+    "TRANSLATION_MODE",
+    "condense",
+    "searched_section",
+    "translate_messages",
+    "translated",
+    "translation_section",
+]
+
+RESULTS = 5  # search results the chat model sees
+SNIPPET_WORDS = 60
+
+SEARCH_TOOL = Tool(
+    name="web_search",
+    description=(
+        "Look something up on the web: news, facts you are not sure of, anything after your "
+        "training. Cite what you use as [1], [2] by the result numbers."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "what to search for"}},
+        "required": ["query"],
+    },
+)
+TRANSLATE_TOOL = Tool(
+    name="translate",
+    description=(
+        "Translate a text faithfully into another language, when someone asks you to "
+        "translate. You then give the translation in your own voice."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "the text to translate, exactly"},
+            "target_language": {"type": "string", "description": "e.g. English, 中文, 日本語"},
+        },
+        "required": ["text", "target_language"],
+    },
+)
+TRANSLATE_TASK = (
+    "You are a translator. Translate the user's text into {language}. Keep its meaning, tone "
+    "and formatting; add nothing, explain nothing. Answer with the translation only."
+)
+SEARCHED_HEADING = (
+    "They asked for something to be looked up; a web search just found this (cite what you "
+    "use as [1], [2]):"
+)
+TRANSLATION_MODE = (
+    "They are asking for a translation{into}: give it faithfully and completely, then, in your "
+    "own voice and staying in character, a word about it if you like."
+)
+
+
+# What a tool call answers when it cannot do what was asked: a sentence the persona can pass on.
+NO_SEARCH = "There is no web search here: answer from what you know."
+NO_QUERY = "The search needs a query."
+SEARCH_FAILED = (
+    "The search failed just now; say you couldn't look it up, and answer from what you know "
+    "if you can."
+)
+NOTHING_TO_TRANSLATE = "Nothing to translate was given."
+TRANSLATION_FAILED = "The translation failed just now; say so kindly."
+NO_SUCH_TOOL = "There is no tool named {name!r}."
+TOO_MANY_CALLS = "Not run: at most {count} tool calls at a time."
+MEMORY_SILENT = "Memory is not answering right now."
+
+
+def condense(results: Sequence[SearchResultShape], *, start: int = 1, limit: int = RESULTS) -> str:
+    """The results as the chat model sees them: numbered from `start` (a turn's searches
+    count on), short, with their addresses; one line each, whatever a page's title holds."""
+    if not results:
+        return "The search found nothing."
+    lines = []
+    for number, result in enumerate(results[:limit], start=start):
+        words = result.snippet.split()
+        snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
+        where = f" ({flat(result.url, 300)})" if result.url else ""
+        lines.append(f"[{number}] {flat(result.title, 200)}{where}: {snippet}".strip())
+    return "\n".join(lines)
+
+
+def translated(language: str, translation: str) -> str:
+    """The translator's answer, as the chat model is handed it."""
+    return f"Translation into {language}:\n{translation}"
+
+
+def translate_messages(text: str, language: str) -> list[Message]:
+    return [Message("system", TRANSLATE_TASK.format(language=language)), Message("user", text)]
+
+
+def searched_section(section: str, results: str) -> str:
+    """The prompt's `section` with what a search run for the message found."""
+    return f"{section}\n\n{SEARCHED_HEADING}\n{results}".strip()
+
+
+def translation_section(section: str, target_language: str) -> str:
+    """The prompt's `section` with translation mode, into `target_language` if known."""
+    into = f" into {target_language}" if target_language else ""
+    return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()

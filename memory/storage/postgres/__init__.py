@@ -1,0 +1,76 @@
+"""The PostgreSQL store: the same operations as the SQLite store (session snapshots, the
+archive, long-term memories with their embeddings and full-text index, the diary, profiles and
+prune reports), on a server several bot processes can share, which adds leases.
+
+Times are unix seconds in double precision and JSON is text, as in SQLite, so both stores
+return identical objects (the row decoders are memory.storage.rows'). Every write that is one
+transaction in SQLite is one here; the server's row locks take the place of Store's write lock.
+
+`PgStore` is made of one part per thing kept (each a module here, on `PgBase`'s connections);
+together they implement memory.storage.Storage and memory.storage.LeaseStore.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+
+from memory.storage.errors import StoreError
+from memory.storage.postgres.archive import PgArchive
+from memory.storage.postgres.base import server_name, settings
+from memory.storage.postgres.coordination import PgCoordination
+from memory.storage.postgres.embeddings import PgEmbeddings
+from memory.storage.postgres.journal import PgJournal
+from memory.storage.postgres.leases import PgLeases
+from memory.storage.postgres.memories import PgMemories
+from memory.storage.postgres.rooms import PgRooms
+from memory.storage.postgres.sessions import PgSessions
+
+__all__ = ["PgStore"]
+
+
+class PgStore(
+    PgSessions,
+    PgArchive,
+    PgMemories,
+    PgEmbeddings,
+    PgJournal,
+    PgRooms,
+    PgCoordination,
+    PgLeases,
+):
+    """Open with `await PgStore.open(dsn)`; close with `await store.close()`.
+
+    Several processes may share one database: each write is a transaction of its own, and
+    encoding marks a conversation under its row lock, so it is encoded once whoever gets there
+    first.
+    """
+
+    @classmethod
+    async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PgStore:
+        """Connect (creating or migrating the schema); StoreError says why not."""
+        where = server_name(dsn)
+        # The connections' name is the writer in change notifications (a name set at connect
+        # survives the pool's reset of each connection it takes back).
+        instance = f"kizuna-{uuid.uuid4().hex[:12]}"
+        try:
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                server_settings=settings(instance),
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
+            # ValueError: a malformed connection string (a port that is not a number...).
+            raise StoreError(f"{where}: cannot open the database: {e}") from None
+        store = cls(pool, dsn, instance)
+        try:
+            await store._migrate()
+            await store._vectors()
+        except BaseException as e:
+            await pool.close()
+            if isinstance(e, asyncpg.PostgresError):
+                raise StoreError(f"{where}: cannot open the database: {e}") from None
+            raise
+        return store

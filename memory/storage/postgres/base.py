@@ -1,0 +1,184 @@
+"""The PostgreSQL store's connections, schema and shared helpers, which every part of
+`PgStore` (memory.storage.postgres) builds on.
+
+An asyncpg pool, and one connection of this process's own outside it (for notifications and
+advisory locks); the schema is versioned in the `kizuna_schema` table and migrated forward on
+open (migrations/NNN_what.sql), under an advisory lock so that processes starting together
+migrate once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import asyncpg
+
+from memory.storage.errors import StoreError
+from memory.storage.schema import migrations
+
+__all__ = [
+    "CONVERSATION_COLUMNS",
+    "MEMORY_COLUMNS",
+    "MIGRATIONS",
+    "MIGRATION_LOCK",
+    "PgBase",
+    "clean_json",
+    "clean_text",
+    "in_lock_order",
+    "json_object",
+    "server_name",
+    "settings",
+]
+
+# Entry i moves the schema from version i to i + 1.
+MIGRATIONS: Sequence[str] = migrations("memory.storage.postgres")
+
+# Any constant: the lock every process opening the database takes while it migrates (and
+# while it sets up the vector index).
+MIGRATION_LOCK = 0x6B697A756E61
+
+T = TypeVar("T")
+
+CONVERSATION_COLUMNS = (
+    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id"
+)
+
+
+def server_name(dsn: str) -> str:
+    """The server and database a DSN names, without its password (nor anything else of a
+    DSN that is not a URL, where a password may hide): for messages."""
+    try:
+        url = urllib.parse.urlsplit(dsn.strip())
+    except ValueError:  # a malformed URL ("postgresql://[bad/db")
+        return "the PostgreSQL database (a malformed connection string)"
+    if not url.scheme or not url.netloc:
+        return "the PostgreSQL database (a connection string that is not a URL)"
+    return f"{url.scheme}://{url.netloc.rpartition('@')[2]}{url.path}"
+
+
+def settings(instance: str) -> dict[str, str]:
+    """Every connection's settings: named for this process (its leases and change
+    notifications), and probed while idle, so that the server ends the connections of a
+    machine that died within a minute or so rather than the system's two hours, and its
+    leases and locks pass to the others."""
+    return {
+        "application_name": instance,
+        "tcp_keepalives_idle": "30",
+        "tcp_keepalives_interval": "10",
+        "tcp_keepalives_count": "3",
+    }
+
+
+def clean_text(text: str) -> str:
+    """Text PostgreSQL can store: lone surrogates (from undecodable input) and NUL become "?"."""
+    if text.isascii():
+        return text.replace("\x00", "?")
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
+
+
+def json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def clean_json(value: Any) -> str:
+    # json.dumps writes NUL as \u0000: only surrogates need replacing.
+    return clean_text(json.dumps(value, ensure_ascii=False))
+
+
+def in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
+    """Row updates sorted by id (stable: repeats keep their order). Two transactions that lock
+    the same rows in the same order wait for each other instead of deadlocking."""
+    return sorted(items, key=lambda item: item[0])
+
+
+class PgBase:
+    """Open with `await PgStore.open(dsn)`; close with `await store.close()`."""
+
+    def __init__(self, pool: asyncpg.Pool, dsn: str, instance: str) -> None:
+        self._pool = pool
+        self._dsn = dsn  # for the listening connection, which stays out of the pool
+        self.where = server_name(dsn)  # the server and database, for messages (no password)
+        self.instance = instance  # names this process's writes in change notifications
+        # One connection of this process's own, outside the pool: it listens for other
+        # processes' changes and holds the advisory locks of the jobs this process leads
+        # (they go with it if the process dies).
+        self._session: asyncpg.Connection | None = None
+        self._session_busy = asyncio.Lock()  # a connection runs one query at a time
+        self._led: set[str] = set()
+        self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
+        self._scopes_held: set[str] = set()  # by a task of this process (see scope_lock)
+        self._hearing: list[Callable[[object, int, str, str], None]] = []
+
+    async def close(self) -> None:
+        async with self._session_busy:
+            if self._session is not None:
+                await self._session.close()
+                self._session = None
+        await self._pool.close()
+
+    async def schema_version(self) -> int:
+        # An open store has the table: opening created it.
+        return int(await self._pool.fetchval("SELECT max(version) FROM kizuna_schema"))
+
+    async def _migrate(self) -> None:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            await conn.execute("CREATE TABLE IF NOT EXISTS kizuna_schema (version INTEGER)")
+            version = int(
+                await conn.fetchval("SELECT coalesce(max(version), 0) FROM kizuna_schema")
+            )
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.where} has schema version {version}, newer than this "
+                    f"Kizuna knows ({len(MIGRATIONS)}): upgrade Kizuna"
+                )
+            for number in range(version, len(MIGRATIONS)):
+                await conn.execute(MIGRATIONS[number])
+            if version < len(MIGRATIONS):
+                await conn.execute("DELETE FROM kizuna_schema")
+                await conn.execute("INSERT INTO kizuna_schema VALUES ($1)", len(MIGRATIONS))
+
+    async def _on_session(self, query: str, *args: object) -> tuple[asyncpg.Connection, Any]:
+        """Run a query on this process's own connection (holding _session_busy), on a new one
+        if that connection is found dead (its locks went with it); returns the connection
+        used and the query's value."""
+        session = await self._own_connection()
+        try:
+            return session, await session.fetchval(query, *args)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            if not session.is_closed():
+                raise
+        session = await self._own_connection()
+        return session, await session.fetchval(query, *args)
+
+    async def _own_connection(self) -> asyncpg.Connection:
+        """This process's own connection (call holding _session_busy), reconnected if it
+        dropped."""
+        if self._session is None or self._session.is_closed():
+            self._led.clear()  # a new connection holds no locks, and hears nothing yet
+            # Named like the pool's: while it is open, this process holds its leases.
+            self._session = await asyncpg.connect(
+                self._dsn, server_settings=settings(self.instance)
+            )
+            await self._session.add_listener("kizuna_leases", self._lease_returned)
+            for heard in self._hearing:
+                await self._session.add_listener("kizuna_memories", heard)
+        return self._session
+
+    def _lease_returned(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        returned = self._returned.pop(payload, None)
+        if returned is not None:
+            returned.set()

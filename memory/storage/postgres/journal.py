@@ -1,0 +1,70 @@
+"""What encoding writes beside memories (diary pages, profiles) and the prune's records
+(memory.storage.JournalStore)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+from memory.records import DiaryEntry, Profile, PrunedMemory
+from memory.storage.postgres.base import PgBase
+from memory.storage.rows import diary_row, moment, timestamp
+
+__all__ = ["PgJournal"]
+
+
+class PgJournal(PgBase):
+    """The diary, profiles and prune reports, read."""
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
+        row = await self._pool.fetchrow(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = $1 AND day = $2",
+            scope,
+            day.isoformat(),
+        )
+        return None if row is None else diary_row(row)
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]:
+        """The scope's diary pages, newest first (only those before `before`, if given)."""
+        rows = await self._pool.fetch(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = $1 AND day < $2 ORDER BY day DESC LIMIT $3",
+            scope,
+            (before or date.max).isoformat(),
+            limit,
+        )
+        return [diary_row(r) for r in rows]
+
+    async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
+        """The scope's user profiles (those of `user_ids`, if given)."""
+        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = $1"
+        params: list[Any] = [scope]
+        if user_ids is not None:
+            if not user_ids:
+                return []
+            query += " AND user_id = ANY($2::text[])"
+            params.append(list(user_ids))
+        rows = await self._pool.fetch(query + " ORDER BY updated_at DESC", *params)
+        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
+
+    async def last_prune(self, scope: str) -> date | None:
+        day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)
+        return None if day is None else date.fromisoformat(day)
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]:
+        """Prune reports from `since` on, oldest first (of one scope, or all)."""
+        rows = await self._pool.fetch(
+            "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
+            " FROM pruned WHERE pruned_at >= $1 AND ($2::text IS NULL OR scope = $2)"
+            " ORDER BY pruned_at, id LIMIT $3",
+            timestamp(since),
+            scope,
+            limit,
+        )
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], moment(r[6])) for r in rows]

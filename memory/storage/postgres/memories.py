@@ -1,0 +1,383 @@
+"""Long-term memories (memory.storage.MemoryStore) and their full-text index: written, read,
+searched, reinforced, and encoded, deleted or pruned in one transaction each (their
+embeddings: embeddings.py).
+
+Full-text search runs on a stored `tsvector` of the text memory.text prepared (already
+lowercased and jieba-segmented), with the `simple` configuration: no stemming and no accent
+folding, where SQLite's FTS5 table stems English with Porter and folds accents.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+
+import asyncpg
+
+from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
+from memory.storage.postgres.vectors import PgVectors, real_array
+from memory.storage.rows import memory_row, memory_values, moment, timestamp
+
+__all__ = ["PgMemories"]
+
+
+_LOG_RECALL = (
+    "INSERT INTO recalls (memory_id, at, strength)"
+    " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
+)
+
+# BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
+# document's length; body weighs 1, the memory before `context_weight`), summed over the query's
+# terms that the memory holds. Not FTS5's bm25(): no saturation of repeated terms and another
+# length normalisation, so scores differ; the order is what recall uses. Document frequencies
+# are counted in the scope (a scope is a wall: no other scope's words weigh here).
+_LEXICAL_SEARCH = """
+WITH total AS (
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n
+),
+terms AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
+    SELECT q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+    FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
+    CROSS JOIN total
+    CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS n FROM memories WHERE scope = $1 AND search @@ asked.q
+    ) AS df
+    WHERE numnode(q) > 0
+)
+SELECT m.id, sum(terms.idf * ts_rank_cd($3::float4[], m.search, terms.q, 1)) AS score
+FROM memories AS m JOIN terms ON m.search @@ terms.q
+WHERE m.scope = $1
+GROUP BY m.id
+ORDER BY score DESC, m.id
+LIMIT $4
+"""
+
+_INSERT_MEMORY = (
+    "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
+    " sentiment, created_at, strength, related, conversation_id, previous_id,"
+    " embedding, embedder, speaker_id, search_body, search_context{}) VALUES"
+    " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17{})"
+    " RETURNING id"
+)
+
+# A quoted FTS5 string ("" inside is a quote), or a bare word.
+_FTS_TERM_RE = re.compile(r'"((?:[^"]|"")*)"|([^\s"(){}:^*+]+)')
+_FTS_OPERATORS = frozenset({"OR", "AND", "NOT", "NEAR"})
+
+
+def _fts_terms(match: str) -> list[str]:
+    """The terms of an FTS5 query as memory.text.fts_query writes them (an OR of quoted
+    strings). Operators are dropped: every query is taken as an OR of its terms."""
+    out: list[str] = []
+    for quoted, bare in _FTS_TERM_RE.findall(match):
+        if quoted:
+            out.append(quoted.replace('""', '"'))
+        elif bare and bare not in _FTS_OPERATORS:
+            out.append(bare)
+    return out
+
+
+class PgMemories(PgVectors):
+    """Every operation names its scope; ids are unique across scopes."""
+
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(scope)` whenever another process changes a scope's memories (adds,
+        deletes or re-embeds them), so indexes derived from them can be rebuilt."""
+
+        def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+            writer, _, scope = payload.partition("|")
+            if writer != self.instance and scope:
+                changed(scope)
+
+        async with self._session_busy:
+            session = await self._own_connection()
+            self._hearing.append(heard)  # heard again on a new connection, should this one drop
+            await session.add_listener("kizuna_memories", heard)
+
+    async def add_memory(self, memory: NewMemory) -> int:
+        async with self._pool.acquire() as conn:
+            return await self._insert(conn, memory)
+
+    async def _insert(
+        self, conn: asyncpg.Connection, memory: NewMemory, previous_id: int | None = None
+    ) -> int:
+        """Insert on `conn`, in its transaction if any (`previous_id` overrides the memory's)."""
+        values = (
+            *memory_values(memory, previous_id),
+            clean_text(memory.search_text),
+            clean_text(memory.search_context),
+        )
+        if self.searches_vectors:
+            memory_id = await conn.fetchval(
+                _INSERT_MEMORY.format(", embedding_v", ", $18::real[]::vector"),
+                *values,
+                real_array(memory.embedding),
+            )
+        else:
+            memory_id = await conn.fetchval(_INSERT_MEMORY.format("", ""), *values)
+        return int(memory_id)
+
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        found = await self._pool.fetchval(
+            "SELECT id FROM memories WHERE scope = $1 AND kind = $2 AND text = $3"
+            " ORDER BY id LIMIT 1",
+            scope,
+            kind,
+            clean_text(text),
+        )
+        return None if found is None else int(found)
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        rows = await self._pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])",
+            scope,
+            unique,
+        )
+        found = {r[0]: memory_row(r) for r in rows}
+        return [found[i] for i in unique if i in found]
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]:
+        order = "DESC" if newest_first else "ASC"
+        rows = await self._pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            f" ORDER BY created_at {order}, id {order} LIMIT $2",
+            scope,
+            limit,  # LIMIT NULL: all
+        )
+        return [memory_row(r) for r in rows]
+
+    async def count_memories(self, scope: str) -> int:
+        count = await self._pool.fetchval("SELECT count(*) FROM memories WHERE scope = $1", scope)
+        return int(count)
+
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await self._delete(conn, scope, ids)
+
+    @staticmethod
+    async def _delete(conn: asyncpg.Connection, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete in the caller's transaction; returns the ids that were there."""
+        rows = await conn.fetch(
+            "DELETE FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])"
+            " RETURNING id, conversation_id",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        gone = [int(r[0]) for r in rows]
+        # The transcript and recap it was encoded from said it too.
+        sources = list({int(r[1]) for r in rows if r[1] is not None})
+        if sources:
+            await conn.execute(
+                "UPDATE conversations SET turns = '[]', recap = NULL WHERE id = ANY($1::bigint[])",
+                sources,
+            )
+        if gone:
+            # What came next no longer carries the forgotten text as its context.
+            await conn.execute(
+                "UPDATE memories SET previous_id = NULL, search_context = ''"
+                " WHERE previous_id = ANY($1::bigint[])",
+                gone,
+            )
+        return gone
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
+    ) -> list[tuple[int, float]]:
+        """Like Store's, for the queries memory.text.fts_query writes (an OR of quoted terms);
+        scored by `_LEXICAL_SEARCH`. `narrow` is for FTS5: here the scope's rows are always
+        the only ones ranked."""
+        terms = _fts_terms(match)
+        if not terms or k <= 0:
+            return []
+        # ts_rank_cd's weights are {D, C, B, A}, each at most 1.
+        weights = [0.0, 0.0, min(max(float(context_weight), 0.0), 1.0), 1.0]
+        rows = await self._pool.fetch(_LEXICAL_SEARCH, scope, terms, weights, k)
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs (in their own text, not the
+        context): recall leaves out words too common to tell memories apart."""
+        if not terms:
+            return {}
+        rows = await self._pool.fetch(
+            "SELECT t, (SELECT count(*) FROM memories WHERE scope = $1 AND search @@ q"
+            " AND ts_filter(search, '{a}') @@ q)"
+            " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q",
+            scope,
+            list(terms),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, memories in all scopes: from the id range, an overcount)."""
+        row = await self._pool.fetchrow(
+            "SELECT (SELECT count(*) FROM memories WHERE scope = $1),"
+            " (SELECT max(id) - min(id) + 1 FROM memories)",
+            scope,
+        )
+        assert row is not None
+        return int(row[0]), int(row[1] or 0)
+
+    async def last_memory(self, scope: str) -> Memory | None:
+        """The scope's most recently stored memory."""
+        row = await self._pool.fetchrow(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
+            scope,
+        )
+        return None if row is None else memory_row(row)
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and those stored right after them (whose previous_id is one of
+        them), in one read."""
+        rows = await self._pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
+            " AND (id = ANY($2::bigint[]) OR previous_id = ANY($2::bigint[])) ORDER BY id",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        return [memory_row(r) for r in rows]
+
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        ordered = in_lock_order(updates)
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
+                " strength = $2 WHERE scope = $3 AND id = $4",
+                [(timestamp(now), strength, scope, memory_id) for memory_id, strength in ordered],
+            )
+            await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """When the memory was recalled (or merged with a repeat), oldest first, with the
+        strength each left; empty for a memory outside the scope."""
+        rows = await self._pool.fetch(
+            "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
+            " WHERE m.scope = $1 AND m.id = $2 ORDER BY r.at, r.id",
+            scope,
+            memory_id,
+        )
+        return [(moment(r[0]), float(r[1])) for r in rows]
+
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
+        await self._pool.execute(
+            "UPDATE memories SET related = $1 WHERE scope = $2 AND id = $3",
+            json.dumps([int(r) for r in related]),
+            scope,
+            memory_id,
+        )
+
+    async def scopes(self) -> list[str]:
+        rows = await self._pool.fetch("SELECT DISTINCT scope FROM memories ORDER BY scope")
+        return [r[0] for r in rows]
+
+    async def wipe_memories(self, scope: str) -> int:
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
+        prune reports; returns how many memories went."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            ids = [
+                r[0] for r in await conn.fetch("SELECT id FROM memories WHERE scope = $1", scope)
+            ]
+            gone = await self._delete(conn, scope, ids)
+            for table in ("diary", "profiles", "pruned", "prune_days"):
+                await conn.execute(f"DELETE FROM {table} WHERE scope = $1", scope)
+        return len(gone)
+
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
+        transaction. Returns the new memories' ids, or None if it was already encoded (then
+        nothing is written)."""
+        at = timestamp(write.at)
+        async with self._pool.acquire() as conn, conn.transaction():
+            # The row lock makes a concurrent encoder of the same conversation wait, then find
+            # it encoded: the mark and everything else commit together, once.
+            marked = await conn.fetchval(
+                "UPDATE conversations SET encoded_at = $1, recap = $2"
+                " WHERE id = $3 AND encoded_at IS NULL RETURNING id",
+                at,
+                clean_text(write.recap),
+                write.conversation_id,
+            )
+            if marked is None:
+                return None
+            ids: list[int] = []
+            for memory in write.memories:
+                ids.append(await self._insert(conn, memory, ids[-1] if ids else None))
+            for memory_id, memory, siblings in zip(
+                ids, write.memories, write.sibling_links, strict=True
+            ):
+                if siblings:
+                    related = [*memory.related, *(ids[i] for i in siblings)]
+                    await conn.execute(
+                        "UPDATE memories SET related = $1 WHERE id = $2",
+                        json.dumps(related),
+                        memory_id,
+                    )
+            merges = sorted(write.merges, key=lambda m: m.memory_id)  # see in_lock_order
+            await conn.executemany(
+                "UPDATE memories SET strength = $1, importance = greatest(importance, $2),"
+                " recall_count = recall_count + 1, last_recalled_at = $3"
+                " WHERE scope = $4 AND id = $5",
+                [(m.strength, m.importance, at, write.scope, m.memory_id) for m in merges],
+            )
+            await conn.executemany(_LOG_RECALL, [(write.scope, m.memory_id) for m in merges])
+            if write.diary is not None:
+                day, text = write.diary
+                await conn.execute(
+                    "INSERT INTO diary (scope, day, text, conversations, updated_at)"
+                    " VALUES ($1, $2, $3, 1, $4) ON CONFLICT (scope, day) DO UPDATE"
+                    " SET text = excluded.text, conversations = diary.conversations + 1,"
+                    " updated_at = excluded.updated_at",
+                    write.scope,
+                    day.isoformat(),
+                    clean_text(text),
+                    at,
+                )
+            await conn.executemany(
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, user_id) DO UPDATE"
+                " SET name = excluded.name, text = excluded.text,"
+                " updated_at = excluded.updated_at",
+                [
+                    (write.scope, user_id, clean_text(name), clean_text(text), at)
+                    for user_id, name, text in write.profiles
+                ],
+            )
+        return ids
+
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories, keep a report of each (which, and why: not what it
+        said), and note that the scope was pruned on `day`, in one transaction. Returns the
+        ids deleted."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            gone = set(await self._delete(conn, scope, [m.id for m, _ in forgotten]))
+            await conn.executemany(
+                "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
+                " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [
+                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
+                    for m, reason in forgotten
+                    if m.id in gone
+                ],
+            )
+            await conn.execute(
+                "INSERT INTO prune_days (scope, day) VALUES ($1, $2)"
+                " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
+                scope,
+                day.isoformat(),
+            )
+        return sorted(gone)

@@ -1,0 +1,58 @@
+"""Per room and per person choices (memory.storage.RoomStore): the persona a channel of a
+multi-persona bot talks to, and who lets their private memories into groups."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory.storage.postgres.base import PgBase
+from memory.storage.rows import timestamp
+
+__all__ = ["PgRooms"]
+
+
+class PgRooms(PgBase):
+    """Channel bindings and DM sharing."""
+
+    async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
+        persona = await self._pool.fetchval(
+            "SELECT persona FROM channel_personas WHERE bot_id = $1 AND channel_id = $2",
+            bot_id,
+            channel_id,
+        )
+        return None if persona is None else str(persona)
+
+    async def bind_channel(
+        self, bot_id: str, channel_id: str, persona: str, bound_by: str, at: datetime
+    ) -> None:
+        await self._pool.execute(
+            "INSERT INTO channel_personas (bot_id, channel_id, persona, bound_by, bound_at)"
+            " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, channel_id) DO UPDATE"
+            " SET persona = excluded.persona, bound_by = excluded.bound_by,"
+            " bound_at = excluded.bound_at",
+            bot_id,
+            channel_id,
+            persona,
+            bound_by,
+            timestamp(at),
+        )
+
+    async def dm_sharing(self, persona: str, user: str) -> bool:
+        found = await self._pool.fetchval(
+            'SELECT 1 FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
+        )
+        return found is not None
+
+    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None:
+        if on:
+            await self._pool.execute(
+                'INSERT INTO dm_sharing (persona, "user", since) VALUES ($1, $2, $3)'
+                " ON CONFLICT DO NOTHING",
+                persona,
+                user,
+                timestamp(at),
+            )
+        else:
+            await self._pool.execute(
+                'DELETE FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
+            )

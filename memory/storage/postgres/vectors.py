@@ -1,0 +1,263 @@
+"""Dense search in the server (memory.dense.ServerIndex), when the `vector` extension
+(pgvector 0.5 or later, for HNSW) can be created: see `_VECTOR_SETUP` and `vector_search`.
+Otherwise the bank searches per-process FAISS indexes built from the stored embeddings
+(memory.index), which `listen` keeps fresh."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+from collections.abc import Sequence
+
+import asyncpg
+import numpy as np
+
+from memory.records import Vectors
+from memory.storage.postgres.base import MIGRATION_LOCK, PgBase, clean_text
+
+__all__ = ["VECTOR_EF_MARGIN", "VECTOR_EXACT_UP_TO", "PgVectors", "real_array"]
+
+
+log = logging.getLogger(__name__)
+
+# The pgvector path, set up at open when the extension can be created (not a migration: a
+# server without it keeps the FAISS path). Idempotent. The float32 BYTEA column stays the
+# truth (the FAISS path, `kizuna migrate` and twins read it); `embedding_v` holds the same
+# vector for the server's index. Every write of this store sets both; a write of `embedding`
+# alone (an upsert by `kizuna migrate`) clears the vector, which `fill_vectors` puts back.
+_VECTOR_SETUP = """
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding_v vector;
+-- Out of the row (TOAST, uncompressed), whatever its size: kept in the row, it pushed the
+-- full-text column out instead, and full-text search took twice as long (8.8 -> 17.4 ms at 20k
+-- memories). The HNSW index holds its own copy; only exact scans and scores fetch it.
+ALTER TABLE memories ALTER COLUMN embedding_v SET STORAGE EXTERNAL;
+-- What `fill_vectors` looks for at every open, found without reading the table.
+CREATE INDEX IF NOT EXISTS memories_unvectored ON memories (id)
+    WHERE embedding IS NOT NULL AND embedding_v IS NULL;
+CREATE OR REPLACE FUNCTION kizuna_vector_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- Vectors of two dimensions cannot be compared (an error): the nested IFs come first.
+    IF OLD.embedding_v IS NOT NULL AND NEW.embedding_v IS NOT NULL THEN
+        IF vector_dims(OLD.embedding_v) = vector_dims(NEW.embedding_v) THEN
+            IF OLD.embedding_v = NEW.embedding_v THEN
+                NEW.embedding_v := NULL;
+            END IF;
+        END IF;
+    END IF;
+    RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS memories_vector_stale ON memories;
+CREATE TRIGGER memories_vector_stale BEFORE UPDATE OF embedding ON memories FOR EACH ROW
+    WHEN (NEW.embedding IS DISTINCT FROM OLD.embedding) EXECUTE FUNCTION kizuna_vector_stale();
+"""
+# HNSW in pgvector 0.6 (no iterative scans) filters by scope after the graph search: a scan
+# that looks at ef_search candidates finds about ef_search * (scope's share of the rows) of the
+# scope's. ef_search is raised so that this is VECTOR_EF_MARGIN times k; past pgvector's
+# limit, or for a scope of at most VECTOR_EXACT_UP_TO memories, the scope's rows are scanned
+# exactly (through the scope's btree), as they are when an HNSW scan comes back short. An exact
+# scan costs about 8 us a row at 512 dimensions (3.8 ms at 500, 15 ms at 2,000; HNSW about
+# 2 ms): unlike FAISS's flat index, it only pays for small scopes.
+VECTOR_EXACT_UP_TO = 500
+VECTOR_EF_MARGIN = 2.0
+_EF_SEARCH = (40, 1000)  # pgvector's default and its largest ef_search
+_FILL_BATCH = 1_000
+# The scope's memories, an overcount of all (from the id range: two index lookups), and
+# ef_search = VECTOR_EF_MARGIN * k * all / the scope's ($2 = the margin times k), within
+# pgvector's bounds ($3, $4).
+_VECTOR_PLAN = """
+WITH n AS (
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0) AS size,
+           coalesce((SELECT max(id) - min(id) + 1 FROM memories), 0) AS total
+)
+SELECT size, total, set_config(
+    'hnsw.ef_search',
+    greatest($3::int, least($4::int, ceil($2::float8 * total / greatest(size, 1))))::int::text,
+    false
+) FROM n
+"""
+
+
+def _vector_rows(embedder: str, dimension: int) -> str:
+    """The rows of one HNSW index: its partial index's predicate, which a query must repeat
+    word for word (with literals: a parameter would not let the planner match the index)."""
+    literal = "'" + clean_text(embedder).replace("'", "''") + "'"
+    return f"embedder = {literal} AND vector_dims(embedding_v) = {int(dimension)}"
+
+
+def real_array(vector: Vectors | None) -> list[float] | None:
+    """A vector as asyncpg sends a real[] (cast to `vector` in SQL: no codec to register)."""
+    return None if vector is None else np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
+
+
+class PgVectors(PgBase):
+    """The pgvector path: set up at open, its HNSW indexes, and searches."""
+
+    def __init__(self, pool: asyncpg.Pool, dsn: str, instance: str) -> None:
+        super().__init__(pool, dsn, instance)
+        # Whether the server searches vectors (pgvector): set at open.
+        self.searches_vectors = False
+        self.vector_exact_up_to = VECTOR_EXACT_UP_TO
+        self._vector_indexes: set[tuple[str, int]] = set()  # (embedder, dimension) made
+        self.exact_searches = 0  # vector searches that scanned their scope: tests, benchmarks
+
+    async def _vectors(self) -> None:
+        """Set up the pgvector path if the extension can be created (or is there); else say
+        once that the FAISS path is taken."""
+        try:
+            async with self._pool.acquire() as conn, conn.transaction():
+                # Under the lock: two processes creating the extension at once would collide.
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+                await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                version = str(
+                    await conn.fetchval(
+                        "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                    )
+                )
+                hnsw = tuple(int(n) for n in re.findall(r"\d+", version)[:2]) >= (0, 5)
+                if hnsw:
+                    await conn.execute(_VECTOR_SETUP)
+        except asyncpg.PostgresError as e:
+            log.info(
+                "dense search: FAISS indexes in each process (%s: %s; with pgvector 0.5 or"
+                " later installed on the server and CREATE EXTENSION vector run once by a"
+                " superuser, the server would search)",
+                self.where,
+                str(e).strip(),
+            )
+            return
+        if not hnsw:
+            log.info(
+                "dense search: FAISS indexes in each process (pgvector %s on %s has no HNSW:"
+                " 0.5 or later does)",
+                version,
+                self.where,
+            )
+            return
+        self.searches_vectors = True
+        filled = await self.fill_vectors()
+        log.info(
+            "dense search: pgvector %s in %s%s",
+            version,
+            self.where,
+            f" ({filled} stored embeddings copied into it)" if filled else "",
+        )
+
+    async def fill_vectors(self) -> int:
+        """Give the server's vector index every stored embedding that is not in it yet (those
+        written by `kizuna migrate`, or before the extension was created), then the index of
+        each (embedder, dimension) among them (else an index is made when its embedder is
+        first searched); returns how many were filled."""
+        if not self.searches_vectors:
+            return 0
+        filled = 0
+        async with self._pool.acquire() as conn, conn.transaction():
+            # One process fills; the others wait, then find nothing left.
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            while True:
+                rows = await conn.fetch(
+                    "SELECT id, embedding FROM memories WHERE embedding IS NOT NULL"
+                    " AND embedding_v IS NULL ORDER BY id LIMIT $1",
+                    _FILL_BATCH,
+                )
+                if not rows:
+                    break
+                await conn.executemany(
+                    "UPDATE memories SET embedding_v = $2::real[]::vector WHERE id = $1",
+                    [(r[0], np.frombuffer(r[1], dtype=np.float32).tolist()) for r in rows],
+                )
+                filled += len(rows)
+            kinds = []
+            if filled:
+                kinds = await conn.fetch(
+                    "SELECT DISTINCT embedder, vector_dims(embedding_v) FROM memories"
+                    " WHERE embedder IS NOT NULL AND embedding_v IS NOT NULL"
+                )
+        for embedder, dimension in kinds:
+            await self._vector_index(embedder, int(dimension))
+        return filled
+
+    async def _vector_index(self, embedder: str, dimension: int) -> None:
+        """The HNSW index of one embedder's vectors (each index holds one dimension: an
+        expression index, partial on the embedder and the dimension), made the first time
+        the embedder is seen. Building over many stored rows takes a while, once."""
+        if (embedder, dimension) in self._vector_indexes:
+            return
+        name = (
+            "memories_hnsw_"
+            + hashlib.blake2b(f"{embedder}\0{dimension}".encode(), digest_size=8).hexdigest()
+        )
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            # The graph of 100k 384-dimension vectors needs about 200 MB to build in memory.
+            await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            await conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw"
+                f" ((embedding_v::vector({dimension})) vector_ip_ops)"
+                f" WHERE {_vector_rows(embedder, dimension)}"
+            )
+        self._vector_indexes.add((embedder, dimension))
+
+    async def vector_search(
+        self, scope: str, embedder: str, query: Vectors, k: int
+    ) -> list[tuple[int, float]]:
+        """The scope's k memories nearest `query` (embedded by `embedder`), as (id, inner
+        product), best first: the HNSW index where the scope is a large enough share of the
+        rows for a graph search to find k of its own, else (or when it finds fewer) an exact
+        scan of the scope's rows. Only with `searches_vectors`."""
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        dimension = len(vector)
+        await self._vector_index(embedder, dimension)
+        rows_of = _vector_rows(embedder, dimension)
+        # The index's expression, and the operator of its opclass: <#> is minus the inner
+        # product (the vectors are unit length: cosine, FAISS's score on the other path).
+        distance = f"embedding_v::vector({dimension}) <#> $2::real[]::vector({dimension})"
+        values = vector.tolist()
+        async with self._pool.acquire() as conn:
+            # The sizes, and ef_search set from them in the same trip. For the session, not
+            # the transaction (there is none: it would cost two more trips): every search on
+            # this connection sets it before it uses the graph, and the pool resets it.
+            row = await conn.fetchrow(_VECTOR_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH)
+            size, total = int(row[0]), int(row[1])
+            if not size:
+                return []
+            ef = math.ceil(VECTOR_EF_MARGIN * k * total / size)
+            if size > self.vector_exact_up_to and ef <= _EF_SEARCH[1]:
+                rows = await conn.fetch(
+                    f"SELECT id, -({distance}) FROM memories WHERE scope = $1 AND {rows_of}"
+                    f" ORDER BY {distance} LIMIT $3",
+                    scope,
+                    values,
+                    k,
+                )
+                if len(rows) >= min(k, size):
+                    return [(int(r[0]), float(r[1])) for r in rows]
+            self.exact_searches += 1
+            # The scope's rows (by its btree when they are few) and their distances, then
+            # sorted: OFFSET 0 keeps the subquery apart, so the HNSW index cannot be used.
+            rows = await conn.fetch(
+                f"SELECT id, -d FROM (SELECT id, {distance} AS d FROM memories"
+                f" WHERE scope = $1 AND {rows_of} OFFSET 0) AS scoped ORDER BY d, id LIMIT $3",
+                scope,
+                values,
+                k,
+            )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    async def vector_scores(
+        self, scope: str, embedder: str, query: Vectors, ids: Sequence[int]
+    ) -> dict[int, float]:
+        """The inner product with `query` of those `ids` in the scope that have a vector from
+        `embedder` (computed in the server: a float each comes back, not a vector)."""
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        dimension = len(vector)
+        rows = await self._pool.fetch(
+            f"SELECT id, -(embedding_v::vector({dimension}) <#> $3::real[]::vector({dimension}))"
+            f" FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])"
+            f" AND {_vector_rows(embedder, dimension)}",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+            vector.tolist(),
+        )
+        return {int(r[0]): float(r[1]) for r in rows}

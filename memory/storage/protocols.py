@@ -1,0 +1,302 @@
+"""The narrow protocols the parts of Kizuna see the store through, by what each keeps.
+
+The memory bank sees its memories (`MemoryStore`) with the diary, profiles and prune reports
+(`JournalStore`, together `BankStore`), so recall and encoding hold no SQL; sessions see
+`SessionStore`, the encoding of closed conversations `ArchiveStore`, channel bindings and DM
+sharing `RoomStore`, the work several processes share `Coordination`, and a store several
+processes share also `LeaseStore`. `Storage` is all of them but the leases. Every operation on
+memories names its scope, and an implementation must filter by it: a scope is a wall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import date, datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.records import (
+    ArchivedConversation,
+    DiaryEntry,
+    EncodingWrite,
+    IdDigest,
+    Kind,
+    Lease,
+    Memory,
+    NewMemory,
+    Profile,
+    PrunedMemory,
+    SessionRow,
+    SessionSave,
+    Vectors,
+)
+
+__all__ = [
+    "ArchiveStore",
+    "BankStore",
+    "Coordination",
+    "JournalStore",
+    "LeaseStore",
+    "MemoryStore",
+    "RoomStore",
+    "SessionStore",
+    "Storage",
+]
+
+
+class MemoryStore(Protocol):
+    """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""
+
+    async def add_memory(self, memory: NewMemory) -> int: ...
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """Those of `ids` that exist in `scope` (others are silently absent)."""
+        ...
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]: ...
+
+    async def count_memories(self, scope: str) -> int: ...
+
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        """The id of the scope's oldest memory of this kind with exactly this text, if any."""
+        ...
+
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete from the memories and the full-text index; returns the ids that went."""
+        ...
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
+    ) -> list[tuple[int, float]]:
+        """Full-text search of the memories' text, and with `context_weight` of the memory
+        before each, for an FTS5-syntax query: (id, BM25 score, higher is better). `narrow`:
+        the scope is a small part of the store (a hint; the result is the scope's either way)."""
+        ...
+
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs."""
+        ...
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, about how many in all scopes: a hint, it may overcount)."""
+        ...
+
+    async def last_memory(self, scope: str) -> Memory | None: ...
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and the ones stored right after each of them."""
+        ...
+
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        """Each (id, new strength): recall_count + 1, last_recalled_at = now; logged in the
+        memory's recall history."""
+        ...
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """The memory's recalls, oldest first, with the strength each left."""
+        ...
+
+    async def wipe_memories(self, scope: str) -> int: ...
+
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write what encoding a conversation made (memories, merges, diary, profiles, recap)
+        in one transaction; the new memories' ids, or None if it was encoded already."""
+        ...
+
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories (each with the reason), report them and note the
+        scope pruned on `day`, at once; returns the ids deleted."""
+        ...
+
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(scope)` when another process changes a scope's memories."""
+        ...
+
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
+
+    async def scopes(self) -> list[str]: ...
+
+    # Embeddings: kept in the memories table, tagged with the embedder that made them.
+
+    async def embeddings(
+        self, scope: str, embedder: str
+    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+        """Ids and vectors of the scope's memories embedded by `embedder` (None if none)."""
+        ...
+
+    async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
+        """The scope's memories with no embedding from `embedder`, oldest first."""
+        ...
+
+    async def set_embeddings(
+        self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
+    ) -> None: ...
+
+    async def embedding_digest(self, scope: str, embedder: str) -> IdDigest: ...
+
+    # The cache of embeddings by (embedder, text hash): the same text is never paid for twice.
+
+    async def cached_embeddings(
+        self, embedder: str, keys: Sequence[bytes]
+    ) -> dict[bytes, bytes]: ...
+
+    async def cache_embeddings(
+        self, embedder: str, items: Sequence[tuple[bytes, bytes]]
+    ) -> None: ...
+
+    async def forget_cached(self, keys: Sequence[bytes]) -> None:
+        """Drop cached embeddings by key, whatever the embedder (their text was forgotten)."""
+        ...
+
+
+class JournalStore(Protocol):
+    """What encoding writes beside memories (diary pages, profiles) and the prune's records."""
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None: ...
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]: ...
+
+    async def profiles(
+        self, scope: str, user_ids: Sequence[str] | None = None
+    ) -> list[Profile]: ...
+
+    async def last_prune(self, scope: str) -> date | None: ...
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]: ...
+
+
+class BankStore(MemoryStore, JournalStore, Protocol):
+    """What the memory bank and its encoder keep: memories, diary pages and profiles."""
+
+
+class SessionStore(Protocol):
+    """Conversations at hand (one snapshot per persona and scope) and the archive of closed
+    ones, per persona and scope."""
+
+    where: str  # the database, for messages
+
+    async def save_session(
+        self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
+    ) -> None: ...
+
+    async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
+        """Several snapshots in one transaction."""
+        ...
+
+    async def load_session(self, persona: str, scope: str) -> SessionRow | None: ...
+
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]: ...
+
+    async def archive_conversation(
+        self,
+        persona: str,
+        scope: str,
+        *,
+        started_at: datetime,
+        ended_at: datetime,
+        reason: str,
+        turns: list[dict[str, Any]],
+        snapshot: dict[str, Any],
+    ) -> int:
+        """Archive a closed conversation (and write the session's `snapshot`) at once."""
+        ...
+
+    async def conversations(
+        self, persona: str, scope: str, *, limit: int = 20
+    ) -> list[ArchivedConversation]:
+        """The newest archived conversations first."""
+        ...
+
+    async def count_conversations(self, persona: str, scope: str) -> int: ...
+
+    async def wipe(self, persona: str, scope: str) -> None:
+        """The session and every archived conversation of the scope, gone."""
+        ...
+
+
+class ArchiveStore(Protocol):
+    """Closed conversations waiting to become long-term memory."""
+
+    async def unencoded(
+        self,
+        personas: Collection[str],
+        now: datetime,
+        *,
+        limit: int = 20,
+        skip: Collection[tuple[str, str]] = (),
+    ) -> list[ArchivedConversation]: ...
+
+    async def conversation(self, conversation_id: int) -> ArchivedConversation | None: ...
+
+    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None: ...
+
+
+class RoomStore(Protocol):
+    """Per room and per person choices: which persona a channel is bound to, and whether a
+    user lets their private memories into their own conversations in groups."""
+
+    async def channel_persona(self, bot_id: str, channel_id: str) -> str | None: ...
+
+    async def bind_channel(
+        self, bot_id: str, channel_id: str, persona: str, bound_by: str, at: datetime
+    ) -> None: ...
+
+    async def dm_sharing(self, persona: str, user: str) -> bool: ...
+
+    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None: ...
+
+
+class Coordination(Protocol):
+    """Work several processes on one store share out (one process does it all on SQLite)."""
+
+    async def leads(self, job: str) -> bool:
+        """Whether this process does `job` (polling a Telegram bot, the daily prune)."""
+        ...
+
+    def scope_lock(self, scope: str) -> AbstractAsyncContextManager[bool]:
+        """Hold a scope for its encoding or prune; yields whether it is held."""
+        ...
+
+
+class Storage(BankStore, SessionStore, ArchiveStore, RoomStore, Coordination, Protocol):
+    """The whole store, as the runtime opens and closes it."""
+
+    async def schema_version(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """A store several processes share (PgStore): each conversation's turns are taken by one
+    process at a time, under a lease that goes with the process if it dies."""
+
+    async def take_conversation(self, persona: str, scope: str) -> Lease: ...
+
+    async def give_back_conversation(self, persona: str, scope: str) -> None: ...
+
+    async def conversation_returned(self, persona: str, scope: str) -> None: ...
+
+    async def keep_waiting(
+        self, persona: str, scope: str, waiting: Sequence[tuple[str, dict[str, Any]]]
+    ) -> None: ...
+
+    async def drop_waiting(self, persona: str, scope: str, message_ids: Sequence[str]) -> None: ...

@@ -1,0 +1,59 @@
+"""Closed conversations waiting to be encoded into long-term memory
+(memory.storage.ArchiveStore)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from memory.records import ArchivedConversation
+from memory.storage.rows import conversation_row, timestamp
+from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, placeholders, serialised
+
+__all__ = ["SqliteArchive"]
+
+
+class SqliteArchive(SqliteBase):
+    """The encoder's queue: conversations archived and not yet encoded."""
+
+    async def unencoded(
+        self,
+        personas: Collection[str],
+        now: datetime,
+        *,
+        limit: int = 20,
+        skip: Collection[tuple[str, str]] = (),
+    ) -> list[ArchivedConversation]:
+        """Conversations of these personas waiting to be encoded and due (not waiting out a
+        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
+        if not personas:
+            return []
+        names = list(personas)
+        skipped = " AND (persona, scope) NOT IN (VALUES {})".format(
+            ", ".join(["(?, ?)"] * len(skip))
+        )
+        rows = await self._all(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations"
+            f" WHERE encoded_at IS NULL AND persona IN ({placeholders(len(names))})"
+            f" AND (retry_at IS NULL OR retry_at <= ?){skipped if skip else ''}"
+            " ORDER BY ended_at, id LIMIT ?",
+            (*names, timestamp(now), *(v for pair in skip for v in pair), limit),
+        )
+        return [conversation_row(r) for r in rows]
+
+    async def conversation(self, conversation_id: int) -> ArchivedConversation | None:
+        row = await self._one(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ?",
+            (conversation_id,),
+        )
+        return None if row is None else conversation_row(row)
+
+    @serialised
+    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
+        """Count a failed attempt; the conversation waits until `retry_at`."""
+        await self._db.execute(
+            "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
+            " WHERE id = ? AND encoded_at IS NULL",
+            (timestamp(retry_at), conversation_id),
+        )
+        await self._db.commit()

@@ -1,0 +1,68 @@
+"""What encoding writes beside memories (diary pages, profiles) and the prune's records
+(memory.storage.JournalStore)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+from memory.records import DiaryEntry, Profile, PrunedMemory
+from memory.storage.rows import diary_row, moment, timestamp
+from memory.storage.sqlite.base import SqliteBase, placeholders
+
+__all__ = ["SqliteJournal"]
+
+
+class SqliteJournal(SqliteBase):
+    """The diary, profiles and prune reports, read."""
+
+    async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
+        row = await self._one(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = ? AND day = ?",
+            (scope, day.isoformat()),
+        )
+        return None if row is None else diary_row(row)
+
+    async def diary_entries(
+        self, scope: str, *, before: date | None = None, limit: int = 10
+    ) -> list[DiaryEntry]:
+        """The scope's diary pages, newest first (only those before `before`, if given)."""
+        rows = await self._all(
+            "SELECT scope, day, text, conversations, updated_at FROM diary"
+            " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
+            (scope, (before or date.max).isoformat(), limit),
+        )
+        return [diary_row(r) for r in rows]
+
+    async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
+        """The scope's user profiles (those of `user_ids`, if given)."""
+        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = ?"
+        params: list[Any] = [scope]
+        if user_ids is not None:
+            if not user_ids:
+                return []
+            query += f" AND user_id IN ({placeholders(len(user_ids))})"
+            params.extend(user_ids)
+        rows = await self._all(query + " ORDER BY updated_at DESC", params)
+        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
+
+    async def last_prune(self, scope: str) -> date | None:
+        row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
+        return None if row is None else date.fromisoformat(row[0])
+
+    async def pruned_since(
+        self, since: datetime, *, scope: str | None = None, limit: int = 1000
+    ) -> list[PrunedMemory]:
+        """Prune reports from `since` on, oldest first (of one scope, or all)."""
+        query = (
+            "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
+            " FROM pruned WHERE pruned_at >= ?"
+        )
+        params: list[Any] = [timestamp(since)]
+        if scope is not None:
+            query += " AND scope = ?"
+            params.append(scope)
+        rows = await self._all(query + " ORDER BY pruned_at, id LIMIT ?", (*params, limit))
+        return [PrunedMemory(r[0], r[1], r[2], r[3], r[4], r[5], moment(r[6])) for r in rows]

@@ -1,0 +1,372 @@
+"""Long-term memories (memory.storage.MemoryStore) and their full-text index (FTS5): written,
+read, searched, reinforced, and encoded, deleted or pruned in one transaction each (their
+embeddings: embeddings.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+
+from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.storage.rows import clean_text, memory_row, memory_values, moment, timestamp
+from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+
+__all__ = ["SqliteMemories", "scope_tag"]
+
+
+# Log the recall of a memory of the scope (after its update), with the strength it left.
+_LOG_RECALL = (
+    "INSERT INTO recalls (memory_id, at, strength)"
+    " SELECT id, last_recalled_at, strength FROM memories WHERE scope = ? AND id = ?"
+)
+
+
+def scope_tag(scope: str) -> str:
+    """The one FTS5 token standing for a scope (letters and digits only, so no tokenizer
+    splits or stems it)."""
+    return "s" + hashlib.blake2b(scope.encode("utf-8", "replace"), digest_size=10).hexdigest() + "0"
+
+
+class SqliteMemories(SqliteBase):
+    """Every operation names its scope; ids are unique across scopes."""
+
+    async def listen(self, changed: Callable[[str], None]) -> None:
+        """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
+        other processes' changes)."""
+
+    @serialised
+    async def add_memory(self, memory: NewMemory) -> int:
+        try:
+            memory_id = await self._insert(memory)
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return memory_id
+
+    async def _insert(self, memory: NewMemory, previous_id: int | None = None) -> int:
+        """Insert inside the caller's transaction (`previous_id` overrides the memory's)."""
+        cur = await self._db.execute(
+            "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
+            " sentiment, created_at, strength, related, conversation_id, previous_id,"
+            " embedding, embedder, speaker_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            memory_values(memory, previous_id),
+        )
+        memory_id = cur.lastrowid
+        assert memory_id is not None
+        await self._db.execute(
+            "INSERT INTO memories_fts (rowid, scope_tag, body, context) VALUES (?, ?, ?, ?)",
+            (
+                memory_id,
+                scope_tag(memory.scope),
+                clean_text(memory.search_text),
+                clean_text(memory.search_context),
+            ),
+        )
+        return memory_id
+
+    async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        found: dict[int, Memory] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start : start + CHUNK]
+            rows = await self._all(
+                f"SELECT {MEMORY_COLUMNS} FROM memories"
+                # `+scope`: find the rows by id, then check the scope (a large scope's own
+                # index would make SQLite walk all of it).
+                f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))})",
+                (scope, *chunk),
+            )
+            for row in rows:
+                found[row[0]] = memory_row(row)
+        return [found[i] for i in unique if i in found]
+
+    async def list_memories(
+        self, scope: str, *, limit: int | None = None, newest_first: bool = True
+    ) -> list[Memory]:
+        order = "DESC" if newest_first else "ASC"
+        rows = await self._all(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?"
+            f" ORDER BY created_at {order}, id {order} LIMIT ?",
+            (scope, -1 if limit is None else limit),
+        )
+        return [memory_row(r) for r in rows]
+
+    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+        async with self._db.execute(
+            "SELECT id FROM memories WHERE scope = ? AND kind = ? AND text = ? ORDER BY id LIMIT 1",
+            (scope, kind, clean_text(text)),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else int(row[0])
+
+    async def count_memories(self, scope: str) -> int:
+        row = await self._one("SELECT count(*) FROM memories WHERE scope = ?", (scope,))
+        return int(row[0]) if row else 0
+
+    @serialised
+    async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
+        try:
+            gone = await self._delete(scope, ids)
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        if gone:
+            await self._scrub()
+        return gone
+
+    async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
+        """Delete inside the caller's transaction; returns the ids that were there."""
+        gone: list[int] = []
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start : start + CHUNK]
+            rows = await self._all(
+                f"SELECT id FROM memories WHERE scope = ? AND id IN ({placeholders(len(chunk))})",
+                (scope, *chunk),
+            )
+            present = [r[0] for r in rows]
+            if not present:
+                continue
+            marks = placeholders(len(present))
+            # The transcript and recap it was encoded from said it too.
+            await self._db.execute(
+                "UPDATE conversations SET turns = '[]', recap = NULL WHERE id IN"
+                f" (SELECT conversation_id FROM memories WHERE id IN ({marks}))",
+                present,
+            )
+            await self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", present)
+            await self._db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", present)
+            # What came next no longer carries the forgotten text as its context.
+            await self._db.execute(
+                f"UPDATE memories_fts SET context = '' WHERE rowid IN"
+                f" (SELECT id FROM memories WHERE previous_id IN ({marks}))",
+                present,
+            )
+            await self._db.execute(
+                f"UPDATE memories SET previous_id = NULL WHERE previous_id IN ({marks})",
+                present,
+            )
+            gone.extend(present)
+        return gone
+
+    async def lexical_search(
+        self, scope: str, match: str, k: int, *, context_weight: float = 0.35, narrow: bool = True
+    ) -> list[tuple[int, float]]:
+        # bm25() is lower-is-better and weighs columns in order: the scope tag counts for
+        # nothing, the memory before a little. The join on scope is the wall.
+        weights = f"0.0, 1.0, {float(context_weight)!r}"
+        # The best inside FTS5 first, then the join: joining first would look up every
+        # matching row before ranking. Narrowed by the scope's tag, every row FTS5 ranks is
+        # the scope's; unnarrowed (cheaper when the scope is most of the database), the best
+        # 4k leave room for other scopes' rows, which the join then drops.
+        where = f"scope_tag : {scope_tag(scope)} AND " if narrow else ""
+        rows = await self._all(
+            "SELECT r.id, r.score FROM ("
+            f" SELECT rowid AS id, -bm25(memories_fts, {weights}) AS score FROM memories_fts"
+            f" WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {weights}) LIMIT ?"
+            ") AS r JOIN memories AS m ON m.id = r.id WHERE m.scope = ?"
+            " ORDER BY r.score DESC LIMIT ?",
+            (f"{where}{{body context}} : ({match})", k if narrow else 4 * k, scope, k),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs: recall leaves out words too
+        common to tell memories apart (counted per scope, so no other scope has a say)."""
+        counts: dict[str, int] = {}
+        tag = scope_tag(scope)
+        for term in terms:
+            quoted = '"' + term.replace('"', '""') + '"'
+            row = await self._one(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                (f"scope_tag : {tag} AND body : {quoted}",),
+            )
+            counts[term] = int(row[0]) if row else 0
+        return counts
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(memories in the scope, memories in all scopes)."""
+        row = await self._one(
+            "SELECT (SELECT count(*) FROM memories WHERE scope = ?),"
+            " (SELECT max(rowid) - min(rowid) + 1 FROM memories_fts)",
+            (scope,),
+        )
+        return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
+
+    async def last_memory(self, scope: str) -> Memory | None:
+        """The scope's most recently stored memory."""
+        row = await self._one(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
+            (scope,),
+        )
+        return None if row is None else memory_row(row)
+
+    async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories `ids` and those stored right after them (whose previous_id is one of
+        them), in one read."""
+        found: dict[int, Memory] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start : start + CHUNK]
+            marks = placeholders(len(chunk))
+            rows = await self._all(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
+                f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
+                (scope, *chunk, *chunk),
+            )
+            for row in rows:
+                found[row[0]] = memory_row(row)
+        return list(found.values())
+
+    @serialised
+    async def reinforce(
+        self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
+    ) -> None:
+        await self._db.executemany(
+            "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?,"
+            " strength = ? WHERE scope = ? AND id = ?",
+            [(timestamp(now), strength, scope, memory_id) for memory_id, strength in updates],
+        )
+        await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
+        await self._db.commit()
+
+    async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
+        """When the memory was recalled (or merged with a repeat), oldest first, with the
+        strength each left; empty for a memory outside the scope."""
+        rows = await self._all(
+            "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
+            " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
+            (scope, memory_id),
+        )
+        return [(moment(r[0]), float(r[1])) for r in rows]
+
+    @serialised
+    async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None:
+        await self._db.execute(
+            "UPDATE memories SET related = ? WHERE scope = ? AND id = ?",
+            (json.dumps([int(r) for r in related]), scope, memory_id),
+        )
+        await self._db.commit()
+
+    async def scopes(self) -> list[str]:
+        rows = await self._all("SELECT DISTINCT scope FROM memories ORDER BY scope")
+        return [r[0] for r in rows]
+
+    @serialised
+    async def wipe_memories(self, scope: str) -> int:
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
+        prune reports; returns how many memories went."""
+        rows = await self._all("SELECT id FROM memories WHERE scope = ?", (scope,))
+        ids = [r[0] for r in rows]
+        try:
+            gone = await self._delete(scope, ids)
+            for table in ("diary", "profiles", "pruned", "prune_days"):
+                await self._db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        await self._scrub(words=bool(gone))
+        return len(gone)
+
+    @serialised
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
+        transaction. Returns the new memories' ids, or None if it was already encoded (then
+        nothing is written)."""
+        at = timestamp(write.at)
+        try:
+            cur = await self._db.execute(
+                "UPDATE conversations SET encoded_at = ?, recap = ?"
+                " WHERE id = ? AND encoded_at IS NULL",
+                (at, clean_text(write.recap), write.conversation_id),
+            )
+            if cur.rowcount != 1:
+                await self._db.rollback()
+                return None
+            ids: list[int] = []
+            for memory in write.memories:
+                ids.append(await self._insert(memory, ids[-1] if ids else None))
+            for memory_id, memory, siblings in zip(
+                ids, write.memories, write.sibling_links, strict=True
+            ):
+                if siblings:
+                    related = [*memory.related, *(ids[i] for i in siblings)]
+                    await self._db.execute(
+                        "UPDATE memories SET related = ? WHERE id = ?",
+                        (json.dumps(related), memory_id),
+                    )
+            await self._db.executemany(
+                "UPDATE memories SET strength = ?, importance = max(importance, ?),"
+                " recall_count = recall_count + 1, last_recalled_at = ?"
+                " WHERE scope = ? AND id = ?",
+                [(m.strength, m.importance, at, write.scope, m.memory_id) for m in write.merges],
+            )
+            await self._db.executemany(
+                _LOG_RECALL, [(write.scope, m.memory_id) for m in write.merges]
+            )
+            if write.diary is not None:
+                day, text = write.diary
+                await self._db.execute(
+                    "INSERT INTO diary (scope, day, text, conversations, updated_at)"
+                    " VALUES (?, ?, ?, 1, ?) ON CONFLICT (scope, day) DO UPDATE"
+                    " SET text = excluded.text, conversations = conversations + 1,"
+                    " updated_at = excluded.updated_at",
+                    (write.scope, day.isoformat(), clean_text(text), at),
+                )
+            await self._db.executemany(
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
+                " SET name = excluded.name, text = excluded.text,"
+                " updated_at = excluded.updated_at",
+                [
+                    (write.scope, user_id, clean_text(name), clean_text(text), at)
+                    for user_id, name, text in write.profiles
+                ],
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return ids
+
+    @serialised
+    async def prune(
+        self,
+        scope: str,
+        day: date,
+        forgotten: Sequence[tuple[Memory, str]],
+        policy: str,
+        at: datetime,
+    ) -> list[int]:
+        """Delete the forgotten memories, keep a report of each (which, and why: not what it
+        said), and note that the scope was pruned on `day`, in one transaction. Returns the
+        ids deleted."""
+        try:
+            gone = set(await self._delete(scope, [m.id for m, _ in forgotten]))
+            await self._db.executemany(
+                "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
+                " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
+                    for m, reason in forgotten
+                    if m.id in gone
+                ],
+            )
+            await self._db.execute(
+                "INSERT INTO prune_days (scope, day) VALUES (?, ?)"
+                " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
+                (scope, day.isoformat()),
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        if gone:
+            await self._scrub()
+        return sorted(gone)
