@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from adapters.console import ConsoleChat, readable
 from adapters.host import BotStartError, bot_tokens, host
+from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
 from bot import __version__, cards, redact
 from bot.card_persona import persona_card, persona_key, persona_toml
@@ -276,7 +277,7 @@ async def _chat(args: argparse.Namespace) -> int:
     persona = next(iter(personas.values()))
     interactive = sys.stdin.isatty()
     restore_terminal = _terminal_keeper() if interactive else (lambda: None)
-    runtime.scheduler.start()
+    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
     try:
         console = ConsoleChat(
             runtime,

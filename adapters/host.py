@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from adapters.progress import embedding_bar
 from adapters.web import WebServer
 from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
 from bot import redact
@@ -211,7 +212,7 @@ async def host(
                 raise BotStartError(f"{_describe(bot)} could not start: {said}") from None
             started.append(adapter)
             announce(_up(config, bot))
-        runtime.scheduler.start()
+        runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
         if settle:
             await runtime.settle()
         await stop.wait()

@@ -2,7 +2,7 @@
 
     OPENAI_API_KEY=... python benchmarks/locomo_qa.py ../shared/data/locomo-dev.json \\
         [--model gpt-4o-mini] [--judge-model M] [--limit N] [--conversations N]
-        [--concurrency 4] [--embedder hash|local] [--k 10]
+        [--concurrency 4] [--embedder auto|e5|hash|local] [--k 10]
 
 Any OpenAI-compatible endpoint: OPENAI_BASE_URL (for a local server, which may go without a
 key) and OPENAI_API_KEY, read from the environment only and never printed.
@@ -355,7 +355,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--categories", default="1,2,3,4,5", help="LoCoMo's category numbers to ask"
     )
     parser.add_argument("--concurrency", type=int, default=4, help="questions in flight")
-    parser.add_argument("--embedder", default=MemoryConfig().embedder, help="hash, local, ...")
+    parser.add_argument(
+        "--embedder",
+        default=MemoryConfig().embedder,
+        help="auto (e5 where installed, else hash), e5, hash, local, ...",
+    )
     parser.add_argument("--k", type=int, default=10, help="memories recalled per question")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--attempts", type=int, default=3, help="tries for unusable output")

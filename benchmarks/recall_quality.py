@@ -1,6 +1,11 @@
-"""Recall quality on LoCoMo-format conversations: R@1, R@5 and R@10 by question category.
+"""Recall quality on conversations: R@1, R@5 and R@10 by question category.
 
-    python benchmarks/recall_quality.py ../shared/data/locomo-dev.json [--embedder local]
+    python benchmarks/recall_quality.py ../shared/data/locomo-dev.json \
+        benchmarks/data/zh_conversation.json [--embedder auto]
+
+Each file is LoCoMo's format, or the Chinese set's (benchmarks/data/zh_conversation.json:
+sessions of [speaker, text] turns, questions by category with a `paraphrase` flag, which gets
+a row of its own); each is scored on its own.
 
 For each conversation a fresh bank (deterministic: no retrieval failure) remembers every turn
 in order (speaker, the session's date-time as `when`, an image's caption appended), then every
@@ -8,7 +13,8 @@ question of categories 1-4 goes through `recall` with `now` = the last session's
 question's recall@k is the share of its evidence turns among the top k (LoCoMo's definition),
 averaged over questions. Malformed evidence ids ("D8:6; D9:17", "D:11:26", "D30:05") are split
 and normalised; ids not in the conversation are dropped, and a question left with none is
-skipped. The last line of output is JSON with the headline figures.
+skipped. The last line of output is JSON with the headline figures (one file: its figures; several:
+by file name).
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from memory.bank import MemoryBank
 from memory.clock import FakeClock
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+ZH_CATEGORIES = {1: "plain", 2: "date", 3: "others"}
+PARAPHRASE = "in other words"
 KS = (1, 5, 10)
 SCOPE = "bench/locomo"
 
@@ -65,6 +73,28 @@ def sessions(conversation: dict[str, Any]) -> list[tuple[datetime, list[dict[str
     ]
 
 
+def from_zh(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Chinese set as one LoCoMo-format sample (its categories: ZH_CATEGORIES)."""
+    conversation: dict[str, Any] = {}
+    for n, session in enumerate(data["sessions"], start=1):
+        conversation[f"session_{n}_date_time"] = session["date_time"]
+        conversation[f"session_{n}"] = [
+            {"speaker": speaker, "text": text, "dia_id": f"D{n}:{i}"}
+            for i, (speaker, text) in enumerate(session["turns"], start=1)
+        ]
+    number = {name: k for k, name in ZH_CATEGORIES.items()}
+    qa = [
+        {
+            "question": q["question"],
+            "evidence": q["evidence"],
+            "category": number[q["category"]],
+            "paraphrase": q["paraphrase"],
+        }
+        for q in data["questions"]
+    ]
+    return [{"sample_id": "zh", "conversation": conversation, "qa": qa}]
+
+
 async def remember_conversation(
     bank: MemoryBank, sample: dict[str, Any], scope: str = SCOPE
 ) -> tuple[dict[int, str], datetime]:
@@ -83,7 +113,9 @@ async def remember_conversation(
     return by_memory, last
 
 
-async def evaluate(sample: dict[str, Any], embedder: str, folder: Path) -> list[dict[str, Any]]:
+async def evaluate(
+    sample: dict[str, Any], embedder: str, folder: Path, categories: dict[int, str] = CATEGORIES
+) -> list[dict[str, Any]]:
     bank = await MemoryBank.open(folder, embedder, FakeClock(), deterministic=True)
     try:
         by_memory, last = await remember_conversation(bank, sample)
@@ -91,7 +123,7 @@ async def evaluate(sample: dict[str, Any], embedder: str, folder: Path) -> list[
         results = []
         for qa in sample["qa"]:
             category = qa.get("category")
-            if category not in CATEGORIES:
+            if category not in categories:
                 continue
             evidence = evidence_ids(qa.get("evidence", []), known)
             if not evidence:
@@ -101,7 +133,14 @@ async def evaluate(sample: dict[str, Any], embedder: str, folder: Path) -> list[
             elapsed = time.perf_counter() - started
             ranked = [by_memory[h.id] for h in hits]
             scores = {k: len(evidence & set(ranked[:k])) / len(evidence) for k in KS}
-            results.append({"category": category, "scores": scores, "seconds": elapsed})
+            results.append(
+                {
+                    "category": categories[category],
+                    "paraphrase": qa.get("paraphrase", False),
+                    "scores": scores,
+                    "seconds": elapsed,
+                }
+            )
         return results
     finally:
         await bank.close()
@@ -111,7 +150,9 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
     rows = ["| category | questions | R@1 | R@5 | R@10 |", "|---|---:|---:|---:|---:|"]
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for result in results:
-        groups[CATEGORIES[result["category"]]].append(result)
+        groups[result["category"]].append(result)
+        if result["paraphrase"]:
+            groups[PARAPHRASE].append(result)
     overall: dict[str, float] = {}
     for name, group in [*sorted(groups.items()), ("overall", results)]:
         means = {k: statistics.fmean(r["scores"][k] for r in group) for k in KS}
@@ -122,29 +163,37 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
     return "\n".join(rows), overall
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data", type=Path, help="a LoCoMo-format JSON file")
-    parser.add_argument("--embedder", default="local", help="hash, local (default), ...")
-    args = parser.parse_args()
-    samples = json.loads(args.data.read_text(encoding="utf-8"))
+async def score(path: Path, embedder: str) -> dict[str, float]:
+    raw = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
+    zh = isinstance(raw, dict) and "sessions" in raw
+    samples = from_zh(raw) if zh else raw
+    categories = ZH_CATEGORIES if zh else CATEGORIES
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for i, sample in enumerate(samples):
-            found = await evaluate(sample, args.embedder, Path(tmp) / str(i))
+            found = await evaluate(sample, embedder, Path(tmp) / str(i), categories)
             results.extend(found)
             r5 = statistics.fmean(r["scores"][5] for r in found) if found else 0.0
             name = sample.get("sample_id", i)
             print(f"{name}: {len(found)} questions, R@5 {r5:.3f}", file=sys.stderr)
     text, overall = table(results)
     latencies = sorted(r["seconds"] * 1000 for r in results)
-    print(f"embedder: {args.embedder}; {len(samples)} conversations")
+    print(f"{path.name}, embedder: {embedder}; {len(samples)} conversations")
     print(text)
     p50 = latencies[len(latencies) // 2]
     total = time.perf_counter() - started
     print(f"recall p50 {p50:.1f} ms (query embedding included); total {total:.0f} s")
-    print(json.dumps({**overall, "questions": len(results)}))
+    return {**overall, "questions": len(results)}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, nargs="+", help="LoCoMo-format or Chinese-set files")
+    parser.add_argument("--embedder", default="auto", help="auto (default), hash, e5, ...")
+    args = parser.parse_args()
+    figures = {path.stem: await score(path, args.embedder) for path in args.data}
+    print(json.dumps(next(iter(figures.values())) if len(figures) == 1 else figures))
 
 
 if __name__ == "__main__":

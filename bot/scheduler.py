@@ -1,5 +1,7 @@
 """The scheduler: one asyncio task that snapshots dirty sessions, closes idle ones, encodes
-closed conversations into long-term memory, embeds memories stored while the embedder was out,
+closed conversations into long-term memory, embeds memories stored while the embedder was out
+(and, in a task of its own started with it, the whole bank after a change of embedder, drawing
+its progress through the callback it is given),
 prunes each scope once a day, and now and then writes changed memory indexes to disk (they can
 always be rebuilt from SQLite, so this only saves the rebuild)."""
 
@@ -13,6 +15,7 @@ from datetime import timedelta
 
 from bot.lifecycle import Lifecycle
 from bot.sessions import SessionManager
+from memory.embeddings import EmbeddingError
 
 __all__ = ["Scheduler"]
 
@@ -38,6 +41,7 @@ class Scheduler:
         self._rounds = 0
         self.lifecycle = lifecycle
         self._task: asyncio.Task[None] | None = None
+        self._catching_up: asyncio.Task[None] | None = None
 
     async def tick(self) -> None:
         """One round of housekeeping; a failure is logged and tried again next round."""
@@ -74,15 +78,35 @@ class Scheduler:
             await self.tick()
             await asyncio.sleep(self._interval)
 
-    def start(self) -> None:
+    def start(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Start the rounds, and the catch-up of the bank's embeddings (see `catch_up`)."""
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="kizuna-scheduler")
+        if self._catching_up is None and self.lifecycle is not None:
+            self._catching_up = asyncio.create_task(self.catch_up(progress), name="kizuna-catch-up")
+
+    async def catch_up(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Embed what the embedder has not (after a change of embedder, the whole bank), a
+        batch at a time, reporting (done, total) to `progress` when there is anything to do;
+        meanwhile the scopes that wait recall by words. Should the embedder fail, the rounds'
+        embed_pending carries on later."""
+        if self.lifecycle is None:
+            return
+        try:
+            async for done, total in self.lifecycle.bank.catch_up():
+                if total and progress is not None:
+                    progress(done, total)
+        except EmbeddingError as e:
+            log.warning("re-embedding paused, the scheduler's rounds go on with it: %s", e)
+        except Exception:
+            log.exception("re-embedding failed; the scheduler's rounds go on with it")
 
     async def stop(self) -> None:
         """Stop the loop, then save whatever is still dirty (indexes: the bank's close)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._catching_up, self._task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._catching_up = None
         await self._sessions.save_dirty()

@@ -23,7 +23,7 @@ import logging
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Self
@@ -94,14 +94,29 @@ EMBED_BATCH = 256
 # Recall by date reads the scope's newest memories, this many: the store answers no query by
 # date, so a day older than these brings its diary page but none of its memories.
 DATED_WINDOW = 500
+# A scope missing at most this many vectors of the current embedder has them made when its
+# index is first wanted (memories stored during a short outage); more (a change of embedder)
+# are left to `catch_up` in the background, and the scope recalls by words meanwhile.
+INLINE_EMBED = 32
 QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
 # it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
 # France?" scores 0.18 under both): they reject those and cost R@5 0.003 (hash) and under 0.005
 # (local); a hash vector is itself lexical, so a shared word needs little more. See
 # benchmarks/README.md.
-DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15)}
+DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.0, 0.0)}
 DEFAULT_DENSE_FLOOR = (0.30, 0.15)
+# E5's cosines crowd into a narrow band that moves with the cue and the language (on LoCoMo a
+# cue's median memory scores 0.80 and its answer 0.84; on the Chinese set 0.86 and 0.91), where
+# the fusion's weights, tuned on cosines spread over 0..1, would hear little of them. For these
+# families recall rescales a cosine c as DENSE_GAIN * max(c - low, 0) / (high - low), where
+# high and low are the cue's best and last dense candidates (low at least the baseline given
+# here): like BM25 over its best hit. Below `low` a lexical hit keeps its words' score alone.
+# No absolute floor tells an e5 match from noise (an off-topic cue's best LoCoMo memory scores
+# 0.83, above a tenth of the answers), so e5's floors let every candidate through. Measured:
+# benchmarks/README.md.
+DENSE_BASELINES = {"e5": 0.7}
+DENSE_GAIN = 0.6
 
 Progress = Callable[[int, int], None]  # (done, total)
 _WORD = re.compile(r"\w+")
@@ -141,9 +156,9 @@ class MemoryBank:
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
-        self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(
-            embedder.name.split(":")[0].split("-")[0], DEFAULT_DENSE_FLOOR
-        )
+        family = embedder.name.split(":")[0].split("-")[0]
+        self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
+        self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
@@ -156,6 +171,11 @@ class MemoryBank:
         self._unembedded: set[str] = set()
         self._embed_failures = 0
         self._embed_retry_at: datetime | None = None
+        # Scopes with more memories to embed than INLINE_EMBED: no dense index is built for
+        # them (it would hold only part of the scope) until `catch_up` or `embed_pending` is
+        # done with them.
+        self._catching_up: set[str] = set()
+        self._catch_ups = 0  # catch_up runs under way: embed_pending leaves the work to them
 
     @classmethod
     async def open(
@@ -324,6 +344,8 @@ class MemoryBank:
         except (EmbeddingError, ValueError) as e:
             log.warning("similar memories not searched: %s", e)
             return [[] for _ in vectors]
+        if index is None:  # still being embedded
+            return [[] for _ in vectors]
         return [await index.search(v, k) for v in vectors]
 
     async def embed_memories(
@@ -407,12 +429,13 @@ class MemoryBank:
             )
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
-        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN): a prune
-        never takes both."""
+        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN, on recall's
+        scale: see DENSE_BASELINES): a prune never takes both."""
         ids, vectors = await self.store.embeddings(scope, self.embedder.name)
         if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
             return []
-        return await asyncio.to_thread(_twins, ids, vectors)
+        base = self.dense_baseline
+        return await asyncio.to_thread(_twins, ids, vectors, base + TWIN * (1.0 - base))
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
         """Delete a memory by id, or the one that best matches a query; returns what went
@@ -511,6 +534,7 @@ class MemoryBank:
         cosine: dict[int, float] = {}
         if query is not None and index is not None:
             cosine = dict(await index.search(query, DENSE_CANDIDATES))
+        dense_hits = dict(cosine)
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return []
@@ -520,6 +544,10 @@ class MemoryBank:
             memories[memory.id] = memory
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
+        if self.dense_baseline and dense_hits:
+            low = max(self.dense_baseline, min(dense_hits.values()))
+            span = max(max(dense_hits.values()) - low, 1e-6)
+            cosine = {i: DENSE_GAIN * max(c - low, 0.0) / span for i, c in cosine.items()}
         named = set(words) | set(_WORD.findall(cue.lower()))
         relevant = relevance(
             memories,
@@ -604,10 +632,13 @@ class MemoryBank:
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
+        if scope in self._catching_up and (scope, self.embedder.name) not in self.dense:
+            return None, None
         try:
             async with asyncio.timeout(self.cue_deadline):
                 query = await self._query_vector(cue)
-            return query, await self._index(scope)
+            index = await self._index(scope)
+            return (None, None) if index is None else (query, index)
         except TimeoutError:
             self._embedder_down_until = now + EMBEDDER_PAUSE
             log.warning("recall by words only for a while: the embedder took too long")
@@ -757,25 +788,64 @@ class MemoryBank:
 
     async def reindex(self, progress: Progress | None = None) -> int:
         """Embed every memory that has no embedding from the current embedder (after a change
-        of embedder, or an outage), in every scope; returns how many were embedded."""
-        scopes = await self.store.scopes()
-        pending = {
-            scope: await self.store.unembedded(scope, self.embedder.name) for scope in scopes
-        }
-        total = sum(len(p) for p in pending.values())
+        of embedder, or an outage), in every scope, and rebuild their indexes; returns how
+        many were embedded."""
         done = 0
-        if progress:
-            progress(0, total)
-        for scope, memories in pending.items():
-            for start in range(0, len(memories), EMBED_BATCH):
-                batch = memories[start : start + EMBED_BATCH]
-                await self._embed_memories(scope, batch)
-                done += len(batch)
-                if progress:
-                    progress(done, total)
-            if memories:
-                await self.dense.delete_file(scope, self.embedder.name)
+        async for done, total in self.catch_up(rebuild=True):
+            if progress:
+                progress(done, total)
         return done
+
+    async def catch_up(
+        self, batch: int = EMBED_BATCH, *, rebuild: bool = False
+    ) -> AsyncIterator[tuple[int, int]]:
+        """Embed, a batch at a time, every memory without a vector of the current embedder
+        (after a change of embedder, the whole bank), yielding (done, total) first and after
+        each batch: the background task that runs it draws a progress bar and gives the event
+        loop a turn between batches. Until a scope is done its recall goes by words: its dense
+        index is built only from a complete set of the current embedder's vectors (never a
+        part of the scope, never two embedders' vectors). `rebuild`: drop each index touched,
+        so it is rebuilt from the store (`reindex`). Raises EmbeddingError (what was done is
+        kept)."""
+        name = self.embedder.name
+        pending: list[tuple[str, list[Memory]]] = []
+        for scope in await self.store.scopes():
+            missing = await self.store.unembedded(scope, name)
+            if missing:
+                pending.append((scope, missing))
+                if (scope, name) not in self.dense:
+                    self._catching_up.add(scope)
+        total = sum(len(memories) for _, memories in pending)
+        done = 0
+        self._catch_ups += 1
+        try:
+            yield done, total
+            async for step in self._catch_up(pending, batch, rebuild):
+                done = step
+                yield done, total
+        finally:
+            self._catch_ups -= 1
+
+    async def _catch_up(
+        self, pending: list[tuple[str, list[Memory]]], batch: int, rebuild: bool
+    ) -> AsyncIterator[int]:
+        name = self.embedder.name
+        done = 0
+        for scope, memories in pending:
+            for start in range(0, len(memories), batch):
+                chunk = memories[start : start + batch]
+                vectors = await self._embed_memories(scope, chunk)
+                await self.dense.added(scope, name, [m.id for m in chunk], list(vectors))
+                done += len(chunk)
+                yield done
+            self._catching_up.discard(scope)
+            self._unembedded.discard(scope)
+            if rebuild:
+                await self.dense.delete_file(scope, name)
+
+    def waiting(self, scope: str) -> bool:
+        """Whether the scope recalls by words only until its memories are embedded."""
+        return scope in self._catching_up
 
     async def embed_pending(self, limit: int = EMBED_BATCH) -> int:
         """Embed up to `limit` memories stored here without a vector (the embedder was out)
@@ -785,7 +855,7 @@ class MemoryBank:
         earlier process are embedded when their index is built.)"""
         now = self.clock.now()
         waits = (self._embed_retry_at, self._embedder_down_until)
-        if not self._unembedded or any(w is not None and now < w for w in waits):
+        if not self._unembedded or self._catch_ups or any(w is not None and now < w for w in waits):
             return 0
         name = self.embedder.name
         done = 0
@@ -807,6 +877,7 @@ class MemoryBank:
             self._embed_failures = 0
             if len(batch) == len(missing):
                 self._unembedded.discard(scope)
+                self._catching_up.discard(scope)
             if vectors is not None:
                 await self.dense.added(scope, name, [m.id for m in batch], list(vectors))
                 done += len(batch)
@@ -824,11 +895,20 @@ class MemoryBank:
         )
         return vectors
 
-    async def _index(self, scope: str) -> ScopeSearch:
+    async def _index(self, scope: str) -> ScopeSearch | None:
+        """The scope's dense search; None while its memories wait to be embedded."""
         name = self.embedder.name
         if (scope, name) not in self.dense:
-            # Memories stored during an outage (or under another embedder) join the index now.
+            if scope in self._catching_up:
+                return None
+            # Memories stored during an outage (or, for `hash`, which is quick, under another
+            # embedder) join the index now; many more wait for the background.
             missing = await self.store.unembedded(scope, name)
+            if len(missing) > INLINE_EMBED and not isinstance(self.embedder, HashEmbedder):
+                self._catching_up.add(scope)
+                self._unembedded.add(scope)  # embed_pending goes on, if catch_up is not run
+                log.info("recall by words in a scope until its memories are embedded")
+                return None
             try:
                 for start in range(0, len(missing), EMBED_BATCH):
                     await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
@@ -842,7 +922,7 @@ class MemoryBank:
         if cached is not None:
             self._queries.move_to_end(cue)
             return cached
-        vector: Vectors = (await self.embedder.embed([cue]))[0]
+        vector: Vectors = (await self.embedder.embed_query([cue]))[0]
         self._queries[cue] = vector
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
@@ -871,11 +951,11 @@ class MemoryBank:
         return out
 
 
-def _twins(ids: npt.NDArray[np.int64], vectors: Vectors) -> list[tuple[int, int]]:
+def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     for start in range(0, len(ids), TWIN_BLOCK):
         block = vectors[start : start + TWIN_BLOCK] @ vectors.T
-        rows, cols = np.nonzero(block >= TWIN)
+        rows, cols = np.nonzero(block >= threshold)
         for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
             if start + row < col:
                 pairs.append((int(ids[start + row]), int(ids[col])))

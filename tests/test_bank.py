@@ -506,6 +506,77 @@ async def test_reindex_after_changing_embedder(tmp_path: Path, fake: FakeOpenAI)
     await bank.close()
 
 
+async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_meanwhile(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    many = memory.bank.INLINE_EMBED + 8
+    bank = await open_bank(tmp_path, HashEmbedder(64))
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    for i in range(many - 1):
+        await bank.remember(SCOPE, f"note {i} about the weather")
+    await bank.remember(OTHER, "Bob skis in the Alps")
+    await bank.close()
+
+    bank = await open_bank(tmp_path, remote(fake))
+    name = bank.embedder.name
+
+    def never_mixed() -> None:
+        # No index of the new embedder exists until its scope is complete: none holding a
+        # part of the scope, none mixing the two embedders' vectors.
+        assert bank.indexes.open_index(SCOPE, name) is None
+        assert not index_path(tmp_path / "index", SCOPE, name).exists()
+
+    # Too many to embed before answering: recall goes by words, at once.
+    assert [h.id for h in await bank.recall(SCOPE, "Mochi", k=1)] == [kitten]
+    assert bank.waiting(SCOPE)
+    assert await bank.recall(SCOPE, "her new pet") == []  # no word in common, no meaning yet
+    never_mixed()
+
+    steps = bank.catch_up(batch=16)
+    assert await anext(steps) == (0, many + 1)
+    assert await anext(steps) == (16, many + 1)
+    assert bank.waiting(SCOPE)
+    assert [h.id for h in await bank.recall(SCOPE, "Mochi", k=1)] == [kitten]
+    never_mixed()
+    seen = [step async for step in steps]
+    assert seen[-1] == (many + 1, many + 1)
+    assert not bank.waiting(SCOPE) and not bank.waiting(OTHER)
+    # Done: the index is built from the new embedder's vectors alone, and meaning works.
+    assert [h.id for h in await bank.recall(SCOPE, "her new pet", k=1)] == [kitten]
+    index = await bank.indexes.get(SCOPE, name, 8)
+    assert index.size == many and index.dimension == 8
+    assert [s async for s in bank.catch_up()] == [(0, 0)]  # nothing left
+    await bank.close()
+
+
+async def test_a_few_memories_without_a_vector_are_embedded_before_recall(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    bank = await open_bank(tmp_path, HashEmbedder(64))
+    kitten = await bank.remember(SCOPE, "Alice adopted a kitten")
+    await bank.close()
+    bank = await open_bank(tmp_path, remote(fake))
+    assert [h.id for h in await bank.recall(SCOPE, "her new pet")] == [kitten]
+    assert not bank.waiting(SCOPE)
+    await bank.close()
+
+
+async def test_the_scheduler_round_also_catches_up_a_waiting_scope(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    many = memory.bank.INLINE_EMBED + 1
+    bank = await open_bank(tmp_path, HashEmbedder(64))
+    ids = [await bank.remember(SCOPE, f"the kitten's toy number {i}") for i in range(many)]
+    await bank.close()
+    bank = await open_bank(tmp_path, remote(fake))
+    await bank.recall(SCOPE, "kitten")
+    assert bank.waiting(SCOPE)
+    assert await bank.embed_pending(limit=many) == many
+    assert not bank.waiting(SCOPE)
+    assert {h.id for h in await bank.recall(SCOPE, "pet", k=many)} == set(ids)
+    await bank.close()
+
+
 async def test_query_embeddings_are_reused(tmp_path: Path, fake: FakeOpenAI) -> None:
     bank = await open_bank(tmp_path, remote(fake))
     await bank.remember(SCOPE, "Alice adopted a kitten")

@@ -10,13 +10,15 @@ from bot.config import MemoryConfig, ModelsConfig, ProviderConfig, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
 from bot.tomlfile import TomlError
-from memory.embeddings import HashEmbedder, LocalEmbedder, OpenAIEmbedder
+from memory.embeddings import E5Embedder, HashEmbedder, LocalEmbedder, OpenAIEmbedder
 from tests.fakes.openai_server import FakeOpenAI
 
 
-def test_hash_is_the_default_and_needs_nothing() -> None:
-    embedder = build_embedder(MemoryConfig(), ModelsConfig(), {})
-    assert isinstance(embedder, HashEmbedder)
+def test_the_default_is_e5_where_installed_else_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(E5Embedder, "available", staticmethod(lambda: True))
+    assert isinstance(build_embedder(MemoryConfig(), ModelsConfig(), {}), E5Embedder)
+    monkeypatch.setattr(E5Embedder, "available", staticmethod(lambda: False))
+    assert isinstance(build_embedder(MemoryConfig(), ModelsConfig(), {}), HashEmbedder)
 
 
 def test_local_is_built_without_loading_anything() -> None:

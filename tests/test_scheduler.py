@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import memory.bank
 from bot.scheduler import Scheduler
+from memory.embeddings import HashEmbedder
 from memory.storage import StoreError
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
@@ -125,3 +127,31 @@ async def test_stop_without_start_still_saves(bot: Bot, scheduler: Scheduler) ->
 
 async def test_idle_time_follows_the_persona(bot: Bot) -> None:
     assert bot.engine.idle_time("pip") == timedelta(minutes=10)
+
+
+async def test_started_it_re_embeds_a_changed_bank_in_the_background_with_progress(
+    tmp_path: Path,
+) -> None:
+    """After a change of embedder the scheduler's own task embeds the bank again, reporting
+    its progress, and its scopes recall by meaning once done."""
+    folder = tmp_path / "kizuna.sqlite3"
+    old = await open_bot(folder, [make_persona()], embedder=HashEmbedder(64))
+    many = memory.bank.INLINE_EMBED + 5
+    for i in range(many):
+        await old.bank.remember(SCOPE, f"the weather on day {i}")
+    await old.close()
+
+    bot = await open_bot(folder, [make_persona()], embedder=HashEmbedder(128))
+    try:
+        scheduler = Scheduler(
+            bot.sessions, bot.engine.idle_time, interval=3600, lifecycle=bot.lifecycle
+        )
+        seen: list[tuple[int, int]] = []
+        await scheduler.catch_up(lambda done, total: seen.append((done, total)))
+        assert seen[0] == (0, many) and seen[-1] == (many, many)
+        assert await bot.bank.store.unembedded(SCOPE, bot.bank.embedder.name) == []
+        seen.clear()
+        await scheduler.catch_up(lambda done, total: seen.append((done, total)))
+        assert seen == []  # nothing to do: no bar
+    finally:
+        await bot.close()

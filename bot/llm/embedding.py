@@ -41,7 +41,7 @@ def build_embedder(
     memory: MemoryConfig, models: ModelsConfig, environ: Mapping[str, str]
 ) -> Embedder:
     """The configured embedder (not started: remote ones learn their dimension on start)."""
-    if memory.embedder in ("hash", "local"):
+    if memory.embedder in ("auto", "hash", "e5", "local"):
         return make_embedder(memory.embedder)
     name, provider = _provider(memory, models, environ)
     # Embeddings are retried by the SDK itself (they have no apology to make meanwhile).
