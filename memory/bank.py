@@ -62,7 +62,7 @@ from memory.records import (
 )
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
-from memory.text import fts_document, fts_query, terms
+from memory.text import fts_document, fts_query, terms, visible
 
 __all__ = ["BankError", "MemoryBank"]
 
@@ -261,7 +261,7 @@ class MemoryBank:
         """Store a memory; returns its id. `speaker` is the name of who said it, as shown;
         `speaker_id` the platform's stable id of who said it, as kept."""
         _check_scope(scope)
-        text = text.strip()
+        text = visible(text)
         if not text:
             raise BankError("a memory needs some text")
         if len(text) > MAX_TEXT:
@@ -637,6 +637,10 @@ class MemoryBank:
         try:
             async with asyncio.timeout(self.cue_deadline):
                 query = await self._query_vector(cue)
+            if not np.any(query):
+                # The embedder sees nothing in the cue (emoji alone, to the hash embedder): its
+                # cosines would all be 0 and veto what the words found.
+                return None, None
             index = await self._index(scope)
             return (None, None) if index is None else (query, index)
         except TimeoutError:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "fts_query",
     "key_phrase",
     "terms",
+    "visible",
     "warm_up",
 ]
 
@@ -50,6 +52,9 @@ _HAN_RE = re.compile(f"[{_HAN}]")
 # numbers; underscore and punctuation separate), so that every term below is exactly one token
 # of the FTS5 column and a quoted term is a one-token phrase.
 _TOKEN_RE = re.compile(f"([{_HAN}]+)|([^\\W_{_HAN}]+)")
+# Format characters that show nothing on their own: zero-width space, non-joiner and joiner,
+# word joiner, the byte-order mark, soft hyphen, bidirectional marks.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 
 _EN_STOP = """
 a about above after again against all also am an and any are as at be because been before being
@@ -132,13 +137,27 @@ def _cut_for_search(run: str) -> list[str]:
 
 
 def _tokens(text: str, cut: Callable[[str], list[str]]) -> Iterator[str]:
-    """Every token of ``text``, lowercased, in order: Han runs through ``cut``, anything else
-    as unicode61 would split it."""
+    """Every token of ``text``, lowercased: Han runs through ``cut``, anything else as
+    unicode61 would split it, in order; then each symbol (emoji, ♥, ☂) as a word of letters
+    and digits. unicode61 treats symbols as separators, so without a word of their own a
+    memory of emoji alone could never be found by words."""
     for han, other in _TOKEN_RE.findall(text):
         if han:
             yield from cut(han)
         else:
             yield other.lower()
+    for char in text:
+        # "So" leaves out the joiners, variation selectors and skin tones inside an emoji.
+        if unicodedata.category(char) == "So":
+            yield f"emoji{ord(char):x}"
+
+
+def visible(text: str) -> str:
+    """``text`` without control characters (tabs and newlines stay), trimmed of white space
+    and invisible format characters at both ends; empty when nothing in it can be seen (only
+    zero-width spaces, joiners or NULs), so that such text is refused like empty text."""
+    kept = "".join(c for c in text if c in "\t\n" or unicodedata.category(c) != "Cc")
+    return kept.strip().strip(_INVISIBLE).strip()
 
 
 # --- the API ---------------------------------------------------------------------------------
@@ -153,15 +172,21 @@ def warm_up() -> None:
 
 
 def terms(text: str) -> list[str]:
-    """The searchable terms of ``text`` in order: lowercased words (Chinese cut into words by
-    jieba), stop words and duplicates removed. Not stemmed: FTS5 stems on both sides."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for token in _tokens(text, _cut):
-        if token not in STOP_WORDS and token not in seen:
-            seen.add(token)
-            out.append(token)
-    return out
+    """The searchable terms of ``text``: lowercased words in order (Chinese cut into words by
+    jieba), then the dictionary words inside its long Chinese words ("过生日" -> "生日"), stop
+    words and duplicates removed. The inner words come last so that a cap on terms keeps the
+    message's own words; without them a question's "过生日" never met a memory's "生日" (the
+    memory side is cut in search mode, which does the same). Not stemmed: FTS5 stems on both
+    sides."""
+    words = list(_tokens(text, _cut))
+    inner = [
+        part
+        for word in words
+        if len(word) > 2 and _HAN_RE.match(word)
+        for part in _cut_for_search(word)
+        if part != word
+    ]
+    return [w for w in dict.fromkeys(words + inner) if w not in STOP_WORDS]
 
 
 def fts_document(text: str) -> str:

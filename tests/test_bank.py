@@ -588,10 +588,28 @@ async def test_query_embeddings_are_reused(tmp_path: Path, fake: FakeOpenAI) -> 
     await bank.close()
 
 
+async def test_a_memory_of_emoji_alone_is_recalled_by_them(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    sushi = await bank.remember(SCOPE, "🍣🍣")
+    await bank.remember(SCOPE, "Alice adopted a kitten")
+    # The kitten comes too, after it: it was said right after the sushi (its context).
+    assert (await bank.recall(SCOPE, "🍣?", fail=False))[0].id == sushi
+    await bank.close()
+
+
+async def test_control_characters_are_not_kept(tmp_path: Path) -> None:
+    bank = await open_bank(tmp_path)
+    memory_id = await bank.remember(SCOPE, "\u200bMo\x00chi\u200b")
+    [got] = await bank.get(SCOPE, [memory_id])
+    assert got.text == "Mochi"
+    await bank.close()
+
+
 async def test_bad_requests_are_refused_plainly(tmp_path: Path) -> None:
     bank = await open_bank(tmp_path)
-    with pytest.raises(BankError, match="needs some text"):
-        await bank.remember(SCOPE, "   ")
+    for invisible in ("   ", "\u200b\u200d", "\x00", "\ufeff\x00 \u2060"):
+        with pytest.raises(BankError, match="needs some text"):
+            await bank.remember(SCOPE, invisible)
     with pytest.raises(BankError, match="importance"):
         await bank.remember(SCOPE, "x", importance=5)
     with pytest.raises(BankError, match="category"):

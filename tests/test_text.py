@@ -17,6 +17,7 @@ from memory.text import (
     fts_query,
     key_phrase,
     terms,
+    visible,
     warm_up,
 )
 
@@ -27,6 +28,8 @@ DOCS = [
     "我今天去了Costco，买了一大箱坚果和牛排",
     "We had dinner at a café in Montréal with Jun",
     'The sign said "NEAR the AND gate" in big letters',
+    "我们约好下个月给她过生日",
+    "🍣🍣🍣",
 ]
 
 
@@ -82,6 +85,43 @@ def test_chinese_two_character_word_is_found(fts: sqlite3.Connection) -> None:
 
 def test_chinese_query_drops_question_words() -> None:
     assert terms("那只狗去哪里了？为什么？") == ["只", "狗", "去"]
+
+
+@pytest.mark.parametrize("query", ["她的生日是哪天？", "生日", "过生日"])
+def test_a_chinese_word_meets_the_words_inside_it(fts: sqlite3.Connection, query: str) -> None:
+    # The memory says 过生日; a question may say 生日, or 过生日 of a memory that says 生日.
+    assert search(fts, query)[0] == 7
+
+
+def test_inner_words_follow_the_message_own_words() -> None:
+    assert terms("互联网公司") == ["互联网", "公司", "互联", "联网"]
+    assert terms("你什么时候过生日") == ["过生日", "生日"]
+
+
+@pytest.mark.parametrize("query", ["🍣", "想吃🍣", "sushi 🍣?"])
+def test_emoji_are_words(fts: sqlite3.Connection, query: str) -> None:
+    assert search(fts, query)[0] == 8
+
+
+def test_emoji_parts_that_are_not_symbols_are_not_words() -> None:
+    # A skin tone, the variation selector and the joiner belong to the emoji before them.
+    assert terms("👍🏽 ❤️ 👨\u200d👩") == ["emoji1f44d", "emoji2764", "emoji1f468", "emoji1f469"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "seen"),
+    [
+        ("  Mochi  ", "Mochi"),
+        ("\u200b\u200d\u2060", ""),
+        ("\x00\x00", ""),
+        ("\ufeff \u200b \t", ""),
+        ("Mo\x00chi\u200b", "Mochi"),
+        ("line one\nline two", "line one\nline two"),
+        ("👨\u200d👩", "👨\u200d👩"),
+    ],
+)
+def test_visible_text(raw: str, seen: str) -> None:
+    assert visible(raw) == seen
 
 
 @pytest.mark.parametrize("query", ["在costco买了什么", "COSTCO", "我买的坚果呢"])
