@@ -158,7 +158,7 @@ async def diary(engine: Engine, event: ChatEvent, day: str = "") -> str:
     first, last = mentioned[0].days
     if first > today:
         return _say(engine, event, "diary_not_yet", day=_day(engine, event, first))
-    named = await pages.read(scope, mentioned[0], today)
+    named = await pages.read(scope, mentioned[0], today, tz=engine.tz)
     found = [] if named is None else named.pages
     if not found:
         said = _day(engine, event, first)

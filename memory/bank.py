@@ -34,6 +34,7 @@ import numpy.typing as npt
 from memory.activation import ActR
 from memory.clock import Clock, SystemClock
 from memory.curve import RetentionCurve, retention_curve
+from memory.dates import day_bounds
 from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.errors import KizunaError
@@ -91,9 +92,9 @@ MAX_SCOPE = 512
 MAX_ID = 2**63 - 1  # the largest id a 64-bit INTEGER / BIGINT column holds
 MAX_TEXT = 8_000  # characters of one memory
 EMBED_BATCH = 256
-# Recall by date reads the scope's newest memories, this many: the store answers no query by
-# date, so a day older than these brings its diary page but none of its memories.
-DATED_WINDOW = 500
+# Recall by date reads at most this many of the days' memories, the newest: a span busier
+# than that brings its latest (the rest come to mind by words, as any memory does).
+DATED_READ = 500
 # A scope missing at most this many vectors of the current embedder has them made when its
 # index is first wanted (memories stored during a short outage); more (a change of embedder)
 # are left to `catch_up` in the background, and the scope recalls by words meanwhile.
@@ -686,21 +687,17 @@ class MemoryBank:
         k: int,
         now: datetime | None = None,
     ) -> list[Recalled]:
-        """Memories made on the days `first` to `last` (the days of `tz`) that come to mind,
-        newest first, at most k; their score is their retention. Among the newest
-        DATED_WINDOW only."""
+        """Memories made on the days `first` to `last` (the days of `tz`, local time if None)
+        that come to mind, newest first, at most k; their score is their retention. Among
+        the days' newest DATED_READ."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         policy = self.policy(scope)
         out: list[Recalled] = []
-        if k <= 0:
+        if k <= 0 or first > last:
             return out
-        for memory in await self.store.list_memories(scope, limit=DATED_WINDOW):
-            day = _aware(memory.created_at).astimezone(tz).date()
-            if day < first:
-                break  # newest first: the rest are older still
-            if day > last:
-                continue
+        start, end = day_bounds(first, last, tz)
+        for memory in await self.store.memories_between(scope, start, end, limit=DATED_READ):
             retention = policy.retention(memory, now)
             if surfaces(retention, self._rng):
                 out.append(_recalled(memory, retention, 0.0, retention))

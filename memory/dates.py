@@ -83,9 +83,20 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 
-__all__ = ["DateMention", "find_dates"]
+__all__ = ["DateMention", "day_bounds", "find_dates"]
+
+
+def day_bounds(first: date, last: date, tz: tzinfo | None) -> tuple[datetime, datetime]:
+    """The moments the days `first` to `last` of `tz` (the local time zone if None) begin and
+    end: midnight of the first, and midnight after the last."""
+
+    def midnight(day: date) -> datetime:
+        start = datetime.combine(day, time.min, tz)
+        return start if tz is not None else start.astimezone()
+
+    return midnight(first), midnight(last + timedelta(days=1))
 
 
 @dataclass(slots=True, frozen=True)

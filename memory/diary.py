@@ -7,8 +7,8 @@ yesterday?", 上周三, 2024-09-03, "last weekend", 前几天), parsed locally b
 model cost.
 
 A day or month named without a year ("May 4th", 5月) means the most recent year that has a page
-for it: asked a year later, "what did we do on May 4th?" finds last year's page. A span of days
-brings its pages newest first.
+or a memory of it: asked a year later, "what did we do on May 4th?" finds last year's page. A
+span of days brings its pages newest first.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
-from memory.dates import DateMention, find_dates
+from memory.dates import DateMention, day_bounds, find_dates
 from memory.records import DiaryEntry
-from memory.storage import JournalStore
+from memory.storage import BankStore
 
 __all__ = ["MAX_PAGES", "YEARS_BACK", "Diary", "NamedDays", "pages_of"]
 
@@ -27,12 +27,12 @@ __all__ = ["MAX_PAGES", "YEARS_BACK", "Diary", "NamedDays", "pages_of"]
 # of each fits (bot/recollect.py).
 MAX_PAGES = 6
 # A day named without a year: how many years before the most recent one are looked at for a
-# page (one query each, only while none is found).
+# page or a memory (a query or two each, only while neither is found).
 YEARS_BACK = 5
 
 
 class Diary:
-    def __init__(self, store: JournalStore) -> None:
+    def __init__(self, store: BankStore) -> None:
         self.store = store
 
     async def page(self, scope: str, day: date) -> DiaryEntry | None:
@@ -62,19 +62,25 @@ class Diary:
         out: list[NamedDays] = []
         room = MAX_PAGES
         for mention in find_dates(text, local):
-            named = await self.read(scope, mention, today, limit=room)
+            named = await self.read(scope, mention, today, limit=room, tz=tz)
             if named is not None:
                 out.append(named)
                 room = max(room - len(named.pages), 0)
         return out
 
     async def read(
-        self, scope: str, mention: DateMention, today: date, *, limit: int = MAX_PAGES
+        self,
+        scope: str,
+        mention: DateMention,
+        today: date,
+        *,
+        limit: int = MAX_PAGES,
+        tz: tzinfo | None = None,
     ) -> NamedDays | None:
         """The days `mention` names, up to `today`, with their pages newest first (at most
         `limit`); None if none has begun. Named without a year: the days of the most recent
-        year that has pages for them, at most YEARS_BACK years before the most recent one,
-        else the most recent ones."""
+        year that has pages or memories for them (the days of `tz`, local time if None), at
+        most YEARS_BACK years before the most recent one, else the most recent ones."""
         first, last = mention.days
         begun: NamedDays | None = None
         for back in range(YEARS_BACK + 1 if mention.yearless else 1):
@@ -96,6 +102,10 @@ class Diary:
                 found = [entry for entry in newest if entry.day >= lo]
             if found:
                 return NamedDays(lo, hi, tuple(found[:limit]))
+            if mention.yearless and await self.store.memories_between(
+                scope, *day_bounds(lo, hi, tz), limit=1
+            ):
+                return NamedDays(lo, hi, ())  # no page, but memories of those days
             begun = begun or NamedDays(lo, hi, ())
         return begun
 

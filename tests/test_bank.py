@@ -11,6 +11,7 @@ import types
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import cast
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -24,6 +25,8 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
 from memory.recall import failure_probability
+from memory.records import EncodingWrite, Merge
+from memory.storage import Storage
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import StoreOpener
 
@@ -220,6 +223,49 @@ async def test_a_recall_on_a_clock_set_back_never_weakens_a_memory(tmp_path: Pat
     await bank.close()
 
 
+async def test_an_old_conversation_encoded_late_never_dates_a_recall_back(tmp_path: Path) -> None:
+    """A conversation from before a memory's last recall (or its making), encoded only now,
+    repeats it: the repetition counts, but the memory's last recall stays where it was."""
+    clock = FakeClock(datetime(2026, 3, 10, 12, 0, tzinfo=UTC))
+    bank = await open_bank(tmp_path, clock=clock)
+    made = clock.now()
+    fresh = await bank.remember(SCOPE, "Alice's sister is called Jun")
+    recalled = await bank.remember(SCOPE, "Alice's brother is called Kai")
+    clock.advance(days=2)
+    await bank.reinforce(SCOPE, [recalled])
+    [before] = await bank.store.get_memories(SCOPE, [recalled])
+    assert before.last_recalled_at == clock.now()
+    ended = made - timedelta(days=5)
+    store = cast(Storage, bank.store)  # the whole store the bank opened, archive and all
+    conversation = await store.archive_conversation(
+        "pip",
+        SCOPE,
+        started_at=ended - timedelta(minutes=10),
+        ended_at=ended,
+        reason="idle",
+        turns=[{"role": "user", "text": "my siblings are Jun and Kai"}],
+        snapshot={},
+    )
+    write = EncodingWrite(
+        conversation_id=conversation,
+        scope=SCOPE,
+        at=ended,
+        memories=[],
+        sibling_links=[],
+        merges=[Merge(fresh, 0.9, 2), Merge(recalled, 0.9, 2)],
+        diary=None,
+        profiles=[],
+        recap="",
+    )
+    assert await bank.store.commit_encoding(write) == []
+    rows = {m.id: m for m in await bank.store.get_memories(SCOPE, [fresh, recalled])}
+    assert rows[fresh].last_recalled_at == made and rows[fresh].recall_count == 1
+    assert rows[recalled].last_recalled_at == before.last_recalled_at
+    assert rows[recalled].recall_count == 2
+    assert [at for at, _ in await bank.store.recall_history(SCOPE, fresh)] == [made]
+    await bank.close()
+
+
 async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: Path) -> None:
     """Of two memories saying nearly the same, both faded, the prune deletes one (reported
     like any forgotten memory) and the other carries its recalls and strength, restarted by
@@ -319,9 +365,37 @@ async def test_memories_of_days_newest_first_in_the_days_of_a_timezone(
     assert await ids(date(2026, 3, 9), date(2026, 3, 10), UTC) == []
     [recalled] = await bank.dated(SCOPE, *weekend, UTC, k=1)
     assert recalled.score == recalled.retention > 0
-    # Only the newest DATED_WINDOW memories are read.
-    monkeypatch.setattr(memory.bank, "DATED_WINDOW", 2)
+    # At most DATED_READ of the days' memories are read, the newest.
+    monkeypatch.setattr(memory.bank, "DATED_READ", 2)
     assert await ids(date(2026, 3, 6), date(2026, 3, 8), UTC) == [saturday, earlier]
+    await bank.close()
+
+
+async def test_an_old_day_brings_its_memories_however_many_came_after(tmp_path: Path) -> None:
+    """A day older than 500 newer memories still brings its own (they are read by date, not
+    among the newest), and another scope's memories of that day never come."""
+    clock = FakeClock(datetime(2025, 6, 3, 12, 0, tzinfo=UTC))
+    bank = await open_bank(tmp_path, clock=clock)
+    old_day = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
+    old = await bank.remember(SCOPE, "the picnic by the river", when=old_day, importance=3)
+    await bank.remember(OTHER, "another scope's picnic", when=old_day)
+    later = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
+    for i in range(501):
+        await bank.remember(SCOPE, f"a later note {i}", when=later + timedelta(minutes=i))
+    picked = await bank.dated(SCOPE, date(2025, 6, 1), date(2025, 6, 1), UTC, k=5)
+    assert [m.id for m in picked] == [old]
+    # The store's read: [start, end), newest first, at most limit, the scope's only.
+    start, end = old_day.replace(hour=0), later + timedelta(minutes=2)
+    between = await bank.store.memories_between(SCOPE, start, end, limit=10)
+    assert [m.text for m in between] == [
+        "a later note 1",
+        "a later note 0",
+        "the picnic by the river",
+    ]
+    assert len(await bank.store.memories_between(SCOPE, start, end, limit=2)) == 2
+    assert await bank.store.memories_between(SCOPE, end, end, limit=10) == []
+    [theirs] = await bank.store.memories_between(OTHER, start, end, limit=10)
+    assert theirs.text == "another scope's picnic"
     await bank.close()
 
 

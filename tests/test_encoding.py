@@ -865,6 +865,25 @@ async def test_a_day_named_without_a_year_finds_the_most_recent_year_with_a_page
     ]
 
 
+async def test_a_day_named_without_a_year_is_of_the_most_recent_year_with_memories_of_it(
+    store: Store, bank: MemoryBank
+) -> None:
+    """A year with no page but memories of that day is the one meant, over an older year with
+    a page (the memories of the day are then that year's); another scope's memories of the
+    day choose nothing here."""
+    now = datetime(2026, 6, 10, 10, 0, tzinfo=UTC)
+    await write_page(store, SCOPE, date(2024, 5, 4), "An older fourth of May.")
+    await bank.remember(SCOPE, "kites on the hill", when=datetime(2025, 5, 4, 23, 30, tzinfo=UTC))
+    await bank.remember(OTHER, "their fourth of May", when=datetime(2026, 5, 4, 9, tzinfo=UTC))
+    diary = Diary(store)
+    [named] = await diary.named(SCOPE, "what did we do on May 4th?", now, UTC)
+    assert (named.first, named.pages) == (date(2025, 5, 4), ())
+    # In Shanghai that memory was made on the 5th: the older page's year is the one.
+    [named] = await diary.named(SCOPE, "May 4th?", now, ZoneInfo("Asia/Shanghai"))
+    assert named.first == date(2024, 5, 4)
+    assert [e.text for e in named.pages] == ["An older fourth of May."]
+
+
 async def test_a_yearless_day_looks_back_a_handful_of_years_only(store: Store) -> None:
     now = datetime(2026, 6, 10, 10, 0, tzinfo=UTC)
     await write_page(store, SCOPE, date(2026 - YEARS_BACK, 3, 3), "Just within reach.")

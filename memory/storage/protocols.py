@@ -60,6 +60,12 @@ class MemoryStore(Protocol):
         self, scope: str, *, limit: int | None = None, newest_first: bool = True
     ) -> list[Memory]: ...
 
+    async def memories_between(
+        self, scope: str, start: datetime, end: datetime, *, limit: int
+    ) -> list[Memory]:
+        """The scope's memories made in [start, end), newest first, at most `limit`."""
+        ...
+
     async def count_memories(self, scope: str) -> int: ...
 
     async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:

@@ -152,6 +152,19 @@ class PgMemories(PgVectors):
         )
         return [memory_row(r) for r in rows]
 
+    async def memories_between(
+        self, scope: str, start: datetime, end: datetime, *, limit: int
+    ) -> list[Memory]:
+        rows = await self._pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND created_at >= $2"
+            " AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4",
+            scope,
+            timestamp(start),
+            timestamp(end),
+            max(limit, 0),
+        )
+        return [memory_row(r) for r in rows]
+
     async def count_memories(self, scope: str) -> int:
         count = await self._pool.fetchval("SELECT count(*) FROM memories WHERE scope = $1", scope)
         return int(count)
@@ -322,8 +335,11 @@ class PgMemories(PgVectors):
                     )
             merges = sorted(write.merges, key=lambda m: m.memory_id)  # see in_lock_order
             await conn.executemany(
+                # A conversation encoded late never dates a recall before the memory's last
+                # touch (its making or its last recall).
                 "UPDATE memories SET strength = $1, importance = greatest(importance, $2),"
-                " recall_count = recall_count + 1, last_recalled_at = $3"
+                " recall_count = recall_count + 1,"
+                " last_recalled_at = greatest($3, coalesce(last_recalled_at, created_at))"
                 " WHERE scope = $4 AND id = $5",
                 [(m.strength, m.importance, at, write.scope, m.memory_id) for m in merges],
             )

@@ -95,6 +95,16 @@ class SqliteMemories(SqliteBase):
         )
         return [memory_row(r) for r in rows]
 
+    async def memories_between(
+        self, scope: str, start: datetime, end: datetime, *, limit: int
+    ) -> list[Memory]:
+        rows = await self._all(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? AND created_at >= ?"
+            " AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?",
+            (scope, timestamp(start), timestamp(end), max(limit, 0)),
+        )
+        return [memory_row(r) for r in rows]
+
     async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
         async with self._db.execute(
             "SELECT id FROM memories WHERE scope = ? AND kind = ? AND text = ? ORDER BY id LIMIT 1",
@@ -302,8 +312,11 @@ class SqliteMemories(SqliteBase):
                         (json.dumps(related), memory_id),
                     )
             await self._db.executemany(
+                # A conversation encoded late never dates a recall before the memory's last
+                # touch (its making or its last recall).
                 "UPDATE memories SET strength = ?, importance = max(importance, ?),"
-                " recall_count = recall_count + 1, last_recalled_at = ?"
+                " recall_count = recall_count + 1,"
+                " last_recalled_at = max(?, coalesce(last_recalled_at, created_at))"
                 " WHERE scope = ? AND id = ?",
                 [(m.strength, m.importance, at, write.scope, m.memory_id) for m in write.merges],
             )
