@@ -399,7 +399,7 @@ class MemoryBank:
         for twin, keep in into.items():
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
-        gone = await self.store.prune(scope, day, forgotten, policy.name, now)
+        gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
         if gone:
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
@@ -415,19 +415,16 @@ class MemoryBank:
         into: dict[int, int],
         now: datetime,
     ) -> None:
-        """Strengthen each survivor of a merge with what the deleted twins `into` it carried:
-        one recall each of theirs and one for the repetition, all at the merge (the store
-        keeps no way to move a recall history), leaving the strength `absorbed` gives."""
+        """Strengthen each survivor of a merge, which the prune gave the recalls of the
+        deleted twins `into` it (at their own times): the repetition is one more recall,
+        leaving the strength `absorbed` gives."""
         merged: dict[int, list[Memory]] = {}
         for twin, keep in into.items():
             merged.setdefault(keep, []).append(by_id[twin])
         for keep, twins in sorted(merged.items()):
             after = absorbed(policy, by_id[keep], twins, now)
             assert after.last_recalled_at is not None
-            recalls = after.recall_count - by_id[keep].recall_count
-            await self.store.reinforce(
-                scope, [(keep, after.strength)] * max(recalls, 1), after.last_recalled_at
-            )
+            await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= TWIN, on recall's

@@ -279,6 +279,7 @@ async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: P
     first = await bank.remember(SCOPE, text, importance=1)
     second = await bank.remember(SCOPE, text + " again", importance=1)
     clock.advance(days=2)
+    recalled_at = clock.now()
     await bank.reinforce(SCOPE, [second])
     assert (first, second) in await bank.twins(SCOPE)
     clock.advance(days=30)
@@ -296,10 +297,61 @@ async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: P
     [row] = await bank.store.get_memories(SCOPE, [survivor])
     assert row.recall_count == before[first].recall_count + before[second].recall_count + 1
     assert row.last_recalled_at == now
+    history = await bank.store.recall_history(SCOPE, survivor)
+    assert [at for at, _ in history] == [recalled_at, now]
     assert row.strength > max(m.strength for m in before.values())
     clock.advance(days=1)
     tomorrow = clock.now()
     assert await bank.prune(SCOPE, tomorrow, day=tomorrow.date(), seed=1) == (1, [])
+    await bank.close()
+
+
+async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path: Path) -> None:
+    """A merge naming another scope's memory, as twin or as survivor, moves nothing: the twin
+    is deleted with its recalls, and the other scope's memory keeps its own."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    mine = await bank.remember(SCOPE, "Alice's sister is called Jun")
+    twin = await bank.remember(SCOPE, "Alice's sister Jun")
+    theirs = await bank.remember(OTHER, "Bob's sister is called Mei")
+    clock.advance(days=1)
+    await bank.reinforce(SCOPE, [mine, twin])
+    await bank.reinforce(OTHER, [theirs])
+    now = clock.now()
+    rows = {m.id: m for m in await bank.store.get_memories(SCOPE, [mine, twin])}
+    [their_row] = await bank.store.get_memories(OTHER, [theirs])
+    store = bank.store
+
+    # Into another scope's memory: the twin goes, its recall with it.
+    gone = await store.prune(
+        SCOPE, now.date(), [(rows[twin], "faded")], "curve", now, merged={twin: theirs}
+    )
+    assert gone == [twin]
+    [after] = await store.get_memories(OTHER, [theirs])
+    assert after.recall_count == their_row.recall_count == 1
+    assert [at for at, _ in await store.recall_history(OTHER, theirs)] == [now]
+    # Another scope's memory as the twin: nothing is deleted or moved.
+    gone = await store.prune(
+        SCOPE, now.date(), [(their_row, "x")], "curve", now, merged={theirs: mine}
+    )
+    assert gone == []
+    [kept] = await store.get_memories(SCOPE, [mine])
+    assert kept.recall_count == 1
+    assert len(await store.recall_history(SCOPE, mine)) == 1
+    assert len(await store.recall_history(OTHER, theirs)) == 1
+    # Within the scope, the survivor takes the twin's recalls, at their own times.
+    other_twin = await bank.remember(SCOPE, "Jun is Alice's sister")
+    clock.advance(days=1)
+    await bank.reinforce(SCOPE, [other_twin])
+    later = clock.now()
+    [row] = await store.get_memories(SCOPE, [other_twin])
+    gone = await store.prune(
+        SCOPE, later.date(), [(row, "merged")], "curve", later, merged={other_twin: mine}
+    )
+    assert gone == [other_twin]
+    [kept] = await store.get_memories(SCOPE, [mine])
+    assert kept.recall_count == 2
+    assert [at for at, _ in await store.recall_history(SCOPE, mine)] == [now, later]
     await bank.close()
 
 

@@ -10,7 +10,7 @@ memories names its scope, and an implementation must filter by it: a scope is a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -123,9 +123,13 @@ class MemoryStore(Protocol):
         forgotten: Sequence[tuple[Memory, str]],
         policy: str,
         at: datetime,
+        *,
+        merged: Mapping[int, int] | None = None,
     ) -> list[int]:
         """Delete the forgotten memories (each with the reason), report them and note the
-        scope pruned on `day`, at once; returns the ids deleted."""
+        scope pruned on `day`, at once; returns the ids deleted. `merged`: forgotten twin ->
+        its survivor, which takes over the twin's recalls (their history rows, at their own
+        times, and their count) first; both must be the scope's, else nothing moves."""
         ...
 
     async def listen(self, changed: Callable[[str], None]) -> None:

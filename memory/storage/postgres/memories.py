@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
 import asyncpg
@@ -268,6 +268,31 @@ class PgMemories(PgVectors):
             )
             await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
 
+    @staticmethod
+    async def _merge_recalls(
+        conn: asyncpg.Connection, scope: str, from_id: int, into_id: int
+    ) -> None:
+        """In the caller's transaction: `into_id` takes over the recalls of `from_id`
+        (history rows and count), when both are the scope's."""
+        if from_id == into_id:
+            return
+        await conn.execute(
+            "UPDATE memories SET recall_count = recall_count + coalesce("
+            "(SELECT recall_count FROM memories WHERE scope = $1 AND id = $2), 0)"
+            " WHERE scope = $1 AND id = $3",
+            scope,
+            from_id,
+            into_id,
+        )
+        await conn.execute(
+            "UPDATE recalls SET memory_id = $3"
+            " WHERE memory_id IN (SELECT id FROM memories WHERE scope = $1 AND id = $2)"
+            " AND EXISTS (SELECT 1 FROM memories WHERE scope = $1 AND id = $3)",
+            scope,
+            from_id,
+            into_id,
+        )
+
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
         """When the memory was recalled (or merged with a repeat), oldest first, with the
         strength each left; empty for a memory outside the scope."""
@@ -375,11 +400,21 @@ class PgMemories(PgVectors):
         forgotten: Sequence[tuple[Memory, str]],
         policy: str,
         at: datetime,
+        *,
+        merged: Mapping[int, int] | None = None,
     ) -> list[int]:
         """Delete the forgotten memories, keep a report of each (which, and why: not what it
-        said), and note that the scope was pruned on `day`, in one transaction. Returns the
-        ids deleted."""
+        said), and note that the scope was pruned on `day`, in one transaction; a twin in
+        `merged` hands its recalls to its survivor first. Returns the ids deleted."""
+        # Survivors in id order, as in_lock_order has every writer take rows.
+        going = {m.id for m, _ in forgotten}
+        moves = sorted(
+            ((t, k) for t, k in (merged or {}).items() if t in going),
+            key=lambda move: (move[1], move[0]),
+        )
         async with self._pool.acquire() as conn, conn.transaction():
+            for twin, keep in moves:
+                await self._merge_recalls(conn, scope, twin, keep)
             gone = set(await self._delete(conn, scope, [m.id for m, _ in forgotten]))
             await conn.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"

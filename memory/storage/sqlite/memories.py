@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
 from memory.records import EncodingWrite, Kind, Memory, NewMemory
@@ -245,6 +245,24 @@ class SqliteMemories(SqliteBase):
         await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
         await self._db.commit()
 
+    async def _merge_recalls(self, scope: str, from_id: int, into_id: int) -> None:
+        """Inside the caller's transaction: `into_id` takes over the recalls of `from_id`
+        (history rows and count), when both are the scope's."""
+        if from_id == into_id:
+            return
+        await self._db.execute(
+            "UPDATE memories SET recall_count = recall_count + coalesce("
+            "(SELECT recall_count FROM memories WHERE scope = ? AND id = ?), 0)"
+            " WHERE scope = ? AND id = ?",
+            (scope, from_id, scope, into_id),
+        )
+        await self._db.execute(
+            "UPDATE recalls SET memory_id = ?"
+            " WHERE memory_id IN (SELECT id FROM memories WHERE scope = ? AND id = ?)"
+            " AND EXISTS (SELECT 1 FROM memories WHERE scope = ? AND id = ?)",
+            (into_id, scope, from_id, scope, into_id),
+        )
+
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
         """When the memory was recalled (or merged with a repeat), oldest first, with the
         strength each left; empty for a memory outside the scope."""
@@ -356,11 +374,17 @@ class SqliteMemories(SqliteBase):
         forgotten: Sequence[tuple[Memory, str]],
         policy: str,
         at: datetime,
+        *,
+        merged: Mapping[int, int] | None = None,
     ) -> list[int]:
         """Delete the forgotten memories, keep a report of each (which, and why: not what it
-        said), and note that the scope was pruned on `day`, in one transaction. Returns the
-        ids deleted."""
+        said), and note that the scope was pruned on `day`, in one transaction; a twin in
+        `merged` hands its recalls to its survivor first. Returns the ids deleted."""
         try:
+            going = {m.id for m, _ in forgotten}
+            for twin, keep in sorted((merged or {}).items()):
+                if twin in going:
+                    await self._merge_recalls(scope, twin, keep)
             gone = set(await self._delete(scope, [m.id for m, _ in forgotten]))
             await self._db.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
