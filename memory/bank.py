@@ -100,11 +100,15 @@ DATED_WINDOW = 500
 INLINE_EMBED = 32
 QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
-# it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
-# France?" scores 0.18 under both): they reject those and cost R@5 0.003 (hash) and under 0.005
-# (local); a hash vector is itself lexical, so a shared word needs little more. See
-# benchmarks/README.md.
-DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.0, 0.0)}
+# it) by embedder family, on the raw cosine (before e5's rescaling below, which hides how close
+# a cue is). Measured on LoCoMo and off-topic cues ("what's the capital of France?" scores 0.18
+# under hash and local): they reject those and cost R@5 0.003 (hash) and under 0.005 (local); a
+# hash vector is itself lexical, so a shared word needs little more. E5's cosines crowd into a
+# narrow band where no floor parts match from noise cleanly (an off-topic cue's best LoCoMo
+# memory reaches 0.84, a tenth of the answers score under 0.80): its floors, chosen on half of
+# LoCoMo, leave 53 of 180 off-topic cues recalling something (all 180 without) for R@5 -0.008.
+# See benchmarks/README.md.
+DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.84, 0.78)}
 DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 # E5's cosines crowd into a narrow band that moves with the cue and the language (on LoCoMo a
 # cue's median memory scores 0.80 and its answer 0.84; on the Chinese set 0.86 and 0.91), where
@@ -112,9 +116,7 @@ DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 # families recall rescales a cosine c as DENSE_GAIN * max(c - low, 0) / (high - low), where
 # high and low are the cue's best and last dense candidates (low at least the baseline given
 # here): like BM25 over its best hit. Below `low` a lexical hit keeps its words' score alone.
-# No absolute floor tells an e5 match from noise (an off-topic cue's best LoCoMo memory scores
-# 0.83, above a tenth of the answers), so e5's floors let every candidate through. Measured:
-# benchmarks/README.md.
+# Measured: benchmarks/README.md.
 DENSE_BASELINES = {"e5": 0.7}
 DENSE_GAIN = 0.6
 
@@ -544,6 +546,7 @@ class MemoryBank:
             memories[memory.id] = memory
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
+        similarity = cosine
         if self.dense_baseline and dense_hits:
             low = max(self.dense_baseline, min(dense_hits.values()))
             span = max(max(dense_hits.values()) - low, 1e-6)
@@ -556,6 +559,7 @@ class MemoryBank:
             named,
             dense_floor=self.dense_floor,
             shared_word_floor=self.shared_word_floor,
+            similarity=similarity,
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
