@@ -39,6 +39,7 @@ from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embed
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
+from memory.links import LINK_SCOPES, LinkCache
 from memory.private import tighten_tree
 from memory.recall import (
     CONTEXT_WEIGHT,
@@ -141,6 +142,7 @@ class MemoryBank:
         close_store: Callable[[], Awaitable[None]] | None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -156,6 +158,8 @@ class MemoryBank:
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
+        # What ranking needs of each memory before its text (memory/links.py).
+        self.links = LinkCache(store, link_scopes)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -190,6 +194,7 @@ class MemoryBank:
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -216,6 +221,7 @@ class MemoryBank:
             close_store=close_store,
             index_capacity=index_capacity,
             index_bytes=index_bytes,
+            link_scopes=link_scopes,
         )
         await store.listen(bank._changed_elsewhere)
         return bank
@@ -224,6 +230,7 @@ class MemoryBank:
         """Another process changed the scope's memories: its open index is out of date, so
         the next recall rebuilds it from the store."""
         self.dense.drop(scope, self.embedder.name)
+        self.links.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -312,6 +319,7 @@ class MemoryBank:
             )
         )
         self._writes += 1
+        await self.links.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -326,6 +334,7 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        await self.links.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -400,6 +409,7 @@ class MemoryBank:
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
         if gone:
+            self.links.removed(scope, gone)
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
@@ -451,6 +461,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
+            self.links.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
             await self._forget_cached([m for m in gone if m.id in deleted])
         return [m for m in gone if m.id in deleted]
@@ -460,6 +471,7 @@ class MemoryBank:
         _check_scope(scope)
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
+        self.links.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -538,10 +550,8 @@ class MemoryBank:
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return []
-        memories = {m.id: m for m in await self.store.with_successors(scope, sorted(candidates))}
-        before = {m.previous_id for m in memories.values()} - set(memories) - {None}
-        for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
-            memories[memory.id] = memory
+        # Ranked by their links; only what may come to mind is read whole.
+        memories = (await self.links.get(scope)).around(candidates)
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
         if self.dense_baseline and dense_hits:
@@ -562,9 +572,8 @@ class MemoryBank:
         pool = contenders(relevant, k if rng is None else 3 * k)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory_id in pool:
-            rel = relevant[memory_id]
-            memory = memories[memory_id]
+        for memory in await self.store.get_memories(scope, pool):
+            rel = relevant[memory.id]
             retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)
             results.append(_recalled(memory, score, rel, retention))

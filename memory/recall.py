@@ -34,7 +34,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.records import Memory
+from memory.records import Memory, MemoryLink
 
 __all__ = [
     "CONTIGUITY",
@@ -82,7 +82,7 @@ class Recalled:
 
 
 def relevance(
-    memories: Mapping[int, Memory],
+    memories: Mapping[int, Memory | MemoryLink],
     cosine: Mapping[int, float],
     lexical: Mapping[int, float],
     named: Collection[str],
