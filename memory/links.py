@@ -84,15 +84,17 @@ class ScopeLinks:
         first_rows = self._rows(first)
         before = np.setdiff1d(self.previous[first_rows], first)
         before_rows = self._rows(before[before != _NONE])
-        out: dict[int, MemoryLink] = {}
-        for row in (*first_rows.tolist(), *before_rows.tolist()):
-            memory_id = int(self.ids[row])
-            previous = int(self.previous[row])
-            code = int(self.speakers[row])
-            out[memory_id] = MemoryLink(
-                memory_id, previous or None, None if code < 0 else self.names[code]
+        rows = np.concatenate([first_rows, before_rows])
+        names = self.names
+        return {
+            memory_id: MemoryLink(memory_id, previous or None, names[code] if code >= 0 else None)
+            for memory_id, previous, code in zip(
+                self.ids[rows].tolist(),
+                self.previous[rows].tolist(),
+                self.speakers[rows].tolist(),
+                strict=True,
             )
-        return out
+        }
 
     def _rows(self, ids: Ids) -> npt.NDArray[np.intp]:
         """The rows of those of `ids` (ascending) that are here."""
