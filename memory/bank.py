@@ -63,9 +63,9 @@ from memory.records import (
 )
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
-from memory.text import fts_document, fts_query, terms, visible
+from memory.text import fts_document, fts_query, restates, terms, visible
 
-__all__ = ["BankError", "MemoryBank"]
+__all__ = ["BankError", "MemoryBank", "undated"]
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +166,8 @@ class MemoryBank:
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
+        # The cosine at which two texts say nearly the same, on this embedder's scale.
+        self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
@@ -442,13 +444,22 @@ class MemoryBank:
             )
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
-        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN, on recall's
-        scale: see DENSE_BASELINES): a prune never takes both."""
+        """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
+        neither saying what the other does not: memory.text.restates): a prune keeps one of
+        each pair, merged."""
         ids, vectors = await self.store.embeddings(scope, self.embedder.name)
         if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
             return []
-        base = self.dense_baseline
-        return await asyncio.to_thread(_twins, ids, vectors, base + TWIN * (1.0 - base))
+        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate)
+        if not pairs:
+            return []
+        wanted = sorted({i for pair in pairs for i in pair})
+        texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
+        return [
+            (a, b)
+            for a, b in pairs
+            if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
+        ]
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
         """Delete a memory by id, or the one that best matches a query; returns what went
@@ -977,6 +988,11 @@ def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> li
             if start + row < col:
                 pairs.append((int(ids[start + row]), int(ids[col])))
     return pairs
+
+
+def undated(text: str) -> str:
+    """A memory's text without the date encoding starts it with."""
+    return DATE_STAMP.sub("", text, count=1)
 
 
 def _text_key(text: str) -> bytes:
