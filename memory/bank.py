@@ -39,6 +39,7 @@ from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embed
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
+from memory.links import LINK_SCOPES, LinkCache
 from memory.private import tighten_tree
 from memory.recall import (
     CONTEXT_WEIGHT,
@@ -62,9 +63,9 @@ from memory.records import (
 )
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
-from memory.text import fts_document, fts_query, terms, visible
+from memory.text import fts_document, fts_query, restates, terms, visible
 
-__all__ = ["BankError", "MemoryBank"]
+__all__ = ["BankError", "MemoryBank", "undated"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,9 @@ INDEX_FOLDER = "index"
 COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
+# A scope this large scores fewer: BM25 over 2,000 hits took a 100k scope's recall 6 ms.
+LARGE_SCOPE = 20_000
+LARGE_POSTINGS = 500
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
@@ -143,6 +147,7 @@ class MemoryBank:
         close_store: Callable[[], Awaitable[None]] | None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -158,9 +163,13 @@ class MemoryBank:
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
+        # What ranking needs of each memory before its text (memory/links.py).
+        self.links = LinkCache(store, link_scopes)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
+        # The cosine at which two texts say nearly the same, on this embedder's scale.
+        self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
@@ -192,6 +201,7 @@ class MemoryBank:
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -218,6 +228,7 @@ class MemoryBank:
             close_store=close_store,
             index_capacity=index_capacity,
             index_bytes=index_bytes,
+            link_scopes=link_scopes,
         )
         await store.listen(bank._changed_elsewhere)
         return bank
@@ -226,6 +237,7 @@ class MemoryBank:
         """Another process changed the scope's memories: its open index is out of date, so
         the next recall rebuilds it from the store."""
         self.dense.drop(scope, self.embedder.name)
+        self.links.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -314,6 +326,7 @@ class MemoryBank:
             )
         )
         self._writes += 1
+        await self.links.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -328,6 +341,7 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        await self.links.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -402,6 +416,7 @@ class MemoryBank:
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now)
         if gone:
+            self.links.removed(scope, gone)
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
@@ -431,13 +446,22 @@ class MemoryBank:
             )
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
-        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN, on recall's
-        scale: see DENSE_BASELINES): a prune never takes both."""
+        """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
+        neither saying what the other does not: memory.text.restates): a prune keeps one of
+        each pair, merged."""
         ids, vectors = await self.store.embeddings(scope, self.embedder.name)
         if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
             return []
-        base = self.dense_baseline
-        return await asyncio.to_thread(_twins, ids, vectors, base + TWIN * (1.0 - base))
+        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate)
+        if not pairs:
+            return []
+        wanted = sorted({i for pair in pairs for i in pair})
+        texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
+        return [
+            (a, b)
+            for a, b in pairs
+            if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
+        ]
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
         """Delete a memory by id, or the one that best matches a query; returns what went
@@ -453,6 +477,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
+            self.links.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
             await self._forget_cached([m for m in gone if m.id in deleted])
         return [m for m in gone if m.id in deleted]
@@ -462,6 +487,7 @@ class MemoryBank:
         _check_scope(scope)
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
+        self.links.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -540,10 +566,8 @@ class MemoryBank:
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return []
-        memories = {m.id: m for m in await self.store.with_successors(scope, sorted(candidates))}
-        before = {m.previous_id for m in memories.values()} - set(memories) - {None}
-        for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
-            memories[memory.id] = memory
+        # Ranked by their links; only what may come to mind is read whole.
+        memories = (await self.links.get(scope)).around(candidates)
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
         similarity = cosine
@@ -566,9 +590,8 @@ class MemoryBank:
         pool = contenders(relevant, k if rng is None else 3 * k)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory_id in pool:
-            rel = relevant[memory_id]
-            memory = memories[memory_id]
+        for memory in await self.store.get_memories(scope, pool):
+            rel = relevant[memory.id]
             retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)
             results.append(_recalled(memory, score, rel, retention))
@@ -585,10 +608,10 @@ class MemoryBank:
 
     async def _distinctive(self, scope: str, words: Sequence[str]) -> list[str]:
         """The cue's words that tell the scope's memories apart, within a budget of POSTINGS
-        hits: rarest first (the most informative, as BM25's idf says), and never one in more
-        than COMMON_WORD of them once the scope holds DF_FROM. Scoring every memory that holds
-        a common word is what makes full-text search slow in a large bank; the rarest word is
-        always kept."""
+        hits (LARGE_POSTINGS in a scope of LARGE_SCOPE or more): rarest first (the most
+        informative, as BM25's idf says), and never one in more than COMMON_WORD of them once
+        the scope holds DF_FROM. Scoring every memory that holds a common word is what makes
+        full-text search slow in a large bank; the rarest word is always kept."""
         if not words:
             return []
         size, _ = await self._sizes_of(scope)
@@ -600,11 +623,12 @@ class MemoryBank:
             for word, count in counts.items():
                 self._df[scope, word] = (count, self._writes)
         limit = COMMON_WORD * size
+        budget = LARGE_POSTINGS if size >= LARGE_SCOPE else POSTINGS
         kept: set[str] = set()
         used = 0
         for word in sorted(words, key=lambda w: self._df[scope, w][0]):
             hits = self._df[scope, word][0]
-            if kept and (hits > limit or used + hits > POSTINGS):
+            if kept and (hits > limit or used + hits > budget):
                 break
             kept.add(word)
             used += hits
@@ -968,6 +992,11 @@ def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> li
             if start + row < col:
                 pairs.append((int(ids[start + row]), int(ids[col])))
     return pairs
+
+
+def undated(text: str) -> str:
+    """A memory's text without the date encoding starts it with."""
+    return DATE_STAMP.sub("", text, count=1)
 
 
 def _text_key(text: str) -> bytes:

@@ -35,7 +35,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.records import Memory
+from memory.records import Memory, MemoryLink
 
 __all__ = [
     "CONTIGUITY",
@@ -83,7 +83,7 @@ class Recalled:
 
 
 def relevance(
-    memories: Mapping[int, Memory],
+    memories: Mapping[int, Memory | MemoryLink],
     cosine: Mapping[int, float],
     lexical: Mapping[int, float],
     named: Collection[str],

@@ -19,7 +19,7 @@ from datetime import date, datetime
 
 import asyncpg
 
-from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import memory_row, memory_values, moment, timestamp
@@ -276,6 +276,21 @@ class PgMemories(PgVectors):
             list(dict.fromkeys(int(i) for i in ids)),
         )
         return [memory_row(r) for r in rows]
+
+    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
+        if ids is None:
+            rows = await self._pool.fetch(
+                "SELECT id, previous_id, speaker FROM memories WHERE scope = $1 ORDER BY id",
+                scope,
+            )
+        else:
+            rows = await self._pool.fetch(
+                "SELECT id, previous_id, speaker FROM memories"
+                " WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id",
+                scope,
+                sorted({int(i) for i in ids}),
+            )
+        return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
