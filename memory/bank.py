@@ -63,7 +63,7 @@ from memory.records import (
 )
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
-from memory.text import fts_document, fts_query, restates, terms, visible
+from memory.text import fts_document, fts_query, porter_term, restates, terms, visible
 
 __all__ = ["BankError", "MemoryBank", "undated"]
 
@@ -584,6 +584,7 @@ class MemoryBank:
             dense_floor=self.dense_floor,
             shared_word_floor=self.shared_word_floor,
             similarity=similarity,
+            shared=await self._sharing(scope, words, lexical, similarity),
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
@@ -605,6 +606,31 @@ class MemoryBank:
             if surfaces(result.retention, rng):
                 chosen.append(result)
         return chosen
+
+    async def _sharing(
+        self,
+        scope: str,
+        words: Sequence[str],
+        lexical: dict[int, float],
+        similarity: dict[int, float],
+    ) -> set[int]:
+        """The lexical hits under the dense floor whose own text holds one of the cue's words:
+        full-text search also matches a memory by the one before it (its context), and such a
+        memory must pass by its meaning alone. Only these few are read."""
+        borderline = [
+            i
+            for i in lexical
+            if self.shared_word_floor <= similarity.get(i, self.dense_floor) < self.dense_floor
+        ]
+        if not borderline:
+            return set(lexical)
+        wanted = {porter_term(w) for w in words}
+        own = {
+            m.id
+            for m in await self.store.get_memories(scope, borderline)
+            if wanted & {porter_term(t) for t in fts_document(m.text).split()}
+        }
+        return (set(lexical) - set(borderline)) | own
 
     async def _distinctive(self, scope: str, words: Sequence[str]) -> list[str]:
         """The cue's words that tell the scope's memories apart, within a budget of POSTINGS

@@ -91,13 +91,17 @@ def relevance(
     dense_floor: float,
     shared_word_floor: float,
     similarity: Mapping[int, float] | None = None,
+    shared: Collection[int] | None = None,
 ) -> dict[int, float]:
     """Relevance of every memory in `memories` (candidates and their neighbours) that passes
     the floor. `cosine`: each one's cosine to the cue, as the fusion hears it; `similarity`:
     the cosines the floor judges, when `cosine` is rescaled (else `cosine`); `lexical`: BM25
     of the lexical hits; `named`: the lowercased words of the cue (a speaker is named when all
-    the words of their name are among them)."""
+    the words of their name are among them); `shared`: the lexical hits whose own words (not
+    only those of the memory before them) meet the cue's, which alone may pass by the lower
+    floor (else every lexical hit may)."""
     judged = cosine if similarity is None else similarity
+    sharing = lexical if shared is None else shared
     top_bm25 = max(lexical.values(), default=0.0) or 1.0
     speakers: dict[str, bool] = {}
     successor: dict[int, int] = {}
@@ -126,7 +130,7 @@ def relevance(
         if judge is None:  # no vector to judge by (not embedded yet): its words decide
             if memory_id not in lexical:
                 continue
-        elif judge < dense_floor and not (memory_id in lexical and judge >= shared_word_floor):
+        elif judge < dense_floor and not (memory_id in sharing and judge >= shared_word_floor):
             continue
         neighbours = match(memory.previous_id) + match(successor.get(memory_id))
         out[memory_id] = match(memory_id) + CONTIGUITY * neighbours
