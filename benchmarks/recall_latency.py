@@ -97,8 +97,8 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -126,8 +126,9 @@ from memory.index import (
     ScopeIndex,
     index_path,
 )
+from memory.links import ScopeLinks
 from memory.recall import DENSE_CANDIDATES
-from memory.records import NewMemory, Vectors
+from memory.records import MemoryLink, NewMemory, Vectors
 from memory.storage import DATABASE
 from memory.storage.sqlite import Store
 from memory.text import fts_document
@@ -456,6 +457,8 @@ class Stage:
     embedded: tuple[float, float, float]
     cached: tuple[float, float, float]
     one_thread: tuple[float, float, float]
+    full_budget: tuple[float, float, float]  # full-text search within POSTINGS at any size
+    same_top: tuple[float, float]  # of the top 10 within POSTINGS, the share still in it
     inline: tuple[float, float, float]
     remember: tuple[float, float, float]
     hits: float
@@ -520,6 +523,21 @@ async def recall_pass(
     return times, hits / max(len(cues), 1)
 
 
+async def same_top(bank: MemoryBank, cues: Sequence[str], now: datetime) -> tuple[float, float]:
+    """Of each cue's top K with full-text search within POSTINGS at any size, the share that
+    the bank's own budget (LARGE_POSTINGS in a large scope) still recalls in its top K: by
+    memory, and by text (the main scope holds each text many times, see the docstring)."""
+    ids = texts = total = 0
+    for cue in cues:
+        ours = await bank.recall(SCOPE, cue, k=K, now=now)
+        with patched(memory.bank, "LARGE_POSTINGS", memory.bank.POSTINGS):
+            full = await bank.recall(SCOPE, cue, k=K, now=now)
+        ids += len({r.id for r in ours} & {r.id for r in full})
+        texts += sum((Counter(r.text for r in ours) & Counter(r.text for r in full)).values())
+        total += len(full)
+    return ids / max(total, 1), texts / max(total, 1)
+
+
 async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
     """Drop the scope's index and its file, then make it as the first recall would: total,
     SQLite read and FAISS build seconds."""
@@ -551,12 +569,12 @@ async def breakdown(
     def trace(sql: str) -> None:
         statements[-1].append(sql)
 
-    async def with_successors(scope: str, ids: Sequence[int]) -> list[Any]:
-        found = await store_with_successors(scope, ids)
+    def around(self: ScopeLinks, candidates: Iterable[int]) -> dict[int, MemoryLink]:
+        found = links_around(self, candidates)
         fetched.append(len(found))
         return found
 
-    store_with_successors = store.with_successors
+    links_around = ScopeLinks.around
     async with contextlib.AsyncExitStack() as stack:
         if pg is None:
             assert isinstance(store, Store)
@@ -586,7 +604,8 @@ async def breakdown(
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
-            patched(store, "with_successors", spent.wrap_async("rows", with_successors)),
+            patched(bank.links, "get", spent.wrap_async("links", bank.links.get)),
+            patched(ScopeLinks, "around", spent.wrap("links", around)),
             patched(store, "get_memories", spent.wrap_async("rows", store.get_memories)),
         ):
             total = 0.0
@@ -599,7 +618,16 @@ async def breakdown(
     n = max(len(cues), 1)
     parts = {label: seconds * 1e3 / n for label, seconds in spent.seconds.items()}
     parts["total"] = total * 1e3 / n
-    outer = ("text", "word df", "fts", "query vector", "index lookup", "dense search", "rows")
+    outer = (
+        "text",
+        "word df",
+        "fts",
+        "query vector",
+        "index lookup",
+        "dense search",
+        "links",
+        "rows",
+    )
     parts["scoring and the rest"] = parts["total"] - sum(
         parts.get(label, 0.0) for label in (*outer, "vectors", "relevance")
     )
@@ -722,6 +750,9 @@ async def measure(
     bank._queries.clear()
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
+    with patched(memory.bank, "LARGE_POSTINGS", memory.bank.POSTINGS):
+        full_budget, _ = await recall_pass(bank, cues, now)
+    kept = await same_top(bank, cues, now)
     parts, sql, candidates = await breakdown(bank, few, now)
     one_thread: list[float] = []
     inline: list[float] = []
@@ -745,6 +776,8 @@ async def measure(
         embedded=percentiles(embedded),
         cached=percentiles(cached),
         one_thread=percentiles(one_thread),
+        full_budget=percentiles(full_budget),
+        same_top=kept,
         inline=percentiles(inline),
         remember=percentiles(filler.remember_seconds),
         hits=hits,
@@ -1082,6 +1115,7 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
         "index lookup",
         "dense search",
         "faiss",
+        "links",
         "rows",
         "vectors",
         "relevance",
@@ -1105,14 +1139,19 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print()
     print("What-ifs (no embedding), ms p50 / p95 / p99")
     print()
-    print("| store | embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop |")
-    print("|---|---|---:|---:|---:|---:|")
+    print(
+        "| store | embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop"
+        f" | full-text within {memory.bank.POSTINGS:,} hits at any size (as before) | its top"
+        f" {K} kept, by memory / by text |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for s in stages:
         if s.store == "pgvector":
             continue  # no FAISS
         print(
             f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
-            f" | {ms3(s.inline)} |"
+            f" | {ms3(s.inline)} | {ms3(s.full_budget)}"
+            f" | {s.same_top[0]:.3f} / {s.same_top[1]:.3f} |"
         )
     if not micro:
         return

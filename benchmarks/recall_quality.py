@@ -13,8 +13,10 @@ question of categories 1-4 goes through `recall` with `now` = the last session's
 question's recall@k is the share of its evidence turns among the top k (LoCoMo's definition),
 averaged over questions. Malformed evidence ids ("D8:6; D9:17", "D:11:26", "D30:05") are split
 and normalised; ids not in the conversation are dropped, and a question left with none is
-skipped. The last line of output is JSON with the headline figures (one file: its figures; several:
-by file name).
+skipped. Then OFF_TOPIC cues (questions about nothing any conversation holds, in English and
+Chinese) go through the same recall: how many bring anything to mind is the relevance floor's
+figure (`off_topic_recalled`, of `off_topic` cues). The last line of output is JSON with the
+headline figures (one file: its figures; several: by file name).
 """
 
 from __future__ import annotations
@@ -41,6 +43,38 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ZH_CATEGORIES = {1: "plain", 2: "date", 3: "others"}
 PARAPHRASE = "in other words"
 KS = (1, 5, 10)
+OFF_TOPIC = (
+    "What's the capital of France?",
+    "How do I reverse a linked list in Python?",
+    "What is the boiling point of water at sea level?",
+    "Who won the 1998 World Cup?",
+    "What's the square root of 144?",
+    "Explain how a TCP handshake works",
+    "What is the chemical formula of table salt?",
+    "How many moons does Jupiter have?",
+    "What's the exchange rate between the yen and the euro?",
+    "Translate 'good morning' into German",
+    "What year did the Roman Empire fall?",
+    "How does a transistor amplify a signal?",
+    "What's the best way to compile a Linux kernel?",
+    "Who wrote the Communist Manifesto?",
+    "What is the speed of light in a vacuum?",
+    "How do I fix a segmentation fault in C?",
+    "What is the GDP of Brazil?",
+    "Define photosynthesis",
+    "What's the tallest mountain in Africa?",
+    "How are interest rates set by a central bank?",
+    "法国的首都是哪里？",
+    "怎么用Python反转链表？",
+    "水的沸点是多少度？",
+    "一九九八年世界杯谁赢了？",
+    "光速是多少？",
+    "木星有几颗卫星？",
+    "巴西的国内生产总值是多少？",
+    "食盐的化学式是什么？",
+    "罗马帝国哪一年灭亡？",
+    "怎么编译Linux内核？",
+)
 SCOPE = "bench/locomo"
 
 
@@ -115,7 +149,8 @@ async def remember_conversation(
 
 async def evaluate(
     sample: dict[str, Any], embedder: str, folder: Path, categories: dict[int, str] = CATEGORIES
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], int]:
+    """Each question's scores, and how many OFF_TOPIC cues recalled anything."""
     bank = await MemoryBank.open(folder, embedder, FakeClock(), deterministic=True)
     try:
         by_memory, last = await remember_conversation(bank, sample)
@@ -141,7 +176,10 @@ async def evaluate(
                     "seconds": elapsed,
                 }
             )
-        return results
+        off_topic = 0
+        for cue in OFF_TOPIC:
+            off_topic += bool(await bank.recall(SCOPE, cue, k=max(KS), now=last))
+        return results, off_topic
     finally:
         await bank.close()
 
@@ -170,10 +208,12 @@ async def score(path: Path, embedder: str) -> dict[str, float]:
     categories = ZH_CATEGORIES if zh else CATEGORIES
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
+    off_topic = 0
     with tempfile.TemporaryDirectory() as tmp:
         for i, sample in enumerate(samples):
-            found = await evaluate(sample, embedder, Path(tmp) / str(i), categories)
+            found, off = await evaluate(sample, embedder, Path(tmp) / str(i), categories)
             results.extend(found)
+            off_topic += off
             r5 = statistics.fmean(r["scores"][5] for r in found) if found else 0.0
             name = sample.get("sample_id", i)
             print(f"{name}: {len(found)} questions, R@5 {r5:.3f}", file=sys.stderr)
@@ -184,7 +224,14 @@ async def score(path: Path, embedder: str) -> dict[str, float]:
     p50 = latencies[len(latencies) // 2]
     total = time.perf_counter() - started
     print(f"recall p50 {p50:.1f} ms (query embedding included); total {total:.0f} s")
-    return {**overall, "questions": len(results)}
+    asked = len(OFF_TOPIC) * len(samples)
+    print(f"off-topic cues that recalled anything: {off_topic} of {asked}")
+    return {
+        **overall,
+        "questions": len(results),
+        "off_topic_recalled": off_topic,
+        "off_topic": asked,
+    }
 
 
 async def main() -> None:

@@ -40,6 +40,7 @@ from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embed
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
+from memory.links import LINK_SCOPES, LinkCache
 from memory.private import tighten_tree
 from memory.recall import (
     CONTEXT_WEIGHT,
@@ -63,9 +64,9 @@ from memory.records import (
 )
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
-from memory.text import fts_document, fts_query, terms, visible
+from memory.text import fts_document, fts_query, porter_term, restates, terms, visible
 
-__all__ = ["BankError", "MemoryBank"]
+__all__ = ["BankError", "MemoryBank", "undated"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,9 @@ INDEX_FOLDER = "index"
 COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
+# A scope this large scores fewer: BM25 over 2,000 hits took a 100k scope's recall 6 ms.
+LARGE_SCOPE = 20_000
+LARGE_POSTINGS = 500
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
@@ -101,11 +105,15 @@ DATED_READ = 500
 INLINE_EMBED = 32
 QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
-# it) by embedder family. Measured on LoCoMo and off-topic cues ("what's the capital of
-# France?" scores 0.18 under both): they reject those and cost R@5 0.003 (hash) and under 0.005
-# (local); a hash vector is itself lexical, so a shared word needs little more. See
-# benchmarks/README.md.
-DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.0, 0.0)}
+# it) by embedder family, on the raw cosine (before e5's rescaling below, which hides how close
+# a cue is). Measured on LoCoMo and off-topic cues ("what's the capital of France?" scores 0.18
+# under hash and local): they reject those and cost R@5 0.003 (hash) and under 0.005 (local); a
+# hash vector is itself lexical, so a shared word needs little more. E5's cosines crowd into a
+# narrow band where no floor parts match from noise cleanly (an off-topic cue's best LoCoMo
+# memory reaches 0.84, a tenth of the answers score under 0.80): its floors, chosen on half of
+# LoCoMo, leave 53 of 180 off-topic cues recalling something (all 180 without) for R@5 -0.008.
+# See benchmarks/README.md.
+DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.84, 0.78)}
 DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 # E5's cosines crowd into a narrow band that moves with the cue and the language (on LoCoMo a
 # cue's median memory scores 0.80 and its answer 0.84; on the Chinese set 0.86 and 0.91), where
@@ -113,9 +121,7 @@ DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 # families recall rescales a cosine c as DENSE_GAIN * max(c - low, 0) / (high - low), where
 # high and low are the cue's best and last dense candidates (low at least the baseline given
 # here): like BM25 over its best hit. Below `low` a lexical hit keeps its words' score alone.
-# No absolute floor tells an e5 match from noise (an off-topic cue's best LoCoMo memory scores
-# 0.83, above a tenth of the answers), so e5's floors let every candidate through. Measured:
-# benchmarks/README.md.
+# Measured: benchmarks/README.md.
 DENSE_BASELINES = {"e5": 0.7}
 DENSE_GAIN = 0.6
 
@@ -142,6 +148,7 @@ class MemoryBank:
         close_store: Callable[[], Awaitable[None]] | None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -157,9 +164,13 @@ class MemoryBank:
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
+        # What ranking needs of each memory before its text (memory/links.py).
+        self.links = LinkCache(store, link_scopes)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
+        # The cosine at which two texts say nearly the same, on this embedder's scale.
+        self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
@@ -191,6 +202,7 @@ class MemoryBank:
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -217,6 +229,7 @@ class MemoryBank:
             close_store=close_store,
             index_capacity=index_capacity,
             index_bytes=index_bytes,
+            link_scopes=link_scopes,
         )
         await store.listen(bank._changed_elsewhere)
         return bank
@@ -225,6 +238,7 @@ class MemoryBank:
         """Another process changed the scope's memories: its open index is out of date, so
         the next recall rebuilds it from the store."""
         self.dense.drop(scope, self.embedder.name)
+        self.links.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -313,6 +327,7 @@ class MemoryBank:
             )
         )
         self._writes += 1
+        await self.links.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -327,6 +342,7 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        await self.links.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -401,6 +417,7 @@ class MemoryBank:
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
         if gone:
+            self.links.removed(scope, gone)
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
@@ -427,13 +444,22 @@ class MemoryBank:
             await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
-        """Pairs of the scope's memories that say nearly the same (cosine >= TWIN, on recall's
-        scale: see DENSE_BASELINES): a prune never takes both."""
+        """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
+        neither saying what the other does not: memory.text.restates): a prune keeps one of
+        each pair, merged."""
         ids, vectors = await self.store.embeddings(scope, self.embedder.name)
         if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
             return []
-        base = self.dense_baseline
-        return await asyncio.to_thread(_twins, ids, vectors, base + TWIN * (1.0 - base))
+        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate)
+        if not pairs:
+            return []
+        wanted = sorted({i for pair in pairs for i in pair})
+        texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
+        return [
+            (a, b)
+            for a, b in pairs
+            if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
+        ]
 
     async def forget(self, scope: str, target: int | str) -> list[Memory]:
         """Delete a memory by id, or the one that best matches a query; returns what went
@@ -449,6 +475,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
+            self.links.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
             await self._forget_cached([m for m in gone if m.id in deleted])
         return [m for m in gone if m.id in deleted]
@@ -458,6 +485,7 @@ class MemoryBank:
         _check_scope(scope)
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
+        self.links.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -536,12 +564,11 @@ class MemoryBank:
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return []
-        memories = {m.id: m for m in await self.store.with_successors(scope, sorted(candidates))}
-        before = {m.previous_id for m in memories.values()} - set(memories) - {None}
-        for memory in await self.store.get_memories(scope, sorted(i for i in before if i)):
-            memories[memory.id] = memory
+        # Ranked by their links; only what may come to mind is read whole.
+        memories = (await self.links.get(scope)).around(candidates)
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
+        similarity = cosine
         if self.dense_baseline and dense_hits:
             low = max(self.dense_baseline, min(dense_hits.values()))
             span = max(max(dense_hits.values()) - low, 1e-6)
@@ -554,15 +581,16 @@ class MemoryBank:
             named,
             dense_floor=self.dense_floor,
             shared_word_floor=self.shared_word_floor,
+            similarity=similarity,
+            shared=await self._sharing(scope, words, lexical, similarity),
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
         pool = contenders(relevant, k if rng is None else 3 * k)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory_id in pool:
-            rel = relevant[memory_id]
-            memory = memories[memory_id]
+        for memory in await self.store.get_memories(scope, pool):
+            rel = relevant[memory.id]
             retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)
             results.append(_recalled(memory, score, rel, retention))
@@ -577,12 +605,37 @@ class MemoryBank:
                 chosen.append(result)
         return chosen
 
+    async def _sharing(
+        self,
+        scope: str,
+        words: Sequence[str],
+        lexical: dict[int, float],
+        similarity: dict[int, float],
+    ) -> set[int]:
+        """The lexical hits under the dense floor whose own text holds one of the cue's words:
+        full-text search also matches a memory by the one before it (its context), and such a
+        memory must pass by its meaning alone. Only these few are read."""
+        borderline = [
+            i
+            for i in lexical
+            if self.shared_word_floor <= similarity.get(i, self.dense_floor) < self.dense_floor
+        ]
+        if not borderline:
+            return set(lexical)
+        wanted = {porter_term(w) for w in words}
+        own = {
+            m.id
+            for m in await self.store.get_memories(scope, borderline)
+            if wanted & {porter_term(t) for t in fts_document(m.text).split()}
+        }
+        return (set(lexical) - set(borderline)) | own
+
     async def _distinctive(self, scope: str, words: Sequence[str]) -> list[str]:
         """The cue's words that tell the scope's memories apart, within a budget of POSTINGS
-        hits: rarest first (the most informative, as BM25's idf says), and never one in more
-        than COMMON_WORD of them once the scope holds DF_FROM. Scoring every memory that holds
-        a common word is what makes full-text search slow in a large bank; the rarest word is
-        always kept."""
+        hits (LARGE_POSTINGS in a scope of LARGE_SCOPE or more): rarest first (the most
+        informative, as BM25's idf says), and never one in more than COMMON_WORD of them once
+        the scope holds DF_FROM. Scoring every memory that holds a common word is what makes
+        full-text search slow in a large bank; the rarest word is always kept."""
         if not words:
             return []
         size, _ = await self._sizes_of(scope)
@@ -594,11 +647,12 @@ class MemoryBank:
             for word, count in counts.items():
                 self._df[scope, word] = (count, self._writes)
         limit = COMMON_WORD * size
+        budget = LARGE_POSTINGS if size >= LARGE_SCOPE else POSTINGS
         kept: set[str] = set()
         used = 0
         for word in sorted(words, key=lambda w: self._df[scope, w][0]):
             hits = self._df[scope, word][0]
-            if kept and (hits > limit or used + hits > POSTINGS):
+            if kept and (hits > limit or used + hits > budget):
                 break
             kept.add(word)
             used += hits
@@ -958,6 +1012,11 @@ def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> li
             if start + row < col:
                 pairs.append((int(ids[start + row]), int(ids[col])))
     return pairs
+
+
+def undated(text: str) -> str:
+    """A memory's text without the date encoding starts it with."""
+    return DATE_STAMP.sub("", text, count=1)
 
 
 def _text_key(text: str) -> bytes:

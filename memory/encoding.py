@@ -10,8 +10,9 @@ waiting, never half-encoded, never encoded twice.
 Malformed JSON is asked for once more, showing the parse error; if that fails too, the
 conversation still leaves a trace: one summary memory made from what the users said, and a
 line in the diary. Each new memory is linked to the three most similar memories of its scope;
-one that repeats an existing memory (cosine >= DUPLICATE) is merged into it instead, and the
-existing memory is strengthened as if recalled.
+one that repeats an existing memory (as close as the bank's `duplicate` cosine, and saying nothing
+the other does not: memory.text.restates) is merged into it instead, and the existing memory is
+strengthened as if recalled.
 
 The model never sees who is who by name: each user is an opaque label given by their stable
 id (memory.quoting.Speakers), their names and words quoted, and it answers with profiles and
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
 
-from memory.bank import DATE_STAMP, MemoryBank
+from memory.bank import MemoryBank, undated
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.errors import KizunaError
 from memory.quoting import Speakers, quote
@@ -43,10 +44,9 @@ from memory.records import (
     NewMemory,
     Vectors,
 )
-from memory.text import fts_document
+from memory.text import fts_document, restates
 
 __all__ = [
-    "DUPLICATE",
     "ENCODING_TASK",
     "Author",
     "Encoded",
@@ -58,7 +58,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DUPLICATE = 0.95  # cosine (of their undated texts) at which a new memory repeats an old one
 LINKS = 3  # related memories each new memory links to
 MAX_MEMORIES = 6  # a conversation leaves a few memories, not a transcript
 MEMORY_CHARS = 600
@@ -353,7 +352,7 @@ class Encoder:
                 if other is None or drafts[j].kind == "merged":
                     continue
                 cos = float(other @ vector)
-                if cos >= DUPLICATE:
+                if cos >= self.bank.duplicate and restates(drafts[j].text, draft.text):
                     drafts[j].importance = max(drafts[j].importance, draft.importance)
                     draft.kind = "merged"
                     break
@@ -380,7 +379,7 @@ class Encoder:
             found = [m for m, cos in nearest.get(i, []) if cos >= self.bank.dense_floor]
             # Recall by the undated words too: dated vectors of one fact told on two days
             # can be farther apart than two facts told on the same day.
-            for hit in await self.bank.recall(scope, _undated(draft.text), k=LINKS, fail=False):
+            for hit in await self.bank.recall(scope, undated(draft.text), k=LINKS, fail=False):
                 if hit.id not in found:
                     found.append(hit.id)
             candidates[i] = found
@@ -389,15 +388,15 @@ class Encoder:
             return {}
         texts = {m.id: m.text for m in await self.bank.store.get_memories(scope, wanted)}
         positions = [i for i, ids in candidates.items() if ids]
-        plain = [_undated(drafts[i].text) for i in positions]
+        plain = [undated(drafts[i].text) for i in positions]
         ids = [m for m in wanted if m in texts]
-        vectors = await self.bank.embed_plain(plain + [_undated(texts[m]) for m in ids])
+        vectors = await self.bank.embed_plain(plain + [undated(texts[m]) for m in ids])
         if vectors is None:  # the embedder is down: only exact repeats count
             return {
                 i: m
                 for i in positions
                 for m in candidates[i]
-                if m in texts and _undated(texts[m]) == _undated(drafts[i].text)
+                if m in texts and undated(texts[m]) == undated(drafts[i].text)
             }
         row = {m: vectors[len(plain) + n] for n, m in enumerate(ids)}
         repeats: dict[int, int] = {}
@@ -405,18 +404,13 @@ class Encoder:
             scored = [(float(vectors[n] @ row[m]), m) for m in candidates[i] if m in row]
             if scored:
                 cos, memory_id = max(scored)
-                if cos >= DUPLICATE:
+                if cos >= self.bank.duplicate and restates(undated(texts[memory_id]), plain[n]):
                     repeats[i] = memory_id
         return repeats
 
     async def _lexical_neighbours(self, scope: str, text: str) -> list[tuple[int, float]]:
         hits = await self.bank.recall(scope, text, k=LINKS, fail=False)
         return [(h.id, h.relevance) for h in hits]
-
-
-def _undated(text: str) -> str:
-    """A memory's text without the date it starts with."""
-    return DATE_STAMP.sub("", text, count=1)
 
 
 def _user_id(turn: dict[str, Any]) -> str:

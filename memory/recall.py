@@ -20,7 +20,8 @@ benchmarks/README.md.)
 The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
 least the embedder's lower shared-word floor (with no vector to judge by, during an embedding
-outage, the shared word alone). A cue about nothing remembered recalls nothing.
+outage, the shared word alone). The floor judges the raw cosine, also where the fusion hears a
+rescaled one (e5: memory/bank.py). A cue about nothing remembered recalls nothing.
 
 Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
 to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
@@ -34,7 +35,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.records import Memory
+from memory.records import Memory, MemoryLink
 
 __all__ = [
     "CONTIGUITY",
@@ -82,18 +83,25 @@ class Recalled:
 
 
 def relevance(
-    memories: Mapping[int, Memory],
+    memories: Mapping[int, Memory | MemoryLink],
     cosine: Mapping[int, float],
     lexical: Mapping[int, float],
     named: Collection[str],
     *,
     dense_floor: float,
     shared_word_floor: float,
+    similarity: Mapping[int, float] | None = None,
+    shared: Collection[int] | None = None,
 ) -> dict[int, float]:
     """Relevance of every memory in `memories` (candidates and their neighbours) that passes
-    the floor. `cosine`: each one's cosine to the cue; `lexical`: BM25 of the lexical hits;
-    `named`: the lowercased words of the cue (a speaker is named when all the words of their
-    name are among them)."""
+    the floor. `cosine`: each one's cosine to the cue, as the fusion hears it; `similarity`:
+    the cosines the floor judges, when `cosine` is rescaled (else `cosine`); `lexical`: BM25
+    of the lexical hits; `named`: the lowercased words of the cue (a speaker is named when all
+    the words of their name are among them); `shared`: the lexical hits whose own words (not
+    only those of the memory before them) meet the cue's, which alone may pass by the lower
+    floor (else every lexical hit may)."""
+    judged = cosine if similarity is None else similarity
+    sharing = lexical if shared is None else shared
     top_bm25 = max(lexical.values(), default=0.0) or 1.0
     speakers: dict[str, bool] = {}
     successor: dict[int, int] = {}
@@ -118,13 +126,11 @@ def relevance(
 
     out: dict[int, float] = {}
     for memory_id, memory in memories.items():
-        similarity = cosine.get(memory_id)
-        if similarity is None:  # no vector to judge by (not embedded yet): its words decide
+        judge = judged.get(memory_id)
+        if judge is None:  # no vector to judge by (not embedded yet): its words decide
             if memory_id not in lexical:
                 continue
-        elif similarity < dense_floor and not (
-            memory_id in lexical and similarity >= shared_word_floor
-        ):
+        elif judge < dense_floor and not (memory_id in sharing and judge >= shared_word_floor):
             continue
         neighbours = match(memory.previous_id) + match(successor.get(memory_id))
         out[memory_id] = match(memory_id) + CONTIGUITY * neighbours

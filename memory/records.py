@@ -22,6 +22,7 @@ __all__ = [
     "Kind",
     "Lease",
     "Memory",
+    "MemoryLink",
     "Merge",
     "NewMemory",
     "Profile",
@@ -38,6 +39,16 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryLink:
+    """What ranking needs of a memory before its text: who said it and the memory stored
+    just before it (recall's contiguity and speaker terms). Recall keeps these in memory."""
+
+    id: int
+    previous_id: int | None
+    speaker: str | None
 
 
 @dataclass(slots=True, frozen=True)

@@ -27,6 +27,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "fts_document",
     "fts_query",
     "key_phrase",
+    "porter_document",
+    "porter_term",
+    "restates",
     "terms",
     "visible",
     "warm_up",
@@ -189,6 +193,15 @@ def terms(text: str) -> list[str]:
     return [w for w in dict.fromkeys(words + inner) if w not in STOP_WORDS]
 
 
+def restates(a: str, b: str) -> bool:
+    """Whether one text says nothing the other does not: the searchable terms of one are all
+    among the other's. A merge of near-duplicates asks it beside their cosine, because a
+    meaning embedder puts "her cat is called Mochi" and "her cat is called Luna" (or 猫叫咪咪
+    and 猫叫花花) closer than two wordings of one fact; merging those would lose a fact."""
+    left, right = set(terms(a)), set(terms(b))
+    return left <= right or right <= left
+
+
 def fts_document(text: str) -> str:
     """What goes into the FTS5 column for ``text``: its tokens, lowercased, space-separated,
     Chinese segmented in jieba's search mode (each long word also gives the words inside it).
@@ -205,6 +218,40 @@ def fts_query(text: str, *, max_terms: int = 32) -> str | None:
     if not chosen:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in chosen)
+
+
+# --- FTS5's porter tokenizer, for stores without it ------------------------------------------
+
+# FTS5's porter tokenizer leaves tokens shorter than 3 or longer than 64 bytes as they are.
+_PORTER_MIN, _PORTER_MAX = 3, 64
+
+
+@lru_cache(maxsize=1 << 16)
+def porter_term(token: str) -> str:
+    """One token as FTS5's ``porter unicode61 remove_diacritics 2`` indexes it: accents
+    folded from Latin letters, then Porter's (1980) stemmer on an ASCII word ("plans" ->
+    "plan", "peanuts" -> "peanut"). PostgreSQL's full text has no Porter stemmer of its own
+    (its ``english`` configuration is Porter2, and drops stop words), so its store indexes and
+    queries words through this instead, and both stores match the same words. Chinese tokens
+    and emoji words are left as they are; the rest lowercased, as unicode61 does."""
+    if _HAN_RE.search(token):
+        return token
+    folded = "".join(
+        c for c in unicodedata.normalize("NFD", token.lower()) if unicodedata.category(c) != "Mn"
+    )
+    if not folded.isascii() or not _PORTER_MIN <= len(folded) <= _PORTER_MAX:
+        return folded
+    if not folded.isalpha():
+        return folded
+    from snowballstemmer.porter_stemmer import PorterStemmer  # only stores without FTS5 need it
+
+    stemmed: str = PorterStemmer().stemWord(folded)
+    return stemmed
+
+
+def porter_document(document: str) -> str:
+    """:func:`fts_document` text with each token through :func:`porter_term`."""
+    return " ".join(porter_term(token) for token in document.split())
 
 
 _SENTENCE_END_RE = re.compile(r"[.!?;:。！？；：\n]+")

@@ -8,13 +8,14 @@ import asyncio
 import math
 import re
 import types
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import cast
 from zoneinfo import ZoneInfo
 
 import numpy as np
+import numpy.typing as npt
 import openai
 import pytest
 
@@ -352,6 +353,35 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     [kept] = await store.get_memories(SCOPE, [mine])
     assert kept.recall_count == 2
     assert [at for at, _ in await store.recall_history(SCOPE, mine)] == [now, later]
+    await bank.close()
+
+
+class OneMeaning:
+    """An embedder to which every text means the same: only words can tell them apart."""
+
+    name = "one-meaning"
+    dimension = 4
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.tile(np.array([1, 0, 0, 0], dtype=np.float32), (len(texts), 1))
+
+    async def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self.embed(texts)
+
+    async def start(self) -> None:
+        return None
+
+
+async def test_twins_say_nothing_the_other_does_not(tmp_path: Path) -> None:
+    """However close their vectors, two memories that each say something the other does not
+    are no near-duplicates: a prune would merge one fact away."""
+    bank = await open_bank(tmp_path, OneMeaning())
+    mochi = await bank.remember(SCOPE, "Ann's cat is called Mochi")
+    await bank.remember(SCOPE, "Ann's cat is called Luna")
+    await bank.remember(SCOPE, "小明的猫叫咪咪")
+    await bank.remember(SCOPE, "小明的猫叫花花")
+    again = await bank.remember(SCOPE, "2026-03-02: Ann's cat is called Mochi, again")
+    assert await bank.twins(SCOPE) == [(mochi, again)]
     await bank.close()
 
 

@@ -68,7 +68,7 @@ KILL_WITHIN["index_save"] = 0.02
 TIMEOUT = 30.0
 CHATS = (101, 102, 103, 104)  # private chats that keep talking; /remember comes from new ones
 REMEMBERED = "will remember that"
-EMBEDDER = make_embedder("hash").name  # the bank's default embedder, as the config leaves it
+EMBEDDER = make_embedder("auto").name  # the bank's default embedder, as the config leaves it
 
 PIP = """
 [identity]

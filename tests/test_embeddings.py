@@ -9,11 +9,15 @@ import base64
 import os
 import socket
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import openai
 import pytest
 
+from memory.bank import MemoryBank
+from memory.clock import FakeClock
 from memory.embeddings import (
     EMBEDDERS,
     E5Embedder,
@@ -571,6 +575,38 @@ async def test_e5_batches_and_threads_agree(e5_embedder: E5Embedder) -> None:
     alone = await asyncio.gather(*(e5_embedder.embed([t]) for t in texts[:3]))
     for i, one in enumerate(alone):
         assert cos(together[i], one[0]) > 0.999
+
+
+async def test_e5_recall_keeps_off_topic_cues_out(e5_embedder: E5Embedder, tmp_path: Path) -> None:
+    """e5's relevance floor (memory.bank.DENSE_FLOORS, on the raw cosine): a cue about nothing
+    remembered recalls nothing, in either language, while a cue in other words still finds
+    its memory."""
+    when = datetime(2026, 3, 2, 20, 0, tzinfo=UTC)
+    bank = await MemoryBank.open(tmp_path, e5_embedder, FakeClock(when), deterministic=True)
+    try:
+        facts = [
+            "My sister Aiko is getting married in June.",
+            "I adopted a grey kitten called Mochi last week.",
+            "我下周三要去医院拔智齿，有点害怕。",
+            "我们公司年会定在十二月二十号。",
+        ]
+        ids = [await bank.remember("u1", fact, speaker="Ning", when=when) for fact in facts]
+        cues = [
+            "When is Aiko's wedding?",
+            "What is my kitten called?",
+            "牙医的预约是哪天？",
+            "公司的年终聚会什么时候？",
+        ]
+        for cue, memory_id in zip(cues, ids, strict=True):
+            assert [r.id for r in await bank.recall("u1", cue, k=1)] == [memory_id], cue
+        for cue in (
+            "What's the capital of France?",
+            "How do I reverse a linked list?",
+            "光速是多少？",
+        ):
+            assert await bank.recall("u1", cue) == [], cue
+    finally:
+        await bank.close()
 
 
 # -- local ----------------------------------------------------------------------------------------

@@ -9,10 +9,14 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import asyncpg
 import pytest
 
+from memory.bank import MemoryBank
+from memory.clock import FakeClock
 from memory.records import ArchivedConversation
 from memory.storage import Storage, StoreError
+from memory.storage.postgres import PgStore
 from memory.storage.postgres import base as pg_base
 from memory.storage.schema import migrations
 from memory.storage.sqlite import Store
@@ -350,3 +354,61 @@ async def test_unencoded_skips_the_scopes_held_elsewhere(store: Storage) -> None
     assert await waiting() == [first, second, third]
     assert await waiting(("pip", "s/a")) == [second, third]  # a pair: miao's s/a stays
     assert await waiting(("pip", "s/a"), ("miao", "s/a"), ("pip", "s/b")) == []
+
+
+# --- full text: the same words match on both stores -------------------------------------------
+
+FACTS = (
+    "I am making plans for the summer",
+    "My brother is allergic to peanuts",
+    "We went running along the river",
+    "The café near the station closed",
+    "我妹妹下个月过生日",
+)
+# Each finds its fact only by a stemmed (or accent-folded) word: FTS5's porter tokenizer
+# stems, and PostgreSQL's store stems the same way in Python.
+STEMMED_CUES = ("what was the plan", "any peanut allergy", "who runs by the river", "cafe", "生日")
+
+
+async def _recalled(bank: MemoryBank) -> list[list[tuple[int, str, float]]]:
+    return [
+        [(r.id, r.text, round(r.score, 6)) for r in await bank.recall("u1", cue, now=T0)]
+        for cue in STEMMED_CUES
+    ]
+
+
+async def test_recall_is_the_same_on_both_stores(postgres_dsn: str, tmp_path: Path) -> None:
+    """The same memories, the same cues: the same memories in the same order with the same
+    scores on SQLite and PostgreSQL, stemmed words included; and a PostgreSQL row written
+    before its full text was stemmed (migration 008 clears it) is derived again at open."""
+    sqlite = await Store.open(tmp_path / "kizuna.sqlite3")
+    pg = await PgStore.open(postgres_dsn)
+    found = []
+    for store, folder in ((sqlite, "a"), (pg, "b")):
+        bank = await MemoryBank.open(
+            tmp_path / folder, "hash", FakeClock(T0), deterministic=True, store=store
+        )
+        for i, fact in enumerate(FACTS):
+            await bank.remember("u1", fact, when=T0 - timedelta(days=i + 1))
+        found.append(await _recalled(bank))
+        await bank.close()
+    await sqlite.close()
+    await pg.close()
+    assert found[0] == found[1]
+    assert [hits[0][1] for hits in found[0]] == list(FACTS)
+
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        await conn.execute("UPDATE memories SET search = NULL")
+        await conn.execute("UPDATE memories SET search_body = search_body || ' ' WHERE id = 1")
+    finally:
+        await conn.close()
+    pg = await PgStore.open(postgres_dsn)
+    bank = await MemoryBank.open(
+        tmp_path / "c", "hash", FakeClock(T0), deterministic=True, store=pg
+    )
+    try:
+        assert await _recalled(bank) == found[1]
+    finally:
+        await bank.close()
+        await pg.close()

@@ -16,6 +16,7 @@ from memory.text import (
     fts_document,
     fts_query,
     key_phrase,
+    restates,
     terms,
     visible,
     warm_up,
@@ -256,3 +257,18 @@ key_phrase("今天下班以后我带年糕去了宠物医院，医生说它只�
     )
     assert done.stdout.split() == ["False", "True", "True"]
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Ann had toast for breakfast", "Ann had toast for breakfast again", True),
+        ("Ann's cat is called Mochi", "ann's CAT is called mochi!", True),
+        ("Ann's cat is called Mochi", "Ann's cat is called Luna", False),
+        ("小明的猫叫咪咪", "小明的猫叫花花", False),
+        ("她下个月过生日", "她下个月生日", True),
+    ],
+)
+def test_restates(a: str, b: str, same: bool) -> None:
+    assert restates(a, b) is same
+    assert restates(b, a) is same

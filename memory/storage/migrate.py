@@ -227,6 +227,7 @@ async def copy_store(
         target = await PgStore.open(dsn, min_size=1, max_size=1)
         try:
             report = await _copy(reader._db, target, progress)
+            await target.fill_search()  # the copied rows' full text, stemmed as FTS5 does
             await target.fill_vectors()  # pgvector's copy of the embeddings, if it is there
             return report
         finally:

@@ -26,6 +26,7 @@ from memory.records import (
     Kind,
     Lease,
     Memory,
+    MemoryLink,
     NewMemory,
     Profile,
     PrunedMemory,
@@ -96,6 +97,11 @@ class MemoryStore(Protocol):
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
         """The memories `ids` and the ones stored right after each of them."""
+        ...
+
+    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
+        """The links (previous memory, speaker) of the scope's memories `ids` (those that exist),
+        or of all its memories when `ids` is None; by id."""
         ...
 
     async def reinforce(

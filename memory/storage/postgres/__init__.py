@@ -67,6 +67,7 @@ class PgStore(
         store = cls(pool, dsn, instance)
         try:
             await store._migrate()
+            await store.fill_search()
             await store._vectors()
         except BaseException as e:
             await pool.close()

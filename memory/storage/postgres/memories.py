@@ -3,8 +3,11 @@ searched, reinforced, and encoded, deleted or pruned in one transaction each (th
 embeddings: embeddings.py).
 
 Full-text search runs on a stored `tsvector` of the text memory.text prepared (already
-lowercased and jieba-segmented), with the `simple` configuration: no stemming and no accent
-folding, where SQLite's FTS5 table stems English with Porter and folds accents.
+jieba-segmented), with the `simple` configuration, over words put through
+memory.text.porter_term on both sides (documents and queries): English stemmed with Porter and
+accents folded, as SQLite's FTS5 table does, so that both stores match the same words. The
+store writes `search` itself (PostgreSQL has no Porter stemmer); a row whose text columns
+changed without it is derived again by `fill_search`.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from datetime import date, datetime
 
 import asyncpg
 
-from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import memory_row, memory_values, moment, timestamp
+from memory.text import porter_document, porter_term
 
 __all__ = ["PgMemories"]
 
@@ -58,10 +62,17 @@ LIMIT $4
 _INSERT_MEMORY = (
     "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
     " sentiment, created_at, strength, related, conversation_id, previous_id,"
-    " embedding, embedder, speaker_id, search_body, search_context{}) VALUES"
-    " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17{})"
+    " embedding, embedder, speaker_id, search_body, search_context, search{}) VALUES"
+    " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+    " setweight(to_tsvector('simple', $18), 'A') || setweight(to_tsvector('simple', $19), 'B'){})"
     " RETURNING id"
 )
+# The memory's own words weigh A, the memory's before it B (ts_rank_cd's weights).
+_FILL_SEARCH = (
+    "UPDATE memories SET search = setweight(to_tsvector('simple', $2), 'A')"
+    " || setweight(to_tsvector('simple', $3), 'B') WHERE id = $1"
+)
+FILL_BATCH = 1000
 
 # A quoted FTS5 string ("" inside is a quote), or a bare word.
 _FTS_TERM_RE = re.compile(r'"((?:[^"]|"")*)"|([^\s"(){}:^*+]+)')
@@ -105,14 +116,17 @@ class PgMemories(PgVectors):
         self, conn: asyncpg.Connection, memory: NewMemory, previous_id: int | None = None
     ) -> int:
         """Insert on `conn`, in its transaction if any (`previous_id` overrides the memory's)."""
+        body, context = clean_text(memory.search_text), clean_text(memory.search_context)
         values = (
             *memory_values(memory, previous_id),
-            clean_text(memory.search_text),
-            clean_text(memory.search_context),
+            body,
+            context,
+            porter_document(body),
+            porter_document(context),
         )
         if self.searches_vectors:
             memory_id = await conn.fetchval(
-                _INSERT_MEMORY.format(", embedding_v", ", $18::real[]::vector"),
+                _INSERT_MEMORY.format(", embedding_v", ", $20::real[]::vector"),
                 *values,
                 real_array(memory.embedding),
             )
@@ -193,7 +207,8 @@ class PgMemories(PgVectors):
         if gone:
             # What came next no longer carries the forgotten text as its context.
             await conn.execute(
-                "UPDATE memories SET previous_id = NULL, search_context = ''"
+                "UPDATE memories SET previous_id = NULL, search_context = '',"
+                " search = ts_filter(search, '{a}')"
                 " WHERE previous_id = ANY($1::bigint[])",
                 gone,
             )
@@ -205,7 +220,7 @@ class PgMemories(PgVectors):
         """Like Store's, for the queries memory.text.fts_query writes (an OR of quoted terms);
         scored by `_LEXICAL_SEARCH`. `narrow` is for FTS5: here the scope's rows are always
         the only ones ranked."""
-        terms = _fts_terms(match)
+        terms = [porter_term(t) for t in _fts_terms(match)]
         if not terms or k <= 0:
             return []
         # ts_rank_cd's weights are {D, C, B, A}, each at most 1.
@@ -223,9 +238,28 @@ class PgMemories(PgVectors):
             " AND ts_filter(search, '{a}') @@ q)"
             " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q",
             scope,
-            list(terms),
+            list({porter_term(t) for t in terms}),
         )
-        return {r[0]: int(r[1]) for r in rows}
+        counts = {r[0]: int(r[1]) for r in rows}
+        return {t: counts[porter_term(t)] for t in terms}
+
+    async def fill_search(self) -> int:
+        """Derive the full-text vector of every memory that has none (after migration 008,
+        or a copy by `kizuna migrate`); returns how many."""
+        filled = 0
+        while True:
+            rows = await self._pool.fetch(
+                "SELECT id, search_body, search_context FROM memories"
+                " WHERE search IS NULL ORDER BY id LIMIT $1",
+                FILL_BATCH,
+            )
+            if not rows:
+                return filled
+            await self._pool.executemany(
+                _FILL_SEARCH,
+                [(r[0], porter_document(r[1]), porter_document(r[2])) for r in rows],
+            )
+            filled += len(rows)
 
     async def sizes(self, scope: str) -> tuple[int, int]:
         """(memories in the scope, memories in all scopes: from the id range, an overcount)."""
@@ -255,6 +289,21 @@ class PgMemories(PgVectors):
             list(dict.fromkeys(int(i) for i in ids)),
         )
         return [memory_row(r) for r in rows]
+
+    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
+        if ids is None:
+            rows = await self._pool.fetch(
+                "SELECT id, previous_id, speaker FROM memories WHERE scope = $1 ORDER BY id",
+                scope,
+            )
+        else:
+            rows = await self._pool.fetch(
+                "SELECT id, previous_id, speaker FROM memories"
+                " WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id",
+                scope,
+                sorted({int(i) for i in ids}),
+            )
+        return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
-from memory.records import EncodingWrite, Kind, Memory, NewMemory
+from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.rows import clean_text, memory_row, memory_values, moment, timestamp
 from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
 
@@ -232,6 +232,24 @@ class SqliteMemories(SqliteBase):
             for row in rows:
                 found[row[0]] = memory_row(row)
         return list(found.values())
+
+    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
+        if ids is None:
+            rows = await self._all(
+                "SELECT id, previous_id, speaker FROM memories WHERE scope = ? ORDER BY id",
+                (scope,),
+            )
+        else:
+            rows = []
+            unique = sorted({int(i) for i in ids})
+            for start in range(0, len(unique), CHUNK):
+                chunk = unique[start : start + CHUNK]
+                rows += await self._all(
+                    "SELECT id, previous_id, speaker FROM memories"
+                    f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))}) ORDER BY id",
+                    (scope, *chunk),
+                )
+        return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
     @serialised
     async def reinforce(

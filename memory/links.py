@@ -1,0 +1,193 @@
+"""The links of each scope's memories (the memory stored just before, the speaker), kept in
+memory beside the dense indexes, so a recall ranks its candidates and their neighbours without
+reading their rows: at 100k memories that read was a third of a recall. Only what has come to
+mind is then read from the store, which stays the source of truth: a scope's links are read
+from it whole when first wanted, and kept in step with the bank's own writes and deletions (a
+forgotten memory's link and, once no memory has it, its speaker's name go with it). Another
+process's changes to a scope drop its links (memory.storage's `listen`)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.records import MemoryLink
+from memory.storage import MemoryStore
+
+__all__ = ["LINK_SCOPES", "LinkCache", "ScopeLinks"]
+
+LINK_SCOPES = 256  # scopes whose links are kept (about 20 bytes a memory), least recent out
+
+Ids = npt.NDArray[np.int64]
+_NONE = 0  # no previous memory (ids start at 1)
+
+
+@dataclass(slots=True)
+class ScopeLinks:
+    """One scope's links, as arrays: ids ascending, each one's previous id (0: none) and
+    speaker (an index into `names`, -1: none); and the memories that have a previous one,
+    by that previous id (`after_of` ascending, `after` the memory stored after it)."""
+
+    ids: Ids
+    previous: Ids
+    speakers: npt.NDArray[np.int32]
+    names: list[str]
+    after_of: Ids
+    after: Ids
+
+    @classmethod
+    def of(cls, links: Sequence[MemoryLink]) -> ScopeLinks:
+        names: dict[str, int] = {}
+        ordered = sorted(links, key=lambda link: link.id)
+        ids = np.fromiter((link.id for link in ordered), np.int64, len(ordered))
+        previous = np.fromiter(
+            (link.previous_id or _NONE for link in ordered), np.int64, len(ordered)
+        )
+        speakers = np.fromiter(
+            (
+                -1 if link.speaker is None else names.setdefault(link.speaker, len(names))
+                for link in ordered
+            ),
+            np.int32,
+            len(ordered),
+        )
+        found = cls(ids, previous, speakers, list(names), ids[:0], ids[:0])
+        found._index_successors()
+        return found
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _index_successors(self) -> None:
+        has = self.previous != _NONE
+        order = np.argsort(self.previous[has], kind="stable")
+        self.after_of = self.previous[has][order]
+        self.after = self.ids[has][order]
+
+    def around(self, candidates: Iterable[int]) -> dict[int, MemoryLink]:
+        """The links of the candidates that exist, of every memory stored right after one of
+        them, then of the memory stored right before each: what the store's with_successors
+        and get_memories of the previous ids gave, in the same order."""
+        asked = np.unique(np.fromiter(candidates, np.int64))
+        rows = self._rows(asked)
+        found = self.ids[rows]
+        lo = np.searchsorted(self.after_of, found, "left")
+        hi = np.searchsorted(self.after_of, found, "right")
+        successors = [
+            self.after[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True) if b > a
+        ]
+        first = np.unique(np.concatenate([found, *successors])) if successors else found
+        first_rows = self._rows(first)
+        before = np.setdiff1d(self.previous[first_rows], first)
+        before_rows = self._rows(before[before != _NONE])
+        rows = np.concatenate([first_rows, before_rows])
+        names = self.names
+        return {
+            memory_id: MemoryLink(memory_id, previous or None, names[code] if code >= 0 else None)
+            for memory_id, previous, code in zip(
+                self.ids[rows].tolist(),
+                self.previous[rows].tolist(),
+                self.speakers[rows].tolist(),
+                strict=True,
+            )
+        }
+
+    def _rows(self, ids: Ids) -> npt.NDArray[np.intp]:
+        """The rows of those of `ids` (ascending) that are here."""
+        rows = np.searchsorted(self.ids, ids)
+        inside = rows < len(self.ids)
+        rows, ids = rows[inside], ids[inside]
+        kept: npt.NDArray[np.intp] = rows[self.ids[rows] == ids]
+        return kept
+
+    def add(self, links: Sequence[MemoryLink]) -> None:
+        fresh = [link for link in links if not self._rows(np.array([link.id], np.int64)).size]
+        if not fresh:
+            return
+        names = {name: code for code, name in enumerate(self.names)}
+        new = ScopeLinks.of(fresh)
+        codes = np.array(
+            [names.setdefault(name, len(names)) for name in new.names] or [0], np.int32
+        )
+        new_speakers = np.where(new.speakers < 0, -1, codes[np.maximum(new.speakers, 0)])
+        self.names = list(names)
+        at = np.searchsorted(self.ids, new.ids)
+        self.ids = np.insert(self.ids, at, new.ids)
+        self.previous = np.insert(self.previous, at, new.previous)
+        self.speakers = np.insert(self.speakers, at, new_speakers.astype(np.int32))
+        at = np.searchsorted(self.after_of, new.after_of, "right")
+        self.after_of = np.insert(self.after_of, at, new.after_of)
+        self.after = np.insert(self.after, at, new.after)
+
+    def remove(self, ids: Sequence[int]) -> None:
+        """Forget the memories `ids`: their links, the links to them (as the store nulls its
+        previous ids), and the names no memory left here has."""
+        gone = np.unique(np.array(list(ids), np.int64))
+        if not gone.size:
+            return
+        keep = ~np.isin(self.ids, gone)
+        self.ids, self.previous = self.ids[keep], self.previous[keep]
+        self.previous[np.isin(self.previous, gone)] = _NONE
+        used = np.unique(self.speakers[keep][self.speakers[keep] >= 0])
+        remap = np.full(len(self.names) + 1, -1, np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        self.speakers = remap[self.speakers[keep]]  # -1 stays -1 (the last slot)
+        self.names = [self.names[i] for i in used.tolist()]
+        self._index_successors()
+
+
+class LinkCache:
+    """The ScopeLinks of up to `capacity` scopes (0: none kept, every recall reads its scope's
+    links from the store)."""
+
+    def __init__(self, store: MemoryStore, capacity: int = LINK_SCOPES) -> None:
+        self._store = store
+        self._capacity = capacity
+        self._scopes: OrderedDict[str, ScopeLinks] = OrderedDict()
+        # Moves with every change to a scope, so that links read while it changed are not kept.
+        self._versions: dict[str, int] = {}
+
+    def __contains__(self, scope: str) -> bool:
+        return scope in self._scopes
+
+    async def get(self, scope: str) -> ScopeLinks:
+        found = self._scopes.get(scope)
+        if found is not None:
+            self._scopes.move_to_end(scope)
+            return found
+        version = self._versions.get(scope, 0)
+        found = ScopeLinks.of(await self._store.links(scope))
+        if self._capacity > 0 and self._versions.get(scope, 0) == version:
+            self._scopes[scope] = found
+            while len(self._scopes) > self._capacity:
+                self._scopes.popitem(last=False)
+        return found
+
+    async def added(self, scope: str, ids: Sequence[int]) -> None:
+        """The bank wrote the memories `ids` to the scope."""
+        self._moved(scope)
+        if scope not in self._scopes or not ids:
+            return
+        links = await self._store.links(scope, ids)
+        found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
+        if found is not None:
+            found.add(links)
+
+    def removed(self, scope: str, ids: Sequence[int]) -> None:
+        """The memories `ids` of the scope were deleted."""
+        self._moved(scope)
+        found = self._scopes.get(scope)
+        if found is not None:
+            found.remove(ids)
+
+    def drop(self, scope: str) -> None:
+        """The scope changed in a way not followed here: read it whole next time."""
+        self._moved(scope)
+        self._scopes.pop(scope, None)
+
+    def _moved(self, scope: str) -> None:
+        self._versions[scope] = self._versions.get(scope, 0) + 1
