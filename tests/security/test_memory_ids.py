@@ -138,6 +138,10 @@ UNSCOPED = {
     "AND embedding_v IS NULL ORDER BY id": "the rows to fill, read by fill_vectors only",
     "UPDATE memories SET embedding_v = $2::real[]::vector WHERE id = $1": "each row's own",
     "SELECT DISTINCT embedder, vector_dims(embedding_v)": "which embedders, not what rows say",
+    # PgStore.fill_search: deriving each row's full-text vector from its own columns, in every
+    # scope at once (nothing is returned but to be written back to the same row).
+    "WHERE search IS NULL ORDER BY id": "the rows to fill, read by fill_search only",
+    "UPDATE memories SET search = setweight(": "each row's own",
 }
 
 
