@@ -529,8 +529,10 @@ class MemoryBank:
         fail: bool = True,
     ) -> list[Recalled]:
         """The memories `cue` brings to mind, best first, at most k; none when nothing
-        remembered is relevant. `fail=False` skips retrieval failure (for commands that look
-        a memory up on purpose). How they are ranked: memory/recall.py."""
+        remembered is relevant. `fail=False` is a look-up on purpose (a command, the encoder):
+        no retrieval failure, and each memory judged by its own words and meaning, where a
+        mind's recall also brings the memory said right after a matching one (full-text
+        search's context). How they are ranked: memory/recall.py."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         cue = cue.strip()
@@ -582,7 +584,7 @@ class MemoryBank:
             dense_floor=self.dense_floor,
             shared_word_floor=self.shared_word_floor,
             similarity=similarity,
-            shared=await self._sharing(scope, words, lexical, similarity),
+            shared=None if fail else await self._sharing(scope, words, lexical, similarity),
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
@@ -613,8 +615,8 @@ class MemoryBank:
         similarity: dict[int, float],
     ) -> set[int]:
         """The lexical hits under the dense floor whose own text holds one of the cue's words:
-        full-text search also matches a memory by the one before it (its context), and such a
-        memory must pass by its meaning alone. Only these few are read."""
+        full-text search also matches a memory by the one before it (its context), and in a
+        look-up such a memory must pass by its meaning alone. Only these few are read."""
         borderline = [
             i
             for i in lexical
