@@ -252,9 +252,8 @@ def _token_pattern() -> re.Pattern[str]:
 
 
 # A word as written -> (its feature, its 3-gram features, whether it is a function word).
-# Words repeat, so this saves most of the work; cleared when full (it only holds derived data).
+# Words repeat, so each embedder keeps these; cleared when full (they only hold derived data).
 _WordInfo = tuple[int, tuple[int, ...], bool]
-_word_cache: dict[str, _WordInfo] = {}
 _WORD_CACHE_SIZE: Final = 100_000
 
 
@@ -272,18 +271,13 @@ def _word_info(token: str) -> _WordInfo:
         # A light plural rule for the word (not its 3-grams): "cats" is "cat"; "boss",
         # "status" and "analysis" stay whole; "news" becomes "new", a price of simplicity.
         word = word[:-1]
-    info = ((_STOP_WORD if stop else _WORD) | zlib.crc32(word.encode()), grams, stop)
-    if len(_word_cache) >= _WORD_CACHE_SIZE:
-        _word_cache.clear()
-    _word_cache[token] = info
-    return info
+    return ((_STOP_WORD if stop else _WORD) | zlib.crc32(word.encode()), grams, stop)
 
 
-def _count_features(text: str) -> dict[int, int]:
-    """{feature: term frequency} of one text."""
+def _count_features(text: str, cache: dict[str, _WordInfo]) -> dict[int, int]:
+    """{feature: term frequency} of one text; `cache` keeps each word's features."""
     counts: dict[int, int] = {}
     get = counts.get
-    cache = _word_cache
     previous = -1  # the word before (its CRC-32), for bigrams; -1: none
     previous_stop = False
     for run, token in _token_pattern().findall(unicodedata.normalize("NFKC", text).casefold()):
@@ -299,7 +293,11 @@ def _count_features(text: str) -> dict[int, int]:
                 before = point
             previous = -1  # no word bigram across a CJK run
             continue
-        info = cache.get(token) or _word_info(token)
+        info = cache.get(token)
+        if info is None:
+            if len(cache) >= _WORD_CACHE_SIZE:
+                cache.clear()
+            info = cache[token] = _word_info(token)
         feature, grams, stop = info
         counts[feature] = get(feature, 0) + 1
         crc = feature & 0xFFFFFFFF
@@ -340,6 +338,7 @@ class HashEmbedder:
         if dimension < 16:
             raise ValueError("the hash embedder needs a dimension of at least 16")
         self._dimension = dimension
+        self._words: dict[str, _WordInfo] = {}
 
     @property
     def name(self) -> str:
@@ -372,7 +371,7 @@ class HashEmbedder:
         features: list[int] = []
         tfs: list[int] = []
         for row, text in enumerate(texts):
-            counts = _count_features(text)
+            counts = _count_features(text, self._words)
             rows.extend([row] * len(counts))
             features.extend(counts)
             tfs.extend(counts.values())
