@@ -53,7 +53,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import ClassVar
 
-from memory.forgetting import Forgotten, spare_twins
+from memory.forgetting import Forgotten, under_floor
 from memory.records import Memory
 
 __all__ = ["ActR", "retrieval_probability"]
@@ -163,15 +163,16 @@ class ActR:
         seed: int,
         twins: Collection[tuple[int, int]] = (),
     ) -> list[Forgotten]:
-        kept = {m.id: self.retention(m, now) for m in memories}
-        out = [
-            Forgotten(
-                m.id,
-                f"not retrievable: probability {kept[m.id]:.3f} < {self.floor:g} at "
+        return under_floor(
+            self,
+            memories,
+            now,
+            memories,
+            self.floor,
+            lambda m, p: (
+                f"not retrievable: probability {p:.3f} < {self.floor:g} at "
                 f"{(now - m.created_at).total_seconds() / 86_400:.0f} days old, recalled "
-                f"{m.recall_count} times ({self.name})",
-            )
-            for m in memories
-            if kept[m.id] < self.floor
-        ]
-        return spare_twins(out, twins, kept)
+                f"{m.recall_count} times ({self.name})"
+            ),
+            twins,
+        )

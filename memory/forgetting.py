@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
@@ -84,6 +84,7 @@ __all__ = [
     "merge_targets",
     "recalled",
     "spare_twins",
+    "under_floor",
 ]
 
 DAY = 86_400.0
@@ -138,6 +139,22 @@ def draw(seed: int, memory_id: int, day: date) -> float:
     key = f"{seed}:{memory_id}:{day.isoformat()}".encode()
     digest = hashlib.blake2b(key, digest_size=8, person=b"kizuna-forget").digest()
     return int.from_bytes(digest, "big") / 2.0**64
+
+
+def under_floor(
+    policy: ForgettingPolicy,
+    memories: Sequence[Memory],
+    now: datetime,
+    candidates: Iterable[Memory],
+    floor: float,
+    reason: Callable[[Memory, float], str],
+    twins: Collection[tuple[int, int]],
+) -> list[Forgotten]:
+    """The prune of a policy that forgets by a floor: those of `candidates` whose retention now
+    is under `floor`, each with `reason(memory, retention)`, one of each pair of twins spared."""
+    kept = {m.id: policy.retention(m, now) for m in memories}
+    out = [Forgotten(m.id, reason(m, kept[m.id])) for m in candidates if kept[m.id] < floor]
+    return spare_twins(out, twins, kept)
 
 
 def spare_twins(
@@ -354,17 +371,18 @@ class Ebbinghaus:
         seed: int,
         twins: Collection[tuple[int, int]] = (),
     ) -> list[Forgotten]:
-        kept = {m.id: self.retention(m, now) for m in memories}
-        out = [
-            Forgotten(
-                m.id,
-                f"faded: retention {kept[m.id]:.2f} after "
-                f"{_unrecalled(m, _days(now, m.last_touched))} ({self.name})",
-            )
-            for m in _aged(memories, now, self.grace)
-            if m.importance < 3 and kept[m.id] < self.floor
-        ]
-        return spare_twins(out, twins, kept)
+        return under_floor(
+            self,
+            memories,
+            now,
+            (m for m in _aged(memories, now, self.grace) if m.importance < 3),
+            self.floor,
+            lambda m, r: (
+                f"faded: retention {r:.2f} after "
+                f"{_unrecalled(m, _days(now, m.last_touched))} ({self.name})"
+            ),
+            twins,
+        )
 
 
 def _of_importance(days: Sequence[float], importance: int) -> float:
@@ -464,18 +482,19 @@ class HalfLife:
         floor = self.floor
         if floor <= 0:
             return []
-        weight = {m.id: self.retention(m, now) for m in memories}
-        out = [
-            Forgotten(
-                m.id,
-                f"below floor: weight {weight[m.id]:.3f} < {floor:g} after "
+        return under_floor(
+            self,
+            memories,
+            now,
+            _aged(memories, now, self.grace),
+            floor,
+            lambda m, r: (
+                f"below floor: weight {r:.3f} < {floor:g} after "
                 f"{_unrecalled(m, _days(now, m.last_touched))}, "
-                f"{m.strength:.0f}-day half-life ({self.name})",
-            )
-            for m in _aged(memories, now, self.grace)
-            if weight[m.id] < floor
-        ]
-        return spare_twins(out, twins, weight)
+                f"{m.strength:.0f}-day half-life ({self.name})"
+            ),
+            twins,
+        )
 
 
 class Stochastic:
