@@ -3,8 +3,8 @@ are the protocols of memory.storage)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal, get_args
 
@@ -116,13 +116,16 @@ class DiaryEntry:
 
 @dataclass(slots=True, frozen=True)
 class Profile:
-    """What the persona knows of one user, in one scope; bounded text."""
+    """What the persona knows of one user, in one scope; bounded text. `name` is the display
+    name they had when last encoded; `aliases` the other names they are known by there (earlier
+    display names, nicknames they asked for), most recent first."""
 
     scope: str
     user_id: str
     name: str
     text: str
     updated_at: datetime
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -164,6 +167,8 @@ class EncodingWrite:
     diary: tuple[date, str] | None
     profiles: Sequence[tuple[str, str, str]]  # (user id, name, text)
     recap: str
+    # Per user id of `profiles`, the other names they are known by (Profile.aliases).
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)

@@ -325,7 +325,10 @@ async def test_malformed_twice_leaves_a_summary_memory_and_a_diary_line(
     assert "Have fun" not in memory.text  # what the user said, not the persona
     page = await store.diary_entry(SCOPE, T0.date())
     assert page is not None and page.text == "12:00 Alice: My sister visits tomorrow"
-    assert await store.profiles(SCOPE) == []
+    # Nothing learned of her, but she is known by id under her name.
+    assert [(p.user_id, p.name, p.text) for p in await store.profiles(SCOPE)] == [
+        ("u1", "Alice", "")
+    ]
     done = await store.conversation(conversation.id)
     assert done is not None and done.encoded_at is not None
     assert done.recap == "Alice: We will go skiing / Miao: Nice."

@@ -107,7 +107,11 @@ TABLES: Sequence[_Table] = (
     ),
     _plain("embedding_cache", ("embedder", "text_hash"), ("embedder", "text_hash", "vector")),
     _plain("diary", ("scope", "day"), ("scope", "day", "text", "conversations", "updated_at")),
-    _plain("profiles", ("scope", "user_id"), ("scope", "user_id", "name", "text", "updated_at")),
+    _plain(
+        "profiles",
+        ("scope", "user_id"),
+        ("scope", "user_id", "name", "text", "updated_at", "aliases"),
+    ),
     _plain(
         "pruned",
         ("id",),

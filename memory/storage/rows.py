@@ -15,8 +15,10 @@ import numpy as np
 from memory.records import (
     ArchivedConversation,
     DiaryEntry,
+    EncodingWrite,
     Memory,
     NewMemory,
+    Profile,
     SessionRow,
     SessionSave,
     Vectors,
@@ -24,6 +26,7 @@ from memory.records import (
 
 __all__ = [
     "INLINE_SNAPSHOTS",
+    "PROFILE_COLUMNS",
     "clean_text",
     "conversation_row",
     "diary_row",
@@ -32,6 +35,8 @@ __all__ = [
     "memory_row",
     "memory_values",
     "moment",
+    "profile_row",
+    "profile_values",
     "session_row",
     "timestamp",
     "vector_bytes",
@@ -136,6 +141,30 @@ def conversation_row(row: Any) -> ArchivedConversation:
 
 def diary_row(row: Any) -> DiaryEntry:
     return DiaryEntry(row[0], date.fromisoformat(row[1]), row[2], row[3], moment(row[4]))
+
+
+# A profile's columns, in the order profile_row reads them.
+PROFILE_COLUMNS = "scope, user_id, name, text, updated_at, aliases"
+
+
+def profile_row(row: Any) -> Profile:
+    aliases = tuple(a for a in str(row[5]).split("\n") if a)
+    return Profile(row[0], row[1], row[2], row[3], moment(row[4]), aliases)
+
+
+def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
+    """The profile rows an encoding writes; aliases one a line (names are kept on one line)."""
+    return [
+        (
+            write.scope,
+            user_id,
+            clean_text(name),
+            clean_text(text),
+            at,
+            "\n".join(" ".join(clean_text(a).split()) for a in write.aliases.get(user_id, ())),
+        )
+        for user_id, name, text in write.profiles
+    ]
 
 
 def vector_bytes(vector: Vectors) -> bytes:

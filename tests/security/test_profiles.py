@@ -93,6 +93,9 @@ async def test_the_impostors_words_never_reach_alices_profile_nor_hers_his(
         BOB: ("Bob", "Plays the lute."),
     }
     assert PROFILE in request  # what the model knew of U1 was hers
+    # The name the impostor went by before is one of his aliases, never a claim on hers.
+    aliases = {p.user_id: p.aliases for p in await world.bot.store.profiles(channel)}
+    assert aliases == {ALICE: (), IMPOSTOR: ("Alice",), BOB: ()}
     memories = await world.bot.store.list_memories(channel)
     assert {m.text.split(": ", 1)[1]: m.speaker_id for m in memories} == {
         "Someone owes the tavern money.": IMPOSTOR,
@@ -109,7 +112,7 @@ async def test_the_impostors_words_never_reach_alices_profile_nor_hers_his(
 
 async def test_a_model_answering_by_name_writes_no_profile(world: World) -> None:
     """The old way of answering, by name, lands nowhere: not on Alice, nor on the impostor
-    who went by her name."""
+    who went by her name (each who spoke is known by id, with nothing written of them)."""
     answer = {
         "memories": [],
         "diary": "Three guests.",
@@ -119,4 +122,4 @@ async def test_a_model_answering_by_name_writes_no_profile(world: World) -> None
     await encoded(world, answer)
     channel = world.scope(ALICE, "group", "tavern")
     profiles = {p.user_id: p.text for p in await world.bot.store.profiles(channel)}
-    assert profiles == {ALICE: PROFILE}  # Alice's from before, untouched
+    assert profiles == {ALICE: PROFILE, IMPOSTOR: "", BOB: ""}  # Alice's from before, untouched

@@ -22,7 +22,7 @@ import asyncpg
 from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import memory_row, memory_values, moment, timestamp
+from memory.storage.rows import memory_row, memory_values, moment, profile_values, timestamp
 from memory.text import porter_document, porter_term
 
 __all__ = ["PgMemories"]
@@ -431,14 +431,11 @@ class PgMemories(PgVectors):
                     at,
                 )
             await conn.executemany(
-                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
-                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, user_id) DO UPDATE"
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at, aliases)"
+                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (scope, user_id) DO UPDATE"
                 " SET name = excluded.name, text = excluded.text,"
-                " updated_at = excluded.updated_at",
-                [
-                    (write.scope, user_id, clean_text(name), clean_text(text), at)
-                    for user_id, name, text in write.profiles
-                ],
+                " updated_at = excluded.updated_at, aliases = excluded.aliases",
+                profile_values(write, at),
             )
         return ids
 

@@ -10,7 +10,14 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
 from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
-from memory.storage.rows import clean_text, memory_row, memory_values, moment, timestamp
+from memory.storage.rows import (
+    clean_text,
+    memory_row,
+    memory_values,
+    moment,
+    profile_values,
+    timestamp,
+)
 from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteMemories", "scope_tag"]
@@ -369,14 +376,11 @@ class SqliteMemories(SqliteBase):
                     (write.scope, day.isoformat(), clean_text(text), at),
                 )
             await self._db.executemany(
-                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at, aliases)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
                 " SET name = excluded.name, text = excluded.text,"
-                " updated_at = excluded.updated_at",
-                [
-                    (write.scope, user_id, clean_text(name), clean_text(text), at)
-                    for user_id, name, text in write.profiles
-                ],
+                " updated_at = excluded.updated_at, aliases = excluded.aliases",
+                profile_values(write, at),
             )
             await self._db.commit()
         except BaseException:
