@@ -215,6 +215,7 @@ class Engine:
         await self._save(session)  # kept, even if the process dies while the model thinks
         scope = self.memory_scope(persona, session)
         section, shown, private = "", list[int](), None
+        aliases: dict[str, tuple[str, ...]] = {}  # of the members (bot.recollect)
         found: list[SearchResult] = []
         if reading is not None:  # questions about the document: answered from it, not memory
             section = await self.documents.section(reading, text)
@@ -227,6 +228,7 @@ class Engine:
             recollection = await self._recollect(
                 persona, scope, text, now, event.user_id, private, deep=deep
             )
+            aliases = recollection.aliases
             if self.memory is not None:
                 budget = self.memory.settings.memory_tokens
                 section, shown = memory_section(
@@ -244,6 +246,7 @@ class Engine:
             memories=section,
             summary=session.summary,
             recap=session.recap,
+            aliases=aliases,
         )
         try:
             messages = list(prompt.messages)
