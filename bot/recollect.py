@@ -15,9 +15,9 @@ Five ways, as people remember:
 
 By person, in a scope shared by several members (a channel-scoped persona's): a message that
 names a member ("what did Ana say about the trip?", by any name their profile knows: memory.people)
-or speaks of the asker ("what did I tell you about my cat?", 我的) recalls a deeper pool and
-tilts up the memories of that member's words or naming them (`by_person`), with no model call;
-the named members' profiles come with them.
+or speaks of the asker ("what did I tell you about my cat?", 我的) recalls with the names that
+member goes by added to the cue, from a deeper pool, and tilts up the memories of their words or
+naming them (`by_person`), with no model call; the named members' profiles come with them.
 
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
@@ -294,13 +294,17 @@ class Recollector:
         # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
         # characters, seconds for a long message.
         cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
-        # Asked about someone: a deeper pool, that person's memories tilted up within it.
+        # Asked about someone: the names they go by join the cue (memories name whom they are
+        # about), and their memories are tilted up within a deeper pool.
+        people = [p for p in members if p.user_id in about]
+        if people:
+            cue = " ".join([cue, *(n for p in people for n in (p.name, *p.aliases))])
         pool = k * PERSON_POOL if about else k
         memories = await self.bank.recall(scope, cue, k=pool, now=now)
         if also is not None:  # the user's private memories, by their choice
             private = await self.bank.recall(also, cue, k=pool, now=now)
             memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))
-        memories = by_person(memories, [p for p in members if p.user_id in about])[:k]
+        memories = by_person(memories, people)[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the days it names answer, nor when something came
         # already.
@@ -315,14 +319,14 @@ class Recollector:
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             exclude = {m.id for m in memories} | {m.id for m in dated}
             flashback = await self.flashback(scope, text, now, exclude=exclude)
-        people = [p for p in members if p.user_id in about and p.user_id != user_id and p.text]
+        others = [p for p in people if p.user_id != user_id and p.text]
         return Recollection(
             memories,
             flashback,
             diary,
             known,
             dated,
-            people[:PEOPLE_SHOWN],
+            others[:PEOPLE_SHOWN],
             {p.user_id: p.aliases for p in members if p.aliases},
         )
 
