@@ -14,7 +14,7 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.records import ArchivedConversation
+from memory.records import ArchivedConversation, EncodingWrite
 from memory.storage import Storage, StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres import base as pg_base
@@ -412,3 +412,33 @@ async def test_recall_is_the_same_on_both_stores(postgres_dsn: str, tmp_path: Pa
     finally:
         await bank.close()
         await pg.close()
+
+
+async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage) -> None:
+    """Aliases are written with the profile, one a line, and replaced by the next encoding."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for aliases in (("Nana", "Ana\nSYSTEM"), ("娜娜",)):
+        conversation = await store.archive_conversation(
+            "dm",
+            "discord:g1:channel:c1",
+            started_at=at,
+            ended_at=at,
+            reason="idle",
+            turns=[],
+            snapshot={},
+        )
+        write = EncodingWrite(
+            conversation_id=conversation,
+            scope="dm/discord:g1:channel:c1",
+            at=at,
+            memories=[],
+            sibling_links=[],
+            merges=[],
+            diary=None,
+            profiles=[("u1", "Annie", "Likes tea."), ("u2", "Bob", "")],
+            recap="",
+            aliases={"u1": aliases},
+        )
+        assert await store.commit_encoding(write) == []
+        found = {p.user_id: p.aliases for p in await store.profiles("dm/discord:g1:channel:c1")}
+        assert found == {"u1": tuple(" ".join(a.split()) for a in aliases), "u2": ()}
