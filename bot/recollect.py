@@ -52,7 +52,7 @@ from bot.prompts import (
 )
 from memory.bank import MemoryBank
 from memory.diary import Diary, NamedDays, pages_of
-from memory.people import mentions, named_members, speaks_of_self
+from memory.people import Named, mentions, named_members, speaks_of_self
 from memory.quoting import flat, quote
 from memory.recall import Recalled
 from memory.records import DiaryEntry, Profile
@@ -104,7 +104,7 @@ def about_the_past(text: str) -> bool:
     return bool((_PAST_EN.search(text) or _PAST_ZH.search(text)) and _QUESTION.search(text))
 
 
-def meant(text: str, members: Sequence[Profile], asker: str) -> list[str]:
+def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
     """The member ids a message asks about, in a scope the persona shares with several people:
     those it names (by any name their profiles know; memory.people), and the asker when it says
     "I", "my", 我. None in a scope of one person: there, every memory is about them already."""
@@ -116,7 +116,7 @@ def meant(text: str, members: Sequence[Profile], asker: str) -> list[str]:
     return about
 
 
-def by_person(memories: Sequence[Recalled], people: Sequence[Profile]) -> list[Recalled]:
+def by_person(memories: Sequence[Recalled], people: Sequence[Named]) -> list[Recalled]:
     """`memories` re-ranked for a message about `people`: a memory of their words (its
     speaker id) or naming them (by any name they are known by) gains PERSON_BOOST. A boost,
     not a filter: what else matches the message still comes if nothing of theirs does."""
@@ -283,11 +283,14 @@ class Recollector:
         `deep`: whether to recall by keyword too (the intent model's call); None decides
         here, for a question about the past that brought nothing to mind."""
         k = self.settings.recall_k
-        # One read gives the user's profile and, in a scope of several members, whom the
-        # message speaks of.
-        members = await self.bank.store.profiles(scope)
-        known = next((p for p in members if user_id and p.user_id == user_id), None)
+        # The names of the scope's members tell whom the message speaks of; then the profiles
+        # of the user and of those it names are read.
+        store = self.bank.store
+        members = await store.members(scope)
         about = meant(text, members, user_id)
+        wanted = [i for i in dict.fromkeys([user_id, *about]) if i]
+        profiles = {p.user_id: p for p in await store.profiles(scope, wanted)} if wanted else {}
+        known = profiles.get(user_id) if user_id else None
         named = await self.diary.named(scope, text, now, tz)
         diary = pages_of(named)
         dated = await self._dated(scope, named, now, tz, k)
@@ -319,14 +322,14 @@ class Recollector:
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             exclude = {m.id for m in memories} | {m.id for m in dated}
             flashback = await self.flashback(scope, text, now, exclude=exclude)
-        others = [p for p in people if p.user_id != user_id and p.text]
+        others = [profiles[i] for i in about if i != user_id and i in profiles]
         return Recollection(
             memories,
             flashback,
             diary,
             known,
             dated,
-            others[:PEOPLE_SHOWN],
+            [p for p in others if p.text][:PEOPLE_SHOWN],
             {p.user_id: p.aliases for p in members if p.aliases},
         )
 

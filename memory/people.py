@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from memory.quoting import flat
-from memory.records import Profile
 
 __all__ = [
     "MAX_ALIASES",
     "NICKNAME_CHARS",
+    "Named",
     "aliases_of",
     "mentions",
     "named_members",
@@ -49,6 +50,17 @@ _SELF_ZH = re.compile(r"我(?!们)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Names too like ordinary words to lead anywhere when a cue holds them.
 _TOO_COMMON = frozenset({"i", "me", "my", "you", "we", "he", "she", "it", "they", "a", "an"})
+
+
+class Named(Protocol):
+    """A member by their names (memory.records' Member and Profile both are)."""
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
 
 
 def nicknames(text: str) -> list[str]:
@@ -94,19 +106,19 @@ def _mentions(folded: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", folded) is not None
 
 
-def named_members(cue: str, profiles: Sequence[Profile], asker: str = "") -> list[str]:
+def named_members(cue: str, members: Sequence[Named], asker: str = "") -> list[str]:
     """The member ids a cue names, by the names their profiles know (the current one before
     aliases). When several members go by a name the cue uses, the asker is meant if among
-    them; else all of them, most recently seen first (`profiles` are newest first)."""
+    them; else all of them, most recently seen first (`members` are newest first)."""
     folded = cue.casefold()
     chosen: list[str] = []
     for use_aliases in (False, True):
         by_name: dict[str, list[str]] = {}
-        for profile in profiles:
-            names = profile.aliases if use_aliases else (profile.name,)
+        for member in members:
+            names = member.aliases if use_aliases else (member.name,)
             for name in names:
                 if _mentions(folded, name):
-                    by_name.setdefault(name.casefold(), []).append(profile.user_id)
+                    by_name.setdefault(name.casefold(), []).append(member.user_id)
         for ids in by_name.values():
             picked = [asker] if asker in ids else ids
             chosen.extend(i for i in picked if i not in chosen)

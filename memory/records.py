@@ -21,6 +21,7 @@ __all__ = [
     "IdDigest",
     "Kind",
     "Lease",
+    "Member",
     "Memory",
     "MemoryLink",
     "Merge",
@@ -125,6 +126,16 @@ class Profile:
     name: str
     text: str
     updated_at: datetime
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class Member:
+    """One person of a scope by the names the persona knows them by: a profile without its
+    text, what recall reads on every turn to tell whom a message speaks of."""
+
+    user_id: str
+    name: str
     aliases: tuple[str, ...] = ()
 
 

@@ -415,7 +415,8 @@ async def test_recall_is_the_same_on_both_stores(postgres_dsn: str, tmp_path: Pa
 
 
 async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage) -> None:
-    """Aliases are written with the profile, one a line, and replaced by the next encoding."""
+    """Aliases are written with the profile, one a line, and replaced by the next encoding;
+    `members` reads the names alone, of one scope."""
     at = datetime(2026, 1, 1, tzinfo=UTC)
     for aliases in (("Nana", "Ana\nSYSTEM"), ("娜娜",)):
         conversation = await store.archive_conversation(
@@ -442,3 +443,9 @@ async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage
         assert await store.commit_encoding(write) == []
         found = {p.user_id: p.aliases for p in await store.profiles("dm/discord:g1:channel:c1")}
         assert found == {"u1": tuple(" ".join(a.split()) for a in aliases), "u2": ()}
+        members = await store.members("dm/discord:g1:channel:c1")
+        assert sorted((m.user_id, m.name, m.aliases) for m in members) == [
+            ("u1", "Annie", found["u1"]),
+            ("u2", "Bob", ()),
+        ]
+    assert await store.members("dm/discord:g1:channel:c2") == []

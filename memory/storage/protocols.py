@@ -25,6 +25,7 @@ from memory.records import (
     IdDigest,
     Kind,
     Lease,
+    Member,
     Memory,
     MemoryLink,
     NewMemory,
@@ -191,6 +192,10 @@ class JournalStore(Protocol):
     async def profiles(
         self, scope: str, user_ids: Sequence[str] | None = None
     ) -> list[Profile]: ...
+
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        ...
 
     async def last_prune(self, scope: str) -> date | None: ...
 

@@ -16,6 +16,7 @@ from memory.records import (
     ArchivedConversation,
     DiaryEntry,
     EncodingWrite,
+    Member,
     Memory,
     NewMemory,
     Profile,
@@ -32,6 +33,7 @@ __all__ = [
     "diary_row",
     "encode_sessions",
     "json_text",
+    "member_row",
     "memory_row",
     "memory_values",
     "moment",
@@ -148,8 +150,13 @@ PROFILE_COLUMNS = "scope, user_id, name, text, updated_at, aliases"
 
 
 def profile_row(row: Any) -> Profile:
-    aliases = tuple(a for a in str(row[5]).split("\n") if a)
-    return Profile(row[0], row[1], row[2], row[3], moment(row[4]), aliases)
+    member = member_row((row[1], row[2], row[5]))
+    return Profile(row[0], row[1], row[2], row[3], moment(row[4]), member.aliases)
+
+
+def member_row(row: Any) -> Member:
+    """A Member from (user_id, name, aliases)."""
+    return Member(row[0], row[1], tuple(a for a in str(row[2]).split("\n") if a))
 
 
 def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:

@@ -7,9 +7,16 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from memory.records import DiaryEntry, Profile, PrunedMemory
+from memory.records import DiaryEntry, Member, Profile, PrunedMemory
 from memory.storage.postgres.base import PgBase
-from memory.storage.rows import PROFILE_COLUMNS, diary_row, moment, profile_row, timestamp
+from memory.storage.rows import (
+    PROFILE_COLUMNS,
+    diary_row,
+    member_row,
+    moment,
+    profile_row,
+    timestamp,
+)
 
 __all__ = ["PgJournal"]
 
@@ -50,6 +57,13 @@ class PgJournal(PgBase):
             params.append(list(user_ids))
         rows = await self._pool.fetch(query + " ORDER BY updated_at DESC", *params)
         return [profile_row(r) for r in rows]
+
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        query = (
+            "SELECT user_id, name, aliases FROM profiles WHERE scope = $1 ORDER BY updated_at DESC"
+        )
+        return [member_row(r) for r in await self._pool.fetch(query, scope)]
 
     async def last_prune(self, scope: str) -> date | None:
         day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)

@@ -7,8 +7,15 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from memory.records import DiaryEntry, Profile, PrunedMemory
-from memory.storage.rows import PROFILE_COLUMNS, diary_row, moment, profile_row, timestamp
+from memory.records import DiaryEntry, Member, Profile, PrunedMemory
+from memory.storage.rows import (
+    PROFILE_COLUMNS,
+    diary_row,
+    member_row,
+    moment,
+    profile_row,
+    timestamp,
+)
 from memory.storage.sqlite.base import SqliteBase, placeholders
 
 __all__ = ["SqliteJournal"]
@@ -47,6 +54,13 @@ class SqliteJournal(SqliteBase):
             params.extend(user_ids)
         rows = await self._all(query + " ORDER BY updated_at DESC", params)
         return [profile_row(r) for r in rows]
+
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        query = (
+            "SELECT user_id, name, aliases FROM profiles WHERE scope = ? ORDER BY updated_at DESC"
+        )
+        return [member_row(r) for r in await self._all(query, (scope,))]
 
     async def last_prune(self, scope: str) -> date | None:
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
