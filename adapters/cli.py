@@ -24,7 +24,8 @@ from typing import Never
 
 from tqdm import tqdm
 
-from adapters.console import ConsoleChat, readable
+from adapters.console import COMMANDS as CONSOLE_COMMANDS
+from adapters.console import ConsoleChat, readable, usage
 from adapters.host import BotStartError, bot_tokens, host
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
@@ -75,11 +76,14 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         parents=[common],
         help="talk with a persona in this terminal",
-        description="Talk with a persona. Commands: wipe, save, end, log, get, memories, "
-        "diary, profile, state, /remember TEXT, /forget QUERY, help, quit.",
+        description="Talk with a persona. Commands: "
+        + ", ".join(usage(c) for c in CONSOLE_COMMANDS)
+        + ".",
     )
     chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
-    chat.add_argument("--user", help="your name in the conversation (default: your login)")
+    chat.add_argument(
+        "--user", help="your name in the conversation and in memory (default: your login)"
+    )
 
     run = sub.add_parser(
         "run",
@@ -276,6 +280,8 @@ async def _chat(args: argparse.Namespace) -> int:
         print(runtime.engine.models.notice, file=sys.stderr)
     persona = next(iter(personas.values()))
     interactive = sys.stdin.isatty()
+    if interactive and args.user is None:
+        print(f"You are {user!r} here (your login); --user NAME talks as someone else.")
     restore_terminal = _terminal_keeper() if interactive else (lambda: None)
     runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
     try:

@@ -208,6 +208,12 @@ def test_save_exports_the_session(tmp_path: Path) -> None:
     assert turns[0]["text"] == "hello there" and turns[2]["text"] == "my name is Ann"
     for turn, shown in ((turns[1], reply1), (turns[3], reply2)):
         assert shown == f"Monikai [{turn['emotion']}]: {turn['text']}"
+    # Saved again (within the same second, as like as not): the first export is kept.
+    chat(tmp_path, "end\nsave\nsave\n")
+    assert len(list((tmp_path / "data" / "exports").glob("*.json"))) == 3
+    assert exports[0].read_text(encoding="utf-8") == json.dumps(
+        export, ensure_ascii=False, indent=2
+    )
 
 
 def test_wipe_asks_then_forgets_everything(tmp_path: Path) -> None:
@@ -262,9 +268,11 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     assert lines[0] == "persona: monikai (Monikai)"
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    commands = ["remember", "recall", "memories", "forget", "diary", "profile", "state", "end"]
-    commands += ["wipe", "save", "log", "get", "read", "help", "quit"]
+    # A command that takes something is shown with the slash it needs then.
+    commands = ["/remember", "/recall", "/memories", "/forget", "/diary", "profile", "/state"]
+    commands += ["end", "wipe", "save", "log", "/get", "read", "help", "quit"]
     assert listed == commands * 2
+    assert "  /remember TEXT " in result.stdout and "  /memories [QUERY] " in result.stdout
     assert replies(result.stdout) == []  # no command reached the persona
 
 
@@ -383,6 +391,8 @@ def test_version_and_help(tmp_path: Path) -> None:
         out[args] = stdout
     assert out[("--version",)].strip() == f"kizuna {__version__}"
     assert "--persona" in out[("chat", "--help")] and "--user" in out[("chat", "--help")]
+    described = " ".join(out[("chat", "--help")].split())
+    assert all(f" {c}" in described for c in ("/remember TEXT", "/diary [DAY]", "read PATH"))
     assert "--config" in out[("run", "--help")]
     assert "FILE" in out[("persona", "validate", "--help")]
 
