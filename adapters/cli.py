@@ -38,6 +38,7 @@ from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
 from memory.bank import INDEX_FOLDER, MemoryBank
+from memory.dates import find_dates
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
 from memory.storage import DATABASE, StoreError, open_store
@@ -171,10 +172,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     pruned.add_argument(
         "--since",
-        type=_day,
         default=None,
         metavar="DATE",
-        help="YYYY-MM-DD (default: the last 7 days)",
+        help="a day as /diary takes it: YYYY-MM-DD, yesterday, last week, May 4th... "
+        "(default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
 
@@ -229,11 +230,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _day(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
+def _many(count: int, one: str, several: str) -> str:
+    return f"{count:,} {one if count == 1 else several}"
+
+
+def _since(value: str, now: datetime) -> date:
+    """The first day `value` names, as /diary reads it ("yesterday", "last week", "May 4th",
+    "2026-09-03"); a day to come is refused."""
+    mentioned = find_dates(value, now) or find_dates(f"on {value.strip()}", now)
+    if not mentioned or mentioned[0].days[0] > now.date():
+        raise UsageError(f"--since: not a past day: {value[:40]!r}")
+    return mentioned[0].days[0]
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -523,10 +530,20 @@ def _validate(files: Sequence[Path]) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    """Every persona found, each loaded as a chat would load it: one that cannot be used is
+    marked, and its error said on stderr."""
     library: PersonaLibrary = persona_library(_config(args), Path.cwd())
+    broken = 0
     for name in library.names():
+        try:
+            library.load(name)
+        except TomlError as e:
+            print(f"{name}\t{library.path(name)}\tcannot be used (see below)")
+            print(redact.redact(str(e)), file=sys.stderr)
+            broken += 1
+            continue
         print(f"{name}\t{library.path(name)}")
-    return 0
+    return 2 if broken else 0
 
 
 async def _reindex(args: argparse.Namespace) -> int:
@@ -562,14 +579,15 @@ async def _reindex(args: argparse.Namespace) -> int:
         if store is not None:  # the bank closes only a store it opened itself
             await store.close()
     bar.close()
-    print(f"{count} memories embedded with {embedder.name}.")
+    print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
     return 0
 
 
 async def _pruned(args: argparse.Namespace) -> int:
     config = _config(args)
     tz = config.engine.tz()
-    since = args.since or (datetime.now(tz) - timedelta(days=7)).date()
+    now = datetime.now(tz)
+    since = (now - timedelta(days=7)).date() if args.since is None else _since(args.since, now)
     start = datetime.combine(since, time(), tz)
     database = config.resolve(config.data_dir) / DATABASE
     dsn = storage_dsn(config, os.environ)
@@ -595,7 +613,7 @@ async def _pruned(args: argparse.Namespace) -> int:
     for report in reports:
         when = report.pruned_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         print(f"{when}  {report.scope}  #{report.memory_id} ({report.policy}): {report.reason}")
-    count = f"{len(reports)} memor{'y' if len(reports) == 1 else 'ies'}"
+    count = _many(len(reports), "memory", "memories")
     print(f"{count} forgotten since {since.isoformat()}.")
     return 0
 
@@ -631,7 +649,8 @@ def _backup(args: argparse.Namespace) -> int:
         for bar in bars:
             bar.close()
     print(
-        f"Backed up {made.memories:,} memories and {made.conversations:,} conversations to "
+        f"Backed up {_many(made.memories, 'memory', 'memories')} and "
+        f"{_many(made.conversations, 'conversation', 'conversations')} to "
         f"{made.path} ({made.bytes / 1e6:.1f} MB, {made.seconds:.1f} s)."
     )
     return 0

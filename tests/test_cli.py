@@ -288,6 +288,17 @@ def test_persona_validate_shipped_personas(tmp_path: Path) -> None:
     assert result.stderr == ""
 
 
+def test_persona_list_marks_a_file_that_cannot_be_used(tmp_path: Path) -> None:
+    (tmp_path / "personas").mkdir()
+    (tmp_path / "personas" / "bad.toml").write_text('[identity\nname = "x"\n', encoding="utf-8")
+    listed = kizuna(tmp_path, "persona", "list")
+    assert listed.returncode == 2, listed.stderr
+    rows = dict(line.split("\t", 1) for line in listed.stdout.splitlines())
+    assert rows["bad"].endswith("bad.toml\tcannot be used (see below)")
+    assert {"miao", "monikai", "dungeon_master"} <= rows.keys()
+    assert "bad.toml:1: TOML syntax error" in listed.stderr
+
+
 def test_persona_validate_bad_files(tmp_path: Path) -> None:
     syntax = tmp_path / "broken.toml"
     syntax.write_text(
@@ -892,9 +903,17 @@ def test_memories_pruned_lists_what_the_prune_forgot(tmp_path: Path) -> None:
     assert later.returncode == 0, later.stderr
     assert later.stdout == f"Nothing was forgotten since {after}.\n"
 
-    bad = kizuna(tmp_path, "memories", "pruned", "--since", "2026-13-01")
-    assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
-    assert "argument --since: not a date (YYYY-MM-DD): '2026-13-01'" in bad.stderr
+    # A day as /diary takes it.
+    three_days_ago = (datetime.now(UTC) - timedelta(days=3)).date().isoformat()
+    said = kizuna(tmp_path, "memories", "pruned", "--since", "3 days ago", "--scope", ann)
+    assert (
+        said.stdout.startswith(recent_line) and counted(said.stdout) == f"1 since {three_days_ago}"
+    )
+
+    for bad_day in ("2026-13-01", "tomorrow", "soon"):
+        bad = kizuna(tmp_path, "memories", "pruned", "--since", bad_day)
+        assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
+        assert f"--since: not a past day: {bad_day!r}" in bad.stderr
 
 
 def test_read_a_document_in_the_console(tmp_path: Path) -> None:
@@ -949,7 +968,7 @@ def test_the_readmes_backup_cron_line_works_night_after_night(tmp_path: Path) ->
         result = kizuna(tmp_path, "backup", "backups/")
         assert result.returncode == 0 and result.stderr == "", result.stderr
         assert re.fullmatch(
-            r"Backed up 1 memories and 0 conversations to backups/kizuna-\d{8}-\d{6}(-2)?"
+            r"Backed up 1 memory and 0 conversations to backups/kizuna-\d{8}-\d{6}(-2)?"
             r"\.sqlite3 \(0\.\d MB, \d+\.\d s\)\.\n",
             result.stdout,
         ), result.stdout
