@@ -425,8 +425,9 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
 
 
 def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
-    """Write the card's persona file (checked by loading it back) and, for a PNG card, its
-    picture as the persona's neutral face; nothing is written if anything is wrong."""
+    """Write the card's persona file (checked by loading it back) and the card's picture (a
+    PNG card's, a CHARX card's icon) as the persona's neutral face; nothing is written if
+    anything is wrong."""
     try:
         raw = card_path.read_bytes()
         card = cards.parse_card(raw, str(card_path))
@@ -445,8 +446,9 @@ def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
             load_persona(draft)
         except TomlError as e:  # a bug of ours, not the card's: say so plainly
             raise UsageError(f"{card_path}: the persona made from it does not load: {e}") from None
-        if raw[:8] == b"\x89PNG\r\n\x1a\n":
-            _write(out / "assets" / key / "NEUTRAL.png", raw)
+        picture = cards.card_picture(raw, str(card_path))
+        if picture is not None:
+            _write(out / "assets" / key / "NEUTRAL.png", picture)
         draft.replace(target)
     finally:
         with contextlib.suppress(OSError):
