@@ -63,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
         help="configuration file (default: $KIZUNA_CONFIG, else ./kizuna.toml, else built-in)",
     )
     common.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the data folder (default: the configuration's data_dir, else ./data)",
+    )
+    common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )
     parser = argparse.ArgumentParser(
@@ -253,6 +259,8 @@ def _config(args: argparse.Namespace) -> Config:
         raise UsageError(f"{path}: no such configuration file")
     config = load_config(path, os.environ)
     redact.hide(*redact.secrets_in_use(config, os.environ))
+    if getattr(args, "data_dir", None):  # relative to where it is typed, not to the file
+        config.data_dir = str(Path(args.data_dir).expanduser().absolute())
     return config
 
 

@@ -262,6 +262,15 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     assert replies(chat(tmp_path, "remember the lake?\n").stdout)
 
 
+def test_data_dir_flag_picks_the_data_folder(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n", "--data-dir", "elsewhere")
+    assert (tmp_path / "elsewhere" / "kizuna.sqlite3").is_file()
+    assert not (tmp_path / "data").exists()
+    found = chat(tmp_path, "memories\n", "--data-dir", str(tmp_path / "elsewhere")).stdout
+    assert "my cat is called Mochi" in found
+    assert "No memories yet." in chat(tmp_path, "memories\n").stdout
+
+
 def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     result = chat(tmp_path, "/log\n/HELP\nhelp\n")
     lines = result.stdout.splitlines()
