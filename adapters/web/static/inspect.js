@@ -369,6 +369,9 @@ async function loadProfile() {
   for (const p of profiles) {
     const li = el("li");
     li.append(el("strong", "", p.name || p.user_id));
+    if (p.aliases && p.aliases.length) {
+      li.append(el("span", "muted", ` · also ${p.aliases.join(", ")}`));
+    }
     li.append(el("span", "muted", ` · updated ${new Date(p.updated_at).toLocaleDateString()}`));
     li.append(el("p", "", p.text));
     els.profile.append(li);
