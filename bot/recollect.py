@@ -126,7 +126,7 @@ def by_person(memories: Sequence[Recalled], people: Sequence[Named]) -> list[Rec
     names = [n for p in people for n in (p.name, *p.aliases)]
 
     def score(memory: Recalled) -> float:
-        if memory.speaker_id in ids or any(mentions(memory.text, n) for n in names):
+        if memory.speaker_id in ids or mentions(memory.text, names):
             return memory.score + PERSON_BOOST
         return memory.score
 

@@ -47,6 +47,7 @@ _NOT_A_NAME = re.compile(
 # The asker, in a cue: "I", "my", "me", 我, 我的 (not 我们, "we": that is more than the asker).
 _SELF_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
 _SELF_ZH = re.compile(r"我(?!们)")
+_WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Names too like ordinary words to lead anywhere when a cue holds them.
 _TOO_COMMON = frozenset({"i", "me", "my", "you", "we", "he", "she", "it", "they", "a", "an"})
@@ -91,33 +92,51 @@ def speaks_of_self(cue: str) -> bool:
     return bool(_SELF_EN.search(cue) or _SELF_ZH.search(cue))
 
 
-def mentions(text: str, name: str) -> bool:
-    """Whether `name` stands in `text` as a name: whole words for a spaced script, the
-    characters for Chinese, Japanese or Korean (two at least: one is a word, not a name)."""
-    return _mentions(text.casefold(), name)
+def mentions(text: str, names: Iterable[str]) -> bool:
+    """Whether one of `names` stands in `text` as a name: whole words for a spaced script,
+    the characters for Chinese, Japanese or Korean (two at least: one is a word, not a name)."""
+    prepared = _Text(text)
+    return any(_mentions(prepared, name) for name in names)
 
 
-def _mentions(folded: str, name: str) -> bool:
+class _Text:
+    """A text prepared once for many names: folded, and its words spaced ("ana s trip")."""
+
+    __slots__ = ("folded", "spaced")
+
+    def __init__(self, text: str) -> None:
+        self.folded = text.casefold()
+        self.spaced = _spaced(self.folded)
+
+
+def _spaced(folded: str) -> str:
+    return f" {' '.join(_WORD.findall(folded))} "
+
+
+def _mentions(text: _Text, name: str) -> bool:
+    # A substring test, not a regular expression per name: a busy channel's members have
+    # hundreds of names, and this runs on every turn.
     key = name.casefold()
     if not key or key in _TOO_COMMON:
         return False
     if _CJK.search(key):
-        return len(key) >= 2 and key in folded
-    return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", folded) is not None
+        return len(key) >= 2 and key in text.folded
+    words = _spaced(key)
+    return len(words.strip()) > 1 and words in text.spaced  # one letter is no name
 
 
 def named_members(cue: str, members: Sequence[Named], asker: str = "") -> list[str]:
     """The member ids a cue names, by the names their profiles know (the current one before
     aliases). When several members go by a name the cue uses, the asker is meant if among
     them; else all of them, most recently seen first (`members` are newest first)."""
-    folded = cue.casefold()
+    text = _Text(cue)
     chosen: list[str] = []
     for use_aliases in (False, True):
         by_name: dict[str, list[str]] = {}
         for member in members:
             names = member.aliases if use_aliases else (member.name,)
             for name in names:
-                if _mentions(folded, name):
+                if _mentions(text, name):
                     by_name.setdefault(name.casefold(), []).append(member.user_id)
         for ids in by_name.values():
             picked = [asker] if asker in ids else ids
