@@ -14,7 +14,7 @@ import pytest
 from bot.events import ChatEvent
 from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
-from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING
+from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING, PROFILE_HEADING
 from bot.recollect import by_person, meant
 from memory.people import aliases_of, mentions, named_members, nicknames, speaks_of_self
 from memory.recall import Recalled
@@ -186,6 +186,8 @@ async def test_a_channel_persona_knows_each_member_by_id_under_the_name_they_go_
     for cue in ("What did Nana say about the trip?", "what did Ana say about the trip?"):
         system = await asked(bot, "dm", BOB, "Bob", cue)
         assert first_of(remembered(system), "Kyoto", "Paris") == "Kyoto", cue
+        # What the dungeon master knows of her comes too: the channel's, shared by design.
+        assert PROFILE_HEADING.format(name='"Annie"') in system
     system = await asked(bot, "dm", BOB, "Bob", "What did I tell you about my trip?")
     assert first_of(remembered(system), "Kyoto", "Paris") == "Paris"
     system = await asked(bot, "dm", ANA, "Annie", "What did I tell you about my trip?")
