@@ -107,11 +107,12 @@ def about_the_past(text: str) -> bool:
 def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
     """The member ids a message asks about, in a scope the persona shares with several people:
     those it names (by any name their profiles know; memory.people), and the asker when it says
-    "I", "my", 我. None in a scope of one person: there, every memory is about them already."""
+    "I", "my", 我 (beside a name, only "my", 我的: "tell me what Ana said" is about Ana). None
+    in a scope of one person: there, every memory is about them already."""
     if len(members) < 2:
         return []
     about = named_members(text, members, asker)
-    if asker and asker not in about and speaks_of_self(text):
+    if asker and asker not in about and speaks_of_self(text, owning=bool(about)):
         about.append(asker)
     return about
 

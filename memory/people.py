@@ -47,6 +47,8 @@ _NOT_A_NAME = re.compile(
 # The asker, in a cue: "I", "my", "me", 我, 我的 (not 我们, "we": that is more than the asker).
 _SELF_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
 _SELF_ZH = re.compile(r"我(?!们)")
+_MINE_EN = re.compile(r"\b(?:my|mine|myself)\b", re.IGNORECASE)
+_MINE_ZH = re.compile(r"我(?:的|家|自己)")
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Names too like ordinary words to lead anywhere when a cue holds them.
@@ -87,8 +89,12 @@ def aliases_of(current: str, names: Iterable[str]) -> tuple[str, ...]:
     return tuple(out[:MAX_ALIASES])
 
 
-def speaks_of_self(cue: str) -> bool:
-    """Whether a cue speaks of the asker ("what did I tell you about my cat?", 我的猫)."""
+def speaks_of_self(cue: str, *, owning: bool = False) -> bool:
+    """Whether a cue speaks of the asker ("what did I tell you about my cat?", 我的猫).
+    `owning`: only of what is theirs ("my", "mine", 我的): beside another's name, "tell me
+    what Ana said" and 娜娜跟我说了什么 ask about Ana, not the asker."""
+    if owning:
+        return bool(_MINE_EN.search(cue) or _MINE_ZH.search(cue))
     return bool(_SELF_EN.search(cue) or _SELF_ZH.search(cue))
 
 

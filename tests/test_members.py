@@ -85,7 +85,13 @@ def test_a_shared_name_means_the_asker_if_theirs_else_everyone_who_has_it() -> N
 def test_who_a_message_is_about_only_where_several_people_share_the_scope() -> None:
     two = [profile(ANA, "Ana"), profile(BOB, "Bob")]
     assert meant("what did Ana say?", two, BOB) == [ANA]
-    assert meant("what did I tell you about Ana?", two, BOB) == [ANA, BOB]
+    assert meant("what did I tell you about Ana and my cat?", two, BOB) == [ANA, BOB]
+    assert meant("tell me what Ana said, I forgot", two, BOB) == [ANA]
+    assert meant("安娜跟我说了什么？", [profile(ANA, "安娜"), profile(BOB, "小波")], BOB) == [ANA]
+    assert meant("我的猫和安娜的猫", [profile(ANA, "安娜"), profile(BOB, "小波")], BOB) == [
+        ANA,
+        BOB,
+    ]
     assert meant("what did I tell you?", two, BOB) == [BOB]
     assert meant("what did I tell you, Ana?", [profile(ANA, "Ana")], ANA) == []
 
