@@ -16,8 +16,9 @@ Five ways, as people remember:
 By person, in a scope shared by several members (a channel-scoped persona's): a message that
 names a member ("what did Ana say about the trip?", by any name their profile knows: memory.people)
 or speaks of the asker ("what did I tell you about my cat?", 我的) recalls with the names that
-member goes by added to the cue, from a deeper pool, and tilts up the memories of their words or
-naming them (`by_person`), with no model call; the named members' profiles come with them.
+member goes by added to the cue (the asker's only in a question: "I" is in most messages), from
+a deeper pool, and tilts up the memories of their words or naming them (`by_person`), with no
+model call; the named members' profiles come with them.
 
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
@@ -299,10 +300,14 @@ class Recollector:
         # characters, seconds for a long message.
         cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
         # Asked about someone: the names they go by join the cue (memories name whom they are
-        # about), and their memories are tilted up within a deeper pool.
+        # about), and their memories are tilted up within a deeper pool. The asker's own names
+        # join only a question ("what is my cat called?"): "I" is in most messages, and their
+        # names in the cue would bring their every memory.
         people = [p for p in members if p.user_id in about]
-        if people:
-            cue = " ".join([cue, *(n for p in people for n in (p.name, *p.aliases))])
+        asks = _QUESTION.search(text) is not None
+        names = [n for p in people if asks or p.user_id != user_id for n in (p.name, *p.aliases)]
+        if names:
+            cue = " ".join([cue, *names])
         pool = k * PERSON_POOL if about else k
         memories = await self.bank.recall(scope, cue, k=pool, now=now)
         if also is not None:  # the user's private memories, by their choice
