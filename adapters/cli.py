@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from adapters.console import COMMANDS as CONSOLE_COMMANDS
 from adapters.console import ConsoleChat, readable, usage
+from adapters.doctor import examine
 from adapters.host import BotStartError, bot_tokens, host
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
@@ -184,6 +185,14 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
+
+    sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check this installation and say what to fix",
+        description="Check the configuration, persona files, data folder, store, model "
+        "endpoints and each bot's token against its platform; one line each, then what to do.",
+    )
 
     backing_up = sub.add_parser(
         "backup",
@@ -556,6 +565,16 @@ def _list(args: argparse.Namespace) -> int:
     return 2 if broken else 0
 
 
+async def _doctor(args: argparse.Namespace) -> int:
+    config = _config(args)
+    failed = 0
+    async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
+        print(redact.redact(str(finding)), flush=True)
+        failed += finding.level == "fail"
+    print(f"{failed} problem(s) to fix." if failed else "Everything looks fine.")
+    return 1 if failed else 0
+
+
 async def _reindex(args: argparse.Namespace) -> int:
     config = _config(args)
     try:
@@ -768,6 +787,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
+        if args.command == "doctor":
+            return asyncio.run(_doctor(args))
         if args.command == "migrate":
             return _migrate(args)
         if args.command == "backup":

@@ -262,6 +262,23 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     assert replies(chat(tmp_path, "remember the lake?\n").stdout)
 
 
+def test_doctor_on_a_fresh_folder_then_a_missing_token(tmp_path: Path) -> None:
+    fresh = kizuna(tmp_path, "doctor")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.splitlines()[0] == "ok    configuration: built-in defaults"
+    assert fresh.stdout.endswith("Everything looks fine.\n")
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "KZ_NO_SUCH"\n',
+        encoding="utf-8",
+    )
+    missing = kizuna(tmp_path, "doctor")
+    assert missing.returncode == 1
+    assert "fail  bots[0] telegram miao: the environment variable KZ_NO_SUCH is not set" in (
+        missing.stdout
+    )
+    assert missing.stdout.endswith("1 problem(s) to fix.\n")
+
+
 def test_data_dir_flag_picks_the_data_folder(tmp_path: Path) -> None:
     chat(tmp_path, "/remember my cat is called Mochi\n", "--data-dir", "elsewhere")
     assert (tmp_path / "elsewhere" / "kizuna.sqlite3").is_file()
