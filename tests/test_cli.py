@@ -31,28 +31,14 @@ from bot.persona import load_persona
 from memory.encoding import ENCODING_TASK
 from memory.records import NewMemory
 from memory.storage.sqlite import Store
-from tests.fakes.factories import base_env
+from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT
+from tests.fakes.factories import base_env, kizuna
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 from tests.fakes.secrets import OPENAI_API_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
 APOLOGY = load_persona(ROOT / "personas" / "monikai.toml").identity.apology
-TIMEOUT = 15  # seconds: a generous bound; each run takes about one
-
-
-def kizuna(
-    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env or base_env(),
-        timeout=TIMEOUT,
-    )
 
 
 def chat(cwd: Path, stdin: str, *args: str, **kw) -> subprocess.CompletedProcess[str]:
