@@ -68,14 +68,72 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   May" (the most recent May before this month; the others, the most recent May begun); 5月,
   五月份, 5月初, 去年5月 (去年 今年 前年 also before a full date: 去年5月3日), 2025年5月. A
   month's name alone ("May I", "March on") is not taken, nor 五月天, 一月一次, 三个月.
-* Not understood: seasons ("last summer": which months depends on the hemisphere), whole years
-  (去年, "last year"), "recently", and words that point at another date ("the day before").
+* Months and years back, said loosely: "two months ago" / 两个月前 / 半年前 = that day give or
+  take 15 days; "a year ago" / 三年前 = that day give or take 30 (up to 99 months, 30 years);
+  "a few months ago" / 几个月前 150 to 60 days, "a few years ago" / 几年前 about 5 to 2 years.
+  Numbers in words up to twelve, the teens, twenty and thirty ("fifteen days ago"), and
+  Chinese numerals (十天前, 两周前).
+* Recently: "recently", "lately", "these days", "of late", 最近, 近来, 近期, 近日, 这些天, 这阵子,
+  这段时间 = the last 14 days and today; 最近三天 / "the past 3 weeks" / "the past month" that
+  many days back to today. 最近 as "nearest" (离这里最近, 最近的超市) is not taken.
+* Years: "last year" / 去年, "this year" / 今年, "the year before last" / 前年 (大前年 too), "in
+  2025" / "during 2025" / 2025年 / 二〇二五年, "earlier this year" (1 January to yesterday);
+  thirds as months: "early" / 初 = January-April, "mid" = May-August, "late" / "the end of" /
+  底 / 末 = September-December ("early 2024", 去年底, 年初 alone: this year's, or last year's
+  while this one's has not begun); 上半年 / 下半年 = January-June / July-December. A bare
+  "2025" is not taken. Not taken: 过去年代, 以前年轻, 如今年轻人.
+* Seasons, meteorological and northern (spring March-May, summer June-August, autumn / fall
+  September-November, winter December-February; a southern user's seasons are read the same):
+  a winter belongs to the year of its December ("the winter of 2025", 2025年冬天: December
+  2025 to February 2026). "last summer" / 上个夏天 = the latest summer ended; "this summer" /
+  这个夏天 = the one under way, else the latest begun; "in the summer" / "during the winter" /
+  冬天的时候 / 夏天里 = the latest begun (``yearless``); 去年夏天, 今年春天, 前年秋天, "summer
+  2025", "the summer of 2025". A season alone ("summer dresses", 我喜欢冬天), "in fall", and
+  "the fall of ..." are not taken.
+* Since: "since May", "ever since last week", "since 2020", "since Monday", 自从五月, 五月以来,
+  上周以来, 去年至今, 三月开始 = from the first day of what follows (or precedes) to today;
+  said of a day still to come ("明天开始"), the day alone.
+* Parts of this month or week alone: "the end of the month" / 月底 / 月初 / "the beginning of
+  the week" = this one's part, or (in the past sense) the previous one's while this one's has
+  not begun; "later this week" / "later this month" = tomorrow to its end.
+* Ahead: "next week" / 下周 / 下个星期 / 下周末 / "next weekend", "next month" / 下个月 / 下月初,
+  "next year" / 明年 / 后年, "the week after next", "next May", "next summer" / 下个夏天 /
+  明年夏天; "in 3 days" / "in two weeks" / "in a month" / "3 days from now" / "in 3 days' time"
+  / 三天后 / 两周后 / 十天以后 / 两个月之后 / 半年后 = that day; "in a few days" / 几天后 = 2 to 5
+  days ahead, "within a week" = today to 7 days ahead. "twice in a week" is not taken.
+* Times of day, after one day or in its word: "tomorrow evening", "on Friday night", "today at
+  noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
+  noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
+  凌晨 0-6.
+* Not understood: words that point at another date ("the day before", "考试三天后" is read
+  as three days from now), "this time last year", solar terms and the lunar calendar.
 
 A day or month said without a year is marked ``yearless``: its days are the most recent ones,
 and the caller may look at earlier years (the diary does, for a day with no page).
 
 Results come in order of appearance, each day or span once (its first mention), future days
-included: the caller decides what to do with them.
+included: the caller decides what to do with them (recall reads no day still to come).
+
+The future sense (``future_spans``, for due dates: "my exam is on Tuesday"). The same words,
+with the ambiguous ones turned forward, and only what is still to come:
+
+* Weekdays: "next Tuesday" / "this coming Tuesday" = the first Tuesday strictly after today,
+  as in the past sense (said on a Monday, "next Friday" is four days on: the nearest reading
+  of an ambiguous English phrase; 下周五, of the next ISO week, is the unambiguous one);
+  "this Tuesday" = the first Tuesday from today on (today included); "on Tuesday" = the first
+  strictly after today (said on a Tuesday: a week on; today would be "today"); 周二 alone =
+  the first from today on; 这周二 = of the current ISO week (if gone by: nothing).
+* A month and day without a year ("May 4th", 5月4日, 五月四号): this year's if still to come
+  (today included), else next year's if at most 183 days ahead ("January 10th" said in
+  November); otherwise it is a day gone by, and not returned. 3号 alone: this month's if not
+  gone by, else the next month's that has it.
+* Months, seasons and parts by name: "in May" / 5月 = this year's if May is under way or to
+  come, else next year's; "in the summer" / 夏天的时候 = the one under way or the next; "this
+  winter" = the one under way, else the next; 月底 / "the end of the month" / 年底 = this
+  one's; "over the weekend" = this week's.
+* A span under way begins today ("this week" said on a Wednesday: Wednesday to Sunday); spans
+  that look back from now ("recently", "the past few days", 这几天, 前几天, "since May") and
+  days gone by are left out.
 """
 
 from __future__ import annotations
@@ -1305,7 +1363,9 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
         if m is None:
             continue
         floor, consumed = consumed, m.end()  # even when rejected: those words were not a date
-        meant = _resolve(m, today, text, ahead)
+        # "Since" looks back: what it is said of is read in the past sense ("五月以来").
+        since = _since(lowered, m, floor)
+        meant = _resolve(m, today, text, ahead and since is None)
         if meant is None:
             continue
         kind = m.lastgroup or ""
@@ -1315,7 +1375,6 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
             first, last, yearless = meant
         begin, end, hours = m.start(), m.end(), None
         backward = kind in _BACKWARD_KINDS
-        since = _since(lowered, m, floor)
         if since is not None and first <= today:
             (begin, end), last, yearless, backward = since, today, False, True
         elif first == last:
