@@ -417,6 +417,31 @@ _EN_NUM = "|".join(
 # 下 after 一 is "a little" (看一下周末的安排: look at the weekend's plans), not "next".
 _NOT_A_LITTLE = r"(?<![一等])"
 
+# Characters before 前天 / 后天 / 明天 / 今天 that make it part of another word.
+_ZH_REL_BLOCKED_BEFORE: dict[str, str] = {
+    "前": "以之目提面眼事空当跟先向往日生从门胸朝",
+    "后": "先以之然最背落午随而今此其前",
+    "明": "聪光文透表声证发精英鲜分清黎贤开简申阐查标注失昌神鸣照",
+    "今": "如古迄",
+}
+# Characters before 去年 / 前年 / 今年 / 明年 / 后年 that make it part of another word (过去年代,
+# 以前年轻, 如今年轻人, 然后年底: then at the year's end).
+_ZH_YEAR_BLOCKED_BEFORE: dict[str, str] = {
+    "去": "过失回离死",
+    "前": "以之目提从先面眼事当跟向往生",
+    "今": "如古迄至",
+    "明": _ZH_REL_BLOCKED_BEFORE["明"],
+    "后": _ZH_REL_BLOCKED_BEFORE["后"],
+}
+# 去年, 前年, 大前年... as they begin a year's words.
+_ZH_RELATIVE_YEAR = "|".join(
+    [
+        "大前",
+        "大后",
+        *(f"(?<![{before}]){word}" for word, before in _ZH_YEAR_BLOCKED_BEFORE.items()),
+    ]
+)
+
 # Each alternative is one named group: its name says which handler reads it. Where two can
 # match at one place the first listed wins, so the longer readings come first.
 _ALTERNATIVES = (
@@ -527,14 +552,14 @@ _ALTERNATIVES = (
     r"(?![\d一二两三四五六七八九十廿卅几日号號天亮光饼球票薪嫂]))",
     # Seasons: 去年夏天, 今年春天, 这个冬天, 冬天的时候 (a season alone is not a date).
     rf"(?P<zh_season>{_NUM_BEFORE}(?:(?:(?P<zz_y>(?:19|20)\d\d|[一二][\u3007零一二三四五六七八九]"
-    r"{3})\s*年|(?P<zz_ry>大前|前|去|今|明|后|大后)年)的?|(?P<zz_mod>上个?|这个?|下个?))?"
+    rf"{{3}})\s*年|(?P<zz_ry>{_ZH_RELATIVE_YEAR})年)的?|(?P<zz_mod>上个?|这个?|下个?))?"
     r"(?<!立)(?P<zz_s>[春夏秋冬])[天季](?P<zz_when>的时候|时候|那时候?|那会儿?|期间|里)?)",
     # Years: 去年, 前年, 今年底, 2025年, 明年上半年.
     rf"(?P<zh_year>{_NUM_BEFORE}(?:(?P<zy_y>(?:19|20)\d\d|[一二][\u3007零一二三四五六七八九]{{3}})"
-    r"|(?P<zy_ry>大前|前|去|今|明|后|大后))\s*年(?:(?P<zy_part>初|底|末)|的?(?P<zy_half>[上下]半年))?"
+    rf"|(?P<zy_ry>{_ZH_RELATIVE_YEAR}))\s*年(?:(?P<zy_part>初|底|末)|的?(?P<zy_half>[上下]半年))?"
     r"(?![\d\u3007零一二两三四五六七八九十月轻纪龄级代前后头]))",
-    # 年底, 年初 alone: this year's.
-    r"(?P<zh_ypart>(?<![\d\u3007零一二两三四五六七八九十去今前明后每半几多个新过跨百千万当同])年"
+    # 年底, 年初 alone (去年底 is a year's, read above): this year's.
+    r"(?P<zh_ypart>(?<![\d\u3007零一二两三四五六七八九十每半几多个新过跨百千万当同])年"
     r"(?P<zq_ypart>初|底|末)(?![一二三四五六七八九十\d]))",
     # 月底, 月初 alone: this month's.
     r"(?P<zh_mpart>(?<![\d\u3007零一二两三四五六七八九十廿卅个上下这本每半几多岁日正腊闰年])月"
@@ -610,26 +635,10 @@ _GATE_WORDS = re.compile(
     rf"|(?:in|during|last|this|next|since|early|late|mid|of)[\s-]+(?:{'|'.join(_MONTH_KEYS)})"
 )
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# Characters before 前天 / 后天 / 明天 / 今天 that make it part of another word.
-_ZH_REL_BLOCKED_BEFORE: dict[str, str] = {
-    "前": "以之目提面眼事空当跟先向往日生从门胸朝",
-    "后": "先以之然最背落午随而今此其前",
-    "明": "聪光文透表声证发精英鲜分清黎贤开简申阐查标注失昌神鸣照",
-    "今": "如古迄",
-}
 # After 周一 / 星期一: 一 begins another word (这周一直很忙, 这周一起去).
 _AFTER_WEEKDAY_ONE = frozenset("直起样共般切些定块同次遍趟点会")
 # After a bare digit + 日: a duration, not a day (3日游, 3日内).
 _AFTER_BARE_RI = frozenset("游内后前间以之来左右多余起止")
-# Characters before 去年 / 前年 / 今年 / 明年 / 后年 that make it part of another word (过去年代,
-# 以前年轻, 如今年轻人).
-_ZH_YEAR_BLOCKED_BEFORE: dict[str, str] = {
-    "去": "过失回离死",
-    "前": "以之目提从先面眼事当跟向往生",
-    "今": "如古迄至",
-    "明": _ZH_REL_BLOCKED_BEFORE["明"],
-    "后": _ZH_REL_BLOCKED_BEFORE["后"],
-}
 # "Since" around a day or span: it then runs from there to today ("since May", 自从五月,
 # 五月以来, 上周以来). English "since" before the words, Chinese before or after them.
 _SINCE_BEFORE = re.compile(r"(?:(?<![a-z])(?:ever\s+)?since\s+|(?:自从|自打|打从)\s*)$")
@@ -872,12 +881,6 @@ def _this_or_last(today: date, unit: str, part: int, ahead: bool) -> _Span | Non
     if ahead or span is None or span[0] <= today:
         return span
     return _period(today, unit, -1, part)
-
-
-def _zh_year_blocked(text: str, start: int, relative: str) -> bool:
-    """Whether 去年, 前年, 今年... at `start` is part of another word (过去年代, 如今年轻人)."""
-    before = text[start - 1] if start else ""
-    return bool(before) and len(relative) == 1 and before in _ZH_YEAR_BLOCKED_BEFORE[relative]
 
 
 def _en_count(raw: str) -> int:
@@ -1198,8 +1201,6 @@ def _zh_season(m: re.Match[str], today: date, text: str, ahead: bool) -> _Span |
     index = _SEASONS[m.group("zz_s")]
     year_s, relative, mod = m.group("zz_y"), m.group("zz_ry"), m.group("zz_mod")
     if relative is not None:
-        if _zh_year_blocked(text, m.start(), relative):
-            return None
         span = _season_span(today.year + _ZH_YEARS[relative], index)
         return None if span is None else (*span, False)
     if year_s is not None:
@@ -1222,8 +1223,6 @@ def _zh_season(m: re.Match[str], today: date, text: str, ahead: bool) -> _Span |
 def _zh_year(m: re.Match[str], today: date, text: str) -> _Span | None:
     year_s, relative = m.group("zy_y"), m.group("zy_ry")
     if relative is not None:
-        if _zh_year_blocked(text, m.start(), relative):
-            return None
         year: int | None = today.year + _ZH_YEARS[relative]
     else:
         year = _zh_int(year_s)

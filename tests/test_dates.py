@@ -835,6 +835,13 @@ def test_yearless_seasons_and_spans(text: str, yearless: bool) -> None:
     assert mention.yearless is yearless
 
 
+def test_a_year_word_inside_another_word_leaves_what_follows() -> None:
+    # 然后年底: "then, at the year's end" (后年 here is no year); 以前年轻: "when young before".
+    assert spans("然后年底去日本") == [("2026-09-01", "2026-12-31", "年底")]
+    assert spans("以前年轻的时候") == []
+    assert spans("去年底") == [("2025-09-01", "2025-12-31", "去年底")]
+
+
 def test_recently_inside_a_longer_phrase_is_the_longer_phrase() -> None:
     assert spans("最近这几天") == [("2026-11-26", "2026-11-29", "这几天")]
     assert spans("最近这段时间") == [("2026-11-15", "2026-11-29", "最近")]
