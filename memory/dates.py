@@ -15,7 +15,8 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
 
 * English relative words: today / tonight / this morning|afternoon|evening = today; yesterday /
   last night = -1; the day before yesterday = -2; tomorrow = +1; the day after tomorrow = +2;
-  "N days ago" (digits, one..twelve, "a", "a couple of"), "N weeks ago", "a fortnight ago".
+  "N days ago" (digits, one..twelve, the teens, twenty, thirty, "a", "a couple of"), "N weeks
+  ago", "a fortnight ago".
 * English weekdays (full names only; "wed", "sat", "sun" are words too):
   "last Monday" / "this past Monday" = the most recent Monday strictly before today (said on a
   Monday: a week ago); "this Monday" = the Monday of the current ISO week (may be past or
@@ -65,9 +66,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   = 11-20, "late" / "the end of" / 底 / 末 / 下旬 = 21 to the end ("early last month",
   上个月初, 本月底); "earlier this month" = the 1st to yesterday.
 * Months by name: "in May", "during May", "early May", "the end of May", "May 2025", "last
-  May" (the most recent May before this month; the others, the most recent May begun); 5月,
-  五月份, 5月初, 去年5月 (去年 今年 前年 also before a full date: 去年5月3日), 2025年5月. A
-  month's name alone ("May I", "March on") is not taken, nor 五月天, 一月一次, 三个月.
+  May" (the most recent May before this month; the others, the most recent May begun), "this
+  May" (this year's), "next May" (the first after this month), "since May"; 5月, 五月份, 5月初,
+  去年5月 (去年 今年 前年 明年 also before a full date: 去年5月3日), 2025年5月. A month's name
+  alone ("May I", "March on") is not taken, nor 五月天, 一月一次, 三个月, nor a lowercase "may"
+  or "march" after last / this / next / since ("this may help").
 * Months and years back, said loosely: "two months ago" / 两个月前 / 半年前 = that day give or
   take 15 days; "a year ago" / 三年前 = that day give or take 30 (up to 99 months, 30 years);
   "a few months ago" / 几个月前 150 to 60 days, "a few years ago" / 几年前 about 5 to 2 years.
