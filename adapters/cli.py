@@ -354,7 +354,7 @@ async def _chat(args: argparse.Namespace) -> int:
     if interactive and args.user is None:
         print(f"You are {user!r} here (your login); --user NAME talks as someone else.")
     restore_terminal = _terminal_keeper() if interactive else (lambda: None)
-    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
+    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name, lines=interactive))
     try:
         console = ConsoleChat(
             runtime,
