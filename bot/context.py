@@ -103,8 +103,9 @@ def build_chat_prompt(
     then as many of the most recent turns as fit in `budget` tokens.
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
-    what it is answering. In a group each line names its speaker as they go by now, and
-    `aliases` (user id -> the other names the persona knows them by) say who else they are.
+    what it is answering. In a group each line names its speaker as they go by now; in a group
+    or not, `aliases` (user id -> the other names the persona knows them by) and the names they
+    had earlier in these turns are shown beside the name they go by now.
     """
     user_name = flat(user_name)
     system = _filled(system_text(persona, group, now), persona, user_name)
@@ -116,7 +117,7 @@ def build_chat_prompt(
         system += "\n\n" + greeting_section(greeting)
     if persona.state:
         system += "\n\n" + state_section(persona.state, state)
-    people = people_section(turns, aliases or {}) if group else ""
+    people = people_section(turns, aliases or {})
     if people:
         system += "\n\n" + people
     if memories:
