@@ -476,7 +476,8 @@ def _prompt(
             f'- "memories": a list of at most {MAX_MEMORIES - 1} memories worth keeping (none'
             ' for small talk). Each is an object: "text" (one to three sentences, starting'
             f' with the date {day.isoformat()}, self-contained: name who and what, no "he"'
-            ' without a name), "category" (one of work_study, social_emotional, special,'
+            " without a name; a person by the last name they went by, never by a label),"
+            ' "category" (one of work_study, social_emotional, special,'
             ' personal_daily), "importance" (1 trivial, 2 worth remembering, 3 life events,'
             ' promises, birthdays, things asked to remember), "emotion" (how strongly felt,'
             ' -1 very negative to 1 very positive, 0 neutral) and "speaker" (the label of'
