@@ -188,6 +188,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "What {name} knows of you:\n{text}",
         "zh": "{name}知道的关于你的事：\n{text}",
     },
+    "profile_aliases": {
+        "en": "{name} also knows you as: {aliases}",
+        "zh": "{name}也知道你叫：{aliases}",
+    },
     "no_state": {"en": "{name} keeps no state.", "zh": "{name}不记录状态。"},
     "not_set": {"en": "(not set)", "zh": "（未设置）"},
     "no_slot": {

@@ -186,9 +186,12 @@ async def profile(engine: Engine, event: ChatEvent) -> str:
     if event.anonymous:
         return _say(engine, event, "anonymous")
     found = await engine.memory.profile(engine.event_scope(event), event.user_id)
-    if found is None or not found.text:
+    if found is None or not (found.text or found.aliases):
         return _say(engine, event, "profile_none")
-    return _say(engine, event, "profile", text=found.text)
+    lines = [_say(engine, event, "profile", text=found.text)] if found.text else []
+    if found.aliases:  # the other names they go by here (earlier names, nicknames)
+        lines.append(_say(engine, event, "profile_aliases", aliases=", ".join(found.aliases)))
+    return "\n".join(lines)
 
 
 async def show_state(engine: Engine, event: ChatEvent) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import commands
 from bot.events import ChatEvent
 from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
@@ -183,6 +184,8 @@ async def test_a_channel_persona_knows_each_member_by_id_under_the_name_they_go_
     channel = bot.engine.event_scope(said("dm", ANA, "Annie", ""))
     profiles = {p.user_id: (p.name, p.aliases) for p in await bot.store.profiles(channel)}
     assert profiles == {ANA: ("Annie", ("Nana", "Ana")), BOB: ("Bob", ())}
+    mine = await commands.run(bot.engine, said("dm", ANA, "Annie", ""), "profile")
+    assert mine.text.endswith("\nDungeon also knows you as: Nana, Ana")
     whose = {m.text.split(": ", 2)[-1]: m.speaker_id for m in await bot.bank.memories(channel)}
     assert whose["My trip to Kyoto was wonderful."] == ANA
     assert whose["My trip to Paris got cancelled."] == BOB
@@ -215,6 +218,8 @@ async def test_recall_by_person_in_chinese(bot: Bot) -> None:
     channel = bot.engine.event_scope(said("mao", ANA, "安娜", ""))
     profiles = {p.user_id: (p.name, p.aliases) for p in await bot.store.profiles(channel)}
     assert profiles == {ANA: ("安娜", ("娜娜",)), BOB: ("小波", ())}
+    mine = await commands.run(bot.engine, said("mao", ANA, "安娜", ""), "profile")
+    assert mine.text.endswith("\nMao也知道你叫：娜娜")
     system = await asked(bot, "mao", BOB, "小波", "娜娜上次说了什么？")
     assert first_of(remembered(system), "咪咪", "旺财") == "咪咪"
     system = await asked(bot, "mao", BOB, "小波", "我上次跟你说过什么？")
