@@ -650,7 +650,7 @@ async def _doctor(args: argparse.Namespace) -> int:
     failed = 0
     async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
         print(redact.redact(str(finding)), flush=True)
-        failed += finding.level == "fail"
+        failed += finding.level in ("fail", "todo")
     print(f"{failed} problem(s) to fix." if failed else "Everything looks fine.")
     return 1 if failed else 0
 
