@@ -34,7 +34,7 @@ import json
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
@@ -119,14 +119,16 @@ def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
     return about
 
 
-def by_person(memories: Sequence[Recalled], people: Sequence[Named]) -> list[Recalled]:
-    """`memories` re-ranked for a message about `people`: a memory of their words (its
-    speaker id) or naming them (by any name they are known by) gains PERSON_BOOST. A boost,
-    not a filter: what else matches the message still comes if nothing of theirs does."""
-    if not people:
+def by_person(
+    memories: Sequence[Recalled], ids: Collection[str], people: Sequence[Named] = ()
+) -> list[Recalled]:
+    """`memories` re-ranked for a message about the members `ids`: a memory of their words
+    (its speaker id) or naming them (by any name `people`, their profiles, know) gains
+    PERSON_BOOST. A boost, not a filter: what else matches the message still comes if
+    nothing of theirs does."""
+    if not ids:
         return list(memories)
-    ids = {p.user_id for p in people}
-    names = [n for p in people for n in (p.name, *p.aliases)]
+    names = [n for p in people if p.user_id in ids for n in (p.name, *p.aliases)]
 
     def score(memory: Recalled) -> float:
         if memory.speaker_id in ids or mentions(memory.text, names):
@@ -314,7 +316,7 @@ class Recollector:
         if also is not None:  # the user's private memories, by their choice
             private = await self.bank.recall(also, cue, k=pool, now=now)
             memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))
-        memories = by_person(memories, people)[:k]
+        memories = by_person(memories, about, people)[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the days it names answer, nor when something came
         # already.

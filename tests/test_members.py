@@ -109,7 +109,9 @@ def test_by_person_tilts_their_memories_up_and_filters_nothing() -> None:
         recalled(4, 0.2, BOB, "Bob likes hiking"),
     ]
     ana = [profile(ANA, "Annie", "Nana")]
-    assert [m.id for m in by_person(memories, ana)] == [2, 3, 1, 4]
+    assert [m.id for m in by_person(memories, [ANA], ana)] == [2, 3, 1, 4]
+    # A member with no profile yet (nor any name to go by) still has their words.
+    assert [m.id for m in by_person(memories, [ANA])] == [2, 1, 3, 4]
     assert [m.id for m in by_person(memories, [])] == [1, 2, 3, 4]
 
 
