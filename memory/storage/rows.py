@@ -156,7 +156,12 @@ def profile_row(row: Any) -> Profile:
 
 def member_row(row: Any) -> Member:
     """A Member from (user_id, name, aliases)."""
-    return Member(row[0], row[1], tuple(a for a in str(row[2]).split("\n") if a))
+    aliases = row[2]  # written without an empty line: see profile_values
+    return Member(row[0], row[1], tuple(aliases.split("\n")) if aliases else ())
+
+
+def _one_line(name: str) -> str:
+    return " ".join(clean_text(name).split())
 
 
 def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
@@ -168,7 +173,7 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
             clean_text(name),
             clean_text(text),
             at,
-            "\n".join(" ".join(clean_text(a).split()) for a in write.aliases.get(user_id, ())),
+            "\n".join(filter(None, (_one_line(a) for a in write.aliases.get(user_id, ())))),
         )
         for user_id, name, text in write.profiles
     ]
