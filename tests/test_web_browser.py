@@ -341,6 +341,23 @@ def test_page_reconnects_and_shows_the_conversation_again(
     assert SHORT_REPLY in reply.text
 
 
+def open_inspector(driver: webdriver.Chrome, url: str, scope: str) -> None:
+    """The inspector on Monikai's `scope`, whatever persona this browser last used."""
+    driver.get(url + "/inspect")
+    wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#i-scope option"))
+    picker = Select(driver.find_element(By.ID, "i-persona"))
+    if picker.first_selected_option.get_attribute("value") != PERSONA:
+        picker.select_by_value(PERSONA)
+    wait(driver).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f'#i-scope option[value="{scope}"]')
+    )
+    Select(driver.find_element(By.ID, "i-scope")).select_by_value(scope)
+
+
+def header_widths(driver: webdriver.Chrome) -> list[float]:
+    return [th.rect["width"] for th in driver.find_elements(By.CSS_SELECTOR, "#memories-head th")]
+
+
 def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
     """Ann's memories (one recalled once), diary page and profile, as encoding leaves them."""
     bot = served.bot
@@ -403,11 +420,11 @@ def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
 def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdriver.Chrome) -> None:
     scope, ids = remember_ann(served)
     page.set_window_size(1280, 1040)  # room for the plot's legend in the screenshot
-    page.get(served.url + "/inspect")
-    wait(page).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, f'#i-scope option[value="{scope}"]')
-    )
-    Select(page.find_element(By.ID, "i-scope")).select_by_value(scope)
+    open_inspector(page, served.url, scope)
+    # The page's conversation is the console's: named so for people, not as the scope is.
+    option = Select(page.find_element(By.ID, "i-scope")).first_selected_option
+    assert option.text == "private chat with ann (console or web page) · 4 memories"
+    assert option.get_attribute("title") == scope
     rows = wait(page).until(
         lambda d: (
             d.find_elements(By.CSS_SELECTOR, f'#memories tr[data-id="{ids["exam"]}"]')
@@ -446,7 +463,13 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#diary-days [data-day="{day}"]'))
     assert "<b>We</b> talked about Lisbon." in page.find_element(By.ID, "diary-page").text
     assert "loves strong tea" in page.find_element(By.ID, "profile").text
+    # Every date one way: ISO, local time.
+    assert ISO_MINUTE.search(page.find_element(By.ID, "profile").text)
+    assert ISO_MINUTE.fullmatch((lisbon.get_attribute("title") or "").removeprefix("created "))
+    ticks = [t.text for t in page.find_elements(By.CSS_SELECTOR, "#plot text")]
+    assert sum(bool(re.fullmatch(r"\d{4}-\d\d-\d\d", t)) for t in ticks) == 5, ticks
     shot(page, "inspector.png")
+    columns = header_widths(page)
 
     # Searching narrows the table to what matches.
     page.find_element(By.ID, "i-search").send_keys("statistics exam")
@@ -456,8 +479,13 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
             and first[0].get_attribute("data-id") == str(ids["exam"])
         )
     )
-    page.find_element(By.ID, "i-search").clear()
-    page.find_element(By.ID, "i-search").send_keys(Keys.BACKSPACE)  # fires "input" again
+    assert header_widths(page) == columns  # the columns stay put as the rows change
+    page.find_element(By.ID, "i-search").send_keys(Keys.CONTROL, "a")
+    page.find_element(By.ID, "i-search").send_keys("zqxj")
+    wait(page).until(lambda d: "No memories match." in d.find_element(By.ID, "memories").text)
+    assert header_widths(page) == columns
+    page.find_element(By.ID, "i-search").send_keys(Keys.CONTROL, "a")
+    page.find_element(By.ID, "i-search").send_keys(Keys.BACKSPACE)  # typed away: "input"
     wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]")) == 4)
 
     # Delete asks first; then the row goes, and the memory is gone from the bank. (Both
@@ -474,6 +502,14 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     assert served.run(served.bot.bank.count(scope)) == 3
     # Its curve left the plot with it.
     assert len(page.find_elements(By.CSS_SELECTOR, "#plot path.series")) == 1
+    status = page.find_element(By.ID, "i-status")
+    assert status.text == "Memory deleted."
+
+    # The notice was about that conversation: it goes with a switch to another persona, whose
+    # empty profile says so.
+    Select(page.find_element(By.ID, "i-persona")).select_by_value(OTHER)
+    wait(page).until(lambda d: d.find_element(By.ID, "profile").text.startswith("No profile yet."))
+    assert status.text == ""
 
 
 def fits_the_width(driver: webdriver.Chrome) -> None:
@@ -540,9 +576,10 @@ def test_a_document_is_sent_from_the_page(
 def test_the_page_opens_on_the_default_persona_then_the_last_used(
     served: Served, page: webdriver.Chrome
 ) -> None:
+    # A browser that has never been here: its storage cleared where no page script runs.
+    page.get(served.url + "/static/favicon.svg")
+    page.execute_script("localStorage.clear()")
     page.get(served.url + "/")
-    page.execute_script("localStorage.clear()")  # a browser that has never been here
-    page.refresh()
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#persona option"))
     picker = Select(page.find_element(By.ID, "persona"))
     assert [o.get_attribute("value") for o in picker.options] == HOSTED  # not alphabetical
@@ -624,3 +661,30 @@ def test_a_message_too_long_stays_in_the_box_with_the_reason(
         "quick: a short one"
     ]
     assert box.get_attribute("value") == "" and not hint.is_displayed()
+
+
+def test_inspector_fits_a_phone(served: Served, page: webdriver.Chrome) -> None:
+    bot = served.bot
+    scope = Recollector.scope(PERSONA, "console:dm:gus")
+    long_word = "Supercalifragilisticexpialidocious" * 3  # nowhere to break: must still fit
+
+    async def write() -> None:
+        for text in (f"Gus says {long_word} when he is happy.", "Gus walks his dog at six."):
+            await bot.bank.remember(scope, text, speaker="Gus", category="personal_daily")
+
+    served.run(write())
+    page.set_window_size(390, 844)
+    open_inspector(page, served.url, scope)
+    wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]")) == 2)
+    fits_the_width(page)
+    # Each memory is a card whose cells say what they are; nothing is cut off at the side.
+    width = page.execute_script("return window.innerWidth")
+    for row in page.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]"):
+        box = row.rect
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5
+    assert page.find_element(By.ID, "memories-head").rect["height"] <= 1  # for screen readers
+    recalls = page.find_element(By.CSS_SELECTOR, "#memories tr[data-id] td.recalls")
+    assert recalls.get_attribute("data-label") == "Recalls"
+    # A conversation with memories but no profile yet says so, rather than a blank card.
+    profile = page.find_element(By.ID, "profile").text
+    assert profile == "No profile yet. It is written when a conversation ends."

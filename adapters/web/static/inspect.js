@@ -92,6 +92,8 @@ async function loadScopes() {
   const key = els.persona.value;
   if (!key) return;
   const data = await api(`/api/inspect/scopes?persona=${encodeURIComponent(key)}`);
+  if (els.persona.value !== key) return; // another persona was picked meanwhile
+  els.scope.replaceChildren();
   els.policy.textContent = data.policy ? `forgetting: ${data.policy}` : "";
   for (const s of data.scopes) {
     const label = s.label || s.scope.slice(key.length + 1);
@@ -367,9 +369,11 @@ function drawPlot() {
 // -- diary and profile
 
 async function loadDiary(day) {
+  const scope = els.scope.value;
   const data = await api(
     `/api/inspect/diary?${scopeQuery()}${day ? `&day=${encodeURIComponent(day)}` : ""}`,
   );
+  if (els.scope.value !== scope) return; // another conversation was picked meanwhile
   els.days.replaceChildren();
   for (const d of data.days) {
     const li = el("li");
@@ -386,7 +390,9 @@ async function loadDiary(day) {
 }
 
 async function loadProfile() {
-  showProfiles(await api(`/api/inspect/profile?${scopeQuery()}`));
+  const scope = els.scope.value;
+  const profiles = await api(`/api/inspect/profile?${scopeQuery()}`);
+  if (els.scope.value === scope) showProfiles(profiles); // else another was picked meanwhile
 }
 
 // The profiles written of this conversation; an empty one (or none) says so, never a blank.
