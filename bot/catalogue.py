@@ -150,6 +150,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "nothing_comes_to_mind": {"en": "Nothing comes to mind.", "zh": "什么也想不起来。"},
     "no_memories_yet": {"en": "No memories yet.", "zh": "还没有记忆。"},
+    "memories_after_conversation": {
+        "en": "No memories yet: this conversation becomes memory once it goes quiet (or on /end).",
+        "zh": "还没有记忆：这次对话安静下来（或 /end 之后）就会成为记忆。",
+    },
     "memories_being_written": {
         "en": "No memories yet: the conversation that just ended is still being written down.",
         "zh": "还没有记忆：刚结束的对话还在写进记忆里。",

@@ -31,28 +31,14 @@ from bot.persona import load_persona
 from memory.encoding import ENCODING_TASK
 from memory.records import NewMemory
 from memory.storage.sqlite import Store
-from tests.fakes.factories import base_env
+from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT
+from tests.fakes.factories import base_env, kizuna
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 from tests.fakes.secrets import OPENAI_API_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
 APOLOGY = load_persona(ROOT / "personas" / "monikai.toml").identity.apology
-TIMEOUT = 15  # seconds: a generous bound; each run takes about one
-
-
-def kizuna(
-    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env or base_env(),
-        timeout=TIMEOUT,
-    )
 
 
 def chat(cwd: Path, stdin: str, *args: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -260,6 +246,23 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     assert "There is no /recal command" in chat(tmp_path, "/recal x\n").stdout
     # "remember ..." without the slash is said to the persona, not stored.
     assert replies(chat(tmp_path, "remember the lake?\n").stdout)
+
+
+def test_doctor_on_a_fresh_folder_then_a_missing_token(tmp_path: Path) -> None:
+    fresh = kizuna(tmp_path, "doctor")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.splitlines()[0] == "ok    configuration: built-in defaults"
+    assert fresh.stdout.endswith("Everything looks fine.\n")
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "KZ_NO_SUCH"\n',
+        encoding="utf-8",
+    )
+    missing = kizuna(tmp_path, "doctor")
+    assert missing.returncode == 1
+    assert "todo  bots[0] telegram miao: the environment variable KZ_NO_SUCH is not set" in (
+        missing.stdout
+    )
+    assert missing.stdout.endswith("1 problem(s) to fix.\n")
 
 
 def test_data_dir_flag_picks_the_data_folder(tmp_path: Path) -> None:
