@@ -271,6 +271,11 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "yours.",
         "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
     },
+    "message_too_long": {
+        "en": "Messages here are limited to {limit} characters: shorten this one and send it "
+        "again.",
+        "zh": "这里的消息最多 {limit} 个字符：请缩短后再发送。",
+    },
     "document_opened": {
         "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about "
         'it; say "document close" when you\'re done.',
