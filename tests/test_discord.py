@@ -91,9 +91,9 @@ def spy_events(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[ChatEvent]:
     seen: list[ChatEvent] = []
     handle = bot.engine.handle
 
-    async def spy(event: ChatEvent) -> Reply:
+    async def spy(event: ChatEvent, **how: Any) -> Reply:
         seen.append(event)
-        return await handle(event)
+        return await handle(event, **how)
 
     monkeypatch.setattr(bot.engine, "handle", spy)
     return seen
@@ -421,10 +421,16 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
         assert (await fake.next_message())["_bot"] == fake.bot_id
         assert await fake.no_message()  # each message answered once, by the bot it mentioned
         guild, alice = str(fake.guild_id), str(ALICE)
-        for persona, said in (("pip", "hi"), ("bo", "hi Bo")):
+        # Each persona also heard (and keeps) what was said to the other.
+        heard = {
+            "pip": [f"<@{bo_bot}> hi Bo", "hi"],
+            "bo": ["hi Bo", f"{mention(fake)} hi"],
+        }
+        for persona, said in heard.items():
             event = make_event(persona=persona, is_dm=False, chat_id=guild, user_id=alice)
             session = await kizuna.engine.session(event)
-            assert [t.text for t in session.turns if t.role == "user"] == [said]
+            assert [t.text for t in session.turns if t.role == "user"] == said
+        assert len(kizuna.model.calls) == 2
     finally:
         await bo.close()
         await pip.close()

@@ -19,6 +19,7 @@ from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
     FLASHBACK_HEADING,
+    FLOOR_TASK,
     MAP_TASK,
     PASSAGES_HEADING,
     REDUCE_TASK,
@@ -129,6 +130,8 @@ class OfflineChatModel:
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
             text = _outline(messages[-1].content)
+        elif system.startswith(FLOOR_TASK):
+            text = '{"answer": false}'  # it cannot tell what would be welcome: it keeps quiet
         elif any(t.name == STATE_TOOL for t in tools):
             text = "no change"  # it cannot tell what changed: it declines
         elif json_mode:

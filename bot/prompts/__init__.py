@@ -35,6 +35,10 @@ from bot.prompts.documents import (
     numbered,
     summary_rules,
 )
+from bot.prompts.floor import (
+    FLOOR_TASK,
+    floor_messages,
+)
 from bot.prompts.intent import (
     INTENT_TASK,
     intent_messages,
@@ -99,6 +103,7 @@ __all__ = [
     "DOCUMENT_HEADING",
     "EMOTION_INSTRUCTION",
     "FLASHBACK_HEADING",
+    "FLOOR_TASK",
     "GREETING_HEADING",
     "INTENT_TASK",
     "LANGUAGES",
@@ -149,6 +154,7 @@ __all__ = [
     "document_header",
     "document_messages",
     "document_section",
+    "floor_messages",
     "greeting_section",
     "intent_messages",
     "length_note",
