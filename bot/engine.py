@@ -101,7 +101,7 @@ class Engine:
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
         self.slots = StateSlots(models)
-        self.floor = Floor(clock, rng or random.Random(), models=models)
+        self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         self.bursts = Bursts(
             clock,
             window=settings.burst_seconds,

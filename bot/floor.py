@@ -33,10 +33,10 @@ import logging
 import random
 import re
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from bot.events import ChatEvent
 from bot.llm.base import ModelError
@@ -44,12 +44,14 @@ from bot.llm.router import ModelRouter
 from bot.persona import FloorMode, GroupPolicy, Persona
 from bot.prompts import floor_messages
 from memory.clock import Clock
+from memory.storage import RoomStore
 
 __all__ = [
     "CROWD_MESSAGES",
     "CROWD_PEOPLE",
     "CROWD_WINDOW",
     "FOLLOW_UP_WITHIN",
+    "SETTINGS",
     "Call",
     "ChannelFloor",
     "Floor",
@@ -57,6 +59,7 @@ __all__ = [
     "Verdict",
     "called",
     "is_question",
+    "parse_setting",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,6 +100,30 @@ def called(text: str, names: Sequence[str]) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
+# What an admin may change for a channel (`/group SETTING VALUE`), with its bounds.
+SETTINGS = ("mode", "talkativeness", "cooldown_seconds", "max_per_minute")
+BOUNDS: dict[str, tuple[float, float]] = {
+    "talkativeness": (0.0, 1.0),
+    "cooldown_seconds": (0.0, 24 * 3600.0),
+    "max_per_minute": (1, 60),
+}
+
+
+def parse_setting(name: str, value: str) -> str | float | int | None:
+    """A channel setting's value from what an admin typed; None if it is not one."""
+    value = value.strip().lower()
+    if name == "mode":
+        return value if value in get_args(FloorMode) else None
+    if name not in BOUNDS:
+        return None
+    low, high = BOUNDS[name]
+    try:
+        number: float | int = int(value) if name == "max_per_minute" else float(value)
+    except ValueError:
+        return None
+    return number if low <= number <= high else None
+
+
 @dataclass(slots=True, frozen=True)
 class Heard:
     """One message as the floor heard it."""
@@ -126,13 +153,42 @@ class ChannelFloor:
     cooldown_seconds: float | None = None
     max_per_minute: int | None = None
 
+    def to_json(self) -> str | None:
+        """As the store keeps it; None when it changes nothing."""
+        changes = {
+            name: getattr(self, name) for name in SETTINGS if getattr(self, name) is not None
+        }
+        return json.dumps(changes) if changes else None
+
+    @classmethod
+    def from_json(cls, text: str) -> ChannelFloor:
+        """What the store kept; a value that is not one (an older or hand-edited row) is
+        left out, so the persona's own applies."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        found: dict[str, Any] = {}
+        for name in SETTINGS:
+            value = data.get(name)
+            if parse_setting(name, str(value)) == value and value is not None:
+                found[name] = value
+        return cls(**found)
+
+    def changed(self, name: str, typed: str) -> ChannelFloor | None:
+        """These settings with `name` set to what an admin typed; None if it is no value of
+        it (see `parse_setting`)."""
+        value = parse_setting(name, typed)
+        if value is None:
+            return None
+        changes: dict[str, Any] = {name: value}
+        return replace(self, **changes)
+
     def over(self, policy: GroupPolicy) -> GroupPolicy:
         """The persona's policy with this channel's changes."""
-        changes = {
-            name: value
-            for name in ("mode", "talkativeness", "cooldown_seconds", "max_per_minute")
-            if (value := getattr(self, name)) is not None
-        }
+        changes = {name: value for name in SETTINGS if (value := getattr(self, name)) is not None}
         return replace(policy, **changes) if changes else policy
 
 
@@ -148,6 +204,10 @@ class _Room:
     last_heard: datetime | None = None
 
 
+def _channel(event: ChatEvent) -> str:
+    return f"{event.platform}:{event.channel_id}"
+
+
 def _room_key(persona: Persona, event: ChatEvent) -> tuple[str, str, str, str]:
     return (persona.key, event.platform, event.chat_id, event.channel_id)
 
@@ -159,33 +219,49 @@ class Floor:
         rng: random.Random,
         *,
         models: ModelRouter | None = None,
-        channels: Mapping[tuple[str, str, str], ChannelFloor] | None = None,
+        rooms: RoomStore | None = None,
     ) -> None:
         """`rng` draws the chance of joining in (seeded in tests); `models`: the intent tier,
-        for personas that `ask_model`; `channels`: admins' settings by (persona, platform,
-        channel id)."""
+        for personas that `ask_model`; `rooms`: where admins' settings for a channel are kept
+        (read once a channel, kept here)."""
         self.clock = clock
         self.rng = rng
         self.models = models
-        self.channels: dict[tuple[str, str, str], ChannelFloor] = dict(channels or {})
+        self.rooms = rooms
+        self._channels: dict[tuple[str, str], ChannelFloor] = {}
         self._rooms: dict[tuple[str, str, str, str], _Room] = {}
         self._swept: datetime | None = None
 
-    def policy(self, persona: Persona, event: ChatEvent) -> GroupPolicy:
+    async def channel(self, persona: Persona, event: ChatEvent) -> ChannelFloor:
+        """The admins' settings for the persona in the event's channel."""
+        key = (persona.key, _channel(event))
+        found = self._channels.get(key)
+        if found is None:
+            kept = None
+            if self.rooms is not None:
+                try:
+                    kept = await self.rooms.channel_floor(*key)
+                except Exception:  # the persona's own settings meanwhile
+                    log.exception("could not read a channel's group settings")
+                    return ChannelFloor()
+            found = self._channels[key] = (
+                ChannelFloor() if kept is None else ChannelFloor.from_json(kept)
+            )
+        return found
+
+    async def policy(self, persona: Persona, event: ChatEvent) -> GroupPolicy:
         """The persona's group policy in the event's channel."""
-        here = self.channels.get((persona.key, event.platform, event.channel_id))
-        return persona.group if here is None else here.over(persona.group)
+        return (await self.channel(persona, event)).over(persona.group)
 
-    def set_channel(self, persona: Persona, event: ChatEvent, floor: ChannelFloor) -> None:
-        """An admin's settings for the event's channel (all None: the persona's own again)."""
-        key = (persona.key, event.platform, event.channel_id)
-        if floor == ChannelFloor():
-            self.channels.pop(key, None)
-        else:
-            self.channels[key] = floor
-
-    def channel(self, persona: Persona, event: ChatEvent) -> ChannelFloor:
-        return self.channels.get((persona.key, event.platform, event.channel_id), ChannelFloor())
+    async def set_channel(self, persona: Persona, event: ChatEvent, floor: ChannelFloor) -> None:
+        """An admin's settings for the event's channel (all None: the persona's own again),
+        kept in the store."""
+        key = (persona.key, _channel(event))
+        if self.rooms is not None:
+            await self.rooms.set_channel_floor(
+                *key, floor.to_json(), event.user_id, self.clock.now()
+            )
+        self._channels[key] = floor
 
     def hear(self, persona: Persona, event: ChatEvent) -> Heard | None:
         """Note a message said in the event's channel; why it calls on the persona. None: a
@@ -233,7 +309,7 @@ class Floor:
         calls = [h.call for h in heard if h.call is not None]
         if event.is_dm:
             return Verdict(True, "private")
-        policy = self.policy(persona, event)
+        policy = await self.policy(persona, event)
         now = self.clock.now()
         room = self._room(persona, event, now)
         while room.said and now - room.said[0] >= MINUTE:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from bot import commands
+from bot.catalogue import say
 from bot.events import ChatEvent
 from bot.floor import ChannelFloor, Floor, Verdict, called, is_question
 from bot.llm.offline import OfflineChatModel
@@ -18,8 +20,9 @@ from bot.persona import GroupPolicy, Identity, Persona, load_persona
 from bot.prompts import FLOOR_TASK, floor_messages
 from bot.tomlfile import TomlError
 from memory.clock import FakeClock
-from tests.fakes.factories import make_event, make_persona
+from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, make_router
+from tests.fakes.postgres import StoreOpener
 
 
 def group(text: str, user: str = "u1", channel: str = "c1") -> ChatEvent:
@@ -180,12 +183,25 @@ async def test_the_ceiling_holds_even_when_called_so_no_loop_runs_on() -> None:
 async def test_a_channels_settings_change_the_personas_there_only() -> None:
     miao, room = persona(), floor()
     here, there = group("so anyway"), group("so anyway", channel="c2")
-    room.set_channel(miao, here, ChannelFloor(mode="listen", talkativeness=1.0))
-    assert room.policy(miao, here).mode == "listen"
-    assert room.policy(miao, here).talkativeness == 1.0
-    assert room.policy(miao, there) == miao.group
-    room.set_channel(miao, here, ChannelFloor())
-    assert room.policy(miao, here) == miao.group
+    await room.set_channel(miao, here, ChannelFloor(mode="listen", talkativeness=1.0))
+    assert (await room.policy(miao, here)).mode == "listen"
+    assert (await room.policy(miao, here)).talkativeness == 1.0
+    assert await room.policy(miao, there) == miao.group
+    await room.set_channel(miao, here, ChannelFloor())
+    assert await room.policy(miao, here) == miao.group
+
+
+def test_a_channels_settings_are_kept_as_json_and_checked() -> None:
+    assert ChannelFloor().to_json() is None
+    changed = ChannelFloor().changed("talkativeness", "0.25")
+    assert changed == ChannelFloor(talkativeness=0.25)
+    assert ChannelFloor.from_json(changed.to_json() or "") == changed
+    assert ChannelFloor().changed("talkativeness", "2") is None
+    assert ChannelFloor().changed("mode", "shout") is None
+    assert ChannelFloor().changed("max_per_minute", "0.5") is None
+    odd = '{"mode": "shout", "max_per_minute": 5, "cooldown_seconds": -1}'
+    assert ChannelFloor.from_json(odd) == ChannelFloor(max_per_minute=5)
+    assert ChannelFloor.from_json("not json") == ChannelFloor()
 
 
 async def test_asking_the_model_lets_it_decide_and_the_offline_model_declines() -> None:
@@ -222,3 +238,47 @@ def test_a_persona_files_group_table_is_checked_with_its_line(tmp_path: Path) ->
     assert loaded.group == GroupPolicy(mode="listen", names=["喵喵"], max_per_minute=4)
     assert isinstance(loaded.identity, Identity)
     assert timedelta(seconds=loaded.group.cooldown_seconds) == timedelta(minutes=2)
+
+
+async def test_a_channels_settings_are_kept_in_the_store(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    miao, here = persona(), group("so anyway")
+    store = await open_store(path)
+    try:
+        await Floor(FakeClock(), random.Random(0), rooms=store).set_channel(
+            miao, here, ChannelFloor(mode="listen")
+        )
+        assert await store.channel_floor("miao", "discord:c1") == '{"mode": "listen"}'
+        later = Floor(FakeClock(), random.Random(0), rooms=store)  # another process, or a restart
+        assert (await later.policy(miao, here)).mode == "listen"
+        await later.set_channel(miao, here, ChannelFloor())
+        assert await store.channel_floor("miao", "discord:c1") is None
+    finally:
+        await store.close()
+
+
+async def test_group_shows_and_an_admin_changes_when_the_persona_speaks(tmp_path: Path) -> None:
+    miao = persona(talkativeness=0.0)
+    bot = await open_bot(tmp_path / "k.sqlite3", [miao])
+    try:
+        member = replace(group("", user="u2"), persona="miao")
+        admin = replace(member, admin=True)
+        shown = (await commands.run(bot.engine, member, "group")).text
+        assert shown.startswith("Miao here: mode speak") and "talkativeness 0 " in shown
+        refused = await commands.run(bot.engine, member, "group", "mode listen")
+        assert refused.text == say("en", "group_admins_only", name="Miao")
+        said = await commands.run(bot.engine, admin, "group", "mode listen")
+        assert said.text.startswith("Miao here: mode listen")
+        bad = await commands.run(bot.engine, admin, "group", "talkativeness lots")
+        assert bad.text == say("en", "group_bad_value", setting="talkativeness", allowed="0-1")
+        await commands.run(bot.engine, admin, "group", "cooldown 30")
+        policy = await bot.engine.floor.policy(miao, member)
+        assert (policy.mode, policy.cooldown_seconds) == ("listen", 30.0)
+        private = await commands.run(bot.engine, replace(admin, is_dm=True), "group", "reset")
+        assert private.text == say("en", "group_private", name="Miao")
+        await commands.run(bot.engine, admin, "group", "reset")
+        assert await bot.engine.floor.policy(miao, member) == miao.group
+    finally:
+        await bot.close()
