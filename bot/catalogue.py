@@ -162,6 +162,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "nothing_comes_to_mind": {"en": "Nothing comes to mind.", "zh": "什么也想不起来。"},
     "no_memories_yet": {"en": "No memories yet.", "zh": "还没有记忆。"},
+    "memories_being_written": {
+        "en": "No memories yet: the conversation that just ended is still being written down.",
+        "zh": "还没有记忆：刚结束的对话还在写进记忆里。",
+    },
     "no_memories_match": {"en": "No memories match.", "zh": "没有符合的记忆。"},
     "forget_what": {
         "en": "Say what to forget: /forget QUERY",

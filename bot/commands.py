@@ -382,9 +382,17 @@ async def _recall(call: Invocation) -> Answer:
 async def _memories(call: Invocation) -> Answer:
     found = await list_memories(call.engine, call.event, call.argument)
     if not found:
-        said = call.say("no_memories_match" if call.argument else "no_memories_yet")
-        return Answer(said, private=True)
+        key = "no_memories_match" if call.argument else "no_memories_yet"
+        if not call.argument and await _being_written(call):
+            key = "memories_being_written"
+        return Answer(call.say(key), private=True)
     return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
+
+
+async def _being_written(call: Invocation) -> bool:
+    """Whether the last conversation, ended, waits to be written into long-term memory."""
+    last = (await call.engine.info(call.event)).last_closed
+    return last is not None and last.encoded_at is None and bool(last.turns)
 
 
 async def _forget(call: Invocation) -> Answer:

@@ -74,6 +74,10 @@ class Identity:
     def __post_init__(self) -> None:
         if not self.name.strip():
             raise ValueError("identity.name must not be empty")
+        if self.avatar_url and not self.avatar_url.startswith(("https://", "http://")):
+            raise ValueError(
+                f"avatar_url must start with https:// or http://, got {self.avatar_url[:60]!r}"
+            )
 
 
 @dataclass(slots=True)
