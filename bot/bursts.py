@@ -9,11 +9,13 @@ others' get no reply of their own. Their messages wait in the session meanwhile
 conversation's lock takes every message waiting in it (bot.engine).
 
 Time is the injected clock's, and sleeping the injected `sleep`'s, so tests move a fake clock
-instead of waiting. A window of 0 answers at once (the console and the web page, where a person
-sends whole messages and waits for each answer).
+instead of waiting. A window of 0 answers at once; so does a surface where a person sends whole
+messages and waits for each answer (the console, the web page: the engine notes no arrival).
 
     bursts = Bursts(clock, window=2.0, longest=8.0)
-    if await bursts.settle(("pip", scope)):
+    arrival = bursts.arrive(("pip", scope))   # as the message comes
+    ...                                       # (it is saved meanwhile)
+    if await bursts.settle(arrival):
         ...   # the newest message of its burst: answer
 """
 
@@ -27,17 +29,26 @@ from datetime import datetime, timedelta
 
 from memory.clock import Clock
 
-__all__ = ["Bursts", "Sleep"]
+__all__ = ["Arrival", "Bursts", "Sleep"]
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(slots=True)
 class _Burst:
-    first: datetime
-    last: datetime
-    newest: int = 0  # the number of the newest message's wait
+    first: datetime  # when its first message came
+    newest: int = 0  # the number of its newest message
     arrived: asyncio.Event = field(default_factory=asyncio.Event)  # a newer message came
+
+
+@dataclass(slots=True, frozen=True)
+class Arrival:
+    """A message's place in its conversation's burst."""
+
+    conversation: Hashable
+    burst: _Burst
+    number: int
+    at: datetime
 
 
 class Bursts:
@@ -52,32 +63,36 @@ class Bursts:
         self._sleep = sleep
         self._bursts: dict[Hashable, _Burst] = {}
 
-    async def settle(self, conversation: Hashable, *, wait: bool = True) -> bool:
-        """Wait for the burst this message is part of to end: True when this is its newest
-        message (its turn answers for all), False when a newer one came (that one answers).
-        `wait=False`: no wait, where the surface wants an answer at once."""
-        if not wait or self.window <= timedelta(0):
-            return True
+    def arrive(self, conversation: Hashable) -> Arrival | None:
+        """Note a message of `conversation` now (None: no window, it is answered at once)."""
+        if self.window <= timedelta(0):
+            return None
         now = self.clock.now()
         burst = self._bursts.get(conversation)
         if burst is None:
-            burst = self._bursts[conversation] = _Burst(now, now)
+            burst = self._bursts[conversation] = _Burst(now)
         else:
-            burst.last = now
             burst.arrived.set()
             burst.arrived = asyncio.Event()
         burst.newest += 1
-        mine = burst.newest
+        return Arrival(conversation, burst, burst.newest, now)
+
+    async def settle(self, arrival: Arrival | None) -> bool:
+        """Wait for the burst a message arrived in to end: True when it is the burst's newest
+        message (its turn answers for all), False when a newer one came (that one answers)."""
+        if arrival is None:
+            return True
+        burst = arrival.burst
         try:
-            ends = min(now + self.window, burst.first + self.longest)
-            left = (ends - now).total_seconds()
-            if left > 0:
+            ends = min(arrival.at + self.window, burst.first + self.longest)
+            left = (ends - self.clock.now()).total_seconds()
+            if left > 0 and burst.newest == arrival.number:
                 await self._until(burst.arrived, left)
-            return burst.newest == mine
+            return burst.newest == arrival.number
         finally:
             # The burst ends with its newest message's wait (answered, or given up).
-            if burst.newest == mine and self._bursts.get(conversation) is burst:
-                del self._bursts[conversation]
+            if burst.newest == arrival.number and self._bursts.get(arrival.conversation) is burst:
+                del self._bursts[arrival.conversation]
 
     async def _until(self, arrived: asyncio.Event, seconds: float) -> None:
         """Sleep `seconds`, or less if a newer message arrives."""

@@ -192,10 +192,11 @@ class Engine:
         )
         waiting = session.wait(event.message_id, turn)
         self._heard[id(waiting)] = heard
+        arrival = self.bursts.arrive((persona.key, session.scope)) if settle else None
         try:
-            if session.lock.locked() or (settle and self.bursts.window):
+            if session.lock.locked() or arrival is not None:
                 await self._save(session)  # it waits: kept meanwhile, in case of a crash
-            if not await self.bursts.settle((persona.key, session.scope), wait=settle):
+            if not await self.bursts.settle(arrival):
                 return silent  # a newer message of its burst answers for it
             await session.lock.acquire()
         except BaseException:

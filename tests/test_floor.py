@@ -47,6 +47,7 @@ def floor(clock: FakeClock | None = None, seed: int = 0) -> Floor:
         ("MIAO!", ["Miao"], True),
         ("miaomiao is a cat", ["Miao"], False),  # a word of its own
         ("the pipeline broke", ["Pip"], False),
+        ("pip_install failed", ["Pip"], False),
         ("Pip你好", ["Pip"], True),  # no space before Chinese
         ("喵喵你在吗", ["喵喵"], True),  # a Chinese name anywhere
         ("@pip_bot hi", ["pip_bot"], True),
