@@ -204,10 +204,12 @@ class Engine:
             raise
         handed_off = False
         try:
+            for waited in list(session.waiting):  # another process's turn took it meanwhile
+                if session.answered(waited[0]):
+                    session.taken(waited)
+                    self._heard.pop(id(waited), None)
             taken = list(session.waiting)
             if not any(w is waiting for w in taken):  # an earlier turn took it
-                return silent
-            if session.answered(event.message_id):  # (another process's turn, meanwhile)
                 return silent
             heards = [h for w in taken if (h := self._heard.pop(id(w), None)) is not None]
             verdict = await self.floor.decide(persona, event, heards)
