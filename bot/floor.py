@@ -9,13 +9,14 @@ names called (word-boundary aware, any case; a Chinese name anywhere in the text
 question right after the persona's own message by the one it answered. `decide` takes the
 messages of one turn (a burst: bot.bursts) and says whether the persona speaks:
 
-- called on: it speaks, in `listen` mode too, unless it has said `max_per_minute` messages in
-  this channel in the last minute (the ceiling, which also ends any loop with another bot);
-- uninvited: in `speak` mode, by chance (`talkativeness`), once `cooldown_seconds` have passed
-  since it last spoke here, never while several people are talking among themselves fast,
-  and, with `ask_model`, only if the intent tier agrees.
+- called on: it speaks, in `listen` mode too (a private chat is always calling on it);
+- uninvited: in `speak` mode, by chance (`talkativeness`), unless it has said
+  `max_per_minute` messages in this channel in the last minute (called on or not), once
+  `cooldown_seconds` have passed since it last spoke here, never while several people are
+  talking among themselves fast, and, with `ask_model`, only if the intent tier agrees.
 
-A message from a bot is never heard at all. What the persona hears but does not answer still
+A message from a bot is never heard at all (adapters drop them; this is the second guard), so
+two bots never keep each other talking. What the persona hears but does not answer still
 joins the conversation (the engine's), so it is remembered.
 
     floor = Floor(clock, random.Random(7))
@@ -307,21 +308,19 @@ class Floor:
         """Whether the persona speaks to the messages `heard` (one turn's, the newest last,
         `event` its newest) in the event's channel."""
         calls = [h.call for h in heard if h.call is not None]
-        if event.is_dm:
-            return Verdict(True, "private")
+        if calls:
+            return Verdict(True, calls[0])
         policy = await self.policy(persona, event)
         now = self.clock.now()
         room = self._room(persona, event, now)
         while room.said and now - room.said[0] >= MINUTE:
             room.said.popleft()
-        if len(room.said) >= policy.max_per_minute:
-            return Verdict(False, "ceiling")
-        if calls:
-            return Verdict(True, calls[0])
         if policy.mode == "listen":
             return Verdict(False, "listen")
         if policy.talkativeness <= 0:
             return Verdict(False, "quiet")
+        if len(room.said) >= policy.max_per_minute:
+            return Verdict(False, "ceiling")
         cooldown = timedelta(seconds=policy.cooldown_seconds)
         if room.last_spoke is not None and now - room.last_spoke < cooldown:
             return Verdict(False, "cooldown")

@@ -153,7 +153,9 @@ class GroupPolicy:
     # the ceiling and the room allow).
     talkativeness: float = 0.0
     cooldown_seconds: float = 120.0  # since it last spoke, before it joins in uninvited
-    max_per_minute: int = 12  # of its messages in one channel, addressed or not
+    # Past this many of its messages in a channel in the last minute (addressed or not), it
+    # does not join in uninvited.
+    max_per_minute: int = 12
     names: list[str] = field(default_factory=list)  # what else it answers to ("喵喵", "Mi")
     # Ask the intent tier "should I answer?" before joining in uninvited (one call each time
     # the local rules would let it); off, the local rules decide alone, for free.
