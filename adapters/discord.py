@@ -220,11 +220,17 @@ class DiscordAdapter(Surface[Where]):
         names = {me.name, me.display_name, member.display_name if member else ""}
         return tuple(sorted(n for n in names if n))
 
-    def _strip_mention(self, text: str) -> str:
+    def _text(self, message: discord.Message) -> str:
+        """The message's text without the bot's own mention, and others' mentions as their
+        names: what the persona hears of it."""
         me = self.client.user
-        if me is None:
-            return text.strip()
-        return re.sub(rf"<@!?{me.id}>", "", text).strip()
+        text = message.content
+        for user in message.mentions:
+            said = "" if me is not None and user.id == me.id else f"@{user.display_name}"
+            text = text.replace(f"<@{user.id}>", said).replace(f"<@!{user.id}>", said)
+        if me is not None:  # (mentioned without being in `mentions`: a hand-made event)
+            text = re.sub(rf"<@!?{me.id}>", "", text)
+        return text.strip()
 
     def message_event(self, message: discord.Message) -> ChatEvent:
         replied = message.reference.resolved if message.reference else None
@@ -232,7 +238,7 @@ class DiscordAdapter(Surface[Where]):
             str(message.channel.id),
             str(message.author.id),
             message.author.display_name,
-            self._strip_mention(message.content),
+            self._text(message),
             chat_id=str(message.guild.id) if message.guild else "",
             is_dm=message.guild is None,
             timestamp=message.created_at,

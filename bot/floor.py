@@ -80,8 +80,9 @@ ROOM_IDLE = timedelta(hours=1)
 
 _QUESTION = re.compile(r"[?？]|(?:吗|呢|么|嘛)\s*[。.!！~\uff5e]*\s*$")
 # A name's edge: not next to a letter or digit of a script that spaces its words (a Chinese
-# name has no such edge: it is found anywhere in the text).
-_EDGE_BEFORE = r"(?<![^\W\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af])"
+# name has no such edge: it is found anywhere in the text). A name after "@" is a mention, of
+# this bot or of someone else of that name: the platform tells which (`ChatEvent.addressed`).
+_EDGE_BEFORE = r"(?<![^\W\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af])(?<!@)"
 _EDGE_AFTER = r"(?![^\W\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af])"
 
 

@@ -422,11 +422,9 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
         assert (await fake.next_message())["_bot"] == fake.bot_id
         assert await fake.no_message()  # each message answered once, by the bot it mentioned
         guild, alice = str(fake.guild_id), str(ALICE)
-        # Each persona also heard (and keeps) what was said to the other.
-        heard = {
-            "pip": [f"<@{bo_bot}> hi Bo", "hi"],
-            "bo": ["hi Bo", f"{mention(fake)} hi"],
-        }
+        # Each persona also heard (and keeps) what was said to the other, the other's mention
+        # as its name (the fake names every bot "Kizuna").
+        heard = {"pip": ["@Kizuna hi Bo", "hi"], "bo": ["hi Bo", "@Kizuna hi"]}
         for persona, said in heard.items():
             event = make_event(persona=persona, is_dm=False, chat_id=guild, user_id=alice)
             session = await kizuna.engine.session(event)

@@ -50,7 +50,8 @@ def floor(clock: FakeClock | None = None, seed: int = 0) -> Floor:
         ("pip_install failed", ["Pip"], False),
         ("Pip你好", ["Pip"], True),  # no space before Chinese
         ("喵喵你在吗", ["喵喵"], True),  # a Chinese name anywhere
-        ("@pip_bot hi", ["pip_bot"], True),
+        ("hey pip_bot", ["pip_bot"], True),
+        ("@Miao look", ["Miao"], False),  # a mention: the platform says whose
         ("nobody here", ["Miao", ""], False),
     ],
 )
