@@ -30,11 +30,21 @@ from adapters.doctor import examine
 from adapters.host import BotStartError, bot_tokens, host
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
+from adapters.wizard import (
+    PROVIDERS,
+    Answers,
+    WizardError,
+    ask_plan,
+    check_tokens,
+    detect,
+    guidance,
+    write_config,
+)
 from bot import __version__, cards, redact
 from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
-from bot.llm.router import ModelSetupError
+from bot.llm.router import ModelSetupError, probe_ollama
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
@@ -123,7 +133,8 @@ def _parser() -> argparse.ArgumentParser:
         "--persona",
         action="append",
         metavar="NAME",
-        help="a persona to offer (repeatable; default: every persona Kizuna can find)",
+        help="a persona to offer, the first the page opens on (repeatable; default: the "
+        "personas of the configured web bot, else every persona Kizuna can find)",
     )
     web.add_argument("--host", help="address to listen on (default: [web] host, 127.0.0.1)")
     web.add_argument("--port", type=int, help="port to listen on (default: [web] port, 3000)")
@@ -185,6 +196,43 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
+
+    init = sub.add_parser(
+        "init",
+        parents=[common],
+        help="write kizuna.toml by answering a few questions",
+        description="Ask which personas, platforms, token variables and model provider to use, "
+        "write kizuna.toml (never a token: the names of the variables holding them), check each "
+        "token against its platform and say what to switch on there. Run again to change the "
+        "answers (the file replaced is kept as .bak). Every question has a flag; without a "
+        "terminal, or with --yes, the rest take their defaults.",
+    )
+    init.add_argument("--personas", metavar="NAMES", help="comma-separated, the first the default")
+    init.add_argument(
+        "--discord", metavar="ENV", help="the variable holding the Discord token (none: no bot)"
+    )
+    init.add_argument(
+        "--telegram", metavar="ENV", help="the variable holding the Telegram token (none: no bot)"
+    )
+    init.add_argument(
+        "--web", action=argparse.BooleanOptionalAction, default=None, help="the web page too"
+    )
+    init.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="the model provider (auto: detected when Kizuna starts)",
+    )
+    init.add_argument("--model", help="the chat model (default: the provider's)")
+    init.add_argument(
+        "--yes", action="store_true", help="ask nothing: defaults for what no flag says"
+    )
+    init.add_argument(
+        "--out",
+        type=Path,
+        default=Path("kizuna.toml"),
+        metavar="PATH",
+        help="default: ./kizuna.toml",
+    )
 
     sub.add_parser(
         "doctor",
@@ -307,7 +355,7 @@ async def _chat(args: argparse.Namespace) -> int:
     if interactive and args.user is None:
         print(f"You are {user!r} here (your login); --user NAME talks as someone else.")
     restore_terminal = _terminal_keeper() if interactive else (lambda: None)
-    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
+    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name, lines=interactive))
     try:
         console = ConsoleChat(
             runtime,
@@ -389,7 +437,10 @@ def _web(args: argparse.Namespace) -> int:
             raise UsageError(f"--port must be 1-65535, not {args.port}")
         config.web.port = args.port
     library = persona_library(config, Path.cwd())
-    names = list(dict.fromkeys(args.persona or library.names()))
+    # The page opens on the first (unless this browser last used another): the one named
+    # first, else the configured web bot's default, else the first found.
+    configured = next((bot.hosted for bot in config.bots if bot.platform == "web"), None)
+    names = list(dict.fromkeys(args.persona or configured or library.names()))
     for name in names:
         if library.path(name) is None:
             raise UsageError(f"no persona named {name!r} (known: {', '.join(library.names())})")
@@ -565,12 +616,45 @@ def _list(args: argparse.Namespace) -> int:
     return 2 if broken else 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    target = Path(os.path.expanduser(args.out))
+    previous = load_config(target, os.environ) if target.is_file() else None
+    config = previous or _config(args)
+    interactive = sys.stdin.isatty() and not args.yes
+
+    def ask(question: str, default: str) -> str:
+        return input(f"{question} [{default}]: ")
+
+    given = Answers(args.personas, args.discord, args.telegram, args.web, args.provider, args.model)
+    try:
+        plan = ask_plan(
+            given,
+            persona_library(config, Path.cwd()),
+            os.environ,
+            previous,
+            asyncio.run(detect(os.environ, probe_ollama)),
+            ask=ask if interactive else None,
+        )
+    except WizardError as e:
+        raise UsageError(str(e)) from None
+    kept = write_config(plan, target)
+    print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
+    for note in plan.notes:
+        print(note)
+    written = load_config(target, os.environ)
+    for finding in asyncio.run(check_tokens(written, os.environ)):  # said; `doctor` re-checks
+        print(redact.redact(str(finding)))
+    for line in guidance(written.bots):
+        print(line)
+    return 0
+
+
 async def _doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     failed = 0
     async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
         print(redact.redact(str(finding)), flush=True)
-        failed += finding.level == "fail"
+        failed += finding.level in ("fail", "todo")
     print(f"{failed} problem(s) to fix." if failed else "Everything looks fine.")
     return 1 if failed else 0
 
@@ -787,6 +871,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
+        if args.command == "init":
+            return _init(args)
         if args.command == "doctor":
             return asyncio.run(_doctor(args))
         if args.command == "migrate":

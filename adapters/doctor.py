@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from adapters.host import telegram_file_url
+from bot import redact
 from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
@@ -31,9 +33,11 @@ from memory.private import FILE_MODE, FOLDER_MODE
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.sqlite import Store
 
-__all__ = ["DISCORD_PERMISSIONS", "Finding", "discord_invite", "examine"]
+__all__ = ["DISCORD_PERMISSIONS", "Finding", "check_bot", "discord_invite", "examine"]
 
-Level = Literal["ok", "note", "fail"]
+# ok; note: worth knowing; todo: a step the host has not taken yet (a token variable unset);
+# fail: something is wrong.
+Level = Literal["ok", "note", "todo", "fail"]
 
 # What a persona does in a channel: read and answer (in threads too), read what came before a
 # reply, speak as several personas through a webhook, send exports as files, react.
@@ -86,7 +90,7 @@ async def examine(
     async for finding in _models(config, environ, probe):
         yield finding
     for i, bot in enumerate(config.bots):
-        yield await _bot(i, bot, environ)
+        yield await check_bot(i, bot, environ)
 
 
 def _personas(library: PersonaLibrary) -> list[Finding]:
@@ -216,13 +220,15 @@ async def _models(
                 yield Finding("ok", f"model {model.name}", "reachable")
 
 
-async def _bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Finding:
+async def check_bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Finding:
+    """The `i`th bot's token against its platform (a web bot has none)."""
     subject = f"bots[{i}] {bot.platform} {bot.name or bot.persona}"
     if bot.platform == "web":
         return Finding("ok", subject, "served by `kizuna run` on this machine")
     token = environ.get(bot.token_env, "").strip()
     if not token:
-        return Finding("fail", subject, f"the environment variable {bot.token_env} is not set")
+        return Finding("todo", subject, f"the environment variable {bot.token_env} is not set")
+    redact.hide(token)  # the client libraries log their request addresses, token and all
     try:
         if bot.platform == "discord":
             return await asyncio.wait_for(_discord(subject, token, bot), PLATFORM_TIMEOUT)
@@ -241,7 +247,8 @@ async def _discord(subject: str, token: str, bot: BotConfig) -> Finding:
 
     if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
         discord.http.Route.BASE = bot.base_url.rstrip("/")
-    client = discord.Client(intents=discord.Intents.none())
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
+    client = discord.Client(intents=discord.Intents(guilds=True))
     try:
         try:
             await client.login(token)
@@ -272,7 +279,11 @@ async def _telegram(subject: str, token: str, bot: BotConfig) -> Finding:
     import telegram  # the `telegram` extra
     from telegram.error import InvalidToken, TelegramError
 
-    client = telegram.Bot(token, base_url=bot.base_url) if bot.base_url else telegram.Bot(token)
+    if bot.base_url:
+        files = telegram_file_url(bot.base_url) or ""
+        client = telegram.Bot(token, base_url=bot.base_url, base_file_url=files)
+    else:
+        client = telegram.Bot(token)
     try:
         async with client:  # asks getMe
             me = client.bot
