@@ -127,3 +127,18 @@ async def test_in_a_group_the_burst_is_answered_if_any_of_it_calls_on_the_person
         assert not (await bot.engine.session(event)).dirty  # kept: saved as it joined
     finally:
         await bot.close()
+
+
+async def test_two_conversations_burst_apart(bot: Bot) -> None:
+    """One person's pieces never hold up, nor merge with, another's."""
+    alice = await said(bot, make_event("hi from alice"))
+    await timer(bot).advance(1.5)
+    bob = await said(bot, make_event("hi from bob", user_id="u2", user_name="Bob"))
+    await timer(bot).advance(0.5)  # Alice's window ends; Bob's goes on
+    async with asyncio.timeout(10):
+        assert (await alice).text == "ok"
+    assert not bob.done()
+    await timer(bot).advance(1.5)
+    async with asyncio.timeout(10):
+        assert (await bob).text == "ok"
+    assert [c.messages[-1].content for c in bot.model.calls] == ["hi from alice", "hi from bob"]
