@@ -138,6 +138,7 @@ async def open_runtime(
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
         gate=Gate(config.access),
         search=search,
+        rng=random.Random(rng.randrange(2**32)),
     )
     lifecycle = Lifecycle(
         bank=bank,

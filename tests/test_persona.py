@@ -161,7 +161,8 @@ PERSONA_ERRORS = {
         personality = "A test persona."
         """,
         "key",
-        "unknown key (known keys: card, emotions, identity, lorebook, memory, state, tools, user)",
+        "unknown key (known keys: card, emotions, group, identity, lorebook, memory, state,"
+        " tools, user)",
     ),
     "wrong type": (
         """

@@ -37,6 +37,10 @@ from bot.prompts.documents import (
     numbered,
     summary_rules,
 )
+from bot.prompts.floor import (
+    FLOOR_TASK,
+    floor_messages,
+)
 from bot.prompts.intent import (
     INTENT_TASK,
     intent_messages,
@@ -101,6 +105,7 @@ __all__ = [
     "DOCUMENT_HEADING",
     "EMOTION_INSTRUCTION",
     "FLASHBACK_HEADING",
+    "FLOOR_TASK",
     "GREETING_HEADING",
     "INTENT_TASK",
     "LANGUAGES",
@@ -152,6 +157,7 @@ __all__ = [
     "document_header",
     "document_messages",
     "document_section",
+    "floor_messages",
     "greeting_section",
     "intent_messages",
     "length_note",

@@ -134,6 +134,11 @@ TABLES: Sequence[_Table] = (
         ("bot_id", "channel_id", "persona", "bound_by", "bound_at"),
     ),
     _plain("dm_sharing", ("persona", "user"), ("persona", "user", "since")),
+    _plain(
+        "channel_floor",
+        ("persona", "room"),
+        ("persona", "room", "settings", "set_by", "set_at"),
+    ),
     # SQLite's recalls have no id column: their rowid keeps the order, as PostgreSQL's id does.
     _Table(
         "recalls",
