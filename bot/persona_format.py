@@ -238,6 +238,7 @@ def _walk(cls: type, table: str) -> Iterator[Key]:
     for name, (f, tp) in keys_of(cls).items():
         path = f"{table}.{name}" if table else name
         must = required(f)
+        tp = _unwrapped(tp)
         nested = _dataclass(tp)
         if nested is not None:
             yield Key(path, "table", must, "", table, name, "table")
@@ -252,6 +253,15 @@ def _walk(cls: type, table: str) -> Iterator[Key]:
             continue
         default = "" if must else _default(f)
         yield Key(path, _type(tp), must, default, table, name, "")
+
+
+def _unwrapped(tp: Any) -> Any:
+    """X of `X | None`: a file has no none to write, so the key is an X (or left out)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        options = [a for a in get_args(tp) if a is not type(None)]
+        if len(options) == 1:
+            return options[0]
+    return tp
 
 
 def _dataclass(tp: Any) -> type | None:
@@ -280,6 +290,9 @@ def _type(tp: Any, plural: bool = False) -> str:
 
 
 def _default(f: dataclasses.Field[Any]) -> str:
+    """The default as TOML writes it; "" for none (left out, the key means nothing)."""
+    if f.default is None:
+        return ""
     if f.default is not dataclasses.MISSING:
         return _toml(f.default)
     factory: Any = f.default_factory
@@ -345,7 +358,9 @@ def _row(key: Key) -> str:
     name = f"`{key.name}`"
     if key.opens:
         name = f"[{name}](#{_anchor(_heading(key))})"
-    default = "required" if key.required else (f"`{key.default}`" if key.default else "")
+    default = "required" if key.required else (f"`{key.default}`" if key.default else "none")
+    if key.opens:
+        default = "required" if key.required else ""
     cells = [name, _cell(key.type), default, _code_words(DOCS[key.path])]
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -54,7 +55,36 @@ def test_the_walk_finds_what_the_loader_reads() -> None:
     assert "key" not in KEYS and "path" not in KEYS  # set by the loader, not keys
 
 
-_SAMPLES = {"string": '"x"', "array of strings": '["x"]'}
+@dataclass(slots=True)
+class _Inner:
+    count: int = 1
+
+
+@dataclass(slots=True)
+class _Outer:
+    inner: _Inner | None = None
+    limit: int | None = None
+    modes: list[Literal["a", "b"]] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=lambda: {"x": 0.5})
+
+
+def test_optional_tables_and_no_defaults() -> None:
+    assert list(keys(_Outer)) == [
+        Key("inner", "table", False, "", "", "inner", "table"),
+        Key("inner.count", "integer", False, "1", "inner", "count", ""),
+        Key("limit", "integer", False, "", "", "limit", ""),
+        Key("modes", 'array of "a", "b"', False, "[]", "", "modes", ""),
+        Key("weights", "table of floats", False, "{ x = 0.5 }", "", "weights", ""),
+    ]
+
+
+_SAMPLES = {
+    "string": '"x"',
+    "array of strings": '["x"]',
+    "integer": "1",
+    "float": "1.0",
+    "boolean": "true",
+}
 
 
 def _header(table: str) -> str:
@@ -67,7 +97,7 @@ def test_a_file_of_every_key_at_its_default_loads_as_the_defaults() -> None:
     tables: dict[str, list[str]] = {}
     for key in keys():
         tables.setdefault(key.table, [])
-        if not key.opens:
+        if not key.opens and (key.default or key.required):  # a key with no default: left out
             tables[key.table].append(f"{key.name} = {key.default or _SAMPLES[key.type]}")
     text = "\n".join(
         "\n".join(([_header(table)] if table else []) + lines) for table, lines in tables.items()
