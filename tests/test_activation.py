@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory import forgetting
 from memory.activation import ALPHA, NOISE, TAU, ActR, retrieval_probability
 from memory.forgetting import make_policy
 from memory.records import Memory
@@ -41,10 +42,8 @@ def mem(importance: int = 1, sentiment: float = 0.0, id: int = 1) -> Memory:
 
 
 def recall(policy: ActR, m: Memory, at: datetime) -> Memory:
-    """What the store makes of a recall at `at`."""
-    return replace(
-        m, strength=policy.reinforced(m, at), last_recalled_at=at, recall_count=m.recall_count + 1
-    )
+    """What the store makes of a recall at `at` (its time joins the recent ones)."""
+    return forgetting.recalled(policy, m, at)
 
 
 def recalled(policy: ActR, m: Memory, times: Sequence[datetime]) -> Memory:

@@ -300,7 +300,11 @@ async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: P
     assert row.last_recalled_at == now
     history = await bank.store.recall_history(SCOPE, survivor)
     assert [at for at, _ in history] == [recalled_at, now]
-    assert row.strength > max(m.strength for m in before.values())
+    assert row.recent_recalls == (recalled_at, now)  # the traces the policy sums
+    assert row.strength >= max(m.strength for m in before.values())
+    policy = bank.policy(SCOPE)
+    month = now + timedelta(days=30)
+    assert all(policy.retention(row, month) > policy.retention(m, month) for m in before.values())
     clock.advance(days=1)
     tomorrow = clock.now()
     assert await bank.prune(SCOPE, tomorrow, day=tomorrow.date(), seed=1) == (1, [])
@@ -408,8 +412,9 @@ async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path
 
     faded, fresh = await surfaced(7)
     # A fresh memory nearly always comes to mind (under actr, the default, even a new memory's
-    # retrieval probability is below 1: about 0.85); a faded one often does not.
-    assert fresh >= 57
+    # retrieval probability is below 1: about 0.77, so it fails about one time in 23); a faded
+    # one often does not.
+    assert fresh >= 54
     assert 0 < faded < fresh - 10
     assert await surfaced(7) == (faded, fresh)  # the same seed, the same mind
 
