@@ -92,11 +92,13 @@ def _decay(trace_sum: float) -> float:
 def _recent(memory: Memory) -> list[tuple[float, float]]:
     """(seconds after the memory's making, decay) of each of its recent recalls' traces."""
     weight = max(memory.strength, 1.0)
+    created = memory.created_at
     traces: list[tuple[float, float]] = []
     for when in memory.recall_times:
-        t = (when - memory.created_at).total_seconds()
+        t = (when - created).total_seconds()
         before = weight * math.pow(max(t, MIN_AGE), -ALPHA)
-        before += sum(math.pow(max(t - ti, MIN_AGE), -d) for ti, d in traces)
+        for ti, d in traces:
+            before += math.pow(max(t - ti, MIN_AGE), -d)
         traces.append((t, _decay(before)))
     return traces
 
@@ -105,7 +107,9 @@ def _traces(memory: Memory, now: datetime) -> float:
     """The sum of the memory's power-law traces at `now` (older recalls folded into W)."""
     t = (now - memory.created_at).total_seconds()
     total = max(memory.strength, 1.0) * math.pow(max(t, MIN_AGE), -ALPHA)
-    return total + sum(math.pow(max(t - ti, MIN_AGE), -d) for ti, d in _recent(memory))
+    for ti, d in _recent(memory):
+        total += math.pow(max(t - ti, MIN_AGE), -d)
+    return total
 
 
 class ActR:

@@ -26,7 +26,7 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
 from memory.recall import failure_probability
-from memory.records import EncodingWrite, Merge
+from memory.records import RECENT_RECALLS, EncodingWrite, Merge
 from memory.storage import Storage
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import StoreOpener
@@ -199,6 +199,32 @@ async def test_reinforce_strengthens_and_recall_changes_nothing(tmp_path: Path) 
     await bank.reinforce(OTHER, [mid])  # another scope cannot touch it
     [row] = await bank.store.get_memories(SCOPE, [mid])
     assert row.recall_count == 1
+    await bank.close()
+
+
+async def test_a_memory_keeps_its_latest_recall_times_and_folds_older_ones(
+    tmp_path: Path,
+) -> None:
+    """The store keeps the last RECENT_RECALLS recall times on the memory (what actr sums
+    exactly, with no recall log read when ranking); a recall that pushes one out leaves the
+    policy's strength higher, as the fold of that trace, and the memory no weaker."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    mid = await bank.remember(SCOPE, "Alice's sister is called Jun", importance=1)
+    policy = bank.policy(SCOPE)
+    times = []
+    for _ in range(RECENT_RECALLS + 2):
+        clock.advance(days=1)
+        times.append(clock.now())
+        [before] = await bank.store.get_memories(SCOPE, [mid])
+        await bank.reinforce(SCOPE, [mid])
+        [row] = await bank.store.get_memories(SCOPE, [mid])
+        assert row.recent_recalls == tuple(times[-RECENT_RECALLS:])
+        assert row.strength >= before.strength
+        month = clock.now() + timedelta(days=30)
+        assert policy.retention(row, month) >= policy.retention(before, month)
+    assert row.strength > 1.0  # two traces folded in
+    assert len(await bank.store.recall_history(SCOPE, mid)) == RECENT_RECALLS + 2
     await bank.close()
 
 
