@@ -68,10 +68,6 @@ DECAY_SCALE = 0.107
 MIN_AGE = 1.0  # seconds: a trace's age is never taken as less
 
 
-def _seconds(later: datetime, earlier: datetime) -> float:
-    return max((later - earlier).total_seconds(), MIN_AGE)
-
-
 def _logistic(x: float) -> float:
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
