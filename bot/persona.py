@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -69,6 +68,10 @@ class Identity:
     def __post_init__(self) -> None:
         if not self.name.strip():
             raise ValueError("identity.name must not be empty")
+        if self.avatar_url and not self.avatar_url.startswith(("https://", "http://")):
+            raise ValueError(
+                f"avatar_url must start with https:// or http://, got {self.avatar_url[:60]!r}"
+            )
 
 
 @dataclass(slots=True)
@@ -253,7 +256,9 @@ class PersonaLibrary:
 
     @classmethod
     def default(cls, cwd: Path, extra: Iterable[Path] = ()) -> PersonaLibrary:
-        shipped = Path(str(resources.files("personas")))
+        # Beside this package, installed or in a checkout: not `import personas`, which a
+        # personas/ folder in the working directory shadows when run as `python -m`.
+        shipped = Path(__file__).resolve().parent.parent / "personas"
         return cls([shipped, cwd / "personas", *extra])
 
     def names(self) -> list[str]:

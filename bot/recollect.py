@@ -4,8 +4,9 @@ Five ways, as people remember:
 - subconscious: every turn, the message (or, when long, a key phrase taken from it locally,
   with no model call) is the cue;
 - by date: the days a message names ("yesterday", "last weekend", 上个月初, "May 4th": of the
-  most recent year with a diary page) bring their diary pages and the memories made on them,
-  newest first (memory/dates.py parses them locally);
+  most recent year with a diary page; "last summer", 去年, "recently", "since May") bring
+  their diary pages and the memories made on them, newest first, those begun only (a
+  message about next Tuesday brings nothing by date; memory/dates.py parses them locally);
 - keyword (deep) recall: a question about the past that brings nothing to mind is split by
   the intent tier into a few sub-questions; each brings its best memories and the memories
   linked to them; the best DEEP_KEEP are kept (one extra model call, only then);

@@ -182,11 +182,15 @@ def _items(obj: Any, key: str) -> list[dict[str, Any]]:
 def cited_sources(reply: str, results: Sequence[SearchResult]) -> str:
     """A sources line for the results (numbered in order, as the model saw them) that the
     reply cites (all of them when it cites none: it answered from them); "" when none has an
-    address."""
+    address. An address found by two searches of one turn is listed once, with its numbers."""
     shown = list(results)
     numbers = {int(n) for n in re.findall(r"\[(\d{1,2})\]", reply)}
     chosen = [i for i in range(1, len(shown) + 1) if i in numbers] or range(1, len(shown) + 1)
-    lines = [f"[{i}] {shown[i - 1].url}" for i in chosen if shown[i - 1].url]
+    cited: dict[str, list[int]] = {}
+    for i in chosen:
+        if shown[i - 1].url:
+            cited.setdefault(shown[i - 1].url, []).append(i)
+    lines = ["".join(f"[{i}]" for i in at) + f" {url}" for url, at in cited.items()]
     return "Sources: " + " ".join(lines) if lines else ""
 
 

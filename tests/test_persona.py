@@ -277,6 +277,16 @@ PERSONA_ERRORS = {
         "state[0].intial",
         "unknown key",
     ),
+    "an avatar that is not an address": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        avatar_url = "pip.png" # <-
+        """,
+        "identity.avatar_url",
+        "avatar_url must start with https:// or http://, got 'pip.png'",
+    ),
     "a forgetting floor out of range": (
         """
         [identity]

@@ -1,10 +1,13 @@
-"""Building blocks for tests: a persona made in code, chat events, and a whole bot (store,
-sessions, engine) on a temporary database with a fake clock and a scripted model."""
+"""Building blocks for tests: a persona made in code, chat events, a whole bot (store,
+sessions, engine) on a temporary database with a fake clock and a scripted model, and the
+`kizuna` command run as a subprocess."""
 
 from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -28,9 +31,11 @@ from memory.storage.sqlite import Store
 from tests.fakes.models import ScriptedChatModel, make_router
 
 __all__ = [
+    "KIZUNA_TIMEOUT",
     "Bot",
     "base_env",
     "example_config_with_bots",
+    "kizuna",
     "make_event",
     "make_persona",
     "no_ollama",
@@ -41,6 +46,24 @@ EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
 PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
+
+
+KIZUNA_TIMEOUT = 15  # seconds: a generous bound on one `kizuna` run; each takes about one
+
+
+def kizuna(
+    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kizuna ARGS` run in `cwd` with `base_env()` (or `env`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env or base_env(),
+        timeout=KIZUNA_TIMEOUT,
+    )
 
 
 async def no_ollama(host: str) -> list[str]:
