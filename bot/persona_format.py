@@ -83,6 +83,32 @@ DOCS: dict[str, str] = {
         "The folder of EMOTION.png and EMOTIONSPEAKING.png (or .svg, .webp), relative to the "
         'persona file; "" means assets/<persona name> beside it.'
     ),
+    "group": (
+        "When the persona speaks in a group chat besides when it is addressed (a mention, a "
+        "reply to it, its name, a question right after its own message); `/group` changes "
+        "these for one channel."
+    ),
+    "group.mode": (
+        '"speak": it may join a conversation uninvited; "listen": it remembers what is said '
+        "but speaks only when addressed."
+    ),
+    "group.talkativeness": (
+        "The chance, 0 to 1, that it joins a conversation among others uninvited (0: never)."
+    ),
+    "group.cooldown_seconds": (
+        "Seconds since it last spoke in a channel before it may join in uninvited again."
+    ),
+    "group.max_per_minute": (
+        "Past this many of its messages in a channel in the last minute, it does not join in "
+        "uninvited (it still answers whoever addresses it)."
+    ),
+    "group.names": (
+        'Other names it answers to in a group, besides its name and nickname (e.g. "喵喵").'
+    ),
+    "group.ask_model": (
+        'Ask the intent model "should I answer?" before joining in uninvited: one call each '
+        "time the local rules would let it; off, the local rules decide alone, for free."
+    ),
     "memory": "How the persona remembers: whose memories, and how they fade.",
     "memory.scope": (
         'Whose memories: "user" keeps one memory per person, "channel" one per channel, '

@@ -14,6 +14,7 @@ import numpy.typing as npt
 __all__ = [
     "CATEGORIES",
     "KINDS",
+    "RECENT_RECALLS",
     "ArchivedConversation",
     "Category",
     "DiaryEntry",
@@ -40,6 +41,12 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
+
+# How many of a memory's latest recall times the store keeps on the memory itself (its whole
+# history is in the recalls log): enough for a forgetting policy to sum their traces exactly
+# when ranking or pruning, without a query per memory; older ones are the policy's to fold
+# into the strength.
+RECENT_RECALLS = 8
 
 
 @dataclass(slots=True, frozen=True)
@@ -97,11 +104,24 @@ class Memory:
     conversation_id: int | None
     previous_id: int | None = None
     speaker_id: str | None = None  # who said it, by stable id
+    # When it was last recalled, up to RECENT_RECALLS times, oldest first (a merged twin's
+    # recalls among them); the last is last_recalled_at.
+    recent_recalls: tuple[datetime, ...] = ()
 
     @property
     def last_touched(self) -> datetime:
         """When the forgetting clock last started: the last recall, else the creation."""
         return self.last_recalled_at or self.created_at
+
+    @property
+    def recall_times(self) -> tuple[datetime, ...]:
+        """The latest recalls' times, oldest first: `recent_recalls`, or the last recall alone
+        for a memory written without them."""
+        if self.recent_recalls:
+            return self.recent_recalls
+        if self.last_recalled_at is not None and self.recall_count > 0:
+            return (self.last_recalled_at,)
+        return ()
 
 
 @dataclass(slots=True, frozen=True)

@@ -77,6 +77,37 @@ async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
             await store.close()
 
 
+async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(tmp_path: Path) -> None:
+    """Before migration 9 a memory kept only its last recall: that one becomes its recent
+    recalls (what actr read of it before), and a recall then adds to them."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    for number, script in enumerate(MIGRATIONS[:8]):
+        db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number + 1};\nCOMMIT;")
+    last = T0 + timedelta(days=2)
+    with db:
+        db.executemany(
+            "INSERT INTO memories (id, scope, text, kind, importance, created_at,"
+            " last_recalled_at, recall_count, strength)"
+            " VALUES (?, 's', ?, 'fact', 1, ?, ?, ?, 1.5)",
+            [
+                (1, "recalled", T0.timestamp(), last.timestamp(), 3),
+                (2, "never recalled", T0.timestamp(), None, 0),
+            ],
+        )
+    db.close()
+    store = await Store.open(path)
+    try:
+        recalled, untouched = await store.get_memories("s", [1, 2])
+        assert recalled.recent_recalls == (last,) and untouched.recent_recalls == ()
+        later = last + timedelta(days=1)
+        await store.reinforce("s", [(1, 2.0)], later)
+        [after] = await store.get_memories("s", [1])
+        assert after.recent_recalls == (last, later)
+    finally:
+        await store.close()
+
+
 async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "kizuna.sqlite3"
     with sqlite3.connect(path) as db:

@@ -68,6 +68,7 @@ _MEMORY_COLUMNS = (
     "embedding",
     "embedder",
     "speaker_id",
+    "recent_recalls",
     "search_body",
     "search_context",
 )

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from memory.records import (
+    RECENT_RECALLS,
     ArchivedConversation,
     DiaryEntry,
     EncodingWrite,
@@ -39,6 +40,8 @@ __all__ = [
     "moment",
     "profile_row",
     "profile_values",
+    "recall_times",
+    "recent_recalls_text",
     "session_row",
     "timestamp",
     "vector_bytes",
@@ -123,7 +126,20 @@ def memory_row(row: Any) -> Memory:
         conversation_id=row[13],
         previous_id=row[14],
         speaker_id=row[15],
+        recent_recalls=recall_times(row[16]),
     )
+
+
+def recall_times(text: str) -> tuple[datetime, ...]:
+    """A memory's recent_recalls column (JSON seconds since the epoch) as times."""
+    return () if text == "[]" else tuple(moment(float(t)) for t in json.loads(text))
+
+
+def recent_recalls_text(*lists: Sequence[datetime]) -> str:
+    """The recent_recalls column of a memory that has the recalls of all `lists`: the latest
+    RECENT_RECALLS of them, oldest first (a merge's survivor takes its twin's)."""
+    merged = sorted(timestamp(t) for times in lists for t in times)
+    return json.dumps(merged[len(merged) - min(len(merged), RECENT_RECALLS) :])
 
 
 def conversation_row(row: Any) -> ArchivedConversation:
