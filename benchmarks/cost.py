@@ -491,7 +491,7 @@ async def simulate(
         logging.getLogger().addHandler(errors)
         users = make_users(users_count, rng)
         chinese = persona.identity.language.startswith("zh")
-        idle = runtime.engine.idle_time(key)
+        idle = runtime.engine.idle_time(key, "console:dm:cost")
         started = time.perf_counter()
         try:
             engine, scheduler = runtime.engine, runtime.scheduler

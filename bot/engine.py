@@ -38,7 +38,7 @@ from bot.prompts import (
     translation_section,
 )
 from bot.recollect import Recollection, Recollector, memory_section
-from bot.sessions import Session, SessionManager, Turn, is_shared, scope_key
+from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from memory.clock import Clock
@@ -137,9 +137,16 @@ class Engine:
             return Reply.build(self.slow_down(event), neutral, PLATFORM_LIMITS[event.platform])
         return Reply(text="", emotion=neutral)
 
-    def idle_time(self, persona_key: str) -> timedelta:
+    def idle_time(self, persona_key: str, room: str) -> timedelta:
+        """How long a conversation in `room` stays quiet before it closes: a private one the
+        persona's memory.idle_minutes, a group's at least its group.idle_minutes."""
         persona = self.personas.get(persona_key)
-        return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
+        if persona is None:
+            return timedelta(minutes=5.0)
+        minutes = persona.memory.idle_minutes
+        if not is_private(room):
+            minutes = max(minutes, persona.group.idle_minutes)
+        return timedelta(minutes=minutes)
 
     async def session(self, event: ChatEvent) -> Session:
         return await self.sessions.of(self.persona(event), event)
@@ -252,7 +259,7 @@ class Engine:
     ) -> None:
         """The messages taken from the waiting join the conversation, in the order they came
         (an idle conversation is closed first, so they start the next)."""
-        if session.idle_since(now, self.idle_time(persona.key)):
+        if session.idle_since(now, self.idle_time(persona.key, session.scope)):
             try:
                 await self.sessions.close(session, "idle")
             except Exception:  # the scheduler closes it later; the message must go on

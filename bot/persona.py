@@ -159,6 +159,10 @@ class GroupPolicy:
     # Ask the intent tier "should I answer?" before joining in uninvited (one call each time
     # the local rules would let it); off, the local rules decide alone, for free.
     ask_model: bool = False
+    # A group conversation closes (and is written into memory) after this many quiet minutes,
+    # or memory.idle_minutes if longer: a busy room's talk comes in spurts, and each close
+    # costs an encoding.
+    idle_minutes: float = 30.0
 
     def __post_init__(self) -> None:
         self.names = [n.strip() for n in self.names if n.strip()]
@@ -168,6 +172,10 @@ class GroupPolicy:
             raise ValueError("group.cooldown_seconds must be between 0 and 86400 (a day)")
         if not 1 <= self.max_per_minute <= 60:
             raise ValueError("group.max_per_minute must be between 1 and 60")
+        if not 0 < self.idle_minutes <= MAX_IDLE_MINUTES:
+            raise ValueError(
+                f"group.idle_minutes must be more than 0 and at most {MAX_IDLE_MINUTES} (a week)"
+            )
 
 
 @dataclass(slots=True)

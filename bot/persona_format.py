@@ -105,6 +105,10 @@ DOCS: dict[str, str] = {
     "group.names": (
         'Other names it answers to in a group, besides its name and nickname (e.g. "喵喵").'
     ),
+    "group.idle_minutes": (
+        "Quiet minutes after which a group conversation closes and is written into memory "
+        "(memory.idle_minutes if that is longer; a private chat uses memory.idle_minutes)."
+    ),
     "group.ask_model": (
         'Ask the intent model "should I answer?" before joining in uninvited: one call each '
         "time the local rules would let it; off, the local rules decide alone, for free."
