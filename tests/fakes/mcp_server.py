@@ -37,6 +37,12 @@ async def sleep(seconds: float) -> str:
 
 
 @server.tool()
+def pid() -> str:
+    """This process's id."""
+    return str(os.getpid())
+
+
+@server.tool()
 def crash() -> str:
     """Exit the process at once."""
     os._exit(3)
