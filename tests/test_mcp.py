@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.persona import McpServer, Persona
+from adapters.cli import tools_listing
+from bot.config import Config
+from bot.persona import CustomTool, McpServer, Persona, load_persona
 from bot.toolkit import Sender, Toolbox
 from bot.toolkit.mcp import McpConnection, McpDown
 from memory.clock import FakeClock
@@ -63,7 +65,7 @@ def box(persona: Persona, ticker: Ticker | None = None) -> Toolbox:
         tz=UTC,
         rng=random.Random(0),
         environ={"KZ_PASSED": "yes", "KZ_SECRET": "hunter2", "PATH": os.environ["PATH"]},
-        installed={},
+        installed={"reminder": "bot.toolkit.reminder:reminder"},
         monotonic=ticker or Ticker(),
     )
 
@@ -201,3 +203,62 @@ async def test_the_chat_model_calls_a_server_tool(tmp_path: Path) -> None:
     finally:
         await tools.close()
         await bot.close()
+
+
+# --- kizuna tools list, and the example persona --------------------------------------------
+
+
+async def test_tools_list_says_what_a_persona_can_call_and_if_its_servers_answer() -> None:
+    persona = replace(
+        make_persona(),
+        tools=["recall_memory", "web_search", "dice"],
+        custom_tools=[
+            CustomTool("where", module="tests.fakes.tools:where", admin_only=True),
+            CustomTool("dice", cheap=True),
+        ],
+        mcp_servers=[
+            server(tools=["add", "nothing_such"]),
+            server(name="gone", command="/nonexistent/kizuna-mcp", args=[], tools=["x"]),
+        ],
+    )
+    config = Config()
+    config.models.eco_mode = True
+    lines = await tools_listing(persona, config, {"PATH": os.environ["PATH"]})
+    assert lines[0] == "recall_memory\tbuilt in"
+    assert lines[1] == "web_search\tbuilt in; no search backend is configured ([tools] search)"
+    assert lines[2] == (
+        "where\ttests.fakes.tools:where; timeout 10 s, at most 2000 characters, "
+        "10 calls a minute per user, admins only, off in eco mode"
+    )
+    assert lines[3].startswith("dice\tbot.toolkit.dice:dice; ")
+    assert lines[3].endswith("cheap (kept in eco mode)")
+    assert lines[4].startswith(
+        f"calc\tMCP server (stdio: {sys.executable}): reachable (1 of 2 tools; "
+        "missing: nothing_such); "
+    )
+    assert lines[5:7] == ["  calc__add", "  calc__nothing_such"]
+    assert lines[7].startswith(
+        "gone\tMCP server (stdio: /nonexistent/kizuna-mcp): not reachable: "
+        "MCP server gone failed to start; "
+    )
+
+
+async def test_the_example_persona_loads_with_its_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "examples"))
+    persona = load_persona(ROOT / "docs" / "examples" / "librarian.toml")
+    assert [s.name for s in persona.mcp_servers] == ["catalogue"]
+    tools = box(persona)
+    try:
+        offered = [t.name for t in tools.tools(persona, ALICE)]
+        assert offered == [
+            "reading_time",
+            "reminder",
+            "catalogue__read_text_file",
+            "catalogue__list_directory",
+        ]
+        assert await call(tools, persona, "reading_time", '{"words": 69000}') == (
+            "ok",
+            "About 5 h 0 min at 230 words a minute.",
+        )
+    finally:
+        await tools.close()

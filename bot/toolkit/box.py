@@ -122,6 +122,13 @@ class Toolbox:
             *(_mcp_name(s, t) for s, (conn, _) in kit.servers.items() for t in conn.spec.tools),
         ]
 
+    def python_tools(self, persona: Persona) -> list[tuple[PythonTool, Limits]]:
+        return list(self._kits.get(persona.key, _Kit()).python.values())
+
+    def servers(self, persona: Persona) -> list[tuple[McpServer, Limits]]:
+        kit = self._kits.get(persona.key, _Kit())
+        return [(conn.spec, limits) for conn, limits in kit.servers.values()]
+
     def tools(self, persona: Persona, sender: Sender) -> list[Tool]:
         """What the persona may offer this sender now: eco mode keeps the cheap tools only,
         admin-only tools are for admins. A server not started (or down) shows its allowed

@@ -59,6 +59,11 @@ class PythonTool:
     arguments: type[pydantic.BaseModel]  # the model's arguments, checked before the call
     tool: Tool  # what the chat model is shown
 
+    @property
+    def source(self) -> str:
+        """Where the function is: "package.module:function"."""
+        return _where(self.function)
+
     @classmethod
     def of(cls, name: str, function: ToolFunction) -> PythonTool:
         """The tool `function` makes, or ToolLoadError."""
