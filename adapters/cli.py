@@ -19,7 +19,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Never
 
@@ -599,6 +599,7 @@ def _validate(files: Sequence[Path]) -> int:
     for file in files:
         try:
             persona = load_persona(file)
+            _check_tools(persona)
         except TomlError as e:
             print(redact.redact(str(e)), file=sys.stderr)
             failed += 1
@@ -609,6 +610,18 @@ def _validate(files: Sequence[Path]) -> int:
             f"memory scope {persona.memory.scope}, state slots: {slots})"
         )
     return 2 if failed else 0
+
+
+def _check_tools(persona: Persona) -> None:
+    """Load the persona's Python tools as a start would (TomlError on the line of one that
+    cannot be loaded); its MCP servers are not started."""
+    Toolbox(
+        {persona.key: persona},
+        clock=SystemClock(),
+        tz=UTC,
+        rng=random.Random(),
+        environ={},
+    )
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -306,7 +306,10 @@ class Persona:
         for i, name in enumerate(custom):
             if name in custom[:i]:
                 raise ValueError(f"custom_tools[{i}].name {name!r} is used by an earlier tool")
-        installed = tool_entry_points()
+        # Installed tools are looked up only for names that need them.
+        wanted = [t.name for t in self.custom_tools if not t.module]
+        wanted += [n for n in self.tools if n not in BUILTIN_TOOLS and n not in custom]
+        installed = tool_entry_points() if wanted else {}
         for i, tool in enumerate(self.custom_tools):
             if not tool.module and tool.name not in installed:
                 raise ValueError(

@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import tools_listing
-from bot.config import Config
+from bot.config import Config, EngineConfig
 from bot.persona import CustomTool, McpServer, Persona, load_persona
+from bot.runtime import open_runtime
 from bot.toolkit import Sender, Toolbox
 from bot.toolkit.mcp import McpConnection, McpDown
 from memory.clock import FakeClock
-from tests.fakes.factories import make_event, make_persona, open_bot
+from tests.fakes.factories import make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, calling
 
 pytest.importorskip("mcp")
@@ -252,7 +253,6 @@ async def test_the_example_persona_loads_with_its_tool(monkeypatch: pytest.Monke
         offered = [t.name for t in tools.tools(persona, ALICE)]
         assert offered == [
             "reading_time",
-            "reminder",
             "catalogue__read_text_file",
             "catalogue__list_directory",
         ]
@@ -262,3 +262,23 @@ async def test_the_example_persona_loads_with_its_tool(monkeypatch: pytest.Monke
         )
     finally:
         await tools.close()
+
+
+async def test_the_runtime_stops_its_mcp_servers_when_it_closes(tmp_path: Path) -> None:
+    config = Config(data_dir=str(tmp_path), engine=EngineConfig(timezone="UTC"))
+    persona = persona_with(server())
+    runtime = await open_runtime(
+        config,
+        {"pip": persona},
+        {"PATH": os.environ["PATH"]},
+        platforms=["console"],
+        probe=no_ollama,
+    )
+    try:
+        toolbox = runtime.engine.toolbox
+        assert toolbox is not None
+        _, pid = await call(toolbox, persona, "calc__pid", "{}")
+    finally:
+        await runtime.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)

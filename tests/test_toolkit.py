@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.cli import _validate
 from bot.persona import CustomTool, Persona, load_persona
 from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
@@ -362,3 +363,17 @@ def test_the_dungeon_master_rolls_dice() -> None:
     master = load_persona(ROOT / "personas" / "dungeon_master.toml")
     assert "dice" in master.tools
     assert [t.name for t in master.custom_tools if t.cheap] == ["dice"]
+
+
+def test_persona_validate_loads_the_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pip.toml"
+    path.write_text(
+        '[identity]\nname = "Pip"\npersonality = "x"\n\n'
+        '[[custom_tools]]\nname = "plain"\nmodule = "tests.fakes.tools:untyped"\n'
+    )
+    assert _validate([path]) == 2
+    assert capsys.readouterr().err.startswith(f"{path}:7: custom_tools[0].module: ")
+    path.write_text(path.read_text().replace("untyped", "where"))
+    assert _validate([path]) == 0

@@ -158,13 +158,9 @@ class Toolbox:
         kit = self._kits.get(persona.key)
         if kit is None or not kit.servers:
             return
-        await asyncio.gather(*(self._ensure(c) for c, _ in kit.servers.values()))
-
-    async def _ensure(self, conn: McpConnection) -> None:
-        try:
-            await conn.ensure()
-        except McpDown as e:
-            log.warning("%s", e)
+        await asyncio.gather(
+            *(c.ensure() for c, _ in kit.servers.values()), return_exceptions=True
+        )  # (McpDown: a failed start is logged where it failed)
 
     async def probe(self, persona: Persona) -> dict[str, str]:
         """Each MCP server of the persona: "reachable (N of M tools)" or why not."""

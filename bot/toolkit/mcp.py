@@ -97,6 +97,7 @@ class McpConnection:
         except TimeoutError:
             ready.cancel()
             await self._stop_task()
+            log.warning("MCP server %s did not start in %g s", self.spec.name, self.spec.timeout)
             raise McpDown(f"MCP server {self.spec.name} did not start in time") from None
         except Exception as e:
             await self._stop_task()
