@@ -138,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
         "--persona",
         action="append",
         metavar="NAME",
-        help="a persona to offer (repeatable; default: every persona Kizuna can find)",
+        help="a persona to offer, the first the page opens on (repeatable; default: the "
+        "personas of the configured web bot, else every persona Kizuna can find)",
     )
     web.add_argument("--host", help="address to listen on (default: [web] host, 127.0.0.1)")
     web.add_argument("--port", type=int, help="port to listen on (default: [web] port, 3000)")
@@ -452,7 +453,10 @@ def _web(args: argparse.Namespace) -> int:
             raise UsageError(f"--port must be 1-65535, not {args.port}")
         config.web.port = args.port
     library = persona_library(config, Path.cwd())
-    names = list(dict.fromkeys(args.persona or library.names()))
+    # The page opens on the first (unless this browser last used another): the one named
+    # first, else the configured web bot's default, else the first found.
+    configured = next((bot.hosted for bot in config.bots if bot.platform == "web"), None)
+    names = list(dict.fromkeys(args.persona or configured or library.names()))
     for name in names:
         if library.path(name) is None:
             raise UsageError(f"no persona named {name!r} (known: {', '.join(library.names())})")
@@ -744,7 +748,7 @@ async def _doctor(args: argparse.Namespace) -> int:
     failed = 0
     async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
         print(redact.redact(str(finding)), flush=True)
-        failed += finding.level == "fail"
+        failed += finding.level in ("fail", "todo")
     print(f"{failed} problem(s) to fix." if failed else "Everything looks fine.")
     return 1 if failed else 0
 

@@ -35,7 +35,9 @@ from memory.storage.sqlite import Store
 
 __all__ = ["DISCORD_PERMISSIONS", "Finding", "check_bot", "discord_invite", "examine"]
 
-Level = Literal["ok", "note", "fail"]
+# ok; note: worth knowing; todo: a step the host has not taken yet (a token variable unset);
+# fail: something is wrong.
+Level = Literal["ok", "note", "todo", "fail"]
 
 # What a persona does in a channel: read and answer (in threads too), read what came before a
 # reply, speak as several personas through a webhook, send exports as files, react.
@@ -225,7 +227,7 @@ async def check_bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Findi
         return Finding("ok", subject, "served by `kizuna run` on this machine")
     token = environ.get(bot.token_env, "").strip()
     if not token:
-        return Finding("fail", subject, f"the environment variable {bot.token_env} is not set")
+        return Finding("todo", subject, f"the environment variable {bot.token_env} is not set")
     redact.hide(token)  # the client libraries log their request addresses, token and all
     try:
         if bot.platform == "discord":
@@ -245,7 +247,8 @@ async def _discord(subject: str, token: str, bot: BotConfig) -> Finding:
 
     if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
         discord.http.Route.BASE = bot.base_url.rstrip("/")
-    client = discord.Client(intents=discord.Intents.none())
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
+    client = discord.Client(intents=discord.Intents(guilds=True))
     try:
         try:
             await client.login(token)

@@ -150,6 +150,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "nothing_comes_to_mind": {"en": "Nothing comes to mind.", "zh": "什么也想不起来。"},
     "no_memories_yet": {"en": "No memories yet.", "zh": "还没有记忆。"},
+    "memories_after_conversation": {
+        "en": "No memories yet: this conversation becomes memory once it goes quiet (or on /end).",
+        "zh": "还没有记忆：这次对话安静下来（或 /end 之后）就会成为记忆。",
+    },
     "memories_being_written": {
         "en": "No memories yet: the conversation that just ended is still being written down.",
         "zh": "还没有记忆：刚结束的对话还在写进记忆里。",
@@ -262,6 +266,11 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all "
         "yours.",
         "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
+    },
+    "message_too_long": {
+        "en": "Messages here are limited to {limit} characters: shorten this one and send it "
+        "again.",
+        "zh": "这里的消息最多 {limit} 个字符：请缩短后再发送。",
     },
     "document_opened": {
         "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about "

@@ -331,17 +331,21 @@ async def _recall(call: Invocation) -> Answer:
 async def _memories(call: Invocation) -> Answer:
     found = await list_memories(call.engine, call.event, call.argument)
     if not found:
-        key = "no_memories_match" if call.argument else "no_memories_yet"
-        if not call.argument and await _being_written(call):
-            key = "memories_being_written"
+        key = "no_memories_match" if call.argument else await _why_none(call)
         return Answer(call.say(key), private=True)
     return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
 
 
-async def _being_written(call: Invocation) -> bool:
-    """Whether the last conversation, ended, waits to be written into long-term memory."""
-    last = (await call.engine.info(call.event)).last_closed
-    return last is not None and last.encoded_at is None and bool(last.turns)
+async def _why_none(call: Invocation) -> str:
+    """What to say when nothing is remembered yet: the conversation going on, or the one that
+    just ended, is not written into long-term memory yet."""
+    info = await call.engine.info(call.event)
+    if info.turns:
+        return "memories_after_conversation"
+    last = info.last_closed
+    if last is not None and last.encoded_at is None and last.turns:
+        return "memories_being_written"
+    return "no_memories_yet"
 
 
 async def _forget(call: Invocation) -> Answer:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal, get_args
@@ -363,7 +362,9 @@ class PersonaLibrary:
 
     @classmethod
     def default(cls, cwd: Path, extra: Iterable[Path] = ()) -> PersonaLibrary:
-        shipped = Path(str(resources.files("personas")))
+        # Beside this package, installed or in a checkout: not `import personas`, which a
+        # personas/ folder in the working directory shadows when run as `python -m`.
+        shipped = Path(__file__).resolve().parent.parent / "personas"
         return cls([shipped, cwd / "personas", *extra])
 
     def names(self) -> list[str]:

@@ -259,7 +259,7 @@ def test_doctor_on_a_fresh_folder_then_a_missing_token(tmp_path: Path) -> None:
     )
     missing = kizuna(tmp_path, "doctor")
     assert missing.returncode == 1
-    assert "fail  bots[0] telegram miao: the environment variable KZ_NO_SUCH is not set" in (
+    assert "todo  bots[0] telegram miao: the environment variable KZ_NO_SUCH is not set" in (
         missing.stdout
     )
     assert missing.stdout.endswith("1 problem(s) to fix.\n")

@@ -99,7 +99,7 @@ def test_the_readme_lists_every_command_the_platforms_offer() -> None:
     assert [name for name in sorted(offered) if f"`/{name}`" not in readme] == []
 
 
-async def test_memories_says_when_the_ended_conversation_is_still_being_written(
+async def test_memories_says_why_there_are_none_yet(
     tmp_path: Path,
 ) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
@@ -107,6 +107,8 @@ async def test_memories_says_when_the_ended_conversation_is_still_being_written(
         alice = make_event("")
         assert (await commands.run(bot.engine, alice, "memories")).text == "No memories yet."
         await bot.engine.handle(make_event("my cat is called Mochi"))
+        talking = await commands.run(bot.engine, alice, "memories")
+        assert talking.text.startswith("No memories yet: this conversation becomes memory once")
         await commands.run(bot.engine, alice, "end")
         waiting = await commands.run(bot.engine, alice, "memories")
         assert waiting.text.startswith("No memories yet: the conversation that just ended")

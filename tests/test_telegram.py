@@ -265,6 +265,9 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
     [page] = await tg.fake.next_messages()
     assert page["text"].endswith("Alice said hello.")
     tg.fake.send_text(ALICE, ALICE, "/diary last year")
+    [none] = await tg.fake.next_messages()
+    assert none["text"] == "No diary page for Wednesday 2025-01-01 to Wednesday 2025-12-31."
+    tg.fake.send_text(ALICE, ALICE, "/diary the day the music died")
     [unknown] = await tg.fake.next_messages()
     assert unknown["text"].startswith("Which day is")
     tg.fake.send_text(ALICE, ALICE, "/profile")
