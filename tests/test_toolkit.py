@@ -243,17 +243,45 @@ async def test_an_installed_tool_named_in_tools_needs_no_table() -> None:
 
 async def test_the_chat_model_calls_a_host_tool_for_the_sender(tmp_path: Path) -> None:
     persona = persona_with(CustomTool("where", module="tests.fakes.tools:where"))
-    model = ScriptedChatModel([calling("where", {"note": "n"}), "[NEUTRAL] there"])
+    model = ScriptedChatModel()
     bot = await open_bot(tmp_path / "kizuna.db", [persona], model=model)
     try:
         bot.engine.toolbox = box(persona, bot.clock)
-        reply = await bot.engine.handle(make_event("where am I?", user_id="u7"))
-        assert reply.text == "there"
-        chat = [c for c in model.calls if any(t.name == "where" for t in c.tools)]
-        answer = chat[-1].messages[-1]
-        assert answer.role == "tool"
-        scope = bot.engine.memory_scope(persona, await bot.engine.session(make_event(user_id="u7")))
-        assert answer.content == f"scope={scope} user=u7 admin=False note=n"
+        answers = {}
+        for user in ("u7", "u8"):  # two people in one group, each with their own memory
+            model.push(calling("where", {"note": "n"}), "[NEUTRAL] there")
+            event = make_event("where am I?", user_id=user, is_dm=False)
+            reply = await bot.engine.handle(event)
+            assert reply.text == "there"
+            answer = model.calls[-1].messages[-1]
+            assert answer.role == "tool"
+            scope = bot.engine.memory_scope(persona, await bot.engine.session(event))
+            assert answer.content == f"scope={scope} user={user} admin=False note=n"
+            answers[user] = scope
+        assert answers["u7"] != answers["u8"]
+    finally:
+        await bot.close()
+
+
+async def test_an_admin_only_tool_is_offered_to_a_groups_admin_never_in_a_dm(
+    tmp_path: Path,
+) -> None:
+    vault = CustomTool("vault", module="tests.fakes.tools:secretive", admin_only=True)
+    persona = persona_with(vault)
+    model = ScriptedChatModel()
+    bot = await open_bot(tmp_path / "kizuna.db", [persona], model=model)
+    try:
+        bot.engine.toolbox = box(persona, bot.clock)
+        offered = {}
+        for where, event in {
+            "group admin": make_event("hi", is_dm=False, admin=True),
+            "group member": make_event("hi", is_dm=False, admin=False),
+            "dm": make_event("hi", is_dm=True, admin=True),  # everyone is a DM's admin
+        }.items():
+            await bot.engine.handle(event)
+            chat = [c for c in model.calls if not c.json_mode and c.tools]
+            offered[where] = "vault" in {t.name for t in chat[-1].tools}
+        assert offered == {"group admin": True, "group member": False, "dm": False}
     finally:
         await bot.close()
 
