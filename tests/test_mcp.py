@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import sys
 import time
 from dataclasses import replace
@@ -282,3 +283,37 @@ async def test_the_runtime_stops_its_mcp_servers_when_it_closes(tmp_path: Path) 
         await runtime.close()
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)
+
+
+async def test_a_streamable_http_server_by_its_url() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.fakes.mcp_server",
+        "--http",
+        str(port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    persona = persona_with(
+        McpServer(name="web", url=f"http://127.0.0.1:{port}/mcp", tools=["add"], timeout=5.0)
+    )
+    tools = box(persona)
+    try:
+        for _ in range(100):  # until it listens
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.1)
+                continue
+            writer.close()
+            break
+        assert await call(tools, persona, "web__add", '{"a": 40, "b": 2}') == ("ok", "42")
+        assert await tools.probe(persona) == {"web": "reachable (1 of 1 tools)"}
+    finally:
+        await tools.close()
+        process.terminate()
+        await process.wait()

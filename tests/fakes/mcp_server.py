@@ -1,14 +1,15 @@
 """A small MCP server over stdio, for the tests of bot/toolkit/mcp.py: run as
-`python -m tests.fakes.mcp_server`.
+`python -m tests.fakes.mcp_server` (stdio), or with `--http PORT` over streamable HTTP.
 
 Tools: `add` (two integers), `echo_env` (whether an environment variable reached the
-server), `sleep` (for timeouts) and `crash` (the process exits, as a crashed server would).
+server), `pid`, `sleep` (for timeouts) and `crash` (the process exits, as a crashed server would).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -49,4 +50,7 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) > 1:  # --http PORT: streamable HTTP on 127.0.0.1:PORT/mcp
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
