@@ -378,6 +378,30 @@ async def test_a_reminder_for_today_evening_is_not_in_the_past() -> None:
     assert due - clock.now() < timedelta(hours=14)
 
 
+async def test_the_box_hands_a_tool_the_reminders_of_its_conversation_and_sender() -> None:
+    kept: dict[tuple[str, str], Kept] = {}
+
+    def reminders(scope: str, user_id: str) -> Kept:
+        return kept.setdefault((scope, user_id), Kept())
+
+    persona = persona_with(names=("reminder",))
+    tools = Toolbox(
+        {persona.key: persona},
+        clock=FakeClock(datetime(2026, 12, 2, 10, 0, tzinfo=UTC)),
+        tz=UTC,
+        rng=random.Random(0),
+        environ={},
+        installed=SHIPPED,
+        reminders=reminders,
+    )
+    arguments = '{"what": "call my sister", "when": "on Friday"}'
+    outcome = await tools.run(persona, "pip/discord:dm:u1", ALICE, "reminder", arguments)
+    assert outcome is not None
+    assert outcome.text.startswith("Reminder set for Friday 04 December 2026")
+    assert list(kept) == [("pip/discord:dm:u1", "u1")]
+    assert [what for _, what in kept["pip/discord:dm:u1", "u1"].added] == ["call my sister"]
+
+
 async def test_a_reminder_needs_a_day_and_a_host_that_keeps_them() -> None:
     kept = Kept()
     asked = await reminder(context(reminders=kept), "call", "sometime")

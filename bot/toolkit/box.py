@@ -114,14 +114,6 @@ class Toolbox:
             for key, persona in personas.items()
         }
 
-    def names(self, persona: Persona) -> list[str]:
-        """Every tool name this box may offer the persona, whatever the sender or mode."""
-        kit = self._kits.get(persona.key, _Kit())
-        return [
-            *kit.python,
-            *(_mcp_name(s, t) for s, (conn, _) in kit.servers.items() for t in conn.spec.tools),
-        ]
-
     def python_tools(self, persona: Persona) -> list[tuple[PythonTool, Limits]]:
         return list(self._kits.get(persona.key, _Kit()).python.values())
 

@@ -16,9 +16,12 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.persona import McpServer
+
+if TYPE_CHECKING:  # the SDK is an extra: imported when a server is first started
+    from mcp import Client, StdioServerParameters
 
 __all__ = ["McpConnection", "McpDown", "McpTool"]
 
@@ -48,7 +51,7 @@ class McpConnection:
     environ: Mapping[str, str]
     monotonic: Callable[[], float] = time.monotonic
     tools: dict[str, McpTool] = field(default_factory=dict)  # allowed ones, once listed
-    _client: Any = None
+    _client: Client | None = None
     _task: asyncio.Task[None] | None = None
     _stop: asyncio.Event | None = None
     _starting: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -59,7 +62,7 @@ class McpConnection:
     def up(self) -> bool:
         return self._client is not None and self._task is not None and not self._task.done()
 
-    def _target(self) -> Any:
+    def _target(self) -> StdioServerParameters | str:
         from mcp import StdioServerParameters
 
         if self.spec.url:
