@@ -46,12 +46,13 @@ from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError, probe_ollama
-from bot.persona import BUILTIN_TOOLS, Persona, PersonaLibrary, load_persona
+from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
 from bot.toolkit import Toolbox
 from bot.toolkit.box import Limits
 from bot.tools import build_search
+from bot.toolspec import BUILTIN_TOOLS
 from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.clock import SystemClock
 from memory.dates import find_dates

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
-from bot.persona import BUILTIN_TOOLS
 from bot.prompts import (
     NO_QUERY,
     NO_SEARCH,
@@ -38,6 +37,7 @@ from bot.prompts import (
     translate_messages,
     translated,
 )
+from bot.toolspec import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -19,10 +19,11 @@ import pytest
 
 from adapters.cli import tools_listing
 from bot.config import Config, EngineConfig
-from bot.persona import CustomTool, McpServer, Persona, load_persona
+from bot.persona import Persona, load_persona
 from bot.runtime import open_runtime
 from bot.toolkit import Sender, Toolbox
 from bot.toolkit.mcp import McpConnection, McpDown
+from bot.toolspec import CustomTool, McpServer
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, calling

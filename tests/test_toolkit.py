@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import _validate
-from bot.persona import CustomTool, Persona, load_persona
+from bot.persona import Persona, load_persona
 from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
     TOOL_FAILED,
@@ -24,6 +24,7 @@ from bot.tomlfile import TomlError
 from bot.toolkit import PythonTool, Sender, Toolbox, ToolContext, ToolLoadError, load_tool
 from bot.toolkit.dice import Dice, dice, parse, roll
 from bot.toolkit.reminder import reminder
+from bot.toolspec import CustomTool
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, calling

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 
 from bot.llm.base import Tool
-from bot.persona import BUILTIN_TOOLS, CustomTool, McpServer, Persona, tool_entry_points
+from bot.persona import Persona
 from bot.prompts.tools import (
     MCP_DOWN,
     MCP_UNAVAILABLE,
@@ -36,6 +36,7 @@ from bot.prompts.tools import (
 from bot.tomlfile import TomlError, dotted, locate
 from bot.toolkit.mcp import McpConnection, McpDown
 from bot.toolkit.python import PythonTool, Reminders, ToolContext, ToolLoadError, load_tool
+from bot.toolspec import BUILTIN_TOOLS, CustomTool, McpServer, tool_entry_points
 from memory.clock import Clock
 
 __all__ = ["Limits", "Sender", "ToolOutcome", "Toolbox"]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bot.persona import McpServer
+from bot.toolspec import McpServer
 
 if TYPE_CHECKING:  # the SDK is an extra: imported when a server is first started
     from mcp import Client, StdioServerParameters
