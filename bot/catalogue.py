@@ -82,6 +82,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "on/off: may what you say in private come up in groups (off by default)",
         "zh": "on/off：私聊里说的话能不能在群里提起（默认关闭）",
     },
+    "help_group": {
+        "en": "when the persona speaks in this channel; admins change it: `group mode listen`",
+        "zh": "角色在这个频道什么时候说话；管理员可以修改：`group mode listen`",
+    },
     "help_end": {
         "en": "end the conversation now (it goes to long-term memory)",
         "zh": "现在结束对话（它会进入长期记忆）",
@@ -135,6 +139,14 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "option_dm_memories_choice": {
         "en": "on or off; leave empty to see the current choice",
         "zh": "on 或 off；留空查看现在的选择",
+    },
+    "option_group_setting": {
+        "en": "mode, talkativeness, cooldown, max_per_minute, or reset; empty: see them",
+        "zh": "mode、talkativeness、cooldown、max_per_minute 或 reset；留空：查看",
+    },
+    "option_group_value": {
+        "en": "its new value (mode: speak or listen)",
+        "zh": "新的值（mode：speak 或 listen）",
     },
     # What commands answer.
     "memory_off": {"en": "Long-term memory is off.", "zh": "长期记忆没有开启。"},
@@ -192,6 +204,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "What {name} knows of you:\n{text}",
         "zh": "{name}知道的关于你的事：\n{text}",
     },
+    "profile_aliases": {
+        "en": "{name} also knows you as: {aliases}",
+        "zh": "{name}也知道你叫：{aliases}",
+    },
     "no_state": {"en": "{name} keeps no state.", "zh": "{name}不记录状态。"},
     "not_set": {"en": "(not set)", "zh": "（未设置）"},
     "no_slot": {
@@ -223,6 +239,29 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "dm_off": {
         "en": "What you tell {name} in private stays private: it never comes up in groups.",
         "zh": "你私下告诉{name}的话只留在私聊里，不会在群里提起。",
+    },
+    "group_private": {
+        "en": "In a private chat {name} always answers: group settings are for groups.",
+        "zh": "私聊里{name}总会回答：这些是群里的设置。",
+    },
+    "group_admins_only": {
+        "en": "Only an admin of this chat can change when {name} speaks here.",
+        "zh": "只有这个群的管理员可以修改{name}在这里什么时候说话。",
+    },
+    "group_which": {
+        "en": "Change one of: mode, talkativeness, cooldown, max_per_minute; or reset.",
+        "zh": "可以修改：mode、talkativeness、cooldown、max_per_minute；或者 reset。",
+    },
+    "group_bad_value": {
+        "en": "{setting} takes {allowed}.",
+        "zh": "{setting} 的值可以是 {allowed}。",
+    },
+    "group_now": {
+        "en": "{name} here: mode {mode} (listen: speaks only when addressed), talkativeness "
+        "{talkativeness} (its chance to join in uninvited), cool-down {cooldown} s, at most "
+        "{most} messages a minute.",
+        "zh": "{name}在这里：模式 {mode}（listen：只在被叫到时说话），活跃度 {talkativeness}"
+        "（不请自来插话的机会），冷却 {cooldown} 秒，每分钟最多 {most} 条。",
     },
     "persona_admins_only": {
         "en": "Only an admin of this chat can choose who talks here.",

@@ -30,7 +30,9 @@ __all__ = [
     "FORGETTING_POLICIES",
     "Card",
     "Emotions",
+    "FloorMode",
     "ForgettingPolicy",
+    "GroupPolicy",
     "Identity",
     "LoreEntry",
     "Lorebook",
@@ -48,6 +50,9 @@ FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
+# In a group: "speak" (answers when addressed, may join in uninvited as `talkativeness` lets
+# it), or "listen" (remembers what is said, speaks only when addressed).
+FloorMode = Literal["speak", "listen"]
 
 
 @dataclass(slots=True)
@@ -134,6 +139,36 @@ class MemoryPolicy:
 
 
 @dataclass(slots=True)
+class GroupPolicy:
+    """When the persona speaks in a group (bot.floor): it always may when addressed (a
+    mention, a reply to it, its name called, a question right after its own message); these
+    say how often it joins a conversation among others uninvited, and how much it says at most.
+    An admin may change them for one channel (`/group`)."""
+
+    mode: FloorMode = "speak"
+    # The chance it joins in when nobody addressed it (0: never; 1: whenever the cool-down,
+    # the ceiling and the room allow).
+    talkativeness: float = 0.0
+    cooldown_seconds: float = 120.0  # since it last spoke, before it joins in uninvited
+    # Past this many of its messages in a channel in the last minute (addressed or not), it
+    # does not join in uninvited.
+    max_per_minute: int = 12
+    names: list[str] = field(default_factory=list)  # what else it answers to ("喵喵", "Mi")
+    # Ask the intent tier "should I answer?" before joining in uninvited (one call each time
+    # the local rules would let it); off, the local rules decide alone, for free.
+    ask_model: bool = False
+
+    def __post_init__(self) -> None:
+        self.names = [n.strip() for n in self.names if n.strip()]
+        if not 0.0 <= self.talkativeness <= 1.0:
+            raise ValueError("group.talkativeness must be between 0 and 1")
+        if not 0.0 <= self.cooldown_seconds <= 24 * 3600:
+            raise ValueError("group.cooldown_seconds must be between 0 and 86400 (a day)")
+        if not 1 <= self.max_per_minute <= 60:
+            raise ValueError("group.max_per_minute must be between 1 and 60")
+
+
+@dataclass(slots=True)
 class StateSlot:
     """A piece of state the persona keeps up to date (a dungeon master's party, the game)."""
 
@@ -203,6 +238,7 @@ class Persona:
     user: UserAddress = field(default_factory=UserAddress)
     emotions: Emotions = field(default_factory=Emotions)
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
+    group: GroupPolicy = field(default_factory=GroupPolicy)
     # What it may call: built-in tools, installed ones and its [[custom_tools]], by name.
     tools: list[str] = field(default_factory=list)
     custom_tools: list[CustomTool] = field(default_factory=list)  # Python tools and their limits

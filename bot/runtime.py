@@ -155,6 +155,7 @@ async def open_runtime(
         gate=Gate(config.access),
         search=search,
         toolbox=toolbox,
+        rng=random.Random(rng.randrange(2**32)),
     )
     lifecycle = Lifecycle(
         bank=bank,

@@ -161,7 +161,7 @@ PERSONA_ERRORS = {
         personality = "A test persona."
         """,
         "key",
-        "unknown key (known keys: card, custom_tools, emotions, identity, lorebook, "
+        "unknown key (known keys: card, custom_tools, emotions, group, identity, lorebook, "
         "mcp_servers, memory, state, tools, user)",
     ),
     "wrong type": (

@@ -39,7 +39,7 @@ async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: P
     assert not reply.failed
     system = system_of(bot)
     assert MEMORY_HEADING in system
-    assert '- [3 days ago, strength 0.49] "Alice": "my cat Mochi is afraid' in system
+    assert '- [3 days ago, strength 0.43] "Alice": "my cat Mochi is afraid' in system
     [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
     assert row.recall_count == 1 and row.last_recalled_at == bot.clock.now()
     await bot.close()

@@ -368,7 +368,9 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3", model=ScriptedChatModel(default=model))
     client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
     try:
-        event = make_event("first honey today!", platform="web", user_id="ann", user_name="Alice")
+        event = make_event(
+            "first honey today! Call me Annie.", platform="web", user_id="ann", user_name="Alice"
+        )
         await bot.engine.handle(event)
         await bot.engine.end(event)
         await bot.lifecycle.encode_pending()
@@ -383,6 +385,7 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
         assert (await client.get(f"/api/inspect/diary?scope={ANN}&day=May")).status == 400
         [profile] = await (await client.get(f"/api/inspect/profile?scope={ANN}")).json()
         assert profile["text"] == "Keeps bees; brother flies planes."
+        assert (profile["name"], profile["aliases"]) == ("Alice", ["Annie"])
         assert Recollector.scope("pip", "console:dm:ann") == ANN
     finally:
         await client.close()

@@ -527,6 +527,7 @@ class WebServer:
                 {
                     "user_id": p.user_id,
                     "name": p.name,
+                    "aliases": list(p.aliases),
                     "text": p.text,
                     "updated_at": p.updated_at.isoformat(),
                 }

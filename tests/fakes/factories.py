@@ -16,7 +16,7 @@ from typing import Literal
 
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Platform
+from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
@@ -29,6 +29,7 @@ from memory.records import EncodingWrite
 from memory.storage import Storage
 from memory.storage.sqlite import Store
 from tests.fakes.models import ScriptedChatModel, make_router
+from tests.fakes.timer import FakeTimer
 
 __all__ = [
     "KIZUNA_TIMEOUT",
@@ -156,8 +157,10 @@ def make_event(
     roles: tuple[str, ...] = (),
     message_id: str = "",
     admin: bool = False,
+    addressed: Iterable[Addressed] | None = None,
 ) -> ChatEvent:
-    """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
+    """A chat event; by default Alice (u1) writing to Pip in a Discord DM. A group's message
+    is said to the bot (a mention) unless `addressed` says otherwise."""
     return ChatEvent(
         platform=platform,
         bot_id=bot_id,
@@ -174,6 +177,7 @@ def make_event(
         roles=roles,
         message_id=message_id,
         admin=admin,
+        addressed=frozenset(("mention",) if addressed is None and not is_dm else addressed or ()),
     )
 
 
@@ -189,6 +193,7 @@ class Bot:
     bank: MemoryBank
     lifecycle: Lifecycle
     personas: dict[str, Persona] = field(default_factory=dict)
+    timer: FakeTimer | None = None  # what the engine sleeps on (a burst's window)
 
     @property
     def router(self) -> ModelRouter:
@@ -235,19 +240,23 @@ async def open_bot(
         policy=scope_policies(by_key),
     )
     router = router or make_router(model)
+    timer = FakeTimer(clock)
     engine = Engine(
         personas=by_key,
         models=router,
         sessions=sessions,
         rooms=store,
         clock=clock,
-        settings=settings or EngineConfig(timezone="UTC"),
+        # Answered at once unless a test sets a burst window (and moves `timer`).
+        settings=settings or EngineConfig(timezone="UTC", burst_seconds=0),
         memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
+        rng=random.Random(0),
+        sleep=timer.sleep,
     )
     lifecycle = Lifecycle(
         bank=bank, store=store, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
-    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key)
+    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key, timer)
 
 
 async def write_page(

@@ -407,6 +407,9 @@ function showProfiles(profiles) {
   for (const p of written) {
     const li = el("li");
     li.append(el("strong", "", p.name || p.user_id));
+    if (p.aliases && p.aliases.length) {
+      li.append(el("span", "muted", ` · also ${p.aliases.join(", ")}`));
+    }
     li.append(el("span", "muted", ` · updated ${isoLocal(p.updated_at)}`));
     li.append(el("p", "", p.text));
     els.profile.append(li);
