@@ -14,11 +14,12 @@ import getpass
 import importlib.util
 import logging
 import os
+import random
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Never
 
@@ -48,7 +49,12 @@ from bot.llm.router import ModelSetupError, probe_ollama
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
+from bot.toolkit import Toolbox
+from bot.toolkit.box import Limits
+from bot.tools import build_search
+from bot.toolspec import BUILTIN_TOOLS
 from memory.bank import INDEX_FOLDER, MemoryBank
+from memory.clock import SystemClock
 from memory.dates import find_dates
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
@@ -56,7 +62,7 @@ from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.backup import BackupError, backup, restore
 from memory.storage.sqlite import Store
 
-__all__ = ["main"]
+__all__ = ["main", "tools_listing"]
 
 # Platforms whose adapters are not written yet; `run` says so instead of failing.
 
@@ -138,6 +144,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     web.add_argument("--host", help="address to listen on (default: [web] host, 127.0.0.1)")
     web.add_argument("--port", type=int, help="port to listen on (default: [web] port, 3000)")
+
+    tools = sub.add_parser("tools", help="what a persona can call")
+    tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
+    listing = tools_sub.add_parser(
+        "list",
+        parents=[common],
+        help="a persona's tools, and whether each MCP server answers",
+        description="List the tools a persona can call (built in, installed, its own and its "
+        "MCP servers'), with their limits; each MCP server is started to see if it answers.",
+    )
+    listing.add_argument("--persona", required=True, help="persona name, e.g. dungeon_master")
 
     persona = sub.add_parser("persona", help="work with persona files")
     persona_sub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
@@ -587,6 +604,7 @@ def _validate(files: Sequence[Path]) -> int:
     for file in files:
         try:
             persona = load_persona(file)
+            _check_tools(persona)
         except TomlError as e:
             print(redact.redact(str(e)), file=sys.stderr)
             failed += 1
@@ -597,6 +615,18 @@ def _validate(files: Sequence[Path]) -> int:
             f"memory scope {persona.memory.scope}, state slots: {slots})"
         )
     return 2 if failed else 0
+
+
+def _check_tools(persona: Persona) -> None:
+    """Load the persona's Python tools as a start would (TomlError on the line of one that
+    cannot be loaded); its MCP servers are not started."""
+    Toolbox(
+        {persona.key: persona},
+        clock=SystemClock(),
+        tz=UTC,
+        rng=random.Random(),
+        environ={},
+    )
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -614,6 +644,71 @@ def _list(args: argparse.Namespace) -> int:
             continue
         print(f"{name}\t{library.path(name)}")
     return 2 if broken else 0
+
+
+async def tools_listing(persona: Persona, config: Config, environ: Mapping[str, str]) -> list[str]:
+    """What `kizuna tools list` says of the persona: one line a tool (an MCP server's tools
+    indented under it), each with what limits it or keeps it away."""
+    eco = config.models.eco_mode
+    lines = []
+    for name in (n for n in persona.tools if n in BUILTIN_TOOLS):
+        note = "built in"
+        if name == "web_search":
+            try:
+                search = build_search(config.tools, config.models, environ)
+            except ModelSetupError as e:
+                search, note = None, f"built in; {e}"
+            if search is None and note == "built in":
+                note = "built in; no search backend is configured ([tools] search)"
+            elif eco:
+                note = "built in; off in eco mode"
+        lines.append(f"{name}\t{note}")
+    toolbox = Toolbox(
+        {persona.key: persona},
+        clock=SystemClock(),
+        tz=config.engine.tz(),
+        rng=random.Random(),
+        environ=environ,
+        eco_mode=eco,
+    )
+    try:
+        for tool, limits in toolbox.python_tools(persona):
+            lines.append(f"{tool.name}\t{tool.source}; {_limits(limits, eco)}")
+        reachable = await toolbox.probe(persona)
+        for server, limits in toolbox.servers(persona):
+            how = f"stdio: {server.command}" if server.command else server.url
+            lines.append(
+                f"{server.name}\tMCP server ({how}): {reachable[server.name]}; "
+                f"{_limits(limits, eco)}"
+            )
+            lines.extend(f"  {server.name}__{tool}" for tool in server.tools)
+    finally:
+        await toolbox.close()
+    return lines
+
+
+def _limits(limits: Limits, eco: bool) -> str:
+    said = [f"timeout {limits.timeout:g} s", f"at most {limits.max_output_chars} characters"]
+    if limits.rate_per_minute:
+        said.append(f"{limits.rate_per_minute} calls a minute per user")
+    if limits.admin_only:
+        said.append("admins only")
+    if eco and not limits.cheap:
+        said.append("off in eco mode")
+    elif limits.cheap:
+        said.append("cheap (kept in eco mode)")
+    return ", ".join(said)
+
+
+async def _tools(args: argparse.Namespace) -> int:
+    config = _config(args)
+    try:
+        persona = persona_library(config, Path.cwd()).load(args.persona)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+    for line in await tools_listing(persona, config, os.environ):
+        print(redact.redact(line))
+    return 0
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -881,6 +976,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _backup(args)
         if args.command == "restore":
             return _restore(args)
+        if args.command == "tools":
+            return asyncio.run(_tools(args))
         if args.persona_command == "import":
             return _import_card(args.card, args.out, force=args.force)
         if args.persona_command == "export":

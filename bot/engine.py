@@ -40,6 +40,7 @@ from bot.prompts import (
 from bot.recollect import Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
+from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from memory.clock import Clock
 from memory.records import ArchivedConversation
@@ -82,6 +83,7 @@ class Engine:
         memory: Recollector | None = None,
         gate: Gate | None = None,
         search: SearchBackend | None = None,
+        toolbox: Toolbox | None = None,
         rng: random.Random | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
@@ -96,6 +98,7 @@ class Engine:
         self.memory = memory
         self.gate = gate
         self.search = search
+        self.toolbox = toolbox  # the personas' Python and MCP tools (bot/toolkit)
         self.tz = settings.tz()
         self.documents = DocumentMode(
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
@@ -329,7 +332,8 @@ class Engine:
         )
         try:
             messages = list(prompt.messages)
-            completion = await self._complete(persona, scope, messages, shown, found)
+            sender = Sender(event.user_id, admin=event.admin and not event.is_dm)
+            completion = await self._complete(persona, scope, messages, shown, found, sender)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
@@ -429,16 +433,19 @@ class Engine:
         except Exception:
             log.exception("could not reinforce recalled memories")
 
-    def tools(self, persona: Persona) -> list[Tool]:
+    def tools(self, persona: Persona, sender: Sender | None = None) -> list[Tool]:
         """The tools the persona may call now: declared, allowed (eco mode takes the paid
-        ones away) and available here."""
+        ones away) and available here; then its Python and MCP tools this sender may use."""
         available = {
             "recall_memory": RECALL_TOOL if self.memory is not None else None,
             "web_search": SEARCH_TOOL if self.search is not None else None,
             "translate": TRANSLATE_TOOL,
         }
         allowed = self.models.tools_allowed(persona.tools)
-        return [tool for name in allowed if (tool := available.get(name)) is not None]
+        tools = [tool for name in allowed if (tool := available.get(name)) is not None]
+        if self.toolbox is not None:
+            tools += self.toolbox.tools(persona, sender or Sender(""))
+        return tools
 
     async def _complete(
         self,
@@ -447,11 +454,15 @@ class Engine:
         messages: list[Message],
         shown: list[int],
         found: list[SearchResult],
+        sender: Sender | None = None,
     ) -> Completion:
         """The chat tier's reply, answering its tool calls (at most MAX_TOOL_ROUNDS rounds,
         then it must reply). Memories recall_memory shows join `shown`, search results
-        `found`."""
-        tools = self.tools(persona)
+        `found`. The persona's MCP servers start here, the first time they are needed."""
+        sender = sender or Sender("")
+        if self.toolbox is not None:
+            await self.toolbox.prepare(persona)
+        tools = self.tools(persona, sender)
         for round_ in range(MAX_TOOL_ROUNDS + 1):
             offered = tools if round_ < MAX_TOOL_ROUNDS else []
             completion = await self.models.complete("chat", messages, tools=offered)
@@ -461,7 +472,7 @@ class Engine:
             for number, call in enumerate(completion.tool_calls):
                 if number < MAX_TOOL_CALLS:
                     result = await self._run_tool(
-                        persona, scope, call.name, call.arguments, shown, found
+                        persona, scope, call.name, call.arguments, shown, found, sender
                     )
                 else:
                     result = TOO_MANY_CALLS.format(count=MAX_TOOL_CALLS)
@@ -476,6 +487,7 @@ class Engine:
         arguments: str,
         shown: list[int],
         found: list[SearchResult],
+        sender: Sender | None = None,
     ) -> str:
         if name in ("web_search", "translate") and name in persona.tools:
             if name == "web_search":
@@ -485,15 +497,19 @@ class Engine:
             found.extend(run.results)
             log.info("tool %s for %s: %s", name, persona.key, run.cost)
             return run.text
-        if name != "recall_memory" or self.memory is None:
-            return NO_SUCH_TOOL.format(name=name)
-        try:
-            result, ids = await self.memory.tool(scope, arguments, self.clock.now())
-        except Exception:
-            log.exception("recall_memory failed for %s", persona.key)
-            return MEMORY_SILENT
-        shown.extend(i for i in ids if i not in shown)
-        return result
+        if name == "recall_memory" and self.memory is not None:
+            try:
+                result, ids = await self.memory.tool(scope, arguments, self.clock.now())
+            except Exception:
+                log.exception("recall_memory failed for %s", persona.key)
+                return MEMORY_SILENT
+            shown.extend(i for i in ids if i not in shown)
+            return result
+        if self.toolbox is not None:
+            outcome = await self.toolbox.run(persona, scope, sender or Sender(""), name, arguments)
+            if outcome is not None:
+                return outcome.text
+        return NO_SUCH_TOOL.format(name=name)
 
     def _fold_at(self, session: Session) -> int:
         """How many of the oldest turns to fold into the running summary: none while the

@@ -15,6 +15,7 @@ from typing import Literal, get_args
 
 from bot import tomlfile
 from bot.catalogue import say
+from bot.toolspec import CustomTool, McpServer, check_tools
 from memory.forgetting import (
     EbbinghausParams,
     HalfLifeParams,
@@ -39,7 +40,6 @@ __all__ = [
     "Persona",
     "PersonaLibrary",
     "StateSlot",
-    "ToolName",
     "UserAddress",
     "load_persona",
 ]
@@ -47,8 +47,6 @@ __all__ = [
 # memory.forgetting.POLICIES by name (see there for what each does).
 ForgettingPolicy = Literal["actr", "ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
 FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
-# What the chat model may call (bot/tools.py); web_search is left out in eco mode.
-ToolName = Literal["recall_memory", "web_search", "translate"]
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
@@ -249,7 +247,10 @@ class Persona:
     emotions: Emotions = field(default_factory=Emotions)
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
     group: GroupPolicy = field(default_factory=GroupPolicy)
-    tools: list[ToolName] = field(default_factory=list)
+    # What it may call: built-in tools, installed ones and its [[custom_tools]], by name.
+    tools: list[str] = field(default_factory=list)
+    custom_tools: list[CustomTool] = field(default_factory=list)  # Python tools and their limits
+    mcp_servers: list[McpServer] = field(default_factory=list)  # MCP servers and their tools
     state: list[StateSlot] = field(default_factory=list)
     card: Card = field(default_factory=Card)
     lorebook: Lorebook = field(default_factory=Lorebook)
@@ -263,6 +264,7 @@ class Persona:
             if slot.name in seen:
                 raise ValueError(f"state[{i}].name {slot.name!r} is used by an earlier slot")
             seen.add(slot.name)
+        check_tools(self.tools, self.custom_tools, self.mcp_servers)
 
     @property
     def sprite_dir(self) -> Path | None:

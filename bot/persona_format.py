@@ -184,9 +184,41 @@ DOCS: dict[str, str] = {
         "importance 3 is never forgotten."
     ),
     "tools": (
-        'What the model may call: "recall_memory" searches its memory on purpose, '
-        '"web_search" the web (not in eco mode), "translate" translates.'
+        'What the model may call: "recall_memory", "web_search" (not in eco mode), '
+        '"translate", installed tools ("dice", "reminder") and its `custom_tools`, by name.'
     ),
+    "custom_tools": (
+        "Python tools the persona may call, and their limits, one table each (README, "
+        '"Tools"); a table also lets the model call its tool.'
+    ),
+    "custom_tools[].name": (
+        "What the model calls the tool; without `module`, the installed tool of that name."
+    ),
+    "custom_tools[].module": (
+        '"package.module:function": an async function whose first parameter is a ToolContext.'
+    ),
+    "custom_tools[].timeout": "Seconds a call may take before it is given up.",
+    "custom_tools[].max_output_chars": "How much of its answer the model sees, in characters.",
+    "custom_tools[].cheap": "Still offered in eco mode, which turns the other tools off.",
+    "custom_tools[].admin_only": "Offered only to a chat's admins, never in a private chat.",
+    "custom_tools[].rate_per_minute": "Calls one user may make a minute; 0 for no limit.",
+    "mcp_servers": (
+        "MCP servers whose tools the persona may call, one table each: started when first "
+        "needed, restarted after a crash, stopped with Kizuna."
+    ),
+    "mcp_servers[].name": "The server's name; the model calls its tools NAME__TOOL.",
+    "mcp_servers[].tools": "The server's tools the persona may call, by the server's names.",
+    "mcp_servers[].command": "The program that starts the server, spoken to over stdio.",
+    "mcp_servers[].args": "The command's arguments.",
+    "mcp_servers[].env": (
+        "Environment variables passed to the command, by name; no other of yours reaches it."
+    ),
+    "mcp_servers[].url": "A streamable HTTP server's address, instead of a command.",
+    "mcp_servers[].timeout": "Seconds the server has to start, and to answer each call.",
+    "mcp_servers[].max_output_chars": "How much of an answer the model sees, in characters.",
+    "mcp_servers[].cheap": "Its tools still offered in eco mode.",
+    "mcp_servers[].admin_only": "Its tools offered only to a chat's admins.",
+    "mcp_servers[].rate_per_minute": "Calls one user may make a minute, per tool; 0 for none.",
     "state": (
         "Pieces of state the persona keeps up to date and sees in every prompt (a dungeon "
         "master's party and game), one table each."

@@ -21,12 +21,11 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
-from bot.persona import ToolName
 from bot.prompts import (
     NO_QUERY,
     NO_SEARCH,
@@ -38,6 +37,7 @@ from bot.prompts import (
     translate_messages,
     translated,
 )
+from bot.toolspec import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -57,7 +57,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
+TOOL_NAMES: tuple[str, ...] = BUILTIN_TOOLS
 # The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
 # read, not a server that trickles its answer.
 SEARCH_DEADLINE = 90.0

@@ -15,6 +15,7 @@ from bot import persona_format
 from bot.persona import Card, Emotions, MemoryPolicy, Persona, UserAddress
 from bot.persona_format import DOCS, Key, keys, reference, updated
 from bot.tomlfile import loads
+from bot.toolspec import CustomTool, McpServer
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "personas.md"
@@ -50,7 +51,8 @@ def test_the_walk_finds_what_the_loader_reads() -> None:
     assert KEYS["memory.scope"].type == 'one of "user", "channel"'
     assert KEYS["state"].opens == "array" and KEYS["state[].update"].table == "state[]"
     assert KEYS["lorebook.entries[].keys"].type == "array of strings"
-    assert KEYS["tools"].type == 'array of "recall_memory", "web_search", "translate"'
+    assert KEYS["tools"].type == "array of strings"
+    assert KEYS["mcp_servers[].env"].type == "array of strings"
     assert KEYS["memory.stochastic.importance_1"].type == "table of floats"
     assert "key" not in KEYS and "path" not in KEYS  # set by the loader, not keys
 
@@ -87,6 +89,11 @@ _SAMPLES = {
 }
 
 
+# Keys whose default cannot stand alone in their table: a tool needs a module (or an
+# installed tool of its name), a server a command (or a url).
+_NOT_ALONE = {"custom_tools[].module": '"pkg.mod:tool"', "mcp_servers[].command": '"mcp-x"'}
+
+
 def _header(table: str) -> str:
     return f"[[{table[:-2]}]]" if table.endswith("[]") else f"[{table}]"
 
@@ -97,8 +104,9 @@ def test_a_file_of_every_key_at_its_default_loads_as_the_defaults() -> None:
     tables: dict[str, list[str]] = {}
     for key in keys():
         tables.setdefault(key.table, [])
-        if not key.opens and (key.default or key.required):  # a key with no default: left out
-            tables[key.table].append(f"{key.name} = {key.default or _SAMPLES[key.type]}")
+        if not key.opens and (key.default or key.required or key.path in _NOT_ALONE):
+            value = _NOT_ALONE.get(key.path) or key.default or _SAMPLES[key.type]
+            tables[key.table].append(f"{key.name} = {value}")
     text = "\n".join(
         "\n".join(([_header(table)] if table else []) + lines) for table, lines in tables.items()
     )
@@ -107,6 +115,8 @@ def test_a_file_of_every_key_at_its_default_loads_as_the_defaults() -> None:
     assert persona.memory == MemoryPolicy()
     assert len(persona.state) == 1 and persona.state[0].update == "every_turn"
     assert len(persona.lorebook.entries) == 1 and persona.lorebook.entries[0].priority == 0
+    assert persona.custom_tools == [CustomTool("x", module="pkg.mod:tool")]
+    assert persona.mcp_servers == [McpServer("x", ["x"], command="mcp-x")]
 
 
 def test_docs_personas_md_is_up_to_date() -> None:

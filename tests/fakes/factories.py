@@ -19,7 +19,7 @@ from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter
-from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, ToolName
+from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
 from memory.bank import MemoryBank
@@ -121,7 +121,7 @@ def make_persona(
     idle_minutes: float = 5.0,
     state: Iterable[StateSlot] = (),
     flashback_rate: float = 0.0,
-    tools: Iterable[ToolName] = (),
+    tools: Iterable[str] = (),
 ) -> Persona:
     """A minimal persona, built in code (no TOML file)."""
     return Persona(
