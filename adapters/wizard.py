@@ -26,6 +26,7 @@ from adapters.doctor import Finding, check_bot
 from bot.config import BotConfig, Config, load_config
 from bot.llm.router import OllamaProbe, ollama_url
 from bot.persona import PersonaLibrary
+from memory.errors import KizunaError
 from memory.private import write_private
 
 __all__ = [
@@ -50,7 +51,7 @@ OLLAMA = "http://localhost:11434"
 Ask = Callable[[str, str], str]
 
 
-class WizardError(ValueError):
+class WizardError(KizunaError):
     """An answer that cannot be used, said in one line."""
 
 
