@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.toolspec import McpServer
+from memory.errors import KizunaError
 
 if TYPE_CHECKING:  # the SDK is an extra: imported when a server is first started
     from mcp import Client, StdioServerParameters
@@ -32,7 +33,7 @@ MAX_BACKOFF = 300.0
 CLOSE_GRACE = 5.0  # seconds a server is given to stop before its task is cancelled
 
 
-class McpDown(Exception):
+class McpDown(KizunaError):
     """The server is not there or did not answer in time; the message says which."""
 
 
