@@ -644,7 +644,7 @@ async def breakdown(
                 spent.wrap_async("vectors", memory.dense._ServerSearch.scores),
             ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
-            patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
+            patched(ScopeIndex, "scores", spent.wrap("vectors", ScopeIndex.scores)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
             patched(bank.lexicon, "get", spent.wrap_async("fts", bank.lexicon.get)),
             patched(ScopeLexicon, "search", spent.wrap("fts", ScopeLexicon.search)),

@@ -160,6 +160,16 @@ class ScopeIndex:
         matrix = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))
         return dict(zip(wanted, matrix, strict=True))
 
+    def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        """The inner product with `query` of the stored vectors of those `ids` that are live
+        here, in one product."""
+        wanted = [i for i in dict.fromkeys(int(i) for i in ids) if i in self.live]
+        if not wanted:
+            return {}
+        matrix = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))
+        products = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
+        return dict(zip(wanted, products.tolist(), strict=True))
+
     def serialize(self) -> bytes:
         header = json.dumps(
             {"dimension": self.dimension, "tombstones": sorted(self.tombstones)}
@@ -208,7 +218,7 @@ class FaissSearch:
             return self.index.search(query, k)
 
     async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
-        return {i: float(vector @ query) for i, vector in self.index.vectors(ids).items()}
+        return self.index.scores(query, ids)
 
 
 class IndexCache:
