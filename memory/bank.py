@@ -251,6 +251,7 @@ class MemoryBank:
 
     async def close(self) -> None:
         try:
+            await self.lexicon.close()
             await self.dense.flush()
         finally:
             if self._close_store is not None:
@@ -634,10 +635,10 @@ class MemoryBank:
     async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
         """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their
         BM25: from the store's full-text search, or in a scope of LARGE_SCOPE or more from
-        its index in memory (memory/lexicon.py)."""
+        its index in memory (memory/lexicon.py) once built (it ranks as FTS5 does)."""
         size, _ = await self._sizes_of(scope)
-        if size >= LARGE_SCOPE:
-            lexicon = await self.lexicon.get(scope)
+        lexicon = self.lexicon.ready(scope) if size >= LARGE_SCOPE else None
+        if lexicon is not None:
             chosen = _distinctive(words, lexicon.frequencies(words), len(lexicon))
             if not chosen:
                 return {}

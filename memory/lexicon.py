@@ -14,6 +14,7 @@ context, as in the stores), and dropped when another process changes the scope.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from array import array
 from collections import Counter, OrderedDict
@@ -31,6 +32,8 @@ __all__ = ["LEXICON_SCOPES", "LexiconCache", "ScopeLexicon"]
 LEXICON_SCOPES = 8  # large scopes whose index is kept (about 20 bytes a word), least recent out
 BM25_K1 = 1.2  # FTS5's
 BM25_B = 0.75
+
+log = logging.getLogger(__name__)
 
 Document = tuple[int, int | None, str, str]  # id, previous id, own words, context words
 
@@ -274,36 +277,68 @@ class ScopeLexicon:
 
 
 class LexiconCache:
-    """The ScopeLexicon of up to `capacity` scopes."""
+    """The ScopeLexicon of up to `capacity` scopes. Reading and indexing a scope of 100k
+    memories takes seconds, so `ready` builds it in the background (recall searches through the
+    store meanwhile); the bank's changes to the scope during the build are applied to it after."""
 
     def __init__(self, store: MemoryStore, capacity: int = LEXICON_SCOPES) -> None:
         self._store = store
         self._capacity = capacity
         self._scopes: OrderedDict[str, ScopeLexicon] = OrderedDict()
-        # Moves with every change to a scope, so that an index read while it changed is not kept.
-        self._versions: dict[str, int] = {}
+        self._building: dict[str, asyncio.Future[ScopeLexicon]] = {}
+        # The bank's changes to a scope being built, in order: ("added" | "removed", ids);
+        # None once it was dropped (the read may have missed a change: read again).
+        self._changes: dict[str, list[tuple[str, list[int]]] | None] = {}
 
     def __contains__(self, scope: str) -> bool:
         return scope in self._scopes
 
-    async def get(self, scope: str) -> ScopeLexicon:
+    def ready(self, scope: str) -> ScopeLexicon | None:
+        """The scope's index if it is built, else None, and it is being built."""
         found = self._scopes.get(scope)
         if found is not None:
             self._scopes.move_to_end(scope)
             return found
-        version = self._versions.get(scope, 0)
-        documents = await self._store.search_documents(scope)
-        # Seconds at 100k memories: numpy lets the event loop run meanwhile.
-        found = await asyncio.to_thread(ScopeLexicon.of, documents)
-        if self._capacity > 0 and self._versions.get(scope, 0) == version:
-            self._scopes[scope] = found
-            while len(self._scopes) > self._capacity:
-                self._scopes.popitem(last=False)
-        return found
+        if scope not in self._building:
+            self._building[scope] = asyncio.ensure_future(self._build(scope))
+            self._building[scope].add_done_callback(_log_failure)
+        return None
+
+    async def get(self, scope: str) -> ScopeLexicon:
+        """The scope's index, built now if need be."""
+        found = self.ready(scope)
+        return found if found is not None else await asyncio.shield(self._building[scope])
+
+    async def _build(self, scope: str) -> ScopeLexicon:
+        try:
+            while True:
+                changes: list[tuple[str, list[int]]] = []
+                self._changes[scope] = changes
+                documents = await self._store.search_documents(scope)
+                # Seconds at 100k memories: numpy lets the event loop run meanwhile.
+                found = await asyncio.to_thread(ScopeLexicon.of, documents)
+                done = 0
+                while done < len(changes) and self._changes.get(scope) is changes:
+                    kind, ids = changes[done]
+                    if kind == "added":
+                        found.add(await self._store.search_documents(scope, ids))
+                    else:
+                        found.remove(ids)
+                    done += 1
+                if self._changes.get(scope) is not changes:
+                    continue  # dropped meanwhile
+                if self._capacity > 0:
+                    self._scopes[scope] = found
+                    while len(self._scopes) > self._capacity:
+                        self._scopes.popitem(last=False)
+                return found
+        finally:
+            self._changes.pop(scope, None)
+            self._building.pop(scope, None)
 
     async def added(self, scope: str, ids: Sequence[int]) -> None:
         """The bank wrote the memories `ids` to the scope."""
-        self._moved(scope)
+        self._note(scope, "added", ids)
         if scope not in self._scopes or not ids:
             return
         documents = await self._store.search_documents(scope, ids)
@@ -313,15 +348,31 @@ class LexiconCache:
 
     def removed(self, scope: str, ids: Sequence[int]) -> None:
         """The memories `ids` of the scope were deleted."""
-        self._moved(scope)
+        self._note(scope, "removed", ids)
         found = self._scopes.get(scope)
         if found is not None:
             found.remove(ids)
 
     def drop(self, scope: str) -> None:
         """The scope changed in a way not followed here: read it whole next time."""
-        self._moved(scope)
+        if scope in self._changes:
+            self._changes[scope] = None
         self._scopes.pop(scope, None)
 
-    def _moved(self, scope: str) -> None:
-        self._versions[scope] = self._versions.get(scope, 0) + 1
+    async def close(self) -> None:
+        """Stop the builds under way."""
+        building = list(self._building.values())
+        for task in building:
+            task.cancel()
+        await asyncio.gather(*building, return_exceptions=True)
+
+    def _note(self, scope: str, kind: str, ids: Sequence[int]) -> None:
+        changes = self._changes.get(scope)
+        if changes is not None and ids:
+            changes.append((kind, [int(i) for i in ids]))
+
+
+def _log_failure(task: asyncio.Future[ScopeLexicon]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        # Recall goes on through the store; the next one tries again.
+        log.warning("could not build a scope's word index: %r", task.exception())

@@ -55,6 +55,7 @@ async def fresh_recall(bank: MemoryBank, folder: Path) -> list[list[tuple[int, s
     """What `bank`'s store recalls to a bank of its own (its word index read afresh)."""
     fresh = await MemoryBank.open(folder, "hash", bank.clock, deterministic=True, store=bank.store)
     try:
+        await fresh.lexicon.get(SCOPE)
         return await recalled(fresh)
     finally:
         await fresh.close()
@@ -69,8 +70,10 @@ async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
     kept = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True)
     try:
         ids = await fill(kept, 150, seed=1)
-        assert await recalled(kept) == await fresh_recall(kept, tmp_path / "a")
+        assert any(await recalled(kept))  # through the store: the index is built meanwhile
+        await kept.lexicon.get(SCOPE)
         assert SCOPE in kept.lexicon
+        assert await recalled(kept) == await fresh_recall(kept, tmp_path / "a")
         ids += await fill(kept, 150, seed=2)
         rng = random.Random(3)
         for memory_id in rng.sample(ids, 40):  # their successors lose their context
@@ -125,3 +128,27 @@ async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
         assert await kept.recall(SCOPE, "the cat") == []
     finally:
         await kept.close()
+
+
+async def test_changes_during_a_build_are_not_lost(tmp_path: Path) -> None:
+    bank = await MemoryBank.open(tmp_path, "hash", deterministic=True)
+    try:
+        ids = await fill(bank, 120, seed=5)
+        assert bank.lexicon.ready(SCOPE) is None  # being built from here
+        await bank.forget(SCOPE, ids[10])
+        added = await bank.remember(SCOPE, "a violin by the river", when=START)
+        await bank.forget(SCOPE, ids[20])
+        built = await bank.lexicon.get(SCOPE)
+        assert bank.lexicon.ready(SCOPE) is built
+        fresh = ScopeLexicon.of(await bank.store.search_documents(SCOPE))
+        assert len(built) == len(fresh)
+        for cue in [*CUES, "violin river"]:
+            words = terms(cue)
+            expected = dict(fresh.search(words, 1000, context_weight=CONTEXT_WEIGHT))
+            found = dict(built.search(words, 1000, context_weight=CONTEXT_WEIGHT))
+            assert expected
+            assert found == pytest.approx(expected, abs=1e-9)
+        assert added in dict(built.search(["violin"], 50, context_weight=CONTEXT_WEIGHT))
+        bank.lexicon.ready("pip/discord:dm:u2")
+    finally:
+        await bank.close()  # stops the build under way
