@@ -58,9 +58,14 @@ from aiosqlite's round trips; on PostgreSQL, the statements sent through the sto
 caught and replayed under EXPLAIN (ANALYZE, TIMING OFF) on a connection of their own, and the
 server's planning and execution time stands in for "SQLite alone". The round trip is an
 aiosqlite `SELECT 1` on SQLite, a `SELECT 1` through the pool on PostgreSQL; the database size
-is the SQLite file and its WAL, or pg_database_size. Then two what-ifs over the same 100:
-FAISS held to one OpenMP thread in the thread that searches, and that plus no hop to a worker
-thread for the search.
+is the SQLite file and its WAL, or pg_database_size. Then the what-ifs, over all the
+questions: recall as is and as main was before the word index in memory (the store's full-text
+search within 500 hits in a scope of LARGE_SCOPE or more, an HNSW search through a worker
+thread), taken in turn for each question so the machine's load hits both alike, in wall time
+and in this process's CPU time (all its threads; a PostgreSQL server's work is not in it); the
+store's full-text search within POSTINGS at any size; how much of the top 10 of each of those
+two recall as is still has (by memory and by text); and how long the scope's word index takes
+to read and build.
 
 Index. Before the passes the scope's index is dropped and its file deleted, and the index is
 made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
@@ -448,6 +453,7 @@ class Stage:
     # Interleaved cue by cue: as is, and as main was before the word index in memory
     # (the store's full-text search within MAIN_POSTINGS in a large scope, HNSW through a thread)
     now_vs_main: tuple[tuple[float, float, float], tuple[float, float, float]]
+    now_vs_main_cpu: tuple[tuple[float, float, float], tuple[float, float, float]]  # CPU time
     store_fts: tuple[float, float, float]  # the store's full-text search within POSTINGS
     same_top: tuple[float, float]  # of the top 10 of the store's full-text search, still in it
     same_as_main: tuple[float, float]  # of main's top 10, still in it
@@ -545,22 +551,27 @@ def as_main() -> Iterator[None]:
 
 async def interleaved(
     bank: MemoryBank, cues: Sequence[str], now: datetime
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], list[float], list[float]]:
     """Seconds of each recall as is and as main, the two taken in turn for each cue (which goes
-    first alternating), so a change in the machine's load hits both alike."""
+    first alternating), so a change in the machine's load hits both alike; then the same in
+    this process's CPU time (all its threads), which waiting for a core does not count."""
     ours: list[float] = []
     main: list[float] = []
+    ours_cpu: list[float] = []
+    main_cpu: list[float] = []
     for n, cue in enumerate(cues):
         for first in (n % 2 == 0, n % 2 != 0):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             if first:
                 await bank.recall(SCOPE, cue, k=K, now=now)
                 ours.append(time.perf_counter() - started)
+                ours_cpu.append(time.process_time() - cpu)
             else:
                 with as_main():
                     await bank.recall(SCOPE, cue, k=K, now=now)
                 main.append(time.perf_counter() - started)
-    return ours, main
+                main_cpu.append(time.process_time() - cpu)
+    return ours, main, ours_cpu, main_cpu
 
 
 async def same_top(
@@ -802,7 +813,7 @@ async def measure(
     cached, hits = await recall_pass(bank, cues, now)
     with as_main():
         await recall_pass(bank, cues, now)  # its word counts read, as main's bank kept them
-    ours, main = await interleaved(bank, cues, now)
+    ours, main, ours_cpu, main_cpu = await interleaved(bank, cues, now)
     with store_fulltext():
         store_fts, _ = await recall_pass(bank, cues, now)
     kept = await same_top(bank, cues, now, store_fulltext)
@@ -823,6 +834,7 @@ async def measure(
         embedded=percentiles(embedded),
         cached=percentiles(cached),
         now_vs_main=(percentiles(ours), percentiles(main)),
+        now_vs_main_cpu=(percentiles(ours_cpu), percentiles(main_cpu)),
         store_fts=percentiles(store_fts),
         same_top=kept,
         same_as_main=kept_main,
@@ -1217,15 +1229,17 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print(
         "| store | embedder | memories | as is | interleaved: as is | as main (store full-text"
         f" within {MAIN_POSTINGS} hits in a large scope, HNSW through a thread) | p50 ratio"
+        " | CPU time: as is | as main"
         f" | store full-text within {memory.bank.POSTINGS:,} | its top {K} kept, by memory"
         f" / by text | main's top {K} kept | word index read + build s |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in stages:
         ours, main = s.now_vs_main
         print(
             f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(ours)}"
-            f" | {ms3(main)} | {ours[0] / main[0]:.2f} | {ms3(s.store_fts)}"
+            f" | {ms3(main)} | {ours[0] / main[0]:.2f} | {ms3(s.now_vs_main_cpu[0])}"
+            f" | {ms3(s.now_vs_main_cpu[1])} | {ms3(s.store_fts)}"
             f" | {s.same_top[0]:.3f} / {s.same_top[1]:.3f}"
             f" | {s.same_as_main[0]:.3f} / {s.same_as_main[1]:.3f} | {s.lexicon_s:.2f} |"
         )
