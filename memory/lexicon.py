@@ -20,6 +20,7 @@ from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ from memory.text import porter_term
 __all__ = ["LEXICON_SCOPES", "LexiconCache", "ScopeLexicon"]
 
 LEXICON_SCOPES = 8  # large scopes whose index is kept (about 20 bytes a word), least recent out
+BUILD_SLICE = 8_192  # memories indexed at a time when a scope is read whole
 BM25_K1 = 1.2  # FTS5's
 BM25_B = 0.75
 
@@ -99,8 +101,8 @@ class ScopeLexicon:
 
     @classmethod
     def of(cls, documents: Sequence[Document]) -> ScopeLexicon:
-        """The index of `documents` (distinct ids), built by numpy over all their tokens at
-        once: a Python loop per posting took 9 s for 100k memories."""
+        """The index of `documents` (distinct ids), built by numpy over the tokens of a slice
+        of them at a time: a Python loop per posting took 9 s for 100k memories."""
         found = cls()
         count = len(documents)
         found._reserve(count)
@@ -108,33 +110,44 @@ class ScopeLexicon:
         found._rows = dict(zip(ids, range(count), strict=True))
         found._ids[:count] = ids
         found._previous[:count] = [d[1] or 0 for d in documents]
-        columns = [text for d in documents for text in (d[2], d[3])]  # own words, context
-        lengths = np.fromiter((len(t.split()) for t in columns), np.int64, 2 * count)
-        flat = " ".join(columns).split()
-        raw = dict.fromkeys(flat, 0)
-        for n, token in enumerate(raw):
-            raw[token] = n
-        tokens = np.fromiter(map(raw.__getitem__, flat), np.int64, len(flat))
+        lengths = np.zeros(2 * count, np.int64)  # own words then context, per memory
+        raw: dict[str, int] = {}  # token -> its stem's number
         stems: dict[str, int] = {}
-        stem_of = np.fromiter(
-            (stems.setdefault(porter_term(token), len(stems)) for token in raw), np.int64, len(raw)
-        )
-        words = stem_of[tokens]
-        cells = np.repeat(np.arange(2 * count, dtype=np.int64), lengths)  # row * 2 + column
-        keys, tally = np.unique(words * (2 * count) + cells, return_counts=True)
-        word, cell = np.divmod(keys, 2 * count)
-        pairs, first, inverse = np.unique(
-            word * count + cell // 2, return_index=True, return_inverse=True
-        )
-        body = np.zeros(len(pairs), np.int64)
-        context = np.zeros(len(pairs), np.int64)
-        own = cell % 2 == 0
-        body[inverse[own]] = tally[own]
-        context[inverse[~own]] = tally[~own]
-        found._posted = cell[first] // 2
-        found._body = np.minimum(body, 0xFFFF).astype(np.uint16)
-        found._context = np.minimum(context, 0xFFFF).astype(np.uint16)
-        found._offsets = np.searchsorted(word[first], np.arange(len(stems) + 1))
+        found_words, found_rows, found_body, found_context = [], [], [], []
+        # In slices of the scope, so only a slice's tokens are held as strings and arrays.
+        for start in range(0, count, BUILD_SLICE):
+            part = documents[start : start + BUILD_SLICE]
+            size = len(part)
+            split = [text.split() for d in part for text in (d[2], d[3])]
+            part_lengths = np.fromiter(map(len, split), np.int64, 2 * size)
+            lengths[2 * start : 2 * (start + size)] = part_lengths
+            for token in set(chain.from_iterable(split)).difference(raw):
+                raw[token] = stems.setdefault(porter_term(token), len(stems))
+            words = np.fromiter(
+                map(raw.__getitem__, chain.from_iterable(split)), np.int64, int(part_lengths.sum())
+            )
+            cells = np.repeat(np.arange(2 * size, dtype=np.int64), part_lengths)  # row*2 + column
+            keys, tally = np.unique(words * (2 * size) + cells, return_counts=True)
+            word, cell = np.divmod(keys, 2 * size)
+            pairs, first, inverse = np.unique(
+                word * size + cell // 2, return_index=True, return_inverse=True
+            )
+            body = np.zeros(len(pairs), np.int64)
+            context = np.zeros(len(pairs), np.int64)
+            own = cell % 2 == 0
+            body[inverse[own]] = tally[own]
+            context[inverse[~own]] = tally[~own]
+            found_words.append(word[first])
+            found_rows.append(start + cell[first] // 2)
+            found_body.append(np.minimum(body, 0xFFFF).astype(np.uint16))
+            found_context.append(np.minimum(context, 0xFFFF).astype(np.uint16))
+        if count:
+            by_word = np.concatenate(found_words)
+            order = np.argsort(by_word, kind="stable")  # rows stay ascending within a word
+            found._posted = np.concatenate(found_rows)[order]
+            found._body = np.concatenate(found_body)[order]
+            found._context = np.concatenate(found_context)[order]
+            found._offsets = np.searchsorted(by_word[order], np.arange(len(stems) + 1))
         found._words = stems
         own_length, context_length = lengths[0::2], lengths[1::2]
         # FTS5 counts every column's tokens: the scope's tag is one.
