@@ -30,7 +30,7 @@ from memory.text import porter_term
 
 __all__ = ["LEXICON_SCOPES", "LexiconCache", "ScopeLexicon"]
 
-LEXICON_SCOPES = 8  # large scopes whose index is kept (about 20 bytes a word), least recent out
+LEXICON_SCOPES = 8  # large scopes whose index is kept (about 600 bytes a memory), least recent out
 BUILD_SLICE = 8_192  # memories indexed at a time when a scope is read whole
 BM25_K1 = 1.2  # FTS5's
 BM25_B = 0.75
