@@ -14,36 +14,55 @@ import getpass
 import importlib.util
 import logging
 import os
+import random
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Never
 
 from tqdm import tqdm
 
-from adapters.console import ConsoleChat, readable
+from adapters.console import COMMANDS as CONSOLE_COMMANDS
+from adapters.console import ConsoleChat, readable, usage
+from adapters.doctor import examine
 from adapters.host import BotStartError, bot_tokens, host
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
+from adapters.wizard import (
+    PROVIDERS,
+    Answers,
+    WizardError,
+    ask_plan,
+    check_tokens,
+    detect,
+    guidance,
+    write_config,
+)
 from bot import __version__, cards, redact
 from bot.card_persona import persona_card, persona_key, persona_toml
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
-from bot.llm.router import ModelSetupError
+from bot.llm.router import ModelSetupError, probe_ollama
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.runtime import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
+from bot.toolkit import Toolbox
+from bot.toolkit.box import Limits
+from bot.tools import build_search
+from bot.toolspec import BUILTIN_TOOLS
 from memory.bank import INDEX_FOLDER, MemoryBank
+from memory.clock import SystemClock
+from memory.dates import find_dates
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.backup import BackupError, backup, restore
 from memory.storage.sqlite import Store
 
-__all__ = ["main"]
+__all__ = ["main", "tools_listing"]
 
 # Platforms whose adapters are not written yet; `run` says so instead of failing.
 
@@ -61,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
         help="configuration file (default: $KIZUNA_CONFIG, else ./kizuna.toml, else built-in)",
     )
     common.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the data folder (default: the configuration's data_dir, else ./data)",
+    )
+    common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )
     parser = argparse.ArgumentParser(
@@ -75,11 +100,14 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         parents=[common],
         help="talk with a persona in this terminal",
-        description="Talk with a persona. Commands: wipe, save, end, log, get, memories, "
-        "diary, profile, state, /remember TEXT, /forget QUERY, help, quit.",
+        description="Talk with a persona. Commands: "
+        + ", ".join(usage(c) for c in CONSOLE_COMMANDS)
+        + ".",
     )
     chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
-    chat.add_argument("--user", help="your name in the conversation (default: your login)")
+    chat.add_argument(
+        "--user", help="your name in the conversation and in memory (default: your login)"
+    )
 
     run = sub.add_parser(
         "run",
@@ -111,10 +139,22 @@ def _parser() -> argparse.ArgumentParser:
         "--persona",
         action="append",
         metavar="NAME",
-        help="a persona to offer (repeatable; default: every persona Kizuna can find)",
+        help="a persona to offer, the first the page opens on (repeatable; default: the "
+        "personas of the configured web bot, else every persona Kizuna can find)",
     )
     web.add_argument("--host", help="address to listen on (default: [web] host, 127.0.0.1)")
     web.add_argument("--port", type=int, help="port to listen on (default: [web] port, 3000)")
+
+    tools = sub.add_parser("tools", help="what a persona can call")
+    tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
+    listing = tools_sub.add_parser(
+        "list",
+        parents=[common],
+        help="a persona's tools, and whether each MCP server answers",
+        description="List the tools a persona can call (built in, installed, its own and its "
+        "MCP servers'), with their limits; each MCP server is started to see if it answers.",
+    )
+    listing.add_argument("--persona", required=True, help="persona name, e.g. dungeon_master")
 
     persona = sub.add_parser("persona", help="work with persona files")
     persona_sub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
@@ -167,12 +207,57 @@ def _parser() -> argparse.ArgumentParser:
     )
     pruned.add_argument(
         "--since",
-        type=_day,
         default=None,
         metavar="DATE",
-        help="YYYY-MM-DD (default: the last 7 days)",
+        help="a day as /diary takes it: YYYY-MM-DD, yesterday, last week, May 4th... "
+        "(default: the last 7 days)",
     )
     pruned.add_argument("--scope", default=None, help="only this memory scope")
+
+    init = sub.add_parser(
+        "init",
+        parents=[common],
+        help="write kizuna.toml by answering a few questions",
+        description="Ask which personas, platforms, token variables and model provider to use, "
+        "write kizuna.toml (never a token: the names of the variables holding them), check each "
+        "token against its platform and say what to switch on there. Run again to change the "
+        "answers (the file replaced is kept as .bak). Every question has a flag; without a "
+        "terminal, or with --yes, the rest take their defaults.",
+    )
+    init.add_argument("--personas", metavar="NAMES", help="comma-separated, the first the default")
+    init.add_argument(
+        "--discord", metavar="ENV", help="the variable holding the Discord token (none: no bot)"
+    )
+    init.add_argument(
+        "--telegram", metavar="ENV", help="the variable holding the Telegram token (none: no bot)"
+    )
+    init.add_argument(
+        "--web", action=argparse.BooleanOptionalAction, default=None, help="the web page too"
+    )
+    init.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="the model provider (auto: detected when Kizuna starts)",
+    )
+    init.add_argument("--model", help="the chat model (default: the provider's)")
+    init.add_argument(
+        "--yes", action="store_true", help="ask nothing: defaults for what no flag says"
+    )
+    init.add_argument(
+        "--out",
+        type=Path,
+        default=Path("kizuna.toml"),
+        metavar="PATH",
+        help="default: ./kizuna.toml",
+    )
+
+    sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check this installation and say what to fix",
+        description="Check the configuration, persona files, data folder, store, model "
+        "endpoints and each bot's token against its platform; one line each, then what to do.",
+    )
 
     backing_up = sub.add_parser(
         "backup",
@@ -225,11 +310,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _day(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
+def _many(count: int, one: str, several: str) -> str:
+    return f"{count:,} {one if count == 1 else several}"
+
+
+def _since(value: str, now: datetime) -> date:
+    """The first day `value` names, as /diary reads it ("yesterday", "last week", "May 4th",
+    "2026-09-03"); a day to come is refused."""
+    mentioned = find_dates(value, now) or find_dates(f"on {value.strip()}", now)
+    if not mentioned or mentioned[0].days[0] > now.date():
+        raise UsageError(f"--since: not a past day: {value[:40]!r}")
+    return mentioned[0].days[0]
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -242,6 +333,8 @@ def _config(args: argparse.Namespace) -> Config:
         raise UsageError(f"{path}: no such configuration file")
     config = load_config(path, os.environ)
     redact.hide(*redact.secrets_in_use(config, os.environ))
+    if getattr(args, "data_dir", None):  # relative to where it is typed, not to the file
+        config.data_dir = str(Path(args.data_dir).expanduser().absolute())
     return config
 
 
@@ -276,8 +369,10 @@ async def _chat(args: argparse.Namespace) -> int:
         print(runtime.engine.models.notice, file=sys.stderr)
     persona = next(iter(personas.values()))
     interactive = sys.stdin.isatty()
+    if interactive and args.user is None:
+        print(f"You are {user!r} here (your login); --user NAME talks as someone else.")
     restore_terminal = _terminal_keeper() if interactive else (lambda: None)
-    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
+    runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name, lines=interactive))
     try:
         console = ConsoleChat(
             runtime,
@@ -359,7 +454,10 @@ def _web(args: argparse.Namespace) -> int:
             raise UsageError(f"--port must be 1-65535, not {args.port}")
         config.web.port = args.port
     library = persona_library(config, Path.cwd())
-    names = list(dict.fromkeys(args.persona or library.names()))
+    # The page opens on the first (unless this browser last used another): the one named
+    # first, else the configured web bot's default, else the first found.
+    configured = next((bot.hosted for bot in config.bots if bot.platform == "web"), None)
+    names = list(dict.fromkeys(args.persona or configured or library.names()))
     for name in names:
         if library.path(name) is None:
             raise UsageError(f"no persona named {name!r} (known: {', '.join(library.names())})")
@@ -412,8 +510,9 @@ async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
 
 
 def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
-    """Write the card's persona file (checked by loading it back) and, for a PNG card, its
-    picture as the persona's neutral face; nothing is written if anything is wrong."""
+    """Write the card's persona file (checked by loading it back) and the card's picture (a
+    PNG card's, a CHARX card's icon) as the persona's neutral face; nothing is written if
+    anything is wrong."""
     try:
         raw = card_path.read_bytes()
         card = cards.parse_card(raw, str(card_path))
@@ -432,8 +531,9 @@ def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
             load_persona(draft)
         except TomlError as e:  # a bug of ours, not the card's: say so plainly
             raise UsageError(f"{card_path}: the persona made from it does not load: {e}") from None
-        if raw[:8] == b"\x89PNG\r\n\x1a\n":
-            _write(out / "assets" / key / "NEUTRAL.png", raw)
+        picture = cards.card_picture(raw, str(card_path))
+        if picture is not None:
+            _write(out / "assets" / key / "NEUTRAL.png", picture)
         draft.replace(target)
     finally:
         with contextlib.suppress(OSError):
@@ -504,6 +604,7 @@ def _validate(files: Sequence[Path]) -> int:
     for file in files:
         try:
             persona = load_persona(file)
+            _check_tools(persona)
         except TomlError as e:
             print(redact.redact(str(e)), file=sys.stderr)
             failed += 1
@@ -516,11 +617,141 @@ def _validate(files: Sequence[Path]) -> int:
     return 2 if failed else 0
 
 
+def _check_tools(persona: Persona) -> None:
+    """Load the persona's Python tools as a start would (TomlError on the line of one that
+    cannot be loaded); its MCP servers are not started."""
+    Toolbox(
+        {persona.key: persona},
+        clock=SystemClock(),
+        tz=UTC,
+        rng=random.Random(),
+        environ={},
+    )
+
+
 def _list(args: argparse.Namespace) -> int:
+    """Every persona found, each loaded as a chat would load it: one that cannot be used is
+    marked, and its error said on stderr."""
     library: PersonaLibrary = persona_library(_config(args), Path.cwd())
+    broken = 0
     for name in library.names():
+        try:
+            library.load(name)
+        except TomlError as e:
+            print(f"{name}\t{library.path(name)}\tcannot be used (see below)")
+            print(redact.redact(str(e)), file=sys.stderr)
+            broken += 1
+            continue
         print(f"{name}\t{library.path(name)}")
+    return 2 if broken else 0
+
+
+async def tools_listing(persona: Persona, config: Config, environ: Mapping[str, str]) -> list[str]:
+    """What `kizuna tools list` says of the persona: one line a tool (an MCP server's tools
+    indented under it), each with what limits it or keeps it away."""
+    eco = config.models.eco_mode
+    lines = []
+    for name in (n for n in persona.tools if n in BUILTIN_TOOLS):
+        note = "built in"
+        if name == "web_search":
+            try:
+                search = build_search(config.tools, config.models, environ)
+            except ModelSetupError as e:
+                search, note = None, f"built in; {e}"
+            if search is None and note == "built in":
+                note = "built in; no search backend is configured ([tools] search)"
+            elif eco:
+                note = "built in; off in eco mode"
+        lines.append(f"{name}\t{note}")
+    toolbox = Toolbox(
+        {persona.key: persona},
+        clock=SystemClock(),
+        tz=config.engine.tz(),
+        rng=random.Random(),
+        environ=environ,
+        eco_mode=eco,
+    )
+    try:
+        for tool, limits in toolbox.python_tools(persona):
+            lines.append(f"{tool.name}\t{tool.source}; {_limits(limits, eco)}")
+        reachable = await toolbox.probe(persona)
+        for server, limits in toolbox.servers(persona):
+            how = f"stdio: {server.command}" if server.command else server.url
+            lines.append(
+                f"{server.name}\tMCP server ({how}): {reachable[server.name]}; "
+                f"{_limits(limits, eco)}"
+            )
+            lines.extend(f"  {server.name}__{tool}" for tool in server.tools)
+    finally:
+        await toolbox.close()
+    return lines
+
+
+def _limits(limits: Limits, eco: bool) -> str:
+    said = [f"timeout {limits.timeout:g} s", f"at most {limits.max_output_chars} characters"]
+    if limits.rate_per_minute:
+        said.append(f"{limits.rate_per_minute} calls a minute per user")
+    if limits.admin_only:
+        said.append("admins only")
+    if eco and not limits.cheap:
+        said.append("off in eco mode")
+    elif limits.cheap:
+        said.append("cheap (kept in eco mode)")
+    return ", ".join(said)
+
+
+async def _tools(args: argparse.Namespace) -> int:
+    config = _config(args)
+    try:
+        persona = persona_library(config, Path.cwd()).load(args.persona)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+    for line in await tools_listing(persona, config, os.environ):
+        print(redact.redact(line))
     return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    target = Path(os.path.expanduser(args.out))
+    previous = load_config(target, os.environ) if target.is_file() else None
+    config = previous or _config(args)
+    interactive = sys.stdin.isatty() and not args.yes
+
+    def ask(question: str, default: str) -> str:
+        return input(f"{question} [{default}]: ")
+
+    given = Answers(args.personas, args.discord, args.telegram, args.web, args.provider, args.model)
+    try:
+        plan = ask_plan(
+            given,
+            persona_library(config, Path.cwd()),
+            os.environ,
+            previous,
+            asyncio.run(detect(os.environ, probe_ollama)),
+            ask=ask if interactive else None,
+        )
+    except WizardError as e:
+        raise UsageError(str(e)) from None
+    kept = write_config(plan, target)
+    print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
+    for note in plan.notes:
+        print(note)
+    written = load_config(target, os.environ)
+    for finding in asyncio.run(check_tokens(written, os.environ)):  # said; `doctor` re-checks
+        print(redact.redact(str(finding)))
+    for line in guidance(written.bots):
+        print(line)
+    return 0
+
+
+async def _doctor(args: argparse.Namespace) -> int:
+    config = _config(args)
+    failed = 0
+    async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
+        print(redact.redact(str(finding)), flush=True)
+        failed += finding.level in ("fail", "todo")
+    print(f"{failed} problem(s) to fix." if failed else "Everything looks fine.")
+    return 1 if failed else 0
 
 
 async def _reindex(args: argparse.Namespace) -> int:
@@ -556,14 +787,15 @@ async def _reindex(args: argparse.Namespace) -> int:
         if store is not None:  # the bank closes only a store it opened itself
             await store.close()
     bar.close()
-    print(f"{count} memories embedded with {embedder.name}.")
+    print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
     return 0
 
 
 async def _pruned(args: argparse.Namespace) -> int:
     config = _config(args)
     tz = config.engine.tz()
-    since = args.since or (datetime.now(tz) - timedelta(days=7)).date()
+    now = datetime.now(tz)
+    since = (now - timedelta(days=7)).date() if args.since is None else _since(args.since, now)
     start = datetime.combine(since, time(), tz)
     database = config.resolve(config.data_dir) / DATABASE
     dsn = storage_dsn(config, os.environ)
@@ -589,7 +821,7 @@ async def _pruned(args: argparse.Namespace) -> int:
     for report in reports:
         when = report.pruned_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         print(f"{when}  {report.scope}  #{report.memory_id} ({report.policy}): {report.reason}")
-    count = f"{len(reports)} memor{'y' if len(reports) == 1 else 'ies'}"
+    count = _many(len(reports), "memory", "memories")
     print(f"{count} forgotten since {since.isoformat()}.")
     return 0
 
@@ -625,7 +857,8 @@ def _backup(args: argparse.Namespace) -> int:
         for bar in bars:
             bar.close()
     print(
-        f"Backed up {made.memories:,} memories and {made.conversations:,} conversations to "
+        f"Backed up {_many(made.memories, 'memory', 'memories')} and "
+        f"{_many(made.conversations, 'conversation', 'conversations')} to "
         f"{made.path} ({made.bytes / 1e6:.1f} MB, {made.seconds:.1f} s)."
     )
     return 0
@@ -733,12 +966,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_pruned(args))
         if args.command == "memories":
             return asyncio.run(_reindex(args))
+        if args.command == "init":
+            return _init(args)
+        if args.command == "doctor":
+            return asyncio.run(_doctor(args))
         if args.command == "migrate":
             return _migrate(args)
         if args.command == "backup":
             return _backup(args)
         if args.command == "restore":
             return _restore(args)
+        if args.command == "tools":
+            return asyncio.run(_tools(args))
         if args.persona_command == "import":
             return _import_card(args.card, args.out, force=args.force)
         if args.persona_command == "export":

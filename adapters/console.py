@@ -34,14 +34,34 @@ from bot.runtime import Runtime
 from bot.sessions import Turn
 from memory.private import private_folder, write_private
 
-__all__ = ["COMMANDS", "ConsoleChat", "readable"]
+__all__ = ["COMMANDS", "ConsoleChat", "readable", "usage"]
 
-# The console's own commands, beside the shared ones (bot/commands.py).
-_OWN = ("save", "log", "get", "read", "help", "quit")
+# The console's own commands, beside the shared ones (bot/commands.py), and how each is typed.
+_OWN = {
+    "save": "save",
+    "log": "log",
+    "get": "/get [CUE]",
+    "read": "read PATH",
+    "help": "help",
+    "quit": "quit",
+}
 COMMANDS = [
     *(c.name for c in commands.offered_on("console") if c.name not in _OWN),
     *_OWN,
 ]
+
+
+def usage(name: str) -> str:
+    """How command `name` is typed: with its options it takes the leading slash (a bare word
+    runs only alone), an optional one in brackets."""
+    if name in _OWN:
+        return _OWN[name]
+    options = commands.COMMANDS[name].options
+    if not options:
+        return name
+    words = [o.name.upper() for o in options]
+    shown = " ".join(words) if options[0].required else "[" + " ".join(words) + "]"
+    return f"/{name} {shown}"
 
 
 class ConsoleChat(Surface[TextIO]):
@@ -118,7 +138,7 @@ class ConsoleChat(Surface[TextIO]):
             with contextlib.suppress(ImportError):  # line editing and history for input()
                 import readline  # noqa: F401
             self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
-            self._say("Commands: " + ", ".join(COMMANDS) + ". Ctrl-D leaves.")
+            self._say("Commands: " + ", ".join(usage(c) for c in COMMANDS) + ". Ctrl-D leaves.")
         prompt = f"{self._user}> "
         while True:
             line = await self._read_line(prompt)
@@ -188,7 +208,7 @@ class ConsoleChat(Surface[TextIO]):
         export = await self._engine.save(self._event(""))
         folder = self._runtime.data_dir / "exports"
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
-        path = folder / f"{self._persona.key}-{_safe(self._user)}-{stamp}.json"
+        path = _fresh(folder, f"{self._persona.key}-{_safe(self._user)}-{stamp}", ".json")
         try:
             private_folder(folder)
             write_private(path, json.dumps(export, ensure_ascii=False, indent=2).encode())
@@ -254,8 +274,10 @@ class ConsoleChat(Surface[TextIO]):
 
     async def _help(self, _: str) -> None:
         language = self._persona.identity.language
-        for command in COMMANDS:
-            self._say(f"  {command:<8} {commands.describe(command, language)}")
+        shown = {command: usage(command) for command in COMMANDS}
+        width = max(map(len, shown.values()))
+        for command, typed in shown.items():
+            self._say(f"  {typed:<{width}}  {commands.describe(command, language)}")
 
 
 def _document_path(line: str) -> Path | None:
@@ -290,6 +312,15 @@ def readable(text: str) -> str:
 
 def _when(at: datetime) -> str:
     return at.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _fresh(folder: Path, name: str, suffix: str) -> Path:
+    """`folder/name+suffix`, or with -2, -3... if taken: two saves in one second keep both."""
+    path, n = folder / f"{name}{suffix}", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{name}-{n}{suffix}"
+    return path
 
 
 def _safe(name: str) -> str:

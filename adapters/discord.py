@@ -1,10 +1,14 @@
 """Discord: one bot token hosting one persona or several, through discord.py 2.x.
 
 The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply`
-becomes messages (already split at Discord's 2,000 characters). It answers in DMs, when
-mentioned, when one of its own messages is replied to, and in channels bound to it; anything
-else in a server is other people's conversation. Memory commands are slash commands whose
-answers are ephemeral, because a user's memories are theirs and should not show to the channel.
+becomes messages (already split at Discord's 2,000 characters). Every message a person writes
+where the bot can read it goes to the bot, with what Discord tells of whom it is for (the bot
+mentioned, one of its messages replied to, a channel bound to it: `ChatEvent.addressed`); the
+bot decides whether the persona answers (bot.floor: always in DMs, when addressed or called by
+name, now and then uninvited as the persona's settings allow). Reading server messages needs
+the Message Content intent, switched on in the Developer Portal. Memory commands are slash
+commands whose answers are ephemeral, because a user's memories are theirs and should not show
+to the channel.
 
 The slash commands are the table of `bot.commands`, each answer's buttons a row under it:
 `/forget QUERY` lists the closest memories with a button for each, and `/wipe` asks first
@@ -40,7 +44,7 @@ from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import Attachment, ChatEvent
+from bot.events import Addressed, Attachment, ChatEvent
 from bot.front import Front, Spoken
 
 __all__ = ["DiscordAdapter"]
@@ -77,6 +81,7 @@ class DiscordAdapter(Surface[Where]):
 
     platform = "discord"
     signature = "**{name}**: "
+    bursts = True
 
     def __init__(
         self,
@@ -173,32 +178,59 @@ class DiscordAdapter(Surface[Where]):
 
     # -- messages
 
-    def _addressed(self, message: discord.Message) -> bool:
-        """Whether `message` is someone speaking to the persona. Never a webhook's: anyone
-        holding its URL posts under any name, and a proxy (PluralKit) speaks for many people
-        through one, re-posting what each already sent as themselves; never another bot's
-        (two bots answering each other never stop); never a system message (a member joined,
-        a thread opened: Discord telling of an event, its text a thread's name at most).
-        Slash commands need no such care: Discord runs them for the user who used them."""
+    def _heard(self, message: discord.Message) -> bool:
+        """Whether `message` is someone speaking where the persona can hear. Never a webhook's:
+        anyone holding its URL posts under any name, and a proxy (PluralKit) speaks for many
+        people through one, re-posting what each already sent as themselves; never another
+        bot's (two bots answering each other never stop); never a system message (a member
+        joined, a thread opened: Discord telling of an event, its text a thread's name at
+        most). Slash commands need no such care: Discord runs them for the user who used
+        them. Whether the persona answers is the bot's to decide (bot.floor)."""
         me = self.client.user
         if me is None or message.author.bot or message.author.id == me.id:
             return False
         if message.webhook_id is not None or message.author.system:
             return False
-        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
-            return False
-        if message.guild is None or message.channel.id in self.channel_ids:
-            return True
-        if me in message.mentions:
-            return True
-        replied = message.reference.resolved if message.reference else None
-        return isinstance(replied, discord.Message) and replied.author.id == me.id
+        return message.type in (discord.MessageType.default, discord.MessageType.reply)
 
-    def _strip_mention(self, text: str) -> str:
+    def _addressed(self, message: discord.Message) -> frozenset[Addressed]:
+        """What Discord tells of whom a server message is for: the bot mentioned, one of its
+        messages (or of its personas' webhook) replied to, a channel bound to it."""
+        me = self.client.user
+        if me is None or message.guild is None:
+            return frozenset()
+        facts: set[Addressed] = set()
+        if message.channel.id in self.channel_ids:
+            facts.add("bound")
+        if me in message.mentions:
+            facts.add("mention")
+        replied = message.reference.resolved if message.reference else None
+        if isinstance(replied, discord.Message):
+            hook = self._webhooks.get(message.channel.id)
+            if replied.author.id == me.id or (hook is not None and replied.webhook_id == hook.id):
+                facts.add("reply")
+        return frozenset(facts)
+
+    def _names(self, message: discord.Message) -> tuple[str, ...]:
+        """The bot's names here: its user name, and its nickname in the server."""
         me = self.client.user
         if me is None:
-            return text.strip()
-        return re.sub(rf"<@!?{me.id}>", "", text).strip()
+            return ()
+        member = message.guild.me if message.guild is not None else None
+        names = {me.name, me.display_name, member.display_name if member else ""}
+        return tuple(sorted(n for n in names if n))
+
+    def _text(self, message: discord.Message) -> str:
+        """The message's text without the bot's own mention, and others' mentions as their
+        names: what the persona hears of it."""
+        me = self.client.user
+        text = message.content
+        for user in message.mentions:
+            said = "" if me is not None and user.id == me.id else f"@{user.display_name}"
+            text = text.replace(f"<@{user.id}>", said).replace(f"<@!{user.id}>", said)
+        if me is not None:  # (mentioned without being in `mentions`: a hand-made event)
+            text = re.sub(rf"<@!?{me.id}>", "", text)
+        return text.strip()
 
     def message_event(self, message: discord.Message) -> ChatEvent:
         replied = message.reference.resolved if message.reference else None
@@ -206,17 +238,19 @@ class DiscordAdapter(Surface[Where]):
             str(message.channel.id),
             str(message.author.id),
             message.author.display_name,
-            self._strip_mention(message.content),
+            self._text(message),
             chat_id=str(message.guild.id) if message.guild else "",
             is_dm=message.guild is None,
             timestamp=message.created_at,
             attachments=tuple(_attachment(a) for a in message.attachments),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
             roles=_roles(message.author),
+            addressed=self._addressed(message),
+            names=self._names(message),
         )
 
     async def on_message(self, message: discord.Message) -> None:
-        if self._addressed(message):
+        if self._heard(message):
             await self.receive(message.channel, self.message_event(message))
 
     def typing(self, where: Where) -> AbstractAsyncContextManager[object]:

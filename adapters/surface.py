@@ -1,7 +1,9 @@
 """What every chat surface does alike, once: a platform's adapter is a `Surface` that supplies
 a few hooks, and the skeleton runs the rest.
 
-A message: `receive(where, event)` shows typing while the turn runs, sends the reply in
+A message: `receive(where, event)` hands it to the front (which decides whether the persona
+speaks, after the rest of a burst where the platform has them: `bursts`), shows typing while
+the persona answers, sends the reply in
 chunks within the platform's length limit (signed with the persona's name where one bot hosts
 several), and apologises if the turn fails. A command: `command(where, event, name, argument)`
 asks the platform whether the sender is an admin, runs it through the front and renders its
@@ -41,7 +43,15 @@ from bot import redact
 from bot.answers import Answer
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Platform, split_chunks
+from bot.events import (
+    PLATFORM_LIMITS,
+    Addressed,
+    Attachment,
+    ChatEvent,
+    FetchError,
+    Platform,
+    split_chunks,
+)
 from bot.front import Front, Spoken
 
 __all__ = ["EventDetails", "Surface", "attachment", "typing_every"]
@@ -58,6 +68,8 @@ class EventDetails(TypedDict, total=False):
     message_id: str
     admin: bool
     anonymous: bool
+    addressed: frozenset[Addressed]
+    names: tuple[str, ...]
 
 
 class Surface(ABC, Generic[Where]):
@@ -67,6 +79,10 @@ class Surface(ABC, Generic[Where]):
     # How a persona signs its reply where one bot hosts several and the platform has no other
     # way to show who speaks.
     signature: ClassVar[str] = "{name}: "
+    # Whether messages wait for the rest of their burst (bot.bursts): on a chat platform,
+    # where people type in pieces; not where a person sends whole messages and waits for
+    # each answer (the console, the web page).
+    bursts: ClassVar[bool] = False
 
     def __init__(self, front: Front, bot_id: str) -> None:
         self.front = front
@@ -178,13 +194,14 @@ class Surface(ABC, Generic[Where]):
         await self.send(where, self.split(text))
 
     async def receive(self, where: Where, event: ChatEvent) -> None:
-        """Answer a message said to the bot: typing while the turn runs, then the reply; an
-        apology if that fails. Never raises."""
+        """Hand a message the bot heard to the front: typing while the persona answers, then
+        the reply (in a group it may keep quiet); an apology if that fails. Never raises."""
         if event.is_empty:
             return
         try:
-            async with self.typing(where):
-                spoken = await self.front.receive(event)
+            spoken = await self.front.receive(
+                event, settle=self.bursts, typing=lambda: self.typing(where)
+            )
             if spoken is not None:
                 await self.speak(where, spoken)
         except Exception as e:

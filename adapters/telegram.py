@@ -1,9 +1,12 @@
 """Telegram: one bot token, one persona, through python-telegram-bot 22.
 
-Private chats always get an answer. In groups the persona answers only when addressed: an
-@mention of the bot, a reply to one of its messages, or a command (`/cmd@botname` included), so
-it does not talk over a group's own conversation. While the engine works the chat shows
-"typing". Replies come already split to Telegram's 4,096 characters (`Reply.chunks`).
+Private chats always get an answer. In groups every message a person writes that the bot sees
+goes to the bot, with what Telegram tells of whom it is for (an @mention of the bot, a reply to
+one of its messages: `ChatEvent.addressed`), and the bot decides whether the persona answers
+(bot.floor); a command (`/cmd@botname` included) is always answered. A bot sees a group's other
+messages only with its privacy mode off (BotFather, /setprivacy), or as the group's admin. While
+the persona answers the chat shows "typing". Replies come already split to Telegram's 4,096
+characters (`Reply.chunks`).
 
 The commands are the table of `bot.commands`; this module only turns Telegram messages into
 `ChatEvent`s and answers into messages, their buttons into an inline keyboard. In a group, the
@@ -54,7 +57,7 @@ from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.engine import Engine
-from bot.events import Attachment, ChatEvent
+from bot.events import Addressed, Attachment, ChatEvent
 from bot.front import Front
 
 __all__ = ["TelegramAdapter", "Webhook", "webhook_secret"]
@@ -93,6 +96,7 @@ class TelegramAdapter(Surface[Message]):
     """Answers where it was asked: each message and command is replied to."""
 
     platform = "telegram"
+    bursts = True
 
     def __init__(
         self,
@@ -253,9 +257,10 @@ class TelegramAdapter(Surface[Message]):
             message_id=str(message.message_id),  # unique in its chat, as sessions are
         )
 
-    def _addressed(self, message: Message) -> tuple[bool, str]:
-        """(whether the persona is spoken to, the text with the bot's @mention removed). A
-        document's caption is its text."""
+    def _addressed(self, message: Message) -> tuple[frozenset[Addressed], str]:
+        """(what Telegram tells of whom a group message is for: the bot @mentioned, one of its
+        messages replied to; the text with the bot's @mention removed). A document's caption
+        is its text."""
         text = message.text or message.caption or ""
         username = self.app.bot.username
         mention = re.compile(rf"@{re.escape(username)}\b", re.IGNORECASE) if username else None
@@ -264,22 +269,27 @@ class TelegramAdapter(Surface[Message]):
             text = mention.sub("", text)
         text = re.sub(r"[ \t]{2,}", " ", text).strip()
         if message.chat.type == ChatType.PRIVATE:
-            return True, text  # (a forward there is the user showing the persona something)
+            return frozenset(), text  # (a forward there is the user showing the persona something)
+        facts: set[Addressed] = set()
         # A forward's @mention was its author's, written to another chat: not this sender
         # calling the persona.
-        mentioned = mentioned and message.forward_origin is None
+        if mentioned and message.forward_origin is None:
+            facts.add("mention")
         replied = message.reply_to_message
         # In a forum topic an ordinary message "replies" to the topic's opening: that is no
         # reply to the bot, even in a topic the bot opened.
-        to_bot = bool(
+        if (
             replied
             and replied.from_user
             and replied.from_user.id == self.app.bot.id
             and replied.forum_topic_created is None
-        )
-        return mentioned or to_bot, text
+        ):
+            facts.add("reply")
+        return frozenset(facts), text
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Every message of a person the bot can see (in a group, all of them once its privacy
+        mode is off, else those addressed to it); the bot decides whether the persona answers."""
         message = update.message
         if message is None or (message.text is None and message.document is None):
             return
@@ -287,8 +297,12 @@ class TelegramAdapter(Surface[Message]):
         if sender is None:
             return
         addressed, text = self._addressed(message)
-        if addressed:
-            await self.receive(message, self._event(message, sender, text))
+        event = replace(
+            self._event(message, sender, text),
+            addressed=addressed,
+            names=tuple(n for n in (self.app.bot.username, self.app.bot.first_name) if n),
+        )
+        await self.receive(message, event)
 
     def _attachments(self, message: Message) -> tuple[Attachment, ...]:
         """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would

@@ -16,7 +16,8 @@ as Kizuna estimates them (bot/llm/tokens.py), tool definitions included.
 It prints model calls and tokens per user message by tier and by purpose (diary pages are
 written by the encoding call, so "diary" has no calls of its own), the memory block's size in
 the chat prompt, and memories kept and forgotten per day. The last line is one JSON object:
-{"calls_per_message", "tokens_per_message", "memory_block_tokens_p95"} for `--persona`.
+{"calls_per_message", "tokens_per_message", "memory_block_tokens_p95",
+"tool_calls_per_message"} for `--persona`; tool calls are also shown per tool.
 Target in the default configuration: at most 1.2 calls per user message, a memory block of at
 most 1,500 tokens. Never run by CI.
 """
@@ -238,7 +239,8 @@ class SimulatedModel(FakeOpenAI):
         super().__init__()
         self.rng = random.Random(seed)
         self.recall_rate = 0.5  # of questions about the past, the chat model searches memory
-        self.recall_calls = 0  # chat replies that were a recall_memory call
+        self.dice_rate = 0.1  # of messages to a persona with dice, the chat model rolls
+        self.tool_calls: dict[str, int] = {}  # chat replies that were a tool call, by tool
 
     async def _take(
         self, request: web.Request, script: Any
@@ -274,10 +276,15 @@ class SimulatedModel(FakeOpenAI):
             and about_the_past(last_user)
             and self.rng.random() < self.recall_rate
         ):
-            self.recall_calls += 1
-            call = FakeToolCall("recall_memory", {"query": last_user[:80]})
-            return _usage_calls(ToolCalls((call,)), prompt)
+            return self.call("recall_memory", {"query": last_user[:80]}, prompt)
+        rolls = "dice" in tool_names and last.get("role") == "user"
+        if rolls and self.rng.random() < self.dice_rate:
+            return self.call("dice", {"notation": "d20", "mode": "advantage"}, prompt)
         return _usage(self.chat(system), prompt)
+
+    def call(self, name: str, arguments: dict[str, Any], prompt: int) -> ToolCalls:
+        self.tool_calls[name] = self.tool_calls.get(name, 0) + 1
+        return _usage_calls(ToolCalls((FakeToolCall(name, arguments),)), prompt)
 
     def chat(self, system: str) -> str:
         tags = re.findall(r"\[([A-Z][A-Z0-9_]+)\]", _section(system, "emotion tag", "\n"))
@@ -409,7 +416,7 @@ class Result:
     errors: dict[str, int] = field(default_factory=dict)  # logged errors, by message
     days: list[DayRow] = field(default_factory=list)
     conversations: int = 0
-    recall_rounds: int = 0  # chat calls answered with a recall_memory call
+    tool_calls: dict[str, int] = field(default_factory=dict)  # chat replies calling a tool
     seconds: float = 0.0
 
 
@@ -491,7 +498,7 @@ async def simulate(
         logging.getLogger().addHandler(errors)
         users = make_users(users_count, rng)
         chinese = persona.identity.language.startswith("zh")
-        idle = runtime.engine.idle_time(key)
+        idle = runtime.engine.idle_time(key, "console:dm:cost")
         started = time.perf_counter()
         try:
             engine, scheduler = runtime.engine, runtime.scheduler
@@ -550,7 +557,7 @@ async def simulate(
             models = engine.models
             result.usage = {t: _copy(u) for t, u in models.usage.items()}
             result.purposes = {p: _copy(u) for p, u in models.purposes.items()}
-            result.recall_rounds = model.recall_calls
+            result.tool_calls = dict(model.tool_calls)
             result.seconds = time.perf_counter() - started
         finally:
             patcher.stop()
@@ -611,6 +618,7 @@ def headline(r: Result) -> dict[str, float]:
         "calls_per_message": round(calls / max(r.messages, 1), 3),
         "tokens_per_message": round(tokens / max(r.messages, 1), 1),
         "memory_block_tokens_p95": _pct(r.memory_tokens, 95),
+        "tool_calls_per_message": round(sum(r.tool_calls.values()) / max(r.messages, 1), 3),
     }
 
 
@@ -623,9 +631,11 @@ def report(r: Result, every: int) -> None:
     )
     _table("By tier:", r.usage, m, ("chat", "tools", "summary", "intent"))
     _table("By purpose:", r.purposes, m, PURPOSES)
+    calls = ", ".join(f"{n} {c / m:.3f}" for n, c in sorted(r.tool_calls.items())) or "none"
     print(
-        f"Of the chat calls, {r.recall_rounds / m:.3f}/msg were the model calling recall_memory "
-        f"(the fake does so for half the questions about the past), so another round followed."
+        f"Tool calls per message: {calls}; each is another chat round (at most 3 a turn). The "
+        "fake calls recall_memory for half the questions about the past, dice (where the "
+        "persona has it) for a tenth of the messages."
     )
     sizes = r.memory_tokens
     shown = [s for s in sizes if s]

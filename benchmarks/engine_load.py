@@ -137,6 +137,8 @@ class User:
             is_dm=self.dm,
             text=text,
             timestamp=datetime.now(UTC),
+            # A table's channel is bound to its dungeon master: every message is for it.
+            addressed=frozenset() if self.dm else frozenset({"bound"}),
         )
 
 
@@ -200,8 +202,9 @@ async def talk_at_rate(
 
 
 async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -> tuple[int, int]:
-    """(lost, reordered): a message (of those numbered `numbers`) without a reply or missing
-    from its conversation, and conversations whose messages are not in the order sent."""
+    """(lost, reordered): a message (of those numbered `numbers`) missing from its
+    conversation or never answered, and conversations whose messages are not in the order
+    sent."""
     lost = reordered = 0
     store = runtime.store
     await runtime.engine.drain()
@@ -211,13 +214,17 @@ async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -
         persona = runtime.engine.personas[user.persona]
         scope = scope_key(persona.memory.scope, user.event(""))
         session = await runtime.engine.sessions.get(persona.key, scope)
-        said: list[str] = []
+        turns: list[tuple[str, str]] = []
         for conversation in reversed(await store.conversations(persona.key, scope, limit=100)):
-            said += [t["text"] for t in conversation.turns if t["role"] == "user"]
-        said += [t.text for t in session.turns if t.role == "user"]
+            turns += [(t["role"], t["text"]) for t in conversation.turns]
+        turns += [(t.role, t.text) for t in session.turns]
+        said = [text for role, text in turns if role == "user"]
         mine = [s for s in said if s in sent]
-        lost += sum(1 for r in replies if not r) + (len(sent) - len(replies))
-        lost += len(set(sent) - set(mine))
+        # Never answered: after the conversation's last reply (messages that waited together
+        # are answered by one turn, so a message's own reply may be another's).
+        last = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=-1)
+        lost += sum(1 for role, text in turns[last + 1 :] if role == "user" and text in sent)
+        lost += len(sent) - len(replies) + len(set(sent) - set(mine))
         reordered += int(mine != sorted(mine, key=sent.index))
     return lost, reordered
 

@@ -1,6 +1,7 @@
 """SillyTavern character cards: the data model (`Card`, its `Lorebook` of `LoreEntry`), reading
-V1/V2/V3 cards from JSON and PNG files, writing a Character Card V2 JSON back, the `{{char}}` /
-`{{user}}` placeholders, and which lorebook entries a conversation activates.
+V1/V2/V3 cards from JSON and PNG files and V3's CHARX (a zip holding card.json), writing a
+Character Card V2 JSON back, the `{{char}}` / `{{user}}` placeholders, and which lorebook
+entries a conversation activates.
 
 Specs: github.com/malfoyslastname/character-card-spec-v2 and
 github.com/kwaroran/character-card-spec-v3. Both say a reader must never destroy what it does
@@ -10,9 +11,11 @@ not understand, so unknown fields are kept in `extra` and written back on export
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 import struct
+import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +32,7 @@ __all__ = [
     "LoreEntry",
     "Lorebook",
     "active_entries",
+    "card_picture",
     "card_to_v2_json",
     "parse_card",
     "read_card",
@@ -42,6 +46,8 @@ Spec = Literal["chara_card_v2", "chara_card_v3"]
 # Where a V2 export keeps the V3-only fields, so reading the export back restores them.
 _V3_KEY = "kizuna_v3"
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_ZIP_SIGNATURE = b"PK\x03\x04"
+_CHARX_CARD = "card.json"
 _CARD_KEYWORDS = ("ccv3", "chara")  # in order of preference (the V3 spec: ccv3 wins)
 MAX_CHUNK_TEXT = 64 * 2**20  # bytes a compressed text chunk may inflate to
 
@@ -140,10 +146,13 @@ def read_card(path: Path) -> Card:
 
 def parse_card(raw: bytes, source: str) -> Card:
     """Read a card from a file's bytes (PNG when it has the PNG signature or a `.png` name,
-    otherwise JSON); `source` names the file in a `CardError`."""
+    CHARX when it is a zip or named `.charx`, otherwise JSON); `source` names the file in a
+    `CardError`."""
     try:
         if raw.startswith(_PNG_SIGNATURE) or source.lower().endswith(".png"):
             obj = _png_card_json(raw)
+        elif _is_charx(raw, source):
+            obj = _charx_card_json(raw)
         else:
             obj = _parse_json(raw)
         if not isinstance(obj, dict):
@@ -151,6 +160,63 @@ def parse_card(raw: bytes, source: str) -> Card:
         return _card(obj)
     except _Invalid as e:
         raise CardError(source, str(e)) from None
+
+
+def card_picture(raw: bytes, source: str) -> bytes | None:
+    """The PNG picture of a card's file: a PNG card is its own; a CHARX card's is its main
+    icon when that is a PNG in the archive. None for anything else."""
+    if raw.startswith(_PNG_SIGNATURE):
+        return raw
+    if not _is_charx(raw, source):
+        return None
+    try:
+        card = _charx_card_json(raw)
+        assets = card.get("data", {}).get("assets") if isinstance(card, dict) else None
+        icons = [
+            a
+            for a in (assets if isinstance(assets, list) else [])
+            if isinstance(a, dict) and a.get("type") == "icon" and isinstance(a.get("uri"), str)
+        ]
+        icons.sort(key=lambda a: a.get("name") != "main")
+        for icon in icons:
+            scheme, _, path = icon["uri"].partition("://")
+            if scheme in ("embeded", "embedded"):  # the V3 spec spells it "embeded"
+                picture = _charx_member(raw, path)
+                if picture.startswith(_PNG_SIGNATURE):
+                    return picture
+    except (_Invalid, AttributeError):
+        return None
+    return None
+
+
+def _charx_card_json(raw: bytes) -> Any:
+    text = _charx_member(raw, _CHARX_CARD)
+    try:
+        return _parse_json(text)
+    except _Invalid as e:
+        raise _Invalid(f"its {_CHARX_CARD} is {e}") from None
+
+
+def _is_charx(raw: bytes, source: str) -> bool:
+    return raw.startswith(_ZIP_SIGNATURE) or source.lower().endswith(".charx")
+
+
+def _charx_member(raw: bytes, name: str) -> bytes:
+    """One file of a CHARX archive, refused past MAX_CHUNK_TEXT whatever size the archive
+    declares (a zip bomb declares a small one)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            try:
+                member = archive.getinfo(name)
+            except KeyError:
+                raise _Invalid(f"a CHARX archive without {name}") from None
+            with archive.open(member) as file:
+                data = file.read(MAX_CHUNK_TEXT + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, OSError):
+        raise _Invalid("not a readable CHARX archive (a damaged or unsupported zip)") from None
+    if len(data) > MAX_CHUNK_TEXT:
+        raise _Invalid(f"{name} in the archive is too big (over {MAX_CHUNK_TEXT // 2**20} MB)")
+    return data
 
 
 def _parse_json(raw: bytes) -> Any:

@@ -82,6 +82,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "on/off: may what you say in private come up in groups (off by default)",
         "zh": "on/off：私聊里说的话能不能在群里提起（默认关闭）",
     },
+    "help_group": {
+        "en": "when the persona speaks in this channel; admins change it: `group mode listen`",
+        "zh": "角色在这个频道什么时候说话；管理员可以修改：`group mode listen`",
+    },
     "help_end": {
         "en": "end the conversation now (it goes to long-term memory)",
         "zh": "现在结束对话（它会进入长期记忆）",
@@ -136,6 +140,14 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "on or off; leave empty to see the current choice",
         "zh": "on 或 off；留空查看现在的选择",
     },
+    "option_group_setting": {
+        "en": "mode, talkativeness, cooldown, max_per_minute, or reset; empty: see them",
+        "zh": "mode、talkativeness、cooldown、max_per_minute 或 reset；留空：查看",
+    },
+    "option_group_value": {
+        "en": "its new value (mode: speak or listen)",
+        "zh": "新的值（mode：speak 或 listen）",
+    },
     # What commands answer.
     "memory_off": {"en": "Long-term memory is off.", "zh": "长期记忆没有开启。"},
     "remember_what": {
@@ -150,6 +162,14 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "nothing_comes_to_mind": {"en": "Nothing comes to mind.", "zh": "什么也想不起来。"},
     "no_memories_yet": {"en": "No memories yet.", "zh": "还没有记忆。"},
+    "memories_after_conversation": {
+        "en": "No memories yet: this conversation becomes memory once it goes quiet (or on /end).",
+        "zh": "还没有记忆：这次对话安静下来（或 /end 之后）就会成为记忆。",
+    },
+    "memories_being_written": {
+        "en": "No memories yet: the conversation that just ended is still being written down.",
+        "zh": "还没有记忆：刚结束的对话还在写进记忆里。",
+    },
     "no_memories_match": {"en": "No memories match.", "zh": "没有符合的记忆。"},
     "forget_what": {
         "en": "Say what to forget: /forget QUERY",
@@ -184,6 +204,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "What {name} knows of you:\n{text}",
         "zh": "{name}知道的关于你的事：\n{text}",
     },
+    "profile_aliases": {
+        "en": "{name} also knows you as: {aliases}",
+        "zh": "{name}也知道你叫：{aliases}",
+    },
     "no_state": {"en": "{name} keeps no state.", "zh": "{name}不记录状态。"},
     "not_set": {"en": "(not set)", "zh": "（未设置）"},
     "no_slot": {
@@ -215,6 +239,29 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "dm_off": {
         "en": "What you tell {name} in private stays private: it never comes up in groups.",
         "zh": "你私下告诉{name}的话只留在私聊里，不会在群里提起。",
+    },
+    "group_private": {
+        "en": "In a private chat {name} always answers: group settings are for groups.",
+        "zh": "私聊里{name}总会回答：这些是群里的设置。",
+    },
+    "group_admins_only": {
+        "en": "Only an admin of this chat can change when {name} speaks here.",
+        "zh": "只有这个群的管理员可以修改{name}在这里什么时候说话。",
+    },
+    "group_which": {
+        "en": "Change one of: mode, talkativeness, cooldown, max_per_minute; or reset.",
+        "zh": "可以修改：mode、talkativeness、cooldown、max_per_minute；或者 reset。",
+    },
+    "group_bad_value": {
+        "en": "{setting} takes {allowed}.",
+        "zh": "{setting} 的值可以是 {allowed}。",
+    },
+    "group_now": {
+        "en": "{name} here: mode {mode} (listen: speaks only when addressed), talkativeness "
+        "{talkativeness} (its chance to join in uninvited), cool-down {cooldown} s, at most "
+        "{most} messages a minute.",
+        "zh": "{name}在这里：模式 {mode}（listen：只在被叫到时说话），活跃度 {talkativeness}"
+        "（不请自来插话的机会），冷却 {cooldown} 秒，每分钟最多 {most} 条。",
     },
     "persona_admins_only": {
         "en": "Only an admin of this chat can choose who talks here.",
@@ -258,6 +305,11 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "You're writing faster than I can keep up with. Give me a minute, then I'm all "
         "yours.",
         "zh": "你说得太快啦，我有点跟不上。等一分钟再聊好吗？",
+    },
+    "message_too_long": {
+        "en": "Messages here are limited to {limit} characters: shorten this one and send it "
+        "again.",
+        "zh": "这里的消息最多 {limit} 个字符：请缩短后再发送。",
     },
     "document_opened": {
         "en": "I've read {name}. Here's what it holds:\n\n{summary}\n\nAsk me anything about "

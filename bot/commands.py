@@ -21,6 +21,7 @@ from bot.answers import Answer, Button, File
 from bot.catalogue import say
 from bot.engine import Engine
 from bot.events import ChatEvent, Platform
+from bot.floor import ChannelFloor
 from bot.prompts import describe_age
 from bot.recollect import memory_text
 from bot.routing import PersonaRouter
@@ -45,6 +46,7 @@ __all__ = [
     "forget",
     "forget_candidates",
     "format_memory",
+    "group",
     "list_memories",
     "offered_on",
     "profile",
@@ -186,9 +188,12 @@ async def profile(engine: Engine, event: ChatEvent) -> str:
     if event.anonymous:
         return _say(engine, event, "anonymous")
     found = await engine.memory.profile(engine.event_scope(event), event.user_id)
-    if found is None or not found.text:
+    if found is None or not (found.text or found.aliases):
         return _say(engine, event, "profile_none")
-    return _say(engine, event, "profile", text=found.text)
+    lines = [_say(engine, event, "profile", text=found.text)] if found.text else []
+    if found.aliases:  # the other names they go by here (earlier names, nicknames)
+        lines.append(_say(engine, event, "profile_aliases", aliases=", ".join(found.aliases)))
+    return "\n".join(lines)
 
 
 async def show_state(engine: Engine, event: ChatEvent) -> str:
@@ -273,6 +278,55 @@ async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
     return _say(engine, event, "dm_on" if shared else "dm_off")
 
 
+# What `group` takes, as an admin types it (cooldown: its seconds).
+_GROUP_WORDS: Mapping[str, str] = {
+    "mode": "mode",
+    "talkativeness": "talkativeness",
+    "cooldown": "cooldown_seconds",
+    "cooldown_seconds": "cooldown_seconds",
+    "max_per_minute": "max_per_minute",
+}
+
+
+async def group(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`group`: when the persona speaks in this channel (bot.floor); `group SETTING VALUE`,
+    an admin's, changes one setting here (mode, talkativeness, cooldown, max_per_minute), and
+    `group reset` brings back the persona's own."""
+    if event.is_dm:
+        return _say(engine, event, "group_private")
+    persona, floor = engine.persona(event), engine.floor
+    word, _, value = argument.strip().partition(" ")
+    word = word.lower()
+    if word:
+        if not event.admin:
+            return _say(engine, event, "group_admins_only")
+        if word == "reset":
+            await floor.set_channel(persona, event, ChannelFloor())
+        elif (setting := _GROUP_WORDS.get(word)) is None:
+            return _say(engine, event, "group_which")
+        else:
+            changed = (await floor.channel(persona, event)).changed(setting, value)
+            if changed is None:
+                allowed = {
+                    "mode": "speak, listen",
+                    "talkativeness": "0-1",
+                    "cooldown_seconds": "0-86400",
+                    "max_per_minute": "1-60",
+                }[setting]
+                return _say(engine, event, "group_bad_value", setting=word, allowed=allowed)
+            await floor.set_channel(persona, event, changed)
+    policy = await floor.policy(persona, event)
+    return _say(
+        engine,
+        event,
+        "group_now",
+        mode=policy.mode,
+        talkativeness=f"{policy.talkativeness:g}",
+        cooldown=f"{policy.cooldown_seconds:g}",
+        most=str(policy.max_per_minute),
+    )
+
+
 # -- the table -------------------------------------------------------------------------------
 
 
@@ -331,9 +385,21 @@ async def _recall(call: Invocation) -> Answer:
 async def _memories(call: Invocation) -> Answer:
     found = await list_memories(call.engine, call.event, call.argument)
     if not found:
-        said = call.say("no_memories_match" if call.argument else "no_memories_yet")
-        return Answer(said, private=True)
+        key = "no_memories_match" if call.argument else await _why_none(call)
+        return Answer(call.say(key), private=True)
     return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
+
+
+async def _why_none(call: Invocation) -> str:
+    """What to say when nothing is remembered yet: the conversation going on, or the one that
+    just ended, is not written into long-term memory yet."""
+    info = await call.engine.info(call.event)
+    if info.turns:
+        return "memories_after_conversation"
+    last = info.last_closed
+    if last is not None and last.encoded_at is None and last.turns:
+        return "memories_being_written"
+    return "no_memories_yet"
 
 
 async def _forget(call: Invocation) -> Answer:
@@ -405,6 +471,10 @@ async def _dm_memories(call: Invocation) -> Answer:
     return Answer(await dm_memories(call.engine, call.event, call.argument))
 
 
+async def _group(call: Invocation) -> Answer:
+    return Answer(await group(call.engine, call.event, call.argument))
+
+
 async def _end(call: Invocation) -> Answer:
     return Answer(call.say("ended" if await call.engine.end(call.event) else "not_open"))
 
@@ -442,6 +512,7 @@ async def _help(call: Invocation) -> Answer:
 
 _GROUPS: frozenset[Platform] = frozenset({"discord", "telegram"})
 _TYPED: frozenset[Platform] = frozenset({"console", "telegram", "web"})
+_GROUP_CHOICES = ("mode", "talkativeness", "cooldown", "max_per_minute", "reset")
 
 COMMANDS: Mapping[str, Command] = {
     c.name: c
@@ -456,6 +527,9 @@ COMMANDS: Mapping[str, Command] = {
         Command("persona", _persona, (Option("action"), Option("name")), platforms=_GROUPS),
         Command("export", _export, platforms=_GROUPS),
         Command("dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), _GROUPS),
+        Command(
+            "group", _group, (Option("setting", choices=_GROUP_CHOICES), Option("value")), _GROUPS
+        ),
         Command("end", _end),
         Command("wipe", _wipe),
         Command("help", _help, platforms=_TYPED),

@@ -96,8 +96,17 @@ class EngineConfig:
     # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
     # "model" asks the intent tier, one call a message.
     intent: Literal["local", "model"] = "local"
+    # Bursts on Discord and Telegram (bot.bursts): messages of one conversation coming within
+    # `burst_seconds` of each other are answered together, once it is that quiet, or once
+    # `burst_longest_seconds` have passed since the first. 0: each answered at once.
+    burst_seconds: float = 2.0
+    burst_longest_seconds: float = 8.0
 
     def __post_init__(self) -> None:
+        if not 0 <= self.burst_seconds <= 30:
+            raise ValueError("burst_seconds must be between 0 and 30")
+        if not self.burst_seconds <= self.burst_longest_seconds <= 120:
+            raise ValueError("burst_longest_seconds must be between burst_seconds and 120")
         if self.context_tokens < 500:
             raise ValueError("context_tokens must be at least 500")
         if not 0 < self.reply_tokens <= self.context_tokens // 2:

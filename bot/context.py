@@ -9,7 +9,7 @@ system prompt or becomes another speaker's line. Display names are put in on one
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,6 +21,7 @@ from bot.persona import Persona
 from bot.prompts import (
     greeting_section,
     lore_section,
+    people_section,
     recap_section,
     speaker_names,
     state_section,
@@ -95,13 +96,16 @@ def build_chat_prompt(
     memories: str = "",
     summary: str = "",
     recap: str = "",
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> Prompt:
     """System prompt (with the recalled `memories` text, already within its own budget, the
     `recap` of the conversation before and the running `summary` of this one's older turns),
     then as many of the most recent turns as fit in `budget` tokens.
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
-    what it is answering.
+    what it is answering. In a group each line names its speaker as they go by now; in a group
+    or not, `aliases` (user id -> the other names the persona knows them by) and the names they
+    had earlier in these turns are shown beside the name they go by now.
     """
     user_name = flat(user_name)
     system = _filled(system_text(persona, group, now), persona, user_name)
@@ -113,6 +117,9 @@ def build_chat_prompt(
         system += "\n\n" + greeting_section(greeting)
     if persona.state:
         system += "\n\n" + state_section(persona.state, state)
+    people = people_section(turns, aliases or {})
+    if people:
+        system += "\n\n" + people
     if memories:
         system += "\n\n" + memories
     if recap:

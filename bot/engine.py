@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from bot.access import Gate, NotAllowed, Verdict
+from bot.bursts import Bursts, Sleep
 from bot.catalogue import say
 from bot.config import EngineConfig
 from bot.context import build_chat_prompt, parse_emotion
 from bot.document_mode import DocumentMode, closes_document
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.floor import Floor, Heard
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
@@ -33,8 +38,9 @@ from bot.prompts import (
     translation_section,
 )
 from bot.recollect import Recollection, Recollector, memory_section
-from bot.sessions import Session, SessionManager, Turn, TurnLock, is_shared, scope_key
+from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
+from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from memory.clock import Clock
 from memory.records import ArchivedConversation
@@ -77,7 +83,12 @@ class Engine:
         memory: Recollector | None = None,
         gate: Gate | None = None,
         search: SearchBackend | None = None,
+        toolbox: Toolbox | None = None,
+        rng: random.Random | None = None,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
+        """`rng` draws whether a persona joins a group's conversation uninvited (bot.floor);
+        `sleep` waits out a burst (bot.bursts), both injected so tests decide."""
         self.personas = personas
         self.models = models
         self.sessions = sessions
@@ -87,11 +98,22 @@ class Engine:
         self.memory = memory
         self.gate = gate
         self.search = search
+        self.toolbox = toolbox  # the personas' Python and MCP tools (bot/toolkit)
         self.tz = settings.tz()
         self.documents = DocumentMode(
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
         self.slots = StateSlots(models)
+        self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
+        self.bursts = Bursts(
+            clock,
+            window=settings.burst_seconds,
+            longest=settings.burst_longest_seconds,
+            sleep=sleep,
+        )
+        # How the floor heard each message waiting in a session, by the id of its `wait`
+        # entry (in the session until a turn takes it).
+        self._heard: dict[int, Heard] = {}
         self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
@@ -118,51 +140,98 @@ class Engine:
             return Reply.build(self.slow_down(event), neutral, PLATFORM_LIMITS[event.platform])
         return Reply(text="", emotion=neutral)
 
-    def idle_time(self, persona_key: str) -> timedelta:
+    def idle_time(self, persona_key: str, room: str) -> timedelta:
+        """How long a conversation in `room` stays quiet before it closes: a private one the
+        persona's memory.idle_minutes, a group's at least its group.idle_minutes."""
         persona = self.personas.get(persona_key)
-        return timedelta(minutes=persona.memory.idle_minutes if persona else 5.0)
+        if persona is None:
+            return timedelta(minutes=5.0)
+        minutes = persona.memory.idle_minutes
+        if not is_private(room):
+            minutes = max(minutes, persona.group.idle_minutes)
+        return timedelta(minutes=minutes)
 
     async def session(self, event: ChatEvent) -> Session:
         return await self.sessions.of(self.persona(event), event)
 
-    async def handle(self, event: ChatEvent) -> Reply:
-        """Answer one message. The session is saved when the message joins it and again
-        before the reply is returned, so a crash loses nothing the user said or saw; a message
-        answered already (`event.message_id`, delivered again after a crash) gets no reply.
-        State slots are updated after the reply is returned, still under the session's lock,
-        so the user does not wait for that second call but the next turn sees the updated
-        state."""
+    async def handle(
+        self,
+        event: ChatEvent,
+        *,
+        settle: bool = False,
+        typing: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+    ) -> Reply:
+        """Answer one message, or keep it without answering: in a group, bot.floor decides
+        whether the persona speaks; what it does not answer still joins the conversation, to
+        be remembered (a bot's message is neither). The message joins the session's waiting
+        messages as it comes, saved when it must wait (a crash loses nothing said); the turn
+        that takes the session's lock takes every message waiting in it, so messages that came
+        together are answered once, together. `settle`: first wait for the rest of the
+        message's burst (bot.bursts): only its newest message's turn answers. An empty reply:
+        nothing to say (not answered, answered by another message's turn, or answered
+        already: `event.message_id` delivered again after a crash).
+
+        `typing` is shown while the persona is really answering. The session is saved again
+        before the reply is returned, so a crash loses nothing the user saw. State slots are
+        updated after the reply is returned, still under the session's lock, so the user does
+        not wait for that second call but the next turn sees the updated state."""
         persona = self.persona(event)
         limit = PLATFORM_LIMITS[event.platform]
+        silent = Reply(text="", emotion=persona.emotions.neutral)
         if event.is_empty:  # nothing said: nothing to answer, no model call
-            return Reply(text="", emotion=persona.emotions.neutral)
-        refused = self.refusal(event)
-        if refused is not None:
+            return silent
+        heard = self.floor.hear(persona, event)
+        if heard is None:
+            return silent
+        if heard.call is None:  # said among others: kept if the lists let the sender in, but
+            if self.gate is not None and not self.gate.allowed(event):  # not counted
+                return silent
+        elif (refused := self.refusal(event)) is not None:
             return refused
         session = await self.session(event)
-        waiting = None
-        # Another turn first, in this process or (the lease not ours: maybe) another's: the
-        # message is kept meanwhile, in case of a crash (TurnLock keeps it in the inbox).
-        elsewhere = isinstance(session.lock, TurnLock) and not session.lock.leased
-        if (session.lock.locked() or elsewhere) and not session.answered(event.message_id):
-            turn = Turn(
-                "user",
-                event.user_name,
-                _user_text(event),
-                self.clock.now(),
-                event.user_id,
-                document=session.reading is not None,
-            )
-            waiting = session.wait(event.message_id, turn)
-            if session.lock.locked():
-                await self._save(session)
-        await session.lock.acquire()
+        if session.answered(event.message_id):  # delivered again after a crash
+            log.info("%s: message %s was answered already", persona.key, event.message_id)
+            return silent
+        turn = Turn(
+            "user",
+            event.user_name,
+            _user_text(event),
+            self.clock.now(),
+            event.user_id,
+            document=session.reading is not None,
+        )
+        waiting = session.wait(event.message_id, turn)
+        self._heard[id(waiting)] = heard
+        arrival = self.bursts.arrive((persona.key, session.scope)) if settle else None
+        try:
+            if session.lock.locked() or arrival is not None:
+                await self._save(session)  # it waits: kept meanwhile, in case of a crash
+            if not await self.bursts.settle(arrival):
+                return silent  # a newer message of its burst answers for it
+            await session.lock.acquire()
+        except BaseException:
+            self._heard.pop(id(waiting), None)  # (the message itself stays, said)
+            raise
         handed_off = False
         try:
-            if session.answered(event.message_id):  # delivered again after a crash
-                log.info("%s: message %s was answered already", persona.key, event.message_id)
-                return Reply(text="", emotion=persona.emotions.neutral)
-            reply = await self._answer(persona, session, event, limit, waiting)
+            for waited in list(session.waiting):  # another process's turn took it meanwhile
+                if session.answered(waited[0]):
+                    session.taken(waited)
+                    self._heard.pop(id(waited), None)
+            taken = list(session.waiting)
+            if not any(w is waiting for w in taken):  # an earlier turn took it
+                return silent
+            heards = [h for w in taken if (h := self._heard.pop(id(w), None)) is not None]
+            verdict = await self.floor.decide(persona, event, heards)
+            if not verdict.speak:
+                await self._join(persona, session, taken, self.clock.now())
+                await self._save(session)
+                log.debug("%s keeps quiet in %s: %s", persona.key, event.platform, verdict.why)
+                return silent
+            async with typing() if typing is not None else contextlib.nullcontext():
+                reply = await self._answer(persona, session, event, limit, taken)
+            if not reply.failed:
+                self.floor.spoke(persona, event)
             session.note_answered(event.message_id)  # (closing a document notes it here)
             # Saved before the user sees the reply: a crash after it loses nothing they saw.
             await self._save(session)
@@ -174,8 +243,6 @@ class Engine:
                 task.add_done_callback(self._background.discard)
                 handed_off = True  # the task releases the lock when it is done
         finally:
-            if waiting is not None:
-                session.taken(waiting)  # (done already, unless answered before or failed)
             if not handed_off:
                 session.lock.release()
         return reply
@@ -186,35 +253,51 @@ class Engine:
         except Exception:  # the scheduler's snapshot tries again; the turn goes on
             log.exception("could not save the conversation of %s", session.persona)
 
+    async def _join(
+        self,
+        persona: Persona,
+        session: Session,
+        taken: Sequence[tuple[str, Turn]],
+        now: datetime,
+    ) -> None:
+        """The messages taken from the waiting join the conversation, in the order they came
+        (an idle conversation is closed first, so they start the next)."""
+        if session.idle_since(now, self.idle_time(persona.key, session.scope)):
+            try:
+                await self.sessions.close(session, "idle")
+            except Exception:  # the scheduler closes it later; the message must go on
+                log.exception("could not archive an idle conversation of %s", persona.key)
+        if not session.is_open and taken:
+            session.recap = await self.sessions.recap(session, now)
+        for waited in taken:  # each stops waiting as it joins, with no await between
+            session.taken(waited)
+            session.add(waited[1])
+            session.note_answered(waited[0])
+
     async def _answer(
         self,
         persona: Persona,
         session: Session,
         event: ChatEvent,
         limit: int,
-        waiting: tuple[str, Turn] | None = None,
+        taken: Sequence[tuple[str, Turn]],
     ) -> Reply:
+        """The reply to the messages `taken` from the waiting (`event`'s among them)."""
         now = self.clock.now()
-        if session.idle_since(now, self.idle_time(persona.key)):
-            try:
-                await self.sessions.close(session, "idle")
-            except Exception:  # the scheduler closes it later; the message must go on
-                log.exception("could not archive an idle conversation of %s", persona.key)
-        text = _user_text(event)
-        if not session.is_open:
-            session.recap = await self.sessions.recap(session, now)
-        if waiting is not None:  # it waits no more: its turn joins now, with no await between
-            session.taken(waiting)
         reading = session.reading
-        if reading is not None and closes_document(text):
-            return self.documents.close(persona, session, event, text, now)
-        session.add(
-            Turn("user", event.user_name, text, now, user_id=event.user_id, document=bool(reading))
-        )
-        session.note_answered(event.message_id)
+        last = taken[-1][1]
+        if reading is not None and closes_document(last.text):
+            await self._join(persona, session, taken[:-1], now)
+            session.taken(taken[-1])  # the closing message joins with the persona's answer
+            session.note_answered(taken[-1][0])
+            return self.documents.close(persona, session, event, last.text, now)
+        await self._join(persona, session, taken, now)
+        # What the turn is about: everything its messages said.
+        text = "\n".join(t.text for _, t in taken)[-MAX_MESSAGE_CHARS:]
         await self._save(session)  # kept, even if the process dies while the model thinks
         scope = self.memory_scope(persona, session)
         section, shown, private = "", list[int](), None
+        aliases: dict[str, tuple[str, ...]] = {}  # of the members (bot.recollect)
         found: list[SearchResult] = []
         if reading is not None:  # questions about the document: answered from it, not memory
             section = await self.documents.section(reading, text)
@@ -227,6 +310,7 @@ class Engine:
             recollection = await self._recollect(
                 persona, scope, text, now, event.user_id, private, deep=deep
             )
+            aliases = recollection.aliases
             if self.memory is not None:
                 budget = self.memory.settings.memory_tokens
                 section, shown = memory_section(
@@ -244,10 +328,12 @@ class Engine:
             memories=section,
             summary=session.summary,
             recap=session.recap,
+            aliases=aliases,
         )
         try:
             messages = list(prompt.messages)
-            completion = await self._complete(persona, scope, messages, shown, found)
+            sender = Sender(event.user_id, admin=event.admin and not event.is_dm)
+            completion = await self._complete(persona, scope, messages, shown, found, sender)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
@@ -347,16 +433,19 @@ class Engine:
         except Exception:
             log.exception("could not reinforce recalled memories")
 
-    def tools(self, persona: Persona) -> list[Tool]:
+    def tools(self, persona: Persona, sender: Sender | None = None) -> list[Tool]:
         """The tools the persona may call now: declared, allowed (eco mode takes the paid
-        ones away) and available here."""
+        ones away) and available here; then its Python and MCP tools this sender may use."""
         available = {
             "recall_memory": RECALL_TOOL if self.memory is not None else None,
             "web_search": SEARCH_TOOL if self.search is not None else None,
             "translate": TRANSLATE_TOOL,
         }
         allowed = self.models.tools_allowed(persona.tools)
-        return [tool for name in allowed if (tool := available.get(name)) is not None]
+        tools = [tool for name in allowed if (tool := available.get(name)) is not None]
+        if self.toolbox is not None:
+            tools += self.toolbox.tools(persona, sender or Sender(""))
+        return tools
 
     async def _complete(
         self,
@@ -365,11 +454,15 @@ class Engine:
         messages: list[Message],
         shown: list[int],
         found: list[SearchResult],
+        sender: Sender | None = None,
     ) -> Completion:
         """The chat tier's reply, answering its tool calls (at most MAX_TOOL_ROUNDS rounds,
         then it must reply). Memories recall_memory shows join `shown`, search results
-        `found`."""
-        tools = self.tools(persona)
+        `found`. The persona's MCP servers start here, the first time they are needed."""
+        sender = sender or Sender("")
+        if self.toolbox is not None:
+            await self.toolbox.prepare(persona)
+        tools = self.tools(persona, sender)
         for round_ in range(MAX_TOOL_ROUNDS + 1):
             offered = tools if round_ < MAX_TOOL_ROUNDS else []
             completion = await self.models.complete("chat", messages, tools=offered)
@@ -379,7 +472,7 @@ class Engine:
             for number, call in enumerate(completion.tool_calls):
                 if number < MAX_TOOL_CALLS:
                     result = await self._run_tool(
-                        persona, scope, call.name, call.arguments, shown, found
+                        persona, scope, call.name, call.arguments, shown, found, sender
                     )
                 else:
                     result = TOO_MANY_CALLS.format(count=MAX_TOOL_CALLS)
@@ -394,6 +487,7 @@ class Engine:
         arguments: str,
         shown: list[int],
         found: list[SearchResult],
+        sender: Sender | None = None,
     ) -> str:
         if name in ("web_search", "translate") and name in persona.tools:
             if name == "web_search":
@@ -403,15 +497,19 @@ class Engine:
             found.extend(run.results)
             log.info("tool %s for %s: %s", name, persona.key, run.cost)
             return run.text
-        if name != "recall_memory" or self.memory is None:
-            return NO_SUCH_TOOL.format(name=name)
-        try:
-            result, ids = await self.memory.tool(scope, arguments, self.clock.now())
-        except Exception:
-            log.exception("recall_memory failed for %s", persona.key)
-            return MEMORY_SILENT
-        shown.extend(i for i in ids if i not in shown)
-        return result
+        if name == "recall_memory" and self.memory is not None:
+            try:
+                result, ids = await self.memory.tool(scope, arguments, self.clock.now())
+            except Exception:
+                log.exception("recall_memory failed for %s", persona.key)
+                return MEMORY_SILENT
+            shown.extend(i for i in ids if i not in shown)
+            return result
+        if self.toolbox is not None:
+            outcome = await self.toolbox.run(persona, scope, sender or Sender(""), name, arguments)
+            if outcome is not None:
+                return outcome.text
+        return NO_SUCH_TOOL.format(name=name)
 
     def _fold_at(self, session: Session) -> int:
         """How many of the oldest turns to fold into the running summary: none while the

@@ -12,6 +12,7 @@ from memory.errors import KizunaError
 
 __all__ = [
     "PLATFORM_LIMITS",
+    "Addressed",
     "Attachment",
     "ChatEvent",
     "FetchError",
@@ -22,6 +23,10 @@ __all__ = [
 ]
 
 Platform = Literal["console", "discord", "telegram", "web"]
+# How the platform says a group message is for the bot: it @mentions the bot, it replies to
+# one of the bot's messages, or it is in a channel the host bound to the bot (Discord's
+# `channel_ids`, where every message is for it). Whether to answer is bot.floor's decision.
+Addressed = Literal["mention", "reply", "bound"]
 # Longest message each surface takes, in characters.
 PLATFORM_LIMITS: dict[Platform, int] = {
     "console": 4000,
@@ -90,6 +95,16 @@ class ChatEvent:
     # The language of what the bot itself says here (its commands and menus), where the host
     # set one for the bot; "" is the persona's.
     language: str = ""
+    # What the platform knows of whom a group message is for (`Addressed`); an adapter passes
+    # every group message it can see, addressed or not, and bot.floor decides whether the
+    # persona speaks. Meaningless in a private chat, which is always for the bot.
+    addressed: frozenset[Addressed] = frozenset()
+    # The bot's own names on the platform (its @username, its nickname in a server): calling
+    # one is calling the persona, as its own names are.
+    names: tuple[str, ...] = ()
+    # Written by a bot (the bot itself included). Adapters drop those; bot.floor never
+    # answers one either, so two bots can never keep each other talking.
+    from_bot: bool = False
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

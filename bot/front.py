@@ -1,20 +1,23 @@
 """The one way in from a chat platform: an adapter hands over a `ChatEvent` and renders what
 comes back; everything between happens here, once, for every platform.
 
-A message: which of the bot's personas it is for (bot.routing), then a document it carries
-(refused by its declared size before any download, fetched through its `Attachment.fetch`,
-read) or a turn of conversation (the engine, which also applies access and rate limits). A
+A message: which of the bot's personas it is for (bot.routing), then a document given to the
+persona (refused by its declared size before any download, fetched through its
+`Attachment.fetch`, read) or a turn of conversation (the engine, which applies access and rate
+limits, and in a group asks bot.floor whether the persona speaks at all). A
 command: the persona of its room, the access gate, then the command table (bot.commands).
 
     front = Front(engine, bot_id, ["miao", "monikai"])
-    spoken = await front.receive(event)     # None: nothing to answer
+    spoken = await front.receive(event)     # None: nothing to say
     answer = await front.command(event, "forget", "Mochi")
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 
 from bot import commands
@@ -72,18 +75,30 @@ class Front:
         """Who speaks in a room (a channel, a chat or a forum topic) when no one is named."""
         return await self.router.choose(room)
 
-    async def receive(self, event: ChatEvent) -> Spoken | None:
-        """Answer a message said to the bot in `event.channel_id` (its `persona` is chosen
-        here). None for a message with nothing in it."""
+    async def receive(
+        self,
+        event: ChatEvent,
+        *,
+        settle: bool = False,
+        typing: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+    ) -> Spoken | None:
+        """Answer a message the bot heard in `event.channel_id` (its `persona` is chosen
+        here), or keep it unanswered: whether the persona speaks in a group is the engine's
+        floor's decision. None: nothing to say. `settle`: wait for the rest of a burst
+        (bot.bursts); `typing` is shown while the persona is really answering."""
         persona = await self.router.choose(event.channel_id, event.text)
         event = replace(event, persona=persona, language=self._language)
         if event.is_empty:
             return None
         document = next((a for a in event.attachments if is_document(a.filename)), None)
-        if document is not None:
-            reply = await self._read(event, document)
-        else:
-            reply = await self.engine.handle(event)
+        called = self.engine.floor.call(self.router.persona(persona), event) is not None
+        if document is not None and called and not event.from_bot:
+            async with typing() if typing is not None else contextlib.nullcontext():
+                reply = await self._read(event, document)
+        else:  # (a document nobody gave the persona is a message like another)
+            reply = await self.engine.handle(event, settle=settle, typing=typing)
+        if not reply.text:
+            return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
 
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Literal, get_args
 
 from bot import tomlfile
 from bot.catalogue import say
+from bot.toolspec import CustomTool, McpServer, check_tools
 from memory.forgetting import (
     EbbinghausParams,
     HalfLifeParams,
@@ -30,7 +30,9 @@ __all__ = [
     "FORGETTING_POLICIES",
     "Card",
     "Emotions",
+    "FloorMode",
     "ForgettingPolicy",
+    "GroupPolicy",
     "Identity",
     "LoreEntry",
     "Lorebook",
@@ -38,7 +40,6 @@ __all__ = [
     "Persona",
     "PersonaLibrary",
     "StateSlot",
-    "ToolName",
     "UserAddress",
     "load_persona",
 ]
@@ -46,11 +47,12 @@ __all__ = [
 # memory.forgetting.POLICIES by name (see there for what each does).
 ForgettingPolicy = Literal["actr", "ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
 FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
-# What the chat model may call (bot/tools.py); web_search is left out in eco mode.
-ToolName = Literal["recall_memory", "web_search", "translate"]
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
+# In a group: "speak" (answers when addressed, may join in uninvited as `talkativeness` lets
+# it), or "listen" (remembers what is said, speaks only when addressed).
+FloorMode = Literal["speak", "listen"]
 
 
 @dataclass(slots=True)
@@ -69,6 +71,10 @@ class Identity:
     def __post_init__(self) -> None:
         if not self.name.strip():
             raise ValueError("identity.name must not be empty")
+        if self.avatar_url and not self.avatar_url.startswith(("https://", "http://")):
+            raise ValueError(
+                f"avatar_url must start with https:// or http://, got {self.avatar_url[:60]!r}"
+            )
 
 
 @dataclass(slots=True)
@@ -130,6 +136,44 @@ class MemoryPolicy:
             "stochastic": self.stochastic,
         }.get(self.forgetting)
         return make_policy(self.forgetting, params)
+
+
+@dataclass(slots=True)
+class GroupPolicy:
+    """When the persona speaks in a group (bot.floor): it always may when addressed (a
+    mention, a reply to it, its name called, a question right after its own message); these
+    say how often it joins a conversation among others uninvited, and how much it says at most.
+    An admin may change them for one channel (`/group`)."""
+
+    mode: FloorMode = "speak"
+    # The chance it joins in when nobody addressed it (0: never; 1: whenever the cool-down,
+    # the ceiling and the room allow).
+    talkativeness: float = 0.0
+    cooldown_seconds: float = 120.0  # since it last spoke, before it joins in uninvited
+    # Past this many of its messages in a channel in the last minute (addressed or not), it
+    # does not join in uninvited.
+    max_per_minute: int = 12
+    names: list[str] = field(default_factory=list)  # what else it answers to ("喵喵", "Mi")
+    # Ask the intent tier "should I answer?" before joining in uninvited (one call each time
+    # the local rules would let it); off, the local rules decide alone, for free.
+    ask_model: bool = False
+    # A group conversation closes (and is written into memory) after this many quiet minutes,
+    # or memory.idle_minutes if longer: a busy room's talk comes in spurts, and each close
+    # costs an encoding.
+    idle_minutes: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.names = [n.strip() for n in self.names if n.strip()]
+        if not 0.0 <= self.talkativeness <= 1.0:
+            raise ValueError("group.talkativeness must be between 0 and 1")
+        if not 0.0 <= self.cooldown_seconds <= 24 * 3600:
+            raise ValueError("group.cooldown_seconds must be between 0 and 86400 (a day)")
+        if not 1 <= self.max_per_minute <= 60:
+            raise ValueError("group.max_per_minute must be between 1 and 60")
+        if not 0 < self.idle_minutes <= MAX_IDLE_MINUTES:
+            raise ValueError(
+                f"group.idle_minutes must be more than 0 and at most {MAX_IDLE_MINUTES} (a week)"
+            )
 
 
 @dataclass(slots=True)
@@ -202,7 +246,11 @@ class Persona:
     user: UserAddress = field(default_factory=UserAddress)
     emotions: Emotions = field(default_factory=Emotions)
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
-    tools: list[ToolName] = field(default_factory=list)
+    group: GroupPolicy = field(default_factory=GroupPolicy)
+    # What it may call: built-in tools, installed ones and its [[custom_tools]], by name.
+    tools: list[str] = field(default_factory=list)
+    custom_tools: list[CustomTool] = field(default_factory=list)  # Python tools and their limits
+    mcp_servers: list[McpServer] = field(default_factory=list)  # MCP servers and their tools
     state: list[StateSlot] = field(default_factory=list)
     card: Card = field(default_factory=Card)
     lorebook: Lorebook = field(default_factory=Lorebook)
@@ -216,6 +264,7 @@ class Persona:
             if slot.name in seen:
                 raise ValueError(f"state[{i}].name {slot.name!r} is used by an earlier slot")
             seen.add(slot.name)
+        check_tools(self.tools, self.custom_tools, self.mcp_servers)
 
     @property
     def sprite_dir(self) -> Path | None:
@@ -253,7 +302,9 @@ class PersonaLibrary:
 
     @classmethod
     def default(cls, cwd: Path, extra: Iterable[Path] = ()) -> PersonaLibrary:
-        shipped = Path(str(resources.files("personas")))
+        # Beside this package, installed or in a checkout: not `import personas`, which a
+        # personas/ folder in the working directory shadows when run as `python -m`.
+        shipped = Path(__file__).resolve().parent.parent / "personas"
         return cls([shipped, cwd / "personas", *extra])
 
     def names(self) -> list[str]:

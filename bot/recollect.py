@@ -4,14 +4,22 @@ Five ways, as people remember:
 - subconscious: every turn, the message (or, when long, a key phrase taken from it locally,
   with no model call) is the cue;
 - by date: the days a message names ("yesterday", "last weekend", 上个月初, "May 4th": of the
-  most recent year with a diary page) bring their diary pages and the memories made on them,
-  newest first (memory/dates.py parses them locally);
+  most recent year with a diary page; "last summer", 去年, "recently", "since May") bring
+  their diary pages and the memories made on them, newest first, those begun only (a
+  message about next Tuesday brings nothing by date; memory/dates.py parses them locally);
 - keyword (deep) recall: a question about the past that brings nothing to mind is split by
   the intent tier into a few sub-questions; each brings its best memories and the memories
   linked to them; the best DEEP_KEEP are kept (one extra model call, only then);
 - flashback: now and then (the persona's flashback_rate) the most and the least related memory
   pass through the persona's mind;
 - conscious: the chat model may call `recall_memory(query)` itself.
+
+By person, in a scope shared by several members (a channel-scoped persona's): a message that
+names a member ("what did Ana say about the trip?", by any name their profile knows: memory.people)
+or speaks of the asker ("what did I tell you about my cat?", 我的) recalls with the names that
+member goes by added to the cue (the asker's only in a question: "I" is in most messages), from
+a deeper pool, and tilts up the memories of their words or naming them (`by_person`), with no
+model call; the named members' profiles come with them.
 
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
@@ -26,6 +34,7 @@ import json
 import logging
 import random
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
@@ -45,6 +54,7 @@ from bot.prompts import (
 )
 from memory.bank import MemoryBank
 from memory.diary import Diary, NamedDays, pages_of
+from memory.people import Named, mentions, named_members, speaks_of_self
 from memory.quoting import flat, quote
 from memory.recall import Recalled
 from memory.records import DiaryEntry, Profile
@@ -56,6 +66,8 @@ __all__ = [
     "Recollection",
     "Recollector",
     "about_the_past",
+    "by_person",
+    "meant",
     "memory_section",
     "memory_text",
 ]
@@ -67,6 +79,9 @@ DEEP_K = 3  # memories per sub-question
 DEEP_KEEP = 6
 LINK_WEIGHT = 0.8  # of its link's score, for a memory brought along by a link
 TOOL_K = 5
+PERSON_POOL = 3  # times k: the memories recalled for a message about someone, before the tilt
+PERSON_BOOST = 0.3  # of a memory of the person asked about (scores run about 0..1.5)
+PEOPLE_SHOWN = 2  # profiles of the members a message names
 
 DIARY_PAGE_TOKENS = 100  # the least of a diary page worth showing
 
@@ -91,6 +106,38 @@ def about_the_past(text: str) -> bool:
     return bool((_PAST_EN.search(text) or _PAST_ZH.search(text)) and _QUESTION.search(text))
 
 
+def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
+    """The member ids a message asks about, in a scope the persona shares with several people:
+    those it names (by any name their profiles know; memory.people), and the asker when it says
+    "I", "my", 我 (beside a name, only "my", 我的: "tell me what Ana said" is about Ana). None
+    in a scope of one person: there, every memory is about them already."""
+    if len(members) < 2:
+        return []
+    about = named_members(text, members, asker)
+    if asker and asker not in about and speaks_of_self(text, owning=bool(about)):
+        about.append(asker)
+    return about
+
+
+def by_person(
+    memories: Sequence[Recalled], ids: Collection[str], people: Sequence[Named] = ()
+) -> list[Recalled]:
+    """`memories` re-ranked for a message about the members `ids`: a memory of their words
+    (its speaker id) or naming them (by any name `people`, their profiles, know) gains
+    PERSON_BOOST. A boost, not a filter: what else matches the message still comes if
+    nothing of theirs does."""
+    if not ids:
+        return list(memories)
+    names = [n for p in people if p.user_id in ids for n in (p.name, *p.aliases)]
+
+    def score(memory: Recalled) -> float:
+        if memory.speaker_id in ids or mentions(memory.text, names):
+            return memory.score + PERSON_BOOST
+        return memory.score
+
+    return sorted(memories, key=lambda m: (-score(m), m.id))
+
+
 def memory_text(memory: Recalled) -> str:
     """A memory as the persona holds it: what someone said, prefixed with who said it (a
     memory the persona wrote itself, from a conversation, has no speaker: it says who)."""
@@ -111,6 +158,12 @@ def memory_section(
     if profile is not None and profile.text:
         name = quote(flat(user_name or profile.name))
         text = _quoted_within(PROFILE_HEADING.format(name=name), profile.text, budget // 3)
+        if text:
+            parts.append(text)
+            used += estimate_tokens(text)
+    for other in recollection.people:  # the members the message names
+        heading = PROFILE_HEADING.format(name=quote(flat(other.name)))
+        text = _quoted_within(heading, other.text, budget // 6)
         if text:
             parts.append(text)
             used += estimate_tokens(text)
@@ -185,6 +238,10 @@ class Recollection:
     profile: Profile | None = None  # what the persona knows of the user
     # Memories of the days the message names: in the order named, a span's newest first.
     dated: list[Recalled] = field(default_factory=list)
+    # What the persona knows of the other members the message names (a shared scope's).
+    people: list[Profile] = field(default_factory=list)
+    # The other names each member of the scope is known by (user id -> aliases).
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Recollector:
@@ -231,18 +288,35 @@ class Recollector:
         `deep`: whether to recall by keyword too (the intent model's call); None decides
         here, for a question about the past that brought nothing to mind."""
         k = self.settings.recall_k
-        known = await self.profile(scope, user_id) if user_id else None
-        profiles = [known] if known is not None else []
+        # The names of the scope's members tell whom the message speaks of; then the profiles
+        # of the user and of those it names are read.
+        store = self.bank.store
+        members = await store.members(scope)
+        about = meant(text, members, user_id)
+        wanted = [i for i in dict.fromkeys([user_id, *about]) if i]
+        profiles = {p.user_id: p for p in await store.profiles(scope, wanted)} if wanted else {}
+        known = profiles.get(user_id) if user_id else None
         named = await self.diary.named(scope, text, now, tz)
         diary = pages_of(named)
         dated = await self._dated(scope, named, now, tz, k)
         # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
         # characters, seconds for a long message.
         cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
-        memories = await self.bank.recall(scope, cue, k=k, now=now)
+        # Asked about someone: the names they go by join the cue (memories name whom they are
+        # about), and their memories are tilted up within a deeper pool. The asker's own names
+        # join only a question ("what is my cat called?"): "I" is in most messages, and their
+        # names in the cue would bring their every memory.
+        people = [p for p in members if p.user_id in about]
+        asks = _QUESTION.search(text) is not None
+        names = [n for p in people if asks or p.user_id != user_id for n in (p.name, *p.aliases)]
+        if names:
+            cue = " ".join([cue, *names])
+        pool = k * PERSON_POOL if about else k
+        memories = await self.bank.recall(scope, cue, k=pool, now=now)
         if also is not None:  # the user's private memories, by their choice
-            private = await self.bank.recall(also, cue, k=k, now=now)
-            memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))[:k]
+            private = await self.bank.recall(also, cue, k=pool, now=now)
+            memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))
+        memories = by_person(memories, about, people)[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the days it names answer, nor when something came
         # already.
@@ -257,7 +331,16 @@ class Recollector:
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             exclude = {m.id for m in memories} | {m.id for m in dated}
             flashback = await self.flashback(scope, text, now, exclude=exclude)
-        return Recollection(memories, flashback, diary, profiles[0] if profiles else None, dated)
+        others = [profiles[i] for i in about if i != user_id and i in profiles]
+        return Recollection(
+            memories,
+            flashback,
+            diary,
+            known,
+            dated,
+            [p for p in others if p.text][:PEOPLE_SHOWN],
+            {p.user_id: p.aliases for p in members if p.aliases},
+        )
 
     async def _dated(
         self, scope: str, named: list[NamedDays], now: datetime, tz: tzinfo | None, k: int

@@ -22,6 +22,7 @@ from bot.persona import Persona, PersonaLibrary
 from bot.recollect import Recollector
 from bot.scheduler import Scheduler
 from bot.sessions import SessionManager
+from bot.toolkit import Toolbox
 from bot.tools import build_search
 from memory.bank import MemoryBank
 from memory.clock import Clock, SystemClock
@@ -72,17 +73,22 @@ class Runtime:
         gc.freeze()
 
     async def close(self) -> None:
-        """Give the work after replies a moment to finish, save, then close the store."""
+        """Give the work after replies a moment to finish, stop the MCP servers, save, then
+        close the store."""
         try:
             await self.engine.drain(grace=SHUTDOWN_GRACE)
         finally:
             try:
-                await self.scheduler.stop()  # the final save
+                if self.engine.toolbox is not None:
+                    await self.engine.toolbox.close()
             finally:
                 try:
-                    await self.bank.close()  # writes changed indexes
+                    await self.scheduler.stop()  # the final save
                 finally:
-                    await self.store.close()
+                    try:
+                        await self.bank.close()  # writes changed indexes
+                    finally:
+                        await self.store.close()
 
 
 async def open_runtime(
@@ -101,6 +107,16 @@ async def open_runtime(
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     search = build_search(config.tools, config.models, environ)
+    # The personas' own tools load now: a tool that cannot is a TomlError naming its line.
+    toolbox = Toolbox(
+        personas,
+        clock=clock,
+        tz=config.engine.tz(),
+        # Its own generator, so the other seeded draws stay as they were.
+        rng=random.Random(None if seed is None else f"{seed}:tools"),
+        environ=environ,
+        eco_mode=config.models.eco_mode,
+    )
     embedder = build_embedder(config.memory, config.models, environ)
     # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
@@ -138,6 +154,8 @@ async def open_runtime(
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
         gate=Gate(config.access),
         search=search,
+        toolbox=toolbox,
+        rng=random.Random(rng.randrange(2**32)),
     )
     lifecycle = Lifecycle(
         bank=bank,

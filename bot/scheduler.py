@@ -26,7 +26,7 @@ class Scheduler:
     def __init__(
         self,
         sessions: SessionManager,
-        idle_time: Callable[[str], timedelta],
+        idle_time: Callable[[str, str], timedelta],
         *,
         interval: float = 5.0,
         flush: Callable[[], Awaitable[object]] | None = None,

@@ -37,6 +37,7 @@ __all__ = [
     "SessionManager",
     "Turn",
     "TurnLock",
+    "is_private",
     "is_shared",
     "scope_key",
 ]
@@ -70,6 +71,11 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
+
+
+def is_private(room: str) -> bool:
+    """Whether `room` (a scope's room part, as scope_key makes it) is a private chat."""
+    return room.split(":", 2)[1:2] == ["dm"]
 
 
 def is_shared(scope: Literal["user", "channel"], event: ChatEvent) -> bool:
@@ -604,15 +610,16 @@ class SessionManager:
             session.saved = session.changes
         return conversation_id
 
-    async def close_idle(self, idle_for: Callable[[str], timedelta]) -> int:
-        """Close every conversation idle past its persona's idle time."""
+    async def close_idle(self, idle_for: Callable[[str, str], timedelta]) -> int:
+        """Close every conversation idle past its idle time (`idle_for(persona, room)`)."""
         now = self._clock.now()
         closed = 0
         for session in self.all():
+            idle = idle_for(session.persona, session.scope)
             # A session whose lock is held is taking a turn: not idle.
-            if not session.lock.locked() and session.idle_since(now, idle_for(session.persona)):
+            if not session.lock.locked() and session.idle_since(now, idle):
                 async with session.lock:
-                    if session.idle_since(self._clock.now(), idle_for(session.persona)):
+                    if session.idle_since(self._clock.now(), idle):
                         await self.close(session, "idle")
                         closed += 1
         return closed

@@ -21,7 +21,17 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 from memory.errors import KizunaError
 
-__all__ = ["TomlError", "dotted", "key_at", "load", "loads", "locate", "one_line"]
+__all__ = [
+    "TomlError",
+    "dotted",
+    "key_at",
+    "keys_of",
+    "load",
+    "loads",
+    "locate",
+    "one_line",
+    "required",
+]
 
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
@@ -169,20 +179,35 @@ def _convert(value: Any, tp: Any, path: KeyPath) -> Any:
     raise TypeError(f"unsupported type in a TOML schema: {tp!r}")
 
 
+def keys_of(cls: type) -> dict[str, tuple[dataclasses.Field[Any], Any]]:
+    """The keys a table read into the dataclass `cls` may have: each field `__init__` takes,
+    but those marked `metadata={"toml": False}`, with its resolved type hint."""
+    hints = get_type_hints(cls)
+    return {
+        f.name: (f, hints[f.name])
+        for f in dataclasses.fields(cls)
+        if f.init and f.metadata.get("toml", True)
+    }
+
+
+def required(f: dataclasses.Field[Any]) -> bool:
+    """Whether a file must give this field's key: it has no default."""
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
 def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
     if not isinstance(value, dict):
         raise _Invalid(path, f"expected a table, got {_describe(value)}")
-    hints = get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.metadata.get("toml", True)}
+    keys = keys_of(cls)
     for key in value:
-        if key not in fields:
-            known = ", ".join(sorted(fields)) or "none"
+        if key not in keys:
+            known = ", ".join(sorted(keys)) or "none"
             raise _Invalid((*path, key), f"unknown key (known keys: {known})")
     kwargs = {}
-    for name, f in fields.items():
+    for name, (f, tp) in keys.items():
         if name in value:
-            kwargs[name] = _convert(value[name], hints[name], (*path, name))
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs[name] = _convert(value[name], tp, (*path, name))
+        elif required(f):
             raise _Invalid((*path, name), "missing required key")
     try:
         return cls(**kwargs)
@@ -191,7 +216,7 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
         named = _key_path(message.split(" ", 1)[0])
         # "memory.flashback_rate" raised inside [memory] names the key from the top: skip
         # the parts that lead down to this table.
-        while named and named[0] not in fields:
+        while named and named[0] not in keys:
             named = named[1:]
         raise _Invalid((*path, *named), message) from None
 

@@ -21,12 +21,11 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
-from bot.persona import ToolName
 from bot.prompts import (
     NO_QUERY,
     NO_SEARCH,
@@ -38,6 +37,7 @@ from bot.prompts import (
     translate_messages,
     translated,
 )
+from bot.toolspec import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -57,7 +57,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
+TOOL_NAMES: tuple[str, ...] = BUILTIN_TOOLS
 # The longest a search may hold up a turn, retries included: the SDK's timeout bounds each
 # read, not a server that trickles its answer.
 SEARCH_DEADLINE = 90.0
@@ -182,11 +182,15 @@ def _items(obj: Any, key: str) -> list[dict[str, Any]]:
 def cited_sources(reply: str, results: Sequence[SearchResult]) -> str:
     """A sources line for the results (numbered in order, as the model saw them) that the
     reply cites (all of them when it cites none: it answered from them); "" when none has an
-    address."""
+    address. An address found by two searches of one turn is listed once, with its numbers."""
     shown = list(results)
     numbers = {int(n) for n in re.findall(r"\[(\d{1,2})\]", reply)}
     chosen = [i for i in range(1, len(shown) + 1) if i in numbers] or range(1, len(shown) + 1)
-    lines = [f"[{i}] {shown[i - 1].url}" for i in chosen if shown[i - 1].url]
+    cited: dict[str, list[int]] = {}
+    for i in chosen:
+        if shown[i - 1].url:
+            cited.setdefault(shown[i - 1].url, []).append(i)
+    lines = ["".join(f"[{i}]" for i in at) + f" {url}" for url, at in cited.items()]
     return "Sources: " + " ".join(lines) if lines else ""
 
 

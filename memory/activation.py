@@ -12,29 +12,30 @@ one made after a gap (spaced) a trace that lasts. The encoding decays at ALPHA. 
 memory's intercept (an item's intercept in Pavlik & Anderson): importance and emotion raise it.
 It lifts p but not the decays, so a more important memory is never weaker.
 
-A memory carries one number of forgetting state, `strength`, besides its creation, last recall
-and recall count (the recall log is for the inspector, not read when ranking or pruning), so the
-older traces are folded into one, in the spirit of Petrov's (2006) approximation, which keeps the
-newest traces exact and summarises the rest:
+A memory keeps the times of its latest recalls (memory.records.RECENT_RECALLS of them, on the
+memory itself, so ranking and pruning read no recall log), and the sum runs over their traces
+exactly, each with the decay the traces before it give. Older traces are folded into W, the
+memory's `strength` (1 at encoding), in the spirit of Petrov's (2006) approximation, which
+keeps the newest traces exact and summarises the rest:
 
-    sum ~ W * (t - created) ** -ALPHA + [recalled] * (t - last recall) ** -d
+    sum = W * (t - created) ** -ALPHA + sum over the recent recalls i of (t - t_i) ** -d_i
 
-W (the strength, 1 at encoding) holds the encoding and every recall but the last, each folded
-into a trace like the encoding's (made at creation, decaying at ALPHA) worth what the recall's
-own trace is worth a grace period after it was laid (the age from which a prune can take a
-memory): a recall with a high decay (massed) adds less than one with a low decay (spaced). The
-last recall's trace is kept as it is; its decay follows from the activation the folded traces
-give just before it. Ages are in seconds (as Pavlik & Anderson's), at least one. The fold is an
-approximation: benchmarks/forgetting_fit.py compares it with the exact sum (it favours massed
-recalls: the spacing effect is smaller than exact ACT-R's).
+A recall that pushes the oldest recent one out folds that trace into W as a trace like the
+encoding's (made at creation, decaying at ALPHA) worth what it is worth at that moment: from
+then on the fold decays no faster than the trace did, and before then it weighs less, which
+only lowers the decays of the traces after it, so a fold never weakens a memory. Ages are in
+seconds (as Pavlik & Anderson's), at least one. With up to RECENT_RECALLS recalls the sum is
+exact ACT-R (benchmarks/forgetting_fit.py compares the two).
 
-ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and Murre & Dros's (2015)
-replication together, by benchmarks/forgetting_fit.py; NOISE and DECAY_SCALE are
+ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and the three replications
+Murre & Dros (2015) tabulate (theirs, Mack's and Seitz's) together, by
+benchmarks/forgetting_fit.py; NOISE and DECAY_SCALE are
 Pavlik & Anderson's (2005: s = 0.255; c = 0.217 at tau = -0.704, so c * e**tau = 0.107 as the
 scale on the odds e**(m - tau), which keeps it independent of the time unit and of tau).
 
-Pruning: a memory goes once its retrieval probability is below FLOOR: less than one chance in
-four of coming to mind (about what Ebbinghaus's syllables kept after a week). No memory
+Pruning: a memory goes once its retrieval probability is below FLOOR, a little under what the
+fitted curve keeps of an unrecalled importance-1 item after a week (0.225): trivia lasts about
+eight days, an importance-2 memory about a year and a half unrecalled. No memory
 starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so nothing
 falls below the floor before that memory would: that time is the grace period, computed, not
 chosen.
@@ -54,22 +55,18 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from memory.forgetting import Forgotten, under_floor
-from memory.records import Memory
+from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["ActR", "retrieval_probability"]
 
-# Fitted to Ebbinghaus (1885) and Murre & Dros (2015) together by benchmarks/forgetting_fit.py
-# (RMSE 0.040 and 0.041; benchmarks/README.md).
-ALPHA = 0.0521  # the encoding's decay
-TAU = -0.4435  # retrieval threshold, for ages in seconds
+# Fitted by benchmarks/forgetting_fit.py to Ebbinghaus (1885) and the three replications of
+# Murre & Dros (2015, Table 3) together (benchmarks/README.md gives the error on each).
+ALPHA = 0.0467  # the encoding's decay
+TAU = -0.3066  # retrieval threshold, for ages in seconds
 # Pavlik & Anderson (2005).
 NOISE = 0.255
 DECAY_SCALE = 0.107
 MIN_AGE = 1.0  # seconds: a trace's age is never taken as less
-
-
-def _seconds(later: datetime, earlier: datetime) -> float:
-    return max((later - earlier).total_seconds(), MIN_AGE)
 
 
 def _logistic(x: float) -> float:
@@ -89,32 +86,44 @@ def _decay(trace_sum: float) -> float:
     return ALPHA + DECAY_SCALE * trace_sum * math.exp(-TAU)
 
 
-def _traces(memory: Memory, now: datetime) -> float:
-    """The (folded) sum of the memory's power-law traces at `now`."""
+def _recent(memory: Memory) -> list[tuple[float, float]]:
+    """(seconds after the memory's making, decay) of each of its recent recalls' traces."""
     weight = max(memory.strength, 1.0)
-    total = weight * math.pow(_seconds(now, memory.created_at), -ALPHA)
-    last = memory.last_recalled_at
-    if last is not None and memory.recall_count > 0:
-        before = weight * math.pow(_seconds(last, memory.created_at), -ALPHA)
-        total += math.pow(_seconds(now, last), -_decay(before))
+    created = memory.created_at
+    traces: list[tuple[float, float]] = []
+    for when in memory.recall_times:
+        t = (when - created).total_seconds()
+        before = weight * math.pow(max(t, MIN_AGE), -ALPHA)
+        for ti, d in traces:
+            before += math.pow(max(t - ti, MIN_AGE), -d)
+        traces.append((t, _decay(before)))
+    return traces
+
+
+def _traces(memory: Memory, now: datetime) -> float:
+    """The sum of the memory's power-law traces at `now` (older recalls folded into W)."""
+    t = (now - memory.created_at).total_seconds()
+    total = max(memory.strength, 1.0) * math.pow(max(t, MIN_AGE), -ALPHA)
+    for ti, d in _recent(memory):
+        total += math.pow(max(t - ti, MIN_AGE), -d)
     return total
 
 
 class ActR:
     """ACT-R base-level activation with Pavlik & Anderson's spacing decay (see the module).
 
-    `strength` is W, the folded weight of the encoding and every recall but the last, in
-    encoding traces (at least 1). Importance and |sentiment| add to the intercept. The boosts
-    are chosen, not fitted (no data set grades a chat's importance): unrecalled, an importance-1
-    memory is pruned after about twelve days, a strongly felt one after about half a year, an
-    importance-2 one after a year and a half, and an importance-3 one is kept for centuries (the
-    benchmark prints each lifetime).
+    `strength` is W, the folded weight of the encoding and of the recalls older than the
+    recent ones, in encoding traces (at least 1). Importance and |sentiment| add to the
+    intercept. The boosts are chosen, not fitted (no data set grades a chat's importance):
+    unrecalled, an importance-1 memory is pruned after about three days, a strongly felt one
+    after two or three months, an importance-2 one after about eight months, and an
+    importance-3 one is kept for centuries (the benchmark prints each lifetime).
     """
 
     __slots__ = ("floor", "grace")
     IMPORTANCE_BOOST: ClassVar[Mapping[int, float]] = MappingProxyType({1: 0.0, 2: 0.2, 3: 0.5})
     EMOTION_BOOST = 0.15  # at |sentiment| 1
-    FLOOR = 0.25  # see the module
+    FLOOR = 0.22  # see the module
 
     def __init__(self, floor: float = FLOOR) -> None:
         self.floor = floor
@@ -145,15 +154,16 @@ class ActR:
 
     def reinforced(self, memory: Memory, now: datetime) -> float:
         weight = max(memory.strength, 1.0)
-        last = memory.last_recalled_at
-        if last is None or memory.recall_count <= 0:
-            return weight  # the encoding is already in W; the recall becomes the newest trace
-        # The newest trace so far is folded in as an encoding-like trace that is worth what it
-        # is worth `grace` after it was laid: the age from which the prune can take a memory.
-        before = weight * math.pow(_seconds(last, memory.created_at), -ALPHA)
-        horizon = self.grace.total_seconds()
-        matched = _seconds(last, memory.created_at) + horizon
-        return weight + math.pow(matched, ALPHA) * math.pow(horizon, -_decay(before))
+        t = (now - memory.created_at).total_seconds()
+        times = [(when - memory.created_at).total_seconds() for when in memory.recall_times]
+        # The recall at `now` joins the recent ones; those it pushes out (more than one after
+        # a merge pooled two memories' recalls) are folded into W, oldest first, each worth
+        # now what its trace is: its decay follows from W alone, the traces before it folded.
+        while len(times) + 1 > RECENT_RECALLS:
+            oldest = times.pop(0)
+            decay = _decay(weight * math.pow(max(oldest, MIN_AGE), -ALPHA))
+            weight += math.pow(max(t, MIN_AGE), ALPHA) * math.pow(max(t - oldest, MIN_AGE), -decay)
+        return weight
 
     def prune(
         self,

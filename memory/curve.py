@@ -1,8 +1,9 @@
 """A memory's retention over time, past and projected, drawn from its forgetting policy.
 
-The past is rebuilt from the memory's recall history: before the first recall the memory had
-its initial strength; after each recall, the strength that recall left, with the forgetting
-clock restarted. A memory recalled before its history was kept shows only its last recall.
+The past is rebuilt from the memory's recall history: before the first recall the memory had its
+initial strength; after each recall, the strength that recall left, with the forgetting clock
+restarted and the recalls so far as its recent ones. A memory recalled before its history was
+kept shows only its last recall.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memory.forgetting import ForgettingPolicy
-from memory.records import Memory
+from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["RetentionCurve", "retention_curve"]
 
@@ -40,11 +41,21 @@ def _states(
             strength=policy.initial_strength(memory.importance, memory.sentiment),
         )
     )
-    states = [(memory.created_at, first)]
+    states = [(memory.created_at, replace(first, recent_recalls=()))]
     for n, (at, strength) in enumerate(history, start=1):
         count = memory.recall_count - len(history) + n
+        recent = tuple(when for when, _ in history[:n])[-RECENT_RECALLS:]
         states.append(
-            (at, replace(memory, last_recalled_at=at, strength=strength, recall_count=count))
+            (
+                at,
+                replace(
+                    memory,
+                    last_recalled_at=at,
+                    strength=strength,
+                    recall_count=count,
+                    recent_recalls=recent,
+                ),
+            )
         )
     return states
 

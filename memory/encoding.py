@@ -34,7 +34,8 @@ from typing import Any, Protocol
 from memory.bank import MemoryBank, undated
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.errors import KizunaError
-from memory.quoting import Speakers, quote
+from memory.people import NICKNAME_CHARS, aliases_of, nicknames
+from memory.quoting import Speakers, flat, quote
 from memory.records import (
     CATEGORIES,
     ArchivedConversation,
@@ -42,6 +43,7 @@ from memory.records import (
     EncodingWrite,
     Merge,
     NewMemory,
+    Profile,
     Vectors,
 )
 from memory.text import fts_document, restates
@@ -162,6 +164,8 @@ class Encoder:
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
             new_profiles = _profiles(answer.get("profiles"), speakers, users, conversation.id)
             recap = _bounded(answer.get("recap"), RECAP_CHARS) or last_exchange(conversation)
+        called = _called(conversation.turns, answer.get("names") if answer else None, speakers)
+        new_profiles, aliases = _members(new_profiles, profiles, speakers, users, called)
         # The persona writes these memories itself, naming whoever they are about: no speaker
         # name, but the id of whose words they record.
         vectors = await self.bank.embed_memories([d.text for d in drafts], None, when)
@@ -209,6 +213,7 @@ class Encoder:
             diary=(day, diary_page) if diary_page else None,
             profiles=new_profiles,
             recap=recap,
+            aliases=aliases,
         )
         ids = await self.bank.commit_encoding(write, [v for _, v in kept])
         if ids is None:
@@ -471,7 +476,8 @@ def _prompt(
             f'- "memories": a list of at most {MAX_MEMORIES - 1} memories worth keeping (none'
             ' for small talk). Each is an object: "text" (one to three sentences, starting'
             f' with the date {day.isoformat()}, self-contained: name who and what, no "he"'
-            ' without a name), "category" (one of work_study, social_emotional, special,'
+            " without a name; a person by the last name they went by, never by a label),"
+            ' "category" (one of work_study, social_emotional, special,'
             ' personal_daily), "importance" (1 trivial, 2 worth remembering, 3 life events,'
             ' promises, birthdays, things asked to remember), "emotion" (how strongly felt,'
             ' -1 very negative to 1 very positive, 0 neutral) and "speaker" (the label of'
@@ -482,6 +488,9 @@ def _prompt(
             f'- "profiles": an object from each user\'s label ({labels}) to what you know of'
             f" them, the old profile below updated: lasting facts and preferences, under"
             f" {PROFILE_CHARS} characters each. Leave a user out when nothing new was learned.",
+            '- "names": an object from a label to a list of other names that person goes by,'
+            " learned in this conversation (a nickname they asked to be called, what others"
+            " call them); leave it out when there are none.",
             '- "recap": one or two sentences on where the conversation left off.',
             f"Write every text in {language}.",
         ]
@@ -573,6 +582,51 @@ def _profiles(
             dropped,
         )
     return list(out.values())
+
+
+def _called(
+    turns: Sequence[dict[str, Any]], named: Any, speakers: Speakers
+) -> dict[str, list[str]]:
+    """Per user id, the names they go by besides their display names, oldest first: those they
+    asked for in their own words ("call me Nana", found locally), then those the model learned
+    (its "names", under a label of the conversation's; anything else is dropped)."""
+    called: dict[str, list[str]] = {}
+    for turn in turns:
+        user_id = _user_id(turn)
+        if turn.get("role") == "user" and user_id:
+            called.setdefault(user_id, []).extend(nicknames(str(turn.get("text") or "")))
+    if isinstance(named, dict):
+        for label, names in named.items():
+            owner = speakers.user_id(label)
+            if owner and isinstance(names, list):
+                kept = [flat(n, NICKNAME_CHARS) for n in names[:3] if isinstance(n, str)]
+                called.setdefault(owner, []).extend(n for n in kept if n)
+    return called
+
+
+def _members(
+    written: list[tuple[str, str, str]],
+    known: dict[str, Profile],
+    speakers: Speakers,
+    users: dict[str, str],
+    called: dict[str, list[str]],
+) -> tuple[list[tuple[str, str, str]], dict[str, tuple[str, ...]]]:
+    """A profile for every member who spoke (so each is known by id, under their current
+    name, even when nothing new was learned of them), and the other names each goes by: their
+    earlier display names here, then the nicknames they asked for."""
+    texts = {user_id: text for user_id, _, text in written}
+    profiles: list[tuple[str, str, str]] = []
+    aliases: dict[str, tuple[str, ...]] = {}
+    for user_id in speakers.ids:
+        if not user_id:  # a turn that kept no id is no one's
+            continue
+        old = known.get(user_id)
+        before = [*reversed(old.aliases), old.name] if old is not None else []
+        names = [*before, *speakers.names(user_id), *called.get(user_id, ())]
+        text = texts.get(user_id) or (old.text if old is not None else "")
+        profiles.append((user_id, users[user_id], text))
+        aliases[user_id] = aliases_of(users[user_id], names)
+    return profiles, aliases
 
 
 def _fallback_diary(

@@ -63,7 +63,7 @@ from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from memory.records import Memory
+from memory.records import RECENT_RECALLS, Memory
 
 __all__ = [
     "POLICIES",
@@ -180,7 +180,11 @@ def recalled(policy: ForgettingPolicy, memory: Memory, at: datetime) -> Memory:
     at = max(at, memory.last_touched)
     strength = max(policy.reinforced(memory, at), memory.strength)
     return replace(
-        memory, strength=strength, last_recalled_at=at, recall_count=memory.recall_count + 1
+        memory,
+        strength=strength,
+        last_recalled_at=at,
+        recall_count=memory.recall_count + 1,
+        recent_recalls=(*memory.recall_times, at)[-RECENT_RECALLS:],
     )
 
 
@@ -188,11 +192,14 @@ def absorbed(
     policy: ForgettingPolicy, keep: Memory, twins: Sequence[Memory], at: datetime
 ) -> Memory:
     """`keep` after a prune merged its near-duplicates `twins` into it: the strongest strength
-    of them all, their recalls added to its own, and the repetition itself one more recall."""
+    of them all, their recalls added to its own (the times of all of them, which the policy
+    sees before the store keeps the latest RECENT_RECALLS), and the repetition itself one more
+    recall."""
     pooled = replace(
         keep,
         strength=max(m.strength for m in (keep, *twins)),
         recall_count=sum(max(m.recall_count, 0) for m in (keep, *twins)),
+        recent_recalls=tuple(sorted(t for m in (keep, *twins) for t in m.recall_times)),
     )
     latest = max(m.last_touched for m in (keep, *twins))
     return recalled(policy, pooled, max(at, latest))

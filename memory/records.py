@@ -3,8 +3,8 @@ are the protocols of memory.storage)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal, get_args
 
@@ -14,6 +14,7 @@ import numpy.typing as npt
 __all__ = [
     "CATEGORIES",
     "KINDS",
+    "RECENT_RECALLS",
     "ArchivedConversation",
     "Category",
     "DiaryEntry",
@@ -21,6 +22,7 @@ __all__ = [
     "IdDigest",
     "Kind",
     "Lease",
+    "Member",
     "Memory",
     "MemoryLink",
     "Merge",
@@ -39,6 +41,12 @@ KINDS: tuple[Kind, ...] = get_args(Kind)
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
+
+# How many of a memory's latest recall times the store keeps on the memory itself (its whole
+# history is in the recalls log): enough for a forgetting policy to sum their traces exactly
+# when ranking or pruning, without a query per memory; older ones are the policy's to fold
+# into the strength.
+RECENT_RECALLS = 8
 
 
 @dataclass(slots=True, frozen=True)
@@ -96,11 +104,24 @@ class Memory:
     conversation_id: int | None
     previous_id: int | None = None
     speaker_id: str | None = None  # who said it, by stable id
+    # When it was last recalled, up to RECENT_RECALLS times, oldest first (a merged twin's
+    # recalls among them); the last is last_recalled_at.
+    recent_recalls: tuple[datetime, ...] = ()
 
     @property
     def last_touched(self) -> datetime:
         """When the forgetting clock last started: the last recall, else the creation."""
         return self.last_recalled_at or self.created_at
+
+    @property
+    def recall_times(self) -> tuple[datetime, ...]:
+        """The latest recalls' times, oldest first: `recent_recalls`, or the last recall alone
+        for a memory written without them."""
+        if self.recent_recalls:
+            return self.recent_recalls
+        if self.last_recalled_at is not None and self.recall_count > 0:
+            return (self.last_recalled_at,)
+        return ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -116,13 +137,26 @@ class DiaryEntry:
 
 @dataclass(slots=True, frozen=True)
 class Profile:
-    """What the persona knows of one user, in one scope; bounded text."""
+    """What the persona knows of one user, in one scope; bounded text. `name` is the display
+    name they had when last encoded; `aliases` the other names they are known by there (earlier
+    display names, nicknames they asked for), most recent first."""
 
     scope: str
     user_id: str
     name: str
     text: str
     updated_at: datetime
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class Member:
+    """One person of a scope by the names the persona knows them by: a profile without its
+    text, what recall reads on every turn to tell whom a message speaks of."""
+
+    user_id: str
+    name: str
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -164,6 +198,8 @@ class EncodingWrite:
     diary: tuple[date, str] | None
     profiles: Sequence[tuple[str, str, str]]  # (user id, name, text)
     recap: str
+    # Per user id of `profiles`, the other names they are known by (Profile.aliases).
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.activation import ALPHA, NOISE, TAU, ActR, retrieval_probability
+from memory import forgetting
+from memory.activation import ALPHA, DECAY_SCALE, NOISE, TAU, ActR, retrieval_probability
 from memory.forgetting import make_policy
-from memory.records import Memory
+from memory.records import RECENT_RECALLS, Memory
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 PROPS = settings(max_examples=60, deadline=None)
@@ -41,10 +42,8 @@ def mem(importance: int = 1, sentiment: float = 0.0, id: int = 1) -> Memory:
 
 
 def recall(policy: ActR, m: Memory, at: datetime) -> Memory:
-    """What the store makes of a recall at `at`."""
-    return replace(
-        m, strength=policy.reinforced(m, at), last_recalled_at=at, recall_count=m.recall_count + 1
-    )
+    """What the store makes of a recall at `at` (its time joins the recent ones)."""
+    return forgetting.recalled(policy, m, at)
 
 
 def recalled(policy: ActR, m: Memory, times: Sequence[datetime]) -> Memory:
@@ -101,6 +100,51 @@ def test_spacing_beats_massing() -> None:
     p_massed = policy.retention(recalled(policy, mem(), massed), massed[-1] + timedelta(days=30))
     p_spaced = policy.retention(recalled(policy, mem(), spaced), spaced[-1] + timedelta(days=30))
     assert p_spaced > 1.05 * p_massed
+
+
+def exact(times: Sequence[datetime], at: datetime, importance: int = 1) -> float:
+    """Exact ACT-R: every trace (the encoding at T0, then `times`) summed, each with Pavlik &
+    Anderson's decay from the traces before it."""
+    traces: list[tuple[float, float]] = [(0.0, ALPHA)]
+    for when in times:
+        t = (when - T0).total_seconds()
+        total = sum(max(t - ti, 1.0) ** -d for ti, d in traces)
+        traces.append((t, ALPHA + DECAY_SCALE * total * math.exp(-TAU)))
+    t = (at - T0).total_seconds()
+    activation = ActR().intercept(importance, 0.0) + math.log(
+        sum(max(t - ti, 1.0) ** -d for ti, d in traces)
+    )
+    return retrieval_probability(activation)
+
+
+@PROPS
+@given(
+    gaps=st.lists(st.floats(min_value=1 / 24, max_value=30.0), max_size=RECENT_RECALLS),
+    importance=st.integers(1, 3),
+    later=st.floats(min_value=0.0, max_value=200.0),
+)
+def test_exact_act_r_while_every_recall_is_kept(
+    gaps: list[float], importance: int, later: float
+) -> None:
+    policy = ActR()
+    times = [T0 + timedelta(days=sum(gaps[: i + 1])) for i in range(len(gaps))]
+    m = recalled(policy, mem(importance), times)
+    at = (times[-1] if times else T0) + timedelta(days=later)
+    assert policy.retention(m, at) == pytest.approx(exact(times, at, importance), rel=1e-9)
+
+
+def test_spacing_reaches_a_fifth_over_massing_at_a_month() -> None:
+    """The issue's target: four recalls a day apart beat four an hour apart by 20% or more,
+    tested 30 days after the last (the benchmark prints the ratios)."""
+    policy = ActR()
+    ratios = []
+    for gap in (timedelta(days=1), timedelta(days=7)):
+        massed = [T0 + timedelta(hours=h) for h in (1, 2, 3, 4)]
+        spaced = [T0 + gap * i for i in (1, 2, 3, 4)]
+        p_massed = policy.retention(recalled(policy, mem(), massed), massed[-1] + timedelta(30))
+        p_spaced = policy.retention(recalled(policy, mem(), spaced), spaced[-1] + timedelta(30))
+        ratios.append(p_spaced / p_massed)
+    assert 1.2 <= ratios[0] < ratios[1]
 
 
 def test_recalled_beats_unrecalled() -> None:
@@ -169,7 +213,7 @@ def test_grace_and_floor_follow_from_the_probability() -> None:
     assert policy.prune(weakest, T0 + policy.grace - timedelta(hours=1), seed=1) == []
     gone = policy.prune(weakest, T0 + policy.grace + timedelta(days=1), seed=1)
     assert [f.id for f in gone] == [1]
-    assert gone[0].reason.startswith("not retrievable: probability 0.24")
+    assert gone[0].reason.startswith("not retrievable: probability 0.21")
 
 
 def test_importance_keeps_a_memory_for_months() -> None:

@@ -132,7 +132,7 @@ def test_kizuna_backup_and_restore(
 
     assert main(["backup", "saved.sqlite3"]) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("Backed up 1 memories and 0 conversations to saved.sqlite3 (")
+    assert out.startswith("Backed up 1 memory and 0 conversations to saved.sqlite3 (")
     assert main(["backup", "saved.sqlite3"]) == 1
     assert "already exists (--force replaces it)" in capsys.readouterr().err
 
@@ -170,7 +170,7 @@ def test_on_a_terminal_the_progress_bar_shows_only_once_the_copy_has_begun(
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["backup", "backups/"]) == 0
     assert "backing up: 100%" in terminal.getvalue()
-    assert capsys.readouterr().out.startswith("Backed up 1 memories and 0 conversations to ")
+    assert capsys.readouterr().out.startswith("Backed up 1 memory and 0 conversations to ")
 
 
 # -- where a backup goes, and where it cannot ------------------------------------------------------

@@ -26,7 +26,7 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.index import index_path
 from memory.recall import failure_probability
-from memory.records import EncodingWrite, Merge
+from memory.records import RECENT_RECALLS, EncodingWrite, Merge
 from memory.storage import Storage
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import StoreOpener
@@ -202,6 +202,32 @@ async def test_reinforce_strengthens_and_recall_changes_nothing(tmp_path: Path) 
     await bank.close()
 
 
+async def test_a_memory_keeps_its_latest_recall_times_and_folds_older_ones(
+    tmp_path: Path,
+) -> None:
+    """The store keeps the last RECENT_RECALLS recall times on the memory (what actr sums
+    exactly, with no recall log read when ranking); a recall that pushes one out leaves the
+    policy's strength higher, as the fold of that trace, and the memory no weaker."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    mid = await bank.remember(SCOPE, "Alice's sister is called Jun", importance=1)
+    policy = bank.policy(SCOPE)
+    times = []
+    for _ in range(RECENT_RECALLS + 2):
+        clock.advance(days=1)
+        times.append(clock.now())
+        [before] = await bank.store.get_memories(SCOPE, [mid])
+        await bank.reinforce(SCOPE, [mid])
+        [row] = await bank.store.get_memories(SCOPE, [mid])
+        assert row.recent_recalls == tuple(times[-RECENT_RECALLS:])
+        assert row.strength >= before.strength
+        month = clock.now() + timedelta(days=30)
+        assert policy.retention(row, month) >= policy.retention(before, month)
+    assert row.strength > 1.0  # two traces folded in
+    assert len(await bank.store.recall_history(SCOPE, mid)) == RECENT_RECALLS + 2
+    await bank.close()
+
+
 async def test_a_recall_on_a_clock_set_back_never_weakens_a_memory(tmp_path: Path) -> None:
     """Reinforced by a clock set before the memory was made, the recall is dated when the
     memory was made: once the clock is right, it retains at least what a never-recalled copy
@@ -300,7 +326,11 @@ async def test_a_prune_merges_a_near_duplicate_into_the_one_it_keeps(tmp_path: P
     assert row.last_recalled_at == now
     history = await bank.store.recall_history(SCOPE, survivor)
     assert [at for at, _ in history] == [recalled_at, now]
-    assert row.strength > max(m.strength for m in before.values())
+    assert row.recent_recalls == (recalled_at, now)  # the traces the policy sums
+    assert row.strength >= max(m.strength for m in before.values())
+    policy = bank.policy(SCOPE)
+    month = now + timedelta(days=30)
+    assert all(policy.retention(row, month) > policy.retention(m, month) for m in before.values())
     clock.advance(days=1)
     tomorrow = clock.now()
     assert await bank.prune(SCOPE, tomorrow, day=tomorrow.date(), seed=1) == (1, [])
@@ -408,8 +438,9 @@ async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path
 
     faded, fresh = await surfaced(7)
     # A fresh memory nearly always comes to mind (under actr, the default, even a new memory's
-    # retrieval probability is below 1: about 0.85); a faded one often does not.
-    assert fresh >= 57
+    # retrieval probability is below 1: about 0.77, so it fails about one time in 23); a faded
+    # one often does not.
+    assert fresh >= 54
     assert 0 < faded < fresh - 10
     assert await surfaced(7) == (faded, fresh)  # the same seed, the same mind
 

@@ -19,7 +19,7 @@ from bot.context import build_chat_prompt
 from bot.persona import load_persona
 from bot.prompts import GREETING_HEADING, LORE_HEADING
 from bot.sessions import Turn
-from tests.fakes.cards import b64, png, text_chunk, v2
+from tests.fakes.cards import b64, charx, encode, png, text_chunk, v2
 
 NOW = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
 
@@ -90,6 +90,46 @@ def seraphina(**extra: Any) -> dict[str, Any]:
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KIZUNA_CONFIG", raising=False)
+
+
+def test_a_charx_card_becomes_a_persona_with_its_icon(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = seraphina()
+    card["spec"], card["spec_version"] = "chara_card_v3", "3.0"
+    icon = png()
+    card["data"]["assets"] = [
+        {"type": "background", "uri": "embeded://assets/other/bg.png", "name": "bg", "ext": "png"},
+        {
+            "type": "icon",
+            "uri": "embeded://assets/icon/images/main.png",
+            "name": "main",
+            "ext": "png",
+        },
+    ]
+    files = {"card.json": encode(card), "assets/icon/images/main.png": icon}
+    (tmp_path / "sera.charx").write_bytes(charx(files | {"assets/other/bg.png": b"not a png"}))
+    assert main(["persona", "import", "sera.charx"]) == 0
+    persona = load_persona(tmp_path / "personas" / "seraphina.toml")
+    assert persona.identity.name == "Seraphina"
+    assert (tmp_path / "personas" / "assets" / "seraphina" / "NEUTRAL.png").read_bytes() == icon
+    capsys.readouterr()
+    for name, raw, said in (
+        ("bare.charx", charx({"notes.txt": b"hi"}), "a CHARX archive without card.json"),
+        (
+            "broken.charx",
+            b"PK\x03\x04 and nothing else",
+            "not a readable CHARX archive (a damaged or unsupported zip)",
+        ),
+        (
+            "latin.charx",
+            charx({"card.json": "café".encode("latin-1")}),
+            "its card.json is not UTF-8 text",
+        ),
+    ):
+        (tmp_path / name).write_bytes(raw)
+        assert main(["persona", "import", name]) == 2
+        assert capsys.readouterr().err == f"{name}: {said}\n"
 
 
 def test_a_png_card_becomes_a_persona_with_its_picture(

@@ -31,28 +31,14 @@ from bot.persona import load_persona
 from memory.encoding import ENCODING_TASK
 from memory.records import NewMemory
 from memory.storage.sqlite import Store
-from tests.fakes.factories import base_env
+from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT
+from tests.fakes.factories import base_env, kizuna
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 from tests.fakes.secrets import OPENAI_API_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
 APOLOGY = load_persona(ROOT / "personas" / "monikai.toml").identity.apology
-TIMEOUT = 15  # seconds: a generous bound; each run takes about one
-
-
-def kizuna(
-    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env or base_env(),
-        timeout=TIMEOUT,
-    )
 
 
 def chat(cwd: Path, stdin: str, *args: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -208,6 +194,12 @@ def test_save_exports_the_session(tmp_path: Path) -> None:
     assert turns[0]["text"] == "hello there" and turns[2]["text"] == "my name is Ann"
     for turn, shown in ((turns[1], reply1), (turns[3], reply2)):
         assert shown == f"Monikai [{turn['emotion']}]: {turn['text']}"
+    # Saved again (within the same second, as like as not): the first export is kept.
+    chat(tmp_path, "end\nsave\nsave\n")
+    assert len(list((tmp_path / "data" / "exports").glob("*.json"))) == 3
+    assert exports[0].read_text(encoding="utf-8") == json.dumps(
+        export, ensure_ascii=False, indent=2
+    )
 
 
 def test_wipe_asks_then_forgets_everything(tmp_path: Path) -> None:
@@ -256,15 +248,43 @@ def test_remember_get_memories_and_forget_across_runs(tmp_path: Path) -> None:
     assert replies(chat(tmp_path, "remember the lake?\n").stdout)
 
 
+def test_doctor_on_a_fresh_folder_then_a_missing_token(tmp_path: Path) -> None:
+    fresh = kizuna(tmp_path, "doctor")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.splitlines()[0] == "ok    configuration: built-in defaults"
+    assert fresh.stdout.endswith("Everything looks fine.\n")
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "KZ_NO_SUCH"\n',
+        encoding="utf-8",
+    )
+    missing = kizuna(tmp_path, "doctor")
+    assert missing.returncode == 1
+    assert "todo  bots[0] telegram miao: the environment variable KZ_NO_SUCH is not set" in (
+        missing.stdout
+    )
+    assert missing.stdout.endswith("1 problem(s) to fix.\n")
+
+
+def test_data_dir_flag_picks_the_data_folder(tmp_path: Path) -> None:
+    chat(tmp_path, "/remember my cat is called Mochi\n", "--data-dir", "elsewhere")
+    assert (tmp_path / "elsewhere" / "kizuna.sqlite3").is_file()
+    assert not (tmp_path / "data").exists()
+    found = chat(tmp_path, "memories\n", "--data-dir", str(tmp_path / "elsewhere")).stdout
+    assert "my cat is called Mochi" in found
+    assert "No memories yet." in chat(tmp_path, "memories\n").stdout
+
+
 def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     result = chat(tmp_path, "/log\n/HELP\nhelp\n")
     lines = result.stdout.splitlines()
     assert lines[0] == "persona: monikai (Monikai)"
     assert "scope: console:dm:ann" in lines
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    commands = ["remember", "recall", "memories", "forget", "diary", "profile", "state", "end"]
-    commands += ["wipe", "save", "log", "get", "read", "help", "quit"]
+    # A command that takes something is shown with the slash it needs then.
+    commands = ["/remember", "/recall", "/memories", "/forget", "/diary", "profile", "/state"]
+    commands += ["end", "wipe", "save", "log", "/get", "read", "help", "quit"]
     assert listed == commands * 2
+    assert "  /remember TEXT " in result.stdout and "  /memories [QUERY] " in result.stdout
     assert replies(result.stdout) == []  # no command reached the persona
 
 
@@ -278,6 +298,17 @@ def test_persona_validate_shipped_personas(tmp_path: Path) -> None:
     for path in SHIPPED:
         assert f"ok {path}: " in result.stdout
     assert result.stderr == ""
+
+
+def test_persona_list_marks_a_file_that_cannot_be_used(tmp_path: Path) -> None:
+    (tmp_path / "personas").mkdir()
+    (tmp_path / "personas" / "bad.toml").write_text('[identity\nname = "x"\n', encoding="utf-8")
+    listed = kizuna(tmp_path, "persona", "list")
+    assert listed.returncode == 2, listed.stderr
+    rows = dict(line.split("\t", 1) for line in listed.stdout.splitlines())
+    assert rows["bad"].endswith("bad.toml\tcannot be used (see below)")
+    assert {"miao", "monikai", "dungeon_master"} <= rows.keys()
+    assert "bad.toml:1: TOML syntax error" in listed.stderr
 
 
 def test_persona_validate_bad_files(tmp_path: Path) -> None:
@@ -383,6 +414,8 @@ def test_version_and_help(tmp_path: Path) -> None:
         out[args] = stdout
     assert out[("--version",)].strip() == f"kizuna {__version__}"
     assert "--persona" in out[("chat", "--help")] and "--user" in out[("chat", "--help")]
+    described = " ".join(out[("chat", "--help")].split())
+    assert all(f" {c}" in described for c in ("/remember TEXT", "/diary [DAY]", "read PATH"))
     assert "--config" in out[("run", "--help")]
     assert "FILE" in out[("persona", "validate", "--help")]
 
@@ -882,9 +915,17 @@ def test_memories_pruned_lists_what_the_prune_forgot(tmp_path: Path) -> None:
     assert later.returncode == 0, later.stderr
     assert later.stdout == f"Nothing was forgotten since {after}.\n"
 
-    bad = kizuna(tmp_path, "memories", "pruned", "--since", "2026-13-01")
-    assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
-    assert "argument --since: not a date (YYYY-MM-DD): '2026-13-01'" in bad.stderr
+    # A day as /diary takes it.
+    three_days_ago = (datetime.now(UTC) - timedelta(days=3)).date().isoformat()
+    said = kizuna(tmp_path, "memories", "pruned", "--since", "3 days ago", "--scope", ann)
+    assert (
+        said.stdout.startswith(recent_line) and counted(said.stdout) == f"1 since {three_days_ago}"
+    )
+
+    for bad_day in ("2026-13-01", "tomorrow", "soon"):
+        bad = kizuna(tmp_path, "memories", "pruned", "--since", bad_day)
+        assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
+        assert f"--since: not a past day: {bad_day!r}" in bad.stderr
 
 
 def test_read_a_document_in_the_console(tmp_path: Path) -> None:
@@ -939,7 +980,7 @@ def test_the_readmes_backup_cron_line_works_night_after_night(tmp_path: Path) ->
         result = kizuna(tmp_path, "backup", "backups/")
         assert result.returncode == 0 and result.stderr == "", result.stderr
         assert re.fullmatch(
-            r"Backed up 1 memories and 0 conversations to backups/kizuna-\d{8}-\d{6}(-2)?"
+            r"Backed up 1 memory and 0 conversations to backups/kizuna-\d{8}-\d{6}(-2)?"
             r"\.sqlite3 \(0\.\d MB, \d+\.\d s\)\.\n",
             result.stdout,
         ), result.stdout

@@ -97,3 +97,26 @@ def test_the_readme_lists_every_command_the_platforms_offer() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     offered = {c.name for p in ("discord", "telegram") for c in commands.offered_on(p)}
     assert [name for name in sorted(offered) if f"`/{name}`" not in readme] == []
+
+
+async def test_memories_says_why_there_are_none_yet(
+    tmp_path: Path,
+) -> None:
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    try:
+        alice = make_event("")
+        assert (await commands.run(bot.engine, alice, "memories")).text == "No memories yet."
+        await bot.engine.handle(make_event("my cat is called Mochi"))
+        talking = await commands.run(bot.engine, alice, "memories")
+        assert talking.text.startswith("No memories yet: this conversation becomes memory once")
+        await commands.run(bot.engine, alice, "end")
+        waiting = await commands.run(bot.engine, alice, "memories")
+        assert waiting.text.startswith("No memories yet: the conversation that just ended")
+        assert (await commands.run(bot.engine, alice, "memories", "dog")).text == (
+            "No memories match."
+        )
+        await bot.lifecycle.encode_pending()
+        after = await commands.run(bot.engine, alice, "memories")
+        assert "being written" not in after.text
+    finally:
+        await bot.close()

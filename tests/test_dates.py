@@ -7,16 +7,20 @@ November; the previous one from 16 to 22 November.
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memory.dates import DateMention, find_dates
+from memory.dates import DateMention, find_dates, future_spans
 
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)  # a Sunday
 MONDAY = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 WEDNESDAY = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
 JANUARY = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)  # a Thursday
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+PROPS = settings(max_examples=150, deadline=None, derandomize=True, database=None)
 
 
 def found(text: str, now: datetime = NOW) -> list[tuple[str, str]]:
@@ -659,3 +663,575 @@ def test_a_span_after_words_that_lead_to_it() -> None:
     assert spans("what did we do a few days ago?") == [
         ("2026-11-24", "2026-11-27", "a few days ago")
     ]
+
+
+# --- seasons, years, recently, since, months and years ago -------------------------------------
+
+# Said on Sunday 29 November 2026 (NOW).
+PAST_SPANS = [
+    # seasons (meteorological, northern; a winter is of the year of its December)
+    ("last summer", "2026-06-01", "2026-08-31"),
+    ("this spring", "2026-03-01", "2026-05-31"),
+    ("in the winter", "2025-12-01", "2026-02-28"),
+    ("during the summer", "2026-06-01", "2026-08-31"),
+    ("last winter", "2025-12-01", "2026-02-28"),
+    ("this autumn", "2026-09-01", "2026-11-30"),  # under way
+    ("last fall", "2025-09-01", "2025-11-30"),  # this one has not ended
+    ("the summer of 2025", "2025-06-01", "2025-08-31"),
+    ("summer 2024", "2024-06-01", "2024-08-31"),
+    ("the winter of 2024", "2024-12-01", "2025-02-28"),
+    ("去年夏天", "2025-06-01", "2025-08-31"),
+    ("今年春天", "2026-03-01", "2026-05-31"),
+    ("冬天的时候", "2025-12-01", "2026-02-28"),
+    ("夏天里", "2026-06-01", "2026-08-31"),
+    ("这个夏天", "2026-06-01", "2026-08-31"),
+    ("上个冬天", "2025-12-01", "2026-02-28"),
+    ("前年秋天", "2024-09-01", "2024-11-30"),
+    ("2024年冬天", "2024-12-01", "2025-02-28"),
+    ("去年的冬季", "2025-12-01", "2026-02-28"),
+    # whole years and their parts
+    ("in 2025", "2025-01-01", "2025-12-31"),
+    ("last year", "2025-01-01", "2025-12-31"),
+    ("the year before last", "2024-01-01", "2024-12-31"),
+    ("this year", "2026-01-01", "2026-12-31"),
+    ("during 2023", "2023-01-01", "2023-12-31"),
+    ("in early 2024", "2024-01-01", "2024-04-30"),
+    ("in late 2025", "2025-09-01", "2025-12-31"),
+    ("earlier this year", "2026-01-01", "2026-11-28"),
+    ("the end of last year", "2025-09-01", "2025-12-31"),
+    ("去年", "2025-01-01", "2025-12-31"),
+    ("前年", "2024-01-01", "2024-12-31"),
+    ("大前年", "2023-01-01", "2023-12-31"),
+    ("今年", "2026-01-01", "2026-12-31"),
+    ("2025年", "2025-01-01", "2025-12-31"),
+    ("二〇二四年", "2024-01-01", "2024-12-31"),
+    ("去年底", "2025-09-01", "2025-12-31"),
+    ("今年上半年", "2026-01-01", "2026-06-30"),
+    ("年初", "2026-01-01", "2026-04-30"),
+    # whole months without a day
+    ("in March", "2026-03-01", "2026-03-31"),
+    ("三月份", "2026-03-01", "2026-03-31"),
+    ("next May", "2027-05-01", "2027-05-31"),
+    ("明年5月", "2027-05-01", "2027-05-31"),
+    ("明年5月3日", "2027-05-03", "2027-05-03"),
+    ("this March", "2026-03-01", "2026-03-31"),
+    # recently: the last two weeks
+    ("recently", "2026-11-15", "2026-11-29"),
+    ("lately", "2026-11-15", "2026-11-29"),
+    ("these days", "2026-11-15", "2026-11-29"),
+    ("最近", "2026-11-15", "2026-11-29"),
+    ("近来", "2026-11-15", "2026-11-29"),
+    ("这段时间", "2026-11-15", "2026-11-29"),
+    ("最近三天", "2026-11-26", "2026-11-29"),
+    ("最近两周", "2026-11-15", "2026-11-29"),
+    ("the past 3 weeks", "2026-11-08", "2026-11-29"),
+    ("the past month", "2026-10-30", "2026-11-29"),
+    # since: from then to today
+    ("since May", "2026-05-01", "2026-11-29"),
+    ("since last week", "2026-11-16", "2026-11-29"),
+    ("ever since March", "2026-03-01", "2026-11-29"),
+    ("since 2020", "2020-01-01", "2026-11-29"),
+    ("since Monday", "2026-11-23", "2026-11-29"),
+    ("since yesterday", "2026-11-28", "2026-11-29"),
+    ("since the summer", "2026-06-01", "2026-11-29"),
+    ("自从五月", "2026-05-01", "2026-11-29"),
+    ("五月以来", "2026-05-01", "2026-11-29"),
+    ("上周以来", "2026-11-16", "2026-11-29"),
+    ("去年至今", "2025-01-01", "2026-11-29"),
+    ("三月开始", "2026-03-01", "2026-11-29"),
+    # months and years back, said loosely
+    ("two months ago", "2026-09-14", "2026-10-14"),
+    ("两个月前", "2026-09-14", "2026-10-14"),
+    ("半年前", "2026-05-14", "2026-06-13"),
+    ("a year ago", "2025-10-30", "2025-12-29"),
+    ("三年前", "2023-10-30", "2023-12-29"),
+    ("a few months ago", "2026-07-02", "2026-09-30"),
+    ("几个月前", "2026-07-02", "2026-09-30"),
+    # ahead (the past sense returns them too: recall reads none)
+    ("next week", "2026-11-30", "2026-12-06"),
+    ("下周", "2026-11-30", "2026-12-06"),
+    ("next month", "2026-12-01", "2026-12-31"),
+    ("下个月", "2026-12-01", "2026-12-31"),
+    ("next year", "2027-01-01", "2027-12-31"),
+    ("明年", "2027-01-01", "2027-12-31"),
+    ("the week after next", "2026-12-07", "2026-12-13"),
+    ("the end of the month", "2026-11-21", "2026-11-30"),
+    ("月底", "2026-11-21", "2026-11-30"),
+    ("next weekend", "2026-12-05", "2026-12-06"),
+    ("in a few days", "2026-12-01", "2026-12-04"),
+    ("几天后", "2026-12-01", "2026-12-04"),
+    ("within a week", "2026-11-29", "2026-12-06"),
+]
+
+
+@pytest.mark.parametrize(("text", "first", "last"), PAST_SPANS)
+def test_seasons_years_recently_and_since(text: str, first: str, last: str) -> None:
+    assert spans(text) == [(first, last, text)]
+
+
+PAST_DAYS = [
+    ("three weeks ago", "2026-11-08"),
+    ("fifteen days ago", "2026-11-14"),
+    ("twenty days ago", "2026-11-09"),
+    ("三周前", "2026-11-08"),
+    ("十天前", "2026-11-19"),
+    ("半个月前", "2026-11-14"),
+    ("in 3 days", "2026-12-02"),
+    ("in two weeks", "2026-12-13"),
+    ("in a month", "2026-12-29"),
+    ("3 days from now", "2026-12-02"),
+    ("三天后", "2026-12-02"),
+    ("两周后", "2026-12-13"),
+    ("十天以后", "2026-12-09"),
+    ("两个月之后", "2027-01-29"),
+]
+
+
+@pytest.mark.parametrize(("text", "day"), PAST_DAYS)
+def test_counted_days_in_words_and_chinese_numerals(text: str, day: str) -> None:
+    assert found(text) == [(day, text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我喜欢冬天",
+        "summer dresses are on sale",
+        "the fall of Rome",
+        "I fall asleep in fall",
+        "this may help",
+        "离这里最近",
+        "最近的超市在哪",
+        "哪个最近",
+        "如今年轻人",
+        "过去年代的歌",
+        "冬季奥运会",
+        "立春",
+        "新年快乐",
+        "每年都去",
+        "I paid 2025 yuan",
+        "twice in a week",
+        "back in a minute",
+        "the week was long",
+    ],
+)
+def test_new_words_that_are_not_dates(text: str) -> None:
+    assert find_dates(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "yearless"),
+    [
+        ("in the winter", True),
+        ("冬天的时候", True),
+        ("last summer", False),
+        ("this spring", False),
+        ("the summer of 2025", False),
+        ("since May", False),
+        ("in 2025", False),
+        ("recently", False),
+        ("next May", False),
+    ],
+)
+def test_yearless_seasons_and_spans(text: str, yearless: bool) -> None:
+    [mention] = find_dates(text, NOW)
+    assert mention.yearless is yearless
+
+
+def test_a_year_word_inside_another_word_leaves_what_follows() -> None:
+    # 然后年底: "then, at the year's end" (后年 here is no year); 以前年轻: "when young before".
+    assert spans("然后年底去日本") == [("2026-09-01", "2026-12-31", "年底")]
+    assert spans("以前年轻的时候") == []
+    assert spans("去年底") == [("2025-09-01", "2025-12-31", "去年底")]
+
+
+def test_recently_inside_a_longer_phrase_is_the_longer_phrase() -> None:
+    assert spans("最近这几天") == [("2026-11-26", "2026-11-29", "这几天")]
+    assert spans("最近这段时间") == [("2026-11-15", "2026-11-29", "最近")]
+    assert spans("what have you been up to lately?") == [("2026-11-15", "2026-11-29", "lately")]
+
+
+# --- year boundaries and leap years ------------------------------------------------------------
+
+JAN_2 = datetime(2027, 1, 2, 9, 0, tzinfo=UTC)  # a Saturday
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("last December", "2026-12-01", "2026-12-31"),
+        ("上个月", "2026-12-01", "2026-12-31"),
+        ("last month", "2026-12-01", "2026-12-31"),
+        ("in December", "2026-12-01", "2026-12-31"),
+        ("十二月", "2026-12-01", "2026-12-31"),
+        ("Dec 31st", "2026-12-31", "2026-12-31"),
+        ("12月31日", "2026-12-31", "2026-12-31"),
+        ("31号", "2026-12-31", "2026-12-31"),
+        ("上个月31号", "2026-12-31", "2026-12-31"),
+        ("last year", "2026-01-01", "2026-12-31"),
+        ("去年", "2026-01-01", "2026-12-31"),
+        ("前年", "2025-01-01", "2025-12-31"),
+        ("this year", "2027-01-01", "2027-12-31"),
+        ("earlier this year", "2027-01-01", "2027-01-01"),
+        ("last week", "2026-12-21", "2026-12-27"),
+        ("上周", "2026-12-21", "2026-12-27"),
+        ("the end of the month", "2026-12-21", "2026-12-31"),  # this one's has not begun
+        ("月底", "2026-12-21", "2026-12-31"),
+        ("年底", "2026-09-01", "2026-12-31"),
+        ("last winter", "2025-12-01", "2026-02-28"),  # this one is under way
+        ("in the winter", "2026-12-01", "2027-02-28"),
+        ("since December", "2026-12-01", "2027-01-02"),
+        ("a month ago", "2026-11-17", "2026-12-17"),
+        ("recently", "2026-12-19", "2027-01-02"),
+    ],
+)
+def test_asked_on_the_second_of_january(text: str, first: str, last: str) -> None:
+    assert spans(text, JAN_2) == [(first, last, text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("Feb 29", "2028-02-29", "2028-02-29"),
+        ("2月29日", "2028-02-29", "2028-02-29"),
+        ("last February", "2029-02-01", "2029-02-28"),
+        ("the winter of 2027", "2027-12-01", "2028-02-29"),
+        ("the winter of 2028", "2028-12-01", "2029-02-28"),
+        ("a year ago", "2028-01-31", "2028-03-31"),  # 1 March 2028, give or take 30 days
+        ("the end of last month", "2029-02-21", "2029-02-28"),
+    ],
+)
+def test_leap_years_looking_back(text: str, first: str, last: str) -> None:
+    assert spans(text, datetime(2029, 3, 1, 10, 0, tzinfo=UTC)) == [(first, last, text)]
+
+
+# --- times of day ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "day", "hours"),
+    [
+        ("tomorrow evening", "2026-11-30", (18, 24)),
+        ("yesterday morning", "2026-11-28", (6, 12)),
+        ("last night", "2026-11-28", (18, 24)),
+        ("tonight", "2026-11-29", (18, 24)),
+        ("this afternoon", "2026-11-29", (12, 18)),
+        ("on Friday night", "2026-11-27", (18, 24)),
+        ("today at noon", "2026-11-29", (11, 14)),
+        ("明天晚上", "2026-11-30", (18, 24)),
+        ("昨天下午", "2026-11-28", (12, 18)),
+        ("明晚", "2026-11-30", (18, 24)),
+        ("今早", "2026-11-29", (6, 12)),
+        ("周五下午", "2026-11-27", (12, 18)),
+        ("明天的上午", "2026-11-30", (8, 12)),
+        ("yesterday", "2026-11-28", None),
+    ],
+)
+def test_times_of_day(text: str, day: str, hours: tuple[int, int] | None) -> None:
+    [mention] = find_dates(text, NOW)
+    assert (mention.day.isoformat(), mention.text, mention.hours) == (day, text, hours)
+
+
+def test_bounds_of_a_day_and_of_its_hours() -> None:
+    shanghai = timezone(timedelta(hours=8))
+    [evening] = future_spans("明天晚上", datetime(2026, 11, 29, 15, 0, tzinfo=shanghai))
+    assert evening.bounds(shanghai) == (
+        datetime(2026, 11, 30, 18, 0, tzinfo=shanghai),
+        datetime(2026, 12, 1, 0, 0, tzinfo=shanghai),
+    )
+    [week] = future_spans("next week", NOW)
+    assert week.bounds(UTC) == (
+        datetime(2026, 11, 30, tzinfo=UTC),
+        datetime(2026, 12, 7, tzinfo=UTC),
+    )
+
+
+# --- the future sense: future_spans ------------------------------------------------------------
+
+
+def ahead(text: str, now: datetime = NOW) -> list[tuple[str, str, str]]:
+    """(first day, last day, words) of every span still to come; offsets checked."""
+    mentions = future_spans(text, now)
+    for mention in mentions:
+        assert text[mention.start : mention.start + len(mention.text)] == mention.text
+    return [(m.days[0].isoformat(), m.days[1].isoformat(), m.text) for m in mentions]
+
+
+# Said on Sunday 29 November 2026 (NOW).
+FUTURE = [
+    ("tomorrow", "2026-11-30", "2026-11-30"),
+    ("the day after tomorrow", "2026-12-01", "2026-12-01"),
+    ("today", "2026-11-29", "2026-11-29"),
+    ("on Friday", "2026-12-04", "2026-12-04"),
+    ("this Friday", "2026-12-04", "2026-12-04"),
+    ("next Tuesday", "2026-12-01", "2026-12-01"),
+    ("this Sunday", "2026-11-29", "2026-11-29"),  # today
+    ("on Sunday", "2026-12-06", "2026-12-06"),  # today would be "today"
+    ("next week", "2026-11-30", "2026-12-06"),
+    ("next month", "2026-12-01", "2026-12-31"),
+    ("in two weeks", "2026-12-13", "2026-12-13"),
+    ("in 3 days", "2026-12-02", "2026-12-02"),
+    ("in three days' time", "2026-12-02", "2026-12-02"),
+    ("at the end of the month", "2026-11-29", "2026-11-30"),  # under way: from today
+    ("May 4th", "2027-05-04", "2027-05-04"),  # within half a year
+    ("Dec 25th", "2026-12-25", "2026-12-25"),
+    ("in December", "2026-12-01", "2026-12-31"),
+    ("in May", "2027-05-01", "2027-05-31"),
+    ("in the summer", "2027-06-01", "2027-08-31"),
+    ("next summer", "2027-06-01", "2027-08-31"),
+    ("this winter", "2026-12-01", "2027-02-28"),
+    ("this weekend", "2026-11-29", "2026-11-29"),
+    ("this week", "2026-11-29", "2026-11-29"),
+    ("over the weekend", "2026-11-29", "2026-11-29"),
+    ("next weekend", "2026-12-05", "2026-12-06"),
+    ("next year", "2027-01-01", "2027-12-31"),
+    ("the end of the year", "2026-11-29", "2026-12-31"),
+    ("within a week", "2026-11-29", "2026-12-06"),
+    ("in a few days", "2026-12-01", "2026-12-04"),
+    ("3 days from now", "2026-12-02", "2026-12-02"),
+    ("明天", "2026-11-30", "2026-11-30"),
+    ("后天", "2026-12-01", "2026-12-01"),
+    ("大后天", "2026-12-02", "2026-12-02"),
+    ("下周三", "2026-12-02", "2026-12-02"),
+    ("下星期五", "2026-12-04", "2026-12-04"),
+    ("下个月", "2026-12-01", "2026-12-31"),
+    ("两周后", "2026-12-13", "2026-12-13"),
+    ("三天后", "2026-12-02", "2026-12-02"),
+    ("十天以后", "2026-12-09", "2026-12-09"),
+    ("月底", "2026-11-29", "2026-11-30"),
+    ("年底", "2026-11-29", "2026-12-31"),
+    ("5月4日", "2027-05-04", "2027-05-04"),
+    ("五月四号", "2027-05-04", "2027-05-04"),
+    ("周五", "2026-12-04", "2026-12-04"),
+    ("周日", "2026-11-29", "2026-11-29"),  # alone: today included
+    ("3号", "2026-12-03", "2026-12-03"),
+    ("下个月3号", "2026-12-03", "2026-12-03"),
+    ("12月", "2026-12-01", "2026-12-31"),
+    ("下周末", "2026-12-05", "2026-12-06"),
+    ("明年春天", "2027-03-01", "2027-05-31"),
+    ("明年", "2027-01-01", "2027-12-31"),
+    ("半年后", "2027-05-29", "2027-05-29"),
+    ("几天后", "2026-12-01", "2026-12-04"),
+]
+
+
+@pytest.mark.parametrize(("text", "first", "last"), FUTURE)
+def test_future_spans(text: str, first: str, last: str) -> None:
+    assert ahead(text) == [(first, last, text)]
+
+
+# Said on Wednesday 25 November 2026: the convention for this / next / on + weekday.
+FUTURE_ON_WEDNESDAY = [
+    ("this Friday", "2026-11-27"),
+    ("on Friday", "2026-11-27"),
+    ("next Friday", "2026-11-27"),  # the nearest: the first Friday after today
+    ("this coming Friday", "2026-11-27"),
+    ("下周五", "2026-12-04"),  # of the next ISO week
+    ("这周五", "2026-11-27"),
+    ("周五", "2026-11-27"),
+    ("this Monday", "2026-11-30"),  # the coming one
+    ("this Wednesday", "2026-11-25"),  # today
+    ("on Wednesday", "2026-12-02"),
+    ("next Wednesday", "2026-12-02"),
+    ("周三", "2026-11-25"),
+]
+
+
+@pytest.mark.parametrize(("text", "day"), FUTURE_ON_WEDNESDAY)
+def test_future_weekdays_said_on_a_wednesday(text: str, day: str) -> None:
+    assert ahead(text, WEDNESDAY) == [(day, day, text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yesterday",
+        "last week",
+        "上个月",
+        "去年",
+        "last summer",
+        "a few days ago",
+        "two months ago",
+        "earlier this week",
+        "这周五",  # this ISO week's Friday has gone by
+        "last Friday",
+        # spans that look back from now, though they end today
+        "recently",
+        "最近",
+        "since May",
+        "五月以来",
+        "这几天",
+        "the past few days",
+        "the past week",
+    ],
+)
+def test_the_future_sense_leaves_out_the_past(text: str) -> None:
+    assert future_spans(text, NOW) == []
+
+
+def test_a_time_of_day_gives_the_due_hours() -> None:
+    [mention] = future_spans("remind me tomorrow evening", NOW)
+    assert (mention.day, mention.hours, mention.text) == (
+        date(2026, 11, 30),
+        (18, 24),
+        "tomorrow evening",
+    )
+    [mention] = future_spans("明天晚上考试", NOW)
+    assert (mention.day, mention.hours) == (date(2026, 11, 30), (18, 24))
+
+
+def test_a_month_day_ahead_is_this_years_or_next_within_half_a_year() -> None:
+    january = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)
+    assert ahead("May 4th", january) == [("2026-05-04", "2026-05-04", "May 4th")]
+    assert ahead("Jan 15", january) == [("2026-01-15", "2026-01-15", "Jan 15")]  # today
+    june = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+    assert ahead("May 4th", june) == []  # gone by, and next year's is far: a past day
+    assert find_dates("May 4th", june)[0].day == date(2026, 5, 4)
+    assert ahead("Dec 31st", JAN_2) == [("2027-12-31", "2027-12-31", "Dec 31st")]  # this year's
+    assert ahead("Jan 1st", JAN_2) == []  # gone by, and next year's is far
+    assert ahead("1月5日", JAN_2) == [("2027-01-05", "2027-01-05", "1月5日")]
+    december = datetime(2026, 12, 20, 9, 0, tzinfo=UTC)
+    assert ahead("Jan 10th", december) == [("2027-01-10", "2027-01-10", "Jan 10th")]
+    assert ahead("下个月3号", december) == [("2027-01-03", "2027-01-03", "下个月3号")]
+    assert ahead("next month", december) == [("2027-01-01", "2027-01-31", "next month")]
+
+
+@pytest.mark.parametrize(
+    ("now", "text", "first", "last"),
+    [
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "tomorrow", "2028-02-29", "2028-02-29"),
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "Feb 29", "2028-02-29", "2028-02-29"),
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "2月29日", "2028-02-29", "2028-02-29"),
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "29号", "2028-02-29", "2028-02-29"),
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "月底", "2028-02-28", "2028-02-29"),
+        (datetime(2028, 2, 28, 12, 0, tzinfo=UTC), "in 2 days", "2028-03-01", "2028-03-01"),
+        (datetime(2027, 9, 1, 12, 0, tzinfo=UTC), "Feb 29", "2028-02-29", "2028-02-29"),
+        (datetime(2027, 1, 31, 12, 0, tzinfo=UTC), "in a month", "2027-02-28", "2027-02-28"),
+        (datetime(2027, 1, 31, 12, 0, tzinfo=UTC), "29号", "2027-03-29", "2027-03-29"),
+    ],
+)
+def test_leap_years_and_short_months_ahead(now: datetime, text: str, first: str, last: str) -> None:
+    assert ahead(text, now) == [(first, last, text)]
+
+
+def test_a_leap_day_too_far_ahead_is_nothing() -> None:
+    assert future_spans("Feb 29", datetime(2027, 8, 1, tzinfo=UTC)) == []  # 212 days
+
+
+# --- properties, against many fixed days (never the real clock) --------------------------------
+
+DAYS = st.dates(min_value=date(1990, 1, 1), max_value=date(2090, 12, 31))
+
+
+def noon(day: date) -> datetime:
+    return datetime.combine(day, time(12, 0), UTC)
+
+
+@PROPS
+@given(day=DAYS, n=st.integers(1, 30))
+def test_counted_days_back_and_ahead(day: date, n: int) -> None:
+    now = noon(day)
+    for back in (f"{n} days ago", f"{n}天前"):
+        assert find_dates(back, now)[0].day == day - timedelta(days=n)
+    for forward in (f"in {n} days", f"{n}天后"):
+        [mention] = future_spans(forward, now)
+        assert mention.day == day + timedelta(days=n)
+
+
+@PROPS
+@given(day=DAYS, weekday=st.integers(0, 6))
+def test_on_a_weekday_looks_back_in_the_past_sense_and_ahead_in_the_future(
+    day: date, weekday: int
+) -> None:
+    now = noon(day)
+    name = WEEKDAY_NAMES[weekday]
+    [back] = find_dates(f"on {name}", now)
+    [forward] = future_spans(f"on {name}", now)
+    assert back.day.weekday() == forward.day.weekday() == weekday
+    assert day - timedelta(days=7) <= back.day < day < forward.day <= day + timedelta(days=7)
+    # next Tuesday is never a past day, and this Tuesday (ahead) is within the coming week
+    [this] = future_spans(f"this {name}", now)
+    assert day <= this.day < day + timedelta(days=7)
+
+
+@PROPS
+@given(day=DAYS, month=st.integers(1, 12), dom=st.integers(1, 29))
+def test_a_month_day_without_a_year(day: date, month: int, dom: int) -> None:
+    now = noon(day)
+    text = f"{month}月{dom}日"
+    [back] = find_dates(text, now)
+    assert back.day <= day and (day - back.day).days < 366 * 8
+    if (month, dom) != (2, 29):
+        assert (day - back.day).days < 366
+    forward = future_spans(text, now)
+    this_year = date(day.year, month, dom) if (month, dom) != (2, 29) else None
+    if this_year is not None and this_year >= day:
+        assert [m.day for m in forward] == [this_year]
+    for mention in forward:  # this year's still to come, or next year's within half a year
+        assert mention.day >= day
+        assert mention.day.year == day.year or mention.day <= day + timedelta(days=183)
+
+
+@PROPS
+@given(day=DAYS)
+def test_calendar_spans_have_calendar_edges(day: date) -> None:
+    now = noon(day)
+    this_month = day.replace(day=1)
+    [last_month] = find_dates("上个月", now)
+    assert last_month.days[1] == this_month - timedelta(days=1)
+    assert last_month.days[0] == last_month.days[1].replace(day=1)
+    [next_month] = future_spans("next month", now)
+    following = (this_month + timedelta(days=31)).replace(day=1)
+    assert next_month.days[0] == following
+    assert (next_month.days[1] + timedelta(days=1)).day == 1
+    [last_year] = find_dates("last year", now)
+    assert last_year.days == (date(day.year - 1, 1, 1), date(day.year - 1, 12, 31))
+    [summer] = find_dates("last summer", now)
+    assert summer.days[1] < day and summer.days[0].month == 6 and summer.days[1].month == 8
+    assert summer.days[1].year in (day.year, day.year - 1)
+    [winter] = find_dates("in the winter", now)
+    assert winter.days[0] <= day and winter.days[0].month == 12
+    assert (winter.days[1] - winter.days[0]).days in (89, 90)
+    [coming] = future_spans("in the winter", now)
+    assert coming.days[1] >= day and coming.days[0] >= day
+
+
+@PROPS
+@given(day=DAYS, phrase=st.sampled_from([p for p, _, _ in PAST_SPANS] + [p for p, _ in PAST_DAYS]))
+def test_the_future_sense_is_never_before_today(day: date, phrase: str) -> None:
+    for mention in future_spans(phrase, noon(day)):
+        assert day <= mention.days[0] <= mention.day
+
+
+@PROPS
+@given(
+    day=st.dates(min_value=date(2021, 1, 1), max_value=date(2090, 12, 31)),  # after "2020"
+    phrase=st.sampled_from(
+        [
+            "recently",
+            "lately",
+            "最近",
+            "近来",
+            "这几天",
+            "since May",
+            "自从去年",
+            "上周以来",
+            "the past few days",
+            "since 2020",
+            "ever since last summer",
+        ]
+    ),
+)
+def test_spans_that_look_back_end_today(day: date, phrase: str) -> None:
+    [mention] = find_dates(phrase, noon(day))
+    assert mention.day == day and mention.days[0] <= day
+    assert future_spans(phrase, noon(day)) == []
+
+
+@PROPS
+@given(day=DAYS, phrase=st.sampled_from([p for p, _, _ in PAST_SPANS if "since" not in p]))
+def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) -> None:
+    for mention in find_dates(phrase, noon(day)):
+        if "以来" in mention.text or "至今" in mention.text or "开始" in mention.text:
+            continue
+        assert (mention.days[1] - mention.days[0]).days <= 366

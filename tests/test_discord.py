@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
-from bot.config import AccessConfig
+from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
@@ -91,9 +92,9 @@ def spy_events(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[ChatEvent]:
     seen: list[ChatEvent] = []
     handle = bot.engine.handle
 
-    async def spy(event: ChatEvent) -> Reply:
+    async def spy(event: ChatEvent, **how: Any) -> Reply:
         seen.append(event)
-        return await handle(event)
+        return await handle(event, **how)
 
     monkeypatch.setattr(bot.engine, "handle", spy)
     return seen
@@ -421,10 +422,14 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
         assert (await fake.next_message())["_bot"] == fake.bot_id
         assert await fake.no_message()  # each message answered once, by the bot it mentioned
         guild, alice = str(fake.guild_id), str(ALICE)
-        for persona, said in (("pip", "hi"), ("bo", "hi Bo")):
+        # Each persona also heard (and keeps) what was said to the other, the other's mention
+        # as its name (the fake names every bot "Kizuna").
+        heard = {"pip": ["@Kizuna hi Bo", "hi"], "bo": ["hi Bo", "@Kizuna hi"]}
+        for persona, said in heard.items():
             event = make_event(persona=persona, is_dm=False, chat_id=guild, user_id=alice)
             session = await kizuna.engine.session(event)
-            assert [t.text for t in session.turns if t.role == "user"] == [said]
+            assert [t.text for t in session.turns if t.role == "user"] == said
+        assert len(kizuna.model.calls) == 2
     finally:
         await bo.close()
         await pip.close()
@@ -509,3 +514,48 @@ async def test_only_people_speaking_are_answered_even_in_a_bound_channel(
     [call] = bot.model.calls
     assert "really me" in call.text and "bank pin" not in call.text
     assert {s.scope for s in bot.sessions.all()} == {f"discord:{fake.guild_id}:user:{ALICE}"}
+
+
+async def test_a_persona_called_by_name_answers_and_hears_the_rest(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+) -> None:
+    """No mention, no reply: the bot hears the channel and decides (bot.floor)."""
+    await fake.dispatch_message(fake.channel_id, BOB, "lunch at noon?")
+    await fake.dispatch_message(fake.channel_id, ALICE, "pip, what do you think?")
+    assert (await fake.next_message())["content"] == "ok"
+    assert await fake.no_message()
+    [call] = bot.model.calls
+    assert "what do you think" in call.text
+    bob = make_event(is_dm=False, chat_id=str(fake.guild_id), user_id=str(BOB))
+    session = await bot.engine.session(bob)
+    assert [t.text for t in session.turns] == ["lunch at noon?"]  # heard, kept, unanswered
+    assert not session.dirty  # saved as it joined
+    # Typing shows only while the persona answers.
+    assert sum(r.path == f"/channels/{fake.channel_id}/typing" for r in fake.requests) == 1
+
+
+async def test_a_burst_in_a_dm_is_answered_once(fake: FakeDiscord, tmp_path: Path) -> None:
+    windowed = EngineConfig(timezone="UTC", burst_seconds=2.0)
+    kizuna = await open_bot(tmp_path / "burst.sqlite3", settings=windowed)
+    timer = kizuna.timer
+    assert timer is not None
+    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    await running.start()
+    try:
+        for text in ("hey", "so about", "that tea?"):
+            started = timer.started
+            await fake.dispatch_message(5555, ALICE, text, guild=False)
+            async with asyncio.timeout(10):  # (a guard: the gateway is a socket)
+                while True:  # until its message waits out the window
+                    if timer.started > started:
+                        break
+                    await asyncio.sleep(0.01)
+            await timer.advance(1.0)
+        await timer.advance(2.0)
+        assert (await fake.next_message())["content"] == "ok"
+        assert await fake.no_message()
+        [call] = kizuna.model.calls
+        assert [m.content for m in call.messages[1:]] == ["hey", "so about", "that tea?"]
+    finally:
+        await running.close()
+        await kizuna.close()

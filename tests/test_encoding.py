@@ -325,7 +325,10 @@ async def test_malformed_twice_leaves_a_summary_memory_and_a_diary_line(
     assert "Have fun" not in memory.text  # what the user said, not the persona
     page = await store.diary_entry(SCOPE, T0.date())
     assert page is not None and page.text == "12:00 Alice: My sister visits tomorrow"
-    assert await store.profiles(SCOPE) == []
+    # Nothing learned of her, but she is known by id under her name.
+    assert [(p.user_id, p.name, p.text) for p in await store.profiles(SCOPE)] == [
+        ("u1", "Alice", "")
+    ]
     done = await store.conversation(conversation.id)
     assert done is not None and done.encoded_at is not None
     assert done.recap == "Alice: We will go skiing / Miao: Nice."
@@ -983,3 +986,57 @@ async def test_wiping_a_scope_takes_its_diary_profiles_and_prune_reports_only(
         assert await store.last_prune(OTHER) == now.date()
     finally:
         await bank.close()
+
+
+async def test_every_speaker_keeps_a_profile_under_their_current_name_with_their_aliases(
+    bank: MemoryBank, store: Store
+) -> None:
+    """In a shared room: a rename between conversations and within one, a nickname asked for
+    in English and in Chinese, and the names the model learned (under a label of the
+    conversation's; any other key is dropped) all become aliases of the right member."""
+    channel = "miao/discord:g1:channel:c1"
+    first = await archive(store, "I'm new here", "Welcome!", scope=channel, speaker="Ana")
+    model = ScriptedModel(answer(profiles={"U1": "New in the channel."}))
+    await Encoder(bank, model).encode(first, channel, AUTHOR)
+
+    turns = [
+        ("u1", "Annie", "Call me Nana, please."),
+        ("u2", "小波", "以后叫我波波吧。"),
+        ("u1", "Annie B", "And I like tea."),
+        ("u2", "小波", "我喜欢咖啡。"),
+    ]
+    conversation_id = await store.archive_conversation(
+        PERSONA,
+        channel.partition("/")[2],
+        started_at=T0 + timedelta(hours=1),
+        ended_at=T0 + timedelta(hours=2),
+        reason="idle",
+        turns=[
+            {
+                "role": "user",
+                "speaker": name,
+                "text": text,
+                "at": (T0 + timedelta(hours=1, minutes=i)).isoformat(),
+                "user_id": user_id,
+                "emotion": "",
+            }
+            for i, (user_id, name, text) in enumerate(turns)
+        ],
+        snapshot={},
+    )
+    second = await store.conversation(conversation_id)
+    assert second is not None
+    reply = json.loads(answer(profiles={"U2": "Likes coffee."}))
+    reply["names"] = {"U2": ["Little Bo", 7], "U3": ["Ghost"], "Annie": ["Mallory"]}
+    model = ScriptedModel(json.dumps(reply))
+    await Encoder(bank, model).encode(second, channel, AUTHOR)
+
+    request = model.calls[0][0][1]
+    assert '"names"' in request  # the model is asked for them
+    found = {p.user_id: (p.name, p.aliases, p.text) for p in await store.profiles(channel)}
+    assert found == {
+        "u1": ("Annie B", ("Nana", "Annie", "Ana"), "New in the channel."),
+        "u2": ("小波", ("Little Bo", "波波"), "Likes coffee."),
+    }
+    members = {m.user_id: m.aliases for m in await store.members(channel)}
+    assert members == {"u1": found["u1"][1], "u2": found["u2"][1]}

@@ -488,7 +488,8 @@ async def test_a_declined_or_unusable_state_call_rewrites_nothing(
     assert reply.text == "Onward." and not reply.failed
     assert len(state_calls(bot)) == 2  # one call a turn, never a retry
     assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
-    assert session.changes == saved + 2  # the two turns; no state rewrite
+    # The message waits and joins (its turn), the reply joins; no state rewrite.
+    assert session.changes == saved + 4
 
 
 async def test_a_failing_tools_model_keeps_the_state_and_the_reply(bots: OpenBot) -> None:

@@ -81,6 +81,10 @@ async def test_two_platforms_two_personas_one_process(
         telegram.send_text(77, 77, "I live in Kyoto")
         [answer] = await telegram.next_messages(within=10)
         assert "(offline model) Bo here." in answer["text"]
+        # A document is downloaded from the configured server, not the public one.
+        telegram.send_document(77, 77, "trip.md", content=b"The ferry leaves at 7:40.")
+        [opened] = await telegram.next_messages(within=10)
+        assert "trip.md" in opened["text"] and "could not be downloaded" not in opened["text"]
         stop.set()
         await asyncio.wait_for(hosting, 30)
         assert lines == ["discord bot 'pip' is up: pip", "telegram bot 'bo' is up: bo"]

@@ -73,6 +73,7 @@ async def build(path: Path) -> Built:
         await bot.store.prune(scope, now.date(), [(forgotten, "faded")], "ebbinghaus", now)
         await bot.store.bind_channel("bot1", "c9", "pip", "u1", now)
         await bot.store.set_dm_sharing("pip", "discord:u1", True, now)
+        await bot.store.set_channel_floor("pip", "discord:c9", '{"mode": "listen"}', "u1", now)
         await bot.store.cache_embeddings("remote", [CACHED])  # the hash embedder caches none
         await bot.engine.drain()
         return Built(scope, bot.bank.embedder.name, doomed)
@@ -98,6 +99,7 @@ async def contents(store: Store | PgStore, built: Built) -> dict[str, Any]:
         "last_prune": await store.last_prune(scope),
         "channel": await store.channel_persona("bot1", "c9"),
         "sharing": await store.dm_sharing("pip", "discord:u1"),
+        "floor": await store.channel_floor("pip", "discord:c9"),
         "cache": await store.cached_embeddings("remote", [CACHED[0]]),
     }
 

@@ -161,7 +161,8 @@ PERSONA_ERRORS = {
         personality = "A test persona."
         """,
         "key",
-        "unknown key (known keys: card, emotions, identity, lorebook, memory, state, tools, user)",
+        "unknown key (known keys: card, custom_tools, emotions, group, identity, lorebook, "
+        "mcp_servers, memory, state, tools, user)",
     ),
     "wrong type": (
         """
@@ -277,6 +278,16 @@ PERSONA_ERRORS = {
         "state[0].intial",
         "unknown key",
     ),
+    "an avatar that is not an address": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        avatar_url = "pip.png" # <-
+        """,
+        "identity.avatar_url",
+        "avatar_url must start with https:// or http://, got 'pip.png'",
+    ),
     "a forgetting floor out of range": (
         """
         [identity]
@@ -343,6 +354,130 @@ PERSONA_ERRORS = {
         "memory.stochastic.importance_2",
         "importance_2 names 'special'; the categories are personal_daily, work_study, "
         "social_emotional",
+    ),
+    "a tool that is neither built in, installed nor declared": (
+        """
+        tools = ["recall_memory", "weather"] # <-
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+        """,
+        "tools[1]",
+        "'weather' is no tool here",
+    ),
+    "a custom tool's module path": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[custom_tools]]
+        name = "weather"
+        module = "weather.forecast" # <-
+        """,
+        "custom_tools[0].module",
+        'is not "package.module:function"',
+    ),
+    "a custom tool named as a built-in one": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[custom_tools]]
+        name = "web_search" # <-
+        module = "mine:search"
+        """,
+        "custom_tools[0].name",
+        "not a built-in tool's",
+    ),
+    "a second custom tool of the same name": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[custom_tools]]
+        name = "weather"
+        module = "mine:weather"
+
+        [[custom_tools]]
+        name = "weather" # <-
+        module = "mine:other"
+        """,
+        "custom_tools[1].name",
+        "used by an earlier tool",
+    ),
+    "a custom tool's timeout": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[custom_tools]]
+        name = "weather"
+        module = "mine:weather"
+        timeout = 0 # <-
+        """,
+        "custom_tools[0].timeout",
+        "timeout must be more than 0",
+    ),
+    "an MCP server with both a command and a url": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[mcp_servers]]
+        name = "files"
+        command = "mcp-files" # <-
+        url = "https://example.com/mcp"
+        tools = ["read"]
+        """,
+        "mcp_servers[0].command",
+        "or a url instead",
+    ),
+    "an MCP server's allowed tool": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[mcp_servers]]
+        name = "files"
+        command = "mcp-files"
+        tools = ["read file"] # <-
+        """,
+        "mcp_servers[0].tools[0]",
+        "not a tool name a model can call",
+    ),
+    "an MCP server's environment variable": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[mcp_servers]]
+        name = "files"
+        command = "mcp-files"
+        tools = ["read"]
+        env = ["FILES_TOKEN", "A-B"] # <-
+        """,
+        "mcp_servers[0].env[1]",
+        "not an environment variable's name",
+    ),
+    "an MCP server without its tools": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[mcp_servers]] # <-
+        name = "files"
+        command = "mcp-files"
+        """,
+        "mcp_servers[0].tools",
+        "missing required key",
     ),
 }
 

@@ -406,3 +406,40 @@ async def test_scope_sizes_follow_adds_deletes_and_wipes(store: PgStore, postgre
         assert await sizes() == {"s/a": 0, "s/b": 1}
     finally:
         await db.close()
+
+
+async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
+    postgres_dsn: str,
+) -> None:
+    """The recent-recalls migration on PostgreSQL: a memory kept only its last recall before
+    it, and that one becomes its recent recalls; a recall then adds to them."""
+    store = await PgStore.open(postgres_dsn)
+    await store.close()
+    last = T0 + timedelta(days=2)
+    before = next(i for i, sql in enumerate(MIGRATIONS) if "recent_recalls" in sql)
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
+        await conn.execute("UPDATE kizuna_schema SET version = $1", before)
+        await conn.executemany(
+            "INSERT INTO memories (id, scope, text, kind, importance, created_at,"
+            " last_recalled_at, recall_count, strength)"
+            " VALUES ($1, 's', $2, 'fact', 1, $3, $4, $5, 1.5)",
+            [
+                (1, "recalled", T0.timestamp(), last.timestamp(), 3),
+                (2, "never recalled", T0.timestamp(), None, 0),
+            ],
+        )
+    finally:
+        await conn.close()
+    store = await PgStore.open(postgres_dsn)
+    try:
+        assert await store.schema_version() == len(MIGRATIONS)
+        recalled, untouched = await store.get_memories("s", [1, 2])
+        assert recalled.recent_recalls == (last,) and untouched.recent_recalls == ()
+        later = last + timedelta(days=1)
+        await store.reinforce("s", [(1, 2.0)], later)
+        [after] = await store.get_memories("s", [1])
+        assert after.recent_recalls == (last, later)
+    finally:
+        await store.close()

@@ -15,9 +15,11 @@ from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
 from bot.recollect import DIARY_PAGE_TOKENS, Recollection, about_the_past, memory_section
+from memory.clock import FakeClock
+from memory.diary import MAX_PAGES
 from memory.recall import Recalled
 from memory.records import DiaryEntry
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 
 
 async def remember(bot: Bot, text: str, **event: object) -> int:
@@ -37,7 +39,7 @@ async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: P
     assert not reply.failed
     system = system_of(bot)
     assert MEMORY_HEADING in system
-    assert '- [3 days ago, strength 0.49] "Alice": "my cat Mochi is afraid' in system
+    assert '- [3 days ago, strength 0.43] "Alice": "my cat Mochi is afraid' in system
     [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
     assert row.recall_count == 1 and row.last_recalled_at == bot.clock.now()
     await bot.close()
@@ -337,4 +339,107 @@ async def test_private_memories_reach_groups_only_by_the_users_choice(tmp_path: 
     assert "stays private" in await commands.dm_memories(bot.engine, group, "off")
     await bot.engine.handle(group)
     assert "secretly learning the cello" not in system_of(bot)
+    await bot.close()
+
+
+# --- recall by the days a message names: what memory/dates.py adds ----------------------------
+
+
+async def test_days_still_to_come_bring_nothing_by_date(tmp_path: Path) -> None:
+    """A message about next Tuesday (or next week, or 下周三) is not about last Tuesday: no
+    page and no memory by date, while "last Tuesday" brings both."""
+    clock = FakeClock(datetime(2026, 11, 26, 12, 0, tzinfo=UTC))  # a Thursday
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    assert bot.engine.memory is not None
+    scope = bot.engine.event_scope(make_event())
+    for day in (18, 24, 25):  # Wednesday 18, Tuesday 24, Wednesday 25 November
+        await write_page(bot.store, scope, date(2026, 11, day), f"Page of the {day}th.", [])
+        when = datetime(2026, 11, day, 15, 0, tzinfo=UTC)
+        await bot.bank.remember(scope, f"gingerbread on the {day}th", speaker="Alice", when=when)
+
+    async def by_date(text: str) -> tuple[list[str], list[str]]:
+        assert bot.engine.memory is not None
+        found = await bot.engine.memory.gather(scope, text, clock.now(), flashback_rate=0.0, tz=UTC)
+        return [e.text for e in found.diary], [m.text for m in found.dated]
+
+    assert await by_date("my exam is next Tuesday") == ([], [])
+    assert await by_date("what shall we do next week?") == ([], [])
+    assert await by_date("下周三考试") == ([], [])
+    assert await by_date("in three days I fly home") == ([], [])
+    assert await by_date("what did we do last Tuesday?") == (
+        ["Page of the 24th."],
+        ["gingerbread on the 24th"],
+    )
+    # "this week" reads its days up to today, none after.
+    assert await by_date("this week") == (
+        ["Page of the 25th.", "Page of the 24th."],
+        ["gingerbread on the 25th", "gingerbread on the 24th"],
+    )
+    await bot.close()
+
+
+async def test_a_long_span_stays_within_the_budget_newest_first(tmp_path: Path) -> None:
+    """ "since 2020" names six years: it brings the newest MAX_PAGES pages and at most recall_k
+    memories of them, newest first, and the memory block keeps its budget."""
+    clock = FakeClock(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    assert bot.engine.memory is not None
+    scope = bot.engine.event_scope(make_event())
+    days = [date(2020, 1, 5) + timedelta(days=11 * n) for n in range(199)]
+    assert days[-1] < clock.now().date()
+    for n, day in enumerate(days):
+        await write_page(bot.store, scope, day, f"Page {n}: " + "we talked a while. " * 30, [])
+        when = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=15)
+        await bot.bank.remember(scope, f"plan number {n}", speaker="Alice", when=when)
+    for text in ("what have we done since 2020?", "2020年以来我们做了什么？", "recently"):
+        found = await bot.engine.memory.gather(scope, text, clock.now(), flashback_rate=0.0, tz=UTC)
+        if text == "recently":  # the last two weeks: the one page and memory of 27 December
+            assert [e.day for e in found.diary] == [days[-1]]
+            continue
+        assert [e.day for e in found.diary] == days[::-1][:MAX_PAGES]
+        k = bot.engine.memory.settings.recall_k
+        assert [m.text for m in found.dated] == [
+            f"plan number {n}" for n in range(198, 198 - k, -1)
+        ]
+        budget = bot.engine.memory.settings.memory_tokens
+        section, _ = memory_section(found, clock.now(), budget)
+        assert estimate_tokens(section) <= budget
+    await bot.close()
+
+
+async def test_seasons_years_and_since_bring_their_pages(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))  # a Sunday
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    assert bot.engine.memory is not None
+    scope = bot.engine.event_scope(make_event())
+    pages = {
+        date(2025, 7, 14): "Swimming, summer 2025.",
+        date(2025, 12, 20): "Snow, last winter.",
+        date(2026, 2, 10): "Skating, last winter.",
+        date(2026, 7, 2): "Picnic, this summer.",
+        date(2026, 11, 20): "Tea, lately.",
+    }
+    for day, text in pages.items():
+        await write_page(bot.store, scope, day, text, [])
+
+    async def texts(message: str) -> list[str]:
+        assert bot.engine.memory is not None
+        found = await bot.engine.memory.gather(
+            scope, message, clock.now(), flashback_rate=0.0, tz=UTC
+        )
+        return [e.text for e in found.diary]
+
+    assert await texts("what did we do last summer?") == ["Picnic, this summer."]
+    assert await texts("去年夏天我们做了什么？") == ["Swimming, summer 2025."]
+    assert await texts("in the winter") == ["Skating, last winter.", "Snow, last winter."]
+    assert await texts("冬天的时候") == ["Skating, last winter.", "Snow, last winter."]
+    assert await texts("what happened last year?") == [
+        "Snow, last winter.",
+        "Swimming, summer 2025.",
+    ]
+    assert await texts("最近怎么样") == ["Tea, lately."]
+    assert await texts("since the summer") == ["Tea, lately.", "Picnic, this summer."]
+    assert await texts("自从七月") == ["Tea, lately.", "Picnic, this summer."]
+    # A season with no page this year is looked for in the years before (said without one).
+    assert await texts("in the spring") == []
     await bot.close()

@@ -125,8 +125,11 @@ async def test_stop_without_start_still_saves(bot: Bot, scheduler: Scheduler) ->
     assert await bot.store.load_session("pip", SCOPE) is not None
 
 
-async def test_idle_time_follows_the_persona(bot: Bot) -> None:
-    assert bot.engine.idle_time("pip") == timedelta(minutes=10)
+async def test_idle_time_follows_the_persona_and_the_room(bot: Bot) -> None:
+    assert bot.engine.idle_time("pip", "discord:dm:1") == timedelta(minutes=10)
+    # A group's talk comes in spurts: its conversations stay open longer (group.idle_minutes).
+    assert bot.engine.idle_time("pip", "discord:g1:user:1") == timedelta(minutes=30)
+    assert bot.engine.idle_time("pip", "telegram:-100:channel:-100") == timedelta(minutes=30)
 
 
 async def test_started_it_re_embeds_a_changed_bank_in_the_background_with_progress(

@@ -212,7 +212,7 @@ async def test_a_session_busy_with_a_turn_is_saved_but_not_closed(
     clock.advance(hours=1)
     async with session.lock:  # a turn is waiting on the model
         assert await manager.save_dirty() == 1  # the user's message is safe already
-        assert await manager.close_idle(lambda _: timedelta(minutes=5)) == 0
+        assert await manager.close_idle(lambda _, __: timedelta(minutes=5)) == 0
     assert not session.dirty and session.is_open
     row = await store.load_session("pip", "busy")
     assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["hi"]
@@ -356,17 +356,17 @@ async def test_close_idle_waits_for_each_personas_idle_time(
     say(patient, "hi", clock.now())
 
     clock.advance(minutes=4, seconds=59)
-    assert await manager.close_idle(idle.__getitem__) == 0
+    assert await manager.close_idle(lambda persona, _: idle[persona]) == 0
 
     clock.advance(seconds=1)
-    assert await manager.close_idle(idle.__getitem__) == 1
+    assert await manager.close_idle(lambda persona, _: idle[persona]) == 1
     assert not quick.is_open and patient.is_open and not empty.is_open
     assert await store.count_conversations("quick", "s1") == 1
 
     clock.advance(minutes=25)
-    assert await manager.close_idle(idle.__getitem__) == 1
+    assert await manager.close_idle(lambda persona, _: idle[persona]) == 1
     assert not patient.is_open
-    assert await manager.close_idle(idle.__getitem__) == 0  # nothing left to close
+    assert await manager.close_idle(lambda persona, _: idle[persona]) == 0  # nothing left to close
 
 
 async def test_recent_activity_keeps_a_conversation_open(
@@ -376,7 +376,7 @@ async def test_recent_activity_keeps_a_conversation_open(
     say(session, "hi", clock.now())
     say(session, "still here", clock.advance(minutes=4))
     clock.advance(minutes=4)
-    assert await manager.close_idle(lambda _: timedelta(minutes=5)) == 0
+    assert await manager.close_idle(lambda _, __: timedelta(minutes=5)) == 0
     assert session.is_open
 
 
@@ -429,7 +429,7 @@ async def test_restore_leaves_other_processes_sessions_alone(
     assert [(s.persona, s.scope) for s in console.all()] == [("pip", "console:dm:ann")]
     # Nothing else is closed by this process's idle sweeps.
     clock.advance(hours=1)
-    assert await console.close_idle(lambda _: timedelta(minutes=5)) == 1
+    assert await console.close_idle(lambda _, __: timedelta(minutes=5)) == 1
     assert await store.count_conversations("pip", "discord:dm:alice") == 0
 
 
@@ -657,7 +657,7 @@ async def test_idle_closing_in_two_processes_archives_the_conversation_once(
     await take_turn(a, in_a, "hello", clock.now())
     await take_turn(b, in_b, "anyone?", clock.now())
     clock.advance(hours=1)
-    idle = lambda _: timedelta(minutes=5)  # noqa: E731
+    idle = lambda _, __: timedelta(minutes=5)  # noqa: E731
     assert await b.close_idle(idle) == 1
     assert await a.close_idle(idle) == 0  # its copy looked idle: taking it showed it closed
     assert await processes.store.count_conversations("pip", "telegram:7") == 1

@@ -14,7 +14,7 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.records import ArchivedConversation
+from memory.records import ArchivedConversation, EncodingWrite
 from memory.storage import Storage, StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres import base as pg_base
@@ -75,6 +75,37 @@ async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
             assert row is not None and row.snapshot == {"turns": ["a"]}
         finally:
             await store.close()
+
+
+async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(tmp_path: Path) -> None:
+    """Before migration 9 a memory kept only its last recall: that one becomes its recent
+    recalls (what actr read of it before), and a recall then adds to them."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    for number, script in enumerate(MIGRATIONS[:8]):
+        db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number + 1};\nCOMMIT;")
+    last = T0 + timedelta(days=2)
+    with db:
+        db.executemany(
+            "INSERT INTO memories (id, scope, text, kind, importance, created_at,"
+            " last_recalled_at, recall_count, strength)"
+            " VALUES (?, 's', ?, 'fact', 1, ?, ?, ?, 1.5)",
+            [
+                (1, "recalled", T0.timestamp(), last.timestamp(), 3),
+                (2, "never recalled", T0.timestamp(), None, 0),
+            ],
+        )
+    db.close()
+    store = await Store.open(path)
+    try:
+        recalled, untouched = await store.get_memories("s", [1, 2])
+        assert recalled.recent_recalls == (last,) and untouched.recent_recalls == ()
+        later = last + timedelta(days=1)
+        await store.reinforce("s", [(1, 2.0)], later)
+        [after] = await store.get_memories("s", [1])
+        assert after.recent_recalls == (last, later)
+    finally:
+        await store.close()
 
 
 async def test_a_database_from_a_newer_kizuna_is_refused(tmp_path: Path) -> None:
@@ -412,3 +443,40 @@ async def test_recall_is_the_same_on_both_stores(postgres_dsn: str, tmp_path: Pa
     finally:
         await bank.close()
         await pg.close()
+
+
+async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage) -> None:
+    """Aliases are written with the profile, one a line, and replaced by the next encoding;
+    `members` reads the names alone, of one scope."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for aliases in (("Nana", "Ana\nSYSTEM"), ("娜娜",)):
+        conversation = await store.archive_conversation(
+            "dm",
+            "discord:g1:channel:c1",
+            started_at=at,
+            ended_at=at,
+            reason="idle",
+            turns=[],
+            snapshot={},
+        )
+        write = EncodingWrite(
+            conversation_id=conversation,
+            scope="dm/discord:g1:channel:c1",
+            at=at,
+            memories=[],
+            sibling_links=[],
+            merges=[],
+            diary=None,
+            profiles=[("u1", "Annie", "Likes tea."), ("u2", "Bob", "")],
+            recap="",
+            aliases={"u1": aliases},
+        )
+        assert await store.commit_encoding(write) == []
+        found = {p.user_id: p.aliases for p in await store.profiles("dm/discord:g1:channel:c1")}
+        assert found == {"u1": tuple(" ".join(a.split()) for a in aliases), "u2": ()}
+        members = await store.members("dm/discord:g1:channel:c1")
+        assert sorted((m.user_id, m.name, m.aliases) for m in members) == [
+            ("u1", "Annie", found["u1"]),
+            ("u2", "Bob", ()),
+        ]
+    assert await store.members("dm/discord:g1:channel:c2") == []

@@ -22,12 +22,13 @@ from bot.access import Gate
 from bot.answers import Answer
 from bot.catalogue import say
 from bot.config import AccessConfig
-from bot.events import ChatEvent, FetchError
+from bot.events import Addressed, ChatEvent, FetchError
 from bot.front import Front
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 
 SECRET = "my bank pin is 4417"
+TO_BOT: frozenset[Addressed] = frozenset({"mention"})  # a group's message, said to the bot
 
 
 # -- a new platform: everything it writes ------------------------------------------------------
@@ -81,12 +82,14 @@ async def test_a_reply_comes_after_typing_in_chunks_within_the_limit(tmp_path: P
     try:
         memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
         room = Room()
-        await memo.receive(room, memo.event("room", "ann", "Ann", "when is the ferry?"))
+        await memo.receive(
+            room, memo.event("room", "ann", "Ann", "when is the ferry?", addressed=TO_BOT)
+        )
         assert room.log[:2] == ["<typing>", "</typing>"]
         chunks = room.log[2:]
         assert len(chunks) == 2 and all(len(c) <= memo.limit for c in chunks)
         assert " ".join(chunks) == long.strip()
-        await memo.receive(room, memo.event("room", "ann", "Ann", "   "))
+        await memo.receive(room, memo.event("room", "ann", "Ann", "   ", addressed=TO_BOT))
         assert len(room.log) == 4  # nothing said: no turn, nothing shown
         [call] = bot.model.calls
         assert "when is the ferry?" in call.text
@@ -99,8 +102,8 @@ async def test_where_several_personas_share_the_bot_each_signs_its_reply(tmp_pat
     try:
         memo = Memo(Front(bot.engine, "memo", ["pip", "bo"]), "memo")
         room = Room()
-        await memo.receive(room, memo.event("room", "ann", "Ann", "Bo, hello"))
-        await memo.receive(room, memo.event("room", "ann", "Ann", "and you?"))
+        await memo.receive(room, memo.event("room", "ann", "Ann", "Bo, hello", addressed=TO_BOT))
+        await memo.receive(room, memo.event("room", "ann", "Ann", "and you?", addressed=TO_BOT))
         assert [line for line in room.log if "typing" not in line] == ["Bo: ok", "Pip: ok"]
     finally:
         await bot.close()
@@ -114,13 +117,13 @@ async def test_a_failed_turn_apologises_and_logs_no_user_text(
         memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
         room = Room()
         with caplog.at_level(logging.DEBUG):
-            await memo.receive(room, memo.event("room", "ann", "Ann", SECRET))
+            await memo.receive(room, memo.event("room", "ann", "Ann", SECRET, addressed=TO_BOT))
         assert room.log == ["<typing>", "</typing>", say("en", "failed_here")]
         [failure] = [r for r in caplog.records if r.levelno >= logging.ERROR]
         assert failure.name == __name__  # the platform's own logger
         assert "RuntimeError" in failure.getMessage()
         assert not [r for r in caplog.records if "4417" in r.getMessage()]
-        await memo.receive(room, memo.event("room", "ann", "Ann", "still there?"))
+        await memo.receive(room, memo.event("room", "ann", "Ann", "still there?", addressed=TO_BOT))
         assert room.log[-1] == "ok"
     finally:
         await bot.close()
@@ -208,10 +211,14 @@ async def test_an_attachment_the_platform_cannot_download_is_said_to_be_gone(
     try:
         memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
         room = Room()
-        await memo.receive(room, memo.event("room", "ann", "Ann", attachments=(note,)))
+        await memo.receive(
+            room, memo.event("room", "ann", "Ann", attachments=(note,), addressed=TO_BOT)
+        )
         assert room.log[-1] == "notes.txt: could not be downloaded; send it again"
         read = attachment("goats.txt", "memo:2", good, (Gone,), size=17)
-        await memo.receive(room, memo.event("room", "ann", "Ann", attachments=(read,)))
+        await memo.receive(
+            room, memo.event("room", "ann", "Ann", attachments=(read,), addressed=TO_BOT)
+        )
         assert "goats.txt" in room.log[-1]
     finally:
         await bot.close()

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
-from bot.config import AccessConfig
+from bot.config import AccessConfig, EngineConfig
 from bot.prompts import DOCUMENT_HEADING
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors
@@ -98,7 +98,7 @@ async def test_a_message_delivered_again_after_a_crash_is_answered_once(tg: Harn
     assert [t.text for t in turns if t.role == "user"] == ["hello Pip", "still there?"]
 
 
-async def test_group_answers_only_when_addressed(tg: Harness) -> None:
+async def test_group_answers_only_when_addressed_and_hears_the_rest(tg: Harness) -> None:
     tg.fake.send_text(GROUP, ALICE, "just chatting among us", chat_type="group")
     mention = tg.fake.send_text(GROUP, ALICE, "hey @pip_bot how are you", chat_type="group")
     [sent] = await tg.fake.next_messages()
@@ -107,7 +107,8 @@ async def test_group_answers_only_when_addressed(tg: Harness) -> None:
     assert len(tg.bot.model.calls) == 1
     assert len(tg.fake.calls("sendChatAction")) == 1
     assert "hey how are you" in tg.bot.model.calls[0].text
-    assert "just chatting" not in tg.bot.model.calls[0].text
+    # Heard, not answered: it joined the conversation, so the persona sees it and remembers.
+    assert "just chatting" in tg.bot.model.calls[0].text
     # A reply to the bot's message addresses it too, without a mention.
     tg.fake.send_text(GROUP, BOB, "and me?", chat_type="group", reply_to=sent)
     [again] = await tg.fake.next_messages()
@@ -265,6 +266,9 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
     [page] = await tg.fake.next_messages()
     assert page["text"].endswith("Alice said hello.")
     tg.fake.send_text(ALICE, ALICE, "/diary last year")
+    [none] = await tg.fake.next_messages()
+    assert none["text"] == "No diary page for Wednesday 2025-01-01 to Wednesday 2025-12-31."
+    tg.fake.send_text(ALICE, ALICE, "/diary the day the music died")
     [unknown] = await tg.fake.next_messages()
     assert unknown["text"].startswith("Which day is")
     tg.fake.send_text(ALICE, ALICE, "/profile")
@@ -726,3 +730,45 @@ async def test_a_webhook_without_a_configured_secret_still_takes_only_telegrams_
                     await adapter.close()
     finally:
         await bot.close()
+
+
+async def test_a_persona_called_by_name_in_a_group_answers(tg: Harness) -> None:
+    """With the bot's privacy mode off it sees every message; its name is enough."""
+    tg.fake.send_text(GROUP, BOB, "anyone seen my keys", chat_type="group", first_name="Bob")
+    asked = tg.fake.send_text(GROUP, ALICE, "Pip, have you?", chat_type="group")
+    [sent] = await tg.fake.next_messages()
+    assert sent["reply_to_message_id"] == asked["message_id"]
+    assert len(tg.bot.model.calls) == 1 and len(tg.fake.calls("sendChatAction")) == 1
+    bob = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP), user_id=str(BOB))
+    bob = replace(bob, channel_id=str(GROUP))
+    turns = (await tg.bot.engine.info(bob)).turns
+    assert [t.text for t in turns] == ["anyone seen my keys"]  # heard and kept, not answered
+
+
+async def test_a_burst_in_private_is_answered_once(tmp_path: Path) -> None:
+    windowed = EngineConfig(timezone="UTC", burst_seconds=2.0)
+    bot = await open_bot(tmp_path / "burst.sqlite3", settings=windowed)
+    timer = bot.timer
+    assert timer is not None
+    async with FakeTelegram() as fake:
+        adapter = telegram_adapter(bot.engine, fake)
+        await adapter.start()
+        try:
+            for text in ("hi", "I have", "a question?"):
+                started = timer.started
+                fake.send_text(ALICE, ALICE, text)
+                async with asyncio.timeout(10):  # (a guard: updates come by polling)
+                    while True:  # until its message waits out the window
+                        if timer.started > started:
+                            break
+                        await asyncio.sleep(0.01)
+                await timer.advance(1.0)
+            await timer.advance(2.0)
+            [sent] = await fake.next_messages()
+            assert sent["text"] == "ok"
+            [call] = bot.model.calls
+            assert [m.content for m in call.messages[1:]] == ["hi", "I have", "a question?"]
+            assert len(fake.calls("sendChatAction")) == 1  # typing only while answering
+        finally:
+            await adapter.close()
+            await bot.close()

@@ -153,8 +153,9 @@ CONFIG_ERRORS = {
         reply_tokns = 500 # <-
         """,
         "engine.reply_tokns",
-        "unknown key (known keys: context_tokens, document_max_kb, document_tokens, intent,"
-        " reply_tokens, short_term_tokens, snapshot_seconds, timezone)",
+        "unknown key (known keys: burst_longest_seconds, burst_seconds, context_tokens,"
+        " document_max_kb, document_tokens, intent, reply_tokens, short_term_tokens,"
+        " snapshot_seconds, timezone)",
     ),
     "wrong type": (
         """

@@ -147,6 +147,10 @@ def test_condense_and_cite() -> None:
     results = [SearchResult("a", "https://a", ""), SearchResult("b", "", "")]
     assert cited_sources("see [2]", results) == ""  # cited, but it has no address
     assert cited_sources("nothing cited", results) == "Sources: [1] https://a"
+    # A page found up front and again by the tool, in one turn: one address, both numbers.
+    again = [*results, SearchResult("a again", "https://a", ""), SearchResult("c", "https://c", "")]
+    assert cited_sources("nothing cited", again) == "Sources: [1][3] https://a [4] https://c"
+    assert cited_sources("as [3] and [4] say", again) == "Sources: [3] https://a [4] https://c"
 
 
 def test_the_search_backend_follows_the_configuration() -> None:

@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.web import WebServer, WebSetupError
-from adapters.web.server import MAX_FRAME
+from adapters.web.server import MAX_FRAME, scope_label
 from adapters.web.sprites import sprite_file
 from bot import commands
 from bot.config import Config
@@ -125,14 +125,23 @@ async def test_a_closed_socket_mid_reply_loses_nothing(bot: Bot) -> None:
 
 async def test_size_names_and_personas_are_checked(bot: Bot, web: TestClient[Any, Any]) -> None:
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
-        await receive(ws, "history")
+        history = await receive(ws, "history")
+        # The page is told the limit, and why a message over it is refused, before it sends.
+        assert history["limit"] == 4000
+        assert history["too_long"] == (
+            "Messages here are limited to 4000 characters: shorten this one and send it again."
+        )
         await ws.send_json({"text": "x" * 4001})
         error = await receive(ws, "error")
-        assert "4000 characters" in error["text"]
+        # Refused, not said: the page puts the text back in the box.
+        assert error == {"type": "error", "text": history["too_long"], "refused": True}
+        bot.model.push("[HAPPY] So many accents!")
+        await ws.send_json({"text": "é" * 4000})  # characters, not bytes: this one fits
+        assert (await receive(ws, "reply"))["text"] == "So many accents!"
         await ws.send_str("x" * (MAX_FRAME + 1))  # over the frame limit: the socket closes
         closed = await asyncio.wait_for(ws.receive(), 5)
         assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
-    assert bot.model.calls == []
+    assert [c.messages[-1].content for c in bot.model.calls] == ["é" * 4000]  # refused unsaid
     for query, status in (
         ("persona=pip&user=", 400),
         ("persona=pip&user=a/b", 400),
@@ -145,7 +154,9 @@ async def test_size_names_and_personas_are_checked(bot: Bot, web: TestClient[Any
 
 async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[Any, Any]) -> None:
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
-        await receive(ws, "history")
+        # The page is told which words alone are commands (it shows no "thinking" for them).
+        offered = (await receive(ws, "history"))["commands"]
+        assert offered == sorted(c.name for c in commands.offered_on("web"))
 
         async def command(text: str) -> dict[str, Any]:
             await ws.send_json({"text": text})
@@ -156,6 +167,10 @@ async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[An
         assert (await command("/dance"))["text"] == "There is no /dance command; /help lists them."
         listed = (await command("/help"))["text"]
         assert all(f"/{c.name} " in listed for c in commands.offered_on("web"))
+        # As on the console, a command word alone is the command; with more it is talk.
+        assert (await command("help"))["text"] == listed
+        assert (await command("  Help "))["text"] == listed
+        assert "I keep bees" in (await command("memories"))["text"]
         # A choice comes with buttons; pressing one types its command.
         offered = await command("/forget bees")
         assert "I keep bees" in offered["text"] and offered["buttons"][0]["label"] == "1"
@@ -163,7 +178,10 @@ async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[An
         asked = await command("/wipe")
         assert [b["text"] for b in asked["buttons"]] == ["/wipe yes", "/cancel"]
         assert asked["buttons"][0]["danger"] and not asked["buttons"][1]["danger"]
-    assert bot.model.calls == []  # commands are not said to the persona
+        bot.model.push("[HAPPY] Of course I can help!")
+        await ws.send_json({"text": "help me with my bees"})
+        assert (await receive(ws, "reply"))["text"] == "Of course I can help!"
+    assert len(bot.model.calls) == 1  # commands are not said to the persona; the last line is
 
 
 async def test_another_site_may_not_open_the_socket(web: TestClient[Any, Any]) -> None:
@@ -183,6 +201,51 @@ async def test_pages_carry_a_strict_content_security_policy(web: TestClient[Any,
         policy = response.headers["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "default-src 'none'" in policy
         assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+async def test_the_pages_have_an_icon_of_their_own(web: TestClient[Any, Any]) -> None:
+    for page in ("/", "/inspect"):
+        html = await (await web.get(page)).text()
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response = await web.get(path)
+        assert response.status == 200, path
+        assert response.content_type == "image/svg+xml"
+        assert (await response.text()).startswith("<svg ")
+
+
+def test_inspector_names_conversations_for_people() -> None:
+    """Each form of bot.sessions.scope_key, as the inspector labels it."""
+    for room, label in (
+        ("console:dm:ann", "private chat with ann (console or web page)"),
+        ("discord:dm:42", "Discord private chat with user 42"),
+        ("telegram:dm:7", "Telegram private chat with user 7"),
+        ("discord:9:channel:12", "Discord server 9, channel 12, shared by everyone there"),
+        ("telegram:-100:channel:-100", "Telegram group -100, shared by everyone there"),
+        ("discord:9:user:42", "Discord server 9: user 42's own conversation"),
+        ("telegram:-100:user:7", "Telegram group -100: user 7's own conversation"),
+        ("matrix:room:odd", "matrix:room:odd"),  # a form it does not know: as written
+    ):
+        assert scope_label(room) == label
+
+
+def test_kizuna_web_offers_the_configured_web_bots_personas(tmp_path: Path) -> None:
+    """Without --persona, `kizuna web` serves the configured web bot's personas, its default
+    first (the page opens on it); a persona there that does not exist is refused by name."""
+    (tmp_path / "kizuna.toml").write_text(
+        '[[bots]]\nplatform = "web"\npersona = "nosuch"\npersonas = ["monikai"]\n',
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", "web"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=base_env(PYTHONPATH=str(ROOT)),  # this checkout's code, wherever it is installed
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "no persona named 'nosuch'" in result.stderr
 
 
 # --- the guard on an open address ---------------------------------------------------------------
@@ -206,6 +269,9 @@ async def test_an_open_address_needs_a_token(bot: Bot) -> None:
         assert cookie.value == INSPECTOR_TOKEN and cookie["httponly"]
         assert (await client.get("/api/personas")).status == 200  # the cookie now
         assert (await client.get("/static/style.css")).status in (200, 404)  # no token needed
+        client.session.cookie_jar.clear()
+        assert (await client.get("/favicon.ico")).status == 200  # asked before any token
+        assert (await client.get("/api/personas")).status == 401
     finally:
         await client.close()
 
@@ -261,7 +327,11 @@ async def test_inspector_lists_searches_plots_and_deletes(
     bot.clock.advance(days=1)
 
     scopes = await (await web.get("/api/inspect/scopes?persona=pip")).json()
-    assert scopes == {"policy": "actr", "scopes": [{"scope": ANN, "memories": 2}]}  # the default
+    label = "private chat with ann (console or web page)"  # the page's scopes are the console's
+    assert scopes == {
+        "policy": "actr",  # the default
+        "scopes": [{"scope": ANN, "label": label, "memories": 2}],
+    }
     listed = await (await web.get(f"/api/inspect/memories?scope={ANN}")).json()
     assert {m["text"] for m in listed} == {"Ann keeps bees on her roof", "Ann's brother is a pilot"}
     row = next(m for m in listed if m["id"] == bees)
@@ -298,7 +368,9 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3", model=ScriptedChatModel(default=model))
     client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
     try:
-        event = make_event("first honey today!", platform="web", user_id="ann", user_name="Alice")
+        event = make_event(
+            "first honey today! Call me Annie.", platform="web", user_id="ann", user_name="Alice"
+        )
         await bot.engine.handle(event)
         await bot.engine.end(event)
         await bot.lifecycle.encode_pending()
@@ -313,6 +385,7 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
         assert (await client.get(f"/api/inspect/diary?scope={ANN}&day=May")).status == 400
         [profile] = await (await client.get(f"/api/inspect/profile?scope={ANN}")).json()
         assert profile["text"] == "Keeps bees; brother flies planes."
+        assert (profile["name"], profile["aliases"]) == ("Alice", ["Annie"])
         assert Recollector.scope("pip", "console:dm:ann") == ANN
     finally:
         await client.close()

@@ -1,18 +1,20 @@
 """The web client in a real browser: Debian's Chromium, driven by Selenium through chromedriver.
 
 The server runs in a thread of its own, on its own event loop (Selenium blocks), over a test
-engine speaking for the shipped persona Monikai (with her SVG sprites) through a scripted model.
-Each test talks as a different user, so the tests share one server and one browser.
+engine speaking for the shipped persona Monikai (with her SVG sprites; the server's default) and
+the Dungeon Master through a scripted model. Each test talks as a different user, so the tests
+share one server and one browser.
 
 Skipped without /usr/bin/chromium and /usr/bin/chromedriver, unless KIZUNA_BROWSER_REQUIRED=1.
 With KIZUNA_SCREENSHOTS=1 the tests also write docs/chat.png, docs/chat-phone.png and
-docs/inspector.png.
+docs/inspector.png: `python -m tests.screenshots` runs them so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -52,6 +54,11 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SCREENSHOTS = os.environ.get("KIZUNA_SCREENSHOTS") == "1"
 PERSONA = "monikai"
+# Served after Monikai, though before her alphabetically: the page opens on the server's first.
+OTHER = "dungeon_master"
+HOSTED = [PERSONA, OTHER]
+# One way to write a date on the pages: ISO, local time.
+ISO_MINUTE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d")
 REPLY = (
     "Hello! It's lovely to see you again. Shall we put the kettle on and talk about books "
     "until it gets dark?"
@@ -93,7 +100,7 @@ class Served:
         """Stop the server (dropping every socket) and listen again on the same port."""
         port = self.server.port
         await self.server.close()
-        self.server = WebServer(self.bot.engine, self.bot.store, [PERSONA], port=port)
+        self.server = WebServer(self.bot.engine, self.bot.store, HOSTED, port=port)
         await self.server.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -109,12 +116,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     box: dict[str, Any] = {}
 
     async def main() -> None:
-        personas = {PERSONA: load_persona(ROOT / "personas" / f"{PERSONA}.toml")}
+        personas = {key: load_persona(ROOT / "personas" / f"{key}.toml") for key in HOSTED}
         bot = await open_bot(
             folder / "kizuna.sqlite3", personas, model=ScriptedChatModel(default=answer)
         )
         served = Served(
-            "", bot, asyncio.get_running_loop(), WebServer(bot.engine, bot.store, [PERSONA], port=0)
+            "", bot, asyncio.get_running_loop(), WebServer(bot.engine, bot.store, HOSTED, port=0)
         )
         try:
             await served.server.start()
@@ -190,9 +197,9 @@ def page(browser: webdriver.Chrome) -> Iterator[webdriver.Chrome]:
 
 def console(driver: webdriver.Chrome) -> list[str]:
     """The console's errors since last asked, but for network noise that is no fault of the
-    page: there is no favicon, and a socket is refused while the server restarts."""
+    page: a socket is refused while the server restarts."""
     entries: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    noise = ("favicon.ico", "WebSocket connection to")
+    noise = ("WebSocket connection to",)
     return [e["message"] for e in entries if not any(n in e["message"] for n in noise)]
 
 
@@ -218,6 +225,10 @@ def join(driver: webdriver.Chrome, url: str, user: str) -> None:
     name.send_keys(user)
     driver.find_element(By.ID, "join").click()
     wait(driver).until(lambda d: d.find_element(By.ID, "text").is_enabled())
+
+
+def signatures(driver: webdriver.Chrome) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#log .msg.persona .who")]
 
 
 def say(driver: webdriver.Chrome, text: str) -> WebElement:
@@ -280,17 +291,20 @@ def test_chat_reply_is_typed_out_while_the_sprite_speaks(
     wait(page).until(lambda d: d.find_element(By.ID, "text").is_enabled())
     shot(page, "chat.png")
 
-    # A reload asks for the conversation again: the name is remembered, nothing is lost.
+    live = signatures(page)
+    assert live == ["Monikai"]  # her name, as the history signs her below
+
+    # A reload joins the conversation again by itself, as bea: nothing is lost.
     page.refresh()
-    wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#persona option"))
-    assert page.find_element(By.ID, "user").get_attribute("value") == "bea"
-    page.find_element(By.ID, "join").click()
     texts: list[str] = wait(page).until(
         lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, "#log .msg")] or False
     )
+    assert page.find_element(By.ID, "user").get_attribute("value") == "bea"
     assert any("How are you?" in t for t in texts)
     assert any(REPLY in t for t in texts)
+    assert signatures(page) == live
     assert page.find_element(By.ID, "sprite").get_attribute("data-emotion") == "HAPPY"
+    wait(page).until(lambda d: d.find_element(By.ID, "text").is_enabled())
 
 
 def test_untrusted_text_stays_text(served: Served, page: webdriver.Chrome) -> None:
@@ -325,6 +339,23 @@ def test_page_reconnects_and_shows_the_conversation_again(
     assert page.find_element(By.ID, "status").text == ""
     reply = say(page, "quick: Still there?")  # the new socket carries the conversation on
     assert SHORT_REPLY in reply.text
+
+
+def open_inspector(driver: webdriver.Chrome, url: str, scope: str) -> None:
+    """The inspector on Monikai's `scope`, whatever persona this browser last used."""
+    driver.get(url + "/inspect")
+    wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#i-scope option"))
+    picker = Select(driver.find_element(By.ID, "i-persona"))
+    if picker.first_selected_option.get_attribute("value") != PERSONA:
+        picker.select_by_value(PERSONA)
+    wait(driver).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f'#i-scope option[value="{scope}"]')
+    )
+    Select(driver.find_element(By.ID, "i-scope")).select_by_value(scope)
+
+
+def header_widths(driver: webdriver.Chrome) -> list[float]:
+    return [th.rect["width"] for th in driver.find_elements(By.CSS_SELECTOR, "#memories-head th")]
 
 
 def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
@@ -389,11 +420,11 @@ def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
 def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdriver.Chrome) -> None:
     scope, ids = remember_ann(served)
     page.set_window_size(1280, 1040)  # room for the plot's legend in the screenshot
-    page.get(served.url + "/inspect")
-    wait(page).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, f'#i-scope option[value="{scope}"]')
-    )
-    Select(page.find_element(By.ID, "i-scope")).select_by_value(scope)
+    open_inspector(page, served.url, scope)
+    # The page's conversation is the console's: named so for people, not as the scope is.
+    option = Select(page.find_element(By.ID, "i-scope")).first_selected_option
+    assert option.text == "private chat with ann (console or web page) · 4 memories"
+    assert option.get_attribute("title") == scope
     rows = wait(page).until(
         lambda d: (
             d.find_elements(By.CSS_SELECTOR, f'#memories tr[data-id="{ids["exam"]}"]')
@@ -432,7 +463,13 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#diary-days [data-day="{day}"]'))
     assert "<b>We</b> talked about Lisbon." in page.find_element(By.ID, "diary-page").text
     assert "loves strong tea" in page.find_element(By.ID, "profile").text
+    # Every date one way: ISO, local time.
+    assert ISO_MINUTE.search(page.find_element(By.ID, "profile").text)
+    assert ISO_MINUTE.fullmatch((lisbon.get_attribute("title") or "").removeprefix("created "))
+    ticks = [t.text for t in page.find_elements(By.CSS_SELECTOR, "#plot text")]
+    assert sum(bool(re.fullmatch(r"\d{4}-\d\d-\d\d", t)) for t in ticks) == 5, ticks
     shot(page, "inspector.png")
+    columns = header_widths(page)
 
     # Searching narrows the table to what matches.
     page.find_element(By.ID, "i-search").send_keys("statistics exam")
@@ -442,8 +479,13 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
             and first[0].get_attribute("data-id") == str(ids["exam"])
         )
     )
-    page.find_element(By.ID, "i-search").clear()
-    page.find_element(By.ID, "i-search").send_keys(Keys.BACKSPACE)  # fires "input" again
+    assert header_widths(page) == columns  # the columns stay put as the rows change
+    page.find_element(By.ID, "i-search").send_keys(Keys.CONTROL, "a")
+    page.find_element(By.ID, "i-search").send_keys("zqxj")
+    wait(page).until(lambda d: "No memories match." in d.find_element(By.ID, "memories").text)
+    assert header_widths(page) == columns
+    page.find_element(By.ID, "i-search").send_keys(Keys.CONTROL, "a")
+    page.find_element(By.ID, "i-search").send_keys(Keys.BACKSPACE)  # typed away: "input"
     wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]")) == 4)
 
     # Delete asks first; then the row goes, and the memory is gone from the bank. (Both
@@ -460,15 +502,35 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     assert served.run(served.bot.bank.count(scope)) == 3
     # Its curve left the plot with it.
     assert len(page.find_elements(By.CSS_SELECTOR, "#plot path.series")) == 1
+    status = page.find_element(By.ID, "i-status")
+    assert status.text == "Memory deleted."
+
+    # The notice was about that conversation: it goes with a switch to another persona, whose
+    # empty profile says so.
+    Select(page.find_element(By.ID, "i-persona")).select_by_value(OTHER)
+    wait(page).until(lambda d: d.find_element(By.ID, "profile").text.startswith("No profile yet."))
+    assert status.text == ""
+
+
+def fits_the_width(driver: webdriver.Chrome) -> None:
+    """Nothing on the page scrolls sideways: not the page, not a box inside it."""
+    width = driver.execute_script("return window.innerWidth")
+    assert width <= 400
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
+    sideways = driver.execute_script(
+        "return [...document.querySelectorAll('body *')].filter(e =>"
+        " ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)"
+        " && e.scrollWidth > e.clientWidth + 1).map(e => e.id || e.className)"
+    )
+    assert sideways == []
 
 
 def test_phone_screen_fits(served: Served, page: webdriver.Chrome) -> None:
-    page.set_window_size(375, 700)
+    page.set_window_size(390, 844)
     join(page, served.url, "dee")
     say(page, "Hi from my phone")
+    fits_the_width(page)
     width = page.execute_script("return window.innerWidth")
-    assert width <= 400
-    assert page.execute_script("return document.documentElement.scrollWidth") <= width
     for element in ("sprite", "log", "text", "send"):
         box = page.find_element(By.ID, element)
         assert box.is_displayed(), element
@@ -509,3 +571,120 @@ def test_a_document_is_sent_from_the_page(
     mine = page.find_elements(By.CSS_SELECTOR, "#log .msg.user")[-1]
     assert "[sent a document: trip.txt]" in mine.text
     assert page.find_element(By.ID, "text").is_enabled()  # ready for questions about it
+
+
+def test_the_page_opens_on_the_default_persona_then_the_last_used(
+    served: Served, page: webdriver.Chrome
+) -> None:
+    # A browser that has never been here: its storage cleared where no page script runs.
+    page.get(served.url + "/static/favicon.svg")
+    page.execute_script("localStorage.clear()")
+    page.get(served.url + "/")
+    wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#persona option"))
+    picker = Select(page.find_element(By.ID, "persona"))
+    assert [o.get_attribute("value") for o in picker.options] == HOSTED  # not alphabetical
+    assert picker.first_selected_option.get_attribute("value") == PERSONA
+    assert not page.find_element(By.ID, "text").is_enabled()  # no name yet: nobody joined
+    icon = page.find_element(By.CSS_SELECTOR, "link[rel=icon]").get_attribute("href") or ""
+    assert icon.endswith("/static/favicon.svg")
+    # The persona and name last joined with are this browser's next time, joined at once.
+    Select(page.find_element(By.ID, "persona")).select_by_value(OTHER)
+    page.find_element(By.ID, "user").send_keys("hal", Keys.ENTER)
+    wait(page).until(lambda d: d.find_element(By.ID, "text").is_enabled())
+    page.get(served.url + "/")
+    wait(page).until(lambda d: d.find_element(By.ID, "text").is_enabled())
+    chosen = Select(page.find_element(By.ID, "persona")).first_selected_option
+    assert chosen.get_attribute("value") == OTHER
+    assert page.find_element(By.ID, "who").text.startswith("The Dungeon Master")
+    assert page.find_element(By.ID, "user").get_attribute("value") == "hal"
+
+
+def test_help_without_the_slash_lists_the_commands(served: Served, page: webdriver.Chrome) -> None:
+    join(page, served.url, "ivy")
+    calls = len(served.bot.model.calls)
+    box = page.find_element(By.ID, "text")
+    for typed in ("help", "/help"):
+        box.send_keys(typed, Keys.ENTER)
+        wait(page).until(lambda d: d.find_element(By.ID, "text").is_enabled())
+    notes = [n.text for n in page.find_elements(By.CSS_SELECTOR, "#log .msg.note")]
+    assert len(notes) == 2 and notes[0] == notes[1]
+    assert "/remember" in notes[0] and "/memories" in notes[0]
+    assert not page.find_elements(By.CSS_SELECTOR, "#log .msg.persona")
+    assert len(served.bot.model.calls) == calls  # not said to the persona
+
+
+def test_a_message_too_long_stays_in_the_box_with_the_reason(
+    served: Served, page: webdriver.Chrome
+) -> None:
+    join(page, served.url, "jo")
+    box = page.find_element(By.ID, "text")
+    hint = page.find_element(By.ID, "hint")
+    limit = served.server.max_message_chars
+    # Over the limit the page does not send it: the text stays, the reason shows under it.
+    long = "tea " * (limit // 4) + "!"
+    page.execute_script(
+        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
+        box,
+        long,
+    )
+    box.send_keys(Keys.END, Keys.ENTER)
+    assert hint.is_displayed()
+    assert hint.text == (
+        f"Messages here are limited to {limit} characters: shorten this one and send it again."
+        f" ({limit + 1}/{limit})"
+    )
+    assert box.get_attribute("value") == long
+    assert not page.find_elements(By.CSS_SELECTOR, "#log .msg.user")
+    box.send_keys(Keys.BACKSPACE)  # now it fits: the reason goes
+    wait(page).until(lambda d: not hint.is_displayed())
+
+    # Should the server refuse it all the same (here: the page's frames are padded past its
+    # limit), the message is taken back from the log and its text put back in the box.
+    page.execute_script(
+        "const send = WebSocket.prototype.send;"
+        "window.__send = send;"
+        "WebSocket.prototype.send = function (data) {"
+        "  const said = JSON.parse(data); said.text += 'x'.repeat(arguments[0]);"
+        "  return send.call(this, JSON.stringify(said)); }".replace("arguments[0]", str(limit))
+    )
+    box.clear()
+    box.send_keys("quick: a short one", Keys.ENTER)
+    wait(page).until(lambda d: hint.is_displayed())
+    assert hint.text.startswith(f"Messages here are limited to {limit} characters")
+    assert box.get_attribute("value") == "quick: a short one"
+    assert not page.find_elements(By.CSS_SELECTOR, "#log .msg.user")
+    assert box.is_enabled()
+    page.execute_script("WebSocket.prototype.send = window.__send")
+    box.send_keys(Keys.ENTER)
+    wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#log .msg.persona[data-done="1"]'))
+    assert [m.text for m in page.find_elements(By.CSS_SELECTOR, "#log .msg.user .body")] == [
+        "quick: a short one"
+    ]
+    assert box.get_attribute("value") == "" and not hint.is_displayed()
+
+
+def test_inspector_fits_a_phone(served: Served, page: webdriver.Chrome) -> None:
+    bot = served.bot
+    scope = Recollector.scope(PERSONA, "console:dm:gus")
+    long_word = "Supercalifragilisticexpialidocious" * 3  # nowhere to break: must still fit
+
+    async def write() -> None:
+        for text in (f"Gus says {long_word} when he is happy.", "Gus walks his dog at six."):
+            await bot.bank.remember(scope, text, speaker="Gus", category="personal_daily")
+
+    served.run(write())
+    page.set_window_size(390, 844)
+    open_inspector(page, served.url, scope)
+    wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]")) == 2)
+    fits_the_width(page)
+    # Each memory is a card whose cells say what they are; nothing is cut off at the side.
+    width = page.execute_script("return window.innerWidth")
+    for row in page.find_elements(By.CSS_SELECTOR, "#memories tr[data-id]"):
+        box = row.rect
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5
+    assert page.find_element(By.ID, "memories-head").rect["height"] <= 1  # for screen readers
+    recalls = page.find_element(By.CSS_SELECTOR, "#memories tr[data-id] td.recalls")
+    assert recalls.get_attribute("data-label") == "Recalls"
+    # A conversation with memories but no profile yet says so, rather than a blank card.
+    profile = page.find_element(By.ID, "profile").text
+    assert profile == "No profile yet. It is written when a conversation ends."

@@ -7,10 +7,12 @@ over the same Engine as every other adapter.
     await server.close()          # waits for replies still being written
 
 The page talks over one WebSocket per conversation (`/ws?persona=P&user=NAME`): the server
-sends the conversation so far, then a reply for each message. A reply is produced even when
+sends the conversation so far with what the page checks before sending (the length limit, and
+the words that are commands), then a reply for each message. A reply is produced even when
 the socket closes mid-turn: the turn is in the session, and the page shows it on return. The
 user is the name typed on the page; the page and the console share one conversation per name
-(bot/sessions.py).
+(bot/sessions.py), and take commands alike: `/help`, or a command word alone (`help`).
+The personas are offered in the order given, the first the default.
 
 Bound to a loopback address the server needs no token: only this machine reaches it,
 cross-site pages are turned away by their Origin, and requests by any other name than this
@@ -39,8 +41,9 @@ from aiohttp import WSMsgType, web
 
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
-from bot import redact
+from bot import commands, redact
 from bot.answers import Answer
+from bot.catalogue import say
 from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
 from bot.events import ChatEvent, Reply
@@ -62,6 +65,7 @@ __all__ = [
     "WebServer",
     "WebSetupError",
     "is_loopback",
+    "scope_label",
     "weak_token",
 ]
 
@@ -81,6 +85,10 @@ CSP = (
     " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Commands typed without the slash, as on the console: a line that is one of these words alone.
+BARE_COMMANDS = frozenset(c.name for c in commands.offered_on("web"))
+# What the browser asks for on its own, before any page could hand it a token.
+OPEN_PATHS = ("/static/", "/favicon.ico")
 
 
 class InspectorStore(JournalStore, Protocol):
@@ -174,6 +182,7 @@ class WebServer:
             web.get("/inspect", self._page("inspect.html")),
             web.get("/ws", self._socket),
             web.get("/sprite/{persona}/{emotion}", self._sprite),
+            web.get("/favicon.ico", self._favicon),
             web.get("/api/personas", self._api_personas),
             web.post("/api/document", self._api_document),
             web.get("/api/inspect/scopes", self._api_scopes),
@@ -227,7 +236,7 @@ class WebServer:
                 request.host[:200],
             )
             raise web.HTTPForbidden(text="this Kizuna answers to 127.0.0.1 and localhost only")
-        if self._token and not request.path.startswith("/static/"):
+        if self._token and not request.path.startswith(OPEN_PATHS):
             given = request.query.get("token") or request.cookies.get(COOKIE, "")
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
             if not (_same(given, self._token) or _same(bearer, self._token)):
@@ -285,6 +294,13 @@ class WebServer:
             return web.Response(text=svg, content_type="image/svg+xml", headers=headers)
         return web.FileResponse(path, headers=headers)
 
+    async def _favicon(self, request: web.Request) -> web.StreamResponse:
+        # The pages link the icon; this is for a browser that asks for /favicon.ico anyway.
+        return web.FileResponse(
+            _static() / "favicon.svg",
+            headers={"Content-Type": "image/svg+xml", "Cache-Control": "max-age=86400"},
+        )
+
     async def _api_personas(self, request: web.Request) -> web.StreamResponse:
         return web.json_response(
             [
@@ -335,19 +351,16 @@ class WebServer:
             if not text.strip():
                 continue
             if len(text) > self.max_message_chars:
+                # "refused": the page puts the text back in the box, to be shortened.
                 await ws.send_json(
-                    {
-                        "type": "error",
-                        "text": f"Messages are limited to {self.max_message_chars} characters.",
-                    }
+                    {"type": "error", "text": self._too_long(persona), "refused": True}
                 )
                 continue
-            word, _, argument = text.strip().partition(" ")
-            if word.startswith("/"):
+            command = _command(text)
+            if command is not None:
                 # A command typed on the page, or a button of one pressed, which types it.
-                await chat.command(
-                    ws, self._event(persona.key, user, ""), word[1:].lower(), argument
-                )
+                name, argument = command
+                await chat.command(ws, self._event(persona.key, user, ""), name, argument)
                 continue
             # The turn runs on, into the session, even if the page goes away meanwhile.
             turn = asyncio.ensure_future(chat.receive(ws, self._event(persona.key, user, text)))
@@ -380,6 +393,10 @@ class WebServer:
         reply = await asyncio.shield(turn)
         return web.json_response(_reply(reply))
 
+    def _too_long(self, persona: Persona) -> str:
+        limit = str(self.max_message_chars)
+        return say(persona.identity.language, "message_too_long", limit=limit)
+
     async def _history(self, persona: Persona, user: str) -> dict[str, Any]:
         session = await self.engine.session(self._event(persona.key, user, ""))
         async with session.lock:
@@ -400,6 +417,10 @@ class WebServer:
             "turns": turns,
             "recap": recap,
             "emotion": persona.emotion(emotion),
+            # What the page checks before sending, so nothing it shows as sent is refused.
+            "limit": self.max_message_chars,
+            "too_long": self._too_long(persona),
+            "commands": sorted(BARE_COMMANDS),
         }
 
     # -- inspector
@@ -430,7 +451,8 @@ class WebServer:
         scopes = []
         for scope in sorted(found):
             count = await store.count_memories(scope)
-            scopes.append({"scope": scope, "memories": count})
+            label = scope_label(scope.removeprefix(prefix))
+            scopes.append({"scope": scope, "label": label, "memories": count})
         return web.json_response({"policy": persona.memory.forgetting, "scopes": scopes})
 
     def _memory_json(self, memory: Memory, retention: float) -> dict[str, Any]:
@@ -505,12 +527,48 @@ class WebServer:
                 {
                     "user_id": p.user_id,
                     "name": p.name,
+                    "aliases": list(p.aliases),
                     "text": p.text,
                     "updated_at": p.updated_at.isoformat(),
                 }
                 for p in profiles
             ]
         )
+
+
+_PLATFORMS = {"discord": ("Discord", "server"), "telegram": ("Telegram", "group")}
+
+
+def scope_label(room: str) -> str:
+    """A scope's room (bot.sessions.scope_key) as the inspector names it for people: the
+    console's private chats are the web page's too. A room of another form is shown as is."""
+    parts = room.split(":")
+    if len(parts) == 3 and parts[1] == "dm":
+        surface, _, user = parts
+        if surface == "console":
+            return f"private chat with {user} (console or web page)"
+        if surface in _PLATFORMS:
+            return f"{_PLATFORMS[surface][0]} private chat with user {user}"
+    if len(parts) == 4 and parts[0] in _PLATFORMS:
+        platform, where = _PLATFORMS[parts[0]]
+        surface, chat, kind, who = parts
+        if kind == "channel":
+            place = f"{where} {chat}, channel {who}" if chat != who else f"{where} {chat}"
+            return f"{platform} {place}, shared by everyone there"
+        if kind == "user":
+            return f"{platform} {where} {chat}: user {who}'s own conversation"
+    return room
+
+
+def _command(text: str) -> tuple[str, str] | None:
+    """(name, argument) of a command: `/name argument`, or a command word alone (as the
+    console takes them: "remember when we..." is said to the persona); None for a message."""
+    word, _, argument = text.strip().partition(" ")
+    if word.startswith("/"):
+        return word[1:].lower(), argument.strip()
+    if not argument and word.lower() in BARE_COMMANDS:
+        return word.lower(), ""
+    return None
 
 
 def _hostname(host: str) -> str:

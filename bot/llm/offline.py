@@ -5,7 +5,8 @@ It does not understand anything. It answers in the persona's name, shows what it
 prompt) and what it would keep (the user's sentences about themselves), and says it is the
 offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
 exactly those sentences as memories (and notes them in the diary and the user's profile);
-asked for a running summary, it strings the user's messages together.
+asked for a running summary, it strings the user's messages together; asked whether a persona
+should join a group's conversation uninvited, it says no.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
     FLASHBACK_HEADING,
+    FLOOR_TASK,
     MAP_TASK,
     PASSAGES_HEADING,
     REDUCE_TASK,
@@ -129,6 +131,8 @@ class OfflineChatModel:
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
             text = _outline(messages[-1].content)
+        elif system.startswith(FLOOR_TASK):
+            text = '{"answer": false}'  # it cannot tell what would be welcome: it keeps quiet
         elif any(t.name == STATE_TOOL for t in tools):
             text = "no change"  # it cannot tell what changed: it declines
         elif json_mode:

@@ -63,6 +63,30 @@ class OpenAIChatModel:
     def name(self) -> str:
         return f"{self._label}:{self._model}"
 
+    @property
+    def model(self) -> str:
+        """The model's name at its endpoint."""
+        return self._model
+
+    @property
+    def endpoint(self) -> str:
+        """The address its requests go to."""
+        return str(self._client.base_url)
+
+    async def served(self) -> list[str] | None:
+        """The models the endpoint lists (`kizuna doctor` checks the configured one is
+        there); None when it lists none (not every compatible server has /models).
+        ModelError when it cannot be reached or refuses the key."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                page = await self._client.models.list(timeout=self._timeout)
+        except openai.NotFoundError:
+            return None
+        except Exception as exc:
+            message = f"{self.name}: {describe_error(exc, self._timeout)}"
+            raise ModelError(redact(message, self._client)) from None
+        return [model.id for model in page.data]
+
     async def complete(
         self,
         messages: Sequence[Message],

@@ -8,7 +8,7 @@ line each, so no text of theirs opens a section or becomes another speaker's lin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from bot.prompts.shapes import PersonaShape, TurnShape
@@ -19,12 +19,14 @@ __all__ = [
     "GREETING_HEADING",
     "LANGUAGES",
     "LORE_HEADING",
+    "PEOPLE_HEADING",
     "QUOTED",
     "RECAP_HEADING",
     "SUMMARY_HEADING",
     "greeting_section",
     "lore_section",
     "parse_emotion_instruction",
+    "people_section",
     "recap_section",
     "speaker_names",
     "summary_section",
@@ -36,6 +38,8 @@ LANGUAGES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 RECAP_HEADING = "Where your previous conversation left off:"
 LORE_HEADING = "What you know that bears on this:"
 GREETING_HEADING = "How you opened your very first conversation with them:"
+PEOPLE_HEADING = "Other names the people here go by (each shown as their messages name them now):"
+MAX_ALIASES_SHOWN = 8
 SUMMARY_HEADING = "Earlier in this conversation (a summary; the latest messages follow):"
 EMOTION_INSTRUCTION = "Begin every reply with exactly one emotion tag from this list:"
 QUOTED = (
@@ -69,6 +73,7 @@ def system_text(persona: PersonaShape, group: bool, now: datetime) -> str:
     if group:
         lines.append(
             "You are in a group chat; each message is its speaker's name, then what they said."
+            " A name is the one they go by now; people who share one are numbered."
         )
     else:
         # {{user}}, filled in afterwards like a card's: a display name is put in once, never
@@ -103,22 +108,50 @@ def summary_section(summary: str) -> str:
     return f"{SUMMARY_HEADING}\n{quote(summary)}"
 
 
+def _current(turns: Sequence[TurnShape]) -> dict[str, str]:
+    """Each speaker's current name: the one of their latest turn (by user id)."""
+    return {t.user_id: t.speaker for t in turns if t.role == "user" and t.user_id}
+
+
 def speaker_names(turns: Sequence[TurnShape]) -> dict[tuple[str, str], str]:
-    """(user id, name) -> the name as a group chat's line shows it: quoted, and numbered
-    when people of these turns share it (one name is not one person)."""
+    """(user id, name) -> the name a group chat's line shows: the speaker's current name (a
+    turn kept with no id shows its own), quoted, and numbered when people of these turns go
+    by it now (one name is not one person)."""
+    current = _current(turns)
     ids: dict[str, list[str]] = {}
     for turn in turns:
         if turn.role == "user":
-            users = ids.setdefault(flat(turn.speaker).casefold(), [])
+            name = current.get(turn.user_id, turn.speaker)
+            users = ids.setdefault(flat(name).casefold(), [])
             if turn.user_id not in users:
                 users.append(turn.user_id)
     shown: dict[tuple[str, str], str] = {}
     for turn in turns:
-        name = flat(turn.speaker)
+        name = flat(current.get(turn.user_id, turn.speaker))
         users = ids.get(name.casefold(), [])
         number = f" (#{users.index(turn.user_id) + 1})" if len(users) > 1 else ""
         shown[turn.user_id, turn.speaker] = quote(name) + number
     return shown
+
+
+def people_section(turns: Sequence[TurnShape], aliases: Mapping[str, Sequence[str]]) -> str:
+    """The other names the speakers of these turns go by ("" if none): the names they had
+    earlier in the conversation, then those the persona knows (`aliases`, by user id: earlier
+    display names, nicknames), each speaker once, by the name their lines show."""
+    shown = speaker_names(turns)
+    current = _current(turns)
+    lines: list[str] = []
+    for user_id, name in current.items():
+        earlier = [t.speaker for t in turns if t.role == "user" and t.user_id == user_id]
+        others: list[str] = []
+        for other in [*reversed(earlier), *aliases.get(user_id, ())]:
+            tidy = flat(other)
+            if tidy and tidy.casefold() != flat(name).casefold() and tidy not in others:
+                others.append(tidy)
+        if others:
+            also = ", ".join(quote(o) for o in others[:MAX_ALIASES_SHOWN])
+            lines.append(f"- {shown[user_id, name]}: also {also}")
+    return "\n".join([PEOPLE_HEADING, *lines]) if lines else ""
 
 
 def parse_emotion_instruction(system: str) -> list[str]:

@@ -12,6 +12,8 @@ from bot.prompts.shapes import SearchResultShape
 from memory.quoting import flat
 
 __all__ = [
+    "MCP_DOWN",
+    "MCP_UNAVAILABLE",
     "MEMORY_SILENT",
     "NOTHING_TO_TRANSLATE",
     "NO_QUERY",
@@ -21,6 +23,13 @@ __all__ = [
     "SEARCHED_HEADING",
     "SEARCH_FAILED",
     "SEARCH_TOOL",
+    "TOOL_ADMINS_ONLY",
+    "TOOL_BAD_ARGUMENTS",
+    "TOOL_FAILED",
+    "TOOL_NOT_IN_ECO",
+    "TOOL_RATE_LIMITED",
+    "TOOL_TIMED_OUT",
+    "TOOL_TRUNCATED",
     "TOO_MANY_CALLS",
     "TRANSLATE_TASK",
     "TRANSLATE_TOOL",
@@ -123,3 +132,21 @@ def translation_section(section: str, target_language: str) -> str:
     """The prompt's `section` with translation mode, into `target_language` if known."""
     into = f" into {target_language}" if target_language else ""
     return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
+
+
+# What a host's tool (bot/toolkit) answers the chat model when it was not run or failed.
+TOOL_NOT_IN_ECO = "This tool is off while the bot saves money; say you can't use it right now."
+TOOL_ADMINS_ONLY = "Only an admin of this chat may use this tool; say so kindly."
+TOOL_RATE_LIMITED = (
+    "Not run: this person has used this tool {count} times in the last minute; ask them to "
+    "wait a moment."
+)
+TOOL_BAD_ARGUMENTS = "The call was not made: its arguments were wrong ({problems}). Try again."
+TOOL_TIMED_OUT = "The tool took too long and was stopped; say it isn't answering right now."
+TOOL_FAILED = "The tool failed just now; say so, and go on without it."
+TOOL_TRUNCATED = "[cut: only the first {count} characters are shown]"
+MCP_UNAVAILABLE = (
+    "A tool of the {server} service, which is not answering at the moment: calling it tells "
+    "you why."
+)
+MCP_DOWN = "Not run: {reason}. Say that this service isn't answering right now."

@@ -68,6 +68,7 @@ _MEMORY_COLUMNS = (
     "embedding",
     "embedder",
     "speaker_id",
+    "recent_recalls",
     "search_body",
     "search_context",
 )
@@ -107,7 +108,11 @@ TABLES: Sequence[_Table] = (
     ),
     _plain("embedding_cache", ("embedder", "text_hash"), ("embedder", "text_hash", "vector")),
     _plain("diary", ("scope", "day"), ("scope", "day", "text", "conversations", "updated_at")),
-    _plain("profiles", ("scope", "user_id"), ("scope", "user_id", "name", "text", "updated_at")),
+    _plain(
+        "profiles",
+        ("scope", "user_id"),
+        ("scope", "user_id", "name", "text", "updated_at", "aliases"),
+    ),
     _plain(
         "pruned",
         ("id",),
@@ -130,6 +135,11 @@ TABLES: Sequence[_Table] = (
         ("bot_id", "channel_id", "persona", "bound_by", "bound_at"),
     ),
     _plain("dm_sharing", ("persona", "user"), ("persona", "user", "since")),
+    _plain(
+        "channel_floor",
+        ("persona", "room"),
+        ("persona", "room", "settings", "set_by", "set_at"),
+    ),
     # SQLite's recalls have no id column: their rowid keeps the order, as PostgreSQL's id does.
     _Table(
         "recalls",

@@ -25,6 +25,7 @@ from memory.records import (
     IdDigest,
     Kind,
     Lease,
+    Member,
     Memory,
     MemoryLink,
     NewMemory,
@@ -200,6 +201,10 @@ class JournalStore(Protocol):
         self, scope: str, user_ids: Sequence[str] | None = None
     ) -> list[Profile]: ...
 
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        ...
+
     async def last_prune(self, scope: str) -> date | None: ...
 
     async def pruned_since(
@@ -274,8 +279,9 @@ class ArchiveStore(Protocol):
 
 
 class RoomStore(Protocol):
-    """Per room and per person choices: which persona a channel is bound to, and whether a
-    user lets their private memories into their own conversations in groups."""
+    """Per room and per person choices: which persona a channel is bound to, when a persona
+    speaks in a room, and whether a user lets their private memories into their own
+    conversations in groups."""
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None: ...
 
@@ -286,6 +292,17 @@ class RoomStore(Protocol):
     async def dm_sharing(self, persona: str, user: str) -> bool: ...
 
     async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None: ...
+
+    async def channel_floor(self, persona: str, room: str) -> str | None:
+        """A room's admin's group settings for a persona (JSON text, the bot's to read);
+        None: none set."""
+        ...
+
+    async def set_channel_floor(
+        self, persona: str, room: str, settings: str | None, set_by: str, at: datetime
+    ) -> None:
+        """Set them (None: drop them)."""
+        ...
 
 
 class Coordination(Protocol):

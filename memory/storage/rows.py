@@ -13,10 +13,14 @@ from typing import Any
 import numpy as np
 
 from memory.records import (
+    RECENT_RECALLS,
     ArchivedConversation,
     DiaryEntry,
+    EncodingWrite,
+    Member,
     Memory,
     NewMemory,
+    Profile,
     SessionRow,
     SessionSave,
     Vectors,
@@ -24,14 +28,20 @@ from memory.records import (
 
 __all__ = [
     "INLINE_SNAPSHOTS",
+    "PROFILE_COLUMNS",
     "clean_text",
     "conversation_row",
     "diary_row",
     "encode_sessions",
     "json_text",
+    "member_row",
     "memory_row",
     "memory_values",
     "moment",
+    "profile_row",
+    "profile_values",
+    "recall_times",
+    "recent_recalls_text",
     "session_row",
     "timestamp",
     "vector_bytes",
@@ -116,7 +126,20 @@ def memory_row(row: Any) -> Memory:
         conversation_id=row[13],
         previous_id=row[14],
         speaker_id=row[15],
+        recent_recalls=recall_times(row[16]),
     )
+
+
+def recall_times(text: str) -> tuple[datetime, ...]:
+    """A memory's recent_recalls column (JSON seconds since the epoch) as times."""
+    return () if text == "[]" else tuple(moment(float(t)) for t in json.loads(text))
+
+
+def recent_recalls_text(*lists: Sequence[datetime]) -> str:
+    """The recent_recalls column of a memory that has the recalls of all `lists`: the latest
+    RECENT_RECALLS of them, oldest first (a merge's survivor takes its twin's)."""
+    merged = sorted(timestamp(t) for times in lists for t in times)
+    return json.dumps(merged[len(merged) - min(len(merged), RECENT_RECALLS) :])
 
 
 def conversation_row(row: Any) -> ArchivedConversation:
@@ -136,6 +159,40 @@ def conversation_row(row: Any) -> ArchivedConversation:
 
 def diary_row(row: Any) -> DiaryEntry:
     return DiaryEntry(row[0], date.fromisoformat(row[1]), row[2], row[3], moment(row[4]))
+
+
+# A profile's columns, in the order profile_row reads them.
+PROFILE_COLUMNS = "scope, user_id, name, text, updated_at, aliases"
+
+
+def profile_row(row: Any) -> Profile:
+    member = member_row((row[1], row[2], row[5]))
+    return Profile(row[0], row[1], row[2], row[3], moment(row[4]), member.aliases)
+
+
+def member_row(row: Any) -> Member:
+    """A Member from (user_id, name, aliases)."""
+    aliases = row[2]  # written without an empty line: see profile_values
+    return Member(row[0], row[1], tuple(aliases.split("\n")) if aliases else ())
+
+
+def _one_line(name: str) -> str:
+    return " ".join(clean_text(name).split())
+
+
+def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
+    """The profile rows an encoding writes; aliases one a line (names are kept on one line)."""
+    return [
+        (
+            write.scope,
+            user_id,
+            clean_text(name),
+            clean_text(text),
+            at,
+            "\n".join(filter(None, (_one_line(a) for a in write.aliases.get(user_id, ())))),
+        )
+        for user_id, name, text in write.profiles
+    ]
 
 
 def vector_bytes(vector: Vectors) -> bytes:

@@ -1,15 +1,27 @@
-"""Character cards made in code, for tests: card dicts, and PNG files assembled chunk by chunk
-(a valid 1x1 image with the card in a text chunk)."""
+"""Character cards made in code, for tests: card dicts, PNG files assembled chunk by chunk
+(a valid 1x1 image with the card in a text chunk), and CHARX archives (a zip with card.json)."""
 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import struct
+import zipfile
 import zlib
 from typing import Any
 
-__all__ = ["PNG_SIGNATURE", "b64", "chunk", "encode", "itxt_chunk", "png", "text_chunk", "v2"]
+__all__ = [
+    "PNG_SIGNATURE",
+    "b64",
+    "charx",
+    "chunk",
+    "encode",
+    "itxt_chunk",
+    "png",
+    "text_chunk",
+    "v2",
+]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -52,3 +64,12 @@ def itxt_chunk(keyword: str, payload: bytes, *, compressed: bool) -> bytes:
     text = zlib.compress(payload) if compressed else payload
     flag = b"\x01\x00" if compressed else b"\x00\x00"
     return chunk(b"iTXt", keyword.encode("latin-1") + b"\0" + flag + b"en\0\0" + text)
+
+
+def charx(files: dict[str, bytes]) -> bytes:
+    """A CHARX card: a zip of `files` (card.json and its assets) by their paths."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

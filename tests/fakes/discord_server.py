@@ -66,6 +66,9 @@ class FakeDiscord:
         # clients in one process each log in as their own bot.
         self.bots: dict[str, int] = {}
         self.app_id = app_id
+        # The application's flags: the Message Content intent switched on in the portal (the
+        # "limited" flag, as for a bot in fewer than 100 servers).
+        self.app_flags = 1 << 19
         self.guild_id = 2000
         self.channel_id = 3000
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
@@ -460,7 +463,7 @@ class FakeDiscord:
                     "bot_require_code_grant": False,
                     "owner": self.user(1),
                     "verify_key": "0" * 64,
-                    "flags": 0,
+                    "flags": self.app_flags,
                 }
             )
         if method == "GET" and path == "/gateway/bot":

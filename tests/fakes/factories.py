@@ -1,10 +1,13 @@
-"""Building blocks for tests: a persona made in code, chat events, and a whole bot (store,
-sessions, engine) on a temporary database with a fake clock and a scripted model."""
+"""Building blocks for tests: a persona made in code, chat events, a whole bot (store,
+sessions, engine) on a temporary database with a fake clock and a scripted model, and the
+`kizuna` command run as a subprocess."""
 
 from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -13,10 +16,10 @@ from typing import Literal
 
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, Platform
+from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter
-from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, ToolName
+from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
 from memory.bank import MemoryBank
@@ -26,11 +29,14 @@ from memory.records import EncodingWrite
 from memory.storage import Storage
 from memory.storage.sqlite import Store
 from tests.fakes.models import ScriptedChatModel, make_router
+from tests.fakes.timer import FakeTimer
 
 __all__ = [
+    "KIZUNA_TIMEOUT",
     "Bot",
     "base_env",
     "example_config_with_bots",
+    "kizuna",
     "make_event",
     "make_persona",
     "no_ollama",
@@ -41,6 +47,24 @@ EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
 PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
+
+
+KIZUNA_TIMEOUT = 15  # seconds: a generous bound on one `kizuna` run; each takes about one
+
+
+def kizuna(
+    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kizuna ARGS` run in `cwd` with `base_env()` (or `env`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env or base_env(),
+        timeout=KIZUNA_TIMEOUT,
+    )
 
 
 async def no_ollama(host: str) -> list[str]:
@@ -97,7 +121,7 @@ def make_persona(
     idle_minutes: float = 5.0,
     state: Iterable[StateSlot] = (),
     flashback_rate: float = 0.0,
-    tools: Iterable[ToolName] = (),
+    tools: Iterable[str] = (),
 ) -> Persona:
     """A minimal persona, built in code (no TOML file)."""
     return Persona(
@@ -133,8 +157,10 @@ def make_event(
     roles: tuple[str, ...] = (),
     message_id: str = "",
     admin: bool = False,
+    addressed: Iterable[Addressed] | None = None,
 ) -> ChatEvent:
-    """A chat event; by default Alice (u1) writing to Pip in a Discord DM."""
+    """A chat event; by default Alice (u1) writing to Pip in a Discord DM. A group's message
+    is said to the bot (a mention) unless `addressed` says otherwise."""
     return ChatEvent(
         platform=platform,
         bot_id=bot_id,
@@ -151,6 +177,7 @@ def make_event(
         roles=roles,
         message_id=message_id,
         admin=admin,
+        addressed=frozenset(("mention",) if addressed is None and not is_dm else addressed or ()),
     )
 
 
@@ -166,6 +193,7 @@ class Bot:
     bank: MemoryBank
     lifecycle: Lifecycle
     personas: dict[str, Persona] = field(default_factory=dict)
+    timer: FakeTimer | None = None  # what the engine sleeps on (a burst's window)
 
     @property
     def router(self) -> ModelRouter:
@@ -212,19 +240,23 @@ async def open_bot(
         policy=scope_policies(by_key),
     )
     router = router or make_router(model)
+    timer = FakeTimer(clock)
     engine = Engine(
         personas=by_key,
         models=router,
         sessions=sessions,
         rooms=store,
         clock=clock,
-        settings=settings or EngineConfig(timezone="UTC"),
+        # Answered at once unless a test sets a burst window (and moves `timer`).
+        settings=settings or EngineConfig(timezone="UTC", burst_seconds=0),
         memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
+        rng=random.Random(0),
+        sleep=timer.sleep,
     )
     lifecycle = Lifecycle(
         bank=bank, store=store, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
-    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key)
+    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key, timer)
 
 
 async def write_page(

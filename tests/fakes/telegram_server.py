@@ -75,6 +75,7 @@ class FakeTelegram:
             "is_bot": True,
             "first_name": first_name,
             "username": username,
+            "can_read_all_group_messages": False,  # group privacy mode on, as BotFather makes it
         }
         self.requests: list[RecordedCall] = []
         self.sent: list[dict[str, Any]] = []  # Messages the bot sent, in order

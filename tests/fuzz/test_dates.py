@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memory.dates import find_dates
+from memory.dates import find_dates, future_spans
 from tests.fakes.fuzz import NASTY_PIECES, fuzzed, nasty_text
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -146,6 +146,21 @@ DATE_PIECES = [
     "千",
     "万",
     "公元前",
+    "以来",
+    "自从",
+    "后",
+    "最近",
+    "夏天",
+    "冬",
+    "的时候",
+    "晚上",
+    "since",
+    "summer",
+    "winter",
+    "year",
+    "recently",
+    "within",
+    "from now",
     "农历",
     "闰",
     " ",
@@ -196,6 +211,23 @@ def test_dates_are_real_days_quoted_from_the_text(text: str, now: datetime) -> N
             # No year said: a day near this one (at most 999 fortnights, or nine years back
             # for a 29 February).
             assert abs((mention.day - now.date()).days) <= 999 * 14 + 9 * 366, mention
+
+
+@fuzzed(200)
+@given(text=texts, now=st.sampled_from(TODAY))
+@example(text="since 9999, in 30 years, 明年夏天, next winter, 9999年底", now=TODAY[2])
+@example(text="a year ago, last winter, 前年冬天, since the summer", now=TODAY[1])
+@example(text="明天晚上 tomorrow evening 五月以来 in 99 months", now=TODAY[3])
+def test_future_spans_are_days_to_come_quoted_from_the_text(text: str, now: datetime) -> None:
+    found = future_spans(text, now)
+    days = [mention.days for mention in found]
+    assert len(days) == len(set(days))
+    assert [m.start for m in found] == sorted(m.start for m in found)
+    for mention in found:
+        assert now.date() <= mention.days[0] <= mention.days[1]
+        assert text[mention.start : mention.start + len(mention.text)] == mention.text
+        if mention.hours is not None:
+            assert 0 <= mention.hours[0] < mention.hours[1] <= 24
 
 
 @fuzzed(60)

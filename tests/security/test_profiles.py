@@ -93,6 +93,9 @@ async def test_the_impostors_words_never_reach_alices_profile_nor_hers_his(
         BOB: ("Bob", "Plays the lute."),
     }
     assert PROFILE in request  # what the model knew of U1 was hers
+    # The name the impostor went by before is one of his aliases, never a claim on hers.
+    aliases = {p.user_id: p.aliases for p in await world.bot.store.profiles(channel)}
+    assert aliases == {ALICE: (), IMPOSTOR: ("Alice",), BOB: ()}
     memories = await world.bot.store.list_memories(channel)
     assert {m.text.split(": ", 1)[1]: m.speaker_id for m in memories} == {
         "Someone owes the tavern money.": IMPOSTOR,
@@ -109,7 +112,7 @@ async def test_the_impostors_words_never_reach_alices_profile_nor_hers_his(
 
 async def test_a_model_answering_by_name_writes_no_profile(world: World) -> None:
     """The old way of answering, by name, lands nowhere: not on Alice, nor on the impostor
-    who went by her name."""
+    who went by her name (each who spoke is known by id, with nothing written of them)."""
     answer = {
         "memories": [],
         "diary": "Three guests.",
@@ -119,4 +122,34 @@ async def test_a_model_answering_by_name_writes_no_profile(world: World) -> None
     await encoded(world, answer)
     channel = world.scope(ALICE, "group", "tavern")
     profiles = {p.user_id: p.text for p in await world.bot.store.profiles(channel)}
-    assert profiles == {ALICE: PROFILE}  # Alice's from before, untouched
+    assert profiles == {ALICE: PROFILE, IMPOSTOR: "", BOB: ""}  # Alice's from before, untouched
+
+
+async def test_a_name_once_used_is_no_claim_on_its_owner_in_recall_by_person(
+    world: World,
+) -> None:
+    """The impostor went by "Alice" before calling himself Mallory: "Alice" is his alias now,
+    but a question about Alice means the member who goes by it now, and one about Mallory
+    means him; the tilt follows ids, never the name a memory was told under."""
+    answer = {
+        "memories": [
+            {"text": "Someone said they run the bakery in town.", "speaker": "U1"},
+            {"text": "Someone said they owe money all over town.", "speaker": "U2"},
+        ],
+        "diary": "Three guests.",
+        "profiles": {},
+        "recap": "",
+    }
+    await encoded(world, answer)
+    channel = world.scope(ALICE, "group", "tavern")
+    members = {m.user_id: (m.name, m.aliases) for m in await world.bot.store.members(channel)}
+    assert members[IMPOSTOR] == ("Mallory", ("Alice",))
+    bot = world.bot
+    for cue, first in (
+        ("What did Alice say about the town?", "bakery"),
+        ("What did Mallory say about the town?", "owe money"),
+    ):
+        await bot.engine.handle(said(BOB, "Bob", cue))
+        system = bot.model.calls[-1].messages[0].content
+        lines = [line for line in system.splitlines() if "in town" in line or "over town" in line]
+        assert lines and first in lines[0], cue

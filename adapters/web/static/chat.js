@@ -1,5 +1,7 @@
 // Kizuna chat page: one WebSocket per conversation, the persona's face beside it.
 // Everything said (by anyone) is untrusted: it only ever enters the page as text nodes.
+// The name joined with is remembered in this browser, and joined again on the next visit; the
+// page opens on the persona last used here, else on the server's first (its default).
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -15,6 +17,7 @@ const els = {
   text: $("text"),
   send: $("send"),
   file: $("file"),
+  hint: $("hint"),
 };
 
 const STORE_PERSONA = "kizuna.persona";
@@ -30,6 +33,13 @@ let retryTimer = 0;
 let waiting = false;
 let reveal = null; // the reply being typed out: {cancel()}
 let emotion = "";
+let ready = false; // the conversation so far has arrived: what is typed now follows it
+// What the server told on joining: its length limit (in characters, as it counts them: code
+// points), why a message over it is refused, and the command words that need no slash.
+let limit = Infinity;
+let tooLong = "";
+let bareCommands = new Set();
+let pending = null; // the message awaiting its answer: {text, div}, put back if refused
 
 function persona() {
   return personas.find((p) => p.key === els.persona.value) || null;
@@ -151,9 +161,32 @@ function addNote(text, buttons) {
   div.append(row);
 }
 
+// The persona's signature on its messages, live or from history alike.
 function personaName() {
   const p = persona();
-  return p ? p.nickname || p.name : "";
+  return p ? p.name : "";
+}
+
+function isCommand(text) {
+  const t = text.trim();
+  return t.startsWith("/") || (!/\s/.test(t) && bareCommands.has(t.toLowerCase()));
+}
+
+function length(text) {
+  return Array.from(text).length; // code points, as the server counts
+}
+
+// Why the text in the box cannot be sent as it is; nothing when it can.
+function showHint(text) {
+  els.hint.textContent = text;
+  els.hint.hidden = !text;
+  els.text.setAttribute("aria-invalid", text ? "true" : "false");
+}
+
+function checkLength() {
+  const n = length(els.text.value);
+  showHint(n > limit ? `${tooLong} (${n}/${limit})` : "");
+  return n <= limit;
 }
 
 // Type a reply out: ~25 ms a character, faster for long replies, never more than ~3 s.
@@ -195,7 +228,7 @@ function setWaiting(on) {
 }
 
 function updateInput() {
-  const open = socket && socket.readyState === WebSocket.OPEN;
+  const open = socket && socket.readyState === WebSocket.OPEN && ready;
   els.text.disabled = !open || waiting;
   els.send.disabled = !open || waiting;
   els.file.disabled = !open || waiting;
@@ -203,6 +236,11 @@ function updateInput() {
 
 function renderHistory(msg) {
   cancelReveal();
+  ready = true;
+  pending = null;
+  if (Number.isFinite(msg.limit)) limit = msg.limit;
+  tooLong = msg.too_long || "";
+  bareCommands = new Set(msg.commands || []);
   els.log.replaceChildren();
   els.recap.textContent = msg.recap || "";
   els.recap.hidden = !msg.recap;
@@ -210,13 +248,13 @@ function renderHistory(msg) {
     if (turn.role === "user") {
       addMessage("user", turn.text, turn.speaker);
     } else {
-      addMessage("persona", turn.text, turn.speaker || personaName()).dataset.done = "1";
+      addMessage("persona", turn.text, personaName()).dataset.done = "1";
     }
   }
   if (!msg.turns || !msg.turns.length) {
     const p = document.createElement("p");
     p.className = "empty";
-    p.textContent = `Say hello to ${personaName()}.`;
+    p.textContent = `Say hello to ${personaName()}. Type help for the commands.`;
     els.log.append(p);
   }
   els.log.scrollTop = els.log.scrollHeight;
@@ -242,6 +280,7 @@ function onMessage(event) {
       setWaiting(true);
       break;
     case "reply": {
+      pending = null;
       setWaiting(false);
       if (!msg.text) break; // rate limited or nothing to say: show nothing
       cancelReveal();
@@ -252,10 +291,22 @@ function onMessage(event) {
       break;
     }
     case "note":
+      pending = null;
       setWaiting(false);
       if (msg.text) addNote(msg.text, msg.buttons || []);
       break;
     case "error":
+      if (msg.refused && pending) {
+        // Not sent after all: the text goes back in the box, the reason under it.
+        pending.div.remove();
+        if (!els.text.value) els.text.value = pending.text;
+        pending = null;
+        setWaiting(false);
+        showHint(msg.text);
+        els.text.focus();
+        break;
+      }
+      pending = null;
       setWaiting(false);
       addMessage("error", msg.text);
       break;
@@ -272,6 +323,8 @@ function connect() {
   const url = `${scheme}//${location.host}/ws?persona=${encodeURIComponent(key)}&user=${encodeURIComponent(user)}`;
   const ws = new WebSocket(url);
   socket = ws;
+  ready = false;
+  updateInput();
   setStatus("connecting…");
   ws.onopen = () => {
     if (socket === ws) updateInput();
@@ -327,13 +380,18 @@ function join() {
 function send() {
   const text = els.text.value;
   if (!text.trim() || !socket || socket.readyState !== WebSocket.OPEN || waiting) return;
+  if (!checkLength()) {
+    els.text.focus();
+    return; // kept in the box, the reason under it
+  }
   cancelReveal();
-  addMessage("user", text, wanted.user);
+  pending = { text, div: addMessage("user", text, wanted.user) };
   socket.send(JSON.stringify({ text }));
   els.text.value = "";
+  showHint("");
   // Commands get a note and no "thinking"; wait for either before the next message.
   setWaiting(true);
-  els.thinking.hidden = text.trim().startsWith("/");
+  els.thinking.hidden = isCommand(text);
 }
 
 // A document goes by HTTP (a socket frame is small); the answer is shown like a reply.
@@ -372,9 +430,10 @@ async function init() {
     els.persona.append(option);
   }
   const last = stored(STORE_PERSONA);
-  if (personas.some((p) => p.key === last)) els.persona.value = last;
+  els.persona.value = personas.some((p) => p.key === last) ? last : personas[0]?.key || "";
   const p = persona();
   if (p) showPersona(p);
+  if (p && USER_NAME.test(els.user.value.trim())) join(); // joined here before: again
 }
 
 els.join.addEventListener("click", join);
@@ -390,6 +449,9 @@ els.persona.addEventListener("change", () => {
   }
 });
 els.send.addEventListener("click", send);
+els.text.addEventListener("input", () => {
+  if (!els.hint.hidden) checkLength(); // the reason goes once the text fits
+});
 els.file.addEventListener("change", sendDocument);
 els.text.addEventListener("keydown", (e) => {
   // Enter sends, Shift+Enter is a new line; never send half-composed IME input.

@@ -1,5 +1,6 @@
 // Kizuna memory inspector: what a persona remembers of a conversation, how fast it fades,
 // its diary and profiles. Memories are untrusted text: they only enter the page as text nodes.
+// Every date is shown one way: ISO, in this browser's time zone ("2026-12-01 14:05").
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -44,6 +45,24 @@ function setStatus(text) {
   els.status.textContent = text;
 }
 
+function pad(n) {
+  return String(n).padStart(2, "0");
+}
+
+function isoDay(d) {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+// A moment (milliseconds or an ISO string) as "YYYY-MM-DD HH:MM", local time.
+function isoLocal(when) {
+  const d = new Date(when);
+  return `${isoDay(d)} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function memoriesLabel(label, n) {
+  return `${label} · ${n} memor${n === 1 ? "y" : "ies"}`;
+}
+
 async function api(path, options) {
   const response = await fetch(path, options);
   if (!response.ok) throw new Error(`${response.status} ${(await response.text()).slice(0, 200)}`);
@@ -73,12 +92,15 @@ async function loadScopes() {
   const key = els.persona.value;
   if (!key) return;
   const data = await api(`/api/inspect/scopes?persona=${encodeURIComponent(key)}`);
+  if (els.persona.value !== key) return; // another persona was picked meanwhile
+  els.scope.replaceChildren();
   els.policy.textContent = data.policy ? `forgetting: ${data.policy}` : "";
   for (const s of data.scopes) {
-    const label = s.scope.slice(key.length + 1);
+    const label = s.label || s.scope.slice(key.length + 1);
     const n = s.memories;
-    const option = el("option", "", `${label} · ${n} memor${n === 1 ? "y" : "ies"}`);
+    const option = el("option", "", memoriesLabel(label, n));
     option.value = s.scope;
+    option.title = s.scope; // the scope as written, for the host
     option.dataset.label = label;
     option.dataset.count = String(n);
     els.scope.append(option);
@@ -104,7 +126,8 @@ async function loadScope() {
     els.count.textContent = "";
     els.days.replaceChildren();
     els.page.textContent = "No diary yet.";
-    els.profile.replaceChildren();
+    els.page.classList.add("muted");
+    showProfiles([]);
     return;
   }
   await Promise.all([loadMemories(), loadDiary(), loadProfile()]);
@@ -119,7 +142,7 @@ function stars(n) {
 function memoryRow(m) {
   const tr = el("tr");
   tr.dataset.id = String(m.id);
-  tr.title = `created ${new Date(m.created_at).toLocaleString()}`;
+  tr.title = `created ${isoLocal(m.created_at)}`;
 
   const pick = el("input", "pick");
   pick.type = "checkbox";
@@ -132,17 +155,19 @@ function memoryRow(m) {
   text.append(el("small", "", [m.kind, m.speaker].filter(Boolean).join(" · ")));
   tr.append(text);
 
-  const category = el("td");
+  const category = el("td", "category");
   if (m.category) category.append(el("span", "tag", m.category));
   tr.append(category);
 
   const importance = el("td", "num", stars(m.importance));
   importance.title = `importance ${m.importance} of 3`;
   tr.append(importance);
-  tr.append(el("td", "age", m.age));
-  tr.append(el("td", "num", String(m.recalls)));
+  const age = el("td", "age", m.age);
+  age.title = isoLocal(m.created_at);
+  tr.append(age);
+  tr.append(el("td", "num recalls", String(m.recalls)));
 
-  const retention = el("td", "num");
+  const retention = el("td", "num retention-cell");
   const wrap = el("div", "retention");
   const track = el("span", "bar-track");
   const fill = el("span", "bar-fill");
@@ -152,7 +177,7 @@ function memoryRow(m) {
   retention.append(wrap);
   tr.append(retention);
 
-  const actions = el("td");
+  const actions = el("td", "actions");
   const remove = el("button", "delete", "Delete");
   remove.type = "button";
   actions.append(remove);
@@ -175,6 +200,12 @@ function memoryRow(m) {
     pick.checked = true;
     tr.classList.add("selected");
   }
+  // On a phone the header row is hidden and each cell says what it is.
+  const headers = [...document.querySelectorAll(".memories-card thead th")];
+  [...tr.children].forEach((td, i) => {
+    const label = headers[i]?.textContent.trim();
+    if (label) td.dataset.label = label;
+  });
   return tr;
 }
 
@@ -215,7 +246,7 @@ async function deleteMemory(m, tr) {
   if (option && option.dataset.count) {
     const n = Math.max(0, Number(option.dataset.count) - 1);
     option.dataset.count = String(n);
-    option.textContent = `${option.dataset.label} · ${n} memor${n === 1 ? "y" : "ies"}`;
+    option.textContent = memoriesLabel(option.dataset.label, n);
   }
   setStatus("Memory deleted.");
 }
@@ -260,10 +291,7 @@ function pathOf(points, x, y) {
 }
 
 function dateLabel(ms, span) {
-  const d = new Date(ms);
-  const day = d.toLocaleDateString(undefined, { month: "short", day: "numeric" });
-  if (span > 3 * 86400000) return day;
-  return `${day} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+  return span > 3 * 86400000 ? isoDay(new Date(ms)) : isoLocal(ms);
 }
 
 function drawPlot() {
@@ -327,7 +355,7 @@ function drawPlot() {
       // On the curve just after the recall: where the memory was renewed to.
       const at = c.points.find(([pt]) => pt >= t) || c.points[c.points.length - 1];
       const dot = svg("circle", { class: "recall", cx: x(t), cy: y(at[1]), r: 4.5, fill: c.colour });
-      dot.append(svg("title", {}, `recalled ${new Date(t).toLocaleString()}`));
+      dot.append(svg("title", {}, `recalled ${isoLocal(t)}`));
       plot.append(dot);
     }
     const item = el("li");
@@ -341,9 +369,11 @@ function drawPlot() {
 // -- diary and profile
 
 async function loadDiary(day) {
+  const scope = els.scope.value;
   const data = await api(
     `/api/inspect/diary?${scopeQuery()}${day ? `&day=${encodeURIComponent(day)}` : ""}`,
   );
+  if (els.scope.value !== scope) return; // another conversation was picked meanwhile
   els.days.replaceChildren();
   for (const d of data.days) {
     const li = el("li");
@@ -360,16 +390,27 @@ async function loadDiary(day) {
 }
 
 async function loadProfile() {
+  const scope = els.scope.value;
   const profiles = await api(`/api/inspect/profile?${scopeQuery()}`);
+  if (els.scope.value === scope) showProfiles(profiles); // else another was picked meanwhile
+}
+
+// The profiles written of this conversation; an empty one (or none) says so, never a blank.
+function showProfiles(profiles) {
   els.profile.replaceChildren();
-  if (!profiles.length) {
-    els.profile.append(el("li", "muted", "No profile yet."));
+  const written = profiles.filter((p) => p.text.trim());
+  if (!written.length) {
+    const why = els.scope.disabled ? "" : " It is written when a conversation ends.";
+    els.profile.append(el("li", "muted empty-profile", `No profile yet.${why}`));
     return;
   }
-  for (const p of profiles) {
+  for (const p of written) {
     const li = el("li");
     li.append(el("strong", "", p.name || p.user_id));
-    li.append(el("span", "muted", ` · updated ${new Date(p.updated_at).toLocaleDateString()}`));
+    if (p.aliases && p.aliases.length) {
+      li.append(el("span", "muted", ` · also ${p.aliases.join(", ")}`));
+    }
+    li.append(el("span", "muted", ` · updated ${isoLocal(p.updated_at)}`));
     li.append(el("p", "", p.text));
     els.profile.append(li);
   }
@@ -385,8 +426,15 @@ function report(promise) {
 }
 
 let searchTimer = 0;
-els.persona.addEventListener("change", () => report(loadScopes()));
-els.scope.addEventListener("change", () => report(loadScope()));
+// A notice is about what was shown: it goes when another persona or conversation is.
+els.persona.addEventListener("change", () => {
+  setStatus("");
+  report(loadScopes());
+});
+els.scope.addEventListener("change", () => {
+  setStatus("");
+  report(loadScope());
+});
 els.search.addEventListener("input", () => {
   clearTimeout(searchTimer);
   searchTimer = setTimeout(() => report(loadMemories()), 250);

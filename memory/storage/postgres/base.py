@@ -50,7 +50,7 @@ CONVERSATION_COLUMNS = (
 MEMORY_COLUMNS = (
     "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
     " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id"
+    " speaker_id, recent_recalls"
 )
 
 

@@ -7,9 +7,16 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from memory.records import DiaryEntry, Profile, PrunedMemory
+from memory.records import DiaryEntry, Member, Profile, PrunedMemory
 from memory.storage.postgres.base import PgBase
-from memory.storage.rows import diary_row, moment, timestamp
+from memory.storage.rows import (
+    PROFILE_COLUMNS,
+    diary_row,
+    member_row,
+    moment,
+    profile_row,
+    timestamp,
+)
 
 __all__ = ["PgJournal"]
 
@@ -41,7 +48,7 @@ class PgJournal(PgBase):
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
         """The scope's user profiles (those of `user_ids`, if given)."""
-        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = $1"
+        query = f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE scope = $1"
         params: list[Any] = [scope]
         if user_ids is not None:
             if not user_ids:
@@ -49,7 +56,14 @@ class PgJournal(PgBase):
             query += " AND user_id = ANY($2::text[])"
             params.append(list(user_ids))
         rows = await self._pool.fetch(query + " ORDER BY updated_at DESC", *params)
-        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
+        return [profile_row(r) for r in rows]
+
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        query = (
+            "SELECT user_id, name, aliases FROM profiles WHERE scope = $1 ORDER BY updated_at DESC"
+        )
+        return [member_row(r) for r in await self._pool.fetch(query, scope)]
 
     async def last_prune(self, scope: str) -> date | None:
         day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)

@@ -19,13 +19,30 @@ from datetime import date, datetime
 
 import asyncpg
 
-from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
+from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import memory_row, memory_values, moment, timestamp
+from memory.storage.rows import (
+    memory_row,
+    memory_values,
+    moment,
+    profile_values,
+    recent_recalls_text,
+    timestamp,
+)
 from memory.text import porter_document, porter_term
 
 __all__ = ["PgMemories"]
+
+
+def _recent_with(at: str) -> str:
+    """The recent_recalls after one more recall at the SQL expression `at`: appended, the
+    oldest dropped beyond RECENT_RECALLS."""
+    return (
+        f"((CASE WHEN jsonb_array_length(recent_recalls::jsonb) >= {RECENT_RECALLS}"
+        " THEN recent_recalls::jsonb - 0 ELSE recent_recalls::jsonb END)"
+        f" || to_jsonb(({at})::float8))::text"
+    )
 
 
 _LOG_RECALL = (
@@ -326,7 +343,8 @@ class PgMemories(PgVectors):
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.executemany(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
-                " strength = $2 WHERE scope = $3 AND id = $4",
+                f" recent_recalls = {_recent_with('$1')}, strength = $2"
+                " WHERE scope = $3 AND id = $4",
                 [(timestamp(now), strength, scope, memory_id) for memory_id, strength in ordered],
             )
             await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
@@ -336,9 +354,21 @@ class PgMemories(PgVectors):
         conn: asyncpg.Connection, scope: str, from_id: int, into_id: int
     ) -> None:
         """In the caller's transaction: `into_id` takes over the recalls of `from_id`
-        (history rows and count), when both are the scope's."""
+        (history rows, count and recent times), when both are the scope's."""
         if from_id == into_id:
             return
+        pair = await conn.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])",
+            scope,
+            [from_id, into_id],
+        )
+        if len(pair) == 2:
+            await conn.execute(
+                "UPDATE memories SET recent_recalls = $1 WHERE scope = $2 AND id = $3",
+                recent_recalls_text(*(memory_row(r).recall_times for r in pair)),
+                scope,
+                into_id,
+            )
         await conn.execute(
             "UPDATE memories SET recall_count = recall_count + coalesce("
             "(SELECT recall_count FROM memories WHERE scope = $1 AND id = $2), 0)"
@@ -427,7 +457,9 @@ class PgMemories(PgVectors):
                 # touch (its making or its last recall).
                 "UPDATE memories SET strength = $1, importance = greatest(importance, $2),"
                 " recall_count = recall_count + 1,"
-                " last_recalled_at = greatest($3, coalesce(last_recalled_at, created_at))"
+                " last_recalled_at = greatest($3, coalesce(last_recalled_at, created_at)),"
+                " recent_recalls ="
+                f" {_recent_with('greatest($3, coalesce(last_recalled_at, created_at))')}"
                 " WHERE scope = $4 AND id = $5",
                 [(m.strength, m.importance, at, write.scope, m.memory_id) for m in merges],
             )
@@ -445,14 +477,11 @@ class PgMemories(PgVectors):
                     at,
                 )
             await conn.executemany(
-                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
-                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, user_id) DO UPDATE"
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at, aliases)"
+                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (scope, user_id) DO UPDATE"
                 " SET name = excluded.name, text = excluded.text,"
-                " updated_at = excluded.updated_at",
-                [
-                    (write.scope, user_id, clean_text(name), clean_text(text), at)
-                    for user_id, name, text in write.profiles
-                ],
+                " updated_at = excluded.updated_at, aliases = excluded.aliases",
+                profile_values(write, at),
             )
         return ids
 

@@ -1,5 +1,6 @@
 """Per room and per person choices (memory.storage.RoomStore): the persona a channel of a
-multi-persona bot talks to, and who lets their private memories into groups."""
+multi-persona bot talks to, a room's group settings for a persona, and who lets their private
+memories into groups."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ __all__ = ["PgRooms"]
 
 
 class PgRooms(PgBase):
-    """Channel bindings and DM sharing."""
+    """Channel bindings, rooms' group settings and DM sharing."""
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
         persona = await self._pool.fetchval(
@@ -56,3 +57,29 @@ class PgRooms(PgBase):
             await self._pool.execute(
                 'DELETE FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
             )
+
+    async def channel_floor(self, persona: str, room: str) -> str | None:
+        settings = await self._pool.fetchval(
+            "SELECT settings FROM channel_floor WHERE persona = $1 AND room = $2", persona, room
+        )
+        return None if settings is None else str(settings)
+
+    async def set_channel_floor(
+        self, persona: str, room: str, settings: str | None, set_by: str, at: datetime
+    ) -> None:
+        if settings is None:
+            await self._pool.execute(
+                "DELETE FROM channel_floor WHERE persona = $1 AND room = $2", persona, room
+            )
+            return
+        await self._pool.execute(
+            "INSERT INTO channel_floor (persona, room, settings, set_by, set_at)"
+            " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (persona, room) DO UPDATE"
+            " SET settings = excluded.settings, set_by = excluded.set_by,"
+            " set_at = excluded.set_at",
+            persona,
+            room,
+            settings,
+            set_by,
+            timestamp(at),
+        )

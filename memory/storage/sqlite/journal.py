@@ -7,8 +7,15 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from memory.records import DiaryEntry, Profile, PrunedMemory
-from memory.storage.rows import diary_row, moment, timestamp
+from memory.records import DiaryEntry, Member, Profile, PrunedMemory
+from memory.storage.rows import (
+    PROFILE_COLUMNS,
+    diary_row,
+    member_row,
+    moment,
+    profile_row,
+    timestamp,
+)
 from memory.storage.sqlite.base import SqliteBase, placeholders
 
 __all__ = ["SqliteJournal"]
@@ -38,7 +45,7 @@ class SqliteJournal(SqliteBase):
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
         """The scope's user profiles (those of `user_ids`, if given)."""
-        query = "SELECT scope, user_id, name, text, updated_at FROM profiles WHERE scope = ?"
+        query = f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE scope = ?"
         params: list[Any] = [scope]
         if user_ids is not None:
             if not user_ids:
@@ -46,7 +53,14 @@ class SqliteJournal(SqliteBase):
             query += f" AND user_id IN ({placeholders(len(user_ids))})"
             params.extend(user_ids)
         rows = await self._all(query + " ORDER BY updated_at DESC", params)
-        return [Profile(r[0], r[1], r[2], r[3], moment(r[4])) for r in rows]
+        return [profile_row(r) for r in rows]
+
+    async def members(self, scope: str) -> list[Member]:
+        """The people the scope has profiles of, by their names (no text), newest first."""
+        query = (
+            "SELECT user_id, name, aliases FROM profiles WHERE scope = ? ORDER BY updated_at DESC"
+        )
+        return [member_row(r) for r in await self._all(query, (scope,))]
 
     async def last_prune(self, scope: str) -> date | None:
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))

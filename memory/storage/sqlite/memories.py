@@ -9,8 +9,16 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
-from memory.records import EncodingWrite, Kind, Memory, MemoryLink, NewMemory
-from memory.storage.rows import clean_text, memory_row, memory_values, moment, timestamp
+from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
+from memory.storage.rows import (
+    clean_text,
+    memory_row,
+    memory_values,
+    moment,
+    profile_values,
+    recent_recalls_text,
+    timestamp,
+)
 from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteMemories", "scope_tag"]
@@ -21,6 +29,15 @@ _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = ? AND id = ?"
 )
+
+
+def _recent_with(at: str) -> str:
+    """The recent_recalls after one more recall at the SQL expression `at`: appended, the
+    oldest dropped beyond RECENT_RECALLS."""
+    return (
+        f"json_insert(CASE WHEN json_array_length(recent_recalls) >= {RECENT_RECALLS}"
+        f" THEN json_remove(recent_recalls, '$[0]') ELSE recent_recalls END, '$[#]', {at})"
+    )
 
 
 def scope_tag(scope: str) -> str:
@@ -276,17 +293,30 @@ class SqliteMemories(SqliteBase):
     ) -> None:
         await self._db.executemany(
             "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?,"
-            " strength = ? WHERE scope = ? AND id = ?",
-            [(timestamp(now), strength, scope, memory_id) for memory_id, strength in updates],
+            f" recent_recalls = {_recent_with('?')}, strength = ? WHERE scope = ? AND id = ?",
+            [
+                (timestamp(now), timestamp(now), strength, scope, memory_id)
+                for memory_id, strength in updates
+            ],
         )
         await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
         await self._db.commit()
 
     async def _merge_recalls(self, scope: str, from_id: int, into_id: int) -> None:
         """Inside the caller's transaction: `into_id` takes over the recalls of `from_id`
-        (history rows and count), when both are the scope's."""
+        (history rows, count and recent times), when both are the scope's."""
         if from_id == into_id:
             return
+        pair = await self._all(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? AND id IN (?, ?)",
+            (scope, from_id, into_id),
+        )
+        if len(pair) == 2:
+            recent = recent_recalls_text(*(memory_row(r).recall_times for r in pair))
+            await self._db.execute(
+                "UPDATE memories SET recent_recalls = ? WHERE scope = ? AND id = ?",
+                (recent, scope, into_id),
+            )
         await self._db.execute(
             "UPDATE memories SET recall_count = recall_count + coalesce("
             "(SELECT recall_count FROM memories WHERE scope = ? AND id = ?), 0)"
@@ -371,9 +401,14 @@ class SqliteMemories(SqliteBase):
                 # touch (its making or its last recall).
                 "UPDATE memories SET strength = ?, importance = max(importance, ?),"
                 " recall_count = recall_count + 1,"
-                " last_recalled_at = max(?, coalesce(last_recalled_at, created_at))"
+                " last_recalled_at = max(?, coalesce(last_recalled_at, created_at)),"
+                " recent_recalls ="
+                f" {_recent_with('max(?, coalesce(last_recalled_at, created_at))')}"
                 " WHERE scope = ? AND id = ?",
-                [(m.strength, m.importance, at, write.scope, m.memory_id) for m in write.merges],
+                [
+                    (m.strength, m.importance, at, at, write.scope, m.memory_id)
+                    for m in write.merges
+                ],
             )
             await self._db.executemany(
                 _LOG_RECALL, [(write.scope, m.memory_id) for m in write.merges]
@@ -388,14 +423,11 @@ class SqliteMemories(SqliteBase):
                     (write.scope, day.isoformat(), clean_text(text), at),
                 )
             await self._db.executemany(
-                "INSERT INTO profiles (scope, user_id, name, text, updated_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
+                "INSERT INTO profiles (scope, user_id, name, text, updated_at, aliases)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, user_id) DO UPDATE"
                 " SET name = excluded.name, text = excluded.text,"
-                " updated_at = excluded.updated_at",
-                [
-                    (write.scope, user_id, clean_text(name), clean_text(text), at)
-                    for user_id, name, text in write.profiles
-                ],
+                " updated_at = excluded.updated_at, aliases = excluded.aliases",
+                profile_values(write, at),
             )
             await self._db.commit()
         except BaseException:

@@ -1,5 +1,6 @@
 """Per room and per person choices (memory.storage.RoomStore): the persona a channel of a
-multi-persona bot talks to, and who lets their private memories into groups."""
+multi-persona bot talks to, a room's group settings for a persona, and who lets their private
+memories into groups."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ __all__ = ["SqliteRooms"]
 
 
 class SqliteRooms(SqliteBase):
-    """Channel bindings and DM sharing."""
+    """Channel bindings, rooms' group settings and DM sharing."""
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None:
         row = await self._one(
@@ -50,5 +51,29 @@ class SqliteRooms(SqliteBase):
         else:
             await self._db.execute(
                 "DELETE FROM dm_sharing WHERE persona = ? AND user = ?", (persona, user)
+            )
+        await self._db.commit()
+
+    async def channel_floor(self, persona: str, room: str) -> str | None:
+        row = await self._one(
+            "SELECT settings FROM channel_floor WHERE persona = ? AND room = ?", (persona, room)
+        )
+        return None if row is None else str(row[0])
+
+    @serialised
+    async def set_channel_floor(
+        self, persona: str, room: str, settings: str | None, set_by: str, at: datetime
+    ) -> None:
+        if settings is None:
+            await self._db.execute(
+                "DELETE FROM channel_floor WHERE persona = ? AND room = ?", (persona, room)
+            )
+        else:
+            await self._db.execute(
+                "INSERT INTO channel_floor (persona, room, settings, set_by, set_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (persona, room) DO UPDATE"
+                " SET settings = excluded.settings, set_by = excluded.set_by,"
+                " set_at = excluded.set_at",
+                (persona, room, settings, set_by, timestamp(at)),
             )
         await self._db.commit()

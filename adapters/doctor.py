@@ -1,0 +1,306 @@
+"""`kizuna doctor`: checks an installation and says what to do about each problem.
+
+The configuration, the persona files, the data folder (writable, the owner's only), the store
+and its embeddings, the model endpoints, and each bot's token against its platform, through
+the platform's own client library (so a token Discord refuses is refused here, and the
+Discord application's Message Content intent and Telegram's group privacy mode are read from
+the platform). Each finding is one line; nothing a user wrote and no secret is printed.
+
+    findings = await examine(config, os.environ, cwd)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import stat
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from adapters.host import telegram_file_url
+from bot import redact
+from bot.config import BotConfig, Config, storage_dsn
+from bot.llm.base import ModelError
+from bot.llm.embedding import build_embedder
+from bot.llm.openai_chat import OpenAIChatModel
+from bot.llm.router import ModelSetupError, OllamaProbe, build_router, probe_ollama
+from bot.persona import PersonaLibrary
+from bot.tomlfile import TomlError
+from memory.private import FILE_MODE, FOLDER_MODE
+from memory.storage import DATABASE, StoreError, open_store
+from memory.storage.sqlite import Store
+
+__all__ = ["DISCORD_PERMISSIONS", "Finding", "check_bot", "discord_invite", "examine"]
+
+# ok; note: worth knowing; todo: a step the host has not taken yet (a token variable unset);
+# fail: something is wrong.
+Level = Literal["ok", "note", "todo", "fail"]
+
+# What a persona does in a channel: read and answer (in threads too), read what came before a
+# reply, speak as several personas through a webhook, send exports as files, react.
+DISCORD_PERMISSIONS = (
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "read_message_history",
+    "manage_webhooks",
+    "attach_files",
+    "add_reactions",
+)
+PLATFORM_TIMEOUT = 15.0  # seconds for a platform or model endpoint to answer
+
+
+@dataclass(slots=True, frozen=True)
+class Finding:
+    level: Level
+    subject: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.level:<4}  {self.subject}: {self.text}"
+
+
+def discord_invite(application_id: int) -> str:
+    """The address that adds the bot to a server with the scopes and permissions it needs."""
+    import discord  # the `discord` extra
+
+    permissions = discord.Permissions(**dict.fromkeys(DISCORD_PERMISSIONS, True))
+    return discord.utils.oauth_url(
+        application_id, permissions=permissions, scopes=("bot", "applications.commands")
+    )
+
+
+async def examine(
+    config: Config,
+    environ: Mapping[str, str],
+    library: PersonaLibrary,
+    *,
+    probe: OllamaProbe = probe_ollama,
+) -> AsyncIterator[Finding]:
+    """Every finding, in the order a host would fix them."""
+    source = str(config.source) if config.source is not None else "built-in defaults"
+    yield Finding("ok", "configuration", source)
+    for finding in _personas(library):
+        yield finding
+    async for finding in _data(config, environ):
+        yield finding
+    async for finding in _models(config, environ, probe):
+        yield finding
+    for i, bot in enumerate(config.bots):
+        yield await check_bot(i, bot, environ)
+
+
+def _personas(library: PersonaLibrary) -> list[Finding]:
+    names = library.names()
+    broken = []
+    for name in names:
+        try:
+            library.load(name)
+        except TomlError as e:
+            broken.append(Finding("fail", f"persona {name}", str(e)))
+    good = len(names) - len(broken)
+    return [Finding("ok", "personas", f"{good} usable ({', '.join(names)})"), *broken]
+
+
+async def _data(config: Config, environ: Mapping[str, str]) -> AsyncIterator[Finding]:
+    folder = config.resolve(config.data_dir)
+    dsn = storage_dsn(config, environ)
+    if not folder.exists():
+        yield Finding("note", "data folder", f"{folder} does not exist yet (made on first use)")
+    else:
+        yield _writable(folder)
+        exposed = _exposed(folder)
+        if exposed:
+            yield Finding(
+                "fail",
+                "data folder",
+                f"{len(exposed)} file(s) others may read, e.g. {exposed[0]}: "
+                f"chmod -R go-rwx {folder}",
+            )
+    database = folder / DATABASE
+    if not dsn and not database.is_file():
+        yield Finding("note", "store", "no memories yet (the database is made on first use)")
+        return
+    try:
+        store = await open_store(folder, dsn) if dsn else await Store.open(database, read_only=True)
+    except (StoreError, OSError) as e:
+        yield Finding("fail", "store", f"cannot open it: {e}")
+        return
+    try:
+        scopes = await store.scopes()
+        where = "PostgreSQL" if dsn else str(database)
+        yield Finding(
+            "ok",
+            "store",
+            f"{where}, schema {await store.schema_version()}, {len(scopes)} memory scope(s)",
+        )
+        try:
+            embedder = build_embedder(config.memory, config.models, environ)
+        except (ModelSetupError, ValueError) as e:
+            yield Finding("fail", "embedder", str(e))
+            return
+        behind = 0
+        for scope in scopes:
+            behind += len(await store.unembedded(scope, embedder.name))
+        if behind:
+            yield Finding(
+                "note",
+                "embeddings",
+                f"{behind} memories are not embedded with {embedder.name} yet: a running bot "
+                "does it in the background (recall works by words meanwhile), or run "
+                "`kizuna memories reindex`",
+            )
+        else:
+            yield Finding("ok", "embeddings", f"every memory is embedded with {embedder.name}")
+    finally:
+        await store.close()
+
+
+def _writable(folder: Path) -> Finding:
+    probe = folder / f".doctor-{os.getpid()}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        probe.unlink()
+    except OSError as e:
+        return Finding("fail", "data folder", f"{folder} is not writable ({e.strerror or e})")
+    return Finding("ok", "data folder", f"{folder}, writable")
+
+
+def _exposed(folder: Path) -> list[Path]:
+    """What in the data folder a group or others may read or enter."""
+    found = []
+    for path in [folder, *sorted(folder.rglob("*"))]:
+        try:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+        except OSError:
+            continue
+        if mode & ~(FOLDER_MODE if path.is_dir() else FILE_MODE) & 0o077:
+            found.append(path)
+    return found
+
+
+async def _models(
+    config: Config, environ: Mapping[str, str], probe: OllamaProbe
+) -> AsyncIterator[Finding]:
+    try:
+        router = await build_router(config.models, environ, rng=random.Random(0), probe=probe)
+    except ModelSetupError as e:
+        yield Finding("fail", "models", str(e))
+        return
+    if router.offline:
+        yield Finding(
+            "note",
+            "models",
+            "the built-in offline model answers (no OPENAI_API_KEY, no Ollama found): set a "
+            "key, start Ollama, or configure [models.providers]",
+        )
+        return
+    yield Finding("ok", "models", router.describe())
+    checked: set[str] = set()
+    for model in router.models.values():
+        if isinstance(model, OpenAIChatModel) and model.name not in checked:
+            checked.add(model.name)
+            try:
+                served = await asyncio.wait_for(model.served(), PLATFORM_TIMEOUT)
+            except (ModelError, TimeoutError) as e:
+                said = f"not reachable at {model.endpoint}: {e}"
+                yield Finding("fail", f"model {model.name}", said)
+                continue
+            if served is not None and model.model not in served:
+                yield Finding(
+                    "fail",
+                    f"model {model.name}",
+                    f"the endpoint answers but does not serve {model.model!r} "
+                    f"({len(served)} models there)",
+                )
+            else:
+                yield Finding("ok", f"model {model.name}", "reachable")
+
+
+async def check_bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Finding:
+    """The `i`th bot's token against its platform (a web bot has none)."""
+    subject = f"bots[{i}] {bot.platform} {bot.name or bot.persona}"
+    if bot.platform == "web":
+        return Finding("ok", subject, "served by `kizuna run` on this machine")
+    token = environ.get(bot.token_env, "").strip()
+    if not token:
+        return Finding("todo", subject, f"the environment variable {bot.token_env} is not set")
+    redact.hide(token)  # the client libraries log their request addresses, token and all
+    try:
+        if bot.platform == "discord":
+            return await asyncio.wait_for(_discord(subject, token, bot), PLATFORM_TIMEOUT)
+        return await asyncio.wait_for(_telegram(subject, token, bot), PLATFORM_TIMEOUT)
+    except ImportError:
+        return Finding("fail", subject, f"pip install 'kizuna[{bot.platform}]'")
+    except TimeoutError:
+        return Finding(
+            "fail", subject, f"no answer from {bot.platform} in {PLATFORM_TIMEOUT:.0f} s"
+        )
+
+
+async def _discord(subject: str, token: str, bot: BotConfig) -> Finding:
+    import aiohttp
+    import discord  # the `discord` extra
+
+    if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
+        discord.http.Route.BASE = bot.base_url.rstrip("/")
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
+    client = discord.Client(intents=discord.Intents(guilds=True))
+    try:
+        try:
+            await client.login(token)
+            app = await client.application_info()
+        except discord.LoginFailure:
+            return Finding(
+                "fail",
+                subject,
+                f"Discord refused the token in {bot.token_env}: reset it (Developer Portal, "
+                "your application, Bot, Reset Token) and set the variable again",
+            )
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as e:
+            return Finding("fail", subject, f"cannot reach Discord ({type(e).__name__})")
+        invite = discord_invite(app.id)
+        if not (app.flags.gateway_message_content or app.flags.gateway_message_content_limited):
+            return Finding(
+                "fail",
+                subject,
+                "the Message Content intent is off, so the bot cannot read messages: switch it "
+                "on (Developer Portal, Bot, Privileged Gateway Intents). Invite: " + invite,
+            )
+        return Finding("ok", subject, f"logged in as {client.user}. Invite: {invite}")
+    finally:
+        await client.close()
+
+
+async def _telegram(subject: str, token: str, bot: BotConfig) -> Finding:
+    import telegram  # the `telegram` extra
+    from telegram.error import InvalidToken, TelegramError
+
+    if bot.base_url:
+        files = telegram_file_url(bot.base_url) or ""
+        client = telegram.Bot(token, base_url=bot.base_url, base_file_url=files)
+    else:
+        client = telegram.Bot(token)
+    try:
+        async with client:  # asks getMe
+            me = client.bot
+    except InvalidToken:
+        return Finding(
+            "fail",
+            subject,
+            f"Telegram refused the token in {bot.token_env}: ask @BotFather for it again "
+            "(/mybots, your bot, API Token) and set the variable again",
+        )
+    except TelegramError as e:
+        return Finding("fail", subject, f"cannot reach Telegram ({type(e).__name__})")
+    said = f"@{me.username}"
+    if not me.can_read_all_group_messages:
+        said += (
+            ". Group privacy mode is on: in groups it hears only commands, mentions and "
+            "replies to it (to let it hear the whole group: @BotFather, /setprivacy, Disable, "
+            "then add it to the group again)"
+        )
+    return Finding("ok", subject, said)

@@ -1,0 +1,321 @@
+"""`kizuna init`: asks a new host a few questions and writes kizuna.toml.
+
+Which personas, on which platforms (Discord, Telegram, the web page), the names of the
+environment variables that hold the tokens (never a token: secrets live in the environment),
+and the model provider (detected: an OpenAI key, a local Ollama, else the offline model). The
+file is checked by loading it before it replaces anything (the one it replaces is kept as
+`.bak`); then each bot's token is checked against its platform as `kizuna doctor` does, and
+what to switch on in each platform's settings is said. Every question has a flag, so scripts
+run it without a terminal; run again, it offers the answers of the file it finds.
+
+    plan = ask_plan(answers, library, environ, previous, await detect(environ, probe), ask=...)
+    write_config(plan, path)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from adapters.doctor import Finding, check_bot
+from bot.config import BotConfig, Config, load_config
+from bot.llm.router import OllamaProbe, ollama_url
+from bot.persona import PersonaLibrary
+from memory.errors import KizunaError
+from memory.private import write_private
+
+__all__ = [
+    "PROVIDERS",
+    "Answers",
+    "Detected",
+    "Plan",
+    "WizardError",
+    "ask_plan",
+    "check_tokens",
+    "detect",
+    "guidance",
+    "render",
+    "write_config",
+]
+
+Provider = Literal["auto", "openai", "ollama", "zhipu", "offline"]
+PROVIDERS: tuple[Provider, ...] = ("auto", "openai", "ollama", "zhipu", "offline")
+OLLAMA = "http://localhost:11434"
+
+# Asks one question with a default and returns the answer ("" keeps the default).
+Ask = Callable[[str, str], str]
+
+
+class WizardError(KizunaError):
+    """An answer that cannot be used, said in one line."""
+
+
+@dataclass(slots=True)
+class Plan:
+    """What the file will say."""
+
+    personas: list[str]
+    discord_env: str = ""  # the variable holding the Discord token; "" = no Discord bot
+    telegram_env: str = ""
+    web: bool = False
+    provider: Provider = "auto"
+    model: str = ""  # the chat model ("" = the provider's default)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Answers:
+    """What flags said; None asks (or, without a terminal, takes the default)."""
+
+    personas: str | None = None
+    discord_env: str | None = None
+    telegram_env: str | None = None
+    web: bool | None = None
+    provider: str | None = None
+    model: str | None = None
+
+
+def ask_plan(
+    given: Answers,
+    library: PersonaLibrary,
+    environ: Mapping[str, str],
+    previous: Config | None,
+    found: Detected,
+    *,
+    ask: Ask | None,
+) -> Plan:
+    """The plan from the flags, the questions the flags left open (None `ask`: the defaults,
+    for scripts), and the file found before (its answers are the defaults)."""
+    known = library.names()
+
+    def answer(flag: str | None, question: str, default: str) -> str:
+        if flag is not None:
+            return flag.strip()
+        if ask is None:
+            return default
+        return ask(question, default).strip() or default
+
+    before = _previous(previous)
+    personas = [
+        p.strip()
+        for p in answer(
+            given.personas, f"Personas ({', '.join(known)})", before.get("personas", "monikai")
+        ).split(",")
+        if p.strip()
+    ]
+    unknown = [p for p in personas if p not in known]
+    if unknown or not personas:
+        named = ", ".join(unknown) or "(none)"
+        raise WizardError(f"--personas: no persona named {named} (known: {', '.join(known)})")
+    discord_env = answer(
+        given.discord_env,
+        "Discord: the variable holding the bot token (none: no Discord bot)",
+        before.get("discord", "none"),
+    )
+    telegram_env = answer(
+        given.telegram_env,
+        "Telegram: the variable holding the bot token (none: no Telegram bot)",
+        before.get("telegram", "none"),
+    )
+    web = (
+        given.web
+        if given.web is not None
+        else _yes(answer(None, "The web page too (yes/no)", before.get("web", "yes")))
+    )
+    detected, served = found.said, found.ollama
+    provider = answer(
+        given.provider,
+        f"Model provider ({'/'.join(PROVIDERS)}; found: {detected})",
+        before.get("provider", "auto"),
+    )
+    if provider not in PROVIDERS:
+        raise WizardError(f"--provider must be one of {', '.join(PROVIDERS)}, not {provider!r}")
+    default_model = served[0] if provider == "ollama" and served else ""
+    model = answer(given.model, "Chat model (empty: the provider's default)", default_model)
+    plan = Plan(
+        personas=personas,
+        discord_env=_variable(discord_env, "--discord"),
+        telegram_env=_variable(telegram_env, "--telegram"),
+        web=web,
+        provider=provider,
+        model=model,
+    )
+    if provider == "ollama" and not served:
+        plan.notes.append(f"No Ollama answers at {OLLAMA} yet: start it (ollama serve).")
+    if provider in ("openai", "zhipu"):
+        key = "OPENAI_API_KEY" if provider == "openai" else "ZHIPUAI_API_KEY"
+        if not environ.get(key):
+            plan.notes.append(f"Set {key} in the environment before starting Kizuna.")
+    return plan
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("y", "yes", "true", "1", "on")
+
+
+def _variable(value: str, flag: str) -> str:
+    """An environment variable's name, or "" for none; a token pasted by mistake is refused
+    without being repeated."""
+    if value.lower() in ("", "none", "no", "-"):
+        return ""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", value):
+        raise WizardError(
+            f"{flag}: the NAME of an environment variable (like DISCORD_TOKEN), not a token"
+        )
+    return value
+
+
+@dataclass(slots=True, frozen=True)
+class Detected:
+    """What Kizuna would use by itself, said for the question, and what Ollama serves."""
+
+    said: str
+    ollama: list[str]
+
+
+async def detect(environ: Mapping[str, str], probe: OllamaProbe) -> Detected:
+    host = ollama_url(environ.get("OLLAMA_HOST", "")) or OLLAMA
+    served = await probe(host)
+    if environ.get("OPENAI_API_KEY"):
+        return Detected("an OpenAI key", served)
+    if served:
+        return Detected(f"Ollama with {', '.join(served[:3])}", served)
+    return Detected("nothing, so the offline model", served)
+
+
+def _previous(config: Config | None) -> dict[str, str]:
+    """The answers a file written before gives, as defaults."""
+    if config is None:
+        return {}
+    found: dict[str, str] = {}
+    personas: list[str] = []
+    for bot in config.bots:
+        personas += bot.hosted
+        if bot.platform in ("discord", "telegram"):
+            found[bot.platform] = bot.token_env
+        if bot.platform == "web":
+            found["web"] = "yes"
+    if personas:
+        found["personas"] = ",".join(dict.fromkeys(personas))
+        found.setdefault("web", "no")
+    providers = list(config.models.providers.values())
+    if providers:
+        kind = providers[0].kind
+        local = providers[0].base_url.startswith(OLLAMA)
+        found["provider"] = "ollama" if local else kind
+    return found
+
+
+def render(plan: Plan) -> str:
+    """The configuration file: the plan, and comments that say where the rest is."""
+    q = json.dumps  # a TOML basic string is a JSON string
+    first, *others = plan.personas
+    lines = [
+        "# Written by `kizuna init` (run it again to change these answers). Every other",
+        "# setting, with its default, is in config.example.toml.",
+        "# Secrets never live here: `*_env` keys name the environment variables holding them.",
+        "",
+    ]
+    provider = _provider_table(plan)
+    if provider:
+        lines += ["[models]", *provider, ""]
+    bots: list[tuple[str, str]] = []
+    if plan.discord_env:
+        bots.append(("discord", plan.discord_env))
+    if plan.telegram_env:
+        bots.append(("telegram", plan.telegram_env))
+    for platform, env in bots:
+        lines += ["[[bots]]", f"platform = {q(platform)}", f"persona = {q(first)}"]
+        if others:
+            lines.append(f"personas = {json.dumps(others)}")
+        lines += [f"token_env = {q(env)}", ""]
+    if plan.web:
+        lines += ["[[bots]]", 'platform = "web"', f"persona = {q(first)}"]
+        if others:
+            lines.append(f"personas = {json.dumps(others)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _provider_table(plan: Plan) -> list[str]:
+    q = json.dumps
+    model = [f"[models.chat]\nmodel = {q(plan.model)}"] if plan.model else []
+    if plan.provider == "openai":
+        return ["[models.providers.openai]", 'kind = "openai"', *model]
+    if plan.provider == "ollama":
+        return [
+            "[models.providers.ollama]",
+            'kind = "openai"',
+            f"base_url = {q(OLLAMA + '/v1')}",
+            "timeout = 120.0",
+            *model,
+        ]
+    if plan.provider == "zhipu":
+        return ["[models.providers.zhipu]", 'kind = "zhipu"', *model]
+    if plan.provider == "offline":
+        return ["[models.providers.offline]", 'kind = "offline"']
+    return model
+
+
+def write_config(plan: Plan, path: Path) -> Path | None:
+    """Write the file, checked by loading it first; the file it replaces is kept as
+    `<name>.bak` (returned)."""
+    draft = path.with_name(f".{path.name}.init")
+    write_private(draft, render(plan).encode())
+    try:
+        load_config(draft, {})
+        kept = None
+        if path.exists():
+            kept = path.with_name(path.name + ".bak")
+            os.replace(path, kept)
+        os.replace(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
+    return kept
+
+
+async def check_tokens(config: Config, environ: Mapping[str, str]) -> list[Finding]:
+    """Each Discord and Telegram bot's token, as `kizuna doctor` checks it."""
+    return [
+        await check_bot(i, bot, environ)
+        for i, bot in enumerate(config.bots)
+        if bot.platform in ("discord", "telegram")
+    ]
+
+
+def guidance(bots: Sequence[BotConfig]) -> list[str]:
+    """What to do in each platform's own settings, for the platforms the file uses."""
+    said: list[str] = []
+    platforms = {bot.platform for bot in bots}
+    if "discord" in platforms:
+        env = next(b.token_env for b in bots if b.platform == "discord")
+        said += [
+            "Discord (docs/setup-discord.md):",
+            "  1. https://discord.com/developers/applications: New Application, then Bot,",
+            f"     Reset Token; put the token in the environment: export {env}=...",
+            "  2. Bot, Privileged Gateway Intents: switch on Message Content Intent.",
+            "  3. Invite the bot with the address `kizuna doctor` prints (scopes bot and",
+            "     applications.commands). Slash commands appear when the bot starts (global",
+            "     ones can take up to an hour; guild_ids registers them in a server at once).",
+        ]
+    if "telegram" in platforms:
+        env = next(b.token_env for b in bots if b.platform == "telegram")
+        said += [
+            "Telegram (docs/setup-telegram.md):",
+            f"  1. Talk to @BotFather: /newbot; put the token in the environment: export {env}=...",
+            "  2. In groups a bot hears only commands, mentions and replies until its group",
+            "     privacy mode is off: @BotFather, /setprivacy, Disable (then add it again).",
+            "  3. Kizuna registers its commands (the / menu) when the bot starts.",
+        ]
+    if "web" in platforms:
+        said.append("The web page: `kizuna run` serves it at http://127.0.0.1:3000.")
+    if platforms:
+        said.append("Then: kizuna doctor (checks everything), kizuna run (starts the bots).")
+    else:
+        said.append("Then: kizuna chat --persona NAME talks in this terminal.")
+    return said

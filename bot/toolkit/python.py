@@ -1,0 +1,131 @@
+"""A Python tool: an async function with a typed signature. Its first parameter, annotated
+`ToolContext`, is what Kizuna hands it; the others are what the model fills in. The JSON
+schema the model sees is pydantic's for a model built from those parameters
+(`pydantic.create_model`), the description is the function's docstring, and the model's
+arguments are validated with the same pydantic model before the call."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any, Protocol, get_type_hints
+
+import pydantic
+
+from bot.llm.base import Tool
+from bot.prompts.tools import TOOL_BAD_ARGUMENTS
+from memory.clock import Clock
+from memory.errors import KizunaError
+
+__all__ = ["PythonTool", "Reminders", "ToolContext", "ToolLoadError", "load_tool"]
+
+ToolFunction = Callable[..., Awaitable[Any]]
+
+
+class Reminders(Protocol):
+    """Where a reminder is kept, for the conversation and sender the tool is called for."""
+
+    async def add(self, due: datetime, what: str) -> None: ...
+
+
+@dataclass(slots=True, frozen=True)
+class ToolContext:
+    """What a tool sees of the turn: this conversation's memory scope and no other, the
+    persona, who asked, the clock. Never the store or the memory bank."""
+
+    scope: str  # the conversation's memory scope
+    persona: str  # the persona's key
+    language: str  # the persona's language
+    user_id: str  # the sender, as the platform names them
+    admin: bool  # the sender is an admin of this chat (never in a private chat)
+    clock: Clock
+    tz: tzinfo  # the bot's timezone, for days the user names
+    rng: random.Random  # seeded by the runtime: the only randomness a tool should use
+    reminders: Reminders | None = None  # None: this host keeps no reminders
+
+
+class ToolLoadError(KizunaError):
+    """A tool that cannot be loaded or has no usable signature; says why in one line."""
+
+
+@dataclass(slots=True, frozen=True)
+class PythonTool:
+    name: str
+    function: ToolFunction
+    arguments: type[pydantic.BaseModel]  # the model's arguments, checked before the call
+    tool: Tool  # what the chat model is shown
+
+    @property
+    def source(self) -> str:
+        """Where the function is: "package.module:function"."""
+        return _where(self.function)
+
+    @classmethod
+    def of(cls, name: str, function: ToolFunction) -> PythonTool:
+        """The tool `function` makes, or ToolLoadError."""
+        if not inspect.iscoroutinefunction(function):
+            raise ToolLoadError(f"{_where(function)} is not an async function")
+        description = inspect.getdoc(function) or ""
+        if not description.strip():
+            raise ToolLoadError(f"{_where(function)} has no docstring for the model to read")
+        try:
+            hints = get_type_hints(function, include_extras=True)
+        except Exception as e:  # a name the annotations use that does not resolve
+            raise ToolLoadError(f"{_where(function)}: its annotations do not resolve: {e}") from e
+        parameters = list(inspect.signature(function).parameters.values())
+        if not parameters or hints.get(parameters[0].name) is not ToolContext:
+            raise ToolLoadError(f"{_where(function)}: its first parameter must be a ToolContext")
+        fields: dict[str, Any] = {}
+        for p in parameters[1:]:
+            if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.name not in hints:
+                raise ToolLoadError(
+                    f"{_where(function)}: parameter {p.name!r} needs a type and a name"
+                )
+            default = ... if p.default is p.empty else p.default
+            fields[p.name] = (hints[p.name], default)
+        try:
+            model = pydantic.create_model(
+                f"{name}_arguments",
+                __config__=pydantic.ConfigDict(extra="forbid"),
+                **fields,
+            )
+            schema = model.model_json_schema()
+        except Exception as e:  # pydantic cannot make a schema of a parameter's type
+            raise ToolLoadError(f"{_where(function)}: no JSON schema for it: {e}") from e
+        return cls(name, function, model, Tool(name, description, schema))
+
+    def validate(self, arguments: str) -> dict[str, Any] | str:
+        """The arguments as the function takes them, or a sentence for the model on what was
+        wrong with them."""
+        try:
+            checked = self.arguments.model_validate_json(arguments or "{}")
+        except pydantic.ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in e.errors()[:5]
+            )
+            return TOOL_BAD_ARGUMENTS.format(problems=problems)
+        return {name: getattr(checked, name) for name in type(checked).model_fields}
+
+
+def load_tool(name: str, target: str) -> PythonTool:
+    """The tool at `target` ("package.module:function"), called `name`; ToolLoadError says
+    what is wrong."""
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # the host's module may fail in any way as it is imported
+        raise ToolLoadError(f"cannot import {module_name!r}: {e}") from e
+    function = getattr(module, attribute, None)
+    if function is None:
+        raise ToolLoadError(f"{module_name!r} has no {attribute!r}")
+    return PythonTool.of(name, function)
+
+
+def _where(function: object) -> str:
+    module = getattr(function, "__module__", "?")
+    return f"{module}:{getattr(function, '__qualname__', repr(function))}"
