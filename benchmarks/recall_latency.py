@@ -58,9 +58,14 @@ from aiosqlite's round trips; on PostgreSQL, the statements sent through the sto
 caught and replayed under EXPLAIN (ANALYZE, TIMING OFF) on a connection of their own, and the
 server's planning and execution time stands in for "SQLite alone". The round trip is an
 aiosqlite `SELECT 1` on SQLite, a `SELECT 1` through the pool on PostgreSQL; the database size
-is the SQLite file and its WAL, or pg_database_size. Then two what-ifs over the same 100:
-FAISS held to one OpenMP thread in the thread that searches, and that plus no hop to a worker
-thread for the search.
+is the SQLite file and its WAL, or pg_database_size. Then the what-ifs, over all the
+questions: recall as is and as main was before the word index in memory (the store's full-text
+search within 500 hits in a scope of LARGE_SCOPE or more, an HNSW search through a worker
+thread), taken in turn for each question so the machine's load hits both alike, in wall time
+and in this process's CPU time (all its threads; a PostgreSQL server's work is not in it); the
+store's full-text search within POSTINGS at any size; how much of the top 10 of each of those
+two recall as is still has (by memory and by text); and how long the scope's word index takes
+to read and build.
 
 Index. Before the passes the scope's index is dropped and its file deleted, and the index is
 made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
@@ -126,6 +131,7 @@ from memory.index import (
     ScopeIndex,
     index_path,
 )
+from memory.lexicon import ScopeLexicon
 from memory.links import ScopeLinks
 from memory.recall import DENSE_CANDIDATES
 from memory.records import MemoryLink, NewMemory, Vectors
@@ -283,23 +289,6 @@ def patched(target: object, name: str, value: object) -> Iterator[None]:
             delattr(target, name)
 
 
-def single_thread_search(
-    original: Callable[[ScopeIndex, Vectors, int], list[tuple[int, float]]],
-) -> Callable[[ScopeIndex, Vectors, int], list[tuple[int, float]]]:
-    """ScopeIndex.search with FAISS held to one OpenMP thread in the calling thread
-    (omp_set_num_threads sets the calling thread's value only), restored after."""
-
-    def search(self: ScopeIndex, query: Vectors, k: int) -> list[tuple[int, float]]:
-        before = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
-            return original(self, query, k)
-        finally:
-            faiss.omp_set_num_threads(before)
-
-    return search
-
-
 # --- filling ---------------------------------------------------------------------------------
 
 
@@ -323,6 +312,9 @@ class Filler:
     embed_seconds: float = 0.0
     write_seconds: float = 0.0
     remember_seconds: list[float] = field(default_factory=list)
+    # Vectors of an earlier run (--vector-cache), for the bulk fill only: the remember() tail
+    # still embeds through the bank.
+    preloaded: dict[str, Vectors] = field(default_factory=dict)
 
     def plan(self, target: int) -> list[tuple[str, Turn]]:
         out: list[tuple[str, Turn]] = []
@@ -345,7 +337,9 @@ class Filler:
                 cut -= 1
         for start in range(0, cut, FILL_CHUNK):
             chunk = planned[start : min(start + FILL_CHUNK, cut)]
-            await self._embed([self._embed_text(turn) for _, turn in chunk])
+            texts = [self._embed_text(turn) for _, turn in chunk]
+            self.vectors.update((t, self.preloaded[t]) for t in texts if t in self.preloaded)
+            await self._embed(texts)
             started = time.perf_counter()
             for scope, turn in chunk:
                 await self.add(scope, turn)
@@ -456,10 +450,14 @@ class Stage:
     cold: tuple[float, float, float]
     embedded: tuple[float, float, float]
     cached: tuple[float, float, float]
-    one_thread: tuple[float, float, float]
-    full_budget: tuple[float, float, float]  # full-text search within POSTINGS at any size
-    same_top: tuple[float, float]  # of the top 10 within POSTINGS, the share still in it
-    inline: tuple[float, float, float]
+    # Interleaved cue by cue: as is, and as main was before the word index in memory
+    # (the store's full-text search within MAIN_POSTINGS in a large scope, HNSW through a thread)
+    now_vs_main: tuple[tuple[float, float, float], tuple[float, float, float]]
+    now_vs_main_cpu: tuple[tuple[float, float, float], tuple[float, float, float]]  # CPU time
+    store_fts: tuple[float, float, float]  # the store's full-text search within POSTINGS
+    same_top: tuple[float, float]  # of the top 10 of the store's full-text search, still in it
+    same_as_main: tuple[float, float]  # of main's top 10, still in it
+    lexicon_s: float  # the word index's first read and build (0: a small scope has none)
     remember: tuple[float, float, float]
     hits: float
     rss_mb: float
@@ -523,14 +521,69 @@ async def recall_pass(
     return times, hits / max(len(cues), 1)
 
 
-async def same_top(bank: MemoryBank, cues: Sequence[str], now: datetime) -> tuple[float, float]:
-    """Of each cue's top K with full-text search within POSTINGS at any size, the share that
-    the bank's own budget (LARGE_POSTINGS in a large scope) still recalls in its top K: by
-    memory, and by text (the main scope holds each text many times, see the docstring)."""
+MAIN_POSTINGS = 500  # main's full-text budget in a large scope before the word index
+
+
+@contextlib.contextmanager
+def store_fulltext(postings: int = memory.bank.POSTINGS) -> Iterator[None]:
+    """Recall searching words through the store at any size, within `postings` hits."""
+    with (
+        patched(memory.bank, "LARGE_SCOPE", 1 << 62),
+        patched(memory.bank, "POSTINGS", postings),
+    ):
+        yield
+
+
+async def threaded_search(self: FaissSearch, query: Vectors, k: int) -> list[tuple[int, float]]:
+    """FaissSearch.search as main had it: every search of THREAD_FROM vectors or more, HNSW
+    too, in a worker thread."""
+    async with self.cache.lock(self.scope, self.embedder):
+        if self.index.size >= THREAD_FROM:
+            return await asyncio.to_thread(self.index.search, query, k)
+        return self.index.search(query, k)
+
+
+@contextlib.contextmanager
+def as_main() -> Iterator[None]:
+    with store_fulltext(MAIN_POSTINGS), patched(FaissSearch, "search", threaded_search):
+        yield
+
+
+async def interleaved(
+    bank: MemoryBank, cues: Sequence[str], now: datetime
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Seconds of each recall as is and as main, the two taken in turn for each cue (which goes
+    first alternating), so a change in the machine's load hits both alike; then the same in
+    this process's CPU time (all its threads), which waiting for a core does not count."""
+    ours: list[float] = []
+    main: list[float] = []
+    ours_cpu: list[float] = []
+    main_cpu: list[float] = []
+    for n, cue in enumerate(cues):
+        for first in (n % 2 == 0, n % 2 != 0):
+            started, cpu = time.perf_counter(), time.process_time()
+            if first:
+                await bank.recall(SCOPE, cue, k=K, now=now)
+                ours.append(time.perf_counter() - started)
+                ours_cpu.append(time.process_time() - cpu)
+            else:
+                with as_main():
+                    await bank.recall(SCOPE, cue, k=K, now=now)
+                main.append(time.perf_counter() - started)
+                main_cpu.append(time.process_time() - cpu)
+    return ours, main, ours_cpu, main_cpu
+
+
+async def same_top(
+    bank: MemoryBank, cues: Sequence[str], now: datetime, other: Callable[[], Any]
+) -> tuple[float, float]:
+    """Of each cue's top K recalled under `other` (a context manager), the share that the bank
+    as is recalls in its top K: by memory, and by text (the main scope holds each text many
+    times, see the docstring)."""
     ids = texts = total = 0
     for cue in cues:
         ours = await bank.recall(SCOPE, cue, k=K, now=now)
-        with patched(memory.bank, "LARGE_POSTINGS", memory.bank.POSTINGS):
+        with other():
             full = await bank.recall(SCOPE, cue, k=K, now=now)
         ids += len({r.id for r in ours} & {r.id for r in full})
         texts += sum((Counter(r.text for r in ours) & Counter(r.text for r in full)).values())
@@ -602,8 +655,11 @@ async def breakdown(
                 spent.wrap_async("vectors", memory.dense._ServerSearch.scores),
             ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
-            patched(ScopeIndex, "vectors", spent.wrap("vectors", ScopeIndex.vectors)),
+            patched(ScopeIndex, "scores", spent.wrap("vectors", ScopeIndex.scores)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
+            patched(bank.lexicon, "get", spent.wrap_async("fts", bank.lexicon.get)),
+            patched(ScopeLexicon, "search", spent.wrap("fts", ScopeLexicon.search)),
+            patched(ScopeLexicon, "frequencies", spent.wrap("word df", ScopeLexicon.frequencies)),
             patched(bank.links, "get", spent.wrap_async("links", bank.links.get)),
             patched(ScopeLinks, "around", spent.wrap("links", around)),
             patched(store, "get_memories", spent.wrap_async("rows", store.get_memories)),
@@ -741,6 +797,11 @@ async def measure(
         await bank._index(SCOPE)
         load_ms = (time.perf_counter() - started) * 1e3
     trip = await round_trip_ms(bank)
+    bank.lexicon.drop(SCOPE)
+    started = time.perf_counter()
+    if size >= memory.bank.LARGE_SCOPE:
+        await bank.lexicon.get(SCOPE)
+    lexicon_s = time.perf_counter() - started
 
     bank._queries.clear()
     bank._df.clear()
@@ -750,17 +811,14 @@ async def measure(
     bank._queries.clear()
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
-    with patched(memory.bank, "LARGE_POSTINGS", memory.bank.POSTINGS):
-        full_budget, _ = await recall_pass(bank, cues, now)
-    kept = await same_top(bank, cues, now)
+    with as_main():
+        await recall_pass(bank, cues, now)  # its word counts read, as main's bank kept them
+    ours, main, ours_cpu, main_cpu = await interleaved(bank, cues, now)
+    with store_fulltext():
+        store_fts, _ = await recall_pass(bank, cues, now)
+    kept = await same_top(bank, cues, now, store_fulltext)
+    kept_main = await same_top(bank, cues, now, as_main)
     parts, sql, candidates = await breakdown(bank, few, now)
-    one_thread: list[float] = []
-    inline: list[float] = []
-    if not server_side:  # the what-ifs are FAISS's
-        with patched(ScopeIndex, "search", single_thread_search(ScopeIndex.search)):
-            one_thread, _ = await recall_pass(bank, few, now)
-            with patched(memory.index, "THREAD_FROM", 1 << 62):
-                inline, _ = await recall_pass(bank, few, now)
     return Stage(
         store="sqlite" if pg is None else "pgvector" if server_side else "postgres",
         embedder=label,
@@ -775,10 +833,12 @@ async def measure(
         cold=percentiles(cold),
         embedded=percentiles(embedded),
         cached=percentiles(cached),
-        one_thread=percentiles(one_thread),
-        full_budget=percentiles(full_budget),
+        now_vs_main=(percentiles(ours), percentiles(main)),
+        now_vs_main_cpu=(percentiles(ours_cpu), percentiles(main_cpu)),
+        store_fts=percentiles(store_fts),
         same_top=kept,
-        inline=percentiles(inline),
+        same_as_main=kept_main,
+        lexicon_s=lexicon_s,
         remember=percentiles(filler.remember_seconds),
         hits=hits,
         rss_mb=rss_mb(),
@@ -791,6 +851,29 @@ async def measure(
     )
 
 
+def vector_file(cache: Path, bank: MemoryBank) -> Path:
+    return cache / (re.sub(r"[^\w.-]+", "_", bank.embedder.name) + ".npz")
+
+
+def load_vectors(cache: Path | None, bank: MemoryBank) -> dict[str, Vectors]:
+    if cache is None or not vector_file(cache, bank).exists():
+        return {}
+    with np.load(vector_file(cache, bank)) as saved:
+        return dict(zip(saved["texts"].tolist(), saved["vectors"], strict=True))
+
+
+def save_vectors(cache: Path | None, bank: MemoryBank, filler: Filler) -> None:
+    if cache is None or not filler.vectors:
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    texts = list(filler.vectors)
+    np.savez(
+        vector_file(cache, bank),
+        texts=np.array(texts),
+        vectors=np.stack([filler.vectors[t] for t in texts]),
+    )
+
+
 async def run_embedder(
     kind: str,
     sizes: Sequence[int],
@@ -799,6 +882,7 @@ async def run_embedder(
     folder: Path,
     server: str | None,
     store_kind: str,
+    cache: Path | None,
 ) -> list[Stage]:
     """SQLite (`server` None): one bank grown size by size. PostgreSQL: a bank on a fresh
     database of the server at the DSN `server` for each size, filled from empty."""
@@ -807,9 +891,10 @@ async def run_embedder(
     if server is None:
         bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
         try:
-            filler = Filler(bank, turns)
+            filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
             for size in sorted(sizes):
                 stages.append(await run_size(filler, size, cues, now, kind))
+            save_vectors(cache, bank, filler)
         finally:
             await bank.close()
         return stages
@@ -829,7 +914,9 @@ async def run_embedder(
                     folder / f"{kind}-{size}", kind, deterministic=True, store=store
                 )
                 try:
-                    stages.append(await run_size(Filler(bank, turns), size, cues, now, kind))
+                    filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
+                    stages.append(await run_size(filler, size, cues, now, kind))
+                    save_vectors(cache, bank, filler)
                 finally:
                     await bank.close()
             finally:
@@ -1140,18 +1227,21 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print("What-ifs (no embedding), ms p50 / p95 / p99")
     print()
     print(
-        "| store | embedder | memories | as is | FAISS on 1 OpenMP thread | and no thread hop"
-        f" | full-text within {memory.bank.POSTINGS:,} hits at any size (as before) | its top"
-        f" {K} kept, by memory / by text |"
+        "| store | embedder | memories | as is | interleaved: as is | as main (store full-text"
+        f" within {MAIN_POSTINGS} hits in a large scope, HNSW through a thread) | p50 ratio"
+        " | CPU time: as is | as main"
+        f" | store full-text within {memory.bank.POSTINGS:,} | its top {K} kept, by memory"
+        f" / by text | main's top {K} kept | word index read + build s |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in stages:
-        if s.store == "pgvector":
-            continue  # no FAISS
+        ours, main = s.now_vs_main
         print(
-            f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(s.one_thread)}"
-            f" | {ms3(s.inline)} | {ms3(s.full_budget)}"
-            f" | {s.same_top[0]:.3f} / {s.same_top[1]:.3f} |"
+            f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(ours)}"
+            f" | {ms3(main)} | {ours[0] / main[0]:.2f} | {ms3(s.now_vs_main_cpu[0])}"
+            f" | {ms3(s.now_vs_main_cpu[1])} | {ms3(s.store_fts)}"
+            f" | {s.same_top[0]:.3f} / {s.same_top[1]:.3f}"
+            f" | {s.same_as_main[0]:.3f} / {s.same_as_main[1]:.3f} | {s.lexicon_s:.2f} |"
         )
     if not micro:
         return
@@ -1229,6 +1319,12 @@ async def main() -> None:
         help="sizes of the flat/HNSW comparison (empty: skip it)",
     )
     parser.add_argument("--hnsw-dims", type=numbers, default=[384, 512])
+    parser.add_argument(
+        "--vector-cache",
+        type=Path,
+        help="a folder keeping the fill's vectors between runs (e5 embeds the 2,760 texts in"
+        " about 4 minutes here)",
+    )
     parser.add_argument("--store", choices=("sqlite", "postgres", "pgvector"), default="sqlite")
     parser.add_argument(
         "--dsn",
@@ -1255,7 +1351,9 @@ async def main() -> None:
         await check_filler(turns, folder / "check")
         for kind in kinds:
             stages.extend(
-                await run_embedder(kind, args.sizes, turns, cues, folder, server, args.store)
+                await run_embedder(
+                    kind, args.sizes, turns, cues, folder, server, args.store, args.vector_cache
+                )
             )
     micro: list[Micro] = []
     for dimension in args.hnsw_dims if args.hnsw_sizes else []:

@@ -23,7 +23,7 @@ import logging
 import random
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Self
@@ -40,6 +40,7 @@ from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embed
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
 from memory.index import IndexCache
+from memory.lexicon import LexiconCache
 from memory.links import LINK_SCOPES, LinkCache
 from memory.private import tighten_tree
 from memory.recall import (
@@ -76,9 +77,10 @@ INDEX_FOLDER = "index"
 COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
-# A scope this large scores fewer: BM25 over 2,000 hits took a 100k scope's recall 6 ms.
+# A scope this large is searched by words in memory (memory/lexicon.py), not by the store: its
+# full-text search took 3 ms or more of a 100k scope's recall.
 LARGE_SCOPE = 20_000
-LARGE_POSTINGS = 500
+MAX_CUE_TERMS = 32  # words of a cue searched, at most
 DF_STALE_AFTER = 100  # writes after which those counts are read again
 EMBEDDER_PAUSE = timedelta(seconds=60)
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
@@ -166,6 +168,7 @@ class MemoryBank:
         self.dense: DenseIndex = server_index(store) or self.indexes
         # What ranking needs of each memory before its text (memory/links.py).
         self.links = LinkCache(store, link_scopes)
+        self.lexicon = LexiconCache(store)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -239,6 +242,7 @@ class MemoryBank:
         the next recall rebuilds it from the store."""
         self.dense.drop(scope, self.embedder.name)
         self.links.drop(scope)
+        self.lexicon.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -247,6 +251,7 @@ class MemoryBank:
 
     async def close(self) -> None:
         try:
+            await self.lexicon.close()
             await self.dense.flush()
         finally:
             if self._close_store is not None:
@@ -328,6 +333,7 @@ class MemoryBank:
         )
         self._writes += 1
         await self.links.added(scope, [memory_id])
+        await self.lexicon.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -343,6 +349,7 @@ class MemoryBank:
             return None
         self._writes += len(ids)
         await self.links.added(write.scope, ids)
+        await self.lexicon.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -418,6 +425,7 @@ class MemoryBank:
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
         if gone:
             self.links.removed(scope, gone)
+            self.lexicon.removed(scope, gone)
             await self.dense.removed(scope, self.embedder.name, gone)
             await self._forget_cached([by_id[i] for i in gone])
             self._writes += len(gone)
@@ -476,6 +484,7 @@ class MemoryBank:
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
             self.links.removed(scope, sorted(deleted))
+            self.lexicon.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
             await self._forget_cached([m for m in gone if m.id in deleted])
         return [m for m in gone if m.id in deleted]
@@ -486,6 +495,7 @@ class MemoryBank:
         memories = await self.store.list_memories(scope)
         count = await self.store.wipe_memories(scope)
         self.links.drop(scope)
+        self.lexicon.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -544,17 +554,7 @@ class MemoryBank:
         # search (in SQLite's thread).
         dense = asyncio.ensure_future(self._dense_query(scope, cue))
         try:
-            match = fts_query(" ".join(await self._distinctive(scope, words)))
-            if match:
-                lexical = dict(
-                    await self.store.lexical_search(
-                        scope,
-                        match,
-                        LEXICAL_CANDIDATES,
-                        context_weight=CONTEXT_WEIGHT,
-                        narrow=await self._small_scope(scope),
-                    )
-                )
+            lexical = await self._lexical(scope, words)
         except BaseException:
             dense.cancel()
             raise
@@ -632,12 +632,37 @@ class MemoryBank:
         }
         return (set(lexical) - set(borderline)) | own
 
+    async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
+        """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their
+        BM25: from the store's full-text search, or in a scope of LARGE_SCOPE or more from
+        its index in memory (memory/lexicon.py) once built (it ranks as FTS5 does)."""
+        size, _ = await self._sizes_of(scope)
+        lexicon = self.lexicon.ready(scope) if size >= LARGE_SCOPE else None
+        if lexicon is not None:
+            chosen = _distinctive(words, lexicon.frequencies(words), len(lexicon))
+            if not chosen:
+                return {}
+            found = lexicon.search(
+                terms(" ".join(chosen))[:MAX_CUE_TERMS],
+                LEXICAL_CANDIDATES,
+                context_weight=CONTEXT_WEIGHT,
+            )
+            return dict(found)
+        match = fts_query(" ".join(await self._distinctive(scope, words)), max_terms=MAX_CUE_TERMS)
+        if not match:
+            return {}
+        found = await self.store.lexical_search(
+            scope,
+            match,
+            LEXICAL_CANDIDATES,
+            context_weight=CONTEXT_WEIGHT,
+            narrow=await self._small_scope(scope),
+        )
+        return dict(found)
+
     async def _distinctive(self, scope: str, words: Sequence[str]) -> list[str]:
-        """The cue's words that tell the scope's memories apart, within a budget of POSTINGS
-        hits (LARGE_POSTINGS in a scope of LARGE_SCOPE or more): rarest first (the most
-        informative, as BM25's idf says), and never one in more than COMMON_WORD of them once
-        the scope holds DF_FROM. Scoring every memory that holds a common word is what makes
-        full-text search slow in a large bank; the rarest word is always kept."""
+        """`_distinctive` of the cue's words, counted by the store (the counts kept until
+        DF_STALE_AFTER writes)."""
         if not words:
             return []
         size, _ = await self._sizes_of(scope)
@@ -648,17 +673,7 @@ class MemoryBank:
             counts = await self.store.document_frequencies(scope, stale)
             for word, count in counts.items():
                 self._df[scope, word] = (count, self._writes)
-        limit = COMMON_WORD * size
-        budget = LARGE_POSTINGS if size >= LARGE_SCOPE else POSTINGS
-        kept: set[str] = set()
-        used = 0
-        for word in sorted(words, key=lambda w: self._df[scope, w][0]):
-            hits = self._df[scope, word][0]
-            if kept and (hits > limit or used + hits > budget):
-                break
-            kept.add(word)
-            used += hits
-        return [w for w in words if w in kept]
+        return _distinctive(words, {w: self._df[scope, w][0] for w in words}, size)
 
     def _df_fresh(self, scope: str, word: str) -> bool:
         known = self._df.get((scope, word))
@@ -1039,6 +1054,25 @@ def _recalled(memory: Memory, score: float, relevance: float, retention: float) 
         kind=memory.kind,
         related=memory.related,
     )
+
+
+def _distinctive(words: Sequence[str], hits: Mapping[str, int], size: int) -> list[str]:
+    """The cue's words that tell a scope's `size` memories apart (`hits`: in how many of them
+    each occurs), within a budget of POSTINGS hits: rarest first (the most informative, as
+    BM25's idf says), and never one in more than COMMON_WORD of them once the scope holds
+    DF_FROM. Scoring every memory that holds a common word is what makes full-text search
+    slow in a large bank; the rarest word is always kept."""
+    if size < DF_FROM:
+        return list(words)
+    limit = COMMON_WORD * size
+    kept: set[str] = set()
+    used = 0
+    for word in sorted(words, key=lambda w: hits[w]):
+        if kept and (hits[word] > limit or used + hits[word] > POSTINGS):
+            break
+        kept.add(word)
+        used += hits[word]
+    return [w for w in words if w in kept]
 
 
 def _ids(ids: Sequence[int]) -> list[int]:

@@ -105,6 +105,14 @@ class MemoryStore(Protocol):
         or of all its memories when `ids` is None; by id."""
         ...
 
+    async def search_documents(
+        self, scope: str, ids: Sequence[int] | None = None
+    ) -> list[tuple[int, int | None, str, str]]:
+        """What full-text search indexes of the scope's memories `ids` (those that exist), or
+        of all of them when `ids` is None, by id: (id, previous id, the memory's own words,
+        the words of the memory before it), as NewMemory's search_text and search_context."""
+        ...
+
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:

@@ -322,6 +322,20 @@ class PgMemories(PgVectors):
             )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
+    async def search_documents(
+        self, scope: str, ids: Sequence[int] | None = None
+    ) -> list[tuple[int, int | None, str, str]]:
+        columns = "SELECT id, previous_id, search_body, search_context FROM memories"
+        if ids is None:
+            rows = await self._pool.fetch(f"{columns} WHERE scope = $1 ORDER BY id", scope)
+        else:
+            rows = await self._pool.fetch(
+                f"{columns} WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id",
+                scope,
+                sorted({int(i) for i in ids}),
+            )
+        return [(r[0], r[1], r[2] or "", r[3] or "") for r in rows]
+
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:

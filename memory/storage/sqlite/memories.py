@@ -268,6 +268,25 @@ class SqliteMemories(SqliteBase):
                 )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
+    async def search_documents(
+        self, scope: str, ids: Sequence[int] | None = None
+    ) -> list[tuple[int, int | None, str, str]]:
+        columns = "SELECT m.id, m.previous_id, f.body, f.context FROM memories AS m"
+        join = " JOIN memories_fts AS f ON f.rowid = m.id"
+        if ids is None:
+            rows = await self._all(f"{columns}{join} WHERE m.scope = ? ORDER BY m.id", (scope,))
+        else:
+            rows = []
+            unique = sorted({int(i) for i in ids})
+            for start in range(0, len(unique), CHUNK):
+                chunk = unique[start : start + CHUNK]
+                rows += await self._all(
+                    f"{columns}{join} WHERE +m.scope = ?"
+                    f" AND m.id IN ({placeholders(len(chunk))}) ORDER BY m.id",
+                    (scope, *chunk),
+                )
+        return [(r[0], r[1], r[2] or "", r[3] or "") for r in rows]
+
     @serialised
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
