@@ -25,7 +25,6 @@ from bot import redact
 from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
-from bot.llm.openai_chat import OpenAIChatModel
 from bot.llm.router import ModelSetupError, OllamaProbe, build_router, probe_ollama
 from bot.persona import PersonaLibrary
 from bot.tomlfile import TomlError
@@ -199,6 +198,8 @@ async def _models(
         )
         return
     yield Finding("ok", "models", router.describe())
+    from bot.llm.openai_chat import OpenAIChatModel  # the openai SDK: slow to import, so here
+
     checked: set[str] = set()
     for model in router.models.values():
         if isinstance(model, OpenAIChatModel) and model.name not in checked:
