@@ -245,6 +245,7 @@ class DiscordAdapter(Surface[Where]):
             attachments=tuple(_attachment(a) for a in message.attachments),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
             roles=_roles(message.author),
+            message_id=str(message.id),
             addressed=self._addressed(message),
             names=self._names(message),
         )
@@ -270,6 +271,22 @@ class DiscordAdapter(Surface[Where]):
         webhook, under the persona's own name and avatar; where the bot may not manage
         webhooks (or in a DM), it signs the message with the name in bold instead."""
         hook = await self._webhook(where) if spoken.several and spoken.reply.text else None
+        threads = (discord.TextChannel, discord.Thread, discord.VoiceChannel)
+        if hook is None and spoken.reply.answers and isinstance(where, threads):
+            # Others spoke since: the first chunk is a reply to the message it answers (a
+            # webhook cannot reply, so a persona speaking through one does not thread).
+            answered = discord.MessageReference(
+                message_id=int(spoken.reply.answers),
+                channel_id=where.id,
+                fail_if_not_exists=False,
+            )
+            for number, chunk in enumerate(self.signed(spoken)):
+                await where.send(
+                    chunk,
+                    reference=answered if number == 0 else discord.utils.MISSING,
+                    allowed_mentions=discord.AllowedMentions.none(),
+                )
+            return
         if hook is None:
             await super().speak(where, spoken)
             return

@@ -230,6 +230,11 @@ class Engine:
                 return silent
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._answer(persona, session, event, limit, taken)
+            first = min(w[1].at for w in taken)
+            if event.message_id and self.floor.others_since(
+                persona, event, first, {w[1].user_id for w in taken}
+            ):
+                reply = replace(reply, answers=event.message_id)
             if not reply.failed:
                 self.floor.spoke(persona, event)
             session.note_answered(event.message_id)  # (closing a document notes it here)

@@ -126,6 +126,9 @@ class Reply:
     emotion: str
     chunks: tuple[str, ...] = field(default=())
     failed: bool = False  # the model failed; `text` is the persona's apology
+    # The platform's id of the message this answers, when others spoke in between: shown as a
+    # reply to it (threaded) where the platform can. "" when it follows what it answers.
+    answers: str = ""
 
     def __post_init__(self) -> None:
         # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.

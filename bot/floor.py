@@ -34,7 +34,7 @@ import logging
 import random
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
@@ -281,6 +281,19 @@ class Floor:
         room.since.add(event.user_id)
         room.last_heard = now
         return heard
+
+    def others_since(
+        self, persona: Persona, event: ChatEvent, since: datetime, speakers: Collection[str]
+    ) -> bool:
+        """Whether someone other than `speakers` has spoken in the event's channel since
+        `since` (within the last minute the floor keeps): a reply then answers a message that
+        is no longer the last one, and threads to it."""
+        if event.is_dm:
+            return False
+        room = self._rooms.get(_room_key(persona, event))
+        return room is not None and any(
+            at >= since and who not in speakers for at, who in room.heard
+        )
 
     def call(self, persona: Persona, event: ChatEvent) -> Call | None:
         """Why the event calls on the persona, if it does (notes nothing)."""

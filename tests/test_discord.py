@@ -559,3 +559,41 @@ async def test_a_burst_in_a_dm_is_answered_once(fake: FakeDiscord, tmp_path: Pat
     finally:
         await running.close()
         await kizuna.close()
+
+
+async def test_a_reply_threads_to_its_message_when_others_spoke_in_between(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    windowed = EngineConfig(timezone="UTC", burst_seconds=2.0)
+    kizuna = await open_bot(tmp_path / "thread.sqlite3", settings=windowed)
+    timer = kizuna.timer
+    assert timer is not None
+    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    await running.start()
+
+    async def said(author: int, text: str, **options: Any) -> dict[str, Any]:
+        started = timer.started
+        data = await fake.dispatch_message(fake.channel_id, author, text, **options)
+        async with asyncio.timeout(10):  # until it waits out its burst's window
+            while True:
+                if timer.started > started:
+                    break
+                await asyncio.sleep(0.01)
+        return data
+
+    try:
+        asked = await said(ALICE, f"{mention(fake)} what tea is best?", mentions_bot=True)
+        await timer.advance(0.5)
+        await said(BOB, "I like coffee myself")  # said before the answer
+        await timer.advance(2.5)
+        first = await fake.next_message()
+        assert first["content"] == "ok"
+        assert str(first["message_reference"]["message_id"]) == asked["id"]
+        # Asked again with no one in between: the answer simply follows.
+        await said(ALICE, f"{mention(fake)} and green tea?", mentions_bot=True)
+        await timer.advance(2.5)
+        second = await fake.next_message()
+        assert second["content"] == "ok" and "message_reference" not in second
+    finally:
+        await running.close()
+        await kizuna.close()

@@ -276,3 +276,22 @@ async def test_group_shows_and_an_admin_changes_when_the_persona_speaks(tmp_path
         assert await bot.engine.floor.policy(miao, member) == miao.group
     finally:
         await bot.close()
+
+
+def test_others_since_a_message_say_its_answer_should_thread() -> None:
+    clock = FakeClock()
+    room, miao = floor(clock), persona()
+    asked = clock.now()
+    room.hear(miao, group("Miao, what tea?", user="ann"))
+    clock.advance(seconds=1)
+    room.hear(miao, group("and cake", user="ann"))
+    assert not room.others_since(miao, group("x", user="ann"), asked, {"ann"})  # only her
+    room.hear(miao, group("I like coffee", user="bob", channel="c2"))  # another channel
+    assert not room.others_since(miao, group("x", user="ann"), asked, {"ann"})
+    room.hear(miao, group("I like coffee", user="bob"))
+    assert room.others_since(miao, group("x", user="ann"), asked, {"ann"})
+    assert not room.others_since(
+        miao, group("x", user="ann"), clock.now() + timedelta(seconds=1), {"ann"}
+    )
+    private = make_event("hi", user_id="ann")  # a private chat never threads
+    assert not room.others_since(miao, private, asked, {"ann"})
