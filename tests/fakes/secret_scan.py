@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,9 @@ def scan_output(folder: Path, secrets: Mapping[str, str] = FAKE_SECRETS) -> list
     return found
 
 
+WORKER_LEAKS = "kizuna_secret_leaks"  # xdist's workeroutput key
+
+
 def _report(leaks: Iterable[Leak]) -> list[str]:
     return [str(leak) for leak in leaks]
 
@@ -100,7 +104,7 @@ class _Plugin:
         self.saved_env = {k: os.environ.get(k) for k in (OUTPUT_ENV, "PYTHONPATH")}
         self.saved_level = logging.getLogger().level
         self.saved_sqlite = logging.NOTSET
-        self.leaks: list[Leak] = []
+        self.leaks: list[str] = []  # reported, this process's and (xdist) its workers'
 
     def start(self) -> None:
         root = logging.getLogger()
@@ -141,16 +145,24 @@ class _Plugin:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.stop()
-        self.leaks = [*self.scan.leaks, *scan_output(self.folder)]
+        self.leaks += _report([*self.scan.leaks, *scan_output(self.folder)])
         shutil.rmtree(self.folder, ignore_errors=True)
-        if self.leaks:
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:  # an xdist worker: its controller reports them, and fails
+            output[WORKER_LEAKS] = self.leaks
+        elif self.leaks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """(xdist, in the controller) What a worker found, before the session finishes."""
+        self.leaks.extend(getattr(node, "workeroutput", {}).get(WORKER_LEAKS, []))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.leaks:
             return
         terminalreporter.section("fake secrets leaked", sep="!", red=True, bold=True)
-        for line in _report(self.leaks):
+        for line in self.leaks:
             terminalreporter.line(line, red=True)
         terminalreporter.line(f"{len(self.leaks)} leak(s): the run fails.", red=True, bold=True)
 
