@@ -17,6 +17,7 @@ from bot import tomlfile
 from bot.catalogue import say
 from bot.toolspec import CustomTool, McpServer, check_tools
 from memory.forgetting import (
+    ActRParams,
     EbbinghausParams,
     HalfLifeParams,
     StochasticParams,
@@ -114,6 +115,7 @@ class MemoryPolicy:
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
     # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's are used.
+    actr: ActRParams = field(default_factory=ActRParams)
     ebbinghaus: EbbinghausParams = field(default_factory=EbbinghausParams)
     trace_decay: TraceDecayParams = field(default_factory=TraceDecayParams)
     half_life: HalfLifeParams = field(default_factory=HalfLifeParams)
@@ -130,6 +132,7 @@ class MemoryPolicy:
     def policy(self) -> Forgetter:
         """The forgetting policy chosen, with its parameters from this section."""
         params = {
+            "actr": self.actr,
             "ebbinghaus": self.ebbinghaus,
             "trace_decay": self.trace_decay,
             "half_life": self.half_life,

@@ -130,6 +130,14 @@ DOCS: dict[str, str] = {
         "Minutes of quiet after which a conversation ends and is written to long-term memory "
         "(at most a week)."
     ),
+    "memory.actr": (
+        'The parameters of the "actr" policy (the default), read only when `forgetting` chooses it.'
+    ),
+    "memory.actr.floor": (
+        "A memory is forgotten once its chance of coming to mind falls below this; how long "
+        "an unrecalled importance-1 memory stays above it is the grace period (0.22: about "
+        "eight days)."
+    ),
     "memory.ebbinghaus": (
         'The parameters of the "ebbinghaus" policy, read only when `forgetting` chooses it.'
     ),

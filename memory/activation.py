@@ -54,7 +54,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import ClassVar
 
-from memory.forgetting import Forgotten, under_floor
+from memory.forgetting import ActRParams, Forgotten, under_floor
 from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["ActR", "retrieval_probability"]
@@ -123,7 +123,7 @@ class ActR:
     __slots__ = ("floor", "grace")
     IMPORTANCE_BOOST: ClassVar[Mapping[int, float]] = MappingProxyType({1: 0.0, 2: 0.2, 3: 0.5})
     EMOTION_BOOST = 0.15  # at |sentiment| 1
-    FLOOR = 0.22  # see the module
+    FLOOR = ActRParams().floor  # see the module; a persona may set it ([memory.actr])
 
     def __init__(self, floor: float = FLOOR) -> None:
         self.floor = floor

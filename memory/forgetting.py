@@ -67,6 +67,7 @@ from memory.records import RECENT_RECALLS, Memory
 
 __all__ = [
     "POLICIES",
+    "ActRParams",
     "Ebbinghaus",
     "EbbinghausParams",
     "ForgettingPolicy",
@@ -622,11 +623,22 @@ class Never:
         return []
 
 
-def _actr() -> ForgettingPolicy:
+@dataclass(slots=True)
+class ActRParams:
+    # Pruned below this retrieval probability; the grace period follows from it (how long an
+    # unrecalled importance-1 memory stays above it). memory/activation.py says why 0.22.
+    floor: float = 0.22
+
+    def __post_init__(self) -> None:
+        if not 0 < self.floor < 1:
+            raise ValueError("floor must be more than 0 and less than 1")
+
+
+def _actr(params: ActRParams | None = None) -> ForgettingPolicy:
     # ACT-R activation lives in memory/activation.py, which builds on this module.
     from memory.activation import ActR
 
-    return ActR()
+    return ActR((params or ActRParams()).floor)
 
 
 # Each factory takes its policy's parameters (or none, for the defaults).

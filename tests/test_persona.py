@@ -11,6 +11,7 @@ import pytest
 from bot.lifecycle import scope_policies
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.tomlfile import TomlError
+from memory.activation import ActR
 from memory.forgetting import Ebbinghaus, HalfLife, Never
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,6 +289,18 @@ PERSONA_ERRORS = {
         "identity.avatar_url",
         "avatar_url must start with https:// or http://, got 'pip.png'",
     ),
+    "the default policy's floor out of range": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [memory.actr]
+        floor = 0 # <-
+        """,
+        "memory.actr.floor",
+        "floor must be more than 0 and less than 1",
+    ),
     "a forgetting floor out of range": (
         """
         [identity]
@@ -559,6 +572,16 @@ def test_a_personas_forgetting_parameters_reach_its_policy(tmp_path: Path) -> No
     assert isinstance(chosen, Ebbinghaus) and chosen.floor == 0.2
     persona.memory.forgetting = "never"
     assert isinstance(persona.memory.policy(), Never)
+
+
+def test_the_default_policys_floor_can_be_set_and_its_grace_follows(tmp_path: Path) -> None:
+    default = load_persona(write(tmp_path, "pip", MINIMAL)).memory.policy()
+    stricter = load_persona(
+        write(tmp_path, "kit", MINIMAL + toml("\n[memory.actr]\nfloor = 0.3\n"))
+    ).memory.policy()
+    assert isinstance(default, ActR) and isinstance(stricter, ActR)
+    assert (default.floor, stricter.floor) == (ActR.FLOOR, 0.3)
+    assert stricter.grace < default.grace  # a higher floor: trivia goes sooner
 
 
 def test_shipped_personas_use_the_default_parameters_unless_they_set_them() -> None:
