@@ -312,8 +312,11 @@ class Engine:
             )
             private = await self._private_scope(persona, event)
             deep = (wants.intent == "keyword_memory") if wants.by_model else None
+            present = {
+                t.user_id: t.speaker for t in session.turns if t.role == "user" and t.user_id
+            }
             recollection = await self._recollect(
-                persona, scope, text, now, event.user_id, private, deep=deep
+                persona, scope, text, now, event.user_id, private, deep=deep, present=present
             )
             aliases = recollection.aliases
             if self.memory is not None:
@@ -411,8 +414,10 @@ class Engine:
         also: str | None = None,
         *,
         deep: bool | None = None,
+        present: Mapping[str, str] | None = None,
     ) -> Recollection:
-        """What comes to mind; a memory that cannot be searched now costs the turn nothing."""
+        """What comes to mind; a memory that cannot be searched now costs the turn nothing.
+        `present`: the conversation's speakers by id, with their names now."""
         if self.memory is None:
             return Recollection()
         try:
@@ -425,6 +430,7 @@ class Engine:
                 tz=self.tz,
                 also=also,
                 deep=deep,
+                present=present,
             )
         except Exception:
             log.exception("recall failed for %s; answering without long-term memory", persona.key)

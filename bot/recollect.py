@@ -34,7 +34,7 @@ import json
 import logging
 import random
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
@@ -57,7 +57,7 @@ from memory.diary import Diary, NamedDays, pages_of
 from memory.people import Named, mentions, named_members, speaks_of_self
 from memory.quoting import flat, quote
 from memory.recall import Recalled
-from memory.records import DiaryEntry, Profile
+from memory.records import DiaryEntry, Member, Profile
 from memory.scopes import Scope
 from memory.text import key_phrase
 
@@ -70,6 +70,7 @@ __all__ = [
     "meant",
     "memory_section",
     "memory_text",
+    "with_present",
 ]
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,19 @@ def about_the_past(text: str) -> bool:
     """Whether a message asks about something from before (a cheap local test that decides
     whether deep recall's model call is worth making)."""
     return bool((_PAST_EN.search(text) or _PAST_ZH.search(text)) and _QUESTION.search(text))
+
+
+def with_present(members: Sequence[Member], present: Mapping[str, str]) -> list[Member]:
+    """The scope's members with the conversation's speakers: a newcomer by the name they
+    speak under, and a member's name now, if new, among their aliases."""
+    known = {m.user_id: m for m in members}
+    for user_id, name in present.items():
+        member = known.get(user_id)
+        if member is None:
+            known[user_id] = Member(user_id, name)
+        elif name not in (member.name, *member.aliases):
+            known[user_id] = Member(user_id, member.name, (*member.aliases, name))
+    return list(known.values())
 
 
 def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
@@ -281,17 +295,20 @@ class Recollector:
         tz: tzinfo | None = None,
         also: str | None = None,
         deep: bool | None = None,
+        present: Mapping[str, str] | None = None,
     ) -> Recollection:
         """What comes to mind for a message: the user's profile, the diary of any day it
         mentions, memories by subconscious or deep recall, and the odd flashback. `also`: a
         second scope recalled from by cue (the user's private one, when they allow it).
         `deep`: whether to recall by keyword too (the intent model's call); None decides
-        here, for a question about the past that brought nothing to mind."""
+        here, for a question about the past that brought nothing to mind. `present`: the
+        conversation's speakers by id with their names now, known before any encoding has
+        written their profiles."""
         k = self.settings.recall_k
         # The names of the scope's members tell whom the message speaks of; then the profiles
         # of the user and of those it names are read.
         store = self.bank.store
-        members = await store.members(scope)
+        members = with_present(await store.members(scope), present or {})
         about = meant(text, members, user_id)
         wanted = [i for i in dict.fromkeys([user_id, *about]) if i]
         profiles = {p.user_id: p for p in await store.profiles(scope, wanted)} if wanted else {}

@@ -16,10 +16,10 @@ from bot.events import ChatEvent
 from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING, PROFILE_HEADING
-from bot.recollect import by_person, meant
+from bot.recollect import by_person, meant, with_present
 from memory.people import aliases_of, mentions, named_members, nicknames, speaks_of_self
 from memory.recall import Recalled
-from memory.records import Profile
+from memory.records import Member, Profile
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 
@@ -95,6 +95,17 @@ def test_who_a_message_is_about_only_where_several_people_share_the_scope() -> N
     ]
     assert meant("what did I tell you?", two, BOB) == [BOB]
     assert meant("what did I tell you, Ana?", [profile(ANA, "Ana")], ANA) == []
+
+
+def test_the_conversations_speakers_join_the_members_known() -> None:
+    known = [Member(ANA, "Ana", ("Nana",)), Member(BOB, "Bob")]
+    present = {ANA: "Rin", BOB: "Bob", TWIN: "Tw"}
+    assert with_present(known, present) == [
+        Member(ANA, "Ana", ("Nana", "Rin")),
+        Member(BOB, "Bob"),
+        Member(TWIN, "Tw"),
+    ]
+    assert with_present(known, {ANA: "Nana"}) == known  # a name already known adds nothing
 
 
 def recalled(memory_id: int, score: float, speaker_id: str | None, text: str) -> Recalled:
@@ -205,6 +216,25 @@ async def test_a_channel_persona_knows_each_member_by_id_under_the_name_they_go_
     assert first_of(remembered(system), "Kyoto", "Paris") == "Kyoto"
     # Shown as she goes by now, with the names she is known by.
     assert f'{PEOPLE_HEADING}\n- "Annie": also "Nana", "Ana"' in system
+
+
+async def test_a_name_taken_in_the_conversation_at_hand_is_known_before_it_is_encoded(
+    bot: Bot,
+) -> None:
+    await talk(
+        bot,
+        "dm",
+        [
+            (ANA, "Ana", "My trip to Kyoto was wonderful."),
+            (BOB, "Bob", "My trip, the long trip to Paris, my trip of the year, got cancelled."),
+        ],
+    )
+    question = "What did Rin say about the trip?"
+    system = await asked(bot, "dm", BOB, "Bob", question)
+    assert first_of(remembered(system), "Kyoto", "Paris") == "Paris"  # by words alone
+    await asked(bot, "dm", ANA, "Rin", "hello again, everyone")  # renamed, not yet encoded
+    system = await asked(bot, "dm", BOB, "Bob", question)
+    assert first_of(remembered(system), "Kyoto", "Paris") == "Kyoto"
 
 
 async def test_recall_by_person_in_chinese(bot: Bot) -> None:
