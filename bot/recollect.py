@@ -19,7 +19,8 @@ names a member ("what did Ana say about the trip?", by any name their profile kn
 or speaks of the asker ("what did I tell you about my cat?", 我的) recalls with the names that
 member goes by added to the cue (the asker's only in a question: "I" is in most messages), from
 a deeper pool, and tilts up the memories of their words or naming them (`by_person`), with no
-model call; the named members' profiles come with them.
+model call. A profile stays its person's: another member's never enters the prompt (the
+channel's memories are everyone's there; what the persona knows of one member is not).
 
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
@@ -82,8 +83,6 @@ LINK_WEIGHT = 0.8  # of its link's score, for a memory brought along by a link
 TOOL_K = 5
 PERSON_POOL = 3  # times k: the memories recalled for a message about someone, before the tilt
 PERSON_BOOST = 0.3  # of a memory of the person asked about (scores run about 0..1.5)
-PEOPLE_SHOWN = 2  # profiles of the members a message names
-
 DIARY_PAGE_TOKENS = 100  # the least of a diary page worth showing
 
 # A question about the past: these words in a message that asks something.
@@ -175,12 +174,6 @@ def memory_section(
         if text:
             parts.append(text)
             used += estimate_tokens(text)
-    for other in recollection.people:  # the members the message names
-        heading = PROFILE_HEADING.format(name=quote(flat(other.name)))
-        text = _quoted_within(heading, other.text, budget // 6)
-        if text:
-            parts.append(text)
-            used += estimate_tokens(text)
     # The diary's room is shared by its pages in order, what a short page leaves going to the
     # next; pages that would get less than DIARY_PAGE_TOKENS are left out.
     room = min(budget // 2, budget - used)
@@ -252,8 +245,6 @@ class Recollection:
     profile: Profile | None = None  # what the persona knows of the user
     # Memories of the days the message names: in the order named, a span's newest first.
     dated: list[Recalled] = field(default_factory=list)
-    # What the persona knows of the other members the message names (a shared scope's).
-    people: list[Profile] = field(default_factory=list)
     # The other names each member of the scope is known by (user id -> aliases).
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -305,14 +296,12 @@ class Recollector:
         conversation's speakers by id with their names now, known before any encoding has
         written their profiles."""
         k = self.settings.recall_k
-        # The names of the scope's members tell whom the message speaks of; then the profiles
-        # of the user and of those it names are read.
+        # The names of the scope's members tell whom the message speaks of; the asker's own
+        # profile is read (another member's stays theirs).
         store = self.bank.store
         members = with_present(await store.members(scope), present or {})
         about = meant(text, members, user_id)
-        wanted = [i for i in dict.fromkeys([user_id, *about]) if i]
-        profiles = {p.user_id: p for p in await store.profiles(scope, wanted)} if wanted else {}
-        known = profiles.get(user_id) if user_id else None
+        known = next(iter(await store.profiles(scope, [user_id])), None) if user_id else None
         named = await self.diary.named(scope, text, now, tz)
         diary = pages_of(named)
         dated = await self._dated(scope, named, now, tz, k)
@@ -348,14 +337,12 @@ class Recollector:
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             exclude = {m.id for m in memories} | {m.id for m in dated}
             flashback = await self.flashback(scope, text, now, exclude=exclude)
-        others = [profiles[i] for i in about if i != user_id and i in profiles]
         return Recollection(
             memories,
             flashback,
             diary,
             known,
             dated,
-            [p for p in others if p.text][:PEOPLE_SHOWN],
             {p.user_id: p.aliases for p in members if p.aliases},
         )
 
