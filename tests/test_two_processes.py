@@ -46,14 +46,16 @@ NEVER = 600.0  # one conversation, however slow a loaded machine makes its turns
 
 def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK) -> Path:
     """One process's folder: Pip (conversations closing after `idle` minutes), and a
-    kizuna.toml on PostgreSQL hosting `bot` (TOML)."""
+    kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is answered on its own
+    (no burst window): two sent at once here are two turns for the lease to order, not one
+    burst (tests/test_bursts.py has those)."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
     (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle), encoding="utf-8")
     path = folder / "kizuna.toml"
     path.write_text(
         'storage = "postgres"\npersona_paths = ["personas"]\n\n'
-        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\n\n' + bot,
+        '[engine]\nsnapshot_seconds = 0.2\ntimezone = "UTC"\nburst_seconds = 0\n\n' + bot,
         encoding="utf-8",
     )
     return path
