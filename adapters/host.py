@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -21,7 +20,7 @@ from adapters.progress import embedding_bar
 from adapters.web import WebServer
 from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
 from bot import redact
-from bot.config import BotConfig, Config
+from bot.config import ENV_NAME, BotConfig, Config
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.persona import Persona
@@ -33,7 +32,6 @@ from memory.errors import KizunaError
 __all__ = ["Adapter", "BotStartError", "bot_tokens", "host", "telegram_file_url"]
 
 log = logging.getLogger(__name__)
-VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what an environment variable is called
 
 
 class Adapter(Protocol):
@@ -86,7 +84,7 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
 def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
     """The error for a secret's variable that is not set. A value that cannot be a variable's
     name is likely the secret itself, pasted there: it is not repeated."""
-    if VARIABLE.fullmatch(name):
+    if ENV_NAME.fullmatch(name):
         return config.error(key, f"the environment variable {name} ({what}) is not set")
     return config.error(
         key,

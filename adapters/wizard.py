@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from adapters.doctor import Finding, check_bot
-from bot.config import BotConfig, Config, load_config
+from bot.config import ENV_NAME, BotConfig, Config, load_config
 from bot.llm.router import OllamaProbe, ollama_url
 from bot.persona import PersonaLibrary
 from memory.errors import KizunaError
@@ -163,7 +162,7 @@ def _variable(value: str, flag: str) -> str:
     without being repeated."""
     if value.lower() in ("", "none", "no", "-"):
         return ""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", value):
+    if not ENV_NAME.fullmatch(value):
         raise WizardError(
             f"{flag}: the NAME of an environment variable (like DISCORD_TOKEN), not a token"
         )

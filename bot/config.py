@@ -19,6 +19,7 @@ from bot import tomlfile
 from bot.catalogue import LANGUAGES
 
 __all__ = [
+    "ENV_NAME",
     "TIERS",
     "AccessConfig",
     "BotConfig",
@@ -34,6 +35,9 @@ __all__ = [
     "load_config",
     "storage_dsn",
 ]
+
+# What an environment variable is called (a `*_env` key names one; a secret pasted there is not).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 TIERS = ("chat", "tools", "summary", "intent")
 ProviderKind = Literal["openai", "zhipu", "offline"]

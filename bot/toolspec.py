@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
+from bot.config import ENV_NAME
+
 __all__ = [
     "BUILTIN_TOOLS",
     "TOOL_ENTRY_POINTS",
@@ -79,7 +81,7 @@ class McpServer:
             if not TOOL_NAME.fullmatch(f"{self.name}__{tool}"):
                 raise ValueError(f"tools[{i}] {tool!r} is not a tool name a model can call")
         for i, name in enumerate(self.env):
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            if not ENV_NAME.fullmatch(name):
                 raise ValueError(f"env[{i}] {name!r} is not an environment variable's name")
         _check_limits(self.timeout, self.max_output_chars, self.rate_per_minute)
 
