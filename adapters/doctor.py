@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from adapters.host import telegram_file_url
 from bot import redact
 from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
@@ -280,9 +279,10 @@ async def _telegram(subject: str, token: str, bot: BotConfig) -> Finding:
     import telegram  # the `telegram` extra
     from telegram.error import InvalidToken, TelegramError
 
+    from adapters.telegram import file_url
+
     if bot.base_url:
-        files = telegram_file_url(bot.base_url) or ""
-        client = telegram.Bot(token, base_url=bot.base_url, base_file_url=files)
+        client = telegram.Bot(token, base_url=bot.base_url, base_file_url=file_url(bot.base_url))
     else:
         client = telegram.Bot(token)
     try:

@@ -29,7 +29,7 @@ from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
 
-__all__ = ["Adapter", "BotStartError", "bot_tokens", "host", "telegram_file_url"]
+__all__ = ["Adapter", "BotStartError", "bot_tokens", "host"]
 
 log = logging.getLogger(__name__)
 
@@ -166,20 +166,11 @@ def _make_adapter(
         token,
         bot_id=bot_id,
         base_url=bot.base_url or None,
-        base_file_url=telegram_file_url(bot.base_url),
         admin_ids=bot.admin_ids,
         language=bot.language,
         webhook=webhook,
         leads=runtime.store.leads,
     )
-
-
-def telegram_file_url(base_url: str) -> str | None:
-    """Where a Bot API server at `base_url` (".../bot", as the platform's own and a
-    self-hosted telegram-bot-api have it) serves files: ".../file/bot". None: the platform's."""
-    if not base_url:
-        return None
-    return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
 async def host(

@@ -60,9 +60,16 @@ from bot.engine import Engine
 from bot.events import Addressed, Attachment, ChatEvent
 from bot.front import Front
 
-__all__ = ["TelegramAdapter", "Webhook", "webhook_secret"]
+__all__ = ["TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
 
 log = logging.getLogger(__name__)
+
+
+def file_url(base_url: str) -> str:
+    """Where a Bot API server at `base_url` (".../bot", as the platform's own and a
+    self-hosted telegram-bot-api have it) serves files: ".../file/bot"."""
+    return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
+
 
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
 # Seconds between a standby process's asks whether the process polling its bot is gone.
@@ -141,7 +148,8 @@ class TelegramAdapter(Surface[Message]):
         builder = ApplicationBuilder().token(token).concurrent_updates(True)
         if base_url is not None:
             builder = builder.base_url(base_url)
-        if base_file_url is not None:
+            builder = builder.base_file_url(base_file_url or file_url(base_url))
+        elif base_file_url is not None:
             builder = builder.base_file_url(base_file_url)
         self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
         only_new = filters.UpdateType.MESSAGE
