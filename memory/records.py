@@ -13,20 +13,28 @@ import numpy.typing as npt
 
 __all__ = [
     "CATEGORIES",
+    "INTENTION_KINDS",
     "KINDS",
     "RECENT_RECALLS",
     "ArchivedConversation",
     "Category",
+    "Contact",
     "DiaryEntry",
     "EncodingWrite",
     "IdDigest",
+    "Intention",
+    "IntentionKind",
+    "IntentionState",
     "Kind",
     "Lease",
     "Member",
     "Memory",
     "MemoryLink",
     "Merge",
+    "NewIntention",
     "NewMemory",
+    "Outreach",
+    "OutreachState",
     "Profile",
     "PrunedMemory",
     "SessionRow",
@@ -38,6 +46,19 @@ __all__ = [
 Kind = Literal["episodic", "fact", "explicit", "summary"]
 Category = Literal["work_study", "social_emotional", "special", "personal_daily"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+# What a persona means to bring up later: a follow-up on something the user said is coming
+# ("my exam is on Tuesday"), a reminder they asked for, a special day of theirs (yearly).
+IntentionKind = Literal["follow_up", "reminder", "special_day"]
+INTENTION_KINDS: tuple[IntentionKind, ...] = get_args(IntentionKind)
+# pending: waits for its due time; done: brought up (in a message the persona wrote first, or
+# in a conversation the user started); cancelled: by the user; missed: its window passed
+# with no chance to bring it up.
+IntentionState = Literal["pending", "done", "cancelled", "missed"]
+# A message the persona writes first, in the exactly-once ledger: claimed (a process is
+# writing it), sending (handed to the platform: should the process die now, whether it went
+# is unknown, and it is never sent again), sent, refused (the platform would not deliver:
+# blocked, closed DMs), dropped (given up before sending: the user wrote first, a gate closed).
+OutreachState = Literal["claimed", "sending", "sent", "refused", "dropped"]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
@@ -200,6 +221,84 @@ class EncodingWrite:
     recap: str
     # Per user id of `profiles`, the other names they are known by (Profile.aliases).
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # What the users said is coming, to follow up once it is due (and their special days).
+    intentions: Sequence[NewIntention] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class NewIntention:
+    """Something coming that the persona means to bring up once it is due. `due_at` is the
+    earliest moment (the event's end: "how did it go?" is asked after it), `until` the last
+    (later it is missed: a follow-up weeks late is no friend's). Times are timezone-aware."""
+
+    scope: str  # the conversation's scope it was said in (a wall, like a memory's)
+    user_id: str  # whom it is for, by stable id
+    kind: IntentionKind
+    what: str  # the event in a few words: "her exam", 面试
+    ask: str  # what to say then, as the persona would put it: "ask how the exam went"
+    due_at: datetime
+    until: datetime
+    created_at: datetime
+    conversation_id: int | None = None
+    yearly: bool = False  # a special day: once done, it is due again a year later
+
+
+@dataclass(slots=True, frozen=True)
+class Intention:
+    id: int
+    scope: str
+    user_id: str
+    kind: IntentionKind
+    what: str
+    ask: str
+    due_at: datetime
+    until: datetime
+    created_at: datetime
+    state: IntentionState
+    conversation_id: int | None = None
+    yearly: bool = False
+    done_at: datetime | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Contact:
+    """What a persona knows of reaching one person first on one platform (never what they
+    said): whether they ever talked privately, when they last wrote and were last answered,
+    the hours they talk at (UTC, 24 counts: their waking day, learned), their time zone if they
+    set one, whether they asked for quiet, and when the platform last refused a message."""
+
+    persona: str
+    platform: str
+    user_id: str
+    private: bool  # they have talked to the bot in a private chat (a platform's condition)
+    last_heard: datetime | None  # their latest message, anywhere the persona hears them
+    last_answered: datetime | None  # the persona's latest reply to them
+    hours: tuple[int, ...] = (0,) * 24  # how many of their messages fell in each UTC hour
+    timezone: str | None = None  # an IANA name they set (/timezone), else learned from hours
+    quiet: bool = False  # they asked the persona not to write first
+    refused_at: datetime | None = None  # the platform refused a message the persona wrote first
+
+    @property
+    def unanswered(self) -> bool:
+        """Their latest message has had no reply yet."""
+        if self.last_heard is None:
+            return False
+        return self.last_answered is None or self.last_answered < self.last_heard
+
+
+@dataclass(slots=True, frozen=True)
+class Outreach:
+    """One message a persona writes first, in the exactly-once ledger. `key` names what it is
+    about, unique per person: ``intention:<id>``, ``special:<id>:<year>``, ``checkin:<iso time
+    of the last message heard>``; a second claim of one key fails, in any process."""
+
+    persona: str
+    platform: str
+    user_id: str
+    key: str
+    state: OutreachState
+    at: datetime  # when it last changed state
+    by: str = ""  # the process that claimed it
 
 
 @dataclass(slots=True, frozen=True)

@@ -20,15 +20,21 @@ import numpy.typing as npt
 
 from memory.records import (
     ArchivedConversation,
+    Contact,
     DiaryEntry,
     EncodingWrite,
     IdDigest,
+    Intention,
+    IntentionState,
     Kind,
     Lease,
     Member,
     Memory,
     MemoryLink,
+    NewIntention,
     NewMemory,
+    Outreach,
+    OutreachState,
     Profile,
     PrunedMemory,
     SessionRow,
@@ -39,7 +45,9 @@ from memory.records import (
 __all__ = [
     "ArchiveStore",
     "BankStore",
+    "ContactStore",
     "Coordination",
+    "IntentionStore",
     "JournalStore",
     "LeaseStore",
     "MemoryStore",
@@ -302,6 +310,109 @@ class RoomStore(Protocol):
         self, persona: str, room: str, settings: str | None, set_by: str, at: datetime
     ) -> None:
         """Set them (None: drop them)."""
+        ...
+
+
+class IntentionStore(Protocol):
+    """What personas mean to bring up later (memory.records.Intention). Encoding writes them
+    with the conversation (EncodingWrite.intentions); a tool or a command adds one here. Every
+    read names its scope but `due_intentions`, the scheduler's, which names its persona."""
+
+    async def add_intention(self, intention: NewIntention) -> int: ...
+
+    async def intentions(
+        self, scope: str, user_id: str | None = None, *, open_only: bool = True
+    ) -> list[Intention]:
+        """The scope's intentions (only `user_id`'s if given), soonest due first; open_only:
+        those still pending."""
+        ...
+
+    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
+        """The persona's pending intentions due by `now` (due_at <= now), across its scopes,
+        soonest first."""
+        ...
+
+    async def close_intention(
+        self, scope: str, intention_id: int, state: IntentionState, at: datetime
+    ) -> bool:
+        """Move a pending intention of `scope` to `state` (done, cancelled, missed); a yearly
+        one made done is pending again, a year on, instead. False when it was not pending (or
+        not the scope's): whoever closes it first wins."""
+        ...
+
+
+class ContactStore(Protocol):
+    """Reaching people first: what the persona knows of each person's reachability
+    (memory.records.Contact) and the ledger that makes each message it writes first go out at
+    most once, across processes (memory.records.Outreach)."""
+
+    async def contact(self, persona: str, platform: str, user_id: str) -> Contact | None: ...
+
+    async def heard(
+        self, persona: str, platform: str, user_id: str, at: datetime, *, private: bool
+    ) -> None:
+        """A message from them: their last_heard, an hour counted, `private` remembered (once
+        true it stays)."""
+        ...
+
+    async def answered(self, persona: str, platform: str, user_id: str, at: datetime) -> None:
+        """The persona replied to them."""
+        ...
+
+    async def set_contact(
+        self,
+        persona: str,
+        platform: str,
+        user_id: str,
+        *,
+        quiet: bool | None = None,
+        timezone: str | None = None,
+        refused_at: datetime | None = None,
+        at: datetime,
+    ) -> None:
+        """Change what is given (None leaves it); creates the contact if there is none."""
+        ...
+
+    async def contacts(
+        self, persona: str, platform: str, *, private: bool = True, heard_before: datetime
+    ) -> list[Contact]:
+        """The persona's contacts on a platform (only those who talked privately, by
+        default) last heard before `heard_before`: those a check-in may be due to."""
+        ...
+
+    async def claim_outreach(
+        self,
+        persona: str,
+        platform: str,
+        user_id: str,
+        key: str,
+        *,
+        by: str,
+        at: datetime,
+        stale_before: datetime,
+    ) -> bool:
+        """Claim the message `key` to write: True for the one caller that may write it. A
+        claim left in state `claimed` since before `stale_before` (its process died before
+        sending) may be taken over; one in any other state never."""
+        ...
+
+    async def outreach_state(
+        self,
+        persona: str,
+        platform: str,
+        user_id: str,
+        key: str,
+        state: OutreachState,
+        at: datetime,
+    ) -> None:
+        """Move a claimed message on (sending, sent, refused, dropped)."""
+        ...
+
+    async def outreach(
+        self, persona: str, platform: str, user_id: str, *, since: datetime
+    ) -> list[Outreach]:
+        """The ledger's entries for one person changed since `since`, newest first: how many
+        went out this week, and what."""
         ...
 
 
