@@ -38,6 +38,7 @@ __all__ = [
     "LoreEntry",
     "Lorebook",
     "MemoryPolicy",
+    "OutreachPolicy",
     "Persona",
     "PersonaLibrary",
     "StateSlot",
@@ -179,6 +180,43 @@ class GroupPolicy:
             )
 
 
+# "HH-HH": the hours a persona never writes first, in the user's time zone (from the first
+# hour to the second, across midnight when the first is later).
+_HOURS = re.compile(r"([01]?\d|2[0-3])-([01]?\d|2[0-3])")
+
+
+@dataclass(slots=True)
+class OutreachPolicy:
+    """Whether and how often the persona writes first (bot.outreach): follow-ups on what a
+    user said was coming, their special days, check-ins after an absence. Off unless the host
+    opts in; a user opts out with /quiet."""
+
+    enabled: bool = False
+    per_week: int = 2  # unsolicited messages to one person in any 7 days, at most
+    checkin_days: float = 0.0  # days of a user's silence before it checks in (0: never)
+    quiet_hours: str = "22-09"  # never writes in these local hours
+    groups: bool = False  # may follow up what was said in a group (in the private chat)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.per_week <= 14:
+            raise ValueError("outreach.per_week must be between 0 and 14")
+        if not 0 <= self.checkin_days <= 365:
+            raise ValueError("outreach.checkin_days must be between 0 (never) and 365")
+        match = _HOURS.fullmatch(self.quiet_hours.replace(" ", ""))
+        if match is None or match.group(1) == match.group(2):
+            raise ValueError(
+                f'outreach.quiet_hours must be "HH-HH" with two different hours 0-23 (like '
+                f'"22-09"), got {self.quiet_hours[:20]!r}'
+            )
+        self.quiet_hours = f"{int(match.group(1)):02d}-{int(match.group(2)):02d}"
+
+    @property
+    def quiet(self) -> tuple[int, int]:
+        """The quiet hours as (first, end): first <= hour < end, across midnight if first > end."""
+        first, end = self.quiet_hours.split("-")
+        return int(first), int(end)
+
+
 @dataclass(slots=True)
 class StateSlot:
     """A piece of state the persona keeps up to date (a dungeon master's party, the game)."""
@@ -250,6 +288,7 @@ class Persona:
     emotions: Emotions = field(default_factory=Emotions)
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
     group: GroupPolicy = field(default_factory=GroupPolicy)
+    outreach: OutreachPolicy = field(default_factory=OutreachPolicy)
     # What it may call: built-in tools, installed ones and its [[custom_tools]], by name.
     tools: list[str] = field(default_factory=list)
     custom_tools: list[CustomTool] = field(default_factory=list)  # Python tools and their limits

@@ -113,6 +113,30 @@ DOCS: dict[str, str] = {
         'Ask the intent model "should I answer?" before joining in uninvited: one call each '
         "time the local rules would let it; off, the local rules decide alone, for free."
     ),
+    "outreach": (
+        "Whether it writes first in a user's private chat (follow-ups, special days, "
+        "check-ins): off unless the host turns it on; a user stops it with `/quiet`."
+    ),
+    "outreach.enabled": (
+        "Turn writing first on for this persona (true), where each platform allows it: "
+        "Telegram users who started the bot, Discord users who share a server with it."
+    ),
+    "outreach.per_week": (
+        "Messages it writes first to one person in any 7 days, at most (reminders they asked "
+        "for do not count); at least 20 hours pass between two."
+    ),
+    "outreach.checkin_days": (
+        "Days of a user's silence after which it writes once to check in, picking up something "
+        "they cared about (0: never)."
+    ),
+    "outreach.quiet_hours": (
+        'Local hours "HH-HH" it never writes first in: the user\'s time zone if they set one '
+        "(`/timezone`), else the hours learned from when they talk, else the bot's."
+    ),
+    "outreach.groups": (
+        "Follow up, in the private chat, what a user said in a group too (false: only what "
+        "they said privately)."
+    ),
     "memory": "How the persona remembers: whose memories, and how they fade.",
     "memory.scope": (
         'Whose memories: "user" keeps one memory per person, "channel" one per channel, '

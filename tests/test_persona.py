@@ -74,6 +74,9 @@ def test_miao() -> None:
     assert miao.tools == ["recall_memory", "web_search", "translate"]
     expected = {"NEUTRAL", "HAPPY", "SAD", "ANGRY", "SLEEPY", "CURIOUS", "SHY"}
     assert expected <= set(miao.emotions.names)
+    # She writes first, and checks in after three days of silence.
+    assert miao.outreach.enabled and miao.outreach.checkin_days == 3
+    assert miao.outreach.quiet == (22, 9)
 
 
 def test_monikai() -> None:
@@ -91,6 +94,7 @@ def test_dungeon_master() -> None:
     assert slots["game"].update == "every_turn"
     assert all(slot.instructions.strip() for slot in dm.state)
     assert {"NEUTRAL", "EXCITED", "OMINOUS"} <= set(dm.emotions.names)
+    assert not dm.outreach.enabled  # the table meets when the players call it
 
 
 # --- emotions --------------------------------------------------------------------------------
@@ -163,7 +167,7 @@ PERSONA_ERRORS = {
         """,
         "key",
         "unknown key (known keys: card, custom_tools, emotions, group, identity, lorebook, "
-        "mcp_servers, memory, state, tools, user)",
+        "mcp_servers, memory, outreach, state, tools, user)",
     ),
     "wrong type": (
         """
@@ -478,6 +482,31 @@ PERSONA_ERRORS = {
         """,
         "mcp_servers[0].env[1]",
         "not an environment variable's name",
+    ),
+    "outreach quiet hours": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [outreach]
+        enabled = true
+        quiet_hours = "22:00-09:00" # <-
+        """,
+        "outreach.quiet_hours",
+        'must be "HH-HH"',
+    ),
+    "outreach per week": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [outreach]
+        per_week = 40 # <-
+        """,
+        "outreach.per_week",
+        "between 0 and 14",
     ),
     "an MCP server without its tools": (
         """
