@@ -6,7 +6,8 @@ prompt) and what it would keep (the user's sentences about themselves), and says
 offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
 exactly those sentences as memories (and notes them in the diary and the user's profile);
 asked for a running summary, it strings the user's messages together; asked whether a persona
-should join a group's conversation uninvited, it says no.
+should join a group's conversation uninvited, it says no; asked to write first (bot.outreach),
+it says why it writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from bot.prompts import (
     FLASHBACK_HEADING,
     FLOOR_TASK,
     MAP_TASK,
+    OUTREACH_TASK,
+    OUTREACH_WHY,
     PASSAGES_HEADING,
     REDUCE_TASK,
     STATE_TOOL,
@@ -57,6 +60,7 @@ _EN = {
     "keep": "I will remember: {items}.",
     "nothing_kept": "Nothing about you to remember in that yet.",
     "document": "I found the parts of the document about that ({words} words).",
+    "outreach": "I am writing first. {why}",
 }
 _ZH = {
     "quote": "「{}」",
@@ -70,6 +74,7 @@ _ZH = {
     "keep": "我会记住：{items}。",
     "nothing_kept": "这句话里还没有关于你的事要记。",
     "document": "我在文档里找到了相关的部分（{words}个词）。",
+    "outreach": "我先来找你啦。{why}",
 }
 
 
@@ -131,6 +136,8 @@ class OfflineChatModel:
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
             text = _outline(messages[-1].content)
+        elif OUTREACH_TASK in system:
+            text = _outreach(system)
         elif system.startswith(FLOOR_TASK):
             text = '{"answer": false}'  # it cannot tell what would be welcome: it keeps quiet
         elif any(t.name == STATE_TOOL for t in tools):
@@ -182,6 +189,19 @@ class OfflineChatModel:
         else:
             parts.append(lang["nothing_kept"])
         return f"[{emotion}] " + lang["join"].join(parts)
+
+
+def _outreach(system: str) -> str:
+    """A message written first: who writes, and the prompt's reason, as it was given."""
+    name_match = _NAME.search(system)
+    name = name_match.group(1) if name_match else "your companion"
+    lang = _ZH if "Always reply in Chinese" in system else _EN
+    emotion = _pick(parse_emotion_instruction(system) or ["NEUTRAL"], "HAPPY", "NEUTRAL")
+    why = next(
+        (line for line in system.splitlines() if line.startswith(OUTREACH_WHY)), OUTREACH_WHY
+    )
+    parts = [lang["intro"].format(name=name), lang["outreach"].format(why=why)]
+    return f"[{emotion}] " + lang["join"].join(parts)
 
 
 def _outline(text: str) -> str:

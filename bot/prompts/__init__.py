@@ -45,6 +45,13 @@ from bot.prompts.intent import (
     INTENT_TASK,
     intent_messages,
 )
+from bot.prompts.outreach import (
+    OUTREACH_TASK,
+    OUTREACH_WHY,
+    Occasion,
+    occasion_line,
+    outreach_messages,
+)
 from bot.prompts.recall import (
     DIARY_HEADING,
     FLASHBACK_HEADING,
@@ -119,6 +126,8 @@ __all__ = [
     "NO_QUERY",
     "NO_SEARCH",
     "NO_SUCH_TOOL",
+    "OUTREACH_TASK",
+    "OUTREACH_WHY",
     "PASSAGES_HEADING",
     "PEOPLE_HEADING",
     "PROFILE_HEADING",
@@ -145,6 +154,7 @@ __all__ = [
     "EmotionsShape",
     "IdentityShape",
     "MemoryShape",
+    "Occasion",
     "PersonaShape",
     "SearchResultShape",
     "SlotShape",
@@ -164,6 +174,8 @@ __all__ = [
     "lore_section",
     "memory_line",
     "numbered",
+    "occasion_line",
+    "outreach_messages",
     "parse_emotion_instruction",
     "people_section",
     "recap_section",

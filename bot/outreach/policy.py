@@ -1,0 +1,144 @@
+"""Whether a persona may write first to one person now: pure gates over what is known of
+them (memory.records.Contact), the persona's [outreach] table and the ledger of what it wrote
+first lately, each closed gate with its reason. No I/O: bot.outreach.sender gathers the
+facts, and the decision costs no model call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.persona import OutreachPolicy
+from memory.records import Contact, Outreach
+
+__all__ = [
+    "LEARN_AFTER",
+    "REFUSAL_KEPT",
+    "SPACING",
+    "WEEK",
+    "Reason",
+    "Verdict",
+    "asleep",
+    "learned_quiet",
+    "may_write",
+    "solicited",
+    "zone",
+]
+
+WEEK = timedelta(days=7)
+SPACING = timedelta(hours=20)  # between two messages it writes first to one person
+REFUSAL_KEPT = timedelta(days=30)  # a platform's refusal is not tried again sooner
+LEARN_AFTER = 20  # messages counted before the hours they talk at say when they sleep
+
+# Why it may not write: the persona is not opted in; they never talked to it privately (a
+# platform's condition: Telegram only lets a bot write to who started it); they asked for
+# quiet; the platform refused lately; their last message has no reply yet; it is night where
+# they are; this week's messages are spent; the last one was too recent.
+Reason = Literal[
+    "off", "not_private", "quiet", "refused", "unanswered", "asleep", "week_full", "too_soon"
+]
+
+
+@dataclass(slots=True, frozen=True)
+class Verdict:
+    reason: Reason | None = None  # None: it may write
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+def solicited(key: str) -> bool:
+    """Whether the ledger's `key` is a message the person asked for (a reminder): it counts
+    toward no week and keeps no hours but theirs."""
+    return key.startswith("reminder:")
+
+
+def zone(name: str | None) -> tzinfo | None:
+    """The IANA zone a person set, or None (unset, or no longer known to this machine)."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _within(hour: int, first: int, length: int) -> bool:
+    return (hour - first) % 24 < length
+
+
+def learned_quiet(hours: Sequence[int], length: int) -> int | None:
+    """The UTC hour their quiet stretch of `length` hours starts at, learned from the hours
+    they talk at (the window with the fewest of their messages; ties: the earliest), or None
+    with fewer than LEARN_AFTER messages counted."""
+    if len(hours) != 24 or sum(hours) < LEARN_AFTER:
+        return None
+    counts = [sum(hours[(start + i) % 24] for i in range(length)) for start in range(24)]
+    return counts.index(min(counts))
+
+
+def asleep(contact: Contact, policy: OutreachPolicy, now: datetime, fallback: tzinfo) -> bool:
+    """Whether `now` falls in their quiet hours: the persona's quiet_hours in the zone they
+    set, else the same length of hours where they talk least (once enough is known), else
+    quiet_hours in the bot's zone."""
+    first, end = policy.quiet
+    length = (end - first) % 24
+    own = zone(contact.timezone)
+    if own is None:
+        start = learned_quiet(contact.hours, length)
+        if start is not None:
+            return _within(now.astimezone(UTC).hour, start, length)
+    return _within(now.astimezone(own or fallback).hour, first, length)
+
+
+def _live(entry: Outreach, stale_before: datetime) -> bool:
+    """An entry that is, or may be, a message that went out: sent, being sent, or claimed by
+    a process that may yet send it."""
+    if entry.state in ("sending", "sent"):
+        return True
+    return entry.state == "claimed" and entry.at >= stale_before
+
+
+def may_write(
+    policy: OutreachPolicy,
+    contact: Contact | None,
+    ledger: Sequence[Outreach],
+    now: datetime,
+    *,
+    key: str,
+    fallback: tzinfo,
+    stale_before: datetime,
+) -> Verdict:
+    """Whether the persona may write the message `key` to this person now. `ledger`: their
+    entries of the last WEEK at least (ContactStore.outreach); an entry of `key` itself is not
+    counted against it (the caller's own claim). A reminder they asked for passes the gates
+    of the person's will (quiet, the week, the spacing, the hours: they chose the time) but
+    not the platform's."""
+    if not policy.enabled:
+        return Verdict("off")
+    if contact is None or not contact.private:
+        return Verdict("not_private")
+    if contact.refused_at is not None and now - contact.refused_at < REFUSAL_KEPT:
+        return Verdict("refused")
+    if solicited(key):
+        return Verdict()
+    if contact.quiet:
+        return Verdict("quiet")
+    if contact.unanswered:
+        return Verdict("unanswered")
+    if asleep(contact, policy, now, fallback):
+        return Verdict("asleep")
+    others = [
+        e
+        for e in ledger
+        if e.key != key and not solicited(e.key) and _live(e, stale_before) and now - e.at < WEEK
+    ]
+    if len(others) >= policy.per_week:
+        return Verdict("week_full")
+    if any(now - e.at < SPACING for e in others):
+        return Verdict("too_soon")
+    return Verdict()
