@@ -2,8 +2,9 @@
 closed conversations into long-term memory, embeds memories stored while the embedder was out
 (and, in a task of its own started with it, the whole bank after a change of embedder, drawing
 its progress through the callback it is given),
-prunes each scope once a day, and now and then writes changed memory indexes to disk (they can
-always be rebuilt from SQLite, so this only saves the rebuild)."""
+prunes each scope once a day, now and then writes changed memory indexes to disk (they can
+always be rebuilt from SQLite, so this only saves the rebuild), and once a minute lets the
+personas write first (bot.outreach)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.lifecycle import Lifecycle
+from bot.outreach import Outreach
 from bot.sessions import SessionManager
 from memory.embeddings import EmbeddingError
 
-__all__ = ["Scheduler"]
+__all__ = ["OUTREACH_SECONDS", "Scheduler"]
+
+OUTREACH_SECONDS = 60.0  # how often the personas' messages written first are looked for
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,7 @@ class Scheduler:
         flush: Callable[[], Awaitable[object]] | None = None,
         flush_seconds: float = 300.0,
         lifecycle: Lifecycle | None = None,
+        outreach: Outreach | None = None,
     ) -> None:
         self._sessions = sessions
         self._idle_time = idle_time
@@ -40,6 +45,8 @@ class Scheduler:
         self._flush_every = max(1, round(flush_seconds / interval))  # in rounds
         self._rounds = 0
         self.lifecycle = lifecycle
+        self.outreach = outreach
+        self._outreach_every = max(1, round(OUTREACH_SECONDS / interval))  # in rounds
         self._task: asyncio.Task[None] | None = None
         self._catching_up: asyncio.Task[None] | None = None
 
@@ -67,6 +74,11 @@ class Scheduler:
                     await self.lifecycle.prune_due()
             except Exception:
                 log.exception("the daily prune failed; retrying next round")
+        if self.outreach is not None and (self._rounds - 1) % self._outreach_every == 0:
+            try:  # every process looks; the store's ledger lets one write each message
+                await self.outreach.tick()
+            except Exception:
+                log.exception("writing first failed; retrying next minute")
         if self._flush is not None and self._rounds % self._flush_every == 0:
             try:
                 await self._flush()

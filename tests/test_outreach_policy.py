@@ -145,11 +145,19 @@ def test_quiet_hours_learned_from_when_they_talk() -> None:
     owl = replace(CONTACT, timezone=None, hours=tuple(hours))
     assert asleep(owl, POLICY, NOW.replace(hour=5), SHANGHAI)
     assert not asleep(owl, POLICY, NOW.replace(hour=23), SHANGHAI)  # 07:00 in Shanghai
-    # Too little is known yet: the bot's zone decides.
+    # A silent stretch longer than the window: the window in its middle.
+    day = [0] * 24
+    for hour in range(10, 22):  # 12 hours of talk, 12 of silence (22:00 to 10:00)
+        day[hour] = 2
+    assert learned_quiet(day, 11) == 22
+    # Too little is known to learn: only the hours they wrote in are safe; with nothing
+    # known at all, the bot's zone decides.
     few = [0] * 24
     few[14] = LEARN_AFTER - 1
     assert learned_quiet(few, 11) is None
-    assert asleep(replace(owl, hours=tuple(few)), POLICY, NOW, SHANGHAI)
+    assert not asleep(replace(owl, hours=tuple(few)), POLICY, NOW, SHANGHAI)
+    assert asleep(replace(owl, hours=tuple(few)), POLICY, NOW.replace(hour=15), SHANGHAI)
+    assert asleep(replace(owl, hours=(0,) * 24), POLICY, NOW, SHANGHAI)
     # A zone they set wins over what was learned: 10:00 UTC is in the learned night, but
     # not in London's.
     assert asleep(owl, POLICY, NOW.replace(hour=10), SHANGHAI)

@@ -73,18 +73,29 @@ def _within(hour: int, first: int, length: int) -> bool:
 
 def learned_quiet(hours: Sequence[int], length: int) -> int | None:
     """The UTC hour their quiet stretch of `length` hours starts at, learned from the hours
-    they talk at (the window with the fewest of their messages; ties: the earliest), or None
-    with fewer than LEARN_AFTER messages counted."""
+    they talk at (the window with the fewest of their messages; of several, the middle one,
+    so a silent stretch longer than the window keeps a margin at both ends), or None with
+    fewer than LEARN_AFTER messages counted."""
     if len(hours) != 24 or sum(hours) < LEARN_AFTER:
         return None
     counts = [sum(hours[(start + i) % 24] for i in range(length)) for start in range(24)]
-    return counts.index(min(counts))
+    least = min(counts)
+    if all(c == least for c in counts):
+        return 0
+    # The run of quietest starts, followed from the one after a busier start.
+    first = next(s for s in range(24) if counts[s] == least and counts[s - 1] != least)
+    run = 1
+    while counts[(first + run) % 24] == least:
+        run += 1
+    return (first + (run - 1) // 2) % 24
 
 
 def asleep(contact: Contact, policy: OutreachPolicy, now: datetime, fallback: tzinfo) -> bool:
     """Whether `now` falls in their quiet hours: the persona's quiet_hours in the zone they
-    set, else the same length of hours where they talk least (once enough is known), else
-    quiet_hours in the bot's zone."""
+    set; else the same length of hours where they talk least, once enough is known; else,
+    when they have written at all, any hour they never wrote in (what little is known of
+    them beats the bot's zone: they may live far from it); else quiet_hours in the bot's
+    zone."""
     first, end = policy.quiet
     length = (end - first) % 24
     own = zone(contact.timezone)
@@ -92,6 +103,8 @@ def asleep(contact: Contact, policy: OutreachPolicy, now: datetime, fallback: tz
         start = learned_quiet(contact.hours, length)
         if start is not None:
             return _within(now.astimezone(UTC).hour, start, length)
+        if len(contact.hours) == 24 and any(contact.hours):
+            return contact.hours[now.astimezone(UTC).hour] == 0
     return _within(now.astimezone(own or fallback).hour, first, length)
 
 

@@ -1,0 +1,295 @@
+"""Writing first: the scheduler runs `Outreach.tick` once a minute. For each persona that
+opted in and each bot (bot.courier.Courier) that speaks as it: due intentions become
+follow-ups, reminders and special-day greetings, those past their `until` are missed, and a
+person silent for the persona's checkin_days gets one check-in per absence.
+
+Each message goes: the gates (bot.outreach.policy, no model call) -> a claim in the store's
+ledger (one process wins the key, whatever the others do) -> one chat-tier call -> `sending`
+-> the courier -> `sent` (the intention done, the message joining the person's private
+conversation, so the next turn sees it), `refused` (remembered on the contact), or
+`unreachable` (left claimed: claimable again once stale). A process that dies after
+`sending` never sends that message again: once at most, never twice."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from typing import Protocol
+
+from bot.cards import resolve_placeholders
+from bot.context import parse_emotion
+from bot.courier import Courier, Delivery
+from bot.events import PLATFORM_LIMITS, Reply
+from bot.front import Spoken
+from bot.llm.base import Message, ModelError
+from bot.llm.router import ModelRouter
+from bot.outreach.policy import WEEK, may_write
+from bot.persona import Persona
+from bot.prompts import Occasion, outreach_messages
+from bot.sessions import SessionManager, Turn, is_private
+from memory.clock import Clock
+from memory.recall import Recalled
+from memory.records import Contact, Intention
+from memory.records import Outreach as OutreachEntry
+from memory.scopes import Scope
+from memory.storage.protocols import ContactStore, IntentionStore
+
+__all__ = ["STALE", "Memories", "Outreach", "OutreachStore", "Topic"]
+
+log = logging.getLogger(__name__)
+
+# A claim older than this whose process never moved it on (it died, or the platform was
+# unreachable) may be taken over.
+STALE = timedelta(minutes=10)
+DUE_BATCH = 200  # intentions looked at per persona per round
+MEMORIES = 4  # memories of the person in the prompt
+
+
+class OutreachStore(IntentionStore, ContactStore, Protocol):
+    """What outreach reads and writes: intentions, contacts and the ledger."""
+
+
+class Memories(Protocol):
+    """The memory bank, as outreach reads it (memory.bank.MemoryBank)."""
+
+    async def memories(
+        self, scope: str, query: str | None = None, *, limit: int = 20, now: datetime | None = None
+    ) -> list[Recalled]: ...
+
+
+@dataclass(slots=True, frozen=True)
+class Topic:
+    """What one message is about: its ledger key and why the persona writes."""
+
+    key: str
+    occasion: Occasion
+    what: str = ""
+    ask: str = ""
+    days: int = 0
+    intention: Intention | None = None  # closed done once it is sent
+
+
+def _topic(intention: Intention) -> Topic:
+    if intention.kind == "special_day":
+        key = f"special:{intention.id}:{intention.due_at.year}"
+    elif intention.kind == "reminder":
+        key = f"reminder:{intention.id}"
+    else:
+        key = f"intention:{intention.id}"
+    occasion: Occasion = intention.kind
+    return Topic(key, occasion, intention.what, intention.ask, intention=intention)
+
+
+class Outreach:
+    """Writes first for the personas of one process. `name` tells this process's claims
+    apart in the ledger (several processes may share one store)."""
+
+    def __init__(
+        self,
+        *,
+        store: OutreachStore,
+        personas: Mapping[str, Persona],
+        models: ModelRouter,
+        sessions: SessionManager,
+        clock: Clock,
+        tz: tzinfo,
+        name: str,
+        memories: Memories | None = None,
+    ) -> None:
+        self._store = store
+        self._personas = personas
+        self._models = models
+        self._sessions = sessions
+        self._clock = clock
+        self._tz = tz
+        self._name = name
+        self._memories = memories
+        self._couriers: list[Courier] = []
+
+    def add(self, courier: Courier) -> None:
+        """A bot this process runs that may write first (adapters.host, once it started)."""
+        self._couriers.append(courier)
+
+    @property
+    def couriers(self) -> Sequence[Courier]:
+        return tuple(self._couriers)
+
+    async def tick(self) -> int:
+        """One round: every opted-in persona's due messages. Returns how many went out."""
+        sent = 0
+        for persona in self._personas.values():
+            if not persona.outreach.enabled:
+                continue
+            couriers = {c.platform: c for c in reversed(self._couriers) if c.hosts(persona.key)}
+            if not couriers:
+                continue
+            try:
+                sent += await self._intentions(persona, couriers)
+                if persona.outreach.checkin_days > 0:
+                    sent += await self._checkins(persona, couriers)
+            except Exception:
+                log.exception("outreach for %s failed; trying again next round", persona.key)
+        return sent
+
+    async def _intentions(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
+        sent = 0
+        now = self._clock.now()
+        for intention in await self._store.due_intentions(persona.key, now, limit=DUE_BATCH):
+            if now > intention.until:
+                # Its window passed with no chance to bring it up: a follow-up weeks late is
+                # no friend's (a yearly one rolls on to next year).
+                await self._store.close_intention(intention.scope, intention.id, "missed", now)
+                continue
+            room = Scope.parse(intention.scope).room
+            if not is_private(room) and not persona.outreach.groups:
+                continue  # brought up in the group's conversation, if at all (bot.engine)
+            courier = couriers.get(room.split(":", 1)[0])
+            if courier is None:
+                continue  # a console or web conversation: nobody to write to
+            if await self._write(persona, courier, intention.user_id, _topic(intention)):
+                sent += 1
+        return sent
+
+    async def _checkins(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
+        sent = 0
+        now = self._clock.now()
+        absence = timedelta(days=persona.outreach.checkin_days)
+        for platform, courier in couriers.items():
+            for contact in await self._store.contacts(
+                persona.key, platform, heard_before=now - absence
+            ):
+                if contact.last_heard is None:
+                    continue
+                days = (now - contact.last_heard).days
+                # One per absence: the key is the last message heard, so the next absence
+                # (after they wrote again) is a new key.
+                topic = Topic(f"checkin:{contact.last_heard.isoformat()}", "checkin", days=days)
+                if await self._write(persona, courier, contact.user_id, topic, contact):
+                    sent += 1
+        return sent
+
+    async def _write(
+        self,
+        persona: Persona,
+        courier: Courier,
+        user_id: str,
+        topic: Topic,
+        contact: Contact | None = None,
+    ) -> bool:
+        """Gates, claim, compose, send, record. True when the message went out. `contact`:
+        theirs, when the caller has just read it."""
+        store, platform = self._store, courier.platform
+        now = self._clock.now()
+        stale_before = now - STALE
+
+        def verdict(contact: Contact | None, ledger: Sequence[OutreachEntry]) -> bool:
+            found = may_write(
+                persona.outreach,
+                contact,
+                ledger,
+                now,
+                key=topic.key,
+                fallback=self._tz,
+                stale_before=stale_before,
+            )
+            if not found.ok:
+                log.debug("%s does not write first now: %s", persona.key, found.reason)
+            return found.ok
+
+        async def allowed() -> bool:
+            # The person's own gates first, from one read (at night nothing more is read).
+            known = await store.contact(persona.key, platform, user_id)
+            if not verdict(known, ()):
+                return False
+            ledger = await store.outreach(persona.key, platform, user_id, since=now - WEEK)
+            if any(e.key == topic.key and e.state != "claimed" for e in ledger):
+                return False  # written (or given up) already
+            return verdict(known, ledger)
+
+        if contact is not None and not verdict(contact, ()):
+            return False  # asleep, quiet...: known without reading the store
+        if not await allowed():
+            return False
+        if not await store.claim_outreach(
+            persona.key,
+            platform,
+            user_id,
+            topic.key,
+            by=self._name,
+            at=now,
+            stale_before=stale_before,
+        ):
+            return False
+        # Another process may have claimed another message to the same person meanwhile: with
+        # our claim written, whoever reads the ledger second sees both, and backs off. Ours
+        # stays claimed, to be taken over once stale.
+        if not await allowed():
+            return False
+        try:
+            reply = await self._compose(persona, platform, user_id, topic, now)
+        except ModelError as e:
+            log.warning("%s could not write first (%s); trying again later", persona.key, e)
+            return False
+        await store.outreach_state(persona.key, platform, user_id, topic.key, "sending", now)
+        # The courier knows whether its bot hosts several personas, and signs then.
+        delivery: Delivery = await courier.write_first(user_id, Spoken(persona, reply, False))
+        done = self._clock.now()
+        if delivery == "unreachable":
+            # It did not go: claimed again, so a later round (here or elsewhere) tries anew.
+            await store.outreach_state(persona.key, platform, user_id, topic.key, "claimed", done)
+            return False
+        await store.outreach_state(persona.key, platform, user_id, topic.key, delivery, done)
+        if delivery == "refused":
+            await store.set_contact(persona.key, platform, user_id, refused_at=done, at=done)
+            return False
+        if topic.intention is not None:
+            await store.close_intention(topic.intention.scope, topic.intention.id, "done", done)
+        await self._join(persona, platform, user_id, reply, done)
+        return True
+
+    async def _compose(
+        self, persona: Persona, platform: str, user_id: str, topic: Topic, now: datetime
+    ) -> Reply:
+        """One chat-tier call: the message, in the persona's voice, from its memories of the
+        person in their private chat (never another scope's)."""
+        scope = str(Scope(persona.key, f"{platform}:dm:{user_id}"))
+        recalled: list[Recalled] = []
+        if self._memories is not None:
+            cue = topic.what or None  # a check-in: the newest memories
+            recalled = await self._memories.memories(scope, cue, limit=MEMORIES, now=now)
+        session = await self._sessions.get(persona.key, Scope.parse(scope).room)
+        recap = await self._sessions.recap(session, now)
+        local = now.astimezone(self._tz)
+        messages = outreach_messages(
+            persona,
+            local,
+            topic.occasion,
+            what=topic.what,
+            ask=topic.ask,
+            days=topic.days,
+            memories=recalled,
+            recap=recap,
+        )
+        system = resolve_placeholders(messages[0].content, persona.identity.name, persona.user.name)
+        messages[0] = Message("system", system)
+        completion = await self._models.complete("chat", messages, purpose="outreach")
+        tag, text = parse_emotion(completion.text)
+        if not text:
+            raise ModelError("the model wrote nothing")
+        limits = PLATFORM_LIMITS.items()
+        limit = next((n for p, n in limits if p == platform), min(PLATFORM_LIMITS.values()))
+        return Reply.build(text, persona.emotion(tag), limit)
+
+    async def _join(
+        self, persona: Persona, platform: str, user_id: str, reply: Reply, at: datetime
+    ) -> None:
+        """The message joins their private conversation, saved: the next turn sees what the
+        persona said, as if it had said it in a turn."""
+        session = await self._sessions.get(persona.key, f"{platform}:dm:{user_id}")
+        async with session.lock:
+            session.add(
+                Turn("assistant", persona.identity.name, reply.text, at, emotion=reply.emotion)
+            )
+            await self._sessions.save(session)
