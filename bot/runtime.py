@@ -1,11 +1,13 @@
 """Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
-engine, scheduler. Adapters start a `Runtime`, feed its engine, and close it."""
+engine, scheduler (and the personas' writing first, which the host gives its couriers). Adapters start a `Runtime`, feed its engine, and close it."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import random
+import socket
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from bot.events import Platform
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.embedding import build_embedder
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
+from bot.outreach import Outreach
 from bot.persona import Persona, PersonaLibrary
 from bot.recollect import Recollector
 from bot.scheduler import Scheduler
@@ -60,6 +63,14 @@ class Runtime:
     # The word segmenter loading in the background: a daemon thread, so that a short chat
     # does not wait at exit for a dictionary it never needed.
     warming: threading.Thread | None = None
+
+    @property
+    def outreach(self) -> Outreach:
+        """Where the host adds its bots' couriers once their platforms started
+        (`runtime.outreach.add(courier)`): the personas write first through them."""
+        if self.scheduler.outreach is None:
+            raise RuntimeError("this runtime's scheduler does not write first")
+        return self.scheduler.outreach
 
     async def settle(self) -> None:
         """Once started, in a process that is Kizuna's alone: what is alive now (modules,
@@ -167,6 +178,17 @@ async def open_runtime(
         seed=rng.randrange(2**32),
         prune_hour=config.memory.prune_hour,
     )
+    outreach = Outreach(
+        store=store,
+        personas=personas,
+        models=models,
+        sessions=sessions,
+        clock=clock,
+        tz=engine.tz,
+        # Its claims in the ledger, told apart from other processes' on a shared store.
+        name=f"{socket.gethostname()}:{os.getpid()}",
+        memories=bank,
+    )
     scheduler = Scheduler(
         sessions,
         engine.idle_time,
@@ -174,5 +196,6 @@ async def open_runtime(
         flush=bank.flush,
         flush_seconds=config.memory.index_save_seconds,
         lifecycle=lifecycle,
+        outreach=outreach,
     )
     return Runtime(config, engine, store, bank, scheduler, data_dir, warming)

@@ -1,0 +1,403 @@
+"""bot.outreach.sender on the real SQLite store, a fake clock and a recording courier:
+follow-ups, reminders, special days and check-ins go out once, at waking hours, and join the
+person's private conversation; refusals are remembered; a platform that cannot be reached is
+tried again; a claim whose process died is taken over, a message handed to the platform never
+sent again; two Outreach on one store (two processes) write each message once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.config import TIERS
+from bot.courier import Delivery
+from bot.llm.base import ModelError
+from bot.llm.offline import OfflineChatModel
+from bot.llm.router import ModelRouter
+from bot.outreach import Outreach
+from bot.outreach.sender import STALE
+from bot.persona import OutreachPolicy, Persona
+from bot.sessions import SessionManager
+from memory.clock import FakeClock
+from memory.records import IntentionKind, NewIntention
+from memory.storage.sqlite import Store
+from tests.fakes.courier import RecordingCourier
+from tests.fakes.factories import Bot, make_persona, open_bot
+from tests.fakes.models import ScriptedChatModel
+from tests.fakes.postgres import StoreOpener
+
+# A Wednesday noon, UTC (the bot's zone in these tests): waking hours.
+NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
+ALICE = "42"
+SCOPE = f"pip/telegram:dm:{ALICE}"
+
+
+def pip(**outreach: object) -> Persona:
+    persona = make_persona()
+    persona.outreach = OutreachPolicy(enabled=True, **outreach)  # type: ignore[arg-type]
+    return persona
+
+
+@dataclass(slots=True)
+class World:
+    bot: Bot
+    outreach: Outreach
+    courier: RecordingCourier
+
+    @property
+    def clock(self) -> FakeClock:
+        return self.bot.clock
+
+    @property
+    def store(self) -> Store:
+        assert isinstance(self.bot.store, Store)
+        return self.bot.store
+
+    def calls(self) -> int:
+        usage = self.bot.router.purposes.get("outreach")
+        return usage.calls if usage else 0
+
+
+def outreach_of(bot: Bot, name: str, courier: RecordingCourier) -> Outreach:
+    outreach = Outreach(
+        store=bot.store,
+        personas=bot.personas,
+        models=bot.router,
+        sessions=bot.sessions,
+        clock=bot.clock,
+        tz=UTC,
+        name=name,
+        memories=bot.bank,
+    )
+    outreach.add(courier)
+    return outreach
+
+
+async def open_world(path: Path, persona: Persona, model: ScriptedChatModel | None = None) -> World:
+    router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel())) if model is None else None
+    bot = await open_bot(path, [persona], model=model, clock=FakeClock(NOON), router=router)
+    courier = RecordingCourier()
+    return World(bot, outreach_of(bot, "p1", courier), courier)
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    w = await open_world(tmp_path / "kizuna.sqlite3", pip())
+    await talked(w, NOON - timedelta(days=1))
+    # Her zone is set (/timezone): her waking hours are 09:00-22:00 UTC.
+    await w.store.set_contact("pip", "telegram", ALICE, timezone="UTC", at=NOON)
+    yield w
+    await w.bot.close()
+
+
+async def talked(w: World, at: datetime, user: str = ALICE) -> None:
+    """They wrote to the persona privately at `at`, and it answered."""
+    await w.store.heard("pip", "telegram", user, at, private=True)
+    await w.store.answered("pip", "telegram", user, at + timedelta(seconds=5))
+
+
+async def intend(
+    w: World,
+    *,
+    kind: IntentionKind = "follow_up",
+    due: datetime = NOON - timedelta(hours=1),
+    until: timedelta = timedelta(days=3),
+    scope: str = SCOPE,
+    user: str = ALICE,
+    what: str = "her exam",
+) -> int:
+    return await w.store.add_intention(
+        NewIntention(
+            scope=scope,
+            user_id=user,
+            kind=kind,
+            what=what,
+            ask="ask how the exam went",
+            due_at=due,
+            until=due + until,
+            created_at=due - timedelta(days=2),
+            yearly=kind == "special_day",
+        )
+    )
+
+
+async def test_a_due_follow_up_is_written_once_in_the_persona_voice(world: World) -> None:
+    await intend(world)
+    assert await world.outreach.tick() == 1
+    [(user, spoken)] = world.courier.sent
+    assert user == ALICE and spoken.persona.key == "pip"
+    # The offline model answers the outreach prompt: who writes, and why.
+    assert "Pip" in spoken.reply.text and "her exam" in spoken.reply.text
+    assert world.calls() == 1  # one chat-tier call for the message
+    # Done: nothing more, now or later.
+    assert await world.store.intentions(SCOPE, open_only=True) == []
+    world.clock.advance(days=1)
+    assert await world.outreach.tick() == 0 and world.calls() == 1
+    [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON - timedelta(days=1))
+    assert (entry.key, entry.state, entry.by) == (
+        f"intention:{entry.key.split(':')[1]}",
+        "sent",
+        "p1",
+    )
+
+
+async def test_the_message_joins_their_private_conversation(world: World) -> None:
+    await intend(world)
+    await world.outreach.tick()
+    [(_, spoken)] = world.courier.sent
+    # Another process's sessions (a fresh manager on the store) see it: it was saved.
+    fresh = SessionManager(world.store, world.clock)
+    session = await fresh.get("pip", f"telegram:dm:{ALICE}")
+    last = session.turns[-1]
+    assert (last.role, last.text, last.at) == ("assistant", spoken.reply.text, NOON)
+
+
+async def test_nothing_is_written_at_night_it_waits_for_the_morning(world: World) -> None:
+    world.clock.advance(hours=11)  # 23:00
+    await intend(world, due=world.clock.now() - timedelta(hours=1))
+    assert await world.outreach.tick() == 0 and world.calls() == 0
+    world.clock.advance(hours=9)  # 08:00: still quiet
+    assert await world.outreach.tick() == 0
+    world.clock.advance(hours=1)  # 09:00
+    assert await world.outreach.tick() == 1
+    assert world.courier.sent and world.calls() == 1
+
+
+async def test_a_follow_up_past_its_window_is_missed_not_sent(world: World) -> None:
+    ident = await intend(world, due=NOON - timedelta(days=4))  # until: a day ago
+    assert await world.outreach.tick() == 0
+    [closed] = await world.store.intentions(SCOPE, open_only=False)
+    assert (closed.id, closed.state) == (ident, "missed")
+    assert world.courier.tried == 0 and world.calls() == 0
+
+
+async def test_a_refusal_is_remembered_and_not_tried_again(world: World) -> None:
+    world.courier.answers[ALICE] = "refused"
+    await intend(world)
+    assert await world.outreach.tick() == 0
+    contact = await world.store.contact("pip", "telegram", ALICE)
+    assert contact is not None and contact.refused_at == NOON
+    world.clock.advance(days=1)
+    await intend(world, what="her interview")
+    assert await world.outreach.tick() == 0
+    assert world.courier.tried == 1  # the refusal is kept: no second try
+
+
+async def test_an_unreachable_platform_is_tried_again_once_the_claim_is_stale(
+    world: World,
+) -> None:
+    world.courier.answers[ALICE] = "unreachable"
+    await intend(world)
+    assert await world.outreach.tick() == 0
+    world.clock.advance(minutes=1)
+    assert await world.outreach.tick() == 0 and world.courier.tried == 1  # still its claim
+    del world.courier.answers[ALICE]
+    world.clock.advance(STALE)
+    assert await world.outreach.tick() == 1
+    assert len(world.courier.sent) == 1
+
+
+async def test_a_gate_closed_by_the_user_holds_it_back(world: World) -> None:
+    await intend(world)
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=True, at=NOON)
+    assert await world.outreach.tick() == 0
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=False, at=NOON)
+    # They wrote and have no answer yet: the persona answers first, then may follow up.
+    await world.store.heard("pip", "telegram", ALICE, NOON, private=True)
+    assert await world.outreach.tick() == 0
+    assert world.courier.tried == 0 and world.calls() == 0
+
+
+async def test_no_one_writes_for_a_persona_not_opted_in_nor_without_a_courier(
+    tmp_path: Path,
+) -> None:
+    w = await open_world(tmp_path / "k.sqlite3", pip())
+    try:
+        w.bot.personas["pip"].outreach = OutreachPolicy(enabled=False)
+        await talked(w, NOON - timedelta(days=1))
+        await intend(w)
+        assert await w.outreach.tick() == 0
+        w.bot.personas["pip"].outreach = OutreachPolicy(enabled=True)
+        w.courier.personas = ("miao",)  # this bot does not speak as pip
+        assert await w.outreach.tick() == 0
+        assert w.courier.tried == 0
+    finally:
+        await w.bot.close()
+
+
+async def test_a_group_intention_waits_for_the_group_unless_the_persona_says_otherwise(
+    world: World,
+) -> None:
+    group = "pip/telegram:-100:user:42"
+    await intend(world, scope=group)
+    assert await world.outreach.tick() == 0
+    world.bot.personas["pip"].outreach = OutreachPolicy(enabled=True, groups=True)
+    assert await world.outreach.tick() == 1  # in the private chat, never the group
+
+
+async def test_at_most_per_week_and_twenty_hours_apart(world: World) -> None:
+    for i in range(4):
+        await intend(world, what=f"event {i}", until=timedelta(days=10))
+    assert await world.outreach.tick() == 1
+    world.clock.advance(hours=19)  # 07:00 next day: asleep anyway
+    assert await world.outreach.tick() == 0
+    world.clock.advance(hours=3)  # 10:00, 22 h after the first
+    assert await world.outreach.tick() == 1
+    world.clock.advance(days=1)
+    assert await world.outreach.tick() == 0  # two this week (per_week = 2)
+    world.clock.advance(days=6)
+    assert await world.outreach.tick() == 1  # the first is a week old
+    assert len(world.courier.sent) == 3
+
+
+async def test_a_reminder_they_asked_for_keeps_their_time(world: World) -> None:
+    world.clock.advance(hours=11)  # 23:00: they asked for it now
+    await intend(world, kind="reminder", due=world.clock.now(), what="take the pills")
+    assert await world.outreach.tick() == 1
+    [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON)
+    assert entry.key.startswith("reminder:")
+
+
+async def test_a_special_day_is_greeted_and_due_again_next_year(world: World) -> None:
+    ident = await intend(
+        world, kind="special_day", due=NOON - timedelta(hours=3), until=timedelta(hours=15)
+    )
+    assert await world.outreach.tick() == 1
+    [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON)
+    assert entry.key == f"special:{ident}:2026"
+    [again] = await world.store.intentions(SCOPE)
+    assert again.due_at.year == 2027  # yearly: pending again, a year on
+
+
+async def test_a_check_in_after_the_absence_once_per_absence(tmp_path: Path) -> None:
+    w = await open_world(tmp_path / "k.sqlite3", pip(checkin_days=3))
+    try:
+        await talked(w, NOON - timedelta(days=2))
+        await w.store.set_contact("pip", "telegram", ALICE, timezone="UTC", at=NOON)
+        assert await w.outreach.tick() == 0  # two days: not yet
+        w.clock.advance(days=1, hours=1)
+        assert await w.outreach.tick() == 1
+        assert "3 days" in w.courier.sent[0][1].reply.text  # the offline model says why
+        w.clock.advance(days=1)
+        assert await w.outreach.tick() == 0  # once per absence
+        await talked(w, w.clock.now())  # they came back
+        w.clock.advance(days=3, hours=1)
+        assert await w.outreach.tick() == 1  # a new absence
+        assert len(w.courier.sent) == 2
+    finally:
+        await w.bot.close()
+
+
+async def test_a_dead_processes_claim_is_taken_over_a_sending_one_never(world: World) -> None:
+    first = await intend(world, what="her exam")
+    second = await intend(world, what="his trip", until=timedelta(days=10))
+    # A process claimed the first and died before writing; another died while the second
+    # was with the platform: whether it went is unknown, so it never goes again.
+    # (The second two days ago: a message that may have gone counts toward the week.)
+    for ident, at in ((first, NOON), (second, NOON - timedelta(days=2))):
+        key = f"intention:{ident}"
+        assert await world.store.claim_outreach(
+            "pip", "telegram", ALICE, key, by="dead", at=at, stale_before=at - STALE
+        )
+    await world.store.outreach_state(
+        "pip", "telegram", ALICE, f"intention:{second}", "sending", NOON - timedelta(days=2)
+    )
+    world.clock.advance(minutes=5)
+    assert await world.outreach.tick() == 0  # the claim may still be alive
+    world.clock.advance(STALE)
+    assert await world.outreach.tick() == 1
+    [(_, spoken)] = world.courier.sent
+    assert "her exam" in spoken.reply.text
+    world.clock.advance(days=2)
+    assert await world.outreach.tick() == 0
+    assert len(world.courier.sent) == 1
+
+
+async def test_a_failed_model_call_leaves_it_for_a_later_round(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        [ModelError("down", retryable=True)], default="[HAPPY] How did it go?"
+    )
+    w = await open_world(tmp_path / "k.sqlite3", pip(), model=model)
+    try:
+        await talked(w, NOON - timedelta(days=1))
+        await intend(w)
+        assert await w.outreach.tick() == 0 and w.courier.tried == 0
+        w.clock.advance(STALE + timedelta(minutes=1))
+        assert await w.outreach.tick() == 1
+        [(_, spoken)] = w.courier.sent
+        assert (spoken.reply.text, spoken.reply.emotion) == ("How did it go?", "HAPPY")
+    finally:
+        await w.bot.close()
+
+
+async def test_two_processes_on_one_store_write_each_message_once(
+    tmp_path: Path, open_store: StoreOpener
+) -> None:
+    path = tmp_path / "k.sqlite3"
+    router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
+    bot = await open_bot(path, [pip()], clock=FakeClock(NOON), router=router, open_store=open_store)
+    # Another process: its own sessions and connection (SQLite lets one process have its
+    # file: there, two Outreach share the one connection).
+    store = bot.store if open_store.kind == "sqlite" else await open_store(path)
+    couriers = [RecordingCourier(), RecordingCourier()]
+    processes = [
+        Outreach(
+            store=s,
+            personas=bot.personas,
+            models=router,
+            sessions=SessionManager(s, bot.clock),
+            clock=bot.clock,
+            tz=UTC,
+            name=name,
+        )
+        for s, name in ((bot.store, "p1"), (store, "p2"))
+    ]
+    for outreach, courier in zip(processes, couriers, strict=True):
+        outreach.add(courier)
+    try:
+        for user in map(str, range(10)):
+            await bot.store.heard("pip", "telegram", user, NOON - timedelta(days=1), private=True)
+            await bot.store.answered("pip", "telegram", user, NOON - timedelta(days=1))
+            await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
+            await bot.store.add_intention(
+                NewIntention(
+                    scope=f"pip/telegram:dm:{user}",
+                    user_id=user,
+                    kind="follow_up",
+                    what="her exam",
+                    ask="ask how it went",
+                    due_at=NOON - timedelta(hours=1),
+                    until=NOON + timedelta(days=2),
+                    created_at=NOON - timedelta(days=2),
+                )
+            )
+        sent = await asyncio.gather(*(p.tick() for p in processes))
+        assert sum(sent) == 10
+        everyone = [u for c in couriers for u, _ in c.sent]
+        assert sorted(everyone) == sorted(map(str, range(10)))
+        bot.clock.advance(days=1)
+        assert list(await asyncio.gather(*(p.tick() for p in processes))) == [0, 0]
+        assert router.purposes["outreach"].calls == 10  # a call per message, none wasted
+    finally:
+        if store is not bot.store:
+            await store.close()
+        await bot.close()
+
+
+async def test_deliveries_counted(world: World) -> None:
+    answers: list[Delivery] = ["sent", "refused", "unreachable"]
+    for i, answer in enumerate(answers):
+        world.courier.answers[str(i)] = answer
+        await talked(world, NOON - timedelta(days=1), str(i))
+        await intend(world, user=str(i), scope=f"pip/telegram:dm:{i}")
+    await world.outreach.tick()
+    states = {
+        u: [e.state for e in await world.store.outreach("pip", "telegram", u, since=NOON)]
+        for u in map(str, range(3))
+    }
+    assert states == {"0": ["sent"], "1": ["refused"], "2": ["claimed"]}
