@@ -2,6 +2,7 @@
 never at night, and how often does it write unasked?
 
     python benchmarks/outreach.py [--users 100] [--days 30] [--seed 1] [--step 5]
+                                  [--store postgres | sqlite] [--dsn postgresql://...]
 
 Miao (personas/miao.toml: writing first on, 2 a week at most, a check-in after 3 days of
 silence, quiet 22-09) on Telegram, with the offline model. Scripted users in four time zones
@@ -14,9 +15,10 @@ until 3 days later, as issue 22's design sets them. A tenth of the users have a 
 the month (a special day, due 09:00 local). A user who writes while one of their intentions
 is due has it brought up in that conversation (closed done: bot.engine's part).
 
-Two Outreach instances, each with its own connection to one SQLite file (two processes on
-one store), tick together every `--step` minutes of a fake clock. Each bot's courier records
-what it delivers and when.
+Two Outreach instances (two processes: each its own sessions, model and courier) tick together
+every `--step` minutes of a fake clock: on PostgreSQL (a throwaway local server, or `--dsn`'s)
+each with its own connection to one database; on SQLite, which gives its file to one process,
+sharing the one connection. Each bot's courier records what it delivers and when.
 
 Prints: events mentioned and intentions found; follow-ups due, sent on time (between due and
 until), brought up by the user first, missed; check-ins and greetings; duplicates (deliveries
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import sys
@@ -43,6 +46,8 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from recall_latency import fresh_database, postgres_server
+
 from bot.config import TIERS
 from bot.courier import Delivery
 from bot.front import Spoken
@@ -54,6 +59,8 @@ from bot.sessions import SessionManager
 from memory.clock import FakeClock
 from memory.dates import future_spans
 from memory.records import NewIntention
+from memory.storage import Storage
+from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 
 PERSONA = "miao"
@@ -180,14 +187,22 @@ def in_quiet(at: datetime, zone: ZoneInfo) -> bool:
     return (at.astimezone(zone).hour - first) % 24 < (end - first) % 24
 
 
-async def simulate(users: int, days: int, seed: int, step: int, folder: Path) -> dict[str, Any]:
+async def open_stores(kind: str, server: str | None, folder: Path) -> list[Storage]:
+    """Two processes' stores on one database (SQLite: one store, shared)."""
+    if server is None:
+        store = await Store.open(folder / "kizuna.sqlite3")
+        return [store, store]
+    return [await PgStore.open(server), await PgStore.open(server)]
+
+
+async def simulate(
+    users: int, days: int, seed: int, step: int, stores: list[Storage]
+) -> dict[str, Any]:
     rng = random.Random(seed)
     people = make_users(users, days, rng)
     persona = PersonaLibrary.default(Path.cwd()).load(PERSONA)
     personas = {persona.key: persona}
     clock = FakeClock(START)
-    path = folder / "kizuna.sqlite3"
-    stores = [await Store.open(path), await Store.open(path)]  # two processes' connections
     routers = [ModelRouter(dict.fromkeys(TIERS, OfflineChatModel())) for _ in stores]
     couriers = [TimedCourier(clock) for _ in stores]
     processes = []
@@ -249,8 +264,8 @@ async def simulate(users: int, days: int, seed: int, step: int, folder: Path) ->
                 # They came back while something was due: the persona brings it up in this
                 # conversation (bot.engine) and it is done, so nobody writes it too.
                 for pending in await store.intentions(scope, user.id):
-                    due = pending.due_at <= at <= pending.until and pending.kind == "follow_up"
-                    if due and await store.close_intention(scope, pending.id, "done", at):
+                    owed = pending.due_at <= at <= pending.until and pending.kind == "follow_up"
+                    if owed and await store.close_intention(scope, pending.id, "done", at):
                         brought_up += 1
                 await store.answered(PERSONA, PLATFORM, user.id, at + timedelta(seconds=20))
             else:
@@ -315,8 +330,6 @@ async def simulate(users: int, days: int, seed: int, step: int, folder: Path) ->
         "by_process": [len(c.delivered) for c in couriers],
         "seconds": round(elapsed, 1),
     }
-    for s in stores:
-        await s.close()
     return result
 
 
@@ -326,9 +339,19 @@ async def main() -> None:
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--step", type=int, default=5, help="minutes between rounds")
+    parser.add_argument("--store", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--dsn", help="a PostgreSQL server to make the database on")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        result = await simulate(args.users, args.days, args.seed, args.step, Path(folder))
+        async with contextlib.AsyncExitStack() as stack:
+            server = await stack.enter_async_context(postgres_server(args.store, args.dsn))
+            if server is not None:
+                server = await stack.enter_async_context(fresh_database(server))
+            stores = await open_stores(args.store, server, Path(folder))
+            for store in {id(s): s for s in stores}.values():
+                stack.push_async_callback(store.close)
+            result = await simulate(args.users, args.days, args.seed, args.step, stores)
+            result["store"] = args.store
     width = max(map(len, result))
     for name, value in result.items():
         print(f"{name:<{width}}  {value}")
