@@ -13,11 +13,17 @@ each kind of request plausibly: a ~30-word chat reply, an encoding JSON object b
 transcript, a running summary, intent queries, a state tool call. Token counts are estimated
 as Kizuna estimates them (bot/llm/tokens.py), tool definitions included.
 
+The users talk in Telegram private chats; a recording courier (tests/fakes/courier.py) takes
+what the persona writes first (bot.outreach, run every hour of the day here: a persona whose
+[outreach] table opts in follows up what users said was coming, and checks in after an
+absence).
+
 It prints model calls and tokens per user message by tier and by purpose (diary pages are
 written by the encoding call, so "diary" has no calls of its own), the memory block's size in
-the chat prompt, and memories kept and forgotten per day. The last line is one JSON object:
-{"calls_per_message", "tokens_per_message", "memory_block_tokens_p95",
-"tool_calls_per_message"} for `--persona`; tool calls are also shown per tool.
+the chat prompt, memories kept and forgotten per day, and the messages the persona wrote
+first. The last line is one JSON object: {"calls_per_message", "tokens_per_message",
+"memory_block_tokens_p95", "tool_calls_per_message", "unsolicited_per_user_per_week",
+"outreach_calls_per_user_per_week"} for `--persona`; tool calls are also shown per tool.
 Target in the default configuration: at most 1.2 calls per user message, a memory block of at
 most 1,500 tokens. Never run by CI.
 """
@@ -53,6 +59,7 @@ from bot.persona import PersonaLibrary
 from bot.recollect import about_the_past, memory_section
 from bot.runtime import Runtime, load_personas, open_runtime
 from memory.clock import FakeClock
+from tests.fakes.courier import RecordingCourier
 from tests.fakes.openai_server import (
     FakeOpenAI,
     FakeToolCall,
@@ -62,7 +69,7 @@ from tests.fakes.openai_server import (
 )
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
-PURPOSES = ("chat", "encoding", "diary", "state", "intent", "compression")
+PURPOSES = ("chat", "encoding", "diary", "state", "intent", "compression", "outreach")
 DEFAULT_PERSONAS = ("miao", "monikai")  # plain personas: the default-configuration target
 TARGET_CALLS = 1.2
 TARGET_MEMORY_TOKENS = 1500
@@ -418,6 +425,9 @@ class Result:
     conversations: int = 0
     tool_calls: dict[str, int] = field(default_factory=dict)  # chat replies calling a tool
     seconds: float = 0.0
+    users: int = 0
+    weeks: float = 1.0
+    unsolicited: int = 0  # messages the persona wrote first
 
 
 def _pct(values: list[int], p: float) -> float:
@@ -477,7 +487,7 @@ async def simulate(
             config,
             personas,
             {"FAKE_KEY": "k"},
-            platforms=["console"],
+            platforms=["telegram"],
             clock=clock,
             seed=seed,
             probe=_no_ollama,
@@ -498,7 +508,9 @@ async def simulate(
         logging.getLogger().addHandler(errors)
         users = make_users(users_count, rng)
         chinese = persona.identity.language.startswith("zh")
-        idle = runtime.engine.idle_time(key, "console:dm:cost")
+        idle = runtime.engine.idle_time(key, "telegram:dm:cost")
+        courier = RecordingCourier(personas=(key,))
+        runtime.outreach.add(courier)
         started = time.perf_counter()
         try:
             engine, scheduler = runtime.engine, runtime.scheduler
@@ -506,7 +518,8 @@ async def simulate(
             for day in range(days):
                 day_start = START + timedelta(days=day)
                 plan = _plan_day(day_start, users, rng)
-                # Every message, and a tick once each conversation has gone idle.
+                # Every message (1), a tick once each conversation has gone idle (0), and
+                # each hour's look for messages to write first (2).
                 events: list[tuple[datetime, int, User | None]] = []
                 for start, user, count in plan:
                     at = start
@@ -515,12 +528,17 @@ async def simulate(
                         at += timedelta(seconds=rng.randint(20, 60))
                     events.append((at + idle + timedelta(minutes=1), 0, None))
                 events.append((day_start + timedelta(hours=4, minutes=5), 0, None))
+                # The persona's messages written first: looked for every hour.
+                events.extend((day_start + timedelta(hours=h), 2, None) for h in range(24))
                 events.sort(key=lambda e: (e[0], e[1]))
                 messages_today = 0
-                for at, is_message, speaker in events:
+                for at, what, speaker in events:
                     if at > clock.now():
                         clock.advance(at - clock.now())
-                    if not is_message or speaker is None:
+                    if what == 2:
+                        await runtime.outreach.tick()
+                        continue
+                    if what == 0 or speaker is None:
                         await scheduler.tick()
                         continue
                     kind, text = user_line(speaker, rng, chinese)
@@ -529,7 +547,7 @@ async def simulate(
                     await scheduler.tick()  # the snapshot and idle check of a live host
                     await engine.handle(
                         ChatEvent(
-                            platform="console",
+                            platform="telegram",
                             bot_id="bench",
                             persona=key,
                             chat_id="",
@@ -558,6 +576,8 @@ async def simulate(
             result.usage = {t: _copy(u) for t, u in models.usage.items()}
             result.purposes = {p: _copy(u) for p, u in models.purposes.items()}
             result.tool_calls = dict(model.tool_calls)
+            result.users, result.weeks = users_count, days / 7
+            result.unsolicited = len(courier.sent)
             result.seconds = time.perf_counter() - started
         finally:
             patcher.stop()
@@ -619,6 +639,10 @@ def headline(r: Result) -> dict[str, float]:
         "tokens_per_message": round(tokens / max(r.messages, 1), 1),
         "memory_block_tokens_p95": _pct(r.memory_tokens, 95),
         "tool_calls_per_message": round(sum(r.tool_calls.values()) / max(r.messages, 1), 3),
+        "unsolicited_per_user_per_week": round(r.unsolicited / max(r.users, 1) / r.weeks, 3),
+        "outreach_calls_per_user_per_week": round(
+            r.purposes.get("outreach", TierUsage()).calls / max(r.users, 1) / r.weeks, 3
+        ),
     }
 
 
@@ -636,6 +660,12 @@ def report(r: Result, every: int) -> None:
         f"Tool calls per message: {calls}; each is another chat round (at most 3 a turn). The "
         "fake calls recall_memory for half the questions about the past, dice (where the "
         "persona has it) for a tenth of the messages."
+    )
+    h = headline(r)
+    print(
+        f"Written first (bot.outreach): {r.unsolicited} messages, "
+        f"{h['unsolicited_per_user_per_week']} per user per week, "
+        f"{h['outreach_calls_per_user_per_week']} chat calls per user per week"
     )
     sizes = r.memory_tokens
     shown = [s for s in sizes if s]
@@ -660,7 +690,6 @@ def report(r: Result, every: int) -> None:
     )
     for what, count in sorted(r.errors.items(), key=lambda e: -e[1]):
         print(f"Logged error, {count} times: {what}")
-    h = headline(r)
     plain = r.persona in DEFAULT_PERSONAS
     calls_ok = h["calls_per_message"] <= TARGET_CALLS
     memory_ok = h["memory_block_tokens_p95"] <= TARGET_MEMORY_TOKENS
