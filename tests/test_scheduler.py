@@ -1,21 +1,28 @@
-"""The scheduler: autosave of dirty sessions and closing of idle ones, one round at a time."""
+"""The scheduler: autosave of dirty sessions, closing of idle ones and, once a minute, the
+personas' messages written first, one round at a time."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 import memory.bank
+from bot.outreach import Outreach
+from bot.persona import OutreachPolicy
 from bot.scheduler import Scheduler
+from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder
+from memory.records import NewIntention
 from memory.storage import StoreError
+from tests.fakes.courier import RecordingCourier
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 
 SCOPE = "discord:dm:u1"
+NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -158,3 +165,50 @@ async def test_started_it_re_embeds_a_changed_bank_in_the_background_with_progre
         assert seen == []  # nothing to do: no bar
     finally:
         await bot.close()
+
+
+async def test_the_personas_write_first_once_a_minute(tmp_path: Path) -> None:
+    persona = make_persona()
+    persona.outreach = OutreachPolicy(enabled=True)
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona], clock=FakeClock(NOON))
+    courier = RecordingCourier()
+    outreach = Outreach(
+        store=bot.store,
+        personas=bot.personas,
+        models=bot.router,
+        sessions=bot.sessions,
+        clock=bot.clock,
+        tz=UTC,
+        name="p1",
+    )
+    outreach.add(courier)
+    scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
+    try:
+        for user in ("1", "2"):
+            await bot.store.heard("pip", "telegram", user, NOON - timedelta(days=1), private=True)
+            await bot.store.answered("pip", "telegram", user, NOON - timedelta(days=1))
+            await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
+        await bot.store.add_intention(intention("1"))
+        await scheduler.tick()  # the first round looks
+        assert [u for u, _ in courier.sent] == ["1"]
+        await bot.store.add_intention(intention("2"))
+        for _ in range(11):  # 55 s of 5 s rounds: not yet
+            await scheduler.tick()
+        assert len(courier.sent) == 1
+        await scheduler.tick()  # a minute on
+        assert [u for u, _ in courier.sent] == ["1", "2"]
+    finally:
+        await bot.close()
+
+
+def intention(user: str) -> NewIntention:
+    return NewIntention(
+        scope=f"pip/telegram:dm:{user}",
+        user_id=user,
+        kind="follow_up",
+        what="the exam",
+        ask="ask how it went",
+        due_at=NOON - timedelta(hours=1),
+        until=NOON + timedelta(days=1),
+        created_at=NOON - timedelta(days=1),
+    )
