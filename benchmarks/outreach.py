@@ -276,6 +276,9 @@ async def simulate(
                     follow_ups[await store.add_intention(intention)] = intention
         await asyncio.gather(*(p.tick() for p in processes))
         clock.advance(minutes=step)
+        if clock.now().hour == 0 and clock.now().minute < step:
+            day = (clock.now() - START).days
+            print(f"day {day}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     elapsed = time.perf_counter() - started
 
     delivered = [d for c in couriers for d in c.delivered]

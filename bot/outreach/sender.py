@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 STALE = timedelta(minutes=10)
 DUE_BATCH = 200  # intentions looked at per persona per round
 MEMORIES = 4  # memories of the person in the prompt
+SETTLED_KEPT = 100_000  # final ledger keys remembered in memory, at most
 
 
 class OutreachStore(IntentionStore, ContactStore, Protocol):
@@ -107,6 +108,10 @@ class Outreach:
         self._name = name
         self._memories = memories
         self._couriers: list[Courier] = []
+        # Messages whose ledger entry is final (sent, sending, refused, dropped): never
+        # written again, so never looked up again (a check-in's key stays due all through
+        # the absence). Final states do not change: this memo cannot go stale.
+        self._settled: set[tuple[str, str, str, str]] = set()
 
     def add(self, courier: Courier) -> None:
         """A bot this process runs that may write first (adapters.host, once it started)."""
@@ -181,6 +186,9 @@ class Outreach:
         """Gates, claim, compose, send, record. True when the message went out. `contact`:
         theirs, when the caller has just read it."""
         store, platform = self._store, courier.platform
+        settled = (persona.key, platform, user_id, topic.key)
+        if settled in self._settled:
+            return False
         now = self._clock.now()
         stale_before = now - STALE
 
@@ -205,6 +213,7 @@ class Outreach:
                 return False
             ledger = await store.outreach(persona.key, platform, user_id, since=now - WEEK)
             if any(e.key == topic.key and e.state != "claimed" for e in ledger):
+                self._remember(settled)
                 return False  # written (or given up) already
             return verdict(known, ledger)
 
@@ -241,6 +250,7 @@ class Outreach:
             await store.outreach_state(persona.key, platform, user_id, topic.key, "claimed", done)
             return False
         await store.outreach_state(persona.key, platform, user_id, topic.key, delivery, done)
+        self._remember(settled)
         if delivery == "refused":
             await store.set_contact(persona.key, platform, user_id, refused_at=done, at=done)
             return False
@@ -248,6 +258,11 @@ class Outreach:
             await store.close_intention(topic.intention.scope, topic.intention.id, "done", done)
         await self._join(persona, platform, user_id, reply, done)
         return True
+
+    def _remember(self, settled: tuple[str, str, str, str]) -> None:
+        if len(self._settled) >= SETTLED_KEPT:
+            self._settled.clear()  # only a saving: the ledger still says no
+        self._settled.add(settled)
 
     async def _compose(
         self, persona: Persona, platform: str, user_id: str, topic: Topic, now: datetime
