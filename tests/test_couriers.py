@@ -158,6 +158,20 @@ async def test_nothing_to_say_is_not_sent(
     assert fake.calls("sendMessage") == []
 
 
+async def test_a_failure_that_is_no_platform_error_is_logged_and_never_raised(
+    bot: Bot,
+    telegram: tuple[FakeTelegram, TelegramAdapter],
+    no_errors: list[logging.LogRecord],
+) -> None:
+    fake, adapter = telegram
+    assert await adapter.write_first("not a telegram id", spoken(bot)) == "unreachable"
+    [record] = no_errors
+    assert record.getMessage().startswith("writing first to telegram user not a telegram id")
+    assert HELLO not in record.getMessage()  # what the persona meant to say stays out of logs
+    no_errors.clear()
+    assert fake.calls("sendMessage") == []
+
+
 # -- Discord -----------------------------------------------------------------------------------
 
 
