@@ -1,5 +1,6 @@
 """Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
-engine, scheduler (and the personas' writing first, which the host gives its couriers). Adapters start a `Runtime`, feed its engine, and close it."""
+engine, scheduler (and the personas' writing first, which the host gives its couriers).
+Adapters start a `Runtime`, feed its engine, and close it."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import TIERS
-from bot.courier import Delivery
+from bot.courier import Courier, Delivery
 from bot.llm.base import ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
@@ -29,7 +29,9 @@ from memory.storage.sqlite import Store
 from tests.fakes.courier import RecordingCourier
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.platforms import telegram_adapter
 from tests.fakes.postgres import StoreOpener
+from tests.fakes.telegram_server import FakeTelegram
 
 # A Wednesday noon, UTC (the bot's zone in these tests): waking hours.
 NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
@@ -401,3 +403,79 @@ async def test_deliveries_counted(world: World) -> None:
         for u in map(str, range(3))
     }
     assert states == {"0": ["sent"], "1": ["refused"], "2": ["claimed"]}
+
+
+# -- through the real Telegram courier (python-telegram-bot against the fake server) ----------
+
+
+async def test_through_telegram_a_first_message_a_refusal_and_a_restart(tmp_path: Path) -> None:
+    router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
+    bot = await open_bot(tmp_path / "k.sqlite3", [pip()], clock=FakeClock(NOON), router=router)
+    alice, bob = 7, 8
+    async with FakeTelegram() as fake:
+        adapter = telegram_adapter(bot.engine, fake)
+        await adapter.start()
+        try:
+            fake.send_text(alice, alice, "/start")  # she opened the private chat
+            await fake.next_messages()
+            answered = len(fake.sent)  # the answer to /start
+            fake.chat(bob, "private")
+            fake.blocked.add(bob)  # he blocked the bot since
+            for user in (str(alice), str(bob)):
+                await bot.store.heard(
+                    "pip", "telegram", user, NOON - timedelta(days=1), private=True
+                )
+                await bot.store.answered("pip", "telegram", user, NOON - timedelta(days=1))
+                await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
+                await bot.store.add_intention(
+                    NewIntention(
+                        scope=f"pip/telegram:dm:{user}",
+                        user_id=user,
+                        kind="follow_up",
+                        what="her exam",
+                        ask="ask how the exam went",
+                        due_at=NOON - timedelta(hours=1),
+                        until=NOON + timedelta(days=2),
+                        created_at=NOON - timedelta(days=2),
+                    )
+                )
+            # A process claimed Alice's follow-up and died before writing it.
+            [hers] = await bot.store.intentions(f"pip/telegram:dm:{alice}")
+            assert await bot.store.claim_outreach(
+                "pip",
+                "telegram",
+                str(alice),
+                f"intention:{hers.id}",
+                by="dead",
+                at=NOON,
+                stale_before=NOON - STALE,
+            )
+            outreach = outreach_of_courier(bot, adapter)  # the restarted process
+            assert await outreach.tick() == 0
+            assert len(fake.sent) == answered  # Bob refused; Alice's claim may still be alive
+            contact = await bot.store.contact("pip", "telegram", str(bob))
+            assert contact is not None and contact.refused_at == NOON
+            bot.clock.advance(STALE + timedelta(minutes=1))
+            assert await outreach.tick() == 1
+            [sent] = fake.sent[answered:]
+            assert sent["chat"]["id"] == alice and "her exam" in sent["text"]
+            bot.clock.advance(days=1)
+            assert await outreach.tick() == 0 and len(fake.sent) == answered + 1
+            assert len(fake.calls("sendMessage")) == 3  # /start's answer, Bob's refusal, hers
+        finally:
+            await adapter.close()
+            await bot.close()
+
+
+def outreach_of_courier(bot: Bot, courier: Courier) -> Outreach:
+    outreach = Outreach(
+        store=bot.store,
+        personas=bot.personas,
+        models=bot.router,
+        sessions=bot.sessions,
+        clock=bot.clock,
+        tz=UTC,
+        name="restarted",
+    )
+    outreach.add(courier)
+    return outreach
