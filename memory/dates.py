@@ -110,7 +110,9 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", 下午3点,
   晚上八点半, 3点15分): the first one said; a Chinese hour from 1 to 6 with no part of the day
-  is read in the afternoon (下午), and 12 am / 12 pm are midnight / noon.
+  is read in the afternoon (下午), and 12 am / 12 pm are midnight / noon. An hour in Chinese
+  numerals needs a part of the day, minutes or 钟 (一点 alone is "a little"), and digits are
+  not taken before a noun they count (3点建议).
 * Not understood: words that point at another date ("the day before", "考试三天后" is read
   as three days from now), "this time last year", solar terms and the lunar calendar.
 
@@ -1353,8 +1355,10 @@ _CLOCK_EN = re.compile(
 )
 _CLOCK_ZH = re.compile(
     r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚)?\s*(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
-    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<m>[0-9]{1,2})分?)?"
+    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
 )
+# After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
+_NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
 _PM_PARTS = frozenset({"下午", "晚上", "傍晚"})
 
 
@@ -1372,8 +1376,15 @@ def clock_time(text: str) -> time | None:
             hour = 0
     elif zh is not None:
         parsed = _zh_int(zh.group("h"))
-        if parsed is None:
-            return None
+        said_so = zh.group("part") or zh.group("half") or zh.group("q") or zh.group("m")
+        if parsed is None or (
+            not said_so
+            and zh.group("zhong") is None
+            and not (
+                zh.group("h").isdigit() and text[zh.end() : zh.end() + 1] not in _NOT_HOURS_AFTER
+            )
+        ):
+            return None  # 一点, 两点 alone are "a little", "two points"
         hour = parsed
         minute = 30 if zh.group("half") else 15 if zh.group("q") else int(zh.group("m") or 0)
         part = zh.group("part")

@@ -250,7 +250,7 @@ def from_answer(
     of an unknown kind, with no what, or whose time cannot be read)."""
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
-    for item in items[: MAX_INTENTIONS * 2]:  # a few unreadable ones may come first
+    for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
         if len([i for i in out if not i.yearly]) == MAX_INTENTIONS:
             break
         if not isinstance(item, dict):
@@ -278,7 +278,7 @@ def from_answer(
         )
     specials = special_days if isinstance(special_days, list) else []
     taken = 0
-    for item in specials[: MAX_SPECIAL * 2]:
+    for item in specials[: MAX_SPECIAL * 4]:
         if taken == MAX_SPECIAL:
             break
         if not isinstance(item, dict):
