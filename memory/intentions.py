@@ -217,7 +217,7 @@ def ask_for(kind: IntentionKind, what: str, language: str) -> str:
         return f"remind them: {what}"
     if kind == "special_day":
         return f"wish them a happy {what}"
-    return f"ask how {what} went"
+    return f"ask how it went: {what}"
 
 
 def _when_said(said: Sequence[Said], user_id: str, words: str) -> datetime | None:

@@ -319,4 +319,4 @@ def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:
         ("u2", "reminder", "交作业", at(4, 9)),
         ("u2", "special_day", "生日", datetime(2027, 5, 4, 9, tzinfo=SHANGHAI)),
     ]
-    assert found[0].ask == "ask how exam went"
+    assert found[0].ask == "ask how it went: exam"

@@ -89,7 +89,7 @@ async def test_the_offline_model_answers_follow_ups_reminders_and_special_days(
     )
     exam, flowers, birthday = write.intentions
     assert (exam.kind, exam.what, exam.ask, exam.user_id) == (
-        "follow_up", "exam", "ask how exam went", "u1",
+        "follow_up", "exam", "ask how it went: exam", "u1",
     )  # fmt: skip
     assert exam.due_at.isoformat() == "2026-12-08T18:00:00+08:00"
     assert (flowers.kind, flowers.what) == ("reminder", "buy flowers")
