@@ -151,7 +151,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 
-__all__ = ["DateMention", "clock_time", "day_bounds", "find_dates", "future_spans"]
+__all__ = ["ClockTime", "DateMention", "clock_time", "day_bounds", "find_dates", "future_spans"]
 
 
 def day_bounds(first: date, last: date, tz: tzinfo | None) -> tuple[datetime, datetime]:
@@ -1362,9 +1362,18 @@ _NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
 _PM_PARTS = frozenset({"下午", "晚上", "傍晚"})
 
 
-def clock_time(text: str) -> time | None:
+@dataclass(slots=True, frozen=True)
+class ClockTime:
+    """A clock time a message names, and where its words are."""
+
+    at: time
+    start: int
+    end: int
+
+
+def clock_time(text: str) -> ClockTime | None:
     """The first clock time a message names ("at 3pm", 下午3点), or None."""
-    lowered = text.lower()
+    lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
     en = _CLOCK_EN.search(lowered)
     zh = _CLOCK_ZH.search(text)
     if en is not None and (zh is None or en.start() <= zh.start()):
@@ -1374,27 +1383,26 @@ def clock_time(text: str) -> time | None:
             hour += 12
         elif en.group("ap") == "a" and hour == 12:
             hour = 0
+        span = en.span()
     elif zh is not None:
         parsed = _zh_int(zh.group("h"))
         said_so = zh.group("part") or zh.group("half") or zh.group("q") or zh.group("m")
-        if parsed is None or (
-            not said_so
-            and zh.group("zhong") is None
-            and not (
-                zh.group("h").isdigit() and text[zh.end() : zh.end() + 1] not in _NOT_HOURS_AFTER
-            )
-        ):
+        digits_alone = zh.group("h").isdigit() and text[zh.end() : zh.end() + 1] not in (
+            _NOT_HOURS_AFTER
+        )
+        if parsed is None or not (said_so or zh.group("zhong") or digits_alone):
             return None  # 一点, 两点 alone are "a little", "two points"
         hour = parsed
         minute = 30 if zh.group("half") else 15 if zh.group("q") else int(zh.group("m") or 0)
         part = zh.group("part")
         if hour < 12 and (part in _PM_PARTS or (part is None and 1 <= hour <= 6)):
             hour += 12
+        span = zh.span()
     else:
         return None
     if hour > 23 or minute > 59:
         return None
-    return time(hour, minute)
+    return ClockTime(time(hour, minute), *span)
 
 
 def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, bool]]:

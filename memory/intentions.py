@@ -124,7 +124,8 @@ def resolve(when: str, now: datetime) -> Window | None:
         return None
     mention = mentions[0]
     first, last = mention.days
-    return Window(first, last, mention.hours, clock_time(words))
+    said = clock_time(words)
+    return Window(first, last, mention.hours, None if said is None else said.at)
 
 
 def _at(day: date, hour: float, tz: tzinfo | None) -> datetime:
@@ -135,31 +136,25 @@ def _at(day: date, hour: float, tz: tzinfo | None) -> datetime:
 def _due(
     kind: IntentionKind, window: Window, said: datetime, tz: tzinfo | None
 ) -> tuple[datetime, datetime] | None:
-    """(due_at, until) of a follow-up or a reminder by the rules above; None if past."""
-    day = window.first if window.first == window.last else window.last
-    if kind == "reminder":
-        day = window.first
-        if window.clock is not None:
-            due = datetime.combine(day, window.clock, tz)
+    """(due_at, until) of a follow-up or a reminder by the rules above; None for a reminder
+    whose time has passed."""
+    clock = None if window.clock is None else window.clock.hour + window.clock.minute / 60
+    if kind == "reminder":  # on its (first) day
+        if clock is not None:
+            due = _at(window.first, clock, tz)
         elif window.hours is not None:
-            due = _at(day, window.hours[0], tz)
+            due = _at(window.first, window.hours[0], tz)
         else:
-            due = _at(day, REMINDER_HOUR, tz)
-        if due.tzinfo is None:
-            due = due.astimezone()
-        if due <= said:
-            return None
-        return due, due + REMINDER_DAYS
-    if window.first != window.last:
+            due = _at(window.first, REMINDER_HOUR, tz)
+        return None if due <= said else (due, due + REMINDER_DAYS)
+    if window.first != window.last:  # a span: once it is over
         due = _at(window.last, FOLLOW_UP_HOUR, tz)
-    elif window.clock is not None:
-        due = datetime.combine(day, window.clock, tz) + AFTER_CLOCK
-        if due.tzinfo is None:
-            due = due.astimezone()
+    elif clock is not None:
+        due = _at(window.last, clock, tz) + AFTER_CLOCK
     elif window.hours is not None:
-        due = _at(day, min(window.hours[1], LATEST_HOUR), tz)
+        due = _at(window.last, min(window.hours[1], LATEST_HOUR), tz)
     else:
-        due = _at(day, FOLLOW_UP_HOUR, tz)
+        due = _at(window.last, FOLLOW_UP_HOUR, tz)
     due = max(due, said + SOONEST)
     return due, due + FOLLOW_UP_DAYS
 
@@ -251,7 +246,7 @@ def from_answer(
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
-        if len([i for i in out if not i.yearly]) == MAX_INTENTIONS:
+        if len(out) == MAX_INTENTIONS:
             break
         if not isinstance(item, dict):
             continue
@@ -348,13 +343,13 @@ _EVENT_EN = re.compile(
     r"appointment|meeting|date|party|wedding|concert|game|match|race|marathon|presentation|"
     r"surgery|operation|doctor|dentist|deadline|moving|move|audition|recital|show|gig|"
     r"conference|review|defen[cs]e|hike|hiking|vacation|holiday|visit|visiting|camp|"
-    r"competition|tournament|ceremony|graduation|recital|start(?:ing)?|class|lesson|"
-    r"performance|checkup|check-up|results?|game|tryouts?|shift|launch|demo)(?![a-z])"
+    r"competition|tournament|ceremony|graduation|start(?:ing)?|class|lesson|"
+    r"performance|checkup|check-up|results?|tryouts?|shift|launch|demo)(?![a-z])"
 )
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
     r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
-    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|去"
+    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
 _NOT_EVENT = re.compile(
@@ -372,6 +367,7 @@ _LEAD_EN = re.compile(
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
+_JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 _CHINESE = re.compile(r"[\u4e00-\u9fff]")
 _OTHERS_ZH = re.compile(r"[你他她它您]")
@@ -385,14 +381,14 @@ def _without(sentence: str, words: str) -> str:
 
 
 def _clean_what(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip(_STRIP)
-    text = re.sub(r"(?<![a-z])(?:on|at|in|this|next|coming|until)\s*$", "", text).strip(_STRIP)
-    text = re.sub(
-        r"\s*(?:(?<![a-z])at|[在于])?\s*(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?|o'clock)|"
-        r"(?:上午|下午|晚上|早上|中午|凌晨)?[0-9一二两三四五六七八九十]{1,3}[点點](?:半|[0-9]{1,2}分?)?)",
-        "",
-        text,
-    ).strip(_STRIP)
+    """The event in a few words: the sentence without its clock time, its "I have a" and
+    "my", 我要, its particles."""
+    clock = clock_time(text)
+    if clock is not None:
+        text = f"{text[: clock.start]} {text[clock.end :]}"
+    text = _CJK_GAP.sub("", " ".join(text.split())).strip(_STRIP)
+    text = re.sub(r"(?<![a-z])(?:on|at|in|this|next|coming|until)$|[在于]$", "", text)
+    text = text.strip(_STRIP)
     lowered = text.lower()
     lead = _LEAD_EN.match(lowered)
     if lead is not None:
@@ -451,21 +447,15 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     return found
 
 
-_CLOCK_WORDS = re.compile(
-    r"(?<![a-z0-9])(?:at\s+)?\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?|o'clock)(?![a-z])"
-    r"|(?<![a-z0-9])at\s+\d{1,2}:\d\d"
-    r"|(?:上午|下午|晚上|早上|中午|凌晨)?[0-9一二两三四五六七八九十]{1,3}[点點](?:半|[0-9]{1,2}分?)?"
-)
-
-
 def _when_words(sentence: str, start: int, end: int) -> str:
     """The words saying when: the date's, with a clock time said in the sentence."""
-    clock = _CLOCK_WORDS.search(sentence.lower())
+    clock = clock_time(sentence)
     if clock is None:
         return sentence[start:end]
-    if clock.start() <= end + 1 and clock.end() >= start:  # touching: one phrase
-        return sentence[min(start, clock.start()) : max(end, clock.end())]
-    return f"{sentence[start:end]} {sentence[clock.start() : clock.end()]}"
+    gap = sentence[end : clock.start] if clock.start >= end else ""
+    if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
+        return sentence[min(start, clock.start) : max(end, clock.end)]
+    return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
 
 
 def local_reading(

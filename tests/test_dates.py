@@ -1257,7 +1257,15 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
-    assert clock_time(text) == expected
+    said = clock_time(text)
+    assert said is not None and said.at == expected
+    assert said.start == text.index(text[said.start : said.end])
+
+
+def test_a_clock_times_words_are_where_it_was_said() -> None:
+    text = "the İnterview is tomorrow at 3pm"  # İ lowercases to two characters
+    said = clock_time(text)
+    assert said is not None and text[said.start : said.end] == "3pm"
 
 
 @pytest.mark.parametrize("text", ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", ""])
