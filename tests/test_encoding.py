@@ -415,6 +415,36 @@ async def test_a_pending_intention_is_shown_to_the_model_and_not_written_again(
     assert "someone else" not in request  # not a user of this conversation
 
 
+async def test_intentions_are_kept_by_the_store_and_a_later_telling_is_no_second_one(
+    bank: MemoryBank, store: Store
+) -> None:
+    exam = {"user": "U1", "kind": "follow_up", "what": "exam", "when": "on Tuesday"}
+    reply = json.loads(answer())
+    first = await archive(store, "My exam is on Tuesday", "Good luck!")
+    later = await archive(store, "Still nervous about Tuesday's exam", "You will do fine.",
+                          started=T0 + timedelta(hours=3))  # fmt: skip
+    model = ScriptedModel(
+        json.dumps({**reply, "intentions": [exam]}),
+        json.dumps({**reply, "intentions": [{**exam, "what": "the exam", "when": "Tuesday"}]}),
+    )
+    encoder = Encoder(bank, model)
+
+    done = await encoder.encode(first, SCOPE, AUTHOR)
+    again = await encoder.encode(later, SCOPE, AUTHOR)  # pending ones read from the store
+
+    assert done is not None and again is not None
+    assert (done.intentions, again.intentions) == (1, 0)
+    [kept] = await store.intentions(SCOPE)
+    assert (kept.user_id, kept.what, kept.due_at, kept.state) == (
+        "u1",
+        "exam",
+        at(6, 18),
+        "pending",
+    )
+    assert kept.conversation_id == first.id
+    assert 'U1: "exam" (follow_up, 2026-01-06)' in model.calls[1][1][1]
+
+
 async def test_the_fallback_reads_intentions_locally(
     recorded: tuple[MemoryBank, Recording],
 ) -> None:
