@@ -103,7 +103,7 @@ class Encoded:
     merged_into: list[int]  # existing memories strengthened instead of repeated
     day: date
     fallback: bool  # the model's JSON was unusable twice: a summary memory stands in
-    intentions: int = 0  # intentions written (repeats of pending ones left out)
+    intentions: int = 0  # intentions handed to the store (repeats of pending ones left out)
 
 
 class EncodingFailed(KizunaError):

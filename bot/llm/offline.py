@@ -5,10 +5,9 @@ It does not understand anything. It answers in the persona's name, shows what it
 prompt) and what it would keep (the user's sentences about themselves), and says it is the
 offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
 exactly those sentences as memories (and notes them in the diary and the user's profile), and
-what they said is coming as intentions and special days, as memory.intentions reads them
-locally;
-asked for a running summary, it strings the user's messages together; asked whether a persona
-should join a group's conversation uninvited, it says no.
+what they said is coming as intentions and special days, read as memory.intentions reads them
+without a model; asked for a running summary, it strings the user's messages together; asked
+whether a persona should join a group's conversation uninvited, it says no.
 """
 
 from __future__ import annotations
