@@ -9,11 +9,12 @@ silence, quiet 22-09) on Telegram, with the offline model. Scripted users in fou
 (30% set theirs with /timezone; the others' waking hours are learned from when they talk) talk
 privately on ~70% of days, a few messages at a random local hour between 10:00 and 21:00. Now
 and then (12% of talking days) one mentions something coming, in English or Chinese ("my exam
-is on Tuesday", 我下周三面试): memory.dates.future_spans reads the day, and the intention is
-due at 18:00 local that day (3 h after a stated time of day; a span at its last day's 18:00),
-until 3 days later, as issue 22's design sets them. A tenth of the users have a birthday in
-the month (a special day, due 09:00 local). A user who writes while one of their intentions
-is due has it brought up in that conversation (closed done: bot.engine's part).
+is on Tuesday", 我下周三面试): memory.intentions.local_reading (what the offline model answers
+the encoder, and the encoder's fallback) makes the intentions, due and until by its rules, and
+the store keeps them (a birthday party may be read as a special day). A tenth of the users
+have a birthday in the month (a special day, due 09:00 local). A user who writes while one of
+their follow-ups is due has it brought up in that conversation (closed done: bot.engine's
+part).
 
 Two Outreach instances (two processes: each its own sessions, model and courier) tick together
 every `--step` minutes of a fake clock: on PostgreSQL (a throwaway local server, or `--dsn`'s)
@@ -57,7 +58,7 @@ from bot.outreach import Outreach
 from bot.persona import PersonaLibrary
 from bot.sessions import SessionManager
 from memory.clock import FakeClock
-from memory.dates import future_spans
+from memory.intentions import Said, local_reading
 from memory.records import NewIntention
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
@@ -72,20 +73,20 @@ ZONES = (
     ("America/New_York", 0.2),
     ("Asia/Tokyo", 0.1),
 )
-# Something coming, as a user says it, and what the persona would ask afterwards.
+# Something coming, as a user says it.
 EVENTS = (
-    ("my exam is on Tuesday", "the exam", "ask how the exam went"),
-    ("I have a job interview next Wednesday", "the job interview", "ask how the interview went"),
-    ("我下周三面试", "面试", "问问面试顺不顺利"),
-    ("我后天要考驾照", "驾照考试", "问问考驾照的结果"),
-    ("the dentist is tomorrow morning", "the dentist", "ask how the dentist went"),
-    ("my presentation is on Monday", "the presentation", "ask how the presentation went"),
-    ("我这周六要搬家", "搬家", "问问搬家顺利吗"),
-    ("I have a big match this weekend", "the match", "ask how the match went"),
-    ("下周五我生日聚会", "生日聚会", "问问聚会开不开心"),
-    ("周末要去爬山", "爬山", "问问爬山累不累"),
-    ("I start my new job next Monday", "the new job", "ask how the first day went"),
-    ("my driving test is in two days", "the driving test", "ask how the test went"),
+    "my exam is on Tuesday",
+    "I have a job interview next Wednesday",
+    "我下周三面试",
+    "我后天要考驾照",
+    "the dentist is tomorrow morning",
+    "my presentation is on Monday",
+    "我这周六要搬家",
+    "I have a big match this weekend",
+    "下周五我生日聚会",
+    "周末要去爬山",
+    "I start my new job next Monday",
+    "my driving test is in two days",
 )
 MENTION_RATE = 0.12
 TALK_RATE = 0.7
@@ -154,31 +155,16 @@ def make_users(count: int, days: int, rng: random.Random) -> list[User]:
     return users
 
 
-def intention_of(user: User, said_at: datetime, index: int) -> NewIntention | None:
-    """The follow-up an event's sentence makes, by the design's rules; None when no day to
-    come is found in it."""
-    sentence, what, ask = EVENTS[index]
-    local = said_at.astimezone(user.zone)
-    spans = future_spans(sentence, local)
-    if not spans:
-        return None
-    mention = spans[0]
-    day = mention.day
-    if mention.hours is not None and mention.first is None:
-        due = datetime(day.year, day.month, day.day, tzinfo=user.zone) + timedelta(
-            hours=mention.hours[1] + 3
-        )
-    else:
-        due = datetime(day.year, day.month, day.day, 18, tzinfo=user.zone)
-    return NewIntention(
+def intentions_of(user: User, said_at: datetime, index: int) -> list[NewIntention]:
+    """What the encoder's local reading finds in an event's sentence."""
+    sentence = EVENTS[index]
+    return local_reading(
+        [Said(user.id, said_at, sentence)],
         scope=f"{PERSONA}/{PLATFORM}:dm:{user.id}",
-        user_id=user.id,
-        kind="follow_up",
-        what=what,
-        ask=ask,
-        due_at=due.astimezone(UTC),
-        until=(due + timedelta(days=3)).astimezone(UTC),
+        tz=user.zone,
+        language="en" if sentence.isascii() else "zh",
         created_at=said_at,
+        conversation_id=None,
     )
 
 
@@ -270,10 +256,12 @@ async def simulate(
                 await store.answered(PERSONA, PLATFORM, user.id, at + timedelta(seconds=20))
             else:
                 mentioned += 1
-                intention = intention_of(user, at, index)
-                if intention is not None:
-                    found += 1
-                    follow_ups[await store.add_intention(intention)] = intention
+                intentions = intentions_of(user, at, index)
+                found += bool(intentions)
+                for intention in intentions:
+                    ident = await store.add_intention(intention)
+                    if intention.kind == "follow_up":
+                        follow_ups[ident] = intention
         await asyncio.gather(*(p.tick() for p in processes))
         clock.advance(minutes=step)
         if clock.now().hour == 0 and clock.now().minute < step:
