@@ -1,5 +1,6 @@
 """bot/llm/offline.py: the offline model answers the encoder's request, intentions and special
-days included, so a bare install finds what a user said is coming without a key."""
+days included, so a bare install finds what a user said is coming without a key; and the
+outreach request (a message the persona writes first)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.context import parse_emotion
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
+from bot.prompts import outreach_messages
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.encoding import Author, Encoder
 from memory.records import EncodingWrite
 from memory.storage.sqlite import Store
+from tests.fakes.factories import make_persona
 
 PERSONA = "miao"
 SCOPE = "miao/telegram:dm:u1"
@@ -115,3 +119,14 @@ async def test_small_talk_gives_the_offline_model_no_intentions(
         recorded, "en", "I went hiking last Saturday", "Nice!", "see you tomorrow", "Bye!"
     )
     assert write.intentions == []
+
+
+async def test_asked_to_write_first_it_says_who_writes_and_why_in_the_personas_language() -> None:
+    english = make_persona(name="Pip")
+    chinese = make_persona("miao", name="喵", language="zh")
+    for persona, intro in ((english, "Pip here"), (chinese, "我是喵")):
+        messages = outreach_messages(persona, T0, "follow_up", what="the exam", ask="ask")
+        completion = await OfflineChatModel().complete(messages)
+        tag, text = parse_emotion(completion.text)
+        assert tag in persona.emotions.names
+        assert intro in text and '"the exam"' in text  # the prompt's reason, as given
