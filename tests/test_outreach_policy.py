@@ -110,10 +110,12 @@ def test_a_live_claim_of_another_key_counts_a_stale_one_does_not() -> None:
 
 
 def test_a_reminder_they_asked_for_keeps_their_time_but_not_a_refusal() -> None:
+    # Asked for: past the person's gates and the persona's opt-in, not the platform's.
     assert solicited("reminder:3") and not solicited("intention:3")
     night = replace(CONTACT, timezone="Asia/Shanghai", quiet=True)
     full = [entry("intention:7", "sent", timedelta(hours=1))] * 3
     assert verdict(night, full, key="reminder:3").ok
+    assert verdict(key="reminder:3", policy=OutreachPolicy(enabled=False)).ok  # they asked
     refused = replace(CONTACT, refused_at=NOW - timedelta(days=1))
     assert verdict(refused, key="reminder:3").reason == "refused"
     assert verdict(replace(CONTACT, private=False), key="reminder:3").reason == "not_private"

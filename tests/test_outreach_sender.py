@@ -263,6 +263,14 @@ async def test_a_reminder_they_asked_for_keeps_their_time(world: World) -> None:
     assert await world.outreach.tick() == 1
     [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON)
     assert entry.key.startswith("reminder:")
+    # Asked for in a group, of a persona that does not write first unasked: it still goes,
+    # to the private chat.
+    world.bot.personas["pip"].outreach = OutreachPolicy(enabled=False)
+    world.clock.advance(minutes=1)
+    await intend(world, kind="reminder", due=world.clock.now(), scope="pip/telegram:-100:user:42")
+    await intend(world, due=world.clock.now() - timedelta(hours=1), what="his trip")
+    assert await world.outreach.tick() == 1
+    assert "remind" in world.courier.sent[-1][1].reply.text
 
 
 async def test_a_special_day_is_greeted_and_due_again_next_year(world: World) -> None:

@@ -129,16 +129,16 @@ def may_write(
     """Whether the persona may write the message `key` to this person now. `ledger`: their
     entries of the last WEEK at least (ContactStore.outreach); an entry of `key` itself is not
     counted against it (the caller's own claim). A reminder they asked for passes the gates
-    of the person's will (quiet, the week, the spacing, the hours: they chose the time) but
-    not the platform's."""
-    if not policy.enabled:
-        return Verdict("off")
+    of the person's will (quiet, the week, the spacing, the hours: they chose the time) and
+    the persona's opt-in (the host gave it the reminder tool), not the platform's."""
     if contact is None or not contact.private:
         return Verdict("not_private")
     if contact.refused_at is not None and now - contact.refused_at < REFUSAL_KEPT:
         return Verdict("refused")
     if solicited(key):
         return Verdict()
+    if not policy.enabled:
+        return Verdict("off")
     if contact.quiet:
         return Verdict("quiet")
     if contact.unanswered:

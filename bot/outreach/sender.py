@@ -122,17 +122,17 @@ class Outreach:
         return tuple(self._couriers)
 
     async def tick(self) -> int:
-        """One round: every opted-in persona's due messages. Returns how many went out."""
+        """One round: the due messages of every persona a courier speaks as (of one not
+        opted in, only reminders a user asked for). Returns how many went out."""
         sent = 0
         for persona in self._personas.values():
-            if not persona.outreach.enabled:
-                continue
+            # The first bot added of each platform that speaks as the persona.
             couriers = {c.platform: c for c in reversed(self._couriers) if c.hosts(persona.key)}
             if not couriers:
                 continue
             try:
                 sent += await self._intentions(persona, couriers)
-                if persona.outreach.checkin_days > 0:
+                if persona.outreach.enabled and persona.outreach.checkin_days > 0:
                     sent += await self._checkins(persona, couriers)
             except Exception:
                 log.exception("outreach for %s failed; trying again next round", persona.key)
@@ -147,8 +147,11 @@ class Outreach:
                 # no friend's (a yearly one rolls on to next year).
                 await self._store.close_intention(intention.scope, intention.id, "missed", now)
                 continue
+            asked = intention.kind == "reminder"  # a persona not opted in keeps these only
+            if not persona.outreach.enabled and not asked:
+                continue
             room = Scope.parse(intention.scope).room
-            if not is_private(room) and not persona.outreach.groups:
+            if not is_private(room) and not persona.outreach.groups and not asked:
                 continue  # brought up in the group's conversation, if at all (bot.engine)
             courier = couriers.get(room.split(":", 1)[0])
             if courier is None:
