@@ -1,12 +1,14 @@
 """bot.outreach.sender on the real SQLite store, a fake clock and a recording courier:
 follow-ups, reminders, special days and check-ins go out once, at waking hours, and join the
 person's private conversation; refusals are remembered; a platform that cannot be reached is
-tried again; a claim whose process died is taken over, a message handed to the platform never
-sent again; two Outreach on one store (two processes) write each message once."""
+tried again; a claim whose process died (killed for real, SIGKILL) is taken over, a message
+handed to the platform never sent again; two Outreach on one store (two processes) write each
+message once; and through the real Telegram courier on the fake server."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,10 +29,11 @@ from memory.clock import FakeClock
 from memory.records import IntentionKind, NewIntention
 from memory.storage.sqlite import Store
 from tests.fakes.courier import RecordingCourier
-from tests.fakes.factories import Bot, make_persona, open_bot
+from tests.fakes.factories import KIZUNA_TIMEOUT, Bot, base_env, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
 from tests.fakes.postgres import StoreOpener
+from tests.fakes.process import ROOT
 from tests.fakes.telegram_server import FakeTelegram
 
 # A Wednesday noon, UTC (the bot's zone in these tests): waking hours.
@@ -487,3 +490,50 @@ def outreach_of_courier(bot: Bot, courier: Courier) -> Outreach:
     )
     outreach.add(courier)
     return outreach
+
+
+# -- a process killed mid-way (SIGKILL), then another on the same store ------------------------
+
+
+@pytest.mark.parametrize(("step", "again"), [("compose", True), ("send", False)])
+async def test_a_process_killed_while_writing(tmp_path: Path, step: str, again: bool) -> None:
+    """Killed in the model call (claimed, nothing handed over): the next process takes the
+    claim over once stale and writes it, once. Killed while the platform had it (sending):
+    whether it went is unknown, and it is never written again."""
+    database = tmp_path / "k.sqlite3"
+    w = await open_world(database, pip())
+    try:
+        await talked(w, NOON - timedelta(days=1))
+        await w.store.set_contact("pip", "telegram", ALICE, timezone="UTC", at=NOON)
+        await intend(w)
+    finally:
+        await w.bot.close()  # the child has the store's file now
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.fakes.outreach_child",
+        str(database),
+        step,
+        NOON.isoformat(),
+        cwd=ROOT,
+        env=base_env(PYTHONPATH=str(ROOT)),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None
+        line = await asyncio.wait_for(child.stdout.readline(), KIZUNA_TIMEOUT)
+        assert line.decode().strip() == "hanging"
+    finally:
+        child.kill()
+        await child.wait()
+    w = await open_world(database, pip())
+    try:
+        w.clock.advance(STALE + timedelta(minutes=1))
+        assert await w.outreach.tick() == int(again)
+        w.clock.advance(days=1)
+        assert await w.outreach.tick() == 0
+        assert len(w.courier.sent) == int(again)
+        [entry] = await w.store.outreach("pip", "telegram", ALICE, since=NOON)
+        assert entry.state == ("sent" if again else "sending")
+    finally:
+        await w.bot.close()
