@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +18,7 @@ import pytest
 
 from bot.config import TIERS
 from bot.courier import Courier, Delivery
-from bot.llm.base import ModelError
+from bot.llm.base import Message, ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
@@ -344,6 +344,31 @@ async def test_a_failed_model_call_leaves_it_for_a_later_round(tmp_path: Path) -
         assert await w.outreach.tick() == 1
         [(_, spoken)] = w.courier.sent
         assert (spoken.reply.text, spoken.reply.emotion) == ("How did it go?", "HAPPY")
+    finally:
+        await w.bot.close()
+
+
+async def test_they_write_while_it_is_being_composed_it_is_dropped(tmp_path: Path) -> None:
+    """The user writes while the message is being composed: their conversation brings it up
+    (the engine closes the intention), and the message written first is dropped, for good."""
+    w: World
+
+    async def compose(messages: Sequence[Message]) -> str:
+        w.clock.advance(seconds=5)
+        await w.store.heard("pip", "telegram", ALICE, w.clock.now(), private=True)
+        [due] = await w.store.intentions(SCOPE)
+        await w.store.close_intention(SCOPE, due.id, "done", w.clock.now())
+        return "[NEUTRAL] How did the exam go?"
+
+    w = await open_world(tmp_path / "k.sqlite3", pip(), ScriptedChatModel(default=compose))
+    try:
+        await talked(w, NOON - timedelta(days=1))
+        await w.store.set_contact("pip", "telegram", ALICE, timezone="UTC", at=NOON)
+        await intend(w)
+        assert await w.outreach.tick() == 0
+        assert w.courier.tried == 0
+        [entry] = await w.store.outreach("pip", "telegram", ALICE, since=NOON)
+        assert entry.state == "dropped"
     finally:
         await w.bot.close()
 

@@ -4,7 +4,8 @@ follow-ups, reminders and special-day greetings, those past their `until` are mi
 person silent for the persona's checkin_days gets one check-in per absence.
 
 Each message goes: the gates (bot.outreach.policy, no model call) -> a claim in the store's
-ledger (one process wins the key, whatever the others do) -> one chat-tier call -> `sending`
+ledger (one process wins the key, whatever the others do) -> one chat-tier call -> `dropped`
+if the person wrote meanwhile (their conversation brings it up), else `sending`
 -> the courier -> `sent` (the intention done, the message joining the person's private
 conversation, so the next turn sees it), `refused` (remembered on the contact), or
 `unreachable` (left claimed: claimable again once stale). A process that dies after
@@ -244,6 +245,14 @@ class Outreach:
         except ModelError as e:
             log.warning("%s could not write first (%s); trying again later", persona.key, e)
             return False
+        if await self._overtaken(persona, platform, user_id, topic, now):
+            # They wrote meanwhile: the conversation brings it up (or the absence is over).
+            dropped = self._clock.now()
+            await store.outreach_state(
+                persona.key, platform, user_id, topic.key, "dropped", dropped
+            )
+            self._remember(settled)
+            return False
         await store.outreach_state(persona.key, platform, user_id, topic.key, "sending", now)
         # The courier knows whether its bot hosts several personas, and signs then.
         delivery: Delivery = await courier.write_first(user_id, Spoken(persona, reply, False))
@@ -261,6 +270,20 @@ class Outreach:
             await store.close_intention(topic.intention.scope, topic.intention.id, "done", done)
         await self._join(persona, platform, user_id, reply, done)
         return True
+
+    async def _overtaken(
+        self, persona: Persona, platform: str, user_id: str, topic: Topic, since: datetime
+    ) -> bool:
+        """Whether the person wrote since `since` (while the message was being composed), or
+        its intention is no longer pending (brought up in their conversation)."""
+        contact = await self._store.contact(persona.key, platform, user_id)
+        if contact is not None and contact.last_heard is not None and contact.last_heard > since:
+            return True
+        intention = topic.intention
+        if intention is None:
+            return False
+        pending = await self._store.intentions(intention.scope, intention.user_id)
+        return all(i.id != intention.id for i in pending)
 
     def _remember(self, settled: tuple[str, str, str, str]) -> None:
         if len(self._settled) >= SETTLED_KEPT:
