@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot import pictures
 from bot.access import Gate, NotAllowed, Verdict
 from bot.bursts import Bursts, Sleep
 from bot.catalogue import say
@@ -199,6 +200,7 @@ class Engine:
             self.clock.now(),
             event.user_id,
             document=session.reading is not None,
+            images=event.images,
         )
         waiting = session.wait(event.message_id, turn)
         self._heard[id(waiting)] = heard
@@ -340,12 +342,13 @@ class Engine:
         )
         try:
             messages = list(prompt.messages)
+            pictured = pictures.show(messages, [t for _, t in taken])
             sender = Sender(event.user_id, admin=event.admin and not event.is_dm)
             completion = await self._complete(persona, scope, messages, shown, found, sender)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
-        tag, text = parse_emotion(completion.text)
+        tag, text = parse_emotion(pictures.seen(session, pictured, completion.text))
         if not text:  # nothing to say is a failure too: the user gets an answer either way
             log.warning("chat model gave %s an empty reply", persona.key)
             return _apology(persona, limit)
