@@ -5,6 +5,8 @@ title; a user's media counted per hour; the offline model tells what it can of a
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Sequence
 from datetime import timedelta
 from io import BytesIO
@@ -13,17 +15,18 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.config import TIERS, EngineConfig, TierConfig
+from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter
+from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
 from bot.pictures import MAX_PER_MESSAGE, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.openai_server import FakeOpenAI
 
 
 class Download:
@@ -293,5 +296,54 @@ async def test_at_most_a_few_pictures_of_a_message_are_looked_at(tmp_path: Path)
         assert len(vision_calls(model)) == MAX_PER_MESSAGE
         [user, _] = await turns_of(bot)
         assert user.endswith(f"[picture p{MAX_PER_MESSAGE}.png, not looked at]")
+    finally:
+        await bot.close()
+
+
+# --- through the openai SDK, against the fake server ----------------------------------------
+
+
+async def openai_router(fake: FakeOpenAI, *, vision: bool) -> ModelRouter:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig(base_url=fake.base_url, max_retries=0)},
+        chat=TierConfig(model="seeing" if vision else "blind", vision=vision),
+        vision=TierConfig(model="describer"),
+    )
+    return await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+
+
+async def test_an_openai_vision_tier_describes_and_a_seeing_chat_model_is_shown(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    picture = make_picture(1600, 1200, (40, 160, 60), format="JPEG")
+    router = await openai_router(fake_openai, vision=False)
+    bot = await open_bot(tmp_path / "a" / "k.sqlite3", router=router)
+    try:
+        fake_openai.reply_text("A green field under a clear sky.")
+        spoken = await Front(bot.engine, "b", "pip").receive(
+            make_event("home!", attachments=(photo(picture, "field.jpg"),))
+        )
+        assert spoken is not None
+        describe, chat = fake_openai.chat_requests
+        assert (describe["model"], chat["model"]) == ("describer", "blind")
+        [[jpeg], []] = fake_openai.images
+        with Image.open(BytesIO(jpeg)) as image:
+            assert (image.format, image.size) == ("JPEG", (1024, 768))
+        assert "A green field under a clear sky." in json.dumps(chat["messages"][-1])
+    finally:
+        await bot.close()
+
+    router = await openai_router(fake_openai, vision=True)
+    bot = await open_bot(tmp_path / "b" / "k.sqlite3", router=router)
+    try:
+        fake_openai.reply_text("[saw: a green field] [NEUTRAL] Lovely and open.")
+        spoken = await Front(bot.engine, "b", "pip").receive(
+            make_event("home!", attachments=(photo(picture, "field.jpg"),))
+        )
+        assert spoken is not None and spoken.reply.text == "Lovely and open."
+        chat = fake_openai.chat_requests[-1]
+        assert chat["model"] == "seeing" and len(fake_openai.images[-1]) == 1
+        [user, _] = await turns_of(bot)
+        assert user == "home! [picture field.jpg] [seen: a green field]"
     finally:
         await bot.close()
