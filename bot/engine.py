@@ -25,7 +25,7 @@ from bot.floor import Floor, Heard
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
-from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
+from bot.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
 from bot.prompts import (
     MEMORY_SILENT,
@@ -334,7 +334,10 @@ class Engine:
             user_name=event.user_name,
             group=not event.is_dm and persona.memory.scope == "channel",
             now=now,
-            budget=self.settings.context_tokens - self.settings.reply_tokens,
+            # (pictures shown to a chat model that sees take their share)
+            budget=self.settings.context_tokens
+            - self.settings.reply_tokens
+            - IMAGE_TOKENS * sum(len(t.images) for _, t in taken),
             memories=section,
             summary=session.summary,
             recap=session.recap,

@@ -37,6 +37,7 @@ from memory.errors import KizunaError
 
 __all__ = [
     "MAX_PER_MESSAGE",
+    "MAX_PIXELS",
     "Looked",
     "Picture",
     "PictureError",
@@ -50,6 +51,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_PER_MESSAGE = 4  # pictures looked at in one message; the others are only named
+# Pixels of a picture decoded at most: a few MB of PNG can hold a 20000 px square, which would
+# take gigabytes to decode (a JPEG is decoded at a reduced scale, so only the others count).
+MAX_PIXELS = 50_000_000
 DESCRIPTION_CHARS = 500  # of what the vision tier says of one picture
 _SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"})
 _HOUR = timedelta(hours=1)
@@ -94,15 +98,20 @@ def is_picture(attachment: Attachment) -> bool:
 
 def shrink(name: str, data: bytes, side: int) -> Picture:
     """`data` as a JPEG of at most `side` pixels a side (turned upright as its EXIF says, any
-    transparency on white), or `PictureError` ("picture_unreadable"). Blocking: run it in a
+    transparency on white), or `PictureError` ("picture_unreadable"; "picture_too_big" past
+    `MAX_PIXELS` once decoded at its reduced scale). Blocking: run it in a
     thread. A JPEG is decoded at a reduced scale (`draft`): a 12-megapixel photo decodes at an
     eighth of its size."""
     try:
         with Image.open(BytesIO(data)) as image:
             sent = image.format or "image"
             image.draft("RGB", (side, side))
+            if image.width * image.height > MAX_PIXELS:
+                size = f"{image.width}x{image.height} pixels"
+                most = f"{MAX_PIXELS // 1_000_000} megapixels"
+                raise PictureError("picture_too_big", name=_name(name), size=size, most=most)
             upright = ImageOps.exif_transpose(image)
-            upright.thumbnail((side, side), Image.Resampling.LANCZOS)
+            upright.thumbnail((side, side), Image.Resampling.BICUBIC)
             if upright.mode in ("RGBA", "LA", "PA") or "transparency" in upright.info:
                 rgba = upright.convert("RGBA")
                 flat = Image.new("RGB", rgba.size, (255, 255, 255))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import struct
+import zlib
 from collections.abc import Sequence
 from datetime import timedelta
 from io import BytesIO
@@ -22,7 +24,7 @@ from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
-from bot.pictures import MAX_PER_MESSAGE, PictureError, shrink
+from bot.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel
@@ -89,6 +91,22 @@ def test_a_damaged_picture_is_refused(data: bytes) -> None:
     with pytest.raises(PictureError) as refused:
         shrink("cat.png", data, 1024)
     assert refused.value.key == "picture_unreadable"
+
+
+def test_a_picture_of_too_many_pixels_is_refused_before_it_is_decoded() -> None:
+    # Only a header claiming 10000x6000, then no pixels: decoding it would be the harm.
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", 10_000, 6_000, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", b"") + chunk(b"IEND", b"")
+    with pytest.raises(PictureError) as refused:
+        shrink("bomb.png", png, 1024)
+    assert refused.value.key == "picture_too_big"
+    assert refused.value.fields["size"] == "10000x6000 pixels"
+    assert refused.value.fields["most"] == f"{MAX_PIXELS // 1_000_000} megapixels"
 
 
 def test_the_offline_glance_tells_shape_size_and_colours() -> None:
