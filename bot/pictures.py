@@ -57,6 +57,7 @@ MAX_PIXELS = 50_000_000
 DESCRIPTION_CHARS = 500  # of what the vision tier says of one picture
 _SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"})
 _HOUR = timedelta(hours=1)
+_KEPT_SENDERS = 10_000  # senders counted before those quiet for an hour are let go
 
 
 class PictureError(KizunaError):
@@ -155,18 +156,16 @@ class Pictures:
             if not (attachment.sticker or is_picture(attachment)):
                 others.append(attachment)
                 continue
-            if not self._count(event):
-                words.append(f"[{_kind(attachment)} {_name(attachment.filename)}, not looked at]")
-                if not said or said[-1] != say(language, "picture_too_many"):
+            name = _name(attachment.sticker or attachment.filename)
+            looked += not attachment.sticker
+            over = not attachment.sticker and looked > MAX_PER_MESSAGE  # (not counted either)
+            if over or not self._count(event):
+                words.append(f"[{_kind(attachment)} {name}, not looked at]")
+                if not over and say(language, "picture_too_many") not in said:
                     said.append(say(language, "picture_too_many"))
                 continue
             if attachment.sticker:
-                words.append(f"[{_kind(attachment)}: {_name(attachment.sticker)}]")
-                continue
-            name = _name(attachment.filename)
-            looked += 1
-            if looked > MAX_PER_MESSAGE:
-                words.append(f"[picture {name}, not looked at]")
+                words.append(f"[{_kind(attachment)}: {name}]")
                 continue
             try:
                 picture = await self._fetch(attachment)
@@ -188,6 +187,8 @@ class Pictures:
         if not self.per_hour:
             return True
         now = self.clock.now()
+        if len(self._sent) > _KEPT_SENDERS:  # forget those who sent nothing this hour
+            self._sent = {k: t for k, t in self._sent.items() if t and now - t[-1] < _HOUR}
         key = f"{event.platform}:{event.user_id}"
         times = self._sent.setdefault(key, deque())
         while times and now - times[0] >= _HOUR:

@@ -307,13 +307,20 @@ async def test_a_users_media_are_counted_per_hour(tmp_path: Path) -> None:
 
 async def test_at_most_a_few_pictures_of_a_message_are_looked_at(tmp_path: Path) -> None:
     model = ScriptedChatModel(default=describer)
-    bot = await open_bot(tmp_path / "k.sqlite3", model=model)
+    settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=MAX_PER_MESSAGE + 1)
+    bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
+        front = Front(bot.engine, "b", "pip")
         many = tuple(photo(make_picture(), f"p{i}.png") for i in range(MAX_PER_MESSAGE + 1))
-        await Front(bot.engine, "b", "pip").receive(make_event("", attachments=many))
+        spoken = await front.receive(make_event("", attachments=many))
+        assert spoken is not None and spoken.reply.text == "What a sweet kitten!"
         assert len(vision_calls(model)) == MAX_PER_MESSAGE
         [user, _] = await turns_of(bot)
         assert user.endswith(f"[picture p{MAX_PER_MESSAGE}.png, not looked at]")
+        # The one not looked at was not counted: the hour has room for one more.
+        sticker = Attachment("s.webp", "", "image/webp", sticker="🐱")
+        await front.receive(make_event("", attachments=(sticker, sticker)))
+        assert (await turns_of(bot))[-2] == "[sticker: 🐱] [sticker 🐱, not looked at]"
     finally:
         await bot.close()
 

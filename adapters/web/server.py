@@ -413,7 +413,7 @@ class WebServer:
             try:
                 return await request.read()
             except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length
-                raise FetchError(f"{name}: over {self._picture_limit} bytes") from None
+                raise FetchError(f"a picture over {self._picture_limit} bytes") from None
 
         kind = request.content_type if request.content_type.startswith("image/") else ""
         picture = Attachment(name, "", kind, declared, fetch)
