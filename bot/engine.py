@@ -104,6 +104,7 @@ class Engine:
         self.documents = DocumentMode(
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
+        self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         self.bursts = Bursts(

@@ -28,7 +28,7 @@ from bot.documents import Document, DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.persona import Persona
-from bot.pictures import Pictures
+from bot.pictures import wants_looking
 from bot.routing import PersonaRouter
 
 __all__ = ["Front", "Spoken"]
@@ -63,7 +63,6 @@ class Front:
         self.router = PersonaRouter(
             engine, bot_id, [personas] if isinstance(personas, str) else personas
         )
-        self.pictures = Pictures(engine.models, engine.clock, engine.settings)
 
     @property
     def persona(self) -> str:
@@ -98,9 +97,9 @@ class Front:
         if document is not None and called and not event.from_bot:
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._read(event, document)
-        elif called and not event.from_bot and self.pictures.wanted(event) and self._may(event):
+        elif called and not event.from_bot and wants_looking(event) and self._may(event):
             async with typing() if typing is not None else contextlib.nullcontext():
-                looked = await self.pictures.look(event, self.language(persona))
+                looked = await self.engine.pictures.look(event, self.language(persona))
             reply = await self.engine.handle(looked.event, settle=settle, typing=typing)
             if looked.said:  # the pictures it could not look at, said first
                 said = "\n".join(looked.said)

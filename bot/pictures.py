@@ -46,6 +46,7 @@ __all__ = [
     "seen",
     "show",
     "shrink",
+    "wants_looking",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,11 @@ def is_picture(attachment: Attachment) -> bool:
     return kind.startswith("image/") or PurePath(attachment.filename).suffix.lower() in _SUFFIXES
 
 
+def wants_looking(event: ChatEvent) -> bool:
+    """Whether the message has pictures, stickers or GIFs to look at."""
+    return any(a.sticker or is_picture(a) for a in event.attachments)
+
+
 def shrink(name: str, data: bytes, side: int) -> Picture:
     """`data` as a JPEG of at most `side` pixels a side (turned upright as its EXIF says, any
     transparency on white), or `PictureError` ("picture_unreadable"; "picture_too_big" past
@@ -128,8 +134,9 @@ def shrink(name: str, data: bytes, side: int) -> Picture:
 
 
 class Pictures:
-    """Looks at the pictures of messages; one per front. Counts each user's media (pictures,
-    stickers, GIFs) per hour, against `media_per_hour`."""
+    """Looks at the pictures of messages; one per engine (`Engine.pictures`), for every
+    platform and persona. Counts each user's media (pictures, stickers, GIFs) per hour,
+    against `media_per_hour`."""
 
     def __init__(self, models: ModelRouter, clock: Clock, settings: EngineConfig) -> None:
         self.models = models
@@ -138,11 +145,6 @@ class Pictures:
         self.side = settings.picture_side
         self.per_hour = settings.media_per_hour
         self._sent: dict[str, deque[datetime]] = {}  # by platform:user, times in the last hour
-
-    @staticmethod
-    def wanted(event: ChatEvent) -> bool:
-        """Whether the message has pictures, stickers or GIFs to look at."""
-        return any(a.sticker or is_picture(a) for a in event.attachments)
 
     async def look(self, event: ChatEvent, language: str) -> Looked:
         """`event` with its pictures, stickers and GIFs said in words (other attachments stay

@@ -197,6 +197,25 @@ async def test_a_chat_model_that_sees_gets_the_picture_and_says_what_it_saw(
         await bot.close()
 
 
+async def test_the_offline_model_marked_vision_says_what_it_saw(tmp_path: Path) -> None:
+    offline = OfflineChatModel()
+    router = ModelRouter(dict.fromkeys(TIERS, offline), settings={"chat": TierConfig(vision=True)})
+    bot = await open_bot(tmp_path / "k.sqlite3", router=router)
+    try:
+        grey = photo(make_picture(200, 100, (128, 128, 128)), "rain.png")
+        spoken = await Front(bot.engine, "b", "pip").receive(
+            make_event("", attachments=(grey,), platform="web")
+        )
+        assert spoken is not None and "[saw:" not in spoken.reply.text
+        assert spoken.reply.text.startswith("(offline model)")
+        session = await bot.engine.session(make_event(platform="web"))
+        assert session.turns[0].text == (
+            "[picture rain.png] [seen: a landscape picture, 200x100 pixels, mostly grey]"
+        )
+    finally:
+        await bot.close()
+
+
 async def test_eco_mode_describes_with_the_cheap_model_even_for_a_seeing_chat_model(
     tmp_path: Path,
 ) -> None:

@@ -177,7 +177,7 @@ class WebServer:
     def app(self) -> web.Application:
         # Request bodies are documents or pictures at most (chat goes over the socket, in
         # small frames).
-        body_limit = max(self.engine.documents.limit, self._picture_limit) + MAX_FRAME
+        body_limit = max(self.engine.documents.limit, self.engine.pictures.limit) + MAX_FRAME
         app = web.Application(middlewares=[self._guard], client_max_size=body_limit)
         static = _static()
         routes = [
@@ -398,10 +398,6 @@ class WebServer:
         reply = await asyncio.shield(turn)
         return web.json_response(_reply(reply))
 
-    @property
-    def _picture_limit(self) -> int:
-        return self.engine.settings.picture_max_kb * 1024
-
     async def _picture(
         self, request: web.Request, persona: Persona, user: str, name: str
     ) -> web.StreamResponse:
@@ -413,7 +409,7 @@ class WebServer:
             try:
                 return await request.read()
             except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length
-                raise FetchError(f"a picture over {self._picture_limit} bytes") from None
+                raise FetchError(f"a picture over {self.engine.pictures.limit} bytes") from None
 
         kind = request.content_type if request.content_type.startswith("image/") else ""
         picture = Attachment(name, "", kind, declared, fetch)
