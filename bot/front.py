@@ -97,7 +97,7 @@ class Front:
         if document is not None and called and not event.from_bot:
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._read(event, document)
-        elif called and not event.from_bot and wants_looking(event) and self._may(event):
+        elif called and not event.from_bot and wants_looking(event) and await self._new(event):
             async with typing() if typing is not None else contextlib.nullcontext():
                 looked = await self.engine.pictures.look(event, self.language(persona))
             reply = await self.engine.handle(looked.event, settle=settle, typing=typing)
@@ -112,10 +112,13 @@ class Front:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
 
-    def _may(self, event: ChatEvent) -> bool:
-        """Whether the access lists let the sender in (not counted against the rate limit:
-        the turn counts it), so a blocked sender's pictures are never downloaded."""
-        return self.engine.gate is None or self.engine.gate.allowed(event)
+    async def _new(self, event: ChatEvent) -> bool:
+        """Whether the sender's pictures are to be looked at: the access lists let them in (not
+        counted against the rate limit: the turn counts it), and the message was not answered
+        already (delivered again after a crash), so no picture is fetched or paid for twice."""
+        if self.engine.gate is not None and not self.engine.gate.allowed(event):
+            return False
+        return not (await self.engine.session(event)).answered(event.message_id)
 
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
         """Document mode with a file the user sent: refused by its declared size before any

@@ -10,6 +10,7 @@ import random
 import struct
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 from io import BytesIO
 from pathlib import Path
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.access import Gate
+from bot.config import TIERS, AccessConfig, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
 from bot.llm.base import Message
@@ -280,6 +282,25 @@ async def test_a_vision_tier_that_fails_is_said_in_the_personas_language(tmp_pat
         )
         assert spoken is not None
         assert spoken.reply.text == "kitten.png我收到了，但现在看不清楚。\n\n好可爱"
+    finally:
+        await bot.close()
+
+
+async def test_a_picture_delivered_again_or_from_a_blocked_sender_is_not_looked_at(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedChatModel(default=describer)
+    bot = await open_bot(tmp_path / "k.sqlite3", model=model)
+    try:
+        front = Front(bot.engine, "b", "pip")
+        fetch = Download(make_picture())
+        cat = Attachment("cat.png", "https://x/cat.png", "image/png", 100, fetch)
+        event = make_event("", attachments=(cat,), message_id="m1")
+        assert await front.receive(event) is not None
+        assert await front.receive(event) is None  # after a crash: answered already
+        bot.engine.gate = Gate(AccessConfig(block_users=["u2"]))
+        assert await front.receive(replace(event, user_id="u2", message_id="m2")) is None
+        assert fetch.calls == 1 and len(vision_calls(model)) == 1
     finally:
         await bot.close()
 
