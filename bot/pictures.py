@@ -227,7 +227,7 @@ class Pictures:
         except ModelError as e:
             log.warning("the vision tier could not describe a picture: %s", e)
             raise PictureError("picture_not_seen", name=_name(picture.name)) from None
-        words = one_line(completion.text).strip()[:DESCRIPTION_CHARS]
+        words = _words(completion.text)
         if not words:
             raise PictureError("picture_not_seen", name=_name(picture.name))
         return words
@@ -257,7 +257,7 @@ def seen(session: Session, shown: Sequence[Turn], reply: str) -> str:
     match = SEEN_TAG.search(reply)
     if match is None:
         return reply
-    words = one_line(match.group(1)).strip()[:DESCRIPTION_CHARS]
+    words = _words(match.group(1))
     for turn in shown:
         for i, kept in enumerate(session.turns):
             if kept is turn:
@@ -270,6 +270,13 @@ def _kind(attachment: Attachment) -> str:
     if attachment.sticker:
         return "GIF" if attachment.content_type.startswith(("video/", "image/gif")) else "sticker"
     return "picture"
+
+
+def _words(text: str) -> str:
+    """What a model said a picture shows, as words on one line, within DESCRIPTION_CHARS;
+    brackets made round, so it never closes the picture's own."""
+    flat = one_line(" ".join(text.split()))[:DESCRIPTION_CHARS]
+    return flat.replace("[", "(").replace("]", ")")
 
 
 def _name(name: str) -> str:

@@ -61,7 +61,7 @@ def chat_calls(model: ScriptedChatModel) -> list[Sequence[Message]]:
 
 def describer(messages: Sequence[Message]) -> str:
     if messages[0].content.startswith(DESCRIBE_TASK):
-        return "A grey tabby kitten asleep on a red sofa."
+        return "  A grey tabby kitten\nasleep on a red sofa.\n"
     return "[NEUTRAL] What a sweet kitten!"
 
 
