@@ -29,7 +29,7 @@ from bot.llm.sight import glance
 from bot.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
-from tests.fakes.models import ScriptedChatModel
+from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -147,6 +147,24 @@ async def test_a_picture_is_described_once_and_kept_as_words(tmp_path: Path) -> 
         )
         assert bot.router.usage["vision"].images == 1 and bot.router.usage["chat"].images == 0
         assert bot.router.purposes["vision"].calls == 1
+    finally:
+        await bot.close()
+
+
+async def test_what_was_seen_is_encoded_with_the_conversation(tmp_path: Path) -> None:
+    model = ScriptedChatModel(default=describer)
+    bot = await open_bot(tmp_path / "k.sqlite3", model=model)
+    try:
+        event = make_event("my new kitten!", attachments=(photo(make_picture()),))
+        await Front(bot.engine, "b", "pip").receive(event)
+        assert await bot.engine.end(make_event())
+        model.push(encoding(("Alice showed me her new kitten, a grey tabby.", "special", 2)))
+        [encoded] = await bot.lifecycle.encode_pending()
+        asked = model.calls[-1]
+        assert "[picture NAME, seen: ...]" in asked.messages[0].content  # how to read it
+        assert "A grey tabby kitten asleep on a red sofa." in asked.messages[-1].content
+        [memory] = await bot.bank.get(bot.engine.event_scope(make_event()), encoded.memory_ids)
+        assert memory.text.endswith("Alice showed me her new kitten, a grey tabby.")
     finally:
         await bot.close()
 
