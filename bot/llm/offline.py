@@ -8,7 +8,8 @@ exactly those sentences as memories (and notes them in the diary and the user's 
 what they said is coming as intentions and special days, read as memory.intentions reads them
 without a model; asked for a running summary, it strings the user's messages together; asked
 whether a persona should join a group's conversation uninvited, it says no; asked to write
-first (bot.outreach), it says why it writes.
+first (bot.outreach), it says why it writes. Shown a picture, it says what it can tell without
+understanding it: its shape, size and main colours (bot.llm.sight).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time
 
 from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.sight import glance
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
     FLASHBACK_HEADING,
@@ -34,6 +36,7 @@ from bot.prompts import (
     WHOLE_TASK,
     parse_emotion_instruction,
 )
+from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from memory.encoding import ENCODING_TASK
 from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
 
@@ -143,6 +146,8 @@ class OfflineChatModel:
             text = _outline(messages[-1].content)
         elif OUTREACH_TASK in system:
             text = _outreach(system)
+        elif system.startswith(DESCRIBE_TASK):
+            text = f"(offline model) {_glances(messages[-1])}."
         elif system.startswith(FLOOR_TASK):
             text = '{"answer": false}'  # it cannot tell what would be welcome: it keeps quiet
         elif any(t.name == STATE_TOOL for t in tools):
@@ -151,6 +156,9 @@ class OfflineChatModel:
             text = "{}"
         else:
             text = self._reply(messages)
+            shown = messages[-1] if messages else None
+            if shown is not None and shown.images and SEEN_NOTE in shown.content:
+                text = f"[saw: {_glances(shown)}] {text}"
         usage = Usage(estimate_messages(messages), estimate_tokens(text))
         return Completion(text=text, usage=usage, model=self._model)
 
@@ -207,6 +215,11 @@ def _outreach(system: str) -> str:
     )
     parts = [lang["intro"].format(name=name), lang["outreach"].format(why=why)]
     return f"[{emotion}] " + lang["join"].join(parts)
+
+
+def _glances(message: Message) -> str:
+    """What it can tell of the pictures shown with `message`."""
+    return "; ".join(glance(image) for image in message.images)
 
 
 def _outline(text: str) -> str:
