@@ -1,20 +1,55 @@
 """`reminder`: "remind me on Friday to call my sister" becomes a reminder due on Friday,
 kept for the conversation and the sender it was asked in (the context's `reminders`). The
 day is read from the words the user used for it (memory.dates.future_spans: "on Friday",
-"next Wednesday", 下周三, "tomorrow evening"); a window ("next week") is due when it
-begins. A host that keeps no reminders makes the tool say so, so the persona never promises
-what will not happen."""
+"next Wednesday", 下周三, "tomorrow evening"): due at the time of day they said, else at
+09:00; a window ("next week") is due when it begins. A host that keeps no reminders makes the
+tool say so, so the persona never promises what will not happen.
+
+`StoredReminders` keeps them in the store as intentions of kind ``reminder``: brought up in
+the user's conversation once due, or written to them first (bot.outreach), for a day."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 from typing import Annotated
 
 from pydantic import Field
 
 from bot.toolkit.python import ToolContext
+from memory.clock import Clock
 from memory.dates import future_spans
+from memory.records import NewIntention
+from memory.storage import IntentionStore
 
-__all__ = ["reminder"]
+__all__ = ["MORNING", "REMINDER_WINDOW", "StoredReminders", "reminder"]
+
+MORNING = time(9)  # when a reminder for a day, with no time of day said, is due
+REMINDER_WINDOW = timedelta(days=1)  # after its due time; later, a reminder is missed
+
+
+@dataclass(slots=True, frozen=True)
+class StoredReminders:
+    """bot.toolkit.Reminders of one conversation's scope and one sender, kept as intentions."""
+
+    store: IntentionStore
+    clock: Clock
+    scope: str
+    user_id: str
+
+    async def add(self, due: datetime, what: str) -> None:
+        await self.store.add_intention(
+            NewIntention(
+                scope=self.scope,
+                user_id=self.user_id,
+                kind="reminder",
+                what=what,
+                ask=what,
+                due_at=due,
+                until=due + REMINDER_WINDOW,
+                created_at=self.clock.now(),
+            )
+        )
 
 
 async def reminder(
@@ -35,6 +70,10 @@ async def reminder(
     spans = future_spans(when, now)
     if not spans or not what.strip():
         return "Not set: ask them which day they mean (and what to remind them of)."
-    due = max(spans[0].bounds(context.tz)[0], now)
+    span = spans[0]
+    start = span.bounds(context.tz)[0]
+    if span.hours is None:  # a day, or a window's first day: in the morning, not at midnight
+        start = datetime.combine(start.date(), MORNING, context.tz)
+    due = max(start, now)
     await context.reminders.add(due, what.strip())
     return f"Reminder set for {due:%A %d %B %Y, %H:%M}: {what.strip()}"

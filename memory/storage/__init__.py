@@ -15,7 +15,9 @@ from memory.storage.errors import StoreError
 from memory.storage.protocols import (
     ArchiveStore,
     BankStore,
+    ContactStore,
     Coordination,
+    IntentionStore,
     JournalStore,
     LeaseStore,
     MemoryStore,
