@@ -20,7 +20,7 @@ from adapters.cli import main
 from bot import commands
 from bot.llm.base import Message
 from memory.encoding import ENCODING_TASK
-from memory.records import NewMemory
+from memory.records import NewIntention, NewMemory
 from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
@@ -47,6 +47,8 @@ class Built:
     scope: str
     embedder: str
     pruned_id: int  # the newest id SQLite gave a memory, since pruned
+    at: datetime  # when the intentions, contact and ledger entry were made
+    wiped_intention: int  # the newest id SQLite gave an intention, since wiped
 
 
 async def build(path: Path) -> Built:
@@ -75,8 +77,25 @@ async def build(path: Path) -> Built:
         await bot.store.set_dm_sharing("pip", "discord:u1", True, now)
         await bot.store.set_channel_floor("pip", "discord:c9", '{"mode": "listen"}', "u1", now)
         await bot.store.cache_embeddings("remote", [CACHED])  # the hash embedder caches none
+        intention = await bot.store.add_intention(
+            NewIntention(scope, "u1", "follow_up", "her exam", "ask how it went", now, now, now)
+        )
+        await bot.store.close_intention(scope, intention, "done", now)
+        await bot.store.add_intention(
+            NewIntention(scope, "u1", "special_day", "her birthday", "greet her", now, now, now)
+        )
+        group = "pip/discord:c9:user:u1"
+        wiped = await bot.store.add_intention(
+            NewIntention(group, "u1", "reminder", "tea", "remind her", now, now, now)
+        )
+        await bot.store.wipe_memories(group)  # SQLite issued its id all the same
+        await bot.store.heard("pip", "discord", "u1", now, private=True)
+        await bot.store.set_contact("pip", "discord", "u1", timezone="Europe/Paris", at=now)
+        await bot.store.claim_outreach(
+            "pip", "discord", "u1", f"intention:{intention}", by="a", at=now, stale_before=now
+        )
         await bot.engine.drain()
-        return Built(scope, bot.bank.embedder.name, doomed)
+        return Built(scope, bot.bank.embedder.name, doomed, now, wiped)
     finally:
         await bot.close()
 
@@ -101,6 +120,9 @@ async def contents(store: Store | PgStore, built: Built) -> dict[str, Any]:
         "sharing": await store.dm_sharing("pip", "discord:u1"),
         "floor": await store.channel_floor("pip", "discord:c9"),
         "cache": await store.cached_embeddings("remote", [CACHED[0]]),
+        "intentions": await store.intentions(scope, open_only=False),
+        "contact": await store.contact("pip", "discord", "u1"),
+        "outreach": await store.outreach("pip", "discord", "u1", since=built.at),
     }
 
 
@@ -166,6 +188,11 @@ async def test_everything_is_copied_with_its_ids(
             snapshot={},
         )
         assert conversation > max(c.id for c in copied["conversations"])
+        intention = await pg.add_intention(
+            NewIntention(built.scope, "u1", "reminder", "tea", "remind her", EPOCH, EPOCH, EPOCH)
+        )
+        assert intention == built.wiped_intention + 1
+        assert copied["contact"].timezone == "Europe/Paris" and copied["outreach"]
     finally:
         await pg.close()
         await sqlite.close()

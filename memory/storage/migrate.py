@@ -6,7 +6,7 @@ a batch goes into a temporary table with COPY, then into the real one with
 INSERT ... ON CONFLICT DO UPDATE, which inserts what is missing, repairs rows that differ and
 leaves equal rows alone, so a rerun copies nothing new and never duplicates. Rows only the
 destination has are left alone. Sequences are then set past the copied ids (and past every id
-SQLite ever gave a memory: ids are shown, never reused).
+SQLite ever gave a memory or an intention: ids are shown or keyed on, never reused).
 
 Verification reads the destination back: for each table, the rows with a source key must be as
 many as the source's, and an order-independent checksum (the sum of a hash of each row's values)
@@ -140,6 +140,49 @@ TABLES: Sequence[_Table] = (
         ("persona", "room"),
         ("persona", "room", "settings", "set_by", "set_at"),
     ),
+    _plain(
+        "intentions",
+        ("id",),
+        (
+            "id",
+            "scope",
+            "persona",
+            "user_id",
+            "kind",
+            "what",
+            "ask",
+            "due_at",
+            "until",
+            "created_at",
+            "state",
+            "conversation_id",
+            "yearly",
+            "done_at",
+        ),
+        serial=True,
+    ),
+    _plain(
+        "contacts",
+        ("persona", "platform", "user_id"),
+        (
+            "persona",
+            "platform",
+            "user_id",
+            "private",
+            "last_heard",
+            "last_answered",
+            "hours",
+            "timezone",
+            "quiet",
+            "refused_at",
+            "updated_at",
+        ),
+    ),
+    _plain(
+        "outreach",
+        ("persona", "platform", "user_id", "key"),
+        ("persona", "platform", "user_id", "key", "state", "at", "by"),
+    ),
     # SQLite's recalls have no id column: their rowid keeps the order, as PostgreSQL's id does.
     _Table(
         "recalls",
@@ -260,9 +303,8 @@ async def _copy(
             for table in TABLES:
                 step = f"copying {table.name}"
                 reports.append(await _copy_table(db, conn, table, progress))
-            async with db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'") as cur:
-                row = await cur.fetchone()
-            issued = {"memories": int(row[0])} if row else {}
+            async with db.execute("SELECT name, seq FROM sqlite_sequence") as cur:
+                issued = {str(name): int(seq) for name, seq in await cur.fetchall()}
             step = "setting the id sequences"
             for serial in (t for t in TABLES if t.serial):
                 await _advance_sequence(conn, serial.name, issued.get(serial.name, 0))

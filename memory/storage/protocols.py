@@ -3,7 +3,8 @@
 The memory bank sees its memories (`MemoryStore`) with the diary, profiles and prune reports
 (`JournalStore`, together `BankStore`), so recall and encoding hold no SQL; sessions see
 `SessionStore`, the encoding of closed conversations `ArchiveStore`, channel bindings and DM
-sharing `RoomStore`, the work several processes share `Coordination`, and a store several
+sharing `RoomStore`, what personas mean to bring up later `IntentionStore`, reaching people
+first `ContactStore`, the work several processes share `Coordination`, and a store several
 processes share also `LeaseStore`. `Storage` is all of them but the leases. Every operation on
 memories names its scope, and an implementation must filter by it: a scope is a wall.
 """
@@ -335,9 +336,12 @@ class IntentionStore(Protocol):
     async def close_intention(
         self, scope: str, intention_id: int, state: IntentionState, at: datetime
     ) -> bool:
-        """Move a pending intention of `scope` to `state` (done, cancelled, missed); a yearly
-        one made done is pending again, a year on, instead. False when it was not pending (or
-        not the scope's): whoever closes it first wins."""
+        """Move a pending intention of `scope` to `state` (done, cancelled, missed), done_at =
+        `at`; a yearly one made done or missed is pending again instead, due and until a year
+        on (done_at: when last done), but only once due (before, only cancelling closes it),
+        and simply closed if the same event is pending a year on already. False when it was
+        not pending (or not the scope's, or a yearly one not due): whoever closes it first
+        wins."""
         ...
 
 
@@ -428,7 +432,16 @@ class Coordination(Protocol):
         ...
 
 
-class Storage(BankStore, SessionStore, ArchiveStore, RoomStore, Coordination, Protocol):
+class Storage(
+    BankStore,
+    SessionStore,
+    ArchiveStore,
+    RoomStore,
+    IntentionStore,
+    ContactStore,
+    Coordination,
+    Protocol,
+):
     """The whole store, as the runtime opens and closes it."""
 
     async def schema_version(self) -> int: ...

@@ -15,29 +15,44 @@ import numpy as np
 from memory.records import (
     RECENT_RECALLS,
     ArchivedConversation,
+    Contact,
     DiaryEntry,
     EncodingWrite,
+    Intention,
     Member,
     Memory,
+    NewIntention,
     NewMemory,
+    Outreach,
     Profile,
     SessionRow,
     SessionSave,
     Vectors,
 )
+from memory.scopes import Scope
 
 __all__ = [
+    "CONTACT_COLUMNS",
     "INLINE_SNAPSHOTS",
+    "INTENTION_COLUMNS",
+    "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
+    "a_year_on",
     "clean_text",
+    "contact_row",
     "conversation_row",
     "diary_row",
     "encode_sessions",
+    "first_hours",
+    "intention_row",
+    "intention_values",
     "json_text",
     "member_row",
     "memory_row",
     "memory_values",
     "moment",
+    "outreach_row",
+    "private_chat",
     "profile_row",
     "profile_values",
     "recall_times",
@@ -193,6 +208,101 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
         )
         for user_id, name, text in write.profiles
     ]
+
+
+# An intention's columns, in the order intention_row reads them.
+INTENTION_COLUMNS = (
+    "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
+    " yearly, done_at"
+)
+
+
+def intention_values(intention: NewIntention) -> tuple[Any, ...]:
+    """A new intention's columns: scope, persona (the scope's), user_id, kind, what, ask,
+    due_at, until, created_at, conversation_id, yearly. ValueError if the scope is not one."""
+    return (
+        intention.scope,
+        Scope.parse(intention.scope).persona,
+        intention.user_id,
+        intention.kind,
+        clean_text(intention.what),
+        clean_text(intention.ask),
+        timestamp(intention.due_at),
+        timestamp(intention.until),
+        timestamp(intention.created_at),
+        intention.conversation_id,
+        int(intention.yearly),
+    )
+
+
+def intention_row(row: Any) -> Intention:
+    return Intention(
+        id=row[0],
+        scope=row[1],
+        user_id=row[2],
+        kind=row[3],
+        what=row[4],
+        ask=row[5],
+        due_at=moment(row[6]),
+        until=moment(row[7]),
+        created_at=moment(row[8]),
+        state=row[9],
+        conversation_id=row[10],
+        yearly=bool(row[11]),
+        done_at=None if row[12] is None else moment(row[12]),
+    )
+
+
+def a_year_on(at: datetime) -> datetime:
+    """The same moment a year later (29 February: the 28th)."""
+    try:
+        return at.replace(year=at.year + 1)
+    except ValueError:
+        return at.replace(year=at.year + 1, day=28)
+
+
+# A contact's columns, in the order contact_row reads them.
+CONTACT_COLUMNS = (
+    "persona, platform, user_id, private, last_heard, last_answered, hours, timezone, quiet,"
+    " refused_at"
+)
+
+
+def contact_row(row: Any) -> Contact:
+    return Contact(
+        persona=row[0],
+        platform=row[1],
+        user_id=row[2],
+        private=bool(row[3]),
+        last_heard=None if row[4] is None else moment(row[4]),
+        last_answered=None if row[5] is None else moment(row[5]),
+        hours=tuple(int(n) for n in json.loads(row[6])),
+        timezone=row[7],
+        quiet=bool(row[8]),
+        refused_at=None if row[9] is None else moment(row[9]),
+    )
+
+
+def first_hours(at: datetime) -> str:
+    """A new contact's `hours` column: one message, in `at`'s UTC hour."""
+    hours = [0] * 24
+    hours[at.astimezone(UTC).hour] = 1
+    return json.dumps(hours, separators=(",", ":"))
+
+
+OUTREACH_COLUMNS = 'persona, platform, user_id, key, state, at, "by"'
+
+
+def outreach_row(row: Any) -> Outreach:
+    return Outreach(row[0], row[1], row[2], row[3], row[4], moment(row[5]), row[6])
+
+
+def private_chat(scope: str) -> tuple[str, str, str] | None:
+    """(persona, platform, user id) when `scope` is a private chat's (its room written
+    `platform:dm:user id`, as bot.sessions.scope_key makes it), else None."""
+    persona, _, room = scope.partition("/")
+    platform, dm, user_id = [*room.split(":", 2), "", ""][:3]
+    return (persona, platform, user_id) if dm == "dm" and platform and user_id else None
 
 
 def vector_bytes(vector: Vectors) -> bytes:

@@ -1,6 +1,7 @@
 """The PostgreSQL store: the same operations as the SQLite store (session snapshots, the
-archive, long-term memories with their embeddings and full-text index, the diary, profiles and
-prune reports), on a server several bot processes can share, which adds leases.
+archive, long-term memories with their embeddings and full-text index, the diary, profiles,
+prune reports, intentions, contacts and the outreach ledger), on a server several bot processes
+can share, which adds leases.
 
 Times are unix seconds in double precision and JSON is text, as in SQLite, so both stores
 return identical objects (the row decoders are memory.storage.rows'). Every write that is one
@@ -19,8 +20,10 @@ import asyncpg
 from memory.storage.errors import StoreError
 from memory.storage.postgres.archive import PgArchive
 from memory.storage.postgres.base import server_name, settings
+from memory.storage.postgres.contacts import PgContacts
 from memory.storage.postgres.coordination import PgCoordination
 from memory.storage.postgres.embeddings import PgEmbeddings
+from memory.storage.postgres.intentions import PgIntentions
 from memory.storage.postgres.journal import PgJournal
 from memory.storage.postgres.leases import PgLeases
 from memory.storage.postgres.memories import PgMemories
@@ -37,6 +40,8 @@ class PgStore(
     PgEmbeddings,
     PgJournal,
     PgRooms,
+    PgIntentions,
+    PgContacts,
     PgCoordination,
     PgLeases,
 ):

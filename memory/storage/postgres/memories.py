@@ -21,6 +21,8 @@ import asyncpg
 
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
+from memory.storage.postgres.contacts import wipe_contact
+from memory.storage.postgres.intentions import insert_intention, wipe_intentions
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
     memory_row,
@@ -410,8 +412,9 @@ class PgMemories(PgVectors):
         return [r[0] for r in rows]
 
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
-        prune reports; returns how many memories went."""
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles,
+        prune reports and intentions (a private chat's: its person's contact and outreach
+        ledger too); returns how many memories went."""
         async with self._pool.acquire() as conn, conn.transaction():
             ids = [
                 r[0] for r in await conn.fetch("SELECT id FROM memories WHERE scope = $1", scope)
@@ -419,6 +422,8 @@ class PgMemories(PgVectors):
             gone = await self._delete(conn, scope, ids)
             for table in ("diary", "profiles", "pruned", "prune_days"):
                 await conn.execute(f"DELETE FROM {table} WHERE scope = $1", scope)
+            await wipe_intentions(conn, scope)
+            await wipe_contact(conn, scope)
         return len(gone)
 
     async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
@@ -483,6 +488,8 @@ class PgMemories(PgVectors):
                 " updated_at = excluded.updated_at, aliases = excluded.aliases",
                 profile_values(write, at),
             )
+            for intention in write.intentions:
+                await insert_intention(conn, intention)
         return ids
 
     async def prune(

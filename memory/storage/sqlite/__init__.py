@@ -1,6 +1,7 @@
 """The SQLite store, the source of truth when Kizuna runs alone: session snapshots, archived
 conversations and long-term memories (with their embeddings and a full-text index), the diary,
-user profiles and prune reports, in one file of the data folder.
+user profiles and prune reports, intentions, contacts and the outreach ledger, in one file of
+the data folder.
 
 `Store` is made of one part per thing kept (each a module here, on `SqliteBase`'s connection);
 together they implement memory.storage.Storage.
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 from memory.storage.sqlite.archive import SqliteArchive
 from memory.storage.sqlite.base import DATABASE
+from memory.storage.sqlite.contacts import SqliteContacts
 from memory.storage.sqlite.coordination import SqliteCoordination
 from memory.storage.sqlite.embeddings import SqliteEmbeddings
+from memory.storage.sqlite.intentions import SqliteIntentions
 from memory.storage.sqlite.journal import SqliteJournal
 from memory.storage.sqlite.memories import SqliteMemories
 from memory.storage.sqlite.rooms import SqliteRooms
@@ -27,6 +30,8 @@ class Store(
     SqliteEmbeddings,
     SqliteJournal,
     SqliteRooms,
+    SqliteIntentions,
+    SqliteContacts,
     SqliteCoordination,
 ):
     """Open with `await Store.open(path)` (or `read_only=True`, beside a running process);

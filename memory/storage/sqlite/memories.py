@@ -20,6 +20,8 @@ from memory.storage.rows import (
     timestamp,
 )
 from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.contacts import wipe_contact
+from memory.storage.sqlite.intentions import insert_intention, wipe_intentions
 
 __all__ = ["SqliteMemories", "scope_tag"]
 
@@ -354,14 +356,17 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows), its diary, profiles and
-        prune reports; returns how many memories went."""
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles,
+        prune reports and intentions (a private chat's: its person's contact and outreach
+        ledger too); returns how many memories went."""
         rows = await self._all("SELECT id FROM memories WHERE scope = ?", (scope,))
         ids = [r[0] for r in rows]
         try:
             gone = await self._delete(scope, ids)
             for table in ("diary", "profiles", "pruned", "prune_days"):
                 await self._db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
+            await wipe_intentions(self._db, scope)
+            await wipe_contact(self._db, scope)
             await self._db.commit()
         except BaseException:
             await self._db.rollback()
@@ -429,6 +434,8 @@ class SqliteMemories(SqliteBase):
                 " updated_at = excluded.updated_at, aliases = excluded.aliases",
                 profile_values(write, at),
             )
+            for intention in write.intentions:
+                await insert_intention(self._db, intention)
             await self._db.commit()
         except BaseException:
             await self._db.rollback()

@@ -1,0 +1,129 @@
+"""What personas mean to bring up later (memory.storage.IntentionStore), on PostgreSQL:
+follow-ups, reminders and special days, per scope. Encoding writes them with its conversation
+(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from memory.records import Intention, IntentionState, NewIntention
+from memory.storage.postgres.base import PgBase, clean_text
+from memory.storage.rows import (
+    INTENTION_COLUMNS,
+    a_year_on,
+    intention_row,
+    intention_values,
+    timestamp,
+)
+
+__all__ = ["PgIntentions", "insert_intention", "wipe_intentions"]
+
+_INSERT = (
+    "INSERT INTO intentions (scope, persona, user_id, kind, what, ask, due_at, until,"
+    " created_at, conversation_id, yearly) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    " ON CONFLICT (scope, user_id, kind, what, due_at) WHERE state = 'pending' DO NOTHING"
+    " RETURNING id"
+)
+_PENDING_TWIN = (
+    "SELECT id FROM intentions WHERE scope = $1 AND user_id = $2 AND kind = $3 AND what = $4"
+    " AND due_at = $5 AND state = 'pending'"
+)
+
+
+async def insert_intention(conn: asyncpg.Connection, intention: NewIntention) -> int:
+    """Add it in the caller's transaction; a pending one with the same user, kind, event and
+    due time is kept instead (its id is returned). Two adding the same at once: the unique
+    index makes the second wait for the first, then find it."""
+    values = list(intention_values(intention))
+    values[4], values[5] = clean_text(values[4]), clean_text(values[5])  # NUL too
+    new_id = await conn.fetchval(_INSERT, *values)
+    if new_id is None:
+        scope, _, user_id, kind, what, _, due_at, *_ = values
+        new_id = await conn.fetchval(_PENDING_TWIN, scope, user_id, kind, what, due_at)
+    return int(new_id)
+
+
+async def wipe_intentions(conn: asyncpg.Connection, scope: str) -> None:
+    """Delete the scope's intentions, in the caller's transaction."""
+    await conn.execute("DELETE FROM intentions WHERE scope = $1", scope)
+
+
+class PgIntentions(PgBase):
+    """Intentions by scope, and the scheduler's view of a persona's due ones."""
+
+    async def add_intention(self, intention: NewIntention) -> int:
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await insert_intention(conn, intention)
+
+    async def intentions(
+        self, scope: str, user_id: str | None = None, *, open_only: bool = True
+    ) -> list[Intention]:
+        rows = await self._pool.fetch(
+            f"SELECT {INTENTION_COLUMNS} FROM intentions WHERE scope = $1"
+            " AND ($2::text IS NULL OR user_id = $2) AND (NOT $3 OR state = 'pending')"
+            " ORDER BY due_at, id",
+            scope,
+            user_id,
+            open_only,
+        )
+        return [intention_row(r) for r in rows]
+
+    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
+        rows = await self._pool.fetch(
+            f"SELECT {INTENTION_COLUMNS} FROM intentions"
+            " WHERE persona = $1 AND state = 'pending' AND due_at <= $2"
+            " ORDER BY due_at, id LIMIT $3",
+            persona,
+            timestamp(now),
+            limit,
+        )
+        return [intention_row(r) for r in rows]
+
+    async def close_intention(
+        self, scope: str, intention_id: int, state: IntentionState, at: datetime
+    ) -> bool:
+        """See IntentionStore.close_intention. Under the row's lock, so that of two processes
+        closing it at once the second finds it closed (or rolled on, not due)."""
+        if state == "pending":
+            return False
+        async with self._pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                f"SELECT {INTENTION_COLUMNS} FROM intentions"
+                " WHERE scope = $1 AND id = $2 AND state = 'pending' FOR UPDATE",
+                scope,
+                intention_id,
+            )
+            if row is None:
+                return False
+            intention = intention_row(row)
+            if intention.yearly and state != "cancelled":
+                if intention.due_at > at:
+                    return False
+                due, until = a_year_on(intention.due_at), a_year_on(intention.until)
+                twin = await conn.fetchval(
+                    _PENDING_TWIN,
+                    scope,
+                    intention.user_id,
+                    intention.kind,
+                    intention.what,
+                    timestamp(due),
+                )
+                if twin is None:
+                    done = at if state == "done" else intention.done_at
+                    await conn.execute(
+                        "UPDATE intentions SET due_at = $1, until = $2, done_at = $3 WHERE id = $4",
+                        timestamp(due),
+                        timestamp(until),
+                        None if done is None else timestamp(done),
+                        intention_id,
+                    )
+                    return True
+            await conn.execute(
+                "UPDATE intentions SET state = $1, done_at = $2 WHERE id = $3",
+                state,
+                timestamp(at),
+                intention_id,
+            )
+        return True

@@ -1,0 +1,132 @@
+"""What personas mean to bring up later (memory.storage.IntentionStore): follow-ups,
+reminders and special days, per scope. Encoding writes them with its conversation
+(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import aiosqlite
+
+from memory.records import Intention, IntentionState, NewIntention
+from memory.storage.rows import (
+    INTENTION_COLUMNS,
+    a_year_on,
+    intention_row,
+    intention_values,
+    timestamp,
+)
+from memory.storage.sqlite.base import SqliteBase, serialised
+
+__all__ = ["SqliteIntentions", "insert_intention", "wipe_intentions"]
+
+_INSERT = (
+    "INSERT INTO intentions (scope, persona, user_id, kind, what, ask, due_at, until,"
+    " created_at, conversation_id, yearly) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (scope, user_id, kind, what, due_at) WHERE state = 'pending' DO NOTHING"
+    " RETURNING id"
+)
+
+
+async def insert_intention(db: aiosqlite.Connection, intention: NewIntention) -> int:
+    """Add it in the caller's transaction; a pending one with the same user, kind, event and
+    due time is kept instead (its id is returned)."""
+    values = intention_values(intention)
+    rows = list(await db.execute_fetchall(_INSERT, values))
+    if rows:
+        return int(rows[0][0])
+    scope, _, user_id, kind, what, _, due_at, *_ = values
+    rows = list(
+        await db.execute_fetchall(
+            "SELECT id FROM intentions WHERE scope = ? AND user_id = ? AND kind = ?"
+            " AND what = ? AND due_at = ? AND state = 'pending'",
+            (scope, user_id, kind, what, due_at),
+        )
+    )
+    return int(rows[0][0])
+
+
+async def wipe_intentions(db: aiosqlite.Connection, scope: str) -> None:
+    """Delete the scope's intentions, in the caller's transaction."""
+    await db.execute("DELETE FROM intentions WHERE scope = ?", (scope,))
+
+
+class SqliteIntentions(SqliteBase):
+    """Intentions by scope, and the scheduler's view of a persona's due ones."""
+
+    @serialised
+    async def add_intention(self, intention: NewIntention) -> int:
+        try:
+            new_id = await insert_intention(self._db, intention)
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return new_id
+
+    async def intentions(
+        self, scope: str, user_id: str | None = None, *, open_only: bool = True
+    ) -> list[Intention]:
+        rows = await self._all(
+            f"SELECT {INTENTION_COLUMNS} FROM intentions WHERE scope = ?"
+            " AND (? IS NULL OR user_id = ?) AND (? = 0 OR state = 'pending')"
+            " ORDER BY due_at, id",
+            (scope, user_id, user_id, int(open_only)),
+        )
+        return [intention_row(r) for r in rows]
+
+    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
+        rows = await self._all(
+            f"SELECT {INTENTION_COLUMNS} FROM intentions"
+            " WHERE persona = ? AND state = 'pending' AND due_at <= ?"
+            " ORDER BY due_at, id LIMIT ?",
+            (persona, timestamp(now), limit),
+        )
+        return [intention_row(r) for r in rows]
+
+    @serialised
+    async def close_intention(
+        self, scope: str, intention_id: int, state: IntentionState, at: datetime
+    ) -> bool:
+        """See IntentionStore.close_intention; a yearly one rolls by its due time read here,
+        its twin a year on checked first (the unique index of pending ones would refuse)."""
+        row = await self._one(
+            f"SELECT {INTENTION_COLUMNS} FROM intentions"
+            " WHERE scope = ? AND id = ? AND state = 'pending'",
+            (scope, intention_id),
+        )
+        if row is None or state == "pending":
+            return False
+        intention = intention_row(row)
+        try:
+            if intention.yearly and state != "cancelled":
+                if intention.due_at > at:
+                    return False
+                due, until = a_year_on(intention.due_at), a_year_on(intention.until)
+                twin = await self._one(
+                    "SELECT 1 FROM intentions WHERE scope = ? AND user_id = ? AND kind = ?"
+                    " AND what = ? AND due_at = ? AND state = 'pending'",
+                    (scope, intention.user_id, intention.kind, intention.what, timestamp(due)),
+                )
+                if twin is None:
+                    done = at if state == "done" else intention.done_at
+                    await self._db.execute(
+                        "UPDATE intentions SET due_at = ?, until = ?, done_at = ? WHERE id = ?",
+                        (
+                            timestamp(due),
+                            timestamp(until),
+                            None if done is None else timestamp(done),
+                            intention_id,
+                        ),
+                    )
+                    await self._db.commit()
+                    return True
+            await self._db.execute(
+                "UPDATE intentions SET state = ?, done_at = ? WHERE id = ?",
+                (state, timestamp(at), intention_id),
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return True

@@ -1,0 +1,463 @@
+"""The stores' intentions, contacts and outreach ledger (memory.storage.IntentionStore and
+ContactStore), on SQLite and on PostgreSQL: pending intentions deduplicated, yearly ones
+rolling on, scope walls, contacts learning their hours, a message claimed once (across
+processes on PostgreSQL), and a private chat's wipe taking its person's rows."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.records import EncodingWrite, NewIntention, OutreachState
+from memory.storage import Storage
+from tests.fakes.postgres import StoreOpener
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+DM = "miao/telegram:dm:7"  # user 7's private chat with miao
+GROUP = "miao/telegram:-100:user:7"  # user 7's corner of a group
+
+
+@pytest.fixture
+async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await open_store(tmp_path / "kizuna.sqlite3")
+    yield opened
+    await opened.close()
+
+
+def exam(
+    scope: str = DM, *, due: datetime = T0 + timedelta(days=1), **fields: object
+) -> NewIntention:
+    intention = NewIntention(
+        scope=scope,
+        user_id="7",
+        kind="follow_up",
+        what="her exam",
+        ask="ask how the exam went",
+        due_at=due,
+        until=due + timedelta(days=3),
+        created_at=T0,
+    )
+    return replace(intention, **fields)  # type: ignore[arg-type]
+
+
+def birthday(due: datetime) -> NewIntention:
+    return exam(
+        kind="special_day",
+        what="her birthday",
+        ask="wish her a happy birthday",
+        due=due,
+        until=due + timedelta(days=1),
+        yearly=True,
+    )
+
+
+async def archive(store: Storage, scope: str = DM) -> int:
+    persona, _, room = scope.partition("/")
+    return await store.archive_conversation(
+        persona,
+        room,
+        started_at=T0 - timedelta(minutes=5),
+        ended_at=T0,
+        reason="idle",
+        turns=[{"role": "user", "text": "my exam is tomorrow"}],
+        snapshot={"turns": []},
+    )
+
+
+def encoding(conversation_id: int, *intentions: NewIntention) -> EncodingWrite:
+    return EncodingWrite(
+        conversation_id=conversation_id,
+        scope=DM,
+        at=T0,
+        memories=[],
+        sibling_links=[],
+        merges=(),
+        diary=None,
+        profiles=[],
+        recap="an exam",
+        intentions=intentions,
+    )
+
+
+# --- intentions ------------------------------------------------------------------------------
+
+
+async def test_an_intention_is_kept_with_all_it_was_given(store: Storage) -> None:
+    given = exam(conversation_id=None)
+    new_id = await store.add_intention(given)
+    [kept] = await store.intentions(DM)
+    assert kept.id == new_id
+    assert (kept.scope, kept.user_id, kept.kind, kept.what, kept.ask) == (
+        DM,
+        "7",
+        "follow_up",
+        "her exam",
+        "ask how the exam went",
+    )
+    assert (kept.due_at, kept.until, kept.created_at) == (given.due_at, given.until, T0)
+    assert (kept.state, kept.yearly, kept.done_at, kept.conversation_id) == (
+        "pending",
+        False,
+        None,
+        None,
+    )
+
+
+async def test_the_same_pending_intention_added_twice_is_one(store: Storage) -> None:
+    first = await store.add_intention(exam())
+    assert await store.add_intention(exam(ask="ask about the exam")) == first
+    later = await store.add_intention(exam(due=T0 + timedelta(days=2)))
+    other_user = await store.add_intention(exam(user_id="8"))
+    assert len({first, later, other_user}) == 3
+    assert len(await store.intentions(DM)) == 3
+
+
+async def test_a_closed_intention_does_not_stop_a_new_one(store: Storage) -> None:
+    first = await store.add_intention(exam())
+    assert await store.close_intention(DM, first, "done", T0 + timedelta(days=1))
+    again = await store.add_intention(exam())
+    assert again != first
+    assert [i.id for i in await store.intentions(DM)] == [again]
+
+
+async def test_intentions_are_soonest_first_per_user_and_open_only(store: Storage) -> None:
+    late = await store.add_intention(exam(due=T0 + timedelta(days=5), what="the move"))
+    soon = await store.add_intention(exam(due=T0 + timedelta(days=1)))
+    theirs = await store.add_intention(exam(user_id="8", what="his trip"))
+    assert [i.id for i in await store.intentions(DM)] == [soon, theirs, late]
+    assert [i.id for i in await store.intentions(DM, "7")] == [soon, late]
+    await store.close_intention(DM, soon, "cancelled", T0)
+    assert [i.id for i in await store.intentions(DM, "7")] == [late]
+    every = await store.intentions(DM, "7", open_only=False)
+    assert [(i.id, i.state, i.done_at) for i in every] == [
+        (soon, "cancelled", T0),
+        (late, "pending", None),
+    ]
+
+
+async def test_a_scope_is_a_wall_for_intentions(store: Storage) -> None:
+    mine = await store.add_intention(exam(DM))
+    await store.add_intention(exam(GROUP))
+    assert [i.scope for i in await store.intentions(GROUP)] == [GROUP]
+    assert not await store.close_intention(GROUP, mine, "done", T0)
+    assert [i.state for i in await store.intentions(DM)] == ["pending"]
+
+
+async def test_a_scope_that_is_not_one_is_refused(store: Storage) -> None:
+    with pytest.raises(ValueError, match="not a scope"):
+        await store.add_intention(exam("no-persona-here"))
+
+
+async def test_due_intentions_are_the_personas_pending_ones_due_by_now(store: Storage) -> None:
+    now = T0 + timedelta(days=2)
+    first = await store.add_intention(exam(DM, due=T0 + timedelta(hours=1)))
+    second = await store.add_intention(exam(GROUP, due=T0 + timedelta(days=1)))
+    await store.add_intention(exam(DM, due=now + timedelta(seconds=1), what="later"))
+    closed = await store.add_intention(exam(DM, due=T0, what="closed"))
+    await store.close_intention(DM, closed, "done", T0)
+    await store.add_intention(exam("pip/telegram:dm:7", due=T0))  # another persona's
+    assert [i.id for i in await store.due_intentions("miao", now, limit=10)] == [first, second]
+    assert [i.id for i in await store.due_intentions("miao", now, limit=1)] == [first]
+
+
+async def test_whoever_closes_an_intention_first_wins(store: Storage) -> None:
+    new_id = await store.add_intention(exam())
+    at = T0 + timedelta(days=1)
+    assert await store.close_intention(DM, new_id, "done", at)
+    assert not await store.close_intention(DM, new_id, "missed", at)
+    assert not await store.close_intention(DM, new_id + 1000, "done", at)
+    [kept] = await store.intentions(DM, open_only=False)
+    assert (kept.state, kept.done_at) == ("done", at)
+
+
+async def test_a_yearly_intention_done_is_pending_again_a_year_on(store: Storage) -> None:
+    due = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+    new_id = await store.add_intention(birthday(due))
+    assert not await store.close_intention(DM, new_id, "done", due - timedelta(hours=1))
+    assert await store.close_intention(DM, new_id, "done", due + timedelta(hours=2))
+    [kept] = await store.intentions(DM)
+    assert (kept.id, kept.state) == (new_id, "pending")
+    assert (kept.due_at, kept.until) == (due.replace(year=2027), due.replace(year=2027, day=6))
+    assert kept.done_at == due + timedelta(hours=2)
+    # Closing it again the same day finds it not due: the greeting went once.
+    assert not await store.close_intention(DM, new_id, "done", due + timedelta(hours=3))
+
+
+async def test_a_missed_yearly_intention_rolls_on_too(store: Storage) -> None:
+    due = datetime(2028, 2, 29, 9, 0, tzinfo=UTC)  # a leap day: the 28th in other years
+    new_id = await store.add_intention(birthday(due))
+    assert await store.close_intention(DM, new_id, "missed", due + timedelta(days=2))
+    [kept] = await store.intentions(DM)
+    assert (kept.state, kept.done_at) == ("pending", None)
+    assert (kept.due_at, kept.until) == (
+        datetime(2029, 2, 28, 9, 0, tzinfo=UTC),
+        datetime(2029, 3, 1, 9, 0, tzinfo=UTC),
+    )
+
+
+async def test_a_yearly_intention_cancelled_stays_cancelled(store: Storage) -> None:
+    due = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+    new_id = await store.add_intention(birthday(due))
+    assert await store.close_intention(DM, new_id, "cancelled", T0)
+    assert await store.intentions(DM) == []
+
+
+async def test_a_yearly_intention_already_pending_next_year_is_simply_closed(
+    store: Storage,
+) -> None:
+    due = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+    this_year = await store.add_intention(birthday(due))
+    next_year = await store.add_intention(birthday(due.replace(year=2027)))
+    assert await store.close_intention(DM, this_year, "done", due)
+    assert [(i.id, i.state) for i in await store.intentions(DM, open_only=False)] == [
+        (this_year, "done"),
+        (next_year, "pending"),
+    ]
+
+
+async def test_encoding_writes_its_intentions_with_the_conversation(store: Storage) -> None:
+    conversation = await archive(store)
+    said = exam(conversation_id=conversation)
+    written = encoding(conversation, said, replace(said, what="the move"))
+    assert await store.commit_encoding(written) == []
+    kept = await store.intentions(DM)
+    assert [(i.what, i.conversation_id) for i in kept] == [
+        ("her exam", conversation),
+        ("the move", conversation),
+    ]
+    # Encoded already: nothing is written twice.
+    assert await store.commit_encoding(written) is None
+    assert len(await store.intentions(DM)) == 2
+
+
+async def test_encoding_keeps_one_of_an_intention_already_pending(store: Storage) -> None:
+    before = await store.add_intention(exam())
+    conversation = await archive(store)
+    await store.commit_encoding(encoding(conversation, exam(conversation_id=conversation)))
+    assert [i.id for i in await store.intentions(DM)] == [before]
+
+
+# --- contacts --------------------------------------------------------------------------------
+
+
+async def test_an_unknown_contact_is_none(store: Storage) -> None:
+    assert await store.contact("miao", "telegram", "7") is None
+
+
+async def test_hearing_someone_counts_their_hours_and_remembers_privacy(store: Storage) -> None:
+    await store.heard("miao", "telegram", "7", T0, private=False)
+    first = await store.contact("miao", "telegram", "7")
+    assert first is not None
+    assert (first.private, first.last_heard, first.last_answered) == (False, T0, None)
+    assert first.hours[12] == 1 and sum(first.hours) == 1
+    assert first.unanswered
+    await store.heard("miao", "telegram", "7", T0 + timedelta(minutes=5), private=True)
+    await store.heard("miao", "telegram", "7", T0 + timedelta(hours=9), private=False)
+    # An older message heard late does not move last_heard back.
+    await store.heard("miao", "telegram", "7", T0 - timedelta(hours=1), private=False)
+    later = await store.contact("miao", "telegram", "7")
+    assert later is not None
+    assert later.private  # once true, it stays
+    assert later.last_heard == T0 + timedelta(hours=9)
+    assert (later.hours[11], later.hours[12], later.hours[21], sum(later.hours)) == (1, 2, 1, 4)
+
+
+async def test_an_answer_is_remembered(store: Storage) -> None:
+    await store.heard("miao", "telegram", "7", T0, private=True)
+    await store.answered("miao", "telegram", "7", T0 + timedelta(seconds=3))
+    contact = await store.contact("miao", "telegram", "7")
+    assert contact is not None
+    assert contact.last_answered == T0 + timedelta(seconds=3)
+    assert not contact.unanswered
+
+
+async def test_set_contact_changes_only_what_is_given(store: Storage) -> None:
+    await store.set_contact("miao", "telegram", "7", timezone="Asia/Shanghai", at=T0)
+    made = await store.contact("miao", "telegram", "7")
+    assert made is not None
+    assert (made.timezone, made.quiet, made.refused_at, made.private) == (
+        "Asia/Shanghai",
+        False,
+        None,
+        False,
+    )
+    assert made.hours == (0,) * 24 and made.last_heard is None
+    await store.set_contact("miao", "telegram", "7", quiet=True, at=T0)
+    await store.set_contact("miao", "telegram", "7", refused_at=T0 + timedelta(days=1), at=T0)
+    changed = await store.contact("miao", "telegram", "7")
+    assert changed is not None
+    assert (changed.timezone, changed.quiet, changed.refused_at) == (
+        "Asia/Shanghai",
+        True,
+        T0 + timedelta(days=1),
+    )
+    await store.set_contact("miao", "telegram", "7", quiet=False, at=T0)
+    unquiet = await store.contact("miao", "telegram", "7")
+    assert unquiet is not None and not unquiet.quiet
+
+
+async def test_contacts_are_those_heard_before_a_time_privately_by_default(
+    store: Storage,
+) -> None:
+    await store.heard("miao", "telegram", "1", T0 - timedelta(days=4), private=True)
+    await store.heard("miao", "telegram", "2", T0 - timedelta(days=5), private=False)
+    await store.heard("miao", "telegram", "3", T0, private=True)  # heard lately
+    await store.heard("miao", "discord", "4", T0 - timedelta(days=4), private=True)
+    await store.heard("pip", "telegram", "5", T0 - timedelta(days=4), private=True)
+    await store.set_contact("miao", "telegram", "6", quiet=True, at=T0)  # never heard
+    since = T0 - timedelta(days=3)
+    private = await store.contacts("miao", "telegram", heard_before=since)
+    assert [c.user_id for c in private] == ["1"]
+    every = await store.contacts("miao", "telegram", private=False, heard_before=since)
+    assert [c.user_id for c in every] == ["2", "1"]  # longest silent first
+
+
+# --- the outreach ledger ---------------------------------------------------------------------
+
+
+async def claim(store: Storage, key: str, at: datetime, *, by: str = "a") -> bool:
+    return await store.claim_outreach(
+        "miao", "telegram", "7", key, by=by, at=at, stale_before=at - timedelta(minutes=10)
+    )
+
+
+async def test_a_message_is_claimed_once(store: Storage) -> None:
+    assert await claim(store, "intention:1", T0)
+    assert not await claim(store, "intention:1", T0, by="b")
+    assert await claim(store, "intention:2", T0, by="b")
+    assert await store.claim_outreach(
+        "miao", "telegram", "8", "intention:1", by="b", at=T0, stale_before=T0
+    )
+    [second, first] = await store.outreach("miao", "telegram", "7", since=T0)
+    assert {(first.key, first.by), (second.key, second.by)} == {
+        ("intention:1", "a"),
+        ("intention:2", "b"),
+    }
+    assert first.state == second.state == "claimed"
+
+
+async def test_a_stale_claim_may_be_taken_over_and_no_other_state(store: Storage) -> None:
+    assert await claim(store, "intention:1", T0)
+    assert not await claim(store, "intention:1", T0 + timedelta(minutes=9), by="b")
+    later = T0 + timedelta(minutes=11)  # the claimer died before sending
+    assert await claim(store, "intention:1", later, by="b")
+    [taken] = await store.outreach("miao", "telegram", "7", since=T0)
+    assert (taken.state, taken.at, taken.by) == ("claimed", later, "b")
+    closed: tuple[OutreachState, ...] = ("sending", "sent", "refused", "dropped")
+    for state in closed:
+        key = f"checkin:{state}"
+        assert await claim(store, key, T0)
+        await store.outreach_state("miao", "telegram", "7", key, state, T0)
+        assert not await claim(store, key, T0 + timedelta(days=30), by="b")
+
+
+async def test_the_ledger_is_newest_first_since_a_time(store: Storage) -> None:
+    await claim(store, "intention:1", T0)
+    await claim(store, "intention:2", T0 + timedelta(days=1))
+    await claim(store, "intention:3", T0 + timedelta(days=2))
+    await store.outreach_state(
+        "miao", "telegram", "7", "intention:1", "sent", T0 + timedelta(days=3)
+    )
+    found = await store.outreach("miao", "telegram", "7", since=T0 + timedelta(days=1))
+    assert [(o.key, o.state) for o in found] == [
+        ("intention:1", "sent"),
+        ("intention:3", "claimed"),
+        ("intention:2", "claimed"),
+    ]
+    assert await store.outreach("pip", "telegram", "7", since=T0) == []
+
+
+# --- wipes -----------------------------------------------------------------------------------
+
+
+async def test_a_wipe_takes_the_scopes_intentions(store: Storage) -> None:
+    await store.add_intention(exam(DM))
+    await store.add_intention(exam(GROUP))
+    await store.heard("miao", "telegram", "7", T0, private=False)
+    await claim(store, "intention:1", T0)
+    await store.wipe_memories(GROUP)
+    assert await store.intentions(GROUP, open_only=False) == []
+    assert len(await store.intentions(DM)) == 1
+    # A group's wipe leaves the person's contact and ledger alone.
+    assert await store.contact("miao", "telegram", "7") is not None
+    assert len(await store.outreach("miao", "telegram", "7", since=T0)) == 1
+
+
+async def test_a_private_chats_wipe_takes_its_persons_contact_and_ledger(store: Storage) -> None:
+    await store.add_intention(exam(DM))
+    for persona in ("miao", "pip"):
+        await store.heard(persona, "telegram", "7", T0, private=True)
+        await store.claim_outreach(
+            persona, "telegram", "7", "checkin:x", by="a", at=T0, stale_before=T0
+        )
+    await store.heard("miao", "telegram", "8", T0, private=True)
+    await store.wipe_memories(DM)
+    assert await store.intentions(DM, open_only=False) == []
+    assert await store.contact("miao", "telegram", "7") is None
+    assert await store.outreach("miao", "telegram", "7", since=T0) == []
+    # Another persona's and another person's stay.
+    assert await store.contact("pip", "telegram", "7") is not None
+    assert len(await store.outreach("pip", "telegram", "7", since=T0)) == 1
+    assert await store.contact("miao", "telegram", "8") is not None
+
+
+async def test_intention_ids_are_never_reused(store: Storage) -> None:
+    first = await store.add_intention(exam())
+    await store.wipe_memories(DM)
+    assert await store.add_intention(exam()) > first
+
+
+# --- several processes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_two_processes_claiming_one_message_get_one_true(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    first, second = await open_store(path), await open_store(path)
+    try:
+        for round_ in range(20):
+            key = f"intention:{round_}"
+            won = await asyncio.gather(
+                claim(first, key, T0, by="a"),
+                claim(second, key, T0, by="b"),
+                claim(first, key, T0, by="a"),
+                claim(second, key, T0, by="b"),
+            )
+            assert sorted(won) == [False, False, False, True]
+        # A stale claim taken over at once by both: one of them.
+        later = T0 + timedelta(hours=1)
+        taken = await asyncio.gather(
+            claim(first, "intention:0", later, by="a"), claim(second, "intention:0", later, by="b")
+        )
+        assert sorted(taken) == [False, True]
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_two_processes_closing_one_yearly_intention_roll_it_once(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    first, second = await open_store(path), await open_store(path)
+    try:
+        due = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+        new_id = await first.add_intention(birthday(due))
+        won = await asyncio.gather(
+            first.close_intention(DM, new_id, "done", due),
+            second.close_intention(DM, new_id, "done", due),
+        )
+        assert sorted(won) == [False, True]
+        [kept] = await second.intentions(DM)
+        assert kept.due_at == due.replace(year=2027)
+    finally:
+        await first.close()
+        await second.close()
