@@ -195,9 +195,11 @@ class Engine:
                 return silent
         elif (refused := self.refusal(event)) is not None:
             return refused
-        # Asked not to be written to, by a message said to the persona (not one overheard).
+        # Only a message said to the persona is one it owes an answer (outreach waits while
+        # one is unanswered): one overheard in a group is not, nor is it a request for quiet.
         quieted = heard.call is not None and asks_for_quiet(event.text)
-        await self._heard_from(persona, event, quieted)
+        if heard.call is not None:
+            await self._heard_from(persona, event, quieted)
         session = await self.session(event)
         if session.answered(event.message_id):  # delivered again after a crash
             log.info("%s: message %s was answered already", persona.key, event.message_id)

@@ -135,15 +135,15 @@ async def test_stop_messaging_me_sets_quiet_and_the_reply_acknowledges_it(bot: B
     assert [i.what for i in await bot.store.intentions(DM, "u1")] == ["her exam"]
 
 
-async def test_a_stop_request_overheard_in_a_group_is_not_one(tmp_path: Path) -> None:
-    bot = await open_bot(tmp_path / "k.sqlite3", clock=FakeClock(NOW))
-    try:
-        said = make_event("he won't stop. stop messaging me, Bob!", is_dm=False, addressed=())
-        await bot.engine.handle(said)
-        contact = await bot.store.contact("pip", "discord", "u1")
-        assert contact is None or not contact.quiet
-    finally:
-        await bot.close()
+async def test_a_message_overheard_in_a_group_is_owed_no_answer_nor_asks_for_quiet(
+    bot: Bot,
+) -> None:
+    said = make_event("he won't stop. stop messaging me, Bob!", is_dm=False, addressed=())
+    await bot.engine.handle(said)
+    assert await bot.store.contact("pip", "discord", "u1") is None
+    await bot.engine.handle(make_event("hi"))
+    contact = await bot.store.contact("pip", "discord", "u1")
+    assert contact is not None and not contact.quiet and not contact.unanswered
 
 
 def _new(what: str, ask: str, *, due: datetime = NOW - timedelta(hours=1)) -> NewIntention:
