@@ -21,6 +21,10 @@ signs its message with its name in bold. `/persona set NAME` binds a channel; in
 needs the Manage Channels permission (or a configured admin id). The same permission, or
 Manage Server, is what the engine asks of whoever wipes, exports, forgets from or changes the
 state of a channel-scoped persona's memory (`ChatEvent.admin`).
+
+It is also a courier (`write_first`, bot.courier): a persona writes first in a user's DM,
+opened by id. Discord delivers a bot's DM only to someone who shares a server with it and
+allows DMs from its members (Forbidden: refused).
 """
 
 from __future__ import annotations
@@ -35,14 +39,16 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 from discord import app_commands
 
-from adapters.surface import Surface, attachment
+from adapters.surface import CourierSurface, attachment
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
+from bot.courier import Delivery
 from bot.engine import Engine
 from bot.events import Addressed, Attachment, ChatEvent
 from bot.front import Front, Spoken
@@ -55,6 +61,12 @@ Interaction = discord.Interaction[discord.Client]
 Where = discord.abc.Messageable | Interaction
 READY_TIMEOUT = 60.0  # seconds from login to the gateway's READY
 WEBHOOK_NAME = "Kizuna"  # the channel webhook personas speak through
+# Discord's codes for a DM no one will receive: 50007 cannot send messages to this user (DMs
+# closed, no shared server, the bot blocked), 50033 invalid recipient, 10013 unknown user.
+NO_DM = frozenset({50007, 50033, 10013})
+# Failures after a request left for Discord (it may have acted on it); the others (connecting,
+# a refused connection) mean it never arrived.
+_LEFT = (aiohttp.ServerDisconnectedError, aiohttp.SocketTimeoutError, aiohttp.ClientPayloadError)
 
 
 def _client(shard_ids: Sequence[int], shard_count: int | None, **options: Any) -> discord.Client:
@@ -75,7 +87,7 @@ def _client(shard_ids: Sequence[int], shard_count: int | None, **options: Any) -
     return discord.AutoShardedClient(shard_ids=ids, shard_count=shard_count, **options)
 
 
-class DiscordAdapter(Surface[Where]):
+class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     """Runs one Discord bot speaking as `persona` (a persona key known to `engine`, or
     several: the first is the default)."""
 
@@ -321,6 +333,32 @@ class DiscordAdapter(Surface[Where]):
             return None
         self._webhooks[channel.id] = hook
         return hook
+
+    # -- writing first (bot.courier)
+
+    async def private(self, user_id: str) -> discord.DMChannel:
+        """The user's DM with the bot (cached by discord.py once opened): no need to fetch
+        the user first, their id is enough."""
+        return await self.client.create_dm(discord.Object(id=int(user_id)))
+
+    async def deliver(self, chat: discord.DMChannel, text: str) -> None:
+        await chat.send(text)
+
+    def verdict(self, error: Exception) -> Delivery | None:
+        """Forbidden, or a code saying no one is there to receive it: refused. A connection
+        lost after the request left: sent (it may have been delivered). Any other failure of
+        Discord or the network: unreachable."""
+        if isinstance(error, discord.Forbidden):
+            return "refused"
+        if isinstance(error, discord.HTTPException):
+            return "refused" if error.code in NO_DM else "unreachable"
+        if isinstance(error, discord.DiscordException):  # rate limited past waiting, ...
+            return "unreachable"
+        if isinstance(error, _LEFT):
+            return "sent"
+        if isinstance(error, aiohttp.ClientError | TimeoutError | OSError):
+            return "unreachable"
+        return None
 
     # -- slash commands
 

@@ -6,21 +6,24 @@ bank, one scheduler), until asked to stop.
 
 Tokens are checked before anything opens: a missing one is one line naming the configuration
 key and the variable. A bot that cannot start (a rejected token, no network) stops the others
-and the runtime cleanly, and says which bot and why.
+and the runtime cleanly, and says which bot and why. The started bots that can write first to
+a person (Telegram, Discord) are `couriers_of(started)`, for bot.outreach.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from adapters.progress import embedding_bar
+from adapters.surface import CourierSurface
 from adapters.web import WebServer
 from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
 from bot import redact
 from bot.config import ENV_NAME, BotConfig, Config
+from bot.courier import Courier
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.persona import Persona
@@ -29,7 +32,7 @@ from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
 
-__all__ = ["Adapter", "BotStartError", "bot_tokens", "host"]
+__all__ = ["Adapter", "BotStartError", "bot_tokens", "couriers_of", "host"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,12 @@ def _up(config: Config, bot: BotConfig) -> str:
         where = f"http://{host}:{web.port}/ (inspector: /inspect)"
         return f"web client is up at {where}: {', '.join(bot.hosted)}"
     return f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
+
+
+def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
+    """The bots among `started` that can write first to a person (bot.courier): Telegram's and
+    Discord's, not the web client (it has no way to reach someone who is not on the page)."""
+    return tuple(a for a in started if isinstance(a, CourierSurface))
 
 
 def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -25,6 +25,11 @@ The hooks a platform may supply besides `send`: `typing` (shown while a turn run
 its own name and face), `show` (a command's answer with its buttons and file), `acknowledge`
 (before a command runs), `admin`, `apologise`. `attachment` makes an attachment whose
 download failures are `FetchError`s, as the front expects.
+
+A platform whose bot can write first to a person (bot.courier.Courier, for bot.outreach) is a
+`CourierSurface`: it opens the person's private chat (`private`), sends a piece there
+(`deliver`) and says what its errors mean (`verdict`); `write_first` signs, splits, sends and
+never raises.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 from bot import redact
 from bot.answers import Answer
 from bot.catalogue import say
+from bot.courier import Delivery
 from bot.engine import Engine
 from bot.events import (
     PLATFORM_LIMITS,
@@ -54,9 +60,10 @@ from bot.events import (
 )
 from bot.front import Front, Spoken
 
-__all__ = ["EventDetails", "Surface", "attachment", "typing_every"]
+__all__ = ["CourierSurface", "EventDetails", "Surface", "attachment", "typing_every"]
 
 Where = TypeVar("Where")  # where an answer goes: a channel, a message replied to, a socket
+Private = TypeVar("Private")  # a person's private chat with the bot, as the platform names it
 
 
 class EventDetails(TypedDict, total=False):
@@ -188,7 +195,10 @@ class Surface(ABC, Generic[Where]):
         reply = spoken.reply
         if not spoken.several or not reply.text:
             return reply.chunks
-        return self.split(self.signature.format(name=spoken.persona.identity.name) + reply.text)
+        return self.split(self._sign(spoken) + reply.text)
+
+    def _sign(self, spoken: Spoken) -> str:
+        return self.signature.format(name=spoken.persona.identity.name)
 
     async def say(self, where: Where, text: str) -> None:
         await self.send(where, self.split(text))
@@ -248,6 +258,77 @@ class Surface(ABC, Generic[Where]):
             event.channel_id,
             redact.failure(error),
         )
+
+
+class CourierSurface(Surface[Where], Generic[Where, Private]):
+    """A surface whose bot writes first to a person, by their stable id, in their private
+    chat with it: a `bot.courier.Courier`."""
+
+    @abstractmethod
+    async def private(self, user_id: str) -> Private:
+        """The private chat with `user_id`, opened if need be; raises the platform's error."""
+
+    @abstractmethod
+    async def deliver(self, chat: Private, text: str) -> None:
+        """Send one message (within `limit`) there; raises the platform's error."""
+
+    @abstractmethod
+    def verdict(self, error: Exception) -> Delivery | None:
+        """What an error of `private` or `deliver` means: refused (the platform will not
+        deliver to this person), unreachable (try again later), or sent (the request left and
+        may have been delivered, so it must not go again). None: no platform error (a bug)."""
+
+    def hosts(self, persona: str) -> bool:
+        return persona in self.front.router.personas
+
+    async def write_first(self, user_id: str, spoken: Spoken) -> Delivery:
+        """Send `spoken` to `user_id` privately (bot.courier.Courier). Signed with the
+        persona's name where this bot hosts several, whatever `spoken.several` says: the
+        sender does not know the bot. Nothing to say is not sent (unreachable: the sender
+        composes again later). Never raises."""
+        text = spoken.reply.text.strip()
+        if text and self.front.router.several:
+            text = self._sign(spoken) + text
+        chunks = self.split(text)
+        if not chunks:
+            self.log.warning("nothing to write first to %s user %s", self.platform, user_id)
+            return "unreachable"
+        try:
+            chat = await self.private(user_id)
+        except Exception as e:
+            # Nothing of the message left yet: a doubt while opening the chat is no message.
+            return self._judged(user_id, e, left=False)
+        for number, chunk in enumerate(chunks):
+            try:
+                await self.deliver(chat, chunk)
+            except Exception as e:
+                if not number:
+                    return self._judged(user_id, e, left=True)
+                # Once a part went out, the message is sent: never again from its start.
+                self.log.warning(
+                    "writing first to %s user %s: sent %d of %d parts (%s)",
+                    self.platform,
+                    user_id,
+                    number,
+                    len(chunks),
+                    redact.failure(e),
+                )
+                return "sent"
+        self.log.info("wrote first to %s user %s", self.platform, user_id)
+        return "sent"
+
+    def _judged(self, user_id: str, error: Exception, *, left: bool) -> Delivery:
+        """What `error` means for the message (`verdict`); `left`: the message was on its
+        way (else a doubt is nothing sent). Logged without the error's message."""
+        found = self.verdict(error)
+        said = redact.failure(error)
+        if found is None:
+            self.log.error("writing first to %s user %s failed: %s", self.platform, user_id, said)
+            return "unreachable"
+        if found == "sent" and not left:
+            found = "unreachable"
+        self.log.info("writing first to %s user %s: %s (%s)", self.platform, user_id, found, said)
+        return found
 
 
 def attachment(

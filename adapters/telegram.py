@@ -14,6 +14,11 @@ answers that show memories (`Answer.private`) go to the sender's private chat wi
 Discord's are ephemeral; their buttons still act in the group they were asked in.
 `start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`, which would
 own the loop and the signals), so one process can host several bots.
+
+It is also a courier (`write_first`, bot.courier): a persona writes first to a user's private
+chat, whose id is the user's. Telegram lets a bot write only to users who started it and have
+not blocked it (Forbidden: refused); a failure once the request left (a timeout waiting for the
+answer, a connection dropped) counts as sent, since Telegram may have delivered it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 from telegram import (
     BotCommand,
     InlineKeyboardButton,
@@ -41,7 +47,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
-from telegram.error import Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -52,10 +58,11 @@ from telegram.ext import (
     filters,
 )
 
-from adapters.surface import Surface, attachment, typing_every
+from adapters.surface import CourierSurface, attachment, typing_every
 from bot import commands, redact
 from bot.answers import Answer, Button
 from bot.catalogue import say
+from bot.courier import Delivery
 from bot.engine import Engine
 from bot.events import Addressed, Attachment, ChatEvent
 from bot.front import Front
@@ -76,6 +83,14 @@ TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat ac
 STANDBY_SECONDS = 5.0
 
 CALLBACK_BYTES = 64  # Telegram's limit on a button's callback data
+# Seconds to wait for Telegram's answer to a message written first; past them it may have been
+# delivered, so it counts as sent.
+WRITE_FIRST_TIMEOUT = 20.0
+# Failures after a request left for Telegram (it may have acted on it), as httpx names them;
+# the others (connecting, a full pool, writing the request) mean it never arrived.
+_LEFT = (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.DecodingError)
+# Bad requests that mean there is no such person to write to.
+_NO_CHAT = re.compile(r"chat not found|user not found|peer_id_invalid", re.IGNORECASE)
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,8 +114,9 @@ def webhook_secret(token: str) -> str:
     return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
 
 
-class TelegramAdapter(Surface[Message]):
-    """Answers where it was asked: each message and command is replied to."""
+class TelegramAdapter(CourierSurface[Message, int]):
+    """Answers where it was asked: each message and command is replied to. Writes first to a
+    user's private chat, by id."""
 
     platform = "telegram"
     bursts = True
@@ -120,6 +136,7 @@ class TelegramAdapter(Surface[Message]):
         webhook: Webhook | None = None,
         leads: Callable[[str], Awaitable[bool]] | None = None,
         standby_seconds: float = STANDBY_SECONDS,
+        write_first_timeout: float = WRITE_FIRST_TIMEOUT,
     ) -> None:
         """`persona`: the persona key, or several (the first is the default; the others are
         addressed by name or bound to a chat with /persona set). `admin_ids`: users who may
@@ -128,7 +145,8 @@ class TelegramAdapter(Surface[Message]):
         with a secret.
         `leads(job)`: whether this process leads a job among the processes sharing its store
         (Store.leads); Telegram lets one process poll a bot, so the others stand by, asking
-        every `standby_seconds`, and take over when it dies."""
+        every `standby_seconds`, and take over when it dies. `write_first_timeout`: seconds
+        to wait for Telegram's answer to a message written first (`write_first`)."""
         if webhook is not None and not webhook.secret:
             # Never a webhook anyone who finds its port can post forged updates to.
             webhook = replace(webhook, secret=webhook_secret(token))
@@ -142,6 +160,7 @@ class TelegramAdapter(Surface[Message]):
         self.webhook = webhook
         self._leads = leads
         self._standby_seconds = standby_seconds
+        self.write_first_timeout = write_first_timeout
         self._lead_watch: asyncio.Task[None] | None = None
         # Updates run concurrently: one slow model call must not hold up every other chat.
         # The engine's per-session lock keeps each conversation's turns in order.
@@ -355,6 +374,28 @@ class TelegramAdapter(Surface[Message]):
                 do_quote=number == 0 and not _is_dm(where),
                 reply_markup=keyboard if number == len(chunks) - 1 else None,
             )
+
+    # -- writing first (bot.courier) -----------------------------------------------------------
+
+    async def private(self, user_id: str) -> int:
+        """A user's private chat with the bot has the user's id: nothing to open."""
+        return int(user_id)
+
+    async def deliver(self, chat: int, text: str) -> None:
+        await self.app.bot.send_message(chat, text, read_timeout=self.write_first_timeout)
+
+    def verdict(self, error: Exception) -> Delivery | None:
+        """Forbidden: the user never started the bot, blocked it, or is gone (refused; so is
+        a chat Telegram does not know). A timeout or a network failure after the request
+        left: sent (it may have been delivered). Any other Telegram error (the network
+        before it left, an outage, flood control): unreachable."""
+        if isinstance(error, Forbidden):
+            return "refused"
+        if isinstance(error, BadRequest):
+            return "refused" if _NO_CHAT.search(error.message) else "unreachable"
+        if isinstance(error, NetworkError):  # TimedOut among them
+            return "sent" if isinstance(error.__cause__, _LEFT) else "unreachable"
+        return "unreachable" if isinstance(error, TelegramError) else None
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Errors PTB caught outside our handlers (network, parsing): log, keep running. The

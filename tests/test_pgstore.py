@@ -420,6 +420,8 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
     conn = await asyncpg.connect(postgres_dsn)
     try:
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
+        # The schema as it was then: without what the migrations after it made.
+        await conn.execute("DROP TABLE intentions, contacts, outreach")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(
             "INSERT INTO memories (id, scope, text, kind, importance, created_at,"

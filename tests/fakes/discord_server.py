@@ -20,26 +20,36 @@ name) are also queued so a test can await them. Synced commands are kept in `com
 More bots join the guild through `bots` (token -> user id; any other token is `bot_id`), so
 several clients in one process each log in as their own bot; a message a bot posted carries
 `_bot`, that bot's user id.
+
+A bot opens a user's DM by id (one DM channel per user, in `dms`); a message there is refused
+(403, code 50007) to a user in `closed_dms` (DMs closed, no shared server, the bot blocked).
+`fail("POST /channels/*/messages", how)` makes the next requests matching a pattern fail as a
+network does (`Fault`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import yarl
 from aiohttp import WSMsgType, web
 
-__all__ = ["FakeDiscord", "RecordedRequest"]
+__all__ = ["FakeDiscord", "Fault", "RecordedRequest"]
 
 JSON = "application/json"  # exactly: discord.py reads "...; charset=utf-8" as text
+# How a request fails on demand. outage: the server answers 503 and does nothing (503: the
+# 5xx discord.py does not retry by itself). drop: it does what was asked, then closes the
+# connection without an answer.
+Fault = Literal["outage", "drop"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,10 @@ class FakeDiscord:
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._files: dict[str, bytes] = {}  # attachment id -> content, served on its url
+        self.dms: dict[str, int] = {}  # DM channel id -> the user it is with
+        self.closed_dms: set[int] = set()  # users who receive no DM from the bot
+        # (request pattern, how: None to succeed), the next first
+        self._faults: list[tuple[str, Fault | None]] = []
         self.port = port  # 0: any free port
 
     # -- lifecycle
@@ -440,12 +454,33 @@ class FakeDiscord:
             return True
         return False
 
+    def fail(self, pattern: str, how: Fault, times: int = 1, *, after: int = 0) -> None:
+        """`times` requests matching `pattern` ("METHOD /path", * for any part, as
+        "POST /channels/*/messages") fail `how` (see `Fault`), once `after` more succeeded."""
+        self._faults.extend([(pattern, None)] * after + [(pattern, how)] * times)
+
+    def _fault(self, request: str) -> Fault | None:
+        for n, (pattern, how) in enumerate(self._faults):
+            if fnmatch.fnmatchcase(request, pattern):
+                del self._faults[n]
+                return how
+        return None
+
     # -- REST
 
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         body = await _body(request)
         path = "/" + request.match_info["tail"]
         self.requests.append(RecordedRequest(request.method, path, body))
+        fault = self._fault(f"{request.method} {path}")
+        if fault == "outage":
+            return _json({"message": "Service Unavailable", "code": 0}, status=503)
+        answer = await self._answer(request, path, body)
+        if fault == "drop" and request.transport is not None:
+            request.transport.close()  # done, but the client never hears so
+        return answer
+
+    async def _answer(self, request: web.Request, path: str, body: Any) -> web.StreamResponse:
         parts = path.strip("/").split("/")
         method = request.method
         token = request.headers.get("Authorization", "").removeprefix("Bot ")
@@ -483,6 +518,9 @@ class FakeDiscord:
             if parts[2] == "typing":
                 return web.Response(status=204)
             if parts[2] == "messages":
+                if self.dms.get(parts[1]) in self.closed_dms:
+                    refusal = {"message": "Cannot send messages to this user", "code": 50007}
+                    return _json(refusal, status=403)
                 content = (body or {}).get("content", "")
                 sent = self._message(parts[1], self.user(me, bot=True), content)
                 await self.messages.put({**(body or {}), "channel_id": parts[1], "_bot": me})
@@ -519,7 +557,9 @@ class FakeDiscord:
             return _json({"id": parts[1], "type": 1, "recipients": []})
         if path == "/users/@me/channels" and method == "POST":
             recipient = int((body or {}).get("recipient_id", 1))
-            return _json({"id": self._id(), "type": 1, "recipients": [self.user(recipient)]})
+            dm = next((c for c, u in self.dms.items() if u == recipient), None) or self._id()
+            self.dms[dm] = recipient
+            return _json({"id": dm, "type": 1, "recipients": [self.user(recipient)]})
         if parts[0] == "applications" and method == "PUT" and parts[-1] == "commands":
             items = [
                 {

@@ -10,6 +10,10 @@ Routes are `/bot{token}/{method}`. Every request is recorded in `requests` (meth
 form strings as sent, JSON-text values parsed). getUpdates long-polls: it holds the request up
 to its `timeout` when nothing is queued (answering [] at once makes the client spin), drops
 updates below `offset`, and `aclose()` wakes any poll still waiting.
+
+A message to a user is refused (403) unless they started the bot (wrote to it, or `chat(id,
+"private")`) and are not in `blocked`; `fail(method, how)` makes the next calls of a method
+fail as a network does (`Fault`).
 """
 
 from __future__ import annotations
@@ -21,13 +25,25 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 
 from tests.fakes.secrets import TELEGRAM_TOKEN
 
-__all__ = ["ANONYMOUS_ADMIN", "CHANNEL_BOT", "SERVICE", "FakeTelegram", "RecordedCall"]
+__all__ = [
+    "ANONYMOUS_ADMIN",
+    "CHANNEL_BOT",
+    "SERVICE",
+    "FakeTelegram",
+    "Fault",
+    "RecordedCall",
+]
+
+# How a call fails on demand. outage: the server answers 502 and does nothing. drop: it does
+# what was asked, then closes the connection without an answer. hang: it does what was asked
+# and holds the answer until the client gives up (or the fake closes).
+Fault = Literal["outage", "drop", "hang"]
 
 # Parameters that are text whatever they look like ("5" stays "5", not the number 5).
 RAW_PARAMS = frozenset({"text", "caption", "action", "parse_mode", "query", "description"})
@@ -84,6 +100,8 @@ class FakeTelegram:
         self.answered: list[dict[str, Any]] = []  # answerCallbackQuery calls (button presses)
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
         self.files: dict[str, bytes] = {}  # file id -> content, for getFile and downloads
+        self.blocked: set[int] = set()  # users who blocked the bot: messages to them are refused
+        self._faults: dict[str, list[Fault | None]] = {}  # method -> how its next calls fail
         self.port = port  # 0: any free port
         # Seconds a getUpdates takes to reach Telegram, as over a real network: its offset
         # confirms the updates before it only then, and not at all if the bot dies first.
@@ -310,6 +328,10 @@ class FakeTelegram:
         self._read = want
         return found
 
+    def fail(self, method: str, how: Fault, times: int = 1, *, after: int = 0) -> None:
+        """`times` calls of `method` fail `how` (see `Fault`), once `after` more succeeded."""
+        self._faults.setdefault(method, []).extend([None] * after + [how] * times)
+
     def calls(self, method: str) -> list[RecordedCall]:
         return [r for r in self.requests if r.method == method]
 
@@ -348,6 +370,9 @@ class FakeTelegram:
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             return _error(404, "Not Found: method not found")
+        fault = self._faults[method].pop(0) if self._faults.get(method) else None
+        if fault == "outage":
+            return _error(502, "Bad Gateway")
         if method == "getUpdates" and self.latency:
             await asyncio.sleep(self.latency)
             if request.transport is None or request.transport.is_closing():
@@ -359,6 +384,11 @@ class FakeTelegram:
             return _error(400, str(e.args[0]))
         if isinstance(result, web.Response):  # the method refused
             return result
+        if fault == "hang":
+            with contextlib.suppress(TimeoutError):
+                await self._until(lambda: self._closing, 60)
+        if fault is not None and request.transport is not None:
+            request.transport.close()  # done, but the client never hears so
         return web.json_response({"ok": True, "result": result})
 
     async def _api_getFile(self, params: dict[str, Any]) -> Any:
@@ -404,8 +434,10 @@ class FakeTelegram:
         return True
 
     def _unreachable(self, chat_id: int) -> web.Response | None:
-        """Telegram's refusal of a message to a chat the bot is not in: a user who never
-        started a private chat with it (403), or no such chat (400)."""
+        """Telegram's refusal of a message to a chat the bot is not in: a user who blocked it
+        or never started a private chat with it (403), or no such chat (400)."""
+        if chat_id in self.blocked:
+            return _error(403, "Forbidden: bot was blocked by the user")
         if chat_id in self._chats:
             return None
         if chat_id > 0:
