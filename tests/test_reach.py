@@ -210,3 +210,22 @@ async def test_an_intention_of_another_scope_stays_behind_its_wall(tmp_path: Pat
         assert len(await bot.store.intentions(DM, "u1")) == 1
     finally:
         await bot.close()
+
+
+async def test_a_store_that_fails_to_note_contacts_or_intentions_costs_the_turn_nothing(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    await bot.store.add_intention(_new("her exam", "ask how the exam went"))
+    for name in ("heard", "answered", "close_intention"):
+        monkeypatch.setattr(bot.store, name, broken)
+    reply = await bot.engine.handle(make_event("hello"))
+    assert reply.text == "ok" and not reply.failed
+    for failed in ("note a contact", "note an answer", "close an intention"):
+        assert f"could not {failed} of pip" in caplog.text
+    assert len(await bot.store.intentions(DM, "u1")) == 1  # still pending: not lost
+    monkeypatch.setattr(bot.store, "intentions", broken)
+    assert (await bot.engine.handle(make_event("hello again"))).text == "ok"
+    assert "could not read the intentions of pip" in caplog.text
