@@ -108,6 +108,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
   noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
   凌晨 0-6.
+* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", 下午3点,
+  晚上八点半, 3点15分): the first one said; a Chinese hour from 1 to 6 with no part of the day
+  is read in the afternoon (下午), and 12 am / 12 pm are midnight / noon. An hour in Chinese
+  numerals needs a part of the day, minutes or 钟 (一点 alone is "a little"), and digits are
+  not taken before a noun they count (3点建议).
 * Not understood: words that point at another date ("the day before", "考试三天后" is read
   as three days from now), "this time last year", solar terms and the lunar calendar.
 
@@ -146,7 +151,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 
-__all__ = ["DateMention", "day_bounds", "find_dates", "future_spans"]
+__all__ = ["ClockTime", "DateMention", "clock_time", "day_bounds", "find_dates", "future_spans"]
 
 
 def day_bounds(first: date, last: date, tz: tzinfo | None) -> tuple[datetime, datetime]:
@@ -1342,6 +1347,62 @@ def future_spans(text: str, now: datetime) -> list[DateMention]:
                 mention, first=None if first == mention.day else first
             )
     return list(out.values())
+
+
+_CLOCK_EN = re.compile(
+    r"(?<![a-z0-9:])(?:(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
+    r"|(?P<h2>\d{1,2})\s*o'clock|at\s+(?P<h3>\d{1,2}):(?P<m3>\d\d))"
+)
+_CLOCK_ZH = re.compile(
+    r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚)?\s*(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
+    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
+)
+# After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
+_NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
+_PM_PARTS = frozenset({"下午", "晚上", "傍晚"})
+
+
+@dataclass(slots=True, frozen=True)
+class ClockTime:
+    """A clock time a message names, and where its words are."""
+
+    at: time
+    start: int
+    end: int
+
+
+def clock_time(text: str) -> ClockTime | None:
+    """The first clock time a message names ("at 3pm", 下午3点), or None."""
+    lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
+    en = _CLOCK_EN.search(lowered)
+    zh = _CLOCK_ZH.search(text)
+    if en is not None and (zh is None or en.start() <= zh.start()):
+        hour = int(en.group("h") or en.group("h2") or en.group("h3"))
+        minute = int(en.group("m") or en.group("m3") or 0)
+        if en.group("ap") == "p" and hour < 12:
+            hour += 12
+        elif en.group("ap") == "a" and hour == 12:
+            hour = 0
+        span = en.span()
+    elif zh is not None:
+        parsed = _zh_int(zh.group("h"))
+        said_so = zh.group("part") or zh.group("half") or zh.group("q") or zh.group("m")
+        digits_alone = zh.group("h").isdigit() and text[zh.end() : zh.end() + 1] not in (
+            _NOT_HOURS_AFTER
+        )
+        if parsed is None or not (said_so or zh.group("zhong") or digits_alone):
+            return None  # 一点, 两点 alone are "a little", "two points"
+        hour = parsed
+        minute = 30 if zh.group("half") else 15 if zh.group("q") else int(zh.group("m") or 0)
+        part = zh.group("part")
+        if hour < 12 and (part in _PM_PARTS or (part is None and 1 <= hour <= 6)):
+            hour += 12
+        span = zh.span()
+    else:
+        return None
+    if hour > 23 or minute > 59:
+        return None
+    return ClockTime(time(hour, minute), *span)
 
 
 def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, bool]]:

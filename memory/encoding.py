@@ -2,17 +2,20 @@
 what the persona knows of each user, in one call to the summary model.
 
 One call, not three: the model reads the conversation once and answers with one JSON object
-({"memories", "diary", "profiles", "recap"}), so a conversation costs one summary call however
-much it changes. Everything it yields is written in one transaction with the conversation's
-encoded mark (memory.records.EncodingWrite): a crash or a model outage leaves the conversation
-waiting, never half-encoded, never encoded twice.
+({"memories", "diary", "profiles", "recap", "intentions", "special_days"}), so a conversation
+costs one summary call however much it changes. What the users said is coming becomes intentions
+(memory.intentions): the model is shown those still pending, and a repeat of one is left out.
+Everything it yields is written in one transaction with the conversation's encoded mark
+(memory.records.EncodingWrite): a crash or a model outage leaves the conversation waiting, never
+half-encoded, never encoded twice.
 
 Malformed JSON is asked for once more, showing the parse error; if that fails too, the
-conversation still leaves a trace: one summary memory made from what the users said, and a
-line in the diary. Each new memory is linked to the three most similar memories of its scope;
-one that repeats an existing memory (as close as the bank's `duplicate` cosine, and saying nothing
-the other does not: memory.text.restates) is merged into it instead, and the existing memory is
-strengthened as if recalled.
+conversation still leaves a trace: one summary memory made from what the users said, a line in
+the diary, and the intentions a local reading finds (memory.intentions.spot). Each new memory is
+linked to the three most similar memories of its scope; one that repeats an existing memory (as
+close as the bank's `duplicate` cosine, and saying nothing the other does not:
+memory.text.restates) is merged into it instead, and the existing memory is strengthened as if
+recalled.
 
 The model never sees who is who by name: each user is an opaque label given by their stable
 id (memory.quoting.Speakers), their names and words quoted, and it answers with profiles and
@@ -34,6 +37,7 @@ from typing import Any, Protocol
 from memory.bank import MemoryBank, undated
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.errors import KizunaError
+from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, Said, fresh, from_answer, local_reading
 from memory.people import NICKNAME_CHARS, aliases_of, nicknames
 from memory.quoting import Speakers, flat, quote
 from memory.records import (
@@ -41,11 +45,13 @@ from memory.records import (
     ArchivedConversation,
     Category,
     EncodingWrite,
+    Intention,
     Merge,
     NewMemory,
     Profile,
     Vectors,
 )
+from memory.storage.protocols import IntentionStore
 from memory.text import fts_document, restates
 
 __all__ = [
@@ -97,6 +103,7 @@ class Encoded:
     merged_into: list[int]  # existing memories strengthened instead of repeated
     day: date
     fallback: bool  # the model's JSON was unusable twice: a summary memory stands in
+    intentions: int = 0  # intentions handed to the store (repeats of pending ones left out)
 
 
 class EncodingFailed(KizunaError):
@@ -124,10 +131,16 @@ class Encoder:
         self.scorer = scorer or SentimentScorer()
 
     async def encode(
-        self, conversation: ArchivedConversation, scope: str, author: Author
+        self,
+        conversation: ArchivedConversation,
+        scope: str,
+        author: Author,
+        pending: Sequence[Intention] | None = None,
     ) -> Encoded | None:
         """Encode one archived conversation into `scope`. None if it was encoded already
-        (by an earlier attempt that finished). Raises EncodingFailed when the model is out."""
+        (by an earlier attempt that finished). Raises EncodingFailed when the model is out.
+        `pending`: the scope's pending intentions, not to be repeated; read from the store
+        when not given and the store keeps intentions."""
         store = self.bank.store
         if conversation.encoded_at is not None:
             return None
@@ -145,8 +158,17 @@ class Encoder:
         diary = await store.diary_entry(scope, day)
         known = [uid for uid in speakers.ids if uid]
         profiles = {p.user_id: p for p in await store.profiles(scope, known)} if known else {}
-        messages = _prompt(conversation, author, day, speakers, _diary_text(diary), profiles)
+        if pending is None:
+            pending = await store.intentions(scope) if isinstance(store, IntentionStore) else []
+        messages = _prompt(
+            conversation, author, day, speakers, _diary_text(diary), profiles, pending
+        )
         answer = await self._ask(messages)
+        said = [
+            Said(_user_id(t), datetime.fromisoformat(t["at"]), str(t["text"]))
+            for t in conversation.turns
+            if t.get("role") == "user" and _user_id(t)
+        ]
         if answer is None:
             log.warning(
                 "conversation %d: no usable JSON from the summary model twice; keeping a "
@@ -159,11 +181,31 @@ class Encoder:
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
             recap = last_exchange(conversation)
+            found = local_reading(
+                said,
+                scope=scope,
+                tz=author.timezone,
+                language=author.language,
+                created_at=when,
+                conversation_id=conversation.id,
+            )
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
             new_profiles = _profiles(answer.get("profiles"), speakers, users, conversation.id)
             recap = _bounded(answer.get("recap"), RECAP_CHARS) or last_exchange(conversation)
+            found = from_answer(
+                answer.get("intentions"),
+                answer.get("special_days"),
+                owner=speakers.user_id,
+                said=said,
+                scope=scope,
+                tz=author.timezone,
+                language=author.language,
+                created_at=when,
+                conversation_id=conversation.id,
+            )
+        intentions = fresh(found, pending)
         called = _called(conversation.turns, answer.get("names") if answer else None, speakers)
         new_profiles, aliases = _members(new_profiles, profiles, speakers, users, called)
         # The persona writes these memories itself, naming whoever they are about: no speaker
@@ -214,11 +256,13 @@ class Encoder:
             profiles=new_profiles,
             recap=recap,
             aliases=aliases,
+            intentions=intentions,
         )
         ids = await self.bank.commit_encoding(write, [v for _, v in kept])
         if ids is None:
             return None
-        return Encoded(conversation.id, ids, [m.memory_id for m in merges], day, answer is None)
+        merged = [m.memory_id for m in merges]
+        return Encoded(conversation.id, ids, merged, day, answer is None, len(intentions))
 
     async def _ask(self, messages: list[tuple[str, str]]) -> dict[str, Any] | None:
         """The model's JSON object, asking once more on a malformed answer; None when the
@@ -461,6 +505,7 @@ def _prompt(
     speakers: Speakers,
     diary: str,
     profiles: dict[str, Any],
+    pending: Sequence[Intention] = (),
 ) -> list[tuple[str, str]]:
     language = LANGUAGES.get(author.language, author.language)
     labels = ", ".join(label for uid in speakers.ids if (label := speakers.label(uid)))
@@ -492,6 +537,19 @@ def _prompt(
             " learned in this conversation (a nickname they asked to be called, what others"
             " call them); leave it out when there are none.",
             '- "recap": one or two sentences on where the conversation left off.',
+            f'- "intentions": at most {MAX_INTENTIONS} things a user said are coming that a'
+            " friend would ask about afterwards (an exam, an interview, a trip, a doctor's"
+            " visit), or asked you to remind them of; none for plans without a day, for what"
+            ' is past, or for what is already in "Already meant to bring up". Each is an'
+            ' object: "user" (their label), "kind" ("follow_up", or "reminder" when they'
+            ' asked to be reminded), "what" (the event in a few words), "ask" (what you will'
+            ' say or ask then, in your voice: "ask how the exam went") and "when" (their own'
+            ' words for the day and time, e.g. "on Tuesday", "下周三", "next weekend",'
+            ' "tomorrow at 3pm", or a date YYYY-MM-DD; the conversation began on'
+            f" {day:%A} {day.isoformat()}). Leave it out when there are none.",
+            f'- "special_days": at most {MAX_SPECIAL} birthdays or anniversaries of a user'
+            ' learned in this conversation: "user" (their label), "what" ("birthday") and'
+            ' "date" ("MM-DD"). Leave it out when there are none.',
             f"Write every text in {language}.",
         ]
     )
@@ -502,11 +560,23 @@ def _prompt(
     )
     user = (
         f"The people (a label, then the names they went by):\n{speakers.roster()}\n\n"
+        f"Already meant to bring up:\n{_pending(pending, speakers, author) or '(nothing)'}\n\n"
         f"Your diary page for {day.isoformat()} so far:\n{quote(diary) if diary else '(empty)'}"
         f"\n\nWhat you knew of them:\n{known or '(nothing yet)'}\n\n"
         f"The conversation:\n{_transcript(conversation, author, speakers)}"
     )
     return [("system", system), ("user", user)]
+
+
+def _pending(pending: Sequence[Intention], speakers: Speakers, author: Author) -> str:
+    """One line per pending intention of this conversation's users: label, what, due day."""
+    lines = []
+    for intention in pending:
+        label = speakers.label(intention.user_id)
+        if label is not None:
+            due = intention.due_at.astimezone(author.timezone)
+            lines.append(f"{label}: {quote(intention.what)} ({intention.kind}, {due:%Y-%m-%d})")
+    return "\n".join(lines)
 
 
 def _unfenced(text: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.dates import DateMention, find_dates, future_spans
+from memory.dates import DateMention, clock_time, find_dates, future_spans
 
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)  # a Sunday
 MONDAY = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -1235,3 +1235,44 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         if "以来" in mention.text or "至今" in mention.text or "开始" in mention.text:
             continue
         assert (mention.days[1] - mention.days[0]).days <= 366
+
+
+# --- clock times (for due times) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my interview is tomorrow at 3pm", time(15, 0)),
+        ("at 10:30 am", time(10, 30)),
+        ("12 pm", time(12, 0)),
+        ("12am", time(0, 0)),
+        ("at 15:30", time(15, 30)),
+        ("9 o'clock", time(9, 0)),
+        ("明天下午3点开会", time(15, 0)),
+        ("晚上八点半", time(20, 30)),
+        ("上午九点一刻", time(9, 15)),
+        ("3点15分", time(15, 15)),  # an hour of 1 to 6 alone is the afternoon's
+        ("早上7点", time(7, 0)),
+    ],
+)
+def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
+    said = clock_time(text)
+    assert said is not None and said.at == expected
+    assert said.start == text.index(text[said.start : said.end])
+
+
+def test_a_clock_times_words_are_where_it_was_said() -> None:
+    text = "the İnterview is tomorrow at 3pm"  # İ lowercases to two characters
+    said = clock_time(text)
+    assert said is not None and text[said.start : said.end] == "3pm"
+
+
+@pytest.mark.parametrize("text", ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", ""])
+def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
+    assert clock_time(text) is None
+
+
+@pytest.mark.parametrize("text", ["我有3点建议", "两点不同", "一点都不难"])
+def test_points_and_a_little_are_no_hours(text: str) -> None:
+    assert clock_time(text) is None

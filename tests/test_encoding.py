@@ -25,7 +25,7 @@ from memory.diary import MAX_PAGES, YEARS_BACK, Diary
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
-from memory.records import ArchivedConversation, EncodingWrite
+from memory.records import ArchivedConversation, EncodingWrite, Intention
 from memory.storage.sqlite import Store
 
 PERSONA = "miao"
@@ -332,6 +332,132 @@ async def test_malformed_twice_leaves_a_summary_memory_and_a_diary_line(
     done = await store.conversation(conversation.id)
     assert done is not None and done.encoded_at is not None
     assert done.recap == "Alice: We will go skiing / Miao: Nice."
+
+
+# --- intentions --------------------------------------------------------------------------------
+
+
+class Recording(Store):
+    """The SQLite store, keeping each encoding's write to look at what it carried."""
+
+    writes: tuple[EncodingWrite, ...] = ()
+
+    async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
+        self.writes = (*self.writes, write)
+        return await super().commit_encoding(write)
+
+
+@pytest.fixture
+async def recorded(tmp_path: Path, clock: FakeClock) -> AsyncIterator[tuple[MemoryBank, Recording]]:
+    store = await Recording.open(tmp_path / "recorded.sqlite3")
+    bank = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True, store=store)
+    yield bank, store
+    await bank.close()
+    await store.close()
+
+
+def at(day: int, hour: int) -> datetime:
+    return datetime(2026, 1, day, hour, tzinfo=UTC)
+
+
+async def test_what_is_coming_becomes_intentions_written_with_the_conversation(
+    recorded: tuple[MemoryBank, Recording],
+) -> None:
+    bank, store = recorded
+    conversation = await archive(store, "My exam is on Tuesday", "Good luck!")  # T0: a Thursday
+    intentions = [
+        {"user": "U1", "kind": "follow_up", "what": "exam", "ask": "ask how it went",
+         "when": "on Tuesday"},
+        {"user": "Alice", "kind": "follow_up", "what": "a name is no label", "when": "tomorrow"},
+    ]  # fmt: skip
+    special = [{"user": "U1", "what": "birthday", "date": "04-02"}]
+    reply = json.loads(answer(mem("Alice has an exam on Tuesday.")))
+    model = ScriptedModel(json.dumps({**reply, "intentions": intentions, "special_days": special}))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR, pending=[])
+
+    assert encoded is not None and encoded.intentions == 2
+    [write] = store.writes
+    exam, birthday = write.intentions
+    assert (exam.scope, exam.user_id, exam.kind, exam.what, exam.ask) == (
+        SCOPE, "u1", "follow_up", "exam", "ask how it went",
+    )  # fmt: skip
+    assert (exam.due_at, exam.until) == (at(6, 18), at(9, 18))
+    assert exam.conversation_id == conversation.id
+    assert (birthday.kind, birthday.yearly, birthday.due_at) == (
+        "special_day", True, datetime(2026, 4, 2, 9, tzinfo=UTC),
+    )  # fmt: skip
+    system, request = model.calls[0][0][1], model.calls[0][1][1]
+    assert '"intentions"' in system and '"special_days"' in system
+    assert "Thursday 2026-01-01" in system  # the model can tell which Tuesday
+    assert "Already meant to bring up:\n(nothing)" in request
+
+
+async def test_a_pending_intention_is_shown_to_the_model_and_not_written_again(
+    recorded: tuple[MemoryBank, Recording],
+) -> None:
+    bank, store = recorded
+    conversation = await archive(store, "Remember, my exam is on Tuesday!", "I know!")
+    known = Intention(
+        5, SCOPE, "u1", "follow_up", "exam", "ask", at(6, 18), at(9, 18), T0, "pending"
+    )
+    other = replace(known, user_id="u9", what="someone else's")
+    repeat = {"user": "U1", "kind": "follow_up", "what": "her exam", "when": "2026-01-06"}
+    reply = json.loads(answer())
+    model = ScriptedModel(json.dumps({**reply, "intentions": [repeat]}))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR, pending=[known, other])
+
+    assert encoded is not None and encoded.intentions == 0
+    assert store.writes[0].intentions == []
+    request = model.calls[0][1][1]
+    assert 'Already meant to bring up:\nU1: "exam" (follow_up, 2026-01-06)\n\n' in request
+    assert "someone else" not in request  # not a user of this conversation
+
+
+async def test_intentions_are_kept_by_the_store_and_a_later_telling_is_no_second_one(
+    bank: MemoryBank, store: Store
+) -> None:
+    exam = {"user": "U1", "kind": "follow_up", "what": "exam", "when": "on Tuesday"}
+    reply = json.loads(answer())
+    first = await archive(store, "My exam is on Tuesday", "Good luck!")
+    later = await archive(store, "Still nervous about Tuesday's exam", "You will do fine.",
+                          started=T0 + timedelta(hours=3))  # fmt: skip
+    model = ScriptedModel(
+        json.dumps({**reply, "intentions": [exam]}),
+        json.dumps({**reply, "intentions": [{**exam, "what": "the exam", "when": "Tuesday"}]}),
+    )
+    encoder = Encoder(bank, model)
+
+    done = await encoder.encode(first, SCOPE, AUTHOR)
+    again = await encoder.encode(later, SCOPE, AUTHOR)  # pending ones read from the store
+
+    assert done is not None and again is not None
+    assert (done.intentions, again.intentions) == (1, 0)
+    [kept] = await store.intentions(SCOPE)
+    assert (kept.user_id, kept.what, kept.due_at, kept.state) == (
+        "u1",
+        "exam",
+        at(6, 18),
+        "pending",
+    )
+    assert kept.conversation_id == first.id
+    assert 'U1: "exam" (follow_up, 2026-01-06)' in model.calls[1][1][1]
+
+
+async def test_the_fallback_reads_intentions_locally(
+    recorded: tuple[MemoryBank, Recording],
+) -> None:
+    bank, store = recorded
+    conversation = await archive(store, "我下周三面试", "加油！", "see you tomorrow", "Bye!")
+    model = ScriptedModel("not json", "still not json")
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR, pending=[])
+
+    assert encoded is not None and encoded.fallback and encoded.intentions == 1
+    [interview] = store.writes[0].intentions
+    assert (interview.user_id, interview.kind, interview.what) == ("u1", "follow_up", "面试")
+    assert interview.due_at == at(7, 18)  # the Wednesday of next week
 
 
 # --- failure, retries, exactly once ------------------------------------------------------------

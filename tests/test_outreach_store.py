@@ -461,3 +461,44 @@ async def test_two_processes_closing_one_yearly_intention_roll_it_once(
     finally:
         await first.close()
         await second.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_two_processes_hearing_one_person_count_every_message(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    first, second = await open_store(path), await open_store(path)
+    try:
+        await asyncio.gather(
+            *(
+                (first if n % 2 else second).heard(
+                    "miao", "telegram", "7", T0 + timedelta(minutes=n), private=n == 7
+                )
+                for n in range(20)
+            )
+        )
+        contact = await first.contact("miao", "telegram", "7")
+        assert contact is not None
+        assert (sum(contact.hours), contact.private) == (20, True)
+        assert contact.last_heard == T0 + timedelta(minutes=19)
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_two_processes_adding_one_intention_make_one(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    path = tmp_path / "kizuna.sqlite3"
+    first, second = await open_store(path), await open_store(path)
+    try:
+        ids = await asyncio.gather(
+            *((first if n % 2 else second).add_intention(exam()) for n in range(8))
+        )
+        assert len(set(ids)) == 1
+        assert [i.id for i in await second.intentions(DM)] == ids[:1]
+    finally:
+        await first.close()
+        await second.close()

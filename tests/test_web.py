@@ -8,6 +8,8 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from bot.persona import load_persona
 from bot.recollect import Recollector
 from bot.runtime import open_runtime
 from memory.encoding import ENCODING_TASK
+from memory.records import NewIntention
 from tests.fakes.factories import Bot, base_env, make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.secrets import INSPECTOR_TOKEN
@@ -387,6 +390,38 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
         assert profile["text"] == "Keeps bees; brother flies planes."
         assert (profile["name"], profile["aliases"]) == ("Alice", ["Annie"])
         assert Recollector.scope("pip", "console:dm:ann") == ANN
+
+        # What the persona means to bring up: pending ones, soonest first, named.
+        now = bot.clock.now()
+        exam = NewIntention(
+            ANN,
+            profile["user_id"],
+            "follow_up",
+            "her exam",
+            "ask how the exam went",
+            now + timedelta(days=2),
+            now + timedelta(days=5),
+            now,
+        )
+        later = await bot.store.add_intention(replace(exam, due_at=now + timedelta(days=3)))
+        sooner = await bot.store.add_intention(exam)
+        done = await bot.store.add_intention(replace(exam, what="the harvest"))
+        await bot.store.close_intention(ANN, done, "done", now)
+        await bot.store.add_intention(replace(exam, scope="pip/console:dm:bo"))
+        listed = await (await client.get(f"/api/inspect/intentions?scope={ANN}")).json()
+        assert [(i["id"], i["name"]) for i in listed] == [(sooner, "Alice"), (later, "Alice")]
+        assert listed[0] == {
+            "id": sooner,
+            "user_id": profile["user_id"],
+            "name": "Alice",
+            "kind": "follow_up",
+            "what": "her exam",
+            "ask": "ask how the exam went",
+            "due_at": exam.due_at.isoformat(),
+            "until": exam.until.isoformat(),
+            "yearly": False,
+        }
+        assert (await client.get("/api/inspect/intentions?scope=bo/console:dm:ann")).status == 404
     finally:
         await client.close()
         await bot.close()

@@ -39,7 +39,7 @@ from adapters.web.server import WebServer
 from bot.llm.base import Message
 from bot.persona import load_persona
 from bot.recollect import Recollector
-from memory.records import EncodingWrite
+from memory.records import EncodingWrite, NewIntention
 from tests.fakes.factories import Bot, open_bot
 from tests.fakes.models import ScriptedChatModel
 
@@ -410,6 +410,18 @@ def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
                 diary=(at.date(), "Ann came by after class. <b>We</b> talked about Lisbon."),
                 profiles=[("ann", "Ann", "Student; loves strong tea; sister moving abroad.")],
                 recap="",
+                intentions=[
+                    NewIntention(
+                        scope,
+                        "ann",
+                        "follow_up",
+                        "her statistics exam",
+                        "ask how the <i>exam</i> went",
+                        now + timedelta(days=2),
+                        now + timedelta(days=5),
+                        at,
+                    )
+                ],
             )
         )
         return ids
@@ -463,6 +475,11 @@ def test_inspector_lists_plots_and_deletes_memories(served: Served, page: webdri
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#diary-days [data-day="{day}"]'))
     assert "<b>We</b> talked about Lisbon." in page.find_element(By.ID, "diary-page").text
     assert "loves strong tea" in page.find_element(By.ID, "profile").text
+    # What Monikai means to bring up, for whom, and when: as text too.
+    wait(page).until(lambda d: "statistics exam" in d.find_element(By.ID, "intentions").text)
+    brought = page.find_element(By.ID, "intentions").text
+    assert "follow-up · Ann" in brought and "ask how the <i>exam</i> went" in brought
+    assert ISO_MINUTE.search(brought)
     # Every date one way: ISO, local time.
     assert ISO_MINUTE.search(page.find_element(By.ID, "profile").text)
     assert ISO_MINUTE.fullmatch((lisbon.get_attribute("title") or "").removeprefix("created "))

@@ -52,7 +52,7 @@ from bot.persona import Persona
 from bot.prompts import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
-from memory.records import Memory, SessionRow
+from memory.records import Intention, Memory, SessionRow
 from memory.scopes import Scope
 from memory.storage import JournalStore
 
@@ -93,7 +93,12 @@ OPEN_PATHS = ("/static/", "/favicon.ico")
 
 class InspectorStore(JournalStore, Protocol):
     """What the inspector reads beside the memory bank: every scope of a persona (with
-    memories, or a conversation), how many memories each holds, diary pages, profiles."""
+    memories, or a conversation), how many memories each holds, diary pages, profiles, and
+    what the persona means to bring up (IntentionStore's reading)."""
+
+    async def intentions(
+        self, scope: str, user_id: str | None = None, *, open_only: bool = True
+    ) -> list[Intention]: ...
 
     async def scopes(self) -> list[str]: ...
 
@@ -191,6 +196,7 @@ class WebServer:
             web.get("/api/inspect/curve/{id:\\d+}", self._api_curve),
             web.get("/api/inspect/diary", self._api_diary),
             web.get("/api/inspect/profile", self._api_profile),
+            web.get("/api/inspect/intentions", self._api_intentions),
             web.static("/static", static),
         ]
         app.add_routes(routes)
@@ -532,6 +538,27 @@ class WebServer:
                     "updated_at": p.updated_at.isoformat(),
                 }
                 for p in profiles
+            ]
+        )
+
+    async def _api_intentions(self, request: web.Request) -> web.StreamResponse:
+        """The scope's pending intentions, soonest first, named by their user's profile."""
+        scope = self._scope(request)
+        names = {p.user_id: p.name for p in await self.store.profiles(scope)}
+        return web.json_response(
+            [
+                {
+                    "id": i.id,
+                    "user_id": i.user_id,
+                    "name": names.get(i.user_id, ""),
+                    "kind": i.kind,
+                    "what": i.what,
+                    "ask": i.ask,
+                    "due_at": i.due_at.isoformat(),
+                    "until": i.until.isoformat(),
+                    "yearly": i.yearly,
+                }
+                for i in await self.store.intentions(scope)
             ]
         )
 

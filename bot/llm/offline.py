@@ -4,9 +4,10 @@ It does not understand anything. It answers in the persona's name, shows what it
 (earlier turns of the conversation it was given, and the long-term memories recall put in its
 prompt) and what it would keep (the user's sentences about themselves), and says it is the
 offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
-exactly those sentences as memories (and notes them in the diary and the user's profile);
-asked for a running summary, it strings the user's messages together; asked whether a persona
-should join a group's conversation uninvited, it says no.
+exactly those sentences as memories (and notes them in the diary and the user's profile), and
+what they said is coming as intentions and special days, read as memory.intentions reads them
+without a model; asked for a running summary, it strings the user's messages together; asked
+whether a persona should join a group's conversation uninvited, it says no.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
+from datetime import date, datetime, time
 
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.tokens import estimate_messages, estimate_tokens
@@ -30,6 +32,7 @@ from bot.prompts import (
     parse_emotion_instruction,
 )
 from memory.encoding import ENCODING_TASK
+from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
 
 __all__ = ["OfflineChatModel"]
 
@@ -43,6 +46,8 @@ _MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE
 _TRANSCRIPT_LINE = re.compile(r'^\[(\d\d:\d\d)\] (U\d+|You): (".*")$', re.MULTILINE)
 # A quoted name, maybe numbered, then what was said, quoted: a group's line, a memory's.
 _QUOTED_LINE = re.compile(r'^("(?:[^"\\]|\\.)*")(?: \(#\d+\))?: (".*")$')
+# The conversation's day, as the encoder's request names it (its diary page's).
+_DIARY_DAY = re.compile(r"^Your diary page for (\d{4}-\d\d-\d\d) so far:$", re.MULTILINE)
 _HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
 
 _EN = {
@@ -126,7 +131,7 @@ class OfflineChatModel:
     ) -> Completion:
         system = messages[0].content if messages and messages[0].role == "system" else ""
         if ENCODING_TASK in system:
-            text = _encode(messages[-1].content)
+            text = _encode(messages[-1].content, "zh" if "in Chinese." in system else "en")
         elif system.startswith(SUMMARY_TASK):
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
@@ -213,9 +218,10 @@ def _section(text: str, heading: str, end: str) -> str:
     return text[start : stop if stop >= 0 else len(text)].strip()
 
 
-def _encode(request: str) -> str:
+def _encode(request: str, language: str) -> str:
     """An encoding (memory.encoding's JSON) of the transcript in `request`: each sentence a
-    user said about themselves becomes a memory and a line of their profile."""
+    user said about themselves becomes a memory and a line of their profile; what they said
+    is coming, an intention (memory.intentions.spot: the encoder resolves its words)."""
     transcript = [
         (at, label, _unquoted(text))
         for at, label, text in _TRANSCRIPT_LINE.findall(
@@ -250,6 +256,22 @@ def _encode(request: str) -> str:
             )
             if sentence not in profiles.get(label, ""):
                 profiles[label] = f"{profiles.get(label, '')} {sentence}".strip()[-1400:]
+    intentions: list[dict[str, str]] = []
+    special_days: list[dict[str, str]] = []
+    named = _DIARY_DAY.search(request)
+    day = date.fromisoformat(named.group(1)) if named is not None else None
+    for at, label, text in said:
+        if day is None:
+            break
+        # The transcript's times are of the conversation's day (past midnight: the day after,
+        # which the offline model does not try to tell).
+        for found in spot(text, datetime.combine(day, _time(at))):
+            item = {"user": label, "what": found.what}
+            if found.kind == "special_day":
+                special_days.append({**item, "date": found.when})
+            else:
+                ask = ask_for(found.kind, found.what, language)
+                intentions.append({**item, "kind": found.kind, "ask": ask, "when": found.when})
     first = names.get(said[0][1], "someone") if said else ""
     line = f"{said[0][0]} talked with {first}: {_quote(said[0][2], 80)}" if said else ""
     answer = {
@@ -257,8 +279,15 @@ def _encode(request: str) -> str:
         "diary": f"{'' if diary == '(empty)' else diary}\n{line}".strip(),
         "profiles": profiles,
         "recap": _quote(transcript[-1][2], 120) if transcript else "",
+        "intentions": intentions[:MAX_INTENTIONS],
+        "special_days": special_days[:MAX_SPECIAL],
     }
     return json.dumps(answer, ensure_ascii=False)
+
+
+def _time(hh_mm: str) -> time:
+    hours, minutes = hh_mm.split(":")
+    return time(int(hours), int(minutes))
 
 
 def _summarise(request: str) -> str:

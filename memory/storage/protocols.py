@@ -314,6 +314,7 @@ class RoomStore(Protocol):
         ...
 
 
+@runtime_checkable  # the encoder reads pending intentions from a store that keeps them
 class IntentionStore(Protocol):
     """What personas mean to bring up later (memory.records.Intention). Encoding writes them
     with the conversation (EncodingWrite.intentions); a tool or a command adds one here. Every

@@ -1,5 +1,5 @@
 // Kizuna memory inspector: what a persona remembers of a conversation, how fast it fades,
-// its diary and profiles. Memories are untrusted text: they only enter the page as text nodes.
+// its diary, profiles and what it means to bring up. Memories are untrusted text: they only enter the page as text nodes.
 // Every date is shown one way: ISO, in this browser's time zone ("2026-12-01 14:05").
 
 const $ = (id) => document.getElementById(id);
@@ -16,6 +16,7 @@ const els = {
   days: $("diary-days"),
   page: $("diary-page"),
   profile: $("profile"),
+  intentions: $("intentions"),
 };
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -128,9 +129,10 @@ async function loadScope() {
     els.page.textContent = "No diary yet.";
     els.page.classList.add("muted");
     showProfiles([]);
+    showIntentions([]);
     return;
   }
-  await Promise.all([loadMemories(), loadDiary(), loadProfile()]);
+  await Promise.all([loadMemories(), loadDiary(), loadProfile(), loadIntentions()]);
 }
 
 // -- the memory table
@@ -413,6 +415,34 @@ function showProfiles(profiles) {
     li.append(el("span", "muted", ` · updated ${isoLocal(p.updated_at)}`));
     li.append(el("p", "", p.text));
     els.profile.append(li);
+  }
+}
+
+// -- what the persona means to bring up
+
+const KINDS = { follow_up: "follow-up", reminder: "reminder", special_day: "special day" };
+
+async function loadIntentions() {
+  const scope = els.scope.value;
+  const intentions = await api(`/api/inspect/intentions?${scopeQuery()}`);
+  if (els.scope.value === scope) showIntentions(intentions); // else another was picked
+}
+
+// Pending ones, soonest first: the event, what to say, for whom, and the window to say it in.
+function showIntentions(intentions) {
+  els.intentions.replaceChildren();
+  if (!intentions.length) {
+    els.intentions.append(el("li", "muted", "Nothing to bring up."));
+    return;
+  }
+  for (const i of intentions) {
+    const li = el("li");
+    li.append(el("strong", "", i.what));
+    const kind = `${KINDS[i.kind] || i.kind}${i.yearly ? ", every year" : ""}`;
+    li.append(el("span", "muted", ` · ${kind} · ${i.name || i.user_id}`));
+    li.append(el("p", "", i.ask));
+    li.append(el("span", "muted", `from ${isoLocal(i.due_at)} until ${isoLocal(i.until)}`));
+    els.intentions.append(li);
   }
 }
 

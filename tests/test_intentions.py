@@ -1,0 +1,322 @@
+"""memory/intentions.py: what a user said is coming, as intentions with due times, from the
+encoder's answer or a local reading; repeats of pending ones left out.
+
+NOW is Thursday 3 December 2026, 15:00 in Shanghai (the persona's time zone).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from memory.intentions import (
+    MAX_INTENTIONS,
+    MAX_SPECIAL,
+    Said,
+    Spotted,
+    Window,
+    ask_for,
+    fresh,
+    from_answer,
+    local_reading,
+    resolve,
+    spot,
+)
+from memory.records import Intention, NewIntention
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)  # a Thursday
+SCOPE = "miao/telegram:dm:u1"
+IDS = {"U1": "u1", "U2": "u2"}
+
+
+def at(day: int, hour: int, minute: int = 0, month: int = 12) -> datetime:
+    return datetime(2026, month, day, hour, minute, tzinfo=SHANGHAI)
+
+
+def owner(label: Any) -> str | None:
+    return IDS.get(label) if isinstance(label, str) else None
+
+
+def read(
+    intentions: Any,
+    special_days: Any = None,
+    *,
+    said: list[Said] | None = None,
+    language: str = "en",
+) -> list[NewIntention]:
+    return from_answer(
+        intentions,
+        special_days,
+        owner=owner,
+        said=said if said is not None else [Said("u1", NOW, "…"), Said("u2", NOW, "…")],
+        scope=SCOPE,
+        tz=SHANGHAI,
+        language=language,
+        created_at=NOW,
+        conversation_id=7,
+    )
+
+
+def item(when: str, what: str = "exam", kind: str = "follow_up", user: str = "U1") -> Any:
+    return {
+        "user": user,
+        "kind": kind,
+        "what": what,
+        "ask": f"ask how the {what} went",
+        "when": when,
+    }
+
+
+def test_now_is_a_thursday() -> None:
+    assert NOW.weekday() == 3
+
+
+# --- when ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "window"),
+    [
+        ("on Tuesday", Window(date(2026, 12, 8), date(2026, 12, 8))),
+        ("Tuesday", Window(date(2026, 12, 8), date(2026, 12, 8))),  # a model's bare weekday
+        ("下周三", Window(date(2026, 12, 9), date(2026, 12, 9))),
+        ("周末", Window(date(2026, 12, 5), date(2026, 12, 6))),
+        ("next weekend", Window(date(2026, 12, 12), date(2026, 12, 13))),
+        ("tomorrow at 3pm", Window(date(2026, 12, 4), date(2026, 12, 4), None, time(15))),
+        ("明天下午3点", Window(date(2026, 12, 4), date(2026, 12, 4), (12, 18), time(15))),
+        ("tonight", Window(date(2026, 12, 3), date(2026, 12, 3), (18, 24))),
+        ("2026-12-08", Window(date(2026, 12, 8), date(2026, 12, 8))),
+        ("2026-12-08T10:30", Window(date(2026, 12, 8), date(2026, 12, 8), None, time(10, 30))),
+    ],
+)
+def test_when_is_read_in_the_future_sense(when: str, window: Window) -> None:
+    assert resolve(when, NOW) == window
+
+
+@pytest.mark.parametrize("when", ["last Tuesday", "2026-11-30", "2026-13-01", "soon", "", "上周三"])
+def test_no_day_to_come_is_no_window(when: str) -> None:
+    assert resolve(when, NOW) is None
+
+
+# --- the due rules -------------------------------------------------------------------------------
+
+
+def test_a_days_event_is_followed_up_at_six_in_the_evening_for_three_days() -> None:
+    [exam] = read([item("on Tuesday")])
+    assert (exam.due_at, exam.until) == (at(8, 18), at(11, 18))
+    assert (exam.scope, exam.user_id, exam.kind, exam.what) == (SCOPE, "u1", "follow_up", "exam")
+    assert (exam.ask, exam.created_at, exam.conversation_id, exam.yearly) == (
+        "ask how the exam went",
+        NOW,
+        7,
+        False,
+    )
+
+
+def test_a_stated_time_is_followed_up_three_hours_on() -> None:
+    [interview] = read([item("tomorrow at 10am", "interview")])
+    assert interview.due_at == at(4, 13)
+
+
+def test_a_part_of_the_day_is_followed_up_at_its_end_at_nine_at_the_latest() -> None:
+    concert, meeting = read([item("周五晚上", "演唱会"), item("周一下午", "开会")])
+    assert concert.due_at == at(4, 21)
+    assert meeting.due_at == at(7, 18)
+
+
+def test_a_span_is_followed_up_on_its_last_day() -> None:
+    [trip] = read([item("next week", "trip to Tokyo")])
+    assert trip.due_at == at(13, 18)
+
+
+def test_a_follow_up_is_never_due_within_three_hours_of_being_said() -> None:
+    late = at(3, 17)
+    [exam] = read([item("today", "exam")], said=[Said("u1", late, "my exam is today")])
+    assert exam.due_at == late + timedelta(hours=3)
+
+
+def test_a_reminder_is_at_its_time_or_nine_for_a_day() -> None:
+    call, pills = read(
+        [item("tomorrow", "call mom", "reminder"), item("明天早上8点", "吃药", "reminder")]
+    )
+    assert (call.due_at, call.until) == (at(4, 9), at(5, 9))
+    assert pills.due_at == at(4, 8)
+
+
+def test_a_reminder_already_past_is_dropped() -> None:
+    assert read([item("today at 9am", "standup", "reminder")]) == []
+
+
+def test_a_special_day_is_yearly_at_nine_on_its_next_date() -> None:
+    birthday, anniversary = read(
+        [],
+        [
+            {"user": "U1", "what": "birthday", "date": "05-04"},
+            {"user": "U2", "what": "anniversary", "date": "12-25"},
+        ],
+    )
+    assert (birthday.kind, birthday.yearly, birthday.user_id) == ("special_day", True, "u1")
+    assert (birthday.due_at, birthday.until) == (
+        datetime(2027, 5, 4, 9, tzinfo=SHANGHAI),
+        datetime(2027, 5, 5, tzinfo=SHANGHAI),
+    )
+    assert birthday.ask == "wish them a happy birthday"
+    assert anniversary.due_at == at(25, 9)
+
+
+def test_a_special_day_said_on_the_day_is_next_years_and_a_leap_day_the_next_leap_years() -> None:
+    today, leap = read(
+        [],
+        [
+            {"user": "U1", "what": "birthday", "date": "12-03"},
+            {"user": "U2", "what": "b", "date": "02-29"},
+        ],
+    )
+    assert today.due_at == datetime(2027, 12, 3, 9, tzinfo=SHANGHAI)
+    assert leap.due_at == datetime(2028, 2, 29, 9, tzinfo=SHANGHAI)
+
+
+def test_when_is_read_against_the_message_that_said_it() -> None:
+    said = [
+        Said("u1", at(3, 23, 50), "my exam is tomorrow"),
+        Said("u1", at(4, 0, 20), "good night"),
+    ]
+    [exam] = read([item("tomorrow")], said=said)
+    assert exam.due_at == at(4, 18)
+
+
+# --- what is dropped -----------------------------------------------------------------------------
+
+
+def test_unknown_labels_kinds_and_unreadable_items_are_dropped() -> None:
+    found = read(
+        [
+            item("on Tuesday", user="Alice"),  # a name, not a label
+            item("on Tuesday", user="U9"),
+            item("on Tuesday", kind="party"),
+            item("on Tuesday", kind="special_day"),  # those come under special_days
+            item("on Tuesday", what=""),
+            item("someday"),
+            {"user": "U1", "kind": "follow_up", "what": "exam"},  # no when
+            "my exam",
+            item("on Friday", "match", user="U2"),
+        ],
+        [{"user": "U1", "what": "birthday", "date": "13-01"}, {"user": "U1", "date": "05-04"}],
+    )
+    assert [(i.user_id, i.what, i.due_at) for i in found] == [("u2", "match", at(4, 18))]
+    assert read("not a list", {"U1": "05-04"}) == []
+
+
+def test_at_most_four_intentions_and_two_special_days() -> None:
+    days = ["on Monday", "on Tuesday", "on Wednesday", "on Friday", "on Saturday"]
+    specials = [{"user": "U1", "what": f"day {n}", "date": f"0{n}-01"} for n in range(1, 5)]
+    found = read([item(d, f"thing {n}") for n, d in enumerate(days)], specials)
+    assert len([i for i in found if i.kind == "follow_up"]) == MAX_INTENTIONS
+    assert len([i for i in found if i.kind == "special_day"]) == MAX_SPECIAL
+
+
+def test_an_ask_left_out_is_written_in_the_personas_language() -> None:
+    [interview] = read(
+        [{"user": "U1", "kind": "follow_up", "what": "面试", "when": "下周三"}], language="zh"
+    )
+    assert interview.ask == ask_for("follow_up", "面试", "zh") == "问问面试怎么样了"
+
+
+# --- repeats -------------------------------------------------------------------------------------
+
+
+def pending(what: str, due: datetime, user: str = "u1", kind: Any = "follow_up") -> Intention:
+    return Intention(
+        1, SCOPE, user, kind, what, "ask", due, due + timedelta(days=3), NOW, "pending"
+    )
+
+
+def test_a_repeat_of_a_pending_intention_is_left_out() -> None:
+    found = read(
+        [
+            item("on Tuesday", "the exam"),  # the same day
+            item("on Wednesday", "Exam"),  # the same words, due within the window
+            item("on Tuesday", "exam", user="U2"),  # another user's
+            item("in two weeks", "exam"),  # the same words, weeks later: another exam
+        ]
+    )
+    kept = fresh(found, [pending("my exam", at(8, 18))])
+    assert [(i.user_id, i.due_at.date()) for i in kept] == [
+        ("u2", date(2026, 12, 8)),
+        ("u1", date(2026, 12, 17)),
+    ]
+
+
+def test_repeats_within_one_answer_are_one_intention() -> None:
+    found = read([item("on Tuesday", "exam"), item("2026-12-08", "final exam")])
+    assert len(fresh(found, [])) == 1
+
+
+def test_a_special_day_repeats_by_its_date_of_any_year() -> None:
+    [birthday] = read([], [{"user": "U1", "what": "bday", "date": "05-04"}])
+    known = pending("birthday", datetime(2026, 5, 4, 9, tzinfo=UTC), kind="special_day")
+    assert fresh([birthday], [known]) == []
+
+
+# --- the local reading ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "spotted"),
+    [
+        ("My exam is on Tuesday.", Spotted("follow_up", "exam", "on Tuesday")),
+        ("我下周三面试", Spotted("follow_up", "面试", "下周三")),
+        ("我周末要去爬山", Spotted("follow_up", "去爬山", "这周末")),
+        ("明天下午3点开会", Spotted("follow_up", "开会", "明天下午3点")),
+        (
+            "I have a job interview tomorrow at 3pm",
+            Spotted("follow_up", "job interview", "tomorrow at 3pm"),
+        ),
+        ("next weekend we have a party", Spotted("follow_up", "party", "next weekend")),
+        ("remind me to call mom tomorrow", Spotted("reminder", "call mom", "tomorrow")),
+        ("提醒我明天早上8点吃药", Spotted("reminder", "吃药", "明天早上8点")),
+        ("my birthday is May 4th", Spotted("special_day", "birthday", "05-04")),
+        ("我的生日是5月4日", Spotted("special_day", "生日", "05-04")),
+    ],
+)
+def test_the_local_reading_finds_events_reminders_and_special_days(
+    text: str, spotted: Spotted
+) -> None:
+    assert spot(text, NOW) == [spotted]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I went to the dentist last Tuesday",
+        "see you tomorrow!",
+        "I am tired today",
+        "are you free on Friday?",
+        "他明天考试",
+        "I don't have an exam tomorrow",
+        "my exam went well",
+        "明天见",
+    ],
+)
+def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:
+    said = [
+        Said("u1", NOW, "My exam is on Tuesday. Wish me luck!"),
+        Said("u2", NOW + timedelta(minutes=1), "我的生日是5月4日。提醒我明天交作业"),
+    ]
+    found = local_reading(
+        said, scope=SCOPE, tz=SHANGHAI, language="en", created_at=NOW, conversation_id=3
+    )
+    assert [(i.user_id, i.kind, i.what, i.due_at) for i in found] == [
+        ("u1", "follow_up", "exam", at(8, 18)),
+        ("u2", "reminder", "交作业", at(4, 9)),
+        ("u2", "special_day", "生日", datetime(2027, 5, 4, 9, tzinfo=SHANGHAI)),
+    ]
+    assert found[0].ask == "ask how it went: exam"
