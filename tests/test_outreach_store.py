@@ -406,6 +406,18 @@ async def test_a_private_chats_wipe_takes_its_persons_contact_and_ledger(store: 
     assert await store.contact("miao", "telegram", "8") is not None
 
 
+async def test_a_session_wipe_takes_them_too_with_memory_off(store: Storage) -> None:
+    await store.add_intention(exam(DM))
+    await store.add_intention(exam(GROUP))
+    await store.heard("miao", "telegram", "7", T0, private=True)
+    await store.wipe("miao", "telegram:-100:user:7")
+    assert await store.intentions(GROUP, open_only=False) == []
+    assert await store.contact("miao", "telegram", "7") is not None
+    await store.wipe("miao", "telegram:dm:7")
+    assert await store.intentions(DM, open_only=False) == []
+    assert await store.contact("miao", "telegram", "7") is None
+
+
 async def test_intention_ids_are_never_reused(store: Storage) -> None:
     first = await store.add_intention(exam())
     await store.wipe_memories(DM)

@@ -266,7 +266,9 @@ class SessionStore(Protocol):
     async def count_conversations(self, persona: str, scope: str) -> int: ...
 
     async def wipe(self, persona: str, scope: str) -> None:
-        """The session and every archived conversation of the scope, gone."""
+        """The session and every archived conversation of the scope, gone; its intentions
+        too (a private chat's: its person's contact and outreach ledger), as wipe_memories
+        takes them: a wipe takes them whether long-term memory is on or off."""
         ...
 
 

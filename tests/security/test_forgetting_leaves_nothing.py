@@ -26,6 +26,7 @@ from bot.runtime import Runtime
 from bot.scheduler import Scheduler
 from memory.bank import MemoryBank
 from memory.index import ScopeIndex
+from memory.records import NewIntention
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 from memory.storage.sqlite.base import MIGRATIONS, SCRUBBED_FROM
@@ -110,8 +111,12 @@ async def test_console_wipe_leaves_nothing_of_the_conversation_or_memories(
     bank = world.bot.bank
     typed = "my cat is called zqmarlowe\nend\nwe meet again, zqmarlowe says hi\n"
     await console(world, tmp_path, "ann", typed + "/remember the gate code is zqpelican\n")
+    now = world.bot.clock.now()
+    await world.bot.store.add_intention(  # what the persona meant to bring up goes too
+        NewIntention(CONSOLE, "ann", "follow_up", "her zqexamday", "ask", now, now, now)
+    )
     await indexed(bank, CONSOLE)
-    needles = [*word("zqmarlowe"), *word("zqpelican")]
+    needles = [*word("zqmarlowe"), *word("zqpelican"), *word("zqexamday")]
     assert await world.bot.store.count_conversations("pip", "console:dm:ann") == 1
     assert len(traces(tmp_path, *needles)) >= 2
 

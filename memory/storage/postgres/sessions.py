@@ -8,7 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from memory.records import ArchivedConversation, SessionRow, SessionSave
+from memory.scopes import Scope
 from memory.storage.postgres.base import CONVERSATION_COLUMNS, PgBase, clean_json
+from memory.storage.postgres.contacts import wipe_contact
+from memory.storage.postgres.intentions import wipe_intentions
 from memory.storage.rows import conversation_row, encode_sessions, session_row, timestamp
 
 __all__ = ["PgSessions"]
@@ -107,8 +110,12 @@ class PgSessions(PgBase):
         return int(count)
 
     async def wipe(self, persona: str, scope: str) -> None:
-        """Forget everything of one persona in one scope: the open session and the archive."""
+        """Forget everything of one persona in one scope: the open session, the archive and
+        what the persona meant to bring up there (a private chat's: its person's contact
+        and ledger too), long-term memory on or off."""
         async with self._pool.acquire() as conn, conn.transaction():
+            await wipe_intentions(conn, str(Scope(persona, scope)))
+            await wipe_contact(conn, str(Scope(persona, scope)))
             await conn.execute(
                 "DELETE FROM sessions WHERE persona = $1 AND scope = $2", persona, scope
             )

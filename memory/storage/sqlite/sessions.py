@@ -8,8 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from memory.records import ArchivedConversation, SessionRow, SessionSave
+from memory.scopes import Scope
 from memory.storage.rows import conversation_row, encode_sessions, json_text, session_row, timestamp
 from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, serialised
+from memory.storage.sqlite.contacts import wipe_contact
+from memory.storage.sqlite.intentions import wipe_intentions
 
 __all__ = ["SqliteSessions"]
 
@@ -121,12 +124,20 @@ class SqliteSessions(SqliteBase):
 
     @serialised
     async def wipe(self, persona: str, scope: str) -> None:
-        """Forget everything of one persona in one scope: the open session and the archive."""
-        await self._db.execute(
-            "DELETE FROM sessions WHERE persona = ? AND scope = ?", (persona, scope)
-        )
-        await self._db.execute(
-            "DELETE FROM conversations WHERE persona = ? AND scope = ?", (persona, scope)
-        )
-        await self._db.commit()
+        """Forget everything of one persona in one scope: the open session, the archive and
+        what the persona meant to bring up there (a private chat's: its person's contact
+        and ledger too), long-term memory on or off."""
+        try:
+            await self._db.execute(
+                "DELETE FROM sessions WHERE persona = ? AND scope = ?", (persona, scope)
+            )
+            await self._db.execute(
+                "DELETE FROM conversations WHERE persona = ? AND scope = ?", (persona, scope)
+            )
+            await wipe_intentions(self._db, str(Scope(persona, scope)))
+            await wipe_contact(self._db, str(Scope(persona, scope)))
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
         await self._scrub(words=False)
