@@ -1,6 +1,5 @@
 """bot/llm/offline.py: the offline model answers the encoder's request, intentions and special
-days included, so a bare install finds what a user said is coming without a key; and a chat
-turn says what is due to bring up."""
+days included, so a bare install finds what a user said is coming without a key."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
-from bot.prompts import followup_line
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.encoding import Author, Encoder
@@ -117,17 +115,3 @@ async def test_small_talk_gives_the_offline_model_no_intentions(
         recorded, "en", "I went hiking last Saturday", "Nice!", "see you tomorrow", "Bye!"
     )
     assert write.intentions == []
-
-
-async def test_the_offline_model_says_what_is_due_to_bring_up_in_either_language() -> None:
-    model = OfflineChatModel()
-    system = "You are Pip.\n\n" + followup_line("follow_up", "her exam", 'ask how the "exam" went')
-    said = await model.complete([Message("system", system), Message("user", "hi")])
-    assert 'Something I meant to bring up: "ask how the "exam" went".' in said.text
-    chinese = "You are 喵.\nAlways reply in Chinese.\n\n" + followup_line(
-        "reminder", "给妈妈打电话", ""
-    )
-    said = await model.complete([Message("system", chinese), Message("user", "你好")])
-    assert "我本来就想跟你说：「给妈妈打电话」。" in said.text
-    plain = await model.complete([Message("system", "You are Pip."), Message("user", "hi")])
-    assert "bring up" not in plain.text

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import TIERS
 from bot.llm.base import ModelError
+from bot.llm.offline import OfflineChatModel
+from bot.llm.router import ModelRouter
 from bot.prompts import QUIET_NOTE
 from bot.reach import asks_for_quiet, due_now
 from memory.clock import FakeClock
@@ -229,3 +232,26 @@ async def test_a_store_that_fails_to_note_contacts_or_intentions_costs_the_turn_
     monkeypatch.setattr(bot.store, "intentions", broken)
     assert (await bot.engine.handle(make_event("hello again"))).text == "ok"
     assert "could not read the intentions of pip" in caplog.text
+
+
+async def test_the_offline_model_says_what_it_meant_to_bring_up_in_either_language(
+    tmp_path: Path,
+) -> None:
+    """A bare install (no key) shows the intention its conversation brings up."""
+    offline = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
+    miao = make_persona("miao", name="喵", language="zh")
+    bot = await open_bot(
+        tmp_path / "k.sqlite3", [make_persona(), miao], router=offline, clock=FakeClock(NOW)
+    )
+    try:
+        await bot.store.add_intention(_new("her exam", 'ask how the "exam" went'))
+        said = await bot.engine.handle(make_event("hi"))
+        assert 'Something I meant to bring up: "ask how the "exam" went".' in said.text
+        chinese = replace(_new("打电话", "提醒：给妈妈打电话"), scope="miao/discord:dm:u1")
+        await bot.store.add_intention(replace(chinese, kind="reminder"))
+        said = await bot.engine.handle(make_event("你好", persona="miao"))
+        assert "我本来就想跟你说：「打电话」。" in said.text
+        again = await bot.engine.handle(make_event("hi again"))
+        assert "bring up" not in again.text
+    finally:
+        await bot.close()

@@ -7,8 +7,7 @@ offline model, so nobody mistakes it for a real one. Asked to encode a conversat
 exactly those sentences as memories (and notes them in the diary and the user's profile), and
 what they said is coming as intentions and special days, read as memory.intentions reads them
 without a model; asked for a running summary, it strings the user's messages together; asked
-whether a persona should join a group's conversation uninvited, it says no; and it says it
-meant to bring up what is due (bot.prompts.followup).
+whether a persona should join a group's conversation uninvited, it says no.
 """
 
 from __future__ import annotations
