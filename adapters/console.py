@@ -251,6 +251,7 @@ class ConsoleChat(Surface[TextIO]):
         usage = self._engine.models.usage
         spent = ", ".join(
             f"{tier} {u.calls} calls/{u.prompt_tokens + u.completion_tokens} tokens"
+            + (f"/{u.images} pictures" if u.images else "")
             for tier, u in usage.items()
             if u.calls
         )

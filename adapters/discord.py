@@ -254,7 +254,10 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
             chat_id=str(message.guild.id) if message.guild else "",
             is_dm=message.guild is None,
             timestamp=message.created_at,
-            attachments=tuple(_attachment(a) for a in message.attachments),
+            attachments=(
+                *(_attachment(a) for a in message.attachments),
+                *(_sticker(sticker) for sticker in message.stickers),
+            ),
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
             roles=_roles(message.author),
             message_id=str(message.id),
@@ -457,7 +460,9 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
 
 def _attachment(file: discord.Attachment) -> Attachment:
     """Fetched by the client; an HTTP error is the file gone (deleted, its link expired) or
-    refused."""
+    refused. A GIF is told by its name, never fetched (bot.pictures)."""
+    if (file.content_type or "").startswith("image/gif"):
+        return Attachment(file.filename, file.url, "image/gif", file.size, sticker=file.filename)
     return attachment(
         file.filename,
         file.url,
@@ -467,6 +472,11 @@ def _attachment(file: discord.Attachment) -> Attachment:
         size=file.size,
         what=f"attachment {file.id}",
     )
+
+
+def _sticker(sticker: discord.StickerItem) -> Attachment:
+    """A sticker is told by its name (bot.pictures), never fetched."""
+    return Attachment(sticker.name, sticker.url, "image/png", sticker=sticker.name or "sticker")
 
 
 def _roles(user: discord.User | discord.Member) -> tuple[str, ...]:

@@ -178,7 +178,14 @@ class TelegramAdapter(CourierSurface[Message, int]):
                 self.app.add_handler(CommandHandler(command.name, callback, filters=only_new))
         self.app.add_handler(
             MessageHandler(
-                (filters.TEXT & ~filters.COMMAND | filters.Document.ALL) & only_new,
+                (
+                    filters.TEXT & ~filters.COMMAND
+                    | filters.Document.ALL
+                    | filters.PHOTO
+                    | filters.Sticker.ALL
+                    | filters.ANIMATION
+                )
+                & only_new,
                 self._on_message,
             )
         )
@@ -318,7 +325,13 @@ class TelegramAdapter(CourierSurface[Message, int]):
         """Every message of a person the bot can see (in a group, all of them once its privacy
         mode is off, else those addressed to it); the bot decides whether the persona answers."""
         message = update.message
-        if message is None or (message.text is None and message.document is None):
+        if message is None or not (
+            message.text is not None
+            or message.document
+            or message.photo
+            or message.sticker
+            or message.animation
+        ):
             return
         sender = _sender(message)
         if sender is None:
@@ -332,27 +345,50 @@ class TelegramAdapter(CourierSurface[Message, int]):
         await self.receive(message, event)
 
     def _attachments(self, message: Message) -> tuple[Attachment, ...]:
-        """A document, handed on by reference: `telegram-file:<file_id>` (a download URL would
-        carry the bot's token, which must never reach the engine or the logs), fetched through
-        the Bot API when it is read (a failure: gone, over the Bot API's 20 MB, the network)."""
-        document = message.document
-        if document is None:
+        """A document or a photo, handed on by reference: `telegram-file:<file_id>` (a
+        download URL would carry the bot's token, which must never reach the engine or the
+        logs), fetched through the Bot API when it is read (a failure: gone, over the Bot
+        API's 20 MB, the network). A sticker or GIF is told by its emoji or name, never
+        fetched."""
+        if message.sticker is not None:
+            sticker = message.sticker
+            told = " ".join(
+                filter(None, (sticker.emoji, sticker.set_name and f"({sticker.set_name})"))
+            )
+            return (Attachment("sticker", "", "image/webp", sticker=told or "sticker"),)
+        if message.animation is not None:  # (Telegram sets `document` to it as well)
+            gif = message.animation
+            title = gif.file_name or "GIF"
+            return (Attachment(title, "", gif.mime_type or "video/mp4", sticker=title),)
+        if message.photo:  # the sizes Telegram made of it, smallest first
+            largest = message.photo[-1]
+            name, file_id, mime, size = (
+                "photo.jpg",
+                largest.file_id,
+                "image/jpeg",
+                largest.file_size,
+            )
+        elif message.document is not None:
+            document = message.document
+            name, file_id = document.file_name or "document", document.file_id
+            mime, size = document.mime_type or "", document.file_size
+        else:
             return ()
         bot = self.app.bot
 
         async def download() -> bytes:
-            file = await bot.get_file(document.file_id)
+            file = await bot.get_file(file_id)
             return bytes(await file.download_as_bytearray())
 
         return (
             attachment(
-                document.file_name or "document",
-                f"telegram-file:{document.file_id}",
+                name,
+                f"telegram-file:{file_id}",
                 download,
                 (TelegramError,),
-                content_type=document.mime_type or "",
-                size=document.file_size or 0,
-                what=f"file {document.file_id}",
+                content_type=mime,
+                size=size or 0,
+                what=f"file {file_id}",
             ),
         )
 

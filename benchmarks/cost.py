@@ -581,7 +581,9 @@ class _ErrorCounter(logging.Handler):
 
 
 def _copy(usage: TierUsage) -> TierUsage:
-    return TierUsage(usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens)
+    return TierUsage(
+        usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens, usage.images
+    )
 
 
 # -- the report ------------------------------------------------------------------------------

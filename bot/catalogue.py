@@ -50,6 +50,28 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "(you asked in {chat})",
         "zh": "（你在{chat}里问的）",
     },
+    # Pictures a user sent that the persona could not look at (bot.pictures).
+    "picture_too_big": {
+        "en": "{name} is too big for me to look at ({size}; the most I can take is {most}).",
+        "zh": "{name}太大了，我看不了（{size}；最多 {most}）。",
+    },
+    "picture_unreadable": {
+        "en": "I couldn't open {name}: it isn't a picture I can read (damaged, or a kind I "
+        "don't know).",
+        "zh": "我打不开{name}：它不是我能看的图片（可能损坏了，或者是我不认识的格式）。",
+    },
+    "picture_not_fetched": {
+        "en": "I couldn't download {name}. Could you send it again?",
+        "zh": "{name}我没能下载下来，可以再发一次吗？",
+    },
+    "picture_not_seen": {
+        "en": "{name} reached me, but I couldn't make it out just now.",
+        "zh": "{name}我收到了，但现在看不清楚。",
+    },
+    "picture_too_many": {
+        "en": "That's a lot of pictures for one hour; I'll look at more a little later.",
+        "zh": "这一小时的图片有点多啦，我过一会儿再看新的。",
+    },
     # What each command does, for menus and /help (Discord allows 100 characters).
     "help_remember": {"en": "remember TEXT for good", "zh": "永远记住一段话"},
     "help_recall": {"en": "the memory closest to QUERY", "zh": "和 QUERY 最接近的一条记忆"},

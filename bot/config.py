@@ -39,7 +39,7 @@ __all__ = [
 # What an environment variable is called (a `*_env` key names one; a secret pasted there is not).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-TIERS = ("chat", "tools", "summary", "intent")
+TIERS = ("chat", "tools", "summary", "intent", "vision")
 ProviderKind = Literal["openai", "zhipu", "offline"]
 
 
@@ -73,6 +73,9 @@ class TierConfig:
     model: str = ""
     temperature: float | None = None
     max_tokens: int | None = None
+    # The model takes pictures (OpenAI-compatible image input). On the chat tier: pictures
+    # users send go to it as they are; otherwise the vision tier describes them in words.
+    vision: bool = False
 
 
 @dataclass(slots=True)
@@ -83,6 +86,7 @@ class ModelsConfig:
     tools: TierConfig | None = None
     summary: TierConfig | None = None
     intent: TierConfig | None = None
+    vision: TierConfig | None = None  # describes pictures for a chat model that cannot see
     eco: TierConfig | None = None
 
 
@@ -97,6 +101,12 @@ class EngineConfig:
     # Documents users send: the largest file read, and the passages of it in each prompt.
     document_max_kb: int = 5120
     document_tokens: int = 3000
+    # Pictures users send (bot/pictures.py): the largest file looked at (by its declared
+    # size, before any download), the longest side it is shrunk to for a model, and how many
+    # pictures, stickers and GIFs one user may send an hour (0: no limit).
+    picture_max_kb: int = 10240
+    picture_side: int = 1024
+    media_per_hour: int = 30
     # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
     # "model" asks the intent tier, one call a message.
     intent: Literal["local", "model"] = "local"
@@ -121,6 +131,10 @@ class EngineConfig:
             raise ValueError("snapshot_seconds must be positive")
         if self.document_max_kb < 1 or self.document_tokens < 200:
             raise ValueError("document_max_kb must be 1 or more, document_tokens 200 or more")
+        if self.picture_max_kb < 1 or not 64 <= self.picture_side <= 4096:
+            raise ValueError("picture_max_kb must be 1 or more, picture_side 64 to 4096")
+        if self.media_per_hour < 0:
+            raise ValueError("media_per_hour must be 0 or more")
         if self.timezone:
             try:
                 ZoneInfo(self.timezone)

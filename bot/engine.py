@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot import pictures
 from bot.access import Gate, NotAllowed, Verdict
 from bot.bursts import Bursts, Sleep
 from bot.catalogue import say
@@ -24,7 +25,7 @@ from bot.floor import Floor, Heard
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
-from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
+from bot.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import Persona, StateSlot
 from bot.prompts import (
     MEMORY_SILENT,
@@ -110,6 +111,7 @@ class Engine:
         self.documents = DocumentMode(
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
+        self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         self.bursts = Bursts(
@@ -211,6 +213,7 @@ class Engine:
             self.clock.now(),
             event.user_id,
             document=session.reading is not None,
+            images=event.images,
         )
         waiting = session.wait(event.message_id, turn)
         self._heard[id(waiting)] = heard
@@ -406,7 +409,10 @@ class Engine:
             user_name=event.user_name,
             group=not event.is_dm and persona.memory.scope == "channel",
             now=now,
-            budget=self.settings.context_tokens - self.settings.reply_tokens,
+            # (pictures shown to a chat model that sees take their share)
+            budget=self.settings.context_tokens
+            - self.settings.reply_tokens
+            - IMAGE_TOKENS * sum(len(t.images) for _, t in taken),
             memories=section,
             summary=session.summary,
             recap=session.recap,
@@ -415,12 +421,13 @@ class Engine:
         )
         try:
             messages = list(prompt.messages)
+            pictured = pictures.show(messages, [t for _, t in taken])
             sender = Sender(event.user_id, admin=event.admin and not event.is_dm)
             completion = await self._complete(persona, scope, messages, shown, found, sender)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
             return _apology(persona, limit)
-        tag, text = parse_emotion(completion.text)
+        tag, text = parse_emotion(pictures.seen(session, pictured, completion.text))
         if not text:  # nothing to say is a failure too: the user gets an answer either way
             log.warning("chat model gave %s an empty reply", persona.key)
             return _apology(persona, limit)

@@ -60,9 +60,13 @@ class Attachment:
     size: int = 0  # as the platform declares it, before any download
     # Downloads it (FetchError if it cannot), through the platform's own client.
     fetch: Callable[[], Awaitable[bytes]] | None = field(default=None, compare=False, repr=False)
+    # A sticker or GIF as the platform names it (its emoji and set, its title): the persona
+    # is told that, with no download and no model call (bot.pictures).
+    sticker: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filename", valid_text(self.filename))
+        object.__setattr__(self, "sticker", valid_text(self.sticker))
 
 
 @dataclass(slots=True, frozen=True)
@@ -105,6 +109,9 @@ class ChatEvent:
     # Written by a bot (the bot itself included). Adapters drop those; bot.floor never
     # answers one either, so two bots can never keep each other talking.
     from_bot: bool = False
+    # Pictures shrunk for a chat model that sees them (JPEG, bot.pictures): they go with the
+    # turn to the model once, and are never stored.
+    images: tuple[bytes, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         # Text from a platform is what the user typed, but not always valid Unicode.

@@ -4,7 +4,8 @@ comes back; everything between happens here, once, for every platform.
 A message: which of the bot's personas it is for (bot.routing), then a document given to the
 persona (refused by its declared size before any download, fetched through its
 `Attachment.fetch`, read) or a turn of conversation (the engine, which applies access and rate
-limits, and in a group asks bot.floor whether the persona speaks at all). A
+limits, and in a group asks bot.floor whether the persona speaks at all), its pictures looked
+at first (bot.pictures: said in words, or shown to a chat model that sees). A
 command: the persona of its room, the access gate, then the command table (bot.commands).
 
     front = Front(engine, bot_id, ["miao", "monikai"])
@@ -25,8 +26,9 @@ from bot.answers import Answer
 from bot.catalogue import say
 from bot.documents import Document, DocumentError, is_document, precheck
 from bot.engine import Engine
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply
+from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.persona import Persona
+from bot.pictures import wants_looking
 from bot.routing import PersonaRouter
 
 __all__ = ["Front", "Spoken"]
@@ -95,11 +97,28 @@ class Front:
         if document is not None and called and not event.from_bot:
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._read(event, document)
+        elif called and not event.from_bot and wants_looking(event) and await self._new(event):
+            async with typing() if typing is not None else contextlib.nullcontext():
+                looked = await self.engine.pictures.look(event, self.language(persona))
+            reply = await self.engine.handle(looked.event, settle=settle, typing=typing)
+            if looked.said:  # the pictures it could not look at, said first
+                said = "\n".join(looked.said)
+                text = f"{said}\n\n{reply.text}" if reply.text else said
+                chunks = split_chunks(text, PLATFORM_LIMITS[event.platform])
+                reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
             reply = await self.engine.handle(event, settle=settle, typing=typing)
         if not reply.text:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    async def _new(self, event: ChatEvent) -> bool:
+        """Whether the sender's pictures are to be looked at: the access lists let them in (not
+        counted against the rate limit: the turn counts it), and the message was not answered
+        already (delivered again after a crash), so no picture is fetched or paid for twice."""
+        if self.engine.gate is not None and not self.engine.gate.allowed(event):
+            return False
+        return not (await self.engine.session(event)).answered(event.message_id)
 
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
         """Document mode with a file the user sent: refused by its declared size before any

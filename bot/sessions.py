@@ -94,6 +94,9 @@ class Turn:
     emotion: str = ""
     # Said about a document the user shared (document mode): not encoded into long-term memory.
     document: bool = False
+    # Pictures shown with it to a chat model that sees (bot.pictures.show): in memory until
+    # then, never in its JSON form nor stored.
+    images: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
     # Its JSON form, made once: every save snapshots every turn of the conversation again.
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 

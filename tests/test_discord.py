@@ -6,10 +6,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
@@ -17,7 +19,7 @@ from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.platforms import discord_at
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
@@ -109,11 +111,11 @@ async def test_reply_to_the_bot_gets_a_reply(
     earlier = fake._message(fake.channel_id, fake.user(fake.bot_id, bot=True), "I like tea")
     photo = {
         "id": "77",
-        "filename": "cat.png",
+        "filename": "cat.zip",
         "size": 1234,
-        "url": "https://cdn.example/cat.png",
-        "proxy_url": "https://cdn.example/cat.png",
-        "content_type": "image/png",
+        "url": "https://cdn.example/cat.zip",
+        "proxy_url": "https://cdn.example/cat.zip",
+        "content_type": "application/zip",
     }
     await fake.dispatch_message(
         fake.channel_id, ALICE, "me too", reply_to=earlier, attachments=[photo]
@@ -122,7 +124,7 @@ async def test_reply_to_the_bot_gets_a_reply(
     [event] = seen
     assert event.reply_to == "I like tea"
     assert event.attachments == (
-        Attachment("cat.png", "https://cdn.example/cat.png", "image/png", 1234),
+        Attachment("cat.zip", "https://cdn.example/cat.zip", "application/zip", 1234),
     )
     assert (event.platform, event.chat_id, event.channel_id) == (
         "discord",
@@ -477,6 +479,36 @@ async def test_a_document_opens_document_mode(fake: FakeDiscord, bot: Bot, adapt
     assert (await fake.next_message())["content"].startswith("huge.pdf: is too big")
     fetched = [r.path for r in fake.requests if r.path.startswith("/attachments/")]
     assert len(fetched) == 1  # the big one was never downloaded
+
+
+async def test_a_photo_is_fetched_and_described_and_a_sticker_told_by_its_name(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+):
+    bot.model.push("A red square.", "[NEUTRAL] Nice.")
+    photo = fake.attachment("red.png", make_picture(1800, 900), content_type="image/png")
+    await fake.dispatch_message(fake.channel_id, ALICE, "look", guild=False, attachments=[photo])
+    assert (await fake.next_message())["content"] == "Nice."
+    describe, chat = bot.model.calls
+    [jpeg] = describe.messages[-1].images
+    with Image.open(BytesIO(jpeg)) as image:
+        assert image.size == (1024, 512)
+    assert chat.messages[-1].content == "look [picture red.png, seen: A red square.]"
+    gif = fake.attachment("party.gif", b"GIF89a", content_type="image/gif")
+    await fake.dispatch_message(
+        fake.channel_id,
+        ALICE,
+        "",
+        guild=False,
+        attachments=[gif],
+        sticker_items=[fake.sticker("Wave")],
+    )
+    await fake.next_message()
+    assert bot.model.calls[-1].messages[-1].content == "[GIF: party.gif] [sticker: Wave]"
+    big = fake.attachment("big.png", b"\x89PNG", content_type="image/png", size=40 << 20)
+    await fake.dispatch_message(fake.channel_id, ALICE, "", guild=False, attachments=[big])
+    assert (await fake.next_message())["content"].startswith("big.png is too big for me")
+    fetched = [r.path for r in fake.requests if r.path.startswith("/attachments/")]
+    assert len(fetched) == 1  # the photo only: neither the GIF nor the big one
 
 
 async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):

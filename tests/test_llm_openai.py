@@ -86,6 +86,19 @@ async def test_plain_text_reply(fake_openai: FakeOpenAI) -> None:
         assert absent not in body
 
 
+async def test_pictures_go_as_openai_image_input(fake_openai: FakeOpenAI) -> None:
+    fake_openai.reply_text("a red square")
+    shown = Message("user", "what is this?", images=(b"\xff\xd8jpeg one", b"\xff\xd8two"))
+    result = await model_for(fake_openai).complete([HELLO[0], shown])
+    assert result.text == "a red square"
+    [body] = fake_openai.chat_requests
+    text, *pictures = body["messages"][1]["content"]
+    assert text == {"type": "text", "text": "what is this?"}
+    assert [p["image_url"]["url"][:23] for p in pictures] == ["data:image/jpeg;base64,"] * 2
+    assert fake_openai.images == [[b"\xff\xd8jpeg one", b"\xff\xd8two"]]
+    assert body["messages"][0]["content"] == "You are Miao."  # no pictures: plain text
+
+
 async def test_usage_counted(fake_openai: FakeOpenAI) -> None:
     fake_openai.reply_text("Nya, hello!", usage=(42, 7))
     result = await model_for(fake_openai).complete(HELLO)

@@ -155,6 +155,21 @@ async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
 # -- configured providers and tiers -------------------------------------------------------------
 
 
+async def test_pictures_go_to_a_chat_model_marked_vision_unless_in_eco_mode(clients) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig()},
+        chat=TierConfig(model="gpt-4.1", vision=True),
+        vision=TierConfig(model="gpt-4.1-mini"),
+    )
+    router = await build(config, {"OPENAI_API_KEY": "sk-env"})
+    assert router.sees and names(router)["vision"] == "openai:gpt-4.1-mini"
+    config.eco_mode = True
+    eco = await build(config, {"OPENAI_API_KEY": "sk-env"})
+    assert not eco.sees  # eco mode describes them, with the eco model
+    config.eco_mode, config.chat = False, TierConfig(model="gpt-4.1")
+    assert not (await build(config, {"OPENAI_API_KEY": "sk-env"})).sees
+
+
 async def test_configured_tiers_use_their_providers_and_models(clients) -> None:
     config = ModelsConfig(
         providers={
@@ -172,6 +187,7 @@ async def test_configured_tiers_use_their_providers_and_models(clients) -> None:
         "tools": "openai/local:qwen2.5:7b",
         "summary": "openai:gpt-4.1-mini",
         "intent": "openai:gpt-4.1",
+        "vision": "openai:gpt-4.1",  # left out: the chat tier's
     }
     assert router.models["intent"] is router.models["chat"]  # same provider and model: shared
     assert clients == [
@@ -382,7 +398,7 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
     with pytest.raises(ModelError, match="down"):
         await router.complete("chat", HELLO)
 
-    chat, tools, summary, intent = (router.usage[t] for t in TIERS)
+    chat, tools, summary, intent, vision = (router.usage[t] for t in TIERS)
     assert (chat.calls, chat.failures, chat.prompt_tokens, chat.completion_tokens) == (
         3,
         1,
@@ -397,6 +413,7 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
     )
     assert (summary.calls, summary.failures, summary.prompt_tokens) == (0, 0, 0)
     assert (intent.calls, intent.prompt_tokens, intent.completion_tokens) == (1, 7, 1)
+    assert (vision.calls, vision.images) == (0, 0)
     assert (big.calls, small.calls) == (4, 1)
 
 

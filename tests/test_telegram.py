@@ -9,11 +9,13 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from PIL import Image
 from telegram.error import InvalidToken
 
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
@@ -23,7 +25,7 @@ from bot.catalogue import say
 from bot.config import AccessConfig, EngineConfig
 from bot.prompts import DOCUMENT_HEADING
 from memory.records import NewIntention
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
@@ -320,11 +322,11 @@ async def test_diary_profile_and_state(tg: Harness) -> None:
 
 
 async def test_other_files_are_handed_on_without_the_token(tg: Harness) -> None:
-    tg.fake.send_document(ALICE, ALICE, "cat.jpg", caption="my cat", mime_type="image/jpeg")
+    tg.fake.send_document(ALICE, ALICE, "cat.zip", caption="my cat", mime_type="application/zip")
     [reply] = await tg.fake.next_messages()
     assert reply["text"] == "ok"
     [call] = tg.bot.model.calls
-    assert call.messages[-1].content == "my cat [attachment: cat.jpg]"
+    assert call.messages[-1].content == "my cat [attachment: cat.zip]"
     assert tg.fake.token not in call.text
     assert tg.fake.calls("getFile") == []  # mentioned, not fetched
 
@@ -348,12 +350,59 @@ async def test_a_document_opens_document_mode(tg: Harness) -> None:
 
 
 async def test_a_document_in_a_group_needs_a_mention_in_its_caption(tg: Harness) -> None:
-    tg.fake.send_document(-5, ALICE, "a.jpg", caption="for everyone", chat_type="group")
-    tg.fake.send_document(-5, ALICE, "b.jpg", caption="@pip_bot look", chat_type="group")
+    tg.fake.send_document(-5, ALICE, "a.zip", caption="for everyone", chat_type="group")
+    tg.fake.send_document(-5, ALICE, "b.zip", caption="@pip_bot look", chat_type="group")
     [reply] = await tg.fake.next_messages()
     assert reply["text"] == "ok"
     [call] = tg.bot.model.calls
-    assert call.messages[-1].content.endswith("look [attachment: b.jpg]")
+    assert call.messages[-1].content.endswith("look [attachment: b.zip]")
+
+
+async def test_a_photo_is_fetched_shrunk_and_described(tg: Harness) -> None:
+    tg.bot.model.push("A red square.", "[HAPPY] Bold choice!")
+    tg.fake.send_photo(ALICE, ALICE, make_picture(2048, 1536), caption="my painting")
+    [reply] = await tg.fake.next_messages()
+    assert reply["text"] == "Bold choice!"
+    describe, chat = tg.bot.model.calls
+    [jpeg] = describe.messages[-1].images
+    with Image.open(BytesIO(jpeg)) as image:
+        assert image.size == (1024, 768)
+    assert chat.messages[-1].content == "my painting [picture photo.jpg, seen: A red square.]"
+    [fetched] = tg.fake.calls("getFile")
+    assert fetched.params["file_id"] in tg.fake.files  # the largest size, not the thumbnail
+    assert not fetched.params["file_id"].endswith("-thumb")
+    assert tg.fake.token not in chat.text
+
+
+async def test_image_files_are_pictures_and_too_big_ones_are_never_fetched(tg: Harness) -> None:
+    tg.fake.send_document(
+        ALICE, ALICE, "scan.png", mime_type="image/png", content=make_picture(), caption="hm"
+    )
+    await tg.fake.next_messages()
+    assert len(tg.bot.model.calls) == 2  # described, then answered
+    tg.fake.send_photo(ALICE, ALICE, b"\xff\xd8", size=30 * 1024 * 1024)
+    [refused] = await tg.fake.next_messages()
+    assert refused["text"].startswith("photo.jpg is too big for me to look at (30 MB;")
+    assert len(tg.fake.calls("getFile")) == 1
+    tg.fake.send_photo(ALICE, ALICE, b"\xff\xd8 not really a jpeg")
+    [broken] = await tg.fake.next_messages()
+    assert broken["text"].startswith("I couldn't open photo.jpg")
+    alice = make_event(platform="telegram", user_id=str(ALICE), channel_id=str(ALICE))
+    turns = (await tg.bot.engine.info(alice)).turns
+    assert [t.text for t in turns if t.role == "user"][-2:] == [
+        "[picture photo.jpg, not looked at]"
+    ] * 2  # the messages are kept
+
+
+async def test_stickers_and_gifs_are_told_by_their_emoji_and_name(tg: Harness) -> None:
+    tg.fake.send_sticker(ALICE, ALICE, "😹", "CatsOfTheWorld")
+    await tg.fake.next_messages()
+    tg.fake.send_animation(ALICE, ALICE, "dancing-cat.mp4")
+    await tg.fake.next_messages()
+    first, second = tg.bot.model.calls  # no call to describe either
+    assert first.messages[-1].content == "[sticker: 😹 (CatsOfTheWorld)]"
+    assert second.messages[-1].content == "[GIF: dancing-cat.mp4]"
+    assert tg.fake.calls("getFile") == []
 
 
 async def test_export_sends_a_json_file_privately(tg: Harness) -> None:

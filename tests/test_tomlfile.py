@@ -154,8 +154,8 @@ CONFIG_ERRORS = {
         """,
         "engine.reply_tokns",
         "unknown key (known keys: burst_longest_seconds, burst_seconds, context_tokens,"
-        " document_max_kb, document_tokens, intent, reply_tokens, short_term_tokens,"
-        " snapshot_seconds, timezone)",
+        " document_max_kb, document_tokens, intent, media_per_hour, picture_max_kb,"
+        " picture_side, reply_tokens, short_term_tokens, snapshot_seconds, timezone)",
     ),
     "wrong type": (
         """

@@ -28,7 +28,15 @@ from bot.recollect import Recollector
 from bot.runtime import open_runtime
 from memory.encoding import ENCODING_TASK
 from memory.records import NewIntention
-from tests.fakes.factories import Bot, base_env, make_event, make_persona, no_ollama, open_bot
+from tests.fakes.factories import (
+    Bot,
+    base_env,
+    make_event,
+    make_persona,
+    make_picture,
+    no_ollama,
+    open_bot,
+)
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.secrets import INSPECTOR_TOKEN
 
@@ -480,3 +488,19 @@ async def test_a_document_from_the_page_opens_document_mode(
     assert (await unsupported.json())["text"].startswith("song.mp3: .mp3 files are not supported")
     other_site = await web.post(query, data=b"x", headers={"Origin": "https://evil.example"})
     assert other_site.status == 403
+
+
+async def test_a_picture_from_the_page_is_looked_at_and_kept_in_words(
+    bot: Bot, web: TestClient[Any, Any]
+) -> None:
+    bot.model.push("A red square on white.", "[HAPPY] Striking!")
+    query = "/api/document?persona=pip&user=ann&name=art.png"
+    png = {"Content-Type": "image/png"}
+    answer = await (await web.post(query, data=make_picture(1500, 1500), headers=png)).json()
+    assert answer == {"type": "reply", "text": "Striking!", "emotion": "HAPPY", "failed": False}
+    [jpeg] = bot.model.calls[0].messages[-1].images
+    assert jpeg.startswith(b"\xff\xd8")  # shrunk to a JPEG
+    session = await bot.engine.session(make_event(platform="web", user_id="ann"))
+    assert session.turns[0].text == "[picture art.png, seen: A red square on white.]"
+    broken = await web.post(query.replace("art.png", "x.jpg"), data=b"\xff\xd8 no", headers=png)
+    assert (await broken.json())["text"].startswith("I couldn't open x.jpg")

@@ -38,9 +38,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 from adapters.web.server import WebServer
 from bot.llm.base import Message
 from bot.persona import load_persona
+from bot.prompts.pictures import DESCRIBE_TASK
 from bot.recollect import Recollector
 from memory.records import EncodingWrite, NewIntention
-from tests.fakes.factories import Bot, open_bot
+from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel
 
 pytestmark = pytest.mark.browser
@@ -72,6 +73,8 @@ T = TypeVar("T")
 def answer(messages: Sequence[Message]) -> str:
     """Monikai's scripted reply (happy, long enough to watch her speak)."""
     last = messages[-1].content if messages else ""
+    if messages and messages[0].content.startswith(DESCRIBE_TASK):
+        return "An orange sunset over the sea."
     if "<script>" in last:
         return f"[SURPRISED] {XSS_REPLY}"
     if "quick:" in last:  # for tests that only need an answer, not to watch it typed out
@@ -588,6 +591,24 @@ def test_a_document_is_sent_from_the_page(
     mine = page.find_elements(By.CSS_SELECTOR, "#log .msg.user")[-1]
     assert "[sent a document: trip.txt]" in mine.text
     assert page.find_element(By.ID, "text").is_enabled()  # ready for questions about it
+
+
+def test_a_picture_is_sent_from_the_page(
+    served: Served, page: webdriver.Chrome, tmp_path: Path
+) -> None:
+    join(page, served.url, "dora")
+    picture = tmp_path / "sunset.png"
+    picture.write_bytes(make_picture(800, 600, (240, 140, 30)))
+    page.find_element(By.ID, "file").send_keys(str(picture))
+    mine = page.find_elements(By.CSS_SELECTOR, "#log .msg.user")[-1]
+    assert "[sent a picture: sunset.png]" in mine.text
+    event = make_event(platform="web", user_id="dora", persona=HOSTED[0])
+    wait(page).until(
+        lambda d: any(
+            t.text == "[picture sunset.png, seen: An orange sunset over the sea.]"
+            for t in served.run(served.bot.engine.session(event)).turns
+        )
+    )
 
 
 def test_the_page_opens_on_the_default_persona_then_the_last_used(

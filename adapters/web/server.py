@@ -31,6 +31,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -46,9 +47,10 @@ from bot.answers import Answer
 from bot.catalogue import say
 from bot.documents import DocumentError, precheck, too_big
 from bot.engine import Engine
-from bot.events import ChatEvent, Reply
+from bot.events import Attachment, ChatEvent, FetchError, Reply
 from bot.front import Front, Spoken
 from bot.persona import Persona
+from bot.pictures import is_picture
 from bot.prompts import describe_age
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
@@ -178,8 +180,9 @@ class WebServer:
         return f"http://{host}:{self.port}"
 
     def app(self) -> web.Application:
-        # Request bodies are documents at most (chat goes over the socket, in small frames).
-        body_limit = self.engine.documents.limit + MAX_FRAME
+        # Request bodies are documents or pictures at most (chat goes over the socket, in
+        # small frames).
+        body_limit = max(self.engine.documents.limit, self.engine.pictures.limit) + MAX_FRAME
         app = web.Application(middlewares=[self._guard], client_max_size=body_limit)
         static = _static()
         routes = [
@@ -375,14 +378,16 @@ class WebServer:
             await asyncio.shield(turn)
 
     async def _api_document(self, request: web.Request) -> web.StreamResponse:
-        """A document the page sends (the file as the body, its name in `name`): read like a
-        file sent on a chat platform; answered like a message."""
+        """A document or picture the page sends (the file as the body, its name in `name`):
+        read or looked at like a file sent on a chat platform; answered like a message."""
         persona = self._persona(request.query.get("persona", ""))
         user = request.query.get("user", "").strip()
         name = request.query.get("name", "").strip()[:200] or "document"
         if not USER_NAME.fullmatch(user):
             log.info("refused %s: not a user name (%d characters)", request.path, len(user))
             raise web.HTTPBadRequest(text=USER_NAME_RULE)
+        if is_picture(Attachment(name, "", request.content_type)):
+            return await self._picture(request, persona, user, name)
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.documents.limit)
         except DocumentError as e:
@@ -398,6 +403,28 @@ class WebServer:
         turn.add_done_callback(self._turns.discard)
         reply = await asyncio.shield(turn)
         return web.json_response(_reply(reply))
+
+    async def _picture(
+        self, request: web.Request, persona: Persona, user: str, name: str
+    ) -> web.StreamResponse:
+        """A picture the page sends: looked at like a photo sent on a chat platform (refused
+        by its declared size before it is read), answered like a message."""
+        declared = request.content_length or 0
+
+        async def fetch() -> bytes:
+            try:
+                return await request.read()
+            except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length
+                raise FetchError(f"a picture over {self.engine.pictures.limit} bytes") from None
+
+        kind = request.content_type if request.content_type.startswith("image/") else ""
+        picture = Attachment(name, "", kind, declared, fetch)
+        event = replace(self._event(persona.key, user, ""), attachments=(picture,))
+        turn = asyncio.ensure_future(self._chats[persona.key].front.receive(event))
+        self._turns.add(turn)
+        turn.add_done_callback(self._turns.discard)
+        spoken = await asyncio.shield(turn)
+        return web.json_response(_reply(spoken.reply if spoken else Reply("", "")))
 
     def _too_long(self, persona: Persona) -> str:
         limit = str(self.max_message_chars)

@@ -7,7 +7,9 @@ offline model, so nobody mistakes it for a real one. Asked to encode a conversat
 exactly those sentences as memories (and notes them in the diary and the user's profile), and
 what they said is coming as intentions and special days, read as memory.intentions reads them
 without a model; asked for a running summary, it strings the user's messages together; asked
-whether a persona should join a group's conversation uninvited, it says no.
+whether a persona should join a group's conversation uninvited, it says no. Shown a picture,
+it says what it can tell without understanding it: its shape, size and main colours
+(bot.llm.sight).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time
 
 from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.sight import glance
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
     BRING_UP,
@@ -33,6 +36,7 @@ from bot.prompts import (
     WHOLE_TASK,
     parse_emotion_instruction,
 )
+from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from memory.encoding import ENCODING_TASK
 from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
 
@@ -147,6 +151,8 @@ class OfflineChatModel:
             text = _summarise(messages[-1].content)
         elif system.startswith((WHOLE_TASK, MAP_TASK, REDUCE_TASK)):
             text = _outline(messages[-1].content)
+        elif system.startswith(DESCRIBE_TASK):
+            text = f"(offline model) {_glances(messages[-1])}."
         elif system.startswith(FLOOR_TASK):
             text = '{"answer": false}'  # it cannot tell what would be welcome: it keeps quiet
         elif any(t.name == STATE_TOOL for t in tools):
@@ -155,6 +161,9 @@ class OfflineChatModel:
             text = "{}"
         else:
             text = self._reply(messages)
+            shown = messages[-1] if messages else None
+            if shown is not None and shown.images and SEEN_NOTE in shown.content:
+                text = f"[saw: {_glances(shown)}] {text}"
         usage = Usage(estimate_messages(messages), estimate_tokens(text))
         return Completion(text=text, usage=usage, model=self._model)
 
@@ -201,6 +210,11 @@ class OfflineChatModel:
         else:
             parts.append(lang["nothing_kept"])
         return f"[{emotion}] " + lang["join"].join(parts)
+
+
+def _glances(message: Message) -> str:
+    """What it can tell of the pictures shown with `message`."""
+    return "; ".join(glance(image) for image in message.images)
 
 
 def _outline(text: str) -> str:

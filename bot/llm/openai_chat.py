@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -150,6 +151,14 @@ def _message_param(message: Message) -> dict[str, Any]:
         return param
     if message.name:
         param["name"] = message.name
+    if message.images:  # OpenAI-compatible image input: the text, then each picture
+        param["content"] = [
+            {"type": "text", "text": param["content"]},
+            *(
+                {"type": "image_url", "image_url": {"url": _data_url(image)}}
+                for image in message.images
+            ),
+        ]
     if message.role == "assistant" and message.tool_calls:
         param["content"] = param["content"] or None
         param["tool_calls"] = [
@@ -161,6 +170,10 @@ def _message_param(message: Message) -> dict[str, Any]:
             for call in message.tool_calls
         ]
     return param
+
+
+def _data_url(jpeg: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
 def _tool_param(tool: Tool) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Model tiers: which model answers chat, tools, summary and intent calls, and what they cost.
+"""Model tiers: which model answers chat, tools, summary, intent and vision calls (pictures
+described in words), and what they cost.
 
 `build_router` turns the [models] configuration into one `ChatModel` per tier. With no
 providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> OpenAI; else an
@@ -70,6 +71,7 @@ class TierUsage:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    images: int = 0  # pictures sent (priced per picture by most providers)
 
 
 @dataclass(slots=True)
@@ -88,6 +90,13 @@ class ModelRouter:
     def offline(self) -> bool:
         return all(isinstance(m, OfflineChatModel) for m in self.models.values())
 
+    @property
+    def sees(self) -> bool:
+        """Whether pictures go to the chat tier as they are (its model is marked `vision`);
+        otherwise the vision tier describes them. Eco mode always describes, cheaply."""
+        chat = self.settings.get("chat")
+        return not self.eco_mode and chat is not None and chat.vision
+
     def tools_allowed(self, names: Sequence[str]) -> list[str]:
         return [n for n in names if not (self.eco_mode and n in PAID_TOOLS)]
 
@@ -103,8 +112,10 @@ class ModelRouter:
         purpose: str = "",
     ) -> Completion:
         counters = (self.usage[tier], self.purposes.setdefault(purpose or tier, TierUsage()))
+        images = sum(len(m.images) for m in messages)
         for counter in counters:
             counter.calls += 1
+            counter.images += images
         setting = self.settings.get(tier)
         if setting is not None:
             max_tokens = max_tokens if max_tokens is not None else setting.max_tokens

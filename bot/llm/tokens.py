@@ -19,6 +19,8 @@ __all__ = ["estimate_messages", "estimate_tokens"]
 
 # Per-message framing (role, separators) in chat formats.
 MESSAGE_OVERHEAD = 4
+# A picture of at most 1024 px a side, as OpenAI counts one at high detail (85 + 170 a tile).
+IMAGE_TOKENS = 765
 
 
 # Characters that cost about a token each: kana, CJK ideographs (and extension A), hangul,
@@ -37,4 +39,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def estimate_messages(messages: Iterable[Message]) -> int:
-    return sum(estimate_tokens(m.content) + MESSAGE_OVERHEAD for m in messages)
+    return sum(
+        estimate_tokens(m.content) + MESSAGE_OVERHEAD + IMAGE_TOKENS * len(m.images)
+        for m in messages
+    )

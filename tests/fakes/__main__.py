@@ -11,6 +11,7 @@ printed as it arrives:
     discord /NAME k=v ...   a slash command, e.g. `discord /remember text=my cat is Mochi`
     telegram TEXT           a private chat (commands as typed: `telegram /diary`)
     telegram-group TEXT     a group chat (mention the bot with @pip_bot, or use a command)
+    discord-photo PATH      a picture file sent in a direct message (telegram-photo: a photo)
     user N                  who speaks from now on (a platform user id)
 """
 
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import contextlib
 import sys
+from pathlib import Path
 from typing import Any
 
 from tests.fakes.discord_server import FakeDiscord
@@ -58,8 +60,30 @@ async def _say(line: str, discord: FakeDiscord, telegram: FakeTelegram, user: li
         telegram.send_text(user[0], user[0], text)
     elif where == "telegram-group":
         telegram.send_text(GROUP, user[0], text, chat_type="group")
+    elif where in ("discord-photo", "telegram-photo"):
+        await _photo(where, Path(text), discord, telegram, user[0])
     elif line.strip():
-        print("? say: discord | discord-dm | telegram | telegram-group TEXT, or user N")
+        print(
+            "? say: discord | discord-dm | telegram | telegram-group TEXT, "
+            "discord-photo | telegram-photo PATH, or user N"
+        )
+
+
+async def _photo(
+    where: str, path: Path, discord: FakeDiscord, telegram: FakeTelegram, user: int
+) -> None:
+    try:
+        content = await asyncio.to_thread(path.read_bytes)
+    except OSError as e:
+        print(f"? {path}: {e.strerror or e}")
+        return
+    if where == "telegram-photo":
+        telegram.send_photo(user, user, content)
+    else:
+        photo = discord.attachment(path.name, content, content_type="image/jpeg")
+        await discord.dispatch_message(
+            discord.channel_id + 1, user, "", guild=False, attachments=[photo]
+        )
 
 
 async def _show(discord: FakeDiscord, telegram: FakeTelegram) -> None:

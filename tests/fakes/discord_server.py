@@ -210,6 +210,10 @@ class FakeDiscord:
             "content_type": content_type,
         }
 
+    def sticker(self, name: str) -> dict[str, Any]:
+        """A sticker item for `dispatch_message(..., sticker_items=[...])` (a PNG sticker)."""
+        return {"id": str(self._id()), "name": name, "format_type": 1}
+
     async def _attachment_file(self, request: web.Request) -> web.Response:
         self.requests.append(RecordedRequest("GET", request.path, None))
         content = self._files.get(request.match_info["id"])

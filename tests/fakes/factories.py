@@ -11,8 +11,11 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from io import BytesIO
 from pathlib import Path
 from typing import Literal
+
+from PIL import Image
 
 from bot.config import EngineConfig, MemoryConfig
 from bot.engine import Engine
@@ -39,6 +42,7 @@ __all__ = [
     "kizuna",
     "make_event",
     "make_persona",
+    "make_picture",
     "no_ollama",
     "open_bot",
 ]
@@ -179,6 +183,20 @@ def make_event(
         admin=admin,
         addressed=frozenset(("mention",) if addressed is None and not is_dm else addressed or ()),
     )
+
+
+def make_picture(
+    width: int = 64,
+    height: int = 48,
+    colour: tuple[int, ...] = (200, 30, 30),
+    *,
+    format: str = "PNG",
+    mode: str = "RGB",
+) -> bytes:
+    """A picture of one colour, encoded as `format` (Pillow's name: "PNG", "JPEG", "GIF"...)."""
+    out = BytesIO()
+    Image.new(mode, (width, height), colour).save(out, format)
+    return out.getvalue()
 
 
 @dataclass(slots=True)

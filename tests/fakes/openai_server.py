@@ -15,7 +15,9 @@ Chat completions take the next scripted reply from `replies`; when it is empty t
 `default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
 next reply from `embedding_replies` (errors, hangs, malformed, truncated or raw bodies), else
 deterministic unit vectors derived from a hash of each input. Every request is recorded in
-`requests`.
+`requests`. Image input (a user message's `image_url` parts, OpenAI's shape) is checked as
+OpenAI checks it (a data URL of an image, else 400 "invalid_image"); `images` gives the pictures
+each chat request was sent, decoded.
 
 Faults, for outage tests:
     fake.fail(429, retry_after=0.01)              # one scripted error (HttpError)
@@ -159,6 +161,21 @@ def _content_text(content: Any) -> str:
     return ""
 
 
+def images_of(body: Any) -> list[bytes]:
+    """The pictures a chat request's messages carry, decoded from their data URLs."""
+    found: list[bytes] = []
+    for message in body.get("messages") or [] if isinstance(body, dict) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                url = str((part.get("image_url") or {}).get("url", ""))
+                header, _, data = url.partition(",")
+                if not (header.startswith("data:image/") and header.endswith(";base64")):
+                    raise ValueError("image_url is not a base64 data URL of an image")
+                found.append(base64.b64decode(data, validate=True))
+    return found
+
+
 def echo_reply(body: dict[str, Any]) -> str:
     """The default reply: "[NEUTRAL] echo: <last user message>"."""
     messages = body.get("messages") or []
@@ -298,6 +315,11 @@ class FakeOpenAI:
     def chat_requests(self) -> list[Any]:
         """JSON bodies of the chat completion requests, in order."""
         return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def images(self) -> list[list[bytes]]:
+        """The pictures each chat completion request carried (image input), in order."""
+        return [images_of(body) for body in self.chat_requests]
 
     @property
     def embedding_requests(self) -> list[Any]:
@@ -474,6 +496,10 @@ class FakeOpenAI:
         body, reply, response = await self._take(request, self.replies)
         if response is not None:
             return response
+        try:
+            images_of(body)
+        except ValueError as e:  # (binascii.Error is one too)
+            return _error_response(400, f"Invalid image: {e}", code="invalid_image")
         cut: float | None = None
         if isinstance(reply, Truncated):
             cut, reply = reply.keep, reply.reply

@@ -319,6 +319,76 @@ class FakeTelegram:
         }
         return message
 
+    def send_photo(
+        self,
+        chat_id: int,
+        user_id: int,
+        content: bytes,
+        *,
+        caption: str = "",
+        size: int | None = None,
+        chat_type: str = "private",
+    ) -> dict[str, Any]:
+        """Queue a photo from a user as an update, in the sizes Telegram makes of one (a
+        thumbnail, then the photo itself, which getFile and the download give as `content`;
+        `size` is the declared size of the largest, its length by default)."""
+        message = self.send_document(
+            chat_id, user_id, "photo", caption=caption, chat_type=chat_type, content=content
+        )
+        document = message.pop("document")
+        file_id = document["file_id"]
+        self.files[f"{file_id}-thumb"] = content[:100]
+        message["photo"] = [
+            {"file_id": f"{file_id}-thumb", "file_unique_id": "t", "width": 90, "height": 90},
+            {
+                "file_id": file_id,
+                "file_unique_id": f"u-{file_id}",
+                "width": 1280,
+                "height": 960,
+                "file_size": len(content) if size is None else size,
+            },
+        ]
+        return message
+
+    def send_sticker(
+        self, chat_id: int, user_id: int, emoji: str, set_name: str, *, chat_type: str = "private"
+    ) -> dict[str, Any]:
+        """Queue a sticker from a user (a static one, of the set `set_name`) as an update."""
+        message = self.send_text(chat_id, user_id, "", chat_type=chat_type)
+        del message["text"]
+        message.pop("entities", None)
+        file_id = f"sticker-{message['message_id']}"
+        self.files[file_id] = b"RIFF....WEBP"
+        message["sticker"] = {
+            "file_id": file_id,
+            "file_unique_id": f"u-{file_id}",
+            "type": "regular",
+            "width": 512,
+            "height": 512,
+            "is_animated": False,
+            "is_video": False,
+            "emoji": emoji,
+            "set_name": set_name,
+            "file_size": 12,
+        }
+        return message
+
+    def send_animation(
+        self, chat_id: int, user_id: int, file_name: str, *, chat_type: str = "private"
+    ) -> dict[str, Any]:
+        """Queue a GIF from a user as an update (an MP4, as Telegram sends GIFs; with the
+        `document` Telegram sets beside `animation` for older clients)."""
+        message = self.send_document(
+            chat_id, user_id, file_name, mime_type="video/mp4", chat_type=chat_type, content=b"mp4"
+        )
+        message["animation"] = {
+            **message["document"],
+            "width": 320,
+            "height": 240,
+            "duration": 3,
+        }
+        return message
+
     async def next_messages(self, count: int = 1, *, within: float = 3.0) -> list[dict[str, Any]]:
         """The next `count` messages the bot sends (after those already handed out), waiting
         at most `within` seconds for them (TimeoutError)."""

@@ -394,13 +394,15 @@ function send() {
   els.thinking.hidden = isCommand(text);
 }
 
-// A document goes by HTTP (a socket frame is small); the answer is shown like a reply.
+// A document or picture goes by HTTP (a socket frame is small); the answer is shown like a
+// reply.
 async function sendDocument() {
   const file = els.file.files && els.file.files[0];
   els.file.value = "";
   if (!file || !wanted || waiting) return;
   cancelReveal();
-  addMessage("user", `[sent a document: ${file.name}]`, wanted.user);
+  const kind = file.type.startsWith("image/") ? "picture" : "document";
+  addMessage("user", `[sent a ${kind}: ${file.name}]`, wanted.user);
   setWaiting(true);
   const query = new URLSearchParams({ persona: wanted.persona, user: wanted.user, name: file.name });
   let answer;
@@ -408,7 +410,7 @@ async function sendDocument() {
     const response = await fetch(`/api/document?${query}`, { method: "POST", body: file });
     answer = response.ok ? await response.json() : { type: "error", text: await response.text() };
   } catch {
-    answer = { type: "error", text: "The document could not be sent." };
+    answer = { type: "error", text: `The ${kind} could not be sent.` };
   }
   onMessage({ data: JSON.stringify(answer) });
 }
