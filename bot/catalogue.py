@@ -136,6 +136,18 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "help_quit": {"en": "save and leave (Ctrl-D works too)", "zh": "保存并离开（Ctrl-D 也可以）"},
     "help_cancel": {"en": "answer no to what was asked", "zh": "对刚才的问题说不"},
     "help_start": {"en": "say hello", "zh": "打个招呼"},
+    "help_intentions": {
+        "en": "what will be brought up later (an exam to ask about, a reminder); cancel one",
+        "zh": "之后要提起的事（要问的考试、提醒）；可以取消",
+    },
+    "help_quiet": {
+        "en": "on: never message you first; off: may, now and then",
+        "zh": "on：不再主动给你发消息；off：偶尔可以",
+    },
+    "help_timezone": {
+        "en": "your time zone (like Europe/Paris), for when to write first",
+        "zh": "你的时区（比如 Asia/Shanghai），决定什么时候主动发消息",
+    },
     # What a command's option is, as Discord's menu shows it.
     "option_remember_text": {"en": "what to remember", "zh": "要记住的话"},
     "option_recall_query": {"en": "what to recall", "zh": "要回想的事"},
@@ -169,6 +181,18 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "option_group_value": {
         "en": "its new value (mode: speak or listen)",
         "zh": "新的值（mode：speak 或 listen）",
+    },
+    "option_intentions_cancel": {
+        "en": "the number of one to cancel; leave empty to see them",
+        "zh": "要取消的那条的编号；留空查看全部",
+    },
+    "option_quiet_choice": {
+        "en": "on or off; leave empty to see the current choice",
+        "zh": "on 或 off；留空查看现在的选择",
+    },
+    "option_timezone_name": {
+        "en": "an IANA name such as Europe/Paris or Asia/Shanghai; empty: see it",
+        "zh": "IANA 时区名，比如 Asia/Shanghai 或 Europe/Paris；留空：查看",
     },
     # What commands answer.
     "memory_off": {"en": "Long-term memory is off.", "zh": "长期记忆没有开启。"},
@@ -352,6 +376,67 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "你不能在这里使用这个机器人。",
     },
     "button_wipe": {"en": "Wipe", "zh": "清除"},
+    "button_cancel_number": {"en": "Cancel {number}", "zh": "取消 {number}"},
+    "intention_follow_up": {
+        "en": "{number}. {what}: {ask} (from {when})",
+        "zh": "{number}. {what}：{ask}（{when}起）",
+    },
+    "intention_reminder": {
+        "en": "{number}. Reminder: {what} ({when})",
+        "zh": "{number}. 提醒：{what}（{when}）",
+    },
+    "intention_special_day": {
+        "en": "{number}. {what} ({when}, every year)",
+        "zh": "{number}. {what}（{when}，每年）",
+    },
+    "intentions_none": {
+        "en": "Nothing to bring up later. When you mention something coming (an exam, a trip), "
+        "{name} asks how it went afterwards.",
+        "zh": "暂时没有之后要提起的事。你说起接下来的事（考试、旅行），{name}之后会问你怎么样了。",
+    },
+    "intentions_cancel_how": {
+        "en": "To cancel one: /intentions cancel N",
+        "zh": "要取消一条：/intentions cancel 编号",
+    },
+    "intention_cancelled": {
+        "en": "Cancelled: {what}. {name} won't bring it up.",
+        "zh": "已取消：{what}。{name}不会再提起了。",
+    },
+    "intention_gone": {
+        "en": "That one is no longer waiting to be brought up.",
+        "zh": "这一条已经不在等待提起的列表里了。",
+    },
+    "quiet_on": {
+        "en": "{name} won't message you first. /quiet off allows it again.",
+        "zh": "{name}不会再主动给你发消息了。/quiet off 可以恢复。",
+    },
+    "quiet_off": {
+        "en": "{name} may message you first now and then (a follow-up, a reminder), never at "
+        "night where you are. /quiet on stops it.",
+        "zh": "{name}偶尔会主动给你发消息（问问近况、提醒你），不会在你那边的深夜。"
+        "/quiet on 可以停止。",
+    },
+    "quiet_which": {"en": "Say /quiet on or /quiet off.", "zh": "请说 /quiet on 或 /quiet off。"},
+    "timezone_now": {
+        "en": "Your time zone: {timezone}.",
+        "zh": "你的时区：{timezone}。",
+    },
+    "timezone_none": {
+        "en": "No time zone set: {name} goes by the hours you talk at. Set one with /timezone "
+        "followed by a name such as Europe/Paris.",
+        "zh": "还没有设置时区：{name}会按你聊天的时间来判断。用 /timezone 加时区名来设置，"
+        "比如 /timezone Asia/Shanghai。",
+    },
+    "timezone_set": {
+        "en": "Your time zone is now {timezone}: {name} writes first only in your waking "
+        "hours there.",
+        "zh": "你的时区已设为 {timezone}：{name}只会在你那边醒着的时候主动发消息。",
+    },
+    "timezone_unknown": {
+        "en": "{timezone} is not a time zone I know: use a name such as Europe/Paris or "
+        "America/New_York.",
+        "zh": "不认识 {timezone} 这个时区：请用 Asia/Shanghai、Europe/Paris 这样的名字。",
+    },
     "button_cancel": {"en": "Cancel", "zh": "取消"},
     "cancelled": {"en": "Cancelled.", "zh": "已取消。"},
     "not_your_buttons": {"en": "These buttons are not yours.", "zh": "这些按钮不是给你的。"},

@@ -12,9 +12,10 @@ use directly."""
 from __future__ import annotations
 
 import json
+import zoneinfo
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, tzinfo
 
 from bot.access import NotAllowed
 from bot.answers import Answer, Button, File
@@ -28,16 +29,18 @@ from bot.routing import PersonaRouter
 from memory.bank import BankError
 from memory.dates import find_dates
 from memory.recall import Recalled
-from memory.records import Memory
+from memory.records import Intention, IntentionKind, Memory
 
 __all__ = [
     "COMMANDS",
     "EXPORT_LIMIT",
     "FORGET_CHOICES",
+    "INTENTIONS_SHOWN",
     "Command",
     "Invocation",
     "Option",
     "Remembered",
+    "cancel_intention",
     "closest",
     "describe",
     "diary",
@@ -45,21 +48,31 @@ __all__ = [
     "export",
     "forget",
     "forget_candidates",
+    "format_intention",
     "format_memory",
     "group",
+    "intentions",
     "list_memories",
     "offered_on",
     "profile",
+    "quiet",
     "remember",
     "run",
     "set_state",
     "show_state",
+    "timezone",
     "wipe",
     "wipe_question",
 ]
 
 EXPORT_LIMIT = 10_000  # memories in one export
 FORGET_CHOICES = 5  # matches shown by `forget QUERY`, to pick the one to delete
+INTENTIONS_SHOWN = 10  # pending intentions `intentions` lists, each with its cancel button
+_INTENTION_LINES: Mapping[IntentionKind, str] = {
+    "follow_up": "intention_follow_up",
+    "reminder": "intention_reminder",
+    "special_day": "intention_special_day",
+}
 
 
 @dataclass(slots=True, frozen=True)
@@ -327,6 +340,111 @@ async def group(engine: Engine, event: ChatEvent, argument: str) -> str:
     )
 
 
+async def intentions(engine: Engine, event: ChatEvent) -> list[Intention]:
+    """The sender's own intentions still pending in the event's scope, soonest due first."""
+    if event.anonymous:
+        return []
+    return await engine.intentions.intentions(engine.event_scope(event), event.user_id)
+
+
+async def cancel_intention(engine: Engine, event: ChatEvent, intention_id: int) -> Intention | None:
+    """Cancel one of the sender's own pending intentions here (whoever presses a button runs
+    it as themselves: another's is not theirs); None if it is not theirs or not pending."""
+    mine = {i.id: i for i in await intentions(engine, event)}
+    found = mine.get(intention_id)
+    if found is None:
+        return None
+    at = engine.clock.now()
+    return (
+        found
+        if await engine.intentions.close_intention(found.scope, found.id, "cancelled", at)
+        else None
+    )
+
+
+async def _zone(engine: Engine, event: ChatEvent) -> tuple[str | None, tzinfo]:
+    """The sender's time zone here: the one they set (its name), else the bot's (None)."""
+    contact = await engine.contacts.contact(
+        engine.persona(event).key, event.platform, event.user_id
+    )
+    if contact is not None and contact.timezone:
+        try:
+            return contact.timezone, zoneinfo.ZoneInfo(contact.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):  # gone from this system's tzdata
+            pass
+    return None, engine.tz
+
+
+def format_intention(
+    engine: Engine, event: ChatEvent, intention: Intention, number: int, tz: tzinfo
+) -> str:
+    """One numbered line: what, what will be asked, from when (in the sender's time zone)."""
+    due = intention.due_at.astimezone(tz)
+    when = f"{_day(engine, event, due.date())} {due:%H:%M}"
+    if intention.kind == "special_day":
+        when = due.strftime("%m-%d")
+    return _say(
+        engine,
+        event,
+        _INTENTION_LINES[intention.kind],
+        number=str(number),
+        what=intention.what,
+        ask=intention.ask,
+        when=when,
+    )
+
+
+async def quiet(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`quiet on|off`: whether the persona may write to the sender first (bot.outreach); alone,
+    what they chose (may, unless they said otherwise)."""
+    if event.anonymous:  # no one in particular to leave alone
+        return _say(engine, event, "anonymous")
+    persona, choice = engine.persona(event), argument.strip().lower()
+    if choice and choice not in ("on", "off"):
+        return _say(engine, event, "quiet_which")
+    if choice:
+        await engine.contacts.set_contact(
+            persona.key, event.platform, event.user_id, quiet=choice == "on", at=engine.clock.now()
+        )
+        return _say(engine, event, f"quiet_{choice}")
+    contact = await engine.contacts.contact(persona.key, event.platform, event.user_id)
+    return _say(engine, event, "quiet_on" if contact is not None and contact.quiet else "quiet_off")
+
+
+async def timezone(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`timezone NAME`: the sender's time zone (an IANA name, checked), for their waking
+    hours; alone, the one set, if any."""
+    if event.anonymous:
+        return _say(engine, event, "anonymous")
+    name = argument.strip()
+    if not name:
+        chosen, _ = await _zone(engine, event)
+        if chosen is None:
+            return _say(engine, event, "timezone_none")
+        return _say(engine, event, "timezone_now", timezone=chosen)
+    known = _zone_name(name)
+    if known is None:
+        return _say(engine, event, "timezone_unknown", timezone=repr(name[:64]))
+    persona = engine.persona(event)
+    await engine.contacts.set_contact(
+        persona.key, event.platform, event.user_id, timezone=known, at=engine.clock.now()
+    )
+    return _say(engine, event, "timezone_set", timezone=known)
+
+
+def _zone_name(name: str) -> str | None:
+    """The IANA name `name` means (its case as the database spells it), or None."""
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        pass
+    else:
+        if name in zoneinfo.available_timezones():  # not a path the system happens to have
+            return name
+    lowered = name.lower()
+    return next((z for z in sorted(zoneinfo.available_timezones()) if z.lower() == lowered), None)
+
+
 # -- the table -------------------------------------------------------------------------------
 
 
@@ -475,6 +593,49 @@ async def _group(call: Invocation) -> Answer:
     return Answer(await group(call.engine, call.event, call.argument))
 
 
+async def _intentions(call: Invocation) -> Answer:
+    """Lists the sender's pending intentions here, with a button to cancel each (`intentions
+    !ID`); typed, `intentions cancel N` cancels the Nth of the list."""
+    engine, event = call.engine, call.event
+    if event.anonymous:
+        return Answer(call.say("anonymous"))
+    argument = call.argument.lower().removeprefix("cancel").strip()
+    if argument.startswith("!") and argument[1:].isdecimal():
+        return _cancelled(call, await cancel_intention(engine, event, int(argument[1:])))
+    listed = (await intentions(engine, event))[:INTENTIONS_SHOWN]
+    if argument.isdecimal():  # "²" is a digit, not a number
+        number = int(argument)
+        if not 1 <= number <= len(listed):
+            return Answer(call.say("forget_pick_range", count=str(len(listed))), private=True)
+        return _cancelled(call, await cancel_intention(engine, event, listed[number - 1].id))
+    if argument:
+        return Answer(call.say("intentions_cancel_how"), private=True)
+    if not listed:
+        return Answer(call.say("intentions_none"), private=True)
+    _, tz = await _zone(engine, event)
+    lines = [format_intention(engine, event, i, n, tz) for n, i in enumerate(listed, start=1)]
+    buttons = tuple(
+        Button(call.say("button_cancel_number", number=str(n)), "intentions", f"!{i.id}", True)
+        for n, i in enumerate(listed, start=1)
+    )
+    said = "\n".join([*lines, call.say("intentions_cancel_how")])
+    return Answer(said, private=True, buttons=buttons)
+
+
+def _cancelled(call: Invocation, gone: Intention | None) -> Answer:
+    if gone is None:
+        return Answer(call.say("intention_gone"), private=True)
+    return Answer(call.say("intention_cancelled", what=gone.what), private=True)
+
+
+async def _quiet(call: Invocation) -> Answer:
+    return Answer(await quiet(call.engine, call.event, call.argument))
+
+
+async def _timezone(call: Invocation) -> Answer:
+    return Answer(await timezone(call.engine, call.event, call.argument))
+
+
 async def _end(call: Invocation) -> Answer:
     return Answer(call.say("ended" if await call.engine.end(call.event) else "not_open"))
 
@@ -530,6 +691,9 @@ COMMANDS: Mapping[str, Command] = {
         Command(
             "group", _group, (Option("setting", choices=_GROUP_CHOICES), Option("value")), _GROUPS
         ),
+        Command("intentions", _intentions, (Option("cancel"),)),
+        Command("quiet", _quiet, (Option("choice", choices=("on", "off")),)),
+        Command("timezone", _timezone, (Option("name"),)),
         Command("end", _end),
         Command("wipe", _wipe),
         Command("help", _help, platforms=_TYPED),

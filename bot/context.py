@@ -97,10 +97,12 @@ def build_chat_prompt(
     summary: str = "",
     recap: str = "",
     aliases: Mapping[str, Sequence[str]] | None = None,
+    followup: str = "",
 ) -> Prompt:
     """System prompt (with the recalled `memories` text, already within its own budget, the
     `recap` of the conversation before and the running `summary` of this one's older turns),
-    then as many of the most recent turns as fit in `budget` tokens.
+    then as many of the most recent turns as fit in `budget` tokens. `followup`: the line of
+    something due to bring up now (bot.prompts.followup), last, where it is not overlooked.
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering. In a group each line names its speaker as they go by now; in a group
@@ -126,6 +128,8 @@ def build_chat_prompt(
         system += "\n\n" + recap_section(recap)
     if summary:
         system += "\n\n" + summary_section(summary)
+    if followup:
+        system += "\n\n" + followup
     head = [Message("system", system)]
     after = persona.card.post_history_instructions.strip()
     tail = [Message("system", _filled(after, persona, user_name))] if after else []

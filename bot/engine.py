@@ -30,22 +30,25 @@ from bot.persona import Persona, StateSlot
 from bot.prompts import (
     MEMORY_SILENT,
     NO_SUCH_TOOL,
+    QUIET_NOTE,
     RECALL_TOOL,
     SEARCH_TOOL,
     TOO_MANY_CALLS,
     TRANSLATE_TOOL,
     build_summary_prompt,
+    followup_line,
     searched_section,
     translation_section,
 )
+from bot.reach import asks_for_quiet, due_now
 from bot.recollect import Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
 from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from memory.clock import Clock
-from memory.records import ArchivedConversation
-from memory.storage import RoomStore
+from memory.records import ArchivedConversation, Intention
+from memory.storage import ContactStore, IntentionStore, RoomStore
 
 __all__ = ["Engine", "SessionInfo"]
 
@@ -79,6 +82,8 @@ class Engine:
         models: ModelRouter,
         sessions: SessionManager,
         rooms: RoomStore,
+        contacts: ContactStore,
+        intentions: IntentionStore,
         clock: Clock,
         settings: EngineConfig,
         memory: Recollector | None = None,
@@ -94,6 +99,8 @@ class Engine:
         self.models = models
         self.sessions = sessions
         self.rooms = rooms  # channel bindings and DM sharing
+        self.contacts = contacts  # who was heard and answered, for writing first (bot.reach)
+        self.intentions = intentions  # what the persona means to bring up later
         self.clock = clock
         self.settings = settings
         self.memory = memory
@@ -190,6 +197,11 @@ class Engine:
                 return silent
         elif (refused := self.refusal(event)) is not None:
             return refused
+        # Only a message said to the persona is one it owes an answer (outreach waits while
+        # one is unanswered): one overheard in a group is not, nor is it a request for quiet.
+        quieted = heard.call is not None and asks_for_quiet(event.text)
+        if heard.call is not None:
+            await self._heard_from(persona, event, quieted)
         session = await self.session(event)
         if session.answered(event.message_id):  # delivered again after a crash
             log.info("%s: message %s was answered already", persona.key, event.message_id)
@@ -232,7 +244,7 @@ class Engine:
                 log.debug("%s keeps quiet in %s: %s", persona.key, event.platform, verdict.why)
                 return silent
             async with typing() if typing is not None else contextlib.nullcontext():
-                reply = await self._answer(persona, session, event, limit, taken)
+                reply = await self._answer(persona, session, event, limit, taken, quieted)
             first = min(w[1].at for w in taken)
             if event.message_id and self.floor.others_since(
                 persona, event, first, {w[1].user_id for w in taken}
@@ -243,6 +255,8 @@ class Engine:
             session.note_answered(event.message_id)  # (closing a document notes it here)
             # Saved before the user sees the reply: a crash after it loses nothing they saw.
             await self._save(session)
+            if not reply.failed:
+                await self._answered(persona, event, taken)
             due = [] if reply.failed else self.slots.due(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
             if due or fold:
@@ -254,6 +268,59 @@ class Engine:
             if not handed_off:
                 session.lock.release()
         return reply
+
+    async def _heard_from(self, persona: Persona, event: ChatEvent, quieted: bool) -> None:
+        """The sender's contact: heard now (privately, in a private chat), quiet if asked. An
+        anonymous sender is no one to write to."""
+        if event.anonymous:
+            return
+        now = self.clock.now()
+        try:
+            await self.contacts.heard(
+                persona.key, event.platform, event.user_id, now, private=event.is_dm
+            )
+            if quieted:
+                await self.contacts.set_contact(
+                    persona.key, event.platform, event.user_id, quiet=True, at=now
+                )
+                log.info("%s: a user asked for quiet on %s", persona.key, event.platform)
+        except Exception:  # the turn goes on; the next message notes them again
+            log.exception("could not note a contact of %s", persona.key)
+
+    async def _answered(
+        self, persona: Persona, event: ChatEvent, taken: Sequence[tuple[str, Turn]]
+    ) -> None:
+        """Everyone whose message the reply answers was answered now."""
+        users = {t.user_id for _, t in taken if t.user_id}
+        if event.anonymous:
+            users.discard(event.user_id)
+        now = self.clock.now()
+        for user_id in sorted(users):
+            try:
+                await self.contacts.answered(persona.key, event.platform, user_id, now)
+            except Exception:  # outreach waits while they seem unanswered: never too eager
+                log.exception("could not note an answer of %s", persona.key)
+
+    async def _due(self, persona: Persona, scope: str, event: ChatEvent) -> Intention | None:
+        """The sender's intention due now in this scope, to bring up in this reply."""
+        if event.anonymous:
+            return None
+        try:
+            pending = await self.intentions.intentions(scope, event.user_id)
+        except Exception:
+            log.exception("could not read the intentions of %s", persona.key)
+            return None
+        return due_now(pending, self.clock.now())
+
+    async def _brought_up(self, persona: Persona, intention: Intention) -> None:
+        """Closed done once the reply that brings it up is written, before the sender is
+        answered: bot.outreach, which waits while a message is unanswered, never writes it too."""
+        try:
+            await self.intentions.close_intention(
+                intention.scope, intention.id, "done", self.clock.now()
+            )
+        except Exception:  # still pending: it may be brought up once more, never lost
+            log.exception("could not close an intention of %s", persona.key)
 
     async def _save(self, session: Session) -> None:
         try:
@@ -289,8 +356,11 @@ class Engine:
         event: ChatEvent,
         limit: int,
         taken: Sequence[tuple[str, Turn]],
+        quieted: bool = False,
     ) -> Reply:
-        """The reply to the messages `taken` from the waiting (`event`'s among them)."""
+        """The reply to the messages `taken` from the waiting (`event`'s among them); with
+        the sender's intention due now brought up in it, or, when they just asked for quiet
+        (`quieted`), that acknowledged instead."""
         now = self.clock.now()
         reading = session.reading
         last = taken[-1][1]
@@ -307,6 +377,8 @@ class Engine:
         section, shown, private = "", list[int](), None
         aliases: dict[str, tuple[str, ...]] = {}  # of the members (bot.recollect)
         found: list[SearchResult] = []
+        followup = QUIET_NOTE if quieted else ""
+        due: Intention | None = None
         if reading is not None:  # questions about the document: answered from it, not memory
             section = await self.documents.section(reading, text)
         else:
@@ -328,6 +400,8 @@ class Engine:
                     recollection, now, budget, user_name=event.user_name
                 )
             section = await self._act_on(persona, wants, text, section, found)
+            if not quieted and (due := await self._due(persona, scope, event)) is not None:
+                followup = followup_line(due.kind, due.what, due.ask)
         prompt = build_chat_prompt(
             persona,
             session.turns,
@@ -343,6 +417,7 @@ class Engine:
             summary=session.summary,
             recap=session.recap,
             aliases=aliases,
+            followup=followup,
         )
         try:
             messages = list(prompt.messages)
@@ -356,6 +431,8 @@ class Engine:
         if not text:  # nothing to say is a failure too: the user gets an answer either way
             log.warning("chat model gave %s an empty reply", persona.key)
             return _apology(persona, limit)
+        if due is not None:
+            await self._brought_up(persona, due)
         emotion = persona.emotion(tag)
         sources = cited_sources(text, found)
         if sources:  # what was looked up is cited, in the reply as it is kept

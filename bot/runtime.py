@@ -5,6 +5,7 @@ Adapters start a `Runtime`, feed its engine, and close it."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import os
 import random
@@ -27,6 +28,7 @@ from bot.recollect import Recollector
 from bot.scheduler import Scheduler
 from bot.sessions import SessionManager
 from bot.toolkit import Toolbox
+from bot.toolkit.reminder import StoredReminders
 from bot.tools import build_search
 from memory.bank import MemoryBank
 from memory.clock import Clock, SystemClock
@@ -119,16 +121,6 @@ async def open_runtime(
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     search = build_search(config.tools, config.models, environ)
-    # The personas' own tools load now: a tool that cannot is a TomlError naming its line.
-    toolbox = Toolbox(
-        personas,
-        clock=clock,
-        tz=config.engine.tz(),
-        # Its own generator, so the other seeded draws stay as they were.
-        rng=random.Random(None if seed is None else f"{seed}:tools"),
-        environ=environ,
-        eco_mode=config.models.eco_mode,
-    )
     embedder = build_embedder(config.memory, config.models, environ)
     # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
@@ -141,6 +133,18 @@ async def open_runtime(
     data_dir = config.resolve(config.data_dir)
     store = await open_store(data_dir, storage_dsn(config, environ))
     try:
+        # The personas' own tools load now: a tool that cannot is a TomlError naming its
+        # line. The reminder tool keeps its reminders in the store, as intentions.
+        toolbox = Toolbox(
+            personas,
+            clock=clock,
+            tz=config.engine.tz(),
+            # Its own generator, so the other seeded draws stay as they were.
+            rng=random.Random(None if seed is None else f"{seed}:tools"),
+            environ=environ,
+            eco_mode=config.models.eco_mode,
+            reminders=functools.partial(StoredReminders, store, clock),
+        )
         bank = await MemoryBank.open(
             data_dir,
             embedder,
@@ -161,6 +165,8 @@ async def open_runtime(
         models=models,
         sessions=sessions,
         rooms=store,
+        contacts=store,
+        intentions=store,
         clock=clock,
         settings=config.engine,
         memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),

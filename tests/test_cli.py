@@ -282,7 +282,19 @@ def test_commands_with_a_slash_and_help(tmp_path: Path) -> None:
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
     # A command that takes something is shown with the slash it needs then.
     commands = ["/remember", "/recall", "/memories", "/forget", "/diary", "profile", "/state"]
-    commands += ["end", "wipe", "save", "log", "/get", "read", "help", "quit"]
+    commands += [
+        "/intentions",
+        "/quiet",
+        "/timezone",
+        "end",
+        "wipe",
+        "save",
+        "log",
+        "/get",
+        "read",
+        "help",
+        "quit",
+    ]
     assert listed == commands * 2
     assert "  /remember TEXT " in result.stdout and "  /memories [QUERY] " in result.stdout
     assert replies(result.stdout) == []  # no command reached the persona

@@ -4,13 +4,15 @@ and the persona's language in what the commands say."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bot import commands
 from bot.catalogue import MESSAGES
+from memory.clock import FakeClock
+from memory.records import NewIntention
 from tests.fakes.factories import make_event, make_persona, open_bot, write_page
 
 DISCORD_TEXT = 100  # characters of a slash command's or option's description
@@ -118,5 +120,116 @@ async def test_memories_says_why_there_are_none_yet(
         await bot.lifecycle.encode_pending()
         after = await commands.run(bot.engine, alice, "memories")
         assert "being written" not in after.text
+    finally:
+        await bot.close()
+
+
+# --- what will be brought up later, and whether the persona may write first ---------------
+
+
+async def test_intentions_lists_the_senders_own_and_cancels_by_button_or_number(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock(datetime(2026, 12, 7, 9, 0, tzinfo=UTC))  # a Monday
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(scope="channel")], clock=clock)
+    try:
+        alice = make_event("", is_dm=False)
+        bob = make_event("", is_dm=False, user_id="u2", user_name="Bob")
+        scope = bot.engine.event_scope(alice)  # the channel's: Alice's and Bob's alike
+        due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
+        for user, what in (("u1", "her exam"), ("u1", "the trip"), ("u2", "his match")):
+            await bot.store.add_intention(
+                NewIntention(
+                    scope, user, "follow_up", what, f"ask how {what} went", due, due, clock.now()
+                )
+            )
+            due += timedelta(days=1)
+        listed = await commands.run(bot.engine, alice, "intentions")
+        assert listed.private
+        assert listed.text.splitlines() == [
+            "1. her exam: ask how her exam went (from Tuesday 2026-12-08 18:00)",
+            "2. the trip: ask how the trip went (from Wednesday 2026-12-09 18:00)",
+            "To cancel one: /intentions cancel N",
+        ]
+        first, _ = listed.buttons
+        assert first.command == "intentions" and first.label == "Cancel 1"
+        pressed = await commands.run(bot.engine, bob, first.command, first.argument)
+        assert pressed.text == "That one is no longer waiting to be brought up."  # not Bob's
+        assert len(await bot.store.intentions(scope, "u1")) == 2
+        done = await commands.run(bot.engine, alice, first.command, first.argument)
+        assert done.text == "Cancelled: her exam. Pip won't bring it up."
+        again = await commands.run(bot.engine, alice, first.command, first.argument)
+        assert again.text == "That one is no longer waiting to be brought up."
+        assert (await commands.run(bot.engine, alice, "intentions", "cancel 3")).text == (
+            "Pick a number from 1 to 1."
+        )
+        typed = await commands.run(bot.engine, alice, "intentions", "cancel 1")
+        assert typed.text == "Cancelled: the trip. Pip won't bring it up."
+        none = await commands.run(bot.engine, alice, "intentions")
+        assert none.text.startswith("Nothing to bring up later.") and not none.buttons
+        assert [i.what for i in await bot.store.intentions(scope)] == ["his match"]
+    finally:
+        await bot.close()
+
+
+async def test_quiet_and_timezone_are_the_senders_own_and_in_the_personas_language(
+    tmp_path: Path,
+) -> None:
+    miao = make_persona("miao", name="喵", language="zh")
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(), miao])
+    try:
+        alice = make_event("")
+        assert (await commands.run(bot.engine, alice, "quiet")).text.startswith(
+            "Pip may message you first"
+        )
+        said = await commands.run(bot.engine, alice, "quiet", "on")
+        assert said.text == "Pip won't message you first. /quiet off allows it again."
+        assert (await commands.run(bot.engine, alice, "quiet")).text == said.text
+        assert (await commands.run(bot.engine, alice, "quiet", "maybe")).text == (
+            "Say /quiet on or /quiet off."
+        )
+        contact = await bot.store.contact("pip", "discord", "u1")
+        assert contact is not None and contact.quiet
+        assert await bot.store.contact("miao", "discord", "u1") is None  # Pip's, not Miao's
+
+        assert (await commands.run(bot.engine, alice, "timezone")).text.startswith(
+            "No time zone set"
+        )
+        wrong = await commands.run(bot.engine, alice, "timezone", "Mars/Olympus")
+        assert wrong.text.startswith("'Mars/Olympus' is not a time zone I know")
+        assert (
+            await commands.run(bot.engine, alice, "timezone", "../../etc/passwd")
+        ).text.startswith("'../../etc/passwd' is not a time zone")
+        set_ = await commands.run(bot.engine, alice, "timezone", "asia/shanghai")
+        assert set_.text.startswith("Your time zone is now Asia/Shanghai")
+        now = await commands.run(bot.engine, alice, "timezone")
+        assert now.text == "Your time zone: Asia/Shanghai."
+        contact = await bot.store.contact("pip", "discord", "u1")
+        assert contact is not None and contact.timezone == "Asia/Shanghai" and contact.quiet
+
+        zh = make_event("", persona="miao")
+        assert (await commands.run(bot.engine, zh, "quiet", "off")).text.startswith(
+            "喵偶尔会主动给你发消息"
+        )
+        assert (await commands.run(bot.engine, zh, "intentions")).text.startswith(
+            "暂时没有之后要提起的事"
+        )
+    finally:
+        await bot.close()
+
+
+async def test_intentions_show_in_the_time_zone_the_user_set(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 12, 7, 9, 0, tzinfo=UTC))
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    try:
+        alice = make_event("")
+        due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
+        scope = bot.engine.event_scope(alice)
+        await bot.store.add_intention(
+            NewIntention(scope, "u1", "reminder", "call mum", "call mum", due, due, clock.now())
+        )
+        await commands.run(bot.engine, alice, "timezone", "Asia/Shanghai")
+        listed = await commands.run(bot.engine, alice, "intentions")
+        assert listed.text.splitlines()[0] == "1. Reminder: call mum (Wednesday 2026-12-09 02:00)"
     finally:
         await bot.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from adapters.discord import DiscordAdapter
 from bot.access import Gate
 from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
+from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
@@ -194,6 +196,30 @@ async def test_forget_lists_then_deletes_the_pick(fake: FakeDiscord, adapter: Di
 
     await fake.slash("memories", {}, user_id=ALICE)
     assert (await fake.answer())["content"] == "No memories yet."
+
+
+async def test_intentions_cancel_buttons_are_their_owners_alone(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+):
+    scope = f"pip/discord:{fake.guild_id}:user:{ALICE}"
+    now = bot.clock.now()
+    due = now + timedelta(days=1)
+    await bot.store.add_intention(
+        NewIntention(scope, str(ALICE), "reminder", "call mum", "call mum", due, due, now)
+    )
+    await fake.slash("intentions", {}, user_id=ALICE)
+    listed = await fake.answer()
+    assert listed["flags"] & 64 and listed["content"].startswith("1. Reminder: call mum (")
+    await fake.click(listed, "Cancel 1", user_id=BOB)
+    refused = await fake.next_response()
+    assert refused["type"] == 4 and refused["data"]["flags"] & 64
+    assert len(await bot.store.intentions(scope, str(ALICE))) == 1
+    await fake.click(listed, "Cancel 1", user_id=ALICE)
+    done = await fake.next_response()
+    assert done["data"]["content"] == "Cancelled: call mum. Pip won't bring it up."
+    assert await bot.store.intentions(scope, str(ALICE)) == []
+    await fake.slash("timezone", {"name": "Europe/Paris"}, user_id=ALICE)
+    assert (await fake.answer())["content"].startswith("Your time zone is now Europe/Paris")
 
 
 async def test_wipe_needs_confirmation(fake: FakeDiscord, adapter: DiscordAdapter):

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from bot.access import Gate
 from bot.catalogue import say
 from bot.config import AccessConfig, EngineConfig
 from bot.prompts import DOCUMENT_HEADING
+from memory.records import NewIntention
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
@@ -187,6 +189,44 @@ async def test_a_group_forget_list_comes_privately_and_its_buttons_act_in_the_gr
     assert gone["chat"]["id"] == ALICE and gone["text"] == "Forgotten: my cat is called Mochi"
     assert await tg.bot.bank.count(group_scope) == 0
     assert await tg.bot.bank.count(f"pip/telegram:dm:{ALICE}") == 1
+
+
+async def test_intentions_come_privately_with_cancel_buttons_only_their_owner_may_press(
+    tg: Harness,
+) -> None:
+    scope = f"pip/telegram:{GROUP}:user:{ALICE}"
+    now = tg.bot.clock.now()
+    due = now + timedelta(days=1)
+    await tg.bot.store.add_intention(
+        NewIntention(scope, str(ALICE), "follow_up", "her exam", "ask how it went", due, due, now)
+    )
+    tg.fake.send_text(ALICE, ALICE, "/start")  # a bot writes only to who started it
+    await tg.fake.next_messages()
+    tg.fake.send_text(GROUP, ALICE, "/intentions", chat_type="group")
+    listed, told = await tg.fake.next_messages(2)
+    assert listed["chat"]["id"] == ALICE and told["chat"]["id"] == GROUP
+    assert "\n1. her exam: ask how it went (from " in listed["text"]
+    tg.fake.press(listed, "Cancel 1", BOB)  # a forwarded list is still Alice's
+    await tg.fake.until_answered()
+    assert tg.fake.answered[-1]["text"] == say("en", "not_your_buttons")
+    assert len(await tg.bot.store.intentions(scope, str(ALICE))) == 1
+    tg.fake.press(listed, "Cancel 1", ALICE)
+    [gone] = await tg.fake.next_messages()
+    assert gone["text"] == "Cancelled: her exam. Pip won't bring it up."
+    assert await tg.bot.store.intentions(scope, str(ALICE)) == []
+
+
+async def test_a_private_chat_makes_a_contact_who_may_ask_for_quiet(tg: Harness) -> None:
+    tg.fake.send_text(ALICE, ALICE, "Please stop messaging me first.")
+    await tg.fake.next_messages()
+    contact = await tg.bot.store.contact("pip", "telegram", str(ALICE))
+    assert contact is not None and contact.private and contact.quiet
+    assert not contact.unanswered
+    tg.fake.send_text(ALICE, ALICE, "/quiet off")
+    [said] = await tg.fake.next_messages()
+    assert said["text"].startswith("Pip may message you first")
+    contact = await tg.bot.store.contact("pip", "telegram", str(ALICE))
+    assert contact is not None and not contact.quiet
 
 
 async def test_commands_answer_in_the_personas_language(tmp_path: Path) -> None:

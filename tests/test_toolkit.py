@@ -23,7 +23,7 @@ from bot.prompts.tools import (
 from bot.tomlfile import TomlError
 from bot.toolkit import PythonTool, Sender, Toolbox, ToolContext, ToolLoadError, load_tool
 from bot.toolkit.dice import Dice, dice, parse, roll
-from bot.toolkit.reminder import reminder
+from bot.toolkit.reminder import StoredReminders, reminder
 from bot.toolspec import CustomTool
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, open_bot
@@ -367,7 +367,25 @@ async def test_a_reminder_on_friday_is_due_on_friday() -> None:
     [(due, what)] = kept.added
     assert due.date() == date(2026, 12, 4)
     assert what == "call my sister"
-    assert text == "Reminder set for Friday 04 December 2026, 00:00: call my sister"
+    assert text == "Reminder set for Friday 04 December 2026, 09:00: call my sister"
+
+
+@pytest.mark.parametrize(
+    ("when", "due"),
+    [
+        ("tomorrow at 3pm", datetime(2026, 12, 3, 15, 0, tzinfo=UTC)),
+        ("明天下午", datetime(2026, 12, 3, 12, 0, tzinfo=UTC)),
+        ("Friday", datetime(2026, 12, 4, 9, 0, tzinfo=UTC)),
+        ("2026-12-24", datetime(2026, 12, 24, 9, 0, tzinfo=UTC)),
+    ],
+)
+async def test_a_reminder_is_due_when_they_said_else_in_the_morning(
+    when: str, due: datetime
+) -> None:
+    kept = Kept()
+    clock = FakeClock(datetime(2026, 12, 2, 10, 0, tzinfo=UTC))  # a Wednesday
+    await reminder(context(clock, reminders=kept), "call my sister", when)
+    assert [d for d, _ in kept.added] == [due]
 
 
 async def test_a_reminder_for_today_evening_is_not_in_the_past() -> None:
@@ -401,6 +419,27 @@ async def test_the_box_hands_a_tool_the_reminders_of_its_conversation_and_sender
     assert outcome.text.startswith("Reminder set for Friday 04 December 2026")
     assert list(kept) == [("pip/discord:dm:u1", "u1")]
     assert [what for _, what in kept["pip/discord:dm:u1", "u1"].added] == ["call my sister"]
+
+
+async def test_a_stored_reminder_is_an_intention_of_its_scope_and_sender(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 12, 2, 10, 0, tzinfo=UTC))  # a Wednesday
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    try:
+        kept = StoredReminders(bot.store, clock, "pip/discord:dm:u1", "u1")
+        text = await reminder(context(clock, reminders=kept), "call my sister", "on Friday evening")
+        [kept_one] = await bot.store.intentions("pip/discord:dm:u1", "u1")
+        assert (kept_one.kind, kept_one.what, kept_one.state) == (
+            "reminder",
+            "call my sister",
+            "pending",
+        )
+        assert kept_one.due_at == datetime(2026, 12, 4, 18, 0, tzinfo=UTC)  # "evening"
+        assert kept_one.until == kept_one.due_at + timedelta(days=1)
+        assert kept_one.created_at == clock.now()
+        assert text == "Reminder set for Friday 04 December 2026, 18:00: call my sister"
+        assert await bot.store.intentions("pip/discord:dm:u2", "u1") == []
+    finally:
+        await bot.close()
 
 
 async def test_a_reminder_needs_a_day_and_a_host_that_keeps_them() -> None:

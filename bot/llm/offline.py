@@ -24,6 +24,7 @@ from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.sight import glance
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
+    BRING_UP,
     FLASHBACK_HEADING,
     FLOOR_TASK,
     MAP_TASK,
@@ -31,6 +32,7 @@ from bot.prompts import (
     OUTREACH_WHY,
     PASSAGES_HEADING,
     REDUCE_TASK,
+    REMIND,
     STATE_TOOL,
     SUMMARY_TASK,
     WHOLE_TASK,
@@ -54,6 +56,13 @@ _TRANSCRIPT_LINE = re.compile(r'^\[(\d\d:\d\d)\] (U\d+|You): (".*")$', re.MULTIL
 _QUOTED_LINE = re.compile(r'^("(?:[^"\\]|\\.)*")(?: \(#\d+\))?: (".*")$')
 # The conversation's day, as the encoder's request names it (its diary page's).
 _DIARY_DAY = re.compile(r"^Your diary page for (\d{4}-\d\d-\d\d) so far:$", re.MULTILINE)
+# Something due to bring up (bot.prompts.followup): the line, up to its quoted note.
+_DUE = re.compile(
+    "^(?:"
+    + "|".join(re.escape(line.partition("{")[0]) for line in (BRING_UP, REMIND))
+    + r')(".*")$',
+    re.MULTILINE,
+)
 _HAPPY = re.compile(r"haha|lol|great|love|yay|happy|funny|哈哈|开心|喜欢|太好", re.IGNORECASE)
 
 _EN = {
@@ -65,6 +74,7 @@ _EN = {
     "nothing_recalled": "This is the start of our conversation.",
     "memories": "From before, I remember: {items}.",
     "flashback": "A passing thought: {items}.",
+    "bring_up": "Something I meant to bring up: {items}.",
     "keep": "I will remember: {items}.",
     "nothing_kept": "Nothing about you to remember in that yet.",
     "document": "I found the parts of the document about that ({words} words).",
@@ -79,6 +89,7 @@ _ZH = {
     "nothing_recalled": "我们的聊天刚刚开始。",
     "memories": "我还记得以前的：{items}。",
     "flashback": "忽然想起：{items}。",
+    "bring_up": "我本来就想跟你说：{items}。",
     "keep": "我会记住：{items}。",
     "nothing_kept": "这句话里还没有关于你的事要记。",
     "document": "我在文档里找到了相关的部分（{words}个词）。",
@@ -193,6 +204,9 @@ class OfflineChatModel:
         thoughts = [quote(_quote(_plain(m), 60)) for m in _MEMORY_LINE.findall(passing)[:2]]
         if thoughts:
             parts.append(lang["flashback"].format(items="; ".join(thoughts)))
+        due = _DUE.search(system)  # (bot.prompts.followup's line, its note quoted last)
+        if due is not None:
+            parts.append(lang["bring_up"].format(items=quote(_quote(_unquoted(due.group(1))))))
         _, _, passages = system.partition(PASSAGES_HEADING)
         if passages.strip():  # said without quoting: answers are kept, the document is not
             parts.append(lang["document"].format(words=len(passages.split())))

@@ -41,6 +41,12 @@ from bot.prompts.floor import (
     FLOOR_TASK,
     floor_messages,
 )
+from bot.prompts.followup import (
+    BRING_UP,
+    QUIET_NOTE,
+    REMIND,
+    followup_line,
+)
 from bot.prompts.intent import (
     INTENT_TASK,
     intent_messages,
@@ -108,6 +114,7 @@ from bot.prompts.tools import (
 )
 
 __all__ = [
+    "BRING_UP",
     "DIARY_HEADING",
     "DOCUMENT_HEADING",
     "EMOTION_INSTRUCTION",
@@ -131,12 +138,14 @@ __all__ = [
     "PASSAGES_HEADING",
     "PEOPLE_HEADING",
     "PROFILE_HEADING",
+    "QUIET_NOTE",
     "QUOTED",
     "RECALL_NEEDS_QUERY",
     "RECALL_TOOL",
     "RECAP_HEADING",
     "REDUCE_NOTE",
     "REDUCE_TASK",
+    "REMIND",
     "RESULTS",
     "SEARCHED_HEADING",
     "SEARCH_FAILED",
@@ -168,6 +177,7 @@ __all__ = [
     "document_messages",
     "document_section",
     "floor_messages",
+    "followup_line",
     "greeting_section",
     "intent_messages",
     "length_note",

@@ -1,20 +1,53 @@
 """`reminder`: "remind me on Friday to call my sister" becomes a reminder due on Friday,
 kept for the conversation and the sender it was asked in (the context's `reminders`). The
-day is read from the words the user used for it (memory.dates.future_spans: "on Friday",
-"next Wednesday", 下周三, "tomorrow evening"); a window ("next week") is due when it
-begins. A host that keeps no reminders makes the tool say so, so the persona never promises
-what will not happen."""
+day is read from the words the user used for it as the encoder reads them
+(memory.intentions.resolve: "on Friday", "next Wednesday", 下周三, "tomorrow at 3pm", an ISO
+date): due at the clock time or the part of the day they said, else at 09:00 of its (first)
+day, as a reminder the encoder finds. A host that keeps no reminders makes the
+tool say so, so the persona never promises what will not happen.
+
+`StoredReminders` keeps them in the store as intentions of kind ``reminder``: brought up in
+the user's conversation once due, or written to them first (bot.outreach), for a day."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, time
 from typing import Annotated
 
 from pydantic import Field
 
 from bot.toolkit.python import ToolContext
-from memory.dates import future_spans
+from memory.clock import Clock
+from memory.intentions import REMINDER_DAYS, REMINDER_HOUR, resolve
+from memory.records import NewIntention
+from memory.storage import IntentionStore
 
-__all__ = ["reminder"]
+__all__ = ["StoredReminders", "reminder"]
+
+
+@dataclass(slots=True, frozen=True)
+class StoredReminders:
+    """bot.toolkit.Reminders of one conversation's scope and one sender, kept as intentions."""
+
+    store: IntentionStore
+    clock: Clock
+    scope: str
+    user_id: str
+
+    async def add(self, due: datetime, what: str) -> None:
+        await self.store.add_intention(
+            NewIntention(
+                scope=self.scope,
+                user_id=self.user_id,
+                kind="reminder",
+                what=what,
+                ask=what,
+                due_at=due,
+                until=due + REMINDER_DAYS,  # later, it is missed
+                created_at=self.clock.now(),
+            )
+        )
 
 
 async def reminder(
@@ -32,9 +65,10 @@ async def reminder(
             "down themselves."
         )
     now = context.clock.now().astimezone(context.tz)
-    spans = future_spans(when, now)
-    if not spans or not what.strip():
+    window = resolve(when, now)
+    if window is None or not what.strip():
         return "Not set: ask them which day they mean (and what to remind them of)."
-    due = max(spans[0].bounds(context.tz)[0], now)
+    at = window.clock or time(window.hours[0] if window.hours else REMINDER_HOUR)
+    due = max(datetime.combine(window.first, at, context.tz), now)
     await context.reminders.add(due, what.strip())
     return f"Reminder set for {due:%A %d %B %Y, %H:%M}: {what.strip()}"

@@ -264,6 +264,8 @@ async def open_bot(
         models=router,
         sessions=sessions,
         rooms=store,
+        contacts=store,
+        intentions=store,
         clock=clock,
         # Answered at once unless a test sets a burst window (and moves `timer`).
         settings=settings or EngineConfig(timezone="UTC", burst_seconds=0),

@@ -19,6 +19,7 @@ from bot import commands
 from bot.access import NotAllowed
 from bot.runtime import Runtime
 from bot.scheduler import Scheduler
+from memory.records import NewIntention
 from tests.security.conftest import (
     ALICE,
     ALLERGY,
@@ -27,6 +28,8 @@ from tests.security.conftest import (
     DM_MEMORY,
     GROUP_MEMORY,
     HUMS,
+    PASSWORD,
+    PIN,
     STRANGERS,
     World,
     event,
@@ -190,3 +193,39 @@ async def test_the_console_shows_bob_nothing_of_alices(world: World, tmp_path: P
     assert printed.count("Cancelled.") == 2
     assert "Forgotten: Bob's bank is the kite bank" in printed
     assert [m.id for m in await bank.get("pip/console:dm:alice", [alice])] == [alice]
+
+
+@pytest.mark.parametrize(("user", "where", "persona", "allowed"), ASKERS)
+async def test_no_one_lists_or_cancels_alices_intentions_but_where_they_are_hers(
+    world: World, user: str, where: str, persona: str, allowed: tuple[str, ...]
+) -> None:
+    """What Alice said is coming, in each of her scopes (and in the tavern channel's, shared):
+    the asker's `/intentions` shows only their own there, and cancelling each of hers by id
+    (a forged button) cancels none but their own."""
+    engine, store = world.bot.engine, world.bot.store
+    now = engine.clock.now()
+    hers = {
+        world.scope(ALICE): PIN,
+        world.scope(ALICE, "group"): HUMS,
+        world.scope(ALICE, persona="tavern"): PASSWORD,
+        world.scope(ALICE, "group", "tavern"): ALLERGY,
+    }
+    ids = {
+        await store.add_intention(
+            NewIntention(scope, ALICE, "follow_up", what, f"ask about {what}", now, now, now)
+        ): scope
+        for scope, what in hers.items()
+    }
+    asking = event(user, where=where, persona=persona)
+    listed = await commands.run(engine, asking, "intentions")
+    cancelled = [
+        (await commands.run(engine, asking, "intentions", f"!{number}")).text for number in ids
+    ]
+    shown = listed.text + "\n".join(cancelled)
+    mine = user == ALICE  # (Bob shares the tavern channel's scope with her, not her intentions)
+    own = {hers[world.scope(user, where, persona)]} if mine else set()
+    assert {m for m in leaked(shown) if m not in allowed} <= own
+    still = {i.id for scope in hers for i in await store.intentions(scope, ALICE)}
+    assert {ids[i] for i in set(ids) - still} == (
+        {world.scope(user, where, persona)} if mine else set()
+    )
