@@ -29,7 +29,14 @@ from memory.clock import FakeClock
 from memory.records import IntentionKind, NewIntention
 from memory.storage.sqlite import Store
 from tests.fakes.courier import RecordingCourier
-from tests.fakes.factories import KIZUNA_TIMEOUT, Bot, base_env, make_persona, open_bot
+from tests.fakes.factories import (
+    KIZUNA_TIMEOUT,
+    Bot,
+    base_env,
+    make_event,
+    make_persona,
+    open_bot,
+)
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
 from tests.fakes.postgres import StoreOpener
@@ -560,5 +567,34 @@ async def test_a_process_killed_while_writing(tmp_path: Path, step: str, again: 
         assert len(w.courier.sent) == int(again)
         [entry] = await w.store.outreach("pip", "telegram", ALICE, since=NOON)
         assert entry.state == ("sent" if again else "sending")
+    finally:
+        await w.bot.close()
+
+
+async def test_through_the_engine_the_next_turn_sees_what_it_wrote_first(tmp_path: Path) -> None:
+    """The engine notes the private chat (heard, answered), the sender follows up, and when
+    she answers, the chat prompt holds the message the persona wrote first."""
+    model = ScriptedChatModel(default="[NEUTRAL] ok")
+    w = await open_world(tmp_path / "k.sqlite3", pip(), model)
+    try:
+        said = make_event(
+            "my exam is on Tuesday", platform="telegram", user_id=ALICE, timestamp=NOON
+        )
+        await w.bot.engine.handle(said)
+        await w.store.set_contact("pip", "telegram", ALICE, timezone="UTC", at=NOON)
+        await intend(w, due=NOON + timedelta(hours=1))
+        w.clock.advance(hours=2)
+        model.default = "[HAPPY] How did the exam go?"
+        assert await w.outreach.tick() == 1
+        model.default = "[HAPPY] Well done!"
+        await w.bot.engine.handle(
+            make_event("it went well", platform="telegram", user_id=ALICE, timestamp=w.clock.now())
+        )
+        chat = model.calls[-1].messages
+        # (as every reply of the persona's is shown to it again: with its emotion tag)
+        assert [m.content for m in chat if m.role == "assistant"][-1] == (
+            "[HAPPY] How did the exam go?"
+        )
+        assert chat[-1].content == "it went well"
     finally:
         await w.bot.close()
