@@ -10,8 +10,9 @@ conversations close and are encoded; each day a tick after prune_hour (04:00) ru
 
 The models are the fake OpenAI server of the tests (tests/fakes/openai_server.py) answering
 each kind of request plausibly: a ~30-word chat reply, an encoding JSON object built from the
-transcript, a running summary, intent queries, a state tool call. Token counts are estimated
-as Kizuna estimates them (bot/llm/tokens.py), tool definitions included.
+transcript (what is coming in it read as memory.intentions.spot reads it), a running
+summary, intent queries, a state tool call. Token counts are estimated as Kizuna estimates
+them (bot/llm/tokens.py), tool definitions included.
 
 The users talk in Telegram private chats; a recording courier (tests/fakes/courier.py) takes
 what the persona writes first (bot.outreach, run every hour of the day here: a persona whose
@@ -59,6 +60,7 @@ from bot.persona import PersonaLibrary
 from bot.recollect import about_the_past, memory_section
 from bot.runtime import Runtime, load_personas, open_runtime
 from memory.clock import FakeClock
+from memory.intentions import spot
 from tests.fakes.courier import RecordingCourier
 from tests.fakes.openai_server import (
     FakeOpenAI,
@@ -356,7 +358,24 @@ class SimulatedModel(FakeOpenAI):
             if zh
             else f"We left off with {who} saying: {said[-1][:80] if said else ''}"
         )
-        value = {"memories": memories, "diary": page, "profiles": profiles, "recap": recap}
+        # What is coming, as a model would read it (memory.intentions.spot is that reading).
+        noon = datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC) if day else START
+        intentions, special_days = [], []
+        for text in said:
+            for spotted in spot(text, noon):
+                item = {"user": label, "what": spotted.what}
+                if spotted.kind == "special_day":
+                    special_days.append({**item, "date": spotted.when})
+                else:
+                    intentions.append({**item, "kind": spotted.kind, "when": spotted.when})
+        value = {
+            "memories": memories,
+            "diary": page,
+            "profiles": profiles,
+            "recap": recap,
+            "intentions": intentions[:4],
+            "special_days": special_days[:2],
+        }
         return json.dumps(value, ensure_ascii=False)
 
     def summary(self, user: str) -> str:
