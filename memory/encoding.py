@@ -146,9 +146,11 @@ class Encoder:
             return None
         when = conversation.ended_at
         day = conversation.started_at.astimezone(author.timezone).date()
-        # Turns about a document the user shared are the document's, not the user's life.
+        # Turns about a document the user shared are the document's, not the user's life; a
+        # conversation only the persona spoke in (a message it wrote first, unanswered) holds
+        # nothing of theirs: both are marked encoded without a call.
         life = [t for t in conversation.turns if not t.get("document")]
-        if not life:
+        if not any(t.get("role") == "user" for t in life):
             nothing = EncodingWrite(conversation.id, scope, when, [], [], [], None, [], "")
             ids = await self.bank.commit_encoding(nothing, [])
             return None if ids is None else Encoded(conversation.id, [], [], day, False)

@@ -598,3 +598,16 @@ async def test_through_the_engine_the_next_turn_sees_what_it_wrote_first(tmp_pat
         assert chat[-1].content == "it went well"
     finally:
         await w.bot.close()
+
+
+async def test_a_message_left_unanswered_costs_no_encoding(world: World) -> None:
+    """Written first and never answered, the conversation holds nothing of theirs: it closes
+    and is marked encoded without a model call."""
+    await intend(world)
+    assert await world.outreach.tick() == 1
+    world.clock.advance(hours=1)
+    assert await world.bot.sessions.close_idle(world.bot.engine.idle_time) == 1
+    await world.bot.lifecycle.encode_pending()
+    assert "encoding" not in world.bot.router.purposes
+    [conversation] = await world.store.conversations("pip", f"telegram:dm:{ALICE}", limit=5)
+    assert conversation.encoded_at is not None
