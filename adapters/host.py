@@ -7,7 +7,8 @@ bank, one scheduler), until asked to stop.
 Tokens are checked before anything opens: a missing one is one line naming the configuration
 key and the variable. A bot that cannot start (a rejected token, no network) stops the others
 and the runtime cleanly, and says which bot and why. The started bots that can write first to
-a person (Telegram, Discord) are `couriers_of(started)`, for bot.outreach.
+a person (Telegram, Discord) are `couriers_of(started)`: the runtime's outreach writes
+through them.
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ async def host(
                 raise BotStartError(f"{_describe(bot)} could not start: {said}") from None
             started.append(adapter)
             announce(_up(config, bot))
+        for courier in couriers_of(started):
+            runtime.outreach.add(courier)
         runtime.scheduler.start(embedding_bar(runtime.bank.embedder.name))
         if settle:
             await runtime.settle()

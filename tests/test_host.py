@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import discord
@@ -13,7 +14,10 @@ import pytest
 
 from adapters.host import BotStartError, host
 from bot.config import BotConfig, Config, EngineConfig, load_config
+from bot.persona import OutreachPolicy
 from bot.tomlfile import TomlError
+from memory.clock import FakeClock
+from memory.records import NewIntention
 from memory.storage import DATABASE
 from memory.storage.sqlite import Store
 from tests.fakes.discord_server import FakeDiscord
@@ -174,3 +178,55 @@ def test_discord_bots_share_one_api_server(tmp_path: Path) -> None:
     )
     with pytest.raises(TomlError, match=r"kizuna.toml:5: bots\[0\]\.base_url: every discord bot"):
         load_config(path, {})
+
+
+async def test_a_persona_writes_first_through_its_bot(tmp_path: Path) -> None:
+    """The host hands its started bots to the runtime's outreach: a follow-up due when the
+    host comes up goes out through python-telegram-bot, once, to the person's private chat."""
+    now = datetime(2026, 12, 9, 12, tzinfo=UTC)
+    clock = FakeClock(now)
+    persona = make_persona("bo", name="Bo")
+    persona.outreach = OutreachPolicy(enabled=True)
+    async with FakeTelegram() as telegram:
+        telegram.chat(77, "private")  # Alice started the bot
+        cfg = config(tmp_path, telegram)
+        cfg.bots = [b for b in cfg.bots if b.platform == "telegram"]
+        store = await Store.open(tmp_path / "data" / DATABASE)
+        try:
+            await store.heard("bo", "telegram", "77", now - timedelta(days=1), private=True)
+            await store.answered("bo", "telegram", "77", now - timedelta(days=1))
+            await store.set_contact("bo", "telegram", "77", timezone="UTC", at=now)
+            await store.add_intention(
+                NewIntention(
+                    scope="bo/telegram:dm:77",
+                    user_id="77",
+                    kind="follow_up",
+                    what="the exam",
+                    ask="ask how the exam went",
+                    due_at=now - timedelta(hours=1),
+                    until=now + timedelta(days=1),
+                    created_at=now - timedelta(days=1),
+                )
+            )
+        finally:
+            await store.close()
+        stop = asyncio.Event()
+        hosting = asyncio.create_task(
+            host(
+                cfg,
+                {"bo": persona},
+                {"KZ_TELEGRAM": telegram.token},
+                stop=stop,
+                clock=clock,
+                probe=no_ollama,
+            )
+        )
+        [written] = await telegram.next_messages(within=10)
+        assert written["chat"]["id"] == 77 and "Bo" in written["text"]
+        stop.set()
+        await asyncio.wait_for(hosting, 30)
+    store = await Store.open(tmp_path / "data" / DATABASE)
+    try:
+        assert await store.intentions("bo/telegram:dm:77", "77") == []  # done: not again
+    finally:
+        await store.close()
