@@ -281,6 +281,20 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
             else:
                 await where.send(chunk)
 
+    async def react(self, where: Where, event: ChatEvent, emoji: str) -> None:
+        """The emoji on the user's message (Add Reaction; the message is not fetched)."""
+        channels = (
+            discord.TextChannel,
+            discord.Thread,
+            discord.DMChannel,
+            discord.VoiceChannel,
+            discord.PartialMessageable,
+        )
+        if not isinstance(where, channels) or not event.message_id.isdigit():
+            await super().react(where, event, emoji)
+            return
+        await where.get_partial_message(int(event.message_id)).add_reaction(emoji)
+
     async def speak(self, where: Where, spoken: Spoken) -> None:
         """A bot of one persona just sends. One of several speaks through the channel's
         webhook, under the persona's own name and avatar; where the bot may not manage

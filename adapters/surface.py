@@ -131,6 +131,11 @@ class Surface(ABC, Generic[Where]):
         """Send a persona's reply."""
         await self.send(where, self.signed(spoken))
 
+    async def react(self, where: Where, event: ChatEvent, emoji: str) -> None:
+        """Put `emoji` on the message of `event` (bot.reactions: only the platforms in
+        `bot.reactions.PLATFORMS` are given one); by default it is sent as a message."""
+        await self.send(where, (emoji,))
+
     async def acknowledge(self, where: Where) -> None:
         """Tell the platform a command is taken, before it runs (nothing by default)."""
 
@@ -212,7 +217,9 @@ class Surface(ABC, Generic[Where]):
             spoken = await self.front.receive(
                 event, settle=self.bursts, typing=lambda: self.typing(where)
             )
-            if spoken is not None:
+            if spoken is not None and spoken.reply.reaction:
+                await self.react(where, event, spoken.reply.reaction)
+            elif spoken is not None:
                 await self.speak(where, spoken)
         except Exception as e:
             self.log.error(

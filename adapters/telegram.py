@@ -400,6 +400,11 @@ class TelegramAdapter(CourierSurface[Message, int]):
         )
         return typing_every(action, TYPING_EVERY, log)
 
+    async def react(self, where: Message, event: ChatEvent, emoji: str) -> None:
+        """The emoji on the user's message (setMessageReaction; bot.reactions keeps to those
+        Telegram allows)."""
+        await where.set_reaction(emoji)
+
     async def send(
         self, where: Message, chunks: Sequence[str], keyboard: InlineKeyboardMarkup | None = None
     ) -> None:

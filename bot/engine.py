@@ -41,6 +41,7 @@ from bot.prompts import (
     translation_section,
 )
 from bot.reach import asks_for_quiet, due_now
+from bot.reactions import reaction
 from bot.recollect import Recollection, Recollector, memory_section
 from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
@@ -257,7 +258,8 @@ class Engine:
             await self._save(session)
             if not reply.failed:
                 await self._answered(persona, event, taken)
-            due = [] if reply.failed else self.slots.due(persona, session)
+            # (a reaction is no reply: nothing new for the state slots to read)
+            due = [] if reply.failed or reply.reaction else self.slots.due(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
             if due or fold:
                 task = asyncio.create_task(self._after_reply(persona, session, due, fold))
@@ -363,13 +365,20 @@ class Engine:
         (`quieted`), that acknowledged instead."""
         now = self.clock.now()
         reading = session.reading
-        last = taken[-1][1]
-        if reading is not None and closes_document(last.text):
+        closing = taken[-1][1]
+        if reading is not None and closes_document(closing.text):
             await self._join(persona, session, taken[:-1], now)
             session.taken(taken[-1])  # the closing message joins with the persona's answer
             session.note_answered(taken[-1][0])
-            return self.documents.close(persona, session, event, last.text, now)
+            return self.documents.close(persona, session, event, closing.text, now)
+        last = session.turns[-1] if session.turns else None
+        # A picture or a request for quiet is more than an acknowledgement.
+        plain = reading is None and not quieted and not any(t.images for _, t in taken)
+        said = [t.text for _, t in taken]
+        emoji = reaction(persona, last, said, platform=event.platform) if plain else ""
         await self._join(persona, session, taken, now)
+        if emoji and last is not None:  # only acknowledged: an emoji says it, no model call
+            return Reply(text="", emotion=persona.emotion(last.emotion), reaction=emoji)
         # What the turn is about: everything its messages said.
         text = "\n".join(t.text for _, t in taken)[-MAX_MESSAGE_CHARS:]
         await self._save(session)  # kept, even if the process dies while the model thinks

@@ -136,6 +136,8 @@ class Reply:
     # The platform's id of the message this answers, when others spoke in between: shown as a
     # reply to it (threaded) where the platform can. "" when it follows what it answers.
     answers: str = ""
+    # An emoji put on the message instead of a reply (bot.reactions): `text` is then "".
+    reaction: str = ""
 
     def __post_init__(self) -> None:
         # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.

@@ -108,7 +108,7 @@ class Front:
                 reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
             reply = await self.engine.handle(event, settle=settle, typing=typing)
-        if not reply.text:
+        if not reply.text and not reply.reaction:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
 

@@ -15,6 +15,7 @@ from typing import Literal, get_args
 
 from bot import tomlfile
 from bot.catalogue import say
+from bot.reactions import REACTIONS
 from bot.toolspec import CustomTool, McpServer, check_tools
 from memory.forgetting import (
     ActRParams,
@@ -95,6 +96,9 @@ class Emotions:
     # Folder of EMOTION.png and EMOTIONSPEAKING.png (or .svg, .webp), relative to the persona
     # file; "" means assets/<persona name> beside it.
     sprites: str = ""
+    # The emoji it reacts with, by emotion, to a message that only acknowledges its reply
+    # ("thanks!", "ok"), instead of replying (bot.reactions); empty: it always replies.
+    reactions: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.names = [n.strip().upper() for n in self.names if n.strip()]
@@ -107,6 +111,15 @@ class Emotions:
                 )
         if self.neutral not in self.names:
             raise ValueError(f"emotions.neutral {self.neutral!r} is not in emotions.names")
+        self.reactions = {k.strip().upper(): v.strip() for k, v in self.reactions.items()}
+        for name, emoji in self.reactions.items():
+            if name not in self.names:
+                raise ValueError(f"emotions.reactions.{name} is not in emotions.names")
+            if emoji not in REACTIONS:
+                raise ValueError(
+                    f"emotions.reactions.{name} {emoji!r} is not an emoji Telegram lets a bot "
+                    f"react with (such as {' '.join(sorted(REACTIONS)[:8])})"
+                )
 
 
 @dataclass(slots=True)

@@ -83,6 +83,10 @@ DOCS: dict[str, str] = {
         "The folder of EMOTION.png and EMOTIONSPEAKING.png (or .svg, .webp), relative to the "
         'persona file; "" means assets/<persona name> beside it.'
     ),
+    "emotions.reactions": (
+        'Emoji by emotion tag (one Telegram allows: "🥰", "👌"...) put on a plain "thanks!" '
+        "after its reply on Discord and Telegram instead of a reply; none by default."
+    ),
     "group": (
         "When the persona speaks in a group chat besides when it is addressed (a mention, a "
         "reply to it, its name, a question right after its own message); `/group` changes "

@@ -21,6 +21,7 @@ from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
+from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import discord_at
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
@@ -655,3 +656,27 @@ async def test_a_reply_threads_to_its_message_when_others_spoke_in_between(
     finally:
         await running.close()
         await kizuna.close()
+
+
+async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    pip = make_persona(reactions={"NEUTRAL": "👌", "SAD": "😢"})
+    model = ScriptedChatModel(["[SAD] It rained all day."])
+    bot = await open_bot(tmp_path / "k.sqlite3", [pip], model=model)
+    adapter = DiscordAdapter(
+        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+    )
+    await adapter.start()
+    try:
+        await fake.dispatch_message(5555, ALICE, "how was your day?", guild=False)
+        assert (await fake.next_message())["content"] == "It rained all day."
+        thanks = await fake.dispatch_message(5555, ALICE, "ok 👍", guild=False)
+        reacted = await fake.next_reaction()
+        assert reacted == {**reacted, "channel_id": "5555", "message_id": thanks["id"]}
+        assert reacted["emoji"] == "😢"
+        assert await fake.no_message()
+        assert len(model.calls) == 1
+    finally:
+        await adapter.close()
+        await bot.close()

@@ -861,3 +861,29 @@ async def test_a_burst_in_private_is_answered_once(tmp_path: Path) -> None:
         finally:
             await adapter.close()
             await bot.close()
+
+
+async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(tmp_path: Path) -> None:
+    pip = make_persona(reactions={"NEUTRAL": "👌", "HAPPY": "🥰"})
+    model = ScriptedChatModel(["[HAPPY] Here you are!"])
+    bot = await open_bot(tmp_path / "k.sqlite3", [pip], model=model)
+    try:
+        async with FakeTelegram() as fake:
+            adapter = telegram_adapter(bot.engine, fake)
+            await adapter.start()
+            try:
+                fake.send_text(ALICE, ALICE, "a recipe please?")
+                [sent] = await fake.next_messages()
+                thanks = fake.send_text(ALICE, ALICE, "好的，谢谢！")
+                [reacted] = await fake.until_reacted()
+                assert reacted == {
+                    "chat_id": ALICE,
+                    "message_id": thanks["message_id"],
+                    "reaction": [{"type": "emoji", "emoji": "🥰"}],
+                }
+                assert sent["text"] == "Here you are!" and len(fake.sent) == 1
+                assert len(model.calls) == 1  # the reaction cost no model call
+            finally:
+                await adapter.close()
+    finally:
+        await bot.close()

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import yarl
 from aiohttp import WSMsgType, web
@@ -88,6 +88,8 @@ class FakeDiscord:
         self.webhooks: dict[str, list[dict[str, Any]]] = {}
         self.manage_webhooks = True
         self.responses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Reactions the bots added: {"channel_id", "message_id", "emoji", "_bot"}, in order.
+        self.reactions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.commands: dict[str, list[dict[str, Any]]] = {}  # route path -> synced commands
         self._ids = itertools.count(10_000)
         self._seq = itertools.count(1)
@@ -439,6 +441,10 @@ class FakeDiscord:
         """The next message body the bot posted to a channel (recorded payload + channel_id)."""
         return await asyncio.wait_for(self.messages.get(), wait)
 
+    async def next_reaction(self, wait: float = 5.0) -> dict[str, Any]:
+        """The next reaction a bot added to a message."""
+        return await asyncio.wait_for(self.reactions.get(), wait)
+
     async def next_response(self, wait: float = 5.0) -> dict[str, Any]:
         """The next interaction callback or follow-up body the bot sent."""
         return await asyncio.wait_for(self.responses.get(), wait)
@@ -529,6 +535,12 @@ class FakeDiscord:
                 sent = self._message(parts[1], self.user(me, bot=True), content)
                 await self.messages.put({**(body or {}), "channel_id": parts[1], "_bot": me})
                 return _json(sent)
+        reacting = len(parts) == 7 and parts[0] == "channels" and parts[2] == "messages"
+        if reacting and parts[4] == "reactions" and parts[6] == "@me" and method == "PUT":
+            emoji = unquote(parts[5])  # (aiohttp decoded the path already, unless escaped twice)
+            reaction = {"channel_id": parts[1], "message_id": parts[3], "emoji": emoji, "_bot": me}
+            await self.reactions.put(reaction)
+            return web.Response(status=204)
         if parts[0] == "channels" and len(parts) == 3 and parts[2] == "webhooks":
             if not self.manage_webhooks:
                 return _json({"message": "Missing Permissions", "code": 50013}, status=403)

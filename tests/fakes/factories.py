@@ -126,8 +126,10 @@ def make_persona(
     state: Iterable[StateSlot] = (),
     flashback_rate: float = 0.0,
     tools: Iterable[str] = (),
+    reactions: Mapping[str, str] | None = None,
 ) -> Persona:
-    """A minimal persona, built in code (no TOML file)."""
+    """A minimal persona, built in code (no TOML file); `reactions`: its emoji by emotion
+    (bot.reactions)."""
     return Persona(
         identity=Identity(
             name=name,
@@ -136,7 +138,7 @@ def make_persona(
             language=language,
             apology=apology,
         ),
-        emotions=Emotions(names=list(emotions), neutral=neutral),
+        emotions=Emotions(names=list(emotions), neutral=neutral, reactions=dict(reactions or {})),
         memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes, flashback_rate=flashback_rate),
         tools=list(tools),
         state=list(state),

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp import web
+from telegram.constants import ReactionEmoji
 
 from tests.fakes.secrets import TELEGRAM_TOKEN
 
@@ -56,6 +57,8 @@ ANONYMOUS_ADMIN = {
     "first_name": "Group",
     "username": "GroupAnonymousBot",
 }
+# The emoji a bot may react with (setMessageReaction refuses others).
+ALLOWED = frozenset(emoji.value for emoji in ReactionEmoji)
 SERVICE = {"id": 777000, "is_bot": False, "first_name": "Telegram"}
 
 
@@ -98,6 +101,7 @@ class FakeTelegram:
         self.commands: list[dict[str, Any]] = []  # as set by setMyCommands
         self.admins: set[tuple[int, int]] = set()  # (chat id, user id): the chat's admins
         self.answered: list[dict[str, Any]] = []  # answerCallbackQuery calls (button presses)
+        self.reactions: list[dict[str, Any]] = []  # setMessageReaction calls, in order
         self.webhook: dict[str, Any] = {}  # as set by setWebhook (url, secret_token)
         self.files: dict[str, bytes] = {}  # file id -> content, for getFile and downloads
         self.blocked: set[int] = set()  # users who blocked the bot: messages to them are refused
@@ -569,6 +573,26 @@ class FakeTelegram:
         self.sent.append(message)
         self._poke()
         return message
+
+    async def _api_setMessageReaction(self, params: dict[str, Any]) -> Any:
+        """Recorded as Telegram keeps it: the chat, the message, its reaction types."""
+        reaction = params.get("reaction") or []
+        if any(r.get("type") == "emoji" and r.get("emoji") not in ALLOWED for r in reaction):
+            return _error(400, "Bad Request: REACTION_INVALID")
+        self.reactions.append(
+            {
+                "chat_id": int(params["chat_id"]),
+                "message_id": int(params["message_id"]),
+                "reaction": reaction,
+            }
+        )
+        self._poke()
+        return True
+
+    async def until_reacted(self, count: int = 1, *, within: float = 3.0) -> list[dict[str, Any]]:
+        """Wait until the bot has set `count` reactions in all; they, in order."""
+        await self._until(lambda: len(self.reactions) >= count, within)
+        return self.reactions[:count]
 
     async def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
         self.answered.append(dict(params))
