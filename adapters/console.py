@@ -252,6 +252,7 @@ class ConsoleChat(Surface[TextIO]):
         spent = ", ".join(
             f"{tier} {u.calls} calls/{u.prompt_tokens + u.completion_tokens} tokens"
             + (f"/{u.images} pictures" if u.images else "")
+            + (f"/{u.recordings} recordings" if u.recordings else "")
             for tier, u in usage.items()
             if u.calls
         )

@@ -184,6 +184,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
                     | filters.PHOTO
                     | filters.Sticker.ALL
                     | filters.ANIMATION
+                    | filters.VOICE
+                    | filters.AUDIO
                 )
                 & only_new,
                 self._on_message,
@@ -331,6 +333,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
             or message.photo
             or message.sticker
             or message.animation
+            or message.voice
+            or message.audio
         ):
             return
         sender = _sender(message)
@@ -345,11 +349,11 @@ class TelegramAdapter(CourierSurface[Message, int]):
         await self.receive(message, event)
 
     def _attachments(self, message: Message) -> tuple[Attachment, ...]:
-        """A document or a photo, handed on by reference: `telegram-file:<file_id>` (a
-        download URL would carry the bot's token, which must never reach the engine or the
-        logs), fetched through the Bot API when it is read (a failure: gone, over the Bot
-        API's 20 MB, the network). A sticker or GIF is told by its emoji or name, never
-        fetched."""
+        """A document, a photo, a voice note or audio, handed on by reference:
+        `telegram-file:<file_id>` (a download URL would carry the bot's token, which must never
+        reach the engine or the logs), fetched through the Bot API when it is read (a failure:
+        gone, over the Bot API's 20 MB, the network). A sticker or GIF is told by its emoji or
+        name, never fetched."""
         if message.sticker is not None:
             sticker = message.sticker
             told = " ".join(
@@ -368,6 +372,14 @@ class TelegramAdapter(CourierSurface[Message, int]):
                 "image/jpeg",
                 largest.file_size,
             )
+        elif message.voice is not None:  # a voice note: OGG/Opus, never named
+            voice = message.voice
+            name, file_id = "voice note.ogg", voice.file_id
+            mime, size = voice.mime_type or "audio/ogg", voice.file_size
+        elif message.audio is not None:
+            audio = message.audio
+            name, file_id = audio.file_name or "audio", audio.file_id
+            mime, size = audio.mime_type or "audio/mpeg", audio.file_size
         elif message.document is not None:
             document = message.document
             name, file_id = document.file_name or "document", document.file_id

@@ -42,7 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -620,9 +620,7 @@ class _ErrorCounter(logging.Handler):
 
 
 def _copy(usage: TierUsage) -> TierUsage:
-    return TierUsage(
-        usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens, usage.images
-    )
+    return replace(usage)
 
 
 # -- the report ------------------------------------------------------------------------------

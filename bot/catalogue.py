@@ -72,6 +72,24 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "That's a lot of pictures for one hour; I'll look at more a little later.",
         "zh": "这一小时的图片有点多啦，我过一会儿再看新的。",
     },
+    # Voice notes and audio users send (bot/hearing.py).
+    "voice_too_big": {
+        "en": "{name} is too long for me to listen to ({size}; the most I can take is {most}).",
+        "zh": "{name}太长了，我听不了（{size}；最多 {most}）。",
+    },
+    "voice_not_fetched": {
+        "en": "I couldn't download {name}. Could you send it again?",
+        "zh": "{name}我没能下载下来，可以再发一次吗？",
+    },
+    "voice_not_heard": {
+        "en": "I couldn't make out {name}: it may be damaged, or a kind of recording I can't "
+        "play. Could you type it?",
+        "zh": "{name}我没听清：可能损坏了，或者是我放不了的格式。可以打字告诉我吗？",
+    },
+    "voice_too_many": {
+        "en": "That's a lot to listen to for one hour; I'll listen to more a little later.",
+        "zh": "这一小时要听的有点多啦，我过一会儿再听新的。",
+    },
     # What each command does, for menus and /help (Discord allows 100 characters).
     "help_remember": {"en": "remember TEXT for good", "zh": "永远记住一段话"},
     "help_recall": {"en": "the memory closest to QUERY", "zh": "和 QUERY 最接近的一条记忆"},

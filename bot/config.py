@@ -39,7 +39,7 @@ __all__ = [
 # What an environment variable is called (a `*_env` key names one; a secret pasted there is not).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-TIERS = ("chat", "tools", "summary", "intent", "vision")
+TIERS = ("chat", "tools", "summary", "intent", "vision", "hearing")
 ProviderKind = Literal["openai", "zhipu", "offline"]
 
 
@@ -87,6 +87,9 @@ class ModelsConfig:
     summary: TierConfig | None = None
     intent: TierConfig | None = None
     vision: TierConfig | None = None  # describes pictures for a chat model that cannot see
+    # Transcribes voice notes (/audio/transcriptions); its model defaults to whisper-1 on
+    # openai, the offline stub offline, not to the chat model.
+    hearing: TierConfig | None = None
     eco: TierConfig | None = None
 
 
@@ -107,6 +110,10 @@ class EngineConfig:
     picture_max_kb: int = 10240
     picture_side: int = 1024
     media_per_hour: int = 30
+    # Voice notes and audio users send (bot/hearing.py): the largest recording transcribed, by
+    # its declared size before any download (Telegram's bots download 20 MB at most); each
+    # counts against media_per_hour too.
+    audio_max_kb: int = 20480
     # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
     # "model" asks the intent tier, one call a message.
     intent: Literal["local", "model"] = "local"
@@ -133,6 +140,8 @@ class EngineConfig:
             raise ValueError("document_max_kb must be 1 or more, document_tokens 200 or more")
         if self.picture_max_kb < 1 or not 64 <= self.picture_side <= 4096:
             raise ValueError("picture_max_kb must be 1 or more, picture_side 64 to 4096")
+        if self.audio_max_kb < 1:
+            raise ValueError("audio_max_kb must be 1 or more")
         if self.media_per_hour < 0:
             raise ValueError("media_per_hour must be 0 or more")
         if self.timezone:

@@ -22,6 +22,7 @@ from bot.context import build_chat_prompt, parse_emotion
 from bot.document_mode import DocumentMode, closes_document
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
 from bot.floor import Floor, Heard
+from bot.hearing import Hearing
 from bot.intent import Decision, decide
 from bot.llm.base import Completion, Message, ModelError, Tool
 from bot.llm.router import ModelRouter
@@ -113,6 +114,7 @@ class Engine:
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
         self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
+        self.hearing = Hearing(models, self.pictures.count, settings)  # (counted with them)
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         self.bursts = Bursts(

@@ -27,6 +27,7 @@ from bot.catalogue import say
 from bot.documents import Document, DocumentError, is_document, precheck
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
+from bot.hearing import wants_hearing
 from bot.persona import Persona
 from bot.pictures import wants_looking
 from bot.routing import PersonaRouter
@@ -97,13 +98,20 @@ class Front:
         if document is not None and called and not event.from_bot:
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._read(event, document)
-        elif called and not event.from_bot and wants_looking(event) and await self._new(event):
+        elif called and not event.from_bot and _has_media(event) and await self._new(event):
+            language = self.language(persona)
+            said: tuple[str, ...] = ()
             async with typing() if typing is not None else contextlib.nullcontext():
-                looked = await self.engine.pictures.look(event, self.language(persona))
-            reply = await self.engine.handle(looked.event, settle=settle, typing=typing)
-            if looked.said:  # the pictures it could not look at, said first
-                said = "\n".join(looked.said)
-                text = f"{said}\n\n{reply.text}" if reply.text else said
+                if wants_looking(event):
+                    looked = await self.engine.pictures.look(event, language)
+                    event, said = looked.event, looked.said
+                if wants_hearing(event):
+                    heard = await self.engine.hearing.listen(event, language)
+                    event, said = heard.event, said + heard.said
+            reply = await self.engine.handle(event, settle=settle, typing=typing)
+            if said:  # the pictures and recordings it could not take in, said first
+                sentences = "\n".join(said)
+                text = f"{sentences}\n\n{reply.text}" if reply.text else sentences
                 chunks = split_chunks(text, PLATFORM_LIMITS[event.platform])
                 reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
@@ -178,3 +186,8 @@ class Front:
         if verdict != "admit":
             return None
         return await commands.run(self.engine, event, name, argument, router=self.router)
+
+
+def _has_media(event: ChatEvent) -> bool:
+    """Pictures, stickers, GIFs or recordings to take in before the turn."""
+    return wants_looking(event) or wants_hearing(event)

@@ -161,7 +161,7 @@ class Pictures:
             name = _name(attachment.sticker or attachment.filename)
             looked += not attachment.sticker
             over = not attachment.sticker and looked > MAX_PER_MESSAGE  # (not counted either)
-            if over or not self._count(event):
+            if over or not self.count(event):
                 words.append(f"[{_kind(attachment)} {name}, not looked at]")
                 if not over and say(language, "picture_too_many") not in said:
                     said.append(say(language, "picture_too_many"))
@@ -184,8 +184,9 @@ class Pictures:
         shown = replace(event, text=text, attachments=tuple(others), images=tuple(images))
         return Looked(shown, tuple(said))
 
-    def _count(self, event: ChatEvent) -> bool:
-        """Count one more medium of the sender's; False when that is past the hour's limit."""
+    def count(self, event: ChatEvent) -> bool:
+        """Count one more medium of the sender's (bot.hearing counts voice notes here too);
+        False when that is past the hour's limit."""
         if not self.per_hour:
             return True
         now = self.clock.now()

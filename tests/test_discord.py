@@ -15,8 +15,10 @@ from PIL import Image
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
-from bot.config import AccessConfig, EngineConfig
+from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
+from bot.llm.offline import OfflineChatModel
+from bot.llm.router import ModelRouter
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
@@ -677,6 +679,28 @@ async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(
         assert reacted["emoji"] == "😢"
         assert await fake.no_message()
         assert len(model.calls) == 1
+    finally:
+        await adapter.close()
+        await bot.close()
+
+
+async def test_a_voice_message_is_heard_as_the_users_words(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
+    bot = await open_bot(tmp_path / "k.sqlite3", router=router)
+    adapter = DiscordAdapter(
+        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+    )
+    await adapter.start()
+    try:
+        note = fake.attachment("voice-message.ogg", b"OggS" + bytes(3000), content_type="audio/ogg")
+        await fake.dispatch_message(5555, ALICE, "", guild=False, attachments=[note], flags=8192)
+        assert (await fake.next_message())["content"]
+        dm = make_event(user_id=str(ALICE))
+        [user, _] = [t.text for t in (await bot.engine.info(dm)).turns]
+        assert user == "[voice] (offline model: a recording of 2 KB, not transcribed)"
+        assert bot.engine.models.usage["hearing"].recordings == 1
     finally:
         await adapter.close()
         await bot.close()

@@ -61,7 +61,11 @@ async def build(
 
 
 def names(router: ModelRouter) -> dict[str, str]:
-    return {tier: router.models[tier].name for tier in TIERS}
+    """The chat tiers' models (hearing, a transcription model, is tested on its own)."""
+    return {tier: router.models[tier].name for tier in TIERS if tier != "hearing"}
+
+
+CHAT_TIERS = tuple(t for t in TIERS if t != "hearing")
 
 
 # -- auto-detection (no [models.providers]) ---------------------------------------------------
@@ -70,9 +74,11 @@ def names(router: ModelRouter) -> dict[str, str]:
 async def test_openai_key_picks_openai_with_its_default_model(clients) -> None:
     probe = Probe(["llama3.2"])
     router = await build(ModelsConfig(), {"OPENAI_API_KEY": "sk-env"}, probe)
-    assert names(router) == dict.fromkeys(TIERS, "openai:gpt-4o-mini")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "openai:gpt-4o-mini")
     assert all(isinstance(m, OpenAIChatModel) for m in router.models.values())
-    assert len({id(m) for m in router.models.values()}) == 1  # one model shared by the tiers
+    assert len({id(router.models[t]) for t in CHAT_TIERS}) == 1  # one model shared by the tiers
+    assert router.models["hearing"].name == "openai:whisper-1"  # a transcription model
+    # One client per provider, whatever its models.
     assert clients == [{"base_url": None, "api_key": "sk-env", "timeout": 60.0}]
     assert probe.hosts == []  # a key wins: no need to look for Ollama
     assert router.notice is None
@@ -82,7 +88,7 @@ async def test_openai_key_picks_openai_with_its_default_model(clients) -> None:
 async def test_openai_base_url_alone_picks_that_endpoint(clients) -> None:
     url = "http://127.0.0.1:8000/v1"
     router = await build(ModelsConfig(), {"OPENAI_BASE_URL": url}, Probe(["llama3.2"]))
-    assert names(router) == dict.fromkeys(TIERS, "openai:gpt-4o-mini")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "openai:gpt-4o-mini")
     # A local server needs no key, but the SDK wants one: a placeholder is sent.
     assert clients == [{"base_url": url, "api_key": "unused", "timeout": 60.0}]
     assert router.notice is None
@@ -101,7 +107,7 @@ async def test_ollama_detected_when_no_openai(clients) -> None:
     probe = Probe(["llama3.2", "qwen2.5:7b"])
     router = await build(ModelsConfig(), {}, probe)
     assert probe.hosts == ["http://localhost:11434"]
-    assert names(router) == dict.fromkeys(TIERS, "openai/ollama:llama3.2")  # the first served
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "openai/ollama:llama3.2")  # the first served
     assert clients == [
         {"base_url": "http://localhost:11434/v1", "api_key": "unused", "timeout": 60.0}
     ]
@@ -143,7 +149,7 @@ async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
     router = await build(ModelsConfig(), {}, probe)
     assert probe.hosts == ["http://localhost:11434"]
     assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS)
-    assert names(router) == dict.fromkeys(TIERS, "offline:offline")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "offline:offline")
     assert router.offline
     assert router.notice == OFFLINE_NOTICE
     assert "OPENAI_API_KEY" in OFFLINE_NOTICE and "Ollama" in OFFLINE_NOTICE
@@ -189,11 +195,11 @@ async def test_configured_tiers_use_their_providers_and_models(clients) -> None:
         "intent": "openai:gpt-4.1",
         "vision": "openai:gpt-4.1",  # left out: the chat tier's
     }
+    assert router.models["hearing"].name == "openai:whisper-1"  # the chat tier's provider's
     assert router.models["intent"] is router.models["chat"]  # same provider and model: shared
     assert clients == [
         {"base_url": None, "api_key": "sk-env", "timeout": 30.0},
         {"base_url": "http://127.0.0.1:8000/v1", "api_key": "sk-env", "timeout": 120.0},
-        {"base_url": None, "api_key": "sk-env", "timeout": 30.0},
     ]
     assert router.notice is None
     assert not router.eco_mode and "eco" not in router.describe()
@@ -212,7 +218,8 @@ async def test_tier_without_config_falls_back_to_chat(clients) -> None:
     assert router.models["intent"].name == "openai/local:tiny"
     assert router.settings["tools"] is chat and router.settings["summary"] is chat
     assert router.settings["intent"].temperature == 0.0
-    assert len(clients) == 2
+    assert router.models["hearing"].name == "openai/local:whisper-1"
+    assert len(clients) == 1  # the provider's, for all its models
 
 
 async def test_no_model_anywhere_means_the_kinds_default(clients) -> None:
@@ -220,7 +227,7 @@ async def test_no_model_anywhere_means_the_kinds_default(clients) -> None:
         providers={"zhipu": ProviderConfig(kind="zhipu", api_key_env="GLM_KEY")},
     )
     router = await build(config, {"GLM_KEY": "id.secret"})
-    assert names(router) == dict.fromkeys(TIERS, "zhipu:glm-4-flash")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "zhipu:glm-4-flash")
     assert clients == [
         {
             "base_url": "https://open.bigmodel.cn/api/paas/v4/",
@@ -234,7 +241,7 @@ async def test_offline_provider_configured_has_no_notice(clients) -> None:
     config = ModelsConfig(providers={"offline": ProviderConfig(kind="offline")})
     router = await build(config, {})
     assert router.offline and router.notice is None
-    assert names(router) == dict.fromkeys(TIERS, "offline:offline")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "offline:offline")
 
 
 # -- eco mode -----------------------------------------------------------------------------------
@@ -260,9 +267,10 @@ async def test_eco_mode_sends_every_tier_to_the_eco_model(clients) -> None:
     # No OPENAI_API_KEY: the tiers eco mode replaces are not even built.
     router = await build(full_config(True, eco), {})
     model = router.models["chat"]
-    assert all(router.models[t] is model for t in TIERS)
+    assert all(router.models[t] is model for t in CHAT_TIERS)
     assert model.name == "openai/local:small"
-    assert all(router.settings[t] is eco for t in TIERS)
+    assert all(router.settings[t] is eco for t in CHAT_TIERS)
+    assert router.models["hearing"].name == "openai/local:whisper-1"  # (eco's provider's)
     assert len(clients) == 1
     assert router.eco_mode
     assert router.describe().endswith("(eco mode)")
@@ -270,13 +278,13 @@ async def test_eco_mode_sends_every_tier_to_the_eco_model(clients) -> None:
 
 async def test_eco_mode_without_eco_table_uses_chat_providers_default(clients) -> None:
     router = await build(full_config(True, None), {})
-    assert names(router) == dict.fromkeys(TIERS, "openai/local:gpt-4o-mini")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "openai/local:gpt-4o-mini")
     assert router.settings["chat"].temperature is None  # chat's sampling settings don't apply
 
 
 async def test_eco_mode_with_detected_ollama_uses_the_served_model(clients) -> None:
     router = await build(ModelsConfig(eco_mode=True), {}, Probe(["llama3.2"]))
-    assert names(router) == dict.fromkeys(TIERS, "openai/ollama:llama3.2")
+    assert names(router) == dict.fromkeys(CHAT_TIERS, "openai/ollama:llama3.2")
 
 
 async def test_eco_mode_drops_paid_tools(clients) -> None:
@@ -398,7 +406,7 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
     with pytest.raises(ModelError, match="down"):
         await router.complete("chat", HELLO)
 
-    chat, tools, summary, intent, vision = (router.usage[t] for t in TIERS)
+    chat, tools, summary, intent, vision, _ = (router.usage[t] for t in TIERS)
     assert (chat.calls, chat.failures, chat.prompt_tokens, chat.completion_tokens) == (
         3,
         1,

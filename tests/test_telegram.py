@@ -22,7 +22,9 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
-from bot.config import AccessConfig, EngineConfig
+from bot.config import TIERS, AccessConfig, EngineConfig
+from bot.llm.offline import OfflineChatModel
+from bot.llm.router import ModelRouter
 from bot.prompts import DOCUMENT_HEADING
 from memory.records import NewIntention
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
@@ -883,6 +885,39 @@ async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(tmp_pat
                 }
                 assert sent["text"] == "Here you are!" and len(fake.sent) == 1
                 assert len(model.calls) == 1  # the reaction cost no model call
+            finally:
+                await adapter.close()
+    finally:
+        await bot.close()
+
+
+async def test_a_voice_note_is_heard_and_one_too_big_is_not_downloaded(tmp_path: Path) -> None:
+    router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
+    settings = EngineConfig(timezone="UTC", burst_seconds=0, audio_max_kb=100)
+    bot = await open_bot(tmp_path / "k.sqlite3", router=router, settings=settings)
+    try:
+        async with FakeTelegram() as fake:
+            adapter = telegram_adapter(bot.engine, fake)
+            await adapter.start()
+            try:
+                fake.send_voice(ALICE, ALICE, b"OggS" + bytes(5000))
+                [answer] = await fake.next_messages()
+                assert answer["text"]
+                [user, _] = [
+                    t.text
+                    for t in (
+                        await bot.engine.info(make_event(platform="telegram", user_id=str(ALICE)))
+                    ).turns
+                ]
+                assert user == "[voice] (offline model: a recording of 4 KB, not transcribed)"
+                assert len(fake.calls("getFile")) == 1
+                fake.send_voice(ALICE, ALICE, b"OggS", size=101 * 1024)
+                [refused] = await fake.next_messages()
+                assert refused["text"].startswith(
+                    "voice note.ogg is too long for me to listen to (101 KB; the most I can "
+                    "take is 100 KB)."
+                )
+                assert len(fake.calls("getFile")) == 1  # refused before any download
             finally:
                 await adapter.close()
     finally:

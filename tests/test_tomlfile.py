@@ -153,7 +153,8 @@ CONFIG_ERRORS = {
         reply_tokns = 500 # <-
         """,
         "engine.reply_tokns",
-        "unknown key (known keys: burst_longest_seconds, burst_seconds, context_tokens,"
+        "unknown key (known keys: audio_max_kb, burst_longest_seconds, burst_seconds,"
+        " context_tokens,"
         " document_max_kb, document_tokens, intent, media_per_hour, picture_max_kb,"
         " picture_side, reply_tokens, short_term_tokens, snapshot_seconds, timezone)",
     ),

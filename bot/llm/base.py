@@ -11,6 +11,7 @@ from memory.errors import KizunaError
 __all__ = [
     "ChatModel",
     "Completion",
+    "Hearer",
     "Message",
     "ModelError",
     "Tool",
@@ -95,3 +96,12 @@ class ChatModel(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion: ...
+
+
+@runtime_checkable
+class Hearer(Protocol):
+    """A model that writes down what a recording says (the `hearing` tier): OpenAI-compatible
+    `/audio/transcriptions`, or the offline model's stub. Raises `ModelError` on failure (a
+    recording it cannot decode among them)."""
+
+    async def transcribe(self, name: str, audio: bytes) -> str: ...

@@ -139,6 +139,11 @@ class OfflineChatModel:
     def name(self) -> str:
         return f"offline:{self._model}"
 
+    async def transcribe(self, name: str, audio: bytes) -> str:
+        """No transcript, clearly marked as such: it cannot hear. Says how long the recording
+        is in bytes, so the path can be tried end to end."""
+        return f"(offline model: a recording of {max(len(audio) // 1024, 1)} KB, not transcribed)"
+
     async def complete(
         self,
         messages: Sequence[Message],

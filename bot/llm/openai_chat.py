@@ -31,7 +31,8 @@ def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpen
 
 
 class OpenAIChatModel:
-    """One model on one OpenAI-compatible endpoint, through `chat.completions.create`."""
+    """One model on one OpenAI-compatible endpoint, through `chat.completions.create` (and
+    `audio.transcriptions.create` on the hearing tier)."""
 
     def __init__(
         self,
@@ -111,18 +112,42 @@ class OpenAIChatModel:
             params["temperature"] = temperature
         if self._extra_body:
             params["extra_body"] = self._extra_body
+
+        async def create() -> Completion:  # (a body of the wrong shape fails it, unretried)
+            response = await self._client.chat.completions.create(
+                **params, stream=False, timeout=self._timeout
+            )
+            return _completion(response, self._model)
+
+        completion: Completion = await self._call(create)
+        return completion
+
+    async def transcribe(self, name: str, audio: bytes) -> str:
+        """What the recording says, through `audio.transcriptions.create` (Whisper-style; the
+        model tells the language: users do not always speak the persona's)."""
+
+        async def create() -> str:
+            transcript = await self._client.audio.transcriptions.create(
+                model=self._model, file=(name, audio), response_format="json", timeout=self._timeout
+            )
+            return valid_text(str(transcript.text))
+
+        text: str = await self._call(create)
+        return text
+
+    async def _call(self, create: Callable[[], Awaitable[Any]]) -> Any:
+        """`create()` within the timeout, retried as the provider's settings say; ModelError
+        when it fails for good."""
         tries = 0
 
         async def attempt() -> Any:
             nonlocal tries
             tries += 1
             async with asyncio.timeout(self._timeout):  # hard bound on the whole call
-                return await self._client.chat.completions.create(
-                    **params, stream=False, timeout=self._timeout
-                )
+                return await create()
 
         try:
-            response = await call_with_retries(
+            return await call_with_retries(
                 attempt,
                 attempts=self._max_retries + 1,
                 base_delay=self._retry_base_delay,
@@ -130,7 +155,6 @@ class OpenAIChatModel:
                 sleep=self._sleep,
                 retryable=is_retryable,
             )
-            return _completion(response, self._model)
         except Exception as exc:
             retryable = is_retryable(exc)
             tried = f" after {tries} attempts" if tries > 1 else ""

@@ -1,5 +1,6 @@
 """Model tiers: which model answers chat, tools, summary, intent and vision calls (pictures
-described in words), and what they cost.
+described in words), which one hears voice notes (`hearing`, `ModelRouter.transcribe`), and
+what they cost.
 
 `build_router` turns the [models] configuration into one `ChatModel` per tier. With no
 providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> OpenAI; else an
@@ -24,7 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
-from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool
+from bot.llm.base import ChatModel, Completion, Hearer, Message, ModelError, Tool
 from bot.llm.offline import OfflineChatModel
 from memory.errors import KizunaError
 
@@ -44,6 +45,9 @@ __all__ = [
 
 ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4/"
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "zhipu": "glm-4-flash", "offline": "offline"}
+# The hearing tier's model when [models.hearing] names none: a transcription model, never the
+# chat model (which cannot transcribe).
+HEARING_MODELS = {"openai": "whisper-1", "zhipu": "glm-asr", "offline": "offline"}
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "zhipu": "ZHIPUAI_API_KEY"}
 OFFLINE_NOTICE = (
     "No model configured, so personas answer with the built-in offline model. To connect a real "
@@ -72,6 +76,8 @@ class TierUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     images: int = 0  # pictures sent (priced per picture by most providers)
+    recordings: int = 0  # voice notes and audio sent to be transcribed
+    audio_bytes: int = 0  # their size (providers price them by the minute)
 
 
 @dataclass(slots=True)
@@ -136,6 +142,24 @@ class ModelRouter:
             counter.prompt_tokens += completion.usage.prompt_tokens
             counter.completion_tokens += completion.usage.completion_tokens
         return completion
+
+    async def transcribe(self, name: str, audio: bytes) -> str:
+        """What the recording `audio` says, by the hearing tier's model; ModelError when it
+        cannot (a model that does not transcribe, a recording it cannot decode)."""
+        counters = (self.usage["hearing"], self.purposes.setdefault("hearing", TierUsage()))
+        for counter in counters:
+            counter.calls += 1
+            counter.recordings += 1
+            counter.audio_bytes += len(audio)
+        model = self.models["hearing"]
+        try:
+            if not isinstance(model, Hearer):
+                raise ModelError(f"{model.name} cannot transcribe: set [models.hearing]")
+            return await model.transcribe(name, audio)
+        except ModelError:
+            for counter in counters:
+                counter.failures += 1
+            raise
 
     def describe(self) -> str:
         names = {self.models[t].name for t in TIERS}
@@ -232,13 +256,18 @@ def _make_model(
     model: str,
     environ: Mapping[str, str],
     rng: random.Random,
+    clients: dict[str, AsyncOpenAI],
 ) -> ChatModel:
+    """`model` of provider `name`; its SDK client is the provider's one in `clients` (made
+    once: the tiers' models of a provider share its connections)."""
     if provider.kind == "offline":
         return OfflineChatModel(model)
     from bot.llm.openai_chat import OpenAIChatModel
 
+    if name not in clients:
+        clients[name] = provider_client(name, provider, environ)
     return OpenAIChatModel(
-        provider_client(name, provider, environ),
+        clients[name],
         model,
         label=provider.kind if name == provider.kind else f"{provider.kind}/{name}",
         timeout=provider.timeout,
@@ -270,22 +299,31 @@ async def build_router(
                 f"models.{key}.provider", f"no provider named {provider_name!r} (known: {known})"
             )
         kind = providers[provider_name].kind
+        if key == "hearing":
+            return provider_name, tier.model or HEARING_MODELS[kind]
         return provider_name, tier.model or default_model or DEFAULT_MODELS[kind]
 
     chat = config.chat or TierConfig()
     settings: dict[str, TierConfig] = {t: getattr(config, t) or chat for t in TIERS}
+    # Not the chat model's name: a transcription model of the chat tier's provider (in eco
+    # mode, of the eco model's), unless [models.hearing] says.
+    hearing = config.hearing or TierConfig(provider=chat.provider)
     if config.eco_mode:
         eco_tier = config.eco or TierConfig(provider=settings["chat"].provider)
+        hearing = config.hearing or TierConfig(provider=eco_tier.provider)
         settings = dict.fromkeys(TIERS, eco_tier)
         wanted = dict.fromkeys(TIERS, resolve("eco", eco_tier))
     else:
         wanted = {t: resolve(t, settings[t]) for t in TIERS}
+    settings["hearing"] = hearing
+    wanted["hearing"] = resolve("hearing", hearing)
 
     built: dict[tuple[str, str], ChatModel] = {}
+    clients: dict[str, AsyncOpenAI] = {}
     for provider_name, model in wanted.values():
         if (provider_name, model) not in built:
             built[provider_name, model] = _make_model(
-                provider_name, providers[provider_name], model, environ, rng
+                provider_name, providers[provider_name], model, environ, rng, clients
             )
     models = {tier: built[wanted[tier]] for tier in TIERS}
     return ModelRouter(models, eco_mode=config.eco_mode, notice=notice, settings=settings)

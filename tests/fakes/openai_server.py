@@ -9,7 +9,10 @@
         subprocess.run(..., env={"OPENAI_BASE_URL": fake.base_url, ...})  # e.g. for a subprocess
 
 Routes live under /v1 (`base_url`) and Zhipu's /api/paas/v4 (`zhipu_base_url`):
-POST chat/completions (plain or SSE streaming), POST embeddings, GET models; and Zhipu's
+POST chat/completions (plain or SSE streaming), POST embeddings, GET models, POST
+audio/transcriptions (multipart, recorded in `transcriptions`; the next of `transcripts`,
+else "fake transcript of <file name>"; audio whose first bytes are no known container's gets
+OpenAI's 400 "could not be decoded"); and Zhipu's
 POST /api/paas/v4/tools (web-search-pro), answering from `search_replies`.
 Chat completions take the next scripted reply from `replies`; when it is empty they answer
 `default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
@@ -206,6 +209,11 @@ def _drop(request: web.Request) -> None:
         request.transport.close()
 
 
+# The first bytes of the recordings OpenAI decodes: Ogg, MP3 (tagged or a frame), WAV, FLAC,
+# WebM (MP4/M4A: "ftyp" at byte 4).
+_AUDIO_MAGIC = (b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"RIFF", b"fLaC", b"\x1aE\xdf\xa3")
+
+
 def _error_response(
     status: int, message: str, retry_after: float | None = None, code: str | None = None
 ) -> web.Response:
@@ -245,6 +253,10 @@ class FakeOpenAI:
         # gets a random unit vector seeded by its hash.
         self.embed_fn: Callable[[str, int], list[float]] | None = None
         self.requests: list[RecordedRequest] = []
+        # Transcription requests: their form fields, the file's name (`file_name`) and bytes
+        # (`audio`); `transcripts` are the next answers (text, or an HttpError).
+        self.transcriptions: list[dict[str, Any]] = []
+        self.transcripts: deque[str | HttpError] = deque()
         # While set (outage()), requests to these endpoints ("completions", "embeddings")
         # answer these replies in turn, not the scripts.
         self._outage: dict[str, tuple[Reply, ...]] = {}
@@ -343,6 +355,7 @@ class FakeOpenAI:
             app.router.add_post(f"{prefix}/chat/completions", self._chat)
             app.router.add_post(f"{prefix}/embeddings", self._embeddings)
             app.router.add_get(f"{prefix}/models", self._models)
+            app.router.add_post(f"{prefix}/audio/transcriptions", self._transcribe)
         app.router.add_post("/api/paas/v4/tools", self._tools)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -622,6 +635,33 @@ class FakeOpenAI:
         norm = math.sqrt(sum(v * v for v in values)) or 1.0
         # Rounded through float32 so float and base64 answers carry the same numbers.
         return list(struct.unpack(f"<{dim}f", struct.pack(f"<{dim}f", *(v / norm for v in values))))
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        """OpenAI's /audio/transcriptions: a multipart form with `file` and `model`."""
+        form = await request.post()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        upload = form.get("file")
+        audio = upload.file.read() if isinstance(upload, web.FileField) else b""
+        name = upload.filename if isinstance(upload, web.FileField) else ""
+        self.requests.append(RecordedRequest(request.method, request.path, {}, fields))
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        self.transcriptions.append({**fields, "file_name": name, "audio": audio})
+        if not audio or "model" not in fields:
+            return _error_response(400, "file and model are required")
+        if not audio.startswith(_AUDIO_MAGIC) and audio[4:8] != b"ftyp":
+            return _error_response(
+                400,
+                "Audio file could not be decoded or its format is not supported.",
+                code="invalid_value",
+            )
+        answer = self.transcripts.popleft() if self.transcripts else f"fake transcript of {name}"
+        if isinstance(answer, HttpError):
+            return _error_response(answer.status, answer.message or "scripted error")
+        if fields.get("response_format") == "text":
+            return web.Response(text=answer)
+        return web.json_response({"text": answer})
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         body, reply, response = await self._take(request, self.embedding_replies)

@@ -354,6 +354,29 @@ class FakeTelegram:
         ]
         return message
 
+    def send_voice(
+        self,
+        chat_id: int,
+        user_id: int,
+        content: bytes,
+        *,
+        size: int | None = None,
+        chat_type: str = "private",
+    ) -> dict[str, Any]:
+        """Queue a voice note from a user (OGG/Opus, as Telegram's apps record them) as an
+        update; getFile and the download give `content`, declared as `size` bytes (its length
+        by default)."""
+        message = self.send_document(chat_id, user_id, "", chat_type=chat_type, content=content)
+        document = message.pop("document")
+        message["voice"] = {
+            "file_id": document["file_id"],
+            "file_unique_id": document["file_unique_id"],
+            "duration": 3,
+            "mime_type": "audio/ogg",
+            "file_size": len(content) if size is None else size,
+        }
+        return message
+
     def send_sticker(
         self, chat_id: int, user_id: int, emoji: str, set_name: str, *, chat_type: str = "private"
     ) -> dict[str, Any]:

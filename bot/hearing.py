@@ -1,0 +1,149 @@
+"""Voice notes and audio users send: what the persona hears of them, the transcript kept as
+the user's words, marked as spoken ("[voice] ..."), so the conversation and encoding keep it.
+
+`Hearing.listen` runs before a turn (bot.front), for a message that calls on the persona,
+after its pictures are looked at (bot.pictures): each recording is counted against the
+sender's media per hour (the pictures' count, `Pictures.count`), refused by its declared size
+before any download, fetched, and transcribed by the `hearing` tier
+(`ModelRouter.transcribe`: OpenAI-compatible `/audio/transcriptions`; the offline model's
+stub says it is one). Nothing is written to disk: the bytes live in memory until transcribed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import PurePath
+
+from bot.catalogue import say
+from bot.config import EngineConfig
+from bot.events import Attachment, ChatEvent, FetchError
+from bot.llm.base import ModelError
+from bot.llm.router import ModelRouter
+from bot.tomlfile import one_line
+from memory.errors import KizunaError
+
+__all__ = [
+    "MAX_PER_MESSAGE",
+    "SPOKEN",
+    "Heard",
+    "Hearing",
+    "VoiceError",
+    "is_audio",
+    "wants_hearing",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_PER_MESSAGE = 2  # recordings transcribed in one message; the others are only named
+SPOKEN = "[voice]"  # marks a transcript as what the user said aloud
+TRANSCRIPT_CHARS = 4000  # of one recording's transcript
+_SUFFIXES = frozenset(
+    {".ogg", ".oga", ".opus", ".mp3", ".m4a", ".mp4a", ".aac", ".wav", ".flac", ".webm", ".amr"}
+)
+
+
+class VoiceError(KizunaError):
+    """A recording not heard: `key` is the catalogue's sentence for it, `fields` its values."""
+
+    def __init__(self, key: str, **fields: str) -> None:
+        self.key, self.fields = key, fields
+        super().__init__(f"{key}: {fields.get('name', '')}")
+
+
+@dataclass(slots=True, frozen=True)
+class Heard:
+    """A message once its recordings were listened to: `event` says them in words (they are
+    no longer attachments), `said` is the persona's sentences about those it could not hear."""
+
+    event: ChatEvent
+    said: tuple[str, ...] = ()
+
+
+def is_audio(attachment: Attachment) -> bool:
+    """A recording, by its declared type or its name's extension (a video is not one)."""
+    kind = attachment.content_type.lower()
+    return kind.startswith("audio/") or PurePath(attachment.filename).suffix.lower() in _SUFFIXES
+
+
+def wants_hearing(event: ChatEvent) -> bool:
+    """Whether the message has voice notes or audio to listen to."""
+    return any(is_audio(a) for a in event.attachments)
+
+
+class Hearing:
+    """Listens to the recordings of messages; one per engine (`Engine.hearing`), for every
+    platform and persona. `count` counts one more medium of a sender's (False: past the
+    hour's limit)."""
+
+    def __init__(
+        self, models: ModelRouter, count: Callable[[ChatEvent], bool], settings: EngineConfig
+    ) -> None:
+        self.models = models
+        self.count = count
+        self.limit = settings.audio_max_kb * 1024
+
+    async def listen(self, event: ChatEvent, language: str) -> Heard:
+        """`event` with its recordings said in words (other attachments stay as they are); see
+        the module's docstring; the persona's sentences about them are in `language`."""
+        words: list[str] = []
+        said: list[str] = []
+        others: list[Attachment] = []
+        heard = 0
+        for attachment in event.attachments:
+            if not is_audio(attachment):
+                others.append(attachment)
+                continue
+            name = _name(attachment.filename)
+            heard += 1
+            over = heard > MAX_PER_MESSAGE  # (not counted either)
+            if over or not self.count(event):
+                words.append(f"[voice note {name}, not listened to]")
+                if not over and say(language, "voice_too_many") not in said:
+                    said.append(say(language, "voice_too_many"))
+                continue
+            try:
+                words.append(f"{SPOKEN} {await self._transcribe(attachment)}")
+            except VoiceError as e:
+                words.append(f"[voice note {name}, not heard]")
+                said.append(say(language, e.key, **e.fields))
+        text = " ".join([event.text.strip(), *words]).strip()
+        return Heard(replace(event, text=text, attachments=tuple(others)), tuple(said))
+
+    async def _transcribe(self, attachment: Attachment) -> str:
+        name = _name(attachment.filename)
+        if attachment.size > self.limit:
+            raise VoiceError(
+                "voice_too_big", name=name, size=_size(attachment.size), most=_size(self.limit)
+            )
+        if attachment.fetch is None:
+            raise VoiceError("voice_not_fetched", name=name)
+        try:
+            data = await attachment.fetch()
+        except FetchError as e:  # gone, over the platform's limit, or the network
+            log.warning("could not download a recording: %s", e)
+            raise VoiceError("voice_not_fetched", name=name) from None
+        if len(data) > self.limit:  # a size declared wrong, or not at all
+            raise VoiceError(
+                "voice_too_big", name=name, size=_size(len(data)), most=_size(self.limit)
+            )
+        try:
+            text = await self.models.transcribe(attachment.filename or "voice.ogg", data)
+        except ModelError as e:  # undecodable audio among them: the server refuses it
+            log.warning("the hearing tier could not transcribe a recording: %s", e)
+            raise VoiceError("voice_not_heard", name=name) from None
+        words = one_line(" ".join(text.split()))[:TRANSCRIPT_CHARS]
+        if not words:
+            raise VoiceError("voice_not_heard", name=name)
+        return words
+
+
+def _name(name: str) -> str:
+    return one_line(name).replace("[", "(").replace("]", ")")[:100] or "voice note"
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
+    return f"{max(n // 1024, 1)} KB"
