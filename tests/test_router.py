@@ -78,6 +78,7 @@ async def test_openai_key_picks_openai_with_its_default_model(clients) -> None:
     assert all(isinstance(m, OpenAIChatModel) for m in router.models.values())
     assert len({id(router.models[t]) for t in CHAT_TIERS}) == 1  # one model shared by the tiers
     assert router.models["hearing"].name == "openai:whisper-1"  # a transcription model
+    assert router.describe() == "openai:gpt-4o-mini on every tier, hearing=openai:whisper-1"
     # One client per provider, whatever its models.
     assert clients == [{"base_url": None, "api_key": "sk-env", "timeout": 60.0}]
     assert probe.hosts == []  # a key wins: no need to look for Ollama
@@ -150,6 +151,7 @@ async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
     assert probe.hosts == ["http://localhost:11434"]
     assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS)
     assert names(router) == dict.fromkeys(CHAT_TIERS, "offline:offline")
+    assert router.describe() == "offline:offline on every tier"  # hearing too: the stub
     assert router.offline
     assert router.notice == OFFLINE_NOTICE
     assert "OPENAI_API_KEY" in OFFLINE_NOTICE and "Ollama" in OFFLINE_NOTICE

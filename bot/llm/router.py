@@ -162,9 +162,14 @@ class ModelRouter:
             raise
 
     def describe(self) -> str:
-        names = {self.models[t].name for t in TIERS}
+        """ "gpt-4o-mini on every tier, hearing=whisper-1" or each tier's model; hearing is
+        named apart when it differs (a transcription model, never the chat model)."""
+        tiers = [t for t in TIERS if t != "hearing"]
+        names = {self.models[t].name for t in tiers}
+        hearing = self.models["hearing"].name
         if len(names) == 1:
-            text = f"{names.pop()} on every tier"
+            text = f"{next(iter(names))} on every tier"
+            text += f", hearing={hearing}" if hearing not in names else ""
         else:
             text = ", ".join(f"{t}={self.models[t].name}" for t in TIERS)
         return text + (" (eco mode)" if self.eco_mode else "")
