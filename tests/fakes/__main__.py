@@ -12,6 +12,7 @@ printed as it arrives:
     telegram TEXT           a private chat (commands as typed: `telegram /diary`)
     telegram-group TEXT     a group chat (mention the bot with @pip_bot, or use a command)
     discord-photo PATH      a picture file sent in a direct message (telegram-photo: a photo)
+    discord-voice PATH      an audio file sent as a voice message (telegram-voice: a voice note)
     user N                  who speaks from now on (a platform user id)
 """
 
@@ -60,18 +61,19 @@ async def _say(line: str, discord: FakeDiscord, telegram: FakeTelegram, user: li
         telegram.send_text(user[0], user[0], text)
     elif where == "telegram-group":
         telegram.send_text(GROUP, user[0], text, chat_type="group")
-    elif where in ("discord-photo", "telegram-photo"):
-        await _photo(where, Path(text), discord, telegram, user[0])
+    elif where in ("discord-photo", "telegram-photo", "discord-voice", "telegram-voice"):
+        await _file(where, Path(text), discord, telegram, user[0])
     elif line.strip():
         print(
             "? say: discord | discord-dm | telegram | telegram-group TEXT, "
-            "discord-photo | telegram-photo PATH, or user N"
+            "discord-photo | telegram-photo | discord-voice | telegram-voice PATH, or user N"
         )
 
 
-async def _photo(
+async def _file(
     where: str, path: Path, discord: FakeDiscord, telegram: FakeTelegram, user: int
 ) -> None:
+    """A picture or a recording from `path`, sent privately as `where` says."""
     try:
         content = await asyncio.to_thread(path.read_bytes)
     except OSError as e:
@@ -79,15 +81,25 @@ async def _photo(
         return
     if where == "telegram-photo":
         telegram.send_photo(user, user, content)
+    elif where == "telegram-voice":
+        telegram.send_voice(user, user, content)
     else:
-        photo = discord.attachment(path.name, content, content_type="image/jpeg")
+        voice = where == "discord-voice"
+        kind = "audio/ogg" if voice else "image/jpeg"
+        sent = discord.attachment(path.name, content, content_type=kind)
         await discord.dispatch_message(
-            discord.channel_id + 1, user, "", guild=False, attachments=[photo]
+            discord.channel_id + 1,
+            user,
+            "",
+            guild=False,
+            attachments=[sent],
+            flags=(1 << 13) if voice else 0,  # IS_VOICE_MESSAGE
         )
 
 
 async def _show(discord: FakeDiscord, telegram: FakeTelegram) -> None:
-    """Print what the bots send, as it comes."""
+    """Print what the bots send, and the reactions they add, as they come."""
+    shown_reactions = 0
     while True:
         for queue in (discord.messages, discord.responses):
             while not queue.empty():
@@ -96,6 +108,12 @@ async def _show(discord: FakeDiscord, telegram: FakeTelegram) -> None:
                 text = sent.get("content") or (sent.get("data") or {}).get("content")
                 if text:
                     print(f"[discord] {name}: {text}", flush=True)
+        while not discord.reactions.empty():
+            print(f"[discord] reacted {discord.reactions.get_nowait()['emoji']}", flush=True)
+        for reaction in telegram.reactions[shown_reactions:]:
+            emoji = " ".join(r.get("emoji", "") for r in reaction["reaction"])
+            print(f"[telegram] reacted {emoji}", flush=True)
+        shown_reactions = len(telegram.reactions)
         with contextlib.suppress(TimeoutError):
             for sent in await telegram.next_messages(within=0.1):
                 print(f"[telegram] {sent.get('text') or sent.get('document', '')}", flush=True)
