@@ -21,6 +21,7 @@ from bot.config import EngineConfig
 from bot.events import Attachment, ChatEvent, FetchError
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
+from bot.pictures import size_text
 from bot.tomlfile import one_line
 from memory.errors import KizunaError
 
@@ -115,7 +116,10 @@ class Hearing:
         name = _name(attachment.filename)
         if attachment.size > self.limit:
             raise VoiceError(
-                "voice_too_big", name=name, size=_size(attachment.size), most=_size(self.limit)
+                "voice_too_big",
+                name=name,
+                size=size_text(attachment.size),
+                most=size_text(self.limit),
             )
         if attachment.fetch is None:
             raise VoiceError("voice_not_fetched", name=name)
@@ -126,7 +130,7 @@ class Hearing:
             raise VoiceError("voice_not_fetched", name=name) from None
         if len(data) > self.limit:  # a size declared wrong, or not at all
             raise VoiceError(
-                "voice_too_big", name=name, size=_size(len(data)), most=_size(self.limit)
+                "voice_too_big", name=name, size=size_text(len(data)), most=size_text(self.limit)
             )
         try:
             text = await self.models.transcribe(attachment.filename or "voice.ogg", data)
@@ -141,9 +145,3 @@ class Hearing:
 
 def _name(name: str) -> str:
     return one_line(name).replace("[", "(").replace("]", ")")[:100] or "voice note"
-
-
-def _size(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
-    return f"{max(n // 1024, 1)} KB"

@@ -46,6 +46,7 @@ __all__ = [
     "seen",
     "show",
     "shrink",
+    "size_text",
     "wants_looking",
 ]
 
@@ -205,7 +206,10 @@ class Pictures:
         name = _name(attachment.filename)
         if attachment.size > self.limit:
             raise PictureError(
-                "picture_too_big", name=name, size=_size(attachment.size), most=_size(self.limit)
+                "picture_too_big",
+                name=name,
+                size=size_text(attachment.size),
+                most=size_text(self.limit),
             )
         if attachment.fetch is None:
             raise PictureError("picture_not_fetched", name=name)
@@ -216,7 +220,7 @@ class Pictures:
             raise PictureError("picture_not_fetched", name=name) from None
         if len(data) > self.limit:  # a size declared wrong, or not at all
             raise PictureError(
-                "picture_too_big", name=name, size=_size(len(data)), most=_size(self.limit)
+                "picture_too_big", name=name, size=size_text(len(data)), most=size_text(self.limit)
             )
         return await asyncio.to_thread(shrink, attachment.filename, data, self.side)
 
@@ -284,7 +288,8 @@ def _name(name: str) -> str:
     return one_line(name).replace("[", "(").replace("]", ")")[:100] or "picture"
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A file's size as people say it: "740 KB", "1.5 MB" (bot.hearing says its own so)."""
     if n >= 1024 * 1024:
         return f"{n / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
     return f"{max(n // 1024, 1)} KB"
