@@ -257,7 +257,7 @@ async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
     assert exported["flags"] & 64 and exported["content"] == "0 memories."  # the DM is apart
     await fake.slash("export", user_id=ALICE)
     exported = await fake.answer()
-    [memory] = json.loads(exported["_files"]["memories.json"])
+    [memory] = json.loads(exported["_files"]["memories.json"])["memories"]
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
     assert memory["speaker_id"] == str(ALICE)  # who said it, by the platform's id
 
