@@ -86,9 +86,13 @@ class Front:
     ) -> Spoken | None:
         """Answer a message the bot heard in `event.channel_id` (its `persona` is chosen
         here), or keep it unanswered: whether the persona speaks in a group is the engine's
-        floor's decision. None: nothing to say. `settle`: wait for the rest of a burst
+        floor's decision; one relayed from another persona in the room (bot.room) is for the
+        persona it names. None: nothing to say. `settle`: wait for the rest of a burst
         (bot.bursts); `typing` is shown while the persona is really answering."""
-        persona = await self.router.choose(event.channel_id, event.text)
+        if event.from_persona:  # relayed to a persona of this bot by name (bot.room)
+            persona = event.persona
+        else:
+            persona = await self.router.choose(event.channel_id, event.text)
         event = replace(event, persona=persona, language=self._language)
         if event.is_empty:
             return None

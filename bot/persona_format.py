@@ -113,6 +113,11 @@ DOCS: dict[str, str] = {
         'Ask the intent model "should I answer?" before joining in uninvited: one call each '
         "time the local rules would let it; off, the local rules decide alone, for free."
     ),
+    "group.persona_exchanges": (
+        "Where several personas share a channel, how many replies they may make to one "
+        "another (each only when addressed by name) before a person speaks again (0: they "
+        "never answer each other)."
+    ),
     "outreach": (
         "Whether it writes first in a user's private chat (follow-ups, special days, "
         "check-ins): off unless the host turns it on; a user stops it with `/quiet`."
