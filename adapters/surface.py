@@ -230,6 +230,17 @@ class Surface(ABC, Generic[Where]):
             )
             await self.apologise(where)
 
+    async def welcome(self, where: Where, event: ChatEvent) -> None:
+        """`event`'s sender just joined the group: greeted where a persona greets (bot.welcome).
+        Never raises: a failure is only logged."""
+        try:
+            spoken = await self.front.welcome(event)
+            if spoken is not None:
+                await self.speak(where, spoken)
+        except Exception as e:
+            failure = redact.failure(e)
+            self.log.error("greeting in %s %s failed: %s", self.platform, event.channel_id, failure)
+
     async def _relay(self, event: ChatEvent, spoken: Spoken) -> None:
         """What a persona said in a group is heard by the other personas there (bot.room)."""
         if not event.is_dm and not spoken.reply.failed:

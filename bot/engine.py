@@ -47,6 +47,7 @@ from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, s
 from bot.slots import StateSlots
 from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
+from bot.welcome import Welcomes
 from memory.clock import Clock
 from memory.records import ArchivedConversation, Intention
 from memory.storage import ContactStore, IntentionStore, RoomStore
@@ -117,6 +118,7 @@ class Engine:
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         # Personas sharing a room hear one another through it (every bot of the process).
         self.relay = Relay(clock)
+        self.welcomes = Welcomes(clock, models)  # new members greeted (`group.greet`)
         self.bursts = Bursts(
             clock,
             window=settings.burst_seconds,

@@ -116,6 +116,21 @@ class Front:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
 
+    async def welcome(self, event: ChatEvent) -> Spoken | None:
+        """The room's persona greets `event`'s sender, who just joined (bot.welcome); None
+        where it does not greet."""
+        persona = await self.router.choose(event.channel_id)
+        event = replace(event, persona=persona, language=self._language)
+        reply = await self.engine.welcomes.welcome(self.router.persona(persona), event)
+        if reply is None:
+            return None
+        return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    @property
+    def greets(self) -> bool:
+        """Whether one of the bot's personas greets new members (`group.greet`)."""
+        return any(self.router.persona(key).group.greet for key in self.router.personas)
+
     async def _new(self, event: ChatEvent) -> bool:
         """Whether the sender's pictures are to be looked at: the access lists let them in (not
         counted against the rate limit: the turn counts it), and the message was not answered

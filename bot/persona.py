@@ -169,6 +169,8 @@ class GroupPolicy:
     # Where several personas share a room (bot.room), how many replies they may make to one
     # another before a person speaks again: never an endless loop between them.
     persona_exchanges: int = 2
+    # Greet a member who joins the group (one chat-tier call; once in 5 minutes a channel).
+    greet: bool = False
 
     def __post_init__(self) -> None:
         self.names = [n.strip() for n in self.names if n.strip()]
