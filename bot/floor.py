@@ -393,9 +393,12 @@ class Floor:
     def _person_spoke(self, event: ChatEvent) -> None:
         """A person's message starts the personas' count again, once: each bot of the process
         hears the same message, maybe while the personas are answering each other already."""
-        exchanges = self._exchanges.get(_channel(event))
+        channel = _channel(event)
+        exchanges = self._exchanges.get(channel)
         if exchanges is None:
-            return
+            if len(self._exchanges) >= ROOMS_KEPT:  # the channels where no persona answered
+                self._exchanges = {k: e for k, e in self._exchanges.items() if e.count}
+            exchanges = self._exchanges[channel] = _Exchanges()
         if event.message_id and event.message_id in exchanges.people:
             return
         exchanges.count = 0

@@ -31,10 +31,15 @@ class Room:
     pip: FakeTelegram  # what the bot speaking as Pip sees and sends
     bo: FakeTelegram
 
-    def say(self, text: str) -> None:
-        """Alice says `text` in the group: Telegram hands it to both bots."""
-        for fake in (self.pip, self.bo):
-            fake.send_text(GROUP, ALICE, text, chat_type="supergroup")
+    async def say(self, text: str, first: str = "bo") -> None:
+        """Alice says `text` in the group: Telegram hands it to both bots, `first`'s first
+        (heard before the other bot has it: the order of the conversations is known)."""
+        fakes = {"pip": self.pip, "bo": self.bo}
+        other = next(key for key in fakes if key != first)
+        before = len(await self.heard(first, 0))
+        fakes[first].send_text(GROUP, ALICE, text, chat_type="supergroup")
+        await self.heard(first, before + 1)
+        fakes[other].send_text(GROUP, ALICE, text, chat_type="supergroup")
 
     def event(self, persona: str) -> ChatEvent:
         event = make_event(
@@ -75,9 +80,8 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
             await adapter.start()
         try:
             here = Room(bot, pip, bo)
-            here.say("morning all")  # both bots hear it, so both know the room
-            for persona in ("pip", "bo"):
-                await here.heard(persona, 1)
+            await here.say("morning all")  # both bots hear it, so both know the room
+            await here.heard("pip", 1)
             yield here
         finally:
             for adapter in adapters:
@@ -92,7 +96,7 @@ async def test_personas_hear_each_other_answer_by_name_and_stop_at_the_bound(roo
         "[NEUTRAL] Bo, me too.",  # Pip, to Bo: two, the bound
         "[NEUTRAL] Pip, green or black?",  # (never asked for: Bo stays quiet)
     )
-    room.say("Pip, what shall we drink?")
+    await room.say("Pip, what shall we drink?")
     said_by_pip = await room.pip.next_messages(2)
     [said_by_bo] = await room.bo.next_messages()
     assert [m["text"] for m in said_by_pip] == ["Bo, do you like tea?", "Bo, me too."]
@@ -118,11 +122,11 @@ async def test_personas_hear_each_other_answer_by_name_and_stop_at_the_bound(roo
 
 async def test_a_person_speaking_again_lets_them_answer_each_other_anew(room: Room) -> None:
     room.bot.model.push("[NEUTRAL] Bo?", "[NEUTRAL] Pip!", "[NEUTRAL] Bo!")
-    room.say("Pip, hi")
+    await room.say("Pip, hi")
     await room.pip.next_messages(2)
     await room.bo.next_messages(1)
     room.bot.model.push("[NEUTRAL] Pip, yes?", "[NEUTRAL] Bo, hello.", "[NEUTRAL] Pip, hi.")
-    room.say("Bo, are you there?")  # a person spoke: the count starts again
+    await room.say("Bo, are you there?", first="pip")  # a person spoke: counting anew
     assert [m["text"] for m in await room.bo.next_messages(2)] == ["Pip, yes?", "Pip, hi."]
     [again] = await room.pip.next_messages()
     assert again["text"] == "Bo, hello."
@@ -131,7 +135,7 @@ async def test_a_person_speaking_again_lets_them_answer_each_other_anew(room: Ro
 
 async def test_a_persona_not_called_by_name_is_not_answered(room: Room) -> None:
     room.bot.model.push("[NEUTRAL] Sunny today.")
-    room.say("Pip, weather?")
+    await room.say("Pip, weather?")
     [said] = await room.pip.next_messages()
     assert said["text"] == "Sunny today."
     await room.heard("bo", 3)  # Bo heard both, said nothing
