@@ -1,6 +1,7 @@
 """A busy group, simulated: does the persona behave like a good member of it, at what cost?
 
     PYTHONPATH=. python benchmarks/group.py [--days 7] [--per-day 2000] [--members 20] [--seed 7]
+        [--room 500]
 
 One Discord channel, `--members` people (two of them share a display name, three change theirs
 midweek), `--per-day` messages a day between 08:00 and 24:00 for `--days` days, and two
