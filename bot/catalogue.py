@@ -367,6 +367,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "I've put {name} away. Back to us!",
         "zh": "好，《{name}》收起来啦。我们接着聊吧！",
     },
+    "welcome": {
+        "en": "Welcome, {name}! Glad you're here.",
+        "zh": "欢迎你，{name}！很高兴你来了。",
+    },
     "failed_here": {
         "en": "Sorry, something went wrong on my side. Please try again in a moment.",
         "zh": "抱歉，我这边出了点问题。请稍后再试一次。",
