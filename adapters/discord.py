@@ -69,10 +69,14 @@ NO_DM = frozenset({50007, 50033, 10013})
 _LEFT = (aiohttp.ServerDisconnectedError, aiohttp.SocketTimeoutError, aiohttp.ClientPayloadError)
 
 
-def _client(shard_ids: Sequence[int], shard_count: int | None, **options: Any) -> discord.Client:
-    """A client with the intents the adapter needs; an AutoShardedClient running those shards
-    when a shard count is given (a bot in thousands of servers, split over processes)."""
+def _client(
+    shard_ids: Sequence[int], shard_count: int | None, *, members: bool, **options: Any
+) -> discord.Client:
+    """A client with the intents the adapter needs (`members`, privileged, only where a persona
+    greets new members); an AutoShardedClient running those shards when a shard count is given
+    (a bot in thousands of servers, split over processes)."""
     intents = discord.Intents.none()
+    intents.members = members
     intents.guilds = True
     intents.guild_messages = True
     intents.dm_messages = True
@@ -129,6 +133,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         self.client = _client(
             shard_ids,
             shard_count,
+            members=self.front.greets,
             guild_ready_timeout=guild_ready_timeout,
             chunk_guilds_at_startup=False,
         )
@@ -139,6 +144,8 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         self._task: asyncio.Task[None] | None = None
         self.client.event(self.on_ready)
         self.client.event(self.on_message)
+        if self.front.greets:
+            self.client.event(self.on_member_join)
         self._add_commands()
 
     # -- lifecycle
@@ -268,6 +275,16 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     async def on_message(self, message: discord.Message) -> None:
         if self._heard(message):
             await self.receive(message.channel, self.message_event(message))
+
+    async def on_member_join(self, member: discord.Member) -> None:
+        """Someone joined a server: greeted in its system channel where a persona greets."""
+        channel = member.guild.system_channel
+        if member.bot or channel is None:
+            return
+        event = self.event(
+            str(channel.id), str(member.id), member.display_name, chat_id=str(member.guild.id)
+        )
+        await self.welcome(channel, event)
 
     def typing(self, where: Where) -> AbstractAsyncContextManager[object]:
         if isinstance(where, discord.Interaction):

@@ -5,11 +5,13 @@ A message: `receive(where, event)` hands it to the front (which decides whether 
 speaks, after the rest of a burst where the platform has them: `bursts`), shows typing while
 the persona answers, sends the reply in
 chunks within the platform's length limit (signed with the persona's name where one bot hosts
-several), and apologises if the turn fails. A command: `command(where, event, name, argument)`
-asks the platform whether the sender is an admin, runs it through the front and renders its
-`Answer`; a failure becomes the apology, said where the command was given. A button pressed is
-the same command run again as the presser (`answer`). Failures are logged by the platform's own
-logger with what failed, never with what the user wrote.
+several), and apologises if the turn fails; in a group, what a persona says is relayed to the
+other personas of the process in the room (bot.room), and their answers spoken here. A
+command: `command(where, event, name, argument)` asks the platform whether the sender is an
+admin, runs it through the front and renders its `Answer`; a failure becomes the apology,
+said where the command was given. A button pressed is the same command run again as the
+presser (`answer`). Failures are logged by the platform's own logger with what failed, never
+with what the user wrote.
 
     class Shout(Surface[list[str]]):        # where an answer goes: here, a list
         platform = "web"                    # its name in bot.events.Platform
@@ -213,6 +215,10 @@ class Surface(ABC, Generic[Where]):
         the reply (in a group it may keep quiet); an apology if that fails. Never raises."""
         if event.is_empty:
             return
+        if not event.is_dm:  # the bot's personas are in this room, to hear the others
+            self.engine.relay.seat(
+                event, self.bot_id, self.front.router.personas, lambda h: self._relayed(where, h)
+            )
         try:
             spoken = await self.front.receive(
                 event, settle=self.bursts, typing=lambda: self.typing(where)
@@ -221,6 +227,7 @@ class Surface(ABC, Generic[Where]):
                 await self.react(where, event, spoken.reply.reaction)
             elif spoken is not None:
                 await self.speak(where, spoken)
+                await self._relay(event, spoken)
         except Exception as e:
             self.log.error(
                 "answering a message in %s %s failed: %s",
@@ -229,6 +236,31 @@ class Surface(ABC, Generic[Where]):
                 redact.failure(e),
             )
             await self.apologise(where)
+
+    async def welcome(self, where: Where, event: ChatEvent) -> None:
+        """`event`'s sender just joined the group: greeted where a persona greets (bot.welcome).
+        Never raises: a failure is only logged."""
+        try:
+            spoken = await self.front.welcome(event)
+            if spoken is not None:
+                await self.speak(where, spoken)
+        except Exception as e:
+            failure = redact.failure(e)
+            self.log.error("greeting in %s %s failed: %s", self.platform, event.channel_id, failure)
+
+    async def _relay(self, event: ChatEvent, spoken: Spoken) -> None:
+        """What a persona said in a group is heard by the other personas there (bot.room)."""
+        if not event.is_dm and not spoken.reply.failed:
+            persona, text = spoken.persona, spoken.reply.text
+            await self.engine.relay.said(event, persona.key, persona.identity.name, text)
+
+    async def _relayed(self, where: Where, heard: ChatEvent) -> tuple[str, str] | None:
+        """Another persona's words for one of this bot's: its answer, spoken in `where`."""
+        spoken = await self.front.receive(heard, typing=lambda: self.typing(where))
+        if spoken is None or spoken.reply.failed:
+            return None
+        await self.speak(where, spoken)
+        return spoken.persona.identity.name, spoken.reply.text
 
     async def answer(self, event: ChatEvent, name: str, argument: str = "") -> Answer | None:
         """Command `name` for `event` (a press of a button is its command, as the presser); a

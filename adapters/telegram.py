@@ -192,6 +192,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
             )
         )
         self.app.add_handler(MessageHandler(filters.COMMAND & only_new, self._on_unknown))
+        joined = filters.StatusUpdate.NEW_CHAT_MEMBERS & only_new
+        self.app.add_handler(MessageHandler(joined, self._on_joined))
         self.app.add_handler(CallbackQueryHandler(self._on_button))
         self.app.add_error_handler(self._on_error)
 
@@ -322,6 +324,23 @@ class TelegramAdapter(CourierSurface[Message, int]):
         ):
             facts.add("reply")
         return frozenset(facts), text
+
+    async def _on_joined(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """People joined a group: the first of them greeted where a persona greets (the
+        others, who came with them, within its rate: bot.welcome)."""
+        message = update.message
+        people = [u for u in message.new_chat_members if not u.is_bot] if message else []
+        if message is None or not people:
+            return
+        member = people[0]
+        event = self.event(
+            _room(message),
+            str(member.id),
+            member.full_name,
+            chat_id=str(message.chat.id),
+            timestamp=message.date,
+        )
+        await self.welcome(message, event)
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Every message of a person the bot can see (in a group, all of them once its privacy

@@ -1,6 +1,7 @@
 """A busy group, simulated: does the persona behave like a good member of it, at what cost?
 
     PYTHONPATH=. python benchmarks/group.py [--days 7] [--per-day 2000] [--members 20] [--seed 7]
+        [--room 500]
 
 One Discord channel, `--members` people (two of them share a display name, three change theirs
 midweek), `--per-day` messages a day between 08:00 and 24:00 for `--days` days, and two
@@ -15,12 +16,19 @@ engine (bot.floor, bot.bursts, sessions, the store, the encoder) on a fake clock
 offline model, whose encoder writes "NAME told me: ..." memories by the transcript's labels.
 Each night the quiet conversations close and are encoded.
 
+Then personas in one room (bot.room), `--room` messages: the same two personas, both allowed to
+answer each other (`persona_exchanges` 2), each seated in the channel and hearing the other's
+replies through the engine's relay, each person's message calling one of them by name, and a
+model whose every reply names the other persona: the worst case for a loop between them.
+
 Figures (last line JSON): model calls per human message (every tier: replies, encoding,
 summaries); of the messages that address a persona, the share answered (a reply from it within
 a burst's longest wait); of the others, the share it answered uninvited; bursts addressed to a
 persona and the replies they got (one each is the target); the most replies a persona gave in
 one minute; and attribution: of the memories the encoder wrote and the transcripts it read,
-the share whose speaker id is the member whose token the text holds.
+the share whose speaker id is the member whose token the text holds. Under "room": calls per
+person's message, the share of them answered by the persona they called, the replies between
+personas, and the longest run of those after one person's message (never past the bound).
 """
 
 from __future__ import annotations
@@ -33,14 +41,17 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.config import TIERS, EngineConfig
-from bot.events import Addressed, Reply
+from bot.context import parse_emotion
+from bot.events import Addressed, ChatEvent, Reply
+from bot.llm.base import Completion, Message, Tool
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona import GroupPolicy
@@ -337,14 +348,127 @@ async def attributed(bot: Bot, author: dict[str, int]) -> dict[str, object]:
     }
 
 
+class Naming:
+    """The offline model, whose every chat reply begins with the other persona's name (the
+    persona is told by its system prompt's "You are NAME")."""
+
+    def __init__(self, inner: OfflineChatModel, others: dict[str, str]) -> None:
+        self.inner = inner
+        self.others = others  # a persona's name -> the name it calls the other by
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        done = await self.inner.complete(
+            messages,
+            tools=tools,
+            json_mode=json_mode,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        system = messages[0].content if messages else ""
+        other = next((o for me, o in self.others.items() if f"You are {me}" in system), None)
+        if json_mode or other is None or done.tool_calls:
+            return done
+        tag, text = parse_emotion(done.text)
+        return replace(done, text=f"[{tag or 'NEUTRAL'}] {other}, {text}")
+
+
+async def room(count: int, seed: int) -> dict[str, object]:
+    """Two personas in one room answering each other (see the module's docstring)."""
+    rng = random.Random(seed)
+    kai = make_persona("monikai", name="Monikai", nickname="Kai", scope="user")
+    dm = make_persona("dm", name="Dungeon Master", nickname="DM", scope="channel")
+    model = Naming(OfflineChatModel("offline"), {"Monikai": "DM", "Dungeon Master": "Kai"})
+    router = ModelRouter(dict.fromkeys(TIERS, model))
+    clock = FakeClock()
+    calling = {"monikai": "Kai", "dm": "DM"}
+    runs: dict[int, int] = defaultdict(int)  # a person's message -> replies between personas
+    answered: set[int] = set()
+    with tempfile.TemporaryDirectory() as folder:
+        settings = EngineConfig(timezone="UTC", burst_seconds=0)
+        bot = await open_bot(
+            Path(folder) / "k.sqlite3", [kai, dm], clock=clock, settings=settings, router=router
+        )
+        now = 0
+
+        async def deliver(heard: ChatEvent) -> tuple[str, str] | None:
+            reply = await bot.engine.handle(heard)
+            if not reply.text:
+                return None
+            runs[now] += 1
+            return bot.engine.personas[heard.persona].identity.name, reply.text
+
+        try:
+            for n in range(count):
+                now = n
+                clock.advance(seconds=rng.randint(20, 120))
+                to = rng.choice(["monikai", "dm"])
+                member = rng.randint(1, 20)
+                text = f"{calling[to]}, what about the {rng.choice(THINGS)}?"
+                events = {
+                    persona: make_event(
+                        text,
+                        persona=persona,
+                        user_id=f"m{member}",
+                        user_name=f"Member {member}",
+                        is_dm=False,
+                        channel_id=CHANNEL,
+                        timestamp=clock.now(),
+                        message_id=f"r{n}",
+                        bot_id=f"bot-{persona}",
+                        addressed=(),
+                    )
+                    for persona in ("monikai", "dm")
+                }
+                for persona, event in events.items():
+                    bot.engine.relay.seat(event, f"bot-{persona}", (persona,), deliver)
+                # The one not called hears it first; the one called answers, and is heard.
+                for persona in sorted(events, key=lambda p: p == to):
+                    reply = await bot.engine.handle(events[persona])
+                    if reply.text:
+                        if persona == to:
+                            answered.add(n)
+                        name = bot.engine.personas[persona].identity.name
+                        await bot.engine.relay.said(events[persona], persona, name, reply.text)
+        finally:
+            await bot.close()
+    calls = sum(u.calls for u in router.usage.values())
+    longest = max(runs.values(), default=0)
+    bound = kai.group.persona_exchanges
+    return {
+        "messages": count,
+        "calls": calls,
+        "calls_per_message": round(calls / max(count, 1), 3),
+        "addressed_answered": round(len(answered) / max(count, 1), 4),
+        "persona_replies": sum(runs.values()),
+        "longest_run": longest,
+        "persona_exchanges": bound,
+        "runs_at_the_bound": round(sum(r == bound for r in runs.values()) / max(count, 1), 4),
+        "runs_stop_at_the_bound": longest <= bound,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--per-day", type=int, default=2000)
     parser.add_argument("--members", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--room", type=int, default=500, help="messages in the personas' room")
     args = parser.parse_args()
     figures = asyncio.run(run(args.days, args.per_day, args.members, args.seed))
+    figures["room"] = asyncio.run(room(args.room, args.seed))
     for key, value in figures.items():
         print(f"{key}: {value}")
     print(json.dumps(figures, ensure_ascii=False))

@@ -115,8 +115,8 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "这里是谁在说话；`persona set 名字` 换人（管理员）",
     },
     "help_export": {
-        "en": "your memories as a JSON file, sent to you privately",
-        "zh": "把你的记忆导出成 JSON 文件，私下发给你",
+        "en": "your memories and what is to be brought up later, as a JSON file sent privately",
+        "zh": "把你的记忆和之后要提起的事导出成 JSON 文件，私下发给你",
     },
     "help_dm_memories": {
         "en": "on/off: may what you say in private come up in groups (off by default)",
@@ -384,6 +384,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "document_closed": {
         "en": "I've put {name} away. Back to us!",
         "zh": "好，《{name}》收起来啦。我们接着聊吧！",
+    },
+    "welcome": {
+        "en": "Welcome, {name}! Glad you're here.",
+        "zh": "欢迎你，{name}！很高兴你来了。",
     },
     "failed_here": {
         "en": "Sorry, something went wrong on my side. Please try again in a moment.",

@@ -238,8 +238,10 @@ async def set_state(engine: Engine, event: ChatEvent, argument: str) -> str:
 
 
 async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
-    """The user's memories with this persona as a JSON file: (a line saying how many, the
-    file's bytes)."""
+    """The user's memories with this persona, and what it means to bring up with them here
+    (their own pending intentions in this scope, as `intentions` lists them: never another
+    person's, even in a channel's shared memory), as a JSON file {"memories", "intentions"}:
+    (a line saying how many memories, the file's bytes)."""
     engine.check_may_change(event)
     found = await list_memories(engine, event, limit=EXPORT_LIMIT)
     rows = [
@@ -255,11 +257,24 @@ async def export(engine: Engine, event: ChatEvent) -> tuple[str, bytes]:
         }
         for m in found
     ]
+    pending = [
+        {
+            "id": i.id,
+            "kind": i.kind,
+            "what": i.what,
+            "ask": i.ask,
+            "due_at": i.due_at.isoformat(),
+            "until": i.until.isoformat(),
+            "yearly": i.yearly,
+        }
+        for i in await intentions(engine, event)
+    ]
     if len(rows) == 1:
         said = _say(engine, event, "export_one")
     else:
         said = _say(engine, event, "export_many", count=str(len(rows)))
-    return said, json.dumps(rows, ensure_ascii=False, indent=2).encode("utf-8")
+    data = {"memories": rows, "intentions": pending}
+    return said, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
 
 
 def wipe_question(engine: Engine, event: ChatEvent) -> str:

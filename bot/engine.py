@@ -44,10 +44,12 @@ from bot.prompts import (
 from bot.reach import asks_for_quiet, due_now
 from bot.reactions import reaction
 from bot.recollect import Recollection, Recollector, memory_section
+from bot.room import Relay, is_persona_speaker
 from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
 from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
+from bot.welcome import Welcomes
 from memory.clock import Clock
 from memory.records import ArchivedConversation, Intention
 from memory.storage import ContactStore, IntentionStore, RoomStore
@@ -117,6 +119,9 @@ class Engine:
         self.hearing = Hearing(models, self.pictures.count, settings)  # (counted with them)
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
+        # Personas sharing a room hear one another through it (every bot of the process).
+        self.relay = Relay(clock)
+        self.welcomes = Welcomes(clock, models)  # new members greeted (`group.greet`)
         self.bursts = Bursts(
             clock,
             window=settings.burst_seconds,
@@ -195,15 +200,18 @@ class Engine:
         heard = self.floor.hear(persona, event)
         if heard is None:
             return silent
-        if heard.call is None:  # said among others: kept if the lists let the sender in, but
-            if self.gate is not None and not self.gate.allowed(event):  # not counted
+        if event.from_persona:  # another persona here (bot.room): no one the gate lists
+            pass
+        elif heard.call is None:  # said among others: kept if the lists let the sender in,
+            if self.gate is not None and not self.gate.allowed(event):  # but not counted
                 return silent
         elif (refused := self.refusal(event)) is not None:
             return refused
         # Only a message said to the persona is one it owes an answer (outreach waits while
-        # one is unanswered): one overheard in a group is not, nor is it a request for quiet.
+        # one is unanswered): one overheard in a group is not, nor is it a request for quiet;
+        # nor is another persona anyone to write to.
         quieted = heard.call is not None and asks_for_quiet(event.text)
-        if heard.call is not None:
+        if heard.call is not None and not event.from_persona:
             await self._heard_from(persona, event, quieted)
         session = await self.session(event)
         if session.answered(event.message_id):  # delivered again after a crash
@@ -295,7 +303,7 @@ class Engine:
         self, persona: Persona, event: ChatEvent, taken: Sequence[tuple[str, Turn]]
     ) -> None:
         """Everyone whose message the reply answers was answered now."""
-        users = {t.user_id for _, t in taken if t.user_id}
+        users = {t.user_id for _, t in taken if t.user_id and not is_persona_speaker(t.user_id)}
         if event.anonymous:
             users.discard(event.user_id)
         now = self.clock.now()

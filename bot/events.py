@@ -109,6 +109,10 @@ class ChatEvent:
     # Written by a bot (the bot itself included). Adapters drop those; bot.floor never
     # answers one either, so two bots can never keep each other talking.
     from_bot: bool = False
+    # Said by another persona of this process in the same room, relayed in-process (bot.room;
+    # its `user_id` is "persona:<key>"): heard as a speaker, answered only when called by
+    # name, and only as many times in a row as `group.persona_exchanges` lets.
+    from_persona: bool = False
     # Pictures shrunk for a chat model that sees them (JPEG, bot.pictures): they go with the
     # turn to the model once, and are never stored.
     images: tuple[bytes, ...] = field(default=(), repr=False)

@@ -15,9 +15,12 @@ messages of one turn (a burst: bot.bursts) and says whether the persona speaks:
   `cooldown_seconds` have passed since it last spoke here, never while several people are
   talking among themselves fast, and, with `ask_model`, only if the intent tier agrees.
 
-A message from a bot is never heard at all (adapters drop them; this is the second guard), so
-two bots never keep each other talking. What the persona hears but does not answer still
-joins the conversation (the engine's), so it is remembered.
+Another persona of this process in the same room (relayed by bot.room, `from_persona`) calls
+on the persona only by name, and only while the personas have made fewer than
+`persona_exchanges` replies to one another since a person last spoke in the channel; it is
+never joined uninvited. A message from a bot is never heard at all (adapters drop them; this
+is the second guard), so two bots never keep each other talking. What the persona hears but
+does not answer still joins the conversation (the engine's), so it is remembered.
 
     floor = Floor(clock, random.Random(7))
     heard = floor.hear(persona, event)       # None: a bot's message, nothing to hear
@@ -134,12 +137,14 @@ class Heard:
     user_name: str
     text: str
     call: Call | None  # why it is for the persona; None: said among others
+    persona: bool = False  # said by another persona in the room (bot.room)
 
 
 @dataclass(slots=True, frozen=True)
 class Verdict:
     """Whether the persona speaks, and why (a `Call`, "uninvited"; or why not: "listen",
-    "quiet", "ceiling", "cooldown", "crowd", "chance", "model")."""
+    "quiet", "ceiling", "cooldown", "crowd", "chance", "model", "persona": only other
+    personas spoke, none calling it)."""
 
     speak: bool
     why: str
@@ -206,6 +211,14 @@ class _Room:
     last_heard: datetime | None = None
 
 
+@dataclass(slots=True)
+class _Exchanges:
+    """The personas' replies to one another in a channel since a person spoke there."""
+
+    count: int = 0
+    people: deque[str] = field(default_factory=lambda: deque(maxlen=64))  # their messages' ids
+
+
 def _channel(event: ChatEvent) -> str:
     return f"{event.platform}:{event.channel_id}"
 
@@ -233,6 +246,8 @@ class Floor:
         self._channels: dict[tuple[str, str], ChannelFloor] = {}
         self._rooms: dict[tuple[str, str, str, str], _Room] = {}
         self._swept: datetime | None = None
+        # Replies personas made to one another in a channel since a person last spoke there.
+        self._exchanges: dict[str, _Exchanges] = {}
 
     async def channel(self, persona: Persona, event: ChatEvent) -> ChannelFloor:
         """The admins' settings for the persona in the event's channel."""
@@ -270,9 +285,17 @@ class Floor:
         bot's message, which is never answered nor kept."""
         if event.from_bot:
             return None
-        heard = Heard(event.user_id, event.user_name, event.text, self.call(persona, event))
+        heard = Heard(
+            event.user_id,
+            event.user_name,
+            event.text,
+            self.call(persona, event),
+            persona=event.from_persona,
+        )
         if event.is_dm:
             return heard
+        if not event.from_persona:  # a person spoke: the personas may answer each other anew
+            self._person_spoke(event)
         now = self.clock.now()
         room = self._room(persona, event, now)
         room.heard.append((now, event.user_id))
@@ -299,6 +322,12 @@ class Floor:
         """Why the event calls on the persona, if it does (notes nothing)."""
         if event.is_dm:
             return "private"
+        if event.from_persona:  # another persona: by name only, and only so many in a row
+            exchanges = self._exchanges.get(_channel(event))
+            if exchanges is not None and exchanges.count >= persona.group.persona_exchanges:
+                return None
+            names = [persona.identity.name, persona.identity.nickname, *persona.group.names]
+            return "name" if called(event.text, names) else None
         for fact in ("mention", "reply", "bound"):
             if fact in event.addressed:
                 return fact
@@ -324,6 +353,8 @@ class Floor:
         calls = [h.call for h in heard if h.call is not None]
         if calls:
             return Verdict(True, calls[0])
+        if all(h.persona for h in heard):  # never joins in uninvited on personas alone
+            return Verdict(False, "persona")
         policy = await self.policy(persona, event)
         now = self.clock.now()
         room = self._room(persona, event, now)
@@ -356,6 +387,23 @@ class Floor:
         room.last_spoke = now
         room.spoke_to = event.user_id
         room.since = set()
+        if event.from_persona:
+            self._exchanges.setdefault(_channel(event), _Exchanges()).count += 1
+
+    def _person_spoke(self, event: ChatEvent) -> None:
+        """A person's message starts the personas' count again, once: each bot of the process
+        hears the same message, maybe while the personas are answering each other already."""
+        channel = _channel(event)
+        exchanges = self._exchanges.get(channel)
+        if exchanges is None:
+            if len(self._exchanges) >= ROOMS_KEPT:  # the channels where no persona answered
+                self._exchanges = {k: e for k, e in self._exchanges.items() if e.count}
+            exchanges = self._exchanges[channel] = _Exchanges()
+        if event.message_id and event.message_id in exchanges.people:
+            return
+        exchanges.count = 0
+        if event.message_id:
+            exchanges.people.append(event.message_id)
 
     def _crowded(self, room: _Room, now: datetime) -> bool:
         recent = [user for at, user in room.heard if now - at < CROWD_WINDOW]

@@ -87,9 +87,13 @@ class Front:
     ) -> Spoken | None:
         """Answer a message the bot heard in `event.channel_id` (its `persona` is chosen
         here), or keep it unanswered: whether the persona speaks in a group is the engine's
-        floor's decision. None: nothing to say. `settle`: wait for the rest of a burst
+        floor's decision; one relayed from another persona in the room (bot.room) is for the
+        persona it names. None: nothing to say. `settle`: wait for the rest of a burst
         (bot.bursts); `typing` is shown while the persona is really answering."""
-        persona = await self.router.choose(event.channel_id, event.text)
+        if event.from_persona:  # relayed to a persona of this bot by name (bot.room)
+            persona = event.persona
+        else:
+            persona = await self.router.choose(event.channel_id, event.text)
         event = replace(event, persona=persona, language=self._language)
         if event.is_empty:
             return None
@@ -119,6 +123,21 @@ class Front:
         if not reply.text and not reply.reaction:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    async def welcome(self, event: ChatEvent) -> Spoken | None:
+        """The room's persona greets `event`'s sender, who just joined (bot.welcome); None
+        where it does not greet."""
+        persona = await self.router.choose(event.channel_id)
+        event = replace(event, persona=persona, language=self._language)
+        reply = await self.engine.welcomes.welcome(self.router.persona(persona), event)
+        if reply is None:
+            return None
+        return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    @property
+    def greets(self) -> bool:
+        """Whether one of the bot's personas greets new members (`group.greet`)."""
+        return any(self.router.persona(key).group.greet for key in self.router.personas)
 
     async def _new(self, event: ChatEvent) -> bool:
         """Whether the sender's pictures are to be looked at: the access lists let them in (not

@@ -53,6 +53,7 @@ FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
+MAX_PERSONA_EXCHANGES = 20  # replies personas may make to one another between people's words
 # In a group: "speak" (answers when addressed, may join in uninvited as `talkativeness` lets
 # it), or "listen" (remembers what is said, speaks only when addressed).
 FloorMode = Literal["speak", "listen"]
@@ -178,9 +179,18 @@ class GroupPolicy:
     # or memory.idle_minutes if longer: a busy room's talk comes in spurts, and each close
     # costs an encoding.
     idle_minutes: float = 30.0
+    # Where several personas share a room (bot.room), how many replies they may make to one
+    # another before a person speaks again: never an endless loop between them.
+    persona_exchanges: int = 2
+    # Greet a member who joins the group (one chat-tier call; once in 5 minutes a channel).
+    greet: bool = False
 
     def __post_init__(self) -> None:
         self.names = [n.strip() for n in self.names if n.strip()]
+        if not 0 <= self.persona_exchanges <= MAX_PERSONA_EXCHANGES:
+            raise ValueError(
+                f"group.persona_exchanges must be between 0 and {MAX_PERSONA_EXCHANGES}"
+            )
         if not 0.0 <= self.talkativeness <= 1.0:
             raise ValueError("group.talkativeness must be between 0 and 1")
         if not 0.0 <= self.cooldown_seconds <= 24 * 3600:

@@ -117,6 +117,15 @@ DOCS: dict[str, str] = {
         'Ask the intent model "should I answer?" before joining in uninvited: one call each '
         "time the local rules would let it; off, the local rules decide alone, for free."
     ),
+    "group.persona_exchanges": (
+        "Where several personas share a channel, how many replies they may make to one "
+        "another (each only when addressed by name) before a person speaks again (0: they "
+        "never answer each other)."
+    ),
+    "group.greet": (
+        "Greet a member who joins the group: one chat-model call, at most once in five "
+        "minutes a channel (off: it says nothing when someone joins)."
+    ),
     "outreach": (
         "Whether it writes first in a user's private chat (follow-ups, special days, "
         "check-ins): off unless the host turns it on; a user stops it with `/quiet`."

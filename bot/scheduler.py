@@ -22,6 +22,7 @@ from memory.embeddings import EmbeddingError
 __all__ = ["OUTREACH_SECONDS", "Scheduler"]
 
 OUTREACH_SECONDS = 60.0  # how often the personas' messages written first are looked for
+WRITING_GRACE = 20.0  # seconds an outreach round under way may take to finish at a stop
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class Scheduler:
         self.outreach = outreach
         self._outreach_every = max(1, round(OUTREACH_SECONDS / interval))  # in rounds
         self._task: asyncio.Task[None] | None = None
+        self._writing: asyncio.Future[int] | None = None  # the latest outreach round
         self._catching_up: asyncio.Task[None] | None = None
 
     async def tick(self) -> None:
@@ -75,8 +77,11 @@ class Scheduler:
             except Exception:
                 log.exception("the daily prune failed; retrying next round")
         if self.outreach is not None and (self._rounds - 1) % self._outreach_every == 0:
-            try:  # every process looks; the store's ledger lets one write each message
-                await self.outreach.tick()
+            # Every process looks; the store's ledger lets one write each message. Shielded:
+            # a message the platform took must be recorded as sent even if we are stopping.
+            self._writing = asyncio.ensure_future(self.outreach.tick())
+            try:
+                await asyncio.shield(self._writing)
             except Exception:
                 log.exception("writing first failed; retrying next minute")
         if self._flush is not None and self._rounds % self._flush_every == 0:
@@ -113,12 +118,24 @@ class Scheduler:
         except Exception:
             log.exception("re-embedding failed; the scheduler's rounds go on with it")
 
-    async def stop(self) -> None:
-        """Stop the loop, then save whatever is still dirty (indexes: the bank's close)."""
+    async def stop(self, writing_grace: float = WRITING_GRACE) -> None:
+        """Stop the loop, then save whatever is still dirty (indexes: the bank's close). An
+        outreach round under way gets `writing_grace` seconds to finish (its messages sent and
+        recorded) before it is cancelled: the ledger keeps a cancelled one from going twice."""
         for task in (self._catching_up, self._task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._task = self._catching_up = None
+        if self._writing is not None and not self._writing.done():
+            await asyncio.wait({self._writing}, timeout=writing_grace)
+            self._writing.cancel()
+            try:
+                await self._writing
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                log.exception("writing first failed while stopping")
+        self._writing = None
         await self._sessions.save_dirty()

@@ -130,7 +130,8 @@ with the ambiguous ones turned forward, and only what is still to come:
   of an ambiguous English phrase; 下周五, of the next ISO week, is the unambiguous one);
   "this Tuesday" = the first Tuesday from today on (today included); "on Tuesday" = the first
   strictly after today (said on a Tuesday: a week on; today would be "today"); 周二 alone =
-  the first from today on; 这周二 = of the current ISO week (if gone by: nothing).
+  the first from today on; 这周二 = of the current ISO week, or, once gone by, the coming one
+  (said on a Sunday, 这周六 is the coming Saturday, as "this Saturday" is).
 * A month and day without a year ("May 4th", 5月4日, 五月四号): this year's if still to come
   (today included), else next year's if at most 183 days ahead ("January 10th" said in
   November); otherwise it is a day gone by, and not returned. 3号 alone: this month's if not
@@ -1015,6 +1016,10 @@ def _zh_wk(m: re.Match[str], today: date, text: str, ahead: bool) -> date | None
         step = (target - today.weekday()) % 7 if ahead else -((today.weekday() - target) % 7)
         return _shift(today, step)
     weeks = _ZH_WEEK_SHIFT[mod.rstrip("个")]
+    if ahead and weeks == 0 and target < today.weekday():
+        # 这周六 said on a Sunday is of the week to come, as "this Saturday" is: a day gone
+        # by is no due day, and those who count weeks from Sunday mean the coming one.
+        return _shift(today, target - today.weekday() + 7)
     return _shift(today, 7 * weeks + target - today.weekday())
 
 

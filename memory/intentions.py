@@ -7,8 +7,9 @@ MAX_SPECIAL: {user, what, date "MM-DD"}); `from_answer` turns them into intentio
 the user's own words ("on Tuesday", 下周三, "next weekend", "tomorrow at 3pm") or an ISO date,
 read by memory.dates in the future sense against the moment they were said; an intention whose
 time cannot be read is dropped, never guessed. `spot` is the same reading without a model (the
-encoder's fallback, and the offline model's answer): a user's sentence about themselves naming
-a day to come and an event, or asking to be reminded, or naming their birthday.
+encoder's fallback, and the offline model's answer): a user's sentence about themselves (or
+about an event, naming no one: "the dentist is tomorrow") naming a day to come and an event,
+or asking to be reminded, or naming their birthday.
 
 The due rules, in the persona's time zone (the user's is not memory's to know):
 
@@ -364,12 +365,26 @@ _LEAD_EN = re.compile(
     r"(?:a|an|my|the)\s+|i'?m\s+|i\s+(?:will|'ll|am|have\s+to|need\s+to|must)\s+|"
     r"i\s+(?:have|got)\s+|my\s+|our\s+|we\s+(?:have|are|'re)\s+(?:a|an|our)?\s*)",
 )
+# What is left before the event of a sentence that began with its day ("Tomorrow is the ...").
+_ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)+")
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
 _JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 _CHINESE = re.compile(r"[\u4e00-\u9fff]")
+# An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
+# interview"): the speaker's, when the event is what the sentence begins with (the day's words
+# taken out), nobody else is named and it is not told as past.
+_EVENT_FIRST = re.compile(
+    r"^(?:(?:and|so|but|oh|also|btw|well|ok|okay|ugh|yay)[\s,]+)*(?:(?:is|'?s|will\s+be)\s+)?"
+    r"(?:(?:the|a|an|that|big|final)\s+)*(?:[a-z-]+\s+)?" + _EVENT_EN.pattern
+)
+_OTHERS_EN = re.compile(
+    r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow)'s)[a-z]+'s\s+(?!the\s|a\s|an\s)"
+)
+_PAST_EN = re.compile(r"(?<![a-z])(?:was|were|went|had|did|got|ago)(?![a-z])")
 _OTHERS_ZH = re.compile(r"[你他她它您]")
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
 
@@ -393,6 +408,9 @@ def _clean_what(text: str) -> str:
     lead = _LEAD_EN.match(lowered)
     if lead is not None:
         text = text[lead.end() :]
+    article = _ARTICLE_EN.match(text.lower())
+    if article is not None:
+        text = text[article.end() :]
     text = _TAIL_EN.sub("", text)
     text = _LEAD_ZH.sub("", text)
     text = _TAIL_ZH.sub("", text).strip(_STRIP)
@@ -437,7 +455,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         own = _FIRST_PERSON.search(lowered) or (
             _CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence)
         )
-        if not own or _NEGATED.search(lowered):
+        if not own and not _impersonal(_without(sentence, mention.text).lower()):
+            continue
+        if _NEGATED.search(lowered):
             continue
         if not (_EVENT_EN.search(lowered) or _EVENT_ZH.search(sentence)):
             continue
@@ -445,6 +465,16 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if what:
             found.append(Spotted("follow_up", what, when))
     return found
+
+
+def _impersonal(rest: str) -> bool:
+    """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
+    an event to come: it begins with the event, names no one else, and is not told as past."""
+    return bool(
+        _EVENT_FIRST.match(rest.strip(_STRIP))
+        and not _OTHERS_EN.search(rest)
+        and not _PAST_EN.search(rest)
+    )
 
 
 def _when_words(sentence: str, start: int, end: int) -> str:

@@ -4,6 +4,7 @@ and the persona's language in what the commands say."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -168,6 +169,46 @@ async def test_intentions_lists_the_senders_own_and_cancels_by_button_or_number(
         none = await commands.run(bot.engine, alice, "intentions")
         assert none.text.startswith("Nothing to bring up later.") and not none.buttons
         assert [i.what for i in await bot.store.intentions(scope)] == ["his match"]
+    finally:
+        await bot.close()
+
+
+async def test_export_holds_the_askers_pending_intentions_here_and_no_one_elses(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock(datetime(2026, 12, 7, 9, 0, tzinfo=UTC))
+    bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(scope="channel")], clock=clock)
+    try:
+        alice = make_event("", is_dm=False, admin=True)  # the channel's memory is hers to export
+        channel = bot.engine.event_scope(alice)
+        dm = bot.engine.event_scope(make_event(""))
+        due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
+        for scope, user, what in (
+            (channel, "u1", "her exam"),
+            (channel, "u1", "the trip"),  # cancelled below
+            (channel, "u2", "his match"),  # Bob's, in the same shared memory
+            (dm, "u1", "her secret"),  # hers, but of another scope
+        ):
+            ask = f"ask about {what}"
+            await bot.store.add_intention(
+                NewIntention(scope, user, "follow_up", what, ask, due, due, clock.now())
+            )
+        [_, trip] = await bot.store.intentions(channel, "u1")
+        await bot.store.close_intention(channel, trip.id, "cancelled", clock.now())
+        await commands.remember(bot.engine, alice, "the channel meets on Fridays")
+        said, data = await commands.export(bot.engine, alice)
+        exported = json.loads(data)
+        assert said == "1 memory."
+        assert [m["text"] for m in exported["memories"]] == ["the channel meets on Fridays"]
+        [mine] = exported["intentions"]
+        assert mine["what"] == "her exam" and mine["ask"] == "ask about her exam"
+        assert (mine["kind"], mine["due_at"], mine["yearly"]) == (
+            "follow_up",
+            due.isoformat(),
+            False,
+        )
+        _, private = await commands.export(bot.engine, make_event(""))
+        assert [i["what"] for i in json.loads(private)["intentions"]] == ["her secret"]
     finally:
         await bot.close()
 

@@ -22,6 +22,10 @@ temporary index file left.
 
 Run alone (`pytest -m crash`) it makes ROUNDS_ALONE rounds; in the whole suite ROUNDS_IN_SUITE
 (every phase still covered); KIZUNA_CRASH_ROUNDS=N sets the number.
+
+A second test kills it while a persona writes first (bot.outreach): follow-ups due, the kill
+while one is composed or handed to Telegram, the restart takes over the dead process's claim
+and writes each follow-up exactly once; one killed after `sending` is never sent again.
 """
 
 from __future__ import annotations
@@ -37,14 +41,17 @@ import string
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bot.outreach.sender import STALE
 from memory.embeddings import make_embedder
 from memory.index import ScopeIndex, index_path
-from memory.records import id_digest
+from memory.records import NewIntention, id_digest
+from memory.storage.sqlite import Store
 from tests.fakes.factories import base_env
 from tests.fakes.phased_openai import PhasedOpenAI, Purpose, encoded_text, marks
 from tests.fakes.process import start_run
@@ -380,11 +387,11 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         yield World(tmp_path, telegram, model, random.Random(SEED))
 
 
-def schedule(rng: random.Random, count: int) -> list[str]:
-    """`count` phases: each run of four holds every phase once, in a random order."""
+def schedule(rng: random.Random, count: int, phases: tuple[str, ...] = PHASES) -> list[str]:
+    """`count` phases: each run of len(phases) holds every phase once, in a random order."""
     order: list[str] = []
     while len(order) < count:
-        order.extend(rng.sample(PHASES, len(PHASES)))
+        order.extend(rng.sample(phases, len(phases)))
     return order[:count]
 
 
@@ -453,3 +460,138 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(
     print(f"\nkills by phase: {dict(kills)}, of them inside the work: {dict(inside)}")
     print(f"at the end: {dict(found)}")
     assert set(kills) == set(PHASES) or sum(kills.values()) < len(PHASES)
+
+
+# -- writing first: killed between a follow-up's due time and its sending -------------------------
+
+# The persona writes first. Its quiet hours are set, when the test runs, far from the hour it is
+# in the person's zone (UTC): `kizuna run` keeps the real clock.
+PIP_WRITES = PIP + "\n[outreach]\nenabled = true\nquiet_hours = {quiet}\n"
+WRITERS = tuple(range(201, 209))  # private chats, each with a follow-up due
+WITNESS = 299  # due last: its message says the final round looked at every other one
+OUTREACH_PHASES = ("compose", "send")  # a kill while composing (claimed), or while sending
+
+
+async def seed_follow_up(database: Path, chat: int, due: datetime) -> None:
+    """A person who talked to Pip privately (and was answered), with a follow-up due."""
+    store = await Store.open(database)
+    try:
+        user = str(chat)
+        await store.heard("pip", "telegram", user, due - timedelta(days=1), private=True)
+        await store.answered("pip", "telegram", user, due - timedelta(days=1))
+        await store.set_contact("pip", "telegram", user, timezone="UTC", at=due)
+        await store.add_intention(
+            NewIntention(
+                scope=f"pip/telegram:dm:{chat}",
+                user_id=user,
+                kind="follow_up",
+                what=f"the exam {chat}",
+                ask="ask how the exam went",
+                due_at=due,
+                until=due + timedelta(days=2),
+                created_at=due - timedelta(days=1),
+            )
+        )
+    finally:
+        await store.close()
+
+
+def ledger(database: Path) -> dict[str, str]:
+    """Each person's ledger state (the follow-up is the only message written to them)."""
+    db = connect(database)
+    try:
+        return dict(db.execute("SELECT user_id, state FROM outreach"))
+    finally:
+        db.close()
+
+
+def time_passes(database: Path) -> None:
+    """While the child is down, claims age past STALE: as if it stayed down that long, so
+    the next start may take over what the dead one claimed (and only that)."""
+    db = connect(database)
+    try:
+        with db:
+            db.execute(
+                "UPDATE outreach SET at = at - ? WHERE state = 'claimed'",
+                ((STALE + timedelta(minutes=1)).total_seconds(),),
+            )
+    finally:
+        db.close()
+
+
+@pytest.fixture
+async def writer(tmp_path: Path) -> AsyncIterator[World]:
+    hour = datetime.now(UTC).hour
+    quiet = f'"{(hour + 11) % 24:02d}-{(hour + 13) % 24:02d}"'
+    (tmp_path / "personas").mkdir()
+    persona = PIP_WRITES.format(quiet=quiet)
+    (tmp_path / "personas" / "pip.toml").write_text(persona, encoding="utf-8")
+    model = PhasedOpenAI(delay=MODEL_DELAY)
+    async with FakeTelegram() as telegram, model:
+        (tmp_path / "kizuna.toml").write_text(config_text(telegram), encoding="utf-8")
+        world = World(tmp_path, telegram, model, random.Random(SEED))
+        now = datetime.now(UTC)
+        for i, chat in enumerate(WRITERS):
+            telegram.chat(chat, "private")  # each started the bot
+            await seed_follow_up(world.database, chat, now - timedelta(hours=len(WRITERS) - i))
+        yield world
+
+
+async def test_sigkill_between_due_and_sent_writes_each_follow_up_once(
+    writer: World, request: pytest.FixtureRequest
+) -> None:
+    """`kizuna run` killed while writing first (a follow-up composed, or being handed to
+    Telegram), restarted: each follow-up goes out exactly once. A claim the dead process
+    left is taken over once stale; a message it was sending (`sending`) is never sent again,
+    though Telegram may or may not have it: the fake keeps it, so once is exactly once."""
+    world, rng = writer, writer.rng
+    kills: Counter[str] = Counter()
+    # Each kill takes one follow-up at most (claimed, sending or sent): some are left for the
+    # last start to write.
+    count = min(rounds(request.config), len(WRITERS) - 2)
+    for phase in schedule(rng, count, OUTREACH_PHASES):
+        world.model.arm()
+        calls = len(world.telegram.calls("sendMessage"))
+        if phase == "send":
+            world.telegram.fail("sendMessage", "hang")  # it has the message, the bot never hears
+        child = await world.start()
+        try:
+            await child.line(" is up")
+            if phase == "compose":
+                await asyncio.wait_for(world.model.started["chat"].wait(), TIMEOUT)
+                await asyncio.sleep(rng.uniform(0, 1.5 * MODEL_DELAY))
+            else:
+                async with asyncio.timeout(TIMEOUT):
+                    while True:  # (the fake has the message as soon as the call arrives)
+                        if len(world.telegram.calls("sendMessage")) > calls:
+                            break
+                        await asyncio.sleep(0.02)
+                await asyncio.sleep(rng.uniform(0, 0.1))
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            await child.ended()
+        kills[phase] += 1
+        states = ledger(world.database)
+        for chat in WRITERS:
+            seen = len(world.seen(chat))
+            assert seen <= 1, f"{chat} was written to {seen} times"
+            # What Telegram has was at least handed over; what was handed over stays so.
+            assert not seen or states[str(chat)] in ("sending", "sent"), (chat, states)
+        time_passes(world.database)
+
+    # The last start: the witness is due after everyone, so once its message is out the
+    # round has looked at every follow-up; then it stops cleanly.
+    await seed_follow_up(world.database, WITNESS, datetime.now(UTC) - timedelta(minutes=1))
+    world.telegram.chat(WITNESS, "private")
+    child = await world.start()
+    await child.line(" is up")
+    await child.line(f"wrote first to telegram user {WITNESS}")
+    child.process.send_signal(signal.SIGTERM)
+    assert await child.ended() == 0, "".join(child.lines)
+    assert "Traceback" not in "".join(child.lines)
+    states = ledger(world.database)
+    for chat in (*WRITERS, WITNESS):
+        assert len(world.seen(chat)) == 1, f"{chat}: {world.seen(chat)}"
+        assert states[str(chat)] in ("sending", "sent"), (chat, states)
+    print(f"\nkills by phase: {dict(kills)}; ledger: {Counter(states.values())}")

@@ -1053,7 +1053,6 @@ def test_future_weekdays_said_on_a_wednesday(text: str, day: str) -> None:
         "a few days ago",
         "two months ago",
         "earlier this week",
-        "这周五",  # this ISO week's Friday has gone by
         "last Friday",
         # spans that look back from now, though they end today
         "recently",
@@ -1067,6 +1066,25 @@ def test_future_weekdays_said_on_a_wednesday(text: str, day: str) -> None:
 )
 def test_the_future_sense_leaves_out_the_past(text: str) -> None:
     assert future_spans(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "day"),
+    [
+        ("这周五", NOW, "2026-12-04"),  # said on a Sunday: the coming Friday
+        ("我这周六要搬家", NOW, "2026-12-05"),
+        ("本周六", NOW, "2026-12-05"),
+        ("这个星期一", WEDNESDAY, "2026-11-30"),
+        ("这周三", WEDNESDAY, "2026-11-25"),  # today, still this week's
+    ],
+)
+def test_this_weeks_day_gone_by_is_the_coming_one_in_the_future_sense(
+    text: str, now: datetime, day: str
+) -> None:
+    [mention] = future_spans(text, now)
+    assert mention.day.isoformat() == day
+    [past] = find_dates(text, now)  # the past sense keeps this ISO week's
+    assert past.day <= now.date()
 
 
 def test_a_time_of_day_gives_the_due_hours() -> None:

@@ -260,7 +260,7 @@ async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
     assert exported["flags"] & 64 and exported["content"] == "0 memories."  # the DM is apart
     await fake.slash("export", user_id=ALICE)
     exported = await fake.answer()
-    [memory] = json.loads(exported["_files"]["memories.json"])
+    [memory] = json.loads(exported["_files"]["memories.json"])["memories"]
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
     assert memory["speaker_id"] == str(ALICE)  # who said it, by the platform's id
 
@@ -366,6 +366,21 @@ async def test_a_name_at_the_start_picks_the_persona(
         "Bo, what do you think?",
         "b: and you?",
     ]
+
+
+async def test_personas_of_one_bot_answer_each_other_by_name_within_the_bound(
+    fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
+):
+    """Their webhook's messages never come back as messages (the adapter drops them): they
+    hear each other through the engine's relay (bot.room)."""
+    bot, _ = duo
+    bot.model.push("[NEUTRAL] Bo, tea?", "[NEUTRAL] Pip, yes!", "[NEUTRAL] Bo, great.")
+    await fake.dispatch_message(fake.channel_id, ALICE, "Pip, ask someone about tea")
+    assert said_by(await fake.next_message()) == ("Pip", "Bo, tea?")
+    assert said_by(await fake.next_message()) == ("Bo", "Pip, yes!")
+    assert said_by(await fake.next_message()) == ("Pip", "Bo, great.")
+    assert await fake.no_message()  # two replies between them: Bo hears, says nothing
+    assert len(bot.model.calls) == 3
 
 
 async def test_persona_set_binds_the_channel_for_those_who_may(

@@ -213,6 +213,31 @@ async def test_asking_the_model_lets_it_decide_and_the_offline_model_declines() 
     assert offline.text == '{"answer": false}'
 
 
+async def test_another_persona_is_answered_by_name_only_and_so_many_times_in_a_row() -> None:
+    miao, room = persona(talkativeness=1.0, cooldown_seconds=0, persona_exchanges=1), floor()
+
+    def said_by_pip(text: str) -> ChatEvent:
+        return replace(group(text, user="persona:pip"), persona="miao", from_persona=True)
+
+    unnamed = room.hear(miao, said_by_pip("nice weather"))
+    assert unnamed is not None and unnamed.persona
+    assert await room.decide(miao, said_by_pip("nice weather"), [unnamed]) == Verdict(
+        False, "persona"
+    )  # never joined uninvited, however talkative
+    named = said_by_pip("Miao, right?")
+    assert room.call(miao, named) == "name"
+    room.spoke(miao, named)  # one reply to a persona: the bound
+    assert room.call(miao, said_by_pip("Miao, right?")) is None
+    # A person speaks: the count starts again, once for their message however many bots
+    # of the process hear it.
+    person = replace(group("hi all", user="u2"), message_id="41")
+    room.hear(miao, person)
+    assert room.call(miao, named) == "name"
+    room.spoke(miao, named)
+    room.hear(miao, person)  # (the same message, heard by another bot)
+    assert room.call(miao, named) is None
+
+
 def test_a_persona_files_group_table_is_checked_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "miao.toml"
     path.write_text(
@@ -223,6 +248,13 @@ def test_a_persona_files_group_table_is_checked_with_its_line(tmp_path: Path) ->
     with pytest.raises(TomlError) as caught:
         load_persona(path)
     assert str(caught.value).startswith(f"{path}:7: group.talkativeness")
+    path.write_text(
+        '[identity]\nname = "Miao"\npersonality = "a cat"\n\n[group]\npersona_exchanges = -1\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TomlError) as caught:
+        load_persona(path)
+    assert str(caught.value).startswith(f"{path}:6: group.persona_exchanges")
     path.write_text(
         '[identity]\nname = "Miao"\npersonality = "a cat"\n\n'
         '[group]\nmode = "listen"\nnames = ["喵喵"]\nmax_per_minute = 4\n',

@@ -280,6 +280,10 @@ def test_a_special_day_repeats_by_its_date_of_any_year() -> None:
         ("remind me to call mom tomorrow", Spotted("reminder", "call mom", "tomorrow")),
         ("提醒我明天早上8点吃药", Spotted("reminder", "吃药", "明天早上8点")),
         ("my birthday is May 4th", Spotted("special_day", "birthday", "05-04")),
+        # An event stated with no one named is the speaker's.
+        ("the dentist is tomorrow morning", Spotted("follow_up", "dentist", "tomorrow morning")),
+        ("Tomorrow's the big interview", Spotted("follow_up", "big interview", "Tomorrow")),
+        ("final exam on Tuesday!", Spotted("follow_up", "final exam", "on Tuesday")),
         ("我的生日是5月4日", Spotted("special_day", "生日", "05-04")),
     ],
 )
@@ -300,10 +304,29 @@ def test_the_local_reading_finds_events_reminders_and_special_days(
         "I don't have an exam tomorrow",
         "my exam went well",
         "明天见",
+        "his exam is tomorrow",
+        "Tom's party is on Saturday",
+        "the party was supposed to be tomorrow",
+        "is the exam tomorrow?",
+        "the weather is nice tomorrow",
+        "there is no exam tomorrow",
     ],
 )
 def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
+    sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
+    [found] = local_reading(
+        [Said("u1", sunday, "我这周六要搬家")],
+        scope="miao/telegram:dm:u1",
+        tz=SHANGHAI,
+        language="zh",
+        created_at=sunday,
+        conversation_id=None,
+    )
+    assert found.due_at == datetime(2026, 12, 12, 18, 0, tzinfo=SHANGHAI)
 
 
 def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:

@@ -336,6 +336,8 @@ async def test_a_dead_processes_claim_is_taken_over_a_sending_one_never(world: W
     world.clock.advance(days=2)
     assert await world.outreach.tick() == 0
     assert len(world.courier.sent) == 1
+    # Both are done: the one that may have gone is never brought up in a conversation either.
+    assert await world.store.intentions(SCOPE, ALICE) == []
 
 
 async def test_a_failed_model_call_leaves_it_for_a_later_round(tmp_path: Path) -> None:

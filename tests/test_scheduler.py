@@ -3,6 +3,7 @@ personas' messages written first, one round at a time."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 import memory.bank
+from bot.courier import Delivery
+from bot.front import Spoken
 from bot.outreach import Outreach
 from bot.persona import OutreachPolicy
 from bot.scheduler import Scheduler
@@ -199,6 +202,55 @@ async def test_the_personas_write_first_once_a_minute(tmp_path: Path) -> None:
         assert [u for u, _ in courier.sent] == ["1", "2"]
     finally:
         await bot.close()
+
+
+async def test_a_stop_lets_a_message_being_written_first_be_recorded(tmp_path: Path) -> None:
+    """Stopped while the platform holds a message written first: the round finishes, so the
+    message is recorded as sent and its intention done, not left half-way."""
+    persona = make_persona()
+    persona.outreach = OutreachPolicy(enabled=True)
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona], clock=FakeClock(NOON))
+    courier = HeldCourier()
+    outreach = Outreach(
+        store=bot.store,
+        personas=bot.personas,
+        models=bot.router,
+        sessions=bot.sessions,
+        clock=bot.clock,
+        tz=UTC,
+        name="p1",
+    )
+    outreach.add(courier)
+    scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
+    try:
+        await bot.store.heard("pip", "telegram", "1", NOON - timedelta(days=1), private=True)
+        await bot.store.answered("pip", "telegram", "1", NOON - timedelta(days=1))
+        await bot.store.set_contact("pip", "telegram", "1", timezone="UTC", at=NOON)
+        await bot.store.add_intention(intention("1"))
+        scheduler.start()
+        await courier.holding.wait()
+        stopping = asyncio.create_task(scheduler.stop())
+        await asyncio.sleep(0)  # the stop has begun: the loop is cancelled
+        courier.release.set()
+        await stopping
+        assert [u for u, _ in courier.sent] == ["1"]
+        assert await bot.store.intentions("pip/telegram:dm:1", "1") == []  # done
+    finally:
+        await bot.close()
+
+
+class HeldCourier(RecordingCourier):
+    """Holds each message until released, as a slow platform does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def write_first(self, user_id: str, spoken: Spoken) -> Delivery:
+        self.holding.set()
+        await self.release.wait()
+        return await super().write_first(user_id, spoken)
 
 
 def intention(user: str) -> NewIntention:

@@ -413,7 +413,9 @@ async def test_export_sends_a_json_file_privately(tg: Harness) -> None:
     tg.fake.send_text(ALICE, ALICE, "/export")
     [sent] = await tg.fake.next_messages()
     assert sent["caption"] == "1 memory."
-    [memory] = json.loads(sent["_bytes"])
+    exported = json.loads(sent["_bytes"])
+    [memory] = exported["memories"]
+    assert exported["intentions"] == []  # nothing said yet that is coming
     assert memory["text"] == "my cat is called Mochi" and memory["kind"] == "explicit"
     # Asked in a group, it comes privately too: the group hears only that it was sent.
     tg.fake.send_text(-3, ALICE, "/export", chat_type="group")

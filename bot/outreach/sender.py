@@ -216,9 +216,15 @@ class Outreach:
             if not verdict(known, ()):
                 return False
             ledger = await store.outreach(persona.key, platform, user_id, since=now - WEEK)
-            if any(e.key == topic.key and e.state != "claimed" for e in ledger):
+            written = next((e for e in ledger if e.key == topic.key and e.state != "claimed"), None)
+            if written is not None:  # written (or given up) already
                 self._remember(settled)
-                return False  # written (or given up) already
+                if written.state in ("sending", "sent") and topic.intention is not None:
+                    # It went, or may have (a process died handing it over): closed, so the
+                    # conversation never brings it up again either.
+                    intention = topic.intention
+                    await store.close_intention(intention.scope, intention.id, "done", now)
+                return False
             return verdict(known, ledger)
 
         if contact is not None and not verdict(contact, ()):

@@ -112,6 +112,10 @@ from bot.prompts.tools import (
     translated,
     translation_section,
 )
+from bot.prompts.welcome import (
+    WELCOME_TASK,
+    welcome_messages,
+)
 
 __all__ = [
     "BRING_UP",
@@ -158,6 +162,7 @@ __all__ = [
     "TRANSLATE_TOOL",
     "TRANSLATION_FAILED",
     "TRANSLATION_MODE",
+    "WELCOME_TASK",
     "WHOLE_TASK",
     "CardShape",
     "EmotionsShape",
@@ -200,4 +205,5 @@ __all__ = [
     "translate_messages",
     "translated",
     "translation_section",
+    "welcome_messages",
 ]

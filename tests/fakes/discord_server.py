@@ -59,6 +59,9 @@ class RecordedRequest:
     body: Any  # decoded JSON (payload_json for multipart), or None
 
 
+GUILD_MEMBERS = 1 << 1  # the privileged intent of member joins
+
+
 def _json(data: Any, status: int = 200) -> web.Response:
     body = json.dumps(data).encode()
     return web.Response(body=body, status=status, headers={"Content-Type": JSON})
@@ -96,6 +99,7 @@ class FakeDiscord:
         self._sockets: list[web.WebSocketResponse] = []
         self.shards: dict[web.WebSocketResponse, tuple[int, int]] = {}  # (shard id, count)
         self._socket_bots: dict[web.WebSocketResponse, int] = {}  # whose connection it is
+        self.intents: dict[web.WebSocketResponse, int] = {}  # the intents each identified with
         self._channels: dict[str, str] = {}  # interaction id -> its channel id
         self._pressed: dict[str, str] = {}  # component interaction id -> its message id
         self._identified = asyncio.Event()
@@ -240,6 +244,7 @@ class FakeDiscord:
                     shard_id, shard_count = frame["d"].get("shard") or (0, 1)
                     self.shards[ws] = (int(shard_id), int(shard_count))
                     self._socket_bots[ws] = me
+                    self.intents[ws] = int(frame["d"].get("intents", 0))
                     ours = self._shard_of(str(self.guild_id), shard_count) == shard_id
                     ready = self._ready(me, ours) | {"shard": [shard_id, shard_count]}
                     await self._send(ws, "READY", ready)
@@ -250,6 +255,7 @@ class FakeDiscord:
             self._sockets.remove(ws)
             self.shards.pop(ws, None)
             self._socket_bots.pop(ws, None)
+            self.intents.pop(ws, None)
         return ws
 
     @staticmethod
@@ -273,6 +279,7 @@ class FakeDiscord:
             "name": "Test Guild",
             "owner_id": "1",
             "member_count": 2,
+            "system_channel_id": str(self.channel_id),  # where Discord tells of joins
             "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
             "roles": [
                 {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
@@ -341,6 +348,15 @@ class FakeDiscord:
         # Every bot in the guild sees a guild message; a DM goes to the bot it is sent to.
         await self.dispatch("MESSAGE_CREATE", data, bot=None if guild else (to_bot or self.bot_id))
         return data
+
+    async def dispatch_join(self, user_id: int) -> None:
+        """GUILD_MEMBER_ADD: user `user_id` joined the guild (sent only to clients that asked
+        for the members intent, as Discord does)."""
+        await asyncio.wait_for(self._identified.wait(), 5)
+        data = self._member(user_id) | {"guild_id": str(self.guild_id)}
+        for ws in list(self._sockets):
+            if self.intents.get(ws, 0) & GUILD_MEMBERS:
+                await self._send(ws, "GUILD_MEMBER_ADD", data)
 
     async def dispatch_webhook_message(
         self, channel_id: int, webhook_id: int, name: str, content: str, **options: Any

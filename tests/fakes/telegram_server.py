@@ -230,6 +230,21 @@ class FakeTelegram:
             **fields,
         )
 
+    def join(self, chat_id: int, *people: tuple[int, str]) -> dict[str, Any]:
+        """Queue the service message of `people` ((user id, first name) each) joining group
+        `chat_id`, added by the first of them, as Telegram sends it (no text)."""
+        joined = [{"id": uid, "is_bot": False, "first_name": name} for uid, name in people]
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self.chat(chat_id),
+            "from": joined[0],
+            "new_chat_members": joined,
+        }
+        self._updates.append({"update_id": next(self._update_ids), "message": message})
+        self._poke()
+        return message
+
     def send_as_anonymous_admin(
         self, chat_id: int, text: str, *, signature: str = "", **fields: Any
     ) -> dict[str, Any]:

@@ -200,8 +200,8 @@ async def test_no_one_lists_or_cancels_alices_intentions_but_where_they_are_hers
     world: World, user: str, where: str, persona: str, allowed: tuple[str, ...]
 ) -> None:
     """What Alice said is coming, in each of her scopes (and in the tavern channel's, shared):
-    the asker's `/intentions` shows only their own there, and cancelling each of hers by id
-    (a forged button) cancels none but their own."""
+    the asker's `/intentions` and `/export` show only their own there, and cancelling each of
+    hers by id (a forged button) cancels none but their own."""
     engine, store = world.bot.engine, world.bot.store
     now = engine.clock.now()
     hers = {
@@ -218,10 +218,12 @@ async def test_no_one_lists_or_cancels_alices_intentions_but_where_they_are_hers
     }
     asking = event(user, where=where, persona=persona)
     listed = await commands.run(engine, asking, "intentions")
+    exported = await refused_or(commands.export(engine, asking))
+    in_export = json.loads(exported[1])["intentions"] if exported else []
     cancelled = [
         (await commands.run(engine, asking, "intentions", f"!{number}")).text for number in ids
     ]
-    shown = listed.text + "\n".join(cancelled)
+    shown = "\n".join([listed.text, json.dumps(in_export), *cancelled])
     mine = user == ALICE  # (Bob shares the tavern channel's scope with her, not her intentions)
     own = {hers[world.scope(user, where, persona)]} if mine else set()
     assert {m for m in leaked(shown) if m not in allowed} <= own
