@@ -18,12 +18,11 @@ from pathlib import PurePath
 
 from bot.catalogue import say
 from bot.config import EngineConfig
-from bot.events import Attachment, ChatEvent, FetchError
+from bot.events import Attachment, ChatEvent
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
-from bot.pictures import size_text
+from bot.pictures import MediaError, fetch_within
 from bot.tomlfile import one_line
-from memory.errors import KizunaError
 
 __all__ = [
     "MAX_PER_MESSAGE",
@@ -45,12 +44,8 @@ _SUFFIXES = frozenset(
 )
 
 
-class VoiceError(KizunaError):
-    """A recording not heard: `key` is the catalogue's sentence for it, `fields` its values."""
-
-    def __init__(self, key: str, **fields: str) -> None:
-        self.key, self.fields = key, fields
-        super().__init__(f"{key}: {fields.get('name', '')}")
+class VoiceError(MediaError):
+    """A recording not heard."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -114,24 +109,7 @@ class Hearing:
 
     async def _transcribe(self, attachment: Attachment) -> str:
         name = _name(attachment.filename)
-        if attachment.size > self.limit:
-            raise VoiceError(
-                "voice_too_big",
-                name=name,
-                size=size_text(attachment.size),
-                most=size_text(self.limit),
-            )
-        if attachment.fetch is None:
-            raise VoiceError("voice_not_fetched", name=name)
-        try:
-            data = await attachment.fetch()
-        except FetchError as e:  # gone, over the platform's limit, or the network
-            log.warning("could not download a recording: %s", e)
-            raise VoiceError("voice_not_fetched", name=name) from None
-        if len(data) > self.limit:  # a size declared wrong, or not at all
-            raise VoiceError(
-                "voice_too_big", name=name, size=size_text(len(data)), most=size_text(self.limit)
-            )
+        data = await fetch_within(attachment, self.limit, "voice", VoiceError, name)
         try:
             text = await self.models.transcribe(attachment.filename or "voice.ogg", data)
         except ModelError as e:  # undecodable audio among them: the server refuses it

@@ -39,9 +39,11 @@ __all__ = [
     "MAX_PER_MESSAGE",
     "MAX_PIXELS",
     "Looked",
+    "MediaError",
     "Picture",
     "PictureError",
     "Pictures",
+    "fetch_within",
     "is_picture",
     "seen",
     "show",
@@ -62,13 +64,39 @@ _HOUR = timedelta(hours=1)
 _KEPT_SENDERS = 10_000  # senders counted before those quiet for an hour are let go
 
 
-class PictureError(KizunaError):
-    """A picture not looked at: `key` is the catalogue's sentence for it, `fields` its
-    values."""
+class MediaError(KizunaError):
+    """A picture or recording not taken in: `key` is the catalogue's sentence for it,
+    `fields` its values."""
 
     def __init__(self, key: str, **fields: str) -> None:
         self.key, self.fields = key, fields
         super().__init__(f"{key}: {fields.get('name', '')}")
+
+
+class PictureError(MediaError):
+    """A picture not looked at."""
+
+
+async def fetch_within(
+    attachment: Attachment, limit: int, kind: str, error: type[MediaError], name: str
+) -> bytes:
+    """The attachment's bytes: refused past `limit` by its declared size before the download
+    and by its real size after. The errors are the catalogue's `{kind}_too_big` and
+    `{kind}_not_fetched`."""
+    if attachment.size > limit:
+        raise error(
+            f"{kind}_too_big", name=name, size=size_text(attachment.size), most=size_text(limit)
+        )
+    if attachment.fetch is None:
+        raise error(f"{kind}_not_fetched", name=name)
+    try:
+        data = await attachment.fetch()
+    except FetchError as e:  # gone, over the platform's limit, or the network
+        log.warning("could not download a %s attachment: %s", kind, e)
+        raise error(f"{kind}_not_fetched", name=name) from None
+    if len(data) > limit:  # a size declared wrong, or not at all
+        raise error(f"{kind}_too_big", name=name, size=size_text(len(data)), most=size_text(limit))
+    return data
 
 
 @dataclass(slots=True, frozen=True)
@@ -204,24 +232,7 @@ class Pictures:
 
     async def _fetch(self, attachment: Attachment) -> Picture:
         name = _name(attachment.filename)
-        if attachment.size > self.limit:
-            raise PictureError(
-                "picture_too_big",
-                name=name,
-                size=size_text(attachment.size),
-                most=size_text(self.limit),
-            )
-        if attachment.fetch is None:
-            raise PictureError("picture_not_fetched", name=name)
-        try:
-            data = await attachment.fetch()
-        except FetchError as e:  # gone, over the platform's limit, or the network
-            log.warning("could not download a picture: %s", e)
-            raise PictureError("picture_not_fetched", name=name) from None
-        if len(data) > self.limit:  # a size declared wrong, or not at all
-            raise PictureError(
-                "picture_too_big", name=name, size=size_text(len(data)), most=size_text(self.limit)
-            )
+        data = await fetch_within(attachment, self.limit, "picture", PictureError, name)
         return await asyncio.to_thread(shrink, attachment.filename, data, self.side)
 
     async def _describe(self, picture: Picture, language: str) -> str:
