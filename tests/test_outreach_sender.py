@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import TIERS
-from bot.courier import Courier, Delivery
+from bot.courier import Delivery
 from bot.llm.base import Message, ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
@@ -36,6 +36,7 @@ from tests.fakes.factories import (
     make_event,
     make_persona,
     open_bot,
+    outreach_of,
 )
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter
@@ -75,26 +76,11 @@ class World:
         return usage.calls if usage else 0
 
 
-def outreach_of(bot: Bot, name: str, courier: RecordingCourier) -> Outreach:
-    outreach = Outreach(
-        store=bot.store,
-        personas=bot.personas,
-        models=bot.router,
-        sessions=bot.sessions,
-        clock=bot.clock,
-        tz=UTC,
-        name=name,
-        memories=bot.bank,
-    )
-    outreach.add(courier)
-    return outreach
-
-
 async def open_world(path: Path, persona: Persona, model: ScriptedChatModel | None = None) -> World:
     router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel())) if model is None else None
     bot = await open_bot(path, [persona], model=model, clock=FakeClock(NOON), router=router)
     courier = RecordingCourier()
-    return World(bot, outreach_of(bot, "p1", courier), courier)
+    return World(bot, outreach_of(bot, courier, memories=True), courier)
 
 
 @pytest.fixture
@@ -495,7 +481,7 @@ async def test_through_telegram_a_first_message_a_refusal_and_a_restart(tmp_path
                 at=NOON,
                 stale_before=NOON - STALE,
             )
-            outreach = outreach_of_courier(bot, adapter)  # the restarted process
+            outreach = outreach_of(bot, adapter, name="restarted")  # the restarted process
             assert await outreach.tick() == 0
             assert len(fake.sent) == answered  # Bob refused; Alice's claim may still be alive
             contact = await bot.store.contact("pip", "telegram", str(bob))
@@ -510,20 +496,6 @@ async def test_through_telegram_a_first_message_a_refusal_and_a_restart(tmp_path
         finally:
             await adapter.close()
             await bot.close()
-
-
-def outreach_of_courier(bot: Bot, courier: Courier) -> Outreach:
-    outreach = Outreach(
-        store=bot.store,
-        personas=bot.personas,
-        models=bot.router,
-        sessions=bot.sessions,
-        clock=bot.clock,
-        tz=UTC,
-        name="restarted",
-    )
-    outreach.add(courier)
-    return outreach
 
 
 # -- a process killed mid-way (SIGKILL), then another on the same store ------------------------

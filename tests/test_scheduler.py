@@ -14,7 +14,6 @@ import pytest
 import memory.bank
 from bot.courier import Delivery
 from bot.front import Spoken
-from bot.outreach import Outreach
 from bot.persona import OutreachPolicy
 from bot.scheduler import Scheduler
 from memory.clock import FakeClock
@@ -22,7 +21,7 @@ from memory.embeddings import HashEmbedder
 from memory.records import NewIntention
 from memory.storage import StoreError
 from tests.fakes.courier import RecordingCourier
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot, outreach_of
 
 SCOPE = "discord:dm:u1"
 NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
@@ -175,16 +174,7 @@ async def test_the_personas_write_first_once_a_minute(tmp_path: Path) -> None:
     persona.outreach = OutreachPolicy(enabled=True)
     bot = await open_bot(tmp_path / "k.sqlite3", [persona], clock=FakeClock(NOON))
     courier = RecordingCourier()
-    outreach = Outreach(
-        store=bot.store,
-        personas=bot.personas,
-        models=bot.router,
-        sessions=bot.sessions,
-        clock=bot.clock,
-        tz=UTC,
-        name="p1",
-    )
-    outreach.add(courier)
+    outreach = outreach_of(bot, courier)
     scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
     try:
         for user in ("1", "2"):
@@ -211,16 +201,7 @@ async def test_a_stop_lets_a_message_being_written_first_be_recorded(tmp_path: P
     persona.outreach = OutreachPolicy(enabled=True)
     bot = await open_bot(tmp_path / "k.sqlite3", [persona], clock=FakeClock(NOON))
     courier = HeldCourier()
-    outreach = Outreach(
-        store=bot.store,
-        personas=bot.personas,
-        models=bot.router,
-        sessions=bot.sessions,
-        clock=bot.clock,
-        tz=UTC,
-        name="p1",
-    )
-    outreach.add(courier)
+    outreach = outreach_of(bot, courier)
     scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
     try:
         await bot.store.heard("pip", "telegram", "1", NOON - timedelta(days=1), private=True)

@@ -18,10 +18,12 @@ from typing import Literal
 from PIL import Image
 
 from bot.config import EngineConfig, MemoryConfig
+from bot.courier import Courier
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter
+from bot.outreach import Outreach
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
@@ -109,6 +111,25 @@ def example_config_with_bots() -> str:
         + "\n".join(line.removeprefix("# ").removeprefix("#") for line in bots.splitlines())
         + "\n"
     )
+
+
+def outreach_of(
+    bot: Bot, courier: Courier, *, name: str = "p1", memories: bool = False
+) -> Outreach:
+    """The bot's outreach in UTC writing through `courier`, as process `name`; `memories`:
+    it recalls from the bot's bank what it writes from."""
+    outreach = Outreach(
+        store=bot.store,
+        personas=bot.personas,
+        models=bot.router,
+        sessions=bot.sessions,
+        clock=bot.clock,
+        tz=UTC,
+        name=name,
+        memories=bot.bank if memories else None,
+    )
+    outreach.add(courier)
+    return outreach
 
 
 def make_persona(
