@@ -109,7 +109,14 @@ class Hearing:
 
     async def _transcribe(self, attachment: Attachment) -> str:
         name = _name(attachment.filename)
-        data = await fetch_within(attachment, self.limit, "voice", VoiceError, name)
+        data = await fetch_within(
+            attachment,
+            self.limit,
+            name,
+            VoiceError,
+            too_big="voice_too_big",
+            not_fetched="voice_not_fetched",
+        )
         try:
             text = await self.models.transcribe(attachment.filename or "voice.ogg", data)
         except ModelError as e:  # undecodable audio among them: the server refuses it

@@ -78,24 +78,27 @@ class PictureError(MediaError):
 
 
 async def fetch_within(
-    attachment: Attachment, limit: int, kind: str, error: type[MediaError], name: str
+    attachment: Attachment,
+    limit: int,
+    name: str,
+    error: type[MediaError],
+    *,
+    too_big: str,
+    not_fetched: str,
 ) -> bytes:
     """The attachment's bytes: refused past `limit` by its declared size before the download
-    and by its real size after. The errors are the catalogue's `{kind}_too_big` and
-    `{kind}_not_fetched`."""
+    and by its real size after. `too_big` and `not_fetched` are the catalogue's sentences."""
     if attachment.size > limit:
-        raise error(
-            f"{kind}_too_big", name=name, size=size_text(attachment.size), most=size_text(limit)
-        )
+        raise error(too_big, name=name, size=size_text(attachment.size), most=size_text(limit))
     if attachment.fetch is None:
-        raise error(f"{kind}_not_fetched", name=name)
+        raise error(not_fetched, name=name)
     try:
         data = await attachment.fetch()
     except FetchError as e:  # gone, over the platform's limit, or the network
-        log.warning("could not download a %s attachment: %s", kind, e)
-        raise error(f"{kind}_not_fetched", name=name) from None
+        log.warning("could not download an attachment: %s", e)
+        raise error(not_fetched, name=name) from None
     if len(data) > limit:  # a size declared wrong, or not at all
-        raise error(f"{kind}_too_big", name=name, size=size_text(len(data)), most=size_text(limit))
+        raise error(too_big, name=name, size=size_text(len(data)), most=size_text(limit))
     return data
 
 
@@ -232,7 +235,14 @@ class Pictures:
 
     async def _fetch(self, attachment: Attachment) -> Picture:
         name = _name(attachment.filename)
-        data = await fetch_within(attachment, self.limit, "picture", PictureError, name)
+        data = await fetch_within(
+            attachment,
+            self.limit,
+            name,
+            PictureError,
+            too_big="picture_too_big",
+            not_fetched="picture_not_fetched",
+        )
         return await asyncio.to_thread(shrink, attachment.filename, data, self.side)
 
     async def _describe(self, picture: Picture, language: str) -> str:
