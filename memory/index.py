@@ -23,9 +23,10 @@ import logging
 import os
 import struct
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import faiss
 import numpy as np
@@ -47,6 +48,9 @@ HNSW_EF_CONSTRUCTION = 80
 # (about 1 ms at 100k) stays on it, since under load the hop back cost more than the search.
 THREAD_FROM = 5_000
 _MAGIC = b"KZIDX1\n"
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
 _TEMPORARY = ".tmp"  # the suffix of an index file being written
 
 Ids = npt.NDArray[np.int64]
@@ -214,7 +218,7 @@ class FaissSearch:
     async def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
         async with self.cache.lock(self.scope, self.embedder):
             if self.index.size >= THREAD_FROM and not self.index.hnsw:
-                return await asyncio.to_thread(self.index.search, query, k)
+                return await _whole_in_thread(self.index.search, query, k)
             return self.index.search(query, k)
 
     async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
@@ -371,8 +375,8 @@ class IndexCache:
         if not index.dirty:
             return
         path = index_path(self.folder, *key)
-        data = await asyncio.to_thread(index.serialize)
-        await asyncio.to_thread(_write_atomically, path, data)
+        data = await _whole_in_thread(index.serialize)
+        await _whole_in_thread(_write_atomically, path, data)
         index.dirty = False
 
     def drop(self, scope: str, embedder: str) -> None:
@@ -398,6 +402,19 @@ class IndexCache:
     async def delete_file(self, scope: str, embedder: str) -> None:
         async with self.lock(scope, embedder):
             self.drop(scope, embedder)
+
+
+async def _whole_in_thread(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """`asyncio.to_thread` for work on an index under its lock. Cancelled (as a stop cancels
+    a save, or a timeout a search), it still returns only once the thread is done: a thread
+    can't be stopped, and the lock must not pass to a change or a second save of the same
+    file while it runs (two writers of one temporary file lose the rename)."""
+    running = asyncio.ensure_future(asyncio.to_thread(work, *args, **kwargs))
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await asyncio.wait({running})
+        raise
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import threading
 import types
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -33,6 +34,7 @@ from tests.fakes.postgres import StoreOpener
 
 SCOPE = "pip/discord:dm:u1"
 OTHER = "pip/discord:dm:u2"
+WAIT = 30.0  # seconds a test thread waits for its cue at most
 
 # A tiny meaning for the fake embedding server: words of one concept share a dimension, so a
 # paraphrase with no word in common is still close.
@@ -593,6 +595,52 @@ async def test_an_index_write_cut_short_leaves_the_old_file_and_no_temporary(
     assert not half.exists()
     assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
     assert bank.indexes.rebuilds == 0  # the old file was whole and up to date
+    await bank.close()
+
+
+async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop cancels the scheduler's save while its thread writes the file; the close that
+    follows saves again. The thread can't be stopped, so the second write must wait for it:
+    two writers of one temporary file lose the rename (FileNotFoundError at the close)."""
+    entered, go = threading.Event(), threading.Event()
+    writing, most = 0, 0
+    write = memory.index._write_atomically
+
+    def slow_write(path: Path, data: bytes) -> None:
+        nonlocal writing, most
+        writing += 1
+        most = max(most, writing)
+        entered.set()
+        go.wait(WAIT)
+        try:
+            write(path, data)
+        finally:
+            writing -= 1
+
+    monkeypatch.setattr(memory.index, "_write_atomically", slow_write)
+    bank = await open_bank(tmp_path)
+    kept = await bank.remember(SCOPE, "the lighthouse at dawn")
+    await bank.recall(SCOPE, "lighthouse")
+    save = asyncio.create_task(bank.flush())
+    assert await asyncio.to_thread(entered.wait, WAIT)
+    save.cancel()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not save.done()  # cancelled, it still holds the lock while its thread writes
+    close = asyncio.create_task(bank.close())
+    for _ in range(20):  # the close comes to the index's lock while the first write runs
+        await asyncio.sleep(0)
+    go.set()
+    with pytest.raises(asyncio.CancelledError):
+        await save
+    await close
+    assert most == 1
+
+    bank = await open_bank(tmp_path)
+    assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
+    assert bank.indexes.rebuilds == 0  # the file is whole and up to date
     await bank.close()
 
 
