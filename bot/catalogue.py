@@ -86,6 +86,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "play. Could you type it?",
         "zh": "{name}我没听清：可能损坏了，或者是我放不了的格式。可以打字告诉我吗？",
     },
+    "voice_no_hearing": {
+        "en": "I can't listen to voice notes here, so {name} went unheard. Could you type it?",
+        "zh": "我在这里听不了语音，{name}没能听到。可以打字告诉我吗？",
+    },
     "voice_too_many": {
         "en": "That's a lot to listen to for one hour; I'll listen to more a little later.",
         "zh": "这一小时要听的有点多啦，我过一会儿再听新的。",
