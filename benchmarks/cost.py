@@ -59,7 +59,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, from anywhere
 
-from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig
+from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
@@ -633,7 +633,8 @@ async def media_share(
                     "fake": ProviderConfig(
                         kind="openai", base_url=fake.base_url, api_key_env="FAKE_KEY"
                     )
-                }
+                },
+                speech=TierConfig(model="gpt-4o-mini-tts"),  # (the fake: not OpenAI's own)
             ),
             engine=EngineConfig(timezone="UTC", burst_seconds=0),
         )

@@ -16,7 +16,14 @@ from PIL import Image
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
-from bot.config import TIERS, AccessConfig, EngineConfig, ModelsConfig, ProviderConfig
+from bot.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
@@ -728,7 +735,8 @@ async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
     fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     config = ModelsConfig(
-        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)}
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
     )
     router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
     pip = make_persona(voice=VoicePolicy(speak="always"))

@@ -97,6 +97,7 @@ async def test_openai_base_url_alone_picks_that_endpoint(clients) -> None:
     # A local server needs no key, but the SDK wants one: a placeholder is sent.
     assert clients == [{"base_url": url, "api_key": "unused", "timeout": 60.0}]
     assert router.notice is None
+    assert "speech" not in router.models  # not OpenAI's own: its speech model is not known
 
 
 async def test_a_configured_openai_provider_takes_openai_base_url_from_the_environment(
@@ -586,6 +587,15 @@ model = "tts-1"
     assert (speech.calls, speech.failures, speech.characters) == (3, 1, 16)
     assert speech.audio_bytes == 2 * len(ogg_opus())
     assert router.purposes["speech"].calls == 3
+
+
+async def test_a_speech_tier_elsewhere_than_openais_own_endpoint_is_named(clients) -> None:
+    local = ProviderConfig(base_url="http://127.0.0.1:8000/v1")
+    router = await build(ModelsConfig(providers={"local": local}), {})
+    assert "speech" not in router.models and not router.speaks
+    named = ModelsConfig(providers={"local": local}, speech=TierConfig(model="kokoro"))
+    router = await build(named, {})
+    assert router.models["speech"].name == "openai/local:kokoro" and router.speaks
 
 
 async def test_an_unknown_speech_provider_is_the_files_line(tmp_path: Path) -> None:

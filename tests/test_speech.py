@@ -42,6 +42,7 @@ async def openai_bot(
         eco_mode=eco,
         providers={"openai": ProviderConfig(base_url=fake.base_url, max_retries=0)},
         chat=TierConfig(model="talker"),
+        speech=TierConfig(model="tts-1"),  # (a server of one's own names its model)
     )
     router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
     persona = make_persona(voice=VoicePolicy(speak=speak, voice="nova"))
@@ -95,7 +96,7 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
         assert spoken.reply.voice.note
         assert fake_openai.speeches == [
             {
-                "model": "gpt-4o-mini-tts",  # the speech tier's default on openai
+                "model": "tts-1",
                 "voice": "nova",  # the persona's
                 "input": "Lovely, thank you!",
                 "response_format": "opus",

@@ -23,7 +23,14 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
-from bot.config import TIERS, AccessConfig, EngineConfig, ModelsConfig, ProviderConfig
+from bot.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
 from bot.persona import VoicePolicy
@@ -935,7 +942,8 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     config = ModelsConfig(
-        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)}
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
     )
     router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
     pip = make_persona(voice=VoicePolicy(speak="when_spoken_to", voice="shimmer"))

@@ -50,8 +50,9 @@ DEFAULT_MODELS = {"openai": "gpt-4o-mini", "zhipu": "glm-4-flash", "offline": "o
 # The hearing tier's model when [models.hearing] names none: a transcription model, never the
 # chat model (which cannot transcribe).
 HEARING_MODELS = {"openai": "whisper-1", "zhipu": "glm-asr", "offline": "offline"}
-# The speech tier's model when [models.speech] names none; a kind not here has no speech tier
-# unless [models.speech] names a model (Zhipu has no OpenAI-compatible /audio/speech).
+# The speech tier's model when [models.speech] names none, on the kind's own endpoint only:
+# another server (vLLM, a local one) or kind (Zhipu has no OpenAI-compatible /audio/speech)
+# has no speech tier unless [models.speech] names its model.
 SPEECH_MODELS = {"openai": "gpt-4o-mini-tts"}
 DEFAULT_VOICE = "alloy"  # a persona's voice when its [voice] names none (OpenAI's first)
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "zhipu": "ZHIPUAI_API_KEY"}
@@ -349,7 +350,9 @@ async def build_router(
         if key == "hearing":
             return provider_name, tier.model or HEARING_MODELS[kind]
         if key == "speech":
-            return provider_name, tier.model or SPEECH_MODELS.get(kind, "")
+            provider = providers[provider_name]
+            own = not (provider.base_url or (kind == "openai" and environ.get("OPENAI_BASE_URL")))
+            return provider_name, tier.model or (SPEECH_MODELS.get(kind, "") if own else "")
         return provider_name, tier.model or default_model or DEFAULT_MODELS[kind]
 
     chat = config.chat or TierConfig()
