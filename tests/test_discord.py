@@ -758,3 +758,40 @@ async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
     finally:
         await adapter.close()
         await bot.close()
+
+
+async def test_a_persona_of_several_says_its_reply_aloud_through_its_webhook(
+    fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
+    )
+    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    pip = make_persona("pip", name="Pip", voice=VoicePolicy(speak="always"))
+    bo = make_persona("bo", name="Bo")  # never speaks aloud
+    bot = await open_bot(tmp_path / "duo.sqlite3", [pip, bo], router=router)
+    adapter = DiscordAdapter(
+        bot.engine,
+        ["pip", "bo"],
+        DISCORD_TOKEN,
+        bot_id="duo",
+        channel_ids=[fake.channel_id],
+        guild_ready_timeout=0.05,
+    )
+    await adapter.start()
+    try:
+        fake_openai.reply_text("[HAPPY] Hello, everyone!")
+        await fake.dispatch_message(fake.channel_id, ALICE, "Pip, say hi")
+        assert said_by(await fake.next_message()) == ("Pip", "Hello, everyone!")
+        audio = await fake.next_message()
+        assert "webhook_id" in audio and audio["username"] == "Pip"
+        assert audio["_files"] == {"reply.ogg": ogg_opus()}
+        fake_openai.reply_text("[NEUTRAL] Hi.")
+        await fake.dispatch_message(fake.channel_id, ALICE, "Bo, and you?")
+        assert said_by(await fake.next_message()) == ("Bo", "Hi.")
+        assert await fake.no_message()  # Bo has no voice
+        assert len(fake_openai.speeches) == 1
+    finally:
+        await adapter.close()
+        await bot.close()
