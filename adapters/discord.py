@@ -50,7 +50,7 @@ from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.courier import Delivery
 from bot.engine import Engine
-from bot.events import Addressed, Attachment, ChatEvent
+from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 
 __all__ = ["DiscordAdapter"]
@@ -344,6 +344,25 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
                 avatar_url=identity.avatar_url or discord.utils.MISSING,
                 allowed_mentions=discord.AllowedMentions.none(),
             )
+
+    async def voice(self, where: Where, spoken: Spoken, voice: Voice) -> None:
+        """The reply said aloud, as an audio file (`reply.ogg`, which Discord plays in place) on
+        a message of its own right after the text, so the text never waits for nor fails with
+        it; through the persona's webhook where one bot hosts several."""
+        file = discord.File(io.BytesIO(voice.data), filename=voice.name)
+        if isinstance(where, discord.Interaction):
+            await where.followup.send(file=file, ephemeral=True)
+            return
+        hook = await self._webhook(where) if spoken.several else None
+        if hook is None:
+            await where.send(file=file)
+            return
+        identity = spoken.persona.identity
+        await hook.send(
+            file=file,
+            username=identity.name[:80],
+            avatar_url=identity.avatar_url or discord.utils.MISSING,
+        )
 
     async def _webhook(self, channel: Where) -> discord.Webhook | None:
         """This bot's webhook in a server text channel (made on first use), or None where

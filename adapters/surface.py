@@ -24,8 +24,9 @@ with what the user wrote.
 
 The hooks a platform may supply besides `send`: `typing` (shown while a turn runs; see
 `typing_every` for platforms whose indicator fades), `speak` (a reply, where a persona shows
-its own name and face), `show` (a command's answer with its buttons and file), `acknowledge`
-(before a command runs), `admin`, `apologise`. `attachment` makes an attachment whose
+its own name and face), `voice` (a reply said aloud, after its text), `show` (a command's
+answer with its buttons and file), `acknowledge` (before a command runs), `admin`,
+`apologise`. `attachment` makes an attachment whose
 download failures are `FetchError`s, as the front expects.
 
 A platform whose bot can write first to a person (bot.courier.Courier, for bot.outreach) is a
@@ -58,6 +59,7 @@ from bot.events import (
     ChatEvent,
     FetchError,
     Platform,
+    Voice,
     split_chunks,
 )
 from bot.front import Front, Spoken
@@ -132,6 +134,11 @@ class Surface(ABC, Generic[Where]):
     async def speak(self, where: Where, spoken: Spoken) -> None:
         """Send a persona's reply."""
         await self.send(where, self.signed(spoken))
+
+    async def voice(self, where: Where, spoken: Spoken, voice: Voice) -> None:
+        """Send a reply said aloud (bot.speech), after its text: a voice note where `voice`
+        is one (`Voice.note`), else an audio file. Nothing by default: the front says
+        nothing aloud on a platform outside `bot.speech.PLATFORMS`."""
 
     async def react(self, where: Where, event: ChatEvent, emoji: str) -> None:
         """Put `emoji` on the message of `event` (bot.reactions: only the platforms in
@@ -227,6 +234,7 @@ class Surface(ABC, Generic[Where]):
                 await self.react(where, event, spoken.reply.reaction)
             elif spoken is not None:
                 await self.speak(where, spoken)
+                await self._voice(where, spoken)
                 await self._relay(event, spoken)
         except Exception as e:
             self.log.error(
@@ -247,6 +255,17 @@ class Surface(ABC, Generic[Where]):
         except Exception as e:
             failure = redact.failure(e)
             self.log.error("greeting in %s %s failed: %s", self.platform, event.channel_id, failure)
+
+    async def _voice(self, where: Where, spoken: Spoken) -> None:
+        """The reply's voice note, if it has one; a failure is logged (the text went)."""
+        if spoken.reply.voice is None:
+            return
+        try:
+            await self.voice(where, spoken, spoken.reply.voice)
+        except Exception as e:
+            self.log.warning(
+                "could not send a voice note in %s: %s", self.platform, redact.failure(e)
+            )
 
     async def _relay(self, event: ChatEvent, spoken: Spoken) -> None:
         """What a persona said in a group is heard by the other personas there (bot.room)."""

@@ -64,8 +64,8 @@ from bot.answers import Answer, Button
 from bot.catalogue import say
 from bot.courier import Delivery
 from bot.engine import Engine
-from bot.events import Addressed, Attachment, ChatEvent
-from bot.front import Front
+from bot.events import Addressed, Attachment, ChatEvent, Voice
+from bot.front import Front, Spoken
 
 __all__ = ["TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
 
@@ -430,6 +430,15 @@ class TelegramAdapter(CourierSurface[Message, int]):
             where.chat.send_action, ChatAction.TYPING, message_thread_id=where.message_thread_id
         )
         return typing_every(action, TYPING_EVERY, log)
+
+    async def voice(self, where: Message, spoken: Spoken, voice: Voice) -> None:
+        """A voice note (sendVoice: OGG/Opus) where the message came from, or, for other
+        audio, a file (sendDocument: Telegram plays only OGG/Opus as a voice note)."""
+        upload = InputFile(voice.data, filename=voice.name)
+        if voice.note:
+            await where.reply_voice(upload, do_quote=False)
+        else:
+            await where.reply_document(upload, do_quote=False)
 
     async def react(self, where: Message, event: ChatEvent, emoji: str) -> None:
         """The emoji on the user's message (setMessageReaction; bot.reactions keeps to those

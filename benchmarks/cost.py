@@ -24,7 +24,14 @@ written by the encoding call, so "diary" has no calls of its own), the memory bl
 the chat prompt, memories kept and forgotten per day, and the messages the persona wrote
 first. The last line is one JSON object: {"calls_per_message", "tokens_per_message",
 "memory_block_tokens_p95", "tool_calls_per_message", "unsolicited_per_user_per_week",
-"outreach_calls_per_user_per_week"} for `--persona`; tool calls are also shown per tool.
+"outreach_calls_per_user_per_week"} for `--persona`, and "media": the media share's figures;
+tool calls are also shown per tool.
+
+The media share is a run of its own, so the month's figures above stay as they were: each user
+sends `--media-messages` messages through the front (bot.front, as Telegram's adapter does),
+one in five a photo and one in five a voice note, to the persona with its [voice] speak set to
+"when_spoken_to"; it prints the vision, hearing and speech tiers' calls per message (and their
+pictures, recordings, audio bytes and characters spoken), and all calls per message there.
 Target in the default configuration: at most 1.2 calls per user message, a memory block of at
 most 1,500 tokens. Never run by CI.
 """
@@ -52,8 +59,9 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, from anywhere
 
-from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig
-from bot.events import ChatEvent
+from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.events import Attachment, ChatEvent
+from bot.front import Front
 from bot.llm.router import TierUsage
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona import PersonaLibrary
@@ -62,6 +70,7 @@ from bot.runtime import Runtime, load_personas, open_runtime
 from memory.clock import FakeClock
 from memory.intentions import spot
 from tests.fakes.courier import RecordingCourier
+from tests.fakes.factories import make_picture
 from tests.fakes.openai_server import (
     FakeOpenAI,
     FakeToolCall,
@@ -605,6 +614,119 @@ async def simulate(
     return result
 
 
+MEDIA_TIERS = ("vision", "hearing", "speech")
+VOICE_NOTE = b"OggS\x00\x02" + bytes(12_000)  # about 4 s of Opus, as a voice note's size
+
+
+async def media_share(
+    persona_name: str, users_count: int, per_user: int, seed: int, data_dir: Path
+) -> dict[str, Any]:
+    """Each user's `per_user` messages through the front, every fifth a photo and every
+    fifth (offset) a voice note; the persona answers voice notes aloud. Returns the media
+    tiers' figures per message (and every call per message of this workload)."""
+    rng = random.Random(seed)
+    async with SimulatedModel(seed) as fake:
+        config = Config(
+            data_dir=str(data_dir),
+            models=ModelsConfig(
+                providers={
+                    "fake": ProviderConfig(
+                        kind="openai", base_url=fake.base_url, api_key_env="FAKE_KEY"
+                    )
+                },
+                speech=TierConfig(model="gpt-4o-mini-tts"),  # (the fake: not OpenAI's own)
+            ),
+            engine=EngineConfig(timezone="UTC", burst_seconds=0),
+        )
+        personas = load_personas(PersonaLibrary.default(Path.cwd()), [persona_name])
+        key = next(iter(personas))
+        personas[key].voice.speak = "when_spoken_to"
+        clock = FakeClock(START)
+        runtime = await open_runtime(
+            config,
+            personas,
+            {"FAKE_KEY": "k"},
+            platforms=["telegram"],
+            clock=clock,
+            seed=seed,
+            probe=_no_ollama,
+        )
+        front = Front(runtime.engine, "bench", key)
+        chinese = personas[key].identity.language.startswith("zh")
+        photo = make_picture(800, 600, (90, 140, 200), format="JPEG")
+        messages = 0
+        try:
+            for user in make_users(users_count, rng):
+                for n in range(per_user):
+                    clock.advance(timedelta(seconds=rng.randint(20, 60)))
+                    _, text = user_line(user, rng, chinese)
+                    attachments: tuple[Attachment, ...] = ()
+                    if n % 5 == 2:
+                        attachments = (_attached("photo.jpg", "image/jpeg", photo),)
+                    elif n % 5 == 4:
+                        attachments = (_attached("voice note.ogg", "audio/ogg", VOICE_NOTE),)
+                        text = ""
+                    await front.receive(
+                        ChatEvent(
+                            platform="telegram",
+                            bot_id="bench",
+                            persona=key,
+                            chat_id="",
+                            channel_id=f"media-{user.user_id}",
+                            user_id=user.user_id,
+                            user_name=user.name,
+                            is_dm=True,
+                            text=text,
+                            timestamp=clock.now(),
+                            attachments=attachments,
+                            message_id=f"{user.user_id}-{n}",
+                        )
+                    )
+                    messages += 1
+                    await runtime.engine.drain()
+            usage = runtime.engine.models.usage
+        finally:
+            await runtime.close()
+    m = max(messages, 1)
+    figures: dict[str, Any] = {"messages": messages}
+    for tier in MEDIA_TIERS:
+        u = usage[tier]
+        figures[tier] = {
+            "calls_per_message": round(u.calls / m, 3),
+            "failures": u.failures,
+            "images_per_message": round(u.images / m, 3),
+            "recordings_per_message": round(u.recordings / m, 3),
+            "audio_bytes_per_message": round(u.audio_bytes / m),
+            "characters_per_message": round(u.characters / m, 1),
+        }
+    figures["calls_per_message"] = round(sum(u.calls for u in usage.values()) / m, 3)
+    return figures
+
+
+def _attached(name: str, kind: str, data: bytes) -> Attachment:
+    async def fetch() -> bytes:
+        return data
+
+    return Attachment(name, f"telegram-file:{name}", kind, len(data), fetch)
+
+
+def report_media(persona: str, figures: dict[str, Any]) -> None:
+    print(
+        f"\nMedia share ({persona}: {figures['messages']} messages through the front, one in "
+        "five a photo, one in five a voice note answered aloud; a run of its own):"
+    )
+    print("| tier | calls/msg | images/msg | recordings/msg | audio bytes/msg | characters/msg |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for tier in MEDIA_TIERS:
+        f = figures[tier]
+        print(
+            f"| {tier} | {f['calls_per_message']:.3f} | {f['images_per_message']:.3f} "
+            f"| {f['recordings_per_message']:.3f} | {f['audio_bytes_per_message']} "
+            f"| {f['characters_per_message']:.1f} |"
+        )
+    print(f"All calls per message of this workload: {figures['calls_per_message']}")
+
+
 class _ErrorCounter(logging.Handler):
     """Counts the errors Kizuna logs (by message and exception) instead of printing them."""
 
@@ -739,6 +861,9 @@ async def main() -> None:
     parser.add_argument("--all", action="store_true", help="miao, monikai and dungeon_master")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--every", type=int, default=5, help="show every Nth day's memories")
+    parser.add_argument(
+        "--media-messages", type=int, default=20, help="per user, in the media share's run"
+    )
     args = parser.parse_args()
     os.environ["NO_PROXY"] = ",".join(
         p for p in (os.environ.get("NO_PROXY", ""), "127.0.0.1", "localhost") if p
@@ -753,7 +878,12 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             results[name] = await simulate(name, args.users, args.days, args.seed, Path(tmp))
         report(results[name], args.every)
-    print(json.dumps(headline(results[args.persona])))
+    with tempfile.TemporaryDirectory() as tmp:
+        media = await media_share(
+            args.persona, args.users, args.media_messages, args.seed, Path(tmp)
+        )
+    report_media(args.persona, media)
+    print(json.dumps({**headline(results[args.persona]), "media": media}))
 
 
 if __name__ == "__main__":

@@ -86,6 +86,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "play. Could you type it?",
         "zh": "{name}我没听清：可能损坏了，或者是我放不了的格式。可以打字告诉我吗？",
     },
+    "voice_no_hearing": {
+        "en": "I can't listen to voice notes here, so {name} went unheard. Could you type it?",
+        "zh": "我在这里听不了语音，{name}没能听到。可以打字告诉我吗？",
+    },
     "voice_too_many": {
         "en": "That's a lot to listen to for one hour; I'll listen to more a little later.",
         "zh": "这一小时要听的有点多啦，我过一会儿再听新的。",
@@ -162,6 +166,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "on: never message you first; off: may, now and then",
         "zh": "on：不再主动给你发消息；off：偶尔可以",
     },
+    "help_voice": {
+        "en": "on: replies as voice notes too; off: text only",
+        "zh": "on：回复时也发语音；off：只发文字",
+    },
     "help_timezone": {
         "en": "your time zone (like Europe/Paris), for when to write first",
         "zh": "你的时区（比如 Asia/Shanghai），决定什么时候主动发消息",
@@ -205,6 +213,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "要取消的那条的编号；留空查看全部",
     },
     "option_quiet_choice": {
+        "en": "on or off; leave empty to see the current choice",
+        "zh": "on 或 off；留空查看现在的选择",
+    },
+    "option_voice_choice": {
         "en": "on or off; leave empty to see the current choice",
         "zh": "on 或 off；留空查看现在的选择",
     },
@@ -438,6 +450,28 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "zh": "{name}偶尔会主动给你发消息（问问近况、提醒你），不会在你那边的深夜。"
         "/quiet on 可以停止。",
     },
+    "voice_on": {
+        "en": "{name} will send its replies to you as voice notes too. /voice off stops it.",
+        "zh": "{name}回复你时也会发语音。/voice off 可以停止。",
+    },
+    "voice_off": {
+        "en": "{name} will answer you in text only. /voice on sends voice notes too.",
+        "zh": "{name}只会用文字回复你。/voice on 可以同时发语音。",
+    },
+    "voice_default": {
+        "en": "{name} answers your voice notes with a voice note too; /voice on for every "
+        "reply, /voice off for text only.",
+        "zh": "你发语音时{name}也会用语音回复；/voice on 每次都发语音，/voice off 只发文字。",
+    },
+    "voice_always": {
+        "en": "{name} sends its replies as voice notes too. /voice off for text only.",
+        "zh": "{name}回复时也会发语音。/voice off 只发文字。",
+    },
+    "voice_none": {
+        "en": "{name} only writes here: it has no voice to answer with.",
+        "zh": "{name}在这里只能打字，没有可以说话的声音。",
+    },
+    "voice_which": {"en": "Say /voice on or /voice off.", "zh": "请说 /voice on 或 /voice off。"},
     "quiet_which": {"en": "Say /quiet on or /quiet off.", "zh": "请说 /quiet on 或 /quiet off。"},
     "timezone_now": {
         "en": "Your time zone: {timezone}.",

@@ -26,6 +26,7 @@ from bot.floor import ChannelFloor
 from bot.prompts import describe_age
 from bot.recollect import memory_text
 from bot.routing import PersonaRouter
+from bot.speech import PLATFORMS as SPEECH_PLATFORMS
 from memory.bank import BankError
 from memory.dates import find_dates
 from memory.recall import Recalled
@@ -61,6 +62,7 @@ __all__ = [
     "set_state",
     "show_state",
     "timezone",
+    "voice",
     "wipe",
     "wipe_question",
 ]
@@ -426,6 +428,31 @@ async def quiet(engine: Engine, event: ChatEvent, argument: str) -> str:
     return _say(engine, event, "quiet_on" if contact is not None and contact.quiet else "quiet_off")
 
 
+async def voice(engine: Engine, event: ChatEvent, argument: str) -> str:
+    """`voice on|off`: whether the persona's replies to the sender are said aloud too
+    (bot.speech): off is text only, on even to what they type; alone, what is chosen now.
+    Where the persona has no voice (its [voice] speak is "never", no speech tier, eco mode),
+    it says so and keeps nothing."""
+    if event.anonymous:
+        return _say(engine, event, "anonymous")
+    persona, choice = engine.persona(event), argument.strip().lower()
+    if choice and choice not in ("on", "off"):
+        return _say(engine, event, "voice_which")
+    if not engine.models.speaks or persona.voice.speak == "never":
+        return _say(engine, event, "voice_none")
+    if choice:
+        await engine.contacts.set_contact(
+            persona.key, event.platform, event.user_id, voice=choice == "on", at=engine.clock.now()
+        )
+        return _say(engine, event, f"voice_{choice}")
+    contact = await engine.contacts.contact(persona.key, event.platform, event.user_id)
+    if contact is not None and contact.voice is not None:
+        return _say(engine, event, "voice_on" if contact.voice else "voice_off")
+    return _say(
+        engine, event, "voice_always" if persona.voice.speak == "always" else "voice_default"
+    )
+
+
 async def timezone(engine: Engine, event: ChatEvent, argument: str) -> str:
     """`timezone NAME`: the sender's time zone (an IANA name, checked), for their waking
     hours; alone, the one set, if any."""
@@ -647,6 +674,10 @@ async def _quiet(call: Invocation) -> Answer:
     return Answer(await quiet(call.engine, call.event, call.argument))
 
 
+async def _voice(call: Invocation) -> Answer:
+    return Answer(await voice(call.engine, call.event, call.argument))
+
+
 async def _timezone(call: Invocation) -> Answer:
     return Answer(await timezone(call.engine, call.event, call.argument))
 
@@ -688,6 +719,7 @@ async def _help(call: Invocation) -> Answer:
 
 _GROUPS: frozenset[Platform] = frozenset({"discord", "telegram"})
 _TYPED: frozenset[Platform] = frozenset({"console", "telegram", "web"})
+_VOICED = SPEECH_PLATFORMS  # where voice notes are sent
 _GROUP_CHOICES = ("mode", "talkativeness", "cooldown", "max_per_minute", "reset")
 
 COMMANDS: Mapping[str, Command] = {
@@ -709,6 +741,7 @@ COMMANDS: Mapping[str, Command] = {
         Command("intentions", _intentions, (Option("cancel"),)),
         Command("quiet", _quiet, (Option("choice", choices=("on", "off")),)),
         Command("timezone", _timezone, (Option("name"),)),
+        Command("voice", _voice, (Option("choice", choices=("on", "off")),), _VOICED),
         Command("end", _end),
         Command("wipe", _wipe),
         Command("help", _help, platforms=_TYPED),

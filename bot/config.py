@@ -39,7 +39,7 @@ __all__ = [
 # What an environment variable is called (a `*_env` key names one; a secret pasted there is not).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-TIERS = ("chat", "tools", "summary", "intent", "vision", "hearing")
+TIERS = ("chat", "tools", "summary", "intent", "vision", "hearing", "speech")
 ProviderKind = Literal["openai", "zhipu", "offline"]
 
 
@@ -90,6 +90,9 @@ class ModelsConfig:
     # Transcribes voice notes (/audio/transcriptions); its model defaults to whisper-1 on
     # openai, the offline stub offline, not to the chat model.
     hearing: TierConfig | None = None
+    # Speaks replies aloud for the personas that may (/audio/speech); its model defaults to
+    # gpt-4o-mini-tts on openai; zhipu and the offline model have none, nor has eco mode.
+    speech: TierConfig | None = None
     eco: TierConfig | None = None
 
 

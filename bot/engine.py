@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import random
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
@@ -47,6 +48,7 @@ from bot.recollect import Recollection, Recollector, memory_section
 from bot.room import Relay, is_persona_speaker
 from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
 from bot.slots import StateSlots
+from bot.speech import Speech
 from bot.toolkit import Sender, Toolbox
 from bot.tools import SearchBackend, SearchResult, cited_sources, run_search, run_translate
 from bot.welcome import Welcomes
@@ -117,6 +119,7 @@ class Engine:
         )
         self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
         self.hearing = Hearing(models, self.pictures.count, settings)  # (counted with them)
+        self.speech = Speech(models, contacts, shutil.which("ffmpeg"))  # replies said aloud
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         # Personas sharing a room hear one another through it (every bot of the process).

@@ -18,6 +18,7 @@ __all__ = [
     "FetchError",
     "Platform",
     "Reply",
+    "Voice",
     "split_chunks",
     "valid_text",
 ]
@@ -130,6 +131,21 @@ class ChatEvent:
 
 
 @dataclass(slots=True, frozen=True)
+class Voice:
+    """A reply said aloud (bot.speech): OGG/Opus (`mime` "audio/ogg"), which Telegram plays as
+    a voice note, or another format the speech server sent, which goes as a file."""
+
+    data: bytes = field(repr=False)
+    mime: str = "audio/ogg"
+    name: str = "reply.ogg"
+
+    @property
+    def note(self) -> bool:
+        """OGG/Opus: a platform's voice note, not just an audio file."""
+        return self.mime == "audio/ogg"
+
+
+@dataclass(slots=True, frozen=True)
 class Reply:
     """What the persona says back. `chunks` are ready for the platform's length limit."""
 
@@ -142,6 +158,8 @@ class Reply:
     answers: str = ""
     # An emoji put on the message instead of a reply (bot.reactions): `text` is then "".
     reaction: str = ""
+    # The reply said aloud too, sent after its text (bot.speech): None when it is not spoken.
+    voice: Voice | None = None
 
     def __post_init__(self) -> None:
         # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.

@@ -5,7 +5,8 @@ A message: which of the bot's personas it is for (bot.routing), then a document 
 persona (refused by its declared size before any download, fetched through its
 `Attachment.fetch`, read) or a turn of conversation (the engine, which applies access and rate
 limits, and in a group asks bot.floor whether the persona speaks at all), its pictures looked
-at first (bot.pictures: said in words, or shown to a chat model that sees). A
+at first (bot.pictures: said in words, or shown to a chat model that sees), its voice notes
+heard (bot.hearing), the reply said aloud too where wanted (bot.speech). A
 command: the persona of its room, the access gate, then the command table (bot.commands).
 
     front = Front(engine, bot_id, ["miao", "monikai"])
@@ -21,7 +22,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 
-from bot import commands
+from bot import commands, redact
 from bot.answers import Answer
 from bot.catalogue import say
 from bot.documents import Document, DocumentError, is_document, precheck
@@ -105,14 +106,16 @@ class Front:
         elif called and not event.from_bot and _has_media(event) and await self._new(event):
             language = self.language(persona)
             said: tuple[str, ...] = ()
+            spoken_to = wants_hearing(event)  # a voice note: answered aloud where wanted
             async with typing() if typing is not None else contextlib.nullcontext():
                 if wants_looking(event):
                     looked = await self.engine.pictures.look(event, language)
                     event, said = looked.event, looked.said
-                if wants_hearing(event):
+                if spoken_to:
                     heard = await self.engine.hearing.listen(event, language)
                     event, said = heard.event, said + heard.said
             reply = await self.engine.handle(event, settle=settle, typing=typing)
+            reply = await self._voiced(event, reply, spoken_to, typing)
             if said:  # the pictures and recordings it could not take in, said first
                 sentences = "\n".join(said)
                 text = f"{sentences}\n\n{reply.text}" if reply.text else sentences
@@ -120,9 +123,34 @@ class Front:
                 reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
             reply = await self.engine.handle(event, settle=settle, typing=typing)
+            reply = await self._voiced(event, reply, False, typing)
         if not reply.text and not reply.reaction:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    async def _voiced(
+        self,
+        event: ChatEvent,
+        reply: Reply,
+        spoken_to: bool,
+        typing: Callable[[], AbstractAsyncContextManager[object]] | None,
+    ) -> Reply:
+        """`reply` said aloud too where the persona and the user want it (bot.speech), once
+        its text is final. Whatever fails there, the reply goes as text: a failure is logged,
+        never what was said."""
+        if not reply.text or reply.failed or reply.reaction:
+            return reply
+        persona = self.router.persona(event.persona)
+        speech = self.engine.speech
+        try:
+            if not await speech.wanted(persona, event, spoken_to):
+                return reply
+            async with typing() if typing is not None else contextlib.nullcontext():
+                voice = await speech.say(persona, reply.text)
+        except Exception as e:  # the text is answer enough
+            log.error("saying a reply of %s aloud failed: %s", persona.key, redact.failure(e))
+            return reply
+        return replace(reply, voice=voice)
 
     async def welcome(self, event: ChatEvent) -> Spoken | None:
         """The room's persona greets `event`'s sender, who just joined (bot.welcome); None

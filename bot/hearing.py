@@ -109,6 +109,8 @@ class Hearing:
 
     async def _transcribe(self, attachment: Attachment) -> str:
         name = _name(attachment.filename)
+        if not self.models.hears:  # (an Ollama found on its own): not even downloaded
+            raise VoiceError("voice_no_hearing", name=name)
         data = await fetch_within(
             attachment,
             self.limit,

@@ -44,6 +44,7 @@ __all__ = [
     "PersonaLibrary",
     "StateSlot",
     "UserAddress",
+    "VoicePolicy",
     "load_persona",
 ]
 
@@ -203,6 +204,29 @@ class GroupPolicy:
             )
 
 
+# When a persona's reply is spoken aloud too (bot.speech): never, to a message the user spoke
+# (a voice note), or always.
+SpeakWhen = Literal["never", "when_spoken_to", "always"]
+
+
+@dataclass(slots=True)
+class VoicePolicy:
+    """Whether the persona answers with a voice note as well as its text (bot.speech): off
+    unless the host turns it on; a user turns it off for themselves, or on for typed messages
+    too, with /voice."""
+
+    speak: SpeakWhen = "never"
+    voice: str = ""  # the speech provider's voice ("nova", "alloy"...); "" its default
+
+    def __post_init__(self) -> None:
+        self.voice = self.voice.strip()
+        if len(self.voice) > 64 or any(c.isspace() for c in self.voice):
+            raise ValueError(
+                f"voice.voice must be one word, the provider's name for a voice (like "
+                f'"nova"), got {self.voice[:40]!r}'
+            )
+
+
 # "HH-HH": the hours a persona never writes first, in the user's time zone (from the first
 # hour to the second, across midnight when the first is later).
 _HOURS = re.compile(r"([01]?\d|2[0-3])-([01]?\d|2[0-3])")
@@ -312,6 +336,7 @@ class Persona:
     memory: MemoryPolicy = field(default_factory=MemoryPolicy)
     group: GroupPolicy = field(default_factory=GroupPolicy)
     outreach: OutreachPolicy = field(default_factory=OutreachPolicy)
+    voice: VoicePolicy = field(default_factory=VoicePolicy)
     # What it may call: built-in tools, installed ones and its [[custom_tools]], by name.
     tools: list[str] = field(default_factory=list)
     custom_tools: list[CustomTool] = field(default_factory=list)  # Python tools and their limits

@@ -150,6 +150,18 @@ DOCS: dict[str, str] = {
         "Follow up, in the private chat, what a user said in a group too (false: only what "
         "they said privately)."
     ),
+    "voice": (
+        "Whether it answers with a voice note as well as text (never in eco mode or offline); "
+        "a user says `/voice off` for text only, `/voice on` for typed messages too."
+    ),
+    "voice.speak": (
+        '"never", "when_spoken_to" (a reply to a voice note the user sent is spoken too) or '
+        '"always" (every reply, in a private chat or a group).'
+    ),
+    "voice.voice": (
+        'The speech provider\'s name for the voice it speaks in (OpenAI: "alloy", "nova", '
+        '"shimmer"...); empty: "alloy".'
+    ),
     "memory": "How the persona remembers: whose memories, and how they fade.",
     "memory.scope": (
         'Whose memories: "user" keeps one memory per person, "channel" one per channel, '

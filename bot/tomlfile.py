@@ -215,7 +215,10 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
         message = str(e)
         named = _key_path(message.split(" ", 1)[0])
         # "memory.flashback_rate" raised inside [memory] names the key from the top: skip
-        # the parts that lead down to this table.
+        # the parts that lead down to this table ("voice.voice" inside [voice] too, whose
+        # key has the table's name).
+        lead = next((n for n in range(len(named) - 1, 0, -1) if path[-n:] == named[:n]), 0)
+        named = named[lead:]
         while named and named[0] not in keys:
             named = named[1:]
         raise _Invalid((*path, *named), message) from None

@@ -265,7 +265,8 @@ class Contact:
     """What a persona knows of reaching one person first on one platform (never what they
     said): whether they ever talked privately, when they last wrote and were last answered,
     the hours they talk at (UTC, 24 counts: their waking day, learned), their time zone if they
-    set one, whether they asked for quiet, and when the platform last refused a message."""
+    set one, whether they asked for quiet, when the platform last refused a message, and
+    whether they want replies spoken aloud."""
 
     persona: str
     platform: str
@@ -277,6 +278,9 @@ class Contact:
     timezone: str | None = None  # an IANA name they set (/timezone), else learned from hours
     quiet: bool = False  # they asked the persona not to write first
     refused_at: datetime | None = None  # the platform refused a message the persona wrote first
+    # Their replies spoken aloud too (/voice on), or never (/voice off); None: as the persona's
+    # [voice] speak says.
+    voice: bool | None = None
 
     @property
     def unanswered(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from io import BytesIO
@@ -15,15 +16,24 @@ from PIL import Image
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
-from bot.config import TIERS, AccessConfig, EngineConfig
+from bot.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter
+from bot.llm.router import ModelRouter, build_router
+from bot.persona import VoicePolicy
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.openai_server import FakeOpenAI, ogg_opus
 from tests.fakes.platforms import discord_at
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
 
@@ -716,6 +726,72 @@ async def test_a_voice_message_is_heard_as_the_users_words(
         [user, _] = [t.text for t in (await bot.engine.info(dm)).turns]
         assert user == "[voice] (offline model: a recording of 2 KB, not transcribed)"
         assert bot.engine.models.usage["hearing"].recordings == 1
+    finally:
+        await adapter.close()
+        await bot.close()
+
+
+async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
+    fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
+    )
+    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    pip = make_persona(voice=VoicePolicy(speak="always"))
+    bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
+    adapter = DiscordAdapter(
+        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+    )
+    await adapter.start()
+    try:
+        fake_openai.reply_text("[HAPPY] Good morning!")
+        await fake.dispatch_message(5555, ALICE, "morning!", guild=False)
+        text = await fake.next_message()
+        assert text["content"] == "Good morning!"
+        audio = await fake.next_message()
+        assert audio["channel_id"] == "5555" and not audio.get("content")
+        assert audio["_files"] == {"reply.ogg": ogg_opus()}  # Discord plays it in place
+        assert [a["filename"] for a in audio["attachments"]] == ["reply.ogg"]
+        assert fake_openai.speeches[0]["input"] == "Good morning!"
+    finally:
+        await adapter.close()
+        await bot.close()
+
+
+async def test_a_persona_of_several_says_its_reply_aloud_through_its_webhook(
+    fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
+    )
+    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    pip = make_persona("pip", name="Pip", voice=VoicePolicy(speak="always"))
+    bo = make_persona("bo", name="Bo")  # never speaks aloud
+    bot = await open_bot(tmp_path / "duo.sqlite3", [pip, bo], router=router)
+    adapter = DiscordAdapter(
+        bot.engine,
+        ["pip", "bo"],
+        DISCORD_TOKEN,
+        bot_id="duo",
+        channel_ids=[fake.channel_id],
+        guild_ready_timeout=0.05,
+    )
+    await adapter.start()
+    try:
+        fake_openai.reply_text("[HAPPY] Hello, everyone!")
+        await fake.dispatch_message(fake.channel_id, ALICE, "Pip, say hi")
+        assert said_by(await fake.next_message()) == ("Pip", "Hello, everyone!")
+        audio = await fake.next_message()
+        assert "webhook_id" in audio and audio["username"] == "Pip"
+        assert audio["_files"] == {"reply.ogg": ogg_opus()}
+        fake_openai.reply_text("[NEUTRAL] Hi.")
+        await fake.dispatch_message(fake.channel_id, ALICE, "Bo, and you?")
+        assert said_by(await fake.next_message()) == ("Bo", "Hi.")
+        assert await fake.no_message()  # Bo has no voice
+        assert len(fake_openai.speeches) == 1
     finally:
         await adapter.close()
         await bot.close()

@@ -143,6 +143,27 @@ async def test_a_hearing_tier_that_fails_is_said_in_the_personas_language(
         await bot.close()
 
 
+async def test_with_a_detected_ollama_a_voice_note_is_said_unheard_and_never_fetched(
+    tmp_path: Path,
+) -> None:
+    async def ollama(host: str) -> list[str]:
+        return ["llama3.2"]
+
+    router = await build_router(ModelsConfig(), {}, rng=random.Random(0), probe=ollama)
+    bot = await open_bot(tmp_path / "k.sqlite3", router=router)
+    try:
+        note = voice(name="v.ogg")
+        heard = await bot.engine.hearing.listen(make_event("", attachments=(note,)), "en")
+        assert heard.said == (
+            "I can't listen to voice notes here, so v.ogg went unheard. Could you type it?",
+        )
+        assert heard.event.text == "[voice note v.ogg, not heard]"
+        assert isinstance(note.fetch, Download) and note.fetch.calls == 0
+        assert router.usage["hearing"].calls == 0  # no tier, no call
+    finally:
+        await bot.close()
+
+
 async def test_voice_notes_and_pictures_share_a_users_media_per_hour(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:

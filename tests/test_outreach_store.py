@@ -301,6 +301,19 @@ async def test_set_contact_changes_only_what_is_given(store: Storage) -> None:
     assert unquiet is not None and not unquiet.quiet
 
 
+async def test_a_voice_choice_is_none_until_said_then_kept(store: Storage) -> None:
+    await store.heard("miao", "telegram", "7", T0, private=True)
+    heard = await store.contact("miao", "telegram", "7")
+    assert heard is not None and heard.voice is None  # the persona's [voice] decides
+    await store.set_contact("miao", "telegram", "7", voice=False, at=T0)
+    await store.set_contact("miao", "telegram", "7", quiet=True, at=T0)  # leaves it
+    off = await store.contact("miao", "telegram", "7")
+    assert off is not None and (off.voice, off.quiet) == (False, True)
+    await store.set_contact("miao", "telegram", "8", voice=True, at=T0)  # a new contact
+    on = await store.contact("miao", "telegram", "8")
+    assert on is not None and on.voice is True and not on.private
+
+
 async def test_contacts_are_those_heard_before_a_time_privately_by_default(
     store: Storage,
 ) -> None:

@@ -167,7 +167,7 @@ PERSONA_ERRORS = {
         """,
         "key",
         "unknown key (known keys: card, custom_tools, emotions, group, identity, lorebook, "
-        "mcp_servers, memory, outreach, state, tools, user)",
+        "mcp_servers, memory, outreach, state, tools, user, voice)",
     ),
     "wrong type": (
         """
@@ -495,6 +495,30 @@ PERSONA_ERRORS = {
         """,
         "outreach.quiet_hours",
         'must be "HH-HH"',
+    ),
+    "voice speak": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [voice]
+        speak = "sometimes" # <-
+        """,
+        "voice.speak",
+        "'never', 'when_spoken_to', 'always'",
+    ),
+    "voice name": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [voice]
+        voice = "a soft voice" # <-
+        """,
+        "voice.voice",
+        "must be one word",
     ),
     "outreach per week": (
         """

@@ -19,7 +19,7 @@ from bot.llm.offline import OfflineChatModel
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import OFFLINE_NOTICE, ModelRouter, ModelSetupError, build_router
 from tests.fakes.models import ScriptedChatModel
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 
 HELLO = [Message("system", "You are Pip."), Message("user", "hello")]
 
@@ -60,12 +60,12 @@ async def build(
     return await build_router(config, environ, rng=random.Random(0), probe=probe)
 
 
+CHAT_TIERS = tuple(t for t in TIERS if t not in ("hearing", "speech"))
+
+
 def names(router: ModelRouter) -> dict[str, str]:
-    """The chat tiers' models (hearing, a transcription model, is tested on its own)."""
-    return {tier: router.models[tier].name for tier in TIERS if tier != "hearing"}
-
-
-CHAT_TIERS = tuple(t for t in TIERS if t != "hearing")
+    """The chat tiers' models (hearing and speech, models of their own, are tested apart)."""
+    return {tier: router.models[tier].name for tier in CHAT_TIERS}
 
 
 # -- auto-detection (no [models.providers]) ---------------------------------------------------
@@ -78,7 +78,11 @@ async def test_openai_key_picks_openai_with_its_default_model(clients) -> None:
     assert all(isinstance(m, OpenAIChatModel) for m in router.models.values())
     assert len({id(router.models[t]) for t in CHAT_TIERS}) == 1  # one model shared by the tiers
     assert router.models["hearing"].name == "openai:whisper-1"  # a transcription model
-    assert router.describe() == "openai:gpt-4o-mini on every tier, hearing=openai:whisper-1"
+    assert router.models["speech"].name == "openai:gpt-4o-mini-tts"  # and a voice
+    assert router.hears and router.speaks
+    assert router.describe() == (
+        "openai:gpt-4o-mini on every tier, hearing=openai:whisper-1, speech=openai:gpt-4o-mini-tts"
+    )
     # One client per provider, whatever its models.
     assert clients == [{"base_url": None, "api_key": "sk-env", "timeout": 60.0}]
     assert probe.hosts == []  # a key wins: no need to look for Ollama
@@ -93,6 +97,7 @@ async def test_openai_base_url_alone_picks_that_endpoint(clients) -> None:
     # A local server needs no key, but the SDK wants one: a placeholder is sent.
     assert clients == [{"base_url": url, "api_key": "unused", "timeout": 60.0}]
     assert router.notice is None
+    assert "speech" not in router.models  # not OpenAI's own: its speech model is not known
 
 
 async def test_a_configured_openai_provider_takes_openai_base_url_from_the_environment(
@@ -113,6 +118,26 @@ async def test_ollama_detected_when_no_openai(clients) -> None:
         {"base_url": "http://localhost:11434/v1", "api_key": "unused", "timeout": 60.0}
     ]
     assert router.notice is None
+    # Ollama has no /audio/transcriptions or /audio/speech: no hearing or speech tier.
+    assert "hearing" not in router.models and "speech" not in router.models
+    assert not router.hears and not router.speaks
+    assert router.describe() == "openai/ollama:llama3.2 on every tier"
+
+
+async def test_a_detected_ollama_hears_when_the_hearing_tier_is_configured(clients) -> None:
+    config = ModelsConfig(hearing=TierConfig(model="whisper-large"))
+    router = await build(config, {}, Probe(["llama3.2"]))
+    assert router.models["hearing"].name == "openai/ollama:whisper-large"
+    assert "speech" not in router.models
+
+
+async def test_a_hearing_tier_absent_says_so_without_a_call(clients) -> None:
+    router = await build(ModelsConfig(), {}, Probe(["llama3.2"]))
+    with pytest.raises(ModelError, match="no hearing tier"):
+        await router.transcribe("voice.ogg", b"OggS")
+    with pytest.raises(ModelError, match="no speech tier"):
+        await router.speak("hello")
+    assert (router.usage["hearing"].failures, router.usage["speech"].failures) == (1, 1)
 
 
 @pytest.mark.parametrize(
@@ -149,7 +174,8 @@ async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
     probe = Probe([])
     router = await build(ModelsConfig(), {}, probe)
     assert probe.hosts == ["http://localhost:11434"]
-    assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS)
+    assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS if t != "speech")
+    assert "speech" not in router.models and not router.speaks  # the offline model is mute
     assert names(router) == dict.fromkeys(CHAT_TIERS, "offline:offline")
     assert router.describe() == "offline:offline on every tier"  # hearing too: the stub
     assert router.offline
@@ -230,6 +256,7 @@ async def test_no_model_anywhere_means_the_kinds_default(clients) -> None:
     )
     router = await build(config, {"GLM_KEY": "id.secret"})
     assert names(router) == dict.fromkeys(CHAT_TIERS, "zhipu:glm-4-flash")
+    assert "speech" not in router.models  # no OpenAI-compatible /audio/speech there
     assert clients == [
         {
             "base_url": "https://open.bigmodel.cn/api/paas/v4/",
@@ -273,6 +300,7 @@ async def test_eco_mode_sends_every_tier_to_the_eco_model(clients) -> None:
     assert model.name == "openai/local:small"
     assert all(router.settings[t] is eco for t in CHAT_TIERS)
     assert router.models["hearing"].name == "openai/local:whisper-1"  # (eco's provider's)
+    assert "speech" not in router.models and not router.speaks  # eco mode speaks nothing
     assert len(clients) == 1
     assert router.eco_mode
     assert router.describe().endswith("(eco mode)")
@@ -408,7 +436,7 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
     with pytest.raises(ModelError, match="down"):
         await router.complete("chat", HELLO)
 
-    chat, tools, summary, intent, vision, _ = (router.usage[t] for t in TIERS)
+    chat, tools, summary, intent, vision, _, _ = (router.usage[t] for t in TIERS)
     assert (chat.calls, chat.failures, chat.prompt_tokens, chat.completion_tokens) == (
         3,
         1,
@@ -527,6 +555,57 @@ model = "served-nano"
         5,
         3,
     )
+
+
+async def test_speech_goes_through_the_sdk_and_is_counted(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(
+        f"""
+[models.providers.openai]
+base_url = "{fake_openai.base_url}"
+max_retries = 0
+
+[models.speech]
+model = "tts-1"
+""",
+        encoding="utf-8",
+    )
+    router = await build(load_config(path, {}).models, {"OPENAI_API_KEY": "k"})
+    audio = await router.speak("Hello, Ana!", "nova")
+    assert audio == ogg_opus()
+    assert fake_openai.speeches == [
+        {"model": "tts-1", "voice": "nova", "input": "Hello, Ana!", "response_format": "opus"}
+    ]
+    await router.speak("Hi")  # no voice named: the default one
+    assert fake_openai.speeches[-1]["voice"] == "alloy"
+    fake_openai.voices.append(HttpError(500))
+    with pytest.raises(ModelError):
+        await router.speak("Bye")
+    speech = router.usage["speech"]
+    assert (speech.calls, speech.failures, speech.characters) == (3, 1, 16)
+    assert speech.audio_bytes == 2 * len(ogg_opus())
+    assert router.purposes["speech"].calls == 3
+
+
+async def test_a_speech_tier_elsewhere_than_openais_own_endpoint_is_named(clients) -> None:
+    local = ProviderConfig(base_url="http://127.0.0.1:8000/v1")
+    router = await build(ModelsConfig(providers={"local": local}), {})
+    assert "speech" not in router.models and not router.speaks
+    named = ModelsConfig(providers={"local": local}, speech=TierConfig(model="kokoro"))
+    router = await build(named, {})
+    assert router.models["speech"].name == "openai/local:kokoro" and router.speaks
+
+
+async def test_an_unknown_speech_provider_is_the_files_line(tmp_path: Path) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig()}, speech=TierConfig(provider="voicebox")
+    )
+    with pytest.raises(ModelSetupError) as info:
+        await build(config, {"OPENAI_API_KEY": "k"})
+    assert info.value.key == "models.speech.provider"
+    assert "'voicebox'" in info.value.message
 
 
 async def test_router_failure_reaches_the_caller_as_model_error(fake_openai: FakeOpenAI) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -22,18 +23,29 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
-from bot.config import TIERS, AccessConfig, EngineConfig
+from bot.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter
+from bot.llm.router import ModelRouter, build_router
+from bot.persona import VoicePolicy
 from bot.prompts import DOCUMENT_HEADING
 from memory.records import NewIntention
 from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
+from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 from tests.fakes.platforms import telegram_adapter
 from tests.fakes.process import free_port
 from tests.fakes.secrets import TELEGRAM_TOKEN, WEBHOOK_SECRET
 from tests.fakes.telegram_server import CHANNEL_BOT, SERVICE, FakeTelegram
+
+MP3 = b"ID3\x04\x00" + bytes(300)  # audio a speech server may send instead of OGG
 
 GROUP = -1001
 ALICE, BOB = 7, 8
@@ -920,6 +932,60 @@ async def test_a_voice_note_is_heard_and_one_too_big_is_not_downloaded(tmp_path:
                     "take is 100 KB)."
                 )
                 assert len(fake.calls("getFile")) == 1  # refused before any download
+            finally:
+                await adapter.close()
+    finally:
+        await bot.close()
+
+
+async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = ModelsConfig(
+        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
+        speech=TierConfig(model="tts-1"),
+    )
+    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    pip = make_persona(voice=VoicePolicy(speak="when_spoken_to", voice="shimmer"))
+    bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
+    try:
+        async with FakeTelegram() as fake:
+            adapter = telegram_adapter(bot.engine, fake)
+            adapter.engine.speech.ffmpeg = None  # (none on PATH: other audio goes as a file)
+            await adapter.start()
+            try:
+                fake_openai.transcripts.append("How are you?")
+                fake_openai.reply_text("[HAPPY] Very well, thanks!")
+                fake.send_voice(ALICE, ALICE, b"OggS" + bytes(3000))
+                text, note = await fake.next_messages(2)
+                assert text["text"] == "Very well, thanks!"
+                assert note["voice"] and note["_bytes"] == ogg_opus()  # a voice note, sendVoice
+                [spoken] = fake_openai.speeches
+                assert (spoken["input"], spoken["voice"]) == ("Very well, thanks!", "shimmer")
+
+                fake_openai.voices.append(MP3)  # a server that sends MP3 whatever was asked
+                fake.send_voice(ALICE, ALICE, b"OggS" + bytes(3000))
+                _, audio = await fake.next_messages(2)
+                assert audio["_bytes"] == MP3 and "voice" not in audio  # a file: sendDocument
+                [upload] = fake.calls("sendDocument")
+                assert upload.params["document"] == MP3
+
+                fake.send_text(ALICE, ALICE, "/voice off")
+                [off] = await fake.next_messages()
+                assert off["text"].startswith("Pip will answer you in text only.")
+                fake.send_voice(ALICE, ALICE, b"OggS" + bytes(3000))
+                [text_only] = await fake.next_messages()
+                assert text_only["text"] and len(fake_openai.speeches) == 2
+
+                fake.send_text(ALICE, ALICE, "/voice on")
+                await fake.next_messages()
+                fake_openai.voices.append(HttpError(500))
+                fake.send_text(ALICE, ALICE, "typed, spoken: /voice on")
+                [kept] = await fake.next_messages()
+                assert kept["text"]  # the speech tier failed: the text went all the same
+                speech = bot.engine.models.usage["speech"]
+                assert (speech.calls, speech.failures) == (3, 1)
+                assert fake.unread == [] and len(fake.calls("sendVoice")) == 1
             finally:
                 await adapter.close()
     finally:

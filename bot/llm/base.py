@@ -14,6 +14,7 @@ __all__ = [
     "Hearer",
     "Message",
     "ModelError",
+    "Speaker",
     "Tool",
     "ToolCall",
     "Usage",
@@ -105,3 +106,12 @@ class Hearer(Protocol):
     recording it cannot decode among them)."""
 
     async def transcribe(self, name: str, audio: bytes) -> str: ...
+
+
+@runtime_checkable
+class Speaker(Protocol):
+    """A model that says a text aloud (the `speech` tier): OpenAI-compatible `/audio/speech`,
+    in the provider's `voice`. Returns the audio as the server sent it (OGG/Opus asked for; a
+    compatible server may send another format). Raises `ModelError` on failure."""
+
+    async def speak(self, text: str, voice: str) -> bytes: ...

@@ -32,7 +32,7 @@ def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpen
 
 class OpenAIChatModel:
     """One model on one OpenAI-compatible endpoint, through `chat.completions.create` (and
-    `audio.transcriptions.create` on the hearing tier)."""
+    `audio.transcriptions.create` on the hearing tier, `audio.speech.create` on speech)."""
 
     def __init__(
         self,
@@ -134,6 +134,23 @@ class OpenAIChatModel:
 
         text: str = await self._call(create)
         return text
+
+    async def speak(self, text: str, voice: str) -> bytes:
+        """`text` said aloud in `voice`, through `audio.speech.create`, asked for as OGG/Opus
+        (what Telegram plays as a voice note); the bytes as the server sent them."""
+
+        async def create() -> bytes:
+            response = await self._client.audio.speech.create(
+                model=self._model,
+                voice=voice,
+                input=valid_text(text),
+                response_format="opus",
+                timeout=self._timeout,
+            )
+            return bytes(response.content)
+
+        audio: bytes = await self._call(create)
+        return audio
 
     async def _call(self, create: Callable[[], Awaitable[Any]]) -> Any:
         """`create()` within the timeout, retried as the provider's settings say; ModelError

@@ -1,11 +1,13 @@
 """Model tiers: which model answers chat, tools, summary, intent and vision calls (pictures
-described in words), which one hears voice notes (`hearing`, `ModelRouter.transcribe`), and
-what they cost.
+described in words), which one hears voice notes (`hearing`, `ModelRouter.transcribe`), which
+one speaks replies aloud (`speech`, `ModelRouter.speak`), and what they cost.
 
 `build_router` turns the [models] configuration into one `ChatModel` per tier. With no
 providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> OpenAI; else an
 Ollama answering on localhost:11434 -> that; else the offline model, with a notice saying how
-to connect a real one. `eco_mode` sends every tier to the one `eco` model.
+to connect a real one. `eco_mode` sends every tier to the one `eco` model, and has no speech tier.
+A tier the provider cannot serve is absent (`ModelRouter.models` lacks it): an Ollama found on
+its own has no transcription or speech endpoint, nor has the offline model a voice.
 
 Zhipu is reached through its OpenAI-compatible endpoint with the openai SDK, not the zhipuai
 SDK: that SDK is synchronous (a thread per call), edits the caller's message list in place, and
@@ -25,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
-from bot.llm.base import ChatModel, Completion, Hearer, Message, ModelError, Tool
+from bot.llm.base import ChatModel, Completion, Hearer, Message, ModelError, Speaker, Tool
 from bot.llm.offline import OfflineChatModel
 from memory.errors import KizunaError
 
@@ -48,6 +50,11 @@ DEFAULT_MODELS = {"openai": "gpt-4o-mini", "zhipu": "glm-4-flash", "offline": "o
 # The hearing tier's model when [models.hearing] names none: a transcription model, never the
 # chat model (which cannot transcribe).
 HEARING_MODELS = {"openai": "whisper-1", "zhipu": "glm-asr", "offline": "offline"}
+# The speech tier's model when [models.speech] names none, on the kind's own endpoint only:
+# another server (vLLM, a local one) or kind (Zhipu has no OpenAI-compatible /audio/speech)
+# has no speech tier unless [models.speech] names its model.
+SPEECH_MODELS = {"openai": "gpt-4o-mini-tts"}
+DEFAULT_VOICE = "alloy"  # a persona's voice when its [voice] names none (OpenAI's first)
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "zhipu": "ZHIPUAI_API_KEY"}
 OFFLINE_NOTICE = (
     "No model configured, so personas answer with the built-in offline model. To connect a real "
@@ -77,7 +84,8 @@ class TierUsage:
     completion_tokens: int = 0
     images: int = 0  # pictures sent (priced per picture by most providers)
     recordings: int = 0  # voice notes and audio sent to be transcribed
-    audio_bytes: int = 0  # their size (providers price them by the minute)
+    audio_bytes: int = 0  # their size (providers price them by the minute); or spoken
+    characters: int = 0  # of the texts spoken aloud (providers price speech by the character)
 
 
 @dataclass(slots=True)
@@ -91,6 +99,17 @@ class ModelRouter:
     usage: dict[str, TierUsage] = field(default_factory=lambda: {t: TierUsage() for t in TIERS})
     # The same counts by what the call was for (chat, encoding, state, intent, ...).
     purposes: dict[str, TierUsage] = field(default_factory=dict)
+
+    @property
+    def hears(self) -> bool:
+        """Whether voice notes can be transcribed: a hearing tier whose model transcribes."""
+        return isinstance(self.models.get("hearing"), Hearer)
+
+    @property
+    def speaks(self) -> bool:
+        """Whether replies can be spoken aloud: a speech tier whose model speaks, and not in
+        eco mode (which turns voice out off)."""
+        return not self.eco_mode and isinstance(self.models.get("speech"), Speaker)
 
     @property
     def offline(self) -> bool:
@@ -151,27 +170,49 @@ class ModelRouter:
             counter.calls += 1
             counter.recordings += 1
             counter.audio_bytes += len(audio)
-        model = self.models["hearing"]
+        model = self.models.get("hearing")
         try:
             if not isinstance(model, Hearer):
-                raise ModelError(f"{model.name} cannot transcribe: set [models.hearing]")
+                what = "no hearing tier" if model is None else f"{model.name} cannot transcribe"
+                raise ModelError(f"{what}: set [models.hearing]")
             return await model.transcribe(name, audio)
         except ModelError:
             for counter in counters:
                 counter.failures += 1
             raise
 
+    async def speak(self, text: str, voice: str = "") -> bytes:
+        """`text` said aloud by the speech tier's model in `voice` (DEFAULT_VOICE if empty):
+        the audio bytes as the server sent them; ModelError when it cannot (see `speaks`)."""
+        counters = (self.usage["speech"], self.purposes.setdefault("speech", TierUsage()))
+        for counter in counters:
+            counter.calls += 1
+            counter.characters += len(text)
+        model = self.models.get("speech")
+        try:
+            if not self.speaks or not isinstance(model, Speaker):
+                raise ModelError("no speech tier (eco mode, or no [models.speech])")
+            audio = await model.speak(text, voice or DEFAULT_VOICE)
+        except ModelError:
+            for counter in counters:
+                counter.failures += 1
+            raise
+        for counter in counters:
+            counter.audio_bytes += len(audio)
+        return audio
+
     def describe(self) -> str:
-        """ "gpt-4o-mini on every tier, hearing=whisper-1" or each tier's model; hearing is
-        named apart when it differs (a transcription model, never the chat model)."""
-        tiers = [t for t in TIERS if t != "hearing"]
-        names = {self.models[t].name for t in tiers}
-        hearing = self.models["hearing"].name
+        """ "gpt-4o-mini on every tier, hearing=whisper-1, speech=gpt-4o-mini-tts" or each
+        tier's model; hearing and speech are named apart when they differ (models of their
+        own, never the chat model), and only where they are."""
+        voices = ("hearing", "speech")
+        names = {self.models[t].name for t in TIERS if t not in voices}
+        apart = [(t, self.models[t].name) for t in voices if t in self.models]
         if len(names) == 1:
             text = f"{next(iter(names))} on every tier"
-            text += f", hearing={hearing}" if hearing not in names else ""
+            text += "".join(f", {t}={name}" for t, name in apart if name not in names)
         else:
-            text = ", ".join(f"{t}={self.models[t].name}" for t in TIERS)
+            text = ", ".join(f"{t}={self.models[t].name}" for t in TIERS if t in self.models)
         return text + (" (eco mode)" if self.eco_mode else "")
 
 
@@ -211,11 +252,13 @@ def ollama_url(value: str) -> str | None:
 
 async def _detect(
     environ: Mapping[str, str], probe: OllamaProbe
-) -> tuple[dict[str, ProviderConfig], str, str | None]:
-    """Providers when none are configured: (providers, default model, notice)."""
+) -> tuple[dict[str, ProviderConfig], str, str | None, bool]:
+    """Providers when none are configured: (providers, default model, notice, whether the
+    provider found has the audio endpoints: Ollama has neither /audio/transcriptions nor
+    /audio/speech)."""
     if environ.get("OPENAI_API_KEY") or environ.get("OPENAI_BASE_URL"):
         provider = ProviderConfig(kind="openai", base_url=environ.get("OPENAI_BASE_URL", ""))
-        return {"openai": provider}, DEFAULT_MODELS["openai"], None
+        return {"openai": provider}, DEFAULT_MODELS["openai"], None, True
     host = ollama_url(environ.get("OLLAMA_HOST", ""))
     if host is None:
         log.warning(
@@ -224,8 +267,8 @@ async def _detect(
     served = await probe(host) if host else []
     if host and served:
         provider = ProviderConfig(kind="openai", base_url=f"{host}/v1")
-        return {"ollama": provider}, served[0], None
-    return {"offline": ProviderConfig(kind="offline")}, "offline", OFFLINE_NOTICE
+        return {"ollama": provider}, served[0], None, False
+    return {"offline": ProviderConfig(kind="offline")}, "offline", OFFLINE_NOTICE, True
 
 
 def provider_client(
@@ -291,9 +334,9 @@ async def build_router(
     probe: OllamaProbe = probe_ollama,
 ) -> ModelRouter:
     providers = dict(config.providers)
-    default_model, notice = "", None
+    default_model, notice, audio = "", None, True
     if not providers:
-        providers, default_model, notice = await _detect(environ, probe)
+        providers, default_model, notice, audio = await _detect(environ, probe)
     first = next(iter(providers))
 
     def resolve(key: str, tier: TierConfig) -> tuple[str, str]:
@@ -306,22 +349,36 @@ async def build_router(
         kind = providers[provider_name].kind
         if key == "hearing":
             return provider_name, tier.model or HEARING_MODELS[kind]
+        if key == "speech":
+            provider = providers[provider_name]
+            own = not (provider.base_url or (kind == "openai" and environ.get("OPENAI_BASE_URL")))
+            return provider_name, tier.model or (SPEECH_MODELS.get(kind, "") if own else "")
         return provider_name, tier.model or default_model or DEFAULT_MODELS[kind]
 
     chat = config.chat or TierConfig()
-    settings: dict[str, TierConfig] = {t: getattr(config, t) or chat for t in TIERS}
+    chat_tiers = [t for t in TIERS if t not in ("hearing", "speech")]
+    settings: dict[str, TierConfig] = {t: getattr(config, t) or chat for t in chat_tiers}
     # Not the chat model's name: a transcription model of the chat tier's provider (in eco
-    # mode, of the eco model's), unless [models.hearing] says.
+    # mode, of the eco model's), unless [models.hearing] says; the same for speech.
     hearing = config.hearing or TierConfig(provider=chat.provider)
+    speech = config.speech or TierConfig(provider=chat.provider)
     if config.eco_mode:
         eco_tier = config.eco or TierConfig(provider=settings["chat"].provider)
         hearing = config.hearing or TierConfig(provider=eco_tier.provider)
-        settings = dict.fromkeys(TIERS, eco_tier)
-        wanted = dict.fromkeys(TIERS, resolve("eco", eco_tier))
+        settings = dict.fromkeys(chat_tiers, eco_tier)
+        wanted = dict.fromkeys(chat_tiers, resolve("eco", eco_tier))
     else:
-        wanted = {t: resolve(t, settings[t]) for t in TIERS}
-    settings["hearing"] = hearing
-    wanted["hearing"] = resolve("hearing", hearing)
+        wanted = {t: resolve(t, settings[t]) for t in chat_tiers}
+    # A detected Ollama serves neither: no hearing or speech tier (what they are asked says
+    # so). Eco mode speaks nothing aloud: its speech tier is not built.
+    if audio or config.hearing is not None:
+        settings["hearing"] = hearing
+        wanted["hearing"] = resolve("hearing", hearing)
+    if (audio or config.speech is not None) and not config.eco_mode:
+        provider_name, model = resolve("speech", speech)
+        if model:
+            settings["speech"] = speech
+            wanted["speech"] = provider_name, model
 
     built: dict[tuple[str, str], ChatModel] = {}
     clients: dict[str, AsyncOpenAI] = {}
@@ -330,5 +387,5 @@ async def build_router(
             built[provider_name, model] = _make_model(
                 provider_name, providers[provider_name], model, environ, rng, clients
             )
-    models = {tier: built[wanted[tier]] for tier in TIERS}
+    models = {tier: built[where] for tier, where in wanted.items()}
     return ModelRouter(models, eco_mode=config.eco_mode, notice=notice, settings=settings)

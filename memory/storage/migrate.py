@@ -176,6 +176,7 @@ TABLES: Sequence[_Table] = (
             "quiet",
             "refused_at",
             "updated_at",
+            "voice",
         ),
     ),
     _plain(

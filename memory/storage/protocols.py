@@ -375,6 +375,7 @@ class ContactStore(Protocol):
         quiet: bool | None = None,
         timezone: str | None = None,
         refused_at: datetime | None = None,
+        voice: bool | None = None,
         at: datetime,
     ) -> None:
         """Change what is given (None leaves it); creates the contact if there is none."""

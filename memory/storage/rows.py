@@ -264,7 +264,7 @@ def a_year_on(at: datetime) -> datetime:
 # A contact's columns, in the order contact_row reads them.
 CONTACT_COLUMNS = (
     "persona, platform, user_id, private, last_heard, last_answered, hours, timezone, quiet,"
-    " refused_at"
+    " refused_at, voice"
 )
 
 
@@ -280,6 +280,7 @@ def contact_row(row: Any) -> Contact:
         timezone=row[7],
         quiet=bool(row[8]),
         refused_at=None if row[9] is None else moment(row[9]),
+        voice=None if row[10] is None else bool(row[10]),
     )
 
 

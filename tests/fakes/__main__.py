@@ -108,6 +108,8 @@ async def _show(discord: FakeDiscord, telegram: FakeTelegram) -> None:
                 text = sent.get("content") or (sent.get("data") or {}).get("content")
                 if text:
                     print(f"[discord] {name}: {text}", flush=True)
+                for file, data in (sent.get("_files") or {}).items():  # a reply said aloud
+                    print(f"[discord] {name}: file {file}, {len(data)} bytes", flush=True)
         while not discord.reactions.empty():
             print(f"[discord] reacted {discord.reactions.get_nowait()['emoji']}", flush=True)
         for reaction in telegram.reactions[shown_reactions:]:
@@ -116,7 +118,10 @@ async def _show(discord: FakeDiscord, telegram: FakeTelegram) -> None:
         shown_reactions = len(telegram.reactions)
         with contextlib.suppress(TimeoutError):
             for sent in await telegram.next_messages(within=0.1):
-                print(f"[telegram] {sent.get('text') or sent.get('document', '')}", flush=True)
+                if "voice" in sent:  # a reply said aloud
+                    print(f"[telegram] voice note, {len(sent['_bytes'])} bytes", flush=True)
+                else:
+                    print(f"[telegram] {sent.get('text') or sent.get('document', '')}", flush=True)
 
 
 async def _main(discord_port: int, telegram_port: int) -> None:

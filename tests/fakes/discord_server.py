@@ -549,6 +549,8 @@ class FakeDiscord:
                     return _json(refusal, status=403)
                 content = (body or {}).get("content", "")
                 sent = self._message(parts[1], self.user(me, bot=True), content)
+                uploaded = (body or {}).get("attachments", [])  # files sent with it, listed
+                sent["attachments"] = [_attachment(a, self._id()) for a in uploaded]
                 await self.messages.put({**(body or {}), "channel_id": parts[1], "_bot": me})
                 return _json(sent)
         reacting = len(parts) == 7 and parts[0] == "channels" and parts[2] == "messages"
@@ -639,6 +641,14 @@ def _option_type(value: Any) -> int:
     return 3
 
 
+def _file_content(data: bytes) -> str | bytes:
+    """An uploaded file: its text (an export's JSON), or its bytes (audio, a picture)."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return data
+
+
 async def _body(request: web.Request) -> Any:
     """Decode a JSON body, or the payload_json part of a multipart one."""
     if not request.can_read_body:
@@ -648,7 +658,7 @@ async def _body(request: web.Request) -> Any:
         raw = form.get("payload_json")
         body = json.loads(str(raw)) if raw is not None else {}
         files = {
-            part.filename: part.file.read().decode()
+            part.filename: _file_content(part.file.read())
             for part in form.values()
             if isinstance(part, web.FileField)
         }

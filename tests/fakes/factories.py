@@ -24,7 +24,7 @@ from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platfo
 from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
-from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot
+from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
 from memory.bank import MemoryBank
@@ -148,9 +148,10 @@ def make_persona(
     flashback_rate: float = 0.0,
     tools: Iterable[str] = (),
     reactions: Mapping[str, str] | None = None,
+    voice: VoicePolicy | None = None,
 ) -> Persona:
     """A minimal persona, built in code (no TOML file); `reactions`: its emoji by emotion
-    (bot.reactions)."""
+    (bot.reactions); `voice`: whether it speaks its replies aloud (bot.speech; never)."""
     return Persona(
         identity=Identity(
             name=name,
@@ -163,6 +164,7 @@ def make_persona(
         memory=MemoryPolicy(scope=scope, idle_minutes=idle_minutes, flashback_rate=flashback_rate),
         tools=list(tools),
         state=list(state),
+        voice=voice or VoicePolicy(),
         key=key,
     )
 

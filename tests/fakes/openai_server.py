@@ -12,7 +12,8 @@ Routes live under /v1 (`base_url`) and Zhipu's /api/paas/v4 (`zhipu_base_url`):
 POST chat/completions (plain or SSE streaming), POST embeddings, GET models, POST
 audio/transcriptions (multipart, recorded in `transcriptions`; the next of `transcripts`,
 else "fake transcript of <file name>"; audio whose first bytes are no known container's gets
-OpenAI's 400 "could not be decoded"); and Zhipu's
+OpenAI's 400 "could not be decoded"), POST audio/speech (JSON, recorded in `speeches`; the
+next of `voices`, else `ogg_opus()`, a short valid OGG/Opus stream's first page); and Zhipu's
 POST /api/paas/v4/tools (web-search-pro), answering from `search_replies`.
 Chat completions take the next scripted reply from `replies`; when it is empty they answer
 `default_reply(body)` (by default "[NEUTRAL] echo: <last user message>"). Embeddings take the
@@ -67,6 +68,7 @@ __all__ = [
     "ToolCalls",
     "Truncated",
     "echo_reply",
+    "ogg_opus",
 ]
 
 
@@ -214,6 +216,27 @@ def _drop(request: web.Request) -> None:
 _AUDIO_MAGIC = (b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"RIFF", b"fLaC", b"\x1aE\xdf\xa3")
 
 
+def ogg_opus() -> bytes:
+    """The first page of an OGG/Opus stream (its OpusHead): a real Ogg page, checksum and
+    all, as /audio/speech's response_format "opus" begins."""
+    head = b"OpusHead" + struct.pack("<BBHIhB", 1, 1, 312, 48000, 0, 0)
+    page = bytearray(
+        b"OggS" + struct.pack("<BBqIII", 0, 2, 0, 0x4B5A, 0, 0) + bytes([1, len(head)]) + head
+    )
+    struct.pack_into("<I", page, 22, _ogg_crc(bytes(page)))
+    return bytes(page)
+
+
+def _ogg_crc(data: bytes) -> int:
+    """Ogg's page checksum: CRC-32, polynomial 0x04C11DB7, unreflected, starting at 0."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
 def _error_response(
     status: int, message: str, retry_after: float | None = None, code: str | None = None
 ) -> web.Response:
@@ -257,6 +280,10 @@ class FakeOpenAI:
         # (`audio`); `transcripts` are the next answers (text, or an HttpError).
         self.transcriptions: list[dict[str, Any]] = []
         self.transcripts: deque[str | HttpError] = deque()
+        # Speech requests: their JSON bodies (model, voice, input, response_format); `voices`
+        # are the next answers (audio bytes, or an HttpError).
+        self.speeches: list[dict[str, Any]] = []
+        self.voices: deque[bytes | HttpError] = deque()
         # While set (outage()), requests to these endpoints ("completions", "embeddings")
         # answer these replies in turn, not the scripts.
         self._outage: dict[str, tuple[Reply, ...]] = {}
@@ -356,6 +383,7 @@ class FakeOpenAI:
             app.router.add_post(f"{prefix}/embeddings", self._embeddings)
             app.router.add_get(f"{prefix}/models", self._models)
             app.router.add_post(f"{prefix}/audio/transcriptions", self._transcribe)
+            app.router.add_post(f"{prefix}/audio/speech", self._speech)
         app.router.add_post("/api/paas/v4/tools", self._tools)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -662,6 +690,22 @@ class FakeOpenAI:
         if fields.get("response_format") == "text":
             return web.Response(text=answer)
         return web.json_response({"text": answer})
+
+    async def _speech(self, request: web.Request) -> web.Response:
+        """OpenAI's /audio/speech: JSON with model, voice and input; the audio in the body."""
+        body = await request.json()
+        self.requests.append(RecordedRequest(request.method, request.path, {}, body))
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        self.speeches.append(body)
+        if not body.get("input") or not body.get("model") or not body.get("voice"):
+            return _error_response(400, "model, voice and input are required")
+        answer = self.voices.popleft() if self.voices else ogg_opus()
+        if isinstance(answer, HttpError):
+            return _error_response(answer.status, answer.message or "scripted error")
+        kind = "audio/ogg" if answer.startswith(b"OggS") else "application/octet-stream"
+        return web.Response(body=answer, content_type=kind)
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         body, reply, response = await self._take(request, self.embedding_replies)

@@ -474,7 +474,7 @@ class FakeTelegram:
         method = request.match_info["method"]
         form = await request.post()
         params = {k: _decode(k, v) for k, v in form.items() if isinstance(v, str)}
-        # Uploaded files (sendDocument) arrive as multipart parts: kept as bytes.
+        # Uploaded files (sendDocument, sendVoice) arrive as multipart parts: kept as bytes.
         params |= {k: v.file.read() for k, v in form.items() if isinstance(v, web.FileField)}
         self.requests.append(RecordedCall(method, params))
         if request.match_info["token"] != self.token:
@@ -573,6 +573,29 @@ class FakeTelegram:
         self.sent.append(message)
         self._poke()
         return {k: v for k, v in message.items() if k != "_bytes"}
+
+    async def _api_sendVoice(self, params: dict[str, Any]) -> Any:
+        """A voice note the bot sent (OGG/Opus, as Telegram wants), recorded in `sent` with
+        its bytes in `_bytes`; Telegram refuses a voice note that is no Ogg stream."""
+        chat_id = int(params["chat_id"])
+        if (refused := self._unreachable(chat_id)) is not None:
+            return refused
+        audio = params["voice"]
+        if not isinstance(audio, bytes) or not audio.startswith(b"OggS"):
+            return _error(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self._chats.get(chat_id, {"id": chat_id, "type": "private"}),
+            "from": self.bot_user,
+            "voice": {"file_id": "sent", "file_unique_id": "sent", "duration": 1},
+            "_bytes": audio,  # for tests to read
+        }
+        if "reply_parameters" in params:
+            message["_reply_parameters"] = params["reply_parameters"]
+        self.sent.append(message)
+        self._poke()
+        return {k: v for k, v in message.items() if not k.startswith("_")}
 
     async def _api_getChatMember(self, params: dict[str, Any]) -> Any:
         chat_id, user_id = int(params["chat_id"]), int(params["user_id"])

@@ -98,16 +98,19 @@ class PgContacts(PgBase):
         quiet: bool | None = None,
         timezone: str | None = None,
         refused_at: datetime | None = None,
+        voice: bool | None = None,
         at: datetime,
     ) -> None:
         # A NULL parameter keeps the column as it was.
         await self._pool.execute(
             "INSERT INTO contacts (persona, platform, user_id, quiet, timezone, refused_at,"
-            " hours, updated_at) VALUES ($1, $2, $3, coalesce($4::int, 0), $5, $6, $7, $8)"
+            " voice, hours, updated_at)"
+            " VALUES ($1, $2, $3, coalesce($4::int, 0), $5, $6, $9::int, $7, $8)"
             " ON CONFLICT (persona, platform, user_id) DO UPDATE"
             " SET quiet = coalesce($4::int, contacts.quiet),"
             " timezone = coalesce($5, contacts.timezone),"
-            " refused_at = coalesce($6, contacts.refused_at), updated_at = excluded.updated_at",
+            " refused_at = coalesce($6, contacts.refused_at),"
+            " voice = coalesce($9::int, contacts.voice), updated_at = excluded.updated_at",
             persona,
             platform,
             user_id,
@@ -116,6 +119,7 @@ class PgContacts(PgBase):
             None if refused_at is None else timestamp(refused_at),
             _NO_HOURS,
             timestamp(at),
+            None if voice is None else int(voice),
         )
 
     async def contacts(

@@ -97,17 +97,20 @@ class SqliteContacts(SqliteBase):
         quiet: bool | None = None,
         timezone: str | None = None,
         refused_at: datetime | None = None,
+        voice: bool | None = None,
         at: datetime,
     ) -> None:
         refused = None if refused_at is None else timestamp(refused_at)
         quiet_value = None if quiet is None else int(quiet)
+        voice_value = None if voice is None else int(voice)
         # A None parameter keeps the column as it was.
         await self._db.execute(
             "INSERT INTO contacts (persona, platform, user_id, quiet, timezone, refused_at,"
-            " hours, updated_at) VALUES (?, ?, ?, coalesce(?, 0), ?, ?, ?, ?)"
+            " voice, hours, updated_at) VALUES (?, ?, ?, coalesce(?, 0), ?, ?, ?, ?, ?)"
             " ON CONFLICT (persona, platform, user_id) DO UPDATE"
             " SET quiet = coalesce(?, quiet), timezone = coalesce(?, timezone),"
-            " refused_at = coalesce(?, refused_at), updated_at = excluded.updated_at",
+            " refused_at = coalesce(?, refused_at), voice = coalesce(?, voice),"
+            " updated_at = excluded.updated_at",
             (
                 persona,
                 platform,
@@ -115,11 +118,13 @@ class SqliteContacts(SqliteBase):
                 quiet_value,
                 timezone,
                 refused,
+                voice_value,
                 _NO_HOURS,
                 timestamp(at),
                 quiet_value,
                 timezone,
                 refused,
+                voice_value,
             ),
         )
         await self._db.commit()
