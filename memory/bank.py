@@ -63,6 +63,7 @@ from memory.records import (
     NewMemory,
     Vectors,
 )
+from memory.rowcache import ROW_SCOPES, RowCache
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query, porter_term, restates, terms, visible
@@ -151,6 +152,7 @@ class MemoryBank:
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
+        row_scopes: int = ROW_SCOPES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -169,6 +171,8 @@ class MemoryBank:
         # What ranking needs of each memory before its text (memory/links.py).
         self.links = LinkCache(store, link_scopes)
         self.lexicon = LexiconCache(store)
+        # What recall answers with, in a large scope (memory/rowcache.py).
+        self.rows = RowCache(store, row_scopes)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -206,6 +210,7 @@ class MemoryBank:
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
+        row_scopes: int = ROW_SCOPES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -233,8 +238,9 @@ class MemoryBank:
             index_capacity=index_capacity,
             index_bytes=index_bytes,
             link_scopes=link_scopes,
+            row_scopes=row_scopes,
         )
-        await store.listen(bank._changed_elsewhere)
+        await store.listen(bank._changed_elsewhere, bank._touched_elsewhere)
         return bank
 
     def _changed_elsewhere(self, scope: str) -> None:
@@ -243,6 +249,12 @@ class MemoryBank:
         self.dense.drop(scope, self.embedder.name)
         self.links.drop(scope)
         self.lexicon.drop(scope)
+        self.rows.drop(scope)
+
+    def _touched_elsewhere(self, scope: str) -> None:
+        """Another process changed some of the scope's memories in place (reinforced them):
+        the indexes hold nothing of that, the copy of the rows does."""
+        self.rows.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -252,6 +264,7 @@ class MemoryBank:
     async def close(self) -> None:
         try:
             await self.lexicon.close()
+            await self.rows.close()
             await self.dense.flush()
         finally:
             if self._close_store is not None:
@@ -334,6 +347,7 @@ class MemoryBank:
         self._writes += 1
         await self.links.added(scope, [memory_id])
         await self.lexicon.added(scope, [memory_id])
+        await self.rows.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -348,8 +362,10 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        self.rows.changed(write.scope, [merge.memory_id for merge in write.merges])
         await self.links.added(write.scope, ids)
         await self.lexicon.added(write.scope, ids)
+        await self.rows.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -423,6 +439,8 @@ class MemoryBank:
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
+        # The survivors of merges took over their twins' recalls.
+        self.rows.changed(scope, [*gone, *into.values()])
         if gone:
             self.links.removed(scope, gone)
             self.lexicon.removed(scope, gone)
@@ -450,6 +468,7 @@ class MemoryBank:
             after = absorbed(policy, by_id[keep], twins, now)
             assert after.last_recalled_at is not None
             await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
+            self.rows.changed(scope, [keep])
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
@@ -483,6 +502,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
+            self.rows.changed(scope, sorted(deleted))
             self.links.removed(scope, sorted(deleted))
             self.lexicon.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
@@ -496,6 +516,7 @@ class MemoryBank:
         count = await self.store.wipe_memories(scope)
         self.links.drop(scope)
         self.lexicon.drop(scope)
+        self.rows.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -526,6 +547,7 @@ class MemoryBank:
             by_time.setdefault(after.last_recalled_at, []).append((m.id, after.strength))
         for at, updates in sorted(by_time.items()):
             await self.store.reinforce(scope, updates, at)
+            self.rows.changed(scope, [memory_id for memory_id, _ in updates])
 
     # Reading.
 
@@ -567,7 +589,10 @@ class MemoryBank:
         if not candidates:
             return []
         # Ranked by their links; only what may come to mind is read whole.
-        memories = (await self.links.get(scope)).around(candidates)
+        links = await self.links.get(scope)
+        memories = links.around(candidates)
+        if await self._large(scope):
+            self.rows.fill(scope, links.ids)
         if query is not None and index is not None:
             cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
         similarity = cosine
@@ -591,7 +616,7 @@ class MemoryBank:
         pool = contenders(relevant, k if rng is None else 3 * k)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory in await self.store.get_memories(scope, pool):
+        for memory in await self._memories(scope, pool):
             rel = relevant[memory.id]
             retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)
@@ -627,10 +652,20 @@ class MemoryBank:
         wanted = {porter_term(w) for w in words}
         own = {
             m.id
-            for m in await self.store.get_memories(scope, borderline)
+            for m in await self._memories(scope, borderline)
             if wanted & {porter_term(t) for t in fts_document(m.text).split()}
         }
         return (set(lexical) - set(borderline)) | own
+
+    async def _memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The scope's memories `ids`: in a large scope from its copy (memory/rowcache.py)."""
+        if await self._large(scope):
+            return await self.rows.get(scope, ids)
+        return await self.store.get_memories(scope, ids)
+
+    async def _large(self, scope: str) -> bool:
+        size, _ = await self._sizes_of(scope)
+        return size >= LARGE_SCOPE
 
     async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
         """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their
