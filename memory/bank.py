@@ -49,6 +49,7 @@ from memory.recall import (
     LEXICAL_CANDIDATES,
     Recalled,
     contenders,
+    finalists,
     relevance,
     surfaces,
     weigh,
@@ -362,7 +363,7 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
-        self.rows.changed(write.scope, [merge.memory_id for merge in write.merges])
+        await self.rows.changed(write.scope, [merge.memory_id for merge in write.merges])
         await self.links.added(write.scope, ids)
         await self.lexicon.added(write.scope, ids)
         await self.rows.added(write.scope, ids)
@@ -439,8 +440,9 @@ class MemoryBank:
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
-        # The survivors of merges took over their twins' recalls.
-        self.rows.changed(scope, [*gone, *into.values()])
+        # The survivors of merges took over their twins' recalls: read again once _absorb has
+        # reinforced them.
+        self.rows.removed(scope, [*gone, *(into[g] for g in gone if g in into)])
         if gone:
             self.links.removed(scope, gone)
             self.lexicon.removed(scope, gone)
@@ -468,7 +470,7 @@ class MemoryBank:
             after = absorbed(policy, by_id[keep], twins, now)
             assert after.last_recalled_at is not None
             await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
-            self.rows.changed(scope, [keep])
+            await self.rows.changed(scope, [keep])
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
@@ -502,7 +504,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
-            self.rows.changed(scope, sorted(deleted))
+            self.rows.removed(scope, sorted(deleted))
             self.links.removed(scope, sorted(deleted))
             self.lexicon.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
@@ -547,7 +549,7 @@ class MemoryBank:
             by_time.setdefault(after.last_recalled_at, []).append((m.id, after.strength))
         for at, updates in sorted(by_time.items()):
             await self.store.reinforce(scope, updates, at)
-            self.rows.changed(scope, [memory_id for memory_id, _ in updates])
+            await self.rows.changed(scope, [memory_id for memory_id, _ in updates])
 
     # Reading.
 
@@ -613,10 +615,11 @@ class MemoryBank:
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
-        pool = contenders(relevant, k if rng is None else 3 * k)
+        depth = k if rng is None else 3 * k
+        pool = contenders(relevant, depth)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory in await self._memories(scope, pool):
+        for memory in finalists(await self._memories(scope, pool), relevant, depth):
             rel = relevant[memory.id]
             retention = policy.retention(memory, now)
             score = weigh(rel, retention, memory.importance)

@@ -31,7 +31,7 @@ for a half-faded one, often for one nearly gone.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -49,6 +49,7 @@ __all__ = [
     "Recalled",
     "contenders",
     "failure_probability",
+    "finalists",
     "relevance",
     "surfaces",
     "weigh",
@@ -157,6 +158,22 @@ def contenders(relevant: Mapping[int, float], k: int) -> list[int]:
         return ranked
     bar = relevant[ranked[k - 1]] * MIN_WEIGHT / MAX_WEIGHT
     return [m for m in ranked if relevant[m] >= bar]
+
+
+def finalists(
+    memories: Sequence[Memory], relevant: Mapping[int, float], depth: int
+) -> list[Memory]:
+    """Of the contenders, read (`memories`), those that can still rank in the top `depth` now
+    that their importance is known: weighing then moves a score only by its retention, within
+    RETENTION_FLOOR..1 of relevance * importance weight, so a memory whose best falls under the
+    depth-th memory's worst cannot get in. Only these need their retention (a pluggable
+    policy's, the dearest part of weighing)."""
+    if len(memories) <= depth:
+        return list(memories)
+    best = {m.id: relevant[m.id] * IMPORTANCE_WEIGHT.get(m.importance, 1.0) for m in memories}
+    # A hair under the bar, so that no rounding of weigh's own product can leave one out.
+    bar = sorted(best.values(), reverse=True)[depth - 1] * RETENTION_FLOOR * (1.0 - 1e-9)
+    return [m for m in memories if best[m.id] >= bar]
 
 
 def weigh(relevance: float, retention: float, importance: int) -> float:

@@ -6,7 +6,7 @@ The store stays the source of truth; a copy is derived and may hold any part of 
 What a recall asks for and the copy lacks is read from the store and kept; a scope of
 LARGE_SCOPE memories or more (memory/bank.py) is also copied whole in the background, a slice at
 a time. Kept true by the bank: its new memories are read in, its deleted ones leave the copy at
-once, the ones it changes in place (reinforced, merged into) are read again when next wanted;
+once, the ones it changes in place (reinforced, merged into) leave it and are read again;
 another process's change to the scope drops its copy (memory.storage's `listen`). A read that
 overlapped a change to its scope is used but not kept, so a copy never holds a row older than
 the bank's last change to it."""
@@ -85,16 +85,20 @@ class RowCache:
         task.add_done_callback(lambda done: self._filled(scope, done))
 
     async def _fill(self, scope: str, rows: dict[int, Memory], ids: list[int]) -> None:
-        start = 0
-        while start < len(ids) and self._scopes.get(scope) is rows:
-            wanted = [i for i in ids[start : start + FILL_SLICE] if i not in rows]
-            version = self._versions.get(scope, 0)
-            read = await self._store.get_memories(scope, wanted) if wanted else []
-            if self._versions.get(scope, 0) != version:
-                continue  # the scope changed during the read: read the slice again
-            if self._scopes.get(scope) is rows:
-                _keep(rows, read)
-            start += FILL_SLICE
+        for start in range(0, len(ids), FILL_SLICE):
+            while self._scopes.get(scope) is rows:
+                wanted = [i for i in ids[start : start + FILL_SLICE] if i not in rows]
+                if not wanted:
+                    break
+                version = self._versions.get(scope, 0)
+                read = await self._store.get_memories(scope, wanted)
+                if self._versions.get(scope, 0) == version:
+                    _keep(rows, read)
+                    break
+                # The scope changed during the read: read the slice again.
+            else:
+                return  # the copy was dropped
+            await asyncio.sleep(0)  # a slice at a time: recalls go on meanwhile
 
     async def filled(self, scope: str) -> None:
         """Wait for the scope's copy under way, if one is."""
@@ -110,7 +114,8 @@ class RowCache:
             log.warning("could not copy a scope's memories: %r", task.exception())
 
     async def added(self, scope: str, ids: Sequence[int]) -> None:
-        """The bank wrote the memories `ids` to the scope."""
+        """The bank wrote the memories `ids` to the scope (a read that overlaps another change
+        is not kept: what it lacks, a recall or the next fill reads)."""
         self._moved(scope)
         rows = self._scopes.get(scope)
         if rows is None or not ids:
@@ -120,9 +125,14 @@ class RowCache:
         if self._versions.get(scope) == version and self._scopes.get(scope) is rows:
             _keep(rows, read)
 
-    def changed(self, scope: str, ids: Sequence[int]) -> None:
-        """The memories `ids` of the scope were changed in place (reinforced, merged into) or
-        deleted: they leave the copy (a changed one is read again when next wanted)."""
+    async def changed(self, scope: str, ids: Sequence[int]) -> None:
+        """The bank changed the memories `ids` of the scope in place (reinforced them, merged
+        into them): read again."""
+        self.removed(scope, ids)
+        await self.added(scope, ids)
+
+    def removed(self, scope: str, ids: Sequence[int]) -> None:
+        """The memories `ids` of the scope were deleted: they leave the copy at once."""
         self._moved(scope)
         rows = self._scopes.get(scope)
         if rows is not None:
