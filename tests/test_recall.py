@@ -69,14 +69,19 @@ def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
         retention = {m.id: rng.choice((0.0, 1.0, rng.random())) for m in memories}
         depth = rng.choice((1, 5, 10, 30))
 
-        def top(among: list[Memory], depth: int = depth) -> list[int]:
-            scored = sorted(
-                among,
-                key=lambda m: (-weigh(relevant[m.id], retention[m.id], m.importance), m.id),
-            )
-            return [m.id for m in scored[:depth]]
-
         kept = finalists(memories, relevant, depth)
-        assert top(kept) == top(memories), trial
+        assert top(kept, relevant, retention, depth) == top(memories, relevant, retention, depth), (
+            trial
+        )
         pruned += len(memories) - len(kept)
     assert pruned  # it does leave some out
+
+
+def top(
+    memories: list[Memory], relevant: dict[int, float], retention: dict[int, float], depth: int
+) -> list[int]:
+    """The ids of the `depth` best once weighed, as recall orders them."""
+    scored = sorted(
+        memories, key=lambda m: (-weigh(relevant[m.id], retention[m.id], m.importance), m.id)
+    )
+    return [m.id for m in scored[:depth]]
