@@ -135,9 +135,9 @@ from memory.index import (
     index_path,
 )
 from memory.lexicon import ScopeLexicon
-from memory.links import ScopeLinks
+from memory.links import Around, ScopeLinks
 from memory.recall import DENSE_CANDIDATES
-from memory.records import MemoryLink, NewMemory, Vectors
+from memory.records import NewMemory, Vectors
 from memory.storage import DATABASE
 from memory.storage.sqlite import Store
 from memory.text import fts_document
@@ -639,9 +639,9 @@ async def breakdown(
     def trace(sql: str) -> None:
         statements[-1].append(sql)
 
-    def around(self: ScopeLinks, candidates: Iterable[int]) -> dict[int, MemoryLink]:
+    def around(self: ScopeLinks, candidates: Iterable[int]) -> Around:
         found = links_around(self, candidates)
-        fetched.append(len(found))
+        fetched.append(len(found.ids))
         return found
 
     links_around = ScopeLinks.around

@@ -596,7 +596,9 @@ class MemoryBank:
         if await self._large(scope):
             self.rows.fill(scope, links.ids)
         if query is not None and index is not None:
-            cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
+            cosine.update(
+                await index.scores(query, [i for i in memories.ids.tolist() if i not in cosine])
+            )
         similarity = cosine
         if self.dense_baseline and dense_hits:
             low = max(self.dense_baseline, min(dense_hits.values()))

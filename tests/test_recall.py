@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
+from memory.links import ScopeLinks
 from memory.recall import finalists, relevance, weigh
 from memory.records import Memory, MemoryLink
 
 WHEN = datetime(2026, 1, 5, tzinfo=UTC)
-LINKS = {1: MemoryLink(1, None, None), 2: MemoryLink(2, 1, None), 3: MemoryLink(3, None, None)}
+LINKS = ScopeLinks.of(
+    [MemoryLink(1, None, None), MemoryLink(2, 1, None), MemoryLink(3, None, None)]
+).around([1, 2, 3])
 
 
 def passing(
