@@ -84,14 +84,13 @@ class ScopeLinks:
         them, and of the memory stored right before each: what the store's with_successors
         and get_memories of the previous ids gave."""
         asked = np.unique(np.fromiter(candidates, np.int64))
-        rows = self._rows(asked)
-        found = self.ids[rows]
+        found = self.ids[self._rows(asked)]
         lo = np.searchsorted(self.after_of, found, "left")
-        hi = np.searchsorted(self.after_of, found, "right")
-        successors = [
-            self.after[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True) if b > a
-        ]
-        first = np.unique(np.concatenate([found, *successors])) if successors else found
+        counts = np.searchsorted(self.after_of, found, "right") - lo
+        # after[lo:lo + count] for each, gathered at once.
+        ends = np.cumsum(counts)
+        gathered = np.repeat(lo - ends + counts, counts) + np.arange(ends[-1] if len(ends) else 0)
+        first = np.union1d(found, self.after[gathered])
         first_rows = self._rows(first)
         before = np.setdiff1d(self.previous[first_rows], first)
         before_rows = self._rows(before[before != _NONE])
