@@ -621,11 +621,15 @@ class MemoryBank:
         pool = contenders(relevant, depth)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory in finalists(await self._memories(scope, pool), relevant, depth):
-            rel = relevant[memory.id]
+
+        def score(memory: Memory, retention: float) -> float:
+            return weigh(relevant[memory.id], retention, memory.importance)
+
+        for memory in finalists(await self._memories(scope, pool), score, depth):
             retention = policy.retention(memory, now)
-            score = weigh(rel, retention, memory.importance)
-            results.append(_recalled(memory, score, rel, retention))
+            results.append(
+                _recalled(memory, score(memory, retention), relevant[memory.id], retention)
+            )
         results.sort(key=lambda r: (-r.score, r.id))
         # Failure is drawn only for what would otherwise come to mind, best first, so the
         # random stream (and a replay) does not depend on the long tail.

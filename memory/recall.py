@@ -31,7 +31,7 @@ for a half-faded one, often for one nearly gone.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -163,19 +163,19 @@ def contenders(relevant: Mapping[int, float], k: int) -> list[int]:
 
 
 def finalists(
-    memories: Sequence[Memory], relevant: Mapping[int, float], depth: int
+    memories: Sequence[Memory], score: Callable[[Memory, float], float], depth: int
 ) -> list[Memory]:
-    """Of the contenders, read (`memories`), those that can still rank in the top `depth` now
-    that their importance is known: weighing then moves a score only by its retention, within
-    RETENTION_FLOOR..1 of relevance * importance weight, so a memory whose best falls under the
-    depth-th memory's worst cannot get in. Only these need their retention (a pluggable
-    policy's, the dearest part of weighing)."""
+    """Of the contenders, read (`memories`), those that can still rank in the top `depth`:
+    `score(memory, retention)` is how one is weighed, which moves with its retention alone
+    (within 0..1) one way, so a memory whose best falls under the depth-th memory's worst
+    cannot get in. Only these need their retention (a pluggable policy's, the dearest part
+    of weighing)."""
     if len(memories) <= depth:
         return list(memories)
-    best = {m.id: relevant[m.id] * IMPORTANCE_WEIGHT.get(m.importance, 1.0) for m in memories}
-    # A hair under the bar, so that no rounding of weigh's own product can leave one out.
-    bar = sorted(best.values(), reverse=True)[depth - 1] * RETENTION_FLOOR * (1.0 - 1e-9)
-    return [m for m in memories if best[m.id] >= bar]
+    bounds = [(score(m, 0.0), score(m, 1.0)) for m in memories]
+    bar = sorted((min(b) for b in bounds), reverse=True)[depth - 1]
+    bar -= 1e-9 * abs(bar)  # a hair under, so that no rounding leaves one out
+    return [m for m, b in zip(memories, bounds, strict=True) if max(b) >= bar]
 
 
 def weigh(relevance: float, retention: float, importance: int) -> float:

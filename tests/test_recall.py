@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from memory.links import ScopeLinks
@@ -42,8 +43,9 @@ def test_without_a_vector_words_decide() -> None:
 
 
 def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
-    """Pruned by importance before any retention is reckoned, the contenders still hold the
-    exact top `depth` once weighed, whatever their retention turns out to be."""
+    """Pruned before any retention is reckoned, the contenders still hold the exact top
+    `depth` once weighed, whatever their retention turns out to be (relevance of either sign,
+    any importance)."""
     rng = random.Random(7)
     pruned = 0
     for trial in range(300):
@@ -68,14 +70,13 @@ def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
             for i in range(1, count + 1)
         ]
         # Ties now and then, as hash vectors give.
-        relevant = {m.id: rng.choice((0.5, rng.uniform(0.2, 1.5))) for m in memories}
+        relevant = {m.id: rng.choice((0.5, rng.uniform(-0.3, 1.5))) for m in memories}
         retention = {m.id: rng.choice((0.0, 1.0, rng.random())) for m in memories}
         depth = rng.choice((1, 5, 10, 30))
 
-        kept = finalists(memories, relevant, depth)
-        assert top(kept, relevant, retention, depth) == top(memories, relevant, retention, depth), (
-            trial
-        )
+        kept = finalists(memories, weighed(relevant), depth)
+        expected = top(memories, relevant, retention, depth)
+        assert top(kept, relevant, retention, depth) == expected, trial
         pruned += len(memories) - len(kept)
     assert pruned  # it does leave some out
 
@@ -88,3 +89,8 @@ def top(
         memories, key=lambda m: (-weigh(relevant[m.id], retention[m.id], m.importance), m.id)
     )
     return [m.id for m in scored[:depth]]
+
+
+def weighed(relevant: dict[int, float]) -> Callable[[Memory, float], float]:
+    """How recall weighs a memory of these relevances at a retention."""
+    return lambda m, retention: weigh(relevant[m.id], retention, m.importance)
