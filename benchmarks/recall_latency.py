@@ -59,13 +59,14 @@ caught and replayed under EXPLAIN (ANALYZE, TIMING OFF) on a connection of their
 server's planning and execution time stands in for "SQLite alone". The round trip is an
 aiosqlite `SELECT 1` on SQLite, a `SELECT 1` through the pool on PostgreSQL; the database size
 is the SQLite file and its WAL, or pg_database_size. Then the what-ifs, over all the
-questions: recall as is and as main was before the word index in memory (the store's full-text
-search within 500 hits in a scope of LARGE_SCOPE or more, an HNSW search through a worker
-thread), taken in turn for each question so the machine's load hits both alike, in wall time
-and in this process's CPU time (all its threads; a PostgreSQL server's work is not in it); the
-store's full-text search within POSTINGS at any size; how much of the top 10 of each of those
-two recall as is still has (by memory and by text); and how long the scope's word index takes
-to read and build.
+questions: recall as is and as main was before a large scope's rows were copied in memory
+(memory/rowcache.py: what may come to mind read from the store on every recall), taken in turn
+for each question so the machine's load hits both alike, in wall time and in this process's CPU
+time (all its threads; a PostgreSQL server's work is not in it); the store's full-text search
+within POSTINGS at any size; how much of the top 10 of each of those two recall as is still has
+(by memory and by text: the copy must keep all of main's); how long the scope's word index takes
+to read and build; and how long the copy of a scope of LARGE_SCOPE or more takes to make (as
+the first recall starts it, in the background) and what it holds (tracemalloc).
 
 Index. Before the passes the scope's index is dropped and its file deleted, and the index is
 made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
@@ -89,6 +90,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import itertools
 import json
@@ -101,6 +103,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 import urllib.parse
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
@@ -132,9 +135,9 @@ from memory.index import (
     index_path,
 )
 from memory.lexicon import ScopeLexicon
-from memory.links import ScopeLinks
+from memory.links import Around, ScopeLinks
 from memory.recall import DENSE_CANDIDATES
-from memory.records import MemoryLink, NewMemory, Vectors
+from memory.records import NewMemory, Vectors
 from memory.storage import DATABASE
 from memory.storage.sqlite import Store
 from memory.text import fts_document
@@ -450,14 +453,15 @@ class Stage:
     cold: tuple[float, float, float]
     embedded: tuple[float, float, float]
     cached: tuple[float, float, float]
-    # Interleaved cue by cue: as is, and as main was before the word index in memory
-    # (the store's full-text search within MAIN_POSTINGS in a large scope, HNSW through a thread)
+    # Interleaved cue by cue: as is, and as main was before the copy of the rows (read from
+    # the store on every recall)
     now_vs_main: tuple[tuple[float, float, float], tuple[float, float, float]]
     now_vs_main_cpu: tuple[tuple[float, float, float], tuple[float, float, float]]  # CPU time
     store_fts: tuple[float, float, float]  # the store's full-text search within POSTINGS
     same_top: tuple[float, float]  # of the top 10 of the store's full-text search, still in it
     same_as_main: tuple[float, float]  # of main's top 10, still in it
     lexicon_s: float  # the word index's first read and build (0: a small scope has none)
+    copy: tuple[float, float, float] | None  # the copy of the rows: wall s, CPU s, MB held
     remember: tuple[float, float, float]
     hits: float
     rss_mb: float
@@ -521,9 +525,6 @@ async def recall_pass(
     return times, hits / max(len(cues), 1)
 
 
-MAIN_POSTINGS = 500  # main's full-text budget in a large scope before the word index
-
-
 @contextlib.contextmanager
 def store_fulltext(postings: int = memory.bank.POSTINGS) -> Iterator[None]:
     """Recall searching words through the store at any size, within `postings` hits."""
@@ -534,18 +535,11 @@ def store_fulltext(postings: int = memory.bank.POSTINGS) -> Iterator[None]:
         yield
 
 
-async def threaded_search(self: FaissSearch, query: Vectors, k: int) -> list[tuple[int, float]]:
-    """FaissSearch.search as main had it: every search of THREAD_FROM vectors or more, HNSW
-    too, in a worker thread."""
-    async with self.cache.lock(self.scope, self.embedder):
-        if self.index.size >= THREAD_FROM:
-            return await asyncio.to_thread(self.index.search, query, k)
-        return self.index.search(query, k)
-
-
 @contextlib.contextmanager
-def as_main() -> Iterator[None]:
-    with store_fulltext(MAIN_POSTINGS), patched(FaissSearch, "search", threaded_search):
+def as_main(bank: MemoryBank) -> Iterator[None]:
+    """Recall as main had it before the copy of a large scope's rows (memory/rowcache.py):
+    what may come to mind read from the store."""
+    with patched(bank, "_memories", bank.store.get_memories):
         yield
 
 
@@ -567,7 +561,7 @@ async def interleaved(
                 ours.append(time.perf_counter() - started)
                 ours_cpu.append(time.process_time() - cpu)
             else:
-                with as_main():
+                with as_main(bank):
                     await bank.recall(SCOPE, cue, k=K, now=now)
                 main.append(time.perf_counter() - started)
                 main_cpu.append(time.process_time() - cpu)
@@ -589,6 +583,29 @@ async def same_top(
         texts += sum((Counter(r.text for r in ours) & Counter(r.text for r in full)).values())
         total += len(full)
     return ids / max(total, 1), texts / max(total, 1)
+
+
+async def copy_rows(bank: MemoryBank, cue: str, now: datetime) -> tuple[float, float, float]:
+    """Make the scope's copy of its rows as the first recall does (in the background) and wait
+    for it: seconds of wall and CPU time, then, made again under tracemalloc, the MB it holds
+    (what Python allocated for it and still holds, which the RSS, reusing freed memory, does
+    not tell)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    await bank.recall(SCOPE, cue, k=K, now=now)
+    await bank.rows.filled(SCOPE)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert bank.rows.held(SCOPE) == len(await bank.links.get(SCOPE))
+    bank.rows.drop(SCOPE)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        await bank.recall(SCOPE, cue, k=K, now=now)
+        await bank.rows.filled(SCOPE)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] / 2**20
+    finally:
+        tracemalloc.stop()
+    return wall, cpu, held
 
 
 async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
@@ -622,9 +639,9 @@ async def breakdown(
     def trace(sql: str) -> None:
         statements[-1].append(sql)
 
-    def around(self: ScopeLinks, candidates: Iterable[int]) -> dict[int, MemoryLink]:
+    def around(self: ScopeLinks, candidates: Iterable[int]) -> Around:
         found = links_around(self, candidates)
-        fetched.append(len(found))
+        fetched.append(len(found.ids))
         return found
 
     links_around = ScopeLinks.around
@@ -662,7 +679,7 @@ async def breakdown(
             patched(ScopeLexicon, "frequencies", spent.wrap("word df", ScopeLexicon.frequencies)),
             patched(bank.links, "get", spent.wrap_async("links", bank.links.get)),
             patched(ScopeLinks, "around", spent.wrap("links", around)),
-            patched(store, "get_memories", spent.wrap_async("rows", store.get_memories)),
+            patched(bank, "_memories", spent.wrap_async("rows", bank._memories)),
         ):
             total = 0.0
             for cue in cues:
@@ -802,6 +819,7 @@ async def measure(
     if size >= memory.bank.LARGE_SCOPE:
         await bank.lexicon.get(SCOPE)
     lexicon_s = time.perf_counter() - started
+    copy = await copy_rows(bank, cues[0], now) if size >= memory.bank.LARGE_SCOPE else None
 
     bank._queries.clear()
     bank._df.clear()
@@ -811,13 +829,11 @@ async def measure(
     bank._queries.clear()
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
-    with as_main():
-        await recall_pass(bank, cues, now)  # its word counts read, as main's bank kept them
     ours, main, ours_cpu, main_cpu = await interleaved(bank, cues, now)
     with store_fulltext():
         store_fts, _ = await recall_pass(bank, cues, now)
     kept = await same_top(bank, cues, now, store_fulltext)
-    kept_main = await same_top(bank, cues, now, as_main)
+    kept_main = await same_top(bank, cues, now, lambda: as_main(bank))
     parts, sql, candidates = await breakdown(bank, few, now)
     return Stage(
         store="sqlite" if pg is None else "pgvector" if server_side else "postgres",
@@ -839,6 +855,7 @@ async def measure(
         same_top=kept,
         same_as_main=kept_main,
         lexicon_s=lexicon_s,
+        copy=copy,
         remember=percentiles(filler.remember_seconds),
         hits=hits,
         rss_mb=rss_mb(),
@@ -1227,21 +1244,27 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print("What-ifs (no embedding), ms p50 / p95 / p99")
     print()
     print(
-        "| store | embedder | memories | as is | interleaved: as is | as main (store full-text"
-        f" within {MAIN_POSTINGS} hits in a large scope, HNSW through a thread) | p50 ratio"
-        " | CPU time: as is | as main"
+        "| store | embedder | memories | as is | interleaved: as is | as main (rows read from"
+        " the store) | p50 ratio | p95 ratio | CPU time: as is | as main"
         f" | store full-text within {memory.bank.POSTINGS:,} | its top {K} kept, by memory"
-        f" / by text | main's top {K} kept | word index read + build s |"
+        f" / by text | main's top {K} kept | word index read + build s"
+        " | rows copied: s (CPU s), MB |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in stages:
         ours, main = s.now_vs_main
         print(
             f"| {s.store} | {s.embedder} | {s.size:,} | {ms3(s.cached)} | {ms3(ours)}"
-            f" | {ms3(main)} | {ours[0] / main[0]:.2f} | {ms3(s.now_vs_main_cpu[0])}"
+            f" | {ms3(main)} | {ours[0] / main[0]:.2f} | {ours[1] / main[1]:.2f}"
+            f" | {ms3(s.now_vs_main_cpu[0])}"
             f" | {ms3(s.now_vs_main_cpu[1])} | {ms3(s.store_fts)}"
             f" | {s.same_top[0]:.3f} / {s.same_top[1]:.3f}"
-            f" | {s.same_as_main[0]:.3f} / {s.same_as_main[1]:.3f} | {s.lexicon_s:.2f} |"
+            f" | {s.same_as_main[0]:.3f} / {s.same_as_main[1]:.3f} | {s.lexicon_s:.2f}"
+            + (
+                " | — |"
+                if s.copy is None
+                else f" | {s.copy[0]:.2f} ({s.copy[1]:.2f}), {s.copy[2]:.0f} |"
+            )
         )
     if not micro:
         return

@@ -49,6 +49,7 @@ from memory.recall import (
     LEXICAL_CANDIDATES,
     Recalled,
     contenders,
+    finalists,
     relevance,
     surfaces,
     weigh,
@@ -63,6 +64,7 @@ from memory.records import (
     NewMemory,
     Vectors,
 )
+from memory.rowcache import ROW_SCOPES, RowCache
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query, porter_term, restates, terms, visible
@@ -151,6 +153,7 @@ class MemoryBank:
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
+        row_scopes: int = ROW_SCOPES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -169,6 +172,8 @@ class MemoryBank:
         # What ranking needs of each memory before its text (memory/links.py).
         self.links = LinkCache(store, link_scopes)
         self.lexicon = LexiconCache(store)
+        # What recall answers with, in a large scope (memory/rowcache.py).
+        self.rows = RowCache(store, row_scopes)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -206,6 +211,7 @@ class MemoryBank:
         index_capacity: int = 10_000,
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
+        row_scopes: int = ROW_SCOPES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -233,8 +239,9 @@ class MemoryBank:
             index_capacity=index_capacity,
             index_bytes=index_bytes,
             link_scopes=link_scopes,
+            row_scopes=row_scopes,
         )
-        await store.listen(bank._changed_elsewhere)
+        await store.listen(bank._changed_elsewhere, bank._touched_elsewhere)
         return bank
 
     def _changed_elsewhere(self, scope: str) -> None:
@@ -243,6 +250,12 @@ class MemoryBank:
         self.dense.drop(scope, self.embedder.name)
         self.links.drop(scope)
         self.lexicon.drop(scope)
+        self.rows.drop(scope)
+
+    def _touched_elsewhere(self, scope: str) -> None:
+        """Another process changed some of the scope's memories in place (reinforced them):
+        the indexes hold nothing of that, the copy of the rows does."""
+        self.rows.drop(scope)
 
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
@@ -252,6 +265,7 @@ class MemoryBank:
     async def close(self) -> None:
         try:
             await self.lexicon.close()
+            await self.rows.close()
             await self.dense.flush()
         finally:
             if self._close_store is not None:
@@ -334,6 +348,7 @@ class MemoryBank:
         self._writes += 1
         await self.links.added(scope, [memory_id])
         await self.lexicon.added(scope, [memory_id])
+        await self.rows.added(scope, [memory_id])
         await self.dense.added(scope, self.embedder.name, [memory_id], [vector])
         return memory_id
 
@@ -348,8 +363,10 @@ class MemoryBank:
         if ids is None:
             return None
         self._writes += len(ids)
+        await self.rows.changed(write.scope, [merge.memory_id for merge in write.merges])
         await self.links.added(write.scope, ids)
         await self.lexicon.added(write.scope, ids)
+        await self.rows.added(write.scope, ids)
         if any(v is None for v in vectors):
             self._unembedded.add(write.scope)
         await self.dense.added(write.scope, self.embedder.name, ids, vectors)
@@ -423,6 +440,9 @@ class MemoryBank:
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
+        # The survivors of merges took over their twins' recalls: read again once _absorb has
+        # reinforced them.
+        self.rows.removed(scope, [*gone, *(into[g] for g in gone if g in into)])
         if gone:
             self.links.removed(scope, gone)
             self.lexicon.removed(scope, gone)
@@ -450,6 +470,7 @@ class MemoryBank:
             after = absorbed(policy, by_id[keep], twins, now)
             assert after.last_recalled_at is not None
             await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
+            await self.rows.changed(scope, [keep])
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
@@ -483,6 +504,7 @@ class MemoryBank:
             log.info("forget refused: no memory %s in scope %s", target, scope)
         deleted = set(await self.store.delete_memories(scope, [m.id for m in gone]))
         if deleted:
+            self.rows.removed(scope, sorted(deleted))
             self.links.removed(scope, sorted(deleted))
             self.lexicon.removed(scope, sorted(deleted))
             await self.dense.removed(scope, self.embedder.name, sorted(deleted))
@@ -496,6 +518,7 @@ class MemoryBank:
         count = await self.store.wipe_memories(scope)
         self.links.drop(scope)
         self.lexicon.drop(scope)
+        self.rows.drop(scope)
         await self.dense.delete_file(scope, self.embedder.name)
         await self._forget_cached(memories)
         return count
@@ -526,6 +549,7 @@ class MemoryBank:
             by_time.setdefault(after.last_recalled_at, []).append((m.id, after.strength))
         for at, updates in sorted(by_time.items()):
             await self.store.reinforce(scope, updates, at)
+            await self.rows.changed(scope, [memory_id for memory_id, _ in updates])
 
     # Reading.
 
@@ -567,9 +591,14 @@ class MemoryBank:
         if not candidates:
             return []
         # Ranked by their links; only what may come to mind is read whole.
-        memories = (await self.links.get(scope)).around(candidates)
+        links = await self.links.get(scope)
+        memories = links.around(candidates)
+        if await self._large(scope):
+            self.rows.fill(scope, links.ids)
         if query is not None and index is not None:
-            cosine.update(await index.scores(query, [i for i in memories if i not in cosine]))
+            cosine.update(
+                await index.scores(query, [i for i in memories.ids.tolist() if i not in cosine])
+            )
         similarity = cosine
         if self.dense_baseline and dense_hits:
             low = max(self.dense_baseline, min(dense_hits.values()))
@@ -588,14 +617,19 @@ class MemoryBank:
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
-        pool = contenders(relevant, k if rng is None else 3 * k)
+        depth = k if rng is None else 3 * k
+        pool = contenders(relevant, depth)
         results: list[Recalled] = []
         policy = self.policy(scope)
-        for memory in await self.store.get_memories(scope, pool):
-            rel = relevant[memory.id]
+
+        def score(memory: Memory, retention: float) -> float:
+            return weigh(relevant[memory.id], retention, memory.importance)
+
+        for memory in finalists(await self._memories(scope, pool), score, depth):
             retention = policy.retention(memory, now)
-            score = weigh(rel, retention, memory.importance)
-            results.append(_recalled(memory, score, rel, retention))
+            results.append(
+                _recalled(memory, score(memory, retention), relevant[memory.id], retention)
+            )
         results.sort(key=lambda r: (-r.score, r.id))
         # Failure is drawn only for what would otherwise come to mind, best first, so the
         # random stream (and a replay) does not depend on the long tail.
@@ -627,10 +661,20 @@ class MemoryBank:
         wanted = {porter_term(w) for w in words}
         own = {
             m.id
-            for m in await self.store.get_memories(scope, borderline)
+            for m in await self._memories(scope, borderline)
             if wanted & {porter_term(t) for t in fts_document(m.text).split()}
         }
         return (set(lexical) - set(borderline)) | own
+
+    async def _memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The scope's memories `ids`: in a large scope from its copy (memory/rowcache.py)."""
+        if await self._large(scope):
+            return await self.rows.get(scope, ids)
+        return await self.store.get_memories(scope, ids)
+
+    async def _large(self, scope: str) -> bool:
+        size, _ = await self._sizes_of(scope)
+        return size >= LARGE_SCOPE
 
     async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
         """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their

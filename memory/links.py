@@ -18,12 +18,23 @@ import numpy.typing as npt
 from memory.records import MemoryLink
 from memory.storage import MemoryStore
 
-__all__ = ["LINK_SCOPES", "LinkCache", "ScopeLinks"]
+__all__ = ["LINK_SCOPES", "Around", "LinkCache", "ScopeLinks"]
 
 LINK_SCOPES = 256  # scopes whose links are kept (about 20 bytes a memory), least recent out
 
 Ids = npt.NDArray[np.int64]
 _NONE = 0  # no previous memory (ids start at 1)
+
+
+@dataclass(slots=True, frozen=True)
+class Around:
+    """Candidates and their neighbours, by id ascending: each one's previous id (0: none) and
+    speaker (an index into `names`, -1: none). What ranking needs, as arrays."""
+
+    ids: Ids
+    previous: Ids
+    speakers: npt.NDArray[np.int32]
+    names: Sequence[str]
 
 
 @dataclass(slots=True)
@@ -68,33 +79,23 @@ class ScopeLinks:
         self.after_of = self.previous[has][order]
         self.after = self.ids[has][order]
 
-    def around(self, candidates: Iterable[int]) -> dict[int, MemoryLink]:
+    def around(self, candidates: Iterable[int]) -> Around:
         """The links of the candidates that exist, of every memory stored right after one of
-        them, then of the memory stored right before each: what the store's with_successors
-        and get_memories of the previous ids gave, in the same order."""
+        them, and of the memory stored right before each: what the store's with_successors
+        and get_memories of the previous ids gave."""
         asked = np.unique(np.fromiter(candidates, np.int64))
-        rows = self._rows(asked)
-        found = self.ids[rows]
+        found = self.ids[self._rows(asked)]
         lo = np.searchsorted(self.after_of, found, "left")
-        hi = np.searchsorted(self.after_of, found, "right")
-        successors = [
-            self.after[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True) if b > a
-        ]
-        first = np.unique(np.concatenate([found, *successors])) if successors else found
+        counts = np.searchsorted(self.after_of, found, "right") - lo
+        # after[lo:lo + count] for each, gathered at once.
+        ends = np.cumsum(counts)
+        gathered = np.repeat(lo - ends + counts, counts) + np.arange(ends[-1] if len(ends) else 0)
+        first = np.union1d(found, self.after[gathered])
         first_rows = self._rows(first)
         before = np.setdiff1d(self.previous[first_rows], first)
         before_rows = self._rows(before[before != _NONE])
-        rows = np.concatenate([first_rows, before_rows])
-        names = self.names
-        return {
-            memory_id: MemoryLink(memory_id, previous or None, names[code] if code >= 0 else None)
-            for memory_id, previous, code in zip(
-                self.ids[rows].tolist(),
-                self.previous[rows].tolist(),
-                self.speakers[rows].tolist(),
-                strict=True,
-            )
-        }
+        rows = np.sort(np.concatenate([first_rows, before_rows]))  # rows ascend with ids
+        return Around(self.ids[rows], self.previous[rows], self.speakers[rows], self.names)
 
     def _rows(self, ids: Ids) -> npt.NDArray[np.intp]:
         """The rows of those of `ids` (ascending) that are here."""

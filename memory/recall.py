@@ -31,11 +31,14 @@ for a half-faded one, often for one nearly gone.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.records import Memory, MemoryLink
+import numpy as np
+
+from memory.links import Around
+from memory.records import Memory
 
 __all__ = [
     "CONTIGUITY",
@@ -49,6 +52,7 @@ __all__ = [
     "Recalled",
     "contenders",
     "failure_probability",
+    "finalists",
     "relevance",
     "surfaces",
     "weigh",
@@ -83,7 +87,7 @@ class Recalled:
 
 
 def relevance(
-    memories: Mapping[int, Memory | MemoryLink],
+    memories: Around,
     cosine: Mapping[int, float],
     lexical: Mapping[int, float],
     named: Collection[str],
@@ -103,37 +107,36 @@ def relevance(
     judged = cosine if similarity is None else similarity
     sharing = lexical if shared is None else shared
     top_bm25 = max(lexical.values(), default=0.0) or 1.0
-    speakers: dict[str, bool] = {}
-    successor: dict[int, int] = {}
-    for memory in memories.values():
-        if memory.previous_id is not None:
-            successor[memory.previous_id] = memory.id
-
-    def match(memory_id: int | None) -> float:
-        memory = None if memory_id is None else memories.get(memory_id)
-        if memory is None:
-            return 0.0
-        value = DENSE_WEIGHT * cosine.get(memory.id, 0.0)
-        value += (1.0 - DENSE_WEIGHT) * lexical.get(memory.id, 0.0) / top_bm25
-        speaker = memory.speaker
-        if speaker:
-            is_named = speakers.get(speaker)
-            if is_named is None:
-                is_named = speakers[speaker] = _named(speaker, named)
-            if is_named:
-                value += SPEAKER_BOOST
-        return value
-
+    ids = memories.ids.tolist()
+    # Each memory's match, in one pass of arrays over the candidates and their neighbours.
+    dense = np.array([cosine.get(i, 0.0) for i in ids], np.float64)
+    words = np.array([lexical.get(i, 0.0) for i in ids], np.float64)
+    is_named = np.array([_named(name, named) for name in memories.names] + [False])
+    boost = np.where(is_named[memories.speakers], SPEAKER_BOOST, 0.0)  # -1: the last, False
+    match = DENSE_WEIGHT * dense + (1.0 - DENSE_WEIGHT) * words / top_bm25 + boost
+    # Neighbours by position (ids ascend): the previous memory, and the one stored after (of
+    # two after the same one, the later).
+    n = len(ids)
+    if not n:
+        return {}
+    at = np.minimum(np.searchsorted(memories.ids, memories.previous), n - 1)
+    has_previous = (memories.previous != 0) & (memories.ids[at] == memories.previous)
+    after = np.full(n, -1, np.intp)
+    np.maximum.at(after, at[has_previous], np.flatnonzero(has_previous))
+    padded = np.append(match, 0.0)  # position n: no memory, whose match is 0
+    after[after < 0] = n
+    before_match = np.where(has_previous, match[at], 0.0)
+    found = match + CONTIGUITY * (before_match + padded[after])
+    # The floor, judged on the raw cosine; with no vector to judge by, its words decide.
+    judge = [judged.get(i) for i in ids]
     out: dict[int, float] = {}
-    for memory_id, memory in memories.items():
-        judge = judged.get(memory_id)
-        if judge is None:  # no vector to judge by (not embedded yet): its words decide
+    for memory_id, value, raw in zip(ids, found.tolist(), judge, strict=True):
+        if raw is None:
             if memory_id not in lexical:
                 continue
-        elif judge < dense_floor and not (memory_id in sharing and judge >= shared_word_floor):
+        elif raw < dense_floor and not (memory_id in sharing and raw >= shared_word_floor):
             continue
-        neighbours = match(memory.previous_id) + match(successor.get(memory_id))
-        out[memory_id] = match(memory_id) + CONTIGUITY * neighbours
+        out[memory_id] = value
     return out
 
 
@@ -157,6 +160,22 @@ def contenders(relevant: Mapping[int, float], k: int) -> list[int]:
         return ranked
     bar = relevant[ranked[k - 1]] * MIN_WEIGHT / MAX_WEIGHT
     return [m for m in ranked if relevant[m] >= bar]
+
+
+def finalists(
+    memories: Sequence[Memory], score: Callable[[Memory, float], float], depth: int
+) -> list[Memory]:
+    """Of the contenders, read (`memories`), those that can still rank in the top `depth`:
+    `score(memory, retention)` is how one is weighed, which moves with its retention alone
+    (within 0..1) one way, so a memory whose best falls under the depth-th memory's worst
+    cannot get in. Only these need their retention (a pluggable policy's, the dearest part
+    of weighing)."""
+    if len(memories) <= depth:
+        return list(memories)
+    bounds = [(score(m, 0.0), score(m, 1.0)) for m in memories]
+    bar = sorted((min(b) for b in bounds), reverse=True)[depth - 1]
+    bar -= 1e-9 * abs(bar)  # a hair under, so that no rounding leaves one out
+    return [m for m, b in zip(memories, bounds, strict=True) if max(b) >= bar]
 
 
 def weigh(relevance: float, retention: float, importance: int) -> float:

@@ -16,6 +16,7 @@ import pytest
 import memory.bank
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
+from memory.links import Around
 from memory.records import EncodingWrite, MemoryLink, NewMemory
 from memory.storage import Storage
 from memory.text import fts_document
@@ -150,7 +151,7 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
             before = {m.previous_id for m in rows.values() if m.previous_id} - set(rows)
             rows |= {m.id: m for m in await kept.store.get_memories(SCOPE, sorted(before))}
             expected = {i: MemoryLink(i, m.previous_id, m.speaker) for i, m in rows.items()}
-            assert links.around(asked) == expected
+            assert as_links(links.around(asked)) == expected
     finally:
         await kept.close()
 
@@ -168,9 +169,21 @@ async def test_a_forgotten_memory_leaves_no_link_nor_name(tmp_path: Path) -> Non
         await bank.forget(SCOPE, first)
         links = await bank.links.get(SCOPE)
         assert links.names == ["Ana"]
-        assert links.around([first, second]) == {second: MemoryLink(second, None, "Ana")}
+        assert as_links(links.around([first, second])) == {second: MemoryLink(second, None, "Ana")}
         await bank.wipe(SCOPE)
         assert SCOPE not in bank.links
         assert len(await bank.links.get(SCOPE)) == 0
     finally:
         await bank.close()
+
+
+def as_links(around: Around) -> dict[int, MemoryLink]:
+    """The links `around` holds, as the store's MemoryLinks by id."""
+    return {
+        memory_id: MemoryLink(
+            memory_id, previous or None, around.names[code] if code >= 0 else None
+        )
+        for memory_id, previous, code in zip(
+            around.ids.tolist(), around.previous.tolist(), around.speakers.tolist(), strict=True
+        )
+    }

@@ -419,8 +419,10 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
     before = next(i for i, sql in enumerate(MIGRATIONS) if "recent_recalls" in sql)
     conn = await asyncpg.connect(postgres_dsn)
     try:
-        await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         # The schema as it was then: without what the migrations after it made.
+        await conn.execute("DROP TRIGGER memories_touched ON memories")
+        await conn.execute("DROP FUNCTION kizuna_memories_touched()")
+        await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         await conn.execute("DROP TABLE intentions, contacts, outreach")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(

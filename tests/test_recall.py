@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from memory.recall import relevance
-from memory.records import MemoryLink
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
 
-LINKS = {1: MemoryLink(1, None, None), 2: MemoryLink(2, 1, None), 3: MemoryLink(3, None, None)}
+from memory.links import ScopeLinks
+from memory.recall import finalists, relevance, weigh
+from memory.records import Memory, MemoryLink
+
+WHEN = datetime(2026, 1, 5, tzinfo=UTC)
+LINKS = ScopeLinks.of(
+    [MemoryLink(1, None, None), MemoryLink(2, 1, None), MemoryLink(3, None, None)]
+).around([1, 2, 3])
 
 
 def passing(
@@ -32,3 +40,57 @@ def test_a_hit_by_the_memory_before_it_passes_by_meaning_alone() -> None:
 
 def test_without_a_vector_words_decide() -> None:
     assert passing({}, {2: 1.0}, shared=set()) == {2}
+
+
+def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
+    """Pruned before any retention is reckoned, the contenders still hold the exact top
+    `depth` once weighed, whatever their retention turns out to be (relevance of either sign,
+    any importance)."""
+    rng = random.Random(7)
+    pruned = 0
+    for trial in range(300):
+        count = rng.randint(1, 60)
+        memories = [
+            Memory(
+                id=i,
+                scope="s",
+                text="",
+                speaker=None,
+                kind="episodic",
+                category=None,
+                importance=rng.choice((1, 2, 3)),
+                sentiment=0.0,
+                created_at=WHEN,
+                last_recalled_at=None,
+                recall_count=0,
+                strength=1.0,
+                related=(),
+                conversation_id=None,
+            )
+            for i in range(1, count + 1)
+        ]
+        # Ties now and then, as hash vectors give.
+        relevant = {m.id: rng.choice((0.5, rng.uniform(-0.3, 1.5))) for m in memories}
+        retention = {m.id: rng.choice((0.0, 1.0, rng.random())) for m in memories}
+        depth = rng.choice((1, 5, 10, 30))
+
+        kept = finalists(memories, weighed(relevant), depth)
+        expected = top(memories, relevant, retention, depth)
+        assert top(kept, relevant, retention, depth) == expected, trial
+        pruned += len(memories) - len(kept)
+    assert pruned  # it does leave some out
+
+
+def top(
+    memories: list[Memory], relevant: dict[int, float], retention: dict[int, float], depth: int
+) -> list[int]:
+    """The ids of the `depth` best once weighed, as recall orders them."""
+    scored = sorted(
+        memories, key=lambda m: (-weigh(relevant[m.id], retention[m.id], m.importance), m.id)
+    )
+    return [m.id for m in scored[:depth]]
+
+
+def weighed(relevant: dict[int, float]) -> Callable[[Memory, float], float]:
+    """How recall weighs a memory of these relevances at a retention."""
+    return lambda m, retention: weigh(relevant[m.id], retention, m.importance)

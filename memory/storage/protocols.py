@@ -156,8 +156,12 @@ class MemoryStore(Protocol):
         times, and their count) first; both must be the scope's, else nothing moves."""
         ...
 
-    async def listen(self, changed: Callable[[str], None]) -> None:
-        """Call `changed(scope)` when another process changes a scope's memories."""
+    async def listen(
+        self, changed: Callable[[str], None], touched: Callable[[str], None] | None = None
+    ) -> None:
+        """Call `changed(scope)` when another process adds, deletes or re-embeds a scope's
+        memories, and `touched(scope)` when it changes some in place (reinforces, merges into,
+        relates them)."""
         ...
 
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...

@@ -120,7 +120,7 @@ class PgBase:
         self._led: set[str] = set()
         self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
         self._scopes_held: set[str] = set()  # by a task of this process (see scope_lock)
-        self._hearing: list[Callable[[object, int, str, str], None]] = []
+        self._hearing: list[tuple[str, Callable[[object, int, str, str], None]]] = []
 
     async def close(self) -> None:
         async with self._session_busy:
@@ -174,8 +174,8 @@ class PgBase:
                 self._dsn, server_settings=settings(self.instance)
             )
             await self._session.add_listener("kizuna_leases", self._lease_returned)
-            for heard in self._hearing:
-                await self._session.add_listener("kizuna_memories", heard)
+            for channel, heard in self._hearing:
+                await self._session.add_listener(channel, heard)
         return self._session
 
     def _lease_returned(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:

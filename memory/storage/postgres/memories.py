@@ -110,22 +110,35 @@ def _fts_terms(match: str) -> list[str]:
     return out
 
 
+def _hearer(instance: str, call: Callable[[str], None]) -> Callable[[object, int, str, str], None]:
+    """A listener calling `call(scope)` for a notification another process's writer sent."""
+
+    def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+        writer, _, scope = payload.partition("|")
+        if writer != instance and scope:
+            call(scope)
+
+    return heard
+
+
 class PgMemories(PgVectors):
     """Every operation names its scope; ids are unique across scopes."""
 
-    async def listen(self, changed: Callable[[str], None]) -> None:
+    async def listen(
+        self, changed: Callable[[str], None], touched: Callable[[str], None] | None = None
+    ) -> None:
         """Call `changed(scope)` whenever another process changes a scope's memories (adds,
-        deletes or re-embeds them), so indexes derived from them can be rebuilt."""
-
-        def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
-            writer, _, scope = payload.partition("|")
-            if writer != self.instance and scope:
-                changed(scope)
-
+        deletes or re-embeds them), so indexes derived from them can be rebuilt, and
+        `touched(scope)` when it changes some in place (migration 013), for copies of rows."""
+        heard = [("kizuna_memories", _hearer(self.instance, changed))]
+        if touched is not None:
+            heard.append(("kizuna_memories_touched", _hearer(self.instance, touched)))
         async with self._session_busy:
             session = await self._own_connection()
-            self._hearing.append(heard)  # heard again on a new connection, should this one drop
-            await session.add_listener("kizuna_memories", heard)
+            for channel, hearer in heard:
+                # Heard again on a new connection, should this one drop.
+                self._hearing.append((channel, hearer))
+                await session.add_listener(channel, hearer)
 
     async def add_memory(self, memory: NewMemory) -> int:
         async with self._pool.acquire() as conn:
