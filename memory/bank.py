@@ -48,6 +48,7 @@ from memory.recall import (
     DENSE_CANDIDATES,
     LEXICAL_CANDIDATES,
     Recalled,
+    asks,
     contenders,
     finalists,
     relevance,
@@ -119,6 +120,9 @@ QUERY_CACHE = 512
 # See benchmarks/README.md.
 DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.84, 0.78)}
 DEFAULT_DENSE_FLOOR = (0.30, 0.15)
+# The floors of a turn's recall once one candidate has passed those above (memory/recall.py),
+# by family: e5's answers often score under its floor, which is set by off-topic cues.
+COMPANION_FLOORS = {"e5": (0.82, 0.76)}
 # E5's cosines crowd into a narrow band that moves with the cue and the language (on LoCoMo a
 # cue's median memory scores 0.80 and its answer 0.84; on the Chinese set 0.86 and 0.91), where
 # the fusion's weights, tuned on cosines spread over 0..1, would hear little of them. For these
@@ -177,6 +181,7 @@ class MemoryBank:
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
+        self.companion_floors = COMPANION_FLOORS.get(family)
         # The cosine at which two texts say nearly the same, on this embedder's scale.
         self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
@@ -566,7 +571,9 @@ class MemoryBank:
         remembered is relevant. `fail=False` is a look-up on purpose (a command, the encoder):
         no retrieval failure, and each memory judged by its own words and meaning, where a
         mind's recall also brings the memory said right after a matching one (full-text
-        search's context). How they are ranked: memory/recall.py."""
+        search's context) and, once the floor lets one candidate through, lets the others
+        through by the embedder's lower companion floors. How they are ranked:
+        memory/recall.py."""
         _check_scope(scope)
         now = _aware(now or self.clock.now())
         cue = cue.strip()
@@ -614,6 +621,7 @@ class MemoryBank:
             shared_word_floor=self.shared_word_floor,
             similarity=similarity,
             shared=None if fail else await self._sharing(scope, words, lexical, similarity),
+            companion=self.companion_floors if fail else None,
         )
         rng = self._rng if fail else None
         # With retrieval failure some of the best may not come: keep a deeper pool.
@@ -623,7 +631,7 @@ class MemoryBank:
         policy = self.policy(scope)
 
         def score(memory: Memory, retention: float) -> float:
-            return weigh(relevant[memory.id], retention, memory.importance)
+            return weigh(relevant[memory.id], retention, memory.importance, asks(memory.text))
 
         for memory in finalists(await self._memories(scope, pool), score, depth):
             retention = policy.retention(memory, now)

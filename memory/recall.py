@@ -8,20 +8,27 @@ just after each of them. For each:
                + SPEAKER_BOOST * [i's speaker is named in the cue]
     relevance(i) = match(i) + CONTIGUITY * (match(previous of i) + match(next of i))
     score(i) = relevance(i) * (RETENTION_FLOOR + (1 - RETENTION_FLOOR) * retention(i))
-                            * IMPORTANCE_WEIGHT[importance(i)]
+                            * IMPORTANCE_WEIGHT[importance(i)] * (QUESTION_WEIGHT if i asks)
 
 bm25 is over the memory's words and, at a third of the weight, the words of the memory before
 it (a reply is often about what was just said). A missing neighbour or lexical hit counts 0.
 The contiguity term is human memory's contiguity effect: what was said next to a strong match
 comes to mind with it. Retention and importance only tilt the ranking: an old memory that is
-the answer still surfaces. (Why these and not reciprocal rank fusion, and the figures:
+the answer still surfaces. A memory that asks (its text ends in a question mark, a picture's
+note after it aside) is weighed down: a cue is often a question, and a question remembered looks
+like it without holding the answer, which the memory after it (raised by contiguity) often does.
+(Why these and not reciprocal rank fusion, and the figures:
 benchmarks/README.md.)
 
 The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
 least the embedder's lower shared-word floor (with no vector to judge by, during an embedding
 outage, the shared word alone). The floor judges the raw cosine, also where the fusion hears a
-rescaled one (e5: memory/bank.py). A cue about nothing remembered recalls nothing.
+rescaled one (e5: memory/bank.py). A cue about nothing remembered recalls nothing. In a turn's
+recall an embedder may have companion floors, lower: once one candidate passes the floor, the
+cue is about something remembered, and the other candidates pass by the companion floors (e5's
+floor, tuned against off-topic cues, otherwise threw out answers the fusion ranked well). A
+look-up on purpose judges every memory by the floor itself.
 
 Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
 to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
@@ -31,6 +38,7 @@ for a half-faded one, often for one nearly gone.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,9 +55,11 @@ __all__ = [
     "IMPORTANCE_WEIGHT",
     "LEXICAL_CANDIDATES",
     "MAX_FAILURE",
+    "QUESTION_WEIGHT",
     "RETENTION_FLOOR",
     "SPEAKER_BOOST",
     "Recalled",
+    "asks",
     "contenders",
     "failure_probability",
     "finalists",
@@ -66,6 +76,7 @@ CONTIGUITY = 0.2
 CONTEXT_WEIGHT = 0.35  # of the memory before, in bm25
 RETENTION_FLOOR = 0.9
 IMPORTANCE_WEIGHT = {1: 0.9, 2: 1.0, 3: 1.1}
+QUESTION_WEIGHT = 0.8  # of a memory that asks
 MAX_FAILURE = 0.8
 
 
@@ -96,6 +107,7 @@ def relevance(
     shared_word_floor: float,
     similarity: Mapping[int, float] | None = None,
     shared: Collection[int] | None = None,
+    companion: tuple[float, float] | None = None,
 ) -> dict[int, float]:
     """Relevance of every memory in `memories` (candidates and their neighbours) that passes
     the floor. `cosine`: each one's cosine to the cue, as the fusion hears it; `similarity`:
@@ -103,7 +115,8 @@ def relevance(
     of the lexical hits; `named`: the lowercased words of the cue (a speaker is named when all
     the words of their name are among them); `shared`: the lexical hits whose own words (not
     only those of the memory before them) meet the cue's, which alone may pass by the lower
-    floor (else every lexical hit may)."""
+    floor (else every lexical hit may); `companion`: the (dense, shared-word) floors the others
+    pass by once one memory passes the floor (a turn's recall)."""
     judged = cosine if similarity is None else similarity
     sharing = lexical if shared is None else shared
     top_bm25 = max(lexical.values(), default=0.0) or 1.0
@@ -129,15 +142,22 @@ def relevance(
     found = match + CONTIGUITY * (before_match + padded[after])
     # The floor, judged on the raw cosine; with no vector to judge by, its words decide.
     judge = [judged.get(i) for i in ids]
-    out: dict[int, float] = {}
-    for memory_id, value, raw in zip(ids, found.tolist(), judge, strict=True):
+
+    def passes(memory_id: int, raw: float | None, floor: float, shared_floor: float) -> bool:
         if raw is None:
-            if memory_id not in lexical:
-                continue
-        elif raw < dense_floor and not (memory_id in sharing and raw >= shared_word_floor):
-            continue
-        out[memory_id] = value
-    return out
+            return memory_id in lexical
+        return raw >= floor or (memory_id in sharing and raw >= shared_floor)
+
+    floors = (dense_floor, shared_word_floor)
+    if companion is not None and any(
+        passes(i, raw, *floors) for i, raw in zip(ids, judge, strict=True)
+    ):
+        floors = companion
+    return {
+        memory_id: value
+        for memory_id, value, raw in zip(ids, found.tolist(), judge, strict=True)
+        if passes(memory_id, raw, *floors)
+    }
 
 
 def _named(speaker: str, words: Collection[str]) -> bool:
@@ -145,9 +165,9 @@ def _named(speaker: str, words: Collection[str]) -> bool:
     return bool(parts) and all(part in words for part in parts)
 
 
-# The weight retention and importance can give, at least and at most: what pruning by
+# The weight retention, importance and asking can give, at least and at most: what pruning by
 # relevance alone may rely on.
-MIN_WEIGHT = RETENTION_FLOOR * min(IMPORTANCE_WEIGHT.values())
+MIN_WEIGHT = RETENTION_FLOOR * min(IMPORTANCE_WEIGHT.values()) * min(QUESTION_WEIGHT, 1.0)
 MAX_WEIGHT = max(IMPORTANCE_WEIGHT.values())
 
 
@@ -178,10 +198,20 @@ def finalists(
     return [m for m, b in zip(memories, bounds, strict=True) if max(b) >= bar]
 
 
-def weigh(relevance: float, retention: float, importance: int) -> float:
-    """The ranking score (formula in the module docstring)."""
+def weigh(relevance: float, retention: float, importance: int, asking: bool = False) -> float:
+    """The ranking score (formula in the module docstring); `asking`: the memory asks."""
     strength = RETENTION_FLOOR + (1.0 - RETENTION_FLOOR) * retention
-    return relevance * strength * IMPORTANCE_WEIGHT.get(importance, 1.0)
+    weight = IMPORTANCE_WEIGHT.get(importance, 1.0) * (QUESTION_WEIGHT if asking else 1.0)
+    return relevance * strength * weight
+
+
+# A question mark ending the text, before any bracketed note ("[picture cat.jpg, seen: ...]").
+_ASKS = re.compile(r"[?？]\s*(?:\[[^\[\]]*\]\s*)*$")
+
+
+def asks(text: str) -> bool:
+    """Whether a memory's text is a question: it ends in a question mark."""
+    return _ASKS.search(text) is not None
 
 
 def failure_probability(retention: float) -> float:

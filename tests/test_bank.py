@@ -145,6 +145,68 @@ async def test_unrelated_cue_recalls_nothing(tmp_path: Path, fake: FakeOpenAI) -
     await bank.close()
 
 
+class ShapedE5:
+    """An embedder of e5's family (its floors, 0.84 / 0.78, and companion floors 0.82 / 0.76)
+    whose cosine to every cue a memory states itself: "..., at 0.90"."""
+
+    name = "e5:shaped"
+    dimension = 2
+
+    async def start(self) -> None:
+        return None
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = []
+        for text in texts:
+            found = re.search(r"at (0\.\d+)", text)
+            cosine = float(found.group(1)) if found else 0.0
+            rows.append([cosine, math.sqrt(1.0 - cosine * cosine)])
+        return np.asarray(rows, dtype=np.float32)
+
+    async def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.asarray([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+
+async def shaped_bank(tmp_path: Path, texts: Sequence[str]) -> tuple[MemoryBank, list[int]]:
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, ShapedE5(), clock)
+    ids = []
+    for text in texts:
+        ids.append(await bank.remember(SCOPE, text))
+        clock.advance(days=1)  # not neighbours: no contiguity
+    return bank, ids
+
+
+async def test_once_a_cue_passes_the_floor_a_turn_recalls_by_the_companion_floors(
+    tmp_path: Path,
+) -> None:
+    bank, (lake, kitten, _) = await shaped_bank(
+        tmp_path, ["the lake trip, at 0.90", "the grey kitten, at 0.83", "the tax form, at 0.70"]
+    )
+    cue = "what comes to mind?"  # no word in common: the vectors decide
+    assert [h.id for h in await bank.recall(SCOPE, cue)] == [lake, kitten]
+    # A look-up on purpose judges each memory by the floor itself.
+    assert [h.id for h in await bank.recall(SCOPE, cue, fail=False)] == [lake]
+    await bank.close()
+
+
+async def test_no_memory_over_the_floor_opens_no_companion_floors(tmp_path: Path) -> None:
+    bank, _ = await shaped_bank(tmp_path, ["the grey kitten, at 0.83", "the tax form, at 0.70"])
+    assert await bank.recall(SCOPE, "what comes to mind?") == []
+    await bank.close()
+
+
+async def test_a_statement_outranks_a_question_as_close_to_the_cue(tmp_path: Path) -> None:
+    bank, (question, statement, _) = await shaped_bank(
+        tmp_path,
+        ["shall we go to the lake, at 0.92?", "we went to the lake, at 0.91", "the tax, at 0.75"],
+    )
+    hits = await bank.recall(SCOPE, "what comes to mind?")
+    assert [h.id for h in hits][:2] == [statement, question]
+    assert hits[1].relevance > hits[0].relevance  # the question matched better, and asks
+    await bank.close()
+
+
 async def test_lexical_half_finds_words_and_chinese(tmp_path: Path) -> None:
     bank = await open_bank(tmp_path)
     cat = await bank.remember(SCOPE, "My cat Mochi hates the vacuum cleaner", speaker="Alice")

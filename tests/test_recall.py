@@ -1,4 +1,4 @@
-"""memory/recall.py: which candidates pass the relevance floor."""
+"""memory/recall.py: which candidates pass the relevance floor, and how a question weighs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from memory.links import ScopeLinks
-from memory.recall import finalists, relevance, weigh
+from memory.recall import (
+    MIN_WEIGHT,
+    QUESTION_WEIGHT,
+    asks,
+    contenders,
+    finalists,
+    relevance,
+    weigh,
+)
 from memory.records import Memory, MemoryLink
 
 WHEN = datetime(2026, 1, 5, tzinfo=UTC)
@@ -45,7 +53,7 @@ def test_without_a_vector_words_decide() -> None:
 def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
     """Pruned before any retention is reckoned, the contenders still hold the exact top
     `depth` once weighed, whatever their retention turns out to be (relevance of either sign,
-    any importance)."""
+    any importance, asking or not)."""
     rng = random.Random(7)
     pruned = 0
     for trial in range(300):
@@ -54,7 +62,7 @@ def test_finalists_keep_every_memory_that_can_rank_in_the_top() -> None:
             Memory(
                 id=i,
                 scope="s",
-                text="",
+                text=rng.choice(("", "Did you?")),
                 speaker=None,
                 kind="episodic",
                 category=None,
@@ -85,12 +93,46 @@ def top(
     memories: list[Memory], relevant: dict[int, float], retention: dict[int, float], depth: int
 ) -> list[int]:
     """The ids of the `depth` best once weighed, as recall orders them."""
-    scored = sorted(
-        memories, key=lambda m: (-weigh(relevant[m.id], retention[m.id], m.importance), m.id)
-    )
+    weight = weighed(relevant)
+    scored = sorted(memories, key=lambda m: (-weight(m, retention[m.id]), m.id))
     return [m.id for m in scored[:depth]]
 
 
 def weighed(relevant: dict[int, float]) -> Callable[[Memory, float], float]:
     """How recall weighs a memory of these relevances at a retention."""
-    return lambda m, retention: weigh(relevant[m.id], retention, m.importance)
+    return lambda m, retention: weigh(relevant[m.id], retention, m.importance, asks(m.text))
+
+
+def test_once_one_passes_the_others_pass_by_the_companion_floors() -> None:
+    cosine = {1: 0.86, 2: 0.80, 3: 0.70}
+    found = relevance(
+        LINKS, cosine, {}, (), dense_floor=0.84, shared_word_floor=0.78, companion=(0.75, 0.7)
+    )
+    assert set(found) == {1, 2}
+    assert found[1] > found[2]  # still ranked by the fusion
+
+
+def test_companion_floors_keep_an_unrelated_cue_out() -> None:
+    cosine = {1: 0.83, 2: 0.80, 3: 0.70}  # nothing reaches the floor
+    found = relevance(
+        LINKS, cosine, {2: 1.0}, (), dense_floor=0.84, shared_word_floor=0.81, companion=(0, 0)
+    )
+    assert found == {}
+
+
+def test_a_question_is_weighed_down() -> None:
+    assert asks("Did you ever go back to Rome?")
+    assert asks("你周末去哪儿了？")
+    assert asks("What is this? [picture cat.jpg, seen: a grey kitten]")
+    assert not asks("I went back to Rome? No, to Milan.")
+    assert not asks("I adopted a kitten [picture cat.jpg]")
+    assert weigh(1.0, 1.0, 2, asking=True) == QUESTION_WEIGHT * weigh(1.0, 1.0, 2)
+    assert weigh(1.0, 1.0, 2, asking=True) < weigh(1.0, 1.0, 2)
+
+
+def test_pruning_allows_for_a_question_weighed_down() -> None:
+    # A statement just under the 1st's relevance must stay in the pool, whose bar allows
+    # for the 1st being a question.
+    relevant = {1: 1.0, 2: 1.0 * QUESTION_WEIGHT * 0.9, 3: 0.1}
+    assert contenders(relevant, 1) == [1, 2]
+    assert MIN_WEIGHT <= QUESTION_WEIGHT
