@@ -115,7 +115,7 @@ class EngineConfig:
     media_per_hour: int = 30
     # Voice notes and audio users send (bot/hearing.py): the largest recording transcribed, by
     # its declared size before any download (Telegram's bots download 20 MB at most); each
-    # counts against media_per_hour too.
+    # counts against media_per_hour too, as does each reply said aloud to them (bot/speech.py).
     audio_max_kb: int = 20480
     # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
     # "model" asks the intent tier, one call a message.

@@ -119,7 +119,7 @@ class Engine:
         )
         self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
         self.hearing = Hearing(models, self.pictures.count, settings)  # (counted with them)
-        self.speech = Speech(models, contacts, shutil.which("ffmpeg"))  # replies said aloud
+        self.speech = Speech(models, contacts, self.pictures.count, shutil.which("ffmpeg"))
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         # Personas sharing a room hear one another through it (every bot of the process).

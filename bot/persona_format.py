@@ -151,7 +151,8 @@ DOCS: dict[str, str] = {
         "they said privately)."
     ),
     "voice": (
-        "Whether it answers with a voice note as well as text (never in eco mode or offline); "
+        "Whether it answers with a voice note as well as text (never in eco mode; offline, a "
+        "murmur); "
         "a user says `/voice off` for text only, `/voice on` for typed messages too."
     ),
     "voice.speak": (

@@ -1,14 +1,17 @@
 """Replies said aloud: a voice note as well as the text, where the persona and the user want it.
 
-`Speech.wanted` decides, with no model call: the router has a speech tier (not the offline
-model, not eco mode: `ModelRouter.speaks`), the persona's `[voice] speak` is not "never", and
-then the user's `/voice` choice (the contact's `voice`, kept in the store) wins: off is never,
-on is every reply; with no choice made, "always" speaks every reply and "when_spoken_to" those
-to a voice note. `Speech.say` runs once the reply's text is final (bot.front): the words
-without markup (stray emotion tags, *actions*, markdown), at most SPOKEN_CHARS, go to the
-speech tier (`ModelRouter.speak`, OGG/Opus asked for) in the persona's `voice`; audio that is
-not OGG is converted by ffmpeg when it is on PATH (bounded in time), else goes as the file it
-is. Any failure is logged without the words and the reply goes as text alone.
+`Speech.wanted` decides, with no model call: the router has a speech tier (not eco mode:
+`ModelRouter.speaks`; the offline model murmurs), the persona's `[voice] speak` is not "never",
+and then the user's `/voice` choice (the contact's `voice`, kept in the store) wins: off is
+never, on is every reply; with no choice made, "always" speaks every reply and "when_spoken_to"
+those to a voice note. A voice note sent counts against the user's media of the hour
+(`media_per_hour`, with the pictures and recordings they send): past it, replies go as text.
+
+`Speech.say` runs once the reply's text is final (bot.front): the words without markup (stray
+emotion tags, *actions*, markdown), at most SPOKEN_CHARS, go to the speech tier
+(`ModelRouter.speak`, OGG/Opus asked for) in the persona's `voice`; audio that is not OGG is
+converted by ffmpeg when it is on PATH (bounded in time), else goes as the file it is. Any
+failure is logged without the words and the reply goes as text alone.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Callable
 
 from bot.events import ChatEvent, Platform, Voice, split_chunks
 from bot.llm.base import ModelError
@@ -66,28 +70,38 @@ def audio_kind(audio: bytes) -> tuple[str, str] | None:
 
 
 class Speech:
-    """Says replies aloud; one per engine (`Engine.speech`). `ffmpeg`: its path, to make
-    OGG/Opus of other audio (None: such audio goes as a file)."""
+    """Says replies aloud; one per engine (`Engine.speech`). `count` counts one more medium
+    of a user's (False: past the hour's limit); `ffmpeg`: its path, to make OGG/Opus of other
+    audio (None: such audio goes as a file)."""
 
-    def __init__(self, models: ModelRouter, contacts: ContactStore, ffmpeg: str | None) -> None:
+    def __init__(
+        self,
+        models: ModelRouter,
+        contacts: ContactStore,
+        count: Callable[[ChatEvent], bool],
+        ffmpeg: str | None,
+    ) -> None:
         self.models = models
         self.contacts = contacts
+        self.count = count
         self.ffmpeg = ffmpeg
         self.convert_seconds = CONVERT_SECONDS
 
     async def wanted(self, persona: Persona, event: ChatEvent, spoken: bool) -> bool:
         """Whether `persona`'s reply to `event` is said aloud too; `spoken`: the user sent a
         voice note. Never to a bot or another persona (no one listens), nor where no voice
-        note can be sent (`PLATFORMS`)."""
+        note can be sent (`PLATFORMS`), nor past the user's media of the hour (a reply said
+        aloud is counted here)."""
         if not self.models.speaks or persona.voice.speak == "never":
             return False
         if event.from_bot or event.from_persona or event.platform not in PLATFORMS:
             return False
+        wanted = persona.voice.speak == "always" or spoken
         if not event.anonymous:
             contact = await self.contacts.contact(persona.key, event.platform, event.user_id)
             if contact is not None and contact.voice is not None:
-                return contact.voice
-        return persona.voice.speak == "always" or spoken
+                wanted = contact.voice
+        return wanted and self.count(event)
 
     async def say(self, persona: Persona, text: str) -> Voice | None:
         """`text` said aloud in the persona's voice, as a platform plays it; None when there

@@ -174,8 +174,8 @@ async def test_nothing_found_means_offline_with_a_notice(clients) -> None:
     probe = Probe([])
     router = await build(ModelsConfig(), {}, probe)
     assert probe.hosts == ["http://localhost:11434"]
-    assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS if t != "speech")
-    assert "speech" not in router.models and not router.speaks  # the offline model is mute
+    assert all(isinstance(router.models[t], OfflineChatModel) for t in TIERS)
+    assert router.speaks  # a murmur (bot/llm/murmur.py)
     assert names(router) == dict.fromkeys(CHAT_TIERS, "offline:offline")
     assert router.describe() == "offline:offline on every tier"  # hearing too: the stub
     assert router.offline

@@ -1,6 +1,7 @@
 """Replies said aloud (bot/speech.py): whether the persona and the user want them (its [voice]
-speak, /voice, eco mode, the offline model, the platform), the words sent to the speech tier
-through the openai SDK's audio.speech against the fake, audio that is not OGG converted by an
+speak, /voice, eco mode, the platform, the user's media of the hour; the offline model
+murmurs), the words sent to the speech tier through the openai SDK's audio.speech against the
+fake, audio that is not OGG converted by an
 ffmpeg on PATH (a stand-in script here) or sent as a file, and a failure that keeps the text."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bot import commands
 from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, Voice
 from bot.front import Front
+from bot.llm.murmur import murmur
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
 from bot.persona import SpeakWhen, VoicePolicy
@@ -36,7 +38,12 @@ def voice_note() -> Attachment:
 
 
 async def openai_bot(
-    path: Path, fake: FakeOpenAI, speak: SpeakWhen = "when_spoken_to", *, eco: bool = False
+    path: Path,
+    fake: FakeOpenAI,
+    speak: SpeakWhen = "when_spoken_to",
+    *,
+    eco: bool = False,
+    media_per_hour: int = 30,
 ) -> Bot:
     config = ModelsConfig(
         eco_mode=eco,
@@ -46,7 +53,7 @@ async def openai_bot(
     )
     router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
     persona = make_persona(voice=VoicePolicy(speak=speak, voice="nova"))
-    settings = EngineConfig(timezone="UTC", burst_seconds=0)
+    settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=media_per_hour)
     return await open_bot(path, [persona], router=router, settings=settings)
 
 
@@ -178,9 +185,7 @@ async def test_a_users_voice_off_wins_and_on_speaks_what_they_type(
         await bot.close()
 
 
-async def test_eco_mode_and_the_offline_model_speak_nothing(
-    tmp_path: Path, fake_openai: FakeOpenAI
-) -> None:
+async def test_eco_mode_speaks_nothing(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always", eco=True)
     try:
         spoken = await Front(bot.engine, "b", "pip").receive(make_event("hi"))
@@ -188,13 +193,44 @@ async def test_eco_mode_and_the_offline_model_speak_nothing(
         assert fake_openai.speeches == []
     finally:
         await bot.close()
+
+
+async def test_the_offline_model_murmurs_a_reply_aloud(tmp_path: Path) -> None:
     offline = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
-    persona = make_persona(voice=VoicePolicy(speak="always"))
+    persona = make_persona(voice=VoicePolicy(speak="always", voice="purr"))
     bot = await open_bot(tmp_path / "o.sqlite3", [persona], router=offline)
     try:
+        bot.engine.speech.ffmpeg = None
         spoken = await Front(bot.engine, "b", "pip").receive(make_event("hi"))
-        assert spoken is not None and spoken.reply.text and spoken.reply.voice is None
-        assert offline.usage["speech"].calls == 0
+        assert spoken is not None and spoken.reply.text and spoken.reply.voice is not None
+        voice = spoken.reply.voice
+        assert (voice.mime, voice.name) == ("audio/wav", "reply.wav")  # a file, no ffmpeg here
+        assert voice.data == murmur(speakable(spoken.reply.text), "purr")
+        assert offline.usage["speech"].calls == 1
+    finally:
+        await bot.close()
+
+
+async def test_a_reply_said_aloud_counts_against_the_hour_s_media(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always", media_per_hour=2)
+    try:
+        front = Front(bot.engine, "b", "pip")
+        first = await front.receive(make_event("hi", platform="telegram"))
+        assert first is not None and first.reply.voice is not None
+        # A voice note sent (transcribed: the second medium) and a reply said aloud: past it.
+        fake_openai.transcripts.append("Still there?")
+        heard = await front.receive(
+            make_event("", platform="telegram", attachments=(voice_note(),))
+        )
+        assert heard is not None and heard.reply.text and heard.reply.voice is None
+        assert len(fake_openai.speeches) == 1
+        other = await front.receive(make_event("hi", platform="telegram", user_id="u2"))
+        assert other is not None and other.reply.voice is not None  # each user's own hour
+        bot.clock.advance(hours=1)
+        again = await front.receive(make_event("back", platform="telegram"))
+        assert again is not None and again.reply.voice is not None
     finally:
         await bot.close()
 

@@ -9,7 +9,8 @@ what they said is coming as intentions and special days, read as memory.intentio
 without a model; asked for a running summary, it strings the user's messages together; asked
 whether a persona should join a group's conversation uninvited, it says no; asked to write
 first (bot.outreach), it says why it writes. Shown a picture, it says what it can tell without
-understanding it: its shape, size and main colours (bot.llm.sight).
+understanding it: its shape, size and main colours (bot.llm.sight). Sent a recording, it says it
+cannot hear it; asked to say a reply aloud, it murmurs it (bot.llm.murmur).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time
 
 from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.murmur import murmur
 from bot.llm.sight import glance
 from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.prompts import (
@@ -143,6 +145,11 @@ class OfflineChatModel:
         """No transcript, clearly marked as such: it cannot hear. Says how long the recording
         is in bytes, so the path can be tried end to end."""
         return f"(offline model: a recording of {max(len(audio) // 1024, 1)} KB, not transcribed)"
+
+    async def speak(self, text: str, voice: str) -> bytes:
+        """A murmur of `text`, one hummed note a word, as WAV: not speech, but a voice note
+        all the same, so the path can be tried end to end."""
+        return murmur(text, voice)
 
     async def complete(
         self,

@@ -7,7 +7,8 @@ providers configured it looks around: OPENAI_API_KEY (or OPENAI_BASE_URL) -> Ope
 Ollama answering on localhost:11434 -> that; else the offline model, with a notice saying how
 to connect a real one. `eco_mode` sends every tier to the one `eco` model, and has no speech tier.
 A tier the provider cannot serve is absent (`ModelRouter.models` lacks it): an Ollama found on
-its own has no transcription or speech endpoint, nor has the offline model a voice.
+its own has no transcription or speech endpoint. The offline model hears nothing and murmurs
+what it says aloud (bot.llm.murmur).
 
 Zhipu is reached through its OpenAI-compatible endpoint with the openai SDK, not the zhipuai
 SDK: that SDK is synchronous (a thread per call), edits the caller's message list in place, and
@@ -53,7 +54,7 @@ HEARING_MODELS = {"openai": "whisper-1", "zhipu": "glm-asr", "offline": "offline
 # The speech tier's model when [models.speech] names none, on the kind's own endpoint only:
 # another server (vLLM, a local one) or kind (Zhipu has no OpenAI-compatible /audio/speech)
 # has no speech tier unless [models.speech] names its model.
-SPEECH_MODELS = {"openai": "gpt-4o-mini-tts"}
+SPEECH_MODELS = {"openai": "gpt-4o-mini-tts", "offline": "offline"}  # (offline: a murmur)
 DEFAULT_VOICE = "alloy"  # a persona's voice when its [voice] names none (OpenAI's first)
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "zhipu": "ZHIPUAI_API_KEY"}
 OFFLINE_NOTICE = (
