@@ -33,7 +33,9 @@ from memory.quoting import flat, quote
 
 __all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
 
-_TAG = re.compile(r"^\s*\**\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*\**\s*")
+# A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
+# "*smiles*" after a bare tag keeps its first.
+_TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
 
 
 @dataclass(slots=True, frozen=True)
@@ -165,4 +167,4 @@ def parse_emotion(text: str) -> tuple[str | None, str]:
     match = _TAG.match(text)
     if match is None:
         return None, text.strip()
-    return match.group(1).upper(), text[match.end() :].strip()
+    return match.group(2).upper(), text[match.end() :].strip()

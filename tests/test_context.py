@@ -64,6 +64,9 @@ def prompt(
         ("[HAPPY] hi", "HAPPY", "hi"),
         ("**[SAD]** hi", "SAD", "hi"),
         ("** [SAD] ** hi", "SAD", "hi"),
+        ("[HAPPY] *smiles* hi", "HAPPY", "*smiles* hi"),  # an action after the tag stays whole
+        ("*[HAPPY]* *waves*", "HAPPY", "*waves*"),
+        ("**[SAD] hi", "SAD", "hi"),  # the bold left open
         ("  [happy]hi there", "HAPPY", "hi there"),
         ("[unknown] hi", "UNKNOWN", "hi"),  # parsed; the persona maps it to neutral
         ("[HAPPY]", "HAPPY", ""),
