@@ -196,6 +196,51 @@ async def test_no_memory_over_the_floor_opens_no_companion_floors(tmp_path: Path
     await bank.close()
 
 
+class FacingE5(ShapedE5):
+    """ShapedE5 whose memories also face one of 9 ways ("at 0.90 facing 3"): two facing
+    different ways are at cosine c1 * c2 to each other (under 0.81 here), two facing the same
+    way nearly 1."""
+
+    dimension = 10
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = np.zeros((len(texts), self.dimension), np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            found = re.search(r"at (0\.\d+) facing (\d)", text)
+            assert found
+            cosine = float(found.group(1))
+            row[0] = cosine
+            row[1 + int(found.group(2))] = math.sqrt(1.0 - cosine * cosine)
+        return rows
+
+    async def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = np.zeros((len(texts), self.dimension), np.float32)
+        rows[:, 0] = 1.0
+        return rows
+
+
+async def test_a_turn_recalls_other_moments_before_a_twin_of_one_recalled(tmp_path: Path) -> None:
+    """Past the first five, a memory that says nearly what one already recalled says gives way
+    to one about something else (e5's diversity, 0.25 / 0.88); a look-up on purpose (the
+    encoder's search for repeats) keeps the plain ranking."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, FacingE5(), clock)
+    texts = [f"moment {n}, at 0.{90 - n} facing {n}" for n in range(6)]  # 0.90 .. 0.85
+    texts.insert(5, "the same lake again, at 0.855 facing 0")  # nearly moment 0
+    texts.append("the low end, at 0.70 facing 8")
+    ids: list[int] = []
+    for text in reversed(texts):  # the better, the newer: retention keeps the order
+        ids.insert(0, await bank.remember(SCOPE, text))
+        clock.advance(days=1)  # not neighbours: no contiguity
+    *first, twin, sixth, _ = ids
+    cue = "what comes to mind?"
+    plain = [h.id for h in await bank.recall(SCOPE, cue, k=7, fail=False)]
+    assert plain == [*first, twin, sixth]
+    assert [h.id for h in await bank.recall(SCOPE, cue, k=7)] == [*first, sixth, twin]
+    assert [h.id for h in await bank.recall(SCOPE, cue, k=5)] == first
+    await bank.close()
+
+
 async def test_a_statement_outranks_a_question_as_close_to_the_cue(tmp_path: Path) -> None:
     bank, (question, statement, _) = await shaped_bank(
         tmp_path,

@@ -120,6 +120,24 @@ async def test_search_returns_what_faiss_returns_on_the_same_data(pgv: PgStore) 
             assert [s for _, s in server_hits] == pytest.approx([s for _, s in faiss_hits], 1e-5)
 
 
+async def test_stored_vectors_are_what_faiss_holds_and_stay_in_their_scope(pgv: PgStore) -> None:
+    """What recall's diversity reads: the same vectors from the server as from FAISS, only
+    the scope's and the embedder's."""
+    rng = np.random.default_rng(11)
+    vectors = unit_vectors(rng, 20)
+    ids = await fill(pgv, "s0", vectors)
+    other = await fill(pgv, "s1", unit_vectors(rng, 3))
+    index = ScopeIndex.build(DIMENSION, np.asarray(ids, dtype=np.int64), vectors)
+    search = await ServerIndex(pgv).searcher("s0", EMBEDDER, DIMENSION)
+    wanted = [*ids[3:9], other[0]]
+    found = await search.vectors(wanted)
+    expected = index.vectors(wanted)
+    assert sorted(found) == sorted(expected) == ids[3:9]
+    for i in ids[3:9]:
+        np.testing.assert_allclose(found[i], expected[i], atol=1e-6)
+    assert await (await ServerIndex(pgv).searcher("s0", "another", DIMENSION)).vectors(ids) == {}
+
+
 async def test_a_scope_is_a_wall_for_the_graph_whatever_its_share_of_the_rows(
     pgv: PgStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
