@@ -29,6 +29,7 @@ from memory.index import index_path
 from memory.recall import failure_probability
 from memory.records import RECENT_RECALLS, EncodingWrite, Merge
 from memory.storage import Storage
+from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import StoreOpener
 
@@ -194,29 +195,6 @@ async def test_no_memory_over_the_floor_opens_no_companion_floors(tmp_path: Path
     bank, _ = await shaped_bank(tmp_path, ["the grey kitten, at 0.83", "the tax form, at 0.70"])
     assert await bank.recall(SCOPE, "what comes to mind?") == []
     await bank.close()
-
-
-class FacingE5(ShapedE5):
-    """ShapedE5 whose memories also face one of 9 ways ("at 0.90 facing 3"): two facing
-    different ways are at cosine c1 * c2 to each other (under 0.81 here), two facing the same
-    way nearly 1."""
-
-    dimension = 10
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        rows = np.zeros((len(texts), self.dimension), np.float32)
-        for row, text in zip(rows, texts, strict=True):
-            found = re.search(r"at (0\.\d+) facing (\d)", text)
-            assert found
-            cosine = float(found.group(1))
-            row[0] = cosine
-            row[1 + int(found.group(2))] = math.sqrt(1.0 - cosine * cosine)
-        return rows
-
-    async def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        rows = np.zeros((len(texts), self.dimension), np.float32)
-        rows[:, 0] = 1.0
-        return rows
 
 
 async def test_a_turn_recalls_other_moments_before_a_twin_of_one_recalled(tmp_path: Path) -> None:
