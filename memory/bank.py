@@ -46,10 +46,12 @@ from memory.private import tighten_tree
 from memory.recall import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
+    DIVERSE_FROM,
     LEXICAL_CANDIDATES,
     Recalled,
     asks,
     contenders,
+    diversify,
     finalists,
     relevance,
     surfaces,
@@ -123,6 +125,9 @@ DEFAULT_DENSE_FLOOR = (0.30, 0.15)
 # The floors of a turn's recall once one candidate has passed those above (memory/recall.py),
 # by family: e5's answers often score under its floor, which is set by off-topic cues.
 COMPANION_FLOORS = {"e5": (0.82, 0.76)}
+# Diversity past the first few of a turn's recall (memory/recall.py), by family: (penalty,
+# threshold) on the raw cosine between two memories. Measured for e5 only (benchmarks/README.md).
+DIVERSITY = {"e5": (0.25, 0.88)}
 # E5's cosines crowd into a narrow band that moves with the cue and the language (on LoCoMo a
 # cue's median memory scores 0.80 and its answer 0.84; on the Chinese set 0.86 and 0.91), where
 # the fusion's weights, tuned on cosines spread over 0..1, would hear little of them. For these
@@ -182,6 +187,7 @@ class MemoryBank:
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
         self.companion_floors = COMPANION_FLOORS.get(family)
+        self.diversity = DIVERSITY.get(family)
         # The cosine at which two texts say nearly the same, on this embedder's scale.
         self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
@@ -624,8 +630,12 @@ class MemoryBank:
             companion=self.companion_floors if fail else None,
         )
         rng = self._rng if fail else None
+        # A turn's recall past DIVERSE_FROM picks among twice as many for diversity; a look-up
+        # on purpose (the encoder's search for repeats among them) wants the closest alone.
+        diverse = self.diversity if fail and k > DIVERSE_FROM else None
+        reach = 2 * k if diverse is not None else k
         # With retrieval failure some of the best may not come: keep a deeper pool.
-        depth = k if rng is None else 3 * k
+        depth = max(reach, k if rng is None else 3 * k)
         pool = contenders(relevant, depth)
         results: list[Recalled] = []
         policy = self.policy(scope)
@@ -643,11 +653,23 @@ class MemoryBank:
         # random stream (and a replay) does not depend on the long tail.
         chosen: list[Recalled] = []
         for result in results:
-            if len(chosen) == k:
+            if len(chosen) == reach:
                 break
             if surfaces(result.retention, rng):
                 chosen.append(result)
-        return chosen
+        if diverse is None or index is None or len(chosen) <= DIVERSE_FROM:
+            return chosen[:k]
+        penalty, threshold = diverse
+        by_id = {r.id: r for r in chosen}
+        order = diversify(
+            list(by_id),
+            {r.id: r.score for r in chosen},
+            await index.vectors(list(by_id)),
+            k,
+            penalty=penalty,
+            threshold=threshold,
+        )
+        return [by_id[i] for i in order]
 
     async def _sharing(
         self,

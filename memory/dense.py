@@ -32,6 +32,11 @@ class ScopeSearch(Protocol):
         embedder) in the scope: for candidates that full-text search found."""
         ...
 
+    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        """The stored vectors (from this embedder) of those `ids` in the scope that have one:
+        for recall's diversity among its few best."""
+        ...
+
 
 class DenseIndex(Protocol):
     def __contains__(self, key: tuple[str, str]) -> bool:
@@ -78,6 +83,10 @@ class VectorStore(Protocol):
         self, scope: str, embedder: str, query: Vectors, ids: Sequence[int]
     ) -> dict[int, float]: ...
 
+    async def stored_vectors(
+        self, scope: str, embedder: str, ids: Sequence[int]
+    ) -> dict[int, Vectors]: ...
+
 
 class _ServerSearch:
     __slots__ = ("_embedder", "_scope", "_store")
@@ -96,6 +105,11 @@ class _ServerSearch:
         if not ids:
             return {}
         return await self._store.vector_scores(self._scope, self._embedder, query, ids)
+
+    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        if not ids:
+            return {}
+        return await self._store.stored_vectors(self._scope, self._embedder, ids)
 
 
 class ServerIndex:

@@ -224,6 +224,9 @@ class FaissSearch:
     async def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
         return self.index.scores(query, ids)
 
+    async def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        return self.index.vectors(ids)
+
 
 class IndexCache:
     """The open indexes, at most `capacity` of them, least recently used evicted (saved).

@@ -20,6 +20,15 @@ like it without holding the answer, which the memory after it (raised by contigu
 (Why these and not reciprocal rank fusion, and the figures:
 benchmarks/README.md.)
 
+Past the first DIVERSE_FROM, a turn's recall under an embedder with a diversity setting (e5)
+diversifies: each next memory is the one of the deeper pool (ranked by score) that maximises
+
+    score(i) * (1 - penalty * max(sim(i) - threshold, 0) / (1 - threshold))
+
+with sim(i) its highest cosine to the memories already chosen, so ten turns of one exchange do
+not push out the other sessions a question's answer is spread over. The first DIVERSE_FROM keep
+their ranks.
+
 The relevance floor keeps unrelated memories out: a candidate counts only if its cosine is at
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
 least the embedder's lower shared-word floor (with no vector to judge by, during an embedding
@@ -46,12 +55,13 @@ from datetime import datetime
 import numpy as np
 
 from memory.links import Around
-from memory.records import Memory
+from memory.records import Memory, Vectors
 
 __all__ = [
     "CONTIGUITY",
     "DENSE_CANDIDATES",
     "DENSE_WEIGHT",
+    "DIVERSE_FROM",
     "IMPORTANCE_WEIGHT",
     "LEXICAL_CANDIDATES",
     "MAX_FAILURE",
@@ -61,6 +71,7 @@ __all__ = [
     "Recalled",
     "asks",
     "contenders",
+    "diversify",
     "failure_probability",
     "finalists",
     "relevance",
@@ -78,6 +89,7 @@ RETENTION_FLOOR = 0.9
 IMPORTANCE_WEIGHT = {1: 0.9, 2: 1.0, 3: 1.1}
 QUESTION_WEIGHT = 0.8  # of a memory that asks
 MAX_FAILURE = 0.8
+DIVERSE_FROM = 5  # the memories that keep their rank before diversity counts
 
 
 @dataclass(slots=True, frozen=True)
@@ -196,6 +208,44 @@ def finalists(
     bar = sorted((min(b) for b in bounds), reverse=True)[depth - 1]
     bar -= 1e-9 * abs(bar)  # a hair under, so that no rounding leaves one out
     return [m for m, b in zip(memories, bounds, strict=True) if max(b) >= bar]
+
+
+def diversify(
+    ranked: Sequence[int],
+    scores: Mapping[int, float],
+    vectors: Mapping[int, Vectors],
+    k: int,
+    *,
+    penalty: float,
+    threshold: float,
+) -> list[int]:
+    """The k of `ranked` (best first by `scores`) that come to mind, diversified past the first
+    DIVERSE_FROM (formula in the module docstring). A memory without a vector in `vectors`
+    is taken by its score alone."""
+    chosen = list(ranked[: min(DIVERSE_FROM, k)])
+    rest = list(ranked[len(chosen) :])
+    if not rest or len(chosen) >= k:
+        return chosen
+    dimension = next(iter(vectors.values())).shape[-1] if vectors else 0
+    matrix = np.array([vectors.get(i, np.zeros(dimension)) for i in rest], np.float64)
+    known = np.array([i in vectors for i in rest])
+    base = np.array([scores[i] for i in rest], np.float64)
+    # Each candidate's highest cosine to what is chosen, kept up to date pick by pick.
+    closest = np.full(len(rest), -1.0)
+    for memory_id in chosen:
+        if memory_id in vectors and len(matrix):
+            closest = np.maximum(closest, matrix @ np.asarray(vectors[memory_id], np.float64))
+    taken = np.zeros(len(rest), bool)
+    while len(chosen) < k and not taken.all():
+        excess = np.where(known, np.maximum(closest - threshold, 0.0), 0.0)
+        value = base * (1.0 - penalty * excess / (1.0 - threshold))
+        value[taken] = -np.inf
+        pick = int(np.argmax(value))  # the first of equals: the better ranked
+        taken[pick] = True
+        chosen.append(rest[pick])
+        if known[pick]:
+            closest = np.maximum(closest, matrix @ matrix[pick])
+    return chosen
 
 
 def weigh(relevance: float, retention: float, importance: int, asking: bool = False) -> float:

@@ -29,6 +29,7 @@ from memory.index import index_path
 from memory.recall import failure_probability
 from memory.records import RECENT_RECALLS, EncodingWrite, Merge
 from memory.storage import Storage
+from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
 from tests.fakes.postgres import StoreOpener
 
@@ -193,6 +194,28 @@ async def test_once_a_cue_passes_the_floor_a_turn_recalls_by_the_companion_floor
 async def test_no_memory_over_the_floor_opens_no_companion_floors(tmp_path: Path) -> None:
     bank, _ = await shaped_bank(tmp_path, ["the grey kitten, at 0.83", "the tax form, at 0.70"])
     assert await bank.recall(SCOPE, "what comes to mind?") == []
+    await bank.close()
+
+
+async def test_a_turn_recalls_other_moments_before_a_twin_of_one_recalled(tmp_path: Path) -> None:
+    """Past the first five, a memory that says nearly what one already recalled says gives way
+    to one about something else (e5's diversity, 0.25 / 0.88); a look-up on purpose (the
+    encoder's search for repeats) keeps the plain ranking."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, FacingE5(), clock)
+    texts = [f"moment {n}, at 0.{90 - n} facing {n}" for n in range(6)]  # 0.90 .. 0.85
+    texts.insert(5, "the same lake again, at 0.855 facing 0")  # nearly moment 0
+    texts.append("the low end, at 0.70 facing 8")
+    ids: list[int] = []
+    for text in reversed(texts):  # the better, the newer: retention keeps the order
+        ids.insert(0, await bank.remember(SCOPE, text))
+        clock.advance(days=1)  # not neighbours: no contiguity
+    *first, twin, sixth, _ = ids
+    cue = "what comes to mind?"
+    plain = [h.id for h in await bank.recall(SCOPE, cue, k=7, fail=False)]
+    assert plain == [*first, twin, sixth]
+    assert [h.id for h in await bank.recall(SCOPE, cue, k=7)] == [*first, sixth, twin]
+    assert [h.id for h in await bank.recall(SCOPE, cue, k=5)] == first
     await bank.close()
 
 

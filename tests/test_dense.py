@@ -26,6 +26,7 @@ from memory.records import NewMemory, Vectors
 from memory.storage.migrate import copy_store
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
+from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, HttpError
 
 EMBEDDER = "test-random-32"
@@ -120,6 +121,24 @@ async def test_search_returns_what_faiss_returns_on_the_same_data(pgv: PgStore) 
             assert [s for _, s in server_hits] == pytest.approx([s for _, s in faiss_hits], 1e-5)
 
 
+async def test_stored_vectors_are_what_faiss_holds_and_stay_in_their_scope(pgv: PgStore) -> None:
+    """What recall's diversity reads: the same vectors from the server as from FAISS, only
+    the scope's and the embedder's."""
+    rng = np.random.default_rng(11)
+    vectors = unit_vectors(rng, 20)
+    ids = await fill(pgv, "s0", vectors)
+    other = await fill(pgv, "s1", unit_vectors(rng, 3))
+    index = ScopeIndex.build(DIMENSION, np.asarray(ids, dtype=np.int64), vectors)
+    search = await ServerIndex(pgv).searcher("s0", EMBEDDER, DIMENSION)
+    wanted = [*ids[3:9], other[0]]
+    found = await search.vectors(wanted)
+    expected = index.vectors(wanted)
+    assert sorted(found) == sorted(expected) == ids[3:9]
+    for i in ids[3:9]:
+        np.testing.assert_allclose(found[i], expected[i], atol=1e-6)
+    assert await (await ServerIndex(pgv).searcher("s0", "another", DIMENSION)).vectors(ids) == {}
+
+
 async def test_a_scope_is_a_wall_for_the_graph_whatever_its_share_of_the_rows(
     pgv: PgStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,6 +211,38 @@ async def test_recall_with_pgvector_equals_recall_with_faiss(
         await banks[1].flush()
         assert list((tmp_path / "faiss" / "index").iterdir())
         assert not (tmp_path / "pg" / "index").exists()  # nothing on disk on this path
+    finally:
+        for bank in banks:
+            await bank.close()
+        await plain.close()
+
+
+async def test_diversity_with_pgvector_equals_diversity_with_faiss(
+    pgv: PgStore, postgres_dsn: str, tmp_path: Path
+) -> None:
+    """Recall's diversity past the fifth memory (e5's family) reads the same vectors from the
+    server as from FAISS: the same recall, a near-twin of the first given way on both."""
+    plain = await PgStore.open(postgres_dsn)
+    texts = [f"moment {n}, at 0.{90 - n} facing {n}" for n in range(6)]
+    texts.insert(5, "the same lake again, at 0.855 facing 0")
+    texts.append("the low end, at 0.70 facing 8")
+    banks = [
+        await MemoryBank.open(tmp_path / "pg", FacingE5(), FakeClock(WHEN), store=pgv),
+        await MemoryBank.open(tmp_path / "faiss", FacingE5(), FakeClock(WHEN), store=plain),
+    ]
+    try:
+        found = []
+        for bank in banks:
+            bank._rng = None
+            ids = [
+                await bank.remember("u1", text, when=WHEN - timedelta(days=n))
+                for n, text in enumerate(texts)
+            ]
+            hits = await bank.recall("u1", "what comes to mind?", k=7, now=WHEN)
+            found.append([ids.index(h.id) for h in hits])
+        assert isinstance(banks[0].dense, ServerIndex)
+        assert isinstance(banks[1].dense, IndexCache)
+        assert found[0] == found[1] == [0, 1, 2, 3, 4, 6, 5]
     finally:
         for bank in banks:
             await bank.close()

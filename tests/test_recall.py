@@ -1,4 +1,5 @@
-"""memory/recall.py: which candidates pass the relevance floor, and how a question weighs."""
+"""memory/recall.py: which candidates pass the relevance floor, how a question weighs, and
+how the top k is diversified."""
 
 from __future__ import annotations
 
@@ -6,17 +7,21 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import numpy as np
+
 from memory.links import ScopeLinks
 from memory.recall import (
+    DIVERSE_FROM,
     MIN_WEIGHT,
     QUESTION_WEIGHT,
     asks,
     contenders,
+    diversify,
     finalists,
     relevance,
     weigh,
 )
-from memory.records import Memory, MemoryLink
+from memory.records import Memory, MemoryLink, Vectors
 
 WHEN = datetime(2026, 1, 5, tzinfo=UTC)
 LINKS = ScopeLinks.of(
@@ -136,3 +141,54 @@ def test_pruning_allows_for_a_question_weighed_down() -> None:
     relevant = {1: 1.0, 2: 1.0 * QUESTION_WEIGHT * 0.9, 3: 0.1}
     assert contenders(relevant, 1) == [1, 2]
     assert MIN_WEIGHT <= QUESTION_WEIGHT
+
+
+def axis(n: int, dimension: int = 12) -> Vectors:
+    """A unit vector of its own direction: cosine 0 to every other axis."""
+    vector = np.zeros(dimension, np.float32)
+    vector[n] = 1.0
+    return vector
+
+
+def twin_of(vector: Vectors, cosine: float, other: int) -> Vectors:
+    """A unit vector at `cosine` to `vector`, leaning towards axis `other`."""
+    found: Vectors = (cosine * vector + np.sqrt(1 - cosine**2) * axis(other)).astype(np.float32)
+    return found
+
+
+def test_past_the_first_a_near_twin_of_one_chosen_gives_way() -> None:
+    ranked = [1, 2, 3, 4, 5, 6, 7]
+    scores = {1: 1.0, 2: 0.95, 3: 0.9, 4: 0.85, 5: 0.8, 6: 0.75, 7: 0.7}
+    vectors = {i: axis(i) for i in ranked}
+    vectors[6] = twin_of(vectors[2], 0.98, 10)  # says nearly what the 2nd says
+    # 6 is weighed 0.75 * (1 - 0.5 * (0.98 - 0.88) / 0.12) = 0.44, under 7's 0.7.
+    found = diversify(ranked, scores, vectors, 7, penalty=0.5, threshold=0.88)
+    assert found == [1, 2, 3, 4, 5, 7, 6]
+    # Under the threshold nothing gives way.
+    vectors[6] = twin_of(vectors[2], 0.85, 10)
+    assert diversify(ranked, scores, vectors, 7, penalty=0.5, threshold=0.88) == ranked
+    # A small penalty leaves a far better one where it was: 0.75 * 0.96 = 0.72 > 0.7.
+    vectors[6] = twin_of(vectors[2], 0.98, 10)
+    assert diversify(ranked, scores, vectors, 7, penalty=0.05, threshold=0.88) == ranked
+
+
+def test_the_first_keep_their_rank_and_alike_ones_their_order() -> None:
+    ranked = list(range(1, 11))
+    scores = {i: 1.0 - i / 20 for i in ranked}
+    same = {i: axis(0) for i in ranked}  # all alike: each weighed down by the same share
+    assert diversify(ranked, scores, same, 10, penalty=0.5, threshold=0.88) == ranked
+    # The first DIVERSE_FROM are never moved, however alike; k cuts the list.
+    vectors = {i: axis(i) for i in ranked}
+    vectors[2] = vectors[1]
+    first = diversify(ranked, scores, vectors, DIVERSE_FROM, penalty=1.0, threshold=0.5)
+    assert first == ranked[:DIVERSE_FROM]
+    assert diversify(ranked, scores, vectors, 8, penalty=1.0, threshold=0.5) == ranked[:8]
+
+
+def test_a_memory_without_a_vector_goes_by_its_score() -> None:
+    ranked = [1, 2, 3, 4, 5, 6, 7]
+    scores = {1: 1.0, 2: 0.95, 3: 0.9, 4: 0.85, 5: 0.8, 6: 0.75, 7: 0.7}
+    vectors = {i: axis(0) for i in ranked if i != 7}  # 6 is a twin of them all, 7 unknown
+    found = diversify(ranked, scores, vectors, 7, penalty=0.5, threshold=0.88)
+    assert found == [1, 2, 3, 4, 5, 7, 6]
+    assert diversify(ranked, scores, {}, 7, penalty=0.5, threshold=0.88) == ranked

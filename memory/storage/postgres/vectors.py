@@ -261,3 +261,17 @@ class PgVectors(PgBase):
             vector.tolist(),
         )
         return {int(r[0]): float(r[1]) for r in rows}
+
+    async def stored_vectors(
+        self, scope: str, embedder: str, ids: Sequence[int]
+    ) -> dict[int, Vectors]:
+        """The stored vectors from `embedder` of those `ids` in the scope that have one (the
+        float32 bytes, as `embeddings` reads them)."""
+        rows = await self._pool.fetch(
+            "SELECT id, embedding FROM memories WHERE scope = $1 AND id = ANY($2::bigint[])"
+            " AND embedder = $3 AND embedding IS NOT NULL",
+            scope,
+            list(dict.fromkeys(int(i) for i in ids)),
+            embedder,
+        )
+        return {int(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
