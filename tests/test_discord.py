@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from io import BytesIO
@@ -20,17 +19,21 @@ from bot.config import (
     TIERS,
     AccessConfig,
     EngineConfig,
-    ModelsConfig,
-    ProviderConfig,
-    TierConfig,
 )
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter, build_router
+from bot.llm.router import ModelRouter
 from bot.persona import VoicePolicy
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
+from tests.fakes.factories import (
+    Bot,
+    make_event,
+    make_persona,
+    make_picture,
+    open_bot,
+    speaking_router,
+)
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.openai_server import FakeOpenAI, ogg_opus
@@ -734,11 +737,7 @@ async def test_a_voice_message_is_heard_as_the_users_words(
 async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
     fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = ModelsConfig(
-        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
-        speech=TierConfig(model="tts-1"),
-    )
-    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    router = await speaking_router(fake_openai.base_url)
     pip = make_persona(voice=VoicePolicy(speak="always"))
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
     adapter = DiscordAdapter(
@@ -763,11 +762,7 @@ async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
 async def test_a_persona_of_several_says_its_reply_aloud_through_its_webhook(
     fake: FakeDiscord, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = ModelsConfig(
-        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
-        speech=TierConfig(model="tts-1"),
-    )
-    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    router = await speaking_router(fake_openai.base_url)
     pip = make_persona("pip", name="Pip", voice=VoicePolicy(speak="always"))
     bo = make_persona("bo", name="Bo")  # never speaks aloud
     bot = await open_bot(tmp_path / "duo.sqlite3", [pip, bo], router=router)

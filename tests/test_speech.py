@@ -6,7 +6,6 @@ ffmpeg on PATH (a stand-in script here) or sent as a file, and a failure that ke
 
 from __future__ import annotations
 
-import random
 import stat
 import sys
 from pathlib import Path
@@ -14,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from bot import commands
-from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.config import TIERS, EngineConfig
 from bot.events import Attachment, Voice
 from bot.front import Front
 from bot.llm.murmur import murmur
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter, build_router
+from bot.llm.router import ModelRouter
 from bot.persona import SpeakWhen, VoicePolicy
 from bot.speech import SPOKEN_CHARS, audio_kind, speakable
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import Bot, make_event, make_persona, open_bot, speaking_router
 from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 
 OGG = b"OggS\x00\x02" + bytes(2000)  # a voice note's first bytes
@@ -45,13 +44,7 @@ async def openai_bot(
     eco: bool = False,
     media_per_hour: int = 30,
 ) -> Bot:
-    config = ModelsConfig(
-        eco_mode=eco,
-        providers={"openai": ProviderConfig(base_url=fake.base_url, max_retries=0)},
-        chat=TierConfig(model="talker"),
-        speech=TierConfig(model="tts-1"),  # (a server of one's own names its model)
-    )
-    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    router = await speaking_router(fake.base_url, eco=eco, chat_model="talker")
     persona = make_persona(voice=VoicePolicy(speak=speak, voice="nova"))
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=media_per_hour)
     return await open_bot(path, [persona], router=router, settings=settings)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -27,16 +26,20 @@ from bot.config import (
     TIERS,
     AccessConfig,
     EngineConfig,
-    ModelsConfig,
-    ProviderConfig,
-    TierConfig,
 )
 from bot.llm.offline import OfflineChatModel
-from bot.llm.router import ModelRouter, build_router
+from bot.llm.router import ModelRouter
 from bot.persona import VoicePolicy
 from bot.prompts import DOCUMENT_HEADING
 from memory.records import NewIntention
-from tests.fakes.factories import Bot, make_event, make_persona, make_picture, open_bot
+from tests.fakes.factories import (
+    Bot,
+    make_event,
+    make_persona,
+    make_picture,
+    open_bot,
+    speaking_router,
+)
 from tests.fakes.logs import logged_errors
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
@@ -941,11 +944,7 @@ async def test_a_voice_note_is_heard_and_one_too_big_is_not_downloaded(tmp_path:
 async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = ModelsConfig(
-        providers={"openai": ProviderConfig(base_url=fake_openai.base_url, max_retries=0)},
-        speech=TierConfig(model="tts-1"),
-    )
-    router = await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
+    router = await speaking_router(fake_openai.base_url)
     pip = make_persona(voice=VoicePolicy(speak="when_spoken_to", voice="shimmer"))
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
     try:

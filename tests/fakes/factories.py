@@ -17,12 +17,12 @@ from typing import Literal
 
 from PIL import Image
 
-from bot.config import EngineConfig, MemoryConfig
+from bot.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.courier import Courier
 from bot.engine import Engine
 from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
 from bot.lifecycle import Lifecycle, scope_policies
-from bot.llm.router import ModelRouter
+from bot.llm.router import ModelRouter, build_router
 from bot.outreach import Outreach
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.recollect import Recollector
@@ -47,6 +47,7 @@ __all__ = [
     "make_picture",
     "no_ollama",
     "open_bot",
+    "speaking_router",
 ]
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
@@ -246,6 +247,18 @@ class Bot:
         await self.engine.drain()
         await self.bank.close()
         await self.store.close()
+
+
+async def speaking_router(base_url: str, *, eco: bool = False, chat_model: str = "") -> ModelRouter:
+    """Real OpenAI providers at `base_url` (a FakeOpenAI's) with a speech tier, "tts-1": a
+    server of one's own names its speech model."""
+    config = ModelsConfig(
+        eco_mode=eco,
+        providers={"openai": ProviderConfig(base_url=base_url, max_retries=0)},
+        chat=TierConfig(model=chat_model) if chat_model else None,
+        speech=TierConfig(model="tts-1"),
+    )
+    return await build_router(config, {"OPENAI_API_KEY": "k"}, rng=random.Random(0))
 
 
 async def open_bot(
