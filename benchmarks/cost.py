@@ -574,18 +574,7 @@ async def simulate(
                     messages_today += 1
                     await scheduler.tick()  # the snapshot and idle check of a live host
                     await engine.handle(
-                        ChatEvent(
-                            platform="telegram",
-                            bot_id="bench",
-                            persona=key,
-                            chat_id="",
-                            channel_id=f"bench-{speaker.user_id}",
-                            user_id=speaker.user_id,
-                            user_name=speaker.name,
-                            is_dm=True,
-                            text=text,
-                            timestamp=clock.now(),
-                        )
+                        _private(key, speaker, text, clock.now(), f"bench-{speaker.user_id}")
                     )
                     await engine.drain()  # state updates and compression after the reply
                 result.messages += messages_today
@@ -666,22 +655,9 @@ async def media_share(
                     elif n % 5 == 4:
                         attachments = (_attached("voice note.ogg", "audio/ogg", VOICE_NOTE),)
                         text = ""
-                    await front.receive(
-                        ChatEvent(
-                            platform="telegram",
-                            bot_id="bench",
-                            persona=key,
-                            chat_id="",
-                            channel_id=f"media-{user.user_id}",
-                            user_id=user.user_id,
-                            user_name=user.name,
-                            is_dm=True,
-                            text=text,
-                            timestamp=clock.now(),
-                            attachments=attachments,
-                            message_id=f"{user.user_id}-{n}",
-                        )
-                    )
+                    channel = f"media-{user.user_id}"
+                    event = _private(key, user, text, clock.now(), channel, attachments)
+                    await front.receive(replace(event, message_id=f"{user.user_id}-{n}"))
                     messages += 1
                     await runtime.engine.drain()
             usage = runtime.engine.models.usage
@@ -701,6 +677,30 @@ async def media_share(
         }
     figures["calls_per_message"] = round(sum(u.calls for u in usage.values()) / m, 3)
     return figures
+
+
+def _private(
+    persona: str,
+    user: User,
+    text: str,
+    when: datetime,
+    channel: str,
+    attachments: tuple[Attachment, ...] = (),
+) -> ChatEvent:
+    """A Telegram private message of `user`'s to `persona`."""
+    return ChatEvent(
+        platform="telegram",
+        bot_id="bench",
+        persona=persona,
+        chat_id="",
+        channel_id=channel,
+        user_id=user.user_id,
+        user_name=user.name,
+        is_dm=True,
+        text=text,
+        timestamp=when,
+        attachments=attachments,
+    )
 
 
 def _attached(name: str, kind: str, data: bytes) -> Attachment:
