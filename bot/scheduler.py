@@ -119,9 +119,10 @@ class Scheduler:
             log.exception("re-embedding failed; the scheduler's rounds go on with it")
 
     async def stop(self, writing_grace: float = WRITING_GRACE) -> None:
-        """Stop the loop, then save whatever is still dirty (indexes: the bank's close). An
-        outreach round under way gets `writing_grace` seconds to finish (its messages sent and
-        recorded) before it is cancelled: the ledger keeps a cancelled one from going twice."""
+        """Stop the loop, let an archive it had under way land, then save whatever is still
+        dirty (indexes: the bank's close). An outreach round under way gets `writing_grace`
+        seconds to finish (its messages sent and recorded) before it is cancelled: the ledger
+        keeps a cancelled one from going twice."""
         for task in (self._catching_up, self._task):
             if task is not None:
                 task.cancel()
@@ -138,4 +139,5 @@ class Scheduler:
             except Exception:
                 log.exception("writing first failed while stopping")
         self._writing = None
+        await self._sessions.settle()
         await self._sessions.save_dirty()

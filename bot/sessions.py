@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from bot import redact
 from bot.events import ChatEvent
 from bot.persona import Persona
 from memory.clock import Clock
@@ -393,6 +394,9 @@ class SessionManager:
         self._queued: dict[tuple[str, str], Session] = {}
         self._batch: asyncio.Future[None] | None = None
         self._writer: asyncio.Task[None] | None = None
+        # Archives and folds under way: shielded from their callers' cancels, so they may
+        # outlive them (`settle`).
+        self._moving: set[asyncio.Task[int]] = set()
 
     async def restore(self, personas: Collection[str], platforms: Collection[str]) -> int:
         """Load the sessions this process serves (after a restart): open conversations, and
@@ -551,7 +555,22 @@ class SessionManager:
         from clearing the turns, so a conversation is never both archived and still open."""
         if not session.is_open:
             return None
-        return await asyncio.shield(self._archive(session, reason))
+        return await self._shielded(self._archive(session, reason))
+
+    async def _shielded(self, move: Coroutine[Any, Any, int]) -> int:
+        task = asyncio.ensure_future(move)
+        self._moving.add(task)
+        task.add_done_callback(self._moving.discard)
+        return await asyncio.shield(task)
+
+    async def settle(self) -> None:
+        """Wait for the archives and folds under way, those whose callers were cancelled
+        too (a stop during an idle conversation's archive), before the store closes: each
+        then either lands or leaves its conversation open, as a failed one does."""
+        while self._moving:
+            for failed in await asyncio.gather(*self._moving, return_exceptions=True):
+                if isinstance(failed, Exception):
+                    log.warning("a conversation could not be archived: %s", redact.failure(failed))
 
     async def _archive(self, session: Session, reason: str) -> int:
         assert session.started_at is not None
@@ -587,7 +606,7 @@ class SessionManager:
         on. The caller holds the lock. Shielded, like close()."""
         if not 0 < count < len(session.turns):
             return None
-        return await asyncio.shield(self._fold(session, count, summary))
+        return await self._shielded(self._fold(session, count, summary))
 
     async def _fold(self, session: Session, count: int, summary: str) -> int:
         async with session.write_lock:

@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +127,35 @@ async def test_stop_saves_what_is_dirty(bot: Bot, scheduler: Scheduler) -> None:
     assert row is not None
     assert [t["text"] for t in row.snapshot["turns"]] == ["last words", "ok"]
     assert not any(s.dirty for s in bot.sessions.all())
+
+
+async def test_a_stop_lets_an_idle_conversation_s_archive_land_before_the_store_closes(
+    bot: Bot, scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped while its round archives an idle conversation: the round is cancelled but
+    the archive, shielded from it, goes on, and the stop waits for it, so that the store is
+    not closed under it (it failed on a closed database, its error never retrieved)."""
+    await bot.engine.handle(make_event("hi"))
+    bot.clock.advance(minutes=30)
+    archive = bot.store.archive_conversation
+    writing, written = asyncio.Event(), asyncio.Event()
+
+    async def slow(*args: Any, **kwargs: Any) -> int:
+        writing.set()
+        await written.wait()
+        return await archive(*args, **kwargs)
+
+    monkeypatch.setattr(bot.store, "archive_conversation", slow)
+    scheduler.start()  # its first round finds the conversation idle
+    await writing.wait()
+    stopping = asyncio.create_task(scheduler.stop())
+    for _ in range(20):  # the round's cancel and anything after it run
+        await asyncio.sleep(0)
+    assert not stopping.done()
+    written.set()
+    await stopping
+    assert (await bot.engine.info(make_event())).archived == 1
+    assert (await bot.engine.info(make_event())).turns == ()
 
 
 async def test_stop_without_start_still_saves(bot: Bot, scheduler: Scheduler) -> None:
