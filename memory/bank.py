@@ -640,10 +640,13 @@ class MemoryBank:
         results: list[Recalled] = []
         policy = self.policy(scope)
 
-        def score(memory: Memory, retention: float) -> float:
-            return weigh(relevant[memory.id], retention, memory.importance, asks(memory.text))
+        read = await self._memories(scope, pool)
+        asking = {memory.id: asks(memory.text) for memory in read}
 
-        for memory in finalists(await self._memories(scope, pool), score, depth):
+        def score(memory: Memory, retention: float) -> float:
+            return weigh(relevant[memory.id], retention, memory.importance, asking[memory.id])
+
+        for memory in finalists(read, score, depth):
             retention = policy.retention(memory, now)
             results.append(
                 _recalled(memory, score(memory, retention), relevant[memory.id], retention)
