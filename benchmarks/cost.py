@@ -64,7 +64,7 @@ from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
-from bot.persona import PersonaLibrary
+from bot.persona import Persona, PersonaLibrary
 from bot.recollect import about_the_past, memory_section
 from bot.runtime import Runtime, load_personas, open_runtime
 from memory.clock import FakeClock
@@ -465,6 +465,33 @@ def _pct(values: list[int], p: float) -> float:
     return float(ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))])
 
 
+async def _open(
+    fake: FakeOpenAI,
+    data_dir: Path,
+    personas: dict[str, Persona],
+    clock: FakeClock,
+    seed: int,
+    settings: EngineConfig,
+    speech: TierConfig | None = None,
+) -> Runtime:
+    """A Telegram runtime of `personas` whose every tier is `fake`."""
+    provider = ProviderConfig(kind="openai", base_url=fake.base_url, api_key_env="FAKE_KEY")
+    config = Config(
+        data_dir=str(data_dir),
+        models=ModelsConfig(providers={"fake": provider}, speech=speech),
+        engine=settings,
+    )
+    return await open_runtime(
+        config,
+        personas,
+        {"FAKE_KEY": "k"},
+        platforms=["telegram"],
+        clock=clock,
+        seed=seed,
+        probe=_no_ollama,
+    )
+
+
 async def _no_ollama(host: str) -> list[str]:
     return []
 
@@ -496,30 +523,12 @@ async def simulate(
     rng = random.Random(seed)
     model = SimulatedModel(seed)
     async with model as fake:
-        config = Config(
-            data_dir=str(data_dir),
-            models=ModelsConfig(
-                providers={
-                    "fake": ProviderConfig(
-                        kind="openai", base_url=fake.base_url, api_key_env="FAKE_KEY"
-                    )
-                }
-            ),
-            engine=EngineConfig(timezone="UTC"),
-        )
         personas = load_personas(PersonaLibrary.default(Path.cwd()), [persona_name])
         key = next(iter(personas))
         persona = personas[key]
         clock = FakeClock(START)
-        runtime = await open_runtime(
-            config,
-            personas,
-            {"FAKE_KEY": "k"},
-            platforms=["telegram"],
-            clock=clock,
-            seed=seed,
-            probe=_no_ollama,
-        )
+        settings = EngineConfig(timezone="UTC")
+        runtime = await _open(fake, data_dir, personas, clock, seed, settings)
         sizes: list[int] = []
 
         def measured(*args: Any, **kwargs: Any) -> tuple[str, list[int]]:
@@ -615,31 +624,14 @@ async def media_share(
     tiers' figures per message (and every call per message of this workload)."""
     rng = random.Random(seed)
     async with SimulatedModel(seed) as fake:
-        config = Config(
-            data_dir=str(data_dir),
-            models=ModelsConfig(
-                providers={
-                    "fake": ProviderConfig(
-                        kind="openai", base_url=fake.base_url, api_key_env="FAKE_KEY"
-                    )
-                },
-                speech=TierConfig(model="gpt-4o-mini-tts"),  # (the fake: not OpenAI's own)
-            ),
-            engine=EngineConfig(timezone="UTC", burst_seconds=0),
-        )
         personas = load_personas(PersonaLibrary.default(Path.cwd()), [persona_name])
         key = next(iter(personas))
         personas[key].voice.speak = "when_spoken_to"
         clock = FakeClock(START)
-        runtime = await open_runtime(
-            config,
-            personas,
-            {"FAKE_KEY": "k"},
-            platforms=["telegram"],
-            clock=clock,
-            seed=seed,
-            probe=_no_ollama,
-        )
+        settings = EngineConfig(timezone="UTC", burst_seconds=0)
+        # (The fake is not OpenAI's own endpoint: its speech model is named.)
+        speech = TierConfig(model="gpt-4o-mini-tts")
+        runtime = await _open(fake, data_dir, personas, clock, seed, settings, speech)
         front = Front(runtime.engine, "bench", key)
         chinese = personas[key].identity.language.startswith("zh")
         photo = make_picture(800, 600, (90, 140, 200), format="JPEG")
