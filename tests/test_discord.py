@@ -15,11 +15,7 @@ from PIL import Image
 
 from adapters.discord import DiscordAdapter
 from bot.access import Gate
-from bot.config import (
-    TIERS,
-    AccessConfig,
-    EngineConfig,
-)
+from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter

@@ -22,11 +22,7 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import commands
 from bot.access import Gate
 from bot.catalogue import say
-from bot.config import (
-    TIERS,
-    AccessConfig,
-    EngineConfig,
-)
+from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona import VoicePolicy
