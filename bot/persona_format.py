@@ -246,8 +246,8 @@ DOCS: dict[str, str] = {
         '"translate", installed tools ("dice", "reminder") and its `custom_tools`, by name.'
     ),
     "custom_tools": (
-        "Python tools the persona may call, and their limits, one table each (README, "
-        '"Tools"); a table also lets the model call its tool.'
+        "Python tools the persona may call, and their limits, one table each "
+        "(docs/tools.md); a table also lets the model call its tool."
     ),
     "custom_tools[].name": (
         "What the model calls the tool; without `module`, the installed tool of that name."

@@ -1,5 +1,6 @@
-"""Regenerate the README's screenshots (docs/chat.png, docs/chat-phone.png, docs/inspector.png)
-from the browser tests, which take them as they drive the pages in Chromium:
+"""Regenerate the screenshots of the README and docs/setup-web.md (docs/chat.png,
+docs/chat-phone.png, docs/inspector.png) from the browser tests, which take them as they drive
+the pages in Chromium:
 
     python -m tests.screenshots
 

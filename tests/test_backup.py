@@ -177,7 +177,7 @@ def test_on_a_terminal_the_progress_bar_shows_only_once_the_copy_has_begun(
 
 
 def test_the_nightly_cron_line_adds_a_dated_file_each_night(tmp_path: Path) -> None:
-    """`kizuna backup backups/` (the README's cron line) with no such folder yet: the first
+    """`kizuna backup backups/` (docs/data.md's cron line) with no such folder yet: the first
     night makes it, and every night after adds a file to it."""
     data = tmp_path / "data"
     asyncio.run(_one_memory(data))
@@ -271,7 +271,7 @@ def test_restore_names_what_is_wrong_with_the_backup_or_the_place(tmp_path: Path
 def test_a_nightly_backup_into_a_new_folder_adds_a_dated_file_each_night(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's cron line, `kizuna backup backups/`, two nights running: the folder is
+    """docs/data.md's cron line, `kizuna backup backups/`, two nights running: the folder is
     made the first night, and each night adds a file to it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KIZUNA_CONFIG", raising=False)

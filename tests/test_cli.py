@@ -984,7 +984,7 @@ def failed_in_one_line(result: subprocess.CompletedProcess[str], status: int = 1
     return lines[0]
 
 
-def test_the_readmes_backup_cron_line_works_night_after_night(tmp_path: Path) -> None:
+def test_the_documented_backup_cron_line_works_night_after_night(tmp_path: Path) -> None:
     """`kizuna backup backups/` with no backups folder yet, run twice: two dated files (the
     second run, within the same second, numbered), and only the one line for cron's mail."""
     chat(tmp_path, "/remember my cat is called Mochi\n")

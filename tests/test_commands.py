@@ -5,11 +5,13 @@ and the persona's language in what the commands say."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from adapters import console
 from bot import commands
 from bot.catalogue import MESSAGES
 from memory.clock import FakeClock
@@ -96,10 +98,20 @@ async def test_a_chinese_persona_says_its_days_and_pages_in_chinese(tmp_path: Pa
         await bot.close()
 
 
-def test_the_readme_lists_every_command_the_platforms_offer() -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    offered = {c.name for p in ("discord", "telegram") for c in commands.offered_on(p)}
-    assert [name for name in sorted(offered) if f"`/{name}`" not in readme] == []
+@pytest.mark.parametrize("page", ["docs/commands.md", "README.md"])
+def test_the_docs_list_every_command_the_platforms_offer(page: str) -> None:
+    """docs/commands.md lists every chat command, and the README's short table does too."""
+    text = (Path(__file__).parents[1] / page).read_text(encoding="utf-8")
+    offered = {
+        c.name for p in ("console", "web", "discord", "telegram") for c in commands.offered_on(p)
+    }
+    assert [name for name in sorted(offered) if not re.search(rf"`/{name}\b", text)] == []
+
+
+def test_the_commands_page_lists_the_consoles_own_words() -> None:
+    text = (Path(__file__).parents[1] / "docs" / "commands.md").read_text(encoding="utf-8")
+    missing = [w for w in console.COMMANDS if not re.search(rf"`/?{w}\b", text)]
+    assert missing == []
 
 
 async def test_memories_says_why_there_are_none_yet(

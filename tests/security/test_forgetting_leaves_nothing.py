@@ -4,12 +4,13 @@ bytes and holds neither the forgotten words nor the forgotten memory's vector. E
 looked for whole and without its first letters too: the full-text index stores a word after
 the one before it as only what differs (its shared beginning left out). Every check first
 sees the word there, so a scan that could not find it proves nothing and fails. On PostgreSQL,
-no row of any table holds the words (VACUUM and the server's own files: see README, "Your
-data")."""
+no row of any table holds the words (VACUUM and the server's own files: see docs/data.md,
+"Your data")."""
 
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -343,13 +344,14 @@ async def holding(store: PgStore, words: list[str]) -> list[str]:
         return found
 
 
-async def test_postgres_pages_are_cleared_by_the_readmes_vacuum_full(
+async def test_postgres_pages_are_cleared_by_the_documented_vacuum_full(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
-    """What README's "Your data" tells a PostgreSQL operator to run after a forget clears the
-    table files too. A plain VACUUM is not enough: it may leave a dead row's bytes in the
-    page's free space, and the full-text index keeps a word as a key for as long as it lives;
-    VACUUM FULL rewrites the tables and their indexes."""
+    """What docs/data.md ("Your data") tells a PostgreSQL operator to run after a forget clears
+    the table files too (read from the page, so the two cannot drift). A plain VACUUM is not
+    enough: it may leave a dead row's bytes in the page's free space, and the full-text index
+    keeps a word as a key for as long as it lives; VACUUM FULL rewrites the tables and their
+    indexes."""
     store = await PgStore.open(postgres_dsn)
     bank = await MemoryBank.open(tmp_path, "hash", deterministic=True, store=store)
     try:
@@ -359,14 +361,19 @@ async def test_postgres_pages_are_cleared_by_the_readmes_vacuum_full(
         assert await pages_holding(store, b"zqheron")
         await bank.forget(CONSOLE, forgotten)
         async with store._pool.acquire() as conn:
-            await conn.execute(VACUUM)
+            await conn.execute(documented_vacuum())
         assert await pages_holding(store, b"zqheron") == []
     finally:
         await bank.close()
         await store.close()
 
 
-VACUUM = "VACUUM FULL memories, conversations, embedding_cache, diary, profiles, sessions"
+def documented_vacuum() -> str:
+    """The one `VACUUM FULL ...;` statement docs/data.md gives, without its semicolon."""
+    page = (Path(__file__).parents[2] / "docs" / "data.md").read_text(encoding="utf-8")
+    statements = re.findall(r"`(VACUUM FULL [a-z_, ]+);`", page)
+    assert len(statements) == 1, statements
+    return str(statements[0])
 
 
 async def pages_holding(store: PgStore, needle: bytes) -> list[str]:
