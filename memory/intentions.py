@@ -6,7 +6,12 @@ MAX_INTENTIONS: {user (a label), kind, what, ask, when}) and "special_days" (at 
 MAX_SPECIAL: {user, what, date "MM-DD"}); `from_answer` turns them into intentions. `when` is
 the user's own words ("on Tuesday", 下周三, "next weekend", "tomorrow at 3pm") or an ISO date,
 read by memory.dates in the future sense against the moment they were said; an intention whose
-time cannot be read is dropped, never guessed. `spot` is the same reading without a model (the
+time cannot be read is dropped, never guessed. An intention is only ever for the member whose
+own message asked for it or told of it, and is dated from that message: the model's label is
+checked against the words, not trusted (its `when` must be in a message of that member's, or,
+said in no one else's, name a day one of theirs names; a special day's date too), and one it
+says was said by someone else ("said_by") is dropped. Bob asking the bot to remind Alice of
+what she owes him is no reminder of Alice's. `spot` is the same reading without a model (the
 encoder's fallback, and the offline model's answer): a user's sentence about themselves (or
 about an event, naming no one: "the dentist is tomorrow") naming a day to come and an event,
 or asking to be reminded, or naming their birthday.
@@ -216,17 +221,60 @@ def ask_for(kind: IntentionKind, what: str, language: str) -> str:
     return f"ask how it went: {what}"
 
 
-def _when_said(said: Sequence[Said], user_id: str, words: str) -> datetime | None:
-    """When `user_id` said `words` (their latest message holding them), else their latest
-    message's time; None if they said nothing."""
-    theirs = [s for s in said if s.user_id == user_id]
-    if not theirs:
+def _folded_words(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _spoken(
+    said: Sequence[Said], user_id: str, when: str, tz: tzinfo | None
+) -> tuple[datetime, Window] | None:
+    """The message of `user_id`'s own that `when` was said in, and the days it names read
+    against it: their latest holding the words; else, when no one else's holds them (a model
+    may write the day as a date), their latest naming a day among those. None when the words
+    are only another member's, or no message of theirs names those days."""
+    words = _folded_words(when)
+    if not words:
         return None
-    folded = words.casefold().strip()
+    theirs = [s for s in said if s.user_id == user_id]
     for message in reversed(theirs):
-        if folded and folded in message.text.casefold():
+        if words in _folded_words(message.text):
+            window = resolve(when, message.at.astimezone(tz))
+            return None if window is None else (message.at, window)
+    if any(words in _folded_words(s.text) for s in said if s.user_id != user_id):
+        return None
+    for message in reversed(theirs):
+        local = message.at.astimezone(tz)
+        window = resolve(when, local)
+        if window is not None and any(
+            first <= window.last and window.first <= last
+            for first, last in (m.days for m in future_spans(message.text, local))
+        ):
+            return message.at, window
+    return None
+
+
+def _told_date(
+    said: Sequence[Said], user_id: str, month_day: tuple[int, int], tz: tzinfo | None
+) -> datetime | None:
+    """When `user_id`'s own latest message naming that month and day was said; None if none
+    of theirs names it (another's birthday is theirs to tell)."""
+    for message in reversed([s for s in said if s.user_id == user_id]):
+        local = message.at.astimezone(tz)
+        days = [*find_dates(message.text, local), *future_spans(message.text, local)]
+        if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
             return message.at
-    return theirs[-1].at
+    return None
+
+
+def _own(item: dict[str, Any], owner: Callable[[Any], str | None]) -> str | None:
+    """The user id an item is for, when it is theirs: its "user" is a label of the
+    conversation and its "said_by", when given, the same one (a model that saw one member
+    ask for another's reminder may say so)."""
+    user_id = owner(item.get("user"))
+    said_by = item.get("said_by")
+    if user_id is None or (said_by not in (None, "") and owner(said_by) != user_id):
+        return None
+    return user_id
 
 
 def from_answer(
@@ -243,7 +291,10 @@ def from_answer(
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
-    of an unknown kind, with no what, or whose time cannot be read)."""
+    of an unknown kind, with no what, or whose time cannot be read). Each is only for the
+    member whose own message asked for it or told of it, dated from that message: one whose
+    day (or special date) no message of its user's names is dropped, whatever the model
+    said of whom it is for (one member's words never become another's reminder)."""
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
@@ -251,16 +302,16 @@ def from_answer(
             break
         if not isinstance(item, dict):
             continue
-        user_id = owner(item.get("user"))
+        user_id = _own(item, owner)
         kind = item.get("kind")
         what = _text(item.get("what"), WHAT_CHARS)
         when = _text(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
-        moment = _when_said(said, user_id, when)
-        window = resolve(when, moment.astimezone(tz)) if moment is not None and when else None
-        if moment is None or window is None:
+        spoken = _spoken(said, user_id, when, tz)
+        if spoken is None:
             continue
+        moment, window = spoken
         if window.first - moment.astimezone(tz).date() > AHEAD:
             continue
         bounds = _due(kind, window, moment, tz)
@@ -269,9 +320,10 @@ def from_answer(
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, language)
         out.append(
             NewIntention(
-                scope, user_id, kind, what, ask, *bounds, created_at, conversation_id, False
+                scope, user_id, kind, what, ask, *bounds, created_at, conversation_id, False,
+                user_id,
             )
-        )
+        )  # fmt: skip
     specials = special_days if isinstance(special_days, list) else []
     taken = 0
     for item in specials[: MAX_SPECIAL * 4]:
@@ -279,18 +331,20 @@ def from_answer(
             break
         if not isinstance(item, dict):
             continue
-        user_id = owner(item.get("user"))
+        user_id = _own(item, owner)
         what = _text(item.get("what"), WHAT_CHARS)
         month_day = _month_day(item.get("date"))
-        moment = _when_said(said, user_id, "") if user_id else None
-        if not user_id or not what or month_day is None or moment is None:
+        if not user_id or not what or month_day is None:
+            continue
+        told = _told_date(said, user_id, month_day, tz)
+        if told is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, language)
-        due, until = _yearly(*month_day, moment, tz)
+        due, until = _yearly(*month_day, told, tz)
         out.append(
             NewIntention(
                 scope, user_id, "special_day", what, ask, due, until, created_at,
-                conversation_id, True,
+                conversation_id, True, user_id,
             )
         )  # fmt: skip
         taken += 1

@@ -41,6 +41,23 @@ def owner(label: Any) -> str | None:
     return IDS.get(label) if isinstance(label, str) else None
 
 
+def told(intentions: Any, special_days: Any) -> list[Said]:
+    """Each label's own message at NOW, saying every day its items name (a special day's
+    date as "May 4")."""
+    parts: dict[str, list[str]] = {label: [] for label in IDS}
+    for x in intentions if isinstance(intentions, list) else []:
+        if isinstance(x, dict) and x.get("user") in parts and isinstance(x.get("when"), str):
+            parts[x["user"]].append(x["when"])
+    for x in special_days if isinstance(special_days, list) else []:
+        if isinstance(x, dict) and x.get("user") in parts:
+            try:
+                day = date(2024, *(int(n) for n in str(x.get("date")).split("-")))
+            except (TypeError, ValueError):
+                continue
+            parts[x["user"]].append(f"{day:%B} {day.day}")
+    return [Said(user_id, NOW, " ... ".join(parts[label]) or "…") for label, user_id in IDS.items()]
+
+
 def read(
     intentions: Any,
     special_days: Any = None,
@@ -52,7 +69,7 @@ def read(
         intentions,
         special_days,
         owner=owner,
-        said=said if said is not None else [Said("u1", NOW, "…"), Said("u2", NOW, "…")],
+        said=said if said is not None else told(intentions, special_days),
         scope=SCOPE,
         tz=SHANGHAI,
         language=language,

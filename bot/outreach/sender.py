@@ -74,9 +74,11 @@ class Topic:
 
 
 def _topic(intention: Intention) -> Topic:
+    """Its ledger key says whether it was asked for (bot.outreach.policy.solicited): a
+    reminder its user asked for themself, not one another member's words made theirs."""
     if intention.kind == "special_day":
         key = f"special:{intention.id}:{intention.due_at.year}"
-    elif intention.kind == "reminder":
+    elif intention.solicited:
         key = f"reminder:{intention.id}"
     else:
         key = f"intention:{intention.id}"
@@ -148,7 +150,9 @@ class Outreach:
                 # no friend's (a yearly one rolls on to next year).
                 await self._store.close_intention(intention.scope, intention.id, "missed", now)
                 continue
-            asked = intention.kind == "reminder"  # a persona not opted in keeps these only
+            if not intention.own:
+                continue  # another member's words: never written to them as theirs
+            asked = intention.solicited  # a persona not opted in keeps these only
             if not persona.outreach.enabled and not asked:
                 continue
             room = Scope.parse(intention.scope).room
