@@ -283,19 +283,21 @@ def _spoken(
     words = _folded_words(when)
     if not words:
         return None
+    # 周末 alone is this weekend, as `resolve` and `spot` read it.
+    texts = [_BARE_WEEKEND.sub("这周末", m.text) for m in said]
     readings: list[tuple[Said, Window]] = []
-    for message in said:
-        if words in _folded_words(message.text):
+    for message, text in zip(said, texts, strict=True):
+        if words in _folded_words(text):
             window = resolve(when, message.at.astimezone(tz))
             if window is not None:
                 readings.append((message, window))
-    if not readings and not any(words in _folded_words(m.text) for m in said):
-        for message in said:
+    if not readings and not any(words in _folded_words(t) for t in texts):
+        for message, text in zip(said, texts, strict=True):
             local = message.at.astimezone(tz)
             window = resolve(when, local)
             if window is not None and any(
                 first <= window.last and window.first <= last
-                for first, last in (m.days for m in future_spans(message.text, local))
+                for first, last in (m.days for m in future_spans(text, local))
             ):
                 readings.append((message, window))
     found = _whose(user_id, what, readings)
