@@ -1,7 +1,9 @@
 """Writing first: the scheduler runs `Outreach.tick` once a minute. For each persona that
 opted in and each bot (bot.courier.Courier) that speaks as it: due intentions become
-follow-ups, reminders and special-day greetings, those past their `until` are missed, and a
-person silent for the persona's checkin_days gets one check-in per absence.
+follow-ups, reminders and special-day greetings (only those of their user's own words,
+memory.records.Intention.own; only a reminder they asked for themself is solicited), those
+past their `until` are missed, and a person silent for the persona's checkin_days gets one
+check-in per absence.
 
 Each message goes: the gates (bot.outreach.policy, no model call) -> a claim in the store's
 ledger (one process wins the key, whatever the others do) -> one chat-tier call -> `dropped`
