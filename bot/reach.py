@@ -43,7 +43,7 @@ def asks_for_quiet(text: str) -> bool:
 
 
 def due_now(intentions: Sequence[Intention], now: datetime) -> Intention | None:
-    """The pending intention to bring up now (due, not yet past its window), soonest due
-    first; None if none is."""
-    due = [i for i in intentions if i.state == "pending" and i.due_at <= now <= i.until]
+    """The pending intention to bring up now (due, not yet past its window, of its user's
+    own words), soonest due first; None if none is."""
+    due = [i for i in intentions if i.state == "pending" and i.own and i.due_at <= now <= i.until]
     return min(due, key=lambda i: (i.due_at, i.id), default=None)

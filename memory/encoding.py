@@ -4,7 +4,8 @@ what the persona knows of each user, in one call to the summary model.
 One call, not three: the model reads the conversation once and answers with one JSON object
 ({"memories", "diary", "profiles", "recap", "intentions", "special_days"}), so a conversation
 costs one summary call however much it changes. What the users said is coming becomes intentions
-(memory.intentions): the model is shown those still pending, and a repeat of one is left out.
+(memory.intentions): the model is shown those still pending, and a repeat of one is left out;
+each is only for the member whose own line told of it or asked for it, checked in code.
 Everything it yields is written in one transaction with the conversation's encoded mark
 (memory.records.EncodingWrite): a crash or a model outage leaves the conversation waiting, never
 half-encoded, never encoded twice.
@@ -546,16 +547,20 @@ def _prompt(
             f'- "intentions": at most {MAX_INTENTIONS} things a user said are coming that a'
             " friend would ask about afterwards (an exam, an interview, a trip, a doctor's"
             " visit), or asked you to remind them of; none for plans without a day, for what"
-            ' is past, or for what is already in "Already meant to bring up". Each is an'
-            ' object: "user" (their label), "kind" ("follow_up", or "reminder" when they'
-            ' asked to be reminded), "what" (the event in a few words), "ask" (what you will'
-            ' say or ask then, in your voice: "ask how the exam went") and "when" (their own'
+            ' is past, or for what is already in "Already meant to bring up". Only a'
+            " user's own, told or asked for in their own lines: never one a person asks for"
+            ' someone else, or tells of someone else. Each is an object: "user" (their'
+            ' label), "said_by" (the label of the line it came from), "kind" ("follow_up",'
+            ' or "reminder" when they asked to be reminded), "what" (the event in a few'
+            ' words), "ask" (what you will say or ask then, in your voice: "ask how the exam'
+            ' went") and "when" (their own'
             ' words for the day and time, e.g. "on Tuesday", "下周三", "next weekend",'
             ' "tomorrow at 3pm", or a date YYYY-MM-DD; the conversation began on'
             f" {day:%A} {day.isoformat()}). Leave it out when there are none.",
             f'- "special_days": at most {MAX_SPECIAL} birthdays or anniversaries of a user'
-            ' learned in this conversation: "user" (their label), "what" ("birthday") and'
-            ' "date" ("MM-DD"). Leave it out when there are none.',
+            ' learned in this conversation from their own lines: "user" (their label),'
+            ' "said_by" (the label of the line it came from), "what" ("birthday") and "date"'
+            ' ("MM-DD"). Leave it out when there are none.',
             f"Write every text in {language}.",
         ]
     )

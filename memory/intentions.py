@@ -2,14 +2,24 @@
 memory.records.NewIntention with a due time and a last moment.
 
 The encoder's one summary call answers, besides memories, "intentions" (at most
-MAX_INTENTIONS: {user (a label), kind, what, ask, when}) and "special_days" (at most
-MAX_SPECIAL: {user, what, date "MM-DD"}); `from_answer` turns them into intentions. `when` is
-the user's own words ("on Tuesday", 下周三, "next weekend", "tomorrow at 3pm") or an ISO date,
-read by memory.dates in the future sense against the moment they were said; an intention whose
-time cannot be read is dropped, never guessed. `spot` is the same reading without a model (the
-encoder's fallback, and the offline model's answer): a user's sentence about themselves (or
-about an event, naming no one: "the dentist is tomorrow") naming a day to come and an event,
-or asking to be reminded, or naming their birthday.
+MAX_INTENTIONS: {user (a label), said_by (a label), kind, what, ask, when}) and "special_days"
+(at most MAX_SPECIAL: {user, said_by, what, date "MM-DD"}); `from_answer` turns them into
+intentions. `when` is the user's own words ("on Tuesday", 下周三, "next weekend", "tomorrow at
+3pm") or an ISO date, read by memory.dates in the future sense against the moment they were
+said; an intention whose time cannot be read is dropped, never guessed.
+
+An intention is only ever for the member whose own message asked for it or told of it, and is
+dated from that message. The model's label is checked against the words, not trusted: of the
+messages saying its day (its `when`'s words, else a day among those it names; a special day's
+date), the one sharing most words with its `what` must be that member's (on a tie, theirs),
+and one the model says was said by someone else ("said_by") is dropped. Bob asking the bot to
+remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever else she said of
+tomorrow.
+
+`spot` is the same reading without a model (the encoder's fallback, and the offline model's
+answer): a user's sentence about themselves (or about an event, naming no one: "the dentist
+is tomorrow") naming a day to come and an event, or asking to be reminded, or naming their
+birthday: always the speaker's own.
 
 The due rules, in the persona's time zone (the user's is not memory's to know):
 
@@ -30,7 +40,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.dates import clock_time, find_dates, future_spans
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
@@ -216,17 +226,108 @@ def ask_for(kind: IntentionKind, what: str, language: str) -> str:
     return f"ask how it went: {what}"
 
 
-def _when_said(said: Sequence[Said], user_id: str, words: str) -> datetime | None:
-    """When `user_id` said `words` (their latest message holding them), else their latest
-    message's time; None if they said nothing."""
-    theirs = [s for s in said if s.user_id == user_id]
+def _folded_words(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+# Words a model's "what" shares with any line about anyone ("her exam", "pay Bob the gold").
+_COMMON = frozenset({
+    "the", "and", "her", "his", "him", "she", "you", "your", "yours", "their", "them", "they",
+    "for", "with", "our", "its", "was", "are", "has", "had", "not", "but", "this", "that",
+    "from", "about", "will", "have", "get", "got", "can",
+})  # fmt: skip
+
+
+def _tokens(text: str) -> set[str]:
+    """The words of `text` that tell what it is about: words of three letters or more but
+    the commonest, numbers, and pairs of characters of a run of Chinese or Japanese."""
+    folded = text.casefold()
+    words = _CJK_RUN.sub(" ", folded)
+    found = {w for w in re.findall(r"\w+", words) if w.isdigit() or len(w) >= 3} - _COMMON
+    for run in _CJK_RUN.findall(folded):
+        found.update({run[i : i + 2] for i in range(len(run) - 1)} or {run})
+    return found
+
+
+_Read = TypeVar("_Read")  # what was read in a message: its days, or nothing more
+
+
+def _whose(
+    user_id: str, what: str, readings: Sequence[tuple[Said, _Read]]
+) -> tuple[Said, _Read] | None:
+    """Of the messages that said the day (`readings`, each with what was read in it), the
+    user's own that `what` came from: theirs sharing the most words with it, then the latest.
+    None when they said it in none, or another member's says more of `what` than any of theirs
+    (Bob's "remind Alice tomorrow to pay me the gold" beats Alice's "see you tomorrow")."""
+    asked = _tokens(what)
+    scored = [
+        (len(asked & _tokens(m.text)), m.at, m.user_id == user_id, (m, r)) for m, r in readings
+    ]
+    theirs = [x for x in scored if x[2]]
     if not theirs:
         return None
-    folded = words.casefold().strip()
-    for message in reversed(theirs):
-        if folded and folded in message.text.casefold():
-            return message.at
-    return theirs[-1].at
+    best = max(theirs, key=lambda x: (x[0], x[1]))
+    if any(x[0] > best[0] for x in scored if not x[2]):
+        return None
+    return best[3]
+
+
+def _spoken(
+    said: Sequence[Said], user_id: str, when: str, what: str, tz: tzinfo | None
+) -> tuple[datetime, Window] | None:
+    """The message of `user_id`'s own that `when` was said in, and the days it names read
+    against it: of the messages holding the words (else, as a model may write the day as a
+    date, those naming a day among those), the one `_whose` finds. None when that is another
+    member's, or no message of theirs says it."""
+    words = _folded_words(when)
+    if not words:
+        return None
+    # 周末 alone is this weekend, as `resolve` and `spot` read it.
+    texts = [_BARE_WEEKEND.sub("这周末", m.text) for m in said]
+    readings: list[tuple[Said, Window]] = []
+    for message, text in zip(said, texts, strict=True):
+        if words in _folded_words(text):
+            window = resolve(when, message.at.astimezone(tz))
+            if window is not None:
+                readings.append((message, window))
+    if not readings and not any(words in _folded_words(t) for t in texts):
+        for message, text in zip(said, texts, strict=True):
+            local = message.at.astimezone(tz)
+            window = resolve(when, local)
+            if window is not None and any(
+                first <= window.last and window.first <= last
+                for first, last in (m.days for m in future_spans(text, local))
+            ):
+                readings.append((message, window))
+    found = _whose(user_id, what, readings)
+    return None if found is None else (found[0].at, found[1])
+
+
+def _told_date(
+    said: Sequence[Said], user_id: str, month_day: tuple[int, int], what: str, tz: tzinfo | None
+) -> datetime | None:
+    """When `user_id`'s own message naming that month and day was said (as `_whose` finds
+    it); None if none of theirs names it (another's birthday is theirs to tell)."""
+    readings: list[tuple[Said, None]] = []
+    for message in said:
+        local = message.at.astimezone(tz)
+        days = [*find_dates(message.text, local), *future_spans(message.text, local)]
+        if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
+            readings.append((message, None))
+    found = _whose(user_id, what, readings)
+    return None if found is None else found[0].at
+
+
+def _own(item: dict[str, Any], owner: Callable[[Any], str | None]) -> str | None:
+    """The user id an item is for, when it is theirs: its "user" is a label of the
+    conversation and its "said_by", when given, the same one (a model that saw one member
+    ask for another's reminder may say so)."""
+    user_id = owner(item.get("user"))
+    said_by = item.get("said_by")
+    if user_id is None or (said_by not in (None, "") and owner(said_by) != user_id):
+        return None
+    return user_id
 
 
 def from_answer(
@@ -243,7 +344,10 @@ def from_answer(
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
-    of an unknown kind, with no what, or whose time cannot be read)."""
+    of an unknown kind, with no what, or whose time cannot be read). Each is only for the
+    member whose own message asked for it or told of it, dated from that message: one whose
+    day (or special date) no message of its user's names is dropped, whatever the model
+    said of whom it is for (one member's words never become another's reminder)."""
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
@@ -251,16 +355,16 @@ def from_answer(
             break
         if not isinstance(item, dict):
             continue
-        user_id = owner(item.get("user"))
+        user_id = _own(item, owner)
         kind = item.get("kind")
         what = _text(item.get("what"), WHAT_CHARS)
         when = _text(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
-        moment = _when_said(said, user_id, when)
-        window = resolve(when, moment.astimezone(tz)) if moment is not None and when else None
-        if moment is None or window is None:
+        spoken = _spoken(said, user_id, when, what, tz)
+        if spoken is None:
             continue
+        moment, window = spoken
         if window.first - moment.astimezone(tz).date() > AHEAD:
             continue
         bounds = _due(kind, window, moment, tz)
@@ -269,9 +373,10 @@ def from_answer(
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, language)
         out.append(
             NewIntention(
-                scope, user_id, kind, what, ask, *bounds, created_at, conversation_id, False
+                scope, user_id, kind, what, ask, *bounds, created_at, conversation_id, False,
+                user_id,
             )
-        )
+        )  # fmt: skip
     specials = special_days if isinstance(special_days, list) else []
     taken = 0
     for item in specials[: MAX_SPECIAL * 4]:
@@ -279,18 +384,20 @@ def from_answer(
             break
         if not isinstance(item, dict):
             continue
-        user_id = owner(item.get("user"))
+        user_id = _own(item, owner)
         what = _text(item.get("what"), WHAT_CHARS)
         month_day = _month_day(item.get("date"))
-        moment = _when_said(said, user_id, "") if user_id else None
-        if not user_id or not what or month_day is None or moment is None:
+        if not user_id or not what or month_day is None:
+            continue
+        told = _told_date(said, user_id, month_day, what, tz)
+        if told is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, language)
-        due, until = _yearly(*month_day, moment, tz)
+        due, until = _yearly(*month_day, told, tz)
         out.append(
             NewIntention(
                 scope, user_id, "special_day", what, ask, due, until, created_at,
-                conversation_id, True,
+                conversation_id, True, user_id,
             )
         )  # fmt: skip
         taken += 1

@@ -241,6 +241,9 @@ class NewIntention:
     created_at: datetime
     conversation_id: int | None = None
     yearly: bool = False  # a special day: once done, it is due again a year later
+    # Whose own message asked for it or told of it, by stable id; None: its user's. Only
+    # theirs is kept (memory.intentions): one member's words never become another's reminder.
+    said_by: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -258,6 +261,20 @@ class Intention:
     conversation_id: int | None = None
     yearly: bool = False
     done_at: datetime | None = None
+    # As NewIntention's; "" when not known (kept before it was recorded, in a group).
+    said_by: str | None = None
+
+    @property
+    def own(self) -> bool:
+        """Its user's own words asked for it or told of it: only then is it brought up to
+        them or written to them."""
+        return self.said_by is None or self.said_by == self.user_id
+
+    @property
+    def solicited(self) -> bool:
+        """A reminder its user asked for themself: the only message written first that may
+        pass their night hours and /quiet (they chose the time)."""
+        return self.kind == "reminder" and self.own
 
 
 @dataclass(slots=True, frozen=True)

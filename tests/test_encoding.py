@@ -364,7 +364,9 @@ async def test_what_is_coming_becomes_intentions_written_with_the_conversation(
     recorded: tuple[MemoryBank, Recording],
 ) -> None:
     bank, store = recorded
-    conversation = await archive(store, "My exam is on Tuesday", "Good luck!")  # T0: a Thursday
+    conversation = await archive(  # T0: a Thursday
+        store, "My exam is on Tuesday. My birthday is April 2", "Good luck!"
+    )
     intentions = [
         {"user": "U1", "kind": "follow_up", "what": "exam", "ask": "ask how it went",
          "when": "on Tuesday"},

@@ -41,6 +41,23 @@ def owner(label: Any) -> str | None:
     return IDS.get(label) if isinstance(label, str) else None
 
 
+def told(intentions: Any, special_days: Any) -> list[Said]:
+    """Each label's own message at NOW, saying every day its items name (a special day's
+    date as "May 4")."""
+    parts: dict[str, list[str]] = {label: [] for label in IDS}
+    for x in intentions if isinstance(intentions, list) else []:
+        if isinstance(x, dict) and x.get("user") in parts and isinstance(x.get("when"), str):
+            parts[x["user"]].append(x["when"])
+    for x in special_days if isinstance(special_days, list) else []:
+        if isinstance(x, dict) and x.get("user") in parts:
+            try:
+                day = date(2024, *(int(n) for n in str(x.get("date")).split("-")))
+            except (TypeError, ValueError):
+                continue
+            parts[x["user"]].append(f"{day:%B} {day.day}")
+    return [Said(user_id, NOW, " ... ".join(parts[label]) or "…") for label, user_id in IDS.items()]
+
+
 def read(
     intentions: Any,
     special_days: Any = None,
@@ -52,7 +69,7 @@ def read(
         intentions,
         special_days,
         owner=owner,
-        said=said if said is not None else [Said("u1", NOW, "…"), Said("u2", NOW, "…")],
+        said=said if said is not None else told(intentions, special_days),
         scope=SCOPE,
         tz=SHANGHAI,
         language=language,
@@ -343,3 +360,58 @@ def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:
         ("u2", "special_day", "生日", datetime(2027, 5, 4, 9, tzinfo=SHANGHAI)),
     ]
     assert found[0].ask == "ask how it went: exam"
+
+
+# --- whose own words -----------------------------------------------------------------------------
+
+# U1 is Alice (u1), U2 is Bob (u2), in a group.
+BOB_ASKS = "@pip remind Alice tomorrow at 3am to pay me the 500 gold she owes me"
+
+
+def test_a_reminder_one_member_asks_for_another_is_dropped() -> None:
+    said = [Said("u1", NOW - timedelta(hours=2), "hi all"), Said("u2", NOW, BOB_ASKS)]
+    for_alice = item("tomorrow at 3am", "pay Bob the 500 gold", "reminder", user="U1")
+    assert read([for_alice], said=said) == []
+    # Nor when Alice spoke of the same day: the line it came from is Bob's.
+    said.append(Said("u1", NOW + timedelta(minutes=1), "see you all tomorrow"))
+    assert read([{**for_alice, "when": "tomorrow"}], said=said) == []
+    # The model that says whose line it was is believed when it says another's.
+    assert (
+        read([{**for_alice, "when": "tomorrow", "what": "see", "said_by": "U2"}], said=said) == []
+    )
+
+
+def test_a_reminder_asked_for_oneself_is_kept_and_dated_from_the_askers_message() -> None:
+    said = [
+        Said("u1", at(2, 23, 50), "remind me tomorrow at 3am to take my pills"),
+        Said("u2", NOW, BOB_ASKS),  # a day later: his "tomorrow" is another day
+    ]
+    [pills] = read(
+        [item("tomorrow at 3am", "take my pills", "reminder", user="U1")],
+        said=said,
+    )
+    assert (pills.user_id, pills.said_by, pills.due_at) == ("u1", "u1", at(3, 3))
+
+
+def test_an_event_told_of_another_member_is_no_follow_up_of_theirs() -> None:
+    said = [
+        Said("u2", NOW, "Alice has her driving test on Tuesday"),
+        Said("u1", NOW + timedelta(minutes=1), "ugh don't remind me"),
+    ]
+    assert read([item("on Tuesday", "her driving test")], said=said) == []
+    assert read([item("2026-12-08", "her driving test")], said=said) == []
+    # Her own telling, and Bob's good wishes naming the day: hers.
+    said = [
+        Said("u1", NOW, "my driving test is on Tuesday"),
+        Said("u2", NOW + timedelta(minutes=1), "good luck on Tuesday!"),
+    ]
+    [test] = read([item("2026-12-08", "her driving test")], said=said)
+    assert (test.user_id, test.due_at) == ("u1", at(8, 18))
+
+
+def test_a_special_day_is_only_from_its_users_own_telling() -> None:
+    birthday = {"user": "U1", "what": "birthday", "date": "05-04"}
+    bob_tells = [Said("u2", NOW, "Alice's birthday is May 4"), Said("u1", NOW, "shh")]
+    assert read([], [birthday], said=bob_tells) == []
+    [kept] = read([], [birthday], said=[Said("u1", NOW, "my birthday is May 4")])
+    assert (kept.user_id, kept.said_by, kept.kind) == ("u1", "u1", "special_day")

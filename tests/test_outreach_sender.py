@@ -8,11 +8,13 @@ message once; and through the real Telegram courier on the fake server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +49,7 @@ from tests.fakes.telegram_server import FakeTelegram
 # A Wednesday noon, UTC (the bot's zone in these tests): waking hours.
 NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
 ALICE = "42"
+BOB = "43"
 SCOPE = f"pip/telegram:dm:{ALICE}"
 
 
@@ -108,6 +111,7 @@ async def intend(
     scope: str = SCOPE,
     user: str = ALICE,
     what: str = "her exam",
+    said_by: str | None = None,
 ) -> int:
     return await w.store.add_intention(
         NewIntention(
@@ -120,6 +124,7 @@ async def intend(
             until=due + until,
             created_at=due - timedelta(days=2),
             yearly=kind == "special_day",
+            said_by=said_by,
         )
     )
 
@@ -585,3 +590,100 @@ async def test_a_message_left_unanswered_costs_no_encoding(world: World) -> None
     assert "encoding" not in world.bot.router.purposes
     [conversation] = await world.store.conversations("pip", f"telegram:dm:{ALICE}", limit=5)
     assert conversation.encoded_at is not None
+
+
+# --- whose words: only what a person asked for themself passes their night and /quiet ----------
+
+
+async def test_a_reminder_of_another_members_words_is_never_written_to_them(world: World) -> None:
+    """A reminder for Alice that Bob's words made (or one kept before whose words were known,
+    in a group) is neither asked for by her nor hers to be written: not at night past her
+    /quiet, not in the day once she lets the persona write; her own still keeps her time."""
+    world.clock.advance(hours=11)  # 23:00
+    now = world.clock.now()
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=True, at=now)
+    await intend(world, kind="reminder", due=now, what="pay Bob the 500 gold", said_by=BOB)
+    await intend(world, kind="reminder", due=now, what="an older one", said_by="")
+    assert await world.outreach.tick() == 0
+    world.clock.advance(hours=13)  # noon, and she lets it write first again
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=False, at=world.clock.now())
+    assert await world.outreach.tick() == 0 and world.courier.tried == 0
+    await intend(world, kind="reminder", due=world.clock.now(), what="pills", said_by=ALICE)
+    assert await world.outreach.tick() == 1
+    [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON)
+    assert entry.key.startswith("reminder:")
+
+
+async def test_a_follow_up_she_did_not_ask_for_waits_out_her_night_and_quiet(world: World) -> None:
+    world.clock.advance(hours=15)  # 03:00
+    now = world.clock.now()
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=True, at=now)
+    await intend(world, due=now - timedelta(hours=1), said_by=ALICE)
+    assert await world.outreach.tick() == 0  # her night, and /quiet
+    world.clock.advance(hours=9)  # 12:00: /quiet still holds it
+    assert await world.outreach.tick() == 0 and world.courier.tried == 0
+    await world.store.set_contact("pip", "telegram", ALICE, quiet=False, at=world.clock.now())
+    assert await world.outreach.tick() == 1
+    [entry] = await world.store.outreach("pip", "telegram", ALICE, since=NOON)
+    assert entry.key.startswith("intention:")
+
+
+async def test_in_a_group_a_reminder_goes_only_to_who_asked_for_it(tmp_path: Path) -> None:
+    """A channel-scoped persona's group, through the engine and the encoder: Bob asks the bot
+    to remind Alice at 3am of what she owes him, and himself to collect it; the model makes
+    both reminders, one of them Alice's. Only Bob's is kept, dated from his message, and at
+    03:00 it reaches him past his night and his /quiet; nothing of his words reaches Alice."""
+    persona = make_persona(scope="channel")
+    persona.outreach = OutreachPolicy(enabled=True)
+    encoded = {
+        "memories": [],
+        "diary": "",
+        "profiles": {},
+        "recap": "Bob lent Alice gold.",
+        "intentions": [
+            {"user": "U1", "kind": "reminder", "what": "pay Bob the 500 gold",
+             "ask": "remind her to pay Bob", "when": "tomorrow at 3am"},
+            {"user": "U2", "said_by": "U2", "kind": "reminder", "what": "collect the gold",
+             "ask": "remind him to collect the gold", "when": "tomorrow at 3am"},
+        ],
+    }  # fmt: skip
+
+    def answer(messages: Sequence[Message]) -> str:
+        return json.dumps(encoded) if '"intentions"' in messages[0].content else "[NEUTRAL] ok"
+
+    w = await open_world(tmp_path / "k.sqlite3", persona, ScriptedChatModel(default=answer))
+    try:
+        for user in (ALICE, BOB):
+            await talked(w, NOON - timedelta(days=1), user)
+            await w.store.set_contact("pip", "telegram", user, timezone="UTC", quiet=True, at=NOON)
+
+        def said(text: str, user: str, name: str, minutes: int) -> Any:
+            return make_event(
+                text, platform="telegram", user_id=user, user_name=name, is_dm=False,
+                chat_id="-100", channel_id="-100", timestamp=NOON + timedelta(minutes=minutes),
+            )  # fmt: skip
+
+        await w.bot.engine.handle(said("@pip hi all, see you tomorrow", ALICE, "Alice", 0))
+        w.clock.advance(minutes=1)
+        asks = "@pip remind Alice tomorrow at 3am to pay me the 500 gold she owes me"
+        await w.bot.engine.handle(said(asks, BOB, "Bob", 1))
+        w.clock.advance(minutes=1)
+        mine = "@pip and remind me tomorrow at 3am to collect the gold"
+        last = said(mine, BOB, "Bob", 2)
+        await w.bot.engine.handle(last)
+        await w.bot.engine.end(last)
+        [done] = await w.bot.lifecycle.encode_pending()
+        assert done is not None
+        scope = "pip/telegram:-100:channel:-100"
+        [kept] = await w.store.intentions(scope)
+        assert (kept.user_id, kept.said_by, kept.kind, kept.what) == (
+            BOB, BOB, "reminder", "collect the gold",
+        )  # fmt: skip
+        assert kept.due_at == datetime(2026, 12, 10, 3, 0, tzinfo=UTC)
+        w.clock.advance(hours=15)  # 03:00 Thursday: both asleep, both asked for quiet
+        assert await w.outreach.tick() == 1
+        assert [user for user, _ in w.courier.sent] == [BOB]
+        w.clock.advance(hours=9)
+        assert await w.outreach.tick() == 0 and w.courier.tried == 1
+    finally:
+        await w.bot.close()

@@ -6,15 +6,21 @@ processes on PostgreSQL), and a private chat's wipe taking its person's rows."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from memory.records import EncodingWrite, NewIntention, OutreachState
 from memory.storage import Storage
+from memory.storage.postgres import PgStore
+from memory.storage.postgres.base import MIGRATIONS as PG_MIGRATIONS
+from memory.storage.sqlite import Store
+from memory.storage.sqlite.base import MIGRATIONS as SQLITE_MIGRATIONS
 from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -527,3 +533,68 @@ async def test_two_processes_adding_one_intention_make_one(
     finally:
         await first.close()
         await second.close()
+
+
+# --- whose words an intention kept before said_by came from ----------------------------------
+
+_BEFORE = [  # (scope, user, conversation): the rows an older database holds
+    (DM, "7", 5),  # a private chat: only they spoke
+    ("miao/telegram:-100:channel:-100", "7", 6),  # a group's shared conversation: not known
+    ("miao/telegram:-100:channel:-100", "8", None),  # the tool's: its sender's own
+    (GROUP, "7", 7),  # their own corner of a group
+]
+_INSERT_BEFORE = (
+    "INSERT INTO intentions (scope, persona, user_id, kind, what, ask, due_at, until,"
+    " created_at, conversation_id) VALUES ({}, 'miao', {}, 'reminder', 'w', 'a', 1, 2, 0, {})"
+)
+
+
+def _said_by_migration(migrations: Sequence[str]) -> int:
+    return next(i for i, m in enumerate(migrations) if "ADD COLUMN said_by" in m)
+
+
+async def _said_by(store: Storage) -> list[tuple[str, bool, bool]]:
+    found = []
+    for scope in dict.fromkeys(s for s, _, _ in _BEFORE):
+        found += [(i.said_by or "", i.own, i.solicited) for i in await store.intentions(scope)]
+    return found
+
+
+_EXPECTED = [("7", True, True), ("", False, False), ("8", True, True), ("7", True, True)]
+
+
+async def test_an_older_sqlite_database_knows_whose_its_intentions_were(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    for number, script in enumerate(SQLITE_MIGRATIONS[: _said_by_migration(SQLITE_MIGRATIONS)]):
+        db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number + 1};\nCOMMIT;")
+    with db:
+        for scope, user, conversation in _BEFORE:
+            db.execute(_INSERT_BEFORE.format("?", "?", "?"), (scope, user, conversation))
+    db.close()
+    store = await Store.open(path)
+    try:
+        assert await _said_by(store) == _EXPECTED
+    finally:
+        await store.close()
+
+
+async def test_an_older_postgres_database_knows_whose_its_intentions_were(
+    postgres_dsn: str,
+) -> None:
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        before = _said_by_migration(PG_MIGRATIONS)
+        for script in PG_MIGRATIONS[:before]:
+            await conn.execute(script)
+        await conn.execute("CREATE TABLE kizuna_schema (version INTEGER)")
+        await conn.execute("INSERT INTO kizuna_schema VALUES ($1)", before)
+        for scope, user, conversation in _BEFORE:
+            await conn.execute(_INSERT_BEFORE.format("$1", "$2", "$3"), scope, user, conversation)
+    finally:
+        await conn.close()
+    store = await PgStore.open(postgres_dsn)
+    try:
+        assert await _said_by(store) == _EXPECTED
+    finally:
+        await store.close()

@@ -91,6 +91,14 @@ def test_the_soonest_due_pending_intention_in_its_window_is_the_one() -> None:
     assert due_now([later, early], NOW) is None
 
 
+def test_an_intention_of_another_members_words_is_never_brought_up() -> None:
+    theirs = replace(_intention(1, NOW - timedelta(hours=3)), said_by="u2")
+    unknown = replace(_intention(2, NOW - timedelta(hours=2)), said_by="")  # kept before
+    own = replace(_intention(3, NOW - timedelta(hours=1)), said_by="u1")
+    assert due_now([theirs, unknown], NOW) is None
+    assert due_now([theirs, unknown, own], NOW) == own
+
+
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
     opened = await open_bot(tmp_path / "k.sqlite3", clock=FakeClock(NOW))

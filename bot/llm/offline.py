@@ -325,7 +325,7 @@ def _encode(request: str, language: str) -> str:
         # The transcript's times are of the conversation's day (past midnight: the day after,
         # which the offline model does not try to tell).
         for found in spot(text, datetime.combine(day, _time(at))):
-            item = {"user": label, "what": found.what}
+            item = {"user": label, "said_by": label, "what": found.what}
             if found.kind == "special_day":
                 special_days.append({**item, "date": found.when})
             else:

@@ -52,8 +52,9 @@ class Verdict:
 
 
 def solicited(key: str) -> bool:
-    """Whether the ledger's `key` is a message the person asked for (a reminder): it counts
-    toward no week and keeps no hours but theirs."""
+    """Whether the ledger's `key` is a message the person asked for themself (a reminder of
+    theirs, memory.records.Intention.solicited: bot.outreach.sender keys no other so): it
+    counts toward no week and keeps no hours but theirs."""
     return key.startswith("reminder:")
 
 
@@ -128,9 +129,10 @@ def may_write(
 ) -> Verdict:
     """Whether the persona may write the message `key` to this person now. `ledger`: their
     entries of the last WEEK at least (ContactStore.outreach); an entry of `key` itself is not
-    counted against it (the caller's own claim). A reminder they asked for passes the gates
-    of the person's will (quiet, the week, the spacing, the hours: they chose the time) and
-    the persona's opt-in (the host gave it the reminder tool), not the platform's."""
+    counted against it (the caller's own claim). Only a reminder they asked for themself
+    passes the gates of the person's will (quiet, the week, the spacing, the hours: they
+    chose the time) and the persona's opt-in (the host gave it the reminder tool), not the
+    platform's; `/quiet` and their night stop everything else."""
     if contact is None or not contact.private:
         return Verdict("not_private")
     if contact.refused_at is not None and now - contact.refused_at < REFUSAL_KEPT:

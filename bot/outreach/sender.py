@@ -1,7 +1,9 @@
 """Writing first: the scheduler runs `Outreach.tick` once a minute. For each persona that
 opted in and each bot (bot.courier.Courier) that speaks as it: due intentions become
-follow-ups, reminders and special-day greetings, those past their `until` are missed, and a
-person silent for the persona's checkin_days gets one check-in per absence.
+follow-ups, reminders and special-day greetings (only those of their user's own words,
+memory.records.Intention.own; only a reminder they asked for themself is solicited), those
+past their `until` are missed, and a person silent for the persona's checkin_days gets one
+check-in per absence.
 
 Each message goes: the gates (bot.outreach.policy, no model call) -> a claim in the store's
 ledger (one process wins the key, whatever the others do) -> one chat-tier call -> `dropped`
@@ -74,9 +76,11 @@ class Topic:
 
 
 def _topic(intention: Intention) -> Topic:
+    """Its ledger key says whether it was asked for (bot.outreach.policy.solicited): a
+    reminder its user asked for themself, not one another member's words made theirs."""
     if intention.kind == "special_day":
         key = f"special:{intention.id}:{intention.due_at.year}"
-    elif intention.kind == "reminder":
+    elif intention.solicited:
         key = f"reminder:{intention.id}"
     else:
         key = f"intention:{intention.id}"
@@ -148,7 +152,9 @@ class Outreach:
                 # no friend's (a yearly one rolls on to next year).
                 await self._store.close_intention(intention.scope, intention.id, "missed", now)
                 continue
-            asked = intention.kind == "reminder"  # a persona not opted in keeps these only
+            if not intention.own:
+                continue  # another member's words: never written to them as theirs
+            asked = intention.solicited  # a persona not opted in keeps these only
             if not persona.outreach.enabled and not asked:
                 continue
             room = Scope.parse(intention.scope).room

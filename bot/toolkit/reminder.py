@@ -28,7 +28,8 @@ __all__ = ["StoredReminders", "reminder"]
 
 @dataclass(slots=True, frozen=True)
 class StoredReminders:
-    """bot.toolkit.Reminders of one conversation's scope and one sender, kept as intentions."""
+    """bot.toolkit.Reminders of one conversation's scope and one sender, kept as intentions:
+    always the sender's own (whoever they name in it, it reminds them, who asked)."""
 
     store: IntentionStore
     clock: Clock
@@ -46,6 +47,7 @@ class StoredReminders:
                 due_at=due,
                 until=due + REMINDER_DAYS,  # later, it is missed
                 created_at=self.clock.now(),
+                said_by=self.user_id,  # the sender asked for it: theirs, at the time they chose
             )
         )
 

@@ -158,6 +158,7 @@ TABLES: Sequence[_Table] = (
             "conversation_id",
             "yearly",
             "done_at",
+            "said_by",
         ),
         serial=True,
     ),

@@ -84,7 +84,9 @@ class MemoryStore(Protocol):
         ...
 
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
-        """Delete from the memories and the full-text index; returns the ids that went."""
+        """Delete from the memories and the full-text index, empty the transcripts and recaps
+        they were made from and delete the scope's intentions made from those conversations;
+        returns the ids that went."""
         ...
 
     async def lexical_search(

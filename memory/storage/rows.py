@@ -213,13 +213,14 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
 # An intention's columns, in the order intention_row reads them.
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
-    " yearly, done_at"
+    " yearly, done_at, said_by"
 )
 
 
 def intention_values(intention: NewIntention) -> tuple[Any, ...]:
     """A new intention's columns: scope, persona (the scope's), user_id, kind, what, ask,
-    due_at, until, created_at, conversation_id, yearly. ValueError if the scope is not one."""
+    due_at, until, created_at, conversation_id, yearly, said_by (its user when None: the
+    row always names whose words it came from). ValueError if the scope is not one."""
     return (
         intention.scope,
         Scope.parse(intention.scope).persona,
@@ -232,6 +233,7 @@ def intention_values(intention: NewIntention) -> tuple[Any, ...]:
         timestamp(intention.created_at),
         intention.conversation_id,
         int(intention.yearly),
+        intention.user_id if intention.said_by is None else intention.said_by,
     )
 
 
@@ -250,6 +252,7 @@ def intention_row(row: Any) -> Intention:
         conversation_id=row[10],
         yearly=bool(row[11]),
         done_at=None if row[12] is None else moment(row[12]),
+        said_by=row[13],
     )
 
 

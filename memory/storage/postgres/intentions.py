@@ -1,9 +1,11 @@
 """What personas mean to bring up later (memory.storage.IntentionStore), on PostgreSQL:
 follow-ups, reminders and special days, per scope. Encoding writes them with its conversation
-(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them."""
+(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them, and
+a forgotten memory those of the conversation it came from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
@@ -18,11 +20,12 @@ from memory.storage.rows import (
     timestamp,
 )
 
-__all__ = ["PgIntentions", "insert_intention", "wipe_intentions"]
+__all__ = ["PgIntentions", "forget_intentions", "insert_intention", "wipe_intentions"]
 
 _INSERT = (
     "INSERT INTO intentions (scope, persona, user_id, kind, what, ask, due_at, until,"
-    " created_at, conversation_id, yearly) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    " created_at, conversation_id, yearly, said_by)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     " ON CONFLICT (scope, user_id, kind, what, due_at) WHERE state = 'pending' DO NOTHING"
     " RETURNING id"
 )
@@ -48,6 +51,23 @@ async def insert_intention(conn: asyncpg.Connection, intention: NewIntention) ->
 async def wipe_intentions(conn: asyncpg.Connection, scope: str) -> None:
     """Delete the scope's intentions, in the caller's transaction."""
     await conn.execute("DELETE FROM intentions WHERE scope = $1", scope)
+
+
+async def forget_intentions(
+    conn: asyncpg.Connection, scope: str, conversations: Sequence[int]
+) -> None:
+    """Delete the scope's intentions made from `conversations` (a forgotten memory's), in
+    the caller's transaction, whatever their state: those the encoder found in them, and the
+    reminders the tool set while they went on (kept with no conversation: it was open then)."""
+    if conversations:
+        await conn.execute(
+            "DELETE FROM intentions WHERE scope = $1 AND (conversation_id = ANY($2::bigint[])"
+            " OR (conversation_id IS NULL AND EXISTS (SELECT 1 FROM conversations AS c"
+            " WHERE c.id = ANY($2::bigint[])"
+            " AND intentions.created_at BETWEEN c.started_at AND c.ended_at)))",
+            scope,
+            list(conversations),
+        )
 
 
 class PgIntentions(PgBase):

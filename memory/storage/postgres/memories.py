@@ -22,7 +22,11 @@ import asyncpg
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
 from memory.storage.postgres.contacts import wipe_contact
-from memory.storage.postgres.intentions import insert_intention, wipe_intentions
+from memory.storage.postgres.intentions import (
+    forget_intentions,
+    insert_intention,
+    wipe_intentions,
+)
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
     memory_row,
@@ -217,7 +221,15 @@ class PgMemories(PgVectors):
 
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
         async with self._pool.acquire() as conn, conn.transaction():
-            return await self._delete(conn, scope, ids)
+            sources = await conn.fetch(
+                "SELECT DISTINCT conversation_id FROM memories WHERE scope = $1"
+                " AND id = ANY($2::bigint[]) AND conversation_id IS NOT NULL",
+                scope,
+                list(dict.fromkeys(int(i) for i in ids)),
+            )
+            gone = await self._delete(conn, scope, ids)
+            await forget_intentions(conn, scope, [int(r[0]) for r in sources])
+            return gone
 
     @staticmethod
     async def _delete(conn: asyncpg.Connection, scope: str, ids: Sequence[int]) -> list[int]:

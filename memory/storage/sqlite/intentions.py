@@ -1,9 +1,11 @@
 """What personas mean to bring up later (memory.storage.IntentionStore): follow-ups,
 reminders and special days, per scope. Encoding writes them with its conversation
-(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them."""
+(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them, and
+a forgotten memory those of the conversation it came from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import aiosqlite
@@ -16,13 +18,13 @@ from memory.storage.rows import (
     intention_values,
     timestamp,
 )
-from memory.storage.sqlite.base import SqliteBase, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
 
-__all__ = ["SqliteIntentions", "insert_intention", "wipe_intentions"]
+__all__ = ["SqliteIntentions", "forget_intentions", "insert_intention", "wipe_intentions"]
 
 _INSERT = (
     "INSERT INTO intentions (scope, persona, user_id, kind, what, ask, due_at, until,"
-    " created_at, conversation_id, yearly) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " created_at, conversation_id, yearly, said_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (scope, user_id, kind, what, due_at) WHERE state = 'pending' DO NOTHING"
     " RETURNING id"
 )
@@ -49,6 +51,24 @@ async def insert_intention(db: aiosqlite.Connection, intention: NewIntention) ->
 async def wipe_intentions(db: aiosqlite.Connection, scope: str) -> None:
     """Delete the scope's intentions, in the caller's transaction."""
     await db.execute("DELETE FROM intentions WHERE scope = ?", (scope,))
+
+
+async def forget_intentions(
+    db: aiosqlite.Connection, scope: str, conversations: Sequence[int]
+) -> None:
+    """Delete the scope's intentions made from `conversations` (a forgotten memory's), in
+    the caller's transaction, whatever their state: those the encoder found in them, and the
+    reminders the tool set while they went on (kept with no conversation: it was open then)."""
+    for start in range(0, len(conversations), CHUNK):
+        chunk = list(conversations[start : start + CHUNK])
+        marks = placeholders(len(chunk))
+        await db.execute(
+            f"DELETE FROM intentions WHERE scope = ? AND (conversation_id IN ({marks})"
+            " OR (conversation_id IS NULL AND EXISTS (SELECT 1 FROM conversations AS c"
+            f" WHERE c.id IN ({marks})"
+            " AND intentions.created_at BETWEEN c.started_at AND c.ended_at)))",
+            (scope, *chunk, *chunk),
+        )
 
 
 class SqliteIntentions(SqliteBase):

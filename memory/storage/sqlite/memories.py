@@ -21,7 +21,11 @@ from memory.storage.rows import (
 )
 from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
 from memory.storage.sqlite.contacts import wipe_contact
-from memory.storage.sqlite.intentions import insert_intention, wipe_intentions
+from memory.storage.sqlite.intentions import (
+    forget_intentions,
+    insert_intention,
+    wipe_intentions,
+)
 
 __all__ = ["SqliteMemories", "scope_tag"]
 
@@ -141,7 +145,9 @@ class SqliteMemories(SqliteBase):
     @serialised
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
         try:
+            sources = await self._sources(scope, ids)
             gone = await self._delete(scope, ids)
+            await forget_intentions(self._db, scope, sources)
             await self._db.commit()
         except BaseException:
             await self._db.rollback()
@@ -149,6 +155,20 @@ class SqliteMemories(SqliteBase):
         if gone:
             await self._scrub()
         return gone
+
+    async def _sources(self, scope: str, ids: Sequence[int]) -> list[int]:
+        """The conversations the memories `ids` of the scope were made from."""
+        found: set[int] = set()
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start : start + CHUNK]
+            rows = await self._all(
+                "SELECT DISTINCT conversation_id FROM memories WHERE scope = ?"
+                f" AND id IN ({placeholders(len(chunk))}) AND conversation_id IS NOT NULL",
+                (scope, *chunk),
+            )
+            found.update(int(r[0]) for r in rows)
+        return sorted(found)
 
     async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
         """Delete inside the caller's transaction; returns the ids that were there."""
