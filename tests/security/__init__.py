@@ -22,6 +22,10 @@ substring. The classes of attack, and where each is tried:
   speaker, in the chat prompt and in the encoder's transcript (test_structure).
 - Prompt injection: asking the persona for another's memories, or a tool call naming
   another's scope (test_prompts).
+- Words relayed between personas: one bot hosting two personas, what one said in a channel
+  some cannot read never reaches the other's reply in a channel they can; what one said of a
+  user (from its memories of them) is never archived nor encoded by the other, so after that
+  user's /wipe no /recall in the tavern and no file holds it (test_relays).
 - Forgotten words left behind: after `/forget`, `/wipe`, the inspector's delete and the daily
   prune, no file of the data folder (the database, its -wal and -shm, the index files) holds
   the words or the vector, nor the transcript they came from; an upgraded database is vacuumed
