@@ -260,7 +260,7 @@ class Session:
             "handled": list(self.handled),
             "waiting": [{**turn.to_json(), "message_id": m} for m, turn in self.waiting],
             "offers": {user: list(ids) for user, ids in self.offers.items()},
-            "hearsay": self.hearsay,
+            **({"hearsay": True} if self.hearsay else {}),
         }
 
     @classmethod
