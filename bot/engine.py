@@ -228,6 +228,7 @@ class Engine:
             event.user_id,
             document=session.reading is not None,
             images=event.images,
+            hearsay=event.from_persona,
         )
         waiting = session.wait(event.message_id, turn)
         self._heard[id(waiting)] = heard
@@ -467,6 +468,7 @@ class Engine:
                 self.clock.now(),
                 emotion=emotion,
                 document=bool(reading),
+                hearsay=session.hearsay,  # (another persona's words in view: see Turn)
             )
         )
         await self._reinforce(scope, shown, now)

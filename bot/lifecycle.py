@@ -1,6 +1,7 @@
 """What becomes of a conversation after it closes: it is encoded into long-term memory (with the
 day's diary page and what the persona knows of each user), and each day every scope's memories
-are pruned by its persona's forgetting policy. The scheduler drives both.
+are pruned by its persona's forgetting policy, which never keeps another persona's words
+(`hearsay`). The scheduler drives both.
 
 Encoding reads the archive, not the sessions: a conversation closed before a crash, or whose
 encoding failed (the model was out), is still waiting there and is encoded on a later round,
@@ -19,11 +20,12 @@ from bot.llm.base import Message, Role
 from bot.llm.router import ModelRouter
 from bot.persona import Persona
 from bot.recollect import Recollector
+from bot.room import is_persona_speaker
 from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
-from memory.records import ArchivedConversation
+from memory.records import ArchivedConversation, Memory
 from memory.scopes import Scope
 from memory.storage import ArchiveStore, Coordination, JournalStore
 
@@ -32,6 +34,7 @@ __all__ = [
     "Lifecycle",
     "LifecycleStore",
     "PruneReport",
+    "hearsay",
     "persona_of",
     "scope_policies",
 ]
@@ -54,6 +57,17 @@ def persona_of(scope: str) -> str:
         return Scope.parse(scope).persona
     except ValueError:
         return ""
+
+
+def hearsay(scope: str) -> Callable[[Memory], bool]:
+    """Which of a scope's memories are another persona's words (bot.room), which no persona
+    keeps: encoding never sees them (bot.sessions.Turn.hearsay), but a database written before
+    may hold them, and the daily prune forgets them. In a persona's conversation with another
+    persona, every memory is."""
+    room = Scope.parse(scope).room
+    if is_persona_speaker(room.rpartition(":user:")[2]):
+        return lambda memory: True
+    return lambda memory: is_persona_speaker(memory.speaker_id or "")
 
 
 def _role(role: str) -> Role:
@@ -242,7 +256,9 @@ class Lifecycle:
                     self._to_prune.append(scope)
                 if not held or (last is not None and last >= today):
                     continue
-                kept, forgotten = await self.bank.prune(scope, now, day=today, seed=self.seed)
+                kept, forgotten = await self.bank.prune(
+                    scope, now, day=today, seed=self.seed, hearsay=hearsay(scope)
+                )
             reports.append(PruneReport(scope, today, kept, forgotten))
             if forgotten:
                 log.info("pruned %d memories of %s", len(forgotten), scope)

@@ -5,10 +5,15 @@ platform (whose bots' messages the adapters keep ignoring, so no bot outside can
 
 A persona's reply said in a group room becomes a `ChatEvent` for every other persona seated in
 that room: its speaker `persona:<key>`, under the persona's name, `from_persona` set. Each
-hears it as a member of the conversation, into its own session and memory; it answers only
-when called by name, and the personas' replies to one another are bounded by
-`group.persona_exchanges` since a person last spoke there (bot.floor counts them), so there is
-never an endless loop. Whatever a persona answers is relayed in turn.
+hears it as a member of the conversation, in that channel only (bot.sessions.scope_key: a
+user-scoped persona's conversation with another persona is one per channel, so what was said
+where some cannot read never reaches a reply where they can). It is hearsay
+(bot.sessions.Turn): derived from the speaker's own memories of someone, it is kept while the
+conversation is open, never archived nor encoded into the hearer's long-term memory, and
+neither is what the hearer says with it in view. A persona answers another only when called by
+name, and the personas' replies to one another are bounded by `group.persona_exchanges` since
+a person last spoke there (bot.floor counts them), so there is never an endless loop.
+Whatever a persona answers is relayed in turn.
 
 An adapter seats its bot's personas in a room as it hears a message there, with a way to
 deliver a relayed message to one of them (answer it through the front, and speak the answer in

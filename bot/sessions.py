@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -60,10 +60,18 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
     group, `user` scope keeps one conversation per member; `channel` scope shares one among
     everyone in the channel (a dungeon master's table). An anonymous sender, one of several
     the platform cannot tell apart, gets the channel's scope whatever the persona's: what one
-    of them says must never reach another as "your" memory.
+    of them says must never reach another as "your" memory. Another persona speaking in a
+    group (bot.room) is heard per channel: a user-scoped persona keeps one conversation with
+    it in each channel (`platform:chat:channel:ID:user:persona:KEY`), never one per chat.
     """
     if event.anonymous:
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
+    if event.from_persona:
+        # Another persona of this process (bot.room): heard in one channel, its words stay
+        # that channel's, whatever the hearer's scope; a chat's other channels have other
+        # readers.
+        channel = f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
+        return channel if scope == "channel" else f"{channel}:user:{event.user_id}"
     if event.is_dm:
         # The web page is a window onto the console: both are the host's own surfaces, where
         # a user is the name they type, so one name is one conversation on either.
@@ -95,6 +103,10 @@ class Turn:
     emotion: str = ""
     # Said about a document the user shared (document mode): not encoded into long-term memory.
     document: bool = False
+    # Another persona's words (bot.room), or a reply made with them in the conversation: what
+    # another persona said came from its own memories of someone, which go when theirs go, so
+    # it is kept only while this conversation is open: never archived, never encoded.
+    hearsay: bool = False
     # Pictures shown with it to a chat model that sees (bot.pictures.show): in memory until
     # then, never in its JSON form nor stored.
     images: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
@@ -115,6 +127,8 @@ class Turn:
         }
         if self.document:
             data["document"] = True
+        if self.hearsay:
+            data["hearsay"] = True
         self._json = data
         return data
 
@@ -128,6 +142,7 @@ class Turn:
             user_id=str(data.get("user_id", "")),
             emotion=str(data.get("emotion", "")),
             document=bool(data.get("document", False)),
+            hearsay=bool(data.get("hearsay", False)),
         )
 
 
@@ -164,6 +179,9 @@ class Session:
     # The memories `/forget QUERY` offered each user (by user id) for `/forget N`: kept with
     # the conversation, so the pick may reach another process, or come after a restart.
     offers: dict[str, list[int]] = field(default_factory=dict)
+    # Another persona's words joined this conversation (bot.room): until it closes, they (or a
+    # summary of them) are in view, so the persona's replies are hearsay too.
+    hearsay: bool = False
     # Held for a whole turn (model calls included): one conversation's turns stay in order.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     # Held only while the store is written, so autosave never waits for a model call and a
@@ -187,6 +205,7 @@ class Session:
     def add(self, turn: Turn) -> None:
         if not self.turns:
             self.started_at = turn.at
+        self.hearsay = self.hearsay or turn.hearsay
         self.turns.append(turn)
         self.last_active = turn.at
         self.touch()
@@ -220,6 +239,7 @@ class Session:
         self.started_at, self.last_active = fresh.started_at, fresh.last_active
         self.summary, self.recap, self.reading = fresh.summary, fresh.recap, fresh.reading
         self.handled, self.offers = fresh.handled, fresh.offers
+        self.hearsay = fresh.hearsay
         if self.waiting:
             self.touch()
         else:
@@ -240,6 +260,7 @@ class Session:
             "handled": list(self.handled),
             "waiting": [{**turn.to_json(), "message_id": m} for m, turn in self.waiting],
             "offers": {user: list(ids) for user, ids in self.offers.items()},
+            **({"hearsay": True} if self.hearsay else {}),
         }
 
     @classmethod
@@ -263,6 +284,7 @@ class Session:
                 str(user): [int(i) for i in ids]
                 for user, ids in dict(snapshot.get("offers", {})).items()
             },
+            hearsay=bool(snapshot.get("hearsay", False)),
         )
         for waited in snapshot.get("waiting", []):  # the process died while they waited
             message_id = str(waited.get("message_id", ""))
@@ -583,6 +605,7 @@ class SessionManager:
                 "summary": "",
                 "recap": "",
                 "reading": None,
+                "hearsay": False,
             }
             conversation_id = await self._store.archive_conversation(
                 session.persona,
@@ -590,12 +613,13 @@ class SessionManager:
                 started_at=session.started_at,
                 ended_at=self._clock.now(),
                 reason=reason,
-                turns=[t.to_json() for t in session.turns],
+                turns=_kept(session.turns),
                 snapshot=fresh,
             )
             session.turns.clear()
             session.started_at = None
             session.summary = session.recap = ""
+            session.hearsay = False
             session.reading = None  # a document is read within one conversation
             session.saved = session.changes  # the store holds exactly this now
         return conversation_id
@@ -623,7 +647,7 @@ class SessionManager:
                 started_at=folded[0].at,
                 ended_at=folded[-1].at,
                 reason="compressed",
-                turns=[t.to_json() for t in folded],
+                turns=_kept(folded),
                 snapshot=rest,
             )
             session.turns = kept
@@ -654,7 +678,13 @@ class SessionManager:
             session.state.clear()
             session.started_at = session.last_active = None
             session.summary = session.recap = ""
+            session.hearsay = False
             session.saved = session.changes
+
+
+def _kept(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """What the archive keeps of a conversation's turns: all but hearsay (see Turn)."""
+    return [t.to_json() for t in turns if not t.hearsay]
 
 
 def _writable(session: Session) -> bool:

@@ -6,7 +6,8 @@ backend is configured: Zhipu's web-search-pro when a Zhipu provider (or ZHIPUAI_
 there, else an OpenAI-compatible model that searches the web itself (`[tools] search_model`).
 
 Results are condensed before the chat model sees them (the top few, each a title, a short
-snippet and its address, numbered), and the numbers the reply cites become its sources line.
+snippet and its address, numbered, quoted as user text is: bot.prompts.condense), and the
+numbers the reply cites become its sources line.
 The translator is the tools tier told to translate faithfully; the persona then says the
 translation in its own voice. A failing tool answers with a sentence the persona can pass on;
 nothing here raises into the turn.

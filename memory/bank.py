@@ -97,6 +97,7 @@ SAME_OCCASION = timedelta(
     hours=1
 )  # recalls this close together count as one  # memories stored this close together are neighbours
 TWIN = 0.95  # cosine of two memories that say nearly the same
+HEARSAY = "hearsay: words another speaker passed on, which the scope may not keep"
 TWIN_BLOCK = 1_024
 TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune
 MAX_SCOPE = 512
@@ -429,17 +430,27 @@ class MemoryBank:
         return None
 
     async def prune(
-        self, scope: str, now: datetime, *, day: date, seed: int
+        self,
+        scope: str,
+        now: datetime,
+        *,
+        day: date,
+        seed: int,
+        hearsay: Callable[[Memory], bool] | None = None,
     ) -> tuple[int, list[tuple[int, str]]]:
         """Let the scope's forgetting policy decide what is forgotten today; delete it, with
-        a report of each kept in the store. Returns (memories kept, [(id, reason)])."""
+        a report of each kept in the store. Returns (memories kept, [(id, reason)]).
+        `hearsay`: the memories the scope may not keep at all, by the caller's rule (words
+        passed on by another speaker): forgotten whatever the policy says, never merged."""
         _check_scope(scope)
         now = _aware(now)
         policy = self.policy(scope)
         memories = await self.store.list_memories(scope)
-        twins = await self.twins(scope)
+        heard = {m.id for m in memories if hearsay is not None and hearsay(m)}
+        twins = [t for t in await self.twins(scope) if not heard.intersection(t)]
+        judged = [m for m in memories if m.id not in heard]
         # Off the event loop: a scope of 20,000 memories takes the policy about 80 ms.
-        decisions = await asyncio.to_thread(policy.prune, memories, now, seed=seed, twins=twins)
+        decisions = await asyncio.to_thread(policy.prune, judged, now, seed=seed, twins=twins)
         by_id = {m.id: m for m in memories}
         decided = {d.id: d.reason for d in decisions if d.id in by_id}
         # A forgotten memory with a near-duplicate that stays is merged into it: deleted like
@@ -449,6 +460,7 @@ class MemoryBank:
         )
         for twin, keep in into.items():
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
+        decided.update(dict.fromkeys(sorted(heard), HEARSAY))
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
         gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
         # The survivors of merges took over their twins' recalls: read again once _absorb has

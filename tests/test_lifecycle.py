@@ -26,7 +26,9 @@ from bot.prompts import (
     SUMMARY_HEADING,
     SUMMARY_TASK,
 )
+from bot.recollect import Recollector
 from bot.scheduler import Scheduler
+from memory.bank import HEARSAY
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
 from memory.records import ArchivedConversation
@@ -301,6 +303,28 @@ async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
     assert asked == []  # done for the day: nothing read again until tomorrow
     bot.clock.advance(days=1)
     assert len(await bot.lifecycle.prune_due(limit=10)) == 5
+
+
+async def test_the_prune_forgets_another_personas_words_a_database_of_before_kept(
+    bots: OpenBot,
+) -> None:
+    """A persona keeps none of another persona's words (bot.room): encoding no longer writes
+    them, and the daily prune forgets those an older version wrote, in a channel's memory and
+    in a conversation with another persona (kept per server then), whatever their strength."""
+    bot = await bots(make_persona("miao", name="Miao", scope="channel"))
+    bank = bot.bank
+    channel = bot.engine.event_scope(make_event(persona="miao", is_dm=False))
+    heard = await bank.remember(channel, "Pip said Alice's cat is Mochi", speaker_id="persona:pip")
+    bobs = await bank.remember(channel, "Bob ordered a cider", speaker_id="u2", importance=3)
+    with_pip = Recollector.scope("miao", "discord:g1:user:persona:pip")
+    mine = await bank.remember(with_pip, "I told Pip about the cider", importance=3)
+
+    reports = {r.scope: r for r in await bot.lifecycle.prune_due()}
+
+    assert reports[channel].forgotten == [(heard, HEARSAY)] and reports[channel].kept == 1
+    assert reports[with_pip].forgotten == [(mine, HEARSAY)]
+    assert [m.id for m in await bank.store.list_memories(channel)] == [bobs]
+    assert await bank.count(with_pip) == 0
 
 
 # --- compression -------------------------------------------------------------------------------

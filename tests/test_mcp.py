@@ -6,6 +6,7 @@ after a backoff, and a clean stop."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import socket
@@ -79,8 +80,15 @@ def in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def call(tools: Toolbox, persona: Persona, name: str, arguments: str) -> tuple[str, str]:
+    """How a call ended, and what the server answered (its answer reaches the model quoted,
+    one JSON string, as user text does; a sentence of Kizuna's, for a server down or slow, as
+    it is)."""
     outcome = await tools.run(persona, "pip/discord:u1", ALICE, name, arguments)
     assert outcome is not None
+    if outcome.status in ("ok", "error"):
+        answer = json.loads(outcome.text)
+        assert isinstance(answer, str) and "\n" not in outcome.text
+        return outcome.status, answer
     return outcome.status, outcome.text
 
 
@@ -202,7 +210,7 @@ async def test_the_chat_model_calls_a_server_tool(tmp_path: Path) -> None:
         assert reply.text == "42 it is"
         offered = {t.name for t in model.calls[-2].tools}
         assert {"calc__add", "calc__crash"} <= offered
-        assert model.calls[-1].messages[-1].content == "42"
+        assert model.calls[-1].messages[-1].content == '"42"'
     finally:
         await tools.close()
         await bot.close()

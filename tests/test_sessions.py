@@ -104,6 +104,21 @@ def test_an_anonymous_sender_has_the_channels_scope_never_a_personal_one(
         assert scope_key(scope, one) == scope_key("channel", group)
 
 
+def test_another_persona_is_heard_in_each_channel_apart() -> None:
+    """Pip's words relayed to a persona of the same process (bot.room) stay in the channel
+    they were said in, whatever the hearer's scope: a chat's channels have different readers."""
+    mods = replace(
+        make_event(is_dm=False, user_id="persona:pip", channel_id="mods"), from_persona=True
+    )
+    general = replace(mods, channel_id="general")
+    for scope in SCOPES:
+        assert scope_key(scope, mods) != scope_key(scope, general)
+    # A user-scoped persona's conversation with Pip is neither the channel's nor a member's.
+    member = make_event(is_dm=False, user_id="u1", channel_id="mods")
+    assert scope_key("user", mods) not in {scope_key("channel", member), scope_key("user", member)}
+    assert scope_key("channel", mods) == scope_key("channel", member)
+
+
 # --- sessions --------------------------------------------------------------------------------
 
 
@@ -313,6 +328,35 @@ async def test_close_archives_and_starts_fresh_but_keeps_state(
     # The next turn opens a new conversation.
     say(session, "back again", clock.advance(minutes=1))
     assert session.started_at == clock.now()
+
+
+async def test_hearsay_is_kept_while_open_and_never_archived(
+    store: Store, clock: FakeClock, manager: SessionManager
+) -> None:
+    """Another persona's words, and the replies made with them in view, live in the open
+    conversation only: a restart keeps them, a close or a fold leaves them out of the archive
+    (so encoding never sees them), while the people's words go on to long-term memory."""
+    session = await manager.get("pip", "s1")
+    say(session, "Bob: a cider please", clock.now())
+    say(session, "here you go", clock.advance(seconds=5), role="assistant")
+    assert not session.hearsay
+    session.add(Turn("user", "Bo", "Alice's cat is Mochi", clock.advance(seconds=5), hearsay=True))
+    session.add(Turn("assistant", "Pip", "Mochi, cute", clock.advance(seconds=5), hearsay=True))
+    say(session, "another one", clock.advance(seconds=5))
+    await manager.save(session)
+    restored = Session.restore("pip", "s1", session.snapshot())
+    assert restored.turns == session.turns and restored.hearsay
+    assert [t.hearsay for t in restored.turns] == [False, False, True, True, False]
+
+    await manager.fold(session, 3, "they talked")
+    assert session.hearsay  # (the summary holds what Bo said)
+    await manager.close(session, "end")
+    assert not session.hearsay
+    archived = await store.conversations("pip", "s1")
+    assert [[t["text"] for t in c.turns] for c in archived] == [
+        ["another one"],
+        ["Bob: a cider please", "here you go"],
+    ]
 
 
 async def test_closing_an_empty_session_does_nothing(store: Store, manager: SessionManager) -> None:

@@ -134,9 +134,9 @@ async def test_a_tool_by_module_path_runs_in_the_conversations_scope() -> None:
     assert [t.name for t in tools.tools(persona, ALICE)] == ["where"]
     outcome = await tools.run(persona, "pip/discord:u1", ALICE, "where", '{"note": "hi"}')
     assert outcome is not None
-    assert (outcome.status, outcome.text) == (
+    assert (outcome.status, outcome.text) == (  # quoted: outside text is data
         "ok",
-        "scope=pip/discord:u1 user=u1 admin=False note=hi",
+        '"scope=pip/discord:u1 user=u1 admin=False note=hi"',
     )
     assert await tools.run(persona, "pip/discord:u1", ALICE, "other", "{}") is None
 
@@ -162,9 +162,9 @@ async def test_an_answer_is_cut_to_its_size() -> None:
     )
     outcome = await box(persona).run(persona, "s", ALICE, "long", '{"size": 5000}')
     assert outcome is not None
-    assert outcome.text.startswith("x" * 100 + "\n")
+    assert outcome.text.startswith('"' + "x" * 100 + '"\n')
     assert "x" * 101 not in outcome.text
-    assert "first 100 characters" in outcome.text
+    assert outcome.text.endswith("\n[cut: only the first 100 characters are shown]")
 
 
 async def test_a_failing_tool_is_a_sentence_and_its_arguments_stay_out_of_the_log(
@@ -196,7 +196,7 @@ async def test_admin_only_tools_are_for_admins() -> None:
     assert [t.name for t in tools.tools(persona, admin)] == ["vault"]
     allowed = await tools.run(persona, "s", admin, "vault", "{}")
     assert allowed is not None
-    assert allowed.text == "the vault is open"
+    assert allowed.text == '"the vault is open"'
 
 
 async def test_eco_mode_keeps_only_cheap_tools() -> None:
@@ -257,7 +257,7 @@ async def test_the_chat_model_calls_a_host_tool_for_the_sender(tmp_path: Path) -
             answer = model.calls[-1].messages[-1]
             assert answer.role == "tool"
             scope = bot.engine.memory_scope(persona, await bot.engine.session(event))
-            assert answer.content == f"scope={scope} user={user} admin=False note=n"
+            assert answer.content == f'"scope={scope} user={user} admin=False note=n"'
             answers[user] = scope
         assert answers["u7"] != answers["u8"]
     finally:
@@ -416,7 +416,7 @@ async def test_the_box_hands_a_tool_the_reminders_of_its_conversation_and_sender
     arguments = '{"what": "call my sister", "when": "on Friday"}'
     outcome = await tools.run(persona, "pip/discord:dm:u1", ALICE, "reminder", arguments)
     assert outcome is not None
-    assert outcome.text.startswith("Reminder set for Friday 04 December 2026")
+    assert outcome.text.startswith('"Reminder set for Friday 04 December 2026')
     assert list(kept) == [("pip/discord:dm:u1", "u1")]
     assert [what for _, what in kept["pip/discord:dm:u1", "u1"].added] == ["call my sister"]
 

@@ -1,7 +1,13 @@
 """The tools the chat model may call besides recall_memory (a web search, a translator), the
 translator's own instructions, what a tool call answers the chat model (search results
 condensed, or a sentence it can pass on), and what the prompt says when the message's intent
-already asked for a search or a translation."""
+already asked for a search or a translation.
+
+Outside text is data, as user text is: a page's title, address and snippet, a translation, and
+whatever a host's tool or an MCP server answers reach the model only through
+memory.quoting.quote (one JSON string on one line), so none of it opens a section, poses as a
+result or a speaker, or reads as an instruction (the system prompt says quoted text never is).
+The sentences Kizuna itself answers with (a tool refused, failed, cut) stay unquoted."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from collections.abc import Sequence
 
 from bot.llm.base import Message, Tool
 from bot.prompts.shapes import SearchResultShape
-from memory.quoting import flat
+from memory.quoting import flat, quote
 
 __all__ = [
     "MCP_DOWN",
@@ -37,6 +43,7 @@ __all__ = [
     "TRANSLATION_MODE",
     "condense",
     "searched_section",
+    "tool_answer",
     "translate_messages",
     "translated",
     "translation_section",
@@ -102,21 +109,31 @@ MEMORY_SILENT = "Memory is not answering right now."
 
 def condense(results: Sequence[SearchResultShape], *, start: int = 1, limit: int = RESULTS) -> str:
     """The results as the chat model sees them: numbered from `start` (a turn's searches
-    count on), short, with their addresses; one line each, whatever a page's title holds."""
+    count on), short, with their addresses; one line each, its title, address and snippet
+    quoted (the web's words, never instructions), whatever a page holds."""
     if not results:
         return "The search found nothing."
     lines = []
     for number, result in enumerate(results[:limit], start=start):
         words = result.snippet.split()
         snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
-        where = f" ({flat(result.url, 300)})" if result.url else ""
-        lines.append(f"[{number}] {flat(result.title, 200)}{where}: {snippet}".strip())
+        where = f" ({quote(flat(result.url, 300))})" if result.url else ""
+        lines.append(f"[{number}] {quote(flat(result.title, 200))}{where}: {quote(snippet)}")
     return "\n".join(lines)
 
 
 def translated(language: str, translation: str) -> str:
-    """The translator's answer, as the chat model is handed it."""
-    return f"Translation into {language}:\n{translation}"
+    """The translator's answer, as the chat model is handed it: a model's rewording of user
+    text, quoted as user text is."""
+    return f"Translation into {quote(flat(language, 40))}: {quote(translation)}"
+
+
+def tool_answer(text: str, limit: int) -> str:
+    """What a host's tool or an MCP server answered, as the chat model is handed it: quoted
+    (data, never instructions), its first `limit` characters, and a note when cut."""
+    if len(text) <= limit:
+        return quote(text)
+    return f"{quote(text[:limit])}\n{TOOL_TRUNCATED.format(count=limit)}"
 
 
 def translate_messages(text: str, language: str) -> list[Message]:
@@ -129,8 +146,9 @@ def searched_section(section: str, results: str) -> str:
 
 
 def translation_section(section: str, target_language: str) -> str:
-    """The prompt's `section` with translation mode, into `target_language` if known."""
-    into = f" into {target_language}" if target_language else ""
+    """The prompt's `section` with translation mode, into `target_language` if known (read
+    from the user's words: quoted)."""
+    into = f" into {quote(flat(target_language, 40))}" if target_language else ""
     return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
 
 

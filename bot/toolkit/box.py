@@ -3,7 +3,8 @@
 Every call passes the same gates in order: the tool is the persona's; eco mode leaves only
 cheap tools; an admin-only tool needs the sender to be an admin of the chat; the sender is
 within the tool's rate (calls a minute, by the injected clock); the arguments fit the
-schema. It then runs within its timeout, its answer is cut to its size, and one log line
+schema. It then runs within its timeout, its answer is cut to its size and quoted (outside
+text, data to the model as user text is: bot.prompts.tool_answer), and one log line
 says the tool, the persona, how it ended, how long it took and what it cost — never the
 arguments (they are user text) nor the answer.
 """
@@ -31,7 +32,7 @@ from bot.prompts.tools import (
     TOOL_NOT_IN_ECO,
     TOOL_RATE_LIMITED,
     TOOL_TIMED_OUT,
-    TOOL_TRUNCATED,
+    tool_answer,
 )
 from bot.tomlfile import TomlError, dotted, locate
 from bot.toolkit.mcp import McpConnection, McpDown
@@ -268,7 +269,7 @@ class Toolbox:
         except Exception as e:  # a host's tool may fail in any way; the turn goes on
             log.warning("tool %s for %s raised %s", tool.name, persona.key, type(e).__name__)
             return ToolOutcome(TOOL_FAILED, "error")
-        return ToolOutcome(_capped(str(answer), limits.max_output_chars), "ok")
+        return ToolOutcome(tool_answer(str(answer), limits.max_output_chars), "ok")
 
     async def _mcp(
         self, conn: McpConnection, limits: Limits, remote: str, arguments: str
@@ -285,18 +286,12 @@ class Toolbox:
         except McpDown as e:
             status = "timeout" if "in time" in str(e) else "down"
             return ToolOutcome(MCP_DOWN.format(reason=e), status)
-        return ToolOutcome(_capped(text, limits.max_output_chars), "error" if failed else "ok")
+        return ToolOutcome(tool_answer(text, limits.max_output_chars), "error" if failed else "ok")
 
     async def close(self) -> None:
         """Stop every MCP server (each within its grace), whatever the others do."""
         conns = [c for kit in self._kits.values() for c, _ in kit.servers.values()]
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
-
-
-def _capped(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + "\n" + TOOL_TRUNCATED.format(count=limit)
 
 
 def _mcp_name(server: str, tool: str) -> str:

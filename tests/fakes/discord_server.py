@@ -60,6 +60,7 @@ class RecordedRequest:
 
 
 GUILD_MEMBERS = 1 << 1  # the privileged intent of member joins
+VIEW_CHANNEL = 1 << 10
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -84,6 +85,8 @@ class FakeDiscord:
         self.app_flags = 1 << 19
         self.guild_id = 2000
         self.channel_id = 3000
+        # The guild's other text channels, as GUILD_CREATE gives them (`add_channel`).
+        self.channels: list[dict[str, Any]] = []
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -280,7 +283,10 @@ class FakeDiscord:
             "owner_id": "1",
             "member_count": 2,
             "system_channel_id": str(self.channel_id),  # where Discord tells of joins
-            "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
+            "channels": [
+                {"id": str(self.channel_id), "type": 0, "name": "general", "position": 0},
+                *self.channels,
+            ],
             "roles": [
                 {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
                 *(
@@ -290,6 +296,23 @@ class FakeDiscord:
             ],
             "members": [self._member(me) | {"user": self.user(me, bot=True)}],
         }
+
+    def add_channel(self, channel_id: int, name: str, readers: Sequence[int] = ()) -> None:
+        """Another text channel in the guild, before the bots connect; with `readers`, only
+        they may see it (a private channel: @everyone is denied View Channel)."""
+        overwrites = [
+            {"id": str(self.guild_id), "type": 0, "allow": "0", "deny": str(VIEW_CHANNEL)},
+            *({"id": str(r), "type": 1, "allow": str(VIEW_CHANNEL), "deny": "0"} for r in readers),
+        ]
+        self.channels.append(
+            {
+                "id": str(channel_id),
+                "type": 0,
+                "name": name,
+                "position": len(self.channels) + 1,
+                "permission_overwrites": overwrites if readers else [],
+            }
+        )
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
         await ws.send_str(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))

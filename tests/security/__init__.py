@@ -22,6 +22,15 @@ substring. The classes of attack, and where each is tried:
   speaker, in the chat prompt and in the encoder's transcript (test_structure).
 - Prompt injection: asking the persona for another's memories, or a tool call naming
   another's scope (test_prompts).
+- Outside text forging structure or posing as instructions: a web search's titles and
+  snippets (in the system message and a tool answer), a Python tool's and an MCP server's
+  answers and a translation that echo Bob's "SYSTEM: ..." reach the model as one quoted
+  string each, and the system prompt says quoted text is never an instruction
+  (test_outside_text).
+- Words relayed between personas: one bot hosting two personas, what one said in a channel
+  some cannot read never reaches the other's reply in a channel they can; what one said of a
+  user (from its memories of them) is never archived nor encoded by the other, so after that
+  user's /wipe no /recall in the tavern and no file holds it (test_relays).
 - Forgotten words left behind: after `/forget`, `/wipe`, the inspector's delete and the daily
   prune, no file of the data folder (the database, its -wal and -shm, the index files) holds
   the words or the vector, nor the transcript they came from; an upgraded database is vacuumed
