@@ -4,14 +4,27 @@ conversation are answered once, by one turn that sees them all; each is kept as 
 from __future__ import annotations
 
 import asyncio
+import functools
+import random
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.config import EngineConfig
 from bot.events import ChatEvent, Reply
+from bot.persona import Persona
+from bot.prompts import QUIET_NOTE_OF
+from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
+from bot.toolkit import Toolbox
+from bot.toolkit.reminder import StoredReminders
+from bot.toolspec import CustomTool
+from memory.records import NewIntention
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.models import ModelCall, calling
 from tests.fakes.timer import FakeTimer
 
 WINDOW = EngineConfig(timezone="UTC", burst_seconds=2.0, burst_longest_seconds=8.0)
@@ -142,3 +155,171 @@ async def test_two_conversations_burst_apart(bot: Bot) -> None:
     async with asyncio.timeout(10):
         assert (await bob).text == "ok"
     assert [c.messages[-1].content for c in bot.model.calls] == ["hi from alice", "hi from bob"]
+
+
+# --- a turn answering several people acts for each of them, never for the newest alone --------
+
+
+def tabletop(*tools: CustomTool) -> Persona:
+    """A channel-scoped persona (one conversation for the whole group) with host tools: `where`
+    acts for a person (it takes a ToolContext), `dice` for no one in particular."""
+    persona = make_persona(scope="channel")
+    return replace(
+        persona,
+        custom_tools=list(tools) or [CustomTool("where", module="tests.fakes.tools:where")],
+        tools=["recall_memory", "dice", "reminder"],
+    )
+
+
+def toolbox(bot: Bot, persona: Persona) -> Toolbox:
+    """The runtime's toolbox: reminders kept in the store, for the sender a call acts for."""
+    return Toolbox(
+        {persona.key: persona},
+        clock=bot.clock,
+        tz=UTC,
+        rng=random.Random(3),
+        environ={},
+        installed={"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"},
+        reminders=functools.partial(StoredReminders, bot.store, bot.clock),
+    )
+
+
+def group(text: str, user: str, name: str, **more: Any) -> ChatEvent:
+    return make_event(text, user_id=user, user_name=name, is_dm=False, **more)
+
+
+async def burst(bot: Bot, *events: ChatEvent) -> list[Reply]:
+    """The events said within one burst window; the replies once it ends."""
+    pending = []
+    for event in events:
+        pending.append(await said(bot, event))
+        await timer(bot).advance(0.5)
+    await timer(bot).advance(2.0)
+    async with asyncio.timeout(10):
+        return list(await asyncio.gather(*pending))
+
+
+def offered(call: ModelCall) -> set[str]:
+    return {tool.name for tool in call.tools}
+
+
+async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path: Path) -> None:
+    """Bob asks for a reminder and Alice says hi in one burst: the turn is neither's alone, so
+    the tools that act for a person are not offered (dice, for no one, still is); a call to
+    one anyway is refused, and nothing is kept for either of them."""
+    persona = tabletop()
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        bot.engine.toolbox = toolbox(bot, persona)
+        arguments = {"what": "call mum", "when": "on Friday"}
+        bot.model.push(calling("reminder", arguments), "[NEUTRAL] ok")
+        bob = group("Pip, remind me on Friday to call mum", "u2", "Bob")
+        replies = await burst(bot, bob, group("hi Pip", "u1", "Alice"))
+
+        assert [r.text for r in replies] == ["", "ok"]
+        first, answered = bot.model.calls_with(json_mode=False)
+        assert offered(first) == {"recall_memory", "dice"}
+        assert answered.messages[-1].role == "tool"
+        assert answered.messages[-1].content == TOOL_FOR_ONE
+        scope = bot.engine.event_scope(bob)
+        assert await bot.store.intentions(scope, "u1") == []
+        assert await bot.store.intentions(scope, "u2") == []
+
+        # Bob alone: the turn is his, and the tools act for him.
+        bot.model.push(calling("reminder", arguments), calling("where", {}), "[NEUTRAL] set")
+        [reply] = await burst(bot, group("Pip, remind me on Friday to call mum", "u2", "Bob"))
+        assert reply.text == "set"
+        chat = bot.model.calls_with(json_mode=False)
+        assert offered(chat[-3]) == {"recall_memory", "dice", "reminder", "where"}
+        assert chat[-1].messages[-1].content == f"scope={scope} user=u2 admin=False note="
+        [kept] = await bot.store.intentions(scope, "u2")
+        assert (kept.kind, kept.what) == ("reminder", "call mum")
+        assert await bot.store.intentions(scope, "u1") == []
+    finally:
+        await bot.close()
+
+
+async def test_one_persons_pieces_are_their_turn_and_dice_roll_for_anyone(
+    tmp_path: Path,
+) -> None:
+    persona = tabletop()
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        bot.engine.toolbox = toolbox(bot, persona)
+        bot.model.push(calling("where", {"note": "x"}), "[NEUTRAL] here")
+        replies = await burst(bot, group("Pip,", "u2", "Bob"), group("where am I?", "u2", "Bob"))
+        assert [r.text for r in replies] == ["", "here"]
+        scope = bot.engine.event_scope(group("", "u2", "Bob"))
+        assert (
+            bot.model.calls[-1].messages[-1].content == f"scope={scope} user=u2 admin=False note=x"
+        )
+
+        bot.model.push(calling("dice", {"notation": "d20"}), "[NEUTRAL] rolled")
+        await burst(bot, group("Pip, roll for us", "u2", "Bob"), group("yes!", "u1", "Alice"))
+        assert bot.model.calls[-1].messages[-1].content.startswith("1d20: rolled")
+    finally:
+        await bot.close()
+
+
+async def test_an_admin_only_tool_needs_every_speaker_of_the_turn_to_be_an_admin(
+    tmp_path: Path,
+) -> None:
+    bell = CustomTool("bell", module="tests.fakes.tools:bell", admin_only=True)
+    persona = tabletop(bell)
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        bot.engine.toolbox = toolbox(bot, persona)
+        mod = group("Pip, open it", "u2", "Mod", admin=True)
+        await burst(bot, mod, group("me too", "u3", "Other mod", admin=True))
+        assert "bell" in offered(bot.model.calls[-1])
+        # Anyone else's words in the turn, even before an admin's: not an admin's turn.
+        bot.model.push(calling("bell", {}), "[NEUTRAL] no")
+        await burst(
+            bot, group("Pip, ring it", "u1", "Al"), group("ok, Pip", "u2", "Mod", admin=True)
+        )
+        first, answered = bot.model.calls[-2:]
+        assert "bell" not in offered(first)
+        assert answered.messages[-1].content == TOOL_ADMINS_ONLY
+    finally:
+        await bot.close()
+
+
+async def test_a_request_for_quiet_in_a_burst_is_its_senders_and_no_ones_intention_comes_up(
+    tmp_path: Path,
+) -> None:
+    """Bob asks not to be written to and Alice, whose follow-up is due, says hi: Bob is quiet
+    (not Alice), the reply acknowledges it by his name, and Alice's follow-up waits for a turn
+    of hers alone."""
+    persona = make_persona(scope="channel")
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        scope = bot.engine.event_scope(group("", "u1", "Alice"))
+        now = bot.clock.now()
+        await bot.store.add_intention(
+            NewIntention(
+                scope=scope,
+                user_id="u1",
+                kind="follow_up",
+                what="her exam",
+                ask="ask how the exam went",
+                due_at=now - timedelta(hours=1),
+                until=now + timedelta(days=2),
+                created_at=now - timedelta(days=2),
+            )
+        )
+        await burst(bot, group("Pip, stop messaging me", "u2", "Bob"), group("hi", "u1", "Alice"))
+
+        bob = await bot.store.contact("pip", "discord", "u2")
+        alice = await bot.store.contact("pip", "discord", "u1")
+        assert bob is not None and bob.quiet
+        assert alice is not None and not alice.quiet
+        [call] = bot.model.calls_with(json_mode=False)
+        assert QUIET_NOTE_OF.format(names='"Bob"') in call.messages[0].content
+        assert "ask how the exam went" not in call.text
+        [pending] = await bot.store.intentions(scope, "u1")
+        assert pending.state == "pending"
+
+        await burst(bot, group("Pip, I'm back", "u1", "Alice"))
+        assert "ask how the exam went" in bot.model.calls[-1].text
+    finally:
+        await bot.close()

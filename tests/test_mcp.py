@@ -31,7 +31,7 @@ from tests.fakes.models import ScriptedChatModel, calling
 pytest.importorskip("mcp")
 
 ROOT = Path(__file__).resolve().parent.parent
-ALICE = Sender("u1")
+ALICE = Sender.of("u1")
 ALLOWED = ["add", "echo_env", "sleep", "crash", "pid"]
 
 

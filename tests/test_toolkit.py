@@ -31,7 +31,7 @@ from tests.fakes.models import ScriptedChatModel, calling
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"}
-ALICE = Sender("u1")
+ALICE = Sender.of("u1")
 
 
 def persona_with(*tools: CustomTool, names: tuple[str, ...] = ()) -> Persona:
@@ -192,7 +192,7 @@ async def test_admin_only_tools_are_for_admins() -> None:
     refused = await tools.run(persona, "s", ALICE, "vault", "{}")
     assert refused is not None
     assert (refused.status, refused.text) == ("refused", TOOL_ADMINS_ONLY)
-    admin = Sender("u2", admin=True)
+    admin = Sender.of("u2", admin=True)
     assert [t.name for t in tools.tools(persona, admin)] == ["vault"]
     allowed = await tools.run(persona, "s", admin, "vault", "{}")
     assert allowed is not None
@@ -225,7 +225,7 @@ async def test_each_user_has_a_rate_by_the_clock() -> None:
         return outcome.status
 
     assert [await status(ALICE) for _ in range(3)] == ["ok", "ok", "refused"]
-    assert await status(Sender("u2")) == "ok"  # another user has their own
+    assert await status(Sender.of("u2")) == "ok"  # another user has their own
     clock.advance(seconds=61)
     assert await status(ALICE) == "ok"
 
