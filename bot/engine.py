@@ -277,6 +277,7 @@ class Engine:
                 return silent
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._answer(persona, session, event, limit, taken, said)
+            reply = replace(reply, people=_people(taken, said))
             first = min(w[1].at for w in taken)
             if event.message_id and self.floor.others_since(
                 persona, event, first, {w[1].user_id for w in taken}
@@ -819,6 +820,16 @@ def _sender(taken: Sequence[tuple[str, Turn]], said: Mapping[int, _Said]) -> Sen
         and not is_persona_speaker(speakers[0])
     )
     return Sender(speakers, admin, speakers[0] if one else "")
+
+
+def _people(taken: Sequence[tuple[str, Turn]], said: Mapping[int, _Said]) -> tuple[str, ...]:
+    """The people a turn answers: its speakers but other personas and anonymous senders."""
+    anonymous = {w[1].user_id for w in taken if (s := said.get(id(w))) and s.anonymous}
+    return tuple(
+        user
+        for user in dict.fromkeys(t.user_id for _, t in taken)
+        if user and user not in anonymous and not is_persona_speaker(user)
+    )
 
 
 def _apology(persona: Persona, limit: int) -> Reply:

@@ -160,6 +160,9 @@ class Reply:
     reaction: str = ""
     # The reply said aloud too, sent after its text (bot.speech): None when it is not spoken.
     voice: Voice | None = None
+    # The people whose messages it answers, by platform id (not another persona, not an
+    # anonymous sender): saying it aloud is for each of them (bot.speech). () : the event's.
+    people: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.

@@ -4,11 +4,8 @@ conversation are answered once, by one turn that sees them all; each is kept as 
 from __future__ import annotations
 
 import asyncio
-import functools
-import random
 from collections.abc import AsyncIterator
-from dataclasses import replace
-from datetime import UTC, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +13,18 @@ import pytest
 
 from bot.config import EngineConfig
 from bot.events import ChatEvent, Reply
-from bot.persona import Persona
 from bot.prompts import QUIET_NOTE_OF
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.toolkit import Toolbox
-from bot.toolkit.reminder import StoredReminders
 from bot.toolspec import CustomTool
 from memory.records import NewIntention
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import (
+    Bot,
+    make_event,
+    make_persona,
+    open_bot,
+    tool_persona,
+    with_tools,
+)
 from tests.fakes.models import ModelCall, calling
 from tests.fakes.timer import FakeTimer
 
@@ -160,30 +161,6 @@ async def test_two_conversations_burst_apart(bot: Bot) -> None:
 # --- a turn answering several people acts for each of them, never for the newest alone --------
 
 
-def tabletop(*tools: CustomTool) -> Persona:
-    """A channel-scoped persona (one conversation for the whole group) with host tools: `where`
-    acts for a person (it takes a ToolContext), `dice` for no one in particular."""
-    persona = make_persona(scope="channel")
-    return replace(
-        persona,
-        custom_tools=list(tools) or [CustomTool("where", module="tests.fakes.tools:where")],
-        tools=["recall_memory", "dice", "reminder"],
-    )
-
-
-def toolbox(bot: Bot, persona: Persona) -> Toolbox:
-    """The runtime's toolbox: reminders kept in the store, for the sender a call acts for."""
-    return Toolbox(
-        {persona.key: persona},
-        clock=bot.clock,
-        tz=UTC,
-        rng=random.Random(3),
-        environ={},
-        installed={"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"},
-        reminders=functools.partial(StoredReminders, bot.store, bot.clock),
-    )
-
-
 def group(text: str, user: str, name: str, **more: Any) -> ChatEvent:
     return make_event(text, user_id=user, user_name=name, is_dm=False, **more)
 
@@ -207,10 +184,10 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
     """Bob asks for a reminder and Alice says hi in one burst: the turn is neither's alone, so
     the tools that act for a person are not offered (dice, for no one, still is); a call to
     one anyway is refused, and nothing is kept for either of them."""
-    persona = tabletop()
+    persona = tool_persona()
     bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
     try:
-        bot.engine.toolbox = toolbox(bot, persona)
+        with_tools(bot)
         arguments = {"what": "call mum", "when": "on Friday"}
         bot.model.push(calling("reminder", arguments), "[NEUTRAL] ok")
         bob = group("Pip, remind me on Friday to call mum", "u2", "Bob")
@@ -242,10 +219,10 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
 async def test_one_persons_pieces_are_their_turn_and_dice_roll_for_anyone(
     tmp_path: Path,
 ) -> None:
-    persona = tabletop()
+    persona = tool_persona()
     bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
     try:
-        bot.engine.toolbox = toolbox(bot, persona)
+        with_tools(bot)
         bot.model.push(calling("where", {"note": "x"}), "[NEUTRAL] here")
         replies = await burst(bot, group("Pip,", "u2", "Bob"), group("where am I?", "u2", "Bob"))
         assert [r.text for r in replies] == ["", "here"]
@@ -265,10 +242,10 @@ async def test_an_admin_only_tool_needs_every_speaker_of_the_turn_to_be_an_admin
     tmp_path: Path,
 ) -> None:
     bell = CustomTool("bell", module="tests.fakes.tools:bell", admin_only=True)
-    persona = tabletop(bell)
+    persona = tool_persona(bell)
     bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
     try:
-        bot.engine.toolbox = toolbox(bot, persona)
+        with_tools(bot)
         mod = group("Pip, open it", "u2", "Mod", admin=True)
         await burst(bot, mod, group("me too", "u3", "Other mod", admin=True))
         assert "bell" in offered(bot.model.calls[-1])

@@ -17,6 +17,7 @@ from bot.persona import Persona, load_persona
 from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
     TOOL_FAILED,
+    TOOL_FOR_ONE,
     TOOL_NOT_IN_ECO,
     TOOL_TIMED_OUT,
 )
@@ -228,6 +229,38 @@ async def test_each_user_has_a_rate_by_the_clock() -> None:
     assert await status(Sender.of("u2")) == "ok"  # another user has their own
     clock.advance(seconds=61)
     assert await status(ALICE) == "ok"
+
+
+async def test_a_turn_of_several_people_runs_no_tool_acting_for_a_person() -> None:
+    """A tool taking a ToolContext acts for one person: refused for a turn of several (or
+    of no one in particular), never run for one of them; one taking a CommonContext runs."""
+    persona = persona_with(CustomTool("where", module="tests.fakes.tools:where"), names=("dice",))
+    tools = box(persona)
+    several = Sender(("u1", "u2"))
+    assert [t.name for t in tools.tools(persona, several)] == ["dice"]
+    refused = await tools.run(persona, "s", several, "where", "{}")
+    assert refused is not None and (refused.status, refused.text) == ("refused", TOOL_FOR_ONE)
+    persona_only = Sender(("persona:mo",))
+    assert [t.name for t in tools.tools(persona, persona_only)] == ["dice"]
+    rolled = await tools.run(persona, "s", several, "dice", '{"notation": "d6"}')
+    assert rolled is not None and rolled.status == "ok"
+    alone = await tools.run(persona, "s", Sender.of("u2"), "where", "{}")
+    assert alone is not None and alone.text == "scope=s user=u2 admin=False note="
+
+
+async def test_a_call_for_several_people_counts_against_each_ones_rate() -> None:
+    persona = persona_with(CustomTool("dice", cheap=True, rate_per_minute=1))
+    tools = box(persona)
+
+    async def status(sender: Sender) -> str:
+        outcome = await tools.run(persona, "s", sender, "dice", '{"notation": "d6"}')
+        assert outcome is not None
+        return outcome.status
+
+    assert await status(Sender(("u1", "u2"))) == "ok"
+    assert await status(Sender.of("u2")) == "refused"  # counted for Bob too
+    assert await status(Sender(("u3", "u1"))) == "refused"  # Alice is at hers
+    assert await status(Sender.of("u3")) == "ok"  # (nothing was counted for Carol then)
 
 
 async def test_an_installed_tool_named_in_tools_needs_no_table() -> None:

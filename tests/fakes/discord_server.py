@@ -85,6 +85,10 @@ class FakeDiscord:
         self.guild_id = 2000
         self.channel_id = 3000
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
+        # What @everyone may do, and what each role adds (none unless a test says so): the
+        # guild's roles as the client caches them at connection.
+        self.everyone_permissions = ALL_PERMISSIONS
+        self.role_permissions: dict[int, int] = {}
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -282,9 +286,18 @@ class FakeDiscord:
             "system_channel_id": str(self.channel_id),  # where Discord tells of joins
             "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
             "roles": [
-                {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
+                {
+                    "id": str(self.guild_id),
+                    "name": "@everyone",
+                    "permissions": str(self.everyone_permissions),
+                },
                 *(
-                    {"id": str(i), "name": name, "permissions": "0", "position": n}
+                    {
+                        "id": str(i),
+                        "name": name,
+                        "permissions": str(self.role_permissions.get(i, 0)),
+                        "position": n,
+                    }
                     for n, (i, name) in enumerate(self.roles.items(), 1)
                 ),
             ],
