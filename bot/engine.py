@@ -223,8 +223,7 @@ class Engine:
             return refused
         # Only a message said to the persona is one it owes an answer (outreach waits while
         # one is unanswered): one overheard in a group is not, nor is it a request for quiet;
-        # nor is another persona anyone to write to.
-        # (another persona, or an anonymous admin, is no one to write to)
+        # nor is another persona (or an anonymous admin, for quiet) anyone to write to.
         quieted = (
             heard.call is not None
             and not event.from_persona
@@ -439,8 +438,10 @@ class Engine:
             present = {
                 t.user_id: t.speaker for t in session.turns if t.role == "user" and t.user_id
             }
+            # The asker (their profile, their "my"): the turn's one speaker; none of several.
+            asker = event.user_id if len(sender.speakers) == 1 else ""
             recollection = await self._recollect(
-                persona, scope, text, now, event.user_id, private, deep=deep, present=present
+                persona, scope, text, now, asker, private, deep=deep, present=present
             )
             aliases = recollection.aliases
             if self.memory is not None:

@@ -92,7 +92,8 @@ class ChatEvent:
     message_id: str = ""
     # The sender may change what the chat shares (a channel's memory, its persona): their own
     # private chat, a chat or server admin, or a configured admin id. Set by the adapter from
-    # the platform's permissions; nothing else grants it.
+    # the platform's permissions, for a command and for a message alike (its tool calls:
+    # `admin_only`; Telegram asks only where a persona has such a tool); nothing else grants it.
     admin: bool = False
     # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
     # come as the group): no memory of their own, only the chat's (sessions.scope_key).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from tests.fakes.factories import (
     open_bot,
     tool_persona,
     with_tools,
+    write_page,
 )
 from tests.fakes.models import ModelCall, calling
 from tests.fakes.timer import FakeTimer
@@ -298,5 +299,26 @@ async def test_a_request_for_quiet_in_a_burst_is_its_senders_and_no_ones_intenti
 
         await burst(bot, group("Pip, I'm back", "u1", "Alice"))
         assert "ask how the exam went" in bot.model.calls[-1].text
+    finally:
+        await bot.close()
+
+
+async def test_a_burst_of_two_people_has_no_one_asker_for_recall(tmp_path: Path) -> None:
+    """Bob asks "what is my cat called?" as Alice says hi: "my" is not Alice's, nor is her
+    profile the asker's in a reply to them both."""
+    persona = make_persona(scope="channel")
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        scope = bot.engine.event_scope(group("", "u1", "Alice"))
+        profiles = [("u1", "Alice", "Alice keeps a cat called Mochi.")]
+        await write_page(bot.store, scope, date(2025, 12, 30), "We talked.", profiles)
+        await burst(
+            bot, group("Pip, what is my cat called?", "u2", "Bob"), group("hi", "u1", "Alice")
+        )
+        [both] = bot.model.calls_with(json_mode=False)
+        assert "Mochi" not in both.text
+
+        await burst(bot, group("Pip, what is my cat called?", "u1", "Alice"))
+        assert "Mochi" in bot.model.calls[-1].text  # hers, asked alone
     finally:
         await bot.close()
