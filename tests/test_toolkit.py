@@ -263,6 +263,22 @@ async def test_a_call_for_several_people_counts_against_each_ones_rate() -> None
     assert await status(Sender.of("u3")) == "ok"  # (nothing was counted for Carol then)
 
 
+async def test_many_senders_later_the_rates_of_a_refused_call_are_forgotten_too() -> None:
+    """A call refused for several people counted nothing for the others: forgetting old
+    rates, once many senders have called, takes what it left as well."""
+    clock = FakeClock(datetime(2026, 12, 4, 9, 0, tzinfo=UTC))
+    persona = persona_with(CustomTool("dice", cheap=True, rate_per_minute=1))
+    tools = box(persona, clock)
+    d6 = '{"notation": "d6"}'
+    await tools.run(persona, "s", ALICE, "dice", d6)
+    refused = await tools.run(persona, "s", Sender(("u1", "u2")), "dice", d6)
+    assert refused is not None and refused.status == "refused"
+    clock.advance(seconds=61)
+    for n in range(4100):
+        outcome = await tools.run(persona, "s", Sender.of(f"x{n}"), "dice", d6)
+        assert outcome is not None and outcome.status == "ok"
+
+
 async def test_an_installed_tool_named_in_tools_needs_no_table() -> None:
     persona = persona_with(names=("dice",))
     tools = box(persona)

@@ -266,11 +266,11 @@ class Toolbox:
             return None
         now = self.clock.now()
         if len(self._calls) > 4096:  # forget senders with no call in the window
-            for key in [k for k, q in self._calls.items() if q[-1] <= now - RATE_WINDOW]:
+            for key in [k for k, q in self._calls.items() if not q or q[-1] <= now - RATE_WINDOW]:
                 del self._calls[key]
         queues = [
             self._calls.setdefault((persona.key, name, speaker), deque())
-            for speaker in sender.speakers
+            for speaker in sender.speakers or ("",)  # (no one known: one rate for them all)
         ]
         for calls in queues:
             while calls and calls[0] <= now - RATE_WINDOW:
