@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -320,5 +321,27 @@ async def test_a_burst_of_two_people_has_no_one_asker_for_recall(tmp_path: Path)
 
         await burst(bot, group("Pip, what is my cat called?", "u1", "Alice"))
         assert "Mochi" in bot.model.calls[-1].text  # hers, asked alone
+    finally:
+        await bot.close()
+
+
+async def test_an_anonymous_sender_in_a_burst_is_no_contact_and_no_one_a_tool_acts_for(
+    tmp_path: Path,
+) -> None:
+    """A Telegram group's anonymous admin (the group's own id) and Alice in one burst: Alice
+    is answered, the group is no one to write to; alone, the anonymous admin is still no one
+    a tool acts for."""
+    persona = tool_persona()
+    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
+    try:
+        with_tools(bot)
+        anonymous = replace(group("Pip, stop messaging me", "-100", "Group"), anonymous=True)
+        await burst(bot, anonymous, group("Pip, hi", "u1", "Alice"))
+        assert await bot.store.contact("pip", "discord", "-100") is None
+        alice = await bot.store.contact("pip", "discord", "u1")
+        assert alice is not None and alice.last_answered is not None
+
+        await burst(bot, replace(group("Pip, where am I", "-100", "Group"), anonymous=True))
+        assert "where" not in offered(bot.model.calls[-1])
     finally:
         await bot.close()
