@@ -191,15 +191,17 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
     try:
         with_tools(bot)
         arguments = {"what": "call mum", "when": "on Friday"}
-        bot.model.push(calling("reminder", arguments), "[NEUTRAL] ok")
+        dice = calling("dice", {"notation": "d20"})
+        bot.model.push(calling("reminder", arguments), dice, "[NEUTRAL] ok")
         bob = group("Pip, remind me on Friday to call mum", "u2", "Bob")
-        replies = await burst(bot, bob, group("hi Pip", "u1", "Alice"))
+        replies = await burst(bot, bob, group("hi Pip, roll for us", "u1", "Alice"))
 
         assert [r.text for r in replies] == ["", "ok"]
-        first, answered = bot.model.calls_with(json_mode=False)
+        first, answered, rolled = bot.model.calls_with(json_mode=False)
         assert offered(first) == {"recall_memory", "dice"}
         assert answered.messages[-1].role == "tool"
         assert answered.messages[-1].content == TOOL_FOR_ONE
+        assert rolled.messages[-1].content.startswith("1d20: rolled")  # for no one: it rolls
         scope = bot.engine.event_scope(bob)
         assert await bot.store.intentions(scope, "u1") == []
         assert await bot.store.intentions(scope, "u2") == []
@@ -214,28 +216,6 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
         [kept] = await bot.store.intentions(scope, "u2")
         assert (kept.kind, kept.what) == ("reminder", "call mum")
         assert await bot.store.intentions(scope, "u1") == []
-    finally:
-        await bot.close()
-
-
-async def test_one_persons_pieces_are_their_turn_and_dice_roll_for_anyone(
-    tmp_path: Path,
-) -> None:
-    persona = tool_persona()
-    bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
-    try:
-        with_tools(bot)
-        bot.model.push(calling("where", {"note": "x"}), "[NEUTRAL] here")
-        replies = await burst(bot, group("Pip,", "u2", "Bob"), group("where am I?", "u2", "Bob"))
-        assert [r.text for r in replies] == ["", "here"]
-        scope = bot.engine.event_scope(group("", "u2", "Bob"))
-        assert (
-            bot.model.calls[-1].messages[-1].content == f"scope={scope} user=u2 admin=False note=x"
-        )
-
-        bot.model.push(calling("dice", {"notation": "d20"}), "[NEUTRAL] rolled")
-        await burst(bot, group("Pip, roll for us", "u2", "Bob"), group("yes!", "u1", "Alice"))
-        assert bot.model.calls[-1].messages[-1].content.startswith("1d20: rolled")
     finally:
         await bot.close()
 

@@ -1027,13 +1027,6 @@ async def test_an_admin_only_tool_is_for_the_groups_admins(tmp_path: Path) -> No
             await bot.close()
 
 
-async def test_no_one_is_asked_about_admins_when_no_tool_needs_it(tg: Harness) -> None:
-    tg.fake.send_text(GROUP, ALICE, "@pip_bot hello", chat_type="group")
-    [sent] = await tg.fake.next_messages()
-    assert sent["text"] == "ok"
-    assert tg.fake.calls("getChatMember") == []
-
-
 async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
     tmp_path: Path,
 ) -> None:
