@@ -673,7 +673,9 @@ async def tools_listing(persona: Persona, config: Config, environ: Mapping[str, 
     )
     try:
         for tool, limits in toolbox.python_tools(persona):
-            lines.append(f"{tool.name}\t{tool.source}; {_limits(limits, eco)}")
+            # (a ToolContext: never offered to a turn of several people's messages)
+            whom = ", for the one person who asked" if tool.personal else ""
+            lines.append(f"{tool.name}\t{tool.source}; {_limits(limits, eco)}{whom}")
         reachable = await toolbox.probe(persona)
         for server, limits in toolbox.servers(persona):
             how = f"stdio: {server.command}" if server.command else server.url

@@ -20,7 +20,10 @@ channel's webhook under its own name and avatar, or, where the bot lacks Manage 
 signs its message with its name in bold. `/persona set NAME` binds a channel; in a server it
 needs the Manage Channels permission (or a configured admin id). The same permission, or
 Manage Server, is what the engine asks of whoever wipes, exports, forgets from or changes the
-state of a channel-scoped persona's memory (`ChatEvent.admin`).
+state of a channel-scoped persona's memory (`ChatEvent.admin`), and, for an ordinary
+message, whether its author may have the persona use an `admin_only` tool: from the
+permissions discord.py works out from the server's roles and the channel's overwrites, with
+no request.
 
 It is also a courier (`write_first`, bot.courier): a persona writes first in a user's DM,
 opened by id. Discord delivers a bot's DM only to someone who shares a server with it and
@@ -268,6 +271,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
             reply_to=replied.content if isinstance(replied, discord.Message) else None,
             roles=_roles(message.author),
             message_id=str(message.id),
+            admin=self._author_admin(message),
             addressed=self._addressed(message),
             names=self._names(message),
         )
@@ -504,8 +508,25 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         channel), or a configured admin id."""
         if interaction.guild_id is None or str(interaction.user.id) in self.admin_ids:
             return True
-        permissions = interaction.permissions
-        return bool(permissions.manage_guild or permissions.manage_channels)
+        return _manages(interaction.permissions)
+
+    def _author_admin(self, message: discord.Message) -> bool:
+        """The rule of `_admin` for the author of a message (for its tool calls): their
+        permissions in the channel as discord.py computes them from the cached roles and
+        overwrites (a server's owner and an Administrator have all), no request."""
+        author = message.author
+        if message.guild is None or str(author.id) in self.admin_ids:
+            return True
+        if not isinstance(author, discord.Member):
+            return False
+        channel = message.channel
+        if isinstance(channel, discord.abc.GuildChannel | discord.Thread):
+            return _manages(channel.permissions_for(author))
+        return _manages(author.guild_permissions)  # (a channel discord.py has not cached)
+
+
+def _manages(permissions: discord.Permissions) -> bool:
+    return bool(permissions.manage_guild or permissions.manage_channels)
 
 
 def _attachment(file: discord.Attachment) -> Attachment:

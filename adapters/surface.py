@@ -150,7 +150,9 @@ class Surface(ABC, Generic[Where]):
 
     async def admin(self, where: Where, event: ChatEvent) -> bool:
         """Whether the sender of a command may change what the chat shares (`ChatEvent.admin`),
-        asked of the platform when the command runs: by default, as the event says."""
+        asked of the platform when the command runs: by default, as the event says. A message
+        carries the same flag for its tool calls (`admin_only`): the adapter sets it as it
+        makes the event, by the same rule, where it is cheap to know (`Front.asks_admins`)."""
         return event.admin
 
     async def show(self, where: Where, event: ChatEvent, answer: Answer) -> None:

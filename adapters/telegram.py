@@ -9,9 +9,11 @@ the persona answers the chat shows "typing". Replies come already split to Teleg
 characters (`Reply.chunks`).
 
 The commands are the table of `bot.commands`; this module only turns Telegram messages into
-`ChatEvent`s and answers into messages, their buttons into an inline keyboard. In a group, the
-answers that show memories (`Answer.private`) go to the sender's private chat with the bot, as
-Discord's are ephemeral; their buttons still act in the group they were asked in.
+`ChatEvent`s and answers into messages, their buttons into an inline keyboard. Who is an
+admin (`ChatEvent.admin`) is asked of Telegram for a command, and for a group message only
+where a persona of the bot has a tool for admins (kept a few minutes per member). In a
+group, the answers that show memories (`Answer.private`) go to the sender's private chat with
+the bot, as Discord's are ephemeral; their buttons still act in the group they were asked in.
 `start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`, which would
 own the loop and the signals), so one process can host several bots.
 
@@ -31,9 +33,11 @@ import hashlib
 import hmac
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -79,6 +83,10 @@ def file_url(base_url: str) -> str:
 
 
 TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
+# How long a group member's being an admin is kept for their messages' tool calls (a
+# command asks afresh), and for how many members at most.
+ADMIN_SECONDS = 300.0
+ADMINS_KEPT = 4096
 # Seconds between a standby process's asks whether the process polling its bot is gone.
 STANDBY_SECONDS = 5.0
 
@@ -162,6 +170,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
         self._standby_seconds = standby_seconds
         self.write_first_timeout = write_first_timeout
         self._lead_watch: asyncio.Task[None] | None = None
+        # (chat, user) -> whether an admin, and when Telegram said so: for messages only.
+        self._admins: OrderedDict[tuple[int, int], tuple[bool, datetime]] = OrderedDict()
         # Updates run concurrently: one slow model call must not hold up every other chat.
         # The engine's per-session lock keeps each conversation's turns in order.
         builder = ApplicationBuilder().token(token).concurrent_updates(True)
@@ -364,6 +374,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             self._event(message, sender, text),
             addressed=addressed,
             names=tuple(n for n in (self.app.bot.username, self.app.bot.first_name) if n),
+            admin=await self._message_admin(message),
         )
         await self.receive(message, event)
 
@@ -629,16 +640,55 @@ class TelegramAdapter(CourierSurface[Message, int]):
             await self.command(message, self._event(message, sender, ""), word[1:])
 
     async def admin(self, where: Message, event: ChatEvent) -> bool:
-        """Whether the sender may change the chat for everyone: their own private chat, a
-        configured admin id, the group's administrators, or the group itself (an anonymous
-        admin, whom only admins can be)."""
-        user = where.from_user
-        if _is_dm(where) or (user is not None and str(user.id) in self.admin_ids):
+        """Whether the sender of a command may change the chat for everyone (`_admin`),
+        asked of Telegram afresh."""
+        return await self._admin(where, fresh=True)
+
+    async def _admin(self, message: Message, *, fresh: bool) -> bool:
+        """Whether the sender is the chat's admin: their own private chat, a configured admin
+        id, the group's administrators, or the group itself (an anonymous admin, whom only
+        admins can be). `fresh`: ask Telegram now, else as it said within ADMIN_SECONDS."""
+        user = message.from_user
+        if _is_dm(message) or (user is not None and str(user.id) in self.admin_ids):
             return True
-        sender_chat = where.sender_chat
+        sender_chat = message.sender_chat
         if sender_chat is not None:
-            return sender_chat.id == where.chat.id
-        return user is not None and await self._member_admin(where.chat.id, user.id)
+            return sender_chat.id == message.chat.id
+        if user is None:
+            return False
+        if fresh:
+            return await self._member_admin(message.chat.id, user.id)
+        return await self._kept_admin(message.chat.id, user.id)
+
+    async def _message_admin(self, message: Message) -> bool:
+        """`ChatEvent.admin` for a message, by the rule of commands, for its tool calls: asked
+        of Telegram only in a group where one of the bot's personas has a tool for admins
+        (else False: nothing needs it), and kept a few minutes. Not knowing is no admin."""
+        if not _is_dm(message) and not self.front.asks_admins:
+            return False
+        try:
+            return await self._admin(message, fresh=False)
+        except TelegramError as e:
+            log.warning(
+                "could not ask whether a sender is an admin of chat %s: %s",
+                message.chat.id,
+                redact.failure(e),
+            )
+            return False
+
+    async def _kept_admin(self, chat_id: int, user_id: int) -> bool:
+        """`_member_admin`, as Telegram said within ADMIN_SECONDS (at most ADMINS_KEPT kept)."""
+        now = self.engine.clock.now()
+        key = (chat_id, user_id)
+        kept = self._admins.get(key)
+        if kept is not None and now - kept[1] < timedelta(seconds=ADMIN_SECONDS):
+            return kept[0]
+        admin = await self._member_admin(chat_id, user_id)
+        self._admins[key] = (admin, now)
+        self._admins.move_to_end(key)
+        while len(self._admins) > ADMINS_KEPT:
+            self._admins.popitem(last=False)
+        return admin
 
     async def _member_admin(self, chat_id: int, user_id: int) -> bool:
         """Whether the user is one of the group's administrators."""

@@ -32,13 +32,13 @@ from bot.persona import Persona, StateSlot
 from bot.prompts import (
     MEMORY_SILENT,
     NO_SUCH_TOOL,
-    QUIET_NOTE,
     RECALL_TOOL,
     SEARCH_TOOL,
     TOO_MANY_CALLS,
     TRANSLATE_TOOL,
     build_summary_prompt,
     followup_line,
+    quiet_line,
     searched_section,
     translation_section,
 )
@@ -65,6 +65,17 @@ MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model m
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
 SUMMARY_CHARS = 6_000  # of the running summary
+
+
+@dataclass(slots=True, frozen=True)
+class _Said:
+    """What the engine knows of a message waiting in a session beside its turn, kept until a
+    turn takes it: what the turn does for its sender acts on it (bot.toolkit.Sender)."""
+
+    heard: Heard  # how the floor heard it
+    quiet: bool  # said to the persona, it asks not to be written to first
+    admin: bool  # its sender is an admin of the chat (never in a private chat)
+    anonymous: bool  # its sender is no one in particular (`ChatEvent.anonymous`)
 
 
 @dataclass(slots=True, frozen=True)
@@ -131,9 +142,9 @@ class Engine:
             longest=settings.burst_longest_seconds,
             sleep=sleep,
         )
-        # How the floor heard each message waiting in a session, by the id of its `wait`
-        # entry (in the session until a turn takes it).
-        self._heard: dict[int, Heard] = {}
+        # What is known of each message waiting in a session, by the id of its `wait` entry
+        # (in the session until a turn takes it).
+        self._said: dict[int, _Said] = {}
         self._background: set[asyncio.Task[None]] = set()
 
     def persona(self, event: ChatEvent) -> Persona:
@@ -212,8 +223,13 @@ class Engine:
             return refused
         # Only a message said to the persona is one it owes an answer (outreach waits while
         # one is unanswered): one overheard in a group is not, nor is it a request for quiet;
-        # nor is another persona anyone to write to.
-        quieted = heard.call is not None and asks_for_quiet(event.text)
+        # nor is another persona (or an anonymous admin, for quiet) anyone to write to.
+        quieted = (
+            heard.call is not None
+            and not event.from_persona
+            and not event.anonymous
+            and asks_for_quiet(event.text)
+        )
         if heard.call is not None and not event.from_persona:
             await self._heard_from(persona, event, quieted)
         session = await self.session(event)
@@ -231,7 +247,8 @@ class Engine:
             hearsay=event.from_persona,
         )
         waiting = session.wait(event.message_id, turn)
-        self._heard[id(waiting)] = heard
+        admin = event.admin and not event.is_dm
+        self._said[id(waiting)] = _Said(heard, quieted, admin, event.anonymous)
         arrival = self.bursts.arrive((persona.key, session.scope)) if settle else None
         try:
             if session.lock.locked() or arrival is not None:
@@ -240,26 +257,27 @@ class Engine:
                 return silent  # a newer message of its burst answers for it
             await session.lock.acquire()
         except BaseException:
-            self._heard.pop(id(waiting), None)  # (the message itself stays, said)
+            self._said.pop(id(waiting), None)  # (the message itself stays, said)
             raise
         handed_off = False
         try:
             for waited in list(session.waiting):  # another process's turn took it meanwhile
                 if session.answered(waited[0]):
                     session.taken(waited)
-                    self._heard.pop(id(waited), None)
+                    self._said.pop(id(waited), None)
             taken = list(session.waiting)
             if not any(w is waiting for w in taken):  # an earlier turn took it
                 return silent
-            heards = [h for w in taken if (h := self._heard.pop(id(w), None)) is not None]
-            verdict = await self.floor.decide(persona, event, heards)
+            said = {id(w): s for w in taken if (s := self._said.pop(id(w), None)) is not None}
+            verdict = await self.floor.decide(persona, event, [s.heard for s in said.values()])
             if not verdict.speak:
                 await self._join(persona, session, taken, self.clock.now())
                 await self._save(session)
                 log.debug("%s keeps quiet in %s: %s", persona.key, event.platform, verdict.why)
                 return silent
             async with typing() if typing is not None else contextlib.nullcontext():
-                reply = await self._answer(persona, session, event, limit, taken, quieted)
+                reply = await self._answer(persona, session, event, limit, taken, said)
+            reply = replace(reply, people=_people(taken, said))
             first = min(w[1].at for w in taken)
             if event.message_id and self.floor.others_since(
                 persona, event, first, {w[1].user_id for w in taken}
@@ -271,7 +289,7 @@ class Engine:
             # Saved before the user sees the reply: a crash after it loses nothing they saw.
             await self._save(session)
             if not reply.failed:
-                await self._answered(persona, event, taken)
+                await self._answered(persona, event, taken, said)
             # (a reaction is no reply: nothing new for the state slots to read)
             due = [] if reply.failed or reply.reaction else self.slots.due(persona, session)
             fold = not reply.failed and self._fold_at(session) > 0
@@ -304,10 +322,16 @@ class Engine:
             log.exception("could not note a contact of %s", persona.key)
 
     async def _answered(
-        self, persona: Persona, event: ChatEvent, taken: Sequence[tuple[str, Turn]]
+        self,
+        persona: Persona,
+        event: ChatEvent,
+        taken: Sequence[tuple[str, Turn]],
+        said: Mapping[int, _Said],
     ) -> None:
-        """Everyone whose message the reply answers was answered now."""
+        """Everyone whose message the reply answers was answered now (an anonymous sender is
+        no one to write to)."""
         users = {t.user_id for _, t in taken if t.user_id and not is_persona_speaker(t.user_id)}
+        users -= {w[1].user_id for w in taken if (s := said.get(id(w))) and s.anonymous}
         if event.anonymous:
             users.discard(event.user_id)
         now = self.clock.now()
@@ -317,12 +341,10 @@ class Engine:
             except Exception:  # outreach waits while they seem unanswered: never too eager
                 log.exception("could not note an answer of %s", persona.key)
 
-    async def _due(self, persona: Persona, scope: str, event: ChatEvent) -> Intention | None:
-        """The sender's intention due now in this scope, to bring up in this reply."""
-        if event.anonymous:
-            return None
+    async def _due(self, persona: Persona, scope: str, user_id: str) -> Intention | None:
+        """The person's intention due now in this scope, to bring up in this reply."""
         try:
-            pending = await self.intentions.intentions(scope, event.user_id)
+            pending = await self.intentions.intentions(scope, user_id)
         except Exception:
             log.exception("could not read the intentions of %s", persona.key)
             return None
@@ -372,12 +394,16 @@ class Engine:
         event: ChatEvent,
         limit: int,
         taken: Sequence[tuple[str, Turn]],
-        quieted: bool = False,
+        said: Mapping[int, _Said],
     ) -> Reply:
-        """The reply to the messages `taken` from the waiting (`event`'s among them); with
-        the sender's intention due now brought up in it, or, when they just asked for quiet
-        (`quieted`), that acknowledged instead."""
+        """The reply to the messages `taken` from the waiting (`event`'s among them; `said`:
+        what is known of them). What it does for someone acts for whoever's words asked for
+        it: a request for quiet among them is acknowledged; a turn answering one person alone
+        brings up that person's intention due now (unless they asked for quiet) and may use
+        the tools that act for them (`_sender`); a turn of several people neither."""
         now = self.clock.now()
+        sender = _sender(taken, said)
+        quieted = [w[1].speaker for w in taken if (s := said.get(id(w))) and s.quiet]
         reading = session.reading
         closing = taken[-1][1]
         if reading is not None and closes_document(closing.text):
@@ -388,8 +414,8 @@ class Engine:
         last = session.turns[-1] if session.turns else None
         # A picture or a request for quiet is more than an acknowledgement.
         plain = reading is None and not quieted and not any(t.images for _, t in taken)
-        said = [t.text for _, t in taken]
-        emoji = reaction(persona, last, said, platform=event.platform) if plain else ""
+        words = [t.text for _, t in taken]
+        emoji = reaction(persona, last, words, platform=event.platform) if plain else ""
         await self._join(persona, session, taken, now)
         if emoji and last is not None:  # only acknowledged: an emoji says it, no model call
             return Reply(text="", emotion=persona.emotion(last.emotion), reaction=emoji)
@@ -400,7 +426,7 @@ class Engine:
         section, shown, private = "", list[int](), None
         aliases: dict[str, tuple[str, ...]] = {}  # of the members (bot.recollect)
         found: list[SearchResult] = []
-        followup = QUIET_NOTE if quieted else ""
+        followup = quiet_line(quieted, several=not sender.person) if quieted else ""
         due: Intention | None = None
         if reading is not None:  # questions about the document: answered from it, not memory
             section = await self.documents.section(reading, text)
@@ -413,8 +439,10 @@ class Engine:
             present = {
                 t.user_id: t.speaker for t in session.turns if t.role == "user" and t.user_id
             }
+            # The asker (their profile, their "my"): the turn's one speaker; none of several.
+            asker = event.user_id if len(sender.speakers) == 1 else ""
             recollection = await self._recollect(
-                persona, scope, text, now, event.user_id, private, deep=deep, present=present
+                persona, scope, text, now, asker, private, deep=deep, present=present
             )
             aliases = recollection.aliases
             if self.memory is not None:
@@ -423,7 +451,11 @@ class Engine:
                     recollection, now, budget, user_name=event.user_name
                 )
             section = await self._act_on(persona, wants, text, section, found)
-            if not quieted and (due := await self._due(persona, scope, event)) is not None:
+            if (
+                sender.person
+                and not quieted
+                and (due := await self._due(persona, scope, sender.person)) is not None
+            ):
                 followup = followup_line(due.kind, due.what, due.ask)
         prompt = build_chat_prompt(
             persona,
@@ -445,7 +477,6 @@ class Engine:
         try:
             messages = list(prompt.messages)
             pictured = pictures.show(messages, [t for _, t in taken])
-            sender = Sender(event.user_id, admin=event.admin and not event.is_dm)
             completion = await self._complete(persona, scope, messages, shown, found, sender)
         except ModelError as e:
             log.warning("chat model failed for %s: %s", persona.key, e)
@@ -563,7 +594,7 @@ class Engine:
         allowed = self.models.tools_allowed(persona.tools)
         tools = [tool for name in allowed if (tool := available.get(name)) is not None]
         if self.toolbox is not None:
-            tools += self.toolbox.tools(persona, sender or Sender(""))
+            tools += self.toolbox.tools(persona, sender or Sender(()))
         return tools
 
     async def _complete(
@@ -578,7 +609,7 @@ class Engine:
         """The chat tier's reply, answering its tool calls (at most MAX_TOOL_ROUNDS rounds,
         then it must reply). Memories recall_memory shows join `shown`, search results
         `found`. The persona's MCP servers start here, the first time they are needed."""
-        sender = sender or Sender("")
+        sender = sender or Sender(())
         if self.toolbox is not None:
             await self.toolbox.prepare(persona)
         tools = self.tools(persona, sender)
@@ -625,7 +656,7 @@ class Engine:
             shown.extend(i for i in ids if i not in shown)
             return result
         if self.toolbox is not None:
-            outcome = await self.toolbox.run(persona, scope, sender or Sender(""), name, arguments)
+            outcome = await self.toolbox.run(persona, scope, sender or Sender(()), name, arguments)
             if outcome is not None:
                 return outcome.text
         return NO_SUCH_TOOL.format(name=name)
@@ -773,6 +804,35 @@ class Engine:
                 last,
                 session.summary,
             )
+
+
+def _sender(taken: Sequence[tuple[str, Turn]], said: Mapping[int, _Said]) -> Sender:
+    """Whom a turn's tool calls act for: everyone whose message it answers, since the model
+    cannot be trusted to say whose words asked for a call (words can claim to be anyone's).
+    An admin only when each of them is; one person, for the tools that act for a person, only
+    when every message is that person's, known here as someone in particular (not another
+    persona, not an anonymous admin, not a message this process did not take in)."""
+    speakers = tuple(dict.fromkeys(t.user_id for _, t in taken))
+    marks = [said.get(id(w)) for w in taken]
+    known = [m for m in marks if m is not None]
+    admin = len(known) == len(marks) > 0 and all(m.admin for m in known)
+    one = (
+        len(speakers) == 1
+        and len(known) == len(marks)
+        and not any(m.anonymous for m in known)
+        and not is_persona_speaker(speakers[0])
+    )
+    return Sender(speakers, admin, speakers[0] if one else "")
+
+
+def _people(taken: Sequence[tuple[str, Turn]], said: Mapping[int, _Said]) -> tuple[str, ...]:
+    """The people a turn answers: its speakers but other personas and anonymous senders."""
+    anonymous = {w[1].user_id for w in taken if (s := said.get(id(w))) and s.anonymous}
+    return tuple(
+        user
+        for user in dict.fromkeys(t.user_id for _, t in taken)
+        if user and user not in anonymous and not is_persona_speaker(user)
+    )
 
 
 def _apology(persona: Persona, limit: int) -> Reply:

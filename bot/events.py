@@ -92,7 +92,8 @@ class ChatEvent:
     message_id: str = ""
     # The sender may change what the chat shares (a channel's memory, its persona): their own
     # private chat, a chat or server admin, or a configured admin id. Set by the adapter from
-    # the platform's permissions; nothing else grants it.
+    # the platform's permissions, for a command and for a message alike (its tool calls:
+    # `admin_only`; Telegram asks only where a persona has such a tool); nothing else grants it.
     admin: bool = False
     # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
     # come as the group): no memory of their own, only the chat's (sessions.scope_key).
@@ -160,6 +161,9 @@ class Reply:
     reaction: str = ""
     # The reply said aloud too, sent after its text (bot.speech): None when it is not spoken.
     voice: Voice | None = None
+    # The people whose messages it answers, by platform id (not another persona, not an
+    # anonymous sender): saying it aloud is for each of them (bot.speech). () : the event's.
+    people: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A model may answer a "\\udcff" escape: no platform can send it as UTF-8.

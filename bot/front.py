@@ -143,7 +143,7 @@ class Front:
         persona = self.router.persona(event.persona)
         speech = self.engine.speech
         try:
-            if not await speech.wanted(persona, event, spoken_to):
+            if not await speech.wanted(persona, event, spoken_to, reply.people):
                 return reply
             async with typing() if typing is not None else contextlib.nullcontext():
                 voice = await speech.say(persona, reply.text)
@@ -161,6 +161,16 @@ class Front:
         if reply is None:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
+
+    @property
+    def asks_admins(self) -> bool:
+        """Whether one of the bot's personas has a tool for admins only: only then need a
+        group message say whether its sender is an admin (`ChatEvent.admin`), where the
+        platform must be asked."""
+        box = self.engine.toolbox
+        return box is not None and any(
+            box.asks_admins(self.router.persona(key)) for key in self.router.personas
+        )
 
     @property
     def greets(self) -> bool:

@@ -253,7 +253,8 @@ DOCS: dict[str, str] = {
         "What the model calls the tool; without `module`, the installed tool of that name."
     ),
     "custom_tools[].module": (
-        '"package.module:function": an async function whose first parameter is a ToolContext.'
+        '"package.module:function": an async function taking a ToolContext first (it acts '
+        "for one person) or a CommonContext (for no one in particular)."
     ),
     "custom_tools[].timeout": "Seconds a call may take before it is given up.",
     "custom_tools[].max_output_chars": "How much of its answer the model sees, in characters.",

@@ -20,7 +20,8 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from bot.events import ChatEvent, Platform, Voice, split_chunks
 from bot.llm.base import ModelError
@@ -87,21 +88,32 @@ class Speech:
         self.ffmpeg = ffmpeg
         self.convert_seconds = CONVERT_SECONDS
 
-    async def wanted(self, persona: Persona, event: ChatEvent, spoken: bool) -> bool:
+    async def wanted(
+        self, persona: Persona, event: ChatEvent, spoken: bool, people: Sequence[str] = ()
+    ) -> bool:
         """Whether `persona`'s reply to `event` is said aloud too; `spoken`: the user sent a
-        voice note. Never to a bot or another persona (no one listens), nor where no voice
-        note can be sent (`PLATFORMS`), nor past the user's media of the hour (a reply said
-        aloud is counted here)."""
+        voice note; `people`: whom the reply answers (`Reply.people`; by default the event's
+        sender). Never to a bot or another persona (no one listens), nor where no voice note
+        can be sent (`PLATFORMS`); for several people, only when each of them wants it (their
+        /voice choice) and within each one's media of the hour (a reply said aloud is
+        counted here, for each)."""
         if not self.models.speaks or persona.voice.speak == "never":
             return False
         if event.from_bot or event.from_persona or event.platform not in PLATFORMS:
             return False
-        wanted = persona.voice.speak == "always" or spoken
-        if not event.anonymous:
-            contact = await self.contacts.contact(persona.key, event.platform, event.user_id)
-            if contact is not None and contact.voice is not None:
-                wanted = contact.voice
-        return wanted and self.count(event)
+        default = persona.voice.speak == "always" or spoken
+        if not people:
+            people = () if event.anonymous else (event.user_id,)
+        wants = []
+        for user_id in people:
+            contact = await self.contacts.contact(persona.key, event.platform, user_id)
+            chosen = None if contact is None else contact.voice
+            wants.append(default if chosen is None else chosen)
+        if not (all(wants) if wants else default):
+            return False
+        if not people:  # (an anonymous sender: counted as the event's, as the platform has it)
+            return self.count(event)
+        return all(self.count(replace(event, user_id=user_id)) for user_id in people)
 
     async def say(self, persona: Persona, text: str) -> Voice | None:
         """`text` said aloud in the persona's voice, as a platform plays it; None when there

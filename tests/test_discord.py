@@ -20,6 +20,8 @@ from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona import VoicePolicy
+from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
+from bot.toolspec import CustomTool
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import (
@@ -29,9 +31,11 @@ from tests.fakes.factories import (
     make_picture,
     open_bot,
     speaking_router,
+    tool_persona,
+    with_tools,
 )
 from tests.fakes.logs import logged_errors
-from tests.fakes.models import ScriptedChatModel
+from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 from tests.fakes.openai_server import FakeOpenAI, ogg_opus
 from tests.fakes.platforms import discord_at
 from tests.fakes.secrets import DISCORD_TOKEN, OTHER_DISCORD_TOKEN
@@ -786,3 +790,103 @@ async def test_a_persona_of_several_says_its_reply_aloud_through_its_webhook(
     finally:
         await adapter.close()
         await bot.close()
+
+
+# --- tools: whom a call acts for, and who is an admin ---------------------------------------
+
+MANAGE_CHANNELS = 1 << 4
+MEMBER = (1 << 10) | (1 << 11) | (1 << 16)  # view the channel, send, read its history
+MODS = 2300  # a role that manages channels
+VAULT = CustomTool("vault", module="tests.fakes.tools:secretive", admin_only=True)
+
+
+def offered(call: ModelCall) -> set[str]:
+    return {tool.name for tool in call.tools}
+
+
+async def test_an_admin_only_tool_is_for_those_who_manage_the_channel(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    """A message carries the rule of commands: Manage Channels (here through a role) or a
+    configured admin id is an admin, a member is not; worked out by discord.py from the
+    server's roles, with no request."""
+    fake.everyone_permissions = MEMBER
+    fake.roles[MODS] = "Mods"
+    fake.role_permissions[MODS] = MANAGE_CHANNELS
+    kizuna = await open_bot(tmp_path / "k.sqlite3", [tool_persona(VAULT)])
+    with_tools(kizuna)
+    running = DiscordAdapter(
+        kizuna.engine, "pip", "t", bot_id="b", admin_ids=["44"], guild_ready_timeout=0.05
+    )
+    await running.start()
+    try:
+        for author, roles, admin in ((ALICE, [MODS], True), (BOB, [], False), (44, [], True)):
+            kizuna.model.push(calling("vault", {}), "[NEUTRAL] done")
+            await fake.dispatch_message(
+                fake.channel_id, author, f"{mention(fake)} open it", mentions_bot=True, roles=roles
+            )
+            assert (await fake.next_message())["content"] == "done"
+            first, answered = kizuna.model.calls[-2:]
+            assert ("vault" in offered(first)) is admin
+            said = answered.messages[-1].content
+            assert said == ("the vault is open" if admin else TOOL_ADMINS_ONLY)
+        assert not any("/members/" in r.path for r in fake.requests)
+    finally:
+        await running.close()
+        await kizuna.close()
+
+
+async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    """Bob asks for a reminder as Alice says hi: the turn is not Bob's alone, so no tool acts
+    for a person (a call anyway keeps nothing); asked again alone, the reminder and the host
+    tool act for Bob, by his id."""
+    fake.everyone_permissions = MEMBER
+    windowed = EngineConfig(timezone="UTC", burst_seconds=2.0)
+    kizuna = await open_bot(tmp_path / "k.sqlite3", [tool_persona()], settings=windowed)
+    with_tools(kizuna)
+    timer = kizuna.timer
+    assert timer is not None
+    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    await running.start()
+
+    async def said(author: int, text: str) -> None:
+        started = timer.started
+        await fake.dispatch_message(
+            fake.channel_id, author, f"{mention(fake)} {text}", mentions_bot=True
+        )
+        async with asyncio.timeout(10):  # until it waits out its burst's window
+            while True:
+                if timer.started > started:
+                    break
+                await asyncio.sleep(0.01)
+
+    try:
+        remind = {"what": "call mum", "when": "on Friday"}
+        kizuna.model.push(calling("reminder", remind), "[NEUTRAL] ok")
+        await said(BOB, "remind me on Friday to call mum")
+        await timer.advance(0.5)
+        await said(ALICE, "hi")
+        await timer.advance(2.5)
+        assert (await fake.next_message())["content"] == "ok"
+        first, answered = kizuna.model.calls_with(json_mode=False)
+        assert offered(first) == {"recall_memory", "dice"}
+        assert answered.messages[-1].content == TOOL_FOR_ONE
+        room = make_event(is_dm=False, chat_id=str(fake.guild_id), channel_id=str(fake.channel_id))
+        scope = kizuna.engine.event_scope(room)
+        assert await kizuna.store.intentions(scope, str(BOB)) == []
+        assert await kizuna.store.intentions(scope, str(ALICE)) == []
+
+        kizuna.model.push(calling("reminder", remind), calling("where", {}), "[NEUTRAL] set")
+        await said(BOB, "remind me on Friday to call mum")
+        await timer.advance(2.5)
+        assert (await fake.next_message())["content"] == "set"
+        tool = kizuna.model.calls[-1].messages[-1]
+        assert tool.content == f"scope={scope} user={BOB} admin=False note="
+        [kept] = await kizuna.store.intentions(scope, str(BOB))
+        assert (kept.kind, kept.what) == ("reminder", "call mum")
+        assert await kizuna.store.intentions(scope, str(ALICE)) == []
+    finally:
+        await running.close()
+        await kizuna.close()

@@ -32,7 +32,7 @@ from tests.fakes.models import ScriptedChatModel, calling
 pytest.importorskip("mcp")
 
 ROOT = Path(__file__).resolve().parent.parent
-ALICE = Sender("u1")
+ALICE = Sender.of("u1")
 ALLOWED = ["add", "echo_env", "sleep", "crash", "pid"]
 
 
@@ -239,7 +239,7 @@ async def test_tools_list_says_what_a_persona_can_call_and_if_its_servers_answer
     assert lines[1] == "web_search\tbuilt in; no search backend is configured ([tools] search)"
     assert lines[2] == (
         "where\ttests.fakes.tools:where; timeout 10 s, at most 2000 characters, "
-        "10 calls a minute per user, admins only, off in eco mode"
+        "10 calls a minute per user, admins only, off in eco mode, for the one person who asked"
     )
     assert lines[3].startswith("dice\tbot.toolkit.dice:dice; ")
     assert lines[3].endswith("cheap (kept in eco mode)")

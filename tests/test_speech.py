@@ -6,6 +6,7 @@ ffmpeg on PATH (a stand-in script here) or sent as a file, and a failure that ke
 
 from __future__ import annotations
 
+import asyncio
 import stat
 import sys
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 
 from bot import commands
 from bot.config import TIERS, EngineConfig
-from bot.events import Attachment, Voice
-from bot.front import Front
+from bot.events import Attachment, ChatEvent, Voice
+from bot.front import Front, Spoken
 from bot.llm.murmur import murmur
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
@@ -288,5 +289,53 @@ async def test_ffmpeg_on_path_makes_a_voice_note_within_its_time(
 
         speech.ffmpeg = str(tmp_path / "no-such-ffmpeg")
         assert await speech.playable(b"no known audio") is None
+    finally:
+        await bot.close()
+
+
+async def test_a_reply_to_several_people_is_said_aloud_if_each_wants_it_counted_for_each(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """One turn answering Bob and Alice in a group acts for each: Bob's /voice off keeps it
+    in text though Alice, the newest, made no choice; a reply said aloud to Alice and Carol
+    counts against each one's hour, not only the newest's."""
+    router = await speaking_router(fake_openai.base_url, chat_model="talker")
+    persona = make_persona(scope="channel", voice=VoicePolicy(speak="always", voice="nova"))
+    settings = EngineConfig(timezone="UTC", burst_seconds=2.0, media_per_hour=1)
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona], router=router, settings=settings)
+    timer = bot.timer
+    assert timer is not None
+    front = Front(bot.engine, "b", "pip")
+
+    def said(text: str, user: str) -> ChatEvent:
+        return make_event(text, platform="telegram", is_dm=False, user_id=user)
+
+    async def burst(*events: ChatEvent) -> Spoken | None:
+        pending = []
+        for event in events:
+            started = timer.started
+            pending.append(asyncio.create_task(front.receive(event, settle=True)))
+            async with asyncio.timeout(10):
+                while True:  # until it waits out its window
+                    if timer.started > started:
+                        break
+                    await asyncio.sleep(0)
+            await timer.advance(0.5)
+        await timer.advance(2.0)
+        async with asyncio.timeout(10):
+            return (await asyncio.gather(*pending))[-1]
+
+    try:
+        await commands.run(
+            bot.engine, make_event("", platform="telegram", user_id="u2"), "voice", "off"
+        )
+        quiet = await burst(said("Pip, hello", "u2"), said("Pip, hi", "u1"))
+        assert quiet is not None and quiet.reply.text and quiet.reply.voice is None
+        loud = await burst(said("Pip, hi again", "u1"), said("Pip, hey", "u3"))
+        assert loud is not None and loud.reply.voice is not None
+        # Alice's hour holds one: the reply said to both counted against her too.
+        alone = await burst(said("Pip, one more", "u1"))
+        assert alone is not None and alone.reply.text and alone.reply.voice is None
+        assert len(fake_openai.speeches) == 1
     finally:
         await bot.close()

@@ -27,6 +27,8 @@ from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona import VoicePolicy
 from bot.prompts import DOCUMENT_HEADING
+from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
+from bot.toolspec import CustomTool
 from memory.records import NewIntention
 from tests.fakes.factories import (
     Bot,
@@ -35,9 +37,11 @@ from tests.fakes.factories import (
     make_picture,
     open_bot,
     speaking_router,
+    tool_persona,
+    with_tools,
 )
 from tests.fakes.logs import logged_errors
-from tests.fakes.models import ScriptedChatModel
+from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 from tests.fakes.platforms import telegram_adapter
 from tests.fakes.process import free_port
@@ -985,3 +989,91 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
                 await adapter.close()
     finally:
         await bot.close()
+
+
+# --- tools: whom a call acts for, and who is an admin ---------------------------------------
+
+VAULT = CustomTool("vault", module="tests.fakes.tools:secretive", admin_only=True)
+
+
+def offered(call: ModelCall) -> set[str]:
+    return {tool.name for tool in call.tools}
+
+
+async def test_an_admin_only_tool_is_for_the_groups_admins(tmp_path: Path) -> None:
+    """A group message carries the rule of commands: the chat's admins (getChatMember) and a
+    configured admin id are admins, a member is not. Telegram is asked once a while per
+    member, and only where a persona has a tool for admins."""
+    bot = await open_bot(tmp_path / "k.sqlite3", [tool_persona(VAULT)])
+    with_tools(bot)
+    async with FakeTelegram() as fake:
+        fake.admins.add((GROUP, ALICE))
+        adapter = telegram_adapter(bot.engine, fake, admin_ids=["9"])
+        await adapter.start()
+        try:
+            for user, admin in ((ALICE, True), (BOB, False), (9, True), (ALICE, True)):
+                bot.model.push(calling("vault", {}), "[NEUTRAL] done")
+                fake.send_text(GROUP, user, "@pip_bot open it", chat_type="group")
+                [sent] = await fake.next_messages()
+                assert sent["text"] == "done"
+                first, answered = bot.model.calls[-2:]
+                assert ("vault" in offered(first)) is admin
+                said = answered.messages[-1].content
+                assert said == ("the vault is open" if admin else TOOL_ADMINS_ONLY)
+            asked = [int(c.params["user_id"]) for c in fake.calls("getChatMember")]
+            assert asked == [ALICE, BOB]  # Alice's second message: as Telegram said before
+        finally:
+            await adapter.close()
+            await bot.close()
+
+
+async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
+    tmp_path: Path,
+) -> None:
+    windowed = EngineConfig(timezone="UTC", burst_seconds=2.0)
+    bot = await open_bot(tmp_path / "k.sqlite3", [tool_persona()], settings=windowed)
+    with_tools(bot)
+    timer = bot.timer
+    assert timer is not None
+    async with FakeTelegram() as fake:
+        adapter = telegram_adapter(bot.engine, fake)
+        await adapter.start()
+
+        async def said(user: int, text: str) -> None:
+            started = timer.started
+            fake.send_text(GROUP, user, f"@pip_bot {text}", chat_type="group")
+            async with asyncio.timeout(10):  # (a guard: updates come by polling)
+                while True:  # until its message waits out the window
+                    if timer.started > started:
+                        break
+                    await asyncio.sleep(0.01)
+
+        try:
+            remind = {"what": "call mum", "when": "on Friday"}
+            bot.model.push(calling("reminder", remind), "[NEUTRAL] ok")
+            await said(BOB, "remind me on Friday to call mum")
+            await timer.advance(0.5)
+            await said(ALICE, "hi")
+            await timer.advance(2.5)
+            [sent] = await fake.next_messages()
+            assert sent["text"] == "ok"
+            first, answered = bot.model.calls_with(json_mode=False)
+            assert offered(first) == {"recall_memory", "dice"}
+            assert answered.messages[-1].content == TOOL_FOR_ONE
+            room = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP))
+            scope = bot.engine.event_scope(replace(room, channel_id=str(GROUP)))
+            assert await bot.store.intentions(scope, str(BOB)) == []
+
+            bot.model.push(calling("reminder", remind), calling("where", {}), "[NEUTRAL] set")
+            await said(BOB, "remind me on Friday to call mum")
+            await timer.advance(2.5)
+            [sent] = await fake.next_messages()
+            assert sent["text"] == "set"
+            tool = bot.model.calls[-1].messages[-1]
+            assert tool.content == f"scope={scope} user={BOB} admin=False note="
+            [kept] = await bot.store.intentions(scope, str(BOB))
+            assert (kept.kind, kept.what) == ("reminder", "call mum")
+            assert await bot.store.intentions(scope, str(ALICE)) == []
+        finally:
+            await adapter.close()
+            await bot.close()

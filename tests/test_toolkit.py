@@ -17,6 +17,7 @@ from bot.persona import Persona, load_persona
 from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
     TOOL_FAILED,
+    TOOL_FOR_ONE,
     TOOL_NOT_IN_ECO,
     TOOL_TIMED_OUT,
 )
@@ -31,7 +32,7 @@ from tests.fakes.models import ScriptedChatModel, calling
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"}
-ALICE = Sender("u1")
+ALICE = Sender.of("u1")
 
 
 def persona_with(*tools: CustomTool, names: tuple[str, ...] = ()) -> Persona:
@@ -192,7 +193,7 @@ async def test_admin_only_tools_are_for_admins() -> None:
     refused = await tools.run(persona, "s", ALICE, "vault", "{}")
     assert refused is not None
     assert (refused.status, refused.text) == ("refused", TOOL_ADMINS_ONLY)
-    admin = Sender("u2", admin=True)
+    admin = Sender.of("u2", admin=True)
     assert [t.name for t in tools.tools(persona, admin)] == ["vault"]
     allowed = await tools.run(persona, "s", admin, "vault", "{}")
     assert allowed is not None
@@ -225,9 +226,57 @@ async def test_each_user_has_a_rate_by_the_clock() -> None:
         return outcome.status
 
     assert [await status(ALICE) for _ in range(3)] == ["ok", "ok", "refused"]
-    assert await status(Sender("u2")) == "ok"  # another user has their own
+    assert await status(Sender.of("u2")) == "ok"  # another user has their own
     clock.advance(seconds=61)
     assert await status(ALICE) == "ok"
+
+
+async def test_a_turn_of_several_people_runs_no_tool_acting_for_a_person() -> None:
+    """A tool taking a ToolContext acts for one person: refused for a turn of several (or
+    of no one in particular), never run for one of them; one taking a CommonContext runs."""
+    persona = persona_with(CustomTool("where", module="tests.fakes.tools:where"), names=("dice",))
+    tools = box(persona)
+    several = Sender(("u1", "u2"))
+    assert [t.name for t in tools.tools(persona, several)] == ["dice"]
+    refused = await tools.run(persona, "s", several, "where", "{}")
+    assert refused is not None and (refused.status, refused.text) == ("refused", TOOL_FOR_ONE)
+    persona_only = Sender(("persona:mo",))
+    assert [t.name for t in tools.tools(persona, persona_only)] == ["dice"]
+    rolled = await tools.run(persona, "s", several, "dice", '{"notation": "d6"}')
+    assert rolled is not None and rolled.status == "ok"
+    alone = await tools.run(persona, "s", Sender.of("u2"), "where", "{}")
+    assert alone is not None and alone.text == "scope=s user=u2 admin=False note="
+
+
+async def test_a_call_for_several_people_counts_against_each_ones_rate() -> None:
+    persona = persona_with(CustomTool("dice", cheap=True, rate_per_minute=1))
+    tools = box(persona)
+
+    async def status(sender: Sender) -> str:
+        outcome = await tools.run(persona, "s", sender, "dice", '{"notation": "d6"}')
+        assert outcome is not None
+        return outcome.status
+
+    assert await status(Sender(("u1", "u2"))) == "ok"
+    assert await status(Sender.of("u2")) == "refused"  # counted for Bob too
+    assert await status(Sender(("u3", "u1"))) == "refused"  # Alice is at hers
+    assert await status(Sender.of("u3")) == "ok"  # (nothing was counted for Carol then)
+
+
+async def test_many_senders_later_the_rates_of_a_refused_call_are_forgotten_too() -> None:
+    """A call refused for several people counted nothing for the others: forgetting old
+    rates, once many senders have called, takes what it left as well."""
+    clock = FakeClock(datetime(2026, 12, 4, 9, 0, tzinfo=UTC))
+    persona = persona_with(CustomTool("dice", cheap=True, rate_per_minute=1))
+    tools = box(persona, clock)
+    d6 = '{"notation": "d6"}'
+    await tools.run(persona, "s", ALICE, "dice", d6)
+    refused = await tools.run(persona, "s", Sender(("u1", "u2")), "dice", d6)
+    assert refused is not None and refused.status == "refused"
+    clock.advance(seconds=61)
+    for n in range(4100):
+        outcome = await tools.run(persona, "s", Sender.of(f"x{n}"), "dice", d6)
+        assert outcome is not None and outcome.status == "ok"
 
 
 async def test_an_installed_tool_named_in_tools_needs_no_table() -> None:

@@ -44,8 +44,10 @@ from bot.prompts.floor import (
 from bot.prompts.followup import (
     BRING_UP,
     QUIET_NOTE,
+    QUIET_NOTE_OF,
     REMIND,
     followup_line,
+    quiet_line,
 )
 from bot.prompts.intent import (
     INTENT_TASK,
@@ -144,6 +146,7 @@ __all__ = [
     "PEOPLE_HEADING",
     "PROFILE_HEADING",
     "QUIET_NOTE",
+    "QUIET_NOTE_OF",
     "QUOTED",
     "RECALL_NEEDS_QUERY",
     "RECALL_TOOL",
@@ -194,6 +197,7 @@ __all__ = [
     "outreach_messages",
     "parse_emotion_instruction",
     "people_section",
+    "quiet_line",
     "recap_section",
     "searched_section",
     "speaker_names",

@@ -5,9 +5,11 @@ What to bring up was written by a model from the user's words: it goes in quoted
 
 from __future__ import annotations
 
-from memory.quoting import quote
+from collections.abc import Sequence
 
-__all__ = ["BRING_UP", "QUIET_NOTE", "REMIND", "followup_line"]
+from memory.quoting import flat, quote
+
+__all__ = ["BRING_UP", "QUIET_NOTE", "QUIET_NOTE_OF", "REMIND", "followup_line", "quiet_line"]
 
 BRING_UP = (
     "Due now, bring it up yourself in this reply, naturally, as a friend who remembered would "
@@ -21,6 +23,20 @@ QUIET_NOTE = (
     "They just asked you not to message them first: from now on you will not, until they say "
     "otherwise (/quiet off). Acknowledge it briefly, without arguing."
 )
+
+# When the messages answered are several people's: who asked, by name.
+QUIET_NOTE_OF = (
+    "{names} just asked you not to message them first: from now on you will not, until they "
+    "say otherwise (/quiet off). Acknowledge it briefly, without arguing."
+)
+
+
+def quiet_line(names: Sequence[str], *, several: bool) -> str:
+    """The note for a request for quiet among the messages answered; `several`: they are
+    several people's, so it names who asked."""
+    if not several:
+        return QUIET_NOTE
+    return QUIET_NOTE_OF.format(names=" and ".join(dict.fromkeys(quote(flat(n)) for n in names)))
 
 
 def followup_line(kind: str, what: str, ask: str) -> str:

@@ -32,6 +32,7 @@ __all__ = [
     "TOOL_ADMINS_ONLY",
     "TOOL_BAD_ARGUMENTS",
     "TOOL_FAILED",
+    "TOOL_FOR_ONE",
     "TOOL_NOT_IN_ECO",
     "TOOL_RATE_LIMITED",
     "TOOL_TIMED_OUT",
@@ -155,6 +156,10 @@ def translation_section(section: str, target_language: str) -> str:
 # What a host's tool (bot/toolkit) answers the chat model when it was not run or failed.
 TOOL_NOT_IN_ECO = "This tool is off while the bot saves money; say you can't use it right now."
 TOOL_ADMINS_ONLY = "Only an admin of this chat may use this tool; say so kindly."
+TOOL_FOR_ONE = (
+    "Not run: this tool acts for one person, and these messages are not one person's alone. "
+    "Ask whoever wants it to ask you again on their own."
+)
 TOOL_RATE_LIMITED = (
     "Not run: this person has used this tool {count} times in the last minute; ask them to "
     "wait a moment."

@@ -10,9 +10,17 @@ it; `box` runs calls within each tool's limits; `mcp` keeps the servers; `dice` 
 from __future__ import annotations
 
 from bot.toolkit.box import Sender, Toolbox, ToolOutcome
-from bot.toolkit.python import PythonTool, Reminders, ToolContext, ToolLoadError, load_tool
+from bot.toolkit.python import (
+    CommonContext,
+    PythonTool,
+    Reminders,
+    ToolContext,
+    ToolLoadError,
+    load_tool,
+)
 
 __all__ = [
+    "CommonContext",
     "PythonTool",
     "Reminders",
     "Sender",

@@ -1,12 +1,13 @@
 """The Toolbox: the Python and MCP tools of each persona, offered and run within their limits.
 
 Every call passes the same gates in order: the tool is the persona's; eco mode leaves only
-cheap tools; an admin-only tool needs the sender to be an admin of the chat; the sender is
-within the tool's rate (calls a minute, by the injected clock); the arguments fit the
-schema. It then runs within its timeout, its answer is cut to its size and quoted (outside
-text, data to the model as user text is: bot.prompts.tool_answer), and one log line
-says the tool, the persona, how it ended, how long it took and what it cost — never the
-arguments (they are user text) nor the answer.
+cheap tools; an admin-only tool needs everyone whose words the turn answers to be an admin of
+the chat; a tool that acts for a person (a Python tool taking a `ToolContext`) needs the turn
+to answer one person only, for whom it acts; each of them is within the tool's rate (calls a
+minute, by the injected clock); the arguments fit the schema. It then runs within its
+timeout, its answer is cut to its size and quoted (outside text, data to the model as user
+text is: bot.prompts.tool_answer), and one log line says the tool, the persona, how it ended,
+how long it took and what it cost — never the arguments (they are user text) nor the answer.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
     TOOL_BAD_ARGUMENTS,
     TOOL_FAILED,
+    TOOL_FOR_ONE,
     TOOL_NOT_IN_ECO,
     TOOL_RATE_LIMITED,
     TOOL_TIMED_OUT,
@@ -36,7 +38,14 @@ from bot.prompts.tools import (
 )
 from bot.tomlfile import TomlError, dotted, locate
 from bot.toolkit.mcp import McpConnection, McpDown
-from bot.toolkit.python import PythonTool, Reminders, ToolContext, ToolLoadError, load_tool
+from bot.toolkit.python import (
+    CommonContext,
+    PythonTool,
+    Reminders,
+    ToolContext,
+    ToolLoadError,
+    load_tool,
+)
 from bot.toolspec import BUILTIN_TOOLS, CustomTool, McpServer, tool_entry_points
 from memory.clock import Clock
 
@@ -50,10 +59,20 @@ MCP_SEPARATOR = "__"  # the model calls a server's tool SERVER__TOOL
 
 @dataclass(slots=True, frozen=True)
 class Sender:
-    """Who a turn's tool calls are for."""
+    """Whom a turn's tool calls act for: everyone whose words the turn answers, since any of
+    them may have asked for a call (bot.engine makes it)."""
 
-    user_id: str
-    admin: bool = False  # an admin of the chat (bot/events.py ChatEvent.admin), not in a DM
+    speakers: tuple[str, ...]  # their ids, each once (a person's, a persona's, a chat's)
+    # Every one of them is an admin of the chat (bot/events.py ChatEvent.admin), not in a DM.
+    admin: bool = False
+    # The one person they all are, for whom a tool that acts for a person acts; "" when the
+    # turn answers several speakers, or one who is no one in particular.
+    person: str = ""
+
+    @classmethod
+    def of(cls, user_id: str, *, admin: bool = False) -> Sender:
+        """One person's turn."""
+        return cls((user_id,), admin, user_id)
 
 
 @dataclass(slots=True, frozen=True)
@@ -124,15 +143,18 @@ class Toolbox:
         return [(conn.spec, limits) for conn, limits in kit.servers.values()]
 
     def tools(self, persona: Persona, sender: Sender) -> list[Tool]:
-        """What the persona may offer this sender now: eco mode keeps the cheap tools only,
-        admin-only tools are for admins. A server not started (or down) shows its allowed
-        tools with an open schema: calling one says the server is not there."""
+        """What the persona may offer this turn now: eco mode keeps the cheap tools only,
+        admin-only tools are for admins, tools acting for a person for a turn of one person.
+        A server not started (or down) shows its allowed tools with an open schema: calling
+        one says the server is not there."""
         kit = self._kits.get(persona.key, _Kit())
         offered = [
-            tool.tool for tool, limits in kit.python.values() if self._may(limits, sender) is None
+            tool.tool
+            for tool, limits in kit.python.values()
+            if self._may(limits, sender, personal=tool.personal) is None
         ]
         for server, (conn, limits) in kit.servers.items():
-            if self._may(limits, sender) is not None:
+            if self._may(limits, sender, personal=False) is not None:
                 continue
             for name in conn.spec.tools:
                 listed = conn.tools.get(name)
@@ -145,6 +167,13 @@ class Toolbox:
                     schema = {"type": "object", "additionalProperties": True}
                 offered.append(Tool(_mcp_name(server, name), description, schema))
         return offered
+
+    def asks_admins(self, persona: Persona) -> bool:
+        """Whether one of the persona's tools is for admins only: then an adapter tells
+        whether the sender of a group message is an admin (`ChatEvent.admin`)."""
+        kit = self._kits.get(persona.key, _Kit())
+        limits = [*kit.python.values(), *kit.servers.values()]
+        return any(limit.admin_only for _, limit in limits)
 
     async def prepare(self, persona: Persona) -> None:
         """Start the persona's MCP servers that are not up (each within its timeout), so
@@ -174,8 +203,8 @@ class Toolbox:
     async def run(
         self, persona: Persona, scope: str, sender: Sender, name: str, arguments: str
     ) -> ToolOutcome | None:
-        """Run one of the persona's tools for the sender, in the conversation's scope; None
-        when `name` is not one of this box's tools for the persona."""
+        """Run one of the persona's tools for the turn's `sender`, in the conversation's
+        scope; None when `name` is not one of this box's tools for the persona."""
         kit = self._kits.get(persona.key)
         if kit is None:
             return None
@@ -183,7 +212,7 @@ class Toolbox:
         python = kit.python.get(name)
         if python is not None:
             tool, limits = python
-            refusal = self._refusal(limits, sender, persona, name)
+            refusal = self._refusal(limits, sender, persona, name, personal=tool.personal)
             outcome = (
                 ToolOutcome(refusal, "refused")
                 if refusal is not None
@@ -195,7 +224,8 @@ class Toolbox:
             if found is None or remote not in found[0].spec.tools:
                 return None
             conn, limits = found
-            refusal = self._refusal(limits, sender, persona, name)
+            # An MCP server is never told who asked: it acts for no one in particular.
+            refusal = self._refusal(limits, sender, persona, name, personal=False)
             outcome = (
                 ToolOutcome(refusal, "refused")
                 if refusal is not None
@@ -213,29 +243,42 @@ class Toolbox:
         )
         return outcome
 
-    def _refusal(self, limits: Limits, sender: Sender, persona: Persona, name: str) -> str | None:
-        return self._may(limits, sender) or self._rate(limits, sender, persona, name)
+    def _refusal(
+        self, limits: Limits, sender: Sender, persona: Persona, name: str, *, personal: bool
+    ) -> str | None:
+        return self._may(limits, sender, personal=personal) or self._rate(
+            limits, sender, persona, name
+        )
 
-    def _may(self, limits: Limits, sender: Sender) -> str | None:
+    def _may(self, limits: Limits, sender: Sender, *, personal: bool) -> str | None:
         if self.eco_mode and not limits.cheap:
             return TOOL_NOT_IN_ECO
         if limits.admin_only and not sender.admin:
             return TOOL_ADMINS_ONLY
+        if personal and not sender.person:
+            return TOOL_FOR_ONE
         return None
 
     def _rate(self, limits: Limits, sender: Sender, persona: Persona, name: str) -> str | None:
+        """Within the rate of each speaker (any of them may have asked), and counted for
+        each; refused for all when one of them is at it."""
         if limits.rate_per_minute == 0:
             return None
         now = self.clock.now()
         if len(self._calls) > 4096:  # forget senders with no call in the window
-            for key in [k for k, q in self._calls.items() if q[-1] <= now - RATE_WINDOW]:
+            for key in [k for k, q in self._calls.items() if not q or q[-1] <= now - RATE_WINDOW]:
                 del self._calls[key]
-        calls = self._calls.setdefault((persona.key, name, sender.user_id), deque())
-        while calls and calls[0] <= now - RATE_WINDOW:
-            calls.popleft()
-        if len(calls) >= limits.rate_per_minute:
+        queues = [
+            self._calls.setdefault((persona.key, name, speaker), deque())
+            for speaker in sender.speakers or ("",)  # (no one known: one rate for them all)
+        ]
+        for calls in queues:
+            while calls and calls[0] <= now - RATE_WINDOW:
+                calls.popleft()
+        if any(len(calls) >= limits.rate_per_minute for calls in queues):
             return TOOL_RATE_LIMITED.format(count=limits.rate_per_minute)
-        calls.append(now)
+        for calls in queues:
+            calls.append(now)
         return None
 
     async def _python(
@@ -250,17 +293,23 @@ class Toolbox:
         checked = tool.validate(arguments)
         if isinstance(checked, str):
             return ToolOutcome(checked, "invalid")
-        context = ToolContext(
-            scope=scope,
-            persona=persona.key,
-            language=persona.identity.language,
-            user_id=sender.user_id,
-            admin=sender.admin,
-            clock=self.clock,
-            tz=self.tz,
-            rng=self.rng,
-            reminders=self._reminders(scope, sender.user_id) if self._reminders else None,
-        )
+        context: CommonContext
+        if tool.personal:  # (the gates let it run for one person only)
+            context = ToolContext(
+                scope=scope,
+                persona=persona.key,
+                language=persona.identity.language,
+                clock=self.clock,
+                tz=self.tz,
+                rng=self.rng,
+                user_id=sender.person,
+                admin=sender.admin,
+                reminders=self._reminders(scope, sender.person) if self._reminders else None,
+            )
+        else:
+            context = CommonContext(
+                scope, persona.key, persona.identity.language, self.clock, self.tz, self.rng
+            )
         try:
             async with asyncio.timeout(limits.timeout):
                 answer = await tool.function(context, **checked)

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bot.toolkit.python import ToolContext
+from bot.toolkit.python import CommonContext
 
 __all__ = ["Roll", "dice", "parse", "roll"]
 
@@ -105,7 +105,7 @@ def _kept(dice: Dice, rolled: tuple[int, ...]) -> tuple[int, ...]:
 
 
 async def dice(
-    context: ToolContext,
+    context: CommonContext,
     notation: Annotated[
         str, Field(description="standard dice notation: 2d6+3, d20, d20-1, 4d6kh3 (keep highest 3)")
     ],

@@ -1,5 +1,6 @@
 """A Python tool: an async function with a typed signature. Its first parameter, annotated
-`ToolContext`, is what Kizuna hands it; the others are what the model fills in. The JSON
+`ToolContext` (or `CommonContext`, for a tool that acts for no one in particular), is what
+Kizuna hands it; the others are what the model fills in. The JSON
 schema the model sees is pydantic's for a model built from those parameters
 (`pydantic.create_model`), the description is the function's docstring, and the model's
 arguments are validated with the same pydantic model before the call."""
@@ -21,7 +22,7 @@ from bot.prompts.tools import TOOL_BAD_ARGUMENTS
 from memory.clock import Clock
 from memory.errors import KizunaError
 
-__all__ = ["PythonTool", "Reminders", "ToolContext", "ToolLoadError", "load_tool"]
+__all__ = ["CommonContext", "PythonTool", "Reminders", "ToolContext", "ToolLoadError", "load_tool"]
 
 ToolFunction = Callable[..., Awaitable[Any]]
 
@@ -33,19 +34,28 @@ class Reminders(Protocol):
 
 
 @dataclass(slots=True, frozen=True)
-class ToolContext:
-    """What a tool sees of the turn: this conversation's memory scope and no other, the
-    persona, who asked, the clock. Never the store or the memory bank."""
+class CommonContext:
+    """What a tool that acts for no one in particular (dice) sees of the turn: this
+    conversation's memory scope and no other, the persona, the clock. Such a tool is offered
+    in any turn, one answering several people too. Never the store or the memory bank."""
 
     scope: str  # the conversation's memory scope
     persona: str  # the persona's key
     language: str  # the persona's language
-    user_id: str  # the sender, as the platform names them
-    admin: bool  # the sender is an admin of this chat (never in a private chat)
     clock: Clock
     tz: tzinfo  # the bot's timezone, for days the user names
     rng: random.Random  # seeded by the runtime: the only randomness a tool should use
-    reminders: Reminders | None = None  # None: this host keeps no reminders
+
+
+@dataclass(slots=True, frozen=True)
+class ToolContext(CommonContext):
+    """What a tool that acts for a person sees of the turn: the common context and the one
+    person it acts for. Such a tool is offered only in a turn that answers that one person's
+    words (never one of several people's, another persona's, or an anonymous admin's)."""
+
+    user_id: str  # the person, as the platform names them
+    admin: bool  # they are an admin of this chat (never in a private chat)
+    reminders: Reminders | None = None  # theirs here; None: this host keeps no reminders
 
 
 class ToolLoadError(KizunaError):
@@ -58,6 +68,7 @@ class PythonTool:
     function: ToolFunction
     arguments: type[pydantic.BaseModel]  # the model's arguments, checked before the call
     tool: Tool  # what the chat model is shown
+    personal: bool = True  # it acts for a person (takes a ToolContext, not a CommonContext)
 
     @property
     def source(self) -> str:
@@ -77,8 +88,12 @@ class PythonTool:
         except Exception as e:  # a name the annotations use that does not resolve
             raise ToolLoadError(f"{_where(function)}: its annotations do not resolve: {e}") from e
         parameters = list(inspect.signature(function).parameters.values())
-        if not parameters or hints.get(parameters[0].name) is not ToolContext:
-            raise ToolLoadError(f"{_where(function)}: its first parameter must be a ToolContext")
+        context = hints.get(parameters[0].name) if parameters else None
+        if context not in (ToolContext, CommonContext):
+            raise ToolLoadError(
+                f"{_where(function)}: its first parameter must be a ToolContext (or a "
+                "CommonContext)"
+            )
         fields: dict[str, Any] = {}
         for p in parameters[1:]:
             if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.name not in hints:
@@ -96,7 +111,7 @@ class PythonTool:
             schema = model.model_json_schema()
         except Exception as e:  # pydantic cannot make a schema of a parameter's type
             raise ToolLoadError(f"{_where(function)}: no JSON schema for it: {e}") from e
-        return cls(name, function, model, Tool(name, description, schema))
+        return cls(name, function, model, Tool(name, description, schema), context is ToolContext)
 
     def validate(self, arguments: str) -> dict[str, Any] | str:
         """The arguments as the function takes them, or a sentence for the model on what was

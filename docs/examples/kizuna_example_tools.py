@@ -1,9 +1,12 @@
 """A host's own tool for a Kizuna persona (docs/examples/librarian.toml names it by module
 path). Put this module where Python can import it (installed, or on PYTHONPATH).
 
-A tool is an async function: its first parameter is the `ToolContext` Kizuna hands it, the
-others are what the model fills in; their types (and Field descriptions) become the JSON
-schema the model sees, and the docstring its description.
+A tool is an async function: its first parameter is what Kizuna hands it, the others are what
+the model fills in; their types (and Field descriptions) become the JSON schema the model
+sees, and the docstring its description. A tool that acts for the person who asked takes a
+`ToolContext` (with their `user_id`): it is offered only when the messages answered are that
+one person's. One that acts for no one in particular, as this one, takes a `CommonContext`
+and is offered whoever spoke.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.toolkit import ToolContext
+from bot.toolkit import CommonContext
 
 __all__ = ["reading_time"]
 
 
 async def reading_time(
-    context: ToolContext,
+    context: CommonContext,
     words: Annotated[int, Field(ge=1, le=2_000_000, description="how many words the text has")],
     pace: Annotated[int, Field(ge=50, le=1000, description="words a minute")] = 230,
 ) -> str:

@@ -88,6 +88,10 @@ class FakeDiscord:
         # The guild's other text channels, as GUILD_CREATE gives them (`add_channel`).
         self.channels: list[dict[str, Any]] = []
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
+        # What @everyone may do, and what each role adds (none unless a test says so): the
+        # guild's roles as the client caches them at connection.
+        self.everyone_permissions = ALL_PERMISSIONS
+        self.role_permissions: dict[int, int] = {}
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -288,9 +292,18 @@ class FakeDiscord:
                 *self.channels,
             ],
             "roles": [
-                {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
+                {
+                    "id": str(self.guild_id),
+                    "name": "@everyone",
+                    "permissions": str(self.everyone_permissions),
+                },
                 *(
-                    {"id": str(i), "name": name, "permissions": "0", "position": n}
+                    {
+                        "id": str(i),
+                        "name": name,
+                        "permissions": str(self.role_permissions.get(i, 0)),
+                        "position": n,
+                    }
                     for n, (i, name) in enumerate(self.roles.items(), 1)
                 ),
             ],

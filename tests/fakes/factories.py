@@ -4,12 +4,13 @@ sessions, engine) on a temporary database with a fake clock and a scripted model
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from io import BytesIO
 from pathlib import Path
@@ -27,6 +28,9 @@ from bot.outreach import Outreach
 from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.recollect import Recollector
 from bot.sessions import SessionManager
+from bot.toolkit import Toolbox
+from bot.toolkit.reminder import StoredReminders
+from bot.toolspec import CustomTool
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder
@@ -48,6 +52,8 @@ __all__ = [
     "no_ollama",
     "open_bot",
     "speaking_router",
+    "tool_persona",
+    "with_tools",
 ]
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
@@ -247,6 +253,35 @@ class Bot:
         await self.engine.drain()
         await self.bank.close()
         await self.store.close()
+
+
+def tool_persona(*tools: CustomTool, scope: Literal["user", "channel"] = "channel") -> Persona:
+    """Pip with host tools (by default `where`, which acts for a person: it takes a
+    ToolContext, and says whom it was called for), the shipped `dice` (for no one in
+    particular) and `reminder`; a channel-scoped persona by default (one conversation for a
+    whole group, so a burst may be several people's)."""
+    persona = make_persona(scope=scope)
+    return replace(
+        persona,
+        custom_tools=list(tools) or [CustomTool("where", module="tests.fakes.tools:where")],
+        tools=["recall_memory", "dice", "reminder"],
+    )
+
+
+def with_tools(bot: Bot) -> Toolbox:
+    """Give the bot's engine the runtime's toolbox for its personas: reminders kept in the
+    store, for the person a call acts for."""
+    toolbox = Toolbox(
+        bot.personas,
+        clock=bot.clock,
+        tz=UTC,
+        rng=random.Random(3),
+        environ={},
+        installed={"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"},
+        reminders=functools.partial(StoredReminders, bot.store, bot.clock),
+    )
+    bot.engine.toolbox = toolbox
+    return toolbox
 
 
 async def speaking_router(base_url: str, *, eco: bool = False, chat_model: str = "") -> ModelRouter:

@@ -8,9 +8,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.toolkit import ToolContext
+from bot.toolkit import CommonContext, ToolContext
 
-__all__ = ["boom", "long", "not_async", "secretive", "slow", "untyped", "where"]
+__all__ = ["bell", "boom", "long", "not_async", "secretive", "slow", "untyped", "where"]
 
 
 async def where(context: ToolContext, note: Annotated[str, Field(max_length=50)] = "") -> str:
@@ -47,3 +47,8 @@ def not_async(context: ToolContext) -> str:
 async def untyped(context: ToolContext, value) -> str:
     """A parameter without a type."""
     return str(value)
+
+
+async def bell(context: CommonContext) -> str:
+    """Ring the room's bell: for no one in particular (used as an admin-only tool)."""
+    return f"the bell rings in {context.scope}"
