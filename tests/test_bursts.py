@@ -201,7 +201,7 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
         assert offered(first) == {"recall_memory", "dice"}
         assert answered.messages[-1].role == "tool"
         assert answered.messages[-1].content == TOOL_FOR_ONE
-        assert rolled.messages[-1].content.startswith("1d20: rolled")  # for no one: it rolls
+        assert rolled.messages[-1].content.startswith('"1d20: rolled')  # for no one: it rolls
         scope = bot.engine.event_scope(bob)
         assert await bot.store.intentions(scope, "u1") == []
         assert await bot.store.intentions(scope, "u2") == []
@@ -212,7 +212,7 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
         assert reply.text == "set"
         chat = bot.model.calls_with(json_mode=False)
         assert offered(chat[-3]) == {"recall_memory", "dice", "reminder", "where"}
-        assert chat[-1].messages[-1].content == f"scope={scope} user=u2 admin=False note="
+        assert chat[-1].messages[-1].content == f'"scope={scope} user=u2 admin=False note="'
         [kept] = await bot.store.intentions(scope, "u2")
         assert (kept.kind, kept.what) == ("reminder", "call mum")
         assert await bot.store.intentions(scope, "u1") == []

@@ -829,7 +829,7 @@ async def test_an_admin_only_tool_is_for_those_who_manage_the_channel(
             first, answered = kizuna.model.calls[-2:]
             assert ("vault" in offered(first)) is admin
             said = answered.messages[-1].content
-            assert said == ("the vault is open" if admin else TOOL_ADMINS_ONLY)
+            assert said == ('"the vault is open"' if admin else TOOL_ADMINS_ONLY)
         assert not any("/members/" in r.path for r in fake.requests)
     finally:
         await running.close()
@@ -883,7 +883,7 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
         await timer.advance(2.5)
         assert (await fake.next_message())["content"] == "set"
         tool = kizuna.model.calls[-1].messages[-1]
-        assert tool.content == f"scope={scope} user={BOB} admin=False note="
+        assert tool.content == f'"scope={scope} user={BOB} admin=False note="'
         [kept] = await kizuna.store.intentions(scope, str(BOB))
         assert (kept.kind, kept.what) == ("reminder", "call mum")
         assert await kizuna.store.intentions(scope, str(ALICE)) == []

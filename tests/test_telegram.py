@@ -1019,7 +1019,7 @@ async def test_an_admin_only_tool_is_for_the_groups_admins(tmp_path: Path) -> No
                 first, answered = bot.model.calls[-2:]
                 assert ("vault" in offered(first)) is admin
                 said = answered.messages[-1].content
-                assert said == ("the vault is open" if admin else TOOL_ADMINS_ONLY)
+                assert said == ('"the vault is open"' if admin else TOOL_ADMINS_ONLY)
             asked = [int(c.params["user_id"]) for c in fake.calls("getChatMember")]
             assert asked == [ALICE, BOB]  # Alice's second message: as Telegram said before
         finally:
@@ -1070,7 +1070,7 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
             [sent] = await fake.next_messages()
             assert sent["text"] == "set"
             tool = bot.model.calls[-1].messages[-1]
-            assert tool.content == f"scope={scope} user={BOB} admin=False note="
+            assert tool.content == f'"scope={scope} user={BOB} admin=False note="'
             [kept] = await bot.store.intentions(scope, str(BOB))
             assert (kept.kind, kept.what) == ("reminder", "call mum")
             assert await bot.store.intentions(scope, str(ALICE)) == []

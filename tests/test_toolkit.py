@@ -245,7 +245,7 @@ async def test_a_turn_of_several_people_runs_no_tool_acting_for_a_person() -> No
     rolled = await tools.run(persona, "s", several, "dice", '{"notation": "d6"}')
     assert rolled is not None and rolled.status == "ok"
     alone = await tools.run(persona, "s", Sender.of("u2"), "where", "{}")
-    assert alone is not None and alone.text == "scope=s user=u2 admin=False note="
+    assert alone is not None and alone.text == '"scope=s user=u2 admin=False note="'
 
 
 async def test_a_call_for_several_people_counts_against_each_ones_rate() -> None:
