@@ -46,7 +46,16 @@ from bot.reach import asks_for_quiet, due_now
 from bot.reactions import reaction
 from bot.recollect import Recollection, Recollector, memory_section
 from bot.room import Relay, is_persona_speaker
-from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
+from bot.sessions import (
+    Session,
+    SessionManager,
+    Turn,
+    is_private,
+    is_shared,
+    persona_room,
+    scope_key,
+    server_room,
+)
 from bot.slots import StateSlots
 from bot.speech import Speech
 from bot.toolkit import Sender, Toolbox
@@ -709,11 +718,18 @@ class Engine:
         """Forget the event's conversation, state, archive and long-term memories with this
         persona: the user's own, or, for an admin, the channel's shared ones."""
         self.check_may_change(event)
-        session = await self.session(event)
-        async with session.lock:
-            await self.sessions.wipe(session)
-            if self.memory is not None:
-                await self.memory.bank.wipe(self.memory_scope(self.persona(event), session))
+        persona = self.persona(event)
+        sessions = [await self.session(event)]
+        # The member's corner of the whole server, where what they said in it went before
+        # memories kept to their channel: theirs, and reached by no channel's wipe else.
+        server = server_room(event)
+        if not self.shares(event) and not event.is_dm and sessions[0].scope != server:
+            sessions.append(await self.sessions.get(persona.key, server))
+        for session in sessions:
+            async with session.lock:
+                await self.sessions.wipe(session)
+                if self.memory is not None:
+                    await self.memory.bank.wipe(self.memory_scope(persona, session))
 
     async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
         """Set one state slot (the user's own change, or an admin's of a shared one); returns
@@ -744,7 +760,7 @@ class Engine:
     def event_scope(self, event: ChatEvent) -> str:
         """The memory bank's scope for an event (commands use it)."""
         persona = self.persona(event)
-        return Recollector.scope(persona.key, scope_key(persona.memory.scope, event))
+        return Recollector.scope(persona.key, persona_room(persona, event))
 
     async def save(self, event: ChatEvent) -> dict[str, Any]:
         """Snapshot now; returns an export of the session."""

@@ -844,7 +844,7 @@ async def test_a_persona_called_by_name_in_a_group_answers(tg: Harness) -> None:
     assert sent["reply_to_message_id"] == asked["message_id"]
     assert len(tg.bot.model.calls) == 1 and len(tg.fake.calls("sendChatAction")) == 1
     bob = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP), user_id=str(BOB))
-    bob = replace(bob, channel_id=str(GROUP))
+    bob = replace(bob, channel_id=str(GROUP), same_readers=True)
     turns = (await tg.bot.engine.info(bob)).turns
     assert [t.text for t in turns] == ["anyone seen my keys"]  # heard and kept, not answered
 

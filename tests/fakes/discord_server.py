@@ -84,6 +84,7 @@ class FakeDiscord:
         self.app_flags = 1 << 19
         self.guild_id = 2000
         self.channel_id = 3000
+        self.mods_channel_id = 3001  # a second channel of the guild, "mods"
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -280,7 +281,10 @@ class FakeDiscord:
             "owner_id": "1",
             "member_count": 2,
             "system_channel_id": str(self.channel_id),  # where Discord tells of joins
-            "channels": [{"id": str(self.channel_id), "type": 0, "name": "general", "position": 0}],
+            "channels": [
+                {"id": str(self.channel_id), "type": 0, "name": "general", "position": 0},
+                {"id": str(self.mods_channel_id), "type": 0, "name": "mods", "position": 1},
+            ],
             "roles": [
                 {"id": str(self.guild_id), "name": "@everyone", "permissions": "2147483647"},
                 *(
