@@ -52,6 +52,7 @@ from bot.sessions import (
     Turn,
     is_private,
     is_shared,
+    member_rooms,
     persona_room,
     scope_key,
     server_room,
@@ -418,11 +419,15 @@ class Engine:
             )
             private = await self._private_scope(persona, event)
             deep = (wants.intent == "keyword_memory") if wants.by_model else None
-            present = {
-                t.user_id: t.speaker for t in session.turns if t.role == "user" and t.user_id
-            }
             recollection = await self._recollect(
-                persona, scope, text, now, event.user_id, private, deep=deep, present=present
+                persona,
+                scope,
+                text,
+                now,
+                event.user_id,
+                private,
+                deep=deep,
+                present=session.speakers(),
             )
             aliases = recollection.aliases
             if self.memory is not None:
@@ -716,15 +721,23 @@ class Engine:
 
     async def wipe(self, event: ChatEvent) -> None:
         """Forget the event's conversation, state, archive and long-term memories with this
-        persona: the user's own, or, for an admin, the channel's shared ones."""
+        persona: the user's own (in a group, in every channel of it), or, for an admin, the
+        channel's shared ones."""
         self.check_may_change(event)
         persona = self.persona(event)
         sessions = [await self.session(event)]
-        # The member's corner of the whole server, where what they said in it went before
-        # memories kept to their channel: theirs, and reached by no channel's wipe else.
-        server = server_room(event)
-        if not self.shares(event) and not event.is_dm and sessions[0].scope != server:
-            sessions.append(await self.sessions.get(persona.key, server))
+        if persona.memory.scope == "user" and not self.shares(event) and not event.is_dm:
+            # "Everything remembered of you" here is the member's every corner of the server:
+            # each channel's, and the whole server's (where what they said went before
+            # memories kept to their channel).
+            rooms = await self.sessions.rooms(persona.key)
+            if self.memory is not None:
+                prefix = f"{persona.key}/"
+                scopes = await self.memory.bank.store.scopes()
+                rooms |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
+            for room in member_rooms(event, rooms | {server_room(event)}):
+                if room != sessions[0].scope:
+                    sessions.append(await self.sessions.get(persona.key, room))
         for session in sessions:
             async with session.lock:
                 await self.sessions.wipe(session)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -40,6 +40,7 @@ __all__ = [
     "TurnLock",
     "is_private",
     "is_shared",
+    "member_rooms",
     "persona_room",
     "scope_key",
     "server_room",
@@ -90,6 +91,20 @@ def server_room(event: ChatEvent) -> str:
     persona's that shares channels, and, in a Discord server, where all that was said before
     memories kept to their channel went, with no record of the channel."""
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
+
+
+def member_rooms(event: ChatEvent, rooms: Iterable[str]) -> list[str]:
+    """Of `rooms`, the sender's own corners in the event's server or group: the whole
+    server's (`server_room`) and each channel's, sorted."""
+    server = server_room(event)
+    where = [event.platform, event.chat_id, "channel"]
+    mine = ["user", event.user_id]
+
+    def theirs(room: str) -> bool:
+        parts = room.split(":")
+        return room == server or (len(parts) == 6 and parts[:3] == where and parts[4:] == mine)
+
+    return sorted({r for r in rooms if theirs(r)})
 
 
 def persona_room(persona: Persona, event: ChatEvent) -> str:
@@ -215,6 +230,10 @@ class Session:
         self.turns.append(turn)
         self.last_active = turn.at
         self.touch()
+
+    def speakers(self) -> dict[str, str]:
+        """The conversation's speakers by id, each with the name of their latest turn."""
+        return {t.user_id: t.speaker for t in self.turns if t.role == "user" and t.user_id}
 
     def wait(self, message_id: str, turn: Turn) -> tuple[str, Turn]:
         """Note a message waiting for the lock (see `waiting`); `taken` ends its wait."""
@@ -497,6 +516,11 @@ class SessionManager:
 
     def all(self) -> list[Session]:
         return list(self._sessions.values())
+
+    async def rooms(self, persona: str) -> set[str]:
+        """The rooms where `persona` has a conversation, here or in the store."""
+        rooms = {s.scope for s in self.all() if s.persona == persona}
+        return rooms | {row.scope for row in await self._store.load_sessions([persona])}
 
     async def save(self, session: Session) -> None:
         """Write the snapshot now; returns once the store has it. Needs no turn lock: the

@@ -844,9 +844,14 @@ async def test_a_memory_of_the_server_with_no_channel_stays_out_until_wiped(
     fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
 ) -> None:
     """What a database of before kept of a member in a whole server, with no record of the
-    channel it was said in, comes up in no channel; the member's wipe takes it too."""
+    channel it was said in, comes up in no channel; the member's wipe in one channel takes
+    it, and their corner of every other channel, too."""
     unplaced = f"pip/discord:{fake.guild_id}:user:{ALICE}"
     await bot.bank.remember(unplaced, "the moderators' password is swordfish")
+    mods = f"pip/discord:{fake.guild_id}:channel:{fake.mods_channel_id}:user:{ALICE}"
+    await bot.bank.remember(mods, "we ban Carolyn tomorrow")
+    bobs = f"pip/discord:{fake.guild_id}:channel:{fake.mods_channel_id}:user:{BOB}"
+    await bot.bank.remember(bobs, "Bob keeps the ban list")
     await fake.dispatch_message(
         fake.channel_id, ALICE, f"{mention(fake)} what is the password?", mentions_bot=True
     )
@@ -856,3 +861,37 @@ async def test_a_memory_of_the_server_with_no_channel_stays_out_until_wiped(
     await fake.click(await fake.answer(), "Wipe", user_id=ALICE)
     await fake.next_response()
     assert await bot.bank.count(unplaced) == 0
+    assert await bot.bank.count(mods) == 0
+    assert await bot.bank.count(bobs) == 1  # (not hers)
+
+
+async def test_a_memory_is_shown_under_its_speakers_name_now(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+) -> None:
+    """Bob, going by "Alice" in the server, has something remembered; once he is "Bob" again,
+    the memory is his under the name he has now, in the prompt and in what commands show,
+    with "Alice" one of the names he went by."""
+    fake.nicks[BOB] = "Alice"
+    await fake.slash("remember", {"text": "I promised to give Bob my horse"}, user_id=BOB)
+    await fake.answer()
+    fake.nicks[BOB] = "Bob"
+    await fake.dispatch_message(
+        fake.channel_id,
+        BOB,
+        f"{mention(fake)} what did I promise about my horse?",
+        mentions_bot=True,
+    )
+    await fake.next_message()
+    prompt = bot.model.calls[-1].text
+    assert '"Bob": "I promised to give Bob my horse"' in prompt
+    assert '"Alice": "I promised' not in prompt
+    assert '- "Bob": also "Alice"' in prompt
+    for name, options in [
+        ("memories", {}),
+        ("recall", {"query": "horse"}),
+        ("forget", {"query": "horse"}),
+    ]:
+        await fake.slash(name, options, user_id=BOB)
+        shown = (await fake.answer())["content"]
+        assert "Bob: I promised to give Bob my horse" in shown, name
+        assert "Alice" not in shown, name

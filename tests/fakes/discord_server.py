@@ -86,6 +86,7 @@ class FakeDiscord:
         self.channel_id = 3000
         self.mods_channel_id = 3001  # a second channel of the guild, "mods"
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
+        self.nicks: dict[int, str] = {}  # members' nicknames in the guild, by user id
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -166,6 +167,7 @@ class FakeDiscord:
     ) -> dict[str, Any]:
         return {
             "user": self.user(user_id),
+            "nick": self.nicks.get(user_id),
             "roles": [str(r) for r in roles],
             "flags": 0,
             "joined_at": datetime.now(UTC).isoformat(),
