@@ -22,6 +22,9 @@ a deeper pool, and tilts up the memories of their words or naming them (`by_pers
 model call. A profile stays its person's: another member's never enters the prompt (the
 channel's memories are everyone's there; what the persona knows of one member is not).
 
+Each memory is shown under the name its speaker goes by now, found by their stable id
+(`under_names`), never the name they had when it was said, which is one of their aliases.
+
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
 What they say, and the profile and diary, are quoted (memory.quoting): a memory holding a
