@@ -117,6 +117,8 @@ def with_present(members: Sequence[Member], present: Mapping[str, str]) -> list[
     known = {m.user_id: m for m in members}
     for user_id, name in present.items():
         member = known.get(user_id)
+        if not name:  # (no name to go by: the profile's stands)
+            continue
         if member is None:
             known[user_id] = Member(user_id, name)
         elif name != member.name:
@@ -143,11 +145,12 @@ def under_names(
     shown: list[Recalled] = []
     for memory in memories:
         member = known.get(memory.speaker_id or "")
-        if member is None or not memory.speaker or memory.speaker == member.name:
+        said = memory.speaker
+        if member is None or not member.name or not said or said == member.name:
             shown.append(memory)
             continue
-        if memory.speaker not in member.aliases:
-            member = Member(member.user_id, member.name, (*member.aliases, memory.speaker))
+        if said not in member.aliases:
+            member = Member(member.user_id, member.name, (*member.aliases, said))
             known[member.user_id] = member
         shown.append(replace(memory, speaker=member.name))
     return shown, list(known.values())
