@@ -985,3 +985,17 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
                 await adapter.close()
     finally:
         await bot.close()
+
+
+async def test_a_groups_topics_are_one_place_for_a_members_memories(tg: Harness) -> None:
+    """Every member of a Telegram group reads all its topics: what Alice asked Pip to
+    remember in one comes up when she talks to it in another."""
+    news: dict[str, Any] = {"message_thread_id": 901, "is_topic_message": True}
+    chat: dict[str, Any] = {"message_thread_id": 902, "is_topic_message": True}
+    tg.fake.send_text(
+        GROUP, ALICE, "/remember@pip_bot I like oolong tea", chat_type="supergroup", **news
+    )
+    await tg.fake.next_messages()
+    tg.fake.send_text(GROUP, ALICE, "@pip_bot what tea do I like?", chat_type="supergroup", **chat)
+    await tg.fake.next_messages()
+    assert "I like oolong tea" in tg.bot.model.calls[-1].text
