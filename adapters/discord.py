@@ -101,6 +101,9 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     platform = "discord"
     signature = "**{name}**: "
     bursts = True
+    # Each channel (or thread) has its own readers, by permissions that change at any time:
+    # what is said in one is no other's (Surface.same_readers).
+    same_readers = False
 
     def __init__(
         self,

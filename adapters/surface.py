@@ -94,6 +94,9 @@ class Surface(ABC, Generic[Where]):
     # where people type in pieces; not where a person sends whole messages and waits for
     # each answer (the console, the web page).
     bursts: ClassVar[bool] = False
+    # Whether every channel of a group has the same readers (`ChatEvent.same_readers`): a
+    # Telegram group's topics do; a Discord server's channels each have their own.
+    same_readers: ClassVar[bool] = False
 
     def __init__(self, front: Front, bot_id: str) -> None:
         self.front = front
@@ -195,6 +198,7 @@ class Surface(ABC, Generic[Where]):
             is_dm=is_dm,
             text=text,
             timestamp=timestamp or self.engine.clock.now(),
+            same_readers=self.same_readers,
             **more,
         )
 

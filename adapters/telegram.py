@@ -128,6 +128,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
 
     platform = "telegram"
     bursts = True
+    same_readers = True  # every member of a group reads all its topics
 
     def __init__(
         self,

@@ -54,7 +54,7 @@ from bot.loopwatch import LoopWatch
 from bot.persona import Persona, PersonaLibrary
 from bot.recollect import Recollector
 from bot.runtime import Runtime, load_personas, open_runtime
-from bot.sessions import Turn, scope_key
+from bot.sessions import Turn, persona_room
 from memory.bank import MemoryBank
 from memory.storage.sqlite import Store
 
@@ -212,7 +212,7 @@ async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -
         sent = [message(user, n) for n in numbers]
         replies = run.replies.get(user.user_id, [])
         persona = runtime.engine.personas[user.persona]
-        scope = scope_key(persona.memory.scope, user.event(""))
+        scope = persona_room(persona, user.event(""))
         session = await runtime.engine.sessions.get(persona.key, scope)
         turns: list[tuple[str, str]] = []
         for conversation in reversed(await store.conversations(persona.key, scope, limit=100)):
@@ -259,9 +259,7 @@ async def _no_ollama(host: str) -> list[str]:
 def scopes_of(runtime: Runtime, users: list[User]) -> list[str]:
     engine = runtime.engine
     return [
-        Recollector.scope(
-            u.persona, scope_key(engine.personas[u.persona].memory.scope, u.event(""))
-        )
+        Recollector.scope(u.persona, persona_room(engine.personas[u.persona], u.event("")))
         for u in users
     ]
 
@@ -353,7 +351,7 @@ async def fill_scopes(data_dir: Path, scopes: int) -> None:
             await runtime.bank.recall(scope, user.name, fail=False)  # builds its index
             persona = runtime.engine.personas[user.persona]
             session = await runtime.engine.sessions.get(
-                persona.key, scope_key(persona.memory.scope, user.event(""))
+                persona.key, persona_room(persona, user.event(""))
             )
             session.add(Turn("user", user.name, "see you tomorrow", now, user_id=user.user_id))
         await runtime.engine.sessions.save_dirty()

@@ -54,6 +54,7 @@ __all__ = [
     "group",
     "intentions",
     "list_memories",
+    "named_now",
     "offered_on",
     "profile",
     "quiet",
@@ -118,11 +119,24 @@ async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
 
 
 async def closest(engine: Engine, event: ChatEvent, cue: str) -> Recalled | None:
-    """The memory closest to `cue`, looked up on purpose (no retrieval failure)."""
+    """The memory closest to `cue`, looked up on purpose (no retrieval failure), under its
+    speaker's name now."""
     if engine.memory is None or not cue.strip():
         return None
     hits = await engine.memory.bank.recall(engine.event_scope(event), cue, k=1, fail=False)
-    return hits[0] if hits else None
+    return (await named_now(engine, event, hits))[0] if hits else None
+
+
+async def named_now(engine: Engine, event: ChatEvent, memories: list[Recalled]) -> list[Recalled]:
+    """`memories` of the event's scope each under its speaker's name now, by their id: the
+    sender's as they write now, the conversation's speakers' as they last spoke, else their
+    profile's (bot.recollect.under_names)."""
+    if engine.memory is None or not memories:
+        return memories
+    present = (await engine.session(event)).speakers()
+    if event.user_id and event.user_name:
+        present[event.user_id] = event.user_name
+    return await engine.memory.named(engine.event_scope(event), memories, present)
 
 
 async def list_memories(
@@ -139,9 +153,10 @@ async def forget_candidates(engine: Engine, event: ChatEvent, query: str) -> lis
     engine.check_may_change(event)
     if engine.memory is None or not query.strip():
         return []
-    return await engine.memory.bank.recall(
+    found = await engine.memory.bank.recall(
         engine.event_scope(event), query, k=FORGET_CHOICES, fail=False
     )
+    return await named_now(engine, event, found)
 
 
 async def forget(engine: Engine, event: ChatEvent, memory_id: int) -> Memory | None:
@@ -547,6 +562,7 @@ async def _memories(call: Invocation) -> Answer:
     if not found:
         key = "no_memories_match" if call.argument else await _why_none(call)
         return Answer(call.say(key), private=True)
+    found = await named_now(call.engine, call.event, found)
     return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
 
 

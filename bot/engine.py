@@ -46,7 +46,17 @@ from bot.reach import asks_for_quiet, due_now
 from bot.reactions import reaction
 from bot.recollect import Recollection, Recollector, memory_section
 from bot.room import Relay, is_persona_speaker
-from bot.sessions import Session, SessionManager, Turn, is_private, is_shared, scope_key
+from bot.sessions import (
+    Session,
+    SessionManager,
+    Turn,
+    is_private,
+    is_shared,
+    member_rooms,
+    persona_room,
+    scope_key,
+    server_room,
+)
 from bot.slots import StateSlots
 from bot.speech import Speech
 from bot.toolkit import Sender, Toolbox
@@ -436,13 +446,17 @@ class Engine:
             )
             private = await self._private_scope(persona, event)
             deep = (wants.intent == "keyword_memory") if wants.by_model else None
-            present = {
-                t.user_id: t.speaker for t in session.turns if t.role == "user" and t.user_id
-            }
             # The asker (their profile, their "my"): the turn's one speaker; none of several.
             asker = event.user_id if len(sender.speakers) == 1 else ""
             recollection = await self._recollect(
-                persona, scope, text, now, asker, private, deep=deep, present=present
+                persona,
+                scope,
+                text,
+                now,
+                asker,
+                private,
+                deep=deep,
+                present=session.speakers(),
             )
             aliases = recollection.aliases
             if self.memory is not None:
@@ -740,13 +754,28 @@ class Engine:
 
     async def wipe(self, event: ChatEvent) -> None:
         """Forget the event's conversation, state, archive and long-term memories with this
-        persona: the user's own, or, for an admin, the channel's shared ones."""
+        persona: the user's own (in a group, in every channel of it), or, for an admin, the
+        channel's shared ones."""
         self.check_may_change(event)
-        session = await self.session(event)
-        async with session.lock:
-            await self.sessions.wipe(session)
+        persona = self.persona(event)
+        sessions = [await self.session(event)]
+        if persona.memory.scope == "user" and not self.shares(event) and not event.is_dm:
+            # "Everything remembered of you" here is the member's every corner of the server:
+            # each channel's, and the whole server's (where what they said went before
+            # memories kept to their channel).
+            rooms = await self.sessions.rooms(persona.key)
             if self.memory is not None:
-                await self.memory.bank.wipe(self.memory_scope(self.persona(event), session))
+                prefix = f"{persona.key}/"
+                scopes = await self.memory.bank.store.scopes()
+                rooms |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
+            for room in member_rooms(event, rooms | {server_room(event)}):
+                if room != sessions[0].scope:
+                    sessions.append(await self.sessions.get(persona.key, room))
+        for session in sessions:
+            async with session.lock:
+                await self.sessions.wipe(session)
+                if self.memory is not None:
+                    await self.memory.bank.wipe(self.memory_scope(persona, session))
 
     async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
         """Set one state slot (the user's own change, or an admin's of a shared one); returns
@@ -777,7 +806,7 @@ class Engine:
     def event_scope(self, event: ChatEvent) -> str:
         """The memory bank's scope for an event (commands use it)."""
         persona = self.persona(event)
-        return Recollector.scope(persona.key, scope_key(persona.memory.scope, event))
+        return Recollector.scope(persona.key, persona_room(persona, event))
 
     async def save(self, event: ChatEvent) -> dict[str, Any]:
         """Snapshot now; returns an export of the session."""

@@ -95,6 +95,10 @@ class ChatEvent:
     # the platform's permissions, for a command and for a message alike (its tool calls:
     # `admin_only`; Telegram asks only where a persona has such a tool); nothing else grants it.
     admin: bool = False
+    # Every channel of the chat has the same readers (a Telegram group: its topics are read by
+    # all its members), so they are one place for a user's memories (sessions.scope_key).
+    # False where channels may differ (Discord's, each with its own permissions).
+    same_readers: bool = False
     # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
     # come as the group): no memory of their own, only the chat's (sessions.scope_key).
     anonymous: bool = False

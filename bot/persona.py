@@ -130,6 +130,9 @@ class MemoryPolicy:
     forgetting: ForgettingPolicy = "actr"
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
+    # A user-scoped persona keeps one corner per member in each channel of a server (channels
+    # have different readers); on, one per member across the whole server (bot.sessions).
+    share_channels: bool = False
     # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's are used.
     actr: ActRParams = field(default_factory=ActRParams)
     ebbinghaus: EbbinghausParams = field(default_factory=EbbinghausParams)

@@ -168,6 +168,10 @@ DOCS: dict[str, str] = {
         'Whose memories: "user" keeps one memory per person, "channel" one per channel, '
         "shared by everyone in it."
     ),
+    "memory.share_channels": (
+        'With scope "user": true keeps one memory per person across all of a Discord server\'s '
+        "channels, which have different readers; false (the default) keeps one per channel."
+    ),
     "memory.forgetting": (
         "The forgetting policy, which fades memories and forgets the faded ones once a day "
         "(memory/forgetting.py says how each works)."

@@ -22,6 +22,9 @@ a deeper pool, and tilts up the memories of their words or naming them (`by_pers
 model call. A profile stays its person's: another member's never enters the prompt (the
 channel's memories are everyone's there; what the persona knows of one member is not).
 
+Each memory is shown under the name its speaker goes by now, found by their stable id
+(`under_names`), never the name they had when it was said, which is one of their aliases.
+
 Memories enter the system prompt with their age and strength, inside a token budget, with the
 instruction to use them as a friend would: implicitly, never talking about a memory system.
 What they say, and the profile and diary, are quoted (memory.quoting): a memory holding a
@@ -71,6 +74,7 @@ __all__ = [
     "meant",
     "memory_section",
     "memory_text",
+    "under_names",
     "with_present",
 ]
 
@@ -107,16 +111,49 @@ def about_the_past(text: str) -> bool:
 
 
 def with_present(members: Sequence[Member], present: Mapping[str, str]) -> list[Member]:
-    """The scope's members with the conversation's speakers: a newcomer by the name they
-    speak under, and a member's name now, if new, among their aliases."""
+    """The scope's members with the conversation's speakers: each by the name they speak
+    under now (a newcomer too), the name their profile has, if another, among their
+    aliases."""
     known = {m.user_id: m for m in members}
     for user_id, name in present.items():
         member = known.get(user_id)
+        if not name:  # (no name to go by: the profile's stands)
+            continue
         if member is None:
             known[user_id] = Member(user_id, name)
-        elif name not in (member.name, *member.aliases):
-            known[user_id] = Member(user_id, member.name, (*member.aliases, name))
+        elif name != member.name:
+            aliases = tuple(a for a in (member.name, *member.aliases) if a != name)
+            known[user_id] = Member(user_id, name, aliases)
     return list(known.values())
+
+
+def under_names(
+    memories: Sequence[Recalled], members: Sequence[Member]
+) -> tuple[list[Recalled], list[Member]]:
+    """`memories` each shown under its speaker's name now, by their stable id (the members'
+    names, or the name of their newest memory at hand), never the name they had when it was
+    said; and `members` with those speakers' earlier names among their aliases."""
+    known = {m.user_id: m for m in members}
+    newest: dict[str, Recalled] = {}
+    for memory in memories:
+        if memory.speaker_id and memory.speaker and memory.speaker_id not in known:
+            held = newest.get(memory.speaker_id)
+            if held is None or memory.when > held.when:
+                newest[memory.speaker_id] = memory
+    for user_id, memory in newest.items():
+        known[user_id] = Member(user_id, memory.speaker or "")
+    shown: list[Recalled] = []
+    for memory in memories:
+        member = known.get(memory.speaker_id or "")
+        said = memory.speaker
+        if member is None or not member.name or not said or said == member.name:
+            shown.append(memory)
+            continue
+        if said not in member.aliases:
+            member = Member(member.user_id, member.name, (*member.aliases, said))
+            known[member.user_id] = member
+        shown.append(replace(memory, speaker=member.name))
+    return shown, list(known.values())
 
 
 def meant(text: str, members: Sequence[Named], asker: str) -> list[str]:
@@ -337,6 +374,10 @@ class Recollector:
         if flashback_rate > 0 and self._rng.random() < flashback_rate:
             exclude = {m.id for m in memories} | {m.id for m in dated}
             flashback = await self.flashback(scope, text, now, exclude=exclude)
+        # Each under its speaker's name now: a line says who said it, not who they were then.
+        every, members = under_names([*memories, *dated, *flashback], members)
+        memories, rest = every[: len(memories)], every[len(memories) :]
+        dated, flashback = rest[: len(dated)], rest[len(dated) :]
         return Recollection(
             memories,
             flashback,
@@ -345,6 +386,15 @@ class Recollector:
             dated,
             {p.user_id: p.aliases for p in members if p.aliases},
         )
+
+    async def named(
+        self, scope: str, memories: Sequence[Recalled], present: Mapping[str, str]
+    ) -> list[Recalled]:
+        """`memories` of `scope` each under its speaker's name now (`under_names`), by the
+        scope's profiles and `present`, the conversation's speakers by id with their names
+        now."""
+        members = with_present(await self.bank.store.members(scope), present)
+        return under_names(memories, members)[0]
 
     async def _dated(
         self, scope: str, named: list[NamedDays], now: datetime, tz: tzinfo | None, k: int
@@ -417,4 +467,5 @@ class Recollector:
         hits = await self.bank.recall(scope, query, k=TOOL_K, now=now)
         if not hits:
             return NOTHING_FOUND, []
+        hits = await self.named(scope, hits, {})
         return "\n".join(memory_line(h, now) for h in hits), [h.id for h in hits]

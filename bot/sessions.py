@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -40,7 +40,10 @@ __all__ = [
     "TurnLock",
     "is_private",
     "is_shared",
+    "member_rooms",
+    "persona_room",
     "scope_key",
+    "server_room",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,11 +56,18 @@ LEASE_POLL = 1.0
 RECAP_WITHIN = timedelta(days=30)  # an older conversation is not "where we left off"
 
 
-def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
+def scope_key(
+    scope: Literal["user", "channel"], event: ChatEvent, *, share_channels: bool = False
+) -> str:
     """The wall around a conversation and its memories.
 
     A private chat is always its own scope, so nothing said there surfaces in a group. In a
-    group, `user` scope keeps one conversation per member; `channel` scope shares one among
+    group, `user` scope keeps one conversation per member in each place, a place being where
+    the same people read: a channel (or thread) of a Discord server, each with its own
+    readers, or a whole Telegram group, topics and all (`ChatEvent.same_readers`); so what a
+    member said in #mods never comes up in #general, read by people who cannot read #mods.
+    `share_channels` (the persona's `memory.share_channels`) makes a server's channels one
+    place: one corner per member in the whole server. `channel` scope shares one among
     everyone in the channel (a dungeon master's table). An anonymous sender, one of several
     the platform cannot tell apart, gets the channel's scope whatever the persona's: what one
     of them says must never reach another as "your" memory. Another persona speaking in a
@@ -79,7 +89,37 @@ def scope_key(scope: Literal["user", "channel"], event: ChatEvent) -> str:
         return f"{surface}:dm:{event.user_id}"
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
+    if share_channels or event.same_readers:
+        return server_room(event)
+    return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}:user:{event.user_id}"
+
+
+def server_room(event: ChatEvent) -> str:
+    """A member's corner of a whole server or group (every channel of it one place): a
+    persona's that shares channels, and, in a Discord server, where all that was said before
+    memories kept to their channel went, with no record of the channel."""
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
+
+
+def member_rooms(event: ChatEvent, rooms: Iterable[str]) -> list[str]:
+    """Of `rooms`, the sender's own corners in the event's server or group: the whole
+    server's (`server_room`) and each channel's, sorted."""
+    server = server_room(event)
+    where = [event.platform, event.chat_id, "channel"]
+    mine = ["user", event.user_id]
+
+    def theirs(room: str) -> bool:
+        parts = room.split(":")
+        return room == server or (len(parts) == 6 and parts[:3] == where and parts[4:] == mine)
+
+    return sorted({r for r in rooms if theirs(r)})
+
+
+def persona_room(persona: Persona, event: ChatEvent) -> str:
+    """The scope's room of an event's conversation with `persona` (`scope_key`, by the
+    persona's memory settings)."""
+    memory = persona.memory
+    return scope_key(memory.scope, event, share_channels=memory.share_channels)
 
 
 def is_private(room: str) -> bool:
@@ -209,6 +249,10 @@ class Session:
         self.turns.append(turn)
         self.last_active = turn.at
         self.touch()
+
+    def speakers(self) -> dict[str, str]:
+        """The conversation's speakers by id, each with the name of their latest turn."""
+        return {t.user_id: t.speaker for t in self.turns if t.role == "user" and t.user_id}
 
     def wait(self, message_id: str, turn: Turn) -> tuple[str, Turn]:
         """Note a message waiting for the lock (see `waiting`); `taken` ends its wait."""
@@ -464,7 +508,7 @@ class SessionManager:
 
     async def of(self, persona: Persona, event: ChatEvent) -> Session:
         """The session an event belongs to: the persona's, in the scope its memory keeps."""
-        return await self.get(persona.key, scope_key(persona.memory.scope, event))
+        return await self.get(persona.key, persona_room(persona, event))
 
     async def recap(self, session: Session, now: datetime) -> str:
         """Where the session's previous conversation left off, if it was recent enough to
@@ -494,6 +538,11 @@ class SessionManager:
 
     def all(self) -> list[Session]:
         return list(self._sessions.values())
+
+    async def rooms(self, persona: str) -> set[str]:
+        """The rooms where `persona` has a conversation, here or in the store."""
+        rooms = {s.scope for s in self.all() if s.persona == persona}
+        return rooms | {row.scope for row in await self._store.load_sessions([persona])}
 
     async def save(self, session: Session) -> None:
         """Write the snapshot now; returns once the store has it. Needs no turn lock: the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from io import BytesIO
 from pathlib import Path
@@ -94,7 +95,9 @@ async def test_guild_mention_gets_a_reply(fake: FakeDiscord, bot: Bot, adapter: 
     [call] = bot.model.calls
     assert "hello there" in call.text
     assert mention(fake) not in call.text
-    guild_event = make_event(is_dm=False, chat_id=str(fake.guild_id), user_id=str(ALICE))
+    guild_event = make_event(
+        is_dm=False, chat_id=str(fake.guild_id), channel_id=str(fake.channel_id), user_id=str(ALICE)
+    )
     session = await bot.engine.session(guild_event)
     assert [t.text for t in session.turns][-1] == "ok"  # the guild conversation, by user id
 
@@ -217,7 +220,7 @@ async def test_forget_lists_then_deletes_the_pick(fake: FakeDiscord, adapter: Di
 async def test_intentions_cancel_buttons_are_their_owners_alone(
     fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
 ):
-    scope = f"pip/discord:{fake.guild_id}:user:{ALICE}"
+    scope = f"pip/discord:{fake.guild_id}:channel:{fake.channel_id}:user:{ALICE}"
     now = bot.clock.now()
     due = now + timedelta(days=1)
     await bot.store.add_intention(
@@ -367,12 +370,12 @@ async def test_a_name_at_the_start_picks_the_persona(
     [hook] = fake.webhooks[str(fake.channel_id)]
     assert hook["name"] == "Kizuna"
     # Each persona keeps its own conversation with Alice.
-    guild, alice = str(fake.guild_id), str(ALICE)
+    guild, alice, channel = str(fake.guild_id), str(ALICE), str(fake.channel_id)
     pip = await bot.engine.session(
-        make_event(persona="pip", is_dm=False, chat_id=guild, user_id=alice)
+        make_event(persona="pip", is_dm=False, chat_id=guild, channel_id=channel, user_id=alice)
     )
     bo = await bot.engine.session(
-        make_event(persona="bo", is_dm=False, chat_id=guild, user_id=alice)
+        make_event(persona="bo", is_dm=False, chat_id=guild, channel_id=channel, user_id=alice)
     )
     assert [t.text for t in pip.turns if t.role == "user"] == ["hello there"]
     assert [t.text for t in bo.turns if t.role == "user"] == [
@@ -480,12 +483,14 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
         )
         assert (await fake.next_message())["_bot"] == fake.bot_id
         assert await fake.no_message()  # each message answered once, by the bot it mentioned
-        guild, alice = str(fake.guild_id), str(ALICE)
+        guild, alice, channel = str(fake.guild_id), str(ALICE), str(fake.channel_id)
         # Each persona also heard (and keeps) what was said to the other, the other's mention
         # as its name (the fake names every bot "Kizuna").
         heard = {"pip": ["@Kizuna hi Bo", "hi"], "bo": ["hi Bo", "@Kizuna hi"]}
         for persona, said in heard.items():
-            event = make_event(persona=persona, is_dm=False, chat_id=guild, user_id=alice)
+            event = make_event(
+                persona=persona, is_dm=False, chat_id=guild, channel_id=channel, user_id=alice
+            )
             session = await kizuna.engine.session(event)
             assert [t.text for t in session.turns if t.role == "user"] == said
         assert len(kizuna.model.calls) == 2
@@ -602,7 +607,9 @@ async def test_only_people_speaking_are_answered_even_in_a_bound_channel(
         await running.close()
     [call] = bot.model.calls
     assert "really me" in call.text and "bank pin" not in call.text
-    assert {s.scope for s in bot.sessions.all()} == {f"discord:{fake.guild_id}:user:{ALICE}"}
+    assert {s.scope for s in bot.sessions.all()} == {
+        f"discord:{fake.guild_id}:channel:{fake.channel_id}:user:{ALICE}"
+    }
 
 
 async def test_a_persona_called_by_name_answers_and_hears_the_rest(
@@ -615,7 +622,9 @@ async def test_a_persona_called_by_name_answers_and_hears_the_rest(
     assert await fake.no_message()
     [call] = bot.model.calls
     assert "what do you think" in call.text
-    bob = make_event(is_dm=False, chat_id=str(fake.guild_id), user_id=str(BOB))
+    bob = make_event(
+        is_dm=False, chat_id=str(fake.guild_id), channel_id=str(fake.channel_id), user_id=str(BOB)
+    )
     session = await bot.engine.session(bob)
     assert [t.text for t in session.turns] == ["lunch at noon?"]  # heard, kept, unanswered
     assert not session.dirty  # saved as it joined
@@ -890,3 +899,103 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
     finally:
         await running.close()
         await kizuna.close()
+
+
+@pytest.mark.parametrize("share_channels", [False, True])
+async def test_what_alice_says_in_mods_comes_up_in_general_only_where_channels_are_shared(
+    fake: FakeDiscord, tmp_path: Path, share_channels: bool
+) -> None:
+    """#mods has other readers than #general: a user-scoped persona keeps a member's corner
+    per channel, unless its file says a server's channels share one."""
+    persona = make_persona()
+    persona = replace(persona, memory=replace(persona.memory, share_channels=share_channels))
+    kizuna = await open_bot(tmp_path / "k.sqlite3", [persona])
+    running = DiscordAdapter(
+        kizuna.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+    )
+    await running.start()
+    try:
+        mods, general = fake.mods_channel_id, fake.channel_id
+        await fake.slash(
+            "remember",
+            {"text": "the moderators' password is swordfish"},
+            user_id=ALICE,
+            channel_id=mods,
+        )
+        await fake.answer()
+        await fake.dispatch_message(
+            mods, ALICE, f"{mention(fake)} we ban Carolyn tomorrow", mentions_bot=True
+        )
+        await fake.next_message()
+        await fake.dispatch_message(general, BOB, "hi everyone")
+        await fake.dispatch_message(
+            general, ALICE, f"{mention(fake)} what is the password?", mentions_bot=True
+        )
+        sent = await fake.next_message()
+        assert sent["channel_id"] == str(general)
+        prompt = kizuna.model.calls[-1].text
+        assert ("swordfish" in prompt) is share_channels
+        assert ("Carolyn" in prompt) is share_channels
+        # What the member asked /recall in #general finds is what #general may hear.
+        await fake.slash("recall", {"query": "password"}, user_id=ALICE, channel_id=general)
+        assert ("swordfish" in (await fake.answer())["content"]) is share_channels
+    finally:
+        await running.close()
+        await kizuna.close()
+
+
+async def test_a_memory_of_the_server_with_no_channel_stays_out_until_wiped(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+) -> None:
+    """What a database of before kept of a member in a whole server, with no record of the
+    channel it was said in, comes up in no channel; the member's wipe in one channel takes
+    it, and their corner of every other channel, too."""
+    unplaced = f"pip/discord:{fake.guild_id}:user:{ALICE}"
+    await bot.bank.remember(unplaced, "the moderators' password is swordfish")
+    mods = f"pip/discord:{fake.guild_id}:channel:{fake.mods_channel_id}:user:{ALICE}"
+    await bot.bank.remember(mods, "we ban Carolyn tomorrow")
+    bobs = f"pip/discord:{fake.guild_id}:channel:{fake.mods_channel_id}:user:{BOB}"
+    await bot.bank.remember(bobs, "Bob keeps the ban list")
+    await fake.dispatch_message(
+        fake.channel_id, ALICE, f"{mention(fake)} what is the password?", mentions_bot=True
+    )
+    await fake.next_message()
+    assert "swordfish" not in bot.model.calls[-1].text
+    await fake.slash("wipe", user_id=ALICE)
+    await fake.click(await fake.answer(), "Wipe", user_id=ALICE)
+    await fake.next_response()
+    assert await bot.bank.count(unplaced) == 0
+    assert await bot.bank.count(mods) == 0
+    assert await bot.bank.count(bobs) == 1  # (not hers)
+
+
+async def test_a_memory_is_shown_under_its_speakers_name_now(
+    fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
+) -> None:
+    """Bob, going by "Alice" in the server, has something remembered; once he is "Bob" again,
+    the memory is his under the name he has now, in the prompt and in what commands show,
+    with "Alice" one of the names he went by."""
+    fake.nicks[BOB] = "Alice"
+    await fake.slash("remember", {"text": "I promised to give Bob my horse"}, user_id=BOB)
+    await fake.answer()
+    fake.nicks[BOB] = "Bob"
+    await fake.dispatch_message(
+        fake.channel_id,
+        BOB,
+        f"{mention(fake)} what did I promise about my horse?",
+        mentions_bot=True,
+    )
+    await fake.next_message()
+    prompt = bot.model.calls[-1].text
+    assert '"Bob": "I promised to give Bob my horse"' in prompt
+    assert '"Alice": "I promised' not in prompt
+    assert '- "Bob": also "Alice"' in prompt
+    for name, options in [
+        ("memories", {}),
+        ("recall", {"query": "horse"}),
+        ("forget", {"query": "horse"}),
+    ]:
+        await fake.slash(name, options, user_id=BOB)
+        shown = (await fake.answer())["content"]
+        assert "Bob: I promised to give Bob my horse" in shown, name
+        assert "Alice" not in shown, name

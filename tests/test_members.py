@@ -100,12 +100,13 @@ def test_who_a_message_is_about_only_where_several_people_share_the_scope() -> N
 def test_the_conversations_speakers_join_the_members_known() -> None:
     known = [Member(ANA, "Ana", ("Nana",)), Member(BOB, "Bob")]
     present = {ANA: "Rin", BOB: "Bob", TWIN: "Tw"}
+    # Each by the name they speak under now: the profile's, if another, an alias.
     assert with_present(known, present) == [
-        Member(ANA, "Ana", ("Nana", "Rin")),
+        Member(ANA, "Rin", ("Ana", "Nana")),
         Member(BOB, "Bob"),
         Member(TWIN, "Tw"),
     ]
-    assert with_present(known, {ANA: "Nana"}) == known  # a name already known adds nothing
+    assert with_present(known, {ANA: "Nana"})[0] == Member(ANA, "Nana", ("Ana",))
 
 
 def recalled(memory_id: int, score: float, speaker_id: str | None, text: str) -> Recalled:

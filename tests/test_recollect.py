@@ -14,11 +14,17 @@ from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
-from bot.recollect import DIARY_PAGE_TOKENS, Recollection, about_the_past, memory_section
+from bot.recollect import (
+    DIARY_PAGE_TOKENS,
+    Recollection,
+    about_the_past,
+    memory_section,
+    under_names,
+)
 from memory.clock import FakeClock
 from memory.diary import MAX_PAGES
 from memory.recall import Recalled
-from memory.records import DiaryEntry
+from memory.records import DiaryEntry, Member
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 
 
@@ -442,4 +448,46 @@ async def test_seasons_years_and_since_bring_their_pages(tmp_path: Path) -> None
     assert await texts("自从七月") == ["Tea, lately.", "Picnic, this summer."]
     # A season with no page this year is looked for in the years before (said without one).
     assert await texts("in the spring") == []
+    await bot.close()
+
+
+def test_memories_are_shown_under_their_speakers_names_now() -> None:
+    """By the stable id, never the name at the time: Bob's line said while he went by
+    "Alice" is Bob's, "Alice" one of his names; someone no profile knows goes by the name of
+    their newest memory at hand; a memory of no one's words stays as it is."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def said(i: int, speaker: str | None, speaker_id: str | None, days: int = 0) -> Recalled:
+        when = now - timedelta(days=days)
+        return Recalled(i, f"thing {i}", when, speaker, 1.0, 1.0, 0.5, 2, speaker_id=speaker_id)
+
+    memories = [
+        said(1, "Alice", "43"),
+        said(2, "Cleo", "44", days=9),
+        said(3, "Cleopatra", "44", days=1),
+        said(4, None, None),
+        said(5, "Alice", "42"),
+    ]
+    members = [Member("43", "Bob"), Member("42", "Alice")]
+    shown, known = under_names(memories, members)
+    assert [m.speaker for m in shown] == ["Bob", "Cleopatra", "Cleopatra", None, "Alice"]
+    assert [m.id for m in shown] == [1, 2, 3, 4, 5]
+    assert {m.user_id: m.aliases for m in known} == {
+        "43": ("Alice",),
+        "42": (),
+        "44": ("Cleo",),
+    }
+
+
+async def test_recall_memory_shows_the_speakers_profile_name(tmp_path: Path) -> None:
+    persona = make_persona(tools=["recall_memory"])
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona])
+    scope = bot.engine.event_scope(make_event())
+    await bot.bank.remember(scope, "my sister Jun lives in Osaka", speaker="Al", speaker_id="u1")
+    await write_page(bot.store, scope, date(2025, 12, 30), "a quiet day", [("u1", "Alice", "")])
+    call = ToolCall("call_1", "recall_memory", json.dumps({"query": "sister Osaka"}))
+    bot.model.push(Completion("", tool_calls=(call,)), "[HAPPY] Say hi to Jun!")
+    await bot.engine.handle(make_event("guess who I'm visiting next week", user_name="Alice"))
+    tool_message = bot.model.calls[-1].messages[-1]
+    assert '"Alice": "my sister Jun lives in Osaka"' in tool_message.content
     await bot.close()

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from bot.sessions import HANDLED_KEPT, SAVE_BATCH, Session, SessionManager, Turn, scope_key
+from bot.sessions import (
+    HANDLED_KEPT,
+    SAVE_BATCH,
+    Session,
+    SessionManager,
+    Turn,
+    member_rooms,
+    scope_key,
+    server_room,
+)
 from memory.clock import FakeClock
 from memory.storage import StoreError
 from memory.storage.sqlite import Store
@@ -62,6 +71,41 @@ def test_user_scope_in_a_group_keeps_one_conversation_per_member() -> None:
     alice = make_event(is_dm=False, user_id="alice")
     bob = make_event(is_dm=False, user_id="bob")
     assert scope_key("user", alice) != scope_key("user", bob)
+
+
+def test_a_members_corner_is_a_place_where_the_same_people_read() -> None:
+    """A Discord server's channels have their own readers: a member's corner in each; a
+    Telegram group's topics are all read by its members (`same_readers`): one corner; a
+    persona that shares a server's channels keeps one for the whole server."""
+    mods = make_event(is_dm=False, user_id="alice", channel_id="mods")
+    general = replace(mods, channel_id="general")
+    assert scope_key("user", mods) != scope_key("user", general)
+    assert scope_key("user", mods) == "discord:g1:channel:mods:user:alice"
+    for event in (mods, general):
+        assert scope_key("user", event, share_channels=True) == "discord:g1:user:alice"
+    topic = make_event(is_dm=False, platform="telegram", user_id="7", chat_id="-100")
+    topics = [replace(topic, channel_id=c, same_readers=True) for c in ("-100", "-100/5")]
+    assert {scope_key("user", t) for t in topics} == {"telegram:-100:user:7"}
+
+
+def test_a_members_rooms_in_a_server_are_theirs_alone() -> None:
+    alice = make_event(is_dm=False, user_id="42", chat_id="g1", channel_id="c1")
+    rooms = [
+        "discord:g1:user:42",
+        "discord:g1:channel:c1:user:42",
+        "discord:g1:channel:c2:user:42",
+        "discord:g1:channel:c2:user:142",  # another member
+        "discord:g1:user:142",
+        "discord:g2:channel:c1:user:42",  # another server
+        "telegram:g1:channel:c1:user:42",  # another platform
+        "discord:g1:channel:42",  # a channel's shared corner
+        "discord:dm:42",  # a private chat
+    ]
+    assert member_rooms(alice, rooms) == [
+        "discord:g1:channel:c1:user:42",
+        "discord:g1:channel:c2:user:42",
+        server_room(alice),
+    ]
 
 
 def test_channel_scope_in_a_group_is_shared_by_the_channel() -> None:

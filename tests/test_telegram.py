@@ -848,7 +848,7 @@ async def test_a_persona_called_by_name_in_a_group_answers(tg: Harness) -> None:
     assert sent["reply_to_message_id"] == asked["message_id"]
     assert len(tg.bot.model.calls) == 1 and len(tg.fake.calls("sendChatAction")) == 1
     bob = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP), user_id=str(BOB))
-    bob = replace(bob, channel_id=str(GROUP))
+    bob = replace(bob, channel_id=str(GROUP), same_readers=True)
     turns = (await tg.bot.engine.info(bob)).turns
     assert [t.text for t in turns] == ["anyone seen my keys"]  # heard and kept, not answered
 
@@ -1077,3 +1077,17 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
         finally:
             await adapter.close()
             await bot.close()
+
+
+async def test_a_groups_topics_are_one_place_for_a_members_memories(tg: Harness) -> None:
+    """Every member of a Telegram group reads all its topics: what Alice asked Pip to
+    remember in one comes up when she talks to it in another."""
+    news: dict[str, Any] = {"message_thread_id": 901, "is_topic_message": True}
+    chat: dict[str, Any] = {"message_thread_id": 902, "is_topic_message": True}
+    tg.fake.send_text(
+        GROUP, ALICE, "/remember@pip_bot I like oolong tea", chat_type="supergroup", **news
+    )
+    await tg.fake.next_messages()
+    tg.fake.send_text(GROUP, ALICE, "@pip_bot what tea do I like?", chat_type="supergroup", **chat)
+    await tg.fake.next_messages()
+    assert "I like oolong tea" in tg.bot.model.calls[-1].text

@@ -235,6 +235,10 @@ def test_inspector_names_conversations_for_people() -> None:
         ("telegram:-100:channel:-100", "Telegram group -100, shared by everyone there"),
         ("discord:9:user:42", "Discord server 9: user 42's own conversation"),
         ("telegram:-100:user:7", "Telegram group -100: user 7's own conversation"),
+        (
+            "discord:9:channel:12:user:42",
+            "Discord server 9, channel 12: user 42's own conversation",
+        ),
         ("matrix:room:odd", "matrix:room:odd"),  # a form it does not know: as written
     ):
         assert scope_label(room) == label

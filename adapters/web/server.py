@@ -611,6 +611,10 @@ def scope_label(room: str) -> str:
             return f"{platform} {place}, shared by everyone there"
         if kind == "user":
             return f"{platform} {where} {chat}: user {who}'s own conversation"
+    if len(parts) == 6 and parts[0] in _PLATFORMS and parts[2:5:2] == ["channel", "user"]:
+        platform, where = _PLATFORMS[parts[0]]
+        surface, chat, _, channel, _, who = parts
+        return f"{platform} {where} {chat}, channel {channel}: user {who}'s own conversation"
     return room
 
 

@@ -85,9 +85,11 @@ class FakeDiscord:
         self.app_flags = 1 << 19
         self.guild_id = 2000
         self.channel_id = 3000
+        self.mods_channel_id = 3001  # a second channel of the guild, "mods"
         # The guild's other text channels, as GUILD_CREATE gives them (`add_channel`).
         self.channels: list[dict[str, Any]] = []
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
+        self.nicks: dict[int, str] = {}  # members' nicknames in the guild, by user id
         # What @everyone may do, and what each role adds (none unless a test says so): the
         # guild's roles as the client caches them at connection.
         self.everyone_permissions = ALL_PERMISSIONS
@@ -172,6 +174,7 @@ class FakeDiscord:
     ) -> dict[str, Any]:
         return {
             "user": self.user(user_id),
+            "nick": self.nicks.get(user_id),
             "roles": [str(r) for r in roles],
             "flags": 0,
             "joined_at": datetime.now(UTC).isoformat(),
@@ -289,6 +292,7 @@ class FakeDiscord:
             "system_channel_id": str(self.channel_id),  # where Discord tells of joins
             "channels": [
                 {"id": str(self.channel_id), "type": 0, "name": "general", "position": 0},
+                {"id": str(self.mods_channel_id), "type": 0, "name": "mods", "position": 1},
                 *self.channels,
             ],
             "roles": [

@@ -78,7 +78,7 @@ async def test_discord_commands_give_bob_nothing_of_alices(
     ids = await furnish(
         bot,
         f"pip/discord:dm:{D_ALICE}",
-        f"pip/discord:{fake.guild_id}:user:{D_ALICE}",
+        f"pip/discord:{fake.guild_id}:channel:{fake.channel_id}:user:{D_ALICE}",
         str(D_ALICE),
     )
     adapter = DiscordAdapter(bot.engine, "pip", DISCORD_TOKEN, bot_id="d", guild_ready_timeout=0.05)
@@ -219,7 +219,10 @@ async def test_a_webhook_posing_as_alice_gets_no_scope_on_discord(
 ) -> None:
     fake = fake_discord
     await furnish(
-        bot, f"pip/discord:dm:{D_ALICE}", f"pip/discord:{fake.guild_id}:user:{D_ALICE}", "42"
+        bot,
+        f"pip/discord:dm:{D_ALICE}",
+        f"pip/discord:{fake.guild_id}:channel:{fake.channel_id}:user:{D_ALICE}",
+        "42",
     )
     adapter = DiscordAdapter(
         bot.engine,

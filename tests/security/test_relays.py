@@ -118,9 +118,12 @@ async def members(fake_discord: FakeDiscord, tmp_path: Path) -> AsyncIterator[Du
 
 @pytest.fixture
 async def tavern(fake_discord: FakeDiscord, tmp_path: Path) -> AsyncIterator[Duo]:
-    """Pip, with a memory per member, and Miao the tavern keeper, whose memory of a channel is
-    the whole channel's (anyone there may /recall it)."""
-    personas = [make_persona("pip", name="Pip"), make_persona("miao", name="Miao", scope="channel")]
+    """Pip, with a memory per member across the server's channels (`share_channels`: so Alice
+    may ask it in another channel than the tavern), and Miao the tavern keeper, whose memory
+    of a channel is the whole channel's (anyone there may /recall it)."""
+    pip = make_persona("pip", name="Pip")
+    pip = replace(pip, memory=replace(pip.memory, share_channels=True))
+    personas = [pip, make_persona("miao", name="Miao", scope="channel")]
     async with duo(fake_discord, tmp_path, personas) as here:
         yield here
 

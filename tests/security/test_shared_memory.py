@@ -135,7 +135,7 @@ async def test_discord_members_forget_their_own_memories(
 ) -> None:
     fake = fake_discord
     await bot.store.bind_channel("d", str(fake.channel_id), "pip", "test", bot.engine.clock.now())
-    own = f"pip/discord:{fake.guild_id}:user:{MEMBER}"
+    own = f"pip/discord:{fake.guild_id}:channel:{fake.channel_id}:user:{MEMBER}"
     await bot.bank.remember(own, "Member 42 keeps a lucky pebble")
     await fake.slash("forget", {"query": "lucky pebble"}, user_id=MEMBER, permissions=0)
     listed = await fake.answer()
