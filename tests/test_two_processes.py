@@ -14,12 +14,15 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiohttp
 import asyncpg
 import pytest
 
+from memory.records import NewIntention
+from memory.storage.postgres import PgStore
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env
 from tests.fakes.openai_server import FakeOpenAI
@@ -33,7 +36,7 @@ from tests.fakes.secrets import (
 from tests.fakes.telegram_server import FakeTelegram
 
 TIMEOUT = 30.0
-ALICE, BOB = 4242, 4343
+ALICE, BOB, CAROL = 4242, 4343, 4444
 PIP = """
 [identity]
 name = "Pip"
@@ -46,14 +49,14 @@ QUICK = 0.02  # a conversation quiet for a second goes to long-term memory
 NEVER = 600.0  # one conversation, however slow a loaded machine makes its turns
 
 
-def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK) -> Path:
-    """One process's folder: Pip (conversations closing after `idle` minutes), and a
-    kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is answered on its own
-    (no burst window): two sent at once here are two turns for the lease to order, not one
-    burst (tests/test_bursts.py has those)."""
+def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK, persona: str = "") -> Path:
+    """One process's folder: Pip (conversations closing after `idle` minutes; `persona`: more
+    of its file), and a kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is
+    answered on its own (no burst window): two sent at once here are two turns for the lease
+    to order, not one burst (tests/test_bursts.py has those)."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
-    (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle), encoding="utf-8")
+    (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle) + persona, encoding="utf-8")
     path = folder / "kizuna.toml"
     path.write_text(
         'storage = "postgres"\npersona_paths = ["personas"]\n\n'
@@ -150,6 +153,31 @@ async def test_two_processes_share_memory_and_encode_once(
             assert process.returncode == 0, err.decode()
 
 
+async def follow_up_due(dsn: str, user: int) -> None:
+    """Discord user `user` talked to Pip privately yesterday (and was answered) and has a
+    follow-up due now."""
+    store = await PgStore.open(dsn)
+    try:
+        now = datetime.now(UTC)
+        await store.heard("pip", "discord", str(user), now - timedelta(days=1), private=True)
+        await store.answered("pip", "discord", str(user), now - timedelta(days=1))
+        await store.set_contact("pip", "discord", str(user), timezone="UTC", at=now)
+        await store.add_intention(
+            NewIntention(
+                scope=f"pip/discord:dm:{user}",
+                user_id=str(user),
+                kind="follow_up",
+                what="the exam",
+                ask="ask how the exam went",
+                due_at=now - timedelta(minutes=1),
+                until=now + timedelta(days=2),
+                created_at=now - timedelta(days=1),
+            )
+        )
+    finally:
+        await store.close()
+
+
 async def stop(*processes: asyncio.subprocess.Process) -> None:
     """SIGTERM each still running; each must end cleanly, no traceback on its stderr."""
     for process in processes:
@@ -172,11 +200,15 @@ async def test_shards_split_over_two_processes(
     for guild, channel in guilds.values():
         if guild != discord.guild_id:
             discord.add_guild(guild, channel)
+    await follow_up_due(postgres_dsn, CAROL)
     bot = discord_bot(discord.api_base)
+    # Pip writes first, never in quiet hours: set far from the hour it is now (real clock).
+    quiet = "-".join(f"{(datetime.now(UTC).hour + h) % 24:02d}" for h in (11, 13))
+    writes = f'\n[outreach]\nenabled = true\nquiet_hours = "{quiet}"\n'
     processes = await asyncio.gather(
         *(
             start(
-                config(tmp_path, f"shard{shard}", bot),
+                config(tmp_path, f"shard{shard}", bot, persona=writes),
                 DISCORD_TOKEN,
                 postgres_dsn,
                 *("--shard-ids", str(shard), "--shard-count", "2"),
@@ -187,6 +219,9 @@ async def test_shards_split_over_two_processes(
     me, dm = f"<@{discord.bot_id}>", 7001
     try:
         assert sorted(discord.shards.values()) == [(0, 2), (1, 2)]
+        # Both processes look for what to write first: Carol's follow-up goes out from one.
+        written = await discord.next_message(wait=TIMEOUT)
+        assert discord.dms[written["channel_id"]] == CAROL
 
         async def said(channel: int, user: int, text: str, shard: int) -> str:
             """Say `text`; the one reply, from the process running `shard`."""
@@ -240,7 +275,13 @@ async def test_shards_split_over_two_processes(
         assert any("Maya" in t for t in texts) and len(texts) == len(set(texts))
         assert "Maya" in await said(guilds[3][1], ALICE, f"{me} what is my sister called?", 1)
     finally:
-        await stop(*processes)
+        await stop(*processes)  # (each lets its round of writing first finish)
+    to_carol = [
+        r
+        for r in discord.requests
+        if r.method == "POST" and r.path == f"/channels/{written['channel_id']}/messages"
+    ]
+    assert len(to_carol) == 1
 
 
 async def test_one_telegram_chat_through_two_webhook_processes(
