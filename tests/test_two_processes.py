@@ -195,7 +195,8 @@ async def test_shards_split_over_two_processes(
     """Two `kizuna run` of one bot, shard 0 and shard 1 of 2: a guild's messages reach, and
     are answered by, the process running its shard only; DMs are shard 0's. What Alice says
     in private (a /remember, a conversation encoded by either process) comes to mind in her
-    conversations in guilds of the other shard, once she lets it (/dm_memories on)."""
+    conversations in guilds of the other shard while she lets it (/dm_memories), and not once
+    she says no. A follow-up due is written once, though both processes run the courier."""
     guilds = {n: (n << 22 | 2000, 3000 + n) for n in range(4)}  # guild n: shard n % 2
     for guild, channel in guilds.values():
         if guild != discord.guild_id:
@@ -274,6 +275,9 @@ async def test_shards_split_over_two_processes(
         texts = [r["text"] for r in rows]
         assert any("Maya" in t for t in texts) and len(texts) == len(set(texts))
         assert "Maya" in await said(guilds[3][1], ALICE, f"{me} what is my sister called?", 1)
+        # Her choice, changed through shard 0's process, holds at once in shard 1's.
+        assert "stays private" in await command("dm_memories", "choice", "off")
+        assert "Mochi" not in await said(guilds[3][1], ALICE, f"{me} what is my cat called?", 1)
     finally:
         await stop(*processes)  # (each lets its round of writing first finish)
     to_carol = [
