@@ -193,7 +193,7 @@ class MemoryBank:
         self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         # Counts for full-text search's choice of words, refreshed as memories are written.
-        self._df: dict[tuple[str, str], tuple[int, int]] = {}  # (scope, word) -> (hits, at)
+        self._df: dict[str, dict[str, tuple[int, int]]] = {}  # scope -> word -> (hits, at)
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
         self._writes = 0
         self._embedder_down_until: datetime | None = None
@@ -258,7 +258,9 @@ class MemoryBank:
 
     def _changed_elsewhere(self, scope: str) -> None:
         """Another process changed the scope's memories: its open index is out of date, so
-        the next recall rebuilds it from the store."""
+        the next recall rebuilds it from the store; its counts are read again."""
+        self._sizes.pop(scope, None)
+        self._df.pop(scope, None)
         self.dense.drop(scope, self.embedder.name)
         self.links.drop(scope)
         self.lexicon.drop(scope)
@@ -757,16 +759,20 @@ class MemoryBank:
         size, _ = await self._sizes_of(scope)
         if size < DF_FROM:
             return list(words)
-        stale = [w for w in words if not self._df_fresh(scope, w)]
+        known = self._df.get(scope, {})
+        hits = {
+            w: known[w][0]
+            for w in words
+            if w in known and self._writes - known[w][1] <= DF_STALE_AFTER
+        }
+        stale = [w for w in words if w not in hits]
         if stale:
             counts = await self.store.document_frequencies(scope, stale)
+            kept = self._df.setdefault(scope, {})  # (dropped meanwhile: counted afresh)
             for word, count in counts.items():
-                self._df[scope, word] = (count, self._writes)
-        return _distinctive(words, {w: self._df[scope, w][0] for w in words}, size)
-
-    def _df_fresh(self, scope: str, word: str) -> bool:
-        known = self._df.get((scope, word))
-        return known is not None and self._writes - known[1] <= DF_STALE_AFTER
+                kept[word] = (count, self._writes)
+            hits |= counts
+        return _distinctive(words, hits, size)
 
     async def _sizes_of(self, scope: str) -> tuple[int, int]:
         """(the scope's memories, all memories), re-read after DF_STALE_AFTER writes."""

@@ -11,6 +11,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 from PIL import Image
 
@@ -569,6 +570,39 @@ async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):
         assert len(bot.model.calls) == 2
     finally:
         await sharded.close()
+
+
+async def test_the_fake_gateway_shards_guilds_as_discord_does(fake: FakeDiscord) -> None:
+    """An AutoShardedClient told no count runs what GET /gateway/bot recommends; each shard
+    is sent only its own guilds (shard (guild id >> 22) % count) and their messages, a DM
+    only shard 0."""
+    fake.recommended_shards = 2
+    other = 1 << 22 | fake.guild_id  # shard 1 of 2 (the first guild is shard 0's)
+    fake.add_guild(other, fake.channel_id + 1)
+    heard: asyncio.Queue[discord.Message] = asyncio.Queue()
+    client = discord.AutoShardedClient(
+        intents=discord.Intents.default(), guild_ready_timeout=0.05, chunk_guilds_at_startup=False
+    )
+
+    @client.event
+    async def on_message(message: discord.Message) -> None:
+        await heard.put(message)
+
+    await client.login(DISCORD_TOKEN)
+    running = asyncio.create_task(client.connect())
+    try:
+        await asyncio.wait_for(client.wait_until_ready(), 10)
+        assert client.shard_count == 2 and sorted(fake.shards.values()) == [(0, 2), (1, 2)]
+        assert {g.id: g.shard_id for g in client.guilds} == {fake.guild_id: 0, other: 1}
+        for channel, guild, shard in ((fake.channel_id + 1, other, 1), (7001, None, 0)):
+            sent = await fake.dispatch_message(channel, ALICE, "hi", guild=guild is not None)
+            message = await asyncio.wait_for(heard.get(), 5)
+            assert (message.guild and message.guild.id) == guild
+            assert [s for _, i, s in fake.delivered if i == sent["id"]] == [(shard, 2)]
+        assert heard.empty()
+    finally:
+        await client.close()
+        running.cancel()
 
 
 async def test_only_people_speaking_are_answered_even_in_a_bound_channel(

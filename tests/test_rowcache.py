@@ -209,3 +209,34 @@ async def test_another_process_s_changes_reach_the_copy(
             await bank.close()
         for store in stores:
             await store.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_a_scope_another_process_filled_is_counted_again(
+    tmp_path: Path, open_store: StoreOpener
+) -> None:
+    """A process that only reads a scope (a Discord shard's, recalling a user's private
+    memories that another shard's process writes) counts its memories again when the other
+    changes them: the scope it saw empty, filled there, is large here too (copied)."""
+    dsn = await open_store.dsn(tmp_path / "db")
+    stores = [await PgStore.open(dsn) for _ in range(2)]
+    banks = [
+        await MemoryBank.open(
+            tmp_path / str(i), "hash", FakeClock(NOW), deterministic=True, store=s
+        )
+        for i, s in enumerate(stores)
+    ]
+    try:
+        mine, theirs = banks
+        assert await mine.recall(SCOPE, CUES[0], now=NOW) == []  # empty here: not large
+        changed = asyncio.Event()
+        await stores[0].listen(lambda _: changed.set())
+        await fill(theirs, 120, seed=6)
+        await asyncio.wait_for(changed.wait(), 30)
+        assert await mine.recall(SCOPE, CUES[0], now=NOW)
+        assert SCOPE in mine.rows
+    finally:
+        for bank in banks:
+            await bank.close()
+        for store in stores:
+            await store.close()

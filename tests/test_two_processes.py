@@ -2,7 +2,9 @@
 
 Discord: each hosts a bot of the same persona on the fake Discord server; both answer, every
 conversation is encoded exactly once (each process encodes, a scope at a time under its lock),
-and a memory made through one process is recalled through the other. Telegram: one bot in
+and a memory made through one process is recalled through the other. Discord split into
+shards: one bot, its shards in two processes, each guild's messages answered once by the
+process running its shard, a user's private memories the same in either. Telegram: one bot in
 webhook mode behind a "load balancer" that hands each update of one chat to either process;
 the chat stays one conversation, its turns taken in order."""
 
@@ -12,12 +14,15 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiohttp
 import asyncpg
 import pytest
 
+from memory.records import NewIntention
+from memory.storage.postgres import PgStore
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env
 from tests.fakes.openai_server import FakeOpenAI
@@ -31,7 +36,7 @@ from tests.fakes.secrets import (
 from tests.fakes.telegram_server import FakeTelegram
 
 TIMEOUT = 30.0
-ALICE, BOB = 4242, 4343
+ALICE, BOB, CAROL = 4242, 4343, 4444
 PIP = """
 [identity]
 name = "Pip"
@@ -44,14 +49,14 @@ QUICK = 0.02  # a conversation quiet for a second goes to long-term memory
 NEVER = 600.0  # one conversation, however slow a loaded machine makes its turns
 
 
-def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK) -> Path:
-    """One process's folder: Pip (conversations closing after `idle` minutes), and a
-    kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is answered on its own
-    (no burst window): two sent at once here are two turns for the lease to order, not one
-    burst (tests/test_bursts.py has those)."""
+def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK, persona: str = "") -> Path:
+    """One process's folder: Pip (conversations closing after `idle` minutes; `persona`: more
+    of its file), and a kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is
+    answered on its own (no burst window): two sent at once here are two turns for the lease
+    to order, not one burst (tests/test_bursts.py has those)."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
-    (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle), encoding="utf-8")
+    (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle) + persona, encoding="utf-8")
     path = folder / "kizuna.toml"
     path.write_text(
         'storage = "postgres"\npersona_paths = ["personas"]\n\n'
@@ -78,8 +83,11 @@ def webhook_bot(telegram: FakeTelegram, port: int) -> str:
     )
 
 
-async def start(path: Path, token: str, dsn: str, **env: str) -> asyncio.subprocess.Process:
-    process = await start_run(path, base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn, **env))
+async def start(
+    path: Path, token: str, dsn: str, *options: str, **env: str
+) -> asyncio.subprocess.Process:
+    environment = base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn, **env)
+    process = await start_run(path, environment, *options)
     assert process.stderr is not None
     while True:
         line = (await asyncio.wait_for(process.stderr.readline(), TIMEOUT)).decode()
@@ -143,6 +151,141 @@ async def test_two_processes_share_memory_and_encode_once(
         for process in (first, second):
             _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
             assert process.returncode == 0, err.decode()
+
+
+async def follow_up_due(dsn: str, user: int) -> None:
+    """Discord user `user` talked to Pip privately yesterday (and was answered) and has a
+    follow-up due now."""
+    store = await PgStore.open(dsn)
+    try:
+        now = datetime.now(UTC)
+        await store.heard("pip", "discord", str(user), now - timedelta(days=1), private=True)
+        await store.answered("pip", "discord", str(user), now - timedelta(days=1))
+        await store.set_contact("pip", "discord", str(user), timezone="UTC", at=now)
+        await store.add_intention(
+            NewIntention(
+                scope=f"pip/discord:dm:{user}",
+                user_id=str(user),
+                kind="follow_up",
+                what="the exam",
+                ask="ask how the exam went",
+                due_at=now - timedelta(minutes=1),
+                until=now + timedelta(days=2),
+                created_at=now - timedelta(days=1),
+            )
+        )
+    finally:
+        await store.close()
+
+
+async def stop(*processes: asyncio.subprocess.Process) -> None:
+    """SIGTERM each still running; each must end cleanly, no traceback on its stderr."""
+    for process in processes:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        _, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+        assert process.returncode == 0, err.decode()
+        assert b"Traceback" not in err, err.decode()
+
+
+async def test_shards_split_over_two_processes(
+    tmp_path: Path, postgres_dsn: str, discord: FakeDiscord
+) -> None:
+    """Two `kizuna run` of one bot, shard 0 and shard 1 of 2: a guild's messages reach, and
+    are answered by, the process running its shard only; DMs are shard 0's. What Alice says
+    in private (a /remember, a conversation encoded by either process) comes to mind in her
+    conversations in guilds of the other shard while she lets it (/dm_memories), and not once
+    she says no. A follow-up due is written once, though both processes run the courier."""
+    guilds = {n: (n << 22 | 2000, 3000 + n) for n in range(4)}  # guild n: shard n % 2
+    for guild, channel in guilds.values():
+        if guild != discord.guild_id:
+            discord.add_guild(guild, channel)
+    await follow_up_due(postgres_dsn, CAROL)
+    bot = discord_bot(discord.api_base)
+    # Pip writes first, never in quiet hours: set far from the hour it is now (real clock).
+    quiet = "-".join(f"{(datetime.now(UTC).hour + h) % 24:02d}" for h in (11, 13))
+    writes = f'\n[outreach]\nenabled = true\nquiet_hours = "{quiet}"\n'
+    processes = await asyncio.gather(
+        *(
+            start(
+                config(tmp_path, f"shard{shard}", bot, persona=writes),
+                DISCORD_TOKEN,
+                postgres_dsn,
+                *("--shard-ids", str(shard), "--shard-count", "2"),
+            )
+            for shard in (0, 1)
+        )
+    )
+    me, dm = f"<@{discord.bot_id}>", 7001
+    try:
+        assert sorted(discord.shards.values()) == [(0, 2), (1, 2)]
+        # Both processes look for what to write first: Carol's follow-up goes out from one.
+        written = await discord.next_message(wait=TIMEOUT)
+        assert discord.dms[written["channel_id"]] == CAROL
+
+        async def said(channel: int, user: int, text: str, shard: int) -> str:
+            """Say `text`; the one reply, from the process running `shard`."""
+            guild = channel != dm
+            sent = await discord.dispatch_message(
+                channel, user, text, guild=guild, mentions_bot=guild
+            )
+            reply = await discord.next_message(wait=TIMEOUT)
+            assert reply["channel_id"] == str(channel)
+            delivered = [s for _, i, s in discord.delivered if i == sent["id"]]
+            assert delivered == [(shard, 2)]  # so only that process could answer it
+            return str(reply["content"])
+
+        async def command(name: str, option: str, value: str) -> str:
+            await discord.slash(name, {option: value}, user_id=ALICE, guild=False)
+            return str((await discord.answer(wait=TIMEOUT))["content"])
+
+        assert "in private" in await command("dm_memories", "choice", "on")
+        assert "will remember" in await command("remember", "text", "my cat is called Mochi")
+        assert "(offline model)" in await said(dm, ALICE, "My sister is called Maya.", 0)
+
+        # A message in each guild, all at once: each answered once, in its own channel.
+        sent = [
+            await discord.dispatch_message(channel, BOB, f"{me} hello", mentions_bot=True)
+            for _, channel in guilds.values()
+        ]
+        replies = [await discord.next_message(wait=TIMEOUT) for _ in guilds]
+        assert sorted(r["channel_id"] for r in replies) == sorted(
+            str(c) for _, c in guilds.values()
+        )
+        assert await discord.no_message()
+        for n, message in enumerate(sent):
+            assert [s for _, i, s in discord.delivered if i == message["id"]] == [(n % 2, 2)]
+
+        # Shard 1's process recalls what shard 0's stored, in Alice's turn in guild 1.
+        assert "Mochi" in await said(guilds[1][1], ALICE, f"{me} what is my cat called?", 1)
+        db = await asyncpg.connect(postgres_dsn)
+        try:
+            for _ in range(int(TIMEOUT * 10)):  # her private conversation is encoded
+                rows = await db.fetch(
+                    "SELECT m.text FROM memories m JOIN conversations c"
+                    " ON c.id = m.conversation_id WHERE c.scope = $1",
+                    f"discord:dm:{ALICE}",
+                )
+                if rows:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            await db.close()
+        texts = [r["text"] for r in rows]
+        assert any("Maya" in t for t in texts) and len(texts) == len(set(texts))
+        assert "Maya" in await said(guilds[3][1], ALICE, f"{me} what is my sister called?", 1)
+        # Her choice, changed through shard 0's process, holds at once in shard 1's.
+        assert "stays private" in await command("dm_memories", "choice", "off")
+        assert "Mochi" not in await said(guilds[3][1], ALICE, f"{me} what is my cat called?", 1)
+    finally:
+        await stop(*processes)  # (each lets its round of writing first finish)
+    to_carol = [
+        r
+        for r in discord.requests
+        if r.method == "POST" and r.path == f"/channels/{written['channel_id']}/messages"
+    ]
+    assert len(to_carol) == 1
 
 
 async def test_one_telegram_chat_through_two_webhook_processes(

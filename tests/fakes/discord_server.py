@@ -21,6 +21,12 @@ More bots join the guild through `bots` (token -> user id; any other token is `b
 several clients in one process each log in as their own bot; a message a bot posted carries
 `_bot`, that bot's user id.
 
+Sharding as Discord does it: each IDENTIFY names its `shard: [id, count]` (none: shard 0 of
+1), and a guild's events (GUILD_CREATE, MESSAGE_CREATE, INTERACTION_CREATE, GUILD_MEMBER_ADD)
+go only to the session whose shard id is `(guild_id >> 22) % count`, a DM's to shard 0. More
+guilds come with `add_guild`; `delivered` says which shard got each event; GET /gateway/bot
+recommends `recommended_shards`.
+
 A bot opens a user's DM by id (one DM channel per user, in `dms`); a message there is refused
 (403, code 50007) to a user in `closed_dms` (DMs closed, no shared server, the bot blocked).
 `fail("POST /channels/*/messages", how)` makes the next requests matching a pattern fail as a
@@ -88,6 +94,10 @@ class FakeDiscord:
         self.mods_channel_id = 3001  # a second channel of the guild, "mods"
         # The guild's other text channels, as GUILD_CREATE gives them (`add_channel`).
         self.channels: list[dict[str, Any]] = []
+        # More guilds, by id -> their one text channel (`add_guild`): a bot split into shards
+        # hears each guild on the shard owning it.
+        self.guilds: dict[int, int] = {}
+        self.recommended_shards = 1  # how many shards GET /gateway/bot tells a bot to run
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
         self.nicks: dict[int, str] = {}  # members' nicknames in the guild, by user id
         # What @everyone may do, and what each role adds (none unless a test says so): the
@@ -107,6 +117,9 @@ class FakeDiscord:
         self._seq = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
         self.shards: dict[web.WebSocketResponse, tuple[int, int]] = {}  # (shard id, count)
+        # Each gateway event sent: (its type, its payload's id, the (shard id, count) of the
+        # session it went to), in order.
+        self.delivered: list[tuple[str, str, tuple[int, int]]] = []
         self._socket_bots: dict[web.WebSocketResponse, int] = {}  # whose connection it is
         self.intents: dict[web.WebSocketResponse, int] = {}  # the intents each identified with
         self._channels: dict[str, str] = {}  # interaction id -> its channel id
@@ -255,11 +268,15 @@ class FakeDiscord:
                     self.shards[ws] = (int(shard_id), int(shard_count))
                     self._socket_bots[ws] = me
                     self.intents[ws] = int(frame["d"].get("intents", 0))
-                    ours = self._shard_of(str(self.guild_id), shard_count) == shard_id
-                    ready = self._ready(me, ours) | {"shard": [shard_id, shard_count]}
-                    await self._send(ws, "READY", ready)
-                    if ours:
-                        await self._send(ws, "GUILD_CREATE", self._guild(me))
+                    ours = [
+                        (guild, channel)
+                        for guild, channel in self._all_guilds().items()
+                        if self._shard_of(str(guild), shard_count) == shard_id
+                    ]
+                    ready = self._ready(me, [g for g, _ in ours])
+                    await self._send(ws, "READY", ready | {"shard": [shard_id, shard_count]})
+                    for guild, channel in ours:
+                        await self._send(ws, "GUILD_CREATE", self._guild(me, guild, channel))
                     self._identified.set()
         finally:
             self._sockets.remove(ws)
@@ -273,31 +290,50 @@ class FakeDiscord:
         """Discord's rule: a guild's events go to shard (id >> 22) % count; DMs to shard 0."""
         return (int(guild_id) >> 22) % shard_count if guild_id else 0
 
-    def _ready(self, me: int, with_guild: bool = True) -> dict[str, Any]:
+    def add_guild(self, guild_id: int, channel_id: int) -> None:
+        """Another guild with the bots in it, its one text channel `channel_id`; its events go
+        to the shard `(guild_id >> 22) % shard_count` of each bot. Before the bots connect."""
+        self.guilds[guild_id] = channel_id
+
+    def _all_guilds(self) -> dict[int, int]:
+        return {self.guild_id: self.channel_id} | self.guilds
+
+    def _guild_of(self, channel_id: int | str) -> int:
+        """The guild a text channel is in (the first guild's, for a channel not listed)."""
+        found = [g for g, c in self._all_guilds().items() if str(c) == str(channel_id)]
+        return found[0] if found else self.guild_id
+
+    def _ready(self, me: int, guilds: Sequence[int]) -> dict[str, Any]:
         return {
             "v": 10,
             "user": self.user(me, bot=True),
-            "guilds": [{"id": str(self.guild_id), "unavailable": True}] if with_guild else [],
+            "guilds": [{"id": str(g), "unavailable": True} for g in guilds],
             "session_id": "session",
             "resume_gateway_url": str(self.gateway_url),
             "application": {"id": str(self.app_id), "flags": 0},
         }
 
-    def _guild(self, me: int) -> dict[str, Any]:
+    def _guild(self, me: int, guild_id: int, channel_id: int) -> dict[str, Any]:
         return {
-            "id": str(self.guild_id),
+            "id": str(guild_id),
             "name": "Test Guild",
             "owner_id": "1",
             "member_count": 2,
-            "system_channel_id": str(self.channel_id),  # where Discord tells of joins
+            "system_channel_id": str(channel_id),  # where Discord tells of joins
             "channels": [
-                {"id": str(self.channel_id), "type": 0, "name": "general", "position": 0},
-                {"id": str(self.mods_channel_id), "type": 0, "name": "mods", "position": 1},
-                *self.channels,
+                {"id": str(channel_id), "type": 0, "name": "general", "position": 0},
+                *(
+                    [
+                        {"id": str(self.mods_channel_id), "type": 0, "name": "mods", "position": 1},
+                        *self.channels,
+                    ]
+                    if guild_id == self.guild_id
+                    else []
+                ),
             ],
             "roles": [
                 {
-                    "id": str(self.guild_id),
+                    "id": str(guild_id),
                     "name": "@everyone",
                     "permissions": str(self.everyone_permissions),
                 },
@@ -341,8 +377,9 @@ class FakeDiscord:
         for ws in list(self._sockets):
             if bot is not None and self._socket_bots.get(ws, self.bot_id) != bot:
                 continue
-            shard_id, shard_count = self.shards.get(ws, (0, 1))
-            if self._shard_of(data.get("guild_id"), shard_count) == shard_id:
+            shard = self.shards.get(ws, (0, 1))
+            if self._shard_of(data.get("guild_id"), shard[1]) == shard[0]:
+                self.delivered.append((event, str(data.get("id", "")), shard))
                 await self._send(ws, event, data)
 
     async def dispatch_message(
@@ -360,14 +397,15 @@ class FakeDiscord:
         author: dict[str, Any] | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
-        """MESSAGE_CREATE from a user; without `guild` it is a DM (no guild_id). `roles`: the
+        """MESSAGE_CREATE from a user, in the guild of `channel_id` (see `add_guild`); without
+        `guild` it is a DM (no guild_id). `roles`: the
         author's, in the guild. `mentions_bot`: True for the bot, or another bot's id. A DM
         goes to `to_bot` (the bot by default). `author`: the author User instead of user
         `author_id` (a webhook's or a bot's, who are no guild members); `fields`: more
         Message fields (type, webhook_id...)."""
         extra: dict[str, Any] = {}
         if guild:
-            extra["guild_id"] = str(self.guild_id)
+            extra["guild_id"] = str(self._guild_of(channel_id))
             if author is None:
                 member = self._member(author_id, roles=roles)
                 extra["member"] = {k: v for k, v in member.items() if k != "user"}
@@ -391,11 +429,13 @@ class FakeDiscord:
 
     async def dispatch_join(self, user_id: int) -> None:
         """GUILD_MEMBER_ADD: user `user_id` joined the guild (sent only to clients that asked
-        for the members intent, as Discord does)."""
+        for the members intent, as Discord does, on the guild's shard)."""
         await asyncio.wait_for(self._identified.wait(), 5)
         data = self._member(user_id) | {"guild_id": str(self.guild_id)}
         for ws in list(self._sockets):
-            if self.intents.get(ws, 0) & GUILD_MEMBERS:
+            shard_id, shard_count = self.shards.get(ws, (0, 1))
+            ours = self._shard_of(data["guild_id"], shard_count) == shard_id
+            if ours and self.intents.get(ws, 0) & GUILD_MEMBERS:
                 await self._send(ws, "GUILD_MEMBER_ADD", data)
 
     async def dispatch_webhook_message(
@@ -471,8 +511,8 @@ class FakeDiscord:
             **extra,
         }
         if guild:
-            payload["guild_id"] = str(self.guild_id)
             payload["channel_id"] = str(channel_id or self.channel_id)
+            payload["guild_id"] = str(self._guild_of(payload["channel_id"]))
             payload["channel"] = {
                 "id": payload["channel_id"],
                 "type": 0,
@@ -571,7 +611,7 @@ class FakeDiscord:
             return _json(
                 {
                     "url": str(self.gateway_url),
-                    "shards": 1,
+                    "shards": self.recommended_shards,
                     "session_start_limit": {
                         "total": 1000,
                         "remaining": 1000,
@@ -609,7 +649,7 @@ class FakeDiscord:
                 "id": hook_id,
                 "type": 1,
                 "channel_id": parts[1],
-                "guild_id": str(self.guild_id),
+                "guild_id": str(self._guild_of(parts[1])),
                 "name": (body or {}).get("name", "hook"),
                 "avatar": None,
                 "token": f"wtoken{hook_id}",
