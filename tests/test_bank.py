@@ -1134,3 +1134,14 @@ async def test_a_memory_stored_while_its_index_loads_joins_it(tmp_path: Path) ->
     index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
     assert index.live == {first, second}
     await bank.close()
+
+
+async def test_one_chinese_character_recalls_under_the_hash_embedder(tmp_path: Path) -> None:
+    bank = await MemoryBank.open(tmp_path, HashEmbedder(), FakeClock(), deterministic=True)
+    try:
+        await bank.remember(SCOPE, "我的猫叫年糕")
+        await bank.remember(SCOPE, "我明天要去北京出差")
+        for fail in (False, True):
+            assert [r.text for r in await bank.recall(SCOPE, "猫", fail=fail)] == ["我的猫叫年糕"]
+    finally:
+        await bank.close()
