@@ -106,7 +106,9 @@ _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
-    下周三, 周末, "next weekend at 10am"). None when no day to come is named."""
+    下周三, 周末, "next weekend at 10am", "tomorrow evening at 8", 明晚八点), or a clock time
+    alone ("at 8pm": today's if still to come, else tomorrow's). None when no day to come is
+    named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -122,10 +124,15 @@ def resolve(when: str, now: datetime) -> Window | None:
         words = f"{words[: bare.start()]}on {words[bare.start() :]}"
     mentions = future_spans(words, now)
     if not mentions:
-        return None
+        # A clock time alone ("at 8pm"): today's if still to come, else tomorrow's.
+        alone = clock_time(words)
+        if alone is None:
+            return None
+        day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
+        return Window(day, day, None, alone.at)
     mention = mentions[0]
     first, last = mention.days
-    said = clock_time(words)
+    said = clock_time(words, mention.hours)
     return Window(first, last, mention.hours, None if said is None else said.at)
 
 

@@ -91,6 +91,16 @@ def test_now_is_a_thursday() -> None:
         ("tonight", Window(date(2026, 12, 3), date(2026, 12, 3), (18, 24))),
         ("2026-12-08", Window(date(2026, 12, 8), date(2026, 12, 8))),
         ("2026-12-08T10:30", Window(date(2026, 12, 8), date(2026, 12, 8), None, time(10, 30))),
+        # A clock time inside an evening's words is in the evening.
+        ("明晚8点", Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20))),
+        ("明晚八点", Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20))),
+        (
+            "tomorrow evening at 8",
+            Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20)),
+        ),
+        # A clock time alone: today's if still to come, else tomorrow's.
+        ("at 8pm", Window(date(2026, 12, 3), date(2026, 12, 3), None, time(20))),
+        ("at 9am", Window(date(2026, 12, 4), date(2026, 12, 4), None, time(9))),
     ],
 )
 def test_when_is_read_in_the_future_sense(when: str, window: Window) -> None:

@@ -377,6 +377,9 @@ async def test_a_reminder_on_friday_is_due_on_friday() -> None:
         ("明天下午", datetime(2026, 12, 3, 12, 0, tzinfo=UTC)),
         ("Friday", datetime(2026, 12, 4, 9, 0, tzinfo=UTC)),
         ("2026-12-24", datetime(2026, 12, 24, 9, 0, tzinfo=UTC)),
+        ("明晚8点", datetime(2026, 12, 3, 20, 0, tzinfo=UTC)),
+        ("tomorrow evening at 8", datetime(2026, 12, 3, 20, 0, tzinfo=UTC)),
+        ("half past 7 tomorrow morning", datetime(2026, 12, 3, 7, 30, tzinfo=UTC)),
     ],
 )
 async def test_a_reminder_is_due_when_they_said_else_in_the_morning(
