@@ -11,7 +11,8 @@ encoder's fallback, and the offline model's answer): a user's sentence about the
 about an event, naming no one: "the dentist is tomorrow") naming a day to come and an event,
 or asking to be reminded, or naming their birthday.
 
-The due rules, in the persona's time zone (the user's is not memory's to know):
+The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
+the persona's:
 
 * follow_up: a day's event is due at 18:00 that day, 3 h after a stated clock time, or at the
   end of a stated part of the day (at most 21:00); a span at 18:00 on its last day; never
@@ -27,7 +28,7 @@ words due within the window) is left out (`fresh`): telling of an exam twice is 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
@@ -247,10 +248,13 @@ def from_answer(
     language: str,
     created_at: datetime,
     conversation_id: int | None,
+    zones: Mapping[str, tzinfo] | None = None,
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
-    of an unknown kind, with no what, or whose time cannot be read)."""
+    of an unknown kind, with no what, or whose time cannot be read). `zones`: the time zone
+    each user set, by id; the others' days and hours are `tz`'s."""
+    zones = zones or {}
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
@@ -265,12 +269,13 @@ def from_answer(
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
         moment = _when_said(said, user_id, when)
-        window = resolve(when, moment.astimezone(tz)) if moment is not None and when else None
+        theirs = zones.get(user_id, tz)
+        window = resolve(when, moment.astimezone(theirs)) if moment is not None and when else None
         if moment is None or window is None:
             continue
-        if window.first - moment.astimezone(tz).date() > AHEAD:
+        if window.first - moment.astimezone(theirs).date() > AHEAD:
             continue
-        bounds = _due(kind, window, moment, tz)
+        bounds = _due(kind, window, moment, theirs)
         if bounds is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, language)
@@ -293,7 +298,7 @@ def from_answer(
         if not user_id or not what or month_day is None or moment is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, language)
-        due, until = _yearly(*month_day, moment, tz)
+        due, until = _yearly(*month_day, moment, zones.get(user_id, tz))
         out.append(
             NewIntention(
                 scope, user_id, "special_day", what, ask, due, until, created_at,
@@ -503,12 +508,15 @@ def local_reading(
     language: str,
     created_at: datetime,
     conversation_id: int | None,
+    zones: Mapping[str, tzinfo] | None = None,
 ) -> list[NewIntention]:
-    """Intentions from the users' messages without a model (the encoder's fallback)."""
+    """Intentions from the users' messages without a model (the encoder's fallback); `zones`
+    as for from_answer."""
+    zones = zones or {}
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
     for message in said:
-        for spotted in spot(message.text, message.at.astimezone(tz)):
+        for spotted in spot(message.text, message.at.astimezone(zones.get(message.user_id, tz))):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})
@@ -525,4 +533,5 @@ def local_reading(
         language=language,
         created_at=created_at,
         conversation_id=conversation_id,
+        zones=zones,
     )

@@ -31,6 +31,10 @@ class Reminders(Protocol):
 
     async def add(self, due: datetime, what: str) -> None: ...
 
+    async def zone(self) -> tzinfo | None:
+        """The time zone the sender set (/timezone), or None."""
+        ...
+
 
 @dataclass(slots=True, frozen=True)
 class ToolContext:
@@ -43,7 +47,7 @@ class ToolContext:
     user_id: str  # the sender, as the platform names them
     admin: bool  # the sender is an admin of this chat (never in a private chat)
     clock: Clock
-    tz: tzinfo  # the bot's timezone, for days the user names
+    tz: tzinfo  # the bot's timezone, for days the user names (unless they set their own)
     rng: random.Random  # seeded by the runtime: the only randomness a tool should use
     reminders: Reminders | None = None  # None: this host keeps no reminders
 
