@@ -115,8 +115,8 @@ class ActR:
     `strength` is W, the folded weight of the encoding and of the recalls older than the
     recent ones, in encoding traces (at least 1). Importance and |sentiment| add to the
     intercept. The boosts are chosen, not fitted (no data set grades a chat's importance):
-    unrecalled, an importance-1 memory is pruned after about three days, a strongly felt one
-    after two or three months, an importance-2 one after about eight months, and an
+    unrecalled, an importance-1 memory is pruned after about eight days, a strongly felt one
+    after about five months, an importance-2 one after about a year and a half, and an
     importance-3 one is kept for centuries (the benchmark prints each lifetime).
     """
 
