@@ -31,6 +31,10 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   with an ordinal ("may 4th"), a year, or a capital letter ("May 4"); a bare day followed by a
   quantity word ("May 3 people", "June 3 times") or by a range ("May 4-6") is not taken.
   "of" needs an ordinal ("4th of May", not "4 of May").
+* A bare ordinal: "the 14th", "on the 22nd", "Sunday the 13th" = that day of this month when
+  not after today (past sense) or not gone by (future sense), else of the nearest month that
+  has it; not a position ("the 3rd time", "the 2nd floor": only before punctuation, the end,
+  or a few words such as "at", "and", "is", "morning").
 * ISO-like: 2024-09-03, 2024/09/03, 2024.09.03 (the same separator twice; years 1900-2099).
   Numeric D/M forms (3/4, 9/3/2024) are ambiguous and ignored.
 * Chinese relative words: 今天 今日 今晚 今早 今夜 = today, 昨天 昨日 昨晚 昨夜 = -1,
@@ -471,6 +475,13 @@ _ALTERNATIVES = (
     rf"a\s+few|few|several)|(?P<ei_n>{_EN_NUM}))\s+(?P<ei_u>days?|weeks?|fortnights?|months?"
     rf"|years?)(?:'?\s+time)?{_B1}|{_B0}(?P<ei_n2>{_EN_NUM})\s+(?P<ei_u2>days?|weeks?|months?"
     rf"|years?)\s+from\s+(?:now|today){_B1})",
+    # A bare ordinal, the day of this month or the next: "the 14th", "on the 22nd", "Sunday
+    # the 13th"; not a position ("the 3rd time", "the 2nd floor").
+    rf"(?P<en_ord>{_B0}(?:(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\s+)?(?:on\s+)?the\s+"
+    r"(?P<eo_day>\d{1,2})(?:st|nd|rd|th)(?![A-Za-z0-9])(?!\s+of\s)"
+    r"(?=\s*(?:$|[^\sA-Za-z0-9]|(?:at|and|or|is|was|in|for|to|so|but|then|morning|afternoon"
+    r"|evening|night|i|we|my|lol|haha|btw|this|next|too|already|right|around|from|until|till"
+    r"|before|after|by|with|if|when)(?![A-Za-z]))))",
     # last / this / next / on / since + weekday.
     rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on"
     rf"|(?:ever\s+)?since)\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
@@ -634,6 +645,7 @@ _EN_ANCHOR = re.compile(
             r"at(?=\s+the\s)",
             r"mid(?=[\s-])",
             *(rf"{month}(?=[a-z]*\.?\s+\d)" for month in _MONTH_KEYS),
+            *(rf"{day}(?=\s+the\s+\d)" for day in _WEEKDAYS),
         ]
     )
 )
@@ -1315,6 +1327,9 @@ def _resolve(m: re.Match[str], today: date, original: str, ahead: bool) -> date 
         return _zh_counted(m, today, "za", back=True)
     if kind == "zh_wk":
         return _zh_wk(m, today, text, ahead)
+    if kind == "en_ord":
+        day = int(m.group("eo_day"))
+        return _coming_day_of_month(today, day) if ahead else _recent_day_of_month(today, day)
     if kind == "zh_day":
         return _zh_day(m, today, text, ahead)
     raise AssertionError(f"unhandled date pattern {kind!r}")  # pragma: no cover

@@ -1334,3 +1334,27 @@ def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
 @pytest.mark.parametrize("text", ["我有3点建议", "两点不同", "一点都不难"])
 def test_points_and_a_little_are_no_hours(text: str) -> None:
     assert clock_time(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "coming", "past"),
+    [
+        ("my sister's wedding is the 14th", date(2026, 12, 14), date(2026, 11, 14)),
+        ("on the 22nd, he's a tree", date(2026, 12, 22), date(2026, 11, 22)),
+        ("pay rent on the 1st", date(2027, 1, 1), date(2026, 12, 1)),
+        ("on sunday the 13th", date(2026, 12, 13), date(2026, 11, 13)),
+        ("interview on the 9th!!", date(2026, 12, 9), date(2026, 11, 9)),
+    ],
+)
+def test_a_bare_ordinal_is_a_day_of_this_month_or_the_next(
+    text: str, coming: date, past: date
+) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert [m.day for m in future_spans(text, now)] == [coming]
+    assert [m.day for m in find_dates(text, now)] == [past]
+
+
+@pytest.mark.parametrize("text", ["the 3rd time", "the 2nd floor", "she came 1st", "the 5th one"])
+def test_an_ordinal_of_a_position_is_no_day(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []
