@@ -4,16 +4,21 @@ unusable twice.
 
     python benchmarks/intentions.py
 
-Thirty-eight sentences, English and Chinese (the last eight written after the reading and
-not tuned for), each said on Thursday 3 December 2026 at 15:00 in
-Shanghai, with what a friend would take from it: a follow-up, a reminder or a special day, and
-its due time by memory.intentions' rules, or nothing. Each sentence goes through
-`local_reading` as one user's message of a conversation. Counted: found (an intention of the
-right kind where one is expected), with the wrong due time, missed, and false positives (an
-intention where none is expected, or a second one). A summary model reading the conversation
-does better on the misses (a bare "Friday morning", "the 15th", a question); it is not measured
-here (no key in CI). The last line is one JSON object: {"sentences", "expected", "found",
-"wrong_dates", "missed", "false_positives", "us_per_sentence"}.
+Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai with what a
+friend would take from it: a follow-up, a reminder or a special day, and its due time by
+memory.intentions' rules, or nothing. The first: thirty-eight sentences (the last eight written
+after the reading and not tuned for). The second, benchmarks/data/intentions.json: 158
+chat-style messages in English and Chinese, 60 of them distractors that mention a time but
+promise nothing, split before any tuning into a tune part and a held-out part (every third with
+an intention and every third without) that nothing is tuned on. Each message goes through
+`local_reading` as one user's message of a conversation. Counted per set or part: found with
+the right day, wrong day, wrong time (the right day), missed, false positives (an intention
+where none is expected, or a second one), and stated times right (of those whose words state a
+clock time, due at the right minute). A summary model reading the conversation does better;
+it is not measured here (no key in CI). The last line is one JSON object: {"first_set",
+"tune", "held_out": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
+"false_positives", "found_right_day", "stated_times", "stated_times_right",
+"false_positive_rate"}, "us_per_sentence"}.
 """
 
 from __future__ import annotations
