@@ -4,16 +4,21 @@ unusable twice.
 
     python benchmarks/intentions.py
 
-Thirty-eight sentences, English and Chinese (the last eight written after the reading and
-not tuned for), each said on Thursday 3 December 2026 at 15:00 in
-Shanghai, with what a friend would take from it: a follow-up, a reminder or a special day, and
-its due time by memory.intentions' rules, or nothing. Each sentence goes through
-`local_reading` as one user's message of a conversation. Counted: found (an intention of the
-right kind where one is expected), with the wrong due time, missed, and false positives (an
-intention where none is expected, or a second one). A summary model reading the conversation
-does better on the misses (a bare "Friday morning", "the 15th", a question); it is not measured
-here (no key in CI). The last line is one JSON object: {"sentences", "expected", "found",
-"wrong_dates", "missed", "false_positives", "us_per_sentence"}.
+Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai with what a
+friend would take from it: a follow-up, a reminder or a special day, and its due time by
+memory.intentions' rules, or nothing. The first: thirty-eight sentences (the last eight written
+after the reading and not tuned for). The second, benchmarks/data/intentions.json: 158
+chat-style messages in English and Chinese, 60 of them distractors that mention a time but
+promise nothing, split before any tuning into a tune part and a held-out part (every third with
+an intention and every third without) that nothing is tuned on. Each message goes through
+`local_reading` as one user's message of a conversation. Counted per set or part: found with
+the right day, wrong day, wrong time (the right day), missed, false positives (an intention
+where none is expected, or a second one), and stated times right (of those whose words state a
+clock time, due at the right minute). A summary model reading the conversation does better;
+it is not measured here (no key in CI). The last line is one JSON object: {"first_set",
+"tune", "held_out": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
+"false_positives", "found_right_day", "stated_times", "stated_times_right",
+"false_positive_rate"}, "us_per_sentence"}.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -77,55 +83,88 @@ CASES: list[tuple[str, tuple[str, str] | None]] = [
 ]
 
 
-def main() -> None:
-    found = wrong = missed = false = 0
-    started = time.perf_counter()
-    results = []
-    for text, _ in CASES:
-        results.append(
-            local_reading(
-                [Said("u1", NOW, text)],
-                scope=SCOPE,
-                tz=SHANGHAI,
-                language="en",
-                created_at=NOW,
-                conversation_id=None,
-            )
-        )
-    elapsed = time.perf_counter() - started
-    print(f"{'':2} {'sentence':48} {'expected':34} got")
-    for (text, expected), got in zip(CASES, results, strict=True):
-        shown = [(i.kind, f"{i.due_at.astimezone(SHANGHAI):%Y-%m-%d %H:%M}") for i in got]
+DATA = Path(__file__).resolve().parent / "data" / "intentions.json"
+
+
+def read(text: str) -> list[tuple[str, str]]:
+    """(kind, due in Shanghai) of what the local reading finds in one user's message."""
+    found = local_reading(
+        [Said("u1", NOW, text)],
+        scope=SCOPE,
+        tz=SHANGHAI,
+        language="en",
+        created_at=NOW,
+        conversation_id=None,
+    )
+    return [(i.kind, f"{i.due_at.astimezone(SHANGHAI):%Y-%m-%d %H:%M}") for i in found]
+
+
+def score(cases: list[tuple[str, dict[str, Any] | None]], show: bool) -> dict[str, Any]:
+    """Found with the right day, with the wrong day, with the wrong time (the right day),
+    missed, and false positives (an intention where none is expected, or a second one);
+    stated times right: of the expected intentions whose words state a clock time, those due
+    at the right minute."""
+    counts = dict.fromkeys(("found", "wrong_day", "wrong_time", "missed", "false_positives"), 0)
+    stated = stated_right = 0
+    for text, expected in cases:
+        got = read(text)
         if expected is None:
-            mark = "FP" if shown else "ok"
-            false += len(shown)
-        elif not any(kind == expected[0] for kind, _ in shown):
-            mark, missed = "--", missed + 1
-            false += len(shown)
+            mark = "FP" if got else "ok"
+            counts["false_positives"] += len(got)
         else:
-            found += 1
-            mark = "ok" if expected in shown else "DT"
-            wrong += expected not in shown
-            false += len(shown) - 1
-        print(f"{mark:2} {text[:48]:48} {expected!s:34} {shown}")
-    expected_count = sum(1 for _, e in CASES if e is not None)
-    print(
-        f"\n{found}/{expected_count} found ({wrong} with a wrong due time), {missed} missed, "
-        f"{false} false positives in {len(CASES) - expected_count} sentences with nothing to find"
-    )
-    print(
-        json.dumps(
-            {
-                "sentences": len(CASES),
-                "expected": expected_count,
-                "found": found,
-                "wrong_dates": wrong,
-                "missed": missed,
-                "false_positives": false,
-                "us_per_sentence": round(elapsed / len(CASES) * 1e6, 1),
-            }
-        )
-    )
+            kind, due = expected["kind"], expected["due"]
+            same = [d for k, d in got if k == kind]
+            counts["false_positives"] += len(got) - min(len(same), 1)
+            stated += expected["stated_time"]
+            if not same:
+                mark = "--"
+                counts["missed"] += 1
+            elif due in same:
+                mark = "ok"
+                counts["found"] += 1
+                stated_right += expected["stated_time"]
+            elif any(d[:10] == due[:10] for d in same):
+                mark = "TM"
+                counts["found"] += 1
+                counts["wrong_time"] += 1
+            else:
+                mark = "DY"
+                counts["wrong_day"] += 1
+        if show:
+            want = "-" if expected is None else f"{expected['kind']} {expected['due']}"
+            print(f"{mark:2} {text[:56]:56} {want:30} {got}")
+    expected_count = sum(1 for _, e in cases if e is not None)
+    nothing = len(cases) - expected_count
+    return {
+        "sentences": len(cases),
+        "expected": expected_count,
+        **counts,
+        "found_right_day": round(counts["found"] / max(expected_count, 1), 3),
+        "stated_times": stated,
+        "stated_times_right": round(stated_right / max(stated, 1), 3),
+        "false_positive_rate": round(counts["false_positives"] / max(nothing, 1), 3),
+    }
+
+
+def main() -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    assert datetime.fromisoformat(data["said_at"]) == NOW
+    parts: dict[str, list[tuple[str, dict[str, Any] | None]]] = {"tune": [], "held_out": []}
+    for sentence in data["sentences"]:
+        parts[sentence["part"]].append((sentence["text"], sentence["expect"]))
+    old = [
+        (text, None if e is None else {"kind": e[0], "due": e[1], "stated_time": False})
+        for text, e in CASES
+    ]
+    started = time.perf_counter()
+    result: dict[str, Any] = {}
+    for name, cases in (("first_set", old), *parts.items()):
+        print(f"\n--- {name}")
+        result[name] = score(cases, show=True)
+        print(json.dumps(result[name]))
+    total = len(old) + sum(len(c) for c in parts.values())
+    result["us_per_sentence"] = round((time.perf_counter() - started) / total * 1e6, 1)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

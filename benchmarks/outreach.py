@@ -24,8 +24,8 @@ sharing the one connection. Each bot's courier records what it delivers and when
 Prints: events mentioned and intentions found; follow-ups due, sent on time (between due and
 until), brought up by the user first, missed; check-ins and greetings; duplicates (deliveries
 beyond one per ledger key: must be 0); messages in the user's quiet hours (in their real zone:
-must be 0); chat calls; unsolicited messages per user per week. The last line is one JSON
-object. Never run by CI.
+must be 0), and of those to users who never set a zone; chat calls; unsolicited messages per
+user per week. The last line is one JSON object. Never run by CI.
 """
 
 from __future__ import annotations
@@ -271,6 +271,7 @@ async def simulate(
 
     delivered = [d for c in couriers for d in c.delivered]
     zones = {u.id: u.zone for u in people}
+    unset = {u.id for u in people if not u.sets_zone}
     ledger = []
     for user in people:
         ledger.extend(await store.outreach(PERSONA, PLATFORM, user.id, since=START))
@@ -315,6 +316,10 @@ async def simulate(
         "messages": len(delivered),
         "duplicates": len(delivered) - len(sent_keys),
         "in_quiet_hours": sum(1 for d in delivered if in_quiet(d.at, zones[d.user])),
+        "in_quiet_hours_zone_unset": sum(
+            1 for d in delivered if d.user in unset and in_quiet(d.at, zones[d.user])
+        ),
+        "to_zone_unset": sum(1 for d in delivered if d.user in unset),
         "chat_calls": calls,
         "unsolicited_per_user_per_week": round(len(delivered) / users / weeks, 3),
         "most_to_one_user_in_7_days": most_in_a_week,

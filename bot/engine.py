@@ -139,7 +139,9 @@ class Engine:
             personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
         )
         self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
-        self.hearing = Hearing(models, self.pictures.count, settings)  # (counted with them)
+        self.hearing = Hearing(  # (counted with them)
+            models, self.pictures.count, self.pictures.refund, settings
+        )
         self.speech = Speech(models, contacts, self.pictures.count, shutil.which("ffmpeg"))
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)

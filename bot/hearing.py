@@ -3,10 +3,11 @@ the user's words, marked as spoken ("[voice] ..."), so the conversation and enco
 
 `Hearing.listen` runs before a turn (bot.front), for a message that calls on the persona,
 after its pictures are looked at (bot.pictures): each recording is counted against the
-sender's media per hour (the pictures' count, `Pictures.count`), refused by its declared size
-before any download, fetched, and transcribed by the `hearing` tier
-(`ModelRouter.transcribe`: OpenAI-compatible `/audio/transcriptions`; the offline model's
-stub says it is one). Nothing is written to disk: the bytes live in memory until transcribed.
+sender's media per hour (the pictures' count, `Pictures.count`; given back if it is refused
+before it is heard), refused by its declared size before any download, fetched, and
+transcribed by the `hearing` tier (`ModelRouter.transcribe`: OpenAI-compatible
+`/audio/transcriptions`; the offline model's stub says it is one). Nothing is written to
+disk: the bytes live in memory until transcribed.
 """
 
 from __future__ import annotations
@@ -71,13 +72,19 @@ def wants_hearing(event: ChatEvent) -> bool:
 class Hearing:
     """Listens to the recordings of messages; one per engine (`Engine.hearing`), for every
     platform and persona. `count` counts one more medium of a sender's (False: past the
-    hour's limit)."""
+    hour's limit); `refund` takes it back for a recording refused before it was heard (too
+    big, not fetched, nothing to hear it with)."""
 
     def __init__(
-        self, models: ModelRouter, count: Callable[[ChatEvent], bool], settings: EngineConfig
+        self,
+        models: ModelRouter,
+        count: Callable[[ChatEvent], bool],
+        refund: Callable[[ChatEvent], None],
+        settings: EngineConfig,
     ) -> None:
         self.models = models
         self.count = count
+        self.refund = refund
         self.limit = settings.audio_max_kb * 1024
 
     async def listen(self, event: ChatEvent, language: str) -> Heard:
@@ -100,25 +107,29 @@ class Hearing:
                     said.append(say(language, "voice_too_many"))
                 continue
             try:
-                words.append(f"{SPOKEN} {await self._transcribe(attachment)}")
+                words.append(f"{SPOKEN} {await self._transcribe(attachment, event)}")
             except VoiceError as e:
                 words.append(f"[voice note {name}, not heard]")
                 said.append(say(language, e.key, **e.fields))
         text = " ".join([event.text.strip(), *words]).strip()
         return Heard(replace(event, text=text, attachments=tuple(others)), tuple(said))
 
-    async def _transcribe(self, attachment: Attachment) -> str:
+    async def _transcribe(self, attachment: Attachment, event: ChatEvent) -> str:
         name = _name(attachment.filename)
-        if not self.models.hears:  # (an Ollama found on its own): not even downloaded
-            raise VoiceError("voice_no_hearing", name=name)
-        data = await fetch_within(
-            attachment,
-            self.limit,
-            name,
-            VoiceError,
-            too_big="voice_too_big",
-            not_fetched="voice_not_fetched",
-        )
+        try:
+            if not self.models.hears:  # (an Ollama found on its own): not even downloaded
+                raise VoiceError("voice_no_hearing", name=name)
+            data = await fetch_within(
+                attachment,
+                self.limit,
+                name,
+                VoiceError,
+                too_big="voice_too_big",
+                not_fetched="voice_not_fetched",
+            )
+        except VoiceError:
+            self.refund(event)  # refused before it was heard: not counted
+            raise
         try:
             text = await self.models.transcribe(attachment.filename or "voice.ogg", data)
         except ModelError as e:  # undecodable audio among them: the server refuses it

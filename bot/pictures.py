@@ -168,7 +168,8 @@ def shrink(name: str, data: bytes, side: int) -> Picture:
 class Pictures:
     """Looks at the pictures of messages; one per engine (`Engine.pictures`), for every
     platform and persona. Counts each user's media (pictures, stickers, GIFs) per hour,
-    against `media_per_hour`."""
+    against `media_per_hour`: those taken in (one refused for its size, or that could not
+    be fetched or read, is given back)."""
 
     def __init__(self, models: ModelRouter, clock: Clock, settings: EngineConfig) -> None:
         self.models = models
@@ -202,7 +203,11 @@ class Pictures:
                 words.append(f"[{_kind(attachment)}: {name}]")
                 continue
             try:
-                picture = await self._fetch(attachment)
+                try:
+                    picture = await self._fetch(attachment)
+                except PictureError:
+                    self.refund(event)  # refused before anything was made of it: not counted
+                    raise
                 if self.models.sees:
                     images.append(picture.jpeg)
                     words.append(f"[picture {name}]")
@@ -232,6 +237,13 @@ class Pictures:
             return False
         times.append(now)
         return True
+
+    def refund(self, event: ChatEvent) -> None:
+        """Take back the sender's latest count: the medium was refused (too big, not
+        fetched, unreadable), and only what is taken in counts."""
+        times = self._sent.get(f"{event.platform}:{event.user_id}")
+        if self.per_hour and times:
+            times.pop()
 
     async def _fetch(self, attachment: Attachment) -> Picture:
         name = _name(attachment.filename)

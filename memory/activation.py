@@ -13,19 +13,22 @@ memory's intercept (an item's intercept in Pavlik & Anderson): importance and em
 It lifts p but not the decays, so a more important memory is never weaker.
 
 A memory keeps the times of its latest recalls (memory.records.RECENT_RECALLS of them, on the
-memory itself, so ranking and pruning read no recall log), and the sum runs over their traces
-exactly, each with the decay the traces before it give. Older traces are folded into W, the
-memory's `strength` (1 at encoding), in the spirit of Petrov's (2006) approximation, which
-keeps the newest traces exact and summarises the rest:
+memory itself, so ranking and pruning read no recall log) and how many recalls it had in all,
+and the sum runs over their traces exactly, each with the decay the traces before it give.
+The recalls older than the kept ones are put back as traces spread evenly between the
+memory's making and its oldest kept recall (those recalls happened in that stretch, and a
+steady rhythm is the plainest guess), each with the decay the traces before it give, at most
+RECENT_RECALLS of them, each then standing for as many recalls as it must:
 
-    sum = W * (t - created) ** -ALPHA + sum over the recent recalls i of (t - t_i) ** -d_i
+    sum = t ** -ALPHA + sum over the earlier recalls k of w_k (t - t_k) ** -d_k
+                      + sum over the recent recalls i of (t - t_i) ** -d_i
 
-A recall that pushes the oldest recent one out folds that trace into W as a trace like the
-encoding's (made at creation, decaying at ALPHA) worth what it is worth at that moment: from
-then on the fold decays no faster than the trace did, and before then it weighs less, which
-only lowers the decays of the traces after it, so a fold never weakens a memory. Ages are in
+so an old massed recall keeps the fast decay it had, and the spacing effect holds past the
+kept recalls (at most twice RECENT_RECALLS traces: a recall's cost stays bounded). Ages are in
 seconds (as Pavlik & Anderson's), at least one. With up to RECENT_RECALLS recalls the sum is
-exact ACT-R (benchmarks/forgetting_fit.py compares the two).
+exact ACT-R, and with recalls as evenly spaced as a schedule's up to twice as many
+(benchmarks/forgetting_fit.py compares the two). `strength`, which held the older traces
+folded in before, is not read: a memory is as strong as its recalls.
 
 ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and the three replications
 Murre & Dros (2015) tabulate (theirs, Mack's and Seitz's) together, by
@@ -86,38 +89,45 @@ def _decay(trace_sum: float) -> float:
     return ALPHA + DECAY_SCALE * trace_sum * math.exp(-TAU)
 
 
-def _recent(memory: Memory) -> list[tuple[float, float]]:
-    """(seconds after the memory's making, decay) of each of its recent recalls' traces."""
-    weight = max(memory.strength, 1.0)
+def _recent(memory: Memory) -> list[tuple[float, float, float]]:
+    """(seconds after the memory's making, decay, weight) of each of its recalls' traces: the
+    earlier ones put back as the module says, then the recent ones."""
     created = memory.created_at
-    traces: list[tuple[float, float]] = []
-    for when in memory.recall_times:
-        t = (when - created).total_seconds()
-        before = weight * math.pow(max(t, MIN_AGE), -ALPHA)
-        for ti, d in traces:
-            before += math.pow(max(t - ti, MIN_AGE), -d)
-        traces.append((t, _decay(before)))
+    kept = [(when - created).total_seconds() for when in memory.recall_times]
+    history = [(t, 1.0) for t in kept]
+    earlier = max(memory.recall_count - len(kept), 0)
+    if earlier and kept:
+        count = min(earlier, RECENT_RECALLS)
+        weight = earlier / count
+        span = max(kept[0], 0.0)
+        history = [(span * k / (count + 1), weight) for k in range(1, count + 1)] + history
+    traces: list[tuple[float, float, float]] = []
+    for t, weight in history:
+        before = math.pow(max(t, MIN_AGE), -ALPHA)
+        for ti, d, wi in traces:
+            before += wi * math.pow(max(t - ti, MIN_AGE), -d)
+        traces.append((t, _decay(before), weight))
     return traces
 
 
 def _traces(memory: Memory, now: datetime) -> float:
-    """The sum of the memory's power-law traces at `now` (older recalls folded into W)."""
+    """The sum of the memory's power-law traces at `now`."""
     t = (now - memory.created_at).total_seconds()
-    total = max(memory.strength, 1.0) * math.pow(max(t, MIN_AGE), -ALPHA)
-    for ti, d in _recent(memory):
-        total += math.pow(max(t - ti, MIN_AGE), -d)
+    total = math.pow(max(t, MIN_AGE), -ALPHA)
+    for ti, d, weight in _recent(memory):
+        total += weight * math.pow(max(t - ti, MIN_AGE), -d)
     return total
 
 
 class ActR:
     """ACT-R base-level activation with Pavlik & Anderson's spacing decay (see the module).
 
-    `strength` is W, the folded weight of the encoding and of the recalls older than the
-    recent ones, in encoding traces (at least 1). Importance and |sentiment| add to the
-    intercept. The boosts are chosen, not fitted (no data set grades a chat's importance):
-    unrecalled, an importance-1 memory is pruned after about three days, a strongly felt one
-    after two or three months, an importance-2 one after about eight months, and an
-    importance-3 one is kept for centuries (the benchmark prints each lifetime).
+    A memory's recalls are its recent recall times and its recall count (`strength` is not
+    read). Importance and |sentiment| add to the intercept. The boosts are chosen, not
+    fitted (no data set grades a chat's importance): unrecalled, an importance-1 memory is
+    pruned after about eight days, a strongly felt one after about five months, an
+    importance-2 one after about a year and a half, and an importance-3 one is kept for
+    centuries (the benchmark prints each lifetime).
     """
 
     __slots__ = ("floor", "grace")
@@ -153,17 +163,7 @@ class ActR:
         return retrieval_probability(self.activation(memory, now))
 
     def reinforced(self, memory: Memory, now: datetime) -> float:
-        weight = max(memory.strength, 1.0)
-        t = (now - memory.created_at).total_seconds()
-        times = [(when - memory.created_at).total_seconds() for when in memory.recall_times]
-        # The recall at `now` joins the recent ones; those it pushes out (more than one after
-        # a merge pooled two memories' recalls) are folded into W, oldest first, each worth
-        # now what its trace is: its decay follows from W alone, the traces before it folded.
-        while len(times) + 1 > RECENT_RECALLS:
-            oldest = times.pop(0)
-            decay = _decay(weight * math.pow(max(oldest, MIN_AGE), -ALPHA))
-            weight += math.pow(max(t, MIN_AGE), ALPHA) * math.pow(max(t - oldest, MIN_AGE), -decay)
-        return weight
+        return memory.strength  # the recalls are counted and kept on the memory itself
 
     def prune(
         self,

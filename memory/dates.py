@@ -31,6 +31,10 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   with an ordinal ("may 4th"), a year, or a capital letter ("May 4"); a bare day followed by a
   quantity word ("May 3 people", "June 3 times") or by a range ("May 4-6") is not taken.
   "of" needs an ordinal ("4th of May", not "4 of May").
+* A bare ordinal: "the 14th", "on the 22nd", "Sunday the 13th" = that day of this month when
+  not after today (past sense) or not gone by (future sense), else of the nearest month that
+  has it; not a position ("the 3rd time", "the 2nd floor": only before punctuation, the end,
+  or a few words such as "at", "and", "is", "morning").
 * ISO-like: 2024-09-03, 2024/09/03, 2024.09.03 (the same separator twice; years 1900-2099).
   Numeric D/M forms (3/4, 9/3/2024) are ambiguous and ignored.
 * Chinese relative words: 今天 今日 今晚 今早 今夜 = today, 昨天 昨日 昨晚 昨夜 = -1,
@@ -108,11 +112,16 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
   noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
   凌晨 0-6.
-* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", 下午3点,
-  晚上八点半, 3点15分): the first one said; a Chinese hour from 1 to 6 with no part of the day
-  is read in the afternoon (下午), and 12 am / 12 pm are midnight / noon. An hour in Chinese
-  numerals needs a part of the day, minutes or 钟 (一点 alone is "a little"), and digits are
-  not taken before a noun they count (3点建议).
+* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", "at 8",
+  "8ish", "half past 7", "quarter to 8", "noon", "midnight", "at eight", 下午3点, 晚上八点半,
+  明晚8点, 3点15分, 八点三刻): the first one said. An hour without am or pm is read in the part
+  of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
+  is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
+  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
+  are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
+  hour in Chinese numerals needs a part of the day, minutes, 钟 or a part said with its day
+  (一点, 两点 alone are "a little", "two points"); no number is an hour before a noun it
+  counts (3点建议, "at 3 people", "at 8%").
 * Not understood: words that point at another date ("the day before", "考试三天后" is read
   as three days from now), "this time last year", solar terms and the lunar calendar.
 
@@ -466,6 +475,13 @@ _ALTERNATIVES = (
     rf"a\s+few|few|several)|(?P<ei_n>{_EN_NUM}))\s+(?P<ei_u>days?|weeks?|fortnights?|months?"
     rf"|years?)(?:'?\s+time)?{_B1}|{_B0}(?P<ei_n2>{_EN_NUM})\s+(?P<ei_u2>days?|weeks?|months?"
     rf"|years?)\s+from\s+(?:now|today){_B1})",
+    # A bare ordinal, the day of this month or the next: "the 14th", "on the 22nd", "Sunday
+    # the 13th"; not a position ("the 3rd time", "the 2nd floor").
+    rf"(?P<en_ord>{_B0}(?:(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\s+)?(?:on\s+)?the\s+"
+    r"(?P<eo_day>\d{1,2})(?:st|nd|rd|th)(?![A-Za-z0-9])(?!\s+of\s)"
+    r"(?=\s*(?:$|[^\sA-Za-z0-9]|(?:at|and|or|is|was|in|for|to|so|but|then|morning|afternoon"
+    r"|evening|night|i|we|my|lol|haha|btw|this|next|too|already|right|around|from|until|till"
+    r"|before|after|by|with|if|when)(?![A-Za-z]))))",
     # last / this / next / on / since + weekday.
     rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on"
     rf"|(?:ever\s+)?since)\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
@@ -629,6 +645,7 @@ _EN_ANCHOR = re.compile(
             r"at(?=\s+the\s)",
             r"mid(?=[\s-])",
             *(rf"{month}(?=[a-z]*\.?\s+\d)" for month in _MONTH_KEYS),
+            *(rf"{day}(?=\s+the\s+\d)" for day in _WEEKDAYS),
         ]
     )
 )
@@ -1310,6 +1327,9 @@ def _resolve(m: re.Match[str], today: date, original: str, ahead: bool) -> date 
         return _zh_counted(m, today, "za", back=True)
     if kind == "zh_wk":
         return _zh_wk(m, today, text, ahead)
+    if kind == "en_ord":
+        day = int(m.group("eo_day"))
+        return _coming_day_of_month(today, day) if ahead else _recent_day_of_month(today, day)
     if kind == "zh_day":
         return _zh_day(m, today, text, ahead)
     raise AssertionError(f"unhandled date pattern {kind!r}")  # pragma: no cover
@@ -1354,17 +1374,42 @@ def future_spans(text: str, now: datetime) -> list[DateMention]:
     return list(out.values())
 
 
+_CLOCK_WORDS: dict[str, int] = {w: n for w, n in _EN_NUMBERS.items() if " " not in w and w != "a"}
+_CLOCK_HOUR = r"(?:\d{1,2}|" + "|".join(sorted(_CLOCK_WORDS, key=len, reverse=True)) + ")"
+# What a number after "at" counts when it is no hour: "at 3 people", "at 8%", "at 5 km".
+_NOT_A_TIME = (
+    r"(?!\s*(?:%|percent|people|persons?|times|minutes?|mins?|hours?|hrs?|days?|weeks?|"
+    r"months?|years?|degrees?|points?|pts?|kg|km|k|lbs?|miles?|mph|st|nd|rd|th|of|x|/|-\d)"
+    r"(?![a-z]))"
+)
 _CLOCK_EN = re.compile(
-    r"(?<![a-z0-9:])(?:(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
-    r"|(?P<h2>\d{1,2})\s*o'clock|at\s+(?P<h3>\d{1,2}):(?P<m3>\d\d))"
+    r"(?<![a-z0-9:.])(?:"
+    r"(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
+    rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
+    rf"|(?P<half>half|(?:a\s+)?quarter)\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
+    r"(?![a-z0-9])"
+    r"|(?P<noon>noon|midday|midnight)(?![a-z])"
+    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})(?::(?P<m3>\d\d))?"
+    rf"(?:\s*-?ish)?(?![a-z0-9:]){_NOT_A_TIME}"
+    r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
+    r"|(?P<h6>\d{1,2}):(?P<m6>\d\d)(?![\d:])"
+    r")"
+)
+# A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
+_CLOCK_TAIL = re.compile(
+    r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
+    r"(?P<part>morning|afternoon|evening|night|tonight))(?![a-z])"
 )
 _CLOCK_ZH = re.compile(
-    r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚)?\s*(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
-    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
+    r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚|夜里|半夜|晚|早|夜)?\s*"
+    r"(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
+    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<q3>三刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
 )
 # After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
 _NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
-_PM_PARTS = frozenset({"下午", "晚上", "傍晚"})
+_PM_PARTS = frozenset({"下午", "晚上", "傍晚", "晚", "夜里", "夜", "afternoon", "evening", "night"})
+_PM_PARTS |= {"tonight"}
+_LATE_NIGHT = frozenset({"夜里", "夜", "半夜", "night", "tonight"})  # 夜里2点: two in the morning
 
 
 @dataclass(slots=True, frozen=True)
@@ -1376,38 +1421,109 @@ class ClockTime:
     end: int
 
 
-def clock_time(text: str) -> ClockTime | None:
-    """The first clock time a message names ("at 3pm", 下午3点), or None."""
+def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | None:
+    """The first clock time a message names ("at 3pm", "at 8", "half past 7", "noon",
+    下午3点, 明晚八点), or None. `hours`: the part of the day said with its day
+    (``DateMention.hours``: "tomorrow evening" is 18-24), which an hour said without am or pm
+    falls in ("tomorrow evening at 8" is 20:00)."""
     lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
     en = _CLOCK_EN.search(lowered)
     zh = _CLOCK_ZH.search(text)
     if en is not None and (zh is None or en.start() <= zh.start()):
-        hour = int(en.group("h") or en.group("h2") or en.group("h3"))
-        minute = int(en.group("m") or en.group("m3") or 0)
-        if en.group("ap") == "p" and hour < 12:
-            hour += 12
-        elif en.group("ap") == "a" and hour == 12:
-            hour = 0
+        said = _english_clock(en, lowered, hours)
         span = en.span()
     elif zh is not None:
-        parsed = _zh_int(zh.group("h"))
-        said_so = zh.group("part") or zh.group("half") or zh.group("q") or zh.group("m")
-        digits_alone = zh.group("h").isdigit() and text[zh.end() : zh.end() + 1] not in (
-            _NOT_HOURS_AFTER
-        )
-        if parsed is None or not (said_so or zh.group("zhong") or digits_alone):
-            return None  # 一点, 两点 alone are "a little", "two points"
-        hour = parsed
-        minute = 30 if zh.group("half") else 15 if zh.group("q") else int(zh.group("m") or 0)
-        part = zh.group("part")
-        if hour < 12 and (part in _PM_PARTS or (part is None and 1 <= hour <= 6)):
-            hour += 12
+        said = _chinese_clock(zh, text, hours)
         span = zh.span()
     else:
         return None
+    if said is None:
+        return None
+    hour, minute = said
     if hour > 23 or minute > 59:
         return None
     return ClockTime(time(hour, minute), *span)
+
+
+def _clock_hour(said: str) -> int:
+    return int(said) if said.isdigit() else _CLOCK_WORDS[said]
+
+
+def _english_clock(
+    m: re.Match[str], lowered: str, hours: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    if m.group("noon"):
+        # Midnight said of a day is its end: the last minute keeps it on that day.
+        return (23, 59) if m.group("noon") == "midnight" else (12, 0)
+    if m.group("h"):
+        hour, minute = int(m.group("h")), int(m.group("m") or 0)
+        if hour > 12 or hour == 0:
+            return None
+        return (hour % 12 + (12 if m.group("ap") == "p" else 0), minute)
+    if m.group("h5"):
+        hour = _clock_hour(m.group("h5"))
+        minute = 30 if m.group("half") == "half" else 15
+        if m.group("rel") in ("to", "till", "til"):
+            hour, minute = hour - 1, 60 - minute
+        if not 0 <= hour <= 12:
+            return None
+    else:
+        raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
+        hour = _clock_hour(raw)
+        minute = int(m.group("m3") or m.group("m6") or 0)
+        if hour > 12:  # 15:30: the 24-hour clock says it all
+            return hour, minute
+    tail = _CLOCK_TAIL.match(lowered, m.end())
+    if tail is not None and tail.group("ap"):  # "at 10:30 pm"
+        return hour % 12 + (12 if tail.group("ap") == "p" else 0), minute
+    return _ambiguous(hour, minute, None if tail is None else tail.group("part"), hours)
+
+
+def _chinese_clock(
+    m: re.Match[str], text: str, hours: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    parsed = _zh_int(m.group("h"))
+    part = m.group("part")
+    said_so = part or m.group("half") or m.group("q") or m.group("q3") or m.group("m")
+    numeral = not m.group("h").isdigit()
+    if text[m.end() : m.end() + 1] in _NOT_HOURS_AFTER and not said_so:
+        return None  # 3点建议, 一点也不
+    # 一点, 两点 alone are "a little", "two points"; other numerals are hours when the day's
+    # part was said ("周五晚上我们八点见").
+    context = hours is not None and m.group("h") not in ("一", "两")
+    if parsed is None or not (said_so or m.group("zhong") or not numeral or context):
+        return None
+    minute = (30 if m.group("half") else 15 if m.group("q") else 45 if m.group("q3") else 0) or int(
+        m.group("m") or 0
+    )
+    if parsed > 12:
+        return parsed, minute
+    return _ambiguous(parsed, minute, part, hours)
+
+
+def _ambiguous(
+    hour: int, minute: int, part: str | None, hours: tuple[int, int] | None
+) -> tuple[int, int]:
+    """An hour of 12 or less said without am or pm: in the part of the day said beside it
+    (晚上8点, "8 in the evening"), else in the day's part (`hours`), else 1 to 6 in the
+    afternoon and 7 to 12 in the morning (12: noon)."""
+    if part is not None:
+        if part in _LATE_NIGHT and hour <= 4:
+            return hour, minute  # 夜里2点, "2 at night"
+        if part in _PM_PARTS or part == "半夜":
+            if hour == 12:
+                return (23, 59) if part != "afternoon" and part != "下午" else (12, minute)
+            return hour + (12 if part in _PM_PARTS else 0), minute
+        if part in ("中午",) and hour <= 2:
+            return hour + 12, minute
+        return hour % 12 if part in ("凌晨",) else hour, minute
+    if hours is not None:
+        first, last = hours
+        later = hour % 12 + 12
+        if first <= later < last and not first <= hour % 12 < last:
+            return later, minute
+        return hour % 12 if first < 6 and hour == 12 else hour, minute
+    return (hour + 12 if 1 <= hour <= 6 else hour), minute
 
 
 def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, bool]]:

@@ -30,10 +30,11 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.bank import MemoryBank, undated
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
@@ -52,7 +53,8 @@ from memory.records import (
     Profile,
     Vectors,
 )
-from memory.storage.protocols import IntentionStore
+from memory.scopes import Scope
+from memory.storage.protocols import ContactStore, IntentionStore
 from memory.text import fts_document, restates
 
 __all__ = [
@@ -172,6 +174,7 @@ class Encoder:
             for t in conversation.turns
             if t.get("role") == "user" and _user_id(t)
         ]
+        zones = await _zones(store, scope, known)
         if answer is None:
             log.warning(
                 "conversation %d: no usable JSON from the summary model twice; keeping a "
@@ -191,6 +194,7 @@ class Encoder:
                 language=author.language,
                 created_at=when,
                 conversation_id=conversation.id,
+                zones=zones,
             )
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)
@@ -207,6 +211,7 @@ class Encoder:
                 language=author.language,
                 created_at=when,
                 conversation_id=conversation.id,
+                zones=zones,
             )
         intentions = fresh(found, pending)
         called = _called(conversation.turns, answer.get("names") if answer else None, speakers)
@@ -463,6 +468,24 @@ class Encoder:
     async def _lexical_neighbours(self, scope: str, text: str) -> list[tuple[int, float]]:
         hits = await self.bank.recall(scope, text, k=LINKS, fail=False)
         return [(h.id, h.relevance) for h in hits]
+
+
+async def _zones(store: object, scope: str, users: Sequence[str]) -> Mapping[str, tzinfo]:
+    """The time zone each user of the conversation set (/timezone), by id: their intentions'
+    days and hours are theirs."""
+    if not users or not isinstance(store, ContactStore):
+        return {}
+    parsed = Scope.parse(scope)
+    platform = parsed.room.split(":", 1)[0]
+    zones: dict[str, tzinfo] = {}
+    for user_id in users:
+        contact = await store.contact(parsed.persona, platform, user_id)
+        if contact is not None and contact.timezone:
+            try:
+                zones[user_id] = ZoneInfo(contact.timezone)
+            except (ZoneInfoNotFoundError, ValueError):  # gone from this system's tzdata
+                continue
+    return zones
 
 
 def _user_id(turn: dict[str, Any]) -> str:

@@ -18,10 +18,16 @@ tomorrow.
 
 `spot` is the same reading without a model (the encoder's fallback, and the offline model's
 answer): a user's sentence about themselves (or about an event, naming no one: "the dentist
-is tomorrow") naming a day to come and an event, or asking to be reminded, or naming their
-birthday: always the speaker's own.
+is tomorrow"; or leaving its "I" out: "got a date friday") naming a day to come (chat's
+"tmrw", "next tue", a weekday alone, "a week from Monday", "the 14th") and an event, by its
+name or told as a plan ("we're going camping", 下下周要去实习), or asking to be reminded (at a
+day, a clock time, or "in two hours"), or naming their birthday: always the speaker's own. Not
+read: questions (but about "my interview"), negations, goodbyes, habits ("every", 一般), what
+is told as done, the time now ("it's almost midnight"), and a friend's or colleague's own event
+("my friend has an exam tomorrow", 我朋友明天考试).
 
-The due rules, in the persona's time zone (the user's is not memory's to know):
+The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
+the persona's:
 
 * follow_up: a day's event is due at 18:00 that day, 3 h after a stated clock time, or at the
   end of a stated part of the day (at most 21:00); a span at 18:00 on its last day; never
@@ -37,7 +43,7 @@ words due within the window) is left out (`fresh`): telling of an exam twice is 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
@@ -108,15 +114,108 @@ _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?:(?:this|next|last|on|coming|past)\s+)$")
+_PLAIN_WEEKDAY = re.compile(r"(?:(?:this|next|last|on|coming|past|since)\s+)$")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
+# Chat's short words for days: "tmrw", "2moro", "tonite".
+_CHAT_DAYS = re.compile(
+    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|tomoz|tomorow|tommorow|tommorrow)"
+    r"|(?P<tonight>tonite|2nite))(?![a-z])",
+    re.IGNORECASE,
+)
+# A weekday cut short ("next tue", "fri evening"), taken only with words that make it a day:
+# "sat", "sun" and "wed" are words too.
+_SHORT_WEEKDAY = re.compile(
+    r"(?<![a-z])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
+    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z])"
+    r"(?P<part>\s+(?:morning|afternoon|evening|night|noon))?",
+    re.IGNORECASE,
+)
+_SHORT_DAYS = {
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
+    "fri": "friday", "sat": "saturday", "sun": "sunday",
+}  # fmt: skip
+# "A week from Monday": that day, a week on.
+_WEEK_FROM = re.compile(r"(?<![a-z])(?:a|one)\s+week\s+from\s+$", re.IGNORECASE)
+# "In two hours", "in 30 minutes": a reminder's moment, from now.
+_IN_HOURS = re.compile(
+    r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
+    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?![a-z])"
+    r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
+    re.IGNORECASE,
+)
+
+
+def _short_weekday(m: re.Match[str]) -> str:
+    if m.group("lead") is None and m.group("part") is None:
+        return m.group()
+    day = _SHORT_DAYS[m.group("day").lower()]
+    lead = f"{m.group('lead')} " if m.group("lead") else ""
+    return f"{lead}{day}{m.group('part') or ''}"
+
+
+def _normalised(words: str) -> str:
+    """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
+    "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
+    as "on Friday" (the coming one)."""
+    words = _BARE_WEEKEND.sub("这周末", words)
+    words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _SHORT_WEEKDAY.sub(_short_weekday, words)
+    lowered = words.lower()
+    for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
+        before = lowered[: bare.start()]
+        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
+            words = f"{words[: bare.start()]}on {words[bare.start() :]}"
+    return words
+
+
+def _in_hours(words: str, now: datetime) -> datetime | None:
+    """The moment "in two hours" (两个小时后) names, or None."""
+    m = _IN_HOURS.search(words)
+    if m is None:
+        return None
+    raw = m.group("n") or m.group("zn")
+    if m.group("half") or raw == "半":
+        count = 0.5
+    elif raw.isdigit():
+        count = int(raw)
+    elif raw.lower() in ("a", "an"):
+        count = 1
+    else:
+        count = _EN_COUNTS.get(raw.lower(), 0) or _zh_count(raw)
+    unit = (m.group("u") or m.group("zu")).lower()
+    minutes = unit.startswith(("min", "分"))
+    if not count:
+        return None
+    return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
+
+
+_EN_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+              "twenty": 20, "thirty": 30}  # fmt: skip
+
+
+def _zh_count(raw: str) -> int:
+    digits = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}  # fmt: skip
+    if raw == "十":
+        return 10
+    if raw.startswith("十"):
+        return 10 + digits.get(raw[1:], 0)
+    if raw.endswith("十"):
+        return digits.get(raw[:-1], 0) * 10
+    if "十" in raw:
+        tens, ones = raw.split("十", 1)
+        return digits.get(tens, 0) * 10 + digits.get(ones, 0)
+    return digits.get(raw, 0)
 
 
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
-    下周三, 周末, "next weekend at 10am"). None when no day to come is named."""
+    下周三, 周末, "next weekend at 10am", "tomorrow evening at 8", 明晚八点), or a clock time
+    alone ("at 8pm": today's if still to come, else tomorrow's). None when no day to come is
+    named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -125,17 +224,24 @@ def resolve(when: str, now: datetime) -> Window | None:
         except ValueError:
             return None
         return Window(day, day, None, clock) if day >= now.date() else None
-    words = _BARE_WEEKEND.sub("这周末", when)
-    lowered = words.lower()
-    bare = _BARE_WEEKDAY.search(lowered)
-    if bare is not None and _PLAIN_WEEKDAY.search(lowered[: bare.start()]) is None:
-        words = f"{words[: bare.start()]}on {words[bare.start() :]}"
+    words = _normalised(when)
     mentions = future_spans(words, now)
     if not mentions:
-        return None
+        later = _in_hours(words, now)
+        if later is not None:
+            moment = later.replace(second=0, microsecond=0)
+            return Window(moment.date(), moment.date(), None, moment.time())
+        # A clock time alone ("at 8pm"): today's if still to come, else tomorrow's.
+        alone = clock_time(words)
+        if alone is None:
+            return None
+        day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
+        return Window(day, day, None, alone.at)
     mention = mentions[0]
     first, last = mention.days
-    said = clock_time(words)
+    if _WEEK_FROM.search(words[: mention.start]):
+        first, last = first + timedelta(days=7), last + timedelta(days=7)
+    said = clock_time(words, mention.hours)
     return Window(first, last, mention.hours, None if said is None else said.at)
 
 
@@ -283,8 +389,8 @@ def _spoken(
     words = _folded_words(when)
     if not words:
         return None
-    # 周末 alone is this weekend, as `resolve` and `spot` read it.
-    texts = [_BARE_WEEKEND.sub("这周末", m.text) for m in said]
+    # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow...
+    texts = [_normalised(m.text) for m in said]
     readings: list[tuple[Said, Window]] = []
     for message, text in zip(said, texts, strict=True):
         if words in _folded_words(text):
@@ -341,13 +447,16 @@ def from_answer(
     language: str,
     created_at: datetime,
     conversation_id: int | None,
+    zones: Mapping[str, tzinfo] | None = None,
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
     of an unknown kind, with no what, or whose time cannot be read). Each is only for the
     member whose own message asked for it or told of it, dated from that message: one whose
     day (or special date) no message of its user's names is dropped, whatever the model
-    said of whom it is for (one member's words never become another's reminder)."""
+    said of whom it is for (one member's words never become another's reminder). `zones`:
+    the time zone each user set, by id; the others' days and hours are `tz`'s."""
+    zones = zones or {}
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
@@ -361,13 +470,14 @@ def from_answer(
         when = _text(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
-        spoken = _spoken(said, user_id, when, what, tz)
+        theirs = zones.get(user_id, tz)
+        spoken = _spoken(said, user_id, when, what, theirs)
         if spoken is None:
             continue
         moment, window = spoken
-        if window.first - moment.astimezone(tz).date() > AHEAD:
+        if window.first - moment.astimezone(theirs).date() > AHEAD:
             continue
-        bounds = _due(kind, window, moment, tz)
+        bounds = _due(kind, window, moment, theirs)
         if bounds is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, language)
@@ -389,11 +499,11 @@ def from_answer(
         month_day = _month_day(item.get("date"))
         if not user_id or not what or month_day is None:
             continue
-        told = _told_date(said, user_id, month_day, what, tz)
+        told = _told_date(said, user_id, month_day, what, zones.get(user_id, tz))
         if told is None:
             continue
         ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, language)
-        due, until = _yearly(*month_day, told, tz)
+        due, until = _yearly(*month_day, told, zones.get(user_id, tz))
         out.append(
             NewIntention(
                 scope, user_id, "special_day", what, ask, due, until, created_at,
@@ -452,7 +562,9 @@ _EVENT_EN = re.compile(
     r"surgery|operation|doctor|dentist|deadline|moving|move|audition|recital|show|gig|"
     r"conference|review|defen[cs]e|hike|hiking|vacation|holiday|visit|visiting|camp|"
     r"competition|tournament|ceremony|graduation|start(?:ing)?|class|lesson|"
-    r"performance|checkup|check-up|results?|tryouts?|shift|launch|demo)(?![a-z])"
+    r"performance|checkup|check-up|results?|tryouts?|shift|launch|demo|play|appt|offsite|"
+    r"duty|christening|physio|airport|shower|camping|surgery|therapy|session|ceremony|"
+    r"haircut|funeral|reunion|trial|hearing|treatment|scan|procedure|internship|course)(?![a-z])"
 )
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
@@ -493,6 +605,53 @@ _OTHERS_EN = re.compile(
 )
 _PAST_EN = re.compile(r"(?<![a-z])(?:was|were|went|had|did|got|ago)(?![a-z])")
 _OTHERS_ZH = re.compile(r"[你他她它您]")
+# Someone else's event, told by the user: a friend's or a colleague's, the subject of the
+# sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
+# concern too ("my mom's surgery", 我姐14号结婚), and are read.
+_THEIRS = re.compile(
+    r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
+    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss)\s+(?:has|have|is|are|will|'s\s+(?:got"
+    r"|going|having))(?![a-z])"
+    r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+)
+# A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
+_IMPLIED_I = re.compile(
+    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
+    r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
+    r"doing|visiting)(?![a-z])"
+)
+# The time now, told: "it's almost midnight", 现在已经三点了.
+_NOW_IS = re.compile(
+    r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
+)
+# A question about the user's own event is still about it: "what should I wear to my
+# interview on Monday?"
+_MY_EVENT = re.compile(r"(?<![a-z])my\s+(?:[a-z]+\s+)?" + _EVENT_EN.pattern)
+# Habits, not a day's event: "every Tuesday", 每周三, 一般.
+_HABIT = re.compile(
+    r"(?<![a-z])(?:every|usually|always|often|normally|each)(?![a-z])|每|一般|通常|经常|总是|平时"
+)
+# Done today: 今天开会开了一整天 (了, without a word of what is still to come).
+_PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Told as done ("we went", "it was"), with nothing said of what is still to come.
+_FUTURE_EN = re.compile(
+    r"(?<![a-z0-9])(?:will|'ll|gonna|going\s+to|is|are|am|'m|'re|have|has|got|gotta|tomorrow|next"
+    r"|coming|tonight)(?![a-z])"
+)
+# Words of a plan: an event the words have no entry for is still one ("we're going camping",
+# "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
+_PLAN_EN = re.compile(
+    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
+    r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
+    r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
+    r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?:a|an|my|our|the|\d+|two|three|"
+    r"[a-z]+\s+(?:duty|class|practice|training|session|test|exam))|got\s+(?:a|an|my))"
+    r"(?![a-z])"
+)
+_PLAN_ZH = re.compile(
+    r"要|得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去"
+)
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
 
 
@@ -534,7 +693,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     for raw in _SENTENCES.findall(text):
         sentence = raw.strip()
         lowered = sentence.lower()
-        if not sentence or sentence.endswith(("?", "？")) or _NOT_EVENT.search(lowered):
+        if not sentence or _NOT_EVENT.search(lowered):
+            continue
+        if sentence.endswith(("?", "？")) and not _MY_EVENT.search(lowered):
             continue
         special = _SPECIAL.search(lowered)
         if special is not None:
@@ -545,33 +706,98 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 what = _LEAD_ZH.sub("", what) if special.group("zh") else what
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
-        sentence = _BARE_WEEKEND.sub("这周末", sentence)
+        sentence = _normalised(sentence)
+        lowered = sentence.lower()
+        remind = _REMIND.search(lowered)
         mentions = future_spans(sentence, now)
         if not mentions:
+            if remind is not None:  # "remind me at 9pm to...", "in two hours"
+                found.extend(_timed_reminder(sentence, remind))
+            else:  # 下午四点要去银行: today, at a time still to come
+                found.extend(_timed_plan(sentence, lowered))
             continue
         mention = mentions[0]
-        when = _when_words(sentence, mention.start, mention.start + len(mention.text))
-        remind = _REMIND.search(lowered)
+        start = mention.start
+        week = _WEEK_FROM.search(sentence[:start])
+        if week is not None:
+            start = week.start()
+        when = _when_words(sentence, start, mention.start + len(mention.text))
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
-            what = _clean_what(_without(asked, mention.text))
+            what = _clean_what(_without(asked, sentence[start : mention.start + len(mention.text)]))
             if what:
                 found.append(Spotted("reminder", what, when))
             continue
         # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
-        own = _FIRST_PERSON.search(lowered) or (
-            _CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence)
+        own = (
+            _FIRST_PERSON.search(lowered)
+            or _IMPLIED_I.match(lowered)
+            or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
         )
         if not own and not _impersonal(_without(sentence, mention.text).lower()):
             continue
-        if _NEGATED.search(lowered):
+        if _NEGATED.search(lowered) or _THEIRS.search(sentence.lower()):
             continue
-        if not (_EVENT_EN.search(lowered) or _EVENT_ZH.search(sentence)):
+        if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
+            continue  # "we went to a concert on friday"
+        if (
+            mention.day == now.date()
+            and _PAST_ZH.search(sentence)
+            and not _PLAN_ZH.search(sentence)
+        ):
+            continue  # 今天开会开了一整天
+        if _HABIT.search(lowered):
+            continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+        if not (
+            _EVENT_EN.search(lowered)
+            or _EVENT_ZH.search(sentence)
+            or _PLAN_EN.search(lowered)
+            or _PLAN_ZH.search(sentence)
+        ):
             continue
-        what = _clean_what(_without(sentence, mention.text))
+        what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
         if what:
             found.append(Spotted("follow_up", what, when))
     return found
+
+
+def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
+    """A reminder asked for at a clock time or in some hours, with no day named."""
+    later = _IN_HOURS.search(sentence)
+    clock = clock_time(sentence)
+    if later is not None:
+        words = later.group()
+    elif clock is not None:
+        words = sentence[clock.start : clock.end]
+    else:
+        return []
+    asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
+    what = _clean_what(_without(asked, words))
+    return [Spotted("reminder", what, words)] if what else []
+
+
+def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
+    """An event at a clock time with no day named, told as the user's plan (下午四点要去银行,
+    "I'm meeting Sam at 7"): today's, or tomorrow's once the hour is gone."""
+    clock = clock_time(sentence)
+    if clock is None or _NEGATED.search(lowered) or _HABIT.search(lowered):
+        return []
+    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
+        return []
+    chinese = _CHINESE.search(sentence) is not None
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (chinese and not _OTHERS_ZH.search(sentence))
+    )
+    planned = _PLAN_ZH.search(sentence) if chinese else _PLAN_EN.search(lowered)
+    if not own or not planned or _THEIRS.search(lowered):
+        return []
+    if _NOW_IS.search(lowered[: clock.start]):
+        return []  # "it's almost midnight": the time now, no plan
+    words = sentence[clock.start : clock.end]
+    what = _clean_what(_without(sentence, words))
+    return [Spotted("follow_up", what, words)] if what else []
 
 
 def _impersonal(rest: str) -> bool:
@@ -603,12 +829,15 @@ def local_reading(
     language: str,
     created_at: datetime,
     conversation_id: int | None,
+    zones: Mapping[str, tzinfo] | None = None,
 ) -> list[NewIntention]:
-    """Intentions from the users' messages without a model (the encoder's fallback)."""
+    """Intentions from the users' messages without a model (the encoder's fallback); `zones`
+    as for from_answer."""
+    zones = zones or {}
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
     for message in said:
-        for spotted in spot(message.text, message.at.astimezone(tz)):
+        for spotted in spot(message.text, message.at.astimezone(zones.get(message.user_id, tz))):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})
@@ -625,4 +854,5 @@ def local_reading(
         language=language,
         created_at=created_at,
         conversation_id=conversation_id,
+        zones=zones,
     )

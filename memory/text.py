@@ -204,9 +204,18 @@ def restates(a: str, b: str) -> bool:
 
 def fts_document(text: str) -> str:
     """What goes into the FTS5 column for ``text``: its tokens, lowercased, space-separated,
-    Chinese segmented in jieba's search mode (each long word also gives the words inside it).
-    Stop words stay: they cost little in the index, and BM25 discounts them anyway."""
-    return " ".join(_tokens(text, _cut_for_search))
+    Chinese segmented in jieba's search mode (each long word also gives the words inside it),
+    then each Han character once: a query of one character ("猫") finds the words it is part
+    of (猫叫, 小猫), which the lexical `hash` embedder's vectors alone cannot, one character
+    weighing little against a memory's bigrams. Stop words stay: they cost little in the
+    index, and BM25 discounts them anyway."""
+    return " ".join(_tokens(text, _search_words))
+
+
+def _search_words(run: str) -> list[str]:
+    """A Han run's words in search mode, then the characters not already a word of it."""
+    words = _cut_for_search(run)
+    return words + [c for c in dict.fromkeys(run) if c not in words]
 
 
 def fts_query(text: str, *, max_terms: int = 32) -> str | None:

@@ -230,3 +230,38 @@ def test_twins_are_spared_one_at_a_time() -> None:
     pair = [mem(id=1), replace(mem(id=2), created_at=T0 + timedelta(hours=1))]
     gone = policy.prune(pair, at_days(60), seed=1, twins=[(1, 2)])
     assert [f.id for f in gone] == [1]  # the fresher, stronger one stays
+
+
+@pytest.mark.parametrize("recalls", [12, 20])
+def test_spacing_holds_past_the_recalls_a_memory_keeps(recalls: int) -> None:
+    """Past RECENT_RECALLS recalls, old massed recalls keep their fast decay: spacing still
+    beats massing by about what exact ACT-R gives, 30 days after the last recall."""
+    assert recalls > RECENT_RECALLS
+    policy = ActR()
+    massed = [T0 + timedelta(hours=h + 1) for h in range(recalls)]
+    spaced = [at_days(d + 1) for d in range(recalls)]
+    p_massed = policy.retention(recalled(policy, mem(), massed), massed[-1] + timedelta(30))
+    p_spaced = policy.retention(recalled(policy, mem(), spaced), spaced[-1] + timedelta(30))
+    exact_ratio = exact(spaced, spaced[-1] + timedelta(30)) / exact(
+        massed, massed[-1] + timedelta(30)
+    )
+    assert p_spaced / p_massed >= 1.15
+    assert p_spaced / p_massed == pytest.approx(exact_ratio, abs=0.02)
+
+
+@PROPS
+@given(
+    gaps=st.lists(st.floats(min_value=1 / 24, max_value=30.0), min_size=9, max_size=20),
+    later=st.lists(st.floats(min_value=0.0, max_value=200.0), min_size=1, max_size=4),
+)
+def test_a_recall_never_weakens_past_the_recalls_a_memory_keeps(
+    gaps: list[float], later: list[float]
+) -> None:
+    policy = ActR()
+    m, t = mem(), T0
+    for gap in gaps:
+        t += timedelta(days=gap)
+        before, m = m, recall(policy, m, t)
+        for extra in later:
+            when = t + timedelta(days=extra)
+            assert policy.retention(m, when) >= policy.retention(before, when) - 1e-12

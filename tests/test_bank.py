@@ -10,6 +10,7 @@ import re
 import threading
 import types
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import cast
@@ -289,12 +290,12 @@ async def test_reinforce_strengthens_and_recall_changes_nothing(tmp_path: Path) 
     await bank.close()
 
 
-async def test_a_memory_keeps_its_latest_recall_times_and_folds_older_ones(
+async def test_a_memory_keeps_its_latest_recall_times_and_counts_older_ones(
     tmp_path: Path,
 ) -> None:
     """The store keeps the last RECENT_RECALLS recall times on the memory (what actr sums
-    exactly, with no recall log read when ranking); a recall that pushes one out leaves the
-    policy's strength higher, as the fold of that trace, and the memory no weaker."""
+    exactly, with no recall log read when ranking) and counts every recall; a recall that
+    pushes one out leaves the memory no weaker, the older recalls still counted."""
     clock = FakeClock()
     bank = await open_bank(tmp_path, clock=clock)
     mid = await bank.remember(SCOPE, "Alice's sister is called Jun", importance=1)
@@ -310,7 +311,10 @@ async def test_a_memory_keeps_its_latest_recall_times_and_folds_older_ones(
         assert row.strength >= before.strength
         month = clock.now() + timedelta(days=30)
         assert policy.retention(row, month) >= policy.retention(before, month)
-    assert row.strength > 1.0  # two traces folded in
+    assert row.recall_count == RECENT_RECALLS + 2
+    month = clock.now() + timedelta(days=30)
+    forgotten = replace(row, recall_count=RECENT_RECALLS)  # as if the two older were not
+    assert policy.retention(row, month) > policy.retention(forgotten, month)
     assert len(await bank.store.recall_history(SCOPE, mid)) == RECENT_RECALLS + 2
     await bank.close()
 
@@ -1134,3 +1138,14 @@ async def test_a_memory_stored_while_its_index_loads_joins_it(tmp_path: Path) ->
     index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
     assert index.live == {first, second}
     await bank.close()
+
+
+async def test_one_chinese_character_recalls_under_the_hash_embedder(tmp_path: Path) -> None:
+    bank = await MemoryBank.open(tmp_path, HashEmbedder(), FakeClock(), deterministic=True)
+    try:
+        await bank.remember(SCOPE, "我的猫叫年糕")
+        await bank.remember(SCOPE, "我明天要去北京出差")
+        for fail in (False, True):
+            assert [r.text for r in await bank.recall(SCOPE, "猫", fail=fail)] == ["我的猫叫年糕"]
+    finally:
+        await bank.close()

@@ -1272,6 +1272,25 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("上午九点一刻", time(9, 15)),
         ("3点15分", time(15, 15)),  # an hour of 1 to 6 alone is the afternoon's
         ("早上7点", time(7, 0)),
+        # A time inside an evening's words is in the evening; numerals, "at 8", "8ish",
+        # "half past 7", noon and midnight are read in both languages.
+        ("明晚8点提醒我吃药", time(20, 0)),
+        ("提醒我明晚八点吃药", time(20, 0)),
+        ("今晚十点半", time(22, 30)),
+        ("夜里2点的航班", time(2, 0)),
+        ("八点三刻", time(8, 45)),
+        ("at 8 in the evening", time(20, 0)),
+        ("around 7 tonight", time(19, 0)),
+        ("at 10:30 pm", time(22, 30)),
+        ("at 8ish", time(8, 0)),
+        ("dinner 8ish?", time(8, 0)),
+        ("half past 7", time(7, 30)),
+        ("quarter to 8 in the evening", time(19, 45)),
+        ("at eight", time(8, 0)),
+        ("lunch at noon", time(12, 0)),
+        ("by midnight", time(23, 59)),
+        ("tomorrow 8:30", time(8, 30)),
+        ("at 4", time(16, 0)),  # an hour of 1 to 6 alone is the afternoon's
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1286,7 +1305,28 @@ def test_a_clock_times_words_are_where_it_was_said() -> None:
     assert said is not None and text[said.start : said.end] == "3pm"
 
 
-@pytest.mark.parametrize("text", ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", ""])
+@pytest.mark.parametrize(
+    ("text", "hours", "expected"),
+    [
+        ("remind me tomorrow evening at 8", (18, 24), time(20, 0)),
+        ("tomorrow afternoon at 3", (12, 18), time(15, 0)),
+        ("tomorrow morning at 8", (6, 12), time(8, 0)),
+        ("周五晚上我们八点见", (18, 24), time(20, 0)),
+        ("明天凌晨3点", (0, 6), time(3, 0)),
+    ],
+)
+def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
+    text: str, hours: tuple[int, int], expected: time
+) -> None:
+    said = clock_time(text, hours)
+    assert said is not None and said.at == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
+     "at 5 km"],
+)  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None
 
@@ -1294,3 +1334,27 @@ def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
 @pytest.mark.parametrize("text", ["我有3点建议", "两点不同", "一点都不难"])
 def test_points_and_a_little_are_no_hours(text: str) -> None:
     assert clock_time(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "coming", "past"),
+    [
+        ("my sister's wedding is the 14th", date(2026, 12, 14), date(2026, 11, 14)),
+        ("on the 22nd, he's a tree", date(2026, 12, 22), date(2026, 11, 22)),
+        ("pay rent on the 1st", date(2027, 1, 1), date(2026, 12, 1)),
+        ("on sunday the 13th", date(2026, 12, 13), date(2026, 11, 13)),
+        ("interview on the 9th!!", date(2026, 12, 9), date(2026, 11, 9)),
+    ],
+)
+def test_a_bare_ordinal_is_a_day_of_this_month_or_the_next(
+    text: str, coming: date, past: date
+) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert [m.day for m in future_spans(text, now)] == [coming]
+    assert [m.day for m in find_dates(text, now)] == [past]
+
+
+@pytest.mark.parametrize("text", ["the 3rd time", "the 2nd floor", "she came 1st", "the 5th one"])
+def test_an_ordinal_of_a_position_is_no_day(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []

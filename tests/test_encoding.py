@@ -462,6 +462,27 @@ async def test_the_fallback_reads_intentions_locally(
     assert interview.due_at == at(7, 18)  # the Wednesday of next week
 
 
+async def test_a_users_own_time_zone_sets_their_due_times(
+    recorded: tuple[MemoryBank, Recording],
+) -> None:
+    bank, store = recorded
+    persona, room = SCOPE.split("/", 1)
+    await store.set_contact(
+        persona, room.split(":")[0], "u1", timezone="America/New_York", at=T0 - timedelta(days=1)
+    )
+    conversation = await archive(store, "My exam is on Tuesday at 9am", "Good luck!")
+    exam = {"user": "U1", "kind": "reminder", "what": "exam", "when": "on Tuesday at 9am"}
+    reply = json.loads(answer())
+    model = ScriptedModel(json.dumps({**reply, "intentions": [exam]}))
+
+    encoded = await Encoder(bank, model).encode(conversation, SCOPE, AUTHOR, pending=[])
+
+    assert encoded is not None and encoded.intentions == 1
+    [reminder] = store.writes[0].intentions
+    new_york = ZoneInfo("America/New_York")
+    assert reminder.due_at == datetime(2026, 1, 6, 9, tzinfo=new_york)  # 9am where they live
+
+
 # --- failure, retries, exactly once ------------------------------------------------------------
 
 

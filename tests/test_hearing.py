@@ -184,6 +184,22 @@ async def test_voice_notes_and_pictures_share_a_users_media_per_hour(
         await bot.close()
 
 
+async def test_a_voice_note_refused_for_its_size_is_not_counted(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=1, audio_max_kb=1)
+    bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, settings)
+    try:
+        front = Front(bot.engine, "b", "pip")
+        await front.receive(make_event("", attachments=(voice(size=5 * 1024 * 1024),)))
+        assert fake_openai.transcriptions == []
+        short = voice(OGG[:500], name="short.ogg")
+        await front.receive(make_event("", attachments=(short,)))
+        assert len(fake_openai.transcriptions) == 1  # the hour's one medium was still to be had
+    finally:
+        await bot.close()
+
+
 async def test_what_was_said_aloud_is_encoded_with_the_conversation(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:

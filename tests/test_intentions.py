@@ -108,6 +108,16 @@ def test_now_is_a_thursday() -> None:
         ("tonight", Window(date(2026, 12, 3), date(2026, 12, 3), (18, 24))),
         ("2026-12-08", Window(date(2026, 12, 8), date(2026, 12, 8))),
         ("2026-12-08T10:30", Window(date(2026, 12, 8), date(2026, 12, 8), None, time(10, 30))),
+        # A clock time inside an evening's words is in the evening.
+        ("明晚8点", Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20))),
+        ("明晚八点", Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20))),
+        (
+            "tomorrow evening at 8",
+            Window(date(2026, 12, 4), date(2026, 12, 4), (18, 24), time(20)),
+        ),
+        # A clock time alone: today's if still to come, else tomorrow's.
+        ("at 8pm", Window(date(2026, 12, 3), date(2026, 12, 3), None, time(20))),
+        ("at 9am", Window(date(2026, 12, 4), date(2026, 12, 4), None, time(9))),
     ],
 )
 def test_when_is_read_in_the_future_sense(when: str, window: Window) -> None:
@@ -330,6 +340,65 @@ def test_the_local_reading_finds_events_reminders_and_special_days(
     ],
 )
 def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Bare ordinals, short and bare weekdays, chat's words for days.
+        ("omg my sister's wedding is the 14th", "follow_up", datetime(2026, 12, 14, 18)),
+        ("got a dentist appt next tue at 3pm 😬", "follow_up", datetime(2026, 12, 8, 18)),
+        ("friday evening I'm meeting my ex for coffee", "follow_up", datetime(2026, 12, 4, 21)),
+        ("gonna get my hair cut on tues", "follow_up", datetime(2026, 12, 8, 18)),
+        ("ok so tmr i have 2 exams back to back", "follow_up", datetime(2026, 12, 4, 18)),
+        ("I have a follow-up with the cardiologist a week from Monday", "follow_up",
+         datetime(2026, 12, 14, 18)),
+        ("driving test the day after tomorrow", "follow_up", datetime(2026, 12, 5, 18)),
+        ("my niece's christening is on sunday the 13th", "follow_up", datetime(2026, 12, 13, 18)),
+        # Events the reader has no word for, told as plans.
+        ("we're going camping this weekend!!", "follow_up", datetime(2026, 12, 6, 18)),
+        ("I'm getting my wisdom teeth out on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        ("下下周要去实习了", "follow_up", datetime(2026, 12, 20, 18)),
+        ("大后天去医院复查", "follow_up", datetime(2026, 12, 6, 18)),
+        ("月底前要把论文交了", "follow_up", datetime(2026, 12, 31, 18)),
+        ("我们明年1月2号结婚", "follow_up", datetime(2027, 1, 2, 18)),
+        ("下午四点要去银行办卡", "follow_up", datetime(2026, 12, 3, 19)),
+        # Reminders at a time, or in some hours, with no day named.
+        ("remind me to take my meds at 9pm", "reminder", datetime(2026, 12, 3, 21)),
+        ("remind me in two hours to take the cake out", "reminder", datetime(2026, 12, 3, 17)),
+        ("remind me to pay rent on the 1st", "reminder", datetime(2027, 1, 1, 9)),
+    ],
+)  # fmt: skip
+def test_the_local_reading_understands_everyday_words_for_days_and_events(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(
+        [Said("u1", NOW, text)],
+        scope="miao/telegram:dm:u1",
+        tz=SHANGHAI,
+        language="en",
+        created_at=NOW,
+        conversation_id=None,
+    )
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my friend has an exam tomorrow",
+        "我朋友明天考试",
+        "we went to a concert on friday, it was amazing",
+        "I had a meeting today at 9am, it was boring",
+        "今天开会开了一整天",
+        "我一般周三去健身",
+        "I need to sleep earlier, it's almost midnight",
+        "I usually go to the gym at 7",
+        "the 14th was such a good day",
+    ],
+)
+def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
 
 

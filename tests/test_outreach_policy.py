@@ -145,23 +145,55 @@ def test_quiet_hours_learned_from_when_they_talk() -> None:
         hours[hour] = 3
     assert learned_quiet(hours, 11) == 1
     owl = replace(CONTACT, timezone=None, hours=tuple(hours))
-    assert asleep(owl, POLICY, NOW.replace(hour=5), SHANGHAI)
-    assert not asleep(owl, POLICY, NOW.replace(hour=23), SHANGHAI)  # 07:00 in Shanghai
+    assert asleep(owl, POLICY, NOW.replace(hour=5), SHANGHAI)  # 13:00 in Shanghai
+    assert not asleep(owl, POLICY, NOW.replace(hour=12, minute=30), SHANGHAI)  # 20:30 there
+    # What was learned narrows the persona's hours, never widens them: 07:00 in Shanghai.
+    assert asleep(owl, POLICY, NOW.replace(hour=23), SHANGHAI)
     # A silent stretch longer than the window: the window in its middle.
     day = [0] * 24
     for hour in range(10, 22):  # 12 hours of talk, 12 of silence (22:00 to 10:00)
         day[hour] = 2
     assert learned_quiet(day, 11) == 22
-    # Too little is known to learn: only the hours they wrote in are safe; with nothing
-    # known at all, the bot's zone decides.
+    # Too little is known to learn, and with nothing known at all: the bot's zone decides.
     few = [0] * 24
-    few[14] = LEARN_AFTER - 1
+    few[2] = LEARN_AFTER - 1  # 10:00 in Shanghai
     assert learned_quiet(few, 11) is None
-    assert not asleep(replace(owl, hours=tuple(few)), POLICY, NOW, SHANGHAI)
-    assert asleep(replace(owl, hours=tuple(few)), POLICY, NOW.replace(hour=15), SHANGHAI)
     assert asleep(replace(owl, hours=(0,) * 24), POLICY, NOW, SHANGHAI)
     # A zone they set wins over what was learned: 10:00 UTC is in the learned night, but
     # not in London's.
     assert asleep(owl, POLICY, NOW.replace(hour=10), SHANGHAI)
     london = replace(owl, timezone="Europe/London")
     assert not asleep(london, POLICY, NOW.replace(hour=10), SHANGHAI)
+
+
+def test_an_hour_they_once_wrote_in_is_no_waking_hour_inside_the_personas_quiet() -> None:
+    # They wrote a few times by day and once at 23:10 in the bot's zone (15:10 UTC): at
+    # 23:05 the persona's quiet hours hold all the same.
+    hours = [0] * 24
+    hours[2] = hours[6] = 2  # 10:00 and 14:00 in Shanghai
+    hours[15] = 1
+    late = replace(CONTACT, timezone=None, hours=tuple(hours))
+    assert asleep(late, POLICY, datetime(2026, 12, 9, 23, 5, tzinfo=SHANGHAI), SHANGHAI)
+
+
+def test_a_few_messages_at_ten_do_not_keep_them_from_the_evening() -> None:
+    # Someone who wrote only at 10:00 (the bot's zone) is reached at 18:00, the hour a
+    # follow-up is due, not at 10:00 the next day.
+    hours = [0] * 24
+    hours[2] = 3
+    morning = replace(CONTACT, timezone=None, hours=tuple(hours))
+    evening = datetime(2026, 12, 9, 18, 0, tzinfo=SHANGHAI)
+    assert not asleep(morning, POLICY, evening, SHANGHAI)
+    assert asleep(morning, POLICY, evening.replace(hour=22), SHANGHAI)
+
+
+def test_few_messages_in_the_bots_night_say_they_live_elsewhere() -> None:
+    # Messages from New York's afternoon and evening (20:00 UTC is 04:00 in Shanghai): the
+    # bot's daytime is their night, so the hours they never wrote in are quiet too.
+    hours = [0] * 24
+    hours[20] = 3
+    hours[1] = 1
+    far = replace(CONTACT, timezone=None, hours=tuple(hours))
+    at = datetime(2026, 12, 9, 5, 0, tzinfo=UTC)  # 13:00 in Shanghai, 00:00 in New York
+    assert asleep(far, POLICY, at, SHANGHAI)
+    assert not asleep(far, POLICY, at.replace(hour=1), SHANGHAI)  # 09:00 / 20:00

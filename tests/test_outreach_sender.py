@@ -171,6 +171,34 @@ async def test_nothing_is_written_at_night_it_waits_for_the_morning(world: World
     assert world.courier.sent and world.calls() == 1
 
 
+async def test_with_no_zone_set_the_quiet_hours_hold_and_the_first_free_hour_is_taken(
+    tmp_path: Path,
+) -> None:
+    w = await open_world(tmp_path / "kizuna.sqlite3", pip())  # quiet 22-09 in the bot's UTC
+    bob = "77"
+    try:
+        for days in (3, 2, 1):  # Alice only ever wrote at 10:00
+            await talked(w, NOON - timedelta(days=days, hours=2))
+        w.clock.advance(hours=6)  # 18:00: a follow-up due now goes now, not at 10:00 tomorrow
+        await intend(w, due=w.clock.now())
+        assert await w.outreach.tick() == 1
+        # Bob wrote by day and once at 23:10: at 23:05 the persona's quiet hours hold.
+        for at in (NOON - timedelta(days=2), NOON - timedelta(days=1, hours=-11, minutes=-10)):
+            await talked(w, at, bob)
+        w.clock.advance(hours=5, minutes=5)  # 23:05
+        await intend(w, due=w.clock.now(), scope=f"pip/telegram:dm:{bob}", user=bob)
+        assert await w.outreach.tick() == 0
+        # A message in the bot's night says he may live elsewhere: the hours he never wrote
+        # in around it are quiet too, until 12:00, an hour he wrote in.
+        w.clock.advance(hours=10)  # 09:05
+        assert await w.outreach.tick() == 0
+        w.clock.advance(hours=3)  # 12:05
+        assert await w.outreach.tick() == 1
+        assert [user for user, _ in w.courier.sent] == [ALICE, bob]
+    finally:
+        await w.bot.close()
+
+
 async def test_a_follow_up_past_its_window_is_missed_not_sent(world: World) -> None:
     ident = await intend(world, due=NOON - timedelta(days=4))  # until: a day ago
     assert await world.outreach.tick() == 0

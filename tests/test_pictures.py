@@ -363,6 +363,26 @@ async def test_a_users_media_are_counted_per_hour(tmp_path: Path) -> None:
         await bot.close()
 
 
+async def test_a_picture_refused_for_its_size_is_not_counted(tmp_path: Path) -> None:
+    model = ScriptedChatModel(default=describer)
+    settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=1, picture_max_kb=1)
+    bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
+    try:
+        front = Front(bot.engine, "b", "pip")
+        huge = photo(make_picture(), "huge.png", size=10 * 1024 * 1024)
+        spoken = await front.receive(make_event("", attachments=(huge,)))
+        assert spoken is not None and vision_calls(model) == []
+        assert huge.fetch is not None and isinstance(huge.fetch, Download)
+        assert huge.fetch.calls == 0  # refused by its declared size
+        small = photo(make_picture(), "small.png", size=100)  # its real size is under 1 KB
+        await front.receive(make_event("", attachments=(small,)))
+        assert len(vision_calls(model)) == 1  # the hour's one picture is still to be had
+        await front.receive(make_event("", attachments=(photo(make_picture(), "third.png"),)))
+        assert len(vision_calls(model)) == 1  # and now it is spent
+    finally:
+        await bot.close()
+
+
 async def test_at_most_a_few_pictures_of_a_message_are_looked_at(tmp_path: Path) -> None:
     model = ScriptedChatModel(default=describer)
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=MAX_PER_MESSAGE + 1)

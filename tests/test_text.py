@@ -75,7 +75,15 @@ def test_diacritics_are_folded(fts: sqlite3.Connection) -> None:
 
 def test_document_segments_chinese_and_lowercases() -> None:
     doc = fts_document("我今天去了Costco，买了坚果")
-    assert doc.split() == ["我", "今天", "去", "了", "costco", "买", "了", "坚果"]
+    assert doc.split() == [
+        "我", "今天", "去", "了", "今", "天", "costco", "买", "了", "坚果", "坚", "果"
+    ]  # fmt: skip
+
+
+def test_one_chinese_character_finds_the_words_it_is_part_of(fts: sqlite3.Connection) -> None:
+    # jieba cuts 猫咪 and 猫叫 as words: a query of 猫 alone met neither.
+    assert search(fts, "猫") == [3]
+    assert "猫" in fts_document("我的猫叫年糕").split()
 
 
 def test_chinese_two_character_word_is_found(fts: sqlite3.Connection) -> None:
@@ -233,7 +241,7 @@ def test_key_phrase_cue_finds_its_memory(fts: sqlite3.Connection) -> None:
 def test_warm_up_is_idempotent() -> None:
     warm_up()
     warm_up()
-    assert fts_document("猫咪") == "猫咪"
+    assert fts_document("猫咪") == "猫咪 猫 咪"
 
 
 def test_jieba_is_lazy_quiet_and_safe_to_start_from_threads() -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -402,11 +403,15 @@ async def test_the_dice_tool_shows_the_rolls_and_the_total(
 
 
 class Kept:
-    def __init__(self) -> None:
+    def __init__(self, zone: tzinfo | None = None) -> None:
         self.added: list[tuple[datetime, str]] = []
+        self.set = zone
 
     async def add(self, due: datetime, what: str) -> None:
         self.added.append((due, what))
+
+    async def zone(self) -> tzinfo | None:
+        return self.set
 
 
 async def test_a_reminder_on_friday_is_due_on_friday() -> None:
@@ -426,6 +431,9 @@ async def test_a_reminder_on_friday_is_due_on_friday() -> None:
         ("明天下午", datetime(2026, 12, 3, 12, 0, tzinfo=UTC)),
         ("Friday", datetime(2026, 12, 4, 9, 0, tzinfo=UTC)),
         ("2026-12-24", datetime(2026, 12, 24, 9, 0, tzinfo=UTC)),
+        ("明晚8点", datetime(2026, 12, 3, 20, 0, tzinfo=UTC)),
+        ("tomorrow evening at 8", datetime(2026, 12, 3, 20, 0, tzinfo=UTC)),
+        ("half past 7 tomorrow morning", datetime(2026, 12, 3, 7, 30, tzinfo=UTC)),
     ],
 )
 async def test_a_reminder_is_due_when_they_said_else_in_the_morning(
@@ -435,6 +443,26 @@ async def test_a_reminder_is_due_when_they_said_else_in_the_morning(
     clock = FakeClock(datetime(2026, 12, 2, 10, 0, tzinfo=UTC))  # a Wednesday
     await reminder(context(clock, reminders=kept), "call my sister", when)
     assert [d for d, _ in kept.added] == [due]
+
+
+async def test_a_reminder_is_due_at_the_hour_where_the_user_lives(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 12, 2, 10, 0, tzinfo=UTC))  # a Wednesday
+    bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
+    try:
+        await bot.store.set_contact("pip", "discord", "u1", timezone="Asia/Tokyo", at=clock.now())
+        kept = StoredReminders(bot.store, clock, "pip/discord:dm:u1", "u1")
+        text = await reminder(context(clock, reminders=kept), "take the pills", "tomorrow at 8am")
+        [kept_one] = await bot.store.intentions("pip/discord:dm:u1", "u1")
+        tokyo = ZoneInfo("Asia/Tokyo")
+        assert kept_one.due_at == datetime(2026, 12, 3, 8, 0, tzinfo=tokyo)
+        assert text == "Reminder set for Thursday 03 December 2026, 08:00: take the pills"
+        # Someone who set no zone has the bot's.
+        other = StoredReminders(bot.store, clock, "pip/discord:dm:u2", "u2")
+        await reminder(context(clock, reminders=other), "the bins", "tomorrow at 8am")
+        [bins] = await bot.store.intentions("pip/discord:dm:u2", "u2")
+        assert bins.due_at == datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
+    finally:
+        await bot.close()
 
 
 async def test_a_reminder_for_today_evening_is_not_in_the_past() -> None:

@@ -79,34 +79,56 @@ def learned_quiet(hours: Sequence[int], length: int) -> int | None:
     fewer than LEARN_AFTER messages counted."""
     if len(hours) != 24 or sum(hours) < LEARN_AFTER:
         return None
+    first, run = _quietest(hours, length)
+    return (first + (run - 1) // 2) % 24
+
+
+def _quietest(hours: Sequence[int], length: int) -> tuple[int, int]:
+    """The run of windows of `length` hours with the fewest of their messages: the UTC hour
+    the first starts at, and how many start one after another (24: all are alike)."""
     counts = [sum(hours[(start + i) % 24] for i in range(length)) for start in range(24)]
     least = min(counts)
     if all(c == least for c in counts):
-        return 0
+        return 0, 24
     # The run of quietest starts, followed from the one after a busier start.
     first = next(s for s in range(24) if counts[s] == least and counts[s - 1] != least)
     run = 1
     while counts[(first + run) % 24] == least:
         run += 1
-    return (first + (run - 1) // 2) % 24
+    return first, run
 
 
 def asleep(contact: Contact, policy: OutreachPolicy, now: datetime, fallback: tzinfo) -> bool:
     """Whether `now` falls in their quiet hours: the persona's quiet_hours in the zone they
-    set; else the same length of hours where they talk least, once enough is known; else,
-    when they have written at all, any hour they never wrote in (what little is known of
-    them beats the bot's zone: they may live far from it); else quiet_hours in the bot's
-    zone."""
+    set, else in the bot's zone (`fallback`), which what is known of them may narrow the
+    persona's writing hours with, never widen: once LEARN_AFTER messages are counted, the
+    stretch where they talk least (every window of that length as quiet as the quietest)
+    is quiet too; before that, the same from the little known, only if some of their
+    messages came in the bot zone's quiet hours (they may live far from it). Someone whose
+    few messages all came in the bot zone's waking hours is written to in any of those, the
+    first one free."""
     first, end = policy.quiet
     length = (end - first) % 24
     own = zone(contact.timezone)
-    if own is None:
-        start = learned_quiet(contact.hours, length)
-        if start is not None:
-            return _within(now.astimezone(UTC).hour, start, length)
-        if len(contact.hours) == 24 and any(contact.hours):
-            return contact.hours[now.astimezone(UTC).hour] == 0
-    return _within(now.astimezone(own or fallback).hour, first, length)
+    if own is not None:
+        return _within(now.astimezone(own).hour, first, length)
+    if _within(now.astimezone(fallback).hour, first, length):
+        return True
+    hours = contact.hours
+    if len(hours) != 24 or not any(hours):
+        return False
+    if sum(hours) < LEARN_AFTER:
+        day = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        elsewhere = any(
+            hours[h] and _within(day.replace(hour=h).astimezone(fallback).hour, first, length)
+            for h in range(24)
+        )
+        if not elsewhere:
+            return False
+    start, run = _quietest(hours, length)
+    if run == 24:
+        return False  # nothing tells one hour from another
+    return _within(now.astimezone(UTC).hour, start, length + run - 1)
 
 
 def _live(entry: Outreach, stale_before: datetime) -> bool:

@@ -32,6 +32,10 @@ class Reminders(Protocol):
 
     async def add(self, due: datetime, what: str) -> None: ...
 
+    async def zone(self) -> tzinfo | None:
+        """The time zone the sender set (/timezone), or None."""
+        ...
+
 
 @dataclass(slots=True, frozen=True)
 class CommonContext:
@@ -43,7 +47,7 @@ class CommonContext:
     persona: str  # the persona's key
     language: str  # the persona's language
     clock: Clock
-    tz: tzinfo  # the bot's timezone, for days the user names
+    tz: tzinfo  # the bot's timezone, for days the user names (unless they set their own)
     rng: random.Random  # seeded by the runtime: the only randomness a tool should use
 
 

@@ -354,6 +354,7 @@ class IntentionStore(Protocol):
         ...
 
 
+@runtime_checkable  # the encoder reads the time zones users set from a store that keeps them
 class ContactStore(Protocol):
     """Reaching people first: what the persona knows of each person's reachability
     (memory.records.Contact) and the ledger that makes each message it writes first go out at
