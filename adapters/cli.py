@@ -28,7 +28,7 @@ from tqdm import tqdm
 from adapters.console import COMMANDS as CONSOLE_COMMANDS
 from adapters.console import ConsoleChat, readable, usage
 from adapters.doctor import examine
-from adapters.host import BotStartError, bot_tokens, host
+from adapters.host import BotStartError, bot_tokens, host, hosted_personas
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
 from adapters.wizard import (
@@ -469,16 +469,12 @@ def _host(config: Config) -> int:
     """Check every bot's personas and tokens (one line each, before anything opens), then
     serve them all."""
     library = persona_library(config, Path.cwd())
-    for i, bot in enumerate(config.bots):
-        keys: list[tuple[str | int, ...]] = [("bots", i, "persona")]
-        keys += [("bots", i, "personas", j) for j in range(len(bot.personas))]
-        for key, name in zip(keys, [bot.persona, *bot.personas], strict=True):
-            if library.path(name) is None:
-                known = ", ".join(library.names())
-                raise config.error(key, f"no persona named {name!r} (known: {known})")
-            load_personas(library, [name])
+    personas: dict[str, Persona] = {}
+    for _, loaded in hosted_personas(config, library):
+        if isinstance(loaded, TomlError):
+            raise loaded
+        personas[loaded.key] = loaded
     bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
-    personas = load_personas(library, dict.fromkeys(p for b in config.bots for p in b.hosted))
     return asyncio.run(_serve(config, personas))
 
 
