@@ -11,6 +11,7 @@ from bot.access import Gate
 from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
+from bot.persona import PersonaLibrary
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 
@@ -40,6 +41,26 @@ async def test_a_message_goes_to_the_persona_it_names_or_its_rooms(tmp_path: Pat
         spoken = await front.receive(make_event("and now?", is_dm=False))
         assert spoken is not None and spoken.persona.key == "miao"
         assert await front.receive(make_event("  ")) is None
+    finally:
+        await bot.close()
+
+
+async def test_a_persona_not_the_rooms_answers_to_its_group_names_and_its_chinese_name(
+    tmp_path: Path,
+) -> None:
+    shipped = PersonaLibrary.default(tmp_path)
+    monikai, miao = shipped.load("monikai"), shipped.load("miao")  # Miao: 喵, no names
+    cap = make_persona("captain", name="Captain Hook")
+    cap.group.names = ["Cap"]
+    model = ScriptedChatModel(default="[NEUTRAL] hello")
+    bot = await open_bot(tmp_path / "k.sqlite3", [monikai, miao, cap], model=model)
+    try:
+        front = Front(bot.engine, "b", ["monikai", "miao", "captain"])
+        for text, key in [("Cap, what tea is best?", "captain"), ("喵喵在吗", "miao")]:
+            spoken = await front.receive(make_event(text, is_dm=False, addressed=()))
+            assert spoken is not None and spoken.persona.key == key, text
+            assert spoken.reply.text == "hello"
+        assert front.router.addressed("Capitals are big") is None
     finally:
         await bot.close()
 
