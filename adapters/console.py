@@ -139,6 +139,9 @@ class ConsoleChat(Surface[TextIO]):
                 import readline  # noqa: F401
             self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
             self._say("Commands: " + ", ".join(usage(c) for c in COMMANDS) + ". Ctrl-D leaves.")
+        greeting = await self._engine.greet(self._event(""))
+        if greeting is not None:  # a card's greeting opens the very first conversation
+            self._show(greeting)
         prompt = f"{self._user}> "
         while True:
             line = await self._read_line(prompt)

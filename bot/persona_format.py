@@ -299,7 +299,11 @@ DOCS: dict[str, str] = {
         "text may hold {{char}} and {{user}}, filled in when the prompt is built."
     ),
     "card.scenario": "The situation the conversation takes place in.",
-    "card.first_message": "The persona's greeting, which opens a conversation.",
+    "card.first_message": (
+        "The persona's greeting: its first turn of a user's very first private conversation "
+        "with it (shown when the console or the web page opens it, or before the answer to a "
+        "first private message)."
+    ),
     "card.example_messages": "Sample exchanges, separated by <START>, showing how it talks.",
     "card.system_prompt": "The card author's instructions, put before everything else.",
     "card.post_history_instructions": "Said to the model after the conversation.",

@@ -65,6 +65,30 @@ async def test_a_persona_not_the_rooms_answers_to_its_group_names_and_its_chines
         await bot.close()
 
 
+async def test_a_first_private_message_is_answered_after_the_cards_greeting(
+    tmp_path: Path,
+) -> None:
+    inn = make_persona("inn", name="Keeper")
+    inn.card.first_message = "Welcome to the inn, {{user}}!"
+    model = ScriptedChatModel(default="[NEUTRAL] Tea is ready.")
+    bot = await open_bot(tmp_path / "k.sqlite3", [inn], model=model)
+    try:
+        front = Front(bot.engine, "b", "inn")
+        first = await front.receive(make_event("hello"))
+        assert first is not None
+        assert first.reply.text == "Welcome to the inn, Alice!\n\nTea is ready."
+        session = await bot.engine.session(make_event("", persona="inn"))
+        assert [t.role for t in session.turns] == ["assistant", "user", "assistant"]
+        again = await front.receive(make_event("and cake?"))
+        assert again is not None and again.reply.text == "Tea is ready."
+        group = await front.receive(make_event("hi all", is_dm=False, user_id="u2"))
+        assert group is not None and group.reply.text == "Tea is ready."  # not in a group
+        assert await bot.engine.greet(make_event("", persona="inn", user_id="u3")) is not None
+        assert await bot.engine.greet(make_event("", persona="inn", user_id="u3")) is None
+    finally:
+        await bot.close()
+
+
 async def test_a_document_is_checked_before_it_is_fetched(tmp_path: Path) -> None:
     settings = EngineConfig(timezone="UTC", document_max_kb=1)
     model = ScriptedChatModel(default="[NEUTRAL] A note about goats.")

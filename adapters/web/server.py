@@ -348,6 +348,8 @@ class WebServer:
 
     async def _converse(self, ws: web.WebSocketResponse, persona: Persona, user: str) -> None:
         chat = self._chats[persona.key]
+        # A card's greeting opens the very first conversation: the history shows it.
+        await self.engine.greet(self._event(persona.key, user, ""))
         await ws.send_json(await self._history(persona, user))
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
