@@ -151,7 +151,7 @@ function addNote(text, buttons) {
     button.addEventListener("click", () => {
       if (!socket || socket.readyState !== WebSocket.OPEN || waiting) return;
       row.remove();
-      addMessage("user", b.text, wanted.user);
+      addMessage("user", b.label, wanted.user); // what was pressed, not the command it sends
       socket.send(JSON.stringify({ text: b.text }));
       setWaiting(true);
       els.thinking.hidden = true;
