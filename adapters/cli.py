@@ -36,9 +36,12 @@ from adapters.wizard import (
     Answers,
     WizardError,
     ask_plan,
+    changes,
     check_tokens,
     detect,
+    drafted,
     guidance,
+    is_yes,
     write_config,
 )
 from bot import __version__, cards, redact
@@ -728,8 +731,18 @@ def _init(args: argparse.Namespace) -> int:
         )
     except WizardError as e:
         raise UsageError(str(e)) from None
-    kept = write_config(plan, target)
-    print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
+    text = drafted(plan, target, previous)
+    changed = changes(target, text)
+    if previous is not None and not changed:
+        print(f"{target} already says this; nothing to write.")
+    else:
+        if changed:  # what the edit in place will change, before it is made
+            print("\n".join(changed))
+            if interactive and not is_yes(ask("Write these changes (yes/no)", "yes")):
+                print(f"Nothing written; {target} is as it was.")
+                return 1
+        kept = write_config(text, target)
+        print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
     for note in plan.notes:
         print(note)
     written = load_config(target, os.environ)
