@@ -61,6 +61,7 @@ from memory.clock import SystemClock
 from memory.dates import find_dates
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
+from memory.private import FILE_MODE
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.backup import BackupError, backup, restore
 from memory.storage.sqlite import Store
@@ -91,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )
+    common.add_argument(
+        "--log-file",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="also append the log to this file (owner-only; default: standard error only)",
+    )
     parser = argparse.ArgumentParser(
         prog="kizuna",
         description="Persona chat bots that remember their users.",
@@ -107,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
         + ", ".join(usage(c) for c in CONSOLE_COMMANDS)
         + ".",
     )
-    chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
+    chat.add_argument(
+        "--persona", help="persona name, e.g. miao or monikai (without it: the ones found)"
+    )
     chat.add_argument(
         "--user", help="your name in the conversation and in memory (default: your login)"
     )
@@ -360,6 +369,11 @@ async def _chat(args: argparse.Namespace) -> int:
     user = _user(args)  # a name that cannot be used is refused before anything opens
     config = _config(args)
     library = persona_library(config, Path.cwd())
+    if not args.persona:
+        raise UsageError(
+            f"--persona: which persona? (found: {', '.join(library.names()) or 'none'}; "
+            "`kizuna persona list` says more)"
+        )
     try:
         personas = load_personas(library, [args.persona])
     except KeyError as e:
@@ -796,7 +810,10 @@ async def _reindex(args: argparse.Namespace) -> int:
         if store is not None:  # the bank closes only a store it opened itself
             await store.close()
     bar.close()
-    print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
+    if count:
+        print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
+    else:
+        print(f"Every memory is embedded with {embedder.name} already; nothing to do.")
     return 0
 
 
@@ -955,11 +972,28 @@ async def _copy_store(source: Path, dsn: str) -> int:
     return 0
 
 
+def _log_file(path: Path) -> logging.Handler:
+    """A handler appending to `path`, made the owner's only: logs name people's ids."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+    return logging.FileHandler(path, encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    log_file = getattr(args, "log_file", None)
+    if log_file:
+        try:
+            handlers.append(_log_file(Path(log_file).expanduser()))
+        except OSError as e:
+            print(f"--log-file: cannot write {log_file} ({e.strerror or e})", file=sys.stderr)
+            return 2
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        if log_file
+        else "%(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
     )
     # Secrets stay out of every log line (and of the errors printed below): those of the
     # environment now, the ones the configuration names once it is read.
