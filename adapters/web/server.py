@@ -393,12 +393,14 @@ class WebServer:
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.documents.limit)
         except DocumentError as e:
-            return web.json_response({"type": "error", "text": str(e)})
+            said = e.said(persona.identity.language)
+            return web.json_response({"type": "error", "text": said})
         try:
             data = await request.read()
         except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length: found reading
             error = too_big(name, None, self.engine.documents.limit)
-            return web.json_response({"type": "error", "text": str(error)})
+            said = error.said(persona.identity.language)
+            return web.json_response({"type": "error", "text": said})
         event = self._event(persona.key, user, "")
         turn = asyncio.ensure_future(self._chats[persona.key].front.read(event, name, data))
         self._turns.add(turn)
