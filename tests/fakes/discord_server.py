@@ -85,6 +85,7 @@ class FakeDiscord:
         self.guild_id = 2000
         self.channel_id = 3000
         self.roles = {2100: "Regular", 2200: "Muted"}  # the guild's roles besides @everyone
+        self.names: dict[int, str] = {}  # users' display names (default "User<id>")
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -154,7 +155,7 @@ class FakeDiscord:
         return {
             "id": str(user_id),
             "username": name,
-            "global_name": name.title(),
+            "global_name": self.names.get(user_id, name.title()),
             "discriminator": "0",
             "avatar": None,
             "bot": bot,
