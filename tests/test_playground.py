@@ -14,9 +14,11 @@ from bot.runtime import open_runtime
 from tests.fakes.__main__ import GROUP, Playground, say
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import make_event, no_ollama
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, FakeToolCall, ToolCalls
 from tests.fakes.playground import ToolUsingModel, arguments_for
 from tests.fakes.telegram_server import FakeTelegram
+
+SCHEMA = {"properties": {"notation": {"type": "string"}}, "required": ["notation"]}
 
 
 async def test_the_playground_model_calls_the_tool_a_message_names(tmp_path: Path) -> None:
@@ -44,6 +46,16 @@ async def test_the_playground_model_calls_the_tool_a_message_names(tmp_path: Pat
             assert "offline model" in plain.text  # no tool named: answered as offline
         finally:
             await runtime.close()
+
+
+async def test_a_quoted_group_line_names_the_tool_and_its_arguments() -> None:
+    body = {
+        "messages": [{"role": "user", "content": 'Bob: "DM, dice 2d6"'}],
+        "tools": [{"type": "function", "function": {"name": "dice", "parameters": SCHEMA}}],
+    }
+    called = await ToolUsingModel()(body)
+    assert isinstance(called, ToolCalls)
+    assert called.calls == (FakeToolCall("dice", {"notation": "2d6"}),)
 
 
 def test_tool_arguments_come_from_the_words_after_its_name() -> None:

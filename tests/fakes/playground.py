@@ -67,7 +67,8 @@ class ToolUsingModel:
                 rf"\b{re.escape(name.replace('_', ' '))}\b|\b{re.escape(name)}\b", said, re.I
             )
             if name and spoken:
-                rest = said[spoken.end() :].strip(" :,")
+                # (a group's line comes quoted after its speaker's name: 'Bob: "DM, dice 2d6"')
+                rest = said[spoken.end() :].strip(" :,.!?\"'“”「」")
                 arguments = arguments_for(function.get("parameters") or {}, rest)
                 return ToolCalls((FakeToolCall(name, arguments),))
         history = [
