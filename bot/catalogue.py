@@ -350,6 +350,10 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     "log_pictures": {"en": "/{count} pictures", "zh": "/{count} 张图片"},
     "log_recordings": {"en": "/{count} recordings", "zh": "/{count} 段录音"},
     "log_models": {"en": "models: {models}", "zh": "模型：{models}"},
+    "page_hello": {
+        "en": "Say hello to {name}. Type help for the commands.",
+        "zh": "和{name}打个招呼吧。输入 help 查看命令。",
+    },
     "memory_line": {
         "en": "[{age}, strength {strength}] {text}",
         "zh": "[{age}，强度 {strength}] {text}",

@@ -88,6 +88,7 @@ async def test_a_message_gets_a_reply_in_the_consoles_conversation(
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
         history = await receive(ws, "history")
         assert history["turns"] == [] and history["emotion"] == "NEUTRAL"
+        assert history["hello"] == "Say hello to Pip. Type help for the commands."
         await ws.send_json({"text": "hello Pip"})
         assert (await ws.receive_json())["type"] == "thinking"
         reply = await receive(ws, "reply")

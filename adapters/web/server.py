@@ -457,6 +457,7 @@ class WebServer:
             # What the page checks before sending, so nothing it shows as sent is refused.
             "limit": self.max_message_chars,
             "too_long": self._too_long(persona),
+            "hello": say(persona.identity.language, "page_hello", name=persona.identity.name),
             "commands": sorted(BARE_COMMANDS),
         }
 

@@ -254,7 +254,7 @@ function renderHistory(msg) {
   if (!msg.turns || !msg.turns.length) {
     const p = document.createElement("p");
     p.className = "empty";
-    p.textContent = `Say hello to ${personaName()}. Type help for the commands.`;
+    p.textContent = msg.hello || ""; // the server's sentence, in the persona's language
     els.log.append(p);
   }
   els.log.scrollTop = els.log.scrollHeight;
