@@ -28,7 +28,7 @@ from tqdm import tqdm
 from adapters.console import COMMANDS as CONSOLE_COMMANDS
 from adapters.console import ConsoleChat, readable, usage
 from adapters.doctor import examine
-from adapters.host import BotStartError, bot_tokens, host
+from adapters.host import BotStartError, bot_tokens, host, hosted_personas
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
 from adapters.wizard import (
@@ -36,9 +36,12 @@ from adapters.wizard import (
     Answers,
     WizardError,
     ask_plan,
+    changes,
     check_tokens,
     detect,
+    drafted,
     guidance,
+    is_yes,
     write_config,
 )
 from bot import __version__, cards, redact
@@ -58,6 +61,7 @@ from memory.clock import SystemClock
 from memory.dates import find_dates
 from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
+from memory.private import FILE_MODE
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.backup import BackupError, backup, restore
 from memory.storage.sqlite import Store
@@ -88,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )
+    common.add_argument(
+        "--log-file",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="also append the log to this file (owner-only; default: standard error only)",
+    )
     parser = argparse.ArgumentParser(
         prog="kizuna",
         description="Persona chat bots that remember their users.",
@@ -104,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
         + ", ".join(usage(c) for c in CONSOLE_COMMANDS)
         + ".",
     )
-    chat.add_argument("--persona", required=True, help="persona name, e.g. miao or monikai")
+    chat.add_argument(
+        "--persona", help="persona name, e.g. miao or monikai (without it: the ones found)"
+    )
     chat.add_argument(
         "--user", help="your name in the conversation and in memory (default: your login)"
     )
@@ -357,6 +369,11 @@ async def _chat(args: argparse.Namespace) -> int:
     user = _user(args)  # a name that cannot be used is refused before anything opens
     config = _config(args)
     library = persona_library(config, Path.cwd())
+    if not args.persona:
+        raise UsageError(
+            f"--persona: which persona? (found: {', '.join(library.names()) or 'none'}; "
+            "`kizuna persona list` says more)"
+        )
     try:
         personas = load_personas(library, [args.persona])
     except KeyError as e:
@@ -469,16 +486,12 @@ def _host(config: Config) -> int:
     """Check every bot's personas and tokens (one line each, before anything opens), then
     serve them all."""
     library = persona_library(config, Path.cwd())
-    for i, bot in enumerate(config.bots):
-        keys: list[tuple[str | int, ...]] = [("bots", i, "persona")]
-        keys += [("bots", i, "personas", j) for j in range(len(bot.personas))]
-        for key, name in zip(keys, [bot.persona, *bot.personas], strict=True):
-            if library.path(name) is None:
-                known = ", ".join(library.names())
-                raise config.error(key, f"no persona named {name!r} (known: {known})")
-            load_personas(library, [name])
+    personas: dict[str, Persona] = {}
+    for _, loaded in hosted_personas(config, library):
+        if isinstance(loaded, TomlError):
+            raise loaded
+        personas[loaded.key] = loaded
     bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
-    personas = load_personas(library, dict.fromkeys(p for b in config.bots for p in b.hosted))
     return asyncio.run(_serve(config, personas))
 
 
@@ -734,8 +747,18 @@ def _init(args: argparse.Namespace) -> int:
         )
     except WizardError as e:
         raise UsageError(str(e)) from None
-    kept = write_config(plan, target)
-    print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
+    text = drafted(plan, target, previous)
+    changed = changes(target, text)
+    if previous is not None and not changed:
+        print(f"{target} already says this; nothing to write.")
+    else:
+        if changed:  # what the edit in place will change, before it is made
+            print("\n".join(changed))
+            if interactive and not is_yes(ask("Write these changes (yes/no)", "yes")):
+                print(f"Nothing written; {target} is as it was.")
+                return 1
+        kept = write_config(text, target)
+        print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
     for note in plan.notes:
         print(note)
     written = load_config(target, os.environ)
@@ -789,7 +812,10 @@ async def _reindex(args: argparse.Namespace) -> int:
         if store is not None:  # the bank closes only a store it opened itself
             await store.close()
     bar.close()
-    print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
+    if count:
+        print(f"{_many(count, 'memory', 'memories')} embedded with {embedder.name}.")
+    else:
+        print(f"Every memory is embedded with {embedder.name} already; nothing to do.")
     return 0
 
 
@@ -948,11 +974,28 @@ async def _copy_store(source: Path, dsn: str) -> int:
     return 0
 
 
+def _log_file(path: Path) -> logging.Handler:
+    """A handler appending to `path`, made the owner's only: logs name people's ids."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+    return logging.FileHandler(path, encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    log_file = getattr(args, "log_file", None)
+    if log_file:
+        try:
+            handlers.append(_log_file(Path(log_file).expanduser()))
+        except OSError as e:
+            print(f"--log-file: cannot write {log_file} ({e.strerror or e})", file=sys.stderr)
+            return 2
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        if log_file
+        else "%(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
     )
     # Secrets stay out of every log line (and of the errors printed below): those of the
     # environment now, the ones the configuration names once it is read.

@@ -137,8 +137,13 @@ class ConsoleChat(Surface[TextIO]):
         if self._interactive:
             with contextlib.suppress(ImportError):  # line editing and history for input()
                 import readline  # noqa: F401
-            self._say(f"Talking with {name} as {self._user} ({self._engine.models.describe()}).")
-            self._say("Commands: " + ", ".join(usage(c) for c in COMMANDS) + ". Ctrl-D leaves.")
+            models = self._engine.models.describe()
+            self._say(self._text("console_talking", name=name, user=self._user, models=models))
+            listed = ", ".join(usage(c) for c in COMMANDS)
+            self._say(self._text("console_commands", commands=listed))
+        greeting = await self._engine.greet(self._event(""))
+        if greeting is not None:  # a card's greeting opens the very first conversation
+            self._show(greeting)
         prompt = f"{self._user}> "
         while True:
             line = await self._read_line(prompt)
@@ -200,7 +205,7 @@ class ConsoleChat(Surface[TextIO]):
                 read_document, path, limit_bytes=self.front.document_limit
             )
         except DocumentError as e:
-            self._say(str(e))
+            self._say(e.said(self._persona.identity.language))
             return
         self._show(await self.front.open(self._event(""), document))
 
@@ -213,50 +218,55 @@ class ConsoleChat(Surface[TextIO]):
             private_folder(folder)
             write_private(path, json.dumps(export, ensure_ascii=False, indent=2).encode())
         except OSError as e:
-            self._say(f"Saved, but the export could not be written to {path}: {e.strerror or e}")
+            self._say(self._text("console_export_failed", path=str(path), why=str(e.strerror or e)))
             return
-        self._say(f"Saved; session exported to {path}")
+        self._say(self._text("console_exported", path=str(path)))
+
+    def _text(self, key: str, **values: str) -> str:
+        """The catalogue's sentence `key` in the persona's language."""
+        return say(self._persona.identity.language, key, **values)
 
     async def _log(self, _: str) -> None:
         info = await self._engine.info(self._event(""))
         persona = self._persona
-        self._say(f"persona: {persona.key} ({persona.identity.name})")
-        self._say(f"scope: {info.scope}")
+        text = self._text
+        self._say(text("log_persona", persona=persona.key, name=persona.identity.name))
+        self._say(text("log_scope", scope=info.scope))
         if info.turns:
             started = _when(info.turns[0].at)
-            self._say(f"conversation: {len(info.turns)} turns since {started}")
+            self._say(text("log_conversation", count=str(len(info.turns)), since=started))
             if info.summary:
-                self._say("  earlier (summary): " + info.summary.replace("\n", "\n    "))
+                self._say(text("log_summary", summary=info.summary.replace("\n", "\n    ")))
             self._show_turns(info.turns)
         elif info.last_closed is not None:
             last = info.last_closed
-            fate = (
-                "is in long-term memory"
-                if last.encoded_at is not None
-                else "waits to become long-term memory"
-            )
-            self._say(
-                f"conversation: none open; the last one ended {_when(last.ended_at)} "
-                f"({last.reason}) and {fate}:"
-            )
+            fate = "log_encoded" if last.encoded_at is not None else "log_waiting"
+            ended = _when(last.ended_at)
+            self._say(text("log_last_closed", ended=ended, reason=last.reason, fate=text(fate)))
             self._show_turns(Turn.from_json(t) for t in last.turns)
         else:
-            self._say("conversation: none open")
+            self._say(text("log_none_open"))
         if persona.state:
-            self._say("state:")
+            self._say(text("log_state"))
             for slot in persona.state:
-                value = slot.value(info.state) or "(not set)"
+                value = slot.value(info.state) or text("log_not_set")
                 self._say(f"  {slot.name}: " + value.replace("\n", "\n    "))
-        self._say(f"archived conversations: {info.archived}")
+        self._say(text("log_archived", count=str(info.archived)))
         usage = self._engine.models.usage
         spent = ", ".join(
-            f"{tier} {u.calls} calls/{u.prompt_tokens + u.completion_tokens} tokens"
-            + (f"/{u.images} pictures" if u.images else "")
-            + (f"/{u.recordings} recordings" if u.recordings else "")
+            text(
+                "log_tier_usage",
+                tier=tier,
+                calls=str(u.calls),
+                tokens=str(u.prompt_tokens + u.completion_tokens),
+            )
+            + (text("log_pictures", count=str(u.images)) if u.images else "")
+            + (text("log_recordings", count=str(u.recordings)) if u.recordings else "")
             for tier, u in usage.items()
             if u.calls
         )
-        self._say(f"models: {self._engine.models.describe()}" + (f"; {spent}" if spent else ""))
+        models = self._engine.models.describe() + (f"; {spent}" if spent else "")
+        self._say(text("log_models", models=models))
 
     def _show_turns(self, turns: Iterable[Turn]) -> None:
         for turn in turns:
@@ -272,7 +282,8 @@ class ConsoleChat(Surface[TextIO]):
         if found is None:
             self._say(say(self._persona.identity.language, "nothing_comes_to_mind"))
         else:
-            self._say(commands.format_memory(found, self._engine))
+            language = self._persona.identity.language
+            self._say(commands.format_memory(found, self._engine, language=language))
 
     async def _help(self, _: str) -> None:
         language = self._persona.identity.language

@@ -1,10 +1,13 @@
 """`kizuna doctor`: checks an installation and says what to do about each problem.
 
-The configuration, the persona files, the data folder (writable, the owner's only), the store
-and its embeddings, the model endpoints, and each bot's token against its platform, through
-the platform's own client library (so a token Discord refuses is refused here, and the
-Discord application's Message Content intent and Telegram's group privacy mode are read from
-the platform). Each finding is one line; nothing a user wrote and no secret is printed.
+The configuration; the persona files, each as `kizuna run` loads it (its sprites folder, its
+tools imported, its MCP servers asked for their tools), and each bot's personas; the data
+folder (writable, the owner's only), the store and its embeddings, the model endpoints, web
+search, and each bot's token against its platform, through the platform's own client library
+(so a token Discord refuses is refused here, and the Discord application's Message Content
+intent and Telegram's group privacy mode are read from the platform). Each finding is one
+line; nothing a user wrote and no secret is printed. What `kizuna run` refuses to start with,
+this finds first.
 
     findings = await examine(config, os.environ, cwd)
 """
@@ -20,13 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from adapters.host import hosted_personas, web_token
 from bot import redact
 from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
-from bot.llm.router import ModelSetupError, OllamaProbe, build_router, probe_ollama
-from bot.persona import PersonaLibrary
+from bot.llm.router import (
+    ModelRouter,
+    ModelSetupError,
+    OllamaProbe,
+    build_router,
+    probe_ollama,
+)
+from bot.persona import Persona, PersonaLibrary
 from bot.tomlfile import TomlError
+from bot.toolkit import Toolbox
+from bot.tools import build_search
+from memory.clock import SystemClock
 from memory.private import FILE_MODE, FOLDER_MODE
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.sqlite import Store
@@ -81,26 +94,80 @@ async def examine(
     """Every finding, in the order a host would fix them."""
     source = str(config.source) if config.source is not None else "built-in defaults"
     yield Finding("ok", "configuration", source)
-    for finding in _personas(library):
+    async for finding in _personas(config, library, environ):
         yield finding
     async for finding in _data(config, environ):
         yield finding
     async for finding in _models(config, environ, probe):
         yield finding
     for i, bot in enumerate(config.bots):
-        yield await check_bot(i, bot, environ)
+        finding = await check_bot(i, bot, environ)
+        if bot.platform == "web":
+            try:
+                web_token(config, environ)
+            except TomlError as e:
+                finding = Finding("fail", finding.subject, str(e))
+        yield finding
 
 
-def _personas(library: PersonaLibrary) -> list[Finding]:
-    names = library.names()
-    broken = []
-    for name in names:
+async def _personas(
+    config: Config, library: PersonaLibrary, environ: Mapping[str, str]
+) -> AsyncIterator[Finding]:
+    """Every persona file, as `kizuna chat` and `kizuna run` would load it (its sprites
+    folder, its tools imported, its MCP servers asked for their tools), then the personas
+    the bots host."""
+    usable: list[Persona] = []
+    broken: list[Finding] = []
+    for name in library.names():
         try:
-            library.load(name)
+            usable.append(library.load(name))
         except TomlError as e:
             broken.append(Finding("fail", f"persona {name}", str(e)))
-    good = len(names) - len(broken)
-    return [Finding("ok", "personas", f"{good} usable ({', '.join(names)})"), *broken]
+    shown = ", ".join(p.key for p in usable) or "none"
+    yield Finding("ok" if usable else "fail", "personas", f"{len(usable)} usable ({shown})")
+    for finding in broken:
+        yield finding
+    for persona in usable:
+        async for finding in _tools(config, persona, environ):
+            yield finding
+    reported = {f.subject for f in broken}
+    for name, loaded in hosted_personas(config, library):
+        subject = f"persona {name.lower()}"
+        if isinstance(loaded, TomlError) and subject not in reported:
+            reported.add(subject)  # a broken file is said once, an unknown name too
+            yield Finding("fail", subject, str(loaded))
+
+
+async def _tools(
+    config: Config, persona: Persona, environ: Mapping[str, str]
+) -> AsyncIterator[Finding]:
+    if not (persona.custom_tools or persona.mcp_servers or persona.tools):
+        return
+    subject = f"persona {persona.key} tools"
+    try:
+        toolbox = Toolbox(
+            {persona.key: persona},
+            clock=SystemClock(),
+            tz=config.engine.tz(),
+            rng=random.Random(0),
+            environ=environ,
+            eco_mode=config.models.eco_mode,
+        )
+    except TomlError as e:
+        yield Finding("fail", subject, str(e))
+        return
+    try:
+        reachable = await asyncio.wait_for(toolbox.probe(persona), PLATFORM_TIMEOUT)
+    except TimeoutError:
+        reachable = {s.name: f"no answer in {PLATFORM_TIMEOUT:.0f} s" for s in persona.mcp_servers}
+    finally:
+        await toolbox.close()
+    for server, said in reachable.items():
+        level: Level = "ok" if said.startswith("reachable") else "fail"
+        yield Finding(level, f"persona {persona.key} MCP server {server}", said)
+    names = [t.name for t, _ in toolbox.python_tools(persona)]
+    if names:
+        yield Finding("ok", subject, f"importable: {', '.join(names)}")
 
 
 async def _data(config: Config, environ: Mapping[str, str]) -> AsyncIterator[Finding]:
@@ -121,6 +188,10 @@ async def _data(config: Config, environ: Mapping[str, str]) -> AsyncIterator[Fin
     database = folder / DATABASE
     if not dsn and not database.is_file():
         yield Finding("note", "store", "no memories yet (the database is made on first use)")
+        try:  # `kizuna run` builds it all the same
+            build_embedder(config.memory, config.models, environ)
+        except (ModelSetupError, ValueError) as e:
+            yield Finding("fail", "embedder", str(e))
         return
     try:
         store = await open_store(folder, dsn) if dsn else await Store.open(database, read_only=True)
@@ -184,9 +255,13 @@ async def _models(
     config: Config, environ: Mapping[str, str], probe: OllamaProbe
 ) -> AsyncIterator[Finding]:
     try:
+        build_search(config.tools, config.models, environ)
+    except ModelSetupError as e:
+        yield Finding("fail", "web search", str(config.error(tuple(e.key.split(".")), e.message)))
+    try:
         router = await build_router(config.models, environ, rng=random.Random(0), probe=probe)
     except ModelSetupError as e:
-        yield Finding("fail", "models", str(e))
+        yield Finding("fail", "models", str(config.error(tuple(e.key.split(".")), e.message)))
         return
     if router.offline:
         yield Finding(
@@ -197,6 +272,11 @@ async def _models(
         )
         return
     yield Finding("ok", "models", router.describe())
+    async for finding in _model_endpoints(router):
+        yield finding
+
+
+async def _model_endpoints(router: ModelRouter) -> AsyncIterator[Finding]:
     from bot.llm.openai_chat import OpenAIChatModel  # the openai SDK: slow to import, so here
 
     checked: set[str] = set()

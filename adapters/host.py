@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 from adapters.progress import embedding_bar
@@ -27,13 +27,21 @@ from bot.config import ENV_NAME, BotConfig, Config
 from bot.courier import Courier
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
-from bot.persona import Persona
+from bot.persona import Persona, PersonaLibrary
 from bot.runtime import Runtime, open_runtime
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
 
-__all__ = ["Adapter", "BotStartError", "bot_tokens", "couriers_of", "host"]
+__all__ = [
+    "Adapter",
+    "BotStartError",
+    "bot_tokens",
+    "couriers_of",
+    "host",
+    "hosted_personas",
+    "web_token",
+]
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +82,7 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
     found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
         if bot.platform == "web":
-            found.append((_web_token(config, environ), ""))
+            found.append((web_token(config, environ), ""))
             continue
         token = environ.get(bot.token_env, "").strip()
         if not token:
@@ -91,6 +99,26 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
     return found
 
 
+def hosted_personas(
+    config: Config, library: PersonaLibrary
+) -> Iterator[tuple[str, Persona | TomlError]]:
+    """Each bot's personas, in order, loaded, or the one-line error that stops `kizuna run`:
+    a name the library does not know (naming the configuration's key and line), a persona
+    file with a mistake. `kizuna doctor` reports them all; `kizuna run` stops at the first."""
+    for i, bot in enumerate(config.bots):
+        keys: list[tuple[str | int, ...]] = [("bots", i, "persona")]
+        keys += [("bots", i, "personas", j) for j in range(len(bot.personas))]
+        for key, name in zip(keys, [bot.persona, *bot.personas], strict=True):
+            if library.path(name) is None:
+                known = ", ".join(library.names())
+                yield name, config.error(key, f"no persona named {name!r} (known: {known})")
+                continue
+            try:
+                yield name, library.load(name)
+            except TomlError as e:
+                yield name, e
+
+
 def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
     """The error for a secret's variable that is not set. A value that cannot be a variable's
     name is likely the secret itself, pasted there: it is not repeated."""
@@ -103,7 +131,9 @@ def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> 
     )
 
 
-def _web_token(config: Config, environ: Mapping[str, str]) -> str:
+def web_token(config: Config, environ: Mapping[str, str]) -> str:
+    """The web client's inspector token, or the configuration's one-line error: a variable
+    that is not set, a token short enough to guess, an open address without one."""
     web = config.web
     token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
     if web.inspector_token_env and not token:

@@ -6,20 +6,28 @@ and the model provider (detected: an OpenAI key, a local Ollama, else the offlin
 file is checked by loading it before it replaces anything (the one it replaces is kept as
 `.bak`); then each bot's token is checked against its platform as `kizuna doctor` does, and
 what to switch on in each platform's settings is said. Every question has a flag, so scripts
-run it without a terminal; run again, it offers the answers of the file it finds.
+run it without a terminal; run again, it offers the answers of the file it finds, edits that
+file in place (tomlkit: what it does not ask about, and the comments, stay) and shows what
+will change before writing.
 
     plan = ask_plan(answers, library, environ, previous, await detect(environ, probe), ask=...)
-    write_config(plan, path)
+    text = drafted(plan, path, previous)
+    print("\n".join(changes(path, text)))
+    write_config(text, path)
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import tomlkit
+from tomlkit.items import AoT, Table
 
 from adapters.doctor import Finding, check_bot
 from bot.config import ENV_NAME, BotConfig, Config, load_config
@@ -35,9 +43,12 @@ __all__ = [
     "Plan",
     "WizardError",
     "ask_plan",
+    "changes",
     "check_tokens",
     "detect",
+    "drafted",
     "guidance",
+    "is_yes",
     "render",
     "write_config",
 ]
@@ -124,7 +135,7 @@ def ask_plan(
     web = (
         given.web
         if given.web is not None
-        else _yes(answer(None, "The web page too (yes/no)", before.get("web", "yes")))
+        else is_yes(answer(None, "The web page too (yes/no)", before.get("web", "yes")))
     )
     detected, served = found.said, found.ollama
     provider = answer(
@@ -153,7 +164,7 @@ def ask_plan(
     return plan
 
 
-def _yes(text: str) -> bool:
+def is_yes(text: str) -> bool:
     return text.strip().lower() in ("y", "yes", "true", "1", "on")
 
 
@@ -261,11 +272,112 @@ def _provider_table(plan: Plan) -> list[str]:
     return model
 
 
-def write_config(plan: Plan, path: Path) -> Path | None:
-    """Write the file, checked by loading it first; the file it replaces is kept as
-    `<name>.bak` (returned)."""
+def drafted(plan: Plan, path: Path, previous: Config | None) -> str:
+    """The file's new text: a new file rendered from the plan; a file already there edited in
+    place, changing only what the questions are about and keeping everything else (keys added
+    by hand, such as base_url or admin_ids, other bots, comments, the order)."""
+    if not path.is_file():
+        return render(plan)
+    text = path.read_text(encoding="utf-8-sig")
+    doc = tomlkit.parse(text)
+    _edit_bots(doc, plan)
+    before = _previous(previous)
+    model = previous.models.chat.model if previous and previous.models.chat else ""
+    if plan.provider != before.get("provider", "auto") or (plan.model and plan.model != model):
+        _edit_models(doc, plan)
+    return tomlkit.dumps(doc)
+
+
+def _edit_bots(doc: tomlkit.TOMLDocument, plan: Plan) -> None:
+    """The first bot of each platform the plan names gets its personas (and token variable);
+    a platform answered "none" loses its bots; one not in the file yet gets a new table."""
+    wanted: dict[str, str] = {}
+    if plan.discord_env:
+        wanted["discord"] = plan.discord_env
+    if plan.telegram_env:
+        wanted["telegram"] = plan.telegram_env
+    if plan.web:
+        wanted["web"] = ""
+    bots = doc.get("bots")
+    if not isinstance(bots, AoT):
+        bots = tomlkit.aot()
+        doc.append("bots", bots)
+    first, *others = plan.personas
+    done: set[str] = set()
+    for i in reversed(range(len(bots))):  # from the end: deleting keeps earlier indexes
+        platform = str(bots[i].get("platform", ""))
+        if platform in ("discord", "telegram", "web") and platform not in wanted:
+            del bots[i]
+    for table in bots:
+        platform = str(table.get("platform", ""))
+        if platform in wanted and platform not in done:
+            done.add(platform)
+            _set_bot(table, first, others, wanted[platform])
+    for platform, env in wanted.items():
+        if platform not in done:
+            if len(bots):  # a blank line before the new table, as before the others
+                bots[-1].add(tomlkit.nl())
+            table = tomlkit.table()
+            table["platform"] = platform
+            _set_bot(table, first, others, env)
+            bots.append(table)
+
+
+def _set_bot(table: Table, first: str, others: list[str], env: str) -> None:
+    table["persona"] = first
+    if others:
+        table["personas"] = others
+    elif "personas" in table:
+        del table["personas"]
+    if env:
+        table["token_env"] = env
+
+
+def _edit_models(doc: tomlkit.TOMLDocument, plan: Plan) -> None:
+    """The provider the plan chose replaces the file's providers; the chat model is set if
+    one was given. The tiers and every other [models] key stay."""
+    new = tomlkit.parse("[models]\n" + "\n".join(_provider_table(plan)) + "\n")["models"]
+    assert isinstance(new, Table)
+    models = doc.get("models")
+    if not isinstance(models, Table):
+        if not _provider_table(plan):
+            return
+        doc["models"] = new
+        return
+    if "providers" in new:
+        models["providers"] = new["providers"]
+    elif "providers" in models:
+        del models["providers"]
+    if "chat" in new:
+        chat = models.get("chat")
+        if isinstance(chat, Table):
+            chat["model"] = new["chat"]["model"]
+        else:
+            models["chat"] = new["chat"]
+
+
+def changes(path: Path, text: str) -> list[str]:
+    """What writing `text` would change in the file at `path` (a unified diff; empty when
+    nothing would, or the file is new)."""
+    if not path.is_file():
+        return []
+    old = path.read_text(encoding="utf-8-sig")
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(
+            old.splitlines(keepends=True),
+            text.splitlines(keepends=True),
+            fromfile=f"{path} (now)",
+            tofile=f"{path} (after)",
+        )
+    ]
+
+
+def write_config(text: str, path: Path) -> Path | None:
+    """Write the file, checked by loading it first (a TomlError, and nothing written, if it
+    does not load); the file it replaces is kept as `<name>.bak` (returned)."""
     draft = path.with_name(f".{path.name}.init")
-    write_private(draft, render(plan).encode())
+    write_private(draft, text.encode())
     try:
         load_config(draft, {})
         kept = None

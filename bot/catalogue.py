@@ -253,6 +253,120 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "no_memory_matches": {"en": "No memory matches that.", "zh": "没有符合的记忆。"},
     "forget_which": {"en": "Which one should be forgotten?", "zh": "要忘掉哪一条？"},
+    "document_kinds": {
+        "en": "text (.txt), Markdown (.md) or PDF (.pdf)",
+        "zh": "文本（.txt）、Markdown（.md）或 PDF（.pdf）",
+    },
+    "document_unsupported": {
+        "en": "{suffix} files are not supported; send {kinds}",
+        "zh": "不支持 {suffix} 文件；请发送{kinds}",
+    },
+    "document_too_big": {
+        "en": "is too big ({size}); the most I can read is {limit}",
+        "zh": "太大了（{size}）；我最多能读 {limit}",
+    },
+    "document_too_big_unknown": {
+        "en": "is too big; the most I can read is {limit}",
+        "zh": "太大了；我最多能读 {limit}",
+    },
+    "document_unreadable": {"en": "cannot be read ({why})", "zh": "读不了（{why}）"},
+    "document_missing": {"en": "cannot be read (no such file)", "zh": "读不了（没有这个文件）"},
+    "document_empty": {"en": "is empty", "zh": "是空的"},
+    "document_too_long": {
+        "en": "has too much text ({count} characters; the most is {most})",
+        "zh": "文字太多了（{count} 个字符；最多 {most}）",
+    },
+    "document_too_long_pdf": {
+        "en": "has too much text (over {most} characters)",
+        "zh": "文字太多了（超过 {most} 个字符）",
+    },
+    "document_not_text": {
+        "en": "is not a text file I can read; send {kinds}",
+        "zh": "不是我能读的文本文件；请发送{kinds}",
+    },
+    "document_password": {
+        "en": "is protected by a password; send a copy without the password",
+        "zh": "有密码保护；请发送没有密码的副本",
+    },
+    "document_encrypted": {
+        "en": "is encrypted in a way I cannot open",
+        "zh": "的加密方式我打不开",
+    },
+    "document_bad_pdf": {
+        "en": "is not a PDF I can read (damaged or not a PDF)",
+        "zh": "不是我能读的 PDF（已损坏，或者不是 PDF）",
+    },
+    "document_no_text": {
+        "en": "has no text I can read (a scan or images only?); send a PDF with text",
+        "zh": "里没有我能读的文字（是扫描件或只有图片？）；请发送带文字的 PDF",
+    },
+    "document_not_downloaded": {
+        "en": "could not be downloaded; send it again",
+        "zh": "下载失败；请再发一次",
+    },
+    "offline_someone": {"en": "someone", "zh": "有人"},
+    "offline_told_me": {"en": "{name} told me: {sentence}", "zh": "{name}告诉我：{sentence}"},
+    "offline_talked_with": {
+        "en": "{at} talked with {name}: {quote}",
+        "zh": "{at} 和{name}聊了：{quote}",
+    },
+    "console_talking": {
+        "en": "Talking with {name} as {user} ({models}).",
+        "zh": "正在以 {user} 的身份和{name}聊天（{models}）。",
+    },
+    "console_commands": {
+        "en": "Commands: {commands}. Ctrl-D leaves.",
+        "zh": "命令：{commands}。按 Ctrl-D 离开。",
+    },
+    "console_exported": {
+        "en": "Saved; session exported to {path}",
+        "zh": "已保存；对话已导出到 {path}",
+    },
+    "console_export_failed": {
+        "en": "Saved, but the export could not be written to {path}: {why}",
+        "zh": "已保存，但导出文件无法写入 {path}：{why}",
+    },
+    "log_persona": {"en": "persona: {persona} ({name})", "zh": "角色：{persona}（{name}）"},
+    "log_scope": {"en": "scope: {scope}", "zh": "范围：{scope}"},
+    "log_conversation": {
+        "en": "conversation: {count} turns since {since}",
+        "zh": "对话：自 {since} 起 {count} 轮",
+    },
+    "log_summary": {"en": "  earlier (summary): {summary}", "zh": "  之前（摘要）：{summary}"},
+    "log_last_closed": {
+        "en": "conversation: none open; the last one ended {ended} ({reason}) and {fate}:",
+        "zh": "对话：没有进行中的；上一次在 {ended} 结束（{reason}），{fate}：",
+    },
+    "log_encoded": {"en": "is in long-term memory", "zh": "已写入长期记忆"},
+    "log_waiting": {"en": "waits to become long-term memory", "zh": "正等待写入长期记忆"},
+    "log_none_open": {"en": "conversation: none open", "zh": "对话：没有进行中的"},
+    "log_state": {"en": "state:", "zh": "状态："},
+    "log_not_set": {"en": "(not set)", "zh": "（未设置）"},
+    "log_archived": {"en": "archived conversations: {count}", "zh": "已归档的对话：{count}"},
+    "log_tier_usage": {
+        "en": "{tier} {calls} calls/{tokens} tokens",
+        "zh": "{tier} {calls} 次调用/{tokens} 个词元",
+    },
+    "log_pictures": {"en": "/{count} pictures", "zh": "/{count} 张图片"},
+    "log_recordings": {"en": "/{count} recordings", "zh": "/{count} 段录音"},
+    "log_models": {"en": "models: {models}", "zh": "模型：{models}"},
+    "page_hello": {
+        "en": "Say hello to {name}. Type help for the commands.",
+        "zh": "和{name}打个招呼吧。输入 help 查看命令。",
+    },
+    "memory_line": {
+        "en": "[{age}, strength {strength}] {text}",
+        "zh": "[{age}，强度 {strength}] {text}",
+    },
+    "age_just_now": {"en": "just now", "zh": "刚刚"},
+    "age_minutes": {"en": "{count} minutes ago", "zh": "{count}分钟前"},
+    "age_an_hour": {"en": "an hour ago", "zh": "一小时前"},
+    "age_hours": {"en": "{count} hours ago", "zh": "{count}小时前"},
+    "age_yesterday": {"en": "yesterday", "zh": "昨天"},
+    "age_days": {"en": "{count} days ago", "zh": "{count}天前"},
+    "age_weeks": {"en": "{count} weeks ago", "zh": "{count}周前"},
+    "age_months": {"en": "{count} months ago", "zh": "{count}个月前"},
+    "age_years": {"en": "{count} years ago", "zh": "{count}年前"},
     "forget_pick_range": {
         "en": "Pick a number from 1 to {count}.",
         "zh": "请选 1 到 {count} 之间的数字。",

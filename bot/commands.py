@@ -15,7 +15,7 @@ import json
 import zoneinfo
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, tzinfo
+from datetime import date, datetime, tzinfo
 
 from bot.access import NotAllowed
 from bot.answers import Answer, Button, File
@@ -23,7 +23,6 @@ from bot.catalogue import say
 from bot.engine import Engine
 from bot.events import ChatEvent, Platform
 from bot.floor import ChannelFloor
-from bot.prompts import describe_age
 from bot.recollect import memory_text
 from bot.routing import PersonaRouter
 from bot.speech import PLATFORMS as SPEECH_PLATFORMS
@@ -91,12 +90,39 @@ def _say(engine: Engine, event: ChatEvent, key: str, **values: str) -> str:
     return say(language, key, **({"name": identity.name} | values))
 
 
-def format_memory(memory: Recalled, engine: Engine, *, number: int | None = None) -> str:
-    """One line: "[3 days ago, strength 0.72] text" (numbered for a choice)."""
-    age = describe_age(memory.when, engine.clock.now())
+def format_memory(
+    memory: Recalled, engine: Engine, *, number: int | None = None, language: str = "en"
+) -> str:
+    """One line: "[3 days ago, strength 0.72] text" (numbered for a choice), its age and
+    strength said in `language`."""
+    age = memory_age(language, memory.when, engine.clock.now())
     said = memory_text(memory)
     head = f"{number}. " if number is not None else ""
-    return f"{head}[{age}, strength {memory.retention:.2f}] {said}"
+    strength = f"{memory.retention:.2f}"
+    return head + say(language, "memory_line", age=age, strength=strength, text=said)
+
+
+def memory_age(language: str, then: datetime, now: datetime) -> str:
+    """How long ago, in the catalogue's words ("3 days ago", "3天前")."""
+    seconds = max((now - then).total_seconds(), 0.0)
+    minutes, hours, days = seconds / 60, seconds / 3600, seconds / 86400
+    if minutes < 2:
+        return say(language, "age_just_now")
+    if hours < 1:
+        return say(language, "age_minutes", count=str(int(minutes)))
+    if days < 1:
+        if hours < 2:
+            return say(language, "age_an_hour")
+        return say(language, "age_hours", count=str(int(hours)))
+    if days < 2:
+        return say(language, "age_yesterday")
+    if days < 14:
+        return say(language, "age_days", count=str(int(days)))
+    if days < 60:
+        return say(language, "age_weeks", count=str(int(days // 7)))
+    if days < 730:
+        return say(language, "age_months", count=str(int(days // 30)))
+    return say(language, "age_years", count=str(int(days // 365)))
 
 
 async def remember(engine: Engine, event: ChatEvent, text: str) -> Remembered:
@@ -518,6 +544,11 @@ class Invocation:
     def say(self, key: str, **values: str) -> str:
         return _say(self.engine, self.event, key, **values)
 
+    @property
+    def language(self) -> str:
+        """The language of what the bot says here (the bot's, else the persona's)."""
+        return self.event.language or self.engine.persona(self.event).identity.language
+
 
 @dataclass(slots=True, frozen=True)
 class Option:
@@ -554,7 +585,7 @@ async def _recall(call: Invocation) -> Answer:
     found = await closest(call.engine, call.event, call.argument)
     if found is None:
         return Answer(call.say("nothing_comes_to_mind"), private=True)
-    return Answer(format_memory(found, call.engine), private=True)
+    return Answer(format_memory(found, call.engine, language=call.language), private=True)
 
 
 async def _memories(call: Invocation) -> Answer:
@@ -563,7 +594,8 @@ async def _memories(call: Invocation) -> Answer:
         key = "no_memories_match" if call.argument else await _why_none(call)
         return Answer(call.say(key), private=True)
     found = await named_now(call.engine, call.event, found)
-    return Answer("\n".join(format_memory(m, call.engine) for m in found), private=True)
+    said = (format_memory(m, call.engine, language=call.language) for m in found)
+    return Answer("\n".join(said), private=True)
 
 
 async def _why_none(call: Invocation) -> str:
@@ -598,7 +630,10 @@ async def _forget(call: Invocation) -> Answer:
     await engine.offer(event, [memory.id for memory in choices])
     if not choices:
         return Answer(call.say("no_memory_matches"), private=True)
-    lines = [format_memory(m, engine, number=n) for n, m in enumerate(choices, start=1)]
+    lines = [
+        format_memory(m, engine, number=n, language=call.language)
+        for n, m in enumerate(choices, start=1)
+    ]
     picks = tuple(Button(str(n), "forget", f"!{m.id}") for n, m in enumerate(choices, start=1))
     said = "\n".join([*lines, call.say("forget_which")])
     return Answer(said, private=True, buttons=picks)
@@ -663,6 +698,8 @@ async def _intentions(call: Invocation) -> Answer:
     listed = (await intentions(engine, event))[:INTENTIONS_SHOWN]
     if argument.isdecimal():  # "²" is a digit, not a number
         number = int(argument)
+        if not listed:  # nothing to pick from: not "a number from 1 to 0"
+            return Answer(call.say("intentions_none"), private=True)
         if not 1 <= number <= len(listed):
             return Answer(call.say("forget_pick_range", count=str(len(listed))), private=True)
         return _cancelled(call, await cancel_intention(engine, event, listed[number - 1].id))

@@ -263,7 +263,8 @@ class BotConfig:
     # More personas behind the same bot (addressed by name, or bound to a channel or chat
     # with /persona set); `persona` is the default one.
     personas: list[str] = field(default_factory=list)
-    admin_ids: list[str] = field(default_factory=list)  # may bind personas anywhere
+    # Who may bind personas anywhere: user ids, as numbers or strings.
+    admin_ids: list[str] = field(default_factory=list, metadata={"ids": True})
     # The language of the bot's own sentences (commands, menus): "en", "zh"; "" for each
     # persona's own.
     language: str = ""

@@ -65,8 +65,9 @@ class DocumentMode:
         try:
             document = await asyncio.to_thread(extract_text, name, data, limit_bytes=self.limit)
         except DocumentError as e:
-            neutral = self.personas[event.persona].emotions.neutral
-            return Reply.build(str(e), neutral, PLATFORM_LIMITS[event.platform])
+            persona = self.personas[event.persona]
+            said = e.said(event.language or persona.identity.language)
+            return Reply.build(said, persona.emotions.neutral, PLATFORM_LIMITS[event.platform])
         return await self.open(event, document)
 
     async def open(self, event: ChatEvent, document: Document) -> Reply:

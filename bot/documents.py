@@ -26,6 +26,7 @@ from typing import Literal
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
+from bot.catalogue import say
 from bot.llm.base import Message
 from bot.prompts import (
     MAP_NOTE,
@@ -77,7 +78,6 @@ _KINDS: dict[str, Kind] = {
     ".markdown": "markdown",
     ".pdf": "pdf",
 }
-_SUPPORTED = "text (.txt), Markdown (.md) or PDF (.pdf)"
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,11 +90,18 @@ class Document:
 
 
 class DocumentError(KizunaError):
-    """A file that cannot be read as a document: `str(error)` is the one line a user sees."""
+    """A file that cannot be read as a document: `said(language)` is the one line a user
+    sees (the catalogue's sentence `key`, after the file's name); `str(error)` is it in
+    English."""
 
-    def __init__(self, name: str, message: str) -> None:
-        self.name, self.message = name, message
-        super().__init__(one_line(f"{name}: {message}"))  # a file may be called "a\nb.txt"
+    def __init__(self, name: str, key: str, **values: str) -> None:
+        self.name, self.key, self.values = name, key, values
+        super().__init__(self.said("en"))
+
+    def said(self, language: str) -> str:
+        kinds = say(language, "document_kinds")
+        message = say(language, self.key, kinds=kinds, **self.values)
+        return one_line(f"{self.name}: {message}")  # a file may be called "a\nb.txt"
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -111,15 +118,16 @@ def precheck(name: str, size: int, *, limit_bytes: int = DEFAULT_LIMIT) -> None:
     `DocumentError` for an unsupported extension or a file over `limit_bytes`."""
     suffix = PurePath(name).suffix.lower()
     if suffix and suffix not in _KINDS:
-        raise DocumentError(name, f"{suffix} files are not supported; send {_SUPPORTED}")
+        raise DocumentError(name, "document_unsupported", suffix=suffix)
     if size > limit_bytes:
         raise too_big(name, size, limit_bytes)
 
 
 def too_big(name: str, size: int | None, limit_bytes: int) -> DocumentError:
     """The refusal of a file over `limit_bytes`, with its size when it is known."""
-    known = f" ({_size(size)})" if size is not None else ""
-    return DocumentError(name, f"is too big{known}; the most I can read is {_size(limit_bytes)}")
+    if size is None:
+        return DocumentError(name, "document_too_big_unknown", limit=_size(limit_bytes))
+    return DocumentError(name, "document_too_big", size=_size(size), limit=_size(limit_bytes))
 
 
 def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
@@ -129,9 +137,9 @@ def read_document(path: Path, *, limit_bytes: int = DEFAULT_LIMIT) -> Document:
             precheck(path.name, os.fstat(file.fileno()).st_size, limit_bytes=limit_bytes)
             data = file.read(limit_bytes + 1)  # one byte more catches a file grown since
     except OSError as e:
-        raise DocumentError(path.name, f"cannot be read ({e.strerror or e})") from None
+        raise DocumentError(path.name, "document_unreadable", why=str(e.strerror or e)) from None
     except ValueError:  # open() refuses a path with a NUL in it
-        raise DocumentError(path.name, "cannot be read (no such file)") from None
+        raise DocumentError(path.name, "document_missing") from None
     return extract_text(path.name, data, limit_bytes=limit_bytes)
 
 
@@ -143,7 +151,7 @@ def extract_text(name: str, data: bytes, *, limit_bytes: int = DEFAULT_LIMIT) ->
     """
     precheck(name, len(data), limit_bytes=limit_bytes)
     if not data:
-        raise DocumentError(name, "is empty")
+        raise DocumentError(name, "document_empty")
     kind = _KINDS.get(PurePath(name).suffix.lower())
     if kind is None:
         kind = "pdf" if data.startswith(b"%PDF-") else "text"
@@ -155,10 +163,10 @@ def extract_text(name: str, data: bytes, *, limit_bytes: int = DEFAULT_LIMIT) ->
     text = _normalise_newlines(text)
     if len(text) > MAX_CHARS:
         raise DocumentError(
-            name, f"has too much text ({len(text):,} characters; the most is {MAX_CHARS:,})"
+            name, "document_too_long", count=f"{len(text):,}", most=f"{MAX_CHARS:,}"
         )
     if not text.strip():
-        raise DocumentError(name, "is empty")
+        raise DocumentError(name, "document_empty")
     return Document(name=name, kind=kind, text=text, pages=pages, chars=len(text))
 
 
@@ -189,7 +197,7 @@ def _decode(name: str, data: bytes) -> str:
         # Binary data can decode as GB18030 (or, rarely, UTF-8); text has no NULs and few controls.
         if "\x00" not in text and len(_CONTROL.findall(text)) * 100 <= len(text):
             return text
-    raise DocumentError(name, f"is not a text file I can read; send {_SUPPORTED}")
+    raise DocumentError(name, "document_not_text")
 
 
 def _normalise_newlines(text: str) -> str:
@@ -201,16 +209,14 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, int]:
         try:
             reader = PdfReader(BytesIO(data))
             if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-                raise DocumentError(
-                    name, "is protected by a password; send a copy without the password"
-                )
+                raise DocumentError(name, "document_password")
             texts: list[str] = []
             chars = 0
             for page in reader.pages:
                 text = page.extract_text().strip()
                 chars += len(text)
                 if chars > MAX_CHARS:  # stop early: the rest would be refused anyway
-                    raise DocumentError(name, f"has too much text (over {MAX_CHARS:,} characters)")
+                    raise DocumentError(name, "document_too_long_pdf", most=f"{MAX_CHARS:,}")
                 if text:
                     texts.append(text)
             pages = len(reader.pages)
@@ -218,14 +224,12 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, int]:
             raise
         except DependencyError as e:  # AES encryption needs the `cryptography` package
             log.debug("%s: encrypted PDF we cannot open: %s", name, e)
-            raise DocumentError(name, "is encrypted in a way I cannot open") from None
+            raise DocumentError(name, "document_encrypted") from None
         except Exception as e:  # pypdf raises all sorts on a damaged or fake PDF
             log.debug("%s: pypdf failed: %r", name, e)
-            raise DocumentError(name, "is not a PDF I can read (damaged or not a PDF)") from None
+            raise DocumentError(name, "document_bad_pdf") from None
     if not texts:
-        raise DocumentError(
-            name, "has no text I can read (a scan or images only?); send a PDF with text"
-        )
+        raise DocumentError(name, "document_no_text")
     return "\n\n".join(texts), pages
 
 

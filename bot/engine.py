@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot import pictures
+from bot import cards, pictures
 from bot.access import Gate, NotAllowed, Verdict
 from bot.bursts import Bursts, Sleep
 from bot.catalogue import say
 from bot.config import EngineConfig
 from bot.context import build_chat_prompt, parse_emotion
 from bot.document_mode import DocumentMode, closes_document
-from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.events import PLATFORM_LIMITS, ChatEvent, Reply, split_chunks
 from bot.floor import Floor, Heard
 from bot.hearing import Hearing
 from bot.intent import Decision, decide
@@ -287,8 +287,12 @@ class Engine:
                 await self._save(session)
                 log.debug("%s keeps quiet in %s: %s", persona.key, event.platform, verdict.why)
                 return silent
+            greeting = await self._greet(persona, session, event)
             async with typing() if typing is not None else contextlib.nullcontext():
                 reply = await self._answer(persona, session, event, limit, taken, said)
+            if greeting:  # a first private message: the card's greeting opened the chat
+                text = f"{greeting}\n\n{reply.text}" if reply.text else greeting
+                reply = replace(reply, text=text, chunks=split_chunks(text, limit))
             reply = replace(reply, people=_people(taken, said))
             first = min(w[1].at for w in taken)
             if event.message_id and self.floor.others_since(
@@ -314,6 +318,38 @@ class Engine:
             if not handed_off:
                 session.lock.release()
         return reply
+
+    async def greet(self, event: ChatEvent) -> Reply | None:
+        """Open a private conversation the way a character card does: the persona's greeting
+        (`card.first_message`), as its first turn, when this is the user's very first
+        conversation with it (none open, none archived). For a page or a console that shows
+        the persona before the user writes; a first private message on a chat platform gets
+        it before its answer (`handle`). None: no greeting to show."""
+        persona = self.persona(event)
+        session = await self.session(event)
+        async with session.lock:
+            text = await self._greet(persona, session, event)
+            if not text:
+                return None
+            await self._save(session)
+        return Reply.build(text, persona.emotions.neutral, PLATFORM_LIMITS[event.platform])
+
+    async def _greet(self, persona: Persona, session: Session, event: ChatEvent) -> str:
+        """The greeting added to the session as the persona's first turn, or "" when there
+        is none to give (under the session's lock)."""
+        greeting = persona.card.first_message.strip()
+        if not greeting or not event.is_dm or session.is_open:
+            return ""
+        archived, _ = await self.sessions.archived(session)
+        if archived:
+            return ""
+        name = event.user_name or persona.user.name
+        text = cards.resolve_placeholders(greeting, persona.identity.name, name)
+        now = self.clock.now()
+        session.add(
+            Turn("assistant", persona.identity.name, text, now, emotion=persona.emotions.neutral)
+        )
+        return text
 
     async def _heard_from(self, persona: Persona, event: ChatEvent, quieted: bool) -> None:
         """The sender's contact: heard now (privately, in a private chat), quiet if asked. An

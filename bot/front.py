@@ -200,11 +200,11 @@ class Front:
                 raise FetchError("no way to fetch it")
             data = await attachment.fetch()
         except DocumentError as e:
-            return Reply.build(str(e), neutral, limit)
+            return Reply.build(e.said(self.language(event.persona)), neutral, limit)
         except FetchError as e:  # gone, over the platform's limit, or the network
             log.warning("could not download a document (%s): %s", event.platform, e)
-            refusal = DocumentError(name, "could not be downloaded; send it again")
-            return Reply.build(str(refusal), neutral, limit)
+            refusal = DocumentError(name, "document_not_downloaded")
+            return Reply.build(refusal.said(self.language(event.persona)), neutral, limit)
         return await self.engine.documents.read(event, name, data)
 
     @property

@@ -8,6 +8,7 @@ override them by name, in that order.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +134,7 @@ class MemoryPolicy:
     # A user-scoped persona keeps one corner per member in each channel of a server (channels
     # have different readers); on, one per member across the whole server (bot.sessions).
     share_channels: bool = False
-    # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's are used.
+    # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's may be given.
     actr: ActRParams = field(default_factory=ActRParams)
     ebbinghaus: EbbinghausParams = field(default_factory=EbbinghausParams)
     trace_decay: TraceDecayParams = field(default_factory=TraceDecayParams)
@@ -377,10 +378,43 @@ class Persona:
 
 
 def load_persona(path: Path) -> Persona:
-    persona = tomlfile.load(path, Persona)
+    """The persona in `path`, or a TomlError naming the file, the key and the line: for a
+    mistake in a value, and for what would be silently ignored (a `[memory.<policy>]` table
+    of a policy the persona does not use) or missed later (a sprites folder not there)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # the BOM Windows Notepad may write
+    except OSError as e:
+        raise tomlfile.TomlError(str(path), "", None, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise tomlfile.TomlError(str(path), "", None, "not UTF-8 text") from None
+    persona = tomlfile.loads(text, Persona, str(path))
     persona.key = path.stem.lower()
     persona.path = path
+    _check_unused(persona, text)
     return persona
+
+
+def _check_unused(persona: Persona, text: str) -> None:
+    def error(key: tuple[str | int, ...], message: str) -> tomlfile.TomlError:
+        line = tomlfile.locate(text, key)
+        return tomlfile.TomlError(str(persona.path), tomlfile.dotted(key), line, message)
+
+    memory = tomllib.loads(text).get("memory", {})
+    chosen = persona.memory.forgetting
+    for policy in FORGETTING_POLICIES:
+        if policy != chosen and isinstance(memory.get(policy), dict):
+            raise error(
+                ("memory", policy),
+                f"these settings are for the {policy!r} forgetting policy, but memory.forgetting "
+                f"is {chosen!r}: set forgetting = {policy!r}, or remove this table",
+            )
+    folder = persona.sprite_dir
+    if persona.emotions.sprites and folder is not None and not folder.is_dir():
+        raise error(
+            ("emotions", "sprites"),
+            f"no folder {folder} (relative to the persona file): make it and put the sprites "
+            "there (EMOTION.png, EMOTIONSPEAKING.png), or remove the key for assets/<persona>",
+        )
 
 
 class PersonaLibrary:

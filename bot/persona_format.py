@@ -81,7 +81,7 @@ DOCS: dict[str, str] = {
     "emotions.neutral": "The tag of a reply that gives none, or one not in `names`.",
     "emotions.sprites": (
         "The folder of EMOTION.png and EMOTIONSPEAKING.png (or .svg, .webp), relative to the "
-        'persona file; "" means assets/<persona name> beside it.'
+        'persona file; "" means assets/<persona name> beside it. A folder named here must exist.'
     ),
     "emotions.reactions": (
         'Emoji by emotion tag (one Telegram allows: "🥰", "👌"...) put on a plain "thanks!" '
@@ -107,7 +107,8 @@ DOCS: dict[str, str] = {
         "uninvited (it still answers whoever addresses it)."
     ),
     "group.names": (
-        'Other names it answers to in a group, besides its name and nickname (e.g. "喵喵").'
+        'Other names it answers to in a group, besides its name and nickname (e.g. "喵喵"); '
+        'where a bot hosts several personas, a message opening with one ("Cap, ...") goes to it.'
     ),
     "group.idle_minutes": (
         "Quiet minutes after which a group conversation closes and is written into memory "
@@ -185,7 +186,8 @@ DOCS: dict[str, str] = {
         "(at most a week)."
     ),
     "memory.actr": (
-        'The parameters of the "actr" policy (the default), read only when `forgetting` chooses it.'
+        'The parameters of the "actr" policy (the default), given only when `forgetting` chooses '
+        "it (a table of another policy is a mistake)."
     ),
     "memory.actr.floor": (
         "A memory is forgotten once its chance of coming to mind falls below this; how long "
@@ -193,7 +195,8 @@ DOCS: dict[str, str] = {
         "eight days)."
     ),
     "memory.ebbinghaus": (
-        'The parameters of the "ebbinghaus" policy, read only when `forgetting` chooses it.'
+        'The parameters of the "ebbinghaus" policy, given only when `forgetting` chooses it '
+        "(a table of another policy is a mistake)."
     ),
     "memory.ebbinghaus.strength_days": (
         "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3 "
@@ -204,14 +207,16 @@ DOCS: dict[str, str] = {
     ),
     "memory.ebbinghaus.grace_days": "Nothing younger than this many days is forgotten.",
     "memory.trace_decay": (
-        'The parameters of the "trace_decay" policy, read only when `forgetting` chooses it.'
+        'The parameters of the "trace_decay" policy, given only when `forgetting` chooses it '
+        "(a table of another policy is a mistake)."
     ),
     "memory.trace_decay.lifetime_days": (
         "An unrecalled memory's lifetime in days, for importance 1, 2 and 3; recalls lengthen it."
     ),
     "memory.trace_decay.grace_days": "Nothing younger than this many days is forgotten.",
     "memory.half_life": (
-        'The parameters of the "half_life" policy, read only when `forgetting` chooses it.'
+        'The parameters of the "half_life" policy, given only when `forgetting` chooses it '
+        "(a table of another policy is a mistake)."
     ),
     "memory.half_life.days": (
         "An importance-1 memory weighs half this many days after its last recall; importance "
@@ -222,7 +227,8 @@ DOCS: dict[str, str] = {
     ),
     "memory.half_life.grace_days": "Nothing younger than this many days is forgotten.",
     "memory.stochastic": (
-        'The parameters of the "stochastic" policy, read only when `forgetting` chooses it.'
+        'The parameters of the "stochastic" policy, given only when `forgetting` chooses it '
+        "(a table of another policy is a mistake)."
     ),
     "memory.stochastic.strength_days": (
         "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3."
@@ -298,7 +304,11 @@ DOCS: dict[str, str] = {
         "text may hold {{char}} and {{user}}, filled in when the prompt is built."
     ),
     "card.scenario": "The situation the conversation takes place in.",
-    "card.first_message": "The persona's greeting, which opens a conversation.",
+    "card.first_message": (
+        "The persona's greeting: its first turn of a user's very first private conversation "
+        "with it (shown when the console or the web page opens it, or before the answer to a "
+        "first private message)."
+    ),
     "card.example_messages": "Sample exchanges, separated by <START>, showing how it talks.",
     "card.system_prompt": "The card author's instructions, put before everything else.",
     "card.post_history_instructions": "Said to the model after the conversation.",

@@ -1,5 +1,6 @@
 """Which persona a message is for, when one bot hosts several: a persona addressed by name at
-the start of the message ("Miao, ...", "喵，..."), else the persona bound to the channel
+the start of the message ("Miao, ...", "喵，...", "喵喵在吗"; its name, nickname, key or one of
+its `[group] names`), else the persona bound to the channel
 (`/persona set NAME`, kept in the store), else the bot's first persona. Platform-free: the
 Discord and Telegram adapters ask it, then hand the engine an event for that persona.
 """
@@ -15,8 +16,9 @@ from bot.persona import Persona
 
 __all__ = ["PersonaRouter"]
 
-# What may follow a name that addresses a persona: punctuation, a space, or the end.
-_AFTER_NAME = r"(?:\s*[,，:：!！~]|\s|$)"
+# What may follow a name that addresses a persona: punctuation, a space, the end, or (after
+# a name in a script that does not space its words) anything ("喵喵在吗" calls 喵).
+_AFTER_NAME = r"(?:\s*[,，:：!！~]|\s|$|(?<=[\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af]))"
 
 
 class PersonaRouter:
@@ -31,8 +33,10 @@ class PersonaRouter:
         self.personas = tuple(dict.fromkeys(personas))
         names: list[tuple[str, str]] = []
         for key in self.personas:
-            ident = engine.personas[key].identity
-            names += [(n, key) for n in {key, ident.name, ident.nickname} if n.strip()]
+            persona = engine.personas[key]
+            ident = persona.identity
+            called = {key, ident.name, ident.nickname, *persona.group.names}
+            names += [(n.strip(), key) for n in called if n.strip()]
         # Longest first, so "Miao Miao" is not taken for "Miao".
         names.sort(key=lambda pair: -len(pair[0]))
         self._names = names

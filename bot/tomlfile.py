@@ -181,7 +181,8 @@ def _convert(value: Any, tp: Any, path: KeyPath) -> Any:
 
 def keys_of(cls: type) -> dict[str, tuple[dataclasses.Field[Any], Any]]:
     """The keys a table read into the dataclass `cls` may have: each field `__init__` takes,
-    but those marked `metadata={"toml": False}`, with its resolved type hint."""
+    but those marked `metadata={"toml": False}`, with its resolved type hint. A field marked
+    `metadata={"ids": True}` (a list of strings) also takes numbers, as strings."""
     hints = get_type_hints(cls)
     return {
         f.name: (f, hints[f.name])
@@ -195,6 +196,14 @@ def required(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
+def _ids(value: Any, f: dataclasses.Field[Any]) -> Any:
+    """A field marked `metadata={"ids": True}` holds platform ids as strings; a file may
+    write them as numbers too (Discord's and Telegram's ids are numbers)."""
+    if not f.metadata.get("ids") or not isinstance(value, list):
+        return value
+    return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+
+
 def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
     if not isinstance(value, dict):
         raise _Invalid(path, f"expected a table, got {_describe(value)}")
@@ -206,7 +215,7 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
     kwargs = {}
     for name, (f, tp) in keys.items():
         if name in value:
-            kwargs[name] = _convert(value[name], tp, (*path, name))
+            kwargs[name] = _convert(_ids(value[name], f), tp, (*path, name))
         elif required(f):
             raise _Invalid((*path, name), "missing required key")
     try:

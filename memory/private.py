@@ -63,7 +63,10 @@ def write_private(path: Path, data: bytes) -> None:
     """Write `data` into `path` (replacing what was there), readable by its owner only."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     with os.fdopen(descriptor, "wb") as file:
-        os.fchmod(file.fileno(), FILE_MODE)
+        if hasattr(os, "fchmod"):  # not on Windows before Python 3.13
+            os.fchmod(file.fileno(), FILE_MODE)
+        else:
+            os.chmod(path, FILE_MODE)
         file.write(data)
         file.flush()
         os.fsync(file.fileno())

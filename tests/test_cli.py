@@ -664,9 +664,33 @@ def test_memories_reindex_after_changing_embedder(tmp_path: Path) -> None:
         assert result.stdout == "2 memories embedded with openai:fake-embedding.\n"
         assert "2/2" in result.stderr  # the progress bar
         again = kizuna(tmp_path, "memories", "reindex", env=env)
-        assert again.stdout == "0 memories embedded with openai:fake-embedding.\n"
+        assert again.stdout == (
+            "Every memory is embedded with openai:fake-embedding already; nothing to do.\n"
+        )
         found = chat(tmp_path, "/get bakery\n", env=env).stdout
     assert found.endswith("ann: I work at a bakery\n")
+
+
+def test_chat_without_a_persona_lists_them_and_a_log_file_is_kept(tmp_path: Path) -> None:
+    listed = kizuna(tmp_path, "chat")
+    assert listed.returncode == 2
+    assert "--persona: which persona? (found: dungeon_master, miao, monikai;" in listed.stderr
+    said = kizuna(
+        tmp_path,
+        "chat",
+        "--persona",
+        "miao",
+        "--user",
+        "ann",
+        "-v",
+        "--log-file",
+        "k.log",
+        stdin="hello\n",
+    )
+    assert said.returncode == 0, said.stderr
+    log = (tmp_path / "k.log").read_text(encoding="utf-8")
+    assert " INFO " in log and "hello" not in log
+    assert oct((tmp_path / "k.log").stat().st_mode & 0o777) == "0o600"
 
 
 def test_memories_reindex_with_an_unreachable_embedder(tmp_path: Path) -> None:

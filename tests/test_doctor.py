@@ -11,7 +11,7 @@ import discord
 import pytest
 
 from adapters.doctor import DISCORD_PERMISSIONS, Finding, discord_invite, examine
-from bot.config import BotConfig, Config, ModelsConfig, ProviderConfig, TierConfig
+from bot.config import BotConfig, Config, ModelsConfig, ProviderConfig, TierConfig, load_config
 from bot.persona import PersonaLibrary
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
@@ -148,3 +148,44 @@ def test_the_invite_asks_for_the_scopes_and_permissions_the_bot_needs() -> None:
     assert "client_id=1234" in invite and "scope=bot+applications.commands" in invite
     permissions = discord.Permissions(**dict.fromkeys(DISCORD_PERMISSIONS, True))
     assert f"permissions={permissions.value}" in invite
+
+
+async def test_doctor_finds_what_run_refuses_and_counts_only_usable_personas(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "personas"
+    folder.mkdir()
+    (folder / "bad.toml").write_text('[identity\nname = "x"\n', encoding="utf-8")
+    (folder / "tooly.toml").write_text(
+        '[identity]\nname = "Tooly"\npersonality = "x"\n\n'
+        '[[custom_tools]]\nname = "lookup"\nmodule = "kizuna_no_such_module:lookup"\n',
+        encoding="utf-8",
+    )
+    (folder / "serv.toml").write_text(
+        '[identity]\nname = "Serv"\npersonality = "x"\n\n'
+        '[[mcp_servers]]\nname = "gone"\ncommand = "/nonexistent/kizuna-mcp"\ntools = ["x"]\n',
+        encoding="utf-8",
+    )
+    source = tmp_path / "kizuna.toml"
+    source.write_text(
+        '[[bots]]\nplatform = "web"\npersona = "tooly"\npersonas = ["nobody"]\n',
+        encoding="utf-8",
+    )
+    config = load_config(source, {})
+    config.data_dir = str(tmp_path / "data")
+    library = PersonaLibrary.default(tmp_path)
+    found = [
+        f async for f in examine(config, {"PATH": os.environ["PATH"]}, library, probe=no_ollama)
+    ]
+    subjects = by_subject(found)
+    usable = subjects["personas"].text
+    count = len(SHIPPED.names()) + 2  # tooly and serv load; their tools are checked after
+    assert usable.startswith(f"{count} usable (") and "bad" not in usable
+    assert subjects["persona bad"].level == "fail"
+    tools = subjects["persona tooly tools"]
+    assert tools.level == "fail"
+    assert f"{folder / 'tooly.toml'}:7: custom_tools[0].module: cannot import" in tools.text
+    gone = subjects["persona serv MCP server gone"]
+    assert gone.level == "fail" and "not reachable" in gone.text
+    nobody = subjects["persona nobody"]
+    assert nobody.level == "fail" and f"{source}:4: bots[0].personas[0]" in nobody.text

@@ -11,6 +11,7 @@ from bot.access import Gate
 from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
+from bot.persona import PersonaLibrary
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 
@@ -40,6 +41,50 @@ async def test_a_message_goes_to_the_persona_it_names_or_its_rooms(tmp_path: Pat
         spoken = await front.receive(make_event("and now?", is_dm=False))
         assert spoken is not None and spoken.persona.key == "miao"
         assert await front.receive(make_event("  ")) is None
+    finally:
+        await bot.close()
+
+
+async def test_a_persona_not_the_rooms_answers_to_its_group_names_and_its_chinese_name(
+    tmp_path: Path,
+) -> None:
+    shipped = PersonaLibrary.default(tmp_path)
+    monikai, miao = shipped.load("monikai"), shipped.load("miao")  # Miao: 喵, no names
+    cap = make_persona("captain", name="Captain Hook")
+    cap.group.names = ["Cap"]
+    model = ScriptedChatModel(default="[NEUTRAL] hello")
+    bot = await open_bot(tmp_path / "k.sqlite3", [monikai, miao, cap], model=model)
+    try:
+        front = Front(bot.engine, "b", ["monikai", "miao", "captain"])
+        for text, key in [("Cap, what tea is best?", "captain"), ("喵喵在吗", "miao")]:
+            spoken = await front.receive(make_event(text, is_dm=False, addressed=()))
+            assert spoken is not None and spoken.persona.key == key, text
+            assert spoken.reply.text == "hello"
+        assert front.router.addressed("Capitals are big") is None
+    finally:
+        await bot.close()
+
+
+async def test_a_first_private_message_is_answered_after_the_cards_greeting(
+    tmp_path: Path,
+) -> None:
+    inn = make_persona("inn", name="Keeper")
+    inn.card.first_message = "Welcome to the inn, {{user}}!"
+    model = ScriptedChatModel(default="[NEUTRAL] Tea is ready.")
+    bot = await open_bot(tmp_path / "k.sqlite3", [inn], model=model)
+    try:
+        front = Front(bot.engine, "b", "inn")
+        first = await front.receive(make_event("hello"))
+        assert first is not None
+        assert first.reply.text == "Welcome to the inn, Alice!\n\nTea is ready."
+        session = await bot.engine.session(make_event("", persona="inn"))
+        assert [t.role for t in session.turns] == ["assistant", "user", "assistant"]
+        again = await front.receive(make_event("and cake?"))
+        assert again is not None and again.reply.text == "Tea is ready."
+        group = await front.receive(make_event("hi all", is_dm=False, user_id="u2"))
+        assert group is not None and group.reply.text == "Tea is ready."  # not in a group
+        assert await bot.engine.greet(make_event("", persona="inn", user_id="u3")) is not None
+        assert await bot.engine.greet(make_event("", persona="inn", user_id="u3")) is None
     finally:
         await bot.close()
 

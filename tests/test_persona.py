@@ -12,7 +12,7 @@ from bot.lifecycle import scope_policies
 from bot.persona import Persona, PersonaLibrary, load_persona
 from bot.tomlfile import TomlError
 from memory.activation import ActR
-from memory.forgetting import Ebbinghaus, HalfLife, Never
+from memory.forgetting import Ebbinghaus, EbbinghausParams, HalfLife, Never
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
@@ -117,10 +117,30 @@ def test_default_emotions_and_sprites(tmp_path: Path) -> None:
     assert persona.emotions.names == ["NEUTRAL"]
     assert persona.emotion("HAPPY") == "NEUTRAL"
     assert persona.sprite_dir == tmp_path / "assets" / "pip"  # the default place
+    (tmp_path / "art" / "pop").mkdir(parents=True)
     with_sprites = load_persona(
         write(tmp_path, "pop", MINIMAL + '[emotions]\nsprites = "art/pop"\n')
     )
     assert with_sprites.sprite_dir == tmp_path / "art" / "pop"
+
+
+def test_a_sprites_folder_not_there_is_named_with_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "pop", MINIMAL + '[emotions]\nsprites = "art/popp"\n')
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    assert str(info.value).startswith(f"{path}:5: emotions.sprites: no folder ")
+    assert str(tmp_path / "art" / "popp") in str(info.value)
+
+
+def test_a_forgetting_policys_table_the_persona_does_not_use_is_named(tmp_path: Path) -> None:
+    text = MINIMAL + '[memory]\nforgetting = "trace_decay"\n\n[memory.half_life]\ndays = 3\n'
+    path = write(tmp_path, "pop", text)
+    with pytest.raises(TomlError) as info:
+        load_persona(path)
+    assert str(info.value).startswith(f"{path}:7: memory.half_life: these settings are for ")
+    assert "memory.forgetting is 'trace_decay'" in str(info.value)
+    used = MINIMAL + '[memory]\nforgetting = "half_life"\n\n[memory.half_life]\ndays = 3\n'
+    assert load_persona(write(tmp_path, "pip", used)).memory.forgetting == "half_life"
 
 
 def test_neutral_must_be_one_of_the_emotions(tmp_path: Path) -> None:
@@ -609,9 +629,6 @@ def test_a_personas_forgetting_parameters_reach_its_policy(tmp_path: Path) -> No
         days = 30
         floor = 0.1
         grace_days = 2
-
-        [memory.ebbinghaus]
-        floor = 0.2
         """
     )
     persona = load_persona(write(tmp_path, "pip", text))
@@ -621,6 +638,7 @@ def test_a_personas_forgetting_parameters_reach_its_policy(tmp_path: Path) -> No
     bank_policy = scope_policies({"pip": persona})("pip/console:dm:ann")
     assert isinstance(bank_policy, HalfLife) and bank_policy.params == policy.params
     persona.memory.forgetting = "ebbinghaus"  # only the chosen policy's table is used
+    persona.memory.ebbinghaus = EbbinghausParams(floor=0.2)
     chosen = persona.memory.policy()
     assert isinstance(chosen, Ebbinghaus) and chosen.floor == 0.2
     persona.memory.forgetting = "never"

@@ -79,6 +79,23 @@ def test_config_example_through_load_config() -> None:
     assert config.resolve(config.data_dir) == ROOT / "data"
 
 
+def test_admin_ids_may_be_numbers_or_strings(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "T"\n'
+        'admin_ids = [42, "1234"]\n',
+    )
+    assert load_config(path, environ={}).bots[0].admin_ids == ["42", "1234"]
+    bad = write(
+        tmp_path,
+        '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "T"\nadmin_ids = [true]\n',
+    )
+    with pytest.raises(
+        TomlError, match=r"kizuna.toml:5: bots\[0\].admin_ids\[0\]: expected a string"
+    ):
+        load_config(bad, environ={})
+
+
 def test_defaults_without_a_file() -> None:
     config = load_config(None, environ={})
     assert config.source is None

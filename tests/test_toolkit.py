@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
@@ -125,6 +126,28 @@ def test_a_persona_file_naming_a_broken_tool_fails_at_start_on_its_line(tmp_path
     assert info.value.key == "custom_tools[0].module"
     assert info.value.line == 7
     assert str(info.value).startswith(f"{path}:7: custom_tools[0].module: ")
+
+
+def test_a_tool_module_beside_the_persona_file_needs_no_pythonpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))  # what the load adds goes with the test
+    (tmp_path / "kz_beside_tools.py").write_text(
+        "from bot.toolkit import ToolContext\n\n\n"
+        "async def shout(ctx: ToolContext, text: str) -> str:\n"
+        '    """Say it louder."""\n'
+        "    return text.upper()\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "pip.toml"
+    path.write_text(
+        'tools = ["shout"]\n\n[identity]\nname = "Pip"\npersonality = "x"\n\n'
+        '[[custom_tools]]\nname = "shout"\nmodule = "kz_beside_tools:shout"\n',
+        encoding="utf-8",
+    )
+    persona = load_persona(path)
+    [(tool, _)] = box(persona).python_tools(persona)
+    assert tool.name == "shout" and tool.source == "kz_beside_tools:shout"
 
 
 # --- the gates -------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ async def test_a_message_gets_a_reply_in_the_consoles_conversation(
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
         history = await receive(ws, "history")
         assert history["turns"] == [] and history["emotion"] == "NEUTRAL"
+        assert history["hello"] == "Say hello to Pip. Type help for the commands."
         await ws.send_json({"text": "hello Pip"})
         assert (await ws.receive_json())["type"] == "thinking"
         reply = await receive(ws, "reply")
@@ -104,6 +105,23 @@ async def test_a_message_gets_a_reply_in_the_consoles_conversation(
         again = await receive(ws, "history")
     assert [t["text"] for t in again["turns"]] == ["hello Pip", "Lovely to see you, Ann!"]
     assert again["emotion"] == "HAPPY"
+
+
+async def test_a_cards_greeting_opens_the_very_first_conversation(tmp_path: Path) -> None:
+    inn = make_persona("inn", name="Keeper")
+    inn.card.first_message = "Welcome to the inn, {{user}}! I am {{char}}."
+    bot = await open_bot(tmp_path / "k.sqlite3", [inn])
+    client = await serve(WebServer(bot.engine, bot.store, ["inn"]))
+    try:
+        for _ in range(2):  # opened again: said once
+            async with client.ws_connect("/ws?persona=inn&user=ann") as ws:
+                history = await receive(ws, "history")
+                assert [(t["role"], t["text"]) for t in history["turns"]] == [
+                    ("assistant", "Welcome to the inn, ann! I am Keeper.")
+                ]
+    finally:
+        await client.close()
+        await bot.close()
 
 
 async def test_a_closed_socket_mid_reply_loses_nothing(bot: Bot) -> None:

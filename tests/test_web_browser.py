@@ -651,6 +651,21 @@ def test_help_without_the_slash_lists_the_commands(served: Served, page: webdriv
     assert len(served.bot.model.calls) == calls  # not said to the persona
 
 
+def test_a_pressed_button_shows_its_label_as_the_users_words(
+    served: Served, page: webdriver.Chrome
+) -> None:
+    join(page, served.url, "jem")
+    page.find_element(By.ID, "text").send_keys("/wipe", Keys.ENTER)
+    wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#log .choices button"))
+    [cancel] = [
+        b for b in page.find_elements(By.CSS_SELECTOR, "#log .choices button") if b.text == "Cancel"
+    ]
+    cancel.click()
+    wait(page).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log .msg.note")) == 2)
+    said = [m.text for m in page.find_elements(By.CSS_SELECTOR, "#log .msg.user .body")]
+    assert said == ["/wipe", "Cancel"]  # not the command the button sends
+
+
 def test_a_message_too_long_stays_in_the_box_with_the_reason(
     served: Served, page: webdriver.Chrome
 ) -> None:

@@ -8,7 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from adapters.wizard import Answers, Detected, Plan, WizardError, ask_plan, guidance, write_config
+from adapters.wizard import (
+    Answers,
+    Detected,
+    Plan,
+    WizardError,
+    ask_plan,
+    changes,
+    drafted,
+    guidance,
+    render,
+    write_config,
+)
 from bot.config import load_config
 from bot.persona import PersonaLibrary
 from tests.fakes.factories import base_env, kizuna
@@ -39,7 +50,7 @@ def test_the_questions_their_defaults_and_the_file(tmp_path: Path) -> None:
     )
     assert plan == Plan(["miao", "monikai"], "DISCORD_TOKEN", "", True, "ollama", "qwen2.5")
     target = tmp_path / "kizuna.toml"
-    assert write_config(plan, target) is None
+    assert write_config(drafted(plan, target, None), target) is None
     config = load_config(target, {})
     assert [(b.platform, b.persona, b.personas, b.token_env) for b in config.bots] == [
         ("discord", "miao", ["monikai"], "DISCORD_TOKEN"),
@@ -56,9 +67,56 @@ def test_the_questions_their_defaults_and_the_file(tmp_path: Path) -> None:
     assert again == Plan(
         ["miao", "monikai"], "DISCORD_TOKEN", "TELEGRAM_TOKEN", True, "ollama", "qwen2.5"
     )
-    kept = write_config(again, target)
+    kept = write_config(drafted(again, target, config), target)
     assert kept == tmp_path / "kizuna.toml.bak" and "TELEGRAM_TOKEN" not in kept.read_text()
-    assert [b.platform for b in load_config(target, {}).bots] == ["discord", "telegram", "web"]
+    # Edited in place: the bots there stay where they are, a new one comes last.
+    assert [b.platform for b in load_config(target, {}).bots] == ["discord", "web", "telegram"]
+
+
+HAND_EDITED = """\
+# My bots. Keep this comment.
+data_dir = "data"
+
+[[bots]]
+platform = "telegram"
+persona = "miao"
+token_env = "KZ_T"
+base_url = "http://127.0.0.1:8081"  # my own Bot API server
+admin_ids = [42]
+
+[[bots]]
+platform = "discord"
+persona = "miao"
+token_env = "KZ_D"
+"""
+
+
+def test_run_again_it_edits_the_file_in_place_and_says_what_changes(tmp_path: Path) -> None:
+    target = tmp_path / "kizuna.toml"
+    target.write_text(HAND_EDITED, encoding="utf-8")
+    previous = load_config(target, {})
+    # Monikai too, no Discord, the web page, and Ollama.
+    plan = Plan(["miao", "monikai"], "", "KZ_T", True, "ollama", "qwen2.5")
+    text = drafted(plan, target, previous)
+    diff = changes(target, text)
+    assert '-platform = "discord"' in diff and '+personas = ["monikai"]' in diff
+    assert not [line for line in diff if line[:1] in "+-" and ("8081" in line or "42" in line)]
+    write_config(text, target)
+    written = target.read_text(encoding="utf-8")
+    assert "# My bots. Keep this comment." in written and "# my own Bot API server" in written
+    config = load_config(target, {})
+    telegram, web = config.bots
+    assert (telegram.platform, telegram.hosted, telegram.token_env) == (
+        "telegram",
+        ["miao", "monikai"],
+        "KZ_T",
+    )
+    assert telegram.base_url == "http://127.0.0.1:8081" and telegram.admin_ids == ["42"]
+    assert (web.platform, web.hosted) == ("web", ["miao", "monikai"])
+    assert config.models.providers["ollama"].base_url == "http://localhost:11434/v1"
+    assert config.models.chat is not None and config.models.chat.model == "qwen2.5"
+    # The same answers again: nothing to change.
+    assert changes(target, drafted(plan, target, config)) == []
 
 
 @pytest.mark.parametrize(
@@ -91,7 +149,7 @@ def test_without_a_terminal_the_defaults_and_notes() -> None:
 
 def test_guidance_names_what_to_switch_on(tmp_path: Path) -> None:
     plan = Plan(["miao"], "KZ_D", "KZ_T", False)
-    write_config(plan, tmp_path / "k.toml")
+    write_config(render(plan), tmp_path / "k.toml")
     said = "\n".join(guidance(load_config(tmp_path / "k.toml", {}).bots))
     assert "export KZ_D=..." in said and "Message Content Intent" in said
     assert "export KZ_T=..." in said and "/setprivacy" in said

@@ -348,6 +348,8 @@ class WebServer:
 
     async def _converse(self, ws: web.WebSocketResponse, persona: Persona, user: str) -> None:
         chat = self._chats[persona.key]
+        # A card's greeting opens the very first conversation: the history shows it.
+        await self.engine.greet(self._event(persona.key, user, ""))
         await ws.send_json(await self._history(persona, user))
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
@@ -391,12 +393,14 @@ class WebServer:
         try:
             precheck(name, request.content_length or 0, limit_bytes=self.engine.documents.limit)
         except DocumentError as e:
-            return web.json_response({"type": "error", "text": str(e)})
+            said = e.said(persona.identity.language)
+            return web.json_response({"type": "error", "text": said})
         try:
             data = await request.read()
         except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length: found reading
             error = too_big(name, None, self.engine.documents.limit)
-            return web.json_response({"type": "error", "text": str(error)})
+            said = error.said(persona.identity.language)
+            return web.json_response({"type": "error", "text": said})
         event = self._event(persona.key, user, "")
         turn = asyncio.ensure_future(self._chats[persona.key].front.read(event, name, data))
         self._turns.add(turn)
@@ -453,6 +457,7 @@ class WebServer:
             # What the page checks before sending, so nothing it shows as sent is refused.
             "limit": self.max_message_chars,
             "too_long": self._too_long(persona),
+            "hello": say(persona.identity.language, "page_hello", name=persona.identity.name),
             "commands": sorted(BARE_COMMANDS),
         }
 

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import date, datetime, time
 
+from bot.catalogue import say
 from bot.llm.base import Completion, Message, Tool, Usage
 from bot.llm.murmur import murmur
 from bot.llm.sight import glance
@@ -306,7 +307,12 @@ def _encode(request: str, language: str) -> str:
         for sentence in _about_self(text):
             memories.append(
                 {
-                    "text": f"{names.get(label, 'someone')} told me: {sentence}",
+                    "text": say(
+                        language,
+                        "offline_told_me",
+                        name=names.get(label) or say(language, "offline_someone"),
+                        sentence=sentence,
+                    ),
                     "category": "personal_daily",
                     "importance": 2,
                     "emotion": 0,
@@ -331,8 +337,11 @@ def _encode(request: str, language: str) -> str:
             else:
                 ask = ask_for(found.kind, found.what, language)
                 intentions.append({**item, "kind": found.kind, "ask": ask, "when": found.when})
-    first = names.get(said[0][1], "someone") if said else ""
-    line = f"{said[0][0]} talked with {first}: {_quote(said[0][2], 80)}" if said else ""
+    line = ""
+    if said:
+        first = names.get(said[0][1]) or say(language, "offline_someone")
+        quoted = _quote(said[0][2], 80)
+        line = say(language, "offline_talked_with", at=said[0][0], name=first, quote=quoted)
     answer = {
         "memories": memories[:5],
         "diary": f"{'' if diary == '(empty)' else diary}\n{line}".strip(),

@@ -368,7 +368,8 @@ def _load_kit(
         try:
             if not target:
                 raise ToolLoadError(f"no installed tool named {name!r}")
-            kit.python[name] = (load_tool(name, target), Limits.of(spec))
+            beside = persona.path.parent if spec.module and persona.path is not None else None
+            kit.python[name] = (load_tool(name, target, beside), Limits.of(spec))
         except ToolLoadError as e:
             raise _persona_error(persona, key, str(e)) from None
     for server in persona.mcp_servers:

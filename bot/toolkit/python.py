@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import random
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import Any, Protocol, get_type_hints
 
 import pydantic
@@ -131,10 +133,13 @@ class PythonTool:
         return {name: getattr(checked, name) for name in type(checked).model_fields}
 
 
-def load_tool(name: str, target: str) -> PythonTool:
+def load_tool(name: str, target: str, folder: Path | None = None) -> PythonTool:
     """The tool at `target` ("package.module:function"), called `name`; ToolLoadError says
-    what is wrong."""
+    what is wrong. `folder` (the persona file's) is searched after the import path, so a
+    host's module beside the persona file needs no PYTHONPATH."""
     module_name, _, attribute = target.partition(":")
+    if folder is not None and str(folder) not in sys.path:
+        sys.path.append(str(folder))  # last: an installed module of that name still wins
     try:
         module = importlib.import_module(module_name)
     except Exception as e:  # the host's module may fail in any way as it is imported

@@ -104,6 +104,7 @@ class FakeDiscord:
         # guild's roles as the client caches them at connection.
         self.everyone_permissions = ALL_PERMISSIONS
         self.role_permissions: dict[int, int] = {}
+        self.names: dict[int, str] = {}  # users' display names (default "User<id>")
         self.requests: list[RecordedRequest] = []
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Channel webhooks the bot made, by channel id; without Manage Webhooks it may not.
@@ -176,7 +177,7 @@ class FakeDiscord:
         return {
             "id": str(user_id),
             "username": name,
-            "global_name": name.title(),
+            "global_name": self.names.get(user_id, name.title()),
             "discriminator": "0",
             "avatar": None,
             "bot": bot,

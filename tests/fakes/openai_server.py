@@ -49,7 +49,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,9 +260,15 @@ class FakeOpenAI:
         api_key: str | None = None,
         models: tuple[str, ...] = ("fake-chat", "fake-embedding"),
         default_reply: Callable[[dict[str, Any]], str] = echo_reply,
+        respond: Callable[[dict[str, Any]], Awaitable[Text | ToolCalls]] | None = None,
+        port: int = 0,
     ) -> None:
         """`api_key`: when set, requests without `Bearer <api_key>` get a 401 whose message
-        repeats the key they sent (as careless servers do)."""
+        repeats the key they sent (as careless servers do). `respond`: what answers a chat
+        request nothing was scripted for, instead of `default_reply` (a model that calls
+        tools: tests/fakes/playground.py)."""
+        self.respond = respond
+        self._port = port  # 0: any free one
         self.embedding_dim = embedding_dim
         self.api_key = api_key
         self.models = models
@@ -387,7 +393,7 @@ class FakeOpenAI:
         app.router.add_post("/api/paas/v4/tools", self._tools)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self
@@ -544,6 +550,8 @@ class FakeOpenAI:
         cut: float | None = None
         if isinstance(reply, Truncated):
             cut, reply = reply.keep, reply.reply
+        if reply is None and self.respond is not None:
+            reply = await self.respond(body)
         if reply is None:
             reply = Text(self.default_reply(body))
         if not isinstance(reply, Text | ToolCalls):

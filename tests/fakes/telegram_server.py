@@ -454,6 +454,11 @@ class FakeTelegram:
         return len(self._updates)
 
     @property
+    def queued(self) -> list[dict[str, Any]]:
+        """The updates users sent that the bot has not fetched yet."""
+        return list(self._updates)
+
+    @property
     def unread(self) -> list[dict[str, Any]]:
         """Messages sent that `next_messages` has not handed out yet."""
         return self.sent[self._read :]

@@ -87,7 +87,7 @@ def test_any_file_is_read_or_refused_in_one_line(
         document = extract_text(name, data)
     except DocumentError as e:
         message = str(e)
-        assert message.startswith(one_line(f"{name}: ")) and e.message, message
+        assert message.startswith(one_line(f"{name}: ")) and e.key, message
         assert "\n" not in message and "\r" not in message, message
     else:
         assert isinstance(document, Document) and document.kind in ("text", "markdown", "pdf")

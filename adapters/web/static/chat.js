@@ -151,7 +151,7 @@ function addNote(text, buttons) {
     button.addEventListener("click", () => {
       if (!socket || socket.readyState !== WebSocket.OPEN || waiting) return;
       row.remove();
-      addMessage("user", b.text, wanted.user);
+      addMessage("user", b.label, wanted.user); // what was pressed, not the command it sends
       socket.send(JSON.stringify({ text: b.text }));
       setWaiting(true);
       els.thinking.hidden = true;
@@ -254,7 +254,7 @@ function renderHistory(msg) {
   if (!msg.turns || !msg.turns.length) {
     const p = document.createElement("p");
     p.className = "empty";
-    p.textContent = `Say hello to ${personaName()}. Type help for the commands.`;
+    p.textContent = msg.hello || ""; // the server's sentence, in the persona's language
     els.log.append(p);
   }
   els.log.scrollTop = els.log.scrollHeight;
