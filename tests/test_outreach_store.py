@@ -527,3 +527,35 @@ async def test_two_processes_adding_one_intention_make_one(
     finally:
         await first.close()
         await second.close()
+
+
+async def test_old_settled_entries_are_trimmed_and_what_could_come_due_again_is_kept(
+    store: Storage,
+) -> None:
+    old, cutoff = T0 - timedelta(days=100), T0 - timedelta(days=90)
+    await store.heard("miao", "telegram", "7", old - timedelta(days=30), private=True)
+    states: dict[str, OutreachState | None] = {
+        "intention:1": "sent",
+        "reminder:2": "refused",
+        "special:3:2026": "dropped",
+        "intention:4": "sending",  # may have gone: kept, or it could go twice
+        "intention:5": None,  # claimed
+        "checkin:silent": "sent",  # they have not written since: the absence goes on
+    }
+    for key, state in states.items():
+        assert await claim(store, key, old)
+        if state is not None:
+            await store.outreach_state("miao", "telegram", "7", key, state, old)
+    assert await claim(store, "intention:6", T0)
+    await store.outreach_state("miao", "telegram", "7", "intention:6", "sent", T0)
+    assert await store.trim_outreach(cutoff) == 3
+    left = await store.outreach("miao", "telegram", "7", since=old)
+    assert sorted(e.key for e in left) == [
+        "checkin:silent",
+        "intention:4",
+        "intention:5",
+        "intention:6",
+    ]
+    await store.heard("miao", "telegram", "7", T0, private=True)  # they wrote again
+    assert await store.trim_outreach(cutoff) == 1
+    assert not await claim(store, "intention:4", T0 + timedelta(days=1), by="b")

@@ -224,6 +224,10 @@ class JournalStore(Protocol):
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]: ...
 
+    async def trim_pruned(self, before: datetime) -> int:
+        """Delete the prune's records from before `before` (a bounded history); how many."""
+        ...
+
 
 class BankStore(MemoryStore, JournalStore, Protocol):
     """What the memory bank and its encoder keep: memories, diary pages and profiles."""
@@ -425,6 +429,13 @@ class ContactStore(Protocol):
     ) -> list[Outreach]:
         """The ledger's entries for one person changed since `since`, newest first: how many
         went out this week, and what."""
+        ...
+
+    async def trim_outreach(self, before: datetime) -> int:
+        """Delete the ledger's settled entries (sent, refused, dropped) last changed before
+        `before` whose key cannot come due again: all but a check-in of an absence still going
+        on (the contact not heard from since). Claimed and sending ones stay, whatever their
+        age: they keep a message from going out twice. Returns how many."""
         ...
 
 

@@ -184,6 +184,17 @@ class PgContacts(PgBase):
             key,
         )
 
+    async def trim_outreach(self, before: datetime) -> int:
+        rows = await self._pool.fetch(
+            "DELETE FROM outreach WHERE at < $1 AND state IN ('sent', 'refused', 'dropped')"
+            " AND NOT (key LIKE 'checkin:%' AND EXISTS (SELECT 1 FROM contacts c"
+            " WHERE c.persona = outreach.persona AND c.platform = outreach.platform"
+            " AND c.user_id = outreach.user_id AND c.last_heard <= outreach.at))"
+            " RETURNING 1",
+            timestamp(before),
+        )
+        return len(rows)
+
     async def outreach(
         self, persona: str, platform: str, user_id: str, *, since: datetime
     ) -> list[Outreach]:
