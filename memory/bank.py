@@ -91,9 +91,9 @@ EMBEDDER_PAUSE = timedelta(seconds=60)
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
 # retries can run to minutes): past it, recall goes by words and the embedder counts as down.
 CUE_DEADLINE = 5.0  # seconds
-# The longest a recall waits for its cue's embedding to begin while the embedder is busy with
-# other turns' cues: past it, that recall goes by words alone (the embedder is not down).
-CUE_WAIT = 0.03  # seconds
+# The longest a recall waits for its cue's embedding while the embedder is busy with other
+# turns' cues: past it, that recall goes by words alone (the embedder is not down).
+CUE_WAIT = 0.05  # seconds
 EMBED_RETRY_MAX = timedelta(minutes=30)  # embed_pending's longest wait, doubling from the pause
 NEIGHBOUR_GAP = timedelta(minutes=10)
 SAME_OCCASION = timedelta(
@@ -778,8 +778,8 @@ class MemoryBank:
         """The cue's vector and the scope's dense search, or (None, None): recall then goes on with
         the words alone. After an embedding failure, or a cue not embedded within
         `cue_deadline` seconds, cues are not embedded for EMBEDDER_PAUSE, so an outage does not
-        cost every turn a timeout. A cue whose embedding has not begun within `cue_wait`
-        seconds (the embedder busy with other turns' cues) goes by words this once."""
+        cost every turn a timeout. A cue not embedded within `cue_wait` seconds while
+        the embedder works (busy with other turns' cues) goes by words this once."""
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
@@ -789,7 +789,9 @@ class MemoryBank:
             async with asyncio.timeout(self.cue_deadline):
                 query = await self.cues.within(cue, self.cue_wait)
             if query is None:
-                return None, None
+                if self.cues.working_for() < self.cue_deadline:
+                    return None, None  # busy, not down
+                raise TimeoutError
             if not np.any(query):
                 # The embedder sees nothing in the cue (emoji alone, to the hash embedder): its
                 # cosines would all be 0 and veto what the words found.

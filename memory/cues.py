@@ -9,9 +9,11 @@ milliseconds of a core for each. `Cues` stands between recall and the embedder's
   embedded again;
 - the cues queued while the embedder works go to it together, in one call (at most `batch`
   texts), which for a model runs in a worker thread, off the event loop;
-- `within(text, wait)` gives up on a cue whose embedding has not begun within `wait`
-  seconds (the embedder is busy with others' cues: the turn goes on with the words alone);
-  a cue nobody waits for any more leaves the queue, so a backlog never outgrows the crowd.
+- `within(text, wait)` gives up on a cue that found the embedder busy with others' cues and
+  is not embedded within `wait` seconds (the turn goes on with the words alone; a cue that
+  found it idle is waited for, as a lone turn's is); a cue nobody waits for any
+  more leaves the queue, so a backlog never outgrows the crowd (one being embedded is
+  finished, and cached).
 
 One `Cues` per embedder; it holds nothing but vectors derived from texts.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memory.embeddings import Embedder
 from memory.records import Vectors
@@ -34,7 +36,6 @@ CUE_BATCH = 8  # cues in one call: a bigger batch makes the first of them wait l
 @dataclass(slots=True)
 class _Pending:
     future: asyncio.Future[Vectors]
-    begun: asyncio.Event = field(default_factory=asyncio.Event)
     waiters: int = 0
 
 
@@ -49,6 +50,7 @@ class Cues:
         self._pending: dict[str, _Pending] = {}  # asked for, queued or being embedded
         self._queue: dict[str, None] = {}  # the pending not begun, oldest first
         self._worker: asyncio.Task[None] | None = None
+        self._began: float | None = None  # when the call under way began (loop time)
         self.calls = 0  # calls made to the embedder (for tests and benchmarks)
 
     def cached(self, text: str) -> Vectors | None:
@@ -61,9 +63,11 @@ class Cues:
         """Forget the cached vectors (benchmarks measure a cold cue this way)."""
         self._cache.clear()
 
-    @property
-    def nbytes(self) -> int:
-        return sum(v.nbytes for v in self._cache.values())
+    def working_for(self) -> float:
+        """Seconds the embedder's call under way has taken so far (0 when idle)."""
+        if self._began is None:
+            return 0.0
+        return asyncio.get_running_loop().time() - self._began
 
     async def vector(self, text: str) -> Vectors:
         """The cue's vector. Raises what the embedder raises (EmbeddingError)."""
@@ -77,19 +81,18 @@ class Cues:
             self._leave(text, pending)
 
     async def within(self, text: str, wait: float) -> Vectors | None:
-        """`vector`, or None if the cue's embedding has not begun within `wait` seconds."""
+        """`vector`, or None if the embedder was busy with other cues and this one is not
+        embedded within `wait` seconds."""
         vector = self.cached(text)
         if vector is not None:
             return vector
+        idle = self._began is None and not self._queue
         pending = self._join(text)
         try:
-            if not pending.begun.is_set():
-                try:
-                    async with asyncio.timeout(wait):
-                        await pending.begun.wait()
-                except TimeoutError:
-                    return None
-            return await asyncio.shield(pending.future)
+            async with asyncio.timeout(None if idle else wait):
+                return await asyncio.shield(pending.future)
+        except TimeoutError:
+            return None
         finally:
             self._leave(text, pending)
 
@@ -125,8 +128,8 @@ class Cues:
             texts = list(self._queue)[: self._batch]
             for text in texts:
                 del self._queue[text]
-                self._pending[text].begun.set()
             self.calls += 1
+            self._began = asyncio.get_running_loop().time()
             try:
                 matrix = await self.embedder.embed_query(texts)
             except Exception as exc:
@@ -140,6 +143,8 @@ class Cues:
                 for text in texts:
                     self._pending.pop(text).future.cancel()
                 raise
+            finally:
+                self._began = None
             for text, vector in zip(texts, matrix, strict=True):
                 self._remember(text, vector)
                 future = self._pending.pop(text).future
