@@ -15,6 +15,7 @@ import pytest
 
 from memory.records import EncodingWrite, NewIntention, OutreachState
 from memory.storage import Storage
+from memory.storage.sqlite import Store
 from tests.fakes.postgres import StoreOpener
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -559,3 +560,36 @@ async def test_old_settled_entries_are_trimmed_and_what_could_come_due_again_is_
     await store.heard("miao", "telegram", "7", T0, private=True)  # they wrote again
     assert await store.trim_outreach(cutoff) == 1
     assert not await claim(store, "intention:4", T0 + timedelta(days=1), by="b")
+
+
+async def test_check_ins_due_are_read_through_an_index_and_leave_it_once_settled(
+    store: Storage,
+) -> None:
+    since = T0 - timedelta(days=3)
+    await store.heard("miao", "telegram", "1", T0 - timedelta(days=4), private=True)
+    await store.heard("miao", "telegram", "2", T0 - timedelta(days=5), private=True)
+    await store.heard("miao", "telegram", "3", T0 - timedelta(days=5), private=False)
+    await store.heard("miao", "telegram", "4", T0 - timedelta(days=6), private=True)
+    await store.set_contact("miao", "telegram", "4", quiet=True, at=T0)  # asked for quiet
+    await store.heard("miao", "telegram", "5", T0, private=True)  # heard lately
+
+    async def due() -> list[str]:
+        found = await store.checkins_due("miao", "telegram", heard_before=since, limit=10)
+        return [c.user_id for c in found]
+
+    assert await due() == ["2", "1"]  # longest silent first
+    assert [
+        c.user_id for c in await store.checkins_due("miao", "telegram", heard_before=since, limit=1)
+    ] == ["2"]
+    await store.settle_checkin("miao", "telegram", "2", T0 - timedelta(days=5))
+    assert await due() == ["1"]
+    await store.heard("miao", "telegram", "2", T0 - timedelta(days=4, hours=1), private=True)
+    assert await due() == ["2", "1"]  # heard again, then silent again: a new absence
+    if isinstance(store, Store):
+        plan = await store._all(
+            "EXPLAIN QUERY PLAN SELECT user_id FROM contacts WHERE persona = ?"
+            " AND platform = ? AND last_heard < ? AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)",
+            ("miao", "telegram", 0.0),
+        )
+        assert "contacts_checkin_due" in " ".join(str(row) for row in plan)

@@ -393,7 +393,23 @@ class ContactStore(Protocol):
         self, persona: str, platform: str, *, private: bool = True, heard_before: datetime
     ) -> list[Contact]:
         """The persona's contacts on a platform (only those who talked privately, by
-        default) last heard before `heard_before`: those a check-in may be due to."""
+        default) last heard before `heard_before`."""
+        ...
+
+    async def checkins_due(
+        self, persona: str, platform: str, *, heard_before: datetime, limit: int
+    ) -> list[Contact]:
+        """Those a check-in may be due to, through an index: the persona's contacts on a
+        platform who talked privately, are not quiet, were last heard before `heard_before`,
+        and whose absence has no settled check-in (`settle_checkin`); longest silent first,
+        at most `limit`."""
+        ...
+
+    async def settle_checkin(
+        self, persona: str, platform: str, user_id: str, heard: datetime
+    ) -> None:
+        """The check-in of the absence since `heard` (their last_heard) is settled: written,
+        refused or dropped. They are due again once heard after it."""
         ...
 
     async def claim_outreach(

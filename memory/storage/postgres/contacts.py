@@ -135,6 +135,33 @@ class PgContacts(PgBase):
         )
         return [contact_row(r) for r in rows]
 
+    async def checkins_due(
+        self, persona: str, platform: str, *, heard_before: datetime, limit: int
+    ) -> list[Contact]:
+        rows = await self._pool.fetch(
+            f"SELECT {CONTACT_COLUMNS} FROM contacts WHERE persona = $1 AND platform = $2"
+            " AND last_heard < $3 AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)"
+            " ORDER BY last_heard, user_id LIMIT $4",
+            persona,
+            platform,
+            timestamp(heard_before),
+            limit,
+        )
+        return [contact_row(r) for r in rows]
+
+    async def settle_checkin(
+        self, persona: str, platform: str, user_id: str, heard: datetime
+    ) -> None:
+        await self._pool.execute(
+            "UPDATE contacts SET checked_in = $1"
+            " WHERE persona = $2 AND platform = $3 AND user_id = $4",
+            timestamp(heard),
+            persona,
+            platform,
+            user_id,
+        )
+
     async def claim_outreach(
         self,
         persona: str,
