@@ -302,6 +302,11 @@ class RoomStore(Protocol):
     speaks in a room, and whether a user lets their private memories into their own
     conversations in groups."""
 
+    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+        """Call `changed(persona, room)` when another process changes a room's group
+        settings for a persona (kept in each process's memory)."""
+        ...
+
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None: ...
 
     async def bind_channel(
