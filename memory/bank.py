@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.activation import ActR
+from memory.budget import CACHE_BYTES, Budget
 from memory.clock import Clock, SystemClock
 from memory.cues import Cues
 from memory.curve import RetentionCurve, retention_curve
@@ -165,6 +166,7 @@ class MemoryBank:
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
         row_scopes: int = ROW_SCOPES,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -181,10 +183,12 @@ class MemoryBank:
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
         # What ranking needs of each memory before its text (memory/links.py).
-        self.links = LinkCache(store, link_scopes)
-        self.lexicon = LexiconCache(store)
+        # One byte budget for the copies kept of scopes below (memory/budget.py).
+        self.budget = Budget(cache_bytes)
+        self.links = LinkCache(store, link_scopes, self.budget)
+        self.lexicon = LexiconCache(store, budget=self.budget)
         # What recall answers with, in a large scope (memory/rowcache.py).
-        self.rows = RowCache(store, row_scopes)
+        self.rows = RowCache(store, row_scopes, self.budget)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -226,6 +230,7 @@ class MemoryBank:
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
         row_scopes: int = ROW_SCOPES,
+        cache_bytes: int = CACHE_BYTES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -254,6 +259,7 @@ class MemoryBank:
             index_bytes=index_bytes,
             link_scopes=link_scopes,
             row_scopes=row_scopes,
+            cache_bytes=cache_bytes,
         )
         await store.listen(bank._changed_elsewhere, bank._touched_elsewhere)
         return bank
