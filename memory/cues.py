@@ -51,7 +51,6 @@ class Cues:
         self._queue: dict[str, None] = {}  # the pending not begun, oldest first
         self._worker: asyncio.Task[None] | None = None
         self._began: float | None = None  # when the call under way began (loop time)
-        self.calls = 0  # calls made to the embedder (for tests and benchmarks)
 
     def cached(self, text: str) -> Vectors | None:
         vector = self._cache.get(text)
@@ -128,7 +127,6 @@ class Cues:
             texts = list(self._queue)[: self._batch]
             for text in texts:
                 del self._queue[text]
-            self.calls += 1
             self._began = asyncio.get_running_loop().time()
             try:
                 matrix = await self.embedder.embed_query(texts)
