@@ -1,13 +1,17 @@
 """The engine under a crowd: many sessions talking at once through one Engine, with a model
-that answers instantly (so what is measured is Kizuna's own work) and the built-in hash
-embedder, on at most 2 cores.
+that answers instantly (so what is measured is Kizuna's own work), on at most 2 cores, with
+the e5 embedder (the default install's), the hash embedder, or each in turn (`both`, the
+default; the figures name the embedder they were measured with).
 
-    python benchmarks/engine_load.py [--sessions 1000] [--messages 10] [--memories 8]
-                                     [--rate 500] [--scopes 10000]
+    python benchmarks/engine_load.py [--embedder both|e5|hash] [--sessions 1000]
+                                     [--messages 10] [--memories 8] [--rate 500]
+                                     [--scopes 10000]
 
 Every user starts with a few long-term memories, so each turn recalls for real (full text,
-FAISS, the diary for dates). The scheduler runs as in production (autosave of dirty sessions
-every `snapshot_seconds`, index saves). Three measurements:
+FAISS, the diary for dates). Their texts name the user by one of NAMES, so across users they
+repeat and e5 embeds each text once (the store's cache of embeddings); the cues are every
+message, embedded as a crowd's are (memory/cues.py). The scheduler runs as in production
+(autosave of dirty sessions every `snapshot_seconds`, index saves). Three measurements:
 
 1. Capacity: every session sends its messages back to back, all sessions at once; messages per
    second is how many turns the engine completes.
@@ -84,6 +88,7 @@ MEMORIES = (
     "{name}喜欢在周末去爬山",
     "{name} is afraid of thunderstorms",
 )
+NAMES = tuple(f"Friend{i}" for i in range(40))
 STALL_TICK = 0.005  # seconds: the stall monitor's timer
 
 # Seconds spent inside the model during the current turn (a turn's tasks share the context).
@@ -168,9 +173,14 @@ async def seed_memories(
     for user, scope in zip(users, engine_scope, strict=True):
         for j in range(n):
             when = now - timedelta(days=2 * (n - j), hours=j)
-            text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=user.name)
+            text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=named(user))
             await bank.remember(scope, text, when=when, importance=1 + j % 3)
     await bank.flush()
+
+
+def named(user: User) -> str:
+    """The name the user's memories call them by."""
+    return NAMES[int(user.user_id[1:]) % len(NAMES)]
 
 
 async def turn(runtime: Runtime, user: User, text: str, run: Run) -> None:
@@ -235,9 +245,10 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def open_load_runtime(
-    data_dir: Path, personas: Mapping[str, Persona], platform: Platform = "discord"
+    data_dir: Path, personas: Mapping[str, Persona], embedder: str, platform: Platform = "discord"
 ) -> Runtime:
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
+    config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
     runtime = await open_runtime(
         config,
@@ -266,7 +277,8 @@ def scopes_of(runtime: Runtime, users: list[User]) -> list[str]:
 
 async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | int]:
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
-    runtime = await open_load_runtime(data_dir, personas)
+    runtime = await open_load_runtime(data_dir, personas, args.embedder)
+    print(f"embedder {runtime.bank.embedder.name}")
     crowd = users_of("c", args.sessions)
     started = time.perf_counter()
     await seed_memories(runtime.bank, scopes_of(runtime, crowd), crowd, args.memories)
@@ -336,19 +348,19 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
     }
 
 
-async def fill_scopes(data_dir: Path, scopes: int) -> None:
+async def fill_scopes(data_dir: Path, scopes: int, embedder: str) -> None:
     """`scopes` users' worth of data, each in a private chat on the web page: two memories
     and an index file each, and an open conversation each (restored at start-up)."""
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
-    runtime = await open_load_runtime(data_dir, personas, "console")
+    runtime = await open_load_runtime(data_dir, personas, embedder, "console")
     users = [replace(u, dm=True, platform="console") for u in users_of("u", scopes)]
     now = datetime.now(UTC)
     try:
         for user, scope in zip(users, scopes_of(runtime, users), strict=True):
             for j, when in enumerate((now - timedelta(days=3), now - timedelta(days=1))):
-                text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=user.name)
+                text = MEMORIES[(j + len(user.user_id)) % len(MEMORIES)].format(name=named(user))
                 await runtime.bank.remember(scope, text, when=when)
-            await runtime.bank.recall(scope, user.name, fail=False)  # builds its index
+            await runtime.bank.recall(scope, named(user), fail=False)  # builds its index
             persona = runtime.engine.personas[user.persona]
             session = await runtime.engine.sessions.get(
                 persona.key, persona_room(persona, user.event(""))
@@ -363,7 +375,7 @@ async def startup(args: argparse.Namespace, data_dir: Path) -> tuple[float, floa
     """Seconds to open the runtime on a data folder of `--scopes` scopes (in this process),
     and for `kizuna run` with the web client to be up on it (a new process: imports too)."""
     started = time.perf_counter()
-    await fill_scopes(data_dir, args.scopes)
+    await fill_scopes(data_dir, args.scopes, args.embedder)
     store = await Store.open(data_dir / "kizuna.sqlite3")
     scopes = len(await store.scopes())
     await store.close()
@@ -371,11 +383,11 @@ async def startup(args: argparse.Namespace, data_dir: Path) -> tuple[float, floa
     print(f"filled {scopes} scopes ({files} index files) in {time.perf_counter() - started:.0f} s")
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     started = time.perf_counter()
-    runtime = await open_load_runtime(data_dir, personas, "console")
+    runtime = await open_load_runtime(data_dir, personas, args.embedder, "console")
     opened = time.perf_counter() - started
     sessions = len(runtime.engine.sessions.all())
     await runtime.close()
-    up = await run_until_up(data_dir)
+    up = await run_until_up(data_dir, args.embedder)
     print(
         f"start-up with {scopes} scopes: the runtime opens in {opened:.2f} s ({sessions} open "
         f"conversations restored); `kizuna run` is up in {up:.2f} s"
@@ -383,7 +395,7 @@ async def startup(args: argparse.Namespace, data_dir: Path) -> tuple[float, floa
     return opened, up
 
 
-async def run_until_up(data_dir: Path) -> float:
+async def run_until_up(data_dir: Path, embedder: str) -> float:
     """Seconds from starting `kizuna run` (the web client, the offline model) to its line
     saying the web client is up; then it is stopped."""
     with socket.socket() as probe:
@@ -391,7 +403,8 @@ async def run_until_up(data_dir: Path) -> float:
         port = probe.getsockname()[1]
     config = data_dir.parent / "start.toml"
     config.write_text(
-        f"data_dir = {json.dumps(str(data_dir))}\n[web]\nport = {port}\n[[bots]]\n"
+        f"data_dir = {json.dumps(str(data_dir))}\n[memory]\nembedder = {json.dumps(embedder)}\n"
+        f"[web]\nport = {port}\n[[bots]]\n"
         'platform = "web"\npersona = "monikai"\npersonas = ["miao", "dungeon_master"]\n'
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KIZUNA_"))}
@@ -416,6 +429,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
+    parser.add_argument("--embedder", choices=("both", "e5", "hash"), default="both")
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--messages", type=int, default=10, help="per session")
     parser.add_argument("--memories", type=int, default=8, help="per user, before the run")
@@ -430,12 +444,18 @@ async def main() -> None:
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     print(f"{len(os.sched_getaffinity(0))} cores, Python {sys.version.split()[0]}")
-    with tempfile.TemporaryDirectory() as tmp:
-        figures = await load(args, Path(tmp) / "load")
-        opened, up = await startup(args, Path(tmp) / "start")
-        figures["runtime_open_s_10k_scopes"] = round(opened, 2)
-        figures["startup_s_10k_scopes"] = round(up, 2)
-    print(json.dumps(figures))
+    embedders = ("e5", "hash") if args.embedder == "both" else (args.embedder,)
+    headline: dict[str, dict[str, float | int]] = {}
+    for embedder in embedders:
+        one = argparse.Namespace(**{**vars(args), "embedder": embedder})
+        print(f"-- {embedder}")
+        with tempfile.TemporaryDirectory() as tmp:
+            figures = await load(one, Path(tmp) / "load")
+            opened, up = await startup(one, Path(tmp) / "start")
+        figures["runtime_open_s"] = round(opened, 2)
+        figures["startup_s"] = round(up, 2)
+        headline[embedder] = figures
+    print(json.dumps({"scopes": args.scopes, **headline}))
 
 
 if __name__ == "__main__":

@@ -821,12 +821,12 @@ async def measure(
     lexicon_s = time.perf_counter() - started
     copy = await copy_rows(bank, cues[0], now) if size >= memory.bank.LARGE_SCOPE else None
 
-    bank._queries.clear()
+    bank.cues.clear()
     bank._df.clear()
     bank._sizes.clear()
     few = cues[:FEW_QUERIES]
     cold, _ = await recall_pass(bank, few, now)
-    bank._queries.clear()
+    bank.cues.clear()
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
     ours, main, ours_cpu, main_cpu = await interleaved(bank, cues, now)

@@ -238,12 +238,13 @@ class Floor:
     ) -> None:
         """`rng` draws the chance of joining in (seeded in tests); `models`: the intent tier,
         for personas that `ask_model`; `rooms`: where admins' settings for a channel are kept
-        (read once a channel, kept here)."""
+        (read once a channel, kept here until another process changes them)."""
         self.clock = clock
         self.rng = rng
         self.models = models
         self.rooms = rooms
         self._channels: dict[tuple[str, str], ChannelFloor] = {}
+        self._listening = False
         self._rooms: dict[tuple[str, str, str, str], _Room] = {}
         self._swept: datetime | None = None
         # Replies personas made to one another in a channel since a person last spoke there.
@@ -257,6 +258,9 @@ class Floor:
             kept = None
             if self.rooms is not None:
                 try:
+                    if not self._listening:  # before the first read: no change is missed
+                        await self.rooms.listen_rooms(self.changed_elsewhere)
+                        self._listening = True
                     kept = await self.rooms.channel_floor(*key)
                 except Exception:  # the persona's own settings meanwhile
                     log.exception("could not read a channel's group settings")
@@ -265,6 +269,10 @@ class Floor:
                 ChannelFloor() if kept is None else ChannelFloor.from_json(kept)
             )
         return found
+
+    def changed_elsewhere(self, persona: str, room: str) -> None:
+        """Another process changed the room's settings for the persona: read them again."""
+        self._channels.pop((persona, room), None)
 
     async def policy(self, persona: Persona, event: ChatEvent) -> GroupPolicy:
         """The persona's group policy in the event's channel."""

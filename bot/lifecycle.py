@@ -49,6 +49,9 @@ ENCODE_BATCH = 20  # conversations encoded per scheduler round
 # 1,000 scopes pruned at once held turns' p50 at 0.3-0.5 s; 50 a round, p95 0.8 s; 10 a
 # round, within the spread of runs with no prune (10,000 scopes: about 80 minutes a day).
 PRUNE_BATCH = 10
+# How long the prune's records and the outreach ledger's settled entries are kept (the gates
+# read a week of the ledger; a refusal is kept on the contact).
+HISTORY = timedelta(days=90)
 
 
 def persona_of(scope: str) -> str:
@@ -87,9 +90,12 @@ def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], Forgettin
 
 class LifecycleStore(ArchiveStore, JournalStore, Coordination, Protocol):
     """What the lifecycle reads and marks: closed conversations to encode, the scopes to
-    prune and when each was pruned last, and the locks it takes for either."""
+    prune and when each was pruned last, and the locks it takes for either; the histories
+    its daily upkeep bounds."""
 
     async def scopes(self) -> list[str]: ...
+
+    async def trim_outreach(self, before: datetime) -> int: ...
 
 
 @dataclass(slots=True, frozen=True)
@@ -245,6 +251,13 @@ class Lifecycle:
             self._prune_day, self._to_prune = today, due
             if due:
                 log.info("the daily prune of %d scopes begins", len(due))
+            # Histories that would otherwise grow with the community for ever.
+            trimmed = await store.trim_pruned(now - HISTORY)
+            trimmed += await store.trim_outreach(now - HISTORY)
+            if trimmed:
+                log.info(
+                    "the daily upkeep deleted %d records of %d days ago", trimmed, HISTORY.days
+                )
         reports: list[PruneReport] = []
         batch, self._to_prune = self._to_prune[:limit], self._to_prune[limit:]
         for scope in batch:

@@ -22,7 +22,6 @@ import hashlib
 import logging
 import random
 import re
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
@@ -32,7 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.activation import ActR
+from memory.budget import CACHE_BYTES, Budget
 from memory.clock import Clock, SystemClock
+from memory.cues import Cues
 from memory.curve import RetentionCurve, retention_curve
 from memory.dates import day_bounds
 from memory.dense import DenseIndex, ScopeSearch, server_index
@@ -91,6 +92,9 @@ EMBEDDER_PAUSE = timedelta(seconds=60)
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
 # retries can run to minutes): past it, recall goes by words and the embedder counts as down.
 CUE_DEADLINE = 5.0  # seconds
+# The longest a recall waits for its cue's embedding while the embedder is busy with other
+# turns' cues: past it, that recall goes by words alone (the embedder is not down).
+CUE_WAIT = 0.05  # seconds
 EMBED_RETRY_MAX = timedelta(minutes=30)  # embed_pending's longest wait, doubling from the pause
 NEIGHBOUR_GAP = timedelta(minutes=10)
 SAME_OCCASION = timedelta(
@@ -111,7 +115,6 @@ DATED_READ = 500
 # index is first wanted (memories stored during a short outage); more (a change of embedder)
 # are left to `catch_up` in the background, and the scope recalls by words meanwhile.
 INLINE_EMBED = 32
-QUERY_CACHE = 512
 # (Cosine below which a memory is unrelated to a cue, the same for one that shares a word with
 # it) by embedder family, on the raw cosine (before e5's rescaling below, which hides how close
 # a cue is). Measured on LoCoMo and off-topic cues ("what's the capital of France?" scores 0.18
@@ -164,6 +167,7 @@ class MemoryBank:
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
         row_scopes: int = ROW_SCOPES,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -180,10 +184,12 @@ class MemoryBank:
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
         # What ranking needs of each memory before its text (memory/links.py).
-        self.links = LinkCache(store, link_scopes)
-        self.lexicon = LexiconCache(store)
+        # One byte budget for the copies kept of scopes below (memory/budget.py).
+        self.budget = Budget(cache_bytes)
+        self.links = LinkCache(store, link_scopes, self.budget)
+        self.lexicon = LexiconCache(store, budget=self.budget)
         # What recall answers with, in a large scope (memory/rowcache.py).
-        self.rows = RowCache(store, row_scopes)
+        self.rows = RowCache(store, row_scopes, self.budget)
         family = embedder.name.split(":")[0].split("-")[0]
         self.dense_floor, self.shared_word_floor = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
         self.dense_baseline = DENSE_BASELINES.get(family, 0.0)
@@ -191,13 +197,14 @@ class MemoryBank:
         self.diversity = DIVERSITY.get(family)
         # The cosine at which two texts say nearly the same, on this embedder's scale.
         self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
-        self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self.cues = Cues(embedder)
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[str, dict[str, tuple[int, int]]] = {}  # scope -> word -> (hits, at)
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
         self._writes = 0
         self._embedder_down_until: datetime | None = None
         self.cue_deadline = CUE_DEADLINE
+        self.cue_wait = CUE_WAIT
         # Scopes holding memories stored here without a vector, for embed_pending; and its
         # backoff (separate from recall's pause, which must not grow with an outage).
         self._unembedded: set[str] = set()
@@ -224,6 +231,7 @@ class MemoryBank:
         index_bytes: int = 256 << 20,
         link_scopes: int = LINK_SCOPES,
         row_scopes: int = ROW_SCOPES,
+        cache_bytes: int = CACHE_BYTES,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
@@ -252,6 +260,7 @@ class MemoryBank:
             index_bytes=index_bytes,
             link_scopes=link_scopes,
             row_scopes=row_scopes,
+            cache_bytes=cache_bytes,
         )
         await store.listen(bank._changed_elsewhere, bank._touched_elsewhere)
         return bank
@@ -278,6 +287,7 @@ class MemoryBank:
 
     async def close(self) -> None:
         try:
+            await self.cues.close()
             await self.lexicon.close()
             await self.rows.close()
             await self.dense.flush()
@@ -792,7 +802,8 @@ class MemoryBank:
         """The cue's vector and the scope's dense search, or (None, None): recall then goes on with
         the words alone. After an embedding failure, or a cue not embedded within
         `cue_deadline` seconds, cues are not embedded for EMBEDDER_PAUSE, so an outage does not
-        cost every turn a timeout."""
+        cost every turn a timeout. A cue not embedded within `cue_wait` seconds while
+        the embedder works (busy with other turns' cues) goes by words this once."""
         now = self.clock.now()
         if self._embedder_down_until is not None and now < self._embedder_down_until:
             return None, None
@@ -800,7 +811,11 @@ class MemoryBank:
             return None, None
         try:
             async with asyncio.timeout(self.cue_deadline):
-                query = await self._query_vector(cue)
+                query = await self.cues.within(cue, self.cue_wait)
+            if query is None:
+                if self.cues.working_for() < self.cue_deadline:
+                    return None, None  # busy, not down
+                raise TimeoutError
             if not np.any(query):
                 # The embedder sees nothing in the cue (emoji alone, to the hash embedder): its
                 # cosines would all be 0 and veto what the words found.
@@ -1082,15 +1097,7 @@ class MemoryBank:
         return await self.dense.searcher(scope, name, self.embedder.dimension)
 
     async def _query_vector(self, cue: str) -> Vectors:
-        cached = self._queries.get(cue)
-        if cached is not None:
-            self._queries.move_to_end(cue)
-            return cached
-        vector: Vectors = (await self.embedder.embed_query([cue]))[0]
-        self._queries[cue] = vector
-        if len(self._queries) > QUERY_CACHE:
-            self._queries.popitem(last=False)
-        return vector
+        return await self.cues.vector(cue)
 
     async def _embed(self, texts: Sequence[str]) -> Vectors:
         """Embed memory texts, through the SQLite cache (hash vectors are cheaper to compute

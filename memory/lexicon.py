@@ -25,11 +25,14 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
+from memory.budget import Budget
 from memory.storage import MemoryStore
 from memory.text import porter_term
 
 __all__ = ["LEXICON_SCOPES", "LexiconCache", "ScopeLexicon"]
 
+_CACHE = "lexicon"  # its name in the budget
+_DICT_ENTRY = 100  # bytes, about, of a dict's entry with its key and value
 LEXICON_SCOPES = 8  # large scopes whose index is kept (about 600 bytes a memory), least recent out
 BUILD_SLICE = 8_192  # memories indexed at a time when a scope is read whole
 BM25_K1 = 1.2  # FTS5's
@@ -158,6 +161,20 @@ class ScopeLexicon:
         found._size = found.live = count
         found._total_length = float(found._length[:count].sum())
         return found
+
+    @property
+    def nbytes(self) -> int:
+        """About what this index takes in memory (its arrays, and an estimate of its dicts)."""
+        arrays = (
+            self._offsets, self._posted, self._body, self._context, self._ids, self._previous,
+            self._length, self._context_length, self._alive, self._context_alive,
+        )  # fmt: skip
+        added = sum(len(p.rows) * 12 + _DICT_ENTRY for p in self._added.values())
+        return (
+            sum(a.nbytes for a in arrays)
+            + (len(self._words) + len(self._rows)) * _DICT_ENTRY
+            + added
+        )
 
     def __len__(self) -> int:
         return self.live
@@ -290,13 +307,18 @@ class ScopeLexicon:
 
 
 class LexiconCache:
-    """The ScopeLexicon of up to `capacity` scopes. Reading and indexing a scope of 100k
+    """The ScopeLexicon of up to `capacity` scopes, within the process's byte `budget`
+    (memory/budget.py). Reading and indexing a scope of 100k
     memories takes seconds, so `ready` builds it in the background (recall searches through the
     store meanwhile); the bank's changes to the scope during the build are applied to it after."""
 
-    def __init__(self, store: MemoryStore, capacity: int = LEXICON_SCOPES) -> None:
+    def __init__(
+        self, store: MemoryStore, capacity: int = LEXICON_SCOPES, budget: Budget | None = None
+    ) -> None:
         self._store = store
         self._capacity = capacity
+        self._budget = budget or Budget()
+        self._budget.register(_CACHE, self.drop)
         self._scopes: OrderedDict[str, ScopeLexicon] = OrderedDict()
         self._building: dict[str, asyncio.Future[ScopeLexicon]] = {}
         # The bank's changes to a scope being built, in order: ("added" | "removed", ids);
@@ -311,6 +333,7 @@ class LexiconCache:
         found = self._scopes.get(scope)
         if found is not None:
             self._scopes.move_to_end(scope)
+            self._budget.touch(_CACHE, scope)
             return found
         if scope not in self._building:
             self._building[scope] = asyncio.ensure_future(self._build(scope))
@@ -343,7 +366,8 @@ class LexiconCache:
                 if self._capacity > 0:
                     self._scopes[scope] = found
                     while len(self._scopes) > self._capacity:
-                        self._scopes.popitem(last=False)
+                        self.drop(next(iter(self._scopes)))
+                    self._budget.keep(_CACHE, scope, found.nbytes)
                 return found
         finally:
             self._changes.pop(scope, None)
@@ -358,6 +382,7 @@ class LexiconCache:
         found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
         if found is not None:
             found.add(documents)
+            self._budget.keep(_CACHE, scope, found.nbytes)
 
     def removed(self, scope: str, ids: Sequence[int]) -> None:
         """The memories `ids` of the scope were deleted."""
@@ -365,12 +390,15 @@ class LexiconCache:
         found = self._scopes.get(scope)
         if found is not None:
             found.remove(ids)
+            self._budget.keep(_CACHE, scope, found.nbytes)
 
     def drop(self, scope: str) -> None:
-        """The scope changed in a way not followed here: read it whole next time."""
+        """The scope changed in a way not followed here (or the budget let it go): read it
+        whole next time."""
         if scope in self._changes:
             self._changes[scope] = None
         self._scopes.pop(scope, None)
+        self._budget.release(_CACHE, scope)
 
     async def close(self) -> None:
         """Stop the builds under way."""

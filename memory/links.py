@@ -15,11 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memory.budget import Budget
 from memory.records import MemoryLink
 from memory.storage import MemoryStore
 
 __all__ = ["LINK_SCOPES", "Around", "LinkCache", "ScopeLinks"]
 
+_CACHE = "links"  # its name in the budget
 LINK_SCOPES = 256  # scopes whose links are kept (about 20 bytes a memory), least recent out
 
 Ids = npt.NDArray[np.int64]
@@ -72,6 +74,12 @@ class ScopeLinks:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        """About what these links take in memory."""
+        arrays = (self.ids, self.previous, self.speakers, self.after_of, self.after)
+        return sum(a.nbytes for a in arrays) + sum(len(n) + 60 for n in self.names)
 
     def _index_successors(self) -> None:
         has = self.previous != _NONE
@@ -143,11 +151,15 @@ class ScopeLinks:
 
 class LinkCache:
     """The ScopeLinks of up to `capacity` scopes (0: none kept, every recall reads its scope's
-    links from the store)."""
+    links from the store), within the process's byte `budget` (memory/budget.py)."""
 
-    def __init__(self, store: MemoryStore, capacity: int = LINK_SCOPES) -> None:
+    def __init__(
+        self, store: MemoryStore, capacity: int = LINK_SCOPES, budget: Budget | None = None
+    ) -> None:
         self._store = store
         self._capacity = capacity
+        self._budget = budget or Budget()
+        self._budget.register(_CACHE, self.drop)
         self._scopes: OrderedDict[str, ScopeLinks] = OrderedDict()
         # Moves with every change to a scope, so that links read while it changed are not kept.
         self._versions: dict[str, int] = {}
@@ -159,13 +171,15 @@ class LinkCache:
         found = self._scopes.get(scope)
         if found is not None:
             self._scopes.move_to_end(scope)
+            self._budget.touch(_CACHE, scope)
             return found
         version = self._versions.get(scope, 0)
         found = ScopeLinks.of(await self._store.links(scope))
         if self._capacity > 0 and self._versions.get(scope, 0) == version:
             self._scopes[scope] = found
             while len(self._scopes) > self._capacity:
-                self._scopes.popitem(last=False)
+                self._forget(next(iter(self._scopes)))
+            self._budget.keep(_CACHE, scope, found.nbytes)
         return found
 
     async def added(self, scope: str, ids: Sequence[int]) -> None:
@@ -177,6 +191,7 @@ class LinkCache:
         found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
         if found is not None:
             found.add(links)
+            self._budget.keep(_CACHE, scope, found.nbytes)
 
     def removed(self, scope: str, ids: Sequence[int]) -> None:
         """The memories `ids` of the scope were deleted."""
@@ -184,11 +199,17 @@ class LinkCache:
         found = self._scopes.get(scope)
         if found is not None:
             found.remove(ids)
+            self._budget.keep(_CACHE, scope, found.nbytes)
 
     def drop(self, scope: str) -> None:
-        """The scope changed in a way not followed here: read it whole next time."""
+        """The scope changed in a way not followed here (or the budget let it go): read it
+        whole next time."""
         self._moved(scope)
+        self._forget(scope)
+
+    def _forget(self, scope: str) -> None:
         self._scopes.pop(scope, None)
+        self._budget.release(_CACHE, scope)
 
     def _moved(self, scope: str) -> None:
         self._versions[scope] = self._versions.get(scope, 0) + 1

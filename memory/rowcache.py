@@ -23,11 +23,14 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from memory.budget import Budget
 from memory.records import KINDS, Kind, Memory
 from memory.storage import MemoryStore
 
 __all__ = ["FILL_SLICE", "ROW_SCOPES", "RowCache"]
 
+_CACHE = "rows"  # its name in the budget
+_ROW = 700  # bytes, about, of a copied memory beside its text (its fields, the dict's entry)
 ROW_SCOPES = 8  # scopes copied (a 100k scope's copy: benchmarks/README.md), least recent out
 FILL_SLICE = 1_024  # memories read at a time when a scope is copied whole
 
@@ -38,11 +41,15 @@ _KIND: dict[str, Kind] = {kind: kind for kind in KINDS}  # each kind's one strin
 
 class RowCache:
     """Copies of up to `capacity` scopes' memories, by id (0: none kept, every read goes to
-    the store)."""
+    the store), within the process's byte `budget` (memory/budget.py)."""
 
-    def __init__(self, store: MemoryStore, capacity: int = ROW_SCOPES) -> None:
+    def __init__(
+        self, store: MemoryStore, capacity: int = ROW_SCOPES, budget: Budget | None = None
+    ) -> None:
         self._store = store
         self._capacity = capacity
+        self._budget = budget or Budget()
+        self._budget.register(_CACHE, self.drop)
         self._scopes: OrderedDict[str, dict[int, Memory]] = OrderedDict()
         # Moves with every change to a scope, so that rows read while it changed are not kept.
         self._versions: dict[str, int] = {}
@@ -68,7 +75,7 @@ class RowCache:
                 # from what the copy holds now.
                 rows = self._rows(scope)
                 continue
-            _keep(rows, read)  # kept, if `rows` is the scope's copy
+            self._charge(scope, rows, _keep(rows, read))  # kept, if `rows` is the scope's copy
             unique = [i for i in unique if i in rows]  # those that exist
         return [rows[i] for i in unique]
 
@@ -93,7 +100,7 @@ class RowCache:
                 version = self._versions.get(scope, 0)
                 read = await self._store.get_memories(scope, wanted)
                 if self._versions.get(scope, 0) == version:
-                    _keep(rows, read)
+                    self._charge(scope, rows, _keep(rows, read))
                     break
                 # The scope changed during the read: read the slice again.
             else:
@@ -123,7 +130,7 @@ class RowCache:
         version = self._versions[scope]
         read = await self._store.get_memories(scope, ids)
         if self._versions.get(scope) == version and self._scopes.get(scope) is rows:
-            _keep(rows, read)
+            self._charge(scope, rows, _keep(rows, read))
 
     async def changed(self, scope: str, ids: Sequence[int]) -> None:
         """The bank changed the memories `ids` of the scope in place (reinforced them, merged
@@ -136,13 +143,18 @@ class RowCache:
         self._moved(scope)
         rows = self._scopes.get(scope)
         if rows is not None:
-            for memory_id in ids:
-                rows.pop(memory_id, None)
+            gone = [rows.pop(memory_id, None) for memory_id in ids]
+            self._charge(scope, rows, -sum(_size(m) for m in gone if m is not None))
 
     def drop(self, scope: str) -> None:
-        """The scope changed in a way not followed here: its copy goes."""
+        """The scope changed in a way not followed here (or the budget let it go): its copy
+        goes."""
         self._moved(scope)
+        self._forget(scope)
+
+    def _forget(self, scope: str) -> None:
         self._scopes.pop(scope, None)
+        self._budget.release(_CACHE, scope)
         filling = self._filling.pop(scope, None)
         if filling is not None:
             filling.cancel()
@@ -158,25 +170,37 @@ class RowCache:
         rows = self._scopes.get(scope)
         if rows is not None:
             self._scopes.move_to_end(scope)
+            self._budget.touch(_CACHE, scope)
             return rows
         rows = {}
         if self._capacity > 0:
             self._scopes[scope] = rows
             while len(self._scopes) > self._capacity:
-                gone, _ = self._scopes.popitem(last=False)
-                filling = self._filling.pop(gone, None)
-                if filling is not None:
-                    filling.cancel()
+                self._forget(next(iter(self._scopes)))
+            self._budget.keep(_CACHE, scope, 0)
         return rows
+
+    def _charge(self, scope: str, rows: dict[int, Memory], nbytes: int) -> None:
+        """The scope's copy `rows` grew (or shrank) by about `nbytes`, if it is still kept."""
+        if nbytes and self._scopes.get(scope) is rows:
+            self._budget.keep(_CACHE, scope, self._budget.held(_CACHE, scope) + nbytes)
 
     def _moved(self, scope: str) -> None:
         self._versions[scope] = self._versions.get(scope, 0) + 1
 
 
-def _keep(rows: dict[int, Memory], memories: Iterable[Memory]) -> None:
+def _size(memory: Memory) -> int:
+    return _ROW + sys.getsizeof(memory.text)
+
+
+def _keep(rows: dict[int, Memory], memories: Iterable[Memory]) -> int:
     """Add `memories` to a copy, each with its repeated strings (the scope, the speaker and
-    their id, the kind) shared with the others': a third less memory than the rows as read."""
+    their id, the kind) shared with the others': a third less memory than the rows as read.
+    Returns about how many bytes the copy grew by."""
+    grown = 0
     for m in memories:
+        old = rows.get(m.id)
+        grown += _size(m) - (0 if old is None else _size(old))
         rows[m.id] = replace(
             m,
             scope=sys.intern(m.scope),
@@ -184,3 +208,4 @@ def _keep(rows: dict[int, Memory], memories: Iterable[Memory]) -> None:
             kind=_KIND.get(m.kind, m.kind),
             speaker_id=None if m.speaker_id is None else sys.intern(m.speaker_id),
         )
+    return grown

@@ -3,6 +3,7 @@ settings, the room and chance allow; a bot, never."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import replace
 from datetime import timedelta
@@ -327,3 +328,32 @@ def test_others_since_a_message_say_its_answer_should_thread() -> None:
     )
     private = make_event("hi", user_id="ann")  # a private chat never threads
     assert not room.others_since(miao, private, asked, {"ann"})
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_a_change_in_another_process_is_seen_without_a_restart(
+    open_store: StoreOpener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes on one PostgreSQL database: one's /group change reaches the other's
+    kept settings through the server's notification."""
+    path = tmp_path / "kizuna.sqlite3"
+    miao, here = persona(), group("so anyway")
+    first, second = await open_store(path), await open_store(path)
+    try:
+        one = Floor(FakeClock(), random.Random(0), rooms=first)
+        other = Floor(FakeClock(), random.Random(0), rooms=second)
+        heard = asyncio.Event()
+
+        def changed(persona: str, room: str) -> None:
+            Floor.changed_elsewhere(other, persona, room)
+            heard.set()
+
+        monkeypatch.setattr(other, "changed_elsewhere", changed)
+        assert (await other.policy(miao, here)).mode != "listen"  # read, and kept
+        await one.set_channel(miao, here, ChannelFloor(mode="listen"))
+        async with asyncio.timeout(10):  # the notification comes from the server
+            await heard.wait()
+        assert (await other.policy(miao, here)).mode == "listen"
+    finally:
+        await first.close()
+        await second.close()

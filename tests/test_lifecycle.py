@@ -16,6 +16,7 @@ import pytest
 
 from bot import commands
 from bot.config import EngineConfig
+from bot.lifecycle import HISTORY
 from bot.llm.base import Completion, Message, ModelError
 from bot.persona import load_persona
 from bot.prompts import (
@@ -276,6 +277,24 @@ async def test_the_prune_runs_once_a_day_from_the_prune_hour(bots: OpenBot) -> N
     assert await bot.bank.store.last_prune(scope) == report.day
     left = [m.id for m in await bot.bank.store.list_memories(scope)]
     assert left == [important]
+
+
+async def test_the_daily_upkeep_keeps_a_bounded_history_of_the_prune(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    scope = bot.engine.event_scope(make_event())
+    old = START - timedelta(days=30)
+    await bot.bank.remember(scope, "Alice ate toast", importance=1, when=old)
+    await bot.bank.remember(scope, "Alice ate cereal", importance=1, when=old)
+    bot.clock.advance(hours=-4)  # 05:00
+    [report] = await bot.lifecycle.prune_due()
+    assert len(report.forgotten) == 2
+    assert len(await bot.store.pruned_since(START - timedelta(days=1))) == 2
+    bot.clock.advance(days=HISTORY.days - 1)
+    await bot.lifecycle.prune_due()
+    assert len(await bot.store.pruned_since(START - timedelta(days=1))) == 2  # still kept
+    bot.clock.advance(days=2)
+    await bot.lifecycle.prune_due()
+    assert await bot.store.pruned_since(START - timedelta(days=1)) == []
 
 
 async def test_the_days_prune_is_spread_over_rounds_and_listed_once(

@@ -324,6 +324,9 @@ async def test_a_check_in_after_the_absence_once_per_absence(tmp_path: Path) -> 
         assert "3 days" in w.courier.sent[0][1].reply.text  # the offline model says why
         w.clock.advance(days=1)
         assert await w.outreach.tick() == 0  # once per absence
+        now = w.clock.now()
+        # Settled: not read again this absence, even by a process that never wrote it.
+        assert await w.store.checkins_due("pip", "telegram", heard_before=now, limit=9) == []
         await talked(w, w.clock.now())  # they came back
         w.clock.advance(days=3, hours=1)
         assert await w.outreach.tick() == 1  # a new absence

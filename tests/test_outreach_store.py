@@ -598,3 +598,68 @@ async def test_an_older_postgres_database_knows_whose_its_intentions_were(
         assert await _said_by(store) == _EXPECTED
     finally:
         await store.close()
+
+
+async def test_old_settled_entries_are_trimmed_and_what_could_come_due_again_is_kept(
+    store: Storage,
+) -> None:
+    old, cutoff = T0 - timedelta(days=100), T0 - timedelta(days=90)
+    await store.heard("miao", "telegram", "7", old - timedelta(days=30), private=True)
+    states: dict[str, OutreachState | None] = {
+        "intention:1": "sent",
+        "reminder:2": "refused",
+        "special:3:2026": "dropped",
+        "intention:4": "sending",  # may have gone: kept, or it could go twice
+        "intention:5": None,  # claimed
+        "checkin:silent": "sent",  # they have not written since: the absence goes on
+    }
+    for key, state in states.items():
+        assert await claim(store, key, old)
+        if state is not None:
+            await store.outreach_state("miao", "telegram", "7", key, state, old)
+    assert await claim(store, "intention:6", T0)
+    await store.outreach_state("miao", "telegram", "7", "intention:6", "sent", T0)
+    assert await store.trim_outreach(cutoff) == 3
+    left = await store.outreach("miao", "telegram", "7", since=old)
+    assert sorted(e.key for e in left) == [
+        "checkin:silent",
+        "intention:4",
+        "intention:5",
+        "intention:6",
+    ]
+    await store.heard("miao", "telegram", "7", T0, private=True)  # they wrote again
+    assert await store.trim_outreach(cutoff) == 1
+    assert not await claim(store, "intention:4", T0 + timedelta(days=1), by="b")
+
+
+async def test_check_ins_due_are_read_through_an_index_and_leave_it_once_settled(
+    store: Storage,
+) -> None:
+    since = T0 - timedelta(days=3)
+    await store.heard("miao", "telegram", "1", T0 - timedelta(days=4), private=True)
+    await store.heard("miao", "telegram", "2", T0 - timedelta(days=5), private=True)
+    await store.heard("miao", "telegram", "3", T0 - timedelta(days=5), private=False)
+    await store.heard("miao", "telegram", "4", T0 - timedelta(days=6), private=True)
+    await store.set_contact("miao", "telegram", "4", quiet=True, at=T0)  # asked for quiet
+    await store.heard("miao", "telegram", "5", T0, private=True)  # heard lately
+
+    async def due() -> list[str]:
+        found = await store.checkins_due("miao", "telegram", heard_before=since, limit=10)
+        return [c.user_id for c in found]
+
+    assert await due() == ["2", "1"]  # longest silent first
+    assert [
+        c.user_id for c in await store.checkins_due("miao", "telegram", heard_before=since, limit=1)
+    ] == ["2"]
+    await store.settle_checkin("miao", "telegram", "2", T0 - timedelta(days=5))
+    assert await due() == ["1"]
+    await store.heard("miao", "telegram", "2", T0 - timedelta(days=4, hours=1), private=True)
+    assert await due() == ["2", "1"]  # heard again, then silent again: a new absence
+    if isinstance(store, Store):
+        plan = await store._all(
+            "EXPLAIN QUERY PLAN SELECT user_id FROM contacts WHERE persona = ?"
+            " AND platform = ? AND last_heard < ? AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)",
+            ("miao", "telegram", 0.0),
+        )
+        assert "contacts_checkin_due" in " ".join(str(row) for row in plan)

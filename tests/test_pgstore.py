@@ -422,6 +422,8 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
         # The schema as it was then: without what the migrations after it made.
         await conn.execute("DROP TRIGGER memories_touched ON memories")
         await conn.execute("DROP FUNCTION kizuna_memories_touched()")
+        await conn.execute("DROP TRIGGER rooms_changed ON channel_floor")
+        await conn.execute("DROP FUNCTION kizuna_rooms_changed()")
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         await conn.execute("DROP TABLE intentions, contacts, outreach")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)

@@ -172,8 +172,10 @@ class Outreach:
         now = self._clock.now()
         absence = timedelta(days=persona.outreach.checkin_days)
         for platform, courier in couriers.items():
-            for contact in await self._store.contacts(
-                persona.key, platform, heard_before=now - absence
+            # Through an index: a contact whose check-in of this absence is settled is not
+            # read again until heard from again.
+            for contact in await self._store.checkins_due(
+                persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
             ):
                 if contact.last_heard is None:
                     continue
@@ -183,6 +185,10 @@ class Outreach:
                 topic = Topic(f"checkin:{contact.last_heard.isoformat()}", "checkin", days=days)
                 if await self._write(persona, courier, contact.user_id, topic, contact):
                     sent += 1
+                if (persona.key, platform, contact.user_id, topic.key) in self._settled:
+                    await self._store.settle_checkin(
+                        persona.key, platform, contact.user_id, contact.last_heard
+                    )
         return sent
 
     async def _write(

@@ -178,6 +178,7 @@ TABLES: Sequence[_Table] = (
             "refused_at",
             "updated_at",
             "voice",
+            "checked_in",
         ),
     ),
     _plain(

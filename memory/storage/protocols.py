@@ -226,6 +226,10 @@ class JournalStore(Protocol):
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]: ...
 
+    async def trim_pruned(self, before: datetime) -> int:
+        """Delete the prune's records from before `before` (a bounded history); how many."""
+        ...
+
 
 class BankStore(MemoryStore, JournalStore, Protocol):
     """What the memory bank and its encoder keep: memories, diary pages and profiles."""
@@ -299,6 +303,11 @@ class RoomStore(Protocol):
     """Per room and per person choices: which persona a channel is bound to, when a persona
     speaks in a room, and whether a user lets their private memories into their own
     conversations in groups."""
+
+    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+        """Call `changed(persona, room)` when another process changes a room's group
+        settings for a persona (kept in each process's memory)."""
+        ...
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None: ...
 
@@ -392,7 +401,23 @@ class ContactStore(Protocol):
         self, persona: str, platform: str, *, private: bool = True, heard_before: datetime
     ) -> list[Contact]:
         """The persona's contacts on a platform (only those who talked privately, by
-        default) last heard before `heard_before`: those a check-in may be due to."""
+        default) last heard before `heard_before`."""
+        ...
+
+    async def checkins_due(
+        self, persona: str, platform: str, *, heard_before: datetime, limit: int
+    ) -> list[Contact]:
+        """Those a check-in may be due to, through an index: the persona's contacts on a
+        platform who talked privately, are not quiet, were last heard before `heard_before`,
+        and whose absence has no settled check-in (`settle_checkin`); longest silent first,
+        at most `limit`."""
+        ...
+
+    async def settle_checkin(
+        self, persona: str, platform: str, user_id: str, heard: datetime
+    ) -> None:
+        """The check-in of the absence since `heard` (their last_heard) is settled: written,
+        refused or dropped. They are due again once heard after it."""
         ...
 
     async def claim_outreach(
@@ -428,6 +453,13 @@ class ContactStore(Protocol):
     ) -> list[Outreach]:
         """The ledger's entries for one person changed since `since`, newest first: how many
         went out this week, and what."""
+        ...
+
+    async def trim_outreach(self, before: datetime) -> int:
+        """Delete the ledger's settled entries (sent, refused, dropped) last changed before
+        `before` whose key cannot come due again: all but a check-in of an absence still going
+        on (the contact not heard from since). Claimed and sending ones stay, whatever their
+        age: they keep a message from going out twice. Returns how many."""
         ...
 
 

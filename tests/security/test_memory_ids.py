@@ -142,6 +142,8 @@ UNSCOPED = {
     # scope at once (nothing is returned but to be written back to the same row).
     "WHERE search IS NULL ORDER BY id": "the rows to fill, read by fill_search only",
     "UPDATE memories SET search = setweight(": "each row's own",
+    # The daily upkeep's bounded history: every scope's old prune records go, nothing read.
+    "DELETE FROM pruned WHERE pruned_at < ": "records past the history kept, counted only",
 }
 
 

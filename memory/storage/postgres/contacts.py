@@ -135,6 +135,33 @@ class PgContacts(PgBase):
         )
         return [contact_row(r) for r in rows]
 
+    async def checkins_due(
+        self, persona: str, platform: str, *, heard_before: datetime, limit: int
+    ) -> list[Contact]:
+        rows = await self._pool.fetch(
+            f"SELECT {CONTACT_COLUMNS} FROM contacts WHERE persona = $1 AND platform = $2"
+            " AND last_heard < $3 AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)"
+            " ORDER BY last_heard, user_id LIMIT $4",
+            persona,
+            platform,
+            timestamp(heard_before),
+            limit,
+        )
+        return [contact_row(r) for r in rows]
+
+    async def settle_checkin(
+        self, persona: str, platform: str, user_id: str, heard: datetime
+    ) -> None:
+        await self._pool.execute(
+            "UPDATE contacts SET checked_in = $1"
+            " WHERE persona = $2 AND platform = $3 AND user_id = $4",
+            timestamp(heard),
+            persona,
+            platform,
+            user_id,
+        )
+
     async def claim_outreach(
         self,
         persona: str,
@@ -183,6 +210,17 @@ class PgContacts(PgBase):
             user_id,
             key,
         )
+
+    async def trim_outreach(self, before: datetime) -> int:
+        rows = await self._pool.fetch(
+            "DELETE FROM outreach WHERE at < $1 AND state IN ('sent', 'refused', 'dropped')"
+            " AND NOT (key LIKE 'checkin:%' AND EXISTS (SELECT 1 FROM contacts c"
+            " WHERE c.persona = outreach.persona AND c.platform = outreach.platform"
+            " AND c.user_id = outreach.user_id AND c.last_heard <= outreach.at))"
+            " RETURNING 1",
+            timestamp(before),
+        )
+        return len(rows)
 
     async def outreach(
         self, persona: str, platform: str, user_id: str, *, since: datetime

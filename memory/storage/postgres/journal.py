@@ -69,6 +69,12 @@ class PgJournal(PgBase):
         day = await self._pool.fetchval("SELECT day FROM prune_days WHERE scope = $1", scope)
         return None if day is None else date.fromisoformat(day)
 
+    async def trim_pruned(self, before: datetime) -> int:
+        rows = await self._pool.fetch(
+            "DELETE FROM pruned WHERE pruned_at < $1 RETURNING 1", timestamp(before)
+        )
+        return len(rows)
+
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]:

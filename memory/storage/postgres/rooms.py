@@ -4,6 +4,7 @@ memories into groups."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from memory.storage.postgres.base import PgBase
@@ -57,6 +58,20 @@ class PgRooms(PgBase):
             await self._pool.execute(
                 'DELETE FROM dm_sharing WHERE persona = $1 AND "user" = $2', persona, user
             )
+
+    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+        instance = self.instance
+
+        def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+            writer, _, rest = payload.partition("|")
+            persona, _, room = rest.partition("|")
+            if writer != instance and room:
+                changed(persona, room)
+
+        async with self._session_busy:
+            session = await self._own_connection()
+            self._hearing.append(("kizuna_rooms", heard))  # heard again on a new connection
+            await session.add_listener("kizuna_rooms", heard)
 
     async def channel_floor(self, persona: str, room: str) -> str | None:
         settings = await self._pool.fetchval(

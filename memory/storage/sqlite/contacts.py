@@ -139,6 +139,28 @@ class SqliteContacts(SqliteBase):
         )
         return [contact_row(r) for r in rows]
 
+    async def checkins_due(
+        self, persona: str, platform: str, *, heard_before: datetime, limit: int
+    ) -> list[Contact]:
+        rows = await self._all(
+            f"SELECT {CONTACT_COLUMNS} FROM contacts WHERE persona = ? AND platform = ?"
+            " AND last_heard < ? AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)"
+            " ORDER BY last_heard, user_id LIMIT ?",
+            (persona, platform, timestamp(heard_before), limit),
+        )
+        return [contact_row(r) for r in rows]
+
+    @serialised
+    async def settle_checkin(
+        self, persona: str, platform: str, user_id: str, heard: datetime
+    ) -> None:
+        await self._db.execute(
+            "UPDATE contacts SET checked_in = ? WHERE persona = ? AND platform = ? AND user_id = ?",
+            (timestamp(heard), persona, platform, user_id),
+        )
+        await self._db.commit()
+
     @serialised
     async def claim_outreach(
         self,
@@ -177,6 +199,19 @@ class SqliteContacts(SqliteBase):
             (state, timestamp(at), persona, platform, user_id, key),
         )
         await self._db.commit()
+
+    @serialised
+    async def trim_outreach(self, before: datetime) -> int:
+        rows = await self._all(
+            "DELETE FROM outreach WHERE at < ? AND state IN ('sent', 'refused', 'dropped')"
+            " AND NOT (key LIKE 'checkin:%' AND EXISTS (SELECT 1 FROM contacts c"
+            " WHERE c.persona = outreach.persona AND c.platform = outreach.platform"
+            " AND c.user_id = outreach.user_id AND c.last_heard <= outreach.at))"
+            " RETURNING 1",
+            (timestamp(before),),
+        )
+        await self._db.commit()
+        return len(rows)
 
     async def outreach(
         self, persona: str, platform: str, user_id: str, *, since: datetime

@@ -16,7 +16,7 @@ from memory.storage.rows import (
     profile_row,
     timestamp,
 )
-from memory.storage.sqlite.base import SqliteBase, placeholders
+from memory.storage.sqlite.base import SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteJournal"]
 
@@ -65,6 +65,14 @@ class SqliteJournal(SqliteBase):
     async def last_prune(self, scope: str) -> date | None:
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
         return None if row is None else date.fromisoformat(row[0])
+
+    @serialised
+    async def trim_pruned(self, before: datetime) -> int:
+        rows = await self._all(
+            "DELETE FROM pruned WHERE pruned_at < ? RETURNING 1", (timestamp(before),)
+        )
+        await self._db.commit()
+        return len(rows)
 
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000

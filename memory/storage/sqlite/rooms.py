@@ -4,6 +4,7 @@ memories into groups."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from memory.storage.rows import timestamp
@@ -53,6 +54,10 @@ class SqliteRooms(SqliteBase):
                 "DELETE FROM dm_sharing WHERE persona = ? AND user = ?", (persona, user)
             )
         await self._db.commit()
+
+    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+        """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
+        other processes' changes)."""
 
     async def channel_floor(self, persona: str, room: str) -> str | None:
         row = await self._one(
