@@ -31,9 +31,28 @@ substring. The classes of attack, and where each is tried:
   some cannot read never reaches the other's reply in a channel they can; what one said of a
   user (from its memories of them) is never archived nor encoded by the other, so after that
   user's /wipe no /recall in the tavern and no file holds it (test_relays).
+- Derived things acting for the wrong person: a reminder Bob asks for Alice in a group is no
+  reminder of hers (only the member whose own message asked for it or told of it), and only
+  what a user asked for themself passes their night and `/quiet`
+  (tests/test_outreach_sender.py: test_in_a_group_a_reminder_goes_only_to_who_asked_for_it,
+  test_a_reminder_of_another_members_words_is_never_written_to_them); a burst of two members
+  is answered by a turn that offers no tool acting for a person, a tool call acts for the one
+  person whose words it answers, and admin-only tools follow the commands' admin rule on
+  ordinary messages (tests/test_discord.py, tests/test_telegram.py:
+  test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them,
+  test_an_admin_only_tool_is_for_...).
+- Channels with different readers: what Alice said in #mods never comes up in a reply in
+  #general, unless the persona shares a server's channels; a Telegram group's topics are one
+  place (tests/test_discord.py:
+  test_what_alice_says_in_mods_comes_up_in_general_only_where_channels_are_shared,
+  test_a_memory_of_the_server_with_no_channel_stays_out_until_wiped; tests/test_telegram.py:
+  test_a_groups_topics_are_one_place_for_a_members_memories).
+- A line under a name taken for a while: a memory shows under its speaker's name now, by id,
+  the old name only an alias (tests/test_discord.py, the rename test after the channels').
 - Forgotten words left behind: after `/forget`, `/wipe`, the inspector's delete and the daily
   prune, no file of the data folder (the database, its -wal and -shm, the index files) holds
-  the words or the vector, nor the transcript they came from; an upgraded database is vacuumed
+  the words or the vector, nor the transcript they came from, nor the intentions made from
+  that conversation; an upgraded database is vacuumed
   of what older versions deleted; on PostgreSQL no row holds them
   (test_forgetting_leaves_nothing).
 - Listeners open to a network: the web client refuses an address other than loopback without
