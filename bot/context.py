@@ -1,6 +1,7 @@
 """The chat prompt, built within its token budget: the system prompt (bot.prompts' text, with
-a card's placeholders filled and the lorebook entries the recent turns bring up), then as many
-of the latest turns as fit; and the emotion tag the reply is asked to begin with, read back.
+a card's placeholders filled), then as many of the latest turns as fit, with a note of the
+turn's own (the time, the memories, the lorebook entries the recent turns bring up...) before
+the newest; and the emotion tag the reply is asked to begin with, read back.
 
 What users wrote, and what models wrote from it (recaps, summaries, notes, documents), is put
 in through memory.quoting: quoted, one line each, so no text of theirs opens a section of the
@@ -21,12 +22,13 @@ from bot.persona import Persona
 from bot.prompts import (
     greeting_section,
     lore_section,
+    now_line,
     people_section,
+    persona_text,
     recap_section,
     speaker_names,
     state_section,
     summary_section,
-    system_text,
 )
 from bot.sessions import Turn
 from memory.quoting import flat, quote
@@ -36,6 +38,8 @@ __all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
 # A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
 # "*smiles*" after a bare tag keeps its first.
 _TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
+# Past the budget, the oldest turns go about a budget's this-many-th part at a time.
+HISTORY_STEPS = 4
 
 
 @dataclass(slots=True, frozen=True)
@@ -50,20 +54,26 @@ def _filled(text: str, persona: Persona, user_name: str) -> str:
     return cards.resolve_placeholders(text, persona.identity.name, user_name or persona.user.name)
 
 
-def _lore_text(persona: Persona, turns: Sequence[Turn], user_name: str) -> str:
-    """The persona's lorebook entries the recent turns bring up, within the book's budget."""
+def _lore_texts(persona: Persona, turns: Sequence[Turn], user_name: str) -> tuple[str, str]:
+    """The persona's lorebook entries the recent turns bring up, within the book's budget:
+    (the constant ones, which stay from turn to turn; the ones these turns brought up)."""
     book = persona.lorebook
     if not book.entries:
-        return ""
+        return "", ""
     found = cards.active_entries(
         lore_book(book),
         [t.text for t in turns],
         budget_tokens=book.token_budget,
         count_tokens=estimate_tokens,
     )
-    if not found:
-        return ""
-    return _filled(lore_section([e.content for e in found]), persona, user_name)
+
+    def section(contents: list[str]) -> str:
+        return _filled(lore_section(contents), persona, user_name) if contents else ""
+
+    return (
+        section([e.content for e in found if e.constant]),
+        section([e.content for e in found if not e.constant]),
+    )
 
 
 def _turn_message(
@@ -101,10 +111,15 @@ def build_chat_prompt(
     aliases: Mapping[str, Sequence[str]] | None = None,
     followup: str = "",
 ) -> Prompt:
-    """System prompt (with the recalled `memories` text, already within its own budget, the
-    `recap` of the conversation before and the running `summary` of this one's older turns),
-    then as many of the most recent turns as fit in `budget` tokens. `followup`: the line of
-    something due to bring up now (bot.prompts.followup), last, where it is not overlooked.
+    """The prompt, ordered from what changes least to what changes every turn, so that a
+    provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
+    its constant lore, the greeting, the `recap` of the conversation before and the running
+    `summary` of this one's older turns: all of it the same through a conversation, the
+    summary until it is folded again), then as many of the turns as fit in `budget` tokens,
+    older ones dropped in large steps (`_first_kept`); and before the newest turn a note of
+    this turn's own: the time, the state, the people's other names, the lore the turns bring
+    up, the recalled `memories` (already within their own budget) and `followup`, the line
+    of something due to bring up now (bot.prompts.followup).
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering. In a group each line names its speaker as they go by now; in a group
@@ -112,45 +127,67 @@ def build_chat_prompt(
     had earlier in these turns are shown beside the name they go by now.
     """
     user_name = flat(user_name)
-    system = _filled(system_text(persona, group, now), persona, user_name)
-    lore = _lore_text(persona, turns, user_name)
-    if lore:
-        system += "\n\n" + lore
+    system = _filled(persona_text(persona, group), persona, user_name)
+    constant, brought_up = _lore_texts(persona, turns, user_name)
+    if constant:
+        system += "\n\n" + constant
     if persona.card.first_message.strip() and not recap and not summary:
         greeting = _filled(persona.card.first_message.strip(), persona, user_name)
         system += "\n\n" + greeting_section(greeting)
-    if persona.state:
-        system += "\n\n" + state_section(persona.state, state)
-    people = people_section(turns, aliases or {})
-    if people:
-        system += "\n\n" + people
-    if memories:
-        system += "\n\n" + memories
     if recap:
         system += "\n\n" + recap_section(recap)
     if summary:
         system += "\n\n" + summary_section(summary)
-    if followup:
-        system += "\n\n" + followup
+    note = [now_line(now)]
+    if persona.state:
+        note.append(state_section(persona.state, state))
+    note.append(people_section(turns, aliases or {}))
+    note.extend((brought_up, memories, followup))
     head = [Message("system", system)]
+    this_turn = [Message("system", "\n\n".join(part for part in note if part))]
     after = persona.card.post_history_instructions.strip()
     tail = [Message("system", _filled(after, persona, user_name))] if after else []
-    used = estimate_messages([*head, *tail])
-    chosen: list[Message] = []
+    used = estimate_messages([*head, *this_turn, *tail])
     names = speaker_names(turns) if group else {}
-    for turn in reversed(turns):
-        message = _turn_message(turn, group, names)
-        cost = estimate_tokens(message.content) + MESSAGE_OVERHEAD
-        if used + cost > budget:
-            if not chosen:
-                room = max(budget - used - MESSAGE_OVERHEAD, 16)
-                chosen.append(_turn_message(turn, group, names, room))
-                used = budget
-            break
-        chosen.append(message)
-        used += cost
-    chosen.reverse()
-    return Prompt((*head, *chosen, *tail), used, len(turns) - len(chosen))
+    messages = [_turn_message(turn, group, names) for turn in turns]
+    costs = [estimate_tokens(m.content) + MESSAGE_OVERHEAD for m in messages]
+    first = _first_kept(turns, costs, budget - used, step=max(budget // HISTORY_STEPS, 1))
+    chosen = messages[first:]
+    if chosen:
+        used += sum(costs[first:])
+    elif turns:  # the newest turn alone is over budget: its end, cut to fit
+        room = max(budget - used - MESSAGE_OVERHEAD, 16)
+        chosen = [_turn_message(turns[-1], group, names, room)]
+        used = budget
+    earlier, newest = chosen[:-1], chosen[-1:]
+    return Prompt((*head, *earlier, *this_turn, *newest, *tail), used, len(turns) - len(chosen))
+
+
+def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step: int) -> int:
+    """The index of the oldest turn that goes in: 0 while every turn fits in `room` tokens;
+    past it, the earliest of the marks that lets the rest fit, so the turns a prompt begins
+    with (what a prompt cache reuses) stay the same for many turns, rather than moving by
+    one turn a message. The marks are the first user turns after each `step` tokens of the
+    conversation counted from its start: they stay where they are as turns are added. When
+    no mark lets the rest fit, as many of the newest turns as fit (len(turns): not even the
+    newest)."""
+    if sum(costs) <= room:
+        return 0
+    marks: list[int] = []
+    counted, next_mark = 0, step
+    for i, turn in enumerate(turns):
+        if counted >= next_mark and turn.role == "user":
+            marks.append(i)
+            next_mark = (counted // step + 1) * step
+        counted += costs[i]
+    for mark in marks:
+        if sum(costs[mark:]) <= room:
+            return mark
+    first, kept = len(turns), 0
+    while first > 0 and kept + costs[first - 1] <= room:
+        first -= 1
+        kept += costs[first]
+    return first
 
 
 def _truncate(text: str, tokens: int) -> str:

@@ -28,7 +28,7 @@ async def remember(bot: Bot, text: str, **event: object) -> int:
 
 
 def system_of(bot: Bot, call: int = -1) -> str:
-    return bot.model.calls[call].messages[0].content
+    return bot.model.calls[call].system
 
 
 async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> N
     intent, chat = bot.model.calls[-2:]
     assert intent.json_mode and "search queries" in intent.messages[0].content
     assert bot.router.purposes["intent"].calls == 1
-    system = chat.messages[0].content
+    system = chat.system
     assert "skiing in Hokkaido" in system and "lemon cake" in system
     assert "grey all week" not in system
     scope = bot.engine.event_scope(make_event())

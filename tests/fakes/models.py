@@ -44,6 +44,17 @@ class ModelCall:
         """Every message's content, joined: handy for `"x" in call.text`."""
         return "\n".join(m.content for m in self.messages)
 
+    @property
+    def system(self) -> str:
+        """The system messages' content, joined: a chat prompt's system prompt and the note
+        before its newest turn (the time, the memories recalled, what is due)."""
+        return "\n\n".join(m.content for m in self.messages if m.role == "system")
+
+    @property
+    def turns(self) -> list[Message]:
+        """The messages that are not the system's: the conversation, and tool rounds."""
+        return [m for m in self.messages if m.role != "system"]
+
 
 class ScriptedChatModel:
     """A `ChatModel` answering from a script, then with `default`."""

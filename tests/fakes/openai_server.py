@@ -181,6 +181,16 @@ def images_of(body: Any) -> list[bytes]:
     return found
 
 
+def system_of(body: dict[str, Any]) -> str:
+    """A chat request's system messages' text, joined: a chat prompt's system prompt and the
+    note before its newest turn (the time, the memories recalled, what is due)."""
+    return "\n\n".join(
+        _content_text(m.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") == "system"
+    )
+
+
 def echo_reply(body: dict[str, Any]) -> str:
     """The default reply: "[NEUTRAL] echo: <last user message>"."""
     messages = body.get("messages") or []
