@@ -424,7 +424,7 @@ class FixedModel:
 
 
 async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
-    big = FixedModel("big", Usage(100, 20))
+    big = FixedModel("big", Usage(100, 20, cached_tokens=64))
     small = FixedModel("small", Usage(7, 1))
     router = ModelRouter({"chat": big, "tools": big, "summary": big, "intent": small})
     assert isinstance(big, ChatModel)
@@ -449,8 +449,10 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
         100,
         20,
     )
+    assert (chat.cached_tokens, tools.cached_tokens) == (128, 64)  # of their prompts' tokens
     assert (summary.calls, summary.failures, summary.prompt_tokens) == (0, 0, 0)
     assert (intent.calls, intent.prompt_tokens, intent.completion_tokens) == (1, 7, 1)
+    assert router.purposes["chat"].cached_tokens == 128
     assert (vision.calls, vision.images) == (0, 0)
     assert (big.calls, small.calls) == (4, 1)
 

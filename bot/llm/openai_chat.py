@@ -253,9 +253,24 @@ def _completion(response: Any, model: str) -> Completion:
         usage=Usage(
             prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
             completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+            cached_tokens=_cached(usage),
         ),
         model=getattr(response, "model", None) or model,
     )
+
+
+def _cached(usage: Any) -> int:
+    """The prompt's tokens the provider read from its prompt cache: OpenAI's (and Zhipu's)
+    `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):  # (a compatible server's shape the SDK does not know)
+        cached = _count(details.get("cached_tokens"))
+    else:
+        cached = _count(getattr(details, "cached_tokens", 0))
+    if not cached and usage is not None:
+        extra = getattr(usage, "model_extra", None) or {}
+        cached = _count(extra.get("prompt_cache_hit_tokens"))
+    return cached
 
 
 def _text(content: Any) -> str:
