@@ -40,6 +40,8 @@ __all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
 _TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
 # Past the budget, the oldest turns go about a budget's this-many-th part at a time.
 HISTORY_STEPS = 4
+# Memories an earlier turn's note showed that come to mind first again are shown again.
+RESHOWN = 3
 
 
 @dataclass(slots=True, frozen=True)
@@ -47,6 +49,9 @@ class Prompt:
     messages: tuple[Message, ...]
     tokens: int  # estimated
     turns_dropped: int  # oldest turns left out to stay within the budget
+    # What of the newest turn's note is kept with it (`Turn.note`) for the prompts after: the
+    # memories recalled (those the earlier notes did not show), not what changes every turn.
+    note: str = ""
 
 
 def _filled(text: str, persona: Persona, user_name: str) -> str:
@@ -116,10 +121,12 @@ def build_chat_prompt(
     its constant lore, the greeting, the `recap` of the conversation before and the running
     `summary` of this one's older turns: all of it the same through a conversation, the
     summary until it is folded again), then as many of the turns as fit in `budget` tokens,
-    older ones dropped in large steps (`_first_kept`); and before the newest turn a note of
-    this turn's own: the time, the state, the people's other names, the lore the turns bring
-    up, the recalled `memories` (already within their own budget) and `followup`, the line
-    of something due to bring up now (bot.prompts.followup).
+    older ones dropped in large steps (`_first_kept`), each with the note of what came to
+    mind as it was answered (`Turn.note`) before it; and before the newest turn its own note:
+    the recalled `memories` (already within their own budget) that those notes do not show
+    already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
+    state, the people's other names, the lore the turns bring up and `followup`, the line of
+    something due to bring up now (bot.prompts.followup).
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering. In a group each line names its speaker as they go by now; in a group
@@ -138,29 +145,83 @@ def build_chat_prompt(
         system += "\n\n" + recap_section(recap)
     if summary:
         system += "\n\n" + summary_section(summary)
-    note = [now_line(now)]
+    ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
     if persona.state:
-        note.append(state_section(persona.state, state))
-    note.append(people_section(turns, aliases or {}))
-    note.extend((brought_up, memories, followup))
+        ephemeral.append(state_section(persona.state, state))
+    ephemeral += [people_section(turns, aliases or {}), brought_up, followup]
     head = [Message("system", system)]
-    this_turn = [Message("system", "\n\n".join(part for part in note if part))]
     after = persona.card.post_history_instructions.strip()
     tail = [Message("system", _filled(after, persona, user_name))] if after else []
-    used = estimate_messages([*head, *this_turn, *tail])
     names = speaker_names(turns) if group else {}
     messages = [_turn_message(turn, group, names) for turn in turns]
-    costs = [estimate_tokens(m.content) + MESSAGE_OVERHEAD for m in messages]
+    # The notes of the earlier turns, before each as it was shown then; the newest's is new.
+    notes = [
+        Message("system", t.note) if t.note and i < len(turns) - 1 else None
+        for i, t in enumerate(turns)
+    ]
+    costs = [
+        estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
+        for m, n in zip(messages, notes, strict=True)
+    ]
+    # (room kept for the memories whole: what earlier notes hold is left out of them after)
+    used = estimate_messages([*head, _note(memories, *ephemeral), *tail])
     first = _first_kept(turns, costs, budget - used, step=max(budget // HISTORY_STEPS, 1))
-    chosen = messages[first:]
-    if chosen:
+    shown = {key for n in notes[first:] if n is not None for key in _keys(n.content)}
+    recalled = _unseen(memories, shown)
+    this_turn = [_note(recalled, *ephemeral)]
+    used = estimate_messages([*head, *this_turn, *tail])
+    earlier: list[Message] = []
+    for message, note in zip(messages[first:-1], notes[first:-1], strict=True):
+        earlier += [note, message] if note else [message]
+    newest = messages[-1:] if first < len(turns) else []
+    if newest:
         used += sum(costs[first:])
     elif turns:  # the newest turn alone is over budget: its end, cut to fit
         room = max(budget - used - MESSAGE_OVERHEAD, 16)
-        chosen = [_turn_message(turns[-1], group, names, room)]
+        newest = [_turn_message(turns[-1], group, names, room)]
         used = budget
-    earlier, newest = chosen[:-1], chosen[-1:]
-    return Prompt((*head, *earlier, *this_turn, *newest, *tail), used, len(turns) - len(chosen))
+    kept = len(turns) - first if first < len(turns) else len(newest)
+    messages_out = (*head, *earlier, *this_turn, *newest, *tail)
+    return Prompt(messages_out, used, len(turns) - kept, recalled)
+
+
+def _note(*parts: str) -> Message:
+    """The parts that are not empty, as one system message."""
+    return Message("system", "\n\n".join(part for part in parts if part))
+
+
+# A listed line's own words: a memory's age and strength (which change) left aside.
+_LISTED = re.compile(r"^- (?:\[[^\]\n]*\] )?")
+
+
+def _keys(note: str) -> set[str]:
+    """What a note shows: each listed line's words, and each part with no list."""
+    keys: set[str] = set()
+    for part in note.split("\n\n"):
+        _, *lines = part.split("\n")
+        keys.update(_LISTED.sub("", line) for line in lines) if lines else keys.add(part)
+    return keys
+
+
+def _unseen(section: str, shown: set[str]) -> str:
+    """`section` (parts of a heading and its lines) without what the earlier turns' notes in
+    the prompt show already: their lines left out, but for the first RESHOWN of a list (the
+    best for this message stay right before it, in their order); a part left out when none
+    of it is new."""
+    parts: list[str] = []
+    for part in section.split("\n\n") if section else []:
+        heading, *lines = part.split("\n")
+        listed = all(line.startswith("- ") for line in lines)
+        new = [
+            line
+            for i, line in enumerate(lines)
+            if (listed and i < RESHOWN) or _LISTED.sub("", line) not in shown
+        ]
+        if new:
+            parts.append("\n".join([heading, *new]))
+        elif not lines and part not in shown:
+            parts.append(part)
+    return "\n\n".join(parts)
 
 
 def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step: int) -> int:

@@ -186,9 +186,10 @@ class OfflineChatModel:
         return Completion(text=text, usage=usage, model=self._model)
 
     def _reply(self, messages: Sequence[Message]) -> str:
-        # The persona's system prompt first, then the turn's own note (bot.context: the time,
-        # the memories recalled, what is due) and the card's words after the history.
-        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        # The system messages newest first: the card's words after the history, the newest
+        # turn's note (bot.context: the memories recalled, the time, what is due), the notes
+        # of the turns before it, the persona's system prompt.
+        system = "\n\n".join(m.content for m in reversed(messages) if m.role == "system")
         name_match = _NAME.search(system)  # a card's own instructions may come first
         name = name_match.group(1) if name_match else "your companion"
         lang = _ZH if "Always reply in Chinese" in system else _EN

@@ -51,6 +51,12 @@ class ModelCall:
         return "\n\n".join(m.content for m in self.messages if m.role == "system")
 
     @property
+    def note(self) -> str:
+        """A chat prompt's note of its newest turn (bot.context): what came to mind for it that
+        the earlier turns' notes do not show, the time, what is due."""
+        return self.messages[-2].content if self.messages[-2].role == "system" else ""
+
+    @property
     def turns(self) -> list[Message]:
         """The messages that are not the system's: the conversation, and tool rounds."""
         return [m for m in self.messages if m.role != "system"]
