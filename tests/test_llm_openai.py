@@ -214,6 +214,22 @@ async def test_extra_body_reaches_server(fake_openai: FakeOpenAI) -> None:
     assert body["do_sample"] is False
 
 
+async def test_a_prompt_cache_key_names_the_prompts_beginning(fake_openai: FakeOpenAI) -> None:
+    """With `cache_key`, each request says OpenAI's `prompt_cache_key`: the same for prompts
+    that begin alike (a conversation's next turn), another for another beginning; a hash,
+    naming no one. Without it, nothing is added (others may refuse a field they don't know)."""
+    persona, alice = Message("system", "You are Miao."), Message("user", "hi, I'm Alice")
+    model = model_for(fake_openai, cache_key=True, extra_body={"do_sample": False})
+    await model.complete([persona, alice])
+    await model.complete([persona, alice, Message("assistant", "hi!"), Message("user", "bye")])
+    await model.complete([persona, Message("user", "hi, I'm Bob")])
+    await model_for(fake_openai).complete([persona, alice])
+    keys = [body.get("prompt_cache_key") for body in fake_openai.chat_requests]
+    assert keys[0] == keys[1] != keys[2] and keys[3] is None
+    assert all(len(key) == 32 and "Alice" not in key for key in keys[:3])
+    assert fake_openai.chat_requests[0]["do_sample"] is False  # (the provider's own, kept)
+
+
 async def test_rate_limit_retried_honouring_retry_after(fake_openai: FakeOpenAI) -> None:
     fake_openai.fail(429, retry_after=0.25)
     sleeps = Sleeps()

@@ -326,7 +326,20 @@ def _make_model(
         retry_base_delay=provider.retry_base_delay,
         rng=rng,
         extra_body=provider.extra_body or None,
+        cache_key=_cache_key(provider, environ),
     )
+
+
+def _cache_key(provider: ProviderConfig, environ: Mapping[str, str]) -> bool:
+    """Whether `prompt_cache_key` goes with the provider's requests: as configured, else only
+    to OpenAI's own endpoint."""
+    if provider.cache_key is not None:
+        return provider.cache_key
+    chosen = provider.base_url or (
+        environ.get("OPENAI_BASE_URL", "") if provider.kind == "openai" else ""
+    )
+    own = not chosen or urlsplit(chosen).hostname == "api.openai.com"
+    return provider.kind == "openai" and own
 
 
 async def build_router(
