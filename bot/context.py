@@ -115,6 +115,7 @@ def build_chat_prompt(
     recap: str = "",
     aliases: Mapping[str, Sequence[str]] | None = None,
     followup: str = "",
+    passages: str = "",
 ) -> Prompt:
     """The prompt, ordered from what changes least to what changes every turn, so that a
     provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
@@ -126,7 +127,8 @@ def build_chat_prompt(
     the recalled `memories` (already within their own budget) that those notes do not show
     already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
     state, the people's other names, the lore the turns bring up and `followup`, the line of
-    something due to bring up now (bot.prompts.followup).
+    something due to bring up now (bot.prompts.followup), and the `passages` of a document
+    being read (chosen for each question anew: not kept).
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering. In a group each line names its speaker as they go by now; in a group
@@ -148,7 +150,7 @@ def build_chat_prompt(
     ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
     if persona.state:
         ephemeral.append(state_section(persona.state, state))
-    ephemeral += [people_section(turns, aliases or {}), brought_up, followup]
+    ephemeral += [people_section(turns, aliases or {}), brought_up, followup, passages]
     head = [Message("system", system)]
     after = persona.card.post_history_instructions.strip()
     tail = [Message("system", _filled(after, persona, user_name))] if after else []

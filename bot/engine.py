@@ -435,7 +435,8 @@ class Engine:
             budget=self.settings.context_tokens
             - self.settings.reply_tokens
             - IMAGE_TOKENS * sum(len(t.images) for _, t in taken),
-            memories=section,
+            memories=section if reading is None else "",
+            passages=section if reading is not None else "",
             summary=session.summary,
             recap=session.recap,
             aliases=aliases,

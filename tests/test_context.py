@@ -366,3 +366,22 @@ def test_constant_lore_stays_in_the_system_prompt_and_brought_up_lore_in_the_not
     assert "The glade is a clearing" in built.messages[0].content
     assert "The wolf is called Grey." in note(built)
     assert "The wolf" not in built.messages[0].content
+
+
+def test_a_turns_memories_are_kept_with_it_and_what_changes_every_turn_is_not() -> None:
+    """`Prompt.note` (kept with the newest turn, shown before it after) is what came to mind;
+    the time, what is due and a document's passages (chosen for each question) are not."""
+    built = build_chat_prompt(
+        make_persona(), [turn("hi")], {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories="What you remember:\n- tea", followup="Due now: the exam",
+        passages="Passages:\nthe stew's secret",
+    )  # fmt: skip
+    assert built.note == "What you remember:\n- tea"
+    assert all(words in note(built) for words in ("- tea", "the exam", "stew's secret"))
+    turns = [turn("hi"), turn("Hello!", role="assistant"), turn("and?")]
+    turns[0].note = built.note
+    later = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=5000
+    )
+    assert [m.content for m in later.messages[1:3]] == ["What you remember:\n- tea", "hi"]
+    assert "the exam" not in "\n".join(m.content for m in later.messages)
