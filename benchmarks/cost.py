@@ -24,8 +24,15 @@ written by the encoding call, so "diary" has no calls of its own), the memory bl
 the chat prompt, memories kept and forgotten per day, and the messages the persona wrote
 first. The last line is one JSON object: {"calls_per_message", "tokens_per_message",
 "memory_block_tokens_p95", "tool_calls_per_message", "unsolicited_per_user_per_week",
-"outreach_calls_per_user_per_week"} for `--persona`, and "media": the media share's figures;
-tool calls are also shown per tool.
+"outreach_calls_per_user_per_week", "cached_share"} for `--persona`, and "media": the media
+share's figures; tool calls are also shown per tool.
+
+The prompt cache: the fake server caches prompts as OpenAI does (a prefix seen before, of 1,024
+tokens and more in 128-token steps, counted as Kizuna estimates tokens) and reports
+`cached_tokens`; per persona it prints the mean share of each chat prompt that begins as the
+previous chat prompt of its conversation did, the mean share the cache reused (all chat
+prompts, and those over 2,000 tokens; `cached_share` in the last line), and the month's price
+of every call at gpt-4o-mini's prices with and without the cache.
 
 The media share is a run of its own, so the month's figures above stay as they were: each user
 sends `--media-messages` messages through the front (bot.front, as Telegram's adapter does),
