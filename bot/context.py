@@ -41,7 +41,7 @@ _TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
 # Past the budget, the oldest turns go about a budget's this-many-th part at a time.
 HISTORY_STEPS = 4
 # Memories an earlier turn's note showed that come to mind first again are shown again.
-RESHOWN = 3
+RESHOWN = 2
 
 
 @dataclass(slots=True, frozen=True)
