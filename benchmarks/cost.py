@@ -24,8 +24,15 @@ written by the encoding call, so "diary" has no calls of its own), the memory bl
 the chat prompt, memories kept and forgotten per day, and the messages the persona wrote
 first. The last line is one JSON object: {"calls_per_message", "tokens_per_message",
 "memory_block_tokens_p95", "tool_calls_per_message", "unsolicited_per_user_per_week",
-"outreach_calls_per_user_per_week"} for `--persona`, and "media": the media share's figures;
-tool calls are also shown per tool.
+"outreach_calls_per_user_per_week", "cached_share"} for `--persona`, and "media": the media
+share's figures; tool calls are also shown per tool.
+
+The prompt cache: the fake server caches prompts as OpenAI does (a prefix seen before, of 1,024
+tokens and more in 128-token steps, counted as Kizuna estimates tokens) and reports
+`cached_tokens`; per persona it prints the mean share of each chat prompt that begins as the
+previous chat prompt of its conversation did, the mean share the cache reused (all chat
+prompts, and those over 2,000 tokens; `cached_share` in the last line), and the month's price
+of every call at gpt-4o-mini's prices with and without the cache.
 
 The media share is a run of its own, so the month's figures above stay as they were: each user
 sends `--media-messages` messages through the front (bot.front, as Telegram's adapter does),
@@ -63,7 +70,7 @@ from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierC
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
-from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
+from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens, pieces
 from bot.persona import Persona, PersonaLibrary
 from bot.recollect import about_the_past, memory_section
 from bot.runtime import Runtime, load_personas, open_runtime
@@ -77,12 +84,18 @@ from tests.fakes.openai_server import (
     Reply,
     Text,
     ToolCalls,
+    prompt_tokens,
 )
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 PURPOSES = ("chat", "encoding", "diary", "state", "intent", "compression", "outreach")
 DEFAULT_PERSONAS = ("miao", "monikai")  # plain personas: the default-configuration target
 TARGET_CALLS = 1.2
+# The month's price, per million tokens: OpenAI's gpt-4o-mini (input, input read from the
+# prompt cache, output), in US dollars.
+PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT = 0.15, 0.075, 0.60
+TARGET_CACHED = 0.6  # of each chat prompt's tokens, a 1,024-token / 128-step cache reuses
+TARGET_CACHED_LONG = 0.8  # of those of the prompts over 2,000 tokens
 TARGET_MEMORY_TOKENS = 1500
 PAST_RATE = 0.05
 FACT_RATE = 0.3
@@ -259,6 +272,14 @@ class SimulatedModel(FakeOpenAI):
         self.recall_rate = 0.5  # of questions about the past, the chat model searches memory
         self.dice_rate = 0.1  # of messages to a persona with dice, the chat model rolls
         self.tool_calls: dict[str, int] = {}  # chat replies that were a tool call, by tool
+        # The prompt cache counts the tokens Kizuna estimates (bot.llm.tokens).
+        self.tokenize = pieces
+        # Whose conversation the chat calls are of (set while a user's message is answered),
+        # the last chat prompt of each, and each chat call's figures as the cache saw them.
+        self.speaker: str | None = None
+        self._last: dict[str, list[str]] = {}
+        self._asked: tuple[str, list[str]] | None = None
+        self.chat_prompts: list[PromptSeen] = []
 
     async def _take(
         self, request: web.Request, script: Any
@@ -287,6 +308,8 @@ class SimulatedModel(FakeOpenAI):
             return _usage(json.dumps({"queries": queries or [last_user]}), prompt)
         if "update_state" in tool_names:
             return self.state(tools, last_user, prompt)
+        if self.speaker is not None:  # a chat call of the conversation with `speaker`
+            self._asked = self.speaker, prompt_tokens(body, self.tokenize)
         last = messages[-1] if messages else {}
         if (
             "recall_memory" in tool_names
@@ -299,6 +322,20 @@ class SimulatedModel(FakeOpenAI):
         if rolls and self.rng.random() < self.dice_rate:
             return self.call("dice", {"notation": "d20", "mode": "advantage"}, prompt)
         return _usage(self.chat(system), prompt)
+
+    def _cache(self, body: dict[str, Any]) -> int:
+        cached = super()._cache(body)
+        if self._asked is not None:
+            speaker, tokens = self._asked
+            self._asked = None
+            before = self._last.get(speaker, [])
+            same = next(
+                (i for i, (a, b) in enumerate(zip(before, tokens, strict=False)) if a != b),
+                min(len(before), len(tokens)),
+            )
+            self.chat_prompts.append(PromptSeen(len(tokens), same, cached))
+            self._last[speaker] = tokens
+        return cached
 
     def call(self, name: str, arguments: dict[str, Any], prompt: int) -> ToolCalls:
         self.tool_calls[name] = self.tool_calls.get(name, 0) + 1
@@ -430,6 +467,17 @@ def _usage_calls(reply: ToolCalls, prompt: int) -> ToolCalls:
 # -- the simulation --------------------------------------------------------------------------
 
 
+@dataclass(slots=True, frozen=True)
+class PromptSeen:
+    """A chat prompt as a prompt cache sees it, in tokens: its length, how much of it begins
+    as the previous chat prompt of the same conversation began, and how much a 1,024-token /
+    128-step cache of every earlier prompt reused."""
+
+    tokens: int
+    same: int
+    cached: int
+
+
 @dataclass(slots=True)
 class DayRow:
     day: int
@@ -456,6 +504,7 @@ class Result:
     users: int = 0
     weeks: float = 1.0
     unsolicited: int = 0  # messages the persona wrote first
+    prompts: list[PromptSeen] = field(default_factory=list)  # the chat prompts, in order
 
 
 def _pct(values: list[int], p: float) -> float:
@@ -582,9 +631,11 @@ async def simulate(
                     kinds[kind] += 1
                     messages_today += 1
                     await scheduler.tick()  # the snapshot and idle check of a live host
+                    model.speaker = speaker.user_id
                     await engine.handle(
                         _private(key, speaker, text, clock.now(), f"bench-{speaker.user_id}")
                     )
+                    model.speaker = None
                     await engine.drain()  # state updates and compression after the reply
                 result.messages += messages_today
                 result.conversations += len(plan)
@@ -602,6 +653,7 @@ async def simulate(
             result.usage = {t: _copy(u) for t, u in models.usage.items()}
             result.purposes = {p: _copy(u) for p, u in models.purposes.items()}
             result.tool_calls = dict(model.tool_calls)
+            result.prompts = list(model.chat_prompts)
             result.users, result.weeks = users_count, days / 7
             result.unsolicited = len(courier.sent)
             result.seconds = time.perf_counter() - started
@@ -764,6 +816,33 @@ def _table(title: str, rows: dict[str, TierUsage], messages: int, order: tuple[s
     )
 
 
+def cache_figures(r: Result) -> dict[str, float]:
+    """What a provider's prompt cache makes of the chat prompts: the mean share of each that
+    begins as the previous chat prompt of its conversation began, the mean share a 1,024-token
+    / 128-step cache reused (all of them, and those over 2,000 tokens), and the month's price
+    of every call without and with the cache (PRICE_*)."""
+    prompts, long = r.prompts, [p for p in r.prompts if p.tokens > 2000]
+    prompt = sum(u.prompt_tokens for u in r.usage.values())
+    cached = sum(u.cached_tokens for u in r.usage.values())
+    completion = sum(u.completion_tokens for u in r.usage.values())
+    plain = (prompt * PRICE_INPUT + completion * PRICE_OUTPUT) / 1e6
+    saved = cached * (PRICE_INPUT - PRICE_CACHED) / 1e6
+
+    def share(of: list[PromptSeen], part: str) -> float:
+        return round(statistics.fmean(getattr(p, part) / p.tokens for p in of), 3) if of else 0.0
+
+    return {
+        "chat_prompt_tokens": round(statistics.fmean(p.tokens for p in prompts)) if prompts else 0,
+        "prefix_share": share(prompts, "same"),
+        "cached_share": share(prompts, "cached"),
+        "cached_share_over_2000": share(long, "cached"),
+        "prompts_over_2000": len(long),
+        "cached_tokens_per_message": round(cached / max(r.messages, 1), 1),
+        "month_usd": round(plain, 4),
+        "month_usd_cached": round(plain - saved, 4),
+    }
+
+
 def headline(r: Result) -> dict[str, float]:
     calls = sum(u.calls for u in r.usage.values())
     tokens = sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values())
@@ -776,6 +855,7 @@ def headline(r: Result) -> dict[str, float]:
         "outreach_calls_per_user_per_week": round(
             r.purposes.get("outreach", TierUsage()).calls / max(r.users, 1) / r.weeks, 3
         ),
+        "cached_share": cache_figures(r)["cached_share"],
     }
 
 
@@ -821,17 +901,33 @@ def report(r: Result, every: int) -> None:
         f"| all | {sum(d.messages for d in r.days)} | {sum(d.new for d in r.days)} "
         f"| {sum(d.forgotten for d in r.days)} | {r.days[-1].kept if r.days else 0} |"
     )
+    c = cache_figures(r)
+    print(
+        f"\nPrompt cache ({len(r.prompts)} chat prompts, mean {c['chat_prompt_tokens']} tokens): "
+        f"{c['prefix_share']:.1%} of each begins as the conversation's previous chat prompt did; "
+        f"a 1,024-token / 128-step cache reuses {c['cached_share']:.1%} of each "
+        f"({c['cached_share_over_2000']:.1%} of the {c['prompts_over_2000']} over 2,000 "
+        f"tokens), {c['cached_tokens_per_message']:.0f} tokens a message. The month at "
+        f"${PRICE_INPUT}/${PRICE_CACHED}/${PRICE_OUTPUT} a million tokens (input, cached input, "
+        f"output: gpt-4o-mini): ${c['month_usd']:.4f} without the cache, "
+        f"${c['month_usd_cached']:.4f} with it"
+    )
     for what, count in sorted(r.errors.items(), key=lambda e: -e[1]):
         print(f"Logged error, {count} times: {what}")
     plain = r.persona in DEFAULT_PERSONAS
     calls_ok = h["calls_per_message"] <= TARGET_CALLS
+    cached_ok = (
+        c["cached_share"] >= TARGET_CACHED and c["cached_share_over_2000"] >= TARGET_CACHED_LONG
+    )
     memory_ok = h["memory_block_tokens_p95"] <= TARGET_MEMORY_TOKENS
     if plain:
         print(
             f"\nTarget (default configuration): calls/msg {h['calls_per_message']} "
             f"<= {TARGET_CALLS}: {'ok' if calls_ok else 'MISSED'}; memory block p95 "
             f"{h['memory_block_tokens_p95']:.0f} <= {TARGET_MEMORY_TOKENS}: "
-            f"{'ok' if memory_ok else 'MISSED'}"
+            f"{'ok' if memory_ok else 'MISSED'}; prompt cache {c['cached_share']:.3f} >= "
+            f"{TARGET_CACHED} ({c['cached_share_over_2000']:.3f} >= {TARGET_CACHED_LONG} over "
+            f"2,000 tokens): {'ok' if cached_ok else 'MISSED'}"
         )
         extra = sorted(set(r.purposes) & {"intent", "emotion", "cue"})
         if extra:

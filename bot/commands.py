@@ -191,6 +191,8 @@ async def forget(engine: Engine, event: ChatEvent, memory_id: int) -> Memory | N
     if engine.memory is None:
         return None
     gone = await engine.memory.bank.forget(engine.event_scope(event), memory_id)
+    if gone:
+        engine.forget_notes(event)
     return gone[0] if gone else None
 
 
@@ -343,6 +345,8 @@ async def dm_memories(engine: Engine, event: ChatEvent, argument: str) -> str:
     choice = argument.strip().lower()
     if choice in ("on", "off"):
         await store.set_dm_sharing(persona.key, user, choice == "on", engine.clock.now())
+        if choice == "off":  # what came to mind from private is not shown again from a note
+            engine.forget_notes(event)
     shared = await store.dm_sharing(persona.key, user)
     if persona.memory.scope != "user":
         return _say(engine, event, "dm_channel")

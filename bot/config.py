@@ -54,6 +54,10 @@ class ProviderConfig:
     max_retries: int = 3
     retry_base_delay: float = 1.0
     extra_body: dict[str, Any] = field(default_factory=dict)
+    # Send OpenAI's `prompt_cache_key` (a hash of the prompt's beginning), which keeps prompts
+    # that begin alike on one cache: None, only to OpenAI's own endpoint (where others may
+    # refuse a field they do not know; their caches need none).
+    cache_key: bool | None = None
 
     def __post_init__(self) -> None:
         if self.base_url and not self.base_url.startswith(("http://", "https://")):

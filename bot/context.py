@@ -1,6 +1,7 @@
 """The chat prompt, built within its token budget: the system prompt (bot.prompts' text, with
-a card's placeholders filled and the lorebook entries the recent turns bring up), then as many
-of the latest turns as fit; and the emotion tag the reply is asked to begin with, read back.
+a card's placeholders filled), then as many of the latest turns as fit, with a note of the
+turn's own (the time, the memories, the lorebook entries the recent turns bring up...) before
+the newest; and the emotion tag the reply is asked to begin with, read back.
 
 What users wrote, and what models wrote from it (recaps, summaries, notes, documents), is put
 in through memory.quoting: quoted, one line each, so no text of theirs opens a section of the
@@ -21,12 +22,13 @@ from bot.persona import Persona
 from bot.prompts import (
     greeting_section,
     lore_section,
+    now_line,
     people_section,
+    persona_text,
     recap_section,
     speaker_names,
     state_section,
     summary_section,
-    system_text,
 )
 from bot.sessions import Turn
 from memory.quoting import flat, quote
@@ -36,6 +38,10 @@ __all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
 # A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
 # "*smiles*" after a bare tag keeps its first.
 _TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
+# Past the budget, the oldest turns go about a budget's this-many-th part at a time.
+HISTORY_STEPS = 4
+# Memories an earlier turn's note showed that come to mind first again are shown again.
+RESHOWN = 2
 
 
 @dataclass(slots=True, frozen=True)
@@ -43,6 +49,9 @@ class Prompt:
     messages: tuple[Message, ...]
     tokens: int  # estimated
     turns_dropped: int  # oldest turns left out to stay within the budget
+    # What of the newest turn's note is kept with it (`Turn.note`) for the prompts after: the
+    # memories recalled (those the earlier notes did not show), not what changes every turn.
+    note: str = ""
 
 
 def _filled(text: str, persona: Persona, user_name: str) -> str:
@@ -50,20 +59,26 @@ def _filled(text: str, persona: Persona, user_name: str) -> str:
     return cards.resolve_placeholders(text, persona.identity.name, user_name or persona.user.name)
 
 
-def _lore_text(persona: Persona, turns: Sequence[Turn], user_name: str) -> str:
-    """The persona's lorebook entries the recent turns bring up, within the book's budget."""
+def _lore_texts(persona: Persona, turns: Sequence[Turn], user_name: str) -> tuple[str, str]:
+    """The persona's lorebook entries the recent turns bring up, within the book's budget:
+    (the constant ones, which stay from turn to turn; the ones these turns brought up)."""
     book = persona.lorebook
     if not book.entries:
-        return ""
+        return "", ""
     found = cards.active_entries(
         lore_book(book),
         [t.text for t in turns],
         budget_tokens=book.token_budget,
         count_tokens=estimate_tokens,
     )
-    if not found:
-        return ""
-    return _filled(lore_section([e.content for e in found]), persona, user_name)
+
+    def section(contents: list[str]) -> str:
+        return _filled(lore_section(contents), persona, user_name) if contents else ""
+
+    return (
+        section([e.content for e in found if e.constant]),
+        section([e.content for e in found if not e.constant]),
+    )
 
 
 def _turn_message(
@@ -100,11 +115,20 @@ def build_chat_prompt(
     recap: str = "",
     aliases: Mapping[str, Sequence[str]] | None = None,
     followup: str = "",
+    passages: str = "",
 ) -> Prompt:
-    """System prompt (with the recalled `memories` text, already within its own budget, the
-    `recap` of the conversation before and the running `summary` of this one's older turns),
-    then as many of the most recent turns as fit in `budget` tokens. `followup`: the line of
-    something due to bring up now (bot.prompts.followup), last, where it is not overlooked.
+    """The prompt, ordered from what changes least to what changes every turn, so that a
+    provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
+    its constant lore, the greeting, the `recap` of the conversation before and the running
+    `summary` of this one's older turns: all of it the same through a conversation, the
+    summary until it is folded again), then as many of the turns as fit in `budget` tokens,
+    older ones dropped in large steps (`_first_kept`), each with the note of what came to
+    mind as it was answered (`Turn.note`) before it; and before the newest turn its own note:
+    the recalled `memories` (already within their own budget) that those notes do not show
+    already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
+    state, the people's other names, the lore the turns bring up and `followup`, the line of
+    something due to bring up now (bot.prompts.followup), and the `passages` of a document
+    being read (chosen for each question anew: not kept).
 
     The newest turn always goes in (cut short if it alone is over budget): the model must see
     what it is answering. In a group each line names its speaker as they go by now; in a group
@@ -112,45 +136,121 @@ def build_chat_prompt(
     had earlier in these turns are shown beside the name they go by now.
     """
     user_name = flat(user_name)
-    system = _filled(system_text(persona, group, now), persona, user_name)
-    lore = _lore_text(persona, turns, user_name)
-    if lore:
-        system += "\n\n" + lore
+    system = _filled(persona_text(persona, group), persona, user_name)
+    constant, brought_up = _lore_texts(persona, turns, user_name)
+    if constant:
+        system += "\n\n" + constant
     if persona.card.first_message.strip() and not recap and not summary:
         greeting = _filled(persona.card.first_message.strip(), persona, user_name)
         system += "\n\n" + greeting_section(greeting)
-    if persona.state:
-        system += "\n\n" + state_section(persona.state, state)
-    people = people_section(turns, aliases or {})
-    if people:
-        system += "\n\n" + people
-    if memories:
-        system += "\n\n" + memories
     if recap:
         system += "\n\n" + recap_section(recap)
     if summary:
         system += "\n\n" + summary_section(summary)
-    if followup:
-        system += "\n\n" + followup
+    ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
+    if persona.state:
+        ephemeral.append(state_section(persona.state, state))
+    ephemeral += [people_section(turns, aliases or {}), brought_up, followup, passages]
     head = [Message("system", system)]
     after = persona.card.post_history_instructions.strip()
     tail = [Message("system", _filled(after, persona, user_name))] if after else []
-    used = estimate_messages([*head, *tail])
-    chosen: list[Message] = []
     names = speaker_names(turns) if group else {}
-    for turn in reversed(turns):
-        message = _turn_message(turn, group, names)
-        cost = estimate_tokens(message.content) + MESSAGE_OVERHEAD
-        if used + cost > budget:
-            if not chosen:
-                room = max(budget - used - MESSAGE_OVERHEAD, 16)
-                chosen.append(_turn_message(turn, group, names, room))
-                used = budget
-            break
-        chosen.append(message)
-        used += cost
-    chosen.reverse()
-    return Prompt((*head, *chosen, *tail), used, len(turns) - len(chosen))
+    messages = [_turn_message(turn, group, names) for turn in turns]
+    # The notes of the earlier turns, before each as it was shown then; the newest's is new.
+    notes = [
+        Message("system", t.note) if t.note and i < len(turns) - 1 else None
+        for i, t in enumerate(turns)
+    ]
+    costs = [
+        estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
+        for m, n in zip(messages, notes, strict=True)
+    ]
+    # (room kept for the memories whole: what earlier notes hold is left out of them after)
+    used = estimate_messages([*head, _note(memories, *ephemeral), *tail])
+    first = _first_kept(turns, costs, budget - used, step=max(budget // HISTORY_STEPS, 1))
+    shown = {key for n in notes[first:] if n is not None for key in _keys(n.content)}
+    recalled = _unseen(memories, shown)
+    this_turn = [_note(recalled, *ephemeral)]
+    used = estimate_messages([*head, *this_turn, *tail])
+    earlier: list[Message] = []
+    for message, note in zip(messages[first:-1], notes[first:-1], strict=True):
+        earlier += [note, message] if note else [message]
+    newest = messages[-1:] if first < len(turns) else []
+    if newest:
+        used += sum(costs[first:])
+    elif turns:  # the newest turn alone is over budget: its end, cut to fit
+        room = max(budget - used - MESSAGE_OVERHEAD, 16)
+        newest = [_turn_message(turns[-1], group, names, room)]
+        used = budget
+    kept = len(turns) - first if first < len(turns) else len(newest)
+    messages_out = (*head, *earlier, *this_turn, *newest, *tail)
+    return Prompt(messages_out, used, len(turns) - kept, recalled)
+
+
+def _note(*parts: str) -> Message:
+    """The parts that are not empty, as one system message."""
+    return Message("system", "\n\n".join(part for part in parts if part))
+
+
+# A listed line's own words: a memory's age and strength (which change) left aside.
+_LISTED = re.compile(r"^- (?:\[[^\]\n]*\] )?")
+
+
+def _keys(note: str) -> set[str]:
+    """What a note shows: each listed line's words, and each part with no list."""
+    keys: set[str] = set()
+    for part in note.split("\n\n"):
+        _, *lines = part.split("\n")
+        keys.update(_LISTED.sub("", line) for line in lines) if lines else keys.add(part)
+    return keys
+
+
+def _unseen(section: str, shown: set[str]) -> str:
+    """`section` (parts of a heading and its lines) without what the earlier turns' notes in
+    the prompt show already: their lines left out, but for the first RESHOWN of a list (the
+    best for this message stay right before it, in their order); a part left out when none
+    of it is new."""
+    parts: list[str] = []
+    for part in section.split("\n\n") if section else []:
+        heading, *lines = part.split("\n")
+        listed = all(line.startswith("- ") for line in lines)
+        new = [
+            line
+            for i, line in enumerate(lines)
+            if (listed and i < RESHOWN) or _LISTED.sub("", line) not in shown
+        ]
+        if new:
+            parts.append("\n".join([heading, *new]))
+        elif not lines and part not in shown:
+            parts.append(part)
+    return "\n\n".join(parts)
+
+
+def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step: int) -> int:
+    """The index of the oldest turn that goes in: 0 while every turn fits in `room` tokens;
+    past it, the earliest of the marks that lets the rest fit, so the turns a prompt begins
+    with (what a prompt cache reuses) stay the same for many turns, rather than moving by
+    one turn a message. The marks are the first user turns after each `step` tokens of the
+    conversation counted from its start: they stay where they are as turns are added. When
+    no mark lets the rest fit, as many of the newest turns as fit (len(turns): not even the
+    newest)."""
+    if sum(costs) <= room:
+        return 0
+    marks: list[int] = []
+    counted, next_mark = 0, step
+    for i, turn in enumerate(turns):
+        if counted >= next_mark and turn.role == "user":
+            marks.append(i)
+            next_mark = (counted // step + 1) * step
+        counted += costs[i]
+    for mark in marks:
+        if sum(costs[mark:]) <= room:
+            return mark
+    first, kept = len(turns), 0
+    while first > 0 and kept + costs[first - 1] <= room:
+        first -= 1
+        kept += costs[first]
+    return first
 
 
 def _truncate(text: str, tokens: int) -> str:

@@ -520,12 +520,14 @@ class Engine:
             budget=self.settings.context_tokens
             - self.settings.reply_tokens
             - IMAGE_TOKENS * sum(len(t.images) for _, t in taken),
-            memories=section,
+            memories=section if reading is None else "",
+            passages=section if reading is not None else "",
             summary=session.summary,
             recap=session.recap,
             aliases=aliases,
             followup=followup,
         )
+        session.turns[-1].note = prompt.note  # shown before it in the prompts after
         try:
             messages = list(prompt.messages)
             pictured = pictures.show(messages, [t for _, t in taken])
@@ -814,6 +816,14 @@ class Engine:
                 await self.sessions.wipe(session)
                 if self.memory is not None:
                     await self.memory.bank.wipe(self.memory_scope(persona, session))
+
+    def forget_notes(self, event: ChatEvent) -> None:
+        """The persona's conversations lose what came to mind as their turns were answered
+        (`Turn.note`): a memory forgotten, or private again, is not shown from a note (their
+        next prompts are new to a prompt cache, once)."""
+        for session in self.sessions.loaded(event.persona):
+            for turn in session.turns:
+                turn.note = ""
 
     async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
         """Set one state slot (the user's own change, or an admin's of a shared one); returns

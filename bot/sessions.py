@@ -150,6 +150,10 @@ class Turn:
     # Pictures shown with it to a chat model that sees (bot.pictures.show): in memory until
     # then, never in its JSON form nor stored.
     images: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    # What came to mind as it was answered (memories, pages, results: bot.context's note of
+    # the turn, without what changes every turn), shown before it in the prompts after, as
+    # it was (a prompt cache reuses them). In memory only, like the pictures: never stored.
+    note: str = field(default="", repr=False, compare=False)
     # Its JSON form, made once: every save snapshots every turn of the conversation again.
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -463,6 +467,10 @@ class SessionManager:
         # Archives and folds under way: shielded from their callers' cancels, so they may
         # outlive them (`settle`).
         self._moving: set[asyncio.Task[int]] = set()
+
+    def loaded(self, persona: str) -> list[Session]:
+        """The persona's conversations in this process's memory."""
+        return [s for (key, _), s in self._sessions.items() if key == persona]
 
     async def restore(self, personas: Collection[str], platforms: Collection[str]) -> int:
         """Load the sessions this process serves (after a restart): open conversations, and

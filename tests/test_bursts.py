@@ -70,7 +70,7 @@ async def test_a_message_typed_in_pieces_is_answered_once_seeing_them_all(bot: B
 
     assert [r.text for r in replies] == ["", "", "ok"]
     [call] = bot.model.calls
-    assert [m.content for m in call.messages[1:]] == ["so", "I was thinking", "about tea?"]
+    assert [m.content for m in call.turns] == ["so", "I was thinking", "about tea?"]
     turns = (await bot.engine.info(make_event())).turns
     assert [t.text for t in turns] == ["so", "I was thinking", "about tea?", "ok"]
 
@@ -87,7 +87,7 @@ async def test_a_burst_that_goes_on_is_answered_at_its_longest(bot: Bot) -> None
 
     assert [r.text for r in replies] == ["", "", "", "", "", "ok"]
     [call] = bot.model.calls
-    assert [m.content for m in call.messages[1:]] == [f"piece {n}" for n in range(6)]
+    assert [m.content for m in call.turns] == [f"piece {n}" for n in range(6)]
 
 
 async def test_each_message_is_saved_as_it_comes_and_survives_a_crash(tmp_path: Path) -> None:

@@ -165,7 +165,8 @@ def test_the_prompt_fills_placeholders_and_brings_lore_by_keyword(tmp_path: Path
         )
         return [m.content for m in built.messages]
 
-    system, *rest = prompt("hello")
+    system, note, *rest = prompt("hello")
+    assert note.startswith("It is now")  # the turn's own note, before the newest turn
     assert system.startswith("Write Seraphina's next reply in a slow, kind voice.\n")
     assert "Scenario: Tom wakes up in Seraphina's glade, hurt." in system
     assert "Tom: Where am I?\nSeraphina: Somewhere safe, Tom." in system
@@ -175,14 +176,15 @@ def test_the_prompt_fills_placeholders_and_brings_lore_by_keyword(tmp_path: Path
     # Lore: the constant entry always; "glade" only while it is among the last 2 messages.
     assert f"{LORE_HEADING}\n- Eldoria lies in ruins to the north." in system
     assert "hides from all but the wounded" not in system
-    assert "hides from all but the wounded" in prompt("is this the glade?")[0]
-    assert "hides from all but the wounded" not in prompt("the glade?", "hm", "ok")[0]
+    # (brought up by the turns: in the note before the newest turn)
+    assert "hides from all but the wounded" in prompt("is this the glade?")[1]
+    assert "hides from all but the wounded" not in "\n".join(prompt("the glade?", "hm", "ok"))
     # Selective and case-sensitive: "wolf" needs "night" too.
-    assert "fears the wolves" not in prompt("a wolf!")[0]
-    assert "Seraphina fears the wolves" in prompt("a wolf at night!")[0]
-    assert "fears the wolves" not in prompt("a WOLF at night!")[0]
+    assert "fears the wolves" not in "\n".join(prompt("a wolf!"))
+    assert "Seraphina fears the wolves" in "\n".join(prompt("a wolf at night!"))
+    assert "fears the wolves" not in "\n".join(prompt("a WOLF at night!"))
     # After the first conversation the greeting is history, not news.
-    assert GREETING_HEADING not in prompt("hi again", recap="They met in the glade.")[0]
+    assert GREETING_HEADING not in "\n".join(prompt("hi again", recap="They met in the glade."))
 
 
 def test_export_gives_back_everything_the_card_had(

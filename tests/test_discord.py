@@ -510,7 +510,7 @@ async def test_a_document_opens_document_mode(fake: FakeDiscord, bot: Bot, adapt
     assert "ferry to Bergen" in summary.text
     await fake.dispatch_message(fake.channel_id, ALICE, "when does it leave?", guild=False)
     await fake.next_message()
-    assert "7:40" in bot.model.calls[-1].messages[0].content
+    assert "7:40" in bot.model.calls[-1].system
     huge = fake.attachment("huge.pdf", b"%PDF-", size=50 * 1024 * 1024)
     await fake.dispatch_message(fake.channel_id, ALICE, "", guild=False, attachments=[huge])
     assert (await fake.next_message())["content"].startswith("huge.pdf: is too big")
@@ -687,7 +687,7 @@ async def test_a_burst_in_a_dm_is_answered_once(fake: FakeDiscord, tmp_path: Pat
         assert (await fake.next_message())["content"] == "ok"
         assert await fake.no_message()
         [call] = kizuna.model.calls
-        assert [m.content for m in call.messages[1:]] == ["hey", "so about", "that tea?"]
+        assert [m.content for m in call.turns] == ["hey", "so about", "that tea?"]
     finally:
         await running.close()
         await kizuna.close()

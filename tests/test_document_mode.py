@@ -29,7 +29,7 @@ def long_document() -> bytes:
 
 
 def model(messages: Sequence[Message]) -> str:
-    system = messages[0].content
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
     if system.startswith((MAP_TASK, REDUCE_TASK, WHOLE_TASK)):
         return "A chronicle of Orrin: goats, barley and a village recipe."
     if ENCODING_TASK in system:
@@ -56,14 +56,14 @@ async def test_a_long_document_is_read_asked_and_closed_without_its_text_kept(
         chat.calls.clear()
         await bot.engine.handle(make_event("what is the stew's secret?"))
         [asked] = chat.calls
-        assert DOCUMENT_HEADING.format(name='"orrin.md"') in asked.messages[0].content
-        assert SECRET in asked.messages[0].content  # the passage that bears on the question
+        assert DOCUMENT_HEADING.format(name='"orrin.md"') in asked.system
+        assert SECRET in asked.system  # the passage that bears on the question
 
         closed = await bot.engine.handle(make_event("退出文档模式"))
         assert "orrin.md" in closed.text
         chat.calls.clear()
         await bot.engine.handle(make_event("anyway, how are you?"))
-        assert SECRET not in chat.calls[0].messages[0].content
+        assert SECRET not in chat.calls[0].system
 
         session = await bot.engine.session(make_event())
         flags = [(t.text[:20], t.document) for t in session.turns]
@@ -145,7 +145,7 @@ async def test_after_a_restart_the_summary_answers(tmp_path: Path) -> None:
         bot.engine.sessions = restarted
         chat.calls.clear()
         await bot.engine.handle(make_event("and the stew?"))
-        prompt = chat.calls[0].messages[0].content
+        prompt = chat.calls[0].system
         assert "Only this summary is at hand now" in prompt and SECRET not in prompt
     finally:
         await bot.close()

@@ -179,7 +179,7 @@ async def test_the_next_message_after_a_failure_sees_the_earlier_one(bot: Bot) -
 
     assert failed.failed and not reply.failed
     _, second = chat_calls(bot)
-    assert [(m.role, m.content) for m in second.messages[1:]] == [
+    assert [(m.role, m.content) for m in second.turns] == [
         ("user", "I want pizza tonight"),
         ("user", "hello?"),
     ]
@@ -280,7 +280,7 @@ async def test_one_sessions_turns_stay_in_order_under_concurrency(bot: Bot) -> N
         "question two",
         "answer two",
     ]
-    second_prompt = [m.content for m in chat_calls(bot)[1].messages[1:]]
+    second_prompt = [m.content for m in chat_calls(bot)[1].turns]
     assert second_prompt == ["question one", "[NEUTRAL] answer one", "question two"]
 
 
@@ -312,7 +312,7 @@ async def test_a_channel_scoped_persona_shares_the_table_and_names_speakers(
     await bot.engine.handle(make_event("I sit down", is_dm=False, user_name="Alice"))
     await bot.engine.handle(make_event("Me too", is_dm=False, user_id="u2", user_name="Bob"))
 
-    bob_prompt = [(m.role, m.content) for m in chat_calls(bot)[-1].messages[1:]]
+    bob_prompt = [(m.role, m.content) for m in chat_calls(bot)[-1].turns]
     assert bob_prompt == [
         ("user", '"Alice": "I sit down"'),
         ("assistant", "[NEUTRAL] Welcome, Alice."),
@@ -338,7 +338,7 @@ async def test_the_prompt_stays_within_budget_and_keeps_the_newest_turns(bots: O
     budget = settings.context_tokens - settings.reply_tokens
     assert estimate_messages(call.messages) <= budget
     assert call.messages[-1] == Message("user", "the newest question?")
-    kept = [m.content[:7] for m in call.messages[1:-1]]
+    kept = [m.content[:7] for m in call.turns[:-1]]
     assert 0 < len(kept) < 60
     # The most recent turns, in order, with none skipped in between.
     assert kept == [f"turn {n:02d}" for n in range(60 - len(kept), 60)]
@@ -416,7 +416,7 @@ async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: Ope
         "game": "on the north road",
     }
     # The chat model sees the state it keeps.
-    assert "Ann, a bard" in chat_calls(bot)[-1].messages[0].content
+    assert "Ann, a bard" in chat_calls(bot)[-1].system
 
 
 async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
@@ -438,7 +438,7 @@ async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
     assert not second.done()  # the next turn waits for the state to be written
     release.set()
     await second
-    assert "in the tavern" in chat_calls(bot)[-1].messages[0].content
+    assert "in the tavern" in chat_calls(bot)[-1].system
     await bot.engine.drain()
 
 

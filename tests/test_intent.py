@@ -100,7 +100,7 @@ async def test_a_search_request_is_searched_before_the_model_answers(tmp_path: P
         reply = await bot.engine.handle(make_event("can you look up the ferry times to Bergen?"))
         assert search.queries == ["can you look up the ferry times to Bergen?"]
         [call] = bot.model.calls  # one model call: no tool round needed
-        assert SEARCHED_HEADING in call.messages[0].content
+        assert SEARCHED_HEADING in call.system
         assert '[1] "Ferry times" ("https://ferry.example"): "Daily at 7:40."' in call.text
         assert reply.text.endswith("Sources: [1] https://ferry.example")
         # Without the tool (or in eco mode) nothing is searched.
@@ -120,7 +120,7 @@ async def test_translation_mode_and_the_models_memory_decision(tmp_path: Path) -
         )
         await bot.engine.handle(make_event("say good night for me, the French way"))
         chat = bot.model.calls[-1]
-        assert 'They are asking for a translation into "French"' in chat.messages[0].content
+        assert 'They are asking for a translation into "French"' in chat.system
         # The model's keyword_memory decision asks for deep recall even when something came.
         assert bot.engine.memory is not None
         await bot.engine.memory.bank.remember("pip/discord:dm:u1", "Alice's sister is Maya")

@@ -138,7 +138,7 @@ async def test_a_month_with_the_cat(bots: OpenBot) -> None:
     bot.model.default = quiet
     bot.clock.advance(days=1)
     await say(bot, "what did I tell you yesterday?", "miao")
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
     assert "I purred a lot" in system
     assert bot.router.purposes.get("intent") is None  # the diary answered: no intent call
@@ -236,7 +236,7 @@ async def test_end_encodes_at_the_next_round_and_the_recap_opens_the_next_conver
 
     bot.clock.advance(hours=9)
     await say(bot, "good morning!")
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert f'{RECAP_HEADING}\n"Alice was off to bed."' in system
 
 
@@ -251,7 +251,7 @@ async def test_a_dm_profile_never_reaches_a_group(bots: OpenBot) -> None:
     assert "afraid of dark" in await commands.profile(bot.engine, make_event())
 
     await say(bot, "hi all", is_dm=False)
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert "afraid" not in system
     group = make_event(is_dm=False)
     assert "knows nothing about you yet" in await commands.profile(bot.engine, group)
@@ -378,7 +378,7 @@ async def test_a_long_conversation_folds_into_a_running_summary(bots: OpenBot) -
     assert folded.reason == "compressed" and "On day 1 " in folded.turns[0]["text"]
 
     await say(bot, "and then I came home")
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert f'{SUMMARY_HEADING}\n"Alice told the story' in system
     assert "On day 1 " not in chat_calls(bot)[-1].text
 
@@ -453,7 +453,7 @@ async def test_the_dungeon_master_keeps_the_party_fixed_and_the_game_current(
     offered = [set(c.tools[0].parameters["properties"]) for c in state_calls]
     assert offered[0] == {"characters", "game"} and all(o == {"game"} for o in offered[1:])
     # Every chat prompt shows the state as it was after the turn before.
-    last_chat = chat_calls(bot)[-1].messages[0].content
+    last_chat = chat_calls(bot)[-1].system
     assert party in last_chat and game(9) in last_chat
 
     # The user can change the party themselves.
@@ -521,7 +521,7 @@ async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> 
 
     bot.model.default = quiet
     await say(bot, "what did we do on March 2nd?")
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert DIARY_HEADING.format(day="Monday 2026-03-02") in system
     assert "I watched from the window" in system
     assert "six tomato seedlings" in system  # that day's memory came with its page
@@ -540,11 +540,11 @@ async def test_a_span_brings_the_pages_of_its_days_into_the_prompt(bots: OpenBot
 
     bot.model.default = quiet
     await say(bot, "what did we talk about a few days ago?")  # 3 to 6 March
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     assert "Wednesday: rain." in system and "Tuesday: basil." in system
     assert "Monday: tomatoes." not in system
     await say(bot, "这周我们聊了什么？")
-    system = chat_calls(bot)[-1].messages[0].content
+    system = chat_calls(bot)[-1].system
     days = [system.index(text) for text in ("Wednesday: rain.", "Tuesday: basil.", "Monday")]
     assert days == sorted(days)  # newest first
     assert await commands.diary(bot.engine, event, "earlier this week") == "\n\n".join(

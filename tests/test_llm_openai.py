@@ -99,6 +99,45 @@ async def test_pictures_go_as_openai_image_input(fake_openai: FakeOpenAI) -> Non
     assert body["messages"][0]["content"] == "You are Miao."  # no pictures: plain text
 
 
+async def test_the_prompt_caches_tokens_are_counted(fake_openai: FakeOpenAI) -> None:
+    """The fake caches as OpenAI does (a prefix seen before, of 1,024 tokens and more, in
+    128-token steps) and says so in `prompt_tokens_details.cached_tokens`, which the usage
+    reads; DeepSeek's `prompt_cache_hit_tokens` is read too."""
+    model = model_for(fake_openai)
+    persona = Message("system", " ".join(f"w{n}" for n in range(1300)))
+    first = await model.complete([persona, Message("user", "hi")])
+    again = await model.complete([persona, Message("user", "hi"), Message("user", "more")])
+    other = await model.complete([Message("system", "short"), Message("user", "hi")])
+    # (1,300 words and a role token: the prefix of 1,280 tokens, 1,024 and two steps)
+    assert (first.usage.cached_tokens, again.usage.cached_tokens) == (0, 1280)
+    assert other.usage.cached_tokens == 0
+    fake_openai.reply(
+        Raw(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake-chat",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "hi"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": 2000,
+                    "completion_tokens": 3,
+                    "total_tokens": 2003,
+                    "prompt_cache_hit_tokens": 1536,
+                    "prompt_cache_miss_tokens": 464,
+                },
+            }
+        )
+    )
+    assert (await model.complete(HELLO)).usage.cached_tokens == 1536
+
+
 async def test_usage_counted(fake_openai: FakeOpenAI) -> None:
     fake_openai.reply_text("Nya, hello!", usage=(42, 7))
     result = await model_for(fake_openai).complete(HELLO)
@@ -173,6 +212,22 @@ async def test_extra_body_reaches_server(fake_openai: FakeOpenAI) -> None:
     body = fake_openai.chat_requests[0]
     assert body["thinking"] == {"type": "disabled"}
     assert body["do_sample"] is False
+
+
+async def test_a_prompt_cache_key_names_the_prompts_beginning(fake_openai: FakeOpenAI) -> None:
+    """With `cache_key`, each request says OpenAI's `prompt_cache_key`: the same for prompts
+    that begin alike (a conversation's next turn), another for another beginning; a hash,
+    naming no one. Without it, nothing is added (others may refuse a field they don't know)."""
+    persona, alice = Message("system", "You are Miao."), Message("user", "hi, I'm Alice")
+    model = model_for(fake_openai, cache_key=True, extra_body={"do_sample": False})
+    await model.complete([persona, alice])
+    await model.complete([persona, alice, Message("assistant", "hi!"), Message("user", "bye")])
+    await model.complete([persona, Message("user", "hi, I'm Bob")])
+    await model_for(fake_openai).complete([persona, alice])
+    keys = [body.get("prompt_cache_key") for body in fake_openai.chat_requests]
+    assert keys[0] == keys[1] != keys[2] and keys[3] is None
+    assert all(len(key) == 32 and "Alice" not in key for key in keys[:3])
+    assert fake_openai.chat_requests[0]["do_sample"] is False  # (the provider's own, kept)
 
 
 async def test_rate_limit_retried_honouring_retry_after(fake_openai: FakeOpenAI) -> None:

@@ -164,7 +164,7 @@ async def talk(bot: Bot, persona: str, lines: Sequence[tuple[str, str, str]]) ->
 async def asked(bot: Bot, persona: str, user: str, name: str, text: str) -> str:
     """The system prompt the chat model got for `text`."""
     await bot.engine.handle(said(persona, user, name, text))
-    return bot.model.calls[-1].messages[0].content
+    return bot.model.calls[-1].note  # (what came to mind for the turns before stays before them)
 
 
 def remembered(system: str) -> list[str]:

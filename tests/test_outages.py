@@ -43,6 +43,7 @@ from tests.fakes.openai_server import (
     ToolCalls,
     Truncated,
     echo_reply,
+    system_of,
 )
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -262,7 +263,7 @@ async def test_a_document_that_cannot_be_summarised_now_is_kept_open(
     fake.recover()
     reply = await say(bot, "what is the stew's secret?")
     assert not reply.failed
-    assert "cardamom" in str(fake.chat_requests[-1]["messages"][0]["content"])
+    assert "cardamom" in system_of(fake.chat_requests[-1])
     session = await bot.engine.session(make_event())
     assert session.reading is not None and session.reading.name == "stew.md"
     assert [t.text for t in session.turns if t.role == "user"] == [
@@ -283,7 +284,7 @@ async def test_recall_goes_on_by_words_while_the_embedder_is_out(
     fake.outage(*FAILURES, chat=False)
     reply = await say(bot, "How is Mochi doing?")
     assert not reply.failed and reply.text == "echo: How is Mochi doing?"
-    assert "kitten called Mochi" in str(fake.chat_requests[-1]["messages"][0]["content"])
+    assert "kitten called Mochi" in system_of(fake.chat_requests[-1])
 
 
 async def test_encoding_and_embedding_wait_out_an_outage_and_are_done_once(

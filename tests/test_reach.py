@@ -141,7 +141,7 @@ async def test_stop_messaging_me_sets_quiet_and_the_reply_acknowledges_it(bot: B
     contact = await bot.store.contact("pip", "discord", "u1")
     assert contact is not None and contact.quiet
     [call] = _chat(bot)
-    assert QUIET_NOTE in call.messages[0].content
+    assert QUIET_NOTE in call.system
     assert "ask how the exam went" not in call.text  # not now: kept for another time
     assert [i.what for i in await bot.store.intentions(DM, "u1")] == ["her exam"]
 
@@ -180,8 +180,8 @@ async def test_a_due_intention_is_brought_up_once_in_the_users_own_conversation(
     await bot.engine.handle(make_event("hey"))
     await bot.engine.handle(make_event("what's new?"))
     first, second = _chat(bot)
-    assert quote('ask how the "exam" went') in first.messages[0].content  # quoted, one line
-    assert "exam" not in second.messages[0].content
+    assert quote('ask how the "exam" went') in first.system  # quoted, one line
+    assert "exam" not in second.system
     assert "trip" not in first.text + second.text  # not due yet
     assert [i.what for i in await bot.store.intentions(DM, "u1")] == ["the trip"]
     [closed] = [i for i in await bot.store.intentions(DM, "u1", open_only=False) if i.id == 1]
@@ -198,7 +198,7 @@ async def test_a_reminder_due_is_a_reminder_and_another_users_is_not_brought_up(
     await bot.engine.handle(make_event("hey"))
     bobs, alices = _chat(bot)
     assert "sister" not in bobs.text
-    assert "remind them" in alices.messages[0].content and "call my sister" in alices.text
+    assert "remind them" in alices.system and "call my sister" in alices.text
     assert await bot.store.intentions(DM, "u1") == []
 
 
@@ -208,7 +208,7 @@ async def test_a_failed_reply_keeps_the_intention_for_next_time(bot: Bot) -> Non
     assert (await bot.engine.handle(make_event("hey"))).failed
     assert len(await bot.store.intentions(DM, "u1")) == 1
     await bot.engine.handle(make_event("hey again"))
-    assert "ask how the exam went" in _chat(bot)[-1].messages[0].content
+    assert "ask how the exam went" in _chat(bot)[-1].system
     assert await bot.store.intentions(DM, "u1") == []
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bot import commands
 from bot.config import MemoryConfig
+from bot.context import RESHOWN
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
@@ -34,7 +35,7 @@ async def remember(bot: Bot, text: str, **event: object) -> int:
 
 
 def system_of(bot: Bot, call: int = -1) -> str:
-    return bot.model.calls[call].messages[0].content
+    return bot.model.calls[call].system
 
 
 async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: Path) -> None:
@@ -76,8 +77,8 @@ async def test_the_days_a_message_names_bring_their_memories_newest_first(
     assert [m.recall_count for m in shown] == [1, 1]  # shown, so recalled
 
     await bot.engine.handle(make_event("上周三我们做了什么？"))  # 24 December
-    system = system_of(bot)
-    assert "quiet evening" in system and "gingerbread" not in system
+    note = bot.model.calls[-1].note  # (the memories of the turn before stay before it)
+    assert "quiet evening" in note and "gingerbread" not in note
     await bot.close()
 
 
@@ -197,7 +198,7 @@ async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> N
     intent, chat = bot.model.calls[-2:]
     assert intent.json_mode and "search queries" in intent.messages[0].content
     assert bot.router.purposes["intent"].calls == 1
-    system = chat.messages[0].content
+    system = chat.system
     assert "skiing in Hokkaido" in system and "lemon cake" in system
     assert "grey all week" not in system
     scope = bot.engine.event_scope(make_event())
@@ -226,7 +227,7 @@ async def test_deep_recall_follows_links_and_survives_a_bad_intent(tmp_path: Pat
     assert "hot spring" in system_of(bot)
     bot.model.push("not json at all", "[HAPPY] yes")  # nothing more to go on: no memories
     reply = await bot.engine.handle(make_event("do you remember that holiday?"))
-    assert reply.text == "yes" and MEMORY_HEADING not in system_of(bot)
+    assert reply.text == "yes" and MEMORY_HEADING not in bot.model.calls[-1].note
     await bot.close()
 
 
@@ -490,4 +491,37 @@ async def test_recall_memory_shows_the_speakers_profile_name(tmp_path: Path) -> 
     await bot.engine.handle(make_event("guess who I'm visiting next week", user_name="Alice"))
     tool_message = bot.model.calls[-1].messages[-1]
     assert '"Alice": "my sister Jun lives in Osaka"' in tool_message.content
+    await bot.close()
+
+
+async def test_what_came_to_mind_stays_before_its_turn_and_is_not_shown_twice(
+    tmp_path: Path,
+) -> None:
+    """A turn's memories stay in the prompts after it, before it, as they were shown (a
+    prompt cache reuses them); of the memories coming to mind again, only the best few are
+    shown again, and a memory forgotten leaves the notes."""
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    facts = ["is afraid of the vacuum", "sleeps on the piano", "hates rain", "eats olives"]
+    ids = [await remember(bot, f"my cat Mochi {fact}") for fact in facts]
+    ids.append(await remember(bot, "Mochi the cat was a stray kitten"))
+    bot.clock.advance(days=3)
+    await bot.engine.handle(make_event("my cat Mochi hid under the bed again"))
+    bot.clock.advance(minutes=1)
+    await bot.engine.handle(make_event("my cat Mochi is still under the bed"))
+    first, second = bot.model.calls
+    # Everything of the first prompt up to its note's time is where the second begins.
+    cut = first.note.index("It is now")
+    assert second.messages[: len(first.messages) - 2] == first.messages[:-2]
+    assert second.messages[len(first.messages) - 2].content == first.note[:cut].strip()
+    before = [line.split("] ", 1)[1] for line in first.note.splitlines() if line.startswith("- ")]
+    again = [line.split("] ", 1)[1] for line in second.note.splitlines() if line.startswith("- ")]
+    # All five came to mind again: the best RESHOWN shown again, the others not.
+    assert len(before) == 5 and again == [line for line in before if line in again]
+    assert len(again) == RESHOWN
+    assert [second.system.count(line) for line in before] == [
+        2 if line in again else 1 for line in before
+    ]
+    assert await commands.forget(bot.engine, make_event(), ids[0]) is not None
+    await bot.engine.handle(make_event("what should I do?"))
+    assert "vacuum" not in bot.model.calls[-1].text
     await bot.close()

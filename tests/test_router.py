@@ -424,7 +424,7 @@ class FixedModel:
 
 
 async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
-    big = FixedModel("big", Usage(100, 20))
+    big = FixedModel("big", Usage(100, 20, cached_tokens=64))
     small = FixedModel("small", Usage(7, 1))
     router = ModelRouter({"chat": big, "tools": big, "summary": big, "intent": small})
     assert isinstance(big, ChatModel)
@@ -449,8 +449,10 @@ async def test_complete_counts_calls_tokens_and_failures_per_tier() -> None:
         100,
         20,
     )
+    assert (chat.cached_tokens, tools.cached_tokens) == (128, 64)  # of their prompts' tokens
     assert (summary.calls, summary.failures, summary.prompt_tokens) == (0, 0, 0)
     assert (intent.calls, intent.prompt_tokens, intent.completion_tokens) == (1, 7, 1)
+    assert router.purposes["chat"].cached_tokens == 128
     assert (vision.calls, vision.images) == (0, 0)
     assert (big.calls, small.calls) == (4, 1)
 
@@ -624,6 +626,43 @@ async def test_router_failure_reaches_the_caller_as_model_error(fake_openai: Fak
     assert len(fake_openai.chat_requests) == 2
     assert fake_openai.requests[0].headers["Authorization"] == "Bearer unused"
     assert (router.usage["summary"].calls, router.usage["summary"].failures) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("provider", "environ", "sent"),
+    [
+        (ProviderConfig(kind="openai"), {"OPENAI_API_KEY": "k"}, True),  # OpenAI's own
+        (
+            ProviderConfig(kind="openai", base_url="https://api.openai.com/v1"),
+            {"OPENAI_API_KEY": "k"},
+            True,
+        ),
+        (
+            ProviderConfig(kind="openai", base_url="http://localhost:11434/v1"),
+            {},
+            False,  # another server may refuse a field it does not know
+        ),
+        (
+            ProviderConfig(kind="openai", base_url="http://localhost:8000/v1", cache_key=True),
+            {},
+            True,
+        ),
+        (ProviderConfig(kind="openai", cache_key=False), {"OPENAI_API_KEY": "k"}, False),
+        (ProviderConfig(kind="zhipu"), {"ZHIPUAI_API_KEY": "id.secret"}, False),
+        (
+            ProviderConfig(kind="openai"),
+            {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://localhost:8000/v1"},
+            False,
+        ),
+    ],
+)
+async def test_the_prompt_cache_key_goes_to_openais_own_endpoint_unless_configured(
+    provider: ProviderConfig, environ: dict[str, str], sent: bool
+) -> None:
+    router = await build(ModelsConfig(providers={"p": provider}), environ)
+    chat = router.models["chat"]
+    assert isinstance(chat, OpenAIChatModel)
+    assert chat.cache_key is sent
 
 
 async def test_a_zhipu_provider_speaks_openai_on_zhipus_path(fake_openai: FakeOpenAI) -> None:

@@ -357,7 +357,7 @@ async def test_a_document_opens_document_mode(tg: Harness) -> None:
     assert "ferry to Bergen" in summary.text  # the summary tier read the file
     tg.fake.send_text(ALICE, ALICE, "when does the ferry leave?")
     await tg.fake.next_messages()
-    asked = tg.bot.model.calls[-1].messages[0].content
+    asked = tg.bot.model.calls[-1].system
     assert DOCUMENT_HEADING.format(name='"trip.md"') in asked and "7:40" in asked
     # Too big: refused by its declared size, never downloaded.
     tg.fake.send_document(ALICE, ALICE, "huge.pdf", size=50 * 1024 * 1024)
@@ -875,7 +875,7 @@ async def test_a_burst_in_private_is_answered_once(tmp_path: Path) -> None:
             [sent] = await fake.next_messages()
             assert sent["text"] == "ok"
             [call] = bot.model.calls
-            assert [m.content for m in call.messages[1:]] == ["hi", "I have", "a question?"]
+            assert [m.content for m in call.turns] == ["hi", "I have", "a question?"]
             assert len(fake.calls("sendChatAction")) == 1  # typing only while answering
         finally:
             await adapter.close()

@@ -55,6 +55,7 @@ class Tool:
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt's, read from the provider's prompt cache
 
     @property
     def total_tokens(self) -> int:

@@ -187,7 +187,10 @@ class OfflineChatModel:
         return Completion(text=text, usage=usage, model=self._model)
 
     def _reply(self, messages: Sequence[Message]) -> str:
-        system = messages[0].content if messages and messages[0].role == "system" else ""
+        # The system messages newest first: the card's words after the history, the newest
+        # turn's note (bot.context: the memories recalled, the time, what is due), the notes
+        # of the turns before it, the persona's system prompt.
+        system = "\n\n".join(m.content for m in reversed(messages) if m.role == "system")
         name_match = _NAME.search(system)  # a card's own instructions may come first
         name = name_match.group(1) if name_match else "your companion"
         lang = _ZH if "Always reply in Chinese" in system else _EN

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from bot.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
 from bot.llm.retry import call_with_retries
 from memory.remote import describe_error, is_retryable, redact
 
-__all__ = ["OpenAIChatModel", "is_retryable", "make_client"]
+__all__ = ["OpenAIChatModel", "is_retryable", "make_client", "prompt_cache_key"]
 
 
 def make_client(base_url: str | None, api_key: str, timeout: float) -> AsyncOpenAI:
@@ -45,8 +46,12 @@ class OpenAIChatModel:
         retry_base_delay: float,
         rng: random.Random,
         extra_body: Mapping[str, Any] | None = None,
+        cache_key: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        """`cache_key`: send OpenAI's `prompt_cache_key` with each request, a hash of the
+        prompt's beginning (`prompt_cache_key()`), so that prompts beginning alike go to the
+        same cache."""
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_retries < 0:
@@ -59,6 +64,7 @@ class OpenAIChatModel:
         self._retry_base_delay = retry_base_delay
         self._rng = rng
         self._extra_body = dict(extra_body) if extra_body else None
+        self._cache_key = cache_key
         self._sleep = sleep
 
     @property
@@ -69,6 +75,11 @@ class OpenAIChatModel:
     def model(self) -> str:
         """The model's name at its endpoint."""
         return self._model
+
+    @property
+    def cache_key(self) -> bool:
+        """Whether its requests say `prompt_cache_key`."""
+        return self._cache_key
 
     @property
     def endpoint(self) -> str:
@@ -110,8 +121,11 @@ class OpenAIChatModel:
             params["max_tokens"] = max_tokens
         if temperature is not None:
             params["temperature"] = temperature
-        if self._extra_body:
-            params["extra_body"] = self._extra_body
+        extra = dict(self._extra_body or {})
+        if self._cache_key and messages:
+            extra["prompt_cache_key"] = prompt_cache_key(messages)
+        if extra:
+            params["extra_body"] = extra
 
         async def create() -> Completion:  # (a body of the wrong shape fails it, unretried)
             response = await self._client.chat.completions.create(
@@ -181,6 +195,14 @@ class OpenAIChatModel:
                 # Its text is the server's and may repeat the key: keep it out of tracebacks.
                 raise error from None
             raise error from exc
+
+
+def prompt_cache_key(messages: Sequence[Message]) -> str:
+    """A key for the prompt's beginning: its first message (the persona's or the task's
+    system prompt) and the first after it (a conversation's oldest turn in the prompt). It
+    stays while the beginning does, and names no one: a hash."""
+    first = [m.content for m in messages[:2]]
+    return hashlib.sha256("\x00".join(first).encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _message_param(message: Message) -> dict[str, Any]:
@@ -253,9 +275,24 @@ def _completion(response: Any, model: str) -> Completion:
         usage=Usage(
             prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
             completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+            cached_tokens=_cached(usage),
         ),
         model=getattr(response, "model", None) or model,
     )
+
+
+def _cached(usage: Any) -> int:
+    """The prompt's tokens the provider read from its prompt cache: OpenAI's (and Zhipu's)
+    `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):  # (a compatible server's shape the SDK does not know)
+        cached = _count(details.get("cached_tokens"))
+    else:
+        cached = _count(getattr(details, "cached_tokens", 0))
+    if not cached and usage is not None:
+        extra = getattr(usage, "model_extra", None) or {}
+        cached = _count(extra.get("prompt_cache_hit_tokens"))
+    return cached
 
 
 def _text(content: Any) -> str:

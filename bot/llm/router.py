@@ -83,6 +83,7 @@ class TierUsage:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, from the provider's prompt cache (cheaper)
     images: int = 0  # pictures sent (priced per picture by most providers)
     recordings: int = 0  # voice notes and audio sent to be transcribed
     audio_bytes: int = 0  # their size (providers price them by the minute); or spoken
@@ -161,6 +162,7 @@ class ModelRouter:
         for counter in counters:
             counter.prompt_tokens += completion.usage.prompt_tokens
             counter.completion_tokens += completion.usage.completion_tokens
+            counter.cached_tokens += completion.usage.cached_tokens
         return completion
 
     async def transcribe(self, name: str, audio: bytes) -> str:
@@ -324,7 +326,20 @@ def _make_model(
         retry_base_delay=provider.retry_base_delay,
         rng=rng,
         extra_body=provider.extra_body or None,
+        cache_key=_cache_key(provider, environ),
     )
+
+
+def _cache_key(provider: ProviderConfig, environ: Mapping[str, str]) -> bool:
+    """Whether `prompt_cache_key` goes with the provider's requests: as configured, else only
+    to OpenAI's own endpoint."""
+    if provider.cache_key is not None:
+        return provider.cache_key
+    chosen = provider.base_url or (
+        environ.get("OPENAI_BASE_URL", "") if provider.kind == "openai" else ""
+    )
+    own = not chosen or urlsplit(chosen).hostname == "api.openai.com"
+    return provider.kind == "openai" and own
 
 
 async def build_router(

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from bot.llm.base import Message
 
-__all__ = ["estimate_messages", "estimate_tokens"]
+__all__ = ["estimate_messages", "estimate_tokens", "pieces"]
 
 # Per-message framing (role, separators) in chat formats.
 MESSAGE_OVERHEAD = 4
@@ -31,11 +31,21 @@ _WIDE = re.compile(
 )
 
 
+_PIECE = re.compile(f"{_WIDE.pattern}|(?:(?!{_WIDE.pattern}).){{1,4}}", re.DOTALL)
+
+
 # Cached: each turn re-counts the conversation's earlier turns (prompt budget, folding).
 @functools.lru_cache(maxsize=8192)
 def estimate_tokens(text: str) -> int:
     wide = len(_WIDE.findall(text))
     return wide + math.ceil((len(text) - wide) / 4)
+
+
+def pieces(text: str) -> list[str]:
+    """`text` cut into the tokens `estimate_tokens` counts: each wide character, and runs of
+    up to four others (a stand-in for a tokenizer where prompts are compared token by token,
+    as a provider's prompt cache does)."""
+    return _PIECE.findall(text)
 
 
 def estimate_messages(messages: Iterable[Message]) -> int:

@@ -1,6 +1,8 @@
 """The chat tier's system prompt: who the persona is, whom it talks with, the emotion tag it
 begins with, and the headings of what else the prompt holds (lore, a greeting, a recap, the
-running summary). Card placeholders ({{char}}, {{user}}) are left in: bot.context fills them.
+running summary); and the time, which bot.context puts in the note of the turn's own near the
+end of the prompt (what changes every turn comes last: a provider's prompt cache reuses what
+comes before it). Card placeholders ({{char}}, {{user}}) are left in: bot.context fills them.
 
 What users wrote, and what models wrote from it, is put in through memory.quoting: quoted, one
 line each, so no text of theirs opens a section or becomes another speaker's line."""
@@ -25,8 +27,10 @@ __all__ = [
     "SUMMARY_HEADING",
     "greeting_section",
     "lore_section",
+    "now_line",
     "parse_emotion_instruction",
     "people_section",
+    "persona_text",
     "recap_section",
     "speaker_names",
     "summary_section",
@@ -49,7 +53,24 @@ QUOTED = (
 
 
 def system_text(persona: PersonaShape, group: bool, now: datetime) -> str:
-    """The persona's part of the system prompt, placeholders unfilled."""
+    """The persona's part of a one-off request's system prompt (a message written first, a
+    welcome), with the time, placeholders unfilled."""
+    return "\n".join([*_identity_lines(persona, group), now_line(now), *_reply_lines(persona)])
+
+
+def persona_text(persona: PersonaShape, group: bool) -> str:
+    """The persona's part of the chat prompt, placeholders unfilled: nothing in it changes
+    from one turn to the next (the time is `now_line`'s, near the end of the prompt), so a
+    provider's prompt cache can reuse it."""
+    return "\n".join([*_identity_lines(persona, group), *_reply_lines(persona)])
+
+
+def now_line(now: datetime) -> str:
+    return f"It is now {now:%A %Y-%m-%d %H:%M} ({now.tzname() or 'UTC'})."
+
+
+def _identity_lines(persona: PersonaShape, group: bool) -> list[str]:
+    """Who the persona is and whom it talks with."""
     ident, user, card = persona.identity, persona.user, persona.card
     lines = [card.system_prompt.strip()] if card.system_prompt.strip() else []
     lines.append(f"You are {ident.name}" + (f" ({ident.nickname})." if ident.nickname else "."))
@@ -84,11 +105,13 @@ def system_text(persona: PersonaShape, group: bool, now: datetime) -> str:
             lines.append(f"They are: {user.identity.strip()}")
         if user.info:
             lines.append(f"What you know of them: {user.info.strip()}")
-    lines.append(f"It is now {now:%A %Y-%m-%d %H:%M} ({now.tzname() or 'UTC'}).")
+    return lines
+
+
+def _reply_lines(persona: PersonaShape) -> list[str]:
+    """How a reply begins, and what quoted text is."""
     tags = " ".join(f"[{name}]" for name in persona.emotions.names)
-    lines.append(f"{EMOTION_INSTRUCTION} {tags}. Then write your reply.")
-    lines.append(QUOTED)
-    return "\n".join(lines)
+    return [f"{EMOTION_INSTRUCTION} {tags}. Then write your reply.", QUOTED]
 
 
 def lore_section(contents: Sequence[str]) -> str:

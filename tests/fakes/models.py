@@ -44,6 +44,23 @@ class ModelCall:
         """Every message's content, joined: handy for `"x" in call.text`."""
         return "\n".join(m.content for m in self.messages)
 
+    @property
+    def system(self) -> str:
+        """The system messages' content, joined: a chat prompt's system prompt and the note
+        before its newest turn (the time, the memories recalled, what is due)."""
+        return "\n\n".join(m.content for m in self.messages if m.role == "system")
+
+    @property
+    def note(self) -> str:
+        """A chat prompt's note of its newest turn (bot.context): what came to mind for it that
+        the earlier turns' notes do not show, the time, what is due."""
+        return self.messages[-2].content if self.messages[-2].role == "system" else ""
+
+    @property
+    def turns(self) -> list[Message]:
+        """The messages that are not the system's: the conversation, and tool rounds."""
+        return [m for m in self.messages if m.role != "system"]
+
 
 class ScriptedChatModel:
     """A `ChatModel` answering from a script, then with `default`."""

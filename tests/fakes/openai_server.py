@@ -181,6 +181,16 @@ def images_of(body: Any) -> list[bytes]:
     return found
 
 
+def system_of(body: dict[str, Any]) -> str:
+    """A chat request's system messages' text, joined: a chat prompt's system prompt and the
+    note before its newest turn (the time, the memories recalled, what is due)."""
+    return "\n\n".join(
+        _content_text(m.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") == "system"
+    )
+
+
 def echo_reply(body: dict[str, Any]) -> str:
     """The default reply: "[NEUTRAL] echo: <last user message>"."""
     messages = body.get("messages") or []
@@ -194,6 +204,33 @@ def echo_reply(body: dict[str, Any]) -> str:
 
 def _tokens(text: str) -> int:
     return len(text.split())
+
+
+# OpenAI's prompt cache: a prompt's first 1,024 tokens, then each 128 more, are reused when an
+# earlier prompt (to the same model) began with exactly them.
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+
+
+def prompt_tokens(body: dict[str, Any], tokenize: Callable[[str], list[str]]) -> list[str]:
+    """A chat request as the tokens a prompt cache sees, in order: the tools' definitions,
+    then each message's role and text (and a token for each picture it shows)."""
+    tokens: list[str] = []
+    if body.get("tools"):
+        tokens += tokenize(json.dumps(body["tools"], sort_keys=True))
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        tokens.append(f"<|{message.get('role')}|>")
+        tokens += tokenize(_content_text(message.get("content")))
+        if message.get("tool_calls"):
+            tokens += tokenize(json.dumps(message["tool_calls"], sort_keys=True))
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                url = str((part.get("image_url") or {}).get("url", ""))
+                tokens.append(hashlib.sha256(url.encode()).hexdigest())
+    return tokens
 
 
 _ERROR_TYPES = {
@@ -296,6 +333,11 @@ class FakeOpenAI:
         self._outage_turn = itertools.count()
         self.port = 0
         self._ids = itertools.count(1)
+        # The prompt cache (`cached_tokens` in each chat completion's usage): the hashes of the
+        # prompt prefixes seen, each CACHE_MIN_TOKENS long or CACHE_STEP_TOKENS more; how a
+        # prompt is cut into tokens (words, as the usage counts them, unless set).
+        self._cached_prefixes: set[bytes] = set()
+        self.tokenize: Callable[[str], list[str]] = str.split
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
         self._release: asyncio.Event | None = None  # set (and replaced) by release_hangs()
@@ -586,6 +628,7 @@ class FakeOpenAI:
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": min(self._cache(body), prompt)},
         }
         head = {"id": f"chatcmpl-fake-{n}", "created": int(time.time()), "model": model}
         if body.get("stream"):
@@ -610,6 +653,24 @@ class FakeOpenAI:
             return await self._cut(request, answer, cut)
         return web.json_response(answer)
 
+    def _cache(self, body: dict[str, Any]) -> int:
+        """The tokens of this prompt an earlier one's cache holds (OpenAI's rule: the longest
+        prefix seen before, of CACHE_MIN_TOKENS and more in CACHE_STEP_TOKENS steps; 0 for
+        anything shorter); its own prefixes are cached for the prompts after it."""
+        digest = hashlib.blake2b(str(body.get("model")).encode())
+        cached, missed, seen = 0, False, []
+        boundary = CACHE_MIN_TOKENS
+        for count, token in enumerate(prompt_tokens(body, self.tokenize), 1):
+            digest.update(token.encode("utf-8", "replace") + b"\x00")
+            if count == boundary:
+                key = digest.digest()
+                missed = missed or key not in self._cached_prefixes
+                cached = cached if missed else count
+                seen.append(key)
+                boundary += CACHE_STEP_TOKENS
+        self._cached_prefixes.update(seen)
+        return cached
+
     @staticmethod
     async def _cut(request: web.Request, answer: Any, keep: float) -> web.StreamResponse:
         """Send `keep` of the JSON body `answer`, then drop the connection."""
@@ -628,7 +689,7 @@ class FakeOpenAI:
         text: str,
         calls: list[dict[str, Any]],
         finish: str,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         include_usage: bool,
         cut: float | None = None,
     ) -> web.StreamResponse:

@@ -150,6 +150,6 @@ async def test_a_name_once_used_is_no_claim_on_its_owner_in_recall_by_person(
         ("What did Mallory say about the town?", "owe money"),
     ):
         await bot.engine.handle(said(BOB, "Bob", cue))
-        system = bot.model.calls[-1].messages[0].content
+        system = bot.model.calls[-1].note  # what came to mind for this question
         lines = [line for line in system.splitlines() if "in town" in line or "over town" in line]
         assert lines and first in lines[0], cue

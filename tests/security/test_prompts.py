@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot import commands
-from tests.fakes.openai_server import FakeOpenAI, Text
+from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.fakes.secrets import FAKE_SECRETS
 from tests.security.conftest import ALICE, ALLERGY, BOB, STRANGERS, World, event, leaked, sent
 
@@ -101,6 +101,6 @@ async def test_the_prompt_for_alice_holds_her_own(world: World, fake: FakeOpenAI
     await world.bot.engine.handle(
         event(ALICE, "about my bank pin zebraquokka, and what I wrote on 2026-01-01")
     )
-    system = fake.chat_requests[-1]["messages"][0]["content"]
+    system = system_of(fake.chat_requests[-1])
     assert "zebraquokka-4921" in system and "narwhalpumpkin" in system
     assert "axolotlbrioche" in system

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot import commands
 from tests.fakes.factories import make_event
-from tests.fakes.openai_server import FakeOpenAI, Text
+from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.security.conftest import ALICE, BOB, World, event
 
 FORGED = (
@@ -56,7 +56,7 @@ async def test_a_forged_message_stays_its_speakers_quoted_line_in_the_chat_promp
     assert json.loads(bobs[0].removeprefix('"Bob": ')) == FORGED
     alices = [m["content"] for m in request["messages"] if m["content"].startswith('"Alice"')]
     assert alices == ['"Alice": "what is new?"']  # the only line that is Alice's
-    system = request["messages"][0]["content"]
+    system = system_of(request)
     # The one section about a person is Alice's own profile, the asker's.
     assert [line for line in system.splitlines() if line.startswith("What you know of")] == [
         'What you know of "Alice", from your time together:'
@@ -82,7 +82,7 @@ async def test_a_forged_memory_comes_to_mind_as_one_quoted_line(
     assert (memory.speaker, memory.speaker_id) == ("Bob", BOB)
     await world.bot.engine.handle(tavern(ALICE, "nice tea, any news about the tavern?"))
     request = fake.chat_requests[-1]
-    system = request["messages"][0]["content"]
+    system = system_of(request)
     quoted = json.dumps(FORGED, ensure_ascii=False).replace("\u2028", "\\u2028")
     assert f'"Bob": {quoted}' in system  # it came to mind, whole, as Bob's
     assert forged_lines(request) == []
@@ -113,5 +113,5 @@ async def test_a_forged_message_stays_its_speakers_line_in_the_encoder_transcrip
     assert turns[2] == ("U2", " ".join(FORGED.split()))  # all of Bob's words, his line
     # The recap written from it comes back quoted in the next conversation's prompt.
     await bot.engine.handle(tavern(ALICE, "hi again"))
-    system = fake.chat_requests[-1]["messages"][0]["content"]
+    system = system_of(fake.chat_requests[-1])
     assert 'Where your previous conversation left off:\n"Tea."' in system
