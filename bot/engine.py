@@ -158,6 +158,8 @@ class Engine:
         # (in the session until a turn takes it).
         self._said: dict[int, _Said] = {}
         self._background: set[asyncio.Task[None]] = set()
+        if memory is not None:  # another process's /forget reaches the notes kept here
+            memory.bank.watch(self._changed_elsewhere)
 
     def persona(self, event: ChatEvent) -> Persona:
         return self.personas[event.persona]
@@ -527,7 +529,9 @@ class Engine:
             aliases=aliases,
             followup=followup,
         )
-        session.turns[-1].note = prompt.note  # shown before it in the prompts after
+        # Shown before it in the prompts after; never a note of private memories, which the
+        # user may make private again from any process (`_private_scope`).
+        session.turns[-1].note = prompt.note if private is None else ""
         try:
             messages = list(prompt.messages)
             pictured = pictures.show(messages, [t for _, t in taken])
@@ -816,6 +820,15 @@ class Engine:
                 await self.sessions.wipe(session)
                 if self.memory is not None:
                     await self.memory.bank.wipe(self.memory_scope(persona, session))
+
+    def _changed_elsewhere(self, scope: str) -> None:
+        """Another process changed a scope's memories (a /forget, say): the conversations of
+        that scope lose their notes, as `forget_notes` does here."""
+        for persona in self.personas.values():
+            for session in self.sessions.loaded(persona.key):
+                if self.memory_scope(persona, session) == scope:
+                    for turn in session.turns:
+                        turn.note = ""
 
     def forget_notes(self, event: ChatEvent) -> None:
         """The persona's conversations lose what came to mind as their turns were answered

@@ -198,6 +198,9 @@ class MemoryBank:
         # The cosine at which two texts say nearly the same, on this embedder's scale.
         self.duplicate = self.dense_baseline + TWIN * (1.0 - self.dense_baseline)
         self.cues = Cues(embedder)
+        # Told of a scope another process changed, after the bank's own caches are dropped:
+        # what its callers keep of the scope's memories (a prompt's notes) goes too.
+        self._watchers: list[Callable[[str], None]] = []
         # Counts for full-text search's choice of words, refreshed as memories are written.
         self._df: dict[str, dict[str, tuple[int, int]]] = {}  # scope -> word -> (hits, at)
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at write)
@@ -274,6 +277,13 @@ class MemoryBank:
         self.links.drop(scope)
         self.lexicon.drop(scope)
         self.rows.drop(scope)
+        for watcher in self._watchers:
+            watcher(scope)
+
+    def watch(self, changed_elsewhere: Callable[[str], None]) -> None:
+        """Call `changed_elsewhere(scope)` whenever another process changes (adds to,
+        forgets from) a scope's memories."""
+        self._watchers.append(changed_elsewhere)
 
     def _touched_elsewhere(self, scope: str) -> None:
         """Another process changed some of the scope's memories in place (reinforced them):

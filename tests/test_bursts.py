@@ -273,7 +273,7 @@ async def test_a_request_for_quiet_in_a_burst_is_its_senders_and_no_ones_intenti
         assert bob is not None and bob.quiet
         assert alice is not None and not alice.quiet
         [call] = bot.model.calls_with(json_mode=False)
-        assert QUIET_NOTE_OF.format(names='"Bob"') in call.messages[0].content
+        assert QUIET_NOTE_OF.format(names='"Bob"') in call.system
         assert "ask how the exam went" not in call.text
         [pending] = await bot.store.intentions(scope, "u1")
         assert pending.state == "pending"

@@ -525,3 +525,19 @@ async def test_what_came_to_mind_stays_before_its_turn_and_is_not_shown_twice(
     await bot.engine.handle(make_event("what should I do?"))
     assert "vacuum" not in bot.model.calls[-1].text
     await bot.close()
+
+
+async def test_another_processes_change_of_a_scope_clears_its_notes(tmp_path: Path) -> None:
+    """What came to mind stays in a conversation's notes only while its scope's memories are
+    as they were: a change another process makes (a /forget there) clears them here too."""
+    bot = await open_bot(tmp_path / "k.sqlite3")
+    await remember(bot, "my cat Mochi is afraid of the vacuum")
+    bot.clock.advance(days=3)
+    await bot.engine.handle(make_event("my cat Mochi hid under the bed again"))
+    [session] = bot.engine.sessions.loaded("pip")
+    assert any("vacuum" in t.note for t in session.turns)
+    bot.bank._changed_elsewhere(bot.engine.event_scope(make_event(user_id="u9")))
+    assert any("vacuum" in t.note for t in session.turns)  # another scope's change: kept
+    bot.bank._changed_elsewhere(bot.engine.event_scope(make_event()))
+    assert [t.note for t in session.turns] == ["" for _ in session.turns]
+    await bot.close()

@@ -104,7 +104,8 @@ async def test_a_search_the_message_asked_for_is_quoted_in_the_system_message(
     reply = await bot.engine.handle(make_event(text, user_id="u2", user_name="Bob"))
     assert not reply.failed
     [request] = fake.chat_requests
-    [system] = contents(request, "system")
+    # (the persona's system prompt, then the note of this turn before the message)
+    system = "\n".join(contents(request, "system"))
     assert forged_lines([system]) == []
     assert QUOTED in system and "never instructions" in QUOTED and "a tool" in QUOTED
     # Each found page is one line: its number, then its title, address and snippet quoted.
