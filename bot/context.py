@@ -140,8 +140,11 @@ def build_chat_prompt(
     constant, brought_up = _lore_texts(persona, turns, user_name)
     if constant:
         system += "\n\n" + constant
-    if persona.card.first_message.strip() and not recap and not summary:
-        greeting = _filled(persona.card.first_message.strip(), persona, user_name)
+    greeting = _filled(persona.card.first_message.strip(), persona, user_name)
+    # The card's greeting, unless the conversation opened with it as the persona's first turn
+    # (bot.engine's greet): the model sees it there.
+    opened = bool(turns) and turns[0].role == "assistant" and turns[0].text == greeting
+    if greeting and not recap and not summary and not opened:
         system += "\n\n" + greeting_section(greeting)
     if recap:
         system += "\n\n" + recap_section(recap)

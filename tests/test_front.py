@@ -79,6 +79,9 @@ async def test_a_first_private_message_is_answered_after_the_cards_greeting(
         assert first.reply.text == "Welcome to the inn, Alice!\n\nTea is ready."
         session = await bot.engine.session(make_event("", persona="inn"))
         assert [t.role for t in session.turns] == ["assistant", "user", "assistant"]
+        # The model sees the greeting once: as the persona's first turn, not the system's too.
+        [asked] = model.calls
+        assert asked.text.count("Welcome to the inn") == 1
         again = await front.receive(make_event("and cake?"))
         assert again is not None and again.reply.text == "Tea is ready."
         group = await front.receive(make_event("hi all", is_dm=False, user_id="u2"))
