@@ -61,6 +61,26 @@ def model_for(
 HELLO = [Message("system", "You are Miao."), Message("user", "hello there")]
 
 
+def raw_completion(content: Any, usage: dict[str, Any]) -> Raw:
+    """A chat completion's body as a server sends it, with this content and usage as given."""
+    return Raw(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-chat",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+    )
+
+
 # -- OpenAIChatModel ----------------------------------------------------------------------------
 
 
@@ -112,27 +132,15 @@ async def test_the_prompt_caches_tokens_are_counted(fake_openai: FakeOpenAI) -> 
     assert (first.usage.cached_tokens, again.usage.cached_tokens) == (0, 1280)
     assert other.usage.cached_tokens == 0
     fake_openai.reply(
-        Raw(
+        raw_completion(
+            "hi",
             {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "fake-chat",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": "hi"},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": 2000,
-                    "completion_tokens": 3,
-                    "total_tokens": 2003,
-                    "prompt_cache_hit_tokens": 1536,
-                    "prompt_cache_miss_tokens": 464,
-                },
-            }
+                "prompt_tokens": 2000,
+                "completion_tokens": 3,
+                "total_tokens": 2003,
+                "prompt_cache_hit_tokens": 1536,
+                "prompt_cache_miss_tokens": 464,
+            },
         )
     )
     assert (await model.complete(HELLO)).usage.cached_tokens == 1536
@@ -296,22 +304,7 @@ async def test_a_completion_of_the_wrong_shape_is_a_model_error(
 async def test_content_in_parts_and_odd_usage_are_read(fake_openai: FakeOpenAI) -> None:
     parts = [{"type": "text", "text": "[HAPPY] hello "}, {"type": "text", "text": "there"}]
     fake_openai.reply(
-        Raw(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "fake-chat",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": parts},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": "x", "completion_tokens": 3, "total_tokens": 3},
-            }
-        )
+        raw_completion(parts, {"prompt_tokens": "x", "completion_tokens": 3, "total_tokens": 3})
     )
     result = await model_for(fake_openai).complete(HELLO)
     assert result.text == "[HAPPY] hello there"
