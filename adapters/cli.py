@@ -44,18 +44,20 @@ from adapters.wizard import (
     is_yes,
     write_config,
 )
-from bot import __version__, cards, redact
-from bot.card_persona import persona_card, persona_key, persona_toml
-from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
+from bot import __version__
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError, probe_ollama
-from bot.persona import Persona, PersonaLibrary, load_persona
-from bot.runtime import load_personas, open_runtime, persona_library
+from bot.persona import cards
+from bot.persona.card_file import persona_card, persona_key, persona_toml
+from bot.persona.file import Persona, PersonaLibrary, load_persona
+from bot.persona.toolspec import BUILTIN_TOOLS
+from bot.runtime import redact
+from bot.runtime.assemble import load_personas, open_runtime, persona_library
+from bot.runtime.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.tomlfile import TomlError
-from bot.toolkit import Toolbox
-from bot.toolkit.box import Limits
-from bot.tools import build_search
-from bot.toolspec import BUILTIN_TOOLS
+from bot.tools import Toolbox
+from bot.tools.box import Limits
+from bot.tools.builtin import build_search
 from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.clock import SystemClock
 from memory.dates import find_dates

@@ -23,20 +23,20 @@ from pathlib import Path
 from typing import TextIO
 
 from adapters.surface import Surface
-from bot import commands
-from bot.answers import Answer
 from bot.catalogue import say
-from bot.documents import DocumentError, read_document
+from bot.commands import table as commands
+from bot.commands.answers import Answer
+from bot.conversation.sessions import Turn
 from bot.events import ChatEvent, Reply
 from bot.front import Front, Spoken
-from bot.persona import Persona
-from bot.runtime import Runtime
-from bot.sessions import Turn
+from bot.media.documents import DocumentError, read_document
+from bot.persona.file import Persona
+from bot.runtime.assemble import Runtime
 from memory.private import private_folder, write_private
 
 __all__ = ["COMMANDS", "ConsoleChat", "readable", "usage"]
 
-# The console's own commands, beside the shared ones (bot/commands.py), and how each is typed.
+# The console's own commands, beside the shared ones (bot/commands/table.py), and how each is typed.
 _OWN = {
     "save": "save",
     "log": "log",

@@ -1,20 +1,19 @@
 """Discord: one bot token hosting one persona or several, through discord.py 2.x.
 
-The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply`
-becomes messages (already split at Discord's 2,000 characters). Every message a person writes
-where the bot can read it goes to the bot, with what Discord tells of whom it is for (the bot
-mentioned, one of its messages replied to, a channel bound to it: `ChatEvent.addressed`); the
-bot decides whether the persona answers (bot.floor: always in DMs, when addressed or called by
-name, now and then uninvited as the persona's settings allow). Reading server messages needs
-the Message Content intent, switched on in the Developer Portal. Memory commands are slash
-commands whose answers are ephemeral, because a user's memories are theirs and should not show
-to the channel.
+The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply` becomes
+messages (already split at Discord's 2,000 characters). Every message a person writes where the bot
+can read it goes to the bot, with what Discord tells of whom it is for (the bot mentioned, one of
+its messages replied to, a channel bound to it: `ChatEvent.addressed`); the bot decides whether the
+persona answers (bot.groups.floor: always in DMs, when addressed or called by name, now and then
+uninvited as the persona's settings allow). Reading server messages needs the Message Content
+intent, switched on in the Developer Portal. Memory commands are slash commands whose answers are
+ephemeral, because a user's memories are theirs and should not show to the channel.
 
-The slash commands are the table of `bot.commands`, each answer's buttons a row under it:
+The slash commands are the table of `bot.commands.table`, each answer's buttons a row under it:
 `/forget QUERY` lists the closest memories with a button for each, and `/wipe` asks first
 (Wipe / Cancel).
 
-A bot hosting several personas lets bot.routing pick who answers (a name at the start of the
+A bot hosting several personas lets bot.groups.routing pick who answers (a name at the start of the
 message, else the channel's binding, else the first persona); the persona speaks through the
 channel's webhook under its own name and avatar, or, where the bot lacks Manage Webhooks,
 signs its message with its name in bold. `/persona set NAME` binds a channel; in a server it
@@ -25,7 +24,7 @@ message, whether its author may have the persona use an `admin_only` tool: from 
 permissions discord.py works out from the server's roles and the channel's overwrites, with
 no request.
 
-It is also a courier (`write_first`, bot.courier): a persona writes first in a user's DM,
+It is also a courier (`write_first`, bot.outreach.courier): a persona writes first in a user's DM,
 opened by id. Discord delivers a bot's DM only to someone who shares a server with it and
 allows DMs from its members (Forbidden: refused).
 """
@@ -48,13 +47,14 @@ import yarl
 from discord import app_commands
 
 from adapters.surface import CourierSurface, attachment
-from bot import commands, redact
-from bot.answers import Answer, Button
 from bot.catalogue import say
-from bot.courier import Delivery
-from bot.engine import Engine
+from bot.commands import table as commands
+from bot.commands.answers import Answer, Button
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
+from bot.outreach.courier import Delivery
+from bot.runtime import redact
+from bot.turn.engine import Engine
 
 __all__ = ["DiscordAdapter"]
 
@@ -210,7 +210,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         bot's (two bots answering each other never stop); never a system message (a member
         joined, a thread opened: Discord telling of an event, its text a thread's name at
         most). Slash commands need no such care: Discord runs them for the user who used
-        them. Whether the persona answers is the bot's to decide (bot.floor)."""
+        them. Whether the persona answers is the bot's to decide (bot.groups.floor)."""
         me = self.client.user
         if me is None or message.author.bot or message.author.id == me.id:
             return False
@@ -394,7 +394,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         self._webhooks[channel.id] = hook
         return hook
 
-    # -- writing first (bot.courier)
+    # -- writing first (bot.outreach.courier)
 
     async def private(self, user_id: str) -> discord.DMChannel:
         """The user's DM with the bot (cached by discord.py once opened): no need to fetch
@@ -534,7 +534,7 @@ def _manages(permissions: discord.Permissions) -> bool:
 
 def _attachment(file: discord.Attachment) -> Attachment:
     """Fetched by the client; an HTTP error is the file gone (deleted, its link expired) or
-    refused. A GIF is told by its name, never fetched (bot.pictures)."""
+    refused. A GIF is told by its name, never fetched (bot.media.pictures)."""
     if (file.content_type or "").startswith("image/gif"):
         return Attachment(file.filename, file.url, "image/gif", file.size, sticker=file.filename)
     return attachment(
@@ -549,7 +549,7 @@ def _attachment(file: discord.Attachment) -> Attachment:
 
 
 def _sticker(sticker: discord.StickerItem) -> Attachment:
-    """A sticker is told by its name (bot.pictures), never fetched."""
+    """A sticker is told by its name (bot.media.pictures), never fetched."""
     return Attachment(sticker.name, sticker.url, "image/png", sticker=sticker.name or "sticker")
 
 

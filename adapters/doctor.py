@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Literal
 
 from adapters.host import hosted_personas, web_token
-from bot import redact
-from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
 from bot.llm.router import (
@@ -35,10 +33,12 @@ from bot.llm.router import (
     build_router,
     probe_ollama,
 )
-from bot.persona import Persona, PersonaLibrary
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime import redact
+from bot.runtime.config import BotConfig, Config, storage_dsn
 from bot.tomlfile import TomlError
-from bot.toolkit import Toolbox
-from bot.tools import build_search
+from bot.tools import Toolbox
+from bot.tools.builtin import build_search
 from memory.clock import SystemClock
 from memory.private import FILE_MODE, FOLDER_MODE
 from memory.storage import DATABASE, StoreError, open_store

@@ -22,13 +22,13 @@ from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
 from adapters.web import WebServer
 from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
-from bot import redact
-from bot.config import ENV_NAME, BotConfig, Config
-from bot.courier import Courier
 from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
-from bot.persona import Persona, PersonaLibrary
-from bot.runtime import Runtime, open_runtime
+from bot.outreach.courier import Courier
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime import redact
+from bot.runtime.assemble import Runtime, open_runtime
+from bot.runtime.config import ENV_NAME, BotConfig, Config
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
@@ -70,8 +70,9 @@ def _up(config: Config, bot: BotConfig) -> str:
 
 
 def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
-    """The bots among `started` that can write first to a person (bot.courier): Telegram's and
-    Discord's, not the web client (it has no way to reach someone who is not on the page)."""
+    """The bots among `started` that can write first to a person (bot.outreach.courier):
+    Telegram's and Discord's, not the web client (it has no way to reach someone who is not on
+    the page)."""
     return tuple(a for a in started if isinstance(a, CourierSurface))
 
 
@@ -229,7 +230,7 @@ async def host(
     alone (`kizuna run`), so what start-up made is set aside from garbage collection
     (Runtime.settle)."""
     secrets = bot_tokens(config, environ)
-    # The web page's conversations are the console's (bot/sessions.py).
+    # The web page's conversations are the console's (bot/conversation/sessions.py).
     platforms: set[Platform] = {
         "console" if b.platform == "web" else b.platform for b in config.bots
     }

@@ -6,7 +6,7 @@ speaks, after the rest of a burst where the platform has them: `bursts`), shows 
 the persona answers, sends the reply in
 chunks within the platform's length limit (signed with the persona's name where one bot hosts
 several), and apologises if the turn fails; in a group, what a persona says is relayed to the
-other personas of the process in the room (bot.room), and their answers spoken here. A
+other personas of the process in the room (bot.groups.relay), and their answers spoken here. A
 command: `command(where, event, name, argument)` asks the platform whether the sender is an
 admin, runs it through the front and renders its `Answer`; a failure becomes the apology,
 said where the command was given. A button pressed is the same command run again as the
@@ -29,11 +29,9 @@ answer with its buttons and file), `acknowledge` (before a command runs), `admin
 `apologise`. `attachment` makes an attachment whose
 download failures are `FetchError`s, as the front expects.
 
-A platform whose bot can write first to a person (bot.courier.Courier, for bot.outreach) is a
-`CourierSurface`: it opens the person's private chat (`private`), sends a piece there
-(`deliver`) and says what its errors mean (`verdict`); `write_first` signs, splits, sends and
-never raises.
-"""
+A platform whose bot can write first to a person (bot.outreach.courier.Courier, for bot.outreach) is
+a `CourierSurface`: it opens the person's private chat (`private`), sends a piece there (`deliver`)
+and says what its errors mean (`verdict`); `write_first` signs, splits, sends and never raises."""
 
 from __future__ import annotations
 
@@ -47,11 +45,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
-from bot import redact
-from bot.answers import Answer
 from bot.catalogue import say
-from bot.courier import Delivery
-from bot.engine import Engine
+from bot.commands.answers import Answer
 from bot.events import (
     PLATFORM_LIMITS,
     Addressed,
@@ -63,6 +58,9 @@ from bot.events import (
     split_chunks,
 )
 from bot.front import Front, Spoken
+from bot.outreach.courier import Delivery
+from bot.runtime import redact
+from bot.turn.engine import Engine
 
 __all__ = ["CourierSurface", "EventDetails", "Surface", "attachment", "typing_every"]
 
@@ -90,7 +88,7 @@ class Surface(ABC, Generic[Where]):
     # How a persona signs its reply where one bot hosts several and the platform has no other
     # way to show who speaks.
     signature: ClassVar[str] = "{name}: "
-    # Whether messages wait for the rest of their burst (bot.bursts): on a chat platform,
+    # Whether messages wait for the rest of their burst (bot.turn.bursts): on a chat platform,
     # where people type in pieces; not where a person sends whole messages and waits for
     # each answer (the console, the web page).
     bursts: ClassVar[bool] = False
@@ -139,13 +137,13 @@ class Surface(ABC, Generic[Where]):
         await self.send(where, self.signed(spoken))
 
     async def voice(self, where: Where, spoken: Spoken, voice: Voice) -> None:
-        """Send a reply said aloud (bot.speech), after its text: a voice note where `voice`
+        """Send a reply said aloud (bot.media.speech), after its text: a voice note where `voice`
         is one (`Voice.note`), else an audio file. Nothing by default: the front says
-        nothing aloud on a platform outside `bot.speech.PLATFORMS`."""
+        nothing aloud on a platform outside `bot.media.speech.PLATFORMS`."""
 
     async def react(self, where: Where, event: ChatEvent, emoji: str) -> None:
-        """Put `emoji` on the message of `event` (bot.reactions: only the platforms in
-        `bot.reactions.PLATFORMS` are given one); by default it is sent as a message."""
+        """Put `emoji` on the message of `event` (bot.turn.reactions: only the platforms in
+        `bot.turn.reactions.PLATFORMS` are given one); by default it is sent as a message."""
         await self.send(where, (emoji,))
 
     async def acknowledge(self, where: Where) -> None:
@@ -252,8 +250,8 @@ class Surface(ABC, Generic[Where]):
             await self.apologise(where)
 
     async def welcome(self, where: Where, event: ChatEvent) -> None:
-        """`event`'s sender just joined the group: greeted where a persona greets (bot.welcome).
-        Never raises: a failure is only logged."""
+        """`event`'s sender just joined the group: greeted where a persona greets
+        (bot.groups.welcome). Never raises: a failure is only logged."""
         try:
             spoken = await self.front.welcome(event)
             if spoken is not None:
@@ -274,7 +272,8 @@ class Surface(ABC, Generic[Where]):
             )
 
     async def _relay(self, event: ChatEvent, spoken: Spoken) -> None:
-        """What a persona said in a group is heard by the other personas there (bot.room)."""
+        """What a persona said in a group is heard by the other personas there
+        (bot.groups.relay)."""
         if not event.is_dm and not spoken.reply.failed:
             persona, text = spoken.persona, spoken.reply.text
             await self.engine.relay.said(event, persona.key, persona.identity.name, text)
@@ -326,7 +325,7 @@ class Surface(ABC, Generic[Where]):
 
 class CourierSurface(Surface[Where], Generic[Where, Private]):
     """A surface whose bot writes first to a person, by their stable id, in their private
-    chat with it: a `bot.courier.Courier`."""
+    chat with it: a `bot.outreach.courier.Courier`."""
 
     @abstractmethod
     async def private(self, user_id: str) -> Private:
@@ -346,7 +345,7 @@ class CourierSurface(Surface[Where], Generic[Where, Private]):
         return persona in self.front.router.personas
 
     async def write_first(self, user_id: str, spoken: Spoken) -> Delivery:
-        """Send `spoken` to `user_id` privately (bot.courier.Courier). Signed with the
+        """Send `spoken` to `user_id` privately (bot.outreach.courier.Courier). Signed with the
         persona's name where this bot hosts several, whatever `spoken.several` says: the
         sender does not know the bot. Nothing to say is not sent (unreachable: the sender
         composes again later). Never raises."""

@@ -1,14 +1,14 @@
 """Telegram: one bot token, one persona, through python-telegram-bot 22.
 
-Private chats always get an answer. In groups every message a person writes that the bot sees
-goes to the bot, with what Telegram tells of whom it is for (an @mention of the bot, a reply to
-one of its messages: `ChatEvent.addressed`), and the bot decides whether the persona answers
-(bot.floor); a command (`/cmd@botname` included) is always answered. A bot sees a group's other
-messages only with its privacy mode off (BotFather, /setprivacy), or as the group's admin. While
-the persona answers the chat shows "typing". Replies come already split to Telegram's 4,096
+Private chats always get an answer. In groups every message a person writes that the bot sees goes
+to the bot, with what Telegram tells of whom it is for (an @mention of the bot, a reply to one of
+its messages: `ChatEvent.addressed`), and the bot decides whether the persona answers
+(bot.groups.floor); a command (`/cmd@botname` included) is always answered. A bot sees a group's
+other messages only with its privacy mode off (BotFather, /setprivacy), or as the group's admin.
+While the persona answers the chat shows "typing". Replies come already split to Telegram's 4,096
 characters (`Reply.chunks`).
 
-The commands are the table of `bot.commands`; this module only turns Telegram messages into
+The commands are the table of `bot.commands.table`; this module only turns Telegram messages into
 `ChatEvent`s and answers into messages, their buttons into an inline keyboard. Who is an
 admin (`ChatEvent.admin`) is asked of Telegram for a command, and for a group message only
 where a persona of the bot has a tool for admins (kept a few minutes per member). In a
@@ -17,11 +17,10 @@ the bot, as Discord's are ephemeral; their buttons still act in the group they w
 `start()`/`stop()` run the bot inside the caller's event loop (no `run_polling`, which would
 own the loop and the signals), so one process can host several bots.
 
-It is also a courier (`write_first`, bot.courier): a persona writes first to a user's private
-chat, whose id is the user's. Telegram lets a bot write only to users who started it and have
-not blocked it (Forbidden: refused); a failure once the request left (a timeout waiting for the
-answer, a connection dropped) counts as sent, since Telegram may have delivered it.
-"""
+It is also a courier (`write_first`, bot.outreach.courier): a persona writes first to a user's
+private chat, whose id is the user's. Telegram lets a bot write only to users who started it and
+have not blocked it (Forbidden: refused); a failure once the request left (a timeout waiting for the
+answer, a connection dropped) counts as sent, since Telegram may have delivered it."""
 
 from __future__ import annotations
 
@@ -63,13 +62,14 @@ from telegram.ext import (
 )
 
 from adapters.surface import CourierSurface, attachment, typing_every
-from bot import commands, redact
-from bot.answers import Answer, Button
 from bot.catalogue import say
-from bot.courier import Delivery
-from bot.engine import Engine
+from bot.commands import table as commands
+from bot.commands.answers import Answer, Button
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
+from bot.outreach.courier import Delivery
+from bot.runtime import redact
+from bot.turn.engine import Engine
 
 __all__ = ["TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
 
@@ -338,7 +338,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
 
     async def _on_joined(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """People joined a group: the first of them greeted where a persona greets (the
-        others, who came with them, within its rate: bot.welcome)."""
+        others, who came with them, within its rate: bot.groups.welcome)."""
         message = update.message
         people = [u for u in message.new_chat_members if not u.is_bot] if message else []
         if message is None or not people:
@@ -453,7 +453,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             await where.reply_document(upload, do_quote=False)
 
     async def react(self, where: Message, event: ChatEvent, emoji: str) -> None:
-        """The emoji on the user's message (setMessageReaction; bot.reactions keeps to those
+        """The emoji on the user's message (setMessageReaction; bot.turn.reactions keeps to those
         Telegram allows)."""
         await where.set_reaction(emoji)
 
@@ -468,7 +468,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
                 reply_markup=keyboard if number == len(chunks) - 1 else None,
             )
 
-    # -- writing first (bot.courier) -----------------------------------------------------------
+    # -- writing first (bot.outreach.courier) ---------------------------------------------
 
     async def private(self, user_id: str) -> int:
         """A user's private chat with the bot has the user's id: nothing to open."""

@@ -66,14 +66,14 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, from anywhere
 
-from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens, pieces
-from bot.persona import Persona, PersonaLibrary
-from bot.recollect import about_the_past, memory_section
-from bot.runtime import Runtime, load_personas, open_runtime
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime.assemble import Runtime, load_personas, open_runtime
+from bot.runtime.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.turn.recollect import about_the_past, memory_section
 from memory.clock import FakeClock
 from memory.intentions import spot
 from tests.fakes.courier import RecordingCourier
@@ -588,7 +588,7 @@ async def simulate(
 
         kinds = {"small": 0, "fact": 0, "past": 0}
         result = Result(key, 0, kinds, {}, {}, sizes)
-        patcher = patch("bot.engine.memory_section", measured)  # engine imports it by name
+        patcher = patch("bot.turn.engine.memory_section", measured)  # engine imports it by name
         patcher.start()
         errors = _ErrorCounter(result.errors)
         logging.getLogger().addHandler(errors)

@@ -21,9 +21,9 @@ import time
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
-from bot.documents import extract_text, summarise
 from bot.llm.base import Message
 from bot.llm.tokens import estimate_tokens
+from bot.media.documents import extract_text, summarise
 from bot.prompts import MAP_TASK, REDUCE_TASK
 
 VOCABULARY = (

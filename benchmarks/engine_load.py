@@ -51,14 +51,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.config import TIERS, Config, EngineConfig
+from bot.conversation.sessions import Turn, persona_room
 from bot.events import ChatEvent, Platform
 from bot.llm.base import Completion, Message, Tool, Usage
-from bot.loopwatch import LoopWatch
-from bot.persona import Persona, PersonaLibrary
-from bot.recollect import Recollector
-from bot.runtime import Runtime, load_personas, open_runtime
-from bot.sessions import Turn, persona_room
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime.assemble import Runtime, load_personas, open_runtime
+from bot.runtime.config import TIERS, Config, EngineConfig
+from bot.runtime.loopwatch import LoopWatch
+from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.storage.sqlite import Store
 

@@ -17,10 +17,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.config import Config
 from bot.events import ChatEvent
-from bot.persona import PersonaLibrary
-from bot.runtime import load_personas, open_runtime
+from bot.persona.file import PersonaLibrary
+from bot.runtime.assemble import load_personas, open_runtime
+from bot.runtime.config import Config
 from memory.clock import FakeClock
 
 LINES = [

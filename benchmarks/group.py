@@ -4,22 +4,21 @@
         [--room 500]
 
 One Discord channel, `--members` people (two of them share a display name, three change theirs
-midweek), `--per-day` messages a day between 08:00 and 24:00 for `--days` days, and two
-personas, each its own bot hearing everything in the channel: Monikai (user-scoped, may join
-in uninvited: talkativeness 0.05, cool-down 5 minutes, at most 4 messages a minute) and a
-dungeon master (channel-scoped, `listen` mode: remembers everything, speaks when addressed).
-The talk is scripted and seeded: mostly people talking among themselves (each line holds a
-fact about its speaker with a token unique to them), mentions of either persona, its name
-called ("Kai, ..."), and bursts (one person typing in two
-to four pieces a second apart, some of them addressed). Everything runs through the real
-engine (bot.floor, bot.bursts, sessions, the store, the encoder) on a fake clock, with the
-offline model, whose encoder writes "NAME told me: ..." memories by the transcript's labels.
-Each night the quiet conversations close and are encoded.
+midweek), `--per-day` messages a day between 08:00 and 24:00 for `--days` days, and two personas,
+each its own bot hearing everything in the channel: Monikai (user-scoped, may join in uninvited:
+talkativeness 0.05, cool-down 5 minutes, at most 4 messages a minute) and a dungeon master
+(channel-scoped, `listen` mode: remembers everything, speaks when addressed). The talk is scripted
+and seeded: mostly people talking among themselves (each line holds a fact about its speaker with a
+token unique to them), mentions of either persona, its name called ("Kai, ..."), and bursts (one
+person typing in two to four pieces a second apart, some of them addressed). Everything runs through
+the real engine (bot.groups.floor, bot.turn.bursts, sessions, the store, the encoder) on a fake
+clock, with the offline model, whose encoder writes "NAME told me: ..." memories by the transcript's
+labels. Each night the quiet conversations close and are encoded.
 
-Then personas in one room (bot.room), `--room` messages: the same two personas, both allowed to
-answer each other (`persona_exchanges` 2), each seated in the channel and hearing the other's
-replies through the engine's relay, each person's message calling one of them by name, and a
-model whose every reply names the other persona: the worst case for a loop between them.
+Then personas in one room (bot.groups.relay), `--room` messages: the same two personas, both allowed
+to answer each other (`persona_exchanges` 2), each seated in the channel and hearing the other's
+replies through the engine's relay, each person's message calling one of them by name, and a model
+whose every reply names the other persona: the worst case for a loop between them.
 
 Figures (last line JSON): model calls per human message (every tier: replies, encoding,
 summaries); of the messages that address a persona, the share answered (a reply from it within
@@ -48,13 +47,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.config import TIERS, EngineConfig
-from bot.context import parse_emotion
 from bot.events import Addressed, ChatEvent, Reply
 from bot.llm.base import Completion, Message, Tool
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.persona import GroupPolicy
+from bot.persona.file import GroupPolicy
+from bot.runtime.config import TIERS, EngineConfig
+from bot.turn.context import parse_emotion
 from memory.clock import FakeClock
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 

@@ -13,7 +13,7 @@ is on Tuesday", 我下周三面试): memory.intentions.local_reading (what the o
 the encoder, and the encoder's fallback) makes the intentions, due and until by its rules, and
 the store keeps them (a birthday party may be read as a special day). A tenth of the users
 have a birthday in the month (a special day, due 09:00 local). A user who writes while one of
-their follow-ups is due has it brought up in that conversation (closed done: bot.engine's
+their follow-ups is due has it brought up in that conversation (closed done: bot.turn.engine's
 part).
 
 Two Outreach instances (two processes: each its own sessions, model and courier) tick together
@@ -49,14 +49,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from recall_latency import fresh_database, postgres_server
 
-from bot.config import TIERS
-from bot.courier import Delivery
+from bot.conversation.sessions import SessionManager
 from bot.front import Spoken
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
-from bot.persona import PersonaLibrary
-from bot.sessions import SessionManager
+from bot.outreach.courier import Delivery
+from bot.persona.file import PersonaLibrary
+from bot.runtime.config import TIERS
 from memory.clock import FakeClock
 from memory.intentions import Said, local_reading
 from memory.records import NewIntention
@@ -204,7 +204,7 @@ async def simulate(
         )
         outreach.add(courier)
         processes.append(outreach)
-    store = stores[0]  # what the users' side (bot.engine) writes through
+    store = stores[0]  # what the users' side (bot.turn.engine) writes through
 
     # Every user action in time order: (when, kind, user, detail).
     actions: list[tuple[datetime, int, User, int]] = []
@@ -248,7 +248,7 @@ async def simulate(
             if kind == 0:
                 await store.heard(PERSONA, PLATFORM, user.id, at, private=True)
                 # They came back while something was due: the persona brings it up in this
-                # conversation (bot.engine) and it is done, so nobody writes it too.
+                # conversation (bot.turn.engine) and it is done, so nobody writes it too.
                 for pending in await store.intentions(scope, user.id):
                     owed = pending.due_at <= at <= pending.until and pending.kind == "follow_up"
                     if owed and await store.close_intention(scope, pending.id, "done", at):

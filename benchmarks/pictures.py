@@ -1,5 +1,5 @@
 """What looking at a picture costs the host: shrinking a phone photo to what a model is sent
-(bot.pictures.shrink), with and without JPEG's reduced-scale decode, and the bytes sent.
+(bot.media.pictures.shrink), with and without JPEG's reduced-scale decode, and the bytes sent.
 
     python benchmarks/pictures.py [--runs 10] [--side 1024]
 
@@ -26,7 +26,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.llm.sight import glance
-from bot.pictures import shrink
+from bot.media.pictures import shrink
 
 
 def photo(width: int, height: int, fmt: str) -> bytes:

@@ -50,7 +50,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "(you asked in {chat})",
         "zh": "（你在{chat}里问的）",
     },
-    # Pictures a user sent that the persona could not look at (bot.pictures).
+    # Pictures a user sent that the persona could not look at (bot.media.pictures).
     "picture_too_big": {
         "en": "{name} is too big for me to look at ({size}; the most I can take is {most}).",
         "zh": "{name}太大了，我看不了（{size}；最多 {most}）。",
@@ -72,7 +72,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "en": "That's a lot of pictures for one hour; I'll look at more a little later.",
         "zh": "这一小时的图片有点多啦，我过一会儿再看新的。",
     },
-    # Voice notes and audio users send (bot/hearing.py).
+    # Voice notes and audio users send (bot/media/hearing.py).
     "voice_too_big": {
         "en": "{name} is too long for me to listen to ({size}; the most I can take is {most}).",
         "zh": "{name}太长了，我听不了（{size}；最多 {most}）。",

@@ -26,7 +26,7 @@ __all__ = [
 Platform = Literal["console", "discord", "telegram", "web"]
 # How the platform says a group message is for the bot: it @mentions the bot, it replies to
 # one of the bot's messages, or it is in a channel the host bound to the bot (Discord's
-# `channel_ids`, where every message is for it). Whether to answer is bot.floor's decision.
+# `channel_ids`, where every message is for it). Whether to answer is bot.groups.floor's decision.
 Addressed = Literal["mention", "reply", "bound"]
 # Longest message each surface takes, in characters.
 PLATFORM_LIMITS: dict[Platform, int] = {
@@ -62,7 +62,7 @@ class Attachment:
     # Downloads it (FetchError if it cannot), through the platform's own client.
     fetch: Callable[[], Awaitable[bytes]] | None = field(default=None, compare=False, repr=False)
     # A sticker or GIF as the platform names it (its emoji and set, its title): the persona
-    # is told that, with no download and no model call (bot.pictures).
+    # is told that, with no download and no model call (bot.media.pictures).
     sticker: str = ""
 
     def __post_init__(self) -> None:
@@ -106,20 +106,20 @@ class ChatEvent:
     # set one for the bot; "" is the persona's.
     language: str = ""
     # What the platform knows of whom a group message is for (`Addressed`); an adapter passes
-    # every group message it can see, addressed or not, and bot.floor decides whether the
+    # every group message it can see, addressed or not, and bot.groups.floor decides whether the
     # persona speaks. Meaningless in a private chat, which is always for the bot.
     addressed: frozenset[Addressed] = frozenset()
     # The bot's own names on the platform (its @username, its nickname in a server): calling
     # one is calling the persona, as its own names are.
     names: tuple[str, ...] = ()
-    # Written by a bot (the bot itself included). Adapters drop those; bot.floor never
+    # Written by a bot (the bot itself included). Adapters drop those; bot.groups.floor never
     # answers one either, so two bots can never keep each other talking.
     from_bot: bool = False
-    # Said by another persona of this process in the same room, relayed in-process (bot.room;
-    # its `user_id` is "persona:<key>"): heard as a speaker, answered only when called by
-    # name, and only as many times in a row as `group.persona_exchanges` lets.
+    # Said by another persona of this process in the same room, relayed in-process
+    # (bot.groups.relay; its `user_id` is "persona:<key>"): heard as a speaker, answered only when
+    # called by name, and only as many times in a row as `group.persona_exchanges` lets.
     from_persona: bool = False
-    # Pictures shrunk for a chat model that sees them (JPEG, bot.pictures): they go with the
+    # Pictures shrunk for a chat model that sees them (JPEG, bot.media.pictures): they go with the
     # turn to the model once, and are never stored.
     images: tuple[bytes, ...] = field(default=(), repr=False)
 
@@ -137,7 +137,7 @@ class ChatEvent:
 
 @dataclass(slots=True, frozen=True)
 class Voice:
-    """A reply said aloud (bot.speech): OGG/Opus (`mime` "audio/ogg"), which Telegram plays as
+    """A reply said aloud (bot.media.speech): OGG/Opus (`mime` "audio/ogg"), which Telegram plays as
     a voice note, or another format the speech server sent, which goes as a file."""
 
     data: bytes = field(repr=False)
@@ -161,12 +161,12 @@ class Reply:
     # The platform's id of the message this answers, when others spoke in between: shown as a
     # reply to it (threaded) where the platform can. "" when it follows what it answers.
     answers: str = ""
-    # An emoji put on the message instead of a reply (bot.reactions): `text` is then "".
+    # An emoji put on the message instead of a reply (bot.turn.reactions): `text` is then "".
     reaction: str = ""
-    # The reply said aloud too, sent after its text (bot.speech): None when it is not spoken.
+    # The reply said aloud too, sent after its text (bot.media.speech): None when it is not spoken.
     voice: Voice | None = None
     # The people whose messages it answers, by platform id (not another persona, not an
-    # anonymous sender): saying it aloud is for each of them (bot.speech). () : the event's.
+    # anonymous sender): saying it aloud is for each of them (bot.media.speech). () : the event's.
     people: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -1,13 +1,13 @@
 """The one way in from a chat platform: an adapter hands over a `ChatEvent` and renders what
 comes back; everything between happens here, once, for every platform.
 
-A message: which of the bot's personas it is for (bot.routing), then a document given to the
+A message: which of the bot's personas it is for (bot.groups.routing), then a document given to the
 persona (refused by its declared size before any download, fetched through its
 `Attachment.fetch`, read) or a turn of conversation (the engine, which applies access and rate
-limits, and in a group asks bot.floor whether the persona speaks at all), its pictures looked
-at first (bot.pictures: said in words, or shown to a chat model that sees), its voice notes
-heard (bot.hearing), the reply said aloud too where wanted (bot.speech). A
-command: the persona of its room, the access gate, then the command table (bot.commands).
+limits, and in a group asks bot.groups.floor whether the persona speaks at all), its pictures looked
+at first (bot.media.pictures: said in words, or shown to a chat model that sees), its voice notes
+heard (bot.media.hearing), the reply said aloud too where wanted (bot.media.speech). A
+command: the persona of its room, the access gate, then the command table (bot.commands.table).
 
     front = Front(engine, bot_id, ["miao", "monikai"])
     spoken = await front.receive(event)     # None: nothing to say
@@ -22,16 +22,17 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 
-from bot import commands, redact
-from bot.answers import Answer
 from bot.catalogue import say
-from bot.documents import Document, DocumentError, is_document, precheck
-from bot.engine import Engine
+from bot.commands import table as commands
+from bot.commands.answers import Answer
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
-from bot.hearing import wants_hearing
-from bot.persona import Persona
-from bot.pictures import wants_looking
-from bot.routing import PersonaRouter
+from bot.groups.routing import PersonaRouter
+from bot.media.documents import Document, DocumentError, is_document, precheck
+from bot.media.hearing import wants_hearing
+from bot.media.pictures import wants_looking
+from bot.persona.file import Persona
+from bot.runtime import redact
+from bot.turn.engine import Engine
 
 __all__ = ["Front", "Spoken"]
 
@@ -88,10 +89,10 @@ class Front:
     ) -> Spoken | None:
         """Answer a message the bot heard in `event.channel_id` (its `persona` is chosen
         here), or keep it unanswered: whether the persona speaks in a group is the engine's
-        floor's decision; one relayed from another persona in the room (bot.room) is for the
+        floor's decision; one relayed from another persona in the room (bot.groups.relay) is for the
         persona it names. None: nothing to say. `settle`: wait for the rest of a burst
-        (bot.bursts); `typing` is shown while the persona is really answering."""
-        if event.from_persona:  # relayed to a persona of this bot by name (bot.room)
+        (bot.turn.bursts); `typing` is shown while the persona is really answering."""
+        if event.from_persona:  # relayed to a persona of this bot by name (bot.groups.relay)
             persona = event.persona
         else:
             persona = await self.router.choose(event.channel_id, event.text)
@@ -135,7 +136,7 @@ class Front:
         spoken_to: bool,
         typing: Callable[[], AbstractAsyncContextManager[object]] | None,
     ) -> Reply:
-        """`reply` said aloud too where the persona and the user want it (bot.speech), once
+        """`reply` said aloud too where the persona and the user want it (bot.media.speech), once
         its text is final. Whatever fails there, the reply goes as text: a failure is logged,
         never what was said."""
         if not reply.text or reply.failed or reply.reaction:
@@ -153,7 +154,7 @@ class Front:
         return replace(reply, voice=voice)
 
     async def welcome(self, event: ChatEvent) -> Spoken | None:
-        """The room's persona greets `event`'s sender, who just joined (bot.welcome); None
+        """The room's persona greets `event`'s sender, who just joined (bot.groups.welcome); None
         where it does not greet."""
         persona = await self.router.choose(event.channel_id)
         event = replace(event, persona=persona, language=self._language)

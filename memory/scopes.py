@@ -1,8 +1,8 @@
-"""A scope is a wall: the memories of one persona in one room of one platform (one user's
-private chat, one member's corner of a channel or of a whole group, or a whole channel). It
-is written "persona/room" — `pip/telegram:-1001:user:7`, `miao/discord:dm:42`,
-`pip/discord:9:channel:12:user:42` — and this is the one place
-that writes and reads that form; the room part is the session's (bot.sessions.scope_key)."""
+"""A scope is a wall: the memories of one persona in one room of one platform (one user's private
+chat, one member's corner of a channel or of a whole group, or a whole channel). It is written
+"persona/room" — `pip/telegram:-1001:user:7`, `miao/discord:dm:42`,
+`pip/discord:9:channel:12:user:42` — and this is the one place that writes and reads that form; the
+room part is the session's (bot.conversation.sessions.scope_key)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Character cards as personas (bot/card_persona.py, `kizuna persona import/export`): the file
+"""Character cards as personas (bot/persona/card_file.py, `kizuna persona import/export`): the file
 an import writes, what of the card reaches the prompt (placeholders, scenario, examples,
 lorebook by keyword, post-history instructions), and the export round trip. Cards are made in
 the tests (tests/fakes/cards.py)."""
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from adapters.cli import main
-from bot import cards
-from bot.card_persona import guess_language, persona_card, persona_key, persona_toml
-from bot.context import build_chat_prompt
-from bot.persona import load_persona
+from bot.conversation.sessions import Turn
+from bot.persona import cards
+from bot.persona.card_file import guess_language, persona_card, persona_key, persona_toml
+from bot.persona.file import load_persona
 from bot.prompts import GREETING_HEADING, LORE_HEADING
-from bot.sessions import Turn
+from bot.turn.context import build_chat_prompt
 from tests.fakes.cards import b64, charx, encode, png, text_chunk, v2
 
 NOW = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)

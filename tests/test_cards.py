@@ -1,4 +1,5 @@
-"""Character cards (bot/cards.py): reading V1/V2/V3 JSON and PNG, the V2 export, placeholders
+"""Character cards (bot/persona/cards.py): reading V1/V2/V3 JSON and PNG, the V2 export,
+placeholders
 and lorebook activation. Every fixture is built here: card dicts, and PNGs assembled chunk by
 chunk."""
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.cards import (
+from bot.persona.cards import (
     Card,
     CardError,
     Lorebook,

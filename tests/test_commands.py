@@ -1,4 +1,4 @@
-"""The command table (bot/commands.py): every command described in English and Chinese within
+"""The command table (bot/commands/table.py): every command described in English and Chinese within
 Discord's limits, answers whose buttons are the table's own commands, refusals as answers,
 and the persona's language in what the commands say."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from adapters import console
-from bot import commands
 from bot.catalogue import MESSAGES
+from bot.commands import table as commands
 from memory.clock import FakeClock
 from memory.records import NewIntention
 from tests.fakes.factories import make_event, make_persona, open_bot, write_page

@@ -8,17 +8,17 @@ from datetime import timedelta
 
 import pytest
 
-from bot.context import Prompt, build_chat_prompt, parse_emotion
+from bot.conversation.sessions import Turn
 from bot.llm.base import Message
 from bot.llm.tokens import estimate_messages
-from bot.persona import Lorebook, LoreEntry, Persona, StateSlot
+from bot.persona.file import Lorebook, LoreEntry, Persona, StateSlot
 from bot.prompts import (
     PEOPLE_HEADING,
     RECAP_HEADING,
     SUMMARY_HEADING,
     parse_emotion_instruction,
 )
-from bot.sessions import Turn
+from bot.turn.context import Prompt, build_chat_prompt, parse_emotion
 from memory.clock import FakeClock
 from memory.quoting import quote
 from tests.fakes.factories import make_persona

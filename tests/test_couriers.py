@@ -1,4 +1,5 @@
-"""Writing first (bot.courier through adapters.surface.CourierSurface): the Telegram and Discord
+"""Writing first (bot.outreach.courier through adapters.surface.CourierSurface): the Telegram and
+Discord
 adapters, with the real python-telegram-bot and discord.py against the loopback fakes, send a
 persona's message to a person's private chat by their id, and say what became of it: sent,
 refused (never started the bot, blocked it, closed DMs) or unreachable (an outage). A failure

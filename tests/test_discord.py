@@ -16,14 +16,14 @@ import pytest
 from PIL import Image
 
 from adapters.discord import DiscordAdapter
-from bot.access import Gate
-from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.persona import VoicePolicy
+from bot.persona.file import VoicePolicy
+from bot.persona.toolspec import CustomTool
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.toolspec import CustomTool
+from bot.runtime.config import TIERS, AccessConfig, EngineConfig
+from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import (
@@ -389,7 +389,7 @@ async def test_personas_of_one_bot_answer_each_other_by_name_within_the_bound(
     fake: FakeDiscord, duo: tuple[Bot, DiscordAdapter]
 ):
     """Their webhook's messages never come back as messages (the adapter drops them): they
-    hear each other through the engine's relay (bot.room)."""
+    hear each other through the engine's relay (bot.groups.relay)."""
     bot, _ = duo
     bot.model.push("[NEUTRAL] Bo, tea?", "[NEUTRAL] Pip, yes!", "[NEUTRAL] Bo, great.")
     await fake.dispatch_message(fake.channel_id, ALICE, "Pip, ask someone about tea")
@@ -649,7 +649,7 @@ async def test_only_people_speaking_are_answered_even_in_a_bound_channel(
 async def test_a_persona_called_by_name_answers_and_hears_the_rest(
     fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
 ) -> None:
-    """No mention, no reply: the bot hears the channel and decides (bot.floor)."""
+    """No mention, no reply: the bot hears the channel and decides (bot.groups.floor)."""
     await fake.dispatch_message(fake.channel_id, BOB, "lunch at noon?")
     await fake.dispatch_message(fake.channel_id, ALICE, "pip, what do you think?")
     assert (await fake.next_message())["content"] == "ok"

@@ -11,8 +11,15 @@ import discord
 import pytest
 
 from adapters.doctor import DISCORD_PERMISSIONS, Finding, discord_invite, examine
-from bot.config import BotConfig, Config, ModelsConfig, ProviderConfig, TierConfig, load_config
-from bot.persona import PersonaLibrary
+from bot.persona.file import PersonaLibrary
+from bot.runtime.config import (
+    BotConfig,
+    Config,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+    load_config,
+)
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from tests.fakes.discord_server import FakeDiscord

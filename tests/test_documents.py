@@ -1,4 +1,5 @@
-"""Documents (bot/documents.py): reading text, Markdown and PDF files (every PDF is built here,
+"""Documents (bot/media/documents.py): reading text, Markdown and PDF files (every PDF is built
+here,
 by hand or with pypdf), chunking, the map-reduce summary against a fake model, and excerpts."""
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from hypothesis import strategies as st
 from pypdf import PdfReader, PdfWriter
 from pypdf.errors import DependencyError
 
-from bot import documents
-from bot.documents import (
+from bot.llm.base import Message, ModelError
+from bot.llm.tokens import estimate_tokens
+from bot.media import documents
+from bot.media.documents import (
     MAX_CONCURRENT,
     Document,
     DocumentError,
@@ -28,8 +31,6 @@ from bot.documents import (
     read_document,
     summarise,
 )
-from bot.llm.base import Message, ModelError
-from bot.llm.tokens import estimate_tokens
 from bot.prompts import MAP_TASK, REDUCE_TASK, WHOLE_TASK
 
 
@@ -259,7 +260,7 @@ def test_pypdf_warnings_go_to_debug(caplog: pytest.LogCaptureFixture) -> None:
         assert extract_text("damaged.pdf", damaged).text == "Hello PDF"
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert any(
-        r.name == "bot.documents" and r.message.startswith("pypdf: ") for r in caplog.records
+        r.name == "bot.media.documents" and r.message.startswith("pypdf: ") for r in caplog.records
     )
     assert logging.getLogger("pypdf").propagate == propagate  # restored afterwards
     assert not logging.getLogger("pypdf").handlers

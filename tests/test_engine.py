@@ -11,14 +11,14 @@ from typing import Any, Literal
 import pytest
 
 from bot.catalogue import say
-from bot.config import EngineConfig
-from bot.engine import MAX_MESSAGE_CHARS
+from bot.conversation.sessions import Turn
 from bot.events import PLATFORM_LIMITS, Attachment
 from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
-from bot.persona import Persona, StateSlot
+from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL
-from bot.sessions import Turn
+from bot.runtime.config import EngineConfig
+from bot.turn.engine import MAX_MESSAGE_CHARS
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 

@@ -1,4 +1,4 @@
-"""When a persona speaks in a group (bot.floor): called on, it speaks; uninvited, as its
+"""When a persona speaks in a group (bot.groups.floor): called on, it speaks; uninvited, as its
 settings, the room and chance allow; a bot, never."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bot import commands
 from bot.catalogue import say
+from bot.commands import table as commands
 from bot.events import ChatEvent
-from bot.floor import ChannelFloor, Floor, Verdict, called, is_question
+from bot.groups.floor import ChannelFloor, Floor, Verdict, called, is_question
 from bot.llm.offline import OfflineChatModel
-from bot.persona import GroupPolicy, Identity, Persona, load_persona
+from bot.persona.file import GroupPolicy, Identity, Persona, load_persona
 from bot.prompts import FLOOR_TASK, floor_messages
 from bot.tomlfile import TomlError
 from memory.clock import FakeClock

@@ -1,4 +1,5 @@
-"""Voice notes and audio users send (bot/hearing.py): refused by their declared size before any
+"""Voice notes and audio users send (bot/media/hearing.py): refused by their declared size before
+any
 download, transcribed by the hearing tier through the openai SDK's audio.transcriptions
 against the fake, kept as the user's words marked as spoken, counted per tier and against a
 user's media per hour; the offline model's stub says it is one."""
@@ -9,11 +10,11 @@ import random
 from datetime import timedelta
 from pathlib import Path
 
-from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment
 from bot.front import Front
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
+from bot.runtime.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.openai_server import FakeOpenAI, HttpError

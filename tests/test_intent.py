@@ -1,4 +1,4 @@
-"""What a message wants (bot/intent.py): the free local decision, the intent tier's JSON parsed
+"""What a message wants (bot/turn/intent.py): the free local decision, the intent tier's JSON parsed
 robustly, and what each decision does to the turn (a search run at once, translation mode,
 deep recall when the model says so)."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import EngineConfig
-from bot.intent import Decision, decide, decide_locally, parse_decision
 from bot.prompts import INTENT_TASK, SEARCHED_HEADING
-from bot.tools import SearchResult
+from bot.runtime.config import EngineConfig
+from bot.tools.builtin import SearchResult
+from bot.turn.intent import Decision, decide, decide_locally, parse_decision
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, make_router
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bot import commands
-from bot.config import EngineConfig
-from bot.lifecycle import HISTORY
+from bot.commands import table as commands
+from bot.conversation.lifecycle import HISTORY
+from bot.conversation.scheduler import Scheduler
 from bot.llm.base import Completion, Message, ModelError
-from bot.persona import load_persona
+from bot.persona.file import load_persona
 from bot.prompts import (
     DIARY_HEADING,
     PROFILE_HEADING,
@@ -27,8 +27,8 @@ from bot.prompts import (
     SUMMARY_HEADING,
     SUMMARY_TASK,
 )
-from bot.recollect import Recollector
-from bot.scheduler import Scheduler
+from bot.runtime.config import EngineConfig
+from bot.turn.recollect import Recollector
 from memory.bank import HEARSAY
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
@@ -327,7 +327,7 @@ async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
 async def test_the_prune_forgets_another_personas_words_a_database_of_before_kept(
     bots: OpenBot,
 ) -> None:
-    """A persona keeps none of another persona's words (bot.room): encoding no longer writes
+    """A persona keeps none of another persona's words (bot.groups.relay): encoding no longer writes
     them, and the daily prune forgets those an older version wrote, in a channel's memory and
     in a conversation with another persona (kept per server then), whatever their strength."""
     bot = await bots(make_persona("miao", name="Miao", scope="channel"))

@@ -12,10 +12,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.context import parse_emotion
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
 from bot.prompts import outreach_messages
+from bot.turn.context import parse_emotion
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.encoding import Author, Encoder
@@ -49,7 +49,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[MemoryBank, Recording]
 
 
 async def offline(messages: Sequence[tuple[str, str]], *, json_mode: bool) -> str:
-    """The offline model as the encoder's summary tier (bot.lifecycle's adapter)."""
+    """The offline model as the encoder's summary tier (bot.conversation.lifecycle's adapter)."""
     chat = [Message("system" if r == "system" else "user", t) for r, t in messages]
     return (await OfflineChatModel().complete(chat, json_mode=json_mode)).text
 

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from bot.loopwatch import LoopWatch
+from bot.runtime.loopwatch import LoopWatch
 
 
 class Monotonic:

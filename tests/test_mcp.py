@@ -1,4 +1,4 @@
-"""MCP servers through the official SDK (bot/toolkit/mcp.py, bot/toolkit/box.py): a real
+"""MCP servers through the official SDK (bot/tools/mcp.py, bot/tools/box.py): a real
 server over stdio (tests/fakes/mcp_server.py), started lazily, its allowed tools offered,
 only the listed environment passed, timeouts and crashes turned into sentences, restarts
 after a backoff, and a clean stop."""
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import tools_listing
-from bot.config import Config, EngineConfig
-from bot.persona import Persona, load_persona
-from bot.runtime import open_runtime
-from bot.toolkit import Sender, Toolbox
-from bot.toolkit.mcp import McpConnection, McpDown
-from bot.toolspec import CustomTool, McpServer
+from bot.persona.file import Persona, load_persona
+from bot.persona.toolspec import CustomTool, McpServer
+from bot.runtime.assemble import open_runtime
+from bot.runtime.config import Config, EngineConfig
+from bot.tools import Sender, Toolbox
+from bot.tools.mcp import McpConnection, McpDown
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, no_ollama, open_bot
 from tests.fakes.models import ScriptedChatModel, calling
@@ -69,7 +69,7 @@ def box(persona: Persona, ticker: Ticker | None = None) -> Toolbox:
         tz=UTC,
         rng=random.Random(0),
         environ={"KZ_PASSED": "yes", "KZ_SECRET": "hunter2", "PATH": os.environ["PATH"]},
-        installed={"reminder": "bot.toolkit.reminder:reminder"},
+        installed={"reminder": "bot.tools.reminder:reminder"},
         monotonic=ticker or Ticker(),
     )
 
@@ -241,7 +241,7 @@ async def test_tools_list_says_what_a_persona_can_call_and_if_its_servers_answer
         "where\ttests.fakes.tools:where; timeout 10 s, at most 2000 characters, "
         "10 calls a minute per user, admins only, off in eco mode, for the one person who asked"
     )
-    assert lines[3].startswith("dice\tbot.toolkit.dice:dice; ")
+    assert lines[3].startswith("dice\tbot.tools.dice:dice; ")
     assert lines[3].endswith("cheap (kept in eco mode)")
     assert lines[4].startswith(
         f"calc\tMCP server (stdio: {sys.executable}): reachable (1 of 2 tools; "

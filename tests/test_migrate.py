@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from adapters.cli import main
-from bot import commands
+from bot.commands import table as commands
 from bot.llm.base import Message
 from memory.encoding import ENCODING_TASK
 from memory.records import NewIntention, NewMemory

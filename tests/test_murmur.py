@@ -8,7 +8,7 @@ import wave
 import numpy as np
 
 from bot.llm.murmur import MAX_WORDS, RATE, murmur
-from bot.speech import audio_kind
+from bot.media.speech import audio_kind
 
 
 def samples(audio: bytes) -> np.ndarray:

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.outreach.policy import LEARN_AFTER, Verdict, asleep, learned_quiet, may_write, solicited
-from bot.persona import OutreachPolicy
+from bot.persona.file import OutreachPolicy
 from memory.records import Contact, Outreach, OutreachState
 
 # A Wednesday, 14:00 UTC: 22:00 in Shanghai, 15:00 in London, 09:00 in New York.

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.lifecycle import scope_policies
-from bot.persona import Persona, PersonaLibrary, load_persona
+from bot.conversation.lifecycle import scope_policies
+from bot.persona.file import Persona, PersonaLibrary, load_persona
 from bot.tomlfile import TomlError
 from memory.activation import ActR
 from memory.forgetting import Ebbinghaus, EbbinghausParams, HalfLife, Never

@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 import pytest
 
-from bot import persona_format
-from bot.persona import Card, Emotions, MemoryPolicy, Persona, UserAddress
-from bot.persona_format import DOCS, Key, keys, reference, updated
+from bot.persona import reference as persona_format
+from bot.persona.file import Card, Emotions, MemoryPolicy, Persona, UserAddress
+from bot.persona.reference import DOCS, Key, keys, reference, updated
+from bot.persona.toolspec import CustomTool, McpServer
 from bot.tomlfile import loads
-from bot.toolspec import CustomTool, McpServer
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "personas.md"
@@ -121,7 +121,7 @@ def test_a_file_of_every_key_at_its_default_loads_as_the_defaults() -> None:
 
 def test_docs_personas_md_is_up_to_date() -> None:
     text = GUIDE.read_text(encoding="utf-8")
-    assert text == updated(text), "run: python -m bot.persona_format docs/personas.md"
+    assert text == updated(text), "run: python -m bot.persona.reference docs/personas.md"
 
 
 def test_the_command_prints_and_rewrites(

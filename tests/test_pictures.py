@@ -1,4 +1,4 @@
-"""Pictures users send (bot/pictures.py): shrunk before a model sees them, refused by their
+"""Pictures users send (bot/media/pictures.py): shrunk before a model sees them, refused by their
 declared size before any download, described once by the vision tier (or shown to a chat model
 that sees, which says what it saw), kept as words in the conversation; stickers told by their
 title; a user's media counted per hour; the offline model tells what it can of a picture."""
@@ -18,16 +18,23 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.access import Gate
-from bot.config import TIERS, AccessConfig, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
-from bot.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
+from bot.media.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
+from bot.runtime.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
+from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.openai_server import FakeOpenAI

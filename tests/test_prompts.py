@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.persona import StateSlot
+from bot.conversation.sessions import Turn
+from bot.persona.file import StateSlot
 from bot.prompts import (
     OUTREACH_TASK,
     STATE_TOOL,
@@ -14,7 +15,6 @@ from bot.prompts import (
     outreach_messages,
     state_tool,
 )
-from bot.sessions import Turn
 from memory.quoting import quote
 from tests.fakes.factories import make_persona
 

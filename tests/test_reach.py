@@ -1,4 +1,4 @@
-"""What a conversation does for prospective memory (bot/reach.py and its part of the engine):
+"""What a conversation does for prospective memory (bot/turn/reach.py and its part of the engine):
 stop-requests in English and Chinese, and not stories about others; contacts heard and
 answered; the intention due as the user writes brought up in the reply, once, and closed."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import TIERS
 from bot.llm.base import ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.prompts import QUIET_NOTE
-from bot.reach import asks_for_quiet, due_now
+from bot.runtime.config import TIERS
+from bot.turn.reach import asks_for_quiet, due_now
 from memory.clock import FakeClock
 from memory.quoting import quote
 from memory.records import Intention, NewIntention

@@ -1,4 +1,5 @@
-"""Reactions (bot.reactions): a message that only acknowledges the persona's reply gets an emoji
+"""Reactions (bot.turn.reactions): a message that only acknowledges the persona's reply gets an
+emoji
 of its last reply's emotion, with no model call, and still joins the conversation."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import pytest
 from telegram.constants import ReactionEmoji
 
 from bot.events import Platform
-from bot.persona import Emotions, Persona
-from bot.reactions import REACTIONS, is_acknowledgement
+from bot.persona.file import Emotions, Persona
+from bot.turn.reactions import REACTIONS, is_acknowledgement
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 

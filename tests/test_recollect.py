@@ -9,13 +9,13 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from bot import commands
-from bot.config import MemoryConfig
-from bot.context import RESHOWN
+from bot.commands import table as commands
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
-from bot.recollect import (
+from bot.runtime.config import MemoryConfig
+from bot.turn.context import RESHOWN
+from bot.turn.recollect import (
     DIARY_PAGE_TOKENS,
     Recollection,
     about_the_past,

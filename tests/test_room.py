@@ -1,4 +1,5 @@
-"""Several personas in one room (bot.room): two Telegram bots of one process, each with its own
+"""Several personas in one room (bot.groups.relay): two Telegram bots of one process, each with its
+own
 token and persona, in one group, through the real python-telegram-bot against two loopback Bot
 API fakes (Telegram gives each bot the group's messages; neither sees the other's), over one
 engine with a fake clock."""
@@ -14,7 +15,7 @@ import pytest
 
 from adapters.telegram import TelegramAdapter
 from bot.events import ChatEvent
-from bot.room import speaker_id
+from bot.groups.relay import speaker_id
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 from tests.fakes.platforms import telegram_adapter

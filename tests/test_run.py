@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.persona import load_persona
+from bot.persona.file import load_persona
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import base_env, example_config_with_bots
 from tests.fakes.process import free_port, lines_until, start_run

@@ -1,4 +1,4 @@
-"""bot/runtime.py: putting the bot together."""
+"""bot/runtime/assemble.py: putting the bot together."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import gc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.config import Config, EngineConfig
-from bot.persona import OutreachPolicy
-from bot.runtime import open_runtime
+from bot.persona.file import OutreachPolicy
+from bot.runtime.assemble import open_runtime
+from bot.runtime.config import Config, EngineConfig
 from memory.clock import FakeClock
 from memory.records import NewIntention
 from tests.fakes.courier import RecordingCourier

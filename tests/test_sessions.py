@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from bot.sessions import (
+from bot.conversation.sessions import (
     HANDLED_KEPT,
     SAVE_BATCH,
     Session,
@@ -149,7 +149,7 @@ def test_an_anonymous_sender_has_the_channels_scope_never_a_personal_one(
 
 
 def test_another_persona_is_heard_in_each_channel_apart() -> None:
-    """Pip's words relayed to a persona of the same process (bot.room) stay in the channel
+    """Pip's words relayed to a persona of the same process (bot.groups.relay) stay in the channel
     they were said in, whatever the hearer's scope: a chat's channels have different readers."""
     mods = replace(
         make_event(is_dm=False, user_id="persona:pip", channel_id="mods"), from_persona=True

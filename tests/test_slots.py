@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from bot.conversation.slots import parse_state_call
 from bot.llm.base import ToolCall
-from bot.persona import StateSlot
+from bot.persona.file import StateSlot
 from bot.prompts import STATE_TOOL
-from bot.slots import parse_state_call
 
 SLOTS = [StateSlot("party", "The characters."), StateSlot("gold", "Coins.")]
 

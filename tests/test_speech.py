@@ -1,4 +1,4 @@
-"""Replies said aloud (bot/speech.py): whether the persona and the user want them (its [voice]
+"""Replies said aloud (bot/media/speech.py): whether the persona and the user want them (its [voice]
 speak, /voice, eco mode, the platform, the user's media of the hour; the offline model
 murmurs), the words sent to the speech tier through the openai SDK's audio.speech against the
 fake, audio that is not OGG converted by an
@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from bot import commands
-from bot.config import TIERS, EngineConfig
+from bot.commands import table as commands
 from bot.events import Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.llm.murmur import murmur
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.persona import SpeakWhen, VoicePolicy
-from bot.speech import SPOKEN_CHARS, audio_kind, speakable
+from bot.media.speech import SPOKEN_CHARS, audio_kind, speakable
+from bot.persona.file import SpeakWhen, VoicePolicy
+from bot.runtime.config import TIERS, EngineConfig
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, speaking_router
 from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 

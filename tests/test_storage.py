@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import commands
-from bot.config import Config, EngineConfig, load_config, storage_dsn
+from bot.commands import table as commands
 from bot.events import ChatEvent
-from bot.runtime import open_runtime
+from bot.runtime.assemble import open_runtime
+from bot.runtime.config import Config, EngineConfig, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from memory.storage import DATABASE
 from tests.fakes.factories import make_event, make_persona, no_ollama

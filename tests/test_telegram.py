@@ -19,16 +19,16 @@ from PIL import Image
 from telegram.error import InvalidToken
 
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
-from bot import commands
-from bot.access import Gate
 from bot.catalogue import say
-from bot.config import TIERS, AccessConfig, EngineConfig
+from bot.commands import table as commands
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.persona import VoicePolicy
+from bot.persona.file import VoicePolicy
+from bot.persona.toolspec import CustomTool
 from bot.prompts import DOCUMENT_HEADING
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.toolspec import CustomTool
+from bot.runtime.config import TIERS, AccessConfig, EngineConfig
+from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.factories import (
     Bot,

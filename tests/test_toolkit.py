@@ -1,4 +1,4 @@
-"""Host tools (bot/toolkit): schemas from signatures, loading by module path and entry
+"""Host tools (bot/tools): schemas from signatures, loading by module path and entry
 point, the gates every call passes (eco mode, admins, rate, arguments, timeout, size), the
 log line, and the tools Kizuna ships (dice, reminder)."""
 
@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from adapters.cli import _validate
-from bot.persona import Persona, load_persona
+from bot.persona.file import Persona, load_persona
+from bot.persona.toolspec import CustomTool
 from bot.prompts.tools import (
     TOOL_ADMINS_ONLY,
     TOOL_FAILED,
@@ -24,16 +25,15 @@ from bot.prompts.tools import (
     TOOL_TIMED_OUT,
 )
 from bot.tomlfile import TomlError
-from bot.toolkit import PythonTool, Sender, Toolbox, ToolContext, ToolLoadError, load_tool
-from bot.toolkit.dice import Dice, dice, parse, roll
-from bot.toolkit.reminder import StoredReminders, reminder
-from bot.toolspec import CustomTool
+from bot.tools import PythonTool, Sender, Toolbox, ToolContext, ToolLoadError, load_tool
+from bot.tools.dice import Dice, dice, parse, roll
+from bot.tools.reminder import StoredReminders, reminder
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, calling
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = {"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"}
+SHIPPED = {"dice": "bot.tools.dice:dice", "reminder": "bot.tools.reminder:reminder"}
 ALICE = Sender.of("u1")
 
 
@@ -106,7 +106,7 @@ def test_arguments_are_checked_by_the_same_model() -> None:
         ("tests.fakes.tools:untyped", "parameter 'value' needs a type"),
         ("tests.fakes.tools:missing", "has no 'missing'"),
         ("tests.fakes.nowhere:tool", "cannot import"),
-        ("bot.toolkit.python:load_tool", "not an async function"),
+        ("bot.tools.python:load_tool", "not an async function"),
     ],
 )
 def test_a_tool_that_cannot_be_used_says_why(target: str, why: str) -> None:
@@ -133,7 +133,7 @@ def test_a_tool_module_beside_the_persona_file_needs_no_pythonpath(
 ) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))  # what the load adds goes with the test
     (tmp_path / "kz_beside_tools.py").write_text(
-        "from bot.toolkit import ToolContext\n\n\n"
+        "from bot.tools import ToolContext\n\n\n"
         "async def shout(ctx: ToolContext, text: str) -> str:\n"
         '    """Say it louder."""\n'
         "    return text.upper()\n",

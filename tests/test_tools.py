@@ -1,4 +1,5 @@
-"""The chat model's tools (bot/tools.py) in the turn: web search through Zhipu's web-search-pro
+"""The chat model's tools (bot/tools/builtin.py) in the turn: web search through Zhipu's
+web-search-pro
 and translation, with the real openai SDK against the fake model server (which both scripts the
 chat model's tool calls and serves the search), eco mode, failures, and the configuration."""
 
@@ -12,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from bot.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter, ModelSetupError
 from bot.prompts import TRANSLATE_TASK, condense
-from bot.tools import (
+from bot.runtime.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
+from bot.tools.builtin import (
     ModelSearch,
     SearchResult,
     ZhipuSearch,
@@ -59,7 +60,7 @@ async def test_a_search_is_condensed_for_the_model_and_cited_in_the_reply(
 ) -> None:
     fake_openai.reply_tool_call("web_search", {"query": "Oslo weather"})
     fake_openai.reply_text("[HAPPY] It looks sunny in Oslo today [2].")
-    with caplog.at_level(logging.INFO, logger="bot.engine"):
+    with caplog.at_level(logging.INFO, logger="bot.turn.engine"):
         reply = await bot.engine.handle(make_event("what's the weather in Oslo?"))
     assert reply.text == ("It looks sunny in Oslo today [2].\n\nSources: [2] https://example.org/2")
     [search] = fake_openai.search_requests
@@ -83,7 +84,7 @@ async def test_translation_is_faithful_then_said_in_the_personas_voice(
     fake_openai.reply_tool_call("translate", {"text": "早上好", "target_language": "English"})
     fake_openai.reply_text("Good morning", usage=(30, 2))
     fake_openai.reply_text('[HAPPY] That\'s "Good morning" - a lovely way to start!')
-    with caplog.at_level(logging.INFO, logger="bot.engine"):
+    with caplog.at_level(logging.INFO, logger="bot.turn.engine"):
         reply = await bot.engine.handle(make_event("how do you say 早上好 in English?"))
     assert reply.text == 'That\'s "Good morning" - a lovely way to start!'
     _, translator, last = fake_openai.chat_requests

@@ -20,12 +20,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.web import WebServer, WebSetupError
 from adapters.web.server import MAX_FRAME, scope_label
 from adapters.web.sprites import sprite_file
-from bot import commands
-from bot.config import Config
+from bot.commands import table as commands
 from bot.llm.base import Message
-from bot.persona import load_persona
-from bot.recollect import Recollector
-from bot.runtime import open_runtime
+from bot.persona.file import load_persona
+from bot.runtime.assemble import open_runtime
+from bot.runtime.config import Config
+from bot.turn.recollect import Recollector
 from memory.encoding import ENCODING_TASK
 from memory.records import NewIntention
 from tests.fakes.factories import (
@@ -244,7 +244,7 @@ async def test_the_pages_have_an_icon_of_their_own(web: TestClient[Any, Any]) ->
 
 
 def test_inspector_names_conversations_for_people() -> None:
-    """Each form of bot.sessions.scope_key, as the inspector labels it."""
+    """Each form of bot.conversation.sessions.scope_key, as the inspector labels it."""
     for room, label in (
         ("console:dm:ann", "private chat with ann (console or web page)"),
         ("discord:dm:42", "Discord private chat with user 42"),

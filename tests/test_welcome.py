@@ -1,4 +1,4 @@
-"""Greeting a new member (bot.welcome): only where the persona's `group.greet` is on, once in
+"""Greeting a new member (bot.groups.welcome): only where the persona's `group.greet` is on, once in
 five minutes a channel, one chat-tier call (the catalogue's line if the model fails); through
 the real python-telegram-bot and discord.py against the fakes, with a fake clock."""
 
@@ -13,9 +13,9 @@ import pytest
 from adapters.discord import DiscordAdapter
 from bot.catalogue import say
 from bot.events import ChatEvent
+from bot.groups.welcome import WELCOME_EVERY, Welcomes
 from bot.llm.base import ModelError
-from bot.persona import GroupPolicy, Persona
-from bot.welcome import WELCOME_EVERY, Welcomes
+from bot.persona.file import GroupPolicy, Persona
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors

@@ -11,7 +11,7 @@ sends the conversation so far with what the page checks before sending (the leng
 the words that are commands), then a reply for each message. A reply is produced even when
 the socket closes mid-turn: the turn is in the session, and the page shows it on return. The
 user is the name typed on the page; the page and the console share one conversation per name
-(bot/sessions.py), and take commands alike: `/help`, or a command word alone (`help`).
+(bot/conversation/sessions.py), and take commands alike: `/help`, or a command word alone (`help`).
 The personas are offered in the order given, the first the default.
 
 Bound to a loopback address the server needs no token: only this machine reaches it,
@@ -42,16 +42,17 @@ from aiohttp import WSMsgType, web
 
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
-from bot import commands, redact
-from bot.answers import Answer
 from bot.catalogue import say
-from bot.documents import DocumentError, precheck, too_big
-from bot.engine import Engine
+from bot.commands import table as commands
+from bot.commands.answers import Answer
 from bot.events import Attachment, ChatEvent, FetchError, Reply
 from bot.front import Front, Spoken
-from bot.persona import Persona
-from bot.pictures import is_picture
+from bot.media.documents import DocumentError, precheck, too_big
+from bot.media.pictures import is_picture
+from bot.persona.file import Persona
 from bot.prompts import describe_age
+from bot.runtime import redact
+from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
 from memory.records import Intention, Memory, SessionRow
@@ -599,8 +600,9 @@ _PLATFORMS = {"discord": ("Discord", "server"), "telegram": ("Telegram", "group"
 
 
 def scope_label(room: str) -> str:
-    """A scope's room (bot.sessions.scope_key) as the inspector names it for people: the
-    console's private chats are the web page's too. A room of another form is shown as is."""
+    """A scope's room (bot.conversation.sessions.scope_key) as the inspector names it for
+    people: the console's private chats are the web page's too. A room of another form is shown
+    as is."""
     parts = room.split(":")
     if len(parts) == 3 and parts[1] == "dm":
         surface, _, user = parts

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from bot.persona import Persona
+from bot.persona.file import Persona
 
 __all__ = ["EXTENSIONS", "placeholder", "sprite_file"]
 

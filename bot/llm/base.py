@@ -37,7 +37,7 @@ class Message:
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
-    # Pictures shown with a user message, as JPEG bytes (bot.pictures shrinks them first):
+    # Pictures shown with a user message, as JPEG bytes (bot.media.pictures shrinks them first):
     # OpenAI-compatible image input, for a model that sees.
     images: tuple[bytes, ...] = field(default=(), repr=False)
 

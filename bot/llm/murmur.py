@@ -4,7 +4,7 @@ to end without a key and nobody mistakes it for words.
 Each word of the text is one short hummed note whose pitch comes from the word (and the voice
 from the persona's `voice`, so two personas murmur apart); a sentence's end is a longer pause.
 The same text and voice always give the same audio. It is a WAV file (16-bit mono), which
-bot.speech turns into a voice note as it does any other format.
+bot.media.speech turns into a voice note as it does any other format.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.persona import OutreachPolicy
+from bot.persona.file import OutreachPolicy
 from memory.records import Contact, Outreach
 
 __all__ = [

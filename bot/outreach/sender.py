@@ -1,5 +1,5 @@
 """Writing first: the scheduler runs `Outreach.tick` once a minute. For each persona that
-opted in and each bot (bot.courier.Courier) that speaks as it: due intentions become
+opted in and each bot (bot.outreach.courier.Courier) that speaks as it: due intentions become
 follow-ups, reminders and special-day greetings (only those of their user's own words,
 memory.records.Intention.own; only a reminder they asked for themself is solicited), those
 past their `until` are missed, and a person silent for the persona's checkin_days gets one
@@ -21,17 +21,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
 
-from bot.cards import resolve_placeholders
-from bot.context import parse_emotion
-from bot.courier import Courier, Delivery
+from bot.conversation.sessions import SessionManager, Turn, is_private
 from bot.events import PLATFORM_LIMITS, Reply
 from bot.front import Spoken
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
+from bot.outreach.courier import Courier, Delivery
 from bot.outreach.policy import WEEK, may_write
-from bot.persona import Persona
+from bot.persona.cards import resolve_placeholders
+from bot.persona.file import Persona
 from bot.prompts import Occasion, outreach_messages
-from bot.sessions import SessionManager, Turn, is_private
+from bot.turn.context import parse_emotion
 from memory.clock import Clock
 from memory.recall import Recalled
 from memory.records import Contact, Intention
@@ -159,7 +159,7 @@ class Outreach:
                 continue
             room = Scope.parse(intention.scope).room
             if not is_private(room) and not persona.outreach.groups and not asked:
-                continue  # brought up in the group's conversation, if at all (bot.engine)
+                continue  # brought up in the group's conversation, if at all (bot.turn.engine)
             courier = couriers.get(room.split(":", 1)[0])
             if courier is None:
                 continue  # a console or web conversation: nobody to write to

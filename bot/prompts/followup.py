@@ -1,5 +1,5 @@
 """The one line a turn's system prompt gets when something the persona meant to bring up is
-due as the user writes (bot.reach): a follow-up on what they said was coming, a reminder they
+due as the user writes (bot.turn.reach): a follow-up on what they said was coming, a reminder they
 asked for, their special day; and the note when they just asked not to be written to first.
 What to bring up was written by a model from the user's words: it goes in quoted."""
 

@@ -1,6 +1,6 @@
 """Prompts about pictures users send: the vision tier's description of one, and the note that
 asks a chat model that sees the pictures to say, in its reply, what they show (so what it saw
-is kept as words: bot.pictures)."""
+is kept as words: bot.media.pictures)."""
 
 from __future__ import annotations
 

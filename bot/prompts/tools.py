@@ -153,7 +153,7 @@ def translation_section(section: str, target_language: str) -> str:
     return f"{section}\n\n{TRANSLATION_MODE.format(into=into)}".strip()
 
 
-# What a host's tool (bot/toolkit) answers the chat model when it was not run or failed.
+# What a host's tool (bot/tools) answers the chat model when it was not run or failed.
 TOOL_NOT_IN_ECO = "This tool is off while the bot saves money; say you can't use it right now."
 TOOL_ADMINS_ONLY = "Only an admin of this chat may use this tool; say so kindly."
 TOOL_FOR_ONE = (

@@ -1,5 +1,5 @@
 """The chat tier's welcome to a new member of a group, asked only for a persona that sets
-`group.greet`, at most once in `bot.welcome.WELCOME_EVERY` per channel."""
+`group.greet`, at most once in `bot.groups.welcome.WELCOME_EVERY` per channel."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.toolkit import CommonContext
+from bot.tools import CommonContext
 
 __all__ = ["reading_time"]
 

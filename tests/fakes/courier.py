@@ -1,4 +1,4 @@
-"""A courier (bot.courier.Courier) that records what it is given to write first and answers
+"""A courier (bot.outreach.courier.Courier) that records what it is given to write first and answers
 as told: the real ones (adapters) are tested through their platforms' libraries in
 tests/test_couriers.py; this one lets bot.outreach be tested without a platform."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.courier import Delivery
 from bot.front import Spoken
+from bot.outreach.courier import Delivery
 
 __all__ = ["RecordingCourier"]
 

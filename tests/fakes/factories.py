@@ -18,19 +18,19 @@ from typing import Literal
 
 from PIL import Image
 
-from bot.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
-from bot.courier import Courier
-from bot.engine import Engine
+from bot.conversation.lifecycle import Lifecycle, scope_policies
+from bot.conversation.sessions import SessionManager
 from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
-from bot.lifecycle import Lifecycle, scope_policies
 from bot.llm.router import ModelRouter, build_router
 from bot.outreach import Outreach
-from bot.persona import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
-from bot.recollect import Recollector
-from bot.sessions import SessionManager
-from bot.toolkit import Toolbox
-from bot.toolkit.reminder import StoredReminders
-from bot.toolspec import CustomTool
+from bot.outreach.courier import Courier
+from bot.persona.file import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
+from bot.persona.toolspec import CustomTool
+from bot.runtime.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.tools import Toolbox
+from bot.tools.reminder import StoredReminders
+from bot.turn.engine import Engine
+from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder
@@ -158,7 +158,7 @@ def make_persona(
     voice: VoicePolicy | None = None,
 ) -> Persona:
     """A minimal persona, built in code (no TOML file); `reactions`: its emoji by emotion
-    (bot.reactions); `voice`: whether it speaks its replies aloud (bot.speech; never)."""
+    (bot.turn.reactions); `voice`: whether it speaks its replies aloud (bot.media.speech; never)."""
     return Persona(
         identity=Identity(
             name=name,
@@ -277,7 +277,7 @@ def with_tools(bot: Bot) -> Toolbox:
         tz=UTC,
         rng=random.Random(3),
         environ={},
-        installed={"dice": "bot.toolkit.dice:dice", "reminder": "bot.toolkit.reminder:reminder"},
+        installed={"dice": "bot.tools.dice:dice", "reminder": "bot.tools.reminder:reminder"},
         reminders=functools.partial(StoredReminders, bot.store, bot.clock),
     )
     bot.engine.toolbox = toolbox

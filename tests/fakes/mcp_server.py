@@ -1,4 +1,4 @@
-"""A small MCP server over stdio, for the tests of bot/toolkit/mcp.py: run as
+"""A small MCP server over stdio, for the tests of bot/tools/mcp.py: run as
 `python -m tests.fakes.mcp_server` (stdio), or with `--http PORT` over streamable HTTP.
 
 Tools: `add` (two integers), `echo_env` (whether an environment variable reached the

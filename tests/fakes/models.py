@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config import TIERS
 from bot.llm.base import Completion, Message, Tool, ToolCall, Usage
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_messages, estimate_tokens
+from bot.runtime.config import TIERS
 
 __all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "calling", "encoding", "make_router"]
 
@@ -52,7 +52,7 @@ class ModelCall:
 
     @property
     def note(self) -> str:
-        """A chat prompt's note of its newest turn (bot.context): what came to mind for it that
+        """A chat prompt's note of its newest turn (bot.turn.context): what came to mind for it that
         the earlier turns' notes do not show, the time, what is due."""
         return self.messages[-2].content if self.messages[-2].role == "system" else ""
 

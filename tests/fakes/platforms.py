@@ -11,7 +11,7 @@ import discord
 import pytest
 
 from adapters.telegram import TelegramAdapter
-from bot.engine import Engine
+from bot.turn.engine import Engine
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.telegram_server import FakeTelegram
 

@@ -1,4 +1,4 @@
-"""Python tools for the tests of bot/toolkit: a persona names them by module path
+"""Python tools for the tests of bot/tools: a persona names them by module path
 ("tests.fakes.tools:where")."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.toolkit import CommonContext, ToolContext
+from bot.tools import CommonContext, ToolContext
 
 __all__ = ["bell", "boom", "long", "not_async", "secretive", "slow", "untyped", "where"]
 

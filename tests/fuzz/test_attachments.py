@@ -15,7 +15,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from adapters.web import WebServer
-from bot.documents import DEFAULT_LIMIT, MAX_CHARS, Document, DocumentError, extract_text, precheck
+from bot.media.documents import (
+    DEFAULT_LIMIT,
+    MAX_CHARS,
+    Document,
+    DocumentError,
+    extract_text,
+    precheck,
+)
 from bot.tomlfile import one_line
 from tests.fakes.factories import Bot, open_bot
 from tests.fakes.fuzz import fuzzed, nasty_text

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot import cards
-from bot.card_persona import persona_card, persona_key, persona_toml
-from bot.persona import Persona
+from bot.persona import cards
+from bot.persona.card_file import persona_card, persona_key, persona_toml
+from bot.persona.file import Persona
 from bot.tomlfile import loads
 from tests.fakes import cards as fake
 from tests.fakes.fuzz import fuzzed, nasty_text

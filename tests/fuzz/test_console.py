@@ -14,8 +14,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from adapters.console import ConsoleChat
-from bot.config import Config, EngineConfig
-from bot.runtime import Runtime, open_runtime
+from bot.runtime.assemble import Runtime, open_runtime
+from bot.runtime.config import Config, EngineConfig
 from tests.fakes.factories import make_persona, no_ollama
 from tests.fakes.fuzz import NASTY_PIECES, fuzzed
 

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot import commands
-from bot.access import NotAllowed
-from bot.engine import MAX_MESSAGE_CHARS
+from bot.commands import table as commands
+from bot.conversation.sessions import SessionManager
 from bot.events import PLATFORM_LIMITS, Reply, valid_text
 from bot.llm.base import Completion, Message
 from bot.llm.openai_chat import OpenAIChatModel, make_client
-from bot.sessions import SessionManager
+from bot.turn.access import NotAllowed
+from bot.turn.engine import MAX_MESSAGE_CHARS
 from memory.encoding import ENCODING_TASK
 from memory.text import visible
 from tests.fakes.factories import PLATFORMS, Bot, make_event, make_persona, open_bot

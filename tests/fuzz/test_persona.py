@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot import cards
-from bot.card_persona import persona_card, persona_toml
-from bot.persona import Persona, load_persona
+from bot.persona import cards
+from bot.persona.card_file import persona_card, persona_toml
+from bot.persona.file import Persona, load_persona
 from bot.tomlfile import TomlError
 from tests.fakes import cards as fake
 from tests.fakes.fuzz import check_toml_error, fuzzed, mutated_toml, nasty_text

@@ -1,4 +1,4 @@
-"""The memory commands every surface shares (bot/commands.py) and the console that runs them:
+"""The memory commands every surface shares (bot/commands/table.py) and the console that runs them:
 Bob, an impostor with Alice's display name, and Alice herself in a server channel ask for
 Alice's private memories, diary and profile by every command, by her ids and by words that
 match them. Nothing of hers comes back, nothing of hers is deleted, nothing crashes."""
@@ -15,10 +15,10 @@ from typing import TypeVar, cast
 import pytest
 
 from adapters.console import ConsoleChat
-from bot import commands
-from bot.access import NotAllowed
-from bot.runtime import Runtime
-from bot.scheduler import Scheduler
+from bot.commands import table as commands
+from bot.conversation.scheduler import Scheduler
+from bot.runtime.assemble import Runtime
+from bot.turn.access import NotAllowed
 from memory.records import NewIntention
 from tests.security.conftest import (
     ALICE,

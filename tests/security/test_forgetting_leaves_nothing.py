@@ -23,8 +23,8 @@ from aiohttp.test_utils import TestClient, TestServer
 import memory.index
 from adapters.console import ConsoleChat
 from adapters.web import WebServer
-from bot.runtime import Runtime
-from bot.scheduler import Scheduler
+from bot.conversation.scheduler import Scheduler
+from bot.runtime.assemble import Runtime
 from memory.bank import MemoryBank
 from memory.index import ScopeIndex
 from memory.records import NewIntention

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot import commands
+from bot.commands import table as commands
 from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.fakes.secrets import FAKE_SECRETS
 from tests.security.conftest import ALICE, ALLERGY, BOB, STRANGERS, World, event, leaked, sent

@@ -1,5 +1,5 @@
 """Relayed words: one Discord bot hosts two personas, who hear each other in-process
-(bot.room). What one persona said in a channel some cannot read never reaches the other's
+(bot.groups.relay). What one persona said in a channel some cannot read never reaches the other's
 reply in a channel they can; what one said of a user, derived from its memories of them, is
 never kept in the other's long-term memory, so it goes when that user's memories go. Through
 the real discord.py against the loopback fake, with a scripted model whose encodings write
@@ -20,9 +20,9 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from bot.events import ChatEvent
+from bot.groups.relay import speaker_id
 from bot.llm.base import Message
-from bot.persona import Persona
-from bot.room import speaker_id
+from bot.persona.file import Persona
 from memory.encoding import ENCODING_TASK
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from adapters.discord import DiscordAdapter
-from bot import commands
+from bot.commands import table as commands
 from bot.events import ChatEvent
-from bot.persona import StateSlot
+from bot.persona.file import StateSlot
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors

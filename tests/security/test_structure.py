@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from bot import commands
+from bot.commands import table as commands
 from tests.fakes.factories import make_event
 from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.security.conftest import ALICE, BOB, World, event

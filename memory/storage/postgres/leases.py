@@ -1,5 +1,5 @@
 """Leases (memory.storage.LeaseStore): one process at a time takes a conversation's turns (see
-bot.sessions.TurnLock), and the messages a process keeps while it waits outlive it."""
+bot.conversation.sessions.TurnLock), and the messages a process keeps while it waits outlive it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The commands users give, platform-free, and what they answer."""

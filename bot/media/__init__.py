@@ -1,0 +1,1 @@
+"""Pictures, voice notes, documents users send, and replies said aloud."""

@@ -1,0 +1,1 @@
+"""Persona files, their reference, and community character cards."""

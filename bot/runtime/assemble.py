@@ -1,0 +1,208 @@
+"""Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
+engine, scheduler (and the personas' writing first, which the host gives its couriers).
+Adapters start a `Runtime`, feed its engine, and close it."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import os
+import random
+import socket
+import threading
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.conversation.lifecycle import Lifecycle, scope_policies
+from bot.conversation.scheduler import Scheduler
+from bot.conversation.sessions import SessionManager
+from bot.events import Platform
+from bot.llm.embedding import build_embedder
+from bot.llm.router import OllamaProbe, build_router, probe_ollama
+from bot.outreach import Outreach
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime.config import Config, storage_dsn
+from bot.tools import Toolbox
+from bot.tools.builtin import build_search
+from bot.tools.reminder import StoredReminders
+from bot.turn.access import Gate
+from bot.turn.engine import Engine
+from bot.turn.recollect import Recollector
+from memory.bank import MemoryBank
+from memory.clock import Clock, SystemClock
+from memory.storage import Storage, open_store
+from memory.text import warm_up
+
+__all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
+
+# Seconds a shutdown waits for state updates still running after a reply before cancelling
+# them (the next turn's update covers the same exchange).
+SHUTDOWN_GRACE = 3.0
+
+
+def persona_library(config: Config, cwd: Path) -> PersonaLibrary:
+    return PersonaLibrary.default(cwd, [config.resolve(p) for p in config.persona_paths])
+
+
+def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Persona]:
+    """Load the named personas (raises KeyError for an unknown name, TomlError for a bad file)."""
+    personas: dict[str, Persona] = {}
+    for name in names:
+        persona = library.load(name)
+        personas[persona.key] = persona
+    return personas
+
+
+@dataclass(slots=True)
+class Runtime:
+    config: Config
+    engine: Engine
+    store: Storage
+    bank: MemoryBank
+    scheduler: Scheduler
+    data_dir: Path
+    # The word segmenter loading in the background: a daemon thread, so that a short chat
+    # does not wait at exit for a dictionary it never needed.
+    warming: threading.Thread | None = None
+
+    @property
+    def outreach(self) -> Outreach:
+        """Where the host adds its bots' couriers once their platforms started
+        (`runtime.outreach.add(courier)`): the personas write first through them."""
+        if self.scheduler.outreach is None:
+            raise RuntimeError("this runtime's scheduler does not write first")
+        return self.scheduler.outreach
+
+    async def settle(self) -> None:
+        """Once started, in a process that is Kizuna's alone: what is alive now (modules,
+        personas, the word segmenter's dictionary, restored sessions) lives as long as the
+        process, so it is moved out of the garbage collector's sight (gc.freeze). A full
+        collection then walks only what came since: the event loop's longest stalls under
+        load were these collections."""
+        if self.warming is not None:
+            await asyncio.to_thread(self.warming.join)
+        gc.collect()
+        gc.freeze()
+
+    async def close(self) -> None:
+        """Give the work after replies a moment to finish, stop the MCP servers, save, then
+        close the store."""
+        try:
+            await self.engine.drain(grace=SHUTDOWN_GRACE)
+        finally:
+            try:
+                if self.engine.toolbox is not None:
+                    await self.engine.toolbox.close()
+            finally:
+                try:
+                    await self.scheduler.stop()  # the final save
+                finally:
+                    try:
+                        await self.bank.close()  # writes changed indexes
+                    finally:
+                        await self.store.close()
+
+
+async def open_runtime(
+    config: Config,
+    personas: Mapping[str, Persona],
+    environ: Mapping[str, str],
+    *,
+    platforms: Collection[Platform],
+    clock: Clock | None = None,
+    seed: int | None = None,
+    probe: OllamaProbe = probe_ollama,
+) -> Runtime:
+    """Open everything and restore the open conversations of these personas on these
+    platforms; the scheduler is not started yet."""
+    clock = clock or SystemClock()
+    rng = random.Random(seed)
+    models = await build_router(config.models, environ, rng=rng, probe=probe)
+    search = build_search(config.tools, config.models, environ)
+    embedder = build_embedder(config.memory, config.models, environ)
+    # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
+    # first message; for others in the background (any message may hold Chinese).
+    warming = None
+    if any(p.identity.language.startswith("zh") for p in personas.values()):
+        await asyncio.to_thread(warm_up)
+    else:
+        warming = threading.Thread(target=warm_up, name="kizuna-segmenter", daemon=True)
+        warming.start()
+    data_dir = config.resolve(config.data_dir)
+    store = await open_store(data_dir, storage_dsn(config, environ))
+    try:
+        # The personas' own tools load now: a tool that cannot is a TomlError naming its
+        # line. The reminder tool keeps its reminders in the store, as intentions.
+        toolbox = Toolbox(
+            personas,
+            clock=clock,
+            tz=config.engine.tz(),
+            # Its own generator, so the other seeded draws stay as they were.
+            rng=random.Random(None if seed is None else f"{seed}:tools"),
+            environ=environ,
+            eco_mode=config.models.eco_mode,
+            reminders=functools.partial(StoredReminders, store, clock),
+        )
+        bank = await MemoryBank.open(
+            data_dir,
+            embedder,
+            clock,
+            seed=rng.randrange(2**32),
+            store=store,
+            policy=scope_policies(personas),
+            index_capacity=config.memory.open_indexes,
+            index_bytes=config.memory.index_memory_mb << 20,
+        )
+        sessions = SessionManager(store, clock)
+        await sessions.restore(personas.keys(), platforms)
+    except BaseException:
+        await store.close()
+        raise
+    engine = Engine(
+        personas=personas,
+        models=models,
+        sessions=sessions,
+        rooms=store,
+        contacts=store,
+        intentions=store,
+        clock=clock,
+        settings=config.engine,
+        memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
+        gate=Gate(config.access),
+        search=search,
+        toolbox=toolbox,
+        rng=random.Random(rng.randrange(2**32)),
+    )
+    lifecycle = Lifecycle(
+        bank=bank,
+        store=store,
+        personas=personas,
+        models=models,
+        clock=clock,
+        tz=engine.tz,
+        seed=rng.randrange(2**32),
+        prune_hour=config.memory.prune_hour,
+    )
+    outreach = Outreach(
+        store=store,
+        personas=personas,
+        models=models,
+        sessions=sessions,
+        clock=clock,
+        tz=engine.tz,
+        # Its claims in the ledger, told apart from other processes' on a shared store.
+        name=f"{socket.gethostname()}:{os.getpid()}",
+        memories=bank,
+    )
+    scheduler = Scheduler(
+        sessions,
+        engine.idle_time,
+        interval=config.engine.snapshot_seconds,
+        flush=bank.flush,
+        flush_seconds=config.memory.index_save_seconds,
+        lifecycle=lifecycle,
+        outreach=outreach,
+    )
+    return Runtime(config, engine, store, bank, scheduler, data_dir, warming)

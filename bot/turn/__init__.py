@@ -1,0 +1,1 @@
+"""One turn of a conversation: a message in, the persona's reply out."""

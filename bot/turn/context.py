@@ -1,0 +1,273 @@
+"""The chat prompt, built within its token budget: the system prompt (bot.prompts' text, with
+a card's placeholders filled), then as many of the latest turns as fit, with a note of the
+turn's own (the time, the memories, the lorebook entries the recent turns bring up...) before
+the newest; and the emotion tag the reply is asked to begin with, read back.
+
+What users wrote, and what models wrote from it (recaps, summaries, notes, documents), is put
+in through memory.quoting: quoted, one line each, so no text of theirs opens a section of the
+system prompt or becomes another speaker's line. Display names are put in on one line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.conversation.sessions import Turn
+from bot.llm.base import Message
+from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
+from bot.persona import cards
+from bot.persona.card_file import lore_book
+from bot.persona.file import Persona
+from bot.prompts import (
+    greeting_section,
+    lore_section,
+    now_line,
+    people_section,
+    persona_text,
+    recap_section,
+    speaker_names,
+    state_section,
+    summary_section,
+)
+from memory.quoting import flat, quote
+
+__all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
+
+# A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
+# "*smiles*" after a bare tag keeps its first.
+_TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
+# Past the budget, the oldest turns go about a budget's this-many-th part at a time.
+HISTORY_STEPS = 4
+# Memories an earlier turn's note showed that come to mind first again are shown again.
+RESHOWN = 2
+
+
+@dataclass(slots=True, frozen=True)
+class Prompt:
+    messages: tuple[Message, ...]
+    tokens: int  # estimated
+    turns_dropped: int  # oldest turns left out to stay within the budget
+    # What of the newest turn's note is kept with it (`Turn.note`) for the prompts after: the
+    # memories recalled (those the earlier notes did not show), not what changes every turn.
+    note: str = ""
+
+
+def _filled(text: str, persona: Persona, user_name: str) -> str:
+    """{{char}} and {{user}} (a character card's placeholders) as the persona and the user."""
+    return cards.resolve_placeholders(text, persona.identity.name, user_name or persona.user.name)
+
+
+def _lore_texts(persona: Persona, turns: Sequence[Turn], user_name: str) -> tuple[str, str]:
+    """The persona's lorebook entries the recent turns bring up, within the book's budget:
+    (the constant ones, which stay from turn to turn; the ones these turns brought up)."""
+    book = persona.lorebook
+    if not book.entries:
+        return "", ""
+    found = cards.active_entries(
+        lore_book(book),
+        [t.text for t in turns],
+        budget_tokens=book.token_budget,
+        count_tokens=estimate_tokens,
+    )
+
+    def section(contents: list[str]) -> str:
+        return _filled(lore_section(contents), persona, user_name) if contents else ""
+
+    return (
+        section([e.content for e in found if e.constant]),
+        section([e.content for e in found if not e.constant]),
+    )
+
+
+def _turn_message(
+    turn: Turn, group: bool, names: dict[tuple[str, str], str], tokens: int | None = None
+) -> Message:
+    """A turn as a message; within about `tokens` if given (its end kept: the latest words
+    matter most), cut before it is quoted so that its speaker and quotes stay whole."""
+    if turn.role == "assistant":
+        tag = f"[{turn.emotion}] " if turn.emotion else ""
+        text = tag + turn.text
+        return Message("assistant", text if tokens is None else _truncate(text, tokens))
+    if not group:  # the user's own message: the role says whose it is
+        return Message("user", turn.text if tokens is None else _truncate(turn.text, tokens))
+    head = f"{names[turn.user_id, turn.speaker]}: "
+    text = turn.text
+    if tokens is not None:
+        text = _truncate(text, max(tokens - estimate_tokens(head) - 2, 8))
+        while text and estimate_tokens(head + quote(text)) > tokens and len(text) > 16:
+            text = "…" + text[len(text) // 4 + 1 :]  # escapes took more room than the words
+    return Message("user", head + quote(text))
+
+
+def build_chat_prompt(
+    persona: Persona,
+    turns: Sequence[Turn],
+    state: dict[str, str],
+    *,
+    user_name: str,
+    group: bool,
+    now: datetime,
+    budget: int,
+    memories: str = "",
+    summary: str = "",
+    recap: str = "",
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    followup: str = "",
+    passages: str = "",
+) -> Prompt:
+    """The prompt, ordered from what changes least to what changes every turn, so that a
+    provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
+    its constant lore, the greeting, the `recap` of the conversation before and the running
+    `summary` of this one's older turns: all of it the same through a conversation, the
+    summary until it is folded again), then as many of the turns as fit in `budget` tokens,
+    older ones dropped in large steps (`_first_kept`), each with the note of what came to
+    mind as it was answered (`Turn.note`) before it; and before the newest turn its own note:
+    the recalled `memories` (already within their own budget) that those notes do not show
+    already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
+    state, the people's other names, the lore the turns bring up and `followup`, the line of
+    something due to bring up now (bot.prompts.followup), and the `passages` of a document
+    being read (chosen for each question anew: not kept).
+
+    The newest turn always goes in (cut short if it alone is over budget): the model must see
+    what it is answering. In a group each line names its speaker as they go by now; in a group
+    or not, `aliases` (user id -> the other names the persona knows them by) and the names they
+    had earlier in these turns are shown beside the name they go by now.
+    """
+    user_name = flat(user_name)
+    system = _filled(persona_text(persona, group), persona, user_name)
+    constant, brought_up = _lore_texts(persona, turns, user_name)
+    if constant:
+        system += "\n\n" + constant
+    greeting = _filled(persona.card.first_message.strip(), persona, user_name)
+    # The card's greeting, unless the conversation opened with it as the persona's first turn
+    # (bot.turn.engine's greet): the model sees it there.
+    opened = bool(turns) and turns[0].role == "assistant" and turns[0].text == greeting
+    if greeting and not recap and not summary and not opened:
+        system += "\n\n" + greeting_section(greeting)
+    if recap:
+        system += "\n\n" + recap_section(recap)
+    if summary:
+        system += "\n\n" + summary_section(summary)
+    ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
+    if persona.state:
+        ephemeral.append(state_section(persona.state, state))
+    ephemeral += [people_section(turns, aliases or {}), brought_up, followup, passages]
+    head = [Message("system", system)]
+    after = persona.card.post_history_instructions.strip()
+    tail = [Message("system", _filled(after, persona, user_name))] if after else []
+    names = speaker_names(turns) if group else {}
+    messages = [_turn_message(turn, group, names) for turn in turns]
+    # The notes of the earlier turns, before each as it was shown then; the newest's is new.
+    notes = [
+        Message("system", t.note) if t.note and i < len(turns) - 1 else None
+        for i, t in enumerate(turns)
+    ]
+    costs = [
+        estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
+        for m, n in zip(messages, notes, strict=True)
+    ]
+    # (room kept for the memories whole: what earlier notes hold is left out of them after)
+    used = estimate_messages([*head, _note(memories, *ephemeral), *tail])
+    first = _first_kept(turns, costs, budget - used, step=max(budget // HISTORY_STEPS, 1))
+    shown = {key for n in notes[first:] if n is not None for key in _keys(n.content)}
+    recalled = _unseen(memories, shown)
+    this_turn = [_note(recalled, *ephemeral)]
+    used = estimate_messages([*head, *this_turn, *tail])
+    earlier: list[Message] = []
+    for message, note in zip(messages[first:-1], notes[first:-1], strict=True):
+        earlier += [note, message] if note else [message]
+    newest = messages[-1:] if first < len(turns) else []
+    if newest:
+        used += sum(costs[first:])
+    elif turns:  # the newest turn alone is over budget: its end, cut to fit
+        room = max(budget - used - MESSAGE_OVERHEAD, 16)
+        newest = [_turn_message(turns[-1], group, names, room)]
+        used = budget
+    kept = len(turns) - first if first < len(turns) else len(newest)
+    messages_out = (*head, *earlier, *this_turn, *newest, *tail)
+    return Prompt(messages_out, used, len(turns) - kept, recalled)
+
+
+def _note(*parts: str) -> Message:
+    """The parts that are not empty, as one system message."""
+    return Message("system", "\n\n".join(part for part in parts if part))
+
+
+# A listed line's own words: a memory's age and strength (which change) left aside.
+_LISTED = re.compile(r"^- (?:\[[^\]\n]*\] )?")
+
+
+def _keys(note: str) -> set[str]:
+    """What a note shows: each listed line's words, and each part with no list."""
+    keys: set[str] = set()
+    for part in note.split("\n\n"):
+        _, *lines = part.split("\n")
+        keys.update(_LISTED.sub("", line) for line in lines) if lines else keys.add(part)
+    return keys
+
+
+def _unseen(section: str, shown: set[str]) -> str:
+    """`section` (parts of a heading and its lines) without what the earlier turns' notes in
+    the prompt show already: their lines left out, but for the first RESHOWN of a list (the
+    best for this message stay right before it, in their order); a part left out when none
+    of it is new."""
+    parts: list[str] = []
+    for part in section.split("\n\n") if section else []:
+        heading, *lines = part.split("\n")
+        listed = all(line.startswith("- ") for line in lines)
+        new = [
+            line
+            for i, line in enumerate(lines)
+            if (listed and i < RESHOWN) or _LISTED.sub("", line) not in shown
+        ]
+        if new:
+            parts.append("\n".join([heading, *new]))
+        elif not lines and part not in shown:
+            parts.append(part)
+    return "\n\n".join(parts)
+
+
+def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step: int) -> int:
+    """The index of the oldest turn that goes in: 0 while every turn fits in `room` tokens;
+    past it, the earliest of the marks that lets the rest fit, so the turns a prompt begins
+    with (what a prompt cache reuses) stay the same for many turns, rather than moving by
+    one turn a message. The marks are the first user turns after each `step` tokens of the
+    conversation counted from its start: they stay where they are as turns are added. When
+    no mark lets the rest fit, as many of the newest turns as fit (len(turns): not even the
+    newest)."""
+    if sum(costs) <= room:
+        return 0
+    marks: list[int] = []
+    counted, next_mark = 0, step
+    for i, turn in enumerate(turns):
+        if counted >= next_mark and turn.role == "user":
+            marks.append(i)
+            next_mark = (counted // step + 1) * step
+        counted += costs[i]
+    for mark in marks:
+        if sum(costs[mark:]) <= room:
+            return mark
+    first, kept = len(turns), 0
+    while first > 0 and kept + costs[first - 1] <= room:
+        first -= 1
+        kept += costs[first]
+    return first
+
+
+def _truncate(text: str, tokens: int) -> str:
+    """Keep the end of `text` (the latest words matter most) within about `tokens`."""
+    keep = len(text)
+    while keep > 0 and estimate_tokens(text[-keep:]) > tokens:
+        keep = keep * 3 // 4
+    return "…" + text[-keep:] if keep < len(text) else text
+
+
+def parse_emotion(text: str) -> tuple[str | None, str]:
+    """Split a leading `[TAG]` (what the system prompt's emotion instruction asks for) off a
+    reply. Returns (tag or None, the rest)."""
+    match = _TAG.match(text)
+    if match is None:
+        return None, text.strip()
+    return match.group(2).upper(), text[match.end() :].strip()
