@@ -10,7 +10,7 @@ exactly p(t) = 1 / (1 + exp((ALPHA ln t + TAU) / NOISE)) (t in seconds): ALPHA a
 fitted by least squares (Nelder-Mead, written here: no scipy) to each data set alone and to all
 of them together, every point weighing the same, with NOISE at Pavlik & Anderson's 0.255 (for
 one trace only ALPHA / NOISE and TAU / NOISE are identifiable). The policy's defaults
-(memory/activation.py) are the joint fit; its error is printed against each data set (the
+(memory/forgetting/actr.py) are the joint fit; its error is printed against each data set (the
 target is 0.05 on each), as is each set's own fit. No point is left out: Dros's 31-day savings
 (0.041), which the authors call the greatest deviation, weighs like the others. The errors of
 the defaults are computed through the policy itself, so they check the constants too.
@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memory.activation import ALPHA, DECAY_SCALE, NOISE, TAU, ActR
 from memory.forgetting import ForgettingPolicy, make_policy, recalled
+from memory.forgetting.actr import ALPHA, DECAY_SCALE, NOISE, TAU, ActR
 from memory.records import Memory
 
 DATA = Path(__file__).parent / "data" / "savings.json"

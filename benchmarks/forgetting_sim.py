@@ -29,7 +29,8 @@ from pathlib import Path
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.forgetting import POLICIES, ForgettingPolicy, HalfLife, HalfLifeParams, make_policy
+from memory.forgetting import POLICIES, ForgettingPolicy, make_policy
+from memory.forgetting.half_life import HalfLife, HalfLifeParams
 
 SCOPE = "pip/console:dm:ann"
 START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

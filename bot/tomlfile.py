@@ -182,13 +182,22 @@ def _convert(value: Any, tp: Any, path: KeyPath) -> Any:
 def keys_of(cls: type) -> dict[str, tuple[dataclasses.Field[Any], Any]]:
     """The keys a table read into the dataclass `cls` may have: each field `__init__` takes,
     but those marked `metadata={"toml": False}`, with its resolved type hint. A field marked
-    `metadata={"ids": True}` (a list of strings) also takes numbers, as strings."""
+    `metadata={"ids": True}` (a list of strings) also takes numbers, as strings. A field marked
+    `metadata={"spread": True}` (a dataclass) has no key: its keys are this table's own."""
     hints = get_type_hints(cls)
-    return {
-        f.name: (f, hints[f.name])
-        for f in dataclasses.fields(cls)
-        if f.init and f.metadata.get("toml", True)
-    }
+    out: dict[str, tuple[dataclasses.Field[Any], Any]] = {}
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("spread"):
+            out.update(keys_of(hints[f.name]))
+        elif f.init and f.metadata.get("toml", True):
+            out[f.name] = (f, hints[f.name])
+    return out
+
+
+def _spread(cls: type) -> dict[str, Any]:
+    """The fields of `cls` marked `metadata={"spread": True}`, with their dataclasses."""
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.metadata.get("spread")}
 
 
 def required(f: dataclasses.Field[Any]) -> bool:
@@ -213,11 +222,18 @@ def _convert_dataclass(value: Any, cls: type, path: KeyPath) -> Any:
             known = ", ".join(sorted(keys)) or "none"
             raise _Invalid((*path, key), f"unknown key (known keys: {known})")
     kwargs = {}
+    spread = _spread(cls)
+    theirs = {k for inner in spread.values() for k in keys_of(inner)}
     for name, (f, tp) in keys.items():
+        if name in theirs:
+            continue
         if name in value:
             kwargs[name] = _convert(_ids(value[name], f), tp, (*path, name))
         elif required(f):
             raise _Invalid((*path, name), "missing required key")
+    for name, inner in spread.items():  # read from this same table
+        part = {k: v for k, v in value.items() if k in keys_of(inner)}
+        kwargs[name] = _convert_dataclass(part, inner, path)
     try:
         return cls(**kwargs)
     except ValueError as e:  # a __post_init__ check; its message starts with the key it is about

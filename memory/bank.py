@@ -30,16 +30,16 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
-from memory.activation import ActR
 from memory.budget import CACHE_BYTES, Budget
 from memory.clock import Clock, SystemClock
 from memory.cues import Cues
-from memory.curve import RetentionCurve, retention_curve
 from memory.dates import day_bounds
 from memory.dense import DenseIndex, ScopeSearch, server_index
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder, make_embedder
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets, recalled
+from memory.forgetting.actr import ActR
+from memory.forgetting.curve import RetentionCurve, retention_curve
 from memory.index import IndexCache
 from memory.lexicon import LexiconCache
 from memory.links import LINK_SCOPES, LinkCache

@@ -1,4 +1,4 @@
-"""The ACT-R forgetting policy (memory/activation.py): its curve's shape, the spacing and
+"""The ACT-R forgetting policy (memory/forgetting/actr.py): its curve's shape, the spacing and
 testing effects, and the contract (time alone never raises it, a recall never weakens it,
 importance never lowers it, the same clock gives the same answers)."""
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import forgetting
-from memory.activation import ALPHA, DECAY_SCALE, NOISE, TAU, ActR, retrieval_probability
 from memory.forgetting import make_policy
+from memory.forgetting.actr import ALPHA, DECAY_SCALE, NOISE, TAU, ActR, retrieval_probability
 from memory.records import RECENT_RECALLS, Memory
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,5 @@
-"""A memory's retention curve (memory/curve.py) and the recall history it is drawn from."""
+"""A memory's retention curve (memory/forgetting/curve.py) and the recall history it is drawn
+from."""
 
 from __future__ import annotations
 

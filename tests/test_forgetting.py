@@ -4,29 +4,23 @@ half-life, Project Miao's immortal recalls and lost twin pairs)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.forgetting import (
-    POLICIES,
-    Ebbinghaus,
-    ForgettingPolicy,
-    Forgotten,
-    HalfLife,
-    HalfLifeParams,
-    Never,
-    Stochastic,
-    TraceDecay,
-    draw,
-    make_policy,
-    recalled,
-    spare_twins,
-)
+from memory.forgetting import POLICIES, ForgettingPolicy, Forgotten, make_policy, recalled
+from memory.forgetting.base import draw, spare_twins
+from memory.forgetting.ebbinghaus import Ebbinghaus
+from memory.forgetting.half_life import HalfLife, HalfLifeParams
+from memory.forgetting.never import Never
+from memory.forgetting.registry import DEFAULT_POLICY, ForgettingParams, PolicyName
+from memory.forgetting.stochastic import Stochastic
+from memory.forgetting.trace_decay import TraceDecay
 from memory.records import CATEGORIES, Category, Memory
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -239,7 +233,7 @@ def test_draw_does_not_depend_on_the_process() -> None:
     import sys
 
     code = (
-        "from datetime import date; from memory.forgetting import draw; "
+        "from datetime import date; from memory.forgetting.base import draw; "
         "print(repr(draw(3, 9, date(2026, 5, 1))))"
     )
     out = subprocess.run(
@@ -275,6 +269,19 @@ def test_policies_and_make_policy() -> None:
         assert make_policy(name).name == name
     with pytest.raises(ValueError, match=r"ebbinghaus.*trace_decay.*half_life.*stochastic.*never"):
         make_policy("lethe")
+
+
+def test_the_registry_names_each_policy_alike_everywhere() -> None:
+    """A policy in POLICIES is a value of PolicyName, and its parameters a table of
+    ForgettingParams of the same type (none for a policy without)."""
+    assert set(get_args(PolicyName)) == set(POLICIES)
+    assert DEFAULT_POLICY in POLICIES
+    tables = {f.name for f in fields(ForgettingParams)}
+    with_params = {name: e.params for name, e in POLICIES.items() if e.params is not None}
+    assert set(tables) == set(with_params)
+    for name, params in with_params.items():
+        assert isinstance(getattr(ForgettingParams(), name), params)
+        assert ForgettingParams().policy(name).name == name
 
 
 # --- ebbinghaus -----------------------------------------------------------------------------

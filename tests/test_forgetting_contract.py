@@ -1,4 +1,4 @@
-"""The contract every forgetting policy keeps (memory/forgetting.py), checked over random
+"""The contract every forgetting policy keeps (memory/forgetting/), checked over random
 histories of recalls on a fake clock that may be set back, for every entry of POLICIES (a
 policy added there is held to it too):
 
@@ -23,12 +23,12 @@ from memory.clock import FakeClock
 from memory.forgetting import (
     POLICIES,
     ForgettingPolicy,
-    Stochastic,
     absorbed,
     make_policy,
     merge_targets,
     recalled,
 )
+from memory.forgetting.stochastic import Stochastic
 from memory.records import CATEGORIES, Category, Memory
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

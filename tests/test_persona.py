@@ -11,8 +11,10 @@ import pytest
 from bot.conversation.lifecycle import scope_policies
 from bot.persona.file import Persona, PersonaLibrary, load_persona
 from bot.tomlfile import TomlError
-from memory.activation import ActR
-from memory.forgetting import Ebbinghaus, EbbinghausParams, HalfLife, Never
+from memory.forgetting.actr import ActR
+from memory.forgetting.ebbinghaus import Ebbinghaus, EbbinghausParams
+from memory.forgetting.half_life import HalfLife
+from memory.forgetting.never import Never
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "personas").glob("*.toml"))
@@ -638,7 +640,7 @@ def test_a_personas_forgetting_parameters_reach_its_policy(tmp_path: Path) -> No
     bank_policy = scope_policies({"pip": persona})("pip/console:dm:ann")
     assert isinstance(bank_policy, HalfLife) and bank_policy.params == policy.params
     persona.memory.forgetting = "ebbinghaus"  # only the chosen policy's table is used
-    persona.memory.ebbinghaus = EbbinghausParams(floor=0.2)
+    persona.memory.params.ebbinghaus = EbbinghausParams(floor=0.2)
     chosen = persona.memory.policy()
     assert isinstance(chosen, Ebbinghaus) and chosen.floor == 0.2
     persona.memory.forgetting = "never"

@@ -179,6 +179,6 @@ def test_monikais_commented_forgetting_parameters_are_the_keys_and_defaults() ->
     for policy, params in memory.items():
         documented = {k.name: k for k in KEYS.values() if k.table == f"memory.{policy}"}
         assert set(params) == set(documented), policy
-        defaults = getattr(MemoryPolicy(), policy)
+        defaults = getattr(MemoryPolicy().params, policy)
         for name, value in params.items():
             assert value == getattr(defaults, name), f"memory.{policy}.{name}"

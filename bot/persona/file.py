@@ -12,29 +12,20 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 from bot import tomlfile
 from bot.catalogue import say
 from bot.persona.toolspec import CustomTool, McpServer, check_tools
 from bot.turn.reactions import REACTIONS
-from memory.forgetting import (
-    ActRParams,
-    EbbinghausParams,
-    HalfLifeParams,
-    StochasticParams,
-    TraceDecayParams,
-    make_policy,
-)
-from memory.forgetting import ForgettingPolicy as Forgetter
+from memory.forgetting import ForgettingPolicy
+from memory.forgetting.registry import DEFAULT_POLICY, POLICIES, ForgettingParams, PolicyName
 
 __all__ = [
     "EMOTION_NAME",
-    "FORGETTING_POLICIES",
     "Card",
     "Emotions",
     "FloorMode",
-    "ForgettingPolicy",
     "GroupPolicy",
     "Identity",
     "LoreEntry",
@@ -49,9 +40,6 @@ __all__ = [
     "load_persona",
 ]
 
-# memory.forgetting.POLICIES by name (see there for what each does).
-ForgettingPolicy = Literal["actr", "ebbinghaus", "trace_decay", "half_life", "stochastic", "never"]
-FORGETTING_POLICIES: tuple[str, ...] = get_args(ForgettingPolicy)
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
 EMOTION_NAME = re.compile(r"[A-Z][A-Z0-9_]{1,23}")
 MAX_IDLE_MINUTES = 7 * 24 * 60
@@ -128,18 +116,15 @@ class Emotions:
 @dataclass(slots=True)
 class MemoryPolicy:
     scope: Literal["user", "channel"] = "user"
-    forgetting: ForgettingPolicy = "actr"
+    forgetting: PolicyName = DEFAULT_POLICY  # memory.forgetting.registry names them
     flashback_rate: float = 0.05
     idle_minutes: float = 5.0
     # A user-scoped persona keeps one corner per member in each channel of a server (channels have
     # different readers); on, one per member across the whole server (bot.conversation.sessions).
     share_channels: bool = False
-    # Each policy's parameters, as [memory.<policy>] tables; only the chosen one's may be given.
-    actr: ActRParams = field(default_factory=ActRParams)
-    ebbinghaus: EbbinghausParams = field(default_factory=EbbinghausParams)
-    trace_decay: TraceDecayParams = field(default_factory=TraceDecayParams)
-    half_life: HalfLifeParams = field(default_factory=HalfLifeParams)
-    stochastic: StochasticParams = field(default_factory=StochasticParams)
+    # Each policy's parameters, as [memory.<policy>] tables of [memory] itself; only the chosen
+    # one's may be given.
+    params: ForgettingParams = field(default_factory=ForgettingParams, metadata={"spread": True})
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.flashback_rate <= 1.0:
@@ -149,16 +134,9 @@ class MemoryPolicy:
                 f"memory.idle_minutes must be more than 0 and at most {MAX_IDLE_MINUTES} (a week)"
             )
 
-    def policy(self) -> Forgetter:
+    def policy(self) -> ForgettingPolicy:
         """The forgetting policy chosen, with its parameters from this section."""
-        params = {
-            "actr": self.actr,
-            "ebbinghaus": self.ebbinghaus,
-            "trace_decay": self.trace_decay,
-            "half_life": self.half_life,
-            "stochastic": self.stochastic,
-        }.get(self.forgetting)
-        return make_policy(self.forgetting, params)
+        return self.params.policy(self.forgetting)
 
 
 @dataclass(slots=True)
@@ -401,7 +379,7 @@ def _check_unused(persona: Persona, text: str) -> None:
 
     memory = tomllib.loads(text).get("memory", {})
     chosen = persona.memory.forgetting
-    for policy in FORGETTING_POLICIES:
+    for policy in POLICIES:
         if policy != chosen and isinstance(memory.get(policy), dict):
             raise error(
                 ("memory", policy),

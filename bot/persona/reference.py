@@ -4,9 +4,10 @@ reference section of docs/personas.md rendered from them.
 
 The keys come from walking `Persona` as `bot.tomlfile` reads it (the same fields, the same type
 hints), so a key the loader accepts cannot be missing here. What each key does is in `DOCS`,
-by key path; tests/test_persona_format.py fails when a key has no description, when a
-description is for a key that does not exist, and when docs/personas.md is not what
-`python -m bot.persona.reference docs/personas.md` writes.
+by key path (a forgetting policy's parameters: their fields' "doc", through
+memory.forgetting.registry); tests/test_persona_format.py fails when a key has no
+description, when a description is for a key that does not exist, and when docs/personas.md
+is not what `python -m bot.persona.reference docs/personas.md` writes.
 
 Paths are written as in the text: "memory.half_life.days"; an array of tables' keys with "[]":
 "state[].update", "lorebook.entries[].keys".
@@ -27,6 +28,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from bot.persona.file import Persona
 from bot.tomlfile import keys_of, required
+from memory.forgetting.registry import DEFAULT_POLICY, POLICIES
 
 __all__ = ["DOCS", "MARKER", "Key", "keys", "main", "reference", "updated"]
 
@@ -40,6 +42,23 @@ class Key:
     table: str  # the table it is in ("" the top level, "memory", "state[]")
     name: str  # its name in that table
     opens: Literal["", "table", "array"]  # a table or an array of tables: a section of its own
+
+
+def _forgetting_docs() -> dict[str, str]:
+    """The sentences of the `[memory.<policy>]` tables and their keys, from the registry of
+    forgetting policies: a parameter's is its field's "doc"."""
+    out: dict[str, str] = {}
+    for name, entry in POLICIES.items():
+        if entry.params is None:
+            continue
+        default = " (the default)" if name == DEFAULT_POLICY else ""
+        out[f"memory.{name}"] = (
+            f'The parameters of the "{name}" policy{default}, given only when `forgetting` '
+            "chooses it (a table of another policy is a mistake)."
+        )
+        for f in dataclasses.fields(entry.params):
+            out[f"memory.{name}.{f.name}"] = f.metadata["doc"]
+    return out
 
 
 # One short sentence per key. Keys are written in backticks (a bare name is a key of the same
@@ -175,7 +194,7 @@ DOCS: dict[str, str] = {
     ),
     "memory.forgetting": (
         "The forgetting policy, which fades memories and forgets the faded ones once a day "
-        "(memory/forgetting.py says how each works)."
+        "(memory/forgetting/ has a module for each, which says how it works)."
     ),
     "memory.flashback_rate": (
         "The chance each turn, from 0 to 1, that old memories pass through the persona's mind "
@@ -185,72 +204,7 @@ DOCS: dict[str, str] = {
         "Minutes of quiet after which a conversation ends and is written to long-term memory "
         "(at most a week)."
     ),
-    "memory.actr": (
-        'The parameters of the "actr" policy (the default), given only when `forgetting` chooses '
-        "it (a table of another policy is a mistake)."
-    ),
-    "memory.actr.floor": (
-        "A memory is forgotten once its chance of coming to mind falls below this; how long "
-        "an unrecalled importance-1 memory stays above it is the grace period (0.22: about "
-        "eight days)."
-    ),
-    "memory.ebbinghaus": (
-        'The parameters of the "ebbinghaus" policy, given only when `forgetting` chooses it '
-        "(a table of another policy is a mistake)."
-    ),
-    "memory.ebbinghaus.strength_days": (
-        "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3 "
-        "(never fewer for a higher importance)."
-    ),
-    "memory.ebbinghaus.floor": (
-        "A memory is forgotten once its retention is below this (one of importance 3 never is)."
-    ),
-    "memory.ebbinghaus.grace_days": "Nothing younger than this many days is forgotten.",
-    "memory.trace_decay": (
-        'The parameters of the "trace_decay" policy, given only when `forgetting` chooses it '
-        "(a table of another policy is a mistake)."
-    ),
-    "memory.trace_decay.lifetime_days": (
-        "An unrecalled memory's lifetime in days, for importance 1, 2 and 3; recalls lengthen it."
-    ),
-    "memory.trace_decay.grace_days": "Nothing younger than this many days is forgotten.",
-    "memory.half_life": (
-        'The parameters of the "half_life" policy, given only when `forgetting` chooses it '
-        "(a table of another policy is a mistake)."
-    ),
-    "memory.half_life.days": (
-        "An importance-1 memory weighs half this many days after its last recall; importance "
-        "multiplies it."
-    ),
-    "memory.half_life.floor": (
-        "A memory is forgotten once its weight is below this; 0 forgets nothing."
-    ),
-    "memory.half_life.grace_days": "Nothing younger than this many days is forgotten.",
-    "memory.stochastic": (
-        'The parameters of the "stochastic" policy, given only when `forgetting` chooses it '
-        "(a table of another policy is a mistake)."
-    ),
-    "memory.stochastic.strength_days": (
-        "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3."
-    ),
-    "memory.stochastic.grace_days": "Nothing younger than this many days is forgotten.",
-    "memory.stochastic.protect_days_per_recall": (
-        "Each recall protects a memory this many days from its last recall, up to "
-        "`protect_cap_days`."
-    ),
-    "memory.stochastic.protect_cap_days": "The most days recalls protect a memory for.",
-    "memory.stochastic.safe_retention": (
-        "A memory keeping at least this retention never goes; below it, its daily chance of "
-        "going is (1 - retention / safe_retention) / d."
-    ),
-    "memory.stochastic.importance_1": (
-        "The divisor d of each everyday category (personal_daily, work_study, social_emotional) "
-        "for importance 1, at least 1; a category left out is never forgotten."
-    ),
-    "memory.stochastic.importance_2": (
-        "The divisor d of each everyday category for importance 2, as `importance_1`; "
-        "importance 3 is never forgotten."
-    ),
+    **_forgetting_docs(),
     "tools": (
         'What the model may call: "recall_memory", "web_search" (not in eco mode), '
         '"translate", installed tools ("dice", "reminder") and its `custom_tools`, by name.'

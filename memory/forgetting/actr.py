@@ -1,6 +1,6 @@
-"""ACT-R forgetting: a memory's retention is the probability that it can be retrieved, a
-logistic of its base-level activation (Anderson & Lebiere 1998), with the activation-dependent
-decay of Pavlik & Anderson (2005) that gives the spacing effect.
+"""The `actr` policy (the default), ACT-R forgetting: a memory's retention is the probability
+that it can be retrieved, a logistic of its base-level activation (Anderson & Lebiere 1998),
+with the activation-dependent decay of Pavlik & Anderson (2005) that gives the spacing effect.
 
 Exact ACT-R sums a power-law trace for the encoding and for every recall:
 
@@ -25,23 +25,22 @@ RECENT_RECALLS of them, each then standing for as many recalls as it must:
 
 so an old massed recall keeps the fast decay it had, and the spacing effect holds past the
 kept recalls (at most twice RECENT_RECALLS traces: a recall's cost stays bounded). Ages are in
-seconds (as Pavlik & Anderson's), at least one. With up to RECENT_RECALLS recalls the sum is
-exact ACT-R, and with recalls as evenly spaced as a schedule's up to twice as many
-(benchmarks/forgetting_fit.py compares the two). `strength`, which held the older traces
-folded in before, is not read: a memory is as strong as its recalls.
+seconds (as Pavlik & Anderson's), at least MIN_AGE. With up to RECENT_RECALLS recalls the sum
+is exact ACT-R, and with recalls as evenly spaced as a schedule's up to twice as many
+(benchmarks/forgetting_fit.py compares the two). `strength` is not read: a memory is as strong
+as its recalls.
 
-ALPHA and TAU are fitted to Ebbinghaus's (1885) savings curve and the three replications
-Murre & Dros (2015) tabulate (theirs, Mack's and Seitz's) together, by
-benchmarks/forgetting_fit.py; NOISE and DECAY_SCALE are
-Pavlik & Anderson's (2005: s = 0.255; c = 0.217 at tau = -0.704, so c * e**tau = 0.107 as the
-scale on the odds e**(m - tau), which keeps it independent of the time unit and of tau).
+ALPHA and TAU are fitted to Ebbinghaus's savings curve and the three replications Murre & Dros
+tabulate (theirs, Mack's and Seitz's) together, by benchmarks/forgetting_fit.py; NOISE and
+DECAY_SCALE are Pavlik & Anderson's, their decay scale taken as the scale on the odds
+e**(m - TAU), which keeps it independent of the time unit and of TAU (benchmarks/README.md
+gives the fit and the derivation).
 
-Pruning: a memory goes once its retrieval probability is below FLOOR, a little under what the
-fitted curve keeps of an unrecalled importance-1 item after a week (0.225): trivia lasts about
-eight days, an importance-2 memory about a year and a half unrecalled. No memory
-starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so nothing
-falls below the floor before that memory would: that time is the grace period, computed, not
-chosen.
+Pruning: a memory goes once its retrieval probability is below the floor (`ActRParams`), a
+little under what the fitted curve keeps of an unrecalled importance-1 item after a week. No
+memory starts weaker than an unrecalled importance-1, unfelt one, and recalls only add, so
+nothing falls below the floor before that memory would: that time is the grace period,
+computed, not chosen (benchmarks/README.md gives the lifetimes).
 
 Retrieval failure (memory/recall.py's `surfaces`) is drawn from the same probability, the
 retention: a memory that made the cut fails to come to mind with probability
@@ -52,24 +51,42 @@ would add to the activation as spreading activation, is not in p.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import ClassVar
 
-from memory.forgetting import ActRParams, Forgotten, under_floor
+from memory.forgetting.base import DAY, FloorPolicy
 from memory.records import RECENT_RECALLS, Memory
 
-__all__ = ["ActR", "retrieval_probability"]
+__all__ = ["ALPHA", "DECAY_SCALE", "NOISE", "TAU", "ActR", "ActRParams", "retrieval_probability"]
 
-# Fitted by benchmarks/forgetting_fit.py to Ebbinghaus (1885) and the three replications of
-# Murre & Dros (2015, Table 3) together (benchmarks/README.md gives the error on each).
+# Fitted by benchmarks/forgetting_fit.py to Ebbinghaus and the three replications of Murre &
+# Dros together (benchmarks/README.md gives the error on each).
 ALPHA = 0.0467  # the encoding's decay
 TAU = -0.3066  # retrieval threshold, for ages in seconds
-# Pavlik & Anderson (2005).
+# Pavlik & Anderson's.
 NOISE = 0.255
 DECAY_SCALE = 0.107
 MIN_AGE = 1.0  # seconds: a trace's age is never taken as less
+
+
+@dataclass(slots=True)
+class ActRParams:
+    # The grace period follows from the floor (the module says how, and why this default).
+    floor: float = field(
+        default=0.22,
+        metadata={
+            "doc": "A memory is forgotten once its chance of coming to mind falls below this; "
+            "how long an unrecalled importance-1 memory stays above it is the grace period "
+            "(0.22: about eight days)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if not 0 < self.floor < 1:
+            raise ValueError("floor must be more than 0 and less than 1")
 
 
 def _logistic(x: float) -> float:
@@ -119,25 +136,26 @@ def _traces(memory: Memory, now: datetime) -> float:
     return total
 
 
-class ActR:
+class ActR(FloorPolicy):
     """ACT-R base-level activation with Pavlik & Anderson's spacing decay (see the module).
 
     A memory's recalls are its recent recall times and its recall count (`strength` is not
     read). Importance and |sentiment| add to the intercept. The boosts are chosen, not
-    fitted (no data set grades a chat's importance): unrecalled, an importance-1 memory is
-    pruned after about eight days, a strongly felt one after about five months, an
-    importance-2 one after about a year and a half, and an importance-3 one is kept for
-    centuries (the benchmark prints each lifetime).
+    fitted (no data set grades a chat's importance); benchmarks/forgetting_fit.py prints the
+    lifetime they give an unrecalled memory of each importance.
     """
 
-    __slots__ = ("floor", "grace")
+    __slots__ = ("floor", "grace", "params")
     IMPORTANCE_BOOST: ClassVar[Mapping[int, float]] = MappingProxyType({1: 0.0, 2: 0.2, 3: 0.5})
     EMOTION_BOOST = 0.15  # at |sentiment| 1
-    FLOOR = ActRParams().floor  # see the module; a persona may set it ([memory.actr])
+    FLOOR = ActRParams().floor
 
-    def __init__(self, floor: float = FLOOR) -> None:
-        self.floor = floor
+    def __init__(self, params: ActRParams | None = None) -> None:
+        self.params = params or ActRParams()
+        self.floor = self.params.floor
         self.grace = self.lifetime(1, 0.0)
+
+    name = "actr"
 
     def lifetime(self, importance: int, sentiment: float) -> timedelta:
         """How long an unrecalled memory stays above the floor: b - ALPHA ln t reaches
@@ -145,8 +163,6 @@ class ActR:
         threshold = TAU + NOISE * math.log(self.floor / (1.0 - self.floor))
         exponent = (self.intercept(importance, sentiment) - threshold) / ALPHA
         return timedelta(seconds=math.exp(min(exponent, math.log(timedelta.max.total_seconds()))))
-
-    name = "actr"
 
     def intercept(self, importance: int, sentiment: float) -> float:
         boost = self.IMPORTANCE_BOOST.get(importance, self.IMPORTANCE_BOOST[3])
@@ -165,24 +181,13 @@ class ActR:
     def reinforced(self, memory: Memory, now: datetime) -> float:
         return memory.strength  # the recalls are counted and kept on the memory itself
 
-    def prune(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        *,
-        seed: int,
-        twins: Collection[tuple[int, int]] = (),
-    ) -> list[Forgotten]:
-        return under_floor(
-            self,
-            memories,
-            now,
-            memories,
-            self.floor,
-            lambda m, p: (
-                f"not retrievable: probability {p:.3f} < {self.floor:g} at "
-                f"{(now - m.created_at).total_seconds() / 86_400:.0f} days old, recalled "
-                f"{m.recall_count} times ({self.name})"
-            ),
-            twins,
+    def prunable(self, memories: Sequence[Memory], now: datetime) -> Sequence[Memory]:
+        """All of them: the grace follows from the floor, nothing younger is under it."""
+        return memories
+
+    def reason(self, memory: Memory, retention: float, now: datetime) -> str:
+        return (
+            f"not retrievable: probability {retention:.3f} < {self.floor:g} at "
+            f"{(now - memory.created_at).total_seconds() / DAY:.0f} days old, recalled "
+            f"{memory.recall_count} times ({self.name})"
         )

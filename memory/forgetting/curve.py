@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memory.forgetting import ForgettingPolicy
+from memory.forgetting.base import ForgettingPolicy
 from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["RetentionCurve", "retention_curve"]
