@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,27 @@ def test_a_base_url_without_a_scheme_is_caught_at_load(tmp_path: Path) -> None:
     with pytest.raises(TomlError, match="must start with http") as info:
         load_config(path, environ={})
     assert (info.value.key, info.value.line) == ("models.providers.ollama.base_url", 2)
+
+
+@dataclass(slots=True)
+class _Colour:
+    red: int = 0
+    blue: int = 0
+
+
+@dataclass(slots=True)
+class _Brush:
+    width: int = 1
+    colour: _Colour = field(default_factory=_Colour, metadata={"spread": True})
+
+
+def test_a_spread_fields_keys_are_its_tables_own() -> None:
+    """A field marked spread has no key: its dataclass's keys sit in the same table, in the
+    reference too (keys_of), and a mistake in one names it there."""
+    brush = tomlfile.loads("width = 3\nred = 2\n", _Brush, "brush.toml")
+    assert brush == _Brush(3, _Colour(red=2))
+    assert list(tomlfile.keys_of(_Brush)) == ["width", "red", "blue"]
+    with pytest.raises(TomlError, match=r"brush.toml:2: blue: expected an integer"):
+        tomlfile.loads('width = 3\nblue = "x"\n', _Brush, "brush.toml")
+    with pytest.raises(TomlError, match=r"unknown key \(known keys: blue, red, width\)"):
+        tomlfile.loads("green = 1\n", _Brush, "brush.toml")

@@ -57,7 +57,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import ClassVar
 
-from memory.forgetting.base import DAY, FloorPolicy
+from memory.forgetting.base import DAY, FloorPolicy, doc
 from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["ALPHA", "DECAY_SCALE", "NOISE", "TAU", "ActR", "ActRParams", "retrieval_probability"]
@@ -77,11 +77,11 @@ class ActRParams:
     # The grace period follows from the floor (the module says how, and why this default).
     floor: float = field(
         default=0.22,
-        metadata={
-            "doc": "A memory is forgotten once its chance of coming to mind falls below this; "
-            "how long an unrecalled importance-1 memory stays above it is the grace period "
-            "(0.22: about eight days)."
-        },
+        metadata=doc(
+            "A memory is forgotten once its chance of coming to mind falls below this; how long "
+            "an unrecalled importance-1 memory stays above it is the grace period (0.22: about "
+            "eight days)."
+        ),
     )
 
     def __post_init__(self) -> None:

@@ -23,12 +23,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from types import MappingProxyType
 from typing import Protocol
 
 from memory.records import Memory
 
 __all__ = [
     "DAY",
+    "GRACE",
     "TINY",
     "FloorPolicy",
     "ForgettingPolicy",
@@ -39,6 +41,7 @@ __all__ = [
     "check_floor",
     "check_grace",
     "days_between",
+    "doc",
     "draw",
     "emotion",
     "of_importance",
@@ -112,11 +115,7 @@ class Policy(ABC):
 
     @abstractmethod
     def forgotten(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        retention: Mapping[int, float],
-        seed: int,
+        self, memories: Sequence[Memory], now: datetime, retention: Mapping[int, float], seed: int
     ) -> list[Forgotten]:
         """Those of `memories` to forget today, twins not yet spared; `retention` is each
         one's retention now, by id."""
@@ -149,11 +148,7 @@ class FloorPolicy(Policy):
         """Why `memory`, at `retention` now, is forgotten."""
 
     def forgotten(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        retention: Mapping[int, float],
-        seed: int,
+        self, memories: Sequence[Memory], now: datetime, retention: Mapping[int, float], seed: int
     ) -> list[Forgotten]:
         return [
             Forgotten(m.id, self.reason(m, retention[m.id], now))
@@ -208,6 +203,15 @@ def unrecalled(memory: Memory, now: datetime) -> str:
 def of_importance(days: Sequence[float], importance: int) -> float:
     """The entry of a by-importance list (importance 1, 2, 3) for `importance`."""
     return days[min(max(importance, 1), 3) - 1]
+
+
+def doc(sentence: str) -> Mapping[str, str]:
+    """The metadata of a field of a policy's parameters: the sentence the persona format's
+    reference gives its key."""
+    return MappingProxyType({"doc": sentence})
+
+
+GRACE = doc("Nothing younger than this many days is forgotten.")  # every grace_days field's
 
 
 def check_by_importance(key: str, values: Sequence[float]) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory.forgetting.base import (
+    GRACE,
     TINY,
     FloorPolicy,
     Policy,
@@ -25,6 +26,7 @@ from memory.forgetting.base import (
     check_floor,
     check_grace,
     days_between,
+    doc,
     emotion,
     of_importance,
     unrecalled,
@@ -38,21 +40,18 @@ __all__ = ["Ebbinghaus", "EbbinghausParams", "OnEbbinghaus"]
 class EbbinghausParams:
     strength_days: list[float] = field(
         default_factory=lambda: [2.0, 6.0, 20.0],
-        metadata={
-            "doc": "Days for an unrecalled memory's retention to fall to 37%, for importance 1, "
-            "2 and 3 (never fewer for a higher importance)."
-        },
+        metadata=doc(
+            "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3 "
+            "(never fewer for a higher importance)."
+        ),
     )
     floor: float = field(
         default=0.05,
-        metadata={
-            "doc": "A memory is forgotten once its retention is below this (one of importance "
-            "3 never is)."
-        },
+        metadata=doc(
+            "A memory is forgotten once its retention is below this (one of importance 3 never is)."
+        ),
     )
-    grace_days: float = field(
-        default=7.0, metadata={"doc": "Nothing younger than this many days is forgotten."}
-    )
+    grace_days: float = field(default=7.0, metadata=GRACE)
 
     def __post_init__(self) -> None:
         check_by_importance("strength_days", self.strength_days)

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory.forgetting.base import (
+    GRACE,
     TINY,
     FloorPolicy,
     check_floor,
     check_grace,
     days_between,
+    doc,
     emotion,
     unrecalled,
 )
@@ -30,18 +32,16 @@ __all__ = ["HalfLife", "HalfLifeParams"]
 class HalfLifeParams:
     days: float = field(
         default=90.0,
-        metadata={
-            "doc": "An importance-1 memory weighs half this many days after its last recall; "
+        metadata=doc(
+            "An importance-1 memory weighs half this many days after its last recall; "
             "importance multiplies it."
-        },
+        ),
     )
     floor: float = field(
         default=0.05,
-        metadata={"doc": "A memory is forgotten once its weight is below this; 0 forgets nothing."},
+        metadata=doc("A memory is forgotten once its weight is below this; 0 forgets nothing."),
     )
-    grace_days: float = field(
-        default=7.0, metadata={"doc": "Nothing younger than this many days is forgotten."}
-    )
+    grace_days: float = field(default=7.0, metadata=GRACE)
 
     def __post_init__(self) -> None:
         if not 0 < self.days <= 36_500:

@@ -28,10 +28,6 @@ class Never(OnEbbinghaus):
         return 1.0
 
     def forgotten(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        retention: Mapping[int, float],
-        seed: int,
+        self, memories: Sequence[Memory], now: datetime, retention: Mapping[int, float], seed: int
     ) -> list[Forgotten]:
         return []

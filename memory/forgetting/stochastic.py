@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from memory.forgetting.base import Forgotten, aged, check_by_importance, check_grace, draw
+from memory.forgetting.base import (
+    GRACE,
+    Forgotten,
+    aged,
+    check_by_importance,
+    check_grace,
+    doc,
+    draw,
+)
 from memory.forgetting.ebbinghaus import Ebbinghaus, EbbinghausParams, OnEbbinghaus
 from memory.records import Memory
 
@@ -43,45 +51,45 @@ def _divisors(key: str, table: Mapping[str, float]) -> None:
 class StochasticParams:
     strength_days: list[float] = field(
         default_factory=lambda: [2.0, 6.0, 20.0],
-        metadata={
-            "doc": "Days for an unrecalled memory's retention to fall to 37%, for importance 1, "
-            "2 and 3."
-        },
+        metadata=doc(
+            "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3."
+        ),
     )
-    grace_days: float = field(
-        default=3.0, metadata={"doc": "Nothing younger than this many days is forgotten."}
-    )
+    grace_days: float = field(default=3.0, metadata=GRACE)
     protect_days_per_recall: float = field(
         default=7.0,
-        metadata={
-            "doc": "Each recall protects a memory this many days from its last recall, up to "
+        metadata=doc(
+            "Each recall protects a memory this many days from its last recall, up to "
             "`protect_cap_days`."
-        },
+        ),
     )
     protect_cap_days: float = field(
-        default=30.0, metadata={"doc": "The most days recalls protect a memory for."}
+        default=30.0, metadata=doc("The most days recalls protect a memory for.")
     )
+    # A memory of retention r goes on a given day with chance (1 - r / safe_retention) / d, d
+    # Miao's category weights by importance; a category left out is never forgotten at that
+    # importance.
     safe_retention: float = field(
         default=0.5,
-        metadata={
-            "doc": "A memory keeping at least this retention never goes; below it, its daily "
-            "chance of going is (1 - retention / safe_retention) / d."
-        },
+        metadata=doc(
+            "A memory keeping at least this retention never goes; below it, its daily chance of "
+            "going is (1 - retention / safe_retention) / d."
+        ),
     )
     importance_1: dict[str, float] = field(
         default_factory=lambda: {"personal_daily": 2.0, "work_study": 2.0, "social_emotional": 2.0},
-        metadata={
-            "doc": "The divisor d of each everyday category (personal_daily, work_study, "
+        metadata=doc(
+            "The divisor d of each everyday category (personal_daily, work_study, "
             "social_emotional) for importance 1, at least 1; a category left out is never "
             "forgotten."
-        },
+        ),
     )
     importance_2: dict[str, float] = field(
         default_factory=lambda: {"personal_daily": 3.0, "work_study": 4.0, "social_emotional": 5.0},
-        metadata={
-            "doc": "The divisor d of each everyday category for importance 2, as "
-            "`importance_1`; importance 3 is never forgotten."
-        },
+        metadata=doc(
+            "The divisor d of each everyday category for importance 2, as `importance_1`; "
+            "importance 3 is never forgotten."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -142,11 +150,7 @@ class Stochastic(OnEbbinghaus):
         return max(faded, 0.0) / d
 
     def forgotten(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        retention: Mapping[int, float],
-        seed: int,
+        self, memories: Sequence[Memory], now: datetime, retention: Mapping[int, float], seed: int
     ) -> list[Forgotten]:
         day = now.astimezone(UTC).date()
         groups: dict[tuple[int, str], list[Memory]] = {}

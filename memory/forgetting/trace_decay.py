@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory.forgetting.base import (
+    GRACE,
     TINY,
     Forgotten,
     Policy,
@@ -20,6 +21,7 @@ from memory.forgetting.base import (
     check_by_importance,
     check_grace,
     days_between,
+    doc,
     emotion,
     of_importance,
     unrecalled,
@@ -33,14 +35,12 @@ __all__ = ["TraceDecay", "TraceDecayParams"]
 class TraceDecayParams:
     lifetime_days: list[float] = field(
         default_factory=lambda: [14.0, 45.0, 180.0],
-        metadata={
-            "doc": "An unrecalled memory's lifetime in days, for importance 1, 2 and 3; recalls "
+        metadata=doc(
+            "An unrecalled memory's lifetime in days, for importance 1, 2 and 3; recalls "
             "lengthen it."
-        },
+        ),
     )
-    grace_days: float = field(
-        default=7.0, metadata={"doc": "Nothing younger than this many days is forgotten."}
-    )
+    grace_days: float = field(default=7.0, metadata=GRACE)
 
     def __post_init__(self) -> None:
         check_by_importance("lifetime_days", self.lifetime_days)
@@ -80,11 +80,7 @@ class TraceDecay(Policy):
         return max(memory.strength, TINY) + first * (0.2 + 0.8 * spent)
 
     def forgotten(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        retention: Mapping[int, float],
-        seed: int,
+        self, memories: Sequence[Memory], now: datetime, retention: Mapping[int, float], seed: int
     ) -> list[Forgotten]:
         return [
             Forgotten(
