@@ -1,6 +1,7 @@
 """The `actr` policy (the default), ACT-R forgetting: a memory's retention is the probability
-that it can be retrieved, a logistic of its base-level activation (Anderson & Lebiere 1998),
-with the activation-dependent decay of Pavlik & Anderson (2005) that gives the spacing effect.
+that it can be retrieved, a logistic of its base-level activation (Anderson & Lebiere's
+ACT-R), with the activation-dependent decay of Pavlik & Anderson that gives the spacing effect
+(benchmarks/README.md cites both).
 
 Exact ACT-R sums a power-law trace for the encoding and for every recall:
 
