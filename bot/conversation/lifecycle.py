@@ -25,6 +25,7 @@ from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
+from memory.forgetting.registry import DEFAULT_POLICY
 from memory.records import ArchivedConversation, Memory
 from memory.scopes import Scope
 from memory.storage import ArchiveStore, Coordination, JournalStore
@@ -80,7 +81,7 @@ def _role(role: str) -> Role:
 def scope_policies(personas: Mapping[str, Persona]) -> Callable[[str], ForgettingPolicy]:
     """The bank's forgetting policy of each scope: its persona's choice, with its parameters."""
     policies = {key: p.memory.policy() for key, p in personas.items()}
-    default = make_policy("actr")
+    default = make_policy(DEFAULT_POLICY)
 
     def policy(scope: str) -> ForgettingPolicy:
         return policies.get(persona_of(scope), default)
