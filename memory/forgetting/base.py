@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from memory.records import Memory
 
@@ -36,6 +36,7 @@ __all__ = [
     "ForgettingPolicy",
     "Forgotten",
     "Policy",
+    "Twins",
     "aged",
     "check_by_importance",
     "check_floor",
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 DAY = 86_400.0
+Twins: TypeAlias = Collection[tuple[int, int]]  # pairs of ids of near-duplicate memories
 TINY = 1e-6  # the least strength a policy divides by
 
 
@@ -85,12 +87,7 @@ class ForgettingPolicy(Protocol):
         ...
 
     def prune(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        *,
-        seed: int,
-        twins: Collection[tuple[int, int]] = (),
+        self, memories: Sequence[Memory], now: datetime, *, seed: int, twins: Twins = ()
     ) -> list[Forgotten]:
         """Which of a scope's memories to forget today, with the reason."""
         ...
@@ -121,12 +118,7 @@ class Policy(ABC):
         one's retention now, by id."""
 
     def prune(
-        self,
-        memories: Sequence[Memory],
-        now: datetime,
-        *,
-        seed: int,
-        twins: Collection[tuple[int, int]] = (),
+        self, memories: Sequence[Memory], now: datetime, *, seed: int, twins: Twins = ()
     ) -> list[Forgotten]:
         retention = {m.id: self.retention(m, now) for m in memories}
         return spare_twins(self.forgotten(memories, now, retention, seed), twins, retention)
@@ -166,7 +158,7 @@ def draw(seed: int, memory_id: int, day: date) -> float:
 
 def spare_twins(
     forgotten: Sequence[Forgotten],
-    twins: Collection[tuple[int, int]],
+    twins: Twins,
     retention: Mapping[int, float],
 ) -> list[Forgotten]:
     """`forgotten` less one of each near-duplicate pair it would lose whole: the one with the

@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from memory.forgetting.base import ForgettingPolicy
+from memory.forgetting.base import ForgettingPolicy, Twins
 from memory.records import RECENT_RECALLS, Memory
 
 __all__ = ["absorbed", "merge_targets", "recalled"]
@@ -50,7 +50,7 @@ def absorbed(
 
 def merge_targets(
     forgotten: Collection[int],
-    twins: Collection[tuple[int, int]],
+    twins: Twins,
     retention: Mapping[int, float],
 ) -> dict[int, int]:
     """For each forgotten memory with a twin that stays, that twin (the one with the highest
