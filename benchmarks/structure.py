@@ -62,6 +62,53 @@ def imports(tree: ast.Module, module: str) -> set[str]:
     return {name for name in out if name.split(".")[0] in PARTS}
 
 
+def import_graph() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports (type-only imports included:
+    a cycle of types is still two modules that cannot be read apart)."""
+    graph: dict[str, set[str]] = {}
+    for part in PARTS:
+        for path in sorted((ROOT / part).rglob("*.py")):
+            module = module_name(path)
+            graph[module] = imports(ast.parse(path.read_text(encoding="utf-8")), module)
+    return {m: {i for i in targets if i in graph and i != m} for m, targets in graph.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another, directly or around a loop (the
+    strongly connected components of more than one module, by Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=10, help="how many files and classes to list")
@@ -69,22 +116,14 @@ def main() -> None:
     per_part: dict[str, int] = {}
     files: list[tuple[str, int]] = []
     all_classes: list[ClassSize] = []
-    graph: dict[str, set[str]] = {}
     for part in PARTS:
         for path in sorted((ROOT / part).rglob("*.py")):
             text = path.read_text(encoding="utf-8")
             lines = source_lines(text)
             per_part[part] = per_part.get(part, 0) + lines
-            module = module_name(path)
             files.append((str(path.relative_to(ROOT)), lines))
-            tree = ast.parse(text)
-            all_classes += classes(tree, module)
-            graph[module] = imports(tree, module)
-    known = set(graph)
-    edges = {m: {i for i in targets if i in known and i != m} for m, targets in graph.items()}
-    cycles = sorted(
-        f"{a} <-> {b}" for a, targets in edges.items() for b in targets if a < b and a in edges[b]
-    )
+            all_classes += classes(ast.parse(text), module_name(path))
+    cycles = [" -> ".join(cycle) for cycle in import_cycles(import_graph())]
     files.sort(key=lambda f: -f[1])
     all_classes.sort(key=lambda c: -c.lines)
     for part, lines in per_part.items():
@@ -95,7 +134,7 @@ def main() -> None:
     print("largest classes (lines, methods):")
     for c in all_classes[: args.top]:
         print(f"  {c.lines:5} {c.methods:3}  {c.name}")
-    print("modules importing each other:", ", ".join(cycles) or "none")
+    print("modules importing one another:", "; ".join(cycles) or "none")
     print(
         json.dumps(
             {
