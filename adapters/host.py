@@ -171,6 +171,7 @@ def _make_adapter(
         web = config.web
         return WebServer(
             runtime.engine,
+            runtime.services,
             runtime.store,
             bot.hosted,
             host=web.host,
@@ -184,6 +185,7 @@ def _make_adapter(
 
         return DiscordAdapter(
             runtime.engine,
+            runtime.services,
             bot.hosted,
             token,
             bot_id=bot_id,
@@ -203,6 +205,7 @@ def _make_adapter(
         webhook = Webhook(bot.webhook_url, host, int(port), secret)
     return TelegramAdapter(
         runtime.engine,
+        runtime.services,
         bot.hosted,
         token,
         bot_id=bot_id,

@@ -1,7 +1,7 @@
 """The web client: a chat page with the persona's face, and a memory inspector, served by aiohttp
 over the same Engine as every other adapter.
 
-    server = WebServer(engine, store, ["monikai", "miao"], host="127.0.0.1", port=3000)
+    server = WebServer(engine, services, store, ["monikai", "miao"], host="127.0.0.1", port=3000)
     await server.start()          # http://127.0.0.1:3000/ and /inspect
     ...
     await server.close()          # waits for replies still being written
@@ -45,6 +45,7 @@ from adapters.web.sprites import placeholder, sprite_file
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
+from bot.commands.services import Services
 from bot.events import Attachment, ChatEvent, FetchError, Reply
 from bot.front import Front, Spoken
 from bot.media.documents import DocumentError, precheck, too_big
@@ -139,6 +140,7 @@ class WebServer:
     def __init__(
         self,
         engine: Engine,
+        services: Services,
         store: InspectorStore,
         personas: Sequence[str],
         *,
@@ -163,7 +165,9 @@ class WebServer:
         self.personas = list(dict.fromkeys(personas))
         # The page picks whom the user talks to: one front per persona, so none is chosen
         # for it.
-        self._chats = {key: _Chat(Front(engine, bot_id, key), bot_id) for key in self.personas}
+        self._chats = {
+            key: _Chat(Front(engine, services, bot_id, key), bot_id) for key in self.personas
+        }
         self.host, self.port = host, port
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
