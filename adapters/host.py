@@ -173,6 +173,7 @@ def _make_adapter(
             runtime.engine,
             runtime.services,
             runtime.store,
+            runtime.bank,
             bot.hosted,
             host=web.host,
             port=web.port,

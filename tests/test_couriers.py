@@ -283,7 +283,7 @@ async def test_couriers_of_started_bots_are_telegram_and_discord_not_the_web_cli
     bot: Bot, telegram: tuple[FakeTelegram, TelegramAdapter], discord_bot: DiscordAdapter
 ) -> None:
     _, adapter = telegram
-    web = WebServer(bot.engine, bot.services, bot.store, ["pip"])
+    web = WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"])
     couriers = couriers_of([web, adapter, discord_bot])
     assert [(c.platform, c.bot_id) for c in couriers] == [
         ("telegram", "tg1"),

@@ -104,7 +104,7 @@ class Served:
         port = self.server.port
         await self.server.close()
         self.server = WebServer(
-            self.bot.engine, self.bot.services, self.bot.store, HOSTED, port=port
+            self.bot.engine, self.bot.services, self.bot.store, self.bot.bank, HOSTED, port=port
         )
         await self.server.start()
 
@@ -129,7 +129,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             "",
             bot,
             asyncio.get_running_loop(),
-            WebServer(bot.engine, bot.services, bot.store, HOSTED, port=0),
+            WebServer(bot.engine, bot.services, bot.store, bot.bank, HOSTED, port=0),
         )
         try:
             await served.server.start()

@@ -138,7 +138,11 @@ async def test_the_inspectors_delete_leaves_nothing(world: World, tmp_path: Path
     needles = [*word("zebraquokka"), await vector(bank, alice, world.dm_id)]
     assert len(traces(tmp_path, *needles)) >= 2
     client: TestClient[Any, Any] = TestClient(
-        TestServer(WebServer(world.bot.engine, world.bot.services, world.bot.store, ["pip"]).app())
+        TestServer(
+            WebServer(
+                world.bot.engine, world.bot.services, world.bot.store, world.bot.bank, ["pip"]
+            ).app()
+        )
     )
     await client.start_server()
     try:

@@ -42,7 +42,12 @@ async def serve(world: World, **options: Any) -> AsyncIterator[Client]:
     client: Client = TestClient(
         TestServer(
             WebServer(
-                world.bot.engine, world.bot.services, world.bot.store, ["pip"], **options
+                world.bot.engine,
+                world.bot.services,
+                world.bot.store,
+                world.bot.bank,
+                ["pip"],
+                **options,
             ).app()
         )
     )
@@ -181,6 +186,7 @@ async def test_a_token_that_is_not_utf8_is_only_wrong(
         world.bot.engine,
         world.bot.services,
         world.bot.store,
+        world.bot.bank,
         ["pip"],
         host="0.0.0.0",
         port=0,
@@ -213,6 +219,7 @@ def test_a_token_short_enough_to_guess_is_refused_at_start(world: World, host: s
             world.bot.engine,
             world.bot.services,
             world.bot.store,
+            world.bot.bank,
             ["pip"],
             host=host,
             token="hunter2",
@@ -222,7 +229,13 @@ def test_a_token_short_enough_to_guess_is_refused_at_start(world: World, host: s
     )
     assert "hunter2" not in str(refused.value)
     WebServer(
-        world.bot.engine, world.bot.services, world.bot.store, ["pip"], host=host, token="x" * 16
+        world.bot.engine,
+        world.bot.services,
+        world.bot.store,
+        world.bot.bank,
+        ["pip"],
+        host=host,
+        token="x" * 16,
     )
 
 
