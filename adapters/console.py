@@ -26,6 +26,7 @@ from adapters.surface import Surface
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
+from bot.commands.memory import closest, format_memory
 from bot.conversation.sessions import Turn
 from bot.events import ChatEvent, Reply
 from bot.front import Front, Spoken
@@ -79,9 +80,10 @@ class ConsoleChat(Surface[TextIO]):
         stdout: TextIO,
         interactive: bool,
     ) -> None:
-        super().__init__(Front(runtime.engine, "console", persona.key), "console")
+        super().__init__(Front(runtime.engine, runtime.services, "console", persona.key), "console")
         self._runtime = runtime
         self._engine = runtime.engine
+        self._services = runtime.services
         self._persona = persona
         self._user = user
         self._stdin = stdin
@@ -210,7 +212,7 @@ class ConsoleChat(Surface[TextIO]):
         self._show(await self.front.open(self._event(""), document))
 
     async def _save(self, _: str) -> None:
-        export = await self._engine.save(self._event(""))
+        export = await self._services.desk.save(self._event(""))
         folder = self._runtime.data_dir / "exports"
         stamp = self._engine.clock.now().strftime("%Y%m%d-%H%M%S")
         path = _fresh(folder, f"{self._persona.key}-{_safe(self._user)}-{stamp}", ".json")
@@ -227,7 +229,7 @@ class ConsoleChat(Surface[TextIO]):
         return say(self._persona.identity.language, key, **values)
 
     async def _log(self, _: str) -> None:
-        info = await self._engine.info(self._event(""))
+        info = await self._services.desk.info(self._event(""))
         persona = self._persona
         text = self._text
         self._say(text("log_persona", persona=persona.key, name=persona.identity.name))
@@ -278,12 +280,12 @@ class ConsoleChat(Surface[TextIO]):
             cue = await self._read_line("cue> ") or ""
         if not cue.strip():
             return
-        found = await commands.closest(self._engine, self._event(""), cue)
+        found = await closest(self._services, self._event(""), cue)
         if found is None:
             self._say(say(self._persona.identity.language, "nothing_comes_to_mind"))
         else:
             language = self._persona.identity.language
-            self._say(commands.format_memory(found, self._engine, language=language))
+            self._say(format_memory(found, self._services, language=language))
 
     async def _help(self, _: str) -> None:
         language = self._persona.identity.language

@@ -50,6 +50,8 @@ from adapters.surface import CourierSurface, attachment
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer, Button
+from bot.commands.command import Command
+from bot.commands.services import Services
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
@@ -108,6 +110,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     def __init__(
         self,
         engine: Engine,
+        services: Services,
         persona: str | Sequence[str],
         token: str,
         *,
@@ -129,7 +132,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         it applies to every Discord client in the process. `shard_count`: run the shards
         `shard_ids` (all, if empty) of that many; other processes run the others."""
         redact.hide(token)
-        super().__init__(Front(engine, bot_id, persona, language=language), bot_id)
+        super().__init__(Front(engine, services, bot_id, persona, language=language), bot_id)
         self.admin_ids = frozenset(admin_ids)
         self._webhooks: dict[int, discord.Webhook | None] = {}
         self.guild_ids = tuple(guild_ids)
@@ -463,9 +466,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         for command in commands.offered_on("discord"):
             self.tree.add_command(self._slash(command, self.language))
 
-    def _slash(
-        self, command: commands.Command, language: str
-    ) -> app_commands.Command[Any, ..., None]:
+    def _slash(self, command: Command, language: str) -> app_commands.Command[Any, ..., None]:
         """The slash command of one of the table's: its options become Discord's, and their
         values, in order, the argument."""
         names = [option.name for option in command.options]

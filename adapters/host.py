@@ -171,7 +171,9 @@ def _make_adapter(
         web = config.web
         return WebServer(
             runtime.engine,
+            runtime.services,
             runtime.store,
+            runtime.bank,
             bot.hosted,
             host=web.host,
             port=web.port,
@@ -184,6 +186,7 @@ def _make_adapter(
 
         return DiscordAdapter(
             runtime.engine,
+            runtime.services,
             bot.hosted,
             token,
             bot_id=bot_id,
@@ -203,6 +206,7 @@ def _make_adapter(
         webhook = Webhook(bot.webhook_url, host, int(port), secret)
     return TelegramAdapter(
         runtime.engine,
+        runtime.services,
         bot.hosted,
         token,
         bot_id=bot_id,

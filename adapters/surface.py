@@ -19,7 +19,7 @@ with what the user wrote.
         async def send(self, where: list[str], chunks: Sequence[str]) -> None:
             where.extend(chunk.upper() for chunk in chunks)
 
-    shout = Shout(Front(engine, "shout", "pip"), "shout")
+    shout = Shout(Front(engine, services, "shout", "pip"), "shout")
     await shout.receive(said, shout.event("room", "ann", "Ann", "hello"))
 
 The hooks a platform may supply besides `send`: `typing` (shown while a turn runs; see

@@ -65,6 +65,7 @@ from adapters.surface import CourierSurface, attachment, typing_every
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer, Button
+from bot.commands.services import Services
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
@@ -133,6 +134,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
     def __init__(
         self,
         engine: Engine,
+        services: Services,
         persona: str | Sequence[str],
         token: str,
         *,
@@ -162,7 +164,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         # The token is in every Bot API URL the library and httpx log; the library logs the
         # secret with its setWebhook call (DEBUG).
         redact.hide(token, webhook.secret if webhook else "")
-        super().__init__(Front(engine, bot_id, persona, language=language), bot_id)
+        super().__init__(Front(engine, services, bot_id, persona, language=language), bot_id)
         self._press = _Press(token)
         self.admin_ids = frozenset(admin_ids)
         self.poll_timeout = poll_timeout

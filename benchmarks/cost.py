@@ -684,7 +684,7 @@ async def media_share(
         # (The fake is not OpenAI's own endpoint: its speech model is named.)
         speech = TierConfig(model="gpt-4o-mini-tts")
         runtime = await _open(fake, data_dir, personas, clock, seed, settings, speech)
-        front = Front(runtime.engine, "bench", key)
+        front = Front(runtime.engine, runtime.services, "bench", key)
         chinese = personas[key].identity.language.startswith("zh")
         photo = make_picture(800, 600, (90, 140, 200), format="JPEG")
         messages = 0

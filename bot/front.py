@@ -7,9 +7,10 @@ persona (refused by its declared size before any download, fetched through its
 limits, and in a group asks bot.groups.floor whether the persona speaks at all), its pictures looked
 at first (bot.media.pictures: said in words, or shown to a chat model that sees), its voice notes
 heard (bot.media.hearing), the reply said aloud too where wanted (bot.media.speech). A
-command: the persona of its room, the access gate, then the command table (bot.commands.table).
+command: the persona of its room, the access gate, then the command table (bot.commands.table),
+working with the runtime's `Services`.
 
-    front = Front(engine, bot_id, ["miao", "monikai"])
+    front = Front(engine, services, bot_id, ["miao", "monikai"])
     spoken = await front.receive(event)     # None: nothing to say
     answer = await front.command(event, "forget", "Mochi")
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
+from bot.commands.services import Services
 from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.groups.routing import PersonaRouter
 from bot.media.documents import Document, DocumentError, is_document, precheck
@@ -53,6 +55,7 @@ class Front:
     def __init__(
         self,
         engine: Engine,
+        services: Services,
         bot_id: str,
         personas: str | Sequence[str],
         *,
@@ -62,6 +65,7 @@ class Front:
         addressed by name or bound to a room with /persona set). `language`: what the bot
         itself says (commands, menus) is in it, whatever its personas speak ("": theirs)."""
         self.engine = engine
+        self.services = services  # what the commands work with
         self._language = language
         self.router = PersonaRouter(
             engine, bot_id, [personas] if isinstance(personas, str) else personas
@@ -243,7 +247,7 @@ class Front:
             return Answer(self.engine.slow_down(event))
         if verdict != "admit":
             return None
-        return await commands.run(self.engine, event, name, argument, router=self.router)
+        return await commands.run(self.services, event, name, argument, router=self.router)
 
 
 def _has_media(event: ChatEvent) -> bool:

@@ -71,7 +71,7 @@ async def test_a_message_typed_in_pieces_is_answered_once_seeing_them_all(bot: B
     assert [r.text for r in replies] == ["", "", "ok"]
     [call] = bot.model.calls
     assert [m.content for m in call.turns] == ["so", "I was thinking", "about tea?"]
-    turns = (await bot.engine.info(make_event())).turns
+    turns = (await bot.desk.info(make_event())).turns
     assert [t.text for t in turns] == ["so", "I was thinking", "about tea?", "ok"]
 
 
@@ -107,7 +107,7 @@ async def test_each_message_is_saved_as_it_comes_and_survives_a_crash(tmp_path: 
 
     again = await open_bot(path, settings=WINDOW)
     try:
-        turns = (await again.engine.info(make_event())).turns
+        turns = (await again.desk.info(make_event())).turns
         assert [(t.role, t.text) for t in turns] == [("user", "a"), ("user", "b")]
         assert again.model.calls == []
     finally:
@@ -138,7 +138,7 @@ async def test_in_a_group_the_burst_is_answered_if_any_of_it_calls_on_the_person
         await timer(bot).advance(2.0)
         assert (await quiet).text == "" and len(bot.model.calls) == 1
         event = make_event(is_dm=False)
-        turns = (await bot.engine.info(event)).turns
+        turns = (await bot.desk.info(event)).turns
         assert [t.text for t in turns] == ["lunch?", "Pip, you coming", "ok", "anyway"]
         assert not (await bot.engine.session(event)).dirty  # kept: saved as it joined
     finally:
@@ -202,7 +202,7 @@ async def test_a_burst_of_two_people_offers_no_tool_acting_for_a_person(tmp_path
         assert answered.messages[-1].role == "tool"
         assert answered.messages[-1].content == TOOL_FOR_ONE
         assert rolled.messages[-1].content.startswith('"1d20: rolled')  # for no one: it rolls
-        scope = bot.engine.event_scope(bob)
+        scope = bot.desk.event_scope(bob)
         assert await bot.store.intentions(scope, "u1") == []
         assert await bot.store.intentions(scope, "u2") == []
 
@@ -252,7 +252,7 @@ async def test_a_request_for_quiet_in_a_burst_is_its_senders_and_no_ones_intenti
     persona = make_persona(scope="channel")
     bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
     try:
-        scope = bot.engine.event_scope(group("", "u1", "Alice"))
+        scope = bot.desk.event_scope(group("", "u1", "Alice"))
         now = bot.clock.now()
         await bot.store.add_intention(
             NewIntention(
@@ -290,7 +290,7 @@ async def test_a_burst_of_two_people_has_no_one_asker_for_recall(tmp_path: Path)
     persona = make_persona(scope="channel")
     bot = await open_bot(tmp_path / "g.sqlite3", [persona], settings=WINDOW)
     try:
-        scope = bot.engine.event_scope(group("", "u1", "Alice"))
+        scope = bot.desk.event_scope(group("", "u1", "Alice"))
         profiles = [("u1", "Alice", "Alice keeps a cat called Mochi.")]
         await write_page(bot.store, scope, date(2025, 12, 30), "We talked.", profiles)
         await burst(

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.catalogue import MESSAGES, say
+from bot.commands import conversation as conversation_commands
+from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from bot.media.documents import DocumentError
 from bot.turn.access import NotAllowed
@@ -41,10 +43,15 @@ async def test_a_chinese_persona_refuses_and_asks_in_chinese(tmp_path: Path) -> 
     try:
         member = make_event("", persona="miao", is_dm=False)
         with pytest.raises(NotAllowed, match="只有管理员可以修改"):
-            await commands.wipe(bot.engine, member)
+            await conversation_commands.wipe(bot.services, member)
         admin = make_event("", persona="miao", is_dm=False, admin=True)
-        assert "喵记得的关于这个频道的一切" in commands.wipe_question(bot.engine, admin)
-        assert await commands.wipe(bot.engine, admin) == "已清除：喵已经忘了关于这个频道的一切。"
+        assert "喵记得的关于这个频道的一切" in conversation_commands.wipe_question(
+            bot.services, admin
+        )
+        assert (
+            await conversation_commands.wipe(bot.services, admin)
+            == "已清除：喵已经忘了关于这个频道的一切。"
+        )
     finally:
         await bot.close()
 
@@ -69,6 +76,12 @@ def test_every_sentence_is_said_somewhere() -> None:
 USER_FACING = {"Answer", "Reply.build", "self._say", "DocumentError", "NotAllowed", "say"}
 SPOKEN_BY_USERS = (
     "bot/commands/table.py",
+    "bot/commands/services.py",
+    "bot/commands/memory.py",
+    "bot/commands/conversation.py",
+    "bot/commands/contact.py",
+    "bot/commands/groups.py",
+    "bot/conversation/desk.py",
     "bot/media/documents.py",
     "bot/media/document_mode.py",
     "bot/front.py",
@@ -119,10 +132,10 @@ async def test_a_chinese_persona_says_memory_lines_and_refusals_in_chinese(
     bot = await open_bot(tmp_path / "k.sqlite3", [make_persona("miao", name="喵", language="zh")])
     try:
         event = make_event("", persona="miao")
-        await commands.remember(bot.engine, event, "我养了一只猫")
-        listed = await commands.run(bot.engine, event, "memories", "")
+        await memory_commands.remember(bot.services, event, "我养了一只猫")
+        listed = await commands.run(bot.services, event, "memories", "")
         assert listed is not None and listed.text.startswith("[刚刚，强度 ")
-        cancel = await commands.run(bot.engine, event, "intentions", "cancel 9")
+        cancel = await commands.run(bot.services, event, "intentions", "cancel 9")
         assert cancel is not None and "1 到 0" not in cancel.text
         assert cancel.text == say("zh", "intentions_none", name="喵")
         refusal = DocumentError("a.exe", "document_unsupported", suffix=".exe")

@@ -13,6 +13,7 @@ import pytest
 
 from adapters import console
 from bot.catalogue import MESSAGES
+from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from memory.clock import FakeClock
 from memory.records import NewIntention
@@ -41,19 +42,19 @@ async def test_buttons_are_commands_of_the_table_run_as_who_presses(tmp_path: Pa
     bot = await open_bot(tmp_path / "k.sqlite3")
     try:
         alice = make_event("")
-        await commands.run(bot.engine, alice, "remember", "my cat is called Mochi")
-        listed = await commands.run(bot.engine, alice, "forget", "Mochi")
-        asked = await commands.run(bot.engine, alice, "wipe")
+        await commands.run(bot.services, alice, "remember", "my cat is called Mochi")
+        listed = await commands.run(bot.services, alice, "forget", "Mochi")
+        asked = await commands.run(bot.services, alice, "wipe")
         for answer in (listed, asked):
             assert answer.buttons
             assert all(b.command in commands.COMMANDS for b in answer.buttons)
         assert listed.private and not asked.private
         [pick] = listed.buttons
         bob = make_event("", user_id="u2", user_name="Bob")
-        taken = await commands.run(bot.engine, bob, pick.command, pick.argument)
+        taken = await commands.run(bot.services, bob, pick.command, pick.argument)
         assert taken.text == "That memory is already gone."  # not Bob's: nothing happens
         assert await bot.bank.count("pip/discord:dm:u1") == 1
-        done = await commands.run(bot.engine, alice, pick.command, pick.argument)
+        done = await commands.run(bot.services, alice, pick.command, pick.argument)
         assert done.text == "Forgotten: my cat is called Mochi"
     finally:
         await bot.close()
@@ -67,14 +68,14 @@ async def test_a_refusal_is_the_answer_and_a_command_is_offered_where_it_belongs
     try:
         member = make_event("", persona="tavern", is_dm=False)
         for name in ("wipe", "export"):
-            answer = await commands.run(bot.engine, member, name)
+            answer = await commands.run(bot.services, member, name)
             assert answer.text.startswith("What Tavern remembers here belongs to the whole")
             assert not answer.buttons and answer.file is None
         console = make_event("", persona="tavern", platform="console")
         with pytest.raises(KeyError):
-            await commands.run(bot.engine, console, "persona")
+            await commands.run(bot.services, console, "persona")
         with pytest.raises(KeyError):
-            await commands.run(bot.engine, member, "nosuchcommand")
+            await commands.run(bot.services, member, "nosuchcommand")
     finally:
         await bot.close()
 
@@ -84,15 +85,15 @@ async def test_a_chinese_persona_says_its_days_and_pages_in_chinese(tmp_path: Pa
     bot = await open_bot(tmp_path / "k.sqlite3", [miao])
     try:
         event = make_event("", persona="miao")
-        scope = bot.engine.event_scope(event)
+        scope = bot.desk.event_scope(event)
         day = date(2025, 12, 30)  # a Tuesday before the fake clock's today
         await write_page(bot.store, scope, day, "今天和主人玩了毛线球。", [])
-        page = await commands.run(bot.engine, event, "diary", "2025-12-30")
+        page = await commands.run(bot.services, event, "diary", "2025-12-30")
         assert page.text == "日记，2025-12-30（星期二）：\n今天和主人玩了毛线球。"
-        later = await commands.run(bot.engine, event, "diary", "2026-09-01")
+        later = await commands.run(bot.services, event, "diary", "2026-09-01")
         assert later.text == "2026-09-01（星期二）还没有到。"
-        assert (await commands.run(bot.engine, event, "profile")).text.startswith("喵还不了解你")
-        said = await commands.run(bot.engine, event, "remember", "主人喜欢绿茶")
+        assert (await commands.run(bot.services, event, "profile")).text.startswith("喵还不了解你")
+        said = await commands.run(bot.services, event, "remember", "主人喜欢绿茶")
         assert said.text == "喵会记住的。"
     finally:
         await bot.close()
@@ -120,18 +121,18 @@ async def test_memories_says_why_there_are_none_yet(
     bot = await open_bot(tmp_path / "k.sqlite3")
     try:
         alice = make_event("")
-        assert (await commands.run(bot.engine, alice, "memories")).text == "No memories yet."
+        assert (await commands.run(bot.services, alice, "memories")).text == "No memories yet."
         await bot.engine.handle(make_event("my cat is called Mochi"))
-        talking = await commands.run(bot.engine, alice, "memories")
+        talking = await commands.run(bot.services, alice, "memories")
         assert talking.text.startswith("No memories yet: this conversation becomes memory once")
-        await commands.run(bot.engine, alice, "end")
-        waiting = await commands.run(bot.engine, alice, "memories")
+        await commands.run(bot.services, alice, "end")
+        waiting = await commands.run(bot.services, alice, "memories")
         assert waiting.text.startswith("No memories yet: the conversation that just ended")
-        assert (await commands.run(bot.engine, alice, "memories", "dog")).text == (
+        assert (await commands.run(bot.services, alice, "memories", "dog")).text == (
             "No memories match."
         )
         await bot.lifecycle.encode_pending()
-        after = await commands.run(bot.engine, alice, "memories")
+        after = await commands.run(bot.services, alice, "memories")
         assert "being written" not in after.text
     finally:
         await bot.close()
@@ -148,7 +149,7 @@ async def test_intentions_lists_the_senders_own_and_cancels_by_button_or_number(
     try:
         alice = make_event("", is_dm=False)
         bob = make_event("", is_dm=False, user_id="u2", user_name="Bob")
-        scope = bot.engine.event_scope(alice)  # the channel's: Alice's and Bob's alike
+        scope = bot.desk.event_scope(alice)  # the channel's: Alice's and Bob's alike
         due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
         for user, what in (("u1", "her exam"), ("u1", "the trip"), ("u2", "his match")):
             await bot.store.add_intention(
@@ -157,7 +158,7 @@ async def test_intentions_lists_the_senders_own_and_cancels_by_button_or_number(
                 )
             )
             due += timedelta(days=1)
-        listed = await commands.run(bot.engine, alice, "intentions")
+        listed = await commands.run(bot.services, alice, "intentions")
         assert listed.private
         assert listed.text.splitlines() == [
             "1. her exam: ask how her exam went (from Tuesday 2026-12-08 18:00)",
@@ -166,19 +167,19 @@ async def test_intentions_lists_the_senders_own_and_cancels_by_button_or_number(
         ]
         first, _ = listed.buttons
         assert first.command == "intentions" and first.label == "Cancel 1"
-        pressed = await commands.run(bot.engine, bob, first.command, first.argument)
+        pressed = await commands.run(bot.services, bob, first.command, first.argument)
         assert pressed.text == "That one is no longer waiting to be brought up."  # not Bob's
         assert len(await bot.store.intentions(scope, "u1")) == 2
-        done = await commands.run(bot.engine, alice, first.command, first.argument)
+        done = await commands.run(bot.services, alice, first.command, first.argument)
         assert done.text == "Cancelled: her exam. Pip won't bring it up."
-        again = await commands.run(bot.engine, alice, first.command, first.argument)
+        again = await commands.run(bot.services, alice, first.command, first.argument)
         assert again.text == "That one is no longer waiting to be brought up."
-        assert (await commands.run(bot.engine, alice, "intentions", "cancel 3")).text == (
+        assert (await commands.run(bot.services, alice, "intentions", "cancel 3")).text == (
             "Pick a number from 1 to 1."
         )
-        typed = await commands.run(bot.engine, alice, "intentions", "cancel 1")
+        typed = await commands.run(bot.services, alice, "intentions", "cancel 1")
         assert typed.text == "Cancelled: the trip. Pip won't bring it up."
-        none = await commands.run(bot.engine, alice, "intentions")
+        none = await commands.run(bot.services, alice, "intentions")
         assert none.text.startswith("Nothing to bring up later.") and not none.buttons
         assert [i.what for i in await bot.store.intentions(scope)] == ["his match"]
     finally:
@@ -192,8 +193,8 @@ async def test_export_holds_the_askers_pending_intentions_here_and_no_one_elses(
     bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(scope="channel")], clock=clock)
     try:
         alice = make_event("", is_dm=False, admin=True)  # the channel's memory is hers to export
-        channel = bot.engine.event_scope(alice)
-        dm = bot.engine.event_scope(make_event(""))
+        channel = bot.desk.event_scope(alice)
+        dm = bot.desk.event_scope(make_event(""))
         due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
         for scope, user, what in (
             (channel, "u1", "her exam"),
@@ -207,8 +208,8 @@ async def test_export_holds_the_askers_pending_intentions_here_and_no_one_elses(
             )
         [_, trip] = await bot.store.intentions(channel, "u1")
         await bot.store.close_intention(channel, trip.id, "cancelled", clock.now())
-        await commands.remember(bot.engine, alice, "the channel meets on Fridays")
-        said, data = await commands.export(bot.engine, alice)
+        await memory_commands.remember(bot.services, alice, "the channel meets on Fridays")
+        said, data = await memory_commands.export(bot.services, alice)
         exported = json.loads(data)
         assert said == "1 memory."
         assert [m["text"] for m in exported["memories"]] == ["the channel meets on Fridays"]
@@ -219,7 +220,7 @@ async def test_export_holds_the_askers_pending_intentions_here_and_no_one_elses(
             due.isoformat(),
             False,
         )
-        _, private = await commands.export(bot.engine, make_event(""))
+        _, private = await memory_commands.export(bot.services, make_event(""))
         assert [i["what"] for i in json.loads(private)["intentions"]] == ["her secret"]
     finally:
         await bot.close()
@@ -232,39 +233,39 @@ async def test_quiet_and_timezone_are_the_senders_own_and_in_the_personas_langua
     bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(), miao])
     try:
         alice = make_event("")
-        assert (await commands.run(bot.engine, alice, "quiet")).text.startswith(
+        assert (await commands.run(bot.services, alice, "quiet")).text.startswith(
             "Pip may message you first"
         )
-        said = await commands.run(bot.engine, alice, "quiet", "on")
+        said = await commands.run(bot.services, alice, "quiet", "on")
         assert said.text == "Pip won't message you first. /quiet off allows it again."
-        assert (await commands.run(bot.engine, alice, "quiet")).text == said.text
-        assert (await commands.run(bot.engine, alice, "quiet", "maybe")).text == (
+        assert (await commands.run(bot.services, alice, "quiet")).text == said.text
+        assert (await commands.run(bot.services, alice, "quiet", "maybe")).text == (
             "Say /quiet on or /quiet off."
         )
         contact = await bot.store.contact("pip", "discord", "u1")
         assert contact is not None and contact.quiet
         assert await bot.store.contact("miao", "discord", "u1") is None  # Pip's, not Miao's
 
-        assert (await commands.run(bot.engine, alice, "timezone")).text.startswith(
+        assert (await commands.run(bot.services, alice, "timezone")).text.startswith(
             "No time zone set"
         )
-        wrong = await commands.run(bot.engine, alice, "timezone", "Mars/Olympus")
+        wrong = await commands.run(bot.services, alice, "timezone", "Mars/Olympus")
         assert wrong.text.startswith("'Mars/Olympus' is not a time zone I know")
         assert (
-            await commands.run(bot.engine, alice, "timezone", "../../etc/passwd")
+            await commands.run(bot.services, alice, "timezone", "../../etc/passwd")
         ).text.startswith("'../../etc/passwd' is not a time zone")
-        set_ = await commands.run(bot.engine, alice, "timezone", "asia/shanghai")
+        set_ = await commands.run(bot.services, alice, "timezone", "asia/shanghai")
         assert set_.text.startswith("Your time zone is now Asia/Shanghai")
-        now = await commands.run(bot.engine, alice, "timezone")
+        now = await commands.run(bot.services, alice, "timezone")
         assert now.text == "Your time zone: Asia/Shanghai."
         contact = await bot.store.contact("pip", "discord", "u1")
         assert contact is not None and contact.timezone == "Asia/Shanghai" and contact.quiet
 
         zh = make_event("", persona="miao")
-        assert (await commands.run(bot.engine, zh, "quiet", "off")).text.startswith(
+        assert (await commands.run(bot.services, zh, "quiet", "off")).text.startswith(
             "喵偶尔会主动给你发消息"
         )
-        assert (await commands.run(bot.engine, zh, "intentions")).text.startswith(
+        assert (await commands.run(bot.services, zh, "intentions")).text.startswith(
             "暂时没有之后要提起的事"
         )
     finally:
@@ -277,12 +278,12 @@ async def test_intentions_show_in_the_time_zone_the_user_set(tmp_path: Path) -> 
     try:
         alice = make_event("")
         due = datetime(2026, 12, 8, 18, 0, tzinfo=UTC)
-        scope = bot.engine.event_scope(alice)
+        scope = bot.desk.event_scope(alice)
         await bot.store.add_intention(
             NewIntention(scope, "u1", "reminder", "call mum", "call mum", due, due, clock.now())
         )
-        await commands.run(bot.engine, alice, "timezone", "Asia/Shanghai")
-        listed = await commands.run(bot.engine, alice, "intentions")
+        await commands.run(bot.services, alice, "timezone", "Asia/Shanghai")
+        listed = await commands.run(bot.services, alice, "intentions")
         assert listed.text.splitlines()[0] == "1. Reminder: call mum (Wednesday 2026-12-09 02:00)"
     finally:
         await bot.close()

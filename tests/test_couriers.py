@@ -60,7 +60,7 @@ def spoken(bot: Bot, text: str = HELLO, persona: str = "pip") -> Spoken:
 async def telegram(bot: Bot) -> AsyncIterator[tuple[FakeTelegram, TelegramAdapter]]:
     async with FakeTelegram() as fake:
         # Telegram's answer is waited for briefly: the test of a timeout ends quickly.
-        adapter = telegram_adapter(bot.engine, fake, write_first_timeout=0.3)
+        adapter = telegram_adapter(bot, fake, write_first_timeout=0.3)
         await adapter.start()
         try:
             yield fake, adapter
@@ -140,7 +140,7 @@ async def test_telegram_bot_of_several_personas_signs_its_first_words(
 ) -> None:
     fake, _ = telegram
     fake.chat(ALICE, "private")
-    both = telegram_adapter(bot.engine, fake, ["pip", "miao"], bot_id="tg2")
+    both = telegram_adapter(bot, fake, ["pip", "miao"], bot_id="tg2")
     assert both.hosts("miao") and both.hosts("pip")
     await both.app.initialize()  # writing first needs no polling
     try:
@@ -184,7 +184,12 @@ async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDis
 
 async def started_discord(bot: Bot, personas: list[str]) -> DiscordAdapter:
     adapter = DiscordAdapter(
-        bot.engine, personas, DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        personas,
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await adapter.start()
     return adapter
@@ -278,7 +283,7 @@ async def test_couriers_of_started_bots_are_telegram_and_discord_not_the_web_cli
     bot: Bot, telegram: tuple[FakeTelegram, TelegramAdapter], discord_bot: DiscordAdapter
 ) -> None:
     _, adapter = telegram
-    web = WebServer(bot.engine, bot.store, ["pip"])
+    web = WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"])
     couriers = couriers_of([web, adapter, discord_bot])
     assert [(c.platform, c.bot_id) for c in couriers] == [
         ("telegram", "tg1"),

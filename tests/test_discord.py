@@ -71,7 +71,12 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 @pytest.fixture
 async def adapter(fake: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
     running = DiscordAdapter(
-        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await running.start()
     try:
@@ -284,7 +289,13 @@ async def test_state_and_export(fake: FakeDiscord, adapter: DiscordAdapter):
 
 async def test_bound_channel_answers_everything(fake: FakeDiscord, bot: Bot):
     running = DiscordAdapter(
-        bot.engine, "pip", "t", bot_id="b", channel_ids=[fake.channel_id], guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        "t",
+        bot_id="b",
+        channel_ids=[fake.channel_id],
+        guild_ready_timeout=0.05,
     )
     await running.start()
     try:
@@ -304,6 +315,7 @@ async def test_commands_synced_globally(fake: FakeDiscord, adapter: DiscordAdapt
 async def test_commands_synced_to_guilds(fake: FakeDiscord, bot: Bot):
     running = DiscordAdapter(
         bot.engine,
+        bot.services,
         "pip",
         DISCORD_TOKEN,
         bot_id="b",
@@ -343,6 +355,7 @@ async def duo(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[tuple[Bot, Dis
     kizuna = await open_bot(tmp_path / "duo.sqlite3", personas)
     running = DiscordAdapter(
         kizuna.engine,
+        kizuna.services,
         ["pip", "bo"],
         DISCORD_TOKEN,
         bot_id="duo",
@@ -464,10 +477,20 @@ async def test_two_tokens_in_one_process_are_two_bots(fake: FakeDiscord, tmp_pat
     kizuna = await open_bot(tmp_path / "two.sqlite3", personas)
     fake.bots[OTHER_DISCORD_TOKEN] = bo_bot = 1001
     pip = DiscordAdapter(
-        kizuna.engine, "pip", DISCORD_TOKEN, bot_id="d-pip", guild_ready_timeout=0.05
+        kizuna.engine,
+        kizuna.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="d-pip",
+        guild_ready_timeout=0.05,
     )
     bo = DiscordAdapter(
-        kizuna.engine, "bo", OTHER_DISCORD_TOKEN, bot_id="d-bo", guild_ready_timeout=0.05
+        kizuna.engine,
+        kizuna.services,
+        "bo",
+        OTHER_DISCORD_TOKEN,
+        bot_id="d-bo",
+        guild_ready_timeout=0.05,
     )
     await pip.start()
     await bo.start()
@@ -551,6 +574,7 @@ async def test_a_photo_is_fetched_and_described_and_a_sticker_told_by_its_name(
 async def test_shards_each_take_their_own_events(fake: FakeDiscord, bot: Bot):
     sharded = DiscordAdapter(
         bot.engine,
+        bot.services,
         "pip",
         DISCORD_TOKEN,
         bot_id="d-sharded",
@@ -611,7 +635,13 @@ async def test_only_people_speaking_are_answered_even_in_a_bound_channel(
     """Webhooks (a PluralKit-style proxy posting as "Alice"), other bots and apps, Discord's
     own system user and system messages are no one to remember or answer."""
     running = DiscordAdapter(
-        bot.engine, "pip", "t", bot_id="b", channel_ids=[fake.channel_id], guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        "t",
+        bot_id="b",
+        channel_ids=[fake.channel_id],
+        guild_ready_timeout=0.05,
     )
     await running.start()
     channel, hi = fake.channel_id, f"{mention(fake)} what is my bank pin?"
@@ -671,7 +701,9 @@ async def test_a_burst_in_a_dm_is_answered_once(fake: FakeDiscord, tmp_path: Pat
     kizuna = await open_bot(tmp_path / "burst.sqlite3", settings=windowed)
     timer = kizuna.timer
     assert timer is not None
-    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    running = DiscordAdapter(
+        kizuna.engine, kizuna.services, "pip", "t", bot_id="b", guild_ready_timeout=0.05
+    )
     await running.start()
     try:
         for text in ("hey", "so about", "that tea?"):
@@ -700,7 +732,9 @@ async def test_a_reply_threads_to_its_message_when_others_spoke_in_between(
     kizuna = await open_bot(tmp_path / "thread.sqlite3", settings=windowed)
     timer = kizuna.timer
     assert timer is not None
-    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    running = DiscordAdapter(
+        kizuna.engine, kizuna.services, "pip", "t", bot_id="b", guild_ready_timeout=0.05
+    )
     await running.start()
 
     async def said(author: int, text: str, **options: Any) -> dict[str, Any]:
@@ -738,7 +772,12 @@ async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(
     model = ScriptedChatModel(["[SAD] It rained all day."])
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], model=model)
     adapter = DiscordAdapter(
-        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await adapter.start()
     try:
@@ -761,7 +800,12 @@ async def test_a_voice_message_is_heard_as_the_users_words(
     router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     adapter = DiscordAdapter(
-        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await adapter.start()
     try:
@@ -769,7 +813,7 @@ async def test_a_voice_message_is_heard_as_the_users_words(
         await fake.dispatch_message(5555, ALICE, "", guild=False, attachments=[note], flags=8192)
         assert (await fake.next_message())["content"]
         dm = make_event(user_id=str(ALICE))
-        [user, _] = [t.text for t in (await bot.engine.info(dm)).turns]
+        [user, _] = [t.text for t in (await bot.desk.info(dm)).turns]
         assert user == "[voice] (offline model: a recording of 2 KB, not transcribed)"
         assert bot.engine.models.usage["hearing"].recordings == 1
     finally:
@@ -784,7 +828,12 @@ async def test_a_reply_said_aloud_follows_its_text_as_an_ogg_file(
     pip = make_persona(voice=VoicePolicy(speak="always"))
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
     adapter = DiscordAdapter(
-        bot.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine,
+        bot.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await adapter.start()
     try:
@@ -811,6 +860,7 @@ async def test_a_persona_of_several_says_its_reply_aloud_through_its_webhook(
     bot = await open_bot(tmp_path / "duo.sqlite3", [pip, bo], router=router)
     adapter = DiscordAdapter(
         bot.engine,
+        bot.services,
         ["pip", "bo"],
         DISCORD_TOKEN,
         bot_id="duo",
@@ -859,7 +909,13 @@ async def test_an_admin_only_tool_is_for_those_who_manage_the_channel(
     kizuna = await open_bot(tmp_path / "k.sqlite3", [tool_persona(VAULT)])
     with_tools(kizuna)
     running = DiscordAdapter(
-        kizuna.engine, "pip", "t", bot_id="b", admin_ids=["44"], guild_ready_timeout=0.05
+        kizuna.engine,
+        kizuna.services,
+        "pip",
+        "t",
+        bot_id="b",
+        admin_ids=["44"],
+        guild_ready_timeout=0.05,
     )
     await running.start()
     try:
@@ -891,7 +947,9 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
     with_tools(kizuna)
     timer = kizuna.timer
     assert timer is not None
-    running = DiscordAdapter(kizuna.engine, "pip", "t", bot_id="b", guild_ready_timeout=0.05)
+    running = DiscordAdapter(
+        kizuna.engine, kizuna.services, "pip", "t", bot_id="b", guild_ready_timeout=0.05
+    )
     await running.start()
 
     async def said(author: int, text: str) -> None:
@@ -917,7 +975,7 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
         assert offered(first) == {"recall_memory", "dice"}
         assert answered.messages[-1].content == TOOL_FOR_ONE
         room = make_event(is_dm=False, chat_id=str(fake.guild_id), channel_id=str(fake.channel_id))
-        scope = kizuna.engine.event_scope(room)
+        scope = kizuna.desk.event_scope(room)
         assert await kizuna.store.intentions(scope, str(BOB)) == []
         assert await kizuna.store.intentions(scope, str(ALICE)) == []
 
@@ -945,7 +1003,12 @@ async def test_what_alice_says_in_mods_comes_up_in_general_only_where_channels_a
     persona = replace(persona, memory=replace(persona.memory, share_channels=share_channels))
     kizuna = await open_bot(tmp_path / "k.sqlite3", [persona])
     running = DiscordAdapter(
-        kizuna.engine, "pip", DISCORD_TOKEN, bot_id="discord-pip", guild_ready_timeout=0.05
+        kizuna.engine,
+        kizuna.services,
+        "pip",
+        DISCORD_TOKEN,
+        bot_id="discord-pip",
+        guild_ready_timeout=0.05,
     )
     await running.start()
     try:

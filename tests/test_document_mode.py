@@ -72,7 +72,7 @@ async def test_a_long_document_is_read_asked_and_closed_without_its_text_kept(
         assert all(document for _, document in flags[2:-2])
 
         # The conversation ends and is encoded: the document's turns are left out.
-        await bot.engine.end(make_event())
+        await bot.desk.end(make_event())
         chat.calls.clear()
         await bot.lifecycle.encode_pending()
         [encoded] = [c for c in chat.calls if ENCODING_TASK in c.messages[0].content]
@@ -106,7 +106,7 @@ async def test_a_conversation_only_about_a_document_leaves_no_memory(tmp_path: P
     try:
         await bot.engine.documents.read(make_event(""), "note.txt", b"Buy milk. Call Ann.")
         await bot.engine.handle(make_event("what should I buy?"))
-        await bot.engine.end(make_event())
+        await bot.desk.end(make_event())
         chat.calls.clear()
         await bot.lifecycle.encode_pending()
         assert not [c for c in chat.calls if ENCODING_TASK in c.messages[0].content]

@@ -65,7 +65,7 @@ async def test_an_empty_message_gets_no_model_call_and_no_reply(bot: Bot, text: 
     reply = await bot.engine.handle(make_event(text))
     assert reply.text == "" and reply.chunks == () and not reply.failed
     assert bot.model.calls == []
-    assert (await bot.engine.info(make_event())).turns == ()
+    assert (await bot.desk.info(make_event())).turns == ()
 
 
 async def test_an_attachment_alone_is_a_message(bot: Bot) -> None:
@@ -83,7 +83,7 @@ async def test_a_reply_goes_into_the_conversation(bot: Bot) -> None:
     [call] = chat_calls(bot)
     assert call.messages[0].role == "system"
     assert call.messages[-1] == Message("user", "hello there")
-    turns = (await bot.engine.info(make_event())).turns
+    turns = (await bot.desk.info(make_event())).turns
     assert [(t.role, t.text, t.emotion) for t in turns] == [
         ("user", "hello there", ""),
         ("assistant", "Hi Alice!", "HAPPY"),
@@ -109,7 +109,7 @@ async def test_the_emotion_tag_is_parsed_off_and_mapped(
     reply = await bot.engine.handle(make_event("hi"))
 
     assert (reply.emotion, reply.text, reply.failed) == (emotion, text, False)
-    last = (await bot.engine.info(make_event())).turns[-1]
+    last = (await bot.desk.info(make_event())).turns[-1]
     assert (last.text, last.emotion) == (text, emotion)
 
 
@@ -152,7 +152,7 @@ async def test_a_model_failure_becomes_an_apology_and_keeps_the_message(
     assert reply.failed
     assert reply.text == expected and reply.chunks == (expected,)
     assert reply.emotion == "SAD"
-    turns = (await bot.engine.info(make_event())).turns
+    turns = (await bot.desk.info(make_event())).turns
     assert [(t.role, t.text) for t in turns] == [("user", "are you there?")]
 
 
@@ -161,13 +161,13 @@ async def test_an_empty_answer_is_a_failure_too(bots: OpenBot, answer: str) -> N
     bot = await bots(model=ScriptedChatModel([answer]))
     reply = await bot.engine.handle(make_event("hello?"))
     assert reply.failed and reply.text == say("en", "apology")
-    turns = (await bot.engine.info(make_event())).turns
+    turns = (await bot.desk.info(make_event())).turns
     assert [(t.role, t.text) for t in turns] == [("user", "hello?")]
 
 
 async def test_a_huge_message_is_cut_and_says_so(bot: Bot) -> None:
     await bot.engine.handle(make_event("x" * (MAX_MESSAGE_CHARS + 500)))
-    [said, _] = (await bot.engine.info(make_event())).turns
+    [said, _] = (await bot.desk.info(make_event())).turns
     assert said.text.startswith("x" * MAX_MESSAGE_CHARS)
     assert said.text.endswith("[…cut: 500 more characters]")
 
@@ -183,7 +183,7 @@ async def test_the_next_message_after_a_failure_sees_the_earlier_one(bot: Bot) -
         ("user", "I want pizza tonight"),
         ("user", "hello?"),
     ]
-    assert texts((await bot.engine.info(make_event())).turns) == [
+    assert texts((await bot.desk.info(make_event())).turns) == [
         "I want pizza tonight",
         "hello?",
         "Sorry, I'm back! Pizza sounds great.",
@@ -216,7 +216,7 @@ async def test_a_message_after_the_idle_time_closes_the_old_conversation_first(
     [archived] = await bot.store.conversations("pip", "discord:dm:u1")
     assert [t["text"] for t in archived.turns] == ["first", "one", "second", "two"]
     assert archived.reason == "idle"
-    assert texts((await bot.engine.info(make_event())).turns) == ["third", "three"]
+    assert texts((await bot.desk.info(make_event())).turns) == ["third", "three"]
     # The old conversation is no longer in the turns; a recap of where it left off (its last
     # exchange, until it is encoded) is.
     last_prompt = chat_calls(bot)[-1].text
@@ -238,7 +238,7 @@ async def test_a_failing_archive_keeps_the_conversation_and_still_answers(
     reply = await bot.engine.handle(make_event("second"))
 
     assert not reply.failed and reply.text
-    turns = texts((await bot.engine.info(make_event())).turns)
+    turns = texts((await bot.desk.info(make_event())).turns)
     assert turns[0] == "first" and "second" in turns  # nothing lost; closed on a later round
     monkeypatch.undo()
     bot.clock.advance(minutes=11)
@@ -274,7 +274,7 @@ async def test_one_sessions_turns_stay_in_order_under_concurrency(bot: Bot) -> N
     replies = await asyncio.gather(first, second)
 
     assert [r.text for r in replies] == ["answer one", "answer two"]
-    assert texts((await bot.engine.info(make_event())).turns) == [
+    assert texts((await bot.desk.info(make_event())).turns) == [
         "question one",
         "answer one",
         "question two",
@@ -300,8 +300,8 @@ async def test_different_sessions_run_concurrently(bot: Bot) -> None:
     replies = await asyncio.gather(bot.engine.handle(alice), bot.engine.handle(bob))
 
     assert [r.text for r in replies] == ["re: from alice", "re: from bob"]
-    assert texts((await bot.engine.info(alice)).turns) == ["from alice", "re: from alice"]
-    assert texts((await bot.engine.info(bob)).turns) == ["from bob", "re: from bob"]
+    assert texts((await bot.desk.info(alice)).turns) == ["from alice", "re: from alice"]
+    assert texts((await bot.desk.info(bob)).turns) == ["from bob", "re: from bob"]
 
 
 async def test_a_channel_scoped_persona_shares_the_table_and_names_speakers(
@@ -391,7 +391,7 @@ async def test_state_slots_are_filled_in_through_the_update_state_tool(bots: Ope
     [call] = state_calls(bot)
     assert slot_names(call) == {"party", "game"}
     assert "I'm Ann, a bard." in call.text and "Welcome to the tavern, Ann." in call.text
-    assert (await bot.engine.info(event)).state == {"party": "Ann, a bard", "game": "in the tavern"}
+    assert (await bot.desk.info(event)).state == {"party": "Ann, a bard", "game": "in the tavern"}
     assert bot.router.purposes["state"].calls == 1
 
 
@@ -411,7 +411,7 @@ async def test_a_once_slot_is_not_asked_again_and_every_turn_slots_are(bots: Ope
     _, second = state_calls(bot)
     assert slot_names(second) == {"game"}
     # The party the model offered anyway is not taken: `once` means once.
-    assert (await bot.engine.info(event)).state == {
+    assert (await bot.desk.info(event)).state == {
         "party": "Ann, a bard",
         "game": "on the north road",
     }
@@ -450,7 +450,7 @@ async def test_structured_state_values_are_stored_as_json_text(bots: OpenBot) ->
     )
     await bot.engine.handle(event)
     await bot.engine.drain()
-    assert (await bot.engine.info(event)).state == {
+    assert (await bot.desk.info(event)).state == {
         "party": '["Ann", "Bo"]',
         "game": '{"room": "tavern"}',
     }
@@ -487,7 +487,7 @@ async def test_a_declined_or_unusable_state_call_rewrites_nothing(
 
     assert reply.text == "Onward." and not reply.failed
     assert len(state_calls(bot)) == 2  # one call a turn, never a retry
-    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+    assert (await bot.desk.info(event)).state == {"party": "Ann", "game": "tavern"}
     # The message waits and joins (its turn), the reply joins; no state rewrite.
     assert session.changes == saved + 4
 
@@ -504,7 +504,7 @@ async def test_a_failing_tools_model_keeps_the_state_and_the_reply(bots: OpenBot
     await bot.engine.handle(event)
     reply = await bot.engine.handle(make_event("onward", persona="dm"))
     assert reply.text == "Onward." and not reply.failed
-    assert (await bot.engine.info(event)).state == {"party": "Ann", "game": "tavern"}
+    assert (await bot.desk.info(event)).state == {"party": "Ann", "game": "tavern"}
 
 
 async def test_a_persona_without_state_makes_no_state_call(bot: Bot) -> None:
@@ -517,31 +517,31 @@ async def test_a_persona_without_state_makes_no_state_call(bot: Bot) -> None:
 
 async def test_end_archives_the_conversation(bot: Bot) -> None:
     event = make_event("hi")
-    assert not await bot.engine.end(event)  # nothing open yet
+    assert not await bot.desk.end(event)  # nothing open yet
     await bot.engine.handle(event)
     await bot.engine.handle(make_event("how are you?"))
 
-    assert await bot.engine.end(event)
+    assert await bot.desk.end(event)
 
-    info = await bot.engine.info(event)
+    info = await bot.desk.info(event)
     assert info.turns == () and info.archived == 1
     [archived] = await bot.store.conversations(info.persona, info.scope)
     assert archived.reason == "end" and len(archived.turns) == 4
-    assert not await bot.engine.end(event)
+    assert not await bot.desk.end(event)
 
 
 async def test_info_counts_archived_conversations_of_this_scope_only(bot: Bot) -> None:
     alice, bob = make_event("hi", user_id="alice"), make_event("hi", user_id="bob")
     for _ in range(3):
         await bot.engine.handle(alice)
-        await bot.engine.end(alice)
+        await bot.desk.end(alice)
     await bot.engine.handle(alice)
     await bot.engine.handle(bob)
 
-    alice_info = await bot.engine.info(alice)
+    alice_info = await bot.desk.info(alice)
     assert (alice_info.persona, alice_info.scope) == ("pip", "discord:dm:alice")
     assert alice_info.archived == 3 and texts(alice_info.turns) == ["hi", "ok"]
-    assert (await bot.engine.info(bob)).archived == 0
+    assert (await bot.desk.info(bob)).archived == 0
 
 
 async def test_wipe_forgets_conversation_state_and_archive(bots: OpenBot) -> None:
@@ -550,16 +550,16 @@ async def test_wipe_forgets_conversation_state_and_archive(bots: OpenBot) -> Non
     other = make_event("hi", persona="dm", user_id="someone-else")
     bot.model.push("[NEUTRAL] Welcome.", '{"party": "Ann", "game": "tavern"}')
     await bot.engine.handle(event)
-    await bot.engine.end(event)
+    await bot.desk.end(event)
     await bot.engine.handle(event)
     await bot.engine.handle(other)
 
-    await bot.engine.wipe(event)
+    await bot.desk.wipe(event)
 
-    info = await bot.engine.info(event)
+    info = await bot.desk.info(event)
     assert (info.turns, info.state, info.archived) == ((), {}, 0)
     assert await bot.store.load_session("dm", info.scope) is None
-    assert len((await bot.engine.info(other)).turns) == 2
+    assert len((await bot.desk.info(other)).turns) == 2
 
 
 async def test_save_snapshots_now_and_exports_the_session(bot: Bot) -> None:
@@ -567,7 +567,7 @@ async def test_save_snapshots_now_and_exports_the_session(bot: Bot) -> None:
     bot.model.push("[HAPPY] I will.")
     await bot.engine.handle(event)
 
-    export = await bot.engine.save(event)
+    export = await bot.desk.save(event)
 
     assert export["persona"] == "pip" and export["scope"] == "discord:dm:u1"
     assert export["saved_at"] == bot.clock.now().isoformat()
@@ -614,7 +614,7 @@ async def test_a_message_delivered_again_is_not_answered_twice(
     try:
         first.model.push("[HAPPY] Hi!")
         assert (await first.engine.handle(make_event("hello", message_id="7"))).text == "Hi!"
-        assert await first.engine.end(make_event())
+        assert await first.desk.end(make_event())
     finally:
         await first.close()  # (closing saves nothing more: the exchange is saved already)
 
@@ -623,7 +623,7 @@ async def test_a_message_delivered_again_is_not_answered_twice(
         repeated = await again.engine.handle(make_event("hello", message_id="7"))
         assert (repeated.text, repeated.chunks) == ("", ())
         assert again.model.calls == []
-        assert (await again.engine.info(make_event())).turns == ()
+        assert (await again.desk.info(make_event())).turns == ()
         again.model.push("[HAPPY] Yes?")
         assert (await again.engine.handle(make_event("hello", message_id="8"))).text == "Yes?"
     finally:
@@ -662,7 +662,7 @@ async def test_a_message_waiting_for_the_turn_before_it_survives_a_crash(
 
     again = await open_bot(path)
     try:
-        turns = (await again.engine.info(make_event())).turns
+        turns = (await again.desk.info(make_event())).turns
         assert [(t.role, t.text) for t in turns] == [
             ("user", "question one"),
             ("user", "question two"),
@@ -689,4 +689,4 @@ async def test_drain_with_a_grace_cancels_a_stuck_state_update(bots: OpenBot) ->
 
     session = await bot.engine.session(event)
     assert not session.lock.locked()  # the cancelled update let go of the session
-    assert [t.text for t in (await bot.engine.info(event)).turns] == ["hi", "Welcome."]
+    assert [t.text for t in (await bot.desk.info(event)).turns] == ["hi", "Welcome."]

@@ -292,20 +292,20 @@ async def test_group_shows_and_an_admin_changes_when_the_persona_speaks(tmp_path
     try:
         member = replace(group("", user="u2"), persona="miao")
         admin = replace(member, admin=True)
-        shown = (await commands.run(bot.engine, member, "group")).text
+        shown = (await commands.run(bot.services, member, "group")).text
         assert shown.startswith("Miao here: mode speak") and "talkativeness 0 " in shown
-        refused = await commands.run(bot.engine, member, "group", "mode listen")
+        refused = await commands.run(bot.services, member, "group", "mode listen")
         assert refused.text == say("en", "group_admins_only", name="Miao")
-        said = await commands.run(bot.engine, admin, "group", "mode listen")
+        said = await commands.run(bot.services, admin, "group", "mode listen")
         assert said.text.startswith("Miao here: mode listen")
-        bad = await commands.run(bot.engine, admin, "group", "talkativeness lots")
+        bad = await commands.run(bot.services, admin, "group", "talkativeness lots")
         assert bad.text == say("en", "group_bad_value", setting="talkativeness", allowed="0-1")
-        await commands.run(bot.engine, admin, "group", "cooldown 30")
+        await commands.run(bot.services, admin, "group", "cooldown 30")
         policy = await bot.engine.floor.policy(miao, member)
         assert (policy.mode, policy.cooldown_seconds) == ("listen", 30.0)
-        private = await commands.run(bot.engine, replace(admin, is_dm=True), "group", "reset")
+        private = await commands.run(bot.services, replace(admin, is_dm=True), "group", "reset")
         assert private.text == say("en", "group_private", name="Miao")
-        await commands.run(bot.engine, admin, "group", "reset")
+        await commands.run(bot.services, admin, "group", "reset")
         assert await bot.engine.floor.policy(miao, member) == miao.group
     finally:
         await bot.close()

@@ -34,7 +34,7 @@ async def test_a_message_goes_to_the_persona_it_names_or_its_rooms(tmp_path: Pat
     model = ScriptedChatModel(default="[NEUTRAL] hello")
     bot = await open_bot(tmp_path / "k.sqlite3", personas, model=model)
     try:
-        front = Front(bot.engine, "b", ["pip", "miao"])
+        front = Front(bot.engine, bot.services, "b", ["pip", "miao"])
         spoken = await front.receive(make_event("Miao, are you there?"))
         assert spoken is not None and spoken.persona.key == "miao" and spoken.several
         await front.router.bind("c1", "miao", "u1", "en")
@@ -55,7 +55,7 @@ async def test_a_persona_not_the_rooms_answers_to_its_group_names_and_its_chines
     model = ScriptedChatModel(default="[NEUTRAL] hello")
     bot = await open_bot(tmp_path / "k.sqlite3", [monikai, miao, cap], model=model)
     try:
-        front = Front(bot.engine, "b", ["monikai", "miao", "captain"])
+        front = Front(bot.engine, bot.services, "b", ["monikai", "miao", "captain"])
         for text, key in [("Cap, what tea is best?", "captain"), ("喵喵在吗", "miao")]:
             spoken = await front.receive(make_event(text, is_dm=False, addressed=()))
             assert spoken is not None and spoken.persona.key == key, text
@@ -73,7 +73,7 @@ async def test_a_first_private_message_is_answered_after_the_cards_greeting(
     model = ScriptedChatModel(default="[NEUTRAL] Tea is ready.")
     bot = await open_bot(tmp_path / "k.sqlite3", [inn], model=model)
     try:
-        front = Front(bot.engine, "b", "inn")
+        front = Front(bot.engine, bot.services, "b", "inn")
         first = await front.receive(make_event("hello"))
         assert first is not None
         assert first.reply.text == "Welcome to the inn, Alice!\n\nTea is ready."
@@ -97,7 +97,7 @@ async def test_a_document_is_checked_before_it_is_fetched(tmp_path: Path) -> Non
     model = ScriptedChatModel(default="[NEUTRAL] A note about goats.")
     bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         big, gone, good = Download(), Download(fails=True), Download(b"Goats eat barley.")
         cases = [(big, 5000, "too big"), (gone, 10, "could not be downloaded"), (good, 17, "")]
         for fetch, size, refusal in cases:
@@ -117,7 +117,7 @@ async def test_a_command_runs_in_its_rooms_persona_past_the_gate(tmp_path: Path)
     personas = [make_persona("pip"), make_persona("miao", name="喵", language="zh")]
     bot = await open_bot(tmp_path / "k.sqlite3", personas)
     try:
-        front = Front(bot.engine, "b", ["pip", "miao"])
+        front = Front(bot.engine, bot.services, "b", ["pip", "miao"])
         await front.router.bind("c1", "miao", "u1", "en")
         event = make_event("", is_dm=False)
         answer = await front.command(event, "memories")
@@ -133,11 +133,14 @@ async def test_a_bot_may_say_its_own_sentences_in_a_language_of_the_hosts(
 ) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")  # Pip speaks English
     try:
-        front = Front(bot.engine, "b", "pip", language="zh")
+        front = Front(bot.engine, bot.services, "b", "pip", language="zh")
         answer = await front.command(make_event(""), "memories")
         assert answer is not None and answer.text == "还没有记忆。"
         asked = await front.command(make_event(""), "wipe")
         assert asked is not None and [b.label for b in asked.buttons] == ["清除", "取消"]
-        assert front.language() == "zh" and Front(bot.engine, "b", "pip").language() == "en"
+        assert (
+            front.language() == "zh"
+            and Front(bot.engine, bot.services, "b", "pip").language() == "en"
+        )
     finally:
         await bot.close()

@@ -53,7 +53,7 @@ async def openai_bot(path: Path, fake: FakeOpenAI, settings: EngineConfig | None
 
 
 async def turns_of(bot: Bot) -> list[str]:
-    return [t.text for t in (await bot.engine.info(make_event())).turns]
+    return [t.text for t in (await bot.desk.info(make_event())).turns]
 
 
 async def test_a_voice_note_is_transcribed_and_is_the_users_spoken_message(
@@ -63,7 +63,9 @@ async def test_a_voice_note_is_transcribed_and_is_the_users_spoken_message(
     try:
         fake_openai.transcripts.append("My cat\nMochi is sick.")
         fake_openai.reply_text("[SAD] Oh no, poor Mochi!")
-        spoken = await Front(bot.engine, "b", "pip").receive(make_event("", attachments=(voice(),)))
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
+            make_event("", attachments=(voice(),))
+        )
         assert spoken is not None and spoken.reply.text == "Oh no, poor Mochi!"
         [sent] = fake_openai.transcriptions
         assert (sent["model"], sent["file_name"], sent["audio"]) == (
@@ -93,7 +95,7 @@ async def test_recordings_it_cannot_hear_are_said_and_the_message_is_kept(
         broken = voice(b"not audio at all", name="broken.ogg")
         third = voice(name="third.ogg")  # past the two a message may have heard
         fake_openai.reply_text("[NEUTRAL] Tell me in words?")
-        spoken = await Front(bot.engine, "b", "pip").receive(
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("listen", attachments=(big, broken, third))
         )
         assert spoken is not None
@@ -120,7 +122,9 @@ async def test_without_a_key_the_offline_model_gives_a_marked_stub(tmp_path: Pat
     router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
-        spoken = await Front(bot.engine, "b", "pip").receive(make_event("", attachments=(voice(),)))
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
+            make_event("", attachments=(voice(),))
+        )
         assert spoken is not None
         [user, _] = await turns_of(bot)
         assert user == "[voice] (offline model: a recording of 1 KB, not transcribed)"
@@ -171,7 +175,7 @@ async def test_voice_notes_and_pictures_share_a_users_media_per_hour(
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=2)
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         picture = Attachment("p.png", "https://x/p.png", "image/png", 100, Download(make_picture()))
         await front.receive(make_event("", attachments=(picture, voice())))
         spoken = await front.receive(make_event("", attachments=(voice(name="again.ogg"),)))
@@ -191,7 +195,7 @@ async def test_a_voice_note_refused_for_its_size_is_not_counted(
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=1, audio_max_kb=1)
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         await front.receive(make_event("", attachments=(voice(size=5 * 1024 * 1024),)))
         assert fake_openai.transcriptions == []
         short = voice(OGG[:500], name="short.ogg")
@@ -210,14 +214,16 @@ async def test_what_was_said_aloud_is_encoded_with_the_conversation(
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
         fake_openai.transcripts.append("I adopted a grey kitten called Mochi.")
-        await Front(bot.engine, "b", "pip").receive(make_event("", attachments=(voice(),)))
-        assert await bot.engine.end(make_event())
+        await Front(bot.engine, bot.services, "b", "pip").receive(
+            make_event("", attachments=(voice(),))
+        )
+        assert await bot.desk.end(make_event())
         model.push(encoding(("Alice told me she adopted Mochi, a grey kitten.", "special", 2)))
         [encoded] = await bot.lifecycle.encode_pending()
         asked = model.calls[-1]
         assert "[voice] ... is what they said aloud" in asked.messages[0].content
         assert "[voice] I adopted a grey kitten called Mochi." in asked.messages[-1].content
-        [memory] = await bot.bank.get(bot.engine.event_scope(make_event()), encoded.memory_ids)
+        [memory] = await bot.bank.get(bot.desk.event_scope(make_event()), encoded.memory_ids)
         assert memory.text.endswith("Alice told me she adopted Mochi, a grey kitten.")
     finally:
         await bot.close()

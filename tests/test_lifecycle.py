@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot.commands import table as commands
+from bot.commands import conversation as conversation_commands
+from bot.commands import memory as memory_commands
 from bot.conversation.lifecycle import HISTORY
 from bot.conversation.scheduler import Scheduler
 from bot.llm.base import Completion, Message, ModelError
@@ -126,7 +127,7 @@ async def test_a_month_with_the_cat(bots: OpenBot) -> None:
 
     bot.clock.advance(minutes=6)
     await tick()
-    scope = bot.engine.event_scope(make_event(persona="miao"))
+    scope = bot.desk.event_scope(make_event(persona="miao"))
     memories = {m.text: m for m in await bot.bank.store.list_memories(scope)}
     interview = memories["2026-03-02: Alice has a job interview at the bakery on Friday."]
     birthday = memories["2026-03-02: Alice's birthday is on 14 March."]
@@ -187,7 +188,7 @@ async def test_a_failed_encoding_waits_and_is_retried_once_the_model_is_back(
     bot.clock.advance(minutes=2)
     await tick()
     await tick()
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     [memory] = await bot.bank.store.list_memories(scope)
     assert memory.text == "2026-03-02: Alice moved to Lisbon."
     assert sum(is_encoding(c) for c in bot.model.calls) == 2  # the failure, then the one
@@ -230,7 +231,7 @@ async def test_end_encodes_at_the_next_round_and_the_recap_opens_the_next_conver
 ) -> None:
     bot = await bots(make_persona())
     await say(bot, "I'm off to bed, good night.")
-    assert await bot.engine.end(make_event())
+    assert await bot.desk.end(make_event())
     bot.model.push(encoding(("Alice went to bed early.", "personal_daily", 1)))
     await scheduler(bot).tick()
 
@@ -246,15 +247,15 @@ async def test_a_dm_profile_never_reaches_a_group(bots: OpenBot) -> None:
     bot.model.push(
         encoding(("Alice is afraid of the dark.", "social_emotional", 2), profile="afraid of dark")
     )
-    await bot.engine.end(make_event())
+    await bot.desk.end(make_event())
     await scheduler(bot).tick()
-    assert "afraid of dark" in await commands.profile(bot.engine, make_event())
+    assert "afraid of dark" in await memory_commands.profile(bot.services, make_event())
 
     await say(bot, "hi all", is_dm=False)
     system = chat_calls(bot)[-1].system
     assert "afraid" not in system
     group = make_event(is_dm=False)
-    assert "knows nothing about you yet" in await commands.profile(bot.engine, group)
+    assert "knows nothing about you yet" in await memory_commands.profile(bot.services, group)
 
 
 # --- the daily prune ---------------------------------------------------------------------------
@@ -262,7 +263,7 @@ async def test_a_dm_profile_never_reaches_a_group(bots: OpenBot) -> None:
 
 async def test_the_prune_runs_once_a_day_from_the_prune_hour(bots: OpenBot) -> None:
     bot = await bots(make_persona())
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     old = START - timedelta(days=30)
     trivia = await bot.bank.remember(scope, "Alice ate toast", importance=1, when=old)
     important = await bot.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
@@ -281,7 +282,7 @@ async def test_the_prune_runs_once_a_day_from_the_prune_hour(bots: OpenBot) -> N
 
 async def test_the_daily_upkeep_keeps_a_bounded_history_of_the_prune(bots: OpenBot) -> None:
     bot = await bots(make_persona())
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     old = START - timedelta(days=30)
     await bot.bank.remember(scope, "Alice ate toast", importance=1, when=old)
     await bot.bank.remember(scope, "Alice ate cereal", importance=1, when=old)
@@ -302,7 +303,7 @@ async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
 ) -> None:
     bot = await bots(make_persona())
     old = START - timedelta(days=30)
-    scopes = [bot.engine.event_scope(make_event(user_id=f"u{i}")) for i in range(5)]
+    scopes = [bot.desk.event_scope(make_event(user_id=f"u{i}")) for i in range(5)]
     for scope in scopes:  # (kept: the scopes are due again tomorrow)
         await bot.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
     store = bot.bank.store
@@ -332,7 +333,7 @@ async def test_the_prune_forgets_another_personas_words_a_database_of_before_kep
     in a conversation with another persona (kept per server then), whatever their strength."""
     bot = await bots(make_persona("miao", name="Miao", scope="channel"))
     bank = bot.bank
-    channel = bot.engine.event_scope(make_event(persona="miao", is_dm=False))
+    channel = bot.desk.event_scope(make_event(persona="miao", is_dm=False))
     heard = await bank.remember(channel, "Pip said Alice's cat is Mochi", speaker_id="persona:pip")
     bobs = await bank.remember(channel, "Bob ordered a cider", speaker_id="u2", importance=3)
     with_pip = Recollector.scope("miao", "discord:g1:user:persona:pip")
@@ -385,7 +386,7 @@ async def test_a_long_conversation_folds_into_a_running_summary(bots: OpenBot) -
     # The folded part goes on to long-term memory like any closed conversation.
     bot.model.push(encoding(("Alice went to Kyoto.", "personal_daily", 2)))
     await bot.lifecycle.encode_pending()
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     assert [m.text for m in await bot.bank.store.list_memories(scope)] == [
         "2026-03-02: Alice went to Kyoto."
     ]
@@ -444,7 +445,7 @@ async def test_the_dungeon_master_keeps_the_party_fixed_and_the_game_current(
             bot.model.push(calling(STATE_TOOL, {"game": game(turn)}))
         await say(bot, f"I climb to floor {turn}.", "dungeon_master")
         await bot.engine.drain()
-        state = (await bot.engine.info(make_event(persona="dungeon_master"))).state
+        state = (await bot.desk.info(make_event(persona="dungeon_master"))).state
         assert state["characters"] == party
         assert state["game"] == game(6 if turn == 7 else turn)
 
@@ -458,10 +459,14 @@ async def test_the_dungeon_master_keeps_the_party_fixed_and_the_game_current(
 
     # The user can change the party themselves.
     event = make_event(persona="dungeon_master")
-    answer = await commands.set_state(bot.engine, event, "characters Sam: Brannoc, HP 14")
+    answer = await conversation_commands.set_state(
+        bot.services, event, "characters Sam: Brannoc, HP 14"
+    )
     assert answer.endswith("Sam: Brannoc, HP 14")
-    assert "HP 14" in await commands.show_state(bot.engine, event)
-    assert "slots are: characters, game" in await commands.set_state(bot.engine, event, "hp 3")
+    assert "HP 14" in await conversation_commands.show_state(bot.services, event)
+    assert "slots are: characters, game" in await conversation_commands.set_state(
+        bot.services, event, "hp 3"
+    )
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -470,21 +475,22 @@ async def test_the_dungeon_master_keeps_the_party_fixed_and_the_game_current(
 async def test_diary_command_by_date(bots: OpenBot) -> None:
     bot = await bots(make_persona())
     event = make_event()
-    assert await commands.diary(bot.engine, event) == "The diary is empty so far."
+    assert await memory_commands.diary(bot.services, event) == "The diary is empty so far."
     await say(bot, "today I planted tomatoes")
     bot.model.push(encoding(diary="Alice planted tomatoes. I watched from the window."))
-    await bot.engine.end(event)
+    await bot.desk.end(event)
     await bot.lifecycle.encode_pending()
     page = "Diary, Monday 2026-03-02:\nAlice planted tomatoes. I watched from the window."
-    assert await commands.diary(bot.engine, event) == page
+    assert await memory_commands.diary(bot.services, event) == page
     bot.clock.advance(days=1)
-    assert await commands.diary(bot.engine, event, "yesterday") == page
-    assert await commands.diary(bot.engine, event, "2026-03-02") == page
+    assert await memory_commands.diary(bot.services, event, "yesterday") == page
+    assert await memory_commands.diary(bot.services, event, "2026-03-02") == page
     assert (
-        await commands.diary(bot.engine, event, "今天") == "No diary page for Tuesday 2026-03-03."
+        await memory_commands.diary(bot.services, event, "今天")
+        == "No diary page for Tuesday 2026-03-03."
     )
-    assert "has not happened yet" in await commands.diary(bot.engine, event, "tomorrow")
-    assert "Which day is 'soon'?" in await commands.diary(bot.engine, event, "soon")
+    assert "has not happened yet" in await memory_commands.diary(bot.services, event, "tomorrow")
+    assert "Which day is 'soon'?" in await memory_commands.diary(bot.services, event, "soon")
 
 
 async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> None:
@@ -497,27 +503,29 @@ async def test_a_day_asked_a_year_later_finds_last_years_page(bots: OpenBot) -> 
             diary="Alice planted tomatoes. I watched from the window.",
         )
     )
-    await bot.engine.end(event)
+    await bot.desk.end(event)
     await bot.lifecycle.encode_pending()
     page = "Diary, Monday 2026-03-02:\nAlice planted tomatoes. I watched from the window."
 
     bot.clock.advance(days=375)  # Thursday 11 March 2027: this year's 2 March has no page
-    assert await commands.diary(bot.engine, event, "March 2nd") == page
-    assert await commands.diary(bot.engine, event, "3月2日") == page
+    assert await memory_commands.diary(bot.services, event, "March 2nd") == page
+    assert await memory_commands.diary(bot.services, event, "3月2日") == page
     assert (
-        await commands.diary(bot.engine, event, "2027-03-02")
+        await memory_commands.diary(bot.services, event, "2027-03-02")
         == "No diary page for Tuesday 2027-03-02."
     )
     # Nothing in any year: the most recent one is named.
     assert (
-        await commands.diary(bot.engine, event, "March 3rd")
+        await memory_commands.diary(bot.services, event, "March 3rd")
         == "No diary page for Wednesday 2027-03-03."
     )
-    assert await commands.diary(bot.engine, event, "in March") == page
-    assert await commands.diary(bot.engine, event, "last week") == (
+    assert await memory_commands.diary(bot.services, event, "in March") == page
+    assert await memory_commands.diary(bot.services, event, "last week") == (
         "No diary page for Monday 2027-03-01 to Sunday 2027-03-07."
     )
-    assert "has not happened yet" in await commands.diary(bot.engine, event, "this weekend")
+    assert "has not happened yet" in await memory_commands.diary(
+        bot.services, event, "this weekend"
+    )
 
     bot.model.default = quiet
     await say(bot, "what did we do on March 2nd?")
@@ -533,7 +541,7 @@ async def test_a_span_brings_the_pages_of_its_days_into_the_prompt(bots: OpenBot
     for text in ("Monday: tomatoes.", "Tuesday: basil.", "Wednesday: rain."):
         await say(bot, f"note {text}")
         bot.model.push(encoding(diary=text))
-        await bot.engine.end(event)
+        await bot.desk.end(event)
         await bot.lifecycle.encode_pending()
         bot.clock.advance(days=1)
     bot.clock.advance(days=3)  # Sunday 8 March 2026
@@ -547,7 +555,7 @@ async def test_a_span_brings_the_pages_of_its_days_into_the_prompt(bots: OpenBot
     system = chat_calls(bot)[-1].system
     days = [system.index(text) for text in ("Wednesday: rain.", "Tuesday: basil.", "Monday")]
     assert days == sorted(days)  # newest first
-    assert await commands.diary(bot.engine, event, "earlier this week") == "\n\n".join(
+    assert await memory_commands.diary(bot.services, event, "earlier this week") == "\n\n".join(
         f"Diary, {day}:\n{text}"
         for day, text in (
             ("Wednesday 2026-03-04", "Wednesday: rain."),
@@ -561,10 +569,10 @@ async def test_a_model_that_never_gives_json_still_leaves_a_memory(bots: OpenBot
     bot = await bots(make_persona())
     await say(bot, "my favourite colour is green")
     bot.model.push("Sure! Here are the memories: ...", Completion("still not JSON"))
-    await bot.engine.end(make_event())
+    await bot.desk.end(make_event())
     [encoded] = await bot.lifecycle.encode_pending()
     assert encoded.fallback
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     [memory] = await bot.bank.store.list_memories(scope)
     assert memory.kind == "summary" and "my favourite colour is green" in memory.text
 
@@ -686,7 +694,7 @@ async def test_the_leader_alone_prunes_and_another_takes_over_when_it_dies(
     bots: OpenBot, open_store: StoreOpener, tmp_path: Path
 ) -> None:
     first, second = await processes(bots, open_store, tmp_path)
-    scope = first.engine.event_scope(make_event())
+    scope = first.desk.event_scope(make_event())
     old = START - timedelta(days=30)
     await first.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
     today = START.date()

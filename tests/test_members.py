@@ -157,7 +157,7 @@ async def talk(bot: Bot, persona: str, lines: Sequence[tuple[str, str, str]]) ->
     conversation closed and encoded."""
     for user, name, text in lines:
         await bot.engine.handle(said(persona, user, name, text))
-    assert await bot.engine.end(said(persona, lines[0][0], lines[0][1], ""))
+    assert await bot.desk.end(said(persona, lines[0][0], lines[0][1], ""))
     assert await bot.lifecycle.encode_pending()
 
 
@@ -195,10 +195,10 @@ async def test_a_channel_persona_knows_each_member_by_id_under_the_name_they_go_
             (BOB, "Bob", "I like hiking in the mountains."),
         ],
     )
-    channel = bot.engine.event_scope(said("dm", ANA, "Annie", ""))
+    channel = bot.desk.event_scope(said("dm", ANA, "Annie", ""))
     profiles = {p.user_id: (p.name, p.aliases) for p in await bot.store.profiles(channel)}
     assert profiles == {ANA: ("Annie", ("Nana", "Ana")), BOB: ("Bob", ())}
-    mine = await commands.run(bot.engine, said("dm", ANA, "Annie", ""), "profile")
+    mine = await commands.run(bot.services, said("dm", ANA, "Annie", ""), "profile")
     assert mine.text.endswith("\nDungeon also knows you as: Nana, Ana")
     whose = {m.text.split(": ", 2)[-1]: m.speaker_id for m in await bot.bank.memories(channel)}
     assert whose["My trip to Kyoto was wonderful."] == ANA
@@ -248,10 +248,10 @@ async def test_recall_by_person_in_chinese(bot: Bot) -> None:
             (ANA, "安娜", "以后叫我娜娜吧。"),
         ],
     )
-    channel = bot.engine.event_scope(said("mao", ANA, "安娜", ""))
+    channel = bot.desk.event_scope(said("mao", ANA, "安娜", ""))
     profiles = {p.user_id: (p.name, p.aliases) for p in await bot.store.profiles(channel)}
     assert profiles == {ANA: ("安娜", ("娜娜",)), BOB: ("小波", ())}
-    mine = await commands.run(bot.engine, said("mao", ANA, "安娜", ""), "profile")
+    mine = await commands.run(bot.services, said("mao", ANA, "安娜", ""), "profile")
     assert mine.text.endswith("\nMao也知道你叫：娜娜")
     system = await asked(bot, "mao", BOB, "小波", "娜娜上次说了什么？")
     assert first_of(remembered(system), "咪咪", "旺财") == "咪咪"
@@ -271,7 +271,7 @@ async def test_a_user_scoped_persona_keeps_each_member_to_themselves(bot: Bot) -
     for cue in ("What did Ana say about the trip?", "What did Nana tell you?", "Kyoto?"):
         system = await asked(bot, "pip", BOB, "Bob", cue)  # memories, profiles, diary, recap
         assert "Kyoto" not in system and "Nana" not in system, cue
-    bobs = bot.engine.event_scope(said("pip", BOB, "Bob", ""))
+    bobs = bot.desk.event_scope(said("pip", BOB, "Bob", ""))
     assert [p.user_id for p in await bot.store.profiles(bobs)] == [BOB]
     # The channel's memory is everyone's there: Bob hears of Ana's cousin from the dungeon
     # master (and only from the channel-scoped persona).

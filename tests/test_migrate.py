@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from adapters.cli import main
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.llm.base import Message
 from memory.encoding import ENCODING_TASK
 from memory.records import NewIntention, NewMemory
@@ -58,11 +58,11 @@ async def build(path: Path) -> Built:
         await bot.engine.handle(make_event("I adopted a cat called Mochi!"))
         bot.clock.advance(seconds=30)
         await bot.engine.handle(make_event("She only eats tuna."))
-        await bot.engine.end(make_event())
+        await bot.desk.end(make_event())
         await bot.lifecycle.encode_pending()
         bot.clock.advance(minutes=1)
-        await commands.remember(bot.engine, make_event(), "my birthday is on 14 March")
-        scope = bot.engine.event_scope(make_event())
+        await memory_commands.remember(bot.services, make_event(), "my birthday is on 14 March")
+        scope = bot.desk.event_scope(make_event())
         memories = await bot.store.list_memories(scope)
         assert len(memories) == 3
         bot.clock.advance(hours=2)

@@ -279,7 +279,7 @@ async def test_recall_goes_on_by_words_while_the_embedder_is_out(
     bots: OpenBot, fake: FakeOpenAI
 ) -> None:
     bot = await bots(make_persona(), embedder=remote_embedder(fake))
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     await bot.bank.remember(scope, "Alice adopted a kitten called Mochi", when=START)
     fake.outage(*FAILURES, chat=False)
     reply = await say(bot, "How is Mochi doing?")
@@ -317,7 +317,7 @@ async def test_encoding_and_embedding_wait_out_an_outage_and_are_done_once(
     assert encodings(fake) == 2 * 4 + 1  # done once, after recovery
     [conversation] = await bot.store.conversations("pip", "discord:dm:u1")
     assert conversation.encoded_at is not None
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     [memory] = await bot.bank.store.list_memories(scope)
     assert memory.text == "2026-03-02: Alice moved to Lisbon."
     diary = await bot.store.diary_entry(scope, date(2026, 3, 2))
@@ -350,7 +350,7 @@ async def test_encoding_json_that_is_malformed_is_asked_for_again(
     await tick()
     assert encodings(fake) == 2
     assert "not usable" in user_texts(fake.chat_requests[-1])
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     assert [m.text for m in await bot.bank.store.list_memories(scope)] == [
         "2026-03-02: Alice moved to Lisbon."
     ]

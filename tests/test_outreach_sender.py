@@ -480,7 +480,7 @@ async def test_through_telegram_a_first_message_a_refusal_and_a_restart(tmp_path
     bot = await open_bot(tmp_path / "k.sqlite3", [pip()], clock=FakeClock(NOON), router=router)
     alice, bob = 7, 8
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake)
+        adapter = telegram_adapter(bot, fake)
         await adapter.start()
         try:
             fake.send_text(alice, alice, "/start")  # she opened the private chat
@@ -702,7 +702,7 @@ async def test_in_a_group_a_reminder_goes_only_to_who_asked_for_it(tmp_path: Pat
         mine = "@pip and remind me tomorrow at 3am to collect the gold"
         last = said(mine, BOB, "Bob", 2)
         await w.bot.engine.handle(last)
-        await w.bot.engine.end(last)
+        await w.bot.desk.end(last)
         [done] = await w.bot.lifecycle.encode_pending()
         assert done is not None
         scope = "pip/telegram:-100:channel:-100"

@@ -73,7 +73,7 @@ def describer(messages: Sequence[Message]) -> str:
 
 
 async def turns_of(bot: Bot) -> list[str]:
-    return [t.text for t in (await bot.engine.info(make_event())).turns]
+    return [t.text for t in (await bot.desk.info(make_event())).turns]
 
 
 # --- shrinking ------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ async def test_a_picture_is_described_once_and_kept_as_words(tmp_path: Path) -> 
     model = ScriptedChatModel(default=describer)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         event = make_event("look at her!", attachments=(photo(make_picture(2000, 1500)),))
         spoken = await front.receive(event)
         assert spoken is not None and spoken.reply.text == "What a sweet kitten!"
@@ -163,14 +163,14 @@ async def test_what_was_seen_is_encoded_with_the_conversation(tmp_path: Path) ->
     bot = await open_bot(tmp_path / "k.sqlite3", model=model)
     try:
         event = make_event("my new kitten!", attachments=(photo(make_picture()),))
-        await Front(bot.engine, "b", "pip").receive(event)
-        assert await bot.engine.end(make_event())
+        await Front(bot.engine, bot.services, "b", "pip").receive(event)
+        assert await bot.desk.end(make_event())
         model.push(encoding(("Alice showed me her new kitten, a grey tabby.", "special", 2)))
         [encoded] = await bot.lifecycle.encode_pending()
         asked = model.calls[-1]
         assert "[picture NAME, seen: ...]" in asked.messages[0].content  # how to read it
         assert "A grey tabby kitten asleep on a red sofa." in asked.messages[-1].content
-        [memory] = await bot.bank.get(bot.engine.event_scope(make_event()), encoded.memory_ids)
+        [memory] = await bot.bank.get(bot.desk.event_scope(make_event()), encoded.memory_ids)
         assert memory.text.endswith("Alice showed me her new kitten, a grey tabby.")
     finally:
         await bot.close()
@@ -180,7 +180,7 @@ async def test_without_a_key_the_offline_model_describes_the_picture(tmp_path: P
     router = ModelRouter(dict.fromkeys(TIERS, OfflineChatModel()))
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         blue = photo(make_picture(300, 300, (40, 80, 200)), "sky.png")
         spoken = await front.receive(make_event("", attachments=(blue,)))
         assert spoken is not None and "(offline model)" in spoken.reply.text
@@ -203,7 +203,7 @@ async def test_a_chat_model_that_sees_gets_the_picture_and_says_what_it_saw(
     router = ModelRouter(dict.fromkeys(TIERS, model), settings={"chat": TierConfig(vision=True)})
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         event = make_event("my new kitten", attachments=(photo(make_picture()),))
         spoken = await front.receive(event)
         assert spoken is not None and spoken.reply.text == "So fluffy!"
@@ -230,7 +230,7 @@ async def test_the_offline_model_marked_vision_says_what_it_saw(tmp_path: Path) 
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
         grey = photo(make_picture(200, 100, (128, 128, 128)), "rain.png")
-        spoken = await Front(bot.engine, "b", "pip").receive(
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("", attachments=(grey,), platform="web")
         )
         assert spoken is not None and "[saw:" not in spoken.reply.text
@@ -251,7 +251,7 @@ async def test_eco_mode_describes_with_the_cheap_model_even_for_a_seeing_chat_mo
     router = ModelRouter(dict.fromkeys(TIERS, model), eco_mode=True, settings=settings)
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
-        await Front(bot.engine, "b", "pip").receive(
+        await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("", attachments=(photo(make_picture()),))
         )
         assert len(vision_calls(model)) == 1
@@ -270,7 +270,7 @@ async def test_pictures_it_cannot_look_at_are_said_and_the_message_is_kept(
     settings = EngineConfig(timezone="UTC", burst_seconds=0, picture_max_kb=1)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         unfetched = Download(b"x" * 10)
         big = Attachment("huge.png", "https://x/huge.png", "image/png", 5 << 20, unfetched)
         gone = Attachment("gone.png", "https://x/gone.png", "image/png", 10, Download(fails=True))
@@ -302,7 +302,7 @@ async def test_a_vision_tier_that_fails_is_said_in_the_personas_language(tmp_pat
     model = ScriptedChatModel([ModelError("down")], default="[NEUTRAL] 好可爱")
     bot = await open_bot(tmp_path / "k.sqlite3", [make_persona(language="zh")], model=model)
     try:
-        spoken = await Front(bot.engine, "b", "pip").receive(
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("", attachments=(photo(make_picture()),))
         )
         assert spoken is not None
@@ -317,7 +317,7 @@ async def test_a_picture_delivered_again_or_from_a_blocked_sender_is_not_looked_
     model = ScriptedChatModel(default=describer)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         fetch = Download(make_picture())
         cat = Attachment("cat.png", "https://x/cat.png", "image/png", 100, fetch)
         event = make_event("", attachments=(cat,), message_id="m1")
@@ -342,7 +342,9 @@ async def test_a_sticker_is_told_by_its_title_without_a_download_or_a_model_call
         fetch = Download(make_picture())
         sticker = Attachment("sticker.webp", "x", "image/webp", 100, fetch, sticker="😹 (Cats)")
         gif = Attachment("dance.mp4", "y", "video/mp4", 100, fetch, sticker="dancing cat")
-        await Front(bot.engine, "b", "pip").receive(make_event("", attachments=(sticker, gif)))
+        await Front(bot.engine, bot.services, "b", "pip").receive(
+            make_event("", attachments=(sticker, gif))
+        )
         assert fetch.calls == 0 and vision_calls(model) == []
         [user, _] = await turns_of(bot)
         assert user == "[sticker: 😹 (Cats)] [GIF: dancing cat]"
@@ -355,7 +357,7 @@ async def test_a_users_media_are_counted_per_hour(tmp_path: Path) -> None:
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=2)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         pictures = tuple(photo(make_picture(), f"p{i}.png") for i in range(3))
         spoken = await front.receive(make_event("", attachments=pictures))
         assert spoken is not None
@@ -375,7 +377,7 @@ async def test_a_picture_refused_for_its_size_is_not_counted(tmp_path: Path) -> 
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=1, picture_max_kb=1)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         huge = photo(make_picture(), "huge.png", size=10 * 1024 * 1024)
         spoken = await front.receive(make_event("", attachments=(huge,)))
         assert spoken is not None and vision_calls(model) == []
@@ -395,7 +397,7 @@ async def test_at_most_a_few_pictures_of_a_message_are_looked_at(tmp_path: Path)
     settings = EngineConfig(timezone="UTC", burst_seconds=0, media_per_hour=MAX_PER_MESSAGE + 1)
     bot = await open_bot(tmp_path / "k.sqlite3", model=model, settings=settings)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         many = tuple(photo(make_picture(), f"p{i}.png") for i in range(MAX_PER_MESSAGE + 1))
         spoken = await front.receive(make_event("", attachments=many))
         assert spoken is not None and spoken.reply.text == "What a sweet kitten!"
@@ -430,7 +432,7 @@ async def test_an_openai_vision_tier_describes_and_a_seeing_chat_model_is_shown(
     bot = await open_bot(tmp_path / "a" / "k.sqlite3", router=router)
     try:
         fake_openai.reply_text("A green field under a clear sky.")
-        spoken = await Front(bot.engine, "b", "pip").receive(
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("home!", attachments=(photo(picture, "field.jpg"),))
         )
         assert spoken is not None
@@ -447,7 +449,7 @@ async def test_an_openai_vision_tier_describes_and_a_seeing_chat_model_is_shown(
     bot = await open_bot(tmp_path / "b" / "k.sqlite3", router=router)
     try:
         fake_openai.reply_text("[saw: a green field] [NEUTRAL] Lovely and open.")
-        spoken = await Front(bot.engine, "b", "pip").receive(
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(
             make_event("home!", attachments=(photo(picture, "field.jpg"),))
         )
         assert spoken is not None and spoken.reply.text == "Lovely and open."

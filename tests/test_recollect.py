@@ -9,7 +9,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
@@ -30,7 +30,7 @@ from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write
 
 
 async def remember(bot: Bot, text: str, **event: object) -> int:
-    scope = bot.engine.event_scope(make_event(**event))  # type: ignore[arg-type]
+    scope = bot.desk.event_scope(make_event(**event))  # type: ignore[arg-type]
     return await bot.bank.remember(scope, text, speaker="Alice")
 
 
@@ -47,7 +47,7 @@ async def test_recalled_memories_enter_the_prompt_and_are_reinforced(tmp_path: P
     system = system_of(bot)
     assert MEMORY_HEADING in system
     assert '- [3 days ago, strength 0.43] "Alice": "my cat Mochi is afraid' in system
-    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    [row] = await bot.bank.store.get_memories(bot.desk.event_scope(make_event()), [mid])
     assert row.recall_count == 1 and row.last_recalled_at == bot.clock.now()
     await bot.close()
 
@@ -56,8 +56,8 @@ async def test_the_days_a_message_names_bring_their_memories_newest_first(
     tmp_path: Path,
 ) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")  # Thursday 1 January 2026
-    scope = bot.engine.event_scope(make_event())
-    theirs = bot.engine.event_scope(make_event(user_id="u2", user_name="Bob"))
+    scope = bot.desk.event_scope(make_event())
+    theirs = bot.desk.event_scope(make_event(user_id="u2", user_name="Bob"))
 
     async def on(day: int, text: str, where: str = scope) -> int:
         when = datetime(2025, 12, day, 15, 0, tzinfo=UTC)
@@ -95,7 +95,7 @@ async def test_a_failed_reply_reinforces_nothing(tmp_path: Path) -> None:
     mid = await remember(bot, "my cat Mochi is afraid of the vacuum cleaner")
     bot.model.push(ModelError("down"))
     assert (await bot.engine.handle(make_event("Mochi again"))).failed
-    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    [row] = await bot.bank.store.get_memories(bot.desk.event_scope(make_event()), [mid])
     assert row.recall_count == 0
     await bot.close()
 
@@ -143,7 +143,7 @@ async def test_the_model_can_call_recall_memory(tmp_path: Path) -> None:
     assert tool_message.role == "tool" and tool_message.tool_call_id == "call_1"
     assert "Jun lives in Osaka" in tool_message.content
     assert second.messages[-2].tool_calls == (call,)
-    [row] = await bot.bank.store.get_memories(bot.engine.event_scope(make_event()), [mid])
+    [row] = await bot.bank.store.get_memories(bot.desk.event_scope(make_event()), [mid])
     assert row.recall_count == 1  # shown through the tool: reinforced too
     await bot.close()
 
@@ -201,7 +201,7 @@ async def test_deep_recall_splits_a_question_about_the_past(tmp_path: Path) -> N
     system = chat.system
     assert "skiing in Hokkaido" in system and "lemon cake" in system
     assert "grey all week" not in system
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     rows = await bot.bank.store.get_memories(scope, [ski, cake])
     assert [r.recall_count for r in rows] == [1, 1]
     await bot.close()
@@ -219,7 +219,7 @@ async def test_a_question_that_brings_something_to_mind_costs_no_intent_call(
 
 async def test_deep_recall_follows_links_and_survives_a_bad_intent(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     linked = await bot.bank.remember(scope, "the hotel had a hot spring on the roof")
     await bot.bank.remember(scope, "our Hokkaido ski trip", related=[linked])
     bot.model.push('{"queries": ["Hokkaido ski trip"]}', "[HAPPY] yes")
@@ -320,7 +320,7 @@ async def test_chinese_memories_come_to_mind(tmp_path: Path) -> None:
     persona = make_persona("miao", name="喵", language="zh")
     bot = await open_bot(tmp_path / "k.sqlite3", [persona])
     event = make_event("年糕今天又躲到床底下了", persona="miao", user_name="小明")
-    scope = bot.engine.event_scope(event)
+    scope = bot.desk.event_scope(event)
     await bot.bank.remember(scope, "我的猫叫年糕，它很怕吸尘器", speaker="小明")
     await bot.engine.handle(event)
     assert '"小明": "我的猫叫年糕' in system_of(bot)
@@ -330,20 +330,20 @@ async def test_chinese_memories_come_to_mind(tmp_path: Path) -> None:
 async def test_private_memories_reach_groups_only_by_the_users_choice(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3")
     dm = make_event("hi")
-    await bot.bank.remember(bot.engine.event_scope(dm), "Alice is secretly learning the cello")
+    await bot.bank.remember(bot.desk.event_scope(dm), "Alice is secretly learning the cello")
     group = make_event("any news about the cello?", is_dm=False)
 
     await bot.engine.handle(group)
     assert "secretly learning the cello" not in system_of(bot)
 
-    assert "may bring up" in await commands.dm_memories(bot.engine, group, "on")
+    assert "may bring up" in await memory_commands.dm_memories(bot.services, group, "on")
     await bot.engine.handle(group)
     assert "secretly learning the cello" in system_of(bot)
     # Only Alice's own conversations: Bo asking in the same group never gets it.
     await bot.engine.handle(make_event("cello?", is_dm=False, user_id="u2", user_name="Bo"))
     assert "secretly learning the cello" not in system_of(bot)
 
-    assert "stays private" in await commands.dm_memories(bot.engine, group, "off")
+    assert "stays private" in await memory_commands.dm_memories(bot.services, group, "off")
     await bot.engine.handle(group)
     assert "secretly learning the cello" not in system_of(bot)
     await bot.close()
@@ -358,7 +358,7 @@ async def test_days_still_to_come_bring_nothing_by_date(tmp_path: Path) -> None:
     clock = FakeClock(datetime(2026, 11, 26, 12, 0, tzinfo=UTC))  # a Thursday
     bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
     assert bot.engine.memory is not None
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     for day in (18, 24, 25):  # Wednesday 18, Tuesday 24, Wednesday 25 November
         await write_page(bot.store, scope, date(2026, 11, day), f"Page of the {day}th.", [])
         when = datetime(2026, 11, day, 15, 0, tzinfo=UTC)
@@ -391,7 +391,7 @@ async def test_a_long_span_stays_within_the_budget_newest_first(tmp_path: Path) 
     clock = FakeClock(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
     bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
     assert bot.engine.memory is not None
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     days = [date(2020, 1, 5) + timedelta(days=11 * n) for n in range(199)]
     assert days[-1] < clock.now().date()
     for n, day in enumerate(days):
@@ -418,7 +418,7 @@ async def test_seasons_years_and_since_bring_their_pages(tmp_path: Path) -> None
     clock = FakeClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))  # a Sunday
     bot = await open_bot(tmp_path / "k.sqlite3", clock=clock)
     assert bot.engine.memory is not None
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     pages = {
         date(2025, 7, 14): "Swimming, summer 2025.",
         date(2025, 12, 20): "Snow, last winter.",
@@ -483,7 +483,7 @@ def test_memories_are_shown_under_their_speakers_names_now() -> None:
 async def test_recall_memory_shows_the_speakers_profile_name(tmp_path: Path) -> None:
     persona = make_persona(tools=["recall_memory"])
     bot = await open_bot(tmp_path / "k.sqlite3", [persona])
-    scope = bot.engine.event_scope(make_event())
+    scope = bot.desk.event_scope(make_event())
     await bot.bank.remember(scope, "my sister Jun lives in Osaka", speaker="Al", speaker_id="u1")
     await write_page(bot.store, scope, date(2025, 12, 30), "a quiet day", [("u1", "Alice", "")])
     call = ToolCall("call_1", "recall_memory", json.dumps({"query": "sister Osaka"}))
@@ -521,7 +521,7 @@ async def test_what_came_to_mind_stays_before_its_turn_and_is_not_shown_twice(
     assert [second.system.count(line) for line in before] == [
         2 if line in again else 1 for line in before
     ]
-    assert await commands.forget(bot.engine, make_event(), ids[0]) is not None
+    assert await memory_commands.forget(bot.services, make_event(), ids[0]) is not None
     await bot.engine.handle(make_event("what should I do?"))
     assert "vacuum" not in bot.model.calls[-1].text
     await bot.close()
@@ -536,8 +536,8 @@ async def test_another_processes_change_of_a_scope_clears_its_notes(tmp_path: Pa
     await bot.engine.handle(make_event("my cat Mochi hid under the bed again"))
     [session] = bot.engine.sessions.loaded("pip")
     assert any("vacuum" in t.note for t in session.turns)
-    bot.bank._changed_elsewhere(bot.engine.event_scope(make_event(user_id="u9")))
+    bot.bank._changed_elsewhere(bot.desk.event_scope(make_event(user_id="u9")))
     assert any("vacuum" in t.note for t in session.turns)  # another scope's change: kept
-    bot.bank._changed_elsewhere(bot.engine.event_scope(make_event()))
+    bot.bank._changed_elsewhere(bot.desk.event_scope(make_event()))
     assert [t.note for t in session.turns] == ["" for _ in session.turns]
     await bot.close()

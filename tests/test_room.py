@@ -53,7 +53,7 @@ class Room:
         the speaker "" for the persona itself."""
         async with asyncio.timeout(10):  # (a guard: updates come by polling)
             while True:
-                turns = (await self.bot.engine.info(self.event(persona))).turns
+                turns = (await self.bot.desk.info(self.event(persona))).turns
                 if len(turns) >= count:
                     return [(t.user_id, t.text) for t in turns]
                 await asyncio.sleep(0.01)
@@ -74,8 +74,8 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
         ) as bo,
     ):
         adapters: list[TelegramAdapter] = [
-            telegram_adapter(bot.engine, pip, "pip", "tg-pip"),
-            telegram_adapter(bot.engine, bo, "bo", "tg-bo"),
+            telegram_adapter(bot, pip, "pip", "tg-pip"),
+            telegram_adapter(bot, bo, "bo", "tg-bo"),
         ]
         for adapter in adapters:
             await adapter.start()

@@ -42,7 +42,7 @@ def scheduler(bot: Bot) -> Scheduler:
 
 async def test_tick_saves_dirty_sessions(bot: Bot, scheduler: Scheduler) -> None:
     await bot.engine.handle(make_event("save me"))  # (a turn is saved before its reply)
-    await bot.engine.set_state(make_event(), "mood", "sleepy")  # a change no one saved
+    await bot.desk.set_state(make_event(), "mood", "sleepy")  # a change no one saved
     row = await bot.store.load_session("pip", SCOPE)
     assert row is not None and row.snapshot["state"] == {}
 
@@ -69,7 +69,7 @@ async def test_tick_closes_sessions_idle_past_the_personas_idle_time(
     [archived] = await bot.store.conversations("pip", SCOPE)
     assert [t["text"] for t in archived.turns] == ["hi", "ok"]
     assert archived.reason == "idle"
-    assert (await bot.engine.info(make_event())).turns == ()
+    assert (await bot.desk.info(make_event())).turns == ()
 
 
 async def test_a_failing_store_is_logged_not_raised(
@@ -79,7 +79,7 @@ async def test_a_failing_store_is_logged_not_raised(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     await bot.engine.handle(make_event("keep me"))
-    await bot.engine.set_state(make_event(), "mood", "sleepy")  # not saved yet
+    await bot.desk.set_state(make_event(), "mood", "sleepy")  # not saved yet
 
     async def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("database is locked")
@@ -110,11 +110,11 @@ async def test_a_failing_archive_keeps_the_conversation_for_the_next_round(
 
     monkeypatch.setattr(bot.store, "archive_conversation", broken)
     await scheduler.tick()
-    assert len((await bot.engine.info(make_event())).turns) == 2
+    assert len((await bot.desk.info(make_event())).turns) == 2
 
     monkeypatch.undo()
     await scheduler.tick()
-    assert (await bot.engine.info(make_event())).archived == 1
+    assert (await bot.desk.info(make_event())).archived == 1
 
 
 async def test_stop_saves_what_is_dirty(bot: Bot, scheduler: Scheduler) -> None:
@@ -154,8 +154,8 @@ async def test_a_stop_lets_an_idle_conversation_s_archive_land_before_the_store_
     assert not stopping.done()
     written.set()
     await stopping
-    assert (await bot.engine.info(make_event())).archived == 1
-    assert (await bot.engine.info(make_event())).turns == ()
+    assert (await bot.desk.info(make_event())).archived == 1
+    assert (await bot.desk.info(make_event())).turns == ()
 
 
 async def test_stop_without_start_still_saves(bot: Bot, scheduler: Scheduler) -> None:

@@ -88,7 +88,7 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     try:
         fake_openai.transcripts.append("How was your day?")
         fake_openai.reply_text("[HAPPY] Lovely, *smiles* thank you!")
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         spoken = await front.receive(
             make_event("", platform="telegram", attachments=(voice_note(),))
         )
@@ -118,7 +118,7 @@ async def test_always_speaks_every_reply_but_not_on_the_console(
 ) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always")
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         spoken = await front.receive(make_event("hi"))  # Discord
         assert spoken is not None and spoken.reply.voice is not None
         console = await front.receive(make_event("hi", platform="console"))
@@ -134,10 +134,12 @@ async def test_a_persona_that_never_speaks_makes_no_speech_call(
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "never")
     try:
         event = make_event("", platform="telegram", attachments=(voice_note(),))
-        spoken = await Front(bot.engine, "b", "pip").receive(event)
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(event)
         assert spoken is not None and spoken.reply.voice is None
         assert fake_openai.speeches == [] and bot.engine.models.usage["speech"].calls == 0
-        answer = await commands.run(bot.engine, make_event("", platform="telegram"), "voice", "on")
+        answer = await commands.run(
+            bot.services, make_event("", platform="telegram"), "voice", "on"
+        )
         assert answer.text == "Pip only writes here: it has no voice to answer with."
         contact = await bot.store.contact("pip", "telegram", "u1")
         assert contact is None or contact.voice is None  # nothing kept
@@ -150,11 +152,11 @@ async def test_a_users_voice_off_wins_and_on_speaks_what_they_type(
 ) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         alice = make_event("", platform="telegram")
-        said = await commands.run(bot.engine, alice, "voice")
+        said = await commands.run(bot.services, alice, "voice")
         assert said.text.startswith("Pip answers your voice notes with a voice note too")
-        off = await commands.run(bot.engine, alice, "voice", "off")
+        off = await commands.run(bot.services, alice, "voice", "off")
         assert off.text == "Pip will answer you in text only. /voice on sends voice notes too."
         spoken = await front.receive(
             make_event("", platform="telegram", attachments=(voice_note(),))
@@ -162,8 +164,8 @@ async def test_a_users_voice_off_wins_and_on_speaks_what_they_type(
         assert spoken is not None and spoken.reply.voice is None
         assert fake_openai.speeches == []
 
-        await commands.run(bot.engine, alice, "voice", "on")
-        assert (await commands.run(bot.engine, alice, "voice")).text.startswith(
+        await commands.run(bot.services, alice, "voice", "on")
+        assert (await commands.run(bot.services, alice, "voice")).text.startswith(
             "Pip will send its replies to you as voice notes too."
         )
         typed = await front.receive(make_event("hello", platform="telegram"))
@@ -172,7 +174,7 @@ async def test_a_users_voice_off_wins_and_on_speaks_what_they_type(
         bob = await front.receive(make_event("hello", platform="telegram", user_id="u2"))
         assert bob is not None and bob.reply.voice is None
         assert len(fake_openai.speeches) == 1
-        assert (await commands.run(bot.engine, alice, "voice", "loud")).text == (
+        assert (await commands.run(bot.services, alice, "voice", "loud")).text == (
             "Say /voice on or /voice off."
         )
     finally:
@@ -182,7 +184,7 @@ async def test_a_users_voice_off_wins_and_on_speaks_what_they_type(
 async def test_eco_mode_speaks_nothing(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always", eco=True)
     try:
-        spoken = await Front(bot.engine, "b", "pip").receive(make_event("hi"))
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(make_event("hi"))
         assert spoken is not None and spoken.reply.text and spoken.reply.voice is None
         assert fake_openai.speeches == []
     finally:
@@ -195,7 +197,7 @@ async def test_the_offline_model_murmurs_a_reply_aloud(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "o.sqlite3", [persona], router=offline)
     try:
         bot.engine.speech.ffmpeg = None
-        spoken = await Front(bot.engine, "b", "pip").receive(make_event("hi"))
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(make_event("hi"))
         assert spoken is not None and spoken.reply.text and spoken.reply.voice is not None
         voice = spoken.reply.voice
         assert (voice.mime, voice.name) == ("audio/wav", "reply.wav")  # a file, no ffmpeg here
@@ -210,7 +212,7 @@ async def test_a_reply_said_aloud_counts_against_the_hour_s_media(
 ) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always", media_per_hour=2)
     try:
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         first = await front.receive(make_event("hi", platform="telegram"))
         assert first is not None and first.reply.voice is not None
         # A voice note sent (transcribed: the second medium) and a reply said aloud: past it.
@@ -236,7 +238,7 @@ async def test_a_speech_tier_that_fails_leaves_the_text_reply(
     try:
         fake_openai.reply_text("[NEUTRAL] My secret plan is tea.")
         fake_openai.voices.append(HttpError(500))
-        spoken = await Front(bot.engine, "b", "pip").receive(make_event("hi"))
+        spoken = await Front(bot.engine, bot.services, "b", "pip").receive(make_event("hi"))
         assert spoken is not None and spoken.reply.text == "My secret plan is tea."
         assert spoken.reply.voice is None
         usage = bot.engine.models.usage["speech"]
@@ -257,7 +259,7 @@ async def test_audio_that_is_not_ogg_goes_as_a_file_without_ffmpeg(
     try:
         bot.engine.speech.ffmpeg = None
         fake_openai.voices.extend([MP3, b"no known audio"])
-        front = Front(bot.engine, "b", "pip")
+        front = Front(bot.engine, bot.services, "b", "pip")
         spoken = await front.receive(make_event("hi"))
         assert spoken is not None and spoken.reply.voice == Voice(MP3, "audio/mpeg", "reply.mp3")
         assert not spoken.reply.voice.note  # a file, not a voice note
@@ -305,7 +307,7 @@ async def test_a_reply_to_several_people_is_said_aloud_if_each_wants_it_counted_
     bot = await open_bot(tmp_path / "k.sqlite3", [persona], router=router, settings=settings)
     timer = bot.timer
     assert timer is not None
-    front = Front(bot.engine, "b", "pip")
+    front = Front(bot.engine, bot.services, "b", "pip")
 
     def said(text: str, user: str) -> ChatEvent:
         return make_event(text, platform="telegram", is_dm=False, user_id=user)
@@ -327,7 +329,7 @@ async def test_a_reply_to_several_people_is_said_aloud_if_each_wants_it_counted_
 
     try:
         await commands.run(
-            bot.engine, make_event("", platform="telegram", user_id="u2"), "voice", "off"
+            bot.services, make_event("", platform="telegram", user_id="u2"), "voice", "off"
         )
         quiet = await burst(said("Pip, hello", "u2"), said("Pip, hi", "u1"))
         assert quiet is not None and quiet.reply.text and quiet.reply.voice is None

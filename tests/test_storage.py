@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.events import ChatEvent
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, EngineConfig, load_config, storage_dsn
@@ -39,7 +39,7 @@ async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres
     )
     try:
         await one.engine.handle(said("hello from the first process"))
-        kept = await commands.remember(one.engine, said(), "Ann's cat is called Mochi")
+        kept = await memory_commands.remember(one.services, said(), "Ann's cat is called Mochi")
         assert kept.id is not None
     finally:
         await one.close()
@@ -51,7 +51,7 @@ async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres
     try:
         session = await two.engine.session(said())
         assert session.turns[0].text == "hello from the first process"
-        found = await commands.closest(two.engine, said(), "what is the cat called?")
+        found = await memory_commands.closest(two.services, said(), "what is the cat called?")
         assert found is not None and "Mochi" in found.text
     finally:
         await two.close()
@@ -76,23 +76,23 @@ async def test_a_change_in_one_process_refreshes_the_others_index(
     one = await open_runtime(config, PIP, environ, platforms=["console"], probe=no_ollama)
     two = await open_runtime(other, PIP, environ, platforms=["console"], probe=no_ollama)
     try:
-        scope = one.engine.event_scope(said())
-        await commands.remember(one.engine, said(), "Ann's cat is called Mochi")
-        assert await commands.closest(one.engine, said(), "cat") is not None  # index open
+        scope = one.services.desk.event_scope(said())
+        await memory_commands.remember(one.services, said(), "Ann's cat is called Mochi")
+        assert await memory_commands.closest(one.services, said(), "cat") is not None  # index open
         name = one.bank.embedder.name
         assert one.bank.indexes.open_index(scope, name) is not None
-        await commands.remember(two.engine, said(), "Ann's dog is called Biscuit")
+        await memory_commands.remember(two.services, said(), "Ann's dog is called Biscuit")
         for _ in range(200):  # the notification comes on its own connection
             if one.bank.indexes.open_index(scope, name) is None:
                 break
             await asyncio.sleep(0.01)
         assert one.bank.indexes.open_index(scope, name) is None
-        found = await commands.closest(one.engine, said(), "dog Biscuit")
+        found = await memory_commands.closest(one.services, said(), "dog Biscuit")
         assert found is not None and "Biscuit" in found.text
         index = one.bank.indexes.open_index(scope, name)
         assert index is not None and index.size == 2  # rebuilt with the other's memory
         # Its own writes do not make a process throw its index away.
-        await commands.remember(one.engine, said(), "Ann plays the cello")
+        await memory_commands.remember(one.services, said(), "Ann plays the cello")
         await asyncio.sleep(0.2)
         assert one.bank.indexes.open_index(scope, name) is not None
     finally:

@@ -18,7 +18,7 @@ import pytest
 
 from adapters.surface import Surface, attachment, typing_every
 from bot.catalogue import say
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.commands.answers import Answer
 from bot.events import Addressed, ChatEvent, FetchError
 from bot.front import Front
@@ -80,7 +80,7 @@ async def test_a_reply_comes_after_typing_in_chunks_within_the_limit(tmp_path: P
     long = "The ferry leaves at seven. " * 200  # over the 4,000 characters of a message
     bot = await opened(tmp_path, model=ScriptedChatModel(default=f"[NEUTRAL] {long}"))
     try:
-        memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         room = Room()
         await memo.receive(
             room, memo.event("room", "ann", "Ann", "when is the ferry?", addressed=TO_BOT)
@@ -100,7 +100,7 @@ async def test_a_reply_comes_after_typing_in_chunks_within_the_limit(tmp_path: P
 async def test_where_several_personas_share_the_bot_each_signs_its_reply(tmp_path: Path) -> None:
     bot = await opened(tmp_path, "pip", "bo")
     try:
-        memo = Memo(Front(bot.engine, "memo", ["pip", "bo"]), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", ["pip", "bo"]), "memo")
         room = Room()
         await memo.receive(room, memo.event("room", "ann", "Ann", "Bo, hello", addressed=TO_BOT))
         await memo.receive(room, memo.event("room", "ann", "Ann", "and you?", addressed=TO_BOT))
@@ -114,7 +114,7 @@ async def test_a_failed_turn_apologises_and_logs_no_user_text(
 ) -> None:
     bot = await opened(tmp_path, model=ScriptedChatModel([RuntimeError("boom")]))
     try:
-        memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         room = Room()
         with caplog.at_level(logging.DEBUG):
             await memo.receive(room, memo.event("room", "ann", "Ann", SECRET, addressed=TO_BOT))
@@ -132,7 +132,7 @@ async def test_a_failed_turn_apologises_and_logs_no_user_text(
 async def test_a_command_is_answered_where_given_and_a_press_runs_it_again(tmp_path: Path) -> None:
     bot = await opened(tmp_path)
     try:
-        memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         room = Room()
         ann = memo.event("room", "ann", "Ann", is_dm=True)
         await memo.command(room, ann, "remember", "my cat is Mochi")
@@ -158,7 +158,7 @@ async def test_the_platform_says_who_is_an_admin_when_a_command_runs(tmp_path: P
             seen.append(event.admin)
 
     try:
-        memo = Watched(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Watched(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         event = memo.event("room", "ann", "Ann", admin=True)  # what the message claimed
         await memo.command(Room(admin=False), event, "memories")
         await memo.command(Room(admin=True), event, "memories")
@@ -175,9 +175,9 @@ async def test_a_failing_command_apologises_and_a_blocked_sender_hears_nothing(
 
     bot = await opened(tmp_path)
     try:
-        memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         room = Room()
-        monkeypatch.setattr(commands, "list_memories", broken)
+        monkeypatch.setattr(memory_commands, "list_memories", broken)
         with caplog.at_level(logging.ERROR):
             await memo.command(room, memo.event("room", "ann", "Ann"), "memories", SECRET)
         assert room.log == [say("en", "failed_here")]
@@ -209,7 +209,7 @@ async def test_an_attachment_the_platform_cannot_download_is_said_to_be_gone(
         await note.fetch()
     bot = await opened(tmp_path, model=ScriptedChatModel(default="[NEUTRAL] Goats, then."))
     try:
-        memo = Memo(Front(bot.engine, "memo", "pip"), "memo")
+        memo = Memo(Front(bot.engine, bot.services, "memo", "pip"), "memo")
         room = Room()
         await memo.receive(
             room, memo.event("room", "ann", "Ann", attachments=(note,), addressed=TO_BOT)

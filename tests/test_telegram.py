@@ -20,6 +20,7 @@ from telegram.error import InvalidToken
 
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot.catalogue import say
+from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
@@ -77,7 +78,7 @@ def model() -> ScriptedChatModel:
 async def tg(tmp_path: Path, model: ScriptedChatModel) -> AsyncIterator[Harness]:
     bot = await open_bot(tmp_path / "k.sqlite3", model=model)
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake)
+        adapter = telegram_adapter(bot, fake)
         await adapter.start()
         try:
             yield Harness(fake, bot, adapter)
@@ -115,7 +116,7 @@ async def test_a_message_delivered_again_after_a_crash_is_answered_once(tg: Harn
     assert sent["text"] == "ok"
     assert len(tg.bot.model.calls) == 2
     assert await tg.bot.bank.count("pip/telegram:dm:7") == 1
-    turns = (await tg.bot.engine.info(make_event(platform="telegram", user_id="7"))).turns
+    turns = (await tg.bot.desk.info(make_event(platform="telegram", user_id="7"))).turns
     assert [t.text for t in turns if t.role == "user"] == ["hello Pip", "still there?"]
 
 
@@ -251,7 +252,7 @@ async def test_commands_answer_in_the_personas_language(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3", [miao])
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake, "miao")
+            adapter = telegram_adapter(bot, fake, "miao")
             await adapter.start()
             try:
                 [call] = fake.calls("setMyCommands")
@@ -405,7 +406,7 @@ async def test_image_files_are_pictures_and_too_big_ones_are_never_fetched(tg: H
     [broken] = await tg.fake.next_messages()
     assert broken["text"].startswith("I couldn't open photo.jpg")
     alice = make_event(platform="telegram", user_id=str(ALICE), channel_id=str(ALICE))
-    turns = (await tg.bot.engine.info(alice)).turns
+    turns = (await tg.bot.desk.info(alice)).turns
     assert [t.text for t in turns if t.role == "user"][-2:] == [
         "[picture photo.jpg, not looked at]"
     ] * 2  # the messages are kept
@@ -513,7 +514,7 @@ async def test_a_wrong_token_fails_start_cleanly(tmp_path: Path) -> None:
     try:
         async with FakeTelegram() as fake:
             adapter = TelegramAdapter(
-                bot.engine, "pip", "999:wrong", bot_id="tg1", base_url=fake.base_url
+                bot.engine, bot.services, "pip", "999:wrong", bot_id="tg1", base_url=fake.base_url
             )
             with pytest.raises(InvalidToken):
                 await adapter.start()
@@ -527,7 +528,7 @@ async def test_several_personas_and_persona_set_by_a_chat_admin(tmp_path: Path) 
     bot = await open_bot(tmp_path / "k.sqlite3", personas)
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake, ["pip", "bo"], "tg-duo")
+            adapter = telegram_adapter(bot, fake, ["pip", "bo"], "tg-duo")
             await adapter.start()
             try:
                 group, bob = -7, 88
@@ -569,6 +570,7 @@ async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -
         async with FakeTelegram() as fake:
             adapter = TelegramAdapter(
                 bot.engine,
+                bot.services,
                 "pip",
                 fake.token,
                 bot_id="tg-hook",
@@ -616,7 +618,7 @@ async def test_a_blocked_user_gets_no_commands_and_a_fast_one_is_told_once(tg: H
     with pytest.raises(TimeoutError):
         await tg.fake.next_messages(within=0.3)
     bob = make_event(platform="telegram", user_id=str(BOB), bot_id="tg1")
-    assert await commands.list_memories(tg.bot.engine, bob) == []
+    assert await memory_commands.list_memories(tg.bot.services, bob) == []
 
 
 async def test_one_process_polls_a_bot_and_another_takes_over_when_it_dies(
@@ -630,9 +632,9 @@ async def test_one_process_polls_a_bot_and_another_takes_over_when_it_dies(
     first_store, second_store = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
     try:
         async with FakeTelegram() as fake:
-            first = telegram_adapter(first_bot.engine, fake, leads=first_store.leads)
+            first = telegram_adapter(first_bot, fake, leads=first_store.leads)
             second = telegram_adapter(
-                second_bot.engine, fake, leads=second_store.leads, standby_seconds=0.05
+                second_bot, fake, leads=second_store.leads, standby_seconds=0.05
             )
             await first.start()
             await second.start()
@@ -820,7 +822,13 @@ async def test_a_webhook_without_a_configured_secret_still_takes_only_telegrams_
         async with FakeTelegram() as fake:
             for _ in range(2):  # a restart, or a second process behind the load balancer
                 adapter = TelegramAdapter(
-                    bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, webhook=hook
+                    bot.engine,
+                    bot.services,
+                    "pip",
+                    fake.token,
+                    bot_id="tg",
+                    base_url=fake.base_url,
+                    webhook=hook,
                 )
                 await adapter.start()
                 try:
@@ -849,7 +857,7 @@ async def test_a_persona_called_by_name_in_a_group_answers(tg: Harness) -> None:
     assert len(tg.bot.model.calls) == 1 and len(tg.fake.calls("sendChatAction")) == 1
     bob = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP), user_id=str(BOB))
     bob = replace(bob, channel_id=str(GROUP), same_readers=True)
-    turns = (await tg.bot.engine.info(bob)).turns
+    turns = (await tg.bot.desk.info(bob)).turns
     assert [t.text for t in turns] == ["anyone seen my keys"]  # heard and kept, not answered
 
 
@@ -859,7 +867,7 @@ async def test_a_burst_in_private_is_answered_once(tmp_path: Path) -> None:
     timer = bot.timer
     assert timer is not None
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake)
+        adapter = telegram_adapter(bot, fake)
         await adapter.start()
         try:
             for text in ("hi", "I have", "a question?"):
@@ -888,7 +896,7 @@ async def test_a_plain_thanks_gets_a_reaction_of_the_last_replys_emotion(tmp_pat
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], model=model)
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake)
+            adapter = telegram_adapter(bot, fake)
             await adapter.start()
             try:
                 fake.send_text(ALICE, ALICE, "a recipe please?")
@@ -914,7 +922,7 @@ async def test_a_voice_note_is_heard_and_one_too_big_is_not_downloaded(tmp_path:
     bot = await open_bot(tmp_path / "k.sqlite3", router=router, settings=settings)
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake)
+            adapter = telegram_adapter(bot, fake)
             await adapter.start()
             try:
                 fake.send_voice(ALICE, ALICE, b"OggS" + bytes(5000))
@@ -923,7 +931,7 @@ async def test_a_voice_note_is_heard_and_one_too_big_is_not_downloaded(tmp_path:
                 [user, _] = [
                     t.text
                     for t in (
-                        await bot.engine.info(make_event(platform="telegram", user_id=str(ALICE)))
+                        await bot.desk.info(make_event(platform="telegram", user_id=str(ALICE)))
                     ).turns
                 ]
                 assert user == "[voice] (offline model: a recording of 4 KB, not transcribed)"
@@ -949,7 +957,7 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     bot = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake)
+            adapter = telegram_adapter(bot, fake)
             adapter.engine.speech.ffmpeg = None  # (none on PATH: other audio goes as a file)
             await adapter.start()
             try:
@@ -1008,7 +1016,7 @@ async def test_an_admin_only_tool_is_for_the_groups_admins(tmp_path: Path) -> No
     with_tools(bot)
     async with FakeTelegram() as fake:
         fake.admins.add((GROUP, ALICE))
-        adapter = telegram_adapter(bot.engine, fake, admin_ids=["9"])
+        adapter = telegram_adapter(bot, fake, admin_ids=["9"])
         await adapter.start()
         try:
             for user, admin in ((ALICE, True), (BOB, False), (9, True), (ALICE, True)):
@@ -1036,7 +1044,7 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
     timer = bot.timer
     assert timer is not None
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake)
+        adapter = telegram_adapter(bot, fake)
         await adapter.start()
 
         async def said(user: int, text: str) -> None:
@@ -1061,7 +1069,7 @@ async def test_a_burst_of_two_members_acts_for_neither_and_one_alone_for_them(
             assert offered(first) == {"recall_memory", "dice"}
             assert answered.messages[-1].content == TOOL_FOR_ONE
             room = make_event(platform="telegram", is_dm=False, chat_id=str(GROUP))
-            scope = bot.engine.event_scope(replace(room, channel_id=str(GROUP)))
+            scope = bot.desk.event_scope(replace(room, channel_id=str(GROUP)))
             assert await bot.store.intentions(scope, str(BOB)) == []
 
             bot.model.push(calling("reminder", remind), calling("where", {}), "[NEUTRAL] set")

@@ -62,7 +62,7 @@ async def serve(server: WebServer) -> TestClient[Any, Any]:
 
 @pytest.fixture
 async def web(bot: Bot) -> AsyncIterator[TestClient[Any, Any]]:
-    client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
+    client = await serve(WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"]))
     try:
         yield client
     finally:
@@ -111,7 +111,7 @@ async def test_a_cards_greeting_opens_the_very_first_conversation(tmp_path: Path
     inn = make_persona("inn", name="Keeper")
     inn.card.first_message = "Welcome to the inn, {{user}}! I am {{char}}."
     bot = await open_bot(tmp_path / "k.sqlite3", [inn])
-    client = await serve(WebServer(bot.engine, bot.store, ["inn"]))
+    client = await serve(WebServer(bot.engine, bot.services, bot.store, bot.bank, ["inn"]))
     try:
         for _ in range(2):  # opened again: said once
             async with client.ws_connect("/ws?persona=inn&user=ann") as ws:
@@ -125,7 +125,7 @@ async def test_a_cards_greeting_opens_the_very_first_conversation(tmp_path: Path
 
 
 async def test_a_closed_socket_mid_reply_loses_nothing(bot: Bot) -> None:
-    server = WebServer(bot.engine, bot.store, ["pip"])
+    server = WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"])
     client = await serve(server)
     asked, answer = asyncio.Event(), asyncio.Event()
 
@@ -286,9 +286,17 @@ def test_kizuna_web_offers_the_configured_web_bots_personas(tmp_path: Path) -> N
 
 async def test_an_open_address_needs_a_token(bot: Bot) -> None:
     with pytest.raises(WebSetupError, match="inspector_token_env"):
-        WebServer(bot.engine, bot.store, ["pip"], host="0.0.0.0")
+        WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"], host="0.0.0.0")
     client = await serve(
-        WebServer(bot.engine, bot.store, ["pip"], host="0.0.0.0", token=INSPECTOR_TOKEN)
+        WebServer(
+            bot.engine,
+            bot.services,
+            bot.store,
+            bot.bank,
+            ["pip"],
+            host="0.0.0.0",
+            token=INSPECTOR_TOKEN,
+        )
     )
     try:
         assert (await client.get("/api/personas")).status == 401
@@ -399,13 +407,13 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
         return "[HAPPY] How sweet!"
 
     bot = await open_bot(tmp_path / "k.sqlite3", model=ScriptedChatModel(default=model))
-    client = await serve(WebServer(bot.engine, bot.store, ["pip"]))
+    client = await serve(WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"]))
     try:
         event = make_event(
             "first honey today! Call me Annie.", platform="web", user_id="ann", user_name="Alice"
         )
         await bot.engine.handle(event)
-        await bot.engine.end(event)
+        await bot.desk.end(event)
         await bot.lifecycle.encode_pending()
         diary = await (await client.get(f"/api/inspect/diary?scope={ANN}")).json()
         today = bot.clock.now().date().isoformat()
@@ -482,7 +490,9 @@ async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -
     runtime = await open_runtime(
         config, {"monikai": monikai}, base_env(), platforms=["console"], probe=no_ollama
     )
-    client = await serve(WebServer(runtime.engine, runtime.store, ["monikai"]))
+    client = await serve(
+        WebServer(runtime.engine, runtime.services, runtime.store, runtime.bank, ["monikai"])
+    )
     try:
         async with client.ws_connect("/ws?persona=monikai&user=ann") as ws:
             history = await receive(ws, "history")

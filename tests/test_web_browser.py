@@ -103,7 +103,9 @@ class Served:
         """Stop the server (dropping every socket) and listen again on the same port."""
         port = self.server.port
         await self.server.close()
-        self.server = WebServer(self.bot.engine, self.bot.store, HOSTED, port=port)
+        self.server = WebServer(
+            self.bot.engine, self.bot.services, self.bot.store, self.bot.bank, HOSTED, port=port
+        )
         await self.server.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -124,7 +126,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             folder / "kizuna.sqlite3", personas, model=ScriptedChatModel(default=answer)
         )
         served = Served(
-            "", bot, asyncio.get_running_loop(), WebServer(bot.engine, bot.store, HOSTED, port=0)
+            "",
+            bot,
+            asyncio.get_running_loop(),
+            WebServer(bot.engine, bot.services, bot.store, bot.bank, HOSTED, port=0),
         )
         try:
             await served.server.start()

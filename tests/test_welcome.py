@@ -70,7 +70,7 @@ async def test_telegram_new_members_are_greeted_once(tmp_path: Path) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3", [greeter()], model=model)
     try:
         async with FakeTelegram() as fake:
-            adapter = telegram_adapter(bot.engine, fake)
+            adapter = telegram_adapter(bot, fake)
             await adapter.start()
             try:
                 fake.join(GROUP, (9, "Cleo"), (10, "Dan"))
@@ -99,11 +99,21 @@ async def test_discord_asks_for_members_only_to_greet_and_greets_in_the_system_c
         with logged_errors("discord", "adapters.discord"):
             async with discord_at(monkeypatch) as fake:
                 quiet = DiscordAdapter(
-                    bot.engine, "bo", DISCORD_TOKEN, bot_id="d-bo", guild_ready_timeout=0.05
+                    bot.engine,
+                    bot.services,
+                    "bo",
+                    DISCORD_TOKEN,
+                    bot_id="d-bo",
+                    guild_ready_timeout=0.05,
                 )
                 assert not quiet.client.intents.members
                 greeting = DiscordAdapter(
-                    bot.engine, "pip", DISCORD_TOKEN, bot_id="d-pip", guild_ready_timeout=0.05
+                    bot.engine,
+                    bot.services,
+                    "pip",
+                    DISCORD_TOKEN,
+                    bot_id="d-pip",
+                    guild_ready_timeout=0.05,
                 )
                 assert greeting.client.intents.members
                 await greeting.start()

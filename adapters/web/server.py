@@ -1,7 +1,7 @@
 """The web client: a chat page with the persona's face, and a memory inspector, served by aiohttp
 over the same Engine as every other adapter.
 
-    server = WebServer(engine, store, ["monikai", "miao"], host="127.0.0.1", port=3000)
+    server = WebServer(engine, services, store, bank, ["monikai", "miao"], port=3000)
     await server.start()          # http://127.0.0.1:3000/ and /inspect
     ...
     await server.close()          # waits for replies still being written
@@ -45,6 +45,7 @@ from adapters.web.sprites import placeholder, sprite_file
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
+from bot.commands.services import Services
 from bot.events import Attachment, ChatEvent, FetchError, Reply
 from bot.front import Front, Spoken
 from bot.media.documents import DocumentError, precheck, too_big
@@ -54,7 +55,9 @@ from bot.prompts import describe_age
 from bot.runtime import redact
 from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
+from memory.curve import RetentionCurve
 from memory.errors import KizunaError
+from memory.forgetting import ForgettingPolicy
 from memory.records import Intention, Memory, SessionRow
 from memory.scopes import Scope
 from memory.storage import JournalStore
@@ -110,6 +113,21 @@ class InspectorStore(JournalStore, Protocol):
     async def count_memories(self, scope: str) -> int: ...
 
 
+class InspectedMemory(Protocol):
+    """What the inspector asks of the memory bank (memory.bank.MemoryBank): a scope's
+    memories with their retention, one deleted, one's forgetting curve, the scope's policy."""
+
+    async def inspect(
+        self, scope: str, query: str | None = None, *, limit: int = ...
+    ) -> list[tuple[Memory, float]]: ...
+
+    async def forget(self, scope: str, target: int | str) -> list[Memory]: ...
+
+    async def curve(self, scope: str, memory_id: int) -> RetentionCurve | None: ...
+
+    def policy(self, scope: str) -> ForgettingPolicy: ...
+
+
 class WebSetupError(KizunaError):
     """The server cannot start as configured; the message says why."""
 
@@ -139,7 +157,9 @@ class WebServer:
     def __init__(
         self,
         engine: Engine,
+        services: Services,
         store: InspectorStore,
+        memory: InspectedMemory | None,
         personas: Sequence[str],
         *,
         host: str = "127.0.0.1",
@@ -160,10 +180,13 @@ class WebServer:
             raise WebSetupError("the web client needs at least one persona")
         self.engine = engine
         self.store = store  # what the inspector reads
+        self.memory = memory  # and deletes (None: long-term memory is off)
         self.personas = list(dict.fromkeys(personas))
         # The page picks whom the user talks to: one front per persona, so none is chosen
         # for it.
-        self._chats = {key: _Chat(Front(engine, bot_id, key), bot_id) for key in self.personas}
+        self._chats = {
+            key: _Chat(Front(engine, services, bot_id, key), bot_id) for key in self.personas
+        }
         self.host, self.port = host, port
         self.max_message_chars = max_message_chars
         self.bot_id = bot_id
@@ -477,7 +500,7 @@ class WebServer:
                 len(scope),
             )
             raise web.HTTPNotFound(text=f"no scope {scope[:200]!r} here")
-        if self.engine.memory is None:
+        if self.memory is None:
             raise web.HTTPConflict(text="long-term memory is off")
         return scope
 
@@ -512,15 +535,15 @@ class WebServer:
 
     async def _api_memories(self, request: web.Request) -> web.StreamResponse:
         scope = self._scope(request)
-        assert self.engine.memory is not None
+        assert self.memory is not None
         query = request.query.get("q", "")[:200]
-        found = await self.engine.memory.bank.inspect(scope, query or None, limit=500)
+        found = await self.memory.inspect(scope, query or None, limit=500)
         return web.json_response([self._memory_json(m, r) for m, r in found])
 
     async def _api_delete(self, request: web.Request) -> web.StreamResponse:
         scope = self._scope(request)
-        assert self.engine.memory is not None
-        gone = await self.engine.memory.bank.forget(scope, int(request.match_info["id"]))
+        assert self.memory is not None
+        gone = await self.memory.forget(scope, int(request.match_info["id"]))
         if not gone:
             raise web.HTTPNotFound(text="no such memory in this scope")
         log.info("inspector deleted memory %s of %s", gone[0].id, scope)
@@ -528,8 +551,8 @@ class WebServer:
 
     async def _api_curve(self, request: web.Request) -> web.StreamResponse:
         scope = self._scope(request)
-        assert self.engine.memory is not None
-        curve = await self.engine.memory.bank.curve(scope, int(request.match_info["id"]))
+        assert self.memory is not None
+        curve = await self.memory.curve(scope, int(request.match_info["id"]))
         if curve is None:
             raise web.HTTPNotFound(text="no such memory in this scope")
         return web.json_response(
@@ -537,7 +560,7 @@ class WebServer:
                 "now": curve.now.isoformat(),
                 "points": [[t.isoformat(), r] for t, r in curve.points],
                 "recalls": [t.isoformat() for t in curve.recalls],
-                "policy": self.engine.memory.bank.policy(scope).name,
+                "policy": self.memory.policy(scope).name,
             }
         )
 

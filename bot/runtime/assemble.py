@@ -1,6 +1,6 @@
 """Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
-engine, scheduler (and the personas' writing first, which the host gives its couriers).
-Adapters start a `Runtime`, feed its engine, and close it."""
+engine, what the commands work with, scheduler (and the personas' writing first, which the host
+gives its couriers). Adapters start a `Runtime`, feed its engine and its commands, and close it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.commands.services import Services
+from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.scheduler import Scheduler
 from bot.conversation.sessions import SessionManager
@@ -59,6 +61,7 @@ def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Pe
 class Runtime:
     config: Config
     engine: Engine
+    services: Services  # what the commands work with
     store: Storage
     bank: MemoryBank
     scheduler: Scheduler
@@ -160,6 +163,7 @@ async def open_runtime(
     except BaseException:
         await store.close()
         raise
+    recollector = Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32)))
     engine = Engine(
         personas=personas,
         models=models,
@@ -169,11 +173,25 @@ async def open_runtime(
         intentions=store,
         clock=clock,
         settings=config.engine,
-        memory=Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32))),
+        memory=recollector,
         gate=Gate(config.access),
         search=search,
         toolbox=toolbox,
         rng=random.Random(rng.randrange(2**32)),
+    )
+    desk = Desk(personas=personas, sessions=sessions, clock=clock, memory=bank, scopes=store)
+    services = Services(
+        desk=desk,
+        clock=clock,
+        tz=engine.tz,
+        contacts=store,
+        sharing=store,
+        intentions=store,
+        floors=engine.floor,  # (its channels' settings kept in this process: the engine's)
+        voices=models,
+        memories=bank,
+        recollections=recollector,
+        diary=recollector.diary,
     )
     lifecycle = Lifecycle(
         bank=bank,
@@ -205,4 +223,4 @@ async def open_runtime(
         lifecycle=lifecycle,
         outreach=outreach,
     )
-    return Runtime(config, engine, store, bank, scheduler, data_dir, warming)
+    return Runtime(config, engine, services, store, bank, scheduler, data_dir, warming)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.catalogue import say
 from bot.conversation.sessions import (
@@ -20,11 +19,7 @@ from bot.conversation.sessions import (
     SessionManager,
     Turn,
     is_private,
-    is_shared,
-    member_rooms,
-    persona_room,
     scope_key,
-    server_room,
 )
 from bot.conversation.slots import StateSlots
 from bot.events import PLATFORM_LIMITS, ChatEvent, Reply, split_chunks
@@ -56,7 +51,7 @@ from bot.prompts import (
 from bot.runtime.config import EngineConfig
 from bot.tools import Sender, Toolbox
 from bot.tools.builtin import SearchBackend, SearchResult, cited_sources, run_search, run_translate
-from bot.turn.access import Gate, NotAllowed, Verdict
+from bot.turn.access import Gate, Verdict
 from bot.turn.bursts import Bursts, Sleep
 from bot.turn.context import build_chat_prompt, parse_emotion
 from bot.turn.intent import Decision, decide
@@ -64,10 +59,10 @@ from bot.turn.reach import asks_for_quiet, due_now
 from bot.turn.reactions import reaction
 from bot.turn.recollect import Recollection, Recollector, memory_section
 from memory.clock import Clock
-from memory.records import ArchivedConversation, Intention
+from memory.records import Intention
 from memory.storage import ContactStore, IntentionStore, RoomStore
 
-__all__ = ["Engine", "SessionInfo"]
+__all__ = ["Engine"]
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +82,6 @@ class _Said:
     quiet: bool  # said to the persona, it asks not to be written to first
     admin: bool  # its sender is an admin of the chat (never in a private chat)
     anonymous: bool  # its sender is no one in particular (`ChatEvent.anonymous`)
-
-
-@dataclass(slots=True, frozen=True)
-class SessionInfo:
-    """What `log` shows of a session."""
-
-    persona: str
-    scope: str
-    turns: tuple[Turn, ...]
-    state: dict[str, str]
-    archived: int  # closed conversations in the archive (encoded or waiting to be)
-    last_closed: ArchivedConversation | None  # the newest of them, when none is open
-    summary: str = ""  # the running summary of this conversation's folded turns
 
 
 class Engine:
@@ -159,8 +141,6 @@ class Engine:
         # (in the session until a turn takes it).
         self._said: dict[int, _Said] = {}
         self._background: set[asyncio.Task[None]] = set()
-        if memory is not None:  # another process's /forget reaches the notes kept here
-            memory.bank.watch(self._changed_elsewhere)
 
     def persona(self, event: ChatEvent) -> Persona:
         return self.personas[event.persona]
@@ -774,127 +754,6 @@ class Engine:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-
-    # Commands a user can give about their own conversation.
-
-    async def end(self, event: ChatEvent) -> bool:
-        """Close the conversation now (it goes to the archive). False if none was open."""
-        session = await self.session(event)
-        async with session.lock:
-            return await self.sessions.close(session, "end") is not None
-
-    def shares(self, event: ChatEvent) -> bool:
-        """Whether the event's memory is the whole channel's (a channel-scoped persona in a
-        server or group), not the sender's own."""
-        return is_shared(self.persona(event).memory.scope, event)
-
-    def check_may_change(self, event: ChatEvent) -> None:
-        """Raise NotAllowed unless the sender may change the event's memory and state: their
-        own always; a channel's shared one only as its admin (`ChatEvent.admin`)."""
-        if self.shares(event) and not event.admin:
-            persona = self.persona(event)
-            raise NotAllowed(
-                say(persona.identity.language, "shared_admins_only", name=persona.identity.name)
-            )
-
-    async def wipe(self, event: ChatEvent) -> None:
-        """Forget the event's conversation, state, archive and long-term memories with this
-        persona: the user's own (in a group, in every channel of it), or, for an admin, the
-        channel's shared ones."""
-        self.check_may_change(event)
-        persona = self.persona(event)
-        sessions = [await self.session(event)]
-        if persona.memory.scope == "user" and not self.shares(event) and not event.is_dm:
-            # "Everything remembered of you" here is the member's every corner of the server:
-            # each channel's, and the whole server's (where what they said went before
-            # memories kept to their channel).
-            rooms = await self.sessions.rooms(persona.key)
-            if self.memory is not None:
-                prefix = f"{persona.key}/"
-                scopes = await self.memory.bank.store.scopes()
-                rooms |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
-            for room in member_rooms(event, rooms | {server_room(event)}):
-                if room != sessions[0].scope:
-                    sessions.append(await self.sessions.get(persona.key, room))
-        for session in sessions:
-            async with session.lock:
-                await self.sessions.wipe(session)
-                if self.memory is not None:
-                    await self.memory.bank.wipe(self.memory_scope(persona, session))
-
-    def _changed_elsewhere(self, scope: str) -> None:
-        """Another process changed a scope's memories (a /forget, say): the conversations of
-        that scope lose their notes, as `forget_notes` does here."""
-        for persona in self.personas.values():
-            for session in self.sessions.loaded(persona.key):
-                if self.memory_scope(persona, session) == scope:
-                    for turn in session.turns:
-                        turn.note = ""
-
-    def forget_notes(self, event: ChatEvent) -> None:
-        """The persona's conversations lose what came to mind as their turns were answered
-        (`Turn.note`): a memory forgotten, or private again, is not shown from a note (their
-        next prompts are new to a prompt cache, once)."""
-        for session in self.sessions.loaded(event.persona):
-            for turn in session.turns:
-                turn.note = ""
-
-    async def set_state(self, event: ChatEvent, name: str, value: str) -> str:
-        """Set one state slot (the user's own change, or an admin's of a shared one); returns
-        the value stored."""
-        self.check_may_change(event)
-        session = await self.session(event)
-        async with session.lock:
-            return self.slots.set(session, name, value)
-
-    async def offer(self, event: ChatEvent, memory_ids: Sequence[int]) -> None:
-        """Keep the memories offered to the event's user to pick from (`/forget N`); none
-        withdraws the offer. Saved at once: the pick may reach another process."""
-        session = await self.session(event)
-        async with session.lock:
-            if memory_ids:
-                session.offers[event.user_id] = list(memory_ids)
-            elif session.offers.pop(event.user_id, None) is None:
-                return
-            session.touch()
-            await self._save(session)
-
-    async def offered(self, event: ChatEvent) -> list[int]:
-        """The memories last offered to the event's user (`offer`), if any."""
-        session = await self.session(event)
-        async with session.lock:
-            return list(session.offers.get(event.user_id, []))
-
-    def event_scope(self, event: ChatEvent) -> str:
-        """The memory bank's scope for an event (commands use it)."""
-        persona = self.persona(event)
-        return Recollector.scope(persona.key, persona_room(persona, event))
-
-    async def save(self, event: ChatEvent) -> dict[str, Any]:
-        """Snapshot now; returns an export of the session."""
-        session = await self.session(event)
-        async with session.lock:
-            await self.sessions.save(session)
-            return {
-                "persona": session.persona,
-                "scope": session.scope,
-                "saved_at": self.clock.now().isoformat(),
-                **session.snapshot(),
-            }
-
-    async def info(self, event: ChatEvent) -> SessionInfo:
-        session = await self.session(event)
-        async with session.lock:
-            archived, last = await self.sessions.archived(session)
-            return SessionInfo(
-                session.persona,
-                session.scope,
-                tuple(session.turns),
-                dict(session.state),
-                archived,
-                last,
-                session.summary,
-            )
 
 
 def _sender(taken: Sequence[tuple[str, Turn]], said: Mapping[int, _Said]) -> Sender:

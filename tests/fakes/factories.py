@@ -1,6 +1,6 @@
 """Building blocks for tests: a persona made in code, chat events, a whole bot (store,
-sessions, engine) on a temporary database with a fake clock and a scripted model, and the
-`kizuna` command run as a subprocess."""
+sessions, engine, what the commands work with) on a temporary database with a fake clock and a
+scripted model, and the `kizuna` command run as a subprocess."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from typing import Literal
 
 from PIL import Image
 
+from bot.commands.services import Services
+from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.sessions import SessionManager
 from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
@@ -233,9 +235,10 @@ def make_picture(
 
 @dataclass(slots=True)
 class Bot:
-    """Everything behind `Engine.handle`, wired together for a test."""
+    """Everything behind `Engine.handle` and the commands, wired together for a test."""
 
     engine: Engine
+    services: Services
     sessions: SessionManager
     store: Storage
     clock: FakeClock
@@ -248,6 +251,10 @@ class Bot:
     @property
     def router(self) -> ModelRouter:
         return self.engine.models
+
+    @property
+    def desk(self) -> Desk:
+        return self.services.desk
 
     async def close(self) -> None:
         await self.engine.drain()
@@ -332,6 +339,7 @@ async def open_bot(
     )
     router = router or make_router(model)
     timer = FakeTimer(clock)
+    recollector = Recollector(bank, router, memory or MemoryConfig(), random.Random(0))
     engine = Engine(
         personas=by_key,
         models=router,
@@ -342,14 +350,28 @@ async def open_bot(
         clock=clock,
         # Answered at once unless a test sets a burst window (and moves `timer`).
         settings=settings or EngineConfig(timezone="UTC", burst_seconds=0),
-        memory=Recollector(bank, router, memory or MemoryConfig(), random.Random(0)),
+        memory=recollector,
         rng=random.Random(0),
         sleep=timer.sleep,
+    )
+    desk = Desk(personas=by_key, sessions=sessions, clock=clock, memory=bank, scopes=store)
+    services = Services(
+        desk=desk,
+        clock=clock,
+        tz=engine.tz,
+        contacts=store,
+        sharing=store,
+        intentions=store,
+        floors=engine.floor,
+        voices=router,
+        memories=bank,
+        recollections=recollector,
+        diary=recollector.diary,
     )
     lifecycle = Lifecycle(
         bank=bank, store=store, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
-    return Bot(engine, sessions, store, clock, model, bank, lifecycle, by_key, timer)
+    return Bot(engine, services, sessions, store, clock, model, bank, lifecycle, by_key, timer)
 
 
 async def write_page(

@@ -11,8 +11,8 @@ import discord
 import pytest
 
 from adapters.telegram import TelegramAdapter
-from bot.turn.engine import Engine
 from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.factories import Bot
 from tests.fakes.telegram_server import FakeTelegram
 
 __all__ = ["discord_at", "telegram_adapter"]
@@ -28,7 +28,7 @@ async def discord_at(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDisco
 
 
 def telegram_adapter(
-    engine: Engine,
+    bot: Bot,
     fake: FakeTelegram,
     personas: str | Sequence[str] = "pip",
     bot_id: str = "tg1",
@@ -37,7 +37,8 @@ def telegram_adapter(
     """A polling Telegram adapter on the fake server, polling briefly (tests end quickly);
     `options` go to TelegramAdapter."""
     return TelegramAdapter(
-        engine,
+        bot.engine,
+        bot.services,
         personas,
         fake.token,
         bot_id=bot_id,

@@ -128,7 +128,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 @pytest.fixture
 async def web(bot: Bot) -> AsyncIterator[TestClient[Any, Any]]:
     client: TestClient[Any, Any] = TestClient(
-        TestServer(WebServer(bot.engine, bot.store, ["pip"]).app())
+        TestServer(WebServer(bot.engine, bot.services, bot.store, bot.bank, ["pip"]).app())
     )
     await client.start_server()
     yield client

@@ -42,7 +42,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
 @pytest.fixture
 async def adapter(fake: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
     running = DiscordAdapter(
-        bot.engine, "pip", "token", bot_id="discord-pip", guild_ready_timeout=0.05
+        bot.engine, bot.services, "pip", "token", bot_id="discord-pip", guild_ready_timeout=0.05
     )
     await running.start()
     yield running

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.conversation.sessions import SessionManager
 from bot.events import PLATFORM_LIMITS, Reply, valid_text
 from bot.llm.base import Completion, Message
@@ -120,60 +120,60 @@ actions = st.one_of(
 
 
 async def act(bot: Bot, action: str, spec: dict[str, Any]) -> None:
-    engine, text = bot.engine, spec["text"]
+    engine, services, text = bot.engine, bot.services, spec["text"]
     event = make_event(**spec, timestamp=bot.clock.now())
-    if action in ("forget", "export") and engine.shares(event) and not event.admin:
+    if action in ("forget", "export") and services.desk.shares(event) and not event.admin:
         # A channel's shared memory is its admins' to change or take away, no one else's.
         with pytest.raises(NotAllowed):
             if action == "forget":
-                await commands.forget_candidates(engine, event, text)
+                await memory_commands.forget_candidates(services, event, text)
             else:
-                await commands.export(engine, event)
+                await memory_commands.export(services, event)
     elif action == "say":
         bot.clock.advance(seconds=20)
         reply = await engine.handle(event)
         check_reply(reply, text, spec["platform"])
         if text.strip():
-            turns = (await engine.info(event)).turns
+            turns = (await services.desk.info(event)).turns
             said = [t for t in turns if t.role == "user"]
             assert said, turns
             kept = said[-1].text
             assert valid_text(text).strip()[:MAX_MESSAGE_CHARS] in kept
     elif action == "remember":
-        done = await commands.remember(engine, event, text)
+        done = await memory_commands.remember(services, event, text)
         assert done.message and (done.id is not None or not visible(text) or len(text) > 2000)
         if done.id is not None:
-            found = await commands.list_memories(engine, event, limit=1000)
+            found = await memory_commands.list_memories(services, event, limit=1000)
             assert any(m.id == done.id for m in found)
     elif action == "memories":
-        await commands.list_memories(engine, event, text)
+        await memory_commands.list_memories(services, event, text)
     elif action == "recall":
-        await commands.closest(engine, event, text)
+        await memory_commands.closest(services, event, text)
     elif action == "forget":
-        for memory in await commands.forget_candidates(engine, event, text):
-            gone = await commands.forget(engine, event, memory.id)
+        for memory in await memory_commands.forget_candidates(services, event, text):
+            gone = await memory_commands.forget(services, event, memory.id)
             assert gone is not None and gone.id == memory.id
             break
     elif action == "diary":
-        assert (await commands.diary(engine, event, text)).strip()
+        assert (await memory_commands.diary(services, event, text)).strip()
     elif action == "save":
-        exported = await engine.save(event)
+        exported = await services.desk.save(event)
         # A fresh process restores what was saved: the same turns, as the store keeps them.
         restored = SessionManager(bot.store, bot.clock)
         await restored.restore(bot.personas.keys(), PLATFORMS)
         session = await restored.get(exported["persona"], exported["scope"])
         assert [t.text for t in session.turns] == [storable(t["text"]) for t in exported["turns"]]
     elif action == "end":
-        await engine.end(event)
+        await services.desk.end(event)
         await bot.lifecycle.encode_pending()
     elif action == "idle":
         bot.clock.advance(hours=2)  # the next message closes the conversation as idle
         await bot.lifecycle.encode_pending()
     elif action == "export":
-        count, data = await commands.export(engine, event)
+        count, data = await memory_commands.export(services, event)
         assert count and data.decode("utf-8")
     elif action == "dm_memories":
-        assert await commands.dm_memories(engine, event, text)
+        assert await memory_commands.dm_memories(services, event, text)
 
 
 @fuzzed(40)

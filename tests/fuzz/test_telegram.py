@@ -35,7 +35,7 @@ class Harness:
 async def tg(tmp_path: Path) -> AsyncIterator[Harness]:
     bot = await open_bot(tmp_path / "tg.sqlite3", model=ScriptedChatModel(default=echo))
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake)
+        adapter = telegram_adapter(bot, fake)
         await adapter.start()
         try:
             yield Harness(fake, bot)

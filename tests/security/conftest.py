@@ -75,7 +75,7 @@ class World:
     tavern_id: int  # Alice's DM memory with the tavern keeper
 
     def scope(self, user: str, where: str = "dm", persona: str = "pip") -> str:
-        return self.bot.engine.event_scope(event(user, where=where, persona=persona))
+        return self.bot.desk.event_scope(event(user, where=where, persona=persona))
 
     @property
     def alice_ids(self) -> list[int]:

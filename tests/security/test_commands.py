@@ -15,6 +15,8 @@ from typing import TypeVar, cast
 import pytest
 
 from adapters.console import ConsoleChat
+from bot.commands import conversation as conversation_commands
+from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from bot.conversation.scheduler import Scheduler
 from bot.runtime.assemble import Runtime
@@ -77,33 +79,34 @@ async def refused_or(work: Awaitable[T]) -> T | None:
 
 async def everything_said(world: World, user: str, where: str, persona: str) -> str:
     """Every command's answer to `user`, for every query and every one of Alice's ids."""
-    engine = world.bot.engine
+    services = world.bot.services
     asking = event(user, where=where, persona=persona)
     said: list[str] = []
     for query in QUERIES:
-        hit = await commands.closest(engine, asking, query)
-        said.append(commands.format_memory(hit, engine) if hit else "")
+        hit = await memory_commands.closest(services, asking, query)
+        said.append(memory_commands.format_memory(hit, services) if hit else "")
         said += [
-            commands.format_memory(m, engine)
-            for m in await commands.list_memories(engine, asking, query)
+            memory_commands.format_memory(m, services)
+            for m in await memory_commands.list_memories(services, asking, query)
         ]
-        offered = await refused_or(commands.forget_candidates(engine, asking, query))
+        offered = await refused_or(memory_commands.forget_candidates(services, asking, query))
         said += [m.text for m in offered or []]
-        said.append(await commands.diary(engine, asking, query))
+        said.append(await memory_commands.diary(services, asking, query))
     said += [
-        commands.format_memory(m, engine) for m in await commands.list_memories(engine, asking)
+        memory_commands.format_memory(m, services)
+        for m in await memory_commands.list_memories(services, asking)
     ]
     for memory_id in world.alice_ids:
-        gone = await refused_or(commands.forget(engine, asking, memory_id))
+        gone = await refused_or(memory_commands.forget(services, asking, memory_id))
         said.append(gone.text if gone else "")
     for day in ("", "2026-01-01", "today", "yesterday", "last monday"):
-        said.append(await commands.diary(engine, asking, day))
-    said.append(await commands.profile(engine, asking))
-    said.append(await commands.show_state(engine, asking))
-    said.append(await commands.dm_memories(engine, asking, ""))
-    exported = await refused_or(commands.export(engine, asking))
+        said.append(await memory_commands.diary(services, asking, day))
+    said.append(await memory_commands.profile(services, asking))
+    said.append(await conversation_commands.show_state(services, asking))
+    said.append(await memory_commands.dm_memories(services, asking, ""))
+    exported = await refused_or(memory_commands.export(services, asking))
     said.append(exported[1].decode("utf-8") if exported else "")
-    said.append(json.dumps(await engine.save(asking), ensure_ascii=False))
+    said.append(json.dumps(await services.desk.save(asking), ensure_ascii=False))
     return "\n".join(said)
 
 
@@ -126,11 +129,11 @@ async def test_no_command_reaches_what_is_not_the_askers(
 
 async def test_alice_herself_gets_her_own_in_her_dm(world: World) -> None:
     """The walls are not simply closed doors: in her DM, Alice's commands find her things."""
-    engine, mine = world.bot.engine, event(ALICE)
-    assert DM_MEMORY in (await commands.export(engine, mine))[1].decode()
-    assert "axolotlbrioche" in await commands.profile(engine, mine)
-    assert "narwhalpumpkin" in await commands.diary(engine, mine, "2026-01-01")
-    hit = await commands.closest(engine, event(ALICE, where="group"), "marmosetfjord")
+    services, mine = world.bot.services, event(ALICE)
+    assert DM_MEMORY in (await memory_commands.export(services, mine))[1].decode()
+    assert "axolotlbrioche" in await memory_commands.profile(services, mine)
+    assert "narwhalpumpkin" in await memory_commands.diary(services, mine, "2026-01-01")
+    hit = await memory_commands.closest(services, event(ALICE, where="group"), "marmosetfjord")
     assert hit is not None and hit.text == GROUP_MEMORY
 
 
@@ -138,7 +141,7 @@ async def test_a_refused_forget_by_id_is_logged(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="memory.bank"):
-        assert await commands.forget(world.bot.engine, event(BOB), world.dm_id) is None
+        assert await memory_commands.forget(world.bot.services, event(BOB), world.dm_id) is None
     [line] = [r.getMessage() for r in caplog.records if r.name == "memory.bank"]
     assert line == f"forget refused: no memory {world.dm_id} in scope {world.scope(BOB)}"
 
@@ -152,6 +155,7 @@ async def console(world: World, tmp_path: Path, user: str, typed: str) -> str:
     runtime = Runtime(
         config=cast("object", None),  # type: ignore[arg-type]  # the console reads none
         engine=world.bot.engine,
+        services=world.bot.services,
         store=world.bot.store,
         bank=world.bot.bank,
         scheduler=cast(Scheduler, None),  # started and stopped by the caller, not the console
@@ -202,8 +206,8 @@ async def test_no_one_lists_or_cancels_alices_intentions_but_where_they_are_hers
     """What Alice said is coming, in each of her scopes (and in the tavern channel's, shared):
     the asker's `/intentions` and `/export` show only their own there, and cancelling each of
     hers by id (a forged button) cancels none but their own."""
-    engine, store = world.bot.engine, world.bot.store
-    now = engine.clock.now()
+    services, store = world.bot.services, world.bot.store
+    now = services.clock.now()
     hers = {
         world.scope(ALICE): PIN,
         world.scope(ALICE, "group"): HUMS,
@@ -217,11 +221,11 @@ async def test_no_one_lists_or_cancels_alices_intentions_but_where_they_are_hers
         for scope, what in hers.items()
     }
     asking = event(user, where=where, persona=persona)
-    listed = await commands.run(engine, asking, "intentions")
-    exported = await refused_or(commands.export(engine, asking))
+    listed = await commands.run(services, asking, "intentions")
+    exported = await refused_or(memory_commands.export(services, asking))
     in_export = json.loads(exported[1])["intentions"] if exported else []
     cancelled = [
-        (await commands.run(engine, asking, "intentions", f"!{number}")).text for number in ids
+        (await commands.run(services, asking, "intentions", f"!{number}")).text for number in ids
     ]
     shown = "\n".join([listed.text, json.dumps(in_export), *cancelled])
     mine = user == ALICE  # (Bob shares the tavern channel's scope with her, not her intentions)

@@ -57,6 +57,7 @@ async def console(world: World, folder: Path, user: str, typed: str) -> str:
     runtime = Runtime(
         config=cast("Any", None),  # the console reads none
         engine=world.bot.engine,
+        services=world.bot.services,
         store=world.bot.store,
         bank=world.bot.bank,
         scheduler=cast(Scheduler, None),
@@ -137,7 +138,11 @@ async def test_the_inspectors_delete_leaves_nothing(world: World, tmp_path: Path
     needles = [*word("zebraquokka"), await vector(bank, alice, world.dm_id)]
     assert len(traces(tmp_path, *needles)) >= 2
     client: TestClient[Any, Any] = TestClient(
-        TestServer(WebServer(world.bot.engine, world.bot.store, ["pip"]).app())
+        TestServer(
+            WebServer(
+                world.bot.engine, world.bot.services, world.bot.store, world.bot.bank, ["pip"]
+            ).app()
+        )
     )
     await client.start_server()
     try:

@@ -81,7 +81,9 @@ async def test_discord_commands_give_bob_nothing_of_alices(
         f"pip/discord:{fake.guild_id}:channel:{fake.channel_id}:user:{D_ALICE}",
         str(D_ALICE),
     )
-    adapter = DiscordAdapter(bot.engine, "pip", DISCORD_TOKEN, bot_id="d", guild_ready_timeout=0.05)
+    adapter = DiscordAdapter(
+        bot.engine, bot.services, "pip", DISCORD_TOKEN, bot_id="d", guild_ready_timeout=0.05
+    )
     await adapter.start()
     said: list[str] = []
     try:
@@ -136,7 +138,7 @@ async def test_telegram_commands_give_bob_nothing_of_alices(bot: Bot, no_errors:
         ids = await furnish(
             bot, f"pip/telegram:dm:{T_ALICE}", f"pip/telegram:{T_GROUP}:user:{T_ALICE}", "7"
         )
-        adapter = telegram_adapter(bot.engine, fake, bot_id="tg")
+        adapter = telegram_adapter(bot, fake, bot_id="tg")
         await adapter.start()
         said: list[str] = []
         try:
@@ -182,7 +184,7 @@ async def test_telegram_senders_it_cannot_tell_apart_reach_no_ones_memory(
         ids = await furnish(
             bot, f"pip/telegram:dm:{T_ALICE}", f"pip/telegram:{T_GROUP}:user:{T_ALICE}", "7"
         )
-        adapter = telegram_adapter(bot.engine, fake, bot_id="tg")
+        adapter = telegram_adapter(bot, fake, bot_id="tg")
         await adapter.start()
         said: list[str] = []
         try:
@@ -226,6 +228,7 @@ async def test_a_webhook_posing_as_alice_gets_no_scope_on_discord(
     )
     adapter = DiscordAdapter(
         bot.engine,
+        bot.services,
         "pip",
         DISCORD_TOKEN,
         bot_id="d",
@@ -258,7 +261,7 @@ async def test_telegram_channels_and_anonymous_admins_each_keep_their_own(
     anonymous admins share is the chat's, which no channel or member sees as theirs."""
     news, gazette = -1002001, -1002002
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake, bot_id="tg")
+        adapter = telegram_adapter(bot, fake, bot_id="tg")
         await adapter.start()
         said: list[str] = []
         try:

@@ -37,7 +37,7 @@ async def encoded(world: World, answer: Mapping[str, object]) -> str:
     bot = world.bot
     for user, name, text in TALK:
         await bot.engine.handle(said(user, name, text))
-    assert await bot.engine.end(event(ALICE, where="group", persona="tavern"))
+    assert await bot.desk.end(event(ALICE, where="group", persona="tavern"))
     bot.model.push(json.dumps(answer))
     assert await bot.lifecycle.encode_pending()
     [call] = bot.model.calls_with(json_mode=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.fakes.secrets import FAKE_SECRETS
 from tests.security.conftest import ALICE, ALLERGY, BOB, STRANGERS, World, event, leaked, sent
@@ -90,7 +90,7 @@ async def test_alice_in_a_server_gets_no_dm_memory_unless_she_chose_it(
     group = event(ALICE, "what's my bank pin, zebraquokka? and the tavern password?", where="group")
     await world.bot.engine.handle(group)
     assert "zebraquokka-4921" not in sent(fake) and "quetzalmango" not in sent(fake)
-    await commands.dm_memories(world.bot.engine, group, "on")  # her choice
+    await memory_commands.dm_memories(world.bot.services, group, "on")  # her choice
     await world.bot.engine.handle(group)
     assert "zebraquokka-4921" in sent(fake)
     assert "quetzalmango" not in sent(fake)  # the tavern keeper's DM is another persona's

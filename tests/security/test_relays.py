@@ -97,7 +97,7 @@ async def duo(fake: FakeDiscord, tmp_path: Path, personas: list[Persona]) -> Asy
     bot = await open_bot(tmp_path / "k.sqlite3", personas, model=model)
     keys = [p.key for p in personas]
     adapter = DiscordAdapter(
-        bot.engine, keys, DISCORD_TOKEN, bot_id="duo", guild_ready_timeout=0.05
+        bot.engine, bot.services, keys, DISCORD_TOKEN, bot_id="duo", guild_ready_timeout=0.05
     )
     await adapter.start()
     try:

@@ -136,7 +136,13 @@ async def test_httpx_lines_of_a_telegram_bot_hold_no_token(
     try:
         async with FakeTelegram() as fake:
             adapter = TelegramAdapter(
-                bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, poll_timeout=1
+                bot.engine,
+                bot.services,
+                "pip",
+                fake.token,
+                bot_id="tg",
+                base_url=fake.base_url,
+                poll_timeout=1,
             )
             with caplog.at_level(logging.DEBUG):
                 await adapter.start()
@@ -159,7 +165,13 @@ async def test_a_derived_webhook_secret_is_never_logged(
     try:
         async with FakeTelegram() as fake:
             adapter = TelegramAdapter(
-                bot.engine, "pip", fake.token, bot_id="tg", base_url=fake.base_url, webhook=hook
+                bot.engine,
+                bot.services,
+                "pip",
+                fake.token,
+                bot_id="tg",
+                base_url=fake.base_url,
+                webhook=hook,
             )
             with caplog.at_level(logging.DEBUG):
                 await adapter.start()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from adapters.discord import DiscordAdapter
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from bot.events import ChatEvent
 from bot.persona.file import StateSlot
 from tests.fakes.discord_server import FakeDiscord
@@ -69,6 +69,7 @@ MEMBER, ADMIN, HOST = 42, 43, 44
 async def discord_bot(fake_discord: FakeDiscord, bot: Bot) -> AsyncIterator[DiscordAdapter]:
     adapter = DiscordAdapter(
         bot.engine,
+        bot.services,
         ["tavern", "pip"],
         DISCORD_TOKEN,
         bot_id="d",
@@ -161,7 +162,7 @@ async def test_telegram_members_cannot_change_a_channels_memory(
     channel = f"tavern/telegram:{GROUP}:channel:{GROUP}"
     await bot.bank.remember(channel, TAVERN_MEMORY)
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake, ["tavern", "pip"], admin_ids=[str(T_HOST)])
+        adapter = telegram_adapter(bot, fake, ["tavern", "pip"], admin_ids=[str(T_HOST)])
         await adapter.start()
         try:
             for text in ["/wipe", "/forget innkeeper gold", "/export", "/state set party no one"]:
@@ -169,7 +170,7 @@ async def test_telegram_members_cannot_change_a_channels_memory(
                 [said] = await fake.next_messages()
                 assert said["text"] == REFUSED, text
             assert await count(bot, channel) == 1
-            assert (await bot.engine.info(tavern_event(T_MEMBER))).state == {}
+            assert (await bot.desk.info(tavern_event(T_MEMBER))).state == {}
 
             fake.admins.add((GROUP, T_ADMIN))
             fake.send_text(T_ADMIN, T_ADMIN, "/start")  # so answers may reach them privately
@@ -227,9 +228,9 @@ async def test_a_failing_command_logs_its_name_and_error_never_the_text(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise ValueError(f"no good: {args[-1]!r}")  # an error that quotes what was typed
 
-    monkeypatch.setattr(commands, "list_memories", broken)
+    monkeypatch.setattr(memory_commands, "list_memories", broken)
     async with FakeTelegram() as fake:
-        adapter = telegram_adapter(bot.engine, fake, "pip")
+        adapter = telegram_adapter(bot, fake, "pip")
         await adapter.start()
         try:
             with caplog.at_level(logging.DEBUG):

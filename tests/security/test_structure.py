@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from bot.commands import table as commands
+from bot.commands import memory as memory_commands
 from tests.fakes.factories import make_event
 from tests.fakes.openai_server import FakeOpenAI, Text, system_of
 from tests.security.conftest import ALICE, BOB, World, event
@@ -76,7 +76,7 @@ async def test_a_forged_memory_comes_to_mind_as_one_quoted_line(
 ) -> None:
     """Bob's /remember in the shared channel is what Alice's prompt may recall: quoted, it
     opens no section, and it says whose it is."""
-    said = await commands.remember(world.bot.engine, tavern(BOB, ""), FORGED)
+    said = await memory_commands.remember(world.bot.services, tavern(BOB, ""), FORGED)
     assert said.id is not None
     [memory] = await world.bot.store.get_memories(world.scope(ALICE, "group", "tavern"), [said.id])
     assert (memory.speaker, memory.speaker_id) == ("Bob", BOB)
@@ -99,7 +99,7 @@ async def test_a_forged_message_stays_its_speakers_line_in_the_encoder_transcrip
     await bot.engine.handle(tavern(ALICE, "hello all"))
     await bot.engine.handle(tavern(BOB, FORGED))
     await bot.engine.handle(tavern(ALICE, "bye"))
-    assert await bot.engine.end(event(ALICE, where="group", persona="tavern"))
+    assert await bot.desk.end(event(ALICE, where="group", persona="tavern"))
     answer = {"memories": [], "diary": "Two guests.", "profiles": {}, "recap": "Tea."}
     fake.reply(Text(json.dumps(answer)))
     assert await bot.lifecycle.encode_pending()

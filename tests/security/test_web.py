@@ -40,7 +40,16 @@ PATHS = [
 
 async def serve(world: World, **options: Any) -> AsyncIterator[Client]:
     client: Client = TestClient(
-        TestServer(WebServer(world.bot.engine, world.bot.store, ["pip"], **options).app())
+        TestServer(
+            WebServer(
+                world.bot.engine,
+                world.bot.services,
+                world.bot.store,
+                world.bot.bank,
+                ["pip"],
+                **options,
+            ).app()
+        )
     )
     await client.start_server()
     try:
@@ -174,7 +183,14 @@ async def test_a_token_that_is_not_utf8_is_only_wrong(
     """Raw bytes no client library would send: refused like any wrong token, not a server
     error with a traceback in the log."""
     server = WebServer(
-        world.bot.engine, world.bot.store, ["pip"], host="0.0.0.0", port=0, token=INSPECTOR_TOKEN
+        world.bot.engine,
+        world.bot.services,
+        world.bot.store,
+        world.bot.bank,
+        ["pip"],
+        host="0.0.0.0",
+        port=0,
+        token=INSPECTOR_TOKEN,
     )
     await server.start()
     try:
@@ -199,12 +215,28 @@ async def test_a_token_that_is_not_utf8_is_only_wrong(
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
 def test_a_token_short_enough_to_guess_is_refused_at_start(world: World, host: str) -> None:
     with pytest.raises(WebSetupError) as refused:
-        WebServer(world.bot.engine, world.bot.store, ["pip"], host=host, token="hunter2")
+        WebServer(
+            world.bot.engine,
+            world.bot.services,
+            world.bot.store,
+            world.bot.bank,
+            ["pip"],
+            host=host,
+            token="hunter2",
+        )
     assert str(refused.value).startswith(
         "the web client's token is 7 characters; it needs at least 16"
     )
     assert "hunter2" not in str(refused.value)
-    WebServer(world.bot.engine, world.bot.store, ["pip"], host=host, token="x" * 16)
+    WebServer(
+        world.bot.engine,
+        world.bot.services,
+        world.bot.store,
+        world.bot.bank,
+        ["pip"],
+        host=host,
+        token="x" * 16,
+    )
 
 
 @pytest.mark.parametrize("user", ["../u1", "a:dm:u1", "a/b", "x\\y", "\x00", "", "a" * 41])

@@ -1,0 +1,173 @@
+"""What the commands work with, each part named by exactly what they need of it: the user's
+own conversation (bot.conversation.desk), long-term memory (what `remember`, `recall`,
+`memories`, `forget` ask of memory.bank.MemoryBank; what `profile`, `diary` and the speakers'
+names ask of bot.turn.recollect.Recollector), the contacts, the sharing choices, the
+intentions, the channels' floor settings (bot.groups.floor) and whether the persona can speak.
+The runtime builds one `Services` for every surface of the process."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from typing import Protocol
+
+from bot.catalogue import say
+from bot.conversation.desk import Desk
+from bot.events import ChatEvent
+from bot.groups.floor import ChannelFloor
+from bot.persona.file import GroupPolicy, Persona
+from memory.clock import Clock
+from memory.dates import DateMention
+from memory.diary import NamedDays
+from memory.recall import Recalled
+from memory.records import Contact, DiaryEntry, Intention, IntentionState, Memory, Profile
+
+__all__ = [
+    "ChannelFloors",
+    "Contacts",
+    "DiaryPages",
+    "Intentions",
+    "Memories",
+    "Recollections",
+    "Services",
+    "Sharing",
+    "Speaking",
+]
+
+
+class Memories(Protocol):
+    """The memories of a scope, looked up, kept and forgotten on purpose (MemoryBank)."""
+
+    async def remember(
+        self,
+        scope: str,
+        text: str,
+        *,
+        when: datetime | None = None,
+        speaker: str | None = None,
+        speaker_id: str | None = None,
+        importance: int | None = None,
+        kind: str = ...,
+    ) -> int: ...
+
+    async def recall(
+        self, scope: str, cue: str, *, k: int = ..., fail: bool = ...
+    ) -> list[Recalled]: ...
+
+    async def memories(
+        self, scope: str, query: str | None = ..., *, limit: int = ...
+    ) -> list[Recalled]: ...
+
+    async def forget(self, scope: str, target: int | str) -> list[Memory]: ...
+
+
+class Recollections(Protocol):
+    """What encoding wrote of the scope's people (Recollector): their profiles, and the names
+    they go by now."""
+
+    async def profile(self, scope: str, user_id: str) -> Profile | None: ...
+
+    async def named(
+        self, scope: str, memories: Sequence[Recalled], present: Mapping[str, str]
+    ) -> list[Recalled]: ...
+
+
+class DiaryPages(Protocol):
+    """The persona's diary of a scope (memory.diary.Diary)."""
+
+    async def pages(self, scope: str, *, limit: int = ...) -> list[DiaryEntry]: ...
+
+    async def read(
+        self, scope: str, mention: DateMention, today: date, *, tz: tzinfo | None = ...
+    ) -> NamedDays | None: ...
+
+
+class Contacts(Protocol):
+    """What each person chose about being reached (memory.storage.ContactStore)."""
+
+    async def contact(self, persona: str, platform: str, user_id: str) -> Contact | None: ...
+
+    async def set_contact(
+        self,
+        persona: str,
+        platform: str,
+        user_id: str,
+        *,
+        quiet: bool | None = None,
+        timezone: str | None = None,
+        voice: bool | None = None,
+        at: datetime,
+    ) -> None: ...
+
+
+class Sharing(Protocol):
+    """Whether a user lets their private memories into their conversations in groups
+    (memory.storage.RoomStore)."""
+
+    async def dm_sharing(self, persona: str, user: str) -> bool: ...
+
+    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None: ...
+
+
+class Intentions(Protocol):
+    """What the persona means to bring up with each person (memory.storage.IntentionStore)."""
+
+    async def intentions(self, scope: str, user_id: str | None = None) -> list[Intention]: ...
+
+    async def close_intention(
+        self, scope: str, intention_id: int, state: IntentionState, at: datetime
+    ) -> bool: ...
+
+
+class ChannelFloors(Protocol):
+    """A channel's admins' settings of when the persona speaks there (bot.groups.floor.Floor)."""
+
+    async def channel(self, persona: Persona, event: ChatEvent) -> ChannelFloor: ...
+
+    async def set_channel(
+        self, persona: Persona, event: ChatEvent, floor: ChannelFloor
+    ) -> None: ...
+
+    async def policy(self, persona: Persona, event: ChatEvent) -> GroupPolicy: ...
+
+
+class Speaking(Protocol):
+    """Whether replies can be said aloud at all (bot.llm.router.ModelRouter)."""
+
+    @property
+    def speaks(self) -> bool: ...
+
+
+@dataclass(slots=True, frozen=True)
+class Services:
+    """`memories`, `recollections` and `diary` are None when long-term memory is off."""
+
+    desk: Desk
+    clock: Clock
+    tz: tzinfo  # the bot's time zone
+    contacts: Contacts
+    sharing: Sharing
+    intentions: Intentions
+    floors: ChannelFloors
+    voices: Speaking
+    memories: Memories | None = None
+    recollections: Recollections | None = None
+    diary: DiaryPages | None = None
+
+    def persona(self, event: ChatEvent) -> Persona:
+        return self.desk.persona(event)
+
+    def language(self, event: ChatEvent) -> str:
+        """The language of what the bot says to the event (the bot's, else the persona's)."""
+        return event.language or self.persona(event).identity.language
+
+    def say(self, event: ChatEvent, key: str, **values: str) -> str:
+        """The catalogue's sentence `key` in the event's language, the persona's name in it."""
+        name = self.persona(event).identity.name
+        return say(self.language(event), key, **({"name": name} | values))
+
+    def day(self, event: ChatEvent, day: date) -> str:
+        """A day as the persona says it: "Tuesday 2026-09-01", "2026-09-01（星期二）"."""
+        weekdays = self.say(event, "weekdays").split(",")
+        return self.say(event, "day", weekday=weekdays[day.weekday()], date=day.isoformat())
