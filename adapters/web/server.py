@@ -55,9 +55,9 @@ from bot.prompts import describe_age
 from bot.runtime import redact
 from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
-from memory.curve import RetentionCurve
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy
+from memory.forgetting.curve import RetentionCurve
 from memory.records import Intention, Memory, SessionRow
 from memory.scopes import Scope
 from memory.storage import JournalStore
