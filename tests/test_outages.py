@@ -330,7 +330,7 @@ async def test_encoding_and_embedding_wait_out_an_outage_and_are_done_once(
     bot.clock.advance(minutes=2)  # embed_pending waits out its backoff
     await tick()
     assert not await bot.bank.store.unembedded(scope, bot.bank.embedder.name)
-    index = await bot.bank.indexes.get(scope, bot.bank.embedder.name, 8)
+    index = await bot.bank.derived.indexes.get(scope, bot.bank.embedder.name, 8)
     assert index.live == {memory.id}
     asked = len(fake.requests)
     bot.clock.advance(hours=2)
