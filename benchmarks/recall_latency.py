@@ -966,7 +966,7 @@ async def run_size(
     pg = pg_store(bank)
     if pg is not None:
         # The planner's statistics, as autovacuum would gather them soon after a fill this
-        # size; without them recall at 1k took 30-480 ms instead of about 30.
+        # size; without them recall is many times slower (benchmarks/README.md).
         await pg._pool.execute("ANALYZE")
     print(
         f"  embedded {len(filler.vectors):,} distinct texts in"

@@ -183,6 +183,12 @@ class MemoryBank:
         forgets from) a scope's memories."""
         self._watchers.append(changed_elsewhere)
 
+    def _now(self, at: datetime | None) -> datetime:
+        """`at`, or the clock's now; naive datetimes are taken as UTC, so ages never mix naive
+        and aware times."""
+        at = at or self.clock.now()
+        return at if at.tzinfo else at.replace(tzinfo=UTC)
+
     def policy(self, scope: str) -> ForgettingPolicy:
         """The forgetting policy of a scope."""
         policy = self._policy
@@ -220,19 +226,7 @@ class MemoryBank:
         """Store a memory; returns its id. `speaker` is the name of who said it, as shown;
         `speaker_id` the platform's stable id of who said it, as kept."""
         _check_scope(scope)
-        text = visible(text)
-        if not text:
-            raise BankError("a memory needs some text")
-        if len(text) > MAX_TEXT:
-            raise BankError(f"a memory holds at most {MAX_TEXT} characters, not {len(text)}")
-        if kind not in KINDS:
-            raise BankError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        if category is not None and category not in CATEGORIES:
-            raise BankError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
-        if importance is None:
-            importance = 3 if kind == "explicit" else 2
-        if importance not in (1, 2, 3):
-            raise BankError(f"importance must be 1, 2 or 3, not {importance!r}")
+        text, importance = _checked(text, kind, category, importance)
         if kind == "explicit":
             # Asked to keep the same words again (or the request delivered again after a
             # crash, before it was confirmed): kept once.
@@ -240,14 +234,11 @@ class MemoryBank:
             if same is not None:
                 return same
         sentiment = max(-1.0, min(1.0, float(sentiment)))
-        when = _aware(when or self.clock.now())
+        when = self._now(when)
         speaker = speaker.strip() or None if speaker else None
         previous = await self.neighbour(scope, when)
-        vector: Vectors | None = None
-        try:
-            [vector] = await self.catchup.embed([self.embed_text(text, speaker, when)])
-        except EmbeddingError as e:
-            log.warning("memory stored without an embedding for now: %s", e)
+        [vector] = await self.catchup.for_memories([text], speaker, when)
+        if vector is None:
             self.catchup.missed(scope)
         memory_id = await self.store.add_memory(
             NewMemory(
@@ -295,37 +286,19 @@ class MemoryBank:
         """For each vector, the scope's k memories nearest in meaning, as (id, cosine), best
         first; empty lists when the index cannot be had (the embedder is down)."""
         _check_scope(scope)
-        if not vectors:
-            return []
-        try:
-            index = await self.catchup.searcher(scope)
-        except (EmbeddingError, ValueError) as e:
-            log.warning("similar memories not searched: %s", e)
-            return [[] for _ in vectors]
-        if index is None:  # still being embedded
-            return [[] for _ in vectors]
-        return [await index.search(v, k) for v in vectors]
+        return await self.catchup.similar(scope, vectors, k)
 
     async def embed_memories(
         self, texts: Sequence[str], speaker: str | None, when: datetime
     ) -> list[Vectors | None]:
         """Embeddings for memories about to be written (None each while the embedder is
         down: they are stored without and embedded later)."""
-        try:
-            vectors = await self.catchup.embed([self.embed_text(t, speaker, when) for t in texts])
-        except EmbeddingError as e:
-            log.warning("memories stored without an embedding for now: %s", e)
-            return [None] * len(texts)
-        return list(vectors)
+        return await self.catchup.for_memories(texts, speaker, when)
 
     async def embed_plain(self, texts: Sequence[str]) -> Vectors | None:
         """Embeddings of texts as they are (no date or speaker added), through the cache;
         None while the embedder is down."""
-        try:
-            return await self.catchup.embed(texts)
-        except EmbeddingError as e:
-            log.warning("texts not embedded for now: %s", e)
-            return None
+        return await self.catchup.plain(texts)
 
     def embed_text(self, text: str, speaker: str | None, when: datetime) -> str:
         """What is embedded for a memory (memory.catchup.CatchUp.text)."""
@@ -350,7 +323,7 @@ class MemoryBank:
         """Forget what the scope's policy lets go today (memory.upkeep.Upkeep.prune); returns
         (memories kept, [(id, reason)])."""
         _check_scope(scope)
-        return await self.upkeep.prune(scope, _aware(now), day=day, seed=seed, hearsay=hearsay)
+        return await self.upkeep.prune(scope, self._now(now), day=day, seed=seed, hearsay=hearsay)
 
     async def twins(self, scope: str) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same, which a prune merges."""
@@ -391,7 +364,7 @@ class MemoryBank:
         A clock behind a memory's last touch dates its recall at that touch (see
         memory.forgetting.recalled)."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
+        now = self._now(now)
         memories = await self.store.get_memories(scope, _ids(ids))
         policy = self.policy(scope)
         by_time: dict[datetime, list[tuple[int, float]]] = {}
@@ -424,11 +397,7 @@ class MemoryBank:
         through by the embedder's lower companion floors. How they are ranked:
         memory/recall.py."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        cue = cue.strip()
-        if not cue or k <= 0:
-            return []
-        return await self.retrieval.recall(scope, cue, k=k, now=now, fail=fail)
+        return await self.retrieval.recall(scope, cue, k=k, now=self._now(now), fail=fail)
 
     async def flashback(
         self, scope: str, cue: str, *, now: datetime | None = None
@@ -436,10 +405,7 @@ class MemoryBank:
         """What a wandering mind lands on: the memory closest in meaning to `cue` and the one
         farthest from it (their relevance is their cosine to the cue)."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        if not cue.strip():
-            return []
-        return await self.retrieval.flashback(scope, cue.strip(), now=now)
+        return await self.retrieval.flashback(scope, cue, now=self._now(now))
 
     async def dated(
         self,
@@ -454,21 +420,14 @@ class MemoryBank:
         """Memories made on the days `first` to `last` (the days of `tz`, local time if None)
         that come to mind, newest first, at most k; their score is their retention."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        return await self.retrieval.dated(scope, first, last, tz, k=k, now=now)
+        return await self.retrieval.dated(scope, first, last, tz, k=k, now=self._now(now))
 
     async def get(
         self, scope: str, ids: Sequence[int], now: datetime | None = None
     ) -> list[Recalled]:
         """Memories by id (those in this scope), with their retention now."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        policy = self.policy(scope)
-        return [
-            Recalled.of(m, retention, 0.0, retention)
-            for m in await self.store.get_memories(scope, _ids(ids))
-            for retention in [policy.retention(m, now)]
-        ]
+        return await self.retrieval.get(scope, _ids(ids), self._now(now))
 
     async def memories(
         self,
@@ -483,13 +442,7 @@ class MemoryBank:
         if query and query.strip():
             return await self.recall(scope, query, k=limit, now=now, fail=False)
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        listed = await self.store.list_memories(scope, limit=limit)
-        return [
-            Recalled.of(m, retention, 0.0, retention)
-            for m in listed
-            for retention in [self.policy(scope).retention(m, now)]
-        ]
+        return await self.retrieval.newest(scope, limit, self._now(now))
 
     async def count(self, scope: str) -> int:
         _check_scope(scope)
@@ -501,15 +454,7 @@ class MemoryBank:
         """Whole memories with their retention now, for someone looking at the bank: the
         best matches of `query` (nothing fails to surface here), or the newest."""
         _check_scope(scope)
-        now = _aware(now or self.clock.now())
-        if query and query.strip():
-            ids = [r.id for r in await self.recall(scope, query, k=limit, now=now, fail=False)]
-            found = {m.id: m for m in await self.store.get_memories(scope, ids)}
-            listed = [found[i] for i in ids if i in found]
-        else:
-            listed = await self.store.list_memories(scope, limit=limit)
-        policy = self.policy(scope)
-        return [(m, policy.retention(m, now)) for m in listed]
+        return await self.retrieval.inspect(scope, query, limit=limit, now=self._now(now))
 
     async def curve(
         self,
@@ -527,8 +472,7 @@ class MemoryBank:
             log.info("curve refused: no memory %s in scope %s", memory_id, scope)
             return None
         history = await self.store.recall_history(scope, memory_id)
-        now = _aware(now or self.clock.now())
-        return retention_curve(self.policy(scope), found[0], history, now, ahead=ahead)
+        return retention_curve(self.policy(scope), found[0], history, self._now(now), ahead=ahead)
 
     # Embeddings (memory/catchup.py).
 
@@ -574,9 +518,23 @@ def _check_scope(scope: str) -> None:
         raise BankError(f"a scope is a non-empty string of at most {MAX_SCOPE} characters")
 
 
-def _aware(at: datetime) -> datetime:
-    """Naive datetimes are taken as UTC, so ages never mix naive and aware times."""
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
+def _checked(text: str, kind: str, category: str | None, importance: int | None) -> tuple[str, int]:
+    """A new memory's visible text and importance (by its kind when not given), or BankError
+    for what the bank cannot take."""
+    text = visible(text)
+    if not text:
+        raise BankError("a memory needs some text")
+    if len(text) > MAX_TEXT:
+        raise BankError(f"a memory holds at most {MAX_TEXT} characters, not {len(text)}")
+    if kind not in KINDS:
+        raise BankError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if category is not None and category not in CATEGORIES:
+        raise BankError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
+    if importance is None:
+        importance = 3 if kind == "explicit" else 2
+    if importance not in (1, 2, 3):
+        raise BankError(f"importance must be 1, 2 or 3, not {importance!r}")
+    return text, importance
 
 
 def _kind(kind: str) -> Kind:

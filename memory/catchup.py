@@ -104,6 +104,43 @@ class CatchUp:
             )
         return out
 
+    async def for_memories(
+        self, texts: Sequence[str], speaker: str | None, when: datetime
+    ) -> list[Vectors | None]:
+        """Embeddings for memories about to be written (None each while the embedder is
+        down: they are stored without and embedded later)."""
+        try:
+            vectors = await self.embed([self.text(t, speaker, when) for t in texts])
+        except EmbeddingError as e:
+            log.warning("memories stored without an embedding for now: %s", e)
+            return [None] * len(texts)
+        return list(vectors)
+
+    async def plain(self, texts: Sequence[str]) -> Vectors | None:
+        """Embeddings of texts as they are (no date or speaker added), through the cache;
+        None while the embedder is down."""
+        try:
+            return await self.embed(texts)
+        except EmbeddingError as e:
+            log.warning("texts not embedded for now: %s", e)
+            return None
+
+    async def similar(
+        self, scope: str, vectors: Sequence[Vectors], k: int
+    ) -> list[list[tuple[int, float]]]:
+        """For each vector, the scope's k memories nearest in meaning, as (id, cosine), best
+        first; empty lists when the index cannot be had (the embedder is down)."""
+        if not vectors:
+            return []
+        try:
+            index = await self.searcher(scope)
+        except (EmbeddingError, ValueError) as e:
+            log.warning("similar memories not searched: %s", e)
+            return [[] for _ in vectors]
+        if index is None:  # still being embedded
+            return [[] for _ in vectors]
+        return [await index.search(v, k) for v in vectors]
+
     async def uncache(self, memories: Sequence[Memory]) -> None:
         """Drop the cached embeddings of deleted memories: a forgotten text leaves no vector."""
         await self.store.forget_cached(

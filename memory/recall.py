@@ -331,8 +331,8 @@ def asks(text: str) -> bool:
     end = text.rstrip()
     if end.endswith(("?", "？")):
         return True
-    # Only a text ending in a note needs the pattern (searching every text for it was a
-    # tenth of a recall at 100k).
+    # Only a text ending in a note needs the pattern: searching every text for it slowed a
+    # large scope's recall (benchmarks/README.md).
     return end.endswith("]") and _ASKS.search(end) is not None
 
 

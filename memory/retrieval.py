@@ -98,7 +98,10 @@ class Retrieval:
     async def recall(
         self, scope: str, cue: str, *, k: int, now: datetime, fail: bool
     ) -> list[Recalled]:
-        """memory.bank.MemoryBank.recall, for a stripped, non-empty `cue` and k > 0."""
+        """What `cue` brings to mind (memory.bank.MemoryBank.recall)."""
+        cue = cue.strip()
+        if not cue or k <= 0:
+            return []
         scale = self.scale
         words = terms(cue)
         lexical: dict[int, float] = {}
@@ -299,8 +302,10 @@ class Retrieval:
         return None, None
 
     async def flashback(self, scope: str, cue: str, *, now: datetime) -> list[Recalled]:
-        """memory.bank.MemoryBank.flashback, for a stripped, non-empty `cue`."""
-        query, index = await self.dense_query(scope, cue)
+        """What a wandering mind lands on (memory.bank.MemoryBank.flashback)."""
+        if not cue.strip():
+            return []
+        query, index = await self.dense_query(scope, cue.strip())
         if query is None or index is None:
             return []
         nearest = await index.search(query, 1)
@@ -317,7 +322,8 @@ class Retrieval:
     async def dated(
         self, scope: str, first: date, last: date, tz: tzinfo | None, *, k: int, now: datetime
     ) -> list[Recalled]:
-        """memory.bank.MemoryBank.dated: at most k, among the days' newest DATED_READ."""
+        """Memories made on the days `first` to `last` that come to mind, newest first, at
+        most k, among the days' newest DATED_READ (memory.bank.MemoryBank.dated)."""
         policy = self.policy(scope)
         out: list[Recalled] = []
         if k <= 0 or first > last:
@@ -330,6 +336,38 @@ class Retrieval:
                 if len(out) == k:
                     break
         return out
+
+    async def get(self, scope: str, ids: Sequence[int], now: datetime) -> list[Recalled]:
+        """Memories by id (those in this scope), with their retention now."""
+        policy = self.policy(scope)
+        return [
+            Recalled.of(m, retention, 0.0, retention)
+            for m in await self.store.get_memories(scope, ids)
+            for retention in [policy.retention(m, now)]
+        ]
+
+    async def newest(self, scope: str, limit: int, now: datetime) -> list[Recalled]:
+        """The newest memories, their score their retention now."""
+        policy = self.policy(scope)
+        return [
+            Recalled.of(m, retention, 0.0, retention)
+            for m in await self.store.list_memories(scope, limit=limit)
+            for retention in [policy.retention(m, now)]
+        ]
+
+    async def inspect(
+        self, scope: str, query: str | None, *, limit: int, now: datetime
+    ) -> list[tuple[Memory, float]]:
+        """Whole memories with their retention now: the best matches of `query` (nothing
+        fails to surface here), or the newest."""
+        if query and query.strip():
+            hits = await self.recall(scope, query, k=limit, now=now, fail=False)
+            found = {m.id: m for m in await self.store.get_memories(scope, [r.id for r in hits])}
+            listed = [found[r.id] for r in hits if r.id in found]
+        else:
+            listed = await self.store.list_memories(scope, limit=limit)
+        policy = self.policy(scope)
+        return [(m, policy.retention(m, now)) for m in listed]
 
 
 def _distinctive(words: Sequence[str], hits: Mapping[str, int], size: int) -> list[str]:

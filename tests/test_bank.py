@@ -112,7 +112,8 @@ async def test_a_memory_keeps_who_said_it_by_id_beside_their_name(tmp_path: Path
 
 
 async def test_paraphrase_scope_wall_and_rebuild(tmp_path: Path, fake: FakeOpenAI) -> None:
-    """The check the issue names: fake clock, the fake server's embeddings."""
+    """A paraphrase is recalled, scopes stay apart and a lost index is rebuilt, with a remote
+    embedder: fake clock, the fake server's embeddings."""
     clock = FakeClock()
     bank = await open_bank(tmp_path, remote(fake), clock)
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten", speaker="Alice")

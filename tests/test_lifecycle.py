@@ -99,7 +99,7 @@ def scheduler(bot: Bot) -> Scheduler:
     return Scheduler(bot.sessions, bot.engine.idle_time, lifecycle=bot.lifecycle)
 
 
-# --- the story -------------------------------------------------------------------------
+# --- a month with the cat ----------------------------------------------------------------------
 
 
 async def test_a_month_with_the_cat(bots: OpenBot) -> None:
