@@ -107,7 +107,7 @@ class Retrieval:
         lexical: dict[int, float] = {}
         # The cue's embedding (a model in a thread, or a remote call) overlaps the full-text
         # search (in SQLite's thread).
-        dense = asyncio.ensure_future(self.dense_query(scope, cue))
+        dense = asyncio.ensure_future(self._dense_query(scope, cue))
         try:
             lexical = await self._lexical(scope, words)
         except BaseException:
@@ -265,7 +265,7 @@ class Retrieval:
             return list(words)
         return _distinctive(words, await self.derived.counts.frequencies(scope, words), size)
 
-    async def dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeSearch | None]:
+    async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeSearch | None]:
         """The cue's vector and the scope's dense search, or (None, None): recall then goes on
         with the words alone. After an embedding failure, or a cue not embedded within
         `cue_deadline` seconds, cues are not embedded for a while (catchup.EMBEDDER_PAUSE), so
@@ -305,7 +305,7 @@ class Retrieval:
         """What a wandering mind lands on (memory.bank.MemoryBank.flashback)."""
         if not cue.strip():
             return []
-        query, index = await self.dense_query(scope, cue.strip())
+        query, index = await self._dense_query(scope, cue.strip())
         if query is None or index is None:
             return []
         nearest = await index.search(query, 1)
