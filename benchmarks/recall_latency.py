@@ -69,8 +69,9 @@ to read and build; and how long the copy of a scope of LARGE_SCOPE or more takes
 the first recall starts it, in the background) and what it holds (tracemalloc).
 
 Index. Before the passes the scope's index is dropped and its file deleted, and the index is
-made as the first recall would make it (`bank._index`: the unembedded check, the embeddings
-read from SQLite, ScopeIndex.build); then it is saved, dropped again and loaded from its file.
+made as the first recall would make it (`bank.catchup.searcher`: the unembedded check, the
+embeddings read from SQLite, ScopeIndex.build); then it is saved, dropped again and loaded from
+its file.
 
 Flat or HNSW. For each of `--hnsw-dims`, vectors of distinct texts (the hash embedder at that
 dimension, over the same turns with the year moved on each cycle, so no two repeat) go into an
@@ -117,12 +118,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import faiss
 import numpy as np
 
-import memory.bank
 import memory.dense
 import memory.index
 import memory.recall
+import memory.retrieval
 import memory.text
-from memory.bank import EMBED_BATCH, INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
+from memory.bank import INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
+from memory.catchup import EMBED_BATCH
 from memory.embeddings import HashEmbedder
 from memory.index import (
     HNSW_EF_CONSTRUCTION,
@@ -367,7 +369,7 @@ class Filler:
         started = time.perf_counter()
         for start in range(0, len(fresh), EMBED_BATCH):
             batch = fresh[start : start + EMBED_BATCH]
-            vectors = await self.bank._embed(batch)
+            vectors = await self.bank.catchup.embed(batch)
             self.vectors.update(zip(batch, vectors, strict=True))
         self.embed_seconds += time.perf_counter() - started
 
@@ -400,7 +402,7 @@ class Filler:
                 embedder=bank.embedder.name,
             )
         )
-        bank._writes += 1  # as remember() counts them (the word-frequency cache ages by it)
+        bank.derived.counts.wrote(1)  # as remember() counts them (the word counts age by it)
         self._stored(scope, Last(memory_id, turn.text, turn.when))
         return memory_id
 
@@ -526,11 +528,11 @@ async def recall_pass(
 
 
 @contextlib.contextmanager
-def store_fulltext(postings: int = memory.bank.POSTINGS) -> Iterator[None]:
+def store_fulltext(postings: int = memory.retrieval.POSTINGS) -> Iterator[None]:
     """Recall searching words through the store at any size, within `postings` hits."""
     with (
-        patched(memory.bank, "LARGE_SCOPE", 1 << 62),
-        patched(memory.bank, "POSTINGS", postings),
+        patched(memory.retrieval, "LARGE_SCOPE", 1 << 62),
+        patched(memory.retrieval, "POSTINGS", postings),
     ):
         yield
 
@@ -539,7 +541,7 @@ def store_fulltext(postings: int = memory.bank.POSTINGS) -> Iterator[None]:
 def as_main(bank: MemoryBank) -> Iterator[None]:
     """Recall as main had it before the copy of a large scope's rows (memory/rowcache.py):
     what may come to mind read from the store."""
-    with patched(bank, "_memories", bank.store.get_memories):
+    with patched(bank.retrieval, "read", bank.store.get_memories):
         yield
 
 
@@ -592,15 +594,15 @@ async def copy_rows(bank: MemoryBank, cue: str, now: datetime) -> tuple[float, f
     not tell)."""
     started, cpu = time.perf_counter(), time.process_time()
     await bank.recall(SCOPE, cue, k=K, now=now)
-    await bank.rows.filled(SCOPE)
+    await bank.derived.rows.filled(SCOPE)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    assert bank.rows.held(SCOPE) == len(await bank.links.get(SCOPE))
-    bank.rows.drop(SCOPE)
+    assert bank.derived.rows.held(SCOPE) == len(await bank.derived.links.get(SCOPE))
+    bank.derived.rows.drop(SCOPE)
     gc.collect()
     tracemalloc.start()
     try:
         await bank.recall(SCOPE, cue, k=K, now=now)
-        await bank.rows.filled(SCOPE)
+        await bank.derived.rows.filled(SCOPE)
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] / 2**20
     finally:
@@ -612,7 +614,7 @@ async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
     """Drop the scope's index and its file, then make it as the first recall would: total,
     SQLite read and FAISS build seconds."""
     name = bank.embedder.name
-    await bank.indexes.delete_file(SCOPE, name)
+    await bank.derived.indexes.delete_file(SCOPE, name)
     spent = Spent()
     store = bank.store
     with (
@@ -620,7 +622,7 @@ async def make_index(bank: MemoryBank) -> tuple[float, float, float]:
         patched(ScopeIndex, "build", spent.wrap("build", ScopeIndex.build)),
     ):
         started = time.perf_counter()
-        await bank._index(SCOPE)
+        await bank.catchup.searcher(SCOPE)
         total = time.perf_counter() - started
     return total, spent.seconds["read"], spent.seconds["build"]
 
@@ -654,12 +656,26 @@ async def breakdown(
         else:
             stack.enter_context(patched(pg, "_pool", Recorder(pg._pool, sent)))
         with (
-            patched(memory.bank, "terms", spent.wrap("text", memory.text.terms)),
-            patched(memory.bank, "fts_query", spent.wrap("text", memory.text.fts_query)),
-            patched(memory.bank, "relevance", spent.wrap("relevance", memory.recall.relevance)),
-            patched(bank, "_distinctive", spent.wrap_async("word df", bank._distinctive)),
-            patched(bank, "_query_vector", spent.wrap_async("query vector", bank._query_vector)),
-            patched(bank, "_index", spent.wrap_async("index lookup", bank._index)),
+            patched(memory.retrieval, "terms", spent.wrap("text", memory.text.terms)),
+            patched(memory.retrieval, "fts_query", spent.wrap("text", memory.text.fts_query)),
+            patched(
+                memory.retrieval, "relevance", spent.wrap("relevance", memory.recall.relevance)
+            ),
+            patched(
+                bank.retrieval,
+                "distinctive",
+                spent.wrap_async("word df", bank.retrieval.distinctive),
+            ),
+            patched(
+                bank.retrieval.cues,
+                "within",
+                spent.wrap_async("query vector", bank.retrieval.cues.within),
+            ),
+            patched(
+                bank.catchup,
+                "searcher",
+                spent.wrap_async("index lookup", bank.catchup.searcher),
+            ),
             patched(FaissSearch, "search", spent.wrap_async("dense search", FaissSearch.search)),
             patched(
                 memory.dense._ServerSearch,
@@ -674,12 +690,12 @@ async def breakdown(
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "scores", spent.wrap("vectors", ScopeIndex.scores)),
             patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
-            patched(bank.lexicon, "get", spent.wrap_async("fts", bank.lexicon.get)),
+            patched(bank.derived.lexicon, "get", spent.wrap_async("fts", bank.derived.lexicon.get)),
             patched(ScopeLexicon, "search", spent.wrap("fts", ScopeLexicon.search)),
             patched(ScopeLexicon, "frequencies", spent.wrap("word df", ScopeLexicon.frequencies)),
-            patched(bank.links, "get", spent.wrap_async("links", bank.links.get)),
+            patched(bank.derived.links, "get", spent.wrap_async("links", bank.derived.links.get)),
             patched(ScopeLinks, "around", spent.wrap("links", around)),
-            patched(bank, "_memories", spent.wrap_async("rows", bank._memories)),
+            patched(bank.retrieval, "read", spent.wrap_async("rows", bank.retrieval.read)),
         ):
             total = 0.0
             for cue in cues:
@@ -802,31 +818,30 @@ async def measure(
         read_s = faiss_s = load_ms = 0.0
         hnsw = size > pg.vector_exact_up_to
         index_mb = await vector_index_mb(pg)
-        await bank._index(SCOPE)
+        await bank.catchup.searcher(SCOPE)
     else:
         build_s, read_s, faiss_s = await make_index(bank)
-        index = await bank.indexes.get(SCOPE, name, bank.embedder.dimension)
+        index = await bank.derived.indexes.get(SCOPE, name, bank.embedder.dimension)
         hnsw = index.hnsw
         await bank.flush()
         index_mb = file_mb(index_path(bank.data_dir / INDEX_FOLDER, SCOPE, name))
-        bank.indexes.drop(SCOPE, name)
+        bank.derived.indexes.drop(SCOPE, name)
         started = time.perf_counter()
-        await bank._index(SCOPE)
+        await bank.catchup.searcher(SCOPE)
         load_ms = (time.perf_counter() - started) * 1e3
     trip = await round_trip_ms(bank)
-    bank.lexicon.drop(SCOPE)
+    bank.derived.lexicon.drop(SCOPE)
     started = time.perf_counter()
-    if size >= memory.bank.LARGE_SCOPE:
-        await bank.lexicon.get(SCOPE)
+    if size >= memory.retrieval.LARGE_SCOPE:
+        await bank.derived.lexicon.get(SCOPE)
     lexicon_s = time.perf_counter() - started
-    copy = await copy_rows(bank, cues[0], now) if size >= memory.bank.LARGE_SCOPE else None
+    copy = await copy_rows(bank, cues[0], now) if size >= memory.retrieval.LARGE_SCOPE else None
 
-    bank.cues.clear()
-    bank._df.clear()
-    bank._sizes.clear()
+    bank.retrieval.cues.clear()
+    bank.derived.counts.clear()
     few = cues[:FEW_QUERIES]
     cold, _ = await recall_pass(bank, few, now)
-    bank.cues.clear()
+    bank.retrieval.cues.clear()
     embedded, _ = await recall_pass(bank, cues, now)
     cached, hits = await recall_pass(bank, cues, now)
     ours, main, ours_cpu, main_cpu = await interleaved(bank, cues, now)
@@ -946,12 +961,12 @@ async def run_size(
 ) -> Stage:
     bank = filler.bank
     print(f"{kind}: filling to {size:,}", file=sys.stderr)
-    await bank.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
+    await bank.derived.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
     await filler.grow(size)
     pg = pg_store(bank)
     if pg is not None:
         # The planner's statistics, as autovacuum would gather them soon after a fill this
-        # size; without them recall at 1k took 30-480 ms instead of about 30.
+        # size; without them recall is many times slower (benchmarks/README.md).
         await pg._pool.execute("ANALYZE")
     print(
         f"  embedded {len(filler.vectors):,} distinct texts in"
@@ -1246,7 +1261,7 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print(
         "| store | embedder | memories | as is | interleaved: as is | as main (rows read from"
         " the store) | p50 ratio | p95 ratio | CPU time: as is | as main"
-        f" | store full-text within {memory.bank.POSTINGS:,} | its top {K} kept, by memory"
+        f" | store full-text within {memory.retrieval.POSTINGS:,} | its top {K} kept, by memory"
         f" / by text | main's top {K} kept | word index read + build s"
         " | rows copied: s (CPU s), MB |"
     )

@@ -161,7 +161,24 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 
-__all__ = ["ClockTime", "DateMention", "clock_time", "day_bounds", "find_dates", "future_spans"]
+__all__ = [
+    "DATE_STAMP",
+    "ClockTime",
+    "DateMention",
+    "clock_time",
+    "day_bounds",
+    "find_dates",
+    "future_spans",
+    "undated",
+]
+
+# The date a memory written by encoding starts with: "2026-03-02: ...", "2025-03-14（星期五）：...".
+DATE_STAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:\s*[（(][^）)]*[）)])?\s*[:：]\s*")
+
+
+def undated(text: str) -> str:
+    """A memory's text without the date encoding starts it with."""
+    return DATE_STAMP.sub("", text, count=1)
 
 
 def day_bounds(first: date, last: date, tz: tzinfo | None) -> tuple[datetime, datetime]:

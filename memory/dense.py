@@ -6,8 +6,8 @@
   index in the server). Nothing is on disk here and nothing goes stale: what another process
   writes is found by the next search.
 
-The bank tells the index what it wrote (`added`, `removed`); the FAISS indexes follow along,
-the server's index already holds it.
+memory/derived.py tells the index what the bank wrote (`added`, `removed`); the FAISS indexes
+follow along, the server's index already holds it.
 """
 
 from __future__ import annotations

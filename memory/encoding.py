@@ -36,7 +36,8 @@ from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memory.bank import MemoryBank, undated
+from memory.bank import MemoryBank
+from memory.dates import undated
 from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.errors import KizunaError
 from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, Said, fresh, from_answer, local_reading
@@ -382,7 +383,7 @@ class Encoder:
             m.id: m for m in await self.bank.store.get_memories(scope, list(repeats.values()))
         }
         policy = self.bank.policy(scope)
-        floor = self.bank.dense_floor
+        floor = self.bank.scale.dense_floor
         merges: dict[int, Merge] = {}
         for i, draft in enumerate(drafts):
             target = existing.get(repeats.get(i, -1))
@@ -409,7 +410,7 @@ class Encoder:
                 if other is None or drafts[j].kind == "merged":
                     continue
                 cos = float(other @ vector)
-                if cos >= self.bank.duplicate and restates(drafts[j].text, draft.text):
+                if cos >= self.bank.scale.duplicate and restates(drafts[j].text, draft.text):
                     drafts[j].importance = max(drafts[j].importance, draft.importance)
                     draft.kind = "merged"
                     break
@@ -433,7 +434,7 @@ class Encoder:
         keeps their dated vectors apart, so the nearest few are compared undated."""
         candidates: dict[int, list[int]] = {}
         for i, draft in enumerate(drafts):
-            found = [m for m, cos in nearest.get(i, []) if cos >= self.bank.dense_floor]
+            found = [m for m, cos in nearest.get(i, []) if cos >= self.bank.scale.dense_floor]
             # Recall by the undated words too: dated vectors of one fact told on two days
             # can be farther apart than two facts told on the same day.
             for hit in await self.bank.recall(scope, undated(draft.text), k=LINKS, fail=False):
@@ -457,11 +458,12 @@ class Encoder:
             }
         row = {m: vectors[len(plain) + n] for n, m in enumerate(ids)}
         repeats: dict[int, int] = {}
+        duplicate = self.bank.scale.duplicate
         for n, i in enumerate(positions):
             scored = [(float(vectors[n] @ row[m]), m) for m in candidates[i] if m in row]
             if scored:
                 cos, memory_id = max(scored)
-                if cos >= self.bank.duplicate and restates(undated(texts[memory_id]), plain[n]):
+                if cos >= duplicate and restates(undated(texts[memory_id]), plain[n]):
                     repeats[i] = memory_id
         return repeats
 

@@ -1,8 +1,8 @@
 """Recall: from the lexical and dense hits of a cue to the memories that come to mind.
 
-Pure functions over hits and memories; the bank does the I/O. Candidates are the dense top
-DENSE_CANDIDATES, the lexical top LEXICAL_CANDIDATES, and the memories stored just before and
-just after each of them. For each:
+Pure functions over hits and memories; memory/retrieval.py does the I/O. Candidates are the
+dense top DENSE_CANDIDATES, the lexical top LEXICAL_CANDIDATES, and the memories stored just
+before and just after each of them. For each:
 
     match(i) = DENSE_WEIGHT * cos(cue, i) + (1 - DENSE_WEIGHT) * bm25(i) / max bm25
                + SPEAKER_BOOST * [i's speaker is named in the cue]
@@ -33,7 +33,7 @@ The relevance floor keeps unrelated memories out: a candidate counts only if its
 least the embedder's floor, or it shares a searchable word with the cue and its cosine is at
 least the embedder's lower shared-word floor (with no vector to judge by, during an embedding
 outage, the shared word alone). The floor judges the raw cosine, also where the fusion hears a
-rescaled one (e5: memory/bank.py). A cue about nothing remembered recalls nothing. In a turn's
+rescaled one (e5: `Scale`). A cue about nothing remembered recalls nothing. In a turn's
 recall an embedder may have companion floors, lower: once one candidate passes the floor, the
 cue is about something remembered, and the other candidates pass by the companion floors (e5's
 floor, tuned against off-topic cues, otherwise threw out answers the fusion ranked well). A
@@ -69,6 +69,7 @@ __all__ = [
     "RETENTION_FLOOR",
     "SPEAKER_BOOST",
     "Recalled",
+    "Scale",
     "asks",
     "contenders",
     "diversify",
@@ -90,6 +91,56 @@ IMPORTANCE_WEIGHT = {1: 0.9, 2: 1.0, 3: 1.1}
 QUESTION_WEIGHT = 0.8  # of a memory that asks
 MAX_FAILURE = 0.8
 DIVERSE_FROM = 5  # the memories that keep their rank before diversity counts
+# Cosine below which a memory is unrelated to a cue, and the same for one that shares a word
+# with it, by embedder family, on the raw cosine (before e5's rescaling, which hides how close
+# a cue is). Each keeps off-topic cues from recalling anything at little cost to recall; a
+# hash vector is itself lexical, so a shared word needs little more. E5's cosines crowd into a
+# narrow band where no floor parts matches from noise cleanly: its floors are a trade-off,
+# chosen on part of LoCoMo (benchmarks/README.md).
+DENSE_FLOORS = {"hash": (0.20, 0.05), "local": (0.30, 0.15), "e5": (0.84, 0.78)}
+DEFAULT_DENSE_FLOOR = (0.30, 0.15)
+# The floors of a turn's recall once one candidate has passed those above, by family: e5's
+# answers often score under its floor, which is set by off-topic cues.
+COMPANION_FLOORS = {"e5": (0.82, 0.76)}
+# Diversity past the first few of a turn's recall, by family: (penalty, threshold) on the raw
+# cosine between two memories. Tuned for e5 alone.
+DIVERSITY = {"e5": (0.25, 0.88)}
+# E5's cosines crowd into a narrow band that moves with the cue and the language, where the
+# fusion's weights, tuned on cosines spread over 0..1, would hear little of them. For these
+# families recall rescales a cosine c as DENSE_GAIN * max(c - low, 0) / (high - low), where
+# high and low are the cue's best and last dense candidates (low at least the baseline given
+# here): like BM25 over its best hit. Below `low` a lexical hit keeps its words' score alone.
+DENSE_BASELINES = {"e5": 0.7}
+DENSE_GAIN = 0.6
+TWIN = 0.95  # cosine of two memories that say nearly the same, above the family's baseline
+
+
+@dataclass(slots=True, frozen=True)
+class Scale:
+    """Where an embedder family's cosines fall: the floors and settings above, for one
+    embedder."""
+
+    dense_floor: float
+    shared_word_floor: float
+    dense_baseline: float  # 0: cosines are not rescaled
+    companion_floors: tuple[float, float] | None
+    diversity: tuple[float, float] | None  # (penalty, threshold)
+    duplicate: float  # the cosine at which two texts say nearly the same
+
+    @classmethod
+    def of(cls, embedder: str) -> Scale:
+        """The scale of an embedder, by its name ("e5-small:...": the family e5)."""
+        family = embedder.split(":")[0].split("-")[0]
+        floor, shared = DENSE_FLOORS.get(family, DEFAULT_DENSE_FLOOR)
+        baseline = DENSE_BASELINES.get(family, 0.0)
+        return cls(
+            dense_floor=floor,
+            shared_word_floor=shared,
+            dense_baseline=baseline,
+            companion_floors=COMPANION_FLOORS.get(family),
+            diversity=DIVERSITY.get(family),
+            duplicate=baseline + TWIN * (1.0 - baseline),
+        )
 
 
 @dataclass(slots=True, frozen=True)
@@ -107,6 +158,22 @@ class Recalled:
     kind: str = "episodic"
     related: tuple[int, ...] = ()
     speaker_id: str | None = None  # who said it, by stable id
+
+    @classmethod
+    def of(cls, memory: Memory, score: float, relevance: float, retention: float) -> Recalled:
+        return cls(
+            id=memory.id,
+            text=memory.text,
+            when=memory.created_at,
+            speaker=memory.speaker,
+            speaker_id=memory.speaker_id,
+            score=score,
+            relevance=relevance,
+            retention=retention,
+            importance=memory.importance,
+            kind=memory.kind,
+            related=memory.related,
+        )
 
 
 def relevance(
@@ -264,8 +331,8 @@ def asks(text: str) -> bool:
     end = text.rstrip()
     if end.endswith(("?", "？")):
         return True
-    # Only a text ending in a note needs the pattern (searching every text for it was a
-    # tenth of a recall at 100k).
+    # Only a text ending in a note needs the pattern: searching every text for it slowed a
+    # large scope's recall (benchmarks/README.md).
     return end.endswith("]") and _ASKS.search(end) is not None
 
 

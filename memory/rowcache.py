@@ -1,15 +1,15 @@
 """A large scope's memories copied in memory, so that a recall ranks and answers without a
-store round trip: at 100k memories, reading the ~20-70 memories that may come to mind took a
-hop to SQLite's thread or a trip to PostgreSQL on every recall (benchmarks/README.md).
+store round trip: in a large scope, reading the few memories that may come to mind was a hop
+to SQLite's thread or a trip to PostgreSQL on every recall (benchmarks/README.md).
 
 The store stays the source of truth; a copy is derived and may hold any part of its scope.
 What a recall asks for and the copy lacks is read from the store and kept; a scope of
-LARGE_SCOPE memories or more (memory/bank.py) is also copied whole in the background, a slice at
-a time. Kept true by the bank: its new memories are read in, its deleted ones leave the copy at
-once, the ones it changes in place (reinforced, merged into) leave it and are read again;
-another process's change to the scope drops its copy (memory.storage's `listen`). A read that
-overlapped a change to its scope is used but not kept, so a copy never holds a row older than
-the bank's last change to it."""
+LARGE_SCOPE memories or more (memory/retrieval.py) is also copied whole in the background, a
+slice at a time. Kept true by the bank (through memory/derived.py): its new memories are read
+in, its deleted ones leave the copy at once, the ones it changes in place (reinforced, merged
+into) leave it and are read again; another process's change to the scope drops its copy
+(memory.storage's `listen`). A read that overlapped a change to its scope is used but not kept,
+so a copy never holds a row older than the bank's last change to it."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ __all__ = ["FILL_SLICE", "ROW_SCOPES", "RowCache"]
 
 _CACHE = "rows"  # its name in the budget
 _ROW = 700  # bytes, about, of a copied memory beside its text (its fields, the dict's entry)
-ROW_SCOPES = 8  # scopes copied (a 100k scope's copy: benchmarks/README.md), least recent out
+ROW_SCOPES = 8  # scopes copied, least recent out (a copy's size: benchmarks/README.md)
 FILL_SLICE = 1_024  # memories read at a time when a scope is copied whole
 
 log = logging.getLogger(__name__)

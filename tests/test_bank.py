@@ -22,7 +22,9 @@ import openai
 import pytest
 
 import memory.bank
+import memory.catchup
 import memory.index
+import memory.retrieval
 from memory.bank import BankError, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
@@ -110,7 +112,8 @@ async def test_a_memory_keeps_who_said_it_by_id_beside_their_name(tmp_path: Path
 
 
 async def test_paraphrase_scope_wall_and_rebuild(tmp_path: Path, fake: FakeOpenAI) -> None:
-    """The check the issue names: fake clock, the fake server's embeddings."""
+    """A paraphrase is recalled, scopes stay apart and a lost index is rebuilt, with a remote
+    embedder: fake clock, the fake server's embeddings."""
     clock = FakeClock()
     bank = await open_bank(tmp_path, remote(fake), clock)
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten", speaker="Alice")
@@ -134,7 +137,7 @@ async def test_paraphrase_scope_wall_and_rebuild(tmp_path: Path, fake: FakeOpenA
     bank = await open_bank(tmp_path, remote(fake), clock)
     again = await bank.recall(SCOPE, "tell me about her new pet")
     assert [(h.id, h.score) for h in again] == [(h.id, h.score) for h in hits]
-    assert bank.indexes.rebuilds == 1
+    assert bank.derived.indexes.rebuilds == 1
     await bank.close()
 
 
@@ -570,7 +573,7 @@ async def test_memories_of_days_newest_first_in_the_days_of_a_timezone(
     [recalled] = await bank.dated(SCOPE, *weekend, UTC, k=1)
     assert recalled.score == recalled.retention > 0
     # At most DATED_READ of the days' memories are read, the newest.
-    monkeypatch.setattr(memory.bank, "DATED_READ", 2)
+    monkeypatch.setattr(memory.retrieval, "DATED_READ", 2)
     assert await ids(date(2026, 3, 6), date(2026, 3, 8), UTC) == [saturday, earlier]
     await bank.close()
 
@@ -626,7 +629,7 @@ async def test_forget_by_id_and_by_query(tmp_path: Path) -> None:
 
     bank = await open_bank(tmp_path)  # the saved index agrees with SQLite: no rebuild
     assert await bank.recall(SCOPE, "Mochi cat") == []
-    assert bank.indexes.rebuilds == 0
+    assert bank.derived.indexes.rebuilds == 0
     await bank.close()
 
 
@@ -653,7 +656,7 @@ async def test_stale_and_damaged_index_files_are_rebuilt(
     second = await bank.remember(SCOPE, "the lighthouse keeper's dog")  # index not open
     hits = await bank.recall(SCOPE, "lighthouse")
     assert {h.id for h in hits} == {first, second}
-    assert bank.indexes.rebuilds == 1  # the file was stale
+    assert bank.derived.indexes.rebuilds == 1  # the file was stale
     await bank.close()
 
     path = index_path(tmp_path / "index", SCOPE, bank.embedder.name)
@@ -661,7 +664,7 @@ async def test_stale_and_damaged_index_files_are_rebuilt(
     bank = await open_bank(tmp_path)
     with caplog.at_level("INFO", logger="memory.index"):
         assert {h.id for h in await bank.recall(SCOPE, "lighthouse")} == {first, second}
-    assert bank.indexes.rebuilds == 1
+    assert bank.derived.indexes.rebuilds == 1
     assert "rebuilt" in caplog.text and "damaged" in caplog.text
     await bank.close()
 
@@ -683,7 +686,7 @@ async def test_an_index_write_cut_short_leaves_the_old_file_and_no_temporary(
     bank = await open_bank(tmp_path)
     assert not half.exists()
     assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
-    assert bank.indexes.rebuilds == 0  # the old file was whole and up to date
+    assert bank.derived.indexes.rebuilds == 0  # the old file was whole and up to date
     await bank.close()
 
 
@@ -729,7 +732,7 @@ async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_don
 
     bank = await open_bank(tmp_path)
     assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
-    assert bank.indexes.rebuilds == 0  # the file is whole and up to date
+    assert bank.derived.indexes.rebuilds == 0  # the file is whole and up to date
     await bank.close()
 
 
@@ -750,12 +753,12 @@ async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
         assert len(await bank.recall(scope, "memory")) == 1
-    assert (scopes[-1], bank.embedder.name) in bank.indexes
-    assert (scopes[0], bank.embedder.name) not in bank.indexes
+    assert (scopes[-1], bank.embedder.name) in bank.derived.indexes
+    assert (scopes[0], bank.embedder.name) not in bank.derived.indexes
     assert index_path(tmp_path / "index", scopes[0], bank.embedder.name).exists()
-    rebuilt = bank.indexes.rebuilds
+    rebuilt = bank.derived.indexes.rebuilds
     assert len(await bank.recall(scopes[0], "memory")) == 1
-    assert bank.indexes.rebuilds == rebuilt  # loaded from its file, not rebuilt
+    assert bank.derived.indexes.rebuilds == rebuilt  # loaded from its file, not rebuilt
     await bank.close()
 
 
@@ -763,7 +766,7 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
     probe = await open_bank(tmp_path / "probe")
     await probe.remember("pip/probe", "a memory to measure")
     await probe.recall("pip/probe", "memory")
-    one = probe.indexes.open_bytes  # an index holding one memory
+    one = probe.derived.indexes.open_bytes  # an index holding one memory
     await probe.close()
 
     bank = await open_bank(tmp_path / "bank", index_bytes=2 * one)
@@ -771,8 +774,8 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
         assert len(await bank.recall(scope, "memory")) == 1
-        assert bank.indexes.open_bytes <= 2 * one
-    open_now = [s for s in scopes if (s, bank.embedder.name) in bank.indexes]
+        assert bank.derived.indexes.open_bytes <= 2 * one
+    open_now = [s for s in scopes if (s, bank.embedder.name) in bank.derived.indexes]
     assert open_now == scopes[-2:]  # the least recently used went, saved to disk
     assert index_path(tmp_path / "bank" / "index", scopes[0], bank.embedder.name).exists()
     await bank.close()
@@ -790,8 +793,8 @@ async def test_hnsw_index_deletes_by_tombstone(
 
     bank = await open_bank(tmp_path)
     await bank.recall(SCOPE, "gardening")
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
-    assert index.hnsw and bank.indexes.rebuilds == 0
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
+    assert index.hnsw and bank.derived.indexes.rebuilds == 0
     await bank.forget(SCOPE, ids[0])
     assert ids[0] in index.tombstones
     assert ids[0] not in {h.id for h in await bank.recall(SCOPE, "gardening tulips", k=10)}
@@ -799,7 +802,7 @@ async def test_hnsw_index_deletes_by_tombstone(
 
     bank = await open_bank(tmp_path)  # the tombstone survives a save and load
     assert ids[0] not in {h.id for h in await bank.recall(SCOPE, "gardening tulips", k=10)}
-    assert bank.indexes.rebuilds == 0
+    assert bank.derived.indexes.rebuilds == 0
     await bank.close()
 
 
@@ -823,7 +826,7 @@ async def test_reindex_after_changing_embedder(tmp_path: Path, fake: FakeOpenAI)
     seen: list[tuple[int, int]] = []
     assert await bank.reindex(lambda done, total: seen.append((done, total))) == 6
     assert seen[0] == (0, 6) and seen[-1] == (6, 6)
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, 8)
     assert index.size == 5 and index.dimension == 8  # one embedder per index, never mixed
     assert {h.id for h in await bank.recall(SCOPE, "pet", k=10)} == set(ids)
     assert await bank.reindex() == 0  # nothing left to do
@@ -833,7 +836,7 @@ async def test_reindex_after_changing_embedder(tmp_path: Path, fake: FakeOpenAI)
 async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_meanwhile(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
-    many = memory.bank.INLINE_EMBED + 8
+    many = memory.catchup.INLINE_EMBED + 8
     bank = await open_bank(tmp_path, HashEmbedder(64))
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
     for i in range(many - 1):
@@ -847,7 +850,7 @@ async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_mea
     def never_mixed() -> None:
         # No index of the new embedder exists until its scope is complete: none holding a
         # part of the scope, none mixing the two embedders' vectors.
-        assert bank.indexes.open_index(SCOPE, name) is None
+        assert bank.derived.indexes.open_index(SCOPE, name) is None
         assert not index_path(tmp_path / "index", SCOPE, name).exists()
 
     # Too many to embed before answering: recall goes by words, at once.
@@ -867,7 +870,7 @@ async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_mea
     assert not bank.waiting(SCOPE) and not bank.waiting(OTHER)
     # Done: the index is built from the new embedder's vectors alone, and meaning works.
     assert [h.id for h in await bank.recall(SCOPE, "her new pet", k=1)] == [kitten]
-    index = await bank.indexes.get(SCOPE, name, 8)
+    index = await bank.derived.indexes.get(SCOPE, name, 8)
     assert index.size == many and index.dimension == 8
     assert [s async for s in bank.catch_up()] == [(0, 0)]  # nothing left
     await bank.close()
@@ -888,7 +891,7 @@ async def test_a_few_memories_without_a_vector_are_embedded_before_recall(
 async def test_the_scheduler_round_also_catches_up_a_waiting_scope(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
-    many = memory.bank.INLINE_EMBED + 1
+    many = memory.catchup.INLINE_EMBED + 1
     bank = await open_bank(tmp_path, HashEmbedder(64))
     ids = [await bank.remember(SCOPE, f"the kitten's toy number {i}") for i in range(many)]
     await bank.close()
@@ -989,21 +992,22 @@ def test_index_search_matches_brute_force() -> None:
 async def test_full_text_search_keeps_the_rarest_words_in_a_large_bank(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory.bank, "DF_FROM", 10)
-    monkeypatch.setattr(memory.bank, "POSTINGS", 5)
+    monkeypatch.setattr(memory.retrieval, "DF_FROM", 10)
+    monkeypatch.setattr(memory.retrieval, "POSTINGS", 5)
     bank = await open_bank(tmp_path)
     for i in range(20):
         await bank.remember(SCOPE, f"garden note {i} about apples and pears")
     zucchini = await bank.remember(SCOPE, "garden note about a giant zucchini")
     await bank.remember(OTHER, "someone else's zucchini")
     # "garden" is in nearly every memory: too common to tell them apart, so not searched.
-    assert await bank._distinctive(SCOPE, ["garden", "zucchini"]) == ["zucchini"]
-    assert await bank._distinctive(SCOPE, ["garden"]) == ["garden"]  # the rarest always stays
+    assert await bank.retrieval.distinctive(SCOPE, ["garden", "zucchini"]) == ["zucchini"]
+    # The rarest always stays.
+    assert await bank.retrieval.distinctive(SCOPE, ["garden"]) == ["garden"]
     # Counted per scope: another scope full of a word does not make it common here.
     for i in range(30):
         await bank.remember(OTHER, f"mochi note {i}")
     mochi = await bank.remember(SCOPE, "Mochi the cat")
-    assert await bank._distinctive(SCOPE, ["mochi"]) == ["mochi"]
+    assert await bank.retrieval.distinctive(SCOPE, ["mochi"]) == ["mochi"]
     assert [h.id for h in await bank.recall(SCOPE, "how is Mochi doing")][:1] == [mochi]
     hits = await bank.recall(SCOPE, "the garden zucchini")
     assert hits[0].id == zucchini
@@ -1025,7 +1029,7 @@ async def test_recall_by_words_while_the_embedder_is_down(tmp_path: Path, fake: 
     clock.advance(minutes=2)  # the service is back; the open index was dropped, so the
     hits = await bank.recall(SCOPE, "her pet animal")  # reloaded one embeds the newcomer
     assert fresh in {h.id for h in hits} or kitten in {h.id for h in hits}
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, 8)
     assert index.live == {kitten, fresh}
     await bank.close()
 
@@ -1042,7 +1046,7 @@ async def test_memories_stored_in_an_outage_are_embedded_once_it_ends(
     fake.outage(HttpError(503), Truncated())
     job = await bank.remember(SCOPE, "Alice works as a nurse at the hospital")
     ski = await bank.remember(OTHER, "Bob went skiing in the Alps")
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, 8)
     assert index.live == {kitten}
 
     asked = len(fake.embedding_requests)
@@ -1080,7 +1084,7 @@ async def test_an_index_built_while_the_embedder_is_out_gets_the_missing_memorie
     fake.outage()
     job = await bank.remember(SCOPE, "Alice works as a nurse at the hospital")
     await bank.recall(SCOPE, "her hospital job")  # reopens the index without the newcomer
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, 8)
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, 8)
     assert index.live == {kitten}
     fake.recover()
     clock.advance(minutes=1)
@@ -1097,7 +1101,7 @@ async def test_a_hung_embedder_does_not_hold_up_recall(tmp_path: Path, fake: Fak
     client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=3)
     bank = await open_bank(tmp_path, OpenAIEmbedder(client, "fake-embedding", dimension=8), clock)
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
-    bank.cue_deadline = 0.2
+    bank.retrieval.cue_deadline = 0.2
     fake.embedding_replies.append(Hang(30.0))
     assert [h.id for h in await bank.recall(SCOPE, "how is Mochi?")] == [kitten]
     asked = len(fake.embedding_requests)
@@ -1105,7 +1109,7 @@ async def test_a_hung_embedder_does_not_hold_up_recall(tmp_path: Path, fake: Fak
     assert len(fake.embedding_requests) == asked  # the embedder counts as down for a while
     fake.release_hangs()
     clock.advance(minutes=2)
-    bank.cue_deadline = 60.0  # (however busy the machine running the tests is)
+    bank.retrieval.cue_deadline = 60.0  # (however busy the machine running the tests is)
     assert [h.id for h in await bank.recall(SCOPE, "her pet", k=1)] == [kitten]  # by meaning
     await bank.close()
 
@@ -1135,7 +1139,7 @@ async def test_a_memory_stored_while_its_index_loads_joins_it(tmp_path: Path) ->
     await asyncio.sleep(0)  # the load has begun
     second = await bank.remember(SCOPE, "the lighthouse keeper's dog")
     await loading
-    index = await bank.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
+    index = await bank.derived.indexes.get(SCOPE, bank.embedder.name, bank.embedder.dimension)
     assert index.live == {first, second}
     await bank.close()
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.bank import LARGE_SCOPE, MemoryBank
+from memory.bank import MemoryBank
 from memory.budget import Budget
 from memory.clock import FakeClock
+from memory.retrieval import LARGE_SCOPE
 
 
 def test_the_least_recently_used_copies_go_past_the_bound_whichever_cache_holds_them() -> None:
@@ -35,8 +36,8 @@ async def test_a_banks_copies_of_many_scopes_stay_within_its_bytes(tmp_path: Pat
         await bank.remember(scope, "Alice adopted a kitten called Mochi")
         await bank.remember(scope, "Alice works as a nurse")
         await bank.recall(scope, "how is Mochi?")
-    kept = [s for s in scopes if s in bank.links]
-    assert 0 < len(kept) < len(scopes) and bank.budget.total <= 500
+    kept = [s for s in scopes if s in bank.derived.links]
+    assert 0 < len(kept) < len(scopes) and bank.derived.budget.total <= 500
     assert kept == scopes[-len(kept) :]  # the most recently used
     assert [h.text for h in await bank.recall(scopes[0], "Mochi", k=1)] == [
         "Alice adopted a kitten called Mochi"

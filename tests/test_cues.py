@@ -101,13 +101,13 @@ async def test_recall_goes_by_words_while_the_embedder_is_busy_and_it_is_not_dow
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
     await bank.recall(SCOPE, "her garden")  # the index is open
     embedder.gate.clear()
-    busy = asyncio.create_task(bank.cues.vector("something else entirely"))
+    busy = asyncio.create_task(bank.retrieval.cues.vector("something else entirely"))
     await settle()
-    bank.cue_wait = 0.01
+    bank.retrieval.cue_wait = 0.01
     assert [h.id for h in await bank.recall(SCOPE, "how is Mochi?")] == [kitten]
     embedder.gate.set()
     await busy
-    bank.cue_wait = 60.0  # (however busy the machine running the tests is)
+    bank.retrieval.cue_wait = 60.0  # (however busy the machine running the tests is)
     await bank.recall(SCOPE, "her pet")
     assert embedder.asked[-1] == ["her pet"]  # not counted down: the next cue is embedded
     assert ["how is Mochi?"] not in embedder.asked  # the cue given up was never embedded

@@ -93,7 +93,7 @@ async def test_the_server_searches_where_pgvector_is_and_faiss_where_it_is_not(
 ) -> None:
     assert pgv.searches_vectors
     bank = await MemoryBank.open(tmp_path / "a", "hash", store=pgv, deterministic=True)
-    assert isinstance(bank.dense, ServerIndex)
+    assert isinstance(bank.derived.dense, ServerIndex)
     await bank.close()
     with caplog.at_level(logging.INFO, logger="memory.storage.postgres.vectors"):
         plain = await PgStore.open(postgres_dsn)  # Debian's server: no pgvector
@@ -102,7 +102,7 @@ async def test_the_server_searches_where_pgvector_is_and_faiss_where_it_is_not(
         said = [r.getMessage() for r in caplog.records if "dense search" in r.getMessage()]
         assert len(said) == 1 and "FAISS" in said[0] and "CREATE EXTENSION vector" in said[0]
         bank = await MemoryBank.open(tmp_path / "b", "hash", store=plain, deterministic=True)
-        assert isinstance(bank.dense, IndexCache)
+        assert isinstance(bank.derived.dense, IndexCache)
         await bank.close()
     finally:
         await plain.close()
@@ -192,16 +192,17 @@ async def test_recall_with_pgvector_equals_recall_with_faiss(
     ]
     try:
         for bank in banks:
-            bank._rng = None  # no retrieval failure: the same candidates must come out the same
+            # No retrieval failure: the same candidates must come out the same.
+            bank.retrieval.rng = None
             for i, text in enumerate(TEXTS):
                 await bank.remember("u1", text, when=WHEN + timedelta(hours=i))
                 await bank.remember("u2", text.replace("Alice", "Dana"), when=WHEN)
-        assert isinstance(banks[0].dense, ServerIndex)
-        assert isinstance(banks[1].dense, IndexCache)
+        assert isinstance(banks[0].derived.dense, ServerIndex)
+        assert isinstance(banks[1].derived.dense, IndexCache)
         for cue in CUES:
             found = [[(r.id, round(r.score, 5)) for r in await b.recall("u1", cue)] for b in banks]
             assert found[0] == found[1] and found[0]
-            query = await banks[0]._query_vector(cue)
+            query = await banks[0].retrieval.cues.vector(cue)
             similar = [await b.similar("u1", [query], 5) for b in banks]
             [mine], [theirs] = similar
             assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], abs=1e-5)
@@ -233,15 +234,15 @@ async def test_diversity_with_pgvector_equals_diversity_with_faiss(
     try:
         found = []
         for bank in banks:
-            bank._rng = None
+            bank.retrieval.rng = None
             ids = [
                 await bank.remember("u1", text, when=WHEN - timedelta(days=n))
                 for n, text in enumerate(texts)
             ]
             hits = await bank.recall("u1", "what comes to mind?", k=7, now=WHEN)
             found.append([ids.index(h.id) for h in hits])
-        assert isinstance(banks[0].dense, ServerIndex)
-        assert isinstance(banks[1].dense, IndexCache)
+        assert isinstance(banks[0].derived.dense, ServerIndex)
+        assert isinstance(banks[1].derived.dense, IndexCache)
         assert found[0] == found[1] == [0, 1, 2, 3, 4, 6, 5]
     finally:
         for bank in banks:
@@ -253,7 +254,7 @@ async def test_forgotten_memories_leave_the_search(pgv: PgStore, tmp_path: Path)
     bank = await MemoryBank.open(tmp_path, "hash", store=pgv, deterministic=True)
     try:
         ids = [await bank.remember("u1", text, when=WHEN) for text in TEXTS]
-        cue = await bank._query_vector(TEXTS[0])
+        cue = await bank.retrieval.cues.vector(TEXTS[0])
         [[(best, _), *_]] = await bank.similar("u1", [cue], 5)
         assert best == ids[0]
         assert [m.id for m in await bank.forget("u1", ids[0])] == [ids[0]]
@@ -279,7 +280,7 @@ async def test_another_process_memory_is_found_at_once(pgvector_dsn: str, tmp_pa
         assert [r.text for r in await one.recall("u1", "the nurse")] == [TEXTS[2]]
         await two.remember("u1", TEXTS[0], when=WHEN)
         assert [r.text for r in await one.recall("u1", "Mochi the cat")] == [TEXTS[0]]
-        [hits] = await one.similar("u1", [await one._query_vector(TEXTS[0])], 5)
+        [hits] = await one.similar("u1", [await one.retrieval.cues.vector(TEXTS[0])], 5)
         assert len(hits) == 2
     finally:
         for bank in banks:
@@ -304,7 +305,7 @@ async def test_a_memory_stored_while_the_embedder_was_out_is_searched_once_it_is
             assert {h.id for h in await bank.recall("u1", "Mochi")} == {first, fresh}  # words
             clock.advance(minutes=2)  # the embedder is back: the next search embeds it first
             await bank.recall("u1", "doors")
-            [hits] = await bank.similar("u1", [await bank._query_vector("open doors")], 5)
+            [hits] = await bank.similar("u1", [await bank.retrieval.cues.vector("open doors")], 5)
             assert {i for i, _ in hits} == {first, fresh}
         finally:
             await bank.close()
@@ -317,7 +318,8 @@ async def test_reindex_under_another_embedder_searches_its_vectors(
     embeds everything anew, and nothing needs rebuilding after."""
     old = await MemoryBank.open(tmp_path, HashEmbedder(16), store=pgv, deterministic=True)
     ids = [await old.remember("u1", text, when=WHEN) for text in TEXTS]
-    assert len((await old.similar("u1", [await old._query_vector("cat")], 20))[0]) == len(ids)
+    cat = await old.retrieval.cues.vector("cat")
+    assert len((await old.similar("u1", [cat], 20))[0]) == len(ids)
     await old.close()
     new = await MemoryBank.open(tmp_path, HashEmbedder(64), store=pgv, deterministic=True)
     try:
@@ -327,7 +329,7 @@ async def test_reindex_under_another_embedder_searches_its_vectors(
             "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_hnsw_%'"
         )
         assert indexes == 2  # one per (embedder, dimension), made by the reindex
-        cue = await new._query_vector(TEXTS[4])
+        cue = await new.retrieval.cues.vector(TEXTS[4])
         [hits] = await new.similar("u1", [cue], 3)
         assert hits[0][0] == ids[4] and hits[0][1] == pytest.approx(1.0, abs=0.2)
     finally:

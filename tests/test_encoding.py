@@ -724,7 +724,7 @@ async def test_links_go_to_the_three_most_similar_memories_of_the_scope(
         [bank.embed_text(draft, None, conversation.ended_at)]  # encoded memories: no speaker
     )
     scores = {i: cosine(v, draft_vector) for i, v in existing.items()}
-    related = [i for i in scores if bank.dense_floor <= scores[i] < 0.95]
+    related = [i for i in scores if bank.scale.dense_floor <= scores[i] < 0.95]
     assert len(related) >= 4  # enough candidates for the cap to matter
     expected = sorted(related, key=lambda i: -scores[i])[:3]
     model = ScriptedModel(answer(mem(draft)))

@@ -12,7 +12,8 @@ from typing import cast
 
 import pytest
 
-import memory.bank
+import memory.derived
+import memory.retrieval
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.lexicon import ScopeLexicon
@@ -55,7 +56,7 @@ async def fresh_recall(bank: MemoryBank, folder: Path) -> list[list[tuple[int, s
     """What `bank`'s store recalls to a bank of its own (its word index read afresh)."""
     fresh = await MemoryBank.open(folder, "hash", bank.clock, deterministic=True, store=bank.store)
     try:
-        await fresh.lexicon.get(SCOPE)
+        await fresh.derived.lexicon.get(SCOPE)
         return await recalled(fresh)
     finally:
         await fresh.close()
@@ -64,15 +65,15 @@ async def fresh_recall(bank: MemoryBank, folder: Path) -> list[list[tuple[int, s
 async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory.bank, "LARGE_SCOPE", 1)  # every scope searched in memory
-    monkeypatch.setattr(memory.bank, "DF_STALE_AFTER", 0)
+    monkeypatch.setattr(memory.retrieval, "LARGE_SCOPE", 1)  # every scope searched in memory
+    monkeypatch.setattr(memory.derived, "STALE_AFTER", 0)
     clock = FakeClock(START + timedelta(days=60))
     kept = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True)
     try:
         ids = await fill(kept, 150, seed=1)
         assert any(await recalled(kept))  # through the store: the index is built meanwhile
-        await kept.lexicon.get(SCOPE)
-        assert SCOPE in kept.lexicon
+        await kept.derived.lexicon.get(SCOPE)
+        assert SCOPE in kept.derived.lexicon
         assert await recalled(kept) == await fresh_recall(kept, tmp_path / "a")
         ids += await fill(kept, 150, seed=2)
         rng = random.Random(3)
@@ -121,10 +122,10 @@ async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
         assert sorted(h.text for h in await kept.recall(SCOPE, "Mochi", k=3)) == texts
         assert await recalled(kept) == await fresh_recall(kept, tmp_path / "b")
         assert any(await recalled(kept))
-        lexicon = await kept.lexicon.get(SCOPE)
+        lexicon = await kept.derived.lexicon.get(SCOPE)
         assert len(lexicon) == len(await kept.store.search_documents(SCOPE))
         await kept.wipe(SCOPE)
-        assert SCOPE not in kept.lexicon
+        assert SCOPE not in kept.derived.lexicon
         assert await kept.recall(SCOPE, "the cat") == []
     finally:
         await kept.close()
@@ -134,12 +135,12 @@ async def test_changes_during_a_build_are_not_lost(tmp_path: Path) -> None:
     bank = await MemoryBank.open(tmp_path, "hash", deterministic=True)
     try:
         ids = await fill(bank, 120, seed=5)
-        assert bank.lexicon.ready(SCOPE) is None  # being built from here
+        assert bank.derived.lexicon.ready(SCOPE) is None  # being built from here
         await bank.forget(SCOPE, ids[10])
         added = await bank.remember(SCOPE, "a violin by the river", when=START)
         await bank.forget(SCOPE, ids[20])
-        built = await bank.lexicon.get(SCOPE)
-        assert bank.lexicon.ready(SCOPE) is built
+        built = await bank.derived.lexicon.get(SCOPE)
+        assert bank.derived.lexicon.ready(SCOPE) is built
         fresh = ScopeLexicon.of(await bank.store.search_documents(SCOPE))
         assert len(built) == len(fresh)
         for cue in [*CUES, "violin river"]:
@@ -149,6 +150,6 @@ async def test_changes_during_a_build_are_not_lost(tmp_path: Path) -> None:
             assert expected
             assert found == pytest.approx(expected, abs=1e-9)
         assert added in dict(built.search(["violin"], 50, context_weight=CONTEXT_WEIGHT))
-        bank.lexicon.ready("pip/discord:dm:u2")
+        bank.derived.lexicon.ready("pip/discord:dm:u2")
     finally:
         await bank.close()  # stops the build under way

@@ -30,12 +30,12 @@ from bot.prompts import (
 )
 from bot.runtime.config import EngineConfig
 from bot.turn.recollect import Recollector
-from memory.bank import HEARSAY
 from memory.clock import FakeClock
 from memory.encoding import ENCODING_TASK
 from memory.records import ArchivedConversation
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
+from memory.upkeep import HEARSAY
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
 from tests.fakes.postgres import StoreOpener, kill_lock_holders
@@ -100,7 +100,7 @@ def scheduler(bot: Bot) -> Scheduler:
     return Scheduler(bot.sessions, bot.engine.idle_time, lifecycle=bot.lifecycle)
 
 
-# --- the story -------------------------------------------------------------------------
+# --- a month with the cat ----------------------------------------------------------------------
 
 
 async def test_a_month_with_the_cat(bots: OpenBot) -> None:

@@ -138,12 +138,12 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
         assert await kept.commit_encoding(write, vectors)
         hits = await kept.recall(SCOPE, "the cat", k=20)
         await kept.reinforce(SCOPE, [h.id for h in hits])
-        assert SCOPE in kept.links
+        assert SCOPE in kept.derived.links
         assert await recalled(kept) == await from_the_store(kept, tmp_path / "b")
         assert any(await recalled(kept))
 
         # The kept links are what the store's rows say, neighbours included.
-        links = await kept.links.get(SCOPE)
+        links = await kept.derived.links.get(SCOPE)
         left = [i for i in ids if i not in {h.id for h in hits}]
         for _ in range(10):
             asked = rng.sample(left, 30)
@@ -164,15 +164,15 @@ async def test_a_forgotten_memory_leaves_no_link_nor_name(tmp_path: Path) -> Non
             SCOPE, "at the concert", when=START + timedelta(minutes=2), speaker="Ana"
         )
         assert await bank.recall(SCOPE, "violin")
-        links = await bank.links.get(SCOPE)
+        links = await bank.derived.links.get(SCOPE)
         assert "Zed Quill" in links.names
         await bank.forget(SCOPE, first)
-        links = await bank.links.get(SCOPE)
+        links = await bank.derived.links.get(SCOPE)
         assert links.names == ["Ana"]
         assert as_links(links.around([first, second])) == {second: MemoryLink(second, None, "Ana")}
         await bank.wipe(SCOPE)
-        assert SCOPE not in bank.links
-        assert len(await bank.links.get(SCOPE)) == 0
+        assert SCOPE not in bank.derived.links
+        assert len(await bank.derived.links.get(SCOPE)) == 0
     finally:
         await bank.close()
 

@@ -330,7 +330,7 @@ async def test_encoding_and_embedding_wait_out_an_outage_and_are_done_once(
     bot.clock.advance(minutes=2)  # embed_pending waits out its backoff
     await tick()
     assert not await bot.bank.store.unembedded(scope, bot.bank.embedder.name)
-    index = await bot.bank.indexes.get(scope, bot.bank.embedder.name, 8)
+    index = await bot.bank.derived.indexes.get(scope, bot.bank.embedder.name, 8)
     assert index.live == {memory.id}
     asked = len(fake.requests)
     bot.clock.advance(hours=2)
@@ -362,8 +362,8 @@ async def test_encoding_json_that_is_malformed_is_asked_for_again(
 async def test_the_cue_of_a_chinese_message_is_taken_off_the_event_loop(
     bots: OpenBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """jieba's part-of-speech tagger takes 15 ms for 50 Chinese characters and seconds for a
-    long message: the recall cue of any non-ASCII message is taken in a worker thread."""
+    """jieba's part-of-speech tagger is slow on Chinese (benchmarks/README.md): the recall cue
+    of any non-ASCII message is taken in a worker thread."""
     on_loop: list[bool] = []
 
     def watched(text: str) -> str:

@@ -536,8 +536,8 @@ async def test_another_processes_change_of_a_scope_clears_its_notes(tmp_path: Pa
     await bot.engine.handle(make_event("my cat Mochi hid under the bed again"))
     [session] = bot.engine.sessions.loaded("pip")
     assert any("vacuum" in t.note for t in session.turns)
-    bot.bank._changed_elsewhere(bot.desk.event_scope(make_event(user_id="u9")))
+    bot.bank.changed_elsewhere(bot.desk.event_scope(make_event(user_id="u9")))
     assert any("vacuum" in t.note for t in session.turns)  # another scope's change: kept
-    bot.bank._changed_elsewhere(bot.desk.event_scope(make_event()))
+    bot.bank.changed_elsewhere(bot.desk.event_scope(make_event()))
     assert [t.note for t in session.turns] == ["" for _ in session.turns]
     await bot.close()

@@ -16,6 +16,7 @@ from typing import cast
 import pytest
 
 import memory.bank
+import memory.retrieval
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.records import EncodingWrite, Merge, NewMemory
@@ -32,14 +33,14 @@ NOW = START + timedelta(days=60)
 def large(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both stores; every scope counts as large (copied, searched by words in memory)."""
     monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
-    monkeypatch.setattr(memory.bank, "LARGE_SCOPE", 1)
+    monkeypatch.setattr(memory.retrieval, "LARGE_SCOPE", 1)
 
 
 async def copied(bank: MemoryBank) -> None:
     """Recall once (which starts the copy and the word index), and wait for both."""
     await bank.recall(SCOPE, CUES[0], now=NOW)
-    await bank.rows.filled(SCOPE)
-    await bank.lexicon.get(SCOPE)
+    await bank.derived.rows.filled(SCOPE)
+    await bank.derived.lexicon.get(SCOPE)
 
 
 async def through_the_store(
@@ -50,7 +51,7 @@ async def through_the_store(
         folder, "hash", bank.clock, deterministic=True, store=bank.store, row_scopes=0
     )
     try:
-        await fresh.lexicon.get(SCOPE)
+        await fresh.derived.lexicon.get(SCOPE)
         return await recalled(fresh)
     finally:
         await fresh.close()
@@ -76,7 +77,7 @@ async def test_recall_from_the_copy_reads_no_row_and_answers_as_the_store(
     try:
         ids = await fill(bank, 150, seed=1)
         await copied(bank)
-        assert bank.rows.held(SCOPE) == len(ids)
+        assert bank.derived.rows.held(SCOPE) == len(ids)
         reads = counting_reads(bank, monkeypatch)
         first = await recalled(bank)
         assert any(first) and reads == []
@@ -122,14 +123,14 @@ async def test_recall_from_the_copy_reads_no_row_and_answers_as_the_store(
         )
         vectors = await bank.embed_memories(texts, "Ana", NOW)
         assert await bank.commit_encoding(write, vectors)
-        await bank.rows.filled(SCOPE)
+        await bank.derived.rows.filled(SCOPE)
         reads.clear()
         after = await recalled(bank)
         # What the bank changed in place was read back when it changed it.
         assert reads == []
         assert after == await through_the_store(bank, tmp_path / "b")
         assert after != first
-        [copy] = await bank.rows.get(SCOPE, [merged])
+        [copy] = await bank.derived.rows.get(SCOPE, [merged])
         assert copy == (await bank.store.get_memories(SCOPE, [merged]))[0]
         assert copy.strength == 9.0
     finally:
@@ -146,15 +147,15 @@ async def test_a_forgotten_memory_never_comes_back_from_the_copy(tmp_path: Path)
                 [gone] = await bank.forget(SCOPE, hit.id)
                 again = await bank.recall(SCOPE, gone.text, k=50, now=NOW)
                 assert gone.id not in {r.id for r in again}
-                assert await bank.rows.get(SCOPE, [gone.id]) == []
+                assert await bank.derived.rows.get(SCOPE, [gone.id]) == []
         [gone] = await bank.forget(SCOPE, "violin concert")
         assert gone.id not in {r.id for r in await bank.recall(SCOPE, gone.text, k=50, now=NOW)}
         assert await bank.recall(SCOPE, "tomato garden", now=NOW)
         assert await bank.wipe(SCOPE)
-        assert SCOPE not in bank.rows
+        assert SCOPE not in bank.derived.rows
         for cue in CUES:
             assert await bank.recall(SCOPE, cue, now=NOW) == []
-        assert await bank.rows.get(SCOPE, ids) == []
+        assert await bank.derived.rows.get(SCOPE, ids) == []
     finally:
         await bank.close()
 
@@ -181,11 +182,11 @@ async def test_another_process_s_changes_reach_the_copy(
         await stores[0].listen(lambda _: heard["changed"].set(), lambda _: heard["touched"].set())
 
         hits = await mine.recall(SCOPE, "the nurse job", k=5, now=NOW)
-        assert hits and SCOPE in mine.rows
+        assert hits and SCOPE in mine.derived.rows
         await theirs.reinforce(SCOPE, [h.id for h in hits], NOW)
         await asyncio.wait_for(heard["touched"].wait(), 30)
         assert not heard["changed"].is_set()  # its indexes are kept
-        assert SCOPE not in mine.rows and (SCOPE, mine.embedder.name) in mine.dense
+        assert SCOPE not in mine.derived.rows and (SCOPE, mine.embedder.name) in mine.derived.dense
         again = await mine.recall(SCOPE, "the nurse job", k=5, now=NOW)
         fresh = {m.id: m for m in await stores[0].get_memories(SCOPE, [h.id for h in hits])}
         assert {r.id: r.retention for r in again} == {
@@ -197,7 +198,7 @@ async def test_another_process_s_changes_reach_the_copy(
         gone = again[0]
         await theirs.forget(SCOPE, gone.id)
         await asyncio.wait_for(heard["changed"].wait(), 30)
-        assert SCOPE not in mine.rows
+        assert SCOPE not in mine.derived.rows
         assert gone.id not in {r.id for r in await mine.recall(SCOPE, gone.text, k=50, now=NOW)}
         heard["changed"].clear()
         await theirs.wipe(SCOPE)
@@ -234,7 +235,7 @@ async def test_a_scope_another_process_filled_is_counted_again(
         await fill(theirs, 120, seed=6)
         await asyncio.wait_for(changed.wait(), 30)
         assert await mine.recall(SCOPE, CUES[0], now=NOW)
-        assert SCOPE in mine.rows
+        assert SCOPE in mine.derived.rows
     finally:
         for bank in banks:
             await bank.close()

@@ -1,0 +1,184 @@
+"""What the bank derives from the store, scope by scope, kept in step with its writes here alone.
+
+The store holds the truth; everything here is derived from it and rebuilt from it whenever in
+doubt:
+
+- the dense index (memory/dense.py: FAISS files, memory/index.py, or the store's own vector
+  search), one per scope and embedder;
+- the links ranking reads (memory/links.py);
+- the word index of a large scope (memory/lexicon.py);
+- the copy of a large scope's rows (memory/rowcache.py);
+- the counts full-text search chooses a cue's words by (`Counts`).
+
+The copies kept in memory share one byte budget (memory/budget.py). Each write path of the bank
+says once what it changed: new memories (`added`), memories changed in place (`changed`),
+deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors stored later
+(`embedded`); another process's changes arrive through `changed_elsewhere` and
+`touched_elsewhere`. Nothing else keeps these in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.budget import CACHE_BYTES, Budget
+from memory.dense import DenseIndex, ScopeSearch, server_index
+from memory.index import IndexCache
+from memory.lexicon import LexiconCache
+from memory.links import LINK_SCOPES, LinkCache
+from memory.records import Vectors
+from memory.rowcache import ROW_SCOPES, RowCache
+from memory.storage import BankStore
+
+__all__ = ["STALE_AFTER", "Counts", "Derived"]
+
+STALE_AFTER = 100  # writes after which the counts are read from the store again
+
+
+class Counts:
+    """How many memories a scope holds (and the whole bank), and in how many of them each word
+    occurs: read from the store when wanted, then kept until STALE_AFTER writes later."""
+
+    def __init__(self, store: BankStore) -> None:
+        self._store = store
+        self._df: dict[str, dict[str, tuple[int, int]]] = {}  # scope -> word -> (hits, at)
+        self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at)
+        self.writes = 0  # memories written and deleted so far: the counts' clock
+
+    def wrote(self, count: int) -> None:
+        self.writes += count
+
+    def forget(self, scope: str) -> None:
+        """The scope changed in a way not counted: read its counts again."""
+        self._sizes.pop(scope, None)
+        self._df.pop(scope, None)
+
+    def clear(self) -> None:
+        self._sizes.clear()
+        self._df.clear()
+
+    async def sizes(self, scope: str) -> tuple[int, int]:
+        """(the scope's memories, all memories)."""
+        known = self._sizes.get(scope)
+        if known is None or self.writes - known[2] > STALE_AFTER:
+            size, total = await self._store.sizes(scope)
+            known = self._sizes[scope] = (size, total, self.writes)
+        return known[0], known[1]
+
+    async def frequencies(self, scope: str, words: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each of `words` occurs."""
+        known = self._df.get(scope, {})
+        hits = {
+            w: known[w][0] for w in words if w in known and self.writes - known[w][1] <= STALE_AFTER
+        }
+        stale = [w for w in words if w not in hits]
+        if stale:
+            counts = await self._store.document_frequencies(scope, stale)
+            kept = self._df.setdefault(scope, {})  # (forgotten meanwhile: counted afresh)
+            for word, count in counts.items():
+                kept[word] = (count, self.writes)
+            hits |= counts
+        return hits
+
+
+class Derived:
+    """The derived indexes of every scope, for the bank's one embedder (`embedder`, its name).
+    `folder` holds the FAISS index files."""
+
+    def __init__(
+        self,
+        store: BankStore,
+        folder: Path,
+        embedder: str,
+        *,
+        index_capacity: int = 10_000,
+        index_bytes: int = 256 << 20,
+        link_scopes: int = LINK_SCOPES,
+        row_scopes: int = ROW_SCOPES,
+        cache_bytes: int = CACHE_BYTES,
+    ) -> None:
+        self._embedder = embedder
+        self.indexes = IndexCache(folder, store, capacity=index_capacity, max_bytes=index_bytes)
+        # The dense half of recall: the store's own vector search where it has one
+        # (PostgreSQL with pgvector), else the FAISS indexes above.
+        self.dense: DenseIndex = server_index(store) or self.indexes
+        self.budget = Budget(cache_bytes)
+        # What ranking needs of each memory before its text.
+        self.links = LinkCache(store, link_scopes, self.budget)
+        # What full-text search reads in a large scope, and what recall answers with there.
+        self.lexicon = LexiconCache(store, budget=self.budget)
+        self.rows = RowCache(store, row_scopes, self.budget)
+        self.counts = Counts(store)
+
+    def searched(self, scope: str) -> bool:
+        """Whether the scope's dense search was made ready by this process (the bank embeds
+        what the scope lacks before it first searches it)."""
+        return (scope, self._embedder) in self.dense
+
+    async def searcher(self, scope: str, dimension: int) -> ScopeSearch:
+        """The scope's dense search (its index loaded, or rebuilt from the store)."""
+        return await self.dense.searcher(scope, self._embedder, dimension)
+
+    async def added(
+        self, scope: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        """The bank stored the memories `ids` (parallel `vectors`; None: not embedded yet)."""
+        self.counts.wrote(len(ids))
+        await self.links.added(scope, ids)
+        await self.lexicon.added(scope, ids)
+        await self.rows.added(scope, ids)
+        await self.dense.added(scope, self._embedder, ids, vectors)
+
+    async def changed(self, scope: str, ids: Sequence[int]) -> None:
+        """The bank changed the memories `ids` in place (reinforced them, merged into them)."""
+        await self.rows.changed(scope, ids)
+
+    async def embedded(
+        self, scope: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        """The bank stored vectors for memories that had none from its embedder."""
+        await self.dense.added(scope, self._embedder, ids, vectors)
+
+    async def removed(self, scope: str, ids: Sequence[int]) -> None:
+        """The bank deleted the memories `ids`: nothing derived keeps them, on disk either."""
+        if not ids:
+            return
+        self.counts.wrote(len(ids))
+        self.rows.removed(scope, ids)
+        self.links.removed(scope, ids)
+        self.lexicon.removed(scope, ids)
+        await self.dense.removed(scope, self._embedder, ids)
+
+    async def dropped(self, scope: str) -> None:
+        """The bank emptied the scope, or re-embedded it: everything derived from it goes,
+        its index file too, and is rebuilt from the store when next wanted."""
+        self.counts.forget(scope)
+        self.links.drop(scope)
+        self.lexicon.drop(scope)
+        self.rows.drop(scope)
+        await self.dense.delete_file(scope, self._embedder)
+
+    def changed_elsewhere(self, scope: str) -> None:
+        """Another process added, deleted or re-embedded some of the scope's memories: what was
+        derived from it is out of date, and rebuilt from the store when next wanted."""
+        self.counts.forget(scope)
+        self.dense.drop(scope, self._embedder)
+        self.links.drop(scope)
+        self.lexicon.drop(scope)
+        self.rows.drop(scope)
+
+    def touched_elsewhere(self, scope: str) -> None:
+        """Another process changed some of the scope's memories in place (reinforced them):
+        the indexes hold nothing of that, the copy of the rows does."""
+        self.rows.drop(scope)
+
+    async def flush(self) -> int:
+        """Save changed indexes; returns how many were written."""
+        return await self.dense.flush()
+
+    async def close(self) -> None:
+        """Stop the background builds and copies, and save changed indexes."""
+        await self.lexicon.close()
+        await self.rows.close()
+        await self.dense.flush()

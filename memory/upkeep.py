@@ -1,0 +1,132 @@
+"""The bank's daily upkeep of a scope: what its forgetting policy lets go is deleted, and a
+forgotten memory with a near-duplicate that stays is merged into it (the survivor takes its
+recalls and strength). The embeddings' catch-up is memory/catchup.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import date, datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.catchup import CatchUp
+from memory.dates import undated
+from memory.derived import Derived
+from memory.forgetting import ForgettingPolicy, absorbed, merge_targets
+from memory.records import Memory, Vectors
+from memory.storage import BankStore
+from memory.text import restates
+
+__all__ = ["HEARSAY", "TWIN_SCAN_LIMIT", "Upkeep"]
+
+HEARSAY = "hearsay: words another speaker passed on, which the scope may not keep"
+TWIN_BLOCK = 1_024  # memories compared with all the others at a time
+TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune, at most
+
+
+class Upkeep:
+    """Prunes scopes by their forgetting policy (`policy(scope)`) and merges near-duplicates
+    (cosine at least `duplicate`, on the embedder's scale)."""
+
+    def __init__(
+        self,
+        store: BankStore,
+        derived: Derived,
+        catchup: CatchUp,
+        policy: Callable[[str], ForgettingPolicy],
+        duplicate: float,
+    ) -> None:
+        self.store = store
+        self.derived = derived
+        self.catchup = catchup
+        self.policy = policy
+        self.duplicate = duplicate
+
+    async def prune(
+        self,
+        scope: str,
+        now: datetime,
+        *,
+        day: date,
+        seed: int,
+        hearsay: Callable[[Memory], bool] | None = None,
+    ) -> tuple[int, list[tuple[int, str]]]:
+        """Let the scope's forgetting policy decide what is forgotten today; delete it, with
+        a report of each kept in the store. Returns (memories kept, [(id, reason)]).
+        `hearsay`: the memories the scope may not keep at all, by the caller's rule (words
+        passed on by another speaker): forgotten whatever the policy says, never merged."""
+        policy = self.policy(scope)
+        memories = await self.store.list_memories(scope)
+        heard = {m.id for m in memories if hearsay is not None and hearsay(m)}
+        twins = [t for t in await self.twins(scope) if not heard.intersection(t)]
+        judged = [m for m in memories if m.id not in heard]
+        # Off the event loop: the policy's look at a large scope takes a while.
+        decisions = await asyncio.to_thread(policy.prune, judged, now, seed=seed, twins=twins)
+        by_id = {m.id: m for m in memories}
+        decided = {d.id: d.reason for d in decisions if d.id in by_id}
+        # A forgotten memory with a near-duplicate that stays is merged into it: deleted like
+        # any forgotten memory, its recalls and strength carried by the survivor.
+        into = merge_targets(
+            decided, twins, {i: policy.retention(m, now) for i, m in by_id.items()}
+        )
+        for twin, keep in into.items():
+            decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
+        decided.update(dict.fromkeys(sorted(heard), HEARSAY))
+        forgotten = [(by_id[i], reason) for i, reason in decided.items()]
+        gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
+        await self.derived.removed(scope, gone)
+        if gone:
+            await self.catchup.uncache([by_id[i] for i in gone])
+        await self._absorb(scope, policy, by_id, {g: into[g] for g in gone if g in into}, now)
+        return len(memories) - len(gone), [(i, decided[i]) for i in gone]
+
+    async def _absorb(
+        self,
+        scope: str,
+        policy: ForgettingPolicy,
+        by_id: dict[int, Memory],
+        into: dict[int, int],
+        now: datetime,
+    ) -> None:
+        """Strengthen each survivor of a merge, which the prune gave the recalls of the
+        deleted twins `into` it (at their own times): the repetition is one more recall,
+        leaving the strength `absorbed` gives."""
+        merged: dict[int, list[Memory]] = {}
+        for twin, keep in into.items():
+            merged.setdefault(keep, []).append(by_id[twin])
+        for keep, twins in sorted(merged.items()):
+            after = absorbed(policy, by_id[keep], twins, now)
+            assert after.last_recalled_at is not None
+            await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
+            await self.derived.changed(scope, [keep])
+
+    async def twins(self, scope: str) -> list[tuple[int, int]]:
+        """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
+        neither saying what the other does not: memory.text.restates): a prune keeps one of
+        each pair, merged."""
+        ids, vectors = await self.store.embeddings(scope, self.catchup.embedder.name)
+        if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
+            return []
+        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate)
+        if not pairs:
+            return []
+        wanted = sorted({i for pair in pairs for i in pair})
+        texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
+        return [
+            (a, b)
+            for a, b in pairs
+            if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
+        ]
+
+
+def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> list[tuple[int, int]]:
+    pairs: list[tuple[int, int]] = []
+    for start in range(0, len(ids), TWIN_BLOCK):
+        block = vectors[start : start + TWIN_BLOCK] @ vectors.T
+        rows, cols = np.nonzero(block >= threshold)
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            if start + row < col:
+                pairs.append((int(ids[start + row]), int(ids[col])))
+    return pairs
