@@ -43,20 +43,6 @@ from memory.records import (
     Vectors,
 )
 
-__all__ = [
-    "ArchiveStore",
-    "BankStore",
-    "ContactStore",
-    "Coordination",
-    "IntentionStore",
-    "JournalStore",
-    "LeaseStore",
-    "MemoryStore",
-    "RoomStore",
-    "SessionStore",
-    "Storage",
-]
-
 
 class MemoryStore(Protocol):
     """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""

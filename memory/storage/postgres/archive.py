@@ -7,8 +7,8 @@ from collections.abc import Collection
 from datetime import datetime
 
 from memory.records import ArchivedConversation
-from memory.storage.postgres.base import CONVERSATION_COLUMNS, PgBase
-from memory.storage.rows import conversation_row, timestamp
+from memory.storage.postgres.base import PgBase
+from memory.storage.rows import CONVERSATION_COLUMNS, conversation_row, timestamp
 
 __all__ = ["PgArchive"]
 

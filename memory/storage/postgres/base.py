@@ -18,11 +18,10 @@ from typing import Any, TypeVar
 import asyncpg
 
 from memory.storage.errors import StoreError
+from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
 
 __all__ = [
-    "CONVERSATION_COLUMNS",
-    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "MIGRATION_LOCK",
     "PgBase",
@@ -42,16 +41,6 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.postgres")
 MIGRATION_LOCK = 0x6B697A756E61
 
 T = TypeVar("T")
-
-CONVERSATION_COLUMNS = (
-    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
-)
-
-MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id, recent_recalls"
-)
 
 
 def server_name(dsn: str) -> str:
@@ -119,7 +108,7 @@ class PgBase:
         self._session_busy = asyncio.Lock()  # a connection runs one query at a time
         self._led: set[str] = set()
         self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
-        self._scopes_held: set[str] = set()  # by a task of this process (see scope_lock)
+        self._scopes_held = HeldScopes()  # by a task of this process (see scope_lock)
         self._hearing: list[tuple[str, Callable[[object, int, str, str], None]]] = []
 
     async def close(self) -> None:

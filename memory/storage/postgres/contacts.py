@@ -14,6 +14,7 @@ from memory.records import Contact, Outreach, OutreachState
 from memory.storage.postgres.base import PgBase
 from memory.storage.rows import (
     CONTACT_COLUMNS,
+    NO_HOURS,
     OUTREACH_COLUMNS,
     contact_row,
     first_hours,
@@ -23,8 +24,6 @@ from memory.storage.rows import (
 )
 
 __all__ = ["PgContacts", "wipe_contact"]
-
-_NO_HOURS = "[" + ",".join("0" * 24) + "]"
 
 
 async def wipe_contact(conn: asyncpg.Connection, scope: str) -> None:
@@ -86,7 +85,7 @@ class PgContacts(PgBase):
             platform,
             user_id,
             timestamp(at),
-            _NO_HOURS,
+            NO_HOURS,
         )
 
     async def set_contact(
@@ -117,7 +116,7 @@ class PgContacts(PgBase):
             None if quiet is None else int(quiet),
             timezone,
             None if refused_at is None else timestamp(refused_at),
-            _NO_HOURS,
+            NO_HOURS,
             timestamp(at),
             None if voice is None else int(voice),
         )

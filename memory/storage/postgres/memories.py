@@ -20,7 +20,7 @@ from datetime import date, datetime
 import asyncpg
 
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
-from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
+from memory.storage.postgres.base import clean_text, in_lock_order
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import (
     forget_intentions,
@@ -29,6 +29,7 @@ from memory.storage.postgres.intentions import (
 )
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
+    MEMORY_COLUMNS,
     memory_row,
     memory_values,
     moment,

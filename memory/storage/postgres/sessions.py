@@ -9,10 +9,16 @@ from typing import Any
 
 from memory.records import ArchivedConversation, SessionRow, SessionSave
 from memory.scopes import Scope
-from memory.storage.postgres.base import CONVERSATION_COLUMNS, PgBase, clean_json
+from memory.storage.postgres.base import PgBase, clean_json
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import wipe_intentions
-from memory.storage.rows import conversation_row, encode_sessions, session_row, timestamp
+from memory.storage.rows import (
+    CONVERSATION_COLUMNS,
+    conversation_row,
+    encode_sessions,
+    session_row,
+    timestamp,
+)
 
 __all__ = ["PgSessions"]
 

@@ -7,8 +7,8 @@ from collections.abc import Collection
 from datetime import datetime
 
 from memory.records import ArchivedConversation
-from memory.storage.rows import conversation_row, timestamp
-from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.rows import CONVERSATION_COLUMNS, conversation_row, timestamp
+from memory.storage.sqlite.base import SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteArchive"]
 

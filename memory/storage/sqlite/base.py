@@ -22,13 +22,12 @@ from filelock import FileLock, Timeout
 
 from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
+from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
 
 __all__ = [
     "CHUNK",
-    "CONVERSATION_COLUMNS",
     "DATABASE",
-    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "SCRUBBED_FROM",
     "SqliteBase",
@@ -45,15 +44,6 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.sqlite")
 # The first schema version whose databases are scrubbed: one older is vacuumed on upgrade.
 SCRUBBED_FROM = 7
 
-CONVERSATION_COLUMNS = (
-    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
-)
-
-MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id, recent_recalls"
-)
 
 # SQLite allows 32766 parameters; stay well below in IN (...) lists.
 CHUNK = 900
@@ -98,7 +88,7 @@ class SqliteBase:
         self._db = db
         self._lock = lock
         self._writing = asyncio.Lock()
-        self._scopes_held: set[str] = set()  # see scope_lock
+        self._scopes_held = HeldScopes()  # see scope_lock
         self.path = path
         self.where = str(path)  # for messages, as PgStore's names its server
 

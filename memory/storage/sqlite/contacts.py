@@ -11,6 +11,7 @@ import aiosqlite
 from memory.records import Contact, Outreach, OutreachState
 from memory.storage.rows import (
     CONTACT_COLUMNS,
+    NO_HOURS,
     OUTREACH_COLUMNS,
     contact_row,
     first_hours,
@@ -21,8 +22,6 @@ from memory.storage.rows import (
 from memory.storage.sqlite.base import SqliteBase, serialised
 
 __all__ = ["SqliteContacts", "wipe_contact"]
-
-_NO_HOURS = "[" + ",".join("0" * 24) + "]"
 
 
 async def wipe_contact(db: aiosqlite.Connection, scope: str) -> None:
@@ -83,7 +82,7 @@ class SqliteContacts(SqliteBase):
             " SET last_answered ="
             " max(coalesce(last_answered, excluded.last_answered), excluded.last_answered),"
             " updated_at = excluded.updated_at",
-            (persona, platform, user_id, timestamp(at), _NO_HOURS, timestamp(at)),
+            (persona, platform, user_id, timestamp(at), NO_HOURS, timestamp(at)),
         )
         await self._db.commit()
 
@@ -119,7 +118,7 @@ class SqliteContacts(SqliteBase):
                 timezone,
                 refused,
                 voice_value,
-                _NO_HOURS,
+                NO_HOURS,
                 timestamp(at),
                 quiet_value,
                 timezone,

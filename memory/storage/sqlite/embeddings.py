@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.rows import memory_row, vector_bytes
-from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
+from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
 
 __all__ = ["SqliteEmbeddings"]
 
@@ -27,11 +27,7 @@ class SqliteEmbeddings(SqliteBase):
             " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
             (scope, embedder),
         )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, None
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), -1).copy()
+        return vectors_of(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._all(

@@ -11,6 +11,7 @@ from datetime import date, datetime
 
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.rows import (
+    MEMORY_COLUMNS,
     clean_text,
     memory_row,
     memory_values,
@@ -19,7 +20,7 @@ from memory.storage.rows import (
     recent_recalls_text,
     timestamp,
 )
-from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
 from memory.storage.sqlite.contacts import wipe_contact
 from memory.storage.sqlite.intentions import (
     forget_intentions,

@@ -9,8 +9,15 @@ from typing import Any
 
 from memory.records import ArchivedConversation, SessionRow, SessionSave
 from memory.scopes import Scope
-from memory.storage.rows import conversation_row, encode_sessions, json_text, session_row, timestamp
-from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, serialised
+from memory.storage.rows import (
+    CONVERSATION_COLUMNS,
+    conversation_row,
+    encode_sessions,
+    json_text,
+    session_row,
+    timestamp,
+)
+from memory.storage.sqlite.base import SqliteBase, serialised
 from memory.storage.sqlite.contacts import wipe_contact
 from memory.storage.sqlite.intentions import wipe_intentions
 
