@@ -24,8 +24,6 @@ class PgArchive(PgBase):
         limit: int = 20,
         skip: Collection[tuple[str, str]] = (),
     ) -> list[ArchivedConversation]:
-        """Conversations of these personas waiting to be encoded and due (not waiting out a
-        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
         if not personas:
             return []
         rows = await self._pool.fetch(
@@ -49,7 +47,6 @@ class PgArchive(PgBase):
         return None if row is None else conversation_row(row)
 
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
-        """Count a failed attempt; the conversation waits until `retry_at`."""
         await self._pool.execute(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = $1"
             " WHERE id = $2 AND encoded_at IS NULL",

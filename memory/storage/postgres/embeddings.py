@@ -75,8 +75,6 @@ class PgEmbeddings(PgVectors):
         return IdDigest(int(row[0]), int(row[1]))
 
     async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
         await self._pool.execute(
             "DELETE FROM embedding_cache WHERE text_hash = ANY($1::bytea[])",
             list(dict.fromkeys(keys)),

@@ -36,7 +36,6 @@ class PgJournal(PgBase):
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
     ) -> list[DiaryEntry]:
-        """The scope's diary pages, newest first (only those before `before`, if given)."""
         rows = await self._pool.fetch(
             "SELECT scope, day, text, conversations, updated_at FROM diary"
             " WHERE scope = $1 AND day < $2 ORDER BY day DESC LIMIT $3",
@@ -47,7 +46,6 @@ class PgJournal(PgBase):
         return [diary_row(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
-        """The scope's user profiles (those of `user_ids`, if given)."""
         query = f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE scope = $1"
         params: list[Any] = [scope]
         if user_ids is not None:
@@ -59,7 +57,6 @@ class PgJournal(PgBase):
         return [profile_row(r) for r in rows]
 
     async def members(self, scope: str) -> list[Member]:
-        """The people the scope has profiles of, by their names (no text), newest first."""
         query = (
             "SELECT user_id, name, aliases FROM profiles WHERE scope = $1 ORDER BY updated_at DESC"
         )
@@ -78,7 +75,6 @@ class PgJournal(PgBase):
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]:
-        """Prune reports from `since` on, oldest first (of one scope, or all)."""
         rows = await self._pool.fetch(
             "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= $1 AND ($2::text IS NULL OR scope = $2)"

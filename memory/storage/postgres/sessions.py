@@ -57,7 +57,6 @@ class PgSessions(PgBase):
         return None if row is None else session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
-        """Every session of the given personas, oldest first."""
         rows = await self._pool.fetch(
             "SELECT persona, scope, snapshot, updated_at FROM sessions"
             " WHERE persona = ANY($1::text[]) ORDER BY updated_at",
@@ -76,8 +75,6 @@ class PgSessions(PgBase):
         turns: list[dict[str, Any]],
         snapshot: dict[str, Any],
     ) -> int:
-        """Archive a closed conversation and replace the session's snapshot, atomically: a crash
-        leaves either the open conversation or the archived one, never both or neither."""
         async with self._pool.acquire() as conn, conn.transaction():
             conversation_id = await conn.fetchval(
                 "INSERT INTO conversations (persona, scope, started_at, ended_at, reason, turns)"
@@ -97,7 +94,6 @@ class PgSessions(PgBase):
     async def conversations(
         self, persona: str, scope: str, *, limit: int = 20
     ) -> list[ArchivedConversation]:
-        """The scope's archived conversations, newest first."""
         rows = await self._pool.fetch(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE persona = $1"
             " AND scope = $2 ORDER BY ended_at DESC, id DESC LIMIT $3",
@@ -116,9 +112,6 @@ class PgSessions(PgBase):
         return int(count)
 
     async def wipe(self, persona: str, scope: str) -> None:
-        """Forget everything of one persona in one scope: the open session, the archive and
-        what the persona meant to bring up there (a private chat's: its person's contact
-        and ledger too), long-term memory on or off."""
         async with self._pool.acquire() as conn, conn.transaction():
             await wipe_intentions(conn, str(Scope(persona, scope)))
             await wipe_contact(conn, str(Scope(persona, scope)))

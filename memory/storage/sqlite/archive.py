@@ -24,8 +24,6 @@ class SqliteArchive(SqliteBase):
         limit: int = 20,
         skip: Collection[tuple[str, str]] = (),
     ) -> list[ArchivedConversation]:
-        """Conversations of these personas waiting to be encoded and due (not waiting out a
-        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
         if not personas:
             return []
         names = list(personas)
@@ -50,7 +48,6 @@ class SqliteArchive(SqliteBase):
 
     @serialised
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
-        """Count a failed attempt; the conversation waits until `retry_at`."""
         await self._db.execute(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
             " WHERE id = ? AND encoded_at IS NULL",

@@ -9,11 +9,12 @@ a memory names its scope.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
@@ -178,6 +179,17 @@ class SqliteBase:
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
         rows = await self._db.execute_fetchall(sql, params)
         return next(iter(rows), None)
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """The block's writes, committed together as it ends, or rolled back if it raises
+        (held under the write lock: see `serialised`)."""
+        try:
+            yield
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
 
     async def schema_version(self) -> int:
         row = await self._one("PRAGMA user_version")

@@ -58,8 +58,6 @@ class SqliteEmbeddings(SqliteBase):
 
     @serialised
     async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
         unique = list(dict.fromkeys(keys))
         dropped = 0
         for start in range(0, len(unique), CHUNK):

@@ -35,7 +35,6 @@ class SqliteJournal(SqliteBase):
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
     ) -> list[DiaryEntry]:
-        """The scope's diary pages, newest first (only those before `before`, if given)."""
         rows = await self._all(
             "SELECT scope, day, text, conversations, updated_at FROM diary"
             " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
@@ -44,7 +43,6 @@ class SqliteJournal(SqliteBase):
         return [diary_row(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
-        """The scope's user profiles (those of `user_ids`, if given)."""
         query = f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE scope = ?"
         params: list[Any] = [scope]
         if user_ids is not None:
@@ -56,7 +54,6 @@ class SqliteJournal(SqliteBase):
         return [profile_row(r) for r in rows]
 
     async def members(self, scope: str) -> list[Member]:
-        """The people the scope has profiles of, by their names (no text), newest first."""
         query = (
             "SELECT user_id, name, aliases FROM profiles WHERE scope = ? ORDER BY updated_at DESC"
         )
@@ -77,7 +74,6 @@ class SqliteJournal(SqliteBase):
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]:
-        """Prune reports from `since` on, oldest first (of one scope, or all)."""
         query = (
             "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= ?"

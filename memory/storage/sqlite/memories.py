@@ -64,12 +64,8 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def add_memory(self, memory: NewMemory) -> int:
-        try:
+        async with self._transaction():
             memory_id = await self._insert(memory)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return memory_id
 
     async def _insert(self, memory: NewMemory, previous_id: int | None = None) -> int:
@@ -145,14 +141,10 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
-        try:
+        async with self._transaction():
             sources = await self._sources(scope, ids)
             gone = await self._delete(scope, ids)
             await forget_intentions(self._db, scope, sources)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         if gone:
             await self._scrub()
         return gone
@@ -251,7 +243,6 @@ class SqliteMemories(SqliteBase):
         return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
     async def last_memory(self, scope: str) -> Memory | None:
-        """The scope's most recently stored memory."""
         row = await self._one(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,),
@@ -259,8 +250,6 @@ class SqliteMemories(SqliteBase):
         return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The memories `ids` and those stored right after them (whose previous_id is one of
-        them), in one read."""
         found: dict[int, Memory] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
         for start in range(0, len(unique), CHUNK):
@@ -356,8 +345,6 @@ class SqliteMemories(SqliteBase):
         )
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
-        """When the memory was recalled (or merged with a repeat), oldest first, with the
-        strength each left; empty for a memory outside the scope."""
         rows = await self._all(
             "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
             " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
@@ -379,38 +366,27 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows), its diary, profiles,
-        prune reports and intentions (a private chat's: its person's contact and outreach
-        ledger too); returns how many memories went."""
         rows = await self._all("SELECT id FROM memories WHERE scope = ?", (scope,))
         ids = [r[0] for r in rows]
-        try:
+        async with self._transaction():
             gone = await self._delete(scope, ids)
             for table in ("diary", "profiles", "pruned", "prune_days"):
                 await self._db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
             await wipe_intentions(self._db, scope)
             await wipe_contact(self._db, scope)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         await self._scrub(words=bool(gone))
         return len(gone)
 
     @serialised
     async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
-        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
-        transaction. Returns the new memories' ids, or None if it was already encoded (then
-        nothing is written)."""
         at = timestamp(write.at)
-        try:
+        async with self._transaction():
             cur = await self._db.execute(
                 "UPDATE conversations SET encoded_at = ?, recap = ?"
                 " WHERE id = ? AND encoded_at IS NULL",
                 (at, clean_text(write.recap), write.conversation_id),
             )
             if cur.rowcount != 1:
-                await self._db.rollback()
                 return None
             ids: list[int] = []
             for memory in write.memories:
@@ -459,10 +435,6 @@ class SqliteMemories(SqliteBase):
             )
             for intention in write.intentions:
                 await insert_intention(self._db, intention)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return ids
 
     @serialised
@@ -476,10 +448,7 @@ class SqliteMemories(SqliteBase):
         *,
         merged: Mapping[int, int] | None = None,
     ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (which, and why: not what it
-        said), and note that the scope was pruned on `day`, in one transaction; a twin in
-        `merged` hands its recalls to its survivor first. Returns the ids deleted."""
-        try:
+        async with self._transaction():
             going = {m.id for m, _ in forgotten}
             for twin, keep in sorted((merged or {}).items()):
                 if twin in going:
@@ -499,10 +468,6 @@ class SqliteMemories(SqliteBase):
                 " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
                 (scope, day.isoformat()),
             )
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         if gone:
             await self._scrub()
         return sorted(gone)

@@ -61,7 +61,6 @@ class SqliteSessions(SqliteBase):
         return None if row is None else session_row(row)
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
-        """Every session of the given personas, oldest first."""
         names = sorted(set(personas))
         marks = ", ".join("?" * len(names))
         rows = await self._all(
@@ -83,10 +82,8 @@ class SqliteSessions(SqliteBase):
         turns: list[dict[str, Any]],
         snapshot: dict[str, Any],
     ) -> int:
-        """Archive a closed conversation and replace the session's snapshot, atomically: a crash
-        leaves either the open conversation or the archived one, never both or neither."""
         # sqlite3 opens one implicit transaction for both statements; commit ends it.
-        try:
+        async with self._transaction():
             cur = await self._db.execute(
                 "INSERT INTO conversations (persona, scope, started_at, ended_at, reason, turns)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -104,17 +101,12 @@ class SqliteSessions(SqliteBase):
                 _UPSERT_SESSION,
                 (persona, scope, json_text(snapshot), timestamp(ended_at)),
             )
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         assert conversation_id is not None
         return conversation_id
 
     async def conversations(
         self, persona: str, scope: str, *, limit: int = 20
     ) -> list[ArchivedConversation]:
-        """The scope's archived conversations, newest first."""
         rows = await self._all(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE persona = ? AND scope = ?"
             " ORDER BY ended_at DESC, id DESC LIMIT ?",
@@ -131,10 +123,7 @@ class SqliteSessions(SqliteBase):
 
     @serialised
     async def wipe(self, persona: str, scope: str) -> None:
-        """Forget everything of one persona in one scope: the open session, the archive and
-        what the persona meant to bring up there (a private chat's: its person's contact
-        and ledger too), long-term memory on or off."""
-        try:
+        async with self._transaction():
             await self._db.execute(
                 "DELETE FROM sessions WHERE persona = ? AND scope = ?", (persona, scope)
             )
@@ -143,8 +132,4 @@ class SqliteSessions(SqliteBase):
             )
             await wipe_intentions(self._db, str(Scope(persona, scope)))
             await wipe_contact(self._db, str(Scope(persona, scope)))
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         await self._scrub(words=False)
