@@ -176,6 +176,23 @@ class SqliteBase:
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return list(await self._db.execute_fetchall(sql, params))
 
+    async def _all_in(
+        self,
+        query: Callable[[str], str],
+        first: Sequence[Any],
+        values: Sequence[Any],
+        *,
+        lists: int = 1,
+    ) -> list[Any]:
+        """The rows of `query(marks)` for all of `values`, CHUNK at a time: `marks` are one
+        chunk's placeholders, for the query's `lists` IN (...) lists, whose parameters are
+        `first` and then the chunk once per list."""
+        rows: list[Any] = []
+        for start in range(0, len(values), CHUNK):
+            chunk = list(values[start : start + CHUNK])
+            rows += await self._all(query(placeholders(len(chunk))), (*first, *chunk * lists))
+        return rows
+
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
         rows = await self._db.execute_fetchall(sql, params)
         return next(iter(rows), None)

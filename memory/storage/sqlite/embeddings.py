@@ -72,17 +72,15 @@ class SqliteEmbeddings(SqliteBase):
             await self._scrub(words=False)
 
     async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        found: dict[bytes, bytes] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 "SELECT text_hash, vector FROM embedding_cache"
-                f" WHERE embedder = ? AND text_hash IN ({placeholders(len(chunk))})",
-                (embedder, *chunk),
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
+                f" WHERE embedder = ? AND text_hash IN ({marks})"
+            ),
+            (embedder,),
+            list(dict.fromkeys(keys)),
+        )
+        return {r[0]: r[1] for r in rows}
 
     @serialised
     async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:

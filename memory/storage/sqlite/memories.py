@@ -91,19 +91,18 @@ class SqliteMemories(SqliteBase):
         return memory_id
 
     async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        found: dict[int, Memory] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 f"SELECT {MEMORY_COLUMNS} FROM memories"
-                # `+scope`: find the rows by id, then check the scope (a large scope's own
-                # index would make SQLite walk all of it).
-                f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))})",
-                (scope, *chunk),
-            )
-            for row in rows:
-                found[row[0]] = memory_row(row)
+                # `+scope`: find the rows by id, then check the scope (a large scope's own index
+                # would make SQLite walk all of it).
+                f" WHERE +scope = ? AND id IN ({marks})"
+            ),
+            (scope,),
+            unique,
+        )
+        found = {row[0]: memory_row(row) for row in rows}
         return [found[i] for i in unique if i in found]
 
     async def list_memories(
@@ -151,17 +150,15 @@ class SqliteMemories(SqliteBase):
 
     async def _sources(self, scope: str, ids: Sequence[int]) -> list[int]:
         """The conversations the memories `ids` of the scope were made from."""
-        found: set[int] = set()
-        unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 "SELECT DISTINCT conversation_id FROM memories WHERE scope = ?"
-                f" AND id IN ({placeholders(len(chunk))}) AND conversation_id IS NOT NULL",
-                (scope, *chunk),
-            )
-            found.update(int(r[0]) for r in rows)
-        return sorted(found)
+                f" AND id IN ({marks}) AND conversation_id IS NOT NULL"
+            ),
+            (scope,),
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        return sorted({int(r[0]) for r in rows})
 
     async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
         """Delete inside the caller's transaction; returns the ids that were there."""
@@ -250,19 +247,16 @@ class SqliteMemories(SqliteBase):
         return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        found: dict[int, Memory] = {}
-        unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            marks = placeholders(len(chunk))
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
-                f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
-                (scope, *chunk, *chunk),
-            )
-            for row in rows:
-                found[row[0]] = memory_row(row)
-        return list(found.values())
+                f" AND (id IN ({marks}) OR previous_id IN ({marks}))"
+            ),
+            (scope,),
+            list(dict.fromkeys(int(i) for i in ids)),
+            lists=2,
+        )
+        return list({row[0]: memory_row(row) for row in rows}.values())
 
     async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
         if ids is None:
@@ -271,15 +265,14 @@ class SqliteMemories(SqliteBase):
                 (scope,),
             )
         else:
-            rows = []
-            unique = sorted({int(i) for i in ids})
-            for start in range(0, len(unique), CHUNK):
-                chunk = unique[start : start + CHUNK]
-                rows += await self._all(
+            rows = await self._all_in(
+                lambda marks: (
                     "SELECT id, previous_id, speaker FROM memories"
-                    f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))}) ORDER BY id",
-                    (scope, *chunk),
-                )
+                    f" WHERE +scope = ? AND id IN ({marks}) ORDER BY id"
+                ),
+                (scope,),
+                sorted({int(i) for i in ids}),
+            )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
     async def search_documents(
@@ -290,15 +283,13 @@ class SqliteMemories(SqliteBase):
         if ids is None:
             rows = await self._all(f"{columns}{join} WHERE m.scope = ? ORDER BY m.id", (scope,))
         else:
-            rows = []
-            unique = sorted({int(i) for i in ids})
-            for start in range(0, len(unique), CHUNK):
-                chunk = unique[start : start + CHUNK]
-                rows += await self._all(
-                    f"{columns}{join} WHERE +m.scope = ?"
-                    f" AND m.id IN ({placeholders(len(chunk))}) ORDER BY m.id",
-                    (scope, *chunk),
-                )
+            rows = await self._all_in(
+                lambda marks: (
+                    f"{columns}{join} WHERE +m.scope = ? AND m.id IN ({marks}) ORDER BY m.id"
+                ),
+                (scope,),
+                sorted({int(i) for i in ids}),
+            )
         return [(r[0], r[1], r[2] or "", r[3] or "") for r in rows]
 
     @serialised
