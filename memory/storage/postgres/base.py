@@ -20,6 +20,7 @@ import asyncpg
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
+from memory.storage.statements import Statements, numbered
 
 __all__ = [
     "MIGRATIONS",
@@ -93,7 +94,7 @@ def in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
     return sorted(items, key=lambda item: item[0])
 
 
-class PgBase:
+class PgBase(Statements):
     """Open with `await PgStore.open(dsn)`; close with `await store.close()`."""
 
     def __init__(self, pool: asyncpg.Pool, dsn: str, instance: str) -> None:
@@ -117,6 +118,15 @@ class PgBase:
                 await self._session.close()
                 self._session = None
         await self._pool.close()
+
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(await self._pool.fetch(numbered(sql), *params))
+
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
+        return await self._pool.fetchrow(numbered(sql), *params)
+
+    async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self._all(sql, params)
 
     async def schema_version(self) -> int:
         # An open store has the table: opening created it.

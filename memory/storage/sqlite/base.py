@@ -25,6 +25,7 @@ from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
+from memory.storage.statements import Statements, placeholders
 
 __all__ = [
     "CHUNK",
@@ -32,7 +33,6 @@ __all__ = [
     "MIGRATIONS",
     "SCRUBBED_FROM",
     "SqliteBase",
-    "placeholders",
     "serialised",
 ]
 
@@ -48,10 +48,6 @@ SCRUBBED_FROM = 7
 
 # SQLite allows 32766 parameters; stay well below in IN (...) lists.
 CHUNK = 900
-
-
-def placeholders(n: int) -> str:
-    return ", ".join("?" * n)
 
 
 B = TypeVar("B", bound="SqliteBase")
@@ -77,7 +73,7 @@ def _read_only_uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
 
 
-class SqliteBase:
+class SqliteBase(Statements):
     """Open with `await Store.open(path)`; close with `await store.close()`.
 
     One process at a time: snapshots are written from memory, so two processes on one
@@ -196,6 +192,12 @@ class SqliteBase:
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
         rows = await self._db.execute_fetchall(sql, params)
         return next(iter(rows), None)
+
+    async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        async with self._writing:
+            rows = list(await self._db.execute_fetchall(sql, params))
+            await self._db.commit()
+        return rows
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:

@@ -11,7 +11,8 @@ import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
 from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
-from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteEmbeddings"]
 

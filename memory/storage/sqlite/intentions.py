@@ -17,7 +17,8 @@ from memory.storage.rows import (
     intention_values,
     timestamp,
 )
-from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteIntentions", "forget_intentions", "insert_intention", "wipe_intentions"]
 

@@ -20,13 +20,14 @@ from memory.storage.rows import (
     recent_recalls_text,
     timestamp,
 )
-from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.sqlite.contacts import wipe_contact
 from memory.storage.sqlite.intentions import (
     forget_intentions,
     insert_intention,
     wipe_intentions,
 )
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteMemories", "scope_tag"]
 

@@ -1,5 +1,6 @@
 """Closed conversations waiting to be encoded into long-term memory
-(memory.storage.ArchiveStore)."""
+(memory.storage.ArchiveStore), in either store: sessions archive them, encoding marks them
+encoded in commit_encoding's transaction."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from datetime import datetime
 
 from memory.records import ArchivedConversation
 from memory.storage.rows import CONVERSATION_COLUMNS, conversation_row, timestamp
-from memory.storage.sqlite.base import SqliteBase, placeholders, serialised
+from memory.storage.statements import Statements, placeholders
 
-__all__ = ["SqliteArchive"]
+__all__ = ["Archive"]
 
 
-class SqliteArchive(SqliteBase):
+class Archive(Statements):
     """The encoder's queue: conversations archived and not yet encoded."""
 
     async def unencoded(
@@ -46,11 +47,9 @@ class SqliteArchive(SqliteBase):
         )
         return None if row is None else conversation_row(row)
 
-    @serialised
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
-        await self._db.execute(
+        await self._write(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
             " WHERE id = ? AND encoded_at IS NULL",
             (timestamp(retry_at), conversation_id),
         )
-        await self._db.commit()
