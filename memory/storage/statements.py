@@ -1,7 +1,7 @@
 """What both stores run the same way: SQL written once, with `?` placeholders (PostgreSQL's
-base numbers them), through the three calls each store's base provides. A part of the store
-whose SQL is the same in both dialects is written once on `Statements` (the journal, rooms,
-the archive's queue, contacts); the parts whose SQL or transactions differ stay in
+base numbers them), through the calls each store's base provides. A part of the store
+whose SQL is the same in both dialects is written once on `Statements` (sessions, the journal,
+rooms, the archive's queue, contacts); the parts whose SQL or transactions differ stay in
 memory.storage.sqlite and memory.storage.postgres."""
 
 from __future__ import annotations
@@ -39,3 +39,10 @@ class Statements(ABC):
     async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Run one statement that writes, in a transaction of its own; the rows it returns
         (RETURNING ...)."""
+
+    @abstractmethod
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        """Run statements (SQL, parameters) that write, in order, in one transaction; the rows
+        each returns."""

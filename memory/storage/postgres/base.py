@@ -128,6 +128,12 @@ class PgBase(Statements):
     async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return await self._all(sql, params)
 
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            return [list(await conn.fetch(numbered(sql), *p)) for sql, p in statements]
+
     async def schema_version(self) -> int:
         # An open store has the table: opening created it.
         return int(await self._pool.fetchval("SELECT max(version) FROM kizuna_schema"))

@@ -199,6 +199,13 @@ class SqliteBase(Statements):
             await self._db.commit()
         return rows
 
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        # sqlite3 opens one implicit transaction for them all; the commit ends it.
+        async with self._writing, self._transaction():
+            return [list(await self._db.execute_fetchall(sql, p)) for sql, p in statements]
+
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
         """The block's writes, committed together as it ends, or rolled back if it raises
