@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from memory.storage import MemoryStore
+
 __all__ = ["CACHE_BYTES", "Budget", "ScopeCopies"]
 
 C = TypeVar("C")
@@ -66,11 +68,14 @@ class Budget:
 
 
 class ScopeCopies(ABC, Generic[C]):
-    """What the caches of scope copies share: each holds the copies `C` of up to `capacity`
-    scopes (0: none kept), least recently used first, charged to the byte `budget` under its
-    name `cache`, which lets one go by the cache's `drop`."""
+    """What the caches of scope copies share: each holds what it derives `C` of up to
+    `capacity` of the `store`'s scopes (0: none kept), least recently used first, charged to
+    the byte `budget` under its name `cache`, which lets one go by the cache's `drop`."""
 
-    def __init__(self, cache: str, capacity: int, budget: Budget | None) -> None:
+    def __init__(
+        self, cache: str, store: MemoryStore, capacity: int, budget: Budget | None
+    ) -> None:
+        self._store = store
         self._capacity = capacity
         self._budget = budget or Budget()
         self._budget.register(cache, self.drop)

@@ -315,8 +315,7 @@ class LexiconCache(ScopeCopies[ScopeLexicon]):
     def __init__(
         self, store: MemoryStore, capacity: int = LEXICON_SCOPES, budget: Budget | None = None
     ) -> None:
-        super().__init__(_CACHE, capacity, budget)
-        self._store = store
+        super().__init__(_CACHE, store, capacity, budget)
         self._building: dict[str, asyncio.Future[ScopeLexicon]] = {}
         # The bank's changes to a scope being built, in order: ("added" | "removed", ids);
         # None once it was dropped (the read may have missed a change: read again).

@@ -155,8 +155,7 @@ class LinkCache(ScopeCopies[ScopeLinks]):
     def __init__(
         self, store: MemoryStore, capacity: int = LINK_SCOPES, budget: Budget | None = None
     ) -> None:
-        super().__init__(_CACHE, capacity, budget)
-        self._store = store
+        super().__init__(_CACHE, store, capacity, budget)
         # Moves with every change to a scope, so that links read while it changed are not kept.
         self._versions: dict[str, int] = {}
 

@@ -45,8 +45,7 @@ class RowCache(ScopeCopies[dict[int, Memory]]):
     def __init__(
         self, store: MemoryStore, capacity: int = ROW_SCOPES, budget: Budget | None = None
     ) -> None:
-        super().__init__(_CACHE, capacity, budget)
-        self._store = store
+        super().__init__(_CACHE, store, capacity, budget)
         # Moves with every change to a scope, so that rows read while it changed are not kept.
         self._versions: dict[str, int] = {}
         self._filling: dict[str, asyncio.Task[None]] = {}
