@@ -25,7 +25,8 @@ def numbered(sql: str) -> str:
 
 
 class Statements(ABC):
-    """One statement at a time, in either store."""
+    """Reads, and writes each in a transaction of its own (or several together), in either
+    store."""
 
     @abstractmethod
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:

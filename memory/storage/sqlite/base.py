@@ -45,7 +45,6 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.sqlite")
 # The first schema version whose databases are scrubbed: one older is vacuumed on upgrade.
 SCRUBBED_FROM = 7
 
-
 # SQLite allows 32766 parameters; stay well below in IN (...) lists.
 CHUNK = 900
 
@@ -193,11 +192,11 @@ class SqliteBase(Statements):
         rows = await self._db.execute_fetchall(sql, params)
         return next(iter(rows), None)
 
+    # _write and _write_together take the write lock themselves: never from a `serialised`
+    # method (the lock is not reentrant).
     async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        async with self._writing:
-            rows = list(await self._db.execute_fetchall(sql, params))
-            await self._db.commit()
-        return rows
+        async with self._writing, self._transaction():
+            return list(await self._db.execute_fetchall(sql, params))
 
     async def _write_together(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
