@@ -48,12 +48,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.conversation.sessions import Turn, persona_room
 from bot.events import ChatEvent, Platform
-from bot.llm.base import Completion, Message, Tool, Usage
+from bot.llm.base import Completion, Message, Usage
 from bot.persona.file import Persona, PersonaLibrary
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.config import TIERS, Config, EngineConfig
@@ -103,14 +104,9 @@ class InstantModel:
     name = "instant"
 
     async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[Tool] = (),
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+        self, messages: Sequence[Message], *, json_mode: bool = False, **_options: Any
     ) -> Completion:
+        """The reply; tools and sampling options are not its concern."""
         start = time.perf_counter()
         last = next((m.content for m in reversed(messages) if m.role == "user"), "")
         text = '{"memories": []}' if json_mode else f"[HAPPY] I hear you: {last[-40:]}"

@@ -44,11 +44,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.events import Addressed, ChatEvent, Reply
-from bot.llm.base import Completion, Message, Tool
+from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import GroupPolicy
@@ -360,21 +361,10 @@ class Naming:
         return self.inner.name
 
     async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[Tool] = (),
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+        self, messages: Sequence[Message], *, json_mode: bool = False, **options: Any
     ) -> Completion:
-        done = await self.inner.complete(
-            messages,
-            tools=tools,
-            json_mode=json_mode,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
+        """The offline model's reply, the other persona's name first; `options` go to it."""
+        done = await self.inner.complete(messages, json_mode=json_mode, **options)
         system = messages[0].content if messages else ""
         other = next((o for me, o in self.others.items() if f"You are {me}" in system), None)
         if json_mode or other is None or done.tool_calls:

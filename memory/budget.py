@@ -11,10 +11,16 @@ dropped copy is read again from the store when next wanted.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
-__all__ = ["CACHE_BYTES", "Budget"]
+from memory.storage import MemoryStore
+
+__all__ = ["CACHE_BYTES", "Budget", "ScopeCopies"]
+
+C = TypeVar("C")
 
 CACHE_BYTES = 512 << 20  # the default bound for the whole process
 
@@ -59,3 +65,26 @@ class Budget:
 
     def release(self, cache: str, scope: str) -> None:
         self.total -= self._held.pop((cache, scope), 0)
+
+
+class ScopeCopies(ABC, Generic[C]):
+    """What the caches of scope copies share: each holds what it derives `C` of up to
+    `capacity` of the `store`'s scopes (0: none kept), least recently used first, charged to
+    the byte `budget` under its name `cache`, which lets one go by the cache's `drop`."""
+
+    def __init__(
+        self, cache: str, store: MemoryStore, capacity: int, budget: Budget | None
+    ) -> None:
+        self._store = store
+        self._capacity = capacity
+        self._budget = budget or Budget()
+        self._budget.register(cache, self.drop)
+        self._scopes: OrderedDict[str, C] = OrderedDict()
+
+    def __contains__(self, scope: str) -> bool:
+        return scope in self._scopes
+
+    @abstractmethod
+    def drop(self, scope: str) -> None:
+        """The scope changed in a way not followed here (or the budget let it go): read it
+        whole next time."""

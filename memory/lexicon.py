@@ -17,7 +17,7 @@ import asyncio
 import logging
 import math
 from array import array
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -25,7 +25,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget
+from memory.budget import Budget, ScopeCopies
 from memory.storage import MemoryStore
 from memory.text import porter_term
 
@@ -306,7 +306,7 @@ class ScopeLexicon:
             setattr(self, name, grown)
 
 
-class LexiconCache:
+class LexiconCache(ScopeCopies[ScopeLexicon]):
     """The ScopeLexicon of up to `capacity` scopes, within the process's byte `budget`
     (memory/budget.py). Reading and indexing a scope of 100k
     memories takes seconds, so `ready` builds it in the background (recall searches through the
@@ -315,18 +315,11 @@ class LexiconCache:
     def __init__(
         self, store: MemoryStore, capacity: int = LEXICON_SCOPES, budget: Budget | None = None
     ) -> None:
-        self._store = store
-        self._capacity = capacity
-        self._budget = budget or Budget()
-        self._budget.register(_CACHE, self.drop)
-        self._scopes: OrderedDict[str, ScopeLexicon] = OrderedDict()
+        super().__init__(_CACHE, store, capacity, budget)
         self._building: dict[str, asyncio.Future[ScopeLexicon]] = {}
         # The bank's changes to a scope being built, in order: ("added" | "removed", ids);
         # None once it was dropped (the read may have missed a change: read again).
         self._changes: dict[str, list[tuple[str, list[int]]] | None] = {}
-
-    def __contains__(self, scope: str) -> bool:
-        return scope in self._scopes
 
     def ready(self, scope: str) -> ScopeLexicon | None:
         """The scope's index if it is built, else None, and it is being built."""
@@ -393,8 +386,6 @@ class LexiconCache:
             self._budget.keep(_CACHE, scope, found.nbytes)
 
     def drop(self, scope: str) -> None:
-        """The scope changed in a way not followed here (or the budget let it go): read it
-        whole next time."""
         if scope in self._changes:
             self._changes[scope] = None
         self._scopes.pop(scope, None)

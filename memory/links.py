@@ -8,14 +8,13 @@ process's changes to a scope drop its links (memory.storage's `listen`)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget
+from memory.budget import Budget, ScopeCopies
 from memory.records import MemoryLink
 from memory.storage import MemoryStore
 
@@ -149,23 +148,16 @@ class ScopeLinks:
         self._index_successors()
 
 
-class LinkCache:
+class LinkCache(ScopeCopies[ScopeLinks]):
     """The ScopeLinks of up to `capacity` scopes (0: none kept, every recall reads its scope's
     links from the store), within the process's byte `budget` (memory/budget.py)."""
 
     def __init__(
         self, store: MemoryStore, capacity: int = LINK_SCOPES, budget: Budget | None = None
     ) -> None:
-        self._store = store
-        self._capacity = capacity
-        self._budget = budget or Budget()
-        self._budget.register(_CACHE, self.drop)
-        self._scopes: OrderedDict[str, ScopeLinks] = OrderedDict()
+        super().__init__(_CACHE, store, capacity, budget)
         # Moves with every change to a scope, so that links read while it changed are not kept.
         self._versions: dict[str, int] = {}
-
-    def __contains__(self, scope: str) -> bool:
-        return scope in self._scopes
 
     async def get(self, scope: str) -> ScopeLinks:
         found = self._scopes.get(scope)
@@ -202,8 +194,6 @@ class LinkCache:
             self._budget.keep(_CACHE, scope, found.nbytes)
 
     def drop(self, scope: str) -> None:
-        """The scope changed in a way not followed here (or the budget let it go): read it
-        whole next time."""
         self._moved(scope)
         self._forget(scope)
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget
+from memory.budget import Budget, ScopeCopies
 from memory.records import KINDS, Kind, Memory
 from memory.storage import MemoryStore
 
@@ -39,24 +38,17 @@ log = logging.getLogger(__name__)
 _KIND: dict[str, Kind] = {kind: kind for kind in KINDS}  # each kind's one string
 
 
-class RowCache:
+class RowCache(ScopeCopies[dict[int, Memory]]):
     """Copies of up to `capacity` scopes' memories, by id (0: none kept, every read goes to
     the store), within the process's byte `budget` (memory/budget.py)."""
 
     def __init__(
         self, store: MemoryStore, capacity: int = ROW_SCOPES, budget: Budget | None = None
     ) -> None:
-        self._store = store
-        self._capacity = capacity
-        self._budget = budget or Budget()
-        self._budget.register(_CACHE, self.drop)
-        self._scopes: OrderedDict[str, dict[int, Memory]] = OrderedDict()
+        super().__init__(_CACHE, store, capacity, budget)
         # Moves with every change to a scope, so that rows read while it changed are not kept.
         self._versions: dict[str, int] = {}
         self._filling: dict[str, asyncio.Task[None]] = {}
-
-    def __contains__(self, scope: str) -> bool:
-        return scope in self._scopes
 
     def held(self, scope: str) -> int:
         """How many of the scope's memories the copy holds."""

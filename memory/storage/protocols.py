@@ -43,20 +43,6 @@ from memory.records import (
     Vectors,
 )
 
-__all__ = [
-    "ArchiveStore",
-    "BankStore",
-    "ContactStore",
-    "Coordination",
-    "IntentionStore",
-    "JournalStore",
-    "LeaseStore",
-    "MemoryStore",
-    "RoomStore",
-    "SessionStore",
-    "Storage",
-]
-
 
 class MemoryStore(Protocol):
     """The memory bank's storage. Scope-filtered everywhere; ids are unique across scopes."""
@@ -105,10 +91,13 @@ class MemoryStore(Protocol):
         """(memories in the scope, about how many in all scopes: a hint, it may overcount)."""
         ...
 
-    async def last_memory(self, scope: str) -> Memory | None: ...
+    async def last_memory(self, scope: str) -> Memory | None:
+        """The scope's most recently stored memory."""
+        ...
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The memories `ids` and the ones stored right after each of them."""
+        """The memories `ids` and those stored right after them (whose previous_id is one of them),
+        in one read."""
         ...
 
     async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
@@ -132,14 +121,20 @@ class MemoryStore(Protocol):
         ...
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
-        """The memory's recalls, oldest first, with the strength each left."""
+        """When the memory was recalled (or merged with a repeat), oldest first, with the strength
+        each left; empty for a memory outside the scope."""
         ...
 
-    async def wipe_memories(self, scope: str) -> int: ...
+    async def wipe_memories(self, scope: str) -> int:
+        """Delete every memory of a scope (and its full-text rows), its diary, profiles, prune
+        reports and intentions (a private chat's: its person's contact and outreach ledger too);
+        returns how many memories went."""
+        ...
 
     async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
-        """Write what encoding a conversation made (memories, merges, diary, profiles, recap)
-        in one transaction; the new memories' ids, or None if it was encoded already."""
+        """Write what encoding a conversation made (memories, merges, diary, profiles, recap: see
+        EncodingWrite) and mark it encoded, in one transaction; the new memories' ids, or None
+        if it was encoded already (then nothing is written)."""
         ...
 
     async def prune(
@@ -152,10 +147,11 @@ class MemoryStore(Protocol):
         *,
         merged: Mapping[int, int] | None = None,
     ) -> list[int]:
-        """Delete the forgotten memories (each with the reason), report them and note the
-        scope pruned on `day`, at once; returns the ids deleted. `merged`: forgotten twin ->
-        its survivor, which takes over the twin's recalls (their history rows, at their own
-        times, and their count) first; both must be the scope's, else nothing moves."""
+        """Delete the forgotten memories, keep a report of each (which, and why: not what it said)
+        and note the scope pruned on `day`, in one transaction; returns the ids deleted.
+        `merged`: forgotten twin -> its survivor, which takes over the twin's recalls (their
+        history rows, at their own times, and their count) first; both must be the scope's, else
+        nothing moves."""
         ...
 
     async def listen(
@@ -199,7 +195,8 @@ class MemoryStore(Protocol):
     ) -> None: ...
 
     async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings by key, whatever the embedder (their text was forgotten)."""
+        """Drop cached embeddings by key (their text's hash), whatever the embedder: a forgotten
+        memory's text leaves no trace."""
         ...
 
 
@@ -210,11 +207,13 @@ class JournalStore(Protocol):
 
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
-    ) -> list[DiaryEntry]: ...
+    ) -> list[DiaryEntry]:
+        """The scope's diary pages, newest first (only those before `before`, if given)."""
+        ...
 
-    async def profiles(
-        self, scope: str, user_ids: Sequence[str] | None = None
-    ) -> list[Profile]: ...
+    async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
+        """The scope's user profiles (those of `user_ids`, if given)."""
+        ...
 
     async def members(self, scope: str) -> list[Member]:
         """The people the scope has profiles of, by their names (no text), newest first."""
@@ -224,7 +223,9 @@ class JournalStore(Protocol):
 
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
-    ) -> list[PrunedMemory]: ...
+    ) -> list[PrunedMemory]:
+        """Prune reports from `since` on, oldest first (of one scope, or all)."""
+        ...
 
     async def trim_pruned(self, before: datetime) -> int:
         """Delete the prune's records from before `before` (a bounded history); how many."""
@@ -251,7 +252,9 @@ class SessionStore(Protocol):
 
     async def load_session(self, persona: str, scope: str) -> SessionRow | None: ...
 
-    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]: ...
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
+        """Every session of the given personas, oldest first."""
+        ...
 
     async def archive_conversation(
         self,
@@ -264,13 +267,15 @@ class SessionStore(Protocol):
         turns: list[dict[str, Any]],
         snapshot: dict[str, Any],
     ) -> int:
-        """Archive a closed conversation (and write the session's `snapshot`) at once."""
+        """Archive a closed conversation and replace the session's snapshot with `snapshot`,
+        atomically: a crash leaves either the open conversation or the archived one, never both
+        or neither."""
         ...
 
     async def conversations(
         self, persona: str, scope: str, *, limit: int = 20
     ) -> list[ArchivedConversation]:
-        """The newest archived conversations first."""
+        """The scope's archived conversations, newest first."""
         ...
 
     async def count_conversations(self, persona: str, scope: str) -> int: ...
@@ -292,11 +297,16 @@ class ArchiveStore(Protocol):
         *,
         limit: int = 20,
         skip: Collection[tuple[str, str]] = (),
-    ) -> list[ArchivedConversation]: ...
+    ) -> list[ArchivedConversation]:
+        """Conversations of these personas waiting to be encoded and due (not waiting out a retry
+        delay), oldest first; none of the (persona, scope) pairs in `skip`."""
+        ...
 
     async def conversation(self, conversation_id: int) -> ArchivedConversation | None: ...
 
-    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None: ...
+    async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
+        """Count a failed attempt; the conversation waits until `retry_at`."""
+        ...
 
 
 class RoomStore(Protocol):
@@ -333,9 +343,11 @@ class RoomStore(Protocol):
 
 @runtime_checkable  # the encoder reads pending intentions from a store that keeps them
 class IntentionStore(Protocol):
-    """What personas mean to bring up later (memory.records.Intention). Encoding writes them
-    with the conversation (EncodingWrite.intentions); a tool or a command adds one here. Every
-    read names its scope but `due_intentions`, the scheduler's, which names its persona."""
+    """What personas mean to bring up later (memory.records.Intention): follow-ups, reminders
+    and special days, per scope. Encoding writes them with the conversation
+    (EncodingWrite.intentions); a tool or a command adds one here. A wipe of the scope takes
+    them, and a forgotten memory those of the conversation it came from. Every read names its
+    scope but `due_intentions`, the scheduler's, which names its persona."""
 
     async def add_intention(self, intention: NewIntention) -> int: ...
 

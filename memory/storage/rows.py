@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.records import (
     RECENT_RECALLS,
@@ -33,8 +34,11 @@ from memory.scopes import Scope
 
 __all__ = [
     "CONTACT_COLUMNS",
+    "CONVERSATION_COLUMNS",
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
+    "MEMORY_COLUMNS",
+    "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
     "a_year_on",
@@ -60,7 +64,20 @@ __all__ = [
     "session_row",
     "timestamp",
     "vector_bytes",
+    "vectors_of",
 ]
+
+# A conversation's columns, in the order conversation_row reads them.
+CONVERSATION_COLUMNS = (
+    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
+)
+
+# A memory's columns, in the order memory_row reads them.
+MEMORY_COLUMNS = (
+    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
+    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
+    " speaker_id, recent_recalls"
+)
 
 
 INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
@@ -287,6 +304,10 @@ def contact_row(row: Any) -> Contact:
     )
 
 
+# The `hours` column of a contact not heard from yet.
+NO_HOURS = "[" + ",".join("0" * 24) + "]"
+
+
 def first_hours(at: datetime) -> str:
     """A new contact's `hours` column: one message, in `at`'s UTC hour."""
     hours = [0] * 24
@@ -311,6 +332,15 @@ def private_chat(scope: str) -> tuple[str, str, str] | None:
 
 def vector_bytes(vector: Vectors) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def vectors_of(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+    """The ids and vectors of (id, vector bytes) rows, as MemoryStore.embeddings returns them."""
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, None
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+    return ids, matrix.reshape(len(rows), -1).copy()
 
 
 def timestamp(at: datetime) -> float:

@@ -7,7 +7,8 @@ Times are unix seconds in double precision and JSON is text, as in SQLite, so bo
 return identical objects (the row decoders are memory.storage.rows'). Every write that is one
 transaction in SQLite is one here; the server's row locks take the place of Store's write lock.
 
-`PgStore` is made of one part per thing kept (each a module here, on `PgBase`'s connections);
+`PgStore` is made of one part per thing kept (each a module here, on `PgBase`'s connections,
+or memory.storage's where both stores run the same SQL: see memory.storage.statements);
 together they implement memory.storage.Storage and memory.storage.LeaseStore.
 """
 
@@ -17,14 +18,14 @@ import uuid
 
 import asyncpg
 
+from memory.storage.archive import Archive
 from memory.storage.errors import StoreError
-from memory.storage.postgres.archive import PgArchive
+from memory.storage.journal import Journal
 from memory.storage.postgres.base import server_name, settings
 from memory.storage.postgres.contacts import PgContacts
 from memory.storage.postgres.coordination import PgCoordination
 from memory.storage.postgres.embeddings import PgEmbeddings
 from memory.storage.postgres.intentions import PgIntentions
-from memory.storage.postgres.journal import PgJournal
 from memory.storage.postgres.leases import PgLeases
 from memory.storage.postgres.memories import PgMemories
 from memory.storage.postgres.rooms import PgRooms
@@ -35,10 +36,10 @@ __all__ = ["PgStore"]
 
 class PgStore(
     PgSessions,
-    PgArchive,
+    Archive,
     PgMemories,
     PgEmbeddings,
-    PgJournal,
+    Journal,
     PgRooms,
     PgIntentions,
     PgContacts,

@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 import asyncpg
 
 from memory.storage.errors import StoreError
+from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
+from memory.storage.statements import Statements, numbered
 
 __all__ = [
-    "CONVERSATION_COLUMNS",
-    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "MIGRATION_LOCK",
     "PgBase",
@@ -42,16 +42,6 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.postgres")
 MIGRATION_LOCK = 0x6B697A756E61
 
 T = TypeVar("T")
-
-CONVERSATION_COLUMNS = (
-    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
-)
-
-MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id, recent_recalls"
-)
 
 
 def server_name(dsn: str) -> str:
@@ -104,7 +94,7 @@ def in_lock_order(items: Sequence[tuple[int, T]]) -> list[tuple[int, T]]:
     return sorted(items, key=lambda item: item[0])
 
 
-class PgBase:
+class PgBase(Statements):
     """Open with `await PgStore.open(dsn)`; close with `await store.close()`."""
 
     def __init__(self, pool: asyncpg.Pool, dsn: str, instance: str) -> None:
@@ -119,7 +109,7 @@ class PgBase:
         self._session_busy = asyncio.Lock()  # a connection runs one query at a time
         self._led: set[str] = set()
         self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
-        self._scopes_held: set[str] = set()  # by a task of this process (see scope_lock)
+        self._scopes_held = HeldScopes()  # by a task of this process (see scope_lock)
         self._hearing: list[tuple[str, Callable[[object, int, str, str], None]]] = []
 
     async def close(self) -> None:
@@ -128,6 +118,21 @@ class PgBase:
                 await self._session.close()
                 self._session = None
         await self._pool.close()
+
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(await self._pool.fetch(numbered(sql), *params))
+
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
+        return await self._pool.fetchrow(numbered(sql), *params)
+
+    async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self._all(sql, params)
+
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            return [list(await conn.fetch(numbered(sql), *p)) for sql, p in statements]
 
     async def schema_version(self) -> int:
         # An open store has the table: opening created it.

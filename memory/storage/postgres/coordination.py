@@ -54,11 +54,10 @@ class PgCoordination(PgBase):
         if not held:
             yield False
             return
-        self._scopes_held.add(scope)
         try:
-            yield True
+            with self._scopes_held.hold(scope) as ours:
+                yield ours
         finally:
-            self._scopes_held.discard(scope)
             # Shielded: a cancelled task still lets go, or the scope stays locked for good.
             await asyncio.shield(self._unlock(session, key))
 

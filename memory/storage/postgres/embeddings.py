@@ -10,9 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.postgres.base import MEMORY_COLUMNS, in_lock_order
+from memory.storage.postgres.base import in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import memory_row, vector_bytes
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
 
 __all__ = ["PgEmbeddings"]
 
@@ -29,11 +29,7 @@ class PgEmbeddings(PgVectors):
             scope,
             embedder,
         )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, None
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), -1).copy()
+        return vectors_of(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._pool.fetch(
@@ -79,8 +75,6 @@ class PgEmbeddings(PgVectors):
         return IdDigest(int(row[0]), int(row[1]))
 
     async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
         await self._pool.execute(
             "DELETE FROM embedding_cache WHERE text_hash = ANY($1::bytea[])",
             list(dict.fromkeys(keys)),

@@ -1,7 +1,7 @@
-"""What personas mean to bring up later (memory.storage.IntentionStore), on PostgreSQL:
-follow-ups, reminders and special days, per scope. Encoding writes them with its conversation
-(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them, and
-a forgotten memory those of the conversation it came from."""
+"""Intentions (memory.storage.IntentionStore) on PostgreSQL, and what the other parts write
+of them inside their own transactions: encoding (`insert_intention`), a wipe of the scope
+(`wipe_intentions`) and forgetting (`forget_intentions`). A unique index and row locks settle
+two processes adding or closing one intention at once."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from datetime import date, datetime
 import asyncpg
 
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
-from memory.storage.postgres.base import MEMORY_COLUMNS, clean_text, in_lock_order
+from memory.storage.postgres.base import clean_text, in_lock_order
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import (
     forget_intentions,
@@ -29,6 +29,7 @@ from memory.storage.postgres.intentions import (
 )
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
+    MEMORY_COLUMNS,
     memory_row,
     memory_values,
     moment,
@@ -316,7 +317,6 @@ class PgMemories(PgVectors):
         return int(row[0]), int(row[1] or 0)
 
     async def last_memory(self, scope: str) -> Memory | None:
-        """The scope's most recently stored memory."""
         row = await self._pool.fetchrow(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 ORDER BY id DESC LIMIT 1",
             scope,
@@ -324,8 +324,6 @@ class PgMemories(PgVectors):
         return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The memories `ids` and those stored right after them (whose previous_id is one of
-        them), in one read."""
         rows = await self._pool.fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
             " AND (id = ANY($2::bigint[]) OR previous_id = ANY($2::bigint[])) ORDER BY id",
@@ -414,8 +412,6 @@ class PgMemories(PgVectors):
         )
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
-        """When the memory was recalled (or merged with a repeat), oldest first, with the
-        strength each left; empty for a memory outside the scope."""
         rows = await self._pool.fetch(
             "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
             " WHERE m.scope = $1 AND m.id = $2 ORDER BY r.at, r.id",
@@ -437,9 +433,6 @@ class PgMemories(PgVectors):
         return [r[0] for r in rows]
 
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows), its diary, profiles,
-        prune reports and intentions (a private chat's: its person's contact and outreach
-        ledger too); returns how many memories went."""
         async with self._pool.acquire() as conn, conn.transaction():
             ids = [
                 r[0] for r in await conn.fetch("SELECT id FROM memories WHERE scope = $1", scope)
@@ -452,9 +445,6 @@ class PgMemories(PgVectors):
         return len(gone)
 
     async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
-        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
-        transaction. Returns the new memories' ids, or None if it was already encoded (then
-        nothing is written)."""
         at = timestamp(write.at)
         async with self._pool.acquire() as conn, conn.transaction():
             # The row lock makes a concurrent encoder of the same conversation wait, then find
@@ -527,9 +517,6 @@ class PgMemories(PgVectors):
         *,
         merged: Mapping[int, int] | None = None,
     ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (which, and why: not what it
-        said), and note that the scope was pruned on `day`, in one transaction; a twin in
-        `merged` hands its recalls to its survivor first. Returns the ids deleted."""
         # Survivors in id order, as in_lock_order has every writer take rows.
         going = {m.id for m, _ in forgotten}
         moves = sorted(

@@ -9,11 +9,12 @@ a memory names its scope.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
@@ -22,17 +23,16 @@ from filelock import FileLock, Timeout
 
 from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
+from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
+from memory.storage.statements import Statements, placeholders
 
 __all__ = [
     "CHUNK",
-    "CONVERSATION_COLUMNS",
     "DATABASE",
-    "MEMORY_COLUMNS",
     "MIGRATIONS",
     "SCRUBBED_FROM",
     "SqliteBase",
-    "placeholders",
     "serialised",
 ]
 
@@ -45,22 +45,8 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.sqlite")
 # The first schema version whose databases are scrubbed: one older is vacuumed on upgrade.
 SCRUBBED_FROM = 7
 
-CONVERSATION_COLUMNS = (
-    "id, persona, scope, started_at, ended_at, reason, turns, encoded_at, attempts, recap"
-)
-
-MEMORY_COLUMNS = (
-    "id, scope, text, speaker, kind, category, importance, sentiment, created_at,"
-    " last_recalled_at, recall_count, strength, related, conversation_id, previous_id,"
-    " speaker_id, recent_recalls"
-)
-
 # SQLite allows 32766 parameters; stay well below in IN (...) lists.
 CHUNK = 900
-
-
-def placeholders(n: int) -> str:
-    return ", ".join("?" * n)
 
 
 B = TypeVar("B", bound="SqliteBase")
@@ -86,7 +72,7 @@ def _read_only_uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
 
 
-class SqliteBase:
+class SqliteBase(Statements):
     """Open with `await Store.open(path)`; close with `await store.close()`.
 
     One process at a time: snapshots are written from memory, so two processes on one
@@ -98,7 +84,7 @@ class SqliteBase:
         self._db = db
         self._lock = lock
         self._writing = asyncio.Lock()
-        self._scopes_held: set[str] = set()  # see scope_lock
+        self._scopes_held = HeldScopes()  # see scope_lock
         self.path = path
         self.where = str(path)  # for messages, as PgStore's names its server
 
@@ -185,9 +171,50 @@ class SqliteBase:
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return list(await self._db.execute_fetchall(sql, params))
 
+    async def _all_in(
+        self,
+        query: Callable[[str], str],
+        first: Sequence[Any],
+        values: Sequence[Any],
+        *,
+        lists: int = 1,
+    ) -> list[Any]:
+        """The rows of `query(marks)` for all of `values`, CHUNK at a time: `marks` are one
+        chunk's placeholders, for the query's `lists` IN (...) lists, whose parameters are
+        `first` and then the chunk once per list."""
+        rows: list[Any] = []
+        for start in range(0, len(values), CHUNK):
+            chunk = list(values[start : start + CHUNK])
+            rows += await self._all(query(placeholders(len(chunk))), (*first, *chunk * lists))
+        return rows
+
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
         rows = await self._db.execute_fetchall(sql, params)
         return next(iter(rows), None)
+
+    # _write and _write_together take the write lock themselves: never from a `serialised`
+    # method (the lock is not reentrant).
+    async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        async with self._writing, self._transaction():
+            return list(await self._db.execute_fetchall(sql, params))
+
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        # sqlite3 opens one implicit transaction for them all; the commit ends it.
+        async with self._writing, self._transaction():
+            return [list(await self._db.execute_fetchall(sql, p)) for sql, p in statements]
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """The block's writes, committed together as it ends, or rolled back if it raises
+        (held under the write lock: see `serialised`)."""
+        try:
+            yield
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
 
     async def schema_version(self) -> int:
         row = await self._one("PRAGMA user_version")

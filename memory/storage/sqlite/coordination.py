@@ -23,11 +23,5 @@ class SqliteCoordination(SqliteBase):
         """Hold a scope's lock for its encoding or prune (see PgStore.scope_lock): yields
         whether it is held, which it is unless another task of this process holds it (the
         one process on an SQLite database has no other to share with)."""
-        if scope in self._scopes_held:
-            yield False
-            return
-        self._scopes_held.add(scope)
-        try:
-            yield True
-        finally:
-            self._scopes_held.discard(scope)
+        with self._scopes_held.hold(scope) as held:
+            yield held

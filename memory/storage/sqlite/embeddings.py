@@ -10,8 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.rows import memory_row, vector_bytes
-from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteEmbeddings"]
 
@@ -27,11 +28,7 @@ class SqliteEmbeddings(SqliteBase):
             " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
             (scope, embedder),
         )
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, None
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, matrix.reshape(len(rows), -1).copy()
+        return vectors_of(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._all(
@@ -62,8 +59,6 @@ class SqliteEmbeddings(SqliteBase):
 
     @serialised
     async def forget_cached(self, keys: Sequence[bytes]) -> None:
-        """Drop cached embeddings of these text hashes (of every embedder): a forgotten
-        memory's text leaves no trace."""
         unique = list(dict.fromkeys(keys))
         dropped = 0
         for start in range(0, len(unique), CHUNK):
@@ -78,17 +73,15 @@ class SqliteEmbeddings(SqliteBase):
             await self._scrub(words=False)
 
     async def cached_embeddings(self, embedder: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        found: dict[bytes, bytes] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 "SELECT text_hash, vector FROM embedding_cache"
-                f" WHERE embedder = ? AND text_hash IN ({placeholders(len(chunk))})",
-                (embedder, *chunk),
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
+                f" WHERE embedder = ? AND text_hash IN ({marks})"
+            ),
+            (embedder,),
+            list(dict.fromkeys(keys)),
+        )
+        return {r[0]: r[1] for r in rows}
 
     @serialised
     async def cache_embeddings(self, embedder: str, items: Sequence[tuple[bytes, bytes]]) -> None:

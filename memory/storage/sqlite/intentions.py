@@ -1,7 +1,6 @@
-"""What personas mean to bring up later (memory.storage.IntentionStore): follow-ups,
-reminders and special days, per scope. Encoding writes them with its conversation
-(`insert_intention` inside commit_encoding's transaction); a wipe of the scope takes them, and
-a forgotten memory those of the conversation it came from."""
+"""Intentions (memory.storage.IntentionStore) on SQLite, and what the other parts write of
+them inside their own transactions: encoding (`insert_intention`), a wipe of the scope
+(`wipe_intentions`) and forgetting (`forget_intentions`)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,8 @@ from memory.storage.rows import (
     intention_values,
     timestamp,
 )
-from memory.storage.sqlite.base import CHUNK, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteIntentions", "forget_intentions", "insert_intention", "wipe_intentions"]
 
@@ -76,12 +76,8 @@ class SqliteIntentions(SqliteBase):
 
     @serialised
     async def add_intention(self, intention: NewIntention) -> int:
-        try:
+        async with self._transaction():
             new_id = await insert_intention(self._db, intention)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return new_id
 
     async def intentions(
@@ -118,7 +114,7 @@ class SqliteIntentions(SqliteBase):
         if row is None or state == "pending":
             return False
         intention = intention_row(row)
-        try:
+        async with self._transaction():
             if intention.yearly and state != "cancelled":
                 if intention.due_at > at:
                     return False
@@ -139,14 +135,9 @@ class SqliteIntentions(SqliteBase):
                             intention_id,
                         ),
                     )
-                    await self._db.commit()
                     return True
             await self._db.execute(
                 "UPDATE intentions SET state = ?, done_at = ? WHERE id = ?",
                 (state, timestamp(at), intention_id),
             )
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return True

@@ -11,6 +11,7 @@ from datetime import date, datetime
 
 from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
 from memory.storage.rows import (
+    MEMORY_COLUMNS,
     clean_text,
     memory_row,
     memory_values,
@@ -19,13 +20,14 @@ from memory.storage.rows import (
     recent_recalls_text,
     timestamp,
 )
-from memory.storage.sqlite.base import CHUNK, MEMORY_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.sqlite.contacts import wipe_contact
 from memory.storage.sqlite.intentions import (
     forget_intentions,
     insert_intention,
     wipe_intentions,
 )
+from memory.storage.statements import placeholders
 
 __all__ = ["SqliteMemories", "scope_tag"]
 
@@ -63,12 +65,8 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def add_memory(self, memory: NewMemory) -> int:
-        try:
+        async with self._transaction():
             memory_id = await self._insert(memory)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return memory_id
 
     async def _insert(self, memory: NewMemory, previous_id: int | None = None) -> int:
@@ -94,19 +92,18 @@ class SqliteMemories(SqliteBase):
         return memory_id
 
     async def get_memories(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        found: dict[int, Memory] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 f"SELECT {MEMORY_COLUMNS} FROM memories"
-                # `+scope`: find the rows by id, then check the scope (a large scope's own
-                # index would make SQLite walk all of it).
-                f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))})",
-                (scope, *chunk),
-            )
-            for row in rows:
-                found[row[0]] = memory_row(row)
+                # `+scope`: find the rows by id, then check the scope (a large scope's own index
+                # would make SQLite walk all of it).
+                f" WHERE +scope = ? AND id IN ({marks})"
+            ),
+            (scope,),
+            unique,
+        )
+        found = {row[0]: memory_row(row) for row in rows}
         return [found[i] for i in unique if i in found]
 
     async def list_memories(
@@ -144,31 +141,25 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def delete_memories(self, scope: str, ids: Sequence[int]) -> list[int]:
-        try:
+        async with self._transaction():
             sources = await self._sources(scope, ids)
             gone = await self._delete(scope, ids)
             await forget_intentions(self._db, scope, sources)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         if gone:
             await self._scrub()
         return gone
 
     async def _sources(self, scope: str, ids: Sequence[int]) -> list[int]:
         """The conversations the memories `ids` of the scope were made from."""
-        found: set[int] = set()
-        unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 "SELECT DISTINCT conversation_id FROM memories WHERE scope = ?"
-                f" AND id IN ({placeholders(len(chunk))}) AND conversation_id IS NOT NULL",
-                (scope, *chunk),
-            )
-            found.update(int(r[0]) for r in rows)
-        return sorted(found)
+                f" AND id IN ({marks}) AND conversation_id IS NOT NULL"
+            ),
+            (scope,),
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        return sorted({int(r[0]) for r in rows})
 
     async def _delete(self, scope: str, ids: Sequence[int]) -> list[int]:
         """Delete inside the caller's transaction; returns the ids that were there."""
@@ -250,7 +241,6 @@ class SqliteMemories(SqliteBase):
         return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
     async def last_memory(self, scope: str) -> Memory | None:
-        """The scope's most recently stored memory."""
         row = await self._one(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,),
@@ -258,21 +248,16 @@ class SqliteMemories(SqliteBase):
         return None if row is None else memory_row(row)
 
     async def with_successors(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The memories `ids` and those stored right after them (whose previous_id is one of
-        them), in one read."""
-        found: dict[int, Memory] = {}
-        unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), CHUNK):
-            chunk = unique[start : start + CHUNK]
-            marks = placeholders(len(chunk))
-            rows = await self._all(
+        rows = await self._all_in(
+            lambda marks: (
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +scope = ?"
-                f" AND (id IN ({marks}) OR previous_id IN ({marks}))",
-                (scope, *chunk, *chunk),
-            )
-            for row in rows:
-                found[row[0]] = memory_row(row)
-        return list(found.values())
+                f" AND (id IN ({marks}) OR previous_id IN ({marks}))"
+            ),
+            (scope,),
+            list(dict.fromkeys(int(i) for i in ids)),
+            lists=2,
+        )
+        return list({row[0]: memory_row(row) for row in rows}.values())
 
     async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
         if ids is None:
@@ -281,15 +266,14 @@ class SqliteMemories(SqliteBase):
                 (scope,),
             )
         else:
-            rows = []
-            unique = sorted({int(i) for i in ids})
-            for start in range(0, len(unique), CHUNK):
-                chunk = unique[start : start + CHUNK]
-                rows += await self._all(
+            rows = await self._all_in(
+                lambda marks: (
                     "SELECT id, previous_id, speaker FROM memories"
-                    f" WHERE +scope = ? AND id IN ({placeholders(len(chunk))}) ORDER BY id",
-                    (scope, *chunk),
-                )
+                    f" WHERE +scope = ? AND id IN ({marks}) ORDER BY id"
+                ),
+                (scope,),
+                sorted({int(i) for i in ids}),
+            )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
 
     async def search_documents(
@@ -300,15 +284,13 @@ class SqliteMemories(SqliteBase):
         if ids is None:
             rows = await self._all(f"{columns}{join} WHERE m.scope = ? ORDER BY m.id", (scope,))
         else:
-            rows = []
-            unique = sorted({int(i) for i in ids})
-            for start in range(0, len(unique), CHUNK):
-                chunk = unique[start : start + CHUNK]
-                rows += await self._all(
-                    f"{columns}{join} WHERE +m.scope = ?"
-                    f" AND m.id IN ({placeholders(len(chunk))}) ORDER BY m.id",
-                    (scope, *chunk),
-                )
+            rows = await self._all_in(
+                lambda marks: (
+                    f"{columns}{join} WHERE +m.scope = ? AND m.id IN ({marks}) ORDER BY m.id"
+                ),
+                (scope,),
+                sorted({int(i) for i in ids}),
+            )
         return [(r[0], r[1], r[2] or "", r[3] or "") for r in rows]
 
     @serialised
@@ -355,8 +337,6 @@ class SqliteMemories(SqliteBase):
         )
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
-        """When the memory was recalled (or merged with a repeat), oldest first, with the
-        strength each left; empty for a memory outside the scope."""
         rows = await self._all(
             "SELECT r.at, r.strength FROM recalls r JOIN memories m ON m.id = r.memory_id"
             " WHERE m.scope = ? AND m.id = ? ORDER BY r.at, r.rowid",
@@ -378,38 +358,27 @@ class SqliteMemories(SqliteBase):
 
     @serialised
     async def wipe_memories(self, scope: str) -> int:
-        """Delete every memory of a scope (and its full-text rows), its diary, profiles,
-        prune reports and intentions (a private chat's: its person's contact and outreach
-        ledger too); returns how many memories went."""
         rows = await self._all("SELECT id FROM memories WHERE scope = ?", (scope,))
         ids = [r[0] for r in rows]
-        try:
+        async with self._transaction():
             gone = await self._delete(scope, ids)
             for table in ("diary", "profiles", "pruned", "prune_days"):
                 await self._db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
             await wipe_intentions(self._db, scope)
             await wipe_contact(self._db, scope)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         await self._scrub(words=bool(gone))
         return len(gone)
 
     @serialised
     async def commit_encoding(self, write: EncodingWrite) -> list[int] | None:
-        """Write an encoded conversation (see EncodingWrite) and mark it encoded, in one
-        transaction. Returns the new memories' ids, or None if it was already encoded (then
-        nothing is written)."""
         at = timestamp(write.at)
-        try:
+        async with self._transaction():
             cur = await self._db.execute(
                 "UPDATE conversations SET encoded_at = ?, recap = ?"
                 " WHERE id = ? AND encoded_at IS NULL",
                 (at, clean_text(write.recap), write.conversation_id),
             )
             if cur.rowcount != 1:
-                await self._db.rollback()
                 return None
             ids: list[int] = []
             for memory in write.memories:
@@ -458,10 +427,6 @@ class SqliteMemories(SqliteBase):
             )
             for intention in write.intentions:
                 await insert_intention(self._db, intention)
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         return ids
 
     @serialised
@@ -475,10 +440,7 @@ class SqliteMemories(SqliteBase):
         *,
         merged: Mapping[int, int] | None = None,
     ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (which, and why: not what it
-        said), and note that the scope was pruned on `day`, in one transaction; a twin in
-        `merged` hands its recalls to its survivor first. Returns the ids deleted."""
-        try:
+        async with self._transaction():
             going = {m.id for m, _ in forgotten}
             for twin, keep in sorted((merged or {}).items()):
                 if twin in going:
@@ -498,10 +460,6 @@ class SqliteMemories(SqliteBase):
                 " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
                 (scope, day.isoformat()),
             )
-            await self._db.commit()
-        except BaseException:
-            await self._db.rollback()
-            raise
         if gone:
             await self._scrub()
         return sorted(gone)

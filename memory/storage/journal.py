@@ -1,5 +1,6 @@
-"""What encoding writes beside memories (diary pages, profiles) and the prune's records
-(memory.storage.JournalStore)."""
+"""What encoding writes beside memories (diary pages, profiles) and the prune's records, read
+(memory.storage.JournalStore), in either store: encoding writes them in commit_encoding's
+transaction, the prune in its own."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from memory.storage.rows import (
     profile_row,
     timestamp,
 )
-from memory.storage.sqlite.base import SqliteBase, placeholders, serialised
+from memory.storage.statements import Statements, placeholders
 
-__all__ = ["SqliteJournal"]
+__all__ = ["Journal"]
 
 
-class SqliteJournal(SqliteBase):
+class Journal(Statements):
     """The diary, profiles and prune reports, read."""
 
     async def diary_entry(self, scope: str, day: date) -> DiaryEntry | None:
@@ -35,7 +36,6 @@ class SqliteJournal(SqliteBase):
     async def diary_entries(
         self, scope: str, *, before: date | None = None, limit: int = 10
     ) -> list[DiaryEntry]:
-        """The scope's diary pages, newest first (only those before `before`, if given)."""
         rows = await self._all(
             "SELECT scope, day, text, conversations, updated_at FROM diary"
             " WHERE scope = ? AND day < ? ORDER BY day DESC LIMIT ?",
@@ -44,7 +44,6 @@ class SqliteJournal(SqliteBase):
         return [diary_row(r) for r in rows]
 
     async def profiles(self, scope: str, user_ids: Sequence[str] | None = None) -> list[Profile]:
-        """The scope's user profiles (those of `user_ids`, if given)."""
         query = f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE scope = ?"
         params: list[Any] = [scope]
         if user_ids is not None:
@@ -56,7 +55,6 @@ class SqliteJournal(SqliteBase):
         return [profile_row(r) for r in rows]
 
     async def members(self, scope: str) -> list[Member]:
-        """The people the scope has profiles of, by their names (no text), newest first."""
         query = (
             "SELECT user_id, name, aliases FROM profiles WHERE scope = ? ORDER BY updated_at DESC"
         )
@@ -66,18 +64,15 @@ class SqliteJournal(SqliteBase):
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
         return None if row is None else date.fromisoformat(row[0])
 
-    @serialised
     async def trim_pruned(self, before: datetime) -> int:
-        rows = await self._all(
+        rows = await self._write(
             "DELETE FROM pruned WHERE pruned_at < ? RETURNING 1", (timestamp(before),)
         )
-        await self._db.commit()
         return len(rows)
 
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]:
-        """Prune reports from `since` on, oldest first (of one scope, or all)."""
         query = (
             "SELECT scope, memory_id, category, importance, policy, reason, pruned_at"
             " FROM pruned WHERE pruned_at >= ?"

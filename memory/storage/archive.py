@@ -1,5 +1,6 @@
 """Closed conversations waiting to be encoded into long-term memory
-(memory.storage.ArchiveStore)."""
+(memory.storage.ArchiveStore), in either store: sessions archive them, encoding marks them
+encoded in commit_encoding's transaction."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from collections.abc import Collection
 from datetime import datetime
 
 from memory.records import ArchivedConversation
-from memory.storage.rows import conversation_row, timestamp
-from memory.storage.sqlite.base import CONVERSATION_COLUMNS, SqliteBase, placeholders, serialised
+from memory.storage.rows import CONVERSATION_COLUMNS, conversation_row, timestamp
+from memory.storage.statements import Statements, placeholders
 
-__all__ = ["SqliteArchive"]
+__all__ = ["Archive"]
 
 
-class SqliteArchive(SqliteBase):
+class Archive(Statements):
     """The encoder's queue: conversations archived and not yet encoded."""
 
     async def unencoded(
@@ -24,8 +25,6 @@ class SqliteArchive(SqliteBase):
         limit: int = 20,
         skip: Collection[tuple[str, str]] = (),
     ) -> list[ArchivedConversation]:
-        """Conversations of these personas waiting to be encoded and due (not waiting out a
-        retry delay), oldest first; none of the (persona, scope) pairs in `skip`."""
         if not personas:
             return []
         names = list(personas)
@@ -48,12 +47,9 @@ class SqliteArchive(SqliteBase):
         )
         return None if row is None else conversation_row(row)
 
-    @serialised
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
-        """Count a failed attempt; the conversation waits until `retry_at`."""
-        await self._db.execute(
+        await self._write(
             "UPDATE conversations SET attempts = attempts + 1, retry_at = ?"
             " WHERE id = ? AND encoded_at IS NULL",
             (timestamp(retry_at), conversation_id),
         )
-        await self._db.commit()

@@ -1,0 +1,105 @@
+"""Sessions (one snapshot per open conversation) and the archive of closed conversations, per
+persona and scope (memory.storage.SessionStore), in either store. A snapshot's upsert is each
+dialect's own SQL (`_UPSERT_SESSION`: PostgreSQL's names the process that wrote it), as are
+saving many at once and a wipe (each store's `save_sessions` and `wipe`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any, ClassVar
+
+from memory.records import ArchivedConversation, SessionRow
+from memory.storage.rows import (
+    CONVERSATION_COLUMNS,
+    conversation_row,
+    json_text,
+    session_row,
+    timestamp,
+)
+from memory.storage.statements import Statements, placeholders
+
+__all__ = ["Sessions"]
+
+
+class Sessions(Statements):
+    """Session snapshots are opaque JSON text here: their shape belongs to the bot."""
+
+    # Parameters: persona, scope, the snapshot's JSON text, the time.
+    _UPSERT_SESSION: ClassVar[str]
+
+    async def save_session(
+        self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
+    ) -> None:
+        await self._write(
+            self._UPSERT_SESSION, (persona, scope, json_text(snapshot), timestamp(updated_at))
+        )
+
+    async def load_session(self, persona: str, scope: str) -> SessionRow | None:
+        row = await self._one(
+            "SELECT persona, scope, snapshot, updated_at FROM sessions"
+            " WHERE persona = ? AND scope = ?",
+            (persona, scope),
+        )
+        return None if row is None else session_row(row)
+
+    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
+        names = sorted(set(personas))
+        if not names:
+            return []
+        rows = await self._all(
+            "SELECT persona, scope, snapshot, updated_at FROM sessions"
+            f" WHERE persona IN ({placeholders(len(names))}) ORDER BY updated_at",
+            names,
+        )
+        return [session_row(r) for r in rows]
+
+    async def archive_conversation(
+        self,
+        persona: str,
+        scope: str,
+        *,
+        started_at: datetime,
+        ended_at: datetime,
+        reason: str,
+        turns: list[dict[str, Any]],
+        snapshot: dict[str, Any],
+    ) -> int:
+        inserted, _ = await self._write_together(
+            [
+                (
+                    "INSERT INTO conversations (persona, scope, started_at, ended_at, reason,"
+                    " turns) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        persona,
+                        scope,
+                        timestamp(started_at),
+                        timestamp(ended_at),
+                        reason,
+                        json_text(turns),
+                    ),
+                ),
+                (
+                    self._UPSERT_SESSION,
+                    (persona, scope, json_text(snapshot), timestamp(ended_at)),
+                ),
+            ]
+        )
+        return int(inserted[0][0])
+
+    async def conversations(
+        self, persona: str, scope: str, *, limit: int = 20
+    ) -> list[ArchivedConversation]:
+        rows = await self._all(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE persona = ? AND scope = ?"
+            " ORDER BY ended_at DESC, id DESC LIMIT ?",
+            (persona, scope, limit),
+        )
+        return [conversation_row(r) for r in rows]
+
+    async def count_conversations(self, persona: str, scope: str) -> int:
+        row = await self._one(
+            "SELECT count(*) FROM conversations WHERE persona = ? AND scope = ?",
+            (persona, scope),
+        )
+        return int(row[0]) if row else 0

@@ -1,0 +1,49 @@
+"""What both stores run the same way: SQL written once, with `?` placeholders (PostgreSQL's
+base numbers them), through the calls each store's base provides. A part of the store
+whose SQL is the same in both dialects is written once on `Statements` (sessions, the journal,
+rooms, the archive's queue, contacts); the parts whose SQL or transactions differ stay in
+memory.storage.sqlite and memory.storage.postgres."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["Statements", "numbered", "placeholders"]
+
+
+def placeholders(n: int) -> str:
+    """The placeholders of an IN (...) list of `n` values."""
+    return ", ".join("?" * n)
+
+
+def numbered(sql: str) -> str:
+    """`sql` with PostgreSQL's placeholders: each `?` in turn becomes $1, $2, ..."""
+    first, *rest = sql.split("?")
+    return first + "".join(f"${n}{part}" for n, part in enumerate(rest, 1))
+
+
+class Statements(ABC):
+    """Reads, and writes each in a transaction of its own (or several together), in either
+    store."""
+
+    @abstractmethod
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The rows a read returns."""
+
+    @abstractmethod
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
+        """A read's first row, if any."""
+
+    @abstractmethod
+    async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one statement that writes, in a transaction of its own; the rows it returns
+        (RETURNING ...)."""
+
+    @abstractmethod
+    async def _write_together(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[Any]]:
+        """Run statements (SQL, parameters) that write, in order, in one transaction; the rows
+        each returns."""
