@@ -27,6 +27,9 @@ no request.
 It is also a courier (`write_first`, bot.outreach.courier): a persona writes first in a user's DM,
 opened by id. Discord delivers a bot's DM only to someone who shares a server with it and
 allows DMs from its members (Forbidden: refused).
+
+`PLATFORM` is what the bot may do on Discord (bot.platforms); `KIND` starts a `[[bots]]`
+table's bot and checks its token for `kizuna doctor` (adapters.kinds).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.kinds import Kind, Level
 from adapters.surface import CourierSurface, attachment
 from bot.catalogue import say
 from bot.commands import table as commands
@@ -53,12 +57,31 @@ from bot.commands.answers import Answer, Button
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
+from bot.platforms import Platform
 from bot.runtime import redact
+from bot.runtime.assemble import Runtime
+from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 
-__all__ = ["DiscordAdapter"]
+__all__ = ["KIND", "PERMISSIONS", "PLATFORM", "DiscordAdapter", "invite"]
 
 log = logging.getLogger(__name__)
+# Each channel (or thread) has its own readers, by permissions that change at any time: what
+# is said in one is no other's. Commands are slash commands, in Discord's own menu.
+PLATFORM = Platform(
+    "discord", limit=2000, reactions=True, voice="audio/ogg", groups=True, bursts=True
+)
+# What a persona does in a channel: read and answer (in threads too), read what came before a
+# reply, speak as several personas through a webhook, send exports as files, react.
+PERMISSIONS = (
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "read_message_history",
+    "manage_webhooks",
+    "attach_files",
+    "add_reactions",
+)
 Interaction = discord.Interaction[discord.Client]
 # Where an answer goes: a message's channel, or the interaction of a slash command.
 Where = discord.abc.Messageable | Interaction
@@ -98,12 +121,8 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     """Runs one Discord bot speaking as `persona` (a persona key known to `engine`, or
     several: the first is the default)."""
 
-    platform = "discord"
+    platform = PLATFORM.name
     signature = "**{name}**: "
-    bursts = True
-    # Each channel (or thread) has its own readers, by permissions that change at any time:
-    # what is said in one is no other's (Surface.same_readers).
-    same_readers = False
 
     def __init__(
         self,
@@ -460,7 +479,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         return Answer(say(self.language, "not_allowed_here")) if answer is None else answer
 
     def _add_commands(self) -> None:
-        for command in commands.offered_on("discord"):
+        for command in commands.offered_on(PLATFORM):
             self.tree.add_command(self._slash(command, self.language))
 
     def _slash(
@@ -611,3 +630,62 @@ class _Press(discord.ui.Button[_Buttons]):
             )
         except Exception as e:
             log.error("answering a button failed: %s", redact.failure(e))
+
+
+def invite(application_id: int) -> str:
+    """The address that adds the bot to a server with the scopes and permissions it needs."""
+    permissions = discord.Permissions(**dict.fromkeys(PERMISSIONS, True))
+    return discord.utils.oauth_url(
+        application_id, permissions=permissions, scopes=("bot", "applications.commands")
+    )
+
+
+def _start(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, bot_id: str
+) -> DiscordAdapter:
+    return DiscordAdapter(
+        runtime.engine,
+        bot.hosted,
+        token,
+        bot_id=bot_id,
+        guild_ids=bot.guild_ids,
+        channel_ids=bot.channel_ids,
+        admin_ids=bot.admin_ids,
+        language=bot.language,
+        api_base=bot.base_url or None,
+        shard_ids=bot.shard_ids,
+        shard_count=bot.shard_count or None,
+    )
+
+
+async def _check(bot: BotConfig, token: str) -> tuple[Level, str]:
+    """The token logged in with, and the application's Message Content intent read."""
+    if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
+        discord.http.Route.BASE = bot.base_url.rstrip("/")
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
+    client = discord.Client(intents=discord.Intents(guilds=True))
+    try:
+        try:
+            await client.login(token)
+            app = await client.application_info()
+        except discord.LoginFailure:
+            return (
+                "fail",
+                f"Discord refused the token in {bot.token_env}: reset it (Developer Portal, "
+                "your application, Bot, Reset Token) and set the variable again",
+            )
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as e:
+            return "fail", f"cannot reach Discord ({type(e).__name__})"
+        address = invite(app.id)
+        if not (app.flags.gateway_message_content or app.flags.gateway_message_content_limited):
+            return (
+                "fail",
+                "the Message Content intent is off, so the bot cannot read messages: switch it "
+                "on (Developer Portal, Bot, Privileged Gateway Intents). Invite: " + address,
+            )
+        return "ok", f"logged in as {client.user}. Invite: {address}"
+    finally:
+        await client.close()
+
+
+KIND = Kind(PLATFORM, _start, _check)

@@ -6,9 +6,9 @@ bank, one scheduler), until asked to stop.
 
 Tokens are checked before anything opens: a missing one is one line naming the configuration
 key and the variable. A bot that cannot start (a rejected token, no network) stops the others
-and the runtime cleanly, and says which bot and why. The started bots that can write first to
-a person (Telegram, Discord) are `couriers_of(started)`: the runtime's outreach writes
-through them.
+and the runtime cleanly, and says which bot and why. Each bot is started by its kind
+(adapters.kinds), whose platforms make the engine's registry. The started bots that can write
+first to a person are `couriers_of(started)`: the runtime's outreach writes through them.
 """
 
 from __future__ import annotations
@@ -16,25 +16,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol
 
+from adapters.kinds import Adapter, Kind, kind_of
 from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
-from adapters.web import WebServer
 from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
-from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.outreach.courier import Courier
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime import redact
-from bot.runtime.assemble import Runtime, open_runtime
+from bot.runtime.assemble import open_runtime
 from bot.runtime.config import ENV_NAME, BotConfig, Config
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
 
 __all__ = [
-    "Adapter",
     "BotStartError",
     "bot_tokens",
     "couriers_of",
@@ -46,12 +44,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class Adapter(Protocol):
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-
 class BotStartError(KizunaError):
     """A configured bot could not start; the message names it."""
 
@@ -61,18 +53,13 @@ def _describe(bot: BotConfig) -> str:
 
 
 def _up(config: Config, bot: BotConfig) -> str:
-    if bot.platform == "web":
-        web = config.web
-        host = f"[{web.host}]" if ":" in web.host else web.host
-        where = f"http://{host}:{web.port}/ (inspector: /inspect)"
-        return f"web client is up at {where}: {', '.join(bot.hosted)}"
-    return f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
+    up = _kind(bot).up
+    return up(config, bot) if up is not None else f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
 
 
 def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
-    """The bots among `started` that can write first to a person (bot.outreach.courier):
-    Telegram's and Discord's, not the web client (it has no way to reach someone who is not on
-    the page)."""
+    """The bots among `started` that can write first to a person (bot.outreach.courier): not
+    the web client, say, which has no way to reach someone who is not on the page."""
     return tuple(a for a in started if isinstance(a, CourierSurface))
 
 
@@ -82,7 +69,7 @@ def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, st
     line, for a variable that is not set, or a web client on an open address without a token."""
     found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
-        if bot.platform == "web":
+        if not _kind(bot).token:  # the web client: its inspector's
             found.append((web_token(config, environ), ""))
             continue
         token = environ.get(bot.token_env, "").strip()
@@ -151,67 +138,15 @@ def web_token(config: Config, environ: Mapping[str, str]) -> str:
     return token
 
 
-def _adapter(
-    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
-) -> Adapter:
+def _kind(bot: BotConfig) -> Kind:
+    """The kind of `bot`; BotStartError when its platform's extra is not installed."""
     try:
-        return _make_adapter(runtime, config, bot, token, secret, index)
+        return kind_of(bot.platform)
     except ImportError as e:
         raise BotStartError(
             f"{_describe(bot)} needs the {bot.platform} extra: pip install 'kizuna[{bot.platform}]'"
             f" ({e})"
         ) from None
-
-
-def _make_adapter(
-    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
-) -> Adapter:
-    bot_id = bot.name or f"{bot.platform}-{bot.persona}-{index}"
-    if bot.platform == "web":
-        web = config.web
-        return WebServer(
-            runtime.engine,
-            runtime.store,
-            bot.hosted,
-            host=web.host,
-            port=web.port,
-            token=token,
-            max_message_chars=web.max_message_chars,
-            bot_id=bot_id,
-        )
-    if bot.platform == "discord":
-        from adapters.discord import DiscordAdapter  # the `discord` extra
-
-        return DiscordAdapter(
-            runtime.engine,
-            bot.hosted,
-            token,
-            bot_id=bot_id,
-            guild_ids=bot.guild_ids,
-            channel_ids=bot.channel_ids,
-            admin_ids=bot.admin_ids,
-            language=bot.language,
-            api_base=bot.base_url or None,
-            shard_ids=bot.shard_ids,
-            shard_count=bot.shard_count or None,
-        )
-    from adapters.telegram import TelegramAdapter, Webhook  # the `telegram` extra
-
-    webhook = None
-    if bot.webhook_url:
-        host, _, port = bot.webhook_listen.rpartition(":")
-        webhook = Webhook(bot.webhook_url, host, int(port), secret)
-    return TelegramAdapter(
-        runtime.engine,
-        bot.hosted,
-        token,
-        bot_id=bot_id,
-        base_url=bot.base_url or None,
-        admin_ids=bot.admin_ids,
-        language=bot.language,
-        webhook=webhook,
-        leads=runtime.store.leads,
-    )
 
 
 async def host(
@@ -230,10 +165,8 @@ async def host(
     alone (`kizuna run`), so what start-up made is set aside from garbage collection
     (Runtime.settle)."""
     secrets = bot_tokens(config, environ)
-    # The web page's conversations are the console's (bot/conversation/sessions.py).
-    platforms: set[Platform] = {
-        "console" if b.platform == "web" else b.platform for b in config.bots
-    }
+    kinds = [_kind(bot) for bot in config.bots]
+    platforms = Platforms(kind.platform for kind in kinds)
     runtime = await open_runtime(
         config, personas, environ, platforms=platforms, clock=clock, probe=probe
     )
@@ -241,8 +174,11 @@ async def host(
     try:
         if runtime.engine.models.notice:
             log.warning("%s", runtime.engine.models.notice)
-        for i, (bot, (token, secret)) in enumerate(zip(config.bots, secrets, strict=True)):
-            adapter = _adapter(runtime, config, bot, token, secret, i)
+        for i, (bot, kind, (token, secret)) in enumerate(
+            zip(config.bots, kinds, secrets, strict=True)
+        ):
+            bot_id = bot.name or f"{bot.platform}-{bot.persona}-{i}"
+            adapter = kind.start(runtime, config, bot, token, secret, bot_id)
             try:
                 await adapter.start()
             except Exception as e:

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from adapters.console import PLATFORM as CONSOLE
 from bot.persona.file import PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.__main__ import GROUP, Playground, say
@@ -31,7 +33,12 @@ async def test_the_playground_model_calls_the_tool_a_message_names(tmp_path: Pat
         )
         config = Config(data_dir=str(tmp_path / "data"), models=models)
         runtime = await open_runtime(
-            config, {"dungeon_master": master}, {}, platforms=["console"], seed=1, probe=no_ollama
+            config,
+            {"dungeon_master": master},
+            {},
+            platforms=Platforms([CONSOLE]),
+            seed=1,
+            probe=no_ollama,
         )
         try:
             engine = runtime.engine

@@ -19,10 +19,10 @@ from datetime import date, datetime, tzinfo
 
 from bot.catalogue import say
 from bot.commands.answers import Answer, Button, File
-from bot.events import ChatEvent, Platform
+from bot.events import ChatEvent
 from bot.groups.floor import ChannelFloor
 from bot.groups.routing import PersonaRouter
-from bot.media.speech import PLATFORMS as SPEECH_PLATFORMS
+from bot.platforms import Platform
 from bot.turn.access import NotAllowed
 from bot.turn.engine import Engine
 from bot.turn.recollect import memory_text
@@ -569,12 +569,13 @@ class Command:
     name: str
     run: Callable[[Invocation], Awaitable[Answer]]
     options: tuple[Option, ...] = ()
-    # Where it is offered (None: everywhere); `listed`: in menus and /help.
-    platforms: frozenset[Platform] | None = None
+    # The platforms it is offered on, by what they can do (None: everywhere); `listed`: in
+    # menus and /help.
+    where: Callable[[Platform], bool] | None = None
     listed: bool = True
 
     def offered_on(self, platform: Platform) -> bool:
-        return self.platforms is None or platform in self.platforms
+        return self.where is None or self.where(platform)
 
 
 async def _remember(call: Invocation) -> Answer:
@@ -765,7 +766,7 @@ async def _start(call: Invocation) -> Answer:
 
 async def _help(call: Invocation) -> Answer:
     language = call.event.language or call.engine.persona(call.event).identity.language
-    platform = call.event.platform
+    platform = call.engine.platforms[call.event.platform]
     lines = [
         f"/{c.name} - {describe(c.name, language)}"
         for c in COMMANDS.values()
@@ -774,9 +775,22 @@ async def _help(call: Invocation) -> Answer:
     return Answer("\n".join(lines))
 
 
-_GROUPS: frozenset[Platform] = frozenset({"discord", "telegram"})
-_TYPED: frozenset[Platform] = frozenset({"console", "telegram", "web"})
-_VOICED = SPEECH_PLATFORMS  # where voice notes are sent
+def _groups(platform: Platform) -> bool:
+    return platform.groups
+
+
+def _typed(platform: Platform) -> bool:
+    return platform.typed_commands
+
+
+def _voiced(platform: Platform) -> bool:
+    return bool(platform.voice)
+
+
+def _started(platform: Platform) -> bool:
+    return platform.start
+
+
 _GROUP_CHOICES = ("mode", "talkativeness", "cooldown", "max_per_minute", "reset")
 
 COMMANDS: Mapping[str, Command] = {
@@ -789,20 +803,20 @@ COMMANDS: Mapping[str, Command] = {
         Command("diary", _diary, (Option("day"),)),
         Command("profile", _profile),
         Command("state", _state, (Option("slot"), Option("value"))),
-        Command("persona", _persona, (Option("action"), Option("name")), platforms=_GROUPS),
-        Command("export", _export, platforms=_GROUPS),
-        Command("dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), _GROUPS),
+        Command("persona", _persona, (Option("action"), Option("name")), where=_groups),
+        Command("export", _export, where=_groups),
+        Command("dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), _groups),
         Command(
-            "group", _group, (Option("setting", choices=_GROUP_CHOICES), Option("value")), _GROUPS
+            "group", _group, (Option("setting", choices=_GROUP_CHOICES), Option("value")), _groups
         ),
         Command("intentions", _intentions, (Option("cancel"),)),
         Command("quiet", _quiet, (Option("choice", choices=("on", "off")),)),
         Command("timezone", _timezone, (Option("name"),)),
-        Command("voice", _voice, (Option("choice", choices=("on", "off")),), _VOICED),
+        Command("voice", _voice, (Option("choice", choices=("on", "off")),), _voiced),
         Command("end", _end),
         Command("wipe", _wipe),
-        Command("help", _help, platforms=_TYPED),
-        Command("start", _start, platforms=frozenset({"telegram"}), listed=False),
+        Command("help", _help, where=_typed),
+        Command("start", _start, where=_started, listed=False),
         Command("cancel", _cancel, listed=False),
     )
 }
@@ -829,7 +843,7 @@ async def run(
     """Run command `name` as `event`'s sender; a refusal is the answer. KeyError for a name
     not in the table (or not offered on the event's platform)."""
     command = COMMANDS[name]
-    if not command.offered_on(event.platform):
+    if not command.offered_on(engine.platforms[event.platform]):
         raise KeyError(name)
     try:
         return await command.run(Invocation(engine, event, argument.strip(), router))

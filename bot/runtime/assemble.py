@@ -11,18 +11,18 @@ import os
 import random
 import socket
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.scheduler import Scheduler
 from bot.conversation.sessions import SessionManager
-from bot.events import Platform
 from bot.llm.embedding import build_embedder
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
 from bot.outreach import Outreach
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.config import Config, storage_dsn
 from bot.tools import Toolbox
 from bot.tools.builtin import build_search
@@ -110,13 +110,13 @@ async def open_runtime(
     personas: Mapping[str, Persona],
     environ: Mapping[str, str],
     *,
-    platforms: Collection[Platform],
+    platforms: Platforms,
     clock: Clock | None = None,
     seed: int | None = None,
     probe: OllamaProbe = probe_ollama,
 ) -> Runtime:
     """Open everything and restore the open conversations of these personas on these
-    platforms; the scheduler is not started yet."""
+    platforms (those of the adapters the caller starts); the scheduler is not started yet."""
     clock = clock or SystemClock()
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
@@ -156,12 +156,13 @@ async def open_runtime(
             index_bytes=config.memory.index_memory_mb << 20,
         )
         sessions = SessionManager(store, clock)
-        await sessions.restore(personas.keys(), platforms)
+        await sessions.restore(personas.keys(), platforms.rooms())
     except BaseException:
         await store.close()
         raise
     engine = Engine(
         personas=personas,
+        platforms=platforms,
         models=models,
         sessions=sessions,
         rooms=store,
