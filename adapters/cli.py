@@ -494,7 +494,11 @@ def _host(config: Config) -> int:
         if isinstance(loaded, TomlError):
             raise loaded
         personas[loaded.key] = loaded
-    bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
+    try:
+        bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
+    except BotStartError as e:  # a platform's extra not installed
+        print(redact.redact(str(e)), file=sys.stderr)
+        return 1
     return asyncio.run(_serve(config, personas))
 
 

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.host import hosted_personas, web_token
+from adapters.host import hosted_personas
 from adapters.kinds import Level, kind_of
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
@@ -77,9 +77,10 @@ async def examine(
         yield finding
     for i, bot in enumerate(config.bots):
         finding = await check_bot(i, bot, environ)
-        if finding.level == "ok" and not kind_of(bot.platform).token:  # the web client's
+        own_token = kind_of(bot.platform).own_token if finding.level == "ok" else None
+        if own_token is not None:
             try:
-                web_token(config, environ)
+                own_token(config, environ)
             except TomlError as e:
                 finding = Finding("fail", finding.subject, str(e))
         yield finding
@@ -283,7 +284,7 @@ async def check_bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Findi
     except ImportError:
         return Finding("fail", subject, f"pip install 'kizuna[{bot.platform}]'")
     token = ""
-    if kind.token:
+    if kind.own_token is None:
         token = environ.get(bot.token_env, "").strip()
         if not token:
             said = f"the environment variable {bot.token_env} is not set"

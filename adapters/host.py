@@ -17,17 +17,16 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from adapters.kinds import Adapter, Kind, kind_of
+from adapters.kinds import Adapter, Kind, kind_of, unset
 from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
-from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.outreach.courier import Courier
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime import redact
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import ENV_NAME, BotConfig, Config
+from bot.runtime.config import BotConfig, Config
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
@@ -38,7 +37,6 @@ __all__ = [
     "couriers_of",
     "host",
     "hosted_personas",
-    "web_token",
 ]
 
 log = logging.getLogger(__name__)
@@ -54,7 +52,9 @@ def _describe(bot: BotConfig) -> str:
 
 def _up(config: Config, bot: BotConfig) -> str:
     up = _kind(bot).up
-    return up(config, bot) if up is not None else f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
+    if up is not None:
+        return up(config, bot)
+    return f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
 
 
 def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
@@ -64,25 +64,28 @@ def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
 
 
 def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Each bot's (token, webhook secret) from the environment (for the web client, the
-    inspector's token); raises the configuration's one-line error, naming the key and its
-    line, for a variable that is not set, or a web client on an open address without a token."""
+    """Each bot's (token, webhook secret) from the environment (for a kind with a token of
+    its own, such as the web client's inspector token, that one); raises the configuration's
+    one-line error, naming the key and its line, for a variable that is not set, or a web
+    client on an open address without a token; BotStartError for a platform whose extra is
+    not installed."""
     found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
-        if not _kind(bot).token:  # the web client: its inspector's
-            found.append((web_token(config, environ), ""))
+        own_token = _kind(bot).own_token
+        if own_token is not None:
+            found.append((own_token(config, environ), ""))
             continue
         token = environ.get(bot.token_env, "").strip()
         if not token:
             what = f"the {bot.platform} token for {bot.persona}"
-            raise _unset(config, ("bots", i, "token_env"), bot.token_env, what)
+            raise unset(config, ("bots", i, "token_env"), bot.token_env, what)
         secret = ""
         if bot.webhook_secret_env:
             secret = environ.get(bot.webhook_secret_env, "").strip()
             if not secret:
                 key = ("bots", i, "webhook_secret_env")
                 what = f"the webhook secret for {bot.persona}"
-                raise _unset(config, key, bot.webhook_secret_env, what)
+                raise unset(config, key, bot.webhook_secret_env, what)
         found.append((token, secret))
     return found
 
@@ -105,37 +108,6 @@ def hosted_personas(
                 yield name, library.load(name)
             except TomlError as e:
                 yield name, e
-
-
-def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
-    """The error for a secret's variable that is not set. A value that cannot be a variable's
-    name is likely the secret itself, pasted there: it is not repeated."""
-    if ENV_NAME.fullmatch(name):
-        return config.error(key, f"the environment variable {name} ({what}) is not set")
-    return config.error(
-        key,
-        f"names the environment variable holding {what}: letters, digits and _ (this looks "
-        "like the secret itself; put it in the environment instead)",
-    )
-
-
-def web_token(config: Config, environ: Mapping[str, str]) -> str:
-    """The web client's inspector token, or the configuration's one-line error: a variable
-    that is not set, a token short enough to guess, an open address without one."""
-    web = config.web
-    token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
-    if web.inspector_token_env and not token:
-        what = "the web client's token"
-        raise _unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
-    if token and len(token) < MIN_TOKEN:
-        raise config.error(("web", "inspector_token_env"), weak_token(len(token)))
-    if not token and not is_loopback(web.host):
-        raise config.error(
-            ("web", "host"),
-            f"the web client would show everyone's memories on {web.host}: set "
-            "inspector_token_env to a variable holding a token, or listen on 127.0.0.1",
-        )
-    return token
 
 
 def _kind(bot: BotConfig) -> Kind:

@@ -18,9 +18,10 @@ from typing import Literal, Protocol
 
 from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
-from bot.runtime.config import BotConfig, Config
+from bot.runtime.config import ENV_NAME, BotConfig, Config
+from bot.tomlfile import TomlError
 
-__all__ = ["MODULES", "Adapter", "Kind", "Level", "kind_of"]
+__all__ = ["MODULES", "Adapter", "Kind", "Level", "kind_of", "unset"]
 
 # Every kind of bot, by its platform's name: the module of its adapter, imported only when
 # a bot of its kind is configured (its client library is an extra).
@@ -49,8 +50,9 @@ class Kind:
     # `kizuna doctor`: the bot's token (its table, the token) asked of the platform; what is
     # found, in a line.
     check: Callable[[BotConfig, str], Awaitable[tuple[Level, str]]]
-    # Its bot signs in with a token of its own (`token_env`); else the web client's token.
-    token: bool = True
+    # Its bot's token where it is not in `token_env` (the configuration, the environment):
+    # the web client's, for its inspector. Raises the configuration's one-line error.
+    own_token: Callable[[Config, Mapping[str, str]], str] | None = None
     # What `kizuna run` says once it is up (config, the bot's table); None: its personas.
     up: Callable[[Config, BotConfig], str] | None = None
 
@@ -62,3 +64,15 @@ def kind_of(platform: str) -> Kind:
     if not isinstance(found, Kind) or found.platform.name != platform:
         raise TypeError(f"{MODULES[platform]}.KIND is not the {platform} kind")
     return found
+
+
+def unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
+    """The error for a secret's variable that is not set. A value that cannot be a variable's
+    name is likely the secret itself, pasted there: it is not repeated."""
+    if ENV_NAME.fullmatch(name):
+        return config.error(key, f"the environment variable {name} ({what}) is not set")
+    return config.error(
+        key,
+        f"names the environment variable holding {what}: letters, digits and _ (this looks "
+        "like the secret itself; put it in the environment instead)",
+    )

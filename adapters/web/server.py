@@ -32,7 +32,7 @@ import hmac
 import ipaddress
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import date
@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import WSMsgType, web
 
-from adapters.kinds import Kind, Level
+from adapters.kinds import Kind, Level, unset
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
 from bot.catalogue import say
@@ -79,6 +79,7 @@ __all__ = [
     "is_loopback",
     "scope_label",
     "weak_token",
+    "web_token",
 ]
 
 log = logging.getLogger(__name__)
@@ -733,6 +734,25 @@ def _start(
     )
 
 
+def web_token(config: Config, environ: Mapping[str, str]) -> str:
+    """The web client's inspector token, or the configuration's one-line error: a variable
+    that is not set, a token short enough to guess, an open address without one."""
+    web = config.web
+    token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
+    if web.inspector_token_env and not token:
+        what = "the web client's token"
+        raise unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
+    if token and len(token) < MIN_TOKEN:
+        raise config.error(("web", "inspector_token_env"), weak_token(len(token)))
+    if not token and not is_loopback(web.host):
+        raise config.error(
+            ("web", "host"),
+            f"the web client would show everyone's memories on {web.host}: set "
+            "inspector_token_env to a variable holding a token, or listen on 127.0.0.1",
+        )
+    return token
+
+
 async def _check(bot: BotConfig, token: str) -> tuple[Level, str]:
     return "ok", "served by `kizuna run` on this machine"
 
@@ -744,4 +764,4 @@ def _up(config: Config, bot: BotConfig) -> str:
     return f"web client is up at {where}: {', '.join(bot.hosted)}"
 
 
-KIND = Kind(PLATFORM, _start, _check, token=False, up=_up)
+KIND = Kind(PLATFORM, _start, _check, own_token=web_token, up=_up)
