@@ -357,7 +357,7 @@ def _user(args: argparse.Namespace) -> str:
     if args.user is not None:
         user = readable(str(args.user)).strip()
         if not USER_NAME.fullmatch(user):
-            # Not repeated: it may be 1 MB long, or move the terminal's cursor.
+            # Not repeated: it may be huge, or move the terminal's cursor.
             raise UsageError(f"--user: {USER_NAME_RULE} (this one: {len(user)} characters)")
         return user
     try:

@@ -1,13 +1,14 @@
 """Discord: one bot token hosting one persona or several, through discord.py 2.x.
 
 The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply` becomes
-messages (already split at Discord's 2,000 characters). Every message a person writes where the bot
-can read it goes to the bot, with what Discord tells of whom it is for (the bot mentioned, one of
-its messages replied to, a channel bound to it: `ChatEvent.addressed`); the bot decides whether the
-persona answers (bot.groups.floor: always in DMs, when addressed or called by name, now and then
-uninvited as the persona's settings allow). Reading server messages needs the Message Content
-intent, switched on in the Developer Portal. Memory commands are slash commands whose answers are
-ephemeral, because a user's memories are theirs and should not show to the channel.
+messages (already split within Discord's length limit, `PLATFORM.limit`). Every message a person
+writes where the bot can read it goes to the bot, with what Discord tells of whom it is for (the
+bot mentioned, one of its messages replied to, a channel bound to it: `ChatEvent.addressed`); the
+bot decides whether the persona answers (bot.groups.floor: always in DMs, when addressed or called
+by name, now and then uninvited as the persona's settings allow). Reading server messages needs the
+Message Content intent, switched on in the Developer Portal. Memory commands are slash commands
+whose answers are ephemeral, because a user's memories are theirs and should not show to the
+channel.
 
 The slash commands are the table of `bot.commands.table`, each answer's buttons a row under it:
 `/forget QUERY` lists the closest memories with a button for each, and `/wipe` asks first
@@ -456,7 +457,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         )
 
     async def acknowledge(self, where: Where) -> None:
-        """Defer: the model or memory may take longer than Discord's 3 s."""
+        """Defer: the model or memory may take longer than Discord waits for a first answer."""
         if isinstance(where, discord.Interaction):
             await where.response.defer(ephemeral=True, thinking=True)
 

@@ -5,8 +5,8 @@ to the bot, with what Telegram tells of whom it is for (an @mention of the bot, 
 its messages: `ChatEvent.addressed`), and the bot decides whether the persona answers
 (bot.groups.floor); a command (`/cmd@botname` included) is always answered. A bot sees a group's
 other messages only with its privacy mode off (BotFather, /setprivacy), or as the group's admin.
-While the persona answers the chat shows "typing". Replies come already split to Telegram's 4,096
-characters (`Reply.chunks`).
+While the persona answers the chat shows "typing". Replies come already split within Telegram's
+length limit (`PLATFORM.limit`, `Reply.chunks`).
 
 The commands are the table of `bot.commands.table`; this module only turns Telegram messages into
 `ChatEvent`s and answers into messages, their buttons into an inline keyboard. Who is an
@@ -103,7 +103,7 @@ def file_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
-TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
+TYPING_EVERY = 4.5  # seconds; just under how long Telegram shows "typing" for one chat action
 # How long a group member's being an admin is kept for their messages' tool calls (a
 # command asks afresh), and for how many members at most.
 ADMIN_SECONDS = 300.0
@@ -455,7 +455,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         )
 
     def typing(self, where: Message) -> AbstractAsyncContextManager[object]:
-        """Telegram shows "typing" for about 5 s per chat action: sent again until the turn
+        """Telegram shows "typing" a few seconds per chat action: sent again until the turn
         ends."""
         action = functools.partial(
             where.chat.send_action, ChatAction.TYPING, message_thread_id=where.message_thread_id

@@ -125,7 +125,7 @@ class DocumentMode:
 
     async def section(self, reading: Reading, question: str) -> str:
         """The prompt's section for a question about the open document: its summary and the
-        passages that best answer it (picked off the loop: 0.2-1 s for a 1 MB document)."""
+        passages that best answer it (picked off the loop: slow for a long document)."""
 
         def pick() -> str:
             passages = (

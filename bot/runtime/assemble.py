@@ -122,7 +122,7 @@ async def open_runtime(
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     search = build_search(config.tools, config.models, environ)
     embedder = build_embedder(config.memory, config.models, environ)
-    # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
+    # The Chinese word segmenter is slow to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
     warming = None
     if any(p.identity.language.startswith("zh") for p in personas.values()):

@@ -72,7 +72,7 @@ __all__ = ["Engine", "SessionInfo"]
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
+MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (more than any platform's)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary

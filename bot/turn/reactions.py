@@ -21,14 +21,14 @@ if TYPE_CHECKING:
 
 __all__ = ["REACTIONS", "is_acknowledgement", "reaction"]
 
-# The emoji Telegram lets a bot react with (python-telegram-bot's ReactionEmoji, Bot API 7);
-# Discord takes any, so a persona's reactions are these and work on both.
-_TELEGRAM = (
+# The emoji a persona may react with: those every platform with reactions takes (Telegram lets a
+# bot react with these, python-telegram-bot's ReactionEmoji; Discord takes any).
+_EVERYWHERE = (
     "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤️‍🔥 🌚 🌭 💯 🤣 ⚡ "
     "🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 "
     "🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂️ 🤷 🤷‍♀️ 😡"
 )
-REACTIONS = frozenset(_TELEGRAM.split())
+REACTIONS = frozenset(_EVERYWHERE.split())
 
 # Whole messages that only acknowledge, thank or agree, in English and Chinese; said with
 # nothing else (a question, a new subject) they call for no more than a reaction.
