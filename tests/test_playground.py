@@ -8,14 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.console import PLATFORM as CONSOLE
 from bot.persona.file import PersonaLibrary
-from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.__main__ import GROUP, Playground, say
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import make_event, no_ollama
+from tests.fakes.factories import PLATFORMS, make_event, no_ollama
 from tests.fakes.openai_server import FakeOpenAI, FakeToolCall, ToolCalls
 from tests.fakes.playground import ToolUsingModel, arguments_for
 from tests.fakes.telegram_server import FakeTelegram
@@ -36,7 +34,7 @@ async def test_the_playground_model_calls_the_tool_a_message_names(tmp_path: Pat
             config,
             {"dungeon_master": master},
             {},
-            platforms=Platforms([CONSOLE]),
+            platforms=PLATFORMS,
             seed=1,
             probe=no_ollama,
         )
