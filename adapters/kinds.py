@@ -5,8 +5,9 @@ from the configuration, and how `kizuna doctor` checks its token.
     kind = kind_of("telegram")   # ImportError without the platform's extra
     adapter = kind.start(runtime, config, bot, token, secret, bot_id)
 
-A new platform is its adapter module, declaring `PLATFORM` and `KIND`, and its line in
-`MODULES`.
+A new platform is its adapter module, declaring `PLATFORM` and `KIND`, its line in `MODULES`,
+and its name among the `platform` choices of bot.runtime.config.BotConfig (the configuration
+is checked as it loads, before any adapter is imported).
 """
 
 from __future__ import annotations
