@@ -26,6 +26,7 @@ from typing import Never
 from tqdm import tqdm
 
 from adapters.console import COMMANDS as CONSOLE_COMMANDS
+from adapters.console import PLATFORM as CONSOLE
 from adapters.console import ConsoleChat, readable, usage
 from adapters.doctor import examine
 from adapters.host import BotStartError, bot_tokens, host, hosted_personas
@@ -51,6 +52,7 @@ from bot.persona import cards
 from bot.persona.card_file import persona_card, persona_key, persona_toml
 from bot.persona.file import Persona, PersonaLibrary, load_persona
 from bot.persona.toolspec import BUILTIN_TOOLS
+from bot.platforms import Platforms
 from bot.runtime import redact
 from bot.runtime.assemble import load_personas, open_runtime, persona_library
 from bot.runtime.config import BotConfig, Config, find_config, load_config, storage_dsn
@@ -69,8 +71,6 @@ from memory.storage.backup import BackupError, backup, restore
 from memory.storage.sqlite import Store
 
 __all__ = ["main", "tools_listing"]
-
-# Platforms whose adapters are not written yet; `run` says so instead of failing.
 
 
 class UsageError(KizunaError):
@@ -357,7 +357,7 @@ def _user(args: argparse.Namespace) -> str:
     if args.user is not None:
         user = readable(str(args.user)).strip()
         if not USER_NAME.fullmatch(user):
-            # Not repeated: it may be 1 MB long, or move the terminal's cursor.
+            # Not repeated: it may be huge, or move the terminal's cursor.
             raise UsageError(f"--user: {USER_NAME_RULE} (this one: {len(user)} characters)")
         return user
     try:
@@ -381,7 +381,8 @@ async def _chat(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise UsageError(f"--persona: {e.args[0]}") from None
     try:
-        runtime = await open_runtime(config, personas, os.environ, platforms=["console"])
+        platforms = Platforms([CONSOLE])
+        runtime = await open_runtime(config, personas, os.environ, platforms=platforms)
     except ModelSetupError as e:
         raise config.error(tuple(e.key.split(".")), e.message) from None
     if runtime.engine.models.notice:
@@ -493,7 +494,11 @@ def _host(config: Config) -> int:
         if isinstance(loaded, TomlError):
             raise loaded
         personas[loaded.key] = loaded
-    bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
+    try:
+        bot_tokens(config, os.environ)  # a missing token: one line, before anything opens
+    except BotStartError as e:  # a platform's extra not installed
+        print(redact.redact(str(e)), file=sys.stderr)
+        return 1
     return asyncio.run(_serve(config, personas))
 
 

@@ -6,7 +6,8 @@ takes a leading `/` (`/remember my cat is Mochi`, `/forget Mochi`, `/memories ca
 "remember when we..." is still said to the persona. A command's choices (the matches `forget`
 found, `wipe`'s Wipe / Cancel) are answered on the next line. Ctrl-D and Ctrl-C leave; closing
 the runtime makes the final save. With piped stdin there is no prompt or banner, so the output
-is just the conversation.
+is just the conversation. `PLATFORM` is what a persona may do here (bot.platforms): whoever
+types is the host.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ from bot.events import ChatEvent, Reply
 from bot.front import Front, Spoken
 from bot.media.documents import DocumentError, read_document
 from bot.persona.file import Persona
+from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
 from memory.private import private_folder, write_private
 
-__all__ = ["COMMANDS", "ConsoleChat", "readable", "usage"]
+__all__ = ["COMMANDS", "PLATFORM", "ConsoleChat", "readable", "usage"]
+
+PLATFORM = Platform("console", limit=4000, typed_commands=True, host=True)
 
 # The console's own commands, beside the shared ones (bot/commands/table.py), and how each is typed.
 _OWN = {
@@ -47,7 +51,7 @@ _OWN = {
     "quit": "quit",
 }
 COMMANDS = [
-    *(c.name for c in commands.offered_on("console") if c.name not in _OWN),
+    *(c.name for c in commands.offered_on(PLATFORM) if c.name not in _OWN),
     *_OWN,
 ]
 
@@ -68,7 +72,7 @@ def usage(name: str) -> str:
 class ConsoleChat(Surface[TextIO]):
     """Answers on its `stdout`."""
 
-    platform = "console"
+    platform = PLATFORM.name
 
     def __init__(
         self,
@@ -179,7 +183,7 @@ class ConsoleChat(Surface[TextIO]):
             "help": self._help,
         }
         shared = {
-            c.name: functools.partial(self._run, c.name) for c in commands.offered_on("console")
+            c.name: functools.partial(self._run, c.name) for c in commands.offered_on(PLATFORM)
         }
         return shared | own
 

@@ -1,13 +1,14 @@
 """Discord: one bot token hosting one persona or several, through discord.py 2.x.
 
 The adapter only translates: a Discord message becomes a `ChatEvent`, the engine's `Reply` becomes
-messages (already split at Discord's 2,000 characters). Every message a person writes where the bot
-can read it goes to the bot, with what Discord tells of whom it is for (the bot mentioned, one of
-its messages replied to, a channel bound to it: `ChatEvent.addressed`); the bot decides whether the
-persona answers (bot.groups.floor: always in DMs, when addressed or called by name, now and then
-uninvited as the persona's settings allow). Reading server messages needs the Message Content
-intent, switched on in the Developer Portal. Memory commands are slash commands whose answers are
-ephemeral, because a user's memories are theirs and should not show to the channel.
+messages (already split within Discord's length limit, `PLATFORM.limit`). Every message a person
+writes where the bot can read it goes to the bot, with what Discord tells of whom it is for (the
+bot mentioned, one of its messages replied to, a channel bound to it: `ChatEvent.addressed`); the
+bot decides whether the persona answers (bot.groups.floor: always in DMs, when addressed or called
+by name, now and then uninvited as the persona's settings allow). Reading server messages needs the
+Message Content intent, switched on in the Developer Portal. Memory commands are slash commands
+whose answers are ephemeral, because a user's memories are theirs and should not show to the
+channel.
 
 The slash commands are the table of `bot.commands.table`, each answer's buttons a row under it:
 `/forget QUERY` lists the closest memories with a button for each, and `/wipe` asks first
@@ -27,6 +28,9 @@ no request.
 It is also a courier (`write_first`, bot.outreach.courier): a persona writes first in a user's DM,
 opened by id. Discord delivers a bot's DM only to someone who shares a server with it and
 allows DMs from its members (Forbidden: refused).
+
+`PLATFORM` is what the bot may do on Discord (bot.platforms); `KIND` starts a `[[bots]]`
+table's bot and checks its token for `kizuna doctor` (adapters.kinds).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.kinds import Kind, Level
 from adapters.surface import CourierSurface, attachment
 from bot.catalogue import say
 from bot.commands import table as commands
@@ -55,12 +60,31 @@ from bot.commands.services import Services
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
+from bot.platforms import Platform
 from bot.runtime import redact
+from bot.runtime.assemble import Runtime
+from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 
-__all__ = ["DiscordAdapter"]
+__all__ = ["KIND", "PERMISSIONS", "PLATFORM", "DiscordAdapter", "invite"]
 
 log = logging.getLogger(__name__)
+# Each channel (or thread) has its own readers, by permissions that change at any time: what
+# is said in one is no other's. Commands are slash commands, in Discord's own menu.
+PLATFORM = Platform(
+    "discord", limit=2000, reactions=True, voice="audio/ogg", groups=True, bursts=True
+)
+# What a persona does in a channel: read and answer (in threads too), read what came before a
+# reply, speak as several personas through a webhook, send exports as files, react.
+PERMISSIONS = (
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "read_message_history",
+    "manage_webhooks",
+    "attach_files",
+    "add_reactions",
+)
 Interaction = discord.Interaction[discord.Client]
 # Where an answer goes: a message's channel, or the interaction of a slash command.
 Where = discord.abc.Messageable | Interaction
@@ -100,12 +124,8 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
     """Runs one Discord bot speaking as `persona` (a persona key known to `engine`, or
     several: the first is the default)."""
 
-    platform = "discord"
+    platform = PLATFORM.name
     signature = "**{name}**: "
-    bursts = True
-    # Each channel (or thread) has its own readers, by permissions that change at any time:
-    # what is said in one is no other's (Surface.same_readers).
-    same_readers = False
 
     def __init__(
         self,
@@ -440,7 +460,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         )
 
     async def acknowledge(self, where: Where) -> None:
-        """Defer: the model or memory may take longer than Discord's 3 s."""
+        """Defer: the model or memory may take longer than Discord waits for a first answer."""
         if isinstance(where, discord.Interaction):
             await where.response.defer(ephemeral=True, thinking=True)
 
@@ -463,7 +483,7 @@ class DiscordAdapter(CourierSurface[Where, discord.DMChannel]):
         return Answer(say(self.language, "not_allowed_here")) if answer is None else answer
 
     def _add_commands(self) -> None:
-        for command in commands.offered_on("discord"):
+        for command in commands.offered_on(PLATFORM):
             self.tree.add_command(self._slash(command, self.language))
 
     def _slash(self, command: Command, language: str) -> app_commands.Command[Any, ..., None]:
@@ -612,3 +632,63 @@ class _Press(discord.ui.Button[_Buttons]):
             )
         except Exception as e:
             log.error("answering a button failed: %s", redact.failure(e))
+
+
+def invite(application_id: int) -> str:
+    """The address that adds the bot to a server with the scopes and permissions it needs."""
+    permissions = discord.Permissions(**dict.fromkeys(PERMISSIONS, True))
+    return discord.utils.oauth_url(
+        application_id, permissions=permissions, scopes=("bot", "applications.commands")
+    )
+
+
+def _start(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, bot_id: str
+) -> DiscordAdapter:
+    return DiscordAdapter(
+        runtime.engine,
+        runtime.services,
+        bot.hosted,
+        token,
+        bot_id=bot_id,
+        guild_ids=bot.guild_ids,
+        channel_ids=bot.channel_ids,
+        admin_ids=bot.admin_ids,
+        language=bot.language,
+        api_base=bot.base_url or None,
+        shard_ids=bot.shard_ids,
+        shard_count=bot.shard_count or None,
+    )
+
+
+async def _check(bot: BotConfig, token: str) -> tuple[Level, str]:
+    """The token logged in with, and the application's Message Content intent read."""
+    if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
+        discord.http.Route.BASE = bot.base_url.rstrip("/")
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
+    client = discord.Client(intents=discord.Intents(guilds=True))
+    try:
+        try:
+            await client.login(token)
+            app = await client.application_info()
+        except discord.LoginFailure:
+            return (
+                "fail",
+                f"Discord refused the token in {bot.token_env}: reset it (Developer Portal, "
+                "your application, Bot, Reset Token) and set the variable again",
+            )
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as e:
+            return "fail", f"cannot reach Discord ({type(e).__name__})"
+        address = invite(app.id)
+        if not (app.flags.gateway_message_content or app.flags.gateway_message_content_limited):
+            return (
+                "fail",
+                "the Message Content intent is off, so the bot cannot read messages: switch it "
+                "on (Developer Portal, Bot, Privileged Gateway Intents). Invite: " + address,
+            )
+        return "ok", f"logged in as {client.user}. Invite: {address}"
+    finally:
+        await client.close()
+
+
+KIND = Kind(PLATFORM, _start, _check)

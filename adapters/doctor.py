@@ -3,9 +3,9 @@
 The configuration; the persona files, each as `kizuna run` loads it (its sprites folder, its
 tools imported, its MCP servers asked for their tools), and each bot's personas; the data
 folder (writable, the owner's only), the store and its embeddings, the model endpoints, web
-search, and each bot's token against its platform, through the platform's own client library
-(so a token Discord refuses is refused here, and the Discord application's Message Content
-intent and Telegram's group privacy mode are read from the platform). Each finding is one
+search, and each bot's token against its platform, by its kind (adapters.kinds) through the
+platform's own client library (so a token the platform refuses is refused here, and what must
+be switched on there is read from it). Each finding is one
 line; nothing a user wrote and no secret is printed. What `kizuna run` refuses to start with,
 this finds first.
 
@@ -21,9 +21,9 @@ import stat
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from adapters.host import hosted_personas, web_token
+from adapters.host import hosted_personas
+from adapters.kinds import Level, kind_of
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
 from bot.llm.router import (
@@ -44,23 +44,8 @@ from memory.private import FILE_MODE, FOLDER_MODE
 from memory.storage import DATABASE, StoreError, open_store
 from memory.storage.sqlite import Store
 
-__all__ = ["DISCORD_PERMISSIONS", "Finding", "check_bot", "discord_invite", "examine"]
+__all__ = ["Finding", "check_bot", "examine"]
 
-# ok; note: worth knowing; todo: a step the host has not taken yet (a token variable unset);
-# fail: something is wrong.
-Level = Literal["ok", "note", "todo", "fail"]
-
-# What a persona does in a channel: read and answer (in threads too), read what came before a
-# reply, speak as several personas through a webhook, send exports as files, react.
-DISCORD_PERMISSIONS = (
-    "view_channel",
-    "send_messages",
-    "send_messages_in_threads",
-    "read_message_history",
-    "manage_webhooks",
-    "attach_files",
-    "add_reactions",
-)
 PLATFORM_TIMEOUT = 15.0  # seconds for a platform or model endpoint to answer
 
 
@@ -72,16 +57,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.level:<4}  {self.subject}: {self.text}"
-
-
-def discord_invite(application_id: int) -> str:
-    """The address that adds the bot to a server with the scopes and permissions it needs."""
-    import discord  # the `discord` extra
-
-    permissions = discord.Permissions(**dict.fromkeys(DISCORD_PERMISSIONS, True))
-    return discord.utils.oauth_url(
-        application_id, permissions=permissions, scopes=("bot", "applications.commands")
-    )
 
 
 async def examine(
@@ -102,9 +77,10 @@ async def examine(
         yield finding
     for i, bot in enumerate(config.bots):
         finding = await check_bot(i, bot, environ)
-        if bot.platform == "web":
+        own_token = kind_of(bot.platform).own_token if finding.level == "ok" else None
+        if own_token is not None:
             try:
-                web_token(config, environ)
+                own_token(config, environ)
             except TomlError as e:
                 finding = Finding("fail", finding.subject, str(e))
         yield finding
@@ -301,87 +277,23 @@ async def _model_endpoints(router: ModelRouter) -> AsyncIterator[Finding]:
 
 
 async def check_bot(i: int, bot: BotConfig, environ: Mapping[str, str]) -> Finding:
-    """The `i`th bot's token against its platform (a web bot has none)."""
+    """The `i`th bot's token against its platform, by its kind (the web client has none)."""
     subject = f"bots[{i}] {bot.platform} {bot.name or bot.persona}"
-    if bot.platform == "web":
-        return Finding("ok", subject, "served by `kizuna run` on this machine")
-    token = environ.get(bot.token_env, "").strip()
-    if not token:
-        return Finding("todo", subject, f"the environment variable {bot.token_env} is not set")
-    redact.hide(token)  # the client libraries log their request addresses, token and all
     try:
-        if bot.platform == "discord":
-            return await asyncio.wait_for(_discord(subject, token, bot), PLATFORM_TIMEOUT)
-        return await asyncio.wait_for(_telegram(subject, token, bot), PLATFORM_TIMEOUT)
+        kind = kind_of(bot.platform)
     except ImportError:
         return Finding("fail", subject, f"pip install 'kizuna[{bot.platform}]'")
+    token = ""
+    if kind.own_token is None:
+        token = environ.get(bot.token_env, "").strip()
+        if not token:
+            said = f"the environment variable {bot.token_env} is not set"
+            return Finding("todo", subject, said)
+        redact.hide(token)  # the client libraries log their request addresses, token and all
+    try:
+        level, said = await asyncio.wait_for(kind.check(bot, token), PLATFORM_TIMEOUT)
     except TimeoutError:
         return Finding(
             "fail", subject, f"no answer from {bot.platform} in {PLATFORM_TIMEOUT:.0f} s"
         )
-
-
-async def _discord(subject: str, token: str, bot: BotConfig) -> Finding:
-    import aiohttp
-    import discord  # the `discord` extra
-
-    if bot.base_url:  # process-wide in discord.py; `kizuna doctor` is a process of its own
-        discord.http.Route.BASE = bot.base_url.rstrip("/")
-    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
-    client = discord.Client(intents=discord.Intents(guilds=True))
-    try:
-        try:
-            await client.login(token)
-            app = await client.application_info()
-        except discord.LoginFailure:
-            return Finding(
-                "fail",
-                subject,
-                f"Discord refused the token in {bot.token_env}: reset it (Developer Portal, "
-                "your application, Bot, Reset Token) and set the variable again",
-            )
-        except (discord.HTTPException, aiohttp.ClientError, OSError) as e:
-            return Finding("fail", subject, f"cannot reach Discord ({type(e).__name__})")
-        invite = discord_invite(app.id)
-        if not (app.flags.gateway_message_content or app.flags.gateway_message_content_limited):
-            return Finding(
-                "fail",
-                subject,
-                "the Message Content intent is off, so the bot cannot read messages: switch it "
-                "on (Developer Portal, Bot, Privileged Gateway Intents). Invite: " + invite,
-            )
-        return Finding("ok", subject, f"logged in as {client.user}. Invite: {invite}")
-    finally:
-        await client.close()
-
-
-async def _telegram(subject: str, token: str, bot: BotConfig) -> Finding:
-    import telegram  # the `telegram` extra
-    from telegram.error import InvalidToken, TelegramError
-
-    from adapters.telegram import file_url
-
-    if bot.base_url:
-        client = telegram.Bot(token, base_url=bot.base_url, base_file_url=file_url(bot.base_url))
-    else:
-        client = telegram.Bot(token)
-    try:
-        async with client:  # asks getMe
-            me = client.bot
-    except InvalidToken:
-        return Finding(
-            "fail",
-            subject,
-            f"Telegram refused the token in {bot.token_env}: ask @BotFather for it again "
-            "(/mybots, your bot, API Token) and set the variable again",
-        )
-    except TelegramError as e:
-        return Finding("fail", subject, f"cannot reach Telegram ({type(e).__name__})")
-    said = f"@{me.username}"
-    if not me.can_read_all_group_messages:
-        said += (
-            ". Group privacy mode is on: in groups it hears only commands, mentions and "
-            "replies to it (to let it hear the whole group: @BotFather, /setprivacy, Disable, "
-            "then add it to the group again)"
-        )
-    return Finding("ok", subject, said)
+    return Finding(level, subject, said)

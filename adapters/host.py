@@ -6,9 +6,9 @@ bank, one scheduler), until asked to stop.
 
 Tokens are checked before anything opens: a missing one is one line naming the configuration
 key and the variable. A bot that cannot start (a rejected token, no network) stops the others
-and the runtime cleanly, and says which bot and why. The started bots that can write first to
-a person (Telegram, Discord) are `couriers_of(started)`: the runtime's outreach writes
-through them.
+and the runtime cleanly, and says which bot and why. Each bot is started by its kind
+(adapters.kinds), whose platforms make the engine's registry. The started bots that can write
+first to a person are `couriers_of(started)`: the runtime's outreach writes through them.
 """
 
 from __future__ import annotations
@@ -16,40 +16,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol
 
+from adapters.kinds import Adapter, Kind, kind_of, unset
 from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
-from adapters.web import WebServer
-from adapters.web.server import MIN_TOKEN, is_loopback, weak_token
-from bot.events import Platform
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.outreach.courier import Courier
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime import redact
-from bot.runtime.assemble import Runtime, open_runtime
-from bot.runtime.config import ENV_NAME, BotConfig, Config
+from bot.runtime.assemble import open_runtime
+from bot.runtime.config import BotConfig, Config
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError
 
 __all__ = [
-    "Adapter",
     "BotStartError",
     "bot_tokens",
     "couriers_of",
     "host",
     "hosted_personas",
-    "web_token",
 ]
 
 log = logging.getLogger(__name__)
-
-
-class Adapter(Protocol):
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
 
 
 class BotStartError(KizunaError):
@@ -61,41 +51,41 @@ def _describe(bot: BotConfig) -> str:
 
 
 def _up(config: Config, bot: BotConfig) -> str:
-    if bot.platform == "web":
-        web = config.web
-        host = f"[{web.host}]" if ":" in web.host else web.host
-        where = f"http://{host}:{web.port}/ (inspector: /inspect)"
-        return f"web client is up at {where}: {', '.join(bot.hosted)}"
+    up = _kind(bot).up
+    if up is not None:
+        return up(config, bot)
     return f"{_describe(bot)} is up: {', '.join(bot.hosted)}"
 
 
 def couriers_of(started: Iterable[Adapter]) -> tuple[Courier, ...]:
-    """The bots among `started` that can write first to a person (bot.outreach.courier):
-    Telegram's and Discord's, not the web client (it has no way to reach someone who is not on
-    the page)."""
+    """The bots among `started` that can write first to a person (bot.outreach.courier): not
+    the web client, say, which has no way to reach someone who is not on the page."""
     return tuple(a for a in started if isinstance(a, CourierSurface))
 
 
 def bot_tokens(config: Config, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Each bot's (token, webhook secret) from the environment (for the web client, the
-    inspector's token); raises the configuration's one-line error, naming the key and its
-    line, for a variable that is not set, or a web client on an open address without a token."""
+    """Each bot's (token, webhook secret) from the environment (for a kind with a token of
+    its own, such as the web client's inspector token, that one); raises the configuration's
+    one-line error, naming the key and its line, for a variable that is not set, or a web
+    client on an open address without a token; BotStartError for a platform whose extra is
+    not installed."""
     found: list[tuple[str, str]] = []
     for i, bot in enumerate(config.bots):
-        if bot.platform == "web":
-            found.append((web_token(config, environ), ""))
+        own_token = _kind(bot).own_token
+        if own_token is not None:
+            found.append((own_token(config, environ), ""))
             continue
         token = environ.get(bot.token_env, "").strip()
         if not token:
             what = f"the {bot.platform} token for {bot.persona}"
-            raise _unset(config, ("bots", i, "token_env"), bot.token_env, what)
+            raise unset(config, ("bots", i, "token_env"), bot.token_env, what)
         secret = ""
         if bot.webhook_secret_env:
             secret = environ.get(bot.webhook_secret_env, "").strip()
             if not secret:
                 key = ("bots", i, "webhook_secret_env")
                 what = f"the webhook secret for {bot.persona}"
-                raise _unset(config, key, bot.webhook_secret_env, what)
+                raise unset(config, key, bot.webhook_secret_env, what)
         found.append((token, secret))
     return found
 
@@ -120,102 +110,15 @@ def hosted_personas(
                 yield name, e
 
 
-def _unset(config: Config, key: tuple[str | int, ...], name: str, what: str) -> TomlError:
-    """The error for a secret's variable that is not set. A value that cannot be a variable's
-    name is likely the secret itself, pasted there: it is not repeated."""
-    if ENV_NAME.fullmatch(name):
-        return config.error(key, f"the environment variable {name} ({what}) is not set")
-    return config.error(
-        key,
-        f"names the environment variable holding {what}: letters, digits and _ (this looks "
-        "like the secret itself; put it in the environment instead)",
-    )
-
-
-def web_token(config: Config, environ: Mapping[str, str]) -> str:
-    """The web client's inspector token, or the configuration's one-line error: a variable
-    that is not set, a token short enough to guess, an open address without one."""
-    web = config.web
-    token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
-    if web.inspector_token_env and not token:
-        what = "the web client's token"
-        raise _unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
-    if token and len(token) < MIN_TOKEN:
-        raise config.error(("web", "inspector_token_env"), weak_token(len(token)))
-    if not token and not is_loopback(web.host):
-        raise config.error(
-            ("web", "host"),
-            f"the web client would show everyone's memories on {web.host}: set "
-            "inspector_token_env to a variable holding a token, or listen on 127.0.0.1",
-        )
-    return token
-
-
-def _adapter(
-    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
-) -> Adapter:
+def _kind(bot: BotConfig) -> Kind:
+    """The kind of `bot`; BotStartError when its platform's extra is not installed."""
     try:
-        return _make_adapter(runtime, config, bot, token, secret, index)
+        return kind_of(bot.platform)
     except ImportError as e:
         raise BotStartError(
             f"{_describe(bot)} needs the {bot.platform} extra: pip install 'kizuna[{bot.platform}]'"
             f" ({e})"
         ) from None
-
-
-def _make_adapter(
-    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, index: int
-) -> Adapter:
-    bot_id = bot.name or f"{bot.platform}-{bot.persona}-{index}"
-    if bot.platform == "web":
-        web = config.web
-        return WebServer(
-            runtime.engine,
-            runtime.services,
-            runtime.store,
-            runtime.bank,
-            bot.hosted,
-            host=web.host,
-            port=web.port,
-            token=token,
-            max_message_chars=web.max_message_chars,
-            bot_id=bot_id,
-        )
-    if bot.platform == "discord":
-        from adapters.discord import DiscordAdapter  # the `discord` extra
-
-        return DiscordAdapter(
-            runtime.engine,
-            runtime.services,
-            bot.hosted,
-            token,
-            bot_id=bot_id,
-            guild_ids=bot.guild_ids,
-            channel_ids=bot.channel_ids,
-            admin_ids=bot.admin_ids,
-            language=bot.language,
-            api_base=bot.base_url or None,
-            shard_ids=bot.shard_ids,
-            shard_count=bot.shard_count or None,
-        )
-    from adapters.telegram import TelegramAdapter, Webhook  # the `telegram` extra
-
-    webhook = None
-    if bot.webhook_url:
-        host, _, port = bot.webhook_listen.rpartition(":")
-        webhook = Webhook(bot.webhook_url, host, int(port), secret)
-    return TelegramAdapter(
-        runtime.engine,
-        runtime.services,
-        bot.hosted,
-        token,
-        bot_id=bot_id,
-        base_url=bot.base_url or None,
-        admin_ids=bot.admin_ids,
-        language=bot.language,
-        webhook=webhook,
-        leads=runtime.store.leads,
-    )
 
 
 async def host(
@@ -234,10 +137,8 @@ async def host(
     alone (`kizuna run`), so what start-up made is set aside from garbage collection
     (Runtime.settle)."""
     secrets = bot_tokens(config, environ)
-    # The web page's conversations are the console's (bot/conversation/sessions.py).
-    platforms: set[Platform] = {
-        "console" if b.platform == "web" else b.platform for b in config.bots
-    }
+    kinds = [_kind(bot) for bot in config.bots]
+    platforms = Platforms(kind.platform for kind in kinds)
     runtime = await open_runtime(
         config, personas, environ, platforms=platforms, clock=clock, probe=probe
     )
@@ -245,8 +146,11 @@ async def host(
     try:
         if runtime.engine.models.notice:
             log.warning("%s", runtime.engine.models.notice)
-        for i, (bot, (token, secret)) in enumerate(zip(config.bots, secrets, strict=True)):
-            adapter = _adapter(runtime, config, bot, token, secret, i)
+        for i, (bot, kind, (token, secret)) in enumerate(
+            zip(config.bots, kinds, secrets, strict=True)
+        ):
+            bot_id = bot.name or f"{bot.platform}-{bot.persona}-{i}"
+            adapter = kind.start(runtime, config, bot, token, secret, bot_id)
             try:
                 await adapter.start()
             except Exception as e:

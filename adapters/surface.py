@@ -1,20 +1,22 @@
 """What every chat surface does alike, once: a platform's adapter is a `Surface` that supplies
 a few hooks, and the skeleton runs the rest.
 
+What the platform can do is its `Platform` (bot.platforms), which the adapter's module
+declares as `PLATFORM` and the engine's registry holds; the surface finds it there by name.
+
 A message: `receive(where, event)` hands it to the front (which decides whether the persona
-speaks, after the rest of a burst where the platform has them: `bursts`), shows typing while
-the persona answers, sends the reply in
-chunks within the platform's length limit (signed with the persona's name where one bot hosts
-several), and apologises if the turn fails; in a group, what a persona says is relayed to the
-other personas of the process in the room (bot.groups.relay), and their answers spoken here. A
-command: `command(where, event, name, argument)` asks the platform whether the sender is an
-admin, runs it through the front and renders its `Answer`; a failure becomes the apology,
-said where the command was given. A button pressed is the same command run again as the
-presser (`answer`). Failures are logged by the platform's own logger with what failed, never
-with what the user wrote.
+speaks, after the rest of a burst where the platform has them: `Platform.bursts`), shows typing
+while the persona answers, sends the reply in chunks within the platform's length limit (signed
+with the persona's name where one bot hosts several), and apologises if the turn fails; in a
+group, what a persona says is relayed to the other personas of the process in the room
+(bot.groups.relay), and their answers spoken here. A command: `command(where, event, name,
+argument)` asks the platform whether the sender is an admin, runs it through the front and
+renders its `Answer`; a failure becomes the apology, said where the command was given. A button
+pressed is the same command run again as the presser (`answer`). Failures are logged by the
+platform's own logger with what failed, never with what the user wrote.
 
     class Shout(Surface[list[str]]):        # where an answer goes: here, a list
-        platform = "web"                    # its name in bot.events.Platform
+        platform = "web"                    # its name in the engine's bot.platforms.Platforms
 
         async def send(self, where: list[str], chunks: Sequence[str]) -> None:
             where.extend(chunk.upper() for chunk in chunks)
@@ -47,16 +49,7 @@ from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
 from bot.catalogue import say
 from bot.commands.answers import Answer
-from bot.events import (
-    PLATFORM_LIMITS,
-    Addressed,
-    Attachment,
-    ChatEvent,
-    FetchError,
-    Platform,
-    Voice,
-    split_chunks,
-)
+from bot.events import Addressed, Attachment, ChatEvent, FetchError, Voice, split_chunks
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
 from bot.runtime import redact
@@ -84,22 +77,16 @@ class EventDetails(TypedDict, total=False):
 class Surface(ABC, Generic[Where]):
     """A chat platform's adapter over one `Front`."""
 
-    platform: ClassVar[Platform]
+    platform: ClassVar[str]  # its name in the engine's registry (bot.platforms)
     # How a persona signs its reply where one bot hosts several and the platform has no other
     # way to show who speaks.
     signature: ClassVar[str] = "{name}: "
-    # Whether messages wait for the rest of their burst (bot.turn.bursts): on a chat platform,
-    # where people type in pieces; not where a person sends whole messages and waits for
-    # each answer (the console, the web page).
-    bursts: ClassVar[bool] = False
-    # Whether every channel of a group has the same readers (`ChatEvent.same_readers`): a
-    # Telegram group's topics do; a Discord server's channels each have their own.
-    same_readers: ClassVar[bool] = False
 
     def __init__(self, front: Front, bot_id: str) -> None:
         self.front = front
         self.bot_id = bot_id
-        self.limit = PLATFORM_LIMITS[self.platform]
+        self.described = front.engine.platforms[self.platform]  # what the platform can do
+        self.limit = self.described.limit
         # The platform's own logger (adapters.telegram, ...): its records say where they are from.
         self.log = logging.getLogger(type(self).__module__)
 
@@ -139,11 +126,11 @@ class Surface(ABC, Generic[Where]):
     async def voice(self, where: Where, spoken: Spoken, voice: Voice) -> None:
         """Send a reply said aloud (bot.media.speech), after its text: a voice note where `voice`
         is one (`Voice.note`), else an audio file. Nothing by default: the front says
-        nothing aloud on a platform outside `bot.media.speech.PLATFORMS`."""
+        nothing aloud on a platform with no `Platform.voice`."""
 
     async def react(self, where: Where, event: ChatEvent, emoji: str) -> None:
-        """Put `emoji` on the message of `event` (bot.turn.reactions: only the platforms in
-        `bot.turn.reactions.PLATFORMS` are given one); by default it is sent as a message."""
+        """Put `emoji` on the message of `event` (bot.turn.reactions: only a platform with
+        `Platform.reactions` is given one); by default it is sent as a message."""
         await self.send(where, (emoji,))
 
     async def acknowledge(self, where: Where) -> None:
@@ -196,7 +183,9 @@ class Surface(ABC, Generic[Where]):
             is_dm=is_dm,
             text=text,
             timestamp=timestamp or self.engine.clock.now(),
-            same_readers=self.same_readers,
+            same_readers=self.described.same_readers,
+            host=self.described.host,
+            private_as=self.described.private_as,
             **more,
         )
 
@@ -232,7 +221,7 @@ class Surface(ABC, Generic[Where]):
             )
         try:
             spoken = await self.front.receive(
-                event, settle=self.bursts, typing=lambda: self.typing(where)
+                event, settle=self.described.bursts, typing=lambda: self.typing(where)
             )
             if spoken is not None and spoken.reply.reaction:
                 await self.react(where, event, spoken.reply.reaction)

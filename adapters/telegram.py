@@ -5,8 +5,8 @@ to the bot, with what Telegram tells of whom it is for (an @mention of the bot, 
 its messages: `ChatEvent.addressed`), and the bot decides whether the persona answers
 (bot.groups.floor); a command (`/cmd@botname` included) is always answered. A bot sees a group's
 other messages only with its privacy mode off (BotFather, /setprivacy), or as the group's admin.
-While the persona answers the chat shows "typing". Replies come already split to Telegram's 4,096
-characters (`Reply.chunks`).
+While the persona answers the chat shows "typing". Replies come already split within Telegram's
+length limit (`PLATFORM.limit`, `Reply.chunks`).
 
 The commands are the table of `bot.commands.table`; this module only turns Telegram messages into
 `ChatEvent`s and answers into messages, their buttons into an inline keyboard. Who is an
@@ -20,7 +20,10 @@ own the loop and the signals), so one process can host several bots.
 It is also a courier (`write_first`, bot.outreach.courier): a persona writes first to a user's
 private chat, whose id is the user's. Telegram lets a bot write only to users who started it and
 have not blocked it (Forbidden: refused); a failure once the request left (a timeout waiting for the
-answer, a connection dropped) counts as sent, since Telegram may have delivered it."""
+answer, a connection dropped) counts as sent, since Telegram may have delivered it.
+
+`PLATFORM` is what the bot may do on Telegram (bot.platforms); `KIND` starts a `[[bots]]`
+table's bot and checks its token for `kizuna doctor` (adapters.kinds)."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from telegram import (
+    Bot,
     BotCommand,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
@@ -50,7 +54,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType
-from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -61,6 +65,7 @@ from telegram.ext import (
     filters,
 )
 
+from adapters.kinds import Kind, Level
 from adapters.surface import CourierSurface, attachment, typing_every
 from bot.catalogue import say
 from bot.commands import table as commands
@@ -69,12 +74,28 @@ from bot.commands.services import Services
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
+from bot.platforms import Platform
 from bot.runtime import redact
+from bot.runtime.assemble import Runtime
+from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 
-__all__ = ["TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
+__all__ = ["KIND", "PLATFORM", "TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
 
 log = logging.getLogger(__name__)
+# Every member of a group reads all its topics; commands are typed, and a person opening the
+# bot sends /start.
+PLATFORM = Platform(
+    "telegram",
+    limit=4096,
+    reactions=True,
+    voice="audio/ogg",
+    groups=True,
+    typed_commands=True,
+    start=True,
+    same_readers=True,
+    bursts=True,
+)
 
 
 def file_url(base_url: str) -> str:
@@ -83,7 +104,7 @@ def file_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
-TYPING_EVERY = 4.5  # seconds; Telegram shows "typing" for about 5 s per chat action
+TYPING_EVERY = 4.5  # seconds; just under how long Telegram shows "typing" for one chat action
 # How long a group member's being an admin is kept for their messages' tool calls (a
 # command asks afresh), and for how many members at most.
 ADMIN_SECONDS = 300.0
@@ -127,9 +148,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
     """Answers where it was asked: each message and command is replied to. Writes first to a
     user's private chat, by id."""
 
-    platform = "telegram"
-    bursts = True
-    same_readers = True  # every member of a group reads all its topics
+    platform = PLATFORM.name
 
     def __init__(
         self,
@@ -186,7 +205,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
         only_new = filters.UpdateType.MESSAGE
         for command in commands.COMMANDS.values():
-            if command.offered_on("telegram"):
+            if command.offered_on(PLATFORM):
                 callback = self._command_callback(command.name)
                 self.app.add_handler(CommandHandler(command.name, callback, filters=only_new))
         self.app.add_handler(
@@ -226,7 +245,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             await self.app.bot.set_my_commands(
                 [
                     BotCommand(c.name, commands.describe(c.name, language))
-                    for c in commands.offered_on("telegram")
+                    for c in commands.offered_on(PLATFORM)
                 ]
             )
             await self.app.start()
@@ -438,7 +457,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         )
 
     def typing(self, where: Message) -> AbstractAsyncContextManager[object]:
-        """Telegram shows "typing" for about 5 s per chat action: sent again until the turn
+        """Telegram shows "typing" a few seconds per chat action: sent again until the turn
         ends."""
         action = functools.partial(
             where.chat.send_action, ChatAction.TYPING, message_thread_id=where.message_thread_id
@@ -796,3 +815,54 @@ def _room(message: Message) -> str:
 
 def _is_dm(message: Message) -> bool:
     return message.chat.type == ChatType.PRIVATE
+
+
+def _start(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, bot_id: str
+) -> TelegramAdapter:
+    webhook = None
+    if bot.webhook_url:
+        host, _, port = bot.webhook_listen.rpartition(":")
+        webhook = Webhook(bot.webhook_url, host, int(port), secret)
+    return TelegramAdapter(
+        runtime.engine,
+        runtime.services,
+        bot.hosted,
+        token,
+        bot_id=bot_id,
+        base_url=bot.base_url or None,
+        admin_ids=bot.admin_ids,
+        language=bot.language,
+        webhook=webhook,
+        leads=runtime.store.leads,
+    )
+
+
+async def _check(bot: BotConfig, token: str) -> tuple[Level, str]:
+    """The token asked of Telegram (getMe), and whether the bot hears whole groups."""
+    if bot.base_url:
+        client = Bot(token, base_url=bot.base_url, base_file_url=file_url(bot.base_url))
+    else:
+        client = Bot(token)
+    try:
+        async with client:  # asks getMe
+            me = client.bot
+    except InvalidToken:
+        return (
+            "fail",
+            f"Telegram refused the token in {bot.token_env}: ask @BotFather for it again "
+            "(/mybots, your bot, API Token) and set the variable again",
+        )
+    except TelegramError as e:
+        return "fail", f"cannot reach Telegram ({type(e).__name__})"
+    said = f"@{me.username}"
+    if not me.can_read_all_group_messages:
+        said += (
+            ". Group privacy mode is on: in groups it hears only commands, mentions and "
+            "replies to it (to let it hear the whole group: @BotFather, /setprivacy, Disable, "
+            "then add it to the group again)"
+        )
+    return "ok", said
+
+
+KIND = Kind(PLATFORM, _start, _check)

@@ -66,11 +66,13 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, from anywhere
 
+from adapters.telegram import PLATFORM as TELEGRAM
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens, pieces
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.turn.recollect import about_the_past, memory_section
@@ -534,7 +536,7 @@ async def _open(
         config,
         personas,
         {"FAKE_KEY": "k"},
-        platforms=["telegram"],
+        platforms=Platforms([TELEGRAM]),
         clock=clock,
         seed=seed,
         probe=_no_ollama,

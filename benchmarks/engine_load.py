@@ -53,15 +53,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.conversation.sessions import Turn, persona_room
-from bot.events import ChatEvent, Platform
+from bot.events import ChatEvent
 from bot.llm.base import Completion, Message, Usage
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.config import TIERS, Config, EngineConfig
 from bot.runtime.loopwatch import LoopWatch
 from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.storage.sqlite import Store
+from tests.fakes.factories import PLATFORMS
 
 ROOT = Path(__file__).resolve().parent.parent
 PERSONAS = ("monikai", "miao", "dungeon_master")
@@ -123,7 +125,7 @@ class User:
     user_id: str
     name: str
     dm: bool
-    platform: Platform = "discord"
+    platform: str = "discord"
 
     def event(self, text: str) -> ChatEvent:
         return ChatEvent(
@@ -241,7 +243,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def open_load_runtime(
-    data_dir: Path, personas: Mapping[str, Persona], embedder: str, platform: Platform = "discord"
+    data_dir: Path, personas: Mapping[str, Persona], embedder: str, platform: str = "discord"
 ) -> Runtime:
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
@@ -250,7 +252,7 @@ async def open_load_runtime(
         config,
         personas,
         {},
-        platforms=[platform],
+        platforms=Platforms([PLATFORMS[platform]]),
         seed=7,
         probe=_no_ollama,
     )

@@ -17,8 +17,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from adapters.console import PLATFORM as CONSOLE
 from bot.events import ChatEvent
 from bot.persona.file import PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.assemble import load_personas, open_runtime
 from bot.runtime.config import Config
 from memory.clock import FakeClock
@@ -47,7 +49,7 @@ async def bench(persona_name: str, turns: int, data_dir: Path) -> dict[str, floa
     personas = load_personas(PersonaLibrary.default(Path.cwd()), [persona_name])
     clock = FakeClock(datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
     runtime = await open_runtime(
-        config, personas, {}, platforms=["console"], clock=clock, seed=1, probe=_no_ollama
+        config, personas, {}, platforms=Platforms([CONSOLE]), clock=clock, seed=1, probe=_no_ollama
     )
     engine, sessions = runtime.engine, runtime.engine.sessions
     handle_ms: list[float] = []

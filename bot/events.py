@@ -11,31 +11,20 @@ from typing import Literal
 from memory.errors import KizunaError
 
 __all__ = [
-    "PLATFORM_LIMITS",
     "Addressed",
     "Attachment",
     "ChatEvent",
     "FetchError",
-    "Platform",
     "Reply",
     "Voice",
     "split_chunks",
     "valid_text",
 ]
 
-Platform = Literal["console", "discord", "telegram", "web"]
 # How the platform says a group message is for the bot: it @mentions the bot, it replies to
 # one of the bot's messages, or it is in a channel the host bound to the bot (Discord's
 # `channel_ids`, where every message is for it). Whether to answer is bot.groups.floor's decision.
 Addressed = Literal["mention", "reply", "bound"]
-# Longest message each surface takes, in characters.
-PLATFORM_LIMITS: dict[Platform, int] = {
-    "console": 4000,
-    "discord": 2000,
-    "telegram": 4096,
-    "web": 4000,
-}
-
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -74,7 +63,7 @@ class Attachment:
 class ChatEvent:
     """One message said to a persona, as the adapter saw it."""
 
-    platform: Platform
+    platform: str  # its name (bot.platforms): what the bot may do there is the registry's
     bot_id: str
     persona: str
     chat_id: str  # guild id on Discord, chat id on Telegram, "" in the console
@@ -102,6 +91,13 @@ class ChatEvent:
     # A sender the platform cannot tell from others (a Telegram group's anonymous admins all
     # come as the group): no memory of their own, only the chat's (sessions.scope_key).
     anonymous: bool = False
+    # Typed by the host themself, on their own machine (the platform's `host`): never blocked
+    # nor slowed down by the access gate.
+    host: bool = False
+    # The platform whose private conversations these are, where not the event's own (the
+    # platform's `private_as`): a private chat here continues the one there
+    # (sessions.scope_key).
+    private_as: str = ""
     # The language of what the bot itself says here (its commands and menus), where the host
     # set one for the bot; "" is the persona's.
     language: str = ""

@@ -27,7 +27,7 @@ from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
 from bot.commands.services import Services
-from bot.events import PLATFORM_LIMITS, Attachment, ChatEvent, FetchError, Reply, split_chunks
+from bot.events import Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.groups.routing import PersonaRouter
 from bot.media.documents import Document, DocumentError, is_document, precheck
 from bot.media.hearing import wants_hearing
@@ -124,7 +124,7 @@ class Front:
             if said:  # the pictures and recordings it could not take in, said first
                 sentences = "\n".join(said)
                 text = f"{sentences}\n\n{reply.text}" if reply.text else sentences
-                chunks = split_chunks(text, PLATFORM_LIMITS[event.platform])
+                chunks = split_chunks(text, self.engine.platforms[event.platform].limit)
                 reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
             reply = await self.engine.handle(event, settle=settle, typing=typing)
@@ -165,6 +165,8 @@ class Front:
         reply = await self.engine.welcomes.welcome(self.router.persona(persona), event)
         if reply is None:
             return None
+        chunks = split_chunks(reply.text, self.engine.platforms[event.platform].limit)
+        reply = replace(reply, chunks=chunks)
         return Spoken(self.router.persona(persona), reply, self.router.several)
 
     @property
@@ -197,7 +199,7 @@ class Front:
         if refused is not None:
             return refused
         neutral = self.engine.persona(event).emotions.neutral
-        limit = PLATFORM_LIMITS[event.platform]
+        limit = self.engine.platforms[event.platform].limit
         name = attachment.filename
         try:
             precheck(name, attachment.size, limit_bytes=self.document_limit)
@@ -239,7 +241,7 @@ class Front:
         persona = await self.router.choose(event.channel_id)
         event = replace(event, persona=persona, language=self._language)
         command = commands.COMMANDS.get(name)
-        if command is None or not command.offered_on(event.platform):
+        if command is None or not command.offered_on(self.engine.platforms[event.platform]):
             said = say(self.language(persona), "no_such_command", command=f"/{name[:40]}")
             return Answer(said)
         verdict = self.engine.admit(event)

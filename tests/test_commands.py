@@ -17,7 +17,7 @@ from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from memory.clock import FakeClock
 from memory.records import NewIntention
-from tests.fakes.factories import make_event, make_persona, open_bot, write_page
+from tests.fakes.factories import PLATFORMS, make_event, make_persona, open_bot, write_page
 
 DISCORD_TEXT = 100  # characters of a slash command's or option's description
 
@@ -32,7 +32,7 @@ def test_every_command_is_described_in_english_and_chinese(name: str) -> None:
 
 
 def test_each_surface_lists_its_own() -> None:
-    names = {p: [c.name for c in commands.offered_on(p)] for p in ("console", "discord")}
+    names = {p: [c.name for c in commands.offered_on(PLATFORMS[p])] for p in ("console", "discord")}
     assert "persona" in names["discord"] and "persona" not in names["console"]
     assert "help" in names["console"] and "help" not in names["discord"]  # Discord has a menu
     assert not {"cancel", "start"} & (set(names["console"]) | set(names["discord"]))
@@ -104,7 +104,9 @@ def test_the_docs_list_every_command_the_platforms_offer(page: str) -> None:
     """docs/commands.md lists every chat command, and the README's short table does too."""
     text = (Path(__file__).parents[1] / page).read_text(encoding="utf-8")
     offered = {
-        c.name for p in ("console", "web", "discord", "telegram") for c in commands.offered_on(p)
+        c.name
+        for p in ("console", "web", "discord", "telegram")
+        for c in commands.offered_on(PLATFORMS[p])
     }
     assert [name for name in sorted(offered) if not re.search(rf"`/{name}\b", text)] == []
 

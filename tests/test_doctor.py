@@ -10,7 +10,9 @@ from pathlib import Path
 import discord
 import pytest
 
-from adapters.doctor import DISCORD_PERMISSIONS, Finding, discord_invite, examine
+from adapters.discord import PERMISSIONS as DISCORD_PERMISSIONS
+from adapters.discord import invite as discord_invite
+from adapters.doctor import Finding, examine
 from bot.persona.file import PersonaLibrary
 from bot.runtime.config import (
     BotConfig,

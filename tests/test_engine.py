@@ -12,14 +12,14 @@ import pytest
 
 from bot.catalogue import say
 from bot.conversation.sessions import Turn
-from bot.events import PLATFORM_LIMITS, Attachment
+from bot.events import Attachment
 from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL
 from bot.runtime.config import EngineConfig
 from bot.turn.engine import MAX_MESSAGE_CHARS
-from tests.fakes.factories import Bot, make_event, make_persona, open_bot
+from tests.fakes.factories import PLATFORMS, Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 
 OpenBot = Callable[..., Awaitable[Bot]]
@@ -117,14 +117,14 @@ async def test_the_emotion_tag_is_parsed_off_and_mapped(
 async def test_a_long_reply_is_split_for_the_platform(bot: Bot, platform: Any) -> None:
     sentences = [f"This is sentence number {n}, which says a little more." for n in range(250)]
     long_text = " ".join(sentences)
-    assert len(long_text) > 2 * PLATFORM_LIMITS[platform]
+    assert len(long_text) > 2 * PLATFORMS[platform].limit
     bot.model.push("[NEUTRAL] " + long_text)
 
     reply = await bot.engine.handle(make_event("tell me a story", platform=platform))
 
     assert reply.text == long_text
     assert len(reply.chunks) >= 2
-    assert all(len(c) <= PLATFORM_LIMITS[platform] for c in reply.chunks)
+    assert all(len(c) <= PLATFORMS[platform].limit for c in reply.chunks)
     assert all(c.endswith(".") for c in reply.chunks)  # cut between sentences
     assert " ".join(reply.chunks) == long_text
 

@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from bot.events import PLATFORM_LIMITS, Attachment, Reply, split_chunks
+from adapters.discord import PLATFORM as DISCORD
+from adapters.telegram import PLATFORM as TELEGRAM
+from bot.events import Attachment, Reply, split_chunks
 from tests.fakes.factories import make_event
 
 
@@ -25,8 +27,8 @@ def test_an_event_is_empty_without_text_or_attachments() -> None:
 
 
 def test_platform_limits() -> None:
-    assert PLATFORM_LIMITS["discord"] == 2000
-    assert PLATFORM_LIMITS["telegram"] == 4096
+    assert DISCORD.limit == 2000
+    assert TELEGRAM.limit == 4096
 
 
 def test_reply_build_splits_for_the_limit() -> None:
@@ -111,7 +113,7 @@ def test_a_long_reply_fits_discord() -> None:
     text = "\n\n".join(
         " ".join(f"Sentence {p}.{s} goes on for a bit." for s in range(30)) for p in range(10)
     )
-    chunks = split_chunks(text, PLATFORM_LIMITS["discord"])
+    chunks = split_chunks(text, DISCORD.limit)
     assert len(chunks) > 1
     assert all(len(c) <= 2000 for c in chunks)
     assert all(c.endswith(".") for c in chunks)

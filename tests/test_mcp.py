@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import tools_listing
+from adapters.console import PLATFORM as CONSOLE
 from bot.persona.file import Persona, load_persona
 from bot.persona.toolspec import CustomTool, McpServer
+from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, EngineConfig
 from bot.tools import Sender, Toolbox
@@ -281,7 +283,7 @@ async def test_the_runtime_stops_its_mcp_servers_when_it_closes(tmp_path: Path) 
         config,
         {"pip": persona},
         {"PATH": os.environ["PATH"]},
-        platforms=["console"],
+        platforms=Platforms([CONSOLE]),
         probe=no_ollama,
     )
     try:

@@ -13,7 +13,7 @@ from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.__main__ import GROUP, Playground, say
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.factories import make_event, no_ollama
+from tests.fakes.factories import PLATFORMS, make_event, no_ollama
 from tests.fakes.openai_server import FakeOpenAI, FakeToolCall, ToolCalls
 from tests.fakes.playground import ToolUsingModel, arguments_for
 from tests.fakes.telegram_server import FakeTelegram
@@ -31,7 +31,12 @@ async def test_the_playground_model_calls_the_tool_a_message_names(tmp_path: Pat
         )
         config = Config(data_dir=str(tmp_path / "data"), models=models)
         runtime = await open_runtime(
-            config, {"dungeon_master": master}, {}, platforms=["console"], seed=1, probe=no_ollama
+            config,
+            {"dungeon_master": master},
+            {},
+            platforms=PLATFORMS,
+            seed=1,
+            probe=no_ollama,
         )
         try:
             engine = runtime.engine

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from telegram.constants import ReactionEmoji
 
-from bot.events import Platform
 from bot.persona.file import Emotions, Persona
 from bot.turn.reactions import REACTIONS, is_acknowledgement
 from tests.fakes.factories import make_event, make_persona, open_bot
@@ -93,7 +92,7 @@ async def test_thanks_after_a_reply_gets_its_emotions_emoji_and_no_model_call(
     ],
 )
 async def test_otherwise_it_replies(
-    tmp_path: Path, persona: Persona, platform: Platform, first: str
+    tmp_path: Path, persona: Persona, platform: str, first: str
 ) -> None:
     bot = await open_bot(tmp_path / "k.sqlite3", [persona])
     try:

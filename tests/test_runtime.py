@@ -6,7 +6,10 @@ import gc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from adapters.console import PLATFORM as CONSOLE
+from adapters.telegram import PLATFORM as TELEGRAM
 from bot.persona.file import OutreachPolicy
+from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, EngineConfig
 from memory.clock import FakeClock
@@ -20,7 +23,7 @@ async def test_settle_sets_what_start_up_made_aside_from_garbage_collection(
 ) -> None:
     config = Config(data_dir=str(tmp_path), engine=EngineConfig(timezone="UTC"))
     runtime = await open_runtime(
-        config, {"pip": make_persona("pip")}, {}, platforms=["console"], probe=no_ollama
+        config, {"pip": make_persona("pip")}, {}, platforms=Platforms([CONSOLE]), probe=no_ollama
     )
     try:
         before = gc.get_freeze_count()
@@ -40,7 +43,7 @@ async def test_the_host_gives_the_runtime_its_couriers_and_the_scheduler_uses_th
     clock = FakeClock(datetime(2026, 12, 9, 12, tzinfo=UTC))
     config = Config(data_dir=str(tmp_path), engine=EngineConfig(timezone="UTC"))
     runtime = await open_runtime(
-        config, {"pip": persona}, {}, platforms=["telegram"], clock=clock, probe=no_ollama
+        config, {"pip": persona}, {}, platforms=Platforms([TELEGRAM]), clock=clock, probe=no_ollama
     )
     try:
         courier = RecordingCourier()

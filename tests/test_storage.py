@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from adapters.console import PLATFORM as CONSOLE
 from bot.commands import memory as memory_commands
 from bot.events import ChatEvent
+from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config, EngineConfig, load_config, storage_dsn
 from bot.tomlfile import TomlError
@@ -35,7 +37,7 @@ async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres
         )
 
     one = await open_runtime(
-        config(first_dir), PIP, environ, platforms=["console"], probe=no_ollama
+        config(first_dir), PIP, environ, platforms=Platforms([CONSOLE]), probe=no_ollama
     )
     try:
         await one.engine.handle(said("hello from the first process"))
@@ -46,7 +48,7 @@ async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres
     assert not (first_dir / DATABASE).exists()  # nothing went to SQLite
 
     two = await open_runtime(
-        config(second_dir), PIP, environ, platforms=["console"], probe=no_ollama
+        config(second_dir), PIP, environ, platforms=Platforms([CONSOLE]), probe=no_ollama
     )
     try:
         session = await two.engine.session(said())
@@ -73,8 +75,8 @@ async def test_a_change_in_one_process_refreshes_the_others_index(
     environ = {"KIZUNA_DATABASE_URL": postgres_dsn}
     config = Config(data_dir=str(tmp_path / "a"), storage="postgres")
     other = Config(data_dir=str(tmp_path / "b"), storage="postgres")
-    one = await open_runtime(config, PIP, environ, platforms=["console"], probe=no_ollama)
-    two = await open_runtime(other, PIP, environ, platforms=["console"], probe=no_ollama)
+    one = await open_runtime(config, PIP, environ, platforms=Platforms([CONSOLE]), probe=no_ollama)
+    two = await open_runtime(other, PIP, environ, platforms=Platforms([CONSOLE]), probe=no_ollama)
     try:
         scope = one.services.desk.event_scope(said())
         await memory_commands.remember(one.services, said(), "Ann's cat is called Mochi")

@@ -44,7 +44,7 @@ class Room:
 
 
 class Memo(Surface[Room]):
-    platform = "web"  # a new platform adds its name to bot.events.Platform
+    platform = "web"  # a new platform declares its own (bot.platforms), in the engine's registry
 
     async def send(self, where: Room, chunks: Sequence[str]) -> None:
         where.log.extend(chunks)

@@ -32,6 +32,7 @@ from bot.runtime.config import TIERS, AccessConfig, EngineConfig
 from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.factories import (
+    PLATFORMS,
     Bot,
     make_event,
     make_persona,
@@ -307,7 +308,7 @@ async def test_long_reply_arrives_in_two_messages(tg: Harness) -> None:
 
 async def test_commands_are_registered(tg: Harness) -> None:
     [call] = tg.fake.calls("setMyCommands")
-    listed = [c.name for c in commands.offered_on("telegram")]
+    listed = [c.name for c in commands.offered_on(PLATFORMS["telegram"])]
     assert [c["command"] for c in call.params["commands"]] == listed
     assert "start" not in listed and "cancel" not in listed and "export" in listed
     assert tg.fake.commands == call.params["commands"]

@@ -17,18 +17,22 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from adapters.console import PLATFORM as CONSOLE
 from adapters.web import WebServer, WebSetupError
 from adapters.web.server import MAX_FRAME, scope_label
+from adapters.web.server import PLATFORM as WEB
 from adapters.web.sprites import sprite_file
 from bot.commands import table as commands
 from bot.llm.base import Message
 from bot.persona.file import load_persona
+from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
 from bot.runtime.config import Config
 from bot.turn.recollect import Recollector
 from memory.encoding import ENCODING_TASK
 from memory.records import NewIntention
 from tests.fakes.factories import (
+    PLATFORMS,
     Bot,
     base_env,
     make_event,
@@ -185,7 +189,7 @@ async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[An
     async with web.ws_connect("/ws?persona=pip&user=ann") as ws:
         # The page is told which words alone are commands (it shows no "thinking" for them).
         offered = (await receive(ws, "history"))["commands"]
-        assert offered == sorted(c.name for c in commands.offered_on("web"))
+        assert offered == sorted(c.name for c in commands.offered_on(PLATFORMS["web"]))
 
         async def command(text: str) -> dict[str, Any]:
             await ws.send_json({"text": text})
@@ -195,7 +199,7 @@ async def test_page_commands_are_the_command_tables(bot: Bot, web: TestClient[An
         assert "I keep bees" in (await command("/memories"))["text"]
         assert (await command("/dance"))["text"] == "There is no /dance command; /help lists them."
         listed = (await command("/help"))["text"]
-        assert all(f"/{c.name} " in listed for c in commands.offered_on("web"))
+        assert all(f"/{c.name} " in listed for c in commands.offered_on(PLATFORMS["web"]))
         # As on the console, a command word alone is the command; with more it is talk.
         assert (await command("help"))["text"] == listed
         assert (await command("  Help "))["text"] == listed
@@ -488,7 +492,11 @@ async def test_the_console_and_the_page_share_one_conversation(tmp_path: Path) -
     monikai = load_persona(ROOT / "personas" / "monikai.toml")
     config = Config(data_dir=str(tmp_path / "data"))
     runtime = await open_runtime(
-        config, {"monikai": monikai}, base_env(), platforms=["console"], probe=no_ollama
+        config,
+        {"monikai": monikai},
+        base_env(),
+        platforms=Platforms([CONSOLE, WEB]),
+        probe=no_ollama,
     )
     client = await serve(
         WebServer(runtime.engine, runtime.services, runtime.store, runtime.bank, ["monikai"])

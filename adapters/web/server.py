@@ -19,6 +19,9 @@ cross-site pages are turned away by their Origin, and requests by any other name
 machine's by their Host (a site's name re-pointed at 127.0.0.1, DNS rebinding). Bound
 elsewhere it refuses to start without one, and every page, API call and socket must carry it
 (`?token=` once sets a cookie).
+
+`PLATFORM` is what a persona may do on the page (bot.platforms); `KIND` starts the web client
+of a `platform = "web"` bot (adapters.kinds).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import hmac
 import ipaddress
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import date
@@ -40,6 +43,7 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import WSMsgType, web
 
+from adapters.kinds import Kind, Level, unset
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
 from bot.catalogue import say
@@ -51,8 +55,11 @@ from bot.front import Front, Spoken
 from bot.media.documents import DocumentError, precheck, too_big
 from bot.media.pictures import is_picture
 from bot.persona.file import Persona
+from bot.platforms import Platform
 from bot.prompts import describe_age
 from bot.runtime import redact
+from bot.runtime.assemble import Runtime
+from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
@@ -63,8 +70,10 @@ from memory.scopes import Scope
 from memory.storage import JournalStore
 
 __all__ = [
+    "KIND",
     "MAX_FRAME",
     "MIN_TOKEN",
+    "PLATFORM",
     "USER_NAME",
     "USER_NAME_RULE",
     "InspectorStore",
@@ -73,10 +82,13 @@ __all__ = [
     "is_loopback",
     "scope_label",
     "weak_token",
+    "web_token",
 ]
 
 log = logging.getLogger(__name__)
 
+# Commands are typed; a private chat here is the console's, by the name typed on either.
+PLATFORM = Platform("web", limit=4000, typed_commands=True, private_as="console")
 MAX_FRAME = 64 * 1024  # bytes in one WebSocket frame; a message is bounded in characters too
 # A user's name on the page, which is also the console's (`kizuna chat --user`): one name, one
 # conversation on either. No control characters, slashes or ":".
@@ -92,7 +104,7 @@ CSP = (
 )
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Commands typed without the slash, as on the console: a line that is one of these words alone.
-BARE_COMMANDS = frozenset(c.name for c in commands.offered_on("web"))
+BARE_COMMANDS = frozenset(c.name for c in commands.offered_on(PLATFORM))
 # What the browser asks for on its own, before any page could hand it a token.
 OPEN_PATHS = ("/static/", "/favicon.ico")
 
@@ -679,7 +691,7 @@ class _Chat(Surface[web.WebSocketResponse]):
     to everything it sends: a reply (or an error) to a message, a note to a command. A
     reply for a page gone meanwhile is only kept in the session."""
 
-    platform = "web"
+    platform = PLATFORM.name
 
     async def _send_json(self, ws: web.WebSocketResponse, said: dict[str, Any]) -> None:
         if not ws.closed:
@@ -727,3 +739,54 @@ def _note(answer: Answer) -> dict[str, Any]:
         for b in answer.buttons
     ]
     return {"type": "note", "text": answer.text, "buttons": buttons}
+
+
+def _start(
+    runtime: Runtime, config: Config, bot: BotConfig, token: str, secret: str, bot_id: str
+) -> WebServer:
+    web = config.web
+    return WebServer(
+        runtime.engine,
+        runtime.services,
+        runtime.store,
+        runtime.bank,
+        bot.hosted,
+        host=web.host,
+        port=web.port,
+        token=token,
+        max_message_chars=web.max_message_chars,
+        bot_id=bot_id,
+    )
+
+
+def web_token(config: Config, environ: Mapping[str, str]) -> str:
+    """The web client's inspector token, or the configuration's one-line error: a variable
+    that is not set, a token short enough to guess, an open address without one."""
+    web = config.web
+    token = environ.get(web.inspector_token_env, "").strip() if web.inspector_token_env else ""
+    if web.inspector_token_env and not token:
+        what = "the web client's token"
+        raise unset(config, ("web", "inspector_token_env"), web.inspector_token_env, what)
+    if token and len(token) < MIN_TOKEN:
+        raise config.error(("web", "inspector_token_env"), weak_token(len(token)))
+    if not token and not is_loopback(web.host):
+        raise config.error(
+            ("web", "host"),
+            f"the web client would show everyone's memories on {web.host}: set "
+            "inspector_token_env to a variable holding a token, or listen on 127.0.0.1",
+        )
+    return token
+
+
+async def _check(bot: BotConfig, token: str) -> tuple[Level, str]:
+    return "ok", "served by `kizuna run` on this machine"
+
+
+def _up(config: Config, bot: BotConfig) -> str:
+    web = config.web
+    host = f"[{web.host}]" if ":" in web.host else web.host
+    where = f"http://{host}:{web.port}/ (inspector: /inspect)"
+    return f"web client is up at {where}: {', '.join(bot.hosted)}"
+
+
+KIND = Kind(PLATFORM, _start, _check, own_token=web_token, up=_up)

@@ -9,14 +9,31 @@ from dataclasses import dataclass
 
 from bot.commands.answers import Answer
 from bot.commands.services import Services
-from bot.events import ChatEvent, Platform
+from bot.events import ChatEvent
 from bot.groups.routing import PersonaRouter
+from bot.platforms import Platform
 
-__all__ = ["GROUP_PLATFORMS", "TYPED_PLATFORMS", "Command", "Invocation", "Option"]
+__all__ = ["Command", "Invocation", "Option", "in_groups", "started", "typed", "voiced"]
 
-# Where there are groups with admins, and where commands are typed (no menu of their own).
-GROUP_PLATFORMS: frozenset[Platform] = frozenset({"discord", "telegram"})
-TYPED_PLATFORMS: frozenset[Platform] = frozenset({"console", "telegram", "web"})
+
+def in_groups(platform: Platform) -> bool:
+    """Where there are groups, with admins."""
+    return platform.groups
+
+
+def typed(platform: Platform) -> bool:
+    """Where commands are typed (no menu of their own)."""
+    return platform.typed_commands
+
+
+def voiced(platform: Platform) -> bool:
+    """Where replies can come as voice notes."""
+    return bool(platform.voice)
+
+
+def started(platform: Platform) -> bool:
+    """Where a chat opens with /start."""
+    return platform.start
 
 
 @dataclass(slots=True, frozen=True)
@@ -53,9 +70,10 @@ class Command:
     name: str
     run: Callable[[Invocation], Awaitable[Answer]]
     options: tuple[Option, ...] = ()
-    # Where it is offered (None: everywhere); `listed`: in menus and /help.
-    platforms: frozenset[Platform] | None = None
+    # The platforms it is offered on, by what they can do (None: everywhere); `listed`: in
+    # menus and /help.
+    where: Callable[[Platform], bool] | None = None
     listed: bool = True
 
     def offered_on(self, platform: Platform) -> bool:
-        return self.platforms is None or platform in self.platforms
+        return self.where is None or self.where(platform)

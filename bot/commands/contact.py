@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from datetime import tzinfo
 
 from bot.commands.answers import Answer, Button
-from bot.commands.command import Command, Invocation, Option
+from bot.commands.command import Command, Invocation, Option, voiced
 from bot.commands.services import Services
 from bot.events import ChatEvent
-from bot.media.speech import PLATFORMS as SPEECH_PLATFORMS
 from memory.records import Intention, IntentionKind
 
 __all__ = [
@@ -229,5 +228,5 @@ COMMANDS = (
     Command("intentions", _intentions, (Option("cancel"),)),
     Command("quiet", _quiet, _ON_OFF),
     Command("timezone", _timezone, (Option("name"),)),
-    Command("voice", _voice, _ON_OFF, SPEECH_PLATFORMS),  # where voice notes are sent
+    Command("voice", _voice, _ON_OFF, voiced),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.commands.answers import Answer
-from bot.commands.command import GROUP_PLATFORMS, Command, Invocation, Option
+from bot.commands.command import Command, Invocation, Option, in_groups
 from bot.commands.services import Services
 from bot.events import ChatEvent
 from bot.groups.floor import ChannelFloor
@@ -79,11 +79,11 @@ async def _group(call: Invocation) -> Answer:
 
 
 COMMANDS = (
-    Command("persona", _persona, (Option("action"), Option("name")), GROUP_PLATFORMS),
+    Command("persona", _persona, (Option("action"), Option("name")), in_groups),
     Command(
         "group",
         _group,
         (Option("setting", choices=_GROUP_CHOICES), Option("value")),
-        GROUP_PLATFORMS,
+        in_groups,
     ),
 )

@@ -14,7 +14,7 @@ from datetime import date, datetime
 
 from bot.catalogue import say
 from bot.commands.answers import Answer, Button, File
-from bot.commands.command import GROUP_PLATFORMS, Command, Invocation, Option
+from bot.commands.command import Command, Invocation, Option, in_groups
 from bot.commands.contact import intentions
 from bot.commands.services import Services
 from bot.events import ChatEvent
@@ -371,8 +371,6 @@ COMMANDS = (
     Command("forget", _forget, (Option("query", required=True),)),
     Command("diary", _diary, (Option("day"),)),
     Command("profile", _profile),
-    Command("export", _export, platforms=GROUP_PLATFORMS),
-    Command(
-        "dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), GROUP_PLATFORMS
-    ),
+    Command("export", _export, where=in_groups),
+    Command("dm_memories", _dm_memories, (Option("choice", choices=("on", "off")),), in_groups),
 )

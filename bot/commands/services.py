@@ -17,6 +17,7 @@ from bot.conversation.desk import Desk
 from bot.events import ChatEvent
 from bot.groups.floor import ChannelFloor
 from bot.persona.file import GroupPolicy, Persona
+from bot.platforms import Platforms
 from memory.clock import Clock
 from memory.dates import DateMention
 from memory.diary import NamedDays
@@ -144,6 +145,7 @@ class Services:
     """`memories`, `recollections` and `diary` are None when long-term memory is off."""
 
     desk: Desk
+    platforms: Platforms
     clock: Clock
     tz: tzinfo  # the bot's time zone
     contacts: Contacts

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Mapping
 from bot.catalogue import say
 from bot.commands import contact, conversation, groups, memory
 from bot.commands.answers import Answer
-from bot.commands.command import TYPED_PLATFORMS, Command, Invocation
+from bot.commands.command import Command, Invocation, started, typed
 from bot.commands.services import Services
-from bot.events import ChatEvent, Platform
+from bot.events import ChatEvent
 from bot.groups.routing import PersonaRouter
+from bot.platforms import Platform
 from bot.turn.access import NotAllowed
 
 __all__ = ["COMMANDS", "describe", "offered_on", "run"]
@@ -26,14 +27,14 @@ async def _start(call: Invocation) -> Answer:
 
 
 async def _help(call: Invocation) -> Answer:
-    platform = call.event.platform
+    platform = call.services.platforms[call.event.platform]
     lines = [f"/{c.name} - {describe(c.name, call.language)}" for c in offered_on(platform)]
     return Answer("\n".join(lines))
 
 
 _OWN = (
-    Command("help", _help, platforms=TYPED_PLATFORMS),
-    Command("start", _start, platforms=frozenset({"telegram"}), listed=False),
+    Command("help", _help, where=typed),
+    Command("start", _start, where=started, listed=False),
 )
 
 # The order of menus and /help.
@@ -102,7 +103,7 @@ async def run(
     """Run command `name` as `event`'s sender; a refusal is the answer. KeyError for a name
     not in the table (or not offered on the event's platform)."""
     command = COMMANDS[name]
-    if not command.offered_on(event.platform):
+    if not command.offered_on(services.platforms[event.platform]):
         raise KeyError(name)
     try:
         return await command.run(Invocation(services, event, argument.strip(), router))

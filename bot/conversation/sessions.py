@@ -42,6 +42,7 @@ __all__ = [
     "is_shared",
     "member_rooms",
     "persona_room",
+    "private_room",
     "scope_key",
     "server_room",
 ]
@@ -83,15 +84,21 @@ def scope_key(
         channel = f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
         return channel if scope == "channel" else f"{channel}:user:{event.user_id}"
     if event.is_dm:
-        # The web page is a window onto the console: both are the host's own surfaces, where
-        # a user is the name they type, so one name is one conversation on either.
-        surface = "console" if event.platform == "web" else event.platform
-        return f"{surface}:dm:{event.user_id}"
+        # A platform may continue another's private chats (`ChatEvent.private_as`): the web
+        # page and the console are both the host's own surfaces, where a user is the name
+        # they type, so one name is one conversation on either.
+        return private_room(event.private_as or event.platform, event.user_id)
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     if share_channels or event.same_readers:
         return server_room(event)
     return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}:user:{event.user_id}"
+
+
+def private_room(platform: str, user_id: str) -> str:
+    """The room of `user_id`'s private chat on `platform` (`scope_key`'s, for a private
+    chat's event), for what reaches that chat with no event (bot.outreach)."""
+    return f"{platform}:dm:{user_id}"
 
 
 def server_room(event: ChatEvent) -> str:

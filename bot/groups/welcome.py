@@ -14,7 +14,7 @@ import logging
 from datetime import datetime, timedelta
 
 from bot.catalogue import say
-from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.events import ChatEvent, Reply
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.cards import resolve_placeholders
@@ -39,7 +39,8 @@ class Welcomes:
 
     async def welcome(self, persona: Persona, event: ChatEvent) -> Reply | None:
         """The persona's welcome to `event`'s sender, who just joined its channel; None where
-        it does not greet (off, a private chat, or greeted there within `WELCOME_EVERY`)."""
+        it does not greet (off, a private chat, or greeted there within `WELCOME_EVERY`). Its
+        text in one piece: the front splits it within the platform's limit."""
         if event.is_dm or event.from_bot or not persona.group.greet:
             return None
         now = self.clock.now()
@@ -55,7 +56,6 @@ class Welcomes:
             system_text(persona, True, now), persona.identity.name, event.user_name
         )
         system = "\n".join([character, f"{EMOTION_INSTRUCTION} {emotions}", QUOTED])
-        limit = PLATFORM_LIMITS[event.platform]
         neutral = persona.emotions.neutral
         try:
             completion = await self.models.complete(
@@ -64,7 +64,7 @@ class Welcomes:
         except ModelError as e:
             log.info("the chat model failed (%s); %s welcomes with its line", e, persona.key)
             said = say(persona.identity.language, "welcome", name=event.user_name[:100])
-            return Reply.build(said, neutral, limit)
+            return Reply(said, neutral)
         tag, text = parse_emotion(completion.text)
         emotion = tag if tag in persona.emotions.names else neutral
-        return Reply.build(text, emotion, limit) if text else None
+        return Reply(text, emotion) if text else None

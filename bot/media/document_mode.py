@@ -13,12 +13,13 @@ from datetime import datetime
 
 from bot.catalogue import say
 from bot.conversation.sessions import Reading, Session, SessionManager, Turn
-from bot.events import PLATFORM_LIMITS, ChatEvent, Reply
+from bot.events import ChatEvent, Reply
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
 from bot.media.documents import Document, DocumentError, excerpts, extract_text, summarise
 from bot.persona.file import Persona
+from bot.platforms import Platforms
 from bot.prompts import document_section
 from bot.runtime.config import EngineConfig
 from memory.clock import Clock
@@ -43,12 +44,14 @@ class DocumentMode:
         self,
         *,
         personas: Mapping[str, Persona],
+        platforms: Platforms,
         models: ModelRouter,
         sessions: SessionManager,
         clock: Clock,
         settings: EngineConfig,
     ) -> None:
         self.personas = personas
+        self.platforms = platforms
         self.models = models
         self.sessions = sessions
         self.clock = clock
@@ -67,7 +70,8 @@ class DocumentMode:
         except DocumentError as e:
             persona = self.personas[event.persona]
             said = e.said(event.language or persona.identity.language)
-            return Reply.build(said, persona.emotions.neutral, PLATFORM_LIMITS[event.platform])
+            limit = self.platforms[event.platform].limit
+            return Reply.build(said, persona.emotions.neutral, limit)
         return await self.open(event, document)
 
     async def open(self, event: ChatEvent, document: Document) -> Reply:
@@ -75,7 +79,7 @@ class DocumentMode:
         map-reduce past its context) and say what it holds. A failed summary is apologised
         for, and the document kept all the same: questions are answered from its passages."""
         persona = self.personas[event.persona]
-        limit = PLATFORM_LIMITS[event.platform]
+        limit = self.platforms[event.platform].limit
         neutral = persona.emotions.neutral
 
         async def complete(messages: list[Message]) -> str:
@@ -121,7 +125,7 @@ class DocumentMode:
 
     async def section(self, reading: Reading, question: str) -> str:
         """The prompt's section for a question about the open document: its summary and the
-        passages that best answer it (picked off the loop: 0.2-1 s for a 1 MB document)."""
+        passages that best answer it (picked off the loop: slow for a long document)."""
 
         def pick() -> str:
             passages = (
@@ -150,4 +154,4 @@ class DocumentMode:
         session.add(
             Turn("assistant", persona.identity.name, said, now, emotion=neutral, document=True)
         )
-        return Reply.build(said, neutral, PLATFORM_LIMITS[event.platform])
+        return Reply.build(said, neutral, self.platforms[event.platform].limit)

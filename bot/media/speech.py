@@ -23,19 +23,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from bot.events import ChatEvent, Platform, Voice, split_chunks
+from bot.events import ChatEvent, Voice, split_chunks
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.file import Persona
+from bot.platforms import Platforms
 from memory.storage import ContactStore
 
-__all__ = ["PLATFORMS", "SPOKEN_CHARS", "Speech", "audio_kind", "speakable"]
+__all__ = ["SPOKEN_CHARS", "Speech", "audio_kind", "speakable"]
 
 log = logging.getLogger(__name__)
 
-# Where a voice note is sent (the console and the web page show text only: nothing is said
-# there, nor paid for).
-PLATFORMS: frozenset[Platform] = frozenset({"discord", "telegram"})
 SPOKEN_CHARS = 1000  # of a reply said aloud (speech is priced per character); cut at a sentence
 CONVERT_SECONDS = 20.0  # ffmpeg's time to make OGG/Opus of a reply, at most
 # What a speech server may send, by its first bytes: (mime, file suffix).
@@ -71,19 +69,22 @@ def audio_kind(audio: bytes) -> tuple[str, str] | None:
 
 
 class Speech:
-    """Says replies aloud; one per engine (`Engine.speech`). `count` counts one more medium
-    of a user's (False: past the hour's limit); `ffmpeg`: its path, to make OGG/Opus of other
-    audio (None: such audio goes as a file)."""
+    """Says replies aloud; one per engine (`Engine.speech`). `platforms`: where a voice note
+    can be sent (`Platform.voice`); `count` counts one more medium of a user's (False: past the
+    hour's limit); `ffmpeg`: its path, to make OGG/Opus of other audio (None: such audio goes
+    as a file)."""
 
     def __init__(
         self,
         models: ModelRouter,
         contacts: ContactStore,
+        platforms: Platforms,
         count: Callable[[ChatEvent], bool],
         ffmpeg: str | None,
     ) -> None:
         self.models = models
         self.contacts = contacts
+        self.platforms = platforms
         self.count = count
         self.ffmpeg = ffmpeg
         self.convert_seconds = CONVERT_SECONDS
@@ -94,12 +95,12 @@ class Speech:
         """Whether `persona`'s reply to `event` is said aloud too; `spoken`: the user sent a
         voice note; `people`: whom the reply answers (`Reply.people`; by default the event's
         sender). Never to a bot or another persona (no one listens), nor where no voice note
-        can be sent (`PLATFORMS`); for several people, only when each of them wants it (their
+        can be sent (`Platform.voice`); for several people, only when each of them wants it (their
         /voice choice) and within each one's media of the hour (a reply said aloud is
         counted here, for each)."""
         if not self.models.speaks or persona.voice.speak == "never":
             return False
-        if event.from_bot or event.from_persona or event.platform not in PLATFORMS:
+        if event.from_bot or event.from_persona or not self.platforms[event.platform].voice:
             return False
         default = persona.voice.speak == "always" or spoken
         if not people:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
 
-from bot.conversation.sessions import SessionManager, Turn, is_private
-from bot.events import PLATFORM_LIMITS, Reply
+from bot.conversation.sessions import SessionManager, Turn, is_private, private_room
+from bot.events import Reply
 from bot.front import Spoken
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
@@ -313,7 +313,7 @@ class Outreach:
     ) -> Reply:
         """One chat-tier call: the message, in the persona's voice, from its memories of the
         person in their private chat (never another scope's)."""
-        scope = str(Scope(persona.key, f"{platform}:dm:{user_id}"))
+        scope = str(Scope(persona.key, private_room(platform, user_id)))
         recalled: list[Recalled] = []
         if self._memories is not None:
             cue = topic.what or None  # a check-in: the newest memories
@@ -337,16 +337,15 @@ class Outreach:
         tag, text = parse_emotion(completion.text)
         if not text:
             raise ModelError("the model wrote nothing")
-        limits = PLATFORM_LIMITS.items()
-        limit = next((n for p, n in limits if p == platform), min(PLATFORM_LIMITS.values()))
-        return Reply.build(text, persona.emotion(tag), limit)
+        # No chunks: the courier splits the message within its platform's limit.
+        return Reply(text, persona.emotion(tag))
 
     async def _join(
         self, persona: Persona, platform: str, user_id: str, reply: Reply, at: datetime
     ) -> None:
         """The message joins their private conversation, saved: the next turn sees what the
         persona said, as if it had said it in a turn."""
-        session = await self._sessions.get(persona.key, f"{platform}:dm:{user_id}")
+        session = await self._sessions.get(persona.key, private_room(platform, user_id))
         async with session.lock:
             session.add(
                 Turn("assistant", persona.identity.name, reply.text, at, emotion=reply.emotion)

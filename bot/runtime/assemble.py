@@ -11,7 +11,7 @@ import os
 import random
 import socket
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +20,11 @@ from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.scheduler import Scheduler
 from bot.conversation.sessions import SessionManager
-from bot.events import Platform
 from bot.llm.embedding import build_embedder
 from bot.llm.router import OllamaProbe, build_router, probe_ollama
 from bot.outreach import Outreach
 from bot.persona.file import Persona, PersonaLibrary
+from bot.platforms import Platforms
 from bot.runtime.config import Config, storage_dsn
 from bot.tools import Toolbox
 from bot.tools.builtin import build_search
@@ -113,19 +113,19 @@ async def open_runtime(
     personas: Mapping[str, Persona],
     environ: Mapping[str, str],
     *,
-    platforms: Collection[Platform],
+    platforms: Platforms,
     clock: Clock | None = None,
     seed: int | None = None,
     probe: OllamaProbe = probe_ollama,
 ) -> Runtime:
     """Open everything and restore the open conversations of these personas on these
-    platforms; the scheduler is not started yet."""
+    platforms (those of the adapters the caller starts); the scheduler is not started yet."""
     clock = clock or SystemClock()
     rng = random.Random(seed)
     models = await build_router(config.models, environ, rng=rng, probe=probe)
     search = build_search(config.tools, config.models, environ)
     embedder = build_embedder(config.memory, config.models, environ)
-    # The Chinese word segmenter takes about 2 s to load: for a Chinese persona before the
+    # The Chinese word segmenter is slow to load: for a Chinese persona before the
     # first message; for others in the background (any message may hold Chinese).
     warming = None
     if any(p.identity.language.startswith("zh") for p in personas.values()):
@@ -159,13 +159,14 @@ async def open_runtime(
             index_bytes=config.memory.index_memory_mb << 20,
         )
         sessions = SessionManager(store, clock)
-        await sessions.restore(personas.keys(), platforms)
+        await sessions.restore(personas.keys(), platforms.rooms())
     except BaseException:
         await store.close()
         raise
     recollector = Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32)))
     engine = Engine(
         personas=personas,
+        platforms=platforms,
         models=models,
         sessions=sessions,
         rooms=store,
@@ -182,6 +183,7 @@ async def open_runtime(
     desk = Desk(personas=personas, sessions=sessions, clock=clock, memory=bank, scopes=store)
     services = Services(
         desk=desk,
+        platforms=platforms,
         clock=clock,
         tz=engine.tz,
         contacts=store,

@@ -67,7 +67,7 @@ class Gate:
         return True
 
     def admit(self, event: ChatEvent, now: datetime) -> Verdict:
-        if event.platform == "console":  # the host's own terminal
+        if event.host:  # the host's own terminal (`Platform.host`)
             return "admit"
         if not self.allowed(event):
             return "blocked"

@@ -22,7 +22,7 @@ from bot.conversation.sessions import (
     scope_key,
 )
 from bot.conversation.slots import StateSlots
-from bot.events import PLATFORM_LIMITS, ChatEvent, Reply, split_chunks
+from bot.events import ChatEvent, Reply, split_chunks
 from bot.groups.floor import Floor, Heard
 from bot.groups.relay import Relay, is_persona_speaker
 from bot.groups.welcome import Welcomes
@@ -35,6 +35,7 @@ from bot.media.hearing import Hearing
 from bot.media.speech import Speech
 from bot.persona import cards
 from bot.persona.file import Persona, StateSlot
+from bot.platforms import Platforms
 from bot.prompts import (
     MEMORY_SILENT,
     NO_SUCH_TOOL,
@@ -66,7 +67,7 @@ __all__ = ["Engine"]
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
+MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (more than any platform's)
 MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model must reply
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
@@ -89,6 +90,7 @@ class Engine:
         self,
         *,
         personas: Mapping[str, Persona],
+        platforms: Platforms,
         models: ModelRouter,
         sessions: SessionManager,
         rooms: RoomStore,
@@ -106,6 +108,7 @@ class Engine:
         """`rng` draws whether a persona joins a group's conversation uninvited (bot.groups.floor);
         `sleep` waits out a burst (bot.turn.bursts), both injected so tests decide."""
         self.personas = personas
+        self.platforms = platforms  # what each platform of an event allows (bot.platforms)
         self.models = models
         self.sessions = sessions
         self.rooms = rooms  # channel bindings and DM sharing
@@ -119,13 +122,20 @@ class Engine:
         self.toolbox = toolbox  # the personas' Python and MCP tools (bot/tools)
         self.tz = settings.tz()
         self.documents = DocumentMode(
-            personas=personas, models=models, sessions=sessions, clock=clock, settings=settings
+            personas=personas,
+            platforms=platforms,
+            models=models,
+            sessions=sessions,
+            clock=clock,
+            settings=settings,
         )
         self.pictures = pictures.Pictures(models, clock, settings)  # (one count per user)
         self.hearing = Hearing(  # (counted with them)
             models, self.pictures.count, self.pictures.refund, settings
         )
-        self.speech = Speech(models, contacts, self.pictures.count, shutil.which("ffmpeg"))
+        self.speech = Speech(
+            models, contacts, platforms, self.pictures.count, shutil.which("ffmpeg")
+        )
         self.slots = StateSlots(models)
         self.floor = Floor(clock, rng or random.Random(), models=models, rooms=rooms)
         # Personas sharing a room hear one another through it (every bot of the process).
@@ -163,7 +173,8 @@ class Engine:
             return None
         neutral = self.persona(event).emotions.neutral
         if verdict == "slow_down":
-            return Reply.build(self.slow_down(event), neutral, PLATFORM_LIMITS[event.platform])
+            limit = self.platforms[event.platform].limit
+            return Reply.build(self.slow_down(event), neutral, limit)
         return Reply(text="", emotion=neutral)
 
     def idle_time(self, persona_key: str, room: str) -> timedelta:
@@ -202,7 +213,7 @@ class Engine:
         updated after the reply is returned, still under the session's lock, so the user does
         not wait for that second call but the next turn sees the updated state."""
         persona = self.persona(event)
-        limit = PLATFORM_LIMITS[event.platform]
+        limit = self.platforms[event.platform].limit
         silent = Reply(text="", emotion=persona.emotions.neutral)
         if event.is_empty:  # nothing said: nothing to answer, no model call
             return silent
@@ -315,7 +326,7 @@ class Engine:
             if not text:
                 return None
             await self._save(session)
-        return Reply.build(text, persona.emotions.neutral, PLATFORM_LIMITS[event.platform])
+        return Reply.build(text, persona.emotions.neutral, self.platforms[event.platform].limit)
 
     async def _greet(self, persona: Persona, session: Session, event: ChatEvent) -> str:
         """The greeting added to the session as the persona's first turn, or "" when there
@@ -446,7 +457,8 @@ class Engine:
         # A picture or a request for quiet is more than an acknowledgement.
         plain = reading is None and not quieted and not any(t.images for _, t in taken)
         words = [t.text for _, t in taken]
-        emoji = reaction(persona, last, words, platform=event.platform) if plain else ""
+        where = self.platforms[event.platform]
+        emoji = reaction(persona, last, words, platform=where) if plain else ""
         await self._join(persona, session, taken, now)
         if emoji and last is not None:  # only acknowledged: an emoji says it, no model call
             return Reply(text="", emotion=persona.emotion(last.emotion), reaction=emoji)

@@ -1,10 +1,10 @@
 """Reactions: a message that only acknowledges what the persona said ("thanks!", "ok", "好的",
 "👍") is answered with an emoji on it instead of a reply, where the platform shows reactions
-(Discord, Telegram). Decided here, locally: no model call. The emoji is the one the persona's
+(`Platform.reactions`). Decided here, locally: no model call. The emoji is the one the persona's
 file gives for the emotion of its last reply (`emotions.reactions`), or for its neutral one;
 a persona with none never reacts.
 
-    emoji = reaction(persona, last_turn, ["thanks!"], platform="telegram")   # "" : reply
+    emoji = reaction(persona, last_turn, ["thanks!"], platform=where)   # "" : reply
 """
 
 from __future__ import annotations
@@ -17,19 +17,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.conversation.sessions import Turn
     from bot.persona.file import Persona
+    from bot.platforms import Platform
 
-__all__ = ["PLATFORMS", "REACTIONS", "is_acknowledgement", "reaction"]
+__all__ = ["REACTIONS", "is_acknowledgement", "reaction"]
 
-# The platforms that show an emoji on a message (others get a reply as always).
-PLATFORMS = frozenset({"discord", "telegram"})
-# The emoji Telegram lets a bot react with (python-telegram-bot's ReactionEmoji, Bot API 7);
-# Discord takes any, so a persona's reactions are these and work on both.
-_TELEGRAM = (
+# The emoji a persona may react with: those every platform with reactions takes (Telegram lets a
+# bot react with these, python-telegram-bot's ReactionEmoji; Discord takes any).
+_EVERYWHERE = (
     "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤️‍🔥 🌚 🌭 💯 🤣 ⚡ "
     "🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 "
     "🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂️ 🤷 🤷‍♀️ 😡"
 )
-REACTIONS = frozenset(_TELEGRAM.split())
+REACTIONS = frozenset(_EVERYWHERE.split())
 
 # Whole messages that only acknowledge, thank or agree, in English and Chinese; said with
 # nothing else (a question, a new subject) they call for no more than a reaction.
@@ -61,13 +60,15 @@ def is_acknowledgement(text: str, names: Sequence[str] = ()) -> bool:
     return _ACKNOWLEDGEMENTS.fullmatch(words) is not None
 
 
-def reaction(persona: Persona, last: Turn | None, said: Sequence[str], *, platform: str) -> str:
+def reaction(
+    persona: Persona, last: Turn | None, said: Sequence[str], *, platform: Platform
+) -> str:
     """The emoji to react with to the messages `said` (all of them acknowledgements), following
     `last`, the conversation's last turn before them, when that was the persona's; "" when a
     reply is wanted (or the persona has no reactions, or the platform shows none)."""
     table = persona.emotions.reactions
     names = (persona.identity.name, persona.identity.nickname)
-    if not table or platform not in PLATFORMS:
+    if not table or not platform.reactions:
         return ""
     if last is None or last.role != "assistant" or last.document:
         return ""

@@ -18,16 +18,21 @@ from typing import Literal
 
 from PIL import Image
 
+from adapters.console import PLATFORM as CONSOLE
+from adapters.discord import PLATFORM as DISCORD
+from adapters.telegram import PLATFORM as TELEGRAM
+from adapters.web.server import PLATFORM as WEB
 from bot.commands.services import Services
 from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.sessions import SessionManager
-from bot.events import PLATFORM_LIMITS, Addressed, Attachment, ChatEvent, Platform
+from bot.events import Addressed, Attachment, ChatEvent
 from bot.llm.router import ModelRouter, build_router
 from bot.outreach import Outreach
 from bot.outreach.courier import Courier
 from bot.persona.file import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.persona.toolspec import CustomTool
+from bot.platforms import Platforms
 from bot.runtime.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.tools import Toolbox
 from bot.tools.reminder import StoredReminders
@@ -61,7 +66,8 @@ __all__ = [
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 DEFAULT_EMOTIONS = ("NEUTRAL", "HAPPY", "SAD")
-PLATFORMS = tuple(PLATFORM_LIMITS)  # a test bot serves every platform
+# A test bot serves every platform, as its adapter declares it.
+PLATFORMS = Platforms([CONSOLE, DISCORD, TELEGRAM, WEB])
 
 
 KIZUNA_TIMEOUT = 15  # seconds: a generous bound on one `kizuna` run; each takes about one
@@ -182,7 +188,7 @@ def make_event(
     text: str = "hello",
     *,
     persona: str = "pip",
-    platform: Platform = "discord",
+    platform: str = "discord",
     user_id: str = "u1",
     user_name: str = "Alice",
     is_dm: bool = True,
@@ -198,7 +204,9 @@ def make_event(
     addressed: Iterable[Addressed] | None = None,
 ) -> ChatEvent:
     """A chat event; by default Alice (u1) writing to Pip in a Discord DM. A group's message
-    is said to the bot (a mention) unless `addressed` says otherwise."""
+    is said to the bot (a mention) unless `addressed` says otherwise. What the platform sets
+    on every event (`host`, `private_as`) is its adapter's, as a surface sets it."""
+    where = PLATFORMS[platform]
     return ChatEvent(
         platform=platform,
         bot_id=bot_id,
@@ -216,6 +224,8 @@ def make_event(
         message_id=message_id,
         admin=admin,
         addressed=frozenset(("mention",) if addressed is None and not is_dm else addressed or ()),
+        host=where.host,
+        private_as=where.private_as,
     )
 
 
@@ -328,7 +338,7 @@ async def open_bot(
     model = model or ScriptedChatModel()
     store = await open_store(path)
     sessions = SessionManager(store, clock)
-    await sessions.restore(by_key.keys(), PLATFORMS)
+    await sessions.restore(by_key.keys(), PLATFORMS.rooms())
     bank = await MemoryBank.open(
         path.parent,
         embedder,
@@ -342,6 +352,7 @@ async def open_bot(
     recollector = Recollector(bank, router, memory or MemoryConfig(), random.Random(0))
     engine = Engine(
         personas=by_key,
+        platforms=PLATFORMS,
         models=router,
         sessions=sessions,
         rooms=store,
@@ -357,6 +368,7 @@ async def open_bot(
     desk = Desk(personas=by_key, sessions=sessions, clock=clock, memory=bank, scopes=store)
     services = Services(
         desk=desk,
+        platforms=PLATFORMS,
         clock=clock,
         tz=engine.tz,
         contacts=store,

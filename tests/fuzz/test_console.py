@@ -13,7 +13,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from adapters.console import PLATFORM as CONSOLE
 from adapters.console import ConsoleChat
+from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, open_runtime
 from bot.runtime.config import Config, EngineConfig
 from tests.fakes.factories import make_persona, no_ollama
@@ -45,7 +47,9 @@ PATHS = ["~nosuchuser/notes.txt", "a\x00b.txt", "/", ".", "/nonexistent.pdf", "~
 @pytest.fixture
 async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
     config = Config(data_dir=str(tmp_path / "data"), engine=EngineConfig(timezone="UTC"))
-    opened = await open_runtime(config, {"pip": PIP}, {}, platforms=["console"], probe=no_ollama)
+    opened = await open_runtime(
+        config, {"pip": PIP}, {}, platforms=Platforms([CONSOLE]), probe=no_ollama
+    )
     yield opened
     await opened.close()
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from bot.commands import memory as memory_commands
 from bot.conversation.sessions import SessionManager
-from bot.events import PLATFORM_LIMITS, Reply, valid_text
+from bot.events import Reply, valid_text
 from bot.llm.base import Completion, Message
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.turn.access import NotAllowed
@@ -89,7 +89,7 @@ def no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def check_reply(reply: Reply, text: str, platform: str) -> None:
-    limit = PLATFORM_LIMITS[platform]  # type: ignore[index]
+    limit = PLATFORMS[platform].limit
     if not text.strip():  # nothing said: a deliberate silence
         assert reply.text == "" and reply.chunks == ()
         return
@@ -103,7 +103,7 @@ events = st.fixed_dictionaries(
     {
         "text": nasty_text(),
         "persona": st.sampled_from(["pip", "mao"]),
-        "platform": st.sampled_from(PLATFORMS),
+        "platform": st.sampled_from([p.name for p in PLATFORMS]),
         "is_dm": st.booleans(),
         "user_name": st.one_of(st.just("Alice"), nasty_text(max_size=3)),
         "reply_to": st.one_of(st.none(), nasty_text(max_size=3)),
@@ -160,7 +160,7 @@ async def act(bot: Bot, action: str, spec: dict[str, Any]) -> None:
         exported = await services.desk.save(event)
         # A fresh process restores what was saved: the same turns, as the store keeps them.
         restored = SessionManager(bot.store, bot.clock)
-        await restored.restore(bot.personas.keys(), PLATFORMS)
+        await restored.restore(bot.personas.keys(), PLATFORMS.rooms())
         session = await restored.get(exported["persona"], exported["scope"])
         assert [t.text for t in session.turns] == [storable(t["text"]) for t in exported["turns"]]
     elif action == "end":
