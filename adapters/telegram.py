@@ -79,6 +79,7 @@ from bot.runtime import redact
 from bot.runtime.assemble import Runtime
 from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
+from memory.clock import Clock
 
 __all__ = ["KIND", "PLATFORM", "TelegramAdapter", "Webhook", "file_url", "webhook_secret"]
 
@@ -185,15 +186,12 @@ class TelegramAdapter(CourierSurface[Message, int]):
         redact.hide(token, webhook.secret if webhook else "")
         super().__init__(Front(engine, services, bot_id, persona, language=language), bot_id)
         self._press = _Press(token)
-        self.admin_ids = frozenset(admin_ids)
         self.poll_timeout = poll_timeout
         self.webhook = webhook
         self._leads = leads
         self._standby_seconds = standby_seconds
         self.write_first_timeout = write_first_timeout
         self._lead_watch: asyncio.Task[None] | None = None
-        # (chat, user) -> whether an admin, and when Telegram said so: for messages only.
-        self._admins: OrderedDict[tuple[int, int], tuple[bool, datetime]] = OrderedDict()
         # Updates run concurrently: one slow model call must not hold up every other chat.
         # The engine's per-session lock keeps each conversation's turns in order.
         builder = ApplicationBuilder().token(token).concurrent_updates(True)
@@ -203,6 +201,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         elif base_file_url is not None:
             builder = builder.base_file_url(base_file_url)
         self.app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
+        self._admins = _Admins(self.app.bot, admin_ids, engine.clock)
         only_new = filters.UpdateType.MESSAGE
         for command in commands.COMMANDS.values():
             if command.offered_on(PLATFORM):
@@ -322,7 +321,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             is_dm=is_dm,
             chat_id="" if is_dm else str(message.chat.id),
             timestamp=message.date,
-            attachments=self._attachments(message),
+            attachments=_attachments(message, self.app.bot),
             reply_to=(replied.text or replied.caption) if replied else None,
             message_id=str(message.message_id),  # unique in its chat, as sessions are
         )
@@ -399,62 +398,6 @@ class TelegramAdapter(CourierSurface[Message, int]):
             admin=await self._message_admin(message),
         )
         await self.receive(message, event)
-
-    def _attachments(self, message: Message) -> tuple[Attachment, ...]:
-        """A document, a photo, a voice note or audio, handed on by reference:
-        `telegram-file:<file_id>` (a download URL would carry the bot's token, which must never
-        reach the engine or the logs), fetched through the Bot API when it is read (a failure:
-        gone, over the Bot API's 20 MB, the network). A sticker or GIF is told by its emoji or
-        name, never fetched."""
-        if message.sticker is not None:
-            sticker = message.sticker
-            told = " ".join(
-                filter(None, (sticker.emoji, sticker.set_name and f"({sticker.set_name})"))
-            )
-            return (Attachment("sticker", "", "image/webp", sticker=told or "sticker"),)
-        if message.animation is not None:  # (Telegram sets `document` to it as well)
-            gif = message.animation
-            title = gif.file_name or "GIF"
-            return (Attachment(title, "", gif.mime_type or "video/mp4", sticker=title),)
-        if message.photo:  # the sizes Telegram made of it, smallest first
-            largest = message.photo[-1]
-            name, file_id, mime, size = (
-                "photo.jpg",
-                largest.file_id,
-                "image/jpeg",
-                largest.file_size,
-            )
-        elif message.voice is not None:  # a voice note: OGG/Opus, never named
-            voice = message.voice
-            name, file_id = "voice note.ogg", voice.file_id
-            mime, size = voice.mime_type or "audio/ogg", voice.file_size
-        elif message.audio is not None:
-            audio = message.audio
-            name, file_id = audio.file_name or "audio", audio.file_id
-            mime, size = audio.mime_type or "audio/mpeg", audio.file_size
-        elif message.document is not None:
-            document = message.document
-            name, file_id = document.file_name or "document", document.file_id
-            mime, size = document.mime_type or "", document.file_size
-        else:
-            return ()
-        bot = self.app.bot
-
-        async def download() -> bytes:
-            file = await bot.get_file(file_id)
-            return bytes(await file.download_as_bytearray())
-
-        return (
-            attachment(
-                name,
-                f"telegram-file:{file_id}",
-                download,
-                (TelegramError,),
-                content_type=mime,
-                size=size or 0,
-                what=f"file {file_id}",
-            ),
-        )
 
     def typing(self, where: Message) -> AbstractAsyncContextManager[object]:
         """Telegram shows "typing" a few seconds per chat action: sent again until the turn
@@ -572,7 +515,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             persona = await self.front.persona_of(room)
             language = self.front.language(persona)
             if str(presser.id) != owner and not (
-                as_chat and await self._member_admin(chat_id, presser.id)
+                as_chat and await self._admins.member(chat_id, presser.id)
             ):
                 log.info(
                     "refused a button press by user %s: the buttons are %s's", presser.id, owner
@@ -584,8 +527,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
             admin = (
                 in_dm
                 or as_chat  # and pressed by one of the chat's admins
-                or str(presser.id) in self.admin_ids
-                or await self._member_admin(chat_id, presser.id)
+                or str(presser.id) in self._admins.ids
+                or await self._admins.member(chat_id, presser.id)
             )
             event = self.event(
                 room,
@@ -662,25 +605,9 @@ class TelegramAdapter(CourierSurface[Message, int]):
             await self.command(message, self._event(message, sender, ""), word[1:])
 
     async def admin(self, where: Message, event: ChatEvent) -> bool:
-        """Whether the sender of a command may change the chat for everyone (`_admin`),
+        """Whether the sender of a command may change the chat for everyone (`_Admins`),
         asked of Telegram afresh."""
-        return await self._admin(where, fresh=True)
-
-    async def _admin(self, message: Message, *, fresh: bool) -> bool:
-        """Whether the sender is the chat's admin: their own private chat, a configured admin
-        id, the group's administrators, or the group itself (an anonymous admin, whom only
-        admins can be). `fresh`: ask Telegram now, else as it said within ADMIN_SECONDS."""
-        user = message.from_user
-        if _is_dm(message) or (user is not None and str(user.id) in self.admin_ids):
-            return True
-        sender_chat = message.sender_chat
-        if sender_chat is not None:
-            return sender_chat.id == message.chat.id
-        if user is None:
-            return False
-        if fresh:
-            return await self._member_admin(message.chat.id, user.id)
-        return await self._kept_admin(message.chat.id, user.id)
+        return await self._admins.of(where, fresh=True)
 
     async def _message_admin(self, message: Message) -> bool:
         """`ChatEvent.admin` for a message, by the rule of commands, for its tool calls: asked
@@ -689,7 +616,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
         if not _is_dm(message) and not self.front.asks_admins:
             return False
         try:
-            return await self._admin(message, fresh=False)
+            return await self._admins.of(message, fresh=False)
         except TelegramError as e:
             log.warning(
                 "could not ask whether a sender is an admin of chat %s: %s",
@@ -698,23 +625,51 @@ class TelegramAdapter(CourierSurface[Message, int]):
             )
             return False
 
+
+class _Admins:
+    """Who is an admin of a Telegram chat: the user in their own private chat, a configured
+    admin id, the group's administrators (asked of Telegram), or the group itself (an anonymous
+    admin, whom only admins can be). What Telegram said is kept ADMIN_SECONDS for messages."""
+
+    def __init__(self, bot: Bot, admin_ids: Sequence[str], clock: Clock) -> None:
+        self._bot = bot
+        self.ids = frozenset(admin_ids)
+        self._clock = clock
+        # (chat, user) -> whether an admin, and when Telegram said so: for messages only.
+        self._kept: OrderedDict[tuple[int, int], tuple[bool, datetime]] = OrderedDict()
+
+    async def of(self, message: Message, *, fresh: bool) -> bool:
+        """Whether the message's sender is the chat's admin. `fresh`: ask Telegram now, else
+        as it said within ADMIN_SECONDS."""
+        user = message.from_user
+        if _is_dm(message) or (user is not None and str(user.id) in self.ids):
+            return True
+        sender_chat = message.sender_chat
+        if sender_chat is not None:
+            return sender_chat.id == message.chat.id
+        if user is None:
+            return False
+        if fresh:
+            return await self.member(message.chat.id, user.id)
+        return await self._kept_admin(message.chat.id, user.id)
+
     async def _kept_admin(self, chat_id: int, user_id: int) -> bool:
-        """`_member_admin`, as Telegram said within ADMIN_SECONDS (at most ADMINS_KEPT kept)."""
-        now = self.engine.clock.now()
+        """`member`, as Telegram said within ADMIN_SECONDS (at most ADMINS_KEPT kept)."""
+        now = self._clock.now()
         key = (chat_id, user_id)
-        kept = self._admins.get(key)
+        kept = self._kept.get(key)
         if kept is not None and now - kept[1] < timedelta(seconds=ADMIN_SECONDS):
             return kept[0]
-        admin = await self._member_admin(chat_id, user_id)
-        self._admins[key] = (admin, now)
-        self._admins.move_to_end(key)
-        while len(self._admins) > ADMINS_KEPT:
-            self._admins.popitem(last=False)
+        admin = await self.member(chat_id, user_id)
+        self._kept[key] = (admin, now)
+        self._kept.move_to_end(key)
+        while len(self._kept) > ADMINS_KEPT:
+            self._kept.popitem(last=False)
         return admin
 
-    async def _member_admin(self, chat_id: int, user_id: int) -> bool:
+    async def member(self, chat_id: int, user_id: int) -> bool:
         """Whether the user is one of the group's administrators."""
-        member = await self.app.bot.get_chat_member(chat_id, user_id)
+        member = await self._bot.get_chat_member(chat_id, user_id)
         return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
@@ -815,6 +770,60 @@ def _room(message: Message) -> str:
 
 def _is_dm(message: Message) -> bool:
     return message.chat.type == ChatType.PRIVATE
+
+
+def _attachments(message: Message, bot: Bot) -> tuple[Attachment, ...]:
+    """A document, a photo, a voice note or audio, handed on by reference:
+    `telegram-file:<file_id>` (a download URL would carry the bot's token, which must never
+    reach the engine or the logs), fetched through the Bot API when it is read (a failure:
+    gone, over the Bot API's 20 MB, the network). A sticker or GIF is told by its emoji or
+    name, never fetched."""
+    if message.sticker is not None:
+        sticker = message.sticker
+        told = " ".join(filter(None, (sticker.emoji, sticker.set_name and f"({sticker.set_name})")))
+        return (Attachment("sticker", "", "image/webp", sticker=told or "sticker"),)
+    if message.animation is not None:  # (Telegram sets `document` to it as well)
+        gif = message.animation
+        title = gif.file_name or "GIF"
+        return (Attachment(title, "", gif.mime_type or "video/mp4", sticker=title),)
+    if message.photo:  # the sizes Telegram made of it, smallest first
+        largest = message.photo[-1]
+        name, file_id, mime, size = (
+            "photo.jpg",
+            largest.file_id,
+            "image/jpeg",
+            largest.file_size,
+        )
+    elif message.voice is not None:  # a voice note: OGG/Opus, never named
+        voice = message.voice
+        name, file_id = "voice note.ogg", voice.file_id
+        mime, size = voice.mime_type or "audio/ogg", voice.file_size
+    elif message.audio is not None:
+        audio = message.audio
+        name, file_id = audio.file_name or "audio", audio.file_id
+        mime, size = audio.mime_type or "audio/mpeg", audio.file_size
+    elif message.document is not None:
+        document = message.document
+        name, file_id = document.file_name or "document", document.file_id
+        mime, size = document.mime_type or "", document.file_size
+    else:
+        return ()
+
+    async def download() -> bytes:
+        file = await bot.get_file(file_id)
+        return bytes(await file.download_as_bytearray())
+
+    return (
+        attachment(
+            name,
+            f"telegram-file:{file_id}",
+            download,
+            (TelegramError,),
+            content_type=mime,
+            size=size or 0,
+            what=f"file {file_id}",
+        ),
+    )
 
 
 def _start(
