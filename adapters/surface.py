@@ -88,7 +88,7 @@ class Surface(ABC, Generic[Where]):
     # How a persona signs its reply where one bot hosts several and the platform has no other
     # way to show who speaks.
     signature: ClassVar[str] = "{name}: "
-    # Whether messages wait for the rest of their burst (bot.turn.bursts): on a chat platform,
+    # Whether messages wait for the rest of their burst (bot.turn.settle): on a chat platform,
     # where people type in pieces; not where a person sends whole messages and waits for
     # each answer (the console, the web page).
     bursts: ClassVar[bool] = False

@@ -31,7 +31,7 @@ from bot.outreach.policy import WEEK, may_write
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
 from bot.prompts import Occasion, outreach_messages
-from bot.turn.context import parse_emotion
+from bot.turn.compose import parse_emotion
 from memory.clock import Clock
 from memory.recall import Recalled
 from memory.records import Contact, Intention
