@@ -71,7 +71,7 @@ def audio_kind(audio: bytes) -> tuple[str, str] | None:
 
 
 class Speech:
-    """Says replies aloud; one per engine (`Engine.speech`). `count` counts one more medium
+    """Says replies aloud; one per engine (bot.turn.senses). `count` counts one more medium
     of a user's (False: past the hour's limit); `ffmpeg`: its path, to make OGG/Opus of other
     audio (None: such audio goes as a file)."""
 

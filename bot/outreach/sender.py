@@ -159,7 +159,7 @@ class Outreach:
                 continue
             room = Scope.parse(intention.scope).room
             if not is_private(room) and not persona.outreach.groups and not asked:
-                continue  # brought up in the group's conversation, if at all (bot.turn.engine)
+                continue  # brought up in the group's conversation, if at all (bot.turn.recall)
             courier = couriers.get(room.split(":", 1)[0])
             if courier is None:
                 continue  # a console or web conversation: nobody to write to

@@ -182,7 +182,7 @@ def build_chat_prompt(
         system += "\n\n" + constant
     greeting = _filled(persona.card.first_message.strip(), persona, user_name)
     # The card's greeting, unless the conversation opened with it as the persona's first turn
-    # (bot.turn.engine's greet): the model sees it there.
+    # (bot.turn.settle's greeting): the model sees it there.
     opened = bool(turns) and turns[0].role == "assistant" and turns[0].text == greeting
     if greeting and not recap and not summary and not opened:
         system += "\n\n" + greeting_section(greeting)

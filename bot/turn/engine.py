@@ -75,6 +75,8 @@ class SessionInfo:
 
 @dataclass(eq=False, repr=False, kw_only=True)
 class Engine:
+    """A turn's orchestrator; `bot.runtime.assemble.build_engine` makes one."""
+
     personas: Mapping[str, Persona]
     sessions: SessionManager
     clock: Clock
