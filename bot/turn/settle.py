@@ -271,15 +271,19 @@ class Settling:
         except BaseException:
             self._marks.pop(id(waiting), None)  # (the message itself stays, said)
             raise
-        for waited in list(session.waiting):  # another process's turn took it meanwhile
-            if session.answered(waited[0]):
-                session.taken(waited)
-                self._marks.pop(id(waited), None)
-        taken = tuple(session.waiting)
-        if not any(w is waiting for w in taken):  # an earlier turn took it
+        try:
+            for waited in list(session.waiting):  # another process's turn took it meanwhile
+                if session.answered(waited[0]):
+                    session.taken(waited)
+                    self._marks.pop(id(waited), None)
+            taken = tuple(session.waiting)
+            if not any(w is waiting for w in taken):  # an earlier turn took it
+                session.lock.release()
+                return None
+            marks = {id(w): m for w in taken if (m := self._marks.pop(id(w), None)) is not None}
+        except BaseException:
             session.lock.release()
-            return None
-        marks = {id(w): m for w in taken if (m := self._marks.pop(id(w), None)) is not None}
+            raise
         return Settled(persona, event, session, taken, marks)
 
     async def join(self, settled: Settled, taken: Sequence[Waited] | None = None) -> None:
