@@ -61,7 +61,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory (Telegram allows 4096)
+MAX_MESSAGE_CHARS = 16_000  # of one message kept in short-term memory
 
 Sleep = Callable[[float], Awaitable[None]]
 
