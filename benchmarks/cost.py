@@ -590,7 +590,7 @@ async def simulate(
 
         kinds = {"small": 0, "fact": 0, "past": 0}
         result = Result(key, 0, kinds, {}, {}, sizes)
-        patcher = patch("bot.turn.engine.memory_section", measured)  # engine imports it by name
+        patcher = patch("bot.turn.recall.memory_section", measured)  # recall imports it by name
         patcher.start()
         errors = _ErrorCounter(result.errors)
         logging.getLogger().addHandler(errors)

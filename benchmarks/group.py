@@ -11,7 +11,7 @@ talkativeness 0.05, cool-down 5 minutes, at most 4 messages a minute) and a dung
 and seeded: mostly people talking among themselves (each line holds a fact about its speaker with a
 token unique to them), mentions of either persona, its name called ("Kai, ..."), and bursts (one
 person typing in two to four pieces a second apart, some of them addressed). Everything runs through
-the real engine (bot.groups.floor, bot.turn.bursts, sessions, the store, the encoder) on a fake
+the real engine (bot.groups.floor, bot.turn.settle, sessions, the store, the encoder) on a fake
 clock, with the offline model, whose encoder writes "NAME told me: ..." memories by the transcript's
 labels. Each night the quiet conversations close and are encoded.
 
@@ -54,7 +54,7 @@ from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import GroupPolicy
 from bot.runtime.config import TIERS, EngineConfig
-from bot.turn.context import parse_emotion
+from bot.turn.compose import parse_emotion
 from memory.clock import FakeClock
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 

@@ -13,7 +13,7 @@ is on Tuesday", 我下周三面试): memory.intentions.local_reading (what the o
 the encoder, and the encoder's fallback) makes the intentions, due and until by its rules, and
 the store keeps them (a birthday party may be read as a special day). A tenth of the users
 have a birthday in the month (a special day, due 09:00 local). A user who writes while one of
-their follow-ups is due has it brought up in that conversation (closed done: bot.turn.engine's
+their follow-ups is due has it brought up in that conversation (closed done: bot.turn.answer's
 part).
 
 Two Outreach instances (two processes: each its own sessions, model and courier) tick together

@@ -3,11 +3,10 @@ comes back; everything between happens here, once, for every platform.
 
 A message: which of the bot's personas it is for (bot.groups.routing), then a document given to the
 persona (refused by its declared size before any download, fetched through its
-`Attachment.fetch`, read) or a turn of conversation (the engine, which applies access and rate
-limits, and in a group asks bot.groups.floor whether the persona speaks at all), its pictures looked
-at first (bot.media.pictures: said in words, or shown to a chat model that sees), its voice notes
-heard (bot.media.hearing), the reply said aloud too where wanted (bot.media.speech). A
-command: the persona of its room, the access gate, then the command table (bot.commands.table),
+`Attachment.fetch`, read) or a turn of conversation (bot.turn.engine: access and rate limits,
+whether the persona speaks at all in a group, its pictures and voice notes taken in, the
+reply said aloud too where wanted). A command: the persona of its room, the access gate, then
+the command table (bot.commands.table),
 working with the runtime's `Services`.
 
     front = Front(engine, services, bot_id, ["miao", "monikai"])
@@ -17,10 +16,8 @@ working with the runtime's `Services`.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.catalogue import say
@@ -30,11 +27,9 @@ from bot.commands.services import Services
 from bot.events import Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.groups.routing import PersonaRouter
 from bot.media.documents import Document, DocumentError, is_document, precheck
-from bot.media.hearing import wants_hearing
-from bot.media.pictures import wants_looking
 from bot.persona.file import Persona
-from bot.runtime import redact
 from bot.turn.engine import Engine
+from bot.turn.senses import Typing, showing
 
 __all__ = ["Front", "Spoken"]
 
@@ -85,17 +80,13 @@ class Front:
         return await self.router.choose(room)
 
     async def receive(
-        self,
-        event: ChatEvent,
-        *,
-        settle: bool = False,
-        typing: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+        self, event: ChatEvent, *, settle: bool = False, typing: Typing | None = None
     ) -> Spoken | None:
         """Answer a message the bot heard in `event.channel_id` (its `persona` is chosen
         here), or keep it unanswered: whether the persona speaks in a group is the engine's
         floor's decision; one relayed from another persona in the room (bot.groups.relay) is for the
         persona it names. None: nothing to say. `settle`: wait for the rest of a burst
-        (bot.turn.bursts); `typing` is shown while the persona is really answering."""
+        (bot.turn.settle); `typing` is shown while the persona is really answering."""
         if event.from_persona:  # relayed to a persona of this bot by name (bot.groups.relay)
             persona = event.persona
         else:
@@ -106,56 +97,13 @@ class Front:
         document = next((a for a in event.attachments if is_document(a.filename)), None)
         called = self.engine.floor.call(self.router.persona(persona), event) is not None
         if document is not None and called and not event.from_bot:
-            async with typing() if typing is not None else contextlib.nullcontext():
+            async with showing(typing):
                 reply = await self._read(event, document)
-        elif called and not event.from_bot and _has_media(event) and await self._new(event):
-            language = self.language(persona)
-            said: tuple[str, ...] = ()
-            spoken_to = wants_hearing(event)  # a voice note: answered aloud where wanted
-            async with typing() if typing is not None else contextlib.nullcontext():
-                if wants_looking(event):
-                    looked = await self.engine.pictures.look(event, language)
-                    event, said = looked.event, looked.said
-                if spoken_to:
-                    heard = await self.engine.hearing.listen(event, language)
-                    event, said = heard.event, said + heard.said
-            reply = await self.engine.handle(event, settle=settle, typing=typing)
-            reply = await self._voiced(event, reply, spoken_to, typing)
-            if said:  # the pictures and recordings it could not take in, said first
-                sentences = "\n".join(said)
-                text = f"{sentences}\n\n{reply.text}" if reply.text else sentences
-                chunks = split_chunks(text, self.engine.platforms[event.platform].limit)
-                reply = replace(reply, text=text, chunks=chunks)
         else:  # (a document nobody gave the persona is a message like another)
-            reply = await self.engine.handle(event, settle=settle, typing=typing)
-            reply = await self._voiced(event, reply, False, typing)
+            reply = await self.engine.handle(event, settle=settle, typing=typing, senses=True)
         if not reply.text and not reply.reaction:
             return None
         return Spoken(self.router.persona(persona), reply, self.router.several)
-
-    async def _voiced(
-        self,
-        event: ChatEvent,
-        reply: Reply,
-        spoken_to: bool,
-        typing: Callable[[], AbstractAsyncContextManager[object]] | None,
-    ) -> Reply:
-        """`reply` said aloud too where the persona and the user want it (bot.media.speech), once
-        its text is final. Whatever fails there, the reply goes as text: a failure is logged,
-        never what was said."""
-        if not reply.text or reply.failed or reply.reaction:
-            return reply
-        persona = self.router.persona(event.persona)
-        speech = self.engine.speech
-        try:
-            if not await speech.wanted(persona, event, spoken_to, reply.people):
-                return reply
-            async with typing() if typing is not None else contextlib.nullcontext():
-                voice = await speech.say(persona, reply.text)
-        except Exception as e:  # the text is answer enough
-            log.error("saying a reply of %s aloud failed: %s", persona.key, redact.failure(e))
-            return reply
-        return replace(reply, voice=voice)
 
     async def welcome(self, event: ChatEvent) -> Spoken | None:
         """The room's persona greets `event`'s sender, who just joined (bot.groups.welcome); None
@@ -174,7 +122,7 @@ class Front:
         """Whether one of the bot's personas has a tool for admins only: only then need a
         group message say whether its sender is an admin (`ChatEvent.admin`), where the
         platform must be asked."""
-        box = self.engine.toolbox
+        box = self.engine.calls.toolbox
         return box is not None and any(
             box.asks_admins(self.router.persona(key)) for key in self.router.personas
         )
@@ -184,18 +132,10 @@ class Front:
         """Whether one of the bot's personas greets new members (`group.greet`)."""
         return any(self.router.persona(key).group.greet for key in self.router.personas)
 
-    async def _new(self, event: ChatEvent) -> bool:
-        """Whether the sender's pictures are to be looked at: the access lists let them in (not
-        counted against the rate limit: the turn counts it), and the message was not answered
-        already (delivered again after a crash), so no picture is fetched or paid for twice."""
-        if self.engine.gate is not None and not self.engine.gate.allowed(event):
-            return False
-        return not (await self.engine.session(event)).answered(event.message_id)
-
     async def _read(self, event: ChatEvent, attachment: Attachment) -> Reply:
         """Document mode with a file the user sent: refused by its declared size before any
         download, else fetched and read."""
-        refused = self.engine.refusal(event)
+        refused = self.engine.admission.refusal(event)
         if refused is not None:
             return refused
         neutral = self.engine.persona(event).emotions.neutral
@@ -222,14 +162,14 @@ class Front:
     async def read(self, event: ChatEvent, name: str, data: bytes) -> Reply:
         """Document mode with a file's bytes, for `event.persona` (a page or console that
         picked its persona itself)."""
-        refused = self.engine.refusal(event)
+        refused = self.engine.admission.refusal(event)
         if refused is not None:
             return refused
         return await self.engine.documents.read(event, name, data)
 
     async def open(self, event: ChatEvent, document: Document) -> Reply:
         """Document mode with a document read already (a local file), for `event.persona`."""
-        refused = self.engine.refusal(event)
+        refused = self.engine.admission.refusal(event)
         if refused is not None:
             return refused
         return await self.engine.documents.open(event, document)
@@ -244,14 +184,9 @@ class Front:
         if command is None or not command.offered_on(self.engine.platforms[event.platform]):
             said = say(self.language(persona), "no_such_command", command=f"/{name[:40]}")
             return Answer(said)
-        verdict = self.engine.admit(event)
+        verdict = self.engine.admission.admit(event)
         if verdict == "slow_down":
-            return Answer(self.engine.slow_down(event))
+            return Answer(self.engine.admission.slow_down(event))
         if verdict != "admit":
             return None
         return await commands.run(self.services, event, name, argument, router=self.router)
-
-
-def _has_media(event: ChatEvent) -> bool:
-    """Pictures, stickers, GIFs or recordings to take in before the turn."""
-    return wants_looking(event) or wants_hearing(event)

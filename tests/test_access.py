@@ -17,7 +17,7 @@ from tests.fakes.factories import Bot, make_event, open_bot
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
     opened = await open_bot(tmp_path / "k.sqlite3")
-    opened.engine.gate = Gate(AccessConfig(messages_per_minute=3, block_users=["u666"]))
+    opened.engine.admission.gate = Gate(AccessConfig(messages_per_minute=3, block_users=["u666"]))
     try:
         yield opened
     finally:

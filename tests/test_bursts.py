@@ -1,4 +1,4 @@
-"""Bursts (bot.turn.bursts through Engine.handle): messages coming within a few seconds in one
+"""Bursts (bot.turn.settle through Engine.handle): messages coming within a few seconds in one
 conversation are answered once, by one turn that sees them all; each is kept as it comes."""
 
 from __future__ import annotations

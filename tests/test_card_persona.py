@@ -18,7 +18,7 @@ from bot.persona import cards
 from bot.persona.card_file import guess_language, persona_card, persona_key, persona_toml
 from bot.persona.file import load_persona
 from bot.prompts import GREETING_HEADING, LORE_HEADING
-from bot.turn.context import build_chat_prompt
+from bot.turn.compose import build_chat_prompt
 from tests.fakes.cards import b64, charx, encode, png, text_chunk, v2
 
 NOW = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)

@@ -18,7 +18,7 @@ from bot.prompts import (
     SUMMARY_HEADING,
     parse_emotion_instruction,
 )
-from bot.turn.context import Prompt, build_chat_prompt, parse_emotion
+from bot.turn.compose import Prompt, build_chat_prompt, parse_emotion
 from memory.clock import FakeClock
 from memory.quoting import quote
 from tests.fakes.factories import make_persona

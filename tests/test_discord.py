@@ -456,7 +456,9 @@ async def test_access_lists_by_role_cover_messages_and_commands(
     fake: FakeDiscord, bot: Bot, adapter: DiscordAdapter
 ):
     regular, muted = 2100, 2200
-    bot.engine.gate = Gate(AccessConfig(allow_roles=[str(regular)], block_roles=[str(muted)]))
+    bot.engine.admission.gate = Gate(
+        AccessConfig(allow_roles=[str(regular)], block_roles=[str(muted)])
+    )
     hello = f"{mention(fake)} hello"
     await fake.dispatch_message(fake.channel_id, ALICE, hello, mentions_bot=True, roles=[regular])
     assert (await fake.next_message())["content"] == "ok"

@@ -142,7 +142,9 @@ async def test_after_a_restart_the_summary_answers(tmp_path: Path) -> None:
         [session] = restarted.all()
         assert session.reading is not None and session.reading.text == ""
         assert session.reading.summary.startswith("A chronicle of Orrin")
-        bot.engine.sessions = restarted
+        engine = bot.engine  # each stage of the turn on the restarted sessions
+        engine.sessions = engine.admission.sessions = engine.settling.sessions = restarted
+        engine.after.sessions = restarted
         chat.calls.clear()
         await bot.engine.handle(make_event("and the stew?"))
         prompt = chat.calls[0].system

@@ -18,7 +18,7 @@ from bot.llm.tokens import estimate_messages
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL
 from bot.runtime.config import EngineConfig
-from bot.turn.engine import MAX_MESSAGE_CHARS
+from bot.turn.settle import MAX_MESSAGE_CHARS
 from tests.fakes.factories import PLATFORMS, Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling
 

@@ -122,7 +122,7 @@ async def test_a_command_runs_in_its_rooms_persona_past_the_gate(tmp_path: Path)
         event = make_event("", is_dm=False)
         answer = await front.command(event, "memories")
         assert answer is not None and answer.text == "还没有记忆。"
-        bot.engine.gate = Gate(AccessConfig(block_users=["u2"]))
+        bot.engine.admission.gate = Gate(AccessConfig(block_users=["u2"]))
         assert await front.command(replace(event, user_id="u2"), "memories") is None
     finally:
         await bot.close()

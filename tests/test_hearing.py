@@ -139,7 +139,7 @@ async def test_a_hearing_tier_that_fails_is_said_in_the_personas_language(
     try:
         fake_openai.transcripts.append(HttpError(500))
         event = make_event("", attachments=(voice(name="v.ogg"),))
-        heard = await bot.engine.hearing.listen(event, "zh")
+        heard = await bot.engine.senses.hearing.listen(event, "zh")
         assert heard.said == (
             "v.ogg我没听清：可能损坏了，或者是我放不了的格式。可以打字告诉我吗？",
         )
@@ -158,7 +158,7 @@ async def test_with_a_detected_ollama_a_voice_note_is_said_unheard_and_never_fet
     bot = await open_bot(tmp_path / "k.sqlite3", router=router)
     try:
         note = voice(name="v.ogg")
-        heard = await bot.engine.hearing.listen(make_event("", attachments=(note,)), "en")
+        heard = await bot.engine.senses.hearing.listen(make_event("", attachments=(note,)), "en")
         assert heard.said == (
             "I can't listen to voice notes here, so v.ogg went unheard. Could you type it?",
         )

@@ -94,7 +94,7 @@ async def test_a_search_request_is_searched_before_the_model_answers(tmp_path: P
     pip = make_persona("pip", name="Pip", tools=["web_search"])
     bot = await open_bot(tmp_path / "k.sqlite3", [pip])
     search = FoundSearch()
-    bot.engine.search = search
+    bot.engine.calls.search = search
     try:
         bot.model.push("[HAPPY] The ferry leaves daily at 7:40 [1].")
         reply = await bot.engine.handle(make_event("can you look up the ferry times to Bergen?"))

@@ -206,7 +206,7 @@ async def test_the_chat_model_calls_a_server_tool(tmp_path: Path) -> None:
     persona = persona_with(server())
     model = ScriptedChatModel([calling("calc__add", {"a": 20, "b": 22}), "[NEUTRAL] 42 it is"])
     bot = await open_bot(tmp_path / "kizuna.db", [persona], model=model)
-    tools = bot.engine.toolbox = box(persona)
+    tools = bot.engine.calls.toolbox = box(persona)
     try:
         reply = await bot.engine.handle(make_event("what is 20 + 22?"))
         assert reply.text == "42 it is"
@@ -287,7 +287,7 @@ async def test_the_runtime_stops_its_mcp_servers_when_it_closes(tmp_path: Path) 
         probe=no_ollama,
     )
     try:
-        toolbox = runtime.engine.toolbox
+        toolbox = runtime.engine.calls.toolbox
         assert toolbox is not None
         _, pid = await call(toolbox, persona, "calc__pid", "{}")
     finally:

@@ -323,7 +323,7 @@ async def test_a_picture_delivered_again_or_from_a_blocked_sender_is_not_looked_
         event = make_event("", attachments=(cat,), message_id="m1")
         assert await front.receive(event) is not None
         assert await front.receive(event) is None  # after a crash: answered already
-        bot.engine.gate = Gate(AccessConfig(block_users=["u2"]))
+        bot.engine.admission.gate = Gate(AccessConfig(block_users=["u2"]))
         assert await front.receive(replace(event, user_id="u2", message_id="m2")) is None
         assert fetch.calls == 1 and len(vision_calls(model)) == 1
     finally:

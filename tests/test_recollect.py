@@ -14,7 +14,7 @@ from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
 from bot.runtime.config import MemoryConfig
-from bot.turn.context import RESHOWN
+from bot.turn.compose import RESHOWN
 from bot.turn.recollect import (
     DIARY_PAGE_TOKENS,
     Recollection,

@@ -196,7 +196,7 @@ async def test_the_offline_model_murmurs_a_reply_aloud(tmp_path: Path) -> None:
     persona = make_persona(voice=VoicePolicy(speak="always", voice="purr"))
     bot = await open_bot(tmp_path / "o.sqlite3", [persona], router=offline)
     try:
-        bot.engine.speech.ffmpeg = None
+        bot.engine.senses.speech.ffmpeg = None
         spoken = await Front(bot.engine, bot.services, "b", "pip").receive(make_event("hi"))
         assert spoken is not None and spoken.reply.text and spoken.reply.voice is not None
         voice = spoken.reply.voice
@@ -257,7 +257,7 @@ async def test_audio_that_is_not_ogg_goes_as_a_file_without_ffmpeg(
 ) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always")
     try:
-        bot.engine.speech.ffmpeg = None
+        bot.engine.senses.speech.ffmpeg = None
         fake_openai.voices.extend([MP3, b"no known audio"])
         front = Front(bot.engine, bot.services, "b", "pip")
         spoken = await front.receive(make_event("hi"))
@@ -274,7 +274,7 @@ async def test_ffmpeg_on_path_makes_a_voice_note_within_its_time(
 ) -> None:
     bot = await openai_bot(tmp_path / "k.sqlite3", fake_openai, "always")
     try:
-        speech = bot.engine.speech
+        speech = bot.engine.senses.speech
         converted = b"OggS converted " + bytes(10)
         speech.ffmpeg = fake_ffmpeg(
             tmp_path, f"sys.stdin.buffer.read()\nsys.stdout.buffer.write({converted!r})"

@@ -184,7 +184,7 @@ async def test_a_failing_command_apologises_and_a_blocked_sender_hears_nothing(
         [failure] = caplog.records
         assert "/memories" in failure.getMessage() and "ValueError" in failure.getMessage()
         assert "4417" not in failure.getMessage()
-        bot.engine.gate = Gate(AccessConfig(block_users=["bob"]))
+        bot.engine.admission.gate = Gate(AccessConfig(block_users=["bob"]))
         await memo.command(room, memo.event("room", "bob", "Bob"), "memories")
         assert room.log == [say("en", "failed_here")]
     finally:

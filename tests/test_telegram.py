@@ -604,7 +604,7 @@ async def test_webhook_mode_takes_updates_with_the_secret_only(tmp_path: Path) -
 
 
 async def test_a_blocked_user_gets_no_commands_and_a_fast_one_is_told_once(tg: Harness) -> None:
-    tg.bot.engine.gate = Gate(AccessConfig(messages_per_minute=2, block_users=[str(BOB)]))
+    tg.bot.engine.admission.gate = Gate(AccessConfig(messages_per_minute=2, block_users=[str(BOB)]))
     tg.fake.send_text(BOB, BOB, "/remember I like tea")
     tg.fake.send_text(ALICE, ALICE, "/remember my cat is Mochi")
     [said] = await tg.fake.next_messages()
@@ -959,7 +959,7 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     try:
         async with FakeTelegram() as fake:
             adapter = telegram_adapter(bot, fake)
-            adapter.engine.speech.ffmpeg = None  # (none on PATH: other audio goes as a file)
+            adapter.engine.senses.speech.ffmpeg = None  # (none on PATH: other audio goes as a file)
             await adapter.start()
             try:
                 fake_openai.transcripts.append("How are you?")

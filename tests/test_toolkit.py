@@ -320,7 +320,7 @@ async def test_the_chat_model_calls_a_host_tool_for_the_sender(tmp_path: Path) -
     model = ScriptedChatModel()
     bot = await open_bot(tmp_path / "kizuna.db", [persona], model=model)
     try:
-        bot.engine.toolbox = box(persona, bot.clock)
+        bot.engine.calls.toolbox = box(persona, bot.clock)
         answers = {}
         for user in ("u7", "u8"):  # two people in one group, each with their own memory
             model.push(calling("where", {"note": "n"}), "[NEUTRAL] there")
@@ -345,7 +345,7 @@ async def test_an_admin_only_tool_is_offered_to_a_groups_admin_never_in_a_dm(
     model = ScriptedChatModel()
     bot = await open_bot(tmp_path / "kizuna.db", [persona], model=model)
     try:
-        bot.engine.toolbox = box(persona, bot.clock)
+        bot.engine.calls.toolbox = box(persona, bot.clock)
         offered = {}
         for where, event in {
             "group admin": make_event("hi", is_dm=False, admin=True),

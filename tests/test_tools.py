@@ -33,14 +33,14 @@ from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError
 async def bot(tmp_path: Path, fake_openai: FakeOpenAI) -> AsyncIterator[Bot]:
     """Pip, who may search and translate, on the fake server: chat and tools tiers there."""
     pip = make_persona("pip", name="Pip", tools=["web_search", "translate"])
-    opened = await open_bot(tmp_path / "k.sqlite3", [pip])
     client = make_client(fake_openai.base_url, "sk-test", 5.0)
     model = OpenAIChatModel(
         client, "fake-chat", timeout=5.0, max_retries=0, retry_base_delay=0.01, rng=random.Random(0)
     )
-    opened.engine.models = ModelRouter(dict.fromkeys(TIERS, model))
+    router = ModelRouter(dict.fromkeys(TIERS, model))
+    opened = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
     zhipu = make_client(fake_openai.zhipu_base_url, "id.secret", 5.0)
-    opened.engine.search = ZhipuSearch(zhipu)
+    opened.engine.calls.search = ZhipuSearch(zhipu)
     try:
         yield opened
     finally:
@@ -60,7 +60,7 @@ async def test_a_search_is_condensed_for_the_model_and_cited_in_the_reply(
 ) -> None:
     fake_openai.reply_tool_call("web_search", {"query": "Oslo weather"})
     fake_openai.reply_text("[HAPPY] It looks sunny in Oslo today [2].")
-    with caplog.at_level(logging.INFO, logger="bot.turn.engine"):
+    with caplog.at_level(logging.INFO, logger="bot.turn.calls"):
         reply = await bot.engine.handle(make_event("what's the weather in Oslo?"))
     assert reply.text == ("It looks sunny in Oslo today [2].\n\nSources: [2] https://example.org/2")
     [search] = fake_openai.search_requests
@@ -84,7 +84,7 @@ async def test_translation_is_faithful_then_said_in_the_personas_voice(
     fake_openai.reply_tool_call("translate", {"text": "早上好", "target_language": "English"})
     fake_openai.reply_text("Good morning", usage=(30, 2))
     fake_openai.reply_text('[HAPPY] That\'s "Good morning" - a lovely way to start!')
-    with caplog.at_level(logging.INFO, logger="bot.turn.engine"):
+    with caplog.at_level(logging.INFO, logger="bot.turn.calls"):
         reply = await bot.engine.handle(make_event("how do you say 早上好 in English?"))
     assert reply.text == 'That\'s "Good morning" - a lovely way to start!'
     _, translator, last = fake_openai.chat_requests

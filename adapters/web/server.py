@@ -218,7 +218,7 @@ class WebServer:
     def app(self) -> web.Application:
         # Request bodies are documents or pictures at most (chat goes over the socket, in
         # small frames).
-        body_limit = max(self.engine.documents.limit, self.engine.pictures.limit) + MAX_FRAME
+        body_limit = max(self.engine.documents.limit, self.engine.senses.pictures.limit) + MAX_FRAME
         app = web.Application(middlewares=[self._guard], client_max_size=body_limit)
         static = _static()
         routes = [
@@ -455,7 +455,9 @@ class WebServer:
             try:
                 return await request.read()
             except web.HTTPRequestEntityTooLarge:  # sent without a Content-Length
-                raise FetchError(f"a picture over {self.engine.pictures.limit} bytes") from None
+                raise FetchError(
+                    f"a picture over {self.engine.senses.pictures.limit} bytes"
+                ) from None
 
         kind = request.content_type if request.content_type.startswith("image/") else ""
         picture = Attachment(name, "", kind, declared, fetch)

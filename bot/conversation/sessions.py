@@ -157,7 +157,7 @@ class Turn:
     # Pictures shown with it to a chat model that sees (bot.media.pictures.show): in memory until
     # then, never in its JSON form nor stored.
     images: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
-    # What came to mind as it was answered (memories, pages, results: bot.turn.context's note of
+    # What came to mind as it was answered (memories, pages, results: bot.turn.compose's note of
     # the turn, without what changes every turn), shown before it in the prompts after, as
     # it was (a prompt cache reuses them). In memory only, like the pictures: never stored.
     note: str = field(default="", repr=False, compare=False)

@@ -7,7 +7,7 @@ bot's own names there). `hear` notes each message in its channel and says why it
 persona, if it does: a private chat, a mention, a reply, a bound channel, one of the persona's
 names called (word-boundary aware, any case; a Chinese name anywhere in the text), or a
 question right after the persona's own message by the one it answered. `decide` takes the
-messages of one turn (a burst: bot.turn.bursts) and says whether the persona speaks:
+messages of one turn (a burst: bot.turn.settle) and says whether the persona speaks:
 
 - called on: it speaks, in `listen` mode too (a private chat is always calling on it);
 - uninvited: in `speak` mode, by chance (`talkativeness`), unless it has said

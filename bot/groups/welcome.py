@@ -20,7 +20,7 @@ from bot.llm.router import ModelRouter
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
 from bot.prompts import EMOTION_INSTRUCTION, QUOTED, system_text, welcome_messages
-from bot.turn.context import parse_emotion
+from bot.turn.compose import parse_emotion
 from memory.clock import Clock
 
 __all__ = ["WELCOME_EVERY", "Welcomes"]

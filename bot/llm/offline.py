@@ -188,7 +188,7 @@ class OfflineChatModel:
 
     def _reply(self, messages: Sequence[Message]) -> str:
         # The system messages newest first: the card's words after the history, the newest
-        # turn's note (bot.turn.context: the memories recalled, the time, what is due), the notes
+        # turn's note (bot.turn.compose: the memories recalled, the time, what is due), the notes
         # of the turns before it, the persona's system prompt.
         system = "\n\n".join(m.content for m in reversed(messages) if m.role == "system")
         name_match = _NAME.search(system)  # a card's own instructions may come first

@@ -70,7 +70,7 @@ def wants_hearing(event: ChatEvent) -> bool:
 
 
 class Hearing:
-    """Listens to the recordings of messages; one per engine (`Engine.hearing`), for every
+    """Listens to the recordings of messages; one per engine (bot.turn.senses), for every
     platform and persona. `count` counts one more medium of a sender's (False: past the
     hour's limit); `refund` takes it back for a recording refused before it was heard (too
     big, not fetched, nothing to hear it with)."""

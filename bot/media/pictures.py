@@ -166,7 +166,7 @@ def shrink(name: str, data: bytes, side: int) -> Picture:
 
 
 class Pictures:
-    """Looks at the pictures of messages; one per engine (`Engine.pictures`), for every
+    """Looks at the pictures of messages; one per engine (bot.turn.senses), for every
     platform and persona. Counts each user's media (pictures, stickers, GIFs) per hour,
     against `media_per_hour`: those taken in (one refused for its size, or that could not
     be fetched or read, is given back)."""

@@ -69,7 +69,7 @@ def audio_kind(audio: bytes) -> tuple[str, str] | None:
 
 
 class Speech:
-    """Says replies aloud; one per engine (`Engine.speech`). `platforms`: where a voice note
+    """Says replies aloud; one per engine (bot.turn.senses). `platforms`: where a voice note
     can be sent (`Platform.voice`); `count` counts one more medium of a user's (False: past the
     hour's limit); `ffmpeg`: its path, to make OGG/Opus of other audio (None: such audio goes
     as a file)."""

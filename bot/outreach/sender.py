@@ -31,7 +31,7 @@ from bot.outreach.policy import WEEK, may_write
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
 from bot.prompts import Occasion, outreach_messages
-from bot.turn.context import parse_emotion
+from bot.turn.compose import parse_emotion
 from memory.clock import Clock
 from memory.recall import Recalled
 from memory.records import Contact, Intention
@@ -159,7 +159,7 @@ class Outreach:
                 continue
             room = Scope.parse(intention.scope).room
             if not is_private(room) and not persona.outreach.groups and not asked:
-                continue  # brought up in the group's conversation, if at all (bot.turn.engine)
+                continue  # brought up in the group's conversation, if at all (bot.turn.recall)
             courier = couriers.get(room.split(":", 1)[0])
             if courier is None:
                 continue  # a console or web conversation: nobody to write to

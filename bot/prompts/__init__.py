@@ -1,5 +1,5 @@
 """Every prompt the models are given, as text and the small pure functions that format it:
-one module per kind. Building the chat prompt within its token budget is bot.turn.context's; the
+one module per kind. Building the chat prompt within its token budget is bot.turn.compose's; the
 encoder's prompt is memory.encoding's (memory cannot import bot)."""
 
 from __future__ import annotations

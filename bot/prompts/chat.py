@@ -1,8 +1,8 @@
 """The chat tier's system prompt: who the persona is, whom it talks with, the emotion tag it
 begins with, and the headings of what else the prompt holds (lore, a greeting, a recap, the
-running summary); and the time, which bot.turn.context puts in the note of the turn's own near the
+running summary); and the time, which bot.turn.compose puts in the note of the turn's own near the
 end of the prompt (what changes every turn comes last: a provider's prompt cache reuses what
-comes before it). Card placeholders ({{char}}, {{user}}) are left in: bot.turn.context fills them.
+comes before it). Card placeholders ({{char}}, {{user}}) are left in: bot.turn.compose fills them.
 
 What users wrote, and what models wrote from it, is put in through memory.quoting: quoted, one
 line each, so no text of theirs opens a section or becomes another speaker's line."""

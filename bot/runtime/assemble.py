@@ -1,6 +1,7 @@
 """Putting the bot together: configuration -> personas, models, store, memory bank, sessions,
-engine, what the commands work with, scheduler (and the personas' writing first, which the host
-gives its couriers). Adapters start a `Runtime`, feed its engine and its commands, and close it."""
+engine (its collaborators and the stages of a turn: `build_engine`), what the commands work
+with, scheduler (and the personas' writing first, which the host gives its couriers). Adapters
+start a `Runtime`, feed its engine and its commands, and close it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import functools
 import gc
 import os
 import random
+import shutil
 import socket
 import threading
 from collections.abc import Iterable, Mapping
@@ -20,24 +22,39 @@ from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.scheduler import Scheduler
 from bot.conversation.sessions import SessionManager
+from bot.conversation.slots import StateSlots
+from bot.groups.floor import Floor
+from bot.groups.relay import Relay
+from bot.groups.welcome import Welcomes
 from bot.llm.embedding import build_embedder
-from bot.llm.router import OllamaProbe, build_router, probe_ollama
+from bot.llm.router import ModelRouter, OllamaProbe, build_router, probe_ollama
+from bot.media.document_mode import DocumentMode
+from bot.media.hearing import Hearing
+from bot.media.pictures import Pictures
+from bot.media.speech import Speech
 from bot.outreach import Outreach
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
-from bot.runtime.config import Config, storage_dsn
+from bot.runtime.config import Config, EngineConfig, storage_dsn
 from bot.tools import Toolbox
-from bot.tools.builtin import build_search
+from bot.tools.builtin import SearchBackend, build_search
 from bot.tools.reminder import StoredReminders
 from bot.turn.access import Gate
+from bot.turn.admit import Admission
+from bot.turn.after import After
+from bot.turn.answer import Answering
+from bot.turn.calls import ToolCalls
 from bot.turn.engine import Engine
+from bot.turn.recall import Recall
 from bot.turn.recollect import Recollector
+from bot.turn.senses import Senses
+from bot.turn.settle import Bursts, Settling, Sleep
 from memory.bank import MemoryBank
 from memory.clock import Clock, SystemClock
 from memory.storage import Storage, open_store
 from memory.text import warm_up
 
-__all__ = ["Runtime", "load_personas", "open_runtime", "persona_library"]
+__all__ = ["Runtime", "build_engine", "load_personas", "open_runtime", "persona_library"]
 
 # Seconds a shutdown waits for state updates still running after a reply before cancelling
 # them (the next turn's update covers the same exchange).
@@ -96,8 +113,8 @@ class Runtime:
             await self.engine.drain(grace=SHUTDOWN_GRACE)
         finally:
             try:
-                if self.engine.toolbox is not None:
-                    await self.engine.toolbox.close()
+                if self.engine.calls.toolbox is not None:
+                    await self.engine.calls.toolbox.close()
             finally:
                 try:
                     await self.scheduler.stop()  # the final save
@@ -164,14 +181,12 @@ async def open_runtime(
         await store.close()
         raise
     recollector = Recollector(bank, models, config.memory, random.Random(rng.randrange(2**32)))
-    engine = Engine(
+    engine = build_engine(
         personas=personas,
         platforms=platforms,
         models=models,
         sessions=sessions,
-        rooms=store,
-        contacts=store,
-        intentions=store,
+        store=store,
         clock=clock,
         settings=config.engine,
         memory=recollector,
@@ -179,6 +194,7 @@ async def open_runtime(
         search=search,
         toolbox=toolbox,
         rng=random.Random(rng.randrange(2**32)),
+        ffmpeg=shutil.which("ffmpeg"),
     )
     desk = Desk(personas=personas, sessions=sessions, clock=clock, memory=bank, scopes=store)
     services = Services(
@@ -226,3 +242,78 @@ async def open_runtime(
         outreach=outreach,
     )
     return Runtime(config, engine, services, store, bank, scheduler, data_dir, warming)
+
+
+def build_engine(
+    *,
+    personas: Mapping[str, Persona],
+    platforms: Platforms,
+    models: ModelRouter,
+    sessions: SessionManager,
+    store: Storage,
+    clock: Clock,
+    settings: EngineConfig,
+    memory: Recollector | None,
+    rng: random.Random,
+    ffmpeg: str | None,
+    gate: Gate | None = None,
+    search: SearchBackend | None = None,
+    toolbox: Toolbox | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> Engine:
+    """The engine and everything a turn goes through. `rng` draws whether a persona joins a
+    group's conversation uninvited (bot.groups.floor); `sleep` waits out a burst
+    (bot.turn.settle), both injected so tests decide; `ffmpeg`: the converter speech uses
+    where a platform plays only its own audio format (None: there is none)."""
+    tz = settings.tz()
+    floor = Floor(clock, rng, models=models, rooms=store)
+    documents = DocumentMode(
+        personas=personas,
+        platforms=platforms,
+        models=models,
+        sessions=sessions,
+        clock=clock,
+        settings=settings,
+    )
+    pictures = Pictures(models, clock, settings)  # (one count per user)
+    hearing = Hearing(models, pictures.count, pictures.refund, settings)  # (counted with them)
+    speech = Speech(models, store, platforms, pictures.count, ffmpeg)
+    slots = StateSlots(models)
+    calls = ToolCalls(models, clock, memory=memory, search=search, toolbox=toolbox)
+    bursts = Bursts(
+        clock, window=settings.burst_seconds, longest=settings.burst_longest_seconds, sleep=sleep
+    )
+    return Engine(
+        personas=personas,
+        platforms=platforms,
+        sessions=sessions,
+        clock=clock,
+        tz=tz,
+        settings=settings,
+        models=models,
+        memory=memory,
+        rooms=store,
+        contacts=store,
+        intentions=store,
+        floor=floor,
+        relay=Relay(clock),
+        welcomes=Welcomes(clock, models),
+        documents=documents,
+        slots=slots,
+        admission=Admission(personas, platforms, sessions, floor, store, clock, gate),
+        senses=Senses(personas, platforms, pictures, hearing, speech),
+        settling=Settling(sessions, platforms, clock, bursts, documents),
+        recall=Recall(
+            calls,
+            documents,
+            store,
+            store,
+            clock,
+            tz,
+            memory=memory,
+            intent_by_model=settings.intent == "model",
+        ),
+        answering=Answering(calls, platforms, store, clock, memory=memory),
+        after=After(models, sessions, slots, store, clock, fold_tokens=settings.fold_tokens),
+        calls=calls,
+    )

@@ -124,7 +124,7 @@ class EngineConfig:
     # Who decides what a message wants (memory, a search, a translation): "local" rules, free;
     # "model" asks the intent tier, one call a message.
     intent: Literal["local", "model"] = "local"
-    # Bursts on Discord and Telegram (bot.turn.bursts): messages of one conversation coming within
+    # Bursts on Discord and Telegram (bot.turn.settle): messages of one conversation coming within
     # `burst_seconds` of each other are answered together, once it is that quiet, or once
     # `burst_longest_seconds` have passed since the first. 0: each answered at once.
     burst_seconds: float = 2.0

@@ -60,7 +60,7 @@ MCP_SEPARATOR = "__"  # the model calls a server's tool SERVER__TOOL
 @dataclass(slots=True, frozen=True)
 class Sender:
     """Whom a turn's tool calls act for: everyone whose words the turn answers, since any of
-    them may have asked for a call (bot.turn.engine makes it)."""
+    them may have asked for a call (bot.turn.settle makes it)."""
 
     speakers: tuple[str, ...]  # their ids, each once (a person's, a persona's, a chat's)
     # Every one of them is an admin of the chat (bot/events.py ChatEvent.admin), not in a DM.

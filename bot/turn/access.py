@@ -1,7 +1,7 @@
 """Who may talk to the personas, and how fast: allow and block lists of users, chats (Discord
 servers, Telegram groups), channels and Discord roles, and a per-user rate limit.
-Platform-free: every message goes through the engine, and every command through
-`Engine.admit`, to this gate.
+Platform-free: every message goes through the engine's admission (bot.turn.admit), and every
+command through `Admission.admit`, to this gate.
 
 Over the limit a user is told once, in the persona's voice, then the persona stays quiet until
 the minute has passed; those messages are not kept (a flood is not a conversation).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -33,6 +34,7 @@ from bot.outreach.courier import Courier
 from bot.persona.file import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.persona.toolspec import CustomTool
 from bot.platforms import Platforms
+from bot.runtime.assemble import build_engine
 from bot.runtime.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.tools import Toolbox
 from bot.tools.reminder import StoredReminders
@@ -297,7 +299,7 @@ def with_tools(bot: Bot) -> Toolbox:
         installed={"dice": "bot.tools.dice:dice", "reminder": "bot.tools.reminder:reminder"},
         reminders=functools.partial(StoredReminders, bot.store, bot.clock),
     )
-    bot.engine.toolbox = toolbox
+    bot.engine.calls.toolbox = toolbox
     return toolbox
 
 
@@ -350,19 +352,18 @@ async def open_bot(
     router = router or make_router(model)
     timer = FakeTimer(clock)
     recollector = Recollector(bank, router, memory or MemoryConfig(), random.Random(0))
-    engine = Engine(
+    engine = build_engine(
         personas=by_key,
         platforms=PLATFORMS,
         models=router,
         sessions=sessions,
-        rooms=store,
-        contacts=store,
-        intentions=store,
+        store=store,
         clock=clock,
         # Answered at once unless a test sets a burst window (and moves `timer`).
         settings=settings or EngineConfig(timezone="UTC", burst_seconds=0),
         memory=recollector,
         rng=random.Random(0),
+        ffmpeg=shutil.which("ffmpeg"),
         sleep=timer.sleep,
     )
     desk = Desk(personas=by_key, sessions=sessions, clock=clock, memory=bank, scopes=store)

@@ -52,7 +52,7 @@ class ModelCall:
 
     @property
     def note(self) -> str:
-        """A chat prompt's note of its newest turn (bot.turn.context): what came to mind for it that
+        """A chat prompt's note of its newest turn (bot.turn.compose): what came to mind for it that
         the earlier turns' notes do not show, the time, what is due."""
         return self.messages[-2].content if self.messages[-2].role == "system" else ""
 

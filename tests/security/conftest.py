@@ -134,7 +134,8 @@ async def fake(world: World) -> AsyncIterator[FakeOpenAI]:
             rng=random.Random(0),
         )
         router = ModelRouter(dict.fromkeys(TIERS, model))
-        world.bot.engine.models = router
+        engine = world.bot.engine  # the tiers the turn's stages call
+        engine.models = engine.calls.models = engine.after.models = router
         assert world.bot.engine.memory is not None
         world.bot.engine.memory.models = router  # deep recall asks the intent tier
         world.bot.lifecycle.models = router  # and encoding, the summary tier

@@ -59,13 +59,13 @@ async def bot(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Bot]:
         custom_tools=[CustomTool("where", module="tests.fakes.tools:where")],
         mcp_servers=[server],
     )
-    opened = await open_bot(tmp_path / "k.sqlite3", [pip])
     client = make_client(fake.base_url, OPENAI_API_KEY, 5.0)
     model = OpenAIChatModel(
         client, "fake-chat", timeout=5.0, max_retries=0, retry_base_delay=0.01, rng=random.Random(0)
     )
-    opened.engine.models = ModelRouter(dict.fromkeys(TIERS, model))
-    opened.engine.search = ZhipuSearch(make_client(fake.zhipu_base_url, "id.secret", 5.0))
+    router = ModelRouter(dict.fromkeys(TIERS, model))
+    opened = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
+    opened.engine.calls.search = ZhipuSearch(make_client(fake.zhipu_base_url, "id.secret", 5.0))
     toolbox = Toolbox(
         {"pip": pip},
         clock=opened.clock,
@@ -73,7 +73,7 @@ async def bot(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Bot]:
         rng=random.Random(0),
         environ={"PATH": os.environ["PATH"]},
     )
-    opened.engine.toolbox = toolbox
+    opened.engine.calls.toolbox = toolbox
     try:
         yield opened
     finally:

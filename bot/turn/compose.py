@@ -1,7 +1,8 @@
-"""The chat prompt, built within its token budget: the system prompt (bot.prompts' text, with
-a card's placeholders filled), then as many of the latest turns as fit, with a note of the
+"""Compose: what came to mind for a turn in (`InMind`, bot.turn.recall), its chat prompt out
+(`Composed`), built within its token budget: the system prompt (bot.prompts' text, with a
+card's placeholders filled), then as many of the latest turns as fit, with a note of the
 turn's own (the time, the memories, the lorebook entries the recent turns bring up...) before
-the newest; and the emotion tag the reply is asked to begin with, read back.
+the newest; and the emotion tag the reply is asked to begin with, read back (`parse_emotion`).
 
 What users wrote, and what models wrote from it (recaps, summaries, notes, documents), is put
 in through memory.quoting: quoted, one line each, so no text of theirs opens a section of the
@@ -16,7 +17,7 @@ from datetime import datetime
 
 from bot.conversation.sessions import Turn
 from bot.llm.base import Message
-from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
+from bot.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
 from bot.persona import cards
 from bot.persona.card_file import lore_book
 from bot.persona.file import Persona
@@ -31,9 +32,11 @@ from bot.prompts import (
     state_section,
     summary_section,
 )
+from bot.runtime.config import EngineConfig
+from bot.turn.recall import InMind
 from memory.quoting import flat, quote
 
-__all__ = ["Prompt", "build_chat_prompt", "parse_emotion"]
+__all__ = ["Composed", "Prompt", "build_chat_prompt", "compose", "parse_emotion"]
 
 # A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
 # "*smiles*" after a bare tag keeps its first.
@@ -52,6 +55,43 @@ class Prompt:
     # What of the newest turn's note is kept with it (`Turn.note`) for the prompts after: the
     # memories recalled (those the earlier notes did not show), not what changes every turn.
     note: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class Composed:
+    """A turn's prompt, with what came to mind for it."""
+
+    mind: InMind
+    prompt: Prompt
+
+
+def compose(mind: InMind, settings: EngineConfig) -> Composed:
+    """The turn's prompt, within the context budget less the reply's (and the share of the
+    pictures shown to a chat model that sees). The newest turn keeps the prompt's note to be
+    shown before it in the prompts after; never a note of private memories, which the user
+    may make private again from any process."""
+    settled = mind.settled
+    persona, session, event = settled.persona, settled.session, settled.event
+    reading = session.reading is not None
+    prompt = build_chat_prompt(
+        persona,
+        session.turns,
+        session.state,
+        user_name=event.user_name,
+        group=not event.is_dm and persona.memory.scope == "channel",
+        now=mind.now,
+        budget=settings.context_tokens
+        - settings.reply_tokens
+        - IMAGE_TOKENS * sum(len(t.images) for _, t in settled.taken),
+        memories="" if reading else mind.section,
+        passages=mind.section if reading else "",
+        summary=session.summary,
+        recap=session.recap,
+        aliases=mind.aliases,
+        followup=mind.followup,
+    )
+    session.turns[-1].note = prompt.note if mind.private is None else ""
+    return Composed(mind, prompt)
 
 
 def _filled(text: str, persona: Persona, user_name: str) -> str:
@@ -142,7 +182,7 @@ def build_chat_prompt(
         system += "\n\n" + constant
     greeting = _filled(persona.card.first_message.strip(), persona, user_name)
     # The card's greeting, unless the conversation opened with it as the persona's first turn
-    # (bot.turn.engine's greet): the model sees it there.
+    # (bot.turn.settle's greeting): the model sees it there.
     opened = bool(turns) and turns[0].role == "assistant" and turns[0].text == greeting
     if greeting and not recap and not summary and not opened:
         system += "\n\n" + greeting_section(greeting)
