@@ -45,7 +45,8 @@ from adapters.wizard import (
     is_yes,
     write_config,
 )
-from bot import __version__
+from bot import __version__, redact
+from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError, probe_ollama
 from bot.persona import cards
@@ -53,9 +54,7 @@ from bot.persona.card_file import persona_card, persona_key, persona_toml
 from bot.persona.file import Persona, PersonaLibrary, load_persona
 from bot.persona.toolspec import BUILTIN_TOOLS
 from bot.platforms import Platforms
-from bot.runtime import redact
 from bot.runtime.assemble import load_personas, open_runtime, persona_library
-from bot.runtime.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from bot.tools import Toolbox
 from bot.tools.box import Limits

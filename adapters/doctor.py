@@ -24,6 +24,8 @@ from pathlib import Path
 
 from adapters.host import hosted_personas
 from adapters.kinds import Level, kind_of
+from bot import redact
+from bot.config import BotConfig, Config, storage_dsn
 from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
 from bot.llm.router import (
@@ -34,8 +36,6 @@ from bot.llm.router import (
     probe_ollama,
 )
 from bot.persona.file import Persona, PersonaLibrary
-from bot.runtime import redact
-from bot.runtime.config import BotConfig, Config, storage_dsn
 from bot.tomlfile import TomlError
 from bot.tools import Toolbox
 from bot.tools.builtin import build_search

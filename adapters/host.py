@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from adapters.kinds import Adapter, Kind, kind_of, unset
 from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
+from bot import redact
+from bot.config import BotConfig, Config
 from bot.llm.router import OllamaProbe, probe_ollama
 from bot.outreach.courier import Courier
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
-from bot.runtime import redact
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import BotConfig, Config
 from bot.tomlfile import TomlError
 from memory.clock import Clock
 from memory.errors import KizunaError

@@ -6,7 +6,7 @@ from the configuration, and how `kizuna doctor` checks its token.
     adapter = kind.start(runtime, config, bot, token, secret, bot_id)
 
 A new platform is its adapter module, declaring `PLATFORM` and `KIND`, its line in `MODULES`,
-and its name among the `platform` choices of bot.runtime.config.BotConfig (the configuration
+and its name among the `platform` choices of bot.config.BotConfig (the configuration
 is checked as it loads, before any adapter is imported).
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from bot.config import ENV_NAME, BotConfig, Config
 from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
-from bot.runtime.config import ENV_NAME, BotConfig, Config
 from bot.tomlfile import TomlError
 
 __all__ = ["MODULES", "Adapter", "Kind", "Level", "kind_of", "unset"]

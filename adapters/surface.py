@@ -47,12 +47,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
+from bot import redact
 from bot.catalogue import say
 from bot.commands.answers import Answer
 from bot.events import Addressed, Attachment, ChatEvent, FetchError, Voice, split_chunks
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
-from bot.runtime import redact
 from bot.turn.engine import Engine
 
 __all__ = ["CourierSurface", "EventDetails", "Surface", "attachment", "typing_every"]

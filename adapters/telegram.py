@@ -67,17 +67,17 @@ from telegram.ext import (
 
 from adapters.kinds import Kind, Level
 from adapters.surface import CourierSurface, attachment, typing_every
+from bot import redact
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer, Button
 from bot.commands.services import Services
+from bot.config import BotConfig, Config
 from bot.events import Addressed, Attachment, ChatEvent, Voice
 from bot.front import Front, Spoken
 from bot.outreach.courier import Delivery
 from bot.platforms import Platform
-from bot.runtime import redact
 from bot.runtime.assemble import Runtime
-from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 from memory.clock import Clock
 

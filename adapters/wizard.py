@@ -30,9 +30,9 @@ import tomlkit
 from tomlkit.items import AoT, Table
 
 from adapters.doctor import Finding, check_bot
+from bot.config import ENV_NAME, BotConfig, Config, load_config
 from bot.llm.router import OllamaProbe, ollama_url
 from bot.persona.file import PersonaLibrary
-from bot.runtime.config import ENV_NAME, BotConfig, Config, load_config
 from memory.errors import KizunaError
 from memory.private import write_private
 

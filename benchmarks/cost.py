@@ -10,7 +10,7 @@ conversations close and are encoded; each day a tick after prune_hour (04:00) ru
 
 The models are the fake OpenAI server of the tests (tests/fakes/openai_server.py) answering
 each kind of request plausibly: a ~30-word chat reply, an encoding JSON object built from the
-transcript (what is coming in it read as memory.intentions.spot reads it), a running
+transcript (what is coming in it read as memory.encoding.intentions.spot reads it), a running
 summary, intent queries, a state tool call. Token counts are estimated as Kizuna estimates
 them (bot/llm/tokens.py), tool definitions included.
 
@@ -67,6 +67,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, from anywhere
 
 from adapters.telegram import PLATFORM as TELEGRAM
+from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
@@ -74,10 +75,9 @@ from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens, pieces
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
-from bot.runtime.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.turn.recollect import about_the_past, memory_section
 from memory.clock import FakeClock
-from memory.intentions import spot
+from memory.encoding.intentions import spot
 from tests.fakes.courier import RecordingCourier
 from tests.fakes.factories import make_picture
 from tests.fakes.openai_server import (
@@ -406,7 +406,8 @@ class SimulatedModel(FakeOpenAI):
             if zh
             else f"We left off with {who} saying: {said[-1][:80] if said else ''}"
         )
-        # What is coming, as a model would read it (memory.intentions.spot is that reading).
+        # What is coming, as a model would read it (memory.encoding.intentions.spot is that
+        # reading).
         noon = datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC) if day else START
         intentions, special_days = [], []
         for text in said:

@@ -10,7 +10,7 @@ default; the figures name the embedder they were measured with).
 Every user starts with a few long-term memories, so each turn recalls for real (full text,
 FAISS, the diary for dates). Their texts name the user by one of NAMES, so across users they
 repeat and e5 embeds each text once (the store's cache of embeddings); the cues are every
-message, embedded as a crowd's are (memory/cues.py). The scheduler runs as in production
+message, embedded as a crowd's are (memory/recall/cues.py). The scheduler runs as in production
 (autosave of dirty sessions every `snapshot_seconds`, index saves). Three measurements:
 
 1. Capacity: every session sends its messages back to back, all sessions at once; messages per
@@ -52,13 +52,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.config import TIERS, Config, EngineConfig
 from bot.conversation.sessions import Turn, persona_room
 from bot.events import ChatEvent
 from bot.llm.base import Completion, Message, Usage
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
-from bot.runtime.config import TIERS, Config, EngineConfig
 from bot.runtime.loopwatch import LoopWatch
 from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank

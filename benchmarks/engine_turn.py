@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.console import PLATFORM as CONSOLE
+from bot.config import Config
 from bot.events import ChatEvent
 from bot.persona.file import PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime.assemble import load_personas, open_runtime
-from bot.runtime.config import Config
 from memory.clock import FakeClock
 
 LINES = [

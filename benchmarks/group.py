@@ -48,12 +48,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.config import TIERS, EngineConfig
 from bot.events import Addressed, ChatEvent, Reply
 from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import GroupPolicy
-from bot.runtime.config import TIERS, EngineConfig
 from bot.turn.compose import parse_emotion
 from memory.clock import FakeClock
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot

@@ -1,25 +1,24 @@
-"""How well intentions are found without a model: the local reading (memory.intentions), which
+"""How well intentions are found without a model: the local reading (memory.encoding.intentions),
+which
 the offline model answers with and the encoder falls back on when the summary model's JSON is
 unusable twice.
 
     python benchmarks/intentions.py
 
-Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai with what a
-friend would take from it: a follow-up, a reminder or a special day, and its due time by
-memory.intentions' rules, or nothing. The first: thirty-eight sentences (the last eight written
-after the reading and not tuned for). The second, benchmarks/data/intentions.json: 158
-chat-style messages in English and Chinese, 60 of them distractors that mention a time but
-promise nothing, split before any tuning into a tune part and a held-out part (every third with
-an intention and every third without) that nothing is tuned on. Each message goes through
-`local_reading` as one user's message of a conversation. Counted per set or part: found with
-the right day, wrong day, wrong time (the right day), missed, false positives (an intention
-where none is expected, or a second one), and stated times right (of those whose words state a
-clock time, due at the right minute). A summary model reading the conversation does better;
-it is not measured here (no key in CI). The last line is one JSON object: {"first_set",
-"tune", "held_out": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
-"false_positives", "found_right_day", "stated_times", "stated_times_right",
-"false_positive_rate"}, "us_per_sentence"}.
-"""
+Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai with what a friend
+would take from it: a follow-up, a reminder or a special day, and its due time by
+memory.encoding.intentions' rules, or nothing. The first: thirty-eight sentences (the last eight
+written after the reading and not tuned for). The second, benchmarks/data/intentions.json: 158
+chat-style messages in English and Chinese, 60 of them distractors that mention a time but promise
+nothing, split before any tuning into a tune part and a held-out part (every third with an intention
+and every third without) that nothing is tuned on. Each message goes through `local_reading` as one
+user's message of a conversation. Counted per set or part: found with the right day, wrong day,
+wrong time (the right day), missed, false positives (an intention where none is expected, or a
+second one), and stated times right (of those whose words state a clock time, due at the right
+minute). A summary model reading the conversation does better; it is not measured here (no key in
+CI). The last line is one JSON object: {"first_set", "tune", "held_out": {"sentences", "expected",
+"found", "wrong_day", "wrong_time", "missed", "false_positives", "found_right_day", "stated_times",
+"stated_times_right", "false_positive_rate"}, "us_per_sentence"}."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.intentions import Said, local_reading
+from memory.encoding.intentions import Said, local_reading
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)  # a Thursday

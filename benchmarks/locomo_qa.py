@@ -48,13 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from recall_quality import CATEGORIES, SCOPE, remember_conversation
 
+from bot.config import MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter, ModelSetupError, build_router
-from bot.runtime.config import MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.quoting import flat, quote
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 
 __all__ = [
     "ADVERSARIAL",

@@ -4,17 +4,16 @@ never at night, and how often does it write unasked?
     python benchmarks/outreach.py [--users 100] [--days 30] [--seed 1] [--step 5]
                                   [--store postgres | sqlite] [--dsn postgresql://...]
 
-Miao (personas/miao.toml: writing first on, 2 a week at most, a check-in after 3 days of
-silence, quiet 22-09) on Telegram, with the offline model. Scripted users in four time zones
-(30% set theirs with /timezone; the others' waking hours are learned from when they talk) talk
-privately on ~70% of days, a few messages at a random local hour between 10:00 and 21:00. Now
-and then (12% of talking days) one mentions something coming, in English or Chinese ("my exam
-is on Tuesday", 我下周三面试): memory.intentions.local_reading (what the offline model answers
-the encoder, and the encoder's fallback) makes the intentions, due and until by its rules, and
-the store keeps them (a birthday party may be read as a special day). A tenth of the users
-have a birthday in the month (a special day, due 09:00 local). A user who writes while one of
-their follow-ups is due has it brought up in that conversation (closed done: bot.turn.answer's
-part).
+Miao (personas/miao.toml: writing first on, 2 a week at most, a check-in after 3 days of silence,
+quiet 22-09) on Telegram, with the offline model. Scripted users in four time zones (30% set theirs
+with /timezone; the others' waking hours are learned from when they talk) talk privately on ~70% of
+days, a few messages at a random local hour between 10:00 and 21:00. Now and then (12% of talking
+days) one mentions something coming, in English or Chinese ("my exam is on Tuesday", 我下周三面试):
+memory.encoding.intentions.local_reading (what the offline model answers the encoder, and the
+encoder's fallback) makes the intentions, due and until by its rules, and the store keeps them (a
+birthday party may be read as a special day). A tenth of the users have a birthday in the month (a
+special day, due 09:00 local). A user who writes while one of their follow-ups is due has it brought
+up in that conversation (closed done: bot.turn.answer's part).
 
 Two Outreach instances (two processes: each its own sessions, model and courier) tick together
 every `--step` minutes of a fake clock: on PostgreSQL (a throwaway local server, or `--dsn`'s)
@@ -49,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from recall_latency import fresh_database, postgres_server
 
+from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
 from bot.front import Spoken
 from bot.llm.offline import OfflineChatModel
@@ -56,9 +56,8 @@ from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.persona.file import PersonaLibrary
-from bot.runtime.config import TIERS
 from memory.clock import FakeClock
-from memory.intentions import Said, local_reading
+from memory.encoding.intentions import Said, local_reading
 from memory.records import NewIntention
 from memory.storage import Storage
 from memory.storage.postgres import PgStore

@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.config import TIERS, MemoryConfig
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.runtime.config import TIERS, MemoryConfig
 from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import FakeClock

@@ -15,7 +15,7 @@ started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg
 full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
 indexes stay files in the bank's folder either way. `--store pgvector`: the same on a server
 with pgvector (`--dsn`, else the PostgreSQL 16 that the pgserver package bundles, started the
-same way), where the store searches vectors itself (memory.dense.ServerIndex): the "index
+same way), where the store searches vectors itself (memory.recall.dense.ServerIndex): the "index
 build" is the CREATE INDEX of the HNSW index over the filled table (as the first search makes
 it), nothing is loaded, the index size is the server's, and the FAISS what-ifs are left out.
 What differs by store is said where it is measured below; everything else is measured the same
@@ -60,8 +60,8 @@ server's planning and execution time stands in for "SQLite alone". The round tri
 aiosqlite `SELECT 1` on SQLite, a `SELECT 1` through the pool on PostgreSQL; the database size
 is the SQLite file and its WAL, or pg_database_size. Then the what-ifs, over all the
 questions: recall as is and as main was before a large scope's rows were copied in memory
-(memory/rowcache.py: what may come to mind read from the store on every recall), taken in turn
-for each question so the machine's load hits both alike, in wall time and in this process's CPU
+(memory/recall/rowcache.py: what may come to mind read from the store on every recall), taken in
+turn for each question so the machine's load hits both alike, in wall time and in this process's CPU
 time (all its threads; a PostgreSQL server's work is not in it); the store's full-text search
 within POSTINGS at any size; how much of the top 10 of each of those two recall as is still has
 (by memory and by text: the copy must keep all of main's); how long the scope's word index takes
@@ -76,7 +76,7 @@ its file.
 Flat or HNSW. For each of `--hnsw-dims`, vectors of distinct texts (the hash embedder at that
 dimension, over the same turns with the year moved on each cycle, so no two repeat) go into an
 exact index and an HNSW one built like ScopeIndex.build's (M, efConstruction, efSearch of
-memory/index.py), grown size by size; at each size, ScopeIndex.search for DENSE_CANDIDATES
+memory/recall/index.py), grown size by size; at each size, ScopeIndex.search for DENSE_CANDIDATES
 (100) is timed with FAISS's default OpenMP threads and with one, along with the HNSW build
 time so far, the time to add one vector, and how much of the exact top 100 HNSW finds.
 
@@ -118,15 +118,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import faiss
 import numpy as np
 
-import memory.dense
-import memory.index
-import memory.recall
-import memory.retrieval
+import memory.recall.dense
+import memory.recall.index
+import memory.recall.ranking
+import memory.recall.retrieval
 import memory.text
 from memory.bank import INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
 from memory.catchup import EMBED_BATCH
 from memory.embeddings import HashEmbedder
-from memory.index import (
+from memory.recall.index import (
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
     HNSW_FROM,
@@ -136,9 +136,9 @@ from memory.index import (
     ScopeIndex,
     index_path,
 )
-from memory.lexicon import ScopeLexicon
-from memory.links import Around, ScopeLinks
-from memory.recall import DENSE_CANDIDATES
+from memory.recall.lexicon import ScopeLexicon
+from memory.recall.links import Around, ScopeLinks
+from memory.recall.ranking import DENSE_CANDIDATES
 from memory.records import NewMemory, Vectors
 from memory.storage import DATABASE
 from memory.storage.sqlite import Store
@@ -528,18 +528,18 @@ async def recall_pass(
 
 
 @contextlib.contextmanager
-def store_fulltext(postings: int = memory.retrieval.POSTINGS) -> Iterator[None]:
+def store_fulltext(postings: int = memory.recall.retrieval.POSTINGS) -> Iterator[None]:
     """Recall searching words through the store at any size, within `postings` hits."""
     with (
-        patched(memory.retrieval, "LARGE_SCOPE", 1 << 62),
-        patched(memory.retrieval, "POSTINGS", postings),
+        patched(memory.recall.retrieval, "LARGE_SCOPE", 1 << 62),
+        patched(memory.recall.retrieval, "POSTINGS", postings),
     ):
         yield
 
 
 @contextlib.contextmanager
 def as_main(bank: MemoryBank) -> Iterator[None]:
-    """Recall as main had it before the copy of a large scope's rows (memory/rowcache.py):
+    """Recall as main had it before the copy of a large scope's rows (memory/recall/rowcache.py):
     what may come to mind read from the store."""
     with patched(bank.retrieval, "read", bank.store.get_memories):
         yield
@@ -656,10 +656,14 @@ async def breakdown(
         else:
             stack.enter_context(patched(pg, "_pool", Recorder(pg._pool, sent)))
         with (
-            patched(memory.retrieval, "terms", spent.wrap("text", memory.text.terms)),
-            patched(memory.retrieval, "fts_query", spent.wrap("text", memory.text.fts_query)),
+            patched(memory.recall.retrieval, "terms", spent.wrap("text", memory.text.terms)),
             patched(
-                memory.retrieval, "relevance", spent.wrap("relevance", memory.recall.relevance)
+                memory.recall.retrieval, "fts_query", spent.wrap("text", memory.text.fts_query)
+            ),
+            patched(
+                memory.recall.retrieval,
+                "relevance",
+                spent.wrap("relevance", memory.recall.ranking.relevance),
             ),
             patched(
                 bank.retrieval,
@@ -678,14 +682,14 @@ async def breakdown(
             ),
             patched(FaissSearch, "search", spent.wrap_async("dense search", FaissSearch.search)),
             patched(
-                memory.dense._ServerSearch,
+                memory.recall.dense._ServerSearch,
                 "search",
-                spent.wrap_async("dense search", memory.dense._ServerSearch.search),
+                spent.wrap_async("dense search", memory.recall.dense._ServerSearch.search),
             ),
             patched(
-                memory.dense._ServerSearch,
+                memory.recall.dense._ServerSearch,
                 "scores",
-                spent.wrap_async("vectors", memory.dense._ServerSearch.scores),
+                spent.wrap_async("vectors", memory.recall.dense._ServerSearch.scores),
             ),
             patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
             patched(ScopeIndex, "scores", spent.wrap("vectors", ScopeIndex.scores)),
@@ -832,10 +836,12 @@ async def measure(
     trip = await round_trip_ms(bank)
     bank.derived.lexicon.drop(SCOPE)
     started = time.perf_counter()
-    if size >= memory.retrieval.LARGE_SCOPE:
+    if size >= memory.recall.retrieval.LARGE_SCOPE:
         await bank.derived.lexicon.get(SCOPE)
     lexicon_s = time.perf_counter() - started
-    copy = await copy_rows(bank, cues[0], now) if size >= memory.retrieval.LARGE_SCOPE else None
+    copy = (
+        await copy_rows(bank, cues[0], now) if size >= memory.recall.retrieval.LARGE_SCOPE else None
+    )
 
     bank.retrieval.cues.clear()
     bank.derived.counts.clear()
@@ -1261,7 +1267,8 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
     print(
         "| store | embedder | memories | as is | interleaved: as is | as main (rows read from"
         " the store) | p50 ratio | p95 ratio | CPU time: as is | as main"
-        f" | store full-text within {memory.retrieval.POSTINGS:,} | its top {K} kept, by memory"
+        f" | store full-text within {memory.recall.retrieval.POSTINGS:,}"
+        f" | its top {K} kept, by memory"
         f" / by text | main's top {K} kept | word index read + build s"
         " | rows copied: s (CPU s), MB |"
     )

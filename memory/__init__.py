@@ -6,6 +6,6 @@ forgetting. Knows nothing of platforms or personas' prose.
 """
 
 from memory.bank import MemoryBank
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 
 __all__ = ["MemoryBank", "Recalled"]

@@ -10,9 +10,9 @@ A scope is an opaque string built by the caller ("miao/discord:g123/u456"); ever
 names it and the store filters by it, so nothing reaches across scopes. The store holds the
 truth, embeddings included. The bank is a façade over four parts:
 
-- `derived` (memory/derived.py): the indexes and copies derived from the store, told once by
+- `derived` (memory/recall/derived.py): the indexes and copies derived from the store, told once by
   each write here what changed;
-- `retrieval` (memory/retrieval.py): the search paths (recall, flashback, recall by date);
+- `retrieval` (memory/recall/retrieval.py): the search paths (recall, flashback, recall by date);
 - `catchup` (memory/catchup.py): embedding memories, and those stored without a vector (the
   embedder was out, or changed) caught up on;
 - `upkeep` (memory/upkeep.py): the daily prune by the forgetting policy, merging
@@ -30,30 +30,30 @@ from typing import Self
 
 import numpy as np
 
-from memory.budget import CACHE_BYTES
 from memory.catchup import EMBED_BATCH, CatchUp
 from memory.clock import Clock, SystemClock
-from memory.derived import Derived
 from memory.embeddings import Embedder, EmbeddingError, make_embedder
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy, recalled
 from memory.forgetting.actr import ActR
 from memory.forgetting.curve import RetentionCurve, retention_curve
-from memory.links import LINK_SCOPES
 from memory.private import tighten_tree
-from memory.recall import Recalled, Scale
+from memory.recall.budget import CACHE_BYTES
+from memory.recall.derived import Derived
+from memory.recall.links import LINK_SCOPES
+from memory.recall.ranking import Recalled, Scale
+from memory.recall.retrieval import Retrieval
+from memory.recall.rowcache import ROW_SCOPES
 from memory.records import (
     CATEGORIES,
     KINDS,
     Category,
     EncodingWrite,
-    Kind,
     Memory,
+    MemoryKind,
     NewMemory,
     Vectors,
 )
-from memory.retrieval import Retrieval
-from memory.rowcache import ROW_SCOPES
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
 from memory.text import fts_document, visible
@@ -395,7 +395,7 @@ class MemoryBank:
         mind's recall also brings the memory said right after a matching one (full-text
         search's context) and, once the floor lets one candidate through, lets the others
         through by the embedder's lower companion floors. How they are ranked:
-        memory/recall.py."""
+        memory/recall/ranking.py."""
         _check_scope(scope)
         return await self.retrieval.recall(scope, cue, k=k, now=self._now(now), fail=fail)
 
@@ -537,7 +537,7 @@ def _checked(text: str, kind: str, category: str | None, importance: int | None)
     return text, importance
 
 
-def _kind(kind: str) -> Kind:
+def _kind(kind: str) -> MemoryKind:
     return next(k for k in KINDS if k == kind)
 
 

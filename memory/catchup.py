@@ -19,9 +19,9 @@ import numpy as np
 
 from memory.clock import Clock
 from memory.dates import DATE_STAMP
-from memory.dense import ScopeSearch
-from memory.derived import Derived
 from memory.embeddings import Embedder, EmbeddingError, HashEmbedder
+from memory.recall.dense import ScopeSearch
+from memory.recall.derived import Derived
 from memory.records import Memory, Vectors
 from memory.storage import BankStore
 

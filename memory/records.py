@@ -25,10 +25,10 @@ __all__ = [
     "Intention",
     "IntentionKind",
     "IntentionState",
-    "Kind",
     "Lease",
     "Member",
     "Memory",
+    "MemoryKind",
     "MemoryLink",
     "Merge",
     "NewIntention",
@@ -43,9 +43,9 @@ __all__ = [
     "id_digest",
 ]
 
-Kind = Literal["episodic", "fact", "explicit", "summary"]
+MemoryKind = Literal["episodic", "fact", "explicit", "summary"]
 Category = Literal["work_study", "social_emotional", "special", "personal_daily"]
-KINDS: tuple[Kind, ...] = get_args(Kind)
+KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
 # What a persona means to bring up later: a follow-up on something the user said is coming
 # ("my exam is on Tuesday"), a reminder they asked for, a special day of theirs (yearly).
 IntentionKind = Literal["follow_up", "reminder", "special_day"]
@@ -87,7 +87,7 @@ class NewMemory:
     scope: str
     text: str
     speaker: str | None
-    kind: Kind
+    kind: MemoryKind
     category: Category | None
     importance: int  # 1-3
     sentiment: float  # -1..1
@@ -113,7 +113,7 @@ class Memory:
     scope: str
     text: str
     speaker: str | None
-    kind: Kind
+    kind: MemoryKind
     category: Category | None
     importance: int
     sentiment: float
@@ -241,8 +241,8 @@ class NewIntention:
     created_at: datetime
     conversation_id: int | None = None
     yearly: bool = False  # a special day: once done, it is due again a year later
-    # Whose own message asked for it or told of it, by stable id; None: its user's. Only
-    # theirs is kept (memory.intentions): one member's words never become another's reminder.
+    # Whose own message asked for it or told of it, by stable id; None: its user's. Only theirs is
+    # kept (memory.encoding.intentions): one member's words never become another's reminder.
     said_by: str | None = None
 
 

@@ -13,8 +13,8 @@ import numpy.typing as npt
 
 from memory.catchup import CatchUp
 from memory.dates import undated
-from memory.derived import Derived
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets
+from memory.recall.derived import Derived
 from memory.records import Memory, Vectors
 from memory.storage import BankStore
 from memory.text import restates

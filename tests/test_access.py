@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.catalogue import say
-from bot.runtime.config import AccessConfig, load_config
+from bot.config import AccessConfig, load_config
 from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_event, open_bot
 

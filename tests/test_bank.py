@@ -23,13 +23,13 @@ import pytest
 
 import memory.bank
 import memory.catchup
-import memory.index
-import memory.retrieval
+import memory.recall.index
+import memory.recall.retrieval
 from memory.bank import BankError, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
-from memory.index import index_path
-from memory.recall import failure_probability
+from memory.recall.index import index_path
+from memory.recall.ranking import failure_probability
 from memory.records import RECENT_RECALLS, EncodingWrite, Merge
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
@@ -573,7 +573,7 @@ async def test_memories_of_days_newest_first_in_the_days_of_a_timezone(
     [recalled] = await bank.dated(SCOPE, *weekend, UTC, k=1)
     assert recalled.score == recalled.retention > 0
     # At most DATED_READ of the days' memories are read, the newest.
-    monkeypatch.setattr(memory.retrieval, "DATED_READ", 2)
+    monkeypatch.setattr(memory.recall.retrieval, "DATED_READ", 2)
     assert await ids(date(2026, 3, 6), date(2026, 3, 8), UTC) == [saturday, earlier]
     await bank.close()
 
@@ -662,7 +662,7 @@ async def test_stale_and_damaged_index_files_are_rebuilt(
     path = index_path(tmp_path / "index", SCOPE, bank.embedder.name)
     path.write_bytes(b"KZIDX1\n garbage")
     bank = await open_bank(tmp_path)
-    with caplog.at_level("INFO", logger="memory.index"):
+    with caplog.at_level("INFO", logger="memory.recall.index"):
         assert {h.id for h in await bank.recall(SCOPE, "lighthouse")} == {first, second}
     assert bank.derived.indexes.rebuilds == 1
     assert "rebuilt" in caplog.text and "damaged" in caplog.text
@@ -698,7 +698,7 @@ async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_don
     two writers of one temporary file lose the rename (FileNotFoundError at the close)."""
     entered, go = threading.Event(), threading.Event()
     writing, most = 0, 0
-    write = memory.index._write_atomically
+    write = memory.recall.index._write_atomically
 
     def slow_write(path: Path, data: bytes) -> None:
         nonlocal writing, most
@@ -711,7 +711,7 @@ async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_don
         finally:
             writing -= 1
 
-    monkeypatch.setattr(memory.index, "_write_atomically", slow_write)
+    monkeypatch.setattr(memory.recall.index, "_write_atomically", slow_write)
     bank = await open_bank(tmp_path)
     kept = await bank.remember(SCOPE, "the lighthouse at dawn")
     await bank.recall(SCOPE, "lighthouse")
@@ -784,7 +784,7 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
 async def test_hnsw_index_deletes_by_tombstone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory.index, "HNSW_FROM", 5)
+    monkeypatch.setattr(memory.recall.index, "HNSW_FROM", 5)
     bank = await open_bank(tmp_path)
     ids = [await bank.remember(SCOPE, f"note {i} about gardening tulips") for i in range(8)]
     hits = await bank.recall(SCOPE, "gardening tulips", k=10)
@@ -979,21 +979,21 @@ def test_index_search_matches_brute_force() -> None:
     vectors = rng.standard_normal((300, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = np.arange(1000, 1300, dtype=np.int64)
-    index = memory.index.ScopeIndex.build(16, ids, vectors)
+    index = memory.recall.index.ScopeIndex.build(16, ids, vectors)
     query = vectors[17]
     expected = ids[np.argsort(-(vectors @ query))[:5]].tolist()
     assert [i for i, _ in index.search(query, 5)] == expected
     index.remove([int(ids[17])])
     assert int(ids[17]) not in [i for i, _ in index.search(query, 5)]
-    restored = memory.index.ScopeIndex.deserialize(index.serialize())
+    restored = memory.recall.index.ScopeIndex.deserialize(index.serialize())
     assert restored.digest() == index.digest()
 
 
 async def test_full_text_search_keeps_the_rarest_words_in_a_large_bank(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory.retrieval, "DF_FROM", 10)
-    monkeypatch.setattr(memory.retrieval, "POSTINGS", 5)
+    monkeypatch.setattr(memory.recall.retrieval, "DF_FROM", 10)
+    monkeypatch.setattr(memory.recall.retrieval, "POSTINGS", 5)
     bank = await open_bank(tmp_path)
     for i in range(20):
         await bank.remember(SCOPE, f"garden note {i} about apples and pears")

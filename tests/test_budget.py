@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.bank import MemoryBank
-from memory.budget import Budget
 from memory.clock import FakeClock
-from memory.retrieval import LARGE_SCOPE
+from memory.recall.budget import Budget
+from memory.recall.retrieval import LARGE_SCOPE
 
 
 def test_the_least_recently_used_copies_go_past_the_bound_whichever_cache_holds_them() -> None:

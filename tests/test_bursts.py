@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from bot.config import EngineConfig
 from bot.events import ChatEvent, Reply
 from bot.persona.toolspec import CustomTool
 from bot.prompts import QUIET_NOTE_OF
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.runtime.config import EngineConfig
 from memory.records import NewIntention
 from tests.fakes.factories import (
     Bot,

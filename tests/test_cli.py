@@ -28,7 +28,7 @@ import pytest
 from bot import __version__
 from bot.llm.router import OFFLINE_NOTICE
 from bot.persona.file import load_persona
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewMemory
 from memory.storage.sqlite import Store
 from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT

@@ -49,7 +49,7 @@ import pytest
 
 from bot.outreach.sender import STALE
 from memory.embeddings import make_embedder
-from memory.index import ScopeIndex, index_path
+from memory.recall.index import ScopeIndex, index_path
 from memory.records import NewIntention, id_digest
 from memory.storage.sqlite import Store
 from tests.fakes.factories import base_env

@@ -12,8 +12,8 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.cues import Cues
 from memory.embeddings import EmbeddingError, HashEmbedder
+from memory.recall.cues import Cues
 
 SCOPE = "pip/discord:dm:u1"
 

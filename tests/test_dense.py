@@ -1,4 +1,4 @@
-"""Dense search in the server (memory.dense.ServerIndex over PgStore with pgvector, on the
+"""Dense search in the server (memory.recall.dense.ServerIndex over PgStore with pgvector, on the
 PostgreSQL that the `pgserver` package bundles): chosen where the extension is, FAISS where it
 is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph too,
 whatever share of the rows the scope holds; forgetting, another process's writes, re-embedding
@@ -19,9 +19,9 @@ import pytest
 import memory.storage.postgres.vectors
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.dense import ServerIndex
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
-from memory.index import IndexCache, ScopeIndex
+from memory.recall.dense import ServerIndex
+from memory.recall.index import IndexCache, ScopeIndex
 from memory.records import NewMemory, Vectors
 from memory.storage.migrate import copy_store
 from memory.storage.postgres import PgStore

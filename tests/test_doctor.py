@@ -13,8 +13,7 @@ import pytest
 from adapters.discord import PERMISSIONS as DISCORD_PERMISSIONS
 from adapters.discord import invite as discord_invite
 from adapters.doctor import Finding, examine
-from bot.persona.file import PersonaLibrary
-from bot.runtime.config import (
+from bot.config import (
     BotConfig,
     Config,
     ModelsConfig,
@@ -22,6 +21,7 @@ from bot.runtime.config import (
     TierConfig,
     load_config,
 )
+from bot.persona.file import PersonaLibrary
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from tests.fakes.discord_server import FakeDiscord

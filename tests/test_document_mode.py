@@ -8,12 +8,12 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.config import EngineConfig
 from bot.conversation.sessions import SessionManager
 from bot.llm.base import Message
 from bot.media.document_mode import closes_document
 from bot.prompts import DOCUMENT_HEADING, MAP_TASK, REDUCE_TASK, WHOLE_TASK
-from bot.runtime.config import EngineConfig
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 

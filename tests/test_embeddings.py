@@ -578,7 +578,8 @@ async def test_e5_batches_and_threads_agree(e5_embedder: E5Embedder) -> None:
 
 
 async def test_e5_recall_keeps_off_topic_cues_out(e5_embedder: E5Embedder, tmp_path: Path) -> None:
-    """e5's relevance floor (memory.recall.DENSE_FLOORS, on the raw cosine): a cue about nothing
+    """e5's relevance floor (memory.recall.ranking.DENSE_FLOORS, on the raw cosine): a cue about
+    nothing
     remembered recalls nothing, in either language, while a cue in other words still finds
     its memory."""
     when = datetime(2026, 3, 2, 20, 0, tzinfo=UTC)

@@ -1,4 +1,5 @@
-"""memory/emotion.py: sentiment of memory texts (VADER for English, the built-in lexicon for
+"""memory/encoding/emotion.py: sentiment of memory texts (VADER for English, the built-in lexicon
+for
 Chinese, both for mixed text) and how it blends with the model's emotion and importance."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import emotion
-from memory.emotion import (
+from memory.encoding import emotion
+from memory.encoding.emotion import (
     STRONG_FEELING,
     SentimentScorer,
     blend_importance,

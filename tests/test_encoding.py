@@ -21,9 +21,9 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.diary import MAX_PAGES, YEARS_BACK, Diary
-from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
-from memory.encoding import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
+from memory.encoding.diary import MAX_PAGES, YEARS_BACK, Diary
+from memory.encoding.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.encoding.encoder import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
 from memory.records import ArchivedConversation, EncodingWrite, Intention
 from memory.storage.sqlite import Store

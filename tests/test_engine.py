@@ -11,13 +11,13 @@ from typing import Any, Literal
 import pytest
 
 from bot.catalogue import say
+from bot.config import EngineConfig
 from bot.conversation.sessions import Turn
 from bot.events import Attachment
 from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL
-from bot.runtime.config import EngineConfig
 from bot.turn.settle import MAX_MESSAGE_CHARS
 from tests.fakes.factories import PLATFORMS, Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling

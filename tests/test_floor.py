@@ -15,7 +15,7 @@ import pytest
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.events import ChatEvent
-from bot.groups.floor import ChannelFloor, Floor, Verdict, called, is_question
+from bot.groups.floor import ChannelFloor, Floor, FloorDecision, called, is_question
 from bot.llm.offline import OfflineChatModel
 from bot.persona.file import GroupPolicy, Identity, Persona, load_persona
 from bot.prompts import FLOOR_TASK, floor_messages
@@ -153,7 +153,7 @@ async def test_never_uninvited_when_quiet_by_default_or_people_talk_fast() -> No
     assert (await _uninvited(chatty, room)).speak
 
 
-async def _uninvited(miao: Persona, room: Floor) -> Verdict:
+async def _uninvited(miao: Persona, room: Floor) -> FloorDecision:
     event = group("so anyway")
     heard = room.hear(miao, event)
     assert heard is not None
@@ -222,7 +222,7 @@ async def test_another_persona_is_answered_by_name_only_and_so_many_times_in_a_r
 
     unnamed = room.hear(miao, said_by_pip("nice weather"))
     assert unnamed is not None and unnamed.persona
-    assert await room.decide(miao, said_by_pip("nice weather"), [unnamed]) == Verdict(
+    assert await room.decide(miao, said_by_pip("nice weather"), [unnamed]) == FloorDecision(
         False, "persona"
     )  # never joined uninvited, however talkative
     named = said_by_pip("Miao, right?")

@@ -10,11 +10,11 @@ import random
 from datetime import timedelta
 from pathlib import Path
 
+from bot.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.events import Attachment
 from bot.front import Front
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
-from bot.runtime.config import TIERS, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.openai_server import FakeOpenAI, HttpError

@@ -13,8 +13,8 @@ import discord
 import pytest
 
 from adapters.host import BotStartError, host
+from bot.config import BotConfig, Config, EngineConfig, load_config
 from bot.persona.file import OutreachPolicy
-from bot.runtime.config import BotConfig, Config, EngineConfig, load_config
 from bot.tomlfile import TomlError
 from memory.clock import FakeClock
 from memory.records import NewIntention

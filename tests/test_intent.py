@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import EngineConfig
 from bot.prompts import INTENT_TASK, SEARCHED_HEADING
-from bot.runtime.config import EngineConfig
 from bot.tools.builtin import SearchResult
 from bot.turn.intent import Decision, decide, decide_locally, parse_decision
 from tests.fakes.factories import make_event, make_persona, open_bot

@@ -1,4 +1,4 @@
-"""memory/intentions.py: what a user said is coming, as intentions with due times, from the
+"""memory/encoding/intentions.py: what a user said is coming, as intentions with due times, from the
 encoder's answer or a local reading; repeats of pending ones left out.
 
 NOW is Thursday 3 December 2026, 15:00 in Shanghai (the persona's time zone).
@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.intentions import (
+from memory.encoding.intentions import (
     MAX_INTENTIONS,
     MAX_SPECIAL,
     Said,

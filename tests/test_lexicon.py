@@ -1,4 +1,4 @@
-"""Full-text search of a large scope in memory (memory/lexicon.py): it ranks as SQLite's FTS5
+"""Full-text search of a large scope in memory (memory/recall/lexicon.py): it ranks as SQLite's FTS5
 ranks a scope, and kept in step through writes, deletions and an encoding, a recall through it
 ranks as one through an index read fresh from the store. On SQLite and on PostgreSQL
 (tests/fakes/postgres.py), which therefore recall a large scope alike."""
@@ -12,12 +12,12 @@ from typing import cast
 
 import pytest
 
-import memory.derived
-import memory.retrieval
+import memory.recall.derived
+import memory.recall.retrieval
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.lexicon import ScopeLexicon
-from memory.recall import CONTEXT_WEIGHT
+from memory.recall.lexicon import ScopeLexicon
+from memory.recall.ranking import CONTEXT_WEIGHT
 from memory.records import EncodingWrite, NewMemory
 from memory.storage import Storage
 from memory.storage.sqlite import Store
@@ -65,8 +65,8 @@ async def fresh_recall(bank: MemoryBank, folder: Path) -> list[list[tuple[int, s
 async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory.retrieval, "LARGE_SCOPE", 1)  # every scope searched in memory
-    monkeypatch.setattr(memory.derived, "STALE_AFTER", 0)
+    monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)  # every scope searched in memory
+    monkeypatch.setattr(memory.recall.derived, "STALE_AFTER", 0)
     clock = FakeClock(START + timedelta(days=60))
     kept = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True)
     try:

@@ -16,6 +16,7 @@ import pytest
 
 from bot.commands import conversation as conversation_commands
 from bot.commands import memory as memory_commands
+from bot.config import EngineConfig
 from bot.conversation.lifecycle import HISTORY
 from bot.conversation.scheduler import Scheduler
 from bot.llm.base import Completion, Message, ModelError
@@ -28,10 +29,9 @@ from bot.prompts import (
     SUMMARY_HEADING,
     SUMMARY_TASK,
 )
-from bot.runtime.config import EngineConfig
 from bot.turn.recollect import Recollector
 from memory.clock import FakeClock
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from memory.records import ArchivedConversation
 from memory.storage import Storage
 from memory.storage.postgres import PgStore

@@ -1,4 +1,5 @@
-"""The links recall keeps in memory (memory/links.py) against the store they come from: kept in
+"""The links recall keeps in memory (memory/recall/links.py) against the store they come from: kept
+in
 step through writes and deletions, a recall ranks as it does on links read fresh from the
 store, and a forgotten memory leaves neither its link nor its speaker's name. On SQLite and on
 PostgreSQL (tests/fakes/postgres.py)."""
@@ -16,7 +17,7 @@ import pytest
 import memory.bank
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.links import Around
+from memory.recall.links import Around
 from memory.records import EncodingWrite, MemoryLink, NewMemory
 from memory.storage import Storage
 from memory.text import fts_document

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import MemoryConfig, ModelsConfig, ProviderConfig, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
-from bot.runtime.config import MemoryConfig, ModelsConfig, ProviderConfig, load_config
 from bot.tomlfile import TomlError
 from memory.embeddings import E5Embedder, HashEmbedder, LocalEmbedder, OpenAIEmbedder
 from tests.fakes.openai_server import FakeOpenAI

@@ -18,7 +18,7 @@ from bot.prompts import outreach_messages
 from bot.turn.compose import parse_emotion
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.encoding import Author, Encoder
+from memory.encoding.encoder import Author, Encoder
 from memory.records import EncodingWrite
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_persona

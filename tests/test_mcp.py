@@ -20,11 +20,11 @@ import pytest
 
 from adapters.cli import tools_listing
 from adapters.console import PLATFORM as CONSOLE
+from bot.config import Config, EngineConfig
 from bot.persona.file import Persona, load_persona
 from bot.persona.toolspec import CustomTool, McpServer
 from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import Config, EngineConfig
 from bot.tools import Sender, Toolbox
 from bot.tools.mcp import McpConnection, McpDown
 from memory.clock import FakeClock

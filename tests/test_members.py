@@ -18,7 +18,7 @@ from bot.llm.offline import OfflineChatModel
 from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING, PROFILE_HEADING
 from bot.turn.recollect import by_person, meant, with_present
 from memory.people import aliases_of, mentions, named_members, nicknames, speaks_of_self
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 from memory.records import Member, Profile
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel

@@ -19,7 +19,7 @@ import pytest
 from adapters.cli import main
 from bot.commands import memory as memory_commands
 from bot.llm.base import Message
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewIntention, NewMemory
 from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store
 from memory.storage.postgres import PgStore

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.outreach.policy import LEARN_AFTER, Verdict, asleep, learned_quiet, may_write, solicited
+from bot.outreach.policy import LEARN_AFTER, Clearance, asleep, learned_quiet, may_write, solicited
 from bot.persona.file import OutreachPolicy
 from memory.records import Contact, Outreach, OutreachState
 
@@ -38,7 +38,7 @@ def verdict(
     policy: OutreachPolicy = POLICY,
     key: str = "intention:1",
     now: datetime = NOW,
-) -> Verdict:
+) -> Clearance:
     return may_write(
         policy,
         contact,
@@ -51,7 +51,7 @@ def verdict(
 
 
 def test_an_open_contact_may_be_written_to() -> None:
-    assert verdict() == Verdict() and verdict().ok
+    assert verdict() == Clearance() and verdict().ok
 
 
 @pytest.mark.parametrize(

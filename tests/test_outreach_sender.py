@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
 from bot.llm.base import Message, ModelError
 from bot.llm.offline import OfflineChatModel
@@ -26,7 +27,6 @@ from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.outreach.sender import STALE
 from bot.persona.file import OutreachPolicy, Persona
-from bot.runtime.config import TIERS
 from memory.clock import FakeClock
 from memory.records import IntentionKind, NewIntention
 from memory.storage.sqlite import Store

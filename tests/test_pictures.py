@@ -18,6 +18,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from bot.config import (
+    TIERS,
+    AccessConfig,
+    EngineConfig,
+    ModelsConfig,
+    ProviderConfig,
+    TierConfig,
+)
 from bot.events import Attachment, FetchError
 from bot.front import Front
 from bot.llm.base import Message
@@ -26,14 +34,6 @@ from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
 from bot.media.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
-from bot.runtime.config import (
-    TIERS,
-    AccessConfig,
-    EngineConfig,
-    ModelsConfig,
-    ProviderConfig,
-    TierConfig,
-)
 from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.config import Config, ModelsConfig, ProviderConfig, TierConfig
 from bot.persona.file import PersonaLibrary
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import Config, ModelsConfig, ProviderConfig, TierConfig
 from tests.fakes.__main__ import GROUP, Playground, say
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import PLATFORMS, make_event, no_ollama

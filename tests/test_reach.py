@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import TIERS
 from bot.llm.base import ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.prompts import QUIET_NOTE
-from bot.runtime.config import TIERS
 from bot.turn.reach import asks_for_quiet, due_now
 from memory.clock import FakeClock
 from memory.quoting import quote

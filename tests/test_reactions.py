@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from telegram.constants import ReactionEmoji
 
-from bot.persona.file import Emotions, Persona
-from bot.turn.reactions import REACTIONS, is_acknowledgement
+from bot.persona.file import REACTIONS, Emotions, Persona
+from bot.turn.reactions import is_acknowledgement
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 

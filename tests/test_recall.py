@@ -1,4 +1,4 @@
-"""memory/recall.py: which candidates pass the relevance floor, how a question weighs, and
+"""memory/recall/ranking.py: which candidates pass the relevance floor, how a question weighs, and
 how the top k is diversified."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from memory.links import ScopeLinks
-from memory.recall import (
+from memory.recall.links import ScopeLinks
+from memory.recall.ranking import (
     DIVERSE_FROM,
     MIN_WEIGHT,
     QUESTION_WEIGHT,

@@ -10,10 +10,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from bot.commands import memory as memory_commands
+from bot.config import MemoryConfig
 from bot.llm.base import Completion, ModelError, ToolCall
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
-from bot.runtime.config import MemoryConfig
 from bot.turn.compose import RESHOWN
 from bot.turn.recollect import (
     DIARY_PAGE_TOKENS,
@@ -23,8 +23,8 @@ from bot.turn.recollect import (
     under_names,
 )
 from memory.clock import FakeClock
-from memory.diary import MAX_PAGES
-from memory.recall import Recalled
+from memory.encoding.diary import MAX_PAGES
+from memory.recall.ranking import Recalled
 from memory.records import DiaryEntry, Member
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 

@@ -1,4 +1,4 @@
-"""A large scope's memories copied in memory (memory/rowcache.py) against the store they come
+"""A large scope's memories copied in memory (memory/recall/rowcache.py) against the store they come
 from: once copied, a recall reads no row and answers as one through the store, kept in step
 through writes, reinforcement, an encoding's merges and deletions; a forgotten or wiped memory
 never comes back from the copy, also when another process forgot it or changed it in place.
@@ -16,7 +16,7 @@ from typing import cast
 import pytest
 
 import memory.bank
-import memory.retrieval
+import memory.recall.retrieval
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.records import EncodingWrite, Merge, NewMemory
@@ -33,7 +33,7 @@ NOW = START + timedelta(days=60)
 def large(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both stores; every scope counts as large (copied, searched by words in memory)."""
     monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
-    monkeypatch.setattr(memory.retrieval, "LARGE_SCOPE", 1)
+    monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
 
 
 async def copied(bank: MemoryBank) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from adapters.console import PLATFORM as CONSOLE
 from adapters.telegram import PLATFORM as TELEGRAM
+from bot.config import Config, EngineConfig
 from bot.persona.file import OutreachPolicy
 from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import Config, EngineConfig
 from memory.clock import FakeClock
 from memory.records import NewIntention
 from tests.fakes.courier import RecordingCourier

@@ -11,10 +11,10 @@ import pytest
 
 from adapters.console import PLATFORM as CONSOLE
 from bot.commands import memory as memory_commands
+from bot.config import Config, EngineConfig, load_config, storage_dsn
 from bot.events import ChatEvent
 from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
-from bot.runtime.config import Config, EngineConfig, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from memory.storage import DATABASE
 from tests.fakes.factories import make_event, make_persona, no_ollama

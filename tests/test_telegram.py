@@ -22,13 +22,13 @@ from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot.catalogue import say
 from bot.commands import memory as memory_commands
 from bot.commands import table as commands
+from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import VoicePolicy
 from bot.persona.toolspec import CustomTool
 from bot.prompts import DOCUMENT_HEADING
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.runtime.config import TIERS, AccessConfig, EngineConfig
 from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.factories import (

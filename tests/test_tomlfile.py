@@ -1,4 +1,4 @@
-"""Typed TOML loading (bot/tomlfile.py) and the host config (bot/runtime/config.py)."""
+"""Typed TOML loading (bot/tomlfile.py) and the host config (bot/config.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot import tomlfile
-from bot.runtime.config import TIERS, Config, load_config
+from bot.config import TIERS, Config, load_config
 from bot.tomlfile import TomlError
 from tests.fakes.factories import example_config_with_bots
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from bot.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter, ModelSetupError
 from bot.prompts import TRANSLATE_TASK, condense
-from bot.runtime.config import TIERS, ModelsConfig, ProviderConfig, ToolsConfig
 from bot.tools.builtin import (
     ModelSearch,
     SearchResult,

@@ -20,8 +20,8 @@ from adapters.wizard import (
     render,
     write_config,
 )
+from bot.config import load_config
 from bot.persona.file import PersonaLibrary
-from bot.runtime.config import load_config
 from tests.fakes.factories import base_env, kizuna
 
 LIBRARY = PersonaLibrary.default(Path("/nonexistent"))

@@ -46,10 +46,12 @@ from aiohttp import WSMsgType, web
 from adapters.kinds import Kind, Level, unset
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
+from bot import redact
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
 from bot.commands.services import Services
+from bot.config import BotConfig, Config
 from bot.events import Attachment, ChatEvent, FetchError, Reply
 from bot.front import Front, Spoken
 from bot.media.documents import DocumentError, precheck, too_big
@@ -57,9 +59,7 @@ from bot.media.pictures import is_picture
 from bot.persona.file import Persona
 from bot.platforms import Platform
 from bot.prompts import describe_age
-from bot.runtime import redact
 from bot.runtime.assemble import Runtime
-from bot.runtime.config import BotConfig, Config
 from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError

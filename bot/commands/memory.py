@@ -21,7 +21,7 @@ from bot.events import ChatEvent
 from bot.turn.recollect import memory_text
 from memory.bank import BankError
 from memory.dates import find_dates
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 from memory.records import Memory
 
 __all__ = [

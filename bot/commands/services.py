@@ -20,8 +20,8 @@ from bot.persona.file import GroupPolicy, Persona
 from bot.platforms import Platforms
 from memory.clock import Clock
 from memory.dates import DateMention
-from memory.diary import NamedDays
-from memory.recall import Recalled
+from memory.encoding.diary import NamedDays
+from memory.recall.ranking import Recalled
 from memory.records import Contact, DiaryEntry, Intention, IntentionState, Memory, Profile
 
 __all__ = [
@@ -75,7 +75,7 @@ class Recollections(Protocol):
 
 
 class DiaryPages(Protocol):
-    """The persona's diary of a scope (memory.diary.Diary)."""
+    """The persona's diary of a scope (memory.encoding.diary.Diary)."""
 
     async def pages(self, scope: str, *, limit: int = ...) -> list[DiaryEntry]: ...
 

@@ -5,7 +5,7 @@ are pruned by its persona's forgetting policy, which never keeps another persona
 
 Encoding reads the archive, not the sessions: a conversation closed before a crash, or whose
 encoding failed (the model was out), is still waiting there and is encoded on a later round,
-exactly once (memory.encoding).
+exactly once (memory.encoding.encoder).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from bot.persona.file import Persona
 from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import Clock
-from memory.encoding import Author, Encoded, Encoder, EncodingFailed
+from memory.encoding.encoder import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
 from memory.forgetting.registry import DEFAULT_POLICY
 from memory.records import ArchivedConversation, Memory
@@ -45,10 +45,9 @@ log = logging.getLogger(__name__)
 RETRY_FIRST = timedelta(minutes=1)  # after a failed encoding; doubled each time
 RETRY_MAX = timedelta(hours=1)
 ENCODE_BATCH = 20  # conversations encoded per scheduler round
-# Scopes pruned per scheduler round (5 s): the day's prune is spread over the rounds, not run
-# in one go beside the turns. At 500 messages/s (benchmarks/engine_load.py --prune-in-run),
-# 1,000 scopes pruned at once held turns' p50 at 0.3-0.5 s; 50 a round, p95 0.8 s; 10 a
-# round, within the spread of runs with no prune (10,000 scopes: about 80 minutes a day).
+# Scopes pruned per scheduler round: the day's prune is spread over the rounds, not run in one
+# go beside the turns, which it would hold up (benchmarks/README.md, engine_load.py's
+# --prune-in-run).
 PRUNE_BATCH = 10
 # How long the prune's records and the outreach ledger's settled entries are kept (the gates
 # read a week of the ledger; a refusal is kept on the contact).

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from bot import redact
 from bot.events import ChatEvent
 from bot.persona.file import Persona
-from bot.runtime import redact
 from memory.clock import Clock
-from memory.encoding import last_exchange
+from memory.encoding.encoder import last_exchange
 from memory.records import ArchivedConversation, SessionRow
 from memory.storage import LeaseStore, SessionStore
 

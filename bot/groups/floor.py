@@ -59,8 +59,8 @@ __all__ = [
     "Call",
     "ChannelFloor",
     "Floor",
+    "FloorDecision",
     "Heard",
-    "Verdict",
     "called",
     "is_question",
     "parse_setting",
@@ -141,7 +141,7 @@ class Heard:
 
 
 @dataclass(slots=True, frozen=True)
-class Verdict:
+class FloorDecision:
     """Whether the persona speaks, and why (a `Call`, "uninvited"; or why not: "listen",
     "quiet", "ceiling", "cooldown", "crowd", "chance", "model", "persona": only other
     personas spoke, none calling it)."""
@@ -355,35 +355,37 @@ class Floor:
             return "question"
         return None
 
-    async def decide(self, persona: Persona, event: ChatEvent, heard: Sequence[Heard]) -> Verdict:
+    async def decide(
+        self, persona: Persona, event: ChatEvent, heard: Sequence[Heard]
+    ) -> FloorDecision:
         """Whether the persona speaks to the messages `heard` (one turn's, the newest last,
         `event` its newest) in the event's channel."""
         calls = [h.call for h in heard if h.call is not None]
         if calls:
-            return Verdict(True, calls[0])
+            return FloorDecision(True, calls[0])
         if all(h.persona for h in heard):  # never joins in uninvited on personas alone
-            return Verdict(False, "persona")
+            return FloorDecision(False, "persona")
         policy = await self.policy(persona, event)
         now = self.clock.now()
         room = self._room(persona, event, now)
         while room.said and now - room.said[0] >= MINUTE:
             room.said.popleft()
         if policy.mode == "listen":
-            return Verdict(False, "listen")
+            return FloorDecision(False, "listen")
         if policy.talkativeness <= 0:
-            return Verdict(False, "quiet")
+            return FloorDecision(False, "quiet")
         if len(room.said) >= policy.max_per_minute:
-            return Verdict(False, "ceiling")
+            return FloorDecision(False, "ceiling")
         cooldown = timedelta(seconds=policy.cooldown_seconds)
         if room.last_spoke is not None and now - room.last_spoke < cooldown:
-            return Verdict(False, "cooldown")
+            return FloorDecision(False, "cooldown")
         if self._crowded(room, now):
-            return Verdict(False, "crowd")
+            return FloorDecision(False, "crowd")
         if self.rng.random() >= policy.talkativeness:
-            return Verdict(False, "chance")
+            return FloorDecision(False, "chance")
         if policy.ask_model and not await self._model_agrees(persona, heard):
-            return Verdict(False, "model")
-        return Verdict(True, "uninvited")
+            return FloorDecision(False, "model")
+        return FloorDecision(True, "uninvited")
 
     def spoke(self, persona: Persona, event: ChatEvent) -> None:
         """The persona answered `event` in its channel."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bot.config import MemoryConfig, ModelsConfig, ProviderConfig
 from bot.llm.router import ModelSetupError, provider_client
-from bot.runtime.config import MemoryConfig, ModelsConfig, ProviderConfig
 from memory.embeddings import Embedder, make_embedder
 
 __all__ = ["build_embedder"]

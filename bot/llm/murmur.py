@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["RATE", "murmur"]
 
 RATE = 16_000  # samples a second
-MAX_WORDS = 60  # murmured, of a longer text (about 15 s)
+MAX_WORDS = 60  # murmured, of a longer text: a murmur says nothing, so it stays short
 NOTE_SECONDS = 0.16
 GAP_SECONDS = 0.05
 PAUSE_SECONDS = 0.35  # after a sentence

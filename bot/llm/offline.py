@@ -2,16 +2,15 @@
 
 It does not understand anything. It answers in the persona's name, shows what it has in mind
 (earlier turns of the conversation it was given, and the long-term memories recall put in its
-prompt) and what it would keep (the user's sentences about themselves), and says it is the
-offline model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps
-exactly those sentences as memories (and notes them in the diary and the user's profile), and
-what they said is coming as intentions and special days, read as memory.intentions reads them
-without a model; asked for a running summary, it strings the user's messages together; asked
-whether a persona should join a group's conversation uninvited, it says no; asked to write
-first (bot.outreach), it says why it writes. Shown a picture, it says what it can tell without
-understanding it: its shape, size and main colours (bot.llm.sight). Sent a recording, it says it
-cannot hear it; asked to say a reply aloud, it murmurs it (bot.llm.murmur).
-"""
+prompt) and what it would keep (the user's sentences about themselves), and says it is the offline
+model, so nobody mistakes it for a real one. Asked to encode a conversation, it keeps exactly those
+sentences as memories (and notes them in the diary and the user's profile), and what they said is
+coming as intentions and special days, read as memory.encoding.intentions reads them without a
+model; asked for a running summary, it strings the user's messages together; asked whether a persona
+should join a group's conversation uninvited, it says no; asked to write first (bot.outreach), it
+says why it writes. Shown a picture, it says what it can tell without understanding it: its shape,
+size and main colours (bot.llm.sight). Sent a recording, it says it cannot hear it; asked to say a
+reply aloud, it murmurs it (bot.llm.murmur)."""
 
 from __future__ import annotations
 
@@ -42,8 +41,8 @@ from bot.prompts import (
     parse_emotion_instruction,
 )
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
-from memory.encoding import ENCODING_TASK
-from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
+from memory.encoding.encoder import ENCODING_TASK
+from memory.encoding.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
 
 __all__ = ["OfflineChatModel"]
 
@@ -53,7 +52,8 @@ _ABOUT_SELF = re.compile(r"\b(i|i'm|i've|i'll|my|me|mine|we|our)\b|我", re.IGNO
 _SAD = re.compile(r"sad|cry|lonely|tired|miss|sorry|hurt|难过|伤心|哭|累|孤单|想你", re.IGNORECASE)
 # A recalled memory's line in the system prompt (bot.prompts.recall writes them).
 _MEMORY_LINE = re.compile(r"^- \[[^\]]*, strength [0-9.]+\] (.+)$", re.MULTILINE)
-# A transcript line as memory.encoding writes it: '[HH:MM] U1: "text"' (the persona is "You").
+# A transcript line as memory.encoding.encoder writes it: '[HH:MM] U1: "text"' (the persona is
+# "You").
 _TRANSCRIPT_LINE = re.compile(r'^\[(\d\d:\d\d)\] (U\d+|You): (".*")$', re.MULTILINE)
 # A quoted name, maybe numbered, then what was said, quoted: a group's line, a memory's.
 _QUOTED_LINE = re.compile(r'^("(?:[^"\\]|\\.)*")(?: \(#\d+\))?: (".*")$')
@@ -282,9 +282,9 @@ def _section(text: str, heading: str, end: str) -> str:
 
 
 def _encode(request: str, language: str) -> str:
-    """An encoding (memory.encoding's JSON) of the transcript in `request`: each sentence a
+    """An encoding (memory.encoding.encoder's JSON) of the transcript in `request`: each sentence a
     user said about themselves becomes a memory and a line of their profile; what they said
-    is coming, an intention (memory.intentions.spot: the encoder resolves its words)."""
+    is coming, an intention (memory.encoding.intentions.spot: the encoder resolves its words)."""
     transcript = [
         (at, label, _unquoted(text))
         for at, label, text in _TRANSCRIPT_LINE.findall(

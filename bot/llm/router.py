@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
 from bot.llm.base import ChatModel, Completion, Hearer, Message, ModelError, Speaker, Tool
 from bot.llm.offline import OfflineChatModel
-from bot.runtime.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
 from memory.errors import KizunaError
 
 if TYPE_CHECKING:  # the SDK loads with the first provider that needs it (offline: never)

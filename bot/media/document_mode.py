@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from bot.catalogue import say
+from bot.config import EngineConfig
 from bot.conversation.sessions import Reading, Session, SessionManager, Turn
 from bot.events import ChatEvent, Reply
 from bot.llm.base import Message, ModelError
@@ -21,7 +22,6 @@ from bot.media.documents import Document, DocumentError, excerpts, extract_text,
 from bot.persona.file import Persona
 from bot.platforms import Platforms
 from bot.prompts import document_section
-from bot.runtime.config import EngineConfig
 from memory.clock import Clock
 
 __all__ = ["DocumentMode", "closes_document"]

@@ -51,7 +51,7 @@ __all__ = [
     "Complete",
     "Document",
     "DocumentError",
-    "Kind",
+    "DocumentKind",
     "chunks",
     "excerpts",
     "extract_text",
@@ -64,13 +64,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["text", "markdown", "pdf"]
+DocumentKind = Literal["text", "markdown", "pdf"]
 Complete = Callable[[list[Message]], Awaitable[str]]
 
 DEFAULT_LIMIT = 5 * 1024 * 1024  # bytes of file
 MAX_CHARS = 2_000_000  # characters of extracted text (a 5 MB text file can hold 5 million)
 
-_KINDS: dict[str, Kind] = {
+_KINDS: dict[str, DocumentKind] = {
     ".txt": "text",
     ".text": "text",
     ".log": "text",
@@ -83,7 +83,7 @@ _KINDS: dict[str, Kind] = {
 @dataclass(slots=True, frozen=True)
 class Document:
     name: str
-    kind: Kind
+    kind: DocumentKind
     text: str  # newlines normalised to "\n"; a PDF's pages separated by blank lines
     pages: int | None  # PDFs only
     chars: int

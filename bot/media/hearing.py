@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from bot.catalogue import say
+from bot.config import EngineConfig
 from bot.events import Attachment, ChatEvent
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.media.pictures import MediaError, fetch_within
-from bot.runtime.config import EngineConfig
 from bot.tomlfile import one_line
 
 __all__ = [

@@ -25,12 +25,12 @@ from pathlib import PurePath
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from bot.catalogue import say
+from bot.config import EngineConfig
 from bot.conversation.sessions import Session, Turn
 from bot.events import Attachment, ChatEvent, FetchError
 from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
 from bot.prompts.pictures import SEEN_NOTE, SEEN_TAG, describe_messages
-from bot.runtime.config import EngineConfig
 from bot.tomlfile import one_line
 from memory.clock import Clock
 from memory.errors import KizunaError

@@ -19,8 +19,8 @@ __all__ = [
     "REFUSAL_KEPT",
     "SPACING",
     "WEEK",
+    "Clearance",
     "Reason",
-    "Verdict",
     "asleep",
     "learned_quiet",
     "may_write",
@@ -43,7 +43,7 @@ Reason = Literal[
 
 
 @dataclass(slots=True, frozen=True)
-class Verdict:
+class Clearance:
     reason: Reason | None = None  # None: it may write
 
     @property
@@ -148,7 +148,7 @@ def may_write(
     key: str,
     fallback: tzinfo,
     stale_before: datetime,
-) -> Verdict:
+) -> Clearance:
     """Whether the persona may write the message `key` to this person now. `ledger`: their
     entries of the last WEEK at least (ContactStore.outreach); an entry of `key` itself is not
     counted against it (the caller's own claim). Only a reminder they asked for themself
@@ -156,26 +156,26 @@ def may_write(
     chose the time) and the persona's opt-in (the host gave it the reminder tool), not the
     platform's; `/quiet` and their night stop everything else."""
     if contact is None or not contact.private:
-        return Verdict("not_private")
+        return Clearance("not_private")
     if contact.refused_at is not None and now - contact.refused_at < REFUSAL_KEPT:
-        return Verdict("refused")
+        return Clearance("refused")
     if solicited(key):
-        return Verdict()
+        return Clearance()
     if not policy.enabled:
-        return Verdict("off")
+        return Clearance("off")
     if contact.quiet:
-        return Verdict("quiet")
+        return Clearance("quiet")
     if contact.unanswered:
-        return Verdict("unanswered")
+        return Clearance("unanswered")
     if asleep(contact, policy, now, fallback):
-        return Verdict("asleep")
+        return Clearance("asleep")
     others = [
         e
         for e in ledger
         if e.key != key and not solicited(e.key) and _live(e, stale_before) and now - e.at < WEEK
     ]
     if len(others) >= policy.per_week:
-        return Verdict("week_full")
+        return Clearance("week_full")
     if any(now - e.at < SPACING for e in others):
-        return Verdict("too_soon")
-    return Verdict()
+        return Clearance("too_soon")
+    return Clearance()

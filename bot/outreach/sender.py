@@ -33,7 +33,7 @@ from bot.persona.file import Persona
 from bot.prompts import Occasion, outreach_messages
 from bot.turn.compose import parse_emotion
 from memory.clock import Clock
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 from memory.records import Contact, Intention
 from memory.records import Outreach as OutreachEntry
 from memory.scopes import Scope

@@ -17,12 +17,12 @@ from typing import Literal
 from bot import tomlfile
 from bot.catalogue import say
 from bot.persona.toolspec import CustomTool, McpServer, check_tools
-from bot.turn.reactions import REACTIONS
 from memory.forgetting import ForgettingPolicy
 from memory.forgetting.registry import DEFAULT_POLICY, POLICIES, ForgettingParams, PolicyName
 
 __all__ = [
     "EMOTION_NAME",
+    "REACTIONS",
     "Card",
     "Emotions",
     "FloorMode",
@@ -47,6 +47,16 @@ MAX_PERSONA_EXCHANGES = 20  # replies personas may make to one another between p
 # In a group: "speak" (answers when addressed, may join in uninvited as `talkativeness` lets
 # it), or "listen" (remembers what is said, speaks only when addressed).
 FloorMode = Literal["speak", "listen"]
+
+
+# The emoji a persona may react with: those every platform with reactions takes (Telegram lets a
+# bot react with these, python-telegram-bot's ReactionEmoji; Discord takes any).
+_EVERYWHERE = (
+    "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤️‍🔥 🌚 🌭 💯 🤣 ⚡ "
+    "🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 "
+    "🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂️ 🤷 🤷‍♀️ 😡"
+)
+REACTIONS = frozenset(_EVERYWHERE.split())
 
 
 @dataclass(slots=True)

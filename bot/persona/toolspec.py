@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
-from bot.runtime.config import ENV_NAME
+from bot.config import ENV_NAME
 
 __all__ = [
     "BUILTIN_TOOLS",

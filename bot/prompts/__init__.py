@@ -1,6 +1,6 @@
 """Every prompt the models are given, as text and the small pure functions that format it:
 one module per kind. Building the chat prompt within its token budget is bot.turn.compose's; the
-encoder's prompt is memory.encoding's (memory cannot import bot)."""
+encoder's prompt is memory.encoding.encoder's (memory cannot import bot)."""
 
 from __future__ import annotations
 

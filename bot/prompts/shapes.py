@@ -1,6 +1,6 @@
 """The shapes of what prompts are written from (a persona, its state slots, a conversation's
 turns, a recalled memory), as read-only Protocols: the prompt text needs their fields, not the
-modules that define them (bot.persona.file, bot.conversation.sessions, memory.recall)."""
+modules that define them (bot.persona.file, bot.conversation.sessions, memory.recall.ranking)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.commands.services import Services
+from bot.config import Config, EngineConfig, storage_dsn
 from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.scheduler import Scheduler
@@ -35,7 +36,6 @@ from bot.media.speech import Speech
 from bot.outreach import Outreach
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
-from bot.runtime.config import Config, EngineConfig, storage_dsn
 from bot.tools import Toolbox
 from bot.tools.builtin import SearchBackend, build_search
 from bot.tools.reminder import StoredReminders

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
 from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona.toolspec import BUILTIN_TOOLS
@@ -38,7 +39,6 @@ from bot.prompts import (
     translate_messages,
     translated,
 )
-from bot.runtime.config import ModelsConfig, ProviderConfig, ToolsConfig
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

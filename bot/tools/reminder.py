@@ -1,11 +1,10 @@
-"""`reminder`: "remind me on Friday to call my sister" becomes a reminder due on Friday,
-kept for the conversation and the sender it was asked in (the context's `reminders`). The
-day is read from the words the user used for it as the encoder reads them
-(memory.intentions.resolve: "on Friday", "next Wednesday", 下周三, "tomorrow at 3pm", an ISO
-date): due at the clock time or the part of the day they said, else at 09:00 of its (first)
-day, as a reminder the encoder finds, in the time zone the sender set (/timezone), else the
-bot's. A host that keeps no reminders makes the tool say so, so the persona never promises
-what will not happen.
+"""`reminder`: "remind me on Friday to call my sister" becomes a reminder due on Friday, kept for
+the conversation and the sender it was asked in (the context's `reminders`). The day is read from
+the words the user used for it as the encoder reads them (memory.encoding.intentions.resolve:
+"on Friday", "next Wednesday", 下周三, "tomorrow at 3pm", an ISO date): due at the clock time or
+the part of the day they said, else at 09:00 of its (first) day, as a reminder the encoder finds,
+in the time zone the sender set (/timezone), else the bot's. A host that keeps no reminders makes
+the tool say so, so the persona never promises what will not happen.
 
 `StoredReminders` keeps them in the store as intentions of kind ``reminder``: brought up in
 the user's conversation once due, or written to them first (bot.outreach), for a day."""
@@ -21,7 +20,7 @@ from pydantic import Field
 from bot.outreach.policy import zone
 from bot.tools.python import ToolContext
 from memory.clock import Clock
-from memory.intentions import REMINDER_DAYS, REMINDER_HOUR, resolve
+from memory.encoding.intentions import REMINDER_DAYS, REMINDER_HOUR, resolve
 from memory.records import NewIntention
 from memory.scopes import Scope
 from memory.storage import ContactStore, IntentionStore

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from bot.config import AccessConfig
 from bot.events import ChatEvent
-from bot.runtime.config import AccessConfig
 from memory.errors import KizunaError
 
-__all__ = ["WINDOW", "Gate", "NotAllowed", "Verdict"]
+__all__ = ["WINDOW", "Admittance", "Gate", "NotAllowed"]
 
 WINDOW = timedelta(minutes=1)
-Verdict = Literal["admit", "blocked", "slow_down", "quiet"]
+Admittance = Literal["admit", "blocked", "slow_down", "quiet"]
 
 
 class NotAllowed(KizunaError):
@@ -66,7 +66,7 @@ class Gate:
                 return False
         return True
 
-    def admit(self, event: ChatEvent, now: datetime) -> Verdict:
+    def admit(self, event: ChatEvent, now: datetime) -> Admittance:
         if event.host:  # the host's own terminal (`Platform.host`)
             return "admit"
         if not self.allowed(event):

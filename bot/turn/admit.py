@@ -17,7 +17,7 @@ from bot.events import ChatEvent, Reply
 from bot.groups.floor import Floor, Heard
 from bot.persona.file import Persona
 from bot.platforms import Platforms
-from bot.turn.access import Gate, Verdict
+from bot.turn.access import Admittance, Gate
 from bot.turn.reach import asks_for_quiet
 from memory.clock import Clock
 from memory.storage import ContactStore
@@ -58,7 +58,7 @@ class Admission:
         self.clock = clock
         self.gate = gate
 
-    def admit(self, event: ChatEvent) -> Verdict:
+    def admit(self, event: ChatEvent) -> Admittance:
         """What the access gate says to this message or command (counted against the rate
         limit): "admit", "blocked", "slow_down" (say `slow_down` once) or "quiet"."""
         return "admit" if self.gate is None else self.gate.admit(event, self.clock.now())

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.config import EngineConfig
 from bot.conversation.sessions import Turn
 from bot.llm.base import Message
 from bot.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
@@ -32,7 +33,6 @@ from bot.prompts import (
     state_section,
     summary_section,
 )
-from bot.runtime.config import EngineConfig
 from bot.turn.recall import InMind
 from memory.quoting import flat, quote
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
 
+from bot.config import EngineConfig
 from bot.conversation.sessions import (
     Session,
     SessionManager,
@@ -32,7 +33,6 @@ from bot.llm.router import ModelRouter
 from bot.media.document_mode import DocumentMode
 from bot.persona.file import Persona
 from bot.platforms import Platforms
-from bot.runtime.config import EngineConfig
 from bot.turn.admit import Admission
 from bot.turn.after import After, Replied, addressed
 from bot.turn.answer import Answering

@@ -1,4 +1,4 @@
-"""What a conversation does for prospective memory (issue 22): who was heard and answered (the
+"""What a conversation does for prospective memory: who was heard and answered (the
 contacts bot.outreach reads before writing first), a request not to be written to ("stop
 messaging me", 别再给我发消息了) honoured as quiet, and the intention due now brought up in the
 user's own conversation instead of a message the persona writes first.

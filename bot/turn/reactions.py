@@ -19,16 +19,8 @@ if TYPE_CHECKING:
     from bot.persona.file import Persona
     from bot.platforms import Platform
 
-__all__ = ["REACTIONS", "is_acknowledgement", "reaction"]
+__all__ = ["is_acknowledgement", "reaction"]
 
-# The emoji a persona may react with: those every platform with reactions takes (Telegram lets a
-# bot react with these, python-telegram-bot's ReactionEmoji; Discord takes any).
-_EVERYWHERE = (
-    "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤️‍🔥 🌚 🌭 💯 🤣 ⚡ "
-    "🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 "
-    "🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂️ 🤷 🤷‍♀️ 😡"
-)
-REACTIONS = frozenset(_EVERYWHERE.split())
 
 # Whole messages that only acknowledge, thank or agree, in English and Chinese; said with
 # nothing else (a question, a new subject) they call for no more than a reaction.

@@ -42,6 +42,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
+from bot.config import MemoryConfig
 from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
@@ -55,12 +56,11 @@ from bot.prompts import (
     memory_line,
     sub_question_messages,
 )
-from bot.runtime.config import MemoryConfig
 from memory.bank import MemoryBank
-from memory.diary import Diary, NamedDays, pages_of
+from memory.encoding.diary import Diary, NamedDays, pages_of
 from memory.people import Named, mentions, named_members, speaks_of_self
 from memory.quoting import flat, quote
-from memory.recall import Recalled
+from memory.recall.ranking import Recalled
 from memory.records import DiaryEntry, Member, Profile
 from memory.scopes import Scope
 from memory.text import key_phrase
@@ -342,8 +342,8 @@ class Recollector:
         named = await self.diary.named(scope, text, now, tz)
         diary = pages_of(named)
         dated = await self._dated(scope, named, now, tz, k)
-        # Off the loop unless plain ASCII: jieba's tagger takes 15 ms for 50 Chinese
-        # characters, seconds for a long message.
+        # Off the loop unless plain ASCII: jieba's tagger is slow on Chinese, and a long
+        # message would hold every conversation up (benchmarks/README.md, fts_tokenizers.py).
         cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
         # Asked about someone: the names they go by join the cue (memories name whom they are
         # about), and their memories are tilted up within a deeper pool. The asker's own names

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 
+from bot import redact
 from bot.events import ChatEvent, Reply, split_chunks
 from bot.media.hearing import Hearing, wants_hearing
 from bot.media.pictures import Pictures, wants_looking
 from bot.media.speech import Speech
 from bot.persona.file import Persona
 from bot.platforms import Platforms
-from bot.runtime import redact
 from bot.turn.admit import Admitted
 
 __all__ = ["Perceived", "Senses", "Typing", "showing"]

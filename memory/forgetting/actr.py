@@ -43,7 +43,7 @@ memory starts weaker than an unrecalled importance-1, unfelt one, and recalls on
 nothing falls below the floor before that memory would: that time is the grace period,
 computed, not chosen (benchmarks/README.md gives the lifetimes).
 
-Retrieval failure (memory/recall.py's `surfaces`) is drawn from the same probability, the
+Retrieval failure (memory/recall/ranking.py's `surfaces`) is drawn from the same probability, the
 retention: a memory that made the cut fails to come to mind with probability
 MAX_FAILURE * (1 - p) ** 2. It is damped rather than 1 - p because the cue's match, which ACT-R
 would add to the activation as spreading activation, is not in p.

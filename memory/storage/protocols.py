@@ -27,10 +27,10 @@ from memory.records import (
     IdDigest,
     Intention,
     IntentionState,
-    Kind,
     Lease,
     Member,
     Memory,
+    MemoryKind,
     MemoryLink,
     NewIntention,
     NewMemory,
@@ -65,7 +65,7 @@ class MemoryStore(Protocol):
 
     async def count_memories(self, scope: str) -> int: ...
 
-    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+    async def find_memory(self, scope: str, text: str, kind: MemoryKind) -> int | None:
         """The id of the scope's oldest memory of this kind with exactly this text, if any."""
         ...
 

@@ -24,6 +24,7 @@ from adapters.discord import PLATFORM as DISCORD
 from adapters.telegram import PLATFORM as TELEGRAM
 from adapters.web.server import PLATFORM as WEB
 from bot.commands.services import Services
+from bot.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
 from bot.conversation.sessions import SessionManager
@@ -35,7 +36,6 @@ from bot.persona.file import Emotions, Identity, MemoryPolicy, Persona, StateSlo
 from bot.persona.toolspec import CustomTool
 from bot.platforms import Platforms
 from bot.runtime.assemble import build_engine
-from bot.runtime.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.tools import Toolbox
 from bot.tools.reminder import StoredReminders
 from bot.turn.engine import Engine

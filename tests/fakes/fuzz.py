@@ -22,9 +22,9 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from bot import config
 from bot.llm.base import Message
 from bot.persona import file as persona
-from bot.runtime import config
 from bot.tomlfile import TomlError
 
 __all__ = [

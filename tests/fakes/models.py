@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.config import TIERS
 from bot.llm.base import Completion, Message, Tool, ToolCall, Usage
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_messages, estimate_tokens
-from bot.runtime.config import TIERS
 
 __all__ = ["ModelCall", "ScriptItem", "ScriptedChatModel", "calling", "encoding", "make_router"]
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
 from bot.front import Spoken
 from bot.llm.base import Message
@@ -21,7 +22,6 @@ from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.persona.file import OutreachPolicy
-from bot.runtime.config import TIERS
 from memory.clock import FakeClock
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_persona

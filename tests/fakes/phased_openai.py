@@ -2,7 +2,7 @@
 can act while a model call is in flight (the crash harness kills `kizuna` then).
 
 Requests are sorted by what the summary tier is asked: an encoding request (it begins with
-memory.encoding.ENCODING_TASK) is answered with the JSON object the encoder wants, one
+memory.encoding.encoder.ENCODING_TASK) is answered with the JSON object the encoder wants, one
 memory per word of the conversation that starts with `MARK` (a test's unique tag); every
 other request is a chat turn, answered by the usual echo. Each request waits `delay`
 seconds before it is answered and first sets the `started` event of its purpose.
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 
 __all__ = ["MARK", "PhasedOpenAI", "Purpose", "encoded_text", "marks"]

@@ -135,7 +135,7 @@ class _Plugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
-        """The product's scrubbing (bot/runtime/redact.py) is process-wide: what one test's adapter
+        """The product's scrubbing (bot/redact.py) is process-wide: what one test's adapter
         or `kizuna` run hid stays hidden. Each test starts without it, so each is judged by
         what the product hid in that test alone."""
         factory = logging.getLogRecordFactory()

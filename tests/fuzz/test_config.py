@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.runtime.config import Config, load_config, storage_dsn
+from bot.config import Config, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from tests.fakes.factories import EXAMPLE_CONFIG, example_config_with_bots
 from tests.fakes.fuzz import check_toml_error, fuzzed, mutated_toml, nasty_text

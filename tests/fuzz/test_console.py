@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from adapters.console import PLATFORM as CONSOLE
 from adapters.console import ConsoleChat
+from bot.config import Config, EngineConfig
 from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, open_runtime
-from bot.runtime.config import Config, EngineConfig
 from tests.fakes.factories import make_persona, no_ollama
 from tests.fakes.fuzz import NASTY_PIECES, fuzzed
 

@@ -23,7 +23,7 @@ from bot.llm.base import Completion, Message
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.turn.access import NotAllowed
 from bot.turn.settle import MAX_MESSAGE_CHARS
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from memory.text import visible
 from tests.fakes.factories import PLATFORMS, Bot, make_event, make_persona, open_bot
 from tests.fakes.fuzz import fuzzed, nasty_text

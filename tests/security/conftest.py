@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from bot.config import TIERS
 from bot.events import ChatEvent
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter
-from bot.runtime.config import TIERS
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 from tests.fakes.openai_server import FakeOpenAI

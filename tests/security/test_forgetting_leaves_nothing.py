@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-import memory.index
+import memory.recall.index
 from adapters.console import ConsoleChat
 from adapters.web import WebServer
 from bot.conversation.scheduler import Scheduler
 from bot.runtime.assemble import Runtime
 from memory.bank import MemoryBank
-from memory.index import ScopeIndex
+from memory.recall.index import ScopeIndex
 from memory.records import NewIntention
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
@@ -267,7 +267,7 @@ async def test_forgetting_takes_the_intentions_of_the_conversation_it_came_from(
 
 
 def test_a_graph_index_keeps_no_deleted_vector(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memory.index, "HNSW_FROM", 10)
+    monkeypatch.setattr(memory.recall.index, "HNSW_FROM", 10)
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((40, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

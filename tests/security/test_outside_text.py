@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from bot.config import TIERS
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import ModelRouter
 from bot.persona.toolspec import CustomTool, McpServer
 from bot.prompts import QUOTED
-from bot.runtime.config import TIERS
 from bot.tools import Toolbox
 from bot.tools.builtin import ZhipuSearch
 from memory.quoting import flat, quote

@@ -68,7 +68,7 @@ async def test_the_impostors_words_never_reach_alices_profile_nor_hers_his(
         },
         "recap": "",
     }
-    with caplog.at_level(logging.INFO, logger="memory.encoding"):
+    with caplog.at_level(logging.INFO, logger="memory.encoding.encoder"):
         request = await encoded(world, answer)
     assert roster(request) == ['U1 "Alice"', 'U2 "Alice", then "Mallory"', 'U3 "Bob"']
     # Every line of the conversation is a label's: the impostor's are U2's, whatever his name.

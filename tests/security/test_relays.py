@@ -23,7 +23,7 @@ from bot.events import ChatEvent
 from bot.groups.relay import speaker_id
 from bot.llm.base import Message
 from bot.persona.file import Persona
-from memory.encoding import ENCODING_TASK
+from memory.encoding.encoder import ENCODING_TASK
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.logs import logged_errors

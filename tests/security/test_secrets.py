@@ -1,5 +1,5 @@
 """Tokens, API keys and database passwords never reach a log line, an export or an error
-message: the scrubbing of log records (bot/runtime/redact.py), the secrets the configuration names,
+message: the scrubbing of log records (bot/redact.py), the secrets the configuration names,
 httpx's request lines for Telegram (the token is in the URL), a rejected bot token, a
 connection string with a password, and the files `kizuna` writes (a persona card, a session
 export)."""
@@ -17,8 +17,8 @@ import pytest
 from adapters.cli import main
 from adapters.host import BotStartError, bot_tokens, host
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
-from bot.runtime import redact
-from bot.runtime.config import (
+from bot import redact
+from bot.config import (
     BotConfig,
     Config,
     EngineConfig,

@@ -19,7 +19,7 @@ from datetime import date, datetime
 
 import asyncpg
 
-from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
+from memory.records import RECENT_RECALLS, EncodingWrite, Memory, MemoryKind, MemoryLink, NewMemory
 from memory.storage.postgres.base import clean_text, in_lock_order
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import (
@@ -171,7 +171,7 @@ class PgMemories(PgVectors):
             memory_id = await conn.fetchval(_INSERT_MEMORY.format("", ""), *values)
         return int(memory_id)
 
-    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+    async def find_memory(self, scope: str, text: str, kind: MemoryKind) -> int | None:
         found = await self._pool.fetchval(
             "SELECT id FROM memories WHERE scope = $1 AND kind = $2 AND text = $3"
             " ORDER BY id LIMIT 1",

@@ -1,7 +1,7 @@
-"""Dense search in the server (memory.dense.ServerIndex), when the `vector` extension
+"""Dense search in the server (memory.recall.dense.ServerIndex), when the `vector` extension
 (pgvector 0.5 or later, for HNSW) can be created: see `_VECTOR_SETUP` and `vector_search`.
 Otherwise the bank searches per-process FAISS indexes built from the stored embeddings
-(memory.index), which `listen` keeps fresh."""
+(memory.recall.index), which `listen` keeps fresh."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ CREATE TRIGGER memories_vector_stale BEFORE UPDATE OF embedding ON memories FOR 
 # scope's. ef_search is raised so that this is VECTOR_EF_MARGIN times k; past pgvector's
 # limit, or for a scope of at most VECTOR_EXACT_UP_TO memories, the scope's rows are scanned
 # exactly (through the scope's btree), as they are when an HNSW scan comes back short. An exact
-# scan costs about 8 us a row at 512 dimensions (3.8 ms at 500, 15 ms at 2,000; HNSW about
-# 2 ms): unlike FAISS's flat index, it only pays for small scopes.
+# scan costs in proportion to the scope's rows, so unlike FAISS's flat index it only pays for
+# small scopes (benchmarks/README.md, vector_search).
 VECTOR_EXACT_UP_TO = 500
 VECTOR_EF_MARGIN = 2.0
 _EF_SEARCH = (40, 1000)  # pgvector's default and its largest ef_search
@@ -190,7 +190,7 @@ class PgVectors(PgBase):
         )
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-            # The graph of 100k 384-dimension vectors needs about 200 MB to build in memory.
+            # Building the graph in memory is much faster than on disk (benchmarks/README.md).
             await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
             await conn.execute(
                 f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw"

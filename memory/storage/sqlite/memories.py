@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 
-from memory.records import RECENT_RECALLS, EncodingWrite, Kind, Memory, MemoryLink, NewMemory
+from memory.records import RECENT_RECALLS, EncodingWrite, Memory, MemoryKind, MemoryLink, NewMemory
 from memory.storage.rows import (
     MEMORY_COLUMNS,
     clean_text,
@@ -127,7 +127,7 @@ class SqliteMemories(SqliteBase):
         )
         return [memory_row(r) for r in rows]
 
-    async def find_memory(self, scope: str, text: str, kind: Kind) -> int | None:
+    async def find_memory(self, scope: str, text: str, kind: MemoryKind) -> int | None:
         async with self._db.execute(
             "SELECT id FROM memories WHERE scope = ? AND kind = ? AND text = ? ORDER BY id LIMIT 1",
             (scope, kind, clean_text(text)),

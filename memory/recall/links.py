@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget, ScopeCopies
+from memory.recall.budget import Budget, ScopeCopies
 from memory.records import MemoryLink
 from memory.storage import MemoryStore
 
@@ -150,7 +150,7 @@ class ScopeLinks:
 
 class LinkCache(ScopeCopies[ScopeLinks]):
     """The ScopeLinks of up to `capacity` scopes (0: none kept, every recall reads its scope's
-    links from the store), within the process's byte `budget` (memory/budget.py)."""
+    links from the store), within the process's byte `budget` (memory/recall/budget.py)."""
 
     def __init__(
         self, store: MemoryStore, capacity: int = LINK_SCOPES, budget: Budget | None = None

@@ -1,6 +1,6 @@
 """Recall: from the lexical and dense hits of a cue to the memories that come to mind.
 
-Pure functions over hits and memories; memory/retrieval.py does the I/O. Candidates are the
+Pure functions over hits and memories; memory/recall/retrieval.py does the I/O. Candidates are the
 dense top DENSE_CANDIDATES, the lexical top LEXICAL_CANDIDATES, and the memories stored just
 before and just after each of them. For each:
 
@@ -54,7 +54,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.links import Around
+from memory.recall.links import Around
 from memory.records import Memory, Vectors
 
 __all__ = [

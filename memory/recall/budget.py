@@ -1,5 +1,5 @@
-"""One byte budget for the copies a process keeps of its scopes (memory/lexicon.py's word
-indexes, memory/rowcache.py's rows, memory/links.py's links).
+"""One byte budget for the copies a process keeps of its scopes (memory/recall/lexicon.py's word
+indexes, memory/recall/rowcache.py's rows, memory/recall/links.py's links).
 
 Each cache says what it keeps of a scope and about how many bytes that takes (`keep`, again
 whenever it grows or shrinks), that a scope was used (`touch`), and that it let one go

@@ -3,32 +3,29 @@
 The store holds the truth; everything here is derived from it and rebuilt from it whenever in
 doubt:
 
-- the dense index (memory/dense.py: FAISS files, memory/index.py, or the store's own vector
-  search), one per scope and embedder;
-- the links ranking reads (memory/links.py);
-- the word index of a large scope (memory/lexicon.py);
-- the copy of a large scope's rows (memory/rowcache.py);
-- the counts full-text search chooses a cue's words by (`Counts`).
+- the dense index (memory/recall/dense.py: FAISS files, memory/recall/index.py, or the store's own
+  vector search), one per scope and embedder; - the links ranking reads (memory/recall/links.py); -
+  the word index of a large scope (memory/recall/lexicon.py); - the copy of a large scope's rows
+  (memory/recall/rowcache.py); - the counts full-text search chooses a cue's words by (`Counts`).
 
-The copies kept in memory share one byte budget (memory/budget.py). Each write path of the bank
-says once what it changed: new memories (`added`), memories changed in place (`changed`),
+The copies kept in memory share one byte budget (memory/recall/budget.py). Each write path of the
+bank says once what it changed: new memories (`added`), memories changed in place (`changed`),
 deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors stored later
-(`embedded`); another process's changes arrive through `changed_elsewhere` and
-`touched_elsewhere`. Nothing else keeps these in step.
-"""
+(`embedded`); another process's changes arrive through `changed_elsewhere` and `touched_elsewhere`.
+Nothing else keeps these in step."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory.budget import CACHE_BYTES, Budget
-from memory.dense import DenseIndex, ScopeSearch, server_index
-from memory.index import IndexCache
-from memory.lexicon import LexiconCache
-from memory.links import LINK_SCOPES, LinkCache
+from memory.recall.budget import CACHE_BYTES, Budget
+from memory.recall.dense import DenseIndex, ScopeSearch, server_index
+from memory.recall.index import IndexCache
+from memory.recall.lexicon import LexiconCache
+from memory.recall.links import LINK_SCOPES, LinkCache
+from memory.recall.rowcache import ROW_SCOPES, RowCache
 from memory.records import Vectors
-from memory.rowcache import ROW_SCOPES, RowCache
 from memory.storage import BankStore
 
 __all__ = ["STALE_AFTER", "Counts", "Derived"]

@@ -22,7 +22,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.runtime.config import Config
+from bot.config import Config
 
 __all__ = [
     "MIN_SECRET",

@@ -42,10 +42,10 @@ log = logging.getLogger(__name__)
 
 HNSW_FROM = 20_000  # memories in one scope; below this exact search is as fast (measured)
 HNSW_M = 32
-HNSW_EF_SEARCH = 256  # finds 91% of the exact top 100 at 100k, in 0.8 ms
+HNSW_EF_SEARCH = 256  # candidates looked at: most of the exact top 100 (benchmarks/README.md)
 HNSW_EF_CONSTRUCTION = 80
-# Exact searches over this many vectors leave the event loop for a thread; an HNSW search
-# (about 1 ms at 100k) stays on it, since under load the hop back cost more than the search.
+# Exact searches over this many vectors leave the event loop for a thread; an HNSW search is
+# quick enough to stay on it: under load the hop back cost more than the search.
 THREAD_FROM = 5_000
 _MAGIC = b"KZIDX1\n"
 _P = ParamSpec("_P")
@@ -207,7 +207,7 @@ class ScopeIndex:
 
 @dataclass(slots=True, eq=False)
 class FaissSearch:
-    """A scope's open index as memory.dense.ScopeSearch: searched under the index's lock,
+    """A scope's open index as memory.recall.dense.ScopeSearch: searched under the index's lock,
     in a worker thread when it is a large exact index (an HNSW search is cheap at any size)."""
 
     cache: IndexCache

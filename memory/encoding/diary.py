@@ -1,10 +1,9 @@
 """The diary: one page per day per scope, in the persona's words.
 
-Pages are written by encoding (memory/encoding.py): each conversation that closes updates its
-day's page, so a page grows with the day instead of being rebuilt from the whole log. This
-module reads them: by date, and by the days a message mentions ("what did I tell you
-yesterday?", 上周三, 2024-09-03, "last weekend", 前几天), parsed locally by memory/dates.py at no
-model cost.
+Pages are written by encoding (memory/encoding/encoder.py): each conversation that closes updates
+its day's page, so a page grows with the day instead of being rebuilt from the whole log. This
+module reads them: by date, and by the days a message mentions ("what did I tell you yesterday?",
+上周三, 2024-09-03, "last weekend", 前几天), parsed locally by memory/dates.py at no model cost.
 
 A day or month named without a year ("May 4th", 5月) means the most recent year that has a page
 or a memory of it: asked a year later, "what did we do on May 4th?" finds last year's page. A

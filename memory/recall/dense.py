@@ -1,12 +1,12 @@
 """The dense half of recall behind one seam, `DenseIndex`, with two implementations:
 
-- memory.index.IndexCache: FAISS indexes, one per (scope, embedder), derived from the store's
+- memory.recall.index.IndexCache: FAISS indexes, one per (scope, embedder), derived from the store's
   embeddings, kept in memory and in files (SQLite; PostgreSQL without pgvector);
 - `ServerIndex`: the store searches its own embeddings (PostgreSQL with pgvector, an HNSW
   index in the server). Nothing is on disk here and nothing goes stale: what another process
   writes is found by the next search.
 
-memory/derived.py tells the index what the bank wrote (`added`, `removed`); the FAISS indexes
+memory/recall/derived.py tells the index what the bank wrote (`added`, `removed`); the FAISS indexes
 follow along, the server's index already holds it.
 """
 

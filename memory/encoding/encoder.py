@@ -2,21 +2,20 @@
 what the persona knows of each user, in one call to the summary model.
 
 One call, not three: the model reads the conversation once and answers with one JSON object
-({"memories", "diary", "profiles", "recap", "intentions", "special_days"}), so a conversation
-costs one summary call however much it changes. What the users said is coming becomes intentions
-(memory.intentions): the model is shown those still pending, and a repeat of one is left out;
-each is only for the member whose own line told of it or asked for it, checked in code.
+({"memories", "diary", "profiles", "recap", "intentions", "special_days"}), so a conversation costs
+one summary call however much it changes. What the users said is coming becomes intentions
+(memory.encoding.intentions): the model is shown those still pending, and a repeat of one is left
+out; each is only for the member whose own line told of it or asked for it, checked in code.
 Everything it yields is written in one transaction with the conversation's encoded mark
 (memory.records.EncodingWrite): a crash or a model outage leaves the conversation waiting, never
 half-encoded, never encoded twice.
 
-Malformed JSON is asked for once more, showing the parse error; if that fails too, the
-conversation still leaves a trace: one summary memory made from what the users said, a line in
-the diary, and the intentions a local reading finds (memory.intentions.spot). Each new memory is
-linked to the three most similar memories of its scope; one that repeats an existing memory (as
-close as the bank's `duplicate` cosine, and saying nothing the other does not:
-memory.text.restates) is merged into it instead, and the existing memory is strengthened as if
-recalled.
+Malformed JSON is asked for once more, showing the parse error; if that fails too, the conversation
+still leaves a trace: one summary memory made from what the users said, a line in the diary, and the
+intentions a local reading finds (memory.encoding.intentions.spot). Each new memory is linked to the
+three most similar memories of its scope; one that repeats an existing memory (as close as the
+bank's `duplicate` cosine, and saying nothing the other does not: memory.text.restates) is merged
+into it instead, and the existing memory is strengthened as if recalled.
 
 The model never sees who is who by name: each user is an opaque label given by their stable
 id (memory.quoting.Speakers), their names and words quoted, and it answers with profiles and
@@ -38,9 +37,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.bank import MemoryBank
 from memory.dates import undated
-from memory.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.encoding.emotion import SentimentScorer, blend_importance, blend_sentiment
+from memory.encoding.intentions import (
+    MAX_INTENTIONS,
+    MAX_SPECIAL,
+    Said,
+    fresh,
+    from_answer,
+    local_reading,
+)
 from memory.errors import KizunaError
-from memory.intentions import MAX_INTENTIONS, MAX_SPECIAL, Said, fresh, from_answer, local_reading
 from memory.people import NICKNAME_CHARS, aliases_of, nicknames
 from memory.quoting import Speakers, flat, quote
 from memory.records import (

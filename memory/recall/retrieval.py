@@ -1,12 +1,11 @@
-"""The bank's search paths: what a cue brings to mind (dense and full-text search, fused and
-ranked by memory/recall.py), what a wandering mind lands on (`flashback`), and what was made on
+"""The bank's search paths: what a cue brings to mind (dense and full-text search, fused and ranked
+by memory/recall/ranking.py), what a wandering mind lands on (`flashback`), and what was made on
 given days (`dated`).
 
-A cue's embedding overlaps its full-text search. Full-text search asks the store, or in a scope
-of LARGE_SCOPE memories or more the word index kept in memory (memory/lexicon.py), which ranks
-as the store's does; there, too, what recall answers with is read from the copy of the scope's
-rows (memory/rowcache.py). While the embedder is out, or slow, recall goes by words alone.
-"""
+A cue's embedding overlaps its full-text search. Full-text search asks the store, or in a scope of
+LARGE_SCOPE memories or more the word index kept in memory (memory/recall/lexicon.py), which ranks
+as the store's does; there, too, what recall answers with is read from the copy of the scope's rows
+(memory/recall/rowcache.py). While the embedder is out, or slow, recall goes by words alone."""
 
 from __future__ import annotations
 
@@ -20,13 +19,13 @@ from datetime import date, datetime, tzinfo
 import numpy as np
 
 from memory.catchup import CatchUp
-from memory.cues import Cues
 from memory.dates import day_bounds
-from memory.dense import ScopeSearch
-from memory.derived import Derived
 from memory.embeddings import EmbeddingError
 from memory.forgetting import ForgettingPolicy
-from memory.recall import (
+from memory.recall.cues import Cues
+from memory.recall.dense import ScopeSearch
+from memory.recall.derived import Derived
+from memory.recall.ranking import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
     DENSE_GAIN,
@@ -55,7 +54,7 @@ log = logging.getLogger(__name__)
 COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
-# A scope this large is searched by words in memory (memory/lexicon.py), not by the store,
+# A scope this large is searched by words in memory (memory/recall/lexicon.py), not by the store,
 # whose full-text search grows with the scope.
 LARGE_SCOPE = 20_000
 MAX_CUE_TERMS = 32  # words of a cue searched, at most
@@ -215,7 +214,8 @@ class Retrieval:
         return (set(lexical) - set(borderline)) | own
 
     async def read(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The scope's memories `ids`: in a large scope from its copy (memory/rowcache.py)."""
+        """The scope's memories `ids`: in a large scope from its copy
+        (memory/recall/rowcache.py)."""
         if await self._large(scope):
             return await self.derived.rows.get(scope, ids)
         return await self.store.get_memories(scope, ids)
@@ -227,7 +227,7 @@ class Retrieval:
     async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
         """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their
         BM25: from the store's full-text search, or in a scope of LARGE_SCOPE or more from
-        its index in memory (memory/lexicon.py) once built (it ranks as FTS5 does)."""
+        its index in memory (memory/recall/lexicon.py) once built (it ranks as FTS5 does)."""
         size, _ = await self.derived.counts.sizes(scope)
         lexicon = self.derived.lexicon.ready(scope) if size >= LARGE_SCOPE else None
         if lexicon is not None:

@@ -25,7 +25,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget, ScopeCopies
+from memory.recall.budget import Budget, ScopeCopies
 from memory.storage import MemoryStore
 from memory.text import porter_term
 
@@ -308,7 +308,7 @@ class ScopeLexicon:
 
 class LexiconCache(ScopeCopies[ScopeLexicon]):
     """The ScopeLexicon of up to `capacity` scopes, within the process's byte `budget`
-    (memory/budget.py). Reading and indexing a scope of 100k
+    (memory/recall/budget.py). Reading and indexing a scope of 100k
     memories takes seconds, so `ready` builds it in the background (recall searches through the
     store meanwhile); the bank's changes to the scope during the build are applied to it after."""
 

@@ -4,8 +4,8 @@ to SQLite's thread or a trip to PostgreSQL on every recall (benchmarks/README.md
 
 The store stays the source of truth; a copy is derived and may hold any part of its scope.
 What a recall asks for and the copy lacks is read from the store and kept; a scope of
-LARGE_SCOPE memories or more (memory/retrieval.py) is also copied whole in the background, a
-slice at a time. Kept true by the bank (through memory/derived.py): its new memories are read
+LARGE_SCOPE memories or more (memory/recall/retrieval.py) is also copied whole in the background, a
+slice at a time. Kept true by the bank (through memory/recall/derived.py): its new memories are read
 in, its deleted ones leave the copy at once, the ones it changes in place (reinforced, merged
 into) leave it and are read again; another process's change to the scope drops its copy
 (memory.storage's `listen`). A read that overlapped a change to its scope is used but not kept,
@@ -22,8 +22,8 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from memory.budget import Budget, ScopeCopies
-from memory.records import KINDS, Kind, Memory
+from memory.recall.budget import Budget, ScopeCopies
+from memory.records import KINDS, Memory, MemoryKind
 from memory.storage import MemoryStore
 
 __all__ = ["FILL_SLICE", "ROW_SCOPES", "RowCache"]
@@ -35,12 +35,12 @@ FILL_SLICE = 1_024  # memories read at a time when a scope is copied whole
 
 log = logging.getLogger(__name__)
 
-_KIND: dict[str, Kind] = {kind: kind for kind in KINDS}  # each kind's one string
+_KIND: dict[str, MemoryKind] = {kind: kind for kind in KINDS}  # each kind's one string
 
 
 class RowCache(ScopeCopies[dict[int, Memory]]):
     """Copies of up to `capacity` scopes' memories, by id (0: none kept, every read goes to
-    the store), within the process's byte `budget` (memory/budget.py)."""
+    the store), within the process's byte `budget` (memory/recall/budget.py)."""
 
     def __init__(
         self, store: MemoryStore, capacity: int = ROW_SCOPES, budget: Budget | None = None

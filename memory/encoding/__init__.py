@@ -1,0 +1,1 @@
+"""Encoding: a closed conversation becomes memories, a diary page, profiles and intentions."""
