@@ -13,7 +13,7 @@ disk: the bytes live in memory until transcribed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
@@ -64,9 +64,9 @@ def is_audio(attachment: Attachment) -> bool:
     return kind.startswith("audio/") or PurePath(attachment.filename).suffix.lower() in _SUFFIXES
 
 
-def wants_hearing(event: ChatEvent) -> bool:
-    """Whether the message has voice notes or audio to listen to."""
-    return any(is_audio(a) for a in event.attachments)
+def wants_hearing(attachments: Sequence[Attachment]) -> bool:
+    """Whether a message's `attachments` hold voice notes or audio to listen to."""
+    return any(is_audio(a) for a in attachments)
 
 
 class Hearing:

@@ -130,9 +130,9 @@ def is_picture(attachment: Attachment) -> bool:
     return kind.startswith("image/") or PurePath(attachment.filename).suffix.lower() in _SUFFIXES
 
 
-def wants_looking(event: ChatEvent) -> bool:
-    """Whether the message has pictures, stickers or GIFs to look at."""
-    return any(a.sticker or is_picture(a) for a in event.attachments)
+def wants_looking(attachments: Sequence[Attachment]) -> bool:
+    """Whether a message's `attachments` hold pictures, stickers or GIFs to look at."""
+    return any(a.sticker or is_picture(a) for a in attachments)
 
 
 def shrink(name: str, data: bytes, side: int) -> Picture:

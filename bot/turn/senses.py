@@ -60,13 +60,15 @@ class Senses:
         """The message taken in (`typing` shown meanwhile); one overheard, or without
         pictures or recordings, as it is."""
         event = admitted.event
-        if admitted.heard.call is None or not (wants_looking(event) or wants_hearing(event)):
+        if admitted.heard.call is None or not (
+            wants_looking(event.attachments) or wants_hearing(event.attachments)
+        ):
             return Perceived(event)
         language = event.language or admitted.persona.identity.language
         said: tuple[str, ...] = ()
-        spoken_to = wants_hearing(event)
+        spoken_to = wants_hearing(event.attachments)
         async with showing(typing):
-            if wants_looking(event):
+            if wants_looking(event.attachments):
                 looked = await self.pictures.look(event, language)
                 event, said = looked.event, looked.said
             if spoken_to:
