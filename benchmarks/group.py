@@ -54,7 +54,7 @@ from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import GroupPolicy
-from bot.turn.compose import parse_emotion
+from bot.prompts import parse_emotion
 from memory.clock import FakeClock
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 

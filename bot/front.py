@@ -63,7 +63,11 @@ class Front:
         self.services = services  # what the commands work with
         self._language = language
         self.router = PersonaRouter(
-            engine, bot_id, [personas] if isinstance(personas, str) else personas
+            engine.personas,
+            engine.rooms,
+            engine.clock,
+            bot_id,
+            [personas] if isinstance(personas, str) else personas,
         )
 
     @property

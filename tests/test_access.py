@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.access import Gate
 from bot.catalogue import say
 from bot.config import AccessConfig, load_config
-from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_event, open_bot
 
 

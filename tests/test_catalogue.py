@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.access import NotAllowed
 from bot.catalogue import MESSAGES, say
 from bot.commands import conversation as conversation_commands
 from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from bot.media.documents import DocumentError
-from bot.turn.access import NotAllowed
 from tests.fakes.factories import make_event, make_persona, open_bot
 
 

@@ -16,9 +16,10 @@ from bot.prompts import (
     PEOPLE_HEADING,
     RECAP_HEADING,
     SUMMARY_HEADING,
+    parse_emotion,
     parse_emotion_instruction,
 )
-from bot.turn.compose import Prompt, build_chat_prompt, parse_emotion
+from bot.turn.compose import Prompt, build_chat_prompt
 from memory.clock import FakeClock
 from memory.quoting import quote
 from tests.fakes.factories import make_persona

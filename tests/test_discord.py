@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from adapters.discord import DiscordAdapter
+from bot.access import Gate
 from bot.config import TIERS, AccessConfig, EngineConfig
 from bot.events import Attachment, ChatEvent, Reply
 from bot.llm.offline import OfflineChatModel
@@ -23,7 +24,6 @@ from bot.llm.router import ModelRouter
 from bot.persona.file import VoicePolicy
 from bot.persona.toolspec import CustomTool
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import (

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from bot.access import Gate
 from bot.config import AccessConfig, EngineConfig
 from bot.events import Attachment, FetchError
 from bot.front import Front
 from bot.persona.file import PersonaLibrary
-from bot.turn.access import Gate
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 

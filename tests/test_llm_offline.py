@@ -14,8 +14,7 @@ import pytest
 
 from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
-from bot.prompts import outreach_messages
-from bot.turn.compose import parse_emotion
+from bot.prompts import outreach_messages, parse_emotion
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.encoding.encoder import Author, Encoder

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from bot.access import Gate
 from bot.config import (
     TIERS,
     AccessConfig,
@@ -34,7 +35,6 @@ from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
 from bot.media.pictures import MAX_PER_MESSAGE, MAX_PIXELS, PictureError, shrink
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
-from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel, encoding
 from tests.fakes.openai_server import FakeOpenAI

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from adapters.surface import Surface, attachment, typing_every
+from bot.access import Gate
 from bot.catalogue import say
 from bot.commands import memory as memory_commands
 from bot.commands.answers import Answer
 from bot.config import AccessConfig
 from bot.events import Addressed, ChatEvent, FetchError
 from bot.front import Front
-from bot.turn.access import Gate
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel
 

@@ -19,6 +19,7 @@ from PIL import Image
 from telegram.error import InvalidToken
 
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
+from bot.access import Gate
 from bot.catalogue import say
 from bot.commands import memory as memory_commands
 from bot.commands import table as commands
@@ -29,7 +30,6 @@ from bot.persona.file import VoicePolicy
 from bot.persona.toolspec import CustomTool
 from bot.prompts import DOCUMENT_HEADING
 from bot.prompts.tools import TOOL_ADMINS_ONLY, TOOL_FOR_ONE
-from bot.turn.access import Gate
 from memory.records import NewIntention
 from tests.fakes.factories import (
     PLATFORMS,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from bot.access import NotAllowed
 from bot.catalogue import say
 from bot.commands import contact, conversation, groups, memory
 from bot.commands.answers import Answer
@@ -17,7 +18,6 @@ from bot.commands.services import Services
 from bot.events import ChatEvent
 from bot.groups.routing import PersonaRouter
 from bot.platforms import Platform
-from bot.turn.access import NotAllowed
 
 __all__ = ["COMMANDS", "describe", "offered_on", "run"]
 

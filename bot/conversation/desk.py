@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bot.access import NotAllowed
 from bot.catalogue import say
 from bot.conversation.sessions import (
     Session,
@@ -27,7 +28,6 @@ from bot.conversation.sessions import (
 from bot.conversation.slots import StateSlots
 from bot.events import ChatEvent
 from bot.persona.file import Persona
-from bot.turn.access import NotAllowed
 from memory.clock import Clock
 from memory.records import ArchivedConversation
 from memory.scopes import Scope

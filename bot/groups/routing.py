@@ -8,11 +8,12 @@ Discord and Telegram adapters ask it, then hand the engine an event for that per
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.catalogue import say
 from bot.persona.file import Persona
-from bot.turn.engine import Engine
+from memory.clock import Clock
+from memory.storage import RoomStore
 
 __all__ = ["PersonaRouter"]
 
@@ -22,18 +23,29 @@ _AFTER_NAME = r"(?:\s*[,，:：!！~]|\s|$|(?<=[\u2e80-\u9fff\u3040-\u30ff\uac00
 
 
 class PersonaRouter:
-    def __init__(self, engine: Engine, bot_id: str, personas: Sequence[str]) -> None:
+    def __init__(
+        self,
+        known: Mapping[str, Persona],
+        rooms: RoomStore,
+        clock: Clock,
+        bot_id: str,
+        personas: Sequence[str],
+    ) -> None:
+        """`known`: every persona of the process, by key; `rooms`: where channels' bindings are
+        kept; `personas`: the bot's own, the first its default."""
         if not personas:
             raise ValueError("a bot needs at least one persona")
-        unknown = [p for p in personas if p not in engine.personas]
+        unknown = [p for p in personas if p not in known]
         if unknown:
             raise ValueError(f"no persona {unknown[0]!r}")
-        self.engine = engine
+        self.known = known
+        self.rooms = rooms
+        self.clock = clock
         self.bot_id = bot_id
         self.personas = tuple(dict.fromkeys(personas))
         names: list[tuple[str, str]] = []
         for key in self.personas:
-            persona = engine.personas[key]
+            persona = known[key]
             ident = persona.identity
             called = {key, ident.name, ident.nickname, *persona.group.names}
             names += [(n.strip(), key) for n in called if n.strip()]
@@ -50,7 +62,7 @@ class PersonaRouter:
         return len(self.personas) > 1
 
     def persona(self, key: str) -> Persona:
-        return self.engine.personas[key]
+        return self.known[key]
 
     def addressed(self, text: str) -> str | None:
         """The persona a message opens with the name of ("Miao, are you there?")."""
@@ -68,7 +80,7 @@ class PersonaRouter:
         return next((key for n, key in self._names if n.casefold() == wanted), None)
 
     async def bound(self, channel_id: str) -> str | None:
-        key = await self.engine.rooms.channel_persona(self.bot_id, channel_id)
+        key = await self.rooms.channel_persona(self.bot_id, channel_id)
         return key if key in self.personas else None
 
     async def choose(self, channel_id: str, text: str = "") -> str:
@@ -92,7 +104,5 @@ class PersonaRouter:
         if key is None:
             known = ", ".join(self.personas)
             return say(language, "persona_unknown", name=repr(name.strip()), known=known)
-        await self.engine.rooms.bind_channel(
-            self.bot_id, channel_id, key, by, self.engine.clock.now()
-        )
+        await self.rooms.bind_channel(self.bot_id, channel_id, key, by, self.clock.now())
         return say(language, "persona_bound", name=self.persona(key).identity.name)

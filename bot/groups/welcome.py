@@ -19,8 +19,7 @@ from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
-from bot.prompts import EMOTION_INSTRUCTION, QUOTED, system_text, welcome_messages
-from bot.turn.compose import parse_emotion
+from bot.prompts import EMOTION_INSTRUCTION, QUOTED, parse_emotion, system_text, welcome_messages
 from memory.clock import Clock
 
 __all__ = ["WELCOME_EVERY", "Welcomes"]

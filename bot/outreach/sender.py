@@ -30,8 +30,7 @@ from bot.outreach.courier import Courier, Delivery
 from bot.outreach.policy import WEEK, may_write
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
-from bot.prompts import Occasion, outreach_messages
-from bot.turn.compose import parse_emotion
+from bot.prompts import Occasion, outreach_messages, parse_emotion
 from memory.clock import Clock
 from memory.recall.ranking import Recalled
 from memory.records import Contact, Intention

@@ -28,6 +28,7 @@ __all__ = [
     "greeting_section",
     "lore_section",
     "now_line",
+    "parse_emotion",
     "parse_emotion_instruction",
     "people_section",
     "persona_text",
@@ -183,3 +184,15 @@ def parse_emotion_instruction(system: str) -> list[str]:
         if line.startswith(EMOTION_INSTRUCTION):
             return re.findall(r"\[([A-Z][A-Z0-9_]*)\]", line)
     return []
+
+
+_TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
+
+
+def parse_emotion(text: str) -> tuple[str | None, str]:
+    """Split a leading `[TAG]` (what the system prompt's emotion instruction asks for) off a
+    reply. Returns (tag or None, the rest)."""
+    match = _TAG.match(text)
+    if match is None:
+        return None, text.strip()
+    return match.group(2).upper(), text[match.end() :].strip()

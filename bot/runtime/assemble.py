@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.access import Gate
 from bot.commands.services import Services
 from bot.config import Config, EngineConfig, storage_dsn
 from bot.conversation.desk import Desk
@@ -39,7 +40,6 @@ from bot.platforms import Platforms
 from bot.tools import Toolbox
 from bot.tools.builtin import SearchBackend, build_search
 from bot.tools.reminder import StoredReminders
-from bot.turn.access import Gate
 from bot.turn.admit import Admission
 from bot.turn.after import After
 from bot.turn.answer import Answering

@@ -11,13 +11,13 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.access import Admittance, Gate
 from bot.catalogue import say
 from bot.conversation.sessions import Session, SessionManager
 from bot.events import ChatEvent, Reply
 from bot.groups.floor import Floor, Heard
 from bot.persona.file import Persona
 from bot.platforms import Platforms
-from bot.turn.access import Admittance, Gate
 from bot.turn.reach import asks_for_quiet
 from memory.clock import Clock
 from memory.storage import ContactStore

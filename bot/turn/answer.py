@@ -16,11 +16,11 @@ from bot.llm.base import Completion, Message, ModelError
 from bot.media import pictures
 from bot.persona.file import Persona
 from bot.platforms import Platforms
-from bot.prompts import TOO_MANY_CALLS
+from bot.prompts import TOO_MANY_CALLS, parse_emotion
 from bot.tools import Sender
 from bot.tools.builtin import cited_sources
 from bot.turn.calls import ToolCalls, Used
-from bot.turn.compose import Composed, parse_emotion
+from bot.turn.compose import Composed
 from bot.turn.recollect import Recollector
 from memory.clock import Clock
 from memory.records import Intention

@@ -2,7 +2,7 @@
 (`Composed`), built within its token budget: the system prompt (bot.prompts' text, with a
 card's placeholders filled), then as many of the latest turns as fit, with a note of the
 turn's own (the time, the memories, the lorebook entries the recent turns bring up...) before
-the newest; and the emotion tag the reply is asked to begin with, read back (`parse_emotion`).
+the newest; the emotion tag the reply begins with is read back by bot.prompts' `parse_emotion`.
 
 What users wrote, and what models wrote from it (recaps, summaries, notes, documents), is put
 in through memory.quoting: quoted, one line each, so no text of theirs opens a section of the
@@ -36,11 +36,10 @@ from bot.prompts import (
 from bot.turn.recall import InMind
 from memory.quoting import flat, quote
 
-__all__ = ["Composed", "Prompt", "build_chat_prompt", "compose", "parse_emotion"]
+__all__ = ["Composed", "Prompt", "build_chat_prompt", "compose"]
 
 # A tag in bold ("**[SAD]**") loses the stars round it, and only those: the reply's own
 # "*smiles*" after a bare tag keeps its first.
-_TAG = re.compile(r"^\s*(\**)\s*\[([A-Za-z][A-Za-z0-9_]{1,23})\]\s*(?:\1)?\s*")
 # Past the budget, the oldest turns go about a budget's this-many-th part at a time.
 HISTORY_STEPS = 4
 # Memories an earlier turn's note showed that come to mind first again are shown again.
@@ -302,12 +301,3 @@ def _truncate(text: str, tokens: int) -> str:
     while keep > 0 and estimate_tokens(text[-keep:]) > tokens:
         keep = keep * 3 // 4
     return "…" + text[-keep:] if keep < len(text) else text
-
-
-def parse_emotion(text: str) -> tuple[str | None, str]:
-    """Split a leading `[TAG]` (what the system prompt's emotion instruction asks for) off a
-    reply. Returns (tag or None, the rest)."""
-    match = _TAG.match(text)
-    if match is None:
-        return None, text.strip()
-    return match.group(2).upper(), text[match.end() :].strip()

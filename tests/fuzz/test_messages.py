@@ -16,12 +16,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from bot.access import NotAllowed
 from bot.commands import memory as memory_commands
 from bot.conversation.sessions import SessionManager
 from bot.events import Reply, valid_text
 from bot.llm.base import Completion, Message
 from bot.llm.openai_chat import OpenAIChatModel, make_client
-from bot.turn.access import NotAllowed
 from bot.turn.settle import MAX_MESSAGE_CHARS
 from memory.encoding.encoder import ENCODING_TASK
 from memory.text import visible

@@ -15,12 +15,12 @@ from typing import TypeVar, cast
 import pytest
 
 from adapters.console import ConsoleChat
+from bot.access import NotAllowed
 from bot.commands import conversation as conversation_commands
 from bot.commands import memory as memory_commands
 from bot.commands import table as commands
 from bot.conversation.scheduler import Scheduler
 from bot.runtime.assemble import Runtime
-from bot.turn.access import NotAllowed
 from memory.records import NewIntention
 from tests.security.conftest import (
     ALICE,
