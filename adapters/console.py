@@ -30,11 +30,12 @@ from bot.commands.answers import Answer
 from bot.commands.memory import closest, format_memory
 from bot.conversation.sessions import Turn
 from bot.events import ChatEvent, Reply
-from bot.front import Front, Spoken
+from bot.front import Front
 from bot.media.documents import DocumentError, read_document
 from bot.persona.file import Persona
 from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
+from bot.spoken import Spoken
 from memory.private import private_folder, write_private
 
 __all__ = ["COMMANDS", "PLATFORM", "ConsoleChat", "readable", "usage"]

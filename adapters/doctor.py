@@ -25,8 +25,8 @@ from pathlib import Path
 from adapters.host import hosted_personas
 from adapters.kinds import Level, kind_of
 from bot import redact
+from bot.chat_model import ModelError
 from bot.config import BotConfig, Config, storage_dsn
-from bot.llm.base import ModelError
 from bot.llm.embedding import build_embedder
 from bot.llm.router import (
     ModelRouter,

@@ -51,8 +51,9 @@ from bot import redact
 from bot.catalogue import say
 from bot.commands.answers import Answer
 from bot.events import Addressed, Attachment, ChatEvent, FetchError, Voice, split_chunks
-from bot.front import Front, Spoken
+from bot.front import Front
 from bot.outreach.courier import Delivery
+from bot.spoken import Spoken
 from bot.turn.engine import Engine
 
 __all__ = ["CourierSurface", "EventDetails", "Surface", "attachment", "typing_every"]

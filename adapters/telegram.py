@@ -74,10 +74,11 @@ from bot.commands.answers import Answer, Button
 from bot.commands.services import Services
 from bot.config import BotConfig, Config
 from bot.events import Addressed, Attachment, ChatEvent, Voice
-from bot.front import Front, Spoken
+from bot.front import Front
 from bot.outreach.courier import Delivery
 from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
+from bot.spoken import Spoken
 from bot.turn.engine import Engine
 from memory.clock import Clock
 

@@ -68,6 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fakes, 
 
 from adapters.telegram import PLATFORM as TELEGRAM
 from bot.config import Config, EngineConfig, ModelsConfig, ProviderConfig, TierConfig
+from bot.conversation.recollect import about_the_past, memory_section
 from bot.events import Attachment, ChatEvent
 from bot.front import Front
 from bot.llm.router import TierUsage
@@ -75,7 +76,6 @@ from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens, pieces
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
-from bot.turn.recollect import about_the_past, memory_section
 from memory.clock import FakeClock
 from memory.encoding.intentions import spot
 from tests.fakes.courier import RecordingCourier

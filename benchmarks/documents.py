@@ -21,7 +21,7 @@ import time
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.llm.tokens import estimate_tokens
 from bot.media.documents import extract_text, summarise
 from bot.prompts import MAP_TASK, REDUCE_TASK

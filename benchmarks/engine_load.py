@@ -52,15 +52,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.chat_model import Completion, Message, Usage
 from bot.config import TIERS, Config, EngineConfig
+from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import Turn, persona_room
 from bot.events import ChatEvent
-from bot.llm.base import Completion, Message, Usage
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.loopwatch import LoopWatch
-from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.storage.sqlite import Store
 from tests.fakes.factories import PLATFORMS

@@ -48,9 +48,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.chat_model import Completion, Message
 from bot.config import TIERS, EngineConfig
 from bot.events import Addressed, ChatEvent, Reply
-from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.persona.file import GroupPolicy

@@ -48,8 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from recall_quality import CATEGORIES, SCOPE, remember_conversation
 
+from bot.chat_model import Message, ModelError
 from bot.config import MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
-from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter, ModelSetupError, build_router
 from memory.bank import MemoryBank
 from memory.clock import FakeClock

@@ -50,12 +50,12 @@ from recall_latency import fresh_database, postgres_server
 
 from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
-from bot.front import Spoken
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.persona.file import PersonaLibrary
+from bot.spoken import Spoken
 from memory.clock import FakeClock
 from memory.encoding.intentions import Said, local_reading
 from memory.records import NewIntention

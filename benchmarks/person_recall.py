@@ -10,7 +10,8 @@ alias. Questions name a member by their display name, by their nickname, or say 
 (asked by that member); a question is answered when the first memory recalled is that
 member's on that topic. Two ways are compared on the same bank: the cue alone
 (`MemoryBank.recall` on the turn's key phrase, what recall did before it knew people) and the
-engine's way (`Recollector.gather`: names resolved to member ids, the tilt of bot.turn.recollect).
+engine's way (`Recollector.gather`: names resolved to member ids, the tilt of
+bot.conversation.recollect).
 No model call either way. The last line is JSON.
 """
 
@@ -28,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.config import TIERS, MemoryConfig
+from bot.conversation.recollect import Recollector
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
-from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.records import EncodingWrite

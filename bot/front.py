@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from bot.catalogue import say
 from bot.commands import table as commands
@@ -27,23 +27,13 @@ from bot.commands.services import Services
 from bot.events import Attachment, ChatEvent, FetchError, Reply, split_chunks
 from bot.groups.routing import PersonaRouter
 from bot.media.documents import Document, DocumentError, is_document, precheck
-from bot.persona.file import Persona
+from bot.spoken import Spoken
 from bot.turn.engine import Engine
 from bot.turn.senses import Typing, showing
 
-__all__ = ["Front", "Spoken"]
+__all__ = ["Front"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True, frozen=True)
-class Spoken:
-    """A reply and who says it; `several`: the bot hosts several personas, so the platform
-    shows which one speaks."""
-
-    persona: Persona
-    reply: Reply
-    several: bool
 
 
 class Front:

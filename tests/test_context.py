@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
+from bot.chat_model import Message
 from bot.conversation.sessions import Turn
-from bot.llm.base import Message
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Lorebook, LoreEntry, Persona, StateSlot
 from bot.prompts import (

@@ -18,7 +18,7 @@ from adapters.host import couriers_of
 from adapters.telegram import TelegramAdapter
 from adapters.web import WebServer
 from bot.events import Reply
-from bot.front import Spoken
+from bot.spoken import Spoken
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.factories import Bot, make_persona, open_bot
 from tests.fakes.logs import logged_errors

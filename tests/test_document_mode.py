@@ -8,9 +8,9 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.chat_model import Message
 from bot.config import EngineConfig
 from bot.conversation.sessions import SessionManager
-from bot.llm.base import Message
 from bot.media.document_mode import closes_document
 from bot.prompts import DOCUMENT_HEADING, MAP_TASK, REDUCE_TASK, WHOLE_TASK
 from memory.encoding.encoder import ENCODING_TASK

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pypdf import PdfReader, PdfWriter
 from pypdf.errors import DependencyError
 
-from bot.llm.base import Message, ModelError
+from bot.chat_model import Message, ModelError
 from bot.llm.tokens import estimate_tokens
 from bot.media import documents
 from bot.media.documents import (

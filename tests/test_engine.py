@@ -11,10 +11,10 @@ from typing import Any, Literal
 import pytest
 
 from bot.catalogue import say
+from bot.chat_model import Completion, Message, ModelError
 from bot.config import EngineConfig
 from bot.conversation.sessions import Turn
 from bot.events import Attachment
-from bot.llm.base import Completion, Message, ModelError
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from bot.chat_model import Completion, Message, ModelError
 from bot.commands import conversation as conversation_commands
 from bot.commands import memory as memory_commands
 from bot.config import EngineConfig
 from bot.conversation.lifecycle import HISTORY
-from bot.conversation.scheduler import Scheduler
-from bot.llm.base import Completion, Message, ModelError
+from bot.conversation.recollect import Recollector
 from bot.persona.file import load_persona
 from bot.prompts import (
     DIARY_HEADING,
@@ -29,7 +29,7 @@ from bot.prompts import (
     SUMMARY_HEADING,
     SUMMARY_TASK,
 )
-from bot.turn.recollect import Recollector
+from bot.runtime.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import ArchivedConversation

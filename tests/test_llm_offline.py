@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.llm.offline import OfflineChatModel
 from bot.prompts import outreach_messages, parse_emotion
 from memory.bank import MemoryBank

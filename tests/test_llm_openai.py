@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from bot.llm.base import ChatModel, Message, ModelError, Tool, ToolCall
+from bot.chat_model import ChatModel, Message, ModelError, Tool, ToolCall
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.retry import MAX_DELAY, call_with_retries
 from tests.fakes.openai_server import (

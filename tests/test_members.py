@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.chat_model import Completion, Message
 from bot.commands import table as commands
+from bot.conversation.recollect import by_person, meant, with_present
 from bot.events import ChatEvent
-from bot.llm.base import Completion, Message
 from bot.llm.offline import OfflineChatModel
 from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING, PROFILE_HEADING
-from bot.turn.recollect import by_person, meant, with_present
 from memory.people import aliases_of, mentions, named_members, nicknames, speaks_of_self
 from memory.recall.ranking import Recalled
 from memory.records import Member, Profile

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from adapters.cli import main
+from bot.chat_model import Message
 from bot.commands import memory as memory_commands
-from bot.llm.base import Message
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewIntention, NewMemory
 from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store

@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
+import bot.conversation.recollect as bot_recollect
 import bot.media.document_mode as document_mode
 import bot.media.documents as bot_documents
-import bot.turn.recollect as bot_recollect
 from bot.catalogue import say as catalogue_say
 from bot.config import EngineConfig, ModelsConfig, ProviderConfig
-from bot.conversation.scheduler import Scheduler
 from bot.llm.openai_chat import make_client
 from bot.llm.router import ModelRouter, build_router
 from bot.persona.file import StateSlot
 from bot.prompts import MAP_TASK, REDUCE_TASK, STATE_TOOL, SUMMARY_TASK, WHOLE_TASK
+from bot.runtime.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.embeddings import OpenAIEmbedder
 from memory.encoding.encoder import ENCODING_TASK

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from bot.chat_model import Message, ModelError
 from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
-from bot.llm.base import Message, ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach

@@ -19,6 +19,7 @@ import pytest
 from PIL import Image
 
 from bot.access import Gate
+from bot.chat_model import Message
 from bot.config import (
     TIERS,
     AccessConfig,
@@ -29,7 +30,6 @@ from bot.config import (
 )
 from bot.events import Attachment, FetchError
 from bot.front import Front
-from bot.llm.base import Message
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter, build_router
 from bot.llm.sight import glance
@@ -296,7 +296,7 @@ async def test_pictures_it_cannot_look_at_are_said_and_the_message_is_kept(
 
 
 async def test_a_vision_tier_that_fails_is_said_in_the_personas_language(tmp_path: Path) -> None:
-    from bot.llm.base import ModelError
+    from bot.chat_model import ModelError
     from tests.fakes.factories import make_persona
 
     model = ScriptedChatModel([ModelError("down")], default="[NEUTRAL] 好可爱")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.chat_model import ModelError
 from bot.config import TIERS
-from bot.llm.base import ModelError
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.prompts import QUIET_NOTE

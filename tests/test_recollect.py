@@ -9,19 +9,19 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from bot.chat_model import Completion, ModelError, ToolCall
 from bot.commands import memory as memory_commands
 from bot.config import MemoryConfig
-from bot.llm.base import Completion, ModelError, ToolCall
-from bot.llm.tokens import estimate_tokens
-from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
-from bot.turn.compose import RESHOWN
-from bot.turn.recollect import (
+from bot.conversation.recollect import (
     DIARY_PAGE_TOKENS,
     Recollection,
     about_the_past,
     memory_section,
     under_names,
 )
+from bot.llm.tokens import estimate_tokens
+from bot.prompts import FLASHBACK_HEADING, MEMORY_HEADING, NOTHING_FOUND, describe_age
+from bot.turn.compose import RESHOWN
 from memory.clock import FakeClock
 from memory.encoding.diary import MAX_PAGES
 from memory.recall.ranking import Recalled

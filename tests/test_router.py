@@ -13,8 +13,8 @@ import pytest
 
 import bot.llm.openai_chat as openai_chat_module
 import bot.llm.router as router_module
+from bot.chat_model import ChatModel, Completion, Message, ModelError, Tool, Usage
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig, load_config
-from bot.llm.base import ChatModel, Completion, Message, ModelError, Tool, Usage
 from bot.llm.offline import OfflineChatModel
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.llm.router import OFFLINE_NOTICE, ModelRouter, ModelSetupError, build_router

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import memory.catchup
-from bot.conversation.scheduler import Scheduler
-from bot.front import Spoken
 from bot.outreach.courier import Delivery
 from bot.persona.file import OutreachPolicy
+from bot.runtime.scheduler import Scheduler
+from bot.spoken import Spoken
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder
 from memory.records import NewIntention
@@ -85,7 +85,7 @@ async def test_a_failing_store_is_logged_not_raised(
         raise StoreError("database is locked")
 
     monkeypatch.setattr(bot.store, "save_sessions", broken)
-    with caplog.at_level(logging.ERROR, logger="bot.conversation.scheduler"):
+    with caplog.at_level(logging.ERROR, logger="bot.runtime.scheduler"):
         await scheduler.tick()  # does not raise
 
     assert any("database is locked" in (r.exc_text or "") for r in caplog.records)

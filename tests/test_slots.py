@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.chat_model import ToolCall
 from bot.conversation.slots import parse_state_call
-from bot.llm.base import ToolCall
 from bot.persona.file import StateSlot
 from bot.prompts import STATE_TOOL
 

@@ -16,12 +16,13 @@ import pytest
 from bot.commands import table as commands
 from bot.config import TIERS, EngineConfig
 from bot.events import Attachment, ChatEvent, Voice
-from bot.front import Front, Spoken
+from bot.front import Front
 from bot.llm.murmur import murmur
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.media.speech import SPOKEN_CHARS, audio_kind, speakable
 from bot.persona.file import SpeakWhen, VoicePolicy
+from bot.spoken import Spoken
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, speaking_router
 from tests.fakes.openai_server import FakeOpenAI, HttpError, ogg_opus
 

@@ -22,13 +22,13 @@ from adapters.web import WebServer, WebSetupError
 from adapters.web.server import MAX_FRAME, scope_label
 from adapters.web.server import PLATFORM as WEB
 from adapters.web.sprites import sprite_file
+from bot.chat_model import Message
 from bot.commands import table as commands
 from bot.config import Config
-from bot.llm.base import Message
+from bot.conversation.recollect import Recollector
 from bot.persona.file import load_persona
 from bot.platforms import Platforms
 from bot.runtime.assemble import open_runtime
-from bot.turn.recollect import Recollector
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewIntention
 from tests.fakes.factories import (

@@ -36,10 +36,10 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 from adapters.web.server import WebServer
-from bot.llm.base import Message
+from bot.chat_model import Message
+from bot.conversation.recollect import Recollector
 from bot.persona.file import load_persona
 from bot.prompts.pictures import DESCRIBE_TASK
-from bot.turn.recollect import Recollector
 from memory.records import EncodingWrite, NewIntention
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel

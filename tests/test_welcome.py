@@ -12,9 +12,9 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from bot.catalogue import say
+from bot.chat_model import ModelError
 from bot.events import ChatEvent
 from bot.groups.welcome import WELCOME_EVERY, Welcomes
-from bot.llm.base import ModelError
 from bot.persona.file import GroupPolicy, Persona
 from memory.clock import FakeClock
 from tests.fakes.factories import make_event, make_persona, open_bot

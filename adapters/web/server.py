@@ -53,13 +53,14 @@ from bot.commands.answers import Answer
 from bot.commands.services import Services
 from bot.config import BotConfig, Config
 from bot.events import Attachment, ChatEvent, FetchError, Reply
-from bot.front import Front, Spoken
+from bot.front import Front
 from bot.media.documents import DocumentError, precheck, too_big
 from bot.media.pictures import is_picture
 from bot.persona.file import Persona
 from bot.platforms import Platform
 from bot.prompts import describe_age
 from bot.runtime.assemble import Runtime
+from bot.spoken import Spoken
 from bot.turn.engine import Engine
 from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError

@@ -17,8 +17,8 @@ from bot.commands.answers import Answer, Button, File
 from bot.commands.command import Command, Invocation, Option, in_groups
 from bot.commands.contact import intentions
 from bot.commands.services import Services
+from bot.conversation.recollect import memory_text
 from bot.events import ChatEvent
-from bot.turn.recollect import memory_text
 from memory.bank import BankError
 from memory.dates import find_dates
 from memory.recall.ranking import Recalled
@@ -122,7 +122,7 @@ async def named_now(
 ) -> list[Recalled]:
     """`memories` of the event's scope each under its speaker's name now, by their id: the
     sender's as they write now, the conversation's speakers' as they last spoke, else their
-    profile's (bot.turn.recollect.under_names)."""
+    profile's (bot.conversation.recollect.under_names)."""
     if services.recollections is None or not memories:
         return memories
     present = (await services.desk.session(event)).speakers()

@@ -1,7 +1,7 @@
 """What the commands work with, each part named by exactly what they need of it: the user's
 own conversation (bot.conversation.desk), long-term memory (what `remember`, `recall`,
 `memories`, `forget` ask of memory.bank.MemoryBank; what `profile`, `diary` and the speakers'
-names ask of bot.turn.recollect.Recollector), the contacts, the sharing choices, the
+names ask of bot.conversation.recollect.Recollector), the contacts, the sharing choices, the
 intentions, the channels' floor settings (bot.groups.floor) and whether the persona can speak.
 The runtime builds one `Services` for every surface of the process."""
 

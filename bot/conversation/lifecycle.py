@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Protocol
 
+from bot.chat_model import Message, Role
+from bot.conversation.recollect import Recollector
 from bot.groups.relay import is_persona_speaker
-from bot.llm.base import Message, Role
 from bot.llm.router import ModelRouter
 from bot.persona.file import Persona
-from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.encoding.encoder import Author, Encoded, Encoder, EncodingFailed

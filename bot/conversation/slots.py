@@ -7,8 +7,8 @@ import json
 import logging
 from collections.abc import Sequence
 
+from bot.chat_model import ModelError, ToolCall
 from bot.conversation.sessions import Session
-from bot.llm.base import ModelError, ToolCall
 from bot.llm.router import ModelRouter
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import STATE_TOOL, build_state_prompt, state_tool

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
+from bot.chat_model import ModelError
 from bot.events import ChatEvent
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.file import FloorMode, GroupPolicy, Persona
 from bot.prompts import floor_messages

@@ -14,8 +14,8 @@ import logging
 from datetime import datetime, timedelta
 
 from bot.catalogue import say
+from bot.chat_model import ModelError
 from bot.events import ChatEvent, Reply
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona

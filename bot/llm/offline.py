@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time
 
 from bot.catalogue import say
-from bot.llm.base import Completion, Message, Tool, Usage
+from bot.chat_model import Completion, Message, Tool, Usage
 from bot.llm.murmur import murmur
 from bot.llm.sight import glance
 from bot.llm.tokens import estimate_messages, estimate_tokens

@@ -12,8 +12,8 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
+from bot.chat_model import Completion, Message, ModelError, Tool, ToolCall, Usage
 from bot.events import valid_text
-from bot.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
 from bot.llm.retry import call_with_retries
 from memory.remote import describe_error, is_retryable, redact
 

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bot.chat_model import ChatModel, Completion, Hearer, Message, ModelError, Speaker, Tool
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig
-from bot.llm.base import ChatModel, Completion, Hearer, Message, ModelError, Speaker, Tool
 from bot.llm.offline import OfflineChatModel
 from memory.errors import KizunaError
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 
 __all__ = ["estimate_messages", "estimate_tokens", "pieces"]
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from bot.catalogue import say
+from bot.chat_model import Message, ModelError
 from bot.config import EngineConfig
 from bot.conversation.sessions import Reading, Session, SessionManager, Turn
 from bot.events import ChatEvent, Reply
-from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
 from bot.media.documents import Document, DocumentError, excerpts, extract_text, summarise

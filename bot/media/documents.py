@@ -27,7 +27,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from bot.catalogue import say
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.prompts import (
     MAP_NOTE,
     MAP_TASK,

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from bot.catalogue import say
+from bot.chat_model import ModelError
 from bot.config import EngineConfig
 from bot.events import Attachment, ChatEvent
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.media.pictures import MediaError, fetch_within
 from bot.tomlfile import one_line

@@ -25,10 +25,10 @@ from pathlib import PurePath
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from bot.catalogue import say
+from bot.chat_model import Message, ModelError
 from bot.config import EngineConfig
 from bot.conversation.sessions import Session, Turn
 from bot.events import Attachment, ChatEvent, FetchError
-from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
 from bot.prompts.pictures import SEEN_NOTE, SEEN_TAG, describe_messages
 from bot.tomlfile import one_line

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from bot.chat_model import ModelError
 from bot.events import ChatEvent, Voice, split_chunks
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.persona.file import Persona
 from bot.platforms import Platforms

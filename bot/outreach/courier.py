@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from bot.front import Spoken
+from bot.spoken import Spoken
 
 __all__ = ["Courier", "Delivery"]
 

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
 
+from bot.chat_model import Message, ModelError
 from bot.conversation.sessions import SessionManager, Turn, is_private, private_room
 from bot.events import Reply
-from bot.front import Spoken
-from bot.llm.base import Message, ModelError
 from bot.llm.router import ModelRouter
 from bot.outreach.courier import Courier, Delivery
 from bot.outreach.policy import WEEK, may_write
 from bot.persona.cards import resolve_placeholders
 from bot.persona.file import Persona
 from bot.prompts import Occasion, outreach_messages, parse_emotion
+from bot.spoken import Spoken
 from memory.clock import Clock
 from memory.recall.ranking import Recalled
 from memory.records import Contact, Intention

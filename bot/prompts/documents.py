@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.prompts.chat import LANGUAGES
 from bot.tomlfile import one_line
 from memory.quoting import flat, quote

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from memory.quoting import flat, quote
 
 __all__ = ["FLOOR_TASK", "floor_messages"]

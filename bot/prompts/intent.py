@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 
 __all__ = ["INTENT_TASK", "intent_messages"]
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.prompts.chat import RECAP_HEADING, system_text
 from bot.prompts.recall import memory_line
 from bot.prompts.shapes import MemoryShape, PersonaShape

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from memory.quoting import quote
 
 __all__ = ["DESCRIBE_TASK", "SEEN_NOTE", "SEEN_TAG", "describe_messages"]

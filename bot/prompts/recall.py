@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.llm.base import Message, Tool
+from bot.chat_model import Message, Tool
 from bot.prompts.shapes import MemoryShape
 from memory.quoting import flat, quote
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.llm.base import Message, Tool
+from bot.chat_model import Message, Tool
 from bot.prompts.shapes import PersonaShape, SlotShape, TurnShape
 from memory.quoting import flat, quote
 

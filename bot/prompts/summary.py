@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.prompts.chat import LANGUAGES
 from bot.prompts.shapes import PersonaShape, TurnShape
 from memory.quoting import flat, quote

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.llm.base import Message, Tool
+from bot.chat_model import Message, Tool
 from bot.prompts.shapes import SearchResultShape
 from memory.quoting import flat, quote
 

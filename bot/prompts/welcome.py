@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.llm.base import Message
+from bot.chat_model import Message
 from memory.quoting import flat, quote
 
 __all__ = ["WELCOME_TASK", "welcome_messages"]

@@ -22,7 +22,7 @@ from bot.commands.services import Services
 from bot.config import Config, EngineConfig, storage_dsn
 from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
-from bot.conversation.scheduler import Scheduler
+from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import SessionManager
 from bot.conversation.slots import StateSlots
 from bot.groups.floor import Floor
@@ -37,6 +37,7 @@ from bot.media.speech import Speech
 from bot.outreach import Outreach
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
+from bot.runtime.scheduler import Scheduler
 from bot.tools import Toolbox
 from bot.tools.builtin import SearchBackend, build_search
 from bot.tools.reminder import StoredReminders
@@ -46,7 +47,6 @@ from bot.turn.answer import Answering
 from bot.turn.calls import ToolCalls
 from bot.turn.engine import Engine
 from bot.turn.recall import Recall
-from bot.turn.recollect import Recollector
 from bot.turn.senses import Senses
 from bot.turn.settle import Bursts, Settling, Sleep
 from memory.bank import MemoryBank

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 
-from bot.llm.base import Tool
+from bot.chat_model import Tool
 from bot.persona.file import Persona
 from bot.persona.toolspec import BUILTIN_TOOLS, CustomTool, McpServer, tool_entry_points
 from bot.prompts.tools import (

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.chat_model import ModelError
 from bot.config import ModelsConfig, ProviderConfig, ToolsConfig
-from bot.llm.base import ModelError
 from bot.llm.router import DEFAULT_KEY_ENV, ModelRouter, ModelSetupError, provider_client
 from bot.persona.toolspec import BUILTIN_TOOLS
 from bot.prompts import (

@@ -19,7 +19,7 @@ from typing import Any, Protocol, get_type_hints
 
 import pydantic
 
-from bot.llm.base import Tool
+from bot.chat_model import Tool
 from bot.prompts.tools import TOOL_BAD_ARGUMENTS
 from memory.clock import Clock
 from memory.errors import KizunaError

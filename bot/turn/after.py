@@ -11,12 +11,12 @@ import asyncio
 import logging
 from dataclasses import dataclass, replace
 
+from bot.chat_model import ModelError
 from bot.conversation.sessions import Session, SessionManager
 from bot.conversation.slots import StateSlots
 from bot.events import Reply, split_chunks
 from bot.groups.floor import Floor
 from bot.groups.relay import is_persona_speaker
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from bot.persona.file import Persona, StateSlot

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from bot.chat_model import Completion, Message, ModelError
+from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import Turn
 from bot.events import Reply
-from bot.llm.base import Completion, Message, ModelError
 from bot.media import pictures
 from bot.persona.file import Persona
 from bot.platforms import Platforms
@@ -21,7 +22,6 @@ from bot.tools import Sender
 from bot.tools.builtin import cited_sources
 from bot.turn.calls import ToolCalls, Used
 from bot.turn.compose import Composed
-from bot.turn.recollect import Recollector
 from memory.clock import Clock
 from memory.records import Intention
 from memory.storage import IntentionStore

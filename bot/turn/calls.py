@@ -13,13 +13,13 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-from bot.llm.base import Tool, ToolCall
+from bot.chat_model import Tool, ToolCall
+from bot.conversation.recollect import Recollector
 from bot.llm.router import ModelRouter
 from bot.persona.file import Persona
 from bot.prompts import MEMORY_SILENT, NO_SUCH_TOOL, RECALL_TOOL, SEARCH_TOOL, TRANSLATE_TOOL
 from bot.tools import Sender, Toolbox
 from bot.tools.builtin import SearchBackend, SearchResult, ToolRun, run_search, run_translate
-from bot.turn.recollect import Recollector
 from memory.clock import Clock
 
 __all__ = ["ToolCalls", "Used"]

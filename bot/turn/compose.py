@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.chat_model import Message
 from bot.config import EngineConfig
 from bot.conversation.sessions import Turn
-from bot.llm.base import Message
 from bot.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_messages, estimate_tokens
 from bot.persona import cards
 from bot.persona.card_file import lore_book

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
 
 from bot.config import EngineConfig
+from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import (
     Session,
     SessionManager,
@@ -39,7 +40,6 @@ from bot.turn.answer import Answering
 from bot.turn.calls import ToolCalls
 from bot.turn.compose import compose
 from bot.turn.recall import Recall
-from bot.turn.recollect import Recollector
 from bot.turn.senses import Perceived, Senses, Typing, showing
 from bot.turn.settle import Settled, Settling, idle_after, save
 from memory.clock import Clock

@@ -2,9 +2,10 @@
 (by keyword or by date), a web search, or a translation.
 
 By default the decision is local and free: dates through memory.dates, questions about the past
-through bot.turn.recollect, and a few phrases for search and translation requests, in English and
-Chinese. With `[engine] intent = "model"` the intent tier decides (Miao's JSON intents), one
-call a message; a reply it cannot parse falls back to the local decision, never to an error.
+through bot.conversation.recollect, and a few phrases for search and translation requests, in
+English and Chinese. With `[engine] intent = "model"` the intent tier decides (Miao's JSON
+intents), one call a message; a reply it cannot parse falls back to the local decision, never to
+an error.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Literal, get_args
 
-from bot.llm.base import ModelError
+from bot.chat_model import ModelError
+from bot.conversation.recollect import about_the_past
 from bot.llm.router import ModelRouter
 from bot.prompts import intent_messages
-from bot.turn.recollect import about_the_past
 from memory.dates import find_dates
 
 __all__ = [

@@ -1,5 +1,5 @@
 """Recall: a settled turn in (`Settled`, bot.turn.settle), what comes to mind for it out
-(`InMind`): the long-term memories its words bring up (bot.turn.recollect), with the user's
+(`InMind`): the long-term memories its words bring up (bot.conversation.recollect), with the user's
 private ones where they let them into a group; or, while a document is open, its passages
 that answer the question. Then what the message's intent asks for now (a search run at once,
 translation mode: bot.turn.intent), and the intention due now to bring up, when the turn
@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
+from bot.conversation.recollect import Recollection, Recollector, memory_section
 from bot.conversation.sessions import scope_key
 from bot.media.document_mode import DocumentMode
 from bot.persona.file import Persona
@@ -18,7 +19,6 @@ from bot.prompts import followup_line, quiet_line, searched_section, translation
 from bot.turn.calls import ToolCalls, Used
 from bot.turn.intent import Decision, decide
 from bot.turn.reach import due_now
-from bot.turn.recollect import Recollection, Recollector, memory_section
 from bot.turn.settle import MAX_MESSAGE_CHARS, Settled
 from memory.clock import Clock
 from memory.records import Intention

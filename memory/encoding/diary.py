@@ -23,7 +23,7 @@ from memory.storage import BankStore
 __all__ = ["MAX_PAGES", "YEARS_BACK", "Diary", "NamedDays", "pages_of"]
 
 # Diary pages one message can bring into the prompt; the memory block's budget decides how much
-# of each fits (bot/turn/recollect.py).
+# of each fits (bot/conversation/recollect.py).
 MAX_PAGES = 6
 # A day named without a year: how many years before the most recent one are looked at for a
 # page or a memory (a query or two each, only while neither is found).

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.front import Spoken
 from bot.outreach.courier import Delivery
+from bot.spoken import Spoken
 
 __all__ = ["RecordingCourier"]
 

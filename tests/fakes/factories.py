@@ -27,6 +27,7 @@ from bot.commands.services import Services
 from bot.config import EngineConfig, MemoryConfig, ModelsConfig, ProviderConfig, TierConfig
 from bot.conversation.desk import Desk
 from bot.conversation.lifecycle import Lifecycle, scope_policies
+from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import SessionManager
 from bot.events import Addressed, Attachment, ChatEvent
 from bot.llm.router import ModelRouter, build_router
@@ -39,7 +40,6 @@ from bot.runtime.assemble import build_engine
 from bot.tools import Toolbox
 from bot.tools.reminder import StoredReminders
 from bot.turn.engine import Engine
-from bot.turn.recollect import Recollector
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder

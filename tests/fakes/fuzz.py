@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from bot import config
-from bot.llm.base import Message
+from bot.chat_model import Message
 from bot.persona import file as persona
 from bot.tomlfile import TomlError
 

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.chat_model import Completion, Message, Tool, ToolCall, Usage
 from bot.config import TIERS
-from bot.llm.base import Completion, Message, Tool, ToolCall, Usage
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_messages, estimate_tokens
 

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.chat_model import Message
 from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
-from bot.front import Spoken
-from bot.llm.base import Message
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.persona.file import OutreachPolicy
+from bot.spoken import Spoken
 from memory.clock import FakeClock
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_persona

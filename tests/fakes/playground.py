@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.llm.base import Message, Tool
+from bot.chat_model import Message, Tool
 from bot.llm.offline import OfflineChatModel
 from tests.fakes.openai_server import FakeToolCall, Text, ToolCalls
 

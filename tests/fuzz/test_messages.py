@@ -17,10 +17,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot.access import NotAllowed
+from bot.chat_model import Completion, Message
 from bot.commands import memory as memory_commands
 from bot.conversation.sessions import SessionManager
 from bot.events import Reply, valid_text
-from bot.llm.base import Completion, Message
 from bot.llm.openai_chat import OpenAIChatModel, make_client
 from bot.turn.settle import MAX_MESSAGE_CHARS
 from memory.encoding.encoder import ENCODING_TASK

@@ -19,8 +19,8 @@ from bot.access import NotAllowed
 from bot.commands import conversation as conversation_commands
 from bot.commands import memory as memory_commands
 from bot.commands import table as commands
-from bot.conversation.scheduler import Scheduler
 from bot.runtime.assemble import Runtime
+from bot.runtime.scheduler import Scheduler
 from memory.records import NewIntention
 from tests.security.conftest import (
     ALICE,

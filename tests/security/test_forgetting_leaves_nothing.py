@@ -23,8 +23,8 @@ from aiohttp.test_utils import TestClient, TestServer
 import memory.recall.index
 from adapters.console import ConsoleChat
 from adapters.web import WebServer
-from bot.conversation.scheduler import Scheduler
 from bot.runtime.assemble import Runtime
+from bot.runtime.scheduler import Scheduler
 from memory.bank import MemoryBank
 from memory.recall.index import ScopeIndex
 from memory.records import NewIntention

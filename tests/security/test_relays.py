@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from adapters.discord import DiscordAdapter
+from bot.chat_model import Message
 from bot.events import ChatEvent
 from bot.groups.relay import speaker_id
-from bot.llm.base import Message
 from bot.persona.file import Persona
 from memory.encoding.encoder import ENCODING_TASK
 from tests.fakes.discord_server import FakeDiscord

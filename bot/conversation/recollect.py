@@ -42,8 +42,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
+from bot.chat_model import ModelError
 from bot.config import MemoryConfig
-from bot.llm.base import ModelError
 from bot.llm.router import ModelRouter
 from bot.llm.tokens import estimate_tokens
 from bot.prompts import (
