@@ -456,6 +456,11 @@ class Recollector:
         """The most and the least related memory to the message."""
         return [m for m in await self.bank.flashback(scope, text, now=now) if m.id not in exclude]
 
+    async def reinforce(self, scope: str, ids: list[int], now: datetime) -> None:
+        """The memories `ids` of `scope` came to mind and were shown: each is recalled once
+        more, as its forgetting policy counts a recall."""
+        await self.bank.reinforce(scope, ids, now)
+
     async def tool(self, scope: str, arguments: str, now: datetime) -> tuple[str, list[int]]:
         """Run a `recall_memory` call: the text handed back to the model, and the ids shown."""
         try:

@@ -127,7 +127,7 @@ class Answering:
         if self.memory is None or not ids:
             return
         try:
-            await self.memory.bank.reinforce(scope, ids, now)
+            await self.memory.reinforce(scope, ids, now)
         except Exception:
             log.exception("could not reinforce recalled memories")
 
