@@ -196,21 +196,7 @@ async def open_runtime(
         rng=random.Random(rng.randrange(2**32)),
         ffmpeg=shutil.which("ffmpeg"),
     )
-    desk = Desk(personas=personas, sessions=sessions, clock=clock, memory=bank, scopes=store)
-    services = Services(
-        desk=desk,
-        platforms=platforms,
-        clock=clock,
-        tz=engine.tz,
-        contacts=store,
-        sharing=store,
-        intentions=store,
-        floors=engine.floor,  # (its channels' settings kept in this process: the engine's)
-        voices=models,
-        memories=bank,
-        recollections=recollector,
-        diary=recollector.diary,
-    )
+    services = build_services(engine, store, bank, recollector)
     lifecycle = Lifecycle(
         bank=bank,
         store=store,
@@ -242,6 +228,34 @@ async def open_runtime(
         outreach=outreach,
     )
     return Runtime(config, engine, services, store, bank, scheduler, data_dir, warming)
+
+
+def build_services(
+    engine: Engine, store: Storage, bank: MemoryBank, recollector: Recollector
+) -> Services:
+    """What the commands work with, beside `engine` (whose floor keeps its channels' settings
+    in this process, so the commands change the same one)."""
+    desk = Desk(
+        personas=engine.personas,
+        sessions=engine.sessions,
+        clock=engine.clock,
+        memory=bank,
+        scopes=store,
+    )
+    return Services(
+        desk=desk,
+        platforms=engine.platforms,
+        clock=engine.clock,
+        tz=engine.tz,
+        contacts=store,
+        sharing=store,
+        intentions=store,
+        floors=engine.floor,
+        voices=engine.models,
+        memories=bank,
+        recollections=recollector,
+        diary=recollector.diary,
+    )
 
 
 def build_engine(

@@ -36,7 +36,7 @@ from bot.outreach.courier import Courier
 from bot.persona.file import Emotions, Identity, MemoryPolicy, Persona, StateSlot, VoicePolicy
 from bot.persona.toolspec import CustomTool
 from bot.platforms import Platforms
-from bot.runtime.assemble import build_engine
+from bot.runtime.assemble import build_engine, build_services
 from bot.tools import Toolbox
 from bot.tools.reminder import StoredReminders
 from bot.turn.engine import Engine
@@ -366,21 +366,7 @@ async def open_bot(
         ffmpeg=shutil.which("ffmpeg"),
         sleep=timer.sleep,
     )
-    desk = Desk(personas=by_key, sessions=sessions, clock=clock, memory=bank, scopes=store)
-    services = Services(
-        desk=desk,
-        platforms=PLATFORMS,
-        clock=clock,
-        tz=engine.tz,
-        contacts=store,
-        sharing=store,
-        intentions=store,
-        floors=engine.floor,
-        voices=router,
-        memories=bank,
-        recollections=recollector,
-        diary=recollector.diary,
-    )
+    services = build_services(engine, store, bank, recollector)
     lifecycle = Lifecycle(
         bank=bank, store=store, personas=by_key, models=router, clock=clock, tz=engine.tz, seed=0
     )
