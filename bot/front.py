@@ -89,7 +89,8 @@ class Front:
         if event.is_empty:
             return None
         document = next((a for a in event.attachments if is_document(a.filename)), None)
-        called = self.engine.floor.call(self.router.persona(persona), event) is not None
+        floor = self.engine.floor  # (a private chat has none: it always calls on the persona)
+        called = event.is_dm or floor.call(self.router.persona(persona), event) is not None
         if document is not None and called and not event.from_bot:
             async with showing(typing):
                 reply = await self._read(event, document)

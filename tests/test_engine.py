@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +67,14 @@ async def test_an_empty_message_gets_no_model_call_and_no_reply(bot: Bot, text: 
     assert reply.text == "" and reply.chunks == () and not reply.failed
     assert bot.model.calls == []
     assert (await bot.desk.info(make_event())).turns == ()
+
+
+@pytest.mark.parametrize("is_dm", [True, False])
+async def test_a_bots_message_is_neither_answered_nor_kept(bot: Bot, is_dm: bool) -> None:
+    event = make_event("Pip?", is_dm=is_dm)  # (in a group: a mention)
+    reply = await bot.engine.handle(replace(event, from_bot=True))
+    assert reply.text == "" and bot.model.calls == []
+    assert (await bot.desk.info(event)).turns == ()
 
 
 async def test_an_attachment_alone_is_a_message(bot: Bot) -> None:

@@ -70,7 +70,6 @@ def test_questions_in_english_and_chinese() -> None:
 async def test_called_on_it_speaks_in_listen_mode_too() -> None:
     miao, room = persona(mode="listen"), floor()
     for event, why in (
-        (make_event("hi"), "private"),
         (replace(group("hi"), addressed=frozenset({"mention"})), "mention"),
         (replace(group("hi"), addressed=frozenset({"reply"})), "reply"),
         (replace(group("hi"), addressed=frozenset({"bound"})), "bound"),
@@ -106,13 +105,6 @@ async def test_a_question_right_after_its_answer_by_the_same_person_is_for_it() 
     assert (h := room.hear(miao, group("ok thanks"))) is not None and h.call is None
     room.spoke(miao, first)
     assert (h := room.hear(miao, group("what?", user="u2"))) is not None and h.call is None
-
-
-async def test_a_bots_message_is_never_heard() -> None:
-    miao, room = persona(talkativeness=1.0), floor()
-    event = replace(group("Miao?"), from_bot=True, addressed=frozenset({"mention"}))
-    assert room.hear(miao, event) is None
-    assert room.hear(miao, replace(make_event("hi"), from_bot=True)) is None
 
 
 async def test_uninvited_it_joins_by_chance_after_its_cooldown() -> None:

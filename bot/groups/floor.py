@@ -3,13 +3,14 @@ free (the intent tier is asked only where a persona wants it).
 
 Adapters pass every group message they can see, with what the platform knows
 (`ChatEvent.addressed`: a mention, a reply to the bot, a bound channel; `ChatEvent.names`: the
-bot's own names there). `hear` notes each message in its channel and says why it calls on the
-persona, if it does: a private chat, a mention, a reply, a bound channel, one of the persona's
-names called (word-boundary aware, any case; a Chinese name anywhere in the text), or a
-question right after the persona's own message by the one it answered. `decide` takes the
-messages of one turn (a burst: bot.turn.settle) and says whether the persona speaks:
+bot's own names there). A private chat has no floor: the turn answers it without asking
+here (`PRIVATE`). `hear` notes each message in its channel and says why it calls on the
+persona, if it does: a mention, a reply, a bound channel, one of the persona's names called
+(word-boundary aware, any case; a Chinese name anywhere in the text), or a question right
+after the persona's own message by the one it answered. `decide` takes the messages of one
+turn (a burst: bot.turn.settle) and says whether the persona speaks:
 
-- called on: it speaks, in `listen` mode too (a private chat is always calling on it);
+- called on: it speaks, in `listen` mode too;
 - uninvited: in `speak` mode, by chance (`talkativeness`), unless it has said
   `max_per_minute` messages in this channel in the last minute (called on or not), once
   `cooldown_seconds` have passed since it last spoke here, never while several people are
@@ -18,12 +19,13 @@ messages of one turn (a burst: bot.turn.settle) and says whether the persona spe
 Another persona of this process in the same room (relayed by bot.groups.relay, `from_persona`) calls
 on the persona only by name, and only while the personas have made fewer than
 `persona_exchanges` replies to one another since a person last spoke in the channel; it is
-never joined uninvited. A message from a bot is never heard at all (adapters drop them; this
-is the second guard), so two bots never keep each other talking. What the persona hears but
-does not answer still joins the conversation (the engine's), so it is remembered.
+never joined uninvited. A message from a bot is never heard at all (adapters drop them;
+bot.turn.admit is the second guard), so two bots never keep each other talking. What the
+persona hears but does not answer still joins the conversation (the engine's), so it is
+remembered.
 
     floor = Floor(clock, random.Random(7))
-    heard = floor.hear(persona, event)       # None: a bot's message, nothing to hear
+    heard = floor.hear(persona, event)       # a group message, not a bot's
     verdict = await floor.decide(persona, event, [heard])
     if verdict.speak:
         ...                                  # answer, then
@@ -55,6 +57,7 @@ __all__ = [
     "CROWD_PEOPLE",
     "CROWD_WINDOW",
     "FOLLOW_UP_WITHIN",
+    "PRIVATE",
     "SETTINGS",
     "Call",
     "ChannelFloor",
@@ -148,6 +151,9 @@ class FloorDecision:
 
     speak: bool
     why: str
+
+
+PRIVATE = FloorDecision(True, "private")  # a private chat's: it has no floor, and is answered
 
 
 @dataclass(slots=True, frozen=True)
@@ -288,11 +294,9 @@ class Floor:
             )
         self._channels[key] = floor
 
-    def hear(self, persona: Persona, event: ChatEvent) -> Heard | None:
-        """Note a message said in the event's channel; why it calls on the persona. None: a
-        bot's message, which is never answered nor kept."""
-        if event.from_bot:
-            return None
+    def hear(self, persona: Persona, event: ChatEvent) -> Heard:
+        """Note a message said in the event's channel (a group's, not a bot's); why it calls
+        on the persona."""
         heard = Heard(
             event.user_id,
             event.user_name,
@@ -300,8 +304,6 @@ class Floor:
             self.call(persona, event),
             persona=event.from_persona,
         )
-        if event.is_dm:
-            return heard
         if not event.from_persona:  # a person spoke: the personas may answer each other anew
             self._person_spoke(event)
         now = self.clock.now()
@@ -319,17 +321,13 @@ class Floor:
         """Whether someone other than `speakers` has spoken in the event's channel since
         `since` (within the last minute the floor keeps): a reply then answers a message that
         is no longer the last one, and threads to it."""
-        if event.is_dm:
-            return False
         room = self._rooms.get(_room_key(persona, event))
         return room is not None and any(
             at >= since and who not in speakers for at, who in room.heard
         )
 
     def call(self, persona: Persona, event: ChatEvent) -> Call | None:
-        """Why the event calls on the persona, if it does (notes nothing)."""
-        if event.is_dm:
-            return "private"
+        """Why a group's event calls on the persona, if it does (notes nothing)."""
         if event.from_persona:  # another persona: by name only, and only so many in a row
             exchanges = self._exchanges.get(_channel(event))
             if exchanges is not None and exchanges.count >= persona.group.persona_exchanges:
@@ -389,8 +387,6 @@ class Floor:
 
     def spoke(self, persona: Persona, event: ChatEvent) -> None:
         """The persona answered `event` in its channel."""
-        if event.is_dm:
-            return
         now = self.clock.now()
         room = self._room(persona, event, now)
         room.said.append(now)

@@ -89,6 +89,11 @@ class Speech:
         self.ffmpeg = ffmpeg
         self.convert_seconds = CONVERT_SECONDS
 
+    def speaks(self, persona: Persona) -> bool:
+        """Whether `persona` ever says a reply aloud (a speech model, a voice not "never"):
+        if not, a reply is never handed here."""
+        return self.models.speaks and persona.voice.speak != "never"
+
     async def wanted(
         self, persona: Persona, event: ChatEvent, spoken: bool, people: Sequence[str] = ()
     ) -> bool:
@@ -98,7 +103,7 @@ class Speech:
         can be sent (`Platform.voice`); for several people, only when each of them wants it (their
         /voice choice) and within each one's media of the hour (a reply said aloud is
         counted here, for each)."""
-        if not self.models.speaks or persona.voice.speak == "never":
+        if not self.speaks(persona):
             return False
         if event.from_bot or event.from_persona or not self.platforms[event.platform].voice:
             return False

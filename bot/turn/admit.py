@@ -1,6 +1,7 @@
 """Admission: a message in (`ChatEvent`), the turn it may become out (`Admitted`), or the
-`Reply` that ends it here. In a group, bot.groups.floor hears it first (a bot's message is
-neither answered nor kept); the access gate then lets it in once: counted against the rate
+`Reply` that ends it here. A bot's message is neither answered nor kept. In a group,
+bot.groups.floor hears it first; a private chat has no floor (its messages all call on the
+persona). The access gate then lets it in once: counted against the rate
 limit when it is said to the persona, only checked against the lists when overheard, not at
 all for another persona's words (no one the gate lists). The sender's contact is noted, and a
 message delivered again after a crash (answered already) goes no further."""
@@ -85,9 +86,12 @@ class Admission:
         silent = Reply(text="", emotion=persona.emotions.neutral)
         if event.is_empty:  # nothing said: nothing to answer, no model call
             return silent
-        heard = self.floor.hear(persona, event)
-        if heard is None:
+        if event.from_bot:  # (adapters drop them: this is the second guard)
             return silent
+        if event.is_dm:
+            heard = Heard(event.user_id, event.user_name, event.text, "private")
+        else:
+            heard = self.floor.hear(persona, event)
         if event.from_persona:  # another persona here (bot.groups.relay): no one the gate lists
             pass
         elif heard.call is None:  # said among others: kept if the lists let the sender in,

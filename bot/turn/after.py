@@ -53,8 +53,10 @@ def addressed(replied: Replied, greeting: str, floor: Floor, limit: int) -> Repl
         reply = replace(reply, text=text, chunks=split_chunks(text, limit))
     reply = replace(reply, people=settled.people)
     first = min(w[1].at for w in taken)
-    if event.message_id and floor.others_since(
-        persona, event, first, {w[1].user_id for w in taken}
+    if (
+        event.message_id
+        and not event.is_dm
+        and floor.others_since(persona, event, first, {w[1].user_id for w in taken})
     ):
         reply = replace(reply, answers=event.message_id)
     return reply

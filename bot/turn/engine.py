@@ -27,7 +27,7 @@ from bot.conversation.sessions import (
 )
 from bot.conversation.slots import StateSlots
 from bot.events import ChatEvent, Reply
-from bot.groups.floor import Floor
+from bot.groups.floor import PRIVATE, Floor
 from bot.groups.relay import Relay
 from bot.groups.welcome import Welcomes
 from bot.llm.router import ModelRouter
@@ -123,7 +123,8 @@ class Engine:
         handed_off = False
         try:
             heard = [mark.heard for mark in settled.marks.values()]
-            verdict = await self.floor.decide(persona, event, heard)
+            # (a private chat has no floor: every message there calls on the persona)
+            verdict = PRIVATE if event.is_dm else await self.floor.decide(persona, event, heard)
             if not verdict.speak:
                 await self.settling.join(settled)
                 await self._save(session)
@@ -134,7 +135,7 @@ class Engine:
                 reply = await self._answer(settled)
             limit = self.platforms[event.platform].limit
             reply = addressed(Replied(settled, reply), greeting, self.floor, limit)
-            if not reply.failed:
+            if not reply.failed and not event.is_dm:
                 self.floor.spoke(persona, event)
             session.note_answered(event.message_id)  # (closing a document notes it here)
             # Saved before the user sees the reply: a crash after it loses nothing they saw.

@@ -91,10 +91,10 @@ class Senses:
         return replace(reply, text=text, chunks=split_chunks(text, limit))
 
     async def _voiced(self, perceived: Perceived, reply: Reply, typing: Typing | None) -> Reply:
-        if not reply.text or reply.failed or reply.reaction:
-            return reply
         event = perceived.event
         persona = self.personas[event.persona]
+        if not reply.text or reply.failed or reply.reaction or not self.speech.speaks(persona):
+            return reply
         try:
             if not await self.speech.wanted(persona, event, perceived.spoken_to, reply.people):
                 return reply
