@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.chat_model import Completion, Message, Usage
 from bot.config import TIERS, Config, EngineConfig
 from bot.conversation.recollect import Recollector
-from bot.conversation.sessions import Turn, persona_room
+from bot.conversation.sessions import Turn, persona_place
 from bot.events import ChatEvent
 from bot.persona.file import Persona, PersonaLibrary
 from bot.platforms import Platforms
@@ -220,7 +220,7 @@ async def check(runtime: Runtime, users: list[User], numbers: range, run: Run) -
         sent = [message(user, n) for n in numbers]
         replies = run.replies.get(user.user_id, [])
         persona = runtime.engine.personas[user.persona]
-        scope = persona_room(persona, user.event(""))
+        scope = persona_place(persona, user.event(""))
         session = await runtime.engine.sessions.get(persona.key, scope)
         turns: list[tuple[str, str]] = []
         for conversation in reversed(await store.conversations(persona.key, scope, limit=100)):
@@ -268,7 +268,7 @@ async def _no_ollama(host: str) -> list[str]:
 def scopes_of(runtime: Runtime, users: list[User]) -> list[str]:
     engine = runtime.engine
     return [
-        Recollector.scope(u.persona, persona_room(engine.personas[u.persona], u.event("")))
+        Recollector.scope(u.persona, persona_place(engine.personas[u.persona], u.event("")))
         for u in users
     ]
 
@@ -361,7 +361,7 @@ async def fill_scopes(data_dir: Path, scopes: int, embedder: str) -> None:
             await runtime.bank.recall(scope, named(user), fail=False)  # builds its index
             persona = runtime.engine.personas[user.persona]
             session = await runtime.engine.sessions.get(
-                persona.key, persona_room(persona, user.event(""))
+                persona.key, persona_place(persona, user.event(""))
             )
             session.add(Turn("user", user.name, "see you tomorrow", now, user_id=user.user_id))
         await runtime.engine.sessions.save_dirty()

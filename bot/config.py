@@ -162,7 +162,7 @@ class EngineConfig:
     @property
     def fold_tokens(self) -> int:
         """Tokens of turns past which older ones are folded: short_term_tokens, or less when
-        the prompt has less room for turns."""
+        the prompt has less space for turns."""
         return min(self.short_term_tokens, self.context_tokens - self.reply_tokens)
 
     def tz(self) -> tzinfo:

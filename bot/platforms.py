@@ -54,8 +54,8 @@ class Platform:
             raise ValueError(f"{self.name}: limit must be 1 or more")
 
     @property
-    def rooms(self) -> str:
-        """What the rooms of its conversations start with (bot.conversation.sessions)."""
+    def places(self) -> str:
+        """What the places of its conversations start with (bot.conversation.sessions)."""
         return self.private_as or self.name
 
 
@@ -87,6 +87,6 @@ class Platforms:
     def __repr__(self) -> str:
         return f"Platforms({', '.join(self._by_name)})"
 
-    def rooms(self) -> frozenset[str]:
-        """What the rooms of these platforms' conversations start with (`Platform.rooms`)."""
-        return frozenset(p.rooms for p in self)
+    def places(self) -> frozenset[str]:
+        """What the places of these platforms' conversations start with (`Platform.places`)."""
+        return frozenset(p.places for p in self)

@@ -59,33 +59,33 @@ def test_no_class_is_longer_than_500_lines() -> None:
 
 
 def rules() -> dict[str, set[str]]:
-    """The page's "Import rules" table: each room and the rooms it may import."""
+    """The page's "Import rules" table: each part and the parts it may import."""
     section = PAGE.read_text(encoding="utf-8").split("## Import rules", 1)[1].split("\n## ")[0]
     table: dict[str, set[str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 2 and cells[0].startswith("`"):
-            room = cells[0].strip("`")
-            table[room] = set(re.findall(r"`([^`]+)`", cells[1]))
+            part = cells[0].strip("`")
+            table[part] = set(re.findall(r"`([^`]+)`", cells[1]))
     return table
 
 
-def room_of(module: str, rooms: set[str]) -> str:
-    """The longest room (a dotted package path as the page names it) holding `module`."""
-    parts = module.split(".")
-    for n in range(len(parts), 0, -1):
-        if ".".join(parts[:n]) in rooms:
-            return ".".join(parts[:n])
-    raise AssertionError(f"{module} is in no room the page names")
+def part_of(module: str, parts: set[str]) -> str:
+    """The longest part (a dotted package path as the page names it) holding `module`."""
+    names = module.split(".")
+    for n in range(len(names), 0, -1):
+        if ".".join(names[:n]) in parts:
+            return ".".join(names[:n])
+    raise AssertionError(f"{module} is in no part the page names")
 
 
 def test_the_page_draws_the_imports_the_code_makes() -> None:
     table = rules()
-    rooms = set(table)
-    made: dict[str, set[str]] = {room: set() for room in rooms}
+    parts = set(table)
+    made: dict[str, set[str]] = {part: set() for part in parts}
     for module, targets in structure.import_graph().items():
-        here = room_of(module, rooms)
-        made[here] |= {room_of(t, rooms) for t in targets} - {here}
+        here = part_of(module, parts)
+        made[here] |= {part_of(t, parts) for t in targets} - {here}
     assert made == table
 
 

@@ -69,7 +69,7 @@ def test_the_registry_finds_a_platform_by_name_and_its_rooms() -> None:
     assert platforms["web"] is WEB and "telegram" not in platforms
     with pytest.raises(KeyError):
         platforms["telegram"]
-    assert platforms.rooms() == {"console"}  # the page's private chats are the console's
+    assert platforms.places() == {"console"}  # the page's private chats are the console's
     with pytest.raises(ValueError, match="two descriptions"):
         Platforms([WEB, Platform("web", limit=1)])
     with pytest.raises(ValueError, match="not a platform name"):

@@ -17,9 +17,9 @@ from bot.conversation.sessions import (
     Session,
     SessionManager,
     Turn,
-    member_rooms,
+    member_places,
     scope_key,
-    server_room,
+    server_place,
 )
 from memory.clock import FakeClock
 from memory.storage import StoreError
@@ -90,7 +90,7 @@ def test_a_members_corner_is_a_place_where_the_same_people_read() -> None:
 
 def test_a_members_rooms_in_a_server_are_theirs_alone() -> None:
     alice = make_event(is_dm=False, user_id="42", chat_id="g1", channel_id="c1")
-    rooms = [
+    places = [
         "discord:g1:user:42",
         "discord:g1:channel:c1:user:42",
         "discord:g1:channel:c2:user:42",
@@ -101,10 +101,10 @@ def test_a_members_rooms_in_a_server_are_theirs_alone() -> None:
         "discord:g1:channel:42",  # a channel's shared corner
         "discord:dm:42",  # a private chat
     ]
-    assert member_rooms(alice, rooms) == [
+    assert member_places(alice, places) == [
         "discord:g1:channel:c1:user:42",
         "discord:g1:channel:c2:user:42",
-        server_room(alice),
+        server_place(alice),
     ]
 
 

@@ -637,11 +637,11 @@ class WebServer:
 _PLATFORMS = {"discord": ("Discord", "server"), "telegram": ("Telegram", "group")}
 
 
-def scope_label(room: str) -> str:
-    """A scope's room (bot.conversation.sessions.scope_key) as the inspector names it for
-    people: the console's private chats are the web page's too. A room of another form is shown
-    as is."""
-    parts = room.split(":")
+def scope_label(place: str) -> str:
+    """A scope's place (bot.conversation.sessions.scope_key) as the inspector names it for
+    people: the console's private chats are the web page's too. A place of another form is
+    shown as is."""
+    parts = place.split(":")
     if len(parts) == 3 and parts[1] == "dm":
         surface, _, user = parts
         if surface == "console":
@@ -652,15 +652,15 @@ def scope_label(room: str) -> str:
         platform, where = _PLATFORMS[parts[0]]
         surface, chat, kind, who = parts
         if kind == "channel":
-            place = f"{where} {chat}, channel {who}" if chat != who else f"{where} {chat}"
-            return f"{platform} {place}, shared by everyone there"
+            named = f"{where} {chat}, channel {who}" if chat != who else f"{where} {chat}"
+            return f"{platform} {named}, shared by everyone there"
         if kind == "user":
             return f"{platform} {where} {chat}: user {who}'s own conversation"
     if len(parts) == 6 and parts[0] in _PLATFORMS and parts[2:5:2] == ["channel", "user"]:
         platform, where = _PLATFORMS[parts[0]]
         surface, chat, _, channel, _, who = parts
         return f"{platform} {where} {chat}, channel {channel}: user {who}'s own conversation"
-    return room
+    return place
 
 
 def _command(text: str) -> tuple[str, str] | None:

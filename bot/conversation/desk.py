@@ -21,9 +21,9 @@ from bot.conversation.sessions import (
     SessionManager,
     Turn,
     is_shared,
-    member_rooms,
-    persona_room,
-    server_room,
+    member_places,
+    persona_place,
+    server_place,
 )
 from bot.conversation.slots import StateSlots
 from bot.events import ChatEvent
@@ -93,7 +93,7 @@ class Desk:
     def event_scope(self, event: ChatEvent) -> str:
         """The memory bank's scope for an event."""
         persona = self.persona(event)
-        return str(Scope(persona.key, persona_room(persona, event)))
+        return str(Scope(persona.key, persona_place(persona, event)))
 
     def shares(self, event: ChatEvent) -> bool:
         """Whether the event's memory is the whole channel's (a channel-scoped persona in a
@@ -126,14 +126,14 @@ class Desk:
             # "Everything remembered of you" here is the member's every corner of the server:
             # each channel's, and the whole server's (where what they said went before
             # memories kept to their channel).
-            rooms = await self.sessions.rooms(persona.key)
+            places = await self.sessions.places(persona.key)
             if self._memory is not None:
                 prefix = f"{persona.key}/"
                 scopes = await self._scopes.scopes()
-                rooms |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
-            for room in member_rooms(event, rooms | {server_room(event)}):
-                if room != sessions[0].scope:
-                    sessions.append(await self.sessions.get(persona.key, room))
+                places |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
+            for place in member_places(event, places | {server_place(event)}):
+                if place != sessions[0].scope:
+                    sessions.append(await self.sessions.get(persona.key, place))
         for session in sessions:
             async with session.lock:
                 await self.sessions.wipe(session)

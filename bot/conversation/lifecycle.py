@@ -67,8 +67,8 @@ def hearsay(scope: str) -> Callable[[Memory], bool]:
     keeps: encoding never sees them (bot.conversation.sessions.Turn.hearsay), but a database written
     before may hold them, and the daily prune forgets them. In a persona's conversation with another
     persona, every memory is."""
-    room = Scope.parse(scope).room
-    if is_persona_speaker(room.rpartition(":user:")[2]):
+    place = Scope.parse(scope).place
+    if is_persona_speaker(place.rpartition(":user:")[2]):
         return lambda memory: True
     return lambda memory: is_persona_speaker(memory.speaker_id or "")
 

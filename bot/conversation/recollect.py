@@ -211,11 +211,11 @@ def memory_section(
         if text:
             parts.append(text)
             used += estimate_tokens(text)
-    # The diary's room is shared by its pages in order, what a short page leaves going to the
+    # The diary's space is shared by its pages in order, what a short page leaves going to the
     # next; pages that would get less than DIARY_PAGE_TOKENS are left out.
-    room = min(budget // 2, budget - used)
+    space = min(budget // 2, budget - used)
     for i, entry in enumerate(recollection.diary):
-        share = min(room, max(room // (len(recollection.diary) - i), DIARY_PAGE_TOKENS))
+        share = min(space, max(space // (len(recollection.diary) - i), DIARY_PAGE_TOKENS))
         if share < DIARY_PAGE_TOKENS:
             break
         heading = DIARY_HEADING.format(day=f"{entry.day:%A %Y-%m-%d}")
@@ -224,7 +224,7 @@ def memory_section(
             parts.append(text)
             cost = estimate_tokens(text)
             used += cost
-            room -= cost
+            space -= cost
     shown: list[int] = []
     groups = (
         (MEMORY_HEADING, [*recollection.dated, *recollection.memories]),
@@ -252,9 +252,9 @@ def memory_section(
 def _quoted_within(heading: str, text: str, tokens: int) -> str:
     """`heading`, then `text` quoted, within about `tokens` ("" if hardly anything fits): the
     text is cut before it is quoted, so the quote is whole."""
-    room = tokens - estimate_tokens(heading) - 2
-    body = _within(text, room)
-    while body and estimate_tokens(quote(body)) > room:  # escapes take a little more
+    space = tokens - estimate_tokens(heading) - 2
+    body = _within(text, space)
+    while body and estimate_tokens(quote(body)) > space:  # escapes take a little more
         body = _within(body, estimate_tokens(body) * 9 // 10)
     return f"{heading}\n{quote(body)}" if body else ""
 

@@ -40,11 +40,11 @@ __all__ = [
     "TurnLock",
     "is_private",
     "is_shared",
-    "member_rooms",
-    "persona_room",
-    "private_room",
+    "member_places",
+    "persona_place",
+    "private_place",
     "scope_key",
-    "server_room",
+    "server_place",
 ]
 
 log = logging.getLogger(__name__)
@@ -87,51 +87,51 @@ def scope_key(
         # A platform may continue another's private chats (`ChatEvent.private_as`): the web
         # page and the console are both the host's own surfaces, where a user is the name
         # they type, so one name is one conversation on either.
-        return private_room(event.private_as or event.platform, event.user_id)
+        return private_place(event.private_as or event.platform, event.user_id)
     if scope == "channel":
         return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}"
     if share_channels or event.same_readers:
-        return server_room(event)
+        return server_place(event)
     return f"{event.platform}:{event.chat_id}:channel:{event.channel_id}:user:{event.user_id}"
 
 
-def private_room(platform: str, user_id: str) -> str:
-    """The room of `user_id`'s private chat on `platform` (`scope_key`'s, for a private
+def private_place(platform: str, user_id: str) -> str:
+    """The place of `user_id`'s private chat on `platform` (`scope_key`'s, for a private
     chat's event), for what reaches that chat with no event (bot.outreach)."""
     return f"{platform}:dm:{user_id}"
 
 
-def server_room(event: ChatEvent) -> str:
+def server_place(event: ChatEvent) -> str:
     """A member's corner of a whole server or group (every channel of it one place): a
     persona's that shares channels, and, in a Discord server, where all that was said before
     memories kept to their channel went, with no record of the channel."""
     return f"{event.platform}:{event.chat_id}:user:{event.user_id}"
 
 
-def member_rooms(event: ChatEvent, rooms: Iterable[str]) -> list[str]:
-    """Of `rooms`, the sender's own corners in the event's server or group: the whole
-    server's (`server_room`) and each channel's, sorted."""
-    server = server_room(event)
+def member_places(event: ChatEvent, places: Iterable[str]) -> list[str]:
+    """Of `places`, the sender's own corners in the event's server or group: the whole
+    server's (`server_place`) and each channel's, sorted."""
+    server = server_place(event)
     where = [event.platform, event.chat_id, "channel"]
     mine = ["user", event.user_id]
 
-    def theirs(room: str) -> bool:
-        parts = room.split(":")
-        return room == server or (len(parts) == 6 and parts[:3] == where and parts[4:] == mine)
+    def theirs(place: str) -> bool:
+        parts = place.split(":")
+        return place == server or (len(parts) == 6 and parts[:3] == where and parts[4:] == mine)
 
-    return sorted({r for r in rooms if theirs(r)})
+    return sorted({r for r in places if theirs(r)})
 
 
-def persona_room(persona: Persona, event: ChatEvent) -> str:
-    """The scope's room of an event's conversation with `persona` (`scope_key`, by the
+def persona_place(persona: Persona, event: ChatEvent) -> str:
+    """The scope's place of an event's conversation with `persona` (`scope_key`, by the
     persona's memory settings)."""
     memory = persona.memory
     return scope_key(memory.scope, event, share_channels=memory.share_channels)
 
 
-def is_private(room: str) -> bool:
-    """Whether `room` (a scope's room part, as scope_key makes it) is a private chat."""
-    return room.split(":", 2)[1:2] == ["dm"]
+def is_private(place: str) -> bool:
+    """Whether `place` (a scope's place part, as scope_key makes it) is a private chat."""
+    return place.split(":", 2)[1:2] == ["dm"]
 
 
 def is_shared(scope: Literal["user", "channel"], event: ChatEvent) -> bool:
@@ -523,7 +523,7 @@ class SessionManager:
 
     async def of(self, persona: Persona, event: ChatEvent) -> Session:
         """The session an event belongs to: the persona's, in the scope its memory keeps."""
-        return await self.get(persona.key, persona_room(persona, event))
+        return await self.get(persona.key, persona_place(persona, event))
 
     async def recap(self, session: Session, now: datetime) -> str:
         """Where the session's previous conversation left off, if it was recent enough to
@@ -554,10 +554,10 @@ class SessionManager:
     def all(self) -> list[Session]:
         return list(self._sessions.values())
 
-    async def rooms(self, persona: str) -> set[str]:
-        """The rooms where `persona` has a conversation, here or in the store."""
-        rooms = {s.scope for s in self.all() if s.persona == persona}
-        return rooms | {row.scope for row in await self._store.load_sessions([persona])}
+    async def places(self, persona: str) -> set[str]:
+        """The places where `persona` has a conversation, here or in the store."""
+        places = {s.scope for s in self.all() if s.persona == persona}
+        return places | {row.scope for row in await self._store.load_sessions([persona])}
 
     async def save(self, session: Session) -> None:
         """Write the snapshot now; returns once the store has it. Needs no turn lock: the
@@ -721,7 +721,7 @@ class SessionManager:
         return conversation_id
 
     async def close_idle(self, idle_for: Callable[[str, str], timedelta]) -> int:
-        """Close every conversation idle past its idle time (`idle_for(persona, room)`)."""
+        """Close every conversation idle past its idle time (`idle_for(persona, place)`)."""
         now = self._clock.now()
         closed = 0
         for session in self.all():

@@ -443,15 +443,15 @@ async def _reduce(
     language: str,
 ) -> str:
     header = _header(document)
-    room = budget - count_tokens(header)
+    space = budget - count_tokens(header)
     system = f"{rules}\n{REDUCE_NOTE}"
     text = numbered(partials)
     size = count_tokens(text)
     for _ in range(_MAX_LEVELS):
-        if size <= room:
+        if size <= space:
             break
         # One level: runs of partial summaries that fit a call are combined, concurrently.
-        groups = chunks(text, room, count_tokens=count_tokens)
+        groups = chunks(text, space, count_tokens=count_tokens)
         shrink = f"{system} {length_note(budget, len(groups), language)}"
         merged = await _complete_all(
             complete, [document_messages(REDUCE_TASK, shrink, header + group) for group in groups]
@@ -461,24 +461,24 @@ async def _reduce(
         if shorter_size >= size:  # the model is not shortening: another level would not help
             break
         partials, text, size = merged, shorter, shorter_size
-    if size > room:
+    if size > space:
         log.warning("%s: partial summaries too long even after reducing; cut", document.name)
-        text = _squeeze(partials, room, count_tokens)
+        text = _squeeze(partials, space, count_tokens)
     return (await complete(document_messages(REDUCE_TASK, system, header + text))).strip()
 
 
-def _squeeze(summaries: list[str], room: int, count_tokens: Callable[[str], int]) -> str:
-    """The summaries numbered within `room`: each cut to an equal share, so that every part of
+def _squeeze(summaries: list[str], space: int, count_tokens: Callable[[str], int]) -> str:
+    """The summaries numbered within `space`: each cut to an equal share, so that every part of
     the document is still heard, or, when the shares would be tiny, as many as fit."""
     labels = count_tokens(numbered([""] * len(summaries)))
-    share = (room - labels) // len(summaries)
+    share = (space - labels) // len(summaries)
     if share >= _MIN_SHARE:
         summaries = [
             chunks(summary, share, count_tokens=count_tokens)[0] if summary.strip() else ""
             for summary in summaries
         ]
     # Token counts are not exactly additive: make sure.
-    return chunks(numbered(summaries), room, count_tokens=count_tokens)[0]
+    return chunks(numbered(summaries), space, count_tokens=count_tokens)[0]
 
 
 def _header(document: Document, part: int = 0, parts: int = 0) -> str:

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
 
 from bot.chat_model import Message, ModelError
-from bot.conversation.sessions import SessionManager, Turn, is_private, private_room
+from bot.conversation.sessions import SessionManager, Turn, is_private, private_place
 from bot.events import Reply
 from bot.llm.router import ModelRouter
 from bot.outreach.courier import Courier, Delivery
@@ -156,10 +156,10 @@ class Outreach:
             asked = intention.solicited  # a persona not opted in keeps these only
             if not persona.outreach.enabled and not asked:
                 continue
-            room = Scope.parse(intention.scope).room
-            if not is_private(room) and not persona.outreach.groups and not asked:
+            place = Scope.parse(intention.scope).place
+            if not is_private(place) and not persona.outreach.groups and not asked:
                 continue  # brought up in the group's conversation, if at all (bot.turn.recall)
-            courier = couriers.get(room.split(":", 1)[0])
+            courier = couriers.get(place.split(":", 1)[0])
             if courier is None:
                 continue  # a console or web conversation: nobody to write to
             if await self._write(persona, courier, intention.user_id, _topic(intention)):
@@ -312,12 +312,12 @@ class Outreach:
     ) -> Reply:
         """One chat-tier call: the message, in the persona's voice, from its memories of the
         person in their private chat (never another scope's)."""
-        scope = str(Scope(persona.key, private_room(platform, user_id)))
+        scope = str(Scope(persona.key, private_place(platform, user_id)))
         recalled: list[Recalled] = []
         if self._memories is not None:
             cue = topic.what or None  # a check-in: the newest memories
             recalled = await self._memories.memories(scope, cue, limit=MEMORIES, now=now)
-        session = await self._sessions.get(persona.key, Scope.parse(scope).room)
+        session = await self._sessions.get(persona.key, Scope.parse(scope).place)
         recap = await self._sessions.recap(session, now)
         local = now.astimezone(self._tz)
         messages = outreach_messages(
@@ -344,7 +344,7 @@ class Outreach:
     ) -> None:
         """The message joins their private conversation, saved: the next turn sees what the
         persona said, as if it had said it in a turn."""
-        session = await self._sessions.get(persona.key, private_room(platform, user_id))
+        session = await self._sessions.get(persona.key, private_place(platform, user_id))
         async with session.lock:
             session.add(
                 Turn("assistant", persona.identity.name, reply.text, at, emotion=reply.emotion)

@@ -176,7 +176,7 @@ async def open_runtime(
             index_bytes=config.memory.index_memory_mb << 20,
         )
         sessions = SessionManager(store, clock)
-        await sessions.restore(personas.keys(), platforms.rooms())
+        await sessions.restore(personas.keys(), platforms.places())
     except BaseException:
         await store.close()
         raise

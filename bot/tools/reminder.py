@@ -44,7 +44,7 @@ class StoredReminders:
 
     async def zone(self) -> tzinfo | None:
         parsed = Scope.parse(self.scope)
-        platform = parsed.room.split(":", 1)[0]
+        platform = parsed.place.split(":", 1)[0]
         contact = await self.store.contact(parsed.persona, platform, self.user_id)
         return None if contact is None else zone(contact.timezone)
 

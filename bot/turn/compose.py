@@ -136,7 +136,7 @@ def _turn_message(
     if tokens is not None:
         text = _truncate(text, max(tokens - estimate_tokens(head) - 2, 8))
         while text and estimate_tokens(head + quote(text)) > tokens and len(text) > 16:
-            text = "…" + text[len(text) // 4 + 1 :]  # escapes took more room than the words
+            text = "…" + text[len(text) // 4 + 1 :]  # escapes took more space than the words
     return Message("user", head + quote(text))
 
 
@@ -207,7 +207,7 @@ def build_chat_prompt(
         estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
         for m, n in zip(messages, notes, strict=True)
     ]
-    # (room kept for the memories whole: what earlier notes hold is left out of them after)
+    # (space kept for the memories whole: what earlier notes hold is left out of them after)
     used = estimate_messages([*head, _note(memories, *ephemeral), *tail])
     first = _first_kept(turns, costs, budget - used, step=max(budget // HISTORY_STEPS, 1))
     shown = {key for n in notes[first:] if n is not None for key in _keys(n.content)}
@@ -221,8 +221,8 @@ def build_chat_prompt(
     if newest:
         used += sum(costs[first:])
     elif turns:  # the newest turn alone is over budget: its end, cut to fit
-        room = max(budget - used - MESSAGE_OVERHEAD, 16)
-        newest = [_turn_message(turns[-1], group, names, room)]
+        space = max(budget - used - MESSAGE_OVERHEAD, 16)
+        newest = [_turn_message(turns[-1], group, names, space)]
         used = budget
     kept = len(turns) - first if first < len(turns) else len(newest)
     messages_out = (*head, *earlier, *this_turn, *newest, *tail)
@@ -268,15 +268,15 @@ def _unseen(section: str, shown: set[str]) -> str:
     return "\n\n".join(parts)
 
 
-def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step: int) -> int:
-    """The index of the oldest turn that goes in: 0 while every turn fits in `room` tokens;
+def _first_kept(turns: Sequence[Turn], costs: Sequence[int], space: int, *, step: int) -> int:
+    """The index of the oldest turn that goes in: 0 while every turn fits in `space` tokens;
     past it, the earliest of the marks that lets the rest fit, so the turns a prompt begins
     with (what a prompt cache reuses) stay the same for many turns, rather than moving by
     one turn a message. The marks are the first user turns after each `step` tokens of the
     conversation counted from its start: they stay where they are as turns are added. When
     no mark lets the rest fit, as many of the newest turns as fit (len(turns): not even the
     newest)."""
-    if sum(costs) <= room:
+    if sum(costs) <= space:
         return 0
     marks: list[int] = []
     counted, next_mark = 0, step
@@ -286,10 +286,10 @@ def _first_kept(turns: Sequence[Turn], costs: Sequence[int], room: int, *, step:
             next_mark = (counted // step + 1) * step
         counted += costs[i]
     for mark in marks:
-        if sum(costs[mark:]) <= room:
+        if sum(costs[mark:]) <= space:
             return mark
     first, kept = len(turns), 0
-    while first > 0 and kept + costs[first - 1] <= room:
+    while first > 0 and kept + costs[first - 1] <= space:
         first -= 1
         kept += costs[first]
     return first

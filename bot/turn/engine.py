@@ -85,10 +85,10 @@ class Engine:
     async def session(self, event: ChatEvent) -> Session:
         return await self.sessions.of(self.persona(event), event)
 
-    def idle_time(self, persona_key: str, room: str) -> timedelta:
-        """How long a conversation in `room` stays quiet before it closes (bot.turn.settle)."""
+    def idle_time(self, persona_key: str, place: str) -> timedelta:
+        """How long a conversation in `place` stays quiet before it closes (bot.turn.settle)."""
         persona = self.personas.get(persona_key)
-        return timedelta(minutes=5.0) if persona is None else idle_after(persona, room)
+        return timedelta(minutes=5.0) if persona is None else idle_after(persona, place)
 
     async def handle(
         self,

@@ -209,11 +209,11 @@ class Settled:
         )
 
 
-def idle_after(persona: Persona, room: str) -> timedelta:
-    """How long a conversation in `room` stays quiet before it closes: a private one the
+def idle_after(persona: Persona, place: str) -> timedelta:
+    """How long a conversation in `place` stays quiet before it closes: a private one the
     persona's memory.idle_minutes, a group's at least its group.idle_minutes."""
     minutes = persona.memory.idle_minutes
-    if not is_private(room):
+    if not is_private(place):
         minutes = max(minutes, persona.group.idle_minutes)
     return timedelta(minutes=minutes)
 

@@ -59,12 +59,12 @@ class Diary:
         local = now.astimezone(tz)
         today = local.date()
         out: list[NamedDays] = []
-        room = MAX_PAGES
+        left = MAX_PAGES
         for mention in find_dates(text, local):
-            named = await self.read(scope, mention, today, limit=room, tz=tz)
+            named = await self.read(scope, mention, today, limit=left, tz=tz)
             if named is not None:
                 out.append(named)
-                room = max(room - len(named.pages), 0)
+                left = max(left - len(named.pages), 0)
         return out
 
     async def read(

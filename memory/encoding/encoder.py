@@ -484,7 +484,7 @@ async def _zones(store: object, scope: str, users: Sequence[str]) -> Mapping[str
     if not users or not isinstance(store, ContactStore):
         return {}
     parsed = Scope.parse(scope)
-    platform = parsed.room.split(":", 1)[0]
+    platform = parsed.place.split(":", 1)[0]
     zones: dict[str, tzinfo] = {}
     for user_id in users:
         contact = await store.contact(parsed.persona, platform, user_id)

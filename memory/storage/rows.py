@@ -323,10 +323,10 @@ def outreach_row(row: Any) -> Outreach:
 
 
 def private_chat(scope: str) -> tuple[str, str, str] | None:
-    """(persona, platform, user id) when `scope` is a private chat's (its room written
+    """(persona, platform, user id) when `scope` is a private chat's (its place written
     `platform:dm:user id`, as bot.conversation.sessions.scope_key makes it), else None."""
-    persona, _, room = scope.partition("/")
-    platform, dm, user_id = [*room.split(":", 2), "", ""][:3]
+    persona, _, place = scope.partition("/")
+    platform, dm, user_id = [*place.split(":", 2), "", ""][:3]
     return (persona, platform, user_id) if dm == "dm" and platform and user_id else None
 
 

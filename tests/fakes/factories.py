@@ -340,7 +340,7 @@ async def open_bot(
     model = model or ScriptedChatModel()
     store = await open_store(path)
     sessions = SessionManager(store, clock)
-    await sessions.restore(by_key.keys(), PLATFORMS.rooms())
+    await sessions.restore(by_key.keys(), PLATFORMS.places())
     bank = await MemoryBank.open(
         path.parent,
         embedder,

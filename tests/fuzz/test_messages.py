@@ -160,7 +160,7 @@ async def act(bot: Bot, action: str, spec: dict[str, Any]) -> None:
         exported = await services.desk.save(event)
         # A fresh process restores what was saved: the same turns, as the store keeps them.
         restored = SessionManager(bot.store, bot.clock)
-        await restored.restore(bot.personas.keys(), PLATFORMS.rooms())
+        await restored.restore(bot.personas.keys(), PLATFORMS.places())
         session = await restored.get(exported["persona"], exported["scope"])
         assert [t.text for t in session.turns] == [storable(t["text"]) for t in exported["turns"]]
     elif action == "end":
