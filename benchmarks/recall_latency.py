@@ -120,9 +120,7 @@ import numpy as np
 
 import memory.recall.dense
 import memory.recall.index
-import memory.recall.ranking
 import memory.recall.retrieval
-import memory.text
 from memory.bank import INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
 from memory.catchup import EMBED_BATCH
 from memory.embeddings import HashEmbedder
@@ -159,6 +157,21 @@ FILL_CHUNK = 4_096
 MICRO_QUERIES = 200
 CHECK_MEMORIES = 300
 FEW_QUERIES = 100  # for the first-sight pass, the breakdown and the what-ifs
+# The parts of a recall the breakdown times, in the report's order; "faiss" is within
+# "dense search".
+PARTS = (
+    "text",
+    "word df",
+    "fts",
+    "query vector",
+    "index lookup",
+    "dense search",
+    "faiss",
+    "links",
+    "rows",
+    "vectors",
+    "relevance",
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -655,74 +668,46 @@ async def breakdown(
             stack.push_async_callback(store._db.set_trace_callback, None)  # type: ignore[arg-type]
         else:
             stack.enter_context(patched(pg, "_pool", Recorder(pg._pool, sent)))
-        with (
-            patched(memory.recall.retrieval, "terms", spent.wrap("text", memory.text.terms)),
-            patched(
-                memory.recall.retrieval, "fts_query", spent.wrap("text", memory.text.fts_query)
-            ),
-            patched(
-                memory.recall.retrieval,
-                "relevance",
-                spent.wrap("relevance", memory.recall.ranking.relevance),
-            ),
-            patched(
-                bank.retrieval,
-                "distinctive",
-                spent.wrap_async("word df", bank.retrieval.distinctive),
-            ),
-            patched(
-                bank.retrieval.cues,
-                "within",
-                spent.wrap_async("query vector", bank.retrieval.cues.within),
-            ),
-            patched(
-                bank.catchup,
-                "searcher",
-                spent.wrap_async("index lookup", bank.catchup.searcher),
-            ),
-            patched(FaissSearch, "search", spent.wrap_async("dense search", FaissSearch.search)),
-            patched(
-                memory.recall.dense._ServerSearch,
-                "search",
-                spent.wrap_async("dense search", memory.recall.dense._ServerSearch.search),
-            ),
-            patched(
-                memory.recall.dense._ServerSearch,
-                "scores",
-                spent.wrap_async("vectors", memory.recall.dense._ServerSearch.scores),
-            ),
-            patched(ScopeIndex, "search", spent.wrap("faiss", ScopeIndex.search)),
-            patched(ScopeIndex, "scores", spent.wrap("vectors", ScopeIndex.scores)),
-            patched(store, "lexical_search", spent.wrap_async("fts", store.lexical_search)),
-            patched(bank.derived.lexicon, "get", spent.wrap_async("fts", bank.derived.lexicon.get)),
-            patched(ScopeLexicon, "search", spent.wrap("fts", ScopeLexicon.search)),
-            patched(ScopeLexicon, "frequencies", spent.wrap("word df", ScopeLexicon.frequencies)),
-            patched(bank.derived.links, "get", spent.wrap_async("links", bank.derived.links.get)),
-            patched(ScopeLinks, "around", spent.wrap("links", around)),
-            patched(bank.retrieval, "read", spent.wrap_async("rows", bank.retrieval.read)),
-        ):
-            total = 0.0
-            for cue in cues:
-                statements.append([])
-                sent.append([])
-                started = time.perf_counter()
-                await bank.recall(SCOPE, cue, k=K, now=now)
-                total += time.perf_counter() - started
+        # (where, the name it is called by there, the part it is timed as)
+        timed: tuple[tuple[object, str, str], ...] = (
+            (memory.recall.retrieval, "terms", "text"),
+            (memory.recall.retrieval, "fts_query", "text"),
+            (memory.recall.retrieval, "relevance", "relevance"),
+            (ScopeIndex, "search", "faiss"),
+            (ScopeIndex, "scores", "vectors"),
+            (ScopeLexicon, "search", "fts"),
+            (ScopeLexicon, "frequencies", "word df"),
+        )
+        timed_async: tuple[tuple[object, str, str], ...] = (
+            (bank.retrieval, "distinctive", "word df"),
+            (bank.retrieval.cues, "within", "query vector"),
+            (bank.catchup, "searcher", "index lookup"),
+            (FaissSearch, "search", "dense search"),
+            (memory.recall.dense._ServerSearch, "search", "dense search"),
+            (memory.recall.dense._ServerSearch, "scores", "vectors"),
+            (store, "lexical_search", "fts"),
+            (bank.derived.lexicon, "get", "fts"),
+            (bank.derived.links, "get", "links"),
+            (bank.retrieval, "read", "rows"),
+        )
+        for target, name, label in timed:
+            stack.enter_context(patched(target, name, spent.wrap(label, getattr(target, name))))
+        for target, name, label in timed_async:
+            wrapped = spent.wrap_async(label, getattr(target, name))
+            stack.enter_context(patched(target, name, wrapped))
+        stack.enter_context(patched(ScopeLinks, "around", spent.wrap("links", around)))
+        total = 0.0
+        for cue in cues:
+            statements.append([])
+            sent.append([])
+            started = time.perf_counter()
+            await bank.recall(SCOPE, cue, k=K, now=now)
+            total += time.perf_counter() - started
     n = max(len(cues), 1)
     parts = {label: seconds * 1e3 / n for label, seconds in spent.seconds.items()}
     parts["total"] = total * 1e3 / n
-    outer = (
-        "text",
-        "word df",
-        "fts",
-        "query vector",
-        "index lookup",
-        "dense search",
-        "links",
-        "rows",
-    )
     parts["scoring and the rest"] = parts["total"] - sum(
-        parts.get(label, 0.0) for label in (*outer, "vectors", "relevance")
+        parts.get(label, 0.0) for label in PARTS if label != "faiss"
     )
     if pg is None:
         assert isinstance(store, Store)
@@ -924,20 +909,13 @@ async def run_embedder(
 ) -> list[Stage]:
     """SQLite (`server` None): one bank grown size by size. PostgreSQL: a bank on a fresh
     database of the server at the DSN `server` for each size, filled from empty."""
-    stages: list[Stage] = []
     now = max(t.when for t in turns) + timedelta(days=1)
     if server is None:
         bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
-        try:
-            filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
-            for size in sorted(sizes):
-                stages.append(await run_size(filler, size, cues, now, kind))
-            save_vectors(cache, bank, filler)
-        finally:
-            await bank.close()
-        return stages
+        return await run_bank(bank, sorted(sizes), turns, cues, now, kind, cache)
     from memory.storage.postgres import PgStore
 
+    stages: list[Stage] = []
     for size in sorted(sizes):
         async with fresh_database(server) as dsn:
             store = await PgStore.open(dsn)
@@ -951,15 +929,29 @@ async def run_embedder(
                 bank = await MemoryBank.open(
                     folder / f"{kind}-{size}", kind, deterministic=True, store=store
                 )
-                try:
-                    filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
-                    stages.append(await run_size(filler, size, cues, now, kind))
-                    save_vectors(cache, bank, filler)
-                finally:
-                    await bank.close()
+                stages += await run_bank(bank, [size], turns, cues, now, kind, cache)
             finally:
                 await store.close()
     return stages
+
+
+async def run_bank(
+    bank: MemoryBank,
+    sizes: Sequence[int],
+    turns: Sequence[Turn],
+    cues: Sequence[str],
+    now: datetime,
+    kind: str,
+    cache: Path | None,
+) -> list[Stage]:
+    """Grows the bank to each size in turn, measured at each; closes it."""
+    try:
+        filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
+        stages = [await run_size(filler, size, cues, now, kind) for size in sizes]
+        save_vectors(cache, bank, filler)
+        return stages
+    finally:
+        await bank.close()
 
 
 async def run_size(
@@ -1232,21 +1224,7 @@ def report(stages: Sequence[Stage], micro: Sequence[Micro], machine: str) -> Non
         " PostgreSQL's planning + execution by EXPLAIN ANALYZE]"
     )
     print()
-    labels = (
-        "text",
-        "word df",
-        "fts",
-        "query vector",
-        "index lookup",
-        "dense search",
-        "faiss",
-        "links",
-        "rows",
-        "vectors",
-        "relevance",
-        "scoring and the rest",
-        "total",
-    )
+    labels = (*PARTS, "scoring and the rest", "total")
     print("| store | embedder | memories | " + " | ".join(labels) + " | candidates | round trip |")
     print("|---|---|---:|" + "---:|" * (len(labels) + 2))
     for s in stages:

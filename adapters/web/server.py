@@ -50,6 +50,7 @@ from bot import redact
 from bot.catalogue import say
 from bot.commands import table as commands
 from bot.commands.answers import Answer
+from bot.commands.memory import intention_json
 from bot.commands.services import Services
 from bot.config import BotConfig, Config
 from bot.events import Attachment, ChatEvent, FetchError, Reply
@@ -618,17 +619,7 @@ class WebServer:
         names = {p.user_id: p.name for p in await self.store.profiles(scope)}
         return web.json_response(
             [
-                {
-                    "id": i.id,
-                    "user_id": i.user_id,
-                    "name": names.get(i.user_id, ""),
-                    "kind": i.kind,
-                    "what": i.what,
-                    "ask": i.ask,
-                    "due_at": i.due_at.isoformat(),
-                    "until": i.until.isoformat(),
-                    "yearly": i.yearly,
-                }
+                {**intention_json(i), "user_id": i.user_id, "name": names.get(i.user_id, "")}
                 for i in await self.store.intentions(scope)
             ]
         )

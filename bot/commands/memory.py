@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from bot.catalogue import say
 from bot.commands.answers import Answer, Button, File
@@ -22,7 +23,7 @@ from bot.events import ChatEvent
 from memory.bank import BankError
 from memory.dates import find_dates
 from memory.recall.ranking import Recalled
-from memory.records import Memory
+from memory.records import Intention, Memory
 
 __all__ = [
     "COMMANDS",
@@ -36,6 +37,7 @@ __all__ = [
     "forget",
     "forget_candidates",
     "format_memory",
+    "intention_json",
     "list_memories",
     "memory_age",
     "named_now",
@@ -236,24 +238,26 @@ async def export(services: Services, event: ChatEvent) -> tuple[str, bytes]:
         }
         for m in found
     ]
-    pending = [
-        {
-            "id": i.id,
-            "kind": i.kind,
-            "what": i.what,
-            "ask": i.ask,
-            "due_at": i.due_at.isoformat(),
-            "until": i.until.isoformat(),
-            "yearly": i.yearly,
-        }
-        for i in await intentions(services, event)
-    ]
+    pending = [intention_json(i) for i in await intentions(services, event)]
     if len(rows) == 1:
         said = services.say(event, "export_one")
     else:
         said = services.say(event, "export_many", count=str(len(rows)))
     data = {"memories": rows, "intentions": pending}
     return said, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def intention_json(intention: Intention) -> dict[str, Any]:
+    """An intention as /export writes it, and the web inspector shows it."""
+    return {
+        "id": intention.id,
+        "kind": intention.kind,
+        "what": intention.what,
+        "ask": intention.ask,
+        "due_at": intention.due_at.isoformat(),
+        "until": intention.until.isoformat(),
+        "yearly": intention.yearly,
+    }
 
 
 async def dm_memories(services: Services, event: ChatEvent, argument: str) -> str:
