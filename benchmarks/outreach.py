@@ -57,7 +57,7 @@ from bot.outreach.courier import Delivery
 from bot.persona.file import PersonaLibrary
 from bot.spoken import Spoken
 from memory.clock import FakeClock
-from memory.encoding.intentions import Said, local_reading
+from memory.encoding.intentions import Heard, Said, local_reading
 from memory.records import NewIntention
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
@@ -158,12 +158,14 @@ def intentions_of(user: User, said_at: datetime, index: int) -> list[NewIntentio
     """What the encoder's local reading finds in an event's sentence."""
     sentence = EVENTS[index]
     return local_reading(
-        [Said(user.id, said_at, sentence)],
-        scope=f"{PERSONA}/{PLATFORM}:dm:{user.id}",
-        tz=user.zone,
-        language="en" if sentence.isascii() else "zh",
-        created_at=said_at,
-        conversation_id=None,
+        Heard(
+            [Said(user.id, said_at, sentence)],
+            scope=f"{PERSONA}/{PLATFORM}:dm:{user.id}",
+            tz=user.zone,
+            language="en" if sentence.isascii() else "zh",
+            created_at=said_at,
+            conversation_id=None,
+        )
     )
 
 

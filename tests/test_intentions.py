@@ -15,6 +15,7 @@ import pytest
 from memory.encoding.intentions import (
     MAX_INTENTIONS,
     MAX_SPECIAL,
+    Heard,
     Said,
     Spotted,
     Window,
@@ -69,12 +70,14 @@ def read(
         intentions,
         special_days,
         owner=owner,
-        said=said if said is not None else told(intentions, special_days),
-        scope=SCOPE,
-        tz=SHANGHAI,
-        language=language,
-        created_at=NOW,
-        conversation_id=7,
+        heard=Heard(
+            said if said is not None else told(intentions, special_days),
+            SCOPE,
+            SHANGHAI,
+            language,
+            NOW,
+            7,
+        ),
     )
 
 
@@ -374,12 +377,7 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
     text: str, kind: str, due: datetime
 ) -> None:
     [found] = local_reading(
-        [Said("u1", NOW, text)],
-        scope="miao/telegram:dm:u1",
-        tz=SHANGHAI,
-        language="en",
-        created_at=NOW,
-        conversation_id=None,
+        Heard([Said("u1", NOW, text)], "miao/telegram:dm:u1", SHANGHAI, "en", NOW, None)
     )
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
@@ -405,12 +403,14 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
     sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
     [found] = local_reading(
-        [Said("u1", sunday, "我这周六要搬家")],
-        scope="miao/telegram:dm:u1",
-        tz=SHANGHAI,
-        language="zh",
-        created_at=sunday,
-        conversation_id=None,
+        Heard(
+            [Said("u1", sunday, "我这周六要搬家")],
+            "miao/telegram:dm:u1",
+            SHANGHAI,
+            "zh",
+            sunday,
+            None,
+        )
     )
     assert found.due_at == datetime(2026, 12, 12, 18, 0, tzinfo=SHANGHAI)
 
@@ -420,9 +420,7 @@ def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:
         Said("u1", NOW, "My exam is on Tuesday. Wish me luck!"),
         Said("u2", NOW + timedelta(minutes=1), "我的生日是5月4日。提醒我明天交作业"),
     ]
-    found = local_reading(
-        said, scope=SCOPE, tz=SHANGHAI, language="en", created_at=NOW, conversation_id=3
-    )
+    found = local_reading(Heard(said, SCOPE, SHANGHAI, "en", NOW, 3))
     assert [(i.user_id, i.kind, i.what, i.due_at) for i in found] == [
         ("u1", "follow_up", "exam", at(8, 18)),
         ("u2", "reminder", "交作业", at(4, 9)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Mapping
 from datetime import tzinfo
+from typing import Literal
 
 from bot.commands.answers import Answer, Button
 from bot.commands.command import Command, Invocation, Option, voiced
@@ -95,17 +96,9 @@ async def quiet(services: Services, event: ChatEvent, argument: str) -> str:
     persona, choice = services.persona(event), argument.strip().lower()
     if choice and choice not in ("on", "off"):
         return services.say(event, "quiet_which")
-    contacts = services.contacts
     if choice:
-        await contacts.set_contact(
-            persona.key,
-            event.platform,
-            event.user_id,
-            quiet=choice == "on",
-            at=services.clock.now(),
-        )
-        return services.say(event, f"quiet_{choice}")
-    contact = await contacts.contact(persona.key, event.platform, event.user_id)
+        return await _choose(services, event, persona.key, "quiet", choice)
+    contact = await services.contacts.contact(persona.key, event.platform, event.user_id)
     quieted = contact is not None and contact.quiet
     return services.say(event, "quiet_on" if quieted else "quiet_off")
 
@@ -122,21 +115,34 @@ async def voice(services: Services, event: ChatEvent, argument: str) -> str:
         return services.say(event, "voice_which")
     if not services.voices.speaks or persona.voice.speak == "never":
         return services.say(event, "voice_none")
-    contacts = services.contacts
     if choice:
-        await contacts.set_contact(
-            persona.key,
-            event.platform,
-            event.user_id,
-            voice=choice == "on",
-            at=services.clock.now(),
-        )
-        return services.say(event, f"voice_{choice}")
-    contact = await contacts.contact(persona.key, event.platform, event.user_id)
+        return await _choose(services, event, persona.key, "voice", choice)
+    contact = await services.contacts.contact(persona.key, event.platform, event.user_id)
     if contact is not None and contact.voice is not None:
         return services.say(event, "voice_on" if contact.voice else "voice_off")
     always = persona.voice.speak == "always"
     return services.say(event, "voice_always" if always else "voice_default")
+
+
+async def _choose(
+    services: Services,
+    event: ChatEvent,
+    persona: str,
+    name: Literal["quiet", "voice"],
+    choice: str,
+) -> str:
+    """Keeps the sender's `choice` ("on" or "off") for their switch `name` on their contact,
+    and says so."""
+    on = choice == "on"
+    await services.contacts.set_contact(
+        persona,
+        event.platform,
+        event.user_id,
+        quiet=on if name == "quiet" else None,
+        voice=on if name == "voice" else None,
+        at=services.clock.now(),
+    )
+    return services.say(event, f"{name}_{choice}")
 
 
 async def timezone(services: Services, event: ChatEvent, argument: str) -> str:

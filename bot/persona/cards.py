@@ -379,15 +379,7 @@ class _Fields:
         return value
 
     def texts(self, key: str) -> list[str]:
-        value = self._get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise _Invalid(f"{self.where(key)} must be a list of strings")
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                raise _Invalid(f"{self.where(key)}[{i}] must be text")
-        return list(value)
+        return self._list(key, str, "a list of strings", "text")
 
     def text_map(self, key: str) -> dict[str, str]:
         mapping = self.mapping(key)
@@ -437,14 +429,19 @@ class _Fields:
         return dict(value)
 
     def objects(self, key: str) -> list[dict[str, Any]]:
+        return self._list(key, dict, "a list of objects", "an object")
+
+    def _list(self, key: str, kind: type, whole: str, each: str) -> list[Any]:
+        """The list at `key` ([] when absent), each item a `kind`: else what it must be,
+        `whole` for the list and `each` for an item."""
         value = self._get(key)
         if value is None:
             return []
         if not isinstance(value, list):
-            raise _Invalid(f"{self.where(key)} must be a list of objects")
+            raise _Invalid(f"{self.where(key)} must be {whole}")
         for i, item in enumerate(value):
-            if not isinstance(item, dict):
-                raise _Invalid(f"{self.where(key)}[{i}] must be an object")
+            if not isinstance(item, kind):
+                raise _Invalid(f"{self.where(key)}[{i}] must be {each}")
         return list(value)
 
     def child(self, key: str) -> _Fields | None:

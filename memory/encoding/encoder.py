@@ -41,6 +41,7 @@ from memory.encoding.emotion import SentimentScorer, blend_importance, blend_sen
 from memory.encoding.intentions import (
     MAX_INTENTIONS,
     MAX_SPECIAL,
+    Heard,
     Said,
     fresh,
     from_answer,
@@ -181,7 +182,15 @@ class Encoder:
             for t in conversation.turns
             if t.get("role") == "user" and _user_id(t)
         ]
-        zones = await _zones(store, scope, known)
+        heard = Heard(
+            said,
+            scope,
+            author.timezone,
+            author.language,
+            when,
+            conversation.id,
+            await _zones(store, scope, known),
+        )
         if answer is None:
             log.warning(
                 "conversation %d: no usable JSON from the summary model twice; keeping a "
@@ -194,15 +203,7 @@ class Encoder:
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
             recap = last_exchange(conversation)
-            found = local_reading(
-                said,
-                scope=scope,
-                tz=author.timezone,
-                language=author.language,
-                created_at=when,
-                conversation_id=conversation.id,
-                zones=zones,
-            )
+            found = local_reading(heard)
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
@@ -212,13 +213,7 @@ class Encoder:
                 answer.get("intentions"),
                 answer.get("special_days"),
                 owner=speakers.user_id,
-                said=said,
-                scope=scope,
-                tz=author.timezone,
-                language=author.language,
-                created_at=when,
-                conversation_id=conversation.id,
-                zones=zones,
+                heard=heard,
             )
         intentions = fresh(found, pending)
         called = _called(conversation.turns, answer.get("names") if answer else None, speakers)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
@@ -54,6 +54,7 @@ from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntenti
 __all__ = [
     "MAX_INTENTIONS",
     "MAX_SPECIAL",
+    "Heard",
     "Said",
     "Spotted",
     "Window",
@@ -87,6 +88,25 @@ class Said:
     user_id: str
     at: datetime
     text: str
+
+
+@dataclass(slots=True, frozen=True)
+class Heard:
+    """The conversation intentions are read from: its users' messages, its scope, its
+    time zone and the persona's language (for each `ask`), when it was encoded, its id, and
+    the time zone each user set, by id (the others' days and hours are `tz`'s)."""
+
+    said: Sequence[Said]
+    scope: str
+    tz: tzinfo | None
+    language: str
+    created_at: datetime
+    conversation_id: int | None
+    zones: Mapping[str, tzinfo] = field(default_factory=dict)
+
+    def zone(self, user_id: str) -> tzinfo | None:
+        """The user's time zone, as they set it or the conversation's."""
+        return self.zones.get(user_id, self.tz)
 
 
 @dataclass(slots=True, frozen=True)
@@ -441,22 +461,14 @@ def from_answer(
     special_days: Any,
     *,
     owner: Callable[[Any], str | None],
-    said: Sequence[Said],
-    scope: str,
-    tz: tzinfo | None,
-    language: str,
-    created_at: datetime,
-    conversation_id: int | None,
-    zones: Mapping[str, tzinfo] | None = None,
+    heard: Heard,
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
     of an unknown kind, with no what, or whose time cannot be read). Each is only for the
     member whose own message asked for it or told of it, dated from that message: one whose
     day (or special date) no message of its user's names is dropped, whatever the model
-    said of whom it is for (one member's words never become another's reminder). `zones`:
-    the time zone each user set, by id; the others' days and hours are `tz`'s."""
-    zones = zones or {}
+    said of whom it is for (one member's words never become another's reminder)."""
     out: list[NewIntention] = []
     items = intentions if isinstance(intentions, list) else []
     for item in items[: MAX_INTENTIONS * 4]:  # a few unreadable ones may come first
@@ -470,8 +482,8 @@ def from_answer(
         when = _text(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
-        theirs = zones.get(user_id, tz)
-        spoken = _spoken(said, user_id, when, what, theirs)
+        theirs = heard.zone(user_id)
+        spoken = _spoken(heard.said, user_id, when, what, theirs)
         if spoken is None:
             continue
         moment, window = spoken
@@ -480,11 +492,11 @@ def from_answer(
         bounds = _due(kind, window, moment, theirs)
         if bounds is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, language)
+        ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, heard.language)
         out.append(
             NewIntention(
-                scope, user_id, kind, what, ask, *bounds, created_at, conversation_id, False,
-                user_id,
+                heard.scope, user_id, kind, what, ask, *bounds, heard.created_at,
+                heard.conversation_id, False, user_id,
             )
         )  # fmt: skip
     specials = special_days if isinstance(special_days, list) else []
@@ -499,15 +511,15 @@ def from_answer(
         month_day = _month_day(item.get("date"))
         if not user_id or not what or month_day is None:
             continue
-        told = _told_date(said, user_id, month_day, what, zones.get(user_id, tz))
+        told = _told_date(heard.said, user_id, month_day, what, heard.zone(user_id))
         if told is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, language)
-        due, until = _yearly(*month_day, told, zones.get(user_id, tz))
+        ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, heard.language)
+        due, until = _yearly(*month_day, told, heard.zone(user_id))
         out.append(
             NewIntention(
-                scope, user_id, "special_day", what, ask, due, until, created_at,
-                conversation_id, True, user_id,
+                heard.scope, user_id, "special_day", what, ask, due, until, heard.created_at,
+                heard.conversation_id, True, user_id,
             )
         )  # fmt: skip
         taken += 1
@@ -821,38 +833,18 @@ def _when_words(sentence: str, start: int, end: int) -> str:
     return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
 
 
-def local_reading(
-    said: Sequence[Said],
-    *,
-    scope: str,
-    tz: tzinfo | None,
-    language: str,
-    created_at: datetime,
-    conversation_id: int | None,
-    zones: Mapping[str, tzinfo] | None = None,
-) -> list[NewIntention]:
-    """Intentions from the users' messages without a model (the encoder's fallback); `zones`
-    as for from_answer."""
-    zones = zones or {}
+def local_reading(heard: Heard) -> list[NewIntention]:
+    """Intentions from the users' messages without a model (the encoder's fallback)."""
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
-    for message in said:
-        for spotted in spot(message.text, message.at.astimezone(zones.get(message.user_id, tz))):
+    for message in heard.said:
+        for spotted in spot(message.text, message.at.astimezone(heard.zone(message.user_id))):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})
             else:
                 intentions.append({**item, "kind": spotted.kind, "when": spotted.when})
-    ids = {s.user_id for s in said}
+    ids = {s.user_id for s in heard.said}
     return from_answer(
-        intentions,
-        specials,
-        owner=lambda user: user if user in ids else None,
-        said=said,
-        scope=scope,
-        tz=tz,
-        language=language,
-        created_at=created_at,
-        conversation_id=conversation_id,
-        zones=zones,
+        intentions, specials, owner=lambda user: user if user in ids else None, heard=heard
     )

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from memory.storage import MemoryStore
 
-__all__ = ["CACHE_BYTES", "Budget", "ScopeCopies"]
+__all__ = ["CACHE_BYTES", "Budget", "FollowedCopies", "ScopeCopies"]
 
 C = TypeVar("C")
+Item = TypeVar("Item")
+Item_contra = TypeVar("Item_contra", contravariant=True)
 
 CACHE_BYTES = 512 << 20  # the default bound for the whole process
 
@@ -75,6 +77,7 @@ class ScopeCopies(ABC, Generic[C]):
     def __init__(
         self, cache: str, store: MemoryStore, capacity: int, budget: Budget | None
     ) -> None:
+        self._cache = cache
         self._store = store
         self._capacity = capacity
         self._budget = budget or Budget()
@@ -88,3 +91,71 @@ class ScopeCopies(ABC, Generic[C]):
     def drop(self, scope: str) -> None:
         """The scope changed in a way not followed here (or the budget let it go): read it
         whole next time."""
+
+    def _used(self, scope: str) -> C | None:
+        """The scope's copy, now the most recently used, if one is kept."""
+        found = self._scopes.get(scope)
+        if found is not None:
+            self._scopes.move_to_end(scope)
+            self._budget.touch(self._cache, scope)
+        return found
+
+    def _keep(self, scope: str, copy: C, nbytes: int) -> None:
+        """Keep `copy`, of about `nbytes`, as the scope's (unless none are kept): the least
+        recently used go past `capacity`."""
+        if self._capacity > 0:
+            self._scopes[scope] = copy
+            while len(self._scopes) > self._capacity:
+                self._forget(next(iter(self._scopes)))
+            self._budget.keep(self._cache, scope, nbytes)
+
+    def _forget(self, scope: str) -> None:
+        """Let the scope's copy go."""
+        self._scopes.pop(scope, None)
+        self._budget.release(self._cache, scope)
+
+
+class Patchable(Protocol[Item_contra]):
+    """A scope's copy that follows the bank's writes (`add`, of what the store gives for the
+    memories written) and deletions (`remove`)."""
+
+    @property
+    def nbytes(self) -> int: ...
+    def add(self, items: Sequence[Item_contra]) -> None: ...
+    def remove(self, ids: Sequence[int]) -> None: ...
+
+
+P = TypeVar("P", bound=Patchable[Any])
+
+
+class FollowedCopies(ScopeCopies[P], Generic[P, Item]):
+    """Caches whose copies follow the bank's own writes and deletions of a kept scope: the
+    store's `Item` of the memories written (`_read`) added, the memories deleted removed.
+    `_noted` hears of each change first, kept or not."""
+
+    async def added(self, scope: str, ids: Sequence[int]) -> None:
+        """The bank wrote the memories `ids` to the scope."""
+        self._noted(scope, "added", ids)
+        if scope not in self._scopes or not ids:
+            return
+        items = await self._read(scope, ids)
+        found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
+        if found is not None:
+            found.add(items)
+            self._budget.keep(self._cache, scope, found.nbytes)
+
+    def removed(self, scope: str, ids: Sequence[int]) -> None:
+        """The memories `ids` of the scope were deleted."""
+        self._noted(scope, "removed", ids)
+        found = self._scopes.get(scope)
+        if found is not None:
+            found.remove(ids)
+            self._budget.keep(self._cache, scope, found.nbytes)
+
+    @abstractmethod
+    async def _read(self, scope: str, ids: Sequence[int]) -> Sequence[Item]:
+        """What the store holds for the scope's memories `ids`."""
+
+    @abstractmethod
+    def _noted(self, scope: str, kind: Literal["added", "removed"], ids: Sequence[int]) -> None:
+        """The bank changed the scope's memories `ids`."""

@@ -21,11 +21,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.budget import Budget, ScopeCopies
+from memory.recall.budget import Budget, FollowedCopies
 from memory.storage import MemoryStore
 from memory.text import porter_term
 
@@ -306,7 +307,7 @@ class ScopeLexicon:
             setattr(self, name, grown)
 
 
-class LexiconCache(ScopeCopies[ScopeLexicon]):
+class LexiconCache(FollowedCopies[ScopeLexicon, Document]):
     """The ScopeLexicon of up to `capacity` scopes, within the process's byte `budget`
     (memory/recall/budget.py). Reading and indexing a scope of 100k
     memories takes seconds, so `ready` builds it in the background (recall searches through the
@@ -323,10 +324,8 @@ class LexiconCache(ScopeCopies[ScopeLexicon]):
 
     def ready(self, scope: str) -> ScopeLexicon | None:
         """The scope's index if it is built, else None, and it is being built."""
-        found = self._scopes.get(scope)
+        found = self._used(scope)
         if found is not None:
-            self._scopes.move_to_end(scope)
-            self._budget.touch(_CACHE, scope)
             return found
         if scope not in self._building:
             self._building[scope] = asyncio.ensure_future(self._build(scope))
@@ -350,46 +349,22 @@ class LexiconCache(ScopeCopies[ScopeLexicon]):
                 while done < len(changes) and self._changes.get(scope) is changes:
                     kind, ids = changes[done]
                     if kind == "added":
-                        found.add(await self._store.search_documents(scope, ids))
+                        found.add(await self._read(scope, ids))
                     else:
                         found.remove(ids)
                     done += 1
                 if self._changes.get(scope) is not changes:
                     continue  # dropped meanwhile
-                if self._capacity > 0:
-                    self._scopes[scope] = found
-                    while len(self._scopes) > self._capacity:
-                        self.drop(next(iter(self._scopes)))
-                    self._budget.keep(_CACHE, scope, found.nbytes)
+                self._keep(scope, found, found.nbytes)
                 return found
         finally:
             self._changes.pop(scope, None)
             self._building.pop(scope, None)
 
-    async def added(self, scope: str, ids: Sequence[int]) -> None:
-        """The bank wrote the memories `ids` to the scope."""
-        self._note(scope, "added", ids)
-        if scope not in self._scopes or not ids:
-            return
-        documents = await self._store.search_documents(scope, ids)
-        found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
-        if found is not None:
-            found.add(documents)
-            self._budget.keep(_CACHE, scope, found.nbytes)
-
-    def removed(self, scope: str, ids: Sequence[int]) -> None:
-        """The memories `ids` of the scope were deleted."""
-        self._note(scope, "removed", ids)
-        found = self._scopes.get(scope)
-        if found is not None:
-            found.remove(ids)
-            self._budget.keep(_CACHE, scope, found.nbytes)
-
     def drop(self, scope: str) -> None:
         if scope in self._changes:
             self._changes[scope] = None
-        self._scopes.pop(scope, None)
-        self._budget.release(_CACHE, scope)
+        self._forget(scope)
 
     async def close(self) -> None:
         """Stop the builds under way."""
@@ -398,7 +373,10 @@ class LexiconCache(ScopeCopies[ScopeLexicon]):
             task.cancel()
         await asyncio.gather(*building, return_exceptions=True)
 
-    def _note(self, scope: str, kind: str, ids: Sequence[int]) -> None:
+    async def _read(self, scope: str, ids: Sequence[int]) -> Sequence[Document]:
+        return await self._store.search_documents(scope, ids)
+
+    def _noted(self, scope: str, kind: Literal["added", "removed"], ids: Sequence[int]) -> None:
         changes = self._changes.get(scope)
         if changes is not None and ids:
             changes.append((kind, [int(i) for i in ids]))

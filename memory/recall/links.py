@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.budget import Budget, ScopeCopies
+from memory.recall.budget import Budget, FollowedCopies
 from memory.records import MemoryLink
 from memory.storage import MemoryStore
 
@@ -148,7 +149,7 @@ class ScopeLinks:
         self._index_successors()
 
 
-class LinkCache(ScopeCopies[ScopeLinks]):
+class LinkCache(FollowedCopies[ScopeLinks, MemoryLink]):
     """The ScopeLinks of up to `capacity` scopes (0: none kept, every recall reads its scope's
     links from the store), within the process's byte `budget` (memory/recall/budget.py)."""
 
@@ -160,46 +161,24 @@ class LinkCache(ScopeCopies[ScopeLinks]):
         self._versions: dict[str, int] = {}
 
     async def get(self, scope: str) -> ScopeLinks:
-        found = self._scopes.get(scope)
+        found = self._used(scope)
         if found is not None:
-            self._scopes.move_to_end(scope)
-            self._budget.touch(_CACHE, scope)
             return found
         version = self._versions.get(scope, 0)
         found = ScopeLinks.of(await self._store.links(scope))
-        if self._capacity > 0 and self._versions.get(scope, 0) == version:
-            self._scopes[scope] = found
-            while len(self._scopes) > self._capacity:
-                self._forget(next(iter(self._scopes)))
-            self._budget.keep(_CACHE, scope, found.nbytes)
+        if self._versions.get(scope, 0) == version:
+            self._keep(scope, found, found.nbytes)
         return found
-
-    async def added(self, scope: str, ids: Sequence[int]) -> None:
-        """The bank wrote the memories `ids` to the scope."""
-        self._moved(scope)
-        if scope not in self._scopes or not ids:
-            return
-        links = await self._store.links(scope, ids)
-        found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
-        if found is not None:
-            found.add(links)
-            self._budget.keep(_CACHE, scope, found.nbytes)
-
-    def removed(self, scope: str, ids: Sequence[int]) -> None:
-        """The memories `ids` of the scope were deleted."""
-        self._moved(scope)
-        found = self._scopes.get(scope)
-        if found is not None:
-            found.remove(ids)
-            self._budget.keep(_CACHE, scope, found.nbytes)
 
     def drop(self, scope: str) -> None:
         self._moved(scope)
         self._forget(scope)
 
-    def _forget(self, scope: str) -> None:
-        self._scopes.pop(scope, None)
-        self._budget.release(_CACHE, scope)
+    async def _read(self, scope: str, ids: Sequence[int]) -> Sequence[MemoryLink]:
+        return await self._store.links(scope, ids)
+
+    def _noted(self, scope: str, kind: Literal["added", "removed"], ids: Sequence[int]) -> None:
+        self._moved(scope)
 
     def _moved(self, scope: str) -> None:
         self._versions[scope] = self._versions.get(scope, 0) + 1

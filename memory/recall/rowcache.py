@@ -145,8 +145,7 @@ class RowCache(ScopeCopies[dict[int, Memory]]):
         self._forget(scope)
 
     def _forget(self, scope: str) -> None:
-        self._scopes.pop(scope, None)
-        self._budget.release(_CACHE, scope)
+        super()._forget(scope)
         filling = self._filling.pop(scope, None)
         if filling is not None:
             filling.cancel()
@@ -159,17 +158,10 @@ class RowCache(ScopeCopies[dict[int, Memory]]):
         await asyncio.gather(*filling, return_exceptions=True)
 
     def _rows(self, scope: str) -> dict[int, Memory]:
-        rows = self._scopes.get(scope)
-        if rows is not None:
-            self._scopes.move_to_end(scope)
-            self._budget.touch(_CACHE, scope)
-            return rows
-        rows = {}
-        if self._capacity > 0:
-            self._scopes[scope] = rows
-            while len(self._scopes) > self._capacity:
-                self._forget(next(iter(self._scopes)))
-            self._budget.keep(_CACHE, scope, 0)
+        rows = self._used(scope)
+        if rows is None:
+            rows = {}
+            self._keep(scope, rows, 0)
         return rows
 
     def _charge(self, scope: str, rows: dict[int, Memory], nbytes: int) -> None:
