@@ -500,9 +500,8 @@ class TelegramAdapter(CourierSurface[Message, int]):
         if query is None or not isinstance(query.message, Message) or not query.data:
             return
         message, presser = query.message, query.from_user
-        try:
-            name, argument, owner, room = self._press.parse(query.data)
-        except ValueError:
+        pressed = self._press.parse(query.data)
+        if pressed is None:
             log.warning(
                 "refused a button press with data this bot did not sign, by user %s",
                 query.from_user.id,
@@ -510,6 +509,7 @@ class TelegramAdapter(CourierSurface[Message, int]):
             with contextlib.suppress(TelegramError):
                 await query.answer()  # the client stops waiting; nothing is done
             return
+        name, argument, owner, room = pressed
         chat_id = int(room.partition("/")[0])
         as_chat = owner.startswith("-")  # asked as the chat or a channel: chat ids are negative
         try:
@@ -691,12 +691,13 @@ class _Press:
         payload = "|".join((button.command, button.argument, owner, room))
         return f"{payload}|{self._mac(payload)}"
 
-    def parse(self, data: str) -> tuple[str, str, str, str]:
-        """(command, argument, owner, room); ValueError for data this bot did not sign."""
+    def parse(self, data: str) -> tuple[str, str, str, str] | None:
+        """(command, argument, owner, room); None for data this bot did not sign."""
         payload, _, mac = data.rpartition("|")
-        if not hmac.compare_digest(mac.encode(), self._mac(payload).encode()):
-            raise ValueError("not signed by this bot")
-        name, argument, owner, room = payload.split("|")
+        parts = payload.split("|")
+        if not hmac.compare_digest(mac.encode(), self._mac(payload).encode()) or len(parts) != 4:
+            return None
+        name, argument, owner, room = parts
         return name, argument, owner, room
 
     def keyboard(self, answer: Answer, owner: str, room: str) -> InlineKeyboardMarkup | None:

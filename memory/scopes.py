@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Scope"]
+from memory.errors import KizunaError
+
+__all__ = ["NotAScope", "Scope"]
+
+
+class NotAScope(KizunaError, ValueError):
+    """A string or a pair of parts that is not a scope."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -18,13 +24,13 @@ class Scope:
 
     def __post_init__(self) -> None:
         if not self.persona or "/" in self.persona or not self.place:
-            raise ValueError(f"not a scope: persona {self.persona!r}, place {self.place!r}")
+            raise NotAScope(f"not a scope: persona {self.persona!r}, place {self.place!r}")
 
     def __str__(self) -> str:
         return f"{self.persona}/{self.place}"
 
     @classmethod
     def parse(cls, text: str) -> Scope:
-        """The scope written as `text` (ValueError if it is not one)."""
+        """The scope written as `text` (`NotAScope` if it is not one)."""
         persona, _, place = text.partition("/")
         return cls(persona, place)

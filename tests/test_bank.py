@@ -987,6 +987,9 @@ def test_index_search_matches_brute_force() -> None:
     assert int(ids[17]) not in [i for i, _ in index.search(query, 5)]
     restored = memory.recall.index.ScopeIndex.deserialize(index.serialize())
     assert restored.digest() == index.digest()
+    for damaged in (b"", b"not an index", index.serialize()[:-40]):
+        with pytest.raises(memory.recall.index.IndexFileError):
+            memory.recall.index.ScopeIndex.deserialize(damaged)
 
 
 async def test_full_text_search_keeps_the_rarest_words_in_a_large_bank(

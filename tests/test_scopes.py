@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.scopes import Scope
+from memory.errors import KizunaError
+from memory.scopes import NotAScope, Scope
 
 
 def test_a_scope_is_written_and_read_back() -> None:
@@ -17,5 +18,6 @@ def test_a_scope_is_written_and_read_back() -> None:
 
 @pytest.mark.parametrize("text", ["", "pip", "pip/", "/discord:dm:42"])
 def test_what_is_not_a_scope_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="not a scope"):
+    with pytest.raises(NotAScope, match="not a scope") as refused:
         Scope.parse(text)
+    assert isinstance(refused.value, KizunaError)

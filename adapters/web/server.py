@@ -68,7 +68,7 @@ from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy
 from memory.forgetting.curve import RetentionCurve
 from memory.records import Intention, Memory, SessionRow
-from memory.scopes import Scope
+from memory.scopes import NotAScope, Scope
 from memory.storage import JournalStore
 
 __all__ = [
@@ -507,7 +507,7 @@ class WebServer:
         scope = request.query.get("scope", "")
         try:
             persona = Scope.parse(scope).persona
-        except ValueError:
+        except NotAScope:
             persona = ""
         if persona not in self.personas or len(scope) > MAX_SCOPE:
             log.info(

@@ -27,7 +27,7 @@ from memory.encoding.encoder import Author, Encoded, Encoder, EncodingFailed
 from memory.forgetting import ForgettingPolicy, make_policy
 from memory.forgetting.registry import DEFAULT_POLICY
 from memory.records import ArchivedConversation, Memory
-from memory.scopes import Scope
+from memory.scopes import NotAScope, Scope
 from memory.storage import ArchiveStore, Coordination, JournalStore
 
 __all__ = [
@@ -58,7 +58,7 @@ def persona_of(scope: str) -> str:
     """The persona whose memory a bank scope is ("" for a string that is no scope)."""
     try:
         return Scope.parse(scope).persona
-    except ValueError:
+    except NotAScope:
         return ""
 
 

@@ -32,11 +32,12 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from memory.errors import KizunaError
 from memory.private import private_folder, write_private
 from memory.records import IdDigest, Vectors, id_digest
 from memory.storage import MemoryStore
 
-__all__ = ["HNSW_FROM", "FaissSearch", "IndexCache", "ScopeIndex", "index_path"]
+__all__ = ["HNSW_FROM", "FaissSearch", "IndexCache", "IndexFileError", "ScopeIndex", "index_path"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,11 @@ _T = TypeVar("_T")
 _TEMPORARY = ".tmp"  # the suffix of an index file being written
 
 Ids = npt.NDArray[np.int64]
+
+
+class IndexFileError(KizunaError):
+    """An index file that is not whole, or stored vectors of another size than the
+    embedder's: the index is rebuilt from the store, or the memories re-embedded."""
 
 
 def index_path(folder: Path, scope: str, embedder: str) -> Path:
@@ -183,9 +189,9 @@ class ScopeIndex:
 
     @classmethod
     def deserialize(cls, data: bytes) -> ScopeIndex:
-        """Raises ValueError if `data` is not a whole index file."""
+        """Raises `IndexFileError` if `data` is not a whole index file."""
         if not data.startswith(_MAGIC):
-            raise ValueError("not a Kizuna index file")
+            raise IndexFileError("not a Kizuna index file")
         offset = len(_MAGIC)
         try:
             (size,) = struct.unpack_from("<I", data, offset)
@@ -195,11 +201,11 @@ class ScopeIndex:
             dimension = int(header["dimension"])
             tombstones = {int(t) for t in header["tombstones"]}
         except (struct.error, ValueError, KeyError, TypeError, RuntimeError) as e:
-            raise ValueError(f"damaged index file: {e}") from None
+            raise IndexFileError(f"damaged index file: {e}") from None
         if index.d != dimension:
-            raise ValueError("damaged index file: dimension mismatch")
+            raise IndexFileError("damaged index file: dimension mismatch")
         if not isinstance(index, faiss.IndexIDMap2):
-            raise ValueError("damaged index file: not an id-mapped index")
+            raise IndexFileError("damaged index file: not an id-mapped index")
         stored = faiss.vector_to_array(index.id_map).astype(np.int64)
         live = set(stored.tolist()) - tombstones
         return cls(dimension, index, live, tombstones)
@@ -341,7 +347,7 @@ class IndexCache:
             try:
                 data = await asyncio.to_thread(path.read_bytes)
                 loaded = await asyncio.to_thread(ScopeIndex.deserialize, data)
-            except (OSError, ValueError) as e:
+            except (OSError, IndexFileError) as e:
                 why = f"unreadable index ({e})"
             else:
                 if loaded.dimension != dimension:
@@ -352,7 +358,7 @@ class IndexCache:
                     return loaded
         ids, vectors = await self.store.embeddings(scope, embedder)
         if vectors is not None and vectors.shape[1] != dimension:
-            raise ValueError(
+            raise IndexFileError(
                 f"stored embeddings of {embedder} have dimension {vectors.shape[1]}, "
                 f"expected {dimension}"
             )

@@ -25,6 +25,7 @@ from memory.forgetting import ForgettingPolicy
 from memory.recall.cues import Cues
 from memory.recall.dense import ScopeSearch
 from memory.recall.derived import Derived
+from memory.recall.index import IndexFileError
 from memory.recall.ranking import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
@@ -297,7 +298,7 @@ class Retrieval:
         except EmbeddingError as e:
             catchup.embedder_down(now)
             log.warning("recall by words only for a while: %s", e)
-        except ValueError as e:  # stored vectors of another size under this embedder's name
+        except IndexFileError as e:  # stored vectors of another size under this embedder's name
             log.error("recall by words only: %s; run `kizuna memories reindex`", e)
         return None, None
 
