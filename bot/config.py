@@ -332,8 +332,8 @@ class BotRules:
     token: bool = True  # its bots need token_env, the variable holding their token
     # Why a process runs one bot of it at most: the error naming the second ("": any number).
     alone: str = ""
-    # A key all its bots in one process give alike (or leave out), and the error naming the
-    # first to give it when they differ.
+    # A key all its bots in one process give the same value (or all leave out), and the error
+    # naming the first to give it when they differ.
     alike: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ import pytest
 from adapters.console import PLATFORM as CONSOLE
 from adapters.kinds import MODULES, RULES, kind_of
 from adapters.web.server import PLATFORM as WEB
+from bot.config import BotRules
 from bot.platforms import Platform, Platforms
 from tests.fakes.factories import PLATFORMS
 
@@ -51,6 +52,8 @@ def test_bot_names_no_platform_outside_the_registry() -> None:
 
 def test_every_kind_declares_its_platform() -> None:
     assert list(RULES) == list(MODULES)  # and what its [[bots]] tables may hold
+    with pytest.raises(ValueError, match=r"not keys of \[\[bots\]\]: gild_ids"):
+        BotRules(keys=(("gild_ids",),))
     for name in MODULES:
         kind = kind_of(name)
         assert kind.platform.name == name
