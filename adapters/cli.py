@@ -30,6 +30,7 @@ from adapters.console import PLATFORM as CONSOLE
 from adapters.console import ConsoleChat, readable, usage
 from adapters.doctor import examine
 from adapters.host import BotStartError, bot_tokens, host, hosted_personas
+from adapters.kinds import RULES
 from adapters.progress import embedding_bar
 from adapters.web.server import USER_NAME, USER_NAME_RULE
 from adapters.wizard import (
@@ -344,7 +345,7 @@ def _config(args: argparse.Namespace) -> Config:
         raise UsageError(f"{path}: cannot read ({e.strerror or e})") from None
     if missing:
         raise UsageError(f"{path}: no such configuration file")
-    config = load_config(path, os.environ)
+    config = load_config(path, os.environ, RULES)
     redact.hide(*redact.secrets_in_use(config, os.environ))
     if getattr(args, "data_dir", None):  # relative to where it is typed, not to the file
         config.data_dir = str(Path(args.data_dir).expanduser().absolute())
@@ -734,7 +735,7 @@ async def _tools(args: argparse.Namespace) -> int:
 
 def _init(args: argparse.Namespace) -> int:
     target = Path(os.path.expanduser(args.out))
-    previous = load_config(target, os.environ) if target.is_file() else None
+    previous = load_config(target, os.environ, RULES) if target.is_file() else None
     config = previous or _config(args)
     interactive = sys.stdin.isatty() and not args.yes
 
@@ -767,7 +768,7 @@ def _init(args: argparse.Namespace) -> int:
         print(f"Wrote {target}" + (f" (the one before is {kept})" if kept else "") + ".")
     for note in plan.notes:
         print(note)
-    written = load_config(target, os.environ)
+    written = load_config(target, os.environ, RULES)
     for finding in asyncio.run(check_tokens(written, os.environ)):  # said; `doctor` re-checks
         print(redact.redact(str(finding)))
     for line in guidance(written.bots):

@@ -5,9 +5,9 @@ from the configuration, and how `kizuna doctor` checks its token.
     kind = kind_of("telegram")   # ImportError without the platform's extra
     adapter = kind.start(runtime, config, bot, token, secret, bot_id)
 
-A new platform is its adapter module, declaring `PLATFORM` and `KIND`, its line in `MODULES`,
-and its name among the `platform` choices of bot.config.BotConfig (the configuration
-is checked as it loads, before any adapter is imported).
+A new platform is its adapter module, declaring `PLATFORM` and `KIND`, and its lines in
+`MODULES` and `RULES` here (what its `[[bots]]` tables may hold is declared here, not in its
+module, because the configuration is checked as it loads, before any adapter is imported).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from bot.config import ENV_NAME, BotConfig, Config
+from bot.config import ENV_NAME, BotConfig, BotRules, Config
 from bot.platforms import Platform
 from bot.runtime.assemble import Runtime
 from bot.tomlfile import TomlError
 
-__all__ = ["MODULES", "Adapter", "Kind", "Level", "kind_of", "unset"]
+__all__ = ["MODULES", "RULES", "Adapter", "Kind", "Level", "kind_of", "unset"]
 
 # Every kind of bot, by its platform's name: the module of its adapter, imported only when
 # a bot of its kind is configured (its client library is an extra).
@@ -30,6 +30,25 @@ MODULES: Mapping[str, str] = {
     "discord": "adapters.discord",
     "telegram": "adapters.telegram",
     "web": "adapters.web.server",
+}
+
+# What the `[[bots]]` tables of each kind may hold: `load_config(path, environ, RULES)`.
+RULES: Mapping[str, BotRules] = {
+    "discord": BotRules(
+        keys=(("guild_ids", "channel_ids"), ("shard_ids", "shard_count"), ("base_url",)),
+        # discord.py keeps its API address process-wide.
+        alike=(
+            "base_url",
+            "every discord bot in one process talks to the same API server: "
+            "give them all the same base_url (or none)",
+        ),
+    ),
+    "telegram": BotRules(keys=(("base_url",), ("webhook_url",))),
+    "web": BotRules(
+        token=False,  # its token is [web]'s inspector_token_env
+        alone="one web client per process (its address is [web]): list every persona it "
+        "shows in one web bot's personas",
+    ),
 }
 
 # ok; note: worth knowing; todo: a step the host has not taken yet (a token variable unset);

@@ -30,6 +30,7 @@ import tomlkit
 from tomlkit.items import AoT, Table
 
 from adapters.doctor import Finding, check_bot
+from adapters.kinds import RULES
 from bot.config import ENV_NAME, BotConfig, Config, load_config
 from bot.llm.router import OllamaProbe, ollama_url
 from bot.persona.file import PersonaLibrary
@@ -379,7 +380,7 @@ def write_config(text: str, path: Path) -> Path | None:
     draft = path.with_name(f".{path.name}.init")
     write_private(draft, text.encode())
     try:
-        load_config(draft, {})
+        load_config(draft, {}, RULES)
         kept = None
         if path.exists():
             kept = path.with_name(path.name + ".bak")

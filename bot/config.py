@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +23,7 @@ __all__ = [
     "TIERS",
     "AccessConfig",
     "BotConfig",
+    "BotRules",
     "Config",
     "EngineConfig",
     "MemoryConfig",
@@ -258,9 +259,11 @@ class WebConfig:
 
 @dataclass(slots=True)
 class BotConfig:
-    """One persona on one platform. `token_env` names the variable holding the bot token."""
+    """One persona on one platform. `token_env` names the variable holding the bot token.
+    The keys of one platform's bots only are fields here too; which platform takes which is
+    its `BotRules`."""
 
-    platform: Literal["discord", "telegram", "web"]
+    platform: str  # one of the platforms load_config is given the rules of
     persona: str
     token_env: str = ""
     name: str = ""
@@ -295,20 +298,13 @@ class BotConfig:
     def __post_init__(self) -> None:
         if self.language and self.language not in LANGUAGES:
             raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, or empty")
-        if self.platform != "discord" and (self.guild_ids or self.channel_ids):
-            raise ValueError("guild_ids and channel_ids are for discord bots")
-        if self.shard_count or self.shard_ids:
-            if self.platform != "discord":
-                raise ValueError("shard_ids and shard_count are for discord bots")
-            if self.shard_count < 1 or not all(0 <= i < self.shard_count for i in self.shard_ids):
-                raise ValueError(
-                    f"shard_ids must be between 0 and shard_count - 1 (shard_count "
-                    f"{self.shard_count}), got {self.shard_ids}"
-                )
-        if self.base_url and self.platform == "web":
-            raise ValueError("base_url is for discord and telegram bots")
-        if self.webhook_url and self.platform != "telegram":
-            raise ValueError("webhook_url is for telegram bots")
+        if (self.shard_count or self.shard_ids) and (
+            self.shard_count < 1 or not all(0 <= i < self.shard_count for i in self.shard_ids)
+        ):
+            raise ValueError(
+                f"shard_ids must be between 0 and shard_count - 1 (shard_count "
+                f"{self.shard_count}), got {self.shard_ids}"
+            )
         if self.webhook_url and not self.webhook_url.startswith("https://"):
             raise ValueError(f"webhook_url must start with https://, got {self.webhook_url!r}")
         host, _, port = self.webhook_listen.rpartition(":")
@@ -321,6 +317,31 @@ class BotConfig:
     def hosted(self) -> list[str]:
         """Every persona this bot speaks as, the default first."""
         return list(dict.fromkeys([self.persona, *self.personas]))
+
+
+@dataclass(slots=True, frozen=True)
+class BotRules:
+    """What the `[[bots]]` tables of one platform may hold, as adapters.kinds declares it for
+    the platform's adapter: load_config is given these by platform name (the `platform`
+    choices) and checks every table against its platform's, so bot/ names no platform."""
+
+    # Keys of BotConfig set only on the bots of the platforms claiming them, in the groups
+    # that an error for another platform's bot names ("guild_ids and channel_ids are for
+    # discord bots").
+    keys: tuple[tuple[str, ...], ...] = ()
+    token: bool = True  # its bots need token_env, the variable holding their token
+    # Why a process runs one bot of it at most: the error naming the second ("": any number).
+    alone: str = ""
+    # A key all its bots in one process give the same value (or all leave out), and the error
+    # naming the first to give it when they differ.
+    alike: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        named = {key for group in self.keys for key in group}
+        named |= {self.alike[0]} if self.alike else set()
+        known = {f.name for f in fields(BotConfig)}
+        if not named <= known:
+            raise ValueError(f"not keys of [[bots]]: {', '.join(sorted(named - known))}")
 
 
 @dataclass(slots=True)
@@ -381,11 +402,15 @@ def find_config(explicit: str | None, environ: Mapping[str, str], cwd: Path) -> 
     return local if local.is_file() else None
 
 
-def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
-    """Read the configuration (raising `tomlfile.TomlError` on any mistake) and apply the
-    environment's overrides: ECO_MODE=1 turns eco mode on, ECO_MODE=0 off."""
+def load_config(
+    path: Path | None, environ: Mapping[str, str], kinds: Mapping[str, BotRules]
+) -> Config:
+    """Read the configuration (raising `tomlfile.TomlError` on any mistake), its `[[bots]]`
+    checked against the rules of the platforms in `kinds` (adapters.kinds.RULES), and apply
+    the environment's overrides: ECO_MODE=1 turns eco mode on, ECO_MODE=0 off."""
     config = Config() if path is None else tomlfile.load(path, Config)
     config.source = path
+    _check_tables(config, kinds)
     eco = environ.get("ECO_MODE", "").strip().lower()
     if eco in {"1", "true", "yes", "on"}:
         config.models.eco_mode = True
@@ -415,25 +440,50 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Config:
         raise config.error(
             ("memory", "provider"), f"no provider named {memory.provider!r} (known: {known})"
         )
+    _check_bots(config, kinds)
+    return config
+
+
+def _check_tables(config: Config, kinds: Mapping[str, BotRules]) -> None:
+    """Each `[[bots]]` table's platform, and the keys it sets that are other platforms'."""
+    claims: dict[tuple[str, ...], list[str]] = {}
+    for name, rules in kinds.items():
+        for group in rules.keys:
+            claims.setdefault(group, []).append(name)
     for i, bot in enumerate(config.bots):
-        if bot.platform in ("discord", "telegram") and not bot.token_env:
+        if bot.platform not in kinds:
+            choices = ", ".join(repr(name) for name in kinds)
+            raise config.error(
+                ("bots", i, "platform"), f"expected one of {choices}, got {bot.platform!r}"
+            )
+        for group, owners in claims.items():
+            given = next((key for key in group if getattr(bot, key)), None)
+            if given and bot.platform not in owners:
+                are = "are" if len(group) > 1 else "is"
+                raise config.error(
+                    ("bots", i, given),
+                    f"{' and '.join(group)} {are} for {' and '.join(owners)} bots",
+                )
+
+
+def _check_bots(config: Config, kinds: Mapping[str, BotRules]) -> None:
+    """What each platform's rules ask of its bots: a token's variable, and of all its bots
+    in this process together."""
+    theirs: dict[str, list[int]] = {name: [] for name in kinds}
+    for i, bot in enumerate(config.bots):
+        if kinds[bot.platform].token and not bot.token_env:
             raise config.error(
                 ("bots", i, "token_env"),
                 f"a {bot.platform} bot needs token_env, the variable holding its token",
             )
-    webs = [i for i, bot in enumerate(config.bots) if bot.platform == "web"]
-    if len(webs) > 1:
-        raise config.error(
-            ("bots", webs[1], "platform"),
-            "one web client per process (its address is [web]): list every persona it shows "
-            "in one web bot's personas",
-        )
-    discord_apis = {bot.base_url for bot in config.bots if bot.platform == "discord"}
-    if len(discord_apis) > 1:
-        i = next(i for i, b in enumerate(config.bots) if b.platform == "discord" and b.base_url)
-        raise config.error(
-            ("bots", i, "base_url"),
-            "every discord bot in one process talks to the same API server: "
-            "give them all the same base_url (or none)",
-        )
-    return config
+        theirs[bot.platform].append(i)
+    for name, rules in kinds.items():
+        if rules.alone and len(theirs[name]) > 1:
+            raise config.error(("bots", theirs[name][1], "platform"), rules.alone)
+    for name, rules in kinds.items():
+        if rules.alike is None:
+            continue
+        key, why = rules.alike
+        if len({getattr(config.bots[i], key) for i in theirs[name]}) > 1:
+            first = next(i for i in theirs[name] if getattr(config.bots[i], key))
+            raise config.error(("bots", first, key), why)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.kinds import RULES
 from bot.access import Gate
 from bot.catalogue import say
 from bot.config import AccessConfig, load_config
@@ -103,7 +104,7 @@ def test_access_settings_from_the_file(tmp_path: Path) -> None:
         '[access]\nmessages_per_minute = 10\nblock_users = ["123"]\nallow_chats = ["-100"]\n',
         encoding="utf-8",
     )
-    access = load_config(path, {}).access
+    access = load_config(path, {}, RULES).access
     assert (access.messages_per_minute, access.block_users, access.allow_chats) == (
         10,
         ["123"],

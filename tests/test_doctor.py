@@ -13,6 +13,7 @@ import pytest
 from adapters.discord import PERMISSIONS as DISCORD_PERMISSIONS
 from adapters.discord import invite as discord_invite
 from adapters.doctor import Finding, examine
+from adapters.kinds import RULES
 from bot.config import (
     BotConfig,
     Config,
@@ -180,7 +181,7 @@ async def test_doctor_finds_what_run_refuses_and_counts_only_usable_personas(
         '[[bots]]\nplatform = "web"\npersona = "tooly"\npersonas = ["nobody"]\n',
         encoding="utf-8",
     )
-    config = load_config(source, {})
+    config = load_config(source, {}, RULES)
     config.data_dir = str(tmp_path / "data")
     library = PersonaLibrary.default(tmp_path)
     found = [

@@ -13,6 +13,7 @@ import discord
 import pytest
 
 from adapters.host import BotStartError, host
+from adapters.kinds import RULES
 from bot.config import BotConfig, Config, EngineConfig, load_config
 from bot.persona.file import OutreachPolicy
 from bot.tomlfile import TomlError
@@ -153,8 +154,6 @@ async def test_a_missing_webhook_secret_is_named_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "problem"),
     [
-        ({"platform": "discord", "webhook_url": "https://x/h"}, "for telegram bots"),
-        ({"platform": "web", "base_url": "http://x/"}, "for discord and telegram bots"),
         ({"webhook_url": "http://x/h"}, "must start with https://"),
         ({"webhook_listen": "8443"}, "host:port"),
         ({"language": "fr"}, "language must be one of en, zh"),
@@ -164,6 +163,21 @@ def test_webhook_settings_are_checked(fields: dict[str, str], problem: str) -> N
     settings = {"platform": "telegram", "persona": "bo", **fields}
     with pytest.raises(ValueError, match=problem):
         BotConfig(**settings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('platform = "discord"\nwebhook_url = "https://x/h"', "webhook_url is for telegram bots"),
+        ('platform = "web"\nbase_url = "http://x/"', "base_url is for discord and telegram bots"),
+    ],
+)
+def test_keys_of_other_platforms_are_refused(tmp_path: Path, table: str, problem: str) -> None:
+    path = tmp_path / "kizuna.toml"
+    path.write_text(f'[[bots]]\npersona = "bo"\ntoken_env = "T"\n{table}\n', encoding="utf-8")
+    key = problem.split()[0]
+    with pytest.raises(TomlError, match=rf"kizuna.toml:5: bots\[0\]\.{key}: {problem}$"):
+        load_config(path, {}, RULES)
 
 
 def test_discord_bots_share_one_api_server(tmp_path: Path) -> None:
@@ -177,7 +191,7 @@ def test_discord_bots_share_one_api_server(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with pytest.raises(TomlError, match=r"kizuna.toml:5: bots\[0\]\.base_url: every discord bot"):
-        load_config(path, {})
+        load_config(path, {}, RULES)
 
 
 async def test_a_persona_writes_first_through_its_bot(tmp_path: Path) -> None:

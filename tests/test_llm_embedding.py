@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.kinds import RULES
 from bot.config import MemoryConfig, ModelsConfig, ProviderConfig, load_config
 from bot.llm.embedding import build_embedder
 from bot.llm.router import ModelSetupError
@@ -83,12 +84,12 @@ def test_memory_section_errors_point_at_their_line(tmp_path: Path) -> None:
     path = tmp_path / "kizuna.toml"
     path.write_text('[memory]\nembedder = "openai"\nprovider = "nope"\n', encoding="utf-8")
     with pytest.raises(TomlError) as info:
-        load_config(path, {})
+        load_config(path, {}, RULES)
     assert (info.value.key, info.value.line) == ("memory.provider", 3)
     path.write_text("[memory]\nrecall_k = 50\n", encoding="utf-8")
     with pytest.raises(TomlError, match="recall_k") as info:
-        load_config(path, {})
+        load_config(path, {}, RULES)
     assert info.value.line == 2
     path.write_text('[memory]\nembedder = "word2vec"\n', encoding="utf-8")
     with pytest.raises(TomlError, match="embedder"):
-        load_config(path, {})
+        load_config(path, {}, RULES)

@@ -13,6 +13,7 @@ import pytest
 
 import bot.llm.openai_chat as openai_chat_module
 import bot.llm.router as router_module
+from adapters.kinds import RULES
 from bot.chat_model import ChatModel, Completion, Message, ModelError, Tool, Usage
 from bot.config import TIERS, ModelsConfig, ProviderConfig, TierConfig, load_config
 from bot.llm.offline import OfflineChatModel
@@ -332,10 +333,10 @@ async def test_eco_mode_env_override_reaches_the_router(tmp_path: Path, clients)
         '[models]\neco_mode = false\n\n[models.providers.offline]\nkind = "offline"\n',
         encoding="utf-8",
     )
-    router = await build(load_config(path, {"ECO_MODE": "1"}).models, {})
+    router = await build(load_config(path, {"ECO_MODE": "1"}, RULES).models, {})
     assert router.eco_mode and "(eco mode)" in router.describe()
     path.write_text(path.read_text().replace("false", "true"), encoding="utf-8")
-    router = await build(load_config(path, {"ECO_MODE": "0"}).models, {})
+    router = await build(load_config(path, {"ECO_MODE": "0"}, RULES).models, {})
     assert not router.eco_mode
 
 
@@ -527,7 +528,7 @@ model = "served-nano"
         encoding="utf-8",
     )
     environ = {"VLLM_API_KEY": "vk-e2e-123"}
-    router = await build(load_config(path, environ).models, environ)
+    router = await build(load_config(path, environ, RULES).models, environ)
     assert router.models["chat"].name == "openai/vllm:served-chat"
 
     fake_openai.fail(503).reply_text("[HAPPY] hi there", usage=(12, 4))
@@ -574,7 +575,7 @@ model = "tts-1"
 """,
         encoding="utf-8",
     )
-    router = await build(load_config(path, {}).models, {"OPENAI_API_KEY": "k"})
+    router = await build(load_config(path, {}, RULES).models, {"OPENAI_API_KEY": "k"})
     audio = await router.speak("Hello, Ana!", "nova")
     assert audio == ogg_opus()
     assert fake_openai.speeches == [

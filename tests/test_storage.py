@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.console import PLATFORM as CONSOLE
+from adapters.kinds import RULES
 from bot.commands import memory as memory_commands
 from bot.config import Config, EngineConfig, load_config, storage_dsn
 from bot.events import ChatEvent
@@ -62,7 +63,7 @@ async def test_two_runtimes_share_one_postgres_database(tmp_path: Path, postgres
 def test_postgres_needs_its_connection_string(tmp_path: Path) -> None:
     path = tmp_path / "kizuna.toml"
     path.write_text('storage = "postgres"\ndsn_env = "MY_DB"\n', encoding="utf-8")
-    config = load_config(path, {})
+    config = load_config(path, {}, RULES)
     with pytest.raises(TomlError, match=r"kizuna.toml:2: dsn_env: .*MY_DB"):
         storage_dsn(config, {})
     assert storage_dsn(config, {"MY_DB": "postgresql://x/y"}) == "postgresql://x/y"

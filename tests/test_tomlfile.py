@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.kinds import RULES
 from bot import tomlfile
 from bot.config import TIERS, Config, load_config
 from bot.tomlfile import TomlError
@@ -75,7 +76,7 @@ def test_config_example_bots_uncommented_load(tmp_path: Path) -> None:
 
 def test_config_example_through_load_config() -> None:
     path = ROOT / "config.example.toml"
-    config = load_config(path, environ={})
+    config = load_config(path, environ={}, kinds=RULES)
     assert config.source == path
     assert config.resolve(config.data_dir) == ROOT / "data"
 
@@ -86,7 +87,7 @@ def test_admin_ids_may_be_numbers_or_strings(tmp_path: Path) -> None:
         '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "T"\n'
         'admin_ids = [42, "1234"]\n',
     )
-    assert load_config(path, environ={}).bots[0].admin_ids == ["42", "1234"]
+    assert load_config(path, environ={}, kinds=RULES).bots[0].admin_ids == ["42", "1234"]
     bad = write(
         tmp_path,
         '[[bots]]\nplatform = "telegram"\npersona = "miao"\ntoken_env = "T"\nadmin_ids = [true]\n',
@@ -94,11 +95,11 @@ def test_admin_ids_may_be_numbers_or_strings(tmp_path: Path) -> None:
     with pytest.raises(
         TomlError, match=r"kizuna.toml:5: bots\[0\].admin_ids\[0\]: expected a string"
     ):
-        load_config(bad, environ={})
+        load_config(bad, environ={}, kinds=RULES)
 
 
 def test_defaults_without_a_file() -> None:
-    config = load_config(None, environ={})
+    config = load_config(None, environ={}, kinds=RULES)
     assert config.source is None
     assert config.data_dir == "data"
     assert config.models.providers == {}
@@ -289,6 +290,17 @@ CONFIG_ERRORS = {
         "bots[0].token",
         "unknown key",
     ),
+    "a key of another platform's bots": (
+        """
+        [[bots]]
+        platform = "telegram"
+        persona = "miao"
+        token_env = "TELEGRAM_TOKEN"
+        channel_ids = [1] # <-
+        """,
+        "bots[0].channel_ids",
+        "guild_ids and channel_ids are for discord bots",
+    ),
 }
 
 
@@ -299,7 +311,7 @@ def test_config_errors_name_key_and_line(tmp_path: Path, text: str, key: str, me
     text = toml(text)
     path = write(tmp_path, text)
     with pytest.raises(TomlError) as info:
-        tomlfile.load(path, Config)
+        load_config(path, environ={}, kinds=RULES)
     error = info.value
     line = marked_line(text)
     assert (error.file, error.key, error.line) == (str(path), key, line)
@@ -326,11 +338,11 @@ def test_eco_mode_from_the_environment(
     tmp_path: Path, in_file: bool, environ: dict[str, str], expected: bool
 ) -> None:
     path = write(tmp_path, f"[models]\neco_mode = {str(in_file).lower()}\n")
-    assert load_config(path, environ=environ).models.eco_mode is expected
+    assert load_config(path, environ=environ, kinds=RULES).models.eco_mode is expected
 
 
 def test_eco_mode_from_the_environment_without_a_file() -> None:
-    assert load_config(None, environ={"ECO_MODE": "1"}).models.eco_mode is True
+    assert load_config(None, environ={"ECO_MODE": "1"}, kinds=RULES).models.eco_mode is True
 
 
 def test_discord_bot_needs_token_env(tmp_path: Path) -> None:
@@ -348,7 +360,7 @@ def test_discord_bot_needs_token_env(tmp_path: Path) -> None:
     )
     path = write(tmp_path, text)
     with pytest.raises(TomlError) as info:
-        load_config(path, environ={})
+        load_config(path, environ={}, kinds=RULES)
     assert info.value.key == "bots[1].token_env"
     assert info.value.line == marked_line(text)
     assert f"{path}:{marked_line(text)}: bots[1].token_env:" in str(info.value)
@@ -357,7 +369,7 @@ def test_discord_bot_needs_token_env(tmp_path: Path) -> None:
 
 def test_web_bot_needs_no_token(tmp_path: Path) -> None:
     path = write(tmp_path, '[[bots]]\nplatform = "web"\npersona = "miao"\n')
-    (bot,) = load_config(path, environ={}).bots
+    (bot,) = load_config(path, environ={}, kinds=RULES).bots
     assert (bot.platform, bot.persona, bot.token_env) == ("web", "miao", "")
 
 
@@ -366,7 +378,7 @@ def test_paths_resolve_relative_to_the_file(tmp_path: Path) -> None:
     (tmp_path / "mine").mkdir()
     theirs.mkdir(parents=True)
     path = write(tmp_path, f'data_dir = "state"\npersona_paths = ["mine", "{theirs}"]\n')
-    config = load_config(path, environ={})
+    config = load_config(path, environ={}, kinds=RULES)
     assert config.resolve(config.data_dir) == tmp_path / "state"
     assert [config.resolve(p) for p in config.persona_paths] == [tmp_path / "mine", theirs]
 
@@ -375,20 +387,20 @@ def test_a_missing_persona_folder_names_its_entry(tmp_path: Path) -> None:
     (tmp_path / "mine").mkdir()
     path = write(tmp_path, 'data_dir = "state"\npersona_paths = ["mine", "gone"]\n')
     with pytest.raises(TomlError, match="no such folder") as info:
-        load_config(path, environ={})
+        load_config(path, environ={}, kinds=RULES)
     assert (info.value.key, info.value.line) == ("persona_paths[1]", 2)
 
 
 def test_an_unclear_eco_mode_is_an_error_not_ignored() -> None:
     with pytest.raises(TomlError, match="ECO_MODE: expected 1 or 0"):
-        load_config(None, environ={"ECO_MODE": "2"})
+        load_config(None, environ={"ECO_MODE": "2"}, kinds=RULES)
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
 def test_non_finite_numbers_are_rejected(tmp_path: Path, value: str) -> None:
     path = write(tmp_path, f"[models.providers.a]\ntimeout = {value}\n")
     with pytest.raises(TomlError, match="finite") as info:
-        load_config(path, environ={})
+        load_config(path, environ={}, kinds=RULES)
     assert (info.value.key, info.value.line) == ("models.providers.a.timeout", 2)
 
 
@@ -402,7 +414,7 @@ def test_extra_body_keeps_any_values(tmp_path: Path) -> None:
         extra_body = { thinking = { type = "disabled" }, do_sample = false }
         """
     )
-    provider = load_config(write(tmp_path, text), environ={}).models.providers["zhipu"]
+    provider = load_config(write(tmp_path, text), environ={}, kinds=RULES).models.providers["zhipu"]
     assert provider.extra_body == {"thinking": {"type": "disabled"}, "do_sample": False}
 
 
@@ -452,7 +464,7 @@ def test_locate_skips_multiline_strings() -> None:
 def test_a_base_url_without_a_scheme_is_caught_at_load(tmp_path: Path) -> None:
     path = write(tmp_path, '[models.providers.ollama]\nbase_url = "localhost:11434/v1"\n')
     with pytest.raises(TomlError, match="must start with http") as info:
-        load_config(path, environ={})
+        load_config(path, environ={}, kinds=RULES)
     assert (info.value.key, info.value.line) == ("models.providers.ollama.base_url", 2)
 
 

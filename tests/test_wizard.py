@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.kinds import RULES
 from adapters.wizard import (
     Answers,
     Detected,
@@ -51,7 +52,7 @@ def test_the_questions_their_defaults_and_the_file(tmp_path: Path) -> None:
     assert plan == Plan(["miao", "monikai"], "DISCORD_TOKEN", "", True, "ollama", "qwen2.5")
     target = tmp_path / "kizuna.toml"
     assert write_config(drafted(plan, target, None), target) is None
-    config = load_config(target, {})
+    config = load_config(target, {}, RULES)
     assert [(b.platform, b.persona, b.personas, b.token_env) for b in config.bots] == [
         ("discord", "miao", ["monikai"], "DISCORD_TOKEN"),
         ("web", "miao", ["monikai"], ""),
@@ -70,7 +71,11 @@ def test_the_questions_their_defaults_and_the_file(tmp_path: Path) -> None:
     kept = write_config(drafted(again, target, config), target)
     assert kept == tmp_path / "kizuna.toml.bak" and "TELEGRAM_TOKEN" not in kept.read_text()
     # Edited in place: the bots there stay where they are, a new one comes last.
-    assert [b.platform for b in load_config(target, {}).bots] == ["discord", "web", "telegram"]
+    assert [b.platform for b in load_config(target, {}, RULES).bots] == [
+        "discord",
+        "web",
+        "telegram",
+    ]
 
 
 HAND_EDITED = """\
@@ -94,7 +99,7 @@ token_env = "KZ_D"
 def test_run_again_it_edits_the_file_in_place_and_says_what_changes(tmp_path: Path) -> None:
     target = tmp_path / "kizuna.toml"
     target.write_text(HAND_EDITED, encoding="utf-8")
-    previous = load_config(target, {})
+    previous = load_config(target, {}, RULES)
     # Monikai too, no Discord, the web page, and Ollama.
     plan = Plan(["miao", "monikai"], "", "KZ_T", True, "ollama", "qwen2.5")
     text = drafted(plan, target, previous)
@@ -105,7 +110,7 @@ def test_run_again_it_edits_the_file_in_place_and_says_what_changes(tmp_path: Pa
     write_config(text, target)
     written = target.read_text(encoding="utf-8")
     assert "# My bots. Keep this comment." in written and "# my own Bot API server" in written
-    config = load_config(target, {})
+    config = load_config(target, {}, RULES)
     telegram, web = config.bots
     assert (telegram.platform, telegram.hosted, telegram.token_env) == (
         "telegram",
@@ -151,7 +156,7 @@ def test_without_a_terminal_the_defaults_and_notes() -> None:
 def test_guidance_names_what_to_switch_on(tmp_path: Path) -> None:
     plan = Plan(["miao"], "KZ_D", "KZ_T", False)
     write_config(render(plan), tmp_path / "k.toml")
-    said = "\n".join(guidance(load_config(tmp_path / "k.toml", {}).bots))
+    said = "\n".join(guidance(load_config(tmp_path / "k.toml", {}, RULES).bots))
     assert "export KZ_D=..." in said and "Message Content Intent" in said
     assert "export KZ_T=..." in said and "/setprivacy" in said
     assert "kizuna doctor" in said

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from adapters.kinds import RULES
 from bot.config import Config, load_config, storage_dsn
 from bot.tomlfile import TomlError
 from tests.fakes.factories import EXAMPLE_CONFIG, example_config_with_bots
@@ -28,7 +29,7 @@ def load(tmp_path: Path, text: str) -> tuple[Config | TomlError, Path]:
     # Lone surrogates can't be UTF-8: written as the invalid bytes a broken editor would leave.
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     try:
-        return load_config(path, environ={}), path
+        return load_config(path, environ={}, kinds=RULES), path
     except TomlError as e:
         return e, path
 
@@ -64,7 +65,7 @@ def test_arbitrary_bytes_load_or_say_where(
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
     path.write_bytes(data)
     try:
-        config = load_config(path, environ={})
+        config = load_config(path, environ={}, kinds=RULES)
     except TomlError as e:
         check_toml_error(e, path, data.decode("utf-8", "replace"))
     else:
@@ -81,7 +82,7 @@ def test_environment_overrides_load_or_say_which(
     path.write_text(f'storage = "{storage}"\n', encoding="utf-8")
     environ = {"ECO_MODE": eco, "KIZUNA_DATABASE_URL": eco}
     try:
-        config = load_config(path, environ)
+        config = load_config(path, environ, RULES)
         storage_dsn(config, environ)
     except TomlError as e:
         assert "\n" not in str(e) and e.key in ("ECO_MODE", "dsn_env"), str(e)
