@@ -1,1 +1,3 @@
-"""One module per surface a persona speaks on: console (and later discord, telegram, web)."""
+"""One module per platform a persona speaks on (discord, telegram, console; web/ the local
+page), what they do alike (surface), the kinds of bot `kizuna run` starts, and the kizuna
+command over them all (command/)."""

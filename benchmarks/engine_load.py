@@ -409,7 +409,7 @@ async def run_until_up(data_dir: Path, embedder: str) -> float:
     env["OLLAMA_HOST"] = "http://127.0.0.1:9"  # closed: the offline model
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "adapters.cli", "run", "--config", str(config),
+        sys.executable, "-m", "adapters.command.cli", "run", "--config", str(config),
         cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stderr is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli import main
+from adapters.command.cli import main
 from memory.bank import INDEX_FOLDER, MemoryBank
 from memory.clock import FakeClock
 from memory.storage import DATABASE

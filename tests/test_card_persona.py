@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adapters.cli import main
+from adapters.command.cli import main
 from bot.conversation.sessions import Turn
 from bot.persona import cards
 from bot.persona.card_file import guess_language, persona_card, persona_key, persona_toml

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from adapters.command.host import couriers_of
 from adapters.discord import DiscordAdapter
-from adapters.host import couriers_of
 from adapters.telegram import TelegramAdapter
 from adapters.web import WebServer
 from bot.events import Reply

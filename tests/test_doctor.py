@@ -1,5 +1,6 @@
-"""`kizuna doctor` (adapters/doctor.py): what it finds in an installation, against the loopback
-fakes of Discord, Telegram and an OpenAI-compatible server, and what it tells the host to do."""
+"""`kizuna doctor` (adapters/command/doctor.py): what it finds in an installation, against the
+loopback fakes of Discord, Telegram and an OpenAI-compatible server, and what it tells the
+host to do."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pathlib import Path
 import discord
 import pytest
 
+from adapters.command.doctor import Finding, examine
 from adapters.discord import PERMISSIONS as DISCORD_PERMISSIONS
 from adapters.discord import invite as discord_invite
-from adapters.doctor import Finding, examine
 from adapters.kinds import RULES
 from bot.config import (
     BotConfig,

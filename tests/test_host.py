@@ -12,7 +12,7 @@ from pathlib import Path
 import discord
 import pytest
 
-from adapters.host import BotStartError, host
+from adapters.command.host import BotStartError, host
 from adapters.kinds import RULES
 from bot.config import BotConfig, Config, EngineConfig, load_config
 from bot.persona.file import OutreachPolicy

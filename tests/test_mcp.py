@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli import tools_listing
+from adapters.command.cli import tools_listing
 from adapters.console import PLATFORM as CONSOLE
 from bot.config import Config, EngineConfig
 from bot.persona.file import Persona, load_persona

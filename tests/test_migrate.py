@@ -16,7 +16,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from adapters.cli import main
+from adapters.command.cli import main
 from bot.chat_model import Message
 from bot.commands import memory as memory_commands
 from memory.encoding.encoder import ENCODING_TASK

@@ -1,11 +1,11 @@
-"""The re-embedding's progress (adapters/progress.py): a bar, or whole lines where someone is
-typing at a prompt."""
+"""The re-embedding's progress (adapters/command/progress.py): a bar, or whole lines where
+someone is typing at a prompt."""
 
 from __future__ import annotations
 
 import io
 
-from adapters.progress import embedding_bar
+from adapters.command.progress import embedding_bar
 
 
 def test_lines_at_the_start_each_quarter_and_the_end() -> None:

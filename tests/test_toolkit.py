@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from adapters.cli import _validate
+from adapters.command.cli import _validate
 from bot.persona.file import Persona, load_persona
 from bot.persona.toolspec import CustomTool
 from bot.prompts.tools import (

@@ -274,7 +274,7 @@ def test_kizuna_web_offers_the_configured_web_bots_personas(tmp_path: Path) -> N
         encoding="utf-8",
     )
     result = subprocess.run(
-        [sys.executable, "-m", "adapters.cli", "web"],
+        [sys.executable, "-m", "adapters.command.cli", "web"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -475,7 +475,16 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
 def console(cwd: Path, typed: str) -> str:
     """`kizuna chat` as Ann with Monikai, in `cwd` (its data folder there); what it printed."""
     result = subprocess.run(
-        [sys.executable, "-m", "adapters.cli", "chat", "--persona", "monikai", "--user", "ann"],
+        [
+            sys.executable,
+            "-m",
+            "adapters.command.cli",
+            "chat",
+            "--persona",
+            "monikai",
+            "--user",
+            "ann",
+        ],
         cwd=cwd,
         input=typed,
         capture_output=True,

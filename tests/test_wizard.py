@@ -1,4 +1,4 @@
-"""`kizuna init` (adapters/wizard.py): the questions and their defaults, the file it writes
+"""`kizuna init` (adapters/command/wizard.py): the questions and their defaults, the file it writes
 (loaded back, no token in it, the one replaced kept), and the guidance per platform."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.kinds import RULES
-from adapters.wizard import (
+from adapters.command.wizard import (
     Answers,
     Detected,
     Plan,
@@ -21,6 +20,7 @@ from adapters.wizard import (
     render,
     write_config,
 )
+from adapters.kinds import RULES
 from bot.config import load_config
 from bot.persona.file import PersonaLibrary
 from tests.fakes.factories import base_env, kizuna

@@ -118,7 +118,7 @@ class Outreach:
         self._settled: set[tuple[str, str, str, str]] = set()
 
     def add(self, courier: Courier) -> None:
-        """A bot this process runs that may write first (adapters.host, once it started)."""
+        """A bot this process runs that may write first (adapters.command.host, once it started)."""
         self._couriers.append(courier)
 
     @property

@@ -80,7 +80,7 @@ def kizuna(
 ) -> subprocess.CompletedProcess[str]:
     """`kizuna ARGS` run in `cwd` with `base_env()` (or `env`)."""
     return subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
+        [sys.executable, "-m", "adapters.command.cli", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,

@@ -41,7 +41,7 @@ async def start_run(
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "adapters.cli",
+        "adapters.command.cli",
         "run",
         "--config",
         str(config),

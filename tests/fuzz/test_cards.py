@@ -219,7 +219,7 @@ def test_arbitrary_bytes(data: bytes, name: str) -> None:
 
 def test_import_refuses_with_one_line(tmp_path: Path) -> None:
     """Through `kizuna persona import`: a broken card is the CLI's one-line usage error."""
-    from adapters.cli import UsageError, _import_card
+    from adapters.command.cli import UsageError, _import_card
 
     card = tmp_path / "card.json"
     card.write_bytes(fake.encode(fake.v2(character_book={"scan_depth": -1})))

@@ -23,7 +23,7 @@ def kizuna(cwd: Path, umask: int, *args: str, stdin: str = "") -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "KIZUNA"))}
     env |= {"PYTHONPATH": str(ROOT), "OLLAMA_HOST": "http://127.0.0.1:9"}
     result = subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
+        [sys.executable, "-m", "adapters.command.cli", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli import main
+from adapters.command.cli import main
 from memory.bank import MAX_SCOPE, BankError, MemoryBank
 from memory.clock import FakeClock
 from tests.security.conftest import DM_MEMORY, leaked

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli import main
-from adapters.host import BotStartError, bot_tokens, host
+from adapters.command.cli import main
+from adapters.command.host import BotStartError, bot_tokens, host
 from adapters.telegram import TelegramAdapter, Webhook, webhook_secret
 from bot import redact
 from bot.config import (

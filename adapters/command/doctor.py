@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.host import hosted_personas
+from adapters.command.host import hosted_personas
 from adapters.kinds import Level, kind_of
 from bot import redact
 from bot.chat_model import ModelError

@@ -29,7 +29,7 @@ from typing import Literal
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from adapters.doctor import Finding, check_bot
+from adapters.command.doctor import Finding, check_bot
 from adapters.kinds import RULES
 from bot.config import ENV_NAME, BotConfig, Config, load_config
 from bot.llm.router import OllamaProbe, ollama_url

@@ -25,15 +25,10 @@ from typing import Never
 
 from tqdm import tqdm
 
-from adapters.console import COMMANDS as CONSOLE_COMMANDS
-from adapters.console import PLATFORM as CONSOLE
-from adapters.console import ConsoleChat, readable, usage
-from adapters.doctor import examine
-from adapters.host import BotStartError, bot_tokens, host, hosted_personas
-from adapters.kinds import RULES
-from adapters.progress import embedding_bar
-from adapters.web.server import USER_NAME, USER_NAME_RULE
-from adapters.wizard import (
+from adapters.command.doctor import examine
+from adapters.command.host import BotStartError, bot_tokens, host, hosted_personas
+from adapters.command.progress import embedding_bar
+from adapters.command.wizard import (
     PROVIDERS,
     Answers,
     WizardError,
@@ -46,6 +41,11 @@ from adapters.wizard import (
     is_yes,
     write_config,
 )
+from adapters.console import COMMANDS as CONSOLE_COMMANDS
+from adapters.console import PLATFORM as CONSOLE
+from adapters.console import ConsoleChat, readable, usage
+from adapters.kinds import RULES
+from adapters.web.server import USER_NAME, USER_NAME_RULE
 from bot import __version__, redact
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
 from bot.llm.embedding import build_embedder

@@ -17,8 +17,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from adapters.command.progress import embedding_bar
 from adapters.kinds import Adapter, Kind, kind_of, unset
-from adapters.progress import embedding_bar
 from adapters.surface import CourierSurface
 from bot import redact
 from bot.config import BotConfig, Config
