@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime
 
 import numpy as np
@@ -26,23 +27,16 @@ TWIN_BLOCK = 1_024  # memories compared with all the others at a time
 TWIN_SCAN_LIMIT = 50_000  # memories of a scope compared pairwise by the daily prune, at most
 
 
+@dataclass(slots=True, eq=False)
 class Upkeep:
     """Prunes scopes by their forgetting policy (`policy(scope)`) and merges near-duplicates
     (cosine at least `duplicate`, on the embedder's scale)."""
 
-    def __init__(
-        self,
-        store: BankStore,
-        derived: Derived,
-        catchup: CatchUp,
-        policy: Callable[[str], ForgettingPolicy],
-        duplicate: float,
-    ) -> None:
-        self.store = store
-        self.derived = derived
-        self.catchup = catchup
-        self.policy = policy
-        self.duplicate = duplicate
+    store: BankStore
+    derived: Derived
+    catchup: CatchUp
+    policy: Callable[[str], ForgettingPolicy]
+    duplicate: float
 
     async def prune(
         self,

@@ -65,24 +65,17 @@ class SessionInfo:
     summary: str = ""  # the running summary of this conversation's folded turns
 
 
+@dataclass(slots=True, eq=False, kw_only=True)
 class Desk:
-    def __init__(
-        self,
-        *,
-        personas: Mapping[str, Persona],
-        sessions: SessionManager,
-        clock: Clock,
-        memory: ScopedMemory | None,
-        scopes: ScopeList,
-    ) -> None:
-        """`memory`: None when long-term memory is off; `scopes`: the store it keeps them in."""
-        self.personas = personas
-        self.sessions = sessions
-        self.clock = clock
-        self._memory = memory
-        self._scopes = scopes
-        if memory is not None:  # another process's /forget reaches the notes kept here
-            memory.watch(self.changed_elsewhere)
+    personas: Mapping[str, Persona]
+    sessions: SessionManager
+    clock: Clock
+    memory: ScopedMemory | None  # None when long-term memory is off
+    scopes: ScopeList  # the store long-term memory keeps its scopes in
+
+    def __post_init__(self) -> None:
+        if self.memory is not None:  # another process's /forget reaches the notes kept here
+            self.memory.watch(self.changed_elsewhere)
 
     def persona(self, event: ChatEvent) -> Persona:
         return self.personas[event.persona]
@@ -127,9 +120,9 @@ class Desk:
             # each channel's, and the whole server's (where what they said went before
             # memories kept to their channel).
             places = await self.sessions.places(persona.key)
-            if self._memory is not None:
+            if self.memory is not None:
                 prefix = f"{persona.key}/"
-                scopes = await self._scopes.scopes()
+                scopes = await self.scopes.scopes()
                 places |= {s.removeprefix(prefix) for s in scopes if s.startswith(prefix)}
             for place in member_places(event, places | {server_place(event)}):
                 if place != sessions[0].scope:
@@ -137,8 +130,8 @@ class Desk:
         for session in sessions:
             async with session.lock:
                 await self.sessions.wipe(session)
-                if self._memory is not None:
-                    await self._memory.wipe(str(Scope(persona.key, session.scope)))
+                if self.memory is not None:
+                    await self.memory.wipe(str(Scope(persona.key, session.scope)))
 
     def changed_elsewhere(self, scope: str) -> None:
         """Another process changed a scope's memories (a /forget, say): the conversations of

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Protocol
 
@@ -106,31 +106,23 @@ class PruneReport:
     forgotten: list[tuple[int, str]]  # (memory id, reason)
 
 
+@dataclass(slots=True, eq=False, kw_only=True)
 class Lifecycle:
-    def __init__(
-        self,
-        *,
-        bank: MemoryBank,
-        store: LifecycleStore,
-        personas: Mapping[str, Persona],
-        models: ModelRouter,
-        clock: Clock,
-        tz: tzinfo,
-        seed: int,
-        prune_hour: int = 4,
-    ) -> None:
-        self.bank = bank
-        self.store = store
-        self.personas = personas
-        self.models = models
-        self.clock = clock
-        self.tz = tz
-        self.seed = seed
-        self.prune_hour = prune_hour
-        self.encoder = Encoder(bank, self._summarise)
-        # The scopes still to prune today, listed once a day (not read again every round).
-        self._prune_day: date | None = None
-        self._to_prune: list[str] = []
+    bank: MemoryBank
+    store: LifecycleStore
+    personas: Mapping[str, Persona]
+    models: ModelRouter
+    clock: Clock
+    tz: tzinfo
+    seed: int
+    prune_hour: int = 4
+    encoder: Encoder = field(init=False)
+    # The scopes still to prune today, listed once a day (not read again every round).
+    _prune_day: date | None = field(init=False, default=None)
+    _to_prune: list[str] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.encoder = Encoder(self.bank, self._summarise)
 
     async def leads(self, job: str) -> bool:
         """Whether this process does `job` now (processes sharing a database take turns at

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from bot.catalogue import say
@@ -39,23 +40,14 @@ def closes_document(text: str) -> bool:
     return bool(_CLOSE_DOCUMENT.search(text))
 
 
+@dataclass(slots=True, eq=False, kw_only=True)
 class DocumentMode:
-    def __init__(
-        self,
-        *,
-        personas: Mapping[str, Persona],
-        platforms: Platforms,
-        models: ModelRouter,
-        sessions: SessionManager,
-        clock: Clock,
-        settings: EngineConfig,
-    ) -> None:
-        self.personas = personas
-        self.platforms = platforms
-        self.models = models
-        self.sessions = sessions
-        self.clock = clock
-        self.settings = settings
+    personas: Mapping[str, Persona]
+    platforms: Platforms
+    models: ModelRouter
+    sessions: SessionManager
+    clock: Clock
+    settings: EngineConfig
 
     @property
     def limit(self) -> int:

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from bot.chat_model import ModelError
 from bot.events import ChatEvent, Voice, split_chunks
@@ -68,26 +68,19 @@ def audio_kind(audio: bytes) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True, eq=False)
 class Speech:
     """Says replies aloud; one per engine (bot.turn.senses). `platforms`: where a voice note
     can be sent (`Platform.voice`); `count` counts one more medium of a user's (False: past the
     hour's limit); `ffmpeg`: its path, to make OGG/Opus of other audio (None: such audio goes
     as a file)."""
 
-    def __init__(
-        self,
-        models: ModelRouter,
-        contacts: ContactStore,
-        platforms: Platforms,
-        count: Callable[[ChatEvent], bool],
-        ffmpeg: str | None,
-    ) -> None:
-        self.models = models
-        self.contacts = contacts
-        self.platforms = platforms
-        self.count = count
-        self.ffmpeg = ffmpeg
-        self.convert_seconds = CONVERT_SECONDS
+    models: ModelRouter
+    contacts: ContactStore
+    platforms: Platforms
+    count: Callable[[ChatEvent], bool]
+    ffmpeg: str | None
+    convert_seconds: float = field(init=False, default=CONVERT_SECONDS)
 
     def speaks(self, persona: Persona) -> bool:
         """Whether `persona` ever says a reply aloud (a speech model, a voice not "never"):

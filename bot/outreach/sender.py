@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
 
@@ -87,35 +87,24 @@ def _topic(intention: Intention) -> Topic:
     return Topic(key, occasion, intention.what, intention.ask, intention=intention)
 
 
+@dataclass(slots=True, eq=False, kw_only=True)
 class Outreach:
     """Writes first for the personas of one process. `name` tells this process's claims
     apart in the ledger (several processes may share one store)."""
 
-    def __init__(
-        self,
-        *,
-        store: OutreachStore,
-        personas: Mapping[str, Persona],
-        models: ModelRouter,
-        sessions: SessionManager,
-        clock: Clock,
-        tz: tzinfo,
-        name: str,
-        memories: Memories | None = None,
-    ) -> None:
-        self._store = store
-        self._personas = personas
-        self._models = models
-        self._sessions = sessions
-        self._clock = clock
-        self._tz = tz
-        self._name = name
-        self._memories = memories
-        self._couriers: list[Courier] = []
-        # Messages whose ledger entry is final (sent, sending, refused, dropped): never
-        # written again, so never looked up again (a check-in's key stays due all through
-        # the absence). Final states do not change: this memo cannot go stale.
-        self._settled: set[tuple[str, str, str, str]] = set()
+    store: OutreachStore
+    personas: Mapping[str, Persona]
+    models: ModelRouter
+    sessions: SessionManager
+    clock: Clock
+    tz: tzinfo
+    name: str
+    memories: Memories | None = None
+    _couriers: list[Courier] = field(init=False, default_factory=list)
+    # Messages whose ledger entry is final (sent, sending, refused, dropped): never
+    # written again, so never looked up again (a check-in's key stays due all through
+    # the absence). Final states do not change: this memo cannot go stale.
+    _settled: set[tuple[str, str, str, str]] = field(init=False, default_factory=set)
 
     def add(self, courier: Courier) -> None:
         """A bot this process runs that may write first (adapters.command.host, once it started)."""
@@ -129,7 +118,7 @@ class Outreach:
         """One round: the due messages of every persona a courier speaks as (of one not
         opted in, only reminders a user asked for). Returns how many went out."""
         sent = 0
-        for persona in self._personas.values():
+        for persona in self.personas.values():
             # The first bot added of each platform that speaks as the persona.
             couriers = {c.platform: c for c in reversed(self._couriers) if c.hosts(persona.key)}
             if not couriers:
@@ -144,12 +133,12 @@ class Outreach:
 
     async def _intentions(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
         sent = 0
-        now = self._clock.now()
-        for intention in await self._store.due_intentions(persona.key, now, limit=DUE_BATCH):
+        now = self.clock.now()
+        for intention in await self.store.due_intentions(persona.key, now, limit=DUE_BATCH):
             if now > intention.until:
                 # Its window passed with no chance to bring it up: a follow-up weeks late is
                 # no friend's (a yearly one rolls on to next year).
-                await self._store.close_intention(intention.scope, intention.id, "missed", now)
+                await self.store.close_intention(intention.scope, intention.id, "missed", now)
                 continue
             if not intention.own:
                 continue  # another member's words: never written to them as theirs
@@ -168,12 +157,12 @@ class Outreach:
 
     async def _checkins(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
         sent = 0
-        now = self._clock.now()
+        now = self.clock.now()
         absence = timedelta(days=persona.outreach.checkin_days)
         for platform, courier in couriers.items():
             # Through an index: a contact whose check-in of this absence is settled is not
             # read again until heard from again.
-            for contact in await self._store.checkins_due(
+            for contact in await self.store.checkins_due(
                 persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
             ):
                 if contact.last_heard is None:
@@ -185,7 +174,7 @@ class Outreach:
                 if await self._write(persona, courier, contact.user_id, topic, contact):
                     sent += 1
                 if (persona.key, platform, contact.user_id, topic.key) in self._settled:
-                    await self._store.settle_checkin(
+                    await self.store.settle_checkin(
                         persona.key, platform, contact.user_id, contact.last_heard
                     )
         return sent
@@ -200,11 +189,11 @@ class Outreach:
     ) -> bool:
         """Gates, claim, compose, send, record. True when the message went out. `contact`:
         theirs, when the caller has just read it."""
-        store, platform = self._store, courier.platform
+        store, platform = self.store, courier.platform
         settled = (persona.key, platform, user_id, topic.key)
         if settled in self._settled:
             return False
-        now = self._clock.now()
+        now = self.clock.now()
         stale_before = now - STALE
 
         def verdict(contact: Contact | None, ledger: Sequence[OutreachEntry]) -> bool:
@@ -214,7 +203,7 @@ class Outreach:
                 ledger,
                 now,
                 key=topic.key,
-                fallback=self._tz,
+                fallback=self.tz,
                 stale_before=stale_before,
             )
             if not found.ok:
@@ -247,7 +236,7 @@ class Outreach:
             platform,
             user_id,
             topic.key,
-            by=self._name,
+            by=self.name,
             at=now,
             stale_before=stale_before,
         ):
@@ -264,7 +253,7 @@ class Outreach:
             return False
         if await self._overtaken(persona, platform, user_id, topic, now):
             # They wrote meanwhile: the conversation brings it up (or the absence is over).
-            dropped = self._clock.now()
+            dropped = self.clock.now()
             await store.outreach_state(
                 persona.key, platform, user_id, topic.key, "dropped", dropped
             )
@@ -273,7 +262,7 @@ class Outreach:
         await store.outreach_state(persona.key, platform, user_id, topic.key, "sending", now)
         # The courier knows whether its bot hosts several personas, and signs then.
         delivery: Delivery = await courier.write_first(user_id, Spoken(persona, reply, False))
-        done = self._clock.now()
+        done = self.clock.now()
         if delivery == "unreachable":
             # It did not go: claimed again, so a later round (here or elsewhere) tries anew.
             await store.outreach_state(persona.key, platform, user_id, topic.key, "claimed", done)
@@ -293,13 +282,13 @@ class Outreach:
     ) -> bool:
         """Whether the person wrote since `since` (while the message was being composed), or
         its intention is no longer pending (brought up in their conversation)."""
-        contact = await self._store.contact(persona.key, platform, user_id)
+        contact = await self.store.contact(persona.key, platform, user_id)
         if contact is not None and contact.last_heard is not None and contact.last_heard > since:
             return True
         intention = topic.intention
         if intention is None:
             return False
-        pending = await self._store.intentions(intention.scope, intention.user_id)
+        pending = await self.store.intentions(intention.scope, intention.user_id)
         return all(i.id != intention.id for i in pending)
 
     def _remember(self, settled: tuple[str, str, str, str]) -> None:
@@ -314,12 +303,12 @@ class Outreach:
         person in their private chat (never another scope's)."""
         scope = str(Scope(persona.key, private_place(platform, user_id)))
         recalled: list[Recalled] = []
-        if self._memories is not None:
+        if self.memories is not None:
             cue = topic.what or None  # a check-in: the newest memories
-            recalled = await self._memories.memories(scope, cue, limit=MEMORIES, now=now)
-        session = await self._sessions.get(persona.key, Scope.parse(scope).place)
-        recap = await self._sessions.recap(session, now)
-        local = now.astimezone(self._tz)
+            recalled = await self.memories.memories(scope, cue, limit=MEMORIES, now=now)
+        session = await self.sessions.get(persona.key, Scope.parse(scope).place)
+        recap = await self.sessions.recap(session, now)
+        local = now.astimezone(self.tz)
         messages = outreach_messages(
             persona,
             local,
@@ -332,7 +321,7 @@ class Outreach:
         )
         system = resolve_placeholders(messages[0].content, persona.identity.name, persona.user.name)
         messages[0] = Message("system", system)
-        completion = await self._models.complete("chat", messages, purpose="outreach")
+        completion = await self.models.complete("chat", messages, purpose="outreach")
         tag, text = parse_emotion(completion.text)
         if not text:
             raise ModelError("the model wrote nothing")
@@ -344,9 +333,9 @@ class Outreach:
     ) -> None:
         """The message joins their private conversation, saved: the next turn sees what the
         persona said, as if it had said it in a turn."""
-        session = await self._sessions.get(persona.key, private_place(platform, user_id))
+        session = await self.sessions.get(persona.key, private_place(platform, user_id))
         async with session.lock:
             session.add(
                 Turn("assistant", persona.identity.name, reply.text, at, emotion=reply.emotion)
             )
-            await self._sessions.save(session)
+            await self.sessions.save(session)

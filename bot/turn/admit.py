@@ -40,24 +40,15 @@ class Admitted:
     quiet: bool
 
 
+@dataclass(slots=True, eq=False)
 class Admission:
-    def __init__(
-        self,
-        personas: Mapping[str, Persona],
-        platforms: Platforms,
-        sessions: SessionManager,
-        floor: Floor,
-        contacts: ContactStore,
-        clock: Clock,
-        gate: Gate | None = None,
-    ) -> None:
-        self.personas = personas
-        self.platforms = platforms
-        self.sessions = sessions
-        self.floor = floor
-        self.contacts = contacts  # who was heard, for writing first (bot.turn.reach)
-        self.clock = clock
-        self.gate = gate
+    personas: Mapping[str, Persona]
+    platforms: Platforms
+    sessions: SessionManager
+    floor: Floor
+    contacts: ContactStore  # who was heard, for writing first (bot.turn.reach)
+    clock: Clock
+    gate: Gate | None = None
 
     def admit(self, event: ChatEvent) -> Admittance:
         """What the access gate says to this message or command (counted against the rate

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from bot.chat_model import ModelError
 from bot.conversation.sessions import Session, SessionManager
@@ -62,24 +62,15 @@ def addressed(replied: Replied, greeting: str, floor: Floor, limit: int) -> Repl
     return reply
 
 
+@dataclass(slots=True, eq=False)
 class After:
-    def __init__(
-        self,
-        models: ModelRouter,
-        sessions: SessionManager,
-        slots: StateSlots,
-        contacts: ContactStore,
-        clock: Clock,
-        *,
-        fold_tokens: int,
-    ) -> None:
-        self.models = models
-        self.sessions = sessions
-        self.slots = slots
-        self.contacts = contacts  # who was answered, for writing first (bot.turn.reach)
-        self.clock = clock
-        self.fold_tokens = fold_tokens  # of turns kept before the oldest are folded
-        self._background: set[asyncio.Task[None]] = set()
+    models: ModelRouter
+    sessions: SessionManager
+    slots: StateSlots
+    contacts: ContactStore  # who was answered, for writing first (bot.turn.reach)
+    clock: Clock
+    fold_tokens: int = field(kw_only=True)  # of turns kept before the oldest are folded
+    _background: set[asyncio.Task[None]] = field(init=False, default_factory=set)
 
     async def follow(self, replied: Replied) -> bool:
         """What follows a reply; True when the background work took the session's lock over

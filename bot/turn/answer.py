@@ -8,6 +8,7 @@ persona's apology instead."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.chat_model import Completion, Message, ModelError
@@ -34,21 +35,13 @@ MAX_TOOL_ROUNDS = 3  # rounds of tool calls answered per turn before the model m
 MAX_TOOL_CALLS = 3  # calls answered in one round; more are told to wait
 
 
+@dataclass(slots=True, eq=False)
 class Answering:
-    def __init__(
-        self,
-        calls: ToolCalls,
-        platforms: Platforms,
-        intentions: IntentionStore,
-        clock: Clock,
-        *,
-        memory: Recollector | None = None,
-    ) -> None:
-        self.calls = calls  # its models answer; it answers their tool calls
-        self.platforms = platforms
-        self.intentions = intentions
-        self.clock = clock
-        self.memory = memory
+    calls: ToolCalls  # its models answer; it answers their tool calls
+    platforms: Platforms
+    intentions: IntentionStore
+    clock: Clock
+    memory: Recollector | None = field(default=None, kw_only=True)
 
     async def answer(self, composed: Composed) -> Reply:
         mind = composed.mind

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from bot.chat_model import Tool, ToolCall
 from bot.conversation.recollect import Recollector
@@ -36,21 +36,14 @@ class Used:
     found: list[SearchResult] = field(default_factory=list)
 
 
+@dataclass(slots=True, eq=False)
 class ToolCalls:
-    def __init__(
-        self,
-        models: ModelRouter,
-        clock: Clock,
-        *,
-        memory: Recollector | None = None,
-        search: SearchBackend | None = None,
-        toolbox: Toolbox | None = None,
-    ) -> None:
-        self.models = models
-        self.clock = clock
-        self.memory = memory
-        self.search = search
-        self.toolbox = toolbox  # the personas' Python and MCP tools (bot/tools)
+    models: ModelRouter
+    clock: Clock
+    _: KW_ONLY
+    memory: Recollector | None = None
+    search: SearchBackend | None = None
+    toolbox: Toolbox | None = None  # the personas' Python and MCP tools (bot/tools)
 
     def offered(self, persona: Persona, sender: Sender | None = None) -> list[Tool]:
         """The tools the persona may call now: declared, allowed (eco mode takes the paid

@@ -8,7 +8,7 @@ answers one person alone who did not ask for quiet."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime, tzinfo
 
 from bot.conversation.recollect import Recollection, Recollector, memory_section
@@ -44,27 +44,17 @@ class InMind:
     used: Used = field(default_factory=Used)  # memories shown, search results found
 
 
+@dataclass(slots=True, eq=False)
 class Recall:
-    def __init__(
-        self,
-        calls: ToolCalls,
-        documents: DocumentMode,
-        rooms: RoomStore,
-        intentions: IntentionStore,
-        clock: Clock,
-        tz: tzinfo,
-        *,
-        memory: Recollector | None = None,
-        intent_by_model: bool = False,
-    ) -> None:
-        self.calls = calls  # its models decide the intent; it runs a search asked for
-        self.documents = documents
-        self.rooms = rooms  # the users' choice to share their private memories
-        self.intentions = intentions  # what the persona means to bring up later
-        self.clock = clock
-        self.tz = tz
-        self.memory = memory
-        self.intent_by_model = intent_by_model
+    calls: ToolCalls  # its models decide the intent; it runs a search asked for
+    documents: DocumentMode
+    rooms: RoomStore  # the users' choice to share their private memories
+    intentions: IntentionStore  # what the persona means to bring up later
+    clock: Clock
+    tz: tzinfo
+    _: KW_ONLY
+    memory: Recollector | None = None
+    intent_by_model: bool = False
 
     async def recall(self, settled: Settled) -> InMind:
         persona, session, event = settled.persona, settled.session, settled.event

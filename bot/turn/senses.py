@@ -41,20 +41,13 @@ class Perceived:
     spoken_to: bool = False
 
 
+@dataclass(slots=True, eq=False)
 class Senses:
-    def __init__(
-        self,
-        personas: Mapping[str, Persona],
-        platforms: Platforms,
-        pictures: Pictures,
-        hearing: Hearing,
-        speech: Speech,
-    ) -> None:
-        self.personas = personas
-        self.platforms = platforms
-        self.pictures = pictures
-        self.hearing = hearing
-        self.speech = speech
+    personas: Mapping[str, Persona]
+    platforms: Platforms
+    pictures: Pictures
+    hearing: Hearing
+    speech: Speech
 
     async def perceive(self, admitted: Admitted, typing: Typing | None = None) -> Perceived:
         """The message taken in (`typing` shown meanwhile); one overheard, or without

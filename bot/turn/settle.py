@@ -226,23 +226,16 @@ async def save(sessions: SessionManager, session: Session) -> None:
         log.exception("could not save the conversation of %s", session.persona)
 
 
+@dataclass(slots=True, eq=False)
 class Settling:
-    def __init__(
-        self,
-        sessions: SessionManager,
-        platforms: Platforms,
-        clock: Clock,
-        bursts: Bursts,
-        documents: DocumentMode,
-    ) -> None:
-        self.sessions = sessions
-        self.platforms = platforms
-        self.clock = clock
-        self.bursts = bursts
-        self.documents = documents
-        # What is known of each message waiting in a session, by the id of its `wait` entry
-        # (in the session until a turn takes it).
-        self._marks: dict[int, Mark] = {}
+    sessions: SessionManager
+    platforms: Platforms
+    clock: Clock
+    bursts: Bursts
+    documents: DocumentMode
+    # What is known of each message waiting in a session, by the id of its `wait` entry
+    # (in the session until a turn takes it).
+    _marks: dict[int, Mark] = field(init=False, default_factory=dict)
 
     async def settle(self, admitted: Admitted, *, burst: bool = False) -> Settled | None:
         """The message joins its session's waiting messages, saved when it must wait (a crash

@@ -14,6 +14,7 @@ import logging
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 
 import numpy as np
@@ -72,28 +73,24 @@ DATED_READ = 500
 _WORD = re.compile(r"\w+")
 
 
+# Not slotted: benchmarks/recall_latency.py swaps `read` on one bank's instance.
+@dataclass(eq=False)
 class Retrieval:
     """Recall for the bank: `policy(scope)` judges retention; `rng` draws retrieval failure
     (None: none); `scale` holds the embedder's floors."""
 
-    def __init__(
-        self,
-        store: BankStore,
-        derived: Derived,
-        catchup: CatchUp,
-        policy: Callable[[str], ForgettingPolicy],
-        rng: random.Random | None,
-        scale: Scale,
-    ) -> None:
-        self.store = store
-        self.derived = derived
-        self.catchup = catchup
-        self.policy = policy
-        self.rng = rng
-        self.scale = scale
-        self.cues = Cues(catchup.embedder)
-        self.cue_deadline = CUE_DEADLINE
-        self.cue_wait = CUE_WAIT
+    store: BankStore
+    derived: Derived
+    catchup: CatchUp
+    policy: Callable[[str], ForgettingPolicy]
+    rng: random.Random | None
+    scale: Scale
+    cues: Cues = field(init=False)
+    cue_deadline: float = field(init=False, default=CUE_DEADLINE)
+    cue_wait: float = field(init=False, default=CUE_WAIT)
+
+    def __post_init__(self) -> None:
+        self.cues = Cues(self.catchup.embedder)
 
     async def recall(
         self, scope: str, cue: str, *, k: int, now: datetime, fail: bool
