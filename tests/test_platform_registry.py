@@ -44,8 +44,8 @@ def _named(path: Path, names: set[str]) -> list[str]:
 
 def test_bot_names_no_platform_outside_the_registry() -> None:
     names = {p.name for p in PLATFORMS}
-    checked = [*sorted((ROOT / "bot").rglob("*.py")), ROOT / "adapters" / "host.py"]
-    checked.append(ROOT / "adapters" / "doctor.py")
+    checked = [*sorted((ROOT / "bot").rglob("*.py")), ROOT / "adapters" / "command" / "host.py"]
+    checked.append(ROOT / "adapters" / "command" / "doctor.py")
     found = [line for path in checked for line in _named(path, names)]
     assert found == []
 
