@@ -25,7 +25,7 @@ import memory.bank
 import memory.catchup
 import memory.recall.index
 import memory.recall.retrieval
-from memory.bank import BankError, MemoryBank
+from memory.bank import BankError, Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
@@ -748,7 +748,7 @@ async def test_an_explicit_memory_asked_for_twice_is_kept_once(tmp_path: Path) -
 
 
 async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
-    bank = await open_bank(tmp_path, index_capacity=1)
+    bank = await open_bank(tmp_path, capacity=Capacity(index_capacity=1))
     scopes = [f"pip/s{i}" for i in range(3)]
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
@@ -769,7 +769,7 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
     one = probe.derived.indexes.open_bytes  # an index holding one memory
     await probe.close()
 
-    bank = await open_bank(tmp_path / "bank", index_bytes=2 * one)
+    bank = await open_bank(tmp_path / "bank", capacity=Capacity(index_bytes=2 * one))
     scopes = [f"pip/s{i}" for i in range(4)]
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")

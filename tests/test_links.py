@@ -15,7 +15,7 @@ from typing import cast
 import pytest
 
 import memory.bank
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
 from memory.records import EncodingWrite, MemoryLink, NewMemory
@@ -80,7 +80,12 @@ async def from_the_store(
     """What `bank`'s store recalls to a bank of its own, which keeps no links (and makes its
     dense index afresh)."""
     fresh = await MemoryBank.open(
-        folder, "hash", bank.clock, deterministic=True, store=bank.store, link_scopes=0
+        folder,
+        "hash",
+        bank.clock,
+        deterministic=True,
+        store=bank.store,
+        capacity=Capacity(link_scopes=0),
     )
     try:
         return await recalled(fresh)

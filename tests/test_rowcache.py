@@ -17,7 +17,7 @@ import pytest
 
 import memory.bank
 import memory.recall.retrieval
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.records import EncodingWrite, Merge, NewMemory
 from memory.storage import Storage
@@ -48,7 +48,12 @@ async def through_the_store(
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own that copies no rows."""
     fresh = await MemoryBank.open(
-        folder, "hash", bank.clock, deterministic=True, store=bank.store, row_scopes=0
+        folder,
+        "hash",
+        bank.clock,
+        deterministic=True,
+        store=bank.store,
+        capacity=Capacity(row_scopes=0),
     )
     try:
         await fresh.derived.lexicon.get(SCOPE)
