@@ -20,6 +20,7 @@ from memory.records import (
     DiaryEntry,
     EncodingWrite,
     Intention,
+    IntentionState,
     Member,
     Memory,
     NewIntention,
@@ -41,7 +42,6 @@ __all__ = [
     "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
-    "a_year_on",
     "clean_text",
     "contact_row",
     "conversation_row",
@@ -65,6 +65,7 @@ __all__ = [
     "timestamp",
     "vector_bytes",
     "vectors_of",
+    "year_on",
 ]
 
 # A conversation's columns, in the order conversation_row reads them.
@@ -273,7 +274,21 @@ def intention_row(row: Any) -> Intention:
     )
 
 
-def a_year_on(at: datetime) -> datetime:
+def year_on(
+    intention: Intention, state: IntentionState, at: datetime
+) -> tuple[float, float, float | None]:
+    """The row's due_at, until and done_at when a yearly intention made `state` (done or
+    missed) at `at` is pending again instead: due and until a year on, done_at when it was last
+    done."""
+    done = at if state == "done" else intention.done_at
+    return (
+        timestamp(_a_year_on(intention.due_at)),
+        timestamp(_a_year_on(intention.until)),
+        None if done is None else timestamp(done),
+    )
+
+
+def _a_year_on(at: datetime) -> datetime:
     """The same moment a year later (29 February: the 28th)."""
     try:
         return at.replace(year=at.year + 1)
