@@ -36,6 +36,7 @@ __all__ = [
     "Outreach",
     "OutreachState",
     "Profile",
+    "PruneWrite",
     "PrunedMemory",
     "SessionRow",
     "SessionSave",
@@ -223,6 +224,22 @@ class EncodingWrite:
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # What the users said is coming, to follow up once it is due (and their special days).
     intentions: Sequence[NewIntention] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PruneWrite:
+    """Everything one prune of a scope changes, written in one transaction: the forgotten
+    memories deleted, a report of each kept (which, and why: not what it said) under the name
+    of the forgetting `policy`, and the scope noted pruned on `day`."""
+
+    scope: str
+    day: date
+    forgotten: Sequence[tuple[Memory, str]]  # (memory, why)
+    policy: str
+    at: datetime
+    # Forgotten twin -> its survivor, which takes over the twin's recalls (their history rows,
+    # at their own times, and their count) first; both must be the scope's, else nothing moves.
+    merged: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)

@@ -30,7 +30,7 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
 from memory.recall.ranking import failure_probability
-from memory.records import RECENT_RECALLS, EncodingWrite, Merge
+from memory.records import RECENT_RECALLS, EncodingWrite, Merge, PruneWrite
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
@@ -449,7 +449,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
 
     # Into another scope's memory: the twin goes, its recall with it.
     gone = await store.prune(
-        SCOPE, now.date(), [(rows[twin], "faded")], "curve", now, merged={twin: theirs}
+        PruneWrite(SCOPE, now.date(), [(rows[twin], "faded")], "curve", now, {twin: theirs})
     )
     assert gone == [twin]
     [after] = await store.get_memories(OTHER, [theirs])
@@ -457,7 +457,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     assert [at for at, _ in await store.recall_history(OTHER, theirs)] == [now]
     # Another scope's memory as the twin: nothing is deleted or moved.
     gone = await store.prune(
-        SCOPE, now.date(), [(their_row, "x")], "curve", now, merged={theirs: mine}
+        PruneWrite(SCOPE, now.date(), [(their_row, "x")], "curve", now, {theirs: mine})
     )
     assert gone == []
     [kept] = await store.get_memories(SCOPE, [mine])
@@ -471,7 +471,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     later = clock.now()
     [row] = await store.get_memories(SCOPE, [other_twin])
     gone = await store.prune(
-        SCOPE, later.date(), [(row, "merged")], "curve", later, merged={other_twin: mine}
+        PruneWrite(SCOPE, later.date(), [(row, "merged")], "curve", later, {other_twin: mine})
     )
     assert gone == [other_twin]
     [kept] = await store.get_memories(SCOPE, [mine])

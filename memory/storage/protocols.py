@@ -11,7 +11,7 @@ memories names its scope, and an implementation must filter by it: a scope is a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +38,7 @@ from memory.records import (
     OutreachState,
     Profile,
     PrunedMemory,
+    PruneWrite,
     SessionRow,
     SessionSave,
     Vectors,
@@ -137,21 +138,9 @@ class MemoryStore(Protocol):
         if it was encoded already (then nothing is written)."""
         ...
 
-    async def prune(
-        self,
-        scope: str,
-        day: date,
-        forgotten: Sequence[tuple[Memory, str]],
-        policy: str,
-        at: datetime,
-        *,
-        merged: Mapping[int, int] | None = None,
-    ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (which, and why: not what it said)
-        and note the scope pruned on `day`, in one transaction; returns the ids deleted.
-        `merged`: forgotten twin -> its survivor, which takes over the twin's recalls (their
-        history rows, at their own times, and their count) first; both must be the scope's, else
-        nothing moves."""
+    async def prune(self, write: PruneWrite) -> list[int]:
+        """Write what a prune changes (see PruneWrite) in one transaction; returns the ids
+        deleted."""
         ...
 
     async def listen(

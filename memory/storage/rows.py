@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from memory.records import (
     NewMemory,
     Outreach,
     Profile,
+    PruneWrite,
     SessionRow,
     SessionSave,
     Vectors,
@@ -59,6 +60,7 @@ __all__ = [
     "private_chat",
     "profile_row",
     "profile_values",
+    "pruned_values",
     "recall_times",
     "recent_recalls_text",
     "session_row",
@@ -211,6 +213,16 @@ def member_row(row: Any) -> Member:
 
 def _one_line(name: str) -> str:
     return " ".join(clean_text(name).split())
+
+
+def pruned_values(write: PruneWrite, gone: Collection[int]) -> list[tuple[Any, ...]]:
+    """The reports a prune keeps of the memories it deleted (`gone`)."""
+    at = timestamp(write.at)
+    return [
+        (write.scope, m.id, m.category, m.importance, write.policy, reason, at)
+        for m, reason in write.forgotten
+        if m.id in gone
+    ]
 
 
 def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
