@@ -16,6 +16,7 @@ __all__ = [
     "INTENTION_KINDS",
     "KINDS",
     "RECENT_RECALLS",
+    "ArchiveWrite",
     "ArchivedConversation",
     "Category",
     "Contact",
@@ -357,6 +358,20 @@ def id_digest(ids: Iterable[int]) -> IdDigest:
 
 # (persona, scope, snapshot, updated_at): a session to save.
 SessionSave = tuple[str, str, dict[str, Any], datetime]
+
+
+@dataclass(slots=True, frozen=True)
+class ArchiveWrite:
+    """A closed conversation of a persona and scope to archive, and the snapshot its session
+    goes on with, written together."""
+
+    persona: str
+    scope: str
+    started_at: datetime
+    ended_at: datetime
+    reason: str
+    turns: list[dict[str, Any]]
+    snapshot: dict[str, Any]
 
 
 @dataclass(slots=True, frozen=True)

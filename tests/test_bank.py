@@ -30,7 +30,7 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
 from memory.recall.ranking import failure_probability
-from memory.records import RECENT_RECALLS, EncodingWrite, Merge, PruneWrite
+from memory.records import RECENT_RECALLS, ArchiveWrite, EncodingWrite, Merge, PruneWrite
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
@@ -359,13 +359,15 @@ async def test_an_old_conversation_encoded_late_never_dates_a_recall_back(tmp_pa
     ended = made - timedelta(days=5)
     store = cast(Storage, bank.store)  # the whole store the bank opened, archive and all
     conversation = await store.archive_conversation(
-        "pip",
-        SCOPE,
-        started_at=ended - timedelta(minutes=10),
-        ended_at=ended,
-        reason="idle",
-        turns=[{"role": "user", "text": "my siblings are Jun and Kai"}],
-        snapshot={},
+        ArchiveWrite(
+            "pip",
+            SCOPE,
+            started_at=ended - timedelta(minutes=10),
+            ended_at=ended,
+            reason="idle",
+            turns=[{"role": "user", "text": "my siblings are Jun and Kai"}],
+            snapshot={},
+        )
     )
     write = EncodingWrite(
         conversation_id=conversation,

@@ -18,7 +18,7 @@ import memory.bank
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
-from memory.records import EncodingWrite, MemoryLink, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, MemoryLink, NewMemory
 from memory.storage import Storage
 from memory.text import fts_document
 from tests.fakes.postgres import StoreOpener
@@ -121,13 +121,15 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
         ]
         store = cast(Storage, kept.store)
         conversation = await store.archive_conversation(
-            "pip",
-            SCOPE,
-            started_at=START + timedelta(days=40),
-            ended_at=START + timedelta(days=40),
-            reason="test",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                SCOPE,
+                started_at=START + timedelta(days=40),
+                ended_at=START + timedelta(days=40),
+                reason="test",
+                turns=[],
+                snapshot={},
+            )
         )
         write = EncodingWrite(
             conversation_id=conversation,

@@ -20,7 +20,7 @@ from adapters.command.cli import main
 from bot.chat_model import Message
 from bot.commands import memory as memory_commands
 from memory.encoding.encoder import ENCODING_TASK
-from memory.records import NewIntention, NewMemory, PruneWrite
+from memory.records import ArchiveWrite, NewIntention, NewMemory, PruneWrite
 from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
@@ -181,13 +181,15 @@ async def test_everything_is_copied_with_its_ids(
         )
         assert new == built.pruned_id + 1
         conversation = await pg.archive_conversation(
-            "pip",
-            "discord:dm:u9",
-            started_at=datetime.now(UTC),
-            ended_at=datetime.now(UTC),
-            reason="end",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                "discord:dm:u9",
+                started_at=datetime.now(UTC),
+                ended_at=datetime.now(UTC),
+                reason="end",
+                turns=[],
+                snapshot={},
+            )
         )
         assert conversation > max(c.id for c in copied["conversations"])
         intention = await pg.add_intention(

@@ -14,7 +14,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from memory.records import EncodingWrite, Merge, NewMemory, PruneWrite
+from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory, PruneWrite
 from memory.storage import StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.base import MIGRATIONS
@@ -50,13 +50,15 @@ def new(scope: str, text: str, *, context: str = "", **fields: Any) -> NewMemory
 
 async def archive(store: Store | PgStore, scope: str) -> int:
     return await store.archive_conversation(
-        "pip",
-        scope,
-        started_at=T0,
-        ended_at=T0 + timedelta(minutes=5),
-        reason="idle",
-        turns=[{"role": "user", "text": "hi"}],
-        snapshot={"turns": []},
+        ArchiveWrite(
+            "pip",
+            scope,
+            started_at=T0,
+            ended_at=T0 + timedelta(minutes=5),
+            reason="idle",
+            turns=[{"role": "user", "text": "hi"}],
+            snapshot={"turns": []},
+        )
     )
 
 

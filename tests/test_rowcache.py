@@ -19,7 +19,7 @@ import memory.bank
 import memory.recall.retrieval
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
-from memory.records import EncodingWrite, Merge, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.text import fts_document
@@ -98,7 +98,9 @@ async def test_recall_from_the_copy_reads_no_row_and_answers_as_the_store(
         texts = [f"Ana adopted a kitten named Mochi {n}" for n in range(2)]
         store = cast(Storage, bank.store)
         conversation = await store.archive_conversation(
-            "pip", SCOPE, started_at=NOW, ended_at=NOW, reason="test", turns=[], snapshot={}
+            ArchiveWrite(
+                "pip", SCOPE, started_at=NOW, ended_at=NOW, reason="test", turns=[], snapshot={}
+            )
         )
         merged = hits[0].id
         write = EncodingWrite(

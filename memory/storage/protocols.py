@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from memory.records import (
     ArchivedConversation,
+    ArchiveWrite,
     Contact,
     DiaryEntry,
     EncodingWrite,
@@ -245,20 +246,10 @@ class SessionStore(Protocol):
         """Every session of the given personas, oldest first."""
         ...
 
-    async def archive_conversation(
-        self,
-        persona: str,
-        scope: str,
-        *,
-        started_at: datetime,
-        ended_at: datetime,
-        reason: str,
-        turns: list[dict[str, Any]],
-        snapshot: dict[str, Any],
-    ) -> int:
-        """Archive a closed conversation and replace the session's snapshot with `snapshot`,
+    async def archive_conversation(self, write: ArchiveWrite) -> int:
+        """Archive a closed conversation and replace its session's snapshot with the write's,
         atomically: a crash leaves either the open conversation or the archived one, never both
-        or neither."""
+        or neither; the archived conversation's id."""
         ...
 
     async def conversations(
