@@ -79,13 +79,9 @@ async def from_the_store(
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own, which keeps no links (and makes its
     dense index afresh)."""
+    no_links = Capacity(link_scopes=0)
     fresh = await MemoryBank.open(
-        folder,
-        "hash",
-        bank.clock,
-        deterministic=True,
-        store=bank.store,
-        capacity=Capacity(link_scopes=0),
+        folder, "hash", bank.clock, deterministic=True, store=bank.store, capacity=no_links
     )
     try:
         return await recalled(fresh)

@@ -47,13 +47,9 @@ async def through_the_store(
     bank: MemoryBank, folder: Path
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own that copies no rows."""
+    no_rows = Capacity(row_scopes=0)
     fresh = await MemoryBank.open(
-        folder,
-        "hash",
-        bank.clock,
-        deterministic=True,
-        store=bank.store,
-        capacity=Capacity(row_scopes=0),
+        folder, "hash", bank.clock, deterministic=True, store=bank.store, capacity=no_rows
     )
     try:
         await fresh.derived.lexicon.get(SCOPE)
