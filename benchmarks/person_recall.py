@@ -34,7 +34,7 @@ from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.records import EncodingWrite
+from memory.records import ArchiveWrite, EncodingWrite
 from memory.storage.sqlite import Store
 from memory.text import key_phrase
 
@@ -101,13 +101,15 @@ async def build(bank: MemoryBank, store: Store) -> dict[int, tuple[str, str]]:
             )
             owner[memory_id] = (user_id, topic)
     conversation = await store.archive_conversation(
-        "dm",
-        SCOPE.partition("/")[2],
-        started_at=at,
-        ended_at=at,
-        reason="idle",
-        turns=[],
-        snapshot={},
+        ArchiveWrite(
+            "dm",
+            SCOPE.partition("/")[2],
+            started_at=at,
+            ended_at=at,
+            reason="idle",
+            turns=[],
+            snapshot={},
+        )
     )
     await store.commit_encoding(
         EncodingWrite(

@@ -38,12 +38,9 @@ from memory.forgetting import ForgettingPolicy, recalled
 from memory.forgetting.actr import ActR
 from memory.forgetting.curve import RetentionCurve, retention_curve
 from memory.private import tighten_tree
-from memory.recall.budget import CACHE_BYTES
-from memory.recall.derived import Derived
-from memory.recall.links import LINK_SCOPES
+from memory.recall.derived import Capacity, Derived
 from memory.recall.ranking import Recalled, Scale
 from memory.recall.retrieval import Retrieval
-from memory.recall.rowcache import ROW_SCOPES
 from memory.records import (
     CATEGORIES,
     KINDS,
@@ -59,7 +56,7 @@ from memory.storage.sqlite import Store
 from memory.text import fts_document, visible
 from memory.upkeep import Upkeep
 
-__all__ = ["BankError", "MemoryBank"]
+__all__ = ["BankError", "Capacity", "MemoryBank"]
 
 log = logging.getLogger(__name__)
 
@@ -91,11 +88,7 @@ class MemoryBank:
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy],
         rng: random.Random | None,
         close_store: Callable[[], Awaitable[None]] | None,
-        index_capacity: int = 10_000,
-        index_bytes: int = 256 << 20,
-        link_scopes: int = LINK_SCOPES,
-        row_scopes: int = ROW_SCOPES,
-        cache_bytes: int = CACHE_BYTES,
+        capacity: Capacity,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -105,16 +98,7 @@ class MemoryBank:
         self.data_dir = data_dir
         self._close_store = close_store  # the bank opened it, so closes it
         self.scale = Scale.of(embedder.name)
-        self.derived = Derived(
-            store,
-            data_dir / INDEX_FOLDER,
-            embedder.name,
-            index_capacity=index_capacity,
-            index_bytes=index_bytes,
-            link_scopes=link_scopes,
-            row_scopes=row_scopes,
-            cache_bytes=cache_bytes,
-        )
+        self.derived = Derived(store, data_dir / INDEX_FOLDER, embedder.name, capacity)
         self.catchup = CatchUp(store, embedder, self.derived, clock)
         self.retrieval = Retrieval(store, self.derived, self.catchup, self.policy, rng, self.scale)
         self.upkeep = Upkeep(store, self.derived, self.catchup, self.policy, self.scale.duplicate)
@@ -133,15 +117,12 @@ class MemoryBank:
         seed: int | None = None,
         store: BankStore | None = None,
         policy: ForgettingPolicy | Callable[[str], ForgettingPolicy] | None = None,
-        index_capacity: int = 10_000,
-        index_bytes: int = 256 << 20,
-        link_scopes: int = LINK_SCOPES,
-        row_scopes: int = ROW_SCOPES,
-        cache_bytes: int = CACHE_BYTES,
+        capacity: Capacity | None = None,
     ) -> Self:
         """Open the bank in `data_dir` (the database and index/ inside it). `embedder` is a
         name ("hash", "local") or an Embedder; `deterministic` turns retrieval failure off.
-        Pass `store` to share an open store; the bank then leaves closing it to the caller."""
+        Pass `store` to share an open store; the bank then leaves closing it to the caller.
+        `capacity`: how much of what is derived from the store it keeps in memory."""
         folder = Path(data_dir)
         if isinstance(embedder, str):
             embedder = make_embedder(embedder)
@@ -162,11 +143,7 @@ class MemoryBank:
             policy=policy or ActR(),
             rng=None if deterministic else random.Random(seed),
             close_store=close_store,
-            index_capacity=index_capacity,
-            index_bytes=index_bytes,
-            link_scopes=link_scopes,
-            row_scopes=row_scopes,
-            cache_bytes=cache_bytes,
+            capacity=capacity or Capacity(),
         )
         await store.listen(bank.changed_elsewhere, bank.derived.touched_elsewhere)
         return bank

@@ -16,6 +16,7 @@ __all__ = [
     "INTENTION_KINDS",
     "KINDS",
     "RECENT_RECALLS",
+    "ArchiveWrite",
     "ArchivedConversation",
     "Category",
     "Contact",
@@ -36,6 +37,7 @@ __all__ = [
     "Outreach",
     "OutreachState",
     "Profile",
+    "PruneWrite",
     "PrunedMemory",
     "SessionRow",
     "SessionSave",
@@ -226,6 +228,22 @@ class EncodingWrite:
 
 
 @dataclass(slots=True, frozen=True)
+class PruneWrite:
+    """Everything one prune of a scope changes, written in one transaction: the forgotten
+    memories deleted, a report of each kept (which, and why: not what it said) under the name
+    of the forgetting `policy`, and the scope noted pruned on `day`."""
+
+    scope: str
+    day: date
+    forgotten: Sequence[tuple[Memory, str]]  # (memory, why)
+    policy: str
+    at: datetime
+    # Forgotten twin -> its survivor, which takes over the twin's recalls (their history rows,
+    # at their own times, and their count) first; both must be the scope's, else nothing moves.
+    merged: Mapping[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
 class NewIntention:
     """Something coming that the persona means to bring up once it is due. `due_at` is the
     earliest moment (the event's end: "how did it go?" is asked after it), `until` the last
@@ -340,6 +358,20 @@ def id_digest(ids: Iterable[int]) -> IdDigest:
 
 # (persona, scope, snapshot, updated_at): a session to save.
 SessionSave = tuple[str, str, dict[str, Any], datetime]
+
+
+@dataclass(slots=True, frozen=True)
+class ArchiveWrite:
+    """A closed conversation of a persona and scope to archive, and the snapshot its session
+    goes on with, written together."""
+
+    persona: str
+    scope: str
+    started_at: datetime
+    ended_at: datetime
+    reason: str
+    turns: list[dict[str, Any]]
+    snapshot: dict[str, Any]
 
 
 @dataclass(slots=True, frozen=True)

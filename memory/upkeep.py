@@ -16,7 +16,7 @@ from memory.catchup import CatchUp
 from memory.dates import undated
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets
 from memory.recall.derived import Derived
-from memory.records import Memory, Vectors
+from memory.records import Memory, PruneWrite, Vectors
 from memory.storage import BankStore
 from memory.text import restates
 
@@ -69,7 +69,7 @@ class Upkeep:
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         decided.update(dict.fromkeys(sorted(heard), HEARSAY))
         forgotten = [(by_id[i], reason) for i, reason in decided.items()]
-        gone = await self.store.prune(scope, day, forgotten, policy.name, now, merged=into)
+        gone = await self.store.prune(PruneWrite(scope, day, forgotten, policy.name, now, into))
         await self.derived.removed(scope, gone)
         if gone:
             await self.catchup.uncache([by_id[i] for i in gone])

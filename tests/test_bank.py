@@ -25,12 +25,12 @@ import memory.bank
 import memory.catchup
 import memory.recall.index
 import memory.recall.retrieval
-from memory.bank import BankError, MemoryBank
+from memory.bank import BankError, Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
 from memory.recall.ranking import failure_probability
-from memory.records import RECENT_RECALLS, EncodingWrite, Merge
+from memory.records import RECENT_RECALLS, ArchiveWrite, EncodingWrite, Merge, PruneWrite
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
@@ -359,13 +359,15 @@ async def test_an_old_conversation_encoded_late_never_dates_a_recall_back(tmp_pa
     ended = made - timedelta(days=5)
     store = cast(Storage, bank.store)  # the whole store the bank opened, archive and all
     conversation = await store.archive_conversation(
-        "pip",
-        SCOPE,
-        started_at=ended - timedelta(minutes=10),
-        ended_at=ended,
-        reason="idle",
-        turns=[{"role": "user", "text": "my siblings are Jun and Kai"}],
-        snapshot={},
+        ArchiveWrite(
+            "pip",
+            SCOPE,
+            started_at=ended - timedelta(minutes=10),
+            ended_at=ended,
+            reason="idle",
+            turns=[{"role": "user", "text": "my siblings are Jun and Kai"}],
+            snapshot={},
+        )
     )
     write = EncodingWrite(
         conversation_id=conversation,
@@ -449,7 +451,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
 
     # Into another scope's memory: the twin goes, its recall with it.
     gone = await store.prune(
-        SCOPE, now.date(), [(rows[twin], "faded")], "curve", now, merged={twin: theirs}
+        PruneWrite(SCOPE, now.date(), [(rows[twin], "faded")], "curve", now, {twin: theirs})
     )
     assert gone == [twin]
     [after] = await store.get_memories(OTHER, [theirs])
@@ -457,7 +459,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     assert [at for at, _ in await store.recall_history(OTHER, theirs)] == [now]
     # Another scope's memory as the twin: nothing is deleted or moved.
     gone = await store.prune(
-        SCOPE, now.date(), [(their_row, "x")], "curve", now, merged={theirs: mine}
+        PruneWrite(SCOPE, now.date(), [(their_row, "x")], "curve", now, {theirs: mine})
     )
     assert gone == []
     [kept] = await store.get_memories(SCOPE, [mine])
@@ -471,7 +473,7 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     later = clock.now()
     [row] = await store.get_memories(SCOPE, [other_twin])
     gone = await store.prune(
-        SCOPE, later.date(), [(row, "merged")], "curve", later, merged={other_twin: mine}
+        PruneWrite(SCOPE, later.date(), [(row, "merged")], "curve", later, {other_twin: mine})
     )
     assert gone == [other_twin]
     [kept] = await store.get_memories(SCOPE, [mine])
@@ -748,7 +750,7 @@ async def test_an_explicit_memory_asked_for_twice_is_kept_once(tmp_path: Path) -
 
 
 async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
-    bank = await open_bank(tmp_path, index_capacity=1)
+    bank = await open_bank(tmp_path, capacity=Capacity(index_capacity=1))
     scopes = [f"pip/s{i}" for i in range(3)]
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
@@ -769,7 +771,7 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
     one = probe.derived.indexes.open_bytes  # an index holding one memory
     await probe.close()
 
-    bank = await open_bank(tmp_path / "bank", index_bytes=2 * one)
+    bank = await open_bank(tmp_path / "bank", capacity=Capacity(index_bytes=2 * one))
     scopes = [f"pip/s{i}" for i in range(4)]
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")

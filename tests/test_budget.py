@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.budget import Budget
 from memory.recall.retrieval import LARGE_SCOPE
@@ -30,7 +30,9 @@ def test_the_least_recently_used_copies_go_past_the_bound_whichever_cache_holds_
 
 async def test_a_banks_copies_of_many_scopes_stay_within_its_bytes(tmp_path: Path) -> None:
     """Many small scopes' links (no count of scopes bounds them) fit in the bank's budget."""
-    bank = await MemoryBank.open(tmp_path, "hash", FakeClock(), True, cache_bytes=500)
+    bank = await MemoryBank.open(
+        tmp_path, "hash", FakeClock(), True, capacity=Capacity(cache_bytes=500)
+    )
     scopes = [f"pip/discord:dm:u{i}" for i in range(20)]
     for scope in scopes:
         await bank.remember(scope, "Alice adopted a kitten called Mochi")

@@ -29,7 +29,7 @@ from bot import __version__
 from bot.llm.router import OFFLINE_NOTICE
 from bot.persona.file import load_persona
 from memory.encoding.encoder import ENCODING_TASK
-from memory.records import NewMemory
+from memory.records import NewMemory, PruneWrite
 from memory.storage.sqlite import Store
 from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT
 from tests.fakes.factories import base_env, kizuna
@@ -928,7 +928,7 @@ async def prune_one(database: Path, scope: str, text: str, reason: str, at: date
             )
         )
         [memory] = await store.get_memories(scope, [memory_id])
-        await store.prune(scope, at.date(), [(memory, reason)], "ebbinghaus", at)
+        await store.prune(PruneWrite(scope, at.date(), [(memory, reason)], "ebbinghaus", at))
     finally:
         await store.close()
     return memory_id

@@ -25,7 +25,7 @@ from memory.encoding.diary import MAX_PAGES, YEARS_BACK, Diary
 from memory.encoding.emotion import SentimentScorer, blend_importance, blend_sentiment
 from memory.encoding.encoder import MAX_MEMORIES, PROFILE_CHARS, Author, Encoder, EncodingFailed
 from memory.forgetting import make_policy
-from memory.records import ArchivedConversation, EncodingWrite, Intention
+from memory.records import ArchivedConversation, ArchiveWrite, EncodingWrite, Intention
 from memory.storage.sqlite import Store
 
 PERSONA = "miao"
@@ -113,13 +113,15 @@ async def archive(
             }
         )
     conversation_id = await store.archive_conversation(
-        PERSONA,
-        scope,
-        started_at=started,
-        ended_at=started + timedelta(minutes=max(len(said), 1)),
-        reason="idle",
-        turns=turns,
-        snapshot={},
+        ArchiveWrite(
+            PERSONA,
+            scope,
+            started_at=started,
+            ended_at=started + timedelta(minutes=max(len(said), 1)),
+            reason="idle",
+            turns=turns,
+            snapshot={},
+        )
     )
     conversation = await store.conversation(conversation_id)
     assert conversation is not None
@@ -1155,23 +1157,25 @@ async def test_every_speaker_keeps_a_profile_under_their_current_name_with_their
         ("u2", "小波", "我喜欢咖啡。"),
     ]
     conversation_id = await store.archive_conversation(
-        PERSONA,
-        channel.partition("/")[2],
-        started_at=T0 + timedelta(hours=1),
-        ended_at=T0 + timedelta(hours=2),
-        reason="idle",
-        turns=[
-            {
-                "role": "user",
-                "speaker": name,
-                "text": text,
-                "at": (T0 + timedelta(hours=1, minutes=i)).isoformat(),
-                "user_id": user_id,
-                "emotion": "",
-            }
-            for i, (user_id, name, text) in enumerate(turns)
-        ],
-        snapshot={},
+        ArchiveWrite(
+            PERSONA,
+            channel.partition("/")[2],
+            started_at=T0 + timedelta(hours=1),
+            ended_at=T0 + timedelta(hours=2),
+            reason="idle",
+            turns=[
+                {
+                    "role": "user",
+                    "speaker": name,
+                    "text": text,
+                    "at": (T0 + timedelta(hours=1, minutes=i)).isoformat(),
+                    "user_id": user_id,
+                    "emotion": "",
+                }
+                for i, (user_id, name, text) in enumerate(turns)
+            ],
+            snapshot={},
+        )
     )
     second = await store.conversation(conversation_id)
     assert second is not None

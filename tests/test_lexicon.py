@@ -18,7 +18,7 @@ from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.recall.lexicon import ScopeLexicon
 from memory.recall.ranking import CONTEXT_WEIGHT
-from memory.records import EncodingWrite, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, NewMemory
 from memory.storage import Storage
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query, terms
@@ -98,13 +98,15 @@ async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
         ]
         store = cast(Storage, kept.store)
         conversation = await store.archive_conversation(
-            "pip",
-            SCOPE,
-            started_at=START + timedelta(days=40),
-            ended_at=START + timedelta(days=40),
-            reason="test",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                SCOPE,
+                started_at=START + timedelta(days=40),
+                ended_at=START + timedelta(days=40),
+                reason="test",
+                turns=[],
+                snapshot={},
+            )
         )
         write = EncodingWrite(
             conversation_id=conversation,

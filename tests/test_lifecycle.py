@@ -32,7 +32,7 @@ from bot.prompts import (
 from bot.runtime.scheduler import Scheduler
 from memory.clock import FakeClock
 from memory.encoding.encoder import ENCODING_TASK
-from memory.records import ArchivedConversation
+from memory.records import ArchivedConversation, ArchiveWrite
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.upkeep import HEARSAY
@@ -611,22 +611,24 @@ async def archive_chat(store: Storage, user: int, n: int) -> int:
     """Alice's conversation number `n` with Pip, in user `user`'s DM, closed that morning."""
     started = START - timedelta(hours=3) + timedelta(minutes=10 * n + user)
     return await store.archive_conversation(
-        "pip",
-        f"discord:dm:u{user}",
-        started_at=started,
-        ended_at=started + timedelta(minutes=1),
-        reason="idle",
-        turns=[
-            {
-                "role": "user",
-                "speaker": "Alice",
-                "text": f"Note {n} from user {user}.",
-                "at": started.isoformat(),
-                "user_id": f"u{user}",
-                "emotion": "",
-            }
-        ],
-        snapshot={},
+        ArchiveWrite(
+            "pip",
+            f"discord:dm:u{user}",
+            started_at=started,
+            ended_at=started + timedelta(minutes=1),
+            reason="idle",
+            turns=[
+                {
+                    "role": "user",
+                    "speaker": "Alice",
+                    "text": f"Note {n} from user {user}.",
+                    "at": started.isoformat(),
+                    "user_id": f"u{user}",
+                    "emotion": "",
+                }
+            ],
+            snapshot={},
+        )
     )
 
 

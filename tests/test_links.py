@@ -15,10 +15,10 @@ from typing import cast
 import pytest
 
 import memory.bank
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
-from memory.records import EncodingWrite, MemoryLink, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, MemoryLink, NewMemory
 from memory.storage import Storage
 from memory.text import fts_document
 from tests.fakes.postgres import StoreOpener
@@ -79,8 +79,9 @@ async def from_the_store(
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own, which keeps no links (and makes its
     dense index afresh)."""
+    no_links = Capacity(link_scopes=0)
     fresh = await MemoryBank.open(
-        folder, "hash", bank.clock, deterministic=True, store=bank.store, link_scopes=0
+        folder, "hash", bank.clock, deterministic=True, store=bank.store, capacity=no_links
     )
     try:
         return await recalled(fresh)
@@ -116,13 +117,15 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
         ]
         store = cast(Storage, kept.store)
         conversation = await store.archive_conversation(
-            "pip",
-            SCOPE,
-            started_at=START + timedelta(days=40),
-            ended_at=START + timedelta(days=40),
-            reason="test",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                SCOPE,
+                started_at=START + timedelta(days=40),
+                ended_at=START + timedelta(days=40),
+                reason="test",
+                turns=[],
+                snapshot={},
+            )
         )
         write = EncodingWrite(
             conversation_id=conversation,

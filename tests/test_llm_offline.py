@@ -18,7 +18,7 @@ from bot.prompts import outreach_messages, parse_emotion
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.encoding.encoder import Author, Encoder
-from memory.records import EncodingWrite
+from memory.records import ArchiveWrite, EncodingWrite
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_persona
 
@@ -67,10 +67,10 @@ async def encode(
         }
         for i, text in enumerate(said)
     ]
-    conversation_id = await store.archive_conversation(
+    conversation_id = await store.archive_conversation(ArchiveWrite(
         PERSONA, SCOPE, started_at=T0, ended_at=T0 + timedelta(minutes=len(said)),
         reason="idle", turns=turns, snapshot={},
-    )  # fmt: skip
+    ))  # fmt: skip
     conversation = await store.conversation(conversation_id)
     assert conversation is not None
     author = Author("Miao", language, timezone=ZoneInfo("Asia/Shanghai"))

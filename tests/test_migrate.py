@@ -20,7 +20,7 @@ from adapters.command.cli import main
 from bot.chat_model import Message
 from bot.commands import memory as memory_commands
 from memory.encoding.encoder import ENCODING_TASK
-from memory.records import NewIntention, NewMemory
+from memory.records import ArchiveWrite, NewIntention, NewMemory, PruneWrite
 from memory.storage.migrate import TABLES, CopyReport, MigrationError, copy_store
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
@@ -72,7 +72,9 @@ async def build(path: Path) -> Built:
         doomed = await bot.bank.remember(scope, "Alice had toast.", when=bot.clock.now())
         [forgotten] = await bot.store.get_memories(scope, [doomed])
         now = bot.clock.now()
-        await bot.store.prune(scope, now.date(), [(forgotten, "faded")], "ebbinghaus", now)
+        await bot.store.prune(
+            PruneWrite(scope, now.date(), [(forgotten, "faded")], "ebbinghaus", now)
+        )
         await bot.store.bind_channel("bot1", "c9", "pip", "u1", now)
         await bot.store.set_dm_sharing("pip", "discord:u1", True, now)
         await bot.store.set_channel_floor("pip", "discord:c9", '{"mode": "listen"}', "u1", now)
@@ -179,13 +181,15 @@ async def test_everything_is_copied_with_its_ids(
         )
         assert new == built.pruned_id + 1
         conversation = await pg.archive_conversation(
-            "pip",
-            "discord:dm:u9",
-            started_at=datetime.now(UTC),
-            ended_at=datetime.now(UTC),
-            reason="end",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                "discord:dm:u9",
+                started_at=datetime.now(UTC),
+                ended_at=datetime.now(UTC),
+                reason="end",
+                turns=[],
+                snapshot={},
+            )
         )
         assert conversation > max(c.id for c in copied["conversations"])
         intention = await pg.add_intention(

@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from memory.records import EncodingWrite, NewIntention, OutreachState
+from memory.records import ArchiveWrite, EncodingWrite, NewIntention, OutreachState
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.base import MIGRATIONS as PG_MIGRATIONS
@@ -65,13 +65,15 @@ def birthday(due: datetime) -> NewIntention:
 async def archive(store: Storage, scope: str = DM) -> int:
     persona, _, room = scope.partition("/")
     return await store.archive_conversation(
-        persona,
-        room,
-        started_at=T0 - timedelta(minutes=5),
-        ended_at=T0,
-        reason="idle",
-        turns=[{"role": "user", "text": "my exam is tomorrow"}],
-        snapshot={"turns": []},
+        ArchiveWrite(
+            persona,
+            room,
+            started_at=T0 - timedelta(minutes=5),
+            ended_at=T0,
+            reason="idle",
+            turns=[{"role": "user", "text": "my exam is tomorrow"}],
+            snapshot={"turns": []},
+        )
     )
 
 

@@ -14,7 +14,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from memory.records import EncodingWrite, Merge, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory, PruneWrite
 from memory.storage import StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.base import MIGRATIONS
@@ -50,13 +50,15 @@ def new(scope: str, text: str, *, context: str = "", **fields: Any) -> NewMemory
 
 async def archive(store: Store | PgStore, scope: str) -> int:
     return await store.archive_conversation(
-        "pip",
-        scope,
-        started_at=T0,
-        ended_at=T0 + timedelta(minutes=5),
-        reason="idle",
-        turns=[{"role": "user", "text": "hi"}],
-        snapshot={"turns": []},
+        ArchiveWrite(
+            "pip",
+            scope,
+            started_at=T0,
+            ended_at=T0 + timedelta(minutes=5),
+            reason="idle",
+            turns=[{"role": "user", "text": "hi"}],
+            snapshot={"turns": []},
+        )
     )
 
 
@@ -307,7 +309,9 @@ async def script(store: Store | PgStore) -> list[Any]:
     out.append(await store.diary_entries("s1", before=date(2026, 1, 2)))
     out += [await store.profiles("s1"), await store.profiles("s1", ["u2"])]
     [memory_a] = await store.get_memories("s1", [a])
-    out.append(await store.prune("s1", date(2026, 1, 2), [(memory_a, "faded")], "curve", T0))
+    out.append(
+        await store.prune(PruneWrite("s1", date(2026, 1, 2), [(memory_a, "faded")], "curve", T0))
+    )
     out += [await store.last_prune("s1"), await store.pruned_since(T0, scope="s1")]
     out.append(await store.delete_memories("s1", [b, c]))
     out.append(await store.wipe_memories("s1"))

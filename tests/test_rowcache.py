@@ -17,9 +17,9 @@ import pytest
 
 import memory.bank
 import memory.recall.retrieval
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
-from memory.records import EncodingWrite, Merge, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.text import fts_document
@@ -47,8 +47,9 @@ async def through_the_store(
     bank: MemoryBank, folder: Path
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own that copies no rows."""
+    no_rows = Capacity(row_scopes=0)
     fresh = await MemoryBank.open(
-        folder, "hash", bank.clock, deterministic=True, store=bank.store, row_scopes=0
+        folder, "hash", bank.clock, deterministic=True, store=bank.store, capacity=no_rows
     )
     try:
         await fresh.derived.lexicon.get(SCOPE)
@@ -93,7 +94,9 @@ async def test_recall_from_the_copy_reads_no_row_and_answers_as_the_store(
         texts = [f"Ana adopted a kitten named Mochi {n}" for n in range(2)]
         store = cast(Storage, bank.store)
         conversation = await store.archive_conversation(
-            "pip", SCOPE, started_at=NOW, ended_at=NOW, reason="test", turns=[], snapshot={}
+            ArchiveWrite(
+                "pip", SCOPE, started_at=NOW, ended_at=NOW, reason="test", turns=[], snapshot={}
+            )
         )
         merged = hits[0].id
         write = EncodingWrite(

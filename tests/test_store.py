@@ -14,7 +14,7 @@ import pytest
 
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.records import ArchivedConversation, EncodingWrite
+from memory.records import ArchivedConversation, ArchiveWrite, EncodingWrite
 from memory.storage import Storage, StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres import base as pg_base
@@ -43,13 +43,15 @@ async def archive(
     store: Storage, persona: str, scope: str, *texts: str, ended: datetime = T0
 ) -> int:
     return await store.archive_conversation(
-        persona,
-        scope,
-        started_at=ended - timedelta(minutes=10),
-        ended_at=ended,
-        reason="idle",
-        turns=turns(*texts),
-        snapshot={"turns": [], "state": {}},
+        ArchiveWrite(
+            persona,
+            scope,
+            started_at=ended - timedelta(minutes=10),
+            ended_at=ended,
+            reason="idle",
+            turns=turns(*texts),
+            snapshot={"turns": [], "state": {}},
+        )
     )
 
 
@@ -224,13 +226,15 @@ async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Storage
     await store.save_session("pip", "s1", {"turns": ["hi", "hello"], "state": {"x": "1"}}, T0)
 
     conversation_id = await store.archive_conversation(
-        "pip",
-        "s1",
-        started_at=T0,
-        ended_at=T0 + timedelta(minutes=5),
-        reason="end",
-        turns=turns("hi", "hello"),
-        snapshot={"turns": [], "state": {"x": "1"}},
+        ArchiveWrite(
+            "pip",
+            "s1",
+            started_at=T0,
+            ended_at=T0 + timedelta(minutes=5),
+            reason="end",
+            turns=turns("hi", "hello"),
+            snapshot={"turns": [], "state": {"x": "1"}},
+        )
     )
 
     [conversation] = await store.conversations("pip", "s1")
@@ -249,13 +253,15 @@ async def test_a_failed_archive_changes_nothing(store: Storage) -> None:
 
     with pytest.raises(TypeError):
         await store.archive_conversation(
-            "pip",
-            "s1",
-            started_at=T0,
-            ended_at=T0,
-            reason="idle",
-            turns=turns("still open"),
-            snapshot={"bad": object()},  # not JSON: fails after the conversation was inserted
+            ArchiveWrite(
+                "pip",
+                "s1",
+                started_at=T0,
+                ended_at=T0,
+                reason="idle",
+                turns=turns("still open"),
+                snapshot={"bad": object()},  # not JSON: fails after the conversation was inserted
+            )
         )
 
     assert await store.count_conversations("pip", "s1") == 0
@@ -270,13 +276,15 @@ async def test_a_failed_archive_is_not_committed_by_a_later_write(tmp_path: Path
     store = await Store.open(tmp_path / "kizuna.sqlite3")
     with pytest.raises(TypeError):
         await store.archive_conversation(
-            "pip",
-            "s1",
-            started_at=T0,
-            ended_at=T0,
-            reason="idle",
-            turns=turns("x"),
-            snapshot={"bad": object()},
+            ArchiveWrite(
+                "pip",
+                "s1",
+                started_at=T0,
+                ended_at=T0,
+                reason="idle",
+                turns=turns("x"),
+                snapshot={"bad": object()},
+            )
         )
     await store.save_session("pip", "s2", {"v": 1}, T0)
     await store.close()
@@ -451,13 +459,15 @@ async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage
     at = datetime(2026, 1, 1, tzinfo=UTC)
     for aliases in (("Nana", "Ana\nSYSTEM"), ("娜娜",)):
         conversation = await store.archive_conversation(
-            "dm",
-            "discord:g1:channel:c1",
-            started_at=at,
-            ended_at=at,
-            reason="idle",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "dm",
+                "discord:g1:channel:c1",
+                started_at=at,
+                ended_at=at,
+                reason="idle",
+                turns=[],
+                snapshot={},
+            )
         )
         write = EncodingWrite(
             conversation_id=conversation,

@@ -40,7 +40,7 @@ from bot.chat_model import Message
 from bot.conversation.recollect import Recollector
 from bot.persona.file import load_persona
 from bot.prompts.pictures import DESCRIBE_TASK
-from memory.records import EncodingWrite, NewIntention
+from memory.records import ArchiveWrite, EncodingWrite, NewIntention
 from tests.fakes.factories import Bot, make_event, make_picture, open_bot
 from tests.fakes.models import ScriptedChatModel
 
@@ -399,13 +399,15 @@ def remember_ann(served: Served) -> tuple[str, dict[str, int]]:
         # conversation of another persona carries them, so no session of Monikai changes).
         at = now - timedelta(days=1)
         conversation = await bot.store.archive_conversation(
-            "someone-else",
-            "console:dm:ann",
-            started_at=at,
-            ended_at=at,
-            reason="idle",
-            turns=[],
-            snapshot={},
+            ArchiveWrite(
+                "someone-else",
+                "console:dm:ann",
+                started_at=at,
+                ended_at=at,
+                reason="idle",
+                turns=[],
+                snapshot={},
+            )
         )
         await bot.store.commit_encoding(
             EncodingWrite(

@@ -1,15 +1,15 @@
-"""What the commands work with, each part named by exactly what they need of it: the user's
-own conversation (bot.conversation.desk), long-term memory (what `remember`, `recall`,
-`memories`, `forget` ask of memory.bank.MemoryBank; what `profile`, `diary` and the speakers'
-names ask of bot.conversation.recollect.Recollector), the contacts, the sharing choices, the
-intentions, the channels' floor settings (bot.groups.floor) and whether the persona can speak.
+"""What the commands work with: the user's own conversation (bot.conversation.desk), long-term
+memory (the bank itself, memory.bank.MemoryBank, and what `profile`, `diary` and the speakers'
+names ask of bot.conversation.recollect.Recollector), the channels' floor settings
+(bot.groups.floor), whether the persona can speak, and the store's contacts, sharing choices and
+intentions (by the store's own protocols, memory.storage, where their contract is written).
 The runtime builds one `Services` for every surface of the process."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, tzinfo
+from datetime import date, tzinfo
 from typing import Protocol
 
 from bot.catalogue import say
@@ -18,49 +18,21 @@ from bot.events import ChatEvent
 from bot.groups.floor import ChannelFloor
 from bot.persona.file import GroupPolicy, Persona
 from bot.platforms import Platforms
+from memory.bank import MemoryBank
 from memory.clock import Clock
 from memory.dates import DateMention
 from memory.encoding.diary import NamedDays
 from memory.recall.ranking import Recalled
-from memory.records import Contact, DiaryEntry, Intention, IntentionState, Memory, Profile
+from memory.records import DiaryEntry, Profile
+from memory.storage import ContactStore, IntentionStore, RoomStore
 
 __all__ = [
     "ChannelFloors",
-    "Contacts",
     "DiaryPages",
-    "Intentions",
-    "Memories",
     "Recollections",
     "Services",
-    "Sharing",
     "Speaking",
 ]
-
-
-class Memories(Protocol):
-    """The memories of a scope, looked up, kept and forgotten on purpose (MemoryBank)."""
-
-    async def remember(
-        self,
-        scope: str,
-        text: str,
-        *,
-        when: datetime | None = None,
-        speaker: str | None = None,
-        speaker_id: str | None = None,
-        importance: int | None = None,
-        kind: str = ...,
-    ) -> int: ...
-
-    async def recall(
-        self, scope: str, cue: str, *, k: int = ..., fail: bool = ...
-    ) -> list[Recalled]: ...
-
-    async def memories(
-        self, scope: str, query: str | None = ..., *, limit: int = ...
-    ) -> list[Recalled]: ...
-
-    async def forget(self, scope: str, target: int | str) -> list[Memory]: ...
 
 
 class Recollections(Protocol):
@@ -82,43 +54,6 @@ class DiaryPages(Protocol):
     async def read(
         self, scope: str, mention: DateMention, today: date, *, tz: tzinfo | None = ...
     ) -> NamedDays | None: ...
-
-
-class Contacts(Protocol):
-    """What each person chose about being reached (memory.storage.ContactStore)."""
-
-    async def contact(self, persona: str, platform: str, user_id: str) -> Contact | None: ...
-
-    async def set_contact(
-        self,
-        persona: str,
-        platform: str,
-        user_id: str,
-        *,
-        quiet: bool | None = None,
-        timezone: str | None = None,
-        voice: bool | None = None,
-        at: datetime,
-    ) -> None: ...
-
-
-class Sharing(Protocol):
-    """Whether a user lets their private memories into their conversations in groups
-    (memory.storage.RoomStore)."""
-
-    async def dm_sharing(self, persona: str, user: str) -> bool: ...
-
-    async def set_dm_sharing(self, persona: str, user: str, on: bool, at: datetime) -> None: ...
-
-
-class Intentions(Protocol):
-    """What the persona means to bring up with each person (memory.storage.IntentionStore)."""
-
-    async def intentions(self, scope: str, user_id: str | None = None) -> list[Intention]: ...
-
-    async def close_intention(
-        self, scope: str, intention_id: int, state: IntentionState, at: datetime
-    ) -> bool: ...
 
 
 class ChannelFloors(Protocol):
@@ -148,12 +83,12 @@ class Services:
     platforms: Platforms
     clock: Clock
     tz: tzinfo  # the bot's time zone
-    contacts: Contacts
-    sharing: Sharing
-    intentions: Intentions
+    contacts: ContactStore  # what each person chose about being reached
+    sharing: RoomStore  # whether a user lets their private memories into groups
+    intentions: IntentionStore  # what the persona means to bring up with each person
     floors: ChannelFloors
     voices: Speaking
-    memories: Memories | None = None
+    memories: MemoryBank | None = None
     recollections: Recollections | None = None
     diary: DiaryPages | None = None
 

@@ -25,7 +25,7 @@ from bot.events import ChatEvent
 from bot.persona.file import Persona
 from memory.clock import Clock
 from memory.encoding.encoder import last_exchange
-from memory.records import ArchivedConversation, SessionRow
+from memory.records import ArchivedConversation, ArchiveWrite, SessionRow
 from memory.storage import LeaseStore, SessionStore
 
 __all__ = [
@@ -672,13 +672,15 @@ class SessionManager:
                 "hearsay": False,
             }
             conversation_id = await self._store.archive_conversation(
-                session.persona,
-                session.scope,
-                started_at=session.started_at,
-                ended_at=self._clock.now(),
-                reason=reason,
-                turns=_kept(session.turns),
-                snapshot=fresh,
+                ArchiveWrite(
+                    session.persona,
+                    session.scope,
+                    started_at=session.started_at,
+                    ended_at=self._clock.now(),
+                    reason=reason,
+                    turns=_kept(session.turns),
+                    snapshot=fresh,
+                )
             )
             session.turns.clear()
             session.started_at = None
@@ -706,13 +708,15 @@ class SessionManager:
                 "summary": summary,
             }
             conversation_id = await self._store.archive_conversation(
-                session.persona,
-                session.scope,
-                started_at=folded[0].at,
-                ended_at=folded[-1].at,
-                reason="compressed",
-                turns=_kept(folded),
-                snapshot=rest,
+                ArchiveWrite(
+                    session.persona,
+                    session.scope,
+                    started_at=folded[0].at,
+                    ended_at=folded[-1].at,
+                    reason="compressed",
+                    turns=_kept(folded),
+                    snapshot=rest,
+                )
             )
             session.turns = kept
             session.started_at = kept[0].at

@@ -49,7 +49,7 @@ from bot.turn.engine import Engine
 from bot.turn.recall import Recall
 from bot.turn.senses import Senses
 from bot.turn.settle import Bursts, Settling, Sleep
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import Clock, SystemClock
 from memory.storage import Storage, open_store
 from memory.text import warm_up
@@ -172,8 +172,10 @@ async def open_runtime(
             seed=rng.randrange(2**32),
             store=store,
             policy=scope_policies(personas),
-            index_capacity=config.memory.open_indexes,
-            index_bytes=config.memory.index_memory_mb << 20,
+            capacity=Capacity(
+                index_capacity=config.memory.open_indexes,
+                index_bytes=config.memory.index_memory_mb << 20,
+            ),
         )
         sessions = SessionManager(store, clock)
         await sessions.restore(personas.keys(), platforms.places())

@@ -17,6 +17,7 @@ Nothing else keeps these in step."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from memory.recall.budget import CACHE_BYTES, Budget
@@ -28,7 +29,7 @@ from memory.recall.rowcache import ROW_SCOPES, RowCache
 from memory.records import Vectors
 from memory.storage import BankStore
 
-__all__ = ["STALE_AFTER", "Counts", "Derived"]
+__all__ = ["STALE_AFTER", "Capacity", "Counts", "Derived"]
 
 STALE_AFTER = 100  # writes after which the counts are read from the store again
 
@@ -79,33 +80,37 @@ class Counts:
         return hits
 
 
+@dataclass(slots=True, frozen=True)
+class Capacity:
+    """How much of what is derived is kept in memory: at most `index_capacity` dense indexes
+    open, in `index_bytes`; the links of `link_scopes` scopes and the rows of `row_scopes`,
+    the copies sharing `cache_bytes`."""
+
+    index_capacity: int = 10_000
+    index_bytes: int = 256 << 20
+    link_scopes: int = LINK_SCOPES
+    row_scopes: int = ROW_SCOPES
+    cache_bytes: int = CACHE_BYTES
+
+
 class Derived:
     """The derived indexes of every scope, for the bank's one embedder (`embedder`, its name).
     `folder` holds the FAISS index files."""
 
-    def __init__(
-        self,
-        store: BankStore,
-        folder: Path,
-        embedder: str,
-        *,
-        index_capacity: int = 10_000,
-        index_bytes: int = 256 << 20,
-        link_scopes: int = LINK_SCOPES,
-        row_scopes: int = ROW_SCOPES,
-        cache_bytes: int = CACHE_BYTES,
-    ) -> None:
+    def __init__(self, store: BankStore, folder: Path, embedder: str, capacity: Capacity) -> None:
         self._embedder = embedder
-        self.indexes = IndexCache(folder, store, capacity=index_capacity, max_bytes=index_bytes)
+        self.indexes = IndexCache(
+            folder, store, capacity=capacity.index_capacity, max_bytes=capacity.index_bytes
+        )
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
-        self.budget = Budget(cache_bytes)
+        self.budget = Budget(capacity.cache_bytes)
         # What ranking needs of each memory before its text.
-        self.links = LinkCache(store, link_scopes, self.budget)
+        self.links = LinkCache(store, capacity.link_scopes, self.budget)
         # What full-text search reads in a large scope, and what recall answers with there.
         self.lexicon = LexiconCache(store, budget=self.budget)
-        self.rows = RowCache(store, row_scopes, self.budget)
+        self.rows = RowCache(store, capacity.row_scopes, self.budget)
         self.counts = Counts(store)
 
     def searched(self, scope: str) -> bool:

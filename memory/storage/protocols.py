@@ -11,7 +11,7 @@ memories names its scope, and an implementation must filter by it: a scope is a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from memory.records import (
     ArchivedConversation,
+    ArchiveWrite,
     Contact,
     DiaryEntry,
     EncodingWrite,
@@ -38,6 +39,7 @@ from memory.records import (
     OutreachState,
     Profile,
     PrunedMemory,
+    PruneWrite,
     SessionRow,
     SessionSave,
     Vectors,
@@ -137,21 +139,9 @@ class MemoryStore(Protocol):
         if it was encoded already (then nothing is written)."""
         ...
 
-    async def prune(
-        self,
-        scope: str,
-        day: date,
-        forgotten: Sequence[tuple[Memory, str]],
-        policy: str,
-        at: datetime,
-        *,
-        merged: Mapping[int, int] | None = None,
-    ) -> list[int]:
-        """Delete the forgotten memories, keep a report of each (which, and why: not what it said)
-        and note the scope pruned on `day`, in one transaction; returns the ids deleted.
-        `merged`: forgotten twin -> its survivor, which takes over the twin's recalls (their
-        history rows, at their own times, and their count) first; both must be the scope's, else
-        nothing moves."""
+    async def prune(self, write: PruneWrite) -> list[int]:
+        """Write what a prune changes (see PruneWrite) in one transaction; returns the ids
+        deleted."""
         ...
 
     async def listen(
@@ -256,20 +246,10 @@ class SessionStore(Protocol):
         """Every session of the given personas, oldest first."""
         ...
 
-    async def archive_conversation(
-        self,
-        persona: str,
-        scope: str,
-        *,
-        started_at: datetime,
-        ended_at: datetime,
-        reason: str,
-        turns: list[dict[str, Any]],
-        snapshot: dict[str, Any],
-    ) -> int:
-        """Archive a closed conversation and replace the session's snapshot with `snapshot`,
+    async def archive_conversation(self, write: ArchiveWrite) -> int:
+        """Archive a closed conversation and replace its session's snapshot with the write's,
         atomically: a crash leaves either the open conversation or the archived one, never both
-        or neither."""
+        or neither; the archived conversation's id."""
         ...
 
     async def conversations(

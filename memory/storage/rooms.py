@@ -8,9 +8,20 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.storage.rows import timestamp
-from memory.storage.statements import Statements
+from memory.storage.statements import Statements, placeholders
 
 __all__ = ["Rooms"]
+
+
+def _upsert(table: str, keys: tuple[str, ...], values: tuple[str, ...]) -> str:
+    """An INSERT of a row (its `keys`, then its `values`) that, where the table has a row with
+    those keys already, replaces that row's values."""
+    columns = (*keys, *values)
+    update = ", ".join(f"{column} = excluded.{column}" for column in values)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders(len(columns))})"
+        f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {update}"
+    )
 
 
 class Rooms(Statements):
@@ -27,10 +38,9 @@ class Rooms(Statements):
         self, bot_id: str, channel_id: str, persona: str, bound_by: str, at: datetime
     ) -> None:
         await self._write(
-            "INSERT INTO channel_personas (bot_id, channel_id, persona, bound_by, bound_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (bot_id, channel_id) DO UPDATE"
-            " SET persona = excluded.persona, bound_by = excluded.bound_by,"
-            " bound_at = excluded.bound_at",
+            _upsert(
+                "channel_personas", ("bot_id", "channel_id"), ("persona", "bound_by", "bound_at")
+            ),
             (bot_id, channel_id, persona, bound_by, timestamp(at)),
         )
 
@@ -67,9 +77,6 @@ class Rooms(Statements):
             )
             return
         await self._write(
-            "INSERT INTO channel_floor (persona, room, settings, set_by, set_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (persona, room) DO UPDATE"
-            " SET settings = excluded.settings, set_by = excluded.set_by,"
-            " set_at = excluded.set_at",
+            _upsert("channel_floor", ("persona", "room"), ("settings", "set_by", "set_at")),
             (persona, room, settings, set_by, timestamp(at)),
         )

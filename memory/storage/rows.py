@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -20,12 +20,14 @@ from memory.records import (
     DiaryEntry,
     EncodingWrite,
     Intention,
+    IntentionState,
     Member,
     Memory,
     NewIntention,
     NewMemory,
     Outreach,
     Profile,
+    PruneWrite,
     SessionRow,
     SessionSave,
     Vectors,
@@ -41,7 +43,6 @@ __all__ = [
     "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
-    "a_year_on",
     "clean_text",
     "contact_row",
     "conversation_row",
@@ -59,12 +60,14 @@ __all__ = [
     "private_chat",
     "profile_row",
     "profile_values",
+    "pruned_values",
     "recall_times",
     "recent_recalls_text",
     "session_row",
     "timestamp",
     "vector_bytes",
     "vectors_of",
+    "year_on",
 ]
 
 # A conversation's columns, in the order conversation_row reads them.
@@ -212,6 +215,16 @@ def _one_line(name: str) -> str:
     return " ".join(clean_text(name).split())
 
 
+def pruned_values(write: PruneWrite, gone: Collection[int]) -> list[tuple[Any, ...]]:
+    """The reports a prune keeps of the memories it deleted (`gone`)."""
+    at = timestamp(write.at)
+    return [
+        (write.scope, m.id, m.category, m.importance, write.policy, reason, at)
+        for m, reason in write.forgotten
+        if m.id in gone
+    ]
+
+
 def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
     """The profile rows an encoding writes; aliases one a line (names are kept on one line)."""
     return [
@@ -273,7 +286,21 @@ def intention_row(row: Any) -> Intention:
     )
 
 
-def a_year_on(at: datetime) -> datetime:
+def year_on(
+    intention: Intention, state: IntentionState, at: datetime
+) -> tuple[float, float, float | None]:
+    """The row's due_at, until and done_at when a yearly intention made `state` (done or
+    missed) at `at` is pending again instead: due and until a year on, done_at when it was last
+    done."""
+    done = at if state == "done" else intention.done_at
+    return (
+        timestamp(_a_year_on(intention.due_at)),
+        timestamp(_a_year_on(intention.until)),
+        None if done is None else timestamp(done),
+    )
+
+
+def _a_year_on(at: datetime) -> datetime:
     """The same moment a year later (29 February: the 28th)."""
     try:
         return at.replace(year=at.year + 1)

@@ -9,7 +9,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any, ClassVar
 
-from memory.records import ArchivedConversation, SessionRow
+from memory.records import ArchivedConversation, ArchiveWrite, SessionRow
 from memory.storage.rows import (
     CONVERSATION_COLUMNS,
     conversation_row,
@@ -54,17 +54,8 @@ class Sessions(Statements):
         )
         return [session_row(r) for r in rows]
 
-    async def archive_conversation(
-        self,
-        persona: str,
-        scope: str,
-        *,
-        started_at: datetime,
-        ended_at: datetime,
-        reason: str,
-        turns: list[dict[str, Any]],
-        snapshot: dict[str, Any],
-    ) -> int:
+    async def archive_conversation(self, write: ArchiveWrite) -> int:
+        persona, scope, ended_at = write.persona, write.scope, timestamp(write.ended_at)
         inserted, _ = await self._write_together(
             [
                 (
@@ -73,16 +64,13 @@ class Sessions(Statements):
                     (
                         persona,
                         scope,
-                        timestamp(started_at),
-                        timestamp(ended_at),
-                        reason,
-                        json_text(turns),
+                        timestamp(write.started_at),
+                        ended_at,
+                        write.reason,
+                        json_text(write.turns),
                     ),
                 ),
-                (
-                    self._UPSERT_SESSION,
-                    (persona, scope, json_text(snapshot), timestamp(ended_at)),
-                ),
+                (self._UPSERT_SESSION, (persona, scope, json_text(write.snapshot), ended_at)),
             ]
         )
         return int(inserted[0][0])

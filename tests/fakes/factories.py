@@ -43,7 +43,7 @@ from bot.turn.engine import Engine
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import Embedder
-from memory.records import EncodingWrite
+from memory.records import ArchiveWrite, EncodingWrite
 from memory.storage import Storage
 from memory.storage.sqlite import Store
 from tests.fakes.models import ScriptedChatModel, make_router
@@ -380,13 +380,15 @@ async def write_page(
     at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
     persona = scope.partition("/")[0]
     conversation = await store.archive_conversation(
-        persona,
-        scope.partition("/")[2],
-        started_at=at,
-        ended_at=at + timedelta(minutes=5),
-        reason="idle",
-        turns=[],
-        snapshot={},
+        ArchiveWrite(
+            persona,
+            scope.partition("/")[2],
+            started_at=at,
+            ended_at=at + timedelta(minutes=5),
+            reason="idle",
+            turns=[],
+            snapshot={},
+        )
     )
     await store.commit_encoding(
         EncodingWrite(

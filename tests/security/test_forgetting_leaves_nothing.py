@@ -27,7 +27,7 @@ from bot.runtime.assemble import Runtime
 from bot.runtime.scheduler import Scheduler
 from memory.bank import MemoryBank
 from memory.recall.index import ScopeIndex
-from memory.records import NewIntention
+from memory.records import ArchiveWrite, NewIntention
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 from memory.storage.sqlite.base import MIGRATIONS, SCRUBBED_FROM
@@ -213,7 +213,15 @@ async def test_forgetting_clears_the_transcript_and_recap_it_came_from(
     at = world.bot.clock.now()
     said = [{"speaker": "ann", "text": "my boat is the zqheron", "at": at.timestamp()}]
     conversation = await store.archive_conversation(
-        "pip", "console:dm:ann", started_at=at, ended_at=at, reason="end", turns=said, snapshot={}
+        ArchiveWrite(
+            "pip",
+            "console:dm:ann",
+            started_at=at,
+            ended_at=at,
+            reason="end",
+            turns=said,
+            snapshot={},
+        )
     )
     memory_id = await bank.remember(
         CONSOLE, "ann's boat is the zqheron", conversation_id=conversation
@@ -236,10 +244,10 @@ async def test_forgetting_takes_the_intentions_of_the_conversation_it_came_from(
     bank, store = world.bot.bank, world.bot.store
     at = world.bot.clock.now()
     said = [{"speaker": "ann", "text": "pin this: zqlocker, exam Tuesday", "at": at.timestamp()}]
-    conversation = await store.archive_conversation(
+    conversation = await store.archive_conversation(ArchiveWrite(
         "pip", "console:dm:ann", started_at=at, ended_at=at + timedelta(minutes=5),
         reason="end", turns=said, snapshot={},
-    )  # fmt: skip
+    ))  # fmt: skip
     memory_id = await bank.remember(
         CONSOLE, "ann's locker word is zqlocker", conversation_id=conversation
     )
@@ -333,13 +341,15 @@ async def test_postgres_keeps_no_row_of_what_was_forgotten(
         at = bank.clock.now()
         said = [{"speaker": "ann", "text": "my boat is the zqheron", "at": at.timestamp()}]
         conversation = await store.archive_conversation(
-            "pip",
-            "console:dm:ann",
-            started_at=at,
-            ended_at=at,
-            reason="end",
-            turns=said,
-            snapshot={},
+            ArchiveWrite(
+                "pip",
+                "console:dm:ann",
+                started_at=at,
+                ended_at=at,
+                reason="end",
+                turns=said,
+                snapshot={},
+            )
         )
         forgotten = await bank.remember(
             CONSOLE, "ann's boat is the zqheron", conversation_id=conversation
@@ -409,11 +419,11 @@ async def test_postgres_pages_are_cleared_by_the_documented_vacuum_full(
         for i in range(50):
             await bank.remember(CONSOLE, f"filler {i} about pears")
         at = bank.clock.now()
-        conversation = await store.archive_conversation(
+        conversation = await store.archive_conversation(ArchiveWrite(
             "pip", "console:dm:ann", started_at=at, ended_at=at, reason="end",
             turns=[{"speaker": "ann", "text": "the zqheron races Sunday", "at": at.timestamp()}],
             snapshot={},
-        )  # fmt: skip
+        ))  # fmt: skip
         forgotten = await bank.remember(
             CONSOLE, "ann's boat is the zqheron", conversation_id=conversation
         )

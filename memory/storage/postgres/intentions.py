@@ -14,10 +14,10 @@ from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.postgres.base import PgBase, clean_text
 from memory.storage.rows import (
     INTENTION_COLUMNS,
-    a_year_on,
     intention_row,
     intention_values,
     timestamp,
+    year_on,
 )
 
 __all__ = ["PgIntentions", "forget_intentions", "insert_intention", "wipe_intentions"]
@@ -121,22 +121,16 @@ class PgIntentions(PgBase):
             if intention.yearly and state != "cancelled":
                 if intention.due_at > at:
                     return False
-                due, until = a_year_on(intention.due_at), a_year_on(intention.until)
+                due, until, done = year_on(intention, state, at)
                 twin = await conn.fetchval(
-                    _PENDING_TWIN,
-                    scope,
-                    intention.user_id,
-                    intention.kind,
-                    intention.what,
-                    timestamp(due),
+                    _PENDING_TWIN, scope, intention.user_id, intention.kind, intention.what, due
                 )
                 if twin is None:
-                    done = at if state == "done" else intention.done_at
                     await conn.execute(
                         "UPDATE intentions SET due_at = $1, until = $2, done_at = $3 WHERE id = $4",
-                        timestamp(due),
-                        timestamp(until),
-                        None if done is None else timestamp(done),
+                        due,
+                        until,
+                        done,
                         intention_id,
                     )
                     return True

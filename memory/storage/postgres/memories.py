@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from datetime import date, datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 import asyncpg
 
-from memory.records import RECENT_RECALLS, EncodingWrite, Memory, MemoryKind, MemoryLink, NewMemory
+from memory.records import (
+    RECENT_RECALLS,
+    EncodingWrite,
+    Memory,
+    MemoryKind,
+    MemoryLink,
+    NewMemory,
+    PruneWrite,
+)
 from memory.storage.postgres.base import clean_text, in_lock_order
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import (
@@ -34,6 +42,7 @@ from memory.storage.rows import (
     memory_values,
     moment,
     profile_values,
+    pruned_values,
     recent_recalls_text,
     timestamp,
 )
@@ -507,39 +516,27 @@ class PgMemories(PgVectors):
                 await insert_intention(conn, intention)
         return ids
 
-    async def prune(
-        self,
-        scope: str,
-        day: date,
-        forgotten: Sequence[tuple[Memory, str]],
-        policy: str,
-        at: datetime,
-        *,
-        merged: Mapping[int, int] | None = None,
-    ) -> list[int]:
+    async def prune(self, write: PruneWrite) -> list[int]:
+        scope = write.scope
         # Survivors in id order, as in_lock_order has every writer take rows.
-        going = {m.id for m, _ in forgotten}
+        going = {m.id for m, _ in write.forgotten}
         moves = sorted(
-            ((t, k) for t, k in (merged or {}).items() if t in going),
+            ((t, k) for t, k in write.merged.items() if t in going),
             key=lambda move: (move[1], move[0]),
         )
         async with self._pool.acquire() as conn, conn.transaction():
             for twin, keep in moves:
                 await self._merge_recalls(conn, scope, twin, keep)
-            gone = set(await self._delete(conn, scope, [m.id for m, _ in forgotten]))
+            gone = set(await self._delete(conn, scope, [m.id for m, _ in write.forgotten]))
             await conn.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                [
-                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
-                    for m, reason in forgotten
-                    if m.id in gone
-                ],
+                pruned_values(write, gone),
             )
             await conn.execute(
                 "INSERT INTO prune_days (scope, day) VALUES ($1, $2)"
                 " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
                 scope,
-                day.isoformat(),
+                write.day.isoformat(),
             )
         return sorted(gone)

@@ -12,10 +12,10 @@ import aiosqlite
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.rows import (
     INTENTION_COLUMNS,
-    a_year_on,
     intention_row,
     intention_values,
     timestamp,
+    year_on,
 )
 from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.statements import placeholders
@@ -118,22 +118,16 @@ class SqliteIntentions(SqliteBase):
             if intention.yearly and state != "cancelled":
                 if intention.due_at > at:
                     return False
-                due, until = a_year_on(intention.due_at), a_year_on(intention.until)
+                due, until, done = year_on(intention, state, at)
                 twin = await self._one(
                     "SELECT 1 FROM intentions WHERE scope = ? AND user_id = ? AND kind = ?"
                     " AND what = ? AND due_at = ? AND state = 'pending'",
-                    (scope, intention.user_id, intention.kind, intention.what, timestamp(due)),
+                    (scope, intention.user_id, intention.kind, intention.what, due),
                 )
                 if twin is None:
-                    done = at if state == "done" else intention.done_at
                     await self._db.execute(
                         "UPDATE intentions SET due_at = ?, until = ?, done_at = ? WHERE id = ?",
-                        (
-                            timestamp(due),
-                            timestamp(until),
-                            None if done is None else timestamp(done),
-                            intention_id,
-                        ),
+                        (due, until, done, intention_id),
                     )
                     return True
             await self._db.execute(

@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
-from datetime import date, datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
-from memory.records import RECENT_RECALLS, EncodingWrite, Memory, MemoryKind, MemoryLink, NewMemory
+from memory.records import (
+    RECENT_RECALLS,
+    EncodingWrite,
+    Memory,
+    MemoryKind,
+    MemoryLink,
+    NewMemory,
+    PruneWrite,
+)
 from memory.storage.rows import (
     MEMORY_COLUMNS,
     clean_text,
@@ -17,6 +25,7 @@ from memory.storage.rows import (
     memory_values,
     moment,
     profile_values,
+    pruned_values,
     recent_recalls_text,
     timestamp,
 )
@@ -430,35 +439,23 @@ class SqliteMemories(SqliteBase):
         return ids
 
     @serialised
-    async def prune(
-        self,
-        scope: str,
-        day: date,
-        forgotten: Sequence[tuple[Memory, str]],
-        policy: str,
-        at: datetime,
-        *,
-        merged: Mapping[int, int] | None = None,
-    ) -> list[int]:
+    async def prune(self, write: PruneWrite) -> list[int]:
+        scope = write.scope
         async with self._transaction():
-            going = {m.id for m, _ in forgotten}
-            for twin, keep in sorted((merged or {}).items()):
+            going = {m.id for m, _ in write.forgotten}
+            for twin, keep in sorted(write.merged.items()):
                 if twin in going:
                     await self._merge_recalls(scope, twin, keep)
-            gone = set(await self._delete(scope, [m.id for m, _ in forgotten]))
+            gone = set(await self._delete(scope, [m.id for m, _ in write.forgotten]))
             await self._db.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (scope, m.id, m.category, m.importance, policy, reason, timestamp(at))
-                    for m, reason in forgotten
-                    if m.id in gone
-                ],
+                pruned_values(write, gone),
             )
             await self._db.execute(
                 "INSERT INTO prune_days (scope, day) VALUES (?, ?)"
                 " ON CONFLICT (scope) DO UPDATE SET day = excluded.day",
-                (scope, day.isoformat()),
+                (scope, write.day.isoformat()),
             )
         if gone:
             await self._scrub()
