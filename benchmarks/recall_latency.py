@@ -121,9 +121,10 @@ import numpy as np
 import memory.recall.dense
 import memory.recall.index
 import memory.recall.retrieval
-from memory.bank import INDEX_FOLDER, NEIGHBOUR_GAP, MemoryBank
-from memory.catchup import EMBED_BATCH
+from memory.bank import INDEX_FOLDER, MemoryBank
+from memory.bank.bank import NEIGHBOUR_GAP
 from memory.embeddings import HashEmbedder
+from memory.recall.catchup import EMBED_BATCH
 from memory.recall.index import (
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,

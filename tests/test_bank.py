@@ -21,8 +21,8 @@ import numpy.typing as npt
 import openai
 import pytest
 
-import memory.bank
-import memory.catchup
+import memory.bank.bank
+import memory.recall.catchup
 import memory.recall.index
 import memory.recall.retrieval
 from memory.bank import BankError, Capacity, MemoryBank
@@ -67,7 +67,7 @@ def backend(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     """The store under every test, on each of both (the `open_store` fixture): the bank's own
     `Store.open(path)` opens that kind (on PostgreSQL, the same database when a test reopens
     the folder, so what persists is tested too)."""
-    monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
+    monkeypatch.setattr(memory.bank.bank, "Store", types.SimpleNamespace(open=open_store))
 
 
 @pytest.fixture
@@ -838,7 +838,7 @@ async def test_reindex_after_changing_embedder(tmp_path: Path, fake: FakeOpenAI)
 async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_meanwhile(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
-    many = memory.catchup.INLINE_EMBED + 8
+    many = memory.recall.catchup.INLINE_EMBED + 8
     bank = await open_bank(tmp_path, HashEmbedder(64))
     kitten = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
     for i in range(many - 1):
@@ -893,7 +893,7 @@ async def test_a_few_memories_without_a_vector_are_embedded_before_recall(
 async def test_the_scheduler_round_also_catches_up_a_waiting_scope(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
-    many = memory.catchup.INLINE_EMBED + 1
+    many = memory.recall.catchup.INLINE_EMBED + 1
     bank = await open_bank(tmp_path, HashEmbedder(64))
     ids = [await bank.remember(SCOPE, f"the kitten's toy number {i}") for i in range(many)]
     await bank.close()

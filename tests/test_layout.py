@@ -1,8 +1,8 @@
 """The house's rules, read from the code as text (benchmarks/structure.py's import graph):
 imports run one way (adapters -> bot -> memory), no modules import one another around a
-loop, no folder holds more than fifteen modules, no class grows past 500 lines, and the
-import rules and the path of a plain message that docs/architecture.md draws are the ones the
-code keeps (the path traced by benchmarks/message_path.py)."""
+loop, no folder holds more than fifteen modules, no class grows past 500 lines, the parts
+are layered, and the import rules and the path of a plain message that docs/architecture.md
+draws are the ones the code keeps (the path traced by benchmarks/message_path.py)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,15 @@ def test_the_page_draws_the_imports_the_code_makes() -> None:
         here = part_of(module, parts)
         made[here] |= {part_of(t, parts) for t in targets} - {here}
     assert made == table
+
+
+def test_the_parts_are_layered() -> None:
+    """No part reaches back to a part that reaches it (the table is the code's: above), but
+    for one: the store opens either of its two dialects (`open_store`, and `migrate` copies
+    one into the other), and each dialect is built on what both share."""
+    assert structure.import_cycles(rules()) == [
+        ["memory.storage", "memory.storage.postgres", "memory.storage.sqlite"]
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

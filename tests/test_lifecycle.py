@@ -30,12 +30,12 @@ from bot.prompts import (
     SUMMARY_TASK,
 )
 from bot.runtime.scheduler import Scheduler
+from memory.bank.upkeep import HEARSAY
 from memory.clock import FakeClock
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import ArchivedConversation, ArchiveWrite
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
-from memory.upkeep import HEARSAY
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall, ScriptedChatModel, calling, encoding
 from tests.fakes.postgres import StoreOpener, kill_lock_holders

@@ -14,7 +14,7 @@ from typing import cast
 
 import pytest
 
-import memory.bank
+import memory.bank.bank
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
@@ -46,7 +46,7 @@ CUES = [
 
 @pytest.fixture(autouse=True)
 def backend(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
+    monkeypatch.setattr(memory.bank.bank, "Store", types.SimpleNamespace(open=open_store))
 
 
 async def fill(bank: MemoryBank, count: int, seed: int) -> list[int]:

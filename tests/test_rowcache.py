@@ -15,7 +15,7 @@ from typing import cast
 
 import pytest
 
-import memory.bank
+import memory.bank.bank
 import memory.recall.retrieval
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
@@ -32,7 +32,7 @@ NOW = START + timedelta(days=60)
 @pytest.fixture(autouse=True)
 def large(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both stores; every scope counts as large (copied, searched by words in memory)."""
-    monkeypatch.setattr(memory.bank, "Store", types.SimpleNamespace(open=open_store))
+    monkeypatch.setattr(memory.bank.bank, "Store", types.SimpleNamespace(open=open_store))
     monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import memory.catchup
+import memory.recall.catchup
 from bot.outreach.courier import Delivery
 from bot.persona.file import OutreachPolicy
 from bot.runtime.scheduler import Scheduler
@@ -178,7 +178,7 @@ async def test_started_it_re_embeds_a_changed_bank_in_the_background_with_progre
     its progress, and its scopes recall by meaning once done."""
     folder = tmp_path / "kizuna.sqlite3"
     old = await open_bot(folder, [make_persona()], embedder=HashEmbedder(64))
-    many = memory.catchup.INLINE_EMBED + 5
+    many = memory.recall.catchup.INLINE_EMBED + 5
     for i in range(many):
         await old.bank.remember(SCOPE, f"the weather on day {i}")
     await old.close()

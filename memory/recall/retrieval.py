@@ -19,10 +19,10 @@ from datetime import date, datetime, tzinfo
 
 import numpy as np
 
-from memory.catchup import CatchUp
 from memory.dates import day_bounds
 from memory.embeddings import EmbeddingError
 from memory.forgetting import ForgettingPolicy
+from memory.recall.catchup import CatchUp
 from memory.recall.cues import Cues
 from memory.recall.dense import ScopeSearch
 from memory.recall.derived import Derived

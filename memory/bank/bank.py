@@ -13,9 +13,9 @@ truth, embeddings included. The bank is a façade over four parts:
 - `derived` (memory/recall/derived.py): the indexes and copies derived from the store, told once by
   each write here what changed;
 - `retrieval` (memory/recall/retrieval.py): the search paths (recall, flashback, recall by date);
-- `catchup` (memory/catchup.py): embedding memories, and those stored without a vector (the
+- `catchup` (memory/recall/catchup.py): embedding memories, and those stored without a vector (the
   embedder was out, or changed) caught up on;
-- `upkeep` (memory/upkeep.py): the daily prune by the forgetting policy, merging
+- `upkeep` (memory/bank/upkeep.py): the daily prune by the forgetting policy, merging
   near-duplicates.
 """
 
@@ -30,7 +30,7 @@ from typing import Self
 
 import numpy as np
 
-from memory.catchup import EMBED_BATCH, CatchUp
+from memory.bank.upkeep import Upkeep
 from memory.clock import Clock, SystemClock
 from memory.embeddings import Embedder, EmbeddingError, make_embedder
 from memory.errors import KizunaError
@@ -38,6 +38,7 @@ from memory.forgetting import ForgettingPolicy, recalled
 from memory.forgetting.actr import ActR
 from memory.forgetting.curve import RetentionCurve, retention_curve
 from memory.private import tighten_tree
+from memory.recall.catchup import EMBED_BATCH, CatchUp
 from memory.recall.derived import Capacity, Derived
 from memory.recall.ranking import Recalled, Scale
 from memory.recall.retrieval import Retrieval
@@ -54,7 +55,6 @@ from memory.records import (
 from memory.storage import DATABASE, BankStore
 from memory.storage.sqlite import Store
 from memory.text import fts_document, visible
-from memory.upkeep import Upkeep
 
 __all__ = ["BankError", "Capacity", "MemoryBank"]
 
@@ -278,7 +278,7 @@ class MemoryBank:
         return await self.catchup.plain(texts)
 
     def embed_text(self, text: str, speaker: str | None, when: datetime) -> str:
-        """What is embedded for a memory (memory.catchup.CatchUp.text)."""
+        """What is embedded for a memory (memory.recall.catchup.CatchUp.text)."""
         return self.catchup.text(text, speaker, when)
 
     async def neighbour(self, scope: str, when: datetime) -> Memory | None:
@@ -297,7 +297,7 @@ class MemoryBank:
         seed: int,
         hearsay: Callable[[Memory], bool] | None = None,
     ) -> tuple[int, list[tuple[int, str]]]:
-        """Forget what the scope's policy lets go today (memory.upkeep.Upkeep.prune); returns
+        """Forget what the scope's policy lets go today (memory.bank.upkeep.Upkeep.prune); returns
         (memories kept, [(id, reason)])."""
         _check_scope(scope)
         return await self.upkeep.prune(scope, self._now(now), day=day, seed=seed, hearsay=hearsay)
@@ -451,7 +451,7 @@ class MemoryBank:
         history = await self.store.recall_history(scope, memory_id)
         return retention_curve(self.policy(scope), found[0], history, self._now(now), ahead=ahead)
 
-    # Embeddings (memory/catchup.py).
+    # Embeddings (memory/recall/catchup.py).
 
     async def reindex(self, progress: Progress | None = None) -> int:
         """Embed every memory that has no embedding from the current embedder (after a change
@@ -467,7 +467,7 @@ class MemoryBank:
         self, batch: int = EMBED_BATCH, *, rebuild: bool = False
     ) -> AsyncIterator[tuple[int, int]]:
         """Embed every memory without a vector of the current embedder, yielding (done,
-        total) as it goes (memory.catchup.CatchUp.catch_up)."""
+        total) as it goes (memory.recall.catchup.CatchUp.catch_up)."""
         return self.catchup.catch_up(batch, rebuild=rebuild)
 
     def waiting(self, scope: str) -> bool:
@@ -476,7 +476,7 @@ class MemoryBank:
 
     async def embed_pending(self, limit: int = EMBED_BATCH) -> int:
         """Embed up to `limit` memories stored without a vector while the embedder was out;
-        returns how many (memory.catchup.CatchUp.embed_pending)."""
+        returns how many (memory.recall.catchup.CatchUp.embed_pending)."""
         return await self.catchup.embed_pending(limit)
 
 

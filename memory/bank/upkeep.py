@@ -1,6 +1,6 @@
 """The bank's daily upkeep of a scope: what its forgetting policy lets go is deleted, and a
 forgotten memory with a near-duplicate that stays is merged into it (the survivor takes its
-recalls and strength). The embeddings' catch-up is memory/catchup.py."""
+recalls and strength). The embeddings' catch-up is memory/recall/catchup.py."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from datetime import date, datetime
 import numpy as np
 import numpy.typing as npt
 
-from memory.catchup import CatchUp
 from memory.dates import undated
 from memory.forgetting import ForgettingPolicy, absorbed, merge_targets
+from memory.recall.catchup import CatchUp
 from memory.recall.derived import Derived
 from memory.records import Memory, PruneWrite, Vectors
 from memory.storage import BankStore
