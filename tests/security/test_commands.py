@@ -140,9 +140,9 @@ async def test_alice_herself_gets_her_own_in_her_dm(world: World) -> None:
 async def test_a_refused_forget_by_id_is_logged(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="memory.bank"):
+    with caplog.at_level(logging.INFO, logger="memory.bank.bank"):
         assert await memory_commands.forget(world.bot.services, event(BOB), world.dm_id) is None
-    [line] = [r.getMessage() for r in caplog.records if r.name == "memory.bank"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "memory.bank.bank"]
     assert line == f"forget refused: no memory {world.dm_id} in scope {world.scope(BOB)}"
 
 

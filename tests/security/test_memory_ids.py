@@ -103,10 +103,10 @@ async def test_no_memorys_id_finds_nothing_and_crashes_nothing(
 async def test_a_refused_forget_or_curve_is_logged_without_the_memory(
     banks: Banks, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="memory.bank"):
+    with caplog.at_level(logging.INFO, logger="memory.bank.bank"):
         await banks.bank.forget(BOB, banks.alice)
         await banks.bank.curve(BOB, banks.alice)
-    lines = [r.getMessage() for r in caplog.records if r.name == "memory.bank"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory.bank.bank"]
     assert lines == [
         f"forget refused: no memory {banks.alice} in scope {BOB}",
         f"curve refused: no memory {banks.alice} in scope {BOB}",
