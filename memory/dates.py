@@ -28,7 +28,8 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   "May 4th, 2024", "Sept 3 2024" (full names and the usual abbreviations, case-insensitive).
   Without a year: the most recent such day not after today ("May 4th" said in January is last
   year's). The month words that are also ordinary words ("may", "march", "mar") count only
-  with an ordinal ("may 4th"), a year, or a capital letter ("May 4"); a bare day followed by a
+  with an ordinal ("may 4th"), a year, a capital letter ("May 4"), or after words a date
+  follows ("is march 22", "on may 4", at the start); a bare day followed by a
   quantity word ("May 3 people", "June 3 times") or by a range ("May 4-6") is not taken.
   "of" needs an ordinal ("4th of May", not "4 of May").
 * A bare ordinal: "the 14th", "on the 22nd", "Sunday the 13th" = that day of this month when
@@ -112,8 +113,9 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
   noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
   凌晨 0-6.
-* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", "at 8",
-  "8ish", "half past 7", "quarter to 8", "noon", "midnight", "at eight", 下午3点, 晚上八点半,
+* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "9 o'clock",
+  "at 8", "8ish", "half past 7", "half 8" (British: half past), "quarter to 8", "noon",
+  "midnight", "at eight", 下午3点, 晚上八点半,
   明晚8点, 3点15分, 八点三刻): the first one said. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
@@ -626,6 +628,12 @@ _ZH_PATTERN = _pattern(
     frozenset(k for k in _KINDS if not k.startswith("en_")) | {"en_ago", "en_dm", "en_in"}
 )
 
+# Before a lowercase "march 22", "may 4": words after which a month is meant ("is march 22",
+# "on may 4"), not a verb ("we march 22 miles", "you may 4").
+_DATE_BEFORE = re.compile(
+    r"(?:^|[,:(]|(?<![a-z])(?:is|'s|are|be|on|by|until|till|before|after|from|since|for|of|due"
+    r"|starting|through|thru|out|back|home))\s*$"
+)
 # After a bare "May 3": a quantity, not a date.
 _QUANTITY_AFTER = re.compile(
     r"\s+(?:of|times?|or|to|and|more|less|people|persons?|men|women|kids|children|guys|hours?"
@@ -979,7 +987,8 @@ def _en_month_day(
     """Month and day (``key`` "em": "May 4th") or day and month (``key`` "ed": "4th of May")."""
     word, ordinal, year_s = m.group(f"{key}_mon"), m.group(f"{key}_ord"), m.group(f"{key}_year")
     bare = ordinal is None and year_s is None
-    if bare and word.rstrip(".") in _AMBIGUOUS_MONTHS and original[m.start(f"{key}_mon")].islower():
+    ambiguous = word.rstrip(".") in _AMBIGUOUS_MONTHS and original[m.start(f"{key}_mon")].islower()
+    if bare and ambiguous and not _DATE_BEFORE.search(m.string, 0, m.start(f"{key}_mon")):
         return None  # "you may 4", "we march 10 miles"
     if key == "em" and bare and _QUANTITY_AFTER.match(m.string, m.end()):
         return None  # "May 3 people", "June 3 times"
@@ -1401,13 +1410,15 @@ _NOT_A_TIME = (
 )
 _CLOCK_EN = re.compile(
     r"(?<![a-z0-9:.])(?:"
-    r"(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
+    r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
     rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
     rf"|(?P<half>half|(?:a\s+)?quarter)\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
     r"(?![a-z0-9])"
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
-    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})(?::(?P<m3>\d\d))?"
-    rf"(?:\s*-?ish)?(?![a-z0-9:]){_NOT_A_TIME}"
+    # "half 8": British for half past eight.
+    rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
+    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})(?:[:.](?P<m3>\d\d))?"
+    rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
     r"|(?P<h6>\d{1,2}):(?P<m6>\d\d)(?![\d:])"
     r")"
@@ -1483,6 +1494,10 @@ def _english_clock(
         if m.group("rel") in ("to", "till", "til"):
             hour, minute = hour - 1, 60 - minute
         if not 0 <= hour <= 12:
+            return None
+    elif m.group("h7"):
+        hour, minute = _clock_hour(m.group("h7")), 30
+        if hour > 12:
             return None
     else:
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")

@@ -1291,6 +1291,11 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("by midnight", time(23, 59)),
         ("tomorrow 8:30", time(8, 30)),
         ("at 4", time(16, 0)),  # an hour of 1 to 6 alone is the afternoon's
+        # British "half 8" (half past), and minutes after a dot.
+        ("job interview at half 8", time(8, 30)),
+        ("remind me at half 6", time(18, 30)),
+        ("dinner at 8.30pm", time(20, 30)),
+        ("the train is at 7.45", time(7, 45)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1325,7 +1330,7 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
 @pytest.mark.parametrize(
     "text",
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
-     "at 5 km"],
+     "at 5 km", "half an hour", "half 2 people", "half 13"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None
@@ -1352,6 +1357,28 @@ def test_a_bare_ordinal_is_a_day_of_this_month_or_the_next(
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
     assert [m.day for m in future_spans(text, now)] == [coming]
     assert [m.day for m in find_dates(text, now)] == [past]
+
+
+@pytest.mark.parametrize(
+    ("text", "coming", "past"),
+    [
+        ("our wedding anniversary is march 22", date(2027, 3, 22), date(2026, 3, 22)),
+        ("flying home on may 4", date(2027, 5, 4), date(2026, 5, 4)),
+        ("march 22, can't wait", date(2027, 3, 22), date(2026, 3, 22)),
+    ],
+)
+def test_a_lowercase_march_or_may_with_a_day_after_a_dates_words_is_a_date(
+    text: str, coming: date, past: date
+) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert [m.day for m in future_spans(text, now)] == [coming]
+    assert [m.day for m in find_dates(text, now)] == [past]
+
+
+@pytest.mark.parametrize("text", ["we march 22 miles", "you may 4 get in", "they march 10 km"])
+def test_a_lowercase_march_or_may_as_a_verb_is_no_date(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []
 
 
 @pytest.mark.parametrize("text", ["the 3rd time", "the 2nd floor", "she came 1st", "the 5th one"])

@@ -368,6 +368,20 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("remind me to take my meds at 9pm", "reminder", datetime(2026, 12, 3, 21)),
         ("remind me in two hours to take the cake out", "reminder", datetime(2026, 12, 3, 17)),
         ("remind me to pay rent on the 1st", "reminder", datetime(2027, 1, 1, 9)),
+        # A short weekday made a day by its clock time; British and dotted clock times.
+        ("piano recital sat at 2", "follow_up", datetime(2026, 12, 5, 17)),
+        ("soccer tournament wed at 4pm", "follow_up", datetime(2026, 12, 9, 19)),
+        ("passport renewal appointment next wed at 11", "follow_up", datetime(2026, 12, 9, 14)),
+        ("job interview friday at half 8", "follow_up", datetime(2026, 12, 4, 11, 30)),
+        ("remind me at half 6 to call mum", "reminder", datetime(2026, 12, 3, 18, 30)),
+        # Events of any walk of life, singular or plural, or by their endings.
+        ("my final is on the 16th at 9 am", "follow_up", datetime(2026, 12, 16, 12)),
+        ("psych final on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        ("hackathon this saturday, 9am start", "follow_up", datetime(2026, 12, 5, 12)),
+        ("the vet is friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("my colonoscopy is on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        ("mammogram tuesday morning", "follow_up", datetime(2026, 12, 8, 12)),
+        ("raid with the guild tonight at 9", "follow_up", datetime(2026, 12, 4, 0)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -396,6 +410,8 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "I need to sleep earlier, it's almost midnight",
         "I usually go to the gym at 7",
         "the 14th was such a good day",
+        "we sat at 8 and talked for hours",
+        "the neighbours are having a party tomorrow",
     ],
 )
 def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> None:

@@ -19,8 +19,10 @@ tomorrow.
 `spot` is the same reading without a model (the encoder's fallback, and the offline model's
 answer): a user's sentence about themselves (or about an event, naming no one: "the dentist
 is tomorrow"; or leaving its "I" out: "got a date friday") naming a day to come (chat's
-"tmrw", "next tue", a weekday alone, "a week from Monday", "the 14th") and an event, by its
-name or told as a plan ("we're going camping", 下下周要去实习), or asking to be reminded (at a
+"tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th") and an
+event, by its name (a broad lexicon of school, work, medical, travel, sport, family, legal,
+pet and gaming events, singular or plural, and endings such as "-athon", "-scopy") or told
+as a plan ("we're going camping", 下下周要去实习), or asking to be reminded (at a
 day, a clock time, or "in two hours"), or naming their birthday: always the speaker's own. Not
 read: questions (but about "my interview"), negations, goodbyes, habits ("every", 一般), what
 is told as done, the time now ("it's almost midnight"), and a friend's or colleague's own event
@@ -123,12 +125,14 @@ _CHAT_DAYS = re.compile(
     r"|(?P<tonight>tonite|2nite))(?![a-z])",
     re.IGNORECASE,
 )
-# A weekday cut short ("next tue", "fri evening"), taken only with words that make it a day:
-# "sat", "sun" and "wed" are words too.
+# A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
+# it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
     r"(?<![a-z])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
     r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z])"
-    r"(?P<part>\s+(?:morning|afternoon|evening|night|noon))?",
+    r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
+    r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
+    r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
     re.IGNORECASE,
 )
 _SHORT_DAYS = {
@@ -148,7 +152,7 @@ _IN_HOURS = re.compile(
 
 
 def _short_weekday(m: re.Match[str]) -> str:
-    if m.group("lead") is None and m.group("part") is None:
+    if m.group("lead") is None and m.group("part") is None and m.group("clock") is None:
         return m.group()
     day = _SHORT_DAYS[m.group("day").lower()]
     lead = f"{m.group('lead')} " if m.group("lead") else ""
@@ -556,16 +560,78 @@ _SPECIAL = re.compile(
     r"|(?P<zh>(?:我的?|我们的?)(?:结婚)?(?:生日|纪念日))"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
-_EVENT_EN = re.compile(
-    r"(?<![a-z])(?:exams?|tests?|quiz|finals|midterms?|interviews?|trip|flight|flying|fly|"
-    r"appointment|meeting|date|party|wedding|concert|game|match|race|marathon|presentation|"
-    r"surgery|operation|doctor|dentist|deadline|moving|move|audition|recital|show|gig|"
-    r"conference|review|defen[cs]e|hike|hiking|vacation|holiday|visit|visiting|camp|"
-    r"competition|tournament|ceremony|graduation|start(?:ing)?|class|lesson|"
-    r"performance|checkup|check-up|results?|tryouts?|shift|launch|demo|play|appt|offsite|"
-    r"duty|christening|physio|airport|shower|camping|surgery|therapy|session|ceremony|"
-    r"haircut|funeral|reunion|trial|hearing|treatment|scan|procedure|internship|course)(?![a-z])"
-)
+# Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
+# ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
+_EVENTS = frozenset({
+    # exams and school
+    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence",
+    "thesis", "dissertation", "assessment", "lecture", "seminar", "tutorial", "class",
+    "lesson", "course", "orientation", "enrollment", "enrolment", "graduation", "admission",
+    "mcat", "lsat", "gmat", "gre", "ielts", "toefl", "boards", "practical", "recital",
+    # work
+    "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
+    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
+    "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
+    "deployment", "sprint", "duty", "session", "start", "starting", "event",
+    # medical and care
+    "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
+    "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
+    "ultrasound", "biopsy", "procedure", "treatment", "chemo", "dialysis", "vaccination",
+    "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
+    "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
+    # travel
+    "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
+    "airport", "visa", "passport",
+    # sport and games
+    "game", "match", "race", "marathon", "tournament", "competition", "tryout", "playoff",
+    "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
+    "scrimmage", "raid", "speedrun",
+    # family and friends
+    "date", "party", "wedding", "shower", "reunion", "funeral", "memorial", "christening",
+    "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
+    "audition", "rehearsal", "festival", "gala", "prom", "sleepover", "playdate",
+    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
+    "drinks", "visit", "visiting", "camp", "camping",
+    # legal and bureaucracy
+    "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
+    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
+    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "delivery",
+    "installation", "citizenship", "naturalization", "naturalisation",
+    # pets
+    "vet", "groomer", "grooming", "neuter", "spay",
+})  # fmt: skip
+_EVENT_PAIRS = frozenset({
+    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
+    "road trip", "date night", "match day", "field trip", "open house", "open day",
+})  # fmt: skip
+_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
+_WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
+
+
+def _event_word(word: str) -> bool:
+    """Whether `word` names an event, in the singular or the plural."""
+    for stem in (
+        word,
+        word[:-1] if word.endswith("s") else "",
+        word[:-2] if word.endswith("es") else "",
+    ):
+        if stem in _EVENTS or (len(stem) > 6 and stem.endswith(_EVENT_ENDINGS)):
+            return True
+    return False
+
+
+def _event_among(words: Sequence[str]) -> int | None:
+    """Where the first word or pair of `words` naming an event is, or None."""
+    for i, word in enumerate(words):
+        if _event_word(word) or " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
+            return i
+    return None
+
+
+def _has_event(lowered: str) -> bool:
+    return _event_among(_WORD_EN.findall(lowered)) is not None
+
+
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
     r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
@@ -597,8 +663,13 @@ _CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # taken out), nobody else is named and it is not told as past.
 _EVENT_FIRST = re.compile(
     r"^(?:(?:and|so|but|oh|also|btw|well|ok|okay|ugh|yay)[\s,]+)*(?:(?:is|'?s|will\s+be)\s+)?"
-    r"(?:(?:the|a|an|that|big|final)\s+)*(?:[a-z-]+\s+)?" + _EVENT_EN.pattern
+    r"(?:(?:the|a|an|that|big|final)\s+)*"
 )
+# Words that end the noun an event's words begin with ("the neighbours are having a party").
+_NOT_NOUN = frozenset({
+    "is", "are", "was", "were", "be", "have", "has", "having", "had", "will", "and", "or", "to",
+    "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
+})  # fmt: skip
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow)'s)[a-z]+'s\s+(?!the\s|a\s|an\s)"
@@ -626,7 +697,7 @@ _NOW_IS = re.compile(
 )
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
-_MY_EVENT = re.compile(r"(?<![a-z])my\s+(?:[a-z]+\s+)?" + _EVENT_EN.pattern)
+_MY = re.compile(r"(?<![a-z])my\s+")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each)(?![a-z])|每|一般|通常|经常|总是|平时"
@@ -695,7 +766,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not _MY_EVENT.search(lowered):
+        if sentence.endswith(("?", "？")) and not _my_event(lowered):
             continue
         special = _SPECIAL.search(lowered)
         if special is not None:
@@ -749,7 +820,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if _HABIT.search(lowered):
             continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
         if not (
-            _EVENT_EN.search(lowered)
+            _has_event(lowered)
             or _EVENT_ZH.search(sentence)
             or _PLAN_EN.search(lowered)
             or _PLAN_ZH.search(sentence)
@@ -803,10 +874,21 @@ def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
 def _impersonal(rest: str) -> bool:
     """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
     an event to come: it begins with the event, names no one else, and is not told as past."""
-    return bool(
-        _EVENT_FIRST.match(rest.strip(_STRIP))
-        and not _OTHERS_EN.search(rest)
-        and not _PAST_EN.search(rest)
+    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest):
+        return False
+    stripped = rest.strip(_STRIP)
+    lead = _EVENT_FIRST.match(stripped)
+    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:4]
+    at = _event_among(words)
+    return at is not None and not _NOT_NOUN.intersection(words[:at])
+
+
+def _my_event(lowered: str) -> bool:
+    """Whether the sentence names the speaker's own event ("what should I wear to my
+    interview on Monday?")."""
+    return any(
+        _event_among(_WORD_EN.findall(lowered, m.end(), m.end() + 40)[:2]) is not None
+        for m in _MY.finditer(lowered)
     )
 
 
