@@ -37,7 +37,9 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   has it; not a position ("the 3rd time", "the 2nd floor": only before punctuation, the end,
   or a few words such as "at", "and", "is", "morning").
 * ISO-like: 2024-09-03, 2024/09/03, 2024.09.03 (the same separator twice; years 1900-2099).
-  Numeric D/M forms (3/4, 9/3/2024) are ambiguous and ignored.
+  Numeric forms are read only when plain and said as a date: "on 20/12", "is 12/20/2026"
+  (one number over 12 says which is the day); 3/4, 9/3/2024 are ambiguous and ignored, and
+  "got 9/20 on the quiz" is a score.
 * Chinese relative words: 今天 今日 今晚 今早 今夜 = today, 昨天 昨日 昨晚 昨夜 = -1,
   前天 = -2, 大前天 = -3, 明天 明日 明晚 明早 = +1, 后天 = +2, 大后天 = +3 (with guards for
   the words they hide in: 以前天天, 目前天气, 聪明天才, 然后天, 后天性...); "N天前",
@@ -550,6 +552,9 @@ _ALTERNATIVES = (
     # 2024-09-03, 2024/09/03, 2024.09.03.
     r"(?P<iso>(?<![0-9./-])(?P<is_y>(?:19|20)\d\d)(?P<is_sep>[-/.])(?P<is_m>\d{1,2})"
     r"(?P=is_sep)(?P<is_d>\d{1,2})(?![0-9])(?![./-]\d))",
+    # 20/12, 12/20/2026: a day and a month only one way round (20/12), after a date's words.
+    r"(?P<num>(?<![0-9./:-])(?P<nu_a>\d{1,2})/(?P<nu_b>\d{1,2})(?:/(?P<nu_y>(?:19|20)?\d\d))?"
+    r"(?![0-9])(?![./-]\d))",
     # [2024年]9月3日, 九月三号, 明年5月4日.
     rf"(?P<zh_md>{_NUM_BEFORE}(?:(?:(?P<zm_y>\d{{4}}|[\u3007零一二三四五六七八九]{{4}})"
     r"|(?P<zm_ry>去|今|明|(?<![以之目提从先])前))\s*年\s*)?"
@@ -632,7 +637,8 @@ _ZH_PATTERN = _pattern(
 # "on may 4"), not a verb ("we march 22 miles", "you may 4").
 _DATE_BEFORE = re.compile(
     r"(?:^|[,:(]|(?<![a-z])(?:is|'s|are|be|on|by|until|till|before|after|from|since|for|of|due"
-    r"|starting|through|thru|out|back|home))\s*$"
+    r"|starting|through|thru|out|back|home|monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun))\s*$"
 )
 # After a bare "May 3": a quantity, not a date.
 _QUANTITY_AFTER = re.compile(
@@ -1006,6 +1012,21 @@ def _iso(m: re.Match[str], today: date) -> date | None:
     return _make_date(int(m.group("is_y")), int(m.group("is_m")), int(m.group("is_d")))
 
 
+def _numeric(m: re.Match[str], today: date, ahead: bool) -> date | None:
+    """20/12 or 12/20: only when the order is plain (one number over 12) and the words before
+    it are a date's ("on 20/12", "is 12/20"): "got 9/20 on the quiz" is a score, "3/4" either."""
+    a, b = int(m.group("nu_a")), int(m.group("nu_b"))
+    if (a > 12) == (b > 12) or _QUANTITY_AFTER.match(m.string, m.end()):
+        return None
+    if not _DATE_BEFORE.search(m.string, 0, m.start()):
+        return None
+    month, day = (b, a) if a > 12 else (a, b)
+    year = m.group("nu_y")
+    if year is not None:
+        return _make_date(int(year) + (2000 if len(year) == 2 else 0), month, day)
+    return (_coming_month_day if ahead else _recent_month_day)(today, month, day)
+
+
 def _zh_md(m: re.Match[str], today: date, ahead: bool) -> date | None:
     month, day = _zh_int(m.group("zm_m")), _zh_int(m.group("zm_d"))
     if month is None or day is None:
@@ -1343,6 +1364,8 @@ def _resolve(m: re.Match[str], today: date, original: str, ahead: bool) -> date 
         return _en_month_day(m, today, original, "ed", ahead)
     if kind == "iso":
         return _iso(m, today)
+    if kind == "num":
+        return _numeric(m, today, ahead)
     if kind == "zh_md":
         return _zh_md(m, today, ahead)
     if kind == "zh_mo":
@@ -1610,14 +1633,14 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
 
 
 # Days named by month and day, perhaps without a year.
-_YEARLESS_KINDS = frozenset({"en_md", "en_dm", "zh_md"})
+_YEARLESS_KINDS = frozenset({"en_md", "en_dm", "zh_md", "num"})
 # Spans that run up to now, looking back: never a due date.
 _BACKWARD_KINDS = frozenset({"en_few", "en_past", "en_recent", "zh_few", "zh_recent"})
 
 
 def _no_year(m: re.Match[str]) -> bool:
     groups = m.groupdict()
-    return all(groups.get(name) is None for name in ("em_year", "ed_year", "zm_y", "zm_ry"))
+    return all(groups.get(name) is None for name in ("em_year", "ed_year", "zm_y", "zm_ry", "nu_y"))
 
 
 def _since(lowered: str, m: re.Match[str], floor: int) -> tuple[int, int] | None:

@@ -1375,6 +1375,30 @@ def test_a_lowercase_march_or_may_with_a_day_after_a_dates_words_is_a_date(
     assert [m.day for m in find_dates(text, now)] == [past]
 
 
+@pytest.mark.parametrize(
+    ("text", "coming", "past"),
+    [
+        ("my exam is on 20/12", date(2026, 12, 20), date(2025, 12, 20)),
+        ("the flight is 12/20", date(2026, 12, 20), date(2025, 12, 20)),
+        ("due 1/15", date(2027, 1, 15), date(2026, 1, 15)),
+    ],
+)
+def test_a_numeric_date_only_one_way_round_and_said_as_a_date_is_read(
+    text: str, coming: date, past: date
+) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert [m.day for m in future_spans(text, now)] == [coming]
+    assert [(m.day, m.yearless) for m in find_dates(text, now)] == [(past, True)]
+
+
+@pytest.mark.parametrize(
+    "text", ["got 9/20 on the quiz", "on 3/4", "12/20 people came", "on 9/3/2024", "18/20"]
+)
+def test_a_numeric_date_either_way_round_or_a_score_is_no_date(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []
+
+
 @pytest.mark.parametrize("text", ["we march 22 miles", "you may 4 get in", "they march 10 km"])
 def test_a_lowercase_march_or_may_as_a_verb_is_no_date(text: str) -> None:
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)

@@ -382,6 +382,19 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("my colonoscopy is on monday", "follow_up", datetime(2026, 12, 7, 18)),
         ("mammogram tuesday morning", "follow_up", datetime(2026, 12, 8, 12)),
         ("raid with the guild tonight at 9", "follow_up", datetime(2026, 12, 4, 0)),
+        # Plain numeric dates, a dotted clock time that ends no sentence, spoken Chinese days.
+        ("my exam is on 20/12", "follow_up", datetime(2026, 12, 20, 18)),
+        ("meeting with my manager tomorrow at 8.30pm", "follow_up", datetime(2026, 12, 4, 23, 30)),
+        ("明儿要去医院", "follow_up", datetime(2026, 12, 4, 18)),
+        ("后儿有个考试", "follow_up", datetime(2026, 12, 5, 18)),
+        # Events by a plan's shape, whatever their name: "I have X", "X is at 3", X定在.
+        ("i have karaoke on friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the bake sale is at 3 tomorrow", "follow_up", datetime(2026, 12, 4, 18)),
+        ("年终总结定在下周二", "follow_up", datetime(2026, 12, 8, 18)),
+        ("我老婆下周五生孩子", "follow_up", datetime(2026, 12, 11, 18)),
+        # Family's events, told without "my"; a special day on a bare ordinal is the coming one.
+        ("sister's baby shower is the 19th", "follow_up", datetime(2026, 12, 19, 18)),
+        ("my anniversary is on the 28th", "special_day", datetime(2026, 12, 28, 9)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -411,6 +424,11 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "I usually go to the gym at 7",
         "the 14th was such a good day",
         "we sat at 8 and talked for hours",
+        "if i had an interview tomorrow i'd be so nervous",
+        "如果明天下雨我就不去了",
+        "tonight i'm just gonna chill",
+        "i scored 18/20 on friday's quiz",
+        "i have time on friday if you want to hang",
         "the neighbours are having a party tomorrow",
     ],
 )

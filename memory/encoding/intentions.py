@@ -17,16 +17,19 @@ remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever e
 tomorrow.
 
 `spot` is the same reading without a model (the encoder's fallback, and the offline model's
-answer): a user's sentence about themselves (or about an event, naming no one: "the dentist
-is tomorrow"; or leaving its "I" out: "got a date friday") naming a day to come (chat's
-"tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th") and an
-event, by its name (a broad lexicon of school, work, medical, travel, sport, family, legal,
-pet and gaming events, singular or plural, and endings such as "-athon", "-scopy") or told
-as a plan ("we're going camping", 下下周要去实习), or asking to be reminded (at a
-day, a clock time, or "in two hours"), or naming their birthday: always the speaker's own. Not
-read: questions (but about "my interview"), negations, goodbyes, habits ("every", 一般), what
-is told as done, the time now ("it's almost midnight"), and a friend's or colleague's own event
-("my friend has an exam tomorrow", 我朋友明天考试).
+answer): a user's sentence about themselves (or about an event, naming no one or family:
+"the dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a
+date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a
+week from Monday", "the 14th", 明儿) and an event, by its name (a broad lexicon of school,
+work, medical, travel, sport, family, legal, pet and gaming events, singular or plural, and
+endings such as "-athon", "-scopy") or by a plan's shape, whatever its name ("we're going
+camping", "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习,
+述职定在下周二), or asking to be reminded (at a day, a clock time, or "in two hours"), or
+naming their birthday: always the speaker's own. Not read: questions (but about "my
+interview"), negations, goodbyes, habits ("every", 一般), what is only imagined ("if I had an
+interview tomorrow", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
+time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
+exam tomorrow", 我朋友明天考试).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -125,6 +128,9 @@ _CHAT_DAYS = re.compile(
     r"|(?P<tonight>tonite|2nite))(?![a-z])",
     re.IGNORECASE,
 )
+# Spoken Chinese days: 明儿, 后儿个, 今儿.
+_SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
+_SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
 # A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
 # it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
@@ -164,6 +170,7 @@ def _normalised(words: str) -> str:
     "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
     as "on Friday" (the coming one)."""
     words = _BARE_WEEKEND.sub("这周末", words)
+    words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     lowered = words.lower()
@@ -550,7 +557,8 @@ def _folded(what: str) -> str:
 
 # --- the local reading -------------------------------------------------------------------------
 
-_SENTENCES = re.compile(r"[^.!?;。！？；\n]+[.!?。！？]*")
+# Sentences; a dot between digits ("8.30pm", "7.45") ends none.
+_SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
 _REMIND = re.compile(
     r"(?<![a-z])remind\s+me\s+(?:to\s+|about\s+|that\s+)?(?P<en>.+)|提醒我(?:一下)?[，,]?(?P<zh>.+)"
@@ -635,7 +643,11 @@ def _has_event(lowered: str) -> bool:
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
     r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
-    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去"
+    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
+    # care, family, bureaucracy, work, pets
+    r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
+    r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
+    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
 _NOT_EVENT = re.compile(
@@ -670,11 +682,22 @@ _NOT_NOUN = frozenset({
     "is", "are", "was", "were", "be", "have", "has", "having", "had", "will", "and", "or", "to",
     "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
 })  # fmt: skip
+# Family and pets: their events are the user's concern ("sister's baby shower is the 19th").
+_KIN = (
+    r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
+    r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
+    r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
+    r"|cousin|family|dog|cat|puppy|kitten|pup"
+)
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
-    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow)'s)[a-z]+'s\s+(?!the\s|a\s|an\s)"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
+    r"(?!the\s|a\s|an\s)"
 )
-_PAST_EN = re.compile(r"(?<![a-z])(?:was|were|went|had|did|got|ago)(?![a-z])")
+_PAST_EN = re.compile(
+    r"(?<![a-z])(?:was|were|went|had|did|got|ago|scored|finished|passed|failed|lost|won|saw|met"
+    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed)(?![a-z])"
+)
 _OTHERS_ZH = re.compile(r"[你他她它您]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
@@ -698,6 +721,11 @@ _NOW_IS = re.compile(
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
+# What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
+_UNREAL = re.compile(
+    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
+    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd)(?![a-z])|如果|要是|假如|万一|的话"
+)
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each)(?![a-z])|每|一般|通常|经常|总是|平时"
@@ -711,17 +739,31 @@ _FUTURE_EN = re.compile(
 )
 # Words of a plan: an event the words have no entry for is still one ("we're going camping",
 # "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
+# "I have X": no plan when X is time or nothing, or routine.
+_NOT_HAD = r"(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got|it|some)(?![a-z])"
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
-    r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?:a|an|my|our|the|\d+|two|three|"
-    r"[a-z]+\s+(?:duty|class|practice|training|session|test|exam))|got\s+(?:a|an|my))"
-    r"(?![a-z])"
+    r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
+    r"|got\s+(?:a|an|my))(?![a-z])"
+)
+# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep".
+_IDLE = re.compile(
+    r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing)(?![a-z])"
+)
+# An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
+# "the movers are coming", "my viva is set for".
+_SCHEDULED = re.compile(
+    r"(?:(?:the|my|our|a|an)\s+)?(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
+    r"|now|weather|forecast|store|shop)(?![a-z]))[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}\s+"
+    r"(?:is|'s|are|'re|will\s+be)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
+    r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
     r"要|得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
-    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去"
+    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
 
@@ -770,7 +812,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             continue
         special = _SPECIAL.search(lowered)
         if special is not None:
-            days = find_dates(sentence, now) or future_spans(sentence, now)
+            # The coming day first: "my anniversary is on the 28th" is this month's.
+            days = future_spans(sentence, now) or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
                 what = special.group("en") or special.group("zh")
@@ -817,10 +860,14 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             and not _PLAN_ZH.search(sentence)
         ):
             continue  # 今天开会开了一整天
-        if _HABIT.search(lowered):
+        if _HABIT.search(lowered) or _UNREAL.search(lowered):
             continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+        rest = _without(sentence, mention.text)
+        if _IDLE.search(lowered) and not _has_event(lowered):
+            continue  # "tonight i'm just gonna chill"
         if not (
-            _has_event(lowered)
+            _scheduled(rest)
+            or _has_event(lowered)
             or _EVENT_ZH.search(sentence)
             or _PLAN_EN.search(lowered)
             or _PLAN_ZH.search(sentence)
@@ -853,6 +900,8 @@ def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
     clock = clock_time(sentence)
     if clock is None or _NEGATED.search(lowered) or _HABIT.search(lowered):
         return []
+    if _UNREAL.search(lowered):
+        return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
     chinese = _CHINESE.search(sentence) is not None
@@ -877,10 +926,21 @@ def _impersonal(rest: str) -> bool:
     if _OTHERS_EN.search(rest) or _PAST_EN.search(rest):
         return False
     stripped = rest.strip(_STRIP)
+    if _scheduled(stripped):
+        return True
     lead = _EVENT_FIRST.match(stripped)
     words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:4]
     at = _event_among(words)
     return at is not None and not _NOT_NOUN.intersection(words[:at])
+
+
+def _scheduled(rest: str) -> bool:
+    """Whether the sentence, its day's words taken out (`rest`), is an event told by its shape:
+    a noun, "is", and the clock time at most ("the bake sale is at 3")."""
+    clock = clock_time(rest)
+    if clock is not None:
+        rest = f"{rest[: clock.start]} {rest[clock.end :]}"
+    return _SCHEDULED.fullmatch(" ".join(rest.lower().split()).strip(_STRIP)) is not None
 
 
 def _my_event(lowered: str) -> bool:
