@@ -395,6 +395,7 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         # Family's events, told without "my"; a special day on a bare ordinal is the coming one.
         ("sister's baby shower is the 19th", "follow_up", datetime(2026, 12, 19, 18)),
         ("my anniversary is on the 28th", "special_day", datetime(2026, 12, 28, 9)),
+        ("signed up for a pottery class next tuesday", "follow_up", datetime(2026, 12, 8, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -429,6 +430,9 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "tonight i'm just gonna chill",
         "i scored 18/20 on friday's quiz",
         "i have time on friday if you want to hang",
+        "i have a headache today",
+        "i have a feeling tomorrow will be rough",
+        "trash day is tuesday",
         "the neighbours are having a party tomorrow",
     ],
 )

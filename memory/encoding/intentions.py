@@ -712,7 +712,7 @@ _THEIRS = re.compile(
 _IMPLIED_I = re.compile(
     r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting)(?![a-z])"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled)(?![a-z])"
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -739,8 +739,12 @@ _FUTURE_EN = re.compile(
 )
 # Words of a plan: an event the words have no entry for is still one ("we're going camping",
 # "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
-# "I have X": no plan when X is time or nothing, or routine.
-_NOT_HAD = r"(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got|it|some)(?![a-z])"
+# "I have X": no plan when X is time or nothing, routine, or how the user feels.
+_NOT_HAD = (
+    r"(?:(?:a|an)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got|it"
+    r"|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
+    r"|kids?|dog|cat)(?![a-z])"
+)
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
@@ -748,16 +752,19 @@ _PLAN_EN = re.compile(
     r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|got\s+(?:a|an|my))(?![a-z])"
 )
-# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep".
+# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
+# or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing)(?![a-z])"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing"
+    r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
+    r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop)(?![a-z]))[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}\s+"
+    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday)(?![a-z]))[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}\s+"
     r"(?:is|'s|are|'re|will\s+be)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
