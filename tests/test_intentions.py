@@ -396,6 +396,15 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("sister's baby shower is the 19th", "follow_up", datetime(2026, 12, 19, 18)),
         ("my anniversary is on the 28th", "special_day", datetime(2026, 12, 28, 9)),
         ("signed up for a pottery class next tuesday", "follow_up", datetime(2026, 12, 8, 18)),
+        ("can't wait for the concert on saturday", "follow_up", datetime(2026, 12, 5, 18)),
+        # Said in some hours, or at a time with no plan's word but the event's.
+        ("exam in 2 hours aaah", "follow_up", datetime(2026, 12, 3, 20)),
+        ("晚上7点半电影开场", "follow_up", datetime(2026, 12, 3, 22, 30)),
+        ("三天后出成绩", "follow_up", datetime(2026, 12, 6, 18)),
+        # A question for advice, "not until", and a move to a day to come still tell the event.
+        ("interview at 2pm on monday, any tips?", "follow_up", datetime(2026, 12, 7, 17)),
+        ("my exam is not until friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the exam got moved to next week", "follow_up", datetime(2026, 12, 13, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -433,6 +442,9 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "i have a headache today",
         "i have a feeling tomorrow will be rough",
         "trash day is tuesday",
+        "i was supposed to have an exam tomorrow but it got moved",
+        "昨天晚上8点的比赛太精彩了",
+        "we sat down at 7 for dinner",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -647,15 +647,18 @@ _EVENT_ZH = re.compile(
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
-    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版"
+    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
+    r"出分|放榜|查分|直播"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
+# ("not until Friday" is no negation: it says when.)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not|don't|didn't|won't|never|cancel(?:l?ed)?)(?![a-z])|没|不用|取消"
+    r"(?<![a-z])(?:no|not(?!\s+(?:until|till|til)(?![a-z]))|don't|didn't|won't|never"
+    r"|cancel(?:l?ed)?)(?![a-z])|没|不用|取消"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -696,7 +699,10 @@ _OTHERS_EN = re.compile(
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|got|ago|scored|finished|passed|failed|lost|won|saw|met"
-    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed)(?![a-z])"
+    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
+    r"|spent|bought|told)(?![a-z])"
+    # Moved to a day to come: "the exam got moved to next week".
+    r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
 _OTHERS_ZH = re.compile(r"[你他她它您]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
@@ -712,7 +718,8 @@ _THEIRS = re.compile(
 _IMPLIED_I = re.compile(
     r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled)(?![a-z])"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading)(?![a-z])"
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -721,10 +728,17 @@ _NOW_IS = re.compile(
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
+# A question asking for advice on an event told before it: "interview at 2pm on monday, any
+# tips?", 周五面试，有什么建议吗？
+_ADVICE = re.compile(
+    r"[,，]\s*(?:any\s+(?:tips|advice|ideas|suggestions)|what\s+should\s+i|how\s+(?:should|do)\s+i"
+    r"|有什么建议|怎么准备|有啥建议)"
+)
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
-    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd)(?![a-z])|如果|要是|假如|万一|的话"
+    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to)(?![a-z])"
+    r"|如果|要是|假如|万一|的话"
 )
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
@@ -815,7 +829,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not _my_event(lowered):
+        if sentence.endswith(("?", "？")) and not (_my_event(lowered) or _ADVICE.search(lowered)):
             continue
         special = _SPECIAL.search(lowered)
         if special is not None:
@@ -835,7 +849,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             if remind is not None:  # "remind me at 9pm to...", "in two hours"
                 found.extend(_timed_reminder(sentence, remind))
             else:  # 下午四点要去银行: today, at a time still to come
-                found.extend(_timed_plan(sentence, lowered))
+                found.extend(_timed_plan(sentence, lowered, now))
             continue
         mention = mentions[0]
         start = mention.start
@@ -901,11 +915,13 @@ def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
     return [Spotted("reminder", what, words)] if what else []
 
 
-def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
-    """An event at a clock time with no day named, told as the user's plan (下午四点要去银行,
-    "I'm meeting Sam at 7"): today's, or tomorrow's once the hour is gone."""
+def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
+    """An event at a clock time or in some hours with no day named, told as the user's plan
+    (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
+    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
     clock = clock_time(sentence)
-    if clock is None or _NEGATED.search(lowered) or _HABIT.search(lowered):
+    later = _IN_HOURS.search(sentence) if clock is None else None
+    if (clock is None and later is None) or _NEGATED.search(lowered) or _HABIT.search(lowered):
         return []
     if _UNREAL.search(lowered):
         return []
@@ -917,12 +933,22 @@ def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
         or _IMPLIED_I.match(lowered)
         or (chinese and not _OTHERS_ZH.search(sentence))
     )
-    planned = _PLAN_ZH.search(sentence) if chinese else _PLAN_EN.search(lowered)
+    if clock is not None:
+        start, end = clock.start, clock.end
+    elif later is not None:
+        start, end = later.span()
+    words = sentence[start:end]
+    if chinese:
+        planned = bool(_PLAN_ZH.search(sentence) or _EVENT_ZH.search(sentence))
+    else:  # an event named, or a plan told ("meeting at 3", "exam in 2 hours")
+        own = own or _impersonal(_without(sentence, words).lower())
+        planned = bool(_PLAN_EN.search(lowered)) or _has_event(lowered)
     if not own or not planned or _THEIRS.search(lowered):
         return []
-    if _NOW_IS.search(lowered[: clock.start]):
+    if any(m.day < now.date() for m in find_dates(sentence, now)):
+        return []
+    if _NOW_IS.search(lowered[:start]):
         return []  # "it's almost midnight": the time now, no plan
-    words = sentence[clock.start : clock.end]
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
