@@ -405,6 +405,11 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("interview at 2pm on monday, any tips?", "follow_up", datetime(2026, 12, 7, 17)),
         ("my exam is not until friday", "follow_up", datetime(2026, 12, 4, 18)),
         ("the exam got moved to next week", "follow_up", datetime(2026, 12, 13, 18)),
+        ("Got my smear test on the 14th, not looking forward to it", "follow_up",
+         datetime(2026, 12, 14, 18)),
+        ("Flight's at 6am tomorrow so early night for me", "follow_up", datetime(2026, 12, 4, 9)),
+        ("大后天回老家", "follow_up", datetime(2026, 12, 6, 18)),
+        ("reminder to self: dentist wed 3pm", "reminder", datetime(2026, 12, 9, 15)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -445,6 +450,7 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "i was supposed to have an exam tomorrow but it got moved",
         "昨天晚上8点的比赛太精彩了",
         "we sat down at 7 for dinner",
+        "明天降温了记得穿厚点",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -24,7 +24,8 @@ week from Monday", "the 14th", 明儿) and an event, by its name (a broad lexico
 work, medical, travel, sport, family, legal, pet and gaming events, singular or plural, and
 endings such as "-athon", "-scopy") or by a plan's shape, whatever its name ("we're going
 camping", "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习,
-述职定在下周二), or asking to be reminded (at a day, a clock time, or "in two hours"), or
+述职定在下周二), or asking to be reminded ("remind me", "note to self:"; at a day, a clock
+time, or "in two hours"), or
 naming their birthday: always the speaker's own. Not read: questions (but about "my
 interview"), negations, goodbyes, habits ("every", 一般), what is only imagined ("if I had an
 interview tomorrow", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
@@ -561,7 +562,9 @@ def _folded(what: str) -> str:
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
 _REMIND = re.compile(
-    r"(?<![a-z])remind\s+me\s+(?:to\s+|about\s+|that\s+)?(?P<en>.+)|提醒我(?:一下)?[，,]?(?P<zh>.+)"
+    r"(?<![a-z])(?:remind\s+me\s+(?:to\s+|about\s+|that\s+)?"
+    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:\s*)(?P<en>.+)"
+    r"|提醒我(?:一下)?[，,]?(?P<zh>.+)"
 )
 _SPECIAL = re.compile(
     r"(?<![a-z])(?:(?:my|our)\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday)))"
@@ -606,7 +609,7 @@ _EVENTS = frozenset({
     "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation",
     # pets
-    "vet", "groomer", "grooming", "neuter", "spay",
+    "vet", "groomer", "grooming", "neuter", "spay", "jury", "smear", "mot",
 })  # fmt: skip
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
@@ -617,7 +620,8 @@ _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
 
 
 def _event_word(word: str) -> bool:
-    """Whether `word` names an event, in the singular or the plural."""
+    """Whether `word` names an event, in the singular or the plural ("flight's": "is")."""
+    word = word[:-2] if word.endswith(("'s", "\u2019s")) else word
     for stem in (
         word,
         word[:-1] if word.endswith("s") else "",
@@ -648,16 +652,17 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播"
+    r"出分|放榜|查分|直播|回老家|陪审"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
-# ("not until Friday" is no negation: it says when.)
+# ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not(?!\s+(?:until|till|til)(?![a-z]))|don't|didn't|won't|never"
+    r"(?<![a-z])(?:no|not(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)(?![a-z]))"
+    r"|don't|didn't|won't|never"
     r"|cancel(?:l?ed)?)(?![a-z])|没|不用|取消"
 )
 _LEAD_EN = re.compile(
@@ -695,7 +700,8 @@ _KIN = (
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
-    r"(?!the\s|a\s|an\s)"
+    # "flight's at 6": "is", no one's
+    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|got|ago|scored|finished|passed|failed|lost|won|saw|met"
@@ -783,7 +789,7 @@ _SCHEDULED = re.compile(
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"要|得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
