@@ -1482,7 +1482,9 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     zh = _CLOCK_ZH.search(text)
     if en is not None and (zh is None or en.start() <= zh.start()):
         said = _english_clock(en, lowered, hours)
-        span = en.span()
+        tail = _CLOCK_TAIL.match(lowered, en.end())
+        # "at 10:30 pm": the words run to the "pm".
+        span = (en.start(), tail.end()) if tail is not None and tail.group("ap") else en.span()
     elif zh is not None:
         said = _chinese_clock(zh, text, hours)
         span = zh.span()

@@ -1310,6 +1310,12 @@ def test_a_clock_times_words_are_where_it_was_said() -> None:
     assert said is not None and text[said.start : said.end] == "3pm"
 
 
+def test_a_clock_times_words_run_to_its_am_or_pm() -> None:
+    text = "dinner at 8 pm on friday"
+    said = clock_time(text)
+    assert said is not None and text[said.start : said.end] == "at 8 pm"
+
+
 @pytest.mark.parametrize(
     ("text", "hours", "expected"),
     [

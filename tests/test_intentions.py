@@ -410,6 +410,11 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("Flight's at 6am tomorrow so early night for me", "follow_up", datetime(2026, 12, 4, 9)),
         ("大后天回老家", "follow_up", datetime(2026, 12, 6, 18)),
         ("reminder to self: dentist wed 3pm", "reminder", datetime(2026, 12, 9, 15)),
+        # An evening's event at an hour without am or pm is in the evening.
+        ("dinner with the in-laws tomorrow around 7", "follow_up", datetime(2026, 12, 4, 22)),
+        ("drinks at 8 on friday", "follow_up", datetime(2026, 12, 4, 23)),
+        ("i have a party at 8", "follow_up", datetime(2026, 12, 3, 23)),
+        ("breakfast meeting at 8 tomorrow", "follow_up", datetime(2026, 12, 4, 11)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(

@@ -25,12 +25,13 @@ work, medical, travel, sport, family, legal, pet and gaming events, singular or 
 endings such as "-athon", "-scopy") or by a plan's shape, whatever its name ("we're going
 camping", "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习,
 述职定在下周二), or asking to be reminded ("remind me", "note to self:"; at a day, a clock
-time, or "in two hours"), or
-naming their birthday: always the speaker's own. Not read: questions (but about "my
-interview"), negations, goodbyes, habits ("every", 一般), what is only imagined ("if I had an
-interview tomorrow", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
-time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
-exam tomorrow", 我朋友明天考试).
+time, or "in two hours"), or naming their birthday: always the speaker's own. An evening's
+event at an hour without am or pm ("dinner at 7") is at that hour of the evening. Not read:
+questions (but about "my interview" or asking for tips), negations, goodbyes, habits
+("every", 一般), what is only imagined ("if I had an interview tomorrow", 如果), idling
+("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
+midnight"), and a friend's or colleague's own event ("my friend has an exam tomorrow",
+我朋友明天考试).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -158,6 +159,15 @@ _IN_HOURS = re.compile(
 )
 
 
+# Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
+_EVENING = re.compile(
+    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date\s+night"
+    r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
+)
+_MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
+
+
 def _short_weekday(m: re.Match[str]) -> str:
     if m.group("lead") is None and m.group("part") is None and m.group("clock") is None:
         return m.group()
@@ -179,7 +189,21 @@ def _normalised(words: str) -> str:
         before = lowered[: bare.start()]
         if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return words
+    return _evening(words)
+
+
+def _evening(words: str) -> str:
+    """`words` with "pm" after an hour read as the morning's when it is an evening's event's
+    ("dinner at 7", "drinks around 8")."""
+    lowered = words.lower()
+    if not _EVENING.search(lowered) or _MORNING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or not 7 <= clock.at.hour < 12:
+        return words
+    if _AM.search(lowered, clock.start, clock.end + 14):
+        return words  # "at 7am", "at 8 in the morning"
+    return f"{words[: clock.end]} pm{words[clock.end :]}"
 
 
 def _in_hours(words: str, now: datetime) -> datetime | None:
