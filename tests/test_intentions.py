@@ -415,6 +415,9 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("drinks at 8 on friday", "follow_up", datetime(2026, 12, 4, 23)),
         ("i have a party at 8", "follow_up", datetime(2026, 12, 3, 23)),
         ("breakfast meeting at 8 tomorrow", "follow_up", datetime(2026, 12, 4, 11)),
+        ("first day at the new job tomorrow", "follow_up", datetime(2026, 12, 4, 18)),
+        ("finally seeing the specialist next wk", "follow_up", datetime(2026, 12, 13, 18)),
+        ("我们下个月3号搬新家", "follow_up", datetime(2027, 1, 3, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -456,6 +459,8 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "昨天晚上8点的比赛太精彩了",
         "we sat down at 7 for dinner",
         "明天降温了记得穿厚点",
+        "let's grab lunch tomorrow",
+        "i have to wake up at 6 tomorrow ugh",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -133,6 +133,8 @@ _CHAT_DAYS = re.compile(
 # Spoken Chinese days: 明儿, 后儿个, 今儿.
 _SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
 _SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
+# Chat's "wk", "wknd": week, weekend.
+_CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
 # A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
 # it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
@@ -183,6 +185,7 @@ def _normalised(words: str) -> str:
     words = _BARE_WEEKEND.sub("这周末", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
@@ -638,6 +641,7 @@ _EVENTS = frozenset({
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
     "road trip", "date night", "match day", "field trip", "open house", "open day",
+    "first day", "new job",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -676,7 +680,7 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
 _NOT_EVENT = re.compile(
@@ -767,7 +771,8 @@ _ADVICE = re.compile(
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
-    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to)(?![a-z])"
+    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
+    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we)(?![a-z])"
     r"|如果|要是|假如|万一|的话"
 )
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
@@ -800,7 +805,7 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
     r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
     r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
 )
