@@ -115,10 +115,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
   noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
   凌晨 0-6.
-* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "9 o'clock",
-  "at 8", "8ish", "half past 7", "half 8" (British: half past), "quarter to 8", "noon",
-  "midnight", "at eight", 下午3点, 晚上八点半,
-  明晚8点, 3点15分, 八点三刻): the first one said. An hour without am or pm is read in the part
+* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
+  quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
+  7", "half 8" (British: half past), "quarter to 8", "noon", "midnight", "at eight", 下午3点,
+  晚上八点半, 明晚8点, 3点15分, 八点三刻): the first one said, its words running to its am or
+  pm. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
   is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
@@ -1432,7 +1433,7 @@ _NOT_A_TIME = (
     r"(?![a-z]))"
 )
 _CLOCK_EN = re.compile(
-    r"(?<![a-z0-9:.])(?:"
+    r"(?<![a-z0-9:.$\u00a3\u20ac\u00a5])(?:"
     r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
     rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
     rf"|(?P<half>half|(?:a\s+)?quarter)\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
@@ -1440,12 +1441,14 @@ _CLOCK_EN = re.compile(
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
-    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})(?:[:.](?P<m3>\d\d))?"
+    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})"
+    r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
-    r"|(?P<h6>\d{1,2}):(?P<m6>\d\d)(?![\d:])"
+    r"|(?P<h6>\d{1,2})(?::(?P<m6>\d\d)|\.(?P<m7>00|15|30|45))(?![\d:])(?!\.\d)"
     r")"
 )
+_WORD_MINUTES = {"fifte": 15, "thirt": 30, "forty": 45}  # "six thirty", "at 7 forty-five"
 # A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
 _CLOCK_TAIL = re.compile(
     r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
@@ -1527,7 +1530,9 @@ def _english_clock(
     else:
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
-        minute = int(m.group("m3") or m.group("m6") or 0)
+        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(
+            (m.group("mw") or "")[:5], 0
+        )
         if hour > 12:  # 15:30: the 24-hour clock says it all
             return hour, minute
     tail = _CLOCK_TAIL.match(lowered, m.end())

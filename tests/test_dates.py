@@ -1296,6 +1296,9 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("remind me at half 6", time(18, 30)),
         ("dinner at 8.30pm", time(20, 30)),
         ("the train is at 7.45", time(7, 45)),
+        ("interview tomorrow 3.30", time(15, 30)),
+        ("at six thirty", time(18, 30)),
+        ("at 7 forty-five", time(7, 45)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1336,7 +1339,8 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
 @pytest.mark.parametrize(
     "text",
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
-     "at 5 km", "half an hour", "half 2 people", "half 13"],
+     "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
+     "version 2.15.1"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None

@@ -418,6 +418,9 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("first day at the new job tomorrow", "follow_up", datetime(2026, 12, 4, 18)),
         ("finally seeing the specialist next wk", "follow_up", datetime(2026, 12, 13, 18)),
         ("我们下个月3号搬新家", "follow_up", datetime(2027, 1, 3, 18)),
+        # A weekday after a word ending in "on" is still alone; half an hour more.
+        ("dinner reservation saturday 8:30", "follow_up", datetime(2026, 12, 5, 23, 30)),
+        ("remind me in an hour and a half to stretch", "reminder", datetime(2026, 12, 3, 16, 30)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(

@@ -121,7 +121,7 @@ _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?:(?:this|next|last|on|coming|past|since)\s+)$")
+_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since)\s+)$")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
@@ -155,7 +155,8 @@ _WEEK_FROM = re.compile(r"(?<![a-z])(?:a|one)\s+week\s+from\s+$", re.IGNORECASE)
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 _IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
-    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?![a-z])"
+    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
+    r"(?![a-z])"
     r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
     re.IGNORECASE,
 )
@@ -227,6 +228,7 @@ def _in_hours(words: str, now: datetime) -> datetime | None:
     minutes = unit.startswith(("min", "分"))
     if not count:
         return None
+    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
     return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
 
 
