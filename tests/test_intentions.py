@@ -421,6 +421,11 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         # A weekday after a word ending in "on" is still alone; half an hour more.
         ("dinner reservation saturday 8:30", "follow_up", datetime(2026, 12, 5, 23, 30)),
         ("remind me in an hour and a half to stretch", "reminder", datetime(2026, 12, 3, 16, 30)),
+        # A negation in another clause denies nothing of the event; "X due", "grandad's 90th".
+        ("the funeral is on tuesday, i don't know how i'll cope", "follow_up",
+         datetime(2026, 12, 8, 18)),
+        ("tax return due on the 31st, must do it", "follow_up", datetime(2026, 12, 31, 18)),
+        ("grandad's 90th is on sunday", "follow_up", datetime(2026, 12, 6, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -464,6 +469,9 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "明天降温了记得穿厚点",
         "let's grab lunch tomorrow",
         "i have to wake up at 6 tomorrow ugh",
+        "my ex is getting married on saturday lol good for her",
+        "my manager's presentation is tomorrow",
+        "i'm thinking about maybe going to the gym tomorrow",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -28,10 +28,11 @@ camping", "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下�
 time, or "in two hours"), or naming their birthday: always the speaker's own. An evening's
 event at an hour without am or pm ("dinner at 7") is at that hour of the evening. Not read:
 questions (but about "my interview" or asking for tips), negations, goodbyes, habits
-("every", 一般), what is only imagined ("if I had an interview tomorrow", 如果), idling
-("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
-midnight"), and a friend's or colleague's own event ("my friend has an exam tomorrow",
-我朋友明天考试).
+("every", 一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe",
+如果), idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's
+almost midnight"), and a friend's or colleague's own event ("my friend has an exam tomorrow", "my
+manager's presentation", 我朋友明天考试). A negation or a doubt counts in the clause of the
+day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -612,7 +613,7 @@ _EVENTS = frozenset({
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
     "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
-    "deployment", "sprint", "duty", "session", "start", "starting", "event",
+    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax",
     # medical and care
     "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -725,10 +726,10 @@ _KIN = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|dog|cat|puppy|kitten|pup"
+    r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
 _OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
+    r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it's|there|who)(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
@@ -746,8 +747,9 @@ _OTHERS_ZH = re.compile(r"[你他她它您]")
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss)\s+(?:has|have|is|are|will|'s\s+(?:got"
-    r"|going|having))(?![a-z])"
+    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
@@ -774,7 +776,8 @@ _ADVICE = re.compile(
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
     r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
-    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we)(?![a-z])"
+    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
+    r"|might)(?![a-z])"
     r"|如果|要是|假如|万一|的话"
 )
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
@@ -815,8 +818,9 @@ _IDLE = re.compile(
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday)(?![a-z]))[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}\s+"
-    r"(?:is|'s|are|'re|will\s+be)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
+    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday)(?![a-z]))"
+    r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
+    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
@@ -908,7 +912,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         )
         if not own and not _impersonal(_without(sentence, mention.text).lower()):
             continue
-        if _NEGATED.search(lowered) or _THEIRS.search(sentence.lower()):
+        clause = _clause(lowered, mention.start)
+        if _NEGATED.search(clause) or _THEIRS.search(sentence.lower()):
             continue
         if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
             continue  # "we went to a concert on friday"
@@ -918,7 +923,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             and not _PLAN_ZH.search(sentence)
         ):
             continue  # 今天开会开了一整天
-        if _HABIT.search(lowered) or _UNREAL.search(lowered):
+        if _HABIT.search(lowered) or _UNREAL.search(clause):
             continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
         rest = _without(sentence, mention.text)
         if _IDLE.search(lowered) and not _has_event(lowered):
@@ -958,9 +963,10 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
     clock = clock_time(sentence)
     later = _IN_HOURS.search(sentence) if clock is None else None
-    if (clock is None and later is None) or _NEGATED.search(lowered) or _HABIT.search(lowered):
+    if (clock is None and later is None) or _HABIT.search(lowered):
         return []
-    if _UNREAL.search(lowered):
+    clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
+    if _NEGATED.search(clause) or _UNREAL.search(clause):
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
@@ -988,6 +994,21 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []  # "it's almost midnight": the time now, no plan
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
+
+
+# Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
+# of the funeral.
+_CLAUSE_END = re.compile(r"[,，;；:]|\s(?:but|though|although)\s|但是|不过|可是")
+
+
+def _clause(lowered: str, at: int) -> str:
+    """The clause of the sentence (`lowered`) that position `at` is in."""
+    start = 0
+    for end in _CLAUSE_END.finditer(lowered):
+        if end.start() >= at:
+            return lowered[start : end.start()]
+        start = end.end()
+    return lowered[start:]
 
 
 def _impersonal(rest: str) -> bool:
