@@ -426,6 +426,7 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
          datetime(2026, 12, 8, 18)),
         ("tax return due on the 31st, must do it", "follow_up", datetime(2026, 12, 31, 18)),
         ("grandad's 90th is on sunday", "follow_up", datetime(2026, 12, 6, 18)),
+        ("my exam isnt until friday", "follow_up", datetime(2026, 12, 4, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -472,6 +473,8 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "my ex is getting married on saturday lol good for her",
         "my manager's presentation is tomorrow",
         "i'm thinking about maybe going to the gym tomorrow",
+        "i haven't booked the dentist for next week yet",
+        "i dont have an exam tomorrow",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -692,9 +692,9 @@ _NOT_EVENT = re.compile(
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)(?![a-z]))"
-    r"|don't|didn't|won't|never"
-    r"|cancel(?:l?ed)?)(?![a-z])|没|不用|取消"
+    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
+    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
+    r"(?![a-z]))|没|不用|取消"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -998,7 +998,10 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
 
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
-_CLAUSE_END = re.compile(r"[,，;；:]|\s(?:but|though|although)\s|但是|不过|可是")
+_CLAUSE_END = re.compile(
+    r"[,，;；:]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"|但是|不过|可是"
+)
 
 
 def _clause(lowered: str, at: int) -> str:
