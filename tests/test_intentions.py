@@ -427,6 +427,7 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("tax return due on the 31st, must do it", "follow_up", datetime(2026, 12, 31, 18)),
         ("grandad's 90th is on sunday", "follow_up", datetime(2026, 12, 6, 18)),
         ("my exam isnt until friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("我姐周六订婚", "follow_up", datetime(2026, 12, 5, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -475,6 +476,12 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "i'm thinking about maybe going to the gym tomorrow",
         "i haven't booked the dentist for next week yet",
         "i dont have an exam tomorrow",
+        "christmas is in 3 weeks",
+        "the sunset is at 5 tonight",
+        "lunch is at 12 as usual",
+        "the show is at 8 on tv",
+        "ur exam is tomorrow right",
+        "明天的会我不去了",
         "the neighbours are having a party tomorrow",
     ],
 )

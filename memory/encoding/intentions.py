@@ -632,7 +632,7 @@ _EVENTS = frozenset({
     "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
     "audition", "rehearsal", "festival", "gala", "prom", "sleepover", "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
-    "drinks", "visit", "visiting", "camp", "camping",
+    "drinks", "visit", "visiting", "camp", "camping", "engagement",
     # legal and bureaucracy
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
@@ -683,18 +683,20 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚"
 )
-# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
+# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
+# on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|没|不用|取消"
+    r"(?![a-z]))|没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -729,7 +731,8 @@ _KIN = (
     r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
 _OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it's|there|who)(?![a-z])"
+    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|it's|there|who)"
+    r"(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
@@ -782,7 +785,8 @@ _UNREAL = re.compile(
 )
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
-    r"(?<![a-z])(?:every|usually|always|often|normally|each)(?![a-z])|每|一般|通常|经常|总是|平时"
+    r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
+    r"|每|一般|通常|经常|总是|平时|照常"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -817,8 +821,10 @@ _IDLE = re.compile(
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
-    r"(?:(?:the|my|our|a|an)\s+)?(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday)(?![a-z]))"
+    r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
+    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
+    r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
+    r"|nothing)(?![a-z]))"
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
