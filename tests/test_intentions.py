@@ -428,6 +428,13 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("grandad's 90th is on sunday", "follow_up", datetime(2026, 12, 6, 18)),
         ("my exam isnt until friday", "follow_up", datetime(2026, 12, 4, 18)),
         ("我姐周六订婚", "follow_up", datetime(2026, 12, 5, 18)),
+        # Countdowns, a kid's "'s got" (present), a visit home.
+        ("3 more days till my flight home", "follow_up", datetime(2026, 12, 6, 18)),
+        ("only 2 sleeps till the trip", "follow_up", datetime(2026, 12, 5, 18)),
+        ("还有三天就考试了", "follow_up", datetime(2026, 12, 6, 18)),
+        ("kid's got a football match sat morning", "follow_up", datetime(2026, 12, 5, 12)),
+        ("my brother's coming home for christmas on the 20th", "follow_up",
+         datetime(2026, 12, 20, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(

@@ -134,6 +134,13 @@ _CHAT_DAYS = re.compile(
 # Spoken Chinese days: 明儿, 后儿个, 今儿.
 _SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
 _SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
+# A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
+_COUNTDOWN = re.compile(
+    r"(?<![a-z0-9])(?:only\s+)?(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(?:more\s+)?(?:days|sleeps)\s+(?:till|until|til|to|before)(?![a-z])",
+    re.IGNORECASE,
+)
+_COUNTDOWN_ZH = re.compile(r"还有(?P<n>[0-9一二两三四五六七八九十]{1,3})天")
 # Chat's "wk", "wknd": week, weekend.
 _CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
 # A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
@@ -188,6 +195,8 @@ def _normalised(words: str) -> str:
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
+    words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
+    words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
@@ -738,7 +747,7 @@ _OTHERS_EN = re.compile(
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
 )
 _PAST_EN = re.compile(
-    r"(?<![a-z])(?:was|were|went|had|did|got|ago|scored|finished|passed|failed|lost|won|saw|met"
+    r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
     r"|spent|bought|told)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
@@ -806,6 +815,7 @@ _NOT_HAD = (
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
+    r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|got\s+(?:a|an|my))(?![a-z])"
@@ -1029,7 +1039,7 @@ def _impersonal(rest: str) -> bool:
     if _scheduled(stripped):
         return True
     lead = _EVENT_FIRST.match(stripped)
-    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:4]
+    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:5]
     at = _event_among(words)
     return at is not None and not _NOT_NOUN.intersection(words[:at])
 
