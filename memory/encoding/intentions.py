@@ -20,19 +20,19 @@ tomorrow.
 answer): a user's sentence about themselves (or about an event, naming no one or family:
 "the dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a
 date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a
-week from Monday", "the 14th", 明儿) and an event, by its name (a broad lexicon of school,
-work, medical, travel, sport, family, legal, pet and gaming events, singular or plural, and
-endings such as "-athon", "-scopy") or by a plan's shape, whatever its name ("we're going
-camping", "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习,
-述职定在下周二), or asking to be reminded ("remind me", "note to self:"; at a day, a clock
-time, or "in two hours"), or naming their birthday: always the speaker's own. An evening's
-event at an hour without am or pm ("dinner at 7") is at that hour of the evening. Not read:
-questions (but about "my interview" or asking for tips), negations, goodbyes, habits
-("every", 一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe",
-如果), idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's
-almost midnight"), and a friend's or colleague's own event ("my friend has an exam tomorrow", "my
-manager's presentation", 我朋友明天考试). A negation or a doubt counts in the clause of the
-day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
+week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name
+(a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
+events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
+whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
+tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
+self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
+speaker's own. An evening's event at an hour without am or pm ("dinner at 7") is at that hour
+of the evening. Not read: questions (but about "my interview" or asking for tips), negations,
+goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I had an interview
+tomorrow", "maybe", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
+time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
+exam tomorrow", "my manager's presentation", 我朋友明天考试). A negation or a doubt counts in
+the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
