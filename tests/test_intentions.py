@@ -489,6 +489,8 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "the show is at 8 on tv",
         "ur exam is tomorrow right",
         "明天的会我不去了",
+        "明天要降温了",
+        "my favourite day is saturday",
         "the neighbours are having a party tomorrow",
     ],
 )

@@ -828,13 +828,15 @@ _IDLE = re.compile(
     r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
     r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
 )
+# The weather, or rest: no event (明天要降温了, 周末在家躺平).
+_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
     r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
     r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
-    r"|nothing)(?![a-z]))"
+    r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
@@ -944,6 +946,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         rest = _without(sentence, mention.text)
         if _IDLE.search(lowered) and not _has_event(lowered):
             continue  # "tonight i'm just gonna chill"
+        if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
+            continue  # 明天要降温了
         if not (
             _scheduled(rest)
             or _has_event(lowered)
