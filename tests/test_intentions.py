@@ -433,6 +433,7 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("only 2 sleeps till the trip", "follow_up", datetime(2026, 12, 5, 18)),
         ("还有三天就考试了", "follow_up", datetime(2026, 12, 6, 18)),
         ("kid's got a football match sat morning", "follow_up", datetime(2026, 12, 5, 12)),
+        ("i have practice at 5 tomorrow", "follow_up", datetime(2026, 12, 4, 20)),
         ("my brother's coming home for christmas on the 20th", "follow_up",
          datetime(2026, 12, 20, 18)),
     ],
@@ -491,6 +492,10 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
         "明天的会我不去了",
         "明天要降温了",
         "my favourite day is saturday",
+        "i have a bad feeling about friday",
+        "i have a day off tomorrow",
+        "we have a snow day tomorrow",
+        "i got paid on friday",
         "the neighbours are having a party tomorrow",
     ],
 )

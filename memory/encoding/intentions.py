@@ -808,16 +808,17 @@ _FUTURE_EN = re.compile(
 # "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
 # "I have X": no plan when X is time or nothing, routine, or how the user feels.
 _NOT_HAD = (
-    r"(?:(?:a|an)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got|it"
-    r"|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
-    r"|kids?|dog|cat)(?![a-z])"
+    r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
+    r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
+    r"|kids?|dog|cat|bad|day|house|place|period|snow|early)(?![a-z])"
 )
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
-    r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
+    r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
+    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
     r"|got\s+(?:a|an|my))(?![a-z])"
 )
 # What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
