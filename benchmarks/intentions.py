@@ -8,10 +8,11 @@ unusable twice.
 Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai with what a friend
 would take from it: a follow-up, a reminder or a special day, and its due time by
 memory.encoding.intentions' rules, or nothing. The first: thirty-eight sentences (the last eight
-written after the reading and not tuned for). The second, benchmarks/data/intentions.json: 158
-chat-style messages in English and Chinese, 60 of them distractors that mention a time but promise
-nothing, split before any tuning into a tune part and a held-out part (every third with an intention
-and every third without) that nothing is tuned on. Each message goes through `local_reading` as one
+written after the reading and not tuned for). The second, benchmarks/data/intentions.json: 203
+chat-style messages in English and Chinese, 73 of them distractors that mention a time but promise
+nothing: 158 split before any tuning into a tune part and a held-out part (every third with an
+intention and every third without) that nothing is tuned on, and 45 more for the tune part, each of
+a kind of failure found while tuning. Each message goes through `local_reading` as one
 user's message of a conversation. Counted per set or part: found with the right day, wrong day,
 wrong time (the right day), missed, false positives (an intention where none is expected, or a
 second one), and stated times right (of those whose words state a clock time, due at the right

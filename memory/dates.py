@@ -28,7 +28,8 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   "May 4th, 2024", "Sept 3 2024" (full names and the usual abbreviations, case-insensitive).
   Without a year: the most recent such day not after today ("May 4th" said in January is last
   year's). The month words that are also ordinary words ("may", "march", "mar") count only
-  with an ordinal ("may 4th"), a year, or a capital letter ("May 4"); a bare day followed by a
+  with an ordinal ("may 4th"), a year, a capital letter ("May 4"), or after words a date
+  follows ("is march 22", "on may 4", at the start); a bare day followed by a
   quantity word ("May 3 people", "June 3 times") or by a range ("May 4-6") is not taken.
   "of" needs an ordinal ("4th of May", not "4 of May").
 * A bare ordinal: "the 14th", "on the 22nd", "Sunday the 13th" = that day of this month when
@@ -36,7 +37,9 @@ Semantics (``today`` is ``now.date()``: the caller passes ``now`` in the user's 
   has it; not a position ("the 3rd time", "the 2nd floor": only before punctuation, the end,
   or a few words such as "at", "and", "is", "morning").
 * ISO-like: 2024-09-03, 2024/09/03, 2024.09.03 (the same separator twice; years 1900-2099).
-  Numeric D/M forms (3/4, 9/3/2024) are ambiguous and ignored.
+  Numeric forms are read only when plain and said as a date: "on 20/12", "is 12/20/2026"
+  (one number over 12 says which is the day); 3/4, 9/3/2024 are ambiguous and ignored, and
+  "got 9/20 on the quiz" is a score.
 * Chinese relative words: 今天 今日 今晚 今早 今夜 = today, 昨天 昨日 昨晚 昨夜 = -1,
   前天 = -2, 大前天 = -3, 明天 明日 明晚 明早 = +1, 后天 = +2, 大后天 = +3 (with guards for
   the words they hide in: 以前天天, 目前天气, 聪明天才, 然后天, 后天性...); "N天前",
@@ -112,9 +115,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
   noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
   凌晨 0-6.
-* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "9 o'clock", "at 8",
-  "8ish", "half past 7", "quarter to 8", "noon", "midnight", "at eight", 下午3点, 晚上八点半,
-  明晚8点, 3点15分, 八点三刻): the first one said. An hour without am or pm is read in the part
+* Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
+  quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
+  7", "half 8" (British: half past), "quarter to 8", "noon", "midnight", "at eight", 下午3点,
+  晚上八点半, 明晚8点, 3点15分, 八点三刻): the first one said, its words running to its am or
+  pm. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
   is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
@@ -548,6 +553,9 @@ _ALTERNATIVES = (
     # 2024-09-03, 2024/09/03, 2024.09.03.
     r"(?P<iso>(?<![0-9./-])(?P<is_y>(?:19|20)\d\d)(?P<is_sep>[-/.])(?P<is_m>\d{1,2})"
     r"(?P=is_sep)(?P<is_d>\d{1,2})(?![0-9])(?![./-]\d))",
+    # 20/12, 12/20/2026: a day and a month only one way round (20/12), after a date's words.
+    r"(?P<num>(?<![0-9./:-])(?P<nu_a>\d{1,2})/(?P<nu_b>\d{1,2})(?:/(?P<nu_y>(?:19|20)?\d\d))?"
+    r"(?![0-9])(?![./-]\d))",
     # [2024年]9月3日, 九月三号, 明年5月4日.
     rf"(?P<zh_md>{_NUM_BEFORE}(?:(?:(?P<zm_y>\d{{4}}|[\u3007零一二三四五六七八九]{{4}})"
     r"|(?P<zm_ry>去|今|明|(?<![以之目提从先])前))\s*年\s*)?"
@@ -626,6 +634,13 @@ _ZH_PATTERN = _pattern(
     frozenset(k for k in _KINDS if not k.startswith("en_")) | {"en_ago", "en_dm", "en_in"}
 )
 
+# Before a lowercase "march 22", "may 4": words after which a month is meant ("is march 22",
+# "on may 4"), not a verb ("we march 22 miles", "you may 4").
+_DATE_BEFORE = re.compile(
+    r"(?:^|[,:(]|(?<![a-z])(?:is|'s|are|be|on|by|until|till|before|after|from|since|for|of|due"
+    r"|starting|through|thru|out|back|home|monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun))\s*$"
+)
 # After a bare "May 3": a quantity, not a date.
 _QUANTITY_AFTER = re.compile(
     r"\s+(?:of|times?|or|to|and|more|less|people|persons?|men|women|kids|children|guys|hours?"
@@ -979,7 +994,8 @@ def _en_month_day(
     """Month and day (``key`` "em": "May 4th") or day and month (``key`` "ed": "4th of May")."""
     word, ordinal, year_s = m.group(f"{key}_mon"), m.group(f"{key}_ord"), m.group(f"{key}_year")
     bare = ordinal is None and year_s is None
-    if bare and word.rstrip(".") in _AMBIGUOUS_MONTHS and original[m.start(f"{key}_mon")].islower():
+    ambiguous = word.rstrip(".") in _AMBIGUOUS_MONTHS and original[m.start(f"{key}_mon")].islower()
+    if bare and ambiguous and not _DATE_BEFORE.search(m.string, 0, m.start(f"{key}_mon")):
         return None  # "you may 4", "we march 10 miles"
     if key == "em" and bare and _QUANTITY_AFTER.match(m.string, m.end()):
         return None  # "May 3 people", "June 3 times"
@@ -995,6 +1011,21 @@ def _en_month_day(
 
 def _iso(m: re.Match[str], today: date) -> date | None:
     return _make_date(int(m.group("is_y")), int(m.group("is_m")), int(m.group("is_d")))
+
+
+def _numeric(m: re.Match[str], today: date, ahead: bool) -> date | None:
+    """20/12 or 12/20: only when the order is plain (one number over 12) and the words before
+    it are a date's ("on 20/12", "is 12/20"): "got 9/20 on the quiz" is a score, "3/4" either."""
+    a, b = int(m.group("nu_a")), int(m.group("nu_b"))
+    if (a > 12) == (b > 12) or _QUANTITY_AFTER.match(m.string, m.end()):
+        return None
+    if not _DATE_BEFORE.search(m.string, 0, m.start()):
+        return None
+    month, day = (b, a) if a > 12 else (a, b)
+    year = m.group("nu_y")
+    if year is not None:
+        return _make_date(int(year) + (2000 if len(year) == 2 else 0), month, day)
+    return (_coming_month_day if ahead else _recent_month_day)(today, month, day)
 
 
 def _zh_md(m: re.Match[str], today: date, ahead: bool) -> date | None:
@@ -1334,6 +1365,8 @@ def _resolve(m: re.Match[str], today: date, original: str, ahead: bool) -> date 
         return _en_month_day(m, today, original, "ed", ahead)
     if kind == "iso":
         return _iso(m, today)
+    if kind == "num":
+        return _numeric(m, today, ahead)
     if kind == "zh_md":
         return _zh_md(m, today, ahead)
     if kind == "zh_mo":
@@ -1400,18 +1433,22 @@ _NOT_A_TIME = (
     r"(?![a-z]))"
 )
 _CLOCK_EN = re.compile(
-    r"(?<![a-z0-9:.])(?:"
-    r"(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
+    r"(?<![a-z0-9:.$\u00a3\u20ac\u00a5])(?:"
+    r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
     rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
     rf"|(?P<half>half|(?:a\s+)?quarter)\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
     r"(?![a-z0-9])"
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
-    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})(?::(?P<m3>\d\d))?"
-    rf"(?:\s*-?ish)?(?![a-z0-9:]){_NOT_A_TIME}"
+    # "half 8": British for half past eight.
+    rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
+    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})"
+    r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
+    rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
-    r"|(?P<h6>\d{1,2}):(?P<m6>\d\d)(?![\d:])"
+    r"|(?P<h6>\d{1,2})(?::(?P<m6>\d\d)|\.(?P<m7>00|15|30|45))(?![\d:])(?!\.\d)"
     r")"
 )
+_WORD_MINUTES = {"fifte": 15, "thirt": 30, "forty": 45}  # "six thirty", "at 7 forty-five"
 # A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
 _CLOCK_TAIL = re.compile(
     r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
@@ -1448,7 +1485,9 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     zh = _CLOCK_ZH.search(text)
     if en is not None and (zh is None or en.start() <= zh.start()):
         said = _english_clock(en, lowered, hours)
-        span = en.span()
+        tail = _CLOCK_TAIL.match(lowered, en.end())
+        # "at 10:30 pm": the words run to the "pm".
+        span = (en.start(), tail.end()) if tail is not None and tail.group("ap") else en.span()
     elif zh is not None:
         said = _chinese_clock(zh, text, hours)
         span = zh.span()
@@ -1484,10 +1523,16 @@ def _english_clock(
             hour, minute = hour - 1, 60 - minute
         if not 0 <= hour <= 12:
             return None
+    elif m.group("h7"):
+        hour, minute = _clock_hour(m.group("h7")), 30
+        if hour > 12:
+            return None
     else:
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
-        minute = int(m.group("m3") or m.group("m6") or 0)
+        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(
+            (m.group("mw") or "")[:5], 0
+        )
         if hour > 12:  # 15:30: the 24-hour clock says it all
             return hour, minute
     tail = _CLOCK_TAIL.match(lowered, m.end())
@@ -1595,14 +1640,14 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
 
 
 # Days named by month and day, perhaps without a year.
-_YEARLESS_KINDS = frozenset({"en_md", "en_dm", "zh_md"})
+_YEARLESS_KINDS = frozenset({"en_md", "en_dm", "zh_md", "num"})
 # Spans that run up to now, looking back: never a due date.
 _BACKWARD_KINDS = frozenset({"en_few", "en_past", "en_recent", "zh_few", "zh_recent"})
 
 
 def _no_year(m: re.Match[str]) -> bool:
     groups = m.groupdict()
-    return all(groups.get(name) is None for name in ("em_year", "ed_year", "zm_y", "zm_ry"))
+    return all(groups.get(name) is None for name in ("em_year", "ed_year", "zm_y", "zm_ry", "nu_y"))
 
 
 def _since(lowered: str, m: re.Match[str], floor: int) -> tuple[int, int] | None:

@@ -1291,6 +1291,14 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("by midnight", time(23, 59)),
         ("tomorrow 8:30", time(8, 30)),
         ("at 4", time(16, 0)),  # an hour of 1 to 6 alone is the afternoon's
+        # British "half 8" (half past), and minutes after a dot.
+        ("job interview at half 8", time(8, 30)),
+        ("remind me at half 6", time(18, 30)),
+        ("dinner at 8.30pm", time(20, 30)),
+        ("the train is at 7.45", time(7, 45)),
+        ("interview tomorrow 3.30", time(15, 30)),
+        ("at six thirty", time(18, 30)),
+        ("at 7 forty-five", time(7, 45)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1303,6 +1311,12 @@ def test_a_clock_times_words_are_where_it_was_said() -> None:
     text = "the İnterview is tomorrow at 3pm"  # İ lowercases to two characters
     said = clock_time(text)
     assert said is not None and text[said.start : said.end] == "3pm"
+
+
+def test_a_clock_times_words_run_to_its_am_or_pm() -> None:
+    text = "dinner at 8 pm on friday"
+    said = clock_time(text)
+    assert said is not None and text[said.start : said.end] == "at 8 pm"
 
 
 @pytest.mark.parametrize(
@@ -1325,7 +1339,8 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
 @pytest.mark.parametrize(
     "text",
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
-     "at 5 km"],
+     "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
+     "version 2.15.1"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None
@@ -1344,14 +1359,36 @@ def test_points_and_a_little_are_no_hours(text: str) -> None:
         ("pay rent on the 1st", date(2027, 1, 1), date(2026, 12, 1)),
         ("on sunday the 13th", date(2026, 12, 13), date(2026, 11, 13)),
         ("interview on the 9th!!", date(2026, 12, 9), date(2026, 11, 9)),
+        # A lowercase "march" or "may" with a day, after a date's words.
+        ("our wedding anniversary is march 22", date(2027, 3, 22), date(2026, 3, 22)),
+        ("flying home on may 4", date(2027, 5, 4), date(2026, 5, 4)),
+        ("march 22, can't wait", date(2027, 3, 22), date(2026, 3, 22)),
+        # A numeric date only one way round (a number over 12), said as a date.
+        ("my exam is on 20/12", date(2026, 12, 20), date(2025, 12, 20)),
+        ("the flight is 12/20", date(2026, 12, 20), date(2025, 12, 20)),
+        ("due 1/15", date(2027, 1, 15), date(2026, 1, 15)),
     ],
 )
-def test_a_bare_ordinal_is_a_day_of_this_month_or_the_next(
+def test_a_day_said_without_its_month_or_year_is_the_coming_one_or_the_last(
     text: str, coming: date, past: date
 ) -> None:
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
     assert [m.day for m in future_spans(text, now)] == [coming]
     assert [m.day for m in find_dates(text, now)] == [past]
+
+
+@pytest.mark.parametrize(
+    "text", ["got 9/20 on the quiz", "on 3/4", "12/20 people came", "on 9/3/2024", "18/20"]
+)
+def test_a_numeric_date_either_way_round_or_a_score_is_no_date(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []
+
+
+@pytest.mark.parametrize("text", ["we march 22 miles", "you may 4 get in", "they march 10 km"])
+def test_a_lowercase_march_or_may_as_a_verb_is_no_date(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == [] and find_dates(text, now) == []
 
 
 @pytest.mark.parametrize("text", ["the 3rd time", "the 2nd floor", "she came 1st", "the 5th one"])

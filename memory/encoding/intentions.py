@@ -17,14 +17,22 @@ remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever e
 tomorrow.
 
 `spot` is the same reading without a model (the encoder's fallback, and the offline model's
-answer): a user's sentence about themselves (or about an event, naming no one: "the dentist
-is tomorrow"; or leaving its "I" out: "got a date friday") naming a day to come (chat's
-"tmrw", "next tue", a weekday alone, "a week from Monday", "the 14th") and an event, by its
-name or told as a plan ("we're going camping", 下下周要去实习), or asking to be reminded (at a
-day, a clock time, or "in two hours"), or naming their birthday: always the speaker's own. Not
-read: questions (but about "my interview"), negations, goodbyes, habits ("every", 一般), what
-is told as done, the time now ("it's almost midnight"), and a friend's or colleague's own event
-("my friend has an exam tomorrow", 我朋友明天考试).
+answer): a user's sentence about themselves (or about an event, naming no one or family:
+"the dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a
+date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a
+week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name
+(a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
+events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
+whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
+tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
+self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
+speaker's own. An evening's event at an hour without am or pm ("dinner at 7") is at that hour
+of the evening. Not read: questions (but about "my interview" or asking for tips), negations,
+goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I had an interview
+tomorrow", "maybe", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
+time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
+exam tomorrow", "my manager's presentation", 我朋友明天考试). A negation or a doubt counts in
+the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -134,7 +142,7 @@ _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?:(?:this|next|last|on|coming|past|since)\s+)$")
+_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since)\s+)$")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
@@ -143,12 +151,26 @@ _CHAT_DAYS = re.compile(
     r"|(?P<tonight>tonite|2nite))(?![a-z])",
     re.IGNORECASE,
 )
-# A weekday cut short ("next tue", "fri evening"), taken only with words that make it a day:
-# "sat", "sun" and "wed" are words too.
+# Spoken Chinese days: 明儿, 后儿个, 今儿.
+_SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
+_SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
+# A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
+_COUNTDOWN = re.compile(
+    r"(?<![a-z0-9])(?:only\s+)?(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(?:more\s+)?(?:days|sleeps)\s+(?:till|until|til|to|before)(?![a-z])",
+    re.IGNORECASE,
+)
+_COUNTDOWN_ZH = re.compile(r"还有(?P<n>[0-9一二两三四五六七八九十]{1,3})天")
+# Chat's "wk", "wknd": week, weekend.
+_CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
+# A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
+# it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
     r"(?<![a-z])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
     r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z])"
-    r"(?P<part>\s+(?:morning|afternoon|evening|night|noon))?",
+    r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
+    r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
+    r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
     re.IGNORECASE,
 )
 _SHORT_DAYS = {
@@ -161,14 +183,24 @@ _WEEK_FROM = re.compile(r"(?<![a-z])(?:a|one)\s+week\s+from\s+$", re.IGNORECASE)
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 _IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
-    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?![a-z])"
+    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
+    r"(?![a-z])"
     r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
     re.IGNORECASE,
 )
 
 
+# Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
+_EVENING = re.compile(
+    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date\s+night"
+    r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
+)
+_MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
+
+
 def _short_weekday(m: re.Match[str]) -> str:
-    if m.group("lead") is None and m.group("part") is None:
+    if m.group("lead") is None and m.group("part") is None and m.group("clock") is None:
         return m.group()
     day = _SHORT_DAYS[m.group("day").lower()]
     lead = f"{m.group('lead')} " if m.group("lead") else ""
@@ -180,14 +212,32 @@ def _normalised(words: str) -> str:
     "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
     as "on Friday" (the coming one)."""
     words = _BARE_WEEKEND.sub("这周末", words)
+    words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
+    words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
+    words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]
         if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return words
+    return _evening(words)
+
+
+def _evening(words: str) -> str:
+    """`words` with "pm" after an hour read as the morning's when it is an evening's event's
+    ("dinner at 7", "drinks around 8")."""
+    lowered = words.lower()
+    if not _EVENING.search(lowered) or _MORNING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or not 7 <= clock.at.hour < 12:
+        return words
+    if _AM.search(lowered, clock.start, clock.end + 14):
+        return words  # "at 7am", "at 8 in the morning"
+    return f"{words[: clock.end]} pm{words[clock.end :]}"
 
 
 def _in_hours(words: str, now: datetime) -> datetime | None:
@@ -208,6 +258,7 @@ def _in_hours(words: str, now: datetime) -> datetime | None:
     minutes = unit.startswith(("min", "分"))
     if not count:
         return None
+    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
     return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
 
 
@@ -558,38 +609,115 @@ def _folded(what: str) -> str:
 
 # --- the local reading -------------------------------------------------------------------------
 
-_SENTENCES = re.compile(r"[^.!?;。！？；\n]+[.!?。！？]*")
+# Sentences; a dot between digits ("8.30pm", "7.45") ends none.
+_SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
 _REMIND = re.compile(
-    r"(?<![a-z])remind\s+me\s+(?:to\s+|about\s+|that\s+)?(?P<en>.+)|提醒我(?:一下)?[，,]?(?P<zh>.+)"
+    r"(?<![a-z])(?:remind\s+me\s+(?:to\s+|about\s+|that\s+)?"
+    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:\s*)(?P<en>.+)"
+    r"|提醒我(?:一下)?[，,]?(?P<zh>.+)"
 )
 _SPECIAL = re.compile(
     r"(?<![a-z])(?:(?:my|our)\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday)))"
     r"|(?P<zh>(?:我的?|我们的?)(?:结婚)?(?:生日|纪念日))"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
-_EVENT_EN = re.compile(
-    r"(?<![a-z])(?:exams?|tests?|quiz|finals|midterms?|interviews?|trip|flight|flying|fly|"
-    r"appointment|meeting|date|party|wedding|concert|game|match|race|marathon|presentation|"
-    r"surgery|operation|doctor|dentist|deadline|moving|move|audition|recital|show|gig|"
-    r"conference|review|defen[cs]e|hike|hiking|vacation|holiday|visit|visiting|camp|"
-    r"competition|tournament|ceremony|graduation|start(?:ing)?|class|lesson|"
-    r"performance|checkup|check-up|results?|tryouts?|shift|launch|demo|play|appt|offsite|"
-    r"duty|christening|physio|airport|shower|camping|surgery|therapy|session|ceremony|"
-    r"haircut|funeral|reunion|trial|hearing|treatment|scan|procedure|internship|course)(?![a-z])"
-)
+# Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
+# ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
+_EVENTS = frozenset({
+    # exams and school
+    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence",
+    "thesis", "dissertation", "assessment", "lecture", "seminar", "tutorial", "class",
+    "lesson", "course", "orientation", "enrollment", "enrolment", "graduation", "admission",
+    "mcat", "lsat", "gmat", "gre", "ielts", "toefl", "boards", "practical", "recital",
+    # work
+    "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
+    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
+    "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
+    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax",
+    # medical and care
+    "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
+    "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
+    "ultrasound", "biopsy", "procedure", "treatment", "chemo", "dialysis", "vaccination",
+    "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
+    "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
+    # travel
+    "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
+    "airport", "visa", "passport",
+    # sport and games
+    "game", "match", "race", "marathon", "tournament", "competition", "tryout", "playoff",
+    "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
+    "scrimmage", "raid", "speedrun",
+    # family and friends
+    "date", "party", "wedding", "shower", "reunion", "funeral", "memorial", "christening",
+    "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
+    "audition", "rehearsal", "festival", "gala", "prom", "sleepover", "playdate",
+    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
+    "drinks", "visit", "visiting", "camp", "camping", "engagement",
+    # legal and bureaucracy
+    "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
+    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
+    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "delivery",
+    "installation", "citizenship", "naturalization", "naturalisation",
+    # pets
+    "vet", "groomer", "grooming", "neuter", "spay", "jury", "smear", "mot",
+})  # fmt: skip
+_EVENT_PAIRS = frozenset({
+    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
+    "road trip", "date night", "match day", "field trip", "open house", "open day",
+    "first day", "new job",
+})  # fmt: skip
+_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
+_WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
+
+
+def _event_word(word: str) -> bool:
+    """Whether `word` names an event, in the singular or the plural ("flight's": "is")."""
+    word = word[:-2] if word.endswith(("'s", "\u2019s")) else word
+    for stem in (
+        word,
+        word[:-1] if word.endswith("s") else "",
+        word[:-2] if word.endswith("es") else "",
+    ):
+        if stem in _EVENTS or (len(stem) > 6 and stem.endswith(_EVENT_ENDINGS)):
+            return True
+    return False
+
+
+def _event_among(words: Sequence[str]) -> int | None:
+    """Where the first word or pair of `words` naming an event is, or None."""
+    for i, word in enumerate(words):
+        if _event_word(word) or " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
+            return i
+    return None
+
+
+def _has_event(lowered: str) -> bool:
+    return _event_among(_WORD_EN.findall(lowered)) is not None
+
+
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
     r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
-    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去"
+    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
+    # care, family, bureaucracy, work, pets
+    r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
+    r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
+    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚"
 )
-# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself.
+# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
+# on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
+# ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not|don't|didn't|won't|never|cancel(?:l?ed)?)(?![a-z])|没|不用|取消"
+    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
+    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
+    r"(?![a-z]))|没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -609,28 +737,51 @@ _CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # taken out), nobody else is named and it is not told as past.
 _EVENT_FIRST = re.compile(
     r"^(?:(?:and|so|but|oh|also|btw|well|ok|okay|ugh|yay)[\s,]+)*(?:(?:is|'?s|will\s+be)\s+)?"
-    r"(?:(?:the|a|an|that|big|final)\s+)*(?:[a-z-]+\s+)?" + _EVENT_EN.pattern
+    r"(?:(?:the|a|an|that|big|final)\s+)*"
+)
+# Words that end the noun an event's words begin with ("the neighbours are having a party").
+_NOT_NOUN = frozenset({
+    "is", "are", "was", "were", "be", "have", "has", "having", "had", "will", "and", "or", "to",
+    "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
+})  # fmt: skip
+# Family and pets: their events are the user's concern ("sister's baby shower is the 19th").
+_KIN = (
+    r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
+    r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
+    r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
+    r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
 _OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|he|she|they|his|her|him|their|them|it|it's|there|who)(?![a-z])"
-    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow)'s)[a-z]+'s\s+(?!the\s|a\s|an\s)"
+    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|it's|there|who)"
+    r"(?![a-z])"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
+    # "flight's at 6": "is", no one's
+    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
 )
-_PAST_EN = re.compile(r"(?<![a-z])(?:was|were|went|had|did|got|ago)(?![a-z])")
+_PAST_EN = re.compile(
+    r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
+    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
+    r"|spent|bought|told)(?![a-z])"
+    # Moved to a day to come: "the exam got moved to next week".
+    r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
+)
 _OTHERS_ZH = re.compile(r"[你他她它您]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss)\s+(?:has|have|is|are|will|'s\s+(?:got"
-    r"|going|having))(?![a-z])"
+    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
     r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting)(?![a-z])"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading)(?![a-z])"
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -638,10 +789,25 @@ _NOW_IS = re.compile(
 )
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
-_MY_EVENT = re.compile(r"(?<![a-z])my\s+(?:[a-z]+\s+)?" + _EVENT_EN.pattern)
+_MY = re.compile(r"(?<![a-z])my\s+")
+# A question asking for advice on an event told before it: "interview at 2pm on monday, any
+# tips?", 周五面试，有什么建议吗？
+_ADVICE = re.compile(
+    r"[,，]\s*(?:any\s+(?:tips|advice|ideas|suggestions)|what\s+should\s+i|how\s+(?:should|do)\s+i"
+    r"|有什么建议|怎么准备|有啥建议)"
+)
+# What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
+_UNREAL = re.compile(
+    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
+    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
+    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
+    r"|might)(?![a-z])"
+    r"|如果|要是|假如|万一|的话"
+)
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
-    r"(?<![a-z])(?:every|usually|always|often|normally|each)(?![a-z])|每|一般|通常|经常|总是|平时"
+    r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
+    r"|每|一般|通常|经常|总是|平时|照常"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -652,17 +818,45 @@ _FUTURE_EN = re.compile(
 )
 # Words of a plan: an event the words have no entry for is still one ("we're going camping",
 # "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
+# "I have X": no plan when X is time or nothing, routine, or how the user feels.
+_NOT_HAD = (
+    r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
+    r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
+    r"|kids?|dog|cat|bad|day|house|place|period|snow|early)(?![a-z])"
+)
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
+    r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
-    r"(?:i|we)(?:\s+have|\s+got|'ve\s+got|\s+have\s+got)\s+(?:a|an|my|our|the|\d+|two|three|"
-    r"[a-z]+\s+(?:duty|class|practice|training|session|test|exam))|got\s+(?:a|an|my))"
-    r"(?![a-z])"
+    r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
+    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    r"|got\s+(?:a|an|my))(?![a-z])"
+)
+# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
+# or how a day will be: "tomorrow will be rough".
+_IDLE = re.compile(
+    r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
+    r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
+    r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
+)
+# The weather, or rest: no event (明天要降温了, 周末在家躺平).
+_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
+# An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
+# "the movers are coming", "my viva is set for".
+_SCHEDULED = re.compile(
+    r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
+    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
+    r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
+    r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
+    r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
+    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
+    r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"要|得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
-    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去"
+    r"要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
 
@@ -707,11 +901,12 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not _MY_EVENT.search(lowered):
+        if sentence.endswith(("?", "？")) and not (_my_event(lowered) or _ADVICE.search(lowered)):
             continue
         special = _SPECIAL.search(lowered)
         if special is not None:
-            days = find_dates(sentence, now) or future_spans(sentence, now)
+            # The coming day first: "my anniversary is on the 28th" is this month's.
+            days = future_spans(sentence, now) or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
                 what = special.group("en") or special.group("zh")
@@ -726,7 +921,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             if remind is not None:  # "remind me at 9pm to...", "in two hours"
                 found.extend(_timed_reminder(sentence, remind))
             else:  # 下午四点要去银行: today, at a time still to come
-                found.extend(_timed_plan(sentence, lowered))
+                found.extend(_timed_plan(sentence, lowered, now))
             continue
         mention = mentions[0]
         start = mention.start
@@ -748,7 +943,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         )
         if not own and not _impersonal(_without(sentence, mention.text).lower()):
             continue
-        if _NEGATED.search(lowered) or _THEIRS.search(sentence.lower()):
+        clause = _clause(lowered, mention.start)
+        if _NEGATED.search(clause) or _THEIRS.search(sentence.lower()):
             continue
         if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
             continue  # "we went to a concert on friday"
@@ -758,10 +954,16 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             and not _PLAN_ZH.search(sentence)
         ):
             continue  # 今天开会开了一整天
-        if _HABIT.search(lowered):
+        if _HABIT.search(lowered) or _UNREAL.search(clause):
             continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+        rest = _without(sentence, mention.text)
+        if _IDLE.search(lowered) and not _has_event(lowered):
+            continue  # "tonight i'm just gonna chill"
+        if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
+            continue  # 明天要降温了
         if not (
-            _EVENT_EN.search(lowered)
+            _scheduled(rest)
+            or _has_event(lowered)
             or _EVENT_ZH.search(sentence)
             or _PLAN_EN.search(lowered)
             or _PLAN_ZH.search(sentence)
@@ -788,11 +990,16 @@ def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
     return [Spotted("reminder", what, words)] if what else []
 
 
-def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
-    """An event at a clock time with no day named, told as the user's plan (下午四点要去银行,
-    "I'm meeting Sam at 7"): today's, or tomorrow's once the hour is gone."""
+def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
+    """An event at a clock time or in some hours with no day named, told as the user's plan
+    (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
+    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
     clock = clock_time(sentence)
-    if clock is None or _NEGATED.search(lowered) or _HABIT.search(lowered):
+    later = _IN_HOURS.search(sentence) if clock is None else None
+    if (clock is None and later is None) or _HABIT.search(lowered):
+        return []
+    clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
+    if _NEGATED.search(clause) or _UNREAL.search(clause):
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
@@ -802,23 +1009,73 @@ def _timed_plan(sentence: str, lowered: str) -> list[Spotted]:
         or _IMPLIED_I.match(lowered)
         or (chinese and not _OTHERS_ZH.search(sentence))
     )
-    planned = _PLAN_ZH.search(sentence) if chinese else _PLAN_EN.search(lowered)
+    if clock is not None:
+        start, end = clock.start, clock.end
+    elif later is not None:
+        start, end = later.span()
+    words = sentence[start:end]
+    if chinese:
+        planned = bool(_PLAN_ZH.search(sentence) or _EVENT_ZH.search(sentence))
+    else:  # an event named, or a plan told ("meeting at 3", "exam in 2 hours")
+        own = own or _impersonal(_without(sentence, words).lower())
+        planned = bool(_PLAN_EN.search(lowered)) or _has_event(lowered)
     if not own or not planned or _THEIRS.search(lowered):
         return []
-    if _NOW_IS.search(lowered[: clock.start]):
+    if any(m.day < now.date() for m in find_dates(sentence, now)):
+        return []
+    if _NOW_IS.search(lowered[:start]):
         return []  # "it's almost midnight": the time now, no plan
-    words = sentence[clock.start : clock.end]
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
+
+
+# Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
+# of the funeral.
+_CLAUSE_END = re.compile(
+    r"[,，;；:]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"|但是|不过|可是"
+)
+
+
+def _clause(lowered: str, at: int) -> str:
+    """The clause of the sentence (`lowered`) that position `at` is in."""
+    start = 0
+    for end in _CLAUSE_END.finditer(lowered):
+        if end.start() >= at:
+            return lowered[start : end.start()]
+        start = end.end()
+    return lowered[start:]
 
 
 def _impersonal(rest: str) -> bool:
     """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
     an event to come: it begins with the event, names no one else, and is not told as past."""
-    return bool(
-        _EVENT_FIRST.match(rest.strip(_STRIP))
-        and not _OTHERS_EN.search(rest)
-        and not _PAST_EN.search(rest)
+    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest):
+        return False
+    stripped = rest.strip(_STRIP)
+    if _scheduled(stripped):
+        return True
+    lead = _EVENT_FIRST.match(stripped)
+    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:5]
+    at = _event_among(words)
+    return at is not None and not _NOT_NOUN.intersection(words[:at])
+
+
+def _scheduled(rest: str) -> bool:
+    """Whether the sentence, its day's words taken out (`rest`), is an event told by its shape:
+    a noun, "is", and the clock time at most ("the bake sale is at 3")."""
+    clock = clock_time(rest)
+    if clock is not None:
+        rest = f"{rest[: clock.start]} {rest[clock.end :]}"
+    return _SCHEDULED.fullmatch(" ".join(rest.lower().split()).strip(_STRIP)) is not None
+
+
+def _my_event(lowered: str) -> bool:
+    """Whether the sentence names the speaker's own event ("what should I wear to my
+    interview on Monday?")."""
+    return any(
+        _event_among(_WORD_EN.findall(lowered, m.end(), m.end() + 40)[:2]) is not None
+        for m in _MY.finditer(lowered)
     )
 
 
