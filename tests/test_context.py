@@ -256,6 +256,24 @@ def test_state_slots_appear_in_the_turns_note() -> None:
     assert "## weather\n(not known yet)" in system
 
 
+def test_a_slot_gathered_once_stays_with_the_system_prompt() -> None:
+    """A `once` slot, gathered, stays as it is (bot.conversation.slots no longer revises it):
+    it goes with what stays through the conversation, not in the note of what changes every
+    turn; before it is gathered, it is with the slots that change."""
+    persona = make_persona(
+        state=[
+            StateSlot("party", "The characters.", update="once"),
+            StateSlot("game", "The game.", initial="Not started."),
+        ]
+    )
+    built = prompt(persona, [turn("hi")], state={"party": "Ann", "game": "In the inn."})
+    assert "## party\nAnn" in built.messages[0].content and "## party" not in note(built)
+    assert "## game\nIn the inn." in note(built) and "## game" not in built.messages[0].content
+    gathering = prompt(persona, [turn("hi")], state={})
+    assert "## party\n(not known yet)" in note(gathering)
+    assert "## party" not in gathering.messages[0].content
+
+
 # --- the token budget ------------------------------------------------------------------------
 
 

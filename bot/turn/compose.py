@@ -179,6 +179,11 @@ def build_chat_prompt(
     constant, brought_up = _lore_texts(persona, turns, user_name)
     if constant:
         system += "\n\n" + constant
+    # State slots gathered once stay as they are: with what stays; the others change each turn.
+    settled = [slot for slot in persona.state if slot.settled(state)]
+    changing = [slot for slot in persona.state if not slot.settled(state)]
+    if settled:
+        system += "\n\n" + state_section(settled, state)
     greeting = _filled(persona.card.first_message.strip(), persona, user_name)
     # The card's greeting, unless the conversation opened with it as the persona's first turn
     # (bot.turn.settle's greeting): the model sees it there.
@@ -190,8 +195,8 @@ def build_chat_prompt(
     if summary:
         system += "\n\n" + summary_section(summary)
     ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
-    if persona.state:
-        ephemeral.append(state_section(persona.state, state))
+    if changing:
+        ephemeral.append(state_section(changing, state))
     ephemeral += [people_section(turns, aliases or {}), brought_up, followup, passages]
     head = [Message("system", system)]
     after = persona.card.post_history_instructions.strip()
