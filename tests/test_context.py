@@ -13,6 +13,8 @@ from bot.conversation.sessions import Turn
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Lorebook, LoreEntry, Persona, StateSlot
 from bot.prompts import (
+    MEMORY_HEADING,
+    MEMORY_HEADING_AGAIN,
     PEOPLE_HEADING,
     RECAP_HEADING,
     SUMMARY_HEADING,
@@ -351,6 +353,35 @@ def test_all_but_the_turns_note_and_the_newest_turn_is_the_last_prompts_beginnin
     for words in ("12:03", "merry", "cake", "their interview", PEOPLE_HEADING):
         assert words in note(second) and words not in second.messages[0].content
     assert second.messages[-1].content == "I'm Ally now"
+
+
+def test_the_memories_long_heading_is_shown_once() -> None:
+    """The memories' heading (how to use them) is shown whole once in a prompt: a later turn's
+    new memories come under a short heading when an earlier turn's note shows it whole, and
+    under the whole one again once no note in the prompt does."""
+    memories = (
+        f"{MEMORY_HEADING}\n- [1 day ago, strength 0.5] tea\n- [2 days ago, strength 0.4] cake"
+    )
+    first = build_chat_prompt(
+        make_persona(), [turn("hi")], {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=memories,
+    )  # fmt: skip
+    assert first.note == memories
+    turns = [turn("hi"), turn("Hello!", role="assistant"), turn("and?")]
+    turns[0].note = first.note
+    later = f"{MEMORY_HEADING}\n- [1 day ago, strength 0.5] pie"
+    second = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=later,
+    )  # fmt: skip
+    assert second.note == f"{MEMORY_HEADING_AGAIN}\n- [1 day ago, strength 0.5] pie"
+    assert "\n".join(m.content for m in second.messages).count(MEMORY_HEADING) == 1
+    turns[0].note = ""  # (forgotten: bot.conversation.desk's forget_notes)
+    third = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=later,
+    )  # fmt: skip
+    assert third.note == later
 
 
 def test_past_the_budget_the_oldest_turns_go_in_large_steps() -> None:

@@ -23,6 +23,8 @@ from bot.persona import cards
 from bot.persona.card_file import lore_book
 from bot.persona.file import Persona
 from bot.prompts import (
+    MEMORY_HEADING,
+    MEMORY_HEADING_AGAIN,
     greeting_section,
     lore_section,
     now_line,
@@ -244,11 +246,12 @@ _LISTED = re.compile(r"^- (?:\[[^\]\n]*\] )?")
 
 
 def _keys(note: str) -> set[str]:
-    """What a note shows: each listed line's words, and each part with no list."""
+    """What a note shows: each heading, each listed line's words, and each part with no
+    list."""
     keys: set[str] = set()
     for part in note.split("\n\n"):
-        _, *lines = part.split("\n")
-        keys.update(_LISTED.sub("", line) for line in lines) if lines else keys.add(part)
+        heading, *lines = part.split("\n")
+        keys.update([heading, *(_LISTED.sub("", line) for line in lines)] if lines else [part])
     return keys
 
 
@@ -256,7 +259,7 @@ def _unseen(section: str, shown: set[str]) -> str:
     """`section` (parts of a heading and its lines) without what the earlier turns' notes in
     the prompt show already: their lines left out, but for the first RESHOWN of a list (the
     best for this message stay right before it, in their order); a part left out when none
-    of it is new."""
+    of it is new; the memories' long heading, shown already, shortened."""
     parts: list[str] = []
     for part in section.split("\n\n") if section else []:
         heading, *lines = part.split("\n")
@@ -267,7 +270,8 @@ def _unseen(section: str, shown: set[str]) -> str:
             if (listed and i < RESHOWN) or _LISTED.sub("", line) not in shown
         ]
         if new:
-            parts.append("\n".join([heading, *new]))
+            again = heading == MEMORY_HEADING and heading in shown  # (its advice shown already)
+            parts.append("\n".join([MEMORY_HEADING_AGAIN if again else heading, *new]))
         elif not lines and part not in shown:
             parts.append(part)
     return "\n\n".join(parts)
