@@ -21,7 +21,7 @@ from bot.prompts import (
     parse_emotion,
     parse_emotion_instruction,
 )
-from bot.turn.compose import Prompt, build_chat_prompt
+from bot.turn.compose import NOTES_TOKENS, Prompt, build_chat_prompt
 from memory.clock import FakeClock
 from memory.quoting import quote
 from tests.fakes.factories import make_persona
@@ -382,6 +382,43 @@ def test_the_memories_long_heading_is_shown_once() -> None:
         memories=later,
     )  # fmt: skip
     assert third.note == later
+
+
+def test_past_their_budget_the_oldest_notes_go_in_large_steps() -> None:
+    """The earlier turns' notes take NOTES_TOKENS at most: past it the oldest go together,
+    several at a time, so the prompt's beginning stays the same between the drops; what came
+    to mind for a turn whose note went is shown again with the newest turn when it comes to
+    mind again."""
+
+    def line(n: int) -> str:
+        return f"- [1 day ago, strength 0.5] fact {n:02d} " + "lorem ipsum " * 12
+
+    turns: list[Turn] = []
+    shown: list[list[str]] = []  # each prompt's earlier notes
+    drops = 0
+    for n in range(40):
+        turns.append(turn(f"message {n}"))
+        built = build_chat_prompt(
+            make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=15_000,
+            memories=f"{MEMORY_HEADING}\n{line(n)}",
+        )  # fmt: skip
+        notes = [m.content for m in built.messages[1:-2] if m.role == "system"]
+        assert estimate_messages([Message("system", n) for n in notes]) <= NOTES_TOKENS
+        if shown and notes[: len(shown[-1])] != shown[-1]:
+            drops += 1
+            assert len(notes) < len(shown[-1])  # several went at once
+        shown.append(notes)
+        turns[-1].note = built.note
+        turns.append(turn(f"reply {n}", role="assistant"))
+    assert 1 < drops < 10 and len(shown[-1]) < 40
+    gone, kept = line(0).split("] ", 1)[1], shown[-1][-1].split("] ", 1)[1]
+    memories = f"{MEMORY_HEADING}\n{line(90)}\n{line(91)}\n{line(0)}\n- [1 day ago] {kept}"
+    turns.append(turn("and fact 0?"))
+    built = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=15_000,
+        memories=memories,
+    )  # fmt: skip
+    assert gone in built.note and kept not in built.note
 
 
 def test_past_the_budget_the_oldest_turns_go_in_large_steps() -> None:

@@ -46,6 +46,10 @@ __all__ = ["Composed", "Prompt", "build_chat_prompt", "compose"]
 HISTORY_STEPS = 4
 # Memories an earlier turn's note showed that come to mind first again are shown again.
 RESHOWN = 2
+# The earlier turns' notes in a prompt, at most (tokens): what came to mind for the oldest turns
+# goes, or they would grow the prompt by a memory block a turn; what comes to mind again is
+# shown again with the newest turn.
+NOTES_TOKENS = 1200
 
 
 @dataclass(slots=True, frozen=True)
@@ -160,11 +164,13 @@ def build_chat_prompt(
 ) -> Prompt:
     """The prompt, ordered from what changes least to what changes every turn, so that a
     provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
-    its constant lore, the greeting, the `recap` of the conversation before and the running
-    `summary` of this one's older turns: all of it the same through a conversation, the
-    summary until it is folded again), then as many of the turns as fit in `budget` tokens,
-    older ones dropped in large steps (`_first_kept`), each with the note of what came to
-    mind as it was answered (`Turn.note`) before it; and before the newest turn its own note:
+    its constant lore, the state slots gathered once, the greeting, the `recap` of the
+    conversation before and the running `summary` of this one's older turns: all of it the
+    same through a conversation, the summary until it is folded again), then as many of the
+    turns as fit in `budget` tokens, older ones dropped in large steps (`_first_kept`), each
+    with the note of what came to mind as it was answered (`Turn.note`) before it (the
+    newest notes, NOTES_TOKENS at most: older ones dropped in large steps too); and before
+    the newest turn its own note:
     the recalled `memories` (already within their own budget) that those notes do not show
     already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
     state, the people's other names, the lore the turns bring up and `followup`, the line of
@@ -210,6 +216,11 @@ def build_chat_prompt(
         Message("system", t.note) if t.note and i < len(turns) - 1 else None
         for i, t in enumerate(turns)
     ]
+    # Past NOTES_TOKENS, the older notes go together (`_first_kept`'s marks), not one a turn.
+    noted = _first_kept(
+        turns, [estimate_messages([n]) if n else 0 for n in notes], NOTES_TOKENS, step=NOTES_TOKENS
+    )
+    notes = [note if i >= noted else None for i, note in enumerate(notes)]
     costs = [
         estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
         for m, n in zip(messages, notes, strict=True)
