@@ -32,7 +32,8 @@ tokens and more in 128-token steps, counted as Kizuna estimates tokens) and repo
 `cached_tokens`; per persona it prints the mean share of each chat prompt that begins as the
 previous chat prompt of its conversation did, the mean share the cache reused (all chat
 prompts, and those over 2,000 tokens; `cached_share` in the last line), and the month's price
-of every call at gpt-4o-mini's prices with and without the cache.
+of every call at gpt-4o-mini's prices with and without the cache (and with it where cached
+input costs a tenth of the price, as DeepSeek's does).
 
 The media share is a run of its own, so the month's figures above stay as they were: each user
 sends `--media-messages` messages through the front (bot.front, as Telegram's adapter does),
@@ -96,6 +97,8 @@ TARGET_CALLS = 1.2
 # The month's price, per million tokens: OpenAI's gpt-4o-mini (input, input read from the
 # prompt cache, output), in US dollars.
 PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT = 0.15, 0.075, 0.60
+# Where cached input costs a tenth of the price (DeepSeek's context cache, say).
+PRICE_CACHED_TENTH = PRICE_INPUT / 10
 TARGET_CACHED = 0.6  # of each chat prompt's tokens, a 1,024-token / 128-step cache reuses
 TARGET_CACHED_LONG = 0.8  # of those of the prompts over 2,000 tokens
 TARGET_MEMORY_TOKENS = 1500
@@ -823,13 +826,16 @@ def cache_figures(r: Result) -> dict[str, float]:
     """What a provider's prompt cache makes of the chat prompts: the mean share of each that
     begins as the previous chat prompt of its conversation began, the mean share a 1,024-token
     / 128-step cache reused (all of them, and those over 2,000 tokens), and the month's price
-    of every call without and with the cache (PRICE_*)."""
+    of every call without and with the cache (PRICE_*; cached input at half the price and at a
+    tenth)."""
     prompts, long = r.prompts, [p for p in r.prompts if p.tokens > 2000]
     prompt = sum(u.prompt_tokens for u in r.usage.values())
     cached = sum(u.cached_tokens for u in r.usage.values())
     completion = sum(u.completion_tokens for u in r.usage.values())
     plain = (prompt * PRICE_INPUT + completion * PRICE_OUTPUT) / 1e6
-    saved = cached * (PRICE_INPUT - PRICE_CACHED) / 1e6
+
+    def saved(price: float) -> float:
+        return cached * (PRICE_INPUT - price) / 1e6
 
     def share(of: list[PromptSeen], part: str) -> float:
         return round(statistics.fmean(getattr(p, part) / p.tokens for p in of), 3) if of else 0.0
@@ -842,7 +848,8 @@ def cache_figures(r: Result) -> dict[str, float]:
         "prompts_over_2000": len(long),
         "cached_tokens_per_message": round(cached / max(r.messages, 1), 1),
         "month_usd": round(plain, 4),
-        "month_usd_cached": round(plain - saved, 4),
+        "month_usd_cached": round(plain - saved(PRICE_CACHED), 4),
+        "month_usd_cached_tenth": round(plain - saved(PRICE_CACHED_TENTH), 4),
     }
 
 
@@ -913,7 +920,8 @@ def report(r: Result, every: int) -> None:
         f"tokens), {c['cached_tokens_per_message']:.0f} tokens a message. The month at "
         f"${PRICE_INPUT}/${PRICE_CACHED}/${PRICE_OUTPUT} a million tokens (input, cached input, "
         f"output: gpt-4o-mini): ${c['month_usd']:.4f} without the cache, "
-        f"${c['month_usd_cached']:.4f} with it"
+        f"${c['month_usd_cached']:.4f} with it (${c['month_usd_cached_tenth']:.4f} where cached "
+        f"input costs a tenth, ${PRICE_CACHED_TENTH:.3f})"
     )
     for what, count in sorted(r.errors.items(), key=lambda e: -e[1]):
         print(f"Logged error, {count} times: {what}")

@@ -13,13 +13,15 @@ from bot.conversation.sessions import Turn
 from bot.llm.tokens import estimate_messages
 from bot.persona.file import Lorebook, LoreEntry, Persona, StateSlot
 from bot.prompts import (
+    MEMORY_HEADING,
+    MEMORY_HEADING_AGAIN,
     PEOPLE_HEADING,
     RECAP_HEADING,
     SUMMARY_HEADING,
     parse_emotion,
     parse_emotion_instruction,
 )
-from bot.turn.compose import Prompt, build_chat_prompt
+from bot.turn.compose import NOTES_TOKENS, Prompt, build_chat_prompt
 from memory.clock import FakeClock
 from memory.quoting import quote
 from tests.fakes.factories import make_persona
@@ -256,6 +258,24 @@ def test_state_slots_appear_in_the_turns_note() -> None:
     assert "## weather\n(not known yet)" in system
 
 
+def test_a_slot_gathered_once_stays_with_the_system_prompt() -> None:
+    """A `once` slot, gathered, stays as it is (bot.conversation.slots no longer revises it):
+    it goes with what stays through the conversation, not in the note of what changes every
+    turn; before it is gathered, it is with the slots that change."""
+    persona = make_persona(
+        state=[
+            StateSlot("party", "The characters.", update="once"),
+            StateSlot("game", "The game.", initial="Not started."),
+        ]
+    )
+    built = prompt(persona, [turn("hi")], state={"party": "Ann", "game": "In the inn."})
+    assert "## party\nAnn" in built.messages[0].content and "## party" not in note(built)
+    assert "## game\nIn the inn." in note(built) and "## game" not in built.messages[0].content
+    gathering = prompt(persona, [turn("hi")], state={})
+    assert "## party\n(not known yet)" in note(gathering)
+    assert "## party" not in gathering.messages[0].content
+
+
 # --- the token budget ------------------------------------------------------------------------
 
 
@@ -333,6 +353,72 @@ def test_all_but_the_turns_note_and_the_newest_turn_is_the_last_prompts_beginnin
     for words in ("12:03", "merry", "cake", "their interview", PEOPLE_HEADING):
         assert words in note(second) and words not in second.messages[0].content
     assert second.messages[-1].content == "I'm Ally now"
+
+
+def test_the_memories_long_heading_is_shown_once() -> None:
+    """The memories' heading (how to use them) is shown whole once in a prompt: a later turn's
+    new memories come under a short heading when an earlier turn's note shows it whole, and
+    under the whole one again once no note in the prompt does."""
+    memories = (
+        f"{MEMORY_HEADING}\n- [1 day ago, strength 0.5] tea\n- [2 days ago, strength 0.4] cake"
+    )
+    first = build_chat_prompt(
+        make_persona(), [turn("hi")], {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=memories,
+    )  # fmt: skip
+    assert first.note == memories
+    turns = [turn("hi"), turn("Hello!", role="assistant"), turn("and?")]
+    turns[0].note = first.note
+    later = f"{MEMORY_HEADING}\n- [1 day ago, strength 0.5] pie"
+    second = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=later,
+    )  # fmt: skip
+    assert second.note == f"{MEMORY_HEADING_AGAIN}\n- [1 day ago, strength 0.5] pie"
+    assert "\n".join(m.content for m in second.messages).count(MEMORY_HEADING) == 1
+    turns[0].note = ""  # (forgotten: bot.conversation.desk's forget_notes)
+    third = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=5000,
+        memories=later,
+    )  # fmt: skip
+    assert third.note == later
+
+
+def test_past_their_budget_the_oldest_notes_go_in_large_steps() -> None:
+    """The earlier turns' notes take NOTES_TOKENS at most: past it the oldest go together,
+    several at a time, so the prompt's beginning stays the same between the drops; what came
+    to mind for a turn whose note went is shown again with the newest turn when it comes to
+    mind again."""
+
+    def line(n: int) -> str:
+        return f"- [1 day ago, strength 0.5] fact {n:02d} " + "lorem ipsum " * 12
+
+    turns: list[Turn] = []
+    shown: list[list[str]] = []  # each prompt's earlier notes
+    drops = 0
+    for n in range(40):
+        turns.append(turn(f"message {n}"))
+        built = build_chat_prompt(
+            make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=15_000,
+            memories=f"{MEMORY_HEADING}\n{line(n)}",
+        )  # fmt: skip
+        notes = [m.content for m in built.messages[1:-2] if m.role == "system"]
+        assert estimate_messages([Message("system", n) for n in notes]) <= NOTES_TOKENS
+        if shown and notes[: len(shown[-1])] != shown[-1]:
+            drops += 1
+            assert len(notes) < len(shown[-1])  # several went at once
+        shown.append(notes)
+        turns[-1].note = built.note
+        turns.append(turn(f"reply {n}", role="assistant"))
+    assert 1 < drops < 10 and len(shown[-1]) < 40
+    gone, kept = line(0).split("] ", 1)[1], shown[-1][-1].split("] ", 1)[1]
+    memories = f"{MEMORY_HEADING}\n{line(90)}\n{line(91)}\n{line(0)}\n- [1 day ago] {kept}"
+    turns.append(turn("and fact 0?"))
+    built = build_chat_prompt(
+        make_persona(), turns, {}, user_name="A", group=False, now=NOW, budget=15_000,
+        memories=memories,
+    )  # fmt: skip
+    assert gone in built.note and kept not in built.note
 
 
 def test_past_the_budget_the_oldest_turns_go_in_large_steps() -> None:

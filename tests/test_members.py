@@ -16,7 +16,7 @@ from bot.commands import table as commands
 from bot.conversation.recollect import by_person, meant, with_present
 from bot.events import ChatEvent
 from bot.llm.offline import OfflineChatModel
-from bot.prompts import MEMORY_HEADING, PEOPLE_HEADING, PROFILE_HEADING
+from bot.prompts import MEMORY_HEADING, MEMORY_HEADING_AGAIN, PEOPLE_HEADING, PROFILE_HEADING
 from memory.people import aliases_of, mentions, named_members, nicknames, speaks_of_self
 from memory.recall.ranking import Recalled
 from memory.records import Member, Profile
@@ -169,7 +169,8 @@ async def asked(bot: Bot, persona: str, user: str, name: str, text: str) -> str:
 
 def remembered(system: str) -> list[str]:
     """The memory lines of a system prompt, in their order."""
-    section = system.split(MEMORY_HEADING, 1)[1].split("\n\n", 1)[0]
+    heading = MEMORY_HEADING if MEMORY_HEADING in system else MEMORY_HEADING_AGAIN
+    section = system.split(heading, 1)[1].split("\n\n", 1)[0]
     return [line for line in section.splitlines() if line.startswith("- ")]
 
 

@@ -28,11 +28,7 @@ class StateSlots:
     def due(persona: Persona, session: Session) -> list[StateSlot]:
         """`every_turn` slots, and `once` slots not gathered yet (then they stay as they are
         unless the user changes them with `state set`)."""
-        return [
-            slot
-            for slot in persona.state
-            if slot.update == "every_turn" or not session.state.get(slot.name)
-        ]
+        return [slot for slot in persona.state if not slot.settled(session.state)]
 
     async def update(self, persona: Persona, session: Session, due: list[StateSlot]) -> None:
         """Ask the tools tier to revise the due slots through the `update_state` tool (the

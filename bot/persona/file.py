@@ -269,6 +269,10 @@ class StateSlot:
         """This slot's value in a session's state, or its initial value."""
         return state.get(self.name) or self.initial.strip()
 
+    def settled(self, state: Mapping[str, str]) -> bool:
+        """Set once and gathered: it stays as it is unless the user changes it."""
+        return self.update == "once" and bool(state.get(self.name))
+
 
 @dataclass(slots=True)
 class Card:

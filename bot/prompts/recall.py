@@ -14,6 +14,7 @@ __all__ = [
     "DIARY_HEADING",
     "FLASHBACK_HEADING",
     "MEMORY_HEADING",
+    "MEMORY_HEADING_AGAIN",
     "NOTHING_FOUND",
     "PROFILE_HEADING",
     "RECALL_NEEDS_QUERY",
@@ -44,6 +45,8 @@ MEMORY_HEADING = (
     "never reciting them, never mentioning memories, strengths or notes. If one seems unsure "
     "or faded, you may be vague about it:"
 )
+# MEMORY_HEADING where an earlier turn's note in the prompt shows it whole.
+MEMORY_HEADING_AGAIN = "More that comes to mind from before (use it as above):"
 FLASHBACK_HEADING = "A passing thought, from nowhere in particular (mention it only if it fits):"
 PROFILE_HEADING = "What you know of {name}, from your time together:"
 DIARY_HEADING = "Your diary for {day}:"

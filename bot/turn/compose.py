@@ -23,6 +23,8 @@ from bot.persona import cards
 from bot.persona.card_file import lore_book
 from bot.persona.file import Persona
 from bot.prompts import (
+    MEMORY_HEADING,
+    MEMORY_HEADING_AGAIN,
     greeting_section,
     lore_section,
     now_line,
@@ -44,6 +46,10 @@ __all__ = ["Composed", "Prompt", "build_chat_prompt", "compose"]
 HISTORY_STEPS = 4
 # Memories an earlier turn's note showed that come to mind first again are shown again.
 RESHOWN = 2
+# The earlier turns' notes in a prompt, at most (tokens): what came to mind for the oldest turns
+# goes, or they would grow the prompt by a memory block a turn; what comes to mind again is
+# shown again with the newest turn.
+NOTES_TOKENS = 1200
 
 
 @dataclass(slots=True, frozen=True)
@@ -158,11 +164,13 @@ def build_chat_prompt(
 ) -> Prompt:
     """The prompt, ordered from what changes least to what changes every turn, so that a
     provider's prompt cache reuses as much of it as it can: the system prompt (the persona,
-    its constant lore, the greeting, the `recap` of the conversation before and the running
-    `summary` of this one's older turns: all of it the same through a conversation, the
-    summary until it is folded again), then as many of the turns as fit in `budget` tokens,
-    older ones dropped in large steps (`_first_kept`), each with the note of what came to
-    mind as it was answered (`Turn.note`) before it; and before the newest turn its own note:
+    its constant lore, the state slots gathered once, the greeting, the `recap` of the
+    conversation before and the running `summary` of this one's older turns: all of it the
+    same through a conversation, the summary until it is folded again), then as many of the
+    turns as fit in `budget` tokens, older ones dropped in large steps (`_first_kept`), each
+    with the note of what came to mind as it was answered (`Turn.note`) before it (the
+    newest notes, NOTES_TOKENS at most: older ones dropped in large steps too); and before
+    the newest turn its own note:
     the recalled `memories` (already within their own budget) that those notes do not show
     already (`Prompt.note`, to keep with it), then what changes every turn: the time, the
     state, the people's other names, the lore the turns bring up and `followup`, the line of
@@ -179,6 +187,11 @@ def build_chat_prompt(
     constant, brought_up = _lore_texts(persona, turns, user_name)
     if constant:
         system += "\n\n" + constant
+    # State slots gathered once stay as they are: with what stays; the others change each turn.
+    settled = [slot for slot in persona.state if slot.settled(state)]
+    changing = [slot for slot in persona.state if not slot.settled(state)]
+    if settled:
+        system += "\n\n" + state_section(settled, state)
     greeting = _filled(persona.card.first_message.strip(), persona, user_name)
     # The card's greeting, unless the conversation opened with it as the persona's first turn
     # (bot.turn.settle's greeting): the model sees it there.
@@ -190,8 +203,8 @@ def build_chat_prompt(
     if summary:
         system += "\n\n" + summary_section(summary)
     ephemeral = [now_line(now)]  # (what changes every turn, shown with the newest turn only)
-    if persona.state:
-        ephemeral.append(state_section(persona.state, state))
+    if changing:
+        ephemeral.append(state_section(changing, state))
     ephemeral += [people_section(turns, aliases or {}), brought_up, followup, passages]
     head = [Message("system", system)]
     after = persona.card.post_history_instructions.strip()
@@ -203,6 +216,11 @@ def build_chat_prompt(
         Message("system", t.note) if t.note and i < len(turns) - 1 else None
         for i, t in enumerate(turns)
     ]
+    # Past NOTES_TOKENS, the older notes go together (`_first_kept`'s marks), not one a turn.
+    noted = _first_kept(
+        turns, [estimate_messages([n]) if n else 0 for n in notes], NOTES_TOKENS, step=NOTES_TOKENS
+    )
+    notes = [note if i >= noted else None for i, note in enumerate(notes)]
     costs = [
         estimate_tokens(m.content) + MESSAGE_OVERHEAD + (estimate_messages([n]) if n else 0)
         for m, n in zip(messages, notes, strict=True)
@@ -239,11 +257,12 @@ _LISTED = re.compile(r"^- (?:\[[^\]\n]*\] )?")
 
 
 def _keys(note: str) -> set[str]:
-    """What a note shows: each listed line's words, and each part with no list."""
+    """What a note shows: each heading, each listed line's words, and each part with no
+    list."""
     keys: set[str] = set()
     for part in note.split("\n\n"):
-        _, *lines = part.split("\n")
-        keys.update(_LISTED.sub("", line) for line in lines) if lines else keys.add(part)
+        heading, *lines = part.split("\n")
+        keys.update([heading, *(_LISTED.sub("", line) for line in lines)] if lines else [part])
     return keys
 
 
@@ -251,7 +270,7 @@ def _unseen(section: str, shown: set[str]) -> str:
     """`section` (parts of a heading and its lines) without what the earlier turns' notes in
     the prompt show already: their lines left out, but for the first RESHOWN of a list (the
     best for this message stay right before it, in their order); a part left out when none
-    of it is new."""
+    of it is new; the memories' long heading, shown already, shortened."""
     parts: list[str] = []
     for part in section.split("\n\n") if section else []:
         heading, *lines = part.split("\n")
@@ -262,7 +281,8 @@ def _unseen(section: str, shown: set[str]) -> str:
             if (listed and i < RESHOWN) or _LISTED.sub("", line) not in shown
         ]
         if new:
-            parts.append("\n".join([heading, *new]))
+            again = heading == MEMORY_HEADING and heading in shown  # (its advice shown already)
+            parts.append("\n".join([MEMORY_HEADING_AGAIN if again else heading, *new]))
         elif not lines and part not in shown:
             parts.append(part)
     return "\n\n".join(parts)
