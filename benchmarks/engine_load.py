@@ -243,15 +243,23 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def open_load_runtime(
-    data_dir: Path, personas: Mapping[str, Persona], embedder: str, platform: str = "discord"
+    data_dir: Path,
+    personas: Mapping[str, Persona],
+    embedder: str,
+    platform: str = "discord",
+    dsn: str | None = None,
 ) -> Runtime:
+    """The runtime `kizuna run` would open, its models the instant one; on the PostgreSQL
+    database at `dsn` if given, else on SQLite in `data_dir`."""
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
+    if dsn is not None:
+        config.storage = "postgres"
     runtime = await open_runtime(
         config,
         personas,
-        {},
+        {} if dsn is None else {config.dsn_env: dsn},
         platforms=Platforms([PLATFORMS[platform]]),
         seed=7,
         probe=_no_ollama,
