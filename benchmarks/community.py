@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import math
@@ -53,7 +52,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -64,7 +63,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.engine_load import (
+from engine_load import (
     LINES,
     PERSONAS,
     Run,
@@ -73,6 +72,8 @@ from benchmarks.engine_load import (
     pct,
     turn,
 )
+from recall_latency import fresh_database, postgres_server
+
 from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, scope_policies
 from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import persona_place
@@ -86,7 +87,6 @@ from memory.storage.postgres import PgStore
 from memory.storage.rows import clean_text, first_hours
 from memory.text import fts_document, porter_document
 from tests.fakes.courier import RecordingCourier
-from tests.fakes.postgres import debian_binaries, running_server
 
 HERE = Path(__file__).resolve().parent
 DAY = 86400.0
@@ -178,7 +178,8 @@ DIARY = (
     "Today {name} told me about their week: {thing}. We talked for a long while and I "
     "promised to ask how it went. They seemed {mood} by the end, and I was glad to be there."
 )
-KINDS = (("episodic", 0.6), ("fact", 0.3), ("summary", 0.05), ("explicit", 0.05))
+KINDS = ("episodic", "fact", "summary", "explicit")
+KIND_WEIGHTS = (0.6, 0.3, 0.05, 0.05)
 CATEGORIES = ("work_study", "social_emotional", "special", "personal_daily")
 TABLES = (
     "memories",
@@ -304,7 +305,6 @@ async def load_memories(
     )
     # Rebuilt after the load: one index build is quicker than a million insertions into it.
     await conn.execute("DROP INDEX memories_search")
-    kinds, kind_weights = zip(*KINDS, strict=True)
     batch: list[tuple[Any, ...]] = []
 
     async def flush() -> None:
@@ -342,7 +342,7 @@ async def load_memories(
                     scope,
                     pool.texts[k],
                     user.name,
-                    rng.choices(kinds, kind_weights)[0],
+                    rng.choices(KINDS, KIND_WEIGHTS)[0],
                     rng.choice(CATEGORIES),
                     importance,
                     sentiment,
@@ -702,31 +702,6 @@ async def prune_all(lifecycle: Lifecycle, start: float, end: float, out: dict[st
 # The parent: builds, starts the workers, and reports.
 
 
-@contextlib.contextmanager
-def server(dsn: str | None) -> Iterator[str]:
-    """The server's DSN: `dsn`'s, or a throwaway server's."""
-    if dsn is not None:
-        yield dsn
-        return
-    bin_dir = debian_binaries()
-    if bin_dir is None:
-        raise SystemExit("PostgreSQL not installed (apt-get install postgresql), and no --dsn")
-    with running_server(bin_dir, "kizuna-community-") as running:
-        yield running.dsn()
-
-
-@contextlib.asynccontextmanager
-async def database(server_dsn: str, name: str) -> AsyncIterator[str]:
-    admin = await asyncpg.connect(server_dsn)
-    try:
-        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await admin.execute(f"CREATE DATABASE {name}")
-        yield server_dsn.rsplit("/", 1)[0] + "/" + name
-    finally:
-        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await admin.close()
-
-
 async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subprocess.Process]:
     argv = [sys.executable, str(HERE / "community.py")]
     for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes"):
@@ -843,8 +818,9 @@ async def database_size(dsn: str) -> dict[str, float]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     folk = community(personas, args.users)
-    with server(args.dsn) as server_dsn:
-        async with database(server_dsn, "kizuna_community") as dsn:
+    async with postgres_server("postgres", args.dsn) as server_dsn:
+        assert server_dsn is not None
+        async with fresh_database(server_dsn) as dsn:
             started = time.perf_counter()
             took = await build(dsn, args, personas, folk)
             built = time.perf_counter() - started
