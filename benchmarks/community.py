@@ -98,6 +98,7 @@ PRUNE_AT = 0.25  # of the run: when process 0 starts the daily prune
 OUTREACH_EVERY = 60.0  # seconds
 SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has it
 COPY_BATCH = 50_000
+RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
 CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
 NAMES = (
     "Aiko",
@@ -715,6 +716,7 @@ async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subp
             str(k),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            limit=RESULT_BYTES,
             env={**os.environ, "PYTHONPATH": str(HERE.parent)},
         )
         for k in range(args.processes)
