@@ -197,6 +197,10 @@ TABLES = (
     "embedding_cache",
     "conversation_inbox",
 )
+INTENTION_COLUMNS = (
+    *("scope", "persona", "user_id", "kind", "what", "ask"),
+    *("due_at", "until", "created_at", "yearly", "said_by"),
+)
 DAILY_ONCE = ("pruned", "prune_days")  # written by the one daily prune, not by the hour
 
 
@@ -387,6 +391,7 @@ def survivor(
     retention today at least KEPT (the day's prune forgets little, as in a community pruned
     every day, not most of it as the first prune of unrecalled memories would)."""
     first = policy.initial_strength(importance, sentiment)
+    born = datetime.fromtimestamp(created, UTC)
     age = (now - created) / DAY
     if age <= GRACE_DAYS:
         return first, None, 0
@@ -394,22 +399,9 @@ def survivor(
     recalls = max(1, round(math.log(strength / first, 1.6)))
     gap = min(age, strength * rng.uniform(0.0, 0.8))
     for _ in range(4):
-        memory = Memory(
-            id=0,
-            scope="",
-            text="",
-            speaker=None,
-            kind="fact",
-            category=None,
-            importance=importance,
-            sentiment=sentiment,
-            created_at=datetime.fromtimestamp(created, UTC),
-            last_recalled_at=datetime.fromtimestamp(now - gap * DAY, UTC),
-            recall_count=recalls,
-            strength=strength,
-            related=(),
-            conversation_id=None,
-        )
+        recalled = datetime.fromtimestamp(now - gap * DAY, UTC)
+        judged = (importance, sentiment, born, recalled, recalls, strength)
+        memory = Memory(0, "", "", None, "fact", None, *judged, (), None)
         if policy.retention(memory, datetime.fromtimestamp(now, UTC)) >= KEPT:
             break
         gap /= 4
@@ -492,23 +484,7 @@ async def load_intentions(
                 user.user_id,
             )
         )
-    await conn.copy_records_to_table(
-        "intentions",
-        records=rows,
-        columns=(
-            "scope",
-            "persona",
-            "user_id",
-            "kind",
-            "what",
-            "ask",
-            "due_at",
-            "until",
-            "created_at",
-            "yearly",
-            "said_by",
-        ),
-    )
+    await conn.copy_records_to_table("intentions", records=rows, columns=INTENTION_COLUMNS)
 
 
 async def load_diary(conn: asyncpg.Connection, args: argparse.Namespace, folk: Community) -> None:
