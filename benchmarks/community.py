@@ -197,6 +197,10 @@ TABLES = (
     "embedding_cache",
     "conversation_inbox",
 )
+CONTACT_COLUMNS = (
+    *("persona", "platform", "user_id", "private", "last_heard"),
+    *("last_answered", "hours", "checked_in", "updated_at"),
+)
 INTENTION_COLUMNS = (
     *("scope", "persona", "user_id", "kind", "what", "ask"),
     *("due_at", "until", "created_at", "yearly", "said_by"),
@@ -433,21 +437,7 @@ async def load_contacts(
         if private and checked_in is not None and now - checked_in < 90 * DAY:
             key = f"checkin:{at.isoformat()}"
             ledger.append((persona, "discord", user_id, key, "sent", checked_in, "load"))
-    await conn.copy_records_to_table(
-        "contacts",
-        records=contacts,
-        columns=(
-            "persona",
-            "platform",
-            "user_id",
-            "private",
-            "last_heard",
-            "last_answered",
-            "hours",
-            "checked_in",
-            "updated_at",
-        ),
-    )
+    await conn.copy_records_to_table("contacts", records=contacts, columns=CONTACT_COLUMNS)
     await conn.copy_records_to_table(
         "outreach",
         records=ledger,
