@@ -74,6 +74,7 @@ from engine_load import (
 )
 from recall_latency import fresh_database, postgres_server
 
+from bot.config import MemoryConfig
 from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, scope_policies
 from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import persona_place
@@ -558,7 +559,9 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
     logging.getLogger("bot.conversation.lifecycle").setLevel(logging.INFO)
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        runtime = await open_load_runtime(Path(folder), personas, "hash", dsn=args.dsn)
+        runtime = await open_load_runtime(
+            Path(folder), personas, "hash", dsn=args.dsn, index_memory_mb=args.index_memory_mb
+        )
         opened = time.perf_counter() - started
         outreach = runtime.outreach
         outreach.add(RecordingCourier(platform="discord", bot_id="load", personas=PERSONAS))
@@ -673,6 +676,8 @@ async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subp
     argv = [sys.executable, str(HERE / "community.py")]
     for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes"):
         argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    if args.index_memory_mb is not None:
+        argv += ["--index-memory-mb", str(args.index_memory_mb)]
     return [
         await asyncio.create_subprocess_exec(
             *argv,
@@ -810,6 +815,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "intentions": args.intentions,
         "processes": args.processes,
         "rate": args.rate,
+        "index_memory_mb": args.index_memory_mb or MemoryConfig().index_memory_mb,
         "vectors": "synthetic",
         "build_s": round(built, 1),
         **size,
@@ -859,6 +865,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, choices=(1, 2, 3, 4))
     parser.add_argument("--idle-minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--index-memory-mb", type=int, help="each process's FAISS indexes (default: the config's)"
+    )
     parser.add_argument("--dsn", help="a server to build on (default: a throwaway one)")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
