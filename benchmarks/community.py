@@ -32,7 +32,8 @@ while it ran.
 
 Reported: turn latency without the model and recall latency (p50 / p95 / p99), each process's
 RSS, the database's size per memory, the prune's duration (or, if the run ended first, how far
-it got), turn p95 during the prune and outside it, the outreach round's time per minute,
+it got), turn p95 during the prune and outside it, the outreach round's time per minute
+(writing what is due included) and its reading alone (timed after the run),
 conversations encoded per process and second, and each table's growth per day: measured over
 the run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last
 line is one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
@@ -79,6 +80,7 @@ from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, scope_policies
 from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import persona_place
 from bot.outreach import Outreach
+from bot.outreach.sender import DUE_BATCH
 from bot.persona.file import Persona, PersonaLibrary
 from bot.runtime.assemble import Runtime, load_personas
 from memory.embeddings import HashEmbedder
@@ -99,6 +101,7 @@ PRUNE_AT = 0.25  # of the run: when process 0 starts the daily prune
 OUTREACH_EVERY = 60.0  # seconds
 SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has it
 COPY_BATCH = 50_000
+SCANS = 5
 RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
 CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
 NAMES = (
@@ -772,6 +775,25 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     }
 
 
+async def outreach_scan(dsn: str) -> float:
+    """Milliseconds (median of SCANS) of the outreach round's reading alone: each persona's
+    due intentions and the contacts a check-in may be due to, as one round reads them."""
+    store = await PgStore.open(dsn)
+    took: list[float] = []
+    try:
+        for _ in range(SCANS):
+            now = datetime.now(UTC)
+            began = time.perf_counter()
+            for persona in PERSONAS:
+                await store.due_intentions(persona, now, limit=DUE_BATCH)
+                silent = now - timedelta(days=CHECKIN_DAYS)
+                await store.checkins_due(persona, "discord", heard_before=silent, limit=DUE_BATCH)
+            took.append((time.perf_counter() - began) * 1000)
+    finally:
+        await store.close()
+    return round(statistics.median(took), 2)
+
+
 async def database_size(dsn: str) -> dict[str, float]:
     conn = await asyncpg.connect(dsn)
     try:
@@ -806,6 +828,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             size = await database_size(dsn)
             print(f"database: {size}", flush=True)
             figures = await measure(args, dsn)
+            scan_ms = await outreach_scan(dsn)
     # The scheduler's own pace: PRUNE_BATCH scopes a round of SCHEDULER_INTERVAL seconds.
     paced_s = args.users / PRUNE_BATCH * SCHEDULER_INTERVAL
     return {
@@ -820,6 +843,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "build_s": round(built, 1),
         **size,
         **figures,
+        "outreach_scan_ms": scan_ms,
         "prune_paced_by_scheduler_s": round(paced_s),
     }
 
@@ -840,7 +864,8 @@ def report(result: dict[str, Any]) -> None:
         f"outside {o['p95']} ms"
     )
     print(
-        f"outreach round: {result['outreach_round_ms']} ms, {result['outreach_sent']} sent; "
+        f"outreach round: {result['outreach_round_ms']} ms, {result['outreach_sent']} sent; its "
+        f"reading alone, after the run: {result['outreach_scan_ms']} ms; "
         f"encoded conversations/s per process {result['encoded_per_s']}; RSS MB "
         f"{result['rss_mb']} (peak {result['peak_rss_mb']})"
     )

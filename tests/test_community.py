@@ -59,6 +59,7 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     assert figures["prune_done"] and figures["prune_scopes"] == USERS
     assert figures["prune_s"] > 0 and figures["prune_paced_by_scheduler_s"] > 0
     assert figures["outreach_round_ms"]["max"] > 0
+    assert figures["outreach_scan_ms"] > 0
     for per_process in ("encoded_per_s", "rss_mb", "peak_rss_mb", "open_s"):
         assert len(figures[per_process]) == PROCESSES, per_process
     assert sum(figures["encoded_per_s"]) > 0
