@@ -243,15 +243,27 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def open_load_runtime(
-    data_dir: Path, personas: Mapping[str, Persona], embedder: str, platform: str = "discord"
+    data_dir: Path,
+    personas: Mapping[str, Persona],
+    embedder: str,
+    platform: str = "discord",
+    dsn: str | None = None,
+    index_memory_mb: int | None = None,
 ) -> Runtime:
+    """The runtime `kizuna run` would open, its models the instant one; on the PostgreSQL
+    database at `dsn` if given, else on SQLite in `data_dir`; its FAISS indexes within
+    `index_memory_mb` if given, else the configuration's default."""
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
+    if index_memory_mb is not None:
+        config.memory.index_memory_mb = index_memory_mb
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
+    if dsn is not None:
+        config.storage = "postgres"
     runtime = await open_runtime(
         config,
         personas,
-        {},
+        {} if dsn is None else {config.dsn_env: dsn},
         platforms=Platforms([PLATFORMS[platform]]),
         seed=7,
         probe=_no_ollama,

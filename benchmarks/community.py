@@ -1,0 +1,908 @@
+"""A community on one PostgreSQL database, served by several processes while the daily upkeep
+runs (issue 40 item 2).
+
+    python benchmarks/community.py [--users 10000] [--memories 1000000] [--contacts 100000]
+                                   [--intentions 50000] [--diary-share 0.1] [--seconds 600]
+                                   [--rate 20] [--processes 2] [--dsn postgresql://...]
+
+Build: `--users` users of the three shipped personas, each in a private chat of their own (one
+scope each), with `--memories` memories in all, shared out Zipf-like (the n-th user has 1/n of
+the first's), texts of one or two generated sentences (English, a tenth Chinese), ages spread
+over a year (recent ones denser), importance, kind and category mixed as encoding makes them;
+`--contacts` contacts (the users first, then people met in servers), their check-ins settled
+but for those silent a few days, with the outreach ledger's 90 days of them; `--intentions`
+pending intentions due over the next two months (a few already due); a year of diary pages for
+`--diary-share` of the users. The store's schema is its own (PgStore.open runs its
+migrations), but the rows are bulk loaded with COPY (the store's own write path would take
+hours at this size), their full-text columns prepared as the store prepares them; the
+memories' vectors are **synthetic**: random unit vectors of the hash embedder's dimension,
+named as its, so no process embeds them again. Without `--dsn` a throwaway server is started
+(tests/fakes/postgres.py: Debian's PostgreSQL, no pgvector, so each process searches by meaning
+with FAISS).
+
+Run: `--processes` worker processes, each opening the runtime `kizuna run` opens on the
+database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
+running, send messages from their share of the users (the more memories, the more they talk)
+at `--rate` a second in all for `--seconds`. Conversations close after `--idle-minutes` and
+are encoded by the scheduler. Every process runs the outreach sender once a minute (a courier
+that records what it is given); process 0 starts the daily prune over the whole community a
+quarter into the run, back to back (the scheduler would prune 10 scopes a 5-second round:
+the script says how long that takes at this size), and the figures say whether turns slowed
+while it ran.
+
+Reported: turn latency without the model and recall latency (p50 / p95 / p99), each process's
+RSS, the database's size per memory, the prune's duration (or, if the run ended first, how far
+it got), turn p95 during the prune and outside it, the outreach round's time per minute
+(writing what is due included) and its reading alone (timed after the run),
+conversations encoded per process and second, and each table's growth per day: measured over
+the run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last
+line is one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine_load import (
+    LINES,
+    PERSONAS,
+    Run,
+    User,
+    open_load_runtime,
+    pct,
+    turn,
+)
+from recall_latency import fresh_database, postgres_server
+
+from bot.config import MemoryConfig
+from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, scope_policies
+from bot.conversation.recollect import Recollector
+from bot.conversation.sessions import persona_place
+from bot.outreach import Outreach
+from bot.outreach.sender import DUE_BATCH
+from bot.persona.file import Persona, PersonaLibrary
+from bot.runtime.assemble import Runtime, load_personas
+from memory.embeddings import HashEmbedder
+from memory.forgetting import ForgettingPolicy
+from memory.records import Memory
+from memory.storage.postgres import PgStore
+from memory.storage.rows import clean_text, first_hours
+from memory.text import fts_document, porter_document
+from tests.fakes.courier import RecordingCourier
+
+HERE = Path(__file__).resolve().parent
+DAY = 86400.0
+ZIPF = 1.0  # the n-th user has 1/n**ZIPF of the first's memories
+TEXT_POOL = 50_000  # distinct memory texts, their full-text columns prepared once each
+GRACE_DAYS = 7  # the shipped policies' grace: younger memories are never pruned
+KEPT = 0.2  # the least retention a loaded memory has today
+PRUNE_AT = 0.25  # of the run: when process 0 starts the daily prune
+OUTREACH_EVERY = 60.0  # seconds
+SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has it
+COPY_BATCH = 50_000
+SCANS = 5
+RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
+CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
+NAMES = (
+    "Aiko",
+    "Ben",
+    "Chen",
+    "Dana",
+    "Eli",
+    "Fatima",
+    "Gus",
+    "Hana",
+    "Ivan",
+    "Jun",
+    "Kai",
+    "Lena",
+    "Mira",
+    "Noor",
+    "Omar",
+    "Pia",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tomo",
+    "Uma",
+    "Vik",
+    "Wen",
+    "Xia",
+    "Yuki",
+    "Zoe",
+)
+THINGS = (
+    "started a pottery class on Thursday evenings",
+    "lost the spare key to the flat again",
+    "is training for a 10k run in the spring",
+    "moved to a smaller place near the river",
+    "had a long argument with their manager about the new rota",
+    "adopted a shy grey cat",
+    "is nervous about the driving test next month",
+    "finished reading a novel about lighthouse keepers",
+    "cooked dumplings for the whole family on Sunday",
+    "wants to learn the cello",
+    "got a promotion after two years of night shifts",
+    "broke a wrist skateboarding",
+    "is saving for a trip to Hokkaido in winter",
+    "planted tomatoes and basil on the balcony",
+    "feels lonely since the best friend moved abroad",
+    "passed the exam they had worried about",
+    "hates coriander but loves spicy ramen",
+    "volunteers at the animal shelter on weekends",
+    "is afraid of thunderstorms since childhood",
+    "started therapy and says it helps",
+)
+WHEN = (
+    "",
+    "last weekend",
+    "this morning",
+    "after work",
+    "on their birthday",
+    "during the holidays",
+    "before the exam",
+)
+FEELING = (
+    "and sounded happy about it",
+    "and was worried it would not work out",
+    "and laughed about it",
+    "which they said was the best part of the month",
+    "and asked me to remind them later",
+    "",
+)
+CHINESE = (
+    "{name}周末去爬山了，说风景很美",
+    "{name}最近工作压力很大，经常加班到很晚",
+    "{name}养了一只橘猫，叫它团子",
+    "{name}下个月要去上海参加朋友的婚礼",
+    "{name}喜欢喝奶茶，但是在减肥",
+    "{name}小时候学过钢琴，现在想重新开始练",
+)
+DIARY = (
+    "Today {name} told me about their week: {thing}. We talked for a long while and I "
+    "promised to ask how it went. They seemed {mood} by the end, and I was glad to be there."
+)
+KINDS = ("episodic", "fact", "summary", "explicit")
+KIND_WEIGHTS = (0.6, 0.3, 0.05, 0.05)
+CATEGORIES = ("work_study", "social_emotional", "special", "personal_daily")
+TABLES = (
+    "memories",
+    "diary",
+    "profiles",
+    "conversations",
+    "sessions",
+    "contacts",
+    "intentions",
+    "outreach",
+    "pruned",
+    "prune_days",
+    "recalls",
+    "embedding_cache",
+    "conversation_inbox",
+)
+CONTACT_COLUMNS = (
+    *("persona", "platform", "user_id", "private", "last_heard"),
+    *("last_answered", "hours", "checked_in", "updated_at"),
+)
+INTENTION_COLUMNS = (
+    *("scope", "persona", "user_id", "kind", "what", "ask"),
+    *("due_at", "until", "created_at", "yearly", "said_by"),
+)
+DAILY_ONCE = ("pruned", "prune_days")  # written by the one daily prune, not by the hour
+
+
+@dataclass(slots=True)
+class Community:
+    users: list[User]
+    scopes: list[str]
+    weights: list[float]  # how much each user talks: as many memories as they have
+
+
+def community(personas: dict[str, Persona], count: int) -> Community:
+    users = [User(PERSONAS[i % len(PERSONAS)], f"u{i}", f"User{i}", dm=True) for i in range(count)]
+    scopes = [
+        Recollector.scope(u.persona, persona_place(personas[u.persona], u.event(""))) for u in users
+    ]
+    weights = [1 / (i + 1) ** ZIPF for i in range(count)]
+    return Community(users, scopes, weights)
+
+
+def shares(total: int, weights: Sequence[float]) -> list[int]:
+    """`total` shared out by weight, at least one each (as far as `total` goes)."""
+    whole = sum(weights)
+    counts = [max(1, math.floor(total * w / whole)) for w in weights]
+    counts[0] += total - sum(counts)
+    return counts
+
+
+def memory_text(rng: random.Random) -> str:
+    name = rng.choice(NAMES)
+    if rng.random() < 0.1:
+        return rng.choice(CHINESE).format(name=name)
+    sentence = " ".join(
+        p for p in (name, rng.choice(THINGS), rng.choice(WHEN), rng.choice(FEELING)) if p
+    )
+    if rng.random() < 0.4:
+        sentence += f". {rng.choice(NAMES)} {rng.choice(THINGS)}"
+    return sentence + "."
+
+
+@dataclass(slots=True)
+class Pool:
+    """Distinct texts with their full-text columns prepared as the store prepares them."""
+
+    texts: list[str] = field(default_factory=list)
+    bodies: list[str] = field(default_factory=list)  # fts_document, cleaned
+    stemmed: list[str] = field(default_factory=list)  # porter_document of the body
+
+
+def text_pool(size: int, rng: random.Random) -> Pool:
+    pool = Pool()
+    for _ in range(size):
+        text = clean_text(memory_text(rng))
+        body = clean_text(fts_document(text))
+        pool.texts.append(text)
+        pool.bodies.append(body)
+        pool.stemmed.append(porter_document(body))
+    return pool
+
+
+async def build(
+    dsn: str, args: argparse.Namespace, personas: dict[str, Persona], folk: Community
+) -> dict[str, float]:
+    """Load the community; returns seconds per part."""
+    took: dict[str, float] = {}
+    store = await PgStore.open(dsn)  # the schema, by the store's own migrations
+    await store.close()
+    conn = await asyncpg.connect(dsn)
+    try:
+        # Triggers off for the load (notifications to no one, a count per row): scope_sizes is
+        # filled once at the end, as migration 003 fills it.
+        await conn.execute("SET session_replication_role = replica")
+        await conn.execute("SET maintenance_work_mem = '256MB'")
+        started = time.perf_counter()
+        await load_memories(conn, args, personas, folk)
+        took["memories_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        await load_contacts(conn, args, folk)
+        await load_intentions(conn, args, folk)
+        await load_diary(conn, args, folk)
+        took["rest_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        await conn.execute("VACUUM ANALYZE")
+        took["vacuum_s"] = time.perf_counter() - started
+    finally:
+        await conn.close()
+    return took
+
+
+async def load_memories(
+    conn: asyncpg.Connection,
+    args: argparse.Namespace,
+    personas: dict[str, Persona],
+    folk: Community,
+) -> None:
+    rng = random.Random(args.seed)
+    vectors = np.random.default_rng(args.seed)
+    embedder = HashEmbedder()
+    dim = embedder.dimension
+    policy = scope_policies(personas)
+    pool = text_pool(min(args.memories, TEXT_POOL), rng)
+    now = time.time()
+    await conn.execute(
+        "CREATE UNLOGGED TABLE load_memories (scope TEXT, text TEXT, speaker TEXT, kind TEXT,"
+        " category TEXT, importance INT, sentiment FLOAT8, created_at FLOAT8, strength FLOAT8,"
+        " last_recalled_at FLOAT8, recall_count INT, recent_recalls TEXT, embedding BYTEA,"
+        " embedder TEXT, speaker_id TEXT, body TEXT, context TEXT, a TEXT, b TEXT)"
+    )
+    # Rebuilt after the load: one index build is quicker than a million insertions into it.
+    await conn.execute("DROP INDEX memories_search")
+    batch: list[tuple[Any, ...]] = []
+
+    async def flush() -> None:
+        await conn.copy_records_to_table("load_memories", records=batch)
+        await conn.execute(
+            "INSERT INTO memories (scope, text, speaker, kind, category, importance, sentiment,"
+            " created_at, strength, last_recalled_at, recall_count, recent_recalls, embedding,"
+            " embedder, speaker_id, search_body, search_context, search) SELECT scope, text,"
+            " speaker, kind, category, importance, sentiment, created_at, strength,"
+            " last_recalled_at, recall_count, recent_recalls, embedding, embedder, speaker_id,"
+            " body, context,"
+            " setweight(to_tsvector('simple', a), 'A') || setweight(to_tsvector('simple', b),"
+            " 'B') FROM load_memories ORDER BY scope, created_at"
+        )
+        await conn.execute("TRUNCATE load_memories")
+        batch.clear()
+
+    for user, scope, count in zip(
+        folk.users, folk.scopes, shares(args.memories, folk.weights), strict=True
+    ):
+        forgetting = policy(scope)
+        ages = sorted((rng.random() ** 1.5 * 365 * DAY for _ in range(count)), reverse=True)
+        units = vectors.standard_normal((count, dim), dtype=np.float32)
+        units /= np.linalg.norm(units, axis=1, keepdims=True)
+        previous = -1
+        for j, age in enumerate(ages):
+            k = rng.randrange(len(pool.texts))
+            importance = rng.choices((1, 2, 3), (0.6, 0.3, 0.1))[0]
+            sentiment = round(rng.uniform(-0.5, 0.8), 2)
+            strength, recalled, recalls = survivor(
+                forgetting, importance, sentiment, now - age, now, rng
+            )
+            batch.append(
+                (
+                    scope,
+                    pool.texts[k],
+                    user.name,
+                    rng.choices(KINDS, KIND_WEIGHTS)[0],
+                    rng.choice(CATEGORIES),
+                    importance,
+                    sentiment,
+                    now - age,
+                    strength,
+                    recalled,
+                    recalls,
+                    "[]" if recalled is None else f"[{recalled}]",
+                    units[j].tobytes(),
+                    embedder.name,
+                    user.user_id,
+                    pool.bodies[k],
+                    "" if previous < 0 else pool.bodies[previous],
+                    pool.stemmed[k],
+                    "" if previous < 0 else pool.stemmed[previous],
+                )
+            )
+            previous = k
+            if len(batch) >= COPY_BATCH:
+                await flush()
+    if batch:
+        await flush()
+    await conn.execute("DROP TABLE load_memories")
+    await conn.execute("CREATE INDEX memories_search ON memories USING GIN (search)")
+    await conn.execute(
+        "INSERT INTO scope_sizes SELECT scope, count(*) FROM memories GROUP BY scope"
+        " ON CONFLICT (scope) DO UPDATE SET memories = excluded.memories"
+    )
+
+
+def survivor(
+    policy: ForgettingPolicy,
+    importance: int,
+    sentiment: float,
+    created: float,
+    now: float,
+    rng: random.Random,
+) -> tuple[float, float | None, int]:
+    """(strength, last recalled, recalls) of a memory still kept after the daily prunes of
+    its life: one past the grace has been recalled, its strength grown with its age, its
+    retention today at least KEPT (the day's prune forgets little, as in a community pruned
+    every day, not most of it as the first prune of unrecalled memories would)."""
+    first = policy.initial_strength(importance, sentiment)
+    born = datetime.fromtimestamp(created, UTC)
+    age = (now - created) / DAY
+    if age <= GRACE_DAYS:
+        return first, None, 0
+    strength = max(first, age * rng.uniform(0.2, 1.0))
+    recalls = max(1, round(math.log(strength / first, 1.6)))
+    gap = min(age, strength * rng.uniform(0.0, 0.8))
+    for _ in range(4):
+        recalled = datetime.fromtimestamp(now - gap * DAY, UTC)
+        judged = (importance, sentiment, born, recalled, recalls, strength)
+        memory = Memory(0, "", "", None, "fact", None, *judged, (), None)
+        if policy.retention(memory, datetime.fromtimestamp(now, UTC)) >= KEPT:
+            break
+        gap /= 4
+    return strength, now - gap * DAY, recalls
+
+
+async def load_contacts(
+    conn: asyncpg.Connection, args: argparse.Namespace, folk: Community
+) -> None:
+    """The users first (private), then people met in servers; a check-in settled for each
+    silent longer than a few days, with its ledger entry if in the last 90 days."""
+    rng = random.Random(args.seed + 1)
+    now = time.time()
+    contacts: list[tuple[Any, ...]] = []
+    ledger: list[tuple[Any, ...]] = []
+    for n in range(args.contacts):
+        if n < len(folk.users):
+            persona, user_id, private = folk.users[n].persona, folk.users[n].user_id, 1
+        else:
+            persona, user_id = PERSONAS[n % len(PERSONAS)], f"g{n}"
+            private = int(rng.random() < 0.2)
+        heard = now - rng.random() ** 2 * 365 * DAY
+        settled = heard + CHECKIN_DAYS * DAY
+        checked_in = settled if settled < now else None
+        at = datetime.fromtimestamp(heard, UTC)
+        contacts.append(
+            (persona, "discord", user_id, private, heard, heard, first_hours(at), checked_in, heard)
+        )
+        if private and checked_in is not None and now - checked_in < 90 * DAY:
+            key = f"checkin:{at.isoformat()}"
+            ledger.append((persona, "discord", user_id, key, "sent", checked_in, "load"))
+    await conn.copy_records_to_table("contacts", records=contacts, columns=CONTACT_COLUMNS)
+    await conn.copy_records_to_table(
+        "outreach",
+        records=ledger,
+        columns=("persona", "platform", "user_id", "key", "state", "at", "by"),
+    )
+
+
+async def load_intentions(
+    conn: asyncpg.Connection, args: argparse.Namespace, folk: Community
+) -> None:
+    """Pending, due over the next two months (a few in the last day), for users weighted as
+    they talk."""
+    rng = random.Random(args.seed + 2)
+    now = time.time()
+    rows: list[tuple[Any, ...]] = []
+    picks = rng.choices(range(len(folk.users)), folk.weights, k=args.intentions)
+    for n, i in enumerate(picks):
+        user = folk.users[i]
+        kind = rng.choices(("follow_up", "reminder", "special_day"), (0.7, 0.2, 0.1))[0]
+        due = now + rng.uniform(-1, 60) * DAY
+        what = f"{rng.choice(THINGS)[:40]} #{n}"  # pending ones are unique by what and when
+        rows.append(
+            (
+                folk.scopes[i],
+                user.persona,
+                user.user_id,
+                kind,
+                what,
+                f"ask how {what} went",
+                due,
+                due + 3 * DAY,
+                due - rng.uniform(1, 30) * DAY,
+                int(kind == "special_day"),
+                user.user_id,
+            )
+        )
+    await conn.copy_records_to_table("intentions", records=rows, columns=INTENTION_COLUMNS)
+
+
+async def load_diary(conn: asyncpg.Connection, args: argparse.Namespace, folk: Community) -> None:
+    """A page a day for a year, for the most talkative `--diary-share` of the users."""
+    rng = random.Random(args.seed + 3)
+    today = datetime.now(UTC).date()
+    writers = round(len(folk.users) * args.diary_share)
+    rows: list[tuple[Any, ...]] = []
+    for user, scope in zip(folk.users[:writers], folk.scopes[:writers], strict=True):
+        for d in range(365):
+            day = today - timedelta(days=d + 1)
+            text = DIARY.format(
+                name=user.name, thing=rng.choice(THINGS), mood=rng.choice(("calmer", "tired"))
+            )
+            rows.append((scope, day.isoformat(), text, rng.randint(1, 4), time.time() - d * DAY))
+        if len(rows) >= COPY_BATCH:
+            await conn.copy_records_to_table("diary", records=rows)
+            rows.clear()
+    if rows:
+        await conn.copy_records_to_table("diary", records=rows)
+
+
+async def table_rows(dsn: str) -> dict[str, int]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        return {t: int(await conn.fetchval(f"SELECT count(*) FROM {t}")) for t in TABLES}
+    finally:
+        await conn.close()
+
+
+# The worker: one `kizuna run`-like process.
+
+
+@dataclass(slots=True)
+class Timed:
+    """Each call's (start as epoch seconds, milliseconds)."""
+
+    calls: list[tuple[float, float]] = field(default_factory=list)
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class Encodings(logging.Handler):
+    """Counts the conversations the lifecycle encodes (it logs each)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("conversation %d of %s:"):
+            self.count += 1
+
+
+def timed_recall(runtime: Runtime, into: Timed) -> None:
+    """Time every recall of the bank (the hash embedder's cue included: microseconds)."""
+    bank = runtime.bank
+    recall = bank.recall
+
+    async def timed(*a: Any, **kw: Any) -> Any:
+        start, began = time.time(), time.perf_counter()
+        try:
+            return await recall(*a, **kw)
+        finally:
+            into.calls.append((start, (time.perf_counter() - began) * 1000))
+
+    object.__setattr__(bank, "recall", timed)
+
+
+async def worker(args: argparse.Namespace) -> dict[str, Any]:
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    for persona in personas.values():
+        persona.memory.idle_minutes = args.idle_minutes
+    folk = community(personas, args.users)
+    mine = [i for i in range(args.users) if i % args.processes == args.worker]
+    encodings = Encodings()
+    logging.getLogger("bot.conversation.lifecycle").addHandler(encodings)
+    logging.getLogger("bot.conversation.lifecycle").setLevel(logging.INFO)
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        runtime = await open_load_runtime(
+            Path(folder), personas, "hash", dsn=args.dsn, index_memory_mb=args.index_memory_mb
+        )
+        opened = time.perf_counter() - started
+        outreach = runtime.outreach
+        outreach.add(RecordingCourier(platform="discord", bot_id="load", personas=PERSONAS))
+        scheduler = runtime.scheduler
+        # The outreach rounds are this script's (timed); the prune is process 0's, below.
+        scheduler.outreach = None
+        lifecycle = scheduler.lifecycle
+        assert lifecycle is not None
+        lifecycle.prune_hour = 24
+        recalls = Timed()
+        timed_recall(runtime, recalls)
+        scheduler.start()
+        await runtime.settle()
+        print("ready", flush=True)
+        begin = float(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))
+        try:
+            result = await serve(args, runtime, outreach, lifecycle, folk, mine, begin)
+        finally:
+            await scheduler.stop()
+            await runtime.close()
+    result.update(
+        worker=args.worker,
+        open_s=round(opened, 2),
+        recalls=recalls.calls,
+        encoded=encodings.count,
+        rss_mb=round(current_rss_mb()),
+        peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    )
+    return result
+
+
+async def serve(
+    args: argparse.Namespace,
+    runtime: Runtime,
+    outreach: Outreach,
+    lifecycle: Lifecycle,
+    folk: Community,
+    mine: list[int],
+    begin: float,
+) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    end = begin + args.seconds
+    await asyncio.sleep(max(0.0, begin - time.time()))
+    run = Run()
+    rng = random.Random(args.seed * 100 + args.worker)
+    weights = [folk.weights[i] for i in mine]
+    turns: set[asyncio.Task[None]] = set()
+    timed: list[tuple[float, float]] = []  # (start as epoch seconds, ms without the model)
+
+    async def one(user: User, text: str) -> None:
+        start = time.time()
+        await turn(runtime, user, text, run)
+        timed.append((start, round(run.latencies[-1] * 1000, 3)))
+
+    rounds: list[dict[str, float]] = []
+    prune: dict[str, Any] = {}
+    jobs = [asyncio.create_task(outreach_rounds(outreach, end, rounds))]
+    if args.worker == 0:
+        jobs.append(
+            asyncio.create_task(prune_all(lifecycle, begin + PRUNE_AT * args.seconds, end, prune))
+        )
+    period = args.processes / args.rate
+    n = 0
+    while (at := begin + n * period) < end:
+        await asyncio.sleep(max(0.0, at - time.time()))
+        i = rng.choices(mine, weights)[0]
+        user = folk.users[i]
+        text = f"{LINES[(n + i) % len(LINES)]} ({user.user_id} #{n})"
+        task = loop.create_task(one(user, text))
+        turns.add(task)
+        task.add_done_callback(turns.discard)
+        n += 1
+    await asyncio.gather(*turns)
+    await asyncio.gather(*jobs)
+    return {
+        "turns": timed,
+        "failed": run.failed,
+        "outreach": rounds,
+        "prune": prune,
+    }
+
+
+async def outreach_rounds(outreach: Outreach, end: float, rounds: list[dict[str, float]]) -> None:
+    """The sender's round once a minute, as the scheduler runs it, timed."""
+    while time.time() < end:
+        began = time.perf_counter()
+        sent = await outreach.tick()
+        rounds.append({"ms": (time.perf_counter() - began) * 1000, "sent": sent})
+        await asyncio.sleep(max(0.0, min(OUTREACH_EVERY, end - time.time())))
+
+
+async def prune_all(lifecycle: Lifecycle, start: float, end: float, out: dict[str, Any]) -> None:
+    """The day's prune of every scope from `start`, PRUNE_BATCH scopes a call as the
+    scheduler prunes them, back to back rather than one call a round (the scheduler's rounds
+    take their batches of the same list meanwhile); stops at `end`."""
+    await asyncio.sleep(max(0.0, start - time.time()))
+    lifecycle.prune_hour = 0
+    out.update(start=time.time(), done=False)
+    while time.time() < end:
+        reports = await lifecycle.prune_due(PRUNE_BATCH)
+        if not reports and not lifecycle._to_prune:
+            out["done"] = True
+            break
+    out["end"] = time.time()
+    lifecycle.prune_hour = 24
+
+
+# The parent: builds, starts the workers, and reports.
+
+
+async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subprocess.Process]:
+    argv = [sys.executable, str(HERE / "community.py")]
+    for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes"):
+        argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    if args.index_memory_mb is not None:
+        argv += ["--index-memory-mb", str(args.index_memory_mb)]
+    return [
+        await asyncio.create_subprocess_exec(
+            *argv,
+            "--dsn",
+            dsn,
+            "--worker",
+            str(k),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=RESULT_BYTES,
+            env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+        )
+        for k in range(args.processes)
+    ]
+
+
+async def result_of(process: asyncio.subprocess.Process) -> dict[str, Any]:
+    assert process.stdout is not None
+    last = b""
+    async for line in process.stdout:
+        if line.strip():
+            last = line
+    if await process.wait() != 0:
+        raise RuntimeError(f"a worker failed (exit {process.returncode})")
+    return dict(json.loads(last))
+
+
+def ms3(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "p99": 0.0}
+    return {
+        "p50": round(statistics.median(values), 2),
+        "p95": round(pct(list(values), 95), 2),
+        "p99": round(pct(list(values), 99), 2),
+    }
+
+
+async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
+    workers = await start_workers(args, dsn)
+    for process in workers:
+        assert process.stdout is not None
+        line = await process.stdout.readline()
+        if line.strip() != b"ready":
+            raise RuntimeError(f"a worker did not start: {line!r}")
+    print(f"{args.processes} processes up", flush=True)
+    before = await table_rows(dsn)
+    begin = time.time() + 1.0
+    for process in workers:
+        assert process.stdin is not None
+        process.stdin.write(f"{begin}\n".encode())
+        await process.stdin.drain()
+    results = await asyncio.gather(*(result_of(p) for p in workers))
+    elapsed = time.time() - begin
+    after = await table_rows(dsn)
+    prune = results[0]["prune"]
+    turns = [t for r in results for t in r["turns"]]
+    during = [ms for at, ms in turns if prune and prune["start"] <= at <= prune["end"]]
+    outside = [ms for at, ms in turns if not prune or not prune["start"] <= at <= prune["end"]]
+    latencies = [ms for _, ms in turns]
+    recalls = [ms for r in results for _, ms in r["recalls"]]
+    rounds = [o["ms"] for r in results for o in r["outreach"]]
+    forgotten = after["pruned"] - before["pruned"]
+    growth: dict[str, float] = {}
+    for table in TABLES:
+        delta = after[table] - before[table]
+        if table == "memories":  # what the run added, by the hour, less one day's prune
+            growth[table] = round((delta + forgotten) * DAY / elapsed) - forgotten
+        else:
+            growth[table] = float(delta) if table in DAILY_ONCE else round(delta * DAY / elapsed)
+    prune_s = prune["end"] - prune["start"] if prune else 0.0
+    return {
+        "turns": len(latencies),
+        "turns_per_s": round(len(latencies) / elapsed, 1),
+        "failed": sum(r["failed"] for r in results),
+        "turn_ms": ms3(latencies),
+        "recall_ms": ms3(recalls),
+        "recalls": len(recalls),
+        "turn_ms_during_prune": ms3(during),
+        "turn_ms_outside_prune": ms3(outside),
+        "prune_s": round(prune_s, 1),
+        "prune_done": bool(prune.get("done")),
+        "prune_scopes": after["prune_days"] - before["prune_days"],
+        "prune_forgotten": forgotten,
+        "outreach_round_ms": ms3(rounds) | {"max": round(max(rounds, default=0.0), 1)},
+        "outreach_sent": sum(o["sent"] for r in results for o in r["outreach"]),
+        "encoded_per_s": [round(r["encoded"] / elapsed, 3) for r in results],
+        "rss_mb": [r["rss_mb"] for r in results],
+        "peak_rss_mb": [r["peak_rss_mb"] for r in results],
+        "open_s": [r["open_s"] for r in results],
+        "rows_per_day": growth,
+        "run_s": round(elapsed, 1),
+    }
+
+
+async def outreach_scan(dsn: str) -> float:
+    """Milliseconds (median of SCANS) of the outreach round's reading alone: each persona's
+    due intentions and the contacts a check-in may be due to, as one round reads them."""
+    store = await PgStore.open(dsn)
+    took: list[float] = []
+    try:
+        for _ in range(SCANS):
+            now = datetime.now(UTC)
+            began = time.perf_counter()
+            for persona in PERSONAS:
+                await store.due_intentions(persona, now, limit=DUE_BATCH)
+                silent = now - timedelta(days=CHECKIN_DAYS)
+                await store.checkins_due(persona, "discord", heard_before=silent, limit=DUE_BATCH)
+            took.append((time.perf_counter() - began) * 1000)
+    finally:
+        await store.close()
+    return round(statistics.median(took), 2)
+
+
+async def database_size(dsn: str) -> dict[str, float]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        memories = int(await conn.fetchval("SELECT count(*) FROM memories"))
+        whole = int(await conn.fetchval("SELECT pg_database_size(current_database())"))
+        table = int(await conn.fetchval("SELECT pg_total_relation_size('memories')"))
+    finally:
+        await conn.close()
+    return {
+        "memories_in_db": memories,
+        "db_mb": round(whole / 2**20, 1),
+        "db_bytes_per_memory": round(whole / max(memories, 1)),
+        "memories_table_bytes_per_memory": round(table / max(memories, 1)),
+    }
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    folk = community(personas, args.users)
+    async with postgres_server("postgres", args.dsn) as server_dsn:
+        assert server_dsn is not None
+        async with fresh_database(server_dsn) as dsn:
+            started = time.perf_counter()
+            took = await build(dsn, args, personas, folk)
+            built = time.perf_counter() - started
+            print(
+                f"built {args.users} users, {args.memories} memories (synthetic vectors), "
+                f"{args.contacts} contacts, {args.intentions} intentions in {built:.0f} s "
+                f"(bulk loaded with COPY): {took}",
+                flush=True,
+            )
+            size = await database_size(dsn)
+            print(f"database: {size}", flush=True)
+            figures = await measure(args, dsn)
+            scan_ms = await outreach_scan(dsn)
+    # The scheduler's own pace: PRUNE_BATCH scopes a round of SCHEDULER_INTERVAL seconds.
+    paced_s = args.users / PRUNE_BATCH * SCHEDULER_INTERVAL
+    return {
+        "users": args.users,
+        "memories": args.memories,
+        "contacts": args.contacts,
+        "intentions": args.intentions,
+        "processes": args.processes,
+        "rate": args.rate,
+        "index_memory_mb": args.index_memory_mb or MemoryConfig().index_memory_mb,
+        "vectors": "synthetic",
+        "build_s": round(built, 1),
+        **size,
+        **figures,
+        "outreach_scan_ms": scan_ms,
+        "prune_paced_by_scheduler_s": round(paced_s),
+    }
+
+
+def report(result: dict[str, Any]) -> None:
+    t, r = result["turn_ms"], result["recall_ms"]
+    d, o = result["turn_ms_during_prune"], result["turn_ms_outside_prune"]
+    print(
+        f"turns {result['turns']} ({result['turns_per_s']}/s), without the model p50 {t['p50']} "
+        f"/ p95 {t['p95']} / p99 {t['p99']} ms; recall p50 {r['p50']} / p95 {r['p95']} / p99 "
+        f"{r['p99']} ms ({result['recalls']} recalls, the hash cue included)"
+    )
+    print(
+        f"prune: {result['prune_scopes']} scopes, {result['prune_forgotten']} forgotten, in "
+        f"{result['prune_s']} s back to back ({'done' if result['prune_done'] else 'NOT done'}"
+        f" when the run ended); the scheduler's pace would take "
+        f"{result['prune_paced_by_scheduler_s']} s; turn p95 during it {d['p95']} ms, "
+        f"outside {o['p95']} ms"
+    )
+    print(
+        f"outreach round: {result['outreach_round_ms']} ms, {result['outreach_sent']} sent; its "
+        f"reading alone, after the run: {result['outreach_scan_ms']} ms; "
+        f"encoded conversations/s per process {result['encoded_per_s']}; RSS MB "
+        f"{result['rss_mb']} (peak {result['peak_rss_mb']})"
+    )
+    print(
+        f"database {result['db_mb']} MB, {result['db_bytes_per_memory']} bytes a memory; rows "
+        f"a day (measured over {result['run_s']} s, extrapolated; pruned and prune_days: one "
+        f"prune): {result['rows_per_day']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument("--memories", type=int, default=1_000_000)
+    parser.add_argument("--contacts", type=int, default=100_000)
+    parser.add_argument("--intentions", type=int, default=50_000)
+    parser.add_argument("--diary-share", type=float, default=0.1)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--processes", type=int, default=2, choices=(1, 2, 3, 4))
+    parser.add_argument("--idle-minutes", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--index-memory-mb", type=int, help="each process's FAISS indexes (default: the config's)"
+    )
+    parser.add_argument("--dsn", help="a server to build on (default: a throwaway one)")
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker is not None:
+        print(json.dumps(asyncio.run(worker(args))), flush=True)
+        return
+    result = asyncio.run(main_async(args))
+    report(result)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
