@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.encoding.intentions import Heard, Said, local_reading
+from memory.encoding.intentions import Reading, Said, local_reading
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)  # a Thursday
@@ -89,7 +89,7 @@ DATA = Path(__file__).resolve().parent / "data" / "intentions.json"
 
 def read(text: str) -> list[tuple[str, str]]:
     """(kind, due in Shanghai) of what the local reading finds in one user's message."""
-    found = local_reading(Heard([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    found = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
     return [(i.kind, f"{i.due_at.astimezone(SHANGHAI):%Y-%m-%d %H:%M}") for i in found]
 
 

@@ -57,7 +57,7 @@ from bot.outreach.courier import Delivery
 from bot.persona.file import PersonaLibrary
 from bot.spoken import Spoken
 from memory.clock import FakeClock
-from memory.encoding.intentions import Heard, Said, local_reading
+from memory.encoding.intentions import Reading, Said, local_reading
 from memory.records import NewIntention
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
@@ -158,7 +158,7 @@ def intentions_of(user: User, said_at: datetime, index: int) -> list[NewIntentio
     """What the encoder's local reading finds in an event's sentence."""
     sentence = EVENTS[index]
     return local_reading(
-        Heard(
+        Reading(
             [Said(user.id, said_at, sentence)],
             scope=f"{PERSONA}/{PLATFORM}:dm:{user.id}",
             tz=user.zone,

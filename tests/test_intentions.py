@@ -15,7 +15,7 @@ import pytest
 from memory.encoding.intentions import (
     MAX_INTENTIONS,
     MAX_SPECIAL,
-    Heard,
+    Reading,
     Said,
     Spotted,
     Window,
@@ -70,7 +70,7 @@ def read(
         intentions,
         special_days,
         owner=owner,
-        heard=Heard(
+        reading=Reading(
             said if said is not None else told(intentions, special_days),
             SCOPE,
             SHANGHAI,
@@ -445,7 +445,7 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
     text: str, kind: str, due: datetime
 ) -> None:
     [found] = local_reading(
-        Heard([Said("u1", NOW, text)], "miao/telegram:dm:u1", SHANGHAI, "en", NOW, None)
+        Reading([Said("u1", NOW, text)], "miao/telegram:dm:u1", SHANGHAI, "en", NOW, None)
     )
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
@@ -504,7 +504,7 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
     sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
     [found] = local_reading(
-        Heard(
+        Reading(
             [Said("u1", sunday, "我这周六要搬家")],
             "miao/telegram:dm:u1",
             SHANGHAI,
@@ -521,7 +521,7 @@ def test_the_local_reading_makes_intentions_of_each_users_messages() -> None:
         Said("u1", NOW, "My exam is on Tuesday. Wish me luck!"),
         Said("u2", NOW + timedelta(minutes=1), "我的生日是5月4日。提醒我明天交作业"),
     ]
-    found = local_reading(Heard(said, SCOPE, SHANGHAI, "en", NOW, 3))
+    found = local_reading(Reading(said, SCOPE, SHANGHAI, "en", NOW, 3))
     assert [(i.user_id, i.kind, i.what, i.due_at) for i in found] == [
         ("u1", "follow_up", "exam", at(8, 18)),
         ("u2", "reminder", "交作业", at(4, 9)),

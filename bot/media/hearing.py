@@ -28,8 +28,8 @@ from bot.tomlfile import one_line
 __all__ = [
     "MAX_PER_MESSAGE",
     "SPOKEN",
-    "Heard",
     "Hearing",
+    "Transcribed",
     "VoiceError",
     "is_audio",
     "wants_hearing",
@@ -50,7 +50,7 @@ class VoiceError(MediaError):
 
 
 @dataclass(slots=True, frozen=True)
-class Heard:
+class Transcribed:
     """A message once its recordings were listened to: `event` says them in words (they are
     no longer attachments), `said` is the persona's sentences about those it could not hear."""
 
@@ -87,7 +87,7 @@ class Hearing:
         self.refund = refund
         self.limit = settings.audio_max_kb * 1024
 
-    async def listen(self, event: ChatEvent, language: str) -> Heard:
+    async def listen(self, event: ChatEvent, language: str) -> Transcribed:
         """`event` with its recordings said in words (other attachments stay as they are); see
         the module's docstring; the persona's sentences about them are in `language`."""
         words: list[str] = []
@@ -112,7 +112,7 @@ class Hearing:
                 words.append(f"[voice note {name}, not heard]")
                 said.append(say(language, e.key, **e.fields))
         text = " ".join([event.text.strip(), *words]).strip()
-        return Heard(replace(event, text=text, attachments=tuple(others)), tuple(said))
+        return Transcribed(replace(event, text=text, attachments=tuple(others)), tuple(said))
 
     async def _transcribe(self, attachment: Attachment, event: ChatEvent) -> str:
         name = _name(attachment.filename)

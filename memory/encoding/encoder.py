@@ -41,7 +41,7 @@ from memory.encoding.emotion import SentimentScorer, blend_importance, blend_sen
 from memory.encoding.intentions import (
     MAX_INTENTIONS,
     MAX_SPECIAL,
-    Heard,
+    Reading,
     Said,
     fresh,
     from_answer,
@@ -182,7 +182,7 @@ class Encoder:
             for t in conversation.turns
             if t.get("role") == "user" and _user_id(t)
         ]
-        heard = Heard(
+        reading = Reading(
             said,
             scope,
             author.timezone,
@@ -203,7 +203,7 @@ class Encoder:
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
             recap = last_exchange(conversation)
-            found = local_reading(heard)
+            found = local_reading(reading)
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
@@ -213,7 +213,7 @@ class Encoder:
                 answer.get("intentions"),
                 answer.get("special_days"),
                 owner=speakers.user_id,
-                heard=heard,
+                reading=reading,
             )
         intentions = fresh(found, pending)
         called = _called(conversation.turns, answer.get("names") if answer else None, speakers)

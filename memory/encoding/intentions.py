@@ -62,7 +62,7 @@ from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntenti
 __all__ = [
     "MAX_INTENTIONS",
     "MAX_SPECIAL",
-    "Heard",
+    "Reading",
     "Said",
     "Spotted",
     "Window",
@@ -99,7 +99,7 @@ class Said:
 
 
 @dataclass(slots=True, frozen=True)
-class Heard:
+class Reading:
     """The conversation intentions are read from: its users' messages, its scope, its
     time zone and the persona's language (for each `ask`), when it was encoded, its id, and
     the time zone each user set, by id (the others' days and hours are `tz`'s)."""
@@ -512,7 +512,7 @@ def from_answer(
     special_days: Any,
     *,
     owner: Callable[[Any], str | None],
-    heard: Heard,
+    reading: Reading,
 ) -> list[NewIntention]:
     """The model's "intentions" and "special_days" as NewIntention. `owner` maps a label to
     a user id of the conversation (None for anything else: that item is dropped, as is one
@@ -533,8 +533,8 @@ def from_answer(
         when = _text(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
-        theirs = heard.zone(user_id)
-        spoken = _spoken(heard.said, user_id, when, what, theirs)
+        theirs = reading.zone(user_id)
+        spoken = _spoken(reading.said, user_id, when, what, theirs)
         if spoken is None:
             continue
         moment, window = spoken
@@ -543,11 +543,11 @@ def from_answer(
         bounds = _due(kind, window, moment, theirs)
         if bounds is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, heard.language)
+        ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, reading.language)
         out.append(
             NewIntention(
-                heard.scope, user_id, kind, what, ask, *bounds, heard.created_at,
-                heard.conversation_id, False, user_id,
+                reading.scope, user_id, kind, what, ask, *bounds, reading.created_at,
+                reading.conversation_id, False, user_id,
             )
         )  # fmt: skip
     specials = special_days if isinstance(special_days, list) else []
@@ -562,15 +562,15 @@ def from_answer(
         month_day = _month_day(item.get("date"))
         if not user_id or not what or month_day is None:
             continue
-        told = _told_date(heard.said, user_id, month_day, what, heard.zone(user_id))
+        told = _told_date(reading.said, user_id, month_day, what, reading.zone(user_id))
         if told is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, heard.language)
-        due, until = _yearly(*month_day, told, heard.zone(user_id))
+        ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, reading.language)
+        due, until = _yearly(*month_day, told, reading.zone(user_id))
         out.append(
             NewIntention(
-                heard.scope, user_id, "special_day", what, ask, due, until, heard.created_at,
-                heard.conversation_id, True, user_id,
+                reading.scope, user_id, "special_day", what, ask, due, until, reading.created_at,
+                reading.conversation_id, True, user_id,
             )
         )  # fmt: skip
         taken += 1
@@ -1090,18 +1090,18 @@ def _when_words(sentence: str, start: int, end: int) -> str:
     return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
 
 
-def local_reading(heard: Heard) -> list[NewIntention]:
+def local_reading(reading: Reading) -> list[NewIntention]:
     """Intentions from the users' messages without a model (the encoder's fallback)."""
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
-    for message in heard.said:
-        for spotted in spot(message.text, message.at.astimezone(heard.zone(message.user_id))):
+    for message in reading.said:
+        for spotted in spot(message.text, message.at.astimezone(reading.zone(message.user_id))):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})
             else:
                 intentions.append({**item, "kind": spotted.kind, "when": spotted.when})
-    ids = {s.user_id for s in heard.said}
+    ids = {s.user_id for s in reading.said}
     return from_answer(
-        intentions, specials, owner=lambda user: user if user in ids else None, heard=heard
+        intentions, specials, owner=lambda user: user if user in ids else None, reading=reading
     )
