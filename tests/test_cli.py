@@ -31,8 +31,8 @@ from bot.persona.file import load_persona
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewMemory, PruneWrite
 from memory.storage.sqlite import Store
+from tests.fakes.factories import KIZUNA, base_env, kizuna
 from tests.fakes.factories import KIZUNA_TIMEOUT as TIMEOUT
-from tests.fakes.factories import base_env, kizuna
 from tests.fakes.openai_server import FakeOpenAI, echo_reply
 from tests.fakes.secrets import OPENAI_API_KEY
 
@@ -72,7 +72,7 @@ def running_chat(
     """`kizuna chat` as a live process to talk to line by line; killed if still running at the
     end, and by a watchdog if it hangs."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "adapters.command.cli", "chat", *args],
+        [*KIZUNA, "chat", *args],
         cwd=cwd,
         env=env or base_env(),
         stdin=subprocess.PIPE,
@@ -402,7 +402,7 @@ def test_model_setup_error_is_one_line(tmp_path: Path) -> None:
 
 def test_version_and_help(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("kizuna")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "adapters.command.cli"]
+    command = [str(script)] if script.exists() else list(KIZUNA)
     runs = {
         args: subprocess.Popen(
             [*command, *args],
@@ -562,16 +562,7 @@ def test_chat_when_the_model_keeps_failing(tmp_path: Path) -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
 def test_ctrl_c_saves_and_exits_cleanly(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adapters.command.cli",
-            "chat",
-            "--persona",
-            "monikai",
-            "--user",
-            "ann",
-        ],
+        [*KIZUNA, "chat", "--persona", "monikai", "--user", "ann"],
         cwd=tmp_path,
         env=base_env(),
         stdin=subprocess.PIPE,
@@ -604,16 +595,7 @@ def test_ctrl_c_saves_and_exits_cleanly(tmp_path: Path) -> None:
 
 def test_bytes_that_are_not_utf8_are_kept_as_replacement_characters(tmp_path: Path) -> None:
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "adapters.command.cli",
-            "chat",
-            "--persona",
-            "monikai",
-            "--user",
-            "ann",
-        ],
+        [*KIZUNA, "chat", "--persona", "monikai", "--user", "ann"],
         cwd=tmp_path,
         input=b"first\ncaf\xe9 au lait\n",
         capture_output=True,
@@ -635,16 +617,7 @@ def test_an_export_that_cannot_be_written_says_so_and_goes_on(tmp_path: Path) ->
 
 def test_a_second_chat_on_the_same_data_is_refused_in_one_line(tmp_path: Path) -> None:
     first = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adapters.command.cli",
-            "chat",
-            "--persona",
-            "monikai",
-            "--user",
-            "ann",
-        ],
+        [*KIZUNA, "chat", "--persona", "monikai", "--user", "ann"],
         cwd=tmp_path,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

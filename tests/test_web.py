@@ -32,6 +32,7 @@ from bot.runtime.assemble import open_runtime
 from memory.encoding.encoder import ENCODING_TASK
 from memory.records import NewIntention
 from tests.fakes.factories import (
+    KIZUNA,
     PLATFORMS,
     Bot,
     base_env,
@@ -475,16 +476,7 @@ async def test_inspector_shows_the_diary_and_profile(tmp_path: Path) -> None:
 def console(cwd: Path, typed: str) -> str:
     """`kizuna chat` as Ann with Monikai, in `cwd` (its data folder there); what it printed."""
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "adapters.command.cli",
-            "chat",
-            "--persona",
-            "monikai",
-            "--user",
-            "ann",
-        ],
+        [*KIZUNA, "chat", "--persona", "monikai", "--user", "ann"],
         cwd=cwd,
         input=typed,
         capture_output=True,

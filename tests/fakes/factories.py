@@ -75,12 +75,15 @@ PLATFORMS = Platforms([CONSOLE, DISCORD, TELEGRAM, WEB])
 KIZUNA_TIMEOUT = 15  # seconds: a generous bound on one `kizuna` run; each takes about one
 
 
+KIZUNA = (sys.executable, "-m", "adapters.command.cli")  # the command, as a test starts it
+
+
 def kizuna(
     cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`kizuna ARGS` run in `cwd` with `base_env()` (or `env`)."""
     return subprocess.run(
-        [sys.executable, "-m", "adapters.command.cli", *args],
+        [*KIZUNA, *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,
