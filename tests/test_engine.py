@@ -16,7 +16,7 @@ from bot.chat_model import Completion, Message, ModelError
 from bot.config import EngineConfig
 from bot.conversation.sessions import Turn
 from bot.events import Attachment
-from bot.llm.tokens import estimate_messages
+from bot.llm.tokens import estimate_messages, estimate_tokens
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import RECAP_HEADING, STATE_TOOL
 from bot.turn.settle import MAX_MESSAGE_CHARS
@@ -449,6 +449,22 @@ async def test_the_reply_does_not_wait_for_the_state_but_the_next_turn_does(
     await second
     assert "in the tavern" in chat_calls(bot)[-1].system
     await bot.engine.drain()
+
+
+async def test_a_slot_keeps_to_its_bound_whatever_the_model_writes(bots: OpenBot) -> None:
+    bounded = make_persona(
+        "dm", name="Dungeon Master", state=[StateSlot("game", "Six short lines.", tokens=40)]
+    )
+    bot = await bots(bounded)
+    event = make_event("we go on", persona="dm")
+    rambling = "Location: the road north\nThreads: " + "the mill, " * 200
+    bot.model.push("[NEUTRAL] On you go.", calling(STATE_TOOL, {"game": rambling}))
+    await bot.engine.handle(event)
+    await bot.engine.drain()
+
+    kept = (await bot.desk.info(event)).state["game"]
+    assert kept.startswith("Location: the road north\nThreads: the mill,")
+    assert estimate_tokens(kept) <= 40
 
 
 async def test_structured_state_values_are_stored_as_json_text(bots: OpenBot) -> None:

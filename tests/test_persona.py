@@ -305,6 +305,20 @@ PERSONA_ERRORS = {
         "state[0].intial",
         "unknown key",
     ),
+    "a state slot's bound below 0": (
+        """
+        [identity]
+        name = "Pip"
+        personality = "A test persona."
+
+        [[state]]
+        name = "game"
+        instructions = "Where the party is."
+        tokens = -5 # <-
+        """,
+        "state[0].tokens",
+        "tokens must be 0 (no bound) or more",
+    ),
     "an avatar that is not an address": (
         """
         [identity]

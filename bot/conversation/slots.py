@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from bot.chat_model import ModelError, ToolCall
 from bot.conversation.sessions import Session
 from bot.llm.router import ModelRouter
+from bot.llm.tokens import estimate_tokens, pieces
 from bot.persona.file import Persona, StateSlot
 from bot.prompts import STATE_TOOL, build_state_prompt, state_tool
 
-__all__ = ["VALUE_LIMIT", "StateSlots", "parse_state_call"]
+__all__ = ["VALUE_LIMIT", "StateSlots", "fit", "parse_state_call"]
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,9 @@ class StateSlots:
             )
             return
         changed = parse_state_call(completion.tool_calls, due)
+        bounds = {slot.name: slot.tokens for slot in due}
         for name, value in changed.items():
-            self.set(session, name, value)
+            self.set(session, name, fit(value, bounds[name]))
 
     @staticmethod
     def set(session: Session, name: str, value: str) -> str:
@@ -54,6 +56,35 @@ class StateSlots:
         session.state[name] = value.strip()[:VALUE_LIMIT]
         session.touch()
         return session.state[name]
+
+
+def fit(value: str, tokens: int) -> str:
+    """`value` within about `tokens` (0: as it is), each line keeping its start: the longest
+    lines are cut first, to one length, so a note kept in fixed lines keeps every line."""
+    lines = value.strip().splitlines()
+    sizes = [estimate_tokens(line) for line in lines]
+    if not tokens or sum(sizes) <= tokens:
+        return value
+    # The longest a line may stay: the largest length at which the lines fit.
+    low, high = 0, max(sizes)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if sum(min(size, middle) for size in sizes) <= tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return "\n".join(
+        line if size <= low else _cut(line, low) for line, size in zip(lines, sizes, strict=True)
+    )
+
+
+def _cut(line: str, tokens: int) -> str:
+    """The first `tokens` of `line`, ended at a word's end where one is in reach, then "…"."""
+    head = "".join(pieces(line)[: max(tokens - 1, 0)])
+    space = head.rfind(" ")
+    if space > len(head) // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:") + "…"
 
 
 def parse_state_call(calls: Sequence[ToolCall], slots: Sequence[StateSlot]) -> dict[str, str]:

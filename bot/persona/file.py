@@ -264,6 +264,11 @@ class StateSlot:
     instructions: str
     update: Literal["once", "every_turn"] = "every_turn"
     initial: str = ""
+    tokens: int = 0  # what a revision by the model keeps at most; 0: VALUE_LIMIT only
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            raise ValueError("tokens must be 0 (no bound) or more")
 
     def value(self, state: Mapping[str, str]) -> str:
         """This slot's value in a session's state, or its initial value."""
