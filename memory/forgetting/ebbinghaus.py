@@ -27,8 +27,7 @@ from memory.forgetting.base import (
     check_grace,
     days_between,
     doc,
-    emotion,
-    of_importance,
+    initial_days,
     unrecalled,
 )
 from memory.records import Memory
@@ -89,7 +88,7 @@ class Ebbinghaus(FloorPolicy):
     name = "ebbinghaus"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
-        return of_importance(self.params.strength_days, importance) * emotion(sentiment)
+        return initial_days(self.params.strength_days, importance, sentiment)
 
     def retention(self, memory: Memory, now: datetime) -> float:
         return math.exp(-days_between(now, memory.last_touched) / max(memory.strength, TINY))
