@@ -109,7 +109,7 @@ import urllib.parse
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
@@ -117,6 +117,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import faiss
 import numpy as np
+from recall_quality import sessions, turn_text
 
 import memory.recall.dense
 import memory.recall.index
@@ -188,30 +189,15 @@ class Turn:
     when: datetime
 
 
-def session_time(text: str) -> datetime:
-    """ "1:56 pm on 8 May, 2023" -> an aware datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-
-
 def load(path: Path) -> tuple[list[Turn], list[str]]:
     """Every turn of every conversation in order, and the questions of categories 1-4."""
     samples: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     turns: list[Turn] = []
     questions: list[str] = []
     for sample in samples:
-        conversation = sample["conversation"]
-        numbers = sorted(
-            int(m.group(1))
-            for key in conversation
-            if (m := re.fullmatch(r"session_(\d+)", key)) and conversation[key]
-        )
-        for n in numbers:
-            when = session_time(conversation[f"session_{n}_date_time"])
-            for turn in conversation[f"session_{n}"]:
-                text = str(turn["text"])
-                if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
-                text = text.strip()
+        for when, session in sessions(sample["conversation"]):
+            for turn in session:
+                text = turn_text(turn).strip()
                 if text:
                     turns.append(Turn(text, str(turn["speaker"]).strip(), when))
         questions.extend(

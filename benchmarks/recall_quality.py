@@ -107,6 +107,14 @@ def sessions(conversation: dict[str, Any]) -> list[tuple[datetime, list[dict[str
     ]
 
 
+def turn_text(turn: dict[str, Any]) -> str:
+    """What a turn says, an image's caption appended."""
+    text = str(turn["text"])
+    if turn.get("blip_caption"):
+        text += f" [image: {turn['blip_caption']}]"
+    return text
+
+
 def from_zh(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The Chinese set as one LoCoMo-format sample (its categories: ZH_CATEGORIES)."""
     conversation: dict[str, Any] = {}
@@ -138,10 +146,9 @@ async def remember_conversation(
     last = bank.clock.now()
     for when, turns in sessions(sample["conversation"]):
         for turn in turns:
-            text = turn["text"]
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
-            memory_id = await bank.remember(scope, text, speaker=turn["speaker"], when=when)
+            memory_id = await bank.remember(
+                scope, turn_text(turn), speaker=turn["speaker"], when=when
+            )
             by_memory[memory_id] = turn["dia_id"]
         last = when
     return by_memory, last

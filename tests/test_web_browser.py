@@ -573,7 +573,7 @@ def test_phone_screen_fits(served: Served, page: webdriver.Chrome) -> None:
 def test_pages_load_nothing_from_elsewhere() -> None:
     """The pages pull nothing from elsewhere: every script, style and image is this server's."""
     static = ROOT / "adapters" / "web" / "static"
-    for name in ("chat.html", "inspect.html", "chat.js", "inspect.js", "style.css"):
+    for name in ("chat.html", "inspect.html", "chat.js", "inspect.js", "page.js", "style.css"):
         text = (static / name).read_text(encoding="utf-8")
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", ""), name
         assert "https://" not in text, name

@@ -45,7 +45,7 @@ __all__ = [
     "doc",
     "draw",
     "emotion",
-    "of_importance",
+    "initial_days",
     "spare_twins",
     "unrecalled",
 ]
@@ -192,9 +192,10 @@ def unrecalled(memory: Memory, now: datetime) -> str:
     return f"{days_between(now, memory.last_touched):.0f} days {since}"
 
 
-def of_importance(days: Sequence[float], importance: int) -> float:
-    """The entry of a by-importance list (importance 1, 2, 3) for `importance`."""
-    return days[min(max(importance, 1), 3) - 1]
+def initial_days(days: Sequence[float], importance: int, sentiment: float) -> float:
+    """A new memory's strength in days: the entry of a by-importance list (importance 1, 2, 3)
+    for `importance`, lengthened by feeling (`emotion`)."""
+    return days[min(max(importance, 1), 3) - 1] * emotion(sentiment)
 
 
 def doc(sentence: str) -> Mapping[str, str]:

@@ -27,24 +27,35 @@ from memory.forgetting.base import (
     check_grace,
     days_between,
     doc,
-    emotion,
-    of_importance,
+    initial_days,
     unrecalled,
 )
 from memory.records import Memory
 
-__all__ = ["Ebbinghaus", "EbbinghausParams", "OnEbbinghaus"]
+__all__ = [
+    "STRENGTH_DAYS",
+    "Ebbinghaus",
+    "EbbinghausParams",
+    "OnEbbinghaus",
+    "default_strengths",
+]
+
+
+# The `strength_days` of every policy whose strengths follow this curve: their default, and
+# the sentence the reference gives the key.
+def default_strengths() -> list[float]:
+    return [2.0, 6.0, 20.0]
+
+
+STRENGTH_DAYS = doc(
+    "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3 "
+    "(never fewer for a higher importance)."
+)
 
 
 @dataclass(slots=True)
 class EbbinghausParams:
-    strength_days: list[float] = field(
-        default_factory=lambda: [2.0, 6.0, 20.0],
-        metadata=doc(
-            "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3 "
-            "(never fewer for a higher importance)."
-        ),
-    )
+    strength_days: list[float] = field(default_factory=default_strengths, metadata=STRENGTH_DAYS)
     floor: float = field(
         default=0.05,
         metadata=doc(
@@ -77,7 +88,7 @@ class Ebbinghaus(FloorPolicy):
     name = "ebbinghaus"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
-        return of_importance(self.params.strength_days, importance) * emotion(sentiment)
+        return initial_days(self.params.strength_days, importance, sentiment)
 
     def retention(self, memory: Memory, now: datetime) -> float:
         return math.exp(-days_between(now, memory.last_touched) / max(memory.strength, TINY))

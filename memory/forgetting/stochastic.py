@@ -30,7 +30,13 @@ from memory.forgetting.base import (
     doc,
     draw,
 )
-from memory.forgetting.ebbinghaus import Ebbinghaus, EbbinghausParams, OnEbbinghaus
+from memory.forgetting.ebbinghaus import (
+    STRENGTH_DAYS,
+    Ebbinghaus,
+    EbbinghausParams,
+    OnEbbinghaus,
+    default_strengths,
+)
 from memory.records import Memory
 
 __all__ = ["Stochastic", "StochasticParams"]
@@ -49,12 +55,7 @@ def _divisors(key: str, table: Mapping[str, float]) -> None:
 
 @dataclass(slots=True)
 class StochasticParams:
-    strength_days: list[float] = field(
-        default_factory=lambda: [2.0, 6.0, 20.0],
-        metadata=doc(
-            "Days for an unrecalled memory's retention to fall to 37%, for importance 1, 2 and 3."
-        ),
-    )
+    strength_days: list[float] = field(default_factory=default_strengths, metadata=STRENGTH_DAYS)
     grace_days: float = field(default=3.0, metadata=GRACE)
     protect_days_per_recall: float = field(
         default=7.0,

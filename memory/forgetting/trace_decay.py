@@ -22,8 +22,7 @@ from memory.forgetting.base import (
     check_grace,
     days_between,
     doc,
-    emotion,
-    of_importance,
+    initial_days,
     unrecalled,
 )
 from memory.records import Memory
@@ -65,7 +64,7 @@ class TraceDecay(Policy):
     name = "trace_decay"
 
     def initial_strength(self, importance: int, sentiment: float) -> float:
-        return of_importance(self.params.lifetime_days, importance) * emotion(sentiment)
+        return initial_days(self.params.lifetime_days, importance, sentiment)
 
     def score(self, memory: Memory, now: datetime) -> float:
         """The part of the trace spent by now: 1 or more, and it is gone."""

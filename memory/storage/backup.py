@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -28,6 +29,8 @@ from memory.errors import KizunaError
 from memory.private import FILE_MODE, private_file, private_folder
 
 __all__ = ["Backup", "BackupError", "backup", "restore"]
+
+_T = TypeVar("_T")
 
 PAGES_PER_STEP = 1024  # pages copied between progress reports (4 MB at SQLite's page size)
 
@@ -101,37 +104,27 @@ def backup(
     except OSError as e:  # a name too long for the file system, a loop of links...
         raise BackupError(f"{target}: cannot write there: {_reason(e)}") from None
     partial = target.with_name(target.name + ".partial")
-    source = _reader(database)
-    try:
-        _create(partial, named=target)
-        try:
-            copy = sqlite3.connect(partial)
-            try:
-                source.backup(
-                    copy,
-                    pages=PAGES_PER_STEP,
-                    progress=(lambda _, left, total: progress(total - left, total))
-                    if progress
-                    else None,
-                )
-                memories, conversations = _check(copy, partial)
-                # One self-contained file: reading a WAL database, even read-only, leaves
-                # -wal and -shm files beside it. Kizuna puts WAL back when it opens it.
-                copy.execute("PRAGMA journal_mode=DELETE")
-            finally:
-                copy.close()
-        except sqlite3.Error as e:
-            partial.unlink(missing_ok=True)
-            raise BackupError(f"{database}: the backup to {target} failed: {e}") from None
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-    finally:
-        source.close()
+    memories, conversations = _copy(
+        database,
+        partial,
+        named=target,
+        failed=f"{database}: the backup to {target} failed",
+        progress=progress,
+        finish=_finish_backup,
+    )
     partial.replace(target)
     return Backup(
         target, target.stat().st_size, memories, conversations, time.perf_counter() - start
     )
+
+
+def _finish_backup(copy: sqlite3.Connection, path: Path) -> tuple[int, int]:
+    """Check the copy at `path`, and make it one self-contained file: reading a WAL database,
+    even read-only, leaves -wal and -shm files beside it (Kizuna puts WAL back when it opens
+    it). Returns (memories, conversations) in it."""
+    counts = _check(copy, path)
+    copy.execute("PRAGMA journal_mode=DELETE")
+    return counts
 
 
 def _dated(folder: Path, now: datetime) -> Path:
@@ -225,17 +218,50 @@ def restore(
 
 
 def _copy_database(source: Path, target: Path) -> None:
+    _copy(
+        source,
+        target,
+        named=target,
+        failed=f"{source}: cannot copy the database to {target}",
+        finish=lambda *_: None,
+    )
+
+
+def _copy(
+    source: Path,
+    target: Path,
+    *,
+    named: Path,
+    failed: str,
+    finish: Callable[[sqlite3.Connection, Path], _T],
+    progress: Callable[[int, int], None] | None = None,
+) -> _T:
+    """Copy the database `source` into a new file `target` (its owner's only; `named`, the file
+    the user asked for, names it in errors) through SQLite's online backup, then `finish(copy,
+    target)` before the copy is closed; returns what `finish` does. `target` is removed if any
+    of it fails; an SQLite error is a BackupError saying `failed`. `progress(done, total)`
+    counts pages, from when the copy has begun."""
     reader = _reader(source)
     try:
-        _create(target, named=target)
+        _create(target, named=named)
         try:
             writer = sqlite3.connect(target)
             try:
-                reader.backup(writer)
+                reader.backup(
+                    writer,
+                    pages=PAGES_PER_STEP,
+                    progress=(lambda _, left, total: progress(total - left, total))
+                    if progress
+                    else None,
+                )
+                return finish(writer, target)
             finally:
                 writer.close()
         except sqlite3.Error as e:
             target.unlink(missing_ok=True)
-            raise BackupError(f"{source}: cannot copy the database to {target}: {e}") from None
+            raise BackupError(f"{failed}: {e}") from None
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
     finally:
         reader.close()

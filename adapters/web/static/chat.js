@@ -3,7 +3,8 @@
 // The name joined with is remembered in this browser, and joined again on the next visit; the
 // page opens on the persona last used here, else on the server's first (its default).
 
-const $ = (id) => document.getElementById(id);
+import { $, STORE_PERSONA, STORE_USER, store, stored } from "./page.js";
+
 const els = {
   persona: $("persona"),
   user: $("user"),
@@ -20,8 +21,6 @@ const els = {
   hint: $("hint"),
 };
 
-const STORE_PERSONA = "kizuna.persona";
-const STORE_USER = "kizuna.user";
 // The server's rule for names: 1-40 characters, no control characters, slashes or ":".
 const USER_NAME = /^[^\x00-\x1f\x7f/\\:]{1,40}$/;
 
@@ -43,22 +42,6 @@ let pending = null; // the message awaiting its answer: {text, div}, put back if
 
 function persona() {
   return personas.find((p) => p.key === els.persona.value) || null;
-}
-
-function store(key, value) {
-  try {
-    localStorage.setItem(key, value);
-  } catch {
-    // private mode: nothing remembered, nothing broken
-  }
-}
-
-function stored(key) {
-  try {
-    return localStorage.getItem(key) || "";
-  } catch {
-    return "";
-  }
 }
 
 function setStatus(text) {

@@ -2,7 +2,8 @@
 // its diary, profiles and what it means to bring up. Memories are untrusted text: they only enter the page as text nodes.
 // Every date is shown one way: ISO, in this browser's time zone ("2026-12-01 14:05").
 
-const $ = (id) => document.getElementById(id);
+import { $, STORE_PERSONA, STORE_USER, stored } from "./page.js";
+
 const els = {
   persona: $("i-persona"),
   scope: $("i-scope"),
@@ -21,19 +22,9 @@ const els = {
 
 const SVG = "http://www.w3.org/2000/svg";
 const COLOURS = ["#7c5cc4", "#e0789a", "#3aa17e", "#e0a03a", "#4a90d9", "#b0568f"];
-const STORE_PERSONA = "kizuna.persona";
-const STORE_USER = "kizuna.user";
 
 const selected = new Map(); // memory id -> {colour, text, curve}
 let loadToken = 0; // only the latest memory list is drawn (search is typed fast)
-
-function stored(key) {
-  try {
-    return localStorage.getItem(key) || "";
-  } catch {
-    return "";
-  }
-}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
