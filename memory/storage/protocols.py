@@ -124,7 +124,8 @@ class MemoryStore(Protocol):
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
         """When the memory was recalled (or merged with a repeat), oldest first, with the strength
-        each left; empty for a memory outside the scope."""
+        each left: the last RECENT_RECALLS of them once the daily prune has run (older ones are
+        in its recall count), more since; empty for a memory outside the scope."""
         ...
 
     async def wipe_memories(self, scope: str) -> int:
@@ -140,8 +141,8 @@ class MemoryStore(Protocol):
         ...
 
     async def prune(self, write: PruneWrite) -> list[int]:
-        """Write what a prune changes (see PruneWrite) in one transaction; returns the ids
-        deleted."""
+        """Write what a prune changes (see PruneWrite) in one transaction, and keep each of the
+        scope's memories' last RECENT_RECALLS recalls in the log; returns the ids deleted."""
         ...
 
     async def listen(
