@@ -250,7 +250,8 @@ class SessionStore(Protocol):
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         """Archive a closed conversation and replace its session's snapshot with the write's,
         atomically: a crash leaves either the open conversation or the archived one, never both
-        or neither; the archived conversation's id."""
+        or neither; the reminders set while it went on become its own. The archived
+        conversation's id."""
         ...
 
     async def conversations(
@@ -287,6 +288,11 @@ class ArchiveStore(Protocol):
 
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
         """Count a failed attempt; the conversation waits until `retry_at`."""
+        ...
+
+    async def trim_archive(self, before: datetime) -> int:
+        """Delete the encoded conversations that ended before `before` (a bounded history),
+        but each scope's newest; how many."""
         ...
 
 
