@@ -66,12 +66,13 @@ _LOG_RECALL = (
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
 )
 # The daily prune keeps each of the scope's memories' last RECENT_RECALLS recalls in the log, the
-# ones its recent_recalls holds: the older ones live on in its recall count.
+# ones its recent_recalls holds: the older ones live on in its recall count. A memory has no more
+# rows than recalls counted, so only those counted more are looked at.
 _TRIM_RECALLS = (
     "DELETE FROM recalls WHERE id IN (SELECT id FROM (SELECT r.id, row_number()"
     " OVER (PARTITION BY r.memory_id ORDER BY r.at DESC, r.id DESC) AS n FROM recalls AS r"
-    " JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = $1) AS ranked"
-    f" WHERE n > {RECENT_RECALLS})"
+    " JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = $1"
+    f" AND m.recall_count > {RECENT_RECALLS}) AS ranked WHERE n > {RECENT_RECALLS})"
 )
 
 # BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the

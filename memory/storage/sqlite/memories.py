@@ -47,11 +47,13 @@ _LOG_RECALL = (
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = ? AND id = ?"
 )
 # The daily prune keeps each of the scope's memories' last RECENT_RECALLS recalls in the log, the
-# ones its recent_recalls holds: the older ones live on in its recall count.
+# ones its recent_recalls holds: the older ones live on in its recall count. A memory has no more
+# rows than recalls counted, so only those counted more are looked at.
 _TRIM_RECALLS = (
     "DELETE FROM recalls WHERE rowid IN (SELECT rid FROM (SELECT r.rowid AS rid, row_number()"
     " OVER (PARTITION BY r.memory_id ORDER BY r.at DESC, r.rowid DESC) AS n FROM recalls AS r"
-    f" JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = ?) WHERE n > {RECENT_RECALLS})"
+    " JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = ?"
+    f" AND m.recall_count > {RECENT_RECALLS}) WHERE n > {RECENT_RECALLS})"
 )
 
 
