@@ -606,6 +606,14 @@ async def simulate(
         started = time.perf_counter()
         try:
             engine, scheduler = runtime.engine, runtime.scheduler
+
+            async def housekeeping() -> None:
+                """A scheduler round, and the outreach round it began (if it did) done before
+                the clock moves on, as the rounds once waited for it."""
+                await scheduler.tick()
+                if scheduler.writing is not None:
+                    await asyncio.wait({scheduler.writing})
+
             kept_before = 0
             for day in range(days):
                 day_start = START + timedelta(days=day)
@@ -631,12 +639,12 @@ async def simulate(
                         await runtime.outreach.tick()
                         continue
                     if what == 0 or speaker is None:
-                        await scheduler.tick()
+                        await housekeeping()
                         continue
                     kind, text = user_line(speaker, rng, chinese)
                     kinds[kind] += 1
                     messages_today += 1
-                    await scheduler.tick()  # the snapshot and idle check of a live host
+                    await housekeeping()  # the snapshot and idle check of a live host
                     model.speaker = speaker.user_id
                     await engine.handle(
                         _private(key, speaker, text, clock.now(), f"bench-{speaker.user_id}")
@@ -648,7 +656,7 @@ async def simulate(
                 end_of_day = day_start + timedelta(hours=23, minutes=59)
                 if end_of_day > clock.now():
                     clock.advance(end_of_day - clock.now())
-                await scheduler.tick()
+                await housekeeping()
                 kept = await _memory_counts(runtime)
                 pruned = await runtime.bank.store.pruned_since(day_start, limit=1_000_000)
                 forgotten = len(pruned)

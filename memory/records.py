@@ -65,10 +65,10 @@ CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
 
-# How many of a memory's latest recall times the store keeps on the memory itself (its whole
-# history is in the recalls log): enough for a forgetting policy to sum their traces exactly
-# when ranking or pruning, without a query per memory; older ones are the policy's to fold
-# into the strength.
+# How many of a memory's latest recall times the store keeps on the memory itself (and, once a
+# day's prune has cut it, in the recalls log, with the strength each left): enough for a
+# forgetting policy to sum their traces exactly when ranking or pruning, without a query per
+# memory; older ones are the policy's to fold into the strength.
 RECENT_RECALLS = 8
 
 
@@ -231,7 +231,8 @@ class EncodingWrite:
 class PruneWrite:
     """Everything one prune of a scope changes, written in one transaction: the forgotten
     memories deleted, a report of each kept (which, and why: not what it said) under the name
-    of the forgetting `policy`, and the scope noted pruned on `day`."""
+    of the forgetting `policy`, the recall log cut to each memory's last RECENT_RECALLS, and
+    the scope noted pruned on `day`."""
 
     scope: str
     day: date

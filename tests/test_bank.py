@@ -482,6 +482,37 @@ async def test_a_prune_moves_recalls_only_between_memories_of_its_scope(tmp_path
     await bank.close()
 
 
+async def test_the_daily_prune_keeps_each_memorys_last_recalls_in_the_log(tmp_path: Path) -> None:
+    """The recall log is cut to each memory's last RECENT_RECALLS recalls, the times the
+    memory itself keeps: its count, its retention and other scopes' logs are untouched."""
+    clock = FakeClock()
+    bank = await open_bank(tmp_path, clock=clock)
+    often = await bank.remember(SCOPE, "Alice's sister is called Jun", importance=3)
+    seldom = await bank.remember(SCOPE, "Alice works at the hospital", importance=3)
+    theirs = await bank.remember(OTHER, "Bob's sister is called Mei", importance=3)
+    for n in range(RECENT_RECALLS + 3):
+        clock.advance(days=1)
+        await bank.reinforce(SCOPE, [often, seldom] if n < 2 else [often])
+        await bank.reinforce(OTHER, [theirs])
+    now = clock.now()
+    before = {m.id: m for m in await bank.store.get_memories(SCOPE, [often, seldom])}
+    seldom_log = await bank.store.recall_history(SCOPE, seldom)
+    policy = bank.policy(SCOPE)
+
+    assert await bank.prune(SCOPE, now, day=now.date(), seed=1) == (2, [])
+
+    after = {m.id: m for m in await bank.store.get_memories(SCOPE, [often, seldom])}
+    assert after == before
+    assert policy.retention(after[often], now) == policy.retention(before[often], now)
+    log = await bank.store.recall_history(SCOPE, often)
+    assert tuple(at for at, _ in log) == after[often].recent_recalls
+    assert len(log) == RECENT_RECALLS and after[often].recall_count == RECENT_RECALLS + 3
+    assert log[-1][1] == after[often].strength
+    assert await bank.store.recall_history(SCOPE, seldom) == seldom_log  # under the cut
+    assert len(await bank.store.recall_history(OTHER, theirs)) == RECENT_RECALLS + 3
+    await bank.close()
+
+
 class OneMeaning:
     """An embedder to which every text means the same: only words can tell them apart."""
 

@@ -298,6 +298,28 @@ async def test_the_daily_upkeep_keeps_a_bounded_history_of_the_prune(bots: OpenB
     assert await bot.store.pruned_since(START - timedelta(days=1)) == []
 
 
+async def test_the_daily_upkeep_lets_old_encoded_conversations_go(bots: OpenBot) -> None:
+    """Encoded conversations are kept HISTORY days, and each scope's newest for good: what
+    the bot keeps of them is its memories, diary and profiles."""
+    bot = await bots(make_persona())
+    tick = scheduler(bot).tick
+    for text in ("I just moved to Lisbon.", "The flat is tiny."):
+        await say(bot, text)
+        bot.model.push(encoding((f"Alice said: {text}", "personal_daily", 2)))
+        bot.clock.advance(minutes=6)
+        await tick()  # closes it and encodes it
+    first, second = reversed(await bot.store.conversations("pip", "discord:dm:u1"))
+    assert first.encoded_at is not None and second.encoded_at is not None
+    bot.clock.advance(days=HISTORY.days - 1)
+    await bot.lifecycle.prune_due()
+    assert await bot.store.count_conversations("pip", "discord:dm:u1") == 2  # still kept
+    bot.clock.advance(days=2)
+    await bot.lifecycle.prune_due()
+    assert [c.id for c in await bot.store.conversations("pip", "discord:dm:u1")] == [second.id]
+    scope = bot.desk.event_scope(make_event())
+    assert len(await bot.bank.store.list_memories(scope)) == 2
+
+
 async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
     bots: OpenBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:

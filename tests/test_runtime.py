@@ -67,6 +67,8 @@ async def test_the_host_gives_the_runtime_its_couriers_and_the_scheduler_uses_th
             )
         )
         await runtime.scheduler.tick()
+        assert runtime.scheduler.writing is not None
+        await runtime.scheduler.writing  # the round runs beside the scheduler's
         [(user, spoken)] = courier.sent
         # The offline model (no key configured) writes it, in the persona's name.
         assert user == "7" and "Pip" in spoken.reply.text

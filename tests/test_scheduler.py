@@ -8,11 +8,12 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 import memory.recall.catchup
+from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
 from bot.persona.file import OutreachPolicy
 from bot.runtime.scheduler import Scheduler
@@ -25,6 +26,7 @@ from tests.fakes.courier import RecordingCourier
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, outreach_of
 
 SCOPE = "discord:dm:u1"
+WAIT = 30.0  # seconds a tick may take at most: it never waits for an outreach round
 NOON = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)
 
 
@@ -213,12 +215,17 @@ async def test_the_personas_write_first_once_a_minute(tmp_path: Path) -> None:
             await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
         await bot.store.add_intention(intention("1"))
         await scheduler.tick()  # the first round looks
+        first = scheduler.writing
+        assert first is not None
+        await first
         assert [u for u, _ in courier.sent] == ["1"]
         await bot.store.add_intention(intention("2"))
         for _ in range(11):  # 55 s of 5 s rounds: not yet
             await scheduler.tick()
-        assert len(courier.sent) == 1
+        assert scheduler.writing is first and len(courier.sent) == 1
         await scheduler.tick()  # a minute on
+        assert scheduler.writing is not None and scheduler.writing is not first
+        await scheduler.writing
         assert [u for u, _ in courier.sent] == ["1", "2"]
     finally:
         await bot.close()
@@ -250,6 +257,77 @@ async def test_a_stop_lets_a_message_being_written_first_be_recorded(tmp_path: P
         await bot.close()
 
 
+async def test_a_slow_outreach_round_holds_up_none_of_the_other_rounds_work(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A round still writing (a platform slow to take a message) is not waited for: the
+    rounds go on closing idle conversations, and the next minute's outreach round is skipped
+    while it lasts; it is recorded once it ends."""
+    persona = make_persona(idle_minutes=10)
+    persona.outreach = OutreachPolicy(enabled=True)
+    clock = FakeClock(NOON)
+    bot = await open_bot(tmp_path / "k.sqlite3", [persona], clock=clock)
+    courier = HeldCourier()
+    outreach = outreach_of(bot, courier)
+    scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
+    try:
+        await bot.store.heard("pip", "telegram", "1", NOON - timedelta(days=1), private=True)
+        await bot.store.answered("pip", "telegram", "1", NOON - timedelta(days=1))
+        await bot.store.set_contact("pip", "telegram", "1", timezone="UTC", at=NOON)
+        await bot.store.add_intention(intention("1"))
+        await bot.engine.handle(make_event("hi"))
+        await asyncio.wait_for(scheduler.tick(), WAIT)  # returns with the round under way
+        await courier.holding.wait()
+        writing = scheduler.writing
+        assert writing is not None and not writing.done()
+
+        clock.advance(minutes=10)
+        with caplog.at_level(logging.INFO, logger="bot.runtime.scheduler"):
+            for _ in range(12):  # a minute of rounds: the next outreach round is due
+                await asyncio.wait_for(scheduler.tick(), WAIT)
+        assert await bot.store.count_conversations("pip", SCOPE) == 1  # closed meanwhile
+        assert scheduler.writing is writing and not writing.done()
+        assert courier.writes == 1 and courier.sent == []
+        assert any("still under way" in r.getMessage() for r in caplog.records)
+
+        courier.release.set()
+        assert await writing == 1
+        assert [u for u, _ in courier.sent] == ["1"]
+        assert await bot.store.intentions("pip/telegram:dm:1", "1") == []  # done
+        await scheduler.stop()
+    finally:
+        await bot.close()
+
+
+async def test_a_failed_outreach_round_is_logged_and_the_next_minutes_starts(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Failing:
+        rounds = 0
+
+        async def tick(self) -> int:
+            self.rounds += 1
+            raise StoreError("database is locked")
+
+    failing = Failing()
+    scheduler = Scheduler(
+        bot.sessions, bot.engine.idle_time, interval=5, outreach=cast(Outreach, failing)
+    )
+    with caplog.at_level(logging.ERROR, logger="bot.runtime.scheduler"):
+        await scheduler.tick()
+        assert scheduler.writing is not None
+        await asyncio.wait({scheduler.writing})
+    [record] = caplog.records
+    assert record.getMessage() == "writing first failed; retrying next minute"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], StoreError)
+    for _ in range(12):
+        await scheduler.tick()
+    assert scheduler.writing is not None
+    await asyncio.wait({scheduler.writing})
+    assert failing.rounds == 2
+    await scheduler.stop()
+
+
 class HeldCourier(RecordingCourier):
     """Holds each message until released, as a slow platform does."""
 
@@ -257,8 +335,10 @@ class HeldCourier(RecordingCourier):
         super().__init__()
         self.holding = asyncio.Event()
         self.release = asyncio.Event()
+        self.writes = 0
 
     async def write_first(self, user_id: str, spoken: Spoken) -> Delivery:
+        self.writes += 1
         self.holding.set()
         await self.release.wait()
         return await super().write_first(user_id, spoken)

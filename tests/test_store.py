@@ -12,9 +12,16 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+import memory.storage.archive
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
-from memory.records import ArchivedConversation, ArchiveWrite, EncodingWrite
+from memory.records import (
+    ArchivedConversation,
+    ArchiveWrite,
+    EncodingWrite,
+    NewIntention,
+    NewMemory,
+)
 from memory.storage import Storage, StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres import base as pg_base
@@ -393,6 +400,108 @@ async def test_unencoded_skips_the_scopes_held_elsewhere(store: Storage) -> None
     assert await waiting() == [first, second, third]
     assert await waiting(("pip", "s/a")) == [second, third]  # a pair: miao's s/a stays
     assert await waiting(("pip", "s/a"), ("miao", "s/a"), ("pip", "s/b")) == []
+
+
+# --- the archive's bounded history -------------------------------------------------------------
+
+OLD = T0 - timedelta(days=100)
+CUTOFF = T0 - timedelta(days=90)
+
+
+async def encode(store: Storage, conversation: int, scope: str, *texts: str) -> list[int]:
+    """Mark the conversation encoded, with a memory made from it of each text."""
+    at = T0 - timedelta(days=99)
+    memories = [
+        NewMemory(scope, t, None, "fact", None, 2, 0.0, at, 1.0, conversation_id=conversation)
+        for t in texts
+    ]
+    write = EncodingWrite(conversation, scope, at, memories, [()] * len(texts), [], None, [], "")
+    ids = await store.commit_encoding(write)
+    assert ids is not None
+    return ids
+
+
+def reminder(scope: str, created: datetime) -> NewIntention:
+    return NewIntention(
+        scope=scope,
+        user_id="u1",
+        kind="reminder",
+        what="call Jun",
+        ask="remind them to call Jun",
+        due_at=T0 + timedelta(days=1),
+        until=T0 + timedelta(days=2),
+        created_at=created,
+    )
+
+
+async def test_the_archive_lets_old_encoded_conversations_go_but_each_scopes_newest(
+    store: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory.storage.archive, "TRIM_BATCH", 2)  # several batches
+    first = await archive(store, "pip", "s/a", "one", ended=OLD)
+    second = await archive(store, "pip", "s/a", "two", ended=OLD + timedelta(hours=1))
+    waiting = await archive(store, "pip", "s/a", "three", ended=OLD + timedelta(hours=2))
+    newest = await archive(store, "pip", "s/a", "four", ended=T0)
+    alone = await archive(store, "pip", "s/b", "five", ended=OLD)
+    others = await archive(store, "miao", "s/a", "six", ended=OLD)
+    recent = await archive(store, "miao", "s/a", "seven", ended=CUTOFF + timedelta(hours=1))
+    for conversation, scope in (
+        (first, "pip/s/a"),
+        (second, "pip/s/a"),
+        (newest, "pip/s/a"),
+        (alone, "pip/s/b"),
+        (others, "miao/s/a"),
+        (recent, "miao/s/a"),
+    ):
+        await encode(store, conversation, scope)
+
+    assert await store.trim_archive(CUTOFF) == 3
+
+    left = [c.id for c in await store.conversations("pip", "s/a")]
+    assert left == [newest, waiting]  # the one still to encode stays
+    assert [c.id for c in await store.conversations("pip", "s/b")] == [alone]  # its newest
+    assert [c.id for c in await store.conversations("miao", "s/a")] == [recent]
+    assert await store.trim_archive(CUTOFF) == 0
+
+
+async def test_a_reminder_set_in_a_conversation_goes_with_its_memory_after_the_archive_let_it_go(
+    store: Storage,
+) -> None:
+    """The tool's reminder is given the conversation it was set in when that is archived:
+    forgetting a memory made from it deletes the reminder once the conversation is gone."""
+    await store.add_intention(reminder("pip/s/a", OLD - timedelta(minutes=5)))
+    await store.add_intention(reminder("pip/s/b", OLD - timedelta(minutes=5)))  # another chat
+    conversation = await archive(store, "pip", "s/a", "remind me to call Jun", ended=OLD)
+    [mine] = await store.intentions("pip/s/a")
+    [theirs] = await store.intentions("pip/s/b")
+    assert (mine.conversation_id, theirs.conversation_id) == (conversation, None)
+    made = await encode(store, conversation, "pip/s/a", "Jun is Alice's sister")
+    await encode(store, await archive(store, "pip", "s/a", "later", ended=T0), "pip/s/a")
+    other = await archive(store, "pip", "s/b", "remind me too", ended=OLD)  # its own, newest
+    [theirs] = await store.intentions("pip/s/b")
+    assert theirs.conversation_id == other
+
+    assert await store.trim_archive(CUTOFF) == 1
+    assert await store.conversation(conversation) is None
+
+    assert await store.delete_memories("pip/s/a", made) == made
+    assert await store.intentions("pip/s/a", open_only=False) == []
+
+
+async def test_a_reminder_kept_without_its_conversation_keeps_that_in_the_archive(
+    store: Storage,
+) -> None:
+    """A reminder kept before reminders were given their conversation is found by its time:
+    the conversations of that time stay, so forgetting a memory made then still finds it."""
+    conversation = await archive(store, "pip", "s/a", "remind me to call Jun", ended=OLD)
+    await store.add_intention(reminder("pip/s/a", OLD - timedelta(minutes=5)))  # as before
+    made = await encode(store, conversation, "pip/s/a", "Jun is Alice's sister")
+    await encode(store, await archive(store, "pip", "s/a", "later", ended=T0), "pip/s/a")
+
+    assert await store.trim_archive(CUTOFF) == 0
+
+    assert await store.delete_memories("pip/s/a", made) == made
+    assert await store.intentions("pip/s/a", open_only=False) == []
 
 
 # --- full text: the same words match on both stores -------------------------------------------

@@ -49,8 +49,9 @@ ENCODE_BATCH = 20  # conversations encoded per scheduler round
 # go beside the turns, which it would hold up (benchmarks/README.md, engine_load.py's
 # --prune-in-run).
 PRUNE_BATCH = 10
-# How long the prune's records and the outreach ledger's settled entries are kept (the gates
-# read a week of the ledger; a refusal is kept on the contact).
+# How long the prune's records, the outreach ledger's settled entries and encoded conversations
+# (all but each scope's newest: its memories, diary and profiles are what the bot keeps) are kept
+# (the gates read a week of the ledger; a refusal is kept on the contact).
 HISTORY = timedelta(days=90)
 
 
@@ -246,6 +247,7 @@ class Lifecycle:
             # Histories that would otherwise grow with the community for ever.
             trimmed = await store.trim_pruned(now - HISTORY)
             trimmed += await store.trim_outreach(now - HISTORY)
+            trimmed += await store.trim_archive(now - HISTORY)
             if trimmed:
                 log.info(
                     "the daily upkeep deleted %d records of %d days ago", trimmed, HISTORY.days

@@ -4,7 +4,7 @@ closed conversations into long-term memory, embeds memories stored while the emb
 its progress through the callback it is given),
 prunes each scope once a day, now and then writes changed memory indexes to disk (they can
 always be rebuilt from SQLite, so this only saves the rebuild), and once a minute lets the
-personas write first (bot.outreach)."""
+personas write first (bot.outreach), in a task of its own that the rounds do not wait for."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class Scheduler:
         self.outreach = outreach
         self._outreach_every = max(1, round(OUTREACH_SECONDS / interval))  # in rounds
         self._task: asyncio.Task[None] | None = None
-        self._writing: asyncio.Future[int] | None = None  # the latest outreach round
+        self._writing: asyncio.Task[int] | None = None  # the latest outreach round
         self._catching_up: asyncio.Task[None] | None = None
 
     async def tick(self) -> None:
@@ -77,18 +77,28 @@ class Scheduler:
             except Exception:
                 log.exception("the daily prune failed; retrying next round")
         if self.outreach is not None and (self._rounds - 1) % self._outreach_every == 0:
-            # Every process looks; the store's ledger lets one write each message. Shielded:
-            # a message the platform took must be recorded as sent even if we are stopping.
-            self._writing = asyncio.ensure_future(self.outreach.tick())
-            try:
-                await asyncio.shield(self._writing)
-            except Exception:
-                log.exception("writing first failed; retrying next minute")
+            self._write_first(self.outreach)
         if self._flush is not None and self._rounds % self._flush_every == 0:
             try:
                 await self._flush()
             except Exception:
                 log.exception("saving memory indexes failed; retrying next time")
+
+    def _write_first(self, outreach: Outreach) -> None:
+        """Start this minute's outreach round in a task of its own: a round with a backlog
+        takes minutes, and the rounds of housekeeping go on meanwhile. While one is under way
+        no other starts (what is still due waits for the next minute's). Every process looks;
+        the store's ledger lets one write each message."""
+        if self._writing is not None and not self._writing.done():
+            log.info("an outreach round is still under way; this minute's is left to the next")
+            return
+        self._writing = asyncio.create_task(outreach.tick(), name="kizuna-outreach")
+        self._writing.add_done_callback(_report_writing)
+
+    @property
+    def writing(self) -> asyncio.Task[int] | None:
+        """The latest outreach round, under way or done (None before the first)."""
+        return self._writing
 
     async def _run(self) -> None:
         while True:
@@ -129,15 +139,16 @@ class Scheduler:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._task = self._catching_up = None
-        if self._writing is not None and not self._writing.done():
-            await asyncio.wait({self._writing}, timeout=writing_grace)
-            self._writing.cancel()
-            try:
-                await self._writing
-            except asyncio.CancelledError:
-                pass
-            except Exception:
-                log.exception("writing first failed while stopping")
-        self._writing = None
+        writing, self._writing = self._writing, None
+        if writing is not None and not writing.done():
+            await asyncio.wait({writing}, timeout=writing_grace)
+            writing.cancel()
+            await asyncio.wait({writing})  # its failure, if any, is logged by _report_writing
         await self._sessions.settle()
         await self._sessions.save_dirty()
+
+
+def _report_writing(round_: asyncio.Task[int]) -> None:
+    """Log how an outreach round failed (its exception, never a message's text)."""
+    if not round_.cancelled() and (error := round_.exception()) is not None:
+        log.error("writing first failed; retrying next minute", exc_info=error)

@@ -2,8 +2,10 @@
 
 The past is rebuilt from the memory's recall history: before the first recall the memory had its
 initial strength; after each recall, the strength that recall left, with the forgetting clock
-restarted and the recalls so far as its recent ones. A memory recalled before its history was
-kept shows only its last recall.
+restarted and the recalls so far as its recent ones. The history holds a memory's last
+RECENT_RECALLS recalls (the daily prune lets older ones go: the count keeps them), so the curve
+before them is drawn from the count alone; a memory recalled before its history was kept shows
+only its last recall.
 """
 
 from __future__ import annotations

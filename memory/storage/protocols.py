@@ -124,7 +124,8 @@ class MemoryStore(Protocol):
 
     async def recall_history(self, scope: str, memory_id: int) -> list[tuple[datetime, float]]:
         """When the memory was recalled (or merged with a repeat), oldest first, with the strength
-        each left; empty for a memory outside the scope."""
+        each left: the last RECENT_RECALLS of them once the daily prune has run (older ones are
+        in its recall count), more since; empty for a memory outside the scope."""
         ...
 
     async def wipe_memories(self, scope: str) -> int:
@@ -140,8 +141,8 @@ class MemoryStore(Protocol):
         ...
 
     async def prune(self, write: PruneWrite) -> list[int]:
-        """Write what a prune changes (see PruneWrite) in one transaction; returns the ids
-        deleted."""
+        """Write what a prune changes (see PruneWrite) in one transaction, and keep each of the
+        scope's memories' last RECENT_RECALLS recalls in the log; returns the ids deleted."""
         ...
 
     async def listen(
@@ -249,7 +250,8 @@ class SessionStore(Protocol):
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         """Archive a closed conversation and replace its session's snapshot with the write's,
         atomically: a crash leaves either the open conversation or the archived one, never both
-        or neither; the archived conversation's id."""
+        or neither; the reminders set while it went on become its own. The archived
+        conversation's id."""
         ...
 
     async def conversations(
@@ -286,6 +288,11 @@ class ArchiveStore(Protocol):
 
     async def encoding_failed(self, conversation_id: int, retry_at: datetime) -> None:
         """Count a failed attempt; the conversation waits until `retry_at`."""
+        ...
+
+    async def trim_archive(self, before: datetime) -> int:
+        """Delete the encoded conversations that ended before `before` (a bounded history),
+        but each scope's newest; how many."""
         ...
 
 

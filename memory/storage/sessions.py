@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from memory.records import ArchivedConversation, ArchiveWrite, SessionRow
+from memory.scopes import Scope
 from memory.storage.rows import (
     CONVERSATION_COLUMNS,
     conversation_row,
@@ -56,21 +57,23 @@ class Sessions(Statements):
 
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         persona, scope, ended_at = write.persona, write.scope, timestamp(write.ended_at)
-        inserted, _ = await self._write_together(
+        started_at = timestamp(write.started_at)
+        inserted, _, _ = await self._write_together(
             [
                 (
                     "INSERT INTO conversations (persona, scope, started_at, ended_at, reason,"
                     " turns) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                    (
-                        persona,
-                        scope,
-                        timestamp(write.started_at),
-                        ended_at,
-                        write.reason,
-                        json_text(write.turns),
-                    ),
+                    (persona, scope, started_at, ended_at, write.reason, json_text(write.turns)),
                 ),
                 (self._UPSERT_SESSION, (persona, scope, json_text(write.snapshot), ended_at)),
+                # The reminders set while it went on are its own from now on: forgetting a
+                # memory made from it finds them so, once the archive has let it go too.
+                (
+                    "UPDATE intentions SET conversation_id = (SELECT max(id) FROM conversations"
+                    " WHERE persona = ? AND scope = ?) WHERE scope = ?"
+                    " AND conversation_id IS NULL AND created_at BETWEEN ? AND ?",
+                    (persona, scope, str(Scope(persona, scope)), started_at, ended_at),
+                ),
             ]
         )
         return int(inserted[0][0])

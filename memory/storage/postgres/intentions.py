@@ -58,7 +58,8 @@ async def forget_intentions(
 ) -> None:
     """Delete the scope's intentions made from `conversations` (a forgotten memory's), in
     the caller's transaction, whatever their state: those the encoder found in them, and the
-    reminders the tool set while they went on (kept with no conversation: it was open then)."""
+    reminders the tool set while they went on (given the conversation when it was archived;
+    kept before that with none, found by their time)."""
     if conversations:
         await conn.execute(
             "DELETE FROM intentions WHERE scope = $1 AND (conversation_id = ANY($2::bigint[])"

@@ -65,6 +65,15 @@ _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
 )
+# The daily prune keeps each of the scope's memories' last RECENT_RECALLS recalls in the log, the
+# ones its recent_recalls holds: the older ones live on in its recall count. A memory has no more
+# rows than recalls counted, so only those counted more are looked at.
+_TRIM_RECALLS = (
+    "DELETE FROM recalls WHERE id IN (SELECT id FROM (SELECT r.id, row_number()"
+    " OVER (PARTITION BY r.memory_id ORDER BY r.at DESC, r.id DESC) AS n FROM recalls AS r"
+    " JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = $1"
+    f" AND m.recall_count > {RECENT_RECALLS}) AS ranked WHERE n > {RECENT_RECALLS})"
+)
 
 # BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
 # document's length; body weighs 1, the memory before `context_weight`), summed over the query's
@@ -528,6 +537,7 @@ class PgMemories(PgVectors):
             for twin, keep in moves:
                 await self._merge_recalls(conn, scope, twin, keep)
             gone = set(await self._delete(conn, scope, [m.id for m, _ in write.forgotten]))
+            await conn.execute(_TRIM_RECALLS, scope)
             await conn.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",

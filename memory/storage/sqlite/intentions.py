@@ -58,7 +58,8 @@ async def forget_intentions(
 ) -> None:
     """Delete the scope's intentions made from `conversations` (a forgotten memory's), in
     the caller's transaction, whatever their state: those the encoder found in them, and the
-    reminders the tool set while they went on (kept with no conversation: it was open then)."""
+    reminders the tool set while they went on (given the conversation when it was archived;
+    kept before that with none, found by their time)."""
     for start in range(0, len(conversations), CHUNK):
         chunk = list(conversations[start : start + CHUNK])
         marks = placeholders(len(chunk))

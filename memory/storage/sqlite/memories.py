@@ -46,6 +46,15 @@ _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
     " SELECT id, last_recalled_at, strength FROM memories WHERE scope = ? AND id = ?"
 )
+# The daily prune keeps each of the scope's memories' last RECENT_RECALLS recalls in the log, the
+# ones its recent_recalls holds: the older ones live on in its recall count. A memory has no more
+# rows than recalls counted, so only those counted more are looked at.
+_TRIM_RECALLS = (
+    "DELETE FROM recalls WHERE rowid IN (SELECT rid FROM (SELECT r.rowid AS rid, row_number()"
+    " OVER (PARTITION BY r.memory_id ORDER BY r.at DESC, r.rowid DESC) AS n FROM recalls AS r"
+    " JOIN memories AS m ON m.id = r.memory_id WHERE m.scope = ?"
+    f" AND m.recall_count > {RECENT_RECALLS}) WHERE n > {RECENT_RECALLS})"
+)
 
 
 def _recent_with(at: str) -> str:
@@ -447,6 +456,7 @@ class SqliteMemories(SqliteBase):
                 if twin in going:
                     await self._merge_recalls(scope, twin, keep)
             gone = set(await self._delete(scope, [m.id for m, _ in write.forgotten]))
+            await self._db.execute(_TRIM_RECALLS, (scope,))
             await self._db.executemany(
                 "INSERT INTO pruned (scope, memory_id, category, importance, policy,"
                 " reason, pruned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
