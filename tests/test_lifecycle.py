@@ -33,7 +33,7 @@ from bot.runtime.scheduler import Scheduler
 from memory.bank.upkeep import HEARSAY
 from memory.clock import FakeClock
 from memory.encoding.encoder import ENCODING_TASK
-from memory.records import ArchivedConversation, ArchiveWrite
+from memory.records import ArchivedConversation, ArchiveWrite, NewIntention
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
@@ -318,6 +318,25 @@ async def test_the_daily_upkeep_lets_old_encoded_conversations_go(bots: OpenBot)
     assert [c.id for c in await bot.store.conversations("pip", "discord:dm:u1")] == [second.id]
     scope = bot.desk.event_scope(make_event())
     assert len(await bot.bank.store.list_memories(scope)) == 2
+
+
+async def test_the_daily_upkeep_lets_long_closed_intentions_go(bots: OpenBot) -> None:
+    bot = await bots(make_persona())
+    scope = str(bot.desk.event_scope(make_event()))
+    due = START + timedelta(days=1)
+    ids = [
+        await bot.store.add_intention(
+            NewIntention(scope, "u1", "follow_up", what, "ask", due, due, START)
+        )
+        for what in ("the exam", "the move")
+    ]
+    assert await bot.store.close_intention(scope, ids[0], "done", START)
+    bot.clock.advance(days=HISTORY.days - 1, hours=-4)  # 05:00
+    await bot.lifecycle.prune_due()
+    assert len(await bot.store.intentions(scope, open_only=False)) == 2  # still kept
+    bot.clock.advance(days=2)
+    await bot.lifecycle.prune_due()
+    assert [i.id for i in await bot.store.intentions(scope, open_only=False)] == [ids[1]]
 
 
 async def test_the_days_prune_is_spread_over_rounds_and_listed_once(

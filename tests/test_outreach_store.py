@@ -634,6 +634,28 @@ async def test_old_settled_entries_are_trimmed_and_what_could_come_due_again_is_
     assert not await claim(store, "intention:4", T0 + timedelta(days=1), by="b")
 
 
+async def test_intentions_closed_before_the_cutoff_are_trimmed_and_open_ones_kept(
+    store: Storage,
+) -> None:
+    old, cutoff = T0 - timedelta(days=100), T0 - timedelta(days=90)
+    closed = {
+        state: await store.add_intention(exam(what=f"the {state} one"))
+        for state in ("done", "cancelled", "missed")
+    }
+    for state, ident in closed.items():
+        assert await store.close_intention(DM, ident, state, old)  # type: ignore[arg-type]
+    recent = await store.add_intention(exam(what="the recent one"))
+    assert await store.close_intention(DM, recent, "done", T0)
+    pending = await store.add_intention(exam(what="the pending one", created_at=old))
+    due = old - timedelta(days=1)
+    yearly = await store.add_intention(birthday(due))
+    assert await store.close_intention(DM, yearly, "done", due + timedelta(hours=1))  # rolls on
+    assert await store.trim_intentions(cutoff) == 3
+    left = {i.id for i in await store.intentions(DM, open_only=False)}
+    assert left == {recent, pending, yearly}
+    assert await store.trim_intentions(cutoff) == 0
+
+
 async def test_check_ins_due_are_read_through_an_index_and_leave_it_once_settled(
     store: Storage,
 ) -> None:

@@ -430,6 +430,7 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
         await conn.execute("DROP FUNCTION kizuna_rooms_changed()")
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         await conn.execute("DROP TABLE intentions, contacts, outreach")
+        await conn.execute("DROP INDEX conversations_by_age")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(
             "INSERT INTO memories (id, scope, text, kind, importance, created_at,"

@@ -98,6 +98,8 @@ class LifecycleStore(ArchiveStore, JournalStore, Coordination, Protocol):
 
     async def trim_outreach(self, before: datetime) -> int: ...
 
+    async def trim_intentions(self, before: datetime) -> int: ...
+
 
 @dataclass(slots=True, frozen=True)
 class PruneReport:
@@ -248,6 +250,7 @@ class Lifecycle:
             trimmed = await store.trim_pruned(now - HISTORY)
             trimmed += await store.trim_outreach(now - HISTORY)
             trimmed += await store.trim_archive(now - HISTORY)
+            trimmed += await store.trim_intentions(now - HISTORY)
             if trimmed:
                 log.info(
                     "the daily upkeep deleted %d records of %d days ago", trimmed, HISTORY.days

@@ -361,6 +361,12 @@ class IntentionStore(Protocol):
         wins."""
         ...
 
+    async def trim_intentions(self, before: datetime) -> int:
+        """Delete the intentions closed (done, cancelled, missed) before `before`: nothing
+        reads them but a scope's own history, and they would grow with every follow-up.
+        Pending ones stay, yearly ones too (they are pending again). Returns how many."""
+        ...
+
 
 @runtime_checkable  # the encoder reads the time zones users set from a store that keeps them
 class ContactStore(Protocol):

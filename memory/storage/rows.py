@@ -43,6 +43,7 @@ __all__ = [
     "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
+    "TRIM_INTENTIONS",
     "clean_text",
     "contact_row",
     "conversation_row",
@@ -241,6 +242,9 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
 
 
 # An intention's columns, in the order intention_row reads them.
+# The daily upkeep's delete of intentions long closed, in either dialect (`?` numbered).
+TRIM_INTENTIONS = "DELETE FROM intentions WHERE state <> 'pending' AND done_at < ? RETURNING 1"
+
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
     " yearly, done_at, said_by"

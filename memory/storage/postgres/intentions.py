@@ -14,6 +14,7 @@ from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.postgres.base import PgBase, clean_text
 from memory.storage.rows import (
     INTENTION_COLUMNS,
+    TRIM_INTENTIONS,
     intention_row,
     intention_values,
     timestamp,
@@ -142,3 +143,6 @@ class PgIntentions(PgBase):
                 intention_id,
             )
         return True
+
+    async def trim_intentions(self, before: datetime) -> int:
+        return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))

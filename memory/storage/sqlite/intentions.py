@@ -12,6 +12,7 @@ import aiosqlite
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.rows import (
     INTENTION_COLUMNS,
+    TRIM_INTENTIONS,
     intention_row,
     intention_values,
     timestamp,
@@ -136,3 +137,6 @@ class SqliteIntentions(SqliteBase):
                 (state, timestamp(at), intention_id),
             )
         return True
+
+    async def trim_intentions(self, before: datetime) -> int:
+        return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))
