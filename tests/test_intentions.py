@@ -501,6 +501,40 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "spotted"),
+    [
+        # The ways chat asks to be told later, a polite question among them.
+        ("could you ping me at 6pm to water the plants?",
+         Spotted("reminder", "water the plants", "6pm")),
+        ("don't let me forget to pay rent on friday", Spotted("reminder", "pay rent", "on friday")),
+        ("明早7点叫我起床", Spotted("reminder", "起床", "明早7点")),
+        ("别让我忘了周一交表", Spotted("reminder", "交表", "周一")),
+        # A day of the user and someone, or the user's told with its day before it.
+        ("me and sam's anniversary is june 3", Spotted("special_day", "anniversary", "06-03")),
+        ("我下周二生日", Spotted("special_day", "生日", "12-08")),
+        # 还没 is what is not ready yet, not the event called off.
+        ("下周三答辩 PPT还没写完", Spotted("follow_up", "答辩 PPT还没写完", "下周三")),
+    ],
+)  # fmt: skip
+def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted: Spotted) -> None:
+    assert spot(text, NOW) == [spotted]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the game is at 7 tonight but i'm not watching",
+        "i can't make the party on saturday",
+        "周五的聚会我去不了了",
+        "本来明天要去面试的",
+        "i was going to see the dentist tomorrow",
+    ],
+)
+def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
     sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
     [found] = local_reading(

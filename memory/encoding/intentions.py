@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
-from memory.dates import clock_time, find_dates, future_spans
+from memory.dates import DateMention, clock_time, find_dates, future_spans
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -612,14 +612,22 @@ def _folded(what: str) -> str:
 # Sentences; a dot between digits ("8.30pm", "7.45") ends none.
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
+# A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
+# "don't let me forget", "set a reminder", 提醒我, 别让我忘了, 六点叫我起床.
 _REMIND = re.compile(
-    r"(?<![a-z])(?:remind\s+me\s+(?:to\s+|about\s+|that\s+)?"
-    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:\s*)(?P<en>.+)"
-    r"|提醒我(?:一下)?[，,]?(?P<zh>.+)"
+    r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"(?:\s+(?:to|about|that)(?![a-z]))?"
+    r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
+    r"|(?:set|need|want)\s+(?:me\s+)?a\s+reminder(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
+    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|叫醒我|(?<=[点分后半早])叫我|记得叫我)(?:一下)?[，,]?\s*(?P<zh>.+)"
 )
+# The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
+# 我和我老公的结婚纪念日; 我下周四生日 once its day's words are taken out.
 _SPECIAL = re.compile(
-    r"(?<![a-z])(?:(?:my|our)\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday)))"
-    r"|(?P<zh>(?:我的?|我们的?)(?:结婚)?(?:生日|纪念日))"
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+and\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?P<zh>(?:结婚)?(?:生日|纪念日))"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
@@ -717,7 +725,16 @@ _NOT_EVENT = re.compile(
 _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
+    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
+)
+# The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
+# watching", "can't make the concert tmrw", 周五的聚会我去不了了.
+_NOT_GOING = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
+    r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
+    r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
+    r"|join|joining|be\s+there|bother))(?![a-z])"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -725,6 +742,8 @@ _LEAD_EN = re.compile(
     r"i\s+(?:have|got)\s+|my\s+|our\s+|we\s+(?:have|are|'re)\s+(?:a|an|our)?\s*)",
 )
 # What is left before the event of a sentence that began with its day ("Tomorrow is the ...").
+# A reminder's words once its time is taken out: "ping me at 8.30pm to ..." leaves "at to ...".
+_LEFT_OVER_EN = re.compile(r"^(?:(?:at|on|to|about|that|for|by|pls|please)[\s,]+)+", re.IGNORECASE)
 _ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)+")
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
@@ -801,8 +820,8 @@ _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
     r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
-    r"|might)(?![a-z])"
-    r"|如果|要是|假如|万一|的话"
+    r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
+    r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
 )
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
@@ -880,6 +899,7 @@ def _clean_what(text: str) -> str:
     lead = _LEAD_EN.match(lowered)
     if lead is not None:
         text = text[lead.end() :]
+    text = _LEFT_OVER_EN.sub("", text)
     article = _ARTICLE_EN.match(text.lower())
     if article is not None:
         text = text[article.end() :]
@@ -901,16 +921,20 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not (_my_event(lowered) or _ADVICE.search(lowered)):
+        if sentence.endswith(("?", "？")) and not (
+            _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
+        ):
             continue
         special = _SPECIAL.search(lowered)
+        coming = future_spans(sentence, now)
+        if special is None and coming:  # 我下周四生日: the day's words said inside
+            special = _SPECIAL.search(_without(lowered, coming[0].text.lower()))
         if special is not None:
             # The coming day first: "my anniversary is on the 28th" is this month's.
-            days = future_spans(sentence, now) or find_dates(sentence, now)
+            days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
                 what = special.group("en") or special.group("zh")
-                what = _LEAD_ZH.sub("", what) if special.group("zh") else what
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = _normalised(sentence)
@@ -935,44 +959,47 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             if what:
                 found.append(Spotted("reminder", what, when))
             continue
-        # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
-        own = (
-            _FIRST_PERSON.search(lowered)
-            or _IMPLIED_I.match(lowered)
-            or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
-        )
-        if not own and not _impersonal(_without(sentence, mention.text).lower()):
-            continue
-        clause = _clause(lowered, mention.start)
-        if _NEGATED.search(clause) or _THEIRS.search(sentence.lower()):
-            continue
-        if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
-            continue  # "we went to a concert on friday"
-        if (
-            mention.day == now.date()
-            and _PAST_ZH.search(sentence)
-            and not _PLAN_ZH.search(sentence)
-        ):
-            continue  # 今天开会开了一整天
-        if _HABIT.search(lowered) or _UNREAL.search(clause):
-            continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
-        rest = _without(sentence, mention.text)
-        if _IDLE.search(lowered) and not _has_event(lowered):
-            continue  # "tonight i'm just gonna chill"
-        if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
-            continue  # 明天要降温了
-        if not (
-            _scheduled(rest)
-            or _has_event(lowered)
-            or _EVENT_ZH.search(sentence)
-            or _PLAN_EN.search(lowered)
-            or _PLAN_ZH.search(sentence)
-        ):
+        if not _promised(sentence, mention, now):
             continue
         what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
         if what:
             found.append(Spotted("follow_up", what, when))
     return found
+
+
+def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
+    """Whether a sentence naming a day to come (`mention`) tells of the user's own event on it:
+    not someone else's, nor denied, past, a habit, imagined or idle time."""
+    lowered = sentence.lower()
+    # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+    )
+    if not own and not _impersonal(_without(sentence, mention.text).lower()):
+        return False
+    clause = _clause(lowered, mention.start)
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _THEIRS.search(lowered):
+        return False
+    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
+        return False  # "we went to a concert on friday"
+    if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
+        return False  # 今天开会开了一整天
+    if _HABIT.search(lowered) or _UNREAL.search(clause):
+        return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+    rest = _without(sentence, mention.text)
+    if _IDLE.search(lowered) and not _has_event(lowered):
+        return False  # "tonight i'm just gonna chill"
+    if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
+        return False  # 明天要降温了
+    return bool(
+        _scheduled(rest)
+        or _has_event(lowered)
+        or _EVENT_ZH.search(sentence)
+        or _PLAN_EN.search(lowered)
+        or _PLAN_ZH.search(sentence)
+    )
 
 
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
@@ -999,7 +1026,7 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     if (clock is None and later is None) or _HABIT.search(lowered):
         return []
     clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
-    if _NEGATED.search(clause) or _UNREAL.search(clause):
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _UNREAL.search(clause):
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
