@@ -515,6 +515,14 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
         ("我下周二生日", Spotted("special_day", "生日", "12-08")),
         # 还没 is what is not ready yet, not the event called off.
         ("下周三答辩 PPT还没写完", Spotted("follow_up", "答辩 PPT还没写完", "下周三")),
+        # A short weekday that is no other word, alone; "c'mon" is none.
+        ("first shift at the cafe fri!!",
+         Spotted("follow_up", "first shift at the cafe", "on friday")),
+        # Holidays of a fixed date said as a day; "it's" names no one.
+        ("my flight home is on christmas eve", Spotted("follow_up", "flight home", "December 24")),
+        ("元旦去哈尔滨", Spotted("follow_up", "去哈尔滨", "1月1号")),
+        ("job interview next tuesday, it's on zoom",
+         Spotted("follow_up", "job interview, it's on zoom", "next tuesday")),
     ],
 )  # fmt: skip
 def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted: Spotted) -> None:
@@ -529,6 +537,9 @@ def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted
         "周五的聚会我去不了了",
         "本来明天要去面试的",
         "i was going to see the dentist tomorrow",
+        "c'mon, it's only tuesday",
+        "圣诞快乐！明天见",
+        "christmas is in 3 weeks",
     ],
 )
 def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text: str) -> None:

@@ -166,13 +166,15 @@ _CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
 # A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
 # it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
-    r"(?<![a-z])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
-    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z])"
+    r"(?<![a-z'\u2019])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
+    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z'\u2019])"
     r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
     r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
     r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
     re.IGNORECASE,
 )
+# Short weekdays that are no other word ("mon", "fri"), taken alone too: "new job mon!!!".
+_SHORT_ONLY = frozenset({"mon", "tue", "tues", "thu", "thur", "thurs", "fri"})
 _SHORT_DAYS = {
     "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
     "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
@@ -200,17 +202,49 @@ _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
 
 def _short_weekday(m: re.Match[str]) -> str:
-    if m.group("lead") is None and m.group("part") is None and m.group("clock") is None:
+    alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
+    if alone and (m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")):
         return m.group()
     day = _SHORT_DAYS[m.group("day").lower()]
     lead = f"{m.group('lead')} " if m.group("lead") else ""
     return f"{lead}{day}{m.group('part') or ''}"
 
 
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
+# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
+_HOLIDAYS_EN = re.compile(
+    r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
+    r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
+    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
+    re.IGNORECASE,
+)
+_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
+_HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
+               "情人节": "2月14号"}  # fmt: skip
+
+
+def _holiday(m: re.Match[str]) -> str:
+    if m.group("eve"):
+        return "on December 24"
+    if m.group("day") or m.group("on"):
+        return "on December 25"
+    if m.group("ny"):
+        return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
+    if m.group("nye"):
+        return "on December 31"
+    if m.group("boxing"):
+        return "on December 26"
+    if m.group("halloween"):
+        return "on October 31"
+    return "on February 14"
+
+
 def _normalised(words: str) -> str:
     """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
     "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
     as "on Friday" (the coming one)."""
+    words = _HOLIDAYS_EN.sub(_holiday, words)
+    words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
@@ -749,6 +783,7 @@ _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
 _JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
+_GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 _CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
@@ -771,7 +806,7 @@ _KIN = (
     r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
 _OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|it's|there|who)"
+    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
@@ -883,7 +918,7 @@ _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth
 def _without(sentence: str, words: str) -> str:
     """The sentence without the words that said when."""
     rest = " ".join(sentence.replace(words, " ", 1).split())
-    return _CJK_GAP.sub("", rest)
+    return _CJK_GAP.sub("", _GAP_BEFORE_MARK.sub("", rest))
 
 
 def _clean_what(text: str) -> str:
