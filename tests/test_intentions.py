@@ -439,6 +439,12 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("i have practice at 5 tomorrow", "follow_up", datetime(2026, 12, 4, 20)),
         ("my brother's coming home for christmas on the 20th", "follow_up",
          datetime(2026, 12, 20, 18)),
+        # Chat's "@", British "a week on Friday", a friend's gathering the user goes to, 的会.
+        ("dentist tomorrow @ 3", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the exam is a week on friday", "follow_up", datetime(2026, 12, 11, 18)),
+        ("my mate's stag do party is sat night, I'm organising it", "follow_up",
+         datetime(2026, 12, 5, 21)),
+        ("周五下午4点的会", "follow_up", datetime(2026, 12, 4, 19)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -540,6 +546,8 @@ def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted
         "c'mon, it's only tuesday",
         "圣诞快乐！明天见",
         "christmas is in 3 weeks",
+        "once a week on friday i swim",
+        "my coworker is flying to tokyo on the 12th",
     ],
 )
 def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text: str) -> None:

@@ -180,8 +180,11 @@ _SHORT_DAYS = {
     "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
     "fri": "friday", "sat": "saturday", "sun": "sunday",
 }  # fmt: skip
-# "A week from Monday": that day, a week on.
-_WEEK_FROM = re.compile(r"(?<![a-z])(?:a|one)\s+week\s+from\s+$", re.IGNORECASE)
+# "A week from Monday", British "a week on Friday", "a week Friday": that day, a week on.
+_WEEK_FROM = re.compile(
+    r"(?<![a-z])(?<!once\s)(?<!twice\s)(?<!in\s)(?:a|one)\s+week\s+(?:(?:from|on)\s+)?$",
+    re.IGNORECASE,
+)
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 _IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
@@ -210,6 +213,8 @@ def _short_weekday(m: re.Match[str]) -> str:
     return f"{lead}{day}{m.group('part') or ''}"
 
 
+# Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
+_AT_SIGN = re.compile(r"@\s*(?=\d)")
 # Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
 # "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
 _HOLIDAYS_EN = re.compile(
@@ -243,6 +248,7 @@ def _normalised(words: str) -> str:
     """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
     "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
     as "on Friday" (the coming one)."""
+    words = _AT_SIGN.sub("at ", words)
     words = _HOLIDAYS_EN.sub(_holiday, words)
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
@@ -746,7 +752,7 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -829,6 +835,11 @@ _THEIRS = re.compile(
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+)
+# A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
+_GATHERING = re.compile(
+    r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
+    r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
@@ -1015,7 +1026,9 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
     if not own and not _impersonal(_without(sentence, mention.text).lower()):
         return False
     clause = _clause(lowered, mention.start)
-    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _THEIRS.search(lowered):
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
         return False
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return False  # "we went to a concert on friday"
