@@ -445,6 +445,11 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("my mate's stag do party is sat night, I'm organising it", "follow_up",
          datetime(2026, 12, 5, 21)),
         ("周五下午4点的会", "follow_up", datetime(2026, 12, 4, 19)),
+        # An event's hour in the sentence after it; the evening's for an evening's event.
+        ("party on saturday! starts at 8", "follow_up", datetime(2026, 12, 5, 23)),
+        ("明天面试。下午两点开始", "follow_up", datetime(2026, 12, 4, 17)),
+        ("exam tomorrow. it's 3pm now and i'm panicking", "follow_up", datetime(2026, 12, 4, 18)),
+        ("exam tomorrow. I studied till 11 last night", "follow_up", datetime(2026, 12, 4, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(

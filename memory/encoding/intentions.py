@@ -962,7 +962,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     have ("my exam is on Tuesday", 我下周三面试). Questions, negations, goodbyes and sentences
     not about the user are not read."""
     found: list[Spotted] = []
-    for raw in _SENTENCES.findall(text):
+    sentences = _SENTENCES.findall(text)
+    lent = -1
+    for index, raw in enumerate(sentences):
+        if index == lent:
+            continue
         sentence = raw.strip()
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
@@ -1009,7 +1013,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             continue
         what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
         if what:
-            found.append(Spotted("follow_up", what, when))
+            later = sentences[index + 1] if index + 1 < len(sentences) else ""
+            hour = _its_hour(sentence, later, now)
+            if hour:
+                lent = index + 1  # that sentence's hour is this event's, and no event of its own
+            found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
 
 
@@ -1048,6 +1056,25 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         or _PLAN_EN.search(lowered)
         or _PLAN_ZH.search(sentence)
     )
+
+
+def _its_hour(sentence: str, after: str, now: datetime) -> str:
+    """The clock time the sentence after an event's says of it, when the event's own says none
+    ("concert tmrw night!!! doors around 7"): words that start with no day of their own, told
+    as neither past nor habit; else nothing."""
+    if clock_time(sentence) is not None:
+        return ""
+    after = _normalised(after.strip())
+    clock = clock_time(after)
+    if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
+        return ""
+    lowered = after.lower()
+    if _PAST_EN.search(lowered) or _HABIT.search(lowered) or _NOW_IS.search(lowered[: clock.start]):
+        return ""
+    if not _STARTS_AT.search(lowered[: clock.start]):
+        return ""
+    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
+    return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
 
 
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
@@ -1103,6 +1130,13 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
+
+# Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
+# "it's at 3", 两点开始.
+_STARTS_AT = re.compile(
+    r"(?:^|(?<![a-z]))(?:(?:doors|starts?|starting|kick-?off|it'?s|is|at|around|from|by|@)\s*)$"
+    r"|^\s*$"
+)
 
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
