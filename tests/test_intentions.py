@@ -526,6 +526,11 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
         ("我下周二生日", Spotted("special_day", "生日", "12-08")),
         # 还没 is what is not ready yet, not the event called off.
         ("下周三答辩 PPT还没写完", Spotted("follow_up", "答辩 PPT还没写完", "下周三")),
+        # An alarm's bare hour is the morning's; a birthday told by the age, or as 过生日.
+        ("set an alarm for 6:30 tomorrow, early flight",
+         Spotted("reminder", "early flight", "6:30 am tomorrow")),
+        ("I'm turning 30 on saturday!!", Spotted("special_day", "birthday", "12-05")),
+        ("我下周六过生日", Spotted("special_day", "生日", "12-12")),
         # A short weekday that is no other word, alone; "c'mon" is none.
         ("first shift at the cafe fri!!",
          Spotted("follow_up", "first shift at the cafe", "on friday")),
@@ -552,6 +557,7 @@ def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted
         "圣诞快乐！明天见",
         "christmas is in 3 weeks",
         "once a week on friday i swim",
+        "he's turning 5 on friday",
         "my coworker is flying to tokyo on the 12th",
     ],
 )

@@ -201,6 +201,7 @@ _EVENING = re.compile(
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up)(?![a-z])")
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
 
@@ -263,7 +264,7 @@ def _normalised(words: str) -> str:
         before = lowered[: bare.start()]
         if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return _evening(words)
+    return _waking(_evening(words))
 
 
 def _evening(words: str) -> str:
@@ -278,6 +279,21 @@ def _evening(words: str) -> str:
     if _AM.search(lowered, clock.start, clock.end + 14):
         return words  # "at 7am", "at 8 in the morning"
     return f"{words[: clock.end]} pm{words[clock.end :]}"
+
+
+def _waking(words: str) -> str:
+    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
+    alarm for 6:30", "wake me up at 7")."""
+    lowered = words.lower()
+    if not _WAKING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or _AM.search(lowered, clock.start, clock.end + 14):
+        return words
+    hour = clock.at.hour % 12
+    if not 4 <= hour <= 11:
+        return words
+    return f"{words[: clock.end]} am{words[clock.end :]}"
 
 
 def _in_hours(words: str, now: datetime) -> datetime | None:
@@ -658,16 +674,19 @@ _REMIND = re.compile(
     r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
-    r"|(?:set|need|want)\s+(?:me\s+)?a\s+reminder(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|叫醒我|(?<=[点分后半早])叫我|记得叫我)(?:一下)?[，,]?\s*(?P<zh>.+)"
+    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我)(?:一下)?[，,]?\s*"
+    r"(?P<zh>.+)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
-# 我和我老公的结婚纪念日; 我下周四生日 once its day's words are taken out.
+# 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
     r"(?<![a-z])(?:my|our|(?:me|i)\s+and\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?P<zh>(?:结婚)?(?:生日|纪念日))"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?P<zh>(?:结婚)?(?:生日|纪念日))"
+    # A birthday told by the age: "I'm turning 30 on saturday".
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
@@ -984,7 +1003,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = special.group("en") or special.group("zh")
+                what = special.group("en") or special.group("zh") or "birthday"
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = _normalised(sentence)
