@@ -531,6 +531,10 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
          Spotted("reminder", "early flight", "6:30 am tomorrow")),
         ("I'm turning 30 on saturday!!", Spotted("special_day", "birthday", "12-05")),
         ("我下周六过生日", Spotted("special_day", "生日", "12-12")),
+        # A doing the sentence begins with is the user's; a wake-up asked for with nothing after.
+        ("running a 10k on sunday, haven't trained at all lol",
+         Spotted("follow_up", "running a 10k, haven't trained at all lol", "on sunday")),
+        ("明早7点叫醒我", Spotted("reminder", "叫醒我", "明早7点")),
         # A short weekday that is no other word, alone; "c'mon" is none.
         ("first shift at the cafe fri!!",
          Spotted("follow_up", "first shift at the cafe", "on friday")),
@@ -558,6 +562,13 @@ def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted
         "christmas is in 3 weeks",
         "once a week on friday i swim",
         "he's turning 5 on friday",
+        "raining on saturday ugh",
+        "not sure if i'm going to the party on saturday tbh",
+        "my appointment got cancelled so i'm free friday",
+        "他们下周去旅游，我不去",
+        "下个月可能要出差吧，还不确定",
+        "周六的比赛看了吗",
+        "要是能请到假就好了，周五想去看展",
         "my coworker is flying to tokyo on the 12th",
     ],
 )

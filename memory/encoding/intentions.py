@@ -677,7 +677,7 @@ _REMIND = re.compile(
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我)(?:一下)?[，,]?\s*"
-    r"(?P<zh>.+)"
+    r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
@@ -793,7 +793,9 @@ _NOT_GOING = re.compile(
     r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
     r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
     r"|join|joining|be\s+there|bother))(?![a-z])"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了"
+    r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|取消了"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -865,7 +867,12 @@ _IMPLIED_I = re.compile(
     r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
-    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading)(?![a-z])"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
+    # Any doing the sentence begins with ("running a 10k on sunday"), not a noun in -ing nor
+    # the weather.
+    r"|(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
+    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
+    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing)(?![a-z])"
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -888,6 +895,15 @@ _UNREAL = re.compile(
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
 )
+# A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
+# 要是能请到假就好了, 可能要出差吧，还不确定.
+_UNSURE = re.compile(
+    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
+    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许"
+)
+# A Chinese question asked without a question mark: 周六的比赛看了吗.
+_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
@@ -990,7 +1006,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not (
+        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence)) and not (
             _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
         ):
             continue
@@ -1025,8 +1041,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start : mention.start + len(mention.text)]))
-            if what:
-                found.append(Spotted("reminder", what, when))
+            found.append(Spotted("reminder", what or _asked(remind), when))
             continue
         if not _promised(sentence, mention, now):
             continue
@@ -1061,7 +1076,7 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # "we went to a concert on friday"
     if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
         return False  # 今天开会开了一整天
-    if _HABIT.search(lowered) or _UNREAL.search(clause):
+    if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     rest = _without(sentence, mention.text)
     if _IDLE.search(lowered) and not _has_event(lowered):
@@ -1108,7 +1123,14 @@ def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
         return []
     asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
     what = _clean_what(_without(asked, words))
-    return [Spotted("reminder", what, words)] if what else []
+    return [Spotted("reminder", what or _asked(remind), words)]
+
+
+def _asked(remind: re.Match[str]) -> str:
+    """A reminder's words when nothing follows the asking (明早7点叫醒我: 叫醒我)."""
+    said = remind.group("en") if remind.group("en") is not None else remind.group("zh")
+    asking = remind.group()[: len(remind.group()) - len(said)]
+    return _text(asking.strip(_STRIP), WHAT_CHARS)
 
 
 def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
@@ -1121,6 +1143,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _UNREAL.search(clause):
+        return []
+    if _UNSURE.search(lowered):
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
