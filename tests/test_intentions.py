@@ -535,6 +535,8 @@ def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> N
         ("running a 10k on sunday, haven't trained at all lol",
          Spotted("follow_up", "running a 10k, haven't trained at all lol", "on sunday")),
         ("明早7点叫醒我", Spotted("reminder", "叫醒我", "明早7点")),
+        ("周一记得提醒我交报告", Spotted("reminder", "交报告", "周一")),
+        ("my birthday's on christmas day lol", Spotted("special_day", "birthday", "12-25")),
         # A short weekday that is no other word, alone; "c'mon" is none.
         ("first shift at the cafe fri!!",
          Spotted("follow_up", "first shift at the cafe", "on friday")),
@@ -563,6 +565,7 @@ def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted
         "once a week on friday i swim",
         "he's turning 5 on friday",
         "raining on saturday ugh",
+        "got my results back today, passed!!",
         "not sure if i'm going to the party on saturday tbh",
         "my appointment got cancelled so i'm free friday",
         "他们下周去旅游，我不去",

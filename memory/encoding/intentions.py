@@ -545,7 +545,7 @@ def _told_date(
     readings: list[tuple[Said, None]] = []
     for message in said:
         local = message.at.astimezone(tz)
-        days = [*find_dates(message.text, local), *future_spans(message.text, local)]
+        days = [*find_dates(message.text, local), *future_spans(_normalised(message.text), local)]
         if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
             readings.append((message, None))
     found = _whose(user_id, what, readings)
@@ -1011,9 +1011,10 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         ):
             continue
         special = _SPECIAL.search(lowered)
-        coming = future_spans(sentence, now)
+        dated = _normalised(sentence)  # "on christmas day", "sat night"
+        coming = future_spans(dated, now)
         if special is None and coming:  # 我下周四生日: the day's words said inside
-            special = _SPECIAL.search(_without(lowered, coming[0].text.lower()))
+            special = _SPECIAL.search(_without(dated.lower(), coming[0].text.lower()))
         if special is not None:
             # The coming day first: "my anniversary is on the 28th" is this month's.
             days = coming or find_dates(sentence, now)
@@ -1076,6 +1077,10 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # "we went to a concert on friday"
     if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
         return False  # 今天开会开了一整天
+    # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
+    # results back today, passed!!" is told as done, "got a test today at 4" is to come.
+    if mention.day == now.date() and _told_done(lowered):
+        return False
     if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     rest = _without(sentence, mention.text)
@@ -1109,6 +1114,13 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
         return ""
     # An evening's event's hour is the evening's ("party on saturday! starts at 8").
     return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
+
+
+def _told_done(lowered: str) -> bool:
+    """Whether a sentence tells of something done, "got" aside, with nothing to come."""
+    return any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) and all(
+        m.group() == "got" for m in _FUTURE_EN.finditer(lowered)
+    )
 
 
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
