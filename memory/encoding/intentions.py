@@ -856,6 +856,8 @@ _THEIRS = re.compile(
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+    # Someone else the subject, with their own event: "she's got her exam tomorrow".
+    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
 )
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
@@ -878,6 +880,8 @@ _IMPLIED_I = re.compile(
 _NOW_IS = re.compile(
     r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
 )
+# The time now, told after it: 下午三点了, 都十二点多啦.
+_NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -890,7 +894,7 @@ _ADVICE = re.compile(
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
-    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
+    r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
@@ -922,7 +926,8 @@ _FUTURE_EN = re.compile(
 _NOT_HAD = (
     r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
     r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
-    r"|kids?|dog|cat|bad|day|house|place|period|snow|early)(?![a-z])"
+    r"|kids?|dog|cat|bad|day|house|place|period|snow|early|so|lots|loads|tons|much|stuff|things)"
+    r"(?![a-z])"
 )
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
@@ -938,8 +943,9 @@ _PLAN_EN = re.compile(
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
     r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
-    r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
-    r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
+    r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
+    r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
+    r"|better))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
@@ -1180,8 +1186,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if any(m.day < now.date() for m in find_dates(sentence, now)):
         return []
-    if _NOW_IS.search(lowered[:start]):
-        return []  # "it's almost midnight": the time now, no plan
+    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
+        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
