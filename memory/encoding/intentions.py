@@ -688,6 +688,7 @@ _SPECIAL = re.compile(
     # A birthday told by the age: "I'm turning 30 on saturday".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
+_SPECIAL_DAY = re.compile(r"生日|纪念日")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -1017,11 +1018,12 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         ):
             continue
         special = _SPECIAL.search(lowered)
-        dated = _normalised(sentence)  # "on christmas day", "sat night"
-        coming = future_spans(dated, now)
-        if special is None and coming:  # 我下周四生日: the day's words said inside
-            special = _SPECIAL.search(_without(dated.lower(), coming[0].text.lower()))
+        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
+            coming = future_spans(_normalised(sentence), now)
+            said = _without(_normalised(sentence).lower(), coming[0].text.lower()) if coming else ""
+            special = _SPECIAL.search(said)
         if special is not None:
+            coming = future_spans(_normalised(sentence), now)  # "on christmas day", "sat night"
             # The coming day first: "my anniversary is on the 28th" is this month's.
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
