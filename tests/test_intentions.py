@@ -449,6 +449,8 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("party on saturday! starts at 8", "follow_up", datetime(2026, 12, 5, 23)),
         ("明天面试。下午两点开始", "follow_up", datetime(2026, 12, 4, 17)),
         ("exam tomorrow. it's 3pm now and i'm panicking", "follow_up", datetime(2026, 12, 4, 18)),
+        ("nervous about the interview tmrw. it's at 2. what do i say", "follow_up",
+         datetime(2026, 12, 4, 17)),
         ("exam tomorrow. I studied till 11 last night", "follow_up", datetime(2026, 12, 4, 18)),
     ],
 )  # fmt: skip

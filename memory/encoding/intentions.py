@@ -1116,8 +1116,10 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
     if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
         return ""
     lowered = after.lower()
-    if _PAST_EN.search(lowered) or _HABIT.search(lowered) or _NOW_IS.search(lowered[: clock.start]):
+    if _PAST_EN.search(lowered) or _HABIT.search(lowered):
         return ""
+    if _NOW_IS.search(lowered[: clock.start]) and not _AT_WORD.match(lowered, clock.start):
+        return ""  # "it's 3pm now", not "it's at 2"
     if not _STARTS_AT.search(lowered[: clock.start]):
         return ""
     # An evening's event's hour is the evening's ("party on saturday! starts at 8").
@@ -1194,6 +1196,7 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     return [Spotted("follow_up", what, words)] if what else []
 
 
+_AT_WORD = re.compile(r"(?:at|around|by|from)\s")
 # Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
 # "it's at 3", 两点开始.
 _STARTS_AT = re.compile(
