@@ -295,6 +295,7 @@ NO_DATE = [
     "十几天前",
     "七天前往北京",
     "大周天",
+    "写周日记",
 ]
 
 
@@ -1035,6 +1036,12 @@ FUTURE_ON_WEDNESDAY = [
     ("next Wednesday", "2026-12-02"),
     ("周三", "2026-11-25"),
 ]
+
+
+def test_a_weekday_before_jide_is_a_day() -> None:
+    """周一记得...: "remember on Monday", not a weekly 记 (周日记 stays none)."""
+    [(first, _, words)] = ahead("周一记得交表", WEDNESDAY)
+    assert (first, words) == ("2026-11-30", "周一")
 
 
 @pytest.mark.parametrize(("text", "day"), FUTURE_ON_WEDNESDAY)

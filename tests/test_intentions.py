@@ -439,6 +439,19 @@ def test_the_local_reading_leaves_the_past_questions_goodbyes_and_others_alone(t
         ("i have practice at 5 tomorrow", "follow_up", datetime(2026, 12, 4, 20)),
         ("my brother's coming home for christmas on the 20th", "follow_up",
          datetime(2026, 12, 20, 18)),
+        # Chat's "@", British "a week on Friday", a friend's gathering the user goes to, 的会.
+        ("dentist tomorrow @ 3", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the exam is a week on friday", "follow_up", datetime(2026, 12, 11, 18)),
+        ("my mate's stag do party is sat night, I'm organising it", "follow_up",
+         datetime(2026, 12, 5, 21)),
+        ("周五下午4点的会", "follow_up", datetime(2026, 12, 4, 19)),
+        # An event's hour in the sentence after it; the evening's for an evening's event.
+        ("party on saturday! starts at 8", "follow_up", datetime(2026, 12, 5, 23)),
+        ("明天面试。下午两点开始", "follow_up", datetime(2026, 12, 4, 17)),
+        ("exam tomorrow. it's 3pm now and i'm panicking", "follow_up", datetime(2026, 12, 4, 18)),
+        ("nervous about the interview tmrw. it's at 2. what do i say", "follow_up",
+         datetime(2026, 12, 4, 17)),
+        ("exam tomorrow. I studied till 11 last night", "follow_up", datetime(2026, 12, 4, 18)),
     ],
 )  # fmt: skip
 def test_the_local_reading_understands_everyday_words_for_days_and_events(
@@ -498,6 +511,78 @@ def test_the_local_reading_understands_everyday_words_for_days_and_events(
     ],
 )
 def test_what_mentions_a_time_but_promises_nothing_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "spotted"),
+    [
+        # The ways chat asks to be told later, a polite question among them.
+        ("could you ping me at 6pm to water the plants?",
+         Spotted("reminder", "water the plants", "6pm")),
+        ("don't let me forget to pay rent on friday", Spotted("reminder", "pay rent", "on friday")),
+        ("明早7点叫我起床", Spotted("reminder", "起床", "明早7点")),
+        ("别让我忘了周一交表", Spotted("reminder", "交表", "周一")),
+        # A day of the user and someone, or the user's told with its day before it.
+        ("me and sam's anniversary is june 3", Spotted("special_day", "anniversary", "06-03")),
+        ("我下周二生日", Spotted("special_day", "生日", "12-08")),
+        # 还没 is what is not ready yet, not the event called off.
+        ("下周三答辩 PPT还没写完", Spotted("follow_up", "答辩 PPT还没写完", "下周三")),
+        # An alarm's bare hour is the morning's; a birthday told by the age, or as 过生日.
+        ("set an alarm for 6:30 tomorrow, early flight",
+         Spotted("reminder", "early flight", "6:30 am tomorrow")),
+        ("I'm turning 30 on saturday!!", Spotted("special_day", "birthday", "12-05")),
+        ("我下周六过生日", Spotted("special_day", "生日", "12-12")),
+        # A doing the sentence begins with is the user's; a wake-up asked for with nothing after.
+        ("running a 10k on sunday, haven't trained at all lol",
+         Spotted("follow_up", "running a 10k, haven't trained at all lol", "on sunday")),
+        ("明早7点叫醒我", Spotted("reminder", "叫醒我", "明早7点")),
+        ("周一记得提醒我交报告", Spotted("reminder", "交报告", "周一")),
+        ("my birthday's on christmas day lol", Spotted("special_day", "birthday", "12-25")),
+        # A short weekday that is no other word, alone; "c'mon" is none.
+        ("first shift at the cafe fri!!",
+         Spotted("follow_up", "first shift at the cafe", "on friday")),
+        # Holidays of a fixed date said as a day; "it's" names no one.
+        ("my flight home is on christmas eve", Spotted("follow_up", "flight home", "December 24")),
+        ("元旦去哈尔滨", Spotted("follow_up", "去哈尔滨", "1月1号")),
+        ("job interview next tuesday, it's on zoom",
+         Spotted("follow_up", "job interview, it's on zoom", "next tuesday")),
+    ],
+)  # fmt: skip
+def test_the_local_reading_knows_the_ways_chat_asks_and_tells(text: str, spotted: Spotted) -> None:
+    assert spot(text, NOW) == [spotted]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the game is at 7 tonight but i'm not watching",
+        "i can't make the party on saturday",
+        "周五的聚会我去不了了",
+        "本来明天要去面试的",
+        "i was going to see the dentist tomorrow",
+        "c'mon, it's only tuesday",
+        "圣诞快乐！明天见",
+        "christmas is in 3 weeks",
+        "once a week on friday i swim",
+        "he's turning 5 on friday",
+        "raining on saturday ugh",
+        "got my results back today, passed!!",
+        "i have so much to do tomorrow",
+        "she's got her exam tomorrow, wish her luck for me",
+        "we could do brunch on sunday if you want",
+        "tomorrow i'm gonna be productive i swear",
+        "下午三点了还在开会，烦死",
+        "not sure if i'm going to the party on saturday tbh",
+        "my appointment got cancelled so i'm free friday",
+        "他们下周去旅游，我不去",
+        "下个月可能要出差吧，还不确定",
+        "周六的比赛看了吗",
+        "要是能请到假就好了，周五想去看展",
+        "my coworker is flying to tokyo on the 12th",
+    ],
+)
+def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
 
 

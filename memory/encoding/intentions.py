@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
-from memory.dates import clock_time, find_dates, future_spans
+from memory.dates import DateMention, clock_time, find_dates, future_spans
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -166,20 +166,25 @@ _CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
 # A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
 # it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
 _SHORT_WEEKDAY = re.compile(
-    r"(?<![a-z])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
-    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z])"
+    r"(?<![a-z'\u2019])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
+    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z'\u2019])"
     r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
     r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
     r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
     re.IGNORECASE,
 )
+# Short weekdays that are no other word ("mon", "fri"), taken alone too: "new job mon!!!".
+_SHORT_ONLY = frozenset({"mon", "tue", "tues", "thu", "thur", "thurs", "fri"})
 _SHORT_DAYS = {
     "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
     "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
     "fri": "friday", "sat": "saturday", "sun": "sunday",
 }  # fmt: skip
-# "A week from Monday": that day, a week on.
-_WEEK_FROM = re.compile(r"(?<![a-z])(?:a|one)\s+week\s+from\s+$", re.IGNORECASE)
+# "A week from Monday", British "a week on Friday", "a week Friday": that day, a week on.
+_WEEK_FROM = re.compile(
+    r"(?<![a-z])(?<!once\s)(?<!twice\s)(?<!in\s)(?:a|one)\s+week\s+(?:(?:from|on)\s+)?$",
+    re.IGNORECASE,
+)
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 _IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
@@ -196,21 +201,57 @@ _EVENING = re.compile(
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up)(?![a-z])")
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
 
 def _short_weekday(m: re.Match[str]) -> str:
-    if m.group("lead") is None and m.group("part") is None and m.group("clock") is None:
+    alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
+    if alone and (m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")):
         return m.group()
     day = _SHORT_DAYS[m.group("day").lower()]
     lead = f"{m.group('lead')} " if m.group("lead") else ""
     return f"{lead}{day}{m.group('part') or ''}"
 
 
+# Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
+_AT_SIGN = re.compile(r"@\s*(?=\d)")
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
+# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
+_HOLIDAYS_EN = re.compile(
+    r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
+    r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
+    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
+    re.IGNORECASE,
+)
+_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
+_HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
+               "情人节": "2月14号"}  # fmt: skip
+
+
+def _holiday(m: re.Match[str]) -> str:
+    if m.group("eve"):
+        return "on December 24"
+    if m.group("day") or m.group("on"):
+        return "on December 25"
+    if m.group("ny"):
+        return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
+    if m.group("nye"):
+        return "on December 31"
+    if m.group("boxing"):
+        return "on December 26"
+    if m.group("halloween"):
+        return "on October 31"
+    return "on February 14"
+
+
 def _normalised(words: str) -> str:
     """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
     "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
     as "on Friday" (the coming one)."""
+    words = _AT_SIGN.sub("at ", words)
+    words = _HOLIDAYS_EN.sub(_holiday, words)
+    words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
@@ -223,7 +264,7 @@ def _normalised(words: str) -> str:
         before = lowered[: bare.start()]
         if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return _evening(words)
+    return _waking(_evening(words))
 
 
 def _evening(words: str) -> str:
@@ -238,6 +279,21 @@ def _evening(words: str) -> str:
     if _AM.search(lowered, clock.start, clock.end + 14):
         return words  # "at 7am", "at 8 in the morning"
     return f"{words[: clock.end]} pm{words[clock.end :]}"
+
+
+def _waking(words: str) -> str:
+    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
+    alarm for 6:30", "wake me up at 7")."""
+    lowered = words.lower()
+    if not _WAKING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or _AM.search(lowered, clock.start, clock.end + 14):
+        return words
+    hour = clock.at.hour % 12
+    if not 4 <= hour <= 11:
+        return words
+    return f"{words[: clock.end]} am{words[clock.end :]}"
 
 
 def _in_hours(words: str, now: datetime) -> datetime | None:
@@ -489,7 +545,7 @@ def _told_date(
     readings: list[tuple[Said, None]] = []
     for message in said:
         local = message.at.astimezone(tz)
-        days = [*find_dates(message.text, local), *future_spans(message.text, local)]
+        days = [*find_dates(message.text, local), *future_spans(_normalised(message.text), local)]
         if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
             readings.append((message, None))
     found = _whose(user_id, what, readings)
@@ -612,15 +668,27 @@ def _folded(what: str) -> str:
 # Sentences; a dot between digits ("8.30pm", "7.45") ends none.
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
+# A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
+# "don't let me forget", "set a reminder", 提醒我, 别让我忘了, 六点叫我起床.
 _REMIND = re.compile(
-    r"(?<![a-z])(?:remind\s+me\s+(?:to\s+|about\s+|that\s+)?"
-    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:\s*)(?P<en>.+)"
-    r"|提醒我(?:一下)?[，,]?(?P<zh>.+)"
+    r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"(?:\s+(?:to|about|that)(?![a-z]))?"
+    r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
+    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
+    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我)(?:一下)?[，,]?\s*"
+    r"(?P<zh>.*)"
 )
+# The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
+# 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
-    r"(?<![a-z])(?:(?:my|our)\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday)))"
-    r"|(?P<zh>(?:我的?|我们的?)(?:结婚)?(?:生日|纪念日))"
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+and\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?P<zh>(?:结婚)?(?:生日|纪念日))"
+    # A birthday told by the age: "I'm turning 30 on saturday".
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
+_SPECIAL_DAY = re.compile(r"生日|纪念日")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -704,7 +772,7 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -717,7 +785,18 @@ _NOT_EVENT = re.compile(
 _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
+    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
+)
+# The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
+# watching", "can't make the concert tmrw", 周五的聚会我去不了了.
+_NOT_GOING = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
+    r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
+    r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
+    r"|join|joining|be\s+there|bother))(?![a-z])"
+    r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|取消了"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -725,11 +804,14 @@ _LEAD_EN = re.compile(
     r"i\s+(?:have|got)\s+|my\s+|our\s+|we\s+(?:have|are|'re)\s+(?:a|an|our)?\s*)",
 )
 # What is left before the event of a sentence that began with its day ("Tomorrow is the ...").
+# A reminder's words once its time is taken out: "ping me at 8.30pm to ..." leaves "at to ...".
+_LEFT_OVER_EN = re.compile(r"^(?:(?:at|on|to|about|that|for|by|pls|please)[\s,]+)+", re.IGNORECASE)
 _ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)+")
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
 _JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
+_GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 _CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
@@ -752,7 +834,7 @@ _KIN = (
     r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
 _OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|it's|there|who)"
+    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
@@ -775,18 +857,32 @@ _THEIRS = re.compile(
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+    # Someone else the subject, with their own event: "she's got her exam tomorrow".
+    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
+)
+# A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
+_GATHERING = re.compile(
+    r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
+    r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
     r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
-    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading)(?![a-z])"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
+    # Any doing the sentence begins with ("running a 10k on sunday"), not a noun in -ing nor
+    # the weather.
+    r"|(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
+    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
+    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing)(?![a-z])"
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
     r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
 )
+# The time now, told after it: 下午三点了, 都十二点多啦.
+_NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -799,11 +895,20 @@ _ADVICE = re.compile(
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
-    r"|(?<![a-z])(?:would|wouldn't|i'd|we'd|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
+    r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
-    r"|might)(?![a-z])"
-    r"|如果|要是|假如|万一|的话"
+    r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
+    r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
 )
+# A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
+# 要是能请到假就好了, 可能要出差吧，还不确定.
+_UNSURE = re.compile(
+    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
+    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许"
+)
+# A Chinese question asked without a question mark: 周六的比赛看了吗.
+_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
@@ -822,7 +927,8 @@ _FUTURE_EN = re.compile(
 _NOT_HAD = (
     r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
     r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
-    r"|kids?|dog|cat|bad|day|house|place|period|snow|early)(?![a-z])"
+    r"|kids?|dog|cat|bad|day|house|place|period|snow|early|so|lots|loads|tons|much|stuff|things)"
+    r"(?![a-z])"
 )
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
@@ -838,8 +944,9 @@ _PLAN_EN = re.compile(
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
     r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
-    r"|(?:be|is|'s)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard|crazy|hectic"
-    r"|fun|good|great|bad|cold|hot|nice|awful|tough))(?![a-z])"
+    r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
+    r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
+    r"|better))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
@@ -864,7 +971,7 @@ _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth
 def _without(sentence: str, words: str) -> str:
     """The sentence without the words that said when."""
     rest = " ".join(sentence.replace(words, " ", 1).split())
-    return _CJK_GAP.sub("", rest)
+    return _CJK_GAP.sub("", _GAP_BEFORE_MARK.sub("", rest))
 
 
 def _clean_what(text: str) -> str:
@@ -880,6 +987,7 @@ def _clean_what(text: str) -> str:
     lead = _LEAD_EN.match(lowered)
     if lead is not None:
         text = text[lead.end() :]
+    text = _LEFT_OVER_EN.sub("", text)
     article = _ARTICLE_EN.match(text.lower())
     if article is not None:
         text = text[article.end() :]
@@ -896,21 +1004,31 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     have ("my exam is on Tuesday", 我下周三面试). Questions, negations, goodbyes and sentences
     not about the user are not read."""
     found: list[Spotted] = []
-    for raw in _SENTENCES.findall(text):
+    sentences = _SENTENCES.findall(text)
+    lent = -1
+    for index, raw in enumerate(sentences):
+        if index == lent:
+            continue
         sentence = raw.strip()
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if sentence.endswith(("?", "？")) and not (_my_event(lowered) or _ADVICE.search(lowered)):
+        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence)) and not (
+            _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
+        ):
             continue
         special = _SPECIAL.search(lowered)
+        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
+            coming = future_spans(_normalised(sentence), now)
+            said = _without(_normalised(sentence).lower(), coming[0].text.lower()) if coming else ""
+            special = _SPECIAL.search(said)
         if special is not None:
+            coming = future_spans(_normalised(sentence), now)  # "on christmas day", "sat night"
             # The coming day first: "my anniversary is on the 28th" is this month's.
-            days = future_spans(sentence, now) or find_dates(sentence, now)
+            days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = special.group("en") or special.group("zh")
-                what = _LEAD_ZH.sub("", what) if special.group("zh") else what
+                what = special.group("en") or special.group("zh") or "birthday"
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = _normalised(sentence)
@@ -932,47 +1050,87 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start : mention.start + len(mention.text)]))
-            if what:
-                found.append(Spotted("reminder", what, when))
+            found.append(Spotted("reminder", what or _asked(remind), when))
             continue
-        # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
-        own = (
-            _FIRST_PERSON.search(lowered)
-            or _IMPLIED_I.match(lowered)
-            or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
-        )
-        if not own and not _impersonal(_without(sentence, mention.text).lower()):
-            continue
-        clause = _clause(lowered, mention.start)
-        if _NEGATED.search(clause) or _THEIRS.search(sentence.lower()):
-            continue
-        if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
-            continue  # "we went to a concert on friday"
-        if (
-            mention.day == now.date()
-            and _PAST_ZH.search(sentence)
-            and not _PLAN_ZH.search(sentence)
-        ):
-            continue  # 今天开会开了一整天
-        if _HABIT.search(lowered) or _UNREAL.search(clause):
-            continue  # "I usually go to the gym on Tuesdays", 我一般周三去健身
-        rest = _without(sentence, mention.text)
-        if _IDLE.search(lowered) and not _has_event(lowered):
-            continue  # "tonight i'm just gonna chill"
-        if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
-            continue  # 明天要降温了
-        if not (
-            _scheduled(rest)
-            or _has_event(lowered)
-            or _EVENT_ZH.search(sentence)
-            or _PLAN_EN.search(lowered)
-            or _PLAN_ZH.search(sentence)
-        ):
+        if not _promised(sentence, mention, now):
             continue
         what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
         if what:
-            found.append(Spotted("follow_up", what, when))
+            later = sentences[index + 1] if index + 1 < len(sentences) else ""
+            hour = _its_hour(sentence, later, now)
+            if hour:
+                lent = index + 1  # that sentence's hour is this event's, and no event of its own
+            found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
+
+
+def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
+    """Whether a sentence naming a day to come (`mention`) tells of the user's own event on it:
+    not someone else's, nor denied, past, a habit, imagined or idle time."""
+    lowered = sentence.lower()
+    # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+    )
+    if not own and not _impersonal(_without(sentence, mention.text).lower()):
+        return False
+    clause = _clause(lowered, mention.start)
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
+        return False
+    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
+        return False  # "we went to a concert on friday"
+    if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
+        return False  # 今天开会开了一整天
+    # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
+    # results back today, passed!!" is told as done, "got a test today at 4" is to come.
+    if mention.day == now.date() and _told_done(lowered):
+        return False
+    if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
+        return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+    rest = _without(sentence, mention.text)
+    if _IDLE.search(lowered) and not _has_event(lowered):
+        return False  # "tonight i'm just gonna chill"
+    if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
+        return False  # 明天要降温了
+    return bool(
+        _scheduled(rest)
+        or _has_event(lowered)
+        or _EVENT_ZH.search(sentence)
+        or _PLAN_EN.search(lowered)
+        or _PLAN_ZH.search(sentence)
+    )
+
+
+def _its_hour(sentence: str, after: str, now: datetime) -> str:
+    """The clock time the sentence after an event's says of it, when the event's own says none
+    ("concert tmrw night!!! doors around 7"): words that start with no day of their own, told
+    as neither past nor habit; else nothing."""
+    if clock_time(sentence) is not None:
+        return ""
+    after = _normalised(after.strip())
+    clock = clock_time(after)
+    if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
+        return ""
+    lowered = after.lower()
+    if _PAST_EN.search(lowered) or _HABIT.search(lowered):
+        return ""
+    if _NOW_IS.search(lowered[: clock.start]) and not _AT_WORD.match(lowered, clock.start):
+        return ""  # "it's 3pm now", not "it's at 2"
+    if not _STARTS_AT.search(lowered[: clock.start]):
+        return ""
+    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
+    return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
+
+
+def _told_done(lowered: str) -> bool:
+    """Whether a sentence tells of something done, "got" aside, with nothing to come."""
+    return any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) and all(
+        m.group() == "got" for m in _FUTURE_EN.finditer(lowered)
+    )
 
 
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
@@ -987,7 +1145,14 @@ def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
         return []
     asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
     what = _clean_what(_without(asked, words))
-    return [Spotted("reminder", what, words)] if what else []
+    return [Spotted("reminder", what or _asked(remind), words)]
+
+
+def _asked(remind: re.Match[str]) -> str:
+    """A reminder's words when nothing follows the asking (明早7点叫醒我: 叫醒我)."""
+    said = remind.group("en") if remind.group("en") is not None else remind.group("zh")
+    asking = remind.group()[: len(remind.group()) - len(said)]
+    return _text(asking.strip(_STRIP), WHAT_CHARS)
 
 
 def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
@@ -999,7 +1164,9 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     if (clock is None and later is None) or _HABIT.search(lowered):
         return []
     clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
-    if _NEGATED.search(clause) or _UNREAL.search(clause):
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _UNREAL.search(clause):
+        return []
+    if _UNSURE.search(lowered):
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
@@ -1023,11 +1190,19 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if any(m.day < now.date() for m in find_dates(sentence, now)):
         return []
-    if _NOW_IS.search(lowered[:start]):
-        return []  # "it's almost midnight": the time now, no plan
+    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
+        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
+
+_AT_WORD = re.compile(r"(?:at|around|by|from)\s")
+# Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
+# "it's at 3", 两点开始.
+_STARTS_AT = re.compile(
+    r"(?:^|(?<![a-z]))(?:(?:doors|starts?|starting|kick-?off|it'?s|is|at|around|from|by|@)\s*)$"
+    r"|^\s*$"
+)
 
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
