@@ -361,6 +361,12 @@ class IntentionStore(Protocol):
         wins."""
         ...
 
+    async def miss_intentions(self, persona: str, now: datetime) -> int:
+        """Close the persona's pending intentions whose `until` is before `now` as missed,
+        done_at `now`, all in one statement; yearly ones are left to close_intention (they roll
+        on a year). Returns how many."""
+        ...
+
     async def trim_intentions(self, before: datetime) -> int:
         """Delete the intentions closed (done, cancelled, missed) before `before`: nothing
         reads them but a scope's own history, and they would grow with every follow-up.
@@ -416,6 +422,20 @@ class ContactStore(Protocol):
         platform who talked privately, are not quiet, were last heard before `heard_before`,
         and whose absence has no settled check-in (`settle_checkin`); longest silent first,
         at most `limit`."""
+        ...
+
+    async def contacts_of(
+        self, persona: str, platform: str, user_ids: Sequence[str]
+    ) -> list[Contact]:
+        """The contacts of these people (those known), in one read: a round's gates for
+        everyone it may write to."""
+        ...
+
+    async def ledgers(
+        self, persona: str, platform: str, user_ids: Sequence[str], *, since: datetime
+    ) -> list[Outreach]:
+        """The ledger's entries for these people changed since `since`, in one read (as
+        `outreach` reads one person's), newest first."""
         ...
 
     async def settle_checkin(

@@ -40,6 +40,7 @@ __all__ = [
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
     "MEMORY_COLUMNS",
+    "MISS_INTENTIONS",
     "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
@@ -244,6 +245,13 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
 # An intention's columns, in the order intention_row reads them.
 # The daily upkeep's delete of intentions long closed, in either dialect (`?` numbered).
 TRIM_INTENTIONS = "DELETE FROM intentions WHERE state <> 'pending' AND done_at < ? RETURNING 1"
+# A persona's pending intentions past their `until`, missed all at once (yearly ones roll on
+# a year, each by close_intention). Found through the due index: until is never before
+# due_at. Parameters: the time (done_at), the persona, the time, the time.
+MISS_INTENTIONS = (
+    "UPDATE intentions SET state = 'missed', done_at = ? WHERE persona = ?"
+    " AND state = 'pending' AND due_at <= ? AND until < ? AND yearly = 0 RETURNING 1"
+)
 
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"

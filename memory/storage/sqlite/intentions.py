@@ -12,6 +12,7 @@ import aiosqlite
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.rows import (
     INTENTION_COLUMNS,
+    MISS_INTENTIONS,
     TRIM_INTENTIONS,
     intention_row,
     intention_values,
@@ -137,6 +138,10 @@ class SqliteIntentions(SqliteBase):
                 (state, timestamp(at), intention_id),
             )
         return True
+
+    async def miss_intentions(self, persona: str, now: datetime) -> int:
+        at = timestamp(now)
+        return len(await self._write(MISS_INTENTIONS, (at, persona, at, at)))
 
     async def trim_intentions(self, before: datetime) -> int:
         return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))
