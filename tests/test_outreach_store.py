@@ -173,6 +173,20 @@ async def test_due_intentions_are_the_personas_pending_ones_due_by_now(store: St
     assert [i.id for i in await store.due_intentions("miao", now, limit=1)] == [first]
 
 
+async def test_due_intentions_asked_only_are_their_own_reminders_and_those_past_due(
+    store: Storage,
+) -> None:
+    now = T0 + timedelta(days=5)
+    await store.add_intention(exam(DM, due=T0 + timedelta(days=4)))  # a follow-up
+    past = await store.add_intention(birthday(T0))  # past its until: to roll on
+    asked = await store.add_intention(exam(DM, due=T0 + timedelta(days=4), kind="reminder"))
+    theirs = exam(GROUP, due=T0 + timedelta(days=4), kind="reminder", said_by="8")
+    await store.add_intention(theirs)  # another member's words
+    found = await store.due_intentions("miao", now, limit=10, asked_only=True)
+    assert [i.id for i in found] == [past, asked]
+    assert len(await store.due_intentions("miao", now, limit=10)) == 4
+
+
 async def test_intentions_past_their_window_are_missed_at_once_but_yearly_ones(
     store: Storage,
 ) -> None:

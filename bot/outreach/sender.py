@@ -165,7 +165,11 @@ class Outreach:
         # weeks late is no friend's (a yearly one rolls on to next year, below).
         await self.store.miss_intentions(persona.key, now)
         due: dict[str, list[tuple[str, Topic]]] = {}  # by platform: (user id, topic)
-        for intention in await self.store.due_intentions(persona.key, now, limit=DUE_BATCH):
+        # A persona not opted in reads only what it may write (or must close), so that what
+        # it never writes does not fill the batch each round.
+        for intention in await self.store.due_intentions(
+            persona.key, now, limit=DUE_BATCH, asked_only=not persona.outreach.enabled
+        ):
             if now > intention.until:
                 await self.store.close_intention(intention.scope, intention.id, "missed", now)
                 continue

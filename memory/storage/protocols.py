@@ -345,9 +345,13 @@ class IntentionStore(Protocol):
         those still pending."""
         ...
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
         """The persona's pending intentions due by `now` (due_at <= now), across its scopes,
-        soonest first."""
+        soonest first; `asked_only` (a persona that writes first only when asked): only the
+        reminders their user asked for themself (Intention.solicited) and those past their
+        `until`."""
         ...
 
     async def close_intention(

@@ -37,6 +37,7 @@ from memory.scopes import Scope
 __all__ = [
     "CONTACT_COLUMNS",
     "CONVERSATION_COLUMNS",
+    "DUE_INTENTIONS",
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
     "MEMORY_COLUMNS",
@@ -256,6 +257,16 @@ MISS_INTENTIONS = (
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
     " yearly, done_at, said_by"
+)
+
+# A persona's pending intentions due by a time, soonest first: all, or (asked only) the
+# reminders their user asked for themself (Intention.solicited) and those past their `until`.
+# Parameters: the persona, the time, asked only (0 or 1), the time, the limit.
+DUE_INTENTIONS = (
+    f"SELECT {INTENTION_COLUMNS} FROM intentions"
+    " WHERE persona = ? AND state = 'pending' AND due_at <= ?"
+    " AND (? = 0 OR (kind = 'reminder' AND (said_by IS NULL OR said_by = user_id)) OR until < ?)"
+    " ORDER BY due_at, id LIMIT ?"
 )
 
 

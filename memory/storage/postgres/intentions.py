@@ -13,6 +13,7 @@ import asyncpg
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.postgres.base import PgBase, clean_text
 from memory.storage.rows import (
+    DUE_INTENTIONS,
     INTENTION_COLUMNS,
     MISS_INTENTIONS,
     TRIM_INTENTIONS,
@@ -93,15 +94,11 @@ class PgIntentions(PgBase):
         )
         return [intention_row(r) for r in rows]
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
-        rows = await self._pool.fetch(
-            f"SELECT {INTENTION_COLUMNS} FROM intentions"
-            " WHERE persona = $1 AND state = 'pending' AND due_at <= $2"
-            " ORDER BY due_at, id LIMIT $3",
-            persona,
-            timestamp(now),
-            limit,
-        )
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
+        at = timestamp(now)
+        rows = await self._all(DUE_INTENTIONS, (persona, at, int(asked_only), at, limit))
         return [intention_row(r) for r in rows]
 
     async def close_intention(

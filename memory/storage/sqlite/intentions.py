@@ -11,6 +11,7 @@ import aiosqlite
 
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.rows import (
+    DUE_INTENTIONS,
     INTENTION_COLUMNS,
     MISS_INTENTIONS,
     TRIM_INTENTIONS,
@@ -94,16 +95,13 @@ class SqliteIntentions(SqliteBase):
         )
         return [intention_row(r) for r in rows]
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
-        rows = await self._all(
-            f"SELECT {INTENTION_COLUMNS} FROM intentions"
-            " WHERE persona = ? AND state = 'pending' AND due_at <= ?"
-            " ORDER BY due_at, id LIMIT ?",
-            (persona, timestamp(now), limit),
-        )
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
+        at = timestamp(now)
+        rows = await self._all(DUE_INTENTIONS, (persona, at, int(asked_only), at, limit))
         return [intention_row(r) for r in rows]
 
-    @serialised
     async def close_intention(
         self, scope: str, intention_id: int, state: IntentionState, at: datetime
     ) -> bool:
