@@ -206,6 +206,9 @@ async def test_intentions_past_their_window_are_missed_at_once_but_yearly_ones(
     assert states[done] == ("done", T0)
     assert states[open_still][0] == states[yearly][0] == "pending"
     assert [i.state for i in await store.intentions("pip/telegram:dm:7")] == ["pending"]
+    assert await store.is_pending(DM, open_still) and await store.is_pending(DM, yearly)
+    assert not await store.is_pending(DM, gone) and not await store.is_pending(DM, done)
+    assert not await store.is_pending(GROUP, open_still)  # another scope's
 
 
 async def test_whoever_closes_an_intention_first_wins(store: Storage) -> None:

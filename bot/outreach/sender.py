@@ -360,8 +360,7 @@ class Outreach:
         intention = topic.intention
         if intention is None:
             return False
-        pending = await self.store.intentions(intention.scope, intention.user_id)
-        return all(i.id != intention.id for i in pending)
+        return not await self.store.is_pending(intention.scope, intention.id)
 
     def _remember(self, settled: tuple[str, str, str, str]) -> None:
         if len(self._settled) >= SETTLED_KEPT:

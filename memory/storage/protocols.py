@@ -345,6 +345,10 @@ class IntentionStore(Protocol):
         those still pending."""
         ...
 
+    async def is_pending(self, scope: str, intention_id: int) -> bool:
+        """Whether the scope's intention is pending (a yearly one rolled on is, again)."""
+        ...
+
     async def due_intentions(
         self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
     ) -> list[Intention]:

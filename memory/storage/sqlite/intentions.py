@@ -95,6 +95,13 @@ class SqliteIntentions(SqliteBase):
         )
         return [intention_row(r) for r in rows]
 
+    async def is_pending(self, scope: str, intention_id: int) -> bool:
+        row = await self._one(
+            "SELECT 1 FROM intentions WHERE scope = ? AND id = ? AND state = 'pending'",
+            (scope, intention_id),
+        )
+        return row is not None
+
     async def due_intentions(
         self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
     ) -> list[Intention]:
