@@ -11,21 +11,21 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.chat_model import ChatModel, Completion, Message, ModelError
+from bot.chat_model import Message, ModelError
 from bot.config import TIERS
 from bot.conversation.sessions import SessionManager
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
-from bot.outreach.sender import COMPOSED_PER_ROUND, COMPOSING, STALE
+from bot.outreach.sender import COMPOSED_PER_ROUND, STALE
 from bot.persona.file import OutreachPolicy, Persona
 from memory.clock import FakeClock
 from memory.records import IntentionKind, NewIntention
@@ -295,8 +295,6 @@ async def test_a_backlog_goes_out_oldest_first_a_bounded_number_a_round(
         await world.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
         due = NOON - timedelta(hours=len(users) - i)  # the first user's is the oldest
         await intend(world, user=user, scope=f"pip/telegram:dm:{user}", due=due)
-    overlap = Overlapping(world.bot.router.models["chat"])
-    world.bot.router.models = {**world.bot.router.models, "chat": overlap}
     read: list[str] = []
     one = world.store.contact
 
@@ -314,33 +312,6 @@ async def test_a_backlog_goes_out_oldest_first_a_bounded_number_a_round(
     assert await world.outreach.tick() == 5  # the rest, the next minute
     assert [u for u, _ in world.courier.sent] == users
     assert world.calls() == len(users)
-    assert overlap.most == COMPOSING > 1  # several people's messages composed at once, no more
-
-
-@dataclass(slots=True)
-class Overlapping:
-    """A chat model whose calls wait until COMPOSING are under way together (once), counting
-    the most at once."""
-
-    inner: ChatModel
-    under_way: int = 0
-    most: int = 0
-    full: asyncio.Event = field(default_factory=asyncio.Event)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    async def complete(self, messages: Sequence[Message], **options: Any) -> Completion:
-        self.under_way += 1
-        self.most = max(self.most, self.under_way)
-        if self.under_way == COMPOSING:
-            self.full.set()
-        try:
-            await asyncio.wait_for(self.full.wait(), KIZUNA_TIMEOUT)
-            return await self.inner.complete(messages, **options)
-        finally:
-            self.under_way -= 1
 
 
 async def test_a_reminder_they_asked_for_keeps_their_time(world: World) -> None:

@@ -15,12 +15,11 @@ conversation, so the next turn sees it), `refused` (remembered on the contact), 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
-from typing import Any, Protocol
+from typing import Protocol
 
 from bot.chat_model import Message, ModelError
 from bot.conversation.sessions import SessionManager, Turn, is_private, private_place
@@ -50,7 +49,6 @@ DUE_BATCH = 200  # intentions looked at per persona per round
 # Messages a persona's round composes at most (one model call each): a backlog (after a
 # restart) goes out oldest first over the next minutes, never in one long round.
 COMPOSED_PER_ROUND = 20
-COMPOSING = 4  # people a round writes to at once: model calls under way together
 MEMORIES = 4  # memories of the person in the prompt
 SETTLED_KEPT = 100_000  # final ledger keys remembered in memory, at most
 
@@ -77,22 +75,6 @@ class Topic:
     ask: str = ""
     days: int = 0
     intention: Intention | None = None  # closed done once it is sent
-
-
-async def _together(jobs: Iterable[Coroutine[Any, Any, int]]) -> int:
-    """Run one round's jobs (one person each), at most COMPOSING at once; the messages they
-    sent. A failure is raised once all are done: none is cut off midway."""
-    gate = asyncio.Semaphore(COMPOSING)
-
-    async def one(job: Coroutine[Any, Any, int]) -> int:
-        async with gate:
-            return await job
-
-    done = await asyncio.gather(*(one(job) for job in jobs), return_exceptions=True)
-    for result in done:
-        if isinstance(result, BaseException):
-            raise result
-    return sum(r for r in done if isinstance(r, int))
 
 
 def _topic(intention: Intention) -> Topic:
@@ -206,17 +188,11 @@ class Outreach:
         sent = 0
         for platform, topics in due.items():
             known = await self._known(persona, platform, [u for u, _ in topics], now)
-            courier = couriers[platform]
-            # One person's messages one after another (the second sees the first in the
-            # ledger), several people's at once.
-            theirs: dict[str, list[Topic]] = {}
             for user_id, topic in topics:
-                theirs.setdefault(user_id, []).append(topic)
-
-            sent += await _together(
-                self._person(persona, courier, user_id, mine, known, budget)
-                for user_id, mine in theirs.items()
-            )
+                if budget.spent:
+                    return sent
+                if await self._write(persona, couriers[platform], user_id, topic, known, budget):
+                    sent += 1
         return sent
 
     async def _checkins(
@@ -228,49 +204,30 @@ class Outreach:
         for platform, courier in couriers.items():
             # Through an index: a contact whose check-in of this absence is settled is not
             # read again until heard from again.
-            contacts = await self.store.checkins_due(
-                persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
-            )
+            contacts = [
+                c
+                for c in await self.store.checkins_due(
+                    persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
+                )
+                if c.last_heard is not None
+            ]
             known = await self._known(persona, platform, [c.user_id for c in contacts], now)
             known.contacts.update((c.user_id, c) for c in contacts)
-
-            sent += await _together(
-                self._checkin(persona, courier, contact, known, budget) for contact in contacts
-            )
+            for contact in contacts:
+                if budget.spent:
+                    return sent
+                assert contact.last_heard is not None
+                days = (now - contact.last_heard).days
+                # One per absence: the key is the last message heard, so the next absence
+                # (after they wrote again) is a new key.
+                topic = Topic(f"checkin:{contact.last_heard.isoformat()}", "checkin", days=days)
+                if await self._write(persona, courier, contact.user_id, topic, known, budget):
+                    sent += 1
+                if (persona.key, platform, contact.user_id, topic.key) in self._settled:
+                    await self.store.settle_checkin(
+                        persona.key, platform, contact.user_id, contact.last_heard
+                    )
         return sent
-
-    async def _person(
-        self,
-        persona: Persona,
-        courier: Courier,
-        user_id: str,
-        topics: Sequence[Topic],
-        known: _Known,
-        budget: _Budget,
-    ) -> int:
-        """One person's due messages, one after another; how many went out."""
-        sent = 0
-        for topic in topics:
-            if budget.spent:
-                break
-            sent += await self._write(persona, courier, user_id, topic, known, budget)
-        return sent
-
-    async def _checkin(
-        self, persona: Persona, courier: Courier, contact: Contact, known: _Known, budget: _Budget
-    ) -> int:
-        """One person's check-in, if due and allowed; settled once written (or given up)."""
-        heard = contact.last_heard
-        if heard is None or budget.spent:
-            return 0
-        days = (self.clock.now() - heard).days
-        # One per absence: the key is the last message heard, so the next absence (after
-        # they wrote again) is a new key.
-        topic = Topic(f"checkin:{heard.isoformat()}", "checkin", days=days)
-        sent = await self._write(persona, courier, contact.user_id, topic, known, budget)
-        if (persona.key, courier.platform, contact.user_id, topic.key) in self._settled:
-            await self.store.settle_checkin(persona.key, courier.platform, contact.user_id, heard)
-        return int(sent)
 
     async def _known(
         self, persona: Persona, platform: str, user_ids: Sequence[str], now: datetime
@@ -341,11 +298,8 @@ class Outreach:
                 return False
             return verdict(contact, ledger)
 
-        if not await allowed(fresh=False) or budget.spent:
+        if not await allowed(fresh=False):
             return False
-        # Its model call counted now, before anything is awaited: the others under way
-        # see it.
-        budget.composed += 1
         # From here the round's reads of them are out of date: read afresh for anything else.
         known.users.discard(user_id)
         if not await store.claim_outreach(
@@ -357,14 +311,13 @@ class Outreach:
             at=now,
             stale_before=stale_before,
         ):
-            budget.composed -= 1
             return False
         # Another process may have claimed another message to the same person meanwhile: with
         # our claim written, whoever reads the ledger second sees both, and backs off. Ours
         # stays claimed, to be taken over once stale.
         if not await allowed(fresh=True):
-            budget.composed -= 1
             return False
+        budget.composed += 1
         try:
             reply = await self._compose(persona, platform, user_id, topic, now)
         except ModelError as e:
