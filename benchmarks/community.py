@@ -37,6 +37,13 @@ it got), turn p95 during the prune and outside it, the outreach round's time per
 conversations encoded per process and second, and each table's growth per day: measured over
 the run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last
 line is one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
+
+`--outreach-minutes N [--downtime DAYS]`: no workers; the outreach sender alone in this
+process on a fake clock (the instant model, a recording courier): its round at noon (the bot's
+zone) `--downtime` days after the build, as after a restart (check-ins and intentions come due
+meanwhile, some past their `until`), then one a minute for N minutes; the scan alone (the two
+reads) at each end, and EXPLAIN ANALYZE of them. A twentieth of the contacts set a time zone,
+3% asked for quiet.
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ from bot.outreach import Outreach
 from bot.outreach.sender import DUE_BATCH
 from bot.persona.file import Persona, PersonaLibrary
 from bot.runtime.assemble import Runtime, load_personas
+from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder
 from memory.forgetting import ForgettingPolicy
 from memory.records import Memory
@@ -104,6 +112,9 @@ COPY_BATCH = 50_000
 SCANS = 5
 RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
 CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
+ZONES = ("Europe/London", "America/New_York", "Asia/Shanghai", "Asia/Tokyo")
+ZONED = 0.05  # of the contacts set their time zone
+QUIET = 0.03  # asked for /quiet
 NAMES = (
     "Aiko",
     "Ben",
@@ -203,7 +214,7 @@ TABLES = (
 )
 CONTACT_COLUMNS = (
     *("persona", "platform", "user_id", "private", "last_heard"),
-    *("last_answered", "hours", "checked_in", "updated_at"),
+    *("last_answered", "hours", "checked_in", "updated_at", "timezone", "quiet"),
 )
 INTENTION_COLUMNS = (
     *("scope", "persona", "user_id", "kind", "what", "ask"),
@@ -422,6 +433,7 @@ async def load_contacts(
     """The users first (private), then people met in servers; a check-in settled for each
     silent longer than a few days, with its ledger entry if in the last 90 days."""
     rng = random.Random(args.seed + 1)
+    choose = random.Random(args.seed + 4)  # zones and /quiet, apart from the rest's draws
     now = time.time()
     contacts: list[tuple[Any, ...]] = []
     ledger: list[tuple[Any, ...]] = []
@@ -431,13 +443,17 @@ async def load_contacts(
         else:
             persona, user_id = PERSONAS[n % len(PERSONAS)], f"g{n}"
             private = int(rng.random() < 0.2)
-        heard = now - rng.random() ** 2 * 365 * DAY
+        # To the microsecond, as the store writes times: settling a check-in writes back
+        # the last_heard it read.
+        heard = datetime.fromtimestamp(now - rng.random() ** 2 * 365 * DAY, UTC).timestamp()
         settled = heard + CHECKIN_DAYS * DAY
         checked_in = settled if settled < now else None
         at = datetime.fromtimestamp(heard, UTC)
-        contacts.append(
-            (persona, "discord", user_id, private, heard, heard, first_hours(at), checked_in, heard)
-        )
+        zone = choose.choice(ZONES) if choose.random() < ZONED else None
+        quiet = int(choose.random() < QUIET)
+        hours = first_hours(at)
+        row = (persona, "discord", user_id, private, heard, heard, hours, checked_in, heard)
+        contacts.append((*row, zone, quiet))
         if private and checked_in is not None and now - checked_in < 90 * DAY:
             key = f"checkin:{at.isoformat()}"
             ledger.append((persona, "discord", user_id, key, "sent", checked_in, "load"))
@@ -775,23 +791,106 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     }
 
 
-async def outreach_scan(dsn: str) -> float:
+async def outreach_scan(
+    dsn: str, personas: dict[str, Persona], at: datetime | None = None
+) -> float:
     """Milliseconds (median of SCANS) of the outreach round's reading alone: each persona's
-    due intentions and the contacts a check-in may be due to, as one round reads them."""
+    due intentions and the contacts a check-in may be due to, as one round reads them, now or
+    `at`."""
     store = await PgStore.open(dsn)
     took: list[float] = []
     try:
         for _ in range(SCANS):
-            now = datetime.now(UTC)
+            now = at or datetime.now(UTC)
             began = time.perf_counter()
-            for persona in PERSONAS:
-                await store.due_intentions(persona, now, limit=DUE_BATCH)
-                silent = now - timedelta(days=CHECKIN_DAYS)
-                await store.checkins_due(persona, "discord", heard_before=silent, limit=DUE_BATCH)
+            for persona in personas.values():
+                policy = persona.outreach
+                await store.due_intentions(
+                    persona.key, now, limit=DUE_BATCH, asked_only=not policy.enabled
+                )
+                if policy.enabled and policy.checkin_days > 0:
+                    silent = now - timedelta(days=policy.checkin_days)
+                    await store.checkins_due(
+                        persona.key, "discord", heard_before=silent, limit=DUE_BATCH
+                    )
             took.append((time.perf_counter() - began) * 1000)
     finally:
         await store.close()
     return round(statistics.median(took), 2)
+
+
+async def outreach_alone(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
+    """`--outreach-minutes`: the sender alone in this process, on a fake clock, its model
+    the instant one and a recording courier: the round at the first noon (the bot's zone)
+    `--downtime` days after the build (a restart's backlog: check-ins and intentions come due
+    meanwhile, some past their `until`), then one a minute; the scan alone at each end, and
+    the plans of its two reads."""
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    rounds: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        runtime = await open_load_runtime(Path(folder), personas, "hash", dsn=dsn)
+        try:
+            outreach = runtime.outreach
+            courier = RecordingCourier(platform="discord", bot_id="load", personas=PERSONAS)
+            outreach.add(courier)
+            start = datetime.now(outreach.tz) + timedelta(days=args.downtime)
+            if start.hour >= 12:
+                start += timedelta(days=1)
+            clock = FakeClock(start.replace(hour=12, minute=0).astimezone(UTC))
+            outreach.clock = clock
+            backlog_scan = await outreach_scan(dsn, personas, clock.now())
+            plans = await scan_plans(dsn, clock.now())
+            for _ in range(args.outreach_minutes + 1):
+                began = time.perf_counter()
+                sent = await outreach.tick()
+                rounds.append({"ms": (time.perf_counter() - began) * 1000, "sent": sent})
+                clock.advance(minutes=1)
+            steady_scan = await outreach_scan(dsn, personas, clock.now())
+        finally:
+            await runtime.close()
+    conn = await asyncpg.connect(dsn)
+    try:
+        states = dict(await conn.fetch("SELECT state, count(*) FROM intentions GROUP BY state"))
+    finally:
+        await conn.close()
+    steady = [r["ms"] for r in rounds[len(rounds) // 2 :]]
+    return {
+        "downtime_days": args.downtime,
+        "outreach_rounds": [[round(r["ms"], 1), r["sent"]] for r in rounds],
+        "outreach_backlog_round_ms": round(rounds[0]["ms"], 1),
+        "outreach_steady_round_ms": ms3(steady) | {"max": round(max(steady), 1)},
+        "outreach_sent": sum(r["sent"] for r in rounds),
+        "outreach_scan_backlog_ms": backlog_scan,
+        "outreach_scan_steady_ms": steady_scan,
+        "intentions_after": {str(k): int(v) for k, v in states.items()},
+        "scan_plans": plans,
+    }
+
+
+async def scan_plans(dsn: str, now: datetime) -> list[str]:
+    """EXPLAIN ANALYZE of the scan's two reads, for Miao, at `now`."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        due = await conn.fetch(
+            "EXPLAIN ANALYZE SELECT * FROM intentions WHERE persona = $1"
+            " AND state = 'pending' AND due_at <= $2 ORDER BY due_at, id LIMIT $3",
+            "miao",
+            now.timestamp(),
+            DUE_BATCH,
+        )
+        checkins = await conn.fetch(
+            "EXPLAIN ANALYZE SELECT * FROM contacts WHERE persona = $1 AND platform = $2"
+            " AND last_heard < $3 AND private = 1 AND quiet = 0"
+            " AND (checked_in IS NULL OR checked_in < last_heard)"
+            " ORDER BY last_heard, user_id LIMIT $4",
+            "miao",
+            "discord",
+            (now - timedelta(days=CHECKIN_DAYS)).timestamp(),
+            DUE_BATCH,
+        )
+    finally:
+        await conn.close()
+    return [str(r[0]) for r in (*due, *checkins)]
 
 
 async def database_size(dsn: str) -> dict[str, float]:
@@ -827,8 +926,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             )
             size = await database_size(dsn)
             print(f"database: {size}", flush=True)
+            if args.outreach_minutes:
+                return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
             figures = await measure(args, dsn)
-            scan_ms = await outreach_scan(dsn)
+            scan_ms = await outreach_scan(dsn, personas)
     # The scheduler's own pace: PRUNE_BATCH scopes a round of SCHEDULER_INTERVAL seconds.
     paced_s = args.users / PRUNE_BATCH * SCHEDULER_INTERVAL
     return {
@@ -849,6 +950,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(result: dict[str, Any]) -> None:
+    if "outreach_rounds" in result:
+        print("\n".join(result.pop("scan_plans")))
+        print(
+            f"outreach alone, {result['downtime_days']} days after the build: the backlog's "
+            f"round {result['outreach_backlog_round_ms']} ms (its scan "
+            f"{result['outreach_scan_backlog_ms']} ms), then a round a minute: "
+            f"{result['outreach_rounds']}; the last half {result['outreach_steady_round_ms']} ms "
+            f"(the scan alone after them {result['outreach_scan_steady_ms']} ms); "
+            f"{result['outreach_sent']} sent; intentions after: {result['intentions_after']}"
+        )
+        return
     t, r = result["turn_ms"], result["recall_ms"]
     d, o = result["turn_ms_during_prune"], result["turn_ms_outside_prune"]
     print(
@@ -892,6 +1004,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--index-memory-mb", type=int, help="each process's FAISS indexes (default: the config's)"
+    )
+    parser.add_argument(
+        "--outreach-minutes",
+        type=int,
+        default=0,
+        help="time the outreach sender alone, this many minutes after its first round",
+    )
+    parser.add_argument(
+        "--downtime", type=float, default=1.0, help="with --outreach-minutes: days without it"
     )
     parser.add_argument("--dsn", help="a server to build on (default: a throwaway one)")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)

@@ -25,7 +25,7 @@ from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.outreach import Outreach
 from bot.outreach.courier import Delivery
-from bot.outreach.sender import STALE
+from bot.outreach.sender import COMPOSED_PER_ROUND, STALE
 from bot.persona.file import OutreachPolicy, Persona
 from memory.clock import FakeClock
 from memory.records import IntentionKind, NewIntention
@@ -284,6 +284,34 @@ async def test_at_most_per_week_and_twenty_hours_apart(world: World) -> None:
     world.clock.advance(days=6)
     assert await world.outreach.tick() == 1  # the first is a week old
     assert len(world.courier.sent) == 3
+
+
+async def test_a_backlog_goes_out_oldest_first_a_bounded_number_a_round(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    users = [str(100 + i) for i in range(COMPOSED_PER_ROUND + 5)]
+    for i, user in enumerate(users):
+        await talked(world, NOON - timedelta(days=1), user)
+        await world.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
+        due = NOON - timedelta(hours=len(users) - i)  # the first user's is the oldest
+        await intend(world, user=user, scope=f"pip/telegram:dm:{user}", due=due)
+    read: list[str] = []
+    one = world.store.contact
+
+    async def contact(persona: str, platform: str, user_id: str) -> object:
+        read.append(user_id)
+        return await one(persona, platform, user_id)
+
+    monkeypatch.setattr(world.store, "contact", contact)
+    world.clock.advance(hours=11)  # 23:00: nobody's gates pass, and nobody is read one by one
+    assert await world.outreach.tick() == 0 and read == [] and world.calls() == 0
+    world.clock.advance(hours=10)  # 09:00
+    assert await world.outreach.tick() == COMPOSED_PER_ROUND
+    assert [u for u, _ in world.courier.sent] == users[:COMPOSED_PER_ROUND]
+    world.clock.advance(minutes=1)
+    assert await world.outreach.tick() == 5  # the rest, the next minute
+    assert [u for u, _ in world.courier.sent] == users
+    assert world.calls() == len(users)
 
 
 async def test_a_reminder_they_asked_for_keeps_their_time(world: World) -> None:

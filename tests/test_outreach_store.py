@@ -173,6 +173,44 @@ async def test_due_intentions_are_the_personas_pending_ones_due_by_now(store: St
     assert [i.id for i in await store.due_intentions("miao", now, limit=1)] == [first]
 
 
+async def test_due_intentions_asked_only_are_their_own_reminders_and_those_past_due(
+    store: Storage,
+) -> None:
+    now = T0 + timedelta(days=5)
+    await store.add_intention(exam(DM, due=T0 + timedelta(days=4)))  # a follow-up
+    past = await store.add_intention(birthday(T0))  # past its until: to roll on
+    asked = await store.add_intention(exam(DM, due=T0 + timedelta(days=4), kind="reminder"))
+    theirs = exam(GROUP, due=T0 + timedelta(days=4), kind="reminder", said_by="8")
+    await store.add_intention(theirs)  # another member's words
+    found = await store.due_intentions("miao", now, limit=10, asked_only=True)
+    assert [i.id for i in found] == [past, asked]
+    assert len(await store.due_intentions("miao", now, limit=10)) == 4
+
+
+async def test_intentions_past_their_window_are_missed_at_once_but_yearly_ones(
+    store: Storage,
+) -> None:
+    now = T0 + timedelta(days=5)
+    gone = await store.add_intention(exam(DM, due=T0))  # until T0 + 3 days: passed
+    gone_too = await store.add_intention(exam(GROUP, due=T0, what="the move"))
+    open_still = await store.add_intention(exam(DM, due=T0 + timedelta(days=3), what="later"))
+    done = await store.add_intention(exam(DM, due=T0, what="done"))
+    await store.close_intention(DM, done, "done", T0)
+    yearly = await store.add_intention(birthday(T0))  # rolls on through close_intention
+    await store.add_intention(exam("pip/telegram:dm:7", due=T0))  # another persona's
+    assert await store.miss_intentions("miao", now) == 2
+    assert await store.miss_intentions("miao", now) == 0
+    states = {i.id: (i.state, i.done_at) for i in await store.intentions(DM, open_only=False)}
+    states |= {i.id: (i.state, i.done_at) for i in await store.intentions(GROUP, open_only=False)}
+    assert states[gone] == states[gone_too] == ("missed", now)
+    assert states[done] == ("done", T0)
+    assert states[open_still][0] == states[yearly][0] == "pending"
+    assert [i.state for i in await store.intentions("pip/telegram:dm:7")] == ["pending"]
+    assert await store.is_pending(DM, open_still) and await store.is_pending(DM, yearly)
+    assert not await store.is_pending(DM, gone) and not await store.is_pending(DM, done)
+    assert not await store.is_pending(GROUP, open_still)  # another scope's
+
+
 async def test_whoever_closes_an_intention_first_wins(store: Storage) -> None:
     new_id = await store.add_intention(exam())
     at = T0 + timedelta(days=1)
@@ -391,6 +429,30 @@ async def test_the_ledger_is_newest_first_since_a_time(store: Storage) -> None:
         ("intention:2", "claimed"),
     ]
     assert await store.outreach("pip", "telegram", "7", since=T0) == []
+
+
+async def test_many_peoples_contacts_and_ledgers_are_read_at_once(store: Storage) -> None:
+    for user_id in ("7", "8", "9"):
+        await store.heard("miao", "telegram", user_id, T0, private=True)
+    await store.heard("pip", "telegram", "7", T0, private=True)
+    await claim(store, "intention:1", T0)
+    await claim(store, "intention:2", T0 + timedelta(days=1))
+    await store.claim_outreach("miao", "telegram", "8", "checkin:x", by="a", at=T0, stale_before=T0)
+    await store.claim_outreach("miao", "telegram", "9", "checkin:y", by="a", at=T0, stale_before=T0)
+    found = await store.contacts_of("miao", "telegram", ["7", "8", "10"])
+    assert sorted((c.persona, c.user_id) for c in found) == [("miao", "7"), ("miao", "8")]
+    for contact in found:
+        assert contact == await store.contact("miao", "telegram", contact.user_id)
+    assert await store.contacts_of("miao", "telegram", []) == []
+    ledgers = await store.ledgers("miao", "telegram", ["7", "8"], since=T0)
+    assert [(o.user_id, o.key) for o in ledgers] == [  # newest first, as one's ledger
+        ("7", "intention:2"),
+        ("8", "checkin:x"),
+        ("7", "intention:1"),
+    ]
+    one = await store.ledgers("miao", "telegram", ["7"], since=T0 + timedelta(hours=1))
+    assert one == await store.outreach("miao", "telegram", "7", since=T0 + timedelta(hours=1))
+    assert await store.ledgers("miao", "telegram", [], since=T0) == []
 
 
 # --- wipes -----------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from memory.records import Outreach as OutreachEntry
 from memory.scopes import Scope
 from memory.storage.protocols import ContactStore, IntentionStore
 
-__all__ = ["STALE", "Memories", "Outreach", "OutreachStore", "Topic"]
+__all__ = ["COMPOSED_PER_ROUND", "STALE", "Memories", "Outreach", "OutreachStore", "Topic"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 # unreachable) may be taken over.
 STALE = timedelta(minutes=10)
 DUE_BATCH = 200  # intentions looked at per persona per round
+# Messages a persona's round composes at most (one model call each): a backlog (after a
+# restart) goes out oldest first over the next minutes, never in one long round.
+COMPOSED_PER_ROUND = 20
 MEMORIES = 4  # memories of the person in the prompt
 SETTLED_KEPT = 100_000  # final ledger keys remembered in memory, at most
 
@@ -87,6 +90,28 @@ def _topic(intention: Intention) -> Topic:
     return Topic(key, occasion, intention.what, intention.ask, intention=intention)
 
 
+@dataclass(slots=True)
+class _Known:
+    """A round's reads of the people it may write to on one platform: their contacts and
+    this week's ledgers. `users`: those read, and not written to since."""
+
+    users: set[str]
+    contacts: dict[str, Contact] = field(default_factory=dict)
+    ledgers: dict[str, list[OutreachEntry]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Budget:
+    """The messages one persona's round may still compose."""
+
+    most: int
+    composed: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.composed >= self.most
+
+
 @dataclass(slots=True, eq=False, kw_only=True)
 class Outreach:
     """Writes first for the personas of one process. `name` tells this process's claims
@@ -123,21 +148,29 @@ class Outreach:
             couriers = {c.platform: c for c in reversed(self._couriers) if c.hosts(persona.key)}
             if not couriers:
                 continue
+            budget = _Budget(COMPOSED_PER_ROUND)
             try:
-                sent += await self._intentions(persona, couriers)
+                sent += await self._intentions(persona, couriers, budget)
                 if persona.outreach.enabled and persona.outreach.checkin_days > 0:
-                    sent += await self._checkins(persona, couriers)
+                    sent += await self._checkins(persona, couriers, budget)
             except Exception:
                 log.exception("outreach for %s failed; trying again next round", persona.key)
         return sent
 
-    async def _intentions(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
-        sent = 0
+    async def _intentions(
+        self, persona: Persona, couriers: Mapping[str, Courier], budget: _Budget
+    ) -> int:
         now = self.clock.now()
-        for intention in await self.store.due_intentions(persona.key, now, limit=DUE_BATCH):
+        # Those whose window passed with no chance to bring them up, all at once: a follow-up
+        # weeks late is no friend's (a yearly one rolls on to next year, below).
+        await self.store.miss_intentions(persona.key, now)
+        due: dict[str, list[tuple[str, Topic]]] = {}  # by platform: (user id, topic)
+        # A persona not opted in reads only what it may write (or must close), so that what
+        # it never writes does not fill the batch each round.
+        for intention in await self.store.due_intentions(
+            persona.key, now, limit=DUE_BATCH, asked_only=not persona.outreach.enabled
+        ):
             if now > intention.until:
-                # Its window passed with no chance to bring it up: a follow-up weeks late is
-                # no friend's (a yearly one rolls on to next year).
                 await self.store.close_intention(intention.scope, intention.id, "missed", now)
                 continue
             if not intention.own:
@@ -148,30 +181,47 @@ class Outreach:
             place = Scope.parse(intention.scope).place
             if not is_private(place) and not persona.outreach.groups and not asked:
                 continue  # brought up in the group's conversation, if at all (bot.turn.recall)
-            courier = couriers.get(place.split(":", 1)[0])
-            if courier is None:
+            platform = place.split(":", 1)[0]
+            if platform not in couriers:
                 continue  # a console or web conversation: nobody to write to
-            if await self._write(persona, courier, intention.user_id, _topic(intention)):
-                sent += 1
+            due.setdefault(platform, []).append((intention.user_id, _topic(intention)))
+        sent = 0
+        for platform, topics in due.items():
+            known = await self._known(persona, platform, [u for u, _ in topics], now)
+            for user_id, topic in topics:
+                if budget.spent:
+                    return sent
+                if await self._write(persona, couriers[platform], user_id, topic, known, budget):
+                    sent += 1
         return sent
 
-    async def _checkins(self, persona: Persona, couriers: Mapping[str, Courier]) -> int:
+    async def _checkins(
+        self, persona: Persona, couriers: Mapping[str, Courier], budget: _Budget
+    ) -> int:
         sent = 0
         now = self.clock.now()
         absence = timedelta(days=persona.outreach.checkin_days)
         for platform, courier in couriers.items():
             # Through an index: a contact whose check-in of this absence is settled is not
             # read again until heard from again.
-            for contact in await self.store.checkins_due(
-                persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
-            ):
-                if contact.last_heard is None:
-                    continue
+            contacts = [
+                c
+                for c in await self.store.checkins_due(
+                    persona.key, platform, heard_before=now - absence, limit=DUE_BATCH
+                )
+                if c.last_heard is not None
+            ]
+            known = await self._known(persona, platform, [c.user_id for c in contacts], now)
+            known.contacts.update((c.user_id, c) for c in contacts)
+            for contact in contacts:
+                if budget.spent:
+                    return sent
+                assert contact.last_heard is not None
                 days = (now - contact.last_heard).days
                 # One per absence: the key is the last message heard, so the next absence
                 # (after they wrote again) is a new key.
                 topic = Topic(f"checkin:{contact.last_heard.isoformat()}", "checkin", days=days)
-                if await self._write(persona, courier, contact.user_id, topic, contact):
+                if await self._write(persona, courier, contact.user_id, topic, known, budget):
                     sent += 1
                 if (persona.key, platform, contact.user_id, topic.key) in self._settled:
                     await self.store.settle_checkin(
@@ -179,16 +229,31 @@ class Outreach:
                     )
         return sent
 
+    async def _known(
+        self, persona: Persona, platform: str, user_ids: Sequence[str], now: datetime
+    ) -> _Known:
+        """The contacts and this week's ledgers of the people a round may write to on one
+        platform, in two reads rather than two a person."""
+        ids = sorted(set(user_ids))
+        store = self.store
+        known = _Known(set(ids))
+        for contact in await store.contacts_of(persona.key, platform, ids):
+            known.contacts[contact.user_id] = contact
+        for entry in await store.ledgers(persona.key, platform, ids, since=now - WEEK):
+            known.ledgers.setdefault(entry.user_id, []).append(entry)
+        return known
+
     async def _write(
         self,
         persona: Persona,
         courier: Courier,
         user_id: str,
         topic: Topic,
-        contact: Contact | None = None,
+        known: _Known,
+        budget: _Budget,
     ) -> bool:
-        """Gates, claim, compose, send, record. True when the message went out. `contact`:
-        theirs, when the caller has just read it."""
+        """Gates, claim, compose, send, record. True when the message went out. `known`: the
+        round's reads of the person, used until anything is claimed for them."""
         store, platform = self.store, courier.platform
         settled = (persona.key, platform, user_id, topic.key)
         if settled in self._settled:
@@ -210,12 +275,18 @@ class Outreach:
                 log.debug("%s does not write first now: %s", persona.key, found.reason)
             return found.ok
 
-        async def allowed() -> bool:
+        async def allowed(fresh: bool) -> bool:
             # The person's own gates first, from one read (at night nothing more is read).
-            known = await store.contact(persona.key, platform, user_id)
-            if not verdict(known, ()):
-                return False
-            ledger = await store.outreach(persona.key, platform, user_id, since=now - WEEK)
+            if not fresh and user_id in known.users:
+                contact = known.contacts.get(user_id)
+                if not verdict(contact, ()):
+                    return False
+                ledger: Sequence[OutreachEntry] = known.ledgers.get(user_id, ())
+            else:
+                contact = await store.contact(persona.key, platform, user_id)
+                if not verdict(contact, ()):
+                    return False
+                ledger = await store.outreach(persona.key, platform, user_id, since=now - WEEK)
             written = next((e for e in ledger if e.key == topic.key and e.state != "claimed"), None)
             if written is not None:  # written (or given up) already
                 self._remember(settled)
@@ -225,12 +296,12 @@ class Outreach:
                     intention = topic.intention
                     await store.close_intention(intention.scope, intention.id, "done", now)
                 return False
-            return verdict(known, ledger)
+            return verdict(contact, ledger)
 
-        if contact is not None and not verdict(contact, ()):
-            return False  # asleep, quiet...: known without reading the store
-        if not await allowed():
+        if not await allowed(fresh=False):
             return False
+        # From here the round's reads of them are out of date: read afresh for anything else.
+        known.users.discard(user_id)
         if not await store.claim_outreach(
             persona.key,
             platform,
@@ -244,8 +315,9 @@ class Outreach:
         # Another process may have claimed another message to the same person meanwhile: with
         # our claim written, whoever reads the ledger second sees both, and backs off. Ours
         # stays claimed, to be taken over once stale.
-        if not await allowed():
+        if not await allowed(fresh=True):
             return False
+        budget.composed += 1
         try:
             reply = await self._compose(persona, platform, user_id, topic, now)
         except ModelError as e:
@@ -288,8 +360,7 @@ class Outreach:
         intention = topic.intention
         if intention is None:
             return False
-        pending = await self.store.intentions(intention.scope, intention.user_id)
-        return all(i.id != intention.id for i in pending)
+        return not await self.store.is_pending(intention.scope, intention.id)
 
     def _remember(self, settled: tuple[str, str, str, str]) -> None:
         if len(self._settled) >= SETTLED_KEPT:

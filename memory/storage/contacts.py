@@ -7,6 +7,7 @@ the first find it taken). The upserts of a contact are each dialect's own SQL (`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -21,7 +22,7 @@ from memory.storage.rows import (
     private_chat,
     timestamp,
 )
-from memory.storage.statements import Statements
+from memory.storage.statements import Statements, placeholders
 
 __all__ = ["Contacts", "wipes"]
 
@@ -127,6 +128,31 @@ class Contacts(Statements):
             (persona, platform, timestamp(heard_before), limit),
         )
         return [contact_row(r) for r in rows]
+
+    async def contacts_of(
+        self, persona: str, platform: str, user_ids: Sequence[str]
+    ) -> list[Contact]:
+        if not user_ids:
+            return []
+        rows = await self._all(
+            f"SELECT {CONTACT_COLUMNS} FROM contacts WHERE persona = ? AND platform = ?"
+            f" AND user_id IN ({placeholders(len(user_ids))})",
+            (persona, platform, *user_ids),
+        )
+        return [contact_row(r) for r in rows]
+
+    async def ledgers(
+        self, persona: str, platform: str, user_ids: Sequence[str], *, since: datetime
+    ) -> list[Outreach]:
+        if not user_ids:
+            return []
+        rows = await self._all(
+            f"SELECT {OUTREACH_COLUMNS} FROM outreach WHERE persona = ? AND platform = ?"
+            f" AND user_id IN ({placeholders(len(user_ids))}) AND at >= ?"
+            " ORDER BY at DESC, key",
+            (persona, platform, *user_ids, timestamp(since)),
+        )
+        return [outreach_row(r) for r in rows]
 
     async def settle_checkin(
         self, persona: str, platform: str, user_id: str, heard: datetime

@@ -345,9 +345,17 @@ class IntentionStore(Protocol):
         those still pending."""
         ...
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
+    async def is_pending(self, scope: str, intention_id: int) -> bool:
+        """Whether the scope's intention is pending (a yearly one rolled on is, again)."""
+        ...
+
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
         """The persona's pending intentions due by `now` (due_at <= now), across its scopes,
-        soonest first."""
+        soonest first; `asked_only` (a persona that writes first only when asked): only the
+        reminders their user asked for themself (Intention.solicited) and those past their
+        `until`."""
         ...
 
     async def close_intention(
@@ -359,6 +367,12 @@ class IntentionStore(Protocol):
         and simply closed if the same event is pending a year on already. False when it was
         not pending (or not the scope's, or a yearly one not due): whoever closes it first
         wins."""
+        ...
+
+    async def miss_intentions(self, persona: str, now: datetime) -> int:
+        """Close the persona's pending intentions whose `until` is before `now` as missed,
+        done_at `now`, all in one statement; yearly ones are left to close_intention (they roll
+        on a year). Returns how many."""
         ...
 
     async def trim_intentions(self, before: datetime) -> int:
@@ -416,6 +430,20 @@ class ContactStore(Protocol):
         platform who talked privately, are not quiet, were last heard before `heard_before`,
         and whose absence has no settled check-in (`settle_checkin`); longest silent first,
         at most `limit`."""
+        ...
+
+    async def contacts_of(
+        self, persona: str, platform: str, user_ids: Sequence[str]
+    ) -> list[Contact]:
+        """The contacts of these people (those known), in one read: a round's gates for
+        everyone it may write to."""
+        ...
+
+    async def ledgers(
+        self, persona: str, platform: str, user_ids: Sequence[str], *, since: datetime
+    ) -> list[Outreach]:
+        """The ledger's entries for these people changed since `since`, in one read (as
+        `outreach` reads one person's), newest first."""
         ...
 
     async def settle_checkin(

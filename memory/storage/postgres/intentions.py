@@ -13,7 +13,9 @@ import asyncpg
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.postgres.base import PgBase, clean_text
 from memory.storage.rows import (
+    DUE_INTENTIONS,
     INTENTION_COLUMNS,
+    MISS_INTENTIONS,
     TRIM_INTENTIONS,
     intention_row,
     intention_values,
@@ -92,15 +94,18 @@ class PgIntentions(PgBase):
         )
         return [intention_row(r) for r in rows]
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
-        rows = await self._pool.fetch(
-            f"SELECT {INTENTION_COLUMNS} FROM intentions"
-            " WHERE persona = $1 AND state = 'pending' AND due_at <= $2"
-            " ORDER BY due_at, id LIMIT $3",
-            persona,
-            timestamp(now),
-            limit,
+    async def is_pending(self, scope: str, intention_id: int) -> bool:
+        row = await self._one(
+            "SELECT 1 FROM intentions WHERE scope = ? AND id = ? AND state = 'pending'",
+            (scope, intention_id),
         )
+        return row is not None
+
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
+        at = timestamp(now)
+        rows = await self._all(DUE_INTENTIONS, (persona, at, int(asked_only), at, limit))
         return [intention_row(r) for r in rows]
 
     async def close_intention(
@@ -143,6 +148,10 @@ class PgIntentions(PgBase):
                 intention_id,
             )
         return True
+
+    async def miss_intentions(self, persona: str, now: datetime) -> int:
+        at = timestamp(now)
+        return len(await self._write(MISS_INTENTIONS, (at, persona, at, at)))
 
     async def trim_intentions(self, before: datetime) -> int:
         return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))

@@ -11,7 +11,9 @@ import aiosqlite
 
 from memory.records import Intention, IntentionState, NewIntention
 from memory.storage.rows import (
+    DUE_INTENTIONS,
     INTENTION_COLUMNS,
+    MISS_INTENTIONS,
     TRIM_INTENTIONS,
     intention_row,
     intention_values,
@@ -93,16 +95,20 @@ class SqliteIntentions(SqliteBase):
         )
         return [intention_row(r) for r in rows]
 
-    async def due_intentions(self, persona: str, now: datetime, *, limit: int) -> list[Intention]:
-        rows = await self._all(
-            f"SELECT {INTENTION_COLUMNS} FROM intentions"
-            " WHERE persona = ? AND state = 'pending' AND due_at <= ?"
-            " ORDER BY due_at, id LIMIT ?",
-            (persona, timestamp(now), limit),
+    async def is_pending(self, scope: str, intention_id: int) -> bool:
+        row = await self._one(
+            "SELECT 1 FROM intentions WHERE scope = ? AND id = ? AND state = 'pending'",
+            (scope, intention_id),
         )
+        return row is not None
+
+    async def due_intentions(
+        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
+    ) -> list[Intention]:
+        at = timestamp(now)
+        rows = await self._all(DUE_INTENTIONS, (persona, at, int(asked_only), at, limit))
         return [intention_row(r) for r in rows]
 
-    @serialised
     async def close_intention(
         self, scope: str, intention_id: int, state: IntentionState, at: datetime
     ) -> bool:
@@ -137,6 +143,10 @@ class SqliteIntentions(SqliteBase):
                 (state, timestamp(at), intention_id),
             )
         return True
+
+    async def miss_intentions(self, persona: str, now: datetime) -> int:
+        at = timestamp(now)
+        return len(await self._write(MISS_INTENTIONS, (at, persona, at, at)))
 
     async def trim_intentions(self, before: datetime) -> int:
         return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))
