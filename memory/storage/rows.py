@@ -243,7 +243,6 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
     ]
 
 
-# An intention's columns, in the order intention_row reads them.
 # The daily upkeep's delete of intentions long closed, in either dialect (`?` numbered).
 TRIM_INTENTIONS = "DELETE FROM intentions WHERE state <> 'pending' AND done_at < ? RETURNING 1"
 # A persona's pending intentions past their `until`, missed all at once (yearly ones roll on
@@ -254,6 +253,7 @@ MISS_INTENTIONS = (
     " AND state = 'pending' AND due_at <= ? AND until < ? AND yearly = 0 RETURNING 1"
 )
 
+# An intention's columns, in the order intention_row reads them.
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
     " yearly, done_at, said_by"
