@@ -18,6 +18,7 @@ from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory, PruneW
 from memory.storage import StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.base import MIGRATIONS
+from memory.storage.postgres.memories import _DOCUMENT_FREQUENCIES, _LEXICAL_SEARCH
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query
 from tests.fakes.postgres import kill_lock_holders
@@ -205,6 +206,30 @@ async def test_lexical_search_stays_inside_its_scope(store: PgStore) -> None:
         "office": 1,
         "zebra": 0,
     }
+
+
+async def test_full_text_search_looks_up_the_scopes_tag_with_each_word(store: PgStore) -> None:
+    """Both full-text statements write the index's expression as migration 017 does, so the
+    server finds a word's matches among the scope's own memories (by its tag) instead of
+    among every scope's: a query written otherwise would fall back to reading the scope."""
+    await store.add_memory(new("s1", "my cat Mochi sleeps all day"))
+    await store.add_memory(new("s2", "their cat Mochi"))
+    async with store._pool.acquire() as conn:
+        # A table this small is read whole, or through the scope's btree: neither, here (the
+        # drop is rolled back).
+        undo = conn.transaction()
+        await undo.start()
+        try:
+            await conn.execute("SET LOCAL enable_seqscan = off")
+            await conn.execute("DROP INDEX memories_by_scope, memories_by_scope_id")
+            plans = [
+                await conn.fetch("EXPLAIN " + _LEXICAL_SEARCH, "s1", ["cat"], [0, 0, 0.35, 1], 9),
+                await conn.fetch("EXPLAIN " + _DOCUMENT_FREQUENCIES, "s1", ["cat"]),
+            ]
+        finally:
+            await undo.rollback()
+    for plan in plans:
+        assert "memories_search_scoped" in "\n".join(row[0] for row in plan)
 
 
 async def test_lexical_search_ranks_rarer_and_own_words_first(store: PgStore) -> None:
@@ -430,6 +455,8 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
         await conn.execute("DROP FUNCTION kizuna_rooms_changed()")
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         await conn.execute("DROP TABLE intentions, contacts, outreach")
+        await conn.execute("DROP INDEX memories_search_scoped")
+        await conn.execute("CREATE INDEX memories_search ON memories USING GIN (search)")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(
             "INSERT INTO memories (id, scope, text, kind, importance, created_at,"
