@@ -125,6 +125,25 @@ async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> 
     assert "127.0.0.1:9/none" in str(refused.value) and "hunter2" not in str(refused.value)
 
 
+async def test_a_connection_given_back_keeps_its_session_but_not_an_open_transaction(
+    postgres_dsn: str,
+) -> None:
+    """The pool does not reset what a connection set for its session (a round trip on every
+    release, for state the store never leaves behind), but asyncpg still rolls back a
+    transaction left open."""
+    store = await PgStore.open(postgres_dsn, max_size=1)  # the same connection each time
+    try:
+        async with store._pool.acquire() as conn:
+            await conn.execute("SET work_mem = '7MB'")
+            await conn.execute("BEGIN")
+            await conn.execute("INSERT INTO scope_sizes (scope, memories) VALUES ('left', 1)")
+        async with store._pool.acquire() as conn:
+            assert await conn.fetchval("SHOW work_mem") == "7MB"
+            assert await conn.fetchval("SELECT count(*) FROM scope_sizes") == 0
+    finally:
+        await store.close()
+
+
 # --- several processes -----------------------------------------------------------------------
 
 
