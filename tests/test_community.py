@@ -55,7 +55,8 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     assert figures["turns"] > 0 and figures["failed"] == 0
     for name in ("turn_ms", "recall_ms", "turn_ms_during_prune", "turn_ms_outside_prune"):
         assert 0 < figures[name]["p50"] <= figures[name]["p95"] <= figures[name]["p99"], name
-    assert figures["recalls"] >= figures["turns"]
+    # (A message sent while its sender's turn before is answered joins it: one recall for both.)
+    assert figures["recalls"] > 0
     assert figures["prune_done"] and figures["prune_scopes"] == USERS
     assert figures["prune_s"] > 0 and figures["prune_paced_by_scheduler_s"] > 0
     assert figures["outreach_round_ms"]["max"] > 0

@@ -254,10 +254,8 @@ DOCS: dict[str, str] = {
     ),
     "state[].initial": "The slot's value before the model first fills it.",
     "state[].tokens": (
-        "The most tokens (about four letters, or one Chinese character, each) the model's "
-        "revision of the slot keeps: the longest lines are cut from their ends first, so each "
-        "line keeps its start; 0 for no bound but 2,000 characters. The chat prompt shows the "
-        "slot every turn, so a bound keeps it from growing."
+        "The most tokens (four letters or one Chinese character each) the model's revision "
+        "keeps, the longest lines cut from their ends first; 0 for no bound but 2,000 characters."
     ),
     "card": (
         "What a character card brings beyond the identity (`kizuna persona import` writes it); "
