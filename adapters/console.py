@@ -17,6 +17,7 @@ import contextlib
 import functools
 import io
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
@@ -38,9 +39,21 @@ from bot.runtime.assemble import Runtime
 from bot.spoken import Spoken
 from memory.private import private_folder, write_private
 
-__all__ = ["COMMANDS", "PLATFORM", "ConsoleChat", "readable", "usage"]
+__all__ = [
+    "COMMANDS",
+    "PLATFORM",
+    "USER_NAME",
+    "USER_NAME_RULE",
+    "ConsoleChat",
+    "readable",
+    "usage",
+]
 
 PLATFORM = Platform("console", limit=4000, typed_commands=True, host=True)
+# A user's name here (`kizuna chat --user`), which is also the web page's: one name, one
+# conversation on either. No control characters, slashes or ":".
+USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")
+USER_NAME_RULE = "a user name is 1-40 characters, without control characters, / \\ or :"
 
 # The console's own commands, beside the shared ones (bot/commands/table.py), and how each is typed.
 _OWN = {

@@ -15,12 +15,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.config import ENV_NAME, BotConfig, BotRules, Config
 from bot.platforms import Platform
-from bot.runtime.assemble import Runtime
 from bot.tomlfile import TomlError
+
+if TYPE_CHECKING:  # the runtime is all of bot/: a command that starts no bot need not load it
+    from bot.runtime.assemble import Runtime
 
 __all__ = ["MODULES", "RULES", "Adapter", "Kind", "Level", "kind_of", "unset"]
 

@@ -21,54 +21,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Never
+from typing import TYPE_CHECKING, Any, Never
 
-from tqdm import tqdm
-
-from adapters.command.doctor import examine
-from adapters.command.host import BotStartError, bot_tokens, host, hosted_personas
-from adapters.command.progress import embedding_bar
-from adapters.command.wizard import (
-    PROVIDERS,
-    Answers,
-    WizardError,
-    ask_plan,
-    changes,
-    check_tokens,
-    detect,
-    drafted,
-    guidance,
-    is_yes,
-    write_config,
-)
-from adapters.console import COMMANDS as CONSOLE_COMMANDS
-from adapters.console import PLATFORM as CONSOLE
-from adapters.console import ConsoleChat, readable, usage
 from adapters.kinds import RULES
-from adapters.web.server import USER_NAME, USER_NAME_RULE
 from bot import __version__, redact
 from bot.config import BotConfig, Config, find_config, load_config, storage_dsn
-from bot.llm.embedding import build_embedder
-from bot.llm.router import ModelSetupError, probe_ollama
-from bot.persona import cards
-from bot.persona.card_file import persona_card, persona_key, persona_toml
-from bot.persona.file import Persona, PersonaLibrary, load_persona
-from bot.persona.toolspec import BUILTIN_TOOLS
-from bot.platforms import Platforms
-from bot.runtime.assemble import load_personas, open_runtime, persona_library
 from bot.tomlfile import TomlError
-from bot.tools import Toolbox
-from bot.tools.box import Limits
-from bot.tools.builtin import build_search
-from memory.bank import INDEX_FOLDER, MemoryBank
-from memory.clock import SystemClock
-from memory.dates import find_dates
-from memory.embeddings import EmbeddingError
 from memory.errors import KizunaError
 from memory.private import FILE_MODE
-from memory.storage import DATABASE, StoreError, open_store
-from memory.storage.backup import BackupError, backup, restore
-from memory.storage.sqlite import Store
+
+# Each command imports what it works with when it runs (its imports are in its function): a
+# command pays for its own modules only, and `kizuna --version` for none.
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from bot.persona.file import Persona
+    from bot.tools.box import Limits
 
 __all__ = ["main", "tools_listing"]
 
@@ -77,8 +45,30 @@ class UsageError(KizunaError):
     """A mistake the user can fix; its message is the one line they see (exit status 2)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose description may be written only when its help is shown (`describe`):
+    what it names can be costly to import, and most runs never show it."""
+
+    def __init__(self, *args: Any, describe: Callable[[], str] | None = None, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._describe = describe
+
+    def format_help(self) -> str:
+        if self._describe is not None:
+            self.description = self._describe()
+        return super().format_help()
+
+
+def _chat_description() -> str:
+    from adapters.console import COMMANDS, usage
+
+    return "Talk with a persona. Commands: " + ", ".join(usage(c) for c in COMMANDS) + "."
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    from adapters.command.wizard import PROVIDERS
+
+    common = _Parser(add_help=False)
     common.add_argument(
         "--config",
         metavar="PATH",
@@ -100,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="also append the log to this file (owner-only; default: standard error only)",
     )
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kizuna",
         description="Persona chat bots that remember their users.",
         parents=[common],
@@ -112,9 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         parents=[common],
         help="talk with a persona in this terminal",
-        description="Talk with a persona. Commands: "
-        + ", ".join(usage(c) for c in CONSOLE_COMMANDS)
-        + ".",
+        describe=_chat_description,
     )
     chat.add_argument(
         "--persona", help="persona name, e.g. miao or monikai (without it: the ones found)"
@@ -331,6 +319,8 @@ def _many(count: int, one: str, several: str) -> str:
 def _since(value: str, now: datetime) -> date:
     """The first day `value` names, as /diary reads it ("yesterday", "last week", "May 4th",
     "2026-09-03"); a day to come is refused."""
+    from memory.dates import find_dates
+
     mentioned = find_dates(value, now) or find_dates(f"on {value.strip()}", now)
     if not mentioned or mentioned[0].days[0] > now.date():
         raise UsageError(f"--since: not a past day: {value[:40]!r}")
@@ -354,6 +344,8 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _user(args: argparse.Namespace) -> str:
     """The console user's name: their id in memory, and the same person on the web page."""
+    from adapters.console import USER_NAME, USER_NAME_RULE, readable
+
     if args.user is not None:
         user = readable(str(args.user)).strip()
         if not USER_NAME.fullmatch(user):
@@ -368,6 +360,14 @@ def _user(args: argparse.Namespace) -> str:
 
 
 async def _chat(args: argparse.Namespace) -> int:
+    from adapters.command.progress import embedding_bar
+    from adapters.console import PLATFORM as CONSOLE
+    from adapters.console import ConsoleChat
+    from bot.llm.router import ModelSetupError
+    from bot.persona.file import persona_library
+    from bot.platforms import Platforms
+    from bot.runtime.assemble import load_personas, open_runtime
+
     user = _user(args)  # a name that cannot be used is refused before anything opens
     config = _config(args)
     library = persona_library(config, Path.cwd())
@@ -473,6 +473,8 @@ def _web(args: argparse.Namespace) -> int:
         if not 0 < args.port < 65536:
             raise UsageError(f"--port must be 1-65535, not {args.port}")
         config.web.port = args.port
+    from bot.persona.file import persona_library
+
     library = persona_library(config, Path.cwd())
     # The page opens on the first (unless this browser last used another): the one named
     # first, else the configured web bot's default, else the first found.
@@ -488,6 +490,9 @@ def _web(args: argparse.Namespace) -> int:
 def _host(config: Config) -> int:
     """Check every bot's personas and tokens (one line each, before anything opens), then
     serve them all."""
+    from adapters.command.host import BotStartError, bot_tokens, hosted_personas
+    from bot.persona.file import persona_library
+
     library = persona_library(config, Path.cwd())
     personas: dict[str, Persona] = {}
     for _, loaded in hosted_personas(config, library):
@@ -504,6 +509,9 @@ def _host(config: Config) -> int:
 
 async def _serve(config: Config, personas: Mapping[str, Persona]) -> int:
     """Host the bots until SIGINT or SIGTERM."""
+    from adapters.command.host import BotStartError, host
+    from bot.llm.router import ModelSetupError
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -533,6 +541,10 @@ def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
     """Write the card's persona file (checked by loading it back) and the card's picture (a
     PNG card's, a CHARX card's icon) as the persona's neutral face; nothing is written if
     anything is wrong."""
+    from bot.persona import cards
+    from bot.persona.card_file import persona_key, persona_toml
+    from bot.persona.file import load_persona
+
     try:
         raw = card_path.read_bytes()
         card = cards.parse_card(raw, str(card_path))
@@ -563,6 +575,10 @@ def _import_card(card_path: Path, out: Path, *, force: bool) -> int:
 
 
 def _export_card(args: argparse.Namespace) -> int:
+    from bot.persona import cards
+    from bot.persona.card_file import persona_card
+    from bot.persona.file import persona_library
+
     library = persona_library(_config(args), Path.cwd())
     try:
         persona = library.load(args.name)
@@ -620,6 +636,8 @@ def _reason(path: Path, e: OSError) -> str:
 
 
 def _validate(files: Sequence[Path]) -> int:
+    from bot.persona.file import load_persona
+
     failed = 0
     for file in files:
         try:
@@ -640,6 +658,9 @@ def _validate(files: Sequence[Path]) -> int:
 def _check_tools(persona: Persona) -> None:
     """Load the persona's Python tools as a start would (TomlError on the line of one that
     cannot be loaded); its MCP servers are not started."""
+    from bot.tools import Toolbox
+    from memory.clock import SystemClock
+
     Toolbox(
         {persona.key: persona},
         clock=SystemClock(),
@@ -652,7 +673,9 @@ def _check_tools(persona: Persona) -> None:
 def _list(args: argparse.Namespace) -> int:
     """Every persona found, each loaded as a chat would load it: one that cannot be used is
     marked, and its error said on stderr."""
-    library: PersonaLibrary = persona_library(_config(args), Path.cwd())
+    from bot.persona.file import persona_library
+
+    library = persona_library(_config(args), Path.cwd())
     broken = 0
     for name in library.names():
         try:
@@ -669,6 +692,12 @@ def _list(args: argparse.Namespace) -> int:
 async def tools_listing(persona: Persona, config: Config, environ: Mapping[str, str]) -> list[str]:
     """What `kizuna tools list` says of the persona: one line a tool (an MCP server's tools
     indented under it), each with what limits it or keeps it away."""
+    from bot.llm.router import ModelSetupError
+    from bot.persona.toolspec import BUILTIN_TOOLS
+    from bot.tools import Toolbox
+    from bot.tools.builtin import build_search
+    from memory.clock import SystemClock
+
     eco = config.models.eco_mode
     lines = []
     for name in (n for n in persona.tools if n in BUILTIN_TOOLS):
@@ -723,6 +752,8 @@ def _limits(limits: Limits, eco: bool) -> str:
 
 
 async def _tools(args: argparse.Namespace) -> int:
+    from bot.persona.file import persona_library
+
     config = _config(args)
     try:
         persona = persona_library(config, Path.cwd()).load(args.persona)
@@ -734,6 +765,21 @@ async def _tools(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from adapters.command.wizard import (
+        Answers,
+        WizardError,
+        ask_plan,
+        changes,
+        check_tokens,
+        detect,
+        drafted,
+        guidance,
+        is_yes,
+        write_config,
+    )
+    from bot.llm.router import probe_ollama
+    from bot.persona.file import persona_library
+
     target = Path(os.path.expanduser(args.out))
     previous = load_config(target, os.environ, RULES) if target.is_file() else None
     config = previous or _config(args)
@@ -777,6 +823,9 @@ def _init(args: argparse.Namespace) -> int:
 
 
 async def _doctor(args: argparse.Namespace) -> int:
+    from adapters.command.doctor import examine
+    from bot.persona.file import persona_library
+
     config = _config(args)
     failed = 0
     async for finding in examine(config, os.environ, persona_library(config, Path.cwd())):
@@ -787,6 +836,14 @@ async def _doctor(args: argparse.Namespace) -> int:
 
 
 async def _reindex(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from bot.llm.embedding import build_embedder
+    from bot.llm.router import ModelSetupError
+    from memory.bank import MemoryBank
+    from memory.embeddings import EmbeddingError
+    from memory.storage import open_store
+
     config = _config(args)
     try:
         embedder = build_embedder(config.memory, config.models, os.environ)
@@ -827,6 +884,9 @@ async def _reindex(args: argparse.Namespace) -> int:
 
 
 async def _pruned(args: argparse.Namespace) -> int:
+    from memory.storage import DATABASE, open_store
+    from memory.storage.sqlite import Store
+
     config = _config(args)
     tz = config.engine.tz()
     now = datetime.now(tz)
@@ -862,6 +922,8 @@ async def _pruned(args: argparse.Namespace) -> int:
 
 
 def _database(args: argparse.Namespace, doing: str) -> Path:
+    from memory.storage import DATABASE
+
     config = _config(args)
     if config.storage == "postgres":
         raise UsageError(
@@ -871,6 +933,10 @@ def _database(args: argparse.Namespace, doing: str) -> Path:
 
 
 def _backup(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from memory.storage.backup import backup
+
     database = _database(args, "back it up")
     # Made once the copy has begun (none before an error), on a terminal only (a cron job's
     # mail has the one line saying what was done).
@@ -900,6 +966,9 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    from memory.bank import INDEX_FOLDER
+    from memory.storage.backup import restore
+
     database = _database(args, "restore it")
     kept = restore(Path(os.path.expanduser(args.path)), database, database.parent / INDEX_FOLDER)
     print(f"Restored {database} from {args.path}.")
@@ -909,6 +978,8 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
+    from memory.storage import DATABASE
+
     kind, _, path = str(args.source).partition(":")
     if kind != "sqlite" or not path:
         raise UsageError("--from must be sqlite:PATH (the kizuna.sqlite3 file or its folder)")
@@ -942,6 +1013,8 @@ def _migrate(args: argparse.Namespace) -> int:
 
 async def _copy_store(source: Path, dsn: str) -> int:
     """Copy with a progress bar per table; one line per table, then the verdict."""
+    from tqdm import tqdm
+
     from memory.storage.migrate import CopyReport, MigrationError, copy_store  # the postgres extra
 
     bars: dict[str, tqdm[Never]] = {}
@@ -1040,7 +1113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TomlError, UsageError) as e:
         print(redact.redact(str(e)), file=sys.stderr)
         return 2
-    except (StoreError, BackupError) as e:
+    except KizunaError as e:
+        from memory.storage import StoreError
+        from memory.storage.backup import BackupError
+
+        if not isinstance(e, StoreError | BackupError):
+            raise
         print(redact.redact(str(e)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: the runtime has saved on its way out

@@ -24,18 +24,22 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from adapters.command.doctor import Finding, check_bot
 from adapters.kinds import RULES
 from bot.config import ENV_NAME, BotConfig, Config, load_config
-from bot.llm.router import OllamaProbe, ollama_url
-from bot.persona.file import PersonaLibrary
 from memory.errors import KizunaError
 from memory.private import write_private
+
+# Every `kizuna` reads PROVIDERS for its options: what only `kizuna init` runs is imported
+# where it is used.
+if TYPE_CHECKING:
+    from adapters.command.doctor import Finding
+    from bot.llm.router import OllamaProbe
+    from bot.persona.file import PersonaLibrary
 
 __all__ = [
     "PROVIDERS",
@@ -190,6 +194,8 @@ class Detected:
 
 
 async def detect(environ: Mapping[str, str], probe: OllamaProbe) -> Detected:
+    from bot.llm.router import ollama_url
+
     host = ollama_url(environ.get("OLLAMA_HOST", "")) or OLLAMA
     served = await probe(host)
     if environ.get("OPENAI_API_KEY"):
@@ -393,6 +399,8 @@ def write_config(text: str, path: Path) -> Path | None:
 
 async def check_tokens(config: Config, environ: Mapping[str, str]) -> list[Finding]:
     """Each Discord and Telegram bot's token, as `kizuna doctor` checks it."""
+    from adapters.command.doctor import check_bot
+
     return [
         await check_bot(i, bot, environ)
         for i, bot in enumerate(config.bots)

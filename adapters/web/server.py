@@ -31,7 +31,6 @@ import contextlib
 import hmac
 import ipaddress
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
@@ -43,6 +42,7 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import WSMsgType, web
 
+from adapters.console import USER_NAME, USER_NAME_RULE
 from adapters.kinds import Kind, Level, unset
 from adapters.surface import Surface
 from adapters.web.sprites import placeholder, sprite_file
@@ -76,8 +76,6 @@ __all__ = [
     "MAX_FRAME",
     "MIN_TOKEN",
     "PLATFORM",
-    "USER_NAME",
-    "USER_NAME_RULE",
     "InspectorStore",
     "WebServer",
     "WebSetupError",
@@ -92,10 +90,6 @@ log = logging.getLogger(__name__)
 # Commands are typed; a private chat here is the console's, by the name typed on either.
 PLATFORM = Platform("web", limit=4000, typed_commands=True, private_as="console")
 MAX_FRAME = 64 * 1024  # bytes in one WebSocket frame; a message is bounded in characters too
-# A user's name on the page, which is also the console's (`kizuna chat --user`): one name, one
-# conversation on either. No control characters, slashes or ":".
-USER_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,40}$")
-USER_NAME_RULE = "a user name is 1-40 characters, without control characters, / \\ or :"
 # Characters of the token at least: a word or a PIN is guessed; 16 random ones are not.
 MIN_TOKEN = 16
 COOKIE = "kizuna_token"

@@ -23,9 +23,6 @@ from io import BytesIO
 from pathlib import Path, PurePath
 from typing import Literal
 
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError
-
 from bot.catalogue import say
 from bot.chat_model import Message
 from bot.prompts import (
@@ -205,6 +202,10 @@ def _normalise_newlines(text: str) -> str:
 
 
 def _pdf_text(name: str, data: bytes) -> tuple[str, int]:
+    # Imported here, by the first PDF read: most runs read none, and pypdf is slow to load.
+    from pypdf import PasswordType, PdfReader
+    from pypdf.errors import DependencyError
+
     with _pypdf_at_debug():
         try:
             reader = PdfReader(BytesIO(data))

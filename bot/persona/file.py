@@ -16,6 +16,7 @@ from typing import Literal
 
 from bot import tomlfile
 from bot.catalogue import say
+from bot.config import Config
 from bot.persona.toolspec import CustomTool, McpServer, check_tools
 from memory.forgetting import ForgettingPolicy
 from memory.forgetting.registry import DEFAULT_POLICY, POLICIES, ForgettingParams, PolicyName
@@ -38,6 +39,7 @@ __all__ = [
     "UserAddress",
     "VoicePolicy",
     "load_persona",
+    "persona_library",
 ]
 
 # What the reply parser recognises as an emotion tag: [HAPPY], [VERY_HAPPY], [MOOD2].
@@ -443,3 +445,8 @@ class PersonaLibrary:
             known = ", ".join(self.names()) or "none"
             raise KeyError(f"no persona named {name!r} (known: {known})")
         return load_persona(path)
+
+
+def persona_library(config: Config, cwd: Path) -> PersonaLibrary:
+    """The personas the configuration can reach: shipped, ./personas, its persona_paths."""
+    return PersonaLibrary.default(cwd, [config.resolve(p) for p in config.persona_paths])

@@ -54,15 +54,11 @@ from memory.clock import Clock, SystemClock
 from memory.storage import Storage, open_store
 from memory.text import warm_up
 
-__all__ = ["Runtime", "build_engine", "load_personas", "open_runtime", "persona_library"]
+__all__ = ["Runtime", "build_engine", "load_personas", "open_runtime"]
 
 # Seconds a shutdown waits for state updates still running after a reply before cancelling
 # them (the next turn's update covers the same exchange).
 SHUTDOWN_GRACE = 3.0
-
-
-def persona_library(config: Config, cwd: Path) -> PersonaLibrary:
-    return PersonaLibrary.default(cwd, [config.resolve(p) for p in config.persona_paths])
 
 
 def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Persona]:
