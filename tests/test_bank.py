@@ -542,6 +542,28 @@ async def test_twins_say_nothing_the_other_does_not(tmp_path: Path) -> None:
     await bank.close()
 
 
+async def test_twins_among_some_memories_are_the_pairs_they_are_in(tmp_path: Path) -> None:
+    """The prune compares only what its policy would take with the rest: those pairs are the
+    ones the whole scope's scan finds with one of them in it, in the same order."""
+    bank = await open_bank(tmp_path, OneMeaning())
+    for text in (
+        "Ann's cat is called Mochi",
+        "Ann's cat is called Luna",
+        "2026-03-02: Ann's cat is called Mochi, again",
+        "Ann's cat is called Luna, again",
+        "Ann's cat is called Mochi",
+        "小明的猫叫咪咪",
+    ):
+        await bank.remember(SCOPE, text)
+    every = await bank.twins(SCOPE)
+    assert len(every) == 4
+    ids = [m.id for m in await bank.store.list_memories(SCOPE, newest_first=False)]
+    for among in ([], ids[:1], ids[1:2], ids[::2], ids[2:], ids):
+        wanted = [p for p in every if set(p) & set(among)]
+        assert await bank.upkeep.twins(SCOPE, among=set(among)) == wanted
+    await bank.close()
+
+
 async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path: Path) -> None:
     assert failure_probability(1.0) == 0.0
     assert failure_probability(0.9) < failure_probability(0.5) < failure_probability(0.05)

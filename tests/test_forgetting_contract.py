@@ -7,7 +7,9 @@ policy added there is held to it too):
 - higher importance never lowers retention, through the same history;
 - nothing younger than the grace is pruned;
 - of near-duplicates, a prune takes at most one, and the survivor, carrying the other's recalls
-  and strength, retains at least as much as either and is not taken the next day.
+  and strength, retains at least as much as either and is not taken the next day;
+- twins only spare: a prune with them takes what it would without them, less one of each pair
+  (`spare_twins`), which lets the bank compare only the pairs of what it would take.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from memory.forgetting import (
     merge_targets,
     recalled,
 )
+from memory.forgetting.base import spare_twins
 from memory.forgetting.stochastic import Stochastic
 from memory.records import CATEGORIES, Category, Memory
 
@@ -214,6 +217,30 @@ def test_near_duplicates_merge_and_the_survivor_stays(
         rest = [survivor if m.id == keep else m for m in pool if m.id not in gone]
         tomorrow = policy.prune(rest, now + timedelta(days=1), seed=seed, twins=twins)
         assert keep not in {f.id for f in tomorrow}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@PROPS
+@given(
+    histories=st.lists(st.tuples(traits, steps), min_size=2, max_size=16),
+    pairs=st.lists(st.tuples(st.integers(1, 16), st.integers(1, 16)), max_size=16),
+    when=st.floats(0.0, 600.0),
+    seed=st.integers(0, 2**32),
+)
+def test_twins_only_spare_what_a_prune_would_take(
+    name: str,
+    histories: list[tuple[Traits, list[tuple[float, bool]]]],
+    pairs: list[tuple[int, int]],
+    when: float,
+    seed: int,
+) -> None:
+    policy = make_policy(name)
+    pool = [lived(policy, made(policy, t, id=i), h)[0] for i, (t, h) in enumerate(histories, 1)]
+    twins = [(a, b) for a, b in pairs if a != b and a <= len(pool) and b <= len(pool)]
+    now = max([T0 + timedelta(days=when), *(m.last_touched for m in pool)])
+    alone = policy.prune(pool, now, seed=seed)
+    retention = {m.id: policy.retention(m, now) for m in pool}
+    assert policy.prune(pool, now, seed=seed, twins=twins) == spare_twins(alone, twins, retention)
 
 
 # --- stochastic: the chance grows as retention falls ----------------------------------------

@@ -5,7 +5,7 @@ recalls and strength). The embeddings' catch-up is memory/recall/catchup.py."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -13,7 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.dates import undated
-from memory.forgetting import ForgettingPolicy, absorbed, merge_targets
+from memory.forgetting import ForgettingPolicy, Forgotten, absorbed, merge_targets
+from memory.forgetting.base import Twins, spare_twins
 from memory.recall.catchup import CatchUp
 from memory.recall.derived import Derived
 from memory.records import Memory, PruneWrite, Vectors
@@ -54,17 +55,21 @@ class Upkeep:
         policy = self.policy(scope)
         memories = await self.store.list_memories(scope)
         heard = {m.id for m in memories if hearsay is not None and hearsay(m)}
-        twins = [t for t in await self.twins(scope) if not heard.intersection(t)]
         judged = [m for m in memories if m.id not in heard]
-        # Off the event loop: the policy's look at a large scope takes a while.
-        decisions = await asyncio.to_thread(policy.prune, judged, now, seed=seed, twins=twins)
+        # Off the event loop: the policy's look at a large scope takes a while. Twins only
+        # spare (ForgettingPolicy.prune), so only pairs with one of its picks in them matter:
+        # those are all the scan compares, not every pair of the scope.
+        picked = await asyncio.to_thread(policy.prune, judged, now, seed=seed)
+        twins = [
+            t
+            for t in await self.twins(scope, among={f.id for f in picked})
+            if not heard.intersection(t)
+        ]
         by_id = {m.id: m for m in memories}
+        decisions, into = await asyncio.to_thread(_spared, policy, picked, twins, by_id, now)
         decided = {d.id: d.reason for d in decisions if d.id in by_id}
         # A forgotten memory with a near-duplicate that stays is merged into it: deleted like
         # any forgotten memory, its recalls and strength carried by the survivor.
-        into = merge_targets(
-            decided, twins, {i: policy.retention(m, now) for i, m in by_id.items()}
-        )
         for twin, keep in into.items():
             decided[twin] = f"merged into near-duplicate {keep}; {decided[twin]}"
         decided.update(dict.fromkeys(sorted(heard), HEARSAY))
@@ -96,31 +101,69 @@ class Upkeep:
             await self.store.reinforce(scope, [(keep, after.strength)], after.last_recalled_at)
             await self.derived.changed(scope, [keep])
 
-    async def twins(self, scope: str) -> list[tuple[int, int]]:
+    async def twins(
+        self, scope: str, among: Collection[int] | None = None
+    ) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
         neither saying what the other does not: memory.text.restates): a prune keeps one of
-        each pair, merged."""
+        each pair, merged. `among`: only the pairs with one of these ids in them."""
+        if among is not None and not among:
+            return []
         ids, vectors = await self.store.embeddings(scope, self.catchup.embedder.name)
         if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
             return []
-        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate)
+        rows = None if among is None else np.flatnonzero(np.isin(ids, list(among)))
+        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate, rows)
         if not pairs:
             return []
         wanted = sorted({i for pair in pairs for i in pair})
         texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
-        return [
-            (a, b)
-            for a, b in pairs
-            if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
-        ]
+        return await asyncio.to_thread(_restating, pairs, texts)
 
 
-def _twins(ids: npt.NDArray[np.int64], vectors: Vectors, threshold: float) -> list[tuple[int, int]]:
-    pairs: list[tuple[int, int]] = []
-    for start in range(0, len(ids), TWIN_BLOCK):
-        block = vectors[start : start + TWIN_BLOCK] @ vectors.T
-        rows, cols = np.nonzero(block >= threshold)
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-            if start + row < col:
-                pairs.append((int(ids[start + row]), int(ids[col])))
-    return pairs
+def _spared(
+    policy: ForgettingPolicy,
+    picked: Sequence[Forgotten],
+    twins: Twins,
+    by_id: Mapping[int, Memory],
+    now: datetime,
+) -> tuple[list[Forgotten], dict[int, int]]:
+    """What a prune forgets of the policy's `picks`, one of each pair of `twins` spared, and
+    what each forgotten twin is merged into; only the twins' retention is asked for."""
+    retention = {i: policy.retention(by_id[i], now) for pair in twins for i in pair}
+    decisions = spare_twins(picked, twins, retention)
+    return decisions, merge_targets({d.id for d in decisions}, twins, retention)
+
+
+def _twins(
+    ids: npt.NDArray[np.int64],
+    vectors: Vectors,
+    threshold: float,
+    rows: npt.NDArray[np.intp] | None = None,
+) -> list[tuple[int, int]]:
+    """The pairs of `ids` at cosine `threshold` or more, each in the order of `ids`, in the
+    order of the first; `rows`: only the pairs with one of these positions in them."""
+    everyone = rows is None
+    chosen = np.arange(len(ids)) if rows is None else rows
+    picked = np.zeros(len(ids), dtype=bool)
+    picked[chosen] = True
+    found: list[tuple[int, int]] = []
+    for start in range(0, len(chosen), TWIN_BLOCK):
+        at = chosen[start : start + TWIN_BLOCK]
+        block = vectors[at] @ vectors.T
+        hits, cols = np.nonzero(block >= threshold)
+        for hit, col in zip(hits.tolist(), cols.tolist(), strict=True):
+            row = int(at[hit])
+            # A pair of two chosen rows is found from both: kept from the first.
+            if row < col or (row > col and not everyone and not picked[col]):
+                found.append((min(row, col), max(row, col)))
+    return [(int(ids[a]), int(ids[b])) for a, b in sorted(found)]
+
+
+def _restating(pairs: list[tuple[int, int]], texts: Mapping[int, str]) -> list[tuple[int, int]]:
+    """Those of `pairs` whose texts restate each other (both still there)."""
+    return [
+        (a, b)
+        for a, b in pairs
+        if a in texts and b in texts and restates(undated(texts[a]), undated(texts[b]))
+    ]

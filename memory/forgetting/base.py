@@ -89,7 +89,9 @@ class ForgettingPolicy(Protocol):
     def prune(
         self, memories: Sequence[Memory], now: datetime, *, seed: int, twins: Twins = ()
     ) -> list[Forgotten]:
-        """Which of a scope's memories to forget today, with the reason."""
+        """Which of a scope's memories to forget today, with the reason. Twins only spare:
+        what it forgets is what it would forget without them, less one of each pair it would
+        lose whole (`spare_twins`), so the bank asks without twins, then spares."""
         ...
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "CONTACT_COLUMNS",
     "CONVERSATION_COLUMNS",
     "DUE_INTENTIONS",
+    "INLINE_ROWS",
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
     "MEMORY_COLUMNS",
@@ -57,6 +58,7 @@ __all__ = [
     "json_text",
     "member_row",
     "memory_row",
+    "memory_rows",
     "memory_values",
     "moment",
     "outreach_row",
@@ -69,7 +71,7 @@ __all__ = [
     "session_row",
     "timestamp",
     "vector_bytes",
-    "vectors_of",
+    "vectors_from",
     "year_on",
 ]
 
@@ -87,6 +89,9 @@ MEMORY_COLUMNS = (
 
 
 INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
+# Rows made into memories or vectors on the event loop; a large scope's are made in a thread,
+# where the loop goes on between slices (the daily prune reads whole scopes).
+INLINE_ROWS = 1_024
 
 
 async def encode_sessions(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
@@ -384,13 +389,32 @@ def vector_bytes(vector: Vectors) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
-def vectors_of(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-    """The ids and vectors of (id, vector bytes) rows, as MemoryStore.embeddings returns them."""
+async def vectors_from(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
+    """The ids and vectors of (id, vector bytes) rows, as MemoryStore.embeddings returns them;
+    many are made off the event loop."""
+    if len(rows) <= INLINE_ROWS:
+        return _vectors(rows)
+    return await asyncio.to_thread(_vectors, rows)
+
+
+def _vectors(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if not rows:
         return ids, None
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-    return ids, matrix.reshape(len(rows), -1).copy()
+    matrix = np.empty((len(rows), len(rows[0][1]) // 4), dtype=np.float32)
+    # A slice at a time: one join of a large scope's vectors would hold the GIL throughout.
+    for start in range(0, len(rows), INLINE_ROWS):
+        chunk = rows[start : start + INLINE_ROWS]
+        joined = np.frombuffer(b"".join(r[1] for r in chunk), dtype=np.float32)
+        matrix[start : start + len(chunk)] = joined.reshape(len(chunk), -1)
+    return ids, matrix
+
+
+async def memory_rows(rows: Sequence[Any]) -> list[Memory]:
+    """The memories of rows of MEMORY_COLUMNS; many are made off the event loop."""
+    if len(rows) <= INLINE_ROWS:
+        return [memory_row(r) for r in rows]
+    return await asyncio.to_thread(lambda: [memory_row(r) for r in rows])
 
 
 def timestamp(at: datetime) -> float:

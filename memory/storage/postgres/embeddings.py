@@ -12,7 +12,7 @@ import numpy.typing as npt
 from memory.records import IdDigest, Memory, Vectors
 from memory.storage.postgres.base import in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_from
 
 __all__ = ["PgEmbeddings"]
 
@@ -29,7 +29,7 @@ class PgEmbeddings(PgVectors):
             scope,
             embedder,
         )
-        return vectors_of(rows)
+        return await vectors_from(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._pool.fetch(

@@ -39,6 +39,7 @@ from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
     MEMORY_COLUMNS,
     memory_row,
+    memory_rows,
     memory_values,
     moment,
     profile_values,
@@ -237,7 +238,7 @@ class PgMemories(PgVectors):
             scope,
             limit,  # LIMIT NULL: all
         )
-        return [memory_row(r) for r in rows]
+        return await memory_rows(rows)
 
     async def memories_between(
         self, scope: str, start: datetime, end: datetime, *, limit: int

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_of
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_from
 from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.statements import placeholders
 
@@ -28,7 +28,7 @@ class SqliteEmbeddings(SqliteBase):
             " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
             (scope, embedder),
         )
-        return vectors_of(rows)
+        return await vectors_from(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._all(

@@ -22,6 +22,7 @@ from memory.storage.rows import (
     MEMORY_COLUMNS,
     clean_text,
     memory_row,
+    memory_rows,
     memory_values,
     moment,
     profile_values,
@@ -133,7 +134,7 @@ class SqliteMemories(SqliteBase):
             f" ORDER BY created_at {order}, id {order} LIMIT ?",
             (scope, -1 if limit is None else limit),
         )
-        return [memory_row(r) for r in rows]
+        return await memory_rows(rows)
 
     async def memories_between(
         self, scope: str, start: datetime, end: datetime, *, limit: int
