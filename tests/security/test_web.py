@@ -207,9 +207,13 @@ async def test_a_token_that_is_not_utf8_is_only_wrong(
     finally:
         await server.close()
     assert answer.startswith(b"HTTP/1.1 401 ")
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
-        "refused GET /api/personas from 127.0.0.1: a wrong token"
-    ]
+    # The server's and aiohttp's own (a handler that failed on the bytes would be logged
+    # there); not what the garbage collector reports of other tests' clients meanwhile.
+    assert [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and r.name.startswith(("adapters.", "aiohttp."))
+    ] == ["refused GET /api/personas from 127.0.0.1: a wrong token"]
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
