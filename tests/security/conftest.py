@@ -140,6 +140,7 @@ async def fake(world: World) -> AsyncIterator[FakeOpenAI]:
         world.bot.engine.memory.models = router  # deep recall asks the intent tier
         world.bot.lifecycle.models = router  # and encoding, the summary tier
         yield server
+        await client.close()  # (left to the garbage collector, it logs from another test)
 
 
 def sent(fake: FakeOpenAI) -> str:

@@ -65,7 +65,8 @@ async def bot(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Bot]:
     )
     router = ModelRouter(dict.fromkeys(TIERS, model))
     opened = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
-    opened.engine.calls.search = ZhipuSearch(make_client(fake.zhipu_base_url, "id.secret", 5.0))
+    zhipu = make_client(fake.zhipu_base_url, "id.secret", 5.0)
+    opened.engine.calls.search = ZhipuSearch(zhipu)
     toolbox = Toolbox(
         {"pip": pip},
         clock=opened.clock,
@@ -79,6 +80,8 @@ async def bot(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[Bot]:
     finally:
         await toolbox.close()
         await opened.close()
+        await client.close()  # (left to the garbage collector, it logs from another test)
+        await zhipu.close()
 
 
 @pytest.fixture
