@@ -37,16 +37,13 @@ from memory.scopes import Scope
 __all__ = [
     "CONTACT_COLUMNS",
     "CONVERSATION_COLUMNS",
-    "DUE_INTENTIONS",
     "INLINE_ROWS",
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
     "MEMORY_COLUMNS",
-    "MISS_INTENTIONS",
     "NO_HOURS",
     "OUTREACH_COLUMNS",
     "PROFILE_COLUMNS",
-    "TRIM_INTENTIONS",
     "clean_text",
     "contact_row",
     "conversation_row",
@@ -248,30 +245,10 @@ def profile_values(write: EncodingWrite, at: Any) -> list[tuple[Any, ...]]:
     ]
 
 
-# The daily upkeep's delete of intentions long closed, in either dialect (`?` numbered).
-TRIM_INTENTIONS = "DELETE FROM intentions WHERE state <> 'pending' AND done_at < ? RETURNING 1"
-# A persona's pending intentions past their `until`, missed all at once (yearly ones roll on
-# a year, each by close_intention). Found through the due index: until is never before
-# due_at. Parameters: the time (done_at), the persona, the time, the time.
-MISS_INTENTIONS = (
-    "UPDATE intentions SET state = 'missed', done_at = ? WHERE persona = ?"
-    " AND state = 'pending' AND due_at <= ? AND until < ? AND yearly = 0 RETURNING 1"
-)
-
 # An intention's columns, in the order intention_row reads them.
 INTENTION_COLUMNS = (
     "id, scope, user_id, kind, what, ask, due_at, until, created_at, state, conversation_id,"
     " yearly, done_at, said_by"
-)
-
-# A persona's pending intentions due by a time, soonest first: all, or (asked only) the
-# reminders their user asked for themself (Intention.solicited) and those past their `until`.
-# Parameters: the persona, the time, asked only (0 or 1), the time, the limit.
-DUE_INTENTIONS = (
-    f"SELECT {INTENTION_COLUMNS} FROM intentions"
-    " WHERE persona = ? AND state = 'pending' AND due_at <= ?"
-    " AND (? = 0 OR (kind = 'reminder' AND (said_by IS NULL OR said_by = user_id)) OR until < ?)"
-    " ORDER BY due_at, id LIMIT ?"
 )
 
 

@@ -10,11 +10,9 @@ from datetime import datetime
 import aiosqlite
 
 from memory.records import Intention, IntentionState, NewIntention
+from memory.storage.intentions import Intentions
 from memory.storage.rows import (
-    DUE_INTENTIONS,
     INTENTION_COLUMNS,
-    MISS_INTENTIONS,
-    TRIM_INTENTIONS,
     intention_row,
     intention_values,
     timestamp,
@@ -75,7 +73,7 @@ async def forget_intentions(
         )
 
 
-class SqliteIntentions(SqliteBase):
+class SqliteIntentions(SqliteBase, Intentions):
     """Intentions by scope, and the scheduler's view of a persona's due ones."""
 
     @serialised
@@ -93,20 +91,6 @@ class SqliteIntentions(SqliteBase):
             " ORDER BY due_at, id",
             (scope, user_id, user_id, int(open_only)),
         )
-        return [intention_row(r) for r in rows]
-
-    async def is_pending(self, scope: str, intention_id: int) -> bool:
-        row = await self._one(
-            "SELECT 1 FROM intentions WHERE scope = ? AND id = ? AND state = 'pending'",
-            (scope, intention_id),
-        )
-        return row is not None
-
-    async def due_intentions(
-        self, persona: str, now: datetime, *, limit: int, asked_only: bool = False
-    ) -> list[Intention]:
-        at = timestamp(now)
-        rows = await self._all(DUE_INTENTIONS, (persona, at, int(asked_only), at, limit))
         return [intention_row(r) for r in rows]
 
     async def close_intention(
@@ -143,10 +127,3 @@ class SqliteIntentions(SqliteBase):
                 (state, timestamp(at), intention_id),
             )
         return True
-
-    async def miss_intentions(self, persona: str, now: datetime) -> int:
-        at = timestamp(now)
-        return len(await self._write(MISS_INTENTIONS, (at, persona, at, at)))
-
-    async def trim_intentions(self, before: datetime) -> int:
-        return len(await self._write(TRIM_INTENTIONS, (timestamp(before),)))
