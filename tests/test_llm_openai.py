@@ -47,7 +47,7 @@ def model_for(
     **kwargs,
 ) -> OpenAIChatModel:
     return OpenAIChatModel(
-        make_client(fake.base_url, key, timeout),
+        fake.own(make_client(fake.base_url, key, timeout)),
         "fake-chat",
         timeout=timeout,
         max_retries=max_retries,
@@ -433,7 +433,7 @@ async def test_an_outage_fails_every_call_until_recovery(fake_openai: FakeOpenAI
             await model.complete(HELLO)
         assert info.value.retryable
     assert len(fake_openai.chat_requests) == 6
-    client = make_client(fake_openai.base_url, KEY, 2.0)
+    client = fake_openai.own(make_client(fake_openai.base_url, KEY, 2.0))
     assert (await client.embeddings.create(model="e", input="tea")).data  # not in the outage
     fake_openai.recover()
     assert (await model.complete(HELLO)).text == "scripted, waiting out the outage"
@@ -444,17 +444,18 @@ async def test_connection_refused_is_retryable() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = OpenAIChatModel(
-        make_client(f"http://127.0.0.1:{port}/v1", KEY, 1.0),
-        "m",
-        timeout=1.0,
-        max_retries=1,
-        retry_base_delay=0.001,
-        rng=random.Random(0),
-        sleep=Sleeps(),
-    )
-    with pytest.raises(ModelError) as info:
-        await model.complete(HELLO)
+    async with make_client(f"http://127.0.0.1:{port}/v1", KEY, 1.0) as client:
+        model = OpenAIChatModel(
+            client,
+            "m",
+            timeout=1.0,
+            max_retries=1,
+            retry_base_delay=0.001,
+            rng=random.Random(0),
+            sleep=Sleeps(),
+        )
+        with pytest.raises(ModelError) as info:
+            await model.complete(HELLO)
     assert info.value.retryable
     assert KEY not in str(info.value)
 
@@ -556,7 +557,7 @@ async def test_retry_stops_on_non_retryable_and_on_last_attempt() -> None:
 
 
 async def test_fake_streams_text_and_tool_calls(fake_openai: FakeOpenAI) -> None:
-    client = make_client(fake_openai.base_url, KEY, 2.0)
+    client = fake_openai.own(make_client(fake_openai.base_url, KEY, 2.0))
     fake_openai.reply(Text("one two three"))
     stream = await client.chat.completions.create(
         model="fake-chat",
@@ -593,7 +594,7 @@ async def test_fake_streams_text_and_tool_calls(fake_openai: FakeOpenAI) -> None
 
 async def test_fake_cuts_a_stream_without_its_end(fake_openai: FakeOpenAI) -> None:
     """(Kizuna does not stream; the fake can, for whoever does.)"""
-    client = make_client(fake_openai.base_url, KEY, 2.0)
+    client = fake_openai.own(make_client(fake_openai.base_url, KEY, 2.0))
     fake_openai.reply(Truncated(Text("one two three four five six"), keep=0.5))
     stream = await client.chat.completions.create(
         model="fake-chat", messages=[{"role": "user", "content": "hi"}], stream=True
@@ -606,7 +607,7 @@ async def test_fake_cuts_a_stream_without_its_end(fake_openai: FakeOpenAI) -> No
 
 
 async def test_fake_embeddings_float_and_base64(fake_openai: FakeOpenAI) -> None:
-    client = make_client(fake_openai.base_url, KEY, 2.0)
+    client = fake_openai.own(make_client(fake_openai.base_url, KEY, 2.0))
     floats = await client.embeddings.create(
         model="fake-embedding", input=["tea", "moon"], encoding_format="float"
     )
@@ -631,7 +632,7 @@ async def test_fake_embeddings_float_and_base64(fake_openai: FakeOpenAI) -> None
 
 
 async def test_fake_models_and_zhipu_prefix(fake_openai: FakeOpenAI) -> None:
-    client = make_client(fake_openai.zhipu_base_url, "id.secret", 2.0)
+    client = fake_openai.own(make_client(fake_openai.zhipu_base_url, "id.secret", 2.0))
     models = await client.models.list()
     assert [m.id for m in models.data] == ["fake-chat", "fake-embedding"]
     await OpenAIChatModel(

@@ -123,7 +123,7 @@ async def bots(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[OpenBot]:
 
 def remote_embedder(fake: FakeOpenAI) -> OpenAIEmbedder:
     return OpenAIEmbedder(
-        make_client(fake.base_url, KEY, 0.5), "fake-embedding", dimension=8, timeout=0.5
+        fake.own(make_client(fake.base_url, KEY, 0.5)), "fake-embedding", dimension=8, timeout=0.5
     )
 
 

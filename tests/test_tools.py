@@ -33,13 +33,13 @@ from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError
 async def bot(tmp_path: Path, fake_openai: FakeOpenAI) -> AsyncIterator[Bot]:
     """Pip, who may search and translate, on the fake server: chat and tools tiers there."""
     pip = make_persona("pip", name="Pip", tools=["web_search", "translate"])
-    client = make_client(fake_openai.base_url, "sk-test", 5.0)
+    client = fake_openai.own(make_client(fake_openai.base_url, "sk-test", 5.0))
     model = OpenAIChatModel(
         client, "fake-chat", timeout=5.0, max_retries=0, retry_base_delay=0.01, rng=random.Random(0)
     )
     router = ModelRouter(dict.fromkeys(TIERS, model))
     opened = await open_bot(tmp_path / "k.sqlite3", [pip], router=router)
-    zhipu = make_client(fake_openai.zhipu_base_url, "id.secret", 5.0)
+    zhipu = fake_openai.own(make_client(fake_openai.zhipu_base_url, "id.secret", 5.0))
     opened.engine.calls.search = ZhipuSearch(zhipu)
     try:
         yield opened
@@ -120,7 +120,9 @@ async def test_a_search_that_never_finishes_is_given_up(fake_openai: FakeOpenAI)
     """A server that holds the request (or trickles) is bounded by the search's deadline, not
     only by the SDK's per-read timeout."""
     fake_openai.search_replies.append(Hang(30.0))
-    search = ZhipuSearch(make_client(fake_openai.zhipu_base_url, "id.secret", 30.0))
+    search = ZhipuSearch(
+        fake_openai.own(make_client(fake_openai.zhipu_base_url, "id.secret", 30.0))
+    )
     run = await run_search(search, '{"query": "ferry times"}', deadline=0.2)
     assert run.text.startswith("The search failed just now") and run.cost == "1 search (failed)"
     assert len(fake_openai.search_requests) == 1

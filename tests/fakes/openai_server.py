@@ -51,7 +51,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
@@ -289,6 +289,13 @@ def _error_response(
     return web.json_response(body, status=status, headers=headers)
 
 
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+
+
 class FakeOpenAI:
     def __init__(
         self,
@@ -343,6 +350,13 @@ class FakeOpenAI:
         self._release: asyncio.Event | None = None  # set (and replaced) by release_hangs()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._clients: list[_Closable] = []
+
+    def own(self, client: _C) -> _C:
+        """`client`, closed when the server is (before it stops): an SDK client left to the
+        garbage collector logs its unfinished close into whichever test runs then."""
+        self._clients.append(client)
+        return client
 
     # -- scripting ------------------------------------------------------------------------
 
@@ -441,6 +455,8 @@ class FakeOpenAI:
         return self
 
     async def aclose(self) -> None:
+        while self._clients:
+            await self._clients.pop().close()
         if self._closing is not None:
             self._closing.set()  # wake hanging handlers so shutdown does not wait for them
         if self._runner is not None:

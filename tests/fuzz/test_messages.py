@@ -42,7 +42,7 @@ class Echo:
     """
 
     def __init__(self, fake: FakeOpenAI) -> None:
-        self.client = make_client(fake.base_url, "sk-fuzz", 5.0)
+        self.client = fake.own(make_client(fake.base_url, "sk-fuzz", 5.0))
         self.model = OpenAIChatModel(
             self.client,
             "fake-chat",
