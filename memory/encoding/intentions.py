@@ -26,13 +26,21 @@ events, singular or plural, and endings such as "-athon", "-scopy") or by a plan
 whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
-speaker's own. An evening's event at an hour without am or pm ("dinner at 7") is at that hour
-of the evening. Not read: questions (but about "my interview" or asking for tips), negations,
-goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I had an interview
-tomorrow", "maybe", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
-time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
-exam tomorrow", "my manager's presentation", 我朋友明天考试). A negation or a doubt counts in
-the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
+speaker's own. Traditional characters are read as simplified (禮拜五要去看牙醫). A day and its
+event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
+2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
+pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
+bounding something else ("no food from midnight", 今晚十点以后) is not the event's. Not read:
+questions (but about "my interview" or asking for tips), negations, goodbyes, habits ("every",
+一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
+idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
+midnight"), the day itself coming (周一又要到了), a calendar's days ("school holidays start"),
+the user not going (no need to, someone else in their place, "house to myself"), a friend's or
+colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
+我朋友明天考试), and a family member's own event told with their pronoun that the user takes
+no part in ("my sister has her driving test on friday"; "my mom's surgery" is read). A
+negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
+know how i'll cope" is read; an emoji ends a clause).
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -56,7 +64,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
-from memory.dates import DateMention, clock_time, find_dates, future_spans
+from memory.dates import ClockTime, DateMention, clock_time, find_dates, future_spans
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -197,7 +205,7 @@ _IN_HOURS = re.compile(
 
 # Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
 _EVENING = re.compile(
-    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date\s+night"
+    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date|doors"
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
@@ -245,10 +253,22 @@ def _holiday(m: re.Match[str]) -> str:
     return "on February 14"
 
 
+# Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
+# 下週一報到), read as the simplified ones. Only characters that are never simplified forms
+# themselves are mapped.
+_TRADITIONAL = str.maketrans(
+    "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
+    "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
+)
+
+
 def _normalised(words: str) -> str:
-    """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
-    "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
-    as "on Friday" (the coming one)."""
+    """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
+    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", and a weekday
+    alone ("Friday evening I'm...") as "on Friday" (the coming one)."""
+    words = words.translate(_TRADITIONAL)
     words = _AT_SIGN.sub("at ", words)
     words = _HOLIDAYS_EN.sub(_holiday, words)
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
@@ -669,26 +689,36 @@ def _folded(what: str) -> str:
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
-# "don't let me forget", "set a reminder", 提醒我, 别让我忘了, 六点叫我起床.
+# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
+# 喊我一声, 帮我记一下, "remind我".
 _REMIND = re.compile(
     r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我)(?:一下)?[，,]?\s*"
+    r"|(?:提醒(?:一下)?我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
-    r"(?<![a-z])(?:my|our|(?:me|i)\s+and\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
-    r"\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?P<zh>(?:结婚)?(?:生日|纪念日))"
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+)?"
+    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    # Together for so long on that day: "me n jia will have been together 2 years on jan 3rd".
+    r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
+    r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
+    r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?"
+    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十]{1,3}周年)"
     # A birthday told by the age: "I'm turning 30 on saturday".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
-_SPECIAL_DAY = re.compile(r"生日|纪念日")
+_SPECIAL_DAY = re.compile(r"生日|纪念日|周年")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -713,7 +743,7 @@ _EVENTS = frozenset({
     "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
     "airport", "visa", "passport",
     # sport and games
-    "game", "match", "race", "marathon", "tournament", "competition", "tryout", "playoff",
+    "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
     "scrimmage", "raid", "speedrun",
     # family and friends
@@ -733,7 +763,7 @@ _EVENTS = frozenset({
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
     "road trip", "date night", "match day", "field trip", "open house", "open day",
-    "first day", "new job",
+    "first day", "new job", "parents evening", "sports day",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -772,7 +802,9 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
+    # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
+    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -797,6 +829,13 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # No need to go, someone going in the user's place, the user left behind: "don't have to go
+    # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
+    r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
+    r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
+    r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
+    r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
+    r"|不是我负责|不关我"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -860,22 +899,54 @@ _THEIRS = re.compile(
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
     r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
 )
+# A family member's own event, told with their pronoun, the user not in it: "my sister has
+# her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
+# going down" and 我妈住院，我请假陪她 are the user's too).
+_KIN_OWN = re.compile(
+    r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
+    r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
+    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹])"
+    r"[^，,。]*[，,]\s*(?:[他她]|[他她]们)"
+)
+_WITH_THEM = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
+)
+# A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
+_PUBLIC = re.compile(
+    r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
+)
+# The day itself coming, no event: 周一又要到了, "friday is almost here".
+_ARRIVES = re.compile(
+    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
+    r"(?:here|upon\s+us|around\s+the\s+corner)(?![a-z])"
+)
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
     r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
 )
+# Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
+# weather, nor a state of mind ("wondering what to wear tomorrow").
+_CHAT_LEAD = r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*"
+_DOING_FIRST = (
+    r"(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
+    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
+    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing(?![a-z])"
+)
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
-    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
+    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
-    # Any doing the sentence begins with ("running a 10k on sunday"), not a noun in -ing nor
-    # the weather.
-    r"|(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
-    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
-    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing)(?![a-z])"
+    r"|" + _DOING_FIRST + r")(?![a-z])"
+)
+# A doing as a plan: "pitching to investors on dec 17".
+_DOING = re.compile(
+    _CHAT_LEAD + r"(?!(?:wondering|thinking|hoping|praying|feeling|missing|loving|hating|wishing"
+    r"|guessing|dreading|looking|waiting|counting|kidding|joking|lying|saying|talking|asking"
+    r"|telling|trying\s+to|craving|working|wanting|needing|starving|dying|struggling|living"
+    r"|staying|sitting|lying)(?![a-z]))" + _DOING_FIRST
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -943,7 +1014,7 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better))(?![a-z])"
@@ -1001,11 +1072,17 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     """What a model would find in one user message said at `now` (aware, in the time zone
     meant): a reminder asked for ("remind me to call mom tomorrow", 提醒我明天交作业), a
     special day ("my birthday is May 4th", 我的生日是5月4日), an event to come the user will
-    have ("my exam is on Tuesday", 我下周三面试). Questions, negations, goodbyes and sentences
-    not about the user are not read."""
+    have ("my exam is on Tuesday", 我下周三面试), its day and its event perhaps told in two
+    sentences one after the other ("GOT THE INTERVIEW!! it's monday at 2", "dreading wednesday.
+    knee surgery at 8am"). Questions, negations, goodbyes and sentences not about the user are
+    not read."""
     found: list[Spotted] = []
-    sentences = _SENTENCES.findall(text)
+    sentences = _SENTENCES.findall(text.translate(_TRADITIONAL))
     lent = -1
+    # The sentence before, when it named a day and no event (its index and the day's words), or
+    # an event of the user's and no day (its index and the event's words).
+    day_before: tuple[int, str] | None = None
+    event_before: tuple[int, str] | None = None
     for index, raw in enumerate(sentences):
         if index == lent:
             continue
@@ -1028,33 +1105,69 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = special.group("en") or special.group("zh") or "birthday"
+                what = (
+                    special.group("en")
+                    or special.group("zh")
+                    or ("anniversary" if special.group("together") else None)
+                    or ("纪念日" if special.group("zh_years") else "birthday")
+                )
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = _normalised(sentence)
         lowered = sentence.lower()
         remind = _REMIND.search(lowered)
         mentions = future_spans(sentence, now)
+        if (
+            not mentions
+            and remind is None
+            and day_before is not None
+            and day_before[0] == index - 1
+            and _named_event(sentence, lowered)
+        ):
+            # "dreading wednesday. knee surgery at 8am": the event is on the day before it.
+            sentence = f"{day_before[1]} {sentence}"
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
         if not mentions:
             if remind is not None:  # "remind me at 9pm to...", "in two hours"
                 found.extend(_timed_reminder(sentence, remind))
-            else:  # 下午四点要去银行: today, at a time still to come
-                found.extend(_timed_plan(sentence, lowered, now))
+                continue
+            plans = _timed_plan(sentence, lowered, now)  # 下午四点要去银行: today, at a time
+            found.extend(plans)
+            if not plans and _own_event(sentence, lowered):
+                event_before = (index, sentence)
             continue
         mention = mentions[0]
         start = mention.start
         week = _WEEK_FROM.search(sentence[:start])
         if week is not None:
             start = week.start()
-        when = _when_words(sentence, start, mention.start + len(mention.text))
+        end = mention.start + len(mention.text)
+        when = _when_words(sentence, start, end, mentions[1:])
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
-            what = _clean_what(_without(asked, sentence[start : mention.start + len(mention.text)]))
+            what = _clean_what(_without(asked, sentence[start:end]))
             found.append(Spotted("reminder", what or _asked(remind), when))
             continue
-        if not _promised(sentence, mention, now):
+        if not _allowed(sentence, mention, now):
             continue
-        what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
+        if not _eventful(sentence, mention):
+            if event_before is not None and event_before[0] == index - 1:
+                before = event_before[1]
+                if _refers_back(lowered, mention):
+                    # "second date with him!! friday 7.30 at the ramen place": the day of the
+                    # event before, at the evening's hour if it is an evening's.
+                    told = sentence
+                    if clock_time(before) is None:
+                        told = _evening(f"{before} {sentence}")[len(before) + 1 :]
+                    when = _when_words(told, start, end, mentions[1:])
+                    found.append(Spotted("follow_up", _clean_what(before), when))
+                    continue
+            day_before = (index, sentence[start:end])
+            continue
+        if not _owned(sentence, mention):
+            continue
+        what = _clean_what(_without(sentence, sentence[start:end]))
         if what:
             later = sentences[index + 1] if index + 1 < len(sentences) else ""
             hour = _its_hour(sentence, later, now)
@@ -1064,9 +1177,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     return found
 
 
-def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
-    """Whether a sentence naming a day to come (`mention`) tells of the user's own event on it:
-    not someone else's, nor denied, past, a habit, imagined or idle time."""
+def _owned(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
+    leaving its "I" out, in Chinese about no one else, or an event naming no one."""
     lowered = sentence.lower()
     # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
     own = (
@@ -1074,13 +1187,21 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         or _IMPLIED_I.match(lowered)
         or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
     )
-    if not own and not _impersonal(_without(sentence, mention.text).lower()):
-        return False
+    return bool(own) or _impersonal(_without(sentence, mention.text).lower())
+
+
+def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
+    """Whether a sentence naming a day to come (`mention`) may tell of the user's event on it:
+    not someone else's, nor denied, past, a habit, imagined, idle time or the day itself."""
+    lowered = sentence.lower()
     clause = _clause(lowered, mention.start)
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
         return False
     if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
         return False
+    kin = _KIN_OWN.search(lowered)
+    if kin is not None and not _WITH_THEM.search(lowered, 1):
+        return False  # "my sister has her driving test on friday"
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return False  # "we went to a concert on friday"
     if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
@@ -1091,18 +1212,67 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
-    rest = _without(sentence, mention.text)
+    named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _IDLE.search(lowered) and not _has_event(lowered):
         return False  # "tonight i'm just gonna chill"
     if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
         return False  # 明天要降温了
+    # 周一又要到了: the day itself coming
+    return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
+
+
+def _eventful(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
+    lowered = sentence.lower()
     return bool(
-        _scheduled(rest)
+        _scheduled(_without(sentence, mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
         or _PLAN_EN.search(lowered)
+        or _DOING.match(lowered)
         or _PLAN_ZH.search(sentence)
     )
+
+
+def _named_event(sentence: str, lowered: str) -> bool:
+    return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
+
+
+def _own_event(sentence: str, lowered: str) -> bool:
+    """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
+    after it may say): named, theirs, neither denied nor someone else's, nor told as done
+    ("got" aside: "GOT THE INTERVIEW"), a habit or imagined."""
+    if not _named_event(sentence, lowered):
+        return False
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+        or _impersonal(lowered)
+    )
+    if not own or _NEGATED.search(lowered) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
+        return False
+    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
+        return False
+    return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
+
+
+# A sentence that begins with its day, saying when the event before it is: "friday 7.30 at
+# the ramen place", "it's monday at 2pm".
+_BACK_LEAD = re.compile(
+    r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
+)
+
+
+def _refers_back(lowered: str, mention: DateMention) -> bool:
+    """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
+    anything else in its first clause ("tomorrow I'm off" says something of its own)."""
+    lead = _BACK_LEAD.match(lowered)
+    if lead is None or lead.end() != mention.start:
+        return False
+    return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
 
 
 def _its_hour(sentence: str, after: str, now: datetime) -> str:
@@ -1122,6 +1292,12 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
         return ""  # "it's 3pm now", not "it's at 2"
     if not _STARTS_AT.search(lowered[: clock.start]):
         return ""
+    # The user's own slot, said after the doors': "doors at 7, we're on at 8pm".
+    slot = _SLOT.search(lowered, clock.end)
+    if slot is not None:
+        own = clock_time(after[slot.end() :])
+        if own is not None and own.start == 0:
+            clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
     # An evening's event's hour is the evening's ("party on saturday! starts at 8").
     return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
 
@@ -1197,6 +1373,10 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
 
 
 _AT_WORD = re.compile(r"(?:at|around|by|from)\s")
+_SLOT = re.compile(
+    r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
+    r"\s+(?:at\s+|@\s*|around\s+)"
+)
 # Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
 # "it's at 3", 两点开始.
 _STARTS_AT = re.compile(
@@ -1207,7 +1387,7 @@ _STARTS_AT = re.compile(
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
 _CLAUSE_END = re.compile(
-    r"[,，;；:]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"[,，;；:\u2600-\u27bf\U0001f300-\U0001faff]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
     r"|但是|不过|可是"
 )
 
@@ -1225,7 +1405,7 @@ def _clause(lowered: str, at: int) -> str:
 def _impersonal(rest: str) -> bool:
     """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
     an event to come: it begins with the event, names no one else, and is not told as past."""
-    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest):
+    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest) or _PUBLIC.search(rest):
         return False
     stripped = rest.strip(_STRIP)
     if _scheduled(stripped):
@@ -1254,12 +1434,26 @@ def _my_event(lowered: str) -> bool:
     )
 
 
-def _when_words(sentence: str, start: int, end: int) -> str:
-    """The words saying when: the date's, with a clock time said in the sentence."""
+# Before a clock time that bounds something else, not the event's hour: "from midnight" (no
+# food), "until 10", 十点以后.
+_BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
+_BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+
+
+def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
+    """The words saying when: the date's, with a clock time said in the sentence, unless the
+    clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
+    test tmrw, no food from midnight")."""
     clock = clock_time(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
+    if gap and (
+        any(end <= m.start <= clock.start for m in others)
+        or _BOUND_BEFORE.search(gap.lower())
+        or _BOUND_AFTER.match(sentence, clock.end)
+    ):
+        return sentence[start:end]
     if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
         return sentence[min(start, clock.start) : max(end, clock.end)]
     return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
