@@ -1377,6 +1377,7 @@ def test_points_and_a_little_are_no_hours(text: str) -> None:
         # Chat leaves "the" out; a month and day before "and" is a day.
         ("my viva is on 11th, pray for me", date(2026, 12, 11), date(2026, 11, 11)),
         ("brunch sunday 13th", date(2026, 12, 13), date(2026, 11, 13)),
+        ("ortho appt on the 9th ugh braces", date(2026, 12, 9), date(2026, 11, 9)),
         ("pitching on dec 17 and the deck is a mess", date(2026, 12, 17), date(2025, 12, 17)),
     ],
 )

@@ -630,6 +630,18 @@ def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text:
         ("my dad is having his knee op on friday so i'm driving him", "follow_up",
          datetime(2026, 12, 4, 18)),
         ("我妈下周三做手术，我要请假陪她", "follow_up", datetime(2026, 12, 9, 18)),
+        # Setting off, shows, deadlines, flying somewhere, a meal with someone; a question
+        # asking for recipes; an event "booked for" its day.
+        ("i'm off to lisbon on the 18th for a week", "follow_up", datetime(2026, 12, 18, 18)),
+        ("stand up comedy open mic friday night, first time performing", "follow_up",
+         datetime(2026, 12, 4, 21)),
+        ("明晚八点的话剧", "follow_up", datetime(2026, 12, 4, 23)),
+        ("下周五交论文初稿", "follow_up", datetime(2026, 12, 11, 18)),
+        ("周五飞三亚", "follow_up", datetime(2026, 12, 4, 18)),
+        ("星期五晚上跟闺蜜吃火锅", "follow_up", datetime(2026, 12, 4, 21)),
+        ("wisdom teeth out on friday, any soup recipes?", "follow_up", datetime(2026, 12, 4, 18)),
+        ("surgery's booked for the 21st", "follow_up", datetime(2026, 12, 21, 18)),
+        ("我15号去拔智齿 想想就疼", "follow_up", datetime(2026, 12, 15, 18)),
     ],
 )  # fmt: skip
 def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: datetime) -> None:
@@ -672,6 +684,16 @@ def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: d
         "昨天面试了。周五出结果",
         "she gave me a shout yesterday",
         "明天是公司成立十周年",
+        # Routine work, staying in, a wish, a boss's trip; a span longer than a month names no
+        # day; today's event at an hour already come is told as it is.
+        "明天又要上班了",
+        "周末打算在家宅着",
+        "想周末去爬山但是要加班",
+        "老板下周出差，终于可以摸鱼了",
+        "my cousin is getting married next year somewhere in italy",
+        "we're going to japan in the summer",
+        "今天下午三点的会好无聊",
+        "the 2pm meeting today is dragging on forever",
     ],
 )
 def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:

@@ -34,7 +34,8 @@ bounding something else ("no food from midnight", 今晚十点以后) is not the
 questions (but about "my interview" or asking for tips), negations, goodbyes, habits ("every",
 一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
 idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
-midnight"), the day itself coming (周一又要到了), a calendar's days ("school holidays start"),
+midnight"), today's event at an hour already come, a span longer than a month ("next year":
+no day), the day itself coming (周一又要到了), a calendar's days ("school holidays start"),
 the user not going (no need to, someone else in their place, "house to myself"), a friend's or
 colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
 我朋友明天考试), and a family member's own event told with their pronoun that the user takes
@@ -95,6 +96,7 @@ SOONEST = timedelta(hours=3)  # after it was said: a follow-up asked at once wou
 FOLLOW_UP_DAYS = timedelta(days=3)
 REMINDER_DAYS = timedelta(days=1)
 AHEAD = timedelta(days=366)  # further off, it is a plan, not something to ask about
+LONGEST_SPAN = timedelta(days=31)  # a longer span names no day: a plan, not an event
 
 
 @dataclass(slots=True, frozen=True)
@@ -749,7 +751,7 @@ _EVENTS = frozenset({
     # family and friends
     "date", "party", "wedding", "shower", "reunion", "funeral", "memorial", "christening",
     "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
-    "audition", "rehearsal", "festival", "gala", "prom", "sleepover", "playdate",
+    "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
     "drinks", "visit", "visiting", "camp", "camping", "engagement",
     # legal and bureaucracy
@@ -763,7 +765,8 @@ _EVENTS = frozenset({
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
     "road trip", "date night", "match day", "field trip", "open house", "open day",
-    "first day", "new job", "parents evening", "sports day",
+    "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "wisdom tooth",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -804,7 +807,9 @@ _EVENT_ZH = re.compile(
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
     r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
-    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行"
+    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
+    # shows, deadlines
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -877,7 +882,8 @@ _OTHERS_EN = re.compile(
     r"(?![a-z])"
     r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
-    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
+    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
+    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
@@ -895,7 +901,7 @@ _THEIRS = re.compile(
     r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
-    r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
     r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
 )
@@ -960,7 +966,8 @@ _MY = re.compile(r"(?<![a-z])my\s+")
 # A question asking for advice on an event told before it: "interview at 2pm on monday, any
 # tips?", 周五面试，有什么建议吗？
 _ADVICE = re.compile(
-    r"[,，]\s*(?:any\s+(?:tips|advice|ideas|suggestions)|what\s+should\s+i|how\s+(?:should|do)\s+i"
+    r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
+    r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
     r"|有什么建议|怎么准备|有啥建议)"
 )
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
@@ -969,7 +976,8 @@ _UNREAL = re.compile(
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
-    r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|如果|要是|假如|万一|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
@@ -983,7 +991,7 @@ _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
-    r"|每|一般|通常|经常|总是|平时|照常"
+    r"|每|一般|通常|经常|总是|平时|照常|又要(?:上班|上学|上课|加班)"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -1002,7 +1010,7 @@ _NOT_HAD = (
     r"(?![a-z])"
 )
 _PLAN_EN = re.compile(
-    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
+    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
@@ -1020,7 +1028,7 @@ _IDLE = re.compile(
     r"|better))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
-_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
+_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅")
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
@@ -1033,7 +1041,7 @@ _SCHEDULED = re.compile(
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -1149,7 +1157,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             what = _clean_what(_without(asked, sentence[start:end]))
             found.append(Spotted("reminder", what or _asked(remind), when))
             continue
-        if not _allowed(sentence, mention, now):
+        if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
             continue
         if not _eventful(sentence, mention):
             if event_before is not None and event_before[0] == index - 1:
@@ -1232,6 +1240,18 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
         or _DOING.match(lowered)
         or _PLAN_ZH.search(sentence)
     )
+
+
+def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
+    """Whether what a follow-up would be asked after is no day to come: a span longer than a
+    month ("next year", "in the summer": a plan without its day), or today at an hour already
+    come (今天下午三点的会好无聊, said at three: under way or over, told as it is)."""
+    if mention.first is not None and mention.day - mention.first > LONGEST_SPAN:
+        return True
+    if mention.day != now.date():
+        return False
+    clock = clock_time(when, mention.hours)
+    return clock is not None and clock.at <= now.time().replace(tzinfo=None)
 
 
 def _named_event(sentence: str, lowered: str) -> bool:
