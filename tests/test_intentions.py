@@ -642,6 +642,13 @@ def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text:
         ("wisdom teeth out on friday, any soup recipes?", "follow_up", datetime(2026, 12, 4, 18)),
         ("surgery's booked for the 21st", "follow_up", datetime(2026, 12, 21, 18)),
         ("我15号去拔智齿 想想就疼", "follow_up", datetime(2026, 12, 15, 18)),
+        # Moved to a day said after the first; a marriage; a day off beside an event.
+        ("friday's meeting got pushed to next tuesday", "follow_up", datetime(2026, 12, 8, 18)),
+        ("周五的面试改到下周三了", "follow_up", datetime(2026, 12, 9, 18)),
+        ("My marriage is fixed on 14th feb!!", "follow_up", datetime(2027, 2, 14, 18)),
+        ("bank holiday monday, we're going camping", "follow_up", datetime(2026, 12, 7, 18)),
+        ("my dad flies to shanghai on monday for work, i'm driving him to the airport",
+         "follow_up", datetime(2026, 12, 7, 18)),
     ],
 )  # fmt: skip
 def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: datetime) -> None:
@@ -694,6 +701,15 @@ def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: d
         "we're going to japan in the summer",
         "今天下午三点的会好无聊",
         "the 2pm meeting today is dragging on forever",
+        # A day off; not invited or left out; a family member's work trip; moved to a day
+        # not known yet.
+        "tomorrow is a holiday",
+        "we have a public holiday on monday",
+        "they're getting married on saturday, we're not invited",
+        "他们明天去旅游，没带我",
+        "我老公下周去出差",
+        "my husband's away for work next week",
+        "周五的会改到下周了，不知道哪天",
     ],
 )
 def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:

@@ -35,13 +35,15 @@ questions (but about "my interview" or asking for tips), negations, goodbyes, ha
 一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
 idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
 midnight"), today's event at an hour already come, a span longer than a month ("next year":
-no day), the day itself coming (周一又要到了), a calendar's days ("school holidays start"),
-the user not going (no need to, someone else in their place, "house to myself"), a friend's or
+no day), the day itself coming (周一又要到了), a calendar's days and days off ("school holidays
+start", "tomorrow is a holiday"), the user not going (no need to, not invited, someone else in
+their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
 colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
 我朋友明天考试), and a family member's own event told with their pronoun that the user takes
 no part in ("my sister has her driving test on friday"; "my mom's surgery" is read). A
 negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read; an emoji ends a clause).
+know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
+("friday's meeting got pushed to next tuesday") is on the second.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -749,9 +751,10 @@ _EVENTS = frozenset({
     "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
     "scrimmage", "raid", "speedrun",
     # family and friends
-    "date", "party", "wedding", "shower", "reunion", "funeral", "memorial", "christening",
-    "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
-    "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
+    "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
+    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play",
+    "performance", "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover",
+    "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
     "drinks", "visit", "visiting", "camp", "camping", "engagement",
     # legal and bureaucracy
@@ -839,6 +842,8 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
 )
@@ -880,7 +885,8 @@ _KIN = (
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
-    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|tonight|weekend|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
     r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
@@ -913,6 +919,9 @@ _KIN_OWN = re.compile(
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
     r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹])"
     r"[^，,。]*[，,]\s*(?:[他她]|[他她]们)"
+    # their work trip: "my husband's away for work next week", 我老公下周去出差
+    r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
+    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿)[^，,。]*出差"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
@@ -920,6 +929,17 @@ _WITH_THEM = re.compile(
 # A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
 _PUBLIC = re.compile(
     r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
+)
+# A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
+_DAY_OFF = re.compile(
+    r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off)(?![a-z])"
+)
+# Moved from the day said first to one said after: "friday's meeting got pushed to next week",
+# 周五的会改到下周了.
+_MOVED = re.compile(
+    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
+    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
 )
 # The day itself coming, no event: 周一又要到了, "friday is almost here".
 _ARRIVES = re.compile(
@@ -984,7 +1004,7 @@ _UNREAL = re.compile(
 _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候)"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
@@ -1146,6 +1166,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 event_before = (index, sentence)
             continue
         mention = mentions[0]
+        if len(mentions) > 1 and _MOVED.search(sentence, mention.start, mentions[1].start):
+            mention = mentions[1]  # 周五的会改到下周了: the day it is now on
         start = mention.start
         week = _WEEK_FROM.search(sentence[:start])
         if week is not None:
@@ -1173,7 +1195,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     continue
             day_before = (index, sentence[start:end])
             continue
-        if not _owned(sentence, mention):
+        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
             continue
         what = _clean_what(_without(sentence, sentence[start:end]))
         if what:
@@ -1221,6 +1243,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
+    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
+        return False  # "tomorrow is a holiday"
     if _IDLE.search(lowered) and not _has_event(lowered):
         return False  # "tonight i'm just gonna chill"
     if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
