@@ -647,6 +647,7 @@ def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text:
         ("周五的面试改到下周三了", "follow_up", datetime(2026, 12, 9, 18)),
         ("My marriage is fixed on 14th feb!!", "follow_up", datetime(2027, 2, 14, 18)),
         ("bank holiday monday, we're going camping", "follow_up", datetime(2026, 12, 7, 18)),
+        ("my son's in the school play on thursday", "follow_up", datetime(2026, 12, 10, 18)),
         ("my dad flies to shanghai on monday for work, i'm driving him to the airport",
          "follow_up", datetime(2026, 12, 7, 18)),
     ],
@@ -710,6 +711,13 @@ def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: d
         "我老公下周去出差",
         "my husband's away for work next week",
         "周五的会改到下周了，不知道哪天",
+        # A team's fixture, a public event, a broadcast, routine work, being up early.
+        "arsenal play chelsea on sunday, should be a good one",
+        "the election is next thursday",
+        "the fireworks are at midnight on new year's eve",
+        "周末的比赛电视上直播",
+        "下周一又要开始上班了",
+        "gotta be up at 6 tomorrow",
     ],
 )
 def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:

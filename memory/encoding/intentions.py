@@ -752,7 +752,7 @@ _EVENTS = frozenset({
     "scrimmage", "raid", "speedrun",
     # family and friends
     "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
-    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play",
+    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show",
     "performance", "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover",
     "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
@@ -768,6 +768,8 @@ _EVENTS = frozenset({
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
     "road trip", "date night", "match day", "field trip", "open house", "open day",
+    # "play" is a verb after a name ("arsenal play chelsea on sunday")
+    "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth",
 })  # fmt: skip
@@ -818,7 +820,7 @@ _EVENT_ZH = re.compile(
 # on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
-    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
@@ -1011,7 +1013,7 @@ _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
-    r"|每|一般|通常|经常|总是|平时|照常|又要(?:上班|上学|上课|加班)"
+    r"|每|一般|通常|经常|总是|平时|照常|又要(?:开始)?(?:上班|上学|上课|加班)"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -1042,7 +1044,7 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|(?:go|going|head|heading)\s+to\s+bed"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better))(?![a-z])"
@@ -1055,6 +1057,7 @@ _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
     r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
     r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
+    r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
     r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
