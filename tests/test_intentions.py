@@ -806,3 +806,14 @@ def test_a_special_day_is_only_from_its_users_own_telling() -> None:
     assert read([], [birthday], said=bob_tells) == []
     [kept] = read([], [birthday], said=[Said("u1", NOW, "my birthday is May 4")])
     assert (kept.user_id, kept.said_by, kept.kind) == ("u1", "u1", "special_day")
+
+
+def test_a_models_day_in_traditional_characters_is_the_users_message_that_said_it() -> None:
+    said = [Said("u1", NOW, "禮拜五要去看牙醫"), Said("u2", NOW, "周五见")]
+    [found] = from_answer(
+        [{"user": "U1", "kind": "follow_up", "what": "看牙醫", "when": "禮拜五"}],
+        [],
+        owner=owner,
+        reading=Reading(said, SCOPE, SHANGHAI, "zh", NOW, None),
+    )
+    assert (found.user_id, found.due_at) == ("u1", at(4, 18))

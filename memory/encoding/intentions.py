@@ -537,10 +537,10 @@ def _spoken(
     against it: of the messages holding the words (else, as a model may write the day as a
     date, those naming a day among those), the one `_whose` finds. None when that is another
     member's, or no message of theirs says it."""
-    words = _folded_words(when)
+    words = _folded_words(when.translate(_TRADITIONAL))
     if not words:
         return None
-    # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow...
+    # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow, 禮拜 礼拜...
     texts = [_normalised(m.text) for m in said]
     readings: list[tuple[Said, Window]] = []
     for message, text in zip(said, texts, strict=True):
