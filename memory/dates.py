@@ -499,11 +499,14 @@ _ALTERNATIVES = (
     rf"|years?)\s+from\s+(?:now|today){_B1})",
     # A bare ordinal, the day of this month or the next: "the 14th", "on the 22nd", "Sunday
     # the 13th"; not a position ("the 3rd time", "the 2nd floor").
-    rf"(?P<en_ord>{_B0}(?:(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\s+)?(?:on\s+)?the\s+"
+    # Chat leaves "the" out after "on" or a weekday: "on 11th", "friday 13th".
+    rf"(?P<en_ord>{_B0}(?:(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\s+(?:the\s+)?|on\s+(?:the\s+)?"
+    r"|the\s+)"
     r"(?P<eo_day>\d{1,2})(?:st|nd|rd|th)(?![A-Za-z0-9])(?!\s+of\s)"
     r"(?=\s*(?:$|[^\sA-Za-z0-9]|(?:at|and|or|is|was|in|for|to|so|but|then|morning|afternoon"
     r"|evening|night|i|we|my|lol|haha|btw|this|next|too|already|right|around|from|until|till"
-    r"|before|after|by|with|if|when)(?![A-Za-z]))))",
+    r"|before|after|by|with|if|when|ugh|omg|yay|finally|wish|pray|ngl|tbh|lmao|fml|cant|can't"
+    r"|im|i'm)(?![A-Za-z]))))",
     # last / this / next / on / since + weekday.
     rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on"
     rf"|(?:ever\s+)?since)\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
@@ -643,11 +646,14 @@ _DATE_BEFORE = re.compile(
 )
 # After a bare "May 3": a quantity, not a date.
 _QUANTITY_AFTER = re.compile(
-    r"\s+(?:of|times?|or|to|and|more|less|people|persons?|men|women|kids|children|guys|hours?"
+    r"\s+(?:of|times?|more|less|people|persons?|men|women|kids|children|guys|hours?"
     r"|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|months?|years?|miles?|km|kilometers?"
     r"|meters?|kg|kilos?|pounds?|lbs?|percent|dollars?|bucks|euros?|yuan|pieces?|items?"
     r"|things|cups?|glasses?|bottles?|slices?|x)(?![A-Za-z])"
 )
+# After "May 3" or "March 3" also: "may 3 or 4 of us", "march 3 to 5 km" ("dec 17 and the deck"
+# is a day).
+_CONNECTIVE_AFTER = re.compile(r"\s+(?:or|to|and)(?![A-Za-z])")
 # Where a match may begin. The patterns' lookbehinds keep the regex engine from skipping ahead, so
 # scanning them over every position costs about a microsecond per character. These two are scanned
 # fast (each alternative begins with a literal, or the pattern is one character class, which lets
@@ -677,7 +683,7 @@ _EN_ANCHOR = re.compile(
             r"at(?=\s+the\s)",
             r"mid(?=[\s-])",
             *(rf"{month}(?=[a-z]*\.?\s+\d)" for month in _MONTH_KEYS),
-            *(rf"{day}(?=\s+the\s+\d)" for day in _WEEKDAYS),
+            *(rf"{day}(?=\s+(?:the\s+)?\d)" for day in _WEEKDAYS),
         ]
     )
 )
@@ -693,6 +699,9 @@ _GATE_WORDS = re.compile(
     rf"|(?:in|during|last|this|next|since|early|late|mid|of)[\s-]+(?:{'|'.join(_MONTH_KEYS)})"
 )
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# Traditional forms of the characters of days and hours (禮拜五, 下週一, 兩點鐘), read as the
+# simplified ones; one character for one, so offsets stay the message's.
+_TRADITIONAL = str.maketrans("禮週個後這幾兩鐘來", "礼周个后这几两钟来")
 # After 周一 / 星期一: 一 begins another word (这周一直很忙, 这周一起去).
 _AFTER_WEEKDAY_ONE = frozenset("直起样共般切些定块同次遍趟点会")
 # After a bare digit + 日: a duration, not a day (3日游, 3日内).
@@ -999,6 +1008,9 @@ def _en_month_day(
         return None  # "you may 4", "we march 10 miles"
     if key == "em" and bare and _QUANTITY_AFTER.match(m.string, m.end()):
         return None  # "May 3 people", "June 3 times"
+    ambiguous_word = word.rstrip(".") in _AMBIGUOUS_MONTHS
+    if key == "em" and bare and ambiguous_word and _CONNECTIVE_AFTER.match(m.string, m.end()):
+        return None  # "May 3 or 4 of us"
     if key == "ed" and m.group("ed_of") is not None and ordinal is None:
         return None  # "3 of march"
     month, day = _month_number(word), int(m.group(f"{key}_day"))
@@ -1482,6 +1494,7 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     falls in ("tomorrow evening at 8" is 20:00)."""
     lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
     en = _CLOCK_EN.search(lowered)
+    text = text.translate(_TRADITIONAL)
     zh = _CLOCK_ZH.search(text)
     if en is not None and (zh is None or en.start() <= zh.start()):
         said = _english_clock(en, lowered, hours)
@@ -1595,6 +1608,7 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters lengthen ("İ"): keep offsets aligned
         lowered = text.translate(_ASCII_LOWER)
+    lowered = lowered.translate(_TRADITIONAL)
     if _GATE_CHARS.search(lowered) is None and _GATE_WORDS.search(lowered) is None:
         return []
     starts = [(a.start(), _ZH_PATTERN) for a in _ZH_ANCHOR.finditer(lowered)]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.dates import DateMention, clock_time, find_dates, future_spans
+from memory.dates import ClockTime, DateMention, clock_time, find_dates, future_spans
 
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)  # a Sunday
 MONDAY = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -1374,6 +1374,11 @@ def test_points_and_a_little_are_no_hours(text: str) -> None:
         ("my exam is on 20/12", date(2026, 12, 20), date(2025, 12, 20)),
         ("the flight is 12/20", date(2026, 12, 20), date(2025, 12, 20)),
         ("due 1/15", date(2027, 1, 15), date(2026, 1, 15)),
+        # Chat leaves "the" out; a month and day before "and" is a day.
+        ("my viva is on 11th, pray for me", date(2026, 12, 11), date(2026, 11, 11)),
+        ("brunch sunday 13th", date(2026, 12, 13), date(2026, 11, 13)),
+        ("ortho appt on the 9th ugh braces", date(2026, 12, 9), date(2026, 11, 9)),
+        ("pitching on dec 17 and the deck is a mess", date(2026, 12, 17), date(2025, 12, 17)),
     ],
 )
 def test_a_day_said_without_its_month_or_year_is_the_coming_one_or_the_last(
@@ -1392,8 +1397,25 @@ def test_a_numeric_date_either_way_round_or_a_score_is_no_date(text: str) -> Non
     assert future_spans(text, now) == [] and find_dates(text, now) == []
 
 
-@pytest.mark.parametrize("text", ["we march 22 miles", "you may 4 get in", "they march 10 km"])
-def test_a_lowercase_march_or_may_as_a_verb_is_no_date(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [("禮拜五", date(2026, 12, 4)), ("下週一", date(2026, 12, 7)), ("下禮拜一", date(2026, 12, 7))],
+)
+def test_traditional_characters_of_days_are_read(text: str, day: date) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    [mention] = future_spans(f"{text}要去看牙醫", now)
+    assert (mention.day, mention.text) == (day, text)
+
+
+def test_a_traditional_hour_is_read() -> None:
+    assert clock_time("禮拜六下午三點") == ClockTime(time(15, 0), 3, 7)
+    assert clock_time("兩點鐘") == ClockTime(time(14, 0), 0, 3)
+
+
+@pytest.mark.parametrize(
+    "text", ["we march 22 miles", "you may 4 get in", "they march 10 km", "May 3 or 4 of us"]
+)
+def test_a_march_or_may_as_a_verb_or_a_count_is_no_date(text: str) -> None:
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
     assert future_spans(text, now) == [] and find_dates(text, now) == []
 

@@ -586,6 +586,144 @@ def test_an_event_the_user_will_not_be_at_or_no_longer_plans_is_left_alone(text:
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # A day of the month without "the", a month and day before "and", Traditional Chinese.
+        ("my thesis defence is on 9th, wish me luck", "follow_up", datetime(2026, 12, 9, 18)),
+        ("recital on jan 9 and i haven't practised", "follow_up", datetime(2027, 1, 9, 18)),
+        ("下週三要面試 好緊張", "follow_up", datetime(2026, 12, 9, 18)),
+        ("禮拜天早上十點的飛機", "follow_up", datetime(2026, 12, 6, 13)),
+        ("提醒我後天繳電話費", "reminder", datetime(2026, 12, 5, 9)),
+        # More ways to ask to be told later.
+        ("give me a shout tomorrow at 9 to book the MOT", "reminder", datetime(2026, 12, 4, 9)),
+        ("remind我 周五交水电费", "reminder", datetime(2026, 12, 4, 9)),
+        ("周六叫我一声去取快递", "reminder", datetime(2026, 12, 5, 9)),
+        ("帮我记一下 下周一还书", "reminder", datetime(2026, 12, 7, 9)),
+        # Anniversaries told by their count or as time together.
+        ("our 5th anniversary is on the 20th!!", "special_day", datetime(2026, 12, 20, 9)),
+        ("me & tom have been together 3 years on feb 2", "special_day", datetime(2027, 2, 2, 9)),
+        ("下个月8号是我们恋爱三周年", "special_day", datetime(2027, 1, 8, 9)),
+        ("我和他在一起三周年的日子快到了，下周五", "special_day", datetime(2026, 12, 11, 9)),
+        # Events by name (exams, races, a parent's school events) or a doing begun with.
+        ("这周日半马 希望别抽筋", "follow_up", datetime(2026, 12, 6, 18)),
+        ("下周三托福考试", "follow_up", datetime(2026, 12, 9, 18)),
+        ("sports day for my daughter on friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("volunteering at the food bank on saturday", "follow_up", datetime(2026, 12, 5, 18)),
+        # A day and its event in two sentences, either way round; a date's hour the evening's.
+        ("so nervous about tuesday. root canal at 11", "follow_up", datetime(2026, 12, 8, 14)),
+        ("我好怕周五。拔牙", "follow_up", datetime(2026, 12, 4, 18)),
+        ("job interview!!! it's next friday at 10am", "follow_up", datetime(2026, 12, 4, 13)),
+        ("first climbing comp ever!! sunday 9am at the old warehouse", "follow_up",
+         datetime(2026, 12, 6, 12)),
+        ("our 2nd date is friday at 8", "follow_up", datetime(2026, 12, 4, 23)),
+        # Another day's clock time, or one bounding something else, is not the event's; nor a
+        # doubt after an emoji; the user's own slot after the doors'.
+        ("明天拔牙，今晚八点以后不能吃东西", "follow_up", datetime(2026, 12, 4, 18)),
+        ("colonoscopy on monday, nothing to eat after 6pm sunday", "follow_up",
+         datetime(2026, 12, 7, 18)),
+        ("exam tmrw, tonight at 9 i'm revising", "follow_up", datetime(2026, 12, 4, 18)),
+        ("dentist friday 😬 not my favourite", "follow_up", datetime(2026, 12, 4, 18)),
+        ("our play opens saturday! doors at 6:30, we're on at 7:30pm", "follow_up",
+         datetime(2026, 12, 5, 22, 30)),
+        # A family member's event the user takes part in.
+        ("my dad is having his knee op on friday so i'm driving him", "follow_up",
+         datetime(2026, 12, 4, 18)),
+        ("我妈下周三做手术，我要请假陪她", "follow_up", datetime(2026, 12, 9, 18)),
+        # Setting off, shows, deadlines, flying somewhere, a meal with someone; a question
+        # asking for recipes; an event "booked for" its day.
+        ("i'm off to lisbon on the 18th for a week", "follow_up", datetime(2026, 12, 18, 18)),
+        ("stand up comedy open mic friday night, first time performing", "follow_up",
+         datetime(2026, 12, 4, 21)),
+        ("明晚八点的话剧", "follow_up", datetime(2026, 12, 4, 23)),
+        ("下周五交论文初稿", "follow_up", datetime(2026, 12, 11, 18)),
+        ("周五飞三亚", "follow_up", datetime(2026, 12, 4, 18)),
+        ("星期五晚上跟闺蜜吃火锅", "follow_up", datetime(2026, 12, 4, 21)),
+        ("wisdom teeth out on friday, any soup recipes?", "follow_up", datetime(2026, 12, 4, 18)),
+        ("surgery's booked for the 21st", "follow_up", datetime(2026, 12, 21, 18)),
+        ("我15号去拔智齿 想想就疼", "follow_up", datetime(2026, 12, 15, 18)),
+        # Moved to a day said after the first; a marriage; a day off beside an event.
+        ("friday's meeting got pushed to next tuesday", "follow_up", datetime(2026, 12, 8, 18)),
+        ("周五的面试改到下周三了", "follow_up", datetime(2026, 12, 9, 18)),
+        ("My marriage is fixed on 14th feb!!", "follow_up", datetime(2027, 2, 14, 18)),
+        ("bank holiday monday, we're going camping", "follow_up", datetime(2026, 12, 7, 18)),
+        ("my son's in the school play on thursday", "follow_up", datetime(2026, 12, 10, 18)),
+        ("my dad flies to shanghai on monday for work, i'm driving him to the airport",
+         "follow_up", datetime(2026, 12, 7, 18)),
+    ],
+)  # fmt: skip
+def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: datetime) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", NOW, text)], "miao/telegram:dm:u1", SHANGHAI, "en", NOW, None)
+    )
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A family member's own event, the user not in it; the user left behind.
+        "my brother has his bar exam on tuesday, he's been studying for months",
+        "我妹下周三考科目二，她超紧张",
+        "my flatmates are off to a festival on friday, place to myself",
+        "老公周末出差，家里就我一个人在家",
+        "my wife's away at a conference tuesday, home alone",
+        # No need to go, someone going instead.
+        "the meeting on friday is remote now so i don't have to go in",
+        "周四的培训改成线上了，不用去公司",
+        "jess is covering my shift on saturday yay",
+        "周六的值班让小王替我",
+        # A calendar's days, the day itself coming, others' demands.
+        "bank holiday on monday, the roads will be rammed",
+        "half term starts on the 14th for the schools here",
+        "friday is almost here!!",
+        "周末终于要来了",
+        "老师说下周三之前要交论文，反正不是我负责",
+        "my boss wants it by friday, not my problem tho",
+        # States of mind, work and bed are no plans; a day after something told as done, or
+        # after which the user says something of their own, borrows no event.
+        "wondering what to wear on saturday",
+        "craving pizza on friday",
+        "working on saturday ugh",
+        "going to bed at 11 tonight",
+        "great interview!! tomorrow I'm off though",
+        "had a meeting with my boss. tomorrow is my day off",
+        "my friend's interview went well. monday at 2",
+        "昨天面试了。周五出结果",
+        "she gave me a shout yesterday",
+        "明天是公司成立十周年",
+        # Routine work, staying in, a wish, a boss's trip; a span longer than a month names no
+        # day; today's event at an hour already come is told as it is.
+        "明天又要上班了",
+        "周末打算在家宅着",
+        "想周末去爬山但是要加班",
+        "老板下周出差，终于可以摸鱼了",
+        "my cousin is getting married next year somewhere in italy",
+        "we're going to japan in the summer",
+        "今天下午三点的会好无聊",
+        "the 2pm meeting today is dragging on forever",
+        # A day off; not invited or left out; a family member's work trip; moved to a day
+        # not known yet.
+        "tomorrow is a holiday",
+        "we have a public holiday on monday",
+        "they're getting married on saturday, we're not invited",
+        "他们明天去旅游，没带我",
+        "我老公下周去出差",
+        "my husband's away for work next week",
+        "周五的会改到下周了，不知道哪天",
+        # A team's fixture, a public event, a broadcast, routine work, being up early.
+        "arsenal play chelsea on sunday, should be a good one",
+        "the election is next thursday",
+        "the fireworks are at midnight on new year's eve",
+        "周末的比赛电视上直播",
+        "下周一又要开始上班了",
+        "gotta be up at 6 tomorrow",
+    ],
+)
+def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
     sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
     [found] = local_reading(
@@ -668,3 +806,14 @@ def test_a_special_day_is_only_from_its_users_own_telling() -> None:
     assert read([], [birthday], said=bob_tells) == []
     [kept] = read([], [birthday], said=[Said("u1", NOW, "my birthday is May 4")])
     assert (kept.user_id, kept.said_by, kept.kind) == ("u1", "u1", "special_day")
+
+
+def test_a_models_day_in_traditional_characters_is_the_users_message_that_said_it() -> None:
+    said = [Said("u1", NOW, "禮拜五要去看牙醫"), Said("u2", NOW, "周五见")]
+    [found] = from_answer(
+        [{"user": "U1", "kind": "follow_up", "what": "看牙醫", "when": "禮拜五"}],
+        [],
+        owner=owner,
+        reading=Reading(said, SCOPE, SHANGHAI, "zh", NOW, None),
+    )
+    assert (found.user_id, found.due_at) == ("u1", at(4, 18))

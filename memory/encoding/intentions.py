@@ -26,13 +26,24 @@ events, singular or plural, and endings such as "-athon", "-scopy") or by a plan
 whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
-speaker's own. An evening's event at an hour without am or pm ("dinner at 7") is at that hour
-of the evening. Not read: questions (but about "my interview" or asking for tips), negations,
-goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I had an interview
-tomorrow", "maybe", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the
-time now ("it's almost midnight"), and a friend's or colleague's own event ("my friend has an
-exam tomorrow", "my manager's presentation", 我朋友明天考试). A negation or a doubt counts in
-the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is read).
+speaker's own. Traditional characters are read as simplified (禮拜五要去看牙醫). A day and its
+event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
+2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
+pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
+bounding something else ("no food from midnight", 今晚十点以后) is not the event's. Not read:
+questions (but about "my interview" or asking for tips), negations, goodbyes, habits ("every",
+一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
+idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
+midnight"), today's event at an hour already come, a span longer than a month ("next year":
+no day), the day itself coming (周一又要到了), a calendar's days and days off ("school holidays
+start", "tomorrow is a holiday"), the user not going (no need to, not invited, someone else in
+their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
+colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
+我朋友明天考试), and a family member's own event told with their pronoun that the user takes
+no part in ("my sister has her driving test on friday"; "my mom's surgery" is read). A
+negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
+know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
+("friday's meeting got pushed to next tuesday") is on the second.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -56,7 +67,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
-from memory.dates import DateMention, clock_time, find_dates, future_spans
+from memory.dates import ClockTime, DateMention, clock_time, find_dates, future_spans
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -87,6 +98,7 @@ SOONEST = timedelta(hours=3)  # after it was said: a follow-up asked at once wou
 FOLLOW_UP_DAYS = timedelta(days=3)
 REMINDER_DAYS = timedelta(days=1)
 AHEAD = timedelta(days=366)  # further off, it is a plan, not something to ask about
+LONGEST_SPAN = timedelta(days=31)  # a longer span names no day: a plan, not an event
 
 
 @dataclass(slots=True, frozen=True)
@@ -197,7 +209,7 @@ _IN_HOURS = re.compile(
 
 # Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
 _EVENING = re.compile(
-    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date\s+night"
+    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date|doors"
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
@@ -245,10 +257,22 @@ def _holiday(m: re.Match[str]) -> str:
     return "on February 14"
 
 
+# Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
+# 下週一報到), read as the simplified ones. Only characters that are never simplified forms
+# themselves are mapped.
+_TRADITIONAL = str.maketrans(
+    "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
+    "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
+)
+
+
 def _normalised(words: str) -> str:
-    """`words` as the date reader knows them: 周末 alone as this week's, chat's "tmrw" as
-    "tomorrow", "next tue" as "next tuesday", and a weekday alone ("Friday evening I'm...")
-    as "on Friday" (the coming one)."""
+    """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
+    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", and a weekday
+    alone ("Friday evening I'm...") as "on Friday" (the coming one)."""
+    words = words.translate(_TRADITIONAL)
     words = _AT_SIGN.sub("at ", words)
     words = _HOLIDAYS_EN.sub(_holiday, words)
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
@@ -513,10 +537,10 @@ def _spoken(
     against it: of the messages holding the words (else, as a model may write the day as a
     date, those naming a day among those), the one `_whose` finds. None when that is another
     member's, or no message of theirs says it."""
-    words = _folded_words(when)
+    words = _folded_words(when.translate(_TRADITIONAL))
     if not words:
         return None
-    # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow...
+    # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow, 禮拜 礼拜...
     texts = [_normalised(m.text) for m in said]
     readings: list[tuple[Said, Window]] = []
     for message, text in zip(said, texts, strict=True):
@@ -669,26 +693,36 @@ def _folded(what: str) -> str:
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
 _FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
-# "don't let me forget", "set a reminder", 提醒我, 别让我忘了, 六点叫我起床.
+# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
+# 喊我一声, 帮我记一下, "remind我".
 _REMIND = re.compile(
     r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我)(?:一下)?[，,]?\s*"
+    r"|(?:提醒(?:一下)?我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
-    r"(?<![a-z])(?:my|our|(?:me|i)\s+and\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
-    r"\s+(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?P<zh>(?:结婚)?(?:生日|纪念日))"
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+)?"
+    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    # Together for so long on that day: "me n jia will have been together 2 years on jan 3rd".
+    r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
+    r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
+    r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?"
+    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十]{1,3}周年)"
     # A birthday told by the age: "I'm turning 30 on saturday".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
-_SPECIAL_DAY = re.compile(r"生日|纪念日")
+_SPECIAL_DAY = re.compile(r"生日|纪念日|周年")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -713,13 +747,14 @@ _EVENTS = frozenset({
     "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
     "airport", "visa", "passport",
     # sport and games
-    "game", "match", "race", "marathon", "tournament", "competition", "tryout", "playoff",
+    "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
     "scrimmage", "raid", "speedrun",
     # family and friends
-    "date", "party", "wedding", "shower", "reunion", "funeral", "memorial", "christening",
-    "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "play", "performance",
-    "audition", "rehearsal", "festival", "gala", "prom", "sleepover", "playdate",
+    "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
+    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show",
+    "performance", "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover",
+    "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
     "drinks", "visit", "visiting", "camp", "camping", "engagement",
     # legal and bureaucracy
@@ -733,7 +768,10 @@ _EVENTS = frozenset({
 _EVENT_PAIRS = frozenset({
     "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
     "road trip", "date night", "match day", "field trip", "open house", "open day",
-    "first day", "new job",
+    # "play" is a verb after a name ("arsenal play chelsea on sunday")
+    "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
+    "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "wisdom tooth",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -772,13 +810,17 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])"
+    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
+    # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
+    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
+    # shows, deadlines
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
-    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
@@ -797,6 +839,15 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # No need to go, someone going in the user's place, the user left behind: "don't have to go
+    # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
+    r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
+    r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
+    r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
+    r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
+    r"|不是我负责|不关我"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -836,9 +887,11 @@ _KIN = (
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
-    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|" + _KIN + r")'s)[a-z]+'s\s+"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|tonight|weekend|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
-    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s)"
+    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
+    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
@@ -856,26 +909,72 @@ _THEIRS = re.compile(
     r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
-    r"|^我(?:的)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导)(?!.*我)"
+    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
     r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
+)
+# A family member's own event, told with their pronoun, the user not in it: "my sister has
+# her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
+# going down" and 我妈住院，我请假陪她 are the user's too).
+_KIN_OWN = re.compile(
+    r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
+    r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
+    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹])"
+    r"[^，,。]*[，,]\s*(?:[他她]|[他她]们)"
+    # their work trip: "my husband's away for work next week", 我老公下周去出差
+    r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
+    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿)[^，,。]*出差"
+)
+_WITH_THEM = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
+)
+# A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
+_PUBLIC = re.compile(
+    r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
+)
+# A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
+_DAY_OFF = re.compile(
+    r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off)(?![a-z])"
+)
+# Moved from the day said first to one said after: "friday's meeting got pushed to next week",
+# 周五的会改到下周了.
+_MOVED = re.compile(
+    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
+    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+)
+# The day itself coming, no event: 周一又要到了, "friday is almost here".
+_ARRIVES = re.compile(
+    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
+    r"(?:here|upon\s+us|around\s+the\s+corner)(?![a-z])"
 )
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
     r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
 )
+# Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
+# weather, nor a state of mind ("wondering what to wear tomorrow").
+_CHAT_LEAD = r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*"
+_DOING_FIRST = (
+    r"(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
+    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
+    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing(?![a-z])"
+)
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
-    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*(?:got|gotta|gonna|going|"
+    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
-    # Any doing the sentence begins with ("running a 10k on sunday"), not a noun in -ing nor
-    # the weather.
-    r"|(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
-    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
-    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing)(?![a-z])"
+    r"|" + _DOING_FIRST + r")(?![a-z])"
+)
+# A doing as a plan: "pitching to investors on dec 17".
+_DOING = re.compile(
+    _CHAT_LEAD + r"(?!(?:wondering|thinking|hoping|praying|feeling|missing|loving|hating|wishing"
+    r"|guessing|dreading|looking|waiting|counting|kidding|joking|lying|saying|talking|asking"
+    r"|telling|trying\s+to|craving|working|wanting|needing|starving|dying|struggling|living"
+    r"|staying|sitting|lying)(?![a-z]))" + _DOING_FIRST
 )
 # The time now, told: "it's almost midnight", 现在已经三点了.
 _NOW_IS = re.compile(
@@ -889,7 +988,8 @@ _MY = re.compile(r"(?<![a-z])my\s+")
 # A question asking for advice on an event told before it: "interview at 2pm on monday, any
 # tips?", 周五面试，有什么建议吗？
 _ADVICE = re.compile(
-    r"[,，]\s*(?:any\s+(?:tips|advice|ideas|suggestions)|what\s+should\s+i|how\s+(?:should|do)\s+i"
+    r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
+    r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
     r"|有什么建议|怎么准备|有啥建议)"
 )
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
@@ -898,21 +998,22 @@ _UNREAL = re.compile(
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
-    r"|如果|要是|假如|万一|的话|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|如果|要是|假如|万一|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
 _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候)"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
-    r"|每|一般|通常|经常|总是|平时|照常"
+    r"|每|一般|通常|经常|总是|平时|照常|又要(?:开始)?(?:上班|上学|上课|加班)"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -931,7 +1032,7 @@ _NOT_HAD = (
     r"(?![a-z])"
 )
 _PLAN_EN = re.compile(
-    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|"
+    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
@@ -943,26 +1044,27 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|go\s+to\s+bed"
+    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
-_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉")
+_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅")
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
     r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
     r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
+    r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
     r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -1001,11 +1103,17 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     """What a model would find in one user message said at `now` (aware, in the time zone
     meant): a reminder asked for ("remind me to call mom tomorrow", 提醒我明天交作业), a
     special day ("my birthday is May 4th", 我的生日是5月4日), an event to come the user will
-    have ("my exam is on Tuesday", 我下周三面试). Questions, negations, goodbyes and sentences
-    not about the user are not read."""
+    have ("my exam is on Tuesday", 我下周三面试), its day and its event perhaps told in two
+    sentences one after the other ("GOT THE INTERVIEW!! it's monday at 2", "dreading wednesday.
+    knee surgery at 8am"). Questions, negations, goodbyes and sentences not about the user are
+    not read."""
     found: list[Spotted] = []
-    sentences = _SENTENCES.findall(text)
+    sentences = _SENTENCES.findall(text.translate(_TRADITIONAL))
     lent = -1
+    # The sentence before, when it named a day and no event (its index and the day's words), or
+    # an event of the user's and no day (its index and the event's words).
+    day_before: tuple[int, str] | None = None
+    event_before: tuple[int, str] | None = None
     for index, raw in enumerate(sentences):
         if index == lent:
             continue
@@ -1028,33 +1136,71 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = special.group("en") or special.group("zh") or "birthday"
+                what = (
+                    special.group("en")
+                    or special.group("zh")
+                    or ("anniversary" if special.group("together") else None)
+                    or ("纪念日" if special.group("zh_years") else "birthday")
+                )
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = _normalised(sentence)
         lowered = sentence.lower()
         remind = _REMIND.search(lowered)
         mentions = future_spans(sentence, now)
+        if (
+            not mentions
+            and remind is None
+            and day_before is not None
+            and day_before[0] == index - 1
+            and _named_event(sentence, lowered)
+        ):
+            # "dreading wednesday. knee surgery at 8am": the event is on the day before it.
+            sentence = f"{day_before[1]} {sentence}"
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
         if not mentions:
             if remind is not None:  # "remind me at 9pm to...", "in two hours"
                 found.extend(_timed_reminder(sentence, remind))
-            else:  # 下午四点要去银行: today, at a time still to come
-                found.extend(_timed_plan(sentence, lowered, now))
+                continue
+            plans = _timed_plan(sentence, lowered, now)  # 下午四点要去银行: today, at a time
+            found.extend(plans)
+            if not plans and _own_event(sentence, lowered):
+                event_before = (index, sentence)
             continue
         mention = mentions[0]
+        if len(mentions) > 1 and _MOVED.search(sentence, mention.start, mentions[1].start):
+            mention = mentions[1]  # 周五的会改到下周了: the day it is now on
         start = mention.start
         week = _WEEK_FROM.search(sentence[:start])
         if week is not None:
             start = week.start()
-        when = _when_words(sentence, start, mention.start + len(mention.text))
+        end = mention.start + len(mention.text)
+        when = _when_words(sentence, start, end, mentions[1:])
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
-            what = _clean_what(_without(asked, sentence[start : mention.start + len(mention.text)]))
+            what = _clean_what(_without(asked, sentence[start:end]))
             found.append(Spotted("reminder", what or _asked(remind), when))
             continue
-        if not _promised(sentence, mention, now):
+        if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
             continue
-        what = _clean_what(_without(sentence, sentence[start : mention.start + len(mention.text)]))
+        if not _eventful(sentence, mention):
+            if event_before is not None and event_before[0] == index - 1:
+                before = event_before[1]
+                if _refers_back(lowered, mention):
+                    # "second date with him!! friday 7.30 at the ramen place": the day of the
+                    # event before, at the evening's hour if it is an evening's.
+                    told = sentence
+                    if clock_time(before) is None:
+                        told = _evening(f"{before} {sentence}")[len(before) + 1 :]
+                    when = _when_words(told, start, end, mentions[1:])
+                    found.append(Spotted("follow_up", _clean_what(before), when))
+                    continue
+            day_before = (index, sentence[start:end])
+            continue
+        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
+            continue
+        what = _clean_what(_without(sentence, sentence[start:end]))
         if what:
             later = sentences[index + 1] if index + 1 < len(sentences) else ""
             hour = _its_hour(sentence, later, now)
@@ -1064,9 +1210,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     return found
 
 
-def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
-    """Whether a sentence naming a day to come (`mention`) tells of the user's own event on it:
-    not someone else's, nor denied, past, a habit, imagined or idle time."""
+def _owned(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
+    leaving its "I" out, in Chinese about no one else, or an event naming no one."""
     lowered = sentence.lower()
     # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
     own = (
@@ -1074,13 +1220,21 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         or _IMPLIED_I.match(lowered)
         or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
     )
-    if not own and not _impersonal(_without(sentence, mention.text).lower()):
-        return False
+    return bool(own) or _impersonal(_without(sentence, mention.text).lower())
+
+
+def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
+    """Whether a sentence naming a day to come (`mention`) may tell of the user's event on it:
+    not someone else's, nor denied, past, a habit, imagined, idle time or the day itself."""
+    lowered = sentence.lower()
     clause = _clause(lowered, mention.start)
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
         return False
     if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
         return False
+    kin = _KIN_OWN.search(lowered)
+    if kin is not None and not _WITH_THEM.search(lowered, 1):
+        return False  # "my sister has her driving test on friday"
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return False  # "we went to a concert on friday"
     if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
@@ -1091,18 +1245,81 @@ def _promised(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
-    rest = _without(sentence, mention.text)
+    named = _has_event(lowered) or _EVENT_ZH.search(sentence)
+    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
+        return False  # "tomorrow is a holiday"
     if _IDLE.search(lowered) and not _has_event(lowered):
         return False  # "tonight i'm just gonna chill"
     if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
         return False  # 明天要降温了
+    # 周一又要到了: the day itself coming
+    return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
+
+
+def _eventful(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
+    lowered = sentence.lower()
     return bool(
-        _scheduled(rest)
+        _scheduled(_without(sentence, mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
         or _PLAN_EN.search(lowered)
+        or _DOING.match(lowered)
         or _PLAN_ZH.search(sentence)
     )
+
+
+def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
+    """Whether what a follow-up would be asked after is no day to come: a span longer than a
+    month ("next year", "in the summer": a plan without its day), or today at an hour already
+    come (今天下午三点的会好无聊, said at three: under way or over, told as it is)."""
+    if mention.first is not None and mention.day - mention.first > LONGEST_SPAN:
+        return True
+    if mention.day != now.date():
+        return False
+    clock = clock_time(when, mention.hours)
+    return clock is not None and clock.at <= now.time().replace(tzinfo=None)
+
+
+def _named_event(sentence: str, lowered: str) -> bool:
+    return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
+
+
+def _own_event(sentence: str, lowered: str) -> bool:
+    """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
+    after it may say): named, theirs, neither denied nor someone else's, nor told as done
+    ("got" aside: "GOT THE INTERVIEW"), a habit or imagined."""
+    if not _named_event(sentence, lowered):
+        return False
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+        or _impersonal(lowered)
+    )
+    if not own or _NEGATED.search(lowered) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
+        return False
+    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
+        return False
+    return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
+
+
+# A sentence that begins with its day, saying when the event before it is: "friday 7.30 at
+# the ramen place", "it's monday at 2pm".
+_BACK_LEAD = re.compile(
+    r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
+)
+
+
+def _refers_back(lowered: str, mention: DateMention) -> bool:
+    """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
+    anything else in its first clause ("tomorrow I'm off" says something of its own)."""
+    lead = _BACK_LEAD.match(lowered)
+    if lead is None or lead.end() != mention.start:
+        return False
+    return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
 
 
 def _its_hour(sentence: str, after: str, now: datetime) -> str:
@@ -1122,6 +1339,12 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
         return ""  # "it's 3pm now", not "it's at 2"
     if not _STARTS_AT.search(lowered[: clock.start]):
         return ""
+    # The user's own slot, said after the doors': "doors at 7, we're on at 8pm".
+    slot = _SLOT.search(lowered, clock.end)
+    if slot is not None:
+        own = clock_time(after[slot.end() :])
+        if own is not None and own.start == 0:
+            clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
     # An evening's event's hour is the evening's ("party on saturday! starts at 8").
     return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
 
@@ -1197,6 +1420,10 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
 
 
 _AT_WORD = re.compile(r"(?:at|around|by|from)\s")
+_SLOT = re.compile(
+    r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
+    r"\s+(?:at\s+|@\s*|around\s+)"
+)
 # Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
 # "it's at 3", 两点开始.
 _STARTS_AT = re.compile(
@@ -1207,7 +1434,7 @@ _STARTS_AT = re.compile(
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
 _CLAUSE_END = re.compile(
-    r"[,，;；:]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"[,，;；:\u2600-\u27bf\U0001f300-\U0001faff]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
     r"|但是|不过|可是"
 )
 
@@ -1225,7 +1452,7 @@ def _clause(lowered: str, at: int) -> str:
 def _impersonal(rest: str) -> bool:
     """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
     an event to come: it begins with the event, names no one else, and is not told as past."""
-    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest):
+    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest) or _PUBLIC.search(rest):
         return False
     stripped = rest.strip(_STRIP)
     if _scheduled(stripped):
@@ -1254,12 +1481,26 @@ def _my_event(lowered: str) -> bool:
     )
 
 
-def _when_words(sentence: str, start: int, end: int) -> str:
-    """The words saying when: the date's, with a clock time said in the sentence."""
+# Before a clock time that bounds something else, not the event's hour: "from midnight" (no
+# food), "until 10", 十点以后.
+_BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
+_BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+
+
+def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
+    """The words saying when: the date's, with a clock time said in the sentence, unless the
+    clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
+    test tmrw, no food from midnight")."""
     clock = clock_time(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
+    if gap and (
+        any(end <= m.start <= clock.start for m in others)
+        or _BOUND_BEFORE.search(gap.lower())
+        or _BOUND_AFTER.match(sentence, clock.end)
+    ):
+        return sentence[start:end]
     if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
         return sentence[min(start, clock.start) : max(end, clock.end)]
     return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
