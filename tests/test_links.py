@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import types
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import cast
@@ -158,6 +159,38 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
             assert as_links(links.around(asked)) == expected
     finally:
         await kept.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_what_another_process_stored_comes_to_mind_before_its_notification(
+    open_store: StoreOpener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes on one database, the other's notification that it stored memories held
+    back (under load it came after the recall that wanted them): the memories the store finds
+    come to mind all the same, ranked as by a process that has heard."""
+    here, there = await open_store(tmp_path / "db"), await open_store(tmp_path / "db")
+    held: list[Callable[[str], None]] = []
+
+    async def unheard(changed: Callable[[str], None], touched: object = None) -> None:
+        held.append(changed)
+
+    monkeypatch.setattr(here, "listen", unheard)
+    clock = FakeClock(START + timedelta(days=60))
+    kept, other = [
+        await MemoryBank.open(tmp_path / name, "hash", clock, deterministic=True, store=store)
+        for name, store in (("here", here), ("there", there))
+    ]
+    try:
+        await fill(kept, 60, seed=1)
+        assert any(await recalled(kept)) and SCOPE in kept.derived.links
+        await fill(other, 60, seed=2)
+        assert held  # the bank listens: what it would hear is held back
+        assert await recalled(kept) == await from_the_store(kept, tmp_path / "fresh")
+    finally:
+        for bank in (kept, other):
+            await bank.close()
+        for store in (here, there):
+            await store.close()
 
 
 async def test_a_forgotten_memory_leaves_no_link_nor_name(tmp_path: Path) -> None:

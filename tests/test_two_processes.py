@@ -44,6 +44,7 @@ personality = "A cheerful test persona."
 
 [memory]
 idle_minutes = {idle}
+forgetting = "never"
 """
 QUICK = 0.02  # a conversation quiet for a second goes to long-term memory
 NEVER = 600.0  # one conversation, however slow a loaded machine makes its turns
@@ -53,7 +54,9 @@ def config(tmp_path: Path, name: str, bot: str, *, idle: float = QUICK, persona:
     """One process's folder: Pip (conversations closing after `idle` minutes; `persona`: more
     of its file), and a kizuna.toml on PostgreSQL hosting `bot` (TOML). Each message is
     answered on its own (no burst window): two sent at once here are two turns for the lease
-    to order, not one burst (tests/test_bursts.py has those)."""
+    to order, not one burst (tests/test_bursts.py has those). Pip forgets nothing, so what
+    comes to mind is not a draw: ACT-R's retrieval failure misses a memory a minute old one
+    time in 25, more often the slower a loaded machine gets to the question."""
     folder = tmp_path / name
     (folder / "personas").mkdir(parents=True)
     (folder / "personas" / "pip.toml").write_text(PIP.format(idle=idle) + persona, encoding="utf-8")

@@ -11,8 +11,9 @@ doubt:
 The copies kept in memory share one byte budget (memory/recall/budget.py). Each write path of the
 bank says once what it changed: new memories (`added`), memories changed in place (`changed`),
 deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors stored later
-(`embedded`); another process's changes arrive through `changed_elsewhere` and `touched_elsewhere`.
-Nothing else keeps these in step."""
+(`embedded`); another process's changes arrive through `changed_elsewhere` and `touched_elsewhere`
+(from its notification, or sooner from a recall whose hits in the store the links lack). Nothing
+else keeps these in step."""
 
 from __future__ import annotations
 

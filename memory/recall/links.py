@@ -4,7 +4,8 @@ reading their rows: at 100k memories that read was a third of a recall. Only wha
 mind is then read from the store, which stays the source of truth: a scope's links are read
 from it whole when first wanted, and kept in step with the bank's own writes and deletions (a
 forgotten memory's link and, once no memory has it, its speaker's name go with it). Another
-process's changes to a scope drop its links (memory.storage's `listen`)."""
+process's changes to a scope drop its links (memory.storage's `listen`), or sooner a recall whose
+candidates they lack (memory/recall/retrieval.py)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,11 @@ class ScopeLinks:
         order = np.argsort(self.previous[has], kind="stable")
         self.after_of = self.previous[has][order]
         self.after = self.ids[has][order]
+
+    def holds(self, ids: Iterable[int]) -> bool:
+        """Whether every memory of `ids` has its link here."""
+        asked = np.unique(np.fromiter(ids, np.int64))
+        return len(self._rows(asked)) == len(asked)
 
     def around(self, candidates: Iterable[int]) -> Around:
         """The links of the candidates that exist, of every memory stored right after one of

@@ -27,6 +27,7 @@ from memory.recall.cues import Cues
 from memory.recall.dense import ScopeSearch
 from memory.recall.derived import Derived
 from memory.recall.index import IndexFileError
+from memory.recall.links import ScopeLinks
 from memory.recall.ranking import (
     CONTEXT_WEIGHT,
     DENSE_CANDIDATES,
@@ -101,25 +102,22 @@ class Retrieval:
             return []
         scale = self.scale
         words = terms(cue)
-        lexical: dict[int, float] = {}
-        # The cue's embedding (a model in a thread, or a remote call) overlaps the full-text
-        # search (in SQLite's thread).
-        dense = asyncio.ensure_future(self._dense_query(scope, cue))
-        try:
-            lexical = await self._lexical(scope, words)
-        except BaseException:
-            dense.cancel()
-            raise
-        query, index = await dense
-        cosine: dict[int, float] = {}
-        if query is not None and index is not None:
-            cosine = dict(await index.search(query, DENSE_CANDIDATES))
-        dense_hits = dict(cosine)
-        candidates = set(cosine) | set(lexical)
-        if not candidates:
+        hits = await self._hits(scope, cue, words)
+        if hits is not None and not hits.links.holds(hits.candidates):
+            # The store found memories that the scope's links lack: another process stored
+            # them and its notification (memory.storage's `listen`) has not come yet, which
+            # under load can be after a recall here (or this process stored them a moment
+            # ago). Taken as come: what was derived from the scope is read again and the cue
+            # searched again, once, so they come to mind now, ranked as they will be; through
+            # the old links they would not come at all.
+            self.derived.changed_elsewhere(scope)
+            hits = await self._hits(scope, cue, words)
+        if hits is None:
             return []
+        query, index, lexical, cosine = hits.query, hits.index, hits.lexical, hits.cosine
+        links, candidates = hits.links, hits.candidates
+        dense_hits = dict(cosine)
         # Ranked by their links; only what may come to mind is read whole.
-        links = await self.derived.links.get(scope)
         memories = links.around(candidates)
         if await self._large(scope):
             self.derived.rows.fill(scope, links.ids)
@@ -188,6 +186,26 @@ class Retrieval:
             threshold=threshold,
         )
         return [by_id[i] for i in order]
+
+    async def _hits(self, scope: str, cue: str, words: Sequence[str]) -> _Hits | None:
+        """The cue's dense and lexical hits, and the scope's links; None: no hits."""
+        # The cue's embedding (a model in a thread, or a remote call) overlaps the full-text
+        # search (in SQLite's thread).
+        dense = asyncio.ensure_future(self._dense_query(scope, cue))
+        try:
+            lexical = await self._lexical(scope, words)
+        except BaseException:
+            dense.cancel()
+            raise
+        query, index = await dense
+        cosine: dict[int, float] = {}
+        if query is not None and index is not None:
+            cosine = dict(await index.search(query, DENSE_CANDIDATES))
+        candidates = set(cosine) | set(lexical)
+        if not candidates:
+            return None
+        links = await self.derived.links.get(scope)
+        return _Hits(query, index, lexical, cosine, candidates, links)
 
     async def _sharing(
         self,
@@ -366,6 +384,20 @@ class Retrieval:
             listed = await self.store.list_memories(scope, limit=limit)
         policy = self.policy(scope)
         return [(m, policy.retention(m, now)) for m in listed]
+
+
+@dataclass(slots=True, frozen=True)
+class _Hits:
+    """What a cue found in a scope, before ranking: its vector and the scope's dense search
+    (None: by words alone), its lexical (BM25) and dense (cosine) hits, both together, and
+    the scope's links."""
+
+    query: Vectors | None
+    index: ScopeSearch | None
+    lexical: dict[int, float]
+    cosine: dict[int, float]
+    candidates: set[int]
+    links: ScopeLinks
 
 
 def _distinctive(words: Sequence[str], hits: Mapping[str, int], size: int) -> list[str]:
