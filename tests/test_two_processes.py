@@ -92,11 +92,18 @@ async def start(
     environment = base_env(DISCORD_TOKEN=token, KIZUNA_DATABASE_URL=dsn, **env)
     process = await start_run(path, environment, *options)
     assert process.stderr is not None
-    while True:
-        line = (await asyncio.wait_for(process.stderr.readline(), TIMEOUT)).decode()
-        assert line, "kizuna run ended before its bot came up"
-        if "is up" in line:
-            return process
+    try:
+        while True:
+            line = (await asyncio.wait_for(process.stderr.readline(), TIMEOUT)).decode()
+            assert line, "kizuna run ended before its bot came up"
+            if "is up" in line:
+                return process
+    except BaseException:
+        # Not up in time: it would otherwise outlive the test and the suite.
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        raise
 
 
 async def reply_from(fake: FakeDiscord, bot: int) -> str:
