@@ -40,8 +40,10 @@ floor, tuned against off-topic cues, otherwise threw out answers the fusion rank
 look-up on purpose judges every memory by the floor itself.
 
 Retrieval failure: outside deterministic mode, a memory that made the cut may still not come
-to mind, with probability MAX_FAILURE * (1 - retention) ** 2: never for a fresh memory, rarely
-for a half-faded one, often for one nearly gone.
+to mind, with probability MAX_FAILURE * (1 - retention) ** 2: seldom for a fresh memory (never
+where retention starts at 1; ACT-R's starts below it, 1-4% in a memory's first minute, while the
+conversation at hand still holds what it says), rarely for a half-faded one, often for one
+nearly gone.
 """
 
 from __future__ import annotations
