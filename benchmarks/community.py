@@ -327,8 +327,12 @@ async def load_memories(
         " last_recalled_at FLOAT8, recall_count INT, recent_recalls TEXT, embedding BYTEA,"
         " embedder TEXT, speaker_id TEXT, body TEXT, context TEXT, a TEXT, b TEXT)"
     )
-    # Rebuilt after the load: one index build is quicker than a million insertions into it.
-    await conn.execute("DROP INDEX memories_search")
+    # Rebuilt after the load, as the store's migrations define it: one index build is quicker
+    # than a million insertions into it.
+    search_index = await conn.fetchval(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_search_scoped'"
+    )
+    await conn.execute("DROP INDEX memories_search_scoped")
     batch: list[tuple[Any, ...]] = []
 
     async def flush() -> None:
@@ -390,7 +394,7 @@ async def load_memories(
     if batch:
         await flush()
     await conn.execute("DROP TABLE load_memories")
-    await conn.execute("CREATE INDEX memories_search ON memories USING GIN (search)")
+    await conn.execute(search_index)
     await conn.execute(
         "INSERT INTO scope_sizes SELECT scope, count(*) FROM memories GROUP BY scope"
         " ON CONFLICT (scope) DO UPDATE SET memories = excluded.memories"

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import faiss
 import numpy as np
 import openai
 import pytest
@@ -21,7 +23,7 @@ from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.dense import ServerIndex
-from memory.recall.index import IndexCache, ScopeIndex
+from memory.recall.index import IndexCache, ScopeIndex, _build_alone
 from memory.records import NewMemory, Vectors
 from memory.storage.migrate import copy_store
 from memory.storage.postgres import PgStore
@@ -382,3 +384,33 @@ async def test_concurrent_opens_set_up_the_vector_path_once(pgvector_dsn: str) -
     finally:
         for store in stores:
             await store.close()
+
+
+def test_an_index_is_built_on_one_openmp_thread_and_the_thread_keeps_its_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large scope's graph is built by one thread, not a team that would take the event
+    loop's core; the worker thread's own setting (for the large searches it may run later) is
+    as it was after."""
+    real = ScopeIndex.build
+    during: list[int] = []
+
+    def build(dimension: int, ids: np.ndarray, vectors: Vectors | None) -> ScopeIndex:
+        during.append(faiss.omp_get_max_threads())
+        return real(dimension, ids, vectors)
+
+    monkeypatch.setattr(ScopeIndex, "build", build)
+    after: list[int] = []
+    built: list[ScopeIndex] = []
+
+    def worker() -> None:
+        faiss.omp_set_num_threads(2)
+        ids = np.arange(3, dtype=np.int64)
+        built.append(_build_alone(4, ids, np.eye(3, 4, dtype=np.float32)))
+        after.append(faiss.omp_get_max_threads())
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert during == [1] and after == [2]
+    assert built[0].size == 3

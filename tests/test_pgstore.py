@@ -18,6 +18,7 @@ from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory, PruneW
 from memory.storage import StoreError
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.base import MIGRATIONS
+from memory.storage.postgres.memories import _DOCUMENT_FREQUENCIES, _LEXICAL_SEARCH
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query
 from tests.fakes.postgres import kill_lock_holders
@@ -124,6 +125,25 @@ async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> 
     assert "127.0.0.1:9/none" in str(refused.value) and "hunter2" not in str(refused.value)
 
 
+async def test_a_connection_given_back_keeps_its_session_but_not_an_open_transaction(
+    postgres_dsn: str,
+) -> None:
+    """The pool does not reset what a connection set for its session (a round trip on every
+    release, for state the store never leaves behind), but asyncpg still rolls back a
+    transaction left open."""
+    store = await PgStore.open(postgres_dsn, max_size=1)  # the same connection each time
+    try:
+        async with store._pool.acquire() as conn:
+            await conn.execute("SET work_mem = '7MB'")
+            await conn.execute("BEGIN")
+            await conn.execute("INSERT INTO scope_sizes (scope, memories) VALUES ('left', 1)")
+        async with store._pool.acquire() as conn:
+            assert await conn.fetchval("SHOW work_mem") == "7MB"
+            assert await conn.fetchval("SELECT count(*) FROM scope_sizes") == 0
+    finally:
+        await store.close()
+
+
 # --- several processes -----------------------------------------------------------------------
 
 
@@ -205,6 +225,30 @@ async def test_lexical_search_stays_inside_its_scope(store: PgStore) -> None:
         "office": 1,
         "zebra": 0,
     }
+
+
+async def test_full_text_search_looks_up_the_scopes_tag_with_each_word(store: PgStore) -> None:
+    """Both full-text statements write the index's expression as migration 019 does, so the
+    server finds a word's matches among the scope's own memories (by its tag) instead of
+    among every scope's: a query written otherwise would fall back to reading the scope."""
+    await store.add_memory(new("s1", "my cat Mochi sleeps all day"))
+    await store.add_memory(new("s2", "their cat Mochi"))
+    async with store._pool.acquire() as conn:
+        # A table this small is read whole, or through the scope's btree: neither, here (the
+        # drop is rolled back).
+        undo = conn.transaction()
+        await undo.start()
+        try:
+            await conn.execute("SET LOCAL enable_seqscan = off")
+            await conn.execute("DROP INDEX memories_by_scope, memories_by_scope_id")
+            plans = [
+                await conn.fetch("EXPLAIN " + _LEXICAL_SEARCH, "s1", ["cat"], [0, 0, 0.35, 1], 9),
+                await conn.fetch("EXPLAIN " + _DOCUMENT_FREQUENCIES, "s1", ["cat"]),
+            ]
+        finally:
+            await undo.rollback()
+    for plan in plans:
+        assert "memories_search_scoped" in "\n".join(row[0] for row in plan)
 
 
 async def test_lexical_search_ranks_rarer_and_own_words_first(store: PgStore) -> None:
@@ -431,6 +475,8 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")
         await conn.execute("DROP TABLE intentions, contacts, outreach")
         await conn.execute("DROP INDEX conversations_by_age")
+        await conn.execute("DROP INDEX memories_search_scoped")
+        await conn.execute("CREATE INDEX memories_search ON memories USING GIN (search)")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(
             "INSERT INTO memories (id, scope, text, kind, importance, created_at,"

@@ -252,8 +252,8 @@ class IndexCache:
     ) -> None:
         # Searches on this (the event loop's) thread are single queries over small indexes:
         # too little work for OpenMP's team, which costs them 5-30x on 2 busy cores. This sets
-        # the calling thread's value only, so large searches, sent to worker threads, and
-        # index builds keep the whole team.
+        # the calling thread's value only, so large searches, sent to worker threads, keep the
+        # whole team (index builds do not: `_build_alone`).
         faiss.omp_set_num_threads(1)
         self.folder = folder
         self.store = store
@@ -362,7 +362,7 @@ class IndexCache:
                 f"stored embeddings of {embedder} have dimension {vectors.shape[1]}, "
                 f"expected {dimension}"
             )
-        built = await asyncio.to_thread(ScopeIndex.build, dimension, ids, vectors)
+        built = await asyncio.to_thread(_build_alone, dimension, ids, vectors)
         if expected.count or path.exists():
             log.info("rebuilt the memory index of a scope from the store: %s", why)
         self.rebuilds += 1
@@ -411,6 +411,19 @@ class IndexCache:
     async def delete_file(self, scope: str, embedder: str) -> None:
         async with self.lock(scope, embedder):
             self.drop(scope, embedder)
+
+
+def _build_alone(dimension: int, ids: Ids, vectors: Vectors | None) -> ScopeIndex:
+    """`ScopeIndex.build` on one OpenMP thread (the worker thread's own setting): a large
+    scope's HNSW graph takes tens of seconds to build, and a team of threads spinning at its
+    locks takes the core that the event loop and the database need meanwhile, for no gain
+    on a busy machine (benchmarks/README.md). The thread's setting is put back after."""
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return ScopeIndex.build(dimension, ids, vectors)
+    finally:
+        faiss.omp_set_num_threads(threads)
 
 
 async def _whole_in_thread(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:

@@ -34,6 +34,16 @@ from memory.storage.postgres.sessions import PgSessions
 __all__ = ["PgStore"]
 
 
+async def _kept_as_is(connection: asyncpg.Connection) -> None:
+    """What the pool does to a connection given back, after asyncpg has rolled back a
+    transaction left open: nothing more. Its default reset (RESET ALL, advisory locks, cursors
+    and LISTEN cleared) is a round trip on every release, as many as the store's statements,
+    to clear what its connections never keep: the store sets nothing for the session that a
+    later statement relies on being unset (a vector search sets `hnsw.ef_search` itself
+    before every search), and its session locks and listeners are on its own connection
+    outside the pool."""
+
+
 class PgStore(
     PgSessions,
     Archive,
@@ -66,6 +76,7 @@ class PgStore(
                 min_size=min_size,
                 max_size=max_size,
                 server_settings=settings(instance),
+                reset=_kept_as_is,
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
             # ValueError: a malformed connection string (a port that is not a number...).

@@ -76,31 +76,49 @@ _TRIM_RECALLS = (
     f" AND m.recall_count > {RECENT_RECALLS}) AS ranked WHERE n > {RECENT_RECALLS})"
 )
 
+# What the full-text index holds of a memory (migration 019, word for word: a query that writes
+# it otherwise does not use the index): its words and its scope's tag, one word that no text
+# holds. Asked for the tag AND a word, GIN walks the scope's own memories.
+_SEARCH_INDEXED = (
+    "(search || to_tsvector('simple', 'kzs' || translate(md5(scope), '0123456789', 'ghijklmnop')))"
+)
+# The tag of the scope $1, as a tsquery.
+_SCOPE_TAG = "to_tsquery('simple', 'kzs' || translate(md5($1), '0123456789', 'ghijklmnop'))"
+
 # BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
 # document's length; body weighs 1, the memory before `context_weight`), summed over the query's
 # terms that the memory holds. Not FTS5's bm25(): no saturation of repeated terms and another
 # length normalisation, so scores differ; the order is what recall uses. Document frequencies
 # are counted in the scope (a scope is a wall: no other scope's words weigh here).
-_LEXICAL_SEARCH = """
+_LEXICAL_SEARCH = f"""
 WITH total AS (
-    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n,
+           {_SCOPE_TAG} AS tag
 ),
 terms AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
-    SELECT q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+    SELECT q, q && total.tag AS scoped, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
     FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
     CROSS JOIN total
     CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS n FROM memories WHERE scope = $1 AND search @@ asked.q
+        SELECT count(*)::float8 AS n FROM memories
+        WHERE scope = $1 AND {_SEARCH_INDEXED} @@ (asked.q && total.tag)
     ) AS df
     WHERE numnode(q) > 0
 )
-SELECT m.id, sum(terms.idf * ts_rank_cd($3::float4[], m.search, terms.q, 1)) AS score
-FROM memories AS m JOIN terms ON m.search @@ terms.q
-WHERE m.scope = $1
-GROUP BY m.id
-ORDER BY score DESC, m.id
+SELECT id, sum(terms.idf * ts_rank_cd($3::float4[], search, terms.q, 1)) AS score
+FROM memories JOIN terms ON {_SEARCH_INDEXED} @@ terms.scoped
+WHERE scope = $1
+GROUP BY id
+ORDER BY score DESC, id
 LIMIT $4
 """
+
+# In how many of the scope's memories each term ($2) occurs in their own words (weight A).
+_DOCUMENT_FREQUENCIES = (
+    f"SELECT t, (SELECT count(*) FROM memories WHERE scope = $1"
+    f" AND {_SEARCH_INDEXED} @@ (q && {_SCOPE_TAG}) AND ts_filter(search, '{{a}}') @@ q)"
+    " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q"
+)
 
 _INSERT_MEMORY = (
     "INSERT INTO memories (scope, text, speaker, kind, category, importance,"
@@ -298,9 +316,7 @@ class PgMemories(PgVectors):
         if not terms:
             return {}
         rows = await self._pool.fetch(
-            "SELECT t, (SELECT count(*) FROM memories WHERE scope = $1 AND search @@ q"
-            " AND ts_filter(search, '{a}') @@ q)"
-            " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q",
+            _DOCUMENT_FREQUENCIES,
             scope,
             list({porter_term(t) for t in terms}),
         )

@@ -217,7 +217,7 @@ class PgVectors(PgBase):
         async with self._pool.acquire() as conn:
             # The sizes, and ef_search set from them in the same trip. For the session, not
             # the transaction (there is none: it would cost two more trips): every search on
-            # this connection sets it before it uses the graph, and the pool resets it.
+            # this connection sets it before it uses the graph (the pool leaves it set).
             row = await conn.fetchrow(_VECTOR_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH)
             size, total = int(row[0]), int(row[1])
             if not size:
