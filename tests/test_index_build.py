@@ -9,6 +9,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import memory.storage.embeddings
 from memory.recall.index import Ids, IndexCache, ScopeIndex, index_path
 from memory.records import NewMemory, Vectors
 from memory.storage import Storage
+from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 from tests.fakes.postgres import StoreOpener
 
@@ -261,10 +263,16 @@ async def test_a_scope_s_vectors_are_read_a_slice_at_a_time_whole_and_in_order(
         none, no_vectors = await store.embeddings("a", "none such")
         assert len(none) == 0 and no_vectors is None
 
-        async def behind(sql: str, params: Sequence[object] = ()) -> tuple[int]:
-            return (5,)  # counted before six more were written
+        assert isinstance(store, Store | PgStore)
+        listing = store._all
 
-        monkeypatch.setattr(store, "_one", behind)
+        async def one_unlisted(sql: str, params: Sequence[object] = ()) -> list[Any]:
+            rows = await listing(sql, params)
+            if sql.startswith("SELECT id FROM"):  # one committed after the listing
+                del rows[6]
+            return rows
+
+        monkeypatch.setattr(store, "_all", one_unlisted)
         ids, grown = await store.embeddings("a", EMBEDDER)
         assert grown is not None and np.array_equal(grown, vectors)
         assert ids.tolist() == sorted(expected)

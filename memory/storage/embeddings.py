@@ -25,31 +25,32 @@ class Embeddings(Statements):
         self, scope: str, embedder: str
     ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
         # A slice at a time into one array: rows of the whole scope at once held about as much
-        # again as the vectors, as Python objects, on top of the array made from them.
-        row = await self._one(f"SELECT count(*) FROM memories {_WHERE}", (scope, embedder))
-        expected = int(row[0]) if row is not None else 0
-        ids = np.empty(expected, dtype=np.int64)
+        # again as the vectors, as Python objects, on top of the array made from them. The
+        # slices are ranges of the ids read first, not `id > ? ORDER BY id LIMIT ?`: for that
+        # PostgreSQL walked the primary key, every scope's rows, filtering out the others.
+        listed = await self._all(f"SELECT id FROM memories {_WHERE} ORDER BY id", (scope, embedder))
+        if not listed:
+            return np.zeros(0, dtype=np.int64), None
+        ids = np.empty(len(listed), dtype=np.int64)
         matrix: Vectors | None = None
-        filled, after = 0, -1
-        while True:
+        filled = 0
+        for start in range(0, len(listed), VECTOR_SLICE):
+            first, last = listed[start][0], listed[min(start + VECTOR_SLICE, len(listed)) - 1][0]
             rows = await self._all(
-                f"SELECT id, embedding FROM memories {_WHERE} AND id > ? ORDER BY id LIMIT ?",
-                (scope, embedder, after, VECTOR_SLICE),
+                f"SELECT id, embedding FROM memories {_WHERE} AND id >= ? AND id <= ? ORDER BY id",
+                (scope, embedder, first, last),
             )
-            if not rows:
-                break
+            if not rows:  # deleted since they were listed
+                continue
             if matrix is None:
-                matrix = np.empty((expected, len(rows[0][1]) // 4), dtype=np.float32)
-            if filled + len(rows) > len(ids):  # written since the count
+                matrix = np.empty((len(ids), len(rows[0][1]) // 4), dtype=np.float32)
+            if filled + len(rows) > len(ids):  # one committed since, with an id in the range
                 ids = np.resize(ids, filled + len(rows))
                 matrix = np.resize(matrix, (filled + len(rows), matrix.shape[1]))
             ids[filled : filled + len(rows)] = [r[0] for r in rows]
             joined = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             matrix[filled : filled + len(rows)] = joined.reshape(len(rows), -1)
             filled += len(rows)
-            after = int(rows[-1][0])
-            if len(rows) < VECTOR_SLICE:
-                break
         if matrix is None:
             return ids[:0], None
         return ids[:filled], matrix[:filled]
