@@ -184,4 +184,5 @@ class Derived:
         """Stop the background builds and copies, and save changed indexes."""
         await self.lexicon.close()
         await self.rows.close()
+        await self.indexes.built()
         await self.dense.flush()

@@ -7,6 +7,12 @@ two cross). HNSW cannot delete, so deleted ids are kept as tombstones and filter
 until the next rebuild; their vectors are overwritten with zeros, so a deleted memory's
 vector is in no file.
 
+A graph takes tens of seconds to build (benchmarks/README.md), so no recall waits for one: while
+a worker thread builds it from the vectors read from the store, the scope is searched exactly
+over those same vectors (`_Read`), memories added meanwhile go into a small exact index beside
+them and deleted ones are marked dead (and zeroed); when the graph is ready it takes the
+changes and takes over, in the same `ScopeIndex`. One build at a time per scope.
+
 Indexes live in `<data>/index/`, one file each, written to a temporary file and renamed so a
 crash never leaves half a file. The store is the truth: on load an index is checked against the
 store's count and checksum of ids, and a missing, stale or unreadable file is rebuilt from the
@@ -25,6 +31,7 @@ import struct
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -55,6 +62,9 @@ _T = TypeVar("_T")
 _TEMPORARY = ".tmp"  # the suffix of an index file being written
 
 Ids = npt.NDArray[np.int64]
+# Makes a scope's index from its ids and vectors (in a worker thread): `_build_alone`; a test
+# passes one it controls.
+Builder = Callable[[int, Ids, Vectors | None], "ScopeIndex"]
 
 
 class IndexFileError(KizunaError):
@@ -69,6 +79,40 @@ def index_path(folder: Path, scope: str, embedder: str) -> Path:
 
 
 @dataclass(slots=True, eq=False)
+class _Read:
+    """A large scope's vectors as read from the store, searched exactly (one product with all
+    of them) while its graph is built from them. The rows of memories deleted or embedded again
+    since are dead, and zeroed: the build's thread may still be reading them, and the graph
+    takes the deletions before it takes over."""
+
+    ids: Ids  # ascending, as the store returns them
+    matrix: Vectors
+    alive: npt.NDArray[np.bool_]
+
+    def rows(self, ids: Sequence[int]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+        """Which of `ids` are live here, and their rows."""
+        wanted = np.asarray(ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)  # never empty
+        found = (self.ids[at] == wanted) & self.alive[at]
+        return found, at[found]
+
+    def kill(self, ids: Sequence[int]) -> None:
+        _, rows = self.rows(ids)
+        self.alive[rows] = False
+        self.matrix[rows] = 0
+
+    def search(self, query: Vectors, k: int) -> list[tuple[int, float]]:
+        scores = self.matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
+        scores[~self.alive] = -np.inf
+        k = min(k, int(self.alive.sum()))
+        if k <= 0:
+            return []
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return list(zip(self.ids[best].tolist(), scores[best].tolist(), strict=True))
+
+
+@dataclass(slots=True, eq=False)
 class ScopeIndex:
     """One scope's vectors by memory id."""
 
@@ -80,6 +124,9 @@ class ScopeIndex:
     # Whether the index is a graph (HNSW): asked once, since every call into FAISS on the event
     # loop's thread lets the GIL go, and getting it back under load can take milliseconds.
     hnsw: bool = field(init=False)
+    # While the scope's graph is built: the vectors it is built from, searched exactly beside
+    # `index` (then exact too, holding what was added since).
+    read: _Read | None = None
 
     def __post_init__(self) -> None:
         self.hnsw = isinstance(faiss.downcast_index(self.index.index), faiss.IndexHNSW)
@@ -99,15 +146,46 @@ class ScopeIndex:
             built.add(ids, vectors)
         return built
 
+    @classmethod
+    def while_built(cls, dimension: int, ids: Ids, vectors: Vectors) -> ScopeIndex:
+        """The index of a scope whose graph is being built from `ids` and `vectors` (which it
+        searches meanwhile, without a copy): `adopt` the graph when it is ready. Not saved
+        until then: a file of it would be rebuilt anyway."""
+        read = _Read(ids, vectors, np.ones(len(ids), dtype=np.bool_))
+        empty = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+        return cls(dimension, empty, set(ids.tolist()), read=read)
+
+    @property
+    def building(self) -> bool:
+        return self.read is not None
+
     @property
     def size(self) -> int:
         return len(self.live)
 
     @property
     def nbytes(self) -> int:
-        """About how much memory the index holds: its vectors, and an HNSW graph's links."""
+        """About how much memory the index holds: its vectors, and an HNSW graph's links;
+        while its graph is built, the vectors read and the graph too."""
         per_vector = self.dimension * 4 + (HNSW_M * 2 * 8 if self.hnsw else 8)
-        return int(self.index.ntotal) * per_vector
+        held = int(self.index.ntotal) * per_vector
+        if self.read is not None:
+            graph = len(self.read.ids) * (self.dimension * 4 + HNSW_M * 2 * 8)
+            held += self.read.matrix.nbytes + self.read.ids.nbytes + graph
+        return held
+
+    def adopt(self, graph: ScopeIndex) -> None:
+        """The graph built from `read` takes over, once it has what changed since: the
+        memories deleted (or embedded again) go, those added come in."""
+        assert self.read is not None
+        graph.remove(self.read.ids[~self.read.alive].tolist())
+        if self.index.ntotal:
+            added = faiss.vector_to_array(self.index.id_map).astype(np.int64)
+            graph.add(added, self.index.reconstruct_batch(added))
+        self.index, self.hnsw = graph.index, graph.hnsw
+        self.live, self.tombstones = graph.live, graph.tombstones
+        self.read = None
+        self.dirty = True
 
     def digest(self) -> IdDigest:
         return id_digest(self.live)
@@ -127,6 +205,8 @@ class ScopeIndex:
         present = [int(i) for i in ids if int(i) in self.live]
         if not present:
             return
+        if self.read is not None:
+            self.read.kill(present)
         if self.hnsw:
             self.tombstones.update(present)
             self._zero(present)
@@ -151,34 +231,46 @@ class ScopeIndex:
         """The k nearest live ids with their inner product, best first."""
         if not self.live or k <= 0:
             return []
+        hits: list[tuple[int, float]] = []
         want = min(k + len(self.tombstones), self.index.ntotal)
-        scores, ids = self.index.search(
-            np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
-        )
-        hits = [
-            (int(i), float(s))
-            for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
-            if i >= 0 and i not in self.tombstones
-        ]
+        if want:
+            scores, ids = self.index.search(
+                np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), want
+            )
+            hits = [
+                (int(i), float(s))
+                for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
+                if i >= 0 and i not in self.tombstones
+            ]
+        if self.read is not None:  # both exact: the best of the two are the best of all
+            hits = sorted(hits + self.read.search(query, k), key=lambda hit: -hit[1])
         return hits[:k]
 
     def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
         """The stored vectors of those `ids` that are live here."""
         wanted = [int(i) for i in ids if int(i) in self.live]
-        if not wanted:
-            return {}
-        matrix = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))
-        return dict(zip(wanted, matrix, strict=True))
+        return dict(zip(wanted, self._matrix(wanted), strict=True))
 
     def scores(self, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
         """The inner product with `query` of the stored vectors of those `ids` that are live
         here, in one product."""
         wanted = [i for i in dict.fromkeys(int(i) for i in ids) if i in self.live]
-        if not wanted:
-            return {}
-        matrix = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))
-        products = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
+        products = self._matrix(wanted) @ np.asarray(query, dtype=np.float32).reshape(-1)
         return dict(zip(wanted, products.tolist(), strict=True))
+
+    def _matrix(self, ids: list[int]) -> Vectors:
+        """The stored vectors of `ids` (live here), in order: from the vectors read while the
+        graph is built, and from `index`."""
+        matrix = np.zeros((len(ids), self.dimension), dtype=np.float32)
+        rest = np.arange(len(ids))
+        if self.read is not None and ids:
+            inside, rows = self.read.rows(ids)
+            matrix[inside] = self.read.matrix[rows]
+            rest = rest[~inside]
+        if len(rest):
+            wanted = np.asarray(ids, dtype=np.int64)[rest]
+            matrix[rest] = self.index.reconstruct_batch(wanted)
+        return matrix
 
     def serialize(self) -> bytes:
         header = json.dumps(
@@ -239,7 +331,9 @@ class IndexCache:
 
     Each (scope, embedder) has one lock, held to load, change, search and save its index, so a
     save never serialises an index mid-change and a change made while the index loads is
-    applied to it once loaded (see `lock` and `open_index`).
+    applied to it once loaded (see `lock` and `open_index`). A graph being built is not held
+    under it: its scope is searched exactly meanwhile, and the lock is taken for it to take
+    over (see `ScopeIndex.while_built`).
     """
 
     def __init__(
@@ -249,6 +343,7 @@ class IndexCache:
         *,
         capacity: int = 10_000,
         max_bytes: int = 256 << 20,
+        builder: Builder | None = None,
     ) -> None:
         # Searches on this (the event loop's) thread are single queries over small indexes:
         # too little work for OpenMP's team, which costs them 5-30x on 2 busy cores. This sets
@@ -265,6 +360,9 @@ class IndexCache:
         self._bytes: dict[tuple[str, str], int] = {}
         self._total = 0
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._builder = builder or _build_alone
+        # The graph under way of each scope (the last one started: one waits for the one before).
+        self._builds: dict[tuple[str, str], asyncio.Task[None]] = {}
         self.rebuilds = 0  # counted for tests and benchmarks
         # A process killed while writing an index leaves its temporary file: never read,
         # so remove it (the index it was becoming is stale or rebuilt on load).
@@ -310,10 +408,11 @@ class IndexCache:
         anyway, and rebuilt from the store when next loaded)."""
         async with self.lock(scope, embedder):
             index = self._open.get((scope, embedder))
-            if index is None:
+            if index is not None:
+                index.remove(ids)
+            if index is None or index.building:  # (its graph is written once it takes over)
                 index_path(self.folder, scope, embedder).unlink(missing_ok=True)
                 return
-            index.remove(ids)
             await self._save((scope, embedder), index)
 
     async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
@@ -328,11 +427,14 @@ class IndexCache:
                     self._open[key] = found
         if key in self._open:  # (another coroutine's eviction may have saved it meanwhile)
             self._open.move_to_end(key)
-            size = found.nbytes
-            self._total += size - self._bytes.get(key, 0)
-            self._bytes[key] = size
+            self._charge(key, found)
         await self._evict()  # outside this key's lock: eviction takes the evicted one's
         return found
+
+    def _charge(self, key: tuple[str, str], index: ScopeIndex) -> None:
+        size = index.nbytes
+        self._total += size - self._bytes.get(key, 0)
+        self._bytes[key] = size
 
     @property
     def open_bytes(self) -> int:
@@ -362,26 +464,84 @@ class IndexCache:
                 f"stored embeddings of {embedder} have dimension {vectors.shape[1]}, "
                 f"expected {dimension}"
             )
-        built = await asyncio.to_thread(_build_alone, dimension, ids, vectors)
         if expected.count or path.exists():
             log.info("rebuilt the memory index of a scope from the store: %s", why)
         self.rebuilds += 1
-        return built
+        if vectors is None or len(ids) < HNSW_FROM:
+            return await asyncio.to_thread(_build_alone, dimension, ids, vectors)
+        # The file is stale: it goes now, since it may hold what is forgotten before the
+        # graph takes over (and is written).
+        path.unlink(missing_ok=True)
+        index = ScopeIndex.while_built(dimension, ids, vectors)
+        self._start_build((scope, embedder), index)
+        return index
+
+    def _start_build(self, key: tuple[str, str], index: ScopeIndex) -> None:
+        task = asyncio.ensure_future(self._build(key, index, self._builds.get(key)))
+        self._builds[key] = task
+        task.add_done_callback(lambda done: self._built(key, done))
+
+    async def _build(
+        self, key: tuple[str, str], index: ScopeIndex, before: asyncio.Task[None] | None
+    ) -> None:
+        """Build the graph of `index` in a worker thread and let it take over, unless the
+        index was dropped meanwhile (it is stale then). One build of a scope at a time: the
+        thread of one dropped runs on, and a build waits for it."""
+        read = index.read
+        assert read is not None
+        if before is not None:
+            await asyncio.wait({before})
+            if self._open.get(key) is not index:
+                return
+        try:
+            graph = await asyncio.to_thread(self._builder, index.dimension, read.ids, read.matrix)
+        except Exception:
+            # Dropped, the scope is read again by its next recall, which tries again.
+            log.exception("could not build the memory index of a scope")
+            async with self.lock(*key):
+                if self._open.get(key) is index:
+                    self.drop(*key)
+            return
+        async with self.lock(*key):
+            if self._open.get(key) is not index:
+                return
+            index.adopt(graph)
+            self._charge(key, index)
+        await self._evict()
+
+    def _built(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
+        if self._builds.get(key) is task:
+            del self._builds[key]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a memory index's graph could not take over: %r", task.exception())
+
+    async def built(self) -> None:
+        """Wait for the graphs under way to be built and take over (the threads building them
+        cannot be stopped, and what they build is saved with the rest)."""
+        while self._builds:
+            await asyncio.wait(set(self._builds.values()))
 
     async def _evict(self) -> None:
         """Close the least recently used indexes past `capacity` or `max_bytes` (saved
-        first); the one most recently used stays, however large."""
+        first); the one most recently used stays, however large, and so do those whose graph
+        is being built (the build's thread holds their vectors until it ends: closing them
+        would give nothing back)."""
         while len(self._open) > self.capacity or (
             self._total > self.max_bytes and len(self._open) > 1
         ):
-            key, index = self._open.popitem(last=False)
+            older = islice(self._open.items(), len(self._open) - 1)
+            key = next((k for k, index in older if not index.building), None)
+            if key is None:
+                return
+            index = self._open.pop(key)
             self._total -= self._bytes.pop(key, 0)
             async with self.lock(*key):
                 await self._save(key, index)
 
     async def _save(self, key: tuple[str, str], index: ScopeIndex) -> None:
-        """Write a changed index (holding its lock)."""
-        if not index.dirty:
+        """Write a changed index (holding its lock); one whose graph is being built is written
+        once the graph takes over."""
+        if not index.dirty or index.building:
             return
         path = index_path(self.folder, *key)
         data = await _whole_in_thread(index.serialize)
@@ -390,7 +550,8 @@ class IndexCache:
 
     def drop(self, scope: str, embedder: str) -> None:
         """Forget an open index without saving it, and its file, which is stale (another
-        process may have deleted memories that it still holds): rebuilt when next used."""
+        process may have deleted memories that it still holds): rebuilt when next used. A
+        graph being built for it is thrown away when done."""
         self._open.pop((scope, embedder), None)
         self._total -= self._bytes.pop((scope, embedder), 0)
         index_path(self.folder, scope, embedder).unlink(missing_ok=True)
@@ -398,12 +559,12 @@ class IndexCache:
     async def flush(self) -> int:
         """Save every changed index; returns how many were written."""
         written = 0
-        changed = [key for key, index in self._open.items() if index.dirty]
+        changed = [key for key, index in self._open.items() if index.dirty and not index.building]
         if changed:
             log.info("saving %d changed memory indexes", len(changed))
         for key, index in list(self._open.items()):
             async with self.lock(*key):
-                if index.dirty:
+                if index.dirty and not index.building:
                     await self._save(key, index)
                     written += 1
         return written

@@ -11,7 +11,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from memory.records import (
     RECENT_RECALLS,
@@ -68,7 +67,6 @@ __all__ = [
     "session_row",
     "timestamp",
     "vector_bytes",
-    "vectors_from",
     "year_on",
 ]
 
@@ -86,7 +84,7 @@ MEMORY_COLUMNS = (
 
 
 INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip to a thread
-# Rows made into memories or vectors on the event loop; a large scope's are made in a thread,
+# Rows made into memories on the event loop; a large scope's are made in a thread,
 # where the loop goes on between slices (the daily prune reads whole scopes).
 INLINE_ROWS = 1_024
 
@@ -364,27 +362,6 @@ def private_chat(scope: str) -> tuple[str, str, str] | None:
 
 def vector_bytes(vector: Vectors) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-
-
-async def vectors_from(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-    """The ids and vectors of (id, vector bytes) rows, as MemoryStore.embeddings returns them;
-    many are made off the event loop."""
-    if len(rows) <= INLINE_ROWS:
-        return _vectors(rows)
-    return await asyncio.to_thread(_vectors, rows)
-
-
-def _vectors(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if not rows:
-        return ids, None
-    matrix = np.empty((len(rows), len(rows[0][1]) // 4), dtype=np.float32)
-    # A slice at a time: one join of a large scope's vectors would hold the GIL throughout.
-    for start in range(0, len(rows), INLINE_ROWS):
-        chunk = rows[start : start + INLINE_ROWS]
-        joined = np.frombuffer(b"".join(r[1] for r in chunk), dtype=np.float32)
-        matrix[start : start + len(chunk)] = joined.reshape(len(chunk), -1)
-    return ids, matrix
 
 
 async def memory_rows(rows: Sequence[Any]) -> list[Memory]:

@@ -7,29 +7,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from memory.records import IdDigest, Memory, Vectors
+from memory.storage.embeddings import Embeddings
 from memory.storage.postgres.base import in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
-from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_from
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes
 
 __all__ = ["PgEmbeddings"]
 
 
-class PgEmbeddings(PgVectors):
+class PgEmbeddings(PgVectors, Embeddings):
     """The memories' vectors and the embedding cache."""
-
-    async def embeddings(
-        self, scope: str, embedder: str
-    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        rows = await self._pool.fetch(
-            "SELECT id, embedding FROM memories"
-            " WHERE scope = $1 AND embedder = $2 AND embedding IS NOT NULL ORDER BY id",
-            scope,
-            embedder,
-        )
-        return await vectors_from(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._pool.fetch(

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
-
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes, vectors_from
+from memory.storage.embeddings import Embeddings
+from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes
 from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.statements import placeholders
 
 __all__ = ["SqliteEmbeddings"]
 
 
-class SqliteEmbeddings(SqliteBase):
+class SqliteEmbeddings(SqliteBase, Embeddings):
     """The memories' vectors and the embedding cache."""
-
-    async def embeddings(
-        self, scope: str, embedder: str
-    ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
-        rows = await self._all(
-            "SELECT id, embedding FROM memories"
-            " WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL ORDER BY id",
-            (scope, embedder),
-        )
-        return await vectors_from(rows)
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
         rows = await self._all(
