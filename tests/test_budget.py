@@ -123,3 +123,26 @@ async def test_every_cache_counts_against_one_budget_and_recalls_the_same_once_l
     assert await recall_in(bank, SCOPES[0]) == expected[SCOPES[0]]
     assert bank.derived.indexes.rebuilds == rebuilt  # its index was saved as it went
     await bank.close()
+
+
+async def test_a_memory_forgotten_as_its_index_is_let_go_stays_gone(tmp_path: Path) -> None:
+    """An index closed by the budget is saved in the background: a deletion meanwhile reaches
+    it and its file, and it never comes back, in this process or from the file."""
+    bank = await MemoryBank.open(
+        tmp_path, "hash", FakeClock(NOW), True, capacity=Capacity(cache_bytes=1)
+    )
+    kept = await bank.remember(SCOPES[0], "Alice adopted a kitten called Mochi")
+    gone = await bank.remember(SCOPES[0], "Alice's kitten Mochi is grey")
+    assert {h.id for h in await bank.recall(SCOPES[0], "Mochi", k=5)} == {kept, gone}
+    await bank.remember(SCOPES[1], "Ben plays the cello")
+    await bank.recall(SCOPES[1], "cello")  # one byte: the first scope's index is let go
+    assert (SCOPES[0], bank.embedder.name) not in bank.derived.indexes
+    await bank.forget(SCOPES[0], gone)
+    await bank.derived.flush()
+    assert (SCOPES[0], bank.embedder.name) not in bank.derived.indexes
+    assert {h.id for h in await bank.recall(SCOPES[0], "Mochi", k=5)} == {kept}
+    await bank.close()
+    again = await MemoryBank.open(tmp_path, "hash", FakeClock(NOW), True)
+    assert {h.id for h in await again.recall(SCOPES[0], "Mochi", k=5)} == {kept}
+    assert again.derived.indexes.rebuilds == 0  # from the file the deletion reached
+    await again.close()
