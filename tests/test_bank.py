@@ -9,11 +9,11 @@ import math
 import re
 import threading
 import types
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO, cast
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -755,7 +755,7 @@ async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_don
     writing, most = 0, 0
     write = memory.recall.index._write_atomically
 
-    def slow_write(path: Path, data: bytes) -> None:
+    def slow_write(path: Path, data: Callable[[BinaryIO], object]) -> None:
         nonlocal writing, most
         writing += 1
         most = max(most, writing)

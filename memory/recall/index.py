@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import BinaryIO, ParamSpec, TypeVar
 
 import faiss
 import numpy as np
@@ -280,11 +281,19 @@ class ScopeIndex:
         return matrix
 
     def serialize(self) -> bytes:
+        written = io.BytesIO()
+        self.write(written)
+        return written.getvalue()
+
+    def write(self, file: BinaryIO) -> None:
+        """Write the index file into `file`, FAISS's part as FAISS writes it: a save holds no
+        copy of the index in memory (at 100k memories a graph is a quarter of a gigabyte)."""
         header = json.dumps(
             {"dimension": self.dimension, "tombstones": sorted(self.tombstones)}
         ).encode()
-        body = faiss.serialize_index(self.index).tobytes()
-        return _MAGIC + struct.pack("<I", len(header)) + header + body
+        file.write(_MAGIC + struct.pack("<I", len(header)) + header)
+        writer = faiss.PyCallbackIOWriter(file.write)  # type: ignore[attr-defined]  # (SWIG's)
+        faiss.write_index(self.index, writer)
 
     @classmethod
     def deserialize(cls, data: bytes) -> ScopeIndex:
@@ -295,7 +304,7 @@ class ScopeIndex:
         try:
             (size,) = struct.unpack_from("<I", data, offset)
             header = json.loads(data[offset + 4 : offset + 4 + size])
-            body = np.frombuffer(data[offset + 4 + size :], dtype=np.uint8)
+            body = np.frombuffer(data, dtype=np.uint8, offset=offset + 4 + size)  # no copy
             index = faiss.deserialize_index(body)
             dimension = int(header["dimension"])
             tombstones = {int(t) for t in header["tombstones"]}
@@ -578,8 +587,7 @@ class IndexCache:
         if not index.dirty or index.building:
             return
         path = index_path(self.folder, *key)
-        data = await _whole_in_thread(index.serialize)
-        await _whole_in_thread(_write_atomically, path, data)
+        await _whole_in_thread(_write_atomically, path, index.write)
         index.dirty = False
 
     def drop(self, scope: str, embedder: str) -> None:
@@ -637,7 +645,7 @@ async def _whole_in_thread(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.
         raise
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: Callable[[BinaryIO], object]) -> None:
     """Write then rename: a crash leaves the old file or the new one, never part of one."""
     private_folder(path.parent)
     temporary = path.with_name(path.name + _TEMPORARY)
