@@ -1007,7 +1007,10 @@ def main() -> None:
     parser.add_argument("--idle-minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--index-memory-mb", type=int, help="each process's FAISS indexes (default: the config's)"
+        "--index-memory-mb",
+        type=int,
+        help="what each process keeps of its scopes, FAISS indexes included (default: the "
+        "config's)",
     )
     parser.add_argument(
         "--outreach-minutes",

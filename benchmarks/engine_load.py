@@ -251,8 +251,8 @@ async def open_load_runtime(
     index_memory_mb: int | None = None,
 ) -> Runtime:
     """The runtime `kizuna run` would open, its models the instant one; on the PostgreSQL
-    database at `dsn` if given, else on SQLite in `data_dir`; its FAISS indexes within
-    `index_memory_mb` if given, else the configuration's default."""
+    database at `dsn` if given, else on SQLite in `data_dir`; what it keeps of its scopes (FAISS
+    indexes included) within `index_memory_mb` if given, else the configuration's default."""
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
     if index_memory_mb is not None:

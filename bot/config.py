@@ -188,7 +188,8 @@ class MemoryConfig:
     recall_k: int = 5  # memories recalled per turn
     memory_tokens: int = 1500  # prompt budget for recalled memories
     open_indexes: int = 10_000  # scopes whose index stays in RAM...
-    index_memory_mb: int = 256  # ...within about this much memory
+    # ...and all that recall keeps of its scopes within about this much memory a process
+    index_memory_mb: int = 512
     index_save_seconds: float = 300.0  # how often changed indexes are written to disk
     prune_hour: int = 4  # local hour from which the daily prune runs
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "FILE_MODE",
@@ -59,14 +61,19 @@ def tighten_tree(folder: Path) -> None:
         os.chmod(path, FOLDER_MODE if path.is_dir() else FILE_MODE)
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write `data` into `path` (replacing what was there), readable by its owner only."""
+def write_private(path: Path, data: bytes | Callable[[BinaryIO], object]) -> None:
+    """Write `data` into `path` (replacing what was there), readable by its owner only; `data`
+    may be a function that writes into the open file (so a large file needs no copy of it in
+    memory)."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     with os.fdopen(descriptor, "wb") as file:
         if hasattr(os, "fchmod"):  # not on Windows before Python 3.13
             os.fchmod(file.fileno(), FILE_MODE)
         else:
             os.chmod(path, FILE_MODE)
-        file.write(data)
+        if isinstance(data, bytes):
+            file.write(data)
+        else:
+            data(file)
         file.flush()
         os.fsync(file.fileno())

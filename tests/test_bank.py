@@ -9,11 +9,11 @@ import math
 import re
 import threading
 import types
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO, cast
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -755,7 +755,7 @@ async def test_a_save_cut_short_by_a_stop_holds_its_index_until_the_write_is_don
     writing, most = 0, 0
     write = memory.recall.index._write_atomically
 
-    def slow_write(path: Path, data: bytes) -> None:
+    def slow_write(path: Path, data: Callable[[BinaryIO], object]) -> None:
         nonlocal writing, most
         writing += 1
         most = max(most, writing)
@@ -808,6 +808,7 @@ async def test_lru_of_open_indexes_saves_what_it_evicts(tmp_path: Path) -> None:
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
         assert len(await bank.recall(scope, "memory")) == 1
+    await bank.derived.flush()  # (an index let go is saved in the background)
     assert (scopes[-1], bank.embedder.name) in bank.derived.indexes
     assert (scopes[0], bank.embedder.name) not in bank.derived.indexes
     assert index_path(tmp_path / "index", scopes[0], bank.embedder.name).exists()
@@ -821,15 +822,16 @@ async def test_open_indexes_are_bounded_by_memory_too(tmp_path: Path) -> None:
     probe = await open_bank(tmp_path / "probe")
     await probe.remember("pip/probe", "a memory to measure")
     await probe.recall("pip/probe", "memory")
-    one = probe.derived.indexes.open_bytes  # an index holding one memory
+    one = probe.derived.budget.total  # a scope of one memory: its index and its links
     await probe.close()
 
-    bank = await open_bank(tmp_path / "bank", capacity=Capacity(index_bytes=2 * one))
+    bank = await open_bank(tmp_path / "bank", capacity=Capacity(cache_bytes=2 * one))
     scopes = [f"pip/s{i}" for i in range(4)]
     for scope in scopes:
         await bank.remember(scope, f"a memory of {scope}")
         assert len(await bank.recall(scope, "memory")) == 1
-        assert bank.derived.indexes.open_bytes <= 2 * one
+        assert bank.derived.budget.total <= 2 * one
+    await bank.derived.flush()  # (an index let go is saved in the background)
     open_now = [s for s in scopes if (s, bank.embedder.name) in bank.derived.indexes]
     assert open_now == scopes[-2:]  # the least recently used went, saved to disk
     assert index_path(tmp_path / "bank" / "index", scopes[0], bank.embedder.name).exists()

@@ -170,7 +170,7 @@ async def open_runtime(
             policy=scope_policies(personas),
             capacity=Capacity(
                 index_capacity=config.memory.open_indexes,
-                index_bytes=config.memory.index_memory_mb << 20,
+                cache_bytes=config.memory.index_memory_mb << 20,
             ),
         )
         sessions = SessionManager(store, clock)

@@ -1,5 +1,6 @@
-"""One byte budget for the copies a process keeps of its scopes (memory/recall/lexicon.py's word
-indexes, memory/recall/rowcache.py's rows, memory/recall/links.py's links).
+"""One byte budget for the copies a process keeps of its scopes (memory/recall/index.py's FAISS
+indexes, memory/recall/lexicon.py's word indexes, memory/recall/rowcache.py's rows,
+memory/recall/links.py's links).
 
 Each cache says what it keeps of a scope and about how many bytes that takes (`keep`, again
 whenever it grows or shrinks), that a scope was used (`touch`), and that it let one go
@@ -35,6 +36,7 @@ class Budget:
         self.total = 0
         self._held: OrderedDict[tuple[str, str], int] = OrderedDict()  # least recent first
         self._drops: dict[str, Callable[[str], None]] = {}
+        self._pinned: set[tuple[str, str]] = set()
 
     def register(self, cache: str, drop: Callable[[str], None]) -> None:
         """`drop(scope)`: how the cache named `cache` lets a scope's copy go."""
@@ -44,21 +46,31 @@ class Budget:
         """The bytes the cache holds for the scope, as it said (0: none)."""
         return self._held.get((cache, scope), 0)
 
-    def keep(self, cache: str, scope: str, nbytes: int) -> None:
-        """The cache holds `nbytes` for the scope now (the most recently used); copies used
-        least recently go until all fit (never this one: a single copy past the bound is
-        kept until another comes)."""
+    def keep(
+        self, cache: str, scope: str, nbytes: int, *, pinned: bool = False, used: bool = True
+    ) -> None:
+        """The cache holds `nbytes` for the scope now (the most recently used, unless not
+        `used`: then it keeps its place); copies used least recently go until all fit (never
+        this one if used: a single copy past the bound is kept until another comes; nor one
+        `pinned`, counted but not let go until kept again unpinned or released: letting it go
+        would give nothing back)."""
         key = (cache, scope)
         self.total += nbytes - self._held.get(key, 0)
         self._held[key] = nbytes
-        self._held.move_to_end(key)
-        while self.total > self.max_bytes and len(self._held) > 1:
-            (other, gone), size = next(iter(self._held.items()))
-            if (other, gone) == key:
+        if used:
+            self._held.move_to_end(key)
+        if pinned:
+            self._pinned.add(key)
+        else:
+            self._pinned.discard(key)
+        while self.total > self.max_bytes:
+            gone = next(
+                (k for k in self._held if (k != key or not used) and k not in self._pinned), None
+            )
+            if gone is None:
                 break
-            del self._held[other, gone]
-            self.total -= size
-            self._drops[other](gone)
+            self.total -= self._held.pop(gone)
+            self._drops[gone[0]](gone[1])
 
     def touch(self, cache: str, scope: str) -> None:
         key = (cache, scope)
@@ -67,6 +79,7 @@ class Budget:
 
     def release(self, cache: str, scope: str) -> None:
         self.total -= self._held.pop((cache, scope), 0)
+        self._pinned.discard((cache, scope))
 
 
 class ScopeCopies(ABC, Generic[C]):

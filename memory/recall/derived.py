@@ -8,12 +8,13 @@ doubt:
   the word index of a large scope (memory/recall/lexicon.py); - the copy of a large scope's rows
   (memory/recall/rowcache.py); - the counts full-text search chooses a cue's words by (`Counts`).
 
-The copies kept in memory share one byte budget (memory/recall/budget.py). Each write path of the
-bank says once what it changed: new memories (`added`), memories changed in place (`changed`),
-deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors stored later
-(`embedded`); another process's changes arrive through `changed_elsewhere` and `touched_elsewhere`
-(from its notification, or sooner from a recall whose hits in the store the links lack). Nothing
-else keeps these in step."""
+Whatever of these is kept in memory (the dense indexes too, unless the server searches by
+meaning) shares one byte budget for the whole process (memory/recall/budget.py). Each write
+path of the bank says once what it changed: new memories (`added`), memories changed in place
+(`changed`), deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors
+stored later (`embedded`); another process's changes arrive through `changed_elsewhere` and
+`touched_elsewhere` (from its notification, or sooner from a recall whose hits in the store the
+links lack). Nothing else keeps these in step."""
 
 from __future__ import annotations
 
@@ -84,11 +85,10 @@ class Counts:
 @dataclass(slots=True, frozen=True)
 class Capacity:
     """How much of what is derived is kept in memory: at most `index_capacity` dense indexes
-    open, in `index_bytes`; the links of `link_scopes` scopes and the rows of `row_scopes`,
-    the copies sharing `cache_bytes`."""
+    open, the links of `link_scopes` scopes and the rows of `row_scopes`, all of them (and the
+    word indexes of large scopes) within `cache_bytes`."""
 
     index_capacity: int = 10_000
-    index_bytes: int = 256 << 20
     link_scopes: int = LINK_SCOPES
     row_scopes: int = ROW_SCOPES
     cache_bytes: int = CACHE_BYTES
@@ -100,13 +100,14 @@ class Derived:
 
     def __init__(self, store: BankStore, folder: Path, embedder: str, capacity: Capacity) -> None:
         self._embedder = embedder
+        # What this process keeps of its scopes, whichever cache holds it.
+        self.budget = Budget(capacity.cache_bytes)
         self.indexes = IndexCache(
-            folder, store, capacity=capacity.index_capacity, max_bytes=capacity.index_bytes
+            folder, store, capacity=capacity.index_capacity, budget=self.budget
         )
         # The dense half of recall: the store's own vector search where it has one
         # (PostgreSQL with pgvector), else the FAISS indexes above.
         self.dense: DenseIndex = server_index(store) or self.indexes
-        self.budget = Budget(capacity.cache_bytes)
         # What ranking needs of each memory before its text.
         self.links = LinkCache(store, capacity.link_scopes, self.budget)
         # What full-text search reads in a large scope, and what recall answers with there.

@@ -16,14 +16,15 @@ changes and takes over, in the same `ScopeIndex`. One build at a time per scope.
 Indexes live in `<data>/index/`, one file each, written to a temporary file and renamed so a
 crash never leaves half a file. The store is the truth: on load an index is checked against the
 store's count and checksum of ids, and a missing, stale or unreadable file is rebuilt from the
-embeddings in SQLite (logged). Open indexes sit in an LRU bounded by count and by memory; an
-evicted one is saved first.
+embeddings in SQLite (logged). Open indexes sit in an LRU bounded by count and by the process's
+byte budget for its copies of scopes (memory/recall/budget.py); an evicted one is saved first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import BinaryIO, ParamSpec, TypeVar
 
 import faiss
 import numpy as np
@@ -41,6 +42,7 @@ import numpy.typing as npt
 
 from memory.errors import KizunaError
 from memory.private import private_folder, write_private
+from memory.recall.budget import Budget
 from memory.records import IdDigest, Vectors, id_digest
 from memory.storage import MemoryStore
 
@@ -60,6 +62,7 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 _TEMPORARY = ".tmp"  # the suffix of an index file being written
+_CACHE = "index"  # its name in the budget
 
 Ids = npt.NDArray[np.int64]
 # Makes a scope's index from its ids and vectors (in a worker thread): `_build_alone`; a test
@@ -70,6 +73,11 @@ Builder = Callable[[int, Ids, Vectors | None], "ScopeIndex"]
 class IndexFileError(KizunaError):
     """An index file that is not whole, or stored vectors of another size than the
     embedder's: the index is rebuilt from the store, or the memories re-embedded."""
+
+
+def _name(scope: str, embedder: str) -> str:
+    """An index's name in the budget (an embedder's name holds no NUL)."""
+    return f"{embedder}\0{scope}"
 
 
 def index_path(folder: Path, scope: str, embedder: str) -> Path:
@@ -273,11 +281,19 @@ class ScopeIndex:
         return matrix
 
     def serialize(self) -> bytes:
+        written = io.BytesIO()
+        self.write(written)
+        return written.getvalue()
+
+    def write(self, file: BinaryIO) -> None:
+        """Write the index file into `file`, FAISS's part as FAISS writes it: a save holds no
+        copy of the index in memory (at 100k memories a graph is a quarter of a gigabyte)."""
         header = json.dumps(
             {"dimension": self.dimension, "tombstones": sorted(self.tombstones)}
         ).encode()
-        body = faiss.serialize_index(self.index).tobytes()
-        return _MAGIC + struct.pack("<I", len(header)) + header + body
+        file.write(_MAGIC + struct.pack("<I", len(header)) + header)
+        writer = faiss.PyCallbackIOWriter(file.write)  # type: ignore[attr-defined]  # (SWIG's)
+        faiss.write_index(self.index, writer)
 
     @classmethod
     def deserialize(cls, data: bytes) -> ScopeIndex:
@@ -288,7 +304,7 @@ class ScopeIndex:
         try:
             (size,) = struct.unpack_from("<I", data, offset)
             header = json.loads(data[offset + 4 : offset + 4 + size])
-            body = np.frombuffer(data[offset + 4 + size :], dtype=np.uint8)
+            body = np.frombuffer(data, dtype=np.uint8, offset=offset + 4 + size)  # no copy
             index = faiss.deserialize_index(body)
             dimension = int(header["dimension"])
             tombstones = {int(t) for t in header["tombstones"]}
@@ -327,7 +343,9 @@ class FaissSearch:
 
 
 class IndexCache:
-    """The open indexes, at most `capacity` of them, least recently used evicted (saved).
+    """The open indexes, at most `capacity` of them, within the process's byte `budget` shared
+    with the other copies of scopes (memory/recall/budget.py): the least recently used are
+    closed, saved first.
 
     Each (scope, embedder) has one lock, held to load, change, search and save its index, so a
     save never serialises an index mid-change and a change made while the index loads is
@@ -342,7 +360,7 @@ class IndexCache:
         store: MemoryStore,
         *,
         capacity: int = 10_000,
-        max_bytes: int = 256 << 20,
+        budget: Budget | None = None,
         builder: Builder | None = None,
     ) -> None:
         # Searches on this (the event loop's) thread are single queries over small indexes:
@@ -353,12 +371,13 @@ class IndexCache:
         self.folder = folder
         self.store = store
         self.capacity = capacity
-        self.max_bytes = max_bytes
+        self._budget = budget or Budget()
+        self._budget.register(_CACHE, self._close)
         self._open: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()
-        # Each open index's nbytes as of its last use: indexes grow a little between uses,
-        # and summing them all on every recall would cost more than the drift.
-        self._bytes: dict[tuple[str, str], int] = {}
-        self._total = 0
+        # Closed with changes not saved yet: still their scope's index, so changed and reopened
+        # as such until the save (`_saving`) is done.
+        self._closing: dict[tuple[str, str], ScopeIndex] = {}
+        self._saving: set[asyncio.Task[None]] = set()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._builder = builder or _build_alone
         # The graph under way of each scope (the last one started: one waits for the one before).
@@ -378,7 +397,7 @@ class IndexCache:
     def open_index(self, scope: str, embedder: str) -> ScopeIndex | None:
         """The index if it is open (call holding its lock: after a load in progress has
         finished, the loaded index is open)."""
-        return self._open.get((scope, embedder))
+        return self._current((scope, embedder))
 
     async def searcher(self, scope: str, embedder: str, dimension: int) -> FaissSearch:
         return FaissSearch(self, scope, embedder, await self.get(scope, embedder, dimension))
@@ -390,7 +409,7 @@ class IndexCache:
         date from the store when next loaded; one that was loading has finished once the lock
         is ours). Without every vector it is dropped: reopened, it embeds what has none."""
         async with self.lock(scope, embedder):
-            index = self._open.get((scope, embedder))
+            index = self._current((scope, embedder))
             if index is None or not ids:
                 return
             present = [v for v in vectors if v is not None]
@@ -401,19 +420,23 @@ class IndexCache:
                 np.asarray(ids, dtype=np.int64),
                 np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in present]),
             )
+            if (scope, embedder) in self._open:
+                name = _name(scope, embedder)
+                self._budget.keep(_CACHE, name, index.nbytes, pinned=index.building)
 
     async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
         """Memories were deleted: out of the open index and out of its file at once, so a
         forgotten memory's vector stays on no disk (a file not open is deleted: it is stale
         anyway, and rebuilt from the store when next loaded)."""
+        key = (scope, embedder)
         async with self.lock(scope, embedder):
-            index = self._open.get((scope, embedder))
+            index = self._current(key)
             if index is not None:
                 index.remove(ids)
             if index is None or index.building:  # (its graph is written once it takes over)
                 index_path(self.folder, scope, embedder).unlink(missing_ok=True)
                 return
-            await self._save((scope, embedder), index)
+            await self._save(key, index)
 
     async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         """The scope's index for this embedder: open, loaded from its file, or rebuilt."""
@@ -423,23 +446,33 @@ class IndexCache:
             async with self.lock(scope, embedder):
                 found = self._open.get(key)
                 if found is None:
-                    found = await self._load(scope, embedder, dimension)
+                    found = self._closing.pop(key, None) or await self._load(
+                        scope, embedder, dimension
+                    )
                     self._open[key] = found
-        if key in self._open:  # (another coroutine's eviction may have saved it meanwhile)
-            self._open.move_to_end(key)
-            self._charge(key, found)
-        await self._evict()  # outside this key's lock: eviction takes the evicted one's
+        self._open.move_to_end(key)
+        # Charged as of its last use (or change here): summing every index on each recall
+        # would cost more than the drift. One whose graph is being built stays until the graph
+        # takes over (the build's thread holds its vectors until it ends: closing it would
+        # give nothing back).
+        self._budget.keep(_CACHE, _name(scope, embedder), found.nbytes, pinned=found.building)
+        while len(self._open) > self.capacity:
+            older = islice(self._open.items(), len(self._open) - 1)
+            oldest = next((k for k, index in older if not index.building), None)
+            if oldest is None:
+                break
+            self._budget.release(_CACHE, _name(*oldest))
+            self._close(_name(*oldest))
         return found
-
-    def _charge(self, key: tuple[str, str], index: ScopeIndex) -> None:
-        size = index.nbytes
-        self._total += size - self._bytes.get(key, 0)
-        self._bytes[key] = size
 
     @property
     def open_bytes(self) -> int:
         """About how much memory the open indexes hold (as of their last use)."""
-        return self._total
+        return sum(self._budget.held(_CACHE, _name(*key)) for key in self._open)
+
+    def _current(self, key: tuple[str, str]) -> ScopeIndex | None:
+        """The scope's index if it is open or closing (its save not done)."""
+        return self._open.get(key) or self._closing.get(key)
 
     async def _load(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         path = index_path(self.folder, scope, embedder)
@@ -506,8 +539,8 @@ class IndexCache:
             if self._open.get(key) is not index:
                 return
             index.adopt(graph)
-            self._charge(key, index)
-        await self._evict()
+            # Its graph's size now, in its place among the others: it may go first.
+            self._budget.keep(_CACHE, _name(*key), index.nbytes, used=False)
 
     def _built(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
         if self._builds.get(key) is task:
@@ -521,22 +554,32 @@ class IndexCache:
         while self._builds:
             await asyncio.wait(set(self._builds.values()))
 
-    async def _evict(self) -> None:
-        """Close the least recently used indexes past `capacity` or `max_bytes` (saved
-        first); the one most recently used stays, however large, and so do those whose graph
-        is being built (the build's thread holds their vectors until it ends: closing them
-        would give nothing back)."""
-        while len(self._open) > self.capacity or (
-            self._total > self.max_bytes and len(self._open) > 1
-        ):
-            older = islice(self._open.items(), len(self._open) - 1)
-            key = next((k for k, index in older if not index.building), None)
-            if key is None:
-                return
-            index = self._open.pop(key)
-            self._total -= self._bytes.pop(key, 0)
-            async with self.lock(*key):
+    def _close(self, name: str) -> None:
+        """The budget (or the count) lets the index named `name` go: saved first, in the
+        background, if it changed."""
+        embedder, _, scope = name.partition("\0")
+        key = (scope, embedder)
+        index = self._open.pop(key, None)
+        if index is None or not index.dirty:
+            return
+        self._closing[key] = index
+        task = asyncio.ensure_future(self._save_closed(key, index))
+        self._saving.add(task)
+        task.add_done_callback(self._saved)
+
+    async def _save_closed(self, key: tuple[str, str], index: ScopeIndex) -> None:
+        async with self.lock(*key):
+            if self._closing.get(key) is not index:
+                return  # reopened, or dropped, meanwhile
+            try:
                 await self._save(key, index)
+            finally:
+                del self._closing[key]  # unsaved, its file is stale: rebuilt when next loaded
+
+    def _saved(self, task: asyncio.Task[None]) -> None:
+        self._saving.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not save a closed memory index: %r", task.exception())
 
     async def _save(self, key: tuple[str, str], index: ScopeIndex) -> None:
         """Write a changed index (holding its lock); one whose graph is being built is written
@@ -544,8 +587,7 @@ class IndexCache:
         if not index.dirty or index.building:
             return
         path = index_path(self.folder, *key)
-        data = await _whole_in_thread(index.serialize)
-        await _whole_in_thread(_write_atomically, path, data)
+        await _whole_in_thread(_write_atomically, path, index.write)
         index.dirty = False
 
     def drop(self, scope: str, embedder: str) -> None:
@@ -553,7 +595,8 @@ class IndexCache:
         process may have deleted memories that it still holds): rebuilt when next used. A
         graph being built for it is thrown away when done."""
         self._open.pop((scope, embedder), None)
-        self._total -= self._bytes.pop((scope, embedder), 0)
+        self._closing.pop((scope, embedder), None)
+        self._budget.release(_CACHE, _name(scope, embedder))
         index_path(self.folder, scope, embedder).unlink(missing_ok=True)
 
     async def flush(self) -> int:
@@ -567,6 +610,8 @@ class IndexCache:
                 if index.dirty and not index.building:
                     await self._save(key, index)
                     written += 1
+        if self._saving:  # those closed meanwhile, saving on their own
+            await asyncio.wait(set(self._saving))
         return written
 
     async def delete_file(self, scope: str, embedder: str) -> None:
@@ -600,7 +645,7 @@ async def _whole_in_thread(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.
         raise
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: Callable[[BinaryIO], object]) -> None:
     """Write then rename: a crash leaves the old file or the new one, never part of one."""
     private_folder(path.parent)
     temporary = path.with_name(path.name + _TEMPORARY)
