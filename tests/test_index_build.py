@@ -220,6 +220,28 @@ async def test_a_scope_changed_elsewhere_during_its_build_is_built_again_after_i
     assert await found(cache, "a", query, 1) == list(more)
 
 
+async def test_two_large_scopes_graphs_are_built_one_after_the_other(
+    sqlite_store: Store, builder: GatedBuilder, tmp_path: Path
+) -> None:
+    """Each graph holds its copy beside the vectors and takes a core: the process builds one
+    at a time, and the scope waiting its turn is searched exactly meanwhile."""
+    rng = np.random.default_rng(11)
+    a = await fill(sqlite_store, "a", unit_vectors(rng, 60))
+    c = await fill(sqlite_store, "c", unit_vectors(rng, 70))
+    cache = IndexCache(tmp_path / "index", sqlite_store, builder=builder)
+    query = unit_vectors(rng, 1)[0]
+    assert await found(cache, "a", query) == exact(a, query, 10)
+    assert await found(cache, "c", query) == exact(c, query, 10)
+    assert builder.calls == [60]  # c waits for a's turn to end
+
+    builder.release.set()
+    await cache.built()
+    assert builder.calls == [60, 70] and builder.most_at_once == 1
+    for scope in ("a", "c"):
+        index = cache.open_index(scope, EMBEDDER)
+        assert index is not None and index.hnsw
+
+
 async def test_a_failed_build_is_logged_and_the_scope_read_again_next_time(
     sqlite_store: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

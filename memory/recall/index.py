@@ -382,6 +382,9 @@ class IndexCache:
         self._builder = builder or _build_alone
         # The graph under way of each scope (the last one started: one waits for the one before).
         self._builds: dict[tuple[str, str], asyncio.Task[None]] = {}
+        # One graph built at a time in the process: each holds its graph beside the vectors
+        # and takes a core, and the scopes waiting are searched exactly meanwhile.
+        self._building = asyncio.Semaphore(1)
         self.rebuilds = 0  # counted for tests and benchmarks
         # A process killed while writing an index leaves its temporary file: never read,
         # so remove it (the index it was becoming is stale or rebuilt on load).
@@ -527,7 +530,12 @@ class IndexCache:
             if self._open.get(key) is not index:
                 return
         try:
-            graph = await asyncio.to_thread(self._builder, index.dimension, read.ids, read.matrix)
+            async with self._building:
+                if self._open.get(key) is not index:
+                    return  # dropped while it waited its turn
+                graph = await asyncio.to_thread(
+                    self._builder, index.dimension, read.ids, read.matrix
+                )
         except Exception:
             # Dropped, the scope is read again by its next recall, which tries again.
             log.exception("could not build the memory index of a scope")
