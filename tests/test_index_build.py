@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,14 @@ import memory.recall.index
 import memory.storage.embeddings
 from memory.recall.budget import Budget
 from memory.recall.index import Ids, IndexCache, ScopeIndex, index_path
-from memory.records import NewMemory, Vectors
+from memory.records import Vectors
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.storage.sqlite import Store
 from tests.fakes.postgres import StoreOpener
+from tests.test_dense import DIMENSION, EMBEDDER, new_memory, unit_vectors
 
-EMBEDDER = "test-random-16"
-DIMENSION = 16
 GRAPH_FROM = 50  # HNSW_FROM here: scope "a" (60) gets a graph, "b" (30) stays exact
-WHEN = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 class GatedBuilder:
@@ -68,28 +65,6 @@ async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
     store = await Store.open(tmp_path / "kizuna.sqlite3")
     yield store
     await store.close()
-
-
-def unit_vectors(rng: np.random.Generator, n: int) -> Vectors:
-    matrix = rng.standard_normal((n, DIMENSION)).astype(np.float32)
-    unit: Vectors = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
-    return unit
-
-
-def new_memory(scope: str, vector: Vectors | None, embedder: str = EMBEDDER) -> NewMemory:
-    return NewMemory(
-        scope=scope,
-        text="a memory",
-        speaker=None,
-        kind="episodic",
-        category=None,
-        importance=2,
-        sentiment=0.0,
-        created_at=WHEN,
-        strength=1.0,
-        embedding=vector,
-        embedder=None if vector is None else embedder,
-    )
 
 
 async def fill(store: Storage, scope: str, vectors: Vectors) -> dict[int, Vectors]:
