@@ -90,6 +90,22 @@ def lived(
     return memory, clock.now()
 
 
+def lived_pool(
+    policy: ForgettingPolicy, histories: list[tuple[Traits, list[tuple[float, bool]]]]
+) -> list[Memory]:
+    """A memory for each history, lived through it, ids from 1."""
+    return [lived(policy, made(policy, t, id=i), h)[0] for i, (t, h) in enumerate(histories, 1)]
+
+
+# A pool of up to 16 memories, pairs of them that may be near duplicates, a time and a seed.
+GIVEN_TWINS = given(
+    histories=st.lists(st.tuples(traits, steps), min_size=2, max_size=16),
+    pairs=st.lists(st.tuples(st.integers(1, 16), st.integers(1, 16)), max_size=16),
+    when=st.floats(0.0, 600.0),
+    seed=st.integers(0, 2**32),
+)
+
+
 def later_times(start: datetime, offsets: list[float]) -> list[datetime]:
     return [start + timedelta(days=d) for d in sorted(offsets)]
 
@@ -178,12 +194,7 @@ def test_nothing_inside_the_grace_is_pruned(
 
 @pytest.mark.parametrize("name", NAMES)
 @PROPS
-@given(
-    histories=st.lists(st.tuples(traits, steps), min_size=2, max_size=16),
-    pairs=st.lists(st.tuples(st.integers(1, 16), st.integers(1, 16)), max_size=16),
-    when=st.floats(0.0, 600.0),
-    seed=st.integers(0, 2**32),
-)
+@GIVEN_TWINS
 def test_near_duplicates_merge_and_the_survivor_stays(
     name: str,
     histories: list[tuple[Traits, list[tuple[float, bool]]]],
@@ -192,7 +203,7 @@ def test_near_duplicates_merge_and_the_survivor_stays(
     seed: int,
 ) -> None:
     policy = make_policy(name)
-    pool = [lived(policy, made(policy, t, id=i), h)[0] for i, (t, h) in enumerate(histories, 1)]
+    pool = lived_pool(policy, histories)
     by_id = {m.id: m for m in pool}
     twins = [(a, b) for a, b in pairs if a != b and a in by_id and b in by_id]
     now = max([T0 + timedelta(days=when), *(m.last_touched for m in pool)])
@@ -221,12 +232,7 @@ def test_near_duplicates_merge_and_the_survivor_stays(
 
 @pytest.mark.parametrize("name", NAMES)
 @PROPS
-@given(
-    histories=st.lists(st.tuples(traits, steps), min_size=2, max_size=16),
-    pairs=st.lists(st.tuples(st.integers(1, 16), st.integers(1, 16)), max_size=16),
-    when=st.floats(0.0, 600.0),
-    seed=st.integers(0, 2**32),
-)
+@GIVEN_TWINS
 def test_twins_only_spare_what_a_prune_would_take(
     name: str,
     histories: list[tuple[Traits, list[tuple[float, bool]]]],
@@ -235,7 +241,7 @@ def test_twins_only_spare_what_a_prune_would_take(
     seed: int,
 ) -> None:
     policy = make_policy(name)
-    pool = [lived(policy, made(policy, t, id=i), h)[0] for i, (t, h) in enumerate(histories, 1)]
+    pool = lived_pool(policy, histories)
     twins = [(a, b) for a, b in pairs if a != b and a <= len(pool) and b <= len(pool)]
     now = max([T0 + timedelta(days=when), *(m.last_touched for m in pool)])
     alone = policy.prune(pool, now, seed=seed)
@@ -252,7 +258,7 @@ def test_stochastic_takes_the_most_faded_of_a_group_first(
     histories: list[tuple[Traits, list[tuple[float, bool]]]], seed: int
 ) -> None:
     policy = Stochastic()
-    pool = [lived(policy, made(policy, t, id=i), h)[0] for i, (t, h) in enumerate(histories, 1)]
+    pool = lived_pool(policy, histories)
     now = max(m.last_touched for m in pool) + timedelta(days=4)
     gone = {f.id for f in policy.prune(pool, now, seed=seed)}
     assert gone == {f.id for f in policy.prune(list(reversed(pool)), now, seed=seed)}

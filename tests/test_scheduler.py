@@ -210,9 +210,7 @@ async def test_the_personas_write_first_once_a_minute(tmp_path: Path) -> None:
     scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
     try:
         for user in ("1", "2"):
-            await bot.store.heard("pip", "telegram", user, NOON - timedelta(days=1), private=True)
-            await bot.store.answered("pip", "telegram", user, NOON - timedelta(days=1))
-            await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
+            await contact(bot, user)
         await bot.store.add_intention(intention("1"))
         await scheduler.tick()  # the first round looks
         first = scheduler.writing
@@ -241,9 +239,7 @@ async def test_a_stop_lets_a_message_being_written_first_be_recorded(tmp_path: P
     outreach = outreach_of(bot, courier)
     scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
     try:
-        await bot.store.heard("pip", "telegram", "1", NOON - timedelta(days=1), private=True)
-        await bot.store.answered("pip", "telegram", "1", NOON - timedelta(days=1))
-        await bot.store.set_contact("pip", "telegram", "1", timezone="UTC", at=NOON)
+        await contact(bot, "1")
         await bot.store.add_intention(intention("1"))
         scheduler.start()
         await courier.holding.wait()
@@ -271,9 +267,7 @@ async def test_a_slow_outreach_round_holds_up_none_of_the_other_rounds_work(
     outreach = outreach_of(bot, courier)
     scheduler = Scheduler(bot.sessions, bot.engine.idle_time, interval=5, outreach=outreach)
     try:
-        await bot.store.heard("pip", "telegram", "1", NOON - timedelta(days=1), private=True)
-        await bot.store.answered("pip", "telegram", "1", NOON - timedelta(days=1))
-        await bot.store.set_contact("pip", "telegram", "1", timezone="UTC", at=NOON)
+        await contact(bot, "1")
         await bot.store.add_intention(intention("1"))
         await bot.engine.handle(make_event("hi"))
         await asyncio.wait_for(scheduler.tick(), WAIT)  # returns with the round under way
@@ -342,6 +336,13 @@ class HeldCourier(RecordingCourier):
         self.holding.set()
         await self.release.wait()
         return await super().write_first(user_id, spoken)
+
+
+async def contact(bot: Bot, user: str) -> None:
+    """Pip's Telegram contact `user`, heard and answered in private yesterday, in UTC."""
+    await bot.store.heard("pip", "telegram", user, NOON - timedelta(days=1), private=True)
+    await bot.store.answered("pip", "telegram", user, NOON - timedelta(days=1))
+    await bot.store.set_contact("pip", "telegram", user, timezone="UTC", at=NOON)
 
 
 def intention(user: str) -> NewIntention:
