@@ -724,6 +724,61 @@ def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Someone else setting off, a partner's work trip or exam the user is not in, what a
+        # relative said of their own trip.
+        "my flatmate's heading off to bali on monday, finally some peace",
+        "我女朋友下周五去北京出差",
+        "我哥下周答辩，我比他还慌",
+        "我表姐说她下个月5号去冰岛，好羡慕",
+        # Skipping it, not planning to go, unable to go with them, envy, left on one's own.
+        "i'm skipping the team dinner on friday, can't face it",
+        "周日的聚餐我不准备去了",
+        "我爸下周二手术，可我请不了假",
+        "my cousin is flying to tokyo on saturday, so jealous",
+        "我爸周末回老家，家里剩我一个人",
+        # What used to be, a place's timetable, how long a meeting lasted.
+        "I used to have a 7am shift on fridays, never again",
+        "lunch is at 11 round here, way too early",
+        "church starts at 9 in this country lol",
+        "the standup at 9 lasted forty minutes, kill me",
+        "the webinar at 2 ended early lol",
+        # Today's part of the day gone by; a year is no day; a verb's 得 is no "must".
+        "this morning's standup is still haunting me",
+        "keeping the party small this year, just close friends",
+        "今天的比赛踢得太烂了",
+        # Words quoted: a saying, what someone else wrote.
+        "“下周六搬家”这四个字我听了一年了",
+        "“周五前交报告”，群里又在刷屏",
+    ],
+)
+def test_others_plans_skipped_ones_what_used_to_be_and_quoted_words_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # "every" and "each" of no time are no habit; someone else named in a clause after the
+        # day's does not make the event theirs.
+        ("job fair on the 12th, bringing every CV i printed", datetime(2026, 12, 12, 18)),
+        ("dinner with the whole team friday, each of us brings a dish", datetime(2026, 12, 4, 18)),
+        ("狗狗周六去打疫苗，希望它别闹", datetime(2026, 12, 5, 18)),
+        ("the orthodontist is on tuesday, he's gonna tighten the braces",
+         datetime(2026, 12, 8, 18)),
+    ],
+)  # fmt: skip
+def test_words_of_others_or_of_every_outside_the_days_clause_leave_the_event_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
     sunday = datetime(2026, 12, 6, 20, 0, tzinfo=SHANGHAI)
     [found] = local_reading(

@@ -40,7 +40,12 @@ start", "tomorrow is a holiday"), the user not going (no need to, not invited, s
 their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
 colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
 我朋友明天考试), and a family member's own event told with their pronoun that the user takes
-no part in ("my sister has her driving test on friday"; "my mom's surgery" is read). A
+no part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
+partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
+user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
+陪不了, 羡慕), what used to be, a place's timetable ("lunch is at 11 round here"), today's part
+of the day gone by ("this morning's standup"), a year ("this year"), and words quoted that
+name a day (a lyric, a saying). A
 negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
 know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
 ("friday's meeting got pushed to next tuesday") is on the second.
@@ -771,7 +776,8 @@ _EVENT_PAIRS = frozenset({
     # "play" is a verb after a name ("arsenal play chelsea on sunday")
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
-    "wisdom tooth",
+    "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
+    "science fair",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -827,7 +833,7 @@ _NOT_EVENT = re.compile(
 _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
+    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
 # watching", "can't make the concert tmrw", 周五的聚会我去不了了.
@@ -839,6 +845,11 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
+    r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
+    r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
+    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
+    r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
@@ -884,6 +895,10 @@ _KIN = (
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
     r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
 )
+_KIN_ZH = (
+    r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
+    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
+)
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
@@ -896,7 +911,7 @@ _OTHERS_EN = re.compile(
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
-    r"|spent|bought|told)(?![a-z])"
+    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
@@ -908,6 +923,7 @@ _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
     r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -919,11 +935,10 @@ _THEIRS = re.compile(
 _KIN_OWN = re.compile(
     r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹])"
-    r"[^，,。]*[，,]\s*(?:[他她]|[他她]们)"
+    r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿)[^，,。]*出差"
+    r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
@@ -1012,8 +1027,16 @@ _UNSURE = re.compile(
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
-    r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
-    r"|每|一般|通常|经常|总是|平时|照常|又要(?:开始)?(?:上班|上学|上课|加班)"
+    r"(?<![a-z])(?:(?:every|each)(?:\s+(?:single|other|second|few|couple\s+of))?\s+(?=[a-z0-9])"
+    r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
+    r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
+    r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
+    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to)(?![a-z])"
+    # A place's timetable, not the user's day: "school starts at 7:40 here".
+    r"|(?<![a-z])(?<!be\s)(?<!come\s)(?<!coming\s)(?<!get\s)(?:here|over\s+here|round\s+here"
+    r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
+    r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
+    r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -1064,7 +1087,7 @@ _SCHEDULED = re.compile(
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -1099,6 +1122,11 @@ def _clean_what(text: str) -> str:
     return _text(text, WHAT_CHARS)
 
 
+# Words quoted that name a day are someone else's (a lyric, a saying, what they wrote):
+# “不要等到明天，明天太遥远”; a word in quotes ("my \"big day\" is saturday") is read as it is.
+_QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
+
+
 def spot(text: str, now: datetime) -> list[Spotted]:
     """What a model would find in one user message said at `now` (aware, in the time zone
     meant): a reminder asked for ("remind me to call mom tomorrow", 提醒我明天交作业), a
@@ -1108,7 +1136,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     knee surgery at 8am"). Questions, negations, goodbyes and sentences not about the user are
     not read."""
     found: list[Spotted] = []
-    sentences = _SENTENCES.findall(text.translate(_TRADITIONAL))
+    text = _QUOTED.sub(
+        lambda m: " " if future_spans(_normalised(m.group()), now) else m.group(),
+        text.translate(_TRADITIONAL),
+    )
+    sentences = _SENTENCES.findall(text)
     lent = -1
     # The sentence before, when it named a day and no event (its index and the day's words), or
     # an event of the user's and no day (its index and the event's words).
@@ -1214,13 +1246,19 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
     leaving its "I" out, in Chinese about no one else, or an event naming no one."""
     lowered = sentence.lower()
+    # Up to the end of the day's clause: what a clause after it says of someone else ("she
+    # hates the car", 有点心疼它) does not make the event theirs.
+    end = _clause_end(lowered, mention.start)
+    if not _without(sentence[:end], mention.text).strip(_STRIP):  # "in 2 days, the trip"
+        end = _clause_end(lowered, end + 1)
+    told = sentence[:end]
     # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
     own = (
         _FIRST_PERSON.search(lowered)
         or _IMPLIED_I.match(lowered)
-        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
     )
-    return bool(own) or _impersonal(_without(sentence, mention.text).lower())
+    return bool(own) or _impersonal(_without(told, mention.text).lower())
 
 
 def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
@@ -1269,14 +1307,22 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
     )
 
 
+_A_YEAR = re.compile(r"(?<![a-z])(?:year|yr)(?![a-z])|今年|本年")
+
+
 def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
     """Whether what a follow-up would be asked after is no day to come: a span longer than a
-    month ("next year", "in the summer": a plan without its day), or today at an hour already
-    come (今天下午三点的会好无聊, said at three: under way or over, told as it is)."""
+    month ("next year", "in the summer": a plan without its day) or a year, or today at an hour
+    or a part of the day already come (今天下午三点的会好无聊, said at three: under way or over,
+    told as it is)."""
     if mention.first is not None and mention.day - mention.first > LONGEST_SPAN:
         return True
+    if _A_YEAR.search(mention.text.lower()):
+        return True  # "this year" said in December is short, and names no day all the same
     if mention.day != now.date():
         return False
+    if mention.hours is not None and mention.hours[1] <= now.hour:
+        return True  # 今天早上, "this morning" said in the afternoon: over, told as it is
     clock = clock_time(when, mention.hours)
     return clock is not None and clock.at <= now.time().replace(tzinfo=None)
 
@@ -1437,6 +1483,12 @@ _CLAUSE_END = re.compile(
     r"[,，;；:\u2600-\u27bf\U0001f300-\U0001faff]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
     r"|但是|不过|可是"
 )
+
+
+def _clause_end(lowered: str, at: int) -> int:
+    """Where the clause of the sentence (`lowered`) that position `at` is in ends."""
+    end = next((m for m in _CLAUSE_END.finditer(lowered, at)), None)
+    return len(lowered) if end is None else end.start()
 
 
 def _clause(lowered: str, at: int) -> str:
