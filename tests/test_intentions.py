@@ -761,6 +761,42 @@ def test_others_plans_skipped_ones_what_used_to_be_and_quoted_words_are_left_alo
 
 
 @pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Special days: an anniversary's years, the user's "my" left out, time sober, days
+        # together, a birthday of the lunar calendar.
+        ("me and my wife's 10 year anniversary is on the 19th", "special_day",
+         datetime(2026, 12, 19, 9)),
+        ("bday's on the 14th, just saying", "special_day", datetime(2026, 12, 14, 9)),
+        ("two years sober on jan 9, still can't believe it", "special_day",
+         datetime(2027, 1, 9, 9)),
+        ("下周二是我戒烟一周年", "special_day", datetime(2026, 12, 8, 9)),
+        ("下周六是我和男朋友在一起五百天", "special_day", datetime(2026, 12, 12, 9)),
+        ("我阴历生日是正月初一", "special_day", datetime(2027, 2, 6, 9)),
+        # The lunar new year and its eve, a Christmas meal: days of their own.
+        ("除夕晚上要去外婆家吃年夜饭", "follow_up", datetime(2027, 2, 5, 21)),
+        ("flying home for chinese new year, can't wait", "follow_up", datetime(2027, 2, 6, 18)),
+        ("christmas dinner at my sister's this year, i'm bringing dessert", "follow_up",
+         datetime(2026, 12, 25, 18)),
+        # Cantonese days, meals and asks to be reminded.
+        ("聽晚七點同朋友食飯", "follow_up", datetime(2026, 12, 4, 22)),
+        ("聽日要去睇醫生", "follow_up", datetime(2026, 12, 4, 18)),
+        ("聽朝九點提我打電話俾阿媽", "reminder", datetime(2026, 12, 4, 9)),
+    ],
+)  # fmt: skip
+def test_special_days_holidays_and_cantonese_days_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize("text", ["佢哋明晚去睇戲，我留喺屋企", "他们周六去露营，我就待在家"])
+def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
     ("text", "due"),
     [
         # "every" and "each" of no time are no habit; someone else named in a clause after the

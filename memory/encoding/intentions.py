@@ -26,7 +26,10 @@ events, singular or plural, and endings such as "-athon", "-scopy") or by a plan
 whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
-speaker's own. Traditional characters are read as simplified (禮拜五要去看牙醫). A day and its
+speaker's own (or told by its years, "me and my wife's 10 year anniversary", time sober, days
+together, 在一起一百天, a lunar birthday). Traditional characters are read as simplified
+(禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year and its eve
+as their dates, a Christmas meal as Christmas day. A day and its
 event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
 pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
@@ -237,6 +240,7 @@ _AT_SIGN = re.compile(r"@\s*(?=\d)")
 # "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
 _HOLIDAYS_EN = re.compile(
     r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
+    r"|(?P<meal>christmas|xmas)(?=\s+(?:dinner|lunch|morning)(?![a-z]))"
     r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
     r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
     re.IGNORECASE,
@@ -249,6 +253,8 @@ _HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12
 def _holiday(m: re.Match[str]) -> str:
     if m.group("eve"):
         return "on December 24"
+    if m.group("meal"):
+        return "December 25"  # "christmas dinner": the dinner of that day
     if m.group("day") or m.group("on"):
         return "on December 25"
     if m.group("ny"):
@@ -262,6 +268,35 @@ def _holiday(m: re.Match[str]) -> str:
     return "on February 14"
 
 
+# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝; 聽 is read as 听 by then.
+_CANTONESE_DAYS = re.compile(r"听日(?![本语文剧韩])|听朝|听晚|今朝(?!有酒)|后日(?![本语文])")
+_CANTONESE_DAY = {"听日": "明天", "听朝": "明天早上", "听晚": "明晚", "今朝": "今天早上",
+                  "后日": "后天"}  # fmt: skip
+# The lunar new year (its eve the day before), by year: no fixed date of the solar calendar.
+_LUNAR = re.compile(
+    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|正月初一|农历新年|阴历新年"
+    r"|(?<![a-z])(?:on\s+)?(?:lunar|chinese)\s+new\s+year(?:['\u2019]s\s+day)?(?!['\u2019]s\s+eve)",
+    re.IGNORECASE,
+)
+_LUNAR_NEW_YEAR = (
+    date(2026, 2, 17), date(2027, 2, 6), date(2028, 1, 26), date(2029, 2, 13), date(2030, 2, 3),
+    date(2031, 1, 23), date(2032, 2, 11), date(2033, 1, 31), date(2034, 2, 19), date(2035, 2, 8),
+)  # fmt: skip
+
+
+def _lunar(m: re.Match[str], now: datetime) -> str:
+    """The date of the next lunar new year (or its eve) not before `now`'s day, as words the
+    date reader knows; the words as they are past the table's years."""
+    eve = m.group("eve") is not None
+    today = now.date()
+    for day in _LUNAR_NEW_YEAR:
+        day = day - timedelta(days=1) if eve else day
+        if day >= today:
+            chinese = _CHINESE.search(m.group()) is not None
+            return f"{day.month}月{day.day}号" if chinese else f"on {day:%B} {day.day}, {day.year}"
+    return m.group()
+
+
 # Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
 # 下週一報到), read as the simplified ones. Only characters that are never simplified forms
 # themselves are mapped.
@@ -273,11 +308,14 @@ _TRADITIONAL = str.maketrans(
 )
 
 
-def _normalised(words: str) -> str:
+def _normalised(words: str, now: datetime) -> str:
     """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
-    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", and a weekday
-    alone ("Friday evening I'm...") as "on Friday" (the coming one)."""
+    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", a weekday
+    alone ("Friday evening I'm...") as "on Friday" (the coming one), Cantonese days (聽日) as
+    Mandarin ones, and holidays as their dates (the lunar new year's, the next after `now`)."""
     words = words.translate(_TRADITIONAL)
+    words = _CANTONESE_DAYS.sub(lambda m: _CANTONESE_DAY[m.group()], words)
+    words = _LUNAR.sub(lambda m: _lunar(m, now), words)
     words = _AT_SIGN.sub("at ", words)
     words = _HOLIDAYS_EN.sub(_holiday, words)
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
@@ -380,7 +418,7 @@ def resolve(when: str, now: datetime) -> Window | None:
         except ValueError:
             return None
         return Window(day, day, None, clock) if day >= now.date() else None
-    words = _normalised(when)
+    words = _normalised(when, now)
     mentions = future_spans(words, now)
     if not mentions:
         later = _in_hours(words, now)
@@ -546,7 +584,7 @@ def _spoken(
     if not words:
         return None
     # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow, 禮拜 礼拜...
-    texts = [_normalised(m.text) for m in said]
+    texts = [_normalised(m.text, m.at.astimezone(tz)) for m in said]
     readings: list[tuple[Said, Window]] = []
     for message, text in zip(said, texts, strict=True):
         if words in _folded_words(text):
@@ -574,7 +612,10 @@ def _told_date(
     readings: list[tuple[Said, None]] = []
     for message in said:
         local = message.at.astimezone(tz)
-        days = [*find_dates(message.text, local), *future_spans(_normalised(message.text), local)]
+        days = [
+            *find_dates(message.text, local),
+            *future_spans(_normalised(message.text, local), local),
+        ]
         if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
             readings.append((message, None))
     found = _whose(user_id, what, readings)
@@ -707,27 +748,35 @@ _REMIND = re.compile(
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
+    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
-    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
-    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+)?"
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+(?:my\s+)?[a-z]+['\u2019]s"
+    r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
+    r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
     r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    # The user's "I" left out: "birthday's feb 3rd btw".
+    r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
+    # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
+    r"|(?<![a-z])(?:\d{1,2}|one|two|three|five|ten)\s+years?\s+(?P<sober>sober|clean"
+    r"|smoke[\s-]free)(?![a-z])|(?P<zh_sober>戒(?:酒|烟|糖)[\d一二两三四五六七八九十]{1,3}周年)"
     # Together for so long on that day: "me n jia will have been together 2 years on jan 3rd".
     r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
     r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
-    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十]{1,3}周年)"
+    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
     # A birthday told by the age: "I'm turning 30 on saturday".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
 )
-_SPECIAL_DAY = re.compile(r"生日|纪念日|周年")
+_SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -850,6 +899,7 @@ _NOT_GOING = re.compile(
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
@@ -915,7 +965,7 @@ _PAST_EN = re.compile(
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
-_OTHERS_ZH = re.compile(r"[你他她它您]")
+_OTHERS_ZH = re.compile(r"[你他她它您佢]")  # 佢: Cantonese "he", "she"
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
@@ -1087,7 +1137,7 @@ _SCHEDULED = re.compile(
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -1137,7 +1187,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     not read."""
     found: list[Spotted] = []
     text = _QUOTED.sub(
-        lambda m: " " if future_spans(_normalised(m.group()), now) else m.group(),
+        lambda m: " " if future_spans(_normalised(m.group(), now), now) else m.group(),
         text.translate(_TRADITIONAL),
     )
     sentences = _SENTENCES.findall(text)
@@ -1159,24 +1209,33 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             continue
         special = _SPECIAL.search(lowered)
         if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
-            coming = future_spans(_normalised(sentence), now)
-            said = _without(_normalised(sentence).lower(), coming[0].text.lower()) if coming else ""
+            told = _normalised(sentence, now)
+            coming = future_spans(told, now)
+            said = _without(told.lower(), coming[0].text.lower()) if coming else ""
             special = _SPECIAL.search(said)
         if special is not None:
-            coming = future_spans(_normalised(sentence), now)  # "on christmas day", "sat night"
+            coming = future_spans(
+                _normalised(sentence, now), now
+            )  # "on christmas day", "sat night"
             # The coming day first: "my anniversary is on the 28th" is this month's.
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
                 what = (
                     special.group("en")
+                    or special.group("en_bare")
                     or special.group("zh")
-                    or ("anniversary" if special.group("together") else None)
+                    or special.group("zh_sober")
+                    or (
+                        "anniversary"
+                        if special.group("together") or special.group("sober")
+                        else None
+                    )
                     or ("纪念日" if special.group("zh_years") else "birthday")
                 )
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
-        sentence = _normalised(sentence)
+        sentence = _normalised(sentence, now)
         lowered = sentence.lower()
         remind = _REMIND.search(lowered)
         mentions = future_spans(sentence, now)
@@ -1374,7 +1433,7 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
     as neither past nor habit; else nothing."""
     if clock_time(sentence) is not None:
         return ""
-    after = _normalised(after.strip())
+    after = _normalised(after.strip(), now)
     clock = clock_time(after)
     if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
         return ""
