@@ -791,6 +791,35 @@ def test_special_days_holidays_and_cantonese_days_are_read(
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # A weekday and its date: the date says which; the day before or after a day.
+        ("so i fly out on friday the 8th of jan, still need a visa", "follow_up",
+         datetime(2027, 1, 8, 18)),
+        ("remind me the day after boxing day to return the jumper", "reminder",
+         datetime(2026, 12, 27, 9)),
+        ("提醒我下周一前一天把文件打印好", "reminder", datetime(2026, 12, 6, 9)),
+        # Of several days, the one whose clause tells of the event.
+        ("yesterday was chaos at work and today i'm wiped, but on monday at 2 i have my "
+         "performance review", "follow_up", datetime(2026, 12, 7, 17)),
+        ("今天真的累坏了，周日下午三点还要去参加同学婚礼", "follow_up", datetime(2026, 12, 6, 18)),
+        # A clock time in a clause told of someone else is not the reminder's; "that day"
+        # is the day of the reminder asked for just before; a numeral hour alone.
+        ("ping me tuesday about the pharmacy, they close at 6", "reminder",
+         datetime(2026, 12, 8, 9)),
+        ("remind me to renew my passport on the 18th. nudge me that day at 7pm", "reminder",
+         datetime(2026, 12, 18, 19)),
+        ("后天面试 十点，有点慌", "follow_up", datetime(2026, 12, 5, 13)),
+    ],
+)  # fmt: skip
+def test_the_events_day_and_hour_are_told_apart_from_the_others_a_sentence_names(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
 @pytest.mark.parametrize("text", ["佢哋明晚去睇戲，我留喺屋企", "他们周六去露营，我就待在家"])
 def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []

@@ -51,7 +51,11 @@ of the day gone by ("this morning's standup"), a year ("this year"), and words q
 name a day (a lyric, a saying). A
 negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
 know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
-("friday's meeting got pushed to next tuesday") is on the second.
+("friday's meeting got pushed to next tuesday") is on the second; a weekday before its date
+("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
+meant; of several days a sentence names, the event's is the first whose clause tells of it; a
+clock time in a clause told of someone else ("they close at 6") is not the event's, and a
+reminder asked for "that day" is on the day of the one asked for just before.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -205,6 +209,23 @@ _WEEK_FROM = re.compile(
     r"(?<![a-z])(?<!once\s)(?<!twice\s)(?<!in\s)(?:a|one)\s+week\s+(?:(?:from|on)\s+)?$",
     re.IGNORECASE,
 )
+# The day before or after a day: "the day before christmas eve", 周五前一天.
+_DAY_BEFORE_EN = re.compile(
+    r"(?<![a-z])(?:the\s+)?(?:day|night)\s+(?P<dir>before|after)\s+(?:on\s+)?$", re.IGNORECASE
+)
+_DAY_BEFORE_ZH = re.compile(r"的?(?P<dir>前|后)一(?:天|晚)")
+
+
+def _day_shift(words: str, mention: DateMention) -> timedelta:
+    """A day less or more when `words` say the day before or after `mention`'s."""
+    said = _DAY_BEFORE_EN.search(words, 0, mention.start) or _DAY_BEFORE_ZH.match(
+        words, mention.start + len(mention.text)
+    )
+    if said is None:
+        return timedelta()
+    return timedelta(days=-1 if said.group("dir") in ("before", "前") else 1)
+
+
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 _IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
@@ -435,6 +456,8 @@ def resolve(when: str, now: datetime) -> Window | None:
     first, last = mention.days
     if _WEEK_FROM.search(words[: mention.start]):
         first, last = first + timedelta(days=7), last + timedelta(days=7)
+    shift = _day_shift(words, mention)
+    first, last = first + shift, last + shift
     said = clock_time(words, mention.hours)
     return Window(first, last, mention.hours, None if said is None else said.at)
 
@@ -1196,6 +1219,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     # an event of the user's and no day (its index and the event's words).
     day_before: tuple[int, str] | None = None
     event_before: tuple[int, str] | None = None
+    # The last sentence that asked for a reminder on a day (its index and the day's words).
+    reminded = (-2, "")
     for index, raw in enumerate(sentences):
         if index == lent:
             continue
@@ -1252,26 +1277,34 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             mentions = future_spans(sentence, now)
         if not mentions:
             if remind is not None:  # "remind me at 9pm to...", "in two hours"
-                found.extend(_timed_reminder(sentence, remind))
+                timed = _timed_reminder(sentence, remind)
+                that_day = reminded[0] == index - 1 and _THAT_DAY.search(lowered) is not None
+                if timed and that_day and found and found[-1].kind == "reminder":
+                    found[-1] = _on_that_day(found[-1], reminded[1], timed[0])
+                    continue
+                found.extend(timed)
                 continue
             plans = _timed_plan(sentence, lowered, now)  # 下午四点要去银行: today, at a time
             found.extend(plans)
             if not plans and _own_event(sentence, lowered):
                 event_before = (index, sentence)
             continue
-        mention = mentions[0]
-        if len(mentions) > 1 and _MOVED.search(sentence, mention.start, mentions[1].start):
-            mention = mentions[1]  # 周五的会改到下周了: the day it is now on
+        mention = _the_mention(sentence, mentions)
         start = mention.start
-        week = _WEEK_FROM.search(sentence[:start])
+        week = _WEEK_FROM.search(sentence[:start]) or _DAY_BEFORE_EN.search(sentence[:start])
         if week is not None:
             start = week.start()
         end = mention.start + len(mention.text)
-        when = _when_words(sentence, start, end, mentions[1:])
+        after = _DAY_BEFORE_ZH.match(sentence, end)
+        if after is not None:
+            end = after.end()
+        later_days = [m for m in mentions if m.start > mention.start]
+        when = _when_words(sentence, start, end, later_days)
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start:end]))
             found.append(Spotted("reminder", what or _asked(remind), when))
+            reminded = (index, sentence[start:end])
             continue
         if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
             continue
@@ -1299,6 +1332,36 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 lent = index + 1  # that sentence's hour is this event's, and no event of its own
             found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
+
+
+# A day said before, referred to: "remind me that day at noon", 那天早上叫我.
+_THAT_DAY = re.compile(
+    r"(?<![a-z])(?:that|the\s+same)\s+(?:day|morning|afternoon|evening|night)(?![a-z])|那天|当天"
+)
+_WEEKDAY_ALONE = re.compile(
+    r"(?:(?:on|this|next|coming)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day", re.IGNORECASE
+)
+
+
+def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
+    """Of the days a sentence names, the event's: the day it was moved to (周五的会改到下周了),
+    the date after its weekday ("monday the 4th of jan"), else the first whose clause tells of
+    an event ("今天累死了……周五上午十点还要给客户做演示"), else the first."""
+    first = mentions[0]
+    if len(mentions) == 1:
+        return first
+    second = mentions[1]
+    if _MOVED.search(sentence, first.start, second.start):
+        return second
+    gap = sentence[first.start + len(first.text) : second.start]
+    if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
+        return second
+    lowered = sentence.lower()
+    for mention in mentions:
+        begin, end = _clause_bounds(lowered, mention.start)
+        if _eventful(sentence[begin:end], mention):
+            return mention
+    return first
 
 
 def _owned(sentence: str, mention: DateMention) -> bool:
@@ -1461,6 +1524,14 @@ def _told_done(lowered: str) -> bool:
     )
 
 
+def _on_that_day(asked: Spotted, day: str, timed: Spotted) -> Spotted:
+    """The reminder asked for just before (`asked`, on `day`'s words) at the time a sentence
+    after it asks for on "that day" ("...it's due the 10th. remind me that day at noon")."""
+    at = timed.when
+    at = at if re.match(r"[^a-z0-9]|at\s", at, re.IGNORECASE) else f"at {at}"
+    return Spotted("reminder", asked.what, f"{day} {at}")
+
+
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
     """A reminder asked for at a clock time or in some hours, with no day named."""
     later = _IN_HOURS.search(sentence)
@@ -1550,6 +1621,16 @@ def _clause_end(lowered: str, at: int) -> int:
     return len(lowered) if end is None else end.start()
 
 
+def _clause_bounds(lowered: str, at: int) -> tuple[int, int]:
+    """Where the clause of the sentence (`lowered`) that position `at` is in begins and ends."""
+    start = 0
+    for end in _CLAUSE_END.finditer(lowered):
+        if end.start() >= at:
+            return start, end.start()
+        start = end.end()
+    return start, len(lowered)
+
+
 def _clause(lowered: str, at: int) -> str:
     """The clause of the sentence (`lowered`) that position `at` is in."""
     start = 0
@@ -1598,6 +1679,15 @@ _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
 
 
+def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
+    """Whether a clock time (at `at`) is in a clause after the day's, told of someone else:
+    "ping me saturday morning abt the market, they sell out by 10"."""
+    if not _CLAUSE_END.search(gap.lower()):
+        return False
+    clause = _clause(sentence.lower(), at)
+    return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
+
+
 def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
     """The words saying when: the date's, with a clock time said in the sentence, unless the
     clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
@@ -1610,6 +1700,7 @@ def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMentio
         any(end <= m.start <= clock.start for m in others)
         or _BOUND_BEFORE.search(gap.lower())
         or _BOUND_AFTER.match(sentence, clock.end)
+        or _theirs_clock(sentence, gap, clock.start)
     ):
         return sentence[start:end]
     if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
