@@ -820,6 +820,39 @@ def test_the_events_day_and_hour_are_told_apart_from_the_others_a_sentence_names
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # A plan told in the present; a meeting of two in digits; games' events; scopes.
+        ("we sign the lease on the 9th, so excited", datetime(2026, 12, 9, 18)),
+        ("i graduate on the 19th!!", datetime(2026, 12, 19, 18)),
+        ("1-on-1 with my skip at 4 tomorrow", datetime(2026, 12, 4, 19)),
+        ("scrim vs the other club sat at 7pm", datetime(2026, 12, 5, 22)),
+        ("regionals are this saturday, wish us luck", datetime(2026, 12, 5, 18)),
+        ("下周三胃镜，有点怕", datetime(2026, 12, 9, 18)),
+        # Set up for the user for a day to come, though told in the past; a call with someone.
+        ("told my boss i'm leaving and hr set up a video call with me for thursday the 10th",
+         datetime(2026, 12, 10, 18)),
+        ("i mentioned the leak and the landlord set up a call with the plumber for monday at 11",
+         datetime(2026, 12, 7, 14)),
+        # A question in a clause of its own after the plan, asking nothing of anyone here.
+        ("got a biopsy on wednesday and the nurse said it barely hurts??",
+         datetime(2026, 12, 9, 18)),
+        ("明天要拔牙，网上都说超疼？", datetime(2026, 12, 4, 18)),
+    ],
+)  # fmt: skip
+def test_plans_in_the_present_calls_and_plans_before_a_question_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize("text", ["moving out next month finally", "我表妹下个月结婚"])
+def test_a_month_names_no_day(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 @pytest.mark.parametrize("text", ["佢哋明晚去睇戲，我留喺屋企", "他们周六去露营，我就待在家"])
 def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []

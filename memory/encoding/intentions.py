@@ -23,7 +23,8 @@ date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a wee
 week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name
 (a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
 events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
-whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
+whatever its name ("we're going camping", "we sign the lease on the 9th", "a call with the
+plumber for monday", "I have karaoke on friday", "the bake sale is at 3
 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
 speaker's own (or told by its years, "me and my wife's 10 year anniversary", time sober, days
@@ -34,10 +35,11 @@ event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its
 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
 pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
 bounding something else ("no food from midnight", 今晚十点以后) is not the event's. Not read:
-questions (but about "my interview" or asking for tips), negations, goodbyes, habits ("every",
+questions (but about "my interview", asking for tips, or asked in a clause of its own after
+the plan: "biopsy on wednesday and everyone says it hurts??"), negations, goodbyes, habits ("every",
 一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
 idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
-midnight"), today's event at an hour already come, a span longer than a month ("next year":
+midnight"), today's event at an hour already come, a span of a month or longer ("next year":
 no day), the day itself coming (周一又要到了), a calendar's days and days off ("school holidays
 start", "tomorrow is a holiday"), the user not going (no need to, not invited, someone else in
 their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
@@ -110,7 +112,7 @@ SOONEST = timedelta(hours=3)  # after it was said: a follow-up asked at once wou
 FOLLOW_UP_DAYS = timedelta(days=3)
 REMINDER_DAYS = timedelta(days=1)
 AHEAD = timedelta(days=366)  # further off, it is a plan, not something to ask about
-LONGEST_SPAN = timedelta(days=31)  # a longer span names no day: a plan, not an event
+LONGEST_SPAN = timedelta(days=27)  # a month or longer names no day: a plan, not an event
 
 
 @dataclass(slots=True, frozen=True)
@@ -826,7 +828,8 @@ _EVENTS = frozenset({
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
-    "scrimmage", "raid", "speedrun",
+    "scrimmage", "raid", "speedrun", "tourney", "qualifier", "qualifiers", "regionals",
+    "nationals", "championship", "scrim", "lan",
     # family and friends
     "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
     "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show",
@@ -849,7 +852,8 @@ _EVENT_PAIRS = frozenset({
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
-    "science fair",
+    "science fair", "call with", "zoom call", "video call", "phone call", "conference call",
+    "sales call", "intro call",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -876,8 +880,14 @@ def _event_among(words: Sequence[str]) -> int | None:
     return None
 
 
+# A meeting of two, written with digits: "a 1:1 with my manager", "1-on-1".
+_ONE_ON_ONE = re.compile(
+    r"(?<![\d:.])1\s*(?::|-|-?on-?)\s*1(?![\d:.])|(?<![a-z])one[\s-]on[\s-]one(?![a-z])"
+)
+
+
 def _has_event(lowered: str) -> bool:
-    return _event_among(_WORD_EN.findall(lowered)) is not None
+    return _event_among(_WORD_EN.findall(lowered)) is not None or bool(_ONE_ON_ONE.search(lowered))
 
 
 _EVENT_ZH = re.compile(
@@ -886,7 +896,7 @@ _EVENT_ZH = re.compile(
     r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
-    r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
+    r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
     r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
@@ -1117,6 +1127,9 @@ _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
 _FUTURE_EN = re.compile(
     r"(?<![a-z0-9])(?:will|'ll|gonna|going\s+to|is|are|am|'m|'re|have|has|got|gotta|tomorrow|next"
     r"|coming|tonight)(?![a-z])"
+    # Set for a day to come: "she set up a call for tuesday".
+    r"|(?<![a-z])for\s+(?:on\s+)?(?:next\s+|this\s+|coming\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur"
+    r"|sun)day|the\s+\d)"
 )
 # Words of a plan: an event the words have no entry for is still one ("we're going camping",
 # "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
@@ -1134,6 +1147,9 @@ _PLAN_EN = re.compile(
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
+    r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
+    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married)"
     r"|got\s+(?:a|an|my))(?![a-z])"
 )
 # What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
@@ -1231,7 +1247,10 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence)) and not (
             _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
         ):
-            continue
+            told = _told_before_asking(sentence)
+            if told is None:
+                continue
+            sentence, lowered = told, told.lower()
         special = _SPECIAL.search(lowered)
         if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
             told = _normalised(sentence, now)
@@ -1364,6 +1383,30 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     return first
 
 
+# Where a question's own clause begins, after a statement: "i have X in 2 weeks and everyone
+# says the prep is worse??".
+_LAST_CLAUSE = re.compile(r".*(?:[,，]\s*|\s(?:and|but|so|tho|though)\s)", re.DOTALL)
+_ASKING = re.compile(
+    r"^(?:(?:ok|so|and|but|well|like)[\s,]+)*(?:what|when|where|who|whom|how|why|which|do|does|did"
+    r"|is|are|am|was|were|can|could|should|would|will|shall|have|has|any|u|you)(?![a-z])"
+    r"|吗|什么|怎么|为什么|几点|哪|谁|多少"
+)
+_TO_YOU = re.compile(r"(?<![a-z])(?:you|u|ur|your|ya)(?![a-z])|[你您]")
+
+
+def _told_before_asking(sentence: str) -> str | None:
+    """The statement a question follows in its sentence, when the question is a clause of its
+    own that asks nothing of the listener nor of the user ("i have a scan in 2 weeks and
+    everyone says it hurts??"); None when the whole sentence asks."""
+    last = _LAST_CLAUSE.match(sentence)
+    if last is None:
+        return None
+    head, tail = sentence[: last.end()].strip(_STRIP), sentence[last.end() :].lower()
+    if not head or _TO_YOU.search(tail) or _FIRST_PERSON.search(tail):
+        return None
+    return None if _ASKING.search(head.lower()) else head
+
+
 def _owned(sentence: str, mention: DateMention) -> bool:
     """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
     leaving its "I" out, in Chinese about no one else, or an event naming no one."""
@@ -1433,11 +1476,11 @@ _A_YEAR = re.compile(r"(?<![a-z])(?:year|yr)(?![a-z])|今年|本年")
 
 
 def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
-    """Whether what a follow-up would be asked after is no day to come: a span longer than a
-    month ("next year", "in the summer": a plan without its day) or a year, or today at an hour
+    """Whether what a follow-up would be asked after is no day to come: a span of a month or
+    longer ("next month", "in the summer": a plan without its day) or a year, or today at an hour
     or a part of the day already come (今天下午三点的会好无聊, said at three: under way or over,
     told as it is)."""
-    if mention.first is not None and mention.day - mention.first > LONGEST_SPAN:
+    if mention.first is not None and mention.day - mention.first >= LONGEST_SPAN:
         return True
     if _A_YEAR.search(mention.text.lower()):
         return True  # "this year" said in December is short, and names no day all the same
