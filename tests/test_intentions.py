@@ -853,6 +853,28 @@ def test_a_month_names_no_day(text: str) -> None:
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Not even invited; a holiday coming is no event; not the user's job; staying home.
+        "my cousin's getting engaged on the 12th and we're not even invited",
+        "wow christmas is in 3 weeks",
+        "领导说下周一前要交方案，不过不是我的事",
+        "我妈周末去我姨家，我自己在家",
+    ],
+)
+def test_holidays_coming_and_what_is_not_the_users_job_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_something_booked_for_a_day_is_a_plan() -> None:
+    [found] = local_reading(
+        Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,
+                SHANGHAI, "en", NOW, None)
+    )  # fmt: skip
+    assert found.due_at == datetime(2026, 12, 6, 14, tzinfo=SHANGHAI)
+
+
 @pytest.mark.parametrize("text", ["佢哋明晚去睇戲，我留喺屋企", "他们周六去露营，我就待在家"])
 def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []

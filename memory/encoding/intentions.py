@@ -932,13 +932,14 @@ _NOT_GOING = re.compile(
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
-    r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)"
+    r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
+    r"|不是我的(?:活|事|工作|问题)|跟我没关系|与我无关"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
-    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
@@ -1143,6 +1144,7 @@ _NOT_HAD = (
 _PLAN_EN = re.compile(
     r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
+    r"booked|reserved|scheduled|signed\s+up|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
@@ -1698,13 +1700,22 @@ def _impersonal(rest: str) -> bool:
     return at is not None and not _NOT_NOUN.intersection(words[:at])
 
 
+# A holiday or a day of the calendar is no one's event: "can't believe christmas is in three
+# weeks", "thanksgiving is next thursday".
+_SEASON = re.compile(
+    r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
+    r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester)(?![a-z])"
+)
+
+
 def _scheduled(rest: str) -> bool:
     """Whether the sentence, its day's words taken out (`rest`), is an event told by its shape:
     a noun, "is", and the clock time at most ("the bake sale is at 3")."""
     clock = clock_time(rest)
     if clock is not None:
         rest = f"{rest[: clock.start]} {rest[clock.end :]}"
-    return _SCHEDULED.fullmatch(" ".join(rest.lower().split()).strip(_STRIP)) is not None
+    said = " ".join(rest.lower().split()).strip(_STRIP)
+    return _SCHEDULED.fullmatch(said) is not None and not _SEASON.search(said)
 
 
 def _my_event(lowered: str) -> bool:
