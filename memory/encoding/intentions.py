@@ -48,12 +48,13 @@ colleague's own event ("my friend has an exam tomorrow", "my manager's presentat
 no part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
 partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
 user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
-陪不了, 羡慕), what used to be, a place's timetable ("lunch is at 11 round here"), today's part
-of the day gone by ("this morning's standup"), a year ("this year"), and words quoted that
-name a day (a lyric, a saying). A
-negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
-("friday's meeting got pushed to next tuesday") is on the second; a weekday before its date
+陪不了, 羡慕), not invited or staying home (我自己在家), what is not their job (不是我的事),
+what used to be, a place's timetable ("lunch is at 11 round here"), today's part of the day
+gone by ("this morning's standup"), a year ("this year"), a holiday coming ("christmas is in 3
+weeks"), and words quoted that name a day (a lyric, a saying). A negation or a doubt counts
+in the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is
+read; an emoji ends a clause). An event moved from one day to another ("friday's meeting got
+pushed to next tuesday") is on the second; a weekday before its date
 ("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
 meant; of several days a sentence names, the event's is the first whose clause tells of it; a
 clock time in a clause told of someone else ("they close at 6") is not the event's, and a
