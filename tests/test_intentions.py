@@ -867,6 +867,44 @@ def test_holidays_coming_and_what_is_not_the_users_job_are_left_alone(text: str)
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Not to oversleep: the morning's hour; a mood or a memory leaving the "I" out.
+        ("text me at 5:45 tomorrow so i don't sleep in", "reminder", datetime(2026, 12, 4, 5, 45)),
+        ("ngl lowkey stressed about the cello exam on the 11th", "follow_up",
+         datetime(2026, 12, 11, 18)),
+        ("just remembered the boiler service is on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        # A month names no day, so the day after it is the event's; early that morning.
+        ("flying to tokyo in march but the visa interview is on tuesday", "follow_up",
+         datetime(2026, 12, 8, 18)),
+        ("后天一早的火车去西安", "follow_up", datetime(2026, 12, 5, 12)),
+        # Coming on its own; a doing begun after a dash.
+        ("the removal van comes at 8 on saturday", "follow_up", datetime(2026, 12, 5, 11)),
+        ("tomorrow's the big day — defending my phd at 10", "follow_up", datetime(2026, 12, 4, 13)),
+    ],
+)  # fmt: skip
+def test_moods_memories_mornings_and_arrivals_told_in_more_ways_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my in-laws are off to spain next week and we're dog-sitting",
+        "今天的面试答得很烂",
+        "my sister's flight lands at 9 tonight, my dad's picking her up",
+    ],
+)
+def test_minding_their_home_others_seeing_to_kin_and_todays_event_rated_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

@@ -24,8 +24,8 @@ week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an 
 (a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
 events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
 whatever its name ("we're going camping", "we sign the lease on the 9th", "a call with the
-plumber for monday", "I have karaoke on friday", "the bake sale is at 3
-tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
+plumber for monday", "the removal van comes at 8", "I have karaoke on friday", "the bake sale
+is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
 speaker's own (or told by its years, "me and my wife's 10 year anniversary", time sober, days
 together, 在一起一百天, a lunar birthday). Traditional characters are read as simplified
@@ -48,17 +48,19 @@ colleague's own event ("my friend has an exam tomorrow", "my manager's presentat
 no part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
 partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
 user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
-陪不了, 羡慕), not invited or staying home (我自己在家), what is not their job (不是我的事),
-what used to be, a place's timetable ("lunch is at 11 round here"), today's part of the day
-gone by ("this morning's standup"), a year ("this year"), a holiday coming ("christmas is in 3
-weeks"), and words quoted that name a day (a lyric, a saying). A negation or a doubt counts
-in the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope" is
-read; an emoji ends a clause). An event moved from one day to another ("friday's meeting got
-pushed to next tuesday") is on the second; a weekday before its date
-("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
-meant; of several days a sentence names, the event's is the first whose clause tells of it; a
-clock time in a clause told of someone else ("they close at 6") is not the event's, and a
-reminder asked for "that day" is on the day of the one asked for just before.
+陪不了, 羡慕), not invited or staying home (我自己在家) or minding their home ("we're
+dog-sitting"), someone else seeing to a relative ("my dad's picking her up"), what is not
+their job (不是我的事), today's event rated (今天的面试答得很烂), what used to be, a place's
+timetable ("lunch is at 11 round here"), today's part of the day gone by ("this morning's
+standup"), a year ("this year"), a holiday coming ("christmas is in 3 weeks"), and words
+quoted that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the
+day only ("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash
+ends a clause). An event moved from one day to another ("friday's meeting got pushed to next
+tuesday") is on the second; a weekday before its date ("monday the 4th of jan") is that date,
+the day before or after a day (周一前一天) the one meant; of several days a sentence names, the
+event's is the first naming a day (not a month) whose clause tells of it; a clock time in a
+clause told of someone else ("they close at 6") is not the event's, and a reminder asked for
+"that day" is on the day of the one asked for just before.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -180,6 +182,8 @@ _CHAT_DAYS = re.compile(
 )
 # Spoken Chinese days: 明儿, 后儿个, 今儿.
 _SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
+# 明天一早: early that morning.
+_EARLY_ZH = re.compile(r"(?<=[天儿])一(?:大)?早(?:上)?")
 _SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
 # A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
 _COUNTDOWN = re.compile(
@@ -245,7 +249,7 @@ _EVENING = re.compile(
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
-_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up)(?![a-z])")
+_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
 
@@ -345,6 +349,7 @@ def _normalised(words: str, now: datetime) -> str:
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
+    words = _EARLY_ZH.sub("早上", words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
@@ -820,7 +825,8 @@ _EVENTS = frozenset({
     # medical and care
     "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
-    "ultrasound", "biopsy", "procedure", "treatment", "chemo", "dialysis", "vaccination",
+    "ultrasound", "biopsy", "procedure", "allergist", "optician", "chiropractor", "osteopath",
+    "hygienist", "nutritionist", "dietitian", "treatment", "chemo", "dialysis", "vaccination",
     "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
     "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
     # travel
@@ -853,10 +859,11 @@ _EVENT_PAIRS = frozenset({
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
-    "science fair", "call with", "zoom call", "video call", "phone call", "conference call",
-    "sales call", "intro call",
+    "science fair", "safety check", "gas check", "health check", "eye check", "boiler service",
+    "car service", "smear test", "call with", "zoom call", "video call", "phone call",
+    "conference call", "sales call", "intro call",
 })  # fmt: skip
-_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
+_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
 
 
@@ -939,6 +946,7 @@ _NOT_GOING = re.compile(
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
+    r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
     r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
@@ -1021,6 +1029,9 @@ _KIN_OWN = re.compile(
     r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
     r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
+    # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
+    r"|^(?:my|our)\s+(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
+    r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
@@ -1055,7 +1066,10 @@ _GATHERING = re.compile(
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
-_CHAT_LEAD = r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*"
+_CHAT_LEAD = (
+    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda"
+    r"|sorta|just|finally|really|fr|yaar|bro|guess\s+what)[\s,]+)*"
+)
 _DOING_FIRST = (
     r"(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
     r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
@@ -1066,7 +1080,9 @@ _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
-    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
+    r"|terrified|worried|pumped|hyped|stoked|psyched"
+    r"|remembered|realised|realized|forgot|found\s+out|noticed"
     r"|" + _DOING_FIRST + r")(?![a-z])"
 )
 # A doing as a plan: "pitching to investors on dec 17".
@@ -1125,6 +1141,8 @@ _HABIT = re.compile(
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Rated as it goes or went: 开得好累, 考得还行.
+_RATED_ZH = re.compile(r"得(?:好|太|很|真|挺|超|特别|非常|不错|还行|一般|一塌糊涂|稀烂)")
 # Told as done ("we went", "it was"), with nothing said of what is still to come.
 _FUTURE_EN = re.compile(
     r"(?<![a-z0-9])(?:will|'ll|gonna|going\s+to|is|are|am|'m|'re|have|has|got|gotta|tomorrow|next"
@@ -1175,7 +1193,10 @@ _SCHEDULED = re.compile(
     r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
     r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
-    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
+    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s"
+    # or coming on its own: "the removal van comes at 8", "the movers arrive on saturday"
+    r"|\s+(?:comes?|arrives?|starts?|begins?|kicks?\s+off))"
+    r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
 )
 _PLAN_ZH = re.compile(
@@ -1369,6 +1390,8 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     """Of the days a sentence names, the event's: the day it was moved to (周五的会改到下周了),
     the date after its weekday ("monday the 4th of jan"), else the first whose clause tells of
     an event ("今天累死了……周五上午十点还要给客户做演示"), else the first."""
+    days = [m for m in mentions if m.first is None or m.day - m.first < LONGEST_SPAN]
+    mentions = days or mentions  # "the london half in march, training starts monday"
     first = mentions[0]
     if len(mentions) == 1:
         return first
@@ -1443,8 +1466,10 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # "my sister has her driving test on friday"
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return False  # "we went to a concert on friday"
-    if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
-        return False  # 今天开会开了一整天
+    if mention.day == now.date() and (
+        (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
+    ):
+        return False  # 今天开会开了一整天, 今天的会开得好累
     # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
     # results back today, passed!!" is told as done, "got a test today at 4" is to come.
     if mention.day == now.date() and _told_done(lowered):
@@ -1470,7 +1495,7 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
         or _PLAN_EN.search(lowered)
-        or _DOING.match(lowered)
+        or any(_DOING.match(lowered[at:]) for at in _clause_starts(lowered))
         or _PLAN_ZH.search(sentence)
     )
 
@@ -1656,7 +1681,7 @@ _STARTS_AT = re.compile(
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
 _CLAUSE_END = re.compile(
-    r"[,，;；:\u2600-\u27bf\U0001f300-\U0001faff]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"[,，;；:\u2014\u2600-\u27bf\U0001f300-\U0001faff]|\s[-\u2013]\s|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
     r"|但是|不过|可是"
 )
 
@@ -1665,6 +1690,15 @@ def _clause_end(lowered: str, at: int) -> int:
     """Where the clause of the sentence (`lowered`) that position `at` is in ends."""
     end = next((m for m in _CLAUSE_END.finditer(lowered, at)), None)
     return len(lowered) if end is None else end.start()
+
+
+def _clause_starts(lowered: str) -> list[int]:
+    """Where each clause of the sentence (`lowered`) begins, its spaces skipped: a doing may
+    begin any ("tomorrow's the big day — defending my phd at 10")."""
+    return [
+        0,
+        *(len(lowered) - len(lowered[m.end() :].lstrip()) for m in _CLAUSE_END.finditer(lowered)),
+    ]
 
 
 def _clause_bounds(lowered: str, at: int) -> tuple[int, int]:
