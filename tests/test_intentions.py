@@ -905,6 +905,47 @@ def test_minding_their_home_others_seeing_to_kin_and_todays_event_rated_are_left
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Not taking part, work in the way, unable to get back; a pal is a friend.
+        "they've moved the quiz to friday but I'm not doing it",
+        "my pal's gig is saturday but i've got work",
+        "下周五我闺蜜生日聚会，我在外地赶不回去",
+        # Strikes and sales are the calendar's; months counted name no day.
+        "the rail strike is next tuesday",
+        "cyber monday deals start next week",
+        "the physio wants me back in three months",
+        # A relative's own, by their pronoun after a chat word; routine work (返工); the day
+        # itself (明天就是周五了); wondering where to go (去哪吃好呢).
+        "lol my grandad keeps telling everyone his cataract surgery is on monday",
+        "明天返工，唔想去",
+        "明天就是周五了，熬过去吧",
+        "周末去哪吃好呢",
+    ],
+)
+def test_not_taking_part_the_calendars_days_and_wondering_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("my op got moved to the 15th", "follow_up", datetime(2026, 12, 15, 18)),
+        ("heading to the lake district for the weekend", "follow_up", datetime(2026, 12, 6, 18)),
+        ("friday's my last day before maternity leave", "follow_up", datetime(2026, 12, 4, 18)),
+        ("remind me on the 11th that the car tax is due", "reminder", datetime(2026, 12, 11, 9)),
+        # The user's own day told, then the listener asked.
+        ("我生日是12月20号，你会来吗", "special_day", datetime(2026, 12, 20, 9)),
+    ],
+)  # fmt: skip
+def test_ops_last_days_weekends_away_and_days_told_before_asking_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

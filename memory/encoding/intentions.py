@@ -17,50 +17,52 @@ remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever e
 tomorrow.
 
 `spot` is the same reading without a model (the encoder's fallback, and the offline model's
-answer): a user's sentence about themselves (or about an event, naming no one or family:
-"the dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a
-date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a
-week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name
-(a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
-events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
-whatever its name ("we're going camping", "we sign the lease on the 9th", "a call with the
-plumber for monday", "the removal van comes at 8", "I have karaoke on friday", "the bake sale
-is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
+answer): a user's sentence about themselves (or about an event, naming no one or family: "the
+dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a date
+friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a week
+from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name (a
+broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming events,
+singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape, whatever its
+name ("we're going camping", "we sign the lease on the 9th", "a call with the plumber for
+monday", "the removal van comes at 8", "I have karaoke on friday", "the bake sale is at 3
+tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
 self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
 speaker's own (or told by its years, "me and my wife's 10 year anniversary", time sober, days
 together, 在一起一百天, a lunar birthday). Traditional characters are read as simplified
-(禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year and its eve
-as their dates, a Christmas meal as Christmas day. A day and its
-event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
-2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
-pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
-bounding something else ("no food from midnight", 今晚十点以后) is not the event's. Not read:
-questions (but about "my interview", asking for tips, or asked in a clause of its own after
-the plan: "biopsy on wednesday and everyone says it hurts??"), negations, goodbyes, habits ("every",
-一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
-idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
-midnight"), today's event at an hour already come, a span of a month or longer ("next year":
-no day), the day itself coming (周一又要到了), a calendar's days and days off ("school holidays
-start", "tomorrow is a holiday"), the user not going (no need to, not invited, someone else in
-their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
-colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
-我朋友明天考试), and a family member's own event told with their pronoun that the user takes
-no part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
-partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
-user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
-陪不了, 羡慕), not invited or staying home (我自己在家) or minding their home ("we're
-dog-sitting"), someone else seeing to a relative ("my dad's picking her up"), what is not
-their job (不是我的事), today's event rated (今天的面试答得很烂), what used to be, a place's
-timetable ("lunch is at 11 round here"), today's part of the day gone by ("this morning's
-standup"), a year ("this year"), a holiday coming ("christmas is in 3 weeks"), and words
-quoted that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the
-day only ("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash
-ends a clause). An event moved from one day to another ("friday's meeting got pushed to next
-tuesday") is on the second; a weekday before its date ("monday the 4th of jan") is that date,
-the day before or after a day (周一前一天) the one meant; of several days a sentence names, the
-event's is the first naming a day (not a month) whose clause tells of it; a clock time in a
-clause told of someone else ("they close at 6") is not the event's, and a reminder asked for
-"that day" is on the day of the one asked for just before.
+(禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year and its
+eve as their dates, a Christmas meal as Christmas day. A day and its event may be told in two
+sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading wednesday.
+knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at 7") is at
+that hour of the evening; a clock time of another day's clause or bounding something else ("no
+food from midnight", 今晚十点以后) is not the event's. Not read: questions (but about "my
+interview", asking for tips, or asked in a clause of its own after the plan: "biopsy on
+wednesday and everyone says it hurts??"), negations, goodbyes, habits ("every", 一般), what is
+only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果), idling ("tonight I'm
+just gonna chill"), what is told as done, the time now ("it's almost midnight"), today's event
+at an hour already come, a span of a month or longer ("next year": no day), the day itself
+coming (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
+holiday"), the user not going (no need to, not invited, someone else in their place, "house to
+myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's own event
+("my friend has an exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family
+member's own event told with their pronoun that the user takes no part in ("my sister has her
+driving test on friday"; "my mom's surgery" is read), nor a partner's or relative's told with
+their pronoun anywhere after (我哥下周答辩，我比他还慌), the user skipping it, unable to go
+along or envying those who go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or
+staying home (我自己在家) or minding their home ("we're dog-sitting"), someone else seeing to a
+relative ("my dad's picking her up"), what is not their job (不是我的事), today's event rated
+(今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
+today's part of the day gone by ("this morning's standup"), a year or months counted ("this
+year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, work
+in the way ("but i've got work"), routine work (返工), the day itself named (明天就是周五了),
+wondering where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A
+negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
+know how i'll cope" is read; an emoji or a dash ends a clause). An event moved from one day to
+another ("friday's meeting got pushed to next tuesday") is on the second; a weekday before its
+date ("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
+meant; of several days a sentence names, the event's is the first naming a day (not a month)
+whose clause tells of it; a clock time in a clause told of someone else ("they close at 6") is
+not the event's, and a reminder asked for "that day" is on the day of the one asked for just
+before.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -173,6 +175,8 @@ _BARE_WEEKDAY = re.compile(
 )
 _PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since)\s+)$")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
+# "off to cornwall for the weekend": this week's.
+_THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
 _CHAT_DAYS = re.compile(
@@ -348,6 +352,7 @@ def _normalised(words: str, now: datetime) -> str:
     words = _HOLIDAYS_EN.sub(_holiday, words)
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
+    words = _THE_WEEKEND.sub("this weekend", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _EARLY_ZH.sub("早上", words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
@@ -358,7 +363,9 @@ def _normalised(words: str, now: datetime) -> str:
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]
-        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
+        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith(
+            ("happy ", "black ", "cyber ")
+        ):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
     return _waking(_evening(words))
 
@@ -823,7 +830,7 @@ _EVENTS = frozenset({
     "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
     "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax",
     # medical and care
-    "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
+    "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
     "ultrasound", "biopsy", "procedure", "allergist", "optician", "chiropractor", "osteopath",
     "hygienist", "nutritionist", "dietitian", "treatment", "chemo", "dialysis", "vaccination",
@@ -857,7 +864,7 @@ _EVENT_PAIRS = frozenset({
     "road trip", "date night", "match day", "field trip", "open house", "open day",
     # "play" is a verb after a name ("arsenal play chelsea on sunday")
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
-    "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
     "science fair", "safety check", "gas check", "health check", "eye check", "boiler service",
     "car service", "smear test", "call with", "zoom call", "video call", "phone call",
@@ -931,9 +938,12 @@ _NOT_GOING = re.compile(
     r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
     r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
     r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
-    r"|join|joining|be\s+there|bother))(?![a-z])"
+    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering))(?![a-z])"
+    # Work in the way: "my mate's band is on friday but i have work".
+    r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
+    r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
@@ -1004,7 +1014,7 @@ _OTHERS_EN = re.compile(
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
-    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened)(?![a-z])"
+    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
@@ -1015,6 +1025,7 @@ _OTHERS_ZH = re.compile(r"[你他她它您佢]")  # 佢: Cantonese "he", "she"
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
     r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|mates?|buddy|buddies|pal|pals|bestie|bff"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
@@ -1032,6 +1043,10 @@ _KIN_OWN = re.compile(
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
     r"|^(?:my|our)\s+(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
     r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
+    # their own, by their pronoun: "my dad keeps telling everyone his hernia op is on friday"
+    r"|^(?:(?:lol|lmao|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+(?:"
+    + _KIN
+    + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
@@ -1056,7 +1071,10 @@ _MOVED = re.compile(
 )
 # The day itself coming, no event: 周一又要到了, "friday is almost here".
 _ARRIVES = re.compile(
-    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
+    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了"
+    r"|\s*(?:又|就|终于|总算)?是(?:周|星期|礼拜)[一二三四五六日天末](?:了|啦)?(?:[，,。!！]|$)"
+    r"|(?:\s+is|['\u2019]s)\s+(?:already\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|the\s+weekend)"
+    r"(?![a-z])(?!\s+(?:and|so|,)\s)|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
     r"(?:here|upon\s+us|around\s+the\s+corner)(?![a-z])"
 )
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
@@ -1126,6 +1144,10 @@ _UNSURE = re.compile(
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
+# Asked by a question word and 呢, of a plan with no event: 周末去哪玩好呢.
+_WONDER_ZH = re.compile(
+    r"(?:哪|什么|啥|怎么|咋|几点|多少)[^，,。！？]*?(?:好|合适)?呢[^\u4e00-\u9fff]*$"
+)
 # Habits, not a day's event: "every Tuesday", 每周三, 一般.
 _HABIT = re.compile(
     r"(?<![a-z])(?:(?:every|each)(?:\s+(?:single|other|second|few|couple\s+of))?\s+(?=[a-z0-9])"
@@ -1137,7 +1159,7 @@ _HABIT = re.compile(
     r"|(?<![a-z])(?<!be\s)(?<!come\s)(?<!coming\s)(?<!get\s)(?:here|over\s+here|round\s+here"
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
-    r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)"
+    r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
@@ -1268,7 +1290,10 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lowered = sentence.lower()
         if not sentence or _NOT_EVENT.search(lowered):
             continue
-        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence)) and not (
+        wonder = _WONDER_ZH.search(sentence) and not any(
+            m.group() != "去" for m in _EVENT_ZH.finditer(sentence)
+        )
+        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence) or wonder) and not (
             _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
         ):
             told = _told_before_asking(sentence)
@@ -1428,7 +1453,8 @@ def _told_before_asking(sentence: str) -> str | None:
     if last is None:
         return None
     head, tail = sentence[: last.end()].strip(_STRIP), sentence[last.end() :].lower()
-    if not head or _TO_YOU.search(tail) or _FIRST_PERSON.search(tail):
+    own = _FIRST_PERSON.search(head.lower()) is not None  # "我生日是下周日，你会记得吗"
+    if not head or (not own and (_TO_YOU.search(tail) or _FIRST_PERSON.search(tail))):
         return None
     return None if _ASKING.search(head.lower()) else head
 
@@ -1500,7 +1526,11 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
     )
 
 
-_A_YEAR = re.compile(r"(?<![a-z])(?:year|yr)(?![a-z])|今年|本年")
+# A year, or months counted: "this year", "in six months", 半年后.
+_A_YEAR = re.compile(
+    r"(?<![a-z])(?:year|yr|years|months)(?![a-z])|(?<![a-z])in\s+a\s+month(?![a-z])|今年|本年|年后"
+    r"|个月后"
+)
 
 
 def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
@@ -1732,14 +1762,18 @@ def _impersonal(rest: str) -> bool:
     lead = _EVENT_FIRST.match(stripped)
     words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:5]
     at = _event_among(words)
-    return at is not None and not _NOT_NOUN.intersection(words[:at])
+    if at is None or _SEASON.search(" ".join(words[: at + 1])):
+        return False  # "black friday sales start tomorrow": the calendar's
+    return not _NOT_NOUN.intersection(words[:at])
 
 
 # A holiday or a day of the calendar is no one's event: "can't believe christmas is in three
 # weeks", "thanksgiving is next thursday".
 _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
-    r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester)(?![a-z])"
+    r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
+    r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
+    r"|meteor\s+shower)(?![a-z])"
 )
 
 
