@@ -946,6 +946,44 @@ def test_ops_last_days_weekends_away_and_days_told_before_asking_are_read(
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Money due, no tickets, a resolution, a day rated for something, others the subject.
+        "my phone bill is due on the 20th",
+        "the match on saturday is sold out, gutted",
+        "下周一开始戒烟",
+        "starting my diet on monday",
+        "这周六的天气适合去海边",
+        "她们下周在我们学校办活动",
+        "we're hoping to see the northern lights on friday if it's clear",
+    ],
+)
+def test_bills_sold_out_shows_resolutions_and_others_doings_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Someone coming to do a job; "us"; a day after one told as done; a visit to the user;
+        # back to the dorm; 千万别忘了 as an ask.
+        ("the electrician is coming to install the new sockets on monday", "follow_up",
+         datetime(2026, 12, 7, 18)),
+        ("grandma wants us over for lunch on sunday", "follow_up", datetime(2026, 12, 6, 18)),
+        ("had the scan today, results on the 10th", "follow_up", datetime(2026, 12, 10, 18)),
+        ("下周三我爸妈来上海看我", "follow_up", datetime(2026, 12, 9, 18)),
+        ("周日晚上回宿舍", "follow_up", datetime(2026, 12, 6, 21)),
+        ("千万别忘了周六早上九点去取蛋糕", "reminder", datetime(2026, 12, 5, 9)),
+    ],
+)  # fmt: skip
+def test_visits_jobs_done_for_the_user_and_results_after_a_scan_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

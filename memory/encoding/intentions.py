@@ -52,7 +52,9 @@ staying home (我自己在家) or minding their home ("we're dog-sitting"), some
 relative ("my dad's picking her up"), what is not their job (不是我的事), today's event rated
 (今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
 today's part of the day gone by ("this morning's standup"), a year or months counted ("this
-year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, work
+year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
+due ("my phone bill is due"), tickets sold out, resolutions (starting a diet, 戒烟), a day rated
+for something (适合去海边), the weather permitting, someone else the subject (她们下周...), work
 in the way ("but i've got work"), routine work (返工), the day itself named (明天就是周五了),
 wondering where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A
 negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
@@ -775,7 +777,9 @@ def _folded(what: str) -> str:
 
 # Sentences; a dot between digits ("8.30pm", "7.45") ends none.
 _SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
-_FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
+_FIRST_PERSON = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|we'll|we've|our|us)(?![a-z])|我"
+)
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
 # "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
 # 喊我一声, 帮我记一下, "remind我".
@@ -786,7 +790,7 @@ _REMIND = re.compile(
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
+    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
@@ -907,7 +911,7 @@ def _has_event(lowered: str) -> bool:
 
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
-    r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
+    r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|回学校|回宿舍|返校|演出|"
     r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
@@ -945,6 +949,8 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # No tickets to be had: "the match is sold out, gutted", 票卖完了.
+    r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
@@ -1030,6 +1036,8 @@ _THEIRS = re.compile(
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
+    # Someone else the subject: 他们明天下午在我家附近拍电影.
+    r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
     r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
 )
@@ -1100,7 +1108,7 @@ _IMPLIED_I = re.compile(
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
     r"|terrified|worried|pumped|hyped|stoked|psyched"
-    r"|remembered|realised|realized|forgot|found\s+out|noticed"
+    r"|remembered|realised|realized|forgot|found\s+out|noticed|saw|had|went|met|spoke|called"
     r"|" + _DOING_FIRST + r")(?![a-z])"
 )
 # A doing as a plan: "pitching to investors on dec 17".
@@ -1132,14 +1140,17 @@ _UNREAL = re.compile(
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
-    r"|如果|要是|假如|万一|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|如果|要是|假如|万一|适合|适宜|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
     r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
 _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
-    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
+    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
+    # the weather permitting: "if it's clear", "weather permitting"
+    r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
+    r"|weather\s+permitting)(?![a-z])"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候)"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
@@ -1199,13 +1210,15 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
+    r"|netflix|diet|detox|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
-_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅")
+_IDLE_ZH = re.compile(
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+)
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
@@ -1220,9 +1233,12 @@ _SCHEDULED = re.compile(
     r"|\s+(?:comes?|arrives?|starts?|begins?|kicks?\s+off))"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
+    # someone coming to do something: "the landlord is coming to fix the boiler"
+    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service)"
+    r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -1429,8 +1445,8 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     lowered = sentence.lower()
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
-        if _eventful(sentence[begin:end], mention):
-            return mention
+        if _eventful(sentence[begin:end], mention) and not _told_done(lowered[begin:end]):
+            return mention  # "had the scan today, results on the 10th": the 10th
     return first
 
 
@@ -1490,8 +1506,15 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
         return False  # "my sister has her driving test on friday"
-    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
-        return False  # "we went to a concert on friday"
+    # Told as done in the day's clause or before it: "we went to a concert on friday" ("saw the
+    # doctor yesterday, results next week" tells of what is to come after).
+    told = lowered[: _clause_end(lowered, mention.start)]
+    if (
+        _PAST_EN.search(told)
+        and not _FUTURE_EN.search(lowered)
+        and _PAST_EN.search(_clause(lowered, mention.start))
+    ):
+        return False
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
@@ -1505,12 +1528,15 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
         return False  # "tomorrow is a holiday"
-    if _IDLE.search(lowered) and not _has_event(lowered):
-        return False  # "tonight i'm just gonna chill"
+    if _IDLE.search(lowered) and not _has_event(_STARTING.sub(" ", lowered)):
+        return False  # "tonight i'm just gonna chill", "starting my diet on monday"
     if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
         return False  # 明天要降温了
     # 周一又要到了: the day itself coming
     return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
+
+
+_STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
 
 
 def _eventful(sentence: str, mention: DateMention) -> bool:
@@ -1518,6 +1544,7 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
     lowered = sentence.lower()
     return bool(
         _scheduled(_without(sentence, mention.text))
+        or _scheduled(_without(sentence[: _clause_end(lowered, mention.start)], mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
         or _PLAN_EN.search(lowered)
@@ -1767,13 +1794,13 @@ def _impersonal(rest: str) -> bool:
     return not _NOT_NOUN.intersection(words[:at])
 
 
-# A holiday or a day of the calendar is no one's event: "can't believe christmas is in three
-# weeks", "thanksgiving is next thursday".
+# A holiday or a day of the calendar, or money due, is no one's event: "can't believe christmas
+# is in three weeks", "thanksgiving is next thursday", "my phone bill is due on the 20th".
 _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
     r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
     r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
-    r"|meteor\s+shower)(?![a-z])"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck)(?![a-z])"
 )
 
 
