@@ -53,18 +53,18 @@ relative ("my dad's picking her up"), what is not their job (不是我的事), t
 (今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
 today's part of the day gone by ("this morning's standup"), a year or months counted ("this
 year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
-due ("my phone bill is due"), tickets sold out, resolutions (starting a diet, 戒烟), a day rated
-for something (适合去海边), the weather permitting, someone else the subject (她们下周...), work
-in the way ("but i've got work"), routine work (返工), the day itself named (明天就是周五了),
-wondering where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A
-negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read; an emoji or a dash ends a clause). An event moved from one day to
-another ("friday's meeting got pushed to next tuesday") is on the second; a weekday before its
-date ("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
-meant; of several days a sentence names, the event's is the first naming a day (not a month)
-whose clause tells of it; a clock time in a clause told of someone else ("they close at 6") is
-not the event's, and a reminder asked for "that day" is on the day of the one asked for just
-before.
+due ("my phone bill is due"), tickets sold out, resolutions (starting a diet, 戒烟), a day
+rated for something (适合去海边), the weather permitting, someone else the subject
+(她们下周...), work in the way ("but i've got work"), routine work (返工), the day itself named
+(明天就是周五了), wondering where to go (去哪吃好呢), and words quoted that name a day (a
+lyric, a saying). A negation or a doubt counts in the clause of the day only ("the funeral is
+on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a clause). An event
+moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second;
+a weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
+(周一前一天) the one meant; of several days a sentence names, the event's is the first naming a
+day (not a month) whose clause tells of it; a clock time in a clause told of someone else
+("they close at 6") is not the event's, and a reminder asked for "that day" is on the day of
+the one asked for just before.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
