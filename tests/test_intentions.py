@@ -1,5 +1,6 @@
 """memory/encoding/intentions.py: what a user said is coming, as intentions with due times, from the
-encoder's answer or a local reading; repeats of pending ones left out.
+encoder's answer or a local reading (memory/encoding/spotting.py, with chat_days.py); repeats of
+pending ones left out.
 
 NOW is Thursday 3 December 2026, 15:00 in Shanghai (the persona's time zone).
 """
