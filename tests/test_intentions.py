@@ -985,6 +985,31 @@ def test_visits_jobs_done_for_the_user_and_results_after_a_scan_are_read(
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("we complete on the flat on the 21st", datetime(2026, 12, 21, 18)),
+        ("in 10 days i'll be in lisbon", datetime(2026, 12, 13, 18)),
+    ],
+)
+def test_completing_on_a_home_and_being_somewhere_are_plans(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A question without its mark, the one whose event it is not going, what one ought to do.
+        "what should i make for lunch on sunday",
+        "my son's class trip is on the 9th but he's not going",
+        "i ought to book the dentist for next week",
+    ],
+)
+def test_questions_without_their_mark_and_what_one_ought_to_do_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

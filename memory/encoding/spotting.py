@@ -19,20 +19,21 @@ day. A day and its event may be told in two sentences one after the other ("GOT 
 its monday at 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour
 without am or pm ("dinner at 7") is at that hour of the evening; a clock time of another day's
 clause or bounding something else ("no food from midnight", 今晚十点以后) is not the event's.
-Not read: questions (but about "my interview", asking for tips, or asked in a clause of its own
-after the plan: "biopsy on wednesday and everyone says it hurts??"), negations, goodbyes,
-habits ("every", 一般), what is only imagined or unsure ("if I had an interview tomorrow",
-"maybe", 如果), idling ("tonight I'm just gonna chill"), what is told as done, the time now
-("it's almost midnight"), today's event at an hour already come, a span of a month or longer
-("next year": no day), the day itself coming (周一又要到了), a calendar's days and days off
-("school holidays start", "tomorrow is a holiday"), the user not going (no need to, not
-invited, someone else in their place, "house to myself"), a family member's work trip
-(我老公下周去出差), a friend's or colleague's own event ("my friend has an exam tomorrow", "my
-manager's presentation", 我朋友明天考试), and a family member's own event told with their
-pronoun that the user takes no part in ("my sister has her driving test on friday"; "my mom's
-surgery" is read), nor a partner's or relative's told with their pronoun anywhere after
-(我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying those who go
-("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home (我自己在家) or
+Not read: questions (with their mark or without: "what should i cook tomorrow"; but about "my
+interview", asking for tips, or asked in a clause of its own after the plan: "biopsy on
+wednesday and everyone says it hurts??"), negations, goodbyes, habits ("every", 一般), what is
+only imagined or unsure ("if I had an interview tomorrow", "maybe", "i should", 如果), idling
+("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost midnight"),
+today's event at an hour already come, a span of a month or longer ("next year": no day), the
+day itself coming (周一又要到了), a calendar's days and days off ("school holidays start",
+"tomorrow is a holiday"), the user (or the one whose event it is: "she's not going") not going
+(no need to, not invited, someone else in their place, "house to myself"), a family member's
+work trip (我老公下周去出差), a friend's or colleague's own event ("my friend has an exam
+tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event told
+with their pronoun that the user takes no part in ("my sister has her driving test on friday";
+"my mom's surgery" is read), nor a partner's or relative's told with their pronoun anywhere
+after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying those who
+go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home (我自己在家) or
 minding their home ("we're dog-sitting"), someone else seeing to a relative ("my dad's picking
 her up"), what is not their job (不是我的事), today's event rated (今天的面试答得很烂), what
 used to be, a place's timetable ("lunch is at 11 round here"), today's part of the day gone by
@@ -267,6 +268,9 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # The one whose event it is not going: "the trip is on the 15th, she's not going though".
+    r"|(?<![a-z])(?:she|he|they)(?:['\u2019]s|['\u2019]re|\s+is|\s+are)\s+not\s+going(?!\s+to\s)(?![a-z])"
+    r"|(?<![a-z])(?:she|he|they)\s+(?:isn['\u2019]t|aren['\u2019]t|won['\u2019]t\s+be)\s+going(?!\s+to\s)(?![a-z])"
     # No tickets to be had: "the match is sold out, gutted", 票卖完了.
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
@@ -455,7 +459,7 @@ _ADVICE = re.compile(
 _UNREAL = re.compile(
     r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
-    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
+    r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
     r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
@@ -472,6 +476,12 @@ _UNSURE = re.compile(
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
+# An English question asked without a question mark: "what should i cook for dinner tomorrow".
+_ASKED_EN = re.compile(
+    r"(?:(?:so|ok|okay|hey|and|but|also|btw|lol|omg|ugh|hmm)[\s,]+)*"
+    r"(?:what|which|who|why|should\s+i|shall\s+i|do\s+i|do\s+you|did\s+you|are\s+you|can\s+you"
+    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice))(?![a-z'\u2019])"
+)
 # Asked by a question word and 呢, of a plan with no event: 周末去哪玩好呢.
 _WONDER_ZH = re.compile(
     r"(?:哪|什么|啥|怎么|咋|几点|多少)[^，,。！？]*?(?:好|合适)?呢[^\u4e00-\u9fff]*$"
@@ -511,7 +521,8 @@ _NOT_HAD = (
     r"(?![a-z])"
 )
 _PLAN_EN = re.compile(
-    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|off\s+to|"
+    r"(?<=[a-z])['\u2019]ll\s+be\s+(?:in|at|off|away|flying|travel+ing)(?![a-z])"
+    r"|(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
     r"booked|reserved|scheduled|signed\s+up|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
@@ -520,7 +531,8 @@ _PLAN_EN = re.compile(
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
-    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married)"
+    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
+    r"|exchange|complete)"
     r"|got\s+(?:a|an|my))(?![a-z])"
 )
 # What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
@@ -626,7 +638,10 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         wonder = _WONDER_ZH.search(sentence) and not any(
             m.group() != "去" for m in _EVENT_ZH.finditer(sentence)
         )
-        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence) or wonder) and not (
+        asked = (
+            sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence) or _ASKED_EN.match(lowered)
+        )
+        if (asked or wonder) and not (
             _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
         ):
             told = _told_before_asking(sentence)
