@@ -1010,6 +1010,32 @@ def test_questions_without_their_mark_and_what_one_ought_to_do_are_left_alone(te
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # British and chat ways of counting weeks.
+        ("my driving theory test is tomorrow week", datetime(2026, 12, 11, 18)),
+        ("a fortnight today i fly to sydney", datetime(2026, 12, 17, 18)),
+        ("the coming weekend is our housewarming", datetime(2026, 12, 6, 18)),
+        ("the weekend after next we're off to york", datetime(2026, 12, 20, 18)),
+        # A month and day with a dot in Chinese; a habit in a clause of its own before the day's
+        # event.
+        ("12.24去迪士尼", datetime(2026, 12, 24, 18)),
+        ("choir practice every tuesday, but the concert is on the 12th",
+         datetime(2026, 12, 12, 18)),
+    ],
+)  # fmt: skip
+def test_weeks_counted_dotted_dates_and_an_event_after_a_habit_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+def test_staying_in_while_others_have_their_party_is_left_alone() -> None:
+    assert spot("my flatmates are having a party on saturday, i'm staying in", NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

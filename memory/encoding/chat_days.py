@@ -1,10 +1,11 @@
-"""How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters as
-simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd", 明儿,
-a weekday alone as the coming one, countdowns ("3 more days till"), holidays as their dates (the
-lunar new year's by a table of years), an evening's event's bare hour as the evening's and an
-alarm's as the morning's; and "in two hours", "a week from Monday", "the day before" a day.
-Shared by `memory.encoding.intentions.resolve` and the local reading
-(`memory.encoding.spotting`)."""
+"""How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters
+as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd",
+明儿, a weekday alone as the coming one, countdowns ("3 more days till"), weeks counted the
+British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
+Chinese, holidays as their dates (the lunar new year's by a table of years), an evening's
+event's bare hour as the evening's and an alarm's as the morning's; and "in two hours", "a week
+from Monday", "the day before" a day. Shared by `memory.encoding.intentions.resolve` and the
+local reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,31 @@ CHINESE = re.compile(r"[\u4e00-\u9fff]")
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since)\s+)$")
+_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since|every|each)\s+)$")
 # "off to cornwall for the weekend": this week's.
 _THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
+# British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
+# fortnight today", "this coming weekend".
+_BRITISH_WEEKS = re.compile(
+    r"(?<![a-z])(?:the\s+(?P<after>weekend|week)\s+after\s+next|(?P<day>tomorrow|today)\s+week"
+    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _british_week(m: re.Match[str]) -> str:
+    if m.group("after"):
+        return f"a week from next {m.group('after').lower()}"
+    if m.group("day"):
+        return f"a week from {m.group('day').lower()}"
+    return "in 14 days" if "fortnight" in m.group().lower() else "this weekend"
+
+
+# A month and day with a dot in Chinese: 12.20去看演唱会 (not 12.20元).
+_DOTTED_ZH = re.compile(
+    r"(?<![\d.])(1[0-2]|0?[1-9])\.(3[01]|[12]\d|0?[1-9])(?![\d.])(?=[\u4e00-\u9fff])"
+    r"(?![元块角分米斤克个件次度点倍号日月岁年])"
+)
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
@@ -198,6 +221,8 @@ def normalised(words: str, now: datetime) -> str:
     words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
     words = _BARE_WEEKEND.sub("这周末", words)
     words = _THE_WEEKEND.sub("this weekend", words)
+    words = _BRITISH_WEEKS.sub(_british_week, words)
+    words = _DOTTED_ZH.sub(lambda m: f"{m.group(1)}月{m.group(2)}号", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _EARLY_ZH.sub("早上", words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)

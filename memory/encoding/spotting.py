@@ -41,15 +41,16 @@ used to be, a place's timetable ("lunch is at 11 round here"), today's part of t
 coming ("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"),
 tickets sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边),
 the weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
-work"), routine work (返工), the day itself named (明天就是周五了), wondering where to go
-(去哪吃好呢), and words quoted that name a day (a lyric, a saying). A negation or a doubt
-counts in the clause of the day only ("the funeral is on tuesday, i don't know how i'll cope"
-is read; an emoji or a dash ends a clause). An event moved from one day to another ("friday's
-meeting got pushed to next tuesday") is on the second; a weekday before its date ("monday the
-4th of jan") is that date, the day before or after a day (周一前一天) the one meant; of several
-days a sentence names, the event's is the first naming a day (not a month) whose clause tells
-of it; a clock time in a clause told of someone else ("they close at 6") is not the event's,
-and a reminder asked for "that day" is on the day of the one asked for just before."""
+work"), staying in while others go ("i'm staying in"), routine work (返工), the day itself
+named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted that name a day (a
+lyric, a saying). A negation or a doubt counts in the clause of the day only ("the funeral is
+on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a clause). An event
+moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second;
+a weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
+(周一前一天) the one meant; of several days a sentence names, the event's is the first naming a
+day (not a month) whose clause tells of it; a clock time in a clause told of someone else
+("they close at 6") is not the event's, and a reminder asked for "that day" is on the day of
+the one asked for just before."""
 
 from __future__ import annotations
 
@@ -165,7 +166,7 @@ _EVENTS = frozenset({
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
-    "scrimmage", "raid", "speedrun", "tourney", "qualifier", "qualifiers", "regionals",
+    "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier", "qualifiers", "regionals",
     "nationals", "championship", "scrim", "lan",
     # family and friends
     "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
@@ -189,8 +190,10 @@ _EVENT_PAIRS = frozenset({
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
-    "science fair", "safety check", "gas check", "health check", "eye check", "boiler service",
-    "car service", "smear test", "call with", "zoom call", "video call", "phone call",
+    "science fair", "stag do", "hen do", "leaving do", "stag party", "hen party",
+    "bachelor party", "bachelorette party", "safety check", "gas check", "health check",
+    "eye check", "boiler service", "car service", "smear test", "call with", "zoom call",
+    "video call", "phone call",
     "conference call", "sales call", "intro call",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
@@ -236,7 +239,7 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
+    r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
@@ -268,6 +271,8 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
+    # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
     # The one whose event it is not going: "the trip is on the 15th, she's not going though".
     r"|(?<![a-z])(?:she|he|they)(?:['\u2019]s|['\u2019]re|\s+is|\s+are)\s+not\s+going(?!\s+to\s)(?![a-z])"
     r"|(?<![a-z])(?:she|he|they)\s+(?:isn['\u2019]t|aren['\u2019]t|won['\u2019]t\s+be)\s+going(?!\s+to\s)(?![a-z])"
@@ -775,7 +780,10 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     lowered = sentence.lower()
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
-        if _eventful(sentence[begin:end], mention) and not _told_done(lowered[begin:end]):
+        clause = lowered[begin:end]
+        if _eventful(sentence[begin:end], mention) and not (
+            _told_done(clause) or _HABIT.search(clause)
+        ):
             return mention  # "had the scan today, results on the 10th": the 10th
     return first
 
@@ -821,7 +829,12 @@ def _owned(sentence: str, mention: DateMention) -> bool:
         or _IMPLIED_I.match(lowered)
         or (CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
     )
-    return bool(own) or _impersonal(_without(told, mention.text).lower())
+    if own or _impersonal(_without(told, mention.text).lower()):
+        return True
+    # The event its own clause, after something else: "choir every week, but the concert is on
+    # the 12th".
+    begin = _clause_bounds(lowered, mention.start)[0]
+    return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
 
 
 def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
@@ -853,7 +866,9 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     # results back today, passed!!" is told as done, "got a test today at 4" is to come.
     if mention.day == now.date() and _told_done(lowered):
         return False
-    if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
+    # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
+    # week, show is saturday")
+    if _HABIT.search(clause) or _UNREAL.search(clause) or _UNSURE.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
