@@ -1036,6 +1036,28 @@ def test_staying_in_while_others_have_their_party_is_left_alone() -> None:
     assert spot("my flatmates are having a party on saturday, i'm staying in", NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A paper about the event, not the event; unsure whether to go; dropped out of it;
+        # leave taken from it.
+        "the gcse exam timetable comes out next week",
+        "下周三好像有个培训，不知道要不要去",
+        "周日的培训我已经退了",
+        "周六的讲座我请假了",
+    ],
+)
+def test_timetables_doubts_and_classes_dropped_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_a_class_by_its_subject_is_an_event() -> None:
+    [found] = local_reading(
+        Reading([Said("u1", NOW, "周五晚上七点的钢琴课")], SCOPE, SHANGHAI, "zh", NOW, None)
+    )
+    assert found.due_at == datetime(2026, 12, 4, 22, tzinfo=SHANGHAI)
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

@@ -41,16 +41,18 @@ used to be, a place's timetable ("lunch is at 11 round here"), today's part of t
 coming ("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"),
 tickets sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边),
 the weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
-work"), staying in while others go ("i'm staying in"), routine work (返工), the day itself
-named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted that name a day (a
-lyric, a saying). A negation or a doubt counts in the clause of the day only ("the funeral is
-on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a clause). An event
-moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second;
-a weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
-(周一前一天) the one meant; of several days a sentence names, the event's is the first naming a
-day (not a month) whose clause tells of it; a clock time in a clause told of someone else
-("they close at 6") is not the event's, and a reminder asked for "that day" is on the day of
-the one asked for just before."""
+work"), staying in while others go ("i'm staying in"), dropping out or taking leave from it
+(退了, 请假了), unsure whether to go (不知道去不去), a timetable of an event ("the exam
+timetable comes out"), routine work (返工), the day itself named (明天就是周五了), wondering
+where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A negation or a
+doubt counts in the clause of the day only ("the funeral is on tuesday, i don't know how i'll
+cope" is read; an emoji or a dash ends a clause). An event moved from one day to another
+("friday's meeting got pushed to next tuesday") is on the second; a weekday before its date
+("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
+meant; of several days a sentence names, the event's is the first naming a day (not a month)
+whose clause tells of it; a clock time in a clause told of someone else ("they close at 6") is
+not the event's, and a reminder asked for "that day" is on the day of the one asked for just
+before."""
 
 from __future__ import annotations
 
@@ -216,9 +218,18 @@ def _event_word(word: str) -> bool:
 def _event_among(words: Sequence[str]) -> int | None:
     """Where the first word or pair of `words` naming an event is, or None."""
     for i, word in enumerate(words):
-        if _event_word(word) or " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
+        if " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
+            return i
+        # "the exam timetable": a paper about the event, not the event
+        if _event_word(word) and (i + 1 == len(words) or words[i + 1] not in _ABOUT_IT):
             return i
     return None
+
+
+_ABOUT_IT = frozenset({
+    "timetable", "timetables", "schedule", "schedules", "rota", "fees", "fee", "form", "forms",
+    "list", "guide", "dates", "date", "tickets", "ticket",
+})  # fmt: skip
 
 
 # A meeting of two, written with digits: "a 1:1 with my manager", "1-on-1".
@@ -233,7 +244,7 @@ def _has_event(lowered: str) -> bool:
 
 _EVENT_ZH = re.compile(
     r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
-    r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|回学校|回宿舍|返校|演出|"
+    r"看医生|看病|体检|(?<=[\u4e00-\u9fff])课(?![本文题件间余外代表程])|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|回学校|回宿舍|返校|演出|"
     r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
@@ -283,6 +294,7 @@ _NOT_GOING = re.compile(
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
     r"|不是我的(?:活|事|工作|问题)|跟我没关系|与我无关"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
@@ -477,7 +489,7 @@ _UNSURE = re.compile(
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
     r"|weather\s+permitting)(?![a-z])"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候)"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去|好像|似乎"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
@@ -564,7 +576,7 @@ _SCHEDULED = re.compile(
     r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s"
     # or coming on its own: "the removal van comes at 8", "the movers arrive on saturday"
-    r"|\s+(?:comes?|arrives?|starts?|begins?|kicks?\s+off))"
+    r"|\s+(?:comes?(?!\s+out)|arrives?|starts?|begins?|kicks?\s+off))"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
     # someone coming to do something: "the landlord is coming to fix the boiler"
