@@ -1058,6 +1058,18 @@ def test_a_class_by_its_subject_is_an_event() -> None:
     assert found.due_at == datetime(2026, 12, 4, 22, tzinfo=SHANGHAI)
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("we tied the knot on the 30th of june", datetime(2027, 6, 30, 9)),
+        ("我们是2020年5月20号领证的", datetime(2027, 5, 20, 9)),
+    ],
+)
+def test_the_day_they_married_told_is_their_anniversary(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("special_day", due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

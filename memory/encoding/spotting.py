@@ -12,28 +12,29 @@ sign the lease on the 9th", "a call with the plumber for monday", "the removal v
 "I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二),
 or asking to be reminded ("remind me", "note to self:"; at a day, a clock time, or "in two
 hours"), or naming their birthday: always the speaker's own (or told by its years, "me and my
-wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday).
-Traditional characters are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin
-ones (聽日, 聽朝), the lunar new year and its eve as their dates, a Christmas meal as Christmas
-day. A day and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!!
-its monday at 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour
-without am or pm ("dinner at 7") is at that hour of the evening; a clock time of another day's
-clause or bounding something else ("no food from midnight", 今晚十点以后) is not the event's.
-Not read: questions (with their mark or without: "what should i cook tomorrow"; but about "my
-interview", asking for tips, or asked in a clause of its own after the plan: "biopsy on
-wednesday and everyone says it hurts??"), negations, goodbyes, habits ("every", 一般), what is
-only imagined or unsure ("if I had an interview tomorrow", "maybe", "i should", 如果), idling
-("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost midnight"),
-today's event at an hour already come, a span of a month or longer ("next year": no day), the
-day itself coming (周一又要到了), a calendar's days and days off ("school holidays start",
-"tomorrow is a holiday"), the user (or the one whose event it is: "she's not going") not going
-(no need to, not invited, someone else in their place, "house to myself"), a family member's
-work trip (我老公下周去出差), a friend's or colleague's own event ("my friend has an exam
-tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event told
-with their pronoun that the user takes no part in ("my sister has her driving test on friday";
-"my mom's surgery" is read), nor a partner's or relative's told with their pronoun anywhere
-after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying those who
-go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home (我自己在家) or
+wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday, or the
+day they married: "we got married on 14 feb 2019"). Traditional characters are read as
+simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year
+and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
+in two sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading
+wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at
+7") is at that hour of the evening; a clock time of another day's clause or bounding something
+else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
+their mark or without: "what should i cook tomorrow"; but about "my interview", asking for
+tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone says it
+hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I
+had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
+chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
+already come, a span of a month or longer ("next year": no day), the day itself coming
+(周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
+holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
+not invited, someone else in their place, "house to myself"), a family member's work trip
+(我老公下周去出差), a friend's or colleague's own event ("my friend has an exam tomorrow", "my
+manager's presentation", 我朋友明天考试), and a family member's own event told with their
+pronoun that the user takes no part in ("my sister has her driving test on friday"; "my mom's
+surgery" is read), nor a partner's or relative's told with their pronoun anywhere after
+(我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying those who go
+("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home (我自己在家) or
 minding their home ("we're dog-sitting"), someone else seeing to a relative ("my dad's picking
 her up"), what is not their job (不是我的事), today's event rated (今天的面试答得很烂), what
 used to be, a place's timetable ("lunch is at 11 round here"), today's part of the day gone by
@@ -139,6 +140,9 @@ _SPECIAL = re.compile(
     r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
     # A birthday told by the age: "I'm turning 30 on saturday".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
+    # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
+    r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
+    r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
 _SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)")
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
@@ -684,10 +688,16 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     or special.group("zh_sober")
                     or (
                         "anniversary"
-                        if special.group("together") or special.group("sober")
+                        if special.group("together")
+                        or special.group("sober")
+                        or special.group("married")
                         else None
                     )
-                    or ("纪念日" if special.group("zh_years") else "birthday")
+                    or (
+                        "纪念日"
+                        if special.group("zh_years") or special.group("zh_married")
+                        else "birthday"
+                    )
                 )
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
