@@ -1070,6 +1070,27 @@ def test_the_day_they_married_told_is_their_anniversary(text: str, due: datetime
     assert (found.kind, found.due_at) == ("special_day", due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # The plan buried after a long day's telling; 年会 after a weekday; a busy family or
+        # the user's part in a friend's wedding says nothing against it.
+        ("long day, boss shouted, the printer died, anyway the mechanic can look at my car on "
+         "friday", datetime(2026, 12, 4, 18)),
+        ("我们部门下周三年会，我要主持", datetime(2026, 12, 9, 18)),
+        ("my younger sister is getting married on the 19th, everyone is so busy",
+         datetime(2026, 12, 19, 18)),
+        ("my flatmate is getting married on saturday and i'm the best man",
+         datetime(2026, 12, 5, 18)),
+    ],
+)  # fmt: skip
+def test_plans_after_a_long_telling_and_friends_weddings_the_user_is_in_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

@@ -2,10 +2,10 @@
 as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd",
 明儿, a weekday alone as the coming one, countdowns ("3 more days till"), weeks counted the
 British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
-Chinese, holidays as their dates (the lunar new year's by a table of years), an evening's
-event's bare hour as the evening's and an alarm's as the morning's; and "in two hours", "a week
-from Monday", "the day before" a day. Shared by `memory.encoding.intentions.resolve` and the
-local reading (`memory.encoding.spotting`)."""
+Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's by a
+table of years), an evening's event's bare hour as the evening's and an alarm's as the
+morning's; and "in two hours", "a week from Monday", "the day before" a day. Shared by
+`memory.encoding.intentions.resolve` and the local reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ _DOTTED_ZH = re.compile(
     r"(?<![\d.])(1[0-2]|0?[1-9])\.(3[01]|[12]\d|0?[1-9])(?![\d.])(?=[\u4e00-\u9fff])"
     r"(?![元块角分米斤克个件次度点倍号日月岁年])"
 )
+# A weekday before 年 (年会, 年终): 下周五年会 is 下周五's 年会, not 五年.
+_WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:会|终|夜饭|货))")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
@@ -223,6 +225,7 @@ def normalised(words: str, now: datetime) -> str:
     words = _THE_WEEKEND.sub("this weekend", words)
     words = _BRITISH_WEEKS.sub(_british_week, words)
     words = _DOTTED_ZH.sub(lambda m: f"{m.group(1)}月{m.group(2)}号", words)
+    words = _WEEKDAY_YEAR.sub(" ", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _EARLY_ZH.sub("早上", words)
     words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)

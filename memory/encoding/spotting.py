@@ -29,19 +29,20 @@ already come, a span of a month or longer ("next year": no day), the day itself 
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
 holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
 not invited, someone else in their place, "house to myself"), a family member's work trip
-(我老公下周去出差), a friend's or colleague's own event ("my friend has an exam tomorrow", "my
-manager's presentation", 我朋友明天考试), and a family member's own event told with their
-pronoun that the user takes no part in ("my sister has her driving test on friday"; "my mom's
-surgery" is read), nor a partner's or relative's told with their pronoun anywhere after
-(我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying those who go
-("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home (我自己在家) or
-minding their home ("we're dog-sitting"), someone else seeing to a relative ("my dad's picking
-her up"), what is not their job (不是我的事), today's event rated (今天的面试答得很烂), what
-used to be, a place's timetable ("lunch is at 11 round here"), today's part of the day gone by
-("this morning's standup"), a year or months counted ("this year", "in six months"), a holiday
-coming ("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"),
-tickets sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边),
-the weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
+(我老公下周去出差), a friend's or colleague's own event (not their wedding the user has a part
+in: "i'm the best man") ("my friend has an exam tomorrow", "my manager's presentation",
+我朋友明天考试), and a family member's own event told with their pronoun that the user takes no
+part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
+partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
+user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
+陪不了, 羡慕), not invited or staying home (我自己在家) or minding their home ("we're
+dog-sitting"), someone else seeing to a relative ("my dad's picking her up"), what is not their
+job (不是我的事), today's event rated (今天的面试答得很烂), what used to be, a place's
+timetable ("lunch is at 11 round here"), today's part of the day gone by ("this morning's
+standup"), a year or months counted ("this year", "in six months"), a holiday coming
+("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"), tickets
+sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边), the
+weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
 work"), staying in while others go ("i'm staying in"), dropping out or taking leave from it
 (退了, 请假了), unsure whether to go (不知道去不去), a timetable of an event ("the exam
 timetable comes out"), routine work (返工), the day itself named (明天就是周五了), wondering
@@ -158,7 +159,7 @@ _EVENTS = frozenset({
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
     "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
-    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax",
+    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -184,7 +185,7 @@ _EVENTS = frozenset({
     # legal and bureaucracy
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
-    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "delivery",
+    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "jury", "smear", "mot",
@@ -381,7 +382,8 @@ _THEIRS = re.compile(
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
-    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
+    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+|getting\s+|having\s+)?"
+    r"(?:his|her|their)\s"
 )
 # A family member's own event, told with their pronoun, the user not in it: "my sister has
 # her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
@@ -430,7 +432,8 @@ _ARRIVES = re.compile(
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
+    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r)(?![a-z])"
+    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
@@ -482,7 +485,7 @@ _UNREAL = re.compile(
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
-    r"|如果|要是|假如|万一|适合|适宜|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
     r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
@@ -493,7 +496,7 @@ _UNSURE = re.compile(
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
     r"|weather\s+permitting)(?![a-z])"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去|好像|似乎"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
@@ -835,15 +838,23 @@ def _told_before_asking(sentence: str) -> str | None:
     return None if _ASKING.search(head.lower()) else head
 
 
+def _told_through(sentence: str, mention: DateMention) -> int:
+    """Where the clause telling of the day (`mention`) ends, the one after it too when the day's
+    holds nothing else ("in 2 days, the trip")."""
+    lowered = sentence.lower()
+    end = _clause_end(lowered, mention.start)
+    if not _without(sentence[:end], mention.text).strip(_STRIP):
+        end = _clause_end(lowered, end + 1)
+    return end
+
+
 def _owned(sentence: str, mention: DateMention) -> bool:
     """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
     leaving its "I" out, in Chinese about no one else, or an event naming no one."""
     lowered = sentence.lower()
     # Up to the end of the day's clause: what a clause after it says of someone else ("she
     # hates the car", 有点心疼它) does not make the event theirs.
-    end = _clause_end(lowered, mention.start)
-    if not _without(sentence[:end], mention.text).strip(_STRIP):  # "in 2 days, the trip"
-        end = _clause_end(lowered, end + 1)
+    end = _told_through(sentence, mention)
     told = sentence[:end]
     # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
     own = (
@@ -895,7 +906,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
         return False  # "tomorrow is a holiday"
-    if _IDLE.search(lowered) and not _has_event(_STARTING.sub(" ", lowered)):
+    idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
+    if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
         return False  # "tonight i'm just gonna chill", "starting my diet on monday"
     if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
         return False  # 明天要降温了
