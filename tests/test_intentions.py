@@ -1091,6 +1091,41 @@ def test_plans_after_a_long_telling_and_friends_weddings_the_user_is_in_are_read
     assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # A morning with no day: the next one; a pet's event, whatever its pronoun; a parkrun;
+        # someone ringing the user; a hearing "against" someone; a child's friend staying over.
+        ("ping me in the morning to call the plumber", "reminder", datetime(2026, 12, 4, 6)),
+        ("the kitten gets her first jabs on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        ("my dog has his vaccination on friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("parkrun tomorrow, first one ever", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the financial advisor is ringing me on tuesday", "follow_up", datetime(2026, 12, 8, 18)),
+        ("tribunal hearing on the 10th against my old employer", "follow_up",
+         datetime(2026, 12, 10, 18)),
+        ("my son's friend is staying over on saturday", "follow_up", datetime(2026, 12, 5, 18)),
+    ],
+)  # fmt: skip
+def test_mornings_pets_calls_and_guests_are_read(text: str, kind: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A fast, check-in opening, a new series, everyone going but the user, unable to watch.
+        "doing a 36 hour fast from tomorrow",
+        "online check-in for my flight to rome opens tomorrow at 8",
+        "the new series of my favourite show starts on sunday",
+        "the whole office is going to the pub on friday except me",
+        "周六有烟花表演，可惜要值班看不了",
+    ],
+)
+def test_fasts_check_in_opening_new_series_and_all_but_the_user_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

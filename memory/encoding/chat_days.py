@@ -107,6 +107,16 @@ def day_shift(words: str, mention: DateMention) -> timedelta:
     return timedelta(days=-1 if said.group("dir") in ("before", "前") else 1)
 
 
+# A morning with no day ("remind me in the morning", "first thing"): the next one.
+MORNING_ALONE = re.compile(r"(?<![a-z])(?:in\s+the\s+morning|first\s+thing)(?![a-z])", re.I)
+MORNING = (6, 12)
+
+
+def next_morning(now: datetime) -> date:
+    """The day of the next morning to begin: today's before it, else tomorrow's."""
+    return now.date() if now.hour < MORNING[0] else now.date() + timedelta(days=1)
+
+
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"

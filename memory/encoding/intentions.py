@@ -43,7 +43,16 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
 from memory.dates import clock_time, find_dates, future_spans
-from memory.encoding.chat_days import TRADITIONAL, WEEK_FROM, day_shift, in_hours, normalised
+from memory.encoding.chat_days import (
+    MORNING,
+    MORNING_ALONE,
+    TRADITIONAL,
+    WEEK_FROM,
+    day_shift,
+    in_hours,
+    next_morning,
+    normalised,
+)
 from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, spot
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
@@ -123,8 +132,8 @@ def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
     下周三, 周末, "next weekend at 10am", "tomorrow evening at 8", 明晚八点), or a clock time
-    alone ("at 8pm": today's if still to come, else tomorrow's). None when no day to come is
-    named."""
+    alone ("at 8pm": today's if still to come, else tomorrow's) or a morning alone ("in the
+    morning": the next). None when no day to come is named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -143,6 +152,9 @@ def resolve(when: str, now: datetime) -> Window | None:
         # A clock time alone ("at 8pm"): today's if still to come, else tomorrow's.
         alone = clock_time(words)
         if alone is None:
+            if MORNING_ALONE.search(words):  # "in the morning": the next one
+                day = next_morning(now)
+                return Window(day, day, MORNING)
             return None
         day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
         return Window(day, day, None, alone.at)

@@ -2,16 +2,17 @@
 
 `spot` answers as a model would (the encoder's fallback, and the offline model's answer;
 `memory.encoding.intentions.local_reading` makes intentions of it): a user's sentence about
-themselves (or about an event, naming no one or family: "the dentist is tomorrow", "sister's
-baby shower is the 19th"; or leaving its "I" out: "got a date friday") naming a day to come
-(chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th", "3
-more days till", 明儿, 还有三天) and an event, by its name (a broad lexicon of school, work,
-medical, travel, sport, family, legal, pet and gaming events, singular or plural, and endings
-such as "-athon", "-scopy") or by a plan's shape, whatever its name ("we're going camping", "we
-sign the lease on the 9th", "a call with the plumber for monday", "the removal van comes at 8",
-"I have karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二),
-or asking to be reminded ("remind me", "note to self:"; at a day, a clock time, or "in two
-hours"), or naming their birthday: always the speaker's own (or told by its years, "me and my
+themselves (or about an event, naming no one or family: a pet's, whatever its pronoun: "the
+kitten gets her jabs on monday"; "the dentist is tomorrow", "sister's baby shower is the 19th";
+or leaving its "I" out: "got a date friday") naming a day to come (chat's "tmrw", "next tue",
+"sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more days till", 明儿,
+还有三天) and an event, by its name (a broad lexicon of school, work, medical, travel, sport,
+family, legal, pet and gaming events, singular or plural, and endings such as "-athon",
+"-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the lease on
+the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have karaoke
+on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be
+reminded ("remind me", "note to self:"; at a day, a clock time, "in two hours" or "in the
+morning"), or naming their birthday: always the speaker's own (or told by its years, "me and my
 wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday, or the
 day they married: "we got married on 14 feb 2019"). Traditional characters are read as
 simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year
@@ -70,6 +71,7 @@ from memory.encoding.chat_days import (
     DAY_BEFORE_EN,
     DAY_BEFORE_ZH,
     IN_HOURS,
+    MORNING_ALONE,
     TRADITIONAL,
     WEEK_FROM,
     evening,
@@ -151,15 +153,15 @@ _SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四�
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
 _EVENTS = frozenset({
     # exams and school
-    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence",
-    "thesis", "dissertation", "assessment", "lecture", "seminar", "tutorial", "class",
-    "lesson", "course", "orientation", "enrollment", "enrolment", "graduation", "admission",
-    "mcat", "lsat", "gmat", "gre", "ielts", "toefl", "boards", "practical", "recital",
+    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence", "thesis",
+    "dissertation", "assessment", "lecture", "seminar", "tutorial", "class", "lesson", "course",
+    "orientation", "enrollment", "enrolment", "graduation", "admission", "mcat", "lsat", "gmat",
+    "gre", "ielts", "toefl", "boards", "practical", "recital",
     # work
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
-    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
-    "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
-    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
+    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
+    "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
+    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -172,36 +174,36 @@ _EVENTS = frozenset({
     "airport", "visa", "passport",
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
-    "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
-    "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier", "qualifiers", "regionals",
-    "nationals", "championship", "scrim", "lan",
+    "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
+    "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
+    "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
     # family and friends
     "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
-    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show",
-    "performance", "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover",
-    "playdate",
-    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
-    "drinks", "visit", "visiting", "camp", "camping", "engagement",
+    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "performance",
+    "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
+    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch", "drinks",
+    "visit", "visiting", "camp", "camping", "engagement",
     # legal and bureaucracy
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
-    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
-    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
+    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
+    "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation",
     # pets
-    "vet", "groomer", "grooming", "neuter", "spay", "jury", "smear", "mot",
+    "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
+    "mot",
 })  # fmt: skip
 _EVENT_PAIRS = frozenset({
-    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
-    "road trip", "date night", "match day", "field trip", "open house", "open day",
+    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test", "road trip",
+    "date night", "match day", "field trip", "open house", "open day",
     # "play" is a verb after a name ("arsenal play chelsea on sunday")
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
     "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
-    "science fair", "stag do", "hen do", "leaving do", "stag party", "hen party",
-    "bachelor party", "bachelorette party", "safety check", "gas check", "health check",
-    "eye check", "boiler service", "car service", "smear test", "call with", "zoom call",
-    "video call", "phone call",
-    "conference call", "sales call", "intro call",
+    "science fair", "sleeping over", "staying over", "estate agent", "mortgage advisor",
+    "mortgage adviser", "financial advisor", "claims court", "stag do", "hen do", "leaving do",
+    "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
+    "health check", "eye check", "boiler service", "car service", "smear test", "call with",
+    "zoom call", "video call", "phone call", "conference call", "sales call", "intro call",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -265,7 +267,8 @@ _EVENT_ZH = re.compile(
 # on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
-    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])|电视上|电视台|重播"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
+    r"|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
@@ -285,7 +288,7 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
     r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
@@ -306,7 +309,7 @@ _NOT_GOING = re.compile(
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
     r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
-    r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?"
+    r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?|except\s+(?:me|us)"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
     r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
@@ -341,11 +344,15 @@ _NOT_NOUN = frozenset({
     "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
 })  # fmt: skip
 # Family and pets: their events are the user's concern ("sister's baby shower is the 19th").
+# Pets: their events (the vet, a jab) are their owner's, whatever pronoun tells of them.
+_PETS = r"dog|cat|puppy|kitten|pup|tortoise|rabbit|bunny|hamster|parrot|pony|horse"
+_PET_FIRST = re.compile(r"^(?:the|our|my)?\s*(?:" + _PETS + r")(?![a-z])")
+_PEOPLE = r"(?!(?:" + _PETS + r")(?![a-z]))"
 _KIN = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
 )
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
@@ -389,14 +396,20 @@ _THEIRS = re.compile(
 # her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
 # going down" and 我妈住院，我请假陪她 are the user's too).
 _KIN_OWN = re.compile(
-    r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
+    r"^(?:my|our)\s+"
+    + _PEOPLE
+    + r"(?:"
+    + _KIN
+    + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
     r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
-    r"|^(?:my|our)\s+(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
+    r"|^(?:my|our)\s+" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
     r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
     # their own, by their pronoun: "my dad keeps telling everyone his hernia op is on friday"
-    r"|^(?:(?:lol|lmao|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+(?:"
+    r"|^(?:(?:lol|lmao|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+"
+    + _PEOPLE
+    + r"(?:"
     + _KIN
     + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
@@ -413,7 +426,9 @@ _PUBLIC = re.compile(
 # A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
 _DAY_OFF = re.compile(
     r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
-    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off)(?![a-z])"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
+    r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
 )
 # Moved from the day said first to one said after: "friday's meeting got pushed to next week",
 # 周五的会改到下周了.
@@ -553,6 +568,8 @@ _PLAN_EN = re.compile(
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    # someone doing something with the user: "the advisor is calling me on friday"
+    r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
     r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
@@ -563,7 +580,7 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|diet|detox|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
+    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better))(?![a-z])"
@@ -862,7 +879,7 @@ def _owned(sentence: str, mention: DateMention) -> bool:
         or _IMPLIED_I.match(lowered)
         or (CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
     )
-    if own or _impersonal(_without(told, mention.text).lower()):
+    if own or _PET_FIRST.match(lowered) or _impersonal(_without(told, mention.text).lower()):
         return True
     # The event its own clause, after something else: "choir every week, but the concert is on
     # the 12th".
@@ -1040,13 +1057,19 @@ def _on_that_day(asked: Spotted, day: str, timed: Spotted) -> Spotted:
 
 
 def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
-    """A reminder asked for at a clock time or in some hours, with no day named."""
+    """A reminder asked for at a clock time, in some hours or "in the morning" (the next one),
+    with no day named."""
     later = IN_HOURS.search(sentence)
     clock = clock_time(sentence)
+    morning = MORNING_ALONE.search(sentence)
     if later is not None:
         words = later.group()
     elif clock is not None:
         words = sentence[clock.start : clock.end]
+    elif morning is not None:
+        asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
+        what = _clean_what(_without(asked, morning.group()))
+        return [Spotted("reminder", what or _asked(remind), morning.group())]
     else:
         return []
     asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
