@@ -1126,6 +1126,38 @@ def test_fasts_check_in_opening_new_series_and_all_but_the_user_are_left_alone(t
     assert spot(text, NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A horoscope's day, days of remembrance, what someone said they would text, free while
+        # the family goes.
+        "my horoscope says tomorrow will be lucky lol",
+        "the anniversary of the accident is next week, dreading it",
+        "下周三是我奶奶去世三周年",
+        "my mum said she'd text me on sunday",
+        "周末我老公带孩子回老家，我可以睡懒觉了",
+    ],
+)
+def test_horoscopes_remembrance_and_what_others_will_do_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("on saturday I turn 40, send help", "special_day", datetime(2026, 12, 5, 9)),
+        # A span from one day to another: followed up on its last.
+        ("we've got guests from friday till sunday", "follow_up", datetime(2026, 12, 6, 18)),
+        ("周五到周日去苏州出差", "follow_up", datetime(2026, 12, 6, 18)),
+    ],
+)
+def test_turning_an_age_and_spans_from_day_to_day_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

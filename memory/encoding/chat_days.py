@@ -4,12 +4,14 @@ as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", 
 British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
 Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's by a
 table of years), an evening's event's bare hour as the evening's and an alarm's as the
-morning's; and "in two hours", "a week from Monday", "the day before" a day. Shared by
-`memory.encoding.intentions.resolve` and the local reading (`memory.encoding.spotting`)."""
+morning's; and "in two hours", "a week from Monday", "the day before" a day, the last day of a
+span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and the local
+reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from memory.dates import DateMention, clock_time
@@ -105,6 +107,24 @@ def day_shift(words: str, mention: DateMention) -> timedelta:
     if said is None:
         return timedelta()
     return timedelta(days=-1 if said.group("dir") in ("before", "前") else 1)
+
+
+# Between a span's first day and its last: "from friday to monday", 周五到周日.
+_SPAN_TO = re.compile(
+    r"\s*(?:to|until|till|til|thru|through|-|\u2013|\u2014|至|到)\s*", re.IGNORECASE
+)
+
+
+def span_end(words: str, mentions: Sequence[DateMention]) -> DateMention | None:
+    """The day a span begun on the first of `mentions` ends on, when the next follows it after
+    "to" or "until" and is later; else None."""
+    if len(mentions) < 2:
+        return None
+    first, then = mentions[0], mentions[1]
+    gap = words[first.start + len(first.text) : then.start]
+    if _SPAN_TO.fullmatch(gap) and then.day > first.day:
+        return then
+    return None
 
 
 # A morning with no day ("remind me in the morning", "first thing"): the next one.

@@ -52,6 +52,7 @@ from memory.encoding.chat_days import (
     in_hours,
     next_morning,
     normalised,
+    span_end,
 )
 from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, spot
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
@@ -131,9 +132,9 @@ _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
-    下周三, 周末, "next weekend at 10am", "tomorrow evening at 8", 明晚八点), or a clock time
-    alone ("at 8pm": today's if still to come, else tomorrow's) or a morning alone ("in the
-    morning": the next). None when no day to come is named."""
+    下周三, 周末, "from friday to sunday", "next weekend at 10am", "tomorrow evening at 8",
+    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's) or a
+    morning alone ("in the morning": the next). None when no day to come is named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -164,6 +165,9 @@ def resolve(when: str, now: datetime) -> Window | None:
         first, last = first + timedelta(days=7), last + timedelta(days=7)
     shift = day_shift(words, mention)
     first, last = first + shift, last + shift
+    until = span_end(words, mentions)  # "from friday to monday"
+    if until is not None:
+        last = until.day
     said = clock_time(words, mention.hours)
     return Window(first, last, mention.hours, None if said is None else said.at)
 

@@ -44,17 +44,19 @@ standup"), a year or months counted ("this year", "in six months"), a holiday co
 ("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"), tickets
 sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边), the
 weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
-work"), staying in while others go ("i'm staying in"), dropping out or taking leave from it
-(退了, 请假了), unsure whether to go (不知道去不去), a timetable of an event ("the exam
+work"), staying in while others go ("i'm staying in"), a horoscope's day, days of remembrance
+(去世三周年), what someone said they would do ("she'd text me"), dropping out or taking leave
+from it (退了, 请假了), unsure whether to go (不知道去不去), a timetable of an event ("the exam
 timetable comes out"), routine work (返工), the day itself named (明天就是周五了), wondering
 where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A negation or a
 doubt counts in the clause of the day only ("the funeral is on tuesday, i don't know how i'll
 cope" is read; an emoji or a dash ends a clause). An event moved from one day to another
 ("friday's meeting got pushed to next tuesday") is on the second; a weekday before its date
 ("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
-meant; of several days a sentence names, the event's is the first naming a day (not a month)
-whose clause tells of it; a clock time in a clause told of someone else ("they close at 6") is
-not the event's, and a reminder asked for "that day" is on the day of the one asked for just
+meant; a span from one day to another ("from friday to sunday", 周五到周日) ends on the second;
+of several days a sentence names, the event's is the first naming a day (not a month) whose
+clause tells of it; a clock time in a clause told of someone else ("they close at 6") is not
+the event's, and a reminder asked for "that day" is on the day of the one asked for just
 before."""
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from memory.encoding.chat_days import (
     WEEK_FROM,
     evening,
     normalised,
+    span_end,
 )
 from memory.records import IntentionKind
 
@@ -110,7 +113,8 @@ _FIRST_PERSON = re.compile(
 # "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
 # 喊我一声, 帮我记一下, "remind我".
 _REMIND = re.compile(
-    r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
+    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
@@ -142,7 +146,7 @@ _SPECIAL = re.compile(
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
     r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
     # A birthday told by the age: "I'm turning 30 on saturday".
-    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+(?P<turning>turning|turn)\s+\d"
     # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
     r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
@@ -270,6 +274,8 @@ _NOT_EVENT = re.compile(
     r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
     r"|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
+    # a day of remembrance, a horoscope's day
+    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
@@ -288,7 +294,7 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
     r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
@@ -583,7 +589,7 @@ _IDLE = re.compile(
     r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
-    r"|better))(?![a-z])"
+    r"|better|lucky|unlucky))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
@@ -760,6 +766,10 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if after is not None:
             end = after.end()
         later_days = [m for m in mentions if m.start > mention.start]
+        until = span_end(sentence, [mention, *later_days])
+        if until is not None:  # "from friday to monday": the span's words
+            end = until.start + len(until.text)
+            later_days = later_days[1:]
         when = _when_words(sentence, start, end, later_days)
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
