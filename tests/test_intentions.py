@@ -1158,6 +1158,20 @@ def test_turning_an_age_and_spans_from_day_to_day_are_read(
     assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Work due, fittings, treatments by their names.
+        ("my essay is due to my tutor on the 11th", datetime(2026, 12, 11, 18)),
+        ("suit fitting on monday at 4", datetime(2026, 12, 7, 19)),
+        ("tooth extraction on friday, dreading it", datetime(2026, 12, 4, 18)),
+    ],
+)
+def test_work_due_fittings_and_treatments_are_events(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

@@ -160,7 +160,8 @@ _EVENTS = frozenset({
     "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence", "thesis",
     "dissertation", "assessment", "lecture", "seminar", "tutorial", "class", "lesson", "course",
     "orientation", "enrollment", "enrolment", "graduation", "admission", "mcat", "lsat", "gmat",
-    "gre", "ielts", "toefl", "boards", "practical", "recital",
+    "gre", "ielts", "toefl", "boards", "practical", "recital", "assignment", "essay", "coursework",
+    "manuscript", "portfolio", "submission",
     # work
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
@@ -173,6 +174,7 @@ _EVENTS = frozenset({
     "hygienist", "nutritionist", "dietitian", "treatment", "chemo", "dialysis", "vaccination",
     "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
     "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
+    "reconstruction", "transplant", "implant", "extraction",
     # travel
     "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
     "airport", "visa", "passport",
@@ -191,7 +193,7 @@ _EVENTS = frozenset({
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
     "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
-    "installation", "citizenship", "naturalization", "naturalisation",
+    "installation", "citizenship", "naturalization", "naturalisation", "fitting", "surveyor",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
     "mot",
