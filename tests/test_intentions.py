@@ -1172,6 +1172,25 @@ def test_work_due_fittings_and_treatments_are_events(text: str, due: datetime) -
     assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Someone coming to the user's home or to stay; what a boss says is coming.
+        ("师傅后天上门装热水器", datetime(2026, 12, 5, 18)),
+        ("他周六来我家帮我搬东西", datetime(2026, 12, 5, 18)),
+        ("老板说下周三要开全员大会", datetime(2026, 12, 9, 18)),
+        ("下周末我爸妈过来住几天", datetime(2026, 12, 13, 18)),
+    ],
+)
+def test_visitors_to_the_user_and_what_a_boss_says_are_read(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "zh", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+def test_money_paid_out_is_no_event() -> None:
+    assert spot("听说月底要发年终奖", NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

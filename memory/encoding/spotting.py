@@ -41,23 +41,23 @@ dog-sitting"), someone else seeing to a relative ("my dad's picking her up"), wh
 job (不是我的事), today's event rated (今天的面试答得很烂), what used to be, a place's
 timetable ("lunch is at 11 round here"), today's part of the day gone by ("this morning's
 standup"), a year or months counted ("this year", "in six months"), a holiday coming
-("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due"), tickets
-sold out, resolutions (starting a diet, 戒烟), a day rated for something (适合去海边), the
-weather permitting, someone else the subject (她们下周...), work in the way ("but i've got
-work"), staying in while others go ("i'm staying in"), a horoscope's day, days of remembrance
-(去世三周年), what someone said they would do ("she'd text me"), dropping out or taking leave
-from it (退了, 请假了), unsure whether to go (不知道去不去), a timetable of an event ("the exam
-timetable comes out"), routine work (返工), the day itself named (明天就是周五了), wondering
-where to go (去哪吃好呢), and words quoted that name a day (a lyric, a saying). A negation or a
-doubt counts in the clause of the day only ("the funeral is on tuesday, i don't know how i'll
-cope" is read; an emoji or a dash ends a clause). An event moved from one day to another
-("friday's meeting got pushed to next tuesday") is on the second; a weekday before its date
-("monday the 4th of jan") is that date, the day before or after a day (周一前一天) the one
-meant; a span from one day to another ("from friday to sunday", 周五到周日) ends on the second;
-of several days a sentence names, the event's is the first naming a day (not a month) whose
-clause tells of it; a clock time in a clause told of someone else ("they close at 6") is not
-the event's, and a reminder asked for "that day" is on the day of the one asked for just
-before."""
+("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due") or paid out
+(发年终奖), tickets sold out, resolutions (starting a diet, 戒烟), a day rated for something
+(适合去海边), the weather permitting, someone else the subject (她们下周...), work in the way
+("but i've got work"), staying in while others go ("i'm staying in"), a horoscope's day, days
+of remembrance (去世三周年), what someone said they would do ("she'd text me"), dropping out or
+taking leave from it (退了, 请假了), unsure whether to go (不知道去不去), a timetable of an
+event ("the exam timetable comes out"), routine work (返工), the day itself named
+(明天就是周五了), wondering where to go (去哪吃好呢), and words quoted that name a day (a
+lyric, a saying). A negation or a doubt counts in the clause of the day only ("the funeral is
+on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a clause). An event
+moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second;
+a weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
+(周一前一天) the one meant; a span from one day to another ("from friday to sunday",
+周五到周日) ends on the second; of several days a sentence names, the event's is the first
+naming a day (not a month) whose clause tells of it; a clock time in a clause told of someone
+else ("they close at 6") is not the event's, and a reminder asked for "that day" is on the day
+of the one asked for just before."""
 
 from __future__ import annotations
 
@@ -393,7 +393,8 @@ _THEIRS = re.compile(
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
-    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
+    # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
+    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)(?!.*我)"
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -596,6 +597,7 @@ _IDLE = re.compile(
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
     r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"|发工资|发奖金|年终奖|到账"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
@@ -616,7 +618,7 @@ _SCHEDULED = re.compile(
     r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
@@ -899,6 +901,10 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
 
 
+# Someone else coming to the user: 他明天来我家修空调.
+_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
+
+
 def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     """Whether a sentence naming a day to come (`mention`) may tell of the user's event on it:
     not someone else's, nor denied, past, a habit, imagined, idle time or the day itself."""
@@ -906,7 +912,7 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     clause = _clause(lowered, mention.start)
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
         return False
-    if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
+    if _THEIRS.search(lowered) and not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence)):
         return False
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
