@@ -1191,6 +1191,11 @@ def test_money_paid_out_is_no_event() -> None:
     assert spot("听说月底要发年终奖", NOW) == []
 
 
+@pytest.mark.parametrize("text", ["tomorrow's meeting got postponed", "周六的婚礼推迟了"])
+def test_an_event_put_off_to_no_day_said_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
 def test_something_booked_for_a_day_is_a_plan() -> None:
     [found] = local_reading(
         Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,

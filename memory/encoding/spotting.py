@@ -29,35 +29,35 @@ chill"), what is told as done, the time now ("it's almost midnight"), today's ev
 already come, a span of a month or longer ("next year": no day), the day itself coming
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
 holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
-not invited, someone else in their place, "house to myself"), a family member's work trip
-(我老公下周去出差), a friend's or colleague's own event (not their wedding the user has a part
-in: "i'm the best man") ("my friend has an exam tomorrow", "my manager's presentation",
-我朋友明天考试), and a family member's own event told with their pronoun that the user takes no
-part in ("my sister has her driving test on friday"; "my mom's surgery" is read), nor a
-partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the
-user skipping it, unable to go along or envying those who go ("i'm skipping the team dinner",
-陪不了, 羡慕), not invited or staying home (我自己在家) or minding their home ("we're
-dog-sitting"), someone else seeing to a relative ("my dad's picking her up"), what is not their
-job (不是我的事), today's event rated (今天的面试答得很烂), what used to be, a place's
-timetable ("lunch is at 11 round here"), today's part of the day gone by ("this morning's
-standup"), a year or months counted ("this year", "in six months"), a holiday coming
-("christmas is in 3 weeks"), strikes and sales, money due ("my phone bill is due") or paid out
-(发年终奖), tickets sold out, resolutions (starting a diet, 戒烟), a day rated for something
-(适合去海边), the weather permitting, someone else the subject (她们下周...), work in the way
-("but i've got work"), staying in while others go ("i'm staying in"), a horoscope's day, days
-of remembrance (去世三周年), what someone said they would do ("she'd text me"), dropping out or
-taking leave from it (退了, 请假了), unsure whether to go (不知道去不去), a timetable of an
-event ("the exam timetable comes out"), routine work (返工), the day itself named
-(明天就是周五了), wondering where to go (去哪吃好呢), and words quoted that name a day (a
-lyric, a saying). A negation or a doubt counts in the clause of the day only ("the funeral is
-on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a clause). An event
-moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second;
-a weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
-(周一前一天) the one meant; a span from one day to another ("from friday to sunday",
-周五到周日) ends on the second; of several days a sentence names, the event's is the first
-naming a day (not a month) whose clause tells of it; a clock time in a clause told of someone
-else ("they close at 6") is not the event's, and a reminder asked for "that day" is on the day
-of the one asked for just before."""
+put off to no day said ("it got postponed", 推迟了), not invited, someone else in their place,
+"house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
+own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
+exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
+told with their pronoun that the user takes no part in ("my sister has her driving test on
+friday"; "my mom's surgery" is read), nor a partner's or relative's told with their pronoun
+anywhere after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying
+those who go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home
+(我自己在家) or minding their home ("we're dog-sitting"), someone else seeing to a relative
+("my dad's picking her up"), what is not their job (不是我的事), today's event rated
+(今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
+today's part of the day gone by ("this morning's standup"), a year or months counted ("this
+year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
+due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
+diet, 戒烟), a day rated for something (适合去海边), the weather permitting, someone else the
+subject (她们下周...), work in the way ("but i've got work"), staying in while others go ("i'm
+staying in"), a horoscope's day, days of remembrance (去世三周年), what someone said they would
+do ("she'd text me"), dropping out or taking leave from it (退了, 请假了), unsure whether to go
+(不知道去不去), a timetable of an event ("the exam timetable comes out"), routine work (返工),
+the day itself named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted
+that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the day only
+("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a
+clause). An event moved from one day to another ("friday's meeting got pushed to next tuesday")
+is on the second; a weekday before its date ("monday the 4th of jan") is that date, the day
+before or after a day (周一前一天) the one meant; a span from one day to another ("from friday
+to sunday", 周五到周日) ends on the second; of several days a sentence names, the event's is
+the first naming a day (not a month) whose clause tells of it; a clock time in a clause told of
+someone else ("they close at 6") is not the event's, and a reminder asked for "that day" is on
+the day of the one asked for just before."""
 
 from __future__ import annotations
 
@@ -296,6 +296,9 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
     r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
     r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
+    # Put off to no day said: "tomorrow's meeting got postponed", 推迟了.
+    r"|(?:got|was|been|is|it's)\s+(?:postponed|delayed|pushed\s+back|put\s+off)(?!\s+(?:to|till|until))"
+    r"|推迟了|延后了|推后了|往后推了"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
     r"|取消了"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
