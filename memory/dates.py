@@ -124,9 +124,10 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
   is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
   are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
-  hour in Chinese numerals needs a part of the day, minutes, 钟 or a part said with its day
-  (一点, 两点 alone are "a little", "two points"); no number is an hour before a noun it
-  counts (3点建议, "at 3 people", "at 8%").
+  hour in Chinese numerals is one alone (明天九点) unless a count comes before it (第三点,
+  有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟 or a part said with its day
+  (alone they are "a little", "two points"); no number is an hour before a noun it counts
+  (3点建议, "at 3 people", "at 8%").
 * Not understood: words that point at another date ("the day before", "考试三天后" is read
   as three days from now), "this time last year", solar terms and the lunar calendar.
 
@@ -506,7 +507,7 @@ _ALTERNATIVES = (
     r"(?=\s*(?:$|[^\sA-Za-z0-9]|(?:at|and|or|is|was|in|for|to|so|but|then|morning|afternoon"
     r"|evening|night|i|we|my|lol|haha|btw|this|next|too|already|right|around|from|until|till"
     r"|before|after|by|with|if|when|ugh|omg|yay|finally|wish|pray|ngl|tbh|lmao|fml|cant|can't"
-    r"|im|i'm)(?![A-Za-z]))))",
+    r"|im|i'm|that|about|because|cos|bc|as|since|pls|please|against|vs|versus)(?![A-Za-z]))))",
     # last / this / next / on / since + weekday.
     rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on"
     rf"|(?:ever\s+)?since)\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",
@@ -1471,6 +1472,8 @@ _CLOCK_ZH = re.compile(
     r"(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
     r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<q3>三刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
 )
+# Before a numeral and 点: a count of points, not an hour (第三点, 有五点, 这三点).
+_COUNTED = re.compile(r"(?:第|有|这|那|几|哪|另|前|后|最后|以下)\s*$")
 # After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
 _NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
 _PM_PARTS = frozenset({"下午", "晚上", "傍晚", "晚", "夜里", "夜", "afternoon", "evening", "night"})
@@ -1564,8 +1567,10 @@ def _chinese_clock(
     if text[m.end() : m.end() + 1] in _NOT_HOURS_AFTER and not said_so:
         return None  # 3点建议, 一点也不
     # 一点, 两点 alone are "a little", "two points"; other numerals are hours when the day's
-    # part was said ("周五晚上我们八点见").
-    context = hours is not None and m.group("h") not in ("一", "两")
+    # part was said ("周五晚上我们八点见"), or when no count comes before them (明天九点，...;
+    # not 第三点, 有五点).
+    plain = m.group("h") not in ("一", "两")
+    context = plain and (hours is not None or not _COUNTED.search(text, 0, m.start()))
     if parsed is None or not (said_so or m.group("zhong") or not numeral or context):
         return None
     minute = (30 if m.group("half") else 15 if m.group("q") else 45 if m.group("q3") else 0) or int(

@@ -1353,9 +1353,26 @@ def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None
 
 
-@pytest.mark.parametrize("text", ["我有3点建议", "两点不同", "一点都不难"])
+@pytest.mark.parametrize(
+    "text", ["我有3点建议", "两点不同", "一点都不难", "第三点", "我有五点要说", "这三点"]
+)
 def test_points_and_a_little_are_no_hours(text: str) -> None:
     assert clock_time(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("后天面试 十点，有点慌", time(10, 0)),
+        ("明天 yoga 七点", time(7, 0)),
+        ("十二点见", time(12, 0)),
+    ],
+)
+def test_a_chinese_numeral_hour_alone_is_an_hour_when_no_count_comes_before_it(
+    text: str, expected: time
+) -> None:
+    said = clock_time(text)
+    assert said is not None and said.at == expected
 
 
 @pytest.mark.parametrize(

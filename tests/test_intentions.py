@@ -1,5 +1,6 @@
 """memory/encoding/intentions.py: what a user said is coming, as intentions with due times, from the
-encoder's answer or a local reading; repeats of pending ones left out.
+encoder's answer or a local reading (memory/encoding/spotting.py, with chat_days.py); repeats of
+pending ones left out.
 
 NOW is Thursday 3 December 2026, 15:00 in Shanghai (the persona's time zone).
 """
@@ -722,6 +723,509 @@ def test_days_and_events_told_in_more_ways_are_read(text: str, kind: str, due: d
 )
 def test_what_is_not_the_users_own_plan_is_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Someone else setting off, a partner's work trip or exam the user is not in, what a
+        # relative said of their own trip.
+        "my flatmate's heading off to bali on monday, finally some peace",
+        "我女朋友下周五去北京出差",
+        "我哥下周答辩，我比他还慌",
+        "我表姐说她下个月5号去冰岛，好羡慕",
+        # Skipping it, not planning to go, unable to go with them, envy, left on one's own.
+        "i'm skipping the team dinner on friday, can't face it",
+        "周日的聚餐我不准备去了",
+        "我爸下周二手术，可我请不了假",
+        "my cousin is flying to tokyo on saturday, so jealous",
+        "我爸周末回老家，家里剩我一个人",
+        # What used to be, a place's timetable, how long a meeting lasted.
+        "I used to have a 7am shift on fridays, never again",
+        "lunch is at 11 round here, way too early",
+        "church starts at 9 in this country lol",
+        "the standup at 9 lasted forty minutes, kill me",
+        "the webinar at 2 ended early lol",
+        # Today's part of the day gone by; a year is no day; a verb's 得 is no "must".
+        "this morning's standup is still haunting me",
+        "keeping the party small this year, just close friends",
+        "今天的比赛踢得太烂了",
+        # Words quoted: a saying, what someone else wrote.
+        "“下周六搬家”这四个字我听了一年了",
+        "“周五前交报告”，群里又在刷屏",
+    ],
+)
+def test_others_plans_skipped_ones_what_used_to_be_and_quoted_words_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Special days: an anniversary's years, the user's "my" left out, time sober, days
+        # together, a birthday of the lunar calendar.
+        ("me and my wife's 10 year anniversary is on the 19th", "special_day",
+         datetime(2026, 12, 19, 9)),
+        ("bday's on the 14th, just saying", "special_day", datetime(2026, 12, 14, 9)),
+        ("two years sober on jan 9, still can't believe it", "special_day",
+         datetime(2027, 1, 9, 9)),
+        ("下周二是我戒烟一周年", "special_day", datetime(2026, 12, 8, 9)),
+        ("下周六是我和男朋友在一起五百天", "special_day", datetime(2026, 12, 12, 9)),
+        ("我阴历生日是正月初一", "special_day", datetime(2027, 2, 6, 9)),
+        # The lunar new year and its eve, a Christmas meal: days of their own.
+        ("除夕晚上要去外婆家吃年夜饭", "follow_up", datetime(2027, 2, 5, 21)),
+        ("flying home for chinese new year, can't wait", "follow_up", datetime(2027, 2, 6, 18)),
+        ("christmas dinner at my sister's this year, i'm bringing dessert", "follow_up",
+         datetime(2026, 12, 25, 18)),
+        # Cantonese days, meals and asks to be reminded.
+        ("聽晚七點同朋友食飯", "follow_up", datetime(2026, 12, 4, 22)),
+        ("聽日要去睇醫生", "follow_up", datetime(2026, 12, 4, 18)),
+        ("聽朝九點提我打電話俾阿媽", "reminder", datetime(2026, 12, 4, 9)),
+    ],
+)  # fmt: skip
+def test_special_days_holidays_and_cantonese_days_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # A weekday and its date: the date says which; the day before or after a day.
+        ("so i fly out on friday the 8th of jan, still need a visa", "follow_up",
+         datetime(2027, 1, 8, 18)),
+        ("remind me the day after boxing day to return the jumper", "reminder",
+         datetime(2026, 12, 27, 9)),
+        ("提醒我下周一前一天把文件打印好", "reminder", datetime(2026, 12, 6, 9)),
+        # Of several days, the one whose clause tells of the event.
+        ("yesterday was chaos at work and today i'm wiped, but on monday at 2 i have my "
+         "performance review", "follow_up", datetime(2026, 12, 7, 17)),
+        ("今天真的累坏了，周日下午三点还要去参加同学婚礼", "follow_up", datetime(2026, 12, 6, 18)),
+        # A clock time in a clause told of someone else is not the reminder's; "that day"
+        # is the day of the reminder asked for just before; a numeral hour alone.
+        ("ping me tuesday about the pharmacy, they close at 6", "reminder",
+         datetime(2026, 12, 8, 9)),
+        ("remind me to renew my passport on the 18th. nudge me that day at 7pm", "reminder",
+         datetime(2026, 12, 18, 19)),
+        ("后天面试 十点，有点慌", "follow_up", datetime(2026, 12, 5, 13)),
+    ],
+)  # fmt: skip
+def test_the_events_day_and_hour_are_told_apart_from_the_others_a_sentence_names(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # A plan told in the present; a meeting of two in digits; games' events; scopes.
+        ("we sign the lease on the 9th, so excited", datetime(2026, 12, 9, 18)),
+        ("i graduate on the 19th!!", datetime(2026, 12, 19, 18)),
+        ("1-on-1 with my skip at 4 tomorrow", datetime(2026, 12, 4, 19)),
+        ("scrim vs the other club sat at 7pm", datetime(2026, 12, 5, 22)),
+        ("regionals are this saturday, wish us luck", datetime(2026, 12, 5, 18)),
+        ("下周三胃镜，有点怕", datetime(2026, 12, 9, 18)),
+        # Set up for the user for a day to come, though told in the past; a call with someone.
+        ("told my boss i'm leaving and hr set up a video call with me for thursday the 10th",
+         datetime(2026, 12, 10, 18)),
+        ("i mentioned the leak and the landlord set up a call with the plumber for monday at 11",
+         datetime(2026, 12, 7, 14)),
+        # A question in a clause of its own after the plan, asking nothing of anyone here.
+        ("got a biopsy on wednesday and the nurse said it barely hurts??",
+         datetime(2026, 12, 9, 18)),
+        ("明天要拔牙，网上都说超疼？", datetime(2026, 12, 4, 18)),
+    ],
+)  # fmt: skip
+def test_plans_in_the_present_calls_and_plans_before_a_question_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize("text", ["moving out next month finally", "我表妹下个月结婚"])
+def test_a_month_names_no_day(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Not even invited; a holiday coming is no event; not the user's job; staying home.
+        "my cousin's getting engaged on the 12th and we're not even invited",
+        "wow christmas is in 3 weeks",
+        "领导说下周一前要交方案，不过不是我的事",
+        "我妈周末去我姨家，我自己在家",
+    ],
+)
+def test_holidays_coming_and_what_is_not_the_users_job_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Not to oversleep: the morning's hour; a mood or a memory leaving the "I" out.
+        ("text me at 5:45 tomorrow so i don't sleep in", "reminder", datetime(2026, 12, 4, 5, 45)),
+        ("ngl lowkey stressed about the cello exam on the 11th", "follow_up",
+         datetime(2026, 12, 11, 18)),
+        ("just remembered the boiler service is on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        # A month names no day, so the day after it is the event's; early that morning.
+        ("flying to tokyo in march but the visa interview is on tuesday", "follow_up",
+         datetime(2026, 12, 8, 18)),
+        ("后天一早的火车去西安", "follow_up", datetime(2026, 12, 5, 12)),
+        # Coming on its own; a doing begun after a dash.
+        ("the removal van comes at 8 on saturday", "follow_up", datetime(2026, 12, 5, 11)),
+        ("tomorrow's the big day — defending my phd at 10", "follow_up", datetime(2026, 12, 4, 13)),
+    ],
+)  # fmt: skip
+def test_moods_memories_mornings_and_arrivals_told_in_more_ways_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my in-laws are off to spain next week and we're dog-sitting",
+        "今天的面试答得很烂",
+        "my sister's flight lands at 9 tonight, my dad's picking her up",
+    ],
+)
+def test_minding_their_home_others_seeing_to_kin_and_todays_event_rated_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Not taking part, work in the way, unable to get back; a pal is a friend.
+        "they've moved the quiz to friday but I'm not doing it",
+        "my pal's gig is saturday but i've got work",
+        "下周五我闺蜜生日聚会，我在外地赶不回去",
+        # Strikes and sales are the calendar's; months counted name no day.
+        "the rail strike is next tuesday",
+        "cyber monday deals start next week",
+        "the physio wants me back in three months",
+        # A relative's own, by their pronoun after a chat word; routine work (返工); the day
+        # itself (明天就是周五了); wondering where to go (去哪吃好呢).
+        "lol my grandad keeps telling everyone his cataract surgery is on monday",
+        "明天返工，唔想去",
+        "明天就是周五了，熬过去吧",
+        "周末去哪吃好呢",
+    ],
+)
+def test_not_taking_part_the_calendars_days_and_wondering_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("my op got moved to the 15th", "follow_up", datetime(2026, 12, 15, 18)),
+        ("heading to the lake district for the weekend", "follow_up", datetime(2026, 12, 6, 18)),
+        ("friday's my last day before maternity leave", "follow_up", datetime(2026, 12, 4, 18)),
+        ("remind me on the 11th that the car tax is due", "reminder", datetime(2026, 12, 11, 9)),
+        # The user's own day told, then the listener asked.
+        ("我生日是12月20号，你会来吗", "special_day", datetime(2026, 12, 20, 9)),
+    ],
+)  # fmt: skip
+def test_ops_last_days_weekends_away_and_days_told_before_asking_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Money due, no tickets, a resolution, a day rated for something, others the subject.
+        "my phone bill is due on the 20th",
+        "the match on saturday is sold out, gutted",
+        "下周一开始戒烟",
+        "starting my diet on monday",
+        "这周六的天气适合去海边",
+        "她们下周在我们学校办活动",
+        "we're hoping to see the northern lights on friday if it's clear",
+    ],
+)
+def test_bills_sold_out_shows_resolutions_and_others_doings_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # Someone coming to do a job; "us"; a day after one told as done; a visit to the user;
+        # back to the dorm; 千万别忘了 as an ask.
+        ("the electrician is coming to install the new sockets on monday", "follow_up",
+         datetime(2026, 12, 7, 18)),
+        ("grandma wants us over for lunch on sunday", "follow_up", datetime(2026, 12, 6, 18)),
+        ("had the scan today, results on the 10th", "follow_up", datetime(2026, 12, 10, 18)),
+        ("下周三我爸妈来上海看我", "follow_up", datetime(2026, 12, 9, 18)),
+        ("周日晚上回宿舍", "follow_up", datetime(2026, 12, 6, 21)),
+        ("千万别忘了周六早上九点去取蛋糕", "reminder", datetime(2026, 12, 5, 9)),
+    ],
+)  # fmt: skip
+def test_visits_jobs_done_for_the_user_and_results_after_a_scan_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("we complete on the flat on the 21st", datetime(2026, 12, 21, 18)),
+        ("in 10 days i'll be in lisbon", datetime(2026, 12, 13, 18)),
+    ],
+)
+def test_completing_on_a_home_and_being_somewhere_are_plans(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A question without its mark, the one whose event it is not going, what one ought to do.
+        "what should i make for lunch on sunday",
+        "my son's class trip is on the 9th but he's not going",
+        "i ought to book the dentist for next week",
+    ],
+)
+def test_questions_without_their_mark_and_what_one_ought_to_do_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # British and chat ways of counting weeks.
+        ("my driving theory test is tomorrow week", datetime(2026, 12, 11, 18)),
+        ("a fortnight today i fly to sydney", datetime(2026, 12, 17, 18)),
+        ("the coming weekend is our housewarming", datetime(2026, 12, 6, 18)),
+        ("the weekend after next we're off to york", datetime(2026, 12, 20, 18)),
+        # A month and day with a dot in Chinese; a habit in a clause of its own before the day's
+        # event.
+        ("12.24去迪士尼", datetime(2026, 12, 24, 18)),
+        ("choir practice every tuesday, but the concert is on the 12th",
+         datetime(2026, 12, 12, 18)),
+    ],
+)  # fmt: skip
+def test_weeks_counted_dotted_dates_and_an_event_after_a_habit_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+def test_staying_in_while_others_have_their_party_is_left_alone() -> None:
+    assert spot("my flatmates are having a party on saturday, i'm staying in", NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A paper about the event, not the event; unsure whether to go; dropped out of it;
+        # leave taken from it.
+        "the gcse exam timetable comes out next week",
+        "下周三好像有个培训，不知道要不要去",
+        "周日的培训我已经退了",
+        "周六的讲座我请假了",
+    ],
+)
+def test_timetables_doubts_and_classes_dropped_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_a_class_by_its_subject_is_an_event() -> None:
+    [found] = local_reading(
+        Reading([Said("u1", NOW, "周五晚上七点的钢琴课")], SCOPE, SHANGHAI, "zh", NOW, None)
+    )
+    assert found.due_at == datetime(2026, 12, 4, 22, tzinfo=SHANGHAI)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("we tied the knot on the 30th of june", datetime(2027, 6, 30, 9)),
+        ("我们是2020年5月20号领证的", datetime(2027, 5, 20, 9)),
+    ],
+)
+def test_the_day_they_married_told_is_their_anniversary(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("special_day", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # The plan buried after a long day's telling; 年会 after a weekday; a busy family or
+        # the user's part in a friend's wedding says nothing against it.
+        ("long day, boss shouted, the printer died, anyway the mechanic can look at my car on "
+         "friday", datetime(2026, 12, 4, 18)),
+        ("我们部门下周三年会，我要主持", datetime(2026, 12, 9, 18)),
+        ("my younger sister is getting married on the 19th, everyone is so busy",
+         datetime(2026, 12, 19, 18)),
+        ("my flatmate is getting married on saturday and i'm the best man",
+         datetime(2026, 12, 5, 18)),
+    ],
+)  # fmt: skip
+def test_plans_after_a_long_telling_and_friends_weddings_the_user_is_in_are_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # A morning with no day: the next one; a pet's event, whatever its pronoun; a parkrun;
+        # someone ringing the user; a hearing "against" someone; a child's friend staying over.
+        ("ping me in the morning to call the plumber", "reminder", datetime(2026, 12, 4, 6)),
+        ("the kitten gets her first jabs on monday", "follow_up", datetime(2026, 12, 7, 18)),
+        ("my dog has his vaccination on friday", "follow_up", datetime(2026, 12, 4, 18)),
+        ("parkrun tomorrow, first one ever", "follow_up", datetime(2026, 12, 4, 18)),
+        ("the financial advisor is ringing me on tuesday", "follow_up", datetime(2026, 12, 8, 18)),
+        ("tribunal hearing on the 10th against my old employer", "follow_up",
+         datetime(2026, 12, 10, 18)),
+        ("my son's friend is staying over on saturday", "follow_up", datetime(2026, 12, 5, 18)),
+    ],
+)  # fmt: skip
+def test_mornings_pets_calls_and_guests_are_read(text: str, kind: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A fast, check-in opening, a new series, everyone going but the user, unable to watch.
+        "doing a 36 hour fast from tomorrow",
+        "online check-in for my flight to rome opens tomorrow at 8",
+        "the new series of my favourite show starts on sunday",
+        "the whole office is going to the pub on friday except me",
+        "周六有烟花表演，可惜要值班看不了",
+    ],
+)
+def test_fasts_check_in_opening_new_series_and_all_but_the_user_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A horoscope's day, days of remembrance, what someone said they would text, free while
+        # the family goes.
+        "my horoscope says tomorrow will be lucky lol",
+        "the anniversary of the accident is next week, dreading it",
+        "下周三是我奶奶去世三周年",
+        "my mum said she'd text me on sunday",
+        "周末我老公带孩子回老家，我可以睡懒觉了",
+    ],
+)
+def test_horoscopes_remembrance_and_what_others_will_do_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("on saturday I turn 40, send help", "special_day", datetime(2026, 12, 5, 9)),
+        # A span from one day to another: followed up on its last.
+        ("we've got guests from friday till sunday", "follow_up", datetime(2026, 12, 6, 18)),
+        ("周五到周日去苏州出差", "follow_up", datetime(2026, 12, 6, 18)),
+    ],
+)
+def test_turning_an_age_and_spans_from_day_to_day_are_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Work due, fittings, treatments by their names.
+        ("my essay is due to my tutor on the 11th", datetime(2026, 12, 11, 18)),
+        ("suit fitting on monday at 4", datetime(2026, 12, 7, 19)),
+        ("tooth extraction on friday, dreading it", datetime(2026, 12, 4, 18)),
+    ],
+)
+def test_work_due_fittings_and_treatments_are_events(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Someone coming to the user's home or to stay; what a boss says is coming.
+        ("师傅后天上门装热水器", datetime(2026, 12, 5, 18)),
+        ("他周六来我家帮我搬东西", datetime(2026, 12, 5, 18)),
+        ("老板说下周三要开全员大会", datetime(2026, 12, 9, 18)),
+        ("下周末我爸妈过来住几天", datetime(2026, 12, 13, 18)),
+    ],
+)
+def test_visitors_to_the_user_and_what_a_boss_says_are_read(text: str, due: datetime) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "zh", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+
+
+def test_money_paid_out_is_no_event() -> None:
+    assert spot("听说月底要发年终奖", NOW) == []
+
+
+@pytest.mark.parametrize("text", ["tomorrow's meeting got postponed", "周六的婚礼推迟了"])
+def test_an_event_put_off_to_no_day_said_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_something_booked_for_a_day_is_a_plan() -> None:
+    [found] = local_reading(
+        Reading([Said("u1", NOW, "booked a facial for sunday at 11, need it")], SCOPE,
+                SHANGHAI, "en", NOW, None)
+    )  # fmt: skip
+    assert found.due_at == datetime(2026, 12, 6, 14, tzinfo=SHANGHAI)
+
+
+@pytest.mark.parametrize("text", ["佢哋明晚去睇戲，我留喺屋企", "他们周六去露营，我就待在家"])
+def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # "every" and "each" of no time are no habit; someone else named in a clause after the
+        # day's does not make the event theirs.
+        ("job fair on the 12th, bringing every CV i printed", datetime(2026, 12, 12, 18)),
+        ("dinner with the whole team friday, each of us brings a dish", datetime(2026, 12, 4, 18)),
+        ("狗狗周六去打疫苗，希望它别闹", datetime(2026, 12, 5, 18)),
+        ("the orthodontist is on tuesday, he's gonna tighten the braces",
+         datetime(2026, 12, 8, 18)),
+    ],
+)  # fmt: skip
+def test_words_of_others_or_of_every_outside_the_days_clause_leave_the_event_read(
+    text: str, due: datetime
+) -> None:
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:

@@ -16,34 +16,9 @@ and one the model says was said by someone else ("said_by") is dropped. Bob aski
 remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever else she said of
 tomorrow.
 
-`spot` is the same reading without a model (the encoder's fallback, and the offline model's
-answer): a user's sentence about themselves (or about an event, naming no one or family:
-"the dentist is tomorrow", "sister's baby shower is the 19th"; or leaving its "I" out: "got a
-date friday") naming a day to come (chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a
-week from Monday", "the 14th", "3 more days till", 明儿, 还有三天) and an event, by its name
-(a broad lexicon of school, work, medical, travel, sport, family, legal, pet and gaming
-events, singular or plural, and endings such as "-athon", "-scopy") or by a plan's shape,
-whatever its name ("we're going camping", "I have karaoke on friday", "the bake sale is at 3
-tomorrow", 下下周要去实习, 述职定在下周二), or asking to be reminded ("remind me", "note to
-self:"; at a day, a clock time, or "in two hours"), or naming their birthday: always the
-speaker's own. Traditional characters are read as simplified (禮拜五要去看牙醫). A day and its
-event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
-2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or
-pm ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or
-bounding something else ("no food from midnight", 今晚十点以后) is not the event's. Not read:
-questions (but about "my interview" or asking for tips), negations, goodbyes, habits ("every",
-一般), what is only imagined or unsure ("if I had an interview tomorrow", "maybe", 如果),
-idling ("tonight I'm just gonna chill"), what is told as done, the time now ("it's almost
-midnight"), today's event at an hour already come, a span longer than a month ("next year":
-no day), the day itself coming (周一又要到了), a calendar's days and days off ("school holidays
-start", "tomorrow is a holiday"), the user not going (no need to, not invited, someone else in
-their place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or
-colleague's own event ("my friend has an exam tomorrow", "my manager's presentation",
-我朋友明天考试), and a family member's own event told with their pronoun that the user takes
-no part in ("my sister has her driving test on friday"; "my mom's surgery" is read). A
-negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read; an emoji ends a clause). An event moved from one day to another
-("friday's meeting got pushed to next tuesday") is on the second.
+`local_reading` is the same reading without a model (the encoder's fallback, and the offline
+model's answer): what `memory.encoding.spotting.spot` finds in each user's message, made
+intentions by the rules below.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -67,7 +42,19 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
-from memory.dates import ClockTime, DateMention, clock_time, find_dates, future_spans
+from memory.dates import clock_time, find_dates, future_spans
+from memory.encoding.chat_days import (
+    MORNING,
+    MORNING_ALONE,
+    TRADITIONAL,
+    WEEK_FROM,
+    day_shift,
+    in_hours,
+    next_morning,
+    normalised,
+    span_end,
+)
+from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, spot
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -87,7 +74,6 @@ __all__ = [
 
 MAX_INTENTIONS = 4  # a conversation's follow-ups and reminders
 MAX_SPECIAL = 2  # its special days
-WHAT_CHARS = 80
 ASK_CHARS = 200
 FOLLOW_UP_HOUR = 18  # "how did it go?" in the evening of the day
 REMINDER_HOUR = 9
@@ -98,7 +84,6 @@ SOONEST = timedelta(hours=3)  # after it was said: a follow-up asked at once wou
 FOLLOW_UP_DAYS = timedelta(days=3)
 REMINDER_DAYS = timedelta(days=1)
 AHEAD = timedelta(days=366)  # further off, it is a plan, not something to ask about
-LONGEST_SPAN = timedelta(days=31)  # a longer span names no day: a plan, not an event
 
 
 @dataclass(slots=True, frozen=True)
@@ -130,15 +115,6 @@ class Reading:
 
 
 @dataclass(slots=True, frozen=True)
-class Spotted:
-    """What the local reading finds in one message: the answer a model would give."""
-
-    kind: IntentionKind
-    what: str
-    when: str  # the words that said when; for a special day, its date as MM-DD
-
-
-@dataclass(slots=True, frozen=True)
 class Window:
     """When `when` falls: the days meant and, if said, the part of the day or the clock time."""
 
@@ -151,222 +127,14 @@ class Window:
 # --- reading when ------------------------------------------------------------------------------
 
 _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
-_BARE_WEEKDAY = re.compile(
-    r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
-)
-_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since)\s+)$")
-# 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
-_BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
-# Chat's short words for days: "tmrw", "2moro", "tonite".
-_CHAT_DAYS = re.compile(
-    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|tomoz|tomorow|tommorow|tommorrow)"
-    r"|(?P<tonight>tonite|2nite))(?![a-z])",
-    re.IGNORECASE,
-)
-# Spoken Chinese days: 明儿, 后儿个, 今儿.
-_SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
-_SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
-# A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
-_COUNTDOWN = re.compile(
-    r"(?<![a-z0-9])(?:only\s+)?(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
-    r"\s+(?:more\s+)?(?:days|sleeps)\s+(?:till|until|til|to|before)(?![a-z])",
-    re.IGNORECASE,
-)
-_COUNTDOWN_ZH = re.compile(r"还有(?P<n>[0-9一二两三四五六七八九十]{1,3})天")
-# Chat's "wk", "wknd": week, weekend.
-_CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
-# A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
-# it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
-_SHORT_WEEKDAY = re.compile(
-    r"(?<![a-z'\u2019])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
-    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z'\u2019])"
-    r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
-    r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
-    r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
-    re.IGNORECASE,
-)
-# Short weekdays that are no other word ("mon", "fri"), taken alone too: "new job mon!!!".
-_SHORT_ONLY = frozenset({"mon", "tue", "tues", "thu", "thur", "thurs", "fri"})
-_SHORT_DAYS = {
-    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
-    "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
-    "fri": "friday", "sat": "saturday", "sun": "sunday",
-}  # fmt: skip
-# "A week from Monday", British "a week on Friday", "a week Friday": that day, a week on.
-_WEEK_FROM = re.compile(
-    r"(?<![a-z])(?<!once\s)(?<!twice\s)(?<!in\s)(?:a|one)\s+week\s+(?:(?:from|on)\s+)?$",
-    re.IGNORECASE,
-)
-# "In two hours", "in 30 minutes": a reminder's moment, from now.
-_IN_HOURS = re.compile(
-    r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
-    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
-    r"(?![a-z])"
-    r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
-    re.IGNORECASE,
-)
-
-
-# Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
-_EVENING = re.compile(
-    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date|doors"
-    r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
-)
-_MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
-_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up)(?![a-z])")
-_AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
-
-
-def _short_weekday(m: re.Match[str]) -> str:
-    alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
-    if alone and (m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")):
-        return m.group()
-    day = _SHORT_DAYS[m.group("day").lower()]
-    lead = f"{m.group('lead')} " if m.group("lead") else ""
-    return f"{lead}{day}{m.group('part') or ''}"
-
-
-# Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
-_AT_SIGN = re.compile(r"@\s*(?=\d)")
-# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
-# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
-_HOLIDAYS_EN = re.compile(
-    r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
-    r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
-    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
-    re.IGNORECASE,
-)
-_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
-_HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
-               "情人节": "2月14号"}  # fmt: skip
-
-
-def _holiday(m: re.Match[str]) -> str:
-    if m.group("eve"):
-        return "on December 24"
-    if m.group("day") or m.group("on"):
-        return "on December 25"
-    if m.group("ny"):
-        return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
-    if m.group("nye"):
-        return "on December 31"
-    if m.group("boxing"):
-        return "on December 26"
-    if m.group("halloween"):
-        return "on October 31"
-    return "on February 14"
-
-
-# Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
-# 下週一報到), read as the simplified ones. Only characters that are never simplified forms
-# themselves are mapped.
-_TRADITIONAL = str.maketrans(
-    "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
-    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
-    "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
-    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
-)
-
-
-def _normalised(words: str) -> str:
-    """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
-    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", and a weekday
-    alone ("Friday evening I'm...") as "on Friday" (the coming one)."""
-    words = words.translate(_TRADITIONAL)
-    words = _AT_SIGN.sub("at ", words)
-    words = _HOLIDAYS_EN.sub(_holiday, words)
-    words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
-    words = _BARE_WEEKEND.sub("这周末", words)
-    words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
-    words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
-    words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
-    words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
-    words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
-    words = _SHORT_WEEKDAY.sub(_short_weekday, words)
-    lowered = words.lower()
-    for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
-        before = lowered[: bare.start()]
-        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith("happy "):
-            words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return _waking(_evening(words))
-
-
-def _evening(words: str) -> str:
-    """`words` with "pm" after an hour read as the morning's when it is an evening's event's
-    ("dinner at 7", "drinks around 8")."""
-    lowered = words.lower()
-    if not _EVENING.search(lowered) or _MORNING.search(lowered):
-        return words
-    clock = clock_time(words)
-    if clock is None or not 7 <= clock.at.hour < 12:
-        return words
-    if _AM.search(lowered, clock.start, clock.end + 14):
-        return words  # "at 7am", "at 8 in the morning"
-    return f"{words[: clock.end]} pm{words[clock.end :]}"
-
-
-def _waking(words: str) -> str:
-    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
-    alarm for 6:30", "wake me up at 7")."""
-    lowered = words.lower()
-    if not _WAKING.search(lowered):
-        return words
-    clock = clock_time(words)
-    if clock is None or _AM.search(lowered, clock.start, clock.end + 14):
-        return words
-    hour = clock.at.hour % 12
-    if not 4 <= hour <= 11:
-        return words
-    return f"{words[: clock.end]} am{words[clock.end :]}"
-
-
-def _in_hours(words: str, now: datetime) -> datetime | None:
-    """The moment "in two hours" (两个小时后) names, or None."""
-    m = _IN_HOURS.search(words)
-    if m is None:
-        return None
-    raw = m.group("n") or m.group("zn")
-    if m.group("half") or raw == "半":
-        count = 0.5
-    elif raw.isdigit():
-        count = int(raw)
-    elif raw.lower() in ("a", "an"):
-        count = 1
-    else:
-        count = _EN_COUNTS.get(raw.lower(), 0) or _zh_count(raw)
-    unit = (m.group("u") or m.group("zu")).lower()
-    minutes = unit.startswith(("min", "分"))
-    if not count:
-        return None
-    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
-    return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
-
-
-_EN_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
-              "twenty": 20, "thirty": 30}  # fmt: skip
-
-
-def _zh_count(raw: str) -> int:
-    digits = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-              "九": 9}  # fmt: skip
-    if raw == "十":
-        return 10
-    if raw.startswith("十"):
-        return 10 + digits.get(raw[1:], 0)
-    if raw.endswith("十"):
-        return digits.get(raw[:-1], 0) * 10
-    if "十" in raw:
-        tens, ones = raw.split("十", 1)
-        return digits.get(tens, 0) * 10 + digits.get(ones, 0)
-    return digits.get(raw, 0)
 
 
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
-    下周三, 周末, "next weekend at 10am", "tomorrow evening at 8", 明晚八点), or a clock time
-    alone ("at 8pm": today's if still to come, else tomorrow's). None when no day to come is
-    named."""
+    下周三, 周末, "from friday to sunday", "next weekend at 10am", "tomorrow evening at 8",
+    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's) or a
+    morning alone ("in the morning": the next). None when no day to come is named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -375,23 +143,31 @@ def resolve(when: str, now: datetime) -> Window | None:
         except ValueError:
             return None
         return Window(day, day, None, clock) if day >= now.date() else None
-    words = _normalised(when)
+    words = normalised(when, now)
     mentions = future_spans(words, now)
     if not mentions:
-        later = _in_hours(words, now)
+        later = in_hours(words, now)
         if later is not None:
             moment = later.replace(second=0, microsecond=0)
             return Window(moment.date(), moment.date(), None, moment.time())
         # A clock time alone ("at 8pm"): today's if still to come, else tomorrow's.
         alone = clock_time(words)
         if alone is None:
+            if MORNING_ALONE.search(words):  # "in the morning": the next one
+                day = next_morning(now)
+                return Window(day, day, MORNING)
             return None
         day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
         return Window(day, day, None, alone.at)
     mention = mentions[0]
     first, last = mention.days
-    if _WEEK_FROM.search(words[: mention.start]):
+    if WEEK_FROM.search(words[: mention.start]):
         first, last = first + timedelta(days=7), last + timedelta(days=7)
+    shift = day_shift(words, mention)
+    first, last = first + shift, last + shift
+    until = span_end(words, mentions)  # "from friday to monday"
+    if until is not None:
+        last = until.day
     said = clock_time(words, mention.hours)
     return Window(first, last, mention.hours, None if said is None else said.at)
 
@@ -459,13 +235,6 @@ def _month_day(value: Any) -> tuple[int, int] | None:
 
 
 # --- turning answers into intentions -----------------------------------------------------------
-
-
-def _text(value: Any, limit: int) -> str:
-    if not isinstance(value, str):
-        return ""
-    text = " ".join(value.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def ask_for(kind: IntentionKind, what: str, language: str) -> str:
@@ -537,11 +306,11 @@ def _spoken(
     against it: of the messages holding the words (else, as a model may write the day as a
     date, those naming a day among those), the one `_whose` finds. None when that is another
     member's, or no message of theirs says it."""
-    words = _folded_words(when.translate(_TRADITIONAL))
+    words = _folded_words(when.translate(TRADITIONAL))
     if not words:
         return None
     # As `resolve` and `spot` read them: 周末 alone is this weekend, "tmrw" tomorrow, 禮拜 礼拜...
-    texts = [_normalised(m.text) for m in said]
+    texts = [normalised(m.text, m.at.astimezone(tz)) for m in said]
     readings: list[tuple[Said, Window]] = []
     for message, text in zip(said, texts, strict=True):
         if words in _folded_words(text):
@@ -569,7 +338,10 @@ def _told_date(
     readings: list[tuple[Said, None]] = []
     for message in said:
         local = message.at.astimezone(tz)
-        days = [*find_dates(message.text, local), *future_spans(_normalised(message.text), local)]
+        days = [
+            *find_dates(message.text, local),
+            *future_spans(normalised(message.text, local), local),
+        ]
         if any(m.first is None and (m.day.month, m.day.day) == month_day for m in days):
             readings.append((message, None))
     found = _whose(user_id, what, readings)
@@ -609,8 +381,8 @@ def from_answer(
             continue
         user_id = _own(item, owner)
         kind = item.get("kind")
-        what = _text(item.get("what"), WHAT_CHARS)
-        when = _text(item.get("when"), WHAT_CHARS)
+        what = clipped(item.get("what"), WHAT_CHARS)
+        when = clipped(item.get("when"), WHAT_CHARS)
         if not user_id or kind not in INTENTION_KINDS or kind == "special_day" or not what:
             continue
         theirs = reading.zone(user_id)
@@ -623,7 +395,7 @@ def from_answer(
         bounds = _due(kind, window, moment, theirs)
         if bounds is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for(kind, what, reading.language)
+        ask = clipped(item.get("ask"), ASK_CHARS) or ask_for(kind, what, reading.language)
         out.append(
             NewIntention(
                 reading.scope, user_id, kind, what, ask, *bounds, reading.created_at,
@@ -638,14 +410,14 @@ def from_answer(
         if not isinstance(item, dict):
             continue
         user_id = _own(item, owner)
-        what = _text(item.get("what"), WHAT_CHARS)
+        what = clipped(item.get("what"), WHAT_CHARS)
         month_day = _month_day(item.get("date"))
         if not user_id or not what or month_day is None:
             continue
         told = _told_date(reading.said, user_id, month_day, what, reading.zone(user_id))
         if told is None:
             continue
-        ask = _text(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, reading.language)
+        ask = clipped(item.get("ask"), ASK_CHARS) or ask_for("special_day", what, reading.language)
         due, until = _yearly(*month_day, told, reading.zone(user_id))
         out.append(
             NewIntention(
@@ -685,825 +457,6 @@ def _same(new: NewIntention, old: NewIntention | Intention) -> bool:
 def _folded(what: str) -> str:
     text = re.sub(r"^(?:my|her|his|their|the|a|an)\s+|^(?:我的|我)", "", what.casefold().strip())
     return re.sub(r"[\s\W]+", "", text)
-
-
-# --- the local reading -------------------------------------------------------------------------
-
-# Sentences; a dot between digits ("8.30pm", "7.45") ends none.
-_SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
-_FIRST_PERSON = re.compile(r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|our)(?![a-z])|我")
-# A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
-# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
-# 喊我一声, 帮我记一下, "remind我".
-_REMIND = re.compile(
-    r"(?<![a-z])(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
-    r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
-    r"(?:\s+(?:to|about|that)(?![a-z]))?"
-    r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
-    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
-    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|remind\s*我|别让我忘[了记]?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
-    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
-    r"(?P<zh>.*)"
-)
-# The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
-# 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
-_SPECIAL = re.compile(
-    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+[a-z]+['\u2019]s|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
-    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+)?"
-    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
-    # Together for so long on that day: "me n jia will have been together 2 years on jan 3rd".
-    r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
-    r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
-    r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?"
-    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
-    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十]{1,3}周年)"
-    # A birthday told by the age: "I'm turning 30 on saturday".
-    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be)\s+(?P<turning>turning)\s+\d"
-)
-_SPECIAL_DAY = re.compile(r"生日|纪念日|周年")
-# An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
-# Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
-# ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
-_EVENTS = frozenset({
-    # exams and school
-    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence",
-    "thesis", "dissertation", "assessment", "lecture", "seminar", "tutorial", "class",
-    "lesson", "course", "orientation", "enrollment", "enrolment", "graduation", "admission",
-    "mcat", "lsat", "gmat", "gre", "ielts", "toefl", "boards", "practical", "recital",
-    # work
-    "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
-    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite",
-    "onboarding", "shift", "launch", "release", "audit", "internship", "standup", "retreat",
-    "deployment", "sprint", "duty", "session", "start", "starting", "event", "tax",
-    # medical and care
-    "surgery", "operation", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
-    "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
-    "ultrasound", "biopsy", "procedure", "treatment", "chemo", "dialysis", "vaccination",
-    "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
-    "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
-    # travel
-    "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
-    "airport", "visa", "passport",
-    # sport and games
-    "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
-    "semifinal", "semi-final", "fixture", "derby", "bout", "hike", "hiking", "climb",
-    "scrimmage", "raid", "speedrun",
-    # family and friends
-    "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
-    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show",
-    "performance", "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover",
-    "playdate",
-    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch",
-    "drinks", "visit", "visiting", "camp", "camping", "engagement",
-    # legal and bureaucracy
-    "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
-    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing",
-    "signing", "viewing", "move-in", "move-out", "moving", "move", "movers", "delivery",
-    "installation", "citizenship", "naturalization", "naturalisation",
-    # pets
-    "vet", "groomer", "grooming", "neuter", "spay", "jury", "smear", "mot",
-})  # fmt: skip
-_EVENT_PAIRS = frozenset({
-    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test",
-    "road trip", "date night", "match day", "field trip", "open house", "open day",
-    # "play" is a verb after a name ("arsenal play chelsea on sunday")
-    "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
-    "first day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
-    "wisdom tooth",
-})  # fmt: skip
-_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty")
-_WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
-
-
-def _event_word(word: str) -> bool:
-    """Whether `word` names an event, in the singular or the plural ("flight's": "is")."""
-    word = word[:-2] if word.endswith(("'s", "\u2019s")) else word
-    for stem in (
-        word,
-        word[:-1] if word.endswith("s") else "",
-        word[:-2] if word.endswith("es") else "",
-    ):
-        if stem in _EVENTS or (len(stem) > 6 and stem.endswith(_EVENT_ENDINGS)):
-            return True
-    return False
-
-
-def _event_among(words: Sequence[str]) -> int | None:
-    """Where the first word or pair of `words` naming an event is, or None."""
-    for i, word in enumerate(words):
-        if _event_word(word) or " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
-            return i
-    return None
-
-
-def _has_event(lowered: str) -> bool:
-    return _event_among(_WORD_EN.findall(lowered)) is not None
-
-
-_EVENT_ZH = re.compile(
-    r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
-    r"看医生|看病|体检|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|演出|"
-    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
-    # care, family, bureaucracy, work, pets
-    r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
-    r"驾照|科目[一二三四]|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
-    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
-    # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
-    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
-    # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
-)
-# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
-# on TV.
-_NOT_EVENT = re.compile(
-    r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
-    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs)(?![a-z])|电视上|电视台|重播"
-    r"|明天见|回头聊|晚安|下次聊|再聊"
-)
-# ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
-_NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
-    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期"
-)
-# The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
-# watching", "can't make the concert tmrw", 周五的聚会我去不了了.
-_NOT_GOING = re.compile(
-    r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
-    r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
-    r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
-    r"|join|joining|be\s+there|bother))(?![a-z])"
-    r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
-    r"|取消了"
-    # No need to go, someone going in the user's place, the user left behind: "don't have to go
-    # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
-    r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
-    r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
-    r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
-    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
-    r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
-    r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
-    r"|不是我负责|不关我"
-)
-_LEAD_EN = re.compile(
-    r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
-    r"(?:a|an|my|the)\s+|i'?m\s+|i\s+(?:will|'ll|am|have\s+to|need\s+to|must)\s+|"
-    r"i\s+(?:have|got)\s+|my\s+|our\s+|we\s+(?:have|are|'re)\s+(?:a|an|our)?\s*)",
-)
-# What is left before the event of a sentence that began with its day ("Tomorrow is the ...").
-# A reminder's words once its time is taken out: "ping me at 8.30pm to ..." leaves "at to ...".
-_LEFT_OVER_EN = re.compile(r"^(?:(?:at|on|to|about|that|for|by|pls|please)[\s,]+)+", re.IGNORECASE)
-_ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)+")
-_TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
-_LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
-_TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
-_JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
-_GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
-_CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
-_CHINESE = re.compile(r"[\u4e00-\u9fff]")
-# An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
-# interview"): the speaker's, when the event is what the sentence begins with (the day's words
-# taken out), nobody else is named and it is not told as past.
-_EVENT_FIRST = re.compile(
-    r"^(?:(?:and|so|but|oh|also|btw|well|ok|okay|ugh|yay)[\s,]+)*(?:(?:is|'?s|will\s+be)\s+)?"
-    r"(?:(?:the|a|an|that|big|final)\s+)*"
-)
-# Words that end the noun an event's words begin with ("the neighbours are having a party").
-_NOT_NOUN = frozenset({
-    "is", "are", "was", "were", "be", "have", "has", "having", "had", "will", "and", "or", "to",
-    "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
-})  # fmt: skip
-# Family and pets: their events are the user's concern ("sister's baby shower is the 19th").
-_KIN = (
-    r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
-    r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
-    r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|dog|cat|puppy|kitten|pup|grandad|granddad|gran|grandparents|in-laws"
-)
-_OTHERS_EN = re.compile(
-    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
-    r"(?![a-z])"
-    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|tonight|weekend|monday|tuesday|wednesday"
-    r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
-    # "flight's at 6": "is", no one's
-    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
-    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
-)
-_PAST_EN = re.compile(
-    r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
-    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
-    r"|spent|bought|told)(?![a-z])"
-    # Moved to a day to come: "the exam got moved to next week".
-    r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
-)
-_OTHERS_ZH = re.compile(r"[你他她它您]")
-# Someone else's event, told by the user: a friend's or a colleague's, the subject of the
-# sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
-# concern too ("my mom's surgery", 我姐14号结婚), and are read.
-_THEIRS = re.compile(
-    r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
-    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
-    r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
-    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!.*我)"
-    # Someone else the subject, with their own event: "she's got her exam tomorrow".
-    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+)?(?:his|her|their)\s"
-)
-# A family member's own event, told with their pronoun, the user not in it: "my sister has
-# her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
-# going down" and 我妈住院，我请假陪她 are the user's too).
-_KIN_OWN = re.compile(
-    r"^(?:my|our)\s+(?:" + _KIN + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
-    r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹])"
-    r"[^，,。]*[，,]\s*(?:[他她]|[他她]们)"
-    # their work trip: "my husband's away for work next week", 我老公下周去出差
-    r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^我的?(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿)[^，,。]*出差"
-)
-_WITH_THEM = re.compile(
-    r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
-)
-# A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
-_PUBLIC = re.compile(
-    r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
-)
-# A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
-_DAY_OFF = re.compile(
-    r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
-    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off)(?![a-z])"
-)
-# Moved from the day said first to one said after: "friday's meeting got pushed to next week",
-# 周五的会改到下周了.
-_MOVED = re.compile(
-    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
-    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
-)
-# The day itself coming, no event: 周一又要到了, "friday is almost here".
-_ARRIVES = re.compile(
-    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
-    r"(?:here|upon\s+us|around\s+the\s+corner)(?![a-z])"
-)
-# A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
-_GATHERING = re.compile(
-    r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do)(?![a-z])|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会"
-)
-# Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
-# weather, nor a state of mind ("wondering what to wear tomorrow").
-_CHAT_LEAD = r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay)[\s,]+)*"
-_DOING_FIRST = (
-    r"(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
-    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
-    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing(?![a-z])"
-)
-# A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
-_IMPLIED_I = re.compile(
-    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
-    r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
-    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading"
-    r"|" + _DOING_FIRST + r")(?![a-z])"
-)
-# A doing as a plan: "pitching to investors on dec 17".
-_DOING = re.compile(
-    _CHAT_LEAD + r"(?!(?:wondering|thinking|hoping|praying|feeling|missing|loving|hating|wishing"
-    r"|guessing|dreading|looking|waiting|counting|kidding|joking|lying|saying|talking|asking"
-    r"|telling|trying\s+to|craving|working|wanting|needing|starving|dying|struggling|living"
-    r"|staying|sitting|lying)(?![a-z]))" + _DOING_FIRST
-)
-# The time now, told: "it's almost midnight", 现在已经三点了.
-_NOW_IS = re.compile(
-    r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
-)
-# The time now, told after it: 下午三点了, 都十二点多啦.
-_NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
-# A question about the user's own event is still about it: "what should I wear to my
-# interview on Monday?"
-_MY = re.compile(r"(?<![a-z])my\s+")
-# A question asking for advice on an event told before it: "interview at 2pm on monday, any
-# tips?", 周五面试，有什么建议吗？
-_ADVICE = re.compile(
-    r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
-    r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
-    r"|有什么建议|怎么准备|有啥建议)"
-)
-# What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
-_UNREAL = re.compile(
-    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
-    r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
-    r"|let\s+us|(?:we|you)\s+should|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
-    r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
-    r"|如果|要是|假如|万一|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
-    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
-)
-# A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
-# 要是能请到假就好了, 可能要出差吧，还不确定.
-_UNSURE = re.compile(
-    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
-    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd)(?![a-z])"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候)"
-)
-# A Chinese question asked without a question mark: 周六的比赛看了吗.
-_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
-# Habits, not a day's event: "every Tuesday", 每周三, 一般.
-_HABIT = re.compile(
-    r"(?<![a-z])(?:every|usually|always|often|normally|each|as\s+usual)(?![a-z])"
-    r"|每|一般|通常|经常|总是|平时|照常|又要(?:开始)?(?:上班|上学|上课|加班)"
-)
-# Done today: 今天开会开了一整天 (了, without a word of what is still to come).
-_PAST_ZH = re.compile(r"了(?!解)|过了|完了")
-# Told as done ("we went", "it was"), with nothing said of what is still to come.
-_FUTURE_EN = re.compile(
-    r"(?<![a-z0-9])(?:will|'ll|gonna|going\s+to|is|are|am|'m|'re|have|has|got|gotta|tomorrow|next"
-    r"|coming|tonight)(?![a-z])"
-)
-# Words of a plan: an event the words have no entry for is still one ("we're going camping",
-# "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
-# "I have X": no plan when X is time or nothing, routine, or how the user feels.
-_NOT_HAD = (
-    r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
-    r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
-    r"|kids?|dog|cat|bad|day|house|place|period|snow|early|so|lots|loads|tons|much|stuff|things)"
-    r"(?![a-z])"
-)
-_PLAN_EN = re.compile(
-    r"(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|'ll|heading|flying|off\s+to|"
-    r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
-    r"coming\s+(?:home|back|over|round|to\s+visit)|"
-    r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
-    r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
-    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
-    r"|got\s+(?:a|an|my))(?![a-z])"
-)
-# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
-# or how a day will be: "tomorrow will be rough".
-_IDLE = re.compile(
-    r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
-    r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
-    r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
-    r"|better))(?![a-z])"
-)
-# The weather, or rest: no event (明天要降温了, 周末在家躺平).
-_IDLE_ZH = re.compile(r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅")
-# An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
-# "the movers are coming", "my viva is set for".
-_SCHEDULED = re.compile(
-    r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
-    r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
-    r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
-    r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
-    r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
-    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s)(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
-    r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
-)
-_PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约)[^，,。\s]{1,6}(?:吃|喝|看|见|逛)|要|(?<![记觉懂值显舍晓获取])得|准备|打算|约了|约好|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
-    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
-)
-_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
-
-
-def _without(sentence: str, words: str) -> str:
-    """The sentence without the words that said when."""
-    rest = " ".join(sentence.replace(words, " ", 1).split())
-    return _CJK_GAP.sub("", _GAP_BEFORE_MARK.sub("", rest))
-
-
-def _clean_what(text: str) -> str:
-    """The event in a few words: the sentence without its clock time, its "I have a" and
-    "my", 我要, its particles."""
-    clock = clock_time(text)
-    if clock is not None:
-        text = f"{text[: clock.start]} {text[clock.end :]}"
-    text = _CJK_GAP.sub("", " ".join(text.split())).strip(_STRIP)
-    text = re.sub(r"(?<![a-z])(?:on|at|in|this|next|coming|until)$|[在于]$", "", text)
-    text = text.strip(_STRIP)
-    lowered = text.lower()
-    lead = _LEAD_EN.match(lowered)
-    if lead is not None:
-        text = text[lead.end() :]
-    text = _LEFT_OVER_EN.sub("", text)
-    article = _ARTICLE_EN.match(text.lower())
-    if article is not None:
-        text = text[article.end() :]
-    text = _TAIL_EN.sub("", text)
-    text = _LEAD_ZH.sub("", text)
-    text = _TAIL_ZH.sub("", text).strip(_STRIP)
-    return _text(text, WHAT_CHARS)
-
-
-def spot(text: str, now: datetime) -> list[Spotted]:
-    """What a model would find in one user message said at `now` (aware, in the time zone
-    meant): a reminder asked for ("remind me to call mom tomorrow", 提醒我明天交作业), a
-    special day ("my birthday is May 4th", 我的生日是5月4日), an event to come the user will
-    have ("my exam is on Tuesday", 我下周三面试), its day and its event perhaps told in two
-    sentences one after the other ("GOT THE INTERVIEW!! it's monday at 2", "dreading wednesday.
-    knee surgery at 8am"). Questions, negations, goodbyes and sentences not about the user are
-    not read."""
-    found: list[Spotted] = []
-    sentences = _SENTENCES.findall(text.translate(_TRADITIONAL))
-    lent = -1
-    # The sentence before, when it named a day and no event (its index and the day's words), or
-    # an event of the user's and no day (its index and the event's words).
-    day_before: tuple[int, str] | None = None
-    event_before: tuple[int, str] | None = None
-    for index, raw in enumerate(sentences):
-        if index == lent:
-            continue
-        sentence = raw.strip()
-        lowered = sentence.lower()
-        if not sentence or _NOT_EVENT.search(lowered):
-            continue
-        if (sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence)) and not (
-            _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
-        ):
-            continue
-        special = _SPECIAL.search(lowered)
-        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
-            coming = future_spans(_normalised(sentence), now)
-            said = _without(_normalised(sentence).lower(), coming[0].text.lower()) if coming else ""
-            special = _SPECIAL.search(said)
-        if special is not None:
-            coming = future_spans(_normalised(sentence), now)  # "on christmas day", "sat night"
-            # The coming day first: "my anniversary is on the 28th" is this month's.
-            days = coming or find_dates(sentence, now)
-            day = next((m.day for m in days if m.first is None), None)
-            if day is not None:
-                what = (
-                    special.group("en")
-                    or special.group("zh")
-                    or ("anniversary" if special.group("together") else None)
-                    or ("纪念日" if special.group("zh_years") else "birthday")
-                )
-                found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
-            continue
-        sentence = _normalised(sentence)
-        lowered = sentence.lower()
-        remind = _REMIND.search(lowered)
-        mentions = future_spans(sentence, now)
-        if (
-            not mentions
-            and remind is None
-            and day_before is not None
-            and day_before[0] == index - 1
-            and _named_event(sentence, lowered)
-        ):
-            # "dreading wednesday. knee surgery at 8am": the event is on the day before it.
-            sentence = f"{day_before[1]} {sentence}"
-            lowered = sentence.lower()
-            mentions = future_spans(sentence, now)
-        if not mentions:
-            if remind is not None:  # "remind me at 9pm to...", "in two hours"
-                found.extend(_timed_reminder(sentence, remind))
-                continue
-            plans = _timed_plan(sentence, lowered, now)  # 下午四点要去银行: today, at a time
-            found.extend(plans)
-            if not plans and _own_event(sentence, lowered):
-                event_before = (index, sentence)
-            continue
-        mention = mentions[0]
-        if len(mentions) > 1 and _MOVED.search(sentence, mention.start, mentions[1].start):
-            mention = mentions[1]  # 周五的会改到下周了: the day it is now on
-        start = mention.start
-        week = _WEEK_FROM.search(sentence[:start])
-        if week is not None:
-            start = week.start()
-        end = mention.start + len(mention.text)
-        when = _when_words(sentence, start, end, mentions[1:])
-        if remind is not None:
-            asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
-            what = _clean_what(_without(asked, sentence[start:end]))
-            found.append(Spotted("reminder", what or _asked(remind), when))
-            continue
-        if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
-            continue
-        if not _eventful(sentence, mention):
-            if event_before is not None and event_before[0] == index - 1:
-                before = event_before[1]
-                if _refers_back(lowered, mention):
-                    # "second date with him!! friday 7.30 at the ramen place": the day of the
-                    # event before, at the evening's hour if it is an evening's.
-                    told = sentence
-                    if clock_time(before) is None:
-                        told = _evening(f"{before} {sentence}")[len(before) + 1 :]
-                    when = _when_words(told, start, end, mentions[1:])
-                    found.append(Spotted("follow_up", _clean_what(before), when))
-                    continue
-            day_before = (index, sentence[start:end])
-            continue
-        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
-            continue
-        what = _clean_what(_without(sentence, sentence[start:end]))
-        if what:
-            later = sentences[index + 1] if index + 1 < len(sentences) else ""
-            hour = _its_hour(sentence, later, now)
-            if hour:
-                lent = index + 1  # that sentence's hour is this event's, and no event of its own
-            found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
-    return found
-
-
-def _owned(sentence: str, mention: DateMention) -> bool:
-    """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
-    leaving its "I" out, in Chinese about no one else, or an event naming no one."""
-    lowered = sentence.lower()
-    # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
-    own = (
-        _FIRST_PERSON.search(lowered)
-        or _IMPLIED_I.match(lowered)
-        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
-    )
-    return bool(own) or _impersonal(_without(sentence, mention.text).lower())
-
-
-def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
-    """Whether a sentence naming a day to come (`mention`) may tell of the user's event on it:
-    not someone else's, nor denied, past, a habit, imagined, idle time or the day itself."""
-    lowered = sentence.lower()
-    clause = _clause(lowered, mention.start)
-    if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
-        return False
-    if _THEIRS.search(lowered) and not _GATHERING.search(lowered):
-        return False
-    kin = _KIN_OWN.search(lowered)
-    if kin is not None and not _WITH_THEM.search(lowered, 1):
-        return False  # "my sister has her driving test on friday"
-    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
-        return False  # "we went to a concert on friday"
-    if mention.day == now.date() and _PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence):
-        return False  # 今天开会开了一整天
-    # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
-    # results back today, passed!!" is told as done, "got a test today at 4" is to come.
-    if mention.day == now.date() and _told_done(lowered):
-        return False
-    if _HABIT.search(lowered) or _UNREAL.search(clause) or _UNSURE.search(lowered):
-        return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
-    named = _has_event(lowered) or _EVENT_ZH.search(sentence)
-    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
-        return False  # "tomorrow is a holiday"
-    if _IDLE.search(lowered) and not _has_event(lowered):
-        return False  # "tonight i'm just gonna chill"
-    if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
-        return False  # 明天要降温了
-    # 周一又要到了: the day itself coming
-    return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
-
-
-def _eventful(sentence: str, mention: DateMention) -> bool:
-    """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
-    lowered = sentence.lower()
-    return bool(
-        _scheduled(_without(sentence, mention.text))
-        or _has_event(lowered)
-        or _EVENT_ZH.search(sentence)
-        or _PLAN_EN.search(lowered)
-        or _DOING.match(lowered)
-        or _PLAN_ZH.search(sentence)
-    )
-
-
-def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
-    """Whether what a follow-up would be asked after is no day to come: a span longer than a
-    month ("next year", "in the summer": a plan without its day), or today at an hour already
-    come (今天下午三点的会好无聊, said at three: under way or over, told as it is)."""
-    if mention.first is not None and mention.day - mention.first > LONGEST_SPAN:
-        return True
-    if mention.day != now.date():
-        return False
-    clock = clock_time(when, mention.hours)
-    return clock is not None and clock.at <= now.time().replace(tzinfo=None)
-
-
-def _named_event(sentence: str, lowered: str) -> bool:
-    return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
-
-
-def _own_event(sentence: str, lowered: str) -> bool:
-    """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
-    after it may say): named, theirs, neither denied nor someone else's, nor told as done
-    ("got" aside: "GOT THE INTERVIEW"), a habit or imagined."""
-    if not _named_event(sentence, lowered):
-        return False
-    own = (
-        _FIRST_PERSON.search(lowered)
-        or _IMPLIED_I.match(lowered)
-        or (_CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
-        or _impersonal(lowered)
-    )
-    if not own or _NEGATED.search(lowered) or _NOT_GOING.search(lowered):
-        return False
-    if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
-        return False
-    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
-        return False
-    return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
-
-
-# A sentence that begins with its day, saying when the event before it is: "friday 7.30 at
-# the ramen place", "it's monday at 2pm".
-_BACK_LEAD = re.compile(
-    r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
-)
-
-
-def _refers_back(lowered: str, mention: DateMention) -> bool:
-    """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
-    anything else in its first clause ("tomorrow I'm off" says something of its own)."""
-    lead = _BACK_LEAD.match(lowered)
-    if lead is None or lead.end() != mention.start:
-        return False
-    return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
-
-
-def _its_hour(sentence: str, after: str, now: datetime) -> str:
-    """The clock time the sentence after an event's says of it, when the event's own says none
-    ("concert tmrw night!!! doors around 7"): words that start with no day of their own, told
-    as neither past nor habit; else nothing."""
-    if clock_time(sentence) is not None:
-        return ""
-    after = _normalised(after.strip())
-    clock = clock_time(after)
-    if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
-        return ""
-    lowered = after.lower()
-    if _PAST_EN.search(lowered) or _HABIT.search(lowered):
-        return ""
-    if _NOW_IS.search(lowered[: clock.start]) and not _AT_WORD.match(lowered, clock.start):
-        return ""  # "it's 3pm now", not "it's at 2"
-    if not _STARTS_AT.search(lowered[: clock.start]):
-        return ""
-    # The user's own slot, said after the doors': "doors at 7, we're on at 8pm".
-    slot = _SLOT.search(lowered, clock.end)
-    if slot is not None:
-        own = clock_time(after[slot.end() :])
-        if own is not None and own.start == 0:
-            clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
-    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
-    return _evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
-
-
-def _told_done(lowered: str) -> bool:
-    """Whether a sentence tells of something done, "got" aside, with nothing to come."""
-    return any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) and all(
-        m.group() == "got" for m in _FUTURE_EN.finditer(lowered)
-    )
-
-
-def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
-    """A reminder asked for at a clock time or in some hours, with no day named."""
-    later = _IN_HOURS.search(sentence)
-    clock = clock_time(sentence)
-    if later is not None:
-        words = later.group()
-    elif clock is not None:
-        words = sentence[clock.start : clock.end]
-    else:
-        return []
-    asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
-    what = _clean_what(_without(asked, words))
-    return [Spotted("reminder", what or _asked(remind), words)]
-
-
-def _asked(remind: re.Match[str]) -> str:
-    """A reminder's words when nothing follows the asking (明早7点叫醒我: 叫醒我)."""
-    said = remind.group("en") if remind.group("en") is not None else remind.group("zh")
-    asking = remind.group()[: len(remind.group()) - len(said)]
-    return _text(asking.strip(_STRIP), WHAT_CHARS)
-
-
-def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
-    """An event at a clock time or in some hours with no day named, told as the user's plan
-    (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
-    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
-    clock = clock_time(sentence)
-    later = _IN_HOURS.search(sentence) if clock is None else None
-    if (clock is None and later is None) or _HABIT.search(lowered):
-        return []
-    clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
-    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _UNREAL.search(clause):
-        return []
-    if _UNSURE.search(lowered):
-        return []
-    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
-        return []
-    chinese = _CHINESE.search(sentence) is not None
-    own = (
-        _FIRST_PERSON.search(lowered)
-        or _IMPLIED_I.match(lowered)
-        or (chinese and not _OTHERS_ZH.search(sentence))
-    )
-    if clock is not None:
-        start, end = clock.start, clock.end
-    elif later is not None:
-        start, end = later.span()
-    words = sentence[start:end]
-    if chinese:
-        planned = bool(_PLAN_ZH.search(sentence) or _EVENT_ZH.search(sentence))
-    else:  # an event named, or a plan told ("meeting at 3", "exam in 2 hours")
-        own = own or _impersonal(_without(sentence, words).lower())
-        planned = bool(_PLAN_EN.search(lowered)) or _has_event(lowered)
-    if not own or not planned or _THEIRS.search(lowered):
-        return []
-    if any(m.day < now.date() for m in find_dates(sentence, now)):
-        return []
-    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
-        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
-    what = _clean_what(_without(sentence, words))
-    return [Spotted("follow_up", what, words)] if what else []
-
-
-_AT_WORD = re.compile(r"(?:at|around|by|from)\s")
-_SLOT = re.compile(
-    r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
-    r"\s+(?:at\s+|@\s*|around\s+)"
-)
-# Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
-# "it's at 3", 两点开始.
-_STARTS_AT = re.compile(
-    r"(?:^|(?<![a-z]))(?:(?:doors|starts?|starting|kick-?off|it'?s|is|at|around|from|by|@)\s*)$"
-    r"|^\s*$"
-)
-
-# Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
-# of the funeral.
-_CLAUSE_END = re.compile(
-    r"[,，;；:\u2600-\u27bf\U0001f300-\U0001faff]|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
-    r"|但是|不过|可是"
-)
-
-
-def _clause(lowered: str, at: int) -> str:
-    """The clause of the sentence (`lowered`) that position `at` is in."""
-    start = 0
-    for end in _CLAUSE_END.finditer(lowered):
-        if end.start() >= at:
-            return lowered[start : end.start()]
-        start = end.end()
-    return lowered[start:]
-
-
-def _impersonal(rest: str) -> bool:
-    """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
-    an event to come: it begins with the event, names no one else, and is not told as past."""
-    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest) or _PUBLIC.search(rest):
-        return False
-    stripped = rest.strip(_STRIP)
-    if _scheduled(stripped):
-        return True
-    lead = _EVENT_FIRST.match(stripped)
-    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:5]
-    at = _event_among(words)
-    return at is not None and not _NOT_NOUN.intersection(words[:at])
-
-
-def _scheduled(rest: str) -> bool:
-    """Whether the sentence, its day's words taken out (`rest`), is an event told by its shape:
-    a noun, "is", and the clock time at most ("the bake sale is at 3")."""
-    clock = clock_time(rest)
-    if clock is not None:
-        rest = f"{rest[: clock.start]} {rest[clock.end :]}"
-    return _SCHEDULED.fullmatch(" ".join(rest.lower().split()).strip(_STRIP)) is not None
-
-
-def _my_event(lowered: str) -> bool:
-    """Whether the sentence names the speaker's own event ("what should I wear to my
-    interview on Monday?")."""
-    return any(
-        _event_among(_WORD_EN.findall(lowered, m.end(), m.end() + 40)[:2]) is not None
-        for m in _MY.finditer(lowered)
-    )
-
-
-# Before a clock time that bounds something else, not the event's hour: "from midnight" (no
-# food), "until 10", 十点以后.
-_BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
-_BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
-
-
-def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
-    """The words saying when: the date's, with a clock time said in the sentence, unless the
-    clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
-    test tmrw, no food from midnight")."""
-    clock = clock_time(sentence)
-    if clock is None:
-        return sentence[start:end]
-    gap = sentence[end : clock.start] if clock.start >= end else ""
-    if gap and (
-        any(end <= m.start <= clock.start for m in others)
-        or _BOUND_BEFORE.search(gap.lower())
-        or _BOUND_AFTER.match(sentence, clock.end)
-    ):
-        return sentence[start:end]
-    if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
-        return sentence[min(start, clock.start) : max(end, clock.end)]
-    return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
 
 
 def local_reading(reading: Reading) -> list[NewIntention]:

@@ -1,0 +1,343 @@
+"""How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters
+as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd",
+明儿, a weekday alone as the coming one, countdowns ("3 more days till"), weeks counted the
+British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
+Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's by a
+table of years), an evening's event's bare hour as the evening's and an alarm's as the
+morning's; and "in two hours", "a week from Monday", "the day before" a day, the last day of a
+span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and the local
+reading (`memory.encoding.spotting`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+
+from memory.dates import DateMention, clock_time
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+_BARE_WEEKDAY = re.compile(
+    r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
+)
+_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since|every|each)\s+)$")
+# "off to cornwall for the weekend": this week's.
+_THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
+# British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
+# fortnight today", "this coming weekend".
+_BRITISH_WEEKS = re.compile(
+    r"(?<![a-z])(?:the\s+(?P<after>weekend|week)\s+after\s+next|(?P<day>tomorrow|today)\s+week"
+    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _british_week(m: re.Match[str]) -> str:
+    if m.group("after"):
+        return f"a week from next {m.group('after').lower()}"
+    if m.group("day"):
+        return f"a week from {m.group('day').lower()}"
+    return "in 14 days" if "fortnight" in m.group().lower() else "this weekend"
+
+
+# A month and day with a dot in Chinese: 12.20去看演唱会 (not 12.20元).
+_DOTTED_ZH = re.compile(
+    r"(?<![\d.])(1[0-2]|0?[1-9])\.(3[01]|[12]\d|0?[1-9])(?![\d.])(?=[\u4e00-\u9fff])"
+    r"(?![元块角分米斤克个件次度点倍号日月岁年])"
+)
+# A weekday before 年 (年会, 年终): 下周五年会 is 下周五's 年会, not 五年.
+_WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:会|终|夜饭|货))")
+# 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
+_BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
+# Chat's short words for days: "tmrw", "2moro", "tonite".
+_CHAT_DAYS = re.compile(
+    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|tomoz|tomorow|tommorow|tommorrow)"
+    r"|(?P<tonight>tonite|2nite))(?![a-z])",
+    re.IGNORECASE,
+)
+# Spoken Chinese days: 明儿, 后儿个, 今儿.
+_SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
+# 明天一早: early that morning.
+_EARLY_ZH = re.compile(r"(?<=[天儿])一(?:大)?早(?:上)?")
+_SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
+# A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
+_COUNTDOWN = re.compile(
+    r"(?<![a-z0-9])(?:only\s+)?(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(?:more\s+)?(?:days|sleeps)\s+(?:till|until|til|to|before)(?![a-z])",
+    re.IGNORECASE,
+)
+_COUNTDOWN_ZH = re.compile(r"还有(?P<n>[0-9一二两三四五六七八九十]{1,3})天")
+# Chat's "wk", "wknd": week, weekend.
+_CHAT_WEEK = re.compile(r"(?<![a-z])(?:wk|wknd|wkend)(?![a-z])", re.IGNORECASE)
+# A weekday cut short ("next tue", "fri evening", "sat at 2"), taken only with words that make
+# it a day: "sat", "sun" and "wed" are words too ("we sat at 8", "sun at noon" is no day's).
+_SHORT_WEEKDAY = re.compile(
+    r"(?<![a-z'\u2019])(?:(?P<lead>next|this|on|coming|by|till|until|before)\s+)?"
+    r"(?P<day>mon|tues?|weds?|thu|thur|thurs|fri|sat|sun)\.?(?![a-z'\u2019])"
+    r"(?:(?P<part>\s+(?:morning|afternoon|evening|night|noon))"
+    r"|(?P<clock>(?<!i\ssat)(?<!we\ssat)(?<!they\ssat)(?<!he\ssat)(?<!she\ssat)(?<!the\ssun)"
+    r"(?=\s*(?:at|@|around|by)\s*\d|\s*,?\s*\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m(?![a-z]))))?",
+    re.IGNORECASE,
+)
+# Short weekdays that are no other word ("mon", "fri"), taken alone too: "new job mon!!!".
+_SHORT_ONLY = frozenset({"mon", "tue", "tues", "thu", "thur", "thurs", "fri"})
+_SHORT_DAYS = {
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "weds": "wednesday", "thu": "thursday", "thur": "thursday", "thurs": "thursday",
+    "fri": "friday", "sat": "saturday", "sun": "sunday",
+}  # fmt: skip
+# "A week from Monday", British "a week on Friday", "a week Friday": that day, a week on.
+WEEK_FROM = re.compile(
+    r"(?<![a-z])(?<!once\s)(?<!twice\s)(?<!in\s)(?:a|one)\s+week\s+(?:(?:from|on)\s+)?$",
+    re.IGNORECASE,
+)
+# The day before or after a day: "the day before christmas eve", 周五前一天.
+DAY_BEFORE_EN = re.compile(
+    r"(?<![a-z])(?:the\s+)?(?:day|night)\s+(?P<dir>before|after)\s+(?:on\s+)?$", re.IGNORECASE
+)
+DAY_BEFORE_ZH = re.compile(r"的?(?P<dir>前|后)一(?:天|晚)")
+
+
+def day_shift(words: str, mention: DateMention) -> timedelta:
+    """A day less or more when `words` say the day before or after `mention`'s."""
+    said = DAY_BEFORE_EN.search(words, 0, mention.start) or DAY_BEFORE_ZH.match(
+        words, mention.start + len(mention.text)
+    )
+    if said is None:
+        return timedelta()
+    return timedelta(days=-1 if said.group("dir") in ("before", "前") else 1)
+
+
+# Between a span's first day and its last: "from friday to monday", 周五到周日.
+_SPAN_TO = re.compile(
+    r"\s*(?:to|until|till|til|thru|through|-|\u2013|\u2014|至|到)\s*", re.IGNORECASE
+)
+
+
+def span_end(words: str, mentions: Sequence[DateMention]) -> DateMention | None:
+    """The day a span begun on the first of `mentions` ends on, when the next follows it after
+    "to" or "until" and is later; else None."""
+    if len(mentions) < 2:
+        return None
+    first, then = mentions[0], mentions[1]
+    gap = words[first.start + len(first.text) : then.start]
+    if _SPAN_TO.fullmatch(gap) and then.day > first.day:
+        return then
+    return None
+
+
+# A morning with no day ("remind me in the morning", "first thing"): the next one.
+MORNING_ALONE = re.compile(r"(?<![a-z])(?:in\s+the\s+morning|first\s+thing)(?![a-z])", re.I)
+MORNING = (6, 12)
+
+
+def next_morning(now: datetime) -> date:
+    """The day of the next morning to begin: today's before it, else tomorrow's."""
+    return now.date() if now.hour < MORNING[0] else now.date() + timedelta(days=1)
+
+
+# "In two hours", "in 30 minutes": a reminder's moment, from now.
+IN_HOURS = re.compile(
+    r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
+    r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
+    r"(?![a-z])"
+    r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
+    re.IGNORECASE,
+)
+
+
+# Events of the evening, whose hour without am or pm is the evening's; and the morning's words.
+_EVENING = re.compile(
+    r"(?<![a-z])(?:dinner|supper|drinks|party|movie|film|concert|gig|bar|pub|club|date|doors"
+    r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
+)
+_MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
+_AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
+
+
+def _short_weekday(m: re.Match[str]) -> str:
+    alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
+    if alone and (m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")):
+        return m.group()
+    day = _SHORT_DAYS[m.group("day").lower()]
+    lead = f"{m.group('lead')} " if m.group("lead") else ""
+    return f"{lead}{day}{m.group('part') or ''}"
+
+
+# Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
+_AT_SIGN = re.compile(r"@\s*(?=\d)")
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
+# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
+_HOLIDAYS_EN = re.compile(
+    r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
+    r"|(?P<meal>christmas|xmas)(?=\s+(?:dinner|lunch|morning)(?![a-z]))"
+    r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
+    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
+    re.IGNORECASE,
+)
+_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
+_HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
+               "情人节": "2月14号"}  # fmt: skip
+
+
+def _holiday(m: re.Match[str]) -> str:
+    if m.group("eve"):
+        return "on December 24"
+    if m.group("meal"):
+        return "December 25"  # "christmas dinner": the dinner of that day
+    if m.group("day") or m.group("on"):
+        return "on December 25"
+    if m.group("ny"):
+        return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
+    if m.group("nye"):
+        return "on December 31"
+    if m.group("boxing"):
+        return "on December 26"
+    if m.group("halloween"):
+        return "on October 31"
+    return "on February 14"
+
+
+# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝; 聽 is read as 听 by then.
+_CANTONESE_DAYS = re.compile(r"听日(?![本语文剧韩])|听朝|听晚|今朝(?!有酒)|后日(?![本语文])")
+_CANTONESE_DAY = {"听日": "明天", "听朝": "明天早上", "听晚": "明晚", "今朝": "今天早上",
+                  "后日": "后天"}  # fmt: skip
+# The lunar new year (its eve the day before), by year: no fixed date of the solar calendar.
+_LUNAR = re.compile(
+    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|正月初一|农历新年|阴历新年"
+    r"|(?<![a-z])(?:on\s+)?(?:lunar|chinese)\s+new\s+year(?:['\u2019]s\s+day)?(?!['\u2019]s\s+eve)",
+    re.IGNORECASE,
+)
+_LUNAR_NEW_YEAR = (
+    date(2026, 2, 17), date(2027, 2, 6), date(2028, 1, 26), date(2029, 2, 13), date(2030, 2, 3),
+    date(2031, 1, 23), date(2032, 2, 11), date(2033, 1, 31), date(2034, 2, 19), date(2035, 2, 8),
+)  # fmt: skip
+
+
+def _lunar(m: re.Match[str], now: datetime) -> str:
+    """The date of the next lunar new year (or its eve) not before `now`'s day, as words the
+    date reader knows; the words as they are past the table's years."""
+    eve = m.group("eve") is not None
+    today = now.date()
+    for day in _LUNAR_NEW_YEAR:
+        day = day - timedelta(days=1) if eve else day
+        if day >= today:
+            chinese = CHINESE.search(m.group()) is not None
+            return f"{day.month}月{day.day}号" if chinese else f"on {day:%B} {day.day}, {day.year}"
+    return m.group()
+
+
+# Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
+# 下週一報到), read as the simplified ones. Only characters that are never simplified forms
+# themselves are mapped.
+TRADITIONAL = str.maketrans(
+    "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
+    "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
+)
+
+
+def normalised(words: str, now: datetime) -> str:
+    """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
+    as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", a weekday
+    alone ("Friday evening I'm...") as "on Friday" (the coming one), Cantonese days (聽日) as
+    Mandarin ones, and holidays as their dates (the lunar new year's, the next after `now`)."""
+    words = words.translate(TRADITIONAL)
+    words = _CANTONESE_DAYS.sub(lambda m: _CANTONESE_DAY[m.group()], words)
+    words = _LUNAR.sub(lambda m: _lunar(m, now), words)
+    words = _AT_SIGN.sub("at ", words)
+    words = _HOLIDAYS_EN.sub(_holiday, words)
+    words = _HOLIDAYS_ZH.sub(lambda m: _HOLIDAY_ZH[m.group(1)], words)
+    words = _BARE_WEEKEND.sub("这周末", words)
+    words = _THE_WEEKEND.sub("this weekend", words)
+    words = _BRITISH_WEEKS.sub(_british_week, words)
+    words = _DOTTED_ZH.sub(lambda m: f"{m.group(1)}月{m.group(2)}号", words)
+    words = _WEEKDAY_YEAR.sub(" ", words)
+    words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
+    words = _EARLY_ZH.sub("早上", words)
+    words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
+    words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
+    words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
+    words = _SHORT_WEEKDAY.sub(_short_weekday, words)
+    lowered = words.lower()
+    for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
+        before = lowered[: bare.start()]
+        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith(
+            ("happy ", "black ", "cyber ")
+        ):
+            words = f"{words[: bare.start()]}on {words[bare.start() :]}"
+    return _waking(evening(words))
+
+
+def evening(words: str) -> str:
+    """`words` with "pm" after an hour read as the morning's when it is an evening's event's
+    ("dinner at 7", "drinks around 8")."""
+    lowered = words.lower()
+    if not _EVENING.search(lowered) or _MORNING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or not 7 <= clock.at.hour < 12:
+        return words
+    if _AM.search(lowered, clock.start, clock.end + 14):
+        return words  # "at 7am", "at 8 in the morning"
+    return f"{words[: clock.end]} pm{words[clock.end :]}"
+
+
+def _waking(words: str) -> str:
+    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
+    alarm for 6:30", "wake me up at 7")."""
+    lowered = words.lower()
+    if not _WAKING.search(lowered):
+        return words
+    clock = clock_time(words)
+    if clock is None or _AM.search(lowered, clock.start, clock.end + 14):
+        return words
+    hour = clock.at.hour % 12
+    if not 4 <= hour <= 11:
+        return words
+    return f"{words[: clock.end]} am{words[clock.end :]}"
+
+
+def in_hours(words: str, now: datetime) -> datetime | None:
+    """The moment "in two hours" (两个小时后) names, or None."""
+    m = IN_HOURS.search(words)
+    if m is None:
+        return None
+    raw = m.group("n") or m.group("zn")
+    if m.group("half") or raw == "半":
+        count = 0.5
+    elif raw.isdigit():
+        count = int(raw)
+    elif raw.lower() in ("a", "an"):
+        count = 1
+    else:
+        count = _EN_COUNTS.get(raw.lower(), 0) or _zh_count(raw)
+    unit = (m.group("u") or m.group("zu")).lower()
+    minutes = unit.startswith(("min", "分"))
+    if not count:
+        return None
+    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
+    return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
+
+
+_EN_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+              "twenty": 20, "thirty": 30}  # fmt: skip
+
+
+def _zh_count(raw: str) -> int:
+    digits = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}  # fmt: skip
+    if raw == "十":
+        return 10
+    if raw.startswith("十"):
+        return 10 + digits.get(raw[1:], 0)
+    if raw.endswith("十"):
+        return digits.get(raw[:-1], 0) * 10
+    if "十" in raw:
+        tens, ones = raw.split("十", 1)
+        return digits.get(tens, 0) * 10 + digits.get(ones, 0)
+    return digits.get(raw, 0)

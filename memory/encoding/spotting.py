@@ -1,0 +1,1281 @@
+"""What the local reading spots in one message, without a model.
+
+`spot` answers as a model would (the encoder's fallback, and the offline model's answer;
+`memory.encoding.intentions.local_reading` makes intentions of it): a user's sentence about
+themselves (or about an event, naming no one or family: a pet's, whatever its pronoun: "the
+kitten gets her jabs on monday"; "the dentist is tomorrow", "sister's baby shower is the 19th";
+or leaving its "I" out: "got a date friday") naming a day to come (chat's "tmrw", "next tue",
+"sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more days till", 明儿,
+还有三天) and an event, by its name (a broad lexicon of school, work, medical, travel, sport,
+family, legal, pet and gaming events, singular or plural, and endings such as "-athon",
+"-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the lease on
+the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have karaoke
+on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be
+reminded ("remind me", "note to self:"; at a day, a clock time, "in two hours" or "in the
+morning"), or naming their birthday: always the speaker's own (or told by its years, "me and my
+wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday, or the
+day they married: "we got married on 14 feb 2019"). Traditional characters are read as
+simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year
+and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
+in two sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading
+wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at
+7") is at that hour of the evening; a clock time of another day's clause or bounding something
+else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
+their mark or without: "what should i cook tomorrow"; but about "my interview", asking for
+tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone says it
+hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I
+had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
+chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
+already come, a span of a month or longer ("next year": no day), the day itself coming
+(周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
+holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
+put off to no day said ("it got postponed", 推迟了), not invited, someone else in their place,
+"house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
+own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
+exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
+told with their pronoun that the user takes no part in ("my sister has her driving test on
+friday"; "my mom's surgery" is read), nor a partner's or relative's told with their pronoun
+anywhere after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying
+those who go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home
+(我自己在家) or minding their home ("we're dog-sitting"), someone else seeing to a relative
+("my dad's picking her up"), what is not their job (不是我的事), today's event rated
+(今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
+today's part of the day gone by ("this morning's standup"), a year or months counted ("this
+year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
+due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
+diet, 戒烟), a day rated for something (适合去海边), the weather permitting, someone else the
+subject (她们下周...), work in the way ("but i've got work"), staying in while others go ("i'm
+staying in"), a horoscope's day, days of remembrance (去世三周年), what someone said they would
+do ("she'd text me"), dropping out or taking leave from it (退了, 请假了), unsure whether to go
+(不知道去不去), a timetable of an event ("the exam timetable comes out"), routine work (返工),
+the day itself named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted
+that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the day only
+("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a
+clause). An event moved from one day to another ("friday's meeting got pushed to next tuesday")
+is on the second; a weekday before its date ("monday the 4th of jan") is that date, the day
+before or after a day (周一前一天) the one meant; a span from one day to another ("from friday
+to sunday", 周五到周日) ends on the second; of several days a sentence names, the event's is
+the first naming a day (not a month) whose clause tells of it; a clock time in a clause told of
+someone else ("they close at 6") is not the event's, and a reminder asked for "that day" is on
+the day of the one asked for just before."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from memory.dates import ClockTime, DateMention, clock_time, find_dates, future_spans
+from memory.encoding.chat_days import (
+    CHINESE,
+    DAY_BEFORE_EN,
+    DAY_BEFORE_ZH,
+    IN_HOURS,
+    MORNING_ALONE,
+    TRADITIONAL,
+    WEEK_FROM,
+    evening,
+    normalised,
+    span_end,
+)
+from memory.records import IntentionKind
+
+__all__ = ["WHAT_CHARS", "Spotted", "clipped", "spot"]
+
+WHAT_CHARS = 80
+LONGEST_SPAN = timedelta(days=27)  # a month or longer names no day: a plan, not an event
+
+
+@dataclass(slots=True, frozen=True)
+class Spotted:
+    """What the local reading finds in one message: the answer a model would give."""
+
+    kind: IntentionKind
+    what: str
+    when: str  # the words that said when; for a special day, its date as MM-DD
+
+
+def clipped(value: Any, limit: int) -> str:
+    if not isinstance(value, str):
+        return ""
+    text = " ".join(value.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Sentences; a dot between digits ("8.30pm", "7.45") ends none.
+_SENTENCES = re.compile(r"(?:[^.!?;。！？；\n]|(?<=\d)\.(?=\d))+[.!?。！？]*")
+_FIRST_PERSON = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|we'll|we've|our|us)(?![a-z])|我"
+)
+# A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
+# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
+# 喊我一声, 帮我记一下, "remind我".
+_REMIND = re.compile(
+    r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
+    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
+    r"(?:\s+(?:to|about|that)(?![a-z]))?"
+    r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
+    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
+    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
+    r"(?P<zh>.*)"
+)
+# The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
+# 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
+_SPECIAL = re.compile(
+    r"(?<![a-z])(?:my|our|(?:me|i)\s+(?:and|n|&)\s+(?:my\s+)?[a-z]+['\u2019]s"
+    r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
+    r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
+    r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
+    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    # The user's "I" left out: "birthday's feb 3rd btw".
+    r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
+    # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
+    r"|(?<![a-z])(?:\d{1,2}|one|two|three|five|ten)\s+years?\s+(?P<sober>sober|clean"
+    r"|smoke[\s-]free)(?![a-z])|(?P<zh_sober>戒(?:酒|烟|糖)[\d一二两三四五六七八九十]{1,3}周年)"
+    # Together for so long on that day: "me n jia will have been together 2 years on jan 3rd".
+    r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
+    r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
+    r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
+    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
+    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    # A birthday told by the age: "I'm turning 30 on saturday".
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+(?P<turning>turning|turn)\s+\d"
+    # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
+    r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
+    r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
+)
+_SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)")
+# An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
+# Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
+# ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
+_EVENTS = frozenset({
+    # exams and school
+    "exam", "test", "quiz", "final", "midterm", "interview", "viva", "defense", "defence", "thesis",
+    "dissertation", "assessment", "lecture", "seminar", "tutorial", "class", "lesson", "course",
+    "orientation", "enrollment", "enrolment", "graduation", "admission", "mcat", "lsat", "gmat",
+    "gre", "ielts", "toefl", "boards", "practical", "recital", "assignment", "essay", "coursework",
+    "manuscript", "portfolio", "submission",
+    # work
+    "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
+    "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
+    "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
+    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
+    # medical and care
+    "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
+    "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
+    "ultrasound", "biopsy", "procedure", "allergist", "optician", "chiropractor", "osteopath",
+    "hygienist", "nutritionist", "dietitian", "treatment", "chemo", "dialysis", "vaccination",
+    "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
+    "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
+    "reconstruction", "transplant", "implant", "extraction",
+    # travel
+    "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
+    "airport", "visa", "passport",
+    # sport and games
+    "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
+    "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
+    "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
+    "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
+    # family and friends
+    "date", "party", "wedding", "marriage", "shower", "reunion", "funeral", "memorial",
+    "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "performance",
+    "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
+    "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch", "drinks",
+    "visit", "visiting", "camp", "camping", "engagement",
+    # legal and bureaucracy
+    "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
+    "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
+    "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
+    "installation", "citizenship", "naturalization", "naturalisation", "fitting", "surveyor",
+    # pets
+    "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
+    "mot",
+})  # fmt: skip
+_EVENT_PAIRS = frozenset({
+    "root canal", "blood test", "eye exam", "bar exam", "driving test", "road test", "road trip",
+    "date night", "match day", "field trip", "open house", "open day",
+    # "play" is a verb after a name ("arsenal play chelsea on sunday")
+    "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
+    "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
+    "science fair", "sleeping over", "staying over", "estate agent", "mortgage advisor",
+    "mortgage adviser", "financial advisor", "claims court", "stag do", "hen do", "leaving do",
+    "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
+    "health check", "eye check", "boiler service", "car service", "smear test", "call with",
+    "zoom call", "video call", "phone call", "conference call", "sales call", "intro call",
+})  # fmt: skip
+_EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
+_WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
+
+
+def _event_word(word: str) -> bool:
+    """Whether `word` names an event, in the singular or the plural ("flight's": "is")."""
+    word = word[:-2] if word.endswith(("'s", "\u2019s")) else word
+    for stem in (
+        word,
+        word[:-1] if word.endswith("s") else "",
+        word[:-2] if word.endswith("es") else "",
+    ):
+        if stem in _EVENTS or (len(stem) > 6 and stem.endswith(_EVENT_ENDINGS)):
+            return True
+    return False
+
+
+def _event_among(words: Sequence[str]) -> int | None:
+    """Where the first word or pair of `words` naming an event is, or None."""
+    for i, word in enumerate(words):
+        if " ".join(words[i : i + 2]).rstrip("s") in _EVENT_PAIRS:
+            return i
+        # "the exam timetable": a paper about the event, not the event
+        if _event_word(word) and (i + 1 == len(words) or words[i + 1] not in _ABOUT_IT):
+            return i
+    return None
+
+
+_ABOUT_IT = frozenset({
+    "timetable", "timetables", "schedule", "schedules", "rota", "fees", "fee", "form", "forms",
+    "list", "guide", "dates", "date", "tickets", "ticket",
+})  # fmt: skip
+
+
+# A meeting of two, written with digits: "a 1:1 with my manager", "1-on-1".
+_ONE_ON_ONE = re.compile(
+    r"(?<![\d:.])1\s*(?::|-|-?on-?)\s*1(?![\d:.])|(?<![a-z])one[\s-]on[\s-]one(?![a-z])"
+)
+
+
+def _has_event(lowered: str) -> bool:
+    return _event_among(_WORD_EN.findall(lowered)) is not None or bool(_ONE_ON_ONE.search(lowered))
+
+
+_EVENT_ZH = re.compile(
+    r"考试|考研|面试|笔试|复试|答辩|约会|开会|会议|出差|旅行|旅游|聚会|婚礼|演唱会|比赛|手术|"
+    r"看医生|看病|体检|(?<=[\u4e00-\u9fff])课(?![本文题件间余外代表程])|复查|牙医|搬家|入职|报到|上班|开学|航班|飞机|出发|回家|回国|回学校|回宿舍|返校|演出|"
+    r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
+    # care, family, bureaucracy, work, pets
+    r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
+    r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
+    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
+    r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
+    # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
+    r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
+    # shows, deadlines
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
+)
+# Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
+# on TV.
+_NOT_EVENT = re.compile(
+    r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
+    r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
+    r"|电视上|电视台|重播"
+    r"|明天见|回头聊|晚安|下次聊|再聊"
+    # a day of remembrance, a horoscope's day
+    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
+)
+# ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
+_NEGATED = re.compile(
+    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
+    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
+    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
+)
+# The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
+# watching", "can't make the concert tmrw", 周五的聚会我去不了了.
+_NOT_GOING = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
+    r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
+    r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
+    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering))(?![a-z])"
+    # Work in the way: "my mate's band is on friday but i have work".
+    r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
+    r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
+    r"|(?:got|was|been|is|it's)\s+(?:cancell?ed|called\s+off)"
+    # Put off to no day said: "tomorrow's meeting got postponed", 推迟了.
+    r"|(?:got|was|been|is|it's)\s+(?:postponed|delayed|pushed\s+back|put\s+off)(?!\s+(?:to|till|until))"
+    r"|推迟了|延后了|推后了|往后推了"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|取消了"
+    # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
+    # The one whose event it is not going: "the trip is on the 15th, she's not going though".
+    r"|(?<![a-z])(?:she|he|they)(?:['\u2019]s|['\u2019]re|\s+is|\s+are)\s+not\s+going(?!\s+to\s)(?![a-z])"
+    r"|(?<![a-z])(?:she|he|they)\s+(?:isn['\u2019]t|aren['\u2019]t|won['\u2019]t\s+be)\s+going(?!\s+to\s)(?![a-z])"
+    # No tickets to be had: "the match is sold out, gutted", 票卖完了.
+    r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
+    # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
+    r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
+    r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
+    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
+    r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
+    r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
+    r"|不是我的(?:活|事|工作|问题)|跟我没关系|与我无关"
+    # No need to go, someone going in the user's place, the user left behind: "don't have to go
+    # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
+    r"|(?<![a-z])(?:(?:do\s*n['\u2019]?t|not)\s+(?:have|need)\s+to\s+go|no\s+need\s+to\s+go|cover(?:s|ing)?\s+(?:for\s+me|my)|in\s+my\s+place|instead\s+of\s+me"
+    r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
+    r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?|except\s+(?:me|us)"
+    r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
+    r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
+    r"|不是我负责|不关我"
+)
+_LEAD_EN = re.compile(
+    r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
+    r"(?:a|an|my|the)\s+|i'?m\s+|i\s+(?:will|'ll|am|have\s+to|need\s+to|must)\s+|"
+    r"i\s+(?:have|got)\s+|my\s+|our\s+|we\s+(?:have|are|'re)\s+(?:a|an|our)?\s*)",
+)
+# What is left before the event of a sentence that began with its day ("Tomorrow is the ...").
+# A reminder's words once its time is taken out: "ping me at 8.30pm to ..." leaves "at to ...".
+_LEFT_OVER_EN = re.compile(r"^(?:(?:at|on|to|about|that|for|by|pls|please)[\s,]+)+", re.IGNORECASE)
+_ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)+")
+_TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
+_LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
+_TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
+_JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
+_GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
+_CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+# An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
+# interview"): the speaker's, when the event is what the sentence begins with (the day's words
+# taken out), nobody else is named and it is not told as past.
+_EVENT_FIRST = re.compile(
+    r"^(?:(?:and|so|but|oh|also|btw|well|ok|okay|ugh|yay)[\s,]+)*(?:(?:is|'?s|will\s+be)\s+)?"
+    r"(?:(?:the|a|an|that|big|final)\s+)*"
+)
+# Words that end the noun an event's words begin with ("the neighbours are having a party").
+_NOT_NOUN = frozenset({
+    "is", "are", "was", "were", "be", "have", "has", "having", "had", "will", "and", "or", "to",
+    "for", "at", "in", "of", "with", "on", "by", "from", "do", "does", "did", "can", "not",
+})  # fmt: skip
+# Family and pets: their events are the user's concern ("sister's baby shower is the 19th").
+# Pets: their events (the vet, a jab) are their owner's, whatever pronoun tells of them.
+_PETS = r"dog|cat|puppy|kitten|pup|tortoise|rabbit|bunny|hamster|parrot|pony|horse"
+_PET_FIRST = re.compile(r"^(?:the|our|my)?\s*(?:" + _PETS + r")(?![a-z])")
+_PEOPLE = r"(?!(?:" + _PETS + r")(?![a-z]))"
+_KIN = (
+    r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
+    r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
+    r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
+)
+_KIN_ZH = (
+    r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
+    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
+)
+_OTHERS_EN = re.compile(
+    r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
+    r"(?![a-z])"
+    r"|(?<![a-z])(?!(?:that|what|here|let|today|tomorrow|tonight|weekend|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
+    # "flight's at 6": "is", no one's
+    r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
+    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
+)
+_PAST_EN = re.compile(
+    r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
+    r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
+    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
+    # Moved to a day to come: "the exam got moved to next week".
+    r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
+)
+_OTHERS_ZH = re.compile(r"[你他她它您佢]")  # 佢: Cantonese "he", "she"
+# Someone else's event, told by the user: a friend's or a colleague's, the subject of the
+# sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
+# concern too ("my mom's surgery", 我姐14号结婚), and are read.
+_THEIRS = re.compile(
+    r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
+    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|mates?|buddy|buddies|pal|pals|bestie|bff"
+    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
+    r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
+    # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
+    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)(?!.*我)"
+    # Someone else the subject: 他们明天下午在我家附近拍电影.
+    r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
+    # Someone else the subject, with their own event: "she's got her exam tomorrow".
+    r"|^(?:she|he|they)(?:'s|'re|\s+(?:has|have|is|are|will|got))\s+(?:got\s+|getting\s+|having\s+)?"
+    r"(?:his|her|their)\s"
+)
+# A family member's own event, told with their pronoun, the user not in it: "my sister has
+# her driving test on friday", 我弟下周考研，他比我还淡定 ("my mum's having her op, so I'm
+# going down" and 我妈住院，我请假陪她 are the user's too).
+_KIN_OWN = re.compile(
+    r"^(?:my|our)\s+"
+    + _PEOPLE
+    + r"(?:"
+    + _KIN
+    + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
+    r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
+    r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
+    # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
+    r"|^(?:my|our)\s+" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
+    r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
+    # their own, by their pronoun: "my dad keeps telling everyone his hernia op is on friday"
+    r"|^(?:(?:lol|lmao|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+"
+    + _PEOPLE
+    + r"(?:"
+    + _KIN
+    + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
+    # their work trip: "my husband's away for work next week", 我老公下周去出差
+    r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
+    r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
+)
+_WITH_THEM = re.compile(
+    r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
+)
+# A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
+_PUBLIC = re.compile(
+    r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
+)
+# A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
+_DAY_OFF = re.compile(
+    r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
+    r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
+)
+# Moved from the day said first to one said after: "friday's meeting got pushed to next week",
+# 周五的会改到下周了.
+_MOVED = re.compile(
+    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
+    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+)
+# The day itself coming, no event: 周一又要到了, "friday is almost here".
+_ARRIVES = re.compile(
+    r"\s*(?:又|就|快|马上|终于|总算)?要?(?:到|来)了"
+    r"|\s*(?:又|就|终于|总算)?是(?:周|星期|礼拜)[一二三四五六日天末](?:了|啦)?(?:[，,。!！]|$)"
+    r"|(?:\s+is|['\u2019]s)\s+(?:already\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|the\s+weekend)"
+    r"(?![a-z])(?!\s+(?:and|so|,)\s)|(?:\s+(?:is|'s))?\s+(?:almost\s+|nearly\s+|finally\s+)?"
+    r"(?:here|upon\s+us|around\s+the\s+corner)(?![a-z])"
+)
+# A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
+_GATHERING = re.compile(
+    r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
+    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r)(?![a-z])"
+    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎"
+)
+# Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
+# weather, nor a state of mind ("wondering what to wear tomorrow").
+_CHAT_LEAD = (
+    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda"
+    r"|sorta|just|finally|really|fr|yaar|bro|guess\s+what)[\s,]+)*"
+)
+_DOING_FIRST = (
+    r"(?!(?:nothing|something|anything|everything|morning|evening|thing|wedding|meeting|during"
+    r"|spring|string|ceiling|building|pudding|sibling|darling|raining|snowing|pouring|freezing"
+    r"|boring|amazing|interesting|exciting|annoying|according)(?![a-z]))[a-z]{3,}ing(?![a-z])"
+)
+# A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
+_IMPLIED_I = re.compile(
+    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
+    r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
+    r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
+    r"|terrified|worried|pumped|hyped|stoked|psyched"
+    r"|remembered|realised|realized|forgot|found\s+out|noticed|saw|had|went|met|spoke|called"
+    r"|" + _DOING_FIRST + r")(?![a-z])"
+)
+# A doing as a plan: "pitching to investors on dec 17".
+_DOING = re.compile(
+    _CHAT_LEAD + r"(?!(?:wondering|thinking|hoping|praying|feeling|missing|loving|hating|wishing"
+    r"|guessing|dreading|looking|waiting|counting|kidding|joking|lying|saying|talking|asking"
+    r"|telling|trying\s+to|craving|working|wanting|needing|starving|dying|struggling|living"
+    r"|staying|sitting|lying)(?![a-z]))" + _DOING_FIRST
+)
+# The time now, told: "it's almost midnight", 现在已经三点了.
+_NOW_IS = re.compile(
+    r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
+)
+# The time now, told after it: 下午三点了, 都十二点多啦.
+_NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
+# A question about the user's own event is still about it: "what should I wear to my
+# interview on Monday?"
+_MY = re.compile(r"(?<![a-z])my\s+")
+# A question asking for advice on an event told before it: "interview at 2pm on monday, any
+# tips?", 周五面试，有什么建议吗？
+_ADVICE = re.compile(
+    r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
+    r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
+    r"|有什么建议|怎么准备|有啥建议)"
+)
+# What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
+_UNREAL = re.compile(
+    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
+    r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
+    r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
+    r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
+    r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
+)
+# A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
+# 要是能请到假就好了, 可能要出差吧，还不确定.
+_UNSURE = re.compile(
+    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
+    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
+    # the weather permitting: "if it's clear", "weather permitting"
+    r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
+    r"|weather\s+permitting)(?![a-z])"
+    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+)
+# A Chinese question asked without a question mark: 周六的比赛看了吗.
+_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
+# An English question asked without a question mark: "what should i cook for dinner tomorrow".
+_ASKED_EN = re.compile(
+    r"(?:(?:so|ok|okay|hey|and|but|also|btw|lol|omg|ugh|hmm)[\s,]+)*"
+    r"(?:what|which|who|why|should\s+i|shall\s+i|do\s+i|do\s+you|did\s+you|are\s+you|can\s+you"
+    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice))(?![a-z'\u2019])"
+)
+# Asked by a question word and 呢, of a plan with no event: 周末去哪玩好呢.
+_WONDER_ZH = re.compile(
+    r"(?:哪|什么|啥|怎么|咋|几点|多少)[^，,。！？]*?(?:好|合适)?呢[^\u4e00-\u9fff]*$"
+)
+# Habits, not a day's event: "every Tuesday", 每周三, 一般.
+_HABIT = re.compile(
+    r"(?<![a-z])(?:(?:every|each)(?:\s+(?:single|other|second|few|couple\s+of))?\s+(?=[a-z0-9])"
+    r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
+    r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
+    r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
+    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to)(?![a-z])"
+    # A place's timetable, not the user's day: "school starts at 7:40 here".
+    r"|(?<![a-z])(?<!be\s)(?<!come\s)(?<!coming\s)(?<!get\s)(?:here|over\s+here|round\s+here"
+    r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
+    r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
+    r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
+)
+# Done today: 今天开会开了一整天 (了, without a word of what is still to come).
+_PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Rated as it goes or went: 开得好累, 考得还行.
+_RATED_ZH = re.compile(r"得(?:好|太|很|真|挺|超|特别|非常|不错|还行|一般|一塌糊涂|稀烂)")
+# Told as done ("we went", "it was"), with nothing said of what is still to come.
+_FUTURE_EN = re.compile(
+    r"(?<![a-z0-9])(?:will|'ll|gonna|going\s+to|is|are|am|'m|'re|have|has|got|gotta|tomorrow|next"
+    r"|coming|tonight)(?![a-z])"
+    # Set for a day to come: "she set up a call for tuesday".
+    r"|(?<![a-z])for\s+(?:on\s+)?(?:next\s+|this\s+|coming\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur"
+    r"|sun)day|the\s+\d)"
+)
+# Words of a plan: an event the words have no entry for is still one ("we're going camping",
+# "getting my wisdom teeth out", 下下周要去实习, 约了男朋友).
+# "I have X": no plan when X is time or nothing, routine, or how the user feels.
+_NOT_HAD = (
+    r"(?:(?:a|an|the|my)\s+)?(?:time|nothing|no|to|work|school|plans|fun|money|been|had|never|got"
+    r"|it|some|headache|migraine|cold|fever|cough|flu|hangover|feeling|idea|question|lot|bit|crush"
+    r"|kids?|dog|cat|bad|day|house|place|period|snow|early|so|lots|loads|tons|much|stuff|things)"
+    r"(?![a-z])"
+)
+_PLAN_EN = re.compile(
+    r"(?<=[a-z])['\u2019]ll\s+be\s+(?:in|at|off|away|flying|travel+ing)(?![a-z])"
+    r"|(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|heading|flying|off\s+to|"
+    r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
+    r"booked|reserved|scheduled|signed\s+up|"
+    r"coming\s+(?:home|back|over|round|to\s+visit)|"
+    r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
+    r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
+    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    # someone doing something with the user: "the advisor is calling me on friday"
+    r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
+    # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
+    r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
+    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
+    r"|exchange|complete)"
+    r"|got\s+(?:a|an|my))(?![a-z])"
+)
+# What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
+# or how a day will be: "tomorrow will be rough".
+_IDLE = re.compile(
+    r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
+    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
+    r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
+    r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
+    r"|better|lucky|unlucky))(?![a-z])"
+)
+# The weather, or rest: no event (明天要降温了, 周末在家躺平).
+_IDLE_ZH = re.compile(
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"|发工资|发奖金|年终奖|到账"
+)
+# An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
+# "the movers are coming", "my viva is set for".
+_SCHEDULED = re.compile(
+    r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
+    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
+    r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
+    r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
+    r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
+    r"[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}"
+    r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s"
+    # or coming on its own: "the removal van comes at 8", "the movers arrive on saturday"
+    r"|\s+(?:comes?(?!\s+out)|arrives?|starts?|begins?|kicks?\s+off))"
+    r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
+    r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
+    # someone coming to do something: "the landlord is coming to fix the boiler"
+    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service)"
+    r"(?:\s+[a-z']+){0,3})?"
+)
+_PLAN_ZH = re.compile(
+    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
+)
+_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
+
+
+def _without(sentence: str, words: str) -> str:
+    """The sentence without the words that said when."""
+    rest = " ".join(sentence.replace(words, " ", 1).split())
+    return _CJK_GAP.sub("", _GAP_BEFORE_MARK.sub("", rest))
+
+
+def _clean_what(text: str) -> str:
+    """The event in a few words: the sentence without its clock time, its "I have a" and
+    "my", 我要, its particles."""
+    clock = clock_time(text)
+    if clock is not None:
+        text = f"{text[: clock.start]} {text[clock.end :]}"
+    text = _CJK_GAP.sub("", " ".join(text.split())).strip(_STRIP)
+    text = re.sub(r"(?<![a-z])(?:on|at|in|this|next|coming|until)$|[在于]$", "", text)
+    text = text.strip(_STRIP)
+    lowered = text.lower()
+    lead = _LEAD_EN.match(lowered)
+    if lead is not None:
+        text = text[lead.end() :]
+    text = _LEFT_OVER_EN.sub("", text)
+    article = _ARTICLE_EN.match(text.lower())
+    if article is not None:
+        text = text[article.end() :]
+    text = _TAIL_EN.sub("", text)
+    text = _LEAD_ZH.sub("", text)
+    text = _TAIL_ZH.sub("", text).strip(_STRIP)
+    return clipped(text, WHAT_CHARS)
+
+
+# Words quoted that name a day are someone else's (a lyric, a saying, what they wrote):
+# “不要等到明天，明天太遥远”; a word in quotes ("my \"big day\" is saturday") is read as it is.
+_QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
+
+
+def spot(text: str, now: datetime) -> list[Spotted]:
+    """What a model would find in one user message said at `now` (aware, in the time zone
+    meant): a reminder asked for ("remind me to call mom tomorrow", 提醒我明天交作业), a
+    special day ("my birthday is May 4th", 我的生日是5月4日), an event to come the user will
+    have ("my exam is on Tuesday", 我下周三面试), its day and its event perhaps told in two
+    sentences one after the other ("GOT THE INTERVIEW!! it's monday at 2", "dreading wednesday.
+    knee surgery at 8am"). Questions, negations, goodbyes and sentences not about the user are
+    not read."""
+    found: list[Spotted] = []
+    text = _QUOTED.sub(
+        lambda m: " " if future_spans(normalised(m.group(), now), now) else m.group(),
+        text.translate(TRADITIONAL),
+    )
+    sentences = _SENTENCES.findall(text)
+    lent = -1
+    # The sentence before, when it named a day and no event (its index and the day's words), or
+    # an event of the user's and no day (its index and the event's words).
+    day_before: tuple[int, str] | None = None
+    event_before: tuple[int, str] | None = None
+    # The last sentence that asked for a reminder on a day (its index and the day's words).
+    reminded = (-2, "")
+    for index, raw in enumerate(sentences):
+        if index == lent:
+            continue
+        sentence = raw.strip()
+        lowered = sentence.lower()
+        if not sentence or _NOT_EVENT.search(lowered):
+            continue
+        wonder = _WONDER_ZH.search(sentence) and not any(
+            m.group() != "去" for m in _EVENT_ZH.finditer(sentence)
+        )
+        asked = (
+            sentence.endswith(("?", "？")) or _ASKED_ZH.search(sentence) or _ASKED_EN.match(lowered)
+        )
+        if (asked or wonder) and not (
+            _my_event(lowered) or _ADVICE.search(lowered) or _REMIND.search(lowered)
+        ):
+            told = _told_before_asking(sentence)
+            if told is None:
+                continue
+            sentence, lowered = told, told.lower()
+        special = _SPECIAL.search(lowered)
+        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
+            told = normalised(sentence, now)
+            coming = future_spans(told, now)
+            said = _without(told.lower(), coming[0].text.lower()) if coming else ""
+            special = _SPECIAL.search(said)
+        if special is not None:
+            coming = future_spans(normalised(sentence, now), now)  # "on christmas day", "sat night"
+            # The coming day first: "my anniversary is on the 28th" is this month's.
+            days = coming or find_dates(sentence, now)
+            day = next((m.day for m in days if m.first is None), None)
+            if day is not None:
+                what = (
+                    special.group("en")
+                    or special.group("en_bare")
+                    or special.group("zh")
+                    or special.group("zh_sober")
+                    or (
+                        "anniversary"
+                        if special.group("together")
+                        or special.group("sober")
+                        or special.group("married")
+                        else None
+                    )
+                    or (
+                        "纪念日"
+                        if special.group("zh_years") or special.group("zh_married")
+                        else "birthday"
+                    )
+                )
+                found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
+            continue
+        sentence = normalised(sentence, now)
+        lowered = sentence.lower()
+        remind = _REMIND.search(lowered)
+        mentions = future_spans(sentence, now)
+        if (
+            not mentions
+            and remind is None
+            and day_before is not None
+            and day_before[0] == index - 1
+            and _named_event(sentence, lowered)
+        ):
+            # "dreading wednesday. knee surgery at 8am": the event is on the day before it.
+            sentence = f"{day_before[1]} {sentence}"
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
+        if not mentions:
+            if remind is not None:  # "remind me at 9pm to...", "in two hours"
+                timed = _timed_reminder(sentence, remind)
+                that_day = reminded[0] == index - 1 and _THAT_DAY.search(lowered) is not None
+                if timed and that_day and found and found[-1].kind == "reminder":
+                    found[-1] = _on_that_day(found[-1], reminded[1], timed[0])
+                    continue
+                found.extend(timed)
+                continue
+            plans = _timed_plan(sentence, lowered, now)  # 下午四点要去银行: today, at a time
+            found.extend(plans)
+            if not plans and _own_event(sentence, lowered):
+                event_before = (index, sentence)
+            continue
+        mention = _the_mention(sentence, mentions)
+        start = mention.start
+        week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
+        if week is not None:
+            start = week.start()
+        end = mention.start + len(mention.text)
+        after = DAY_BEFORE_ZH.match(sentence, end)
+        if after is not None:
+            end = after.end()
+        later_days = [m for m in mentions if m.start > mention.start]
+        until = span_end(sentence, [mention, *later_days])
+        if until is not None:  # "from friday to monday": the span's words
+            end = until.start + len(until.text)
+            later_days = later_days[1:]
+        when = _when_words(sentence, start, end, later_days)
+        if remind is not None:
+            asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
+            what = _clean_what(_without(asked, sentence[start:end]))
+            found.append(Spotted("reminder", what or _asked(remind), when))
+            reminded = (index, sentence[start:end])
+            continue
+        if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
+            continue
+        if not _eventful(sentence, mention):
+            if event_before is not None and event_before[0] == index - 1:
+                before = event_before[1]
+                if _refers_back(lowered, mention):
+                    # "second date with him!! friday 7.30 at the ramen place": the day of the
+                    # event before, at the evening's hour if it is an evening's.
+                    told = sentence
+                    if clock_time(before) is None:
+                        told = evening(f"{before} {sentence}")[len(before) + 1 :]
+                    when = _when_words(told, start, end, mentions[1:])
+                    found.append(Spotted("follow_up", _clean_what(before), when))
+                    continue
+            day_before = (index, sentence[start:end])
+            continue
+        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
+            continue
+        what = _clean_what(_without(sentence, sentence[start:end]))
+        if what:
+            later = sentences[index + 1] if index + 1 < len(sentences) else ""
+            hour = _its_hour(sentence, later, now)
+            if hour:
+                lent = index + 1  # that sentence's hour is this event's, and no event of its own
+            found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
+    return found
+
+
+# A day said before, referred to: "remind me that day at noon", 那天早上叫我.
+_THAT_DAY = re.compile(
+    r"(?<![a-z])(?:that|the\s+same)\s+(?:day|morning|afternoon|evening|night)(?![a-z])|那天|当天"
+)
+_WEEKDAY_ALONE = re.compile(
+    r"(?:(?:on|this|next|coming)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day", re.IGNORECASE
+)
+
+
+def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
+    """Of the days a sentence names, the event's: the day it was moved to (周五的会改到下周了),
+    the date after its weekday ("monday the 4th of jan"), else the first whose clause tells of
+    an event ("今天累死了……周五上午十点还要给客户做演示"), else the first."""
+    days = [m for m in mentions if m.first is None or m.day - m.first < LONGEST_SPAN]
+    mentions = days or mentions  # "the london half in march, training starts monday"
+    first = mentions[0]
+    if len(mentions) == 1:
+        return first
+    second = mentions[1]
+    if _MOVED.search(sentence, first.start, second.start):
+        return second
+    gap = sentence[first.start + len(first.text) : second.start]
+    if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
+        return second
+    lowered = sentence.lower()
+    for mention in mentions:
+        begin, end = _clause_bounds(lowered, mention.start)
+        clause = lowered[begin:end]
+        if _eventful(sentence[begin:end], mention) and not (
+            _told_done(clause) or _HABIT.search(clause)
+        ):
+            return mention  # "had the scan today, results on the 10th": the 10th
+    return first
+
+
+# Where a question's own clause begins, after a statement: "i have X in 2 weeks and everyone
+# says the prep is worse??".
+_LAST_CLAUSE = re.compile(r".*(?:[,，]\s*|\s(?:and|but|so|tho|though)\s)", re.DOTALL)
+_ASKING = re.compile(
+    r"^(?:(?:ok|so|and|but|well|like)[\s,]+)*(?:what|when|where|who|whom|how|why|which|do|does|did"
+    r"|is|are|am|was|were|can|could|should|would|will|shall|have|has|any|u|you)(?![a-z])"
+    r"|吗|什么|怎么|为什么|几点|哪|谁|多少"
+)
+_TO_YOU = re.compile(r"(?<![a-z])(?:you|u|ur|your|ya)(?![a-z])|[你您]")
+
+
+def _told_before_asking(sentence: str) -> str | None:
+    """The statement a question follows in its sentence, when the question is a clause of its
+    own that asks nothing of the listener nor of the user ("i have a scan in 2 weeks and
+    everyone says it hurts??"); None when the whole sentence asks."""
+    last = _LAST_CLAUSE.match(sentence)
+    if last is None:
+        return None
+    head, tail = sentence[: last.end()].strip(_STRIP), sentence[last.end() :].lower()
+    own = _FIRST_PERSON.search(head.lower()) is not None  # "我生日是下周日，你会记得吗"
+    if not head or (not own and (_TO_YOU.search(tail) or _FIRST_PERSON.search(tail))):
+        return None
+    return None if _ASKING.search(head.lower()) else head
+
+
+def _told_through(sentence: str, mention: DateMention) -> int:
+    """Where the clause telling of the day (`mention`) ends, the one after it too when the day's
+    holds nothing else ("in 2 days, the trip")."""
+    lowered = sentence.lower()
+    end = _clause_end(lowered, mention.start)
+    if not _without(sentence[:end], mention.text).strip(_STRIP):
+        end = _clause_end(lowered, end + 1)
+    return end
+
+
+def _owned(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) is about the user: told in the first person,
+    leaving its "I" out, in Chinese about no one else, or an event naming no one."""
+    lowered = sentence.lower()
+    # Up to the end of the day's clause: what a clause after it says of someone else ("she
+    # hates the car", 有点心疼它) does not make the event theirs.
+    end = _told_through(sentence, mention)
+    told = sentence[:end]
+    # Chinese leaves "I" out ("明天考试"): a sentence about no one else is the speaker's.
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
+    )
+    if own or _PET_FIRST.match(lowered) or _impersonal(_without(told, mention.text).lower()):
+        return True
+    # The event its own clause, after something else: "choir every week, but the concert is on
+    # the 12th".
+    begin = _clause_bounds(lowered, mention.start)[0]
+    return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
+
+
+# Someone else coming to the user: 他明天来我家修空调.
+_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
+
+
+def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
+    """Whether a sentence naming a day to come (`mention`) may tell of the user's event on it:
+    not someone else's, nor denied, past, a habit, imagined, idle time or the day itself."""
+    lowered = sentence.lower()
+    clause = _clause(lowered, mention.start)
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) and not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence)):
+        return False
+    kin = _KIN_OWN.search(lowered)
+    if kin is not None and not _WITH_THEM.search(lowered, 1):
+        return False  # "my sister has her driving test on friday"
+    # Told as done in the day's clause or before it: "we went to a concert on friday" ("saw the
+    # doctor yesterday, results next week" tells of what is to come after).
+    told = lowered[: _clause_end(lowered, mention.start)]
+    if (
+        _PAST_EN.search(told)
+        and not _FUTURE_EN.search(lowered)
+        and _PAST_EN.search(_clause(lowered, mention.start))
+    ):
+        return False
+    if mention.day == now.date() and (
+        (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
+    ):
+        return False  # 今天开会开了一整天, 今天的会开得好累
+    # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
+    # results back today, passed!!" is told as done, "got a test today at 4" is to come.
+    if mention.day == now.date() and _told_done(lowered):
+        return False
+    # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
+    # week, show is saturday")
+    if _HABIT.search(clause) or _UNREAL.search(clause) or _UNSURE.search(lowered):
+        return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
+    named = _has_event(lowered) or _EVENT_ZH.search(sentence)
+    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
+        return False  # "tomorrow is a holiday"
+    idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
+    if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
+        return False  # "tonight i'm just gonna chill", "starting my diet on monday"
+    if _IDLE_ZH.search(sentence) and not _EVENT_ZH.search(sentence):
+        return False  # 明天要降温了
+    # 周一又要到了: the day itself coming
+    return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
+
+
+_STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
+
+
+def _eventful(sentence: str, mention: DateMention) -> bool:
+    """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
+    lowered = sentence.lower()
+    return bool(
+        _scheduled(_without(sentence, mention.text))
+        or _scheduled(_without(sentence[: _clause_end(lowered, mention.start)], mention.text))
+        or _has_event(lowered)
+        or _EVENT_ZH.search(sentence)
+        or _PLAN_EN.search(lowered)
+        or any(_DOING.match(lowered[at:]) for at in _clause_starts(lowered))
+        or _PLAN_ZH.search(sentence)
+    )
+
+
+# A year, or months counted: "this year", "in six months", 半年后.
+_A_YEAR = re.compile(
+    r"(?<![a-z])(?:year|yr|years|months)(?![a-z])|(?<![a-z])in\s+a\s+month(?![a-z])|今年|本年|年后"
+    r"|个月后"
+)
+
+
+def _no_day(mention: DateMention, when: str, now: datetime) -> bool:
+    """Whether what a follow-up would be asked after is no day to come: a span of a month or
+    longer ("next month", "in the summer": a plan without its day) or a year, or today at an hour
+    or a part of the day already come (今天下午三点的会好无聊, said at three: under way or over,
+    told as it is)."""
+    if mention.first is not None and mention.day - mention.first >= LONGEST_SPAN:
+        return True
+    if _A_YEAR.search(mention.text.lower()):
+        return True  # "this year" said in December is short, and names no day all the same
+    if mention.day != now.date():
+        return False
+    if mention.hours is not None and mention.hours[1] <= now.hour:
+        return True  # 今天早上, "this morning" said in the afternoon: over, told as it is
+    clock = clock_time(when, mention.hours)
+    return clock is not None and clock.at <= now.time().replace(tzinfo=None)
+
+
+def _named_event(sentence: str, lowered: str) -> bool:
+    return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
+
+
+def _own_event(sentence: str, lowered: str) -> bool:
+    """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
+    after it may say): named, theirs, neither denied nor someone else's, nor told as done
+    ("got" aside: "GOT THE INTERVIEW"), a habit or imagined."""
+    if not _named_event(sentence, lowered):
+        return False
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (CHINESE.search(sentence) and not _OTHERS_ZH.search(sentence))
+        or _impersonal(lowered)
+    )
+    if not own or _NEGATED.search(lowered) or _NOT_GOING.search(lowered):
+        return False
+    if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
+        return False
+    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
+        return False
+    return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
+
+
+# A sentence that begins with its day, saying when the event before it is: "friday 7.30 at
+# the ramen place", "it's monday at 2pm".
+_BACK_LEAD = re.compile(
+    r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
+)
+
+
+def _refers_back(lowered: str, mention: DateMention) -> bool:
+    """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
+    anything else in its first clause ("tomorrow I'm off" says something of its own)."""
+    lead = _BACK_LEAD.match(lowered)
+    if lead is None or lead.end() != mention.start:
+        return False
+    return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
+
+
+def _its_hour(sentence: str, after: str, now: datetime) -> str:
+    """The clock time the sentence after an event's says of it, when the event's own says none
+    ("concert tmrw night!!! doors around 7"): words that start with no day of their own, told
+    as neither past nor habit; else nothing."""
+    if clock_time(sentence) is not None:
+        return ""
+    after = normalised(after.strip(), now)
+    clock = clock_time(after)
+    if clock is None or future_spans(after, now) or _REMIND.search(after.lower()):
+        return ""
+    lowered = after.lower()
+    if _PAST_EN.search(lowered) or _HABIT.search(lowered):
+        return ""
+    if _NOW_IS.search(lowered[: clock.start]) and not _AT_WORD.match(lowered, clock.start):
+        return ""  # "it's 3pm now", not "it's at 2"
+    if not _STARTS_AT.search(lowered[: clock.start]):
+        return ""
+    # The user's own slot, said after the doors': "doors at 7, we're on at 8pm".
+    slot = _SLOT.search(lowered, clock.end)
+    if slot is not None:
+        own = clock_time(after[slot.end() :])
+        if own is not None and own.start == 0:
+            clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
+    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
+    return evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
+
+
+def _told_done(lowered: str) -> bool:
+    """Whether a sentence tells of something done, "got" aside, with nothing to come."""
+    return any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) and all(
+        m.group() == "got" for m in _FUTURE_EN.finditer(lowered)
+    )
+
+
+def _on_that_day(asked: Spotted, day: str, timed: Spotted) -> Spotted:
+    """The reminder asked for just before (`asked`, on `day`'s words) at the time a sentence
+    after it asks for on "that day" ("...it's due the 10th. remind me that day at noon")."""
+    at = timed.when
+    at = at if re.match(r"[^a-z0-9]|at\s", at, re.IGNORECASE) else f"at {at}"
+    return Spotted("reminder", asked.what, f"{day} {at}")
+
+
+def _timed_reminder(sentence: str, remind: re.Match[str]) -> list[Spotted]:
+    """A reminder asked for at a clock time, in some hours or "in the morning" (the next one),
+    with no day named."""
+    later = IN_HOURS.search(sentence)
+    clock = clock_time(sentence)
+    morning = MORNING_ALONE.search(sentence)
+    if later is not None:
+        words = later.group()
+    elif clock is not None:
+        words = sentence[clock.start : clock.end]
+    elif morning is not None:
+        asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
+        what = _clean_what(_without(asked, morning.group()))
+        return [Spotted("reminder", what or _asked(remind), morning.group())]
+    else:
+        return []
+    asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
+    what = _clean_what(_without(asked, words))
+    return [Spotted("reminder", what or _asked(remind), words)]
+
+
+def _asked(remind: re.Match[str]) -> str:
+    """A reminder's words when nothing follows the asking (明早7点叫醒我: 叫醒我)."""
+    said = remind.group("en") if remind.group("en") is not None else remind.group("zh")
+    asking = remind.group()[: len(remind.group()) - len(said)]
+    return clipped(asking.strip(_STRIP), WHAT_CHARS)
+
+
+def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
+    """An event at a clock time or in some hours with no day named, told as the user's plan
+    (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
+    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
+    clock = clock_time(sentence)
+    later = IN_HOURS.search(sentence) if clock is None else None
+    if (clock is None and later is None) or _HABIT.search(lowered):
+        return []
+    clause = _clause(lowered, clock.start if clock is not None else later.start())  # type: ignore[union-attr]
+    if _NEGATED.search(clause) or _NOT_GOING.search(lowered) or _UNREAL.search(clause):
+        return []
+    if _UNSURE.search(lowered):
+        return []
+    if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
+        return []
+    chinese = CHINESE.search(sentence) is not None
+    own = (
+        _FIRST_PERSON.search(lowered)
+        or _IMPLIED_I.match(lowered)
+        or (chinese and not _OTHERS_ZH.search(sentence))
+    )
+    if clock is not None:
+        start, end = clock.start, clock.end
+    elif later is not None:
+        start, end = later.span()
+    words = sentence[start:end]
+    if chinese:
+        planned = bool(_PLAN_ZH.search(sentence) or _EVENT_ZH.search(sentence))
+    else:  # an event named, or a plan told ("meeting at 3", "exam in 2 hours")
+        own = own or _impersonal(_without(sentence, words).lower())
+        planned = bool(_PLAN_EN.search(lowered)) or _has_event(lowered)
+    if not own or not planned or _THEIRS.search(lowered):
+        return []
+    if any(m.day < now.date() for m in find_dates(sentence, now)):
+        return []
+    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
+        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
+    what = _clean_what(_without(sentence, words))
+    return [Spotted("follow_up", what, words)] if what else []
+
+
+_AT_WORD = re.compile(r"(?:at|around|by|from)\s")
+_SLOT = re.compile(
+    r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
+    r"\s+(?:at\s+|@\s*|around\s+)"
+)
+# Words that give an event's hour in a sentence of its own: "doors around 7", "starts at 8",
+# "it's at 3", 两点开始.
+_STARTS_AT = re.compile(
+    r"(?:^|(?<![a-z]))(?:(?:doors|starts?|starting|kick-?off|it'?s|is|at|around|from|by|@)\s*)$"
+    r"|^\s*$"
+)
+
+# Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
+# of the funeral.
+_CLAUSE_END = re.compile(
+    r"[,，;；:\u2014\u2600-\u27bf\U0001f300-\U0001faff]|\s[-\u2013]\s|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"|但是|不过|可是"
+)
+
+
+def _clause_end(lowered: str, at: int) -> int:
+    """Where the clause of the sentence (`lowered`) that position `at` is in ends."""
+    end = next((m for m in _CLAUSE_END.finditer(lowered, at)), None)
+    return len(lowered) if end is None else end.start()
+
+
+def _clause_starts(lowered: str) -> list[int]:
+    """Where each clause of the sentence (`lowered`) begins, its spaces skipped: a doing may
+    begin any ("tomorrow's the big day — defending my phd at 10")."""
+    return [
+        0,
+        *(len(lowered) - len(lowered[m.end() :].lstrip()) for m in _CLAUSE_END.finditer(lowered)),
+    ]
+
+
+def _clause_bounds(lowered: str, at: int) -> tuple[int, int]:
+    """Where the clause of the sentence (`lowered`) that position `at` is in begins and ends."""
+    start = 0
+    for end in _CLAUSE_END.finditer(lowered):
+        if end.start() >= at:
+            return start, end.start()
+        start = end.end()
+    return start, len(lowered)
+
+
+def _clause(lowered: str, at: int) -> str:
+    """The clause of the sentence (`lowered`) that position `at` is in."""
+    start = 0
+    for end in _CLAUSE_END.finditer(lowered):
+        if end.start() >= at:
+            return lowered[start : end.start()]
+        start = end.end()
+    return lowered[start:]
+
+
+def _impersonal(rest: str) -> bool:
+    """Whether an English sentence naming no one, its day's words taken out (`rest`), tells of
+    an event to come: it begins with the event, names no one else, and is not told as past."""
+    if _OTHERS_EN.search(rest) or _PAST_EN.search(rest) or _PUBLIC.search(rest):
+        return False
+    stripped = rest.strip(_STRIP)
+    if _scheduled(stripped):
+        return True
+    lead = _EVENT_FIRST.match(stripped)
+    words = _WORD_EN.findall(stripped[lead.end() if lead else 0 :])[:5]
+    at = _event_among(words)
+    if at is None or _SEASON.search(" ".join(words[: at + 1])):
+        return False  # "black friday sales start tomorrow": the calendar's
+    return not _NOT_NOUN.intersection(words[:at])
+
+
+# A holiday or a day of the calendar, or money due, is no one's event: "can't believe christmas
+# is in three weeks", "thanksgiving is next thursday", "my phone bill is due on the 20th".
+_SEASON = re.compile(
+    r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
+    r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
+    r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck)(?![a-z])"
+)
+
+
+def _scheduled(rest: str) -> bool:
+    """Whether the sentence, its day's words taken out (`rest`), is an event told by its shape:
+    a noun, "is", and the clock time at most ("the bake sale is at 3")."""
+    clock = clock_time(rest)
+    if clock is not None:
+        rest = f"{rest[: clock.start]} {rest[clock.end :]}"
+    said = " ".join(rest.lower().split()).strip(_STRIP)
+    return _SCHEDULED.fullmatch(said) is not None and not _SEASON.search(said)
+
+
+def _my_event(lowered: str) -> bool:
+    """Whether the sentence names the speaker's own event ("what should I wear to my
+    interview on Monday?")."""
+    return any(
+        _event_among(_WORD_EN.findall(lowered, m.end(), m.end() + 40)[:2]) is not None
+        for m in _MY.finditer(lowered)
+    )
+
+
+# Before a clock time that bounds something else, not the event's hour: "from midnight" (no
+# food), "until 10", 十点以后.
+_BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
+_BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+
+
+def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
+    """Whether a clock time (at `at`) is in a clause after the day's, told of someone else:
+    "ping me saturday morning abt the market, they sell out by 10"."""
+    if not _CLAUSE_END.search(gap.lower()):
+        return False
+    clause = _clause(sentence.lower(), at)
+    return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
+
+
+def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
+    """The words saying when: the date's, with a clock time said in the sentence, unless the
+    clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
+    test tmrw, no food from midnight")."""
+    clock = clock_time(sentence)
+    if clock is None:
+        return sentence[start:end]
+    gap = sentence[end : clock.start] if clock.start >= end else ""
+    if gap and (
+        any(end <= m.start <= clock.start for m in others)
+        or _BOUND_BEFORE.search(gap.lower())
+        or _BOUND_AFTER.match(sentence, clock.end)
+        or _theirs_clock(sentence, gap, clock.start)
+    ):
+        return sentence[start:end]
+    if clock.start <= end or _JOINED.fullmatch(gap):  # "tomorrow at 3pm", 明天下午3点: one phrase
+        return sentence[min(start, clock.start) : max(end, clock.end)]
+    return f"{sentence[start:end]} {sentence[clock.start : clock.end]}"
