@@ -123,6 +123,7 @@ class Derived:
         # following each scope's.
         self._heard: dict[str, list[MemoryNotice]] = {}
         self._following: dict[str, asyncio.Task[None]] = {}
+        self._closed = False  # (a store shared with other banks may go on hearing)
 
     def searched(self, scope: str) -> bool:
         """Whether the scope's dense search was made ready by this process (the bank embeds
@@ -178,6 +179,8 @@ class Derived:
         background (`settled` waits for it); a forgotten memory leaves the copy of the rows at
         once. A notice naming no memories, or one not followed (the store failed), and what was
         derived from the scope goes, to be rebuilt from the store when next wanted."""
+        if self._closed:
+            return
         scope = notice.scope
         if notice.ids is None:
             if notice.kind == "touched":
@@ -185,7 +188,7 @@ class Derived:
             else:
                 self.changed_elsewhere(scope)
             return
-        if notice.kind != "touched":
+        if notice.kind in ("added", "deleted"):
             self.counts.forget(scope)
         if notice.kind == "deleted":
             self.rows.removed(scope, notice.ids)
@@ -255,6 +258,7 @@ class Derived:
     async def close(self) -> None:
         """Stop the background builds, copies and notices followed, and save changed
         indexes."""
+        self._closed = True
         following = list(self._following.values())
         for task in following:
             task.cancel()
