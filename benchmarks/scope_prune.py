@@ -21,10 +21,10 @@ time (median and each run), the worst and the 99th percentile lateness of the ti
 worst in the 2 s before the prune: the machine's own share), what was forgotten and merged,
 and a digest of the decisions (ids and reasons), the same on every run and store, and before
 and after a change that must not change them. On PostgreSQL, a second bank on the same
-database stands for another process with the scope in use: after it has heard the prune's
-notifications, how long its next recall takes, how long until all it derived of the scope is
-there again (word index and row copy included; `other_back_ms`), and how many of its FAISS
-indexes it rebuilt. `--profile`: cProfile of one more run, to stderr. The last line is one
+database stands for another process with the scope in use: its recall before the prune, and
+once it has heard the prune's notifications its next recall, the time until all it derived of
+the scope is there again (word index, row copy, FAISS graph; `other_back_ms`), and how many of
+its FAISS indexes it rebuilt. `--profile`: cProfile of one more run, to stderr. The last line is one
 line of JSON.
 """
 
@@ -254,10 +254,15 @@ async def one_prune(
     try:
         async with another_process(folder, dsn, now) as other:
             await in_use(bank)
+            warm = 0.0
+            if other is not None:
+                started = time.perf_counter()
+                await other[0].recall(SCOPE, CUE, k=5)
+                warm = time.perf_counter() - started
             pruned = await timed_prune(bank, now, profile)
             if other is not None:
                 rebuilds = other[0].derived.indexes.rebuilds
-                pruned |= await back_in_use(*other, rebuilds)
+                pruned |= await back_in_use(*other, rebuilds) | {"other_warm_ms": 1000 * warm}
     finally:
         await bank.close()
     return pruned
@@ -349,7 +354,7 @@ async def measure(
         "digest": first["digest"] if len(digests) == 1 else sorted(digests),
     } | {
         key: round(statistics.median(r[key] for r in runs), 1)
-        for key in ("other_recall_ms", "other_back_ms", "other_rebuilds")
+        for key in ("other_warm_ms", "other_recall_ms", "other_back_ms", "other_rebuilds")
         if key in first
     }
 
@@ -383,7 +388,8 @@ def run(argv: list[str] | None = None, report: Callable[[str], None] = print) ->
             f" (median of {args.runs}), loop stall max {size['stall_max_ms']} ms,"
             f" {size['forgotten']} forgotten ({size['merged']} merged)"
             + (
-                f"; another process: next recall {size['other_recall_ms']} ms, all back in"
+                f"; another process: recall {size['other_warm_ms']} ms before, next"
+                f" {size['other_recall_ms']} ms, all back in"
                 f" {size['other_back_ms']} ms, {size['other_rebuilds']} index rebuilt"
                 if "other_recall_ms" in size
                 else ""
