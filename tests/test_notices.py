@@ -353,3 +353,25 @@ async def test_a_notice_late_or_for_what_is_not_loaded_here_harms_nothing(
         for bank in (mine, theirs):
             await bank.close()
         await watcher.close()
+
+
+async def test_a_notice_that_cannot_be_followed_drops_what_was_derived(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store failing while a notice is followed: whenever in doubt, the scope is read
+    again whole."""
+    bank = await MemoryBank.open(tmp_path, "hash", FakeClock(NOW), deterministic=True)
+    try:
+        await fill(bank, 30, seed=10)
+        assert any(await recalled(bank)) and SCOPE in bank.derived.links
+
+        async def failing(scope: str, ids: Sequence[int] | None = None) -> object:
+            raise OSError("the store is gone")
+
+        monkeypatch.setattr(bank.store, "links", failing)
+        bank.heard(MemoryNotice(SCOPE, "added", (10_000,)))
+        await bank.derived.settled(SCOPE)
+        assert SCOPE not in bank.derived.links and SCOPE not in bank.derived.rows
+        assert "could not follow another process's change" in caplog.text
+    finally:
+        await bank.close()

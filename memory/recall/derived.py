@@ -177,8 +177,9 @@ class Derived:
         """Another process changed the scope's memories (its notification, memory.storage's
         `listen`): followed as the bank's own writes are, in the order heard, in the
         background (`settled` waits for it); a forgotten memory leaves the copy of the rows at
-        once. A notice naming no memories, or one not followed (the store failed), and what was
-        derived from the scope goes, to be rebuilt from the store when next wanted."""
+        once. After a notice naming no memories, or one that could not be followed (the store
+        failed), what was derived from the scope goes, rebuilt from the store when next
+        wanted."""
         if self._closed:
             return
         scope = notice.scope
