@@ -20,8 +20,12 @@ opened what a scope in use has open (its FAISS index, word index, row copy and l
 time (median and each run), the worst and the 99th percentile lateness of the timer (and its
 worst in the 2 s before the prune: the machine's own share), what was forgotten and merged,
 and a digest of the decisions (ids and reasons), the same on every run and store, and before
-and after a change that must not change them. `--profile`: cProfile of one more run, to
-stderr. The last line is one line of JSON.
+and after a change that must not change them. On PostgreSQL, a second bank on the same
+database stands for another process with the scope in use: its recall before the prune, and
+once it has heard the prune's notifications its next recall, the time until all it derived of
+the scope is there again (word index, row copy, FAISS graph; `other_back_ms`), and how many of
+its FAISS indexes it rebuilt. `--profile`: cProfile of one more run, to stderr. The last line is one
+line of JSON.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ SEED = 7
 TICK = 0.005  # seconds: the timer whose lateness is the loop's stall
 IDLE = 2.0  # seconds of the timer alone before each prune
 NUDGE = 0.02  # a restated memory's vector: the original's plus this much noise a dimension
+CUE = "pottery class on Thursday"
+HEARD = "kizuna-bench|heard"  # a notification sent after the prune, heard after its own
 
 
 async def build_sqlite(path: Path, count: int, twins: float, now: float) -> None:
@@ -137,13 +143,14 @@ async def build_sqlite(path: Path, count: int, twins: float, now: float) -> None
 @contextlib.asynccontextmanager
 async def copy_of(
     built: Path, folder: Path, template: str | None, server: str | None
-) -> AsyncIterator[tuple[Path, PgStore | None]]:
-    """A fresh copy of the built scope: (the bank's folder, its PostgreSQL store or None)."""
+) -> AsyncIterator[tuple[Path, PgStore | None, str | None]]:
+    """A fresh copy of the built scope: (the bank's folder, its PostgreSQL store and the
+    database's address, or None)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)  # noqa: ASYNC240 (a benchmark's setup, nothing beside it)
     if server is None:
         shutil.copy(built, folder / DATABASE)
-        yield folder, None
+        yield folder, None, None
         return
     assert template is not None
     name = f"{template}_run"
@@ -151,9 +158,10 @@ async def copy_of(
     try:
         await admin.execute(f"DROP DATABASE IF EXISTS {name}")
         await admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
-        store = await PgStore.open(_with_database(server, name))
+        dsn = _with_database(server, name)
+        store = await PgStore.open(dsn)
         try:
-            yield folder, store
+            yield folder, store, dsn
         finally:
             await store.close()
             await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
@@ -173,43 +181,120 @@ def _with_database(dsn: str, name: str) -> str:
     return urllib.parse.urlsplit(dsn)._replace(path="/" + name).geturl()
 
 
-async def one_prune(
-    folder: Path, store: PgStore | None, now: datetime, profile: cProfile.Profile | None
+async def in_use(bank: MemoryBank) -> None:
+    """A scope in use: its index (its graph built), word index, row copy and links open."""
+    await bank.recall(SCOPE, CUE, k=5)
+    await bank.derived.lexicon.get(SCOPE)
+    await bank.derived.rows.filled(SCOPE)
+    await bank.derived.indexes.built()
+
+
+@contextlib.asynccontextmanager
+async def another_process(
+    folder: Path, dsn: str | None, now: datetime
+) -> AsyncIterator[tuple[MemoryBank, asyncio.Event, str] | None]:
+    """A second bank on the database, the scope in use there, and an event set once it has
+    heard `HEARD` (after the notifications sent before it: one connection hears them in
+    order); None on SQLite."""
+    if dsn is None:
+        yield None
+        return
+    store = await PgStore.open(dsn)
+    bank = await MemoryBank.open(
+        folder / "other", "hash", clock=FakeClock(now), deterministic=True, store=store
+    )
+    try:
+        await in_use(bank)
+        heard = asyncio.Event()
+        session = store._session  # where the bank listens
+        assert session is not None
+        await session.add_listener(
+            "kizuna_memories", lambda *args: heard.set() if args[3] == HEARD else None
+        )
+        yield bank, heard, dsn
+    finally:
+        await bank.close()
+        await store.close()
+
+
+async def back_in_use(
+    bank: MemoryBank, heard: asyncio.Event, dsn: str, rebuilds: int
 ) -> dict[str, Any]:
-    """Prune the copy once, the timer running beside it."""
+    """Once the other process has heard the prune: its next recall's time, the time until all
+    it derived of the scope is there again, and how many FAISS indexes it rebuilt."""
+    conn = await _connect(dsn)
+    try:
+        await conn.execute("SELECT pg_notify('kizuna_memories', $1)", HEARD)
+    finally:
+        await conn.close()
+    await asyncio.wait_for(heard.wait(), 60)
+    started = time.perf_counter()
+    await bank.recall(SCOPE, CUE, k=5)
+    recalled = time.perf_counter() - started
+    await in_use(bank)
+    back = time.perf_counter() - started
+    return {
+        "other_recall_ms": 1000 * recalled,
+        "other_back_ms": 1000 * back,
+        "other_rebuilds": bank.derived.indexes.rebuilds - rebuilds,
+    }
+
+
+async def one_prune(
+    folder: Path,
+    store: PgStore | None,
+    dsn: str | None,
+    now: datetime,
+    profile: cProfile.Profile | None,
+) -> dict[str, Any]:
+    """Prune the copy once, the timer running beside it (and another process beside that)."""
     bank = await MemoryBank.open(
         folder, "hash", clock=FakeClock(now), deterministic=True, store=store
     )
     try:
-        # A scope in use: its index, word index, row copy and links open.
-        await bank.recall(SCOPE, "pottery class on Thursday", k=5)
-        await bank.derived.lexicon.get(SCOPE)
-        await bank.derived.rows.filled(SCOPE)
-        late: list[float] = []
-        stop = asyncio.Event()
-
-        async def ticking() -> None:
-            loop = asyncio.get_running_loop()
-            while not stop.is_set():
-                due = loop.time() + TICK
-                await asyncio.sleep(TICK)
-                late.append(loop.time() - due)
-
-        timer = asyncio.create_task(ticking())
-        await asyncio.sleep(IDLE)  # the timer alone: what the machine's load makes it
-        idle = max(late, default=0.0)
-        late.clear()
-        if profile is not None:
-            profile.enable()
-        started = time.perf_counter()
-        kept, forgotten = await bank.prune(SCOPE, now, day=now.date(), seed=SEED)
-        took = time.perf_counter() - started
-        if profile is not None:
-            profile.disable()
-        stop.set()
-        await timer
+        async with another_process(folder, dsn, now) as other:
+            await in_use(bank)
+            warm = 0.0
+            if other is not None:
+                started = time.perf_counter()
+                await other[0].recall(SCOPE, CUE, k=5)
+                warm = time.perf_counter() - started
+            pruned = await timed_prune(bank, now, profile)
+            if other is not None:
+                rebuilds = other[0].derived.indexes.rebuilds
+                pruned |= await back_in_use(*other, rebuilds) | {"other_warm_ms": 1000 * warm}
     finally:
         await bank.close()
+    return pruned
+
+
+async def timed_prune(
+    bank: MemoryBank, now: datetime, profile: cProfile.Profile | None
+) -> dict[str, Any]:
+    """Prune the scope, a timer on the event loop beside it."""
+    late: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticking() -> None:
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            due = loop.time() + TICK
+            await asyncio.sleep(TICK)
+            late.append(loop.time() - due)
+
+    timer = asyncio.create_task(ticking())
+    await asyncio.sleep(IDLE)  # the timer alone: what the machine's load makes it
+    idle = max(late, default=0.0)
+    late.clear()
+    if profile is not None:
+        profile.enable()
+    started = time.perf_counter()
+    kept, forgotten = await bank.prune(SCOPE, now, day=now.date(), seed=SEED)
+    took = time.perf_counter() - started
+    if profile is not None:
+        profile.disable()
+    stop.set()
+    await timer
     decisions = json.dumps(sorted(forgotten)).encode()
     late.sort()
     return {
@@ -243,13 +328,13 @@ async def measure(
         now = built_at + timedelta(days=args.later)
         runs = []
         for _ in range(args.runs):
-            async with copy_of(built, work / "bank", template, server) as (folder, store):
-                runs.append(await one_prune(folder, store, now, None))
+            async with copy_of(built, work / "bank", template, server) as (folder, store, db):
+                runs.append(await one_prune(folder, store, db, now, None))
             print(f"{size}: {runs[-1]}", file=sys.stderr)
         if args.profile:
             profile = cProfile.Profile()
-            async with copy_of(built, work / "bank", template, server) as (folder, store):
-                await one_prune(folder, store, now, profile)
+            async with copy_of(built, work / "bank", template, server) as (folder, store, db):
+                await one_prune(folder, store, db, now, profile)
             out = io.StringIO()
             pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(40)
             print(out.getvalue(), file=sys.stderr)
@@ -267,6 +352,10 @@ async def measure(
         "merged": first["merged"],
         "kept": first["kept"],
         "digest": first["digest"] if len(digests) == 1 else sorted(digests),
+    } | {
+        key: round(statistics.median(r[key] for r in runs), 1)
+        for key in ("other_warm_ms", "other_recall_ms", "other_back_ms", "other_rebuilds")
+        if key in first
     }
 
 
@@ -298,6 +387,13 @@ def run(argv: list[str] | None = None, report: Callable[[str], None] = print) ->
             f"{args.store}, {size['memories']} memories: prune {size['prune_s_median']} s"
             f" (median of {args.runs}), loop stall max {size['stall_max_ms']} ms,"
             f" {size['forgotten']} forgotten ({size['merged']} merged)"
+            + (
+                f"; another process: recall {size['other_warm_ms']} ms before, next"
+                f" {size['other_recall_ms']} ms, all back in"
+                f" {size['other_back_ms']} ms, {size['other_rebuilds']} index rebuilt"
+                if "other_recall_ms" in size
+                else ""
+            )
         )
     report(json.dumps(result))
 

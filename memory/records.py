@@ -31,9 +31,11 @@ __all__ = [
     "Memory",
     "MemoryKind",
     "MemoryLink",
+    "MemoryNotice",
     "Merge",
     "NewIntention",
     "NewMemory",
+    "NoticeKind",
     "Outreach",
     "OutreachState",
     "Profile",
@@ -61,6 +63,9 @@ IntentionState = Literal["pending", "done", "cancelled", "missed"]
 # is unknown, and it is never sent again), sent, refused (the platform would not deliver:
 # blocked, closed DMs), dropped (given up before sending: the user wrote first, a gate closed).
 OutreachState = Literal["claimed", "sending", "sent", "refused", "dropped"]
+# How another process changed some of a scope's memories: added, deleted, embedded again,
+# changed in place (reinforced, merged into, related); or changed in any of these ways.
+NoticeKind = Literal["added", "deleted", "embedded", "touched", "changed"]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Vectors = npt.NDArray[np.float32]
@@ -80,6 +85,18 @@ class MemoryLink:
     id: int
     previous_id: int | None
     speaker: str | None
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryNotice:
+    """Another process's change to a scope's memories, as its notification told it: the
+    memories `ids` were `kind` (`changed`: never with ids). Without ids, any of the scope's
+    memories may have changed so (too many to name, or a change not followed memory by
+    memory). Ids only: nothing of what the memories say."""
+
+    scope: str
+    kind: NoticeKind
+    ids: tuple[int, ...] | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -277,3 +277,57 @@ async def test_a_scope_s_vectors_are_read_a_slice_at_a_time_whole_and_in_order(
         assert ids.tolist() == sorted(expected)
     finally:
         await store.close()
+
+
+async def test_the_stored_vectors_of_some_memories_are_their_scope_s_and_embedder_s(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    """What an index reads of the memories another process stored or embedded again."""
+    store = await open_store(tmp_path / "kizuna.sqlite3")
+    try:
+        rng = np.random.default_rng(12)
+        a = await fill(store, "a", unit_vectors(rng, 5))
+        b = await fill(store, "b", unit_vectors(rng, 2))
+        bare = await store.add_memory(new_memory("a", None))
+        another = await store.add_memory(new_memory("a", unit_vectors(rng, 1)[0], "another"))
+        found = await store.stored_vectors("a", EMBEDDER, [*a, *b, bare, another, 10_000])
+        assert sorted(found) == sorted(a)
+        for memory_id, vector in a.items():
+            assert found[memory_id].dtype == np.float32
+            np.testing.assert_array_equal(found[memory_id], vector)
+    finally:
+        await store.close()
+
+
+async def test_an_open_index_follows_what_another_process_stored_and_deleted(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """Read in, not rebuilt; its file, stale, goes at once and is written again when saved; a
+    memory stored there without a vector has the index dropped (reopened, it embeds it)."""
+    rng = np.random.default_rng(13)
+    a = list(await fill(sqlite_store, "a", unit_vectors(rng, 6)))
+    cache = IndexCache(tmp_path / "index", sqlite_store)
+    index = await cache.get("a", EMBEDDER, DIMENSION)
+    path = index_path(tmp_path / "index", "a", EMBEDDER)
+    assert await cache.flush() == 1 and path.exists()
+
+    more = await fill(sqlite_store, "a", unit_vectors(rng, 2))  # as another process would
+    await cache.stored_elsewhere("a", EMBEDDER, list(more))
+    assert set(more) <= index.live and not path.exists()
+    moved = unit_vectors(rng, 1)[0]
+    await sqlite_store.set_embeddings("a", EMBEDDER, [(a[2], moved)])
+    await cache.stored_elsewhere("a", EMBEDDER, [a[2]])
+    np.testing.assert_allclose(index.vectors([a[2]])[a[2]], moved, rtol=1e-6)
+    assert await cache.flush() == 1 and path.exists()
+
+    await sqlite_store.delete_memories("a", a[:2])
+    await cache.removed_elsewhere("a", EMBEDDER, a[:2])
+    assert not set(a[:2]) & index.live and not path.exists()
+    await cache.stored_elsewhere("a", EMBEDDER, a[:1])  # heard late: gone since
+    assert cache.open_index("a", EMBEDDER) is index and cache.rebuilds == 1
+    assert await cache.flush() == 1
+    assert ScopeIndex.deserialize(path.read_bytes()).live == index.live
+
+    bare = await sqlite_store.add_memory(new_memory("a", None))
+    await cache.stored_elsewhere("a", EMBEDDER, [bare])
+    assert cache.open_index("a", EMBEDDER) is None

@@ -19,7 +19,7 @@ import memory.bank.bank
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
-from memory.records import ArchiveWrite, EncodingWrite, MemoryLink, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, MemoryLink, MemoryNotice, NewMemory
 from memory.storage import Storage
 from memory.text import fts_document
 from tests.fakes.postgres import StoreOpener
@@ -169,10 +169,10 @@ async def test_what_another_process_stored_comes_to_mind_before_its_notification
     back (under load it came after the recall that wanted them): the memories the store finds
     come to mind all the same, ranked as by a process that has heard."""
     here, there = await open_store(tmp_path / "db"), await open_store(tmp_path / "db")
-    held: list[Callable[[str], None]] = []
+    held: list[Callable[[MemoryNotice], None]] = []
 
-    async def unheard(changed: Callable[[str], None], touched: object = None) -> None:
-        held.append(changed)
+    async def unheard(heard: Callable[[MemoryNotice], None]) -> None:
+        held.append(heard)
 
     monkeypatch.setattr(here, "listen", unheard)
     clock = FakeClock(START + timedelta(days=60))

@@ -468,8 +468,11 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
     conn = await asyncpg.connect(postgres_dsn)
     try:
         # The schema as it was then: without what the migrations after it made.
-        await conn.execute("DROP TRIGGER memories_touched ON memories")
-        await conn.execute("DROP FUNCTION kizuna_memories_touched()")
+        for trigger in ("added", "deleted", "updated"):
+            await conn.execute(f"DROP TRIGGER memories_{trigger} ON memories")
+        await conn.execute("DROP FUNCTION kizuna_memories_noticed()")
+        await conn.execute("DROP FUNCTION kizuna_memories_notify(TEXT, TEXT, TEXT, BIGINT[])")
+        await conn.execute(MIGRATIONS[1])  # 002's notification, which 020 replaced
         await conn.execute("DROP TRIGGER rooms_changed ON channel_floor")
         await conn.execute("DROP FUNCTION kizuna_rooms_changed()")
         await conn.execute("ALTER TABLE memories DROP COLUMN recent_recalls")

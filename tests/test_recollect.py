@@ -25,7 +25,7 @@ from bot.turn.compose import RESHOWN
 from memory.clock import FakeClock
 from memory.encoding.diary import MAX_PAGES
 from memory.recall.ranking import Recalled
-from memory.records import DiaryEntry, Member
+from memory.records import DiaryEntry, Member, MemoryNotice
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot, write_page
 
 
@@ -528,16 +528,20 @@ async def test_what_came_to_mind_stays_before_its_turn_and_is_not_shown_twice(
 
 
 async def test_another_processes_change_of_a_scope_clears_its_notes(tmp_path: Path) -> None:
-    """What came to mind stays in a conversation's notes only while its scope's memories are
-    as they were: a change another process makes (a /forget there) clears them here too."""
+    """What came to mind stays in a conversation's notes only while none of its scope's
+    memories may be gone: another process's forget (a /forget there) clears them here too,
+    what it adds does not."""
     bot = await open_bot(tmp_path / "k.sqlite3")
     await remember(bot, "my cat Mochi is afraid of the vacuum")
     bot.clock.advance(days=3)
     await bot.engine.handle(make_event("my cat Mochi hid under the bed again"))
     [session] = bot.engine.sessions.loaded("pip")
     assert any("vacuum" in t.note for t in session.turns)
-    bot.bank.changed_elsewhere(bot.desk.event_scope(make_event(user_id="u9")))
+    bot.bank.heard(MemoryNotice(bot.desk.event_scope(make_event(user_id="u9")), "changed"))
     assert any("vacuum" in t.note for t in session.turns)  # another scope's change: kept
-    bot.bank.changed_elsewhere(bot.desk.event_scope(make_event()))
+    scope = bot.desk.event_scope(make_event())
+    bot.bank.heard(MemoryNotice(scope, "added", (10_000,)))
+    assert any("vacuum" in t.note for t in session.turns)  # nothing gone
+    bot.bank.heard(MemoryNotice(scope, "deleted", (10_000,)))
     assert [t.note for t in session.turns] == ["" for _ in session.turns]
     await bot.close()

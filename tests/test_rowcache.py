@@ -11,7 +11,7 @@ import random
 import types
 from datetime import timedelta
 from pathlib import Path
-from typing import cast
+from typing import cast, get_args
 
 import pytest
 
@@ -19,7 +19,7 @@ import memory.bank.bank
 import memory.recall.retrieval
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
-from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory
+from memory.records import ArchiveWrite, EncodingWrite, Merge, NewMemory, NoticeKind
 from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.text import fts_document
@@ -165,10 +165,11 @@ async def test_a_forgotten_memory_never_comes_back_from_the_copy(tmp_path: Path)
 
 @pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
 async def test_another_process_s_changes_reach_the_copy(
-    tmp_path: Path, open_store: StoreOpener
+    tmp_path: Path, open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two processes on one database: what the other forgets is gone from this one's copy,
-    and what it reinforces is read again (the notification of migration 013)."""
+    and what it reinforces is read again (the notifications of migration 020), the copy kept;
+    its wipe drops the copy."""
     dsn = await open_store.dsn(tmp_path / "db")
     stores = [await PgStore.open(dsn) for _ in range(2)]
     banks = [
@@ -181,31 +182,37 @@ async def test_another_process_s_changes_reach_the_copy(
         mine, theirs = banks
         await fill(theirs, 120, seed=6)
         await copied(mine)
-        heard = {"changed": asyncio.Event(), "touched": asyncio.Event()}
-        await stores[0].listen(lambda _: heard["changed"].set(), lambda _: heard["touched"].set())
+        heard = {kind: asyncio.Event() for kind in get_args(NoticeKind)}
+        await stores[0].listen(lambda notice: heard[notice.kind].set())
 
         hits = await mine.recall(SCOPE, "the nurse job", k=5, now=NOW)
         assert hits and SCOPE in mine.derived.rows
+        held = mine.derived.rows.held(SCOPE)
         await theirs.reinforce(SCOPE, [h.id for h in hits], NOW)
         await asyncio.wait_for(heard["touched"].wait(), 30)
-        assert not heard["changed"].is_set()  # its indexes are kept
-        assert SCOPE not in mine.derived.rows and (SCOPE, mine.embedder.name) in mine.derived.dense
+        await mine.derived.settled(SCOPE)
+        assert not heard["changed"].is_set()  # its indexes are kept, and the copy
+        assert mine.derived.rows.held(SCOPE) == held
+        assert (SCOPE, mine.embedder.name) in mine.derived.dense
+        reads = counting_reads(mine, monkeypatch)
         again = await mine.recall(SCOPE, "the nurse job", k=5, now=NOW)
+        assert reads == []
         fresh = {m.id: m for m in await stores[0].get_memories(SCOPE, [h.id for h in hits])}
         assert {r.id: r.retention for r in again} == {
             i: mine.policy(SCOPE).retention(fresh[i], NOW) for i in {r.id for r in again}
         }
         assert all(fresh[h.id].recall_count == 1 for h in hits)
 
-        await copied(mine)
         gone = again[0]
         await theirs.forget(SCOPE, gone.id)
-        await asyncio.wait_for(heard["changed"].wait(), 30)
-        assert SCOPE not in mine.derived.rows
+        await asyncio.wait_for(heard["deleted"].wait(), 30)
+        assert await mine.derived.rows.get(SCOPE, [gone.id]) == []
         assert gone.id not in {r.id for r in await mine.recall(SCOPE, gone.text, k=50, now=NOW)}
-        heard["changed"].clear()
+        await mine.derived.settled(SCOPE)
+        assert mine.derived.rows.held(SCOPE) == held - 1 and not heard["changed"].is_set()
         await theirs.wipe(SCOPE)
         await asyncio.wait_for(heard["changed"].wait(), 30)
+        assert SCOPE not in mine.derived.rows
         for cue in CUES:
             assert await mine.recall(SCOPE, cue, now=NOW) == []
     finally:

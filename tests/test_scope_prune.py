@@ -36,3 +36,6 @@ def test_a_scope_prunes_alike_on_every_run_and_store(postgres_server: PostgresSe
     on_postgres = figures("--store", "postgres", "--dsn", postgres_server.dsn())
     for same in ("digest", "forgotten", "merged", "kept"):
         assert on_postgres[same] == on_sqlite[same], same
+    # Another process with the scope in use follows the prune: nothing of it rebuilt.
+    assert "other_recall_ms" not in on_sqlite
+    assert on_postgres["other_rebuilds"] == 0 and on_postgres["other_back_ms"] > 0

@@ -49,6 +49,7 @@ from memory.records import (
     EncodingWrite,
     Memory,
     MemoryKind,
+    MemoryNotice,
     NewMemory,
     Vectors,
 )
@@ -102,8 +103,8 @@ class MemoryBank:
         self.catchup = CatchUp(store, embedder, self.derived, clock)
         self.retrieval = Retrieval(store, self.derived, self.catchup, self.policy, rng, self.scale)
         self.upkeep = Upkeep(store, self.derived, self.catchup, self.policy, self.scale.duplicate)
-        # Told of a scope another process changed, after what the bank derived from it is
-        # dropped: what its callers keep of the scope's memories (a prompt's notes) goes too.
+        # Told of a scope another process may have forgotten from, once heard: what its
+        # callers keep of the scope's memories (a prompt's notes) goes too.
         self._watchers: list[Callable[[str], None]] = []
 
     @classmethod
@@ -145,19 +146,21 @@ class MemoryBank:
             close_store=close_store,
             capacity=capacity or Capacity(),
         )
-        await store.listen(bank.changed_elsewhere, bank.derived.touched_elsewhere)
+        await store.listen(bank.heard)
         return bank
 
-    def changed_elsewhere(self, scope: str) -> None:
+    def heard(self, notice: MemoryNotice) -> None:
         """Another process changed the scope's memories (the store's listener calls this):
-        what was derived from them is rebuilt from the store, and the watchers are told."""
-        self.derived.changed_elsewhere(scope)
-        for watcher in self._watchers:
-            watcher(scope)
+        what was derived from them follows (memory/recall/derived.py), and the watchers are
+        told when some may be gone."""
+        self.derived.heard(notice)
+        if notice.kind in ("deleted", "changed"):
+            for watcher in self._watchers:
+                watcher(notice.scope)
 
     def watch(self, changed_elsewhere: Callable[[str], None]) -> None:
-        """Call `changed_elsewhere(scope)` whenever another process changes (adds to,
-        forgets from) a scope's memories."""
+        """Call `changed_elsewhere(scope)` whenever another process may have forgotten some
+        of a scope's memories."""
         self._watchers.append(changed_elsewhere)
 
     def _now(self, at: datetime | None) -> datetime:

@@ -149,11 +149,13 @@ class FollowedCopies(ScopeCopies[P], Generic[P, Item]):
     async def added(self, scope: str, ids: Sequence[int]) -> None:
         """The bank wrote the memories `ids` to the scope."""
         self._noted(scope, "added", ids)
-        if scope not in self._scopes or not ids:
+        kept = self._scopes.get(scope)
+        if kept is None or not ids:
             return
         items = await self._read(scope, ids)
-        found = self._scopes.get(scope)  # dropped meanwhile: read whole next time
-        if found is not None:
+        # Dropped meanwhile: read whole next time (and a copy read whole since holds them).
+        found = self._scopes.get(scope)
+        if found is not None and found is kept:
             found.add(items)
             self._budget.keep(self._cache, scope, found.nbytes)
 

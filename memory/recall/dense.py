@@ -6,8 +6,9 @@
   index in the server). Nothing is on disk here and nothing goes stale: what another process
   writes is found by the next search.
 
-memory/recall/derived.py tells the index what the bank wrote (`added`, `removed`); the FAISS indexes
-follow along, the server's index already holds it.
+memory/recall/derived.py tells the index what the bank wrote (`added`, `removed`) and what other
+processes did (`stored_elsewhere`, `removed_elsewhere`); the FAISS indexes follow along, the
+server's index already holds it.
 """
 
 from __future__ import annotations
@@ -56,8 +57,17 @@ class DenseIndex(Protocol):
         """The bank deleted these memories: nothing derived keeps them, on disk either."""
         ...
 
+    async def stored_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """Another process stored vectors for these memories (new ones, or embedded again)."""
+        ...
+
+    async def removed_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """Another process deleted these memories: nothing derived keeps them, on disk either."""
+        ...
+
     def drop(self, scope: str, embedder: str) -> None:
-        """Another process changed the scope: what was derived from it is out of date."""
+        """Another process changed the scope in ways not followed: what was derived from it is
+        out of date."""
         ...
 
     async def delete_file(self, scope: str, embedder: str) -> None:
@@ -135,6 +145,14 @@ class ServerIndex:
             self._ready.discard((scope, embedder))
 
     async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        return None  # the delete took them out
+
+    async def stored_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        # In the server's index already. (One stored there without a vector is embedded by
+        # the process that stored it, as after `drop`.)
+        return None
+
+    async def removed_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
         return None  # the delete took them out
 
     def drop(self, scope: str, embedder: str) -> None:

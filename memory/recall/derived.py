@@ -12,12 +12,15 @@ Whatever of these is kept in memory (the dense indexes too, unless the server se
 meaning) shares one byte budget for the whole process (memory/recall/budget.py). Each write
 path of the bank says once what it changed: new memories (`added`), memories changed in place
 (`changed`), deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors
-stored later (`embedded`); another process's changes arrive through `changed_elsewhere` and
-`touched_elsewhere` (from its notification, or sooner from a recall whose hits in the store the
-links lack). Nothing else keeps these in step."""
+stored later (`embedded`). Another process's changes arrive through `heard` (its notifications,
+memory by memory: followed by the same steps, the added read from the store) or
+`changed_elsewhere` (too many to name, or sooner from a recall whose hits in the store the links
+lack: all dropped). Nothing else keeps these in step."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +31,14 @@ from memory.recall.index import IndexCache
 from memory.recall.lexicon import LexiconCache
 from memory.recall.links import LINK_SCOPES, LinkCache
 from memory.recall.rowcache import ROW_SCOPES, RowCache
-from memory.records import Vectors
+from memory.records import MemoryNotice, NoticeKind, Vectors
 from memory.storage import BankStore
 
 __all__ = ["STALE_AFTER", "Capacity", "Counts", "Derived"]
 
 STALE_AFTER = 100  # writes after which the counts are read from the store again
+
+log = logging.getLogger(__name__)
 
 
 class Counts:
@@ -114,6 +119,11 @@ class Derived:
         self.lexicon = LexiconCache(store, budget=self.budget)
         self.rows = RowCache(store, capacity.row_scopes, self.budget)
         self.counts = Counts(store)
+        # Other processes' changes heard and not yet followed, by scope, and the task
+        # following each scope's.
+        self._heard: dict[str, list[MemoryNotice]] = {}
+        self._following: dict[str, asyncio.Task[None]] = {}
+        self._closed = False  # (a store shared with other banks may go on hearing)
 
     def searched(self, scope: str) -> bool:
         """Whether the scope's dense search was made ready by this process (the bank embeds
@@ -163,18 +173,83 @@ class Derived:
         self.rows.drop(scope)
         await self.dense.delete_file(scope, self._embedder)
 
+    def heard(self, notice: MemoryNotice) -> None:
+        """Another process changed the scope's memories (its notification, memory.storage's
+        `listen`): followed as the bank's own writes are, in the order heard, in the
+        background (`settled` waits for it); a forgotten memory leaves the copy of the rows at
+        once. After a notice naming no memories, or one that could not be followed (the store
+        failed), what was derived from the scope goes, rebuilt from the store when next
+        wanted."""
+        if self._closed:
+            return
+        scope = notice.scope
+        if notice.ids is None:
+            if notice.kind == "touched":
+                self.rows.drop(scope)  # the indexes hold nothing of what changed in place
+            else:
+                self.changed_elsewhere(scope)
+            return
+        if notice.kind in ("added", "deleted"):
+            self.counts.forget(scope)
+        if notice.kind == "deleted":
+            self.rows.removed(scope, notice.ids)
+        self._heard.setdefault(scope, []).append(notice)
+        following = self._following.get(scope)
+        if following is None or following.done():
+            task = asyncio.ensure_future(self._follow(scope))
+            self._following[scope] = task
+            task.add_done_callback(lambda done: self._followed(scope, done))
+
+    async def _follow(self, scope: str) -> None:
+        """Apply the scope's notices heard, in order, those alike in a row at once (an
+        encoding's memories, inserted one statement each, are read together)."""
+        while heard := self._heard.get(scope):
+            first = heard.pop(0)
+            ids = list(first.ids or ())
+            while heard and heard[0].kind == first.kind:
+                ids += heard.pop(0).ids or ()
+            if not heard:
+                del self._heard[scope]
+            await self._apply(scope, first.kind, ids)
+
+    async def _apply(self, scope: str, kind: NoticeKind, ids: Sequence[int]) -> None:
+        if kind == "added":
+            await self.links.added(scope, ids)
+            await self.lexicon.added(scope, ids)
+            await self.rows.added(scope, ids)
+            await self.dense.stored_elsewhere(scope, self._embedder, ids)
+        elif kind == "deleted":
+            self.rows.removed(scope, ids)
+            self.links.removed(scope, ids)
+            self.lexicon.removed(scope, ids)
+            await self.dense.removed_elsewhere(scope, self._embedder, ids)
+        elif kind == "embedded":
+            await self.dense.stored_elsewhere(scope, self._embedder, ids)
+        else:
+            await self.rows.changed(scope, ids)
+
+    def _followed(self, scope: str, task: asyncio.Task[None]) -> None:
+        if self._following.get(scope) is task:
+            del self._following[scope]
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not follow another process's change: %r", task.exception())
+            self.changed_elsewhere(scope)
+
+    async def settled(self, scope: str) -> None:
+        """Wait until the notices heard of the scope are followed."""
+        following = self._following.get(scope)
+        if following is not None:
+            await asyncio.wait({following})
+
     def changed_elsewhere(self, scope: str) -> None:
-        """Another process added, deleted or re-embedded some of the scope's memories: what was
-        derived from it is out of date, and rebuilt from the store when next wanted."""
+        """Another process changed the scope's memories in ways not followed one by one: what
+        was derived from it is out of date, and rebuilt from the store when next wanted (the
+        notices heard of it before are in what is read then)."""
+        self._heard.pop(scope, None)
         self.counts.forget(scope)
         self.dense.drop(scope, self._embedder)
         self.links.drop(scope)
         self.lexicon.drop(scope)
-        self.rows.drop(scope)
-
-    def touched_elsewhere(self, scope: str) -> None:
-        """Another process changed some of the scope's memories in place (reinforced them):
-        the indexes hold nothing of that, the copy of the rows does."""
         self.rows.drop(scope)
 
     async def flush(self) -> int:
@@ -182,7 +257,13 @@ class Derived:
         return await self.dense.flush()
 
     async def close(self) -> None:
-        """Stop the background builds and copies, and save changed indexes."""
+        """Stop the background builds, copies and notices followed, and save changed
+        indexes."""
+        self._closed = True
+        following = list(self._following.values())
+        for task in following:
+            task.cancel()
+        await asyncio.gather(*following, return_exceptions=True)
         await self.lexicon.close()
         await self.rows.close()
         await self.indexes.built()

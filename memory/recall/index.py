@@ -441,6 +441,49 @@ class IndexCache:
                 return
             await self._save(key, index)
 
+    async def stored_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """Another process stored vectors for the memories `ids` (new ones, or embedded again):
+        an open index reads them from the store, and is dropped if one there has none from
+        this embedder (stored while the embedder was out: reopened, it embeds what has none,
+        as for the bank's own). Its file is stale (a vector embedded again has the same id, which
+        the check on load misses): it goes, and the index is written again when saved."""
+        key = (scope, embedder)
+        async with self.lock(scope, embedder):
+            index_path(self.folder, scope, embedder).unlink(missing_ok=True)
+            index = self._current(key)
+            if index is None:
+                return
+            index.dirty = True  # (its file is gone)
+            if not ids:
+                return
+            # Read under the lock: a forget here meanwhile waits, and takes out what is read.
+            found = await self.store.stored_vectors(scope, embedder, ids)
+            missing = [i for i in dict.fromkeys(ids) if i not in found]
+            if missing and await self.store.get_memories(scope, missing):
+                self.drop(scope, embedder)
+                return
+            # (Those missing are deleted since: their notice follows, or came.)
+            index.remove(missing)
+            stored = sorted(found)
+            if not stored:
+                return
+            index.add(np.asarray(stored, dtype=np.int64), np.stack([found[i] for i in stored]))
+            if key in self._open:
+                name = _name(scope, embedder)
+                self._budget.keep(_CACHE, name, index.nbytes, pinned=index.building)
+
+    async def removed_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        """Another process deleted the memories `ids`: out of the open index, and its file goes
+        at once (rather than written again for each such notice: a large scope's file is
+        hundreds of MB; the index is written again when saved)."""
+        key = (scope, embedder)
+        async with self.lock(scope, embedder):
+            index_path(self.folder, scope, embedder).unlink(missing_ok=True)
+            index = self._current(key)
+            if index is not None:
+                index.remove(ids)
+                index.dirty = True  # (its file is gone)
+
     async def get(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         """The scope's index for this embedder: open, loaded from its file, or rebuilt."""
         key = (scope, embedder)

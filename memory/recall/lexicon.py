@@ -8,7 +8,8 @@ for new cue words; here the same ranking over the cue's postings takes a fractio
 millisecond and both stores rank alike by construction (benchmarks/README.md). The store stays
 the source of truth: a scope's index is built from its `search_documents` when first wanted,
 kept in step with the bank's own writes and deletions (a deleted memory's successor loses its
-context, as in the stores), and dropped when another process changes the scope.
+context, as in the stores) and another process's as its notifications name them, and dropped
+when another process changes the scope too much to name (memory/recall/derived.py).
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@ memory beside the dense indexes, so a recall ranks its candidates and their neig
 reading their rows: at 100k memories that read was a third of a recall. Only what has come to
 mind is then read from the store, which stays the source of truth: a scope's links are read
 from it whole when first wanted, and kept in step with the bank's own writes and deletions (a
-forgotten memory's link and, once no memory has it, its speaker's name go with it). Another
-process's changes to a scope drop its links (memory.storage's `listen`), or sooner a recall whose
-candidates they lack (memory/recall/retrieval.py)."""
+forgotten memory's link and, once no memory has it, its speaker's name go with it), and with
+another process's as its notifications name them (memory/recall/derived.py); a change too large
+to name drops a scope's links, as does a recall whose candidates they lack
+(memory/recall/retrieval.py)."""
 
 from __future__ import annotations
 

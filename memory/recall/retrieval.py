@@ -102,6 +102,9 @@ class Retrieval:
             return []
         scale = self.scale
         words = terms(cue)
+        # Another process's changes heard of the scope are followed first (a read of a few
+        # rows): what it stored comes to mind from what was derived here.
+        await self.derived.settled(scope)
         hits = await self._hits(scope, cue, words)
         if hits is not None and not hits.links.holds(hits.candidates):
             # The store found memories that the scope's links lack: another process stored
@@ -109,7 +112,8 @@ class Retrieval:
             # under load can be after a recall here (or this process stored them a moment
             # ago). Taken as come: what was derived from the scope is read again and the cue
             # searched again, once, so they come to mind now, ranked as they will be; through
-            # the old links they would not come at all.
+            # the old links they would not come at all. (Not just those memories: the dense
+            # index and the word index here may lack others of them.)
             self.derived.changed_elsewhere(scope)
             hits = await self._hits(scope, cue, words)
         if hits is None:

@@ -7,9 +7,10 @@ What a recall asks for and the copy lacks is read from the store and kept; a sco
 LARGE_SCOPE memories or more (memory/recall/retrieval.py) is also copied whole in the background, a
 slice at a time. Kept true by the bank (through memory/recall/derived.py): its new memories are read
 in, its deleted ones leave the copy at once, the ones it changes in place (reinforced, merged
-into) leave it and are read again; another process's change to the scope drops its copy
-(memory.storage's `listen`). A read that overlapped a change to its scope is used but not kept,
-so a copy never holds a row older than the bank's last change to it."""
+into) leave it and are read again; so for another process's changes as its notifications
+name them (a change too large to name drops the copy). A read that overlapped a change to its
+scope is used but not kept, so a copy never holds a row older than the bank's last change to
+it."""
 
 from __future__ import annotations
 

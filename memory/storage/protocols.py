@@ -33,6 +33,7 @@ from memory.records import (
     Memory,
     MemoryKind,
     MemoryLink,
+    MemoryNotice,
     NewIntention,
     NewMemory,
     Outreach,
@@ -145,12 +146,10 @@ class MemoryStore(Protocol):
         scope's memories' last RECENT_RECALLS recalls in the log; returns the ids deleted."""
         ...
 
-    async def listen(
-        self, changed: Callable[[str], None], touched: Callable[[str], None] | None = None
-    ) -> None:
-        """Call `changed(scope)` when another process adds, deletes or re-embeds a scope's
-        memories, and `touched(scope)` when it changes some in place (reinforces, merges into,
-        relates them)."""
+    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
+        """Call `heard(notice)` when another process adds, deletes or re-embeds some of a
+        scope's memories, or changes some in place (reinforces, merges into, relates them),
+        in the order they were written."""
         ...
 
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
@@ -174,6 +173,12 @@ class MemoryStore(Protocol):
     ) -> None: ...
 
     async def embedding_digest(self, scope: str, embedder: str) -> IdDigest: ...
+
+    async def stored_vectors(
+        self, scope: str, embedder: str, ids: Sequence[int]
+    ) -> dict[int, Vectors]:
+        """The stored vectors from `embedder` of those `ids` in the scope that have one."""
+        ...
 
     # The cache of embeddings by (embedder, text hash): the same text is never paid for twice.
 

@@ -25,7 +25,9 @@ from memory.records import (
     Memory,
     MemoryKind,
     MemoryLink,
+    MemoryNotice,
     NewMemory,
+    NoticeKind,
     PruneWrite,
 )
 from memory.storage.postgres.base import clean_text, in_lock_order
@@ -49,7 +51,7 @@ from memory.storage.rows import (
 )
 from memory.text import porter_document, porter_term
 
-__all__ = ["PgMemories"]
+__all__ = ["PgMemories", "notice"]
 
 
 def _recent_with(at: str) -> str:
@@ -152,13 +154,36 @@ def _fts_terms(match: str) -> list[str]:
     return out
 
 
-def _hearer(instance: str, call: Callable[[str], None]) -> Callable[[object, int, str, str], None]:
-    """A listener calling `call(scope)` for a notification another process's writer sent."""
+# The kinds a notification names (migration 020), by the character it names them with.
+_NOTICED: dict[str, NoticeKind] = {"+": "added", "-": "deleted", "~": "embedded", "*": "touched"}
+
+
+def notice(payload: str, wide: NoticeKind) -> tuple[str, MemoryNotice] | None:
+    """(the writer, what it changed) from a notification's payload (migration 020); a payload
+    naming no memories, or not read whole, is scope-wide: `wide`. None: no scope."""
+    head, _, scope = payload.partition("|")
+    writer, _, named = head.partition(" ")
+    if not scope:
+        return None
+    kind = _NOTICED.get(named[:1])
+    try:
+        ids = tuple(int(i) for i in named[1:].split(",")) if kind is not None else None
+    except ValueError:
+        ids = None
+    if kind is None or ids is None:
+        return writer, MemoryNotice(scope, wide)
+    return writer, MemoryNotice(scope, kind, ids)
+
+
+def _hearer(
+    instance: str, call: Callable[[MemoryNotice], None], wide: NoticeKind
+) -> Callable[[object, int, str, str], None]:
+    """A listener calling `call(notice)` for a notification another process's writer sent."""
 
     def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
-        writer, _, scope = payload.partition("|")
-        if writer != instance and scope:
-            call(scope)
+        found = notice(payload, wide)
+        if found is not None and found[0] != instance:
+            call(found[1])
 
     return heard
 
@@ -166,18 +191,18 @@ def _hearer(instance: str, call: Callable[[str], None]) -> Callable[[object, int
 class PgMemories(PgVectors):
     """Every operation names its scope; ids are unique across scopes."""
 
-    async def listen(
-        self, changed: Callable[[str], None], touched: Callable[[str], None] | None = None
-    ) -> None:
-        """Call `changed(scope)` whenever another process changes a scope's memories (adds,
-        deletes or re-embeds them), so indexes derived from them can be rebuilt, and
-        `touched(scope)` when it changes some in place (migration 013), for copies of rows."""
-        heard = [("kizuna_memories", _hearer(self.instance, changed))]
-        if touched is not None:
-            heard.append(("kizuna_memories_touched", _hearer(self.instance, touched)))
+    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
+        """Call `heard(notice)` for each change another process makes to a scope's memories
+        (migration 020): added, deleted or embedded again (`kizuna_memories`), changed in place
+        (`kizuna_memories_touched`), in the order they were committed (one connection hears
+        both channels)."""
+        hearing = [
+            ("kizuna_memories", _hearer(self.instance, heard, "changed")),
+            ("kizuna_memories_touched", _hearer(self.instance, heard, "touched")),
+        ]
         async with self._session_busy:
             session = await self._own_connection()
-            for channel, hearer in heard:
+            for channel, hearer in hearing:
                 # Heard again on a new connection, should this one drop.
                 self._hearing.append((channel, hearer))
                 await session.add_listener(channel, hearer)

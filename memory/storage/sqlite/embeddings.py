@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from memory.records import IdDigest, Memory, Vectors
 from memory.storage.embeddings import Embeddings
 from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes
@@ -44,6 +46,19 @@ class SqliteEmbeddings(SqliteBase, Embeddings):
         )
         assert row is not None
         return IdDigest(int(row[0]), int(row[1]))
+
+    async def stored_vectors(
+        self, scope: str, embedder: str, ids: Sequence[int]
+    ) -> dict[int, Vectors]:
+        rows = await self._all_in(
+            lambda marks: (
+                "SELECT id, embedding FROM memories WHERE scope = ? AND embedder = ?"
+                f" AND embedding IS NOT NULL AND id IN ({marks})"
+            ),
+            (scope, embedder),
+            list(dict.fromkeys(int(i) for i in ids)),
+        )
+        return {int(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
 
     @serialised
     async def forget_cached(self, keys: Sequence[bytes]) -> None:

@@ -15,6 +15,7 @@ from memory.records import (
     Memory,
     MemoryKind,
     MemoryLink,
+    MemoryNotice,
     NewMemory,
     PruneWrite,
 )
@@ -76,9 +77,7 @@ def scope_tag(scope: str) -> str:
 class SqliteMemories(SqliteBase):
     """Every operation names its scope; ids are unique across scopes."""
 
-    async def listen(
-        self, changed: Callable[[str], None], touched: Callable[[str], None] | None = None
-    ) -> None:
+    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
         """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
         other processes' changes)."""
 
