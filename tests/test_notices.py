@@ -375,3 +375,43 @@ async def test_a_notice_that_cannot_be_followed_drops_what_was_derived(
         assert "could not follow another process's change" in caplog.text
     finally:
         await bank.close()
+
+
+@pytest.mark.usefixtures("large")
+async def test_what_a_recall_finds_before_its_notice_is_followed_without_reading_the_scope(
+    pgvector_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice that another process stored a memory held back (under load it came after the
+    recall that wanted it): in a large scope the server's vector search finds the memory,
+    which comes to mind, followed as its notice would be, with nothing of the scope read
+    whole (its word index and rows would take seconds to read again)."""
+    stores = [await PgStore.open(pgvector_dsn) for _ in range(2)]
+    held: list[Callable[[MemoryNotice], None]] = []
+
+    async def unheard(heard: Callable[[MemoryNotice], None]) -> None:
+        held.append(heard)
+
+    monkeypatch.setattr(stores[0], "listen", unheard)
+    mine, theirs = await two_banks(stores, tmp_path)
+    try:
+        await fill(theirs, 150, seed=7)
+        await copied(mine)
+        lexicon = await mine.derived.lexicon.get(SCOPE)
+        reads = whole_reads(mine, monkeypatch)
+        added = await theirs.remember(
+            SCOPE, "Ana found a hedgehog asleep in the garden", when=NOW, speaker="Ana"
+        )
+        assert held  # the bank listens: what it would hear is held back
+
+        found = await mine.recall(SCOPE, "Ana found a hedgehog asleep in the garden", now=NOW)
+
+        assert added in {r.id for r in found}
+        assert reads == []
+        assert (await mine.derived.links.get(SCOPE)).holds([added])
+        assert await mine.derived.lexicon.get(SCOPE) is lexicon
+        assert added in {i for i, _ in lexicon.search(["hedgehog"], 10, context_weight=0.35)}
+    finally:
+        for bank in (mine, theirs):
+            await bank.close()
+        for store in stores:
+            await store.close()

@@ -14,8 +14,9 @@ path of the bank says once what it changed: new memories (`added`), memories cha
 (`changed`), deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors
 stored later (`embedded`). Another process's changes arrive through `heard` (its notifications,
 memory by memory: followed by the same steps, the added read from the store) or
-`changed_elsewhere` (too many to name, or sooner from a recall whose hits in the store the links
-lack: all dropped). Nothing else keeps these in step."""
+`changed_elsewhere` (too many to name: all dropped); a recall whose hits in the store the links
+lack hears of them sooner (`caught_up` in a large scope, else all dropped). Nothing else keeps
+these in step."""
 
 from __future__ import annotations
 
@@ -211,6 +212,12 @@ class Derived:
             if not heard:
                 del self._heard[scope]
             await self._apply(scope, first.kind, ids)
+
+    async def caught_up(self, scope: str, ids: Sequence[int]) -> None:
+        """The store holds the scope's memories `ids` and what was derived here lacks them:
+        another process stored them and its notice has not come yet (or this process did, a
+        moment ago). Followed as their notice will be; following it twice changes nothing."""
+        await self._apply(scope, "added", ids)
 
     async def _apply(self, scope: str, kind: NoticeKind, ids: Sequence[int]) -> None:
         if kind == "added":

@@ -91,8 +91,12 @@ class ScopeLinks:
 
     def holds(self, ids: Iterable[int]) -> bool:
         """Whether every memory of `ids` has its link here."""
+        return not self.lacking(ids)
+
+    def lacking(self, ids: Iterable[int]) -> list[int]:
+        """Those of `ids` whose link is not here."""
         asked = np.unique(np.fromiter(ids, np.int64))
-        return len(self._rows(asked)) == len(asked)
+        return [int(i) for i in np.setdiff1d(asked, self.ids[self._rows(asked)])]
 
     def around(self, candidates: Iterable[int]) -> Around:
         """The links of the candidates that exist, of every memory stored right after one of

@@ -106,15 +106,20 @@ class Retrieval:
         # rows): what it stored comes to mind from what was derived here.
         await self.derived.settled(scope)
         hits = await self._hits(scope, cue, words)
-        if hits is not None and not hits.links.holds(hits.candidates):
+        lacking = [] if hits is None else hits.links.lacking(hits.candidates)
+        if lacking:
             # The store found memories that the scope's links lack: another process stored
             # them and its notification (memory.storage's `listen`) has not come yet, which
             # under load can be after a recall here (or this process stored them a moment
-            # ago). Taken as come: what was derived from the scope is read again and the cue
-            # searched again, once, so they come to mind now, ranked as they will be; through
-            # the old links they would not come at all. (Not just those memories: the dense
-            # index and the word index here may lack others of them.)
-            self.derived.changed_elsewhere(scope)
+            # ago). Taken as come, and the cue searched again, once, so they come to mind now,
+            # ranked as they will be; through the old links they would not come at all. A
+            # small scope's derived state is read again whole (the dense index and the words
+            # here may lack others of them); a large one's would take seconds, so there only
+            # those found are followed now, the notice bringing the rest.
+            if await self._large(scope):
+                await self.derived.caught_up(scope, lacking)
+            else:
+                self.derived.changed_elsewhere(scope)
             hits = await self._hits(scope, cue, words)
         if hits is None:
             return []
