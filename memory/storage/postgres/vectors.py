@@ -73,11 +73,12 @@ _EF_SEARCH = (40, 1000)  # pgvector's default and its largest ef_search
 # To find k of a scope holding a share `size / total` of the rows it visits about
 # E = k * total / size tuples; ef_search is set as above (candidates good enough for the
 # scope's exact k), within pgvector's bounds, and max_scan_tuples to VECTOR_EF_MARGIN * E, so
-# the scan goes on where ef_search stops short. The model of the choice: a tuple the graph
-# visits costs VECTOR_TUPLE_COST times what a row of an exact scan costs (graph steps, a heap
-# fetch for the filter), so the scope's `size` rows are scanned exactly where
-# size <= VECTOR_TUPLE_COST * E, or size <= VECTOR_EXACT_UP_TO (benchmarks/README.md).
-VECTOR_TUPLE_COST = 3.0
+# the scan goes on where ef_search stops short. The model of the choice: such a search costs
+# about what an exact scan of VECTOR_TUPLE_COST * E rows costs (its ef_search candidates, up to
+# 2E, each with its neighbours' distances and a heap fetch for the filter, against one distance
+# a row), so the scope's `size` rows are scanned exactly where size <= VECTOR_TUPLE_COST * E,
+# or size <= VECTOR_EXACT_UP_TO (benchmarks/README.md has the figures).
+VECTOR_TUPLE_COST = 10.0
 _ITERATIVE_FROM = (0, 8)
 _FILL_BATCH = 1_000
 # The scope's memories, an overcount of all (from the id range: two index lookups), and
