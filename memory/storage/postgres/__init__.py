@@ -39,8 +39,8 @@ async def _kept_as_is(connection: asyncpg.Connection) -> None:
     transaction left open: nothing more. Its default reset (RESET ALL, advisory locks, cursors
     and LISTEN cleared) is a round trip on every release, as many as the store's statements,
     to clear what its connections never keep: the store sets nothing for the session that a
-    later statement relies on being unset (a vector search sets `hnsw.ef_search` itself
-    before every search), and its session locks and listeners are on its own connection
+    later statement relies on being unset (a vector search sets the `hnsw.` settings it
+    uses itself before every search), and its session locks and listeners are on its own connection
     outside the pool."""
 
 

@@ -17,7 +17,13 @@ import numpy as np
 from memory.records import Vectors
 from memory.storage.postgres.base import MIGRATION_LOCK, PgBase, clean_text
 
-__all__ = ["VECTOR_EF_MARGIN", "VECTOR_EXACT_UP_TO", "PgVectors", "real_array"]
+__all__ = [
+    "VECTOR_EF_MARGIN",
+    "VECTOR_EXACT_UP_TO",
+    "VECTOR_TUPLE_COST",
+    "PgVectors",
+    "real_array",
+]
 
 
 log = logging.getLogger(__name__)
@@ -52,7 +58,7 @@ DROP TRIGGER IF EXISTS memories_vector_stale ON memories;
 CREATE TRIGGER memories_vector_stale BEFORE UPDATE OF embedding ON memories FOR EACH ROW
     WHEN (NEW.embedding IS DISTINCT FROM OLD.embedding) EXECUTE FUNCTION kizuna_vector_stale();
 """
-# HNSW in pgvector 0.6 (no iterative scans) filters by scope after the graph search: a scan
+# HNSW in pgvector 0.5-0.7 (no iterative scans) filters by scope after the graph search: a scan
 # that looks at ef_search candidates finds about ef_search * (scope's share of the rows) of the
 # scope's. ef_search is raised so that this is VECTOR_EF_MARGIN times k; past pgvector's
 # limit, or for a scope of at most VECTOR_EXACT_UP_TO memories, the scope's rows are scanned
@@ -62,6 +68,18 @@ CREATE TRIGGER memories_vector_stale BEFORE UPDATE OF embedding ON memories FOR 
 VECTOR_EXACT_UP_TO = 500
 VECTOR_EF_MARGIN = 2.0
 _EF_SEARCH = (40, 1000)  # pgvector's default and its largest ef_search
+# pgvector 0.8 scans the graph iteratively (hnsw.iterative_scan): past its ef_search candidates
+# it goes on until k rows have passed the scope's filter or hnsw.max_scan_tuples were visited.
+# To find k of a scope holding a share `size / total` of the rows it visits about
+# E = k * total / size tuples; ef_search is set as above (candidates good enough for the
+# scope's exact k), within pgvector's bounds, and max_scan_tuples to VECTOR_EF_MARGIN * E, so
+# the scan goes on where ef_search stops short. The model of the choice: such a search costs
+# about what an exact scan of VECTOR_TUPLE_COST * E rows costs (its ef_search candidates, up to
+# 2E, each with its neighbours' distances and a heap fetch for the filter, against one distance
+# a row), so the scope's `size` rows are scanned exactly where size <= VECTOR_TUPLE_COST * E,
+# or size <= VECTOR_EXACT_UP_TO (benchmarks/README.md has the figures).
+VECTOR_TUPLE_COST = 10.0
+_ITERATIVE_FROM = (0, 8)
 _FILL_BATCH = 1_000
 # The scope's memories, an overcount of all (from the id range: two index lookups), and
 # ef_search = VECTOR_EF_MARGIN * k * all / the scope's ($2 = the margin times k), within
@@ -76,6 +94,26 @@ SELECT size, total, set_config(
     greatest($3::int, least($4::int, ceil($2::float8 * total / greatest(size, 1))))::int::text,
     false
 ) FROM n
+"""
+# The same, for an iterative scan: relaxed order (the search re-sorts what it finds),
+# max_scan_tuples = VECTOR_EF_MARGIN * k * all / the scope's, and the memory the scan may use
+# (hnsw.scan_mem_multiplier times work_mem) enough for that many tuples of $5 dimensions.
+_ITERATIVE_PLAN = """
+WITH n AS (
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0) AS size,
+           coalesce((SELECT max(id) - min(id) + 1 FROM memories), 0) AS total
+), t AS (
+    SELECT size, total, least(2147483647, ceil($2::float8 * total / greatest(size, 1))) AS tuples
+    FROM n
+)
+SELECT size, total, set_config(
+    'hnsw.ef_search', greatest($3::int, least($4::int, tuples))::int::text, false
+), set_config('hnsw.iterative_scan', 'relaxed_order', false),
+set_config('hnsw.max_scan_tuples', greatest($3::int, tuples)::int::text, false),
+set_config('hnsw.scan_mem_multiplier', least(1000, greatest(1, ceil(
+    tuples * (4 * $5::float8 + 128) / pg_size_bytes(current_setting('work_mem'))
+)))::text, false)
+FROM t
 """
 
 
@@ -98,6 +136,8 @@ class PgVectors(PgBase):
         super().__init__(pool, dsn, instance)
         # Whether the server searches vectors (pgvector): set at open.
         self.searches_vectors = False
+        # Whether its HNSW scans are iterative (pgvector 0.8 or later): set at open.
+        self.iterative_scans = False
         self.vector_exact_up_to = VECTOR_EXACT_UP_TO
         self._vector_indexes: set[tuple[str, int]] = set()  # (embedder, dimension) made
         self.exact_searches = 0  # vector searches that scanned their scope: tests, benchmarks
@@ -115,7 +155,8 @@ class PgVectors(PgBase):
                         "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
                     )
                 )
-                hnsw = tuple(int(n) for n in re.findall(r"\d+", version)[:2]) >= (0, 5)
+                release = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+                hnsw = release >= (0, 5)
                 if hnsw:
                     await conn.execute(_VECTOR_SETUP)
         except asyncpg.PostgresError as e:
@@ -136,6 +177,7 @@ class PgVectors(PgBase):
             )
             return
         self.searches_vectors = True
+        self.iterative_scans = release >= _ITERATIVE_FROM
         filled = await self.fill_vectors()
         log.info(
             "dense search: pgvector %s in %s%s",
@@ -203,9 +245,9 @@ class PgVectors(PgBase):
         self, scope: str, embedder: str, query: Vectors, k: int
     ) -> list[tuple[int, float]]:
         """The scope's k memories nearest `query` (embedded by `embedder`), as (id, inner
-        product), best first: the HNSW index where the scope is a large enough share of the
-        rows for a graph search to find k of its own, else (or when it finds fewer) an exact
-        scan of the scope's rows. Only with `searches_vectors`."""
+        product), best first: the HNSW index where a graph search finds k of the scope's for
+        less than an exact scan of its rows costs, else (or when it finds fewer) that exact
+        scan. Only with `searches_vectors`."""
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         dimension = len(vector)
         await self._vector_index(embedder, dimension)
@@ -215,22 +257,41 @@ class PgVectors(PgBase):
         distance = f"embedding_v::vector({dimension}) <#> $2::real[]::vector({dimension})"
         values = vector.tolist()
         async with self._pool.acquire() as conn:
-            # The sizes, and ef_search set from them in the same trip. For the session, not
-            # the transaction (there is none: it would cost two more trips): every search on
-            # this connection sets it before it uses the graph (the pool leaves it set).
-            row = await conn.fetchrow(_VECTOR_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH)
+            # The sizes, and the scan's settings set from them in the same trip. For the
+            # session, not the transaction (there is none: it would cost two more trips): every
+            # search on this connection sets them before it uses the graph (the pool leaves
+            # them set).
+            if self.iterative_scans:
+                row = await conn.fetchrow(
+                    _ITERATIVE_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH, dimension
+                )
+            else:
+                row = await conn.fetchrow(_VECTOR_PLAN, scope, VECTOR_EF_MARGIN * k, *_EF_SEARCH)
             size, total = int(row[0]), int(row[1])
             if not size:
                 return []
-            ef = math.ceil(VECTOR_EF_MARGIN * k * total / size)
-            if size > self.vector_exact_up_to and ef <= _EF_SEARCH[1]:
-                rows = await conn.fetch(
-                    f"SELECT id, -({distance}) FROM memories WHERE scope = $1 AND {rows_of}"
-                    f" ORDER BY {distance} LIMIT $3",
-                    scope,
-                    values,
-                    k,
+            if self.iterative_scans:
+                graph = (
+                    size > self.vector_exact_up_to and size > VECTOR_TUPLE_COST * k * total / size
                 )
+                # Relaxed order (quicker than strict: benchmarks/README.md), re-sorted here; the
+                # CTE keeps the sort from reaching into the index scan.
+                search = (
+                    f"WITH found AS MATERIALIZED (SELECT id, {distance} AS d FROM memories"
+                    f" WHERE scope = $1 AND {rows_of} ORDER BY {distance} LIMIT $3)"
+                    " SELECT id, -d FROM found ORDER BY d, id"
+                )
+            else:
+                graph = (
+                    size > self.vector_exact_up_to
+                    and math.ceil(VECTOR_EF_MARGIN * k * total / size) <= _EF_SEARCH[1]
+                )
+                search = (
+                    f"SELECT id, -({distance}) FROM memories WHERE scope = $1 AND {rows_of}"
+                    f" ORDER BY {distance} LIMIT $3"
+                )
+            if graph:
+                rows = await conn.fetch(search, scope, values, k)
                 if len(rows) >= min(k, size):
                     return [(int(r[0]), float(r[1])) for r in rows]
             self.exact_searches += 1
