@@ -114,6 +114,7 @@ SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has 
 COPY_BATCH = 50_000
 SCANS = 5
 RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
+INDEX_BUILD_MEMORY = "4GB"  # maintenance_work_mem for --pgvector's HNSW build: a million fit
 CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
 ZONES = ("Europe/London", "America/New_York", "Asia/Shanghai", "Asia/Tokyo")
 ZONED = 0.05  # of the contacts set their time zone
@@ -309,8 +310,18 @@ async def build(
     finally:
         await conn.close()
     if args.pgvector:
-        # The HNSW index, before the run (else the first search would build it).
+        # The HNSW index, before the run (else the first search would build it), in memory
+        # as a host would give a one-off build of this size (the store asks for at least
+        # 256 MB, which holds the graph of about 100k of these vectors).
         started = time.perf_counter()
+        conn = await asyncpg.connect(dsn)
+        try:
+            name = await conn.fetchval("SELECT current_database()")
+            await conn.execute(
+                f"ALTER DATABASE \"{name}\" SET maintenance_work_mem = '{INDEX_BUILD_MEMORY}'"
+            )
+        finally:
+            await conn.close()
         store = await PgStore.open(dsn)
         try:
             if not store.searches_vectors:

@@ -232,8 +232,13 @@ class PgVectors(PgBase):
         )
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-            # Building the graph in memory is much faster than on disk (benchmarks/README.md).
-            await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            # Building the graph in memory is much faster than on disk (benchmarks/README.md):
+            # at least 256 MB, more where the server is set to give more.
+            await conn.execute(
+                "SELECT set_config('maintenance_work_mem', (greatest(pg_size_bytes("
+                "current_setting('maintenance_work_mem')), pg_size_bytes('256MB')) / 1024)"
+                " || 'kB', true)"
+            )
             await conn.execute(
                 f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw"
                 f" ((embedding_v::vector({dimension})) vector_ip_ops)"
