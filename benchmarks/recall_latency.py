@@ -127,7 +127,7 @@ from recall_quality import sessions, turn_text
 import memory.recall.dense
 import memory.recall.index
 import memory.recall.retrieval
-from memory.bank import INDEX_FOLDER, MemoryBank
+from memory.bank import INDEX_FOLDER, Capacity, MemoryBank
 from memory.bank.bank import NEIGHBOUR_GAP
 from memory.embeddings import HashEmbedder
 from memory.recall.catchup import EMBED_BATCH
@@ -953,8 +953,13 @@ async def run_embedder(
                         + ("has" if store.searches_vectors else "has no")
                         + " pgvector (its log line above says why)"
                     )
+                # With pgvector every scope is the server's to search, whatever its size.
                 bank = await MemoryBank.open(
-                    folder / f"{kind}-{size}", kind, deterministic=True, store=store
+                    folder / f"{kind}-{size}",
+                    kind,
+                    deterministic=True,
+                    store=store,
+                    capacity=Capacity(server_from=0),
                 )
                 stages += await run_bank(bank, [size], turns, cues, now, kind, cache, crowd)
             finally:

@@ -19,10 +19,10 @@ import openai
 import pytest
 
 import memory.storage.postgres.vectors
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
-from memory.recall.dense import ServerIndex
+from memory.recall.dense import ServerIndex, SizedIndex
 from memory.recall.index import IndexCache, ScopeIndex, _build_alone
 from memory.records import NewMemory, Vectors
 from memory.storage.migrate import copy_store
@@ -46,6 +46,7 @@ TEXTS = [
     "The piano needs tuning before the concert",
     "Carol wants to learn to bake bread",
 ]
+SERVER = Capacity(server_from=0)  # every scope searched by the server, whatever its size
 CUES = ["what is the cat called?", "where does Bob work?", "skiing accident", "cake", "piano"]
 
 
@@ -95,7 +96,8 @@ async def test_the_server_searches_where_pgvector_is_and_faiss_where_it_is_not(
 ) -> None:
     assert pgv.searches_vectors
     bank = await MemoryBank.open(tmp_path / "a", "hash", store=pgv, deterministic=True)
-    assert isinstance(bank.derived.dense, ServerIndex)
+    assert isinstance(bank.derived.dense, SizedIndex)
+    assert isinstance(bank.derived.dense.server, ServerIndex)
     await bank.close()
     with caplog.at_level(logging.INFO, logger="memory.storage.postgres.vectors"):
         plain = await PgStore.open(postgres_dsn)  # Debian's server: no pgvector
@@ -303,6 +305,38 @@ async def test_without_iterative_scans_ef_search_is_raised_or_the_scope_scanned(
         await old.close()
 
 
+async def test_a_scope_is_searched_by_faiss_below_server_from_and_by_the_server_from_it(
+    pgv: PgStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With pgvector, a small scope is searched by FAISS (the server would scan its rows) and
+    a large one by the server (no process builds its graph); each what the other wrote."""
+    searched: list[str] = []
+    search = pgv.vector_search
+
+    async def counted(scope: str, embedder: str, query: Vectors, k: int) -> list[tuple[int, float]]:
+        searched.append(scope)
+        return await search(scope, embedder, query, k)
+
+    monkeypatch.setattr(pgv, "vector_search", counted)
+    bank = await MemoryBank.open(
+        tmp_path, "hash", store=pgv, deterministic=True, capacity=Capacity(server_from=4)
+    )
+    try:
+        for text in TEXTS[:3]:
+            await bank.remember("small", text, when=WHEN)
+        for text in TEXTS:
+            await bank.remember("large", text, when=WHEN)
+        for scope in ("small", "large"):
+            hits = await bank.recall(scope, TEXTS[1], k=3, now=WHEN)
+            assert hits and hits[0].text == TEXTS[1]
+        assert searched == ["large"]
+        name = bank.embedder.name
+        assert bank.derived.indexes.open_index("small", name) is not None
+        assert bank.derived.indexes.open_index("large", name) is None
+    finally:
+        await bank.close()
+
+
 async def test_recall_with_pgvector_equals_recall_with_faiss(
     pgv: PgStore, postgres_dsn: str, tmp_path: Path
 ) -> None:
@@ -310,7 +344,9 @@ async def test_recall_with_pgvector_equals_recall_with_faiss(
     same full-text search, so the same lexical scores): the same recall, the same ids."""
     plain = await PgStore.open(postgres_dsn)
     banks = [
-        await MemoryBank.open(tmp_path / "pg", "hash", clock=FakeClock(WHEN), store=pgv),
+        await MemoryBank.open(
+            tmp_path / "pg", "hash", clock=FakeClock(WHEN), store=pgv, capacity=SERVER
+        ),
         await MemoryBank.open(tmp_path / "faiss", "hash", clock=FakeClock(WHEN), store=plain),
     ]
     try:
@@ -320,7 +356,8 @@ async def test_recall_with_pgvector_equals_recall_with_faiss(
             for i, text in enumerate(TEXTS):
                 await bank.remember("u1", text, when=WHEN + timedelta(hours=i))
                 await bank.remember("u2", text.replace("Alice", "Dana"), when=WHEN)
-        assert isinstance(banks[0].derived.dense, ServerIndex)
+        # The server searched the scope: FAISS holds nothing of it.
+        assert banks[0].derived.indexes.open_index("u1", banks[0].embedder.name) is None
         assert isinstance(banks[1].derived.dense, IndexCache)
         for cue in CUES:
             found = [[(r.id, round(r.score, 5)) for r in await b.recall("u1", cue)] for b in banks]
@@ -351,7 +388,9 @@ async def test_diversity_with_pgvector_equals_diversity_with_faiss(
     texts.insert(5, "the same lake again, at 0.855 facing 0")
     texts.append("the low end, at 0.70 facing 8")
     banks = [
-        await MemoryBank.open(tmp_path / "pg", FacingE5(), FakeClock(WHEN), store=pgv),
+        await MemoryBank.open(
+            tmp_path / "pg", FacingE5(), FakeClock(WHEN), store=pgv, capacity=SERVER
+        ),
         await MemoryBank.open(tmp_path / "faiss", FacingE5(), FakeClock(WHEN), store=plain),
     ]
     try:
@@ -364,7 +403,8 @@ async def test_diversity_with_pgvector_equals_diversity_with_faiss(
             ]
             hits = await bank.recall("u1", "what comes to mind?", k=7, now=WHEN)
             found.append([ids.index(h.id) for h in hits])
-        assert isinstance(banks[0].derived.dense, ServerIndex)
+        # The server searched the scope: FAISS holds nothing of it.
+        assert banks[0].derived.indexes.open_index("u1", banks[0].embedder.name) is None
         assert isinstance(banks[1].derived.dense, IndexCache)
         assert found[0] == found[1] == [0, 1, 2, 3, 4, 6, 5]
     finally:
@@ -374,7 +414,7 @@ async def test_diversity_with_pgvector_equals_diversity_with_faiss(
 
 
 async def test_forgotten_memories_leave_the_search(pgv: PgStore, tmp_path: Path) -> None:
-    bank = await MemoryBank.open(tmp_path, "hash", store=pgv, deterministic=True)
+    bank = await MemoryBank.open(tmp_path, "hash", store=pgv, deterministic=True, capacity=SERVER)
     try:
         ids = [await bank.remember("u1", text, when=WHEN) for text in TEXTS]
         cue = await bank.retrieval.cues.vector(TEXTS[0])
@@ -394,7 +434,9 @@ async def test_another_process_memory_is_found_at_once(pgvector_dsn: str, tmp_pa
     """No notification to wait for: the other process's insert is in the server's index."""
     stores = [await PgStore.open(pgvector_dsn) for _ in range(2)]
     banks = [
-        await MemoryBank.open(tmp_path / str(i), "hash", store=s, deterministic=True)
+        await MemoryBank.open(
+            tmp_path / str(i), "hash", store=s, deterministic=True, capacity=SERVER
+        )
         for i, s in enumerate(stores)
     ]
     try:
@@ -419,7 +461,9 @@ async def test_a_memory_stored_while_the_embedder_was_out_is_searched_once_it_is
         client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
         embedder = OpenAIEmbedder(client, "fake-embedding", dimension=8)
         clock = FakeClock(WHEN)
-        bank = await MemoryBank.open(tmp_path, embedder, clock, deterministic=True, store=pgv)
+        bank = await MemoryBank.open(
+            tmp_path, embedder, clock, deterministic=True, store=pgv, capacity=SERVER
+        )
         try:
             first = await bank.remember("u1", "Alice adopted a kitten called Mochi")
             await bank.recall("u1", "her pet")  # the scope is searched: ready
@@ -439,12 +483,16 @@ async def test_reindex_under_another_embedder_searches_its_vectors(
 ) -> None:
     """Another embedder (another dimension): its own HNSW index; `kizuna memories reindex`
     embeds everything anew, and nothing needs rebuilding after."""
-    old = await MemoryBank.open(tmp_path, HashEmbedder(16), store=pgv, deterministic=True)
+    old = await MemoryBank.open(
+        tmp_path, HashEmbedder(16), store=pgv, deterministic=True, capacity=SERVER
+    )
     ids = [await old.remember("u1", text, when=WHEN) for text in TEXTS]
     cat = await old.retrieval.cues.vector("cat")
     assert len((await old.similar("u1", [cat], 20))[0]) == len(ids)
     await old.close()
-    new = await MemoryBank.open(tmp_path, HashEmbedder(64), store=pgv, deterministic=True)
+    new = await MemoryBank.open(
+        tmp_path, HashEmbedder(64), store=pgv, deterministic=True, capacity=SERVER
+    )
     try:
         assert await new.reindex() == len(TEXTS)
         assert await new.reindex() == 0

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import memory.recall.retrieval
-from memory.bank import MemoryBank
+from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.records import MemoryNotice, NoticeKind
 from memory.storage.postgres import PgStore
@@ -186,10 +186,17 @@ async def rebuilt(bank: MemoryBank, folder: Path) -> list[list[tuple[int, str, f
         await fresh.close()
 
 
-async def two_banks(stores: Sequence[PgStore], tmp_path: Path) -> list[MemoryBank]:
+async def two_banks(
+    stores: Sequence[PgStore], tmp_path: Path, capacity: Capacity | None = None
+) -> list[MemoryBank]:
     return [
         await MemoryBank.open(
-            tmp_path / str(i), "hash", FakeClock(NOW), deterministic=True, store=store
+            tmp_path / str(i),
+            "hash",
+            FakeClock(NOW),
+            deterministic=True,
+            store=store,
+            capacity=capacity,
         )
         for i, store in enumerate(stores)
     ]
@@ -392,7 +399,7 @@ async def test_what_a_recall_finds_before_its_notice_is_followed_without_reading
         held.append(heard)
 
     monkeypatch.setattr(stores[0], "listen", unheard)
-    mine, theirs = await two_banks(stores, tmp_path)
+    mine, theirs = await two_banks(stores, tmp_path, Capacity(server_from=0))
     try:
         await fill(theirs, 150, seed=7)
         await copied(mine)

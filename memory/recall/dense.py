@@ -1,10 +1,12 @@
-"""The dense half of recall behind one seam, `DenseIndex`, with two implementations:
+"""The dense half of recall behind one seam, `DenseIndex`, with three implementations:
 
 - memory.recall.index.IndexCache: FAISS indexes, one per (scope, embedder), derived from the store's
   embeddings, kept in memory and in files (SQLite; PostgreSQL without pgvector);
 - `ServerIndex`: the store searches its own embeddings (PostgreSQL with pgvector, an HNSW
   index in the server). Nothing is on disk here and nothing goes stale: what another process
-  writes is found by the next search.
+  writes is found by the next search;
+- `SizedIndex` (PostgreSQL with pgvector): the server's search for large scopes, FAISS for
+  the others.
 
 memory/recall/derived.py tells the index what the bank wrote (`added`, `removed`) and what other
 processes did (`stored_elsewhere`, `removed_elsewhere`); the FAISS indexes follow along, the
@@ -13,12 +15,12 @@ server's index already holds it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from memory.records import Vectors
 
-__all__ = ["DenseIndex", "ScopeSearch", "ServerIndex", "VectorStore", "server_index"]
+__all__ = ["DenseIndex", "ScopeSearch", "ServerIndex", "SizedIndex", "VectorStore", "server_index"]
 
 
 class ScopeSearch(Protocol):
@@ -165,6 +167,60 @@ class ServerIndex:
 
     async def flush(self) -> int:
         return 0
+
+
+class SizedIndex:
+    """The server's search for a scope of `server_from` memories or more, where its graph
+    pays and no process builds one; FAISS (`local`) below it, where the server would scan the
+    scope's rows (a scope that is a small share of a large table finds too few of its own
+    along the graph) and an exact search in the process takes a millisecond or two
+    (benchmarks/README.md). `size(scope)` counts the scope's memories. What the bank writes
+    goes to both: each follows only the scopes it holds."""
+
+    def __init__(
+        self,
+        server: ServerIndex,
+        local: DenseIndex,
+        size: Callable[[str], Awaitable[int]],
+        server_from: int,
+    ) -> None:
+        self.server = server
+        self.local = local
+        self._size = size
+        self._from = server_from
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self.local or key in self.server
+
+    async def searcher(self, scope: str, embedder: str, dimension: int) -> ScopeSearch:
+        if await self._size(scope) >= self._from:
+            return await self.server.searcher(scope, embedder, dimension)
+        return await self.local.searcher(scope, embedder, dimension)
+
+    async def added(
+        self, scope: str, embedder: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
+    ) -> None:
+        await self.server.added(scope, embedder, ids, vectors)
+        await self.local.added(scope, embedder, ids, vectors)
+
+    async def removed(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        await self.local.removed(scope, embedder, ids)
+
+    async def stored_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        await self.local.stored_elsewhere(scope, embedder, ids)
+
+    async def removed_elsewhere(self, scope: str, embedder: str, ids: Sequence[int]) -> None:
+        await self.local.removed_elsewhere(scope, embedder, ids)
+
+    def drop(self, scope: str, embedder: str) -> None:
+        self.local.drop(scope, embedder)
+
+    async def delete_file(self, scope: str, embedder: str) -> None:
+        await self.server.delete_file(scope, embedder)
+        await self.local.delete_file(scope, embedder)
+
+    async def flush(self) -> int:
+        return await self.local.flush()
 
 
 def server_index(store: object) -> ServerIndex | None:

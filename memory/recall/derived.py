@@ -3,20 +3,20 @@
 The store holds the truth; everything here is derived from it and rebuilt from it whenever in
 doubt:
 
-- the dense index (memory/recall/dense.py: FAISS files, memory/recall/index.py, or the store's own
-  vector search), one per scope and embedder; - the links ranking reads (memory/recall/links.py); -
-  the word index of a large scope (memory/recall/lexicon.py); - the copy of a large scope's rows
-  (memory/recall/rowcache.py); - the counts full-text search chooses a cue's words by (`Counts`).
+- the dense index (memory/recall/dense.py: FAISS files, memory/recall/index.py, or for a large
+  scope the store's own vector search where it has one), one per scope and embedder; - the links
+  ranking reads (memory/recall/links.py); - the word index of a large scope
+  (memory/recall/lexicon.py); - the copy of a large scope's rows (memory/recall/rowcache.py); -
+  the counts full-text search chooses a cue's words by (`Counts`).
 
-Whatever of these is kept in memory (the dense indexes too, unless the server searches by
-meaning) shares one byte budget for the whole process (memory/recall/budget.py). Each write
-path of the bank says once what it changed: new memories (`added`), memories changed in place
-(`changed`), deleted ones (`removed`), a scope emptied or re-embedded (`dropped`), vectors
-stored later (`embedded`). Another process's changes arrive through `heard` (its notifications,
-memory by memory: followed by the same steps, the added read from the store) or
-`changed_elsewhere` (too many to name: all dropped); a recall whose hits in the store the links
-lack hears of them sooner (`caught_up` in a large scope, else all dropped). Nothing else keeps
-these in step."""
+Whatever of these is kept in memory (the FAISS indexes too) shares one byte budget for the whole
+process (memory/recall/budget.py). Each write path of the bank says once what it changed: new
+memories (`added`), memories changed in place (`changed`), deleted ones (`removed`), a scope
+emptied or re-embedded (`dropped`), vectors stored later (`embedded`). Another process's changes
+arrive through `heard` (its notifications, memory by memory: followed by the same steps, the
+added read from the store) or `changed_elsewhere` (too many to name: all dropped); a recall
+whose hits in the store the links lack hears of them sooner (`caught_up` in a large scope, else
+all dropped). Nothing else keeps these in step."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.recall.budget import CACHE_BYTES, Budget
-from memory.recall.dense import DenseIndex, ScopeSearch, server_index
-from memory.recall.index import IndexCache
+from memory.recall.dense import DenseIndex, ScopeSearch, SizedIndex, server_index
+from memory.recall.index import HNSW_FROM, IndexCache
 from memory.recall.lexicon import LexiconCache
 from memory.recall.links import LINK_SCOPES, LinkCache
 from memory.recall.rowcache import ROW_SCOPES, RowCache
@@ -92,12 +92,14 @@ class Counts:
 class Capacity:
     """How much of what is derived is kept in memory: at most `index_capacity` dense indexes
     open, the links of `link_scopes` scopes and the rows of `row_scopes`, all of them (and the
-    word indexes of large scopes) within `cache_bytes`."""
+    word indexes of large scopes) within `cache_bytes`; with a store that searches vectors
+    itself, no dense index of a scope of `server_from` memories or more."""
 
     index_capacity: int = 10_000
     link_scopes: int = LINK_SCOPES
     row_scopes: int = ROW_SCOPES
     cache_bytes: int = CACHE_BYTES
+    server_from: int = HNSW_FROM  # (where FAISS would build a graph)
 
 
 class Derived:
@@ -111,20 +113,28 @@ class Derived:
         self.indexes = IndexCache(
             folder, store, capacity=capacity.index_capacity, budget=self.budget
         )
-        # The dense half of recall: the store's own vector search where it has one
-        # (PostgreSQL with pgvector), else the FAISS indexes above.
-        self.dense: DenseIndex = server_index(store) or self.indexes
+        self.counts = Counts(store)
+        # The dense half of recall: the FAISS indexes above, and where the store searches
+        # vectors itself (PostgreSQL with pgvector) its search for the large scopes.
+        server = server_index(store)
+        self.dense: DenseIndex = (
+            self.indexes
+            if server is None
+            else SizedIndex(server, self.indexes, self._size, capacity.server_from)
+        )
         # What ranking needs of each memory before its text.
         self.links = LinkCache(store, capacity.link_scopes, self.budget)
         # What full-text search reads in a large scope, and what recall answers with there.
         self.lexicon = LexiconCache(store, budget=self.budget)
         self.rows = RowCache(store, capacity.row_scopes, self.budget)
-        self.counts = Counts(store)
         # Other processes' changes heard and not yet followed, by scope, and the task
         # following each scope's.
         self._heard: dict[str, list[MemoryNotice]] = {}
         self._following: dict[str, asyncio.Task[None]] = {}
         self._closed = False  # (a store shared with other banks may go on hearing)
+
+    async def _size(self, scope: str) -> int:
+        return (await self.counts.sizes(scope))[0]
 
     def searched(self, scope: str) -> bool:
         """Whether the scope's dense search was made ready by this process (the bank embeds
