@@ -60,6 +60,12 @@ def told(intentions: Any, special_days: Any) -> list[Said]:
     return [Said(user_id, NOW, " ... ".join(parts[label]) or "…") for label, user_id in IDS.items()]
 
 
+def found_in(text: str) -> tuple[str, datetime]:
+    """The kind and due time of the one intention the local reading takes from `text`."""
+    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
+    return found.kind, found.due_at
+
+
 def read(
     intentions: Any,
     special_days: Any = None,
@@ -788,8 +794,7 @@ def test_others_plans_skipped_ones_what_used_to_be_and_quoted_words_are_left_alo
 def test_special_days_holidays_and_cantonese_days_are_read(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -817,8 +822,7 @@ def test_special_days_holidays_and_cantonese_days_are_read(
 def test_the_events_day_and_hour_are_told_apart_from_the_others_a_sentence_names(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -845,8 +849,7 @@ def test_the_events_day_and_hour_are_told_apart_from_the_others_a_sentence_names
 def test_plans_in_the_present_calls_and_plans_before_a_question_are_read(
     text: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize("text", ["moving out next month finally", "我表妹下个月结婚"])
@@ -888,8 +891,7 @@ def test_holidays_coming_and_what_is_not_the_users_job_are_left_alone(text: str)
 def test_moods_memories_mornings_and_arrivals_told_in_more_ways_are_read(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -943,8 +945,7 @@ def test_not_taking_part_the_calendars_days_and_wondering_are_left_alone(text: s
 def test_ops_last_days_weekends_away_and_days_told_before_asking_are_read(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -981,8 +982,7 @@ def test_bills_sold_out_shows_resolutions_and_others_doings_are_left_alone(text:
 def test_visits_jobs_done_for_the_user_and_results_after_a_scan_are_read(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -993,8 +993,7 @@ def test_visits_jobs_done_for_the_user_and_results_after_a_scan_are_read(
     ],
 )
 def test_completing_on_a_home_and_being_somewhere_are_plans(text: str, due: datetime) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1028,8 +1027,7 @@ def test_questions_without_their_mark_and_what_one_ought_to_do_are_left_alone(te
 def test_weeks_counted_dotted_dates_and_an_event_after_a_habit_are_read(
     text: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 def test_staying_in_while_others_have_their_party_is_left_alone() -> None:
@@ -1066,8 +1064,7 @@ def test_a_class_by_its_subject_is_an_event() -> None:
     ],
 )
 def test_the_day_they_married_told_is_their_anniversary(text: str, due: datetime) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("special_day", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("special_day", due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1087,8 +1084,7 @@ def test_the_day_they_married_told_is_their_anniversary(text: str, due: datetime
 def test_plans_after_a_long_telling_and_friends_weddings_the_user_is_in_are_read(
     text: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1107,8 +1103,7 @@ def test_plans_after_a_long_telling_and_friends_weddings_the_user_is_in_are_read
     ],
 )  # fmt: skip
 def test_mornings_pets_calls_and_guests_are_read(text: str, kind: str, due: datetime) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1154,8 +1149,7 @@ def test_horoscopes_remembrance_and_what_others_will_do_are_left_alone(text: str
 def test_turning_an_age_and_spans_from_day_to_day_are_read(
     text: str, kind: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == (kind, due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == (kind, due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1168,8 +1162,7 @@ def test_turning_an_age_and_spans_from_day_to_day_are_read(
     ],
 )
 def test_work_due_fittings_and_treatments_are_events(text: str, due: datetime) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 @pytest.mark.parametrize(
@@ -1224,8 +1217,7 @@ def test_others_going_while_the_user_stays_home_is_left_alone(text: str) -> None
 def test_words_of_others_or_of_every_outside_the_days_clause_leave_the_event_read(
     text: str, due: datetime
 ) -> None:
-    [found] = local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None))
-    assert (found.kind, found.due_at) == ("follow_up", due.replace(tzinfo=SHANGHAI))
+    assert found_in(text) == ("follow_up", due.replace(tzinfo=SHANGHAI))
 
 
 def test_this_weeks_day_gone_by_is_the_coming_one() -> None:
