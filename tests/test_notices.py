@@ -24,6 +24,7 @@ from memory.clock import FakeClock
 from memory.records import MemoryNotice, NoticeKind
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.memories import notice
+from tests.test_lexicon import fresh_recall
 from tests.test_links import SCOPE, START, fill, recalled
 from tests.test_pgstore import new
 from tests.test_rowcache import copied, counting_reads
@@ -176,16 +177,6 @@ def whole_reads(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return reads
 
 
-async def rebuilt(bank: MemoryBank, folder: Path) -> list[list[tuple[int, str, float, float]]]:
-    """What `bank`'s store recalls to a bank of its own, everything derived read afresh."""
-    fresh = await MemoryBank.open(folder, "hash", bank.clock, deterministic=True, store=bank.store)
-    try:
-        await fresh.derived.lexicon.get(SCOPE)
-        return await recalled(fresh)
-    finally:
-        await fresh.close()
-
-
 async def two_banks(
     stores: Sequence[PgStore], tmp_path: Path, capacity: Capacity | None = None
 ) -> list[MemoryBank]:
@@ -267,7 +258,7 @@ async def test_a_few_changes_elsewhere_are_followed_without_reading_the_scope_ag
             assert not {r.id for r in await mine.recall(SCOPE, text, k=50, now=NOW)} & set(gone)
         hedgehog = await mine.recall(SCOPE, "the hedgehog in the snow", k=3, now=NOW)
         assert {r.id for r in hedgehog} & {*added, ids[30]}
-        assert now == await rebuilt(mine, tmp_path / "fresh")
+        assert now == await fresh_recall(mine, tmp_path / "fresh")
     finally:
         for bank in (mine, theirs):
             await bank.close()
@@ -299,7 +290,7 @@ async def test_many_forgotten_at_once_elsewhere_drop_what_was_derived(
         assert mine.derived.indexes.open_index(SCOPE, name) is None
         for text in forgotten:
             assert not {r.id for r in await mine.recall(SCOPE, text, k=50, now=NOW)} & set(gone)
-        assert await recalled(mine) == await rebuilt(mine, tmp_path / "fresh")
+        assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
     finally:
         for bank in (mine, theirs):
             await bank.close()
@@ -355,7 +346,7 @@ async def test_a_notice_late_or_for_what_is_not_loaded_here_harms_nothing(
         assert not links.holds([unknown]) and links.holds([ids[0], *ids[10:]])
         now = await recalled(mine)
         assert reads == []
-        assert now == await rebuilt(mine, tmp_path / "fresh")
+        assert now == await fresh_recall(mine, tmp_path / "fresh")
     finally:
         for bank in (mine, theirs):
             await bank.close()
