@@ -21,9 +21,10 @@ from bot.persona.file import GroupPolicy, Identity, Persona, load_persona
 from bot.prompts import FLOOR_TASK, floor_messages
 from bot.tomlfile import TomlError
 from memory.clock import FakeClock
+from memory.storage.postgres import PgStore
 from tests.fakes.factories import make_event, make_persona, open_bot
 from tests.fakes.models import ScriptedChatModel, make_router
-from tests.fakes.postgres import StoreOpener
+from tests.fakes.postgres import StoreOpener, cut_listening
 
 
 def group(text: str, user: str = "u1", channel: str = "c1") -> ChatEvent:
@@ -346,6 +347,49 @@ async def test_a_change_in_another_process_is_seen_without_a_restart(
         async with asyncio.timeout(10):  # the notification comes from the server
             await heard.wait()
         assert (await other.policy(miao, here)).mode == "listen"
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_a_change_made_while_the_listening_connection_was_lost_is_seen(
+    open_store: StoreOpener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection on which a process hears of /group changes is cut (a server restart):
+    what it kept is read again, and it hears again on a new connection."""
+    path = tmp_path / "kizuna.sqlite3"
+    miao, here, there = persona(), group("so anyway"), group("hm", channel="c2")
+    first, second = await open_store(path), await open_store(path)
+    try:
+        one = Floor(FakeClock(), random.Random(0), rooms=first)
+        other = Floor(FakeClock(), random.Random(0), rooms=second)
+        missed, heard = asyncio.Event(), asyncio.Event()
+
+        def lost() -> None:
+            Floor.missed(other)
+            missed.set()
+
+        def changed(persona: str, room: str) -> None:
+            Floor.changed_elsewhere(other, persona, room)
+            heard.set()
+
+        monkeypatch.setattr(other, "missed", lost)
+        monkeypatch.setattr(other, "changed_elsewhere", changed)
+        assert (await other.policy(miao, here)).mode != "listen"  # read, and kept
+        assert isinstance(second, PgStore)
+        await cut_listening(await open_store.dsn(path), second.instance)
+        async with asyncio.timeout(10):
+            await missed.wait()
+        await one.set_channel(miao, here, ChannelFloor(mode="listen"))
+        assert (await other.policy(miao, here)).mode == "listen"
+        await one.set_channel(miao, there, ChannelFloor(mode="listen"))
+        assert (await other.policy(miao, there)).mode == "listen"  # read after the change
+        heard.clear()
+        await one.set_channel(miao, there, ChannelFloor())
+        async with asyncio.timeout(10):  # heard on the connection got back
+            await heard.wait()
+        assert (await other.policy(miao, there)).mode != "listen"
     finally:
         await first.close()
         await second.close()

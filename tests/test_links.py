@@ -171,7 +171,7 @@ async def test_what_another_process_stored_comes_to_mind_before_its_notification
     here, there = await open_store(tmp_path / "db"), await open_store(tmp_path / "db")
     held: list[Callable[[MemoryNotice], None]] = []
 
-    async def unheard(heard: Callable[[MemoryNotice], None]) -> None:
+    async def unheard(heard: Callable[[MemoryNotice], None], missed: Callable[[], None]) -> None:
         held.append(heard)
 
     monkeypatch.setattr(here, "listen", unheard)

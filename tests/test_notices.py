@@ -24,6 +24,7 @@ from memory.clock import FakeClock
 from memory.records import MemoryNotice, NoticeKind
 from memory.storage.postgres import PgStore
 from memory.storage.postgres.memories import notice
+from tests.fakes.postgres import cut_listening
 from tests.test_lexicon import fresh_recall
 from tests.test_links import SCOPE, START, fill, recalled
 from tests.test_pgstore import new
@@ -38,10 +39,15 @@ class Heard:
 
     def __init__(self) -> None:
         self.notices: list[MemoryNotice] = []
+        self.misses = 0  # times told some may have gone unheard
         self._new = asyncio.Event()
 
     def __call__(self, notice: MemoryNotice) -> None:
         self.notices.append(notice)
+        self._new.set()
+
+    def missed(self) -> None:
+        self.misses += 1
         self._new.set()
 
     def ids(self, kind: NoticeKind) -> set[int]:
@@ -82,7 +88,7 @@ async def test_each_statement_names_the_memories_it_changed_and_how(
 ) -> None:
     writer, listener = stores
     heard = Heard()
-    await listener.listen(heard)
+    await listener.listen(heard, heard.missed)
     raw: list[str] = []
     conn = await asyncpg.connect(postgres_dsn)
     try:
@@ -118,7 +124,7 @@ async def test_past_the_bound_or_emptied_or_rewritten_a_scope_is_named_whole(
 ) -> None:
     writer, listener = stores
     heard = Heard()
-    await listener.listen(heard)
+    await listener.listen(heard, heard.missed)
     conn = await asyncpg.connect(postgres_dsn)
     try:
         many = await conn.fetch(
@@ -203,7 +209,7 @@ async def test_a_few_changes_elsewhere_are_followed_without_reading_the_scope_ag
 ) -> None:
     mine, theirs = await two_banks(stores, tmp_path)
     heard = Heard()
-    await stores[0].listen(heard)
+    await stores[0].listen(heard, heard.missed)
     try:
         ids = await fill(theirs, 150, seed=7)
         await copied(mine)
@@ -270,7 +276,7 @@ async def test_many_forgotten_at_once_elsewhere_drop_what_was_derived(
 ) -> None:
     mine, theirs = await two_banks(stores, tmp_path)
     heard = Heard()
-    await stores[0].listen(heard)
+    await stores[0].listen(heard, heard.missed)
     try:
         ids = await fill(theirs, 450, seed=8)
         await copied(mine)
@@ -304,14 +310,14 @@ async def test_a_notice_late_or_for_what_is_not_loaded_here_harms_nothing(
     they come late), and notices of a scope, and of memories, this process has not loaded."""
     held: list[Callable[[MemoryNotice], None]] = []
 
-    async def unheard(heard: Callable[[MemoryNotice], None]) -> None:
+    async def unheard(heard: Callable[[MemoryNotice], None], missed: Callable[[], None]) -> None:
         held.append(heard)
 
     monkeypatch.setattr(stores[0], "listen", unheard)
     mine, theirs = await two_banks(stores, tmp_path)
     watcher = await PgStore.open(postgres_dsn)
     heard = Heard()
-    await watcher.listen(heard)
+    await watcher.listen(heard, heard.missed)
     try:
         ids = await fill(theirs, 100, seed=9)
         await copied(mine)
@@ -353,6 +359,49 @@ async def test_a_notice_late_or_for_what_is_not_loaded_here_harms_nothing(
         await watcher.close()
 
 
+@pytest.mark.usefixtures("large")
+async def test_a_lost_listening_connection_drops_what_was_derived_and_is_heard_again(
+    stores: Sequence[PgStore], tmp_path: Path, postgres_dsn: str
+) -> None:
+    """The connection on which a process hears the others' changes is cut (a server restart,
+    a dropped network): what was derived from every scope goes at once, as a memory forgotten
+    meanwhile goes unheard; the connection comes back and what is changed after is heard."""
+    mine, theirs = await two_banks(stores, tmp_path)
+    heard = Heard()
+    await stores[0].listen(heard, heard.missed)  # told after the bank
+    try:
+        ids = await fill(theirs, 100, seed=11)
+        await copied(mine)
+        name = mine.embedder.name
+        await cut_listening(postgres_dsn, stores[0].instance)
+        gone = ids[3:5]
+        forgotten = await texts(theirs, gone)
+        for memory_id in gone:
+            await theirs.forget(SCOPE, memory_id)
+        await heard.until(lambda: heard.misses >= 1)
+        for derived in (mine.derived.links, mine.derived.lexicon, mine.derived.rows):
+            assert SCOPE not in derived
+        assert mine.derived.indexes.open_index(SCOPE, name) is None
+        for text in forgotten:
+            assert not {r.id for r in await mine.recall(SCOPE, text, k=50, now=NOW)} & set(gone)
+
+        await heard.until(lambda: heard.misses >= 2)  # connected again: told once more
+        await copied(mine)
+        later = ids[6]
+        forgotten = await texts(theirs, [later])
+        await theirs.forget(SCOPE, later)
+        await heard.until(lambda: later in heard.ids("deleted"))
+        await mine.derived.settled(SCOPE)
+        assert SCOPE in mine.derived.links and not (await mine.derived.links.get(SCOPE)).holds(
+            [later]
+        )
+        assert later not in {r.id for r in await mine.recall(SCOPE, forgotten[0], k=50, now=NOW)}
+        assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
+    finally:
+        for bank in (mine, theirs):
+            await bank.close()
+
+
 async def test_a_notice_that_cannot_be_followed_drops_what_was_derived(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -386,7 +435,7 @@ async def test_what_a_recall_finds_before_its_notice_is_followed_without_reading
     stores = [await PgStore.open(pgvector_dsn) for _ in range(2)]
     held: list[Callable[[MemoryNotice], None]] = []
 
-    async def unheard(heard: Callable[[MemoryNotice], None]) -> None:
+    async def unheard(heard: Callable[[MemoryNotice], None], missed: Callable[[], None]) -> None:
         held.append(heard)
 
     monkeypatch.setattr(stores[0], "listen", unheard)

@@ -183,7 +183,7 @@ async def test_another_process_s_changes_reach_the_copy(
         await fill(theirs, 120, seed=6)
         await copied(mine)
         heard = {kind: asyncio.Event() for kind in get_args(NoticeKind)}
-        await stores[0].listen(lambda notice: heard[notice.kind].set())
+        await stores[0].listen(lambda notice: heard[notice.kind].set(), lambda: None)
 
         hits = await mine.recall(SCOPE, "the nurse job", k=5, now=NOW)
         assert hits and SCOPE in mine.derived.rows
@@ -241,7 +241,7 @@ async def test_a_scope_another_process_filled_is_counted_again(
         mine, theirs = banks
         assert await mine.recall(SCOPE, CUES[0], now=NOW) == []  # empty here: not large
         changed = asyncio.Event()
-        await stores[0].listen(lambda _: changed.set())
+        await stores[0].listen(lambda _: changed.set(), lambda: None)
         await fill(theirs, 120, seed=6)
         await asyncio.wait_for(changed.wait(), 30)
         assert await mine.recall(SCOPE, CUES[0], now=NOW)

@@ -43,7 +43,7 @@ class ScopedMemory(Protocol):
 
     async def wipe(self, scope: str) -> int: ...
 
-    def watch(self, changed_elsewhere: Callable[[str], None]) -> None: ...
+    def watch(self, changed_elsewhere: Callable[[str | None], None]) -> None: ...
 
 
 class ScopeList(Protocol):
@@ -133,12 +133,12 @@ class Desk:
                 if self.memory is not None:
                     await self.memory.wipe(str(Scope(persona.key, session.scope)))
 
-    def changed_elsewhere(self, scope: str) -> None:
-        """Another process changed a scope's memories (a /forget, say): the conversations of
-        that scope lose their notes, as `forget_notes` does here."""
+    def changed_elsewhere(self, scope: str | None) -> None:
+        """Another process changed a scope's memories (a /forget, say; None: any scope's): the
+        conversations of that scope lose their notes, as `forget_notes` does here."""
         for persona in self.personas.values():
             for session in self.sessions.loaded(persona.key):
-                if str(Scope(persona.key, session.scope)) == scope:
+                if scope is None or str(Scope(persona.key, session.scope)) == scope:
                     for turn in session.turns:
                         turn.note = ""
 

@@ -265,7 +265,7 @@ class Floor:
             if self.rooms is not None:
                 try:
                     if not self._listening:  # before the first read: no change is missed
-                        await self.rooms.listen_rooms(self.changed_elsewhere)
+                        await self.rooms.listen_rooms(self.changed_elsewhere, self.missed)
                         self._listening = True
                     kept = await self.rooms.channel_floor(*key)
                 except Exception:  # the persona's own settings meanwhile
@@ -279,6 +279,11 @@ class Floor:
     def changed_elsewhere(self, persona: str, room: str) -> None:
         """Another process changed the room's settings for the persona: read them again."""
         self._channels.pop((persona, room), None)
+
+    def missed(self) -> None:
+        """Other processes' changes to settings may have gone unheard: read every room's
+        again."""
+        self._channels.clear()
 
     async def policy(self, persona: Persona, event: ChatEvent) -> GroupPolicy:
         """The persona's group policy in the event's channel."""

@@ -105,7 +105,7 @@ class MemoryBank:
         self.upkeep = Upkeep(store, self.derived, self.catchup, self.policy, self.scale.duplicate)
         # Told of a scope another process may have forgotten from, once heard: what its
         # callers keep of the scope's memories (a prompt's notes) goes too.
-        self._watchers: list[Callable[[str], None]] = []
+        self._watchers: list[Callable[[str | None], None]] = []
 
     @classmethod
     async def open(
@@ -146,7 +146,7 @@ class MemoryBank:
             close_store=close_store,
             capacity=capacity or Capacity(),
         )
-        await store.listen(bank.heard)
+        await store.listen(bank.heard, bank.missed)
         return bank
 
     def heard(self, notice: MemoryNotice) -> None:
@@ -158,9 +158,17 @@ class MemoryBank:
             for watcher in self._watchers:
                 watcher(notice.scope)
 
-    def watch(self, changed_elsewhere: Callable[[str], None]) -> None:
+    def missed(self) -> None:
+        """Other processes' changes may have gone unheard (the store's listener calls this):
+        nothing derived from any scope is trusted, and the watchers are told any scope may
+        have lost memories."""
+        self.derived.missed()
+        for watcher in self._watchers:
+            watcher(None)
+
+    def watch(self, changed_elsewhere: Callable[[str | None], None]) -> None:
         """Call `changed_elsewhere(scope)` whenever another process may have forgotten some
-        of a scope's memories."""
+        of a scope's memories (None: of any scope)."""
         self._watchers.append(changed_elsewhere)
 
     def _now(self, at: datetime | None) -> datetime:

@@ -105,6 +105,16 @@ class ScopeCopies(ABC, Generic[C]):
         """The scope changed in a way not followed here (or the budget let it go): read it
         whole next time."""
 
+    def drop_all(self) -> None:
+        """Every scope changed in ways not followed here: every copy goes, and none being made
+        now is kept."""
+        for scope in self._held():
+            self.drop(scope)
+
+    def _held(self) -> set[str]:
+        """The scopes it keeps a copy of, or is making one for."""
+        return set(self._scopes)
+
     def _used(self, scope: str) -> C | None:
         """The scope's copy, now the most recently used, if one is kept."""
         found = self._scopes.get(scope)

@@ -72,6 +72,10 @@ class DenseIndex(Protocol):
         out of date."""
         ...
 
+    def drop_all(self) -> None:
+        """Other processes may have changed any scope in ways not followed: `drop` for all."""
+        ...
+
     async def delete_file(self, scope: str, embedder: str) -> None:
         """The scope was wiped or re-embedded: rebuild from the store when next used."""
         ...
@@ -162,6 +166,9 @@ class ServerIndex:
         # next recall look for unembedded memories in all of it after every write elsewhere.)
         return None
 
+    def drop_all(self) -> None:
+        return None
+
     async def delete_file(self, scope: str, embedder: str) -> None:
         self._ready.discard((scope, embedder))
 
@@ -214,6 +221,9 @@ class SizedIndex:
 
     def drop(self, scope: str, embedder: str) -> None:
         self.local.drop(scope, embedder)
+
+    def drop_all(self) -> None:
+        self.local.drop_all()
 
     async def delete_file(self, scope: str, embedder: str) -> None:
         await self.server.delete_file(scope, embedder)

@@ -269,6 +269,16 @@ class Derived:
         self.lexicon.drop(scope)
         self.rows.drop(scope)
 
+    def missed(self) -> None:
+        """Other processes' changes may have gone unheard (the store lost the connection that
+        hears them): what was derived from every scope goes, as `changed_elsewhere`."""
+        self._heard.clear()
+        self.counts.clear()
+        self.dense.drop_all()
+        self.links.drop_all()
+        self.lexicon.drop_all()
+        self.rows.drop_all()
+
     async def flush(self) -> int:
         """Save changed indexes; returns how many were written."""
         return await self.dense.flush()

@@ -650,6 +650,12 @@ class IndexCache:
         self._budget.release(_CACHE, _name(scope, embedder))
         index_path(self.folder, scope, embedder).unlink(missing_ok=True)
 
+    def drop_all(self) -> None:
+        """`drop` every index open or being saved. The files of those not open stay: each is
+        checked against the store's count and checksum of ids when loaded."""
+        for key in set(self._open) | set(self._closing):
+            self.drop(*key)
+
     async def flush(self) -> int:
         """Save every changed index; returns how many were written."""
         written = 0

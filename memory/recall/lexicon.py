@@ -362,6 +362,9 @@ class LexiconCache(FollowedCopies[ScopeLexicon, Document]):
             self._changes.pop(scope, None)
             self._building.pop(scope, None)
 
+    def _held(self) -> set[str]:
+        return super()._held() | set(self._building)
+
     def drop(self, scope: str) -> None:
         if scope in self._changes:
             self._changes[scope] = None

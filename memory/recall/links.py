@@ -168,22 +168,31 @@ class LinkCache(FollowedCopies[ScopeLinks, MemoryLink]):
         self, store: MemoryStore, capacity: int = LINK_SCOPES, budget: Budget | None = None
     ) -> None:
         super().__init__(_CACHE, store, capacity, budget)
-        # Moves with every change to a scope, so that links read while it changed are not kept.
+        # Moves with every change to a scope, so that links read while it changed are not kept;
+        # `_epoch` with a change to every scope.
         self._versions: dict[str, int] = {}
+        self._epoch = 0
 
     async def get(self, scope: str) -> ScopeLinks:
         found = self._used(scope)
         if found is not None:
             return found
-        version = self._versions.get(scope, 0)
+        version = self._version(scope)
         found = ScopeLinks.of(await self._store.links(scope))
-        if self._versions.get(scope, 0) == version:
+        if self._version(scope) == version:
             self._keep(scope, found, found.nbytes)
         return found
 
     def drop(self, scope: str) -> None:
         self._moved(scope)
         self._forget(scope)
+
+    def drop_all(self) -> None:
+        self._epoch += 1
+        super().drop_all()
+
+    def _version(self, scope: str) -> tuple[int, int]:
+        return self._epoch, self._versions.get(scope, 0)
 
     async def _read(self, scope: str, ids: Sequence[int]) -> Sequence[MemoryLink]:
         return await self._store.links(scope, ids)

@@ -139,6 +139,9 @@ class RowCache(ScopeCopies[dict[int, Memory]]):
             gone = [rows.pop(memory_id, None) for memory_id in ids]
             self._charge(scope, rows, -sum(_size(m) for m in gone if m is not None))
 
+    def _held(self) -> set[str]:
+        return super()._held() | set(self._filling)
+
     def drop(self, scope: str) -> None:
         """The scope changed in a way not followed here (or the budget let it go): its copy
         goes."""

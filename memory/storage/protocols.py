@@ -146,10 +146,13 @@ class MemoryStore(Protocol):
         scope's memories' last RECENT_RECALLS recalls in the log; returns the ids deleted."""
         ...
 
-    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
+    async def listen(
+        self, heard: Callable[[MemoryNotice], None], missed: Callable[[], None]
+    ) -> None:
         """Call `heard(notice)` when another process adds, deletes or re-embeds some of a
         scope's memories, or changes some in place (reinforces, merges into, relates them),
-        in the order they were written."""
+        in the order they were written; `missed()` when some may have gone unheard (the
+        connection hearing them was lost), and again once they are heard again."""
         ...
 
     async def set_related(self, scope: str, memory_id: int, related: Sequence[int]) -> None: ...
@@ -306,9 +309,13 @@ class RoomStore(Protocol):
     speaks in a room, and whether a user lets their private memories into their own
     conversations in groups."""
 
-    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+    async def listen_rooms(
+        self, changed: Callable[[str, str], None], missed: Callable[[], None]
+    ) -> None:
         """Call `changed(persona, room)` when another process changes a room's group
-        settings for a persona (kept in each process's memory)."""
+        settings for a persona (kept in each process's memory); `missed()` when some changes
+        may have gone unheard (the connection hearing them was lost), and again once they are
+        heard again."""
         ...
 
     async def channel_persona(self, bot_id: str, channel_id: str) -> str | None: ...

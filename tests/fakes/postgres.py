@@ -321,6 +321,21 @@ async def kill_lock_holders(dsn: str) -> int:
         await admin.close()
 
 
+async def cut_listening(dsn: str, instance: str) -> None:
+    """Terminate the connection on which the process `instance` hears other processes'
+    changes (its last statement a LISTEN), as a server restart or a dropped network would."""
+    admin = await asyncpg.connect(dsn)
+    try:
+        cut = await admin.fetch(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+            " WHERE application_name = $1 AND query LIKE 'LISTEN %'",
+            instance,
+        )
+        assert len(cut) == 1
+    finally:
+        await admin.close()
+
+
 @pytest.fixture
 async def postgres_dsn(postgres_server: PostgresServer) -> AsyncIterator[str]:
     """The DSN of a new, empty database, dropped after the test."""

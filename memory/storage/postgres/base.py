@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -42,6 +43,13 @@ MIGRATIONS: Sequence[str] = migrations("memory.storage.postgres")
 MIGRATION_LOCK = 0x6B697A756E61
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+# Seconds between attempts to get back the connection that hears other processes' changes,
+# doubling from the first to the last.
+RECONNECT_FIRST = 1.0
+RECONNECT_LAST = 30.0
 
 
 def server_name(dsn: str) -> str:
@@ -111,8 +119,16 @@ class PgBase(Statements):
         self._returned: dict[str, asyncio.Event] = {}  # by _lease_key, for those waiting
         self._scopes_held = HeldScopes()  # by a task of this process (see scope_lock)
         self._hearing: list[tuple[str, Callable[[object, int, str, str], None]]] = []
+        # Told when notifications may have been missed: the connection hearing them was lost.
+        self._missing: list[Callable[[], None]] = []
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def close(self) -> None:
+        self._closed = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+            await asyncio.gather(self._reconnecting, return_exceptions=True)
         async with self._session_busy:
             if self._session is not None:
                 await self._session.close()
@@ -173,15 +189,59 @@ class PgBase(Statements):
         """This process's own connection (call holding _session_busy), reconnected if it
         dropped."""
         if self._session is None or self._session.is_closed():
+            lost = self._session is not None
             self._led.clear()  # a new connection holds no locks, and hears nothing yet
             # Named like the pool's: while it is open, this process holds its leases.
             self._session = await asyncpg.connect(
                 self._dsn, server_settings=settings(self.instance)
             )
+            self._session.add_termination_listener(self._lost)
             await self._session.add_listener("kizuna_leases", self._lease_returned)
             for channel, heard in self._hearing:
                 await self._session.add_listener(channel, heard)
+            if lost:  # what was said while no connection listened is heard by no one
+                self._missed()
         return self._session
+
+    def _lost(self, conn: object) -> None:
+        """The own connection closed under this process (the server restarted, the network
+        dropped): its locks went with it, and its notifications stop. What was followed from
+        them may be out of date from now on; the connection is got back at once, and again
+        after RECONNECT_FIRST, doubling to RECONNECT_LAST seconds, for as long as it fails."""
+        if self._closed or conn is not self._session:
+            return  # closed on purpose, or an old connection's
+        self._led.clear()  # another process may lead those jobs now
+        self._missed()
+        if self._hearing and (self._reconnecting is None or self._reconnecting.done()):
+            self._reconnecting = asyncio.ensure_future(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        delay = RECONNECT_FIRST
+        while not self._closed:
+            try:
+                async with self._session_busy:
+                    if not self._closed:
+                        await self._own_connection()
+                return
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+                log.warning(
+                    "could not reconnect to %s to hear other processes' changes (%s): "
+                    "trying again in %.0f s",
+                    self.where,
+                    type(e).__name__,
+                    delay,
+                )
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, RECONNECT_LAST)
+
+    def _missed(self) -> None:
+        """Notifications may have been missed: those hearing them are told, and those waiting
+        for a lease given back look again."""
+        for returned in self._returned.values():
+            returned.set()
+        self._returned.clear()
+        for missed in self._missing:
+            missed()
 
     def _lease_returned(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         returned = self._returned.pop(payload, None)

@@ -191,16 +191,21 @@ def _hearer(
 class PgMemories(PgVectors):
     """Every operation names its scope; ids are unique across scopes."""
 
-    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
+    async def listen(
+        self, heard: Callable[[MemoryNotice], None], missed: Callable[[], None]
+    ) -> None:
         """Call `heard(notice)` for each change another process makes to a scope's memories
         (migration 020): added, deleted or embedded again (`kizuna_memories`), changed in place
         (`kizuna_memories_touched`), in the order they were committed (one connection hears
-        both channels)."""
+        both channels); `missed()` when the connection hearing them was lost (the server
+        restarted, the network dropped), and again once it is back: any change may have gone
+        unheard meanwhile."""
         hearing = [
             ("kizuna_memories", _hearer(self.instance, heard, "changed")),
             ("kizuna_memories_touched", _hearer(self.instance, heard, "touched")),
         ]
         async with self._session_busy:
+            self._missing.append(missed)
             session = await self._own_connection()
             for channel, hearer in hearing:
                 # Heard again on a new connection, should this one drop.

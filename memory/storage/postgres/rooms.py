@@ -16,7 +16,9 @@ class PgRooms(PgBase, Rooms):
     """Channel bindings, rooms' group settings and DM sharing, shared by the processes on one
     database."""
 
-    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+    async def listen_rooms(
+        self, changed: Callable[[str, str], None], missed: Callable[[], None]
+    ) -> None:
         instance = self.instance
 
         def heard(_conn: object, _pid: int, _channel: str, payload: str) -> None:
@@ -26,6 +28,7 @@ class PgRooms(PgBase, Rooms):
                 changed(persona, room)
 
         async with self._session_busy:
+            self._missing.append(missed)
             session = await self._own_connection()
             self._hearing.append(("kizuna_rooms", heard))  # heard again on a new connection
             await session.add_listener("kizuna_rooms", heard)

@@ -77,7 +77,9 @@ def scope_tag(scope: str) -> str:
 class SqliteMemories(SqliteBase):
     """Every operation names its scope; ids are unique across scopes."""
 
-    async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
+    async def listen(
+        self, heard: Callable[[MemoryNotice], None], missed: Callable[[], None]
+    ) -> None:
         """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
         other processes' changes)."""
 

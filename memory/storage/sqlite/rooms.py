@@ -14,6 +14,8 @@ __all__ = ["SqliteRooms"]
 class SqliteRooms(SqliteBase, Rooms):
     """Channel bindings, rooms' group settings and DM sharing, in one process."""
 
-    async def listen_rooms(self, changed: Callable[[str, str], None]) -> None:
+    async def listen_rooms(
+        self, changed: Callable[[str, str], None], missed: Callable[[], None]
+    ) -> None:
         """Nothing to hear: one process has an SQLite database at a time (PgStore tells of
         other processes' changes)."""
