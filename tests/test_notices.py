@@ -96,7 +96,7 @@ async def test_each_statement_names_the_memories_it_changed_and_how(
             await conn.add_listener(channel, lambda *args: raw.append(args[3]))
         ids = [await writer.add_memory(new("s/a", f"my secret number {i}")) for i in range(3)]
         other = await writer.add_memory(new("s/b", "another secret"))
-        await writer.reinforce("s/a", [(ids[0], 4.0)], START)
+        await writer.reinforce("s/a", [(ids[1], 3.0), (ids[0], 4.0)], START)  # one statement
         await writer.set_embeddings("s/a", "hash", [(ids[1], np.full(4, 0.5, np.float32))])
         await writer.delete_memories("s/a", [ids[2]])
         # One statement over two scopes: a notice for each, naming its own memories only.
@@ -108,7 +108,7 @@ async def test_each_statement_names_the_memories_it_changed_and_how(
         assert heard.notices == [
             *(MemoryNotice("s/a", "added", (i,)) for i in ids),
             MemoryNotice("s/b", "added", (other,)),
-            MemoryNotice("s/a", "touched", (ids[0],)),
+            MemoryNotice("s/a", "touched", (ids[0], ids[1])),
             MemoryNotice("s/a", "embedded", (ids[1],)),
             MemoryNotice("s/a", "deleted", (ids[2],)),
             MemoryNotice("s/a", "touched", (ids[0], ids[1])),

@@ -30,7 +30,7 @@ from memory.records import (
     NoticeKind,
     PruneWrite,
 )
-from memory.storage.postgres.base import clean_text, in_lock_order
+from memory.storage.postgres.base import clean_text
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import (
     forget_intentions,
@@ -64,9 +64,22 @@ def _recent_with(at: str) -> str:
     )
 
 
+# Rows locked in id order, as every writer locks them, so that two transactions wait for one
+# another rather than deadlock; the statements after it then lock nothing new.
+_LOCK_MEMORIES = (
+    "SELECT id FROM memories WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE"
+)
+# One statement for all the memories of a recall: one change notice names them all.
+_REINFORCE = (
+    "UPDATE memories AS m SET recall_count = m.recall_count + 1, last_recalled_at = $1,"
+    f" recent_recalls = {_recent_with('$1')}, strength = u.strength"
+    " FROM unnest($3::bigint[], $4::float8[]) AS u (id, strength)"
+    " WHERE m.scope = $2 AND m.id = u.id"
+)
 _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
-    " SELECT id, last_recalled_at, strength FROM memories WHERE scope = $1 AND id = $2"
+    " SELECT id, last_recalled_at, strength FROM memories"
+    " WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id"
 )
 # The daily prune keeps each of the scope's memories' last RECENT_RECALLS recalls in the log, the
 # ones its recent_recalls holds: the older ones live on in its recall count. A memory has no more
@@ -429,15 +442,15 @@ class PgMemories(PgVectors):
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:
-        ordered = in_lock_order(updates)
+        if not updates:
+            return
+        ids = [memory_id for memory_id, _ in updates]
         async with self._pool.acquire() as conn, conn.transaction():
-            await conn.executemany(
-                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = $1,"
-                f" recent_recalls = {_recent_with('$1')}, strength = $2"
-                " WHERE scope = $3 AND id = $4",
-                [(timestamp(now), strength, scope, memory_id) for memory_id, strength in ordered],
+            await conn.execute(_LOCK_MEMORIES, scope, ids)
+            await conn.execute(
+                _REINFORCE, timestamp(now), scope, ids, [strength for _, strength in updates]
             )
-            await conn.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in ordered])
+            await conn.execute(_LOG_RECALL, scope, ids)
 
     @staticmethod
     async def _merge_recalls(
@@ -548,7 +561,7 @@ class PgMemories(PgVectors):
                 " WHERE scope = $4 AND id = $5",
                 [(m.strength, m.importance, at, write.scope, m.memory_id) for m in merges],
             )
-            await conn.executemany(_LOG_RECALL, [(write.scope, m.memory_id) for m in merges])
+            await conn.execute(_LOG_RECALL, write.scope, [m.memory_id for m in merges])
             if write.diary is not None:
                 day, text = write.diary
                 await conn.execute(
