@@ -191,6 +191,11 @@ def _hearer(
 class PgMemories(PgVectors):
     """Every operation names its scope; ids are unique across scopes."""
 
+    # A large scope's full-text search and rows are read from here by each process, not
+    # copied into each (memory/recall/derived.py): its scoped index (migration 019) finds a
+    # scope's words without the rest of the community's, and several processes share it.
+    serves_large_scopes = True
+
     async def listen(self, heard: Callable[[MemoryNotice], None]) -> None:
         """Call `heard(notice)` for each change another process makes to a scope's memories
         (migration 020): added, deleted or embedded again (`kizuna_memories`), changed in place
