@@ -100,22 +100,28 @@ _TAGGED = f"(SELECT id, scope, search FROM memories WHERE {_SEARCH_INDEXED} @@ (
 # are counted in the scope (a scope is a wall: no other scope's words weigh here).
 _LEXICAL_SEARCH = f"""
 WITH total AS (
-    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n,
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS size,
            {_SCOPE_TAG} AS tag
 ),
-terms AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
-    SELECT q, q && total.tag AS scoped, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-    FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
+asked AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
+    SELECT term, q, q && total.tag AS scoped
+    FROM unnest($2::text[]) WITH ORDINALITY AS a(t, term)
+    CROSS JOIN phraseto_tsquery('simple', t) AS q
     CROSS JOIN total
-    CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS n FROM {_TAGGED.format("asked.q && total.tag")} AS tagged
-        WHERE scope = $1
-    ) AS df
     WHERE numnode(q) > 0
+),
+hits AS MATERIALIZED (  -- each term's matches, read once: counted for its IDF, and ranked
+    SELECT term, id, ts_rank_cd($3::float4[], search, asked.q, 1) AS cover
+    FROM asked CROSS JOIN LATERAL {_TAGGED.format("asked.scoped")} AS tagged
+    WHERE scope = $1
+),
+idf AS (
+    SELECT term, ln(1 + (total.size - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    FROM hits CROSS JOIN total
+    GROUP BY term, total.size
 )
-SELECT id, sum(terms.idf * ts_rank_cd($3::float4[], search, terms.q, 1)) AS score
-FROM terms CROSS JOIN LATERAL {_TAGGED.format("terms.scoped")} AS tagged
-WHERE scope = $1
+SELECT id, sum(idf.idf * hits.cover) AS score
+FROM hits JOIN idf USING (term)
 GROUP BY id
 ORDER BY score DESC, id
 LIMIT $4
