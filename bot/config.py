@@ -190,6 +190,9 @@ class MemoryConfig:
     open_indexes: int = 10_000  # scopes whose index stays in RAM...
     # ...and all that recall keeps of its scopes within about this much memory a process
     index_memory_mb: int = 512
+    # A large scope's words and rows: copied into each process, or read from the store ("auto":
+    # read from PostgreSQL, copied from SQLite; memory.recall.derived.Capacity.copy_large)
+    large_scopes: Literal["auto", "copied", "served"] = "auto"
     index_save_seconds: float = 300.0  # how often changed indexes are written to disk
     prune_hour: int = 4  # local hour from which the daily prune runs
 

@@ -1,7 +1,8 @@
 """Full-text search of a large scope in memory (memory/recall/lexicon.py): it ranks as SQLite's FTS5
 ranks a scope, and kept in step through writes, deletions and an encoding, a recall through it
 ranks as one through an index read fresh from the store. On SQLite and on PostgreSQL
-(tests/fakes/postgres.py), which therefore recall a large scope alike."""
+(tests/fakes/postgres.py), where a process copies large scopes only when told to
+(`Capacity.copy_large`: by default PostgreSQL serves them)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,14 @@ from memory.records import ArchiveWrite, EncodingWrite, NewMemory
 from memory.storage import Storage
 from memory.storage.sqlite import Store
 from memory.text import fts_document, fts_query, terms
-from tests.test_links import CUES, SCOPE, START, backend, fill, recalled
+from tests.test_links import CUES, SCOPE, START, backend, copying_large, fill, recalled
 
 __all__ = ["backend"]  # autouse: both stores
+
+
+@pytest.fixture(autouse=True)
+def copied_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    copying_large(monkeypatch)
 
 
 async def test_ranks_as_fts5_ranks_a_scope(tmp_path: Path) -> None:
@@ -53,10 +59,12 @@ async def test_ranks_as_fts5_ranks_a_scope(tmp_path: Path) -> None:
 
 
 async def fresh_recall(bank: MemoryBank, folder: Path) -> list[list[tuple[int, str, float, float]]]:
-    """What `bank`'s store recalls to a bank of its own (its word index read afresh)."""
+    """What `bank`'s store recalls to a bank of its own (its word index read afresh, where it
+    keeps one)."""
     fresh = await MemoryBank.open(folder, "hash", bank.clock, deterministic=True, store=bank.store)
     try:
-        await fresh.derived.lexicon.get(SCOPE)
+        if fresh.derived.keeps_large:
+            await fresh.derived.lexicon.get(SCOPE)
         return await recalled(fresh)
     finally:
         await fresh.close()

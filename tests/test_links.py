@@ -6,6 +6,7 @@ PostgreSQL (tests/fakes/postgres.py)."""
 
 from __future__ import annotations
 
+import functools
 import random
 import types
 from collections.abc import Callable
@@ -48,6 +49,12 @@ CUES = [
 @pytest.fixture(autouse=True)
 def backend(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory.bank.bank, "Store", types.SimpleNamespace(open=open_store))
+
+
+def copying_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Banks opened without a capacity copy a large scope's words and rows into the process
+    on PostgreSQL too (`Capacity.copy_large`), as SQLite's banks do."""
+    monkeypatch.setattr(memory.bank.bank, "Capacity", functools.partial(Capacity, copy_large=True))
 
 
 async def fill(bank: MemoryBank, count: int, seed: int) -> list[int]:

@@ -2,7 +2,8 @@
 notifications, migration 020) and followed here as the bank's own writes are
 (memory/recall/derived.py): a few memories added, forgotten, embedded again or changed in place
 elsewhere reach this process's word index, links, copy of the rows and FAISS index without
-reading the scope again, and recall answers as after a rebuild; past the bound, or when the
+reading the scope again, and recall answers as after a rebuild (a large scope whose words and
+rows PostgreSQL serves keeps only its links here); past the bound, or when the
 scope is emptied, everything derived from the scope goes; a forgotten memory never comes back;
 a notice that comes late, or names a scope or memories not loaded here, harms nothing. Two
 banks on one database stand for two processes (tests/fakes/postgres.py)."""
@@ -26,7 +27,7 @@ from memory.storage.postgres import PgStore
 from memory.storage.postgres.memories import notice
 from tests.fakes.postgres import cut_listening
 from tests.test_lexicon import fresh_recall
-from tests.test_links import SCOPE, START, fill, recalled
+from tests.test_links import SCOPE, START, copying_large, fill, recalled
 from tests.test_pgstore import new
 from tests.test_rowcache import copied, counting_reads
 
@@ -152,8 +153,10 @@ async def test_past_the_bound_or_emptied_or_rewritten_a_scope_is_named_whole(
 
 @pytest.fixture
 def large(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every scope counts as large (copied, searched by words in memory)."""
+    """Every scope counts as large, copied here (searched by words in memory) as a process
+    told to copy them does (`Capacity.copy_large`)."""
     monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
+    copying_large(monkeypatch)
 
 
 def whole_reads(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -402,6 +405,47 @@ async def test_a_lost_listening_connection_drops_what_was_derived_and_is_heard_a
             await bank.close()
 
 
+async def test_a_large_scope_served_by_the_store_keeps_only_its_links(
+    stores: Sequence[PgStore], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default PostgreSQL serves a large scope's words and rows: nothing of it but its
+    links is read whole or kept here, another process's changes reach recall at once (its
+    notices followed in the links), and recall answers as a bank opened afresh."""
+    monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
+    mine, theirs = await two_banks(stores, tmp_path)
+    heard = Heard()
+    await stores[0].listen(heard, heard.missed)
+    try:
+        ids = await fill(theirs, 150, seed=11)
+        reads, rows_read = whole_reads(mine, monkeypatch), counting_reads(mine, monkeypatch)
+        assert any(await recalled(mine))
+        # (The FAISS index too: Debian's server has no pgvector.) What may come to mind is
+        # read on each recall.
+        first = list(reads)
+        assert "links" in first and "search_documents" not in first and rows_read
+        assert SCOPE not in mine.derived.lexicon and SCOPE not in mine.derived.rows
+        links = await mine.derived.links.get(SCOPE)
+
+        added = await theirs.remember(SCOPE, "Ana found a hedgehog", when=NOW, speaker="Ana")
+        gone = ids[5:7]
+        forgotten = await texts(theirs, gone)
+        for memory_id in gone:
+            await theirs.forget(SCOPE, memory_id)
+        await heard.until(lambda: added in heard.ids("added") and heard.ids("deleted") >= set(gone))
+        await mine.derived.settled(SCOPE)
+        assert await mine.derived.links.get(SCOPE) is links
+        assert links.holds([added]) and not any(links.holds([g]) for g in gone)
+        assert added in {r.id for r in await mine.recall(SCOPE, "hedgehog", now=NOW)}
+        for text in forgotten:
+            assert not {r.id for r in await mine.recall(SCOPE, text, k=50, now=NOW)} & set(gone)
+        assert reads == first
+        assert SCOPE not in mine.derived.lexicon and SCOPE not in mine.derived.rows
+        assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
+    finally:
+        for bank in (mine, theirs):
+            await bank.close()
+
+
 async def test_a_notice_that_cannot_be_followed_drops_what_was_derived(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -439,7 +483,7 @@ async def test_what_a_recall_finds_before_its_notice_is_followed_without_reading
         held.append(heard)
 
     monkeypatch.setattr(stores[0], "listen", unheard)
-    mine, theirs = await two_banks(stores, tmp_path, Capacity(server_from=0))
+    mine, theirs = await two_banks(stores, tmp_path, Capacity(server_from=0, copy_large=True))
     try:
         await fill(theirs, 150, seed=7)
         await copied(mine)

@@ -2,7 +2,8 @@
 from: once copied, a recall reads no row and answers as one through the store, kept in step
 through writes, reinforcement, an encoding's merges and deletions; a forgotten or wiped memory
 never comes back from the copy, also when another process forgot it or changed it in place.
-On SQLite and on PostgreSQL (tests/fakes/postgres.py)."""
+On SQLite and on PostgreSQL (tests/fakes/postgres.py), told to copy large scopes
+(`Capacity.copy_large`: by default PostgreSQL serves them, tests/test_notices.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from memory.storage import Storage
 from memory.storage.postgres import PgStore
 from memory.text import fts_document
 from tests.fakes.postgres import StoreOpener
-from tests.test_links import CUES, SCOPE, START, fill, recalled
+from tests.test_links import CUES, SCOPE, START, copying_large, fill, recalled
 
 NOW = START + timedelta(days=60)
 
@@ -34,6 +35,7 @@ def large(open_store: StoreOpener, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both stores; every scope counts as large (copied, searched by words in memory)."""
     monkeypatch.setattr(memory.bank.bank, "Store", types.SimpleNamespace(open=open_store))
     monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
+    copying_large(monkeypatch)
 
 
 async def copied(bank: MemoryBank) -> None:
@@ -47,7 +49,7 @@ async def through_the_store(
     bank: MemoryBank, folder: Path
 ) -> list[list[tuple[int, str, float, float]]]:
     """What `bank`'s store recalls to a bank of its own that copies no rows."""
-    no_rows = Capacity(row_scopes=0)
+    no_rows = Capacity(row_scopes=0, copy_large=True)
     fresh = await MemoryBank.open(
         folder, "hash", bank.clock, deterministic=True, store=bank.store, capacity=no_rows
     )

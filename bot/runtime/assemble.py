@@ -59,6 +59,8 @@ __all__ = ["Runtime", "build_engine", "load_personas", "open_runtime"]
 # Seconds a shutdown waits for state updates still running after a reply before cancelling
 # them (the next turn's update covers the same exchange).
 SHUTDOWN_GRACE = 3.0
+# memory.large_scopes as Capacity.copy_large (None: as the store prefers).
+COPY_LARGE: dict[str, bool | None] = {"auto": None, "copied": True, "served": False}
 
 
 def load_personas(library: PersonaLibrary, names: Iterable[str]) -> dict[str, Persona]:
@@ -171,6 +173,7 @@ async def open_runtime(
             capacity=Capacity(
                 index_capacity=config.memory.open_indexes,
                 cache_bytes=config.memory.index_memory_mb << 20,
+                copy_large=COPY_LARGE[config.memory.large_scopes],
             ),
         )
         sessions = SessionManager(store, clock)

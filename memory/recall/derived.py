@@ -9,6 +9,10 @@ doubt:
   (memory/recall/lexicon.py); - the copy of a large scope's rows (memory/recall/rowcache.py); -
   the counts full-text search chooses a cue's words by (`Counts`).
 
+The word index and the copy of the rows are made only where the store does not serve large
+scopes itself (`keeps_large`: SQLite, one process, where they make a large scope's recall
+fast); PostgreSQL searches a large scope's words and reads its rows for each process (its
+scoped full-text index, migration 019), so nothing of such a scope but its links is kept here.
 Whatever of these is kept in memory (the FAISS indexes too) shares one byte budget for the whole
 process (memory/recall/budget.py). Each write path of the bank says once what it changed: new
 memories (`added`), memories changed in place (`changed`), deleted ones (`removed`), a scope
@@ -25,6 +29,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from memory.recall.budget import CACHE_BYTES, Budget
 from memory.recall.dense import DenseIndex, ScopeSearch, SizedIndex, server_index
@@ -35,7 +40,7 @@ from memory.recall.rowcache import ROW_SCOPES, RowCache
 from memory.records import MemoryNotice, NoticeKind, Vectors
 from memory.storage import BankStore
 
-__all__ = ["STALE_AFTER", "Capacity", "Counts", "Derived"]
+__all__ = ["STALE_AFTER", "Capacity", "Counts", "Derived", "ServingStore"]
 
 STALE_AFTER = 100  # writes after which the counts are read from the store again
 
@@ -88,18 +93,30 @@ class Counts:
         return hits
 
 
+@runtime_checkable
+class ServingStore(Protocol):
+    """A store that serves a large scope's full-text search and rows to each process
+    (memory.storage.postgres.PgStore)."""
+
+    serves_large_scopes: bool
+
+
 @dataclass(slots=True, frozen=True)
 class Capacity:
     """How much of what is derived is kept in memory: at most `index_capacity` dense indexes
     open, the links of `link_scopes` scopes and the rows of `row_scopes`, all of them (and the
     word indexes of large scopes) within `cache_bytes`; with a store that searches vectors
-    itself, no dense index of a scope of `server_from` memories or more."""
+    itself, no dense index of a scope of `server_from` memories or more. `copy_large`: whether
+    a large scope's words and rows are copied into the process (None: unless the store serves
+    them, as PostgreSQL does; True on PostgreSQL suits one process with a large scope, whose
+    recall the copies make quickest)."""
 
     index_capacity: int = 10_000
     link_scopes: int = LINK_SCOPES
     row_scopes: int = ROW_SCOPES
     cache_bytes: int = CACHE_BYTES
     server_from: int = HNSW_FROM  # (where FAISS would build a graph)
+    copy_large: bool | None = None
 
 
 class Derived:
@@ -124,7 +141,10 @@ class Derived:
         )
         # What ranking needs of each memory before its text.
         self.links = LinkCache(store, capacity.link_scopes, self.budget)
-        # What full-text search reads in a large scope, and what recall answers with there.
+        # What full-text search reads in a large scope, and what recall answers with there,
+        # unless the store serves both (then these stay empty).
+        served = isinstance(store, ServingStore) and store.serves_large_scopes
+        self.keeps_large = not served if capacity.copy_large is None else capacity.copy_large
         self.lexicon = LexiconCache(store, budget=self.budget)
         self.rows = RowCache(store, capacity.row_scopes, self.budget)
         # Other processes' changes heard and not yet followed, by scope, and the task

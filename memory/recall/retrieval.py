@@ -3,7 +3,8 @@ by memory/recall/ranking.py), what a wandering mind lands on (`flashback`), and 
 given days (`dated`).
 
 A cue's embedding overlaps its full-text search. Full-text search asks the store, or in a scope of
-LARGE_SCOPE memories or more the word index kept in memory (memory/recall/lexicon.py), which ranks
+LARGE_SCOPE memories or more on a store that does not serve large scopes itself (SQLite: see
+memory/recall/derived.py) the word index kept in memory (memory/recall/lexicon.py), which ranks
 as the store's does; there, too, what recall answers with is read from the copy of the scope's rows
 (memory/recall/rowcache.py). While the embedder is out, or slow, recall goes by words alone."""
 
@@ -58,7 +59,7 @@ COMMON_WORD = 0.10
 DF_FROM = 1_000
 POSTINGS = 2_000  # hits of the cue's words that full-text search may score
 # A scope this large is searched by words in memory (memory/recall/lexicon.py), not by the store,
-# whose full-text search grows with the scope.
+# whose full-text search grows with the scope, unless the store serves it (PostgreSQL).
 LARGE_SCOPE = 20_000
 MAX_CUE_TERMS = 32  # words of a cue searched, at most
 # The longest a recall waits for its cue's embedding (a remote embedder's own timeout and
@@ -128,7 +129,7 @@ class Retrieval:
         dense_hits = dict(cosine)
         # Ranked by their links; only what may come to mind is read whole.
         memories = links.around(candidates)
-        if await self._large(scope):
+        if await self._copied(scope):
             self.derived.rows.fill(scope, links.ids)
         if query is not None and index is not None:
             cosine.update(
@@ -239,9 +240,9 @@ class Retrieval:
         return (set(lexical) - set(borderline)) | own
 
     async def read(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        """The scope's memories `ids`: in a large scope from its copy
+        """The scope's memories `ids`: in a large scope copied here from its copy
         (memory/recall/rowcache.py)."""
-        if await self._large(scope):
+        if await self._copied(scope):
             return await self.derived.rows.get(scope, ids)
         return await self.store.get_memories(scope, ids)
 
@@ -249,12 +250,16 @@ class Retrieval:
         size, _ = await self.derived.counts.sizes(scope)
         return size >= LARGE_SCOPE
 
+    async def _copied(self, scope: str) -> bool:
+        """Whether the scope's words and rows are kept here (a large scope, on a store that
+        does not serve it)."""
+        return self.derived.keeps_large and await self._large(scope)
+
     async def _lexical(self, scope: str, words: Sequence[str]) -> dict[int, float]:
         """The best LEXICAL_CANDIDATES memories by the cue's distinctive words, with their
-        BM25: from the store's full-text search, or in a scope of LARGE_SCOPE or more from
+        BM25: from the store's full-text search, or in a scope copied here (`_copied`) from
         its index in memory (memory/recall/lexicon.py) once built (it ranks as FTS5 does)."""
-        size, _ = await self.derived.counts.sizes(scope)
-        lexicon = self.derived.lexicon.ready(scope) if size >= LARGE_SCOPE else None
+        lexicon = self.derived.lexicon.ready(scope) if await self._copied(scope) else None
         if lexicon is not None:
             chosen = _distinctive(words, lexicon.frequencies(words), len(lexicon))
             if not chosen:

@@ -44,6 +44,7 @@ __all__ = [
     "StoreOpener",
     "debian_binaries",
     "fresh_database",
+    "kept_server",
     "kill_lock_holders",
     "open_store",
     "pgserver_binaries",
@@ -114,14 +115,10 @@ class ServerError(Exception):
     """The server did not start (the message holds initdb's or the server's own words)."""
 
 
-@contextlib.contextmanager
-def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[PostgresServer]:
-    """A throwaway server of the binaries in `bin_dir` (initdb'd in a temporary directory,
-    trust auth, no fsync, a free port of 127.0.0.1), stopped and deleted on exit; as root it
+def _start(bin_dir: Path, root: Path, fresh: bool) -> PostgresServer:
+    """Start the server of `root`/data on a free port (initdb'd first if `fresh`); as root it
     runs as the `postgres` user. Raises ServerError if it does not start."""
     as_postgres = os.geteuid() == 0
-    # Under /tmp as root: a directory the postgres user can reach, wherever TMPDIR points.
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if as_postgres else None))
     data = root / "data"
     log = root / "server.log"
     try:
@@ -129,23 +126,24 @@ def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[Postgr
             root.chmod(0o755)  # mkdtemp's 0700 would keep the postgres user out
             shutil.chown(root, "postgres")
         port = _free_port()
-        _run(
-            [
-                str(bin_dir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--locale=C.UTF-8",
-                "--no-sync",
-            ],
-            as_postgres,
-            root,
-        )
+        if fresh:
+            _run(
+                [
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                    "--no-sync",
+                ],
+                as_postgres,
+                root,
+            )
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories=''"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -174,13 +172,46 @@ def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[Postgr
         server_log = log.read_text(errors="replace") if log.exists() else ""
         if data.exists():
             _stop(bin_dir, data, as_postgres)
-        shutil.rmtree(root, ignore_errors=True)
         raise ServerError(f"PostgreSQL did not start: {e}\n{detail}\n{server_log}") from None
+    return PostgresServer("127.0.0.1", port)
+
+
+@contextlib.contextmanager
+def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[PostgresServer]:
+    """A throwaway server of the binaries in `bin_dir` (initdb'd in a temporary directory,
+    trust auth, no fsync, a free port of 127.0.0.1), stopped and deleted on exit; as root it
+    runs as the `postgres` user. Raises ServerError if it does not start."""
+    # Under /tmp as root: a directory the postgres user can reach, wherever TMPDIR points.
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if os.geteuid() == 0 else None))
     try:
-        yield PostgresServer("127.0.0.1", port)
-    finally:
-        _stop(bin_dir, data, as_postgres)
+        server = _start(bin_dir, root, fresh=True)
+    except ServerError:
         shutil.rmtree(root, ignore_errors=True)
+        raise
+    try:
+        yield server
+    finally:
+        _stop(bin_dir, root / "data", os.geteuid() == 0)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def kept_server(bin_dir: Path, root: Path) -> Iterator[PostgresServer]:
+    """A server of the binaries in `bin_dir` whose data stays in `root` (initdb'd there the
+    first time), started on a free port and stopped on exit, its databases kept for the next
+    start. As `running_server` otherwise (no fsync: the data survives a clean stop, not a
+    crash of the machine)."""
+    root.mkdir(parents=True, exist_ok=True)
+    data = root / "data"
+    server = _start(bin_dir, root, fresh=not data.exists())
+    try:
+        yield server
+    finally:
+        as_postgres = os.geteuid() == 0
+        try:  # a clean stop (not _stop's immediate one), so the next start needs no recovery
+            _run([str(bin_dir / "pg_ctl"), "stop", "-w", "-D", str(data)], as_postgres, root)
+        except (OSError, subprocess.SubprocessError):
+            _stop(bin_dir, data, as_postgres)
 
 
 @pytest.fixture(scope="session")

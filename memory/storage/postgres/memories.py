@@ -99,6 +99,12 @@ _SEARCH_INDEXED = (
 )
 # The tag of the scope $1, as a tsquery.
 _SCOPE_TAG = "to_tsquery('simple', 'kzs' || translate(md5($1), '0123456789', 'ghijklmnop'))"
+# The memories whose indexed words match the tsquery `{}` (with the scope's tag: the scope's
+# own, bar an md5 collision, which the caller's `scope = $1` rules out). OFFSET 0 keeps that
+# test out of the scan: the planner would AND the scope's btree entries into the bitmap, all
+# of them however few the matches (25 ms for a scope of 100k), narrowing nothing the tag has
+# not (benchmarks/README.md).
+_TAGGED = f"(SELECT id, scope, search FROM memories WHERE {_SEARCH_INDEXED} @@ ({{}}) OFFSET 0)"
 
 # BM25's IDF times each term's cover density (ts_rank_cd, normalised by the log of the
 # document's length; body weighs 1, the memory before `context_weight`), summed over the query's
@@ -107,22 +113,28 @@ _SCOPE_TAG = "to_tsquery('simple', 'kzs' || translate(md5($1), '0123456789', 'gh
 # are counted in the scope (a scope is a wall: no other scope's words weigh here).
 _LEXICAL_SEARCH = f"""
 WITH total AS (
-    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS n,
+    SELECT coalesce((SELECT memories FROM scope_sizes WHERE scope = $1), 0)::float8 AS size,
            {_SCOPE_TAG} AS tag
 ),
-terms AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
-    SELECT q, q && total.tag AS scoped, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-    FROM (SELECT phraseto_tsquery('simple', t) AS q FROM unnest($2::text[]) AS t) AS asked
+asked AS MATERIALIZED (  -- (inlined, each term's tsquery was parsed again for every row)
+    SELECT term, q, q && total.tag AS scoped
+    FROM unnest($2::text[]) WITH ORDINALITY AS a(t, term)
+    CROSS JOIN phraseto_tsquery('simple', t) AS q
     CROSS JOIN total
-    CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS n FROM memories
-        WHERE scope = $1 AND {_SEARCH_INDEXED} @@ (asked.q && total.tag)
-    ) AS df
     WHERE numnode(q) > 0
+),
+hits AS MATERIALIZED (  -- each term's matches, read once: counted for its IDF, and ranked
+    SELECT term, id, ts_rank_cd($3::float4[], search, asked.q, 1) AS cover
+    FROM asked CROSS JOIN LATERAL {_TAGGED.format("asked.scoped")} AS tagged
+    WHERE scope = $1
+),
+idf AS (
+    SELECT term, ln(1 + (total.size - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    FROM hits CROSS JOIN total
+    GROUP BY term, total.size
 )
-SELECT id, sum(terms.idf * ts_rank_cd($3::float4[], search, terms.q, 1)) AS score
-FROM memories JOIN terms ON {_SEARCH_INDEXED} @@ terms.scoped
-WHERE scope = $1
+SELECT id, sum(idf.idf * hits.cover) AS score
+FROM hits JOIN idf USING (term)
 GROUP BY id
 ORDER BY score DESC, id
 LIMIT $4
@@ -130,8 +142,8 @@ LIMIT $4
 
 # In how many of the scope's memories each term ($2) occurs in their own words (weight A).
 _DOCUMENT_FREQUENCIES = (
-    f"SELECT t, (SELECT count(*) FROM memories WHERE scope = $1"
-    f" AND {_SEARCH_INDEXED} @@ (q && {_SCOPE_TAG}) AND ts_filter(search, '{{a}}') @@ q)"
+    f"SELECT t, (SELECT count(*) FROM {_TAGGED.format('q && ' + _SCOPE_TAG)} AS tagged"
+    " WHERE scope = $1 AND ts_filter(search, '{a}') @@ q)"
     " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q"
 )
 
@@ -203,6 +215,11 @@ def _hearer(
 
 class PgMemories(PgVectors):
     """Every operation names its scope; ids are unique across scopes."""
+
+    # A large scope's full-text search and rows are read from here by each process, not
+    # copied into each (memory/recall/derived.py): its scoped index (migration 019) finds a
+    # scope's words without the rest of the community's, and several processes share it.
+    serves_large_scopes = True
 
     async def listen(
         self, heard: Callable[[MemoryNotice], None], missed: Callable[[], None]
