@@ -338,7 +338,7 @@ async def test_contacts_noted_at_once_are_each_written_when_their_callers_return
 async def test_a_failed_group_commit_fails_each_of_its_callers(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "kizuna.sqlite3")
     try:
-        bad = store._soon("INSERT INTO no_such_table VALUES (?)", (1,))
+        bad = store._soon([("INSERT INTO no_such_table VALUES (?)", (1,))])
         good = store.heard("miao", "telegram", "7", T0, private=True)
         results = await asyncio.gather(bad, good, return_exceptions=True)
         assert all(isinstance(r, sqlite3.OperationalError) for r in results)

@@ -85,9 +85,9 @@ class GroupCommit:
     _batch: asyncio.Future[None] | None = None  # what the queued statements' callers await
     _writer: asyncio.Task[None] | None = None
 
-    async def __call__(self, sql: str, params: Sequence[Any]) -> None:
-        """Returns once the statement is committed."""
-        self._queued.append((sql, params))
+    async def __call__(self, statements: Sequence[Statement]) -> None:
+        """Returns once the statements (in order) are committed."""
+        self._queued.extend(statements)
         if self._batch is None:
             self._batch = asyncio.get_running_loop().create_future()
         batch = self._batch
@@ -263,7 +263,7 @@ class SqliteBase(Statements):
             return [list(await self._db.execute_fetchall(sql, p)) for sql, p in statements]
 
     async def _write_soon(self, sql: str, params: Sequence[Any]) -> None:
-        await self._soon(sql, params)
+        await self._soon([(sql, params)])
 
     async def _write_runs(self, statements: list[Statement]) -> None:
         """`statements` in order, in one transaction; a run of one SQL goes to SQLite's
