@@ -313,6 +313,42 @@ async def test_hearing_someone_counts_their_hours_and_remembers_privacy(store: S
     assert (later.hours[11], later.hours[12], later.hours[21], sum(later.hours)) == (1, 2, 1, 4)
 
 
+async def test_contacts_noted_at_once_are_each_written_when_their_callers_return(
+    store: Storage,
+) -> None:
+    """Many turns' notes at the same moment (on SQLite, committed together): each caller
+    returns with its note written, and every one counts."""
+    people = [str(n) for n in range(20)]
+    await asyncio.gather(
+        *(store.heard("miao", "telegram", p, T0, private=True) for p in people),
+        *(store.answered("miao", "telegram", p, T0 + timedelta(seconds=1)) for p in people),
+        store.heard("miao", "telegram", "0", T0 + timedelta(seconds=2), private=False),
+    )
+    for p in people:
+        contact = await store.contact("miao", "telegram", p)
+        assert contact is not None
+        assert contact.last_answered == T0 + timedelta(seconds=1)
+        assert sum(contact.hours) == (2 if p == "0" else 1)
+    first = await store.contact("miao", "telegram", "0")
+    assert first is not None and first.last_heard == T0 + timedelta(seconds=2)
+    if isinstance(store, Store):
+        assert store._soon._writer is None  # nothing left being written
+
+
+async def test_a_failed_group_commit_fails_each_of_its_callers(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    try:
+        bad = store._soon([("INSERT INTO no_such_table VALUES (?)", (1,))])
+        good = store.heard("miao", "telegram", "7", T0, private=True)
+        results = await asyncio.gather(bad, good, return_exceptions=True)
+        assert all(isinstance(r, sqlite3.OperationalError) for r in results)
+        assert await store.contact("miao", "telegram", "7") is None  # rolled back together
+        await store.heard("miao", "telegram", "7", T0, private=True)  # the next one is written
+        assert await store.contact("miao", "telegram", "7") is not None
+    finally:
+        await store.close()
+
+
 async def test_an_answer_is_remembered(store: Storage) -> None:
     await store.heard("miao", "telegram", "7", T0, private=True)
     await store.answered("miao", "telegram", "7", T0 + timedelta(seconds=3))

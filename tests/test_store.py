@@ -598,4 +598,9 @@ async def test_a_profile_keeps_the_other_names_its_member_goes_by(store: Storage
             ("u1", "Annie", found["u1"]),
             ("u2", "Bob", ()),
         ]
+        # The members and one's profile in one read: the same as read apart.
+        for user_id in ("u1", "u2", "u3"):
+            together = await store.members_and_profile("dm/discord:g1:channel:c1", user_id)
+            profile = await store.profiles("dm/discord:g1:channel:c1", [user_id])
+            assert together == (members, next(iter(profile), None))
     assert await store.members("dm/discord:g1:channel:c2") == []

@@ -336,9 +336,10 @@ class Recollector:
         # The names of the scope's members tell whom the message speaks of; the asker's own
         # profile is read (another member's stays theirs).
         store = self.bank.store
-        members = with_present(await store.members(scope), present or {})
+        stored, known = await store.members_and_profile(scope, user_id)
+        members = with_present(stored, present or {})
         about = meant(text, members, user_id)
-        known = next(iter(await store.profiles(scope, [user_id])), None) if user_id else None
+        known = known if user_id else None
         named = await self.diary.named(scope, text, now, tz)
         diary = pages_of(named)
         dated = await self._dated(scope, named, now, tz, k)

@@ -24,7 +24,10 @@ from memory.storage import MemoryStore
 __all__ = ["LINK_SCOPES", "Around", "LinkCache", "ScopeLinks"]
 
 _CACHE = "links"  # its name in the budget
-LINK_SCOPES = 256  # scopes whose links are kept (about 20 bytes a memory), least recent out
+# Scopes whose links are kept (about 20 bytes a memory), least recent out: as many as dense
+# indexes may be open, so that a crowd of small scopes reads each one's links once, not at
+# every recall; the byte budget bounds them all.
+LINK_SCOPES = 10_000
 
 Ids = npt.NDArray[np.int64]
 _NONE = 0  # no previous memory (ids start at 1)

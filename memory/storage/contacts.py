@@ -64,7 +64,7 @@ class Contacts(Statements):
         self, persona: str, platform: str, user_id: str, at: datetime, *, private: bool
     ) -> None:
         # One statement: two processes' counts add up.
-        await self._write(
+        await self._write_soon(
             self._HEARD,
             (
                 persona,
@@ -78,7 +78,9 @@ class Contacts(Statements):
         )
 
     async def answered(self, persona: str, platform: str, user_id: str, at: datetime) -> None:
-        await self._write(self._ANSWERED, (persona, platform, user_id, timestamp(at), NO_HOURS))
+        await self._write_soon(
+            self._ANSWERED, (persona, platform, user_id, timestamp(at), NO_HOURS)
+        )
 
     async def set_contact(
         self,

@@ -60,6 +60,21 @@ class Journal(Statements):
         )
         return [member_row(r) for r in await self._all(query, (scope,))]
 
+    async def members_and_profile(
+        self, scope: str, user_id: str
+    ) -> tuple[list[Member], Profile | None]:
+        # One trip, not two: every turn asks. Only the asker's profile text is read.
+        query = (
+            "SELECT user_id, name, aliases, CASE WHEN user_id = ? THEN text END, updated_at"
+            " FROM profiles WHERE scope = ? ORDER BY updated_at DESC"
+        )
+        rows = await self._all(query, (user_id, scope))
+        mine = next((r for r in rows if r[0] == user_id), None)
+        known = None
+        if mine is not None:
+            known = profile_row((scope, mine[0], mine[1], mine[3], mine[4], mine[2]))
+        return [member_row(r) for r in rows], known
+
     async def last_prune(self, scope: str) -> date | None:
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
         return None if row is None else date.fromisoformat(row[0])

@@ -218,6 +218,12 @@ class JournalStore(Protocol):
         """The people the scope has profiles of, by their names (no text), newest first."""
         ...
 
+    async def members_and_profile(
+        self, scope: str, user_id: str
+    ) -> tuple[list[Member], Profile | None]:
+        """`members`, and `user_id`'s profile if the scope has one, in one read."""
+        ...
+
     async def last_prune(self, scope: str) -> date | None: ...
 
     async def pruned_since(

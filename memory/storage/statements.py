@@ -47,3 +47,8 @@ class Statements(ABC):
     ) -> list[list[Any]]:
         """Run statements (SQL, parameters) that write, in order, in one transaction; the rows
         each returns."""
+
+    @abstractmethod
+    async def _write_soon(self, sql: str, params: Sequence[Any]) -> None:
+        """Run one statement that writes and returns nothing; it may share a transaction
+        with others asked for meanwhile (and fail with them). Returns once it is committed."""

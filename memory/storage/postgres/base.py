@@ -144,6 +144,10 @@ class PgBase(Statements):
     async def _write(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return await self._all(sql, params)
 
+    async def _write_soon(self, sql: str, params: Sequence[Any]) -> None:
+        # The pool runs writes side by side: each in a transaction of its own.
+        await self._all(sql, params)
+
     async def _write_together(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
     ) -> list[list[Any]]:

@@ -313,20 +313,24 @@ class SqliteMemories(SqliteBase):
             )
         return [(r[0], r[1], r[2] or "", r[3] or "") for r in rows]
 
-    @serialised
     async def reinforce(
         self, scope: str, updates: Sequence[tuple[int, float]], now: datetime
     ) -> None:
-        await self._db.executemany(
+        # A turn's own small write: in the group commit the turns' notes of contacts share.
+        update = (
             "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?,"
-            f" recent_recalls = {_recent_with('?')}, strength = ? WHERE scope = ? AND id = ?",
-            [
-                (timestamp(now), timestamp(now), strength, scope, memory_id)
-                for memory_id, strength in updates
-            ],
+            f" recent_recalls = {_recent_with('?')}, strength = ? WHERE scope = ? AND id = ?"
         )
-        await self._db.executemany(_LOG_RECALL, [(scope, memory_id) for memory_id, _ in updates])
-        await self._db.commit()
+        at = timestamp(now)
+        await self._soon(
+            [
+                *(
+                    (update, (at, at, strength, scope, memory_id))
+                    for memory_id, strength in updates
+                ),
+                *((_LOG_RECALL, (scope, memory_id)) for memory_id, _ in updates),
+            ]
+        )
 
     async def _merge_recalls(self, scope: str, from_id: int, into_id: int) -> None:
         """Inside the caller's transaction: `into_id` takes over the recalls of `from_id`
