@@ -59,7 +59,7 @@ import unicodedata
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +78,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "HashEmbedder",
+    "ImmediateEmbedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
     "default_embedder",
@@ -137,6 +138,18 @@ class Embedder(Protocol):
     async def start(self) -> None:
         """Get ready now rather than on the first embed (load a model, learn a remote
         model's dimension); raises EmbeddingError."""
+        ...
+
+
+@runtime_checkable
+class ImmediateEmbedder(Protocol):
+    """An embedder that embeds a short text in microseconds on the event loop (the hash
+    embedder): a recall's cue is embedded at once, never queued behind other turns' cues
+    (memory/recall/cues.py), so how busy the loop is never decides whether recall goes by
+    meaning."""
+
+    def embed_at_once(self, texts: Sequence[str]) -> Matrix | None:
+        """`embed_query`'s vectors without awaiting, or None: too long to embed on the loop."""
         ...
 
 
@@ -360,9 +373,11 @@ class HashEmbedder:
         return await self.embed(texts)
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
-        if sum(len(t) for t in texts) > _THREAD_CHARS:
-            return await asyncio.to_thread(self.embed_sync, texts)
-        return self.embed_sync(texts)
+        found = self.embed_at_once(texts)
+        return await asyncio.to_thread(self.embed_sync, texts) if found is None else found
+
+    def embed_at_once(self, texts: Sequence[str]) -> Matrix | None:
+        return None if sum(len(t) for t in texts) > _THREAD_CHARS else self.embed_sync(texts)
 
     def embed_sync(self, texts: Sequence[str]) -> Matrix:
         """`embed` without the event loop (benchmarks, scripts)."""

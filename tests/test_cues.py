@@ -112,3 +112,19 @@ async def test_recall_goes_by_words_while_the_embedder_is_busy_and_it_is_not_dow
     assert embedder.asked[-1] == ["her pet"]  # not counted down: the next cue is embedded
     assert ["how is Mochi?"] not in embedder.asked  # the cue given up was never embedded
     await bank.close()
+
+
+async def test_an_immediate_embedder_embeds_a_cue_at_once_however_busy() -> None:
+    """The hash embedder embeds a cue on the event loop in microseconds: never queued behind
+    others' cues, so a busy loop never leaves a turn to recall by words alone."""
+    hashed = HashEmbedder(64)
+    cues = Cues(hashed)
+    long = asyncio.ensure_future(cues.vector("a very long message " * 2_000))  # in a thread
+    await settle()
+    assert cues.working_for() > 0 or not long.done()  # the embedder is busy
+    vector = await cues.within("how is Mochi?", 0.0)
+    assert vector is not None
+    np.testing.assert_array_equal(vector, (await hashed.embed_query(["how is Mochi?"]))[0])
+    assert cues.cached("how is Mochi?") is vector
+    await long
+    await cues.close()

@@ -9,6 +9,8 @@ milliseconds of a core for each. `Cues` stands between recall and the embedder's
   embedded again;
 - the cues queued while the embedder works go to it together, in one call (at most `batch`
   texts), which for a model runs in a worker thread, off the event loop;
+- an embedder quick enough to embed on the event loop (`ImmediateEmbedder`: the hash
+  embedder) embeds a cue at once, unqueued: a busy loop never leaves it unembedded;
 - `within(text, wait)` gives up on a cue that found the embedder busy with others' cues and
   is not embedded within `wait` seconds (the turn goes on with the words alone; a cue that
   found it idle is waited for, as a lone turn's is); a cue nobody waits for any
@@ -24,7 +26,7 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from memory.embeddings import Embedder
+from memory.embeddings import Embedder, ImmediateEmbedder
 from memory.records import Vectors
 
 __all__ = ["CUE_BATCH", "CUE_CACHE", "Cues"]
@@ -44,6 +46,7 @@ class Cues:
         if cache < 1 or batch < 1:
             raise ValueError("cache and batch must be at least 1")
         self.embedder = embedder
+        self._immediate = embedder if isinstance(embedder, ImmediateEmbedder) else None
         self._size = cache
         self._batch = batch
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
@@ -58,6 +61,16 @@ class Cues:
             self._cache.move_to_end(text)
         return vector
 
+    def _at_once(self, text: str) -> Vectors | None:
+        """The cue's vector, cached or embedded now if the embedder is immediate."""
+        vector = self.cached(text)
+        if vector is None and self._immediate is not None:
+            found = self._immediate.embed_at_once([text])
+            if found is not None:
+                vector = found[0]
+                self._remember(text, vector)
+        return vector
+
     def clear(self) -> None:
         """Forget the cached vectors (benchmarks measure a cold cue this way)."""
         self._cache.clear()
@@ -70,7 +83,7 @@ class Cues:
 
     async def vector(self, text: str) -> Vectors:
         """The cue's vector. Raises what the embedder raises (EmbeddingError)."""
-        vector = self.cached(text)
+        vector = self._at_once(text)
         if vector is not None:
             return vector
         pending = self._join(text)
@@ -82,7 +95,7 @@ class Cues:
     async def within(self, text: str, wait: float) -> Vectors | None:
         """`vector`, or None if the embedder was busy with other cues and this one is not
         embedded within `wait` seconds."""
-        vector = self.cached(text)
+        vector = self._at_once(text)
         if vector is not None:
             return vector
         idle = self._began is None and not self._queue
