@@ -1313,3 +1313,94 @@ def test_a_models_day_in_traditional_characters_is_the_users_message_that_said_i
         reading=Reading(said, SCOPE, SHANGHAI, "zh", NOW, None),
     )
     assert (found.user_id, found.due_at) == ("u1", at(4, 18))
+
+
+# --- fresh5's kinds of failure (issue 39), each with sentences of its own -----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("got my appraisal wednesday next week at 10", "follow_up", at(9, 13)),
+        ("dentist friday this week at 2pm", "follow_up", at(4, 17)),
+        ("後日朝早九點覆診", "follow_up", at(5, 12)),
+        ("我下個禮拜六搬屋", "follow_up", at(12, 18)),
+        ("back on nights from saturday ugh", "follow_up", at(5, 18)),
+        ("second round on friday, wish me luck", "follow_up", at(4, 18)),
+        ("终面在周五下午两点", "follow_up", at(4, 17)),
+        ("明天要考科目二了不想去啊", "follow_up", at(4, 18)),
+        (
+            "我跟你说哦最近真的好烦天天开会然后下周二还得去广州出差见客户真的不想动",
+            "follow_up",
+            at(8, 18),
+        ),
+        ("tell me tomorrow at 9 to take my meds", "reminder", at(4, 9)),
+        ("tell me in an hour to check the oven", "reminder", at(3, 16)),
+        ("晚上八点跟我说一声去收衣服", "reminder", at(3, 20)),
+        ("后天8:15叫我起床", "reminder", at(5, 8, 15)),
+    ],
+)
+def test_weeks_said_around_their_day_cantonese_mornings_shifts_rounds_and_asks_to_be_told(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("我阴历生日是正月初十", datetime(2027, 2, 15, 9, tzinfo=SHANGHAI)),
+        ("我的农历生日在正月十五", datetime(2027, 2, 20, 9, tzinfo=SHANGHAI)),
+        ("下个月5号是我跟女朋友交往一周年", datetime(2027, 1, 5, 9, tzinfo=SHANGHAI)),
+        ("明天是我和男朋友的恋爱纪念日", at(4, 9)),
+        ("周日是我们的相识纪念日", at(6, 9)),
+        ("下周六我就满三十了", at(12, 9)),
+        ("我25号满20岁", at(25, 9)),
+        ("turning 25 on the 18th lol", at(18, 9)),
+        ("sunday marks two years since we got married", at(6, 9)),
+        ("the 20th is 5 years since i met my wife", at(20, 9)),
+        ("tomorrow it'll be a year since me and sam started dating", at(4, 9)),
+    ],
+)
+def test_lunar_days_times_together_and_ages_reached_are_special_days(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "大周末还要加班的人真惨",
+        "whenever i have a 9am meeting i oversleep",
+        "i never sleep well before a flight, especially a 6am one",
+        "就算是十点的航班我也睡不着",
+        "even when the meeting's at 10 i'm late",
+        "remind me why i agreed to a 7am flight on saturday",
+        "remind me how i ended up volunteering for the 8am shift",
+        "yeah right, like i'm going to the gym at 6am tomorrow",
+        "scheduled downtime tomorrow from 1 to 3am fyi",
+        "my parents fly to spain on saturday, lucky them",
+        "他每天7点叫我起床",
+    ],
+)
+def test_anyones_habits_mockery_outages_and_others_calling_the_user_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # (each left alone before the widenings above, and still)
+        "tell me tomorrow what you think of the song",
+        "she told me at 8pm to come over",
+        "他说明天八点跟我说一声",
+        "妈妈明天7:30叫我起床",
+        "不想去周五的聚会，已经推掉了",
+        "我明天一定早起背单词，信我一次😏",
+    ],
+)
+def test_telling_and_calling_not_asked_for_and_a_plan_given_up_stay_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

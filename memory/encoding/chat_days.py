@@ -1,12 +1,13 @@
 """How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters
-as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd",
-明儿, a weekday alone as the coming one, countdowns ("3 more days till"), weeks counted the
-British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
-Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's by a
-table of years), an evening's event's bare hour as the evening's and an alarm's as the
-morning's; and "in two hours", "a week from Monday", "the day before" a day, the last day of a
-span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and the local
-reading (`memory.encoding.spotting`)."""
+as simplified, Cantonese days and parts of the day (聽日, 聽朝, 朝早) as Mandarin ones, chat's
+"tmrw", "next tue", "wknd", 明儿, a weekday alone as the coming one, a weekday said around its
+week ("thursday next week"), countdowns ("3 more days till"), weeks counted the British way
+("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before Chinese, a
+weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's and the days of
+its first month by a table of years), an evening's event's bare hour as the evening's and an
+alarm's as the morning's; and "in two hours", "a week from Monday", "the day before" a day, the
+last day of a span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and
+the local reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
@@ -166,6 +167,30 @@ def _short_weekday(m: re.Match[str]) -> str:
     return f"{lead}{day}{m.group('part') or ''}"
 
 
+# A weekday of next week or of this one said around it: "thursday next week", "next week on
+# friday", "friday this week".
+_WEEKDAY_OF_WEEK = re.compile(
+    r"(?<![a-z])(?:on\s+)?(?P<day>(?:mon|tues|wednes|thurs|fri|satur|sun)day)\s+(?:of\s+)?"
+    r"(?P<week>next|this)\s+week(?![a-z])"
+    r"|(?<![a-z])(?P<week2>next|this)\s+week\s+(?:on\s+)?(?P<day2>(?:mon|tues|wednes|thurs|fri"
+    r"|satur|sun)day)(?![a-z])",
+    re.IGNORECASE,
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _weekday_of_week(m: re.Match[str], now: datetime) -> str:
+    """The day of the week said, as words the date reader takes for that day alone: this
+    week's as "this friday", next week's as its date (English "next friday" may be the
+    coming one)."""
+    day = (m.group("day") or m.group("day2")).lower()
+    if (m.group("week") or m.group("week2")).lower() == "this":
+        return f"this {day}"
+    today = now.date()
+    when = today + timedelta(days=7 - today.weekday() + _WEEKDAYS.index(day))
+    return f"on {when:%B} {when.day}, {when.year}"
+
+
 # Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
 _AT_SIGN = re.compile(r"@\s*(?=\d)")
 # Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
@@ -200,13 +225,19 @@ def _holiday(m: re.Match[str]) -> str:
     return "on February 14"
 
 
-# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝; 聽 is read as 听 by then.
-_CANTONESE_DAYS = re.compile(r"听日(?![本语文剧韩])|听朝|听晚|今朝(?!有酒)|后日(?![本语文])")
+# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝, 朝早 (the morning), 晏晝 (the
+# afternoon); 聽 is read as 听 by then.
+_CANTONESE_DAYS = re.compile(
+    r"听日(?![本语文剧韩])|朝早|晏昼|听朝|听晚|今朝(?!有酒)|后日(?![本语文])"
+)
 _CANTONESE_DAY = {"听日": "明天", "听朝": "明天早上", "听晚": "明晚", "今朝": "今天早上",
-                  "后日": "后天"}  # fmt: skip
+                  "后日": "后天", "朝早": "早上", "晏昼": "下午"}  # fmt: skip
 # The lunar new year (its eve the day before), by year: no fixed date of the solar calendar.
 _LUNAR = re.compile(
-    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|正月初一|农历新年|阴历新年"
+    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|农历新年|阴历新年"
+    # a day of the first month: 正月初十, 正月十五 (a lunar birthday)
+    r"|正月(?P<first_month>初[一二三四五六七八九十]|十[一二三四五六七八九]?|二十|廿[一二三四五六七八九]"
+    r"|三十)"
     r"|(?<![a-z])(?:on\s+)?(?:lunar|chinese)\s+new\s+year(?:['\u2019]s\s+day)?(?!['\u2019]s\s+eve)",
     re.IGNORECASE,
 )
@@ -217,12 +248,15 @@ _LUNAR_NEW_YEAR = (
 
 
 def _lunar(m: re.Match[str], now: datetime) -> str:
-    """The date of the next lunar new year (or its eve) not before `now`'s day, as words the
-    date reader knows; the words as they are past the table's years."""
+    """The date of the next lunar new year (its eve, or a day of its first month: 正月十五) not
+    before `now`'s day, as words the date reader knows; the words as they are past the table's
+    years."""
     eve = m.group("eve") is not None
+    said = m.group("first_month")
+    later = 0 if said is None else _zh_count(said.lstrip("初").replace("廿", "二十")) - 1
     today = now.date()
     for day in _LUNAR_NEW_YEAR:
-        day = day - timedelta(days=1) if eve else day
+        day = day - timedelta(days=1) if eve else day + timedelta(days=later)
         if day >= today:
             chinese = CHINESE.search(m.group()) is not None
             return f"{day.month}月{day.day}号" if chinese else f"on {day:%B} {day.day}, {day.year}"
@@ -234,17 +268,18 @@ def _lunar(m: re.Match[str], now: datetime) -> str:
 # themselves are mapped.
 TRADITIONAL = str.maketrans(
     "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
-    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶晝",
     "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
-    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼",
 )
 
 
 def normalised(words: str, now: datetime) -> str:
     """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
     as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", a weekday
-    alone ("Friday evening I'm...") as "on Friday" (the coming one), Cantonese days (聽日) as
-    Mandarin ones, and holidays as their dates (the lunar new year's, the next after `now`)."""
+    alone ("Friday evening I'm...") as "on Friday" (the coming one), "thursday next week" as
+    that date, Cantonese days (聽日, 朝早) as Mandarin ones, and holidays as their dates (the
+    lunar new year's and 正月十五's, the next after `now`)."""
     words = words.translate(TRADITIONAL)
     words = _CANTONESE_DAYS.sub(lambda m: _CANTONESE_DAY[m.group()], words)
     words = _LUNAR.sub(lambda m: _lunar(m, now), words)
@@ -263,6 +298,7 @@ def normalised(words: str, now: datetime) -> str:
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
+    words = _WEEKDAY_OF_WEEK.sub(lambda m: _weekday_of_week(m, now), words)
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]

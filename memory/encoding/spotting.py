@@ -11,12 +11,13 @@ family, legal, pet and gaming events, singular or plural, and endings such as "-
 "-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the lease on
 the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have karaoke
 on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be
-reminded ("remind me", "note to self:"; at a day, a clock time, "in two hours" or "in the
-morning"), or naming their birthday: always the speaker's own (or told by its years, "me and my
-wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday, or the
-day they married: "we got married on 14 feb 2019"). Traditional characters are read as
-simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year
-and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
+reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
+"in two hours" or "in the morning"), or naming their birthday: always the speaker's own (or told
+by its years, "me and my wife's 10 year anniversary", time sober, days together, 在一起一百天,
+years since the two got together, 恋爱纪念日, an age reached (满三十, "turning 25"), a lunar
+birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters are
+read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new
+year and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
 in two sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading
 wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at
 7") is at that hour of the evening; a clock time of another day's clause or bounding something
@@ -28,9 +29,10 @@ had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm j
 chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
 already come, a span of a month or longer ("next year": no day), the day itself coming
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
-holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
-put off to no day said ("it got postponed", 推迟了), not invited, someone else in their place,
-"house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
+holiday"), a service's downtime, anyone's ("whoever books meetings for 4:30"), mockery ("yeah
+right"), "remind me why", the user (or the one whose event it is: "she's not going") not going (no
+need to, put off to no day said ("it got postponed", 推迟了), not invited, someone else in their
+place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
 own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
 exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
 told with their pronoun that the user takes no part in ("my sister has her driving test on
@@ -110,18 +112,24 @@ _FIRST_PERSON = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|we'll|we've|our|us)(?![a-z])|我"
 )
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
-# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
-# 喊我一声, 帮我记一下, "remind我".
+# "don't let me forget", "set a reminder", "give us a shout", "tell me at 8 to", 提醒我, 别让我忘了,
+# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我".
 _REMIND = re.compile(
     r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
     r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    # not asking to be told again why or how it came to be: "remind me why i signed up"
+    r"(?!\s+(?:why|how|who|who['\u2019]s|whose|where|what(?!\s+to))(?![a-z]))"
+    # told at a time to do something: "tell me at 8pm to ring my nan"
+    r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
-    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
+    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
@@ -142,16 +150,26 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:结婚|恋爱|交往|相恋|相识|认识|订婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
-    r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    # an age reached: 我下周六就满三十了, 我25号满20岁
+    r"|我[^，。,\s]{0,8}?满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?P<zh_age>周?岁|了|啦)"
     # A birthday told by the age: "I'm turning 30 on saturday".
-    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+(?P<turning>turning|turn)\s+\d"
+    r"|(?:(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+|^)"
+    r"(?P<turning>turning|turn)\s+\d"
+    # years since the two got together: "saturday is 2 years since me and tom got together"
+    r"|(?<![a-z])(?:\d{1,2}|a|one|two|three|four|five|six|ten)\s+years?\s+since\s+(?:we|me\s+"
+    r"(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me)|i)\s+(?P<since>got\s+(?:together|married"
+    r"|engaged)|started\s+(?:dating|going\s+out|seeing)|met|tied\s+the\s+knot)(?![a-z])"
     # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
     r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
-_SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)")
+_SPECIAL_DAY = re.compile(
+    r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
+)
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -166,7 +184,8 @@ _EVENTS = frozenset({
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
     "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
-    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
+    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel", "earlies", "lates",
+    "callback",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -210,6 +229,9 @@ _EVENT_PAIRS = frozenset({
     "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
     "health check", "eye check", "boiler service", "car service", "smear test", "call with",
     "zoom call", "video call", "phone call", "conference call", "sales call", "intro call",
+    # shifts ("back on nights"), a selection's rounds, one's results
+    "on night", "night shift", "first round", "second round", "third round", "final round",
+    "next round", "call back", "my grade", "my mark", "my score", "offer letter",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -267,7 +289,9 @@ _EVENT_ZH = re.compile(
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
+    # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
+    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -311,7 +335,8 @@ _NOT_GOING = re.compile(
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
-    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
+    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
+    r"|不想去了|不想参加了|推掉了"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
@@ -369,6 +394,9 @@ _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
 )
+# Someone else calling or telling the user, in the clause of the asking: 他每天7点叫我起床 (not
+# 我妈生日那天提醒我).
+_BY_SOMEONE = re.compile(r"(?:[他她佢]|" + _KIN_ZH + r"(?!的|生日|过生|纪念)|闹钟)[^，,。]*$")
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
@@ -439,6 +467,7 @@ _PUBLIC = re.compile(
 _DAY_OFF = re.compile(
     r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
     r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
     r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
 )
@@ -513,7 +542,10 @@ _UNREAL = re.compile(
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
-    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
+    r"|就算|即使|哪怕|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
+    # anyone's, not the user's: "whoever books meetings for 4:30 on a friday", 周末还加班的人真惨
+    r"|(?<![a-z])(?:whoever|any(?:one|body)\s+(?:who|that)|people\s+who|those\s+who"
+    r"|every(?:one|body)\s+who)(?![a-z])|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
@@ -522,7 +554,10 @@ _UNSURE = re.compile(
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
-    r"|weather\s+permitting)(?![a-z])"
+    r"|weather\s+permitting"
+    # said in mockery: "yeah right, like i'm going to the gym at 6", 呵呵…信我😏
+    r"|yeah\s+right|as\s+if|like\s+(?:i['\u2019]?m|i\s+am|i['\u2019]ll|that['\u2019]?s)\s+(?:really\s+|actually\s+)?going)"
+    r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
@@ -531,7 +566,8 @@ _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
 _ASKED_EN = re.compile(
     r"(?:(?:so|ok|okay|hey|and|but|also|btw|lol|omg|ugh|hmm)[\s,]+)*"
     r"(?:what|which|who|why|should\s+i|shall\s+i|do\s+i|do\s+you|did\s+you|are\s+you|can\s+you"
-    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice))(?![a-z'\u2019])"
+    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice)"
+    r"|remind\s+me\s+(?:why|how|who|what(?!\s+to)))(?![a-z'\u2019])"
 )
 # Asked by a question word and 呢, of a plan with no event: 周末去哪玩好呢.
 _WONDER_ZH = re.compile(
@@ -543,7 +579,9 @@ _HABIT = re.compile(
     r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
-    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to)(?![a-z])"
+    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    r"|even\s+(?:when|if)|(?:i|we)\s+(?:can\s+)?never(?!\s+(?:been|had|done|thought|seen))"
+    r")(?![a-z])"
     # A place's timetable, not the user's day: "school starts at 7:40 here".
     r"|(?<![a-z])(?<!be\s)(?<!come\s)(?<!coming\s)(?<!get\s)(?:here|over\s+here|round\s+here"
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
@@ -600,7 +638,7 @@ _IDLE = re.compile(
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
     r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
-    r"|发工资|发奖金|年终奖|到账"
+    r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
@@ -722,6 +760,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     or (
                         "anniversary"
                         if special.group("together")
+                        or special.group("since")
                         or special.group("sober")
                         or special.group("married")
                         else None
@@ -729,6 +768,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     or (
                         "纪念日"
                         if special.group("zh_years") or special.group("zh_married")
+                        else "生日"
+                        if special.group("zh_age")
                         else "birthday"
                     )
                 )
@@ -737,6 +778,12 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         sentence = normalised(sentence, now)
         lowered = sentence.lower()
         remind = _REMIND.search(lowered)
+        if (
+            remind is not None
+            and remind.group("zh") is not None
+            and _BY_SOMEONE.search(lowered, 0, remind.start("zh"))
+        ):
+            remind = None  # 妈妈明天7:30叫我起床: someone else calls the user
         mentions = future_spans(sentence, now)
         if (
             not mentions
