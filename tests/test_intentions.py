@@ -1404,3 +1404,70 @@ def test_anyones_habits_mockery_outages_and_others_calling_the_user_are_left_alo
 )
 def test_telling_and_calling_not_asked_for_and_a_plan_given_up_stay_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        (
+            "appraisal thursday next week at 10 and then there's the xmas party, may skip it",
+            at(10, 13),
+        ),
+        ("on lates from tuesday, first shift starts at 2pm", at(8, 17)),
+        ("下周三我要去上海出差，到时候可能没空回消息", at(9, 18)),
+        (
+            "i'm flying to manila on the 19th for my cousin's debut so don't worry if i'm quiet",
+            at(19, 18),
+        ),
+        ("the grandparents arrive on sunday and nothing is ready", at(6, 18)),
+        ("我姐下周六的高铁来看我，要去车站接她", at(12, 18)),
+        ("we're hosting xmas this year, send help", at(25, 18)),
+        ("christmas at ours again, 9 people", at(25, 18)),
+    ],
+)
+def test_plans_with_a_later_clause_of_their_own_visitors_and_christmas_hosted_are_read(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my son's got exams all next week, the house is so quiet",
+        "我表哥周五要答辩，我姑姑天天念叨",
+        "the game servers are down tomorrow from 1 to 4",
+    ],
+)
+def test_a_relatives_exam_or_hearing_and_game_servers_down_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # (read before the widenings above, and still)
+        ("my son has a test on friday and i'm helping him revise", at(4, 18)),
+    ],
+)
+def test_a_relatives_test_the_user_helps_with_is_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # (left alone before the widenings above, and still)
+        "hosting christmas sounds like a nightmare tbh",
+        "my sister arrives in sydney on friday, she's so excited",
+        "people who book flights at 6am on saturdays are unhinged",
+        "anyone who books a meeting for 5:30 on a friday is evil",
+        "thursday is pizza night at ours, always has been",
+    ],
+)
+def test_christmas_not_hosted_arriving_elsewhere_anyones_and_a_habit_at_home_stay_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -154,6 +154,7 @@ _EVENING = re.compile(
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_CLAUSE_AFTER = re.compile(r"[,，;.!?。！？]|\s(?:and|but|then)\s")
 _WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
@@ -193,12 +194,18 @@ def _weekday_of_week(m: re.Match[str], now: datetime) -> str:
 
 # Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
 _AT_SIGN = re.compile(r"@\s*(?=\d)")
-# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
-# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜, a Christmas
+# hosted ("we're hosting christmas", "christmas at ours"); not "christmas" alone ("home for
+# christmas" is a season) nor 圣诞快乐.
 _HOLIDAYS_EN = re.compile(
     r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
     r"|(?P<meal>christmas|xmas)(?=\s+(?:dinner|lunch|morning)(?![a-z]))"
     r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
+    # Christmas hosted: "we're hosting christmas", "christmas at ours"
+    r"|(?P<host>(?:i['\u2019]?m|we['\u2019]?re|i\s+am|we\s+are)\s+(?:hosting|doing|cooking)\s+)"
+    r"(?P<hosted>christmas|xmas)"
+    r"|(?P<home>christmas|xmas)(?=\s+at\s+(?:ours|mine|my\s+place|our\s+place|my\s+house|our\s+house)"
+    r"(?![a-z]))"
     r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
     re.IGNORECASE,
 )
@@ -212,7 +219,9 @@ def _holiday(m: re.Match[str]) -> str:
         return "on December 24"
     if m.group("meal"):
         return "December 25"  # "christmas dinner": the dinner of that day
-    if m.group("day") or m.group("on"):
+    if m.group("hosted"):
+        return f"{m.group('host')}on December 25"
+    if m.group("day") or m.group("on") or m.group("home"):
         return "on December 25"
     if m.group("ny"):
         return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
@@ -311,12 +320,17 @@ def normalised(words: str, now: datetime) -> str:
 
 def evening(words: str) -> str:
     """`words` with "pm" after an hour read as the morning's when it is an evening's event's
-    ("dinner at 7", "drinks around 8")."""
+    ("dinner at 7", "drinks around 8"): the event named before the hour or in its clause."""
     lowered = words.lower()
     if not _EVENING.search(lowered) or _MORNING.search(lowered):
         return words
     clock = clock_time(words)
     if clock is None or not 7 <= clock.at.hour < 12:
+        return words
+    # the evening's event named before the hour or in its clause ("at 11, and then the party"
+    # is no party's hour)
+    clause = _CLAUSE_AFTER.split(lowered[clock.end :], maxsplit=1)[0]
+    if not (_EVENING.search(lowered, 0, clock.start) or _EVENING.search(clause)):
         return words
     if _AM.search(lowered, clock.start, clock.end + 14):
         return words  # "at 7am", "at 8 in the morning"

@@ -17,11 +17,12 @@ by its years, "me and my wife's 10 year anniversary", time sober, days together,
 years since the two got together, 恋爱纪念日, an age reached (满三十, "turning 25"), a lunar
 birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters are
 read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new
-year and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
-in two sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading
-wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at
-7") is at that hour of the evening; a clock time of another day's clause or bounding something
-else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
+year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
+Christmas day; family arriving to stay ("the in-laws arrive in 3 days") is the user's event. A day
+and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
+2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
+("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
+something else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
 their mark or without: "what should i cook tomorrow"; but about "my interview", asking for
 tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone says it
 hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I
@@ -35,16 +36,16 @@ need to, put off to no day said ("it got postponed", 推迟了), not invited, so
 place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
 own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
 exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
-told with their pronoun that the user takes no part in ("my sister has her driving test on
-friday"; "my mom's surgery" is read), nor a partner's or relative's told with their pronoun
-anywhere after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying
-those who go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home
-(我自己在家) or minding their home ("we're dog-sitting"), someone else seeing to a relative
-("my dad's picking her up"), what is not their job (不是我的事), today's event rated
-(今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
-today's part of the day gone by ("this morning's standup"), a year or months counted ("this
-year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
-due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
+told with their pronoun, or an exam or a hearing of theirs, that the user takes no part in
+("my sister has her driving test on friday", 我弟14号要开庭; "my mom's surgery" is read), nor a
+partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the user
+skipping it, unable to go along or envying those who go ("i'm skipping the team dinner", 陪不了,
+羡慕), not invited or staying home (我自己在家) or minding their home ("we're dog-sitting"),
+someone else seeing to a relative ("my dad's picking her up"), what is not their job (不是我的事),
+today's event rated (今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11
+round here"), today's part of the day gone by ("this morning's standup"), a year or months counted
+("this year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales,
+money due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
 diet, 戒烟), a day rated for something (适合去海边), the weather permitting, someone else the
 subject (她们下周...), work in the way ("but i've got work"), staying in while others go ("i'm
 staying in"), a horoscope's day, days of remembrance (去世三周年), what someone said they would
@@ -52,14 +53,15 @@ do ("she'd text me"), dropping out or taking leave from it (退了, 请假了), 
 (不知道去不去), a timetable of an event ("the exam timetable comes out"), routine work (返工),
 the day itself named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted
 that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the day only
-("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a
-clause). An event moved from one day to another ("friday's meeting got pushed to next tuesday")
-is on the second; a weekday before its date ("monday the 4th of jan") is that date, the day
-before or after a day (周一前一天) the one meant; a span from one day to another ("from friday
-to sunday", 周五到周日) ends on the second; of several days a sentence names, the event's is
-the first naming a day (not a month) whose clause tells of it; a clock time in a clause told of
-someone else ("they close at 6") is not the event's, and a reminder asked for "that day" is on
-the day of the one asked for just before."""
+("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji, a dash, "because"
+or "so don't" ends a clause; a doubt of what follows, 到时可能没空, is not the plan's). An event
+moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second; a
+weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
+(周一前一天) the one meant; a span from one day to another ("from friday to sunday", 周五到周日)
+ends on the second; of several days a sentence names, the event's is the first naming a day (not a
+month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
+is not the event's, and a reminder asked for "that day" is on the day of the one asked for just
+before."""
 
 from __future__ import annotations
 
@@ -263,7 +265,8 @@ def _event_among(words: Sequence[str]) -> int | None:
 
 _ABOUT_IT = frozenset({
     "timetable", "timetables", "schedule", "schedules", "rota", "fees", "fee", "form", "forms",
-    "list", "guide", "dates", "date", "tickets", "ticket",
+    "list", "guide", "dates", "date", "tickets", "ticket", "server", "servers", "update", "updates",
+    "patch",
 })  # fmt: skip
 
 
@@ -455,9 +458,20 @@ _KIN_OWN = re.compile(
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
+    # what they sit alone, an exam or a hearing: "my daughter's got exams all next week",
+    # 我弟14号要开庭 (a surgery or the dentist is read: the family goes along)
+    r"|^(?:(?:lol|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+"
+    + _PEOPLE
+    + r"(?:"
+    + _KIN
+    + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
+    r"(?:(?:a|an|the|all|final|mock|big)\s+)*(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels"
+    r"|sats|hearing|court|trial|interview|audition)(?![a-z])"
+    r"|^我的?" + _KIN_ZH + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末)"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
+    r"|[接送][他她]|来(?:看|找)我"
 )
 # A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
 _PUBLIC = re.compile(
@@ -504,7 +518,7 @@ _DOING_FIRST = (
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
-    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
+    _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
@@ -543,9 +557,6 @@ _UNREAL = re.compile(
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
     r"|就算|即使|哪怕|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
-    # anyone's, not the user's: "whoever books meetings for 4:30 on a friday", 周末还加班的人真惨
-    r"|(?<![a-z])(?:whoever|any(?:one|body)\s+(?:who|that)|people\s+who|those\s+who"
-    r"|every(?:one|body)\s+who)(?![a-z])|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
@@ -555,9 +566,13 @@ _UNSURE = re.compile(
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
     r"|weather\s+permitting"
+    # anyone's, not the user's, as what the sentence is about: "whoever books meetings for 4:30"
+    r"|^(?:(?:honestly|tbh|ngl|lol|ok|so|like)[\s,]+)*(?:whoever|any(?:one|body)\s+(?:who|that)"
+    r"|people\s+who|those\s+who|every(?:one|body)\s+who)"
     # said in mockery: "yeah right, like i'm going to the gym at 6", 呵呵…信我😏
     r"|yeah\s+right|as\s+if|like\s+(?:i['\u2019]?m|i\s+am|i['\u2019]ll|that['\u2019]?s)\s+(?:really\s+|actually\s+)?going)"
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
+    r"|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
@@ -613,7 +628,7 @@ _PLAN_EN = re.compile(
     r"(?<=[a-z])['\u2019]ll\s+be\s+(?:in|at|off|away|flying|travel+ing)(?![a-z])"
     r"|(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
-    r"booked|reserved|scheduled|signed\s+up|"
+    r"booked|reserved|scheduled|signed\s+up|hosting|at\s+(?:ours|mine)(?![a-z])|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
@@ -630,7 +645,8 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
+    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)"
+    r"|nothing(?!\s+(?:is|['\u2019]s|are|ready|prepared|packed|done))|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
     r"|better|lucky|unlucky))(?![a-z])"
@@ -943,14 +959,18 @@ def _owned(sentence: str, mention: DateMention) -> bool:
         or _IMPLIED_I.match(lowered)
         or (CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
     )
-    if own or _PET_FIRST.match(lowered) or _impersonal(_without(told, mention.text).lower()):
+    rest = _without(told, mention.text).lower()
+    if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
+        return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
     # the 12th".
     begin = _clause_bounds(lowered, mention.start)[0]
     return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
 
 
+_AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
 
@@ -986,7 +1006,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
-    if _HABIT.search(clause) or _UNREAL.search(clause) or _UNSURE.search(lowered):
+    unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
+    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
@@ -1001,13 +1022,31 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
 
 
 _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
+# A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
+# "so i might be slow to reply".
+_AFTERWARDS = re.compile(r"[，,]\s*(?:到时候?|那时候?|so\s+i|then\s+i|which\s+means)[^，,。.!?]*")
+
+
+# Family arriving, to stay with the user: "the in-laws arrive in 3 days and the guest room...",
+# "mum and dad land on friday" (not "my sister arrives in sydney").
+_VISITORS = re.compile(
+    _CHAT_LEAD
+    + r"(?:(?:my|our|the)\s+)?(?:"
+    + _KIN
+    + r")(?:\s+(?:and|&|n)\s+(?:my\s+)?(?:"
+    + _KIN
+    + r"))?\s+(?:arrive|arrives|arriving|land|lands|landing|fly\s+in|flies\s+in|flying\s+in"
+    r"|get\s+in|gets\s+in|(?:are|is)\s+coming\s+to\s+stay|come\s+to\s+stay)(?![a-z])"
+    r"(?!\s+(?:in|at|to)\s+(?!\d))"
+)
 
 
 def _eventful(sentence: str, mention: DateMention) -> bool:
     """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
     lowered = sentence.lower()
     return bool(
-        _scheduled(_without(sentence, mention.text))
+        _VISITORS.match(_without(lowered, mention.text.lower()))
+        or _scheduled(_without(sentence, mention.text))
         or _scheduled(_without(sentence[: _clause_end(lowered, mention.start)], mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
@@ -1208,7 +1247,7 @@ _STARTS_AT = re.compile(
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
 _CLAUSE_END = re.compile(
-    r"[,，;；:\u2014\u2600-\u27bf\U0001f300-\U0001faff]|\s[-\u2013]\s|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"[,，;；\u2014\u2600-\u27bf\U0001f300-\U0001faff]|(?<!\d):|:(?!\d)|\s[-\u2013]\s|\s(?:but|though|although|because|cos|cuz|coz)\s|\s(?:and|so)\s(?=(?:i|we|my|it|then|yeah|ya|don['\u2019]?t|dont|pls|please)(?![a-z]))"
     r"|但是|不过|可是"
 )
 
