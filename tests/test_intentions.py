@@ -1471,3 +1471,32 @@ def test_christmas_not_hosted_arriving_elsewhere_anyones_and_a_habit_at_home_sta
     text: str,
 ) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the first probe round's kinds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("in 2 hours tell me to call the garage", "reminder", at(3, 17)),
+        ("in one and a half hours remind me to feed the baby", "reminder", at(3, 16, 30)),
+        (
+            "fridays are usually dead but this one we've got the office party",
+            "follow_up",
+            at(4, 18),
+        ),
+        ("5-a-side monday night, need new boots", "follow_up", at(7, 21)),
+        ("tmrw evening got the school nativity, my little one is a sheep", "follow_up", at(4, 21)),
+        ("sunday is my name day", "special_day", at(6, 9)),
+    ],
+)
+def test_hours_before_the_asking_a_weekdays_this_one_matches_nativities_and_name_days(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize("text", ["下周五是不是有个什么节日", "明天是不是要考试来着"])
+def test_a_chinese_question_asked_by_its_two_ways_is_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

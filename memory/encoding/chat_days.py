@@ -1,13 +1,13 @@
 """How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters
 as simplified, Cantonese days and parts of the day (聽日, 聽朝, 朝早) as Mandarin ones, chat's
 "tmrw", "next tue", "wknd", 明儿, a weekday alone as the coming one, a weekday said around its
-week ("thursday next week"), countdowns ("3 more days till"), weeks counted the British way
-("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before Chinese, a
-weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's and the days of
-its first month by a table of years), an evening's event's bare hour as the evening's and an
-alarm's as the morning's; and "in two hours", "a week from Monday", "the day before" a day, the
-last day of a span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and
-the local reading (`memory.encoding.spotting`)."""
+week ("thursday next week") or as a habit and then "this one", countdowns ("3 more days till"),
+weeks counted the British way ("tomorrow week", "a fortnight today", "the weekend after next"),
+12.20 before Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new
+year's and the days of its first month by a table of years), an evening's event's bare hour as the
+evening's and an alarm's as the morning's; and "in two hours", "a week from Monday", "the day
+before" a day, the last day of a span ("from friday to sunday"). Shared by
+`memory.encoding.intentions.resolve` and the local reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
@@ -141,6 +141,7 @@ def next_morning(now: datetime) -> date:
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
+    r"(?P<half_before>\s+and\s+a\s+half)?"
     r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
     r"(?![a-z])"
     r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
@@ -178,6 +179,14 @@ _WEEKDAY_OF_WEEK = re.compile(
     re.IGNORECASE,
 )
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+# A weekday said as a habit, then "this one": "mondays are bad enough but this one i've got...".
+_THIS_ONE = re.compile(
+    r"(?<![a-z])(?P<day>(?:mon|tues|wednes|thurs|fri|satur|sun)day)s(?P<mid>[^.!?]{0,40}?)"
+    r"(?<![a-z])this\s+one(?![a-z])",
+    re.IGNORECASE,
+)
 
 
 def _weekday_of_week(m: re.Match[str], now: datetime) -> str:
@@ -308,6 +317,9 @@ def normalised(words: str, now: datetime) -> str:
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     words = _WEEKDAY_OF_WEEK.sub(lambda m: _weekday_of_week(m, now), words)
+    words = _THIS_ONE.sub(
+        lambda m: f"{m.group('day')}s{m.group('mid')}this {m.group('day')}", words
+    )
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]
@@ -370,7 +382,7 @@ def in_hours(words: str, now: datetime) -> datetime | None:
     minutes = unit.startswith(("min", "分"))
     if not count:
         return None
-    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
+    count += 0.5 if m.group("and_half") or m.group("half_before") else 0  # "an hour and a half"
     return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
 
 

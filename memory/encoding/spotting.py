@@ -14,19 +14,19 @@ on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定�
 reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
 "in two hours" or "in the morning"), or naming their birthday: always the speaker's own (or told
 by its years, "me and my wife's 10 year anniversary", time sober, days together, 在一起一百天,
-years since the two got together, 恋爱纪念日, an age reached (满三十, "turning 25"), a lunar
-birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters are
-read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new
-year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
+years since the two got together, 恋爱纪念日, a name day, an age reached (满三十, "turning 25"), a
+lunar birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters
+are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar
+new year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
 Christmas day; family arriving to stay ("the in-laws arrive in 3 days") is the user's event. A day
 and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
 ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
 something else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
-their mark or without: "what should i cook tomorrow"; but about "my interview", asking for
-tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone says it
-hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I
-had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
+their mark or without: "what should i cook tomorrow", 是不是, 有没有; but about "my interview",
+asking for tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone
+says it hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure
+("if I had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
 chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
 already come, a span of a month or longer ("next year": no day), the day itself coming
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
@@ -121,7 +121,9 @@ _REMIND = re.compile(
     r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
     # not asking to be told again why or how it came to be: "remind me why i signed up"
     r"(?!\s+(?:why|how|who|who['\u2019]s|whose|where|what(?!\s+to))(?![a-z]))"
-    # told at a time to do something: "tell me at 8pm to ring my nan"
+    # told at a time to do something: "tell me at 8pm to ring my nan", "in an hour tell me to"
+    r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
+    r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
     r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
     r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
     r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
@@ -141,7 +143,7 @@ _SPECIAL = re.compile(
     r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
     r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
-    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday|name\s?day))"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
     # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
@@ -202,6 +204,7 @@ _EVENTS = frozenset({
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
+    "five-a-side", "a-side", "seven-a-side", "nativity",  # "a-side": of "5-a-side"
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
     # family and friends
@@ -576,7 +579,7 @@ _UNSURE = re.compile(
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
-_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
+_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
 # An English question asked without a question mark: "what should i cook for dinner tomorrow".
 _ASKED_EN = re.compile(
     r"(?:(?:so|ok|okay|hey|and|but|also|btw|lol|omg|ugh|hmm)[\s,]+)*"
