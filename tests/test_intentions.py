@@ -1500,3 +1500,63 @@ def test_hours_before_the_asking_a_weekdays_this_one_matches_nativities_and_name
 @pytest.mark.parametrize("text", ["下周五是不是有个什么节日", "明天是不是要考试来着"])
 def test_a_chinese_question_asked_by_its_two_ways_is_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the second probe round's kinds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("wed i get my braces off!!!!", "follow_up", at(9, 18)),
+        ("sat i'm running my first half marathon!!", "follow_up", at(5, 18)),
+        ("next thursday the plumber's finally coming to fix the leak", "follow_up", at(10, 18)),
+        (
+            "the electrician's supposedly coming tuesday to rewire the kitchen",
+            "follow_up",
+            at(8, 18),
+        ),
+        ("vet tomorrow at 11 for biscuit's stitches", "follow_up", at(4, 14)),
+        ("十点提醒我吃药", "reminder", at(3, 22)),
+        ("remind me at 11 to take the chicken out of the freezer", "reminder", at(3, 23)),
+    ],
+)
+def test_a_short_weekday_first_a_visit_apparently_coming_a_pets_care_and_tonights_hour(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # (read so before the widenings above, and still)
+        ("remind me at 9am to call mum", "reminder", at(4, 9)),
+        ("提醒我早上十点交报告", "reminder", at(4, 10)),
+        (
+            "my son's football practice is at 5 tomorrow, i have to drive him",
+            "follow_up",
+            at(4, 20),
+        ),
+    ],
+)
+def test_an_hour_said_in_the_morning_and_a_childs_practice_the_user_drives_to_stay_read(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mum's book club is tomorrow at 7, it's basically wine club",
+        "my dad's golf club dinner is on saturday",
+        "the sale starts on friday at 9am",
+        "下周他们要去团建，我在家办公",
+        "明天估计要加班到很晚",
+    ],
+)
+def test_a_relatives_club_a_shops_sale_staying_home_to_work_and_a_guess_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -22,7 +22,10 @@ CHINESE = re.compile(r"[\u4e00-\u9fff]")
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since|every|each)\s+)$")
+# ("coming tuesday" alone is "on tuesday": the date reader knows "this coming tuesday")
+_PLAIN_WEEKDAY = re.compile(
+    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since|every|each)\s+)$"
+)
 # "off to cornwall for the weekend": this week's.
 _THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
 # British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
@@ -181,6 +184,12 @@ _WEEKDAY_OF_WEEK = re.compile(
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
+# A short weekday a message begins with, before who will do something: "wed i get my braces off".
+_WEEKDAY_FIRST = re.compile(
+    r"^(?P<lead>(?:(?:ok|so|and|omg|ugh|btw|also)[\s,]+)*)(?P<day>mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
+    r"\.?(?=\s+(?:i|i['\u2019]m|im|we|we['\u2019]re|my|our)(?![a-z]))",
+    re.IGNORECASE,
+)
 # A weekday said as a habit, then "this one": "mondays are bad enough but this one i've got...".
 _THIS_ONE = re.compile(
     r"(?<![a-z])(?P<day>(?:mon|tues|wednes|thurs|fri|satur|sun)day)s(?P<mid>[^.!?]{0,40}?)"
@@ -315,6 +324,9 @@ def normalised(words: str, now: datetime) -> str:
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
+    words = _WEEKDAY_FIRST.sub(
+        lambda m: f"{m.group('lead')}on {_SHORT_DAYS[m.group('day').lower()]}", words
+    )
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
     words = _WEEKDAY_OF_WEEK.sub(lambda m: _weekday_of_week(m, now), words)
     words = _THIS_ONE.sub(

@@ -129,12 +129,21 @@ class Window:
 _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 
 
+# Words that say which half of the day an hour is in.
+_HALF_SAID = re.compile(
+    r"(?<![a-z])(?:[ap]\.?m|morning|noon|midnight|night|evening|afternoon|tonight)(?![a-z])"
+    r"|上午|早上|早晨|凌晨|清早|早|中午|下午|晚上|晚|夜"
+)
+
+
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
     下周三, 周末, "from friday to sunday", "next weekend at 10am", "tomorrow evening at 8",
-    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's) or a
-    morning alone ("in the morning": the next). None when no day to come is named."""
+    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's; an
+    hour of 7-11 said without its half of the day, once the morning's is gone, the evening's if
+    still to come) or a morning alone ("in the morning": the next). None when no day to come is
+    named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -157,7 +166,14 @@ def resolve(when: str, now: datetime) -> Window | None:
                 day = next_morning(now)
                 return Window(day, day, MORNING)
             return None
-        day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
+        if alone.at > now.time().replace(tzinfo=None):
+            return Window(now.date(), now.date(), None, alone.at)
+        if 7 <= alone.at.hour < 12 and not _HALF_SAID.search(words):
+            evening = time(alone.at.hour + 12, alone.at.minute)
+            if evening > now.time().replace(tzinfo=None):
+                # 十点提醒我吃药 said at three: tonight's ten, the nearest, not tomorrow morning's
+                return Window(now.date(), now.date(), None, evening)
+        day = now.date() + timedelta(days=1)
         return Window(day, day, None, alone.at)
     mention = mentions[0]
     first, last = mention.days

@@ -18,7 +18,8 @@ years since the two got together, 恋爱纪念日, a name day, an age reached (�
 lunar birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters
 are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar
 new year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
-Christmas day; family arriving to stay ("the in-laws arrive in 3 days") is the user's event. A day
+Christmas day; family arriving to stay ("the in-laws arrive in 3 days") and a pet's care, whatever
+its name ("vet tomorrow for biscuit's stitches"), are the user's events. A day
 and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
 ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
@@ -36,7 +37,8 @@ need to, put off to no day said ("it got postponed", 推迟了), not invited, so
 place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
 own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
 exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
-told with their pronoun, or an exam or a hearing of theirs, that the user takes no part in
+told with their pronoun, or an exam, a hearing, a club or a class of theirs, that the user
+takes no part in
 ("my sister has her driving test on friday", 我弟14号要开庭; "my mom's surgery" is read), nor a
 partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the user
 skipping it, unable to go along or envying those who go ("i'm skipping the team dinner", 陪不了,
@@ -346,6 +348,7 @@ _NOT_GOING = re.compile(
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
+    r"|我(?:就|自己)?(?:在家|居家)(?:办公|上班|工作|带娃|待着|躺着|休息)"
     r"|不是我的(?:活|事|工作|问题)|跟我没关系|与我无关"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
@@ -410,7 +413,8 @@ _OTHERS_EN = re.compile(
     r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
-    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
+    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s|supposedly\s|apparently\s"
+    r"|actually\s)"
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
@@ -463,13 +467,15 @@ _KIN_OWN = re.compile(
     r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
     # what they sit alone, an exam or a hearing: "my daughter's got exams all next week",
     # 我弟14号要开庭 (a surgery or the dentist is read: the family goes along)
-    r"|^(?:(?:lol|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:my|our)\s+"
+    # or a club or class of theirs: "mum's book club is tomorrow at 7"
+    r"|^(?:(?:lol|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:(?:my|our)\s+)?"
     + _PEOPLE
     + r"(?:"
     + _KIN
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
-    r"(?:(?:a|an|the|all|final|mock|big)\s+)*(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels"
-    r"|sats|hearing|court|trial|interview|audition)(?![a-z])"
+    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
+    r"|audition|club|class|lessons?|practice|training)(?![a-z])"
     r"|^我的?" + _KIN_ZH + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末)"
 )
 _WITH_THEM = re.compile(
@@ -559,7 +565,7 @@ _UNREAL = re.compile(
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
-    r"|就算|即使|哪怕|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
+    r"|就算|即使|哪怕|估计|大概|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
@@ -635,7 +641,7 @@ _PLAN_EN = re.compile(
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
-    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)|(?:i|we)\s+get\s+(?:my|our)\s+[a-z]+\s+(?:off|out|done|fitted|removed)"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
@@ -671,10 +677,12 @@ _SCHEDULED = re.compile(
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s"
     # or coming on its own: "the removal van comes at 8", "the movers arrive on saturday"
     r"|\s+(?:comes?(?!\s+out)|arrives?|starts?|begins?|kicks?\s+off))"
+    r"(?:\s+(?:finally|actually|supposedly|apparently|definitely))?"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
     # someone coming to do something: "the landlord is coming to fix the boiler"
-    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service)"
+    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service"
+    r"|rewire|replace|paint|fit|unblock|survey|plaster|sort\s+out)"
     r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
@@ -965,6 +973,8 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     rest = _without(told, mention.text).lower()
     if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _PET_CARE.match(rest.strip(_STRIP)):
+        return True  # "vet tomorrow at 11 for biscuit's stitches": whatever the pet's name
     if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
         return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
@@ -973,6 +983,9 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
 
 
+_PET_CARE = re.compile(
+    r"(?:(?:the|a)\s+)?(?:vet|vets|vet['\u2019]s|groomer|groomers|grooming)(?![a-z])"
+)
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
@@ -1312,7 +1325,7 @@ _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
     r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
     r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
-    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck)(?![a-z])"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
 )
 
 
