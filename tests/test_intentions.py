@@ -1560,3 +1560,43 @@ def test_a_relatives_club_a_shops_sale_staying_home_to_work_and_a_guess_are_left
     text: str,
 ) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the third probe round's kinds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("sunday got church retreat until evening", "follow_up", at(6, 18)),
+        ("tmrw morning got a dentist appt", "follow_up", at(4, 12)),
+        ("secret santa at work on the 11th, no idea what to get", "follow_up", at(11, 18)),
+        (
+            "feb 2nd is our dating anniversary hehe",
+            "special_day",
+            datetime(2027, 2, 2, 9, tzinfo=SHANGHAI),
+        ),
+        (
+            "our engagement anniversary is march 14th",
+            "special_day",
+            datetime(2027, 3, 14, 9, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_day_then_its_i_left_out_a_secret_santa_and_anniversaries_of_a_kind(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # (left alone before the widening above, and still)
+        "sunday going to be freezing apparently",
+        "tomorrow got nothing on, finally",
+        "monday had a meeting that went on forever",
+    ],
+)
+def test_a_day_then_its_weather_or_nothing_is_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -145,7 +145,8 @@ _SPECIAL = re.compile(
     r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
     r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
-    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday|name\s?day))"
+    r"(?P<en>(?:(?:wedding|dating|engagement|relationship)\s+)?(?:birthday|anniversary|bday"
+    r"|name\s?day))"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
     # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
@@ -229,7 +230,8 @@ _EVENT_PAIRS = frozenset({
     "date night", "match day", "field trip", "open house", "open day",
     # "play" is a verb after a name ("arsenal play chelsea on sunday")
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
-    "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "first day", "last day", "new job", "parents evening", "secret santa", "christmas do",
+    "xmas do", "work do", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
     "science fair", "sleeping over", "staying over", "estate agent", "mortgage advisor",
     "mortgage adviser", "financial advisor", "claims court", "stag do", "hen do", "leaving do",
@@ -658,6 +660,7 @@ _IDLE = re.compile(
     r"|nothing(?!\s+(?:is|['\u2019]s|are|ready|prepared|packed|done))|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
+    r"|freezing|boiling|rainy|wet|snowy|windy|sunny|warm|miserable|grim"
     r"|better|lucky|unlucky))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
@@ -973,6 +976,8 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     rest = _without(told, mention.text).lower()
     if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _IMPLIED_I.match(rest.strip(_STRIP)):
+        return True  # "sunday got church retreat": the day first, then its "I" left out
     if _PET_CARE.match(rest.strip(_STRIP)):
         return True  # "vet tomorrow at 11 for biscuit's stitches": whatever the pet's name
     if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
