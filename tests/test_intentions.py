@@ -1600,3 +1600,51 @@ def test_a_day_then_its_i_left_out_a_secret_santa_and_anniversaries_of_a_kind(
 )
 def test_a_day_then_its_weather_or_nothing_is_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- a month and day more than half a year ahead -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        (
+            "we're getting married on june 6th!!",
+            "follow_up",
+            datetime(2027, 6, 6, 18, tzinfo=SHANGHAI),
+        ),
+        ("我们6月6号要去冰岛", "follow_up", datetime(2027, 6, 6, 18, tzinfo=SHANGHAI)),
+        (
+            "remind me on june 10th to renew my passport",
+            "reminder",
+            datetime(2027, 6, 10, 9, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_month_and_day_gone_by_this_year_in_a_plan_is_next_years(
+    text: str, kind: str, due: datetime
+) -> None:
+    # memory.dates takes a month and day more than 183 days ahead for a day gone by; told as
+    # still to come, or asked to be reminded of, it is next year's.
+    assert found_in(text) == (kind, due)
+
+
+def test_a_month_and_day_an_intention_names_is_next_years_once_gone_by_this_year() -> None:
+    window = resolve("June 6", NOW)
+    assert window is not None and window.first == window.last == date(2027, 6, 6)
+
+
+@pytest.mark.parametrize("text", ["the exam on june 6th went fine", "6月6号那天我们去了冰岛"])
+def test_a_month_and_day_gone_by_told_as_done_is_left_alone(text: str) -> None:
+    # (so before the change above, and still)
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["my birthday is on March 3rd", "我的生日是3月3号", "our anniversary is march 3rd"]
+)
+def test_a_special_day_said_in_july_of_a_month_gone_by_is_next_years(text: str) -> None:
+    # (so before the change above: a special day takes its month and day in either sense)
+    july = datetime(2026, 7, 15, 15, tzinfo=SHANGHAI)
+    [found] = local_reading(Reading([Said("u1", july, text)], SCOPE, SHANGHAI, "en", july, None))
+    assert (found.kind, found.due_at) == ("special_day", datetime(2027, 3, 3, 9, tzinfo=SHANGHAI))

@@ -6,8 +6,9 @@ weeks counted the British way ("tomorrow week", "a fortnight today", "the weeken
 12.20 before Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new
 year's and the days of its first month by a table of years), an evening's event's bare hour as the
 evening's and an alarm's as the morning's; and "in two hours", "a week from Monday", "the day
-before" a day, the last day of a span ("from friday to sunday"). Shared by
-`memory.encoding.intentions.resolve` and the local reading (`memory.encoding.spotting`)."""
+before" a day, the last day of a span ("from friday to sunday"), a month and day gone by this
+year in a plan as next year's. Shared by `memory.encoding.intentions.resolve` and the local
+reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
-from memory.dates import DateMention, clock_time
+from memory.dates import DateMention, clock_time, find_dates
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -299,6 +300,30 @@ TRADITIONAL = str.maketrans(
     "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
     "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼",
 )
+
+
+# A month said by name, with no year: "june 6th", 6月6号.
+_MONTH_NAMED = re.compile(
+    r"^(?!.*\d{4})(?=.*(?:(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|月))",
+    re.IGNORECASE,
+)
+
+
+def next_years(words: str, now: datetime) -> str:
+    """`words` with a month and day gone by this year, and no year said, as next year's ("june
+    6th" said in December: "june 6th 2027"), for words telling of what is still to come: the
+    date reader takes one more than half a year ahead for a day gone by."""
+    for mention in find_dates(words, now):
+        if mention.first is not None or mention.day >= now.date():
+            continue
+        if not _MONTH_NAMED.match(mention.text):
+            continue
+        year = now.year + 1
+        said = (
+            f"{year}年{mention.text}" if CHINESE.search(mention.text) else f"{mention.text} {year}"
+        )
+        return words.replace(mention.text, said, 1)
+    return words
 
 
 def normalised(words: str, now: datetime) -> str:

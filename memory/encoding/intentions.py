@@ -51,6 +51,7 @@ from memory.encoding.chat_days import (
     day_shift,
     in_hours,
     next_morning,
+    next_years,
     normalised,
     span_end,
 )
@@ -142,8 +143,9 @@ def resolve(when: str, now: datetime) -> Window | None:
     下周三, 周末, "from friday to sunday", "next weekend at 10am", "tomorrow evening at 8",
     明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's; an
     hour of 7-11 said without its half of the day, once the morning's is gone, the evening's if
-    still to come) or a morning alone ("in the morning": the next). None when no day to come is
-    named."""
+    still to come) or a morning alone ("in the morning": the next); a month and day gone by this
+    year is next year's (an intention's day is to come, however far: memory.dates takes one
+    more than half a year ahead for a day gone by). None when no day to come is named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -153,7 +155,8 @@ def resolve(when: str, now: datetime) -> Window | None:
             return None
         return Window(day, day, None, clock) if day >= now.date() else None
     words = normalised(when, now)
-    mentions = future_spans(words, now)
+    # an intention's month and day gone by this year is next year's ("june 6th" in December)
+    mentions = future_spans(words, now) or future_spans(next_years(words, now), now)
     if not mentions:
         later = in_hours(words, now)
         if later is not None:
@@ -339,7 +342,7 @@ def _spoken(
             window = resolve(when, local)
             if window is not None and any(
                 first <= window.last and window.first <= last
-                for first, last in (m.days for m in future_spans(text, local))
+                for first, last in (m.days for m in future_spans(next_years(text, local), local))
             ):
                 readings.append((message, window))
     found = _whose(user_id, what, readings)

@@ -62,8 +62,9 @@ weekday before its date ("monday the 4th of jan") is that date, the day before o
 (周一前一天) the one meant; a span from one day to another ("from friday to sunday", 周五到周日)
 ends on the second; of several days a sentence names, the event's is the first naming a day (not a
 month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
-is not the event's, and a reminder asked for "that day" is on the day of the one asked for just
-before."""
+is not the event's, a reminder asked for "that day" is on the day of the one asked for just
+before, and a month and day gone by this year in a plan or a reminder is next year's ("we're
+getting married on june 6th" said in December)."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ from memory.encoding.chat_days import (
     TRADITIONAL,
     WEEK_FROM,
     evening,
+    next_years,
     normalised,
     span_end,
 )
@@ -815,6 +817,12 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         ):
             remind = None  # 妈妈明天7:30叫我起床: someone else calls the user
         mentions = future_spans(sentence, now)
+        planned = remind is not None or _WILL.search(lowered) is not None
+        if not mentions and planned and not (_told_done(lowered) or _PAST_ZH.search(sentence)):
+            # "we're getting married on june 6th" said in December: next year's
+            sentence = next_years(sentence, now)
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
         if (
             not mentions
             and remind is None
@@ -889,6 +897,12 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     return found
 
 
+# Told as still to come: "we're getting married on june 6th", 我们6月6号要去冰岛.
+_WILL = re.compile(
+    r"(?:(?<![a-z])(?:will|gonna|going\s+to)|['\u2019]ll)(?![a-z])"
+    r"|(?:(?<![a-z])(?:are|am|is)|['\u2019](?:re|m|s))\s+(?:getting|having|going|flying|moving"
+    r"|starting|doing|holding|booked|due|on)(?![a-z])|要|会|准备|打算|[定订约]在"
+)
 # A day said before, referred to: "remind me that day at noon", 那天早上叫我.
 _THAT_DAY = re.compile(
     r"(?<![a-z])(?:that|the\s+same)\s+(?:day|morning|afternoon|evening|night)(?![a-z])|那天|当天"
