@@ -1648,3 +1648,28 @@ def test_a_special_day_said_in_july_of_a_month_gone_by_is_next_years(text: str) 
     july = datetime(2026, 7, 15, 15, tzinfo=SHANGHAI)
     [found] = local_reading(Reading([Said("u1", july, text)], SCOPE, SHANGHAI, "en", july, None))
     assert (found.kind, found.due_at) == ("special_day", datetime(2027, 3, 3, 9, tzinfo=SHANGHAI))
+
+
+# --- the fourth probe round's kinds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("wednesday we get the keys to the new flat!!", "follow_up", at(9, 18)),
+        ("grand, the boiler man is coming tomorrow, finally some heat", "follow_up", at(4, 18)),
+        ("星期天教会有圣诞晚会，我负责弹琴", "follow_up", at(6, 18)),
+        ("20号是我和老公领证两周年", "special_day", at(20, 9)),
+    ],
+)
+def test_keys_a_visit_between_clauses_an_evening_party_and_the_day_they_registered(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text", ["our neighbours are having a party tonight, so loud", "周末打算在家躺一天"]
+)
+def test_the_neighbours_noise_and_lying_in_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -159,9 +159,9 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:结婚|恋爱|交往|相恋|相识|认识|订婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
-    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
     # an age reached: 我下周六就满三十了, 我25号满20岁
     r"|我[^，。,\s]{0,8}?满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?P<zh_age>周?岁|了|啦)"
     # A birthday told by the age: "I'm turning 30 on saturday".
@@ -301,7 +301,7 @@ _EVENT_ZH = re.compile(
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
     r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
 )
@@ -348,6 +348,8 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
+    # the noise of it: "the neighbours are having a party tonight, so loud"
+    r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|不想去了|不想参加了|推掉了"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
@@ -646,6 +648,7 @@ _PLAN_EN = re.compile(
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)|(?:i|we)\s+get\s+(?:my|our)\s+[a-z]+\s+(?:off|out|done|fitted|removed)"
+    r"|(?:get|pick\s+up|collect)\s+(?:the|our|my)\s+keys"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
@@ -667,7 +670,7 @@ _IDLE = re.compile(
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
-    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
     r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
@@ -1082,6 +1085,9 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
     return bool(
         _VISITORS.match(_without(lowered, mention.text.lower()))
         or _scheduled(_without(sentence, mention.text))
+        or _scheduled(
+            _without(sentence[slice(*_clause_bounds(lowered, mention.start))], mention.text)
+        )
         or _scheduled(_without(sentence[: _clause_end(lowered, mention.start)], mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
