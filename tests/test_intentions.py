@@ -1673,3 +1673,45 @@ def test_keys_a_visit_between_clauses_an_evening_party_and_the_day_they_register
 )
 def test_the_neighbours_noise_and_lying_in_are_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the fifth probe round's kinds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("so i finally booked it. lasik. tomorrow. no going back now", "follow_up", at(4, 18)),
+        ("my manager wants to see me monday, no idea what about 😬", "follow_up", at(7, 18)),
+        ("a week today i'm in tokyo!!!", "follow_up", at(10, 18)),
+        ("blood donation tomorrow at 10, need to eat a big breakfast", "follow_up", at(4, 13)),
+        ("周日跟男朋友去见他爸妈，第一次见家长", "follow_up", at(6, 18)),
+        ("下周四是我30岁生日", "special_day", at(10, 9)),
+        # (read before the widenings above, and still)
+        ("sunday i'm in paris for the marathon", "follow_up", at(6, 18)),
+    ],
+)
+def test_a_week_today_being_away_asked_to_see_the_boss_and_meeting_his_parents(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my manager said monday's meeting is optional so i'm skipping",
+        "my brother's got a date tonight, finally",
+        "老公明天去医院做检查，他自己去",
+        "听说周五要考试，真的假的",
+        "我爸下周去钓鱼",
+        # (left alone before the widenings above, and still)
+        "上次跟你说的那个考试，周一已经考完了",
+        "tonight i'm in pyjamas by 8 lol",
+        "tomorrow i'm in the office all day, boring",
+    ],
+)
+def test_skipping_a_relatives_own_date_or_pastime_hearsay_and_done_already_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

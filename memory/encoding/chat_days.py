@@ -30,10 +30,11 @@ _PLAIN_WEEKDAY = re.compile(
 # "off to cornwall for the weekend": this week's.
 _THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
 # British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
-# fortnight today", "this coming weekend".
+# fortnight today", "this coming weekend", "a week today".
 _BRITISH_WEEKS = re.compile(
     r"(?<![a-z])(?:the\s+(?P<after>weekend|week)\s+after\s+next|(?P<day>tomorrow|today)\s+week"
-    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend)(?![a-z])",
+    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend"
+    r"|a\s+week\s+(?P<week_from>today|tomorrow))(?![a-z])",
     re.IGNORECASE,
 )
 
@@ -43,6 +44,8 @@ def _british_week(m: re.Match[str]) -> str:
         return f"a week from next {m.group('after').lower()}"
     if m.group("day"):
         return f"a week from {m.group('day').lower()}"
+    if m.group("week_from"):  # "a week today": seven days on
+        return "in 7 days" if m.group("week_from").lower() == "today" else "in 8 days"
     return "in 14 days" if "fortnight" in m.group().lower() else "this weekend"
 
 

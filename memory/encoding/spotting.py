@@ -159,7 +159,7 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
     r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
     # an age reached: 我下周六就满三十了, 我25号满20岁
@@ -209,7 +209,7 @@ _EVENTS = frozenset({
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
-    "five-a-side", "a-side", "seven-a-side", "nativity",  # "a-side": of "5-a-side"
+    "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
     # family and friends
@@ -345,13 +345,15 @@ _NOT_GOING = re.compile(
     # No tickets to be had: "the match is sold out, gutted", 票卖完了.
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
+    r"(?=\s*(?:$|[,.!?;]))"
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
     # the noise of it: "the neighbours are having a party tonight, so loud"
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|不想去了|不想参加了|推掉了"
-    r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
     r"|我(?:就|自己)?(?:在家|居家)(?:办公|上班|工作|带娃|待着|躺着|休息)"
@@ -429,7 +431,8 @@ _PAST_EN = re.compile(
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
-_OTHERS_ZH = re.compile(r"[你他她它您佢]")  # 佢: Cantonese "he", "she"
+# 佢: Cantonese "he", "she"; not the one the user goes to see or with (去见他爸妈, 跟你说)
+_OTHERS_ZH = re.compile(r"(?<![见去到陪找接送跟和给帮])[你他她它您佢]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
@@ -481,8 +484,10 @@ _KIN_OWN = re.compile(
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
     r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
-    r"|audition|club|class|lessons?|practice|training)(?![a-z])"
-    r"|^我的?" + _KIN_ZH + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末)"
+    r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
+    r"|^我的?" + _KIN_ZH + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
+    # or a pastime or a trip of theirs: 我爸下周去钓鱼
+    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会))"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
@@ -587,7 +592,7 @@ _UNSURE = re.compile(
     # said in mockery: "yeah right, like i'm going to the gym at 6", 呵呵…信我😏
     r"|yeah\s+right|as\s+if|like\s+(?:i['\u2019]?m|i\s+am|i['\u2019]ll|that['\u2019]?s)\s+(?:really\s+|actually\s+)?going)"
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
-    r"|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)"
+    r"|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)|真的假的"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
@@ -620,6 +625,8 @@ _HABIT = re.compile(
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Done already, whatever day is named: 周一已经考完了.
+_DONE_ZH = re.compile(r"已经[^，,。]*了|[考开做办搞弄]完了")
 # Rated as it goes or went: 开得好累, 考得还行.
 _RATED_ZH = re.compile(r"得(?:好|太|很|真|挺|超|特别|非常|不错|还行|一般|一塌糊涂|稀烂)")
 # Told as done ("we went", "it was"), with nothing said of what is still to come.
@@ -651,6 +658,11 @@ _PLAN_EN = re.compile(
     r"|(?:get|pick\s+up|collect)\s+(?:the|our|my)\s+keys"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
+    r"|(?:wants?|asked|needs?)\s+to\s+(?:see|meet|talk\s+to|speak\s+(?:to|with)|chat\s+with)\s+(?:me|us)"
+    # away somewhere: "a week today i'm in tokyo"
+    r"|(?:i['\u2019]?m|we['\u2019]?re|i\s+am|we\s+are)\s+in\s+(?!(?:the|a|an|my|our|bed|work|school"
+    r"|class|office|town|trouble|love|pain|charge|luck|hospital|tears|bits|shock|denial|pyjamas|pajamas"
+    r"|pjs|sweats|uniform|costume|meetings|lectures|hell|heaven|agony)(?![a-z]))[a-z]{3,}"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
     r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
@@ -1034,6 +1046,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         and _PAST_EN.search(_clause(lowered, mention.start))
     ):
         return False
+    if _DONE_ZH.search(clause):
+        return False  # 周一已经考完了: that Monday gone by
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
