@@ -335,7 +335,7 @@ _NOT_GOING = re.compile(
     # Put off to no day said: "tomorrow's meeting got postponed", 推迟了.
     r"|(?:got|was|been|is|it's)\s+(?:postponed|delayed|pushed\s+back|put\s+off)(?!\s+(?:to|till|until))"
     r"|推迟了|延后了|推后了|往后推了"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来|回)"
     r"|取消了"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
@@ -461,7 +461,9 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
+    r"|^[^，,。我]{0,6}我的?"
+    + _KIN_ZH
+    + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
     r"|^(?:my|our)\s+" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
     r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
@@ -473,7 +475,7 @@ _KIN_OWN = re.compile(
     + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
+    r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
     # what they sit alone, an exam or a hearing: "my daughter's got exams all next week",
     # 我弟14号要开庭 (a surgery or the dentist is read: the family goes along)
     # or a club or class of theirs: "mum's book club is tomorrow at 7"
@@ -485,7 +487,9 @@ _KIN_OWN = re.compile(
     r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
     r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
-    r"|^我的?" + _KIN_ZH + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
+    r"|^[^，,。我]{0,6}我的?"
+    + _KIN_ZH
+    + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
     # or a pastime or a trip of theirs: 我爸下周去钓鱼
     r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会))"
 )
@@ -659,6 +663,7 @@ _PLAN_EN = re.compile(
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     r"|(?:wants?|asked|needs?)\s+to\s+(?:see|meet|talk\s+to|speak\s+(?:to|with)|chat\s+with)\s+(?:me|us)"
+    r"|go(?:ing)?\s+under\s+the\s+knife|back\s+to\s+(?:uni|school|college|campus)"
     # away somewhere: "a week today i'm in tokyo"
     r"|(?:i['\u2019]?m|we['\u2019]?re|i\s+am|we\s+are)\s+in\s+(?!(?:the|a|an|my|our|bed|work|school"
     r"|class|office|town|trouble|love|pain|charge|luck|hospital|tears|bits|shock|denial|pyjamas|pajamas"
@@ -708,8 +713,10 @@ _SCHEDULED = re.compile(
 _PLAN_ZH = re.compile(
     r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
+    # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
+    r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
 )
-_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
+_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」="  # \uff5e: the fullwidth tilde
 
 
 def _without(sentence: str, words: str) -> str:
