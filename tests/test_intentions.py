@@ -1739,3 +1739,40 @@ def test_back_to_uni_under_the_knife_guests_asked_round_and_a_trip_home(
 def test_a_relatives_interview_after_its_day_and_not_going_home_are_left_alone(text: str) -> None:
     # (the second left alone before 周日回 was read as a day, and still)
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the seventh probe round's kinds -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        ("the 18th is 3 years since i got sober", "special_day", at(18, 9)),
+        (
+            "ultrasound tomorrow at 2, hoping to find out if it's a boy or girl",
+            "follow_up",
+            at(4, 17),
+        ),
+    ],
+)
+def test_years_since_getting_sober_and_if_its_of_no_weather(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "i helped my brother move on saturday, my back is gone",
+        "明天考试的人好多，食堂肯定排队",
+        "明天考完试的同学可以先走",
+        "我朋友明天去峰会，帮我带点资料",
+        # (left alone before the change above, and still)
+        "we're doing the coast walk sunday if it's not raining",
+    ],
+)
+def test_help_given_anyones_exam_and_a_friends_errand_for_the_user_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -170,7 +170,9 @@ _SPECIAL = re.compile(
     # years since the two got together: "saturday is 2 years since me and tom got together"
     r"|(?<![a-z])(?:\d{1,2}|a|one|two|three|four|five|six|ten)\s+years?\s+since\s+(?:we|me\s+"
     r"(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me)|i)\s+(?P<since>got\s+(?:together|married"
-    r"|engaged)|started\s+(?:dating|going\s+out|seeing)|met|tied\s+the\s+knot)(?![a-z])"
+    r"|engaged)|started\s+(?:dating|going\s+out|seeing)|met|tied\s+the\s+knot"
+    # time sober: "the 18th is 3 years since i got sober"
+    r"|(?:got|went|became)\s+(?:sober|clean)|(?:quit|stopped)\s+(?:drinking|smoking|drugs))(?![a-z])"
     # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
     r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
@@ -427,6 +429,7 @@ _OTHERS_EN = re.compile(
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
+    r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
     r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
@@ -444,7 +447,8 @@ _THEIRS = re.compile(
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
-    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)(?!.*我)"
+    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
+    r"(?!.*(?<![帮给替])我)"  # (帮我带点资料: an errand for the user, not the user's event)
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -588,7 +592,9 @@ _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
     # the weather permitting: "if it's clear", "weather permitting"
-    r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
+    r"|if\s+the\s+weather(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
+    r"|if\s+it(?:['\u2019]s|\s+is|\s+stays|\s+does\s*n['\u2019]?t)\s+(?:not\s+)?(?:clear|sunny|nice|dry"
+    r"|fine|good|warm|rain|raining|snow|snowing|wet|windy|cold|too|pouring|stormy|icy)"
     r"|weather\s+permitting"
     # anyone's, not the user's, as what the sentence is about: "whoever books meetings for 4:30"
     r"|^(?:(?:honestly|tbh|ngl|lol|ok|so|like)[\s,]+)*(?:whoever|any(?:one|body)\s+(?:who|that)"
@@ -596,7 +602,8 @@ _UNSURE = re.compile(
     # said in mockery: "yeah right, like i'm going to the gym at 6", 呵呵…信我😏
     r"|yeah\s+right|as\s+if|like\s+(?:i['\u2019]?m|i\s+am|i['\u2019]ll|that['\u2019]?s)\s+(?:really\s+|actually\s+)?going)"
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
-    r"|的人(?:都|真|就|是不是|应该|简直|怎么|太|有病)|真的假的"
+    r"|的(?:人|同学|同事|家长)(?:都|真|就|是不是|应该|简直|怎么|太|有病|好多|很多|太多|可以|请|需要)"
+    r"|真的假的"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
@@ -1029,7 +1036,7 @@ _PET_CARE = re.compile(
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # Someone else coming to the user: 他明天来我家修空调.
-_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
+_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
 
 def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
@@ -1044,12 +1051,13 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
         return False  # "my sister has her driving test on friday"
-    # Told as done in the day's clause or before it: "we went to a concert on friday" ("saw the
-    # doctor yesterday, results next week" tells of what is to come after).
+    # Told as done in the day's clause or before it, and nothing to come said up to its end: "we
+    # went to a concert on friday", "i helped my brother move on saturday, my back is gone" ("saw
+    # the doctor yesterday, results next week" tells of what is to come after).
     told = lowered[: _clause_end(lowered, mention.start)]
     if (
         _PAST_EN.search(told)
-        and not _FUTURE_EN.search(lowered)
+        and not _FUTURE_EN.search(lowered[: _told_through(sentence, mention)])
         and _PAST_EN.search(_clause(lowered, mention.start))
     ):
         return False
