@@ -1776,3 +1776,17 @@ def test_help_given_anyones_exam_and_a_friends_errand_for_the_user_are_left_alon
     text: str,
 ) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the eighth probe round's kinds --------------------------------------------------------------
+
+
+def test_a_sangeet_is_a_gathering() -> None:
+    text = "yaar tomorrow is my cousin's sangeet and i still haven't learnt the dance"
+    assert found_in(text) == ("follow_up", at(4, 18))
+
+
+@pytest.mark.parametrize("text", ["boss 下周一要找他谈话", "银行周六不上班"])
+def test_someone_else_seen_and_a_place_closed_are_left_alone(text: str) -> None:
+    # (the first left alone before 去见他爸妈 was read as the user's, and still)
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -212,6 +212,7 @@ _EVENTS = frozenset({
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
     "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
+    "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
     # family and friends
@@ -322,6 +323,7 @@ _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
     r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
+    r"|不(?:上班|开门|营业|上课)"
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
 # watching", "can't make the concert tmrw", 周五的聚会我去不了了.
@@ -435,7 +437,7 @@ _PAST_EN = re.compile(
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
 # 佢: Cantonese "he", "she"; not the one the user goes to see or with (去见他爸妈, 跟你说)
-_OTHERS_ZH = re.compile(r"(?<![见去到陪找接送跟和给帮])[你他她它您佢]")
+_OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮])[你他她它您佢]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
@@ -530,7 +532,7 @@ _ARRIVES = re.compile(
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r)(?![a-z])"
+    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
     r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
