@@ -1790,3 +1790,30 @@ def test_a_sangeet_is_a_gathering() -> None:
 def test_someone_else_seen_and_a_place_closed_are_left_alone(text: str) -> None:
     # (the first left alone before 去见他爸妈 was read as the user's, and still)
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the ninth probe round's kinds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remind me tomorrow? nah i'll remember",
+        "remind me on friday to call the bank. actually never mind, i'll do it now",
+        "fwd: meeting moved to 3pm tomorrow, pls confirm",
+        "体检报告明天出来，不过是我妈的",
+        "results tomorrow, but it's my dad's, not mine",
+    ],
+)
+def test_a_reminder_taken_back_a_forwarded_message_and_a_relatives_results_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["big interview tomorrow. nah i'm fine, just tired", "明天考试。算了不想了，睡觉"]
+)
+def test_an_event_is_not_taken_back_by_a_shrug_after_it(text: str) -> None:
+    # (read before the take-back above, and still)
+    assert found_in(text) == ("follow_up", at(4, 18))

@@ -315,6 +315,8 @@ _NOT_EVENT = re.compile(
     r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
     r"|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
+    # a message forwarded, not the user's words
+    r"|^(?:fwd?|forwarded)\s*:"
     # a day of remembrance, a horoscope's day
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
 )
@@ -482,6 +484,9 @@ _KIN_OWN = re.compile(
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
+    # theirs, said after: 体检报告明天出来，不过是我妈的; "results tomorrow, but it's my dad's"
+    r"|(?:不过|但是?)是?我?" + _KIN_ZH + r"的"
+    r"|(?<![a-z])(?:but|though)\s+it['\u2019]?s\s+(?:my\s+)?(?:" + _KIN + r")['\u2019]s(?![a-z])"
     # what they sit alone, an exam or a hearing: "my daughter's got exams all next week",
     # 我弟14号要开庭 (a surgery or the dentist is read: the family goes along)
     # or a club or class of theirs: "mum's book club is tomorrow at 7"
@@ -783,11 +788,18 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     event_before: tuple[int, str] | None = None
     # The last sentence that asked for a reminder on a day (its index and the day's words).
     reminded = (-2, "")
+    began = [0] * len(sentences)  # where each sentence's finds begin in `found`
     for index, raw in enumerate(sentences):
+        began[index] = len(found)
         if index == lent:
             continue
         sentence = raw.strip()
         lowered = sentence.lower()
+        asked_before = found[began[index - 1] :] if index else []
+        reminders = bool(asked_before) and all(x.kind == "reminder" for x in asked_before)
+        if reminders and _TAKEN_BACK.match(lowered):
+            del found[began[index - 1] :]  # "remind me tomorrow? nah i'll remember"
+            continue
         if not sentence or _NOT_EVENT.search(lowered):
             continue
         wonder = _WONDER_ZH.search(sentence) and not any(
@@ -933,6 +945,11 @@ _WILL = re.compile(
     r"(?:(?<![a-z])(?:will|gonna|going\s+to)|['\u2019]ll)(?![a-z])"
     r"|(?:(?<![a-z])(?:are|am|is)|['\u2019](?:re|m|s))\s+(?:getting|having|going|flying|moving"
     r"|starting|doing|holding|booked|due|on)(?![a-z])|要|会|准备|打算|[定订约]在"
+)
+# Taking back the reminder the sentence before asked for: "remind me tomorrow? nah i'll remember".
+_TAKEN_BACK = re.compile(
+    r"(?:nah|nope|never\s*mind|nvm|forget\s+it|actually\s+(?:no|don['\u2019]?t|never\s*mind))(?![a-z])"
+    r"|算了|不用了|当我没说"
 )
 # A day said before, referred to: "remind me that day at noon", 那天早上叫我.
 _THAT_DAY = re.compile(
