@@ -1817,3 +1817,39 @@ def test_a_reminder_taken_back_a_forwarded_message_and_a_relatives_results_are_l
 def test_an_event_is_not_taken_back_by_a_shrug_after_it(text: str) -> None:
     # (read before the take-back above, and still)
     assert found_in(text) == ("follow_up", at(4, 18))
+
+
+# --- the tenth probe round's kinds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("car's in for its MOT tomorrow at 11", at(4, 14)),
+        ("saturday 10am park run with the club", at(5, 13)),
+        ("周日我妈六十大寿，订了饭店", at(6, 18)),
+        ("下周二孩子第一天上幼儿园", at(8, 18)),
+        ("下周三在一个沙龙分享，第一次上台", at(9, 18)),
+    ],
+)
+def test_a_car_in_for_its_mot_a_park_run_a_big_birthday_a_first_day_and_a_talk(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["我妈的六十大寿上个月办过了", "幼儿园每天早上八点送", "明天老板上台讲话"]
+)
+def test_a_big_birthday_gone_by_a_daily_drop_off_and_the_bosss_speech_are_left_alone(
+    text: str,
+) -> None:
+    # (left alone before the words above were events, and still)
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize("text", ["明天跟朋友去吃火锅", "周六同同事去行山"])
+def test_a_plan_with_a_friend_after_its_day_is_still_the_users(text: str) -> None:
+    # (read before a colleague's event after its day was left alone, and still)
+    kind, due = found_in(text)
+    assert kind == "follow_up" and due.hour == 18

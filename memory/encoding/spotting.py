@@ -242,7 +242,8 @@ _EVENT_PAIRS = frozenset({
     "mortgage adviser", "financial advisor", "claims court", "stag do", "hen do", "leaving do",
     "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
     "health check", "eye check", "boiler service", "car service", "smear test", "call with",
-    "zoom call", "video call", "phone call", "conference call", "sales call", "intro call",
+    "park run", "zoom call", "video call", "phone call", "conference call", "sales call",
+    "intro call",
     # shifts ("back on nights"), a selection's rounds, one's results
     "on night", "night shift", "first round", "second round", "third round", "final round",
     "next round", "call back", "my grade", "my mark", "my score", "offer letter",
@@ -304,7 +305,7 @@ _EVENT_ZH = re.compile(
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|大寿|寿宴|第一天|幼儿园|沙龙|分享会|上台|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
     r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
 )
@@ -451,7 +452,8 @@ _THEIRS = re.compile(
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
-    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
+    # (after its day too: 明天老板上台讲话; not 明天跟朋友…)
+    r"|^[^，,。我跟和与同陪约找见请带帮给替]{0,6}?(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
     r"(?!.*(?<![帮给替])我)"  # (帮我带点资料: an errand for the user, not the user's event)
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
@@ -538,7 +540,7 @@ _ARRIVES = re.compile(
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
     r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
-    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎"
+    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎|大寿|寿宴"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
@@ -1040,8 +1042,8 @@ def _owned(sentence: str, mention: DateMention) -> bool:
         return True
     if _IMPLIED_I.match(rest.strip(_STRIP)):
         return True  # "sunday got church retreat": the day first, then its "I" left out
-    if _PET_CARE.match(rest.strip(_STRIP)):
-        return True  # "vet tomorrow at 11 for biscuit's stitches": whatever the pet's name
+    if _PET_CARE.match(rest.strip(_STRIP)) or _IN_FOR.match(rest.strip(_STRIP)):
+        return True  # "vet tomorrow for biscuit's stitches", "car's in for its MOT tomorrow"
     if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
         return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
@@ -1052,6 +1054,11 @@ def _owned(sentence: str, mention: DateMention) -> bool:
 
 _PET_CARE = re.compile(
     r"(?:(?:the|a)\s+)?(?:vet|vets|vet['\u2019]s|groomer|groomers|grooming)(?![a-z])"
+)
+# The user's things in for a service: "car's in for its MOT tomorrow", "the boiler goes in for".
+_IN_FOR = re.compile(
+    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
+    r"\s+in\s+for(?![a-z])"
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # Someone else coming to the user: 他明天来我家修空调.
