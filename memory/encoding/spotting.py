@@ -4,22 +4,24 @@
 `memory.encoding.intentions.local_reading` makes intentions of it): a user's sentence about
 themselves (or about an event, naming no one or family: a pet's, whatever its pronoun: "the
 kitten gets her jabs on monday"; "the dentist is tomorrow", "sister's baby shower is the 19th";
-or leaving its "I" out: "got a date friday") naming a day to come (chat's "tmrw", "next tue",
-"sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more days till", 明儿,
-还有三天) and an event, by its name (a broad lexicon of school, work, medical, travel, sport,
-family, legal, pet and gaming events, singular or plural, and endings such as "-athon",
-"-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the lease on
-the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have karaoke
-on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be
-reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
+or leaving its "I" out: "got a date friday", "sunday got church retreat") naming a day to come
+(chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more
+days till", 明儿, 还有三天) and an event, by its name (a broad lexicon of school, work, medical,
+travel, sport, family, legal, pet and gaming events, singular or plural, and endings such as
+"-athon", "-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the
+lease on the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have
+karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to
+be reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
 "in two hours" or "in the morning"), or naming their birthday: always the speaker's own (or told
 by its years, "me and my wife's 10 year anniversary", time sober, days together, 在一起一百天,
 years since the two got together, 恋爱纪念日, a name day, an age reached (满三十, "turning 25"), a
 lunar birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters
 are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar
 new year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
-Christmas day; family arriving to stay ("the in-laws arrive in 3 days") and a pet's care, whatever
-its name ("vet tomorrow for biscuit's stitches"), are the user's events. A day
+Christmas day; family arriving to stay ("the in-laws arrive in 3 days"), a pet's care, whatever
+its name ("vet tomorrow for biscuit's stitches"), the user's car in for its MOT, being away ("a
+week today i'm in tokyo"), being asked to see the boss and guests asked round (请了朋友来家里)
+are the user's events. A day
 and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
 2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
 ("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
@@ -27,18 +29,21 @@ something else ("no food from midnight", 今晚十点以后) is not the event's.
 their mark or without: "what should i cook tomorrow", 是不是, 有没有; but about "my interview",
 asking for tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone
 says it hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure
-("if I had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
-chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
+("if I had an interview tomorrow", "maybe", "i should", 如果, 估计), a reminder taken back in
+the next sentence ("nah i'll remember"), a forwarded message ("fwd:"), idling ("tonight I'm just
+gonna chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
 already come, a span of a month or longer ("next year": no day), the day itself coming
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
-holiday"), a service's downtime, anyone's ("whoever books meetings for 4:30"), mockery ("yeah
+holiday"), a service's downtime, a place closed (银行周六不上班), the neighbours' noise, lying in
+(躺), anyone's ("whoever books meetings for 4:30", 考试的人好多), a friend's errand for the user
+(帮我带点资料), a relative's said after ("but it's my dad's", 不过是我妈的), mockery ("yeah
 right"), "remind me why", the user (or the one whose event it is: "she's not going") not going (no
 need to, put off to no day said ("it got postponed", 推迟了), not invited, someone else in their
 place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
 own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
 exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
-told with their pronoun, or an exam, a hearing, a club or a class of theirs, that the user
-takes no part in
+told with their pronoun, or an exam, a hearing, a club, a class, a date or a pastime of theirs,
+that the user takes no part in
 ("my sister has her driving test on friday", 我弟14号要开庭; "my mom's surgery" is read), nor a
 partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the user
 skipping it, unable to go along or envying those who go ("i'm skipping the team dinner", 陪不了,
