@@ -305,6 +305,9 @@ TRADITIONAL = str.maketrans(
 )
 
 
+_A_MONTH = re.compile(
+    r"(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|月", re.IGNORECASE
+)
 # A month said by name, with no year: "june 6th", 6月6号.
 _MONTH_NAMED = re.compile(
     r"^(?!.*\d{4})(?=.*(?:(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|月))",
@@ -316,6 +319,8 @@ def next_years(words: str, now: datetime) -> str:
     """`words` with a month and day gone by this year, and no year said, as next year's ("june
     6th" said in December: "june 6th 2027"), for words telling of what is still to come: the
     date reader takes one more than half a year ahead for a day gone by."""
+    if not _A_MONTH.search(words):
+        return words  # (no month named: the date reader's scan is not worth its time)
     for mention in find_dates(words, now):
         if mention.first is not None or mention.day >= now.date():
             continue

@@ -1143,17 +1143,17 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
     """Whether a sentence naming a day (`mention`) names an event or a plan on it."""
     lowered = sentence.lower()
     return bool(
-        _VISITORS.match(_without(lowered, mention.text.lower()))
-        or _scheduled(_without(sentence, mention.text))
-        or _scheduled(
-            _without(sentence[slice(*_clause_bounds(lowered, mention.start))], mention.text)
-        )
+        _scheduled(_without(sentence, mention.text))
         or _scheduled(_without(sentence[: _clause_end(lowered, mention.start)], mention.text))
         or _has_event(lowered)
         or _EVENT_ZH.search(sentence)
         or _PLAN_EN.search(lowered)
         or any(_DOING.match(lowered[at:]) for at in _clause_starts(lowered))
         or _PLAN_ZH.search(sentence)
+        or _VISITORS.match(_without(lowered, mention.text.lower()))
+        or _scheduled(
+            _without(sentence[slice(*_clause_bounds(lowered, mention.start))], mention.text)
+        )
     )
 
 
