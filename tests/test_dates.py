@@ -1441,3 +1441,14 @@ def test_a_march_or_may_as_a_verb_or_a_count_is_no_date(text: str) -> None:
 def test_an_ordinal_of_a_position_is_no_day(text: str) -> None:
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
     assert future_spans(text, now) == [] and find_dates(text, now) == []
+
+
+@pytest.mark.parametrize(("text", "day"), [("周五回来", "2026-12-04"), ("周三回家", "2026-12-02")])
+def test_a_weekday_before_going_home_is_a_day(text: str, day: str) -> None:
+    assert ahead(text) == [(day, day, text[:2])]
+
+
+@pytest.mark.parametrize("text", ["一周三回", "每周三回", "周三回"])
+def test_a_weekday_count_of_times_is_no_day(text: str) -> None:
+    # (so before 周日回家 was read as a day, and still)
+    assert future_spans(text, NOW) == [] and find_dates(text, NOW) == []

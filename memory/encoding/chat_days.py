@@ -1,11 +1,13 @@
 """How chat says days and hours, rewritten as `memory.dates` reads them: Traditional characters
-as simplified, Cantonese days (聽日, 聽朝) as Mandarin ones, chat's "tmrw", "next tue", "wknd",
-明儿, a weekday alone as the coming one, countdowns ("3 more days till"), weeks counted the
-British way ("tomorrow week", "a fortnight today", "the weekend after next"), 12.20 before
-Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new year's by a
-table of years), an evening's event's bare hour as the evening's and an alarm's as the
-morning's; and "in two hours", "a week from Monday", "the day before" a day, the last day of a
-span ("from friday to sunday"). Shared by `memory.encoding.intentions.resolve` and the local
+as simplified, Cantonese days and parts of the day (聽日, 聽朝, 朝早) as Mandarin ones, chat's
+"tmrw", "next tue", "wknd", 明儿, a weekday alone as the coming one, a weekday said around its
+week ("thursday next week") or as a habit and then "this one", countdowns ("3 more days till"),
+weeks counted the British way ("tomorrow week", "a fortnight today", "the weekend after next"),
+12.20 before Chinese, a weekday before 年会 (下周五年会), holidays as their dates (the lunar new
+year's and the days of its first month by a table of years), an evening's event's bare hour as the
+evening's and an alarm's as the morning's; and "in two hours", "a week from Monday", "the day
+before" a day, the last day of a span ("from friday to sunday"), a month and day gone by this
+year in a plan as next year's. Shared by `memory.encoding.intentions.resolve` and the local
 reading (`memory.encoding.spotting`)."""
 
 from __future__ import annotations
@@ -14,21 +16,25 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
-from memory.dates import DateMention, clock_time
+from memory.dates import DateMention, clock_time, find_dates
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
 _BARE_WEEKDAY = re.compile(
     r"(?<![a-z])(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z])"
 )
-_PLAIN_WEEKDAY = re.compile(r"(?<![a-z])(?:(?:this|next|last|on|coming|past|since|every|each)\s+)$")
+# ("coming tuesday" alone is "on tuesday": the date reader knows "this coming tuesday")
+_PLAIN_WEEKDAY = re.compile(
+    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since|every|each)\s+)$"
+)
 # "off to cornwall for the weekend": this week's.
 _THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
 # British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
-# fortnight today", "this coming weekend".
+# fortnight today", "this coming weekend", "a week today".
 _BRITISH_WEEKS = re.compile(
     r"(?<![a-z])(?:the\s+(?P<after>weekend|week)\s+after\s+next|(?P<day>tomorrow|today)\s+week"
-    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend)(?![a-z])",
+    r"|(?:a\s+)?fortnight\s+(?:today|from\s+today)|(?:this\s+|the\s+)?coming\s+weekend"
+    r"|a\s+week\s+(?P<week_from>today|tomorrow))(?![a-z])",
     re.IGNORECASE,
 )
 
@@ -38,6 +44,8 @@ def _british_week(m: re.Match[str]) -> str:
         return f"a week from next {m.group('after').lower()}"
     if m.group("day"):
         return f"a week from {m.group('day').lower()}"
+    if m.group("week_from"):  # "a week today": seven days on
+        return "in 7 days" if m.group("week_from").lower() == "today" else "in 8 days"
     return "in 14 days" if "fortnight" in m.group().lower() else "this weekend"
 
 
@@ -140,6 +148,7 @@ def next_morning(now: datetime) -> date:
 # "In two hours", "in 30 minutes": a reminder's moment, from now.
 IN_HOURS = re.compile(
     r"(?<![a-z])in\s+(?:(?P<n>\d{1,3}|a|an|one|two|three|four|five|six|ten|twenty|thirty)"
+    r"(?P<half_before>\s+and\s+a\s+half)?"
     r"|(?P<half>half\s+an?))\s+(?P<u>hours?|hrs?|minutes?|mins?)(?P<and_half>\s+and\s+a\s+half)?"
     r"(?![a-z])"
     r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十半]{1,3})\s*(?:个)?(?P<zu>小时|钟头|分钟)[以之]?后",
@@ -153,6 +162,7 @@ _EVENING = re.compile(
     r"|karaoke|gala|prom|bbq|barbecue)s?(?![a-z])"
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
+_CLAUSE_AFTER = re.compile(r"[,，;.!?。！？]|\s(?:and|but|then)\s")
 _WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
@@ -166,14 +176,58 @@ def _short_weekday(m: re.Match[str]) -> str:
     return f"{lead}{day}{m.group('part') or ''}"
 
 
+# A weekday of next week or of this one said around it: "thursday next week", "next week on
+# friday", "friday this week".
+_WEEKDAY_OF_WEEK = re.compile(
+    r"(?<![a-z])(?:on\s+)?(?P<day>(?:mon|tues|wednes|thurs|fri|satur|sun)day)\s+(?:of\s+)?"
+    r"(?P<week>next|this)\s+week(?![a-z])"
+    r"|(?<![a-z])(?P<week2>next|this)\s+week\s+(?:on\s+)?(?P<day2>(?:mon|tues|wednes|thurs|fri"
+    r"|satur|sun)day)(?![a-z])",
+    re.IGNORECASE,
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+# A short weekday a message begins with, before who will do something: "wed i get my braces off".
+_WEEKDAY_FIRST = re.compile(
+    r"^(?P<lead>(?:(?:ok|so|and|omg|ugh|btw|also)[\s,]+)*)(?P<day>mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
+    r"\.?(?=\s+(?:i|i['\u2019]m|im|we|we['\u2019]re|my|our)(?![a-z]))",
+    re.IGNORECASE,
+)
+# A weekday said as a habit, then "this one": "mondays are bad enough but this one i've got...".
+_THIS_ONE = re.compile(
+    r"(?<![a-z])(?P<day>(?:mon|tues|wednes|thurs|fri|satur|sun)day)s(?P<mid>[^.!?]{0,40}?)"
+    r"(?<![a-z])this\s+one(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _weekday_of_week(m: re.Match[str], now: datetime) -> str:
+    """The day of the week said, as words the date reader takes for that day alone: this
+    week's as "this friday", next week's as its date (English "next friday" may be the
+    coming one)."""
+    day = (m.group("day") or m.group("day2")).lower()
+    if (m.group("week") or m.group("week2")).lower() == "this":
+        return f"this {day}"
+    today = now.date()
+    when = today + timedelta(days=7 - today.weekday() + _WEEKDAYS.index(day))
+    return f"on {when:%B} {when.day}, {when.year}"
+
+
 # Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
 _AT_SIGN = re.compile(r"@\s*(?=\d)")
-# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜; not
-# "christmas" alone ("home for christmas" is a season) nor 圣诞快乐.
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜, a Christmas
+# hosted ("we're hosting christmas", "christmas at ours"); not "christmas" alone ("home for
+# christmas" is a season) nor 圣诞快乐.
 _HOLIDAYS_EN = re.compile(
     r"(?<![a-z])(?:on\s+)?(?:(?P<eve>christmas|xmas)\s+eve|(?P<day>christmas|xmas)\s+day"
     r"|(?P<meal>christmas|xmas)(?=\s+(?:dinner|lunch|morning)(?![a-z]))"
     r"|(?<=on\s)(?P<on>christmas|xmas)|new\s+year['\u2019]?s\s+(?P<ny>eve|day)|(?P<nye>nye)"
+    # Christmas hosted: "we're hosting christmas", "christmas at ours"
+    r"|(?P<host>(?:i['\u2019]?m|we['\u2019]?re|i\s+am|we\s+are)\s+(?:hosting|doing|cooking)\s+)"
+    r"(?P<hosted>christmas|xmas)"
+    r"|(?P<home>christmas|xmas)(?=\s+at\s+(?:ours|mine|my\s+place|our\s+place|my\s+house|our\s+house)"
+    r"(?![a-z]))"
     r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
     re.IGNORECASE,
 )
@@ -187,7 +241,9 @@ def _holiday(m: re.Match[str]) -> str:
         return "on December 24"
     if m.group("meal"):
         return "December 25"  # "christmas dinner": the dinner of that day
-    if m.group("day") or m.group("on"):
+    if m.group("hosted"):
+        return f"{m.group('host')}on December 25"
+    if m.group("day") or m.group("on") or m.group("home"):
         return "on December 25"
     if m.group("ny"):
         return "on December 31" if m.group("ny").lower() == "eve" else "on January 1"
@@ -200,13 +256,19 @@ def _holiday(m: re.Match[str]) -> str:
     return "on February 14"
 
 
-# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝; 聽 is read as 听 by then.
-_CANTONESE_DAYS = re.compile(r"听日(?![本语文剧韩])|听朝|听晚|今朝(?!有酒)|后日(?![本语文])")
+# Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝, 朝早 (the morning), 晏晝 (the
+# afternoon); 聽 is read as 听 by then.
+_CANTONESE_DAYS = re.compile(
+    r"听日(?![本语文剧韩])|朝早|晏昼|听朝|听晚|今朝(?!有酒)|后日(?![本语文])"
+)
 _CANTONESE_DAY = {"听日": "明天", "听朝": "明天早上", "听晚": "明晚", "今朝": "今天早上",
-                  "后日": "后天"}  # fmt: skip
+                  "后日": "后天", "朝早": "早上", "晏昼": "下午"}  # fmt: skip
 # The lunar new year (its eve the day before), by year: no fixed date of the solar calendar.
 _LUNAR = re.compile(
-    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|正月初一|农历新年|阴历新年"
+    r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|农历新年|阴历新年"
+    # a day of the first month: 正月初十, 正月十五 (a lunar birthday)
+    r"|正月(?P<first_month>初[一二三四五六七八九十]|十[一二三四五六七八九]?|二十|廿[一二三四五六七八九]"
+    r"|三十)"
     r"|(?<![a-z])(?:on\s+)?(?:lunar|chinese)\s+new\s+year(?:['\u2019]s\s+day)?(?!['\u2019]s\s+eve)",
     re.IGNORECASE,
 )
@@ -217,12 +279,15 @@ _LUNAR_NEW_YEAR = (
 
 
 def _lunar(m: re.Match[str], now: datetime) -> str:
-    """The date of the next lunar new year (or its eve) not before `now`'s day, as words the
-    date reader knows; the words as they are past the table's years."""
+    """The date of the next lunar new year (its eve, or a day of its first month: 正月十五) not
+    before `now`'s day, as words the date reader knows; the words as they are past the table's
+    years."""
     eve = m.group("eve") is not None
+    said = m.group("first_month")
+    later = 0 if said is None else _zh_count(said.lstrip("初").replace("廿", "二十")) - 1
     today = now.date()
     for day in _LUNAR_NEW_YEAR:
-        day = day - timedelta(days=1) if eve else day
+        day = day - timedelta(days=1) if eve else day + timedelta(days=later)
         if day >= today:
             chinese = CHINESE.search(m.group()) is not None
             return f"{day.month}月{day.day}号" if chinese else f"on {day:%B} {day.day}, {day.year}"
@@ -234,17 +299,47 @@ def _lunar(m: re.Match[str], now: datetime) -> str:
 # themselves are mapped.
 TRADITIONAL = str.maketrans(
     "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
-    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶",
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶晝",
     "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
-    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表",
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼",
 )
+
+
+_A_MONTH = re.compile(
+    r"(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|月", re.IGNORECASE
+)
+# A month said by name, with no year: "june 6th", 6月6号.
+_MONTH_NAMED = re.compile(
+    r"^(?!.*\d{4})(?=.*(?:(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|月))",
+    re.IGNORECASE,
+)
+
+
+def next_years(words: str, now: datetime) -> str:
+    """`words` with a month and day gone by this year, and no year said, as next year's ("june
+    6th" said in December: "june 6th 2027"), for words telling of what is still to come: the
+    date reader takes one more than half a year ahead for a day gone by."""
+    if not _A_MONTH.search(words):
+        return words  # (no month named: the date reader's scan is not worth its time)
+    for mention in find_dates(words, now):
+        if mention.first is not None or mention.day >= now.date():
+            continue
+        if not _MONTH_NAMED.match(mention.text):
+            continue
+        year = now.year + 1
+        said = (
+            f"{year}年{mention.text}" if CHINESE.search(mention.text) else f"{mention.text} {year}"
+        )
+        return words.replace(mention.text, said, 1)
+    return words
 
 
 def normalised(words: str, now: datetime) -> str:
     """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
     as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", a weekday
-    alone ("Friday evening I'm...") as "on Friday" (the coming one), Cantonese days (聽日) as
-    Mandarin ones, and holidays as their dates (the lunar new year's, the next after `now`)."""
+    alone ("Friday evening I'm...") as "on Friday" (the coming one), "thursday next week" as
+    that date, Cantonese days (聽日, 朝早) as Mandarin ones, and holidays as their dates (the
+    lunar new year's and 正月十五's, the next after `now`)."""
     words = words.translate(TRADITIONAL)
     words = _CANTONESE_DAYS.sub(lambda m: _CANTONESE_DAY[m.group()], words)
     words = _LUNAR.sub(lambda m: _lunar(m, now), words)
@@ -262,7 +357,14 @@ def normalised(words: str, now: datetime) -> str:
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)
+    words = _WEEKDAY_FIRST.sub(
+        lambda m: f"{m.group('lead')}on {_SHORT_DAYS[m.group('day').lower()]}", words
+    )
     words = _SHORT_WEEKDAY.sub(_short_weekday, words)
+    words = _WEEKDAY_OF_WEEK.sub(lambda m: _weekday_of_week(m, now), words)
+    words = _THIS_ONE.sub(
+        lambda m: f"{m.group('day')}s{m.group('mid')}this {m.group('day')}", words
+    )
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]
@@ -275,12 +377,17 @@ def normalised(words: str, now: datetime) -> str:
 
 def evening(words: str) -> str:
     """`words` with "pm" after an hour read as the morning's when it is an evening's event's
-    ("dinner at 7", "drinks around 8")."""
+    ("dinner at 7", "drinks around 8"): the event named before the hour or in its clause."""
     lowered = words.lower()
     if not _EVENING.search(lowered) or _MORNING.search(lowered):
         return words
     clock = clock_time(words)
     if clock is None or not 7 <= clock.at.hour < 12:
+        return words
+    # the evening's event named before the hour or in its clause ("at 11, and then the party"
+    # is no party's hour)
+    clause = _CLAUSE_AFTER.split(lowered[clock.end :], maxsplit=1)[0]
+    if not (_EVENING.search(lowered, 0, clock.start) or _EVENING.search(clause)):
         return words
     if _AM.search(lowered, clock.start, clock.end + 14):
         return words  # "at 7am", "at 8 in the morning"
@@ -320,7 +427,7 @@ def in_hours(words: str, now: datetime) -> datetime | None:
     minutes = unit.startswith(("min", "分"))
     if not count:
         return None
-    count += 0.5 if m.group("and_half") else 0  # "an hour and a half"
+    count += 0.5 if m.group("and_half") or m.group("half_before") else 0  # "an hour and a half"
     return now + (timedelta(minutes=count) if minutes else timedelta(hours=count))
 
 

@@ -51,6 +51,7 @@ from memory.encoding.chat_days import (
     day_shift,
     in_hours,
     next_morning,
+    next_years,
     normalised,
     span_end,
 )
@@ -129,12 +130,22 @@ class Window:
 _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 
 
+# Words that say which half of the day an hour is in.
+_HALF_SAID = re.compile(
+    r"(?<![a-z])(?:[ap]\.?m|morning|noon|midnight|night|evening|afternoon|tonight)(?![a-z])"
+    r"|上午|早上|早晨|凌晨|清早|早|中午|下午|晚上|晚|夜"
+)
+
+
 def resolve(when: str, now: datetime) -> Window | None:
     """The days `when` names still to come, read against `now` (aware, in the time zone the
     words were meant in): an ISO date (and time), or words ("on Tuesday", "Tuesday",
     下周三, 周末, "from friday to sunday", "next weekend at 10am", "tomorrow evening at 8",
-    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's) or a
-    morning alone ("in the morning": the next). None when no day to come is named."""
+    明晚八点), or a clock time alone ("at 8pm": today's if still to come, else tomorrow's; an
+    hour of 7-11 said without its half of the day, once the morning's is gone, the evening's if
+    still to come) or a morning alone ("in the morning": the next); a month and day gone by this
+    year is next year's (an intention's day is to come, however far: memory.dates takes one
+    more than half a year ahead for a day gone by). None when no day to come is named."""
     iso = _ISO.fullmatch(when)
     if iso is not None:
         try:
@@ -144,7 +155,8 @@ def resolve(when: str, now: datetime) -> Window | None:
             return None
         return Window(day, day, None, clock) if day >= now.date() else None
     words = normalised(when, now)
-    mentions = future_spans(words, now)
+    # an intention's month and day gone by this year is next year's ("june 6th" in December)
+    mentions = future_spans(words, now) or future_spans(next_years(words, now), now)
     if not mentions:
         later = in_hours(words, now)
         if later is not None:
@@ -157,7 +169,14 @@ def resolve(when: str, now: datetime) -> Window | None:
                 day = next_morning(now)
                 return Window(day, day, MORNING)
             return None
-        day = now.date() if alone.at > now.time() else now.date() + timedelta(days=1)
+        if alone.at > now.time().replace(tzinfo=None):
+            return Window(now.date(), now.date(), None, alone.at)
+        if 7 <= alone.at.hour < 12 and not _HALF_SAID.search(words):
+            evening = time(alone.at.hour + 12, alone.at.minute)
+            if evening > now.time().replace(tzinfo=None):
+                # 十点提醒我吃药 said at three: tonight's ten, the nearest, not tomorrow morning's
+                return Window(now.date(), now.date(), None, evening)
+        day = now.date() + timedelta(days=1)
         return Window(day, day, None, alone.at)
     mention = mentions[0]
     first, last = mention.days
@@ -323,7 +342,7 @@ def _spoken(
             window = resolve(when, local)
             if window is not None and any(
                 first <= window.last and window.first <= last
-                for first, last in (m.days for m in future_spans(text, local))
+                for first, last in (m.days for m in future_spans(next_years(text, local), local))
             ):
                 readings.append((message, window))
     found = _whose(user_id, what, readings)

@@ -4,45 +4,55 @@
 `memory.encoding.intentions.local_reading` makes intentions of it): a user's sentence about
 themselves (or about an event, naming no one or family: a pet's, whatever its pronoun: "the
 kitten gets her jabs on monday"; "the dentist is tomorrow", "sister's baby shower is the 19th";
-or leaving its "I" out: "got a date friday") naming a day to come (chat's "tmrw", "next tue",
-"sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more days till", 明儿,
-还有三天) and an event, by its name (a broad lexicon of school, work, medical, travel, sport,
-family, legal, pet and gaming events, singular or plural, and endings such as "-athon",
-"-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the lease on
-the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have karaoke
-on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to be
-reminded ("remind me", "note to self:"; at a day, a clock time, "in two hours" or "in the
-morning"), or naming their birthday: always the speaker's own (or told by its years, "me and my
-wife's 10 year anniversary", time sober, days together, 在一起一百天, a lunar birthday, or the
-day they married: "we got married on 14 feb 2019"). Traditional characters are read as
-simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar new year
-and its eve as their dates, a Christmas meal as Christmas day. A day and its event may be told
-in two sentences one after the other ("GOT THE INTERVIEW!! its monday at 2pm", "dreading
-wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm ("dinner at
-7") is at that hour of the evening; a clock time of another day's clause or bounding something
-else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
-their mark or without: "what should i cook tomorrow"; but about "my interview", asking for
-tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone says it
-hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure ("if I
-had an interview tomorrow", "maybe", "i should", 如果), idling ("tonight I'm just gonna
-chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
+or leaving its "I" out: "got a date friday", "sunday got church retreat") naming a day to come
+(chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more
+days till", 明儿, 还有三天) and an event, by its name (a broad lexicon of school, work, medical,
+travel, sport, family, legal, pet and gaming events, singular or plural, and endings such as
+"-athon", "-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the
+lease on the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have
+karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to
+be reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
+"in two hours" or "in the morning"), or naming their birthday: always the speaker's own (or told
+by its years, "me and my wife's 10 year anniversary", time sober, days together, 在一起一百天,
+years since the two got together, 恋爱纪念日, a name day, an age reached (满三十, "turning 25"), a
+lunar birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters
+are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar
+new year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
+Christmas day; family arriving to stay ("the in-laws arrive in 3 days"), a pet's care, whatever
+its name ("vet tomorrow for biscuit's stitches"), the user's car in for its MOT, being away ("a
+week today i'm in tokyo"), being asked to see the boss and guests asked round (请了朋友来家里)
+are the user's events. A day
+and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
+2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
+("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
+something else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
+their mark or without: "what should i cook tomorrow", 是不是, 有没有; but about "my interview",
+asking for tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone
+says it hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure
+("if I had an interview tomorrow", "maybe", "i should", 如果, 估计), a reminder taken back in
+the next sentence ("nah i'll remember"), a forwarded message ("fwd:"), idling ("tonight I'm just
+gonna chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
 already come, a span of a month or longer ("next year": no day), the day itself coming
 (周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
-holiday"), the user (or the one whose event it is: "she's not going") not going (no need to,
-put off to no day said ("it got postponed", 推迟了), not invited, someone else in their place,
-"house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
+holiday"), a service's downtime, a place closed (银行周六不上班), the neighbours' noise, lying in
+(躺), anyone's ("whoever books meetings for 4:30", 考试的人好多), a friend's errand for the user
+(帮我带点资料), a relative's said after ("but it's my dad's", 不过是我妈的), mockery ("yeah
+right"), "remind me why", the user (or the one whose event it is: "she's not going") not going (no
+need to, put off to no day said ("it got postponed", 推迟了), not invited, someone else in their
+place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
 own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
 exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
-told with their pronoun that the user takes no part in ("my sister has her driving test on
-friday"; "my mom's surgery" is read), nor a partner's or relative's told with their pronoun
-anywhere after (我哥下周答辩，我比他还慌), the user skipping it, unable to go along or envying
-those who go ("i'm skipping the team dinner", 陪不了, 羡慕), not invited or staying home
-(我自己在家) or minding their home ("we're dog-sitting"), someone else seeing to a relative
-("my dad's picking her up"), what is not their job (不是我的事), today's event rated
-(今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11 round here"),
-today's part of the day gone by ("this morning's standup"), a year or months counted ("this
-year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales, money
-due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
+told with their pronoun, or an exam, a hearing, a club, a class, a date or a pastime of theirs,
+that the user takes no part in
+("my sister has her driving test on friday", 我弟14号要开庭; "my mom's surgery" is read), nor a
+partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the user
+skipping it, unable to go along or envying those who go ("i'm skipping the team dinner", 陪不了,
+羡慕), not invited or staying home (我自己在家) or minding their home ("we're dog-sitting"),
+someone else seeing to a relative ("my dad's picking her up"), what is not their job (不是我的事),
+today's event rated (今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11
+round here"), today's part of the day gone by ("this morning's standup"), a year or months counted
+("this year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales,
+money due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
 diet, 戒烟), a day rated for something (适合去海边), the weather permitting, someone else the
 subject (她们下周...), work in the way ("but i've got work"), staying in while others go ("i'm
 staying in"), a horoscope's day, days of remembrance (去世三周年), what someone said they would
@@ -50,14 +60,16 @@ do ("she'd text me"), dropping out or taking leave from it (退了, 请假了), 
 (不知道去不去), a timetable of an event ("the exam timetable comes out"), routine work (返工),
 the day itself named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted
 that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the day only
-("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji or a dash ends a
-clause). An event moved from one day to another ("friday's meeting got pushed to next tuesday")
-is on the second; a weekday before its date ("monday the 4th of jan") is that date, the day
-before or after a day (周一前一天) the one meant; a span from one day to another ("from friday
-to sunday", 周五到周日) ends on the second; of several days a sentence names, the event's is
-the first naming a day (not a month) whose clause tells of it; a clock time in a clause told of
-someone else ("they close at 6") is not the event's, and a reminder asked for "that day" is on
-the day of the one asked for just before."""
+("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji, a dash, "because"
+or "so don't" ends a clause; a doubt of what follows, 到时可能没空, is not the plan's). An event
+moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second; a
+weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
+(周一前一天) the one meant; a span from one day to another ("from friday to sunday", 周五到周日)
+ends on the second; of several days a sentence names, the event's is the first naming a day (not a
+month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
+is not the event's, a reminder asked for "that day" is on the day of the one asked for just
+before, and a month and day gone by this year in a plan or a reminder is next year's ("we're
+getting married on june 6th" said in December)."""
 
 from __future__ import annotations
 
@@ -77,6 +89,7 @@ from memory.encoding.chat_days import (
     TRADITIONAL,
     WEEK_FROM,
     evening,
+    next_years,
     normalised,
     span_end,
 )
@@ -110,18 +123,26 @@ _FIRST_PERSON = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i've|i'll|i'd|my|me|we|we're|we'll|we've|our|us)(?![a-z])|我"
 )
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
-# "don't let me forget", "set a reminder", "give us a shout", 提醒我, 别让我忘了, 六点叫我起床,
-# 喊我一声, 帮我记一下, "remind我".
+# "don't let me forget", "set a reminder", "give us a shout", "tell me at 8 to", 提醒我, 别让我忘了,
+# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我".
 _REMIND = re.compile(
     r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
     r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    # not asking to be told again why or how it came to be: "remind me why i signed up"
+    r"(?!\s+(?:why|how|who|who['\u2019]s|whose|where|what(?!\s+to))(?![a-z]))"
+    # told at a time to do something: "tell me at 8pm to ring my nan", "in an hour tell me to"
+    r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
+    r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
+    r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早])[叫喊]我|记得[叫喊]我"
-    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?)(?:一下)?[，,]?\s*"
+    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
@@ -131,7 +152,8 @@ _SPECIAL = re.compile(
     r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
     r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
-    r"(?P<en>(?:wedding\s+)?(?:birthday|anniversary|bday))"
+    r"(?P<en>(?:(?:wedding|dating|engagement|relationship)\s+)?(?:birthday|anniversary|bday"
+    r"|name\s?day))"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
     # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
@@ -142,16 +164,28 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:结婚)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
-    r"(?P<zh_years>(?:在一起|结婚|恋爱)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    # an age reached: 我下周六就满三十了, 我25号满20岁
+    r"|我[^，。,\s]{0,8}?满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?P<zh_age>周?岁|了|啦)"
     # A birthday told by the age: "I'm turning 30 on saturday".
-    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+(?P<turning>turning|turn)\s+\d"
+    r"|(?:(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be|i\s+will\s+be|i)\s+|^)"
+    r"(?P<turning>turning|turn)\s+\d"
+    # years since the two got together: "saturday is 2 years since me and tom got together"
+    r"|(?<![a-z])(?:\d{1,2}|a|one|two|three|four|five|six|ten)\s+years?\s+since\s+(?:we|me\s+"
+    r"(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me)|i)\s+(?P<since>got\s+(?:together|married"
+    r"|engaged)|started\s+(?:dating|going\s+out|seeing)|met|tied\s+the\s+knot"
+    # time sober: "the 18th is 3 years since i got sober"
+    r"|(?:got|went|became)\s+(?:sober|clean)|(?:quit|stopped)\s+(?:drinking|smoking|drugs))(?![a-z])"
     # The day they married, told: "we got married on 14 feb 2019", 我们是5月20号领证的.
     r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
-_SPECIAL_DAY = re.compile(r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)")
+_SPECIAL_DAY = re.compile(
+    r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
+)
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
 # Nouns of many walks of life, each also in the plural ("final", "finals"), two-word ones
 # ("root canal"), and the endings of events ("hackathon", "colonoscopy", "mammogram").
@@ -166,7 +200,8 @@ _EVENTS = frozenset({
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
     "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
-    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel",
+    "sprint", "duty", "session", "start", "starting", "event", "tax", "panel", "earlies", "lates",
+    "callback",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -181,6 +216,8 @@ _EVENTS = frozenset({
     # sport and games
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
+    "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
+    "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
     # family and friends
@@ -203,13 +240,18 @@ _EVENT_PAIRS = frozenset({
     "date night", "match day", "field trip", "open house", "open day",
     # "play" is a verb after a name ("arsenal play chelsea on sunday")
     "school play", "nativity play", "christmas play", "a play", "the play", "my play", "our play",
-    "first day", "last day", "new job", "parents evening", "sports day", "open mic", "wisdom teeth",
+    "first day", "last day", "new job", "parents evening", "secret santa", "christmas do",
+    "xmas do", "work do", "sports day", "open mic", "wisdom teeth",
     "wisdom tooth", "job fair", "career fair", "careers fair", "book fair", "craft fair",
     "science fair", "sleeping over", "staying over", "estate agent", "mortgage advisor",
     "mortgage adviser", "financial advisor", "claims court", "stag do", "hen do", "leaving do",
     "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
     "health check", "eye check", "boiler service", "car service", "smear test", "call with",
-    "zoom call", "video call", "phone call", "conference call", "sales call", "intro call",
+    "park run", "zoom call", "video call", "phone call", "conference call", "sales call",
+    "intro call",
+    # shifts ("back on nights"), a selection's rounds, one's results
+    "on night", "night shift", "first round", "second round", "third round", "final round",
+    "next round", "call back", "my grade", "my mark", "my score", "offer letter",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -241,7 +283,8 @@ def _event_among(words: Sequence[str]) -> int | None:
 
 _ABOUT_IT = frozenset({
     "timetable", "timetables", "schedule", "schedules", "rota", "fees", "fee", "form", "forms",
-    "list", "guide", "dates", "date", "tickets", "ticket",
+    "list", "guide", "dates", "date", "tickets", "ticket", "server", "servers", "update", "updates",
+    "patch",
 })  # fmt: skip
 
 
@@ -267,7 +310,9 @@ _EVENT_ZH = re.compile(
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)"
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|大寿|寿宴|第一天|幼儿园|沙龙|分享会|上台|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
+    # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
+    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -276,6 +321,8 @@ _NOT_EVENT = re.compile(
     r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
     r"|电视上|电视台|重播"
     r"|明天见|回头聊|晚安|下次聊|再聊"
+    # a message forwarded, not the user's words
+    r"|^(?:fwd?|forwarded)\s*:"
     # a day of remembrance, a horoscope's day
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
 )
@@ -284,6 +331,7 @@ _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
     r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
+    r"|不(?:上班|开门|营业|上课)"
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
 # watching", "can't make the concert tmrw", 周五的聚会我去不了了.
@@ -299,7 +347,7 @@ _NOT_GOING = re.compile(
     # Put off to no day said: "tomorrow's meeting got postponed", 推迟了.
     r"|(?:got|was|been|is|it's)\s+(?:postponed|delayed|pushed\s+back|put\s+off)(?!\s+(?:to|till|until))"
     r"|推迟了|延后了|推后了|往后推了"
-    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来)"
+    r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来|回)"
     r"|取消了"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
@@ -309,12 +357,18 @@ _NOT_GOING = re.compile(
     # No tickets to be had: "the match is sold out, gutted", 票卖完了.
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
+    r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
+    r"(?=\s*(?:$|[,.!?;]))"
     r"|(?<![a-z])(?:skip|skipping|ditch|ditching|bail(?:ing)?\s+on|sit(?:ting)?\s+out|pass(?:ing)?\s+on)"
     r"\s+(?:the|this|that|our|my|their|his|her|tomorrow['\u2019]?s|[a-z]+day['\u2019]s)(?![a-z])"
-    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious)(?![a-z])|羡慕|嫉妒"
-    r"|陪不了|没法陪|不能陪|请不了假|请不到假|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
+    # the noise of it: "the neighbours are having a party tonight, so loud"
+    r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
+    r"|不想去了|不想参加了|推掉了"
+    r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
+    r"|我(?:就|自己)?(?:在家|居家)(?:办公|上班|工作|带娃|待着|躺着|休息)"
     r"|不是我的(?:活|事|工作|问题)|跟我没关系|与我无关"
     # No need to go, someone going in the user's place, the user left behind: "don't have to go
     # in", "sam's covering for me", "house to myself", 不用去学校了, 找同事替我去, 只剩我一个人.
@@ -369,6 +423,9 @@ _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
 )
+# Someone else calling or telling the user, in the clause of the asking: 他每天7点叫我起床 (not
+# 我妈生日那天提醒我).
+_BY_SOMEONE = re.compile(r"(?:[他她佢]|" + _KIN_ZH + r"(?!的|生日|过生|纪念)|闹钟)[^，,。]*$")
 _OTHERS_EN = re.compile(
     r"(?<![a-z])(?:you|your|you're|u|ur|ya|he|she|they|his|her|him|their|them|there|who)"
     r"(?![a-z])"
@@ -376,16 +433,19 @@ _OTHERS_EN = re.compile(
     r"|thursday|friday|saturday|sunday|" + _KIN + r")'s)[a-z]+'s\s+"
     # "flight's at 6": "is", no one's
     r"(?!the\s|a\s|an\s|at\s|on\s|in\s|tomorrow|tonight|next\s|this\s|coming|due\s|booked\s"
-    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s)"
+    r"|scheduled\s|set\s|planned\s|confirmed\s|been\s|finally\s|supposedly\s|apparently\s"
+    r"|actually\s)"
 )
 _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
+    r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
     r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
-_OTHERS_ZH = re.compile(r"[你他她它您佢]")  # 佢: Cantonese "he", "she"
+# 佢: Cantonese "he", "she"; not the one the user goes to see or with (去见他爸妈, 跟你说)
+_OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮])[你他她它您佢]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
@@ -397,7 +457,9 @@ _THEIRS = re.compile(
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
-    r"|^(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)(?!.*我)"
+    # (after its day too: 明天老板上台讲话; not 明天跟朋友…)
+    r"|^[^，,。我跟和与同陪约找见请带帮给替]{0,6}?(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
+    r"(?!.*(?<![帮给替])我)"  # (帮我带点资料: an errand for the user, not the user's event)
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -414,7 +476,9 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^我的?" + _KIN_ZH + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
+    r"|^[^，,。我]{0,6}我的?"
+    + _KIN_ZH
+    + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
     r"|^(?:my|our)\s+" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s)[^.!?]*[,;\u2014][^.!?]*"
     r"(?:['\u2019]s|\sis|\sare|\swill\s+be)\s+[a-z]+ing\s+(?:her|him|them)(?![a-z])"
@@ -426,10 +490,30 @@ _KIN_OWN = re.compile(
     + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^我的?" + _KIN_ZH + r"[^，,。]*出差"
+    r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
+    # theirs, said after: 体检报告明天出来，不过是我妈的; "results tomorrow, but it's my dad's"
+    r"|(?:不过|但是?)是?我?" + _KIN_ZH + r"的"
+    r"|(?<![a-z])(?:but|though)\s+it['\u2019]?s\s+(?:my\s+)?(?:" + _KIN + r")['\u2019]s(?![a-z])"
+    # what they sit alone, an exam or a hearing: "my daughter's got exams all next week",
+    # 我弟14号要开庭 (a surgery or the dentist is read: the family goes along)
+    # or a club or class of theirs: "mum's book club is tomorrow at 7"
+    r"|^(?:(?:lol|ugh|omg|so|and|btw|ok|okay|well|oh|ngl|tbh)[\s,]+)*(?:(?:my|our)\s+)?"
+    + _PEOPLE
+    + r"(?:"
+    + _KIN
+    + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
+    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
+    r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
+    r"|^[^，,。我]{0,6}我的?"
+    + _KIN_ZH
+    + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
+    # or a pastime or a trip of theirs: 我爸下周去钓鱼
+    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会))"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
+    r"|[接送][他她]|来(?:看|找)我"
 )
 # A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
 _PUBLIC = re.compile(
@@ -439,6 +523,7 @@ _PUBLIC = re.compile(
 _DAY_OFF = re.compile(
     r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
     r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
     r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
 )
@@ -459,8 +544,8 @@ _ARRIVES = re.compile(
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r)(?![a-z])"
-    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎"
+    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
+    r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎|大寿|寿宴"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
@@ -475,7 +560,7 @@ _DOING_FIRST = (
 )
 # A sentence that leaves its "I" out: "got a date friday", "gotta be at the airport by 6".
 _IMPLIED_I = re.compile(
-    _CHAT_LEAD + r"(?:got|gotta|gonna|going|"
+    _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
@@ -513,7 +598,7 @@ _UNREAL = re.compile(
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
-    r"|(?<![理思感梦幻回构想])想(?![到起法念象想])"
+    r"|就算|即使|哪怕|估计|大概|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
@@ -521,17 +606,28 @@ _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
     # the weather permitting: "if it's clear", "weather permitting"
-    r"|if\s+(?:it|the\s+weather)(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
-    r"|weather\s+permitting)(?![a-z])"
+    r"|if\s+the\s+weather(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
+    r"|if\s+it(?:['\u2019]s|\s+is|\s+stays|\s+does\s*n['\u2019]?t)\s+(?:not\s+)?(?:clear|sunny|nice|dry"
+    r"|fine|good|warm|rain|raining|snow|snowing|wet|windy|cold|too|pouring|stormy|icy)"
+    r"|weather\s+permitting"
+    # anyone's, not the user's, as what the sentence is about: "whoever books meetings for 4:30"
+    r"|^(?:(?:honestly|tbh|ngl|lol|ok|so|like)[\s,]+)*(?:whoever|any(?:one|body)\s+(?:who|that)"
+    r"|people\s+who|those\s+who|every(?:one|body)\s+who)"
+    # said in mockery: "yeah right, like i'm going to the gym at 6", 呵呵…信我😏
+    r"|yeah\s+right|as\s+if|like\s+(?:i['\u2019]?m|i\s+am|i['\u2019]ll|that['\u2019]?s)\s+(?:really\s+|actually\s+)?going)"
+    r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
+    r"|的(?:人|同学|同事|家长)(?:都|真|就|是不是|应该|简直|怎么|太|有病|好多|很多|太多|可以|请|需要)"
+    r"|真的假的"
     r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
-_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$")
+_ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
 # An English question asked without a question mark: "what should i cook for dinner tomorrow".
 _ASKED_EN = re.compile(
     r"(?:(?:so|ok|okay|hey|and|but|also|btw|lol|omg|ugh|hmm)[\s,]+)*"
     r"(?:what|which|who|why|should\s+i|shall\s+i|do\s+i|do\s+you|did\s+you|are\s+you|can\s+you"
-    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice))(?![a-z'\u2019])"
+    r"|could\s+you|would\s+you|will\s+you|have\s+you|any\s+(?:ideas|tips|advice)"
+    r"|remind\s+me\s+(?:why|how|who|what(?!\s+to)))(?![a-z'\u2019])"
 )
 # Asked by a question word and 呢, of a plan with no event: 周末去哪玩好呢.
 _WONDER_ZH = re.compile(
@@ -543,7 +639,9 @@ _HABIT = re.compile(
     r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
-    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to)(?![a-z])"
+    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    r"|even\s+(?:when|if)|(?:i|we)\s+(?:can\s+)?never(?!\s+(?:been|had|done|thought|seen))"
+    r")(?![a-z])"
     # A place's timetable, not the user's day: "school starts at 7:40 here".
     r"|(?<![a-z])(?<!be\s)(?<!come\s)(?<!coming\s)(?<!get\s)(?:here|over\s+here|round\s+here"
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
@@ -552,6 +650,8 @@ _HABIT = re.compile(
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come).
 _PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Done already, whatever day is named: 周一已经考完了.
+_DONE_ZH = re.compile(r"已经[^，,。]*了|[考开做办搞弄]完了")
 # Rated as it goes or went: 开得好累, 考得还行.
 _RATED_ZH = re.compile(r"得(?:好|太|很|真|挺|超|特别|非常|不错|还行|一般|一塌糊涂|稀烂)")
 # Told as done ("we went", "it was"), with nothing said of what is still to come.
@@ -575,13 +675,20 @@ _PLAN_EN = re.compile(
     r"(?<=[a-z])['\u2019]ll\s+be\s+(?:in|at|off|away|flying|travel+ing)(?![a-z])"
     r"|(?<![a-z])(?:going\s+to|gonna|gotta|have\s+to|need\s+to|will|heading|flying|off\s+to|"
     r"leaving|starting|start|moving|meeting|seeing|visiting|presenting|getting|doing|having|"
-    r"booked|reserved|scheduled|signed\s+up|"
+    r"booked|reserved|scheduled|signed\s+up|hosting|at\s+(?:ours|mine)(?![a-z])|"
     r"coming\s+(?:home|back|over|round|to\s+visit)|"
     r"taking|playing|running|(?:i|we)'?(?:m|re|\s+am|\s+are)\s+[a-z]+ing|"
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
-    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)"
+    r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)|(?:i|we)\s+get\s+(?:my|our)\s+[a-z]+\s+(?:off|out|done|fitted|removed)"
+    r"|(?:get|pick\s+up|collect)\s+(?:the|our|my)\s+keys"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
+    r"|(?:wants?|asked|needs?)\s+to\s+(?:see|meet|talk\s+to|speak\s+(?:to|with)|chat\s+with)\s+(?:me|us)"
+    r"|go(?:ing)?\s+under\s+the\s+knife|back\s+to\s+(?:uni|school|college|campus)"
+    # away somewhere: "a week today i'm in tokyo"
+    r"|(?:i['\u2019]?m|we['\u2019]?re|i\s+am|we\s+are)\s+in\s+(?!(?:the|a|an|my|our|bed|work|school"
+    r"|class|office|town|trouble|love|pain|charge|luck|hospital|tears|bits|shock|denial|pyjamas|pajamas"
+    r"|pjs|sweats|uniform|costume|meetings|lectures|hell|heaven|agony)(?![a-z]))[a-z]{3,}"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
     r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
@@ -592,15 +699,17 @@ _PLAN_EN = re.compile(
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
-    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)|nothing|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
+    r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)"
+    r"|nothing(?!\s+(?:is|['\u2019]s|are|ready|prepared|packed|done))|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
+    r"|freezing|boiling|rainy|wet|snowy|windy|sunny|warm|miserable|grim"
     r"|better|lucky|unlucky))(?![a-z])"
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
-    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺平|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
-    r"|发工资|发奖金|年终奖|到账"
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
@@ -614,17 +723,21 @@ _SCHEDULED = re.compile(
     r"(?:\s+(?:is|'s|are|'re|will\s+be)|'s"
     # or coming on its own: "the removal van comes at 8", "the movers arrive on saturday"
     r"|\s+(?:comes?(?!\s+out)|arrives?|starts?|begins?|kicks?\s+off))"
+    r"(?:\s+(?:finally|actually|supposedly|apparently|definitely))?"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
     # someone coming to do something: "the landlord is coming to fix the boiler"
-    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service)"
+    r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service"
+    r"|rewire|replace|paint|fit|unblock|survey|plaster|sort\s+out)"
     r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
     r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
+    # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
+    r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
 )
-_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」"  # \uff5e: the fullwidth tilde
+_STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」="  # \uff5e: the fullwidth tilde
 
 
 def _without(sentence: str, words: str) -> str:
@@ -682,11 +795,18 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     event_before: tuple[int, str] | None = None
     # The last sentence that asked for a reminder on a day (its index and the day's words).
     reminded = (-2, "")
+    began = [0] * len(sentences)  # where each sentence's finds begin in `found`
     for index, raw in enumerate(sentences):
+        began[index] = len(found)
         if index == lent:
             continue
         sentence = raw.strip()
         lowered = sentence.lower()
+        asked_before = found[began[index - 1] :] if index else []
+        reminders = bool(asked_before) and all(x.kind == "reminder" for x in asked_before)
+        if reminders and _TAKEN_BACK.match(lowered):
+            del found[began[index - 1] :]  # "remind me tomorrow? nah i'll remember"
+            continue
         if not sentence or _NOT_EVENT.search(lowered):
             continue
         wonder = _WONDER_ZH.search(sentence) and not any(
@@ -722,6 +842,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     or (
                         "anniversary"
                         if special.group("together")
+                        or special.group("since")
                         or special.group("sober")
                         or special.group("married")
                         else None
@@ -729,6 +850,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     or (
                         "纪念日"
                         if special.group("zh_years") or special.group("zh_married")
+                        else "生日"
+                        if special.group("zh_age")
                         else "birthday"
                     )
                 )
@@ -737,7 +860,19 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         sentence = normalised(sentence, now)
         lowered = sentence.lower()
         remind = _REMIND.search(lowered)
+        if (
+            remind is not None
+            and remind.group("zh") is not None
+            and _BY_SOMEONE.search(lowered, 0, remind.start("zh"))
+        ):
+            remind = None  # 妈妈明天7:30叫我起床: someone else calls the user
         mentions = future_spans(sentence, now)
+        planned = remind is not None or _WILL.search(lowered) is not None
+        if not mentions and planned and not (_told_done(lowered) or _PAST_ZH.search(sentence)):
+            # "we're getting married on june 6th" said in December: next year's
+            sentence = next_years(sentence, now)
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
         if (
             not mentions
             and remind is None
@@ -812,6 +947,17 @@ def spot(text: str, now: datetime) -> list[Spotted]:
     return found
 
 
+# Told as still to come: "we're getting married on june 6th", 我们6月6号要去冰岛.
+_WILL = re.compile(
+    r"(?:(?<![a-z])(?:will|gonna|going\s+to)|['\u2019]ll)(?![a-z])"
+    r"|(?:(?<![a-z])(?:are|am|is)|['\u2019](?:re|m|s))\s+(?:getting|having|going|flying|moving"
+    r"|starting|doing|holding|booked|due|on)(?![a-z])|要|会|准备|打算|[定订约]在"
+)
+# Taking back the reminder the sentence before asked for: "remind me tomorrow? nah i'll remember".
+_TAKEN_BACK = re.compile(
+    r"(?:nah|nope|never\s*mind|nvm|forget\s+it|actually\s+(?:no|don['\u2019]?t|never\s*mind))(?![a-z])"
+    r"|算了|不用了|当我没说"
+)
 # A day said before, referred to: "remind me that day at noon", 那天早上叫我.
 _THAT_DAY = re.compile(
     r"(?<![a-z])(?:that|the\s+same)\s+(?:day|morning|afternoon|evening|night)(?![a-z])|那天|当天"
@@ -896,16 +1042,32 @@ def _owned(sentence: str, mention: DateMention) -> bool:
         or _IMPLIED_I.match(lowered)
         or (CHINESE.search(sentence) and not _OTHERS_ZH.search(told))
     )
-    if own or _PET_FIRST.match(lowered) or _impersonal(_without(told, mention.text).lower()):
+    rest = _without(told, mention.text).lower()
+    if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _IMPLIED_I.match(rest.strip(_STRIP)):
+        return True  # "sunday got church retreat": the day first, then its "I" left out
+    if _PET_CARE.match(rest.strip(_STRIP)) or _IN_FOR.match(rest.strip(_STRIP)):
+        return True  # "vet tomorrow for biscuit's stitches", "car's in for its MOT tomorrow"
+    if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
+        return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
     # the 12th".
     begin = _clause_bounds(lowered, mention.start)[0]
     return begin > 0 and _impersonal(_without(sentence[begin:end], mention.text).lower())
 
 
+_PET_CARE = re.compile(
+    r"(?:(?:the|a)\s+)?(?:vet|vets|vet['\u2019]s|groomer|groomers|grooming)(?![a-z])"
+)
+# The user's things in for a service: "car's in for its MOT tomorrow", "the boiler goes in for".
+_IN_FOR = re.compile(
+    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
+    r"\s+in\s+for(?![a-z])"
+)
+_AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # Someone else coming to the user: 他明天来我家修空调.
-_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|帮我|给我")
+_TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
 
 def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
@@ -920,15 +1082,18 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
         return False  # "my sister has her driving test on friday"
-    # Told as done in the day's clause or before it: "we went to a concert on friday" ("saw the
-    # doctor yesterday, results next week" tells of what is to come after).
+    # Told as done in the day's clause or before it, and nothing to come said up to its end: "we
+    # went to a concert on friday", "i helped my brother move on saturday, my back is gone" ("saw
+    # the doctor yesterday, results next week" tells of what is to come after).
     told = lowered[: _clause_end(lowered, mention.start)]
     if (
         _PAST_EN.search(told)
-        and not _FUTURE_EN.search(lowered)
+        and not _FUTURE_EN.search(lowered[: _told_through(sentence, mention)])
         and _PAST_EN.search(_clause(lowered, mention.start))
     ):
         return False
+    if _DONE_ZH.search(clause):
+        return False  # 周一已经考完了: that Monday gone by
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
@@ -939,7 +1104,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
-    if _HABIT.search(clause) or _UNREAL.search(clause) or _UNSURE.search(lowered):
+    unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
+    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
     if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
@@ -954,6 +1120,23 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
 
 
 _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
+# A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
+# "so i might be slow to reply".
+_AFTERWARDS = re.compile(r"[，,]\s*(?:到时候?|那时候?|so\s+i|then\s+i|which\s+means)[^，,。.!?]*")
+
+
+# Family arriving, to stay with the user: "the in-laws arrive in 3 days and the guest room...",
+# "mum and dad land on friday" (not "my sister arrives in sydney").
+_VISITORS = re.compile(
+    _CHAT_LEAD
+    + r"(?:(?:my|our|the)\s+)?(?:"
+    + _KIN
+    + r")(?:\s+(?:and|&|n)\s+(?:my\s+)?(?:"
+    + _KIN
+    + r"))?\s+(?:arrive|arrives|arriving|land|lands|landing|fly\s+in|flies\s+in|flying\s+in"
+    r"|get\s+in|gets\s+in|(?:are|is)\s+coming\s+to\s+stay|come\s+to\s+stay)(?![a-z])"
+    r"(?!\s+(?:in|at|to)\s+(?!\d))"
+)
 
 
 def _eventful(sentence: str, mention: DateMention) -> bool:
@@ -967,6 +1150,10 @@ def _eventful(sentence: str, mention: DateMention) -> bool:
         or _PLAN_EN.search(lowered)
         or any(_DOING.match(lowered[at:]) for at in _clause_starts(lowered))
         or _PLAN_ZH.search(sentence)
+        or _VISITORS.match(_without(lowered, mention.text.lower()))
+        or _scheduled(
+            _without(sentence[slice(*_clause_bounds(lowered, mention.start))], mention.text)
+        )
     )
 
 
@@ -1161,7 +1348,7 @@ _STARTS_AT = re.compile(
 # Where a clause ends: "the funeral is on tuesday, i don't know how i'll cope" denies nothing
 # of the funeral.
 _CLAUSE_END = re.compile(
-    r"[,，;；:\u2014\u2600-\u27bf\U0001f300-\U0001faff]|\s[-\u2013]\s|\s(?:but|though|although)\s|\s(?:and|so)\s(?=(?:i|we|my|it)(?![a-z]))"
+    r"[,，;；\u2014\u2600-\u27bf\U0001f300-\U0001faff]|(?<!\d):|:(?!\d)|\s[-\u2013]\s|\s(?:but|though|although|because|cos|cuz|coz)\s|\s(?:and|so)\s(?=(?:i|we|my|it|then|yeah|ya|don['\u2019]?t|dont|pls|please)(?![a-z]))"
     r"|但是|不过|可是"
 )
 
@@ -1223,7 +1410,7 @@ _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
     r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
     r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
-    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck)(?![a-z])"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
 )
 
 
