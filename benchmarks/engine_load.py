@@ -62,6 +62,8 @@ from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.loopwatch import LoopWatch
 from memory.bank import MemoryBank
+from memory.recall.dense import ScopeSearch
+from memory.records import Vectors
 from memory.storage.sqlite import Store
 from tests.fakes.factories import PLATFORMS
 
@@ -308,6 +310,7 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
         print(f"the daily prune of {len(pruned)} scopes took {took:.1f} s, before the runs")
     runtime.scheduler.start()
     await runtime.settle()  # as `kizuna run` does once its bots are up
+    searched = count_dense(runtime.bank)
     try:
         capacity = Run()
         first, then = range(args.messages), range(args.messages, 2 * args.messages)
@@ -316,9 +319,11 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
         elapsed = time.perf_counter() - started
         per_second = len(capacity.latencies) / elapsed
         lost_a, reordered_a = await check(runtime, crowd, first, capacity)
+        by_meaning_a = searched.share()
         print(
             f"capacity: {len(capacity.latencies)} turns in {elapsed:.1f} s = {per_second:.0f} "
-            f"messages/s; lost {lost_a}, reordered {reordered_a}, apologies {capacity.failed}"
+            f"messages/s; lost {lost_a}, reordered {reordered_a}, apologies {capacity.failed}; "
+            f"recalls by meaning {by_meaning_a:.0%}"
         )
 
         steady_run = Run()
@@ -334,12 +339,14 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
             )
             elapsed = time.perf_counter() - started
         lost_b, reordered_b = await check(runtime, crowd, then, steady_run)
+        by_meaning_b = searched.share()
         ms = [x * 1000 for x in steady_run.latencies]
         print(
             f"steady {args.rate}/s: {len(ms)} turns in {elapsed:.1f} s; turn latency without the "
             f"model p50 {statistics.median(ms):.2f} ms, p95 {pct(ms, 95):.2f}, p99 "
             f"{pct(ms, 99):.2f}, max {max(ms):.2f}; worst loop stall "
-            f"{monitor.worst * 1000:.1f} ms; lost {lost_b}, reordered {reordered_b}"
+            f"{monitor.worst * 1000:.1f} ms; lost {lost_b}, reordered {reordered_b}; "
+            f"recalls by meaning {by_meaning_b:.0%}"
         )
     finally:
         await runtime.scheduler.stop()
@@ -355,7 +362,45 @@ async def load(args: argparse.Namespace, data_dir: Path) -> dict[str, float | in
         "rss_mb": round(rss_mb),
         "lost": lost_a + lost_b,
         "reordered": reordered_a + reordered_b,
+        "capacity_by_meaning": round(by_meaning_a, 3),
+        "steady_by_meaning": round(by_meaning_b, 3),
     }
+
+
+class DenseCount:
+    """How many recalls searched by meaning (their cue embedded in time) and how many went by
+    words alone, since the last `share`: under a crowd a cue not embedded within CUE_WAIT
+    recalls by words, cheaper work, so a capacity means little without this share."""
+
+    def __init__(self) -> None:
+        self.by_meaning = 0
+        self.by_words = 0
+
+    def share(self) -> float:
+        """The share by meaning since the last call."""
+        total = self.by_meaning + self.by_words
+        share = self.by_meaning / total if total else 0.0
+        self.by_meaning = self.by_words = 0
+        return share
+
+
+def count_dense(bank: MemoryBank) -> DenseCount:
+    """Count the bank's recalls by meaning and by words (its Retrieval is not slotted for
+    such swaps)."""
+    counted = DenseCount()
+    retrieval = bank.retrieval
+    dense_query = retrieval._dense_query
+
+    async def counting(scope: str, cue: str) -> tuple[Vectors | None, ScopeSearch | None]:
+        query, index = await dense_query(scope, cue)
+        if query is None:
+            counted.by_words += 1
+        else:
+            counted.by_meaning += 1
+        return query, index
+
+    retrieval._dense_query = counting  # type: ignore[method-assign]
+    return counted
 
 
 async def fill_scopes(data_dir: Path, scopes: int, embedder: str) -> None:

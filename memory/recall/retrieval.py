@@ -75,7 +75,8 @@ DATED_READ = 500
 _WORD = re.compile(r"\w+")
 
 
-# Not slotted: benchmarks/recall_latency.py swaps `read` on one bank's instance.
+# Not slotted: benchmarks swap `read` (recall_latency.py) and `_dense_query` (engine_load.py)
+# on one bank's instance.
 @dataclass(eq=False)
 class Retrieval:
     """Recall for the bank: `policy(scope)` judges retention; `rng` draws retrieval failure
