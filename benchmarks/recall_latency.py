@@ -410,7 +410,7 @@ class Filler:
                 embedder=bank.embedder.name,
             )
         )
-        bank.derived.counts.wrote(1)  # as remember() counts them (the word counts age by it)
+        bank.derived.counts.wrote(scope, 1)  # as remember() counts them (the word counts age by it)
         self._stored(scope, Last(memory_id, turn.text, turn.when))
         return memory_id
 

@@ -75,6 +75,7 @@ async def test_recall_ranks_the_same_on_a_kept_index_as_on_the_store(
 ) -> None:
     monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)  # every scope searched in memory
     monkeypatch.setattr(memory.recall.derived, "STALE_AFTER", 0)
+    monkeypatch.setattr(memory.recall.derived, "STALE_SHARE", 0.0)
     clock = FakeClock(START + timedelta(days=60))
     kept = await MemoryBank.open(tmp_path, "hash", clock, deterministic=True)
     try:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,25 +41,33 @@ from memory.recall.rowcache import ROW_SCOPES, RowCache
 from memory.records import MemoryNotice, NoticeKind, Vectors
 from memory.storage import BankStore
 
-__all__ = ["STALE_AFTER", "Capacity", "Counts", "Derived", "ServingStore"]
+__all__ = ["STALE_AFTER", "STALE_SHARE", "Capacity", "Counts", "Derived", "ServingStore"]
 
-STALE_AFTER = 100  # writes after which the counts are read from the store again
+# A scope's counts are read from the store again once the memories written to it and deleted
+# from it since reach STALE_AFTER, or STALE_SHARE of it in a larger scope (there a word's count
+# hardly moves with a few writes, and a common word's count costs the store tens of ms).
+STALE_AFTER = 100
+STALE_SHARE = 0.01
+WORDS_KEPT = 1_024  # words' counts kept a scope, the least recently asked for out
 
 log = logging.getLogger(__name__)
 
 
 class Counts:
     """How many memories a scope holds (and the whole bank), and in how many of them each word
-    occurs: read from the store when wanted, then kept until STALE_AFTER writes later."""
+    occurs: read from the store when wanted, then kept until enough writes to the scope later
+    (STALE_AFTER, STALE_SHARE)."""
 
     def __init__(self, store: BankStore) -> None:
         self._store = store
-        self._df: dict[str, dict[str, tuple[int, int]]] = {}  # scope -> word -> (hits, at)
-        self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, at)
-        self.writes = 0  # memories written and deleted so far: the counts' clock
+        # scope -> word -> (hits, the scope's writes until which they hold)
+        self._df: dict[str, OrderedDict[str, tuple[int, int]]] = {}
+        self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, held until)
+        self._writes: dict[str, int] = {}  # memories written to and deleted from each scope
 
-    def wrote(self, count: int) -> None:
-        self.writes += count
+    def wrote(self, scope: str, count: int) -> None:
+        """`count` of the scope's memories were written or deleted (here or elsewhere)."""
+        self._writes[scope] = self._writes.get(scope, 0) + count
 
     def forget(self, scope: str) -> None:
         """The scope changed in a way not counted: read its counts again."""
@@ -69,26 +78,42 @@ class Counts:
         self._sizes.clear()
         self._df.clear()
 
+    @staticmethod
+    def _lasting(size: int) -> int:
+        """How many writes to a scope of `size` memories its counts last."""
+        return max(STALE_AFTER, int(STALE_SHARE * size))
+
     async def sizes(self, scope: str) -> tuple[int, int]:
         """(the scope's memories, all memories)."""
         known = self._sizes.get(scope)
-        if known is None or self.writes - known[2] > STALE_AFTER:
+        if known is None or self._writes.get(scope, 0) > known[2]:
+            writes = self._writes.get(scope, 0)
             size, total = await self._store.sizes(scope)
-            known = self._sizes[scope] = (size, total, self.writes)
+            until = writes + self._lasting(size)
+            known = self._sizes[scope] = (size, total, until)
         return known[0], known[1]
 
     async def frequencies(self, scope: str, words: Sequence[str]) -> dict[str, int]:
         """In how many of the scope's memories each of `words` occurs."""
-        known = self._df.get(scope, {})
-        hits = {
-            w: known[w][0] for w in words if w in known and self.writes - known[w][1] <= STALE_AFTER
-        }
+        known = self._df.get(scope, OrderedDict())
+        writes = self._writes.get(scope, 0)
+        hits: dict[str, int] = {}
+        for word in words:
+            found = known.get(word)
+            if found is not None and writes <= found[1]:
+                hits[word] = found[0]
+                known.move_to_end(word)
         stale = [w for w in words if w not in hits]
         if stale:
+            size, _ = await self.sizes(scope)
+            until = self._writes.get(scope, 0) + self._lasting(size)
             counts = await self._store.document_frequencies(scope, stale)
-            kept = self._df.setdefault(scope, {})  # (forgotten meanwhile: counted afresh)
+            kept = self._df.setdefault(scope, OrderedDict())  # (forgotten meanwhile: anew)
             for word, count in counts.items():
-                kept[word] = (count, self.writes)
+                kept[word] = (count, until)
+                kept.move_to_end(word)
+            while len(kept) > WORDS_KEPT:
+                kept.popitem(last=False)
             hits |= counts
         return hits
 
@@ -169,7 +194,7 @@ class Derived:
         self, scope: str, ids: Sequence[int], vectors: Sequence[Vectors | None]
     ) -> None:
         """The bank stored the memories `ids` (parallel `vectors`; None: not embedded yet)."""
-        self.counts.wrote(len(ids))
+        self.counts.wrote(scope, len(ids))
         await self.links.added(scope, ids)
         await self.lexicon.added(scope, ids)
         await self.rows.added(scope, ids)
@@ -189,7 +214,7 @@ class Derived:
         """The bank deleted the memories `ids`: nothing derived keeps them, on disk either."""
         if not ids:
             return
-        self.counts.wrote(len(ids))
+        self.counts.wrote(scope, len(ids))
         self.rows.removed(scope, ids)
         self.links.removed(scope, ids)
         self.lexicon.removed(scope, ids)
@@ -221,7 +246,7 @@ class Derived:
                 self.changed_elsewhere(scope)
             return
         if notice.kind in ("added", "deleted"):
-            self.counts.forget(scope)
+            self.counts.wrote(scope, len(notice.ids))
         if notice.kind == "deleted":
             self.rows.removed(scope, notice.ids)
         self._heard.setdefault(scope, []).append(notice)
