@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import memory.recall.cues
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import EmbeddingError, HashEmbedder
@@ -127,4 +128,33 @@ async def test_an_immediate_embedder_embeds_a_cue_at_once_however_busy() -> None
     np.testing.assert_array_equal(vector, (await hashed.embed_query(["how is Mochi?"]))[0])
     assert cues.cached("how is Mochi?") is vector
     await long
+    await cues.close()
+
+
+async def test_a_call_is_not_begun_for_cues_it_would_finish_after_their_turns_gave_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The embedder's calls take 20 s a text (a clock of the test's, the pace counted from
+    calls that long): a cue whose turn waits 30 s more is given up when its call would begin,
+    10 s before its wait is out, and never embedded; one whose turn waits a minute is."""
+    monkeypatch.setattr(memory.recall.cues, "PACE_FROM", 100.0)
+    embedder, now = Gated(), [0.0]
+    cues = Cues(embedder, clock=lambda: now[0])
+    first = asyncio.ensure_future(cues.vector("the first cue"))
+    await settle()
+    now[0] += 20.0  # the first call takes 20 s
+    embedder.gate.set()
+    await first
+    embedder.gate.clear()
+    busy = asyncio.ensure_future(cues.vector("keeps it busy"))
+    await settle()
+    soon = asyncio.ensure_future(cues.within("given up soon", 30.0))
+    later = asyncio.ensure_future(cues.within("waited for", 60.0))
+    await settle()
+    now[0] += 20.0  # so does the second: the next would end at 60 s, past the first's 50
+    embedder.gate.set()
+    await busy
+    assert await soon is None
+    assert await later is not None
+    assert ["given up soon"] not in embedder.asked and ["waited for"] in embedder.asked
     await cues.close()

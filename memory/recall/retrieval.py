@@ -324,6 +324,7 @@ class Retrieval:
             return (None, None) if index is None else (query, index)
         except TimeoutError:
             catchup.embedder_down(now)
+            self.cues.hung()
             log.warning("recall by words only for a while: the embedder took too long")
         except EmbeddingError as e:
             catchup.embedder_down(now)
