@@ -25,6 +25,7 @@ from bot.events import ChatEvent
 from bot.persona.file import Persona
 from memory.clock import Clock
 from memory.encoding.encoder import last_exchange
+from memory.groupcommit import GroupCommit
 from memory.records import ArchivedConversation, ArchiveWrite, SessionRow
 from memory.storage import LeaseStore, SessionStore
 
@@ -466,11 +467,8 @@ class SessionManager:
         self._sessions: dict[tuple[str, str], Session] = {}
         self._leases = store if isinstance(store, LeaseStore) else None
         self._loading = asyncio.Lock()
-        # The group commit (see `save`): sessions waiting for the next write, the future that
-        # write settles, and the task writing.
-        self._queued: dict[tuple[str, str], Session] = {}
-        self._batch: asyncio.Future[None] | None = None
-        self._writer: asyncio.Task[None] | None = None
+        # The group commit of snapshots (see `save`).
+        self._saving: GroupCommit[Session] = GroupCommit(self._save_together)
         # Archives and folds under way: shielded from their callers' cancels, so they may
         # outlive them (`settle`).
         self._moving: set[asyncio.Task[int]] = set()
@@ -567,36 +565,14 @@ class SessionManager:
         Saves asked for while a write is under way go together in the next one (a group
         commit): under load one transaction carries many turns' snapshots, where one each
         would queue every turn behind the others' commits."""
-        self._queued[(session.persona, session.scope)] = session
-        if self._batch is None:
-            self._batch = asyncio.get_running_loop().create_future()
-        batch = self._batch
-        if self._writer is None:
-            self._writer = asyncio.create_task(self._write_queued(), name="kizuna-sessions")
-        await asyncio.shield(batch)  # a caller giving up does not stop the others' write
+        await self._saving([session])
 
-    async def _write_queued(self) -> None:
-        try:
-            while self._queued and self._batch is not None:
-                sessions, self._queued = list(self._queued.values()), {}
-                done, self._batch = self._batch, None
-                # Nobody may be left waiting to hear of a failure: it is theirs to log.
-                done.add_done_callback(lambda f: f.cancelled() or f.exception())
-                try:
-                    for start in range(0, len(sessions), SAVE_BATCH):
-                        await self._save_batch(sessions[start : start + SAVE_BATCH])
-                except Exception as e:
-                    done.set_exception(e)
-                except BaseException:  # cancelled (shutting down): nobody waits for nothing
-                    done.cancel()
-                    if self._batch is not None:
-                        self._batch.cancel()
-                        self._batch, self._queued = None, {}
-                    raise
-                else:
-                    done.set_result(None)
-        finally:
-            self._writer = None
+    async def _save_together(self, sessions: list[Session]) -> None:
+        """The sessions asked to be saved meanwhile, each once (its latest snapshot is taken
+        when written), SAVE_BATCH to a transaction."""
+        once = list({(s.persona, s.scope): s for s in sessions}.values())
+        for start in range(0, len(once), SAVE_BATCH):
+            await self._save_batch(once[start : start + SAVE_BATCH])
 
     async def save_dirty(self) -> int:
         """Snapshot every changed session, busy ones included (a turn waiting on the model

@@ -15,14 +15,14 @@ import logging
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import aiosqlite
 from filelock import FileLock, Timeout
 
+from memory.groupcommit import GroupCommit
 from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
@@ -73,56 +73,6 @@ def serialised(
 Statement = tuple[str, Sequence[Any]]
 
 
-@dataclass(slots=True, eq=False)
-class GroupCommit:
-    """Statements asked for while a transaction of them is written go together in the next
-    one (a group commit): under load one commit carries many turns' small writes, where one
-    transaction each would queue every turn behind the others' commits, each costing trips to
-    SQLite's thread. A failed transaction fails everyone whose statement was in it."""
-
-    write: Callable[[list[Statement]], Awaitable[None]]  # in order, in one transaction
-    _queued: list[Statement] = field(default_factory=list)
-    _batch: asyncio.Future[None] | None = None  # what the queued statements' callers await
-    _writer: asyncio.Task[None] | None = None
-
-    async def __call__(self, statements: Sequence[Statement]) -> None:
-        """Returns once the statements (in order) are committed."""
-        self._queued.extend(statements)
-        if self._batch is None:
-            self._batch = asyncio.get_running_loop().create_future()
-        batch = self._batch
-        if self._writer is None:
-            self._writer = asyncio.create_task(self._write_queued(), name="kizuna-group-commit")
-        await asyncio.shield(batch)  # a caller giving up does not stop the others' write
-
-    async def finish(self) -> None:
-        """Wait for the statements asked for so far (their failures are their callers')."""
-        if self._writer is not None:
-            await asyncio.gather(asyncio.shield(self._writer), return_exceptions=True)
-
-    async def _write_queued(self) -> None:
-        try:
-            while self._queued and self._batch is not None:
-                statements, self._queued = self._queued, []
-                done, self._batch = self._batch, None
-                # Nobody may be left waiting to hear of a failure: it is theirs to log.
-                done.add_done_callback(lambda f: f.cancelled() or f.exception())
-                try:
-                    await self.write(statements)
-                except Exception as e:
-                    done.set_exception(e)
-                except BaseException:  # cancelled (shutting down): nobody waits for nothing
-                    done.cancel()
-                    if self._batch is not None:
-                        self._batch.cancel()
-                        self._batch, self._queued = None, []
-                    raise
-                else:
-                    done.set_result(None)
-        finally:
-            self._writer = None
-
-
 def _read_only_uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
 
@@ -140,7 +90,8 @@ class SqliteBase(Statements):
         self._lock = lock
         self._writing = asyncio.Lock()
         self._scopes_held = HeldScopes()  # see scope_lock
-        self._soon = GroupCommit(self._write_runs)
+        # The contact notes and reinforcements of turns under way, written together.
+        self._soon: GroupCommit[Statement] = GroupCommit(self._write_runs)
         self.path = path
         self.where = str(path)  # for messages, as PgStore's names its server
 
