@@ -11,6 +11,7 @@ banks on one database stand for two processes (tests/fakes/postgres.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -202,6 +203,22 @@ async def two_banks(
     ]
 
 
+@contextlib.asynccontextmanager
+async def heard_pair(
+    stores: Sequence[PgStore], tmp_path: Path
+) -> AsyncIterator[tuple[MemoryBank, MemoryBank, Heard]]:
+    """This process's bank and another's on one database, and the notices this one's store
+    hears (told after the bank); both banks closed after."""
+    mine, theirs = await two_banks(stores, tmp_path)
+    heard = Heard()
+    await stores[0].listen(heard, heard.missed)
+    try:
+        yield mine, theirs, heard
+    finally:
+        for bank in (mine, theirs):
+            await bank.close()
+
+
 async def texts(bank: MemoryBank, ids: Sequence[int]) -> list[str]:
     return [m.text for m in await bank.store.get_memories(SCOPE, ids)]
 
@@ -210,10 +227,7 @@ async def texts(bank: MemoryBank, ids: Sequence[int]) -> list[str]:
 async def test_a_few_changes_elsewhere_are_followed_without_reading_the_scope_again(
     stores: Sequence[PgStore], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mine, theirs = await two_banks(stores, tmp_path)
-    heard = Heard()
-    await stores[0].listen(heard, heard.missed)
-    try:
+    async with heard_pair(stores, tmp_path) as (mine, theirs, heard):
         ids = await fill(theirs, 150, seed=7)
         await copied(mine)
         name = mine.embedder.name
@@ -268,19 +282,13 @@ async def test_a_few_changes_elsewhere_are_followed_without_reading_the_scope_ag
         hedgehog = await mine.recall(SCOPE, "the hedgehog in the snow", k=3, now=NOW)
         assert {r.id for r in hedgehog} & {*added, ids[30]}
         assert now == await fresh_recall(mine, tmp_path / "fresh")
-    finally:
-        for bank in (mine, theirs):
-            await bank.close()
 
 
 @pytest.mark.usefixtures("large")
 async def test_many_forgotten_at_once_elsewhere_drop_what_was_derived(
     stores: Sequence[PgStore], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mine, theirs = await two_banks(stores, tmp_path)
-    heard = Heard()
-    await stores[0].listen(heard, heard.missed)
-    try:
+    async with heard_pair(stores, tmp_path) as (mine, theirs, heard):
         ids = await fill(theirs, 450, seed=8)
         await copied(mine)
         name = mine.embedder.name
@@ -300,9 +308,6 @@ async def test_many_forgotten_at_once_elsewhere_drop_what_was_derived(
         for text in forgotten:
             assert not {r.id for r in await mine.recall(SCOPE, text, k=50, now=NOW)} & set(gone)
         assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
-    finally:
-        for bank in (mine, theirs):
-            await bank.close()
 
 
 @pytest.mark.usefixtures("large")
@@ -369,10 +374,7 @@ async def test_a_lost_listening_connection_drops_what_was_derived_and_is_heard_a
     """The connection on which a process hears the others' changes is cut (a server restart,
     a dropped network): what was derived from every scope goes at once, as a memory forgotten
     meanwhile goes unheard; the connection comes back and what is changed after is heard."""
-    mine, theirs = await two_banks(stores, tmp_path)
-    heard = Heard()
-    await stores[0].listen(heard, heard.missed)  # told after the bank
-    try:
+    async with heard_pair(stores, tmp_path) as (mine, theirs, heard):
         ids = await fill(theirs, 100, seed=11)
         await copied(mine)
         name = mine.embedder.name
@@ -400,9 +402,6 @@ async def test_a_lost_listening_connection_drops_what_was_derived_and_is_heard_a
         )
         assert later not in {r.id for r in await mine.recall(SCOPE, forgotten[0], k=50, now=NOW)}
         assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
-    finally:
-        for bank in (mine, theirs):
-            await bank.close()
 
 
 async def test_a_large_scope_served_by_the_store_keeps_only_its_links(
@@ -412,10 +411,7 @@ async def test_a_large_scope_served_by_the_store_keeps_only_its_links(
     links is read whole or kept here, another process's changes reach recall at once (its
     notices followed in the links), and recall answers as a bank opened afresh."""
     monkeypatch.setattr(memory.recall.retrieval, "LARGE_SCOPE", 1)
-    mine, theirs = await two_banks(stores, tmp_path)
-    heard = Heard()
-    await stores[0].listen(heard, heard.missed)
-    try:
+    async with heard_pair(stores, tmp_path) as (mine, theirs, heard):
         ids = await fill(theirs, 150, seed=11)
         reads, rows_read = whole_reads(mine, monkeypatch), counting_reads(mine, monkeypatch)
         assert any(await recalled(mine))
@@ -441,9 +437,6 @@ async def test_a_large_scope_served_by_the_store_keeps_only_its_links(
         assert reads == first
         assert SCOPE not in mine.derived.lexicon and SCOPE not in mine.derived.rows
         assert await recalled(mine) == await fresh_recall(mine, tmp_path / "fresh")
-    finally:
-        for bank in (mine, theirs):
-            await bank.close()
 
 
 async def test_a_notice_that_cannot_be_followed_drops_what_was_derived(

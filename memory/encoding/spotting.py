@@ -516,12 +516,11 @@ _WITH_THEM = re.compile(
     r"|[接送][他她]|来(?:看|找)我"
 )
 # A calendar's days, no one's event: "school holidays start on the 18th", "bank holiday monday".
-_PUBLIC = re.compile(
-    r"(?<![a-z])(?:(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term)(?![a-z])"
-)
+_PUBLIC_DAYS = r"(?:school|bank|public|national)\s+hol(?:iday)?s?|half[\s-]term"
+_PUBLIC = re.compile(rf"(?<![a-z])(?:{_PUBLIC_DAYS})(?![a-z])")
 # A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
 _DAY_OFF = re.compile(
-    r"(?<![a-z])(?:(?:public|bank|national|school)\s+hol(?:iday)?s?|half[\s-]term"
+    rf"(?<![a-z])(?:{_PUBLIC_DAYS}"
     r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
     r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
