@@ -148,6 +148,32 @@ async def test_intentions_are_soonest_first_per_user_and_open_only(store: Storag
     ]
 
 
+async def test_the_one_due_is_the_soonest_pending_in_its_window(store: Storage) -> None:
+    now = T0 + timedelta(days=5)
+    await store.add_intention(exam(due=T0, what="early"))  # its window closed two days ago
+    due = await store.add_intention(exam(due=now - timedelta(hours=2), what="due"))
+    sooner = await store.add_intention(exam(due=now - timedelta(hours=3), what="sooner"))
+    await store.close_intention(DM, sooner, "done", now)
+    await store.add_intention(exam(due=now + timedelta(hours=1), what="later"))  # not yet
+    await store.add_intention(exam(due=now - timedelta(hours=4), user_id="8"))  # another's
+    await store.add_intention(exam(GROUP, due=now - timedelta(hours=4)))  # another scope's
+    found = await store.due_intention(DM, "7", now)
+    assert found is not None and found.id == due
+    assert await store.due_intention(DM, "7", now - timedelta(hours=3)) is None
+
+
+async def test_an_intention_of_another_members_words_is_never_the_one_due(
+    store: Storage,
+) -> None:
+    now = T0 + timedelta(days=1)
+    await store.add_intention(exam(GROUP, due=now - timedelta(hours=3), said_by="8"))
+    await store.add_intention(exam(GROUP, due=now - timedelta(hours=2), what="b", said_by=""))
+    assert await store.due_intention(GROUP, "7", now) is None  # "": kept before it was known
+    own = await store.add_intention(exam(GROUP, due=now - timedelta(hours=1), said_by="7"))
+    found = await store.due_intention(GROUP, "7", now)
+    assert found is not None and found.id == own
+
+
 async def test_a_scope_is_a_wall_for_intentions(store: Storage) -> None:
     mine = await store.add_intention(exam(DM))
     await store.add_intention(exam(GROUP))
@@ -316,8 +342,8 @@ async def test_hearing_someone_counts_their_hours_and_remembers_privacy(store: S
 async def test_contacts_noted_at_once_are_each_written_when_their_callers_return(
     store: Storage,
 ) -> None:
-    """Many turns' notes at the same moment (on SQLite, committed together): each caller
-    returns with its note written, and every one counts."""
+    """Many turns' notes at the same moment (committed together): each caller returns with
+    its note written, and every one counts."""
     people = [str(n) for n in range(20)]
     await asyncio.gather(
         *(store.heard("miao", "telegram", p, T0, private=True) for p in people),
@@ -331,8 +357,8 @@ async def test_contacts_noted_at_once_are_each_written_when_their_callers_return
         assert sum(contact.hours) == (2 if p == "0" else 1)
     first = await store.contact("miao", "telegram", "0")
     assert first is not None and first.last_heard == T0 + timedelta(seconds=2)
-    if isinstance(store, Store):
-        assert store._soon._writer is None  # nothing left being written
+    assert isinstance(store, Store | PgStore)
+    assert store._soon._writer is None  # nothing left being written
 
 
 async def test_a_failed_group_commit_fails_each_of_its_callers(tmp_path: Path) -> None:
@@ -613,6 +639,32 @@ async def test_two_processes_hearing_one_person_count_every_message(
         assert contact is not None
         assert (sum(contact.hours), contact.private) == (20, True)
         assert contact.last_heard == T0 + timedelta(minutes=19)
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
+async def test_two_processes_noting_the_same_people_crosswise_never_deadlock(
+    open_store: StoreOpener, tmp_path: Path
+) -> None:
+    """Each process's batch of notes touches the others' rows in another order of asking: the
+    rows are locked in one order, so neither waits for the other for ever (nor fails)."""
+    path = tmp_path / "kizuna.sqlite3"
+    first, second = await open_store(path), await open_store(path)
+    people = [str(n) for n in range(12)]
+    try:
+        for round_ in range(5):
+            at = T0 + timedelta(minutes=round_)
+            await asyncio.gather(
+                *(first.heard("miao", "telegram", p, at, private=True) for p in people),
+                *(first.answered("miao", "telegram", p, at) for p in reversed(people)),
+                *(second.heard("miao", "telegram", p, at, private=True) for p in reversed(people)),
+                *(second.answered("miao", "telegram", p, at) for p in people),
+            )
+        for p in people:
+            contact = await first.contact("miao", "telegram", p)
+            assert contact is not None and sum(contact.hours) == 10
     finally:
         await first.close()
         await second.close()

@@ -16,10 +16,10 @@ from bot.config import TIERS
 from bot.llm.offline import OfflineChatModel
 from bot.llm.router import ModelRouter
 from bot.prompts import QUIET_NOTE
-from bot.turn.reach import asks_for_quiet, due_now
+from bot.turn.reach import asks_for_quiet
 from memory.clock import FakeClock
 from memory.quoting import quote
-from memory.records import Intention, NewIntention
+from memory.records import NewIntention
 from tests.fakes.factories import Bot, make_event, make_persona, open_bot
 from tests.fakes.models import ModelCall
 
@@ -65,38 +65,6 @@ def test_a_request_for_quiet_is_heard_in_english_and_chinese(text: str) -> None:
 )
 def test_a_story_or_the_opposite_is_no_request(text: str) -> None:
     assert not asks_for_quiet(text)
-
-
-def _intention(number: int, due: datetime, *, state: str = "pending") -> Intention:
-    return Intention(
-        number,
-        DM,
-        "u1",
-        "follow_up",
-        f"thing {number}",
-        "ask",
-        due,
-        due + timedelta(days=3),
-        NOW - timedelta(days=7),
-        "pending" if state == "pending" else "done",
-    )
-
-
-def test_the_soonest_due_pending_intention_in_its_window_is_the_one() -> None:
-    early = _intention(1, NOW - timedelta(days=5))  # its window closed two days ago
-    due = _intention(2, NOW - timedelta(hours=2))
-    sooner = _intention(3, NOW - timedelta(hours=3), state="done")
-    later = _intention(4, NOW + timedelta(hours=1))  # not due yet
-    assert due_now([later, due, early, sooner], NOW) == due
-    assert due_now([later, early], NOW) is None
-
-
-def test_an_intention_of_another_members_words_is_never_brought_up() -> None:
-    theirs = replace(_intention(1, NOW - timedelta(hours=3)), said_by="u2")
-    unknown = replace(_intention(2, NOW - timedelta(hours=2)), said_by="")  # kept before
-    own = replace(_intention(3, NOW - timedelta(hours=1)), said_by="u1")
-    assert due_now([theirs, unknown], NOW) is None
-    assert due_now([theirs, unknown, own], NOW) == own
 
 
 @pytest.fixture
@@ -237,7 +205,7 @@ async def test_a_store_that_fails_to_note_contacts_or_intentions_costs_the_turn_
     for failed in ("note a contact", "note an answer", "close an intention"):
         assert f"could not {failed} of pip" in caplog.text
     assert len(await bot.store.intentions(DM, "u1")) == 1  # still pending: not lost
-    monkeypatch.setattr(bot.store, "intentions", broken)
+    monkeypatch.setattr(bot.store, "due_intention", broken)
     assert (await bot.engine.handle(make_event("hello again"))).text == "ok"
     assert "could not read the intentions of pip" in caplog.text
 

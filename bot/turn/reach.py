@@ -1,7 +1,8 @@
 """What a conversation does for prospective memory: who was heard and answered (the
 contacts bot.outreach reads before writing first), a request not to be written to ("stop
 messaging me", 别再给我发消息了) honoured as quiet, and the intention due now brought up in the
-user's own conversation instead of a message the persona writes first.
+user's own conversation instead of a message the persona writes first (the store finds it:
+IntentionStore.due_intention).
 
 The patterns look for a request said to the persona, not a story about someone else: it
 starts a sentence, or follows "please"/"can you"/请/你 ("he won't stop messaging me" and
@@ -10,12 +11,8 @@ starts a sentence, or follows "please"/"can you"/请/你 ("he won't stop messagi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from datetime import datetime
 
-from memory.records import Intention
-
-__all__ = ["asks_for_quiet", "due_now"]
+__all__ = ["asks_for_quiet"]
 
 _EN_REQUEST = re.compile(
     r"(?:^|[.!?;,:\n]\s*|\b(?:please|pls|plz|ok|okay|so|just|can you|could you|would you"
@@ -40,10 +37,3 @@ _ZH_REQUEST = re.compile(
 def asks_for_quiet(text: str) -> bool:
     """Whether `text` asks the persona not to write to the user (first, or at all)."""
     return bool(_EN_REQUEST.search(text) or _ZH_REQUEST.search(text))
-
-
-def due_now(intentions: Sequence[Intention], now: datetime) -> Intention | None:
-    """The pending intention to bring up now (due, not yet past its window, of its user's
-    own words), soonest due first; None if none is."""
-    due = [i for i in intentions if i.state == "pending" and i.own and i.due_at <= now <= i.until]
-    return min(due, key=lambda i: (i.due_at, i.id), default=None)

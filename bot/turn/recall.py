@@ -18,7 +18,6 @@ from bot.persona.file import Persona
 from bot.prompts import followup_line, quiet_line, searched_section, translation_section
 from bot.turn.calls import ToolCalls, Used
 from bot.turn.intent import Decision, decide
-from bot.turn.reach import due_now
 from bot.turn.settle import MAX_MESSAGE_CHARS, Settled
 from memory.clock import Clock
 from memory.records import Intention
@@ -148,8 +147,7 @@ class Recall:
     async def _due(self, persona: Persona, scope: str, user_id: str) -> Intention | None:
         """The person's intention due now in this scope, to bring up in this reply."""
         try:
-            pending = await self.intentions.intentions(scope, user_id)
+            return await self.intentions.due_intention(scope, user_id, self.clock.now())
         except Exception:
             log.exception("could not read the intentions of %s", persona.key)
             return None
-        return due_now(pending, self.clock.now())

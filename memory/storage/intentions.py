@@ -28,6 +28,14 @@ _MISS = (
     "UPDATE intentions SET state = 'missed', done_at = ? WHERE persona = ?"
     " AND state = 'pending' AND due_at <= ? AND until < ? AND yearly = 0 RETURNING 1"
 )
+# A person's own pending intention due now in a scope (due_at <= now <= until), soonest first:
+# the one a reply brings up. Through the scope's index, whose due times it reads only up to
+# now. Parameters: the scope, the user, the time, the time.
+_DUE_NOW = (
+    f"SELECT {INTENTION_COLUMNS} FROM intentions"
+    " WHERE scope = ? AND due_at <= ? AND user_id = ? AND state = 'pending' AND until >= ?"
+    " AND (said_by IS NULL OR said_by = user_id) ORDER BY due_at, id LIMIT 1"
+)
 # The daily upkeep's delete of intentions long closed.
 _TRIM = "DELETE FROM intentions WHERE state <> 'pending' AND done_at < ? RETURNING 1"
 
@@ -41,6 +49,11 @@ class Intentions(Statements):
             (scope, intention_id),
         )
         return row is not None
+
+    async def due_intention(self, scope: str, user_id: str, now: datetime) -> Intention | None:
+        at = timestamp(now)
+        row = await self._one(_DUE_NOW, (scope, at, user_id, at))
+        return None if row is None else intention_row(row)
 
     async def due_intentions(
         self, persona: str, now: datetime, *, limit: int, asked_only: bool = False

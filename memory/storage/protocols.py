@@ -363,6 +363,11 @@ class IntentionStore(Protocol):
         those still pending."""
         ...
 
+    async def due_intention(self, scope: str, user_id: str, now: datetime) -> Intention | None:
+        """`user_id`'s own pending intention in the scope due now (due_at <= now <= until;
+        Intention.own), soonest due first: the one to bring up in a reply. None if none is."""
+        ...
+
     async def is_pending(self, scope: str, intention_id: int) -> bool:
         """Whether the scope's intention is pending (a yearly one rolled on is, again)."""
         ...

@@ -10,7 +10,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Statements", "numbered", "placeholders"]
+__all__ = ["Statement", "Statements", "numbered", "placeholders"]
+
+# SQL and its parameters.
+Statement = tuple[str, Sequence[Any]]
 
 
 def placeholders(n: int) -> str:
@@ -50,5 +53,6 @@ class Statements(ABC):
 
     @abstractmethod
     async def _write_soon(self, sql: str, params: Sequence[Any]) -> None:
-        """Run one statement that writes and returns nothing; it may share a transaction
-        with others asked for meanwhile (and fail with them). Returns once it is committed."""
+        """Run one statement that writes one row and returns nothing, its parameters
+        beginning with the row's key (a contact's three); it may share a transaction with
+        others asked for meanwhile (and fail with them). Returns once it is committed."""

@@ -10,6 +10,7 @@ migrate once.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import urllib.parse
@@ -18,10 +19,11 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from memory.groupcommit import GroupCommit
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
-from memory.storage.statements import Statements, numbered
+from memory.storage.statements import Statement, Statements, numbered
 
 __all__ = [
     "MIGRATIONS",
@@ -50,6 +52,10 @@ log = logging.getLogger(__name__)
 # doubling from the first to the last.
 RECONNECT_FIRST = 1.0
 RECONNECT_LAST = 30.0
+
+# How many of a `_write_soon` statement's first parameters are its row's key (a contact's:
+# persona, platform, user id).
+KEY = 3
 
 
 def server_name(dsn: str) -> str:
@@ -122,10 +128,13 @@ class PgBase(Statements):
         # Told when notifications may have been missed: the connection hearing them was lost.
         self._missing: list[Callable[[], None]] = []
         self._reconnecting: asyncio.Task[None] | None = None
+        # The contact notes of turns under way, written together: one trip for many turns.
+        self._soon: GroupCommit[Statement] = GroupCommit(self._write_runs)
         self._closed = False
 
     async def close(self) -> None:
         self._closed = True
+        await self._soon.finish()
         if self._reconnecting is not None:
             self._reconnecting.cancel()
             await asyncio.gather(self._reconnecting, return_exceptions=True)
@@ -145,8 +154,16 @@ class PgBase(Statements):
         return await self._all(sql, params)
 
     async def _write_soon(self, sql: str, params: Sequence[Any]) -> None:
-        # The pool runs writes side by side: each in a transaction of its own.
-        await self._all(sql, params)
+        await self._soon([(sql, params)])
+
+    async def _write_runs(self, statements: list[Statement]) -> None:
+        """Each run of one SQL as one executemany, a transaction of its own, its rows in key
+        order (stable): two processes' runs lock the rows they share in one order, so they wait for
+        each other instead of deadlocking (as one transaction across runs could)."""
+        async with self._pool.acquire() as conn:
+            for sql, run in itertools.groupby(statements, key=lambda statement: statement[0]):
+                rows = sorted((tuple(params) for _, params in run), key=lambda p: p[:KEY])
+                await conn.executemany(numbered(sql), rows)
 
     async def _write_together(
         self, statements: Sequence[tuple[str, Sequence[Any]]]

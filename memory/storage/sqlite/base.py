@@ -27,7 +27,7 @@ from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
-from memory.storage.statements import Statements, placeholders
+from memory.storage.statements import Statement, Statements, placeholders
 
 __all__ = [
     "CHUNK",
@@ -68,9 +68,6 @@ def serialised(
 
     serialised.__doc__ = method.__doc__
     return serialised
-
-
-Statement = tuple[str, Sequence[Any]]
 
 
 def _read_only_uri(path: Path) -> str:
