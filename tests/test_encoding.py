@@ -950,6 +950,8 @@ async def test_the_prune_forgets_what_faded_and_reports_it(tmp_path: Path, store
         assert report.importance == 1 and report.pruned_at == now
         assert await store.last_prune(SCOPE) == now.date()
         assert await store.last_prune(OTHER) is None
+        assert await store.pruned_scopes(now.date()) == {SCOPE}
+        assert await store.pruned_scopes(now.date() + timedelta(days=1)) == set()
         assert trivial not in [h.id for h in await bank.recall(SCOPE, cue, fail=False)]
         assert await store.pruned_since(now + timedelta(seconds=1), scope=SCOPE) == []
     finally:

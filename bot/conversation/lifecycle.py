@@ -236,13 +236,12 @@ class Lifecycle:
         today = local.date()
         store = self.store
         if self._prune_day != today:
-            due: list[str] = []
-            for scope in await store.scopes():
-                if persona_of(scope) not in self.personas:
-                    continue  # another process's persona
-                last = await store.last_prune(scope)
-                if last is None or last < today:
-                    due.append(scope)
+            done = await store.pruned_scopes(today)
+            due = [
+                scope
+                for scope in await store.scopes()
+                if persona_of(scope) in self.personas and scope not in done  # not another's
+            ]
             self._prune_day, self._to_prune = today, due
             if due:
                 log.info("the daily prune of %d scopes begins", len(due))

@@ -79,6 +79,10 @@ class Journal(Statements):
         row = await self._one("SELECT day FROM prune_days WHERE scope = ?", (scope,))
         return None if row is None else date.fromisoformat(row[0])
 
+    async def pruned_scopes(self, since: date) -> set[str]:
+        rows = await self._all("SELECT scope FROM prune_days WHERE day >= ?", (since.isoformat(),))
+        return {row[0] for row in rows}
+
     async def trim_pruned(self, before: datetime) -> int:
         rows = await self._write(
             "DELETE FROM pruned WHERE pruned_at < ? RETURNING 1", (timestamp(before),)

@@ -226,6 +226,10 @@ class JournalStore(Protocol):
 
     async def last_prune(self, scope: str) -> date | None: ...
 
+    async def pruned_scopes(self, since: date) -> set[str]:
+        """The scopes whose daily prune ran on `since` or later (one read for them all)."""
+        ...
+
     async def pruned_since(
         self, since: datetime, *, scope: str | None = None, limit: int = 1000
     ) -> list[PrunedMemory]:
