@@ -94,6 +94,23 @@ async def test_a_new_database_is_migrated_and_reopening_keeps_data(postgres_dsn:
         await store.close()
 
 
+async def test_a_reinforced_memory_is_rewritten_on_its_page_touching_no_index(
+    store: PgStore,
+) -> None:
+    """A recall's new recall state goes on the row's own page (a HOT update, as none of it is
+    indexed: no index entry, no insertion into the vector graph), on pages written full of
+    memories too. Each page keeps the room."""
+    ids = [await store.add_memory(new("s1", f"memory {n} " + "words " * 60)) for n in range(60)]
+    pages = "SELECT id, (ctid::text::point)[0] FROM memories WHERE id = ANY($1::bigint[])"
+    async with store._pool.acquire() as conn:
+        before = dict(await conn.fetch(pages, ids))
+        assert len(set(before.values())) > 2  # several pages, each shared
+        firsts = [min(i for i in ids if before[i] == page) for page in set(before.values())]
+        await store.reinforce("s1", [(i, 4.0) for i in firsts], T0 + timedelta(days=1))
+        after = dict(await conn.fetch(pages, firsts))
+    assert after == {i: before[i] for i in firsts}
+
+
 async def test_a_database_from_a_newer_kizuna_is_refused(postgres_dsn: str) -> None:
     store = await PgStore.open(postgres_dsn)
     await store.close()
