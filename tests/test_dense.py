@@ -257,6 +257,54 @@ async def test_iterative_scans_search_the_graph_for_a_scope_a_small_share_of_the
     assert pgv.exact_searches == 1
 
 
+async def test_a_large_scope_gets_a_graph_of_its_own_and_is_searched_there(
+    pgv: PgStore, pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope of scope_graph_from memories or more: its first search starts building its own
+    graph (one process builds it: the other finds it under way), meanwhile the shared graph
+    answers (priced as in the test above); once built, the planner takes the scope's own graph,
+    which finds its k nearest without filtering anyone else's out, and the other scopes keep
+    the shared one."""
+    monkeypatch.setattr(memory.storage.postgres.vectors, "VECTOR_TUPLE_COST", 1.0)
+    rng = np.random.default_rng(5)
+    scopes = await crowd(pgv, rng)
+    other = await PgStore.open(pgvector_dsn)
+    try:
+        for store in (pgv, other):
+            store.scope_graph_from = 2_000
+        ids, vectors = scopes["s3k"]
+        query = unit_vectors(rng, 1)[0]
+        k = 50
+        first = await pgv.vector_search("s3k", EMBEDDER, query, k)
+        await other.vector_search("s3k", EMBEDDER, query, k)
+        builds = [*pgv._graph_builds.values(), *other._graph_builds.values()]
+        await asyncio.gather(*builds)
+        name = memory.storage.postgres.vectors._graph_name(EMBEDDER, DIMENSION, "s3k")
+        made = await pgv._pool.fetch(
+            "SELECT c.relname, i.indisvalid FROM pg_class AS c JOIN pg_index AS i"
+            " ON i.indexrelid = c.oid WHERE c.relname LIKE 'memories_hnsw_%'"
+        )
+        assert dict((r[0], r[1]) for r in made if r[0] == name) == {name: True}
+        assert len(made) == 2  # the shared graph, and the large scope's (once)
+        own = await pgv.vector_search("s3k", EMBEDDER, query, k)
+        assert overlap(own, ids, vectors, query) >= 0.95
+        assert overlap(first, ids, vectors, query) >= 0.9
+        assert pgv.exact_searches == other.exact_searches == 0
+        rows_of = memory.storage.postgres.vectors._vector_rows(EMBEDDER, DIMENSION, "s3k")
+        distance = f"embedding_v::vector({DIMENSION}) <#> $1::real[]::vector({DIMENSION})"
+        search = memory.storage.postgres.vectors._nearest(
+            rows_of, distance, 2, iterative=pgv.iterative_scans
+        )
+        plan = "\n".join(
+            r[0] for r in await pgv._pool.fetch("EXPLAIN " + search, query.tolist(), k)
+        )
+        assert name in plan, plan
+        await pgv.vector_search("s1800", EMBEDDER, query, k)  # no graph of its own: too small
+        assert not pgv._graph_builds
+    finally:
+        await other.close()
+
+
 async def test_an_iterative_scan_finds_a_tiny_share_of_the_rows_as_the_exact_scan_does(
     pgv: PgStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
