@@ -413,14 +413,15 @@ class PgVectors(PgBase):
         if name not in self._graph_builds and now >= self._graph_tried.get(name, now):
             self._graph_tried[name] = now + GRAPH_RETRY
             self._graph_builds[name] = asyncio.create_task(
-                self._build_graph(name, scope, embedder, dimension), name="kizuna-scope-graph"
+                self.build_scope_graph(scope, embedder, dimension), name="kizuna-scope-graph"
             )
 
-    async def _build_graph(self, name: str, scope: str, embedder: str, dimension: int) -> None:
-        """Build a scope's own graph on a connection of its own, without blocking writes
-        (CONCURRENTLY), under an advisory lock so that one process builds it while the others
-        go on searching the shared graph. A build that was cut off (its process died) left an
-        invalid index: dropped, and built again."""
+    async def build_scope_graph(self, scope: str, embedder: str, dimension: int) -> None:
+        """Build a scope's own graph (if it has none) on a connection of its own, without
+        blocking writes (CONCURRENTLY), under an advisory lock so that one process builds it
+        while the others go on searching the shared graph. A build that was cut off (its
+        process died) left an invalid index: dropped, and built again."""
+        name = _graph_name(embedder, dimension, scope)
         key = int.from_bytes(
             hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True
         )
