@@ -32,9 +32,10 @@ running, send messages from their share of the users (the more memories, the mor
 at `--rate` a second in all for `--seconds`. Conversations close after `--idle-minutes` and
 are encoded by the scheduler. Every process runs the outreach sender once a minute (a courier
 that records what it is given); process 0 starts the daily prune over the whole community a
-quarter into the run, back to back (the scheduler would prune 10 scopes a 5-second round:
-the script says how long that takes at this size), and the figures say whether turns slowed
-while it ran.
+quarter into the run, back to back (how long the whole prune takes), or with `--prune-pace
+scheduler` at the scheduler's pace, 10 scopes a 5-second round, as `kizuna run` prunes (how
+much it slows turns; the script says how long that pace takes at this size), and the figures
+say whether turns slowed while it ran.
 
 Reported: turn latency without the model and recall latency (p50 / p95 / p99), each process's
 RSS, the database's size per memory, the prune's duration (or, if the run ended first, how far
@@ -703,7 +704,15 @@ async def serve(
     jobs = [asyncio.create_task(outreach_rounds(outreach, end, rounds))]
     if args.worker == 0:
         jobs.append(
-            asyncio.create_task(prune_all(lifecycle, begin + PRUNE_AT * args.seconds, end, prune))
+            asyncio.create_task(
+                prune_all(
+                    lifecycle,
+                    begin + PRUNE_AT * args.seconds,
+                    end,
+                    prune,
+                    SCHEDULER_INTERVAL if args.prune_pace == "scheduler" else 0.0,
+                )
+            )
         )
     period = args.processes / args.rate
     n = 0
@@ -735,10 +744,12 @@ async def outreach_rounds(outreach: Outreach, end: float, rounds: list[dict[str,
         await asyncio.sleep(max(0.0, min(OUTREACH_EVERY, end - time.time())))
 
 
-async def prune_all(lifecycle: Lifecycle, start: float, end: float, out: dict[str, Any]) -> None:
+async def prune_all(
+    lifecycle: Lifecycle, start: float, end: float, out: dict[str, Any], pause: float
+) -> None:
     """The day's prune of every scope from `start`, PRUNE_BATCH scopes a call as the
-    scheduler prunes them, back to back rather than one call a round (the scheduler's rounds
-    take their batches of the same list meanwhile); stops at `end`."""
+    scheduler prunes them, `pause` seconds between calls (0: back to back; the scheduler's
+    rounds take their batches of the same list meanwhile); stops at `end`."""
     await asyncio.sleep(max(0.0, start - time.time()))
     lifecycle.prune_hour = 0
     out.update(start=time.time(), done=False)
@@ -747,6 +758,7 @@ async def prune_all(lifecycle: Lifecycle, start: float, end: float, out: dict[st
         if not reports and not lifecycle._to_prune:
             out["done"] = True
             break
+        await asyncio.sleep(pause)
     out["end"] = time.time()
     lifecycle.prune_hour = 24
 
@@ -756,7 +768,7 @@ async def prune_all(lifecycle: Lifecycle, start: float, end: float, out: dict[st
 
 async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subprocess.Process]:
     argv = [sys.executable, str(HERE / "community.py")]
-    for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes"):
+    for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes", "prune_pace"):
         argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.index_memory_mb is not None:
         argv += ["--index-memory-mb", str(args.index_memory_mb)]
@@ -840,6 +852,7 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         "turn_ms_during_prune": ms3(during),
         "turn_ms_outside_prune": ms3(outside),
         "prune_s": round(prune_s, 1),
+        "prune_pace": args.prune_pace,
         "prune_done": bool(prune.get("done")),
         "prune_scopes": after["prune_days"] - before["prune_days"],
         "prune_forgotten": forgotten,
@@ -1131,7 +1144,8 @@ def report(result: dict[str, Any]) -> None:
     )
     print(
         f"prune: {result['prune_scopes']} scopes, {result['prune_forgotten']} forgotten, in "
-        f"{result['prune_s']} s back to back ({'done' if result['prune_done'] else 'NOT done'}"
+        f"{result['prune_s']} s {result['prune_pace']} ("
+        f"{'done' if result['prune_done'] else 'NOT done'}"
         f" when the run ended); the scheduler's pace would take "
         f"{result['prune_paced_by_scheduler_s']} s; turn p95 during it {d['p95']} ms, "
         f"outside {o['p95']} ms"
@@ -1190,6 +1204,13 @@ def main() -> None:
         metavar="DIR",
         help="a server whose data stays in DIR: the community is built there once (for the "
         "same sizes and seed), each run on a fresh copy of it",
+    )
+    parser.add_argument(
+        "--prune-pace",
+        choices=("back-to-back", "scheduler"),
+        default="back-to-back",
+        help="the daily prune's calls back to back (how long it takes), or one a scheduler round "
+        "(how much it slows turns as `kizuna run` runs it)",
     )
     parser.add_argument(
         "--shared-buffers",
