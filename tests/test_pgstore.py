@@ -180,6 +180,31 @@ async def test_two_stores_on_one_database_see_each_others_writes(postgres_dsn: s
         await b.close()
 
 
+async def test_two_stores_reinforcing_the_same_memories_crosswise_count_every_recall(
+    postgres_dsn: str,
+) -> None:
+    """Recalls of the same memories asked in opposite orders by two processes at once: each
+    statement locks its rows in one order, so they wait for each other (never a deadlock),
+    and every recall is counted and logged once."""
+    a, b = await PgStore.open(postgres_dsn), await PgStore.open(postgres_dsn)
+    try:
+        ids = [await a.add_memory(new("s1", f"memory {n}")) for n in range(8)]
+        at = [T0 + timedelta(hours=n) for n in range(6)]
+        await asyncio.gather(
+            *(a.reinforce("s1", [(i, 2.0) for i in ids], when) for when in at),
+            *(b.reinforce("s1", [(i, 3.0) for i in reversed(ids)], when) for when in at),
+        )
+        memories = await a.get_memories("s1", ids)
+        assert [m.recall_count for m in memories] == [12] * len(ids)
+        logged = await a._pool.fetchval(
+            "SELECT count(*) FROM recalls WHERE memory_id = ANY($1::bigint[])", ids
+        )
+        assert logged == 12 * len(ids)
+    finally:
+        await a.close()
+        await b.close()
+
+
 async def test_a_conversation_encoded_by_two_stores_at_once_is_written_once(
     postgres_dsn: str,
 ) -> None:

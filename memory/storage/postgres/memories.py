@@ -64,17 +64,21 @@ def _recent_with(at: str) -> str:
     )
 
 
-# Rows locked in id order, as every writer locks them, so that two transactions wait for one
-# another rather than deadlock; the statements after it then lock nothing new.
-_LOCK_MEMORIES = (
-    "SELECT id FROM memories WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE"
-)
-# One statement for all the memories of a recall: one change notice names them all.
+# One statement for all the memories of a recall (one trip, one change notice naming them
+# all): their rows locked in id order first, as every writer locks them, so that two
+# transactions wait for one another rather than deadlock (the count of `locked` is complete,
+# every lock taken, before the join gives the update a row), then rewritten, and each recall
+# logged with its new strength.
 _REINFORCE = (
-    "UPDATE memories AS m SET recall_count = m.recall_count + 1, last_recalled_at = $1,"
-    f" recent_recalls = {_recent_with('$1')}, strength = u.strength"
-    " FROM unnest($3::bigint[], $4::float8[]) AS u (id, strength)"
-    " WHERE m.scope = $2 AND m.id = u.id"
+    "WITH locked AS MATERIALIZED (SELECT id FROM memories WHERE scope = $2"
+    " AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE),"
+    " changed AS (UPDATE memories AS m SET recall_count = m.recall_count + 1,"
+    f" last_recalled_at = $1, recent_recalls = {_recent_with('$1')}, strength = u.strength"
+    " FROM unnest($3::bigint[], $4::float8[]) AS u (id, strength),"
+    " (SELECT count(*) FROM locked) AS l WHERE m.scope = $2 AND m.id = u.id"
+    " RETURNING m.id, m.last_recalled_at, m.strength)"
+    " INSERT INTO recalls (memory_id, at, strength)"
+    " SELECT id, last_recalled_at, strength FROM changed ORDER BY id"
 )
 _LOG_RECALL = (
     "INSERT INTO recalls (memory_id, at, strength)"
@@ -461,13 +465,13 @@ class PgMemories(PgVectors):
     ) -> None:
         if not updates:
             return
-        ids = [memory_id for memory_id, _ in updates]
-        async with self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(_LOCK_MEMORIES, scope, ids)
-            await conn.execute(
-                _REINFORCE, timestamp(now), scope, ids, [strength for _, strength in updates]
-            )
-            await conn.execute(_LOG_RECALL, scope, ids)
+        await self._pool.execute(
+            _REINFORCE,
+            timestamp(now),
+            scope,
+            [memory_id for memory_id, _ in updates],
+            [strength for _, strength in updates],
+        )
 
     @staticmethod
     async def _merge_recalls(
