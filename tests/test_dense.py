@@ -305,6 +305,35 @@ async def test_a_large_scope_gets_a_graph_of_its_own_and_is_searched_there(
         await other.close()
 
 
+async def test_two_large_scopes_graphs_asked_for_at_once_are_built_one_at_a_time(
+    pgv: PgStore, pgvector_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two processes each building a large scope's graph at once: one builds, the other's
+    turn comes later (two concurrent builds on one table would deadlock)."""
+    await crowd(pgv, np.random.default_rng(7))
+    other = await PgStore.open(pgvector_dsn)
+    graphs = [
+        memory.storage.postgres.vectors._graph_name(EMBEDDER, DIMENSION, scope)
+        for scope in ("s1800", "s3k")
+    ]
+    valid = (
+        "SELECT count(*) FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid"
+        " WHERE c.relname = ANY($1::text[]) AND i.indisvalid"
+    )
+    try:
+        await asyncio.gather(
+            pgv.build_scope_graph("s1800", EMBEDDER, DIMENSION),
+            other.build_scope_graph("s3k", EMBEDDER, DIMENSION),
+        )
+        assert "could not build" not in caplog.text
+        assert await pgv._pool.fetchval(valid, graphs) >= 1
+        for scope in ("s1800", "s3k"):
+            await other.build_scope_graph(scope, EMBEDDER, DIMENSION)
+        assert await pgv._pool.fetchval(valid, graphs) == 2
+    finally:
+        await other.close()
+
+
 async def test_an_iterative_scan_finds_a_tiny_share_of_the_rows_as_the_exact_scan_does(
     pgv: PgStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

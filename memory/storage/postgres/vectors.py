@@ -93,6 +93,7 @@ SCOPE_GRAPH_FROM = 20_000
 # dimensions): it looks at this many times more (0.99; tests/test_dense.py).
 SCOPE_GRAPH_WIDTH = 4.0
 GRAPH_RETRY = 60.0  # seconds before a process tries again to build a scope's graph
+GRAPH_LOCK = MIGRATION_LOCK + 1  # the advisory lock of whoever builds a scope's graph
 _ITERATIVE_FROM = (0, 8)
 _FILL_BATCH = 1_000
 # The scope's memories, and the graph's: an overcount of all (from the id range: two index
@@ -418,18 +419,16 @@ class PgVectors(PgBase):
 
     async def build_scope_graph(self, scope: str, embedder: str, dimension: int) -> None:
         """Build a scope's own graph (if it has none) on a connection of its own, without
-        blocking writes (CONCURRENTLY), under an advisory lock so that one process builds it
-        while the others go on searching the shared graph. A build that was cut off (its
-        process died) left an invalid index: dropped, and built again."""
+        blocking writes (CONCURRENTLY), under an advisory lock: one graph is built at a time,
+        by one process, while the others go on searching the shared graph (two builds at once
+        on one table deadlock: each waits for the other's transaction to end). A build that
+        was cut off (its process died) left an invalid index: dropped, and built again."""
         name = _graph_name(embedder, dimension, scope)
-        key = int.from_bytes(
-            hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True
-        )
         try:
             conn = await asyncpg.connect(self._dsn, server_settings=settings(self.instance))
             try:
-                if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", key):
-                    return  # another process builds it
+                if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", GRAPH_LOCK):
+                    return  # a graph is being built: this one's turn comes later
                 valid = await conn.fetchval(
                     "SELECT i.indisvalid FROM pg_class AS c JOIN pg_index AS i"
                     " ON i.indexrelid = c.oid WHERE c.relname = $1",
