@@ -10,30 +10,30 @@ time by memory.encoding.intentions' rules, or nothing. The first: thirty-eight s
 eight written after the reading and not tuned for). The second, benchmarks/data/intentions.json:
 1,189 chat-style messages in English and Chinese, 543 of them distractors that mention a time but
 promise nothing. The first 158 were split before any tuning into a tune part and a held-out part
-(every third with an intention and every third without) that nothing is tuned on; 45 more joined
-the tune part, each of a kind of failure found while tuning; the last 100, the fresh part (50
-English, 50 Chinese, 40 distractors), were written after the tuning by someone who had not read the
-reading's patterns, and were not tuned on until fresh2 replaced them as the yardstick; the fresh2
-part (126 messages, 63 English, 63 Chinese, 50 distractors) was written before its writer read the
-reading or any earlier message, and is never tuned on: its messages' results are not printed, only
-its counts; the fresh3 part (160 messages, 80 English, 80 Chinese, 80 distractors) was written by a
-writer who never read the reading nor tuned it, measured once with only its counts printed, and has
-been a tune part since the commit that printed its messages' results; the fresh4 part (200
-messages, 100 English, 100 Chinese, 100 distractors), written by another such writer, was measured
-with only its counts printed, and has been a tune part since the commit that printed its messages'
-results; the fresh5 part (200 messages, 100 English, 100 Chinese, 100 distractors), written by a
-third such writer, was measured with only its counts printed, and has been a tune part since the
-commit that printed its messages' results; the fresh6 part (200 messages, 100 English, 100
-Chinese, 100 distractors), written by a fourth such writer, each message with its own send time
-(`said_at`, 23 times over 2026). Each message goes through `local_reading` as one user's message of
-a conversation. Counted per set or part: found with the right day, wrong day, wrong time (the right
-day), missed, false positives (an intention where none is expected, or a second one), and stated
-times right (of those whose words state a clock time, due at the right minute). A summary model
-reading the conversation does better; it is not measured here (no key in CI). The last line is one
-JSON object: {"first_set", "tune", "held_out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
-"fresh6": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
-"false_positives", "found_right_day", "stated_times", "stated_times_right", "false_positive_rate"},
-"us_per_sentence"}."""
+(every third with an intention and every third without) that nothing is tuned on; 45 more joined the
+tune part, each of a kind of failure found while tuning; the last 100, the fresh part (50 English,
+50 Chinese, 40 distractors), were written after the tuning by someone who had not read the reading's
+patterns, and were not tuned on until fresh2 replaced them as the yardstick; the fresh2 part (126
+messages, 63 English, 63 Chinese, 50 distractors) was written before its writer read the reading or
+any earlier message, and is never tuned on: its messages' results are not printed, only its counts;
+the fresh3 part (160 messages, 80 English, 80 Chinese, 80 distractors) was written by a writer who
+never read the reading nor tuned it, measured once with only its counts printed, and has been a tune
+part since the commit that printed its messages' results; the fresh4 part (200 messages, 100
+English, 100 Chinese, 100 distractors), written by another such writer, was measured with only its
+counts printed, and has been a tune part since the commit that printed its messages' results; the
+fresh5 part (200 messages, 100 English, 100 Chinese, 100 distractors), written by a third such
+writer, was measured with only its counts printed, and has been a tune part since the commit that
+printed its messages' results; the fresh6 part (200 messages, 100 English, 100 Chinese, 100
+distractors), written by a fourth such writer, each message with its own send time (`said_at`, 23
+times over 2026). Each message goes through `local_reading` (its learned veto,
+memory/encoding/veto.py, included) as one user's message of a conversation. Counted per set or part:
+found with the right day, wrong day, wrong time (the right day), missed, false positives (an
+intention where none is expected, or a second one), and stated times right (of those whose words
+state a clock time, due at the right minute). A summary model reading the conversation does better;
+it is not measured here (no key in CI). The last line is one JSON object: {"first_set", "tune",
+"held_out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6": {"sentences", "expected",
+"found", "wrong_day", "wrong_time", "missed", "false_positives", "found_right_day", "stated_times",
+"stated_times_right", "false_positive_rate"}, "us_per_sentence"}."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.encoding.intentions import Reading, Said, local_reading
+from memory.encoding.intentions import Judge, Reading, Said, local_reading
+from memory.encoding.veto import kept
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)  # a Thursday
@@ -98,18 +99,20 @@ CASES: list[tuple[str, tuple[str, str] | None]] = [
 
 
 DATA = Path(__file__).resolve().parent / "data" / "intentions.json"
+Case = tuple[str, dict[str, Any] | None, datetime]  # a message, what is expected, when said
+PARTS = ("tune", "held_out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 
 
-def read(text: str, said_at: datetime = NOW) -> list[tuple[str, str]]:
+def read(text: str, said_at: datetime = NOW, judge: Judge = kept) -> list[tuple[str, str]]:
     """(kind, due in Shanghai) of what the local reading finds in one user's message, read
-    when it was said."""
+    when it was said, with `judge` as its veto."""
     found = local_reading(
-        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None), judge
     )
     return [(i.kind, f"{i.due_at.astimezone(SHANGHAI):%Y-%m-%d %H:%M}") for i in found]
 
 
-def score(cases: list[tuple[str, dict[str, Any] | None, datetime]], show: bool) -> dict[str, Any]:
+def score(cases: list[Case], show: bool, judge: Judge = kept) -> dict[str, Any]:
     """Found with the right day, with the wrong day, with the wrong time (the right day),
     missed, and false positives (an intention where none is expected, or a second one);
     stated times right: of the expected intentions whose words state a clock time, those due
@@ -117,7 +120,7 @@ def score(cases: list[tuple[str, dict[str, Any] | None, datetime]], show: bool) 
     counts = dict.fromkeys(("found", "wrong_day", "wrong_time", "missed", "false_positives"), 0)
     stated = stated_right = 0
     for text, expected, said_at in cases:
-        got = read(text, said_at)
+        got = read(text, said_at, judge)
         if expected is None:
             mark = "FP" if got else "ok"
             counts["false_positives"] += len(got)
@@ -156,17 +159,20 @@ def score(cases: list[tuple[str, dict[str, Any] | None, datetime]], show: bool) 
     }
 
 
-def main() -> None:
+def load_parts() -> dict[str, list[Case]]:
+    """benchmarks/data/intentions.json's messages by part."""
     data = json.loads(DATA.read_text(encoding="utf-8"))
     assert datetime.fromisoformat(data["said_at"]) == NOW
-    parts: dict[str, list[tuple[str, dict[str, Any] | None, datetime]]] = {
-        part: []
-        for part in ("tune", "held_out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
-    }
+    parts: dict[str, list[Case]] = {part: [] for part in PARTS}
     for sentence in data["sentences"]:
         # A message said at another time than the set's gives it (fresh6's are spread over 2026).
         said_at = datetime.fromisoformat(sentence.get("said_at", data["said_at"]))
         parts[sentence["part"]].append((sentence["text"], sentence["expect"], said_at))
+    return parts
+
+
+def main() -> None:
+    parts = load_parts()
     old = [
         (text, None if e is None else {"kind": e[0], "due": e[1], "stated_time": False}, NOW)
         for text, e in CASES
