@@ -1853,3 +1853,95 @@ def test_a_plan_with_a_friend_after_its_day_is_still_the_users(text: str) -> Non
     # (read before a colleague's event after its day was left alone, and still)
     kind, due = found_in(text)
     assert kind == "follow_up" and due.hour == 18
+
+
+# --- fresh6's kinds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a goodbye in a clause of its own after the plan
+        ("明早6点的飞机去成都，先睡了晚安", "follow_up", at(4, 9)),
+        ("interview tomorrow at 10, good night!", "follow_up", at(4, 13)),
+        ("后天早上8点的火车，晚安啦", "follow_up", at(5, 11)),
+        # a race's bare hour is the morning's
+        ("triathlon tomorrow. 6:15 start", "follow_up", at(4, 9, 15)),
+        ("marathon sunday at 6", "follow_up", at(6, 9)),
+        ("dinner party saturday at 6", "follow_up", at(5, 21)),  # (an evening's, as before)
+        # an alarm asked for
+        ("帮我定个闹钟，明早六点半", "reminder", at(4, 6, 30)),
+        ("帮我设个闹钟，明天7:20", "reminder", at(4, 7, 20)),
+        # the day of the event before, in a sentence naming another thing ("zoom call")
+        ("got a callback for the second round!!! it's dec 10th at 11am, zoom call", "follow_up",
+         at(10, 14)),
+        ("got the job interview!! it's monday at 2, panel of three", "follow_up", at(7, 17)),
+        # how the user feels, asked back: no question to answer
+        ("明天下午三点体检，我能不慌吗", "follow_up", at(4, 18)),
+        ("driving test friday at 9, how could i not be nervous?", "follow_up", at(4, 12)),
+        # a pet booked in, named by its name
+        ("Biscuit needs his jabs, they booked him in for tuesday at 10am", "follow_up", at(8, 13)),
+        # a relative's trip the user goes on
+        ("my sister's flying to toronto on the 9th and i'm going with her", "follow_up",
+         at(9, 18)),
+    ],
+)  # fmt: skip
+def test_a_goodbye_after_a_race_at_dawn_an_alarm_a_call_a_feeling_asked_back_and_a_pet_booked_in(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "talk to you tomorrow, bye",
+        "明天见，晚安",
+        "明天考试，我能去吗",
+        "my brother is moving to berlin on saturday, he's nervous",
+        "my cousin's flying back to sydney on the 20th, she can't wait",
+        "heads up: standup is at 10:30 from monday on",
+        "九点的课拖堂到十一点",
+        "银行周六下午五点关门，记得早点去",
+        "商场明晚十点打烊，要去赶紧",
+        "Monday the car broke down, Tuesday I had the dentist",
+    ],
+)
+def test_goodbyes_a_relatives_trip_a_new_timetable_an_overrun_a_places_hours_and_a_week_told(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a relative's event, its "my" left out, their part told after
+        ("son's school play is on friday and he's a tree lol", at(4, 18)),
+        # a day put right
+        ("12月8号考研……不对是12月19号，记错了哈哈", at(19, 18)),
+        ("下周一面试，不对，是下周二", at(8, 18)),
+        ("dentist on the 10th, wait no, the 11th", at(11, 18)),
+        # May Day, a detail of the trip not settled yet
+        ("五一去青岛玩，酒店还没定", datetime(2027, 5, 1, 18, tzinfo=SHANGHAI)),
+        ("劳动节要去参加婚礼", datetime(2027, 5, 1, 18, tzinfo=SHANGHAI)),
+    ],
+)
+def test_a_relatives_event_without_my_a_day_put_right_and_may_day(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_national_day_is_the_first_of_october_and_a_trip_asking_for_tips_is_read() -> None:
+    september = datetime(2026, 9, 24, 13, 20, tzinfo=SHANGHAI)
+    text = "国庆去成都玩，攻略还没做，有啥推荐"
+    [found] = local_reading(
+        Reading([Said("u1", september, text)], SCOPE, SHANGHAI, "zh", september, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", datetime(2026, 10, 1, 18, tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text", ["sister's flying to toronto on the 9th, she's so excited", "国庆快乐！"]
+)
+def test_a_relatives_trip_without_my_and_a_greeting_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

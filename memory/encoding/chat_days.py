@@ -163,7 +163,12 @@ _EVENING = re.compile(
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
 _CLAUSE_AFTER = re.compile(r"[,，;.!?。！？]|\s(?:and|but|then)\s")
-_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
+_WAKING = re.compile(
+    r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in"
+    # a race starts in the morning: "marathon tomorrow. 6:45 start"
+    r"|(?:half\s+)?marathon|triathlon|park\s*run|duathlon|ultra|fun\s+run|\d+k\s+(?:race|run))"
+    r"(?![a-z])"
+)
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
 
 
@@ -231,9 +236,13 @@ _HOLIDAYS_EN = re.compile(
     r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
     re.IGNORECASE,
 )
-_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
+_HOLIDAYS_ZH = re.compile(
+    r"(元旦|平安夜|圣诞节|跨年夜|情人节|国庆节?|劳动节|五一(?=假期|长假|小长假|节|去|要|回|[\u4e00-\u9fff]{0,2}[去回]))"
+    r"(?!快乐|礼物|树|老人|歌)"
+)
 _HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
-               "情人节": "2月14号"}  # fmt: skip
+               "情人节": "2月14号", "国庆": "10月1号", "国庆节": "10月1号", "劳动节": "5月1号",
+               "五一": "5月1号"}  # fmt: skip
 
 
 def _holiday(m: re.Match[str]) -> str:
@@ -372,7 +381,7 @@ def normalised(words: str, now: datetime) -> str:
             ("happy ", "black ", "cyber ")
         ):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return _waking(evening(words))
+    return waking(evening(words))
 
 
 def evening(words: str) -> str:
@@ -394,9 +403,9 @@ def evening(words: str) -> str:
     return f"{words[: clock.end]} pm{words[clock.end :]}"
 
 
-def _waking(words: str) -> str:
-    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
-    alarm for 6:30", "wake me up at 7")."""
+def waking(words: str) -> str:
+    """`words` with "am" after an hour said bare when it is an alarm's, a waking's or a race's
+    ("set an alarm for 6:30", "wake me up at 7", "marathon tomorrow, 6:45 start")."""
     lowered = words.lower()
     if not _WAKING.search(lowered):
         return words

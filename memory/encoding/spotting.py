@@ -69,7 +69,16 @@ ends on the second; of several days a sentence names, the event's is the first n
 month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
 is not the event's, a reminder asked for "that day" is on the day of the one asked for just
 before, and a month and day gone by this year in a plan or a reminder is next year's ("we're
-getting married on june 6th" said in December)."""
+getting married on june 6th" said in December). A goodbye in a clause of its own after the plan
+(明早7点的高铁，先睡了晚安) leaves the plan read; a race's bare hour is the morning's ("marathon
+tomorrow. 6:45 start"); an alarm asked for (帮我定个闹钟) is a reminder; a day put right (12月5号……
+不对是12月19号, "wait no, the 11th") is the second; National Day and May Day (国庆, 五一, 劳动节)
+are their dates; a relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
+pet booked in ("they booked him in for thursday") are the user's; how the user feels asked back
+(我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
+("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
+is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
+(超市周日晚上九点关门) and a week recounted ("monday the car broke down")."""
 
 from __future__ import annotations
 
@@ -92,6 +101,7 @@ from memory.encoding.chat_days import (
     next_years,
     normalised,
     span_end,
+    waking,
 )
 from memory.records import IntentionKind
 
@@ -142,7 +152,9 @@ _REMIND = re.compile(
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
-    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声)(?:一下)?[，,]?\s*"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
+    # an alarm asked for: 帮我定个闹钟
+    r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
@@ -318,13 +330,19 @@ _EVENT_ZH = re.compile(
 # on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
+    r"|明天见|回头聊|晚安|下次聊|再聊"
     r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
     r"|电视上|电视台|重播"
-    r"|明天见|回头聊|晚安|下次聊|再聊"
     # a message forwarded, not the user's words
     r"|^(?:fwd?|forwarded)\s*:"
     # a day of remembrance, a horoscope's day
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
+)
+# A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
+_SIGNED_OFF = re.compile(
+    r"[,，]\s*(?:(?:ok|okay|anyway|anyways|right|so)[\s,]+)?(?:先睡了?|我先睡了?|睡了|撤了)?[，,\s]*"
+    r"(?:(?:good\s*night|night\s+night|nighty?\s+night|bye|see\s+(?:you|ya|u)|ttyl|talk\s+later"
+    r")(?![a-z])|晚安|拜拜|回头聊|下次聊|再聊)[^,，]*$"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
@@ -419,6 +437,10 @@ _KIN = (
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
     r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
 )
+# A relative's event, its "my" left out: "kid's nativity is on the 2nd".
+_KIN_FIRST = re.compile(
+    r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
+)
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
@@ -440,7 +462,8 @@ _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
     r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
-    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
+    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept|broke|threw|crashed|fell"
+    r"|died|flooded)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
@@ -488,6 +511,12 @@ _KIN_OWN = re.compile(
     + r"(?:"
     + _KIN
     + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
+    # their trip away, told with their pronoun after: "my sister's flying to toronto on the
+    # 9th, she's so excited"
+    r"|^(?:(?:my|our)\s+)?" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s+is|\s+are)\s+"
+    r"(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out|away"
+    r"|abroad|back)(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
+    r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
@@ -531,6 +560,11 @@ _DAY_OFF = re.compile(
 _MOVED = re.compile(
     r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
     r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+)
+# A day said, then put right: "the 5th, sorry i mean the 19th", 5号……不对是19号.
+_CORRECTED = re.compile(
+    r"(?<![a-z])(?:i\s+mean|i\s+meant|sorry\s+meant|wait\s+no|no\s+wait|correction|scratch\s+that)"
+    r"(?![a-z])|不对|我是说|说错了|记错了|口误"
 )
 # The day itself coming, no event: 周一又要到了, "friday is almost here".
 _ARRIVES = re.compile(
@@ -588,7 +622,7 @@ _MY = re.compile(r"(?<![a-z])my\s+")
 _ADVICE = re.compile(
     r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
     r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
-    r"|有什么建议|怎么准备|有啥建议)"
+    r"|有什么建议|怎么准备|有啥建议|有(?:什么|啥)?推荐|求推荐)"
 )
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
@@ -617,7 +651,7 @@ _UNSURE = re.compile(
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
     r"|的(?:人|同学|同事|家长)(?:都|真|就|是不是|应该|简直|怎么|太|有病|好多|很多|太多|可以|请|需要)"
     r"|真的假的"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+    r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
@@ -639,6 +673,9 @@ _HABIT = re.compile(
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
     r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    # a timetable changed from a day on: "standup is at 10:30 from monday on"
+    r"|from\s+(?:on\s+)?(?:next\s+|this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:on(?:wards?)?"
+    r"|forwards?)"
     r"|even\s+(?:when|if)|(?:i|we)\s+(?:can\s+)?never(?!\s+(?:been|had|done|thought|seen))"
     r")(?![a-z])"
     # A place's timetable, not the user's day: "school starts at 7:40 here".
@@ -806,6 +843,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if reminders and _TAKEN_BACK.match(lowered):
             del found[began[index - 1] :]  # "remind me tomorrow? nah i'll remember"
             continue
+        bye = _SIGNED_OFF.search(lowered)
+        if bye is not None:  # "明早7点的高铁，先睡了晚安": the plan before the goodbye's clause
+            sentence, lowered = sentence[: bye.start()], lowered[: bye.start()]
         if not sentence or _NOT_EVENT.search(lowered):
             continue
         wonder = _WONDER_ZH.search(sentence) and not any(
@@ -920,7 +960,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             continue
         if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
             continue
-        if not _eventful(sentence, mention):
+        eventful = _eventful(sentence, mention)
+        # whose it is, said with the first day; a sentence of no one's that begins with its day
+        # tells the day of the user's event just before ("GOT THE INTERVIEW!! it's march 5th at
+        # 11am, video call")
+        if not eventful or not _owned(sentence, mentions[0]):
             if event_before is not None and event_before[0] == index - 1:
                 before = event_before[1]
                 if _refers_back(lowered, mention):
@@ -932,9 +976,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     when = _when_words(told, start, end, mentions[1:])
                     found.append(Spotted("follow_up", _clean_what(before), when))
                     continue
-            day_before = (index, sentence[start:end])
-            continue
-        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
+            if not eventful:
+                day_before = (index, sentence[start:end])
             continue
         what = _clean_what(_without(sentence, sentence[start:end]))
         if what:
@@ -978,6 +1021,8 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     second = mentions[1]
     if _MOVED.search(sentence, first.start, second.start):
         return second
+    if _CORRECTED.search(sentence.lower(), first.start, second.start):
+        return second  # 12月5号考研……不对是12月19号
     gap = sentence[first.start + len(first.text) : second.start]
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
@@ -1000,6 +1045,10 @@ _ASKING = re.compile(
     r"|is|are|am|was|were|can|could|should|would|will|shall|have|has|any|u|you)(?![a-z])"
     r"|吗|什么|怎么|为什么|几点|哪|谁|多少"
 )
+_RHETORICAL = re.compile(
+    r"^(?:我|人)?(?:能|怎么能|怎么可能|哪能|咋能)不[^，,。a-z]{1,4}(?:吗|呢|啊)"
+    r"|^how\s+(?:can|could|would)\s+i\s+not\s+be(?![a-z])"
+)
 _TO_YOU = re.compile(r"(?<![a-z])(?:you|u|ur|your|ya)(?![a-z])|[你您]")
 
 
@@ -1012,6 +1061,8 @@ def _told_before_asking(sentence: str) -> str | None:
         return None
     head, tail = sentence[: last.end()].strip(_STRIP), sentence[last.end() :].lower()
     own = _FIRST_PERSON.search(head.lower()) is not None  # "我生日是下周日，你会记得吗"
+    # asking nothing: how the user feels, asked back ("我能不紧张吗", "how could i not be")
+    own = own or _RHETORICAL.search(tail) is not None
     if not head or (not own and (_TO_YOU.search(tail) or _FIRST_PERSON.search(tail))):
         return None
     return None if _ASKING.search(head.lower()) else head
@@ -1044,10 +1095,14 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     rest = _without(told, mention.text).lower()
     if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _KIN_FIRST.match(lowered):  # "kid's nativity is on the 2nd, she's a sheep": "my" left out
+        return True
     if _IMPLIED_I.match(rest.strip(_STRIP)):
         return True  # "sunday got church retreat": the day first, then its "I" left out
     if _PET_CARE.match(rest.strip(_STRIP)) or _IN_FOR.match(rest.strip(_STRIP)):
         return True  # "vet tomorrow for biscuit's stitches", "car's in for its MOT tomorrow"
+    if _BOOKED_IN.search(told.lower()):
+        return True  # "biscuit needs surgery, they booked him in for thursday": the user's pet
     if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
         return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
@@ -1064,7 +1119,14 @@ _IN_FOR = re.compile(
     r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
     r"\s+in\s+for(?![a-z])"
 )
+# A pet (or the user) booked in by the vet or a clinic: the user takes them.
+_BOOKED_IN = re.compile(
+    r"(?<![a-z])(?:booked|got|fitted|squeezed)\s+(?:him|her|it|them|me|us)\s+in(?:\s+(?:for|on|at))?"
+    r"(?![a-z])"
+)
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
+# A place's hours, told with its day: 超市周日晚上九点关门.
+_CLOSES_ZH = re.compile(r"关门|打烊|闭馆|歇业|停业|营业到|开门营业")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
@@ -1093,6 +1155,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
+    if _CLOSES_ZH.search(clause):
+        return False  # 超市周日晚上九点关门: a place's hours
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
@@ -1244,8 +1308,10 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
         own = clock_time(after[slot.end() :])
         if own is not None and own.start == 0:
             clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
-    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
-    return evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
+    # An evening's event's hour is the evening's ("party on saturday! starts at 8"), a race's
+    # the morning's ("marathon tomorrow. 6:45 start").
+    told = waking(evening(f"{sentence} {after[clock.start : clock.end]}"))
+    return told[len(sentence) + 1 :]
 
 
 def _told_done(lowered: str) -> bool:
@@ -1306,6 +1372,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
+    if _OVERRAN_ZH.search(sentence):
+        return []  # 早上八点的会拖到十点半: today's, gone on past its hour
     chinese = CHINESE.search(sentence) is not None
     own = (
         _FIRST_PERSON.search(lowered)
@@ -1332,6 +1400,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     return [Spotted("follow_up", what, words)] if what else []
 
 
+# What went on past its hour: today's, not a plan.
+_OVERRAN_ZH = re.compile(r"拖到|拖了|拖堂|延长到|超时|一直开到|开到了")
 _AT_WORD = re.compile(r"(?:at|around|by|from)\s")
 _SLOT = re.compile(
     r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
