@@ -1945,3 +1945,78 @@ def test_national_day_is_the_first_of_october_and_a_trip_asking_for_tips_is_read
 )
 def test_a_relatives_trip_without_my_and_a_greeting_are_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the helper's probe rounds after fresh6 ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my brother's driving test is on friday",
+        "my daughter's piano exam is next tuesday, she's been practising loads",
+        "听说后天要下冰雹，车得停地库",
+        "后天是冬至，要吃汤圆",
+    ],
+)
+def test_a_relatives_exam_of_a_kind_hail_and_a_solar_term_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+def test_a_date_on_a_festival_is_still_read() -> None:
+    # (read before a solar term's day was left alone, and still)
+    assert found_in("周日是七夕，要去约会") == ("follow_up", at(6, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("looking forward to my staycation this weekend", at(6, 18)),
+        ("cannot wait for the concert on friday!!", at(4, 18)),
+    ],
+)
+def test_what_the_user_looks_forward_to_is_theirs_whatever_its_name(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my neighbours are having a bbq on sunday, great, smoke everywhere",
+        "can't wait for the weekend",
+    ],
+)
+def test_the_neighbours_party_and_a_weekend_looked_forward_to_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a short weekday ending the message after a noun
+        ("remind me to water the plants sun", "reminder", at(6, 9)),
+        ("bbq at ours sat", "follow_up", at(5, 18)),
+        # Singlish's leads, Cantonese's afternoon
+        ("wah this fri got job interview at 10", "follow_up", at(4, 13)),
+        ("唔該提我聽日下晝交表", "reminder", at(4, 12)),
+    ],
+)
+def test_a_weekday_ending_the_message_singlish_and_cantonese(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nobody invited me to the bbq on sunday lol",
+        "imagine if the exam got moved to friday",
+        "we're finally getting wed",
+        "we went to the beach and sat in the sun",
+    ],
+)
+def test_not_invited_imagined_and_sat_or_wed_as_words_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -394,7 +394,10 @@ _NOT_GOING = re.compile(
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
     r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?|except\s+(?:me|us)"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
-    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us)"
+    # "not that anyone invited me", "nobody asked me"
+    r"|(?:no\s*one|nobody|no\s+body|not\s+that\s+any(?:one|body))\s+(?:even\s+)?(?:invited|asked)\s+(?:me|us)"
+    r")(?![a-z])"
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
@@ -532,6 +535,9 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
     r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    # a kind of exam or interview of theirs: "my sister's job interview", "driving test"
+    r"(?:(?:job|driving|theory|entrance|music|piano|dance|swimming|grading|visa|uni|college"
+    r"|school|bar|board)\s+)?"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
     r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
     r"|^[^，,。我]{0,6}我的?"
@@ -583,7 +589,8 @@ _GATHERING = re.compile(
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
 _CHAT_LEAD = (
-    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda"
+    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda|eh|oi"
+    r"|wah|walao|aiyo|alamak"
     r"|sorta|just|finally|really|fr|yaar|bro|guess\s+what)[\s,]+)*"
 )
 _DOING_FIRST = (
@@ -595,7 +602,7 @@ _DOING_FIRST = (
 _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait|cannot\s+wait"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
     r"|terrified|worried|pumped|hyped|stoked|psyched"
     r"|remembered|realised|realized|forgot|found\s+out|noticed|saw|had|went|met|spoke|called"
@@ -626,7 +633,7 @@ _ADVICE = re.compile(
 )
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
-    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
+    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])|(?<![a-z])imagine(?:\s+if)?(?![a-z])"
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
@@ -729,7 +736,10 @@ _PLAN_EN = re.compile(
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
     r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
     r"|exchange|complete)"
-    r"|got\s+(?:a|an|my))(?![a-z])"
+    r"|got\s+(?:a|an|my)"
+    # looked forward to, whatever its name: "can't wait for my spa day on the 12th"
+    r"|(?:can['\u2019]?t|cannot)\s+wait\s+(?:for|till|until)\s+(?:my|our)|looking\s+forward\s+to\s+(?:my|our)"
+    r")(?![a-z])"
 )
 # What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
 # or how a day will be: "tomorrow will be rough".
@@ -744,7 +754,9 @@ _IDLE = re.compile(
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
-    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|冰雹|台风|暴雨|暴雪|大风|沙尘暴|霜冻|"
+    # the day a solar term or a festival of customs: 明天是冬至
+    r"(?:是|就是)(?:冬至|夏至|腊八|小年|立[春夏秋冬]|春分|秋分|重阳|七夕|元宵|端午|中秋)|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
     r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
@@ -1127,6 +1139,7 @@ _BOOKED_IN = re.compile(
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # A place's hours, told with its day: 超市周日晚上九点关门.
 _CLOSES_ZH = re.compile(r"关门|打烊|闭馆|歇业|停业|营业到|开门营业")
+_NEIGHBOURS = re.compile(r"neighbou?r|邻居")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
@@ -1138,7 +1151,12 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     clause = _clause(lowered, mention.start)
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
         return False
-    if _THEIRS.search(lowered) and not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence)):
+    theirs = _THEIRS.search(lowered)
+    if theirs is not None and (
+        # a friend's party is the user's to go to, the neighbours' is not
+        _NEIGHBOURS.search(theirs.group())
+        or not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence))
+    ):
         return False
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
