@@ -78,7 +78,11 @@ pet booked in ("they booked him in for thursday") are the user's; how the user f
 (我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
 ("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
 is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
-(超市周日晚上九点关门) and a week recounted ("monday the car broke down")."""
+(超市周日晚上九点关门), a week recounted ("monday the car broke down"), a relative's exam of a kind
+("my sister's job interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
+that anyone invited me" and "imagine if"; read besides: what the user looks forward to whatever
+its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
+and an ambiguous short weekday ending a message that names no other day ("...pickup sat")."""
 
 from __future__ import annotations
 
