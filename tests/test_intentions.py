@@ -2020,3 +2020,28 @@ def test_a_weekday_ending_the_message_singlish_and_cantonese(
 )
 def test_not_invited_imagined_and_sat_or_wed_as_words_are_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "新剧下周四上线，好期待",
+        "电影后天上映，听说一般",
+        "周五晚上有流星雨，可惜要加班",
+        "the vet near us closes at 4 on thursdays",
+        "the derby's on sunday at 4, who cares",
+    ],
+)
+def test_a_release_a_meteor_shower_a_weekdays_hours_and_a_shrug_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [("明天去看电影，刚上映的", at(4, 18)), ("my exam is on monday, who cares lol", at(7, 18))],
+)
+def test_going_to_a_new_film_and_the_users_own_shrugged_exam_are_read(
+    text: str, due: datetime
+) -> None:
+    # (read before releases and shrugs were left alone, and still)
+    assert found_in(text) == ("follow_up", due)

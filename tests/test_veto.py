@@ -42,7 +42,7 @@ def test_the_shipped_weights_are_those_the_fit_gives_from_the_data() -> None:
         "明天有个讲座，不过跟我专业无关",
         "明天公司年会，我请了病假不去",
         "周五的比赛会直播吧",
-        "电影明天上映，评分好像不高",
+        "明天的发布会会直播吧",
     ],
 )
 def test_what_only_mentions_a_day_is_vetoed(text: str) -> None:

@@ -80,7 +80,9 @@ pet booked in ("they booked him in for thursday") are the user's; how the user f
 is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
 (超市周日晚上九点关门), a week recounted ("monday the car broke down"), a relative's exam of a kind
 ("my sister's job interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
-that anyone invited me" and "imagine if"; read besides: what the user looks forward to whatever
+that anyone invited me", "imagine if", a show's or a product's release (电影明天上映), the sky's
+events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
+user's; read besides: what the user looks forward to whatever
 its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
 and an ambiguous short weekday ending a message that names no other day ("...pickup sat")."""
 
@@ -684,6 +686,8 @@ _HABIT = re.compile(
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
     r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    # a weekday's plural: "the dentist near me closes at 5 on fridays"
+    r"|(?:on|most|some)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days"
     # a timetable changed from a day on: "standup is at 10:30 from monday on"
     r"|from\s+(?:on\s+)?(?:next\s+|this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:on(?:wards?)?"
     r"|forwards?)"
@@ -759,6 +763,8 @@ _IDLE = re.compile(
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
     r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|冰雹|台风|暴雨|暴雪|大风|沙尘暴|霜冻|"
+    # the sky's events: 明晚有流星雨
+    r"流星雨|月食|日食|月全食|超级月亮|"
     # the day a solar term or a festival of customs: 明天是冬至
     r"(?:是|就是)(?:冬至|夏至|腊八|小年|立[春夏秋冬]|春分|秋分|重阳|七夕|元宵|端午|中秋)|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
     r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
@@ -1141,8 +1147,14 @@ _BOOKED_IN = re.compile(
     r"(?![a-z])"
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
-# A place's hours, told with its day: 超市周日晚上九点关门.
-_CLOSES_ZH = re.compile(r"关门|打烊|闭馆|歇业|停业|营业到|开门营业")
+# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
+_CLOSES_ZH = re.compile(
+    r"关门|打烊|闭馆|歇业|停业|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
+)
+# The user does not care: "the match on sunday is at 3, who cares".
+_SHRUG = re.compile(
+    r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
+)
 _NEIGHBOURS = re.compile(r"neighbou?r|邻居")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
@@ -1178,7 +1190,9 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
     if _CLOSES_ZH.search(clause):
-        return False  # 超市周日晚上九点关门: a place's hours
+        return False  # 超市周日晚上九点关门: a place's hours; 电影明天上映: a release
+    if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
+        return False  # "the match on sunday is at 3, who cares": not the user's
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
