@@ -2045,3 +2045,21 @@ def test_going_to_a_new_film_and_the_users_own_shrugged_exam_are_read(
 ) -> None:
     # (read before releases and shrugs were left alone, and still)
     assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("got tickets to the panto on the 19th", at(19, 18)),
+        ("grandad's 80th is next saturday at the golf club", at(5, 18)),
+    ],
+)
+def test_tickets_got_and_a_birthday_by_the_age_reached_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["隔壁周六装修，又要吵了", "tickets for the gig on the 20th sold out in minutes"]
+)
+def test_the_neighbours_noise_and_tickets_sold_out_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -84,7 +84,9 @@ that anyone invited me", "imagine if", a show's or a product's release (电影�
 events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
 user's; read besides: what the user looks forward to whatever
 its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
-and an ambiguous short weekday ending a message that names no other day ("...pickup sat")."""
+an ambiguous short weekday ending a message that names no other day ("...pickup sat"), tickets
+got ("got tickets for taylor on the 16th") and a birthday by the age reached ("nan's 90th"); the
+neighbours' renovation's noise (又要吵了) is theirs."""
 
 from __future__ import annotations
 
@@ -313,7 +315,17 @@ _ONE_ON_ONE = re.compile(
 
 
 def _has_event(lowered: str) -> bool:
-    return _event_among(_WORD_EN.findall(lowered)) is not None or bool(_ONE_ON_ONE.search(lowered))
+    return (
+        _event_among(_WORD_EN.findall(lowered)) is not None
+        or bool(_ONE_ON_ONE.search(lowered))
+        or bool(_AGE_PARTY.search(lowered))
+    )
+
+
+# A birthday by the age reached: "nan's 90th on sunday", "my 30th".
+_AGE_PARTY = re.compile(
+    r"(?:['\u2019]s|my|our)\s+\d{2,3}(?:st|nd|rd|th)(?![a-z])(?!\s+(?:of|time|floor|place))"
+)
 
 
 _EVENT_ZH = re.compile(
@@ -388,6 +400,7 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
     # the noise of it: "the neighbours are having a party tonight, so loud"
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
+    r"|又要吵|又得吵|吵得要命|噪音"
     r"|不想去了|不想参加了|推掉了"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
@@ -732,6 +745,8 @@ _PLAN_EN = re.compile(
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)|(?:i|we)\s+get\s+(?:my|our)\s+[a-z]+\s+(?:off|out|done|fitted|removed)"
     r"|(?:get|pick\s+up|collect)\s+(?:the|our|my)\s+keys"
+    # tickets to it: "got tickets for taylor on the 16th"
+    r"|(?:got|have|bought|booked|scored|snagged)\s+(?:the\s+|some\s+|our\s+|my\s+|\d\s+|two\s+)?tickets?\s+(?:for|to)"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     r"|(?:wants?|asked|needs?)\s+to\s+(?:see|meet|talk\s+to|speak\s+(?:to|with)|chat\s+with)\s+(?:me|us)"
