@@ -2063,3 +2063,24 @@ def test_tickets_got_and_a_birthday_by_the_age_reached_are_read(text: str, due: 
 )
 def test_the_neighbours_noise_and_tickets_sold_out_are_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the hour an event starts from, said right after its day
+        ("attending a seminar on 18 Dec from 9 AM", at(18, 12)),
+        ("workshop tomorrow from 2pm, all afternoon", at(4, 17)),
+        # formal English leaving its "I" out
+        ("will be away in goa from the 20th", at(20, 18)),
+    ],
+)
+def test_an_events_hour_from_and_a_formal_will_be(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["heads up, the website migration is on sunday at 1am", "堂弟下周三面试，他说有点紧张"]
+)
+def test_a_site_migration_and_a_cousins_interview_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -433,7 +433,7 @@ _ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
-_JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
+_JOINED = re.compile(r"\s*(?:at\s+|from\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
@@ -559,7 +559,8 @@ _KIN_OWN = re.compile(
     r"|school|bar|board)\s+)?"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
     r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
-    r"|^[^，,。我]{0,6}我的?"
+    # (their exam with the user's 我 left out too: 表妹周日考研，她压力好大)
+    r"|^[^，,。我]{0,6}(?:我的?)?"
     + _KIN_ZH
     + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
     # or a pastime or a trip of theirs: 我爸下周去钓鱼
@@ -577,6 +578,7 @@ _DAY_OFF = re.compile(
     rf"(?<![a-z])(?:{_PUBLIC_DAYS}"
     r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
     r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
+    r"|(?:server|system|database|db|site|website|app|platform)\s+(?:migration|upgrade|update|cutover)"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
     r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
 )
@@ -622,6 +624,8 @@ _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait|cannot\s+wait"
+    # formal English's "I" left out: "will be travelling to pune on monday"
+    r"|will\s+be\s+(?:[a-z]+ing|in|at|away|off|out|back)"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
     r"|terrified|worried|pumped|hyped|stoked|psyched"
     r"|remembered|realised|realized|forgot|found\s+out|noticed|saw|had|went|met|spoke|called"
@@ -1557,6 +1561,8 @@ def _my_event(lowered: str) -> bool:
 # food), "until 10", 十点以后.
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+# The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
+_FROM_THEN = re.compile(r"\s*from\s+")
 
 
 def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
@@ -1571,14 +1577,15 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
 def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
     """The words saying when: the date's, with a clock time said in the sentence, unless the
     clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
-    test tmrw, no food from midnight")."""
+    test tmrw, no food from midnight"; not the hour the day's event starts from, said right
+    after its day: "the training on 15 dec from 10 am")."""
     clock = clock_time(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
         any(end <= m.start <= clock.start for m in others)
-        or _BOUND_BEFORE.search(gap.lower())
+        or (_BOUND_BEFORE.search(gap.lower()) and not _FROM_THEN.fullmatch(gap.lower()))
         or _BOUND_AFTER.match(sentence, clock.end)
         or _theirs_clock(sentence, gap, clock.start)
     ):
