@@ -86,7 +86,10 @@ user's; read besides: what the user looks forward to whatever
 its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
 an ambiguous short weekday ending a message that names no other day ("...pickup sat"), tickets
 got ("got tickets for taylor on the 16th") and a birthday by the age reached ("nan's 90th"); the
-neighbours' renovation's noise (又要吵了) is theirs."""
+neighbours' renovation's noise (又要吵了) is theirs, a site's migration no one's, a relative's exam
+told without 我 (表妹周日考研，她压力好大) theirs; formal English leaving its "I" out ("will be
+travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
+its day, its hour ("the training on 15 dec from 10 am")."""
 
 from __future__ import annotations
 
