@@ -125,13 +125,19 @@ def fit(rows: list[list[int]], labels: npt.NDArray[np.float64]) -> tuple[float, 
     return round(float(theta[d]), DIGITS), {f: w for f, w in weights.items() if w != 0.0}
 
 
-def model(parts: dict[str, list[Case]], names: Sequence[str], threshold: float) -> Veto:
-    """The veto fitted on the parts `names` and the sentences of the tests and of the first set
-    (benchmarks/intentions.py's CASES)."""
-    cases = [*tests_sentences(), *first_set()]
-    for name in names:
-        cases.extend(parts[name])
-    bias, weights = fit(*examples(cases))
+def featured(parts: dict[str, list[Case]]) -> dict[str, Examples]:
+    """The examples of each training part, and of the sentences of the tests and of the first
+    set (benchmarks/intentions.py's CASES) as "always": their features reckoned once."""
+    each = {name: examples(parts[name]) for name in TRAIN}
+    each["always"] = examples([*tests_sentences(), *first_set()])
+    return each
+
+
+def model(each: dict[str, Examples], names: Sequence[str], threshold: float) -> Veto:
+    """The veto fitted on the parts `names` and the sentences always trained on."""
+    chosen = [each[name] for name in ("always", *names)]
+    rows = [row for r, _ in chosen for row in r]
+    bias, weights = fit(rows, np.concatenate([y for _, y in chosen]))
     return Veto(bias, MappingProxyType(weights), threshold)
 
 
@@ -149,11 +155,12 @@ def folds(parts: dict[str, list[Case]]) -> dict[str, Any]:
     were tuned on every training part and find none of its distractors: this is what the veto
     would do to those they had found); the threshold chosen, and the figures at it."""
     alone = {name: score(parts[name], False, rules_alone) for name in TRAIN}
+    known = featured(parts)
     # A message vetoed yields nothing: each message's counts alone, summed with or without it.
     each = {name: [score([case], False, rules_alone) for case in parts[name]] for name in TRAIN}
     chances: dict[str, list[float]] = {}
     for name in TRAIN:
-        fitted = model(parts, [p for p in TRAIN if p != name], 0.0)
+        fitted = model(known, [p for p in TRAIN if p != name], 0.0)
         chances[name] = [fitted.probability(text) for text, _, _ in parts[name]]
     sweep: dict[float, dict[str, dict[str, float]]] = {}
     for t in THRESHOLDS:
@@ -180,7 +187,7 @@ def folds(parts: dict[str, list[Case]]) -> dict[str, Any]:
 def weights_text(parts: dict[str, list[Case]]) -> str:
     """veto.json's text: the model fitted on all the training parts, at the threshold leaving
     one part out chooses."""
-    fitted = model(parts, TRAIN, folds(parts)["threshold"])
+    fitted = model(featured(parts), TRAIN, folds(parts)["threshold"])
     body = {
         "threshold": fitted.threshold,
         "bias": fitted.bias,
