@@ -2084,3 +2084,23 @@ def test_an_events_hour_from_and_a_formal_will_be(text: str, due: datetime) -> N
 )
 def test_a_site_migration_and_a_cousins_interview_are_left_alone(text: str) -> None:
     assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gonna be 30 degrees on saturday lol",
+        "my gym membership payment is due on the 20th",
+        "同事周日结婚，请我吃喜酒，我真没时间去",
+        "听说下周五全校停课",
+    ],
+)
+def test_the_temperature_money_going_out_no_time_to_go_and_a_school_closed_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+def test_no_time_for_anything_else_leaves_the_users_own_event_read() -> None:
+    # (read before no time to go along was left alone, and still)
+    assert found_in("周六要考试，我没空") == ("follow_up", at(5, 18))

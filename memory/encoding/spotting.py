@@ -89,7 +89,9 @@ got ("got tickets for taylor on the 16th") and a birthday by the age reached ("n
 neighbours' renovation's noise (又要吵了) is theirs, a site's migration no one's, a relative's exam
 told without 我 (表妹周日考研，她压力好大) theirs; formal English leaving its "I" out ("will be
 travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
-its day, its hour ("the training on 15 dec from 10 am")."""
+its day, its hour ("the training on 15 dec from 10 am"). Not read either: the temperature ("gonna
+be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
+(叫我去帮忙我没空), a school closed (停课)."""
 
 from __future__ import annotations
 
@@ -405,6 +407,8 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|又要吵|又得吵|吵得要命|噪音"
     r"|不想去了|不想参加了|推掉了"
+    # asked along, with no time for it: 叫我去帮忙我没空
+    r"|(?:叫|请|约|喊|让)我[^。]*我(?:都|也|真的?|实在)?没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
@@ -776,6 +780,7 @@ _PLAN_EN = re.compile(
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
     r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)"
+    r"|\d+\s*(?:degrees|°)"
     r"|nothing(?!\s+(?:is|['\u2019]s|are|ready|prepared|packed|done))|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
@@ -1171,7 +1176,7 @@ _BOOKED_IN = re.compile(
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
 _CLOSES_ZH = re.compile(
-    r"关门|打烊|闭馆|歇业|停业|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
+    r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
 )
 # The user does not care: "the match on sunday is at 3, who cares".
 _SHRUG = re.compile(
@@ -1537,7 +1542,8 @@ _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
     r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
     r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
-    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|licen[cs]e|fees?"
+    r"|subscription|invoice|premium|instal+ments?|payments?|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
 )
 
 
