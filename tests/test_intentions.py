@@ -2104,3 +2104,19 @@ def test_the_temperature_money_going_out_no_time_to_go_and_a_school_closed_are_l
 def test_no_time_for_anything_else_leaves_the_users_own_event_read() -> None:
     # (read before no time to go along was left alone, and still)
     assert found_in("周六要考试，我没空") == ("follow_up", at(5, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("staff induction on the 14th at 9", at(14, 12)),
+        ("karaoke on saturday with the girls", at(5, 18)),
+    ],
+)
+def test_an_induction_and_karaoke_are_events(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_a_housemates_plans_are_theirs() -> None:
+    said = Said("u1", NOW, "my housemates are having people over on friday")
+    assert local_reading(Reading([said], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -91,7 +91,7 @@ told without 我 (表妹周日考研，她压力好大) theirs; formal English l
 travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
 its day, its hour ("the training on 15 dec from 10 am"). Not read either: the temperature ("gonna
 be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
-(叫我去帮忙我没空), a school closed (停课)."""
+(叫我去帮忙我没空), a school closed (停课), a housemate's plans."""
 
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ _EVENTS = frozenset({
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
     "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
     "sprint", "duty", "session", "start", "starting", "event", "tax", "panel", "earlies", "lates",
-    "callback",
+    "callback", "induction",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -250,7 +250,7 @@ _EVENTS = frozenset({
     "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "performance",
     "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch", "drinks",
-    "visit", "visiting", "camp", "camping", "engagement",
+    "visit", "visiting", "camp", "camping", "engagement", "karaoke",
     # legal and bureaucracy
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
@@ -503,7 +503,7 @@ _OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮])[你他她它您�
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|roommates?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|mates?|buddy|buddies|pal|pals|bestie|bff"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
