@@ -2120,3 +2120,29 @@ def test_an_induction_and_karaoke_are_events(text: str, due: datetime) -> None:
 def test_a_housemates_plans_are_theirs() -> None:
     said = Said("u1", NOW, "my housemates are having people over on friday")
     assert local_reading(Reading([said], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a friend's hen or stag do the user has a part in
+        ("my bestie's stag do is on the 19th and i'm sorting the hotel", at(19, 18)),
+        ("my mate's hen do is saturday, i'm doing the cake", at(5, 18)),
+        # keys handed over
+        ("后天上午十点跟中介交接钥匙", at(5, 13)),
+    ],
+)
+def test_a_friends_hen_do_and_keys_handed_over_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my mate's stag do is next weekend, not going tho",
+        "work christmas do on friday, not going tho",
+    ],
+)
+def test_not_going_with_its_i_left_out_is_left_alone(text: str) -> None:
+    # (left alone before a friend's hen or stag do was a gathering, and still)
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

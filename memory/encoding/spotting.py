@@ -91,7 +91,9 @@ told without 我 (表妹周日考研，她压力好大) theirs; formal English l
 travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
 its day, its hour ("the training on 15 dec from 10 am"). Not read either: the temperature ("gonna
 be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
-(叫我去帮忙我没空), a school closed (停课), a housemate's plans."""
+(叫我去帮忙我没空), a school closed (停课), a housemate's plans, "not going" with its "I" left out
+("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
+handed over (交接钥匙) are read."""
 
 from __future__ import annotations
 
@@ -340,7 +342,7 @@ _EVENT_ZH = re.compile(
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
-    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
+    r"满月酒|葬礼|追悼会|装修|交房|收房|交接钥匙|交钥匙|拿钥匙|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
     r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
@@ -397,6 +399,9 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:she|he|they)\s+(?:isn['\u2019]t|aren['\u2019]t|won['\u2019]t\s+be)\s+going(?!\s+to\s)(?![a-z])"
     # No tickets to be had: "the match is sold out, gutted", 票卖完了.
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
+    # "not going", its "I" left out, a clause of its own: "stag do next weekend, not going tho"
+    r"|(?:^|[,;.!]\s*)(?:(?:but|tho|though|and|def(?:initely)?|prob(?:ably)?)\s+)?not\s+(?:going|coming"
+    r"|attending)(?![a-z])"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
     r"(?=\s*(?:$|[,.!?;]))"
@@ -611,7 +616,8 @@ _ARRIVES = re.compile(
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
+    r"|leaving\s+do|(?:hen|stag)\s+(?:do|party|weekend)|bachelor(?:ette)?\s+party"
+    r"|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
     r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎|大寿|寿宴"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
