@@ -117,9 +117,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
-  7", "half 8" (British: half past), "quarter to 8", "noon", "midnight", "at eight", 下午3点,
-  晚上八点半, 明晚8点, 3点15分, 八点三刻): the first one said, its words running to its am or
-  pm. An hour without am or pm is read in the part
+  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "noon",
+  "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the
+  first one said, its words running to its am or
+  pm. An hour with a leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is
+  read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
   is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
@@ -1450,12 +1452,16 @@ _CLOCK_EN = re.compile(
     r"(?<![a-z0-9:.$\u00a3\u20ac\u00a5])(?:"
     r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
     rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
-    rf"|(?P<half>half|(?:a\s+)?quarter)\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
+    r"|(?P<half>half|(?:a\s+)?quarter|(?P<mins>five|ten|twenty(?:[\s-]five)?)(?:\s+minutes)?)"
+    rf"\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
     r"(?![a-z0-9])"
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
-    rf"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?(?P<h3>{_CLOCK_HOUR})"
+    # (not "at twenty to 11": minutes to an hour, read above when said without "at")
+    r"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?"
+    r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
+    rf"(?P<h3>{_CLOCK_HOUR})"
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
@@ -1463,6 +1469,7 @@ _CLOCK_EN = re.compile(
     r")"
 )
 _WORD_MINUTES = {"fifte": 15, "thirt": 30, "forty": 45}  # "six thirty", "at 7 forty-five"
+_PAST_MINUTES = {"five": 5, "ten": 10, "twenty": 20}  # "twenty to 11", "twenty-five past 3"
 # A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
 _CLOCK_TAIL = re.compile(
     r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
@@ -1471,7 +1478,9 @@ _CLOCK_TAIL = re.compile(
 _CLOCK_ZH = re.compile(
     r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚|夜里|半夜|晚|早|夜)?\s*"
     r"(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
-    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<q3>三刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟))?"
+    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<q3>三刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟)"
+    # minutes in numerals: 四点五十(分), 三点零五
+    r"|(?P<mz>零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?)分?)?"
 )
 # Before a numeral and 点: a count of points, not an hour (第三点, 有五点, 这三点).
 _COUNTED = re.compile(r"(?:第|有|这|那|几|哪|另|前|后|最后|以下)\s*$")
@@ -1535,7 +1544,10 @@ def _english_clock(
         return (hour % 12 + (12 if m.group("ap") == "p" else 0), minute)
     if m.group("h5"):
         hour = _clock_hour(m.group("h5"))
+        mins = m.group("mins")
         minute = 30 if m.group("half") == "half" else 15
+        if mins:
+            minute = sum(_PAST_MINUTES[w] for w in re.split(r"[\s-]+", mins))
         if m.group("rel") in ("to", "till", "til"):
             hour, minute = hour - 1, 60 - minute
         if not 0 <= hour <= 12:
@@ -1550,8 +1562,8 @@ def _english_clock(
         minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(
             (m.group("mw") or "")[:5], 0
         )
-        if hour > 12:  # 15:30: the 24-hour clock says it all
-            return hour, minute
+        if hour > 12 or (raw.startswith("0") and (m.group("m3") or m.group("m6"))):
+            return hour, minute  # 15:30, 06:50: the 24-hour clock says it all
     tail = _CLOCK_TAIL.match(lowered, m.end())
     if tail is not None and tail.group("ap"):  # "at 10:30 pm"
         return hour % 12 + (12 if tail.group("ap") == "p" else 0), minute
@@ -1563,7 +1575,9 @@ def _chinese_clock(
 ) -> tuple[int, int] | None:
     parsed = _zh_int(m.group("h"))
     part = m.group("part")
-    said_so = part or m.group("half") or m.group("q") or m.group("q3") or m.group("m")
+    said_so = (
+        part or m.group("half") or m.group("q") or m.group("q3") or m.group("m") or m.group("mz")
+    )
     numeral = not m.group("h").isdigit()
     if text[m.end() : m.end() + 1] in _NOT_HOURS_AFTER and not said_so:
         return None  # 3点建议, 一点也不
@@ -1577,6 +1591,8 @@ def _chinese_clock(
     minute = (30 if m.group("half") else 15 if m.group("q") else 45 if m.group("q3") else 0) or int(
         m.group("m") or 0
     )
+    if m.group("mz"):
+        minute = _zh_int(m.group("mz").lstrip("零")) or 0
     if parsed > 12:
         return parsed, minute
     return _ambiguous(parsed, minute, part, hours)

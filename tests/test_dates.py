@@ -1306,6 +1306,14 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("interview tomorrow 3.30", time(15, 30)),
         ("at six thirty", time(18, 30)),
         ("at 7 forty-five", time(7, 45)),
+        # minutes to or past an hour in words, a leading zero's 24-hour clock, Chinese minutes
+        ("booster at twenty to 11", time(10, 40)),
+        ("ten past 9 tomorrow", time(9, 10)),
+        ("twenty-five past 3", time(15, 25)),
+        ("train's at 05:40 on friday", time(5, 40)),
+        ("下午四点五十分面试", time(16, 50)),
+        ("明早七点四十的高铁", time(7, 40)),
+        ("三点零五开会", time(15, 5)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:

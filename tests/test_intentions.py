@@ -1853,3 +1853,296 @@ def test_a_plan_with_a_friend_after_its_day_is_still_the_users(text: str) -> Non
     # (read before a colleague's event after its day was left alone, and still)
     kind, due = found_in(text)
     assert kind == "follow_up" and due.hour == 18
+
+
+# --- fresh6's kinds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a goodbye in a clause of its own after the plan
+        ("明早6点的飞机去成都，先睡了晚安", "follow_up", at(4, 9)),
+        ("interview tomorrow at 10, good night!", "follow_up", at(4, 13)),
+        ("后天早上8点的火车，晚安啦", "follow_up", at(5, 11)),
+        # a race's bare hour is the morning's
+        ("triathlon tomorrow. 6:15 start", "follow_up", at(4, 9, 15)),
+        ("marathon sunday at 6", "follow_up", at(6, 9)),
+        ("dinner party saturday at 6", "follow_up", at(5, 21)),  # (an evening's, as before)
+        # an alarm asked for
+        ("帮我定个闹钟，明早六点半", "reminder", at(4, 6, 30)),
+        ("帮我设个闹钟，明天7:20", "reminder", at(4, 7, 20)),
+        # the day of the event before, in a sentence naming another thing ("zoom call")
+        ("got a callback for the second round!!! it's dec 10th at 11am, zoom call", "follow_up",
+         at(10, 14)),
+        ("got the job interview!! it's monday at 2, panel of three", "follow_up", at(7, 17)),
+        # how the user feels, asked back: no question to answer
+        ("明天下午三点体检，我能不慌吗", "follow_up", at(4, 18)),
+        ("driving test friday at 9, how could i not be nervous?", "follow_up", at(4, 12)),
+        # a pet booked in, named by its name
+        ("Biscuit needs his jabs, they booked him in for tuesday at 10am", "follow_up", at(8, 13)),
+        # a relative's trip the user goes on
+        ("my sister's flying to toronto on the 9th and i'm going with her", "follow_up",
+         at(9, 18)),
+    ],
+)  # fmt: skip
+def test_a_goodbye_after_a_race_at_dawn_an_alarm_a_call_a_feeling_asked_back_and_a_pet_booked_in(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "talk to you tomorrow, bye",
+        "明天见，晚安",
+        "明天考试，我能去吗",
+        "my brother is moving to berlin on saturday, he's nervous",
+        "my cousin's flying back to sydney on the 20th, she can't wait",
+        "heads up: standup is at 10:30 from monday on",
+        "九点的课拖堂到十一点",
+        "银行周六下午五点关门，记得早点去",
+        "商场明晚十点打烊，要去赶紧",
+        "Monday the car broke down, Tuesday I had the dentist",
+    ],
+)
+def test_goodbyes_a_relatives_trip_a_new_timetable_an_overrun_a_places_hours_and_a_week_told(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a relative's event, its "my" left out, their part told after
+        ("son's school play is on friday and he's a tree lol", at(4, 18)),
+        # a day put right
+        ("12月8号考研……不对是12月19号，记错了哈哈", at(19, 18)),
+        ("下周一面试，不对，是下周二", at(8, 18)),
+        ("dentist on the 10th, wait no, the 11th", at(11, 18)),
+        # May Day, a detail of the trip not settled yet
+        ("五一去青岛玩，酒店还没定", datetime(2027, 5, 1, 18, tzinfo=SHANGHAI)),
+        ("劳动节要去参加婚礼", datetime(2027, 5, 1, 18, tzinfo=SHANGHAI)),
+    ],
+)
+def test_a_relatives_event_without_my_a_day_put_right_and_may_day(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_national_day_is_the_first_of_october_and_a_trip_asking_for_tips_is_read() -> None:
+    september = datetime(2026, 9, 24, 13, 20, tzinfo=SHANGHAI)
+    text = "国庆去成都玩，攻略还没做，有啥推荐"
+    [found] = local_reading(
+        Reading([Said("u1", september, text)], SCOPE, SHANGHAI, "zh", september, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", datetime(2026, 10, 1, 18, tzinfo=SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    "text", ["sister's flying to toronto on the 9th, she's so excited", "国庆快乐！"]
+)
+def test_a_relatives_trip_without_my_and_a_greeting_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+# --- the helper's probe rounds after fresh6 ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my brother's driving test is on friday",
+        "my daughter's piano exam is next tuesday, she's been practising loads",
+        "听说后天要下冰雹，车得停地库",
+        "后天是冬至，要吃汤圆",
+    ],
+)
+def test_a_relatives_exam_of_a_kind_hail_and_a_solar_term_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+def test_a_date_on_a_festival_is_still_read() -> None:
+    # (read before a solar term's day was left alone, and still)
+    assert found_in("周日是七夕，要去约会") == ("follow_up", at(6, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("looking forward to my staycation this weekend", at(6, 18)),
+        ("cannot wait for the concert on friday!!", at(4, 18)),
+    ],
+)
+def test_what_the_user_looks_forward_to_is_theirs_whatever_its_name(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my neighbours are having a bbq on sunday, great, smoke everywhere",
+        "can't wait for the weekend",
+    ],
+)
+def test_the_neighbours_party_and_a_weekend_looked_forward_to_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a short weekday ending the message after a noun
+        ("remind me to water the plants sun", "reminder", at(6, 9)),
+        ("bbq at ours sat", "follow_up", at(5, 18)),
+        # Singlish's leads, Cantonese's afternoon
+        ("wah this fri got job interview at 10", "follow_up", at(4, 13)),
+        ("唔該提我聽日下晝交表", "reminder", at(4, 12)),
+    ],
+)
+def test_a_weekday_ending_the_message_singlish_and_cantonese(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nobody invited me to the bbq on sunday lol",
+        "imagine if the exam got moved to friday",
+        "we're finally getting wed",
+        "we went to the beach and sat in the sun",
+    ],
+)
+def test_not_invited_imagined_and_sat_or_wed_as_words_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "新剧下周四上线，好期待",
+        "电影后天上映，听说一般",
+        "周五晚上有流星雨，可惜要加班",
+        "the vet near us closes at 4 on thursdays",
+        "the derby's on sunday at 4, who cares",
+    ],
+)
+def test_a_release_a_meteor_shower_a_weekdays_hours_and_a_shrug_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [("明天去看电影，刚上映的", at(4, 18)), ("my exam is on monday, who cares lol", at(7, 18))],
+)
+def test_going_to_a_new_film_and_the_users_own_shrugged_exam_are_read(
+    text: str, due: datetime
+) -> None:
+    # (read before releases and shrugs were left alone, and still)
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("got tickets to the panto on the 19th", at(19, 18)),
+        ("grandad's 80th is next saturday at the golf club", at(5, 18)),
+    ],
+)
+def test_tickets_got_and_a_birthday_by_the_age_reached_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["隔壁周六装修，又要吵了", "tickets for the gig on the 20th sold out in minutes"]
+)
+def test_the_neighbours_noise_and_tickets_sold_out_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the hour an event starts from, said right after its day
+        ("attending a seminar on 18 Dec from 9 AM", at(18, 12)),
+        ("workshop tomorrow from 2pm, all afternoon", at(4, 17)),
+        # formal English leaving its "I" out
+        ("will be away in goa from the 20th", at(20, 18)),
+    ],
+)
+def test_an_events_hour_from_and_a_formal_will_be(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["heads up, the website migration is on sunday at 1am", "堂弟下周三面试，他说有点紧张"]
+)
+def test_a_site_migration_and_a_cousins_interview_are_left_alone(text: str) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gonna be 30 degrees on saturday lol",
+        "my gym membership payment is due on the 20th",
+        "同事周日结婚，请我吃喜酒，我真没时间去",
+        "听说下周五全校停课",
+    ],
+)
+def test_the_temperature_money_going_out_no_time_to_go_and_a_school_closed_are_left_alone(
+    text: str,
+) -> None:
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+def test_no_time_for_anything_else_leaves_the_users_own_event_read() -> None:
+    # (read before no time to go along was left alone, and still)
+    assert found_in("周六要考试，我没空") == ("follow_up", at(5, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("staff induction on the 14th at 9", at(14, 12)),
+        ("karaoke on saturday with the girls", at(5, 18)),
+    ],
+)
+def test_an_induction_and_karaoke_are_events(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_a_housemates_plans_are_theirs() -> None:
+    said = Said("u1", NOW, "my housemates are having people over on friday")
+    assert local_reading(Reading([said], SCOPE, SHANGHAI, "en", NOW, None)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a friend's hen or stag do the user has a part in
+        ("my bestie's stag do is on the 19th and i'm sorting the hotel", at(19, 18)),
+        ("my mate's hen do is saturday, i'm doing the cake", at(5, 18)),
+        # keys handed over
+        ("后天上午十点跟中介交接钥匙", at(5, 13)),
+    ],
+)
+def test_a_friends_hen_do_and_keys_handed_over_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my mate's stag do is next weekend, not going tho",
+        "work christmas do on friday, not going tho",
+    ],
+)
+def test_not_going_with_its_i_left_out_is_left_alone(text: str) -> None:
+    # (left alone before a friend's hen or stag do was a gathering, and still)
+    assert local_reading(Reading([Said("u1", NOW, text)], SCOPE, SHANGHAI, "en", NOW, None)) == []

@@ -43,6 +43,7 @@ from bot.prompts import (
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from memory.encoding.encoder import ENCODING_TASK
 from memory.encoding.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
+from memory.encoding.veto import kept
 
 __all__ = ["OfflineChatModel"]
 
@@ -284,7 +285,8 @@ def _section(text: str, heading: str, end: str) -> str:
 def _encode(request: str, language: str) -> str:
     """An encoding (memory.encoding.encoder's JSON) of the transcript in `request`: each sentence a
     user said about themselves becomes a memory and a line of their profile; what they said
-    is coming, an intention (memory.encoding.intentions.spot: the encoder resolves its words)."""
+    is coming, an intention (memory.encoding.intentions.spot, less what the learned veto drops:
+    the encoder resolves its words)."""
     transcript = [
         (at, label, _unquoted(text))
         for at, label, text in _TRANSCRIPT_LINE.findall(
@@ -333,7 +335,7 @@ def _encode(request: str, language: str) -> str:
             break
         # The transcript's times are of the conversation's day (past midnight: the day after,
         # which the offline model does not try to tell).
-        for found in spot(text, datetime.combine(day, _time(at))):
+        for found in kept(text, spot(text, datetime.combine(day, _time(at)))):
             item = {"user": label, "said_by": label, "what": found.what}
             if found.kind == "special_day":
                 special_days.append({**item, "date": found.when})

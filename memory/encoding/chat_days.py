@@ -163,13 +163,43 @@ _EVENING = re.compile(
 )
 _MORNING = re.compile(r"(?<![a-z])(?:morning|breakfast|brunch|tomorrow\s+am)(?![a-z])")
 _CLAUSE_AFTER = re.compile(r"[,，;.!?。！？]|\s(?:and|but|then)\s")
-_WAKING = re.compile(r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in)(?![a-z])")
+_WAKING = re.compile(
+    r"(?<![a-z])(?:alarm|wake\s+(?:me|up)|get\s+up|oversleep|sleep\s+in"
+    # a race starts in the morning: "marathon tomorrow. 6:45 start"
+    r"|(?:half\s+)?marathon|triathlon|park\s*run|duathlon|ultra|fun\s+run|\d+k\s+(?:race|run))"
+    r"(?![a-z])"
+)
 _AM = re.compile(r"[ap]\.?m(?![a-z])|morning|night|evening|afternoon")
+
+
+# What ends a message after its last word: "...the parcel pickup sat".
+_AT_END = re.compile(r"[\s.!?~]*")
+# Words before "sat", "sun" or "wed" that make it no weekday: "i sat", "the sun", "getting wed".
+_NOT_A_DAY_AFTER = re.compile(
+    r"(?<![a-z])(?:i|we|they|he|she|it|you|u|who|the|a|some|in|of|and|just|then|finally|getting"
+    r"|get|got|be|been|newly)\s+$",
+    re.IGNORECASE,
+)
+
+_OTHER_DAY = re.compile(
+    r"(?:mon|tues?|wed|weds|wednes|thu|thur|thurs|fri|satur|sun)(?:day)?(?![a-z])|tomorrow|tmrw?"
+    r"|tonight|today|weekend|\d",
+    re.IGNORECASE,
+)
 
 
 def _short_weekday(m: re.Match[str]) -> str:
     alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
-    if alone and (m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")):
+    day_alone = m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")
+    # an ambiguous one ends a message naming no other day, after a noun: "remind me abt the
+    # parcel pickup sat"
+    ends = (
+        _AT_END.fullmatch(m.string, m.end()) is not None
+        and m.start() > 0
+        and _NOT_A_DAY_AFTER.search(m.string, 0, m.start()) is None
+        and _OTHER_DAY.search(m.string, 0, m.start()) is None
+    )
+    if alone and day_alone and not ends:
         return m.group()
     day = _SHORT_DAYS[m.group("day").lower()]
     lead = f"{m.group('lead')} " if m.group("lead") else ""
@@ -231,9 +261,13 @@ _HOLIDAYS_EN = re.compile(
     r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
     re.IGNORECASE,
 )
-_HOLIDAYS_ZH = re.compile(r"(元旦|平安夜|圣诞节|跨年夜|情人节)(?!快乐|礼物|树|老人|歌)")
+_HOLIDAYS_ZH = re.compile(
+    r"(元旦|平安夜|圣诞节|跨年夜|情人节|国庆节?|劳动节|五一(?=假期|长假|小长假|节|去|要|回|[\u4e00-\u9fff]{0,2}[去回]))"
+    r"(?!快乐|礼物|树|老人|歌)"
+)
 _HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
-               "情人节": "2月14号"}  # fmt: skip
+               "情人节": "2月14号", "国庆": "10月1号", "国庆节": "10月1号", "劳动节": "5月1号",
+               "五一": "5月1号"}  # fmt: skip
 
 
 def _holiday(m: re.Match[str]) -> str:
@@ -259,10 +293,11 @@ def _holiday(m: re.Match[str]) -> str:
 # Cantonese days: 聽日 (tomorrow), 聽朝 (tomorrow morning), 今朝, 朝早 (the morning), 晏晝 (the
 # afternoon); 聽 is read as 听 by then.
 _CANTONESE_DAYS = re.compile(
-    r"听日(?![本语文剧韩])|朝早|晏昼|听朝|听晚|今朝(?!有酒)|后日(?![本语文])"
+    r"听日(?![本语文剧韩])|朝早|晏昼|下昼|听朝|听晚|今朝(?!有酒)|后日(?![本语文])"
 )
 _CANTONESE_DAY = {"听日": "明天", "听朝": "明天早上", "听晚": "明晚", "今朝": "今天早上",
-                  "后日": "后天", "朝早": "早上", "晏昼": "下午"}  # fmt: skip
+                  "后日": "后天", "朝早": "早上", "晏昼": "下午",
+                  "下昼": "下午"}  # fmt: skip
 # The lunar new year (its eve the day before), by year: no fixed date of the solar calendar.
 _LUNAR = re.compile(
     r"(?P<eve>除夕|大年三十|年三十)|春节(?!快乐|期间|前|后|假)|大年初一|农历新年|阴历新年"
@@ -299,9 +334,9 @@ def _lunar(m: re.Match[str], now: datetime) -> str:
 # themselves are mapped.
 TRADITIONAL = str.maketrans(
     "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
-    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶晝",
+    "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶晝見",
     "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
-    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼",
+    "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼见",
 )
 
 
@@ -372,7 +407,7 @@ def normalised(words: str, now: datetime) -> str:
             ("happy ", "black ", "cyber ")
         ):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
-    return _waking(evening(words))
+    return waking(evening(words))
 
 
 def evening(words: str) -> str:
@@ -394,9 +429,9 @@ def evening(words: str) -> str:
     return f"{words[: clock.end]} pm{words[clock.end :]}"
 
 
-def _waking(words: str) -> str:
-    """`words` with "am" after an hour said bare when it is an alarm's or a waking's ("set an
-    alarm for 6:30", "wake me up at 7")."""
+def waking(words: str) -> str:
+    """`words` with "am" after an hour said bare when it is an alarm's, a waking's or a race's
+    ("set an alarm for 6:30", "wake me up at 7", "marathon tomorrow, 6:45 start")."""
     lowered = words.lower()
     if not _WAKING.search(lowered):
         return words

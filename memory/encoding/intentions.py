@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from memory.dates import clock_time, find_dates, future_spans
 from memory.encoding.chat_days import (
@@ -56,11 +56,13 @@ from memory.encoding.chat_days import (
     span_end,
 )
 from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, spot
+from memory.encoding.veto import kept
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
     "MAX_INTENTIONS",
     "MAX_SPECIAL",
+    "Judge",
     "Reading",
     "Said",
     "Spotted",
@@ -126,6 +128,9 @@ class Window:
 
 
 # --- reading when ------------------------------------------------------------------------------
+
+# What of a message's finds to keep (the veto; a benchmark passes others to measure it).
+Judge: TypeAlias = Callable[[str, list[Spotted]], list[Spotted]]
 
 _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
 
@@ -478,12 +483,14 @@ def _folded(what: str) -> str:
     return re.sub(r"[\s\W]+", "", text)
 
 
-def local_reading(reading: Reading) -> list[NewIntention]:
-    """Intentions from the users' messages without a model (the encoder's fallback)."""
+def local_reading(reading: Reading, judge: Judge = kept) -> list[NewIntention]:
+    """Intentions from the users' messages without a model (the encoder's fallback): what
+    `spot` finds in each, less what `judge` (the learned veto, memory.encoding.veto) drops."""
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
     for message in reading.said:
-        for spotted in spot(message.text, message.at.astimezone(reading.zone(message.user_id))):
+        found = spot(message.text, message.at.astimezone(reading.zone(message.user_id)))
+        for spotted in judge(message.text, found):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})

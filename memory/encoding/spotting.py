@@ -69,7 +69,31 @@ ends on the second; of several days a sentence names, the event's is the first n
 month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
 is not the event's, a reminder asked for "that day" is on the day of the one asked for just
 before, and a month and day gone by this year in a plan or a reminder is next year's ("we're
-getting married on june 6th" said in December)."""
+getting married on june 6th" said in December). A goodbye in a clause of its own after the plan
+(明早7点的高铁，先睡了晚安) leaves the plan read; a race's bare hour is the morning's ("marathon
+tomorrow. 6:45 start"); an alarm asked for (帮我定个闹钟) is a reminder; a day put right (12月5号……
+不对是12月19号, "wait no, the 11th") is the second; National Day and May Day (国庆, 五一, 劳动节)
+are their dates; a relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
+pet booked in ("they booked him in for thursday") are the user's; how the user feels asked back
+(我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
+("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
+is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
+(超市周日晚上九点关门), a week recounted ("monday the car broke down"), a relative's exam of a kind
+("my sister's job interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
+that anyone invited me", "imagine if", a show's or a product's release (电影明天上映), the sky's
+events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
+user's; read besides: what the user looks forward to whatever
+its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
+an ambiguous short weekday ending a message that names no other day ("...pickup sat"), tickets
+got ("got tickets for taylor on the 16th") and a birthday by the age reached ("nan's 90th"); the
+neighbours' renovation's noise (又要吵了) is theirs, a site's migration no one's, a relative's exam
+told without 我 (表妹周日考研，她压力好大) theirs; formal English leaving its "I" out ("will be
+travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
+its day, its hour ("the training on 15 dec from 10 am"). Not read either: the temperature ("gonna
+be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
+(叫我去帮忙我没空), a school closed (停课), a housemate's plans, "not going" with its "I" left out
+("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
+handed over (交接钥匙) are read."""
 
 from __future__ import annotations
 
@@ -92,6 +116,7 @@ from memory.encoding.chat_days import (
     next_years,
     normalised,
     span_end,
+    waking,
 )
 from memory.records import IntentionKind
 
@@ -142,7 +167,9 @@ _REMIND = re.compile(
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
-    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声)(?:一下)?[，,]?\s*"
+    r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
+    # an alarm asked for: 帮我定个闹钟
+    r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
@@ -201,7 +228,7 @@ _EVENTS = frozenset({
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
     "shift", "launch", "release", "audit", "internship", "standup", "retreat", "deployment",
     "sprint", "duty", "session", "start", "starting", "event", "tax", "panel", "earlies", "lates",
-    "callback",
+    "callback", "induction",
     # medical and care
     "surgery", "operation", "op", "doctor", "dentist", "orthodontist", "dermatologist", "physio",
     "therapy", "therapist", "checkup", "check-up", "physical", "scan", "mri", "x-ray", "xray",
@@ -225,7 +252,7 @@ _EVENTS = frozenset({
     "christening", "baptism", "mitzvah", "ceremony", "concert", "gig", "show", "performance",
     "audition", "rehearsal", "festival", "comedy", "gala", "prom", "sleepover", "playdate",
     "housewarming", "bbq", "barbecue", "potluck", "picnic", "dinner", "lunch", "brunch", "drinks",
-    "visit", "visiting", "camp", "camping", "engagement",
+    "visit", "visiting", "camp", "camping", "engagement", "karaoke",
     # legal and bureaucracy
     "trial", "hearing", "court", "deposition", "mediation", "lawyer", "solicitor", "notary",
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
@@ -295,7 +322,17 @@ _ONE_ON_ONE = re.compile(
 
 
 def _has_event(lowered: str) -> bool:
-    return _event_among(_WORD_EN.findall(lowered)) is not None or bool(_ONE_ON_ONE.search(lowered))
+    return (
+        _event_among(_WORD_EN.findall(lowered)) is not None
+        or bool(_ONE_ON_ONE.search(lowered))
+        or bool(_AGE_PARTY.search(lowered))
+    )
+
+
+# A birthday by the age reached: "nan's 90th on sunday", "my 30th".
+_AGE_PARTY = re.compile(
+    r"(?:['\u2019]s|my|our)\s+\d{2,3}(?:st|nd|rd|th)(?![a-z])(?!\s+(?:of|time|floor|place))"
+)
 
 
 _EVENT_ZH = re.compile(
@@ -305,7 +342,7 @@ _EVENT_ZH = re.compile(
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
-    r"满月酒|葬礼|追悼会|装修|交房|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
+    r"满月酒|葬礼|追悼会|装修|交房|收房|交接钥匙|交钥匙|拿钥匙|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
     r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
@@ -318,13 +355,19 @@ _EVENT_ZH = re.compile(
 # on TV.
 _NOT_EVENT = re.compile(
     r"(?<![a-z])(?:see\s+you|talk\s+(?:to\s+you\s+)?(?:later|tomorrow)|bye|good\s*night)"
+    r"|明天见|回头聊|晚安|下次聊|再聊"
     r"|(?<![a-z])(?:on\s+(?:tv|telly)|airs|new\s+(?:season|series|episode)|season\s+\d+)(?![a-z])"
     r"|电视上|电视台|重播"
-    r"|明天见|回头聊|晚安|下次聊|再聊"
     # a message forwarded, not the user's words
     r"|^(?:fwd?|forwarded)\s*:"
     # a day of remembrance, a horoscope's day
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
+)
+# A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
+_SIGNED_OFF = re.compile(
+    r"[,，]\s*(?:(?:ok|okay|anyway|anyways|right|so)[\s,]+)?(?:先睡了?|我先睡了?|睡了|撤了)?[，,\s]*"
+    r"(?:(?:good\s*night|night\s+night|nighty?\s+night|bye|see\s+(?:you|ya|u)|ttyl|talk\s+later"
+    r")(?![a-z])|晚安|拜拜|回头聊|下次聊|再聊)[^,，]*$"
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
@@ -356,6 +399,9 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:she|he|they)\s+(?:isn['\u2019]t|aren['\u2019]t|won['\u2019]t\s+be)\s+going(?!\s+to\s)(?![a-z])"
     # No tickets to be had: "the match is sold out, gutted", 票卖完了.
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
+    # "not going", its "I" left out, a clause of its own: "stag do next weekend, not going tho"
+    r"|(?:^|[,;.!]\s*)(?:(?:but|tho|though|and|def(?:initely)?|prob(?:ably)?)\s+)?not\s+(?:going|coming"
+    r"|attending)(?![a-z])"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
     r"(?=\s*(?:$|[,.!?;]))"
@@ -364,7 +410,10 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:so\s+)?(?:jealous|envious|lucky\s+(?:them|her|him|sods?|things?))(?![a-z])|羡慕|嫉妒"
     # the noise of it: "the neighbours are having a party tonight, so loud"
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
+    r"|又要吵|又得吵|吵得要命|噪音"
     r"|不想去了|不想参加了|推掉了"
+    # asked along, with no time for it: 叫我去帮忙我没空
+    r"|(?:叫|请|约|喊|让)我[^。]*我(?:都|也|真的?|实在)?没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
@@ -376,7 +425,10 @@ _NOT_GOING = re.compile(
     r"|(?:house|place|flat|apartment|home)\s+(?:all\s+)?to\s+myself|home\s+alone|without\s+me"
     r"|(?:house|dog|cat|pet)[\s-]?sit(?:ting)?|except\s+(?:me|us)"
     r"|not\s+my\s+(?:problem|job|thing))(?![a-z])"
-    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us))(?![a-z])"
+    r"|(?<![a-z])(?:(?:not|n't|never)\s+(?:even\s+)?(?:been\s+)?invited|not\s+taking\s+(?:me|us)"
+    # "not that anyone invited me", "nobody asked me"
+    r"|(?:no\s*one|nobody|no\s+body|not\s+that\s+any(?:one|body))\s+(?:even\s+)?(?:invited|asked)\s+(?:me|us)"
+    r")(?![a-z])"
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
@@ -393,7 +445,7 @@ _ARTICLE_EN = re.compile(r"^(?:(?:is|'?s|will\s+be)\s+)?(?:(?:the|a|an|that)\s+)
 _TAIL_EN = re.compile(r"\s+(?:is|are|will\s+be|'s|'re)\s*$|\s+(?:coming\s+up)\s*$")
 _LEAD_ZH = re.compile(r"^(?:[我咱][们]?的?)?(?:就要|准备|打算|要|得|有|会|将)?(?:一)?(?:个|场|次)?")
 _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
-_JOINED = re.compile(r"\s*(?:at\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
+_JOINED = re.compile(r"\s*(?:at\s+|from\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
@@ -419,6 +471,10 @@ _KIN = (
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
     r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
 )
+# A relative's event, its "my" left out: "kid's nativity is on the 2nd".
+_KIN_FIRST = re.compile(
+    r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
+)
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
@@ -440,7 +496,8 @@ _PAST_EN = re.compile(
     r"(?<![a-z])(?:was|were|went|had|did|(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got|ago|scored|finished|passed|failed|lost|won|saw|met"
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
     r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
-    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept)(?![a-z])"
+    r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept|broke|threw|crashed|fell"
+    r"|died|flooded)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
@@ -451,7 +508,7 @@ _OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮])[你他她它您�
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|roommates?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|mates?|buddy|buddies|pal|pals|bestie|bff"
     r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
@@ -488,6 +545,12 @@ _KIN_OWN = re.compile(
     + r"(?:"
     + _KIN
     + r")(?![a-z'\u2019])[^,.!?]{0,40}?(?<![a-z])(?:his|her|their)\s"
+    # their trip away, told with their pronoun after: "my sister's flying to toronto on the
+    # 9th, she's so excited"
+    r"|^(?:(?:my|our)\s+)?" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s+is|\s+are)\s+"
+    r"(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out|away"
+    r"|abroad|back)(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
+    r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
@@ -503,9 +566,13 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
     r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    # a kind of exam or interview of theirs: "my sister's job interview", "driving test"
+    r"(?:(?:job|driving|theory|entrance|music|piano|dance|swimming|grading|visa|uni|college"
+    r"|school|bar|board)\s+)?"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
     r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
-    r"|^[^，,。我]{0,6}我的?"
+    # (their exam with the user's 我 left out too: 表妹周日考研，她压力好大)
+    r"|^[^，,。我]{0,6}(?:我的?)?"
     + _KIN_ZH
     + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
     # or a pastime or a trip of theirs: 我爸下周去钓鱼
@@ -523,6 +590,7 @@ _DAY_OFF = re.compile(
     rf"(?<![a-z])(?:{_PUBLIC_DAYS}"
     r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
     r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
+    r"|(?:server|system|database|db|site|website|app|platform)\s+(?:migration|upgrade|update|cutover)"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
     r"(?:opens?|closes?|go(?:es)?\s+on\s+sale))(?![a-z])"
 )
@@ -531,6 +599,11 @@ _DAY_OFF = re.compile(
 _MOVED = re.compile(
     r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
     r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+)
+# A day said, then put right: "the 5th, sorry i mean the 19th", 5号……不对是19号.
+_CORRECTED = re.compile(
+    r"(?<![a-z])(?:i\s+mean|i\s+meant|sorry\s+meant|wait\s+no|no\s+wait|correction|scratch\s+that)"
+    r"(?![a-z])|不对|我是说|说错了|记错了|口误"
 )
 # The day itself coming, no event: 周一又要到了, "friday is almost here".
 _ARRIVES = re.compile(
@@ -543,13 +616,15 @@ _ARRIVES = re.compile(
 # A friend's gathering is one the user goes to: "my best friend's bday party is sat night".
 _GATHERING = re.compile(
     r"(?<![a-z])(?:party|wedding|bbq|barbecue|housewarming|shower|reunion|gig|concert|funeral"
-    r"|leaving\s+do|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
+    r"|leaving\s+do|(?:hen|stag)\s+(?:do|party|weekend)|bachelor(?:ette)?\s+party"
+    r"|bridesmaid|best\s+man|groomsman|maid\s+of\s+hono(?:u)?r|sangeet|mehndi|haldi)(?![a-z])"
     r"|婚礼|结婚|聚会|派对|生日会|婚宴|葬礼|演唱会|伴娘|伴郎|大寿|寿宴"
 )
 # Any doing a sentence begins with ("running a 10k on sunday"), not a noun in -ing, the
 # weather, nor a state of mind ("wondering what to wear tomorrow").
 _CHAT_LEAD = (
-    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda"
+    r"^(?:(?:ok|okay|so|omg|ugh|and|also|btw|well|oh|yay|ngl|tbh|lowkey|honestly|lol|kinda|eh|oi"
+    r"|wah|walao|aiyo|alamak"
     r"|sorta|just|finally|really|fr|yaar|bro|guess\s+what)[\s,]+)*"
 )
 _DOING_FIRST = (
@@ -561,7 +636,9 @@ _DOING_FIRST = (
 _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
-    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait"
+    r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait|cannot\s+wait"
+    # formal English's "I" left out: "will be travelling to pune on monday"
+    r"|will\s+be\s+(?:[a-z]+ing|in|at|away|off|out|back)"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
     r"|terrified|worried|pumped|hyped|stoked|psyched"
     r"|remembered|realised|realized|forgot|found\s+out|noticed|saw|had|went|met|spoke|called"
@@ -588,11 +665,11 @@ _MY = re.compile(r"(?<![a-z])my\s+")
 _ADVICE = re.compile(
     r"[,，]\s*(?:any\s+(?:[a-z]+\s+)?(?:tips|advice|ideas|suggestions|recs|recommendations|recipes)"
     r"|what\s+should\s+i|how\s+(?:should|do)\s+i"
-    r"|有什么建议|怎么准备|有啥建议)"
+    r"|有什么建议|怎么准备|有啥建议|有(?:什么|啥)?推荐|求推荐)"
 )
 # What is only imagined: "if I had an interview tomorrow", "I'd go on friday", 如果明天下雨.
 _UNREAL = re.compile(
-    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])"
+    r"^(?:(?:so|and|but|ok|well|like)[\s,]+)*(?:what\s+)?if(?![a-z])|(?<![a-z])imagine(?:\s+if)?(?![a-z])"
     r"|(?<![a-z])(?:would|wouldn't|could|i'd|we'd|if\s+(?:you|u)\s+(?:want|like|wanna)|(?:was|were)\s+(?:supposed|meant)\s+to|let's|lets"
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
@@ -617,7 +694,7 @@ _UNSURE = re.compile(
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
     r"|的(?:人|同学|同事|家长)(?:都|真|就|是不是|应该|简直|怎么|太|有病|好多|很多|太多|可以|请|需要)"
     r"|真的假的"
-    r"|就好了|多好啊|不确定|不一定|说不定|还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+    r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
@@ -639,6 +716,11 @@ _HABIT = re.compile(
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
     r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    # a weekday's plural: "the dentist near me closes at 5 on fridays"
+    r"|(?:on|most|some)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days"
+    # a timetable changed from a day on: "standup is at 10:30 from monday on"
+    r"|from\s+(?:on\s+)?(?:next\s+|this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:on(?:wards?)?"
+    r"|forwards?)"
     r"|even\s+(?:when|if)|(?:i|we)\s+(?:can\s+)?never(?!\s+(?:been|had|done|thought|seen))"
     r")(?![a-z])"
     # A place's timetable, not the user's day: "school starts at 7:40 here".
@@ -680,6 +762,8 @@ _PLAN_EN = re.compile(
     r"(?:i|we)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?!" + _NOT_HAD + r")[a-z0-9]+"
     r"|(?:i|we)\s+got\s+(?:a|an|my|our|the)|(?:i|we)\s+get\s+(?:my|our)\s+[a-z]+\s+(?:off|out|done|fitted|removed)"
     r"|(?:get|pick\s+up|collect)\s+(?:the|our|my)\s+keys"
+    # tickets to it: "got tickets for taylor on the 16th"
+    r"|(?:got|have|bought|booked|scored|snagged)\s+(?:the\s+|some\s+|our\s+|my\s+|\d\s+|two\s+)?tickets?\s+(?:for|to)"
     # someone doing something with the user: "the advisor is calling me on friday"
     r"|(?:calling|ringing|phoning|meeting|seeing|visiting|interviewing|collecting)\s+(?:me|us)"
     r"|(?:wants?|asked|needs?)\s+to\s+(?:see|meet|talk\s+to|speak\s+(?:to|with)|chat\s+with)\s+(?:me|us)"
@@ -692,13 +776,17 @@ _PLAN_EN = re.compile(
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
     r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
     r"|exchange|complete)"
-    r"|got\s+(?:a|an|my))(?![a-z])"
+    r"|got\s+(?:a|an|my)"
+    # looked forward to, whatever its name: "can't wait for my spa day on the 12th"
+    r"|(?:can['\u2019]?t|cannot)\s+wait\s+(?:for|till|until)\s+(?:my|our)|looking\s+forward\s+to\s+(?:my|our)"
+    r")(?![a-z])"
 )
 # What the user is idle at, no event: "tonight i'm just gonna chill", "stay home and sleep";
 # or how a day will be: "tomorrow will be rough".
 _IDLE = re.compile(
     r"(?<![a-z])(?:chill|chilling|relax|relaxing|rest|resting|sleep|sleeping|nap|napping|lazy"
     r"|netflix|diet|detox|fast|fasting|stay(?:ing)?\s+(?:home|in)"
+    r"|\d+\s*(?:degrees|°)"
     r"|nothing(?!\s+(?:is|['\u2019]s|are|ready|prepared|packed|done))|wake\s+up|get\s+up|be\s+up\s+(?:at|by|early)|(?:go|going|head|heading)\s+to\s+bed"
     r"|(?:be|is|'s|'m|am|'re|are)\s+(?:so\s+|really\s+|very\s+|a\s+)*(?:rough|long|busy|hard"
     r"|crazy|hectic|fun|good|great|bad|cold|hot|nice|awful|tough|productive|free|fine|okay|ok"
@@ -707,7 +795,11 @@ _IDLE = re.compile(
 )
 # The weather, or rest: no event (明天要降温了, 周末在家躺平).
 _IDLE_ZH = re.compile(
-    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
+    r"降温|升温|下雨|下雪|刮风|天气|气温|寒潮|雾霾|冰雹|台风|暴雨|暴雪|大风|沙尘暴|霜冻|"
+    # the sky's events: 明晚有流星雨
+    r"流星雨|月食|日食|月全食|超级月亮|"
+    # the day a solar term or a festival of customs: 明天是冬至
+    r"(?:是|就是)(?:冬至|夏至|腊八|小年|立[春夏秋冬]|春分|秋分|重阳|七夕|元宵|端午|中秋)|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
     r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
@@ -806,6 +898,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if reminders and _TAKEN_BACK.match(lowered):
             del found[began[index - 1] :]  # "remind me tomorrow? nah i'll remember"
             continue
+        bye = _SIGNED_OFF.search(lowered)
+        if bye is not None:  # "明早7点的高铁，先睡了晚安": the plan before the goodbye's clause
+            sentence, lowered = sentence[: bye.start()], lowered[: bye.start()]
         if not sentence or _NOT_EVENT.search(lowered):
             continue
         wonder = _WONDER_ZH.search(sentence) and not any(
@@ -920,7 +1015,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             continue
         if not _allowed(sentence, mention, now) or _no_day(mention, when, now):
             continue
-        if not _eventful(sentence, mention):
+        eventful = _eventful(sentence, mention)
+        # whose it is, said with the first day; a sentence of no one's that begins with its day
+        # tells the day of the user's event just before ("GOT THE INTERVIEW!! it's march 5th at
+        # 11am, video call")
+        if not eventful or not _owned(sentence, mentions[0]):
             if event_before is not None and event_before[0] == index - 1:
                 before = event_before[1]
                 if _refers_back(lowered, mention):
@@ -932,9 +1031,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                     when = _when_words(told, start, end, mentions[1:])
                     found.append(Spotted("follow_up", _clean_what(before), when))
                     continue
-            day_before = (index, sentence[start:end])
-            continue
-        if not _owned(sentence, mentions[0]):  # whose it is, said with the first day
+            if not eventful:
+                day_before = (index, sentence[start:end])
             continue
         what = _clean_what(_without(sentence, sentence[start:end]))
         if what:
@@ -978,6 +1076,8 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     second = mentions[1]
     if _MOVED.search(sentence, first.start, second.start):
         return second
+    if _CORRECTED.search(sentence.lower(), first.start, second.start):
+        return second  # 12月5号考研……不对是12月19号
     gap = sentence[first.start + len(first.text) : second.start]
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
@@ -1000,6 +1100,10 @@ _ASKING = re.compile(
     r"|is|are|am|was|were|can|could|should|would|will|shall|have|has|any|u|you)(?![a-z])"
     r"|吗|什么|怎么|为什么|几点|哪|谁|多少"
 )
+_RHETORICAL = re.compile(
+    r"^(?:我|人)?(?:能|怎么能|怎么可能|哪能|咋能)不[^，,。a-z]{1,4}(?:吗|呢|啊)"
+    r"|^how\s+(?:can|could|would)\s+i\s+not\s+be(?![a-z])"
+)
 _TO_YOU = re.compile(r"(?<![a-z])(?:you|u|ur|your|ya)(?![a-z])|[你您]")
 
 
@@ -1012,6 +1116,8 @@ def _told_before_asking(sentence: str) -> str | None:
         return None
     head, tail = sentence[: last.end()].strip(_STRIP), sentence[last.end() :].lower()
     own = _FIRST_PERSON.search(head.lower()) is not None  # "我生日是下周日，你会记得吗"
+    # asking nothing: how the user feels, asked back ("我能不紧张吗", "how could i not be")
+    own = own or _RHETORICAL.search(tail) is not None
     if not head or (not own and (_TO_YOU.search(tail) or _FIRST_PERSON.search(tail))):
         return None
     return None if _ASKING.search(head.lower()) else head
@@ -1044,10 +1150,14 @@ def _owned(sentence: str, mention: DateMention) -> bool:
     rest = _without(told, mention.text).lower()
     if own or _PET_FIRST.match(lowered) or _impersonal(rest) or _VISITORS.match(rest):
         return True
+    if _KIN_FIRST.match(lowered):  # "kid's nativity is on the 2nd, she's a sheep": "my" left out
+        return True
     if _IMPLIED_I.match(rest.strip(_STRIP)):
         return True  # "sunday got church retreat": the day first, then its "I" left out
     if _PET_CARE.match(rest.strip(_STRIP)) or _IN_FOR.match(rest.strip(_STRIP)):
         return True  # "vet tomorrow for biscuit's stitches", "car's in for its MOT tomorrow"
+    if _BOOKED_IN.search(told.lower()):
+        return True  # "biscuit needs surgery, they booked him in for thursday": the user's pet
     if _AT_OURS.search(told.lower()) and not _HABIT.search(lowered):
         return True  # "christmas at ours again, 9 people"
     # The event its own clause, after something else: "choir every week, but the concert is on
@@ -1064,7 +1174,21 @@ _IN_FOR = re.compile(
     r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
     r"\s+in\s+for(?![a-z])"
 )
+# A pet (or the user) booked in by the vet or a clinic: the user takes them.
+_BOOKED_IN = re.compile(
+    r"(?<![a-z])(?:booked|got|fitted|squeezed)\s+(?:him|her|it|them|me|us)\s+in(?:\s+(?:for|on|at))?"
+    r"(?![a-z])"
+)
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
+# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
+_CLOSES_ZH = re.compile(
+    r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
+)
+# The user does not care: "the match on sunday is at 3, who cares".
+_SHRUG = re.compile(
+    r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
+)
+_NEIGHBOURS = re.compile(r"neighbou?r|邻居")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
@@ -1076,7 +1200,12 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     clause = _clause(lowered, mention.start)
     if _NEGATED.search(clause) or _NOT_GOING.search(lowered):
         return False
-    if _THEIRS.search(lowered) and not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence)):
+    theirs = _THEIRS.search(lowered)
+    if theirs is not None and (
+        # a friend's party is the user's to go to, the neighbours' is not
+        _NEIGHBOURS.search(theirs.group())
+        or not (_GATHERING.search(lowered) or _TO_ME_ZH.search(sentence))
+    ):
         return False
     kin = _KIN_OWN.search(lowered)
     if kin is not None and not _WITH_THEM.search(lowered, 1):
@@ -1093,6 +1222,10 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
+    if _CLOSES_ZH.search(clause):
+        return False  # 超市周日晚上九点关门: a place's hours; 电影明天上映: a release
+    if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
+        return False  # "the match on sunday is at 3, who cares": not the user's
     if mention.day == now.date() and (
         (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
@@ -1244,8 +1377,10 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
         own = clock_time(after[slot.end() :])
         if own is not None and own.start == 0:
             clock = ClockTime(own.at, slot.end(), slot.end() + own.end)
-    # An evening's event's hour is the evening's ("party on saturday! starts at 8").
-    return evening(f"{sentence} {after[clock.start : clock.end]}")[len(sentence) + 1 :]
+    # An evening's event's hour is the evening's ("party on saturday! starts at 8"), a race's
+    # the morning's ("marathon tomorrow. 6:45 start").
+    told = waking(evening(f"{sentence} {after[clock.start : clock.end]}"))
+    return told[len(sentence) + 1 :]
 
 
 def _told_done(lowered: str) -> bool:
@@ -1306,6 +1441,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if _PAST_EN.search(lowered) and not _FUTURE_EN.search(lowered):
         return []
+    if _OVERRAN_ZH.search(sentence):
+        return []  # 早上八点的会拖到十点半: today's, gone on past its hour
     chinese = CHINESE.search(sentence) is not None
     own = (
         _FIRST_PERSON.search(lowered)
@@ -1332,6 +1469,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     return [Spotted("follow_up", what, words)] if what else []
 
 
+# What went on past its hour: today's, not a plan.
+_OVERRAN_ZH = re.compile(r"拖到|拖了|拖堂|延长到|超时|一直开到|开到了")
 _AT_WORD = re.compile(r"(?:at|around|by|from)\s")
 _SLOT = re.compile(
     r"(?<![a-z])(?:(?:we|i)['\u2019]?(?:re|m)?|we\s+are|i\s+am|(?:we|i)\s+go)\s+on(?:\s+stage)?"
@@ -1409,7 +1548,8 @@ _SEASON = re.compile(
     r"(?<![a-z])(?:christmas|xmas|easter|halloween|thanksgiving|hanukkah|diwali|eid|new\s+year"
     r"|payday|weekend|holidays?|winter|summer|spring|autumn|fall|term|semester|strikes?"
     r"|elections?|referendum|eclipse|fireworks|parade|black\s+friday|cyber\s+monday"
-    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
+    r"|meteor\s+shower|rent|mortgage|bills?|salary|wages|paycheck|licen[cs]e|fees?"
+    r"|subscription|invoice|premium|instal+ments?|payments?|(?<!bake\s)(?<!yard\s)(?<!garage\s)(?<!boot\s)sales?)(?![a-z])"
 )
 
 
@@ -1436,6 +1576,8 @@ def _my_event(lowered: str) -> bool:
 # food), "until 10", 十点以后.
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+# The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
+_FROM_THEN = re.compile(r"\s*from\s+")
 
 
 def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
@@ -1450,14 +1592,15 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
 def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
     """The words saying when: the date's, with a clock time said in the sentence, unless the
     clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
-    test tmrw, no food from midnight")."""
+    test tmrw, no food from midnight"; not the hour the day's event starts from, said right
+    after its day: "the training on 15 dec from 10 am")."""
     clock = clock_time(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
         any(end <= m.start <= clock.start for m in others)
-        or _BOUND_BEFORE.search(gap.lower())
+        or (_BOUND_BEFORE.search(gap.lower()) and not _FROM_THEN.fullmatch(gap.lower()))
         or _BOUND_AFTER.match(sentence, clock.end)
         or _theirs_clock(sentence, gap, clock.start)
     ):

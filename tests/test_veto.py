@@ -1,0 +1,80 @@
+"""memory/encoding/veto.py: the learned veto of the local reading's finds, its shipped weights
+those benchmarks/veto_fit.py fits from the labelled messages (nothing edited by hand).
+
+NOW is Thursday 3 December 2026, 15:00 in Shanghai."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from memory.encoding.intentions import Reading, Said, local_reading, spot
+from memory.encoding.spotting import Spotted
+from memory.encoding.veto import Veto, features, veto
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import veto_fit
+from intentions import load_parts
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)
+
+
+def read(text: str) -> list[tuple[str, datetime]]:
+    found = local_reading(Reading([Said("u1", NOW, text)], "s", SHANGHAI, "en", NOW, None))
+    return [(i.kind, i.due_at) for i in found]
+
+
+def test_the_shipped_weights_are_those_the_fit_gives_from_the_data() -> None:
+    assert veto_fit.OUT.read_text(encoding="utf-8") == veto_fit.weights_text(load_parts())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the company party is friday but remote folks never go",
+        "明天有个讲座，不过跟我专业无关",
+        "明天公司年会，我请了病假不去",
+        "周五的比赛会直播吧",
+        "明天的发布会会直播吧",
+    ],
+)
+def test_what_only_mentions_a_day_is_vetoed(text: str) -> None:
+    assert spot(text, NOW) != []  # the rules read an event in it
+    assert read(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my driving test is on friday, wish me luck",
+        "remind me to buy milk tomorrow morning",
+        "我下周三面试，好紧张",
+        "提醒我明天下午三点给妈妈打电话",
+        "我的生日是4月2号",
+    ],
+)
+def test_plans_reminders_and_birthdays_are_kept(text: str) -> None:
+    assert len(read(text)) == 1
+
+
+def test_a_veto_only_drops() -> None:
+    found = [Spotted("follow_up", "exam", "friday")]
+    keeps_all = Veto(0.0, MappingProxyType({}), 0.0)
+    assert keeps_all.kept("exam friday", found) == found
+    assert veto().kept("the sale ends on monday", []) == []
+    drops_all = Veto(-30.0, MappingProxyType({}), 0.5)
+    assert drops_all.kept("exam friday", found) == []
+
+
+def test_features_are_words_pairs_and_runs_of_characters() -> None:
+    # the same words in another case, and another number, are the same features
+    assert features("Exam on the 14th at 3PM") == features("exam on the 12th at 9pm")
+    assert features("明天考试") != features("明天考完")
+    assert set(features("明天考试")) < set(features("明天考试 at 3pm"))
