@@ -37,13 +37,14 @@ scheduler` at the scheduler's pace, 10 scopes a 5-second round, as `kizuna run` 
 much it slows turns; the script says how long that pace takes at this size), and the figures
 say whether turns slowed while it ran.
 
-Reported: turn latency without the model and recall latency (p50 / p95 / p99), each process's
+Reported: turn latency without the model and recall latency (p50 / p95 / p99), over the run and
+after its first quarter (warm: the first quarter holds most scopes' first sight), each process's
 RSS, the database's size per memory, the prune's duration (or, if the run ended first, how far
-it got), turn p95 during the prune and outside it, the outreach round's time per minute
-(writing what is due included) and its reading alone (timed after the run),
-conversations encoded per process and second, and each table's growth per day: measured over
-the run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last
-line is one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
+it got), turn p95 during the prune and outside it after the first quarter, the outreach round's
+time per minute (writing what is due included) and its reading alone (timed after the run),
+conversations encoded per process and second, and each table's growth per day: measured over the
+run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last line is
+one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
 
 `--outreach-minutes N [--downtime DAYS]`: no workers; the outreach sender alone in this
 process on a fake clock (the instant model, a recording courier): its round at noon (the bot's
@@ -799,6 +800,10 @@ async def result_of(process: asyncio.subprocess.Process) -> dict[str, Any]:
     return dict(json.loads(last))
 
 
+def fmt3(figures: dict[str, float]) -> str:
+    return f"p50 {figures['p50']} / p95 {figures['p95']} / p99 {figures['p99']}"
+
+
 def ms3(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {"p50": 0.0, "p95": 0.0, "p99": 0.0}
@@ -828,10 +833,18 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     after = await table_rows(dsn)
     prune = results[0]["prune"]
     turns = [t for r in results for t in r["turns"]]
-    during = [ms for at, ms in turns if prune and prune["start"] <= at <= prune["end"]]
-    outside = [ms for at, ms in turns if not prune or not prune["start"] <= at <= prune["end"]]
+    timed_recalls = [t for r in results for t in r["recalls"]]
+    # The first quarter holds most scopes' first sight in each process (their indexes read):
+    # the prune is compared with the rest, and the rest is reported apart, warm.
+    warm = begin + PRUNE_AT * args.seconds
+
+    def pruning(at: float) -> bool:
+        return bool(prune) and prune["start"] <= at <= prune["end"]
+
+    during = [ms for at, ms in turns if pruning(at)]
+    outside = [ms for at, ms in turns if at >= warm and not pruning(at)]
     latencies = [ms for _, ms in turns]
-    recalls = [ms for r in results for _, ms in r["recalls"]]
+    recalls = [ms for _, ms in timed_recalls]
     rounds = [o["ms"] for r in results for o in r["outreach"]]
     forgotten = after["pruned"] - before["pruned"]
     growth: dict[str, float] = {}
@@ -849,6 +862,8 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         "turn_ms": ms3(latencies),
         "recall_ms": ms3(recalls),
         "recalls": len(recalls),
+        "turn_ms_warm": ms3([ms for at, ms in turns if at >= warm]),
+        "recall_ms_warm": ms3([ms for at, ms in timed_recalls if at >= warm]),
         "turn_ms_during_prune": ms3(during),
         "turn_ms_outside_prune": ms3(outside),
         "prune_s": round(prune_s, 1),
@@ -1140,7 +1155,9 @@ def report(result: dict[str, Any]) -> None:
     print(
         f"turns {result['turns']} ({result['turns_per_s']}/s), without the model p50 {t['p50']} "
         f"/ p95 {t['p95']} / p99 {t['p99']} ms; recall p50 {r['p50']} / p95 {r['p95']} / p99 "
-        f"{r['p99']} ms ({result['recalls']} recalls, the hash cue included)"
+        f"{r['p99']} ms ({result['recalls']} recalls, the hash cue included); after the first "
+        f"quarter, turn {fmt3(result['turn_ms_warm'])} ms, recall {fmt3(result['recall_ms_warm'])}"
+        " ms"
     )
     print(
         f"prune: {result['prune_scopes']} scopes, {result['prune_forgotten']} forgotten, in "
@@ -1148,7 +1165,7 @@ def report(result: dict[str, Any]) -> None:
         f"{'done' if result['prune_done'] else 'NOT done'}"
         f" when the run ended); the scheduler's pace would take "
         f"{result['prune_paced_by_scheduler_s']} s; turn p95 during it {d['p95']} ms, "
-        f"outside {o['p95']} ms"
+        f"outside it after the first quarter {o['p95']} ms"
     )
     print(
         f"outreach round: {result['outreach_round_ms']} ms, {result['outreach_sent']} sent; its "
