@@ -200,23 +200,30 @@ class Retrieval:
 
     async def _hits(self, scope: str, cue: str, words: Sequence[str]) -> _Hits | None:
         """The cue's dense and lexical hits, and the scope's links; None: no hits."""
-        # The cue's embedding (a model in a thread, or a remote call) overlaps the full-text
-        # search (in SQLite's thread).
-        dense = asyncio.ensure_future(self._dense_query(scope, cue))
+        # The cue's embedding (a model in a thread, or a remote call) and the dense search
+        # after it (FAISS, or a trip to the server) overlap the full-text search (in SQLite's
+        # thread, or a trip to the server).
+        dense = asyncio.ensure_future(self._dense_hits(scope, cue))
         try:
             lexical = await self._lexical(scope, words)
         except BaseException:
             dense.cancel()
             raise
-        query, index = await dense
-        cosine: dict[int, float] = {}
-        if query is not None and index is not None:
-            cosine = dict(await index.search(query, DENSE_CANDIDATES))
+        query, index, cosine = await dense
         candidates = set(cosine) | set(lexical)
         if not candidates:
             return None
         links = await self.derived.links.get(scope)
         return _Hits(query, index, lexical, cosine, candidates, links)
+
+    async def _dense_hits(
+        self, scope: str, cue: str
+    ) -> tuple[Vectors | None, ScopeSearch | None, dict[int, float]]:
+        """The cue's embedding, the scope's dense search, and the cue's nearest in it."""
+        query, index = await self._dense_query(scope, cue)
+        if query is None or index is None:
+            return query, index, {}
+        return query, index, dict(await index.search(query, DENSE_CANDIDATES))
 
     async def _sharing(
         self,
