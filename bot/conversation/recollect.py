@@ -333,34 +333,45 @@ class Recollector:
         conversation's speakers by id with their names now, known before any encoding has
         written their profiles."""
         k = self.settings.recall_k
-        # The names of the scope's members tell whom the message speaks of; the asker's own
-        # profile is read (another member's stays theirs).
-        store = self.bank.store
-        stored, known = await store.members_and_profile(scope, user_id)
-        members = with_present(stored, present or {})
-        about = meant(text, members, user_id)
-        known = known if user_id else None
-        named = await self.diary.named(scope, text, now, tz)
+        # The days the message names (their diary pages, their memories) are read beside the
+        # recall by cue: neither waits for the other's trips.
+        days = asyncio.ensure_future(self._days(scope, text, now, tz, k))
+        try:
+            # The names of the scope's members tell whom the message speaks of; the asker's
+            # own profile is read (another member's stays theirs).
+            store = self.bank.store
+            stored, known = await store.members_and_profile(scope, user_id)
+            members = with_present(stored, present or {})
+            about = meant(text, members, user_id)
+            known = known if user_id else None
+            # Off the loop unless plain ASCII: jieba's tagger is slow on Chinese, and a long
+            # message would hold every conversation up (benchmarks/README.md,
+            # fts_tokenizers.py).
+            if text.isascii():
+                cue = key_phrase(text)
+            else:
+                cue = await asyncio.to_thread(key_phrase, text)
+            # Asked about someone: the names they go by join the cue (memories name whom they
+            # are about), and their memories are tilted up within a deeper pool. The asker's
+            # own names join only a question ("what is my cat called?"): "I" is in most
+            # messages, and their names in the cue would bring their every memory.
+            people = [p for p in members if p.user_id in about]
+            asks = _QUESTION.search(text) is not None
+            names = [
+                n for p in people if asks or p.user_id != user_id for n in (p.name, *p.aliases)
+            ]
+            if names:
+                cue = " ".join([cue, *names])
+            pool = k * PERSON_POOL if about else k
+            memories = await self.bank.recall(scope, cue, k=pool, now=now)
+            if also is not None:  # the user's private memories, by their choice
+                private = await self.bank.recall(also, cue, k=pool, now=now)
+                memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))
+            memories = by_person(memories, about, people)[:k]
+            named, dated = await days
+        finally:
+            days.cancel()  # (done by now, unless the recall failed)
         diary = pages_of(named)
-        dated = await self._dated(scope, named, now, tz, k)
-        # Off the loop unless plain ASCII: jieba's tagger is slow on Chinese, and a long
-        # message would hold every conversation up (benchmarks/README.md, fts_tokenizers.py).
-        cue = key_phrase(text) if text.isascii() else await asyncio.to_thread(key_phrase, text)
-        # Asked about someone: the names they go by join the cue (memories name whom they are
-        # about), and their memories are tilted up within a deeper pool. The asker's own names
-        # join only a question ("what is my cat called?"): "I" is in most messages, and their
-        # names in the cue would bring their every memory.
-        people = [p for p in members if p.user_id in about]
-        asks = _QUESTION.search(text) is not None
-        names = [n for p in people if asks or p.user_id != user_id for n in (p.name, *p.aliases)]
-        if names:
-            cue = " ".join([cue, *names])
-        pool = k * PERSON_POOL if about else k
-        memories = await self.bank.recall(scope, cue, k=pool, now=now)
-        if also is not None:  # the user's private memories, by their choice
-            private = await self.bank.recall(also, cue, k=pool, now=now)
-            memories = sorted([*memories, *private], key=lambda m: (-m.score, m.id))
-        memories = by_person(memories, about, people)[:k]
         # A question about the past that brings nothing to mind is worth trying harder, with
         # one intent-tier call; not one the days it names answer, nor when something came
         # already.
@@ -396,6 +407,13 @@ class Recollector:
         now."""
         members = with_present(await self.bank.store.members(scope), present)
         return under_names(memories, members)[0]
+
+    async def _days(
+        self, scope: str, text: str, now: datetime, tz: tzinfo | None, k: int
+    ) -> tuple[list[NamedDays], list[Recalled]]:
+        """The days `text` names, with their diary pages, and their memories (`_dated`)."""
+        named = await self.diary.named(scope, text, now, tz)
+        return named, await self._dated(scope, named, now, tz, k)
 
     async def _dated(
         self, scope: str, named: list[NamedDays], now: datetime, tz: tzinfo | None, k: int

@@ -7,6 +7,7 @@ answers one person alone who did not ask for quiet."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime, tzinfo
@@ -76,19 +77,26 @@ class Recall:
         deep = (wants.intent == "keyword_memory") if wants.by_model else None
         # The asker (their profile, their "my"): the turn's one speaker; none of several.
         asker = event.user_id if len(sender.speakers) == 1 else ""
-        recollection = await self._recollect(mind, text, asker, deep)
-        mind.aliases = recollection.aliases
-        if self.memory is not None:
-            budget = self.memory.settings.memory_tokens
-            mind.section, mind.used.shown = memory_section(
-                recollection, now, budget, user_name=event.user_name
-            )
-        mind.section = await self._act_on(persona, wants, text, mind)
-        if (
-            sender.person
-            and not quieted
-            and (due := await self._due(persona, scope, sender.person)) is not None
-        ):
+        # The person's intention due now is looked up beside the recollection.
+        due_soon = (
+            asyncio.ensure_future(self._due(persona, scope, sender.person))
+            if sender.person and not quieted
+            else None
+        )
+        try:
+            recollection = await self._recollect(mind, text, asker, deep)
+            mind.aliases = recollection.aliases
+            if self.memory is not None:
+                budget = self.memory.settings.memory_tokens
+                mind.section, mind.used.shown = memory_section(
+                    recollection, now, budget, user_name=event.user_name
+                )
+            mind.section = await self._act_on(persona, wants, text, mind)
+            due = None if due_soon is None else await due_soon
+        finally:
+            if due_soon is not None:
+                due_soon.cancel()  # (done by now, unless the turn failed)
+        if due is not None:
             mind.due = due
             mind.followup = followup_line(due.kind, due.what, due.ask)
         return mind
