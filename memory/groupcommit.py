@@ -1,8 +1,8 @@
 """A group commit: what is asked to be written while a write is under way goes together in the
 next one. Under load one transaction then carries many turns' small writes, where one each would
-queue every turn behind the others' commits. The store's contact notes and reinforcements
-(memory/storage/sqlite/base.py) and the sessions' snapshots (bot/conversation/sessions.py)
-are written so."""
+queue every turn behind the others' commits. The store's contact notes (and on SQLite its
+reinforcements: memory/storage/sqlite/base.py, memory/storage/postgres/base.py) and the
+sessions' snapshots (bot/conversation/sessions.py) are written so."""
 
 from __future__ import annotations
 
