@@ -334,6 +334,31 @@ async def test_two_large_scopes_graphs_asked_for_at_once_are_built_one_at_a_time
         await other.close()
 
 
+async def test_a_scope_graph_left_invalid_by_a_cut_off_build_is_built_again(
+    pgv: PgStore,
+) -> None:
+    """A build cut off (its process died or closed mid-way) leaves an invalid index, which
+    searches pass over (the shared graph answers): the next build drops it and builds it."""
+    rng = np.random.default_rng(9)
+    scopes = await crowd(pgv, rng)
+    await pgv.build_scope_graph("s3k", EMBEDDER, DIMENSION)
+    name = memory.storage.postgres.vectors._graph_name(EMBEDDER, DIMENSION, "s3k")
+    valid = (
+        "SELECT i.indisvalid FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid"
+        " WHERE c.relname = $1"
+    )
+    await pgv._pool.execute(
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass", name
+    )
+    assert await pgv._pool.fetchval(valid, name) is False
+    pgv.scope_graph_from = 10**9  # no build started by the search below
+    ids, vectors = scopes["s3k"]
+    query = unit_vectors(rng, 1)[0]
+    assert overlap(await pgv.vector_search("s3k", EMBEDDER, query, 50), ids, vectors, query) >= 0.9
+    await pgv.build_scope_graph("s3k", EMBEDDER, DIMENSION)
+    assert await pgv._pool.fetchval(valid, name) is True
+
+
 async def test_an_iterative_scan_finds_a_tiny_share_of_the_rows_as_the_exact_scan_does(
     pgv: PgStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
