@@ -3,7 +3,9 @@ runs (issue 40 item 2).
 
     python benchmarks/community.py [--users 10000] [--memories 1000000] [--contacts 100000]
                                    [--intentions 50000] [--diary-share 0.1] [--seconds 600]
-                                   [--rate 20] [--processes 2] [--dsn postgresql://...]
+                                   [--rate 20] [--processes 2] [--pgvector]
+                                   [--prune-pace back-to-back|scheduler] [--shared-buffers 4GB]
+                                   [--dsn postgresql://... | --keep-server DIR]
 
 Build: `--users` users of the three shipped personas, each in a private chat of their own (one
 scope each), with `--memories` memories in all, shared out Zipf-like (the n-th user has 1/n of
