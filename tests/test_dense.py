@@ -309,8 +309,11 @@ async def test_two_large_scopes_graphs_asked_for_at_once_are_built_one_at_a_time
     pgv: PgStore, pgvector_dsn: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Two processes each building a large scope's graph at once: one builds, the other's
-    turn comes later (two concurrent builds on one table would deadlock)."""
-    await crowd(pgv, np.random.default_rng(7))
+    turn comes later (two concurrent builds on one table would deadlock). A build cut off
+    (its process died or closed mid-way) leaves an invalid index, which searches pass over
+    (the shared graph answers): the next build drops it and builds it again."""
+    rng = np.random.default_rng(7)
+    scopes = await crowd(pgv, rng)
     other = await PgStore.open(pgvector_dsn)
     graphs = [
         memory.storage.postgres.vectors._graph_name(EMBEDDER, DIMENSION, scope)
@@ -330,33 +333,19 @@ async def test_two_large_scopes_graphs_asked_for_at_once_are_built_one_at_a_time
         for scope in ("s1800", "s3k"):
             await other.build_scope_graph(scope, EMBEDDER, DIMENSION)
         assert await pgv._pool.fetchval(valid, graphs) == 2
+        await pgv._pool.execute(  # as a cut-off build leaves it
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass", graphs[1]
+        )
+        assert await pgv._pool.fetchval(valid, graphs) == 1
+        ids, vectors = scopes["s3k"]
+        query = unit_vectors(rng, 1)[0]
+        pgv.scope_graph_from = 10**9  # no build started by the search
+        hits = await pgv.vector_search("s3k", EMBEDDER, query, 50)
+        assert overlap(hits, ids, vectors, query) >= 0.9
+        await pgv.build_scope_graph("s3k", EMBEDDER, DIMENSION)
+        assert await pgv._pool.fetchval(valid, graphs) == 2
     finally:
         await other.close()
-
-
-async def test_a_scope_graph_left_invalid_by_a_cut_off_build_is_built_again(
-    pgv: PgStore,
-) -> None:
-    """A build cut off (its process died or closed mid-way) leaves an invalid index, which
-    searches pass over (the shared graph answers): the next build drops it and builds it."""
-    rng = np.random.default_rng(9)
-    scopes = await crowd(pgv, rng)
-    await pgv.build_scope_graph("s3k", EMBEDDER, DIMENSION)
-    name = memory.storage.postgres.vectors._graph_name(EMBEDDER, DIMENSION, "s3k")
-    valid = (
-        "SELECT i.indisvalid FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid"
-        " WHERE c.relname = $1"
-    )
-    await pgv._pool.execute(
-        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass", name
-    )
-    assert await pgv._pool.fetchval(valid, name) is False
-    pgv.scope_graph_from = 10**9  # no build started by the search below
-    ids, vectors = scopes["s3k"]
-    query = unit_vectors(rng, 1)[0]
-    assert overlap(await pgv.vector_search("s3k", EMBEDDER, query, 50), ids, vectors, query) >= 0.9
-    await pgv.build_scope_graph("s3k", EMBEDDER, DIMENSION)
-    assert await pgv._pool.fetchval(valid, name) is True
 
 
 async def test_an_iterative_scan_finds_a_tiny_share_of_the_rows_as_the_exact_scan_does(
