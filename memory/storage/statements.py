@@ -6,11 +6,12 @@ memory.storage.sqlite and memory.storage.postgres."""
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["Statement", "Statements", "numbered", "placeholders"]
+__all__ = ["Statement", "Statements", "numbered", "placeholders", "runs"]
 
 # SQL and its parameters.
 Statement = tuple[str, Sequence[Any]]
@@ -19,6 +20,12 @@ Statement = tuple[str, Sequence[Any]]
 def placeholders(n: int) -> str:
     """The placeholders of an IN (...) list of `n` values."""
     return ", ".join("?" * n)
+
+
+def runs(statements: Sequence[Statement]) -> Iterator[tuple[str, list[Sequence[Any]]]]:
+    """Each run of one SQL in `statements`, in order, with its parameters: one executemany."""
+    for sql, run in itertools.groupby(statements, key=lambda statement: statement[0]):
+        yield sql, [params for _, params in run]
 
 
 def numbered(sql: str) -> str:

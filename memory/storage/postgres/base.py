@@ -10,7 +10,6 @@ migrate once.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 import urllib.parse
@@ -23,7 +22,7 @@ from memory.groupcommit import GroupCommit
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
-from memory.storage.statements import Statement, Statements, numbered
+from memory.storage.statements import Statement, Statements, numbered, runs
 
 __all__ = [
     "MIGRATIONS",
@@ -161,8 +160,8 @@ class PgBase(Statements):
         order (stable): two processes' runs lock the rows they share in one order, so they wait for
         each other instead of deadlocking (as one transaction across runs could)."""
         async with self._pool.acquire() as conn:
-            for sql, run in itertools.groupby(statements, key=lambda statement: statement[0]):
-                rows = sorted((tuple(params) for _, params in run), key=lambda p: p[:KEY])
+            for sql, params in runs(statements):
+                rows = sorted((tuple(p) for p in params), key=lambda p: p[:KEY])
                 await conn.executemany(numbered(sql), rows)
 
     async def _write_together(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import os
 import sqlite3
@@ -27,7 +26,7 @@ from memory.private import FILE_MODE, private_file, private_folder, tighten
 from memory.storage.errors import StoreError
 from memory.storage.held import HeldScopes
 from memory.storage.schema import migrations
-from memory.storage.statements import Statement, Statements, placeholders
+from memory.storage.statements import Statement, Statements, placeholders, runs
 
 __all__ = [
     "CHUNK",
@@ -217,8 +216,8 @@ class SqliteBase(Statements):
         """`statements` in order, in one transaction; a run of one SQL goes to SQLite's
         thread as one executemany."""
         async with self._writing, self._transaction():
-            for sql, run in itertools.groupby(statements, key=lambda statement: statement[0]):
-                await self._db.executemany(sql, [params for _, params in run])
+            for sql, params in runs(statements):
+                await self._db.executemany(sql, params)
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
