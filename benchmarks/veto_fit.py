@@ -55,11 +55,12 @@ def tests_sentences() -> list[Case]:
     those a test asks for a kind or a due time of, or finds one in, do; those it asks for
     nothing of (`== []`) do not. Said at the benchmark's moment (the features know no time)."""
     source = TESTS.read_text(encoding="utf-8")
+    lines = source.splitlines()  # once: ast.get_source_segment splits the file at each call
     cases: list[Case] = []
     for function in ast.parse(source).body:
         if not isinstance(function, ast.FunctionDef):
             continue
-        body = ast.get_source_segment(source, function) or ""
+        body = "\n".join(lines[function.lineno - 1 : function.end_lineno])
         for decorator in function.decorator_list:
             if not (
                 isinstance(decorator, ast.Call)
@@ -149,13 +150,12 @@ def rules_alone(text: str, found: list[Spotted]) -> list[Spotted]:
     return found
 
 
-def folds(parts: dict[str, list[Case]]) -> dict[str, Any]:
+def folds(parts: dict[str, list[Case]], known: dict[str, Examples]) -> dict[str, Any]:
     """Each training part measured with the rules alone and with the veto fitted on the other
     parts, at each threshold, with the share of its distractors the veto would drop (the rules
     were tuned on every training part and find none of its distractors: this is what the veto
     would do to those they had found); the threshold chosen, and the figures at it."""
     alone = {name: score(parts[name], False, rules_alone) for name in TRAIN}
-    known = featured(parts)
     # A message vetoed yields nothing: each message's counts alone, summed with or without it.
     each = {name: [score([case], False, rules_alone) for case in parts[name]] for name in TRAIN}
     chances: dict[str, list[float]] = {}
@@ -187,7 +187,8 @@ def folds(parts: dict[str, list[Case]]) -> dict[str, Any]:
 def weights_text(parts: dict[str, list[Case]]) -> str:
     """veto.json's text: the model fitted on all the training parts, at the threshold leaving
     one part out chooses."""
-    fitted = model(featured(parts), TRAIN, folds(parts)["threshold"])
+    known = featured(parts)
+    fitted = model(known, TRAIN, folds(parts, known)["threshold"])
     body = {
         "threshold": fitted.threshold,
         "bias": fitted.bias,
@@ -204,7 +205,7 @@ def main() -> None:
     if not args.folds:
         OUT.write_text(weights_text(parts), encoding="utf-8")
         return
-    measured = folds(parts)
+    measured = folds(parts, featured(parts))
     for t, row in measured["sweep"].items():
         lost = sum(measured["rules"][p]["found"] - row[p]["found"] for p in TRAIN)
         print(f"{t:.2f} lost {lost:3} dropped", [row[p]["distractors_dropped"] for p in TRAIN])
