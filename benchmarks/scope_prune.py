@@ -19,14 +19,15 @@ through the bank as the lifecycle calls it (the default policy, `actr`), after a
 opened what a scope in use has open (its FAISS index, word index, row copy and links), while a
 5 ms timer on the same event loop records how late it fires. Reported per size: the prune's
 time (median and each run), the worst and the 99th percentile lateness of the timer (and its
-worst in the 2 s before the prune: the machine's own share), what was forgotten and merged,
-and a digest of the decisions (ids and reasons), the same on every run and store, and before
-and after a change that must not change them. On PostgreSQL, a second bank on the same
-database stands for another process with the scope in use: its recall before the prune, and
-once it has heard the prune's notifications its next recall, the time until all it derived of
-the scope is there again (word index, row copy, FAISS graph; `other_back_ms`), and how many of
-its FAISS indexes it rebuilt. `--profile`: cProfile of one more run, to stderr. The last line is one
-line of JSON.
+worst in the 2 s before the prune: the machine's own share), how far the process's resident
+size rose during the prune (`rss_rise_mb`: its peak, reset before, less its size then), what
+was forgotten and merged, and a digest of the decisions (ids and reasons), the same on every
+run and store, and before and after a change that must not change them. On PostgreSQL, a
+second bank on the same database stands for another process with the scope in use: its recall
+before the prune, and once it has heard the prune's notifications its next recall, the time
+until all it derived of the scope is there again (word index, row copy, FAISS graph;
+`other_back_ms`), and how many of its FAISS indexes it rebuilt. `--profile`: cProfile of one
+more run, to stderr. The last line is one line of JSON.
 """
 
 from __future__ import annotations
@@ -291,9 +292,11 @@ async def timed_prune(
     late.clear()
     if profile is not None:
         profile.enable()
+    rss = peak_reset()
     started = time.perf_counter()
     kept, forgotten = await bank.prune(SCOPE, now, day=now.date(), seed=SEED)
     took = time.perf_counter() - started
+    rise = status_kb("VmHWM") - rss
     if profile is not None:
         profile.disable()
     stop.set()
@@ -311,7 +314,23 @@ async def timed_prune(
         if late
         else 0.0,
         "digest": hashlib.blake2b(decisions, digest_size=8).hexdigest(),
+        "rss_rise_mb": rise / 1024,
     }
+
+
+def status_kb(field: str) -> int:
+    """A field of /proc/self/status, in kB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+def peak_reset() -> int:
+    """The process's resident size now, in kB, its peak (VmHWM) reset to it, so the peak read
+    after is what the work in between rose to."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return status_kb("VmRSS")
 
 
 async def measure(
@@ -351,6 +370,7 @@ async def measure(
         "stall_max_ms": round(max(r["stall_max_ms"] for r in runs), 1),
         "stall_p99_ms": round(statistics.median(r["stall_p99_ms"] for r in runs), 1),
         "idle_max_ms": round(max(r["idle_max_ms"] for r in runs), 1),
+        "rss_rise_mb": round(statistics.median(r["rss_rise_mb"] for r in runs), 1),
         "forgotten": first["forgotten"],
         "merged": first["merged"],
         "kept": first["kept"],
@@ -389,6 +409,7 @@ def run(argv: list[str] | None = None, report: Callable[[str], None] = print) ->
         report(
             f"{args.store}, {size['memories']} memories: prune {size['prune_s_median']} s"
             f" (median of {args.runs}), loop stall max {size['stall_max_ms']} ms,"
+            f" resident size up {size['rss_rise_mb']} MB,"
             f" {size['forgotten']} forgotten ({size['merged']} merged)"
             + (
                 f"; another process: recall {size['other_warm_ms']} ms before, next"

@@ -22,9 +22,11 @@ import openai
 import pytest
 
 import memory.bank.bank
+import memory.bank.upkeep
 import memory.recall.catchup
 import memory.recall.index
 import memory.recall.retrieval
+import memory.storage.embeddings
 from memory.bank import BankError, Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
@@ -562,6 +564,43 @@ async def test_twins_among_some_memories_are_the_pairs_they_are_in(tmp_path: Pat
         wanted = [p for p in every if set(p) & set(among)]
         assert await bank.upkeep.twins(SCOPE, among=set(among)) == wanted
     await bank.close()
+
+
+async def test_the_prune_reads_a_scopes_vectors_a_slice_at_a_time_and_not_past_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prune compares what its policy picked with the scope's vectors a slice at a time,
+    never reading them whole; past TWIN_SCAN_LIMIT it looks for no near-duplicates, so it
+    reads none of them: it knows the scope's size first."""
+    monkeypatch.setattr(memory.storage.embeddings, "VECTOR_SLICE", 2)
+    bank = await open_bank(tmp_path, OneMeaning())
+    old = bank.clock.now() - timedelta(days=60)
+    for text in ("Ann's cat is called Mochi", "小明的猫叫咪咪", "Ann's cat is called Mochi"):
+        await bank.remember(SCOPE, text, when=old, importance=1)
+    read: list[str] = []
+    for name in ("embeddings", "embedding_slices", "stored_vectors"):
+        monkeypatch.setattr(bank.store, name, counted(read, name, getattr(bank.store, name)))
+    try:
+        now = bank.clock.now()
+        assert await bank.upkeep.twins(SCOPE, among={1}, size=3) == [(1, 3)]
+        assert read == ["stored_vectors", "embedding_slices"]
+        read.clear()
+        monkeypatch.setattr(memory.bank.upkeep, "TWIN_SCAN_LIMIT", 2)
+        assert await bank.twins(SCOPE) == []
+        _, forgotten = await bank.prune(SCOPE, now, day=now.date(), seed=1)
+        assert forgotten and read == []  # (the twins asked for among what it forgot)
+    finally:
+        await bank.close()
+
+
+def counted(read: list[str], name: str, method: Callable[..., object]) -> Callable[..., object]:
+    """`method` of a store, its calls noted in `read` by `name`."""
+
+    def call(*args: object) -> object:
+        read.append(name)
+        return method(*args)
+
+    return call
 
 
 async def test_retrieval_failure_is_seeded_and_grows_as_retention_falls(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ class Upkeep:
         picked = await asyncio.to_thread(policy.prune, judged, now, seed=seed)
         twins = [
             t
-            for t in await self.twins(scope, among={f.id for f in picked})
+            for t in await self.twins(scope, among={f.id for f in picked}, size=len(memories))
             if not heard.intersection(t)
         ]
         by_id = {m.id: m for m in memories}
@@ -102,20 +102,33 @@ class Upkeep:
             await self.derived.changed(scope, [keep])
 
     async def twins(
-        self, scope: str, among: Collection[int] | None = None
+        self, scope: str, among: Collection[int] | None = None, *, size: int | None = None
     ) -> list[tuple[int, int]]:
         """Pairs of the scope's memories that say nearly the same (cosine >= `duplicate`, and
         neither saying what the other does not: memory.text.restates): a prune keeps one of
-        each pair, merged. `among`: only the pairs with one of these ids in them."""
+        each pair, merged. `among`: only the pairs with one of these ids in them. `size`: the
+        scope's number of memories, when the caller has counted them."""
         if among is not None and not among:
             return []
-        ids, vectors = await self.store.embeddings(scope, self.catchup.embedder.name)
-        if vectors is None or len(ids) < 2 or len(ids) > TWIN_SCAN_LIMIT:
+        if size is None:
+            size = await self.store.count_memories(scope)
+        if size > TWIN_SCAN_LIMIT:  # known before any of its vectors is read
             return []
-        rows = None if among is None else np.flatnonzero(np.isin(ids, list(among)))
-        pairs = await asyncio.to_thread(_twins, ids, vectors, self.duplicate, rows)
-        if not pairs:
+        embedder = self.catchup.embedder.name
+        if among is None:
+            chosen, vectors = await self.store.embeddings(scope, embedder)
+        else:
+            found = await self.store.stored_vectors(scope, embedder, sorted(among))
+            chosen = np.array(sorted(found), dtype=np.int64)
+            vectors = np.stack([found[i] for i in chosen.tolist()]) if found else None
+        if vectors is None:
             return []
+        # Compared with the scope a slice at a time: only the chosen ones' vectors are held
+        # whole, never the scope's.
+        close: set[tuple[int, int]] = set()
+        async for ids, others in self.store.embedding_slices(scope, embedder):
+            close |= await asyncio.to_thread(_twins, chosen, vectors, ids, others, self.duplicate)
+        pairs = sorted(close)
         wanted = sorted({i for pair in pairs for i in pair})
         texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
         return await asyncio.to_thread(_restating, pairs, texts)
@@ -136,28 +149,22 @@ def _spared(
 
 
 def _twins(
-    ids: npt.NDArray[np.int64],
+    chosen: npt.NDArray[np.int64],
     vectors: Vectors,
+    ids: npt.NDArray[np.int64],
+    others: Vectors,
     threshold: float,
-    rows: npt.NDArray[np.intp] | None = None,
-) -> list[tuple[int, int]]:
-    """The pairs of `ids` at cosine `threshold` or more, each in the order of `ids`, in the
-    order of the first; `rows`: only the pairs with one of these positions in them."""
-    everyone = rows is None
-    chosen = np.arange(len(ids)) if rows is None else rows
-    picked = np.zeros(len(ids), dtype=bool)
-    picked[chosen] = True
-    found: list[tuple[int, int]] = []
+) -> set[tuple[int, int]]:
+    """The pairs of a `chosen` memory and another of `ids` (a memory with itself excepted) at
+    cosine `threshold` or more, each (smaller id, larger)."""
+    found: set[tuple[int, int]] = set()
     for start in range(0, len(chosen), TWIN_BLOCK):
-        at = chosen[start : start + TWIN_BLOCK]
-        block = vectors[at] @ vectors.T
-        hits, cols = np.nonzero(block >= threshold)
-        for hit, col in zip(hits.tolist(), cols.tolist(), strict=True):
-            row = int(at[hit])
-            # A pair of two chosen rows is found from both: kept from the first.
-            if row < col or (row > col and not everyone and not picked[col]):
-                found.append((min(row, col), max(row, col)))
-    return [(int(ids[a]), int(ids[b])) for a, b in sorted(found)]
+        block = vectors[start : start + TWIN_BLOCK] @ others.T
+        for hit, col in zip(*np.nonzero(block >= threshold), strict=True):
+            a, b = int(chosen[start + hit]), int(ids[col])
+            if a != b:
+                found.add((min(a, b), max(a, b)))
+    return found
 
 
 def _restating(pairs: list[tuple[int, int]], texts: Mapping[int, str]) -> list[tuple[int, int]]:

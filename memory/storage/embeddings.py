@@ -3,6 +3,9 @@ dense index to be made from."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -25,32 +28,44 @@ class Embeddings(Statements):
         self, scope: str, embedder: str
     ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
         # A slice at a time into one array: rows of the whole scope at once held about as much
-        # again as the vectors, as Python objects, on top of the array made from them. The
-        # slices are ranges of the ids read first, not `id > ? ORDER BY id LIMIT ?`: for that
-        # PostgreSQL walked the primary key, every scope's rows, filtering out the others.
-        listed = await self._all(f"SELECT id FROM memories {_WHERE} ORDER BY id", (scope, embedder))
-        if not listed:
-            return np.zeros(0, dtype=np.int64), None
+        # again as the vectors, as Python objects, on top of the array made from them.
+        listed = await self._listed(scope, embedder)
         ids = np.empty(len(listed), dtype=np.int64)
         matrix: Vectors | None = None
         filled = 0
+        async for got, vectors in self._slices(scope, embedder, listed):
+            if matrix is None:
+                matrix = np.empty((len(ids), vectors.shape[1]), dtype=np.float32)
+            if filled + len(got) > len(ids):  # one committed since, with an id in the range
+                ids = np.resize(ids, filled + len(got))
+                matrix = np.resize(matrix, (filled + len(got), matrix.shape[1]))
+            ids[filled : filled + len(got)] = got
+            matrix[filled : filled + len(got)] = vectors
+            filled += len(got)
+        if matrix is None:
+            return ids[:0], None
+        return ids[:filled], matrix[:filled]
+
+    async def embedding_slices(
+        self, scope: str, embedder: str
+    ) -> AsyncIterator[tuple[npt.NDArray[np.int64], Vectors]]:
+        async for part in self._slices(scope, embedder, await self._listed(scope, embedder)):
+            yield part
+
+    async def _listed(self, scope: str, embedder: str) -> list[Any]:
+        return await self._all(f"SELECT id FROM memories {_WHERE} ORDER BY id", (scope, embedder))
+
+    async def _slices(
+        self, scope: str, embedder: str, listed: list[Any]
+    ) -> AsyncIterator[tuple[npt.NDArray[np.int64], Vectors]]:
+        # The slices are ranges of the ids listed first, not `id > ? ORDER BY id LIMIT ?`: for
+        # that PostgreSQL walked the primary key, every scope's rows, filtering out the others.
         for start in range(0, len(listed), VECTOR_SLICE):
             first, last = listed[start][0], listed[min(start + VECTOR_SLICE, len(listed)) - 1][0]
             rows = await self._all(
                 f"SELECT id, embedding FROM memories {_WHERE} AND id >= ? AND id <= ? ORDER BY id",
                 (scope, embedder, first, last),
             )
-            if not rows:  # deleted since they were listed
-                continue
-            if matrix is None:
-                matrix = np.empty((len(ids), len(rows[0][1]) // 4), dtype=np.float32)
-            if filled + len(rows) > len(ids):  # one committed since, with an id in the range
-                ids = np.resize(ids, filled + len(rows))
-                matrix = np.resize(matrix, (filled + len(rows), matrix.shape[1]))
-            ids[filled : filled + len(rows)] = [r[0] for r in rows]
-            joined = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            matrix[filled : filled + len(rows)] = joined.reshape(len(rows), -1)
-            filled += len(rows)
-        if matrix is None:
-            return ids[:0], None
-        return ids[:filled], matrix[:filled]
+            if rows:  # (unless deleted since they were listed)
+                joined = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                yield np.array([r[0] for r in rows], dtype=np.int64), joined.reshape(len(rows), -1)

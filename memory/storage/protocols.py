@@ -11,7 +11,7 @@ memories names its scope, and an implementation must filter by it: a scope is a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -165,6 +165,12 @@ class MemoryStore(Protocol):
         self, scope: str, embedder: str
     ) -> tuple[npt.NDArray[np.int64], Vectors | None]:
         """Ids and vectors of the scope's memories embedded by `embedder` (None if none)."""
+        ...
+
+    def embedding_slices(
+        self, scope: str, embedder: str
+    ) -> AsyncIterator[tuple[npt.NDArray[np.int64], Vectors]]:
+        """The same, a slice of the scope at a time (by id), never all of it held at once."""
         ...
 
     async def unembedded(self, scope: str, embedder: str) -> list[Memory]:
