@@ -172,6 +172,21 @@ async def test_open_creates_missing_folders(tmp_path: Path) -> None:
         await store.close()
 
 
+async def test_memories_read_share_the_strings_their_rows_repeat(store: Storage) -> None:
+    """A scope's rows repeat the scope, the speakers and their ids, the kind and the category:
+    each listing of thousands (a prune's, a large scope's copy) holds each of them once."""
+    at = T0 - timedelta(days=1)
+    for text in ("ann has a cat", "ann likes tea"):
+        await store.add_memory(
+            NewMemory(
+                "pip/s/ab", text, "Ann", "fact", "personal_daily", 2, 0.0, at, 1.0, speaker_id="u1"
+            )
+        )
+    first, second = await store.list_memories("pip/s/ab")
+    for field in ("scope", "speaker", "kind", "category", "speaker_id"):
+        assert getattr(first, field) is getattr(second, field), field
+
+
 # --- session snapshots -----------------------------------------------------------------------
 
 

@@ -18,13 +18,12 @@ import asyncio
 import logging
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from memory.recall.budget import Budget, ScopeCopies
-from memory.records import KINDS, Memory, MemoryKind
+from memory.records import Memory
 from memory.storage import MemoryStore
 
 __all__ = ["FILL_SLICE", "ROW_SCOPES", "RowCache"]
@@ -35,8 +34,6 @@ ROW_SCOPES = 8  # scopes copied, least recent out (a copy's size: benchmarks/REA
 FILL_SLICE = 1_024  # memories read at a time when a scope is copied whole
 
 log = logging.getLogger(__name__)
-
-_KIND: dict[str, MemoryKind] = {kind: kind for kind in KINDS}  # each kind's one string
 
 
 class RowCache(ScopeCopies[dict[int, Memory]]):
@@ -182,18 +179,10 @@ def _size(memory: Memory) -> int:
 
 
 def _keep(rows: dict[int, Memory], memories: Iterable[Memory]) -> int:
-    """Add `memories` to a copy, each with its repeated strings (the scope, the speaker and
-    their id, the kind) shared with the others': a third less memory than the rows as read.
-    Returns about how many bytes the copy grew by."""
+    """Add `memories` to a copy; returns about how many bytes the copy grew by."""
     grown = 0
     for m in memories:
         old = rows.get(m.id)
         grown += _size(m) - (0 if old is None else _size(old))
-        rows[m.id] = replace(
-            m,
-            scope=sys.intern(m.scope),
-            speaker=None if m.speaker is None else sys.intern(m.speaker),
-            kind=_KIND.get(m.kind, m.kind),
-            speaker_id=None if m.speaker_id is None else sys.intern(m.speaker_id),
-        )
+        rows[m.id] = m
     return grown
