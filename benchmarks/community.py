@@ -5,6 +5,7 @@ runs (issue 40 item 2).
                                    [--intentions 50000] [--diary-share 0.1] [--seconds 600]
                                    [--rate 20] [--processes 2] [--pgvector]
                                    [--prune-pace back-to-back|scheduler] [--shared-buffers 4GB]
+                                   [--large-scopes auto|copied|served]
                                    [--dsn postgresql://... | --keep-server DIR]
 
 Build: `--users` users of the three shipped personas, each in a private chat of their own (one
@@ -31,7 +32,8 @@ development machine's memory, as docs/operations.md advises a host; PostgreSQL's
 Run: `--processes` worker processes, each opening the runtime `kizuna run` opens on the
 database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
 running, send messages from their share of the users (the more memories, the more they talk)
-at `--rate` a second in all for `--seconds`. Conversations close after `--idle-minutes` and
+at `--rate` a second in all for `--seconds`, with `--large-scopes` as their `[memory]
+large_scopes`. Conversations close after `--idle-minutes` and
 are encoded by the scheduler. Every process runs the outreach sender once a minute (a courier
 that records what it is given); process 0 starts the daily prune over the whole community a
 quarter into the run, back to back (how long the whole prune takes), or with `--prune-pace
@@ -644,7 +646,12 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         runtime = await open_load_runtime(
-            Path(folder), personas, "hash", dsn=args.dsn, index_memory_mb=args.index_memory_mb
+            Path(folder),
+            personas,
+            "hash",
+            dsn=args.dsn,
+            index_memory_mb=args.index_memory_mb,
+            large_scopes=args.large_scopes,
         )
         opened = time.perf_counter() - started
         dense = type(runtime.bank.derived.dense).__name__  # SizedIndex: pgvector searches
@@ -771,7 +778,8 @@ async def prune_all(
 
 async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subprocess.Process]:
     argv = [sys.executable, str(HERE / "community.py")]
-    for name in ("users", "seconds", "rate", "processes", "seed", "idle_minutes", "prune_pace"):
+    names = ("users", "seconds", "rate", "processes", "seed", "idle_minutes", "prune_pace")
+    for name in (*names, "large_scopes"):
         argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.index_memory_mb is not None:
         argv += ["--index-memory-mb", str(args.index_memory_mb)]
@@ -1130,6 +1138,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "processes": args.processes,
         "rate": args.rate,
         "index_memory_mb": args.index_memory_mb or MemoryConfig().index_memory_mb,
+        "large_scopes": args.large_scopes,
         "vectors": "synthetic",
         "shared_buffers": None if args.dsn else args.shared_buffers,
         "build_s": round(built, 1),
@@ -1201,6 +1210,13 @@ def main() -> None:
         type=int,
         help="what each process keeps of its scopes, FAISS indexes included (default: the "
         "config's)",
+    )
+    parser.add_argument(
+        "--large-scopes",
+        choices=("auto", "copied", "served"),
+        default=MemoryConfig().large_scopes,
+        help="[memory] large_scopes of each process: a large scope's words and rows copied "
+        "into it or read from PostgreSQL (auto: read)",
     )
     parser.add_argument(
         "--outreach-minutes",

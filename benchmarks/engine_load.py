@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -251,14 +251,17 @@ async def open_load_runtime(
     platform: str = "discord",
     dsn: str | None = None,
     index_memory_mb: int | None = None,
+    large_scopes: Literal["auto", "copied", "served"] = "auto",
 ) -> Runtime:
     """The runtime `kizuna run` would open, its models the instant one; on the PostgreSQL
     database at `dsn` if given, else on SQLite in `data_dir`; what it keeps of its scopes (FAISS
-    indexes included) within `index_memory_mb` if given, else the configuration's default."""
+    indexes included) within `index_memory_mb` if given, else the configuration's default, and
+    its large scopes as `large_scopes` says ([memory] large_scopes)."""
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
     if index_memory_mb is not None:
         config.memory.index_memory_mb = index_memory_mb
+    config.memory.large_scopes = large_scopes
     config.access.messages_per_minute = 0  # a crowd of bots, not people: no rate limit
     if dsn is not None:
         config.storage = "postgres"
