@@ -64,6 +64,9 @@ def _recent_with(at: str) -> str:
     )
 
 
+LIST_SLICE = 4_096  # rows read at a time by a listing of a whole scope
+
+
 # One statement for all the memories of a recall (one trip, one change notice naming them
 # all): their rows locked in id order first, as every writer locks them, so that two
 # transactions wait for one another rather than deadlock (the count of `locked` is complete,
@@ -296,13 +299,20 @@ class PgMemories(PgVectors):
         self, scope: str, *, limit: int | None = None, newest_first: bool = True
     ) -> list[Memory]:
         order = "DESC" if newest_first else "ASC"
-        rows = await self._pool.fetch(
+        query = (
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1"
-            f" ORDER BY created_at {order}, id {order} LIMIT $2",
-            scope,
-            limit,  # LIMIT NULL: all
+            f" ORDER BY created_at {order}, id {order} LIMIT $2"
         )
-        return await memory_rows(rows)
+        if limit is not None and limit <= LIST_SLICE:
+            return await memory_rows(await self._pool.fetch(query, scope, limit))
+        # A slice of rows at a time made into memories (the daily prune lists whole scopes):
+        # never all the rows held beside all the memories made of them.
+        memories: list[Memory] = []
+        async with self._pool.acquire() as conn, conn.transaction():
+            cursor = await conn.cursor(query, scope, limit)  # LIMIT NULL: all
+            while rows := await cursor.fetch(LIST_SLICE):
+                memories += await memory_rows(rows)
+        return memories
 
     async def memories_between(
         self, scope: str, start: datetime, end: datetime, *, limit: int
