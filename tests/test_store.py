@@ -31,6 +31,7 @@ from memory.storage.postgres import memories as pg_memories
 from memory.storage.rows import memory_rows
 from memory.storage.schema import migrations
 from memory.storage.sqlite import Store
+from memory.storage.sqlite import memories as sqlite_memories
 from memory.storage.sqlite.base import MIGRATIONS
 from tests.fakes.postgres import StoreOpener
 
@@ -191,32 +192,34 @@ async def test_memories_read_share_the_strings_their_rows_repeat(store: Storage)
         assert getattr(first, field) is getattr(second, field), field
 
 
-@pytest.mark.parametrize("open_store", ["postgres"], indirect=True)
 async def test_a_whole_scope_is_listed_a_slice_of_rows_at_a_time(
     store: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Listing a whole scope (the daily prune does) makes memories of a slice of rows at a
     time, never holding all the rows beside all the memories; in the same order, whole or
     limited."""
-    monkeypatch.setattr(pg_memories, "LIST_SLICE", 2)
     made: list[int] = []
 
     async def counted(rows: Sequence[Any]) -> list[Memory]:
         made.append(len(rows))
         return await memory_rows(rows)
 
-    monkeypatch.setattr(pg_memories, "memory_rows", counted)
+    for module in (pg_memories, sqlite_memories):
+        monkeypatch.setattr(module, "LIST_SLICE", 2)
+        monkeypatch.setattr(module, "memory_rows", counted)
     texts = [f"memory {i}" for i in range(5)]
     for i, text in enumerate(texts):
-        at = T0 - timedelta(days=5 - i)
+        at = T0 - timedelta(days=5 - i // 2)  # two at a time alike: a slice may end between
         await store.add_memory(NewMemory("pip/s/ab", text, None, "fact", None, 2, 0.0, at, 1.0))
     newest = [m.text for m in await store.list_memories("pip/s/ab")]
     assert newest == texts[::-1] and max(made) == 2
     oldest = await store.list_memories("pip/s/ab", newest_first=False)
     assert [m.text for m in oldest] == texts
-    for limit in (1, 2, 3):
+    for limit in (1, 2, 3, 4, 5, 6):
         listed = await store.list_memories("pip/s/ab", limit=limit)
         assert [m.text for m in listed] == texts[::-1][:limit]
+        listed = await store.list_memories("pip/s/ab", limit=limit, newest_first=False)
+        assert [m.text for m in listed] == texts[:limit]
 
 
 # --- session snapshots -----------------------------------------------------------------------

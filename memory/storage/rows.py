@@ -44,6 +44,7 @@ __all__ = [
     "INLINE_ROWS",
     "INLINE_SNAPSHOTS",
     "INTENTION_COLUMNS",
+    "LIST_SLICE",
     "MEMORY_COLUMNS",
     "NO_HOURS",
     "OUTREACH_COLUMNS",
@@ -95,6 +96,7 @@ INLINE_SNAPSHOTS = 4  # snapshots encoded on the event loop: cheaper than a trip
 # Rows made into memories on the event loop; a large scope's are made in a thread,
 # where the loop goes on between slices (the daily prune reads whole scopes).
 INLINE_ROWS = 1_024
+LIST_SLICE = 4_096  # rows read at a time by a listing of a whole scope
 
 
 async def encode_sessions(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:

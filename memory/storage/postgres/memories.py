@@ -39,6 +39,7 @@ from memory.storage.postgres.intentions import (
 )
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import (
+    LIST_SLICE,
     MEMORY_COLUMNS,
     memory_row,
     memory_rows,
@@ -62,9 +63,6 @@ def _recent_with(at: str) -> str:
         " THEN recent_recalls::jsonb - 0 ELSE recent_recalls::jsonb END)"
         f" || to_jsonb(({at})::float8))::text"
     )
-
-
-LIST_SLICE = 4_096  # rows read at a time by a listing of a whole scope
 
 
 # One statement for all the memories of a recall (one trip, one change notice naming them

@@ -20,6 +20,7 @@ from memory.records import (
     PruneWrite,
 )
 from memory.storage.rows import (
+    LIST_SLICE,
     MEMORY_COLUMNS,
     clean_text,
     memory_row,
@@ -129,13 +130,27 @@ class SqliteMemories(SqliteBase):
     async def list_memories(
         self, scope: str, *, limit: int | None = None, newest_first: bool = True
     ) -> list[Memory]:
-        order = "DESC" if newest_first else "ASC"
-        rows = await self._all(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?"
-            f" ORDER BY created_at {order}, id {order} LIMIT ?",
-            (scope, -1 if limit is None else limit),
+        order, beyond = ("DESC", "<") if newest_first else ("ASC", ">")
+        query = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?{{}}"
+            f" ORDER BY created_at {order}, id {order} LIMIT ?"
         )
-        return await memory_rows(rows)
+        if limit is not None and limit <= LIST_SLICE:
+            return await memory_rows(await self._all(query.format(""), (scope, limit)))
+        # A slice of rows at a time made into memories (the daily prune lists whole scopes),
+        # each slice read after the last one's final row: never all the rows held beside all
+        # the memories made of them, and no statement left open across awaits.
+        memories: list[Memory] = []
+        after = ""
+        last: tuple[object, ...] = ()
+        while limit is None or len(memories) < limit:
+            wanted = LIST_SLICE if limit is None else min(LIST_SLICE, limit - len(memories))
+            rows = await self._all(query.format(after), (scope, *last, wanted))
+            memories += await memory_rows(rows)
+            if len(rows) < wanted:
+                break
+            after, last = f" AND (created_at, id) {beyond} (?, ?)", (rows[-1][8], rows[-1][0])
+        return memories
 
     async def memories_between(
         self, scope: str, start: datetime, end: datetime, *, limit: int
