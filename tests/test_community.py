@@ -5,11 +5,11 @@ the prune and the outreach sender run, and its last line holds every figure."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.fakes.factories import base_env
 from tests.fakes.postgres import PostgresServer
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -44,7 +44,7 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
         text=True,
         timeout=300,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1,localhost"},
+        env=base_env(PYTHONPATH=str(ROOT)),
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
