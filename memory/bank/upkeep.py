@@ -115,19 +115,22 @@ class Upkeep:
         if size > TWIN_SCAN_LIMIT:  # known before any of its vectors is read
             return []
         embedder = self.catchup.embedder.name
-        if among is None:
-            chosen, vectors = await self.store.embeddings(scope, embedder)
-        else:
-            found = await self.store.stored_vectors(scope, embedder, sorted(among))
-            chosen = np.array(sorted(found), dtype=np.int64)
-            vectors = np.stack([found[i] for i in chosen.tolist()]) if found else None
-        if vectors is None:
-            return []
-        # Compared with the scope a slice at a time: only the chosen ones' vectors are held
-        # whole, never the scope's.
         close: set[tuple[int, int]] = set()
-        async for ids, others in self.store.embedding_slices(scope, embedder):
-            close |= await asyncio.to_thread(_twins, chosen, vectors, ids, others, self.duplicate)
+        if among is None:  # every pair: the scope's vectors, read once, against themselves
+            ids, vectors = await self.store.embeddings(scope, embedder)
+            if vectors is not None:
+                close = await asyncio.to_thread(_twins, ids, vectors, ids, vectors, self.duplicate)
+        elif found := await self.store.stored_vectors(scope, embedder, sorted(among)):
+            chosen = np.array(sorted(found), dtype=np.int64)
+            vectors = np.stack([found[i] for i in chosen.tolist()])
+            # Compared with the scope a slice at a time: only the chosen ones' vectors are held
+            # whole, never the scope's.
+            async for ids, others in self.store.embedding_slices(scope, embedder):
+                close |= await asyncio.to_thread(
+                    _twins, chosen, vectors, ids, others, self.duplicate
+                )
+        if not close:
+            return []
         pairs = sorted(close)
         wanted = sorted({i for pair in pairs for i in pair})
         texts = {m.id: m.text for m in await self.store.get_memories(scope, wanted)}
