@@ -2151,3 +2151,30 @@ def test_a_friends_hen_do_and_keys_handed_over_are_read(text: str, due: datetime
 def test_not_going_with_its_i_left_out_is_left_alone(text: str) -> None:
     # (left alone before a friend's hen or stag do was a gathering, and still)
     assert reading_of(text) == []
+
+
+# --- fresh7's kinds, each with probe sentences of the helper's own --------------------------------
+
+
+def found_at(text: str, said: datetime) -> tuple[str, datetime]:
+    """The kind and due time of the one intention the local reading takes from `text`, said by
+    u1 at `said`."""
+    [found] = local_reading(Reading([Said("u1", said, text)], SCOPE, SHANGHAI, "zh", said, None))
+    return found.kind, found.due_at
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # clauses parted by spaces, the plan's day not the first said
+        ("好累 今天先这样 下周二要去体检", NOW, at(8, 18)),
+        ("今天又被甲方改需求了 烦死 周六下午两点去看牙", NOW, at(5, 17)),
+        # the time now told before the plan's hour
+        ("快十一点了还没写完 明早八点半要去驾校考科目二 睡不着", at(3, 23, 10), at(4, 11, 30)),
+        ("都十一点了 明天早上七点的高铁 还没收拾行李", at(3, 22, 50), at(4, 10)),
+    ],
+)
+def test_chinese_clauses_parted_by_spaces_and_the_time_now_before_the_plans_hour(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)

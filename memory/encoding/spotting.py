@@ -448,6 +448,9 @@ _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
 _JOINED = re.compile(r"\s*(?:at\s+|from\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+# Voice-typed and hurried Chinese parts its clauses with spaces ("今天被骂了 周五要去见家长"): a
+# clause each, as with commas.
+_CLAUSE_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff\d])")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
 # interview"): the speaker's, when the event is what the sentence begins with (the day's words
 # taken out), nobody else is named and it is not told as past.
@@ -878,7 +881,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lambda m: " " if future_spans(normalised(m.group(), now), now) else m.group(),
         text.translate(TRADITIONAL),
     )
-    sentences = _SENTENCES.findall(text)
+    sentences = _SENTENCES.findall(_CLAUSE_GAP.sub("，", text))
     lent = -1
     # The sentence before, when it named a day and no event (its index and the day's words), or
     # an event of the user's and no day (its index and the event's words).
@@ -1589,12 +1592,25 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
     return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
 
 
+def _plan_clock(sentence: str) -> ClockTime | None:
+    """The first clock time a sentence names that is not the time now told ("快十二点了还在改稿，
+    明天上午九点开会": nine)."""
+    offset = 0
+    lowered = sentence.lower()
+    while (clock := clock_time(sentence[offset:])) is not None:
+        start, end = offset + clock.start, offset + clock.end
+        if not (_NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end)):
+            return ClockTime(clock.at, start, end)
+        offset = end
+    return None
+
+
 def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
     """The words saying when: the date's, with a clock time said in the sentence, unless the
     clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
-    clock = clock_time(sentence)
+    clock = _plan_clock(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
