@@ -1133,7 +1133,6 @@ def test_fasts_check_in_opening_new_series_and_all_but_the_user_are_left_alone(t
         # the family goes.
         "my horoscope says tomorrow will be lucky lol",
         "the anniversary of the accident is next week, dreading it",
-        "下周三是我奶奶去世三周年",
         "my mum said she'd text me on sunday",
         "周末我老公带孩子回老家，我可以睡懒觉了",
     ],
@@ -2178,3 +2177,59 @@ def test_chinese_clauses_parted_by_spaces_and_the_time_now_before_the_plans_hour
     text: str, said: datetime, due: datetime
 ) -> None:
     assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        (
+            "my dad's birthday is on march 3, need gift ideas",
+            "dad's birthday",
+            datetime(2027, 3, 3, 9, tzinfo=SHANGHAI),
+        ),
+        (
+            "my grandparents' 50th wedding anniversary is on the 19th",
+            "grandparents' wedding anniversary",
+            at(19, 9),
+        ),
+        ("sister's bday is jan 22 btw", "sister's bday", datetime(2027, 1, 22, 9, tzinfo=SHANGHAI)),
+        ("my grandpa's death anniversary is on sunday", "grandpa's death anniversary", at(6, 9)),
+        ("it'll be two years since mum passed on the 14th", "death anniversary", at(14, 9)),
+        ("my son turns 5 on saturday!", "son's birthday", at(5, 9)),
+        ("me and my wife hit 20 years married on the 30th", "anniversary", at(30, 9)),
+        ("我爸生日是1月6号", "爸生日", datetime(2027, 1, 6, 9, tzinfo=SHANGHAI)),
+        ("下周一是我外婆的生日", "外婆生日", at(7, 9)),
+        ("大後天是我爺爺的忌日", "爷爷忌日", at(6, 9)),
+        ("1月10号是我奶奶去世五周年", "奶奶忌日", datetime(2027, 1, 10, 9, tzinfo=SHANGHAI)),
+        ("下周三是我奶奶去世三周年", "奶奶忌日", at(9, 9)),
+    ],
+)
+def test_a_close_ones_birthday_anniversary_or_death_day_is_a_special_day(
+    text: str, what: str, due: datetime
+) -> None:
+    [found] = reading_of(text)
+    assert (found.kind, found.what, found.due_at) == ("special_day", what, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my mum's birthday was last week",
+        "下周五我妹生日聚会，我去不了",
+        "my cousin's birthday party is on saturday but i'm not going",
+        "my roommate's birthday is on friday",
+        "我爸下周六生日，你说送啥好呢",
+    ],
+)
+def test_a_close_ones_day_gone_by_a_party_not_gone_to_a_roommates_and_one_asked_about(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+def test_a_death_day_is_not_wished_happy() -> None:
+    assert ask_for("special_day", "grandpa's death anniversary", "en") == (
+        "be there for them: grandpa's death anniversary"
+    )
+    assert ask_for("special_day", "奶奶忌日", "zh") == "今天是奶奶忌日，陪陪他们"
+    assert ask_for("special_day", "mum's birthday", "en") == "wish them a happy mum's birthday"

@@ -210,7 +210,7 @@ _SPECIAL = re.compile(
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
 _SPECIAL_DAY = re.compile(
-    r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"生日|纪念日|周年|忌日|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
     r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
@@ -360,8 +360,8 @@ _NOT_EVENT = re.compile(
     r"|电视上|电视台|重播"
     # a message forwarded, not the user's words
     r"|^(?:fwd?|forwarded)\s*:"
-    # a day of remembrance, a horoscope's day
-    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
+    # a day of remembrance but a close one's (_KIN_SPECIAL), a horoscope's day
+    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])"
 )
 # A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
 _SIGNED_OFF = re.compile(
@@ -468,12 +468,13 @@ _NOT_NOUN = frozenset({
 _PETS = r"dog|cat|puppy|kitten|pup|tortoise|rabbit|bunny|hamster|parrot|pony|horse"
 _PET_FIRST = re.compile(r"^(?:the|our|my)?\s*(?:" + _PETS + r")(?![a-z])")
 _PEOPLE = r"(?!(?:" + _PETS + r")(?![a-z]))"
-_KIN = (
+_RELATIVES = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws"
 )
+_KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
 _KIN_FIRST = re.compile(
     r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
@@ -482,6 +483,70 @@ _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
 )
+# A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
+# "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
+# 阿嬷的忌日, 爷爷去世十周年; "we hit ten years married". Not a pet's, nor a party or a present.
+_CLOSE = r"best\s+friend|bestie|bff|little\s+(?:one|man|girl|boy)|" + _RELATIVES
+_KIN_SPECIAL = re.compile(
+    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|[a-z]+ieth)\s+)?"
+    r"(?P<day>(?:(?:wedding|death)\s+)?(?:birthday|bday|anniversary))"
+    r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
+    r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
+    r"(?P<passed>passed|died)(?![a-z])"
+    r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
+    r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
+    r"(?P<reached>married|together)(?![a-z])"
+    r"|(?P<kin_zh>"
+    + _KIN_ZH
+    + r"|阿嬷|阿公|姥姥|姥爷|老爸|老妈)的?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"(?P<zh_day>生日|忌日)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
+    r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)去世[\d一二两三四五六七八九十]{1,3}周年"
+)
+
+
+def _own_day(special: re.Match[str] | None) -> str:
+    """What the user's own day _SPECIAL found is called: "birthday", 结婚纪念日, "anniversary"."""
+    if special is None:
+        return "birthday"
+    return (
+        special.group("en")
+        or special.group("en_bare")
+        or special.group("zh")
+        or special.group("zh_sober")
+        or (
+            "anniversary"
+            if special.group("together")
+            or special.group("since")
+            or special.group("sober")
+            or special.group("married")
+            else None
+        )
+        or (
+            "纪念日"
+            if special.group("zh_years") or special.group("zh_married")
+            else "生日"
+            if special.group("zh_age")
+            else "birthday"
+        )
+    )
+
+
+def _close_ones_day(kin: re.Match[str]) -> str:
+    """What a close one's day is called: "mum's birthday", 外公生日, 爷爷忌日."""
+    if kin.group("who"):
+        who = kin.group("who")
+        return f"{who}'{'' if who.endswith('s') else 's'} {kin.group('day')}"
+    if kin.group("passed"):
+        return "death anniversary"
+    if kin.group("grows"):
+        return f"{kin.group('grows')}'s birthday"
+    if kin.group("reached"):
+        return "anniversary"
+    if kin.group("kin_zh"):
+        return kin.group("kin_zh") + kin.group("zh_day")
+    return f"{kin.group('kin_died')}忌日"
+
+
 # Someone else calling or telling the user, in the clause of the asking: 他每天7点叫我起床 (not
 # 我妈生日那天提醒我).
 _BY_SOMEONE = re.compile(r"(?:[他她佢]|" + _KIN_ZH + r"(?!的|生日|过生|纪念)|闹钟)[^，,。]*$")
@@ -920,38 +985,23 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 continue
             sentence, lowered = told, told.lower()
         special = _SPECIAL.search(lowered)
-        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
+        # a close one's day told to ask what to give (我老婆下周二生日，送什么好呢): the question's
+        close = special is None and not (asked or wonder)
+        kin = _KIN_SPECIAL.search(lowered) if close else None
+        if special is None and kin is None and _SPECIAL_DAY.search(lowered):
+            # 我下周四生日, 后天我老爸生日: the day said inside
             told = normalised(sentence, now)
             coming = future_spans(told, now)
             said = _without(told.lower(), coming[0].text.lower()) if coming else ""
             special = _SPECIAL.search(said)
-        if special is not None:
+            kin = _KIN_SPECIAL.search(said) if close and special is None else None
+        if special is not None or kin is not None:
             coming = future_spans(normalised(sentence, now), now)  # "on christmas day", "sat night"
             # The coming day first: "my anniversary is on the 28th" is this month's.
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = (
-                    special.group("en")
-                    or special.group("en_bare")
-                    or special.group("zh")
-                    or special.group("zh_sober")
-                    or (
-                        "anniversary"
-                        if special.group("together")
-                        or special.group("since")
-                        or special.group("sober")
-                        or special.group("married")
-                        else None
-                    )
-                    or (
-                        "纪念日"
-                        if special.group("zh_years") or special.group("zh_married")
-                        else "生日"
-                        if special.group("zh_age")
-                        else "birthday"
-                    )
-                )
+                what = _close_ones_day(kin) if kin is not None else _own_day(special)
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = normalised(sentence, now)
