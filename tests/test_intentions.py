@@ -2233,3 +2233,18 @@ def test_a_death_day_is_not_wished_happy() -> None:
     )
     assert ask_for("special_day", "奶奶忌日", "zh") == "今天是奶奶忌日，陪陪他们"
     assert ask_for("special_day", "mum's birthday", "en") == "wish them a happy mum's birthday"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("4am and I'm eating cereal, pray for me", at(3, 4, 10)),
+        ("1am and I'm rewatching friends again, send snacks", at(3, 1, 20)),
+    ],
+)
+def test_the_time_now_opening_the_message_is_no_plan(text: str, said: datetime) -> None:
+    assert local_reading(Reading([Said("u1", said, text)], SCOPE, SHANGHAI, "en", said, None)) == []
+
+
+def test_the_plans_hour_after_the_time_now() -> None:
+    assert found_at("快十点了 下午三点要去面试", at(3, 9)) == ("follow_up", at(3, 18))

@@ -723,8 +723,11 @@ _DOING = re.compile(
 _NOW_IS = re.compile(
     r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
 )
-# The time now, told after it: 下午三点了, 都十二点多啦.
+# The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
+_NOW_AND = re.compile(
+    r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
+)
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -1482,8 +1485,9 @@ def _asked(remind: re.Match[str]) -> str:
 def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     """An event at a clock time or in some hours with no day named, told as the user's plan
     (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
-    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
-    clock = clock_time(sentence)
+    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛) or only the time now is
+    ("it's almost midnight", 三点了还在开会)."""
+    clock = _plan_clock(sentence)
     later = IN_HOURS.search(sentence) if clock is None else None
     if (clock is None and later is None) or _HABIT.search(lowered):
         return []
@@ -1516,8 +1520,6 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if any(m.day < now.date() for m in find_dates(sentence, now)):
         return []
-    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
-        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
@@ -1649,7 +1651,8 @@ def _plan_clock(sentence: str) -> ClockTime | None:
     lowered = sentence.lower()
     while (clock := clock_time(sentence[offset:])) is not None:
         start, end = offset + clock.start, offset + clock.end
-        if not (_NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end)):
+        now = _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end)
+        if not (now or (start == 0 and _NOW_AND.match(lowered, end))):
             return ClockTime(clock.at, start, end)
         offset = end
     return None
