@@ -2248,3 +2248,33 @@ def test_the_time_now_opening_the_message_is_no_plan(text: str, said: datetime) 
 
 def test_the_plans_hour_after_the_time_now() -> None:
     assert found_at("快十点了 下午三点要去面试", at(3, 9)) == ("follow_up", at(3, 18))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a friend or a colleague by their name
+        "my friend jo is running the marathon on sunday, so proud",
+        "my colleague Tom has his interview on monday",
+        "my coworker dan is presenting at the conference tomorrow",
+        # a relative arriving, on their own by their pronoun after
+        "my husband's flight lands at 6am tomorrow, he'll grab a cab home",
+        # someone's wedding, the part in it another's
+        "我老公的同事下周结婚，他去当伴郎",
+    ],
+)
+def test_a_named_friends_event_a_relative_arriving_alone_and_anothers_part_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("后天带女儿去打疫苗，她怕得要命", at(5, 18)),
+        ("my mum's flight lands at 6 tomorrow, I'm picking her up", at(4, 21)),
+    ],
+)
+def test_a_relative_the_user_takes_or_meets_is_still_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)

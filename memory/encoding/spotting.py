@@ -578,7 +578,9 @@ _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
     r"|roommates?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|mates?|buddy|buddies|pal|pals|bestie|bff"
-    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|landlord|client|mentor|tutor)"
+    r"(?:\s+(?!(?:and|n|&|who|i)(?![a-z]))[a-z]+)?"  # their name: "my friend priya is defending"
+    r"(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
@@ -601,7 +603,8 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^[^，,。我]{0,6}我的?"
+    # (without 我 too, unless the user takes them: 明天送儿子去幼儿园，他不想去)
+    r"|^[^，,。我送陪带接]{0,6}(?:我的?)?"
     + _KIN_ZH
     + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
@@ -616,8 +619,11 @@ _KIN_OWN = re.compile(
     # their trip away, told with their pronoun after: "my sister's flying to toronto on the
     # 9th, she's so excited"
     r"|^(?:(?:my|our)\s+)?" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s+is|\s+are)\s+"
-    r"(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out|away"
-    r"|abroad|back)(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
+    r"(?:(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out"
+    r"|away|abroad|back)"
+    # or arriving: "my husband's flight lands at 6am tomorrow, he'll grab a cab"
+    r"|(?:flight|train|plane|bus|coach|ferry)\s+(?:lands|arrives|gets\s+in|comes\s+in))"
+    r"(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
     r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
