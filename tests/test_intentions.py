@@ -2278,3 +2278,21 @@ def test_a_named_friends_event_a_relative_arriving_alone_and_anothers_part_are_l
 )
 def test_a_relative_the_user_takes_or_meets_is_still_read(text: str, due: datetime) -> None:
     assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what is on in the night, not stayed up for
+        "the derby is on at 1am our time, no way I'm staying up",
+        "the fight starts at 2am, not staying up for that",
+        "the election results come in at 4am, no way i'm staying up",
+        # a place's hours
+        "hospital visiting hours are 2 to 4pm on weekends, so annoying",
+        "医院探视时间是下午三点到五点，每次都排队",
+    ],
+)
+def test_what_is_on_in_the_night_not_stayed_up_for_and_a_places_hours_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []

@@ -382,7 +382,11 @@ _NOT_GOING = re.compile(
     r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
     r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
     r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
-    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering))(?![a-z])"
+    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering"
+    r"|staying\s+up|getting\s+up))(?![a-z])"
+    # "no way i'm staying up" for what is on in the night
+    r"|(?<![a-z])no\s+way\s+(?:i['\u2019]?m|im|i\s+am|am\s+i|i['\u2019]?ll)\s+(?:staying\s+up|getting"
+    r"\s+up|waking\s+up|going|watching|making\s+it)(?![a-z])"
     # Work in the way: "my mate's band is on friday but i have work".
     r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
     r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
@@ -401,7 +405,7 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # "not going", its "I" left out, a clause of its own: "stag do next weekend, not going tho"
     r"|(?:^|[,;.!]\s*)(?:(?:but|tho|though|and|def(?:initely)?|prob(?:ably)?)\s+)?not\s+(?:going|coming"
-    r"|attending)(?![a-z])"
+    r"|attending|staying\s+up)(?![a-z])"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
     r"(?=\s*(?:$|[,.!?;]))"
@@ -1243,8 +1247,10 @@ _BOOKED_IN = re.compile(
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
-_CLOSES_ZH = re.compile(
+_CLOSES = re.compile(
     r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
+    r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
+    r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
 )
 # The user does not care: "the match on sunday is at 3, who cares".
 _SHRUG = re.compile(
@@ -1284,8 +1290,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
-    if _CLOSES_ZH.search(clause):
-        return False  # 超市周日晚上九点关门: a place's hours; 电影明天上映: a release
+    if _CLOSES.search(clause):
+        return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
         return False  # "the match on sunday is at 3, who cares": not the user's
     if mention.day == now.date() and (
@@ -1506,6 +1512,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if _OVERRAN_ZH.search(sentence):
         return []  # 早上八点的会拖到十点半: today's, gone on past its hour
+    if _CLOSES.search(lowered):
+        return []  # "visiting hours are 3 to 5pm": a place's hours
     chinese = CHINESE.search(sentence) is not None
     own = (
         _FIRST_PERSON.search(lowered)
