@@ -2296,3 +2296,32 @@ def test_what_is_on_in_the_night_not_stayed_up_for_and_a_places_hours_are_left_a
     text: str,
 ) -> None:
     assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # signed up for a race, by its distance or its name, its day in the next sentence
+        ("I registered for the 10k, it's on the 20th!", NOW, at(20, 18)),
+        (
+            "ok I did it, I signed up for the half marathon. it's on May 17",
+            datetime(2026, 5, 5, 12, 40, tzinfo=SHANGHAI),
+            datetime(2026, 5, 17, 18, tzinfo=SHANGHAI),
+        ),
+        ("我报名了半马。12月20号跑", NOW, at(20, 18)),
+        # a game's raid
+        ("今晚打团本 九点开 不到不许下线", NOW, at(4, 0)),
+        ("周六晚上公会开荒 我是主T", NOW, at(5, 21)),
+        # called in for a talk
+        ("老板说明天下午两点找我谈绩效", NOW, at(4, 17)),
+    ],
+)
+def test_a_race_signed_up_for_a_games_raid_and_a_talk_called_in_for(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize("text", ["the 10k was great yesterday", "I ran a 10k last sunday"])
+def test_a_race_run_is_past(text: str) -> None:
+    assert reading_of(text) == []

@@ -321,10 +321,15 @@ _ONE_ON_ONE = re.compile(
 )
 
 
+# A race by its distance: "the 10k", "a 5k".
+_RACE = re.compile(r"(?<![\w.])(?:5|10|15|21|42)\s?k(?![a-z\d])")
+
+
 def _has_event(lowered: str) -> bool:
     return (
         _event_among(_WORD_EN.findall(lowered)) is not None
         or bool(_ONE_ON_ONE.search(lowered))
+        or bool(_RACE.search(lowered))
         or bool(_AGE_PARTY.search(lowered))
     )
 
@@ -349,7 +354,9 @@ _EVENT_ZH = re.compile(
     # shows, deadlines
     r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|大寿|寿宴|第一天|幼儿园|沙龙|分享会|上台|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
-    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
+    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车|"
+    # a game's raid (团本, 开荒 a new one), being called in for a talk (找我谈绩效)
+    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -1285,6 +1292,7 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if (
         _PAST_EN.search(told)
         and not _FUTURE_EN.search(lowered[: _told_through(sentence, mention)])
+        and not _SIGNED_UP.search(told)
         and _PAST_EN.search(_clause(lowered, mention.start))
     ):
         return False
@@ -1385,6 +1393,13 @@ def _named_event(sentence: str, lowered: str) -> bool:
     return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
 
 
+# Signed up for what is to come: done, its event not ("ok I did it, I signed up for the 10k").
+_SIGNED_UP = re.compile(
+    r"(?<![a-z])(?:signed\s+up|registered|entered|enrolled|booked\s+(?:in|myself|a\s+place))"
+    r"(?:\s+\w+)?\s+(?:for|in)(?![a-z])|报了?名|报了个"
+)
+
+
 def _own_event(sentence: str, lowered: str) -> bool:
     """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
     after it may say): named, theirs, neither denied nor someone else's, nor told as done
@@ -1401,7 +1416,8 @@ def _own_event(sentence: str, lowered: str) -> bool:
         return False
     if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
         return False
-    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
+    done = any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence)
+    if done and not _SIGNED_UP.search(lowered):
         return False
     return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
 
@@ -1411,13 +1427,17 @@ def _own_event(sentence: str, lowered: str) -> bool:
 _BACK_LEAD = re.compile(
     r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
 )
+_ON = re.compile(r"on\s+")  # "it's on may 17": a date's "on" is not its mention's
 
 
 def _refers_back(lowered: str, mention: DateMention) -> bool:
     """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
     anything else in its first clause ("tomorrow I'm off" says something of its own)."""
     lead = _BACK_LEAD.match(lowered)
-    if lead is None or lead.end() != mention.start:
+    if lead is None:
+        return False
+    on = _ON.match(lowered, lead.end())
+    if mention.start not in (lead.end(), lead.end() if on is None else on.end()):
         return False
     return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
 
