@@ -1445,7 +1445,10 @@ _CLOCK_HOUR = r"(?:\d{1,2}|" + "|".join(sorted(_CLOCK_WORDS, key=len, reverse=Tr
 # What a number after "at" counts when it is no hour: "at 3 people", "at 8%", "at 5 km".
 _NOT_A_TIME = (
     r"(?!\s*(?:%|percent|people|persons?|times|minutes?|mins?|hours?|hrs?|days?|weeks?|"
-    r"months?|years?|degrees?|points?|pts?|kg|km|k|lbs?|miles?|mph|st|nd|rd|th|of|x|/|-\d)"
+    r"months?|years?|degrees?|points?|pts?|kg|km|k|lbs?|miles?|mph|st|nd|rd|th|of|x|/|-\d"
+    # a count of a game's ("lost by one round", "at 2 goals down") or a measure's
+    r"|rounds?|goals?|games?|sets?|laps?|matches|frames?|runs?|wickets?|strokes?|shots?|votes?"
+    r"|seconds?|secs?|levels?|places?|spots?|stars?|pages?|metres?|meters?|feet|ft|inches?|cm)"
     r"(?![a-z]))"
 )
 _CLOCK_EN = re.compile(

@@ -1355,7 +1355,8 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
     "text",
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
      "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
-     "version 2.15.1"],
+     "version 2.15.1", "lost by one round", "we're at 2 goals down", "by three laps",
+     "around 5 sets", "at 7 pages"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None

@@ -2325,3 +2325,10 @@ def test_a_race_signed_up_for_a_games_raid_and_a_talk_called_in_for(
 @pytest.mark.parametrize("text", ["the 10k was great yesterday", "I ran a 10k last sunday"])
 def test_a_race_run_is_past(text: str) -> None:
     assert reading_of(text) == []
+
+
+def test_a_count_of_a_game_is_not_the_events_hour() -> None:
+    assert found_in("we lost by two goals, cup final is on saturday at 3pm") == (
+        "follow_up",
+        at(5, 18),
+    )
