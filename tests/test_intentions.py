@@ -2332,3 +2332,24 @@ def test_a_count_of_a_game_is_not_the_events_hour() -> None:
         "follow_up",
         at(5, 18),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        (
+            "国庆节第一天就加班 10月4号要去喝喜酒",
+            datetime(2026, 10, 1, 1, 30, tzinfo=SHANGHAI),
+            datetime(2026, 10, 4, 18, tzinfo=SHANGHAI),
+        ),
+        (
+            "国庆第一天就堵车，3号要去见客户",
+            datetime(2026, 10, 1, 10, tzinfo=SHANGHAI),
+            datetime(2026, 10, 3, 18, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_holidays_first_day_names_a_day_not_an_event(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
