@@ -2353,3 +2353,34 @@ def test_a_holidays_first_day_names_a_day_not_an_event(
     text: str, said: datetime, due: datetime
 ) -> None:
     assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # today's plan, a feeling told after it
+        ("今天下午两点面试，紧张死了", at(3, 8), at(3, 17)),
+        # a doubt of wanting it, not of its happening
+        ("the second interview is on monday, not sure I even want the job tbh", NOW, at(7, 18)),
+        # "we meet at"
+        ("my advisor reads my draft with me on friday, we meet at 10am", NOW, at(4, 13)),
+        ("tomorrow the landlord does the inventory with me, we meet at 9", NOW, at(4, 12)),
+        # a call moved
+        ("our call got pushed to 5pm today", at(3, 9), at(3, 20)),
+    ],
+)
+def test_a_feeling_after_todays_plan_a_doubt_of_wanting_it_we_meet_and_a_call_moved(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "got the call yesterday, I got the job!!",
+        "not sure if the interview is on monday or tuesday",
+    ],
+)
+def test_a_call_got_and_a_doubt_of_the_day_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []

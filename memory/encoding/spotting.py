@@ -275,7 +275,7 @@ _EVENT_PAIRS = frozenset({
     "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
     "health check", "eye check", "boiler service", "car service", "smear test", "call with",
     "park run", "zoom call", "video call", "phone call", "conference call", "sales call",
-    "intro call",
+    "intro call", "the call", "our call",
     # shifts ("back on nights"), a selection's rounds, one's results
     "on night", "night shift", "first round", "second round", "third round", "final round",
     "next round", "call back", "my grade", "my mark", "my score", "offer letter",
@@ -767,7 +767,8 @@ _UNREAL = re.compile(
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
 _UNSURE = re.compile(
-    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
+    # (not a doubt of wanting it: "not sure I even want the job")
+    r"(?<![a-z])(?:not\s+sure(?!\s+(?:if\s+)?i\s+(?:even\s+)?(?:want|like|need))|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+the\s+weather(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
@@ -862,7 +863,7 @@ _PLAN_EN = re.compile(
     r"|pjs|sweats|uniform|costume|meetings|lectures|hell|heaven|agony)(?![a-z]))[a-z]{3,}"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
-    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
+    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married|meet"
     r"|exchange|complete)"
     r"|got\s+(?:a|an|my)"
     # looked forward to, whatever its name: "can't wait for my spa day on the 12th"
@@ -1302,8 +1303,10 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
         return False  # "the match on sunday is at 3, who cares": not the user's
+    # (up to the day's clause: 今天十点开会，心态崩了 tells a feeling after it)
+    said = sentence[: _told_through(sentence, mention)]
     if mention.day == now.date() and (
-        (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
+        (_PAST_ZH.search(said) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
         return False  # 今天开会开了一整天, 今天的会开得好累
     # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
