@@ -2384,3 +2384,24 @@ def test_a_feeling_after_todays_plan_a_doubt_of_wanting_it_we_meet_and_a_call_mo
 )
 def test_a_call_got_and_a_doubt_of_the_day_are_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # meant to go, then given up
+        "圣诞节就是后天了 本来想去滑雪 太贵了 算了",
+        "明天就是周末 本来想去看展 人太多了 算了吧",
+        # a mix-up recounted
+        "remember that time I showed up for my 10am flight at 10pm lol",
+        "I showed up to the 8am lecture at 8pm once haha",
+    ],
+)
+def test_a_plan_given_up_and_a_mix_up_recounted_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_a_plan_moved_and_an_exam_shrugged_off_are_still_read() -> None:
+    # (read before a plan given up was left alone, and still)
+    assert found_in("本来周五要去面试，后来改到下周一了") == ("follow_up", at(7, 18))
+    assert found_in("明天考试。算了不想了，睡觉") == ("follow_up", at(4, 18))

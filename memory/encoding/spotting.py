@@ -423,6 +423,8 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|又要吵|又得吵|吵得要命|噪音"
     r"|不想去了|不想参加了|推掉了"
+    # meant to, then given up: 本来想去环球影城…算了
+    r"|(?:本来|原本|本想)[^。]*(?:^|[，,\s])算了[吧啦]?[。!！~]*$"
     # asked along, with no time for it: 叫我去帮忙我没空
     r"|(?:叫|请|约|喊|让)我[^。]*我(?:都|也|真的?|实在)?没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
@@ -576,7 +578,7 @@ _PAST_EN = re.compile(
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
     r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
     r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept|broke|threw|crashed|fell"
-    r"|died|flooded)(?![a-z])"
+    r"|died|flooded|showed|turned\s+up)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
