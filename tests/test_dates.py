@@ -1021,6 +1021,14 @@ def test_future_spans(text: str, first: str, last: str) -> None:
     assert ahead(text) == [(first, last, text)]
 
 
+def test_a_day_read_ahead_then_kaishi_is_the_day_something_starts() -> None:
+    # said on Sunday 29 November: 周二开始 is the coming Tuesday; 周二开始就一直 looked back
+    assert ahead("周二开始新工作") == [("2026-12-01", "2026-12-01", "周二")]
+    assert ahead("三月开始学钢琴") == [("2027-03-01", "2027-03-31", "三月")]
+    assert ahead("周二开始就一直下雨") == []
+    assert ahead("上周二开始减肥") == []
+
+
 # Said on Wednesday 25 November 2026: the convention for this / next / on + weekday.
 FUTURE_ON_WEDNESDAY = [
     ("this Friday", "2026-11-27"),

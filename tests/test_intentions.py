@@ -2405,3 +2405,11 @@ def test_a_plan_moved_and_an_exam_shrugged_off_are_still_read() -> None:
     # (read before a plan given up was left alone, and still)
     assert found_in("本来周五要去面试，后来改到下周一了") == ("follow_up", at(7, 18))
     assert found_in("明天考试。算了不想了，睡觉") == ("follow_up", at(4, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [("周一开始新工作 有点紧张", at(7, 18)), ("下周三换到新岗位了", at(9, 18))],
+)
+def test_a_new_job_starting_on_a_day(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
