@@ -2413,3 +2413,33 @@ def test_a_plan_moved_and_an_exam_shrugged_off_are_still_read() -> None:
 )
 def test_a_new_job_starting_on_a_day(text: str, due: datetime) -> None:
     assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # years since the two met
+        ("1月5号是我跟她认识五周年", datetime(2027, 1, 5, 9, tzinfo=SHANGHAI)),
+        ("15号是我和老婆相识八周年", at(15, 9)),
+    ],
+)
+def test_years_since_the_two_met_is_their_anniversary(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["tomorrow is my off day, gonna binge netflix", "sunday's my rest day so no gym"]
+)
+def test_an_off_day_or_a_rest_day_is_no_event(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tomorrow is my off day so I'm taking the kids to the zoo",
+        "tomorrow is my day off so I am taking the kids to the zoo",
+    ],
+)
+def test_an_outing_on_a_day_off_is_read(text: str) -> None:
+    assert found_in(text) == ("follow_up", at(4, 18))

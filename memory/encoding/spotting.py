@@ -193,7 +193,8 @@ _SPECIAL = re.compile(
     r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
     r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
-    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证|认识|相识|订婚)[\d一二两三四五六七八九十百千]{1,4}"
+    r"(?:周年|天|个月))"
     # an age reached: 我下周六就满三十了, 我25号满20岁
     r"|我[^，。,\s]{0,8}?满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?P<zh_age>周?岁|了|啦)"
     # A birthday told by the age: "I'm turning 30 on saturday".
@@ -675,7 +676,8 @@ _PUBLIC = re.compile(rf"(?<![a-z])(?:{_PUBLIC_DAYS})(?![a-z])")
 # A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
 _DAY_OFF = re.compile(
     rf"(?<![a-z])(?:{_PUBLIC_DAYS}"
-    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|off\s+day|rest\s+day|road\s*works|building\s+work"
+    r"|construction"
     r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
     r"|(?:server|system|database|db|site|website|app|platform)\s+(?:migration|upgrade|update|cutover)"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
@@ -1321,8 +1323,9 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
-    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
-        return False  # "tomorrow is a holiday"
+    off = _DAY_OFF.sub(" ", lowered)
+    if _DAY_OFF.search(lowered) and not (_has_event(off) or _OUTING.search(off)):
+        return False  # "tomorrow is a holiday"; not "day off so i'm taking the kids to the zoo"
     idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
     if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
         return False  # "tonight i'm just gonna chill", "starting my diet on monday"
@@ -1332,6 +1335,10 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
 
 
+# Somewhere gone to on a day off: "taking the kids to the zoo".
+_OUTING = re.compile(
+    r"(?<![a-z])(?:taking|going|heading|driving|off)\s+(?:[a-z]+\s+){0,3}?to\s+the\s+[a-z]+"
+)
 _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
 # A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
 # "so i might be slow to reply".
