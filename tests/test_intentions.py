@@ -2443,3 +2443,26 @@ def test_an_off_day_or_a_rest_day_is_no_event(text: str) -> None:
 )
 def test_an_outing_on_a_day_off_is_read(text: str) -> None:
     assert found_in(text) == ("follow_up", at(4, 18))
+
+
+def test_halloween_in_chinese_is_the_31st_of_october() -> None:
+    october = datetime(2026, 10, 22, 0, 40, tzinfo=SHANGHAI)
+    assert found_at("万圣节要去朋友家的派对", october) == (
+        "follow_up",
+        datetime(2026, 10, 31, 18, tzinfo=SHANGHAI),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a child's trip or camp of their own, by their pronoun after
+        "my son's field trip is on friday, he's so excited",
+        "my daughter's scout camp is next weekend, she can't wait",
+        # those it is for, named after
+        "周五面试的是我同事 不是我",
+        "下周三考试的是隔壁班",
+    ],
+)
+def test_a_childs_own_trip_and_those_it_is_for_named_after_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []

@@ -446,6 +446,8 @@ _NOT_GOING = re.compile(
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
+    # those it is for named after: 下周一考试的是隔壁班
+    r"|的(?:是|都是)(?:隔壁|别的|其他|他们|她们|他|她|我(?:同事|朋友|室友|同学|老公|老婆))"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -653,12 +655,12 @@ _KIN_OWN = re.compile(
     + r"(?:"
     + _KIN
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
-    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training|trip|camp|excursion))\s*)*"
     # a kind of exam or interview of theirs: "my sister's job interview", "driving test"
     r"(?:(?:job|driving|theory|entrance|music|piano|dance|swimming|grading|visa|uni|college"
     r"|school|bar|board)\s+)?"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
-    r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
+    r"|audition|club|class|lessons?|practice|training|date|trip|excursion|camp|sleepover)(?![a-z])"
     # (their exam with the user's 我 left out too: 表妹周日考研，她压力好大)
     r"|^[^，,。我]{0,6}(?:我的?)?"
     + _KIN_ZH
