@@ -1467,7 +1467,9 @@ _CLOCK_EN = re.compile(
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
     # (not "at twenty to 11": minutes to an hour, read above when said without "at")
-    r"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?"
+    # (a time moved to: "the review got moved to 4")
+    r"|(?:at|around|about|by|@|(?:moved|pushed|changed|bumped|rescheduled)(?:\s+(?:back|forward))?"
+    r"\s+to(?=\s))\s*(?:around\s+|about\s+)?"
     r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
     rf"(?P<h3>{_CLOCK_HOUR})"
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"

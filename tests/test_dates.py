@@ -1021,6 +1021,18 @@ def test_future_spans(text: str, first: str, last: str) -> None:
     assert ahead(text) == [(first, last, text)]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my 1:1 got pushed to 4 today", time(16, 0)),
+        ("the viewing got moved back to 5:30", time(17, 30)),
+    ],
+)
+def test_a_time_moved_to_is_read(text: str, expected: time) -> None:
+    said = clock_time(text)
+    assert said is not None and said.at == expected
+
+
 def test_a_day_read_ahead_then_kaishi_is_the_day_something_starts() -> None:
     # said on Sunday 29 November: 周二开始 is the coming Tuesday; 周二开始就一直 looked back
     assert ahead("周二开始新工作") == [("2026-12-01", "2026-12-01", "周二")]

@@ -2466,3 +2466,27 @@ def test_halloween_in_chinese_is_the_31st_of_october() -> None:
 )
 def test_a_childs_own_trip_and_those_it_is_for_named_after_are_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Cantonese 同 for "and", 拍拖 for dating, a wedding's years unnumbered
+        ("1月21號係我同老公結婚週年", datetime(2027, 1, 21, 9, tzinfo=SHANGHAI)),
+        ("19号是我同女朋友拍拖三周年", at(19, 9)),
+        ("3月3号是我们结婚周年", datetime(2027, 3, 3, 9, tzinfo=SHANGHAI)),
+    ],
+)
+def test_cantonese_and_unnumbered_wedding_anniversaries(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("my 1:1 got pushed to 4 today, ugh", at(3, 19)),
+        ("tomorrow's viewing got moved to 5", at(4, 20)),
+    ],
+)
+def test_the_hour_an_event_is_moved_to(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
