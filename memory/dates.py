@@ -102,7 +102,9 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   "the fall of ..." are not taken.
 * Since: "since May", "ever since last week", "since 2020", "since Monday", 自从五月, 五月以来,
   上周以来, 去年至今, 三月开始 = from the first day of what follows (or precedes) to today;
-  said of a day still to come ("明天开始"), the day alone.
+  said of a day still to come ("明天开始"), the day alone; in the future sense, 开始 after a
+  day is the day something starts (周一开始新工作: the coming Monday) unless what follows has
+  gone on since (周一开始就一直下雨).
 * Parts of this month or week alone: "the end of the month" / 月底 / 月初 / "the beginning of
   the week" = this one's part, or (in the past sense) the previous one's while this one's has
   not begun; "later this week" / "later this month" = tomorrow to its end.
@@ -714,6 +716,9 @@ _AFTER_BARE_RI = frozenset("游内后前间以之来左右多余起止")
 # 五月以来, 上周以来). English "since" before the words, Chinese before or after them.
 _SINCE_BEFORE = re.compile(r"(?:(?<![a-z])(?:ever\s+)?since\s+|(?:自从|自打|打从)\s*)$")
 _SINCE_AFTER = re.compile(r"\s*(?:以来|至今|到现在|开始)")
+# 开始 after a day read ahead is the day something starts (周一开始新工作), unless what follows
+# has gone on since (周一开始就一直下雨).
+_STARTS_ZH = re.compile(r"\s*开始(?!\s*(?:就|都|一直|便|已经|到现在|至今))")
 # A time of day after a day: "tomorrow evening", "on Friday night", 明天晚上.
 _HOURS_AFTER = re.compile(
     r"\s+(?:in\s+the\s+|at\s+)?(?P<en>morning|afternoon|evening|night|noon)(?![a-z])"
@@ -1445,7 +1450,10 @@ _CLOCK_HOUR = r"(?:\d{1,2}|" + "|".join(sorted(_CLOCK_WORDS, key=len, reverse=Tr
 # What a number after "at" counts when it is no hour: "at 3 people", "at 8%", "at 5 km".
 _NOT_A_TIME = (
     r"(?!\s*(?:%|percent|people|persons?|times|minutes?|mins?|hours?|hrs?|days?|weeks?|"
-    r"months?|years?|degrees?|points?|pts?|kg|km|k|lbs?|miles?|mph|st|nd|rd|th|of|x|/|-\d)"
+    r"months?|years?|degrees?|points?|pts?|kg|km|k|lbs?|miles?|mph|st|nd|rd|th|of|x|/|-\d"
+    # a count of a game's ("lost by one round", "at 2 goals down") or a measure's
+    r"|rounds?|goals?|games?|sets?|laps?|matches|frames?|runs?|wickets?|strokes?|shots?|votes?"
+    r"|seconds?|secs?|levels?|places?|spots?|stars?|pages?|metres?|meters?|feet|ft|inches?|cm)"
     r"(?![a-z]))"
 )
 _CLOCK_EN = re.compile(
@@ -1459,7 +1467,9 @@ _CLOCK_EN = re.compile(
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
     # (not "at twenty to 11": minutes to an hour, read above when said without "at")
-    r"|(?:at|around|about|by|@)\s*(?:around\s+|about\s+)?"
+    # (a time moved to: "the review got moved to 4")
+    r"|(?:at|around|about|by|@|(?:moved|pushed|changed|bumped|rescheduled)(?:\s+(?:back|forward))?"
+    r"\s+to(?=\s))\s*(?:around\s+|about\s+)?"
     r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
     rf"(?P<h3>{_CLOCK_HOUR})"
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
@@ -1647,6 +1657,8 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
         floor, consumed = consumed, m.end()  # even when rejected: those words were not a date
         # "Since" looks back: what it is said of is read in the past sense ("五月以来").
         since = _since(lowered, m, floor)
+        if since is not None and ahead and _STARTS_ZH.match(lowered, m.end()):
+            since = None
         meant = _resolve(m, today, text, ahead and since is None)
         if meant is None:
             continue

@@ -1021,6 +1021,26 @@ def test_future_spans(text: str, first: str, last: str) -> None:
     assert ahead(text) == [(first, last, text)]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my 1:1 got pushed to 4 today", time(16, 0)),
+        ("the viewing got moved back to 5:30", time(17, 30)),
+    ],
+)
+def test_a_time_moved_to_is_read(text: str, expected: time) -> None:
+    said = clock_time(text)
+    assert said is not None and said.at == expected
+
+
+def test_a_day_read_ahead_then_kaishi_is_the_day_something_starts() -> None:
+    # said on Sunday 29 November: 周二开始 is the coming Tuesday; 周二开始就一直 looked back
+    assert ahead("周二开始新工作") == [("2026-12-01", "2026-12-01", "周二")]
+    assert ahead("三月开始学钢琴") == [("2027-03-01", "2027-03-31", "三月")]
+    assert ahead("周二开始就一直下雨") == []
+    assert ahead("上周二开始减肥") == []
+
+
 # Said on Wednesday 25 November 2026: the convention for this / next / on + weekday.
 FUTURE_ON_WEDNESDAY = [
     ("this Friday", "2026-11-27"),
@@ -1355,7 +1375,8 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
     "text",
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
      "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
-     "version 2.15.1"],
+     "version 2.15.1", "lost by one round", "we're at 2 goals down", "by three laps",
+     "around 5 sets", "at 7 pages"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None

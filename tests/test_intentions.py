@@ -1133,7 +1133,6 @@ def test_fasts_check_in_opening_new_series_and_all_but_the_user_are_left_alone(t
         # the family goes.
         "my horoscope says tomorrow will be lucky lol",
         "the anniversary of the accident is next week, dreading it",
-        "下周三是我奶奶去世三周年",
         "my mum said she'd text me on sunday",
         "周末我老公带孩子回老家，我可以睡懒觉了",
     ],
@@ -2151,3 +2150,343 @@ def test_a_friends_hen_do_and_keys_handed_over_are_read(text: str, due: datetime
 def test_not_going_with_its_i_left_out_is_left_alone(text: str) -> None:
     # (left alone before a friend's hen or stag do was a gathering, and still)
     assert reading_of(text) == []
+
+
+# --- fresh7's kinds, each with probe sentences of the helper's own --------------------------------
+
+
+def found_at(text: str, said: datetime) -> tuple[str, datetime]:
+    """The kind and due time of the one intention the local reading takes from `text`, said by
+    u1 at `said`."""
+    [found] = local_reading(Reading([Said("u1", said, text)], SCOPE, SHANGHAI, "zh", said, None))
+    return found.kind, found.due_at
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # clauses parted by spaces, the plan's day not the first said
+        ("好累 今天先这样 下周二要去体检", NOW, at(8, 18)),
+        ("今天又被甲方改需求了 烦死 周六下午两点去看牙", NOW, at(5, 17)),
+        # the time now told before the plan's hour
+        ("快十一点了还没写完 明早八点半要去驾校考科目二 睡不着", at(3, 23, 10), at(4, 11, 30)),
+        ("都十一点了 明天早上七点的高铁 还没收拾行李", at(3, 22, 50), at(4, 10)),
+    ],
+)
+def test_chinese_clauses_parted_by_spaces_and_the_time_now_before_the_plans_hour(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        (
+            "my dad's birthday is on march 3, need gift ideas",
+            "dad's birthday",
+            datetime(2027, 3, 3, 9, tzinfo=SHANGHAI),
+        ),
+        (
+            "my grandparents' 50th wedding anniversary is on the 19th",
+            "grandparents' wedding anniversary",
+            at(19, 9),
+        ),
+        ("sister's bday is jan 22 btw", "sister's bday", datetime(2027, 1, 22, 9, tzinfo=SHANGHAI)),
+        ("my grandpa's death anniversary is on sunday", "grandpa's death anniversary", at(6, 9)),
+        ("it'll be two years since mum passed on the 14th", "death anniversary", at(14, 9)),
+        ("my son turns 5 on saturday!", "son's birthday", at(5, 9)),
+        ("me and my wife hit 20 years married on the 30th", "anniversary", at(30, 9)),
+        ("我爸生日是1月6号", "爸生日", datetime(2027, 1, 6, 9, tzinfo=SHANGHAI)),
+        ("下周一是我外婆的生日", "外婆生日", at(7, 9)),
+        ("大後天是我爺爺的忌日", "爷爷忌日", at(6, 9)),
+        ("1月10号是我奶奶去世五周年", "奶奶忌日", datetime(2027, 1, 10, 9, tzinfo=SHANGHAI)),
+        ("下周三是我奶奶去世三周年", "奶奶忌日", at(9, 9)),
+    ],
+)
+def test_a_close_ones_birthday_anniversary_or_death_day_is_a_special_day(
+    text: str, what: str, due: datetime
+) -> None:
+    [found] = reading_of(text)
+    assert (found.kind, found.what, found.due_at) == ("special_day", what, due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my mum's birthday was last week",
+        "下周五我妹生日聚会，我去不了",
+        "my cousin's birthday party is on saturday but i'm not going",
+        "my roommate's birthday is on friday",
+        "我爸下周六生日，你说送啥好呢",
+    ],
+)
+def test_a_close_ones_day_gone_by_a_party_not_gone_to_a_roommates_and_one_asked_about(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+def test_a_death_day_is_not_wished_happy() -> None:
+    assert ask_for("special_day", "grandpa's death anniversary", "en") == (
+        "be there for them: grandpa's death anniversary"
+    )
+    assert ask_for("special_day", "奶奶忌日", "zh") == "今天是奶奶忌日，陪陪他们"
+    assert ask_for("special_day", "mum's birthday", "en") == "wish them a happy mum's birthday"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("4am and I'm eating cereal, pray for me", at(3, 4, 10)),
+        ("1am and I'm rewatching friends again, send snacks", at(3, 1, 20)),
+    ],
+)
+def test_the_time_now_opening_the_message_is_no_plan(text: str, said: datetime) -> None:
+    assert local_reading(Reading([Said("u1", said, text)], SCOPE, SHANGHAI, "en", said, None)) == []
+
+
+def test_the_plans_hour_after_the_time_now() -> None:
+    assert found_at("快十点了 下午三点要去面试", at(3, 9)) == ("follow_up", at(3, 18))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a friend or a colleague by their name
+        "my friend jo is running the marathon on sunday, so proud",
+        "my colleague Tom has his interview on monday",
+        "my coworker dan is presenting at the conference tomorrow",
+        # a relative arriving, on their own by their pronoun after
+        "my husband's flight lands at 6am tomorrow, he'll grab a cab home",
+        # someone's wedding, the part in it another's
+        "我老公的同事下周结婚，他去当伴郎",
+    ],
+)
+def test_a_named_friends_event_a_relative_arriving_alone_and_anothers_part_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("后天带女儿去打疫苗，她怕得要命", at(5, 18)),
+        ("my mum's flight lands at 6 tomorrow, I'm picking her up", at(4, 21)),
+    ],
+)
+def test_a_relative_the_user_takes_or_meets_is_still_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what is on in the night, not stayed up for
+        "the derby is on at 1am our time, no way I'm staying up",
+        "the fight starts at 2am, not staying up for that",
+        "the election results come in at 4am, no way i'm staying up",
+        # a place's hours
+        "hospital visiting hours are 2 to 4pm on weekends, so annoying",
+        "医院探视时间是下午三点到五点，每次都排队",
+    ],
+)
+def test_what_is_on_in_the_night_not_stayed_up_for_and_a_places_hours_are_left_alone(
+    text: str,
+) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # signed up for a race, by its distance or its name, its day in the next sentence
+        ("I registered for the 10k, it's on the 20th!", NOW, at(20, 18)),
+        (
+            "ok I did it, I signed up for the half marathon. it's on May 17",
+            datetime(2026, 5, 5, 12, 40, tzinfo=SHANGHAI),
+            datetime(2026, 5, 17, 18, tzinfo=SHANGHAI),
+        ),
+        ("我报名了半马。12月20号跑", NOW, at(20, 18)),
+        # a game's raid
+        ("今晚打团本 九点开 不到不许下线", NOW, at(4, 0)),
+        ("周六晚上公会开荒 我是主T", NOW, at(5, 21)),
+        # called in for a talk
+        ("老板说明天下午两点找我谈绩效", NOW, at(4, 17)),
+    ],
+)
+def test_a_race_signed_up_for_a_games_raid_and_a_talk_called_in_for(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize("text", ["the 10k was great yesterday", "I ran a 10k last sunday"])
+def test_a_race_run_is_past(text: str) -> None:
+    assert reading_of(text) == []
+
+
+def test_a_count_of_a_game_is_not_the_events_hour() -> None:
+    assert found_in("we lost by two goals, cup final is on saturday at 3pm") == (
+        "follow_up",
+        at(5, 18),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        (
+            "国庆节第一天就加班 10月4号要去喝喜酒",
+            datetime(2026, 10, 1, 1, 30, tzinfo=SHANGHAI),
+            datetime(2026, 10, 4, 18, tzinfo=SHANGHAI),
+        ),
+        (
+            "国庆第一天就堵车，3号要去见客户",
+            datetime(2026, 10, 1, 10, tzinfo=SHANGHAI),
+            datetime(2026, 10, 3, 18, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_holidays_first_day_names_a_day_not_an_event(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # today's plan, a feeling told after it
+        ("今天下午两点面试，紧张死了", at(3, 8), at(3, 17)),
+        # a doubt of wanting it, not of its happening
+        ("the second interview is on monday, not sure I even want the job tbh", NOW, at(7, 18)),
+        # "we meet at"
+        ("my advisor reads my draft with me on friday, we meet at 10am", NOW, at(4, 13)),
+        ("tomorrow the landlord does the inventory with me, we meet at 9", NOW, at(4, 12)),
+        # a call moved
+        ("our call got pushed to 5pm today", at(3, 9), at(3, 20)),
+    ],
+)
+def test_a_feeling_after_todays_plan_a_doubt_of_wanting_it_we_meet_and_a_call_moved(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "got the call yesterday, I got the job!!",
+        "not sure if the interview is on monday or tuesday",
+    ],
+)
+def test_a_call_got_and_a_doubt_of_the_day_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # meant to go, then given up
+        "圣诞节就是后天了 本来想去滑雪 太贵了 算了",
+        "明天就是周末 本来想去看展 人太多了 算了吧",
+        # a mix-up recounted
+        "remember that time I showed up for my 10am flight at 10pm lol",
+        "I showed up to the 8am lecture at 8pm once haha",
+    ],
+)
+def test_a_plan_given_up_and_a_mix_up_recounted_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_a_plan_moved_and_an_exam_shrugged_off_are_still_read() -> None:
+    # (read before a plan given up was left alone, and still)
+    assert found_in("本来周五要去面试，后来改到下周一了") == ("follow_up", at(7, 18))
+    assert found_in("明天考试。算了不想了，睡觉") == ("follow_up", at(4, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [("周一开始新工作 有点紧张", at(7, 18)), ("下周三换到新岗位了", at(9, 18))],
+)
+def test_a_new_job_starting_on_a_day(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # years since the two met
+        ("1月5号是我跟她认识五周年", datetime(2027, 1, 5, 9, tzinfo=SHANGHAI)),
+        ("15号是我和老婆相识八周年", at(15, 9)),
+    ],
+)
+def test_years_since_the_two_met_is_their_anniversary(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["tomorrow is my off day, gonna binge netflix", "sunday's my rest day so no gym"]
+)
+def test_an_off_day_or_a_rest_day_is_no_event(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tomorrow is my off day so I'm taking the kids to the zoo",
+        "tomorrow is my day off so I am taking the kids to the zoo",
+    ],
+)
+def test_an_outing_on_a_day_off_is_read(text: str) -> None:
+    assert found_in(text) == ("follow_up", at(4, 18))
+
+
+def test_halloween_in_chinese_is_the_31st_of_october() -> None:
+    october = datetime(2026, 10, 22, 0, 40, tzinfo=SHANGHAI)
+    assert found_at("万圣节要去朋友家的派对", october) == (
+        "follow_up",
+        datetime(2026, 10, 31, 18, tzinfo=SHANGHAI),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a child's trip or camp of their own, by their pronoun after
+        "my son's field trip is on friday, he's so excited",
+        "my daughter's scout camp is next weekend, she can't wait",
+        # those it is for, named after
+        "周五面试的是我同事 不是我",
+        "下周三考试的是隔壁班",
+    ],
+)
+def test_a_childs_own_trip_and_those_it_is_for_named_after_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Cantonese 同 for "and", 拍拖 for dating, a wedding's years unnumbered
+        ("1月21號係我同老公結婚週年", datetime(2027, 1, 21, 9, tzinfo=SHANGHAI)),
+        ("19号是我同女朋友拍拖三周年", at(19, 9)),
+        ("3月3号是我们结婚周年", datetime(2027, 3, 3, 9, tzinfo=SHANGHAI)),
+    ],
+)
+def test_cantonese_and_unnumbered_wedding_anniversaries(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("my 1:1 got pushed to 4 today, ugh", at(3, 19)),
+        ("tomorrow's viewing got moved to 5", at(4, 20)),
+    ],
+)
+def test_the_hour_an_event_is_moved_to(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)

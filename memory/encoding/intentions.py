@@ -261,8 +261,13 @@ def _month_day(value: Any) -> tuple[int, int] | None:
 # --- turning answers into intentions -----------------------------------------------------------
 
 
+_REMEMBRANCE = re.compile(r"death|忌日")  # a close one's death day: no "happy"
+
+
 def ask_for(kind: IntentionKind, what: str, language: str) -> str:
     """What to say about `what` when it is due, when no model wrote it."""
+    if kind == "special_day" and _REMEMBRANCE.search(what):
+        return f"今天是{what}，陪陪他们" if language == "zh" else f"be there for them: {what}"
     if language == "zh":
         if kind == "reminder":
             return f"提醒：{what}"

@@ -190,10 +190,11 @@ _SPECIAL = re.compile(
     r"|(?<![a-z])(?:we|we['\u2019]ll|me\s+(?:and|n|&)\s+[a-z]+|[a-z]+\s+(?:and|n|&)\s+(?:i|me))"
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
-    r"|(?:我们?的?|我们?(?:和|跟|与)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
-    r"|(?:我们|我(?:和|跟|与)[^，。,\s]{1,6}?)"
-    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证)[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月))"
+    r"|(?:我们?的?|我们?(?:和|跟|与|同)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
+    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证|拍拖)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"|(?:我们|我(?:和|跟|与|同)[^，。,\s]{1,6}?)"
+    r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证|认识|相识|订婚|拍拖)"
+    r"(?:[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月)|周年))"
     # an age reached: 我下周六就满三十了, 我25号满20岁
     r"|我[^，。,\s]{0,8}?满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?P<zh_age>周?岁|了|啦)"
     # A birthday told by the age: "I'm turning 30 on saturday".
@@ -210,7 +211,7 @@ _SPECIAL = re.compile(
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
 _SPECIAL_DAY = re.compile(
-    r"生日|纪念日|周年|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"生日|纪念日|周年|忌日|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
     r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
@@ -275,7 +276,7 @@ _EVENT_PAIRS = frozenset({
     "stag party", "hen party", "bachelor party", "bachelorette party", "safety check", "gas check",
     "health check", "eye check", "boiler service", "car service", "smear test", "call with",
     "park run", "zoom call", "video call", "phone call", "conference call", "sales call",
-    "intro call",
+    "intro call", "the call", "our call",
     # shifts ("back on nights"), a selection's rounds, one's results
     "on night", "night shift", "first round", "second round", "third round", "final round",
     "next round", "call back", "my grade", "my mark", "my score", "offer letter",
@@ -321,10 +322,15 @@ _ONE_ON_ONE = re.compile(
 )
 
 
+# A race by its distance: "the 10k", "a 5k".
+_RACE = re.compile(r"(?<![\w.])(?:5|10|15|21|42)\s?k(?![a-z\d])")
+
+
 def _has_event(lowered: str) -> bool:
     return (
         _event_among(_WORD_EN.findall(lowered)) is not None
         or bool(_ONE_ON_ONE.search(lowered))
+        or bool(_RACE.search(lowered))
         or bool(_AGE_PARTY.search(lowered))
     )
 
@@ -343,13 +349,15 @@ _EVENT_ZH = re.compile(
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
     r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|收房|交接钥匙|交钥匙|拿钥匙|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
-    r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|订婚|(?<=的)会(?![员计议])|"
+    r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|新工作|新岗位|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
     r"雅思|托福|四级|六级|期末|期中|口语|口试|机考|马拉松|半马|越野跑|骑行|"
     # shows, deadlines
-    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|大寿|寿宴|第一天|幼儿园|沙龙|分享会|上台|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
+    r"话剧|音乐剧|歌剧|舞剧|相声|脱口秀|展览|晚会|联欢会|大寿|寿宴|(?<![号日节期假])第一天|幼儿园|沙龙|分享会|上台|交(?:论文|作业|报告|初稿|终稿|方案|材料|申请)|"
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
-    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车"
+    r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车|"
+    # a game's raid (团本, 开荒 a new one), being called in for a talk (找我谈绩效)
+    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -360,8 +368,8 @@ _NOT_EVENT = re.compile(
     r"|电视上|电视台|重播"
     # a message forwarded, not the user's words
     r"|^(?:fwd?|forwarded)\s*:"
-    # a day of remembrance, a horoscope's day
-    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])|去世|逝世|忌日"
+    # a day of remembrance but a close one's (_KIN_SPECIAL), a horoscope's day
+    r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])"
 )
 # A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
 _SIGNED_OFF = re.compile(
@@ -382,7 +390,11 @@ _NOT_GOING = re.compile(
     r"(?<![a-z])(?:i|i'm|im|we|we're|i\s+am|we\s+are)\s+(?:(?:just|really|probably|def(?:initely)?)\s+)?"
     r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
     r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
-    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering))(?![a-z])"
+    r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering"
+    r"|staying\s+up|getting\s+up))(?![a-z])"
+    # "no way i'm staying up" for what is on in the night
+    r"|(?<![a-z])no\s+way\s+(?:i['\u2019]?m|im|i\s+am|am\s+i|i['\u2019]?ll)\s+(?:staying\s+up|getting"
+    r"\s+up|waking\s+up|going|watching|making\s+it)(?![a-z])"
     # Work in the way: "my mate's band is on friday but i have work".
     r"|(?<![a-z])but\s+i(?:['\u2019]ve|\s+have)?\s+(?:got\s+)?(?:work|a\s+shift)(?![a-z])"
     r"|(?<![a-z])but\s+i['\u2019]?m\s+working(?![a-z])"
@@ -401,7 +413,7 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:sold\s+out|couldn['\u2019]?t\s+get\s+(?:a\s+)?tickets?)(?![a-z])|卖完了|没抢到"
     # "not going", its "I" left out, a clause of its own: "stag do next weekend, not going tho"
     r"|(?:^|[,;.!]\s*)(?:(?:but|tho|though|and|def(?:initely)?|prob(?:ably)?)\s+)?not\s+(?:going|coming"
-    r"|attending)(?![a-z])"
+    r"|attending|staying\s+up)(?![a-z])"
     # Skipping it, envying those who go: "i'm skipping the xmas party", 羡慕死了.
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?(?:skipping|ditching|bailing)(?:\s+it)?"
     r"(?=\s*(?:$|[,.!?;]))"
@@ -412,6 +424,8 @@ _NOT_GOING = re.compile(
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|又要吵|又得吵|吵得要命|噪音"
     r"|不想去了|不想参加了|推掉了"
+    # meant to, then given up: 本来想去环球影城…算了
+    r"|(?:本来|原本|本想)[^。]*(?:^|[，,\s])算了[吧啦]?[。!！~]*$"
     # asked along, with no time for it: 叫我去帮忙我没空
     r"|(?:叫|请|约|喊|让)我[^。]*我(?:都|也|真的?|实在)?没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
     r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
@@ -432,6 +446,8 @@ _NOT_GOING = re.compile(
     r"|没(?:被)?邀请我?|没[带叫喊]我|不[带叫喊]我"
     r"|不用去|不必去|[替代]我(?:去|参加|出席|上班|值班|开会|[了啦吧哈嘿，,。!！]|$)|只剩我|一个人在家"
     r"|不是我负责|不关我"
+    # those it is for named after: 下周一考试的是隔壁班
+    r"|的(?:是|都是)(?:隔壁|别的|其他|他们|她们|他|她|我(?:同事|朋友|室友|同学|老公|老婆))"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -448,6 +464,9 @@ _TAIL_ZH = re.compile(r"(?:了|啦|呢|哦|呀|吧|啊|哈|的)+$")
 _JOINED = re.compile(r"\s*(?:at\s+|from\s+|在\s*)?", re.IGNORECASE)  # a day, then its clock time
 _GAP_BEFORE_MARK = re.compile(r"\s+(?=[,，.!?！？])")
 _CJK_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+# Voice-typed and hurried Chinese parts its clauses with spaces ("今天被骂了 周五要去见家长"): a
+# clause each, as with commas.
+_CLAUSE_GAP = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff\d])")
 # An event stated with no one named ("the dentist is tomorrow morning", "Tomorrow's the big
 # interview"): the speaker's, when the event is what the sentence begins with (the day's words
 # taken out), nobody else is named and it is not told as past.
@@ -465,12 +484,13 @@ _NOT_NOUN = frozenset({
 _PETS = r"dog|cat|puppy|kitten|pup|tortoise|rabbit|bunny|hamster|parrot|pony|horse"
 _PET_FIRST = re.compile(r"^(?:the|our|my)?\s*(?:" + _PETS + r")(?![a-z])")
 _PEOPLE = r"(?!(?:" + _PETS + r")(?![a-z]))"
-_KIN = (
+_RELATIVES = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|" + _PETS
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws"
 )
+_KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
 _KIN_FIRST = re.compile(
     r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
@@ -479,6 +499,70 @@ _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
 )
+# A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
+# "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
+# 阿嬷的忌日, 爷爷去世十周年; "we hit ten years married". Not a pet's, nor a party or a present.
+_CLOSE = r"best\s+friend|bestie|bff|little\s+(?:one|man|girl|boy)|" + _RELATIVES
+_KIN_SPECIAL = re.compile(
+    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|[a-z]+ieth)\s+)?"
+    r"(?P<day>(?:(?:wedding|death)\s+)?(?:birthday|bday|anniversary))"
+    r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
+    r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
+    r"(?P<passed>passed|died)(?![a-z])"
+    r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
+    r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
+    r"(?P<reached>married|together)(?![a-z])"
+    r"|(?P<kin_zh>"
+    + _KIN_ZH
+    + r"|阿嬷|阿公|姥姥|姥爷|老爸|老妈)的?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"(?P<zh_day>生日|忌日)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
+    r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)去世[\d一二两三四五六七八九十]{1,3}周年"
+)
+
+
+def _own_day(special: re.Match[str] | None) -> str:
+    """What the user's own day _SPECIAL found is called: "birthday", 结婚纪念日, "anniversary"."""
+    if special is None:
+        return "birthday"
+    return (
+        special.group("en")
+        or special.group("en_bare")
+        or special.group("zh")
+        or special.group("zh_sober")
+        or (
+            "anniversary"
+            if special.group("together")
+            or special.group("since")
+            or special.group("sober")
+            or special.group("married")
+            else None
+        )
+        or (
+            "纪念日"
+            if special.group("zh_years") or special.group("zh_married")
+            else "生日"
+            if special.group("zh_age")
+            else "birthday"
+        )
+    )
+
+
+def _close_ones_day(kin: re.Match[str]) -> str:
+    """What a close one's day is called: "mum's birthday", 外公生日, 爷爷忌日."""
+    if kin.group("who"):
+        who = kin.group("who")
+        return f"{who}'{'' if who.endswith('s') else 's'} {kin.group('day')}"
+    if kin.group("passed"):
+        return "death anniversary"
+    if kin.group("grows"):
+        return f"{kin.group('grows')}'s birthday"
+    if kin.group("reached"):
+        return "anniversary"
+    if kin.group("kin_zh"):
+        return kin.group("kin_zh") + kin.group("zh_day")
+    return f"{kin.group('kin_died')}忌日"
+
+
 # Someone else calling or telling the user, in the clause of the asking: 他每天7点叫我起床 (not
 # 我妈生日那天提醒我).
 _BY_SOMEONE = re.compile(r"(?:[他她佢]|" + _KIN_ZH + r"(?!的|生日|过生|纪念)|闹钟)[^，,。]*$")
@@ -497,7 +581,7 @@ _PAST_EN = re.compile(
     r"|came|took|ate|missed|forgot|loved|hated|enjoyed|watched|played|cancell?ed|sat|slept|woke"
     r"|helped|visited|attended|celebrated|hosted|joined|tried|walked|worked|cooked|cleaned|texted"
     r"|spent|bought|told|lasted|ended|began|overran|dragged|happened|kept|broke|threw|crashed|fell"
-    r"|died|flooded)(?![a-z])"
+    r"|died|flooded|showed|turned\s+up)(?![a-z])"
     # Moved to a day to come: "the exam got moved to next week".
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
@@ -510,7 +594,9 @@ _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
     r"|roommates?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|mates?|buddy|buddies|pal|pals|bestie|bff"
-    r"|landlord|client|mentor|tutor)(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
+    r"|landlord|client|mentor|tutor)"
+    r"(?:\s+(?!(?:and|n|&|who|i)(?![a-z]))[a-z]+)?"  # their name: "my friend priya is defending"
+    r"(?:\s+(?:has|have|is|are|will)|'s\s+(?:got|going|having)"
     r"|'s\s+[a-z]+ing\s+(?:out|away|off|back|home|over|to|up|abroad)"
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
@@ -533,7 +619,8 @@ _KIN_OWN = re.compile(
     + _KIN
     + r")(?:\s+(?:has|have|is|are|will|got)|['\u2019]s)\s+"
     r"(?:got\s+|having\s+|taking\s+|doing\s+|sitting\s+)?(?:his|her|their)\s"
-    r"|^[^，,。我]{0,6}我的?"
+    # (without 我 too, unless the user takes them: 明天送儿子去幼儿园，他不想去)
+    r"|^[^，,。我送陪带接]{0,6}(?:我的?)?"
     + _KIN_ZH
     + r"(?:[^，,。]*[，,][^。]*[他她]|[^，,。]{0,3}(?:说|讲)[他她])"
     # someone else seeing to them: "my sister's flight lands at 9, my dad's picking her up"
@@ -548,8 +635,11 @@ _KIN_OWN = re.compile(
     # their trip away, told with their pronoun after: "my sister's flying to toronto on the
     # 9th, she's so excited"
     r"|^(?:(?:my|our)\s+)?" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s+is|\s+are)\s+"
-    r"(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out|away"
-    r"|abroad|back)(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
+    r"(?:(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out"
+    r"|away|abroad|back)"
+    # or arriving: "my husband's flight lands at 6am tomorrow, he'll grab a cab"
+    r"|(?:flight|train|plane|bus|coach|ferry)\s+(?:lands|arrives|gets\s+in|comes\s+in))"
+    r"(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
     r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
@@ -565,12 +655,12 @@ _KIN_OWN = re.compile(
     + r"(?:"
     + _KIN
     + r")(?:['\u2019]s|\s+has|\s+have|\s+is|\s+got)\s+(?:got\s+|having\s+|taking\s+|sitting\s+)?"
-    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training))\s*)*"
+    r"(?:(?:a|an|the|all|final|mock|big|[a-z]+\s+(?=club|class|lesson|practice|training|trip|camp|excursion))\s*)*"
     # a kind of exam or interview of theirs: "my sister's job interview", "driving test"
     r"(?:(?:job|driving|theory|entrance|music|piano|dance|swimming|grading|visa|uni|college"
     r"|school|bar|board)\s+)?"
     r"(?:exams?|tests?|finals|midterms|mocks|gcses?|a-levels|sats|hearing|court|trial|interview"
-    r"|audition|club|class|lessons?|practice|training|date)(?![a-z])"
+    r"|audition|club|class|lessons?|practice|training|date|trip|excursion|camp|sleepover)(?![a-z])"
     # (their exam with the user's 我 left out too: 表妹周日考研，她压力好大)
     r"|^[^，,。我]{0,6}(?:我的?)?"
     + _KIN_ZH
@@ -588,7 +678,8 @@ _PUBLIC = re.compile(rf"(?<![a-z])(?:{_PUBLIC_DAYS})(?![a-z])")
 # A day off, no event: "tomorrow is a holiday", "we have a bank holiday on monday".
 _DAY_OFF = re.compile(
     rf"(?<![a-z])(?:{_PUBLIC_DAYS}"
-    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|road\s*works|building\s+work|construction"
+    r"|(?:is|'s|be)\s+(?:a\s+)?holiday|day\s+off|off\s+day|rest\s+day|road\s*works|building\s+work"
+    r"|construction"
     r"|maintenance|downtime|outage|power\s+cut|servers?\s+(?:are|is|'re|'s|will\s+be)\s+down"
     r"|(?:server|system|database|db|site|website|app|platform)\s+(?:migration|upgrade|update|cutover)"
     r"|(?:check-?in|registration|applications?|bookings?|tickets?|voting)\s+(?:for\s+[a-z\s']{1,30}?)?"
@@ -655,8 +746,11 @@ _DOING = re.compile(
 _NOW_IS = re.compile(
     r"(?:(?<![a-z])(?:it'?s|it\s+is|now|already|almost|nearly|past)\s+|现在|已经)$"
 )
-# The time now, told after it: 下午三点了, 都十二点多啦.
+# The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
+_NOW_AND = re.compile(
+    r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
+)
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -679,7 +773,8 @@ _UNREAL = re.compile(
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
 # 要是能请到假就好了, 可能要出差吧，还不确定.
 _UNSURE = re.compile(
-    r"(?<![a-z])(?:not\s+sure|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
+    # (not a doubt of wanting it: "not sure I even want the job")
+    r"(?<![a-z])(?:not\s+sure(?!\s+(?:if\s+)?i\s+(?:even\s+)?(?:want|like|need))|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
     r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+the\s+weather(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
@@ -774,7 +869,7 @@ _PLAN_EN = re.compile(
     r"|pjs|sweats|uniform|costume|meetings|lectures|hell|heaven|agony)(?![a-z]))[a-z]{3,}"
     # A plan told in the present: "we close on the house on the 22nd", "i fly out monday".
     r"|(?:i|we)\s+(?:fly|leave|close|move|start|sign|graduate|land|arrive|depart|return|begin"
-    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married"
+    r"|present|pitch|perform|compete|race|travel|set\s+off|head\s+off|check\s+in|get\s+married|meet"
     r"|exchange|complete)"
     r"|got\s+(?:a|an|my)"
     # looked forward to, whatever its name: "can't wait for my spa day on the 12th"
@@ -878,7 +973,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         lambda m: " " if future_spans(normalised(m.group(), now), now) else m.group(),
         text.translate(TRADITIONAL),
     )
-    sentences = _SENTENCES.findall(text)
+    sentences = _SENTENCES.findall(_CLAUSE_GAP.sub("，", text))
     lent = -1
     # The sentence before, when it named a day and no event (its index and the day's words), or
     # an event of the user's and no day (its index and the event's words).
@@ -917,38 +1012,23 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 continue
             sentence, lowered = told, told.lower()
         special = _SPECIAL.search(lowered)
-        if special is None and _SPECIAL_DAY.search(lowered):  # 我下周四生日: the day said inside
+        # a close one's day told to ask what to give (我老婆下周二生日，送什么好呢): the question's
+        close = special is None and not (asked or wonder)
+        kin = _KIN_SPECIAL.search(lowered) if close else None
+        if special is None and kin is None and _SPECIAL_DAY.search(lowered):
+            # 我下周四生日, 后天我老爸生日: the day said inside
             told = normalised(sentence, now)
             coming = future_spans(told, now)
             said = _without(told.lower(), coming[0].text.lower()) if coming else ""
             special = _SPECIAL.search(said)
-        if special is not None:
+            kin = _KIN_SPECIAL.search(said) if close and special is None else None
+        if special is not None or kin is not None:
             coming = future_spans(normalised(sentence, now), now)  # "on christmas day", "sat night"
             # The coming day first: "my anniversary is on the 28th" is this month's.
             days = coming or find_dates(sentence, now)
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
-                what = (
-                    special.group("en")
-                    or special.group("en_bare")
-                    or special.group("zh")
-                    or special.group("zh_sober")
-                    or (
-                        "anniversary"
-                        if special.group("together")
-                        or special.group("since")
-                        or special.group("sober")
-                        or special.group("married")
-                        else None
-                    )
-                    or (
-                        "纪念日"
-                        if special.group("zh_years") or special.group("zh_married")
-                        else "生日"
-                        if special.group("zh_age")
-                        else "birthday"
-                    )
-                )
+                what = _close_ones_day(kin) if kin is not None else _own_day(special)
                 found.append(Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}"))
             continue
         sentence = normalised(sentence, now)
@@ -1181,8 +1261,10 @@ _BOOKED_IN = re.compile(
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
 # A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
-_CLOSES_ZH = re.compile(
+_CLOSES = re.compile(
     r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
+    r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
+    r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
 )
 # The user does not care: "the match on sunday is at 3, who cares".
 _SHRUG = re.compile(
@@ -1217,17 +1299,20 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if (
         _PAST_EN.search(told)
         and not _FUTURE_EN.search(lowered[: _told_through(sentence, mention)])
+        and not _SIGNED_UP.search(told)
         and _PAST_EN.search(_clause(lowered, mention.start))
     ):
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
-    if _CLOSES_ZH.search(clause):
-        return False  # 超市周日晚上九点关门: a place's hours; 电影明天上映: a release
+    if _CLOSES.search(clause):
+        return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
         return False  # "the match on sunday is at 3, who cares": not the user's
+    # (up to the day's clause: 今天十点开会，心态崩了 tells a feeling after it)
+    said = sentence[: _told_through(sentence, mention)]
     if mention.day == now.date() and (
-        (_PAST_ZH.search(sentence) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
+        (_PAST_ZH.search(said) and not _PLAN_ZH.search(sentence)) or _RATED_ZH.search(sentence)
     ):
         return False  # 今天开会开了一整天, 今天的会开得好累
     # Chat's "got" is "have", and says nothing of today's being done or to come: "got my
@@ -1240,8 +1325,9 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
-    if _DAY_OFF.search(lowered) and not _has_event(_DAY_OFF.sub(" ", lowered)):
-        return False  # "tomorrow is a holiday"
+    off = _DAY_OFF.sub(" ", lowered)
+    if _DAY_OFF.search(lowered) and not (_has_event(off) or _OUTING.search(off)):
+        return False  # "tomorrow is a holiday"; not "day off so i'm taking the kids to the zoo"
     idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
     if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
         return False  # "tonight i'm just gonna chill", "starting my diet on monday"
@@ -1251,6 +1337,10 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
 
 
+# Somewhere gone to on a day off: "taking the kids to the zoo".
+_OUTING = re.compile(
+    r"(?<![a-z])(?:taking|going|heading|driving|off)\s+(?:[a-z]+\s+){0,3}?to\s+the\s+[a-z]+"
+)
 _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
 # A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
 # "so i might be slow to reply".
@@ -1317,6 +1407,13 @@ def _named_event(sentence: str, lowered: str) -> bool:
     return _has_event(lowered) or _EVENT_ZH.search(sentence) is not None
 
 
+# Signed up for what is to come: done, its event not ("ok I did it, I signed up for the 10k").
+_SIGNED_UP = re.compile(
+    r"(?<![a-z])(?:signed\s+up|registered|entered|enrolled|booked\s+(?:in|myself|a\s+place))"
+    r"(?:\s+\w+)?\s+(?:for|in)(?![a-z])|报了?名|报了个"
+)
+
+
 def _own_event(sentence: str, lowered: str) -> bool:
     """Whether a sentence naming no day tells of an event of the user's (whose day a sentence
     after it may say): named, theirs, neither denied nor someone else's, nor told as done
@@ -1333,7 +1430,8 @@ def _own_event(sentence: str, lowered: str) -> bool:
         return False
     if _THEIRS.search(lowered) or _KIN_OWN.search(lowered):
         return False
-    if any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence):
+    done = any(m.group() != "got" for m in _PAST_EN.finditer(lowered)) or _PAST_ZH.search(sentence)
+    if done and not _SIGNED_UP.search(lowered):
         return False
     return not (_HABIT.search(lowered) or _UNREAL.search(lowered) or _UNSURE.search(lowered))
 
@@ -1343,13 +1441,17 @@ def _own_event(sentence: str, lowered: str) -> bool:
 _BACK_LEAD = re.compile(
     r"(?:(?:and|so|ok|okay)[\s,]+)*(?:it['\u2019]?s|it\s+is|that['\u2019]?s)?\s*"
 )
+_ON = re.compile(r"on\s+")  # "it's on may 17": a date's "on" is not its mention's
 
 
 def _refers_back(lowered: str, mention: DateMention) -> bool:
     """Whether a sentence (`lowered`) begins with its day (`mention`), with no one doing
     anything else in its first clause ("tomorrow I'm off" says something of its own)."""
     lead = _BACK_LEAD.match(lowered)
-    if lead is None or lead.end() != mention.start:
+    if lead is None:
+        return False
+    on = _ON.match(lowered, lead.end())
+    if mention.start not in (lead.end(), lead.end() if on is None else on.end()):
         return False
     return _FIRST_PERSON.search(_clause(lowered, mention.start)) is None
 
@@ -1429,8 +1531,9 @@ def _asked(remind: re.Match[str]) -> str:
 def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
     """An event at a clock time or in some hours with no day named, told as the user's plan
     (下午四点要去银行, "I'm meeting Sam at 7", "exam in 2 hours"): today's, or tomorrow's once
-    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛)."""
-    clock = clock_time(sentence)
+    the hour is gone; none when a day gone by is named (昨天晚上8点的比赛) or only the time now is
+    ("it's almost midnight", 三点了还在开会)."""
+    clock = _plan_clock(sentence)
     later = IN_HOURS.search(sentence) if clock is None else None
     if (clock is None and later is None) or _HABIT.search(lowered):
         return []
@@ -1443,6 +1546,8 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if _OVERRAN_ZH.search(sentence):
         return []  # 早上八点的会拖到十点半: today's, gone on past its hour
+    if _CLOSES.search(lowered):
+        return []  # "visiting hours are 3 to 5pm": a place's hours
     chinese = CHINESE.search(sentence) is not None
     own = (
         _FIRST_PERSON.search(lowered)
@@ -1463,8 +1568,6 @@ def _timed_plan(sentence: str, lowered: str, now: datetime) -> list[Spotted]:
         return []
     if any(m.day < now.date() for m in find_dates(sentence, now)):
         return []
-    if _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end):
-        return []  # "it's almost midnight", 三点了还在开会: the time now, no plan
     what = _clean_what(_without(sentence, words))
     return [Spotted("follow_up", what, words)] if what else []
 
@@ -1589,12 +1692,26 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
     return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
 
 
+def _plan_clock(sentence: str) -> ClockTime | None:
+    """The first clock time a sentence names that is not the time now told ("快十二点了还在改稿，
+    明天上午九点开会": nine)."""
+    offset = 0
+    lowered = sentence.lower()
+    while (clock := clock_time(sentence[offset:])) is not None:
+        start, end = offset + clock.start, offset + clock.end
+        now = _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end)
+        if not (now or (start == 0 and _NOW_AND.match(lowered, end))):
+            return ClockTime(clock.at, start, end)
+        offset = end
+    return None
+
+
 def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMention] = ()) -> str:
     """The words saying when: the date's, with a clock time said in the sentence, unless the
     clock time is another day's (后天体检，今晚十点以后...) or bounds something else ("blood
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
-    clock = clock_time(sentence)
+    clock = _plan_clock(sentence)
     if clock is None:
         return sentence[start:end]
     gap = sentence[end : clock.start] if clock.start >= end else ""
