@@ -17,9 +17,10 @@ but for those silent a few days, with the outreach ledger's 90 days of them; `--
 pending intentions due over the next two months (a few already due); a year of diary pages for
 `--diary-share` of the users. The store's schema is its own (PgStore.open runs its
 migrations), but the rows are bulk loaded with COPY (the store's own write path would take
-hours at this size), their full-text columns prepared as the store prepares them; the
-memories' vectors are **synthetic**: random unit vectors of the hash embedder's dimension,
-named as its, so no process embeds them again. Without `--dsn` a throwaway server is started
+hours at this size), their full-text columns prepared as the store prepares them, and their
+vectors the hash embedder's embeddings of their texts (the one the processes embed cues with; each
+distinct text embedded once), so a search by meaning walks the structure real memories have, and
+no process embeds them again. Without `--dsn` a throwaway server is started
 (tests/fakes/postgres.py: Debian's PostgreSQL, no pgvector, so each process searches by meaning
 with FAISS). `--pgvector`: the server searches the large scopes by meaning, FAISS the others
 (memory.recall.dense.SizedIndex; a server with pgvector for `--dsn`, else the PostgreSQL 16 with
@@ -284,9 +285,10 @@ class Pool:
     texts: list[str] = field(default_factory=list)
     bodies: list[str] = field(default_factory=list)  # fts_document, cleaned
     stemmed: list[str] = field(default_factory=list)  # porter_document of the body
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
 
-def text_pool(size: int, rng: random.Random) -> Pool:
+def text_pool(size: int, rng: random.Random, embedder: HashEmbedder) -> Pool:
     pool = Pool()
     for _ in range(size):
         text = clean_text(memory_text(rng))
@@ -294,6 +296,7 @@ def text_pool(size: int, rng: random.Random) -> Pool:
         pool.texts.append(text)
         pool.bodies.append(body)
         pool.stemmed.append(porter_document(body))
+    pool.vectors = np.asarray(embedder.embed_sync(pool.texts), dtype=np.float32)
     return pool
 
 
@@ -373,11 +376,9 @@ async def load_memories(
     folk: Community,
 ) -> None:
     rng = random.Random(args.seed)
-    vectors = np.random.default_rng(args.seed)
     embedder = HashEmbedder()
-    dim = embedder.dimension
     policy = scope_policies(personas)
-    pool = text_pool(min(args.memories, TEXT_POOL), rng)
+    pool = text_pool(min(args.memories, TEXT_POOL), rng, embedder)
     now = time.time()
     await conn.execute(
         "CREATE UNLOGGED TABLE load_memories (scope TEXT, text TEXT, speaker TEXT, kind TEXT,"
@@ -417,10 +418,8 @@ async def load_memories(
     ):
         forgetting = policy(scope)
         ages = sorted((rng.random() ** 1.5 * 365 * DAY for _ in range(count)), reverse=True)
-        units = vectors.standard_normal((count, dim), dtype=np.float32)
-        units /= np.linalg.norm(units, axis=1, keepdims=True)
         previous = -1
-        for j, age in enumerate(ages):
+        for age in ages:
             k = rng.randrange(len(pool.texts))
             importance = rng.choices((1, 2, 3), (0.6, 0.3, 0.1))[0]
             sentiment = round(rng.uniform(-0.5, 0.8), 2)
@@ -441,14 +440,14 @@ async def load_memories(
                     recalled,
                     recalls,
                     "[]" if recalled is None else f"[{recalled}]",
-                    units[j].tobytes(),
+                    pool.vectors[k].tobytes(),
                     embedder.name,
                     user.user_id,
                     pool.bodies[k],
                     "" if previous < 0 else pool.bodies[previous],
                     pool.stemmed[k],
                     "" if previous < 0 else pool.stemmed[previous],
-                    units[j].tolist() if args.pgvector else None,
+                    pool.vectors[k].tolist() if args.pgvector else None,
                 )
             )
             previous = k
@@ -1054,7 +1053,8 @@ def server_settings(args: argparse.Namespace) -> dict[str, str]:
 def build_key(args: argparse.Namespace) -> str:
     """What a kept build was built with: a run reuses it only for the same."""
     sizes = ("users", "memories", "contacts", "intentions", "diary_share", "seed", "pgvector")
-    return json.dumps({name: getattr(args, name) for name in sizes}, sort_keys=True)
+    key: dict[str, object] = {name: getattr(args, name) for name in sizes}
+    return json.dumps({**key, "vectors": "hash"}, sort_keys=True)
 
 
 @contextlib.asynccontextmanager
@@ -1117,7 +1117,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         built_database(server_dsn, args, personas, folk) as (dsn, built, took),
     ):
         print(
-            f"built {args.users} users, {args.memories} memories (synthetic vectors), "
+            f"built {args.users} users, {args.memories} memories (hash vectors), "
             f"{args.contacts} contacts, {args.intentions} intentions in {built:.0f} s "
             f"(bulk loaded with COPY): {took}",
             flush=True,
@@ -1139,7 +1139,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "rate": args.rate,
         "index_memory_mb": args.index_memory_mb or MemoryConfig().index_memory_mb,
         "large_scopes": args.large_scopes,
-        "vectors": "synthetic",
+        "vectors": "hash",
         "shared_buffers": None if args.dsn else args.shared_buffers,
         "build_s": round(built, 1),
         **size,

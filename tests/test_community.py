@@ -5,10 +5,14 @@ the prune and the outreach sender run, and its last line holds every figure."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from memory.embeddings import HashEmbedder
 from tests.fakes.factories import base_env
 from tests.fakes.postgres import PostgresServer
 
@@ -49,7 +53,7 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["vectors"] == "synthetic"
+    assert figures["vectors"] == "hash"
     assert figures["dense_search"] == ["IndexCache"] * PROCESSES  # FAISS: Debian's server
     assert figures["memories_in_db"] == MEMORIES
     assert figures["db_bytes_per_memory"] > figures["memories_table_bytes_per_memory"] > 0
@@ -68,3 +72,13 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     assert all(mb > 0 for mb in figures["rss_mb"])
     assert set(figures["rows_per_day"]) == set(community.TABLES)
     assert figures["rows_per_day"]["conversations"] > 0
+
+
+def test_the_memories_vectors_are_the_embeddings_of_their_texts() -> None:
+    """What a cue finds by meaning in the built community is what it would find in memories
+    the store embedded itself: each text's vector is the hash embedder's of it."""
+    embedder = HashEmbedder()
+    pool = community.text_pool(20, random.Random(1), embedder)
+    assert pool.vectors.shape == (20, embedder.dimension)
+    for text, vector in zip(pool.texts, pool.vectors, strict=True):
+        assert np.allclose(vector, embedder.embed_sync([text])[0])
