@@ -2658,3 +2658,28 @@ def test_chats_520_is_the_20th_of_may(text: str, expected: tuple[str, datetime])
 )
 def test_a_close_ones_day_then_advice_asked_for(text: str, due: datetime) -> None:
     assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # moved to a day, luck wished for (the veto, not only the rules, must keep it)
+        ("我的面试改到周五了，祝我好运", at(4, 18)),
+        ("my viva got moved to monday, wish me luck, i've messed up the slides twice", at(7, 18)),
+        ("考试挪到下周二了，祝我好运吧", at(8, 18)),
+    ],
+)
+def test_an_event_moved_with_luck_wished_for_is_kept(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a short weekday ending its sentence, more said after it naming no day
+        ("ugh my physio got moved to tues. so annoying", at(8, 18)),
+        ("my interview got pushed to fri. fingers crossed lol", at(4, 18)),
+    ],
+)
+def test_a_short_weekday_ending_its_sentence(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)

@@ -215,9 +215,13 @@ def _short_weekday(m: re.Match[str]) -> str:
     alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
     day_alone = m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")
     # an ambiguous one ends a message naming no other day, after a noun: "remind me abt the
-    # parcel pickup sat"
+    # parcel pickup sat", or its sentence, the rest naming none: "got moved to thurs. wish me luck"
+    ended = m.group().endswith(".") or m.string.startswith(("!", "?"), m.end())
     ends = (
-        _AT_END.fullmatch(m.string, m.end()) is not None
+        (
+            _AT_END.fullmatch(m.string, m.end()) is not None
+            or (ended and _OTHER_DAY.search(m.string, m.end()) is None)
+        )
         and m.start() > 0
         and _NOT_A_DAY_AFTER.search(m.string, 0, m.start()) is None
         and _OTHER_DAY.search(m.string, 0, m.start()) is None
