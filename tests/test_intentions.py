@@ -2683,3 +2683,46 @@ def test_an_event_moved_with_luck_wished_for_is_kept(text: str, due: datetime) -
 )
 def test_a_short_weekday_ending_its_sentence(text: str, due: datetime) -> None:
     assert found_in(text) == ("follow_up", due)
+
+
+# --- the first probe round's kinds ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an anniversary by its name
+        ("our silver wedding anniversary is on the 30th", ("special_day", at(30, 9))),
+        (
+            "our ruby anniversary falls on january 9th",
+            ("special_day", datetime(2027, 1, 9, 9, tzinfo=SHANGHAI)),
+        ),
+        # grandchildren arriving to stay
+        ("the grandkids arrive on monday to stay till christmas", ("follow_up", at(7, 18))),
+        # a performance by its verb
+        ("our band performs at the town hall on saturday", ("follow_up", at(5, 18))),
+        # formal Chinese: 拟于, 赴, 出席, 迁入; 提醒本人
+        ("本人拟于下周二赴广州参加行业座谈会", ("follow_up", at(8, 18))),
+        ("公司将于本月15日召开股东大会，我需出席", ("follow_up", at(15, 18))),
+        ("我们家下月8日迁入新居", ("follow_up", datetime(2027, 1, 8, 18, tzinfo=SHANGHAI))),
+        ("请于周一提醒本人续交保险", ("reminder", at(7, 9))),
+        # a formal word for a parent: 家母's surgery is the family's
+        ("家母下周三住院做白内障手术", ("follow_up", at(9, 18))),
+    ],
+)
+def test_formal_words_and_named_anniversaries(text: str, expected: tuple[str, datetime]) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a son's work trip, in a formal word
+        "犬子明日赴京出差，他说不必挂心",
+        # this day last year
+        "去年的今天我们还在大理",
+        "前年的今天我刚入职",
+    ],
+)
+def test_a_sons_work_trip_formally_and_this_day_last_year_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []

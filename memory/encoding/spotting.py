@@ -101,7 +101,10 @@ chat's 520, a trip with its return ("back on the 18th", 20号才回来: a span t
 or friend's home gone to (去女朋友家); a reminder's day is its own clause's (not 不然明天's). Not
 read either: what the user does for a friend's or colleague's event (我帮他改了简历), any such
 weekday ("on a friday"), being woken by noise (吵醒), the cold in Cantonese (好凍), a relative's
-trip for their own ends ("for his new job"), the midterms as elections."""
+trip for their own ends ("for his new job"), the midterms as elections. Read besides: formal
+words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
+anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
+performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天)."""
 
 from __future__ import annotations
 
@@ -175,7 +178,7 @@ _REMIND = re.compile(
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
     # an alarm asked for: 帮我定个闹钟
     r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
@@ -188,7 +191,8 @@ _SPECIAL = re.compile(
     r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
     r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
-    r"(?P<en>(?:(?:wedding|dating|engagement|relationship)\s+)?(?:birthday|anniversary|bday"
+    r"(?P<en>(?:(?:golden|silver|ruby|pearl|diamond|sapphire)\s+)?(?:(?:wedding|dating|engagement"
+    r"|relationship)\s+)?(?:birthday|anniversary|bday"
     r"|name\s?day))"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
@@ -235,7 +239,7 @@ _EVENTS = frozenset({
     "dissertation", "assessment", "lecture", "seminar", "tutorial", "class", "lesson", "course",
     "orientation", "enrollment", "enrolment", "graduation", "admission", "mcat", "lsat", "gmat",
     "gre", "ielts", "toefl", "boards", "practical", "recital", "assignment", "essay", "coursework",
-    "manuscript", "portfolio", "submission", "graduate", "graduating",
+    "manuscript", "portfolio", "submission", "graduate", "graduating", "perform", "performing",
     # work
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
@@ -369,7 +373,9 @@ _EVENT_ZH = re.compile(
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
     r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车|"
     # a game's raid (团本, 开荒 a new one), being called in for a talk (找我谈绩效)
-    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话"
+    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话|"
+    # formal: 研讨会, 董事会, 迁入新居
+    r"研讨会|座谈会|董事会|股东大?会|例会|茶话会|迁入|迁居|入住新"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -384,6 +390,8 @@ _NOT_EVENT = re.compile(
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])"
     # the elections, not exams: "midterms today and my feed is all politics"
     r"|(?<![a-z])midterms(?=.*(?:politic|vote|voting|election|ballot|polls?(?![a-z])))"
+    # this day in a year gone by: 去年的今天
+    r"|[去前]年的?今天|(?<![a-z])(?:this\s+(?:time|day)\s+last\s+year|a\s+year\s+ago\s+today)(?![a-z])"
 )
 # A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
 _SIGNED_OFF = re.compile(
@@ -504,7 +512,8 @@ _RELATIVES = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws"
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|grandchildren|grandkids|grandson"
+    r"|granddaughter"
 )
 _KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
@@ -513,7 +522,9 @@ _KIN_FIRST = re.compile(
 )
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
-    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
+    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母"
+    # formal and old-fashioned: 家父, 犬子, 老伴
+    r"|家父|家母|犬子|小女|老伴儿?)"
 )
 # A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
 # "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
@@ -951,6 +962,8 @@ _PLAN_ZH = re.compile(
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
     # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
     r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
+    # formal: 将于, 赴京, 需出席
+    r"|将于|[我人]将|赴|出席|参加"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」="  # \uff5e: the fullwidth tilde
 
@@ -1400,7 +1413,8 @@ _VISITORS = re.compile(
     + _KIN
     + r"))?\s+(?:arrive|arrives|arriving|land|lands|landing|fly\s+in|flies\s+in|flying\s+in"
     r"|get\s+in|gets\s+in|(?:are|is)\s+coming\s+to\s+stay|come\s+to\s+stay)(?![a-z])"
-    r"(?!\s+(?:in|at|to)\s+(?!\d))"
+    # (not arriving somewhere else: "land in rome"; "arrive to stay" is with the user)
+    r"(?!\s+(?:in|at|to)\s+(?!\d|stay(?![a-z])))"
 )
 
 
