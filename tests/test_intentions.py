@@ -2726,3 +2726,14 @@ def test_formal_words_and_named_anniversaries(text: str, expected: tuple[str, da
 )
 def test_a_sons_work_trip_formally_and_this_day_last_year_are_left_alone(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+# --- the second probe round's kind --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我闺蜜周六相亲，笑死我了", "同事下周一答辩，急死我了", "我室友明天考科目二，紧张死我了"],
+)
+def test_a_friends_event_and_how_it_leaves_the_user_is_theirs(text: str) -> None:
+    assert spot(text, NOW) == []

@@ -637,8 +637,8 @@ _THEIRS = re.compile(
     # (not a partner, 女朋友; nor a friend's home gone to, 去朋友家)
     r"|^[^，,。我跟和与同陪约找见请带帮给替去]{0,6}?(?:我的?)?(?:(?<![男女])朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
     # (帮我带点资料: an errand for the user, not the user's event; nor is what the user does
-    # for them, 我帮他改了简历, 我们凑钱给他买了果篮)
-    r"(?!.*(?<![帮给替])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
+    # for them, 我帮他改了简历, 我们凑钱给他买了果篮, nor how it leaves the user, 笑死我了)
+    r"(?!.*(?<![帮给替死])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
