@@ -2737,3 +2737,36 @@ def test_a_sons_work_trip_formally_and_this_day_last_year_are_left_alone(text: s
 )
 def test_a_friends_event_and_how_it_leaves_the_user_is_theirs(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+# --- the third probe round's kinds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a run-on Chinese message, the next clause's 我 after 了
+        ("后天就要去面试了我连衣服都没买", at(5, 18)),
+        # the departure's hour, not the return day's
+        ("off to the station soon, my train's at 5:20 and we're back on the 9th", at(9, 18)),
+    ],
+)
+def test_a_run_on_clause_and_a_departures_hour(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # every other such day
+        "the vaccination clinic opens every other monday at the library",
+        # whose it is, after it
+        "下周二的答辩是我室友的，不是我",
+        # a date said of last year
+        "年会去年是12月20号，今年还没通知",
+        # a relative's flight, someone else seeing to it
+        "my brother's flight home from seoul lands at 6 tomorrow, he's getting the train",
+    ],
+)
+def test_every_other_day_someone_elses_last_years_and_a_relatives_flight(text: str) -> None:
+    assert spot(text, NOW) == []

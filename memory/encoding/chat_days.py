@@ -25,7 +25,8 @@ _BARE_WEEKDAY = re.compile(
 )
 # ("coming tuesday" alone is "on tuesday": the date reader knows "this coming tuesday")
 _PLAIN_WEEKDAY = re.compile(
-    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since|every|each)\s+)$"
+    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since"
+    r"|(?:every|each)(?:\s+(?:other|second|third|alternate))?)\s+)$"
 )
 # Any such day, no date: "it's 10pm on a saturday and i'm still at work".
 _ANY_WEEKDAY = re.compile(r"(?<![a-z])(?:a|any)\s+$")

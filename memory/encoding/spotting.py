@@ -104,7 +104,12 @@ weekday ("on a friday"), being woken by noise (吵醒), the cold in Cantonese (�
 trip for their own ends ("for his new job"), the midterms as elections. Read besides: formal
 words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
 anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
-performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天)."""
+performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天).
+A run-on Chinese message's next clause begins at 我 after 了 (交论文了我还有两章没写); a clock
+time before a clause of its own subject is not a later day's ("flight's at 1:40 and we're back
+on the 9th"). Not read either: every other such day, whose it is said after it (是我同事的, 不是我),
+a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
+friend's event and how it leaves the user (笑死我了)."""
 
 from __future__ import annotations
 
@@ -472,6 +477,8 @@ _NOT_GOING = re.compile(
     r"|不是我负责|不关我"
     # those it is for named after: 下周一考试的是隔壁班
     r"|的(?:是|都是)(?:隔壁|别的|其他|他们|她们|他|她|我(?:同事|朋友|室友|同学|老公|老婆))"
+    # or whose it is after it: 明天的面试是我同事的，不是我
+    r"|是我(?:同事|朋友|室友|同学|老公|老婆)的(?![\u4e00-\u9fff])|不是我[的啦了哦呀]*\s*$"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -674,7 +681,8 @@ _KIN_OWN = re.compile(
     r"(?:(?:flying|travel+ing|going|heading|off|moving|leaving|jetting|driving)\s+(?:off\s+|up\s+|down\s+)?(?:to|out"
     r"|away|abroad|back)"
     # or arriving: "my husband's flight lands at 6am tomorrow, he'll grab a cab"
-    r"|(?:flight|train|plane|bus|coach|ferry)\s+(?:lands|arrives|gets\s+in|comes\s+in))"
+    r"|(?:flight|train|plane|bus|coach|ferry)(?:\s+[a-z]+){0,3}?\s+(?:lands|arrives|gets\s+in"
+    r"|comes\s+in))"
     r"(?![a-z])(?:[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
     r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
     # or for their own ends: "my brother's flying out on tuesday for his new job"
@@ -1361,6 +1369,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
+    if _LAST_YEARS.search(sentence, 0, mention.start):
+        return False  # 开学典礼去年是九月一号: last year's date
     if _CLOSES.search(clause):
         return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
@@ -1394,6 +1404,11 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
 
 
 # Somewhere gone to on a day off: "taking the kids to the zoo".
+# A date said of last year: 去年是九月一号, "last year it was on the 3rd".
+_LAST_YEARS = re.compile(
+    r"(?:去年|前年)(?:是|在|的)?\s*$|(?<![a-z])last\s+year(?:\s+it)?\s+(?:was|fell)\s+(?:on\s+)?$",
+    re.IGNORECASE,
+)
 _OUTING = re.compile(
     r"(?<![a-z])(?:taking|going|heading|driving|off)\s+(?:[a-z]+\s+){0,3}?to\s+the\s+[a-z]+"
 )
@@ -1648,6 +1663,8 @@ _STARTS_AT = re.compile(
 _CLAUSE_END = re.compile(
     r"[,，;；\u2014\u2600-\u27bf\U0001f300-\U0001faff]|(?<!\d):|:(?!\d)|\s[-\u2013]\s|\s(?:but|though|although|because|cos|cuz|coz)\s|\s(?:and|so)\s(?=(?:i|we|my|it|then|yeah|ya|don['\u2019]?t|dont|pls|please)(?![a-z]))"
     r"|但是|不过|可是"
+    # a run-on Chinese message's next clause, its 我 after 了: 大后天交论文了我还有两章没写
+    r"|(?<=了)(?=我)"
 )
 
 
@@ -1734,6 +1751,8 @@ def _my_event(lowered: str) -> bool:
 
 # Before a clock time that bounds something else, not the event's hour: "from midnight" (no
 # food), "until 10", 十点以后.
+# A clause with its own subject, between a clock time and a later day.
+_NEW_SUBJECT = re.compile(r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])")
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
 # The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
@@ -1772,8 +1791,8 @@ def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMentio
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
     clock = _plan_clock(sentence)
-    if clock is None:
-        return sentence[start:end]
+    if clock is None or _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
+        return sentence[start:end]  # "flight's at 1:40 and we're back on the 9th": the flight's
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
         any(end <= m.start <= clock.start for m in others)
