@@ -2490,3 +2490,283 @@ def test_cantonese_and_unnumbered_wedding_anniversaries(text: str, due: datetime
 )
 def test_the_hour_an_event_is_moved_to(text: str, due: datetime) -> None:
     assert found_in(text) == ("follow_up", due)
+
+
+# --- fresh8's kinds (probe sentences of their own, not its messages) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # Cantonese 哋: 我哋 is 我们
+        ("下個月3號係我哋拍拖紀念日", datetime(2027, 1, 3, 9, tzinfo=SHANGHAI)),
+        ("聽日係我哋結婚紀念日", at(4, 9)),
+    ],
+)
+def test_cantonese_we_in_an_anniversary(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # told as gone by: that day, next year
+        ("my birthday was last week on the 27th, didn't even celebrate", at(27, 9, month=11)),
+        ("our anniversary was on the 1st and he forgot", at(1, 9)),
+        ("我们的纪念日是1号，他居然忘了", at(1, 9)),
+        # still to come
+        ("我生日是20号，别忘了", at(20, 9)),
+    ],
+)
+def test_a_special_day_told_as_gone_by_is_next_years(text: str, due: datetime) -> None:
+    kind, when = found_in(text)
+    assert kind == "special_day"
+    assert (when.month, when.day) == (due.month, due.day)
+    assert when > NOW and when - NOW < timedelta(days=366)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("今天是我妈走了五周年", datetime(2027, 12, 3, 9, tzinfo=SHANGHAI)),
+        ("下周二是外公过世两周年", at(8, 9)),
+        ("the 20th is the day my dad passed, 3 years now", at(20, 9)),
+        (
+            "the 9th of january is the day grandma died, it's coming up",
+            datetime(2027, 1, 9, 9, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_close_ones_death_day_said_otherwise(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("my son graduates on saturday, proud dad moment", at(5, 18)),
+        (
+            "my niece graduates from nursing school on the 11th, the whole family's going",
+            at(11, 18),
+        ),
+        # laser treatment, the rest after it the doctor's orders
+        ("下週一要做雷射除斑，之後要休息幾天", at(7, 18)),
+        ("后天做激光祛斑，然后在家休息两天", at(5, 18)),
+    ],
+)
+def test_a_graduation_by_its_verb_and_laser_treatment(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("heading to my dentist appointment now, it's at 4:30", at(3, 19, 30)),
+        ("sitting outside the exam hall, it's at 4", at(3, 19)),
+    ],
+)
+def test_todays_event_at_its_hour_told_as_its_at(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("flying to bali on the 10th and back on the 18th", at(18, 18)),
+        ("off to lisbon on saturday, back on the 14th of december", at(14, 18)),
+        ("12号去成都，20号才回来", at(20, 18)),
+        ("下周二出发去云南，下周日回来", at(13, 18)),
+    ],
+)
+def test_a_trip_with_its_return_is_due_on_its_return(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("今晚十点提醒我交水费，不然明天要停水了", at(3, 22)),
+        ("周五提醒我还书，要不下周一就超期了", at(4, 9)),
+    ],
+)
+def test_a_reminders_day_is_its_own_clauses(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a partner's or a friend's home gone to, someone's home gone back to with them
+        ("周六要去女朋友家吃饭，第一次去，买什么水果好啊", at(5, 18)),
+        ("周六要去朋友家吃火锅", at(5, 18)),
+        ("周日跟老公回他爸妈家吃饭", at(6, 18)),
+    ],
+)
+def test_going_to_someones_home(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a friend's or a colleague's, the user doing something for them
+        "我同学下周一去面试，我帮他改了简历",
+        "室友周五考雅思，我给她借了本真题",
+        # any such day, no date
+        "it's 9pm on a friday and i'm doing laundry lol",
+        "working a saturday shift again, who even does that",
+        # woken by the neighbours' noise
+        "又被楼下装修吵醒了，这周第三次",
+        "早上七点被隔壁装修吵醒，这周第二回了",
+        # cold, in Cantonese
+        "聽日好凍，得五度",
+        "後日會好凍，得八度",
+        # a relative's trip for their own ends
+        "my dad's driving up to leeds on monday for his new job",
+        "my sister's flying to perth on the 12th for her graduation",
+        # the elections
+        "midterms on tuesday, my timeline is all politics",
+    ],
+)
+def test_others_events_any_weekday_noise_weather_and_elections_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+def test_midterms_to_sit_are_still_read() -> None:
+    assert found_in("midterms next week and i haven't studied") == ("follow_up", at(13, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("520那天是我们结婚纪念日", ("special_day", datetime(2026, 5, 20, 9, tzinfo=SHANGHAI))),
+        ("520要去拍婚纱照", ("follow_up", datetime(2026, 5, 20, 18, tzinfo=SHANGHAI))),
+    ],
+)
+def test_chats_520_is_the_20th_of_may(text: str, expected: tuple[str, datetime]) -> None:
+    april = datetime(2026, 4, 2, 15, tzinfo=SHANGHAI)
+    assert found_at(text, april) == expected
+    assert spot("充了520块钱", april) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("my dad's birthday is on the 19th, any gift ideas?", at(19, 9)),
+        ("下周六是我外婆生日，有什么推荐的餐厅吗", at(12, 9)),
+    ],
+)
+def test_a_close_ones_day_then_advice_asked_for(text: str, due: datetime) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # moved to a day, luck wished for (the veto, not only the rules, must keep it)
+        ("我的面试改到周五了，祝我好运", at(4, 18)),
+        ("my viva got moved to monday, wish me luck, i've messed up the slides twice", at(7, 18)),
+        ("考试挪到下周二了，祝我好运吧", at(8, 18)),
+    ],
+)
+def test_an_event_moved_with_luck_wished_for_is_kept(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a short weekday ending its sentence, more said after it naming no day
+        ("ugh my physio got moved to tues. so annoying", at(8, 18)),
+        ("my interview got pushed to fri. fingers crossed lol", at(4, 18)),
+    ],
+)
+def test_a_short_weekday_ending_its_sentence(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+# --- the first probe round's kinds ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an anniversary by its name
+        ("our silver wedding anniversary is on the 30th", ("special_day", at(30, 9))),
+        (
+            "our ruby anniversary falls on january 9th",
+            ("special_day", datetime(2027, 1, 9, 9, tzinfo=SHANGHAI)),
+        ),
+        # grandchildren arriving to stay
+        ("the grandkids arrive on monday to stay till christmas", ("follow_up", at(7, 18))),
+        # a performance by its verb
+        ("our band performs at the town hall on saturday", ("follow_up", at(5, 18))),
+        # formal Chinese: 拟于, 赴, 出席, 迁入; 提醒本人
+        ("本人拟于下周二赴广州参加行业座谈会", ("follow_up", at(8, 18))),
+        ("公司将于本月15日召开股东大会，我需出席", ("follow_up", at(15, 18))),
+        ("我们家下月8日迁入新居", ("follow_up", datetime(2027, 1, 8, 18, tzinfo=SHANGHAI))),
+        ("请于周一提醒本人续交保险", ("reminder", at(7, 9))),
+        # a formal word for a parent: 家母's surgery is the family's
+        ("家母下周三住院做白内障手术", ("follow_up", at(9, 18))),
+    ],
+)
+def test_formal_words_and_named_anniversaries(text: str, expected: tuple[str, datetime]) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a son's work trip, in a formal word
+        "犬子明日赴京出差，他说不必挂心",
+        # this day last year
+        "去年的今天我们还在大理",
+        "前年的今天我刚入职",
+    ],
+)
+def test_a_sons_work_trip_formally_and_this_day_last_year_are_left_alone(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+# --- the second probe round's kind --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我闺蜜周六相亲，笑死我了", "同事下周一答辩，急死我了", "我室友明天考科目二，紧张死我了"],
+)
+def test_a_friends_event_and_how_it_leaves_the_user_is_theirs(text: str) -> None:
+    assert spot(text, NOW) == []
+
+
+# --- the third probe round's kinds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a run-on Chinese message, the next clause's 我 after 了
+        ("后天就要去面试了我连衣服都没买", at(5, 18)),
+        # the departure's hour, not the return day's
+        ("off to the station soon, my train's at 5:20 and we're back on the 9th", at(9, 18)),
+    ],
+)
+def test_a_run_on_clause_and_a_departures_hour(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # every other such day
+        "the vaccination clinic opens every other monday at the library",
+        # whose it is, after it
+        "下周二的答辩是我室友的，不是我",
+        # a date said of last year
+        "年会去年是12月20号，今年还没通知",
+        # a relative's flight, someone else seeing to it
+        "my brother's flight home from seoul lands at 6 tomorrow, he's getting the train",
+    ],
+)
+def test_every_other_day_someone_elses_last_years_and_a_relatives_flight(text: str) -> None:
+    assert spot(text, NOW) == []

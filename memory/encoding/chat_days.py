@@ -25,8 +25,11 @@ _BARE_WEEKDAY = re.compile(
 )
 # ("coming tuesday" alone is "on tuesday": the date reader knows "this coming tuesday")
 _PLAIN_WEEKDAY = re.compile(
-    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since|every|each)\s+)$"
+    r"(?<![a-z])(?:(?:this|next|last|on|(?<=this\s)coming|(?<=the\s)coming|past|since"
+    r"|(?:every|each)(?:\s+(?:other|second|third|alternate))?)\s+)$"
 )
+# Any such day, no date: "it's 10pm on a saturday and i'm still at work".
+_ANY_WEEKDAY = re.compile(r"(?<![a-z])(?:a|any)\s+$")
 # "off to cornwall for the weekend": this week's.
 _THE_WEEKEND = re.compile(r"(?<![a-z])(?<=for\s)the\s+weekend(?![a-z])", re.IGNORECASE)
 # British and chat ways of counting weeks: "the weekend after next", "tomorrow week", "a
@@ -135,6 +138,27 @@ def span_end(words: str, mentions: Sequence[DateMention]) -> DateMention | None:
     return None
 
 
+# A trip's return, between its first day and a later one ("off on the 10th and back on the
+# 18th") or after the later one (12号去成都，20号才回来).
+_BACK_EN = re.compile(
+    r"[\s,]\s*(?:and\s+)?(?:(?:then|coming|flying|getting|heading|i['\u2019]?m|we['\u2019]?re)\s+)?"
+    r"(?:back|home|returning)(?:\s+home)?(?:\s+on)?\s*$",
+    re.IGNORECASE,
+)
+_BACK_ZH = re.compile(r"\s*(?:才|就|再)?(?:回来|返程|回国)")
+
+
+def return_day(words: str, mentions: Sequence[DateMention]) -> DateMention | None:
+    """The later day a trip begun on the first of `mentions` comes back on, when the next is
+    said as its return and is later; else None."""
+    if len(mentions) < 2:
+        return None
+    first, then = mentions[0], mentions[1]
+    gap = words[first.start + len(first.text) : then.start]
+    back = _BACK_EN.search(gap) or _BACK_ZH.match(words, then.start + len(then.text))
+    return then if back is not None and then.day > first.day else None
+
+
 # A morning with no day ("remind me in the morning", "first thing"): the next one.
 MORNING_ALONE = re.compile(r"(?<![a-z])(?:in\s+the\s+morning|first\s+thing)(?![a-z])", re.I)
 MORNING = (6, 12)
@@ -192,9 +216,13 @@ def _short_weekday(m: re.Match[str]) -> str:
     alone = m.group("lead") is None and m.group("part") is None and m.group("clock") is None
     day_alone = m.group("day").lower() not in _SHORT_ONLY or m.group().endswith(".")
     # an ambiguous one ends a message naming no other day, after a noun: "remind me abt the
-    # parcel pickup sat"
+    # parcel pickup sat", or its sentence, the rest naming none: "got moved to thurs. wish me luck"
+    ended = m.group().endswith(".") or m.string.startswith(("!", "?"), m.end())
     ends = (
-        _AT_END.fullmatch(m.string, m.end()) is not None
+        (
+            _AT_END.fullmatch(m.string, m.end()) is not None
+            or (ended and _OTHER_DAY.search(m.string, m.end()) is None)
+        )
         and m.start() > 0
         and _NOT_A_DAY_AFTER.search(m.string, 0, m.start()) is None
         and _OTHER_DAY.search(m.string, 0, m.start()) is None
@@ -262,12 +290,14 @@ _HOLIDAYS_EN = re.compile(
     re.IGNORECASE,
 )
 _HOLIDAYS_ZH = re.compile(
-    r"(元旦|平安夜|圣诞节|跨年夜|情人节|万圣节|国庆节?|劳动节|五一(?=假期|长假|小长假|节|去|要|回|[\u4e00-\u9fff]{0,2}[去回]))"
+    r"(元旦|平安夜|圣诞节|跨年夜|情人节|万圣节|国庆节?|劳动节|五一(?=假期|长假|小长假|节|去|要|回|[\u4e00-\u9fff]{0,2}[去回])"
+    # chat's 520 (5月20号, "I love you"), said as a day
+    r"|(?<![\d.])520(?=是|那天|当天|要|去|我们|情人节))"
     r"(?!快乐|礼物|树|老人|歌)"
 )
 _HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
                "情人节": "2月14号", "万圣节": "10月31号", "国庆": "10月1号", "国庆节": "10月1号",
-               "劳动节": "5月1号", "五一": "5月1号"}  # fmt: skip
+               "劳动节": "5月1号", "五一": "5月1号", "520": "5月20号"}  # fmt: skip
 
 
 def _holiday(m: re.Match[str]) -> str:
@@ -330,15 +360,15 @@ def _lunar(m: re.Match[str], now: datetime) -> str:
 
 
 # Traditional forms of the characters the reading's Chinese words use (禮拜五要去看牙醫,
-# 下週一報到), read as the simplified ones. Only characters that are never simplified forms
-# themselves are mapped.
+# 下週一報到, 好凍), read as the simplified ones, and Cantonese 哋 as 们 (我哋: we). Only characters
+# that are never simplified forms themselves are mapped.
 TRADITIONAL = str.maketrans(
     "禮週個後這幾兩鐘來點號醫報試會議約開飛機診檢療術幫記時們結紀賽畢業學課師場準備還沒說嗎麼"
     "興緊張體驗護簽證慶習實練鐵車國歸離職辦親長鏡銀別讓話發對為應該聽臺灣喚戶單錶晝見"
-    "媽爺嬤婦兒孫歲",  # a family's words: 我媽生日, 阿嬤的忌日
+    "媽爺嬤婦兒孫歲哋凍",  # a family's words: 我媽生日, 阿嬤的忌日
     "礼周个后这几两钟来点号医报试会议约开飞机诊检疗术帮记时们结纪赛毕业学课师场准备还没说吗么"
     "兴紧张体验护签证庆习实练铁车国归离职办亲长镜银别让话发对为应该听台湾唤户单表昼见"
-    "妈爷嬷妇儿孙岁",
+    "妈爷嬷妇儿孙岁们冻",
 )
 
 
@@ -405,8 +435,10 @@ def normalised(words: str, now: datetime) -> str:
     lowered = words.lower()
     for bare in reversed(list(_BARE_WEEKDAY.finditer(lowered))):
         before = lowered[: bare.start()]
-        if _PLAIN_WEEKDAY.search(before) is None and not before.endswith(
-            ("happy ", "black ", "cyber ")
+        if (
+            _PLAIN_WEEKDAY.search(before) is None
+            and _ANY_WEEKDAY.search(before) is None
+            and not before.endswith(("happy ", "black ", "cyber "))
         ):
             words = f"{words[: bare.start()]}on {words[bare.start() :]}"
     return waking(evening(words))

@@ -93,7 +93,23 @@ its day, its hour ("the training on 15 dec from 10 am"). Not read either: the te
 be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
 (叫我去帮忙我没空), a school closed (停课), a housemate's plans, "not going" with its "I" left out
 ("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
-handed over (交接钥匙) are read."""
+handed over (交接钥匙) are read. Read besides: Cantonese 我哋 (we), a special day told as gone by
+("our anniversary was on the 1st": that day, next year's), a close one's death day said otherwise
+(走了五周年, "the day my dad passed"), a close one's day told before advice is asked ("any gift
+ideas?"), a graduation by its verb, laser treatment (雷射, 激光), today's event "it's at 4:30",
+chat's 520, a trip with its return ("back on the 18th", 20号才回来: a span to it), a partner's
+or friend's home gone to (去女朋友家); a reminder's day is its own clause's (not 不然明天's). Not
+read either: what the user does for a friend's or colleague's event (我帮他改了简历), any such
+weekday ("on a friday"), being woken by noise (吵醒), the cold in Cantonese (好凍), a relative's
+trip for their own ends ("for his new job"), the midterms as elections. Read besides: formal
+words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
+anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
+performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天).
+A run-on Chinese message's next clause begins at 我 after 了 (交论文了我还有两章没写); a clock
+time before a clause of its own subject is not a later day's ("flight's at 1:40 and we're back
+on the 9th"). Not read either: every other such day, whose it is said after it (是我同事的, 不是我),
+a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
+friend's event and how it leaves the user (笑死我了)."""
 
 from __future__ import annotations
 
@@ -115,6 +131,7 @@ from memory.encoding.chat_days import (
     evening,
     next_years,
     normalised,
+    return_day,
     span_end,
     waking,
 )
@@ -166,7 +183,7 @@ _REMIND = re.compile(
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
     r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
-    r"|(?:提醒(?:一下)?我|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
     # an alarm asked for: 帮我定个闹钟
     r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
@@ -179,7 +196,8 @@ _SPECIAL = re.compile(
     r"|[a-z]+\s+and\s+(?:my|i['\u2019]s))"
     r"\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth)\s+"
     r"|(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
-    r"(?P<en>(?:(?:wedding|dating|engagement|relationship)\s+)?(?:birthday|anniversary|bday"
+    r"(?P<en>(?:(?:golden|silver|ruby|pearl|diamond|sapphire)\s+)?(?:(?:wedding|dating|engagement"
+    r"|relationship)\s+)?(?:birthday|anniversary|bday"
     r"|name\s?day))"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
@@ -210,6 +228,9 @@ _SPECIAL = re.compile(
     r"|(?<![a-z])(?:we|i)\s+(?P<married>got\s+married|tied\s+the\s+knot|eloped)\s+on(?![a-z])"
     r"|我们是?[^，。,]{1,12}(?P<zh_married>结婚|领证)的"
 )
+# A special day told as gone by, right after its name: "my birthday was on the 2nd", 他忘了.
+_GONE_BY = re.compile(r"\s+(?:was|fell)(?![a-z])")
+_FORGOTTEN_ZH = re.compile(r"(?<![别不])忘了|已经过了")
 _SPECIAL_DAY = re.compile(
     r"生日|纪念日|周年|忌日|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
     r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
@@ -223,7 +244,7 @@ _EVENTS = frozenset({
     "dissertation", "assessment", "lecture", "seminar", "tutorial", "class", "lesson", "course",
     "orientation", "enrollment", "enrolment", "graduation", "admission", "mcat", "lsat", "gmat",
     "gre", "ielts", "toefl", "boards", "practical", "recital", "assignment", "essay", "coursework",
-    "manuscript", "portfolio", "submission",
+    "manuscript", "portfolio", "submission", "graduate", "graduating", "perform", "performing",
     # work
     "appointment", "appt", "meeting", "presentation", "pitch", "demo", "review", "appraisal",
     "deadline", "conference", "workshop", "webinar", "training", "offsite", "onsite", "onboarding",
@@ -347,7 +368,7 @@ _EVENT_ZH = re.compile(
     r"汇报|演讲|考|赛|展|音乐会|排练|试镜|毕业|典礼|截止|交稿|面签|相亲|爬山|见家长|(?<!过)去|"
     # care, family, bureaucracy, work, pets
     r"生孩子|生娃|产检|预产期|疫苗|拔牙|补牙|洗牙|化疗|透析|复诊|检查|开庭|庭审|公证|签证|护照|"
-    r"驾照|科目[一二三四]|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
+    r"驾照|科目[一二三四]|雷射|镭射|激光(?!笔|灯|打印)|胃镜|肠镜|喉镜|内镜|宫腔镜|腹腔镜|年会|述职|评审|路演|发布会|培训|讲座|家长会|运动会|彩排|婚宴|酒席|"
     r"满月酒|葬礼|追悼会|装修|交房|收房|交接钥匙|交钥匙|拿钥匙|看房|签约|值班|绝育|团建|聚餐|饭局|首映|上线|发版|电影|成绩|"
     r"出分|放榜|查分|拿结果|取报告|直播|回老家|陪审|搬新家|乔迁|新公司|新工作|新岗位|订婚|(?<=的)会(?![员计议])|"
     # exams and races by name: 雅思口语, 四六级, 期末, 马拉松
@@ -357,7 +378,9 @@ _EVENT_ZH = re.compile(
     # shifts, a selection's rounds (二面, 终面); Cantonese: 覆診, 睇醫生, 見工 (an interview), 搬屋
     r"夜班|早班|晚班|白班|中班|(?<![见当对全反正地表侧])[一二三四终]面(?![条包粉膜积对前])|覆诊|睇医生|睇牙|见工|搬屋|考车|"
     # a game's raid (团本, 开荒 a new one), being called in for a talk (找我谈绩效)
-    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话"
+    r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话|"
+    # formal: 研讨会, 董事会, 迁入新居
+    r"研讨会|座谈会|董事会|股东大?会|例会|茶话会|迁入|迁居|入住新"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -370,6 +393,10 @@ _NOT_EVENT = re.compile(
     r"|^(?:fwd?|forwarded)\s*:"
     # a day of remembrance but a close one's (_KIN_SPECIAL), a horoscope's day
     r"|(?<![a-z])(?:anniversary\s+of\s+(?:the|his|her|their|my|our)|horoscope)(?![a-z])"
+    # the elections, not exams: "midterms today and my feed is all politics"
+    r"|(?<![a-z])midterms(?=.*(?:politic|vote|voting|election|ballot|polls?(?![a-z])))"
+    # this day in a year gone by: 去年的今天
+    r"|[去前]年的?今天|(?<![a-z])(?:this\s+(?:time|day)\s+last\s+year|a\s+year\s+ago\s+today)(?![a-z])"
 )
 # A goodbye in a clause of its own after the rest: "exam tomorrow, good night", 先睡了晚安.
 _SIGNED_OFF = re.compile(
@@ -423,6 +450,8 @@ _NOT_GOING = re.compile(
     # the noise of it: "the neighbours are having a party tonight, so loud"
     r"|(?<![a-z])(?:so|too|really)\s+(?:loud|noisy)|keep(?:s|ing)?\s+me\s+up(?![a-z])|吵死|好吵|太吵"
     r"|又要吵|又得吵|吵得要命|噪音"
+    # woken by it: 又被楼下装修吵醒, "the drilling woke me up again"
+    r"|吵醒|(?<![a-z])(?:woke\s+me(?:\s+up)?|woken\s+(?:up\s+)?by)(?![a-z])"
     r"|不想去了|不想参加了|推掉了"
     # meant to, then given up: 本来想去环球影城…算了
     r"|(?:本来|原本|本想)[^。]*(?:^|[，,\s])算了[吧啦]?[。!！~]*$"
@@ -448,6 +477,8 @@ _NOT_GOING = re.compile(
     r"|不是我负责|不关我"
     # those it is for named after: 下周一考试的是隔壁班
     r"|的(?:是|都是)(?:隔壁|别的|其他|他们|她们|他|她|我(?:同事|朋友|室友|同学|老公|老婆))"
+    # or whose it is after it: 明天的面试是我同事的，不是我
+    r"|是我(?:同事|朋友|室友|同学|老公|老婆)的(?![\u4e00-\u9fff])|不是我[的啦了哦呀]*\s*$"
 )
 _LEAD_EN = re.compile(
     r"^(?:(?:and|so|but|well|oh|also|btw)\s+)*(?:i\s+(?:have|got|'ve\s+got|am|'m)\s+"
@@ -488,7 +519,8 @@ _RELATIVES = (
     r"mom|mum|mommy|mummy|mother|dad|daddy|father|parents|sister|sis|brother|bro|son|daughter"
     r"|kid|kids|baby|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fiance|fiancee"
     r"|grandma|grandpa|granny|nan|nana|grandmother|grandfather|aunt|auntie|uncle|niece|nephew"
-    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws"
+    r"|cousin|family|grandad|granddad|gran|grandparents|in-laws|grandchildren|grandkids|grandson"
+    r"|granddaughter"
 )
 _KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
@@ -497,7 +529,9 @@ _KIN_FIRST = re.compile(
 )
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
-    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母)"
+    r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母"
+    # formal and old-fashioned: 家父, 犬子, 老伴
+    r"|家父|家母|犬子|小女|老伴儿?)"
 )
 # A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
 # "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
@@ -509,6 +543,10 @@ _KIN_SPECIAL = re.compile(
     r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
     r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
     r"(?P<passed>passed|died)(?![a-z])"
+    # the day they died, told: "the 20th is the day my dad passed"
+    r"|(?<![a-z])the\s+day\s+(?:my\s+|our\s+)?(?:"
+    + _RELATIVES
+    + r")\s+(?P<lost>passed|died)(?![a-z])"
     r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
     r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
     r"(?P<reached>married|together)(?![a-z])"
@@ -516,7 +554,9 @@ _KIN_SPECIAL = re.compile(
     + _KIN_ZH
     + r"|阿嬷|阿公|姥姥|姥爷|老爸|老妈)的?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
     r"(?P<zh_day>生日|忌日)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
-    r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)去世[\d一二两三四五六七八九十]{1,3}周年"
+    # (走了, 过世, 离世: the ways a death is said)
+    r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)(?:去世|过世|离世|走了?)"
+    r"[\d一二两三四五六七八九十]{1,3}周年"
 )
 
 
@@ -552,7 +592,7 @@ def _close_ones_day(kin: re.Match[str]) -> str:
     if kin.group("who"):
         who = kin.group("who")
         return f"{who}'{'' if who.endswith('s') else 's'} {kin.group('day')}"
-    if kin.group("passed"):
+    if kin.group("passed") or kin.group("lost"):
         return "death anniversary"
     if kin.group("grows"):
         return f"{kin.group('grows')}'s birthday"
@@ -586,7 +626,7 @@ _PAST_EN = re.compile(
     r"(?!\s+(?:moved|pushed|postponed|rescheduled|bumped|changed)(?![a-z]))"
 )
 # 佢: Cantonese "he", "she"; not the one the user goes to see or with (去见他爸妈, 跟你说)
-_OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮])[你他她它您佢]")
+_OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮回])[你他她它您佢]")
 # Someone else's event, told by the user: a friend's or a colleague's, the subject of the
 # sentence ("my friend has an exam tomorrow", 我朋友明天考试); family's events are the user's
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
@@ -601,8 +641,11 @@ _THEIRS = re.compile(
     r"|'s\s+(?!\w+ing)[a-z]+|s'\s)(?![a-z])"
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
     # (after its day too: 明天老板上台讲话; not 明天跟朋友…)
-    r"|^[^，,。我跟和与同陪约找见请带帮给替]{0,6}?(?:我的?)?(?:朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
-    r"(?!.*(?<![帮给替])我)"  # (帮我带点资料: an errand for the user, not the user's event)
+    # (not a partner, 女朋友; nor a friend's home gone to, 去朋友家)
+    r"|^[^，,。我跟和与同陪约找见请带帮给替去]{0,6}?(?:我的?)?(?:(?<![男女])朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
+    # (帮我带点资料: an errand for the user, not the user's event; nor is what the user does
+    # for them, 我帮他改了简历, 我们凑钱给他买了果篮, nor how it leaves the user, 笑死我了)
+    r"(?!.*(?<![帮给替死])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -635,12 +678,15 @@ _KIN_OWN = re.compile(
     # their trip away, told with their pronoun after: "my sister's flying to toronto on the
     # 9th, she's so excited"
     r"|^(?:(?:my|our)\s+)?" + _PEOPLE + r"(?:" + _KIN + r")(?:['\u2019]s|\s+is|\s+are)\s+"
-    r"(?:(?:flying|travel+ing|going|heading|off|moving|leaving|jetting)\s+(?:off\s+)?(?:to|out"
+    r"(?:(?:flying|travel+ing|going|heading|off|moving|leaving|jetting|driving)\s+(?:off\s+|up\s+|down\s+)?(?:to|out"
     r"|away|abroad|back)"
     # or arriving: "my husband's flight lands at 6am tomorrow, he'll grab a cab"
-    r"|(?:flight|train|plane|bus|coach|ferry)\s+(?:lands|arrives|gets\s+in|comes\s+in))"
-    r"(?![a-z])[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
+    r"|(?:flight|train|plane|bus|coach|ferry)(?:\s+[a-z]+){0,3}?\s+(?:lands|arrives|gets\s+in"
+    r"|comes\s+in))"
+    r"(?![a-z])(?:[^.!?]*[,;\u2014][^.!?]*(?<![a-z])(?:she|he|they)(?:['\u2019](?:s|re|ll)"
     r"|\s+(?:is|are|was|were|will|can|can't|cannot))(?![a-z])"
+    # or for their own ends: "my brother's flying out on tuesday for his new job"
+    r"|[^.!?]*?(?<![a-z])for\s+(?:his|her|their)\s)"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
     r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
@@ -896,6 +942,8 @@ _IDLE_ZH = re.compile(
     # the day a solar term or a festival of customs: 明天是冬至
     r"(?:是|就是)(?:冬至|夏至|腊八|小年|立[春夏秋冬]|春分|秋分|重阳|七夕|元宵|端午|中秋)|躺|休息|睡觉|睡懒觉|宅|减肥|节食|戒烟|戒酒|早睡|早起"
     r"|发工资|发奖金|年终奖|到账|停水|停电|断网|维护|停服"
+    # hot or cold, the temperature: 聽日會好凍，得十度
+    r"|(?:好|很|超|太|特别)(?:冷|冻|热|闷热)|(?:\d+|[两三四五六七八九十]+)度(?![假数过])"
 )
 # An event whose name the reader does not know, told by its shape: "the bake sale is at 3",
 # "the movers are coming", "my viva is set for".
@@ -922,6 +970,8 @@ _PLAN_ZH = re.compile(
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
     # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
     r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
+    # formal: 将于, 赴京, 需出席
+    r"|将于|[我人]将|赴|出席|参加"
 )
 _STRIP = " ,，、：:。.!！?？~\uff5e-—\"'「」="  # \uff5e: the fullwidth tilde
 
@@ -1012,8 +1062,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 continue
             sentence, lowered = told, told.lower()
         special = _SPECIAL.search(lowered)
-        # a close one's day told to ask what to give (我老婆下周二生日，送什么好呢): the question's
-        close = special is None and not (asked or wonder)
+        # a close one's day told to ask what to give (我老婆下周二生日，送什么好呢): the question's;
+        # told, then advice asked for ("dad's birthday is the 19th, any gift ideas?"): the day's
+        close = special is None and not ((asked or wonder) and not _ADVICE.search(lowered))
         kin = _KIN_SPECIAL.search(lowered) if close else None
         if special is None and kin is None and _SPECIAL_DAY.search(lowered):
             # 我下周四生日, 后天我老爸生日: the day said inside
@@ -1024,8 +1075,15 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             kin = _KIN_SPECIAL.search(said) if close and special is None else None
         if special is not None or kin is not None:
             coming = future_spans(normalised(sentence, now), now)  # "on christmas day", "sat night"
-            # The coming day first: "my anniversary is on the 28th" is this month's.
-            days = coming or find_dates(sentence, now)
+            # The coming day first: "my anniversary is on the 28th" is this month's; told as gone
+            # by ("our anniversary was on the 1st"), the day gone by.
+            named = kin or special
+            gone = (named is not None and _GONE_BY.match(named.string, named.end())) or (
+                _FORGOTTEN_ZH.search(sentence)
+            )
+            days = (
+                (find_dates(sentence, now) if gone else []) or coming or find_dates(sentence, now)
+            )
             day = next((m.day for m in days if m.first is None), None)
             if day is not None:
                 what = _close_ones_day(kin) if kin is not None else _own_day(special)
@@ -1073,6 +1131,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 event_before = (index, sentence)
             continue
         mention = _the_mention(sentence, mentions)
+        if remind is not None:  # the asking clause's day, not a consequence's (不然明天要停水了)
+            begin, stop = _clause_bounds(lowered, remind.start())
+            mention = next((m for m in mentions if begin <= m.start < stop), mention)
         start = mention.start
         week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
         if week is not None:
@@ -1083,10 +1144,13 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             end = after.end()
         later_days = [m for m in mentions if m.start > mention.start]
         until = span_end(sentence, [mention, *later_days])
+        back = None if until is not None else return_day(sentence, [mention, *later_days])
         if until is not None:  # "from friday to monday": the span's words
             end = until.start + len(until.text)
             later_days = later_days[1:]
         when = _when_words(sentence, start, end, later_days)
+        if back is not None:  # "off on the 10th and back on the 18th": a span to the return
+            when = f"{when} {'到' if CHINESE.search(back.text) else 'to'} {back.text}"
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start:end]))
@@ -1305,6 +1369,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False
     if _DONE_ZH.search(clause):
         return False  # 周一已经考完了: that Monday gone by
+    if _LAST_YEARS.search(sentence, 0, mention.start):
+        return False  # 开学典礼去年是九月一号: last year's date
     if _CLOSES.search(clause):
         return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
@@ -1338,6 +1404,11 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
 
 
 # Somewhere gone to on a day off: "taking the kids to the zoo".
+# A date said of last year: 去年是九月一号, "last year it was on the 3rd".
+_LAST_YEARS = re.compile(
+    r"(?:去年|前年)(?:是|在|的)?\s*$|(?<![a-z])last\s+year(?:\s+it)?\s+(?:was|fell)\s+(?:on\s+)?$",
+    re.IGNORECASE,
+)
 _OUTING = re.compile(
     r"(?<![a-z])(?:taking|going|heading|driving|off)\s+(?:[a-z]+\s+){0,3}?to\s+the\s+[a-z]+"
 )
@@ -1357,7 +1428,8 @@ _VISITORS = re.compile(
     + _KIN
     + r"))?\s+(?:arrive|arrives|arriving|land|lands|landing|fly\s+in|flies\s+in|flying\s+in"
     r"|get\s+in|gets\s+in|(?:are|is)\s+coming\s+to\s+stay|come\s+to\s+stay)(?![a-z])"
-    r"(?!\s+(?:in|at|to)\s+(?!\d))"
+    # (not arriving somewhere else: "land in rome"; "arrive to stay" is with the user)
+    r"(?!\s+(?:in|at|to)\s+(?!\d|stay(?![a-z])))"
 )
 
 
@@ -1591,6 +1663,8 @@ _STARTS_AT = re.compile(
 _CLAUSE_END = re.compile(
     r"[,，;；\u2014\u2600-\u27bf\U0001f300-\U0001faff]|(?<!\d):|:(?!\d)|\s[-\u2013]\s|\s(?:but|though|although|because|cos|cuz|coz)\s|\s(?:and|so)\s(?=(?:i|we|my|it|then|yeah|ya|don['\u2019]?t|dont|pls|please)(?![a-z]))"
     r"|但是|不过|可是"
+    # a run-on Chinese message's next clause, its 我 after 了: 大后天交论文了我还有两章没写
+    r"|(?<=了)(?=我)"
 )
 
 
@@ -1677,6 +1751,8 @@ def _my_event(lowered: str) -> bool:
 
 # Before a clock time that bounds something else, not the event's hour: "from midnight" (no
 # food), "until 10", 十点以后.
+# A clause with its own subject, between a clock time and a later day.
+_NEW_SUBJECT = re.compile(r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])")
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
 # The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
@@ -1699,7 +1775,10 @@ def _plan_clock(sentence: str) -> ClockTime | None:
     lowered = sentence.lower()
     while (clock := clock_time(sentence[offset:])) is not None:
         start, end = offset + clock.start, offset + clock.end
-        now = _NOW_IS.search(lowered[:start]) or _NOW_ZH.match(sentence, end)
+        # ("it's at 4:30" is an event's hour, not the time now)
+        now = (
+            _NOW_IS.search(lowered[:start]) and not lowered.startswith(("at", "@"), start)
+        ) or _NOW_ZH.match(sentence, end)
         if not (now or (start == 0 and _NOW_AND.match(lowered, end))):
             return ClockTime(clock.at, start, end)
         offset = end
@@ -1712,8 +1791,8 @@ def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMentio
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
     clock = _plan_clock(sentence)
-    if clock is None:
-        return sentence[start:end]
+    if clock is None or _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
+        return sentence[start:end]  # "flight's at 1:40 and we're back on the 9th": the flight's
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
         any(end <= m.start <= clock.start for m in others)
