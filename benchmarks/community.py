@@ -288,7 +288,8 @@ class Pool:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
 
-def text_pool(size: int, rng: random.Random, embedder: HashEmbedder) -> Pool:
+def text_pool(size: int, rng: random.Random, embedder: HashEmbedder | None = None) -> Pool:
+    """`size` texts; with `embedder`, their vectors too (scope_prune.py makes its own)."""
     pool = Pool()
     for _ in range(size):
         text = clean_text(memory_text(rng))
@@ -296,7 +297,8 @@ def text_pool(size: int, rng: random.Random, embedder: HashEmbedder) -> Pool:
         pool.texts.append(text)
         pool.bodies.append(body)
         pool.stemmed.append(porter_document(body))
-    pool.vectors = np.asarray(embedder.embed_sync(pool.texts), dtype=np.float32)
+    if embedder is not None:
+        pool.vectors = np.asarray(embedder.embed_sync(pool.texts), dtype=np.float32)
     return pool
 
 
@@ -875,7 +877,7 @@ async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         "recall_ms_warm": ms3([ms for at, ms in timed_recalls if at >= warm]),
         "turn_ms_during_prune": ms3(during),
         "turn_ms_outside_prune": ms3(outside),
-        "prune_s": round(prune_s, 1),
+        "prune_s": round(prune_s, 3),
         "prune_pace": args.prune_pace,
         "prune_done": bool(prune.get("done")),
         "prune_scopes": after["prune_days"] - before["prune_days"],
