@@ -32,7 +32,7 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
 from memory.recall.ranking import failure_probability
-from memory.records import RECENT_RECALLS, ArchiveWrite, EncodingWrite, Merge, PruneWrite
+from memory.records import RECENT_RECALLS, ArchiveWrite, EncodingWrite, IdDigest, Merge, PruneWrite
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
@@ -735,6 +735,36 @@ async def test_wipe_empties_one_scope(tmp_path: Path) -> None:
     assert await bank.wipe(SCOPE) == 2
     assert await bank.recall(SCOPE, "thing") == []
     assert len(await bank.recall(OTHER, "thing")) == 1
+    await bank.close()
+
+
+async def test_a_first_sight_with_no_index_file_reads_no_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's digest of a scope's vectors checks an index file: with none (a new data
+    folder, as every process on PostgreSQL starts), the scope's first recall reads its vectors
+    and nothing else; with one, the digest is read once and the file used."""
+    bank = await open_bank(tmp_path)
+    kept = await bank.remember(SCOPE, "the lighthouse at dawn")
+    store = bank.derived.indexes.store
+    digests: list[str] = []
+    digest = store.embedding_digest
+
+    async def counted(scope: str, embedder: str) -> IdDigest:
+        digests.append(scope)
+        return await digest(scope, embedder)
+
+    monkeypatch.setattr(store, "embedding_digest", counted)
+    assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
+    assert digests == [] and bank.derived.indexes.rebuilds == 1
+    await bank.close()
+
+    bank = await open_bank(tmp_path)  # the index saved at close
+    store = bank.derived.indexes.store
+    digest = store.embedding_digest
+    monkeypatch.setattr(store, "embedding_digest", counted)
+    assert [h.id for h in await bank.recall(SCOPE, "lighthouse")] == [kept]
+    assert digests == [SCOPE] and bank.derived.indexes.rebuilds == 0
     await bank.close()
 
 

@@ -522,9 +522,10 @@ class IndexCache:
 
     async def _load(self, scope: str, embedder: str, dimension: int) -> ScopeIndex:
         path = index_path(self.folder, scope, embedder)
-        expected = await self.store.embedding_digest(scope, embedder)
         why = "no index file"
+        # The digest checks a file: with none, a first sight costs one trip less.
         if path.exists():
+            expected = await self.store.embedding_digest(scope, embedder)
             try:
                 data = await asyncio.to_thread(path.read_bytes)
                 loaded = await asyncio.to_thread(ScopeIndex.deserialize, data)
@@ -543,7 +544,7 @@ class IndexCache:
                 f"stored embeddings of {embedder} have dimension {vectors.shape[1]}, "
                 f"expected {dimension}"
             )
-        if expected.count or path.exists():
+        if len(ids) or path.exists():
             log.info("rebuilt the memory index of a scope from the store: %s", why)
         self.rebuilds += 1
         if vectors is None or len(ids) < HNSW_FROM:
