@@ -119,14 +119,15 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
-  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "noon",
-  "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the
-  first one said, its words running to its am or
+  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past
+  1", "noon", "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻,
+  四点五十, 三点零五): the first one said, its words running to its am or
   pm. An hour with a leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is
   read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
-  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
+  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning ("quarter to 1"
+  is 12:45); 12 am / 12 pm
   are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
   hour in Chinese numerals is one alone (明天九点) unless a count comes before it (第三点,
   有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟 or a part said with its day
@@ -1464,6 +1465,8 @@ _CLOCK_EN = re.compile(
     rf"\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
     r"(?![a-z0-9])"
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
+    # "20 past 1" in numerals; not "2 to 4", a span
+    rf"|(?P<nmins>[1-5]?\d)(?:\s+minutes)?\s+(?:past|after)\s+(?P<h8>{_CLOCK_HOUR})(?![a-z0-9])"
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
     # (not "at twenty to 11": minutes to an hour, read above when said without "at")
@@ -1471,6 +1474,7 @@ _CLOCK_EN = re.compile(
     r"|(?:at|around|about|by|@|(?:moved|pushed|changed|bumped|rescheduled)(?:\s+(?:back|forward))?"
     r"\s+to(?=\s))\s*(?:around\s+|about\s+)?"
     r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
+    rf"(?!\d{{1,2}}\s+(?:minutes\s+)?(?:past|after)\s+{_CLOCK_HOUR}(?![a-z0-9]))"
     rf"(?P<h3>{_CLOCK_HOUR})"
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
@@ -1559,8 +1563,13 @@ def _english_clock(
         if mins:
             minute = sum(_PAST_MINUTES[w] for w in re.split(r"[\s-]+", mins))
         if m.group("rel") in ("to", "till", "til"):
-            hour, minute = hour - 1, 60 - minute
+            # The hour before one o'clock is twelve ("quarter to 1": 12:45), not 0.
+            hour, minute = (hour - 1) or 12, 60 - minute
         if not 0 <= hour <= 12:
+            return None
+    elif m.group("h8"):
+        hour, minute = _clock_hour(m.group("h8")), int(m.group("nmins"))
+        if hour > 12 or minute == 0:
             return None
     elif m.group("h7"):
         hour, minute = _clock_hour(m.group("h7")), 30

@@ -1334,6 +1334,11 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("下午四点五十分面试", time(16, 50)),
         ("明早七点四十的高铁", time(7, 40)),
         ("三点零五开会", time(15, 5)),
+        # the hour before one o'clock is noon's; minutes past or to an hour in numerals
+        ("ping me at quarter to 1 to ring the vet", time(12, 45)),
+        ("ten to 1 works for lunch", time(12, 50)),
+        ("remind me at 20 past 1 to take the bread out", time(13, 20)),
+        ("the shuttle leaves at 5 past 9", time(9, 5)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
