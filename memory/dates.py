@@ -114,9 +114,9 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   / 三天后 / 两周后 / 十天以后 / 两个月之后 / 半年后 = that day; "in a few days" / 几天后 = 2 to 5
   days ahead, "within a week" = today to 7 days ahead. "twice in a week" is not taken.
 * Times of day, after one day or in its word: "tomorrow evening", "on Friday night", "today at
-  noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
-  noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
-  凌晨 0-6.
+  noon", 明天晚上, 周五下午, "tonight", 明晚, 今早, "first thing tomorrow" give ``hours``:
+  morning 6-12 (上午 8-12), noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening /
+  night / 晚上 / 夜里 18-24, 凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
   7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past
@@ -724,7 +724,10 @@ _STARTS_ZH = re.compile(r"\s*开始(?!\s*(?:就|都|一直|便|已经|到现在|
 _HOURS_AFTER = re.compile(
     r"\s+(?:in\s+the\s+|at\s+)?(?P<en>morning|afternoon|evening|night|noon)(?![a-z])"
     r"|\s*的?(?P<zh>早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|凌晨)"
+    r"|\s+(?P<first>first\s+thing)(?![a-z])"
 )
+# "First thing" before a day is its morning: "first thing tomorrow", "first thing on monday".
+_FIRST_THING_BEFORE = re.compile(r"(?<![a-z])first\s+thing\s+(?:on\s+)?$")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -1681,7 +1684,7 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
         if since is not None and first <= today:
             (begin, end), last, yearless, backward = since, today, False, True
         elif first == last:
-            hours, end = _hours(lowered, m)
+            hours, begin, end = _hours(lowered, m, floor)
         consumed = max(consumed, end)
         if (first, last) not in found:
             mention = DateMention(
@@ -1721,15 +1724,19 @@ def _since(lowered: str, m: re.Match[str], floor: int) -> tuple[int, int] | None
     return (begin if before is None else before.start()), (end if after is None else after.end())
 
 
-def _hours(lowered: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
-    """The hours of a time of day said in a day's words ("tonight", 明晚) or after them
-    ("tomorrow evening", 明天晚上), and where the words end."""
+def _hours(lowered: str, m: re.Match[str], floor: int) -> tuple[tuple[int, int] | None, int, int]:
+    """The hours of a time of day said in a day's words ("tonight", 明晚), after them
+    ("tomorrow evening", 明天晚上) or as "first thing" before them, and where the words begin
+    and end. `floor`: where the previous match ended."""
     kind, said = m.lastgroup, m.group()
     if kind == "en_rel" and (said.startswith(("tonight", "this ")) or said.endswith("night")):
-        return _HOURS[said.split()[-1] if " " in said else said], m.end()
+        return _HOURS[said.split()[-1] if " " in said else said], m.start(), m.end()
     if kind == "zh_rel" and said[-1] in "晚夜早":
-        return _HOURS[said[-1]], m.end()
+        return _HOURS[said[-1]], m.start(), m.end()
     after = _HOURS_AFTER.match(lowered, m.end())
-    if after is None:
-        return None, m.end()
-    return _HOURS[after.group("en") or after.group("zh")], after.end()
+    if after is not None:
+        return _HOURS[after.group("en") or after.group("zh") or "morning"], m.start(), after.end()
+    before = _FIRST_THING_BEFORE.search(lowered, max(floor, m.start() - 20), m.start())
+    if before is not None:
+        return _HOURS["morning"], before.start(), m.end()
+    return None, m.start(), m.end()

@@ -925,6 +925,10 @@ def test_leap_years_looking_back(text: str, first: str, last: str) -> None:
         ("今早", "2026-11-29", (6, 12)),
         ("周五下午", "2026-11-27", (12, 18)),
         ("明天的上午", "2026-11-30", (8, 12)),
+        # "first thing" before or after a day is its morning
+        ("first thing tomorrow", "2026-11-30", (6, 12)),
+        ("first thing on Friday", "2026-11-27", (6, 12)),
+        ("tomorrow first thing", "2026-11-30", (6, 12)),
         ("yesterday", "2026-11-28", None),
     ],
 )

@@ -2770,3 +2770,20 @@ def test_a_run_on_clause_and_a_departures_hour(text: str, due: datetime) -> None
 )
 def test_every_other_day_someone_elses_last_years_and_a_relatives_flight(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+# --- fresh9's kinds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "first thing" with a day: that day's morning (a reminder at its start, a follow-up
+        # at its end)
+        ("remind me first thing monday to renew the parking permit", ("reminder", at(7, 6))),
+        ("colonoscopy first thing tomorrow, so nervous", ("follow_up", at(4, 12))),
+        ("my driving test is first thing on saturday", ("follow_up", at(5, 12))),
+    ],
+)
+def test_first_thing_with_a_day_is_its_morning(text: str, expected: tuple[str, datetime]) -> None:
+    assert found_in(text) == expected
