@@ -2787,3 +2787,37 @@ def test_every_other_day_someone_elses_last_years_and_a_relatives_flight(text: s
 )
 def test_first_thing_with_a_day_is_its_morning(text: str, expected: tuple[str, datetime]) -> None:
     assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the day a close one died, dated, with the years since
+        (
+            "my nan passed away on the 14th of January, four years now",
+            datetime(2027, 1, 14, 9, tzinfo=SHANGHAI),
+        ),
+        ("grandma died on december 20th, it'll be 5 years", at(20, 9)),
+        (
+            "mum passed on march 3rd, 10 years ago now. still miss her",
+            datetime(2027, 3, 3, 9, tzinfo=SHANGHAI),
+        ),
+        ("我外公是1月9号走的，已经三年了", datetime(2027, 1, 9, 9, tzinfo=SHANGHAI)),
+        # 死忌, in Cantonese with 嘅
+        ("下礼拜三系我阿嫲嘅死忌", at(9, 9)),
+        ("下周五是我奶奶的死忌", at(11, 9)),
+        # parents' years married
+        ("下个月8号是我爸妈结婚二十五周年", datetime(2027, 1, 8, 9, tzinfo=SHANGHAI)),
+        ("我公婆结婚四十周年是12月28号", at(28, 9)),
+        # a child's first birthday
+        ("it's my son's first birthday on the 19th!", at(19, 9)),
+        (
+            "my baby girl's first birthday is on january 5th",
+            datetime(2027, 1, 5, 9, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_close_ones_death_day_dated_years_married_and_first_birthday(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("special_day", due)

@@ -95,7 +95,9 @@ be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along wh
 ("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
 handed over (交接钥匙) are read. Read besides: Cantonese 我哋 (we), a special day told as gone by
 ("our anniversary was on the 1st": that day, next year's), a close one's death day said otherwise
-(走了五周年, "the day my dad passed"), a close one's day told before advice is asked ("any gift
+(走了五周年, "the day my dad passed", dated: "grandma died on june 2nd", 外公是1月9号走的,
+Cantonese 死忌), parents' years married (爸妈结婚三十周年), a child's "first birthday", a close
+one's day told before advice is asked ("any gift
 ideas?"), a graduation by its verb, laser treatment (雷射, 激光), today's event "it's at 4:30",
 chat's 520, a trip with its return ("back on the 18th", 20号才回来: a span to it), a partner's
 or friend's home gone to (去女朋友家); a reminder's day is its own clause's (not 不然明天's). Not
@@ -232,7 +234,7 @@ _SPECIAL = re.compile(
 _GONE_BY = re.compile(r"\s+(?:was|fell)(?![a-z])")
 _FORGOTTEN_ZH = re.compile(r"(?<![别不])忘了|已经过了")
 _SPECIAL_DAY = re.compile(
-    r"生日|纪念日|周年|忌日|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"生日|纪念日|周年|忌日|死忌|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
     r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
@@ -536,9 +538,11 @@ _KIN_ZH = (
 # A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
 # "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
 # 阿嬷的忌日, 爷爷去世十周年; "we hit ten years married". Not a pet's, nor a party or a present.
-_CLOSE = r"best\s+friend|bestie|bff|little\s+(?:one|man|girl|boy)|" + _RELATIVES
+_CLOSE = r"best\s+friend|bestie|bff|(?:little|baby)\s+(?:one|man|girl|boy)|" + _RELATIVES
 _KIN_SPECIAL = re.compile(
-    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|[a-z]+ieth)\s+)?"
+    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+"
+    # an ordinal birthday, in digits or words ("first birthday", "21st", "fortieth")
+    r"(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth|[a-z]+(?:teenth|ieth))\s+)?"
     r"(?P<day>(?:(?:wedding|death)\s+)?(?:birthday|bday|anniversary))"
     r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
     r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
@@ -547,15 +551,25 @@ _KIN_SPECIAL = re.compile(
     r"|(?<![a-z])the\s+day\s+(?:my\s+|our\s+)?(?:"
     + _RELATIVES
     + r")\s+(?P<lost>passed|died)(?![a-z])"
+    # the day they died, dated: "my nan passed away on the 14th", "grandma died on june 2nd"
+    r"|(?<![a-z])(?:my\s+|our\s+)?(?:"
+    + _RELATIVES
+    + r")\s+(?P<died_on>passed\s+away|passed|died)\s+on\s"
     r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
     r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
     r"(?P<reached>married|together)(?![a-z])"
     r"|(?P<kin_zh>"
     + _KIN_ZH
-    + r"|阿嬷|阿公|姥姥|姥爷|老爸|老妈)的?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
-    r"(?P<zh_day>生日|忌日)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
+    + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"(?P<zh_day>生日|忌日|死忌)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
     # (走了, 过世, 离世: the ways a death is said)
     r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)(?:去世|过世|离世|走了?)"
+    r"[\d一二两三四五六七八九十]{1,3}周年"
+    # the day they died, dated: 我外公是1月9号走的
+    r"|(?P<kin_went>" + _KIN_ZH + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷)是[^，。,\s]{1,10}?"
+    r"(?:走|去世|过世|离世)的"
+    # parents' years married: 爸妈结婚三十周年
+    r"|(?P<kin_wed>爸妈|父母|公婆|岳父母|爷爷奶奶|外公外婆|姥姥姥爷)的?结婚"
     r"[\d一二两三四五六七八九十]{1,3}周年"
 )
 
@@ -592,8 +606,12 @@ def _close_ones_day(kin: re.Match[str]) -> str:
     if kin.group("who"):
         who = kin.group("who")
         return f"{who}'{'' if who.endswith('s') else 's'} {kin.group('day')}"
-    if kin.group("passed") or kin.group("lost"):
+    if kin.group("passed") or kin.group("lost") or kin.group("died_on"):
         return "death anniversary"
+    if kin.group("kin_went"):
+        return f"{kin.group('kin_went')}忌日"
+    if kin.group("kin_wed"):
+        return f"{kin.group('kin_wed')}结婚纪念日"
     if kin.group("grows"):
         return f"{kin.group('grows')}'s birthday"
     if kin.group("reached"):
@@ -1078,8 +1096,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             # The coming day first: "my anniversary is on the 28th" is this month's; told as gone
             # by ("our anniversary was on the 1st"), the day gone by.
             named = kin or special
-            gone = (named is not None and _GONE_BY.match(named.string, named.end())) or (
-                _FORGOTTEN_ZH.search(sentence)
+            gone = (
+                (named is not None and _GONE_BY.match(named.string, named.end()))
+                or _FORGOTTEN_ZH.search(sentence)
+                # the day a close one died, dated: the day gone by
+                or (kin is not None and (kin.group("died_on") or kin.group("kin_went")))
             )
             days = (
                 (find_dates(sentence, now) if gone else []) or coming or find_dates(sentence, now)
