@@ -2821,3 +2821,32 @@ def test_a_close_ones_death_day_dated_years_married_and_first_birthday(
     text: str, due: datetime
 ) -> None:
     assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a new school without its verb, a fan's meeting, selling at a stall or a sale
+        ("new school monday, kinda scared", at(7, 18)),
+        ("fanmeet saturday, outfit not ready", at(5, 18)),
+        ("the fan meeting is this sunday, front row!!", at(6, 18)),
+        ("market stall this saturday, selling my candles", at(5, 18)),
+        ("car boot sale tomorrow morning, hope i sell the old bike", at(4, 12)),
+    ],
+)
+def test_a_new_school_a_fan_meet_and_a_stall_are_events(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the neighbours have a garage sale on saturday",
+        "the fan meet was amazing yesterday",
+        "I stalled the car twice on friday lol",
+    ],
+)
+def test_the_neighbours_sale_a_fan_meet_gone_by_and_a_stalled_car_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []

@@ -268,6 +268,7 @@ _EVENTS = frozenset({
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
     "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
+    "fanmeet", "fanmeeting", "fansign",
     "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
@@ -303,6 +304,9 @@ _EVENT_PAIRS = frozenset({
     # shifts ("back on nights"), a selection's rounds, one's results
     "on night", "night shift", "first round", "second round", "third round", "final round",
     "next round", "call back", "my grade", "my mark", "my score", "offer letter",
+    # starting somewhere, a fan's meeting, selling at a stall or a sale
+    "new school", "new college", "new uni", "fan meet", "fan meeting", "fan sign", "market stall",
+    "a stall", "my stall", "boot sale", "yard sale", "garage sale",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
