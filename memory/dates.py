@@ -1522,6 +1522,7 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     下午3点, 明晚八点), or None. `hours`: the part of the day said with its day
     (``DateMention.hours``: "tomorrow evening" is 18-24), which an hour said without am or pm
     falls in ("tomorrow evening at 8" is 20:00)."""
+    said_as = text
     lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
     en = _CLOCK_EN.search(lowered)
     text = text.translate(_TRADITIONAL)
@@ -1536,12 +1537,13 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
         span = zh.span()
     else:
         return None
-    if said is None:
-        return None
-    hour, minute = said
-    if hour > 23 or minute > 59:
-        return None
-    return ClockTime(time(hour, minute), *span)
+    if said is None or said[0] > 23 or said[1] > 59:
+        # Words that are no clock time (两点了, "a little") hide none said after them:
+        # 两点了还没睡，今天上午九点半要考试.
+        cut = max(span[1], span[0] + 1)
+        later = clock_time(said_as[cut:], hours)
+        return None if later is None else ClockTime(later.at, later.start + cut, later.end + cut)
+    return ClockTime(time(*said), *span)
 
 
 def _clock_hour(said: str) -> int:

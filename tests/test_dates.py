@@ -1343,6 +1343,9 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("ten to 1 works for lunch", time(12, 50)),
         ("remind me at 20 past 1 to take the bread out", time(13, 20)),
         ("the shuttle leaves at 5 past 9", time(9, 5)),
+        # no clock time first (两点 alone is "two points") hides none after it
+        ("两点了还没睡，明天上午十点半开会", time(10, 30)),
+        ("一点多了，早上八点的高铁", time(8, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:

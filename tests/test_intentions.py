@@ -2850,3 +2850,21 @@ def test_the_neighbours_sale_a_fan_meet_gone_by_and_a_stalled_car_are_left_alone
     text: str,
 ) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # the time now told in the small hours, then the plan's hour today
+        ("两点了还没睡，今天上午十点半要答辩", at(4, 2, 20), at(4, 13, 30)),
+        ("一点多了睡不着，早上八点半要去面试", at(4, 1, 15), at(4, 11, 30)),
+        ("三点了还在背书，今天上午十点考试", at(4, 3, 5), at(4, 13)),
+    ],
+)
+def test_the_time_now_in_the_small_hours_then_the_plans_hour(
+    text: str, said_at: datetime, due: datetime
+) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)

@@ -892,8 +892,9 @@ _HABIT = re.compile(
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
     r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
 )
-# Done today: 今天开会开了一整天 (了, without a word of what is still to come).
-_PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Done today: 今天开会开了一整天 (了, without a word of what is still to come; not the 了 of the
+# time now told: 三点了还在背书，今天上午十点考试).
+_PAST_ZH = re.compile(r"(?<![点點])(?<!点多)(?<!点半)了(?!解)|过了|完了")
 # Done already, whatever day is named: 周一已经考完了.
 _DONE_ZH = re.compile(r"已经[^，,。]*了|[考开做办搞弄]完了")
 # Rated as it goes or went: 开得好累, 考得还行.
