@@ -2868,3 +2868,20 @@ def test_the_time_now_in_the_small_hours_then_the_plans_hour(
         Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
     )
     assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "got" today as received, no event named
+        "my daughter got a sticker at school today",
+        "mother's day today and my son got me flowers",
+        "got my nails done today, love them",
+    ],
+)
+def test_something_got_today_with_no_event_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+def test_got_an_event_today_is_still_chats_have() -> None:
+    assert found_in("got a date today at 7!!") == ("follow_up", at(3, 22))

@@ -1411,6 +1411,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     # results back today, passed!!" is told as done, "got a test today at 4" is to come.
     if mention.day == now.date() and _told_done(lowered):
         return False
+    if mention.day == now.date() and _GOT.search(lowered) and not _named_event(sentence, lowered):
+        return False  # "my kid got a free ice cream at school today": received, no event had
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
     unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
@@ -1581,6 +1583,10 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
     # the morning's ("marathon tomorrow. 6:45 start").
     told = waking(evening(f"{sentence} {after[clock.start : clock.end]}"))
     return told[len(sentence) + 1 :]
+
+
+# "Got" as received, or as chat's "have" when an event is named ("got a test today at 4").
+_GOT = re.compile(r"(?<![a-z])(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got(?![a-z])")
 
 
 def _told_done(lowered: str) -> bool:
