@@ -120,10 +120,10 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
   7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past
-  1", "noon", "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻,
-  四点五十, 三点零五): the first one said, its words running to its am or
-  pm. An hour with a leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is
-  read in the part
+  1", "at 1700" (not 19xx or 20xx, years), "1400 hours", "noon", "midnight", "at eight",
+  下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the first one said, its
+  words running to its am or pm. An hour with a leading zero ("06:50") is the 24-hour
+  clock's. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
   is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning ("quarter to 1"
@@ -1482,6 +1482,10 @@ _CLOCK_EN = re.compile(
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
+    # the 24-hour clock in four digits: "at 1700", "by 0930", "1400 hours" (not a year: "by 2030")
+    r"|(?<![a-z])(?:at|by|@)\s*(?!19|20)(?P<h9>[01]\d|2[0-3])(?P<m9>[0-5]\d)(?![\d%:.,])"
+    rf"{_NOT_A_TIME}"
+    r"|(?P<h10>[01]\d|2[0-3])(?P<m10>[0-5]\d)\s*(?:hours|hrs)(?![a-z])"
     r"|(?P<h6>\d{1,2})(?::(?P<m6>\d\d)|\.(?P<m7>00|15|30|45))(?![\d:])(?!\.\d)"
     r")"
 )
@@ -1581,6 +1585,8 @@ def _english_clock(
         if hour > 12:
             return None
     else:
+        if m.group("h9") or m.group("h10"):
+            return int(m.group("h9") or m.group("h10")), int(m.group("m9") or m.group("m10"))
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
         minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(

@@ -1346,6 +1346,10 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         # no clock time first (两点 alone is "two points") hides none after it
         ("两点了还没睡，明天上午十点半开会", time(10, 30)),
         ("一点多了，早上八点的高铁", time(8, 0)),
+        # the 24-hour clock in four digits
+        ("muster at 0645 on the quay", time(6, 45)),
+        ("brief the team by 1130", time(11, 30)),
+        ("handover is 2200 hours", time(22, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1388,7 +1392,7 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
      "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
      "version 2.15.1", "lost by one round", "we're at 2 goals down", "by three laps",
-     "around 5 sets", "at 7 pages"],
+     "around 5 sets", "at 7 pages", "done by 2030", "that 1700 figure", "at 1700 metres"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None

@@ -2885,3 +2885,46 @@ def test_something_got_today_with_no_event_is_left_alone(text: str) -> None:
 
 def test_got_an_event_today_is_still_chats_have() -> None:
     assert found_in("got a date today at 7!!") == ("follow_up", at(3, 22))
+
+
+# --- the probe round's kinds after fresh9 ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the 24-hour clock in four digits
+        ("remind me at 1830 to book the ferry", ("reminder", at(3, 18, 30))),
+        # a close one's birthday by its number alone
+        ("my dad's 70th is on the 21st, booking a table", ("special_day", at(21, 9))),
+        ("our son's 18th is this saturday!!", ("special_day", at(5, 9))),
+    ],
+)
+def test_a_four_digit_clock_and_a_close_ones_numbered_birthday(
+    text: str, expected: tuple[str, datetime]
+) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an event told for the roads it shuts
+        "the half marathon shuts the roads round the park on sunday",
+        "周日马拉松，市中心封路",
+        # every weekday of a span
+        "我们单位周一到周五都要穿正装",
+        "星期一至星期五都是早八的课",
+        # a numbered day that is no birthday
+        "my son's 5th tooth came out on monday",
+    ],
+)
+def test_roads_shut_every_weekday_of_a_span_and_a_numbered_tooth_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+def test_a_trip_over_a_span_of_weekdays_is_still_read() -> None:
+    [found] = reading_of("下周一到周五去深圳出差")
+    assert found.kind == "follow_up"

@@ -97,13 +97,15 @@ handed over (交接钥匙) are read. Read besides: Cantonese 我哋 (we), a spec
 ("our anniversary was on the 1st": that day, next year's), a close one's death day said otherwise
 (走了五周年, "the day my dad passed", dated: "grandma died on june 2nd", 外公是1月9号走的,
 Cantonese 死忌), parents' years married (爸妈结婚三十周年), a child's "first birthday", a close
-one's day told before advice is asked ("any gift
-ideas?"), a graduation by its verb, laser treatment (雷射, 激光), today's event "it's at 4:30",
-chat's 520, a trip with its return ("back on the 18th", 20号才回来: a span to it), a partner's
-or friend's home gone to (去女朋友家); a reminder's day is its own clause's (not 不然明天's). Not
-read either: what the user does for a friend's or colleague's event (我帮他改了简历), any such
-weekday ("on a friday"), being woken by noise (吵醒), the cold in Cantonese (好凍), a relative's
-trip for their own ends ("for his new job"), the midterms as elections. Read besides: formal
+one's birthday by its number alone ("my mum's 60th is on the 15th"), a close one's day told
+before advice is asked ("any gift ideas?"), a new school without its verb, a fan meet, a market
+stall or a car boot sale, a graduation by its verb, laser treatment (雷射, 激光), today's
+event "it's at 4:30", chat's 520, a trip with its return ("back on the 18th", 20号才回来: a
+span to it), a partner's or friend's home gone to (去女朋友家); a reminder's day is its own
+clause's (not 不然明天's). Not read either: what the user does for a friend's or colleague's
+event (我帮他改了简历), any such weekday ("on a friday"), being woken by noise (吵醒), the cold in
+Cantonese (好凍), a relative's trip for their own ends ("for his new job"), the midterms as
+elections. Read besides: formal
 words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
 anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
 performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天).
@@ -111,7 +113,9 @@ A run-on Chinese message's next clause begins at 我 after 了 (交论文了我�
 time before a clause of its own subject is not a later day's ("flight's at 1:40 and we're back
 on the 9th"). Not read either: every other such day, whose it is said after it (是我同事的, 不是我),
 a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
-friend's event and how it leaves the user (笑死我了)."""
+friend's event and how it leaves the user (笑死我了), an event told for the roads it shuts (封路),
+every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
+a free ice cream at school today": received, not chat's "have")."""
 
 from __future__ import annotations
 
@@ -549,6 +553,9 @@ _KIN_SPECIAL = re.compile(
     r"(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth|[a-z]+(?:teenth|ieth))\s+)?"
     r"(?P<day>(?:(?:wedding|death)\s+)?(?:birthday|bday|anniversary))"
     r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
+    # a close one's birthday by its number alone: "my mum's 60th is on the 15th"
+    r"|(?<![a-z])(?:my|our)\s+(?P<who_nth>" + _CLOSE + r")['\u2019]s\s+"
+    r"(?:\d{1,3}(?:st|nd|rd|th)|[a-z]+ieth)(?=\s+(?:is|on|this|next|tomorrow)(?![a-z]))"
     r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
     r"(?P<passed>passed|died)(?![a-z])"
     # the day they died, told: "the 20th is the day my dad passed"
@@ -616,6 +623,9 @@ def _close_ones_day(kin: re.Match[str]) -> str:
         return f"{kin.group('kin_went')}忌日"
     if kin.group("kin_wed"):
         return f"{kin.group('kin_wed')}结婚纪念日"
+    if kin.group("who_nth"):
+        who = kin.group("who_nth")
+        return f"{who}'{'' if who.endswith('s') else 's'} birthday"
     if kin.group("grows"):
         return f"{kin.group('grows')}'s birthday"
     if kin.group("reached"):
@@ -891,6 +901,8 @@ _HABIT = re.compile(
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
     r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
+    # every weekday of a span: 周一到周五都要打卡 (not 下周一到周五出差, a trip)
+    r"|(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~)\s*(?:周|星期|礼拜)?[一二三四五六日天][^，,。]{0,4}?都"
 )
 # Done today: 今天开会开了一整天 (了, without a word of what is still to come; not the 了 of the
 # time now told: 三点了还在背书，今天上午十点考试).
@@ -1356,6 +1368,12 @@ _CLOSES = re.compile(
     r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
     r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
 )
+# An event told for the roads it shuts, in any clause: "the marathon closes roads on sunday",
+# 周日马拉松，市中心封路.
+_ROADS_SHUT = re.compile(
+    r"(?<![a-z])(?:clos(?:es|ing)|shuts?|shutting|block(?:s|ing))\s+(?:off\s+)?(?:the\s+|some\s+)?"
+    r"(?:roads?|streets?|bridge)(?![a-z])|封路|交通管制"
+)
 # The user does not care: "the match on sunday is at 3, who cares".
 _SHRUG = re.compile(
     r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
@@ -1397,7 +1415,7 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # 周一已经考完了: that Monday gone by
     if _LAST_YEARS.search(sentence, 0, mention.start):
         return False  # 开学典礼去年是九月一号: last year's date
-    if _CLOSES.search(clause):
+    if _CLOSES.search(clause) or _ROADS_SHUT.search(lowered):
         return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
         return False  # "the match on sunday is at 3, who cares": not the user's
