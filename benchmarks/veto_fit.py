@@ -36,7 +36,18 @@ from intentions import CASES, NOW, Case, load_parts, score
 from memory.encoding.spotting import Spotted
 from memory.encoding.veto import WEIGHTS_FILE, Veto, features
 
-TRAIN = ("tune", "held_out", "fresh", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8")
+TRAIN = (
+    "tune",
+    "held_out",
+    "fresh",
+    "fresh3",
+    "fresh4",
+    "fresh5",
+    "fresh6",
+    "fresh7",
+    "fresh8",
+    "fresh9",
+)
 LAMBDA = 1e-3
 STEPS = 3000
 DIGITS = 3  # the weights as written: rounded, so a refit on another machine writes the same

@@ -114,19 +114,20 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   / 三天后 / 两周后 / 十天以后 / 两个月之后 / 半年后 = that day; "in a few days" / 几天后 = 2 to 5
   days ahead, "within a week" = today to 7 days ahead. "twice in a week" is not taken.
 * Times of day, after one day or in its word: "tomorrow evening", "on Friday night", "today at
-  noon", 明天晚上, 周五下午, "tonight", 明晚, 今早 give ``hours``: morning 6-12 (上午 8-12),
-  noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening / night / 晚上 / 夜里 18-24,
-  凌晨 0-6.
+  noon", 明天晚上, 周五下午, "tonight", 明晚, 今早, "first thing tomorrow" give ``hours``:
+  morning 6-12 (上午 8-12), noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening /
+  night / 晚上 / 夜里 18-24, 凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
-  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "noon",
-  "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the
-  first one said, its words running to its am or
-  pm. An hour with a leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is
-  read in the part
+  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past
+  1", "at 1700" (not 19xx or 20xx, years), "1400 hours", "noon", "midnight", "at eight",
+  下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the first one said, its
+  words running to its am or pm. An hour with a leading zero ("06:50") is the 24-hour
+  clock's. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
   is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
-  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning; 12 am / 12 pm
+  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning ("quarter to 1"
+  is 12:45); 12 am / 12 pm
   are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
   hour in Chinese numerals is one alone (明天九点) unless a count comes before it (第三点,
   有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟 or a part said with its day
@@ -723,7 +724,10 @@ _STARTS_ZH = re.compile(r"\s*开始(?!\s*(?:就|都|一直|便|已经|到现在|
 _HOURS_AFTER = re.compile(
     r"\s+(?:in\s+the\s+|at\s+)?(?P<en>morning|afternoon|evening|night|noon)(?![a-z])"
     r"|\s*的?(?P<zh>早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|凌晨)"
+    r"|\s+(?P<first>first\s+thing)(?![a-z])"
 )
+# "First thing" before a day is its morning: "first thing tomorrow", "first thing on monday".
+_FIRST_THING_BEFORE = re.compile(r"(?<![a-z])first\s+thing\s+(?:on\s+)?$")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -1464,6 +1468,8 @@ _CLOCK_EN = re.compile(
     rf"\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
     r"(?![a-z0-9])"
     r"|(?P<noon>noon|midday|midnight)(?![a-z])"
+    # "20 past 1" in numerals; not "2 to 4", a span
+    rf"|(?P<nmins>[1-5]?\d)(?:\s+minutes)?\s+(?:past|after)\s+(?P<h8>{_CLOCK_HOUR})(?![a-z0-9])"
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
     # (not "at twenty to 11": minutes to an hour, read above when said without "at")
@@ -1471,10 +1477,15 @@ _CLOCK_EN = re.compile(
     r"|(?:at|around|about|by|@|(?:moved|pushed|changed|bumped|rescheduled)(?:\s+(?:back|forward))?"
     r"\s+to(?=\s))\s*(?:around\s+|about\s+)?"
     r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
+    rf"(?!\d{{1,2}}\s+(?:minutes\s+)?(?:past|after)\s+{_CLOCK_HOUR}(?![a-z0-9]))"
     rf"(?P<h3>{_CLOCK_HOUR})"
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
+    # the 24-hour clock in four digits: "at 1700", "by 0930", "1400 hours" (not a year: "by 2030")
+    r"|(?<![a-z])(?:at|by|@)\s*(?!19|20)(?P<h9>[01]\d|2[0-3])(?P<m9>[0-5]\d)(?![\d%:.,])"
+    rf"{_NOT_A_TIME}"
+    r"|(?P<h10>[01]\d|2[0-3])(?P<m10>[0-5]\d)\s*(?:hours|hrs)(?![a-z])"
     r"|(?P<h6>\d{1,2})(?::(?P<m6>\d\d)|\.(?P<m7>00|15|30|45))(?![\d:])(?!\.\d)"
     r")"
 )
@@ -1515,6 +1526,7 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     下午3点, 明晚八点), or None. `hours`: the part of the day said with its day
     (``DateMention.hours``: "tomorrow evening" is 18-24), which an hour said without am or pm
     falls in ("tomorrow evening at 8" is 20:00)."""
+    said_as = text
     lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
     en = _CLOCK_EN.search(lowered)
     text = text.translate(_TRADITIONAL)
@@ -1529,12 +1541,13 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
         span = zh.span()
     else:
         return None
-    if said is None:
-        return None
-    hour, minute = said
-    if hour > 23 or minute > 59:
-        return None
-    return ClockTime(time(hour, minute), *span)
+    if said is None or said[0] > 23 or said[1] > 59:
+        # Words that are no clock time (两点了, "a little") hide none said after them:
+        # 两点了还没睡，今天上午九点半要考试.
+        cut = max(span[1], span[0] + 1)
+        later = clock_time(said_as[cut:], hours)
+        return None if later is None else ClockTime(later.at, later.start + cut, later.end + cut)
+    return ClockTime(time(*said), *span)
 
 
 def _clock_hour(said: str) -> int:
@@ -1559,14 +1572,21 @@ def _english_clock(
         if mins:
             minute = sum(_PAST_MINUTES[w] for w in re.split(r"[\s-]+", mins))
         if m.group("rel") in ("to", "till", "til"):
-            hour, minute = hour - 1, 60 - minute
+            # The hour before one o'clock is twelve ("quarter to 1": 12:45), not 0.
+            hour, minute = (hour - 1) or 12, 60 - minute
         if not 0 <= hour <= 12:
+            return None
+    elif m.group("h8"):
+        hour, minute = _clock_hour(m.group("h8")), int(m.group("nmins"))
+        if hour > 12 or minute == 0:
             return None
     elif m.group("h7"):
         hour, minute = _clock_hour(m.group("h7")), 30
         if hour > 12:
             return None
     else:
+        if m.group("h9") or m.group("h10"):
+            return int(m.group("h9") or m.group("h10")), int(m.group("m9") or m.group("m10"))
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
         minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(
@@ -1672,7 +1692,7 @@ def _scan(text: str, now: datetime, *, ahead: bool) -> list[tuple[DateMention, b
         if since is not None and first <= today:
             (begin, end), last, yearless, backward = since, today, False, True
         elif first == last:
-            hours, end = _hours(lowered, m)
+            hours, begin, end = _hours(lowered, m, floor)
         consumed = max(consumed, end)
         if (first, last) not in found:
             mention = DateMention(
@@ -1712,15 +1732,19 @@ def _since(lowered: str, m: re.Match[str], floor: int) -> tuple[int, int] | None
     return (begin if before is None else before.start()), (end if after is None else after.end())
 
 
-def _hours(lowered: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
-    """The hours of a time of day said in a day's words ("tonight", 明晚) or after them
-    ("tomorrow evening", 明天晚上), and where the words end."""
+def _hours(lowered: str, m: re.Match[str], floor: int) -> tuple[tuple[int, int] | None, int, int]:
+    """The hours of a time of day said in a day's words ("tonight", 明晚), after them
+    ("tomorrow evening", 明天晚上) or as "first thing" before them, and where the words begin
+    and end. `floor`: where the previous match ended."""
     kind, said = m.lastgroup, m.group()
     if kind == "en_rel" and (said.startswith(("tonight", "this ")) or said.endswith("night")):
-        return _HOURS[said.split()[-1] if " " in said else said], m.end()
+        return _HOURS[said.split()[-1] if " " in said else said], m.start(), m.end()
     if kind == "zh_rel" and said[-1] in "晚夜早":
-        return _HOURS[said[-1]], m.end()
+        return _HOURS[said[-1]], m.start(), m.end()
     after = _HOURS_AFTER.match(lowered, m.end())
-    if after is None:
-        return None, m.end()
-    return _HOURS[after.group("en") or after.group("zh")], after.end()
+    if after is not None:
+        return _HOURS[after.group("en") or after.group("zh") or "morning"], m.start(), after.end()
+    before = _FIRST_THING_BEFORE.search(lowered, max(floor, m.start() - 20), m.start())
+    if before is not None:
+        return _HOURS["morning"], before.start(), m.end()
+    return None, m.start(), m.end()

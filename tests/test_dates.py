@@ -925,6 +925,10 @@ def test_leap_years_looking_back(text: str, first: str, last: str) -> None:
         ("今早", "2026-11-29", (6, 12)),
         ("周五下午", "2026-11-27", (12, 18)),
         ("明天的上午", "2026-11-30", (8, 12)),
+        # "first thing" before or after a day is its morning
+        ("first thing tomorrow", "2026-11-30", (6, 12)),
+        ("first thing on Friday", "2026-11-27", (6, 12)),
+        ("tomorrow first thing", "2026-11-30", (6, 12)),
         ("yesterday", "2026-11-28", None),
     ],
 )
@@ -1334,6 +1338,18 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("下午四点五十分面试", time(16, 50)),
         ("明早七点四十的高铁", time(7, 40)),
         ("三点零五开会", time(15, 5)),
+        # the hour before one o'clock is noon's; minutes past or to an hour in numerals
+        ("ping me at quarter to 1 to ring the vet", time(12, 45)),
+        ("ten to 1 works for lunch", time(12, 50)),
+        ("remind me at 20 past 1 to take the bread out", time(13, 20)),
+        ("the shuttle leaves at 5 past 9", time(9, 5)),
+        # no clock time first (两点 alone is "two points") hides none after it
+        ("两点了还没睡，明天上午十点半开会", time(10, 30)),
+        ("一点多了，早上八点的高铁", time(8, 0)),
+        # the 24-hour clock in four digits
+        ("muster at 0645 on the quay", time(6, 45)),
+        ("brief the team by 1130", time(11, 30)),
+        ("handover is 2200 hours", time(22, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1376,7 +1392,7 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
      "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
      "version 2.15.1", "lost by one round", "we're at 2 goals down", "by three laps",
-     "around 5 sets", "at 7 pages"],
+     "around 5 sets", "at 7 pages", "done by 2030", "that 1700 figure", "at 1700 metres"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None

@@ -2770,3 +2770,161 @@ def test_a_run_on_clause_and_a_departures_hour(text: str, due: datetime) -> None
 )
 def test_every_other_day_someone_elses_last_years_and_a_relatives_flight(text: str) -> None:
     assert spot(text, NOW) == []
+
+
+# --- fresh9's kinds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "first thing" with a day: that day's morning (a reminder at its start, a follow-up
+        # at its end)
+        ("remind me first thing monday to renew the parking permit", ("reminder", at(7, 6))),
+        ("colonoscopy first thing tomorrow, so nervous", ("follow_up", at(4, 12))),
+        ("my driving test is first thing on saturday", ("follow_up", at(5, 12))),
+    ],
+)
+def test_first_thing_with_a_day_is_its_morning(text: str, expected: tuple[str, datetime]) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the day a close one died, dated, with the years since
+        (
+            "my nan passed away on the 14th of January, four years now",
+            datetime(2027, 1, 14, 9, tzinfo=SHANGHAI),
+        ),
+        ("grandma died on december 20th, it'll be 5 years", at(20, 9)),
+        (
+            "mum passed on march 3rd, 10 years ago now. still miss her",
+            datetime(2027, 3, 3, 9, tzinfo=SHANGHAI),
+        ),
+        ("我外公是1月9号走的，已经三年了", datetime(2027, 1, 9, 9, tzinfo=SHANGHAI)),
+        # 死忌, in Cantonese with 嘅
+        ("下礼拜三系我阿嫲嘅死忌", at(9, 9)),
+        ("下周五是我奶奶的死忌", at(11, 9)),
+        # parents' years married
+        ("下个月8号是我爸妈结婚二十五周年", datetime(2027, 1, 8, 9, tzinfo=SHANGHAI)),
+        ("我公婆结婚四十周年是12月28号", at(28, 9)),
+        # a child's first birthday
+        ("it's my son's first birthday on the 19th!", at(19, 9)),
+        (
+            "my baby girl's first birthday is on january 5th",
+            datetime(2027, 1, 5, 9, tzinfo=SHANGHAI),
+        ),
+    ],
+)
+def test_a_close_ones_death_day_dated_years_married_and_first_birthday(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a new school without its verb, a fan's meeting, selling at a stall or a sale
+        ("new school monday, kinda scared", at(7, 18)),
+        ("fanmeet saturday, outfit not ready", at(5, 18)),
+        ("the fan meeting is this sunday, front row!!", at(6, 18)),
+        ("market stall this saturday, selling my candles", at(5, 18)),
+        ("car boot sale tomorrow morning, hope i sell the old bike", at(4, 12)),
+    ],
+)
+def test_a_new_school_a_fan_meet_and_a_stall_are_events(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the neighbours have a garage sale on saturday",
+        "the fan meet was amazing yesterday",
+        "I stalled the car twice on friday lol",
+    ],
+)
+def test_the_neighbours_sale_a_fan_meet_gone_by_and_a_stalled_car_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # the time now told in the small hours, then the plan's hour today
+        ("两点了还没睡，今天上午十点半要答辩", at(4, 2, 20), at(4, 13, 30)),
+        ("一点多了睡不着，早上八点半要去面试", at(4, 1, 15), at(4, 11, 30)),
+        ("三点了还在背书，今天上午十点考试", at(4, 3, 5), at(4, 13)),
+    ],
+)
+def test_the_time_now_in_the_small_hours_then_the_plans_hour(
+    text: str, said_at: datetime, due: datetime
+) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "got" today as received, no event named
+        "my daughter got a sticker at school today",
+        "mother's day today and my son got me flowers",
+        "got my nails done today, love them",
+    ],
+)
+def test_something_got_today_with_no_event_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+def test_got_an_event_today_is_still_chats_have() -> None:
+    assert found_in("got a date today at 7!!") == ("follow_up", at(3, 22))
+
+
+# --- the probe round's kinds after fresh9 ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the 24-hour clock in four digits
+        ("remind me at 1830 to book the ferry", ("reminder", at(3, 18, 30))),
+        # a close one's birthday by its number alone
+        ("my dad's 70th is on the 21st, booking a table", ("special_day", at(21, 9))),
+        ("our son's 18th is this saturday!!", ("special_day", at(5, 9))),
+    ],
+)
+def test_a_four_digit_clock_and_a_close_ones_numbered_birthday(
+    text: str, expected: tuple[str, datetime]
+) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an event told for the roads it shuts
+        "the half marathon shuts the roads round the park on sunday",
+        "周日马拉松，市中心封路",
+        # every weekday of a span
+        "我们单位周一到周五都要穿正装",
+        "星期一至星期五都是早八的课",
+        # a numbered day that is no birthday
+        "my son's 5th tooth came out on monday",
+    ],
+)
+def test_roads_shut_every_weekday_of_a_span_and_a_numbered_tooth_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+def test_a_trip_over_a_span_of_weekdays_is_still_read() -> None:
+    [found] = reading_of("下周一到周五去深圳出差")
+    assert found.kind == "follow_up"

@@ -95,13 +95,17 @@ be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along wh
 ("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
 handed over (交接钥匙) are read. Read besides: Cantonese 我哋 (we), a special day told as gone by
 ("our anniversary was on the 1st": that day, next year's), a close one's death day said otherwise
-(走了五周年, "the day my dad passed"), a close one's day told before advice is asked ("any gift
-ideas?"), a graduation by its verb, laser treatment (雷射, 激光), today's event "it's at 4:30",
-chat's 520, a trip with its return ("back on the 18th", 20号才回来: a span to it), a partner's
-or friend's home gone to (去女朋友家); a reminder's day is its own clause's (not 不然明天's). Not
-read either: what the user does for a friend's or colleague's event (我帮他改了简历), any such
-weekday ("on a friday"), being woken by noise (吵醒), the cold in Cantonese (好凍), a relative's
-trip for their own ends ("for his new job"), the midterms as elections. Read besides: formal
+(走了五周年, "the day my dad passed", dated: "grandma died on june 2nd", 外公是1月9号走的,
+Cantonese 死忌), parents' years married (爸妈结婚三十周年), a child's "first birthday", a close
+one's birthday by its number alone ("my mum's 60th is on the 15th"), a close one's day told
+before advice is asked ("any gift ideas?"), a new school without its verb, a fan meet, a market
+stall or a car boot sale, a graduation by its verb, laser treatment (雷射, 激光), today's
+event "it's at 4:30", chat's 520, a trip with its return ("back on the 18th", 20号才回来: a
+span to it), a partner's or friend's home gone to (去女朋友家); a reminder's day is its own
+clause's (not 不然明天's). Not read either: what the user does for a friend's or colleague's
+event (我帮他改了简历), any such weekday ("on a friday"), being woken by noise (吵醒), the cold in
+Cantonese (好凍), a relative's trip for their own ends ("for his new job"), the midterms as
+elections. Read besides: formal
 words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
 anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
 performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天).
@@ -109,7 +113,9 @@ A run-on Chinese message's next clause begins at 我 after 了 (交论文了我�
 time before a clause of its own subject is not a later day's ("flight's at 1:40 and we're back
 on the 9th"). Not read either: every other such day, whose it is said after it (是我同事的, 不是我),
 a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
-friend's event and how it leaves the user (笑死我了)."""
+friend's event and how it leaves the user (笑死我了), an event told for the roads it shuts (封路),
+every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
+a free ice cream at school today": received, not chat's "have")."""
 
 from __future__ import annotations
 
@@ -232,7 +238,7 @@ _SPECIAL = re.compile(
 _GONE_BY = re.compile(r"\s+(?:was|fell)(?![a-z])")
 _FORGOTTEN_ZH = re.compile(r"(?<![别不])忘了|已经过了")
 _SPECIAL_DAY = re.compile(
-    r"生日|纪念日|周年|忌日|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
+    r"生日|纪念日|周年|忌日|死忌|在一起[\d一二两三四五六七八九十百千]{1,4}(?:天|个月)"
     r"|满(?:[\d]{1,2}|[一二三四五六七八九十]{2,3})(?:周?岁|了|啦)"
 )
 # An event a follow-up can ask about: what the sentence is about, or words of going somewhere.
@@ -266,6 +272,7 @@ _EVENTS = frozenset({
     "game", "match", "race", "comp", "marathon", "tournament", "competition", "tryout", "playoff",
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
     "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
+    "fanmeet", "fanmeeting", "fansign",
     "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
@@ -301,6 +308,9 @@ _EVENT_PAIRS = frozenset({
     # shifts ("back on nights"), a selection's rounds, one's results
     "on night", "night shift", "first round", "second round", "third round", "final round",
     "next round", "call back", "my grade", "my mark", "my score", "offer letter",
+    # starting somewhere, a fan's meeting, selling at a stall or a sale
+    "new school", "new college", "new uni", "fan meet", "fan meeting", "fan sign", "market stall",
+    "a stall", "my stall", "boot sale", "yard sale", "garage sale",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -536,26 +546,41 @@ _KIN_ZH = (
 # A close one's day is the user's to be greeted or kept company on: "my mum's 70th birthday",
 # "grandpa's death anniversary", "three years since dad passed", "my son turns 5", 我外公的生日,
 # 阿嬷的忌日, 爷爷去世十周年; "we hit ten years married". Not a pet's, nor a party or a present.
-_CLOSE = r"best\s+friend|bestie|bff|little\s+(?:one|man|girl|boy)|" + _RELATIVES
+_CLOSE = r"best\s+friend|bestie|bff|(?:little|baby)\s+(?:one|man|girl|boy)|" + _RELATIVES
 _KIN_SPECIAL = re.compile(
-    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+(?:(?:\d{1,2}(?:st|nd|rd|th)|[a-z]+ieth)\s+)?"
+    r"(?<![a-z])(?P<who>" + _CLOSE + r")['\u2019]s?\s+"
+    # an ordinal birthday, in digits or words ("first birthday", "21st", "fortieth")
+    r"(?:(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fifth|tenth|[a-z]+(?:teenth|ieth))\s+)?"
     r"(?P<day>(?:(?:wedding|death)\s+)?(?:birthday|bday|anniversary))"
     r"(?!\s+(?:party|dinner|drinks|meal|bash|do|lunch|present|gift|card)(?![a-z]))"
+    # a close one's birthday by its number alone: "my mum's 60th is on the 15th"
+    r"|(?<![a-z])(?:my|our)\s+(?P<who_nth>" + _CLOSE + r")['\u2019]s\s+"
+    r"(?:\d{1,3}(?:st|nd|rd|th)|[a-z]+ieth)(?=\s+(?:is|on|this|next|tomorrow)(?![a-z]))"
     r"|(?<![a-z])years?\s+since\s+(?:he|she|(?:my\s+)?(?:" + _RELATIVES + r"))\s+"
     r"(?P<passed>passed|died)(?![a-z])"
     # the day they died, told: "the 20th is the day my dad passed"
     r"|(?<![a-z])the\s+day\s+(?:my\s+|our\s+)?(?:"
     + _RELATIVES
     + r")\s+(?P<lost>passed|died)(?![a-z])"
+    # the day they died, dated: "my nan passed away on the 14th", "grandma died on june 2nd"
+    r"|(?<![a-z])(?:my\s+|our\s+)?(?:"
+    + _RELATIVES
+    + r")\s+(?P<died_on>passed\s+away|passed|died)\s+on\s"
     r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
     r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
     r"(?P<reached>married|together)(?![a-z])"
     r"|(?P<kin_zh>"
     + _KIN_ZH
-    + r"|阿嬷|阿公|姥姥|姥爷|老爸|老妈)的?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
-    r"(?P<zh_day>生日|忌日)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
+    + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"(?P<zh_day>生日|忌日|死忌)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
     # (走了, 过世, 离世: the ways a death is said)
     r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)(?:去世|过世|离世|走了?)"
+    r"[\d一二两三四五六七八九十]{1,3}周年"
+    # the day they died, dated: 我外公是1月9号走的
+    r"|(?P<kin_went>" + _KIN_ZH + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷)是[^，。,\s]{1,10}?"
+    r"(?:走|去世|过世|离世)的"
+    # parents' years married: 爸妈结婚三十周年
+    r"|(?P<kin_wed>爸妈|父母|公婆|岳父母|爷爷奶奶|外公外婆|姥姥姥爷)的?结婚"
     r"[\d一二两三四五六七八九十]{1,3}周年"
 )
 
@@ -592,8 +617,15 @@ def _close_ones_day(kin: re.Match[str]) -> str:
     if kin.group("who"):
         who = kin.group("who")
         return f"{who}'{'' if who.endswith('s') else 's'} {kin.group('day')}"
-    if kin.group("passed") or kin.group("lost"):
+    if kin.group("passed") or kin.group("lost") or kin.group("died_on"):
         return "death anniversary"
+    if kin.group("kin_went"):
+        return f"{kin.group('kin_went')}忌日"
+    if kin.group("kin_wed"):
+        return f"{kin.group('kin_wed')}结婚纪念日"
+    if kin.group("who_nth"):
+        who = kin.group("who_nth")
+        return f"{who}'{'' if who.endswith('s') else 's'} birthday"
     if kin.group("grows"):
         return f"{kin.group('grows')}'s birthday"
     if kin.group("reached"):
@@ -869,9 +901,12 @@ _HABIT = re.compile(
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
     r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
+    # every weekday of a span: 周一到周五都要打卡 (not 下周一到周五出差, a trip)
+    r"|(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~)\s*(?:周|星期|礼拜)?[一二三四五六日天][^，,。]{0,4}?都"
 )
-# Done today: 今天开会开了一整天 (了, without a word of what is still to come).
-_PAST_ZH = re.compile(r"了(?!解)|过了|完了")
+# Done today: 今天开会开了一整天 (了, without a word of what is still to come; not the 了 of the
+# time now told: 三点了还在背书，今天上午十点考试).
+_PAST_ZH = re.compile(r"(?<![点點])(?<!点多)(?<!点半)了(?!解)|过了|完了")
 # Done already, whatever day is named: 周一已经考完了.
 _DONE_ZH = re.compile(r"已经[^，,。]*了|[考开做办搞弄]完了")
 # Rated as it goes or went: 开得好累, 考得还行.
@@ -1078,8 +1113,11 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             # The coming day first: "my anniversary is on the 28th" is this month's; told as gone
             # by ("our anniversary was on the 1st"), the day gone by.
             named = kin or special
-            gone = (named is not None and _GONE_BY.match(named.string, named.end())) or (
-                _FORGOTTEN_ZH.search(sentence)
+            gone = (
+                (named is not None and _GONE_BY.match(named.string, named.end()))
+                or _FORGOTTEN_ZH.search(sentence)
+                # the day a close one died, dated: the day gone by
+                or (kin is not None and (kin.group("died_on") or kin.group("kin_went")))
             )
             days = (
                 (find_dates(sentence, now) if gone else []) or coming or find_dates(sentence, now)
@@ -1330,6 +1368,12 @@ _CLOSES = re.compile(
     r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
     r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
 )
+# An event told for the roads it shuts, in any clause: "the marathon closes roads on sunday",
+# 周日马拉松，市中心封路.
+_ROADS_SHUT = re.compile(
+    r"(?<![a-z])(?:clos(?:es|ing)|shuts?|shutting|block(?:s|ing))\s+(?:off\s+)?(?:the\s+|some\s+)?"
+    r"(?:roads?|streets?|bridge)(?![a-z])|封路|交通管制"
+)
 # The user does not care: "the match on sunday is at 3, who cares".
 _SHRUG = re.compile(
     r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
@@ -1371,7 +1415,7 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # 周一已经考完了: that Monday gone by
     if _LAST_YEARS.search(sentence, 0, mention.start):
         return False  # 开学典礼去年是九月一号: last year's date
-    if _CLOSES.search(clause):
+    if _CLOSES.search(clause) or _ROADS_SHUT.search(lowered):
         return False  # 超市周日晚上九点关门, "visiting hours": a place's hours; 电影明天上映
     if _SHRUG.search(lowered) and not _FIRST_PERSON.search(lowered):
         return False  # "the match on sunday is at 3, who cares": not the user's
@@ -1385,6 +1429,8 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     # results back today, passed!!" is told as done, "got a test today at 4" is to come.
     if mention.day == now.date() and _told_done(lowered):
         return False
+    if mention.day == now.date() and _GOT.search(lowered) and not _named_event(sentence, lowered):
+        return False  # "my kid got a free ice cream at school today": received, no event had
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
     unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
@@ -1555,6 +1601,10 @@ def _its_hour(sentence: str, after: str, now: datetime) -> str:
     # the morning's ("marathon tomorrow. 6:45 start").
     told = waking(evening(f"{sentence} {after[clock.start : clock.end]}"))
     return told[len(sentence) + 1 :]
+
+
+# "Got" as received, or as chat's "have" when an event is named ("got a test today at 4").
+_GOT = re.compile(r"(?<![a-z])(?<!'s\s)(?<!'ve\s)(?<!have\s)(?<!has\s)got(?![a-z])")
 
 
 def _told_done(lowered: str) -> bool:
