@@ -37,9 +37,9 @@ Chinese, 100 distractors), written by a seventh such writer, its messages with t
 (30 times over 2026), was measured with only its counts printed, and has been a tune part since the
 commit that printed its messages' results; the fresh10 part (200 messages, 100 English, 100 Chinese,
 100 distractors), written by an eighth such writer, its messages with their own send times (30
-times over 2026), is the yardstick: never tuned on, only its counts printed. Each message goes
-through `local_reading` (its learned veto, memory/encoding/veto.py, included) as one user's message
-of a conversation. Counted per set or
+times over 2026), was measured with only its counts printed, and has been a tune part since the
+commit that printed its messages' results. Each message goes through `local_reading` (its learned
+veto, memory/encoding/veto.py, included) as one user's message of a conversation. Counted per set or
 part: found with the right day, wrong day, wrong time (the right day), missed, false positives (an
 intention where none is expected, or a second one), and stated times right (of those whose words
 state a clock time, due at the right minute). A summary model reading the conversation does better;
@@ -129,7 +129,7 @@ PARTS = (
     "fresh10",
 )
 # Never tuned on: only their counts are printed, and the veto is not fitted on them.
-YARDSTICKS = ("fresh2", "fresh10")
+YARDSTICKS = ("fresh2",)
 
 
 def read(text: str, said_at: datetime = NOW, judge: Judge = kept) -> list[tuple[str, str]]:
