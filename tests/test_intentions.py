@@ -2928,3 +2928,27 @@ def test_roads_shut_every_weekday_of_a_span_and_a_numbered_tooth_are_left_alone(
 def test_a_trip_over_a_span_of_weekdays_is_still_read() -> None:
     [found] = reading_of("下周一到周五去深圳出差")
     assert found.kind == "follow_up"
+
+
+# --- fresh10's kinds --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # a month and day later this year, its clock time said apart from it: this year's
+        ("running the canal 50k on sept 14, the start is at 6am", at(2, 10, month=8),
+         datetime(2026, 9, 14, 9, 0, tzinfo=SHANGHAI)),
+        ("my viva is on 20 March, the panel sits at 2pm", at(5, 9, month=2),
+         datetime(2026, 3, 20, 17, 0, tzinfo=SHANGHAI)),
+        ("10月18号跑半马，早上七点发枪", at(1, 12, month=10),
+         datetime(2026, 10, 18, 10, 0, tzinfo=SHANGHAI)),
+    ],
+)  # fmt: skip
+def test_a_month_and_day_later_this_year_with_its_hour_said_apart(
+    text: str, said_at: datetime, due: datetime
+) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)

@@ -382,6 +382,14 @@ _MONTH_NAMED = re.compile(
 )
 
 
+def _this_years(day: date, now: datetime) -> date:
+    """The day of the same month and day in `now`'s year (29 February: the 28th when none)."""
+    try:
+        return day.replace(year=now.year)
+    except ValueError:
+        return date(now.year, 2, 28)
+
+
 def next_years(words: str, now: datetime) -> str:
     """`words` with a month and day gone by this year, and no year said, as next year's ("june
     6th" said in December: "june 6th 2027"), for words telling of what is still to come: the
@@ -391,6 +399,8 @@ def next_years(words: str, now: datetime) -> str:
     for mention in find_dates(words, now):
         if mention.first is not None or mention.day >= now.date():
             continue
+        if mention.yearless and _this_years(mention.day, now) >= now.date():
+            continue  # "aug 8" said in july: last year's in the past sense, this year's to come
         if not _MONTH_NAMED.match(mention.text):
             continue
         year = now.year + 1
