@@ -2952,3 +2952,49 @@ def test_a_month_and_day_later_this_year_with_its_hour_said_apart(
         Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
     )
     assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # contests by their names, an ultramarathon
+        ("bake-off at the village hall on saturday, wish me luck", at(5, 18)),
+        ("chili cook-off this sunday!!", at(6, 18)),
+        ("the barista showdown is on the 12th", at(12, 18)),
+        ("doing my first ultra on sunday", at(6, 18)),
+        ("spelling contest tomorrow, so nervous", at(4, 18)),
+        # a venue walked through, a menu tasted, a boat's survey, a passport renewed
+        ("final walk-through of the new flat friday at 11", at(4, 14)),
+        ("wine tasting with the caterer next tuesday", at(8, 18)),
+        ("the yacht goes in for its survey on the 20th", at(20, 18)),
+        ("renewing my passport at the consulate monday at 10am", at(7, 13)),
+        # talks with someone, going to sea, back to one's unit after leave
+        ("明天下午跟房东谈合同", at(4, 18)),
+        ("今晚七点和客户谈报价", at(3, 22)),
+        ("后天一早出海钓鱼", at(5, 12)),
+        ("周日收假归队", at(6, 18)),
+        ("下周一休完假回部队", at(7, 18)),
+    ],
+)
+def test_contests_walkthroughs_tastings_surveys_talks_and_going_back_to_ones_unit(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the great british bake off final is on tv tuesday",
+        "the customer survey closes friday",
+        "my sister's in a chili cook-off on sunday, she's so nervous",
+        "we did a wine tasting last friday, so good",
+        "出海的船票周六开售",
+        "我哥下周归队",
+        "他们明天和甲方谈合同",
+    ],
+)
+def test_a_contest_on_tv_a_survey_closing_and_others_talks_or_returns_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []

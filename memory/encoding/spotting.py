@@ -115,7 +115,10 @@ on the 9th"). Not read either: every other such day, whose it is said after it (
 a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
 friend's event and how it leaves the user (笑死我了), an event told for the roads it shuts (封路),
 every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
-a free ice cream at school today": received, not chat's "have")."""
+a free ice cream at school today": received, not chat's "have"). Read besides: contests by their
+names (a throwdown, a bake-off, a cook-off), an ultra, a venue's walkthrough, a tasting, a boat's
+survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合同), going to sea (出海)
+and back to one's unit after leave (归队, 回部队); not a relative's return to theirs (我哥下周归队)."""
 
 from __future__ import annotations
 
@@ -273,6 +276,9 @@ _EVENTS = frozenset({
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
     "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
     "fanmeet", "fanmeeting", "fansign",
+    # contests by their names: a throwdown, a bake-off, a cook-off; an ultramarathon
+    "contest", "throwdown", "showdown", "bake-off", "bakeoff", "cook-off", "cookoff", "face-off",
+    "ultra",
     "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
@@ -287,6 +293,8 @@ _EVENTS = frozenset({
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
     "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation", "fitting", "surveyor",
+    # a venue walked through, a menu tasted, a boat's or a house's survey
+    "walkthrough", "walk-through", "tasting", "survey",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
     "mot",
@@ -391,6 +399,8 @@ _EVENT_ZH = re.compile(
     r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话|"
     # formal: 研讨会, 董事会, 迁入新居
     r"研讨会|座谈会|董事会|股东大?会|例会|茶话会|迁入|迁居|入住新"
+    # going to sea; back to one's unit after leave (归队, 回部队, 返岗)
+    r"|出海|出航|赶海|海钓|归队|回部队|回连队|返岗|回单位|回岗位"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -744,7 +754,8 @@ _KIN_OWN = re.compile(
     + _KIN_ZH
     + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
     # or a pastime or a trip of theirs: 我爸下周去钓鱼
-    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会))"
+    # or a return to their unit: 我哥下周归队
+    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会|出海)|归队|回部队|回连队|返岗)"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
@@ -1001,7 +1012,7 @@ _SCHEDULED = re.compile(
     r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约|同|与)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇|谈|签|碰头|对接)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
     # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
     r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
@@ -1353,7 +1364,8 @@ _PET_CARE = re.compile(
 )
 # The user's things in for a service: "car's in for its MOT tomorrow", "the boiler goes in for".
 _IN_FOR = re.compile(
-    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
+    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop|boat|yacht|caravan"
+    r"|motorhome|truck)(?:['\u2019]s|\s+is|\s+goes)"
     r"\s+in\s+for(?![a-z])"
 )
 # A pet (or the user) booked in by the vet or a clinic: the user takes them.
