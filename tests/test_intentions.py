@@ -2998,3 +2998,40 @@ def test_a_contest_on_tv_a_survey_closing_and_others_talks_or_returns_are_left_a
     text: str,
 ) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # an anniversary with the user's partner, their "my" left out
+        ("anniversary with my husband on saturday, 10 years!", at(5, 9)),
+        ("anniversary with my boyfriend is the 14th", at(14, 9)),
+        ("one year anniversary with my gf tomorrow", at(4, 9)),
+        # in-laws, nieces, a daughter as 闺女; 过生日; an age in 周岁
+        ("下周二是我闺女六岁生日", at(8, 9)),
+        ("周六是我女婿生日", at(5, 9)),
+        ("我妈下周五过生日", at(11, 9)),
+        ("我侄女下周五过生日", at(11, 9)),
+        ("今天是我女儿三周岁生日", datetime(2027, 12, 3, 9, 0, tzinfo=SHANGHAI)),
+    ],
+)
+def test_an_anniversary_with_a_partner_and_more_relatives_birthdays(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my work anniversary with the company is next monday",
+        "my friend's anniversary with her boyfriend is friday",
+        "jess's anniversary with tom is friday",
+        "她和她男朋友的纪念日是周五",
+        "我侄子明天考试",
+        "孙女下周期末考试，她压力好大",
+        "我叔叔下周去钓鱼",
+    ],
+)
+def test_others_anniversaries_and_more_relatives_own_exams_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []

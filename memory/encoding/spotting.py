@@ -117,8 +117,11 @@ friend's event and how it leaves the user (笑死我了), an event told for the 
 every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
 a free ice cream at school today": received, not chat's "have"). Read besides: contests by their
 names (a throwdown, a bake-off, a cook-off), an ultra, a venue's walkthrough, a tasting, a boat's
-survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合同), going to sea (出海)
-and back to one's unit after leave (归队, 回部队); not a relative's return to theirs (我哥下周归队)."""
+survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合同), going to sea
+(出海) and back to one's unit after leave (归队, 回部队); not a relative's return to theirs
+(我哥下周归队); an anniversary with the user's partner, its "my" left out ("anniversary with my
+girlfriend is tomorrow"), in-laws, nieces and grandchildren (闺女, 女婿, 侄女), 过生日 and an
+age in 周岁."""
 
 from __future__ import annotations
 
@@ -208,6 +211,13 @@ _SPECIAL = re.compile(
     r"(?P<en>(?:(?:golden|silver|ruby|pearl|diamond|sapphire)\s+)?(?:(?:wedding|dating|engagement"
     r"|relationship)\s+)?(?:birthday|anniversary|bday"
     r"|name\s?day))"
+    # With whom, the user's "my" left out: "anniversary with my girlfriend is tomorrow", "one
+    # year anniversary with jess on friday" (not "her anniversary with him", nor the company's).
+    r"|(?:^|(?<![a-z'\u2019])(?:our|it['\u2019]?s|its|the)\s+)"
+    r"(?:(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
+    r"(?P<en_with>anniversary)\s+with\s+(?:(?:my\s+)?(?:girlfriend|boyfriend|gf|bf|wife|wifey|husband"
+    r"|hubby|partner|fianc[e\u00e9]e?|other\s+half|missus|bae)|(?!(?:the|a|an|her|his|their|work"
+    r"|my)(?![a-z]))[a-z]+(?=\s+(?:is|on|this|next|tomorrow|today|tonight)(?![a-z])))(?![a-z])"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
     # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
@@ -218,7 +228,7 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与|同)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证|拍拖)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}周?岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证|拍拖)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与|同)[^，。,\s]{1,6}?)"
     r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证|认识|相识|订婚|拍拖)"
     r"(?:[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月)|周年))"
@@ -550,6 +560,9 @@ _KIN_FIRST = re.compile(
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母"
+    # in-laws, grandchildren, aunts and uncles, nieces and nephews: 闺女, 女婿, 侄女
+    r"|闺女|儿媳|女婿|孙子|孙女|外孙女?|公公|婆婆|岳父|岳母|丈母娘|老丈人|舅舅|舅妈|姑姑|姑父|叔叔"
+    r"|婶婶|姨妈|小姨|侄子|侄女|外甥女?|嫂子|姐夫|妹夫|弟媳"
     # formal and old-fashioned: 家父, 犬子, 老伴
     r"|家父|家母|犬子|小女|老伴儿?)"
 )
@@ -579,9 +592,8 @@ _KIN_SPECIAL = re.compile(
     r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
     r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
     r"(?P<reached>married|together)(?![a-z])"
-    r"|(?P<kin_zh>"
-    + _KIN_ZH
-    + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"|(?P<kin_zh>" + _KIN_ZH + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?过?"
+    r"(?:[\d一二两三四五六七八九十]{1,3}周?岁的?)?"
     r"(?P<zh_day>生日|忌日|死忌)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
     # (走了, 过世, 离世: the ways a death is said)
     r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)(?:去世|过世|离世|走了?)"
@@ -602,6 +614,7 @@ def _own_day(special: re.Match[str] | None) -> str:
     return (
         special.group("en")
         or special.group("en_bare")
+        or special.group("en_with")
         or special.group("zh")
         or special.group("zh_sober")
         or (
