@@ -3035,3 +3035,23 @@ def test_an_anniversary_with_a_partner_and_more_relatives_birthdays(
 )
 def test_others_anniversaries_and_more_relatives_own_exams_are_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a reminder set, asked for in other words: 帮我设个提醒, 加个提醒, "add a reminder"
+        ("帮我设个提醒，明天早上八点交水费", at(4, 8)),
+        ("给我定个提醒 周六下午三点取快递", at(5, 15)),
+        ("设一个提醒：下周一九点开组会", at(7, 9)),
+        ("加个提醒 后天给房东转账", at(5, 9)),
+        ("add a reminder for tomorrow 9am: call the garage", at(4, 9)),
+        ("put a reminder in for monday to renew the parking permit", at(7, 9)),
+    ],
+)
+def test_a_reminder_set_in_other_words(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+def test_a_reminder_the_user_set_themselves_is_left_alone() -> None:
+    assert reading_of("我设了个提醒，明天八点交水费") == []

@@ -121,7 +121,8 @@ survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合
 (出海) and back to one's unit after leave (归队, 回部队); not a relative's return to theirs
 (我哥下周归队); an anniversary with the user's partner, its "my" left out ("anniversary with my
 girlfriend is tomorrow"), in-laws, nieces and grandchildren (闺女, 女婿, 侄女), 过生日 and an
-age in 周岁."""
+age in 周岁; a reminder set in other words (帮我设个提醒, 加个提醒, "add a reminder", "put a
+reminder in for monday")."""
 
 from __future__ import annotations
 
@@ -193,12 +194,15 @@ _REMIND = re.compile(
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
-    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:set|need|want|add|put|create|make)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+in)?"
+    r"(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
-    # an alarm asked for: 帮我定个闹钟
-    r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
+    # an alarm asked for: 帮我定个闹钟; a reminder set: 帮我设个提醒, 加个提醒
+    r"|帮我[定订设调上](?:一?个|一下)?闹钟"
+    r"|(?:(?:帮|给|替)我|^|(?<=[，,。\s]))(?:设|定|订|加|建|添加?|弄)(?:一?个|一下|一?条)?提醒)"
+    r"(?:一下)?[，,：:]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
