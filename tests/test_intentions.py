@@ -3055,3 +3055,49 @@ def test_a_reminder_set_in_other_words(text: str, due: datetime) -> None:
 
 def test_a_reminder_the_user_set_themselves_is_left_alone() -> None:
     assert reading_of("我设了个提醒，明天八点交水费") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # shopping days and other days of a fixed date, by their names
+        ("双十二那天我们店开直播，晚上八点开始", NOW, at(12, 23)),
+        ("双12我要加班到凌晨", NOW, at(12, 18)),
+        ("光棍节那天部门聚餐", at(1, 10, month=11), at(11, 18, month=11)),
+        ("儿童节那天带儿子去迪士尼", at(20, 10, month=5), at(1, 18, month=6)),
+        ("教师节我们班要给老师办惊喜派对", at(1, 10, month=9), at(10, 18, month=9)),
+        ("we're hosting a party on bonfire night", at(20, 10, month=10), at(5, 18, month=11)),
+        ("april fools day is my first day at the new job", at(20, 10, month=3),
+         at(1, 18, month=4)),
+        ("marching with the band in the st patrick's day parade", at(1, 10, month=3),
+         at(17, 18, month=3)),
+    ],
+)  # fmt: skip
+def test_days_of_a_fixed_date_by_their_names(text: str, said_at: datetime, due: datetime) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+# each said a few days before its day
+GREETED = {
+    "双十二的优惠力度好大": NOW,
+    "光棍节快乐哈哈": at(1, 10, month=11),
+    "april fools day pranks are so dumb": at(20, 10, month=3),
+    "儿童节快乐！": at(20, 10, month=5),
+}
+
+
+@pytest.mark.parametrize("text", list(GREETED))
+def test_a_named_days_greetings_and_sales_are_left_alone(text: str) -> None:
+    said_at = GREETED[text]
+    reading = Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    assert local_reading(reading) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["remind me at 10pm to pay the 双12 deposit", "提醒我今晚十点付双十二的定金"]
+)
+def test_a_shopping_days_name_before_a_noun_is_no_day(text: str) -> None:
+    assert found_in(text) == ("reminder", at(3, 22))

@@ -73,7 +73,9 @@ getting married on june 6th" said in December). A goodbye in a clause of its own
 (明早7点的高铁，先睡了晚安) leaves the plan read; a race's bare hour is the morning's ("marathon
 tomorrow. 6:45 start"); an alarm asked for (帮我定个闹钟) is a reminder; a day put right (12月5号……
 不对是12月19号, "wait no, the 11th") is the second; National Day and May Day (国庆, 五一, 劳动节)
-are their dates; a relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
+are their dates, as are shopping days and other days of a fixed date by their names (双十一,
+双12, 光棍节, 儿童节, 教师节, 618; "bonfire night", "april fools day", "st patrick's day"); a
+relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
 pet booked in ("they booked him in for thursday") are the user's; how the user feels asked back
 (我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
 ("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
