@@ -3101,3 +3101,61 @@ def test_a_named_days_greetings_and_sales_are_left_alone(text: str) -> None:
 )
 def test_a_shopping_days_name_before_a_noun_is_no_day(text: str) -> None:
     assert found_in(text) == ("reminder", at(3, 22))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a service's timetable: its first or last run, its opening
+        "末班地铁是十一点半",
+        "去机场的首班大巴早上五点发车",
+        "社区医院明天早上七点半开始放号",
+        "银行周一上午九点开始营业",
+        "the last bus back is at 11:40",
+        "the first ferry leaves at 6:15 tomorrow",
+        "the pharmacy opens at 9 tomorrow",
+    ],
+)
+def test_a_services_first_or_last_run_and_its_opening_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("我明早要赶首班高铁去上海", at(4, 12)),
+        ("catching the last train home tonight at 11:40", at(4, 2, 40)),
+        ("明天早上七点半去社区医院挂号", at(4, 10, 30)),
+    ],
+)
+def test_a_first_or_last_run_caught_and_registering_are_still_read(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a day off's start is no event, whatever follows
+        "school holidays start on the 18th but my lot are at nan's anyway",
+        "half term starts monday, thank god",
+        # a habit said in a clause of its own words alone, of the whole
+        "kids' rugby on sunday at 10, every week, come rain or shine",
+        "swimming lessons tomorrow at 5, every week without fail",
+        "周六上午带娃上钢琴课，每周都这样",
+    ],
+)
+def test_a_day_offs_start_and_a_habit_tacked_on_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("piano exam on saturday, every minute counts now", at(5, 18)),
+        ("my interview is monday, and every time i think about it i panic", at(7, 18)),
+    ],
+)
+def test_every_said_of_something_else_leaves_the_plan(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)

@@ -80,8 +80,12 @@ pet booked in ("they booked him in for thursday") are the user's; how the user f
 (我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
 ("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
 is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
-(超市周日晚上九点关门), a week recounted ("monday the car broke down"), a relative's exam of a kind
-("my sister's job interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
+(超市周日晚上九点关门) and a service's first or last run or opening (末班地铁是十一点半,
+医院七点半开始放号, "the last bus back is at 11:40"; not one caught: 赶首班高铁), a habit
+said after the plan in a clause of its words alone ("rugby at 10, every week", 每周都这样), a day
+off's start whatever follows ("school holidays start on the 18th but..."), a week
+recounted ("monday the car broke down"), a relative's exam of a kind ("my sister's job
+interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
 that anyone invited me", "imagine if", a show's or a product's release (电影明天上映), the sky's
 events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
 user's; read besides: what the user looks forward to whatever
@@ -1393,11 +1397,19 @@ _BOOKED_IN = re.compile(
     r"(?![a-z])"
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
-# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
+# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门;
+# a service's timetable: 高铁最晚一班是21:35, 医院早上八点开始挂号, "the last bus is at 11:40".
 _CLOSES = re.compile(
     r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
     r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
     r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
+    # a service's timetable: its first or last run (not caught: 赶首班高铁), its opening
+    r"|(?<![赶坐搭乘打])(?:末班|首班|头班|最晚一班|最早一班|最后一班)|(?:开始|开放)(?:挂号|放号|营业"
+    r"|售票|接待|办理)|放号"
+    r"|(?<![a-z])the\s+(?:last|first)\s+(?:train|bus|tube|ferry|metro|subway|shuttle|tram|coach)"
+    r"(?:\s+[a-z]+){0,2}?\s+(?:is|leaves|goes|departs|runs)(?![a-z])"
+    r"|(?<![a-z])(?:pharmacy|chemist|clinic|bank|post\s+office|library|registration|reception"
+    r"|canteen|cafeteria|supermarket|mall)\s+opens(?![a-z])"
 )
 # An event told for the roads it shuts, in any clause: "the marathon closes roads on sunday",
 # 周日马拉松，市中心封路.
@@ -1465,11 +1477,13 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
     unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
-    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
+    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure or _HABIT_TACKED.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
-    off = _DAY_OFF.sub(" ", lowered)
-    if _DAY_OFF.search(lowered) and not (_has_event(off) or _OUTING.search(off)):
+    off = _DAY_OFF.sub(" ", lowered)  # (a day off's start is no event: "school holidays start")
+    if _DAY_OFF.search(lowered) and not (
+        _has_event(_STARTING.sub(" ", off)) or _OUTING.search(off)
+    ):
         return False  # "tomorrow is a holiday"; not "day off so i'm taking the kids to the zoo"
     idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
     if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
@@ -1480,6 +1494,12 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
 
 
+# A habit said in a clause of its own words alone, of the whole: "footy starts at 9, every week".
+_HABIT_TACKED = re.compile(
+    r"[,，;]\s*(?:(?:and|like)\s+)?(?:every|each)\s+(?:single\s+)?(?:week|weekend|month|time"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)(?![a-z])(?:\s+without\s+fail)?\s*(?:[,，.!;]|$)"
+    r"|[,，]\s*(?:每周|每个?星期|每个?礼拜|每次)都?(?:这样|如此|一样)?\s*(?:[,，。!！]|$)"
+)
 # Somewhere gone to on a day off: "taking the kids to the zoo".
 # A date said of last year: 去年是九月一号, "last year it was on the 3rd".
 _LAST_YEARS = re.compile(
