@@ -3159,3 +3159,41 @@ def test_a_day_offs_start_and_a_habit_tacked_on_are_left_alone(text: str) -> Non
 )
 def test_every_said_of_something_else_leaves_the_plan(text: str, due: datetime) -> None:
     assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # what ends on a day, then an event on another: the event's day
+        ("my night shifts finally end tuesday, then i've got my exam wednesday at 2pm", at(9, 17)),
+        ("training camp ends saturday and my first match is sunday", at(6, 18)),
+        ("夜班周五结束，周六上午九点考护师", at(5, 12)),
+        ("my placement finally ends friday, then i've got my final review monday at 10", at(7, 13)),
+        ("探亲假周五结束，下周一要去新单位报到", at(7, 18)),
+        # "always" said of how a thing is, not a habit of the user's
+        ("the queue at the dmv is always insane but i'm going friday at 9am", at(4, 12)),
+        ("picking up my new glasses saturday at 11 that shop is always rammed", at(5, 14)),
+        ("gotta get my visa photos done tomorrow at 10, that place is always packed", at(4, 13)),
+        # a detail not yet settled in a clause of its own; a photo shoot
+        ("周六去参加拉丁舞比赛，裙子还没定", at(5, 18)),
+        ("下周二拍婚纱照，摄影师还没定好", at(8, 18)),
+    ],
+)
+def test_an_end_before_the_event_how_a_thing_always_is_and_a_detail_unsettled(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "周六聚餐，时间还没定",
+        "周六可能聚餐，还没定",
+        "下周拍写真，具体哪天还没定",
+        "i always go to the market on saturdays",
+        "we always do the big shop on a friday",
+    ],
+)
+def test_a_time_unsettled_and_the_users_habits_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []

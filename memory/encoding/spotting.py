@@ -128,7 +128,11 @@ survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合
 (我哥下周归队); an anniversary with the user's partner, its "my" left out ("anniversary with my
 girlfriend is tomorrow"), in-laws, nieces and grandchildren (闺女, 女婿, 侄女), 过生日 and an
 age in 周岁; a reminder set in other words (帮我设个提醒, 加个提醒, "add a reminder", "put a
-reminder in for monday")."""
+reminder in for monday"). Of several days, the event's is not one whose clause tells only of
+something ending ("my night shifts end tuesday, then my exam wednesday", 夜班周五结束，周六考试);
+"always" said of how a thing is ("the queue is always insane") is no habit of the user's, and a
+detail not yet settled in a clause of its own (裙子还没定; not 时间还没定) no doubt of the plan;
+a photo shoot (拍婚纱照, "photoshoot") is an event."""
 
 from __future__ import annotations
 
@@ -314,7 +318,7 @@ _EVENTS = frozenset({
     "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation", "fitting", "surveyor",
     # a venue walked through, a menu tasted, a boat's or a house's survey
-    "walkthrough", "walk-through", "tasting", "survey",
+    "walkthrough", "walk-through", "tasting", "survey", "photoshoot",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
     "mot",
@@ -421,6 +425,8 @@ _EVENT_ZH = re.compile(
     r"研讨会|座谈会|董事会|股东大?会|例会|茶话会|迁入|迁居|入住新"
     # going to sea; back to one's unit after leave (归队, 回部队, 返岗)
     r"|出海|出航|赶海|海钓|归队|回部队|回连队|返岗|回单位|回岗位"
+    # a photo shoot: 拍婚纱照, 拍写真
+    r"|拍(?:婚纱照|写真|证件照|毕业照|全家福)"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -922,7 +928,9 @@ _HABIT = re.compile(
     r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
-    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    # (not said of how a thing is: "the queue is always insane", "that shop's always rammed")
+    r"|everyday|usually|(?<!\sis\s)(?<!\sare\s)(?<!['\u2019]s\s)(?<!\sgets\s)always|often|normally"
+    r"|as\s+usual|used\s+to|use\s+to|whenever|anytime"
     # a weekday's plural: "the dentist near me closes at 5 on fridays"
     r"|(?:on|most|some)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days"
     # a timetable changed from a day on: "standup is at 10:30 from monday on"
@@ -1298,14 +1306,25 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
     lowered = sentence.lower()
+    told: list[tuple[DateMention, bool]] = []
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
         clause = lowered[begin:end]
         if _eventful(sentence[begin:end], mention) and not (
             _told_done(clause) or _HABIT.search(clause)
         ):
-            return mention  # "had the scan today, results on the 10th": the 10th
-    return first
+            # "had the scan today, results on the 10th": the 10th
+            told.append((mention, bool(_ENDS.search(clause))))
+    # what ends on a day, then an event on another: the event's ("night shifts end tuesday,
+    # then my exam wednesday", 夜班周五结束，周六考试)
+    return next((m for m, ends in told if not ends), told[0][0] if told else first)
+
+
+# Something ending on a day: "my night shifts finally end tuesday", "camp wraps up", 夜班结束.
+_ENDS = re.compile(
+    r"(?<![a-z])(?:ends?|ending|finish(?:es)?|finishing|wraps?\s+up|(?:is|are)\s+over)(?![a-z])"
+    r"|结束|完结|收尾"
+)
 
 
 # Where a question's own clause begins, after a statement: "i have X in 2 weeks and everyone
@@ -1476,7 +1495,7 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # "my kid got a free ice cream at school today": received, no event had
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
-    unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
+    unsure = _UNSURE.search(_UNSETTLED.sub(" ", _AFTERWARDS.sub(" ", lowered)))
     if _HABIT.search(clause) or _UNREAL.search(clause) or unsure or _HABIT_TACKED.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
@@ -1513,6 +1532,14 @@ _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
 # A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
 # "so i might be slow to reply".
 _AFTERWARDS = re.compile(r"[，,]\s*(?:到时候?|那时候?|so\s+i|then\s+i|which\s+means)[^，,。.!?]*")
+
+
+# A detail not yet settled, in a clause of its own subject, not the plan's doubt: 裙子还没定,
+# 摄影师还没定好 (not 时间还没定, 具体哪天还没定).
+_UNSETTLED = re.compile(
+    r"[，,]\s*(?!时间|日期|日子|具体|哪天|几点|什么时候|还)[\u4e00-\u9fff]{1,5}"
+    r"还没(?:定|定好|找好|选好|买好|订好|想好)(?:呢|啊|哈)?(?=[，,。!！\s]|$|[^\u4e00-\u9fff])"
+)
 
 
 # Family arriving, to stay with the user: "the in-laws arrive in 3 days and the guest room...",
