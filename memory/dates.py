@@ -121,8 +121,8 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "at two-thirty", "at
   seven forty", "8ish", "3pm-ish", "noonish", "half past 7", "half-past 7", "half 8" (British:
   half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past 1", "5 mins past 8",
-  "quarter to noon" (11:45), "ten to midnight" (23:50), "at 1700" (not 19xx or 20xx, years),
-  "1400 hours", "at 15h30", "noon", "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点,
+  "quarter to noon" (11:45), "ten to midnight" (23:50), "at 7 45", "at 1700" (not 19xx or 20xx,
+  years), "1400 hours", "at 15h30", "noon", "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点,
   3点15分, 八点三刻, 3点1刻, 四点五十, 三点零五, 两点整, 七点多 (一点多 is "a bit more"), 下午三时
   and 15时30分 (时 with a part of the day or in digits: 一时半会 is "a while"), 差一刻八点 and
   七点差一刻 (7:45, 6:45: the hour's part of the day first), 十点过五分, 晚上7:30 and 19：30 (a
@@ -1486,7 +1486,9 @@ _CLOCK_EN = re.compile(
     r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:(?:minutes|mins)\s+)?(?:past|after|to|till|til)\s)"
     rf"(?!\d{{1,2}}\s+(?:(?:minutes?|mins?)\s+)?(?:past|after)\s+{_CLOCK_HOUR}(?![a-z0-9]))"
     rf"(?P<h3>{_CLOCK_HOUR})"
-    r"(?:[:.](?P<m3>\d\d)|[\s-]+(?P<mw>fifteen|twenty|thirty|forty(?:[\s-]five)?|fifty))?"
+    # "at 7 45": its minutes after a space
+    r"(?:[:.](?P<m3>\d\d)|\s+(?P<m12>[0-5]\d)(?![\d:.,%])"
+    r"|[\s-]+(?P<mw>fifteen|twenty|thirty|forty(?:[\s-]five)?|fifty))?"
     rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
     # the 24-hour clock in four digits: "at 1700", "by 0930", "1400 hours" (not a year: "by 2030")
@@ -1619,7 +1621,7 @@ def _english_clock(
             return int(m.group("h9") or m.group("h10")), int(m.group("m9") or m.group("m10"))
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
-        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or sum(
+        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or m.group("m12") or 0) or sum(
             _WORD_MINUTES.get(w, 5 if w == "five" else 0)
             for w in re.split(r"[\s-]+", m.group("mw") or "")
         )

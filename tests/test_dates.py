@@ -1383,6 +1383,10 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("19：45开始", time(19, 45)),
         ("明晚9:00直播", time(21, 0)),
         ("大概7点多到", time(7, 0)),
+        # minutes after a space
+        ("remind me at 7 45 to defrost it", time(7, 45)),
+        ("meet at 8 05 sharp", time(8, 5)),
+        ("at 3 15 pm works", time(15, 15)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:

@@ -3197,3 +3197,59 @@ def test_an_end_before_the_event_how_a_thing_always_is_and_a_detail_unsettled(
 )
 def test_a_time_unsettled_and_the_users_habits_are_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+# --- the probe round's kinds after fresh10 --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # chat's "2moro", minutes after a space
+        ("remind me 2moro at 7 45 to defrost the chicken", ("reminder", at(4, 7, 45))),
+        ("2moro at 9 10 i've got the scan", ("follow_up", at(4, 12, 10))),
+        # care by chat's name or by what is done; a mole's removal (not the rubbish's)
+        ("got bloods at 8:15 tmr, no breakfast ugh", ("follow_up", at(4, 11, 15))),
+        ("mole removal on the 15th, bit nervous", ("follow_up", at(15, 18))),
+        ("礼拜天下午两点半抽血", ("follow_up", at(6, 17, 30))),
+        ("周一上午去医院拆线", ("follow_up", at(7, 12))),
+        # a meeting by its kind, something installed at home
+        ("周五晚7点半跟甲方开视频会", ("follow_up", at(4, 22, 30))),
+        ("家里装宽带，师傅约的周六上午", ("follow_up", at(5, 12))),
+        # read before the round, kept so
+        ("perf review with my skip level monday 11am", ("follow_up", at(7, 14))),
+        ("can't sleep, exam at 9 tomorrow morning", ("follow_up", at(4, 12))),
+        ("viewing a flat in hackney saturday at half ten", ("follow_up", at(5, 13, 30))),
+        ("ping me fri @ 6:30pm re the gas bill", ("reminder", at(4, 18, 30))),
+        ("后儿个上午十点洗牙", ("follow_up", at(5, 13))),
+        ("晚上差一刻八点提醒我关烤箱", ("reminder", at(3, 19, 45))),
+    ],
+)
+def test_chats_2moro_care_by_what_is_done_a_meetings_kind_and_an_installer(
+    text: str, expected: tuple[str, datetime]
+) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the neighbours by where they live
+        "the kids next door have a party saturday, rip my ears",
+        "the couple upstairs are having a party tonight",
+        "楼上周六办生日派对",
+        "隔壁明天装空调，又要吵了",
+        # the rubbish's removal, someone else's meeting
+        "rubbish removal is on tuesday",
+        "他们明天开视频会",
+        # left alone before the round, kept so
+        "the finale airs sunday at 9",
+        "my boss flies to dubai tomorrow, finally some peace",
+        "my coworker's baby shower is next friday, I'm not invited",
+        "要是明天不下雨就去爬山",
+        "每周三晚上八点都有球赛",
+        "我老板明天下午三点的飞机",
+    ],
+)
+def test_the_neighbours_by_where_they_live_and_the_rubbish_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []

@@ -63,7 +63,7 @@ _WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
 _CHAT_DAYS = re.compile(
-    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|tomoz|tomorow|tommorow|tommorrow)"
+    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|2moro|2mrw|tomoz|tomorow|tommorow|tommorrow)"
     r"|(?P<tonight>tonite|2nite))(?![a-z])",
     re.IGNORECASE,
 )

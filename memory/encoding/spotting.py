@@ -132,7 +132,10 @@ reminder in for monday"). Of several days, the event's is not one whose clause t
 something ending ("my night shifts end tuesday, then my exam wednesday", 夜班周五结束，周六考试);
 "always" said of how a thing is ("the queue is always insane") is no habit of the user's, and a
 detail not yet settled in a clause of its own (裙子还没定; not 时间还没定) no doubt of the plan;
-a photo shoot (拍婚纱照, "photoshoot") is an event."""
+a photo shoot (拍婚纱照, "photoshoot") is an event, as are care by chat's name or by what is
+done ("bloods", "mole removal", 抽血, 拆线), a meeting by its kind (开视频会) and something
+installed at home (装宽带); the neighbours by where they live ("the kids next door", 楼上, 隔壁)
+are theirs, and the rubbish's removal no one's."""
 
 from __future__ import annotations
 
@@ -321,6 +324,8 @@ _EVENTS = frozenset({
     "walkthrough", "walk-through", "tasting", "survey", "photoshoot",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
+    # care by chat's name: "bloods"
+    "bloods",
     "mot",
 })  # fmt: skip
 _EVENT_PAIRS = frozenset({
@@ -343,6 +348,9 @@ _EVENT_PAIRS = frozenset({
     # starting somewhere, a fan's meeting, selling at a stall or a sale
     "new school", "new college", "new uni", "fan meet", "fan meeting", "fan sign", "market stall",
     "a stall", "my stall", "boot sale", "yard sale", "garage sale",
+    # care by what is removed: "mole removal" (not the rubbish's)
+    "mole removal", "cyst removal", "tattoo removal", "wart removal", "lump removal",
+    "stitch removal", "stitches removal",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -427,6 +435,11 @@ _EVENT_ZH = re.compile(
     r"|出海|出航|赶海|海钓|归队|回部队|回连队|返岗|回单位|回岗位"
     # a photo shoot: 拍婚纱照, 拍写真
     r"|拍(?:婚纱照|写真|证件照|毕业照|全家福)"
+    # care by what is done: 抽血, 拆线, 输液; a meeting by its kind: 开视频会, 开周会
+    r"|抽血|验血|拆线|换药|输液|挂水|打针|拍片|做CT|核磁|B超|彩超"
+    r"|开(?:视频|电话|线上|周|月|早|晨|复盘|总结|动员|部门)会"
+    # something installed at home: 装宽带, 装空调
+    r"|装(?:宽带|空调|热水器|网线|净水器|燃气|地暖)|上门安装|安装师傅"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -717,6 +730,10 @@ _THEIRS = re.compile(
     # (帮我带点资料: an errand for the user, not the user's event; nor is what the user does
     # for them, 我帮他改了简历, 我们凑钱给他买了果篮, nor how it leaves the user, 笑死我了)
     r"(?!.*(?<![帮给替死])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
+    # the neighbours by where they live: "the kids next door have a party", 隔壁明天办酒席
+    r"|^(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:next\s+door|upstairs|downstairs)(?:['\u2019]s)?"
+    r"(?:\s+[a-z]+)?\s+(?:has|have|is|are|will|got|'s|'re)(?![a-z])"
+    r"|^(?:楼上|楼下|隔壁|对门)(?:的|那家|家|邻居)?"
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -1026,7 +1043,8 @@ _IDLE_ZH = re.compile(
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
+    r"|now|weather|forecast|store|shop|trash|bins?|garbage|rubbish|refuse|recycling|laundry|payday"
+    r"|christmas|xmas"
     r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
     r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
     r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
@@ -1440,7 +1458,7 @@ _ROADS_SHUT = re.compile(
 _SHRUG = re.compile(
     r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
 )
-_NEIGHBOURS = re.compile(r"neighbou?r|邻居")
+_NEIGHBOURS = re.compile(r"neighbou?r|next\s+door|upstairs|downstairs|邻居|楼上|楼下|隔壁|对门")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
