@@ -1324,18 +1324,20 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
     lowered = sentence.lower()
-    told: list[tuple[DateMention, bool]] = []
+    ended: DateMention | None = None
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
         clause = lowered[begin:end]
         if _eventful(sentence[begin:end], mention) and not (
             _told_done(clause) or _HABIT.search(clause)
         ):
-            # "had the scan today, results on the 10th": the 10th
-            told.append((mention, bool(_ENDS.search(clause))))
-    # what ends on a day, then an event on another: the event's ("night shifts end tuesday,
-    # then my exam wednesday", 夜班周五结束，周六考试)
-    return next((m for m, ends in told if not ends), told[0][0] if told else first)
+            # "had the scan today, results on the 10th": the 10th; what ends on a day, then an
+            # event on another: the event's ("night shifts end tuesday, then my exam wednesday",
+            # 夜班周五结束，周六考试)
+            if not _ENDS.search(clause):
+                return mention
+            ended = ended or mention
+    return ended or first
 
 
 # Something ending on a day: "my night shifts finally end tuesday", "camp wraps up", 夜班结束.
