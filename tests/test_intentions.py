@@ -3253,3 +3253,37 @@ def test_chats_2moro_care_by_what_is_done_a_meetings_kind_and_an_installer(
 )
 def test_the_neighbours_by_where_they_live_and_the_rubbish_are_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # someone coming in a window of hours
+        ("plumber's coming between 8 and 10 tomorrow to fix the leak", at(4, 18)),
+        ("the electrician is coming between 1 and 3pm on monday", at(7, 18)),
+        # read before the second round, kept so
+        ("parents' evening for my youngest on weds at 5.40", at(9, 20, 40)),
+        ("need to be at the site by 7am monday for the pour", at(7, 10)),
+        ("下周四下午两点一刻论文答辩，慌得一批", at(10, 17, 15)),
+        ("礼拜五晚上九点的火车回老家", at(5, 0)),
+    ],
+)
+def test_someone_coming_in_a_window_of_hours(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a partner's work trip with the user's 我 left out
+        "老公下周三去上海出差三天",
+        "媳妇儿周五出差回不来",
+        "the plumber came between 8 and 10 yesterday",
+        "the server migration is tonight at 11, not my team thankfully",
+        "my flatmate's got her driving test tomorrow at 9",
+        "今天下午三点开的会开到六点，累死",
+        "楼下奶茶店明天开业",
+    ],
+)
+def test_a_partners_work_trip_without_my_and_others_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []

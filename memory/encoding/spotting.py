@@ -135,7 +135,9 @@ detail not yet settled in a clause of its own (裙子还没定; not 时间还没
 a photo shoot (拍婚纱照, "photoshoot") is an event, as are care by chat's name or by what is
 done ("bloods", "mole removal", 抽血, 拆线), a meeting by its kind (开视频会) and something
 installed at home (装宽带); the neighbours by where they live ("the kids next door", 楼上, 隔壁)
-are theirs, and the rubbish's removal no one's."""
+are theirs, and the rubbish's removal no one's. Someone coming in a window of hours ("the
+plumber's coming between 8 and 10 tomorrow") is the user's; a partner's work trip with the user's
+我 left out (老公下周三去上海出差) is theirs."""
 
 from __future__ import annotations
 
@@ -777,7 +779,7 @@ _KIN_OWN = re.compile(
     r"|[^.!?]*?(?<![a-z])for\s+(?:his|her|their)\s)"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
+    r"|^[^，,。我]{0,6}(?:我的?)?" + _KIN_ZH + r"[^，,。]*出差"
     # theirs, said after: 体检报告明天出来，不过是我妈的; "results tomorrow, but it's my dad's"
     r"|(?:不过|但是?)是?我?" + _KIN_ZH + r"的"
     r"|(?<![a-z])(?:but|though)\s+it['\u2019]?s\s+(?:my\s+)?(?:" + _KIN + r")['\u2019]s(?![a-z])"
@@ -1055,6 +1057,9 @@ _SCHEDULED = re.compile(
     r"(?:\s+(?:finally|actually|supposedly|apparently|definitely))?"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
+    # in a window of hours: "the plumber's coming between 8 and 10"
+    # (its clock time taken out: "between 1 and")
+    r"(?:\s+between\s+\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]m)?\s+and(?:\s+\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]m)?)?)?"
     # someone coming to do something: "the landlord is coming to fix the boiler"
     r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service"
     r"|rewire|replace|paint|fit|unblock|survey|plaster|sort\s+out)"
