@@ -3287,3 +3287,21 @@ def test_someone_coming_in_a_window_of_hours(text: str, due: datetime) -> None:
 )
 def test_a_partners_work_trip_without_my_and_others_are_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "expected"),
+    [
+        # the time now set apart before what already is or still goes on, then the plan's hour
+        ("下午五点 我还在开会，晚上八点还要去面试", at(3, 17), [("follow_up", at(3, 23))]),
+        ("凌晨两点半 我还在赶论文", at(4, 2, 30), []),
+        ("早上六点，外面已经排长队了", at(4, 6), []),
+    ],
+)
+def test_the_time_now_set_apart_before_what_still_goes_on(
+    text: str, said_at: datetime, expected: list[tuple[str, datetime]]
+) -> None:
+    found = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert [(i.kind, i.due_at) for i in found] == expected

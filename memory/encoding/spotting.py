@@ -137,7 +137,8 @@ done ("bloods", "mole removal", 抽血, 拆线), a meeting by its kind (开视�
 installed at home (装宽带); the neighbours by where they live ("the kids next door", 楼上, 隔壁)
 are theirs, and the rubbish's removal no one's. Someone coming in a window of hours ("the
 plumber's coming between 8 and 10 tomorrow") is the user's; a partner's work trip with the user's
-我 left out (老公下周三去上海出差) is theirs."""
+我 left out (老公下周三去上海出差) is theirs. A clock time opening a message, set apart before
+what already is or still goes on, is the time now (凌晨两点半 我还在赶论文), not a plan's."""
 
 from __future__ import annotations
 
@@ -885,6 +886,8 @@ _NOW_IS = re.compile(
 )
 # The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
+# ... or set apart before what already is or still goes on: "凌晨一点四十 渔港那边已经开始热闹了".
+_NOW_STILL_ZH = re.compile(r"(?:\s+|[，,]\s*)[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然)")
 _NOW_AND = re.compile(
     r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
 )
@@ -1932,7 +1935,10 @@ def _plan_clock(sentence: str) -> ClockTime | None:
         now = (
             _NOW_IS.search(lowered[:start]) and not lowered.startswith(("at", "@"), start)
         ) or _NOW_ZH.match(sentence, end)
-        if not (now or (start == 0 and _NOW_AND.match(lowered, end))):
+        opening = start == 0 and (
+            _NOW_AND.match(lowered, end) or _NOW_STILL_ZH.match(sentence, end)
+        )
+        if not (now or opening):
             return ClockTime(clock.at, start, end)
         offset = end
     return None
