@@ -121,9 +121,10 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "at two-thirty", "at
   seven forty", "8ish", "3pm-ish", "noonish", "half past 7", "half-past 7", "half 8" (British:
   half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past 1", "5 mins past 8",
-  "quarter to noon" (11:45), "ten to midnight" (23:50), "at 7 45", "at 1700" (not 19xx or 20xx,
-  years), "1400 hours", "at 15h30", "noon", "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点,
-  3点15分, 八点三刻, 3点1刻, 四点五十, 三点零五, 两点整, 七点多 (一点多 is "a bit more"), 下午三时
+  "quarter to noon" (11:45), "ten to midnight" (23:50), "at 7 45", "at 6 30pm", "at 12
+  midnight" (23:59), "at 1700" (not 19xx or 20xx, years), "1400 hours", "at 15h30", "noon",
+  "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分,
+  八点三刻, 3点1刻, 四点五十, 三点零五, 两点整, 七点多 (一点多 is "a bit more"), 下午三时
   and 15时30分 (时 with a part of the day or in digits: 一时半会 is "a while"), 差一刻八点 and
   七点差一刻 (7:45, 6:45: the hour's part of the day first), 十点过五分, 晚上7:30 and 19：30 (a
   full-width colon)): the first one said, its words running to its am or pm. An hour with a
@@ -1489,7 +1490,9 @@ _CLOCK_EN = re.compile(
     # "at 7 45": its minutes after a space
     r"(?:[:.](?P<m3>\d\d)|\s+(?P<m12>[0-5]\d)(?![\d:.,%])"
     r"|[\s-]+(?P<mw>fifteen|twenty|thirty|forty(?:[\s-]five)?|fifty))?"
-    rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
+    # (its am or pm may follow a space's minutes at once: "at 6 30pm")
+    r"(?:\s*-?ish)?(?(m12)(?:(?=[ap]\.?m(?![a-z]))|(?![a-z0-9:]|\.\d))|(?![a-z0-9:]|\.\d))"
+    rf"{_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
     # the 24-hour clock in four digits: "at 1700", "by 0930", "1400 hours" (not a year: "by 2030")
     r"|(?<![a-z])(?:at|by|@)\s*(?!19|20)(?P<h9>[01]\d|2[0-3])(?P<m9>[0-5]\d)(?![\d%:.,])"
@@ -1504,7 +1507,7 @@ _PAST_MINUTES = {"five": 5, "ten": 10, "twenty": 20}  # "twenty to 11", "twenty-
 # A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
 _CLOCK_TAIL = re.compile(
     r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
-    r"(?P<part>morning|afternoon|evening|night|tonight))(?![a-z])"
+    r"(?P<part>morning|afternoon|evening|night|tonight|midnight|noon))(?![a-z])"
 )
 _ZH_MINUTES = (
     r"[0-9]{1,2}|零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?|[一二三四五六七八九]"
@@ -1630,6 +1633,8 @@ def _english_clock(
     tail = _CLOCK_TAIL.match(lowered, m.end())
     if tail is not None and tail.group("ap"):  # "at 10:30 pm"
         return hour % 12 + (12 if tail.group("ap") == "p" else 0), minute
+    if tail is not None and tail.group("part") in ("midnight", "noon"):  # "at 12 midnight"
+        return (23, 59) if tail.group("part") == "midnight" else (hour % 12 + 12, minute)
     if tail is None:  # a Chinese part of the day before it: 晚上7:30
         before = _PART_BEFORE_ZH.search(lowered, max(0, m.start() - 4), m.start())
         return _ambiguous(hour, minute, None if before is None else before.group("part"), hours)

@@ -1387,6 +1387,10 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("remind me at 7 45 to defrost it", time(7, 45)),
         ("meet at 8 05 sharp", time(8, 5)),
         ("at 3 15 pm works", time(15, 15)),
+        # its am or pm at once after a space's minutes; "12 midnight" and "12 noon"
+        ("pick me up at 6 30pm", time(18, 30)),
+        ("lock the doors at 12 midnight", time(23, 59)),
+        ("service at 12 noon", time(12, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
