@@ -3126,6 +3126,8 @@ def test_a_services_first_or_last_run_and_its_opening_are_left_alone(text: str) 
         ("我明早要赶首班高铁去上海", at(4, 12)),
         ("catching the last train home tonight at 11:40", at(4, 2, 40)),
         ("明天早上七点半去社区医院挂号", at(4, 10, 30)),
+        ("明早六点的首班高铁去北京", at(4, 9)),
+        ("我明天坐末班车回家", at(4, 18)),
     ],
 )
 def test_a_first_or_last_run_caught_and_registering_are_still_read(

@@ -1450,8 +1450,10 @@ _CLOSES = re.compile(
     r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
     r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
     r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
-    # a service's timetable: its first or last run (not caught: 赶首班高铁), its opening
-    r"|(?<![赶坐搭乘打])(?:末班|首班|头班|最晚一班|最早一班|最后一班)|(?:开始|开放)(?:挂号|放号|营业"
+    # a service's timetable: when its first or last run is or leaves (not one caught: 赶首班高铁,
+    # 明早六点的首班高铁去北京), its opening
+    r"|(?<![赶坐搭乘打])(?:末班|首班|头班|最晚一班|最早一班|最后一班)[^，,。]{0,10}?(?:是|发车|开出|几点)"
+    r"|(?:开始|开放)(?:挂号|放号|营业"
     r"|售票|接待|办理)|放号"
     r"|(?<![a-z])the\s+(?:last|first)\s+(?:train|bus|tube|ferry|metro|subway|shuttle|tram|coach)"
     r"(?:\s+[a-z]+){0,2}?\s+(?:is|leaves|goes|departs|runs)(?![a-z])"
