@@ -118,16 +118,21 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   morning 6-12 (上午 8-12), noon / 中午 11-14, afternoon / 下午 12-18, 傍晚 17-20, evening /
   night / 晚上 / 夜里 18-24, 凌晨 0-6.
 * Clock times (``clock_time``, for a due time: "at 3pm", "at 15:30", "8.30pm", "3.30" (a
-  quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "8ish", "half past
-  7", "half 8" (British: half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past
-  1", "at 1700" (not 19xx or 20xx, years), "1400 hours", "noon", "midnight", "at eight",
-  下午3点, 晚上八点半, 明晚8点, 3点15分, 八点三刻, 四点五十, 三点零五): the first one said, its
-  words running to its am or pm. An hour with a leading zero ("06:50") is the 24-hour
-  clock's. An hour without am or pm is read in the part
-  of the day said beside it (晚上8点, 明晚八点, "8 in the evening", "7 tonight"; 夜里 up to 4
-  is the small hours), else in the part said with its day (``hours``: "tomorrow evening at 8"
-  is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning ("quarter to 1"
-  is 12:45); 12 am / 12 pm
+  quarter's minutes after a dot), "9 o'clock", "at 8", "at six thirty", "at two-thirty", "at
+  seven forty", "8ish", "3pm-ish", "noonish", "half past 7", "half-past 7", "half 8" (British:
+  half past), "quarter to 8", "twenty to 11", "ten past 9", "20 past 1", "5 mins past 8",
+  "quarter to noon" (11:45), "ten to midnight" (23:50), "at 7 45", "at 6 30pm", "at 12
+  midnight" (23:59), "at 1700" (not 19xx or 20xx, years), "1400 hours", "at 15h30", "noon",
+  "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分,
+  八点三刻, 3点1刻, 四点五十, 三点零五, 两点整, 七点多 (一点多 is "a bit more"), 下午三时
+  and 15时30分 (时 with a part of the day or in digits: 一时半会 is "a while"), 差一刻八点 and
+  七点差一刻 (7:45, 6:45: the hour's part of the day first), 十点过五分, 晚上7:30 and 19：30 (a
+  full-width colon)): the first one said, its words running to its am or pm. An hour with a
+  leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is read in the part
+  of the day said beside it (晚上8点, 明晚八点, 晚上7:30, "8 in the evening", "7 tonight"; 夜里 up
+  to 4 is the small hours), else in the part said with its day (``hours``: "tomorrow evening at
+  8" is 20:00), else from 1 to 6 in the afternoon and from 7 to 12 in the morning ("quarter to
+  1" is 12:45); 12 am / 12 pm
   are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
   hour in Chinese numerals is one alone (明天九点) unless a count comes before it (第三点,
   有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟 or a part said with its day
@@ -1462,25 +1467,32 @@ _NOT_A_TIME = (
 )
 _CLOCK_EN = re.compile(
     r"(?<![a-z0-9:.$\u00a3\u20ac\u00a5])(?:"
-    r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?![a-z])"
+    r"(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?\s*(?P<ap>[ap])\.?m\.?(?:-?ish)?(?![a-z])"
     rf"|(?P<h2>{_CLOCK_HOUR})\s*o['\u2019 ]?clock"
-    r"|(?P<half>half|(?:a\s+)?quarter|(?P<mins>five|ten|twenty(?:[\s-]five)?)(?:\s+minutes)?)"
-    rf"\s+(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR})"
+    r"|(?P<half>half|(?:a\s+)?quarter|(?P<mins>five|ten|twenty(?:[\s-]five)?)(?:\s+(?:minutes|mins))?)"
+    rf"(?:\s+|-)(?P<rel>past|after|to|till|til)\s+(?P<h5>{_CLOCK_HOUR}|noon|midday|midnight)"
     r"(?![a-z0-9])"
-    r"|(?P<noon>noon|midday|midnight)(?![a-z])"
+    r"|(?P<noon>noon|midday|midnight)(?:-?ish)?(?![a-z])"
     # "20 past 1" in numerals; not "2 to 4", a span
-    rf"|(?P<nmins>[1-5]?\d)(?:\s+minutes)?\s+(?:past|after)\s+(?P<h8>{_CLOCK_HOUR})(?![a-z0-9])"
+    rf"|(?P<nmins>[1-5]?\d)(?:\s+(?:minutes?|mins?))?\s+(?:past|after)\s+(?P<h8>{_CLOCK_HOUR})"
+    r"(?![a-z0-9])"
+    # the European "15h30" (after "at": "a 5h30 flight" is a length)
+    r"|(?:at|by|@|\u00e0)\s*(?P<h11>[01]?\d|2[0-3])h(?P<m11>[0-5]\d)(?![\da-z])"
     # "half 8": British for half past eight.
     rf"|half\s+(?P<h7>{_CLOCK_HOUR})(?![a-z0-9:.]){_NOT_A_TIME}"
     # (not "at twenty to 11": minutes to an hour, read above when said without "at")
     # (a time moved to: "the review got moved to 4")
     r"|(?:at|around|about|by|@|(?:moved|pushed|changed|bumped|rescheduled)(?:\s+(?:back|forward))?"
     r"\s+to(?=\s))\s*(?:around\s+|about\s+)?"
-    r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:minutes\s+)?(?:past|after|to|till|til)\s)"
-    rf"(?!\d{{1,2}}\s+(?:minutes\s+)?(?:past|after)\s+{_CLOCK_HOUR}(?![a-z0-9]))"
+    r"(?!(?:five|ten|twenty(?:[\s-]five)?)\s+(?:(?:minutes|mins)\s+)?(?:past|after|to|till|til)\s)"
+    rf"(?!\d{{1,2}}\s+(?:(?:minutes?|mins?)\s+)?(?:past|after)\s+{_CLOCK_HOUR}(?![a-z0-9]))"
     rf"(?P<h3>{_CLOCK_HOUR})"
-    r"(?:[:.](?P<m3>\d\d)|\s+(?P<mw>fifteen|thirty|forty[\s-]five))?"
-    rf"(?:\s*-?ish)?(?![a-z0-9:]|\.\d){_NOT_A_TIME}"
+    # "at 7 45": its minutes after a space
+    r"(?:[:.](?P<m3>\d\d)|\s+(?P<m12>[0-5]\d)(?![\d:.,%])"
+    r"|[\s-]+(?P<mw>fifteen|twenty|thirty|forty(?:[\s-]five)?|fifty))?"
+    # (its am or pm may follow a space's minutes at once: "at 6 30pm")
+    r"(?:\s*-?ish)?(?(m12)(?:(?=[ap]\.?m(?![a-z]))|(?![a-z0-9:]|\.\d))|(?![a-z0-9:]|\.\d))"
+    rf"{_NOT_A_TIME}"
     r"|(?P<h4>\d{1,2})\s*-?ish(?![a-z])"
     # the 24-hour clock in four digits: "at 1700", "by 0930", "1400 hours" (not a year: "by 2030")
     r"|(?<![a-z])(?:at|by|@)\s*(?!19|20)(?P<h9>[01]\d|2[0-3])(?P<m9>[0-5]\d)(?![\d%:.,])"
@@ -1489,17 +1501,28 @@ _CLOCK_EN = re.compile(
     r"|(?P<h6>\d{1,2})(?::(?P<m6>\d\d)|\.(?P<m7>00|15|30|45))(?![\d:])(?!\.\d)"
     r")"
 )
-_WORD_MINUTES = {"fifte": 15, "thirt": 30, "forty": 45}  # "six thirty", "at 7 forty-five"
+# "six thirty", "two-thirty", "at 7 forty-five", "at seven forty"
+_WORD_MINUTES = {"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
 _PAST_MINUTES = {"five": 5, "ten": 10, "twenty": 20}  # "twenty to 11", "twenty-five past 3"
 # A part of the day said right after the clock time: "at 8 in the evening", "7 tonight".
 _CLOCK_TAIL = re.compile(
     r"\s*(?:(?P<ap>[ap])\.?m\.?|(?:in\s+the\s+|at\s+|this\s+|tomorrow\s+)?"
-    r"(?P<part>morning|afternoon|evening|night|tonight))(?![a-z])"
+    r"(?P<part>morning|afternoon|evening|night|tonight|midnight|noon))(?![a-z])"
 )
+_ZH_MINUTES = (
+    r"[0-9]{1,2}|零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+)
+_ZH_PARTS = r"上午|下午|晚上|早上|早晨|中午|凌晨|傍晚|夜里|半夜|晚|早|夜"
 _CLOCK_ZH = re.compile(
-    r"(?P<part>上午|下午|晚上|早上|早晨|中午|凌晨|傍晚|夜里|半夜|晚|早|夜)?\s*"
+    rf"(?P<part>{_ZH_PARTS})?\s*"
+    # minutes to the hour said first: 差一刻八点 (7:45), 差五分十点
+    rf"(?:差(?P<cha>一刻|(?:{_ZH_MINUTES})分))?"
     r"(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
-    r"\s*[点點](?:(?P<half>半)|(?P<q>一刻)|(?P<q3>三刻)|(?P<m>[0-9]{1,2})分?|(?P<zhong>钟)"
+    # 时: the formal 点 (下午三时, 15时30分)
+    r"\s*(?:[点點]|(?P<shi>[时時]))(?:(?P<half>半)|(?P<q>[一1]刻)|(?P<q3>[三3]刻)"
+    # minutes to or past the hour said after it: 七点差一刻 (6:45), 十点过五分, 五点过一刻
+    rf"|(?P<rel>[差过過])(?P<by>[一1]刻|(?:{_ZH_MINUTES})分)"
+    r"|(?P<m>[0-9]{1,2})分?|(?P<zhong>[钟整])"
     # minutes in numerals: 四点五十(分), 三点零五
     r"|(?P<mz>零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?)分?)?"
 )
@@ -1507,6 +1530,9 @@ _CLOCK_ZH = re.compile(
 _COUNTED = re.compile(r"(?:第|有|这|那|几|哪|另|前|后|最后|以下)\s*$")
 # After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
 _NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
+_A_LITTLE = frozenset("一两")  # 一点多, 两点多: "a bit more"; 七点多 is past seven
+# A part of the day said before a time with a colon: 晚上7:30, 明晚9:00.
+_PART_BEFORE_ZH = re.compile(rf"(?P<part>{_ZH_PARTS})\s*$")
 _PM_PARTS = frozenset({"下午", "晚上", "傍晚", "晚", "夜里", "夜", "afternoon", "evening", "night"})
 _PM_PARTS |= {"tonight"}
 _LATE_NIGHT = frozenset({"夜里", "夜", "半夜", "night", "tonight"})  # 夜里2点: two in the morning
@@ -1527,10 +1553,12 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
     (``DateMention.hours``: "tomorrow evening" is 18-24), which an hour said without am or pm
     falls in ("tomorrow evening at 8" is 20:00)."""
     said_as = text
-    lowered = text.translate(_ASCII_LOWER)  # the same length: offsets stay the message's
+    # The same length: offsets stay the message's (a full-width colon is a colon: 19：30).
+    lowered = text.translate(_ASCII_LOWER).replace("\uff1a", ":")
     en = _CLOCK_EN.search(lowered)
     text = text.translate(_TRADITIONAL)
-    zh = _CLOCK_ZH.search(text)
+    # (the pattern needs 点 or 时, 點 or 時: a plain look first is cheaper than its search)
+    zh = _CLOCK_ZH.search(text) if any(c in text for c in "点點时時") else None
     if en is not None and (zh is None or en.start() <= zh.start()):
         said = _english_clock(en, lowered, hours)
         tail = _CLOCK_TAIL.match(lowered, en.end())
@@ -1565,12 +1593,20 @@ def _english_clock(
         if hour > 12 or hour == 0:
             return None
         return (hour % 12 + (12 if m.group("ap") == "p" else 0), minute)
+    if m.group("h11"):  # "15h30"
+        return int(m.group("h11")), int(m.group("m11"))
     if m.group("h5"):
-        hour = _clock_hour(m.group("h5"))
+        noon = m.group("h5") in ("noon", "midday", "midnight")
+        hour = 12 if noon else _clock_hour(m.group("h5"))
         mins = m.group("mins")
         minute = 30 if m.group("half") == "half" else 15
         if mins:
             minute = sum(_PAST_MINUTES[w] for w in re.split(r"[\s-]+", mins))
+        if noon:  # "quarter to noon" 11:45, "ten to midnight" 23:50, "half past midnight" 00:30
+            base = 0 if m.group("h5") == "midnight" else 12
+            if m.group("rel") in ("to", "till", "til"):
+                return (base - 1) % 24, 60 - minute
+            return base, minute
         if m.group("rel") in ("to", "till", "til"):
             # The hour before one o'clock is twelve ("quarter to 1": 12:45), not 0.
             hour, minute = (hour - 1) or 12, 60 - minute
@@ -1589,15 +1625,21 @@ def _english_clock(
             return int(m.group("h9") or m.group("h10")), int(m.group("m9") or m.group("m10"))
         raw = m.group("h2") or m.group("h3") or m.group("h4") or m.group("h6")
         hour = _clock_hour(raw)
-        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or 0) or _WORD_MINUTES.get(
-            (m.group("mw") or "")[:5], 0
+        minute = int(m.group("m3") or m.group("m6") or m.group("m7") or m.group("m12") or 0) or sum(
+            _WORD_MINUTES.get(w, 5 if w == "five" else 0)
+            for w in re.split(r"[\s-]+", m.group("mw") or "")
         )
         if hour > 12 or (raw.startswith("0") and (m.group("m3") or m.group("m6"))):
             return hour, minute  # 15:30, 06:50: the 24-hour clock says it all
     tail = _CLOCK_TAIL.match(lowered, m.end())
     if tail is not None and tail.group("ap"):  # "at 10:30 pm"
         return hour % 12 + (12 if tail.group("ap") == "p" else 0), minute
-    return _ambiguous(hour, minute, None if tail is None else tail.group("part"), hours)
+    if tail is not None and tail.group("part") in ("midnight", "noon"):  # "at 12 midnight"
+        return (23, 59) if tail.group("part") == "midnight" else (hour % 12 + 12, minute)
+    if tail is None:  # a Chinese part of the day before it: 晚上7:30
+        before = _PART_BEFORE_ZH.search(lowered, max(0, m.start() - 4), m.start())
+        return _ambiguous(hour, minute, None if before is None else before.group("part"), hours)
+    return _ambiguous(hour, minute, tail.group("part"), hours)
 
 
 def _chinese_clock(
@@ -1609,8 +1651,12 @@ def _chinese_clock(
         part or m.group("half") or m.group("q") or m.group("q3") or m.group("m") or m.group("mz")
     )
     numeral = not m.group("h").isdigit()
-    if text[m.end() : m.end() + 1] in _NOT_HOURS_AFTER and not said_so:
-        return None  # 3点建议, 一点也不
+    after = text[m.end() : m.end() + 1]
+    if after in _NOT_HOURS_AFTER and not said_so and (after != "多" or m.group("h") in _A_LITTLE):
+        return None  # 3点建议, 一点也不, 一点多 (七点多 is past seven)
+    if m.group("shi") and not (part or m.group("h").isdigit()):
+        return None  # 一时半会, 四时: a while, the seasons
+    said_so = said_so or m.group("cha") or m.group("rel")
     # 一点, 两点 alone are "a little", "two points"; other numerals are hours when the day's
     # part was said ("周五晚上我们八点见"), or when no count comes before them (明天九点，...;
     # not 第三点, 有五点).
@@ -1623,6 +1669,17 @@ def _chinese_clock(
     )
     if m.group("mz"):
         minute = _zh_int(m.group("mz").lstrip("零")) or 0
+    if m.group("cha") or m.group("rel"):
+        by = m.group("cha") or m.group("by")
+        moved = 15 if by.endswith("刻") else _zh_int(by.rstrip("分").lstrip("零")) or 0
+        if not 0 < moved < 60 or parsed > 24:
+            return None
+        if m.group("rel") in ("过", "過"):
+            minute = moved
+        else:  # 差: minutes to the hour said, read in its part of the day (七点差一刻: 6:45)
+            hour, at = (parsed, 0) if parsed > 12 else _ambiguous(parsed, 0, part, hours)
+            hour = 24 if at == 59 else hour  # 晚上差一刻十二点: 23:45, before midnight's 24:00
+            return (hour - 1) % 24, 60 - moved
     if parsed > 12:
         return parsed, minute
     return _ambiguous(parsed, minute, part, hours)

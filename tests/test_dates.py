@@ -1350,6 +1350,47 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("muster at 0645 on the quay", time(6, 45)),
         ("brief the team by 1130", time(11, 30)),
         ("handover is 2200 hours", time(22, 0)),
+        # hyphens, "-ish" after am or pm or noon, minutes as "mins", an hour's words to noon or
+        # midnight, the European "15h30"
+        ("the ferry's at half-past seven", time(7, 30)),
+        ("pick up at quarter-past 5", time(17, 15)),
+        ("let's say at two-thirty at the cafe", time(14, 30)),
+        ("call at eleven-fifteen", time(11, 15)),
+        ("at seven forty the bus goes", time(7, 40)),
+        ("tee time 10amish", time(10, 0)),
+        ("drinks 6pm-ish", time(18, 0)),
+        ("lunch noonish?", time(12, 0)),
+        ("5 mins past 8 the doors open", time(8, 5)),
+        ("ten mins to 4 is fine", time(15, 50)),
+        ("the demo is at quarter to noon", time(11, 45)),
+        ("fireworks at ten to midnight", time(23, 50)),
+        ("rdv à 15h30 devant la gare", time(15, 30)),
+        # Chinese: 时 (formal), 整, 1刻 in numerals, 差 and 过 with minutes, a full-width
+        # colon, and a part of the day said before a colon's time
+        ("会议定于下午三时举行", time(15, 0)),
+        ("15时30分开始检录", time(15, 30)),
+        ("两点整到门口", time(14, 0)),
+        ("九点整开会", time(9, 0)),
+        ("下午3点1刻集合", time(15, 15)),
+        ("差一刻八点到校", time(7, 45)),
+        ("差五分十点我给你打电话", time(9, 55)),
+        ("七点差一刻出门", time(6, 45)),
+        ("十点过五分开始", time(10, 5)),
+        ("五点过一刻下课", time(17, 15)),
+        ("晚上7:30看电影", time(19, 30)),
+        ("下午 2:15 面试", time(14, 15)),
+        ("早上7：30的车", time(7, 30)),
+        ("19：45开始", time(19, 45)),
+        ("明晚9:00直播", time(21, 0)),
+        ("大概7点多到", time(7, 0)),
+        # minutes after a space
+        ("remind me at 7 45 to defrost it", time(7, 45)),
+        ("meet at 8 05 sharp", time(8, 5)),
+        ("at 3 15 pm works", time(15, 15)),
+        # its am or pm at once after a space's minutes; "12 midnight" and "12 noon"
+        ("pick me up at 6 30pm", time(18, 30)),
+        ("lock the doors at 12 midnight", time(23, 59)),
+        ("service at 12 noon", time(12, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1392,15 +1433,18 @@ def test_an_hour_without_am_or_pm_is_in_the_part_of_the_day_said_with_its_day(
     ["3 people", "at 25:00", "page 3", "3/4 of it", "一点也不", "", "at 3 people", "at 8%",
      "at 5 km", "half an hour", "half 2 people", "half 13", "costs 3.50", "$3.30",
      "version 2.15.1", "lost by one round", "we're at 2 goals down", "by three laps",
-     "around 5 sets", "at 7 pages", "done by 2030", "that 1700 figure", "at 1700 metres"],
+     "around 5 sets", "at 7 pages", "done by 2030", "that 1700 figure", "at 1700 metres",
+     "a 5h30 flight", "the 3h drive", "at 2 mins", "half-past"],
 )  # fmt: skip
 def test_numbers_that_are_no_clock_time_give_none(text: str) -> None:
     assert clock_time(text) is None
 
 
 @pytest.mark.parametrize(
-    "text", ["我有3点建议", "两点不同", "一点都不难", "第三点", "我有五点要说", "这三点"]
-)
+    "text",
+    ["我有3点建议", "两点不同", "一点都不难", "第三点", "我有五点要说", "这三点", "一时半会儿",
+     "一时想不起来", "四时美景", "一点多了"],
+)  # fmt: skip
 def test_points_and_a_little_are_no_hours(text: str) -> None:
     assert clock_time(text) is None
 

@@ -2928,3 +2928,382 @@ def test_roads_shut_every_weekday_of_a_span_and_a_numbered_tooth_are_left_alone(
 def test_a_trip_over_a_span_of_weekdays_is_still_read() -> None:
     [found] = reading_of("下周一到周五去深圳出差")
     assert found.kind == "follow_up"
+
+
+# --- fresh10's kinds --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # a month and day later this year, its clock time said apart from it: this year's
+        ("running the canal 50k on sept 14, the start is at 6am", at(2, 10, month=8),
+         datetime(2026, 9, 14, 9, 0, tzinfo=SHANGHAI)),
+        ("my viva is on 20 March, the panel sits at 2pm", at(5, 9, month=2),
+         datetime(2026, 3, 20, 17, 0, tzinfo=SHANGHAI)),
+        ("10月18号跑半马，早上七点发枪", at(1, 12, month=10),
+         datetime(2026, 10, 18, 10, 0, tzinfo=SHANGHAI)),
+    ],
+)  # fmt: skip
+def test_a_month_and_day_later_this_year_with_its_hour_said_apart(
+    text: str, said_at: datetime, due: datetime
+) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # contests by their names, an ultramarathon
+        ("bake-off at the village hall on saturday, wish me luck", at(5, 18)),
+        ("chili cook-off this sunday!!", at(6, 18)),
+        ("the barista showdown is on the 12th", at(12, 18)),
+        ("doing my first ultra on sunday", at(6, 18)),
+        ("spelling contest tomorrow, so nervous", at(4, 18)),
+        # a venue walked through, a menu tasted, a boat's survey, a passport renewed
+        ("final walk-through of the new flat friday at 11", at(4, 14)),
+        ("wine tasting with the caterer next tuesday", at(8, 18)),
+        ("the yacht goes in for its survey on the 20th", at(20, 18)),
+        ("renewing my passport at the consulate monday at 10am", at(7, 13)),
+        # talks with someone, going to sea, back to one's unit after leave
+        ("明天下午跟房东谈合同", at(4, 18)),
+        ("今晚七点和客户谈报价", at(3, 22)),
+        ("后天一早出海钓鱼", at(5, 12)),
+        ("周日收假归队", at(6, 18)),
+        ("下周一休完假回部队", at(7, 18)),
+    ],
+)
+def test_contests_walkthroughs_tastings_surveys_talks_and_going_back_to_ones_unit(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the great british bake off final is on tv tuesday",
+        "the customer survey closes friday",
+        "my sister's in a chili cook-off on sunday, she's so nervous",
+        "we did a wine tasting last friday, so good",
+        "出海的船票周六开售",
+        "我哥下周归队",
+        "他们明天和甲方谈合同",
+    ],
+)
+def test_a_contest_on_tv_a_survey_closing_and_others_talks_or_returns_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # an anniversary with the user's partner, their "my" left out
+        ("anniversary with my husband on saturday, 10 years!", at(5, 9)),
+        ("anniversary with my boyfriend is the 14th", at(14, 9)),
+        ("one year anniversary with my gf tomorrow", at(4, 9)),
+        # in-laws, nieces, a daughter as 闺女; 过生日; an age in 周岁
+        ("下周二是我闺女六岁生日", at(8, 9)),
+        ("周六是我女婿生日", at(5, 9)),
+        ("我妈下周五过生日", at(11, 9)),
+        ("我侄女下周五过生日", at(11, 9)),
+        ("今天是我女儿三周岁生日", datetime(2027, 12, 3, 9, 0, tzinfo=SHANGHAI)),
+    ],
+)
+def test_an_anniversary_with_a_partner_and_more_relatives_birthdays(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("special_day", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my work anniversary with the company is next monday",
+        "my friend's anniversary with her boyfriend is friday",
+        "jess's anniversary with tom is friday",
+        "她和她男朋友的纪念日是周五",
+        "我侄子明天考试",
+        "孙女下周期末考试，她压力好大",
+        "我叔叔下周去钓鱼",
+    ],
+)
+def test_others_anniversaries_and_more_relatives_own_exams_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a reminder set, asked for in other words: 帮我设个提醒, 加个提醒, "add a reminder"
+        ("帮我设个提醒，明天早上八点交水费", at(4, 8)),
+        ("给我定个提醒 周六下午三点取快递", at(5, 15)),
+        ("设一个提醒：下周一九点开组会", at(7, 9)),
+        ("加个提醒 后天给房东转账", at(5, 9)),
+        ("add a reminder for tomorrow 9am: call the garage", at(4, 9)),
+        ("put a reminder in for monday to renew the parking permit", at(7, 9)),
+    ],
+)
+def test_a_reminder_set_in_other_words(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+def test_a_reminder_the_user_set_themselves_is_left_alone() -> None:
+    assert reading_of("我设了个提醒，明天八点交水费") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        # shopping days and other days of a fixed date, by their names
+        ("双十二那天我们店开直播，晚上八点开始", NOW, at(12, 23)),
+        ("双12我要加班到凌晨", NOW, at(12, 18)),
+        ("光棍节那天部门聚餐", at(1, 10, month=11), at(11, 18, month=11)),
+        ("儿童节那天带儿子去迪士尼", at(20, 10, month=5), at(1, 18, month=6)),
+        ("教师节我们班要给老师办惊喜派对", at(1, 10, month=9), at(10, 18, month=9)),
+        ("we're hosting a party on bonfire night", at(20, 10, month=10), at(5, 18, month=11)),
+        ("april fools day is my first day at the new job", at(20, 10, month=3),
+         at(1, 18, month=4)),
+        ("marching with the band in the st patrick's day parade", at(1, 10, month=3),
+         at(17, 18, month=3)),
+    ],
+)  # fmt: skip
+def test_days_of_a_fixed_date_by_their_names(text: str, said_at: datetime, due: datetime) -> None:
+    [found] = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert (found.kind, found.due_at) == ("follow_up", due)
+
+
+# each said a few days before its day
+GREETED = {
+    "双十二的优惠力度好大": NOW,
+    "光棍节快乐哈哈": at(1, 10, month=11),
+    "april fools day pranks are so dumb": at(20, 10, month=3),
+    "儿童节快乐！": at(20, 10, month=5),
+}
+
+
+@pytest.mark.parametrize("text", list(GREETED))
+def test_a_named_days_greetings_and_sales_are_left_alone(text: str) -> None:
+    said_at = GREETED[text]
+    reading = Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    assert local_reading(reading) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["remind me at 10pm to pay the 双12 deposit", "提醒我今晚十点付双十二的定金"]
+)
+def test_a_shopping_days_name_before_a_noun_is_no_day(text: str) -> None:
+    assert found_in(text) == ("reminder", at(3, 22))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a service's timetable: its first or last run, its opening
+        "末班地铁是十一点半",
+        "去机场的首班大巴早上五点发车",
+        "社区医院明天早上七点半开始放号",
+        "银行周一上午九点开始营业",
+        "the last bus back is at 11:40",
+        "the first ferry leaves at 6:15 tomorrow",
+        "the pharmacy opens at 9 tomorrow",
+    ],
+)
+def test_a_services_first_or_last_run_and_its_opening_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("我明早要赶首班高铁去上海", at(4, 12)),
+        ("catching the last train home tonight at 11:40", at(4, 2, 40)),
+        ("明天早上七点半去社区医院挂号", at(4, 10, 30)),
+        ("明早六点的首班高铁去北京", at(4, 9)),
+        ("我明天坐末班车回家", at(4, 18)),
+    ],
+)
+def test_a_first_or_last_run_caught_and_registering_are_still_read(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a day off's start is no event, whatever follows
+        "school holidays start on the 18th but my lot are at nan's anyway",
+        "half term starts monday, thank god",
+        # a habit said in a clause of its own words alone, of the whole
+        "kids' rugby on sunday at 10, every week, come rain or shine",
+        "swimming lessons tomorrow at 5, every week without fail",
+        "周六上午带娃上钢琴课，每周都这样",
+    ],
+)
+def test_a_day_offs_start_and_a_habit_tacked_on_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("piano exam on saturday, every minute counts now", at(5, 18)),
+        ("my interview is monday, and every time i think about it i panic", at(7, 18)),
+    ],
+)
+def test_every_said_of_something_else_leaves_the_plan(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # what ends on a day, then an event on another: the event's day
+        ("my night shifts finally end tuesday, then i've got my exam wednesday at 2pm", at(9, 17)),
+        ("training camp ends saturday and my first match is sunday", at(6, 18)),
+        ("夜班周五结束，周六上午九点考护师", at(5, 12)),
+        ("my placement finally ends friday, then i've got my final review monday at 10", at(7, 13)),
+        ("探亲假周五结束，下周一要去新单位报到", at(7, 18)),
+        # "always" said of how a thing is, not a habit of the user's
+        ("the queue at the dmv is always insane but i'm going friday at 9am", at(4, 12)),
+        ("picking up my new glasses saturday at 11 that shop is always rammed", at(5, 14)),
+        ("gotta get my visa photos done tomorrow at 10, that place is always packed", at(4, 13)),
+        # a detail not yet settled in a clause of its own; a photo shoot
+        ("周六去参加拉丁舞比赛，裙子还没定", at(5, 18)),
+        ("下周二拍婚纱照，摄影师还没定好", at(8, 18)),
+    ],
+)
+def test_an_end_before_the_event_how_a_thing_always_is_and_a_detail_unsettled(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "周六聚餐，时间还没定",
+        "周六可能聚餐，还没定",
+        "下周拍写真，具体哪天还没定",
+        "i always go to the market on saturdays",
+        "we always do the big shop on a friday",
+    ],
+)
+def test_a_time_unsettled_and_the_users_habits_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+# --- the probe round's kinds after fresh10 --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # chat's "2moro", minutes after a space
+        ("remind me 2moro at 7 45 to defrost the chicken", ("reminder", at(4, 7, 45))),
+        ("2moro at 9 10 i've got the scan", ("follow_up", at(4, 12, 10))),
+        # care by chat's name or by what is done; a mole's removal (not the rubbish's)
+        ("got bloods at 8:15 tmr, no breakfast ugh", ("follow_up", at(4, 11, 15))),
+        ("mole removal on the 15th, bit nervous", ("follow_up", at(15, 18))),
+        ("礼拜天下午两点半抽血", ("follow_up", at(6, 17, 30))),
+        ("周一上午去医院拆线", ("follow_up", at(7, 12))),
+        # a meeting by its kind, something installed at home
+        ("周五晚7点半跟甲方开视频会", ("follow_up", at(4, 22, 30))),
+        ("家里装宽带，师傅约的周六上午", ("follow_up", at(5, 12))),
+        # read before the round, kept so
+        ("perf review with my skip level monday 11am", ("follow_up", at(7, 14))),
+        ("can't sleep, exam at 9 tomorrow morning", ("follow_up", at(4, 12))),
+        ("viewing a flat in hackney saturday at half ten", ("follow_up", at(5, 13, 30))),
+        ("ping me fri @ 6:30pm re the gas bill", ("reminder", at(4, 18, 30))),
+        ("后儿个上午十点洗牙", ("follow_up", at(5, 13))),
+        ("晚上差一刻八点提醒我关烤箱", ("reminder", at(3, 19, 45))),
+    ],
+)
+def test_chats_2moro_care_by_what_is_done_a_meetings_kind_and_an_installer(
+    text: str, expected: tuple[str, datetime]
+) -> None:
+    assert found_in(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the neighbours by where they live
+        "the kids next door have a party saturday, rip my ears",
+        "the couple upstairs are having a party tonight",
+        "楼上周六办生日派对",
+        "隔壁明天装空调，又要吵了",
+        # the rubbish's removal, someone else's meeting
+        "rubbish removal is on tuesday",
+        "他们明天开视频会",
+        # left alone before the round, kept so
+        "the finale airs sunday at 9",
+        "my boss flies to dubai tomorrow, finally some peace",
+        "my coworker's baby shower is next friday, I'm not invited",
+        "要是明天不下雨就去爬山",
+        "每周三晚上八点都有球赛",
+        "我老板明天下午三点的飞机",
+    ],
+)
+def test_the_neighbours_by_where_they_live_and_the_rubbish_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # someone coming in a window of hours
+        ("plumber's coming between 8 and 10 tomorrow to fix the leak", at(4, 18)),
+        ("the electrician is coming between 1 and 3pm on monday", at(7, 18)),
+        # read before the second round, kept so
+        ("parents' evening for my youngest on weds at 5.40", at(9, 20, 40)),
+        ("need to be at the site by 7am monday for the pour", at(7, 10)),
+        ("下周四下午两点一刻论文答辩，慌得一批", at(10, 17, 15)),
+        ("礼拜五晚上九点的火车回老家", at(5, 0)),
+    ],
+)
+def test_someone_coming_in_a_window_of_hours(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a partner's work trip with the user's 我 left out
+        "老公下周三去上海出差三天",
+        "媳妇儿周五出差回不来",
+        "the plumber came between 8 and 10 yesterday",
+        "the server migration is tonight at 11, not my team thankfully",
+        "my flatmate's got her driving test tomorrow at 9",
+        "今天下午三点开的会开到六点，累死",
+        "楼下奶茶店明天开业",
+    ],
+)
+def test_a_partners_work_trip_without_my_and_others_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "expected"),
+    [
+        # the time now set apart before what already is or still goes on, then the plan's hour
+        ("下午五点 我还在开会，晚上八点还要去面试", at(3, 17), [("follow_up", at(3, 23))]),
+        ("凌晨两点半 我还在赶论文", at(4, 2, 30), []),
+        ("早上六点，外面已经排长队了", at(4, 6), []),
+    ],
+)
+def test_the_time_now_set_apart_before_what_still_goes_on(
+    text: str, said_at: datetime, expected: list[tuple[str, datetime]]
+) -> None:
+    found = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    assert [(i.kind, i.due_at) for i in found] == expected

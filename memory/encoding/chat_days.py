@@ -63,7 +63,7 @@ _WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
 # Chat's short words for days: "tmrw", "2moro", "tonite".
 _CHAT_DAYS = re.compile(
-    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|tomoz|tomorow|tommorow|tommorrow)"
+    r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|2moro|2mrw|tomoz|tomorow|tommorow|tommorrow)"
     r"|(?P<tonight>tonite|2nite))(?![a-z])",
     re.IGNORECASE,
 )
@@ -274,7 +274,8 @@ def _weekday_of_week(m: re.Match[str], now: datetime) -> str:
 
 # Chat's "@" for "at" before a clock time: "dentist tmrw @ 3".
 _AT_SIGN = re.compile(r"@\s*(?=\d)")
-# Holidays of a fixed date, said as a day: "on christmas eve", "nye", 元旦, 平安夜, a Christmas
+# Holidays of a fixed date, said as a day: "on christmas eve", "nye", "bonfire night", 元旦, 平安夜,
+# 双十一, 儿童节, a Christmas
 # hosted ("we're hosting christmas", "christmas at ours"); not "christmas" alone ("home for
 # christmas" is a season) nor 圣诞快乐.
 _HOLIDAYS_EN = re.compile(
@@ -286,18 +287,36 @@ _HOLIDAYS_EN = re.compile(
     r"(?P<hosted>christmas|xmas)"
     r"|(?P<home>christmas|xmas)(?=\s+at\s+(?:ours|mine|my\s+place|our\s+place|my\s+house|our\s+house)"
     r"(?![a-z]))"
-    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween))(?![a-z])",
+    r"|valentine['\u2019]?s\s+day|(?P<boxing>boxing\s+day)|(?P<halloween>halloween)"
+    # other days of a fixed date: "on bonfire night", "april fools day", "st patrick's day"
+    r"|(?P<fixed>bonfire\s+night|guy\s+fawkes\s+night|april\s+fool['\u2019]?s['\u2019]?(?:\s+day)?"
+    r"|st\.?\s+patrick['\u2019]?s\s+day|paddy['\u2019]?s\s+day|canada\s+day|bastille\s+day"
+    r"|independence\s+day|singles['\u2019]?\s+day))(?![a-z])",
     re.IGNORECASE,
 )
 _HOLIDAYS_ZH = re.compile(
     r"(元旦|平安夜|圣诞节|跨年夜|情人节|万圣节|国庆节?|劳动节|五一(?=假期|长假|小长假|节|去|要|回|[\u4e00-\u9fff]{0,2}[去回])"
     # chat's 520 (5月20号, "I love you"), said as a day
-    r"|(?<![\d.])520(?=是|那天|当天|要|去|我们|情人节))"
+    r"|(?<![\d.])520(?=是|那天|当天|要|去|我们|情人节)"
+    # shopping days and other days of a fixed date: 双十一, 双12, 光棍节, 儿童节, 教师节
+    r"|(?:双十一|双11|双十二|双12)(?=那天|当天|这天|零点|晚上|早上|上午|下午|我|要|去|会|的时候|[，,])"
+    r"|光棍节|妇女节|三八节|儿童节|教师节|愚人节|建军节|青年节|植树节"
+    r"|(?<![\d.])618(?=那天|当天|要|大促|购物节))"
     r"(?!快乐|礼物|树|老人|歌)"
 )
 _HOLIDAY_ZH = {"元旦": "1月1号", "平安夜": "12月24号", "圣诞节": "12月25号", "跨年夜": "12月31号",
                "情人节": "2月14号", "万圣节": "10月31号", "国庆": "10月1号", "国庆节": "10月1号",
-               "劳动节": "5月1号", "五一": "5月1号", "520": "5月20号"}  # fmt: skip
+               "劳动节": "5月1号", "五一": "5月1号", "520": "5月20号", "双十一": "11月11号",
+               "双11": "11月11号", "光棍节": "11月11号", "双十二": "12月12号", "双12": "12月12号",
+               "妇女节": "3月8号", "三八节": "3月8号", "儿童节": "6月1号", "教师节": "9月10号",
+               "愚人节": "4月1号", "建军节": "8月1号", "青年节": "5月4号", "植树节": "3月12号",
+               "618": "6月18号"}  # fmt: skip
+
+
+_FIXED_EN = {"bonfire": "November 5", "guy": "November 5", "april": "April 1", "st": "March 17",
+             "paddy's": "March 17", "paddy\u2019s": "March 17", "canada": "July 1",
+             "bastille": "July 14", "independence": "July 4", "singles": "November 11",
+             "singles'": "November 11", "singles\u2019": "November 11"}  # fmt: skip
 
 
 def _holiday(m: re.Match[str]) -> str:
@@ -317,6 +336,8 @@ def _holiday(m: re.Match[str]) -> str:
         return "on December 26"
     if m.group("halloween"):
         return "on October 31"
+    if m.group("fixed"):
+        return f"on {_FIXED_EN[m.group('fixed').lower().split()[0].rstrip('.')]}"
     return "on February 14"
 
 
@@ -382,6 +403,14 @@ _MONTH_NAMED = re.compile(
 )
 
 
+def _this_years(day: date, now: datetime) -> date:
+    """The day of the same month and day in `now`'s year (29 February: the 28th when none)."""
+    try:
+        return day.replace(year=now.year)
+    except ValueError:
+        return date(now.year, 2, 28)
+
+
 def next_years(words: str, now: datetime) -> str:
     """`words` with a month and day gone by this year, and no year said, as next year's ("june
     6th" said in December: "june 6th 2027"), for words telling of what is still to come: the
@@ -391,6 +420,8 @@ def next_years(words: str, now: datetime) -> str:
     for mention in find_dates(words, now):
         if mention.first is not None or mention.day >= now.date():
             continue
+        if mention.yearless and _this_years(mention.day, now) >= now.date():
+            continue  # "aug 8" said in july: last year's in the past sense, this year's to come
         if not _MONTH_NAMED.match(mention.text):
             continue
         year = now.year + 1

@@ -73,13 +73,19 @@ getting married on june 6th" said in December). A goodbye in a clause of its own
 (明早7点的高铁，先睡了晚安) leaves the plan read; a race's bare hour is the morning's ("marathon
 tomorrow. 6:45 start"); an alarm asked for (帮我定个闹钟) is a reminder; a day put right (12月5号……
 不对是12月19号, "wait no, the 11th") is the second; National Day and May Day (国庆, 五一, 劳动节)
-are their dates; a relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
+are their dates, as are shopping days and other days of a fixed date by their names (双十一,
+双12, 光棍节, 儿童节, 教师节, 618; "bonfire night", "april fools day", "st patrick's day"); a
+relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
 pet booked in ("they booked him in for thursday") are the user's; how the user feels asked back
 (我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
 ("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
 is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
-(超市周日晚上九点关门), a week recounted ("monday the car broke down"), a relative's exam of a kind
-("my sister's job interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
+(超市周日晚上九点关门) and a service's first or last run or opening (末班地铁是十一点半,
+医院七点半开始放号, "the last bus back is at 11:40"; not one caught: 赶首班高铁), a habit
+said after the plan in a clause of its words alone ("rugby at 10, every week", 每周都这样), a day
+off's start whatever follows ("school holidays start on the 18th but..."), a week
+recounted ("monday the car broke down"), a relative's exam of a kind ("my sister's job
+interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
 that anyone invited me", "imagine if", a show's or a product's release (电影明天上映), the sky's
 events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
 user's; read besides: what the user looks forward to whatever
@@ -115,7 +121,24 @@ on the 9th"). Not read either: every other such day, whose it is said after it (
 a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
 friend's event and how it leaves the user (笑死我了), an event told for the roads it shuts (封路),
 every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
-a free ice cream at school today": received, not chat's "have")."""
+a free ice cream at school today": received, not chat's "have"). Read besides: contests by their
+names (a throwdown, a bake-off, a cook-off), an ultra, a venue's walkthrough, a tasting, a boat's
+survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合同), going to sea
+(出海) and back to one's unit after leave (归队, 回部队); not a relative's return to theirs
+(我哥下周归队); an anniversary with the user's partner, its "my" left out ("anniversary with my
+girlfriend is tomorrow"), in-laws, nieces and grandchildren (闺女, 女婿, 侄女), 过生日 and an
+age in 周岁; a reminder set in other words (帮我设个提醒, 加个提醒, "add a reminder", "put a
+reminder in for monday"). Of several days, the event's is not one whose clause tells only of
+something ending ("my night shifts end tuesday, then my exam wednesday", 夜班周五结束，周六考试);
+"always" said of how a thing is ("the queue is always insane") is no habit of the user's, and a
+detail not yet settled in a clause of its own (裙子还没定; not 时间还没定) no doubt of the plan;
+a photo shoot (拍婚纱照, "photoshoot") is an event, as are care by chat's name or by what is
+done ("bloods", "mole removal", 抽血, 拆线), a meeting by its kind (开视频会) and something
+installed at home (装宽带); the neighbours by where they live ("the kids next door", 楼上, 隔壁)
+are theirs, and the rubbish's removal no one's. Someone coming in a window of hours ("the
+plumber's coming between 8 and 10 tomorrow") is the user's; a partner's work trip with the user's
+我 left out (老公下周三去上海出差) is theirs. A clock time opening a message, set apart before
+what already is or still goes on, is the time now (凌晨两点半 我还在赶论文), not a plan's."""
 
 from __future__ import annotations
 
@@ -187,12 +210,15 @@ _REMIND = re.compile(
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
-    r"|(?:set|need|want)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+(?:to|for|about)(?![a-z]))?"
+    r"|(?:set|need|want|add|put|create|make)\s+(?:me\s+)?an?\s+(?:reminder|alarm)(?:\s+in)?"
+    r"(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
-    # an alarm asked for: 帮我定个闹钟
-    r"|帮我[定订设调上](?:一?个|一下)?闹钟)(?:一下)?[，,]?\s*"
+    # an alarm asked for: 帮我定个闹钟; a reminder set: 帮我设个提醒, 加个提醒
+    r"|帮我[定订设调上](?:一?个|一下)?闹钟"
+    r"|(?:(?:帮|给|替)我|^|(?<=[，,。\s]))(?:设|定|订|加|建|添加?|弄)(?:一?个|一下|一?条)?提醒)"
+    r"(?:一下)?[，,：:]?\s*"
     r"(?P<zh>.*)"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
@@ -205,6 +231,13 @@ _SPECIAL = re.compile(
     r"(?P<en>(?:(?:golden|silver|ruby|pearl|diamond|sapphire)\s+)?(?:(?:wedding|dating|engagement"
     r"|relationship)\s+)?(?:birthday|anniversary|bday"
     r"|name\s?day))"
+    # With whom, the user's "my" left out: "anniversary with my girlfriend is tomorrow", "one
+    # year anniversary with jess on friday" (not "her anniversary with him", nor the company's).
+    r"|(?:^|(?<![a-z'\u2019])(?:our|it['\u2019]?s|its|the)\s+)"
+    r"(?:(?:\d{1,2}|one|two|three|four|five|six|ten)[\s-]+(?:year|yr|month)s?\s+)?"
+    r"(?P<en_with>anniversary)\s+with\s+(?:(?:my\s+)?(?:girlfriend|boyfriend|gf|bf|wife|wifey|husband"
+    r"|hubby|partner|fianc[e\u00e9]e?|other\s+half|missus|bae)|(?!(?:the|a|an|her|his|their|work"
+    r"|my)(?![a-z]))[a-z]+(?=\s+(?:is|on|this|next|tomorrow|today|tonight)(?![a-z])))(?![a-z])"
     # The user's "I" left out: "birthday's feb 3rd btw".
     r"|^(?:(?:ok|oh|also|btw|and|so)[\s,]+)*(?P<en_bare>birthday|bday)(?:['\u2019]s|\s+is)\s"
     # Time sober, clean or smoke-free: "one year sober on the 27th", 戒酒一周年.
@@ -215,7 +248,7 @@ _SPECIAL = re.compile(
     r"\s+(?:will\s+have\s+been|['\u2019]ll\s+have\s+been|will\s+be|have\s+been|['\u2019]ve\s+been)"
     r"\s+(?P<together>together|married)\s+(?:for\s+)?(?:\d{1,2}|a|one|two|three|five|ten)\s+years?"
     r"|(?:我们?的?|我们?(?:和|跟|与|同)[^，。,\s]{1,6}的)(?:要|就要|快)?过?(?:农历|阴历|公历|阳历)?"
-    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证|拍拖)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
+    r"(?P<zh>(?:[\d一二两三四五六七八九十]{1,3}周?岁的?)?(?:结婚|恋爱|交往|相恋|相识|认识|订婚|领证|拍拖)?(?:[\d一二两三四五六七八九十]{1,3}周年)?(?:生日|纪念日))"
     r"|(?:我们|我(?:和|跟|与|同)[^，。,\s]{1,6}?)"
     r"(?P<zh_years>(?:在一起|结婚|恋爱|交往|相恋|领证|认识|相识|订婚|拍拖)"
     r"(?:[\d一二两三四五六七八九十百千]{1,4}(?:周年|天|个月)|周年))"
@@ -273,6 +306,9 @@ _EVENTS = frozenset({
     "semifinal", "semi-final", "parkrun", "triathlon", "ironman", "fixture", "derby", "bout",
     "five-a-side", "a-side", "seven-a-side", "nativity", "lasik", "donation",  # a-side: 5-a-side
     "fanmeet", "fanmeeting", "fansign",
+    # contests by their names: a throwdown, a bake-off, a cook-off; an ultramarathon
+    "contest", "throwdown", "showdown", "bake-off", "bakeoff", "cook-off", "cookoff", "face-off",
+    "ultra",
     "sangeet", "mehndi", "haldi",
     "hike", "hiking", "climb", "scrimmage", "raid", "speedrun", "practice", "tourney", "qualifier",
     "qualifiers", "regionals", "nationals", "championship", "scrim", "lan",
@@ -287,8 +323,12 @@ _EVENTS = frozenset({
     "sentencing", "custody", "dmv", "inspection", "registration", "renewal", "closing", "signing",
     "viewing", "move-in", "move-out", "moving", "move", "movers", "mechanic", "delivery",
     "installation", "citizenship", "naturalization", "naturalisation", "fitting", "surveyor",
+    # a venue walked through, a menu tasted, a boat's or a house's survey
+    "walkthrough", "walk-through", "tasting", "survey", "photoshoot",
     # pets
     "vet", "groomer", "grooming", "neuter", "spay", "neutered", "spayed", "jabs", "jury", "smear",
+    # care by chat's name: "bloods"
+    "bloods",
     "mot",
 })  # fmt: skip
 _EVENT_PAIRS = frozenset({
@@ -311,6 +351,9 @@ _EVENT_PAIRS = frozenset({
     # starting somewhere, a fan's meeting, selling at a stall or a sale
     "new school", "new college", "new uni", "fan meet", "fan meeting", "fan sign", "market stall",
     "a stall", "my stall", "boot sale", "yard sale", "garage sale",
+    # care by what is removed: "mole removal" (not the rubbish's)
+    "mole removal", "cyst removal", "tattoo removal", "wart removal", "lump removal",
+    "stitch removal", "stitches removal",
 })  # fmt: skip
 _EVENT_ENDINGS = ("athon", "scopy", "ectomy", "ogram", "otomy", "plasty", "ologist", "iatrist")
 _WORD_EN = re.compile(r"[a-z]+(?:['\u2019-][a-z]+)*")
@@ -391,6 +434,15 @@ _EVENT_ZH = re.compile(
     r"团本|副本|开荒|打本|排位赛|公会战|找我(?:谈|聊)|约谈|谈话|"
     # formal: 研讨会, 董事会, 迁入新居
     r"研讨会|座谈会|董事会|股东大?会|例会|茶话会|迁入|迁居|入住新"
+    # going to sea; back to one's unit after leave (归队, 回部队, 返岗)
+    r"|出海|出航|赶海|海钓|归队|回部队|回连队|返岗|回单位|回岗位"
+    # a photo shoot: 拍婚纱照, 拍写真
+    r"|拍(?:婚纱照|写真|证件照|毕业照|全家福)"
+    # care by what is done: 抽血, 拆线, 输液; a meeting by its kind: 开视频会, 开周会
+    r"|抽血|验血|拆线|换药|输液|挂水|打针|拍片|做CT|核磁|B超|彩超"
+    r"|开(?:视频|电话|线上|周|月|早|晨|复盘|总结|动员|部门)会"
+    # something installed at home: 装宽带, 装空调
+    r"|装(?:宽带|空调|热水器|网线|净水器|燃气|地暖)|上门安装|安装师傅"
 )
 # Words that are no event to ask about afterwards: goodbyes, moods, the bot itself, what is
 # on TV.
@@ -540,6 +592,9 @@ _KIN_FIRST = re.compile(
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
     r"|男朋友|女朋友|男友|女友|对象|男票|女票|媳妇|丈夫|妻子|爸妈|父母"
+    # in-laws, grandchildren, aunts and uncles, nieces and nephews: 闺女, 女婿, 侄女
+    r"|闺女|儿媳|女婿|孙子|孙女|外孙女?|公公|婆婆|岳父|岳母|丈母娘|老丈人|舅舅|舅妈|姑姑|姑父|叔叔"
+    r"|婶婶|姨妈|小姨|侄子|侄女|外甥女?|嫂子|姐夫|妹夫|弟媳"
     # formal and old-fashioned: 家父, 犬子, 老伴
     r"|家父|家母|犬子|小女|老伴儿?)"
 )
@@ -569,9 +624,8 @@ _KIN_SPECIAL = re.compile(
     r"|(?<![a-z])(?:my|our)\s+(?P<grows>" + _CLOSE + r")\s+(?:is\s+)?(?:turns|turning)\s+\d"
     r"|(?<![a-z])(?:we|i|me\s+and\s+(?:my\s+)?[a-z]+)\s+(?:hit|reach|celebrate|mark)\s+(?:\d{1,2}|[a-z]+)\s+years?\s+"
     r"(?P<reached>married|together)(?![a-z])"
-    r"|(?P<kin_zh>"
-    + _KIN_ZH
-    + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?(?:[\d一二两三四五六七八九十]{1,3}岁的?)?"
+    r"|(?P<kin_zh>" + _KIN_ZH + r"|阿嬷|阿嫲|阿公|阿爷|姥姥|姥爷|老爸|老妈)[的嘅]?过?"
+    r"(?:[\d一二两三四五六七八九十]{1,3}周?岁的?)?"
     r"(?P<zh_day>生日|忌日|死忌)(?!聚会|派对|宴|会|趴|礼物|蛋糕)"
     # (走了, 过世, 离世: the ways a death is said)
     r"|(?P<kin_died>" + _KIN_ZH + r"|阿嬷|阿公|姥姥|姥爷)(?:去世|过世|离世|走了?)"
@@ -592,6 +646,7 @@ def _own_day(special: re.Match[str] | None) -> str:
     return (
         special.group("en")
         or special.group("en_bare")
+        or special.group("en_with")
         or special.group("zh")
         or special.group("zh_sober")
         or (
@@ -678,6 +733,10 @@ _THEIRS = re.compile(
     # (帮我带点资料: an errand for the user, not the user's event; nor is what the user does
     # for them, 我帮他改了简历, 我们凑钱给他买了果篮, nor how it leaves the user, 笑死我了)
     r"(?!.*(?<![帮给替死])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
+    # the neighbours by where they live: "the kids next door have a party", 隔壁明天办酒席
+    r"|^(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:next\s+door|upstairs|downstairs)(?:['\u2019]s)?"
+    r"(?:\s+[a-z]+)?\s+(?:has|have|is|are|will|got|'s|'re)(?![a-z])"
+    r"|^(?:楼上|楼下|隔壁|对门)(?:的|那家|家|邻居)?"
     # Someone else the subject: 他们明天下午在我家附近拍电影.
     r"|^(?:他们|她们|他|她|佢哋|佢|人家|别人)(?!们)"
     # Someone else the subject, with their own event: "she's got her exam tomorrow".
@@ -721,7 +780,7 @@ _KIN_OWN = re.compile(
     r"|[^.!?]*?(?<![a-z])for\s+(?:his|her|their)\s)"
     # their work trip: "my husband's away for work next week", 我老公下周去出差
     r"|^(?:my|our)\s+(?:" + _KIN + r")\b[^,.!?]*(?:business\s+trip|work\s+trip|for\s+work)"
-    r"|^[^，,。我]{0,6}我的?" + _KIN_ZH + r"[^，,。]*出差"
+    r"|^[^，,。我]{0,6}(?:我的?)?" + _KIN_ZH + r"[^，,。]*出差"
     # theirs, said after: 体检报告明天出来，不过是我妈的; "results tomorrow, but it's my dad's"
     r"|(?:不过|但是?)是?我?" + _KIN_ZH + r"的"
     r"|(?<![a-z])(?:but|though)\s+it['\u2019]?s\s+(?:my\s+)?(?:" + _KIN + r")['\u2019]s(?![a-z])"
@@ -744,7 +803,8 @@ _KIN_OWN = re.compile(
     + _KIN_ZH
     + r"[^，,。]{0,6}?(?:考试|考研|高考|中考|开庭|庭审|答辩|面试|笔试|期末"
     # or a pastime or a trip of theirs: 我爸下周去钓鱼
-    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会))"
+    # or a return to their unit: 我哥下周归队
+    r"|去?(?:钓鱼|打?高尔夫|打?麻将|打牌|跳舞|广场舞|旅游|度假|同学会|出海)|归队|回部队|回连队|返岗)"
 )
 _WITH_THEM = re.compile(
     r"(?<![a-z])(?:i|i'm|im|i'll|we|we're|me|us)(?![a-z])|陪|我(?:要|也|得|会|去|当|请|跟)"
@@ -826,6 +886,8 @@ _NOW_IS = re.compile(
 )
 # The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
+# ... or set apart before what already is or still goes on: "凌晨一点四十 渔港那边已经开始热闹了".
+_NOW_STILL_ZH = re.compile(r"(?:\s+|[，,]\s*)[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然)")
 _NOW_AND = re.compile(
     r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
 )
@@ -888,7 +950,9 @@ _HABIT = re.compile(
     r"(?!(?:one|thing|document|bit|person|people|penny|minute\s+of)(?![a-z]))"
     r"(?:[a-z]*(?:day|week|weekend|month|year|morning|afternoon|evening|night|time|term|shift"
     r"|semester)s?|\d|mon|tue|wed|thu|fri|sat|sun)"
-    r"|everyday|usually|always|often|normally|as\s+usual|used\s+to|use\s+to|whenever|anytime"
+    # (not said of how a thing is: "the queue is always insane", "that shop's always rammed")
+    r"|everyday|usually|(?<!\sis\s)(?<!\sare\s)(?<!['\u2019]s\s)(?<!\sgets\s)always|often|normally"
+    r"|as\s+usual|used\s+to|use\s+to|whenever|anytime"
     # a weekday's plural: "the dentist near me closes at 5 on fridays"
     r"|(?:on|most|some)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days"
     # a timetable changed from a day on: "standup is at 10:30 from monday on"
@@ -984,7 +1048,8 @@ _IDLE_ZH = re.compile(
 # "the movers are coming", "my viva is set for".
 _SCHEDULED = re.compile(
     r"(?:(?:the|my|our|a|an)\s+)?+(?!(?:today|tonight|tomorrow|it|this|that|there|what|which|who"
-    r"|now|weather|forecast|store|shop|trash|bin|garbage|recycling|laundry|payday|christmas|xmas"
+    r"|now|weather|forecast|store|shop|trash|bins?|garbage|rubbish|refuse|recycling|laundry|payday"
+    r"|christmas|xmas"
     r"|easter|halloween|thanksgiving|hanukkah|diwali|eid|holidays|sunset|sunrise|everything"
     r"|elections?|referendum|strike|eclipse|fireworks|parade|sales?|episode|finale"
     r"|nothing|favou?rite|best|worst|only)(?![a-z]))"
@@ -995,13 +1060,16 @@ _SCHEDULED = re.compile(
     r"(?:\s+(?:finally|actually|supposedly|apparently|definitely))?"
     r"(?:\s+(?:on|at|due|set\s+for|scheduled\s+for|booked\s+for"
     r"|planned\s+for|coming(?:\s+(?:over|round|up|in|to\s+visit))?))*"
+    # in a window of hours: "the plumber's coming between 8 and 10"
+    # (its clock time taken out: "between 1 and")
+    r"(?:\s+between\s+\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]m)?\s+and(?:\s+\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]m)?)?)?"
     # someone coming to do something: "the landlord is coming to fix the boiler"
     r"(?:\s+to\s+(?:fix|repair|look\s+at|check|install|clean|collect|deliver|measure|quote|service"
     r"|rewire|replace|paint|fit|unblock|survey|plaster|sort\s+out)"
     r"(?:\s+[a-z']+){0,3})?"
 )
 _PLAN_ZH = re.compile(
-    r"飞(?![机快速行舞])|(?:跟|和|约|同)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
+    r"飞(?![机快速行舞])|(?:跟|和|约|同|与)[^，,。\s]{1,6}(?:吃|喝|看|见|逛|食|饮|睇|谈|签|碰头|对接)|要|(?<![记觉懂值显舍晓获取])得(?![太很好真挺超不特非这那跟像多更最越比我他她])|准备|打算|约了|约好|来(?:[^，,。\s]{1,6})?(?:看|找|接|陪)我|来我(?:家|这)|(?:过来|来)(?:住|玩)|上门|有个|有场|有一场|有一个|开始|结婚|实习|演出|看电影|吃饭|聚餐|年会|"
     r"高铁|火车|飞机|航班|签证|办|开组会|上课|去|[定约排改推]在|安排在|改到|推到|推迟到"
     # guests asked round, a trip home: 周六请了朋友来家里吃火锅, 周日回趟老家
     r"|请了?[^，,。\s]{1,6}(?:来|吃|喝)|来(?:我)?家里|回一?趟"
@@ -1264,14 +1332,27 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
     lowered = sentence.lower()
+    ended: DateMention | None = None
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
         clause = lowered[begin:end]
         if _eventful(sentence[begin:end], mention) and not (
             _told_done(clause) or _HABIT.search(clause)
         ):
-            return mention  # "had the scan today, results on the 10th": the 10th
-    return first
+            # "had the scan today, results on the 10th": the 10th; what ends on a day, then an
+            # event on another: the event's ("night shifts end tuesday, then my exam wednesday",
+            # 夜班周五结束，周六考试)
+            if not _ENDS.search(clause):
+                return mention
+            ended = ended or mention
+    return ended or first
+
+
+# Something ending on a day: "my night shifts finally end tuesday", "camp wraps up", 夜班结束.
+_ENDS = re.compile(
+    r"(?<![a-z])(?:ends?|ending|finish(?:es)?|finishing|wraps?\s+up|(?:is|are)\s+over)(?![a-z])"
+    r"|结束|完结|收尾"
+)
 
 
 # Where a question's own clause begins, after a statement: "i have X in 2 weeks and everyone
@@ -1353,7 +1434,8 @@ _PET_CARE = re.compile(
 )
 # The user's things in for a service: "car's in for its MOT tomorrow", "the boiler goes in for".
 _IN_FOR = re.compile(
-    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop)(?:['\u2019]s|\s+is|\s+goes)"
+    r"(?:(?:the|my|our)\s+)?(?:car|van|bike|motorbike|boiler|phone|laptop|boat|yacht|caravan"
+    r"|motorhome|truck)(?:['\u2019]s|\s+is|\s+goes)"
     r"\s+in\s+for(?![a-z])"
 )
 # A pet (or the user) booked in by the vet or a clinic: the user takes them.
@@ -1362,11 +1444,21 @@ _BOOKED_IN = re.compile(
     r"(?![a-z])"
 )
 _AT_OURS = re.compile(r"(?<![a-z])at\s+(?:ours|mine)(?![a-z])")
-# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门.
+# A place's hours, or a show's or a product's release, told with its day: 超市周日晚上九点关门;
+# a service's timetable: 高铁最晚一班是21:35, 医院早上八点开始挂号, "the last bus is at 11:40".
 _CLOSES = re.compile(
     r"关门|打烊|闭馆|歇业|停业|停课|停运|营业到|开门营业|上映|上线|开播|首播|定档|开售|发售|开抢"
     r"|(?<![a-z])(?:visiting|opening|office|business|surgery|clinic|shop|store|gym|pool)\s+hours"
     r"(?![a-z])|探视时间|探病时间|营业时间|开放时间"
+    # a service's timetable: when its first or last run is or leaves (not one caught: 赶首班高铁,
+    # 明早六点的首班高铁去北京), its opening
+    r"|(?<![赶坐搭乘打])(?:末班|首班|头班|最晚一班|最早一班|最后一班)[^，,。]{0,10}?(?:是|发车|开出|几点)"
+    r"|(?:开始|开放)(?:挂号|放号|营业"
+    r"|售票|接待|办理)|放号"
+    r"|(?<![a-z])the\s+(?:last|first)\s+(?:train|bus|tube|ferry|metro|subway|shuttle|tram|coach)"
+    r"(?:\s+[a-z]+){0,2}?\s+(?:is|leaves|goes|departs|runs)(?![a-z])"
+    r"|(?<![a-z])(?:pharmacy|chemist|clinic|bank|post\s+office|library|registration|reception"
+    r"|canteen|cafeteria|supermarket|mall)\s+opens(?![a-z])"
 )
 # An event told for the roads it shuts, in any clause: "the marathon closes roads on sunday",
 # 周日马拉松，市中心封路.
@@ -1378,7 +1470,7 @@ _ROADS_SHUT = re.compile(
 _SHRUG = re.compile(
     r"(?<![a-z])(?:who\s+cares|not\s+that\s+i\s+care|couldn['\u2019]?t\s+care\s+less)(?![a-z])"
 )
-_NEIGHBOURS = re.compile(r"neighbou?r|邻居")
+_NEIGHBOURS = re.compile(r"neighbou?r|next\s+door|upstairs|downstairs|邻居|楼上|楼下|隔壁|对门")
 # Someone else coming to the user: 他明天来我家修空调.
 _TO_ME_ZH = re.compile(r"来(?:[^，,。\s]{1,6})?(?:看|找|接|陪|帮|给)我|来我(?:家|这)")
 
@@ -1433,12 +1525,14 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
         return False  # "my kid got a free ice cream at school today": received, no event had
     # a habit in a clause of its own says nothing of the day's ("rehearsals every night this
     # week, show is saturday")
-    unsure = _UNSURE.search(_AFTERWARDS.sub(" ", lowered))
-    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure:
+    unsure = _UNSURE.search(_UNSETTLED.sub(" ", _AFTERWARDS.sub(" ", lowered)))
+    if _HABIT.search(clause) or _UNREAL.search(clause) or unsure or _HABIT_TACKED.search(lowered):
         return False  # "I usually go to the gym on Tuesdays", 我一般周三去健身
     named = _has_event(lowered) or _EVENT_ZH.search(sentence)
-    off = _DAY_OFF.sub(" ", lowered)
-    if _DAY_OFF.search(lowered) and not (_has_event(off) or _OUTING.search(off)):
+    off = _DAY_OFF.sub(" ", lowered)  # (a day off's start is no event: "school holidays start")
+    if _DAY_OFF.search(lowered) and not (
+        _has_event(_STARTING.sub(" ", off)) or _OUTING.search(off)
+    ):
         return False  # "tomorrow is a holiday"; not "day off so i'm taking the kids to the zoo"
     idle = lowered[: _told_through(sentence, mention)]  # "..., whole family is busy" is no idling
     if _IDLE.search(idle) and not _has_event(_STARTING.sub(" ", lowered)):
@@ -1449,6 +1543,12 @@ def _allowed(sentence: str, mention: DateMention, now: datetime) -> bool:
     return bool(named) or not _ARRIVES.match(lowered, mention.start + len(mention.text))
 
 
+# A habit said in a clause of its own words alone, of the whole: "footy starts at 9, every week".
+_HABIT_TACKED = re.compile(
+    r"[,，;]\s*(?:(?:and|like)\s+)?(?:every|each)\s+(?:single\s+)?(?:week|weekend|month|time"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)(?![a-z])(?:\s+without\s+fail)?\s*(?:[,，.!;]|$)"
+    r"|[,，]\s*(?:每周|每个?星期|每个?礼拜|每次)都?(?:这样|如此|一样)?\s*(?:[,，。!！]|$)"
+)
 # Somewhere gone to on a day off: "taking the kids to the zoo".
 # A date said of last year: 去年是九月一号, "last year it was on the 3rd".
 _LAST_YEARS = re.compile(
@@ -1462,6 +1562,14 @@ _STARTING = re.compile(r"(?<![a-z])start(?:s|ing)?(?![a-z])")
 # A clause of what follows from the plan, whose doubt is not the plan's: "到时可能冇咩时间覆你",
 # "so i might be slow to reply".
 _AFTERWARDS = re.compile(r"[，,]\s*(?:到时候?|那时候?|so\s+i|then\s+i|which\s+means)[^，,。.!?]*")
+
+
+# A detail not yet settled, in a clause of its own subject, not the plan's doubt: 裙子还没定,
+# 摄影师还没定好 (not 时间还没定, 具体哪天还没定).
+_UNSETTLED = re.compile(
+    r"[，,]\s*(?!时间|日期|日子|具体|哪天|几点|什么时候|还)[\u4e00-\u9fff]{1,5}"
+    r"还没(?:定|定好|找好|选好|买好|订好|想好)(?:呢|啊|哈)?(?=[，,。!！\s]|$|[^\u4e00-\u9fff])"
+)
 
 
 # Family arriving, to stay with the user: "the in-laws arrive in 3 days and the guest room...",
@@ -1829,7 +1937,10 @@ def _plan_clock(sentence: str) -> ClockTime | None:
         now = (
             _NOW_IS.search(lowered[:start]) and not lowered.startswith(("at", "@"), start)
         ) or _NOW_ZH.match(sentence, end)
-        if not (now or (start == 0 and _NOW_AND.match(lowered, end))):
+        opening = start == 0 and (
+            _NOW_AND.match(lowered, end) or _NOW_STILL_ZH.match(sentence, end)
+        )
+        if not (now or opening):
             return ClockTime(clock.at, start, end)
         offset = end
     return None
