@@ -32,7 +32,15 @@ from memory.clock import FakeClock
 from memory.embeddings import HashEmbedder, OpenAIEmbedder
 from memory.recall.index import index_path
 from memory.recall.ranking import failure_probability
-from memory.records import RECENT_RECALLS, ArchiveWrite, EncodingWrite, IdDigest, Merge, PruneWrite
+from memory.records import (
+    RECENT_RECALLS,
+    ArchiveWrite,
+    EncodingWrite,
+    IdDigest,
+    Memory,
+    Merge,
+    PruneWrite,
+)
 from memory.storage import Storage
 from tests.fakes.embedders import FacingE5
 from tests.fakes.openai_server import FakeOpenAI, Hang, HttpError, Truncated
@@ -999,6 +1007,37 @@ async def test_a_change_of_embedder_is_caught_up_in_steps_recalling_by_words_mea
     index = await bank.derived.indexes.get(SCOPE, name, 8)
     assert index.size == many and index.dimension == 8
     assert [s async for s in bank.catch_up()] == [(0, 0)]  # nothing left
+    await bank.close()
+
+
+async def test_the_catch_up_asks_only_the_scopes_waiting_for_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At each start the catch-up finds what the embedder has not embedded: the scopes that
+    wait are named by one statement over the bank, and only they are read, not every scope
+    (at 10,000 scopes, 10,000 statements at each start). Then a scope it did not name is
+    searched at its first recall without asking the store what waits in it."""
+    bank = await open_bank(tmp_path, HashEmbedder(64))
+    old = await bank.remember(SCOPE, "Alice adopted a kitten called Mochi")
+    await bank.close()
+    bank = await open_bank(tmp_path, HashEmbedder(32))  # another embedder: SCOPE waits
+    bob = await bank.remember(OTHER, "Bob skis in the Alps")  # embedded as it is stored
+    asked: list[str] = []
+    unembedded = bank.store.unembedded
+
+    async def counted(scope: str, embedder: str) -> list[Memory]:
+        asked.append(scope)
+        return await unembedded(scope, embedder)
+
+    monkeypatch.setattr(bank.store, "unembedded", counted)
+    assert [step async for step in bank.catch_up()] == [(0, 1), (1, 1)]
+    assert asked == [SCOPE]
+    asked.clear()
+    assert [step async for step in bank.catch_up()] == [(0, 0)]  # nothing waits
+    assert asked == []
+    assert [h.id for h in await bank.recall(SCOPE, "Mochi", k=1)] == [old]
+    assert [h.id for h in await bank.recall(OTHER, "Alps", k=1)] == [bob]
+    assert asked == []
     await bank.close()
 
 

@@ -521,6 +521,7 @@ async def test_an_upgrade_starts_each_memory_s_recent_recalls_at_its_last(
         await conn.execute("DROP TABLE intentions, contacts, outreach")
         await conn.execute("DROP INDEX conversations_by_age")
         await conn.execute("DROP INDEX memories_search_scoped")
+        await conn.execute("DROP INDEX memories_by_embedder, memories_vectorless")
         await conn.execute("CREATE INDEX memories_search ON memories USING GIN (search)")
         await conn.execute("UPDATE kizuna_schema SET version = $1", before)
         await conn.executemany(

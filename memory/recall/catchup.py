@@ -3,8 +3,10 @@
 An embedding that cannot be made now (the embedding service is down) does not lose the memory:
 it is stored without one, found by its words meanwhile, and embedded by `embed_pending` (the
 scheduler calls it every round, backing off while the embedder stays out), when its scope's
-dense search is next made ready (`searcher`), or by `catch_up` (after a change of embedder, the
-whole bank, in the background; `reindex` runs it to the end). A scope's dense index is built
+dense search is next made ready (`searcher`; once `catch_up` has named the scopes that wait,
+only theirs and this process's are looked at), or by `catch_up` (at each start, through the
+store's indexes; after a change of embedder, the whole bank, in the background; `reindex` runs
+it to the end). A scope's dense index is built
 only from a complete set of the current embedder's vectors: until then it recalls by words.
 """
 
@@ -62,6 +64,11 @@ class CatchUp:
         # done with them.
         self._catching_up: set[str] = set()
         self._catch_ups = 0  # catch_up runs under way: embed_pending leaves the work to them
+        # The scopes a catch_up found waiting for vectors; None until one has looked. Once it
+        # has, a scope it did not name has every vector but those of memories stored here
+        # since without one (`_unembedded`), so its first recall asks the store nothing more.
+        # (Another process's memories stored without a vector join when it embeds them.)
+        self._listed: set[str] | None = None
 
     def text(self, text: str, speaker: str | None, when: datetime) -> str:
         """What is embedded for a memory: its date and speaker anchor it in time and person
@@ -152,21 +159,29 @@ class CatchUp:
         if not self.derived.searched(scope):
             if scope in self._catching_up:
                 return None
-            # Memories stored during an outage (or, for `hash`, which is quick, under another
-            # embedder) join the index now; many more wait for the background.
-            missing = await self.store.unembedded(scope, self.embedder.name)
-            if len(missing) > INLINE_EMBED and not isinstance(self.embedder, HashEmbedder):
-                self._catching_up.add(scope)
-                self._unembedded.add(scope)  # embed_pending goes on, if catch_up is not run
-                log.info("recall by words in a scope until its memories are embedded")
+            listed = self._listed
+            asked = listed is None or scope in listed or scope in self._unembedded
+            if asked and not await self._embed_first(scope):
                 return None
-            try:
-                for start in range(0, len(missing), EMBED_BATCH):
-                    await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
-            except EmbeddingError as e:
-                log.warning("some memories stay unembedded for now: %s", e)
-                self._unembedded.add(scope)  # embed_pending adds them to the index later
         return await self.derived.searcher(scope, self.embedder.dimension)
+
+    async def _embed_first(self, scope: str) -> bool:
+        """Memories stored during an outage (or, for `hash`, which is quick, under another
+        embedder) are embedded before the scope's index is made; False: too many, they wait
+        for the background and the scope recalls by words."""
+        missing = await self.store.unembedded(scope, self.embedder.name)
+        if len(missing) > INLINE_EMBED and not isinstance(self.embedder, HashEmbedder):
+            self._catching_up.add(scope)
+            self._unembedded.add(scope)  # embed_pending goes on, if catch_up is not run
+            log.info("recall by words in a scope until its memories are embedded")
+            return False
+        try:
+            for start in range(0, len(missing), EMBED_BATCH):
+                await self._embed_memories(scope, missing[start : start + EMBED_BATCH])
+        except EmbeddingError as e:
+            log.warning("some memories stay unembedded for now: %s", e)
+            self._unembedded.add(scope)  # embed_pending adds them to the index later
+        return True
 
     async def catch_up(
         self, batch: int = EMBED_BATCH, *, rebuild: bool = False
@@ -179,7 +194,9 @@ class CatchUp:
         store (`reindex`). Raises EmbeddingError (what was done is kept)."""
         name = self.embedder.name
         pending: list[tuple[str, list[Memory]]] = []
-        for scope in await self.store.scopes():
+        listed = await self.store.unembedded_scopes(name)
+        self._listed = set(listed)
+        for scope in listed:
             missing = await self.store.unembedded(scope, name)
             if missing:
                 pending.append((scope, missing))

@@ -12,13 +12,23 @@ import numpy.typing as npt
 from memory.records import Vectors
 from memory.storage.statements import Statements
 
-__all__ = ["VECTOR_SLICE", "Embeddings"]
+__all__ = ["UNEMBEDDED_SCOPES", "VECTOR_SLICE", "Embeddings"]
 
 # Rows read at a time into a scope's array: each slice's bytes joined and copied on the event
 # loop take about a millisecond at 512 dimensions.
 VECTOR_SLICE = 2_048
 
 _WHERE = "WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL"
+
+# The scopes with a memory of another embedder, or of none, or without a vector: each part a
+# range of an index (memories_by_embedder, memories_vectorless), none reading the rows, so
+# nothing when every memory has its vector (a whole table read at each start, before).
+UNEMBEDDED_SCOPES = (
+    "SELECT scope FROM memories WHERE embedder < ?"
+    " UNION SELECT scope FROM memories WHERE embedder > ?"
+    " UNION SELECT scope FROM memories WHERE embedder IS NULL"
+    " UNION SELECT scope FROM memories WHERE embedding IS NULL ORDER BY 1"
+)
 
 
 class Embeddings(Statements):

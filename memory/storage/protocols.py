@@ -177,6 +177,11 @@ class MemoryStore(Protocol):
         """The scope's memories with no embedding from `embedder`, oldest first."""
         ...
 
+    async def unembedded_scopes(self, embedder: str) -> list[str]:
+        """The scopes holding a memory with no embedding from `embedder`: the whole bank in
+        one statement, where asking each scope is a trip each (10,000 at a start)."""
+        ...
+
     async def set_embeddings(
         self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]
     ) -> None: ...
