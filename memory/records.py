@@ -27,6 +27,7 @@ __all__ = [
     "IntentionKind",
     "IntentionState",
     "Lease",
+    "LinkColumns",
     "Member",
     "Memory",
     "MemoryKind",
@@ -85,6 +86,17 @@ class MemoryLink:
     id: int
     previous_id: int | None
     speaker: str | None
+
+
+@dataclass(slots=True, frozen=True)
+class LinkColumns:
+    """A whole scope's links as columns, in the same order: ids, each one's previous id (0:
+    none) and speaker. Read so rather than as a MemoryLink each: a large scope's are read at
+    its first recall, and at 100k memories the objects cost more than the read."""
+
+    ids: npt.NDArray[np.int64]
+    previous: npt.NDArray[np.int64]
+    speakers: Sequence[str | None]
 
 
 @dataclass(slots=True, frozen=True)

@@ -20,7 +20,13 @@ import memory.bank.bank
 from memory.bank import Capacity, MemoryBank
 from memory.clock import FakeClock
 from memory.recall.links import Around
-from memory.records import ArchiveWrite, EncodingWrite, MemoryLink, MemoryNotice, NewMemory
+from memory.records import (
+    ArchiveWrite,
+    EncodingWrite,
+    MemoryLink,
+    MemoryNotice,
+    NewMemory,
+)
 from memory.storage import Storage
 from memory.text import fts_document
 from tests.fakes.postgres import StoreOpener
@@ -166,6 +172,23 @@ async def test_recall_ranks_the_same_on_kept_links_as_on_the_store(tmp_path: Pat
             assert as_links(links.around(asked)) == expected
     finally:
         await kept.close()
+
+
+async def test_a_scope_s_links_read_whole_are_its_links_by_id(tmp_path: Path) -> None:
+    """The store reads a whole scope's links as columns (a large scope's at its first
+    recall): the links asked for by id, each once, and none for a scope with no memory."""
+    bank = await MemoryBank.open(tmp_path, "hash", FakeClock(), deterministic=True)
+    try:
+        ids = await fill(bank, 60, seed=3)
+        columns = await bank.store.scope_links(SCOPE)
+        rows = zip(columns.ids.tolist(), columns.previous.tolist(), columns.speakers, strict=True)
+        whole = sorted((MemoryLink(i, p or None, s) for i, p, s in rows), key=lambda m: m.id)
+        assert whole == await bank.store.links(SCOPE, ids)
+        assert any(link.previous_id for link in whole) and any(link.speaker for link in whole)
+        empty = await bank.store.scope_links("pip/discord:dm:nobody")
+        assert (len(empty.ids), len(empty.previous), list(empty.speakers)) == (0, 0, [])
+    finally:
+        await bank.close()
 
 
 @pytest.mark.parametrize("open_store", ["postgres"], indirect=True)

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.recall.budget import Budget, FollowedCopies
-from memory.records import MemoryLink
+from memory.records import LinkColumns, MemoryLink
 from memory.storage import MemoryStore
 
 __all__ = ["LINK_SCOPES", "Around", "LinkCache", "ScopeLinks"]
@@ -59,21 +59,21 @@ class ScopeLinks:
 
     @classmethod
     def of(cls, links: Sequence[MemoryLink]) -> ScopeLinks:
+        ids = np.fromiter((link.id for link in links), np.int64, len(links))
+        previous = np.fromiter((link.previous_id or _NONE for link in links), np.int64, len(ids))
+        return cls.of_columns(LinkColumns(ids, previous, [link.speaker for link in links]))
+
+    @classmethod
+    def of_columns(cls, columns: LinkColumns) -> ScopeLinks:
         names: dict[str, int] = {}
-        ordered = sorted(links, key=lambda link: link.id)
-        ids = np.fromiter((link.id for link in ordered), np.int64, len(ordered))
-        previous = np.fromiter(
-            (link.previous_id or _NONE for link in ordered), np.int64, len(ordered)
-        )
         speakers = np.fromiter(
-            (
-                -1 if link.speaker is None else names.setdefault(link.speaker, len(names))
-                for link in ordered
-            ),
+            (-1 if s is None else names.setdefault(s, len(names)) for s in columns.speakers),
             np.int32,
-            len(ordered),
+            len(columns.speakers),
         )
-        found = cls(ids, previous, speakers, list(names), ids[:0], ids[:0])
+        order = np.argsort(columns.ids, kind="stable")
+        ids = columns.ids[order]
+        found = cls(ids, columns.previous[order], speakers[order], list(names), ids[:0], ids[:0])
         found._index_successors()
         return found
 
@@ -181,7 +181,7 @@ class LinkCache(FollowedCopies[ScopeLinks, MemoryLink]):
         if found is not None:
             return found
         version = self._version(scope)
-        found = ScopeLinks.of(await self._store.links(scope))
+        found = ScopeLinks.of_columns(await self._store.scope_links(scope))
         if self._version(scope) == version:
             self._keep(scope, found, found.nbytes)
         return found

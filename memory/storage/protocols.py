@@ -29,6 +29,7 @@ from memory.records import (
     Intention,
     IntentionState,
     Lease,
+    LinkColumns,
     Member,
     Memory,
     MemoryKind,
@@ -103,9 +104,13 @@ class MemoryStore(Protocol):
         in one read."""
         ...
 
-    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
-        """The links (previous memory, speaker) of the scope's memories `ids` (those that exist),
-        or of all its memories when `ids` is None; by id."""
+    async def links(self, scope: str, ids: Sequence[int]) -> list[MemoryLink]:
+        """The links (previous memory, speaker) of the scope's memories `ids` (those that
+        exist), by id."""
+        ...
+
+    async def scope_links(self, scope: str) -> LinkColumns:
+        """The links of all the scope's memories, as columns."""
         ...
 
     async def search_documents(

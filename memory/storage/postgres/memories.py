@@ -18,10 +18,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import asyncpg
+import numpy as np
 
 from memory.records import (
     RECENT_RECALLS,
     EncodingWrite,
+    LinkColumns,
     Memory,
     MemoryKind,
     MemoryLink,
@@ -439,20 +441,26 @@ class PgMemories(PgVectors):
         )
         return [memory_row(r) for r in rows]
 
-    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
-        if ids is None:
-            rows = await self._pool.fetch(
-                "SELECT id, previous_id, speaker FROM memories WHERE scope = $1 ORDER BY id",
-                scope,
-            )
-        else:
-            rows = await self._pool.fetch(
-                "SELECT id, previous_id, speaker FROM memories"
-                " WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id",
-                scope,
-                sorted({int(i) for i in ids}),
-            )
+    async def links(self, scope: str, ids: Sequence[int]) -> list[MemoryLink]:
+        rows = await self._pool.fetch(
+            "SELECT id, previous_id, speaker FROM memories"
+            " WHERE scope = $1 AND id = ANY($2::bigint[]) ORDER BY id",
+            scope,
+            sorted({int(i) for i in ids}),
+        )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
+
+    async def scope_links(self, scope: str) -> LinkColumns:
+        # Three arrays in one row: no row object a memory (the columns' order is the same,
+        # the rows' is not promised: ScopeLinks sorts them).
+        row = await self._pool.fetchrow(
+            "SELECT array_agg(id), array_agg(coalesce(previous_id, 0)), array_agg(speaker)"
+            " FROM memories WHERE scope = $1",
+            scope,
+        )
+        if row is None or row[0] is None:
+            return LinkColumns(np.zeros(0, np.int64), np.zeros(0, np.int64), [])
+        return LinkColumns(np.array(row[0], np.int64), np.array(row[1], np.int64), row[2])
 
     async def search_documents(
         self, scope: str, ids: Sequence[int] | None = None

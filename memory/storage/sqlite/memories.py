@@ -9,9 +9,12 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import numpy as np
+
 from memory.records import (
     RECENT_RECALLS,
     EncodingWrite,
+    LinkColumns,
     Memory,
     MemoryKind,
     MemoryLink,
@@ -294,22 +297,28 @@ class SqliteMemories(SqliteBase):
         )
         return list({row[0]: memory_row(row) for row in rows}.values())
 
-    async def links(self, scope: str, ids: Sequence[int] | None = None) -> list[MemoryLink]:
-        if ids is None:
-            rows = await self._all(
-                "SELECT id, previous_id, speaker FROM memories WHERE scope = ? ORDER BY id",
-                (scope,),
-            )
-        else:
-            rows = await self._all_in(
-                lambda marks: (
-                    "SELECT id, previous_id, speaker FROM memories"
-                    f" WHERE +scope = ? AND id IN ({marks}) ORDER BY id"
-                ),
-                (scope,),
-                sorted({int(i) for i in ids}),
-            )
+    async def links(self, scope: str, ids: Sequence[int]) -> list[MemoryLink]:
+        rows = await self._all_in(
+            lambda marks: (
+                "SELECT id, previous_id, speaker FROM memories"
+                f" WHERE +scope = ? AND id IN ({marks}) ORDER BY id"
+            ),
+            (scope,),
+            sorted({int(i) for i in ids}),
+        )
         return [MemoryLink(r[0], r[1], r[2]) for r in rows]
+
+    async def scope_links(self, scope: str) -> LinkColumns:
+        rows = await self._all(
+            "SELECT id, coalesce(previous_id, 0), speaker FROM memories WHERE scope = ?"
+            " ORDER BY id",
+            (scope,),
+        )
+        return LinkColumns(
+            np.fromiter((r[0] for r in rows), np.int64, len(rows)),
+            np.fromiter((r[1] for r in rows), np.int64, len(rows)),
+            [r[2] for r in rows],
+        )
 
     async def search_documents(
         self, scope: str, ids: Sequence[int] | None = None
