@@ -165,18 +165,19 @@ def whole_reads(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked from here on."""
     reads: list[str] = []
     store = bank.store
+    search_documents, scope_links = store.search_documents, store.scope_links
 
-    for name in ("links", "search_documents"):
-        read = getattr(store, name)
+    async def counted(scope: str, ids: Sequence[int] | None = None) -> object:
+        if ids is None:
+            reads.append("search_documents")
+        return await search_documents(scope, ids)
 
-        async def counted(
-            scope: str, ids: Sequence[int] | None = None, *, _read: object = read, _name: str = name
-        ) -> object:
-            if ids is None:
-                reads.append(_name)
-            return await _read(scope, ids)  # type: ignore[operator]
+    async def counted_links(scope: str) -> object:
+        reads.append("links")
+        return await scope_links(scope)
 
-        monkeypatch.setattr(store, name, counted)
+    monkeypatch.setattr(store, "search_documents", counted)
+    monkeypatch.setattr(store, "scope_links", counted_links)
     embeddings = store.embeddings
 
     async def counted_embeddings(scope: str, embedder: str) -> object:
