@@ -6,8 +6,9 @@ scheduler calls it every round, backing off while the embedder stays out), when 
 dense search is next made ready (`searcher`; once `catch_up` has named the scopes that wait,
 only theirs and this process's are looked at), or by `catch_up` (at each start, through the
 store's indexes; after a change of embedder, the whole bank, in the background; `reindex` runs
-it to the end). A scope's dense index is built
-only from a complete set of the current embedder's vectors: until then it recalls by words.
+it to the end). A scope's dense index is built only from a complete set of the current
+embedder's vectors, as far as this process knows (another process's memories stored without one
+join when it embeds them): until then it recalls by words.
 """
 
 from __future__ import annotations
