@@ -126,8 +126,11 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   "midnight", "at eight", 下午3点, 晚上八点半, 明晚8点, 3点15分,
   八点三刻, 3点1刻, 四点五十, 三点零五, 两点整, 七点多 (一点多 is "a bit more"), 下午三时
   and 15时30分 (时 with a part of the day or in digits: 一时半会 is "a while"), 差一刻八点 and
-  七点差一刻 (7:45, 6:45: the hour's part of the day first), 十点过五分, 晚上7:30 and 19：30 (a
-  full-width colon)): the first one said, its words running to its am or pm. An hour with a
+  七点差一刻 (7:45, 6:45: the hour's part of the day first), 十点过五分, 周六七点 and
+  星期三十点 (a weekday's numeral is not the hour's), 晚上7:30 and 19：30 (a full-width
+  colon)): the first one said,
+  its words running to its am or pm, or to its part of the day said after "in the" ("at 6 in
+  the morning"). An hour with a
   leading zero ("06:50") is the 24-hour clock's. An hour without am or pm is read in the part
   of the day said beside it (晚上8点, 明晚八点, 晚上7:30, "8 in the evening", "7 tonight"; 夜里 up
   to 4 is the small hours), else in the part said with its day (``hours``: "tomorrow evening at
@@ -1517,7 +1520,8 @@ _CLOCK_ZH = re.compile(
     rf"(?P<part>{_ZH_PARTS})?\s*"
     # minutes to the hour said first: 差一刻八点 (7:45), 差五分十点
     rf"(?:差(?P<cha>一刻|(?:{_ZH_MINUTES})分))?"
-    r"(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
+    # (not a weekday's numeral: 周六七点 is seven on Saturday, 星期三十点 ten on Wednesday)
+    r"(?<![周期拜])(?P<h>[0-9]{1,2}|[一二两三四五六七八九十]{1,3})"
     # 时: the formal 点 (下午三时, 15时30分)
     r"\s*(?:[点點]|(?P<shi>[时時]))(?:(?P<half>半)|(?P<q>[一1]刻)|(?P<q3>[三3]刻)"
     # minutes to or past the hour said after it: 七点差一刻 (6:45), 十点过五分, 五点过一刻
@@ -1563,7 +1567,9 @@ def clock_time(text: str, hours: tuple[int, int] | None = None) -> ClockTime | N
         said = _english_clock(en, lowered, hours)
         tail = _CLOCK_TAIL.match(lowered, en.end())
         # "at 10:30 pm": the words run to the "pm".
-        span = (en.start(), tail.end()) if tail is not None and tail.group("ap") else en.span()
+        # "at 6 in the morning": to its part of the day too, said with the words "in the"
+        ran = tail is not None and (tail.group("ap") or tail.group().lstrip().startswith("in "))
+        span = (en.start(), tail.end()) if tail is not None and ran else en.span()
     elif zh is not None:
         said = _chinese_clock(zh, text, hours)
         span = zh.span()

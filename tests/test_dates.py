@@ -1391,6 +1391,12 @@ def test_spans_other_than_since_are_at_most_a_year_long(day: date, phrase: str) 
         ("pick me up at 6 30pm", time(18, 30)),
         ("lock the doors at 12 midnight", time(23, 59)),
         ("service at 12 noon", time(12, 0)),
+        # the hour's numeral after a weekday's (周六七点 had no clock time, 礼拜二十二点 22:00)
+        ("我周六七点去面试", time(7, 0)),
+        ("星期三十点开会", time(10, 0)),
+        ("礼拜二十二点的飞机", time(12, 0)),
+        ("下周三三点见", time(15, 0)),
+        ("周五八点见", time(8, 0)),
     ],
 )
 def test_a_clock_time_is_read_in_english_and_chinese(text: str, expected: time) -> None:
@@ -1409,6 +1415,20 @@ def test_a_clock_times_words_run_to_its_am_or_pm() -> None:
     text = "dinner at 8 pm on friday"
     said = clock_time(text)
     assert said is not None and text[said.start : said.end] == "at 8 pm"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("remind me tomorrow at 6 in the morning to call mum", "at 6 in the morning"),
+        ("flight's at 9 in the evening", "at 9 in the evening"),
+    ],
+)
+def test_a_clock_times_words_run_to_its_part_of_the_day_after_in_the(text: str, words: str) -> None:
+    """So the day's reading does not take the part for a day's own ("tomorrow at 6 in the
+    morning" was a reminder at 18:00, its morning left to the day)."""
+    said = clock_time(text)
+    assert said is not None and text[said.start : said.end] == words
 
 
 @pytest.mark.parametrize(
