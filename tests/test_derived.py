@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import memory.recall.derived
-import memory.recall.retrieval
 from memory.bank import MemoryBank
 from memory.clock import FakeClock
 from memory.records import MemoryNotice
@@ -35,11 +34,9 @@ def counted(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> list[list[str]
     asked: list[list[str]] = []
     read = bank.store.document_frequencies
 
-    async def counting(
-        scope: str, words: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
+    async def counting(scope: str, words: Sequence[str]) -> dict[str, int]:
         asked.append(list(words))
-        return await read(scope, words, at_most)
+        return await read(scope, words)
 
     monkeypatch.setattr(bank.store, "document_frequencies", counting)
     return asked
@@ -114,35 +111,3 @@ async def test_a_bounded_number_of_words_is_kept_a_scope(
     assert asked == [["cat", "mochi", "sat", "mat"]]
     assert await counts.frequencies(CATS, ["cat"]) == {"cat": 5}
     assert asked[-1] == ["cat"]
-
-
-async def test_a_word_is_counted_up_to_what_recall_needs(
-    bank: MemoryBank, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Recall counts a cue's words only to keep the rare ones: past POSTINGS a word is kept
-    only as the cue's rarest, so the store counts it no further (in a scope of 107k memories
-    a common word's every hit took 50-400 ms to count). A count up to one bound is not one
-    up to another."""
-    await write(bank, CATS, 5)
-    assert await bank.store.document_frequencies(CATS, ["mochi", "mat", "dog"], 3) == {
-        "mochi": 3,
-        "mat": 3,
-        "dog": 0,
-    }
-    counts = bank.derived.counts
-    assert await counts.frequencies(CATS, ["mochi"], at_most=2) == {"mochi": 2}
-    assert await counts.frequencies(CATS, ["mochi"]) == {"mochi": 5}
-    monkeypatch.setattr(memory.recall.retrieval, "DF_FROM", 1)
-    monkeypatch.setattr(memory.recall.retrieval, "POSTINGS", 3)
-    bounds: list[int | None] = []
-    read = bank.store.document_frequencies
-
-    async def bounded(
-        scope: str, words: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
-        bounds.append(at_most)
-        return await read(scope, words, at_most)
-
-    monkeypatch.setattr(bank.store, "document_frequencies", bounded)
-    assert await bank.retrieval.distinctive(CATS, ["mat", "sat"]) == ["mat"]
-    assert bounds == [4]

@@ -267,9 +267,6 @@ async def test_lexical_search_stays_inside_its_scope(store: PgStore) -> None:
         "office": 1,
         "zebra": 0,
     }
-    await store.add_memory(new("s1", "a cat again"))
-    assert await store.document_frequencies("s1", ["cat"], 1) == {"cat": 1}  # up to 1
-    assert await store.document_frequencies("s1", ["cat"]) == {"cat": 2}
 
 
 async def test_full_text_search_looks_up_the_scopes_tag_with_each_word(store: PgStore) -> None:
@@ -288,7 +285,7 @@ async def test_full_text_search_looks_up_the_scopes_tag_with_each_word(store: Pg
             await conn.execute("DROP INDEX memories_by_scope, memories_by_scope_id")
             plans = [
                 await conn.fetch("EXPLAIN " + _LEXICAL_SEARCH, "s1", ["cat"], [0, 0, 0.35, 1], 9),
-                await conn.fetch("EXPLAIN " + _DOCUMENT_FREQUENCIES, "s1", ["cat"], 2001),
+                await conn.fetch("EXPLAIN " + _DOCUMENT_FREQUENCIES, "s1", ["cat"]),
             ]
         finally:
             await undo.rollback()

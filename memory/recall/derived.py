@@ -60,8 +60,8 @@ class Counts:
 
     def __init__(self, store: BankStore) -> None:
         self._store = store
-        # scope -> word -> (hits, the scope's writes until which they hold, counted up to)
-        self._df: dict[str, OrderedDict[str, tuple[int, int, int | None]]] = {}
+        # scope -> word -> (hits, the scope's writes until which they hold)
+        self._df: dict[str, OrderedDict[str, tuple[int, int]]] = {}
         self._sizes: dict[str, tuple[int, int, int]] = {}  # scope -> (its, all, held until)
         self._writes: dict[str, int] = {}  # memories written to and deleted from each scope
 
@@ -93,27 +93,24 @@ class Counts:
             known = self._sizes[scope] = (size, total, until)
         return known[0], known[1]
 
-    async def frequencies(
-        self, scope: str, words: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
-        """In how many of the scope's memories each of `words` occurs, counted up to `at_most`
-        (a word in more reads as `at_most`)."""
+    async def frequencies(self, scope: str, words: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each of `words` occurs."""
         known = self._df.get(scope, OrderedDict())
         writes = self._writes.get(scope, 0)
         hits: dict[str, int] = {}
         for word in words:
             found = known.get(word)
-            if found is not None and writes <= found[1] and found[2] == at_most:
+            if found is not None and writes <= found[1]:
                 hits[word] = found[0]
                 known.move_to_end(word)
         stale = [w for w in words if w not in hits]
         if stale:
             size, _ = await self.sizes(scope)
             until = self._writes.get(scope, 0) + self._lasting(size)
-            counts = await self._store.document_frequencies(scope, stale, at_most)
+            counts = await self._store.document_frequencies(scope, stale)
             kept = self._df.setdefault(scope, OrderedDict())  # (forgotten meanwhile: anew)
             for word, count in counts.items():
-                kept[word] = (count, until, at_most)
+                kept[word] = (count, until)
                 kept.move_to_end(word)
             while len(kept) > WORDS_KEPT:
                 kept.popitem(last=False)

@@ -301,9 +301,7 @@ class Retrieval:
         size, _ = await self.derived.counts.sizes(scope)
         if size < DF_FROM:
             return list(words)
-        # (counted past POSTINGS, a word is kept only as the rarest: no more need be read)
-        hits = await self.derived.counts.frequencies(scope, words, at_most=POSTINGS + 1)
-        return _distinctive(words, hits, size)
+        return _distinctive(words, await self.derived.counts.frequencies(scope, words), size)
 
     async def _dense_query(self, scope: str, cue: str) -> tuple[Vectors | None, ScopeSearch | None]:
         """The cue's vector and the scope's dense search, or (None, None): recall then goes on
@@ -430,8 +428,7 @@ def _distinctive(words: Sequence[str], hits: Mapping[str, int], size: int) -> li
     each occurs), within a budget of POSTINGS hits: rarest first (the most informative, as
     BM25's idf says), and never one in more than COMMON_WORD of them once the scope holds
     DF_FROM. Scoring every memory that holds a common word is what makes full-text search
-    slow in a large bank; the rarest word is always kept (the store counts a word up to
-    POSTINGS + 1: of words all past it, the cue's first)."""
+    slow in a large bank; the rarest word is always kept."""
     if size < DF_FROM:
         return list(words)
     limit = COMMON_WORD * size

@@ -87,11 +87,8 @@ class MemoryStore(Protocol):
         the scope is a small part of the store (a hint; the result is the scope's either way)."""
         ...
 
-    async def document_frequencies(
-        self, scope: str, terms: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
-        """In how many of the scope's memories each term occurs, counted up to `at_most` (a
-        term in more reads as `at_most`: a common word's every hit is not read)."""
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """In how many of the scope's memories each term occurs."""
         ...
 
     async def sizes(self, scope: str) -> tuple[int, int]:

@@ -147,11 +147,10 @@ ORDER BY score DESC, id
 LIMIT $4
 """
 
-# In how many of the scope's memories each term ($2) occurs in their own words (weight A), up
-# to $3 (NULL: every one).
+# In how many of the scope's memories each term ($2) occurs in their own words (weight A).
 _DOCUMENT_FREQUENCIES = (
-    f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM {_TAGGED.format('q && ' + _SCOPE_TAG)}"
-    " AS tagged WHERE scope = $1 AND ts_filter(search, '{a}') @@ q LIMIT $3) AS counted)"
+    f"SELECT t, (SELECT count(*) FROM {_TAGGED.format('q && ' + _SCOPE_TAG)} AS tagged"
+    " WHERE scope = $1 AND ts_filter(search, '{a}') @@ q)"
     " FROM unnest($2::text[]) AS t, phraseto_tsquery('simple', t) AS q"
 )
 
@@ -385,9 +384,7 @@ class PgMemories(PgVectors):
         rows = await self._pool.fetch(_LEXICAL_SEARCH, scope, terms, weights, k)
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    async def document_frequencies(
-        self, scope: str, terms: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
         """In how many of the scope's memories each term occurs (in their own text, not the
         context): recall leaves out words too common to tell memories apart."""
         if not terms:
@@ -396,7 +393,6 @@ class PgMemories(PgVectors):
             _DOCUMENT_FREQUENCIES,
             scope,
             list({porter_term(t) for t in terms}),
-            at_most,
         )
         counts = {r[0]: int(r[1]) for r in rows}
         return {t: counts[porter_term(t)] for t in terms}

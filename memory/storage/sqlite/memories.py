@@ -255,9 +255,7 @@ class SqliteMemories(SqliteBase):
         )
         return [(r[0], float(r[1])) for r in rows]
 
-    async def document_frequencies(
-        self, scope: str, terms: Sequence[str], at_most: int | None = None
-    ) -> dict[str, int]:
+    async def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
         """In how many of the scope's memories each term occurs: recall leaves out words too
         common to tell memories apart (counted per scope, so no other scope has a say)."""
         counts: dict[str, int] = {}
@@ -265,9 +263,8 @@ class SqliteMemories(SqliteBase):
         for term in terms:
             quoted = '"' + term.replace('"', '""') + '"'
             row = await self._one(
-                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?"
-                " LIMIT ?)",
-                (f"scope_tag : {tag} AND body : {quoted}", -1 if at_most is None else at_most),
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                (f"scope_tag : {tag} AND body : {quoted}",),
             )
             counts[term] = int(row[0]) if row else 0
         return counts
