@@ -1,5 +1,5 @@
 """What both stores read of the memories' vectors the same way: a scope's vectors, for the
-dense index to be made from."""
+dense index to be made from, and the scopes whose vectors are not all made."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy.typing as npt
 from memory.records import Vectors
 from memory.storage.statements import Statements
 
-__all__ = ["UNEMBEDDED_SCOPES", "VECTOR_SLICE", "Embeddings"]
+__all__ = ["VECTOR_SLICE", "Embeddings"]
 
 # Rows read at a time into a scope's array: each slice's bytes joined and copied on the event
 # loop take about a millisecond at 512 dimensions.
@@ -23,7 +23,7 @@ _WHERE = "WHERE scope = ? AND embedder = ? AND embedding IS NOT NULL"
 # The scopes with a memory of another embedder, or of none, or without a vector: each part a
 # range of an index (memories_by_embedder, memories_vectorless), none reading the rows, so
 # nothing when every memory has its vector (a whole table read at each start, before).
-UNEMBEDDED_SCOPES = (
+_UNEMBEDDED_SCOPES = (
     "SELECT scope FROM memories WHERE embedder < ?"
     " UNION SELECT scope FROM memories WHERE embedder > ?"
     " UNION SELECT scope FROM memories WHERE embedder IS NULL"
@@ -55,6 +55,9 @@ class Embeddings(Statements):
         if matrix is None:
             return ids[:0], None
         return ids[:filled], matrix[:filled]
+
+    async def unembedded_scopes(self, embedder: str) -> list[str]:
+        return [r[0] for r in await self._all(_UNEMBEDDED_SCOPES, (embedder, embedder))]
 
     async def embedding_slices(
         self, scope: str, embedder: str

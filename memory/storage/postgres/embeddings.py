@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.embeddings import UNEMBEDDED_SCOPES, Embeddings
+from memory.storage.embeddings import Embeddings
 from memory.storage.postgres.base import in_lock_order
 from memory.storage.postgres.vectors import PgVectors, real_array
 from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes
@@ -28,10 +28,6 @@ class PgEmbeddings(PgVectors, Embeddings):
             embedder,
         )
         return [memory_row(r) for r in rows]
-
-    async def unembedded_scopes(self, embedder: str) -> list[str]:
-        rows = await self._pool.fetch(UNEMBEDDED_SCOPES.replace("?", "$1"), embedder)
-        return [r[0] for r in rows]
 
     async def set_embeddings(
         self, scope: str, embedder: str, items: Sequence[tuple[int, Vectors]]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory.records import IdDigest, Memory, Vectors
-from memory.storage.embeddings import UNEMBEDDED_SCOPES, Embeddings
+from memory.storage.embeddings import Embeddings
 from memory.storage.rows import MEMORY_COLUMNS, memory_row, vector_bytes
 from memory.storage.sqlite.base import CHUNK, SqliteBase, serialised
 from memory.storage.statements import placeholders
@@ -27,9 +27,6 @@ class SqliteEmbeddings(SqliteBase, Embeddings):
             (scope, embedder),
         )
         return [memory_row(r) for r in rows]
-
-    async def unembedded_scopes(self, embedder: str) -> list[str]:
-        return [r[0] for r in await self._all(UNEMBEDDED_SCOPES, (embedder,) * 2)]
 
     @serialised
     async def set_embeddings(
