@@ -1,144 +1,49 @@
 """What the local reading spots in one message, without a model.
 
 `spot` answers as a model would (the encoder's fallback, and the offline model's answer;
-`memory.encoding.intentions.local_reading` makes intentions of it): a user's sentence about
-themselves (or about an event, naming no one or family: a pet's, whatever its pronoun: "the
-kitten gets her jabs on monday"; "the dentist is tomorrow", "sister's baby shower is the 19th";
-or leaving its "I" out: "got a date friday", "sunday got church retreat") naming a day to come
-(chat's "tmrw", "next tue", "sat at 2", a weekday alone, "a week from Monday", "the 14th", "3 more
-days till", 明儿, 还有三天) and an event, by its name (a broad lexicon of school, work, medical,
-travel, sport, family, legal, pet and gaming events, singular or plural, and endings such as
-"-athon", "-scopy") or by a plan's shape, whatever its name ("we're going camping", "we sign the
-lease on the 9th", "a call with the plumber for monday", "the removal van comes at 8", "I have
-karaoke on friday", "the bake sale is at 3 tomorrow", 下下周要去实习, 述职定在下周二), or asking to
-be reminded ("remind me", "note to self:", "tell me at 8 to", 跟我说一声; at a day, a clock time,
-"in two hours" or "in the morning"), or naming their birthday: always the speaker's own (or told
-by its years, "me and my wife's 10 year anniversary", time sober, days together, 在一起一百天,
-years since the two got together, 恋爱纪念日, a name day, an age reached (满三十, "turning 25"), a
-lunar birthday, or the day they married: "we got married on 14 feb 2019"). Traditional characters
-are read as simplified (禮拜五要去看牙醫), Cantonese days as Mandarin ones (聽日, 聽朝), the lunar
-new year and its eve as their dates, a Christmas meal or a Christmas hosted ("christmas at ours") as
-Christmas day; family arriving to stay ("the in-laws arrive in 3 days"), a pet's care, whatever
-its name ("vet tomorrow for biscuit's stitches"), the user's car in for its MOT, being away ("a
-week today i'm in tokyo"), being asked to see the boss and guests asked round (请了朋友来家里)
-are the user's events. A day
-and its event may be told in two sentences one after the other ("GOT THE INTERVIEW!! its monday at
-2pm", "dreading wednesday. knee surgery at 8am"). An evening's event at an hour without am or pm
-("dinner at 7") is at that hour of the evening; a clock time of another day's clause or bounding
-something else ("no food from midnight", 今晚十点以后) is not the event's. Not read: questions (with
-their mark or without: "what should i cook tomorrow", 是不是, 有没有; but about "my interview",
-asking for tips, or asked in a clause of its own after the plan: "biopsy on wednesday and everyone
-says it hurts??"), negations, goodbyes, habits ("every", 一般), what is only imagined or unsure
-("if I had an interview tomorrow", "maybe", "i should", 如果, 估计), a reminder taken back in
-the next sentence ("nah i'll remember"), a forwarded message ("fwd:"), idling ("tonight I'm just
-gonna chill"), what is told as done, the time now ("it's almost midnight"), today's event at an hour
-already come, a span of a month or longer ("next year": no day), the day itself coming
-(周一又要到了), a calendar's days and days off ("school holidays start", "tomorrow is a
-holiday"), a service's downtime, a place closed (银行周六不上班), the neighbours' noise, lying in
-(躺), anyone's ("whoever books meetings for 4:30", 考试的人好多), a friend's errand for the user
-(帮我带点资料), a relative's said after ("but it's my dad's", 不过是我妈的), mockery ("yeah
-right"), "remind me why", the user (or the one whose event it is: "she's not going") not going (no
-need to, put off to no day said ("it got postponed", 推迟了), not invited, someone else in their
-place, "house to myself"), a family member's work trip (我老公下周去出差), a friend's or colleague's
-own event (not their wedding the user has a part in: "i'm the best man") ("my friend has an
-exam tomorrow", "my manager's presentation", 我朋友明天考试), and a family member's own event
-told with their pronoun, or an exam, a hearing, a club, a class, a date or a pastime of theirs,
-that the user takes no part in
-("my sister has her driving test on friday", 我弟14号要开庭; "my mom's surgery" is read), nor a
-partner's or relative's told with their pronoun anywhere after (我哥下周答辩，我比他还慌), the user
-skipping it, unable to go along or envying those who go ("i'm skipping the team dinner", 陪不了,
-羡慕), not invited or staying home (我自己在家) or minding their home ("we're dog-sitting"),
-someone else seeing to a relative ("my dad's picking her up"), what is not their job (不是我的事),
-today's event rated (今天的面试答得很烂), what used to be, a place's timetable ("lunch is at 11
-round here"), today's part of the day gone by ("this morning's standup"), a year or months counted
-("this year", "in six months"), a holiday coming ("christmas is in 3 weeks"), strikes and sales,
-money due ("my phone bill is due") or paid out (发年终奖), tickets sold out, resolutions (starting a
-diet, 戒烟), a day rated for something (适合去海边), the weather permitting, someone else the
-subject (她们下周...), work in the way ("but i've got work"), staying in while others go ("i'm
-staying in"), a horoscope's day, days of remembrance (去世三周年), what someone said they would
-do ("she'd text me"), dropping out or taking leave from it (退了, 请假了), unsure whether to go
-(不知道去不去), a timetable of an event ("the exam timetable comes out"), routine work (返工),
-the day itself named (明天就是周五了), wondering where to go (去哪吃好呢), and words quoted
-that name a day (a lyric, a saying). A negation or a doubt counts in the clause of the day only
-("the funeral is on tuesday, i don't know how i'll cope" is read; an emoji, a dash, "because"
-or "so don't" ends a clause; a doubt of what follows, 到时可能没空, is not the plan's). An event
-moved from one day to another ("friday's meeting got pushed to next tuesday") is on the second; a
-weekday before its date ("monday the 4th of jan") is that date, the day before or after a day
-(周一前一天) the one meant; a span from one day to another ("from friday to sunday", 周五到周日)
-ends on the second; of several days a sentence names, the event's is the first naming a day (not a
-month) whose clause tells of it; a clock time in a clause told of someone else ("they close at 6")
-is not the event's, a reminder asked for "that day" is on the day of the one asked for just
-before, and a month and day gone by this year in a plan or a reminder is next year's ("we're
-getting married on june 6th" said in December). A goodbye in a clause of its own after the plan
-(明早7点的高铁，先睡了晚安) leaves the plan read; a race's bare hour is the morning's ("marathon
-tomorrow. 6:45 start"); an alarm asked for (帮我定个闹钟) is a reminder; a day put right (12月5号……
-不对是12月19号, "wait no, the 11th") is the second; National Day and May Day (国庆, 五一, 劳动节)
-are their dates, as are shopping days and other days of a fixed date by their names (双十一,
-双12, 光棍节, 儿童节, 教师节, 618; "bonfire night", "april fools day", "st patrick's day"); a
-relative's event with its "my" left out ("kid's nativity is on the 2nd") and a
-pet booked in ("they booked him in for thursday") are the user's; how the user feels asked back
-(我能不紧张吗) asks nothing. Not read besides: a relative's trip away told with their pronoun after
-("my sister's flying to toronto on the 9th, she's so excited"), a timetable from a day on ("standup
-is at 10:30 from monday on"), what ran over its hour today (八点的会拖到十点半), a place's hours
-(超市周日晚上九点关门) and a service's first or last run or opening (末班地铁是十一点半,
-医院七点半开始放号, "the last bus back is at 11:40"; not one caught: 赶首班高铁), a habit
-said after the plan in a clause of its words alone ("rugby at 10, every week", 每周都这样), a day
-off's start whatever follows ("school holidays start on the 18th but..."), a week
-recounted ("monday the car broke down"), a relative's exam of a kind ("my sister's job
-interview"), hail, a solar term's day (明天是冬至), the neighbours' party, "not
-that anyone invited me", "imagine if", a show's or a product's release (电影明天上映), the sky's
-events (流星雨), a weekday's plural ("closes at 5 on fridays") and "who cares" of what is not the
-user's; read besides: what the user looks forward to whatever
-its name ("can't wait for my spa day on the 12th"), chat's leads "eh" and "wah", Cantonese 下晝,
-an ambiguous short weekday ending a message that names no other day ("...pickup sat"), tickets
-got ("got tickets for taylor on the 16th") and a birthday by the age reached ("nan's 90th"); the
-neighbours' renovation's noise (又要吵了) is theirs, a site's migration no one's, a relative's exam
-told without 我 (表妹周日考研，她压力好大) theirs; formal English leaving its "I" out ("will be
-travelling to pune on monday") is the user's, and the hour an event starts "from", said right after
-its day, its hour ("the training on 15 dec from 10 am"). Not read either: the temperature ("gonna
-be 30 degrees tomorrow"), a licence fee or a payment due, no time to go along when asked
-(叫我去帮忙我没空), a school closed (停课), a housemate's plans, "not going" with its "I" left out
-("stag do next weekend, not going tho"); a friend's hen or stag do the user has a part in and keys
-handed over (交接钥匙) are read. Read besides: Cantonese 我哋 (we), a special day told as gone by
-("our anniversary was on the 1st": that day, next year's), a close one's death day said otherwise
-(走了五周年, "the day my dad passed", dated: "grandma died on june 2nd", 外公是1月9号走的,
-Cantonese 死忌), parents' years married (爸妈结婚三十周年), a child's "first birthday", a close
-one's birthday by its number alone ("my mum's 60th is on the 15th"), a close one's day told
-before advice is asked ("any gift ideas?"), a new school without its verb, a fan meet, a market
-stall or a car boot sale, a graduation by its verb, laser treatment (雷射, 激光), today's
-event "it's at 4:30", chat's 520, a trip with its return ("back on the 18th", 20号才回来: a
-span to it), a partner's or friend's home gone to (去女朋友家); a reminder's day is its own
-clause's (not 不然明天's). Not read either: what the user does for a friend's or colleague's
-event (我帮他改了简历), any such weekday ("on a friday"), being woken by noise (吵醒), the cold in
-Cantonese (好凍), a relative's trip for their own ends ("for his new job"), the midterms as
-elections. Read besides: formal
-words (本人, 将于, 赴, 出席, 研讨会, 迁入新居, 提醒本人; 家父, 犬子, 老伴 as family), an
-anniversary by its name ("our golden wedding anniversary"), grandchildren arriving to stay, a
-performance by its verb ("our choir performs"); not read: this day a year ago (去年的今天).
-A run-on Chinese message's next clause begins at 我 after 了 (交论文了我还有两章没写); a clock
-time before a clause of its own subject is not a later day's ("flight's at 1:40 and we're back
-on the 9th"). Not read either: every other such day, whose it is said after it (是我同事的, 不是我),
-a date said of last year (去年是九月一号), a relative's flight "back from dubai lands at 5", a
-friend's event and how it leaves the user (笑死我了), an event told for the roads it shuts (封路),
-every weekday of a span (周一到周五都要打卡), something got today with no event named ("my kid got
-a free ice cream at school today": received, not chat's "have"). Read besides: contests by their
-names (a throwdown, a bake-off, a cook-off), an ultra, a venue's walkthrough, a tasting, a boat's
-survey ("the yacht goes in for its survey"), talks with someone (跟房东谈合同), going to sea
-(出海) and back to one's unit after leave (归队, 回部队); not a relative's return to theirs
-(我哥下周归队); an anniversary with the user's partner, its "my" left out ("anniversary with my
-girlfriend is tomorrow"), in-laws, nieces and grandchildren (闺女, 女婿, 侄女), 过生日 and an
-age in 周岁; a reminder set in other words (帮我设个提醒, 加个提醒, "add a reminder", "put a
-reminder in for monday"). Of several days, the event's is not one whose clause tells only of
-something ending ("my night shifts end tuesday, then my exam wednesday", 夜班周五结束，周六考试);
-"always" said of how a thing is ("the queue is always insane") is no habit of the user's, and a
-detail not yet settled in a clause of its own (裙子还没定; not 时间还没定) no doubt of the plan;
-a photo shoot (拍婚纱照, "photoshoot") is an event, as are care by chat's name or by what is
-done ("bloods", "mole removal", 抽血, 拆线), a meeting by its kind (开视频会) and something
-installed at home (装宽带); the neighbours by where they live ("the kids next door", 楼上, 隔壁)
-are theirs, and the rubbish's removal no one's. Someone coming in a window of hours ("the
-plumber's coming between 8 and 10 tomorrow") is the user's; a partner's work trip with the user's
-我 left out (老公下周三去上海出差) is theirs. A clock time opening a message, set apart before
-what already is or still goes on, is the time now (凌晨两点半 我还在赶论文), not a plan's."""
+`memory.encoding.intentions.local_reading` makes intentions of it). Each kind below has its
+examples and near-misses, both ways and in both languages, in tests/test_intentions.py, whose
+test names say the kind; the patterns' comments here say which words carry it.
+
+Read:
+
+* A user's sentence about themselves naming a day to come and an event. "Themselves" includes
+  the "I" left out ("got a date friday", formal "will be travelling to pune on monday"), family
+  and pets ("sister's baby shower is the 19th", a pet booked in), an event naming no one ("the
+  dentist is tomorrow"), someone coming to them (the plumber between 8 and 10, family to stay)
+  and a friend's wedding or stag do they have a part in. The day is chat's or anyone's
+  ("tmrw", "next tue", "the 14th", "a week from Monday", 明儿, 还有三天, holidays and days of a
+  fixed date by their names: 国庆, 双十一, "bonfire night"). The event is named from a broad
+  lexicon (school, work, medical, travel, sport, family, legal, pet, gaming, contests, care by
+  chat's names) or shown by a plan's shape ("we're going camping", "we sign the lease on the
+  9th", 下下周要去实习), and may come in the sentence after its day ("GOT THE INTERVIEW!! its
+  monday at 2pm").
+* A reminder asked for ("remind me", "ping me", "note to self:", "set an alarm", 跟我说一声,
+  帮我设个提醒), at a day, a clock time, "in two hours" or "in the morning"; its day is its
+  own clause's.
+* The user's special days: their birthday, an anniversary with their partner (by its name or
+  its years), a close one's birthday or death day (走了五周年, "the day my dad passed"), told
+  as to come or as gone by (next year's).
+* Traditional characters as simplified, Cantonese days and words as Mandarin ones (聽日, 我哋).
+
+Not read: questions (unless about the user's own plan, or asked in a clause of their own after
+it), negations, goodbyes, habits, what is imagined, unsure or wished, what is told as done or
+over, the time now (a clock time opening a message before what is still going on), a calendar's
+days and days off, timetables and opening hours of services and places, what is due to be paid
+or sold, the weather, releases and the sky's events, quoted words, and someone else's own event
+the user takes no part in (a friend's or colleague's; a relative's told with their pronoun, of
+a kind of their own, or with the user not going, staying home, skipping it or replaced). A
+negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
+know how i'll cope" is read).
+
+Of several days: an event moved from one day to another is on the second, a day put right (12月5号
+……不对是12月19号) the second, a span ("from friday to sunday", a trip and its return) ends on its
+last, a weekday before its date is that date, and otherwise the event's day is the first naming a
+day whose clause tells of it and not only of something ending. An evening event's bare hour is
+the evening's, a race's the morning's; a clock time of another clause, or bounding something else
+("no food from midnight"), is not the event's; a month and day gone by this year in a plan is
+next year's.
+"""
 
 from __future__ import annotations
 
