@@ -98,7 +98,7 @@ from engine_load import (
 from recall_latency import fresh_database, postgres_server
 
 from bot.config import MemoryConfig
-from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, scope_policies
+from bot.conversation.lifecycle import PRUNE_BATCH, Lifecycle, prune_pace, scope_policies
 from bot.conversation.recollect import Recollector
 from bot.conversation.sessions import persona_place
 from bot.outreach import Outreach
@@ -1130,8 +1130,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
         figures = await measure(args, dsn)
         scan_ms = await outreach_scan(dsn, personas)
-    # The scheduler's own pace: PRUNE_BATCH scopes a round of SCHEDULER_INTERVAL seconds.
-    paced_s = args.users / PRUNE_BATCH * SCHEDULER_INTERVAL
+    # The scheduler's own pace: prune_pace scopes a round of SCHEDULER_INTERVAL seconds.
+    paced_s = args.users / prune_pace(args.users) * SCHEDULER_INTERVAL
     return {
         "users": args.users,
         "memories": args.memories,

@@ -366,6 +366,19 @@ async def test_the_days_prune_is_spread_over_rounds_and_listed_once(
     assert len(await bot.lifecycle.prune_due(limit=10)) == 5
 
 
+async def test_the_pace_grows_with_the_community_so_the_days_prune_ends(bots: OpenBot) -> None:
+    """Ten scopes a round, or more when the day's would take more than `prune_rounds`."""
+    bot = await bots(make_persona())
+    old = START - timedelta(days=30)
+    for i in range(25):
+        scope = bot.desk.event_scope(make_event(user_id=f"u{i}"))
+        await bot.bank.remember(scope, "Alice's wedding day", importance=3, when=old)
+    assert [len(await bot.lifecycle.prune_due()) for _ in range(4)] == [10, 10, 5, 0]
+    bot.clock.advance(days=1)
+    bot.lifecycle.prune_rounds = 2
+    assert [len(await bot.lifecycle.prune_due()) for _ in range(3)] == [13, 12, 0]
+
+
 async def test_the_prune_forgets_another_personas_words_a_database_of_before_kept(
     bots: OpenBot,
 ) -> None:

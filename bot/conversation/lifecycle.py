@@ -32,11 +32,13 @@ from memory.storage import ArchiveStore, Coordination, JournalStore
 
 __all__ = [
     "PRUNE_BATCH",
+    "PRUNE_ROUNDS",
     "Lifecycle",
     "LifecycleStore",
     "PruneReport",
     "hearsay",
     "persona_of",
+    "prune_pace",
     "scope_policies",
 ]
 
@@ -47,12 +49,20 @@ RETRY_MAX = timedelta(hours=1)
 ENCODE_BATCH = 20  # conversations encoded per scheduler round
 # Scopes pruned per scheduler round: the day's prune is spread over the rounds, not run in one
 # go beside the turns, which it would hold up (benchmarks/README.md, engine_load.py's
-# --prune-in-run).
+# --prune-in-run). More a round when the day's scopes would take more than PRUNE_ROUNDS rounds
+# (six hours of the scheduler's 5-second rounds): 200,000 scopes at 10 a round would take 28
+# hours, and the day's prune would never end.
 PRUNE_BATCH = 10
+PRUNE_ROUNDS = 4_320
 # How long the prune's records, the outreach ledger's settled entries and encoded conversations
 # (all but each scope's newest: its memories, diary and profiles are what the bot keeps) are kept
 # (the gates read a week of the ledger; a refusal is kept on the contact).
 HISTORY = timedelta(days=90)
+
+
+def prune_pace(scopes: int, rounds: int = PRUNE_ROUNDS) -> int:
+    """Scopes pruned a round, when the day's prune has `scopes` to prune."""
+    return max(PRUNE_BATCH, -(-scopes // rounds))
 
 
 def persona_of(scope: str) -> str:
@@ -119,10 +129,13 @@ class Lifecycle:
     tz: tzinfo
     seed: int
     prune_hour: int = 4
+    prune_rounds: int = PRUNE_ROUNDS  # the rounds the day's prune is spread over, at most
     encoder: Encoder = field(init=False)
-    # The scopes still to prune today, listed once a day (not read again every round).
+    # The scopes still to prune today, listed once a day (not read again every round), and
+    # how many a round.
     _prune_day: date | None = field(init=False, default=None)
     _to_prune: list[str] = field(init=False, default_factory=list)
+    _prune_pace: int = field(init=False, default=PRUNE_BATCH)
 
     def __post_init__(self) -> None:
         self.encoder = Encoder(self.bank, self._summarise)
@@ -225,9 +238,10 @@ class Lifecycle:
             done.append(encoded)
         return True
 
-    async def prune_due(self, limit: int = PRUNE_BATCH) -> list[PruneReport]:
+    async def prune_due(self, limit: int | None = None) -> list[PruneReport]:
         """Once a local day, from prune_hour on, prune each scope of these personas, `limit`
-        scopes a round (one process at a time runs this: see Scheduler). The scopes due are
+        scopes a round (one process at a time runs this: see Scheduler); by default
+        PRUNE_BATCH, or as many as spread the day's over `prune_rounds`. The scopes due are
         listed once a day; one made later in the day has nothing old enough to prune yet."""
         now = self.clock.now()
         local = now.astimezone(self.tz)
@@ -243,6 +257,7 @@ class Lifecycle:
                 if persona_of(scope) in self.personas and scope not in done  # not another's
             ]
             self._prune_day, self._to_prune = today, due
+            self._prune_pace = prune_pace(len(due), self.prune_rounds)
             if due:
                 log.info("the daily prune of %d scopes begins", len(due))
             # Histories that would otherwise grow with the community for ever.
@@ -255,6 +270,7 @@ class Lifecycle:
                     "the daily upkeep deleted %d records of %d days ago", trimmed, HISTORY.days
                 )
         reports: list[PruneReport] = []
+        limit = self._prune_pace if limit is None else limit
         batch, self._to_prune = self._to_prune[:limit], self._to_prune[limit:]
         for scope in batch:
             # Under the scope's lock, never beside its encoding in another process; a scope
