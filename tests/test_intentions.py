@@ -3307,3 +3307,61 @@ def test_the_time_now_set_apart_before_what_still_goes_on(
         Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
     )
     assert [(i.kind, i.due_at) for i in found] == expected
+
+
+def read_at(text: str, said_at: datetime) -> list[tuple[str, datetime]]:
+    """(kind, due) of what the local reading takes from `text` said at `said_at`."""
+    found = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    return [(i.kind, i.due_at) for i in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a reminder asked with other verbs: "tell me to ... at", "nag me", 催我, 下午叫我
+        ("tell me to water the plants at 6pm", at(3, 18)),
+        ("tell me to move the car at 5:45", at(3, 17, 45)),
+        ("nag me on friday to send the invoice", at(4, 9)),
+        ("poke me tomorrow at 8 to book the flights", at(4, 8)),
+        ("tell me at noon tomorrow to take my pills", at(4, 12)),
+        ("周五催我交报告", at(4, 9)),
+        ("明早七点喊我起来去机场", at(4, 7)),
+        ("明天下午叫我去取快递", at(4, 12)),
+        # its clock time after the errand, in a clause of its own, after an ordinal
+        ("remind me on the 9th to book the vet, 10 am before work", at(9, 10)),
+        ("remind me on the 20th to pay the gas bill, 9:15 or so", at(20, 9, 15)),
+        ("remind me on saturday to call mum, 7ish in the evening", at(5, 19)),
+        ("周六提醒我去拿干洗的衣服，下午四点左右", at(5, 16)),
+        # Australian "arvo"
+        ("nag me tomorrow arvo to ring the plumber", at(4, 12)),
+    ],
+)
+def test_a_reminder_asked_with_other_verbs_or_its_time_apart(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't tell me to calm down tomorrow",
+        "my mum always tells me to sleep before midnight",
+        "don't nag me tomorrow about the dishes",
+        "老师下午叫我去办公室了",
+    ],
+)
+def test_told_what_to_do_by_others_or_not_to_be_reminded_is_no_reminder(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        ("dentist tmrw arvo", NOW, at(4, 18)),
+        ("footy grand final sat arvo at 4", NOW, at(5, 19)),
+        ("physio s'arvo at 2, my knee's still sore", at(3, 9), at(3, 17)),
+    ],
+)
+def test_arvo_is_the_afternoon(text: str, said_at: datetime, due: datetime) -> None:
+    assert read_at(text, said_at) == [("follow_up", due)]

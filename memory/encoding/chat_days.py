@@ -61,16 +61,21 @@ _DOTTED_ZH = re.compile(
 _WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:会|终|夜饭|货))")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
-# Chat's short words for days: "tmrw", "2moro", "tonite".
+# Chat's short words for days: "tmrw", "2moro", "tonite"; Australian "arvo", "s'arvo" (this
+# afternoon).
 _CHAT_DAYS = re.compile(
     r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|2moro|2mrw|tomoz|tomorow|tommorow|tommorrow)"
-    r"|(?P<tonight>tonite|2nite))(?![a-z])",
+    r"|(?P<tonight>tonite|2nite)|(?P<arvo>arvo)|(?P<this_arvo>s['\u2019]?arvo))(?![a-z])",
     re.IGNORECASE,
 )
 # Spoken Chinese days: 明儿, 后儿个, 今儿.
 _SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
 # 明天一早: early that morning.
 _EARLY_ZH = re.compile(r"(?<=[天儿])一(?:大)?早(?:上)?")
+_CHAT_DAY = {
+    "tomorrow": "tomorrow", "tonight": "tonight", "arvo": "afternoon",
+    "this_arvo": "this afternoon",
+}  # fmt: skip
 _SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
 # A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
 _COUNTDOWN = re.compile(
@@ -451,7 +456,7 @@ def normalised(words: str, now: datetime) -> str:
     words = _WEEKDAY_YEAR.sub(" ", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _EARLY_ZH.sub("早上", words)
-    words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _CHAT_DAYS.sub(lambda m: _CHAT_DAY[m.lastgroup or ""], words)
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)

@@ -100,18 +100,25 @@ _FIRST_PERSON = re.compile(
 )
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
 # "don't let me forget", "set a reminder", "give us a shout", "tell me at 8 to", 提醒我, 别让我忘了,
-# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我".
+# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我"; "nag me", "tell me to ... at 6",
+# 周五催我, 下午叫我.
 _REMIND = re.compile(
     r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
-    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"(?<!n't\s)(?<!n\u2019t\s)(?<!dont\s)"  # "don't nag me tomorrow"
+    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake|nag|poke|hassle)\s+me(?:\s+up)?"
     # not asking to be told again why or how it came to be: "remind me why i signed up"
     r"(?!\s+(?:why|how|who|who['\u2019]s|whose|where|what(?!\s+to))(?![a-z]))"
     # told at a time to do something: "tell me at 8pm to ring my nan", "in an hour tell me to"
     r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
     r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
     r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
-    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday"
+    r"|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
     r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
+    # asked first, its time after the errand: "tell me to water the plants at 6" (the caller
+    # wants a time; not "don't tell me to relax", "he'd tell me to")
+    r"|(?:^|(?<=^pls\s)|(?<=^please\s)|(?<=^yo\s)|(?<=^hey\s)|(?<=^ok\s)|(?<=,\s))"
+    r"tell\s+me(?=\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
@@ -119,6 +126,8 @@ _REMIND = re.compile(
     r"(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    # asked at a day or a part of one: 周五催我交报告, 明天下午叫我去取快递
+    r"|(?:^|(?<=[午晚])|(?<=[明后]天)|(?<=[周末][一二三四五六日天末]))(?:[叫喊]|催(?:一下)?)我(?![们妈爸哥姐弟妹家的])"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
     # an alarm asked for: 帮我定个闹钟; a reminder set: 帮我设个提醒, 加个提醒
     r"|帮我[定订设调上](?:一?个|一下)?闹钟"
