@@ -3365,3 +3365,29 @@ def test_told_what_to_do_by_others_or_not_to_be_reminded_is_no_reminder(text: st
 )
 def test_arvo_is_the_afternoon(text: str, said_at: datetime, due: datetime) -> None:
     assert read_at(text, said_at) == [("follow_up", due)]
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the dentist's by what is done
+        ("明天上午十点去拔牙", at(4, 13)),
+        ("后天下午两点种牙", at(5, 17)),
+        ("下周一去做根管", at(7, 18)),
+        ("周五拔两颗智齿，已经开始怕了", at(4, 18)),
+        # a part of the day alone opening the plan: today's
+        ("傍晚要去驾校练车", at(3, 20)),
+        ("黄昏要去江边拍毕业照", at(3, 20)),
+        ("晚上我得去医院看我爸", at(3, 21)),
+        ("我们晚上约了去吃火锅", at(3, 21)),
+    ],
+)
+def test_the_dentists_work_and_a_part_of_today_alone(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["下午要是不下雨就去跑步", "晚上要下雨", "他晚上要去面试", "中午要吃啥"]
+)
+def test_a_part_of_today_without_the_users_plan_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
