@@ -3391,3 +3391,67 @@ def test_the_dentists_work_and_a_part_of_today_alone(text: str, due: datetime) -
 )
 def test_a_part_of_today_without_the_users_plan_is_left_alone(text: str) -> None:
     assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a flatmate's own event, or one told by them of theirs (室友说她…), the user only
+        # remarking on it after
+        "my roomie has his viva tomorrow, he's been stressing all week",
+        "我舍友下周一考雅思，天天在宿舍背单词",
+        "室友说她周六要去见网友",
+        "我同事明天下午面试，紧张得一直在走来走去，我也被吵得没法干活",
+        # the user out of it: someone else sees to it, the user says no
+        "my cousin's flight lands at 9 tonight but my uncle's picking him up so not my problem",
+        "my aunt was saying her surgery is monday and she wants me there but I can't get off work",
+        "my sister's train is at 6 tomorrow morning, i told her no, she's getting an uber",
+        "我妹说她周日要去考驾照，让我送她，我说没空",
+        "people keep asking about my flight on the 12th, i'm not flying anywhere",
+        # torn between two
+        "周日去看电影还是在家追剧呢，好纠结",
+        "明天去逛街还是去爬山，好难选",
+        "can't decide if I should go to the gym saturday or just sleep in",
+        "saturday: hike or sofa? so torn",
+        # no day set yet
+        "the dentist said to come back in a month but never said which day",
+        "音乐节改期了，新的日期待定",
+        "the gig on friday got moved to TBA",
+        "周六的比赛延期了，具体哪天还没通知",
+        # timetables: meals served, a class run twice, a roster, a shift ending
+        "那家店早上7点到10点供应早餐",
+        "the canteen serves lunch from 11:30 to 2",
+        "瑜伽馆的晚课是7点和8点半两场",
+        "the pool has two lane sessions, 6 and 7:30 in the evening",
+        "my shift finishes at 6 and then I've got three days off",
+        "roster this month is nights, 7pm to 7am, two on two off",
+        "排班表出来了，这个月都是早八晚八",
+        # called off, no tickets
+        "暴雨预警，明天的课全部停了",
+        "台风要来，周四的课全部停掉",
+        "heard the stadium added a second show on the 20th, sadly no tickets for me",
+        "听说下周六那场演唱会加场了，可惜我抢不到票",
+    ],
+)
+def test_others_plans_the_undecided_unset_timetabled_and_called_off_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses the guards above leave read
+        ("我室友明天下午面试，我陪他去", at(4, 18)),
+        ("去早市买菜，周六早上七点出发", at(5, 10)),
+        ("下周二去杭州见供应商", at(8, 18)),
+        ("my shift on saturday starts at 7am", at(5, 10)),
+    ],
+)
+def test_near_misses_of_others_and_timetables_are_still_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_torn_said_of_a_ligament_is_no_doubt_of_the_plan() -> None:
+    assert found_in("knee scan on friday, hoping the tendon isn't torn") == ("follow_up", at(4, 18))
