@@ -520,7 +520,9 @@ _ALTERNATIVES = (
     r"(?=\s*(?:$|[^\sA-Za-z0-9]|(?:at|and|or|is|was|in|for|to|so|but|then|morning|afternoon"
     r"|evening|night|i|we|my|lol|haha|btw|this|next|too|already|right|around|from|until|till"
     r"|before|after|by|with|if|when|ugh|omg|yay|finally|wish|pray|ngl|tbh|lmao|fml|cant|can't"
-    r"|im|i'm|that|about|because|cos|bc|as|since|pls|please|against|vs|versus)(?![A-Za-z]))))",
+    r"|im|i'm|that|about|because|cos|bc|as|since|pls|please|against|vs|versus)(?![A-Za-z])"
+    # its clock time right after it: "the 9th 10 am", "on the 20th 9:15"
+    r"|\d{1,2}(?:[:.]\d\d\s*(?:[ap]\.?m(?![a-z]))?|\s*[ap]\.?m(?![a-z]))(?!\d))))",
     # last / this / next / on / since + weekday.
     rf"(?P<en_wd>(?<!the\s){_B0}(?P<ew_mod>last|this\s+past|this\s+coming|this|next|on"
     rf"|(?:ever\s+)?since)\s+(?P<ew_day>{'|'.join(_WEEKDAYS)}){_B1}(?!\s+of{_B1}))",

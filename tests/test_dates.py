@@ -1561,3 +1561,25 @@ def test_a_weekday_before_going_home_is_a_day(text: str, day: str) -> None:
 def test_a_weekday_count_of_times_is_no_day(text: str) -> None:
     # (so before 周日回家 was read as a day, and still)
     assert future_spans(text, NOW) == [] and find_dates(text, NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("the 9th 10 am", "2026-12-09"),
+        ("on the 20th 9:15", "2026-12-20"),
+        ("the 4th 7.30pm", "2026-12-04"),
+    ],
+)
+def test_an_ordinal_right_before_its_clock_time_is_a_day(text: str, day: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    [mention] = future_spans(text, now)
+    assert mention.day.isoformat() == day
+
+
+@pytest.mark.parametrize(
+    "text", ["the 5th 10 people", "the 3rd 2 times", "on the 2nd 40 minutes in"]
+)
+def test_an_ordinal_before_a_count_is_still_no_day(text: str) -> None:
+    now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
+    assert future_spans(text, now) == []

@@ -3307,3 +3307,151 @@ def test_the_time_now_set_apart_before_what_still_goes_on(
         Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
     )
     assert [(i.kind, i.due_at) for i in found] == expected
+
+
+def read_at(text: str, said_at: datetime) -> list[tuple[str, datetime]]:
+    """(kind, due) of what the local reading takes from `text` said at `said_at`."""
+    found = local_reading(
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None)
+    )
+    return [(i.kind, i.due_at) for i in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # a reminder asked with other verbs: "tell me to ... at", "nag me", 催我, 下午叫我
+        ("tell me to water the plants at 6pm", at(3, 18)),
+        ("tell me to move the car at 5:45", at(3, 17, 45)),
+        ("nag me on friday to send the invoice", at(4, 9)),
+        ("poke me tomorrow at 8 to book the flights", at(4, 8)),
+        ("tell me at noon tomorrow to take my pills", at(4, 12)),
+        ("周五催我交报告", at(4, 9)),
+        ("明早七点喊我起来去机场", at(4, 7)),
+        ("明天下午叫我去取快递", at(4, 12)),
+        # its clock time after the errand, in a clause of its own, after an ordinal
+        ("remind me on the 9th to book the vet, 10 am before work", at(9, 10)),
+        ("remind me on the 20th to pay the gas bill, 9:15 or so", at(20, 9, 15)),
+        ("remind me on saturday to call mum, 7ish in the evening", at(5, 19)),
+        ("周六提醒我去拿干洗的衣服，下午四点左右", at(5, 16)),
+        # Australian "arvo"
+        ("nag me tomorrow arvo to ring the plumber", at(4, 12)),
+    ],
+)
+def test_a_reminder_asked_with_other_verbs_or_its_time_apart(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't tell me to calm down tomorrow",
+        "my mum always tells me to sleep before midnight",
+        "don't nag me tomorrow about the dishes",
+        "老师下午叫我去办公室了",
+    ],
+)
+def test_told_what_to_do_by_others_or_not_to_be_reminded_is_no_reminder(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said_at", "due"),
+    [
+        ("dentist tmrw arvo", NOW, at(4, 18)),
+        ("footy grand final sat arvo at 4", NOW, at(5, 19)),
+        ("physio s'arvo at 2, my knee's still sore", at(3, 9), at(3, 17)),
+    ],
+)
+def test_arvo_is_the_afternoon(text: str, said_at: datetime, due: datetime) -> None:
+    assert read_at(text, said_at) == [("follow_up", due)]
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the dentist's by what is done
+        ("明天上午十点去拔牙", at(4, 13)),
+        ("后天下午两点种牙", at(5, 17)),
+        ("下周一去做根管", at(7, 18)),
+        ("周五拔两颗智齿，已经开始怕了", at(4, 18)),
+        # a part of the day alone opening the plan: today's
+        ("傍晚要去驾校练车", at(3, 20)),
+        ("黄昏要去江边拍毕业照", at(3, 20)),
+        ("晚上我得去医院看我爸", at(3, 21)),
+        ("我们晚上约了去吃火锅", at(3, 21)),
+    ],
+)
+def test_the_dentists_work_and_a_part_of_today_alone(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text", ["下午要是不下雨就去跑步", "晚上要下雨", "他晚上要去面试", "中午要吃啥"]
+)
+def test_a_part_of_today_without_the_users_plan_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a flatmate's own event, or one told by them of theirs (室友说她…), the user only
+        # remarking on it after
+        "my roomie has his viva tomorrow, he's been stressing all week",
+        "我舍友下周一考雅思，天天在宿舍背单词",
+        "室友说她周六要去见网友",
+        "我同事明天下午面试，紧张得一直在走来走去，我也被吵得没法干活",
+        # the user out of it: someone else sees to it, the user says no
+        "my cousin's flight lands at 9 tonight but my uncle's picking him up so not my problem",
+        "my aunt was saying her surgery is monday and she wants me there but I can't get off work",
+        "my sister's train is at 6 tomorrow morning, i told her no, she's getting an uber",
+        "我妹说她周日要去考驾照，让我送她，我说没空",
+        "people keep asking about my flight on the 12th, i'm not flying anywhere",
+        # torn between two
+        "周日去看电影还是在家追剧呢，好纠结",
+        "明天去逛街还是去爬山，好难选",
+        "can't decide if I should go to the gym saturday or just sleep in",
+        "saturday: hike or sofa? so torn",
+        # no day set yet
+        "the dentist said to come back in a month but never said which day",
+        "音乐节改期了，新的日期待定",
+        "the gig on friday got moved to TBA",
+        "周六的比赛延期了，具体哪天还没通知",
+        # timetables: meals served, a class run twice, a roster, a shift ending
+        "那家店早上7点到10点供应早餐",
+        "the canteen serves lunch from 11:30 to 2",
+        "瑜伽馆的晚课是7点和8点半两场",
+        "the pool has two lane sessions, 6 and 7:30 in the evening",
+        "my shift finishes at 6 and then I've got three days off",
+        "roster this month is nights, 7pm to 7am, two on two off",
+        "排班表出来了，这个月都是早八晚八",
+        # called off, no tickets
+        "暴雨预警，明天的课全部停了",
+        "台风要来，周四的课全部停掉",
+        "heard the stadium added a second show on the 20th, sadly no tickets for me",
+        "听说下周六那场演唱会加场了，可惜我抢不到票",
+    ],
+)
+def test_others_plans_the_undecided_unset_timetabled_and_called_off_are_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses the guards above leave read
+        ("我室友明天下午面试，我陪他去", at(4, 18)),
+        ("去早市买菜，周六早上七点出发", at(5, 10)),
+        ("下周二去杭州见供应商", at(8, 18)),
+        ("my shift on saturday starts at 7am", at(5, 10)),
+    ],
+)
+def test_near_misses_of_others_and_timetables_are_still_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_torn_said_of_a_ligament_is_no_doubt_of_the_plan() -> None:
+    assert found_in("knee scan on friday, hoping the tendon isn't torn") == ("follow_up", at(4, 18))

@@ -61,16 +61,26 @@ _DOTTED_ZH = re.compile(
 _WEEKDAY_YEAR = re.compile(r"(?<=[周期拜][一二三四五六日天])(?=年(?:会|终|夜饭|货))")
 # 周末 alone is this week's weekend (dates reads it only with 这 / 本 / 上 / 下).
 _BARE_WEEKEND = re.compile(r"(?<![这本上下个每])(?:周末|週末)")
-# Chat's short words for days: "tmrw", "2moro", "tonite".
+# Chat's short words for days: "tmrw", "2moro", "tonite"; Australian "arvo", "s'arvo" (this
+# afternoon).
 _CHAT_DAYS = re.compile(
     r"(?<![a-z0-9])(?:(?P<tomorrow>tmrw?|tmw|tmrrw|2mo?rr?ow|2moro|2mrw|tomoz|tomorow|tommorow|tommorrow)"
-    r"|(?P<tonight>tonite|2nite))(?![a-z])",
+    r"|(?P<tonight>tonite|2nite)|(?P<arvo>arvo)|(?P<this_arvo>s['\u2019]?arvo))(?![a-z])",
     re.IGNORECASE,
+)
+# A part of the day alone opening a plan's clause is today's: 傍晚要去驾校练车, 晚上我得去医院.
+_PART_TODAY_ZH = re.compile(
+    r"(?:^|(?<=[，,。！!\s]))(?P<me>(?:我们?)?)(?P<part>傍晚|黄昏|晚上|下午|中午)(?=(?:我们?)?"
+    r"(?:要|得|还要|还得|准备|打算|约了))"
 )
 # Spoken Chinese days: 明儿, 后儿个, 今儿.
 _SPOKEN_DAYS = re.compile(r"(?<![聪光说透鲜证发表声然以之最前背])(大后|明|后|今)儿(?:个)?")
 # 明天一早: early that morning.
 _EARLY_ZH = re.compile(r"(?<=[天儿])一(?:大)?早(?:上)?")
+_CHAT_DAY = {
+    "tomorrow": "tomorrow", "tonight": "tonight", "arvo": "afternoon",
+    "this_arvo": "this afternoon",
+}  # fmt: skip
 _SPOKEN_DAY = {"大后": "大后天", "明": "明天", "后": "后天", "今": "今天"}
 # A countdown: "3 more days till my flight", "2 sleeps until the trip", 还有三天就考试了.
 _COUNTDOWN = re.compile(
@@ -435,7 +445,8 @@ def next_years(words: str, now: datetime) -> str:
 def normalised(words: str, now: datetime) -> str:
     """`words` as the date reader knows them: Traditional characters as simplified, 周末 alone
     as this week's, chat's "tmrw" as "tomorrow", "next tue" as "next tuesday", a weekday
-    alone ("Friday evening I'm...") as "on Friday" (the coming one), "thursday next week" as
+    alone ("Friday evening I'm...") as "on Friday" (the coming one), 傍晚要去 as 今天傍晚要去,
+    "thursday next week" as
     that date, Cantonese days (聽日, 朝早) as Mandarin ones, and holidays as their dates (the
     lunar new year's and 正月十五's, the next after `now`)."""
     words = words.translate(TRADITIONAL)
@@ -451,7 +462,11 @@ def normalised(words: str, now: datetime) -> str:
     words = _WEEKDAY_YEAR.sub(" ", words)
     words = _SPOKEN_DAYS.sub(lambda m: _SPOKEN_DAY[m.group(1)], words)
     words = _EARLY_ZH.sub("早上", words)
-    words = _CHAT_DAYS.sub(lambda m: "tomorrow" if m.group("tomorrow") else "tonight", words)
+    words = _PART_TODAY_ZH.sub(
+        lambda m: f"{m.group('me')}今天{'傍晚' if m.group('part') == '黄昏' else m.group('part')}",
+        words,
+    )
+    words = _CHAT_DAYS.sub(lambda m: _CHAT_DAY[m.lastgroup or ""], words)
     words = _CHAT_WEEK.sub(lambda m: "weekend" if len(m.group()) > 2 else "week", words)
     words = _COUNTDOWN.sub(lambda m: f"in {m.group('n')} days,", words)
     words = _COUNTDOWN_ZH.sub(r"\g<n>天后", words)

@@ -100,18 +100,25 @@ _FIRST_PERSON = re.compile(
 )
 # A reminder asked for, by any of the ways chat asks to be told later: "remind me", "ping me",
 # "don't let me forget", "set a reminder", "give us a shout", "tell me at 8 to", 提醒我, 别让我忘了,
-# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我".
+# 六点叫我起床, 喊我一声, 帮我记一下, 跟我说一声, "remind我"; "nag me", "tell me to ... at 6",
+# 周五催我, 下午叫我.
 _REMIND = re.compile(
     r"(?<![a-z])(?<!'d\s)(?<!'ll\s)(?<!will\s)(?<!would\s)(?<!she\s)(?<!he\s)(?<!they\s)"
-    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake)\s+me(?:\s+up)?"
+    r"(?<!n't\s)(?<!n\u2019t\s)(?<!dont\s)"  # "don't nag me tomorrow"
+    r"(?:(?:remind|ping|nudge|buzz|text|message|msg|wake|nag|poke|hassle)\s+me(?:\s+up)?"
     # not asking to be told again why or how it came to be: "remind me why i signed up"
     r"(?!\s+(?:why|how|who|who['\u2019]s|whose|where|what(?!\s+to))(?![a-z]))"
     # told at a time to do something: "tell me at 8pm to ring my nan", "in an hour tell me to"
     r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
     r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
     r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
-    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday"
+    r"|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
     r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
+    # asked first, its time after the errand: "tell me to water the plants at 6" (the caller
+    # wants a time; not "don't tell me to relax", "he'd tell me to")
+    r"|(?:^|(?<=^pls\s)|(?<=^please\s)|(?<=^yo\s)|(?<=^hey\s)|(?<=^ok\s)|(?<=,\s))"
+    r"tell\s+me(?=\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     r"|give\s+(?:me|us)\s+a\s+(?:shout|bell|buzz|ring|nudge)"
     r"(?:\s+(?:to|about|that)(?![a-z]))?"
     r"|(?:do\s*n['\u2019]?t|pls\s+don['\u2019]?t|never)\s+let\s+me\s+forget(?:\s+(?:to|about)(?![a-z]))?"
@@ -119,6 +126,8 @@ _REMIND = re.compile(
     r"(?:\s+(?:to|for|about)(?![a-z]))?"
     r"|(?:reminder|note)(?:\s+(?:to|for)\s+(?:self|myself))?\s*:)\s*(?P<en>.+)"
     r"|(?:提醒(?:一下)?(?:我|本人)|(?<![别不])提我|remind\s*我|别让我忘[了记]?|(?<!你)别忘了|千万别忘了?|[叫喊]醒我|(?<=[点分后半早\d])[叫喊]我|记得[叫喊]我"
+    # asked at a day or a part of one: 周五催我交报告, 明天下午叫我去取快递
+    r"|(?:^|(?<=[午晚])|(?<=[明后]天)|(?<=[周末][一二三四五六日天末]))(?:[叫喊]|催(?:一下)?)我(?![们妈爸哥姐弟妹家的])"
     r"|[叫喊]我一[声下]|帮我记(?:一下|着|住)?|(?:跟|和)我说一声|告诉我一声"
     # an alarm asked for: 帮我定个闹钟; a reminder set: 帮我设个提醒, 加个提醒
     r"|帮我[定订设调上](?:一?个|一下)?闹钟"
@@ -345,6 +354,8 @@ _EVENT_ZH = re.compile(
     r"|拍(?:婚纱照|写真|证件照|毕业照|全家福)"
     # care by what is done: 抽血, 拆线, 输液; a meeting by its kind: 开视频会, 开周会
     r"|抽血|验血|拆线|换药|输液|挂水|打针|拍片|做CT|核磁|B超|彩超"
+    # the dentist's by what is done: 拔智齿, 种牙, 根管治疗, 戴牙套
+    r"|拔(?:智齿|[一两颗个]*(?:智齿|牙))|种(?:植)?牙|根管|(?:戴|摘|换)牙套|看牙|矫正牙|整牙|补(?:蛀)?牙"
     r"|开(?:视频|电话|线上|周|月|早|晨|复盘|总结|动员|部门)会"
     # something installed at home: 装宽带, 装空调
     r"|装(?:宽带|空调|热水器|网线|净水器|燃气|地暖)|上门安装|安装师傅"
@@ -385,6 +396,7 @@ _NOT_GOING = re.compile(
     r"(?:can(?:no|['\u2019])?t|cannot|can\s+not|won['\u2019]?t|will\s+not|not|n['\u2019]t|don['\u2019]?t)\s+"
     r"(?:(?:be\s+)?(?:make|making|go|going(?!\s+to\s)|come|coming|attend|attending|watch|watching"
     r"|join|joining|be\s+there|bother|taking|doing|sitting|playing|running|entering"
+    r"|flying|travell?ing|leaving\s+(?:the\s+country|town)"  # "i'm not flying anywhere"
     r"|staying\s+up|getting\s+up))(?![a-z])"
     # "no way i'm staying up" for what is on in the night
     r"|(?<![a-z])no\s+way\s+(?:i['\u2019]?m|im|i\s+am|am\s+i|i['\u2019]?ll)\s+(?:staying\s+up|getting"
@@ -397,7 +409,10 @@ _NOT_GOING = re.compile(
     r"|(?:got|was|been|is|it's)\s+(?:postponed|delayed|pushed\s+back|put\s+off)(?!\s+(?:to|till|until))"
     r"|推迟了|延后了|推后了|往后推了"
     r"|去不了|来不了|参加不了|赶不上|去不成|不去了|泡汤|黄了|回不去|回不来|赶不回|走不开|看不了|看不成|我(?:就|终于)?可以(?:睡懒觉|休息|躺平|放松|一个人)|我(?:就|也|才|肯定|应该)?不(?:去|参加|来|回)"
-    r"|取消了"
+    r"|取消了|停掉|停课|(?:全部|全都|都|全)停了"
+    r"|抢不到|买不到票|没票了?|(?:卖|抢)光了"
+    r"|(?<![a-z])(?:no\s+tickets?\s+for\s+(?:me|us)|(?:missed\s+out\s+on|did\s*n['\u2019]?t\s+get)"
+    r"\s+(?:the\s+|any\s+)?tickets?)(?![a-z])"
     # Staying in while it goes on: "my bf is going to a stag do, i'm staying in".
     r"|(?<![a-z])(?:i['\u2019]?m|i\s+am|i['\u2019]ll\s+be)\s+(?:just\s+)?staying\s+(?:in|home|behind)(?![a-z])"
     # The one whose event it is not going: "the trip is on the 15th, she's not going though".
@@ -420,11 +435,17 @@ _NOT_GOING = re.compile(
     # woken by it: 又被楼下装修吵醒, "the drilling woke me up again"
     r"|吵醒|(?<![a-z])(?:woke\s+me(?:\s+up)?|woken\s+(?:up\s+)?by)(?![a-z])"
     r"|不想去了|不想参加了|推掉了"
+    # someone else seeing to it, the user saying no: "mom's picking him up so i'm off the hook",
+    # "i told her no", "she's getting a grab", "can't get off work", 我说没空
+    r"|(?<![a-z])(?:off\s+the\s+hook|i\s+told\s+(?:her|him|them)\s+no|can(?:no|['\u2019])?t\s+get"
+    r"\s+(?:off|out\s+of)\s+work|[a-z]+['\u2019]s\s+(?:picking|driving|taking)\s+(?:him|her|them)"
+    r"|(?:she|he|they)(?:['\u2019]s|['\u2019]re|\s+is|\s+are)\s+(?:getting|taking)\s+an?\s+"
+    r"(?:grab|uber|taxi|cab|lyft))(?![a-z])"
     # meant to, then given up: 本来想去环球影城…算了
     r"|(?:本来|原本|本想)[^。]*(?:^|[，,\s])算了[吧啦]?[。!！~]*$"
     # asked along, with no time for it: 叫我去帮忙我没空
-    r"|(?:叫|请|约|喊|让)我[^。]*我(?:都|也|真的?|实在)?没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
-    r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车)?去|(?:剩|归)下?我一个人|[又就]剩我"
+    r"|(?:叫|请|约|喊|让)我[^。]*我(?:说|都|也|真的?|实在)*没(?:空|时间)(?:去|帮)?[啊呀了哈啦]*$"
+    r"|陪不了|没法陪|不能陪|请不了假|请不到假|[他她](?:自己|一个人)(?:开车|打车)?去|(?:剩|归)下?我一个人|[又就]剩我"
     r"|(?:已经|我)?退(?:了|掉了|课了)|我请(?:了)?假了|我请了假(?![陪去回带])"
     r"|我(?:就|自己)?(?:留|待|呆)(?:在|喺)(?:家|屋企)|我(?:就|自己|一个人)(?:在|喺)(?:家|屋企)"
     r"|我(?:就|自己)?(?:在家|居家)(?:办公|上班|工作|带娃|待着|躺着|休息)"
@@ -624,7 +645,7 @@ _OTHERS_ZH = re.compile(r"(?<![见去到陪接送跟和给帮回])[你他她它�
 # concern too ("my mom's surgery", 我姐14号结婚), and are read.
 _THEIRS = re.compile(
     r"^(?:my|our)\s+(?:best\s+|close\s+|old\s+)?(?:friends?|coworkers?|co-workers?|colleagues?"
-    r"|roommates?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
+    r"|roommates?|roomies?|flatmates?|housemates?|classmates?|neighbou?rs?|boss|ex|manager|teacher|professor|prof"
     r"|mates?|buddy|buddies|pal|pals|bestie|bff"
     r"|landlord|client|mentor|tutor)"
     r"(?:\s+(?!(?:and|n|&|who|i)(?![a-z]))[a-z]+)?"  # their name: "my friend priya is defending"
@@ -634,10 +655,11 @@ _THEIRS = re.compile(
     # (what a teacher or a boss says is coming is the user's: 老师说下周一要考试)
     # (after its day too: 明天老板上台讲话; not 明天跟朋友…)
     # (not a partner, 女朋友; nor a friend's home gone to, 去朋友家)
-    r"|^[^，,。我跟和与同陪约找见请带帮给替去]{0,6}?(?:我的?)?(?:(?<![男女])朋友|同事|室友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说)"
+    r"|^[^，,。我跟和与同陪约找见请带帮给替去]{0,6}?(?:我的?)?(?:(?<![男女])朋友|同事|室友|舍友|同学|闺蜜|哥们|邻居|老板|领导|导师|老师|客户)(?!说(?![他她]))"
     # (帮我带点资料: an errand for the user, not the user's event; nor is what the user does
     # for them, 我帮他改了简历, 我们凑钱给他买了果篮, nor how it leaves the user, 笑死我了)
-    r"(?!.*(?<![帮给替死])我(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
+    # (nor the user's remark on it after: 我赌他, 我也被吵得睡不着)
+    r"(?!.*(?<![帮给替死])我(?!也?被|赌|打赌|猜|觉得|估计)(?!们?[^，,。]{0,8}?[给帮替为][他她]))"
     # the neighbours by where they live: "the kids next door have a party", 隔壁明天办酒席
     r"|^(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:next\s+door|upstairs|downstairs)(?:['\u2019]s)?"
     r"(?:\s+[a-z]+)?\s+(?:has|have|is|are|will|got|'s|'re)(?![a-z])"
@@ -820,7 +842,10 @@ _UNREAL = re.compile(
 _UNSURE = re.compile(
     # (not a doubt of wanting it: "not sure I even want the job")
     r"(?<![a-z])(?:not\s+sure(?!\s+(?:if\s+)?i\s+(?:even\s+)?(?:want|like|need))|unsure|idk|dunno|(?:do\s*n['\u2019]?t|not)\s+know\s+(?:if|whether)"
-    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd"
+    r"|i\s+wish|wish\s+i|if\s+only|undecided|tbc|tbd|tba"
+    # the day not said: "which day, she didn't say", 具体哪天还没通知
+    r"|which\s+day[^.?!]{0,30}(?:did\s*n['\u2019]?t|never|not)\s+(?:say|said|tell)"
+    r"|(?:did\s*n['\u2019]?t|never)\s+(?:say|said|tell\s+(?:me|us))\s+which\s+day"
     # the weather permitting: "if it's clear", "weather permitting"
     r"|if\s+the\s+weather(?:['\u2019]s|\s+is|\s+stays|\s+holds|\s+does\s*n['\u2019]?t)"
     r"|if\s+it(?:['\u2019]s|\s+is|\s+stays|\s+does\s*n['\u2019]?t)\s+(?:not\s+)?(?:clear|sunny|nice|dry"
@@ -834,7 +859,10 @@ _UNSURE = re.compile(
     r"(?![a-z])|^呵呵|(?:信|相信)我[一次吧啦]*[😏🙃🤡]"
     r"|的(?:人|同学|同事|家长)(?:都|真|就|是不是|应该|简直|怎么|太|有病|好多|很多|太多|可以|请|需要)"
     r"|真的假的"
-    r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+    # torn between two: "can't decide if i should go to the gym or", 爬山还是在家睡觉好呢, 纠结
+    r"|can['\u2019]?t\s+decide|cannot\s+decide|(?:(?:i['\u2019]?m|im|so|really)\s+torn|torn\s+between)(?![a-z])|or\s+should\s+i(?![a-z])"
+    r"|纠结|好难选|难选|选哪个|还是[^，,。]{1,12}(?:好|呢)[呢吧啊呀]*(?:[，,。!！?？~]|$)"
+    r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|待定|没说哪天|哪天还没(?:定|通知|说)|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
@@ -1364,6 +1392,13 @@ _CLOSES = re.compile(
     r"(?:\s+[a-z]+){0,2}?\s+(?:is|leaves|goes|departs|runs)(?![a-z])"
     r"|(?<![a-z])(?:pharmacy|chemist|clinic|bank|post\s+office|library|registration|reception"
     r"|canteen|cafeteria|supermarket|mall)\s+opens(?![a-z])"
+    # meals served, a class run twice, a roster, a shift ending: a timetable, not a plan
+    r"|供应(?!商|链)|晚市|(?<![去逛赶])早市|两场|两个场次"
+    r"|(?<![a-z])(?:serves?|serving)\s+(?:breakfast|brunch|lunch|dinner)"
+    r"|(?:two|2)\s+(?:[a-z]+\s+)?(?:sessions|showings|slots)|shift\s+pattern|roster|rota"
+    r"|(?:\d|one|two|three|four|five)\s+on,?\s+(?:\d|one|two|three|four|five)\s+off"
+    r"|(?:shift|work)\s+(?:ends|finishes|is\s+over)(?![a-z])"
+    r"|排班|轮班表|早八晚八|[上做][一二三四五六]休[一二三四五六]"
 )
 # An event told for the roads it shuts, in any clause: "the marathon closes roads on sunday",
 # 周日马拉松，市中心封路.
