@@ -2,7 +2,7 @@
 (memory.encoding.intentions), which the offline model answers with and the encoder falls back on
 when the summary model's JSON is unusable twice.
 
-    python benchmarks/intentions.py
+    python benchmarks/intentions.py [--tuning]   # --tuning: the yardsticks left out
 
 Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai (fresh6's to fresh14's
 at their own times) with what a friend would take from it: a follow-up, a reminder or a special day,
@@ -56,6 +56,7 @@ it is not measured here (no key in CI). The last line is one JSON object: {"firs
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -211,7 +212,16 @@ def load_parts() -> dict[str, list[Case]]:
 
 
 def main() -> None:
-    parts = load_parts()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--tuning", action="store_true", help="leave the yardsticks out, counts and all"
+    )
+    args = parser.parse_args()
+    parts = {
+        name: cases
+        for name, cases in load_parts().items()
+        if not (args.tuning and name in YARDSTICKS)
+    }
     old = [
         (text, None if e is None else {"kind": e[0], "due": e[1], "stated_time": False}, NOW)
         for text, e in CASES
