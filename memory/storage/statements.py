@@ -6,7 +6,6 @@ memory.storage.sqlite and memory.storage.postgres."""
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -23,9 +22,16 @@ def placeholders(n: int) -> str:
 
 
 def runs(statements: Sequence[Statement]) -> Iterator[tuple[str, list[Sequence[Any]]]]:
-    """Each run of one SQL in `statements`, in order, with its parameters: one executemany."""
-    for sql, run in itertools.groupby(statements, key=lambda statement: statement[0]):
-        yield sql, [params for _, params in run]
+    """Each SQL of `statements` with its parameters in order, one executemany each, in the
+    order each SQL first comes: a group commit's turns each ask for several kinds of write
+    (a contact heard, a memory reinforced, its recall logged, the contact answered), and a run
+    per change of kind would cost a trip to the database each time the kinds alternate.
+    Statements of different SQL in one write must therefore commute: the group commit's are
+    upserts that keep the greater time or add to a count, and rows of other tables."""
+    grouped: dict[str, list[Sequence[Any]]] = {}
+    for sql, params in statements:
+        grouped.setdefault(sql, []).append(params)
+    return iter(grouped.items())
 
 
 def numbered(sql: str) -> str:

@@ -30,13 +30,13 @@ class PgContacts(PgBase, Contacts):
         " last_heard = greatest(contacts.last_heard, excluded.last_heard),"
         " hours = jsonb_set(contacts.hours::jsonb, ARRAY[$7::int::text],"
         " to_jsonb((contacts.hours::jsonb ->> $7::int)::int + 1))::text,"
-        " updated_at = excluded.updated_at"
+        " updated_at = greatest(contacts.updated_at, excluded.updated_at)"
     )
     _ANSWERED = (
         "INSERT INTO contacts (persona, platform, user_id, last_answered, hours, updated_at)"
         " VALUES ($1, $2, $3, $4, $5, $4) ON CONFLICT (persona, platform, user_id) DO UPDATE"
         " SET last_answered = greatest(contacts.last_answered, excluded.last_answered),"
-        " updated_at = excluded.updated_at"
+        " updated_at = greatest(contacts.updated_at, excluded.updated_at)"
     )
     _SET_CONTACT = (
         "INSERT INTO contacts (persona, platform, user_id, quiet, timezone, refused_at,"

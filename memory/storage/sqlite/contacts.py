@@ -27,14 +27,14 @@ class SqliteContacts(SqliteBase, Contacts):
         " SET private = max(private, excluded.private),"
         " last_heard = max(coalesce(last_heard, excluded.last_heard), excluded.last_heard),"
         " hours = json_set(hours, '$[' || ?7 || ']', json_extract(hours, '$[' || ?7 || ']') + 1),"
-        " updated_at = excluded.updated_at"
+        " updated_at = max(updated_at, excluded.updated_at)"
     )
     _ANSWERED = (
         "INSERT INTO contacts (persona, platform, user_id, last_answered, hours, updated_at)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?4) ON CONFLICT (persona, platform, user_id) DO UPDATE"
         " SET last_answered ="
         " max(coalesce(last_answered, excluded.last_answered), excluded.last_answered),"
-        " updated_at = excluded.updated_at"
+        " updated_at = max(updated_at, excluded.updated_at)"
     )
     _SET_CONTACT = (
         "INSERT INTO contacts (persona, platform, user_id, quiet, timezone, refused_at,"
