@@ -3455,3 +3455,98 @@ def test_near_misses_of_others_and_timetables_are_still_read(text: str, due: dat
 
 def test_torn_said_of_a_ligament_is_no_doubt_of_the_plan() -> None:
     assert found_in("knee scan on friday, hoping the tendon isn't torn") == ("follow_up", at(4, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # moved from one day to another: the second, before it or after
+        ("my dentist appointment got moved from wednesday to tuesday", at(8, 18)),
+        ("ugh the interview was changed from monday to friday", at(4, 18)),
+        ("they pushed my surgery from the 15th to the 12th", at(12, 18)),
+        ("考试从12号提前到10号了", at(10, 18)),
+        ("我的面试从周五改到下周三了", at(9, 18)),
+        # a day put right after "now": "X now not Y"
+        ("the vet visit is actually tuesday now not monday lol", at(8, 18)),
+        ("update: my exam is saturday now, not friday", at(5, 18)),
+        # ... or denied, then told
+        ("my exam isn't monday, it's tuesday", at(8, 18)),
+        # near-misses: a span from one day to a later one, a move told without "from"
+        ("i'm away from friday to monday for the wedding", at(7, 18)),
+        ("they moved my interview to monday", at(7, 18)),
+    ],
+)
+def test_a_day_moved_from_one_to_another_or_put_right_is_the_new_one(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # the hour of typing, opening the message: not the event's
+        ("2am thoughts: my driving test is on friday and i haven't practised", at(1, 2), at(4, 18)),
+        ("凌晨三点还睡不着，周五要答辩", at(1, 3), at(4, 18)),
+        ("深夜两点还在刷题 周六考四级", at(1, 2), at(5, 18)),
+        ("大半夜一点还在改稿 周五面试", at(1, 1), at(4, 18)),
+        # a daily hour, then "by the way" and a plan: not the plan's hour
+        ("每天六点起床上班 对了周日我要去考驾照", NOW, at(6, 18)),
+        ("我一般十一点睡 对了 周六要去面试", NOW, at(5, 18)),
+        ("up at 6 every day for the bakery, btw my driving test is sunday", NOW, at(6, 18)),
+        # near-misses: the event's own hour, before or after its day
+        ("凌晨三点的飞机，周五走", at(1, 10), at(4, 6)),
+        ("btw my driving test is sunday at 9am", NOW, at(6, 12)),
+        ("对了周日上午十点我要去考驾照", NOW, at(6, 13)),
+    ],
+)
+def test_the_hour_of_typing_or_of_a_routine_is_not_the_events(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the part of the day in a short clause of its own after the event's
+        ("明天要第一次去男朋友家吃饭 中午到", at(4, 14)),
+        ("周六我要给全家做年夜饭 晚上开饭", at(5, 21)),
+        ("后天要去考科目二 上午考", at(5, 12)),
+        ("my exam is on friday, in the morning", at(4, 12)),
+        ("driving test on friday, morning slot", at(4, 12)),
+        # near-misses: a part of the day of something else after the event
+        ("周六考试，晚上去唱歌", at(5, 18)),
+        ("明天面试，下午还要上班", at(4, 18)),
+        ("interview friday, evening i go to the gym", at(4, 18)),
+    ],
+)
+def test_a_part_of_the_day_said_after_the_event_is_its(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no need to remind me about friday, the meeting got cancelled",
+        "you don't have to remind me tomorrow, i set an alarm",
+        "不用提醒我明天开会了 我记着呢",
+        "别再提醒我周一要交报告了 烦死了",
+        "不需要提醒我后天的事 已经改期了",
+    ],
+)
+def test_a_reminder_declined_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses: a reminder asked after one declined, or not declined at all
+        ("no need to remind me today. remind me on friday to pay rent", at(4, 9)),
+        ("不用提醒我了，明天叫我起床就行", at(4, 9)),
+        ("别忘了提醒我周五交报告", at(4, 9)),
+    ],
+)
+def test_a_reminder_asked_after_one_declined_is_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)

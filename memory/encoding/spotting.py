@@ -135,6 +135,11 @@ _REMIND = re.compile(
     r"(?:一下)?[，,：:]?\s*"
     r"(?P<zh>.*)"
 )
+# A reminder declined: "no need to remind me", "you don't have to ping me", 不用提醒我, 别再提醒我.
+_DECLINED = re.compile(
+    r"(?:(?<![a-z])no\s+need\s+to|(?:do\s*n['\u2019]?t|dont)\s+(?:have|need)\s+to|needn['\u2019]?t)\s+$"
+    r"|(?:不用|不需要|不必|甭|别|不要)再?$"
+)
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
 _SPECIAL = re.compile(
@@ -385,8 +390,9 @@ _SIGNED_OFF = re.compile(
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
     r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
-    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
+    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared"
+    # a day put right: "it's tuesday now not monday"
+    r"|(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?)(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
     r"|不(?:上班|开门|营业|上课)"
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
@@ -754,8 +760,17 @@ _DAY_OFF = re.compile(
 # 周五的会改到下周了.
 _MOVED = re.compile(
     r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
-    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成|提前到|调到|换到"
 )
+# ... or from one day to another: "got moved from wednesday to tuesday" (not a span).
+_MOVED_FROM = re.compile(
+    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed|switched|brought)"
+    r"(?:\s+[a-z'\u2019]+){0,3}?\s+from\s+(?:the\s+)?$"  # "pushed my surgery from"
+)
+_TO_DAY = re.compile(r"\s+(?:to|till|until)\s+(?:the\s+)?")
+# ... or denied, then told: "isn't monday, it's tuesday".
+_NOT_THAT = re.compile(r"(?<![a-z])(?:not|is\s*n['\u2019]?t)\s+(?:on\s+)?$")
+_BUT_THIS = re.compile(r"[\s,;]*(?:it['\u2019]?s|its|it\s+is|but)\s+(?:on\s+)?")
 # A day said, then put right: "the 5th, sorry i mean the 19th", 5号……不对是19号.
 _CORRECTED = re.compile(
     r"(?<![a-z])(?:i\s+mean|i\s+meant|sorry\s+meant|wait\s+no|no\s+wait|correction|scratch\s+that)"
@@ -814,10 +829,14 @@ _NOW_IS = re.compile(
 # The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
 # ... or set apart before what already is or still goes on: "凌晨一点四十 渔港那边已经开始热闹了".
-_NOW_STILL_ZH = re.compile(r"(?:\s+|[，,]\s*)[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然)")
+_NOW_STILL_ZH = re.compile(
+    r"(?:\s+|[，,]\s*)?[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然|睡不着|还醒着)"
+)
 _NOW_AND = re.compile(
     r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
+    r"|\s*(?:thoughts|brain|vibes|feels)(?![a-z])"  # "3am thoughts: ..."
 )
+_NIGHT_LEAD = re.compile(r"大?(?:半|深)?(?:夜里?)?")  # 深夜两点还在刷题: the night's hour now
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -1137,6 +1156,14 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             and _BY_SOMEONE.search(lowered, 0, remind.start("zh"))
         ):
             remind = None  # 妈妈明天7:30叫我起床: someone else calls the user
+        # declined ("no need to remind me about monday", 不用提醒我周五的事了): a later one asked,
+        # else nothing of that day to follow up either
+        declined = False
+        while remind is not None and _DECLINED.search(lowered, 0, remind.start()):
+            asked = remind.start("en" if remind.group("en") is not None else "zh")
+            remind, declined = _REMIND.search(lowered, asked), True
+        if declined and remind is None:
+            continue
         mentions = future_spans(sentence, now)
         planned = remind is not None or _WILL.search(lowered) is not None
         if not mentions and planned and not (_told_done(lowered) or _PAST_ZH.search(sentence)):
@@ -1259,12 +1286,20 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     second = mentions[1]
     if _MOVED.search(sentence, first.start, second.start):
         return second
-    if _CORRECTED.search(sentence.lower(), first.start, second.start):
+    lowered = sentence.lower()
+    if _MOVED_FROM.search(lowered, 0, first.start) and _TO_DAY.fullmatch(
+        lowered, first.start + len(first.text), second.start
+    ):
+        return second
+    if _NOT_THAT.search(lowered, 0, first.start) and _BUT_THIS.fullmatch(
+        lowered, first.start + len(first.text), second.start
+    ):
+        return second  # "my exam isn't monday, it's tuesday"
+    if _CORRECTED.search(lowered, first.start, second.start):
         return second  # 12月5号考研……不对是12月19号
     gap = sentence[first.start + len(first.text) : second.start]
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
-    lowered = sentence.lower()
     ended: DateMention | None = None
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
@@ -1850,7 +1885,19 @@ def _my_event(lowered: str) -> bool:
 # Before a clock time that bounds something else, not the event's hour: "from midnight" (no
 # food), "until 10", 十点以后.
 # A clause with its own subject, between a clock time and a later day.
-_NEW_SUBJECT = re.compile(r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])")
+_NEW_SUBJECT = re.compile(
+    r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])"
+    # the subject changed ("up at 6 every day, btw my test is sunday", 六点起床 对了周日考驾照)
+    r"|(?<![a-z])(?:btw|by\s+the\s+way|anyway|oh\s+and|also)(?![a-z])|对了|另外|顺便说"
+)
+# The part of the day the day's event is at, in a short clause of its own after it ("exam on
+# friday, in the morning", "driving test friday, morning slot", 明天去他家吃饭 中午到).
+_PART_AFTER = re.compile(
+    r"[,，]\s*(?:(?:in\s+the\s+)?(?P<en>morning|afternoon|evening)(?:\s+(?:slot|appointment|session"
+    r"|one|start))?|(?P<zh>上午|中午|下午|傍晚|晚上)(?:开饭|开考|开始|出发|集合|进场|到|考|见)?)"
+    r"\s*(?:[,，.。!！~]|$)",
+    re.IGNORECASE,
+)
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
 # The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
@@ -1877,7 +1924,7 @@ def _plan_clock(sentence: str) -> ClockTime | None:
         now = (
             _NOW_IS.search(lowered[:start]) and not lowered.startswith(("at", "@"), start)
         ) or _NOW_ZH.match(sentence, end)
-        opening = start == 0 and (
+        opening = _NIGHT_LEAD.fullmatch(sentence, 0, start) is not None and (
             _NOW_AND.match(lowered, end) or _NOW_STILL_ZH.match(sentence, end)
         )
         if not (now or opening):
@@ -1892,7 +1939,13 @@ def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMentio
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
     clock = _plan_clock(sentence)
-    if clock is None or _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
+    if clock is None:
+        part = _PART_AFTER.search(sentence, end)
+        if part is None or any(end <= m.start < part.start() for m in others):
+            return sentence[start:end]
+        words = part.group("zh") or part.group("en").lower()
+        return f"{sentence[start:end]}{'' if part.group('zh') else ' '}{words}"
+    if _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
         return sentence[start:end]  # "flight's at 1:40 and we're back on the 9th": the flight's
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
