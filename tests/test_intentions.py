@@ -3550,3 +3550,56 @@ def test_a_reminder_declined_is_left_alone(text: str) -> None:
 )
 def test_a_reminder_asked_after_one_declined_is_read(text: str, due: datetime) -> None:
     assert found_in(text) == ("reminder", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # an event named in the sentence before its day, the day after a weekday
+        ("finally booked the haircut!! fri 11th december, 2pm", at(11, 17)),
+        ("got the interview!! friday the 11th at 2pm", at(11, 17)),
+        # body art and beauty booked like a doctor
+        ("finally booked the tattoo!! mon 14th december, 11am", at(14, 14)),
+        ("manicure friday at 11, first one ever", at(4, 14)),
+        # a group the user is in, "my" left out
+        ("band's first gig is on the 12th, 9pm slot at the pub", at(13, 0)),
+        ("team's final is on saturday, 2pm kickoff", at(5, 17)),
+        # the hour the event starts, told by someone in a clause after it
+        ("tomorrow i have interview at the bank, they say it start 10:30", at(4, 13, 30)),
+        ("周五有个面试 hr说两点开始", at(4, 17)),
+        # 一点 / 两点 right after a day or before what starts then
+        ("周六一点集合去爬山", at(5, 16)),
+        ("后天两点的飞机去成都", at(5, 17)),
+        # near-misses: 一点 / 两点 as "a little", "two points"; someone else's hour
+        ("周五开会 领导提了两点意见", at(4, 18)),
+        ("周日考试 一点也不想复习", at(6, 18)),
+        ("exam friday, my brother says his starts at 9", at(4, 18)),
+    ],
+)
+def test_events_told_by_other_shapes_with_their_hours(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cant sleep, the neighbours have a party on friday",
+        "the team's final is on saturday",
+        "team's playing arsenal on saturday",
+        "my tattoo from last friday is still healing",
+        "she got a tattoo on saturday",
+    ],
+)
+def test_near_misses_of_groups_feelings_and_body_art_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("cant sleep bc of the driving test at 9am today", at(3, 12)),
+        ("can't eat anything bc of the endoscopy at 11 today", at(3, 14)),
+    ],
+)
+def test_kept_from_sleep_or_food_by_an_event_today_is_its(text: str, due: datetime) -> None:
+    assert found_at(text, at(3, 3)) == ("follow_up", due)

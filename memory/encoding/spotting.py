@@ -217,6 +217,8 @@ _EVENTS = frozenset({
     "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
     "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
     "reconstruction", "transplant", "implant", "extraction",
+    # body art and beauty, booked like a doctor
+    "tattoo", "piercing", "manicure", "pedicure", "facial", "massage", "waxing",
     # travel
     "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
     "airport", "visa", "passport",
@@ -520,6 +522,8 @@ _KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
 _KIN_FIRST = re.compile(
     r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
+    # a group the user is in, "my" left out: "band's first gig is on the 12th", "team's final"
+    r"|^(?:band|team|choir|squad|crew|troupe|orchestra)['\u2019]s\s+(?![a-z]+ing(?![a-z]))"
 )
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
@@ -808,6 +812,9 @@ _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait|cannot\s+wait"
+    # kept from sleep or food by it: "cant sleep bc of the interview at 10 today"
+    r"|(?:can['\u2019]?t|cannot|couldn['\u2019]?t)\s+(?:sleep|eat|focus|concentrate|relax)"
+    r"(?:\s+[a-z]+)?\s+(?:bc|b/c|because|cuz|cos|coz|about|over|before|thinking)"
     # formal English's "I" left out: "will be travelling to pune on monday"
     r"|will\s+be\s+(?:[a-z]+ing|in|at|away|off|out|back)"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
@@ -1232,7 +1239,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if not eventful or not _owned(sentence, mentions[0]):
             if event_before is not None and event_before[0] == index - 1:
                 before = event_before[1]
-                if _refers_back(lowered, mention):
+                # its day perhaps after a weekday ("fri 11th december, 2pm")
+                lead = mentions[0] if _WEEKDAY_ALONE.fullmatch(mentions[0].text) else mention
+                if _refers_back(lowered, lead):
                     # "second date with him!! friday 7.30 at the ramen place": the day of the
                     # event before, at the evening's hour if it is an evening's.
                     told = sentence
@@ -1900,6 +1909,7 @@ _PART_AFTER = re.compile(
 )
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+_IT_STARTS = re.compile(r"(?<![a-z])it\s+(?:starts?|begins?|kicks\s+off|is\s+at)(?![a-z])")
 # The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
 _FROM_THEN = re.compile(r"\s*from\s+")
 
@@ -1910,6 +1920,8 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
     if not _CLAUSE_END.search(gap.lower()):
         return False
     clause = _clause(sentence.lower(), at)
+    if _IT_STARTS.search(clause):
+        return False  # told by someone of the event: "they say it starts at 10:30"
     return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
 
 
