@@ -3603,3 +3603,30 @@ def test_near_misses_of_groups_feelings_and_body_art_are_left_alone(text: str) -
 )
 def test_kept_from_sleep_or_food_by_an_event_today_is_its(text: str, due: datetime) -> None:
     assert found_at(text, at(3, 3)) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a grievance's "never" of someone else is no denial of the plan
+        (
+            "tomorrow i have a meeting with the landlord about the deposit he never returned",
+            "follow_up",
+            at(4, 18),
+        ),
+        ("hearing on friday about the wages they never paid me", "follow_up", at(4, 18)),
+        # told to do something on an ordinal day
+        ("tell me on the 14th at 9 to book the vet", "reminder", at(14, 9)),
+        ("tell me on the 21st to pay the rent", "reminder", at(21, 9)),
+        ("tell me the 10th at 6pm to call grandma", "reminder", at(10, 18)),
+    ],
+)
+def test_a_grievances_never_and_tell_me_on_an_ordinal_day(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+def test_the_users_own_never_is_still_a_habit_or_denial() -> None:
+    assert reading_of("i never go to the gym on fridays") == []
+    assert reading_of("i'm never doing the exam on monday, i dropped the course") == []

@@ -112,8 +112,8 @@ _REMIND = re.compile(
     r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
     r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
     r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
-    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday"
-    r"|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday|the"
+    r"|\d{1,2}(?:st|nd|rd|th)|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
     r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     # asked first, its time after the errand: "tell me to water the plants at 6" (the caller
     # wants a time; not "don't tell me to relax", "he'd tell me to")
@@ -391,7 +391,9 @@ _SIGNED_OFF = re.compile(
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
+    # (not a grievance's "never" of someone else: "about the wages they never paid")
+    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t"
+    r"|(?<!they\s)(?<!he\s)(?<!she\s)(?<!who\s)(?<!which\s)never"
     r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared"
     # a day put right: "it's tuesday now not monday"
     r"|(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?)(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
