@@ -3630,3 +3630,44 @@ def test_a_grievances_never_and_tell_me_on_an_ordinal_day(
 def test_the_users_own_never_is_still_a_habit_or_denial() -> None:
     assert reading_of("i never go to the gym on fridays") == []
     assert reading_of("i'm never doing the exam on monday, i dropped the course") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what would have been
+        "要不是周六要加班 我就跟你们去露营了",
+        "早知道明天考试就不熬夜打游戏了",
+        # whenever, and what the user used to do
+        "我家猫一到晚上十点就开始跑酷",
+        "以前在工厂上班 早上七点到晚上七点",
+        # which of two days, not known or told both ways; a thought dropped; called off
+        "不知道是周四还是周五体检 医院还没通知",
+        "聚会有人说周六有人说周日 到底哪天",
+        "明天要不要去健身呢 算了 躺着吧",
+        "下周的马拉松不跑了 脚崴了",
+    ],
+)
+def test_what_would_have_been_used_to_be_is_undecided_or_dropped_is_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses: "by" a day (以前), a former colleague's wedding the user is in, a plan
+        # told right after its day, a start right on arrival
+        ("我周五以前得把论文交了", at(4, 18)),
+        ("以前的同事周六结婚 我去当伴娘", at(5, 18)),
+        ("周六去爬山 跑了三次终于约上了", at(5, 18)),
+        ("周五下午三点开会 一到就要汇报", at(4, 18)),
+    ],
+)
+def test_near_misses_of_the_unreal_habits_and_dropped_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_a_thought_dropped_before_the_subject_changes_leaves_the_plan_after() -> None:
+    assert found_in("老板又骂人 算了不说了 对了下周二我要去面试") == ("follow_up", at(8, 18))

@@ -398,6 +398,7 @@ _NEGATED = re.compile(
     # a day put right: "it's tuesday now not monday"
     r"|(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?)(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
     r"|不(?:上班|开门|营业|上课)"
+    r"|不(?:跑|比|练|踢|打|玩|办|考)了"  # called off by the user: 马拉松不跑了
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
 # watching", "can't make the concert tmrw", 周五的聚会我去不了了.
@@ -863,6 +864,7 @@ _UNREAL = re.compile(
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|要不是|早知道"  # what would have been: 要不是周六加班我就去了
     r"|就算|即使|哪怕|估计|大概|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
@@ -891,6 +893,9 @@ _UNSURE = re.compile(
     r"|can['\u2019]?t\s+decide|cannot\s+decide|(?:(?:i['\u2019]?m|im|so|really)\s+torn|torn\s+between)(?![a-z])|or\s+should\s+i(?![a-z])"
     r"|纠结|好难选|难选|选哪个|还是[^，,。]{1,12}(?:好|呢)[呢吧啊呀]*(?:[，,。!！?？~]|$)"
     r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|待定|没说哪天|哪天还没(?:定|通知|说)|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+    # which of two days, not known or told both ways (不知道是周四还是周五, 有人说周六有人说周日);
+    # a thought dropped (…算了 躺着吧), unless the subject changes after (算了…对了周五要…)
+    r"|不知道是?[^，,。]{1,8}还是|有人说[^，,。]{1,10}有人说|(?:^|[，,\s])算了(?!.*(?:对了|另外|还有))"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
@@ -926,6 +931,8 @@ _HABIT = re.compile(
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
     r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
+    # whenever (一到晚上十点就…), and what the user used to do (我以前上夜班; not 周五以前, "by")
+    r"|一到[^，,。]{1,8}就|(?:^|(?<=[我们]))以前(?!的)"
     # every weekday of a span: 周一到周五都要打卡 (not 下周一到周五出差, a trip)
     r"|(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~)\s*(?:周|星期|礼拜)?[一二三四五六日天][^，,。]{0,4}?都"
 )
