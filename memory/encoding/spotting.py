@@ -26,23 +26,24 @@ Read:
   as to come or as gone by (next year's).
 * Traditional characters as simplified, Cantonese days and words as Mandarin ones (聽日, 我哋).
 
-Not read: questions (unless about the user's own plan, or asked in a clause of their own after
-it), negations, goodbyes, habits, what is imagined, unsure or wished, what is told as done or
-over, the time now (a clock time opening a message before what is still going on), a calendar's
-days and days off, timetables and opening hours of services and places, what is due to be paid
-or sold, the weather, releases and the sky's events, quoted words, and someone else's own event
-the user takes no part in (a friend's or colleague's; a relative's told with their pronoun, of
-a kind of their own, or with the user not going, staying home, skipping it or replaced). A
-negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read).
+Not read: questions (unless about the user's own plan, or asked in a clause of their own after it),
+negations, a reminder declined, goodbyes, habits, what is imagined, unsure or wished, what is told
+as done or over, the time now (a clock time opening a message before what is still going on, "3am
+thoughts:"), a calendar's days and days off, timetables and opening hours of services and places,
+what is due to be paid or sold, the weather, releases and the sky's events, quoted words, and
+someone else's own event the user takes no part in (a friend's or colleague's; a relative's told
+with their pronoun, of a kind of their own, or with the user not going, staying home, skipping it or
+replaced). A negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i
+don't know how i'll cope" is read).
 
-Of several days: an event moved from one day to another is on the second, a day put right (12月5号
-……不对是12月19号) the second, a span ("from friday to sunday", a trip and its return) ends on its
-last, a weekday before its date is that date, and otherwise the event's day is the first naming a
-day whose clause tells of it and not only of something ending. An evening event's bare hour is
-the evening's, a race's the morning's; a clock time of another clause, or bounding something else
-("no food from midnight"), is not the event's; a month and day gone by this year in a plan is
-next year's.
+Of several days: an event moved from one day to another is on the second, a day put right
+(12月5号……不对是12月19号) the second, a span ("from friday to sunday", a trip and its return)
+ends on its last, a weekday before its date is that date, and otherwise the event's day is the
+first naming a day whose clause tells of it and not only of something ending. An evening event's
+bare hour is the evening's, a race's the morning's; a clock time of another clause (unless telling
+when "it starts"), before "btw" / 对了, or bounding something else ("no food from midnight"), is
+not the event's, a part of the day in a short clause after it is (明天去他家吃饭 中午到); a month
+and day gone by this year in a plan is next year's.
 """
 
 from __future__ import annotations
