@@ -138,9 +138,9 @@ Spans (a mention with ``first``, its last day in ``day``), past-leaning like the
   1" is 12:45); 12 am / 12 pm
   are midnight / noon, and "midnight" (晚上12点) said of a day is its last minute, 23:59. An
   hour in Chinese numerals is one alone (明天九点) unless a count comes before it (第三点,
-  有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟 or a part said with its day
-  (alone they are "a little", "two points"); no number is an hour before a noun it counts
-  (3点建议, "at 3 people", "at 8%").
+  有五点, 这三点); 一点, 两点 need a part of the day, minutes, 钟, a day or its part before
+  them or what starts then (明天两点, 两点开会; alone they are "a little", "two points"); no
+  number is an hour before a noun it counts (3点建议, "at 3 people", "at 8%").
 * Not understood: words that point at another date ("the day before", "考试三天后" is read
   as three days from now), "this time last year", solar terms and the lunar calendar.
 
@@ -1537,6 +1537,12 @@ _COUNTED = re.compile(r"(?:第|有|这|那|几|哪|另|前|后|最后|以下)\s*
 # After 三点 / 3点: points, not hours (三点建议, 有3点意见, 一点也不).
 _NOT_HOURS_AFTER = frozenset("建意理原要看想内也儿都东多")
 _A_LITTLE = frozenset("一两")  # 一点多, 两点多: "a bit more"; 七点多 is past seven
+# Right after a day (明天两点, 周六一点) or before what starts or leaves then (两点开会, 一点集合,
+# 两点的飞机), 一点 and 两点 are hours.
+_DAY_BEFORE = re.compile(r"(?:[今明后]天|[明后]儿|(?:周|星期|礼拜)[一二三四五六日天]|[号日])\s*$")
+_STARTS_THEN = re.compile(
+    r"(?:开始|开会|集合|出发|见面|开考|面试|上课|开门|碰头|的(?:飞机|航班|高铁|火车|动车|车|会|课|面试))"
+)
 # A part of the day said before a time with a colon: 晚上7:30, 明晚9:00.
 _PART_BEFORE_ZH = re.compile(rf"(?P<part>{_ZH_PARTS})\s*$")
 _PM_PARTS = frozenset({"下午", "晚上", "傍晚", "晚", "夜里", "夜", "afternoon", "evening", "night"})
@@ -1668,7 +1674,11 @@ def _chinese_clock(
     # 一点, 两点 alone are "a little", "two points"; other numerals are hours when the day's
     # part was said ("周五晚上我们八点见"), or when no count comes before them (明天九点，...;
     # not 第三点, 有五点).
-    plain = m.group("h") not in ("一", "两")
+    plain = (
+        m.group("h") not in ("一", "两")
+        or _STARTS_THEN.match(text, m.end()) is not None
+        or _DAY_BEFORE.search(text, 0, m.start()) is not None
+    )
     context = plain and (hours is not None or not _COUNTED.search(text, 0, m.start()))
     if parsed is None or not (said_so or m.group("zhong") or not numeral or context):
         return None

@@ -1583,3 +1583,26 @@ def test_an_ordinal_right_before_its_clock_time_is_a_day(text: str, day: str) ->
 def test_an_ordinal_before_a_count_is_still_no_day(text: str) -> None:
     now = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
     assert future_spans(text, now) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # right after a day, or before what starts or leaves then
+        ("明天两点", time(14, 0)),
+        ("周六一点", time(13, 0)),
+        ("两点开会", time(14, 0)),
+        ("一点集合", time(13, 0)),
+        ("两点的飞机", time(14, 0)),
+    ],
+)
+def test_one_and_two_oclock_after_a_day_or_before_a_start_are_hours(
+    text: str, expected: time
+) -> None:
+    found = clock_time(text)
+    assert found is not None and found.at == expected
+
+
+@pytest.mark.parametrize("text", ["明天一点都不想去", "周六两点意见", "这两点要注意", "两点不同意"])
+def test_one_and_two_points_near_a_day_are_still_no_hours(text: str) -> None:
+    assert clock_time(text) is None

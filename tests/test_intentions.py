@@ -3455,3 +3455,219 @@ def test_near_misses_of_others_and_timetables_are_still_read(text: str, due: dat
 
 def test_torn_said_of_a_ligament_is_no_doubt_of_the_plan() -> None:
     assert found_in("knee scan on friday, hoping the tendon isn't torn") == ("follow_up", at(4, 18))
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # moved from one day to another: the second, before it or after
+        ("my dentist appointment got moved from wednesday to tuesday", at(8, 18)),
+        ("ugh the interview was changed from monday to friday", at(4, 18)),
+        ("they pushed my surgery from the 15th to the 12th", at(12, 18)),
+        ("考试从12号提前到10号了", at(10, 18)),
+        ("我的面试从周五改到下周三了", at(9, 18)),
+        # a day put right after "now": "X now not Y"
+        ("the vet visit is actually tuesday now not monday lol", at(8, 18)),
+        ("update: my exam is saturday now, not friday", at(5, 18)),
+        # ... or denied, then told
+        ("my exam isn't monday, it's tuesday", at(8, 18)),
+        # near-misses: a span from one day to a later one, a move told without "from"
+        ("i'm away from friday to monday for the wedding", at(7, 18)),
+        ("they moved my interview to monday", at(7, 18)),
+    ],
+)
+def test_a_day_moved_from_one_to_another_or_put_right_is_the_new_one(
+    text: str, due: datetime
+) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "due"),
+    [
+        # the hour of typing, opening the message: not the event's
+        ("2am thoughts: my driving test is on friday and i haven't practised", at(1, 2), at(4, 18)),
+        ("凌晨三点还睡不着，周五要答辩", at(1, 3), at(4, 18)),
+        ("深夜两点还在刷题 周六考四级", at(1, 2), at(5, 18)),
+        ("大半夜一点还在改稿 周五面试", at(1, 1), at(4, 18)),
+        # a daily hour, then "by the way" and a plan: not the plan's hour
+        ("每天六点起床上班 对了周日我要去考驾照", NOW, at(6, 18)),
+        ("我一般十一点睡 对了 周六要去面试", NOW, at(5, 18)),
+        ("up at 6 every day for the bakery, btw my driving test is sunday", NOW, at(6, 18)),
+        # near-misses: the event's own hour, before or after its day
+        ("凌晨三点的飞机，周五走", at(1, 10), at(4, 6)),
+        ("btw my driving test is sunday at 9am", NOW, at(6, 12)),
+        ("对了周日上午十点我要去考驾照", NOW, at(6, 13)),
+    ],
+)
+def test_the_hour_of_typing_or_of_a_routine_is_not_the_events(
+    text: str, said: datetime, due: datetime
+) -> None:
+    assert found_at(text, said) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # the part of the day in a short clause of its own after the event's
+        ("明天要第一次去男朋友家吃饭 中午到", at(4, 14)),
+        ("周六我要给全家做年夜饭 晚上开饭", at(5, 21)),
+        ("后天要去考科目二 上午考", at(5, 12)),
+        ("my exam is on friday, in the morning", at(4, 12)),
+        ("driving test on friday, morning slot", at(4, 12)),
+        # near-misses: a part of the day of something else after the event
+        ("周六考试，晚上去唱歌", at(5, 18)),
+        ("明天面试，下午还要上班", at(4, 18)),
+        ("interview friday, evening i go to the gym", at(4, 18)),
+    ],
+)
+def test_a_part_of_the_day_said_after_the_event_is_its(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no need to remind me about friday, the meeting got cancelled",
+        "you don't have to remind me tomorrow, i set an alarm",
+        "不用提醒我明天开会了 我记着呢",
+        "别再提醒我周一要交报告了 烦死了",
+        "不需要提醒我后天的事 已经改期了",
+    ],
+)
+def test_a_reminder_declined_is_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses: a reminder asked after one declined, or not declined at all
+        ("no need to remind me today. remind me on friday to pay rent", at(4, 9)),
+        ("不用提醒我了，明天叫我起床就行", at(4, 9)),
+        ("别忘了提醒我周五交报告", at(4, 9)),
+    ],
+)
+def test_a_reminder_asked_after_one_declined_is_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("reminder", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # an event named in the sentence before its day, the day after a weekday
+        ("finally booked the haircut!! fri 11th december, 2pm", at(11, 17)),
+        ("got the interview!! friday the 11th at 2pm", at(11, 17)),
+        # body art and beauty booked like a doctor
+        ("finally booked the tattoo!! mon 14th december, 11am", at(14, 14)),
+        ("manicure friday at 11, first one ever", at(4, 14)),
+        # a group the user is in, "my" left out
+        ("band's first gig is on the 12th, 9pm slot at the pub", at(13, 0)),
+        ("team's final is on saturday, 2pm kickoff", at(5, 17)),
+        # the hour the event starts, told by someone in a clause after it
+        ("tomorrow i have interview at the bank, they say it start 10:30", at(4, 13, 30)),
+        ("周五有个面试 hr说两点开始", at(4, 17)),
+        # 一点 / 两点 right after a day or before what starts then
+        ("周六一点集合去爬山", at(5, 16)),
+        ("后天两点的飞机去成都", at(5, 17)),
+        # near-misses: 一点 / 两点 as "a little", "two points"; someone else's hour
+        ("周五开会 领导提了两点意见", at(4, 18)),
+        ("周日考试 一点也不想复习", at(6, 18)),
+        ("exam friday, my brother says his starts at 9", at(4, 18)),
+    ],
+)
+def test_events_told_by_other_shapes_with_their_hours(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cant sleep, the neighbours have a party on friday",
+        "the team's final is on saturday",
+        "team's playing arsenal on saturday",
+        "my tattoo from last friday is still healing",
+        "she got a tattoo on saturday",
+    ],
+)
+def test_near_misses_of_groups_feelings_and_body_art_are_left_alone(text: str) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("cant sleep bc of the driving test at 9am today", at(3, 12)),
+        ("can't eat anything bc of the endoscopy at 11 today", at(3, 14)),
+    ],
+)
+def test_kept_from_sleep_or_food_by_an_event_today_is_its(text: str, due: datetime) -> None:
+    assert found_at(text, at(3, 3)) == ("follow_up", due)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "due"),
+    [
+        # a grievance's "never" of someone else is no denial of the plan
+        (
+            "tomorrow i have a meeting with the landlord about the deposit he never returned",
+            "follow_up",
+            at(4, 18),
+        ),
+        ("hearing on friday about the wages they never paid me", "follow_up", at(4, 18)),
+        # told to do something on an ordinal day
+        ("tell me on the 14th at 9 to book the vet", "reminder", at(14, 9)),
+        ("tell me on the 21st to pay the rent", "reminder", at(21, 9)),
+        ("tell me the 10th at 6pm to call grandma", "reminder", at(10, 18)),
+    ],
+)
+def test_a_grievances_never_and_tell_me_on_an_ordinal_day(
+    text: str, kind: str, due: datetime
+) -> None:
+    assert found_in(text) == (kind, due)
+
+
+def test_the_users_own_never_is_still_a_habit_or_denial() -> None:
+    assert reading_of("i never go to the gym on fridays") == []
+    assert reading_of("i'm never doing the exam on monday, i dropped the course") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what would have been
+        "要不是周六要加班 我就跟你们去露营了",
+        "早知道明天考试就不熬夜打游戏了",
+        # whenever, and what the user used to do
+        "我家猫一到晚上十点就开始跑酷",
+        "以前在工厂上班 早上七点到晚上七点",
+        # which of two days, not known or told both ways; a thought dropped; called off
+        "不知道是周四还是周五体检 医院还没通知",
+        "聚会有人说周六有人说周日 到底哪天",
+        "明天要不要去健身呢 算了 躺着吧",
+        "下周的马拉松不跑了 脚崴了",
+    ],
+)
+def test_what_would_have_been_used_to_be_is_undecided_or_dropped_is_left_alone(
+    text: str,
+) -> None:
+    assert reading_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        # near-misses: "by" a day (以前), a former colleague's wedding the user is in, a plan
+        # told right after its day, a start right on arrival
+        ("我周五以前得把论文交了", at(4, 18)),
+        ("以前的同事周六结婚 我去当伴娘", at(5, 18)),
+        ("周六去爬山 跑了三次终于约上了", at(5, 18)),
+        ("周五下午三点开会 一到就要汇报", at(4, 18)),
+    ],
+)
+def test_near_misses_of_the_unreal_habits_and_dropped_are_read(text: str, due: datetime) -> None:
+    assert found_in(text) == ("follow_up", due)
+
+
+def test_a_thought_dropped_before_the_subject_changes_leaves_the_plan_after() -> None:
+    assert found_in("老板又骂人 算了不说了 对了下周二我要去面试") == ("follow_up", at(8, 18))

@@ -26,23 +26,24 @@ Read:
   as to come or as gone by (next year's).
 * Traditional characters as simplified, Cantonese days and words as Mandarin ones (聽日, 我哋).
 
-Not read: questions (unless about the user's own plan, or asked in a clause of their own after
-it), negations, goodbyes, habits, what is imagined, unsure or wished, what is told as done or
-over, the time now (a clock time opening a message before what is still going on), a calendar's
-days and days off, timetables and opening hours of services and places, what is due to be paid
-or sold, the weather, releases and the sky's events, quoted words, and someone else's own event
-the user takes no part in (a friend's or colleague's; a relative's told with their pronoun, of
-a kind of their own, or with the user not going, staying home, skipping it or replaced). A
-negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i don't
-know how i'll cope" is read).
+Not read: questions (unless about the user's own plan, or asked in a clause of their own after it),
+negations, a reminder declined, goodbyes, habits, what is imagined, unsure or wished, what is told
+as done or over, the time now (a clock time opening a message before what is still going on, "3am
+thoughts:"), a calendar's days and days off, timetables and opening hours of services and places,
+what is due to be paid or sold, the weather, releases and the sky's events, quoted words, and
+someone else's own event the user takes no part in (a friend's or colleague's; a relative's told
+with their pronoun, of a kind of their own, or with the user not going, staying home, skipping it or
+replaced). A negation or a doubt counts in the clause of the day only ("the funeral is on tuesday, i
+don't know how i'll cope" is read).
 
-Of several days: an event moved from one day to another is on the second, a day put right (12月5号
-……不对是12月19号) the second, a span ("from friday to sunday", a trip and its return) ends on its
-last, a weekday before its date is that date, and otherwise the event's day is the first naming a
-day whose clause tells of it and not only of something ending. An evening event's bare hour is
-the evening's, a race's the morning's; a clock time of another clause, or bounding something else
-("no food from midnight"), is not the event's; a month and day gone by this year in a plan is
-next year's.
+Of several days: an event moved from one day to another is on the second, a day put right
+(12月5号……不对是12月19号) the second, a span ("from friday to sunday", a trip and its return)
+ends on its last, a weekday before its date is that date, and otherwise the event's day is the
+first naming a day whose clause tells of it and not only of something ending. An evening event's
+bare hour is the evening's, a race's the morning's; a clock time of another clause (unless telling
+when "it starts"), before "btw" / 对了, or bounding something else ("no food from midnight"), is
+not the event's, a part of the day in a short clause after it is (明天去他家吃饭 中午到); a month
+and day gone by this year in a plan is next year's.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ _REMIND = re.compile(
     r"|(?<=hours\s)tell\s+me(?=\s+to\s)|(?<=mins\s)tell\s+me(?=\s+to\s)"
     r"|(?<=minutes\s)tell\s+me(?=\s+to\s)|(?<=[ap]m\s)tell\s+me(?=\s+to\s)"
     r"|tell\s+me(?=(?:\s+(?:at|in|on|by|around|tomorrow|tonight|today|this|next|morning|evening"
-    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday"
-    r"|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
+    r"|afternoon|an?|hours?|mins?|minutes|half|[a-z]+day|midnight|noon|midday|the"
+    r"|\d{1,2}(?:st|nd|rd|th)|\d[\d:.]*(?:\s*[ap]\.?m)?)(?![a-z]))+"
     r"\s+to\s+(?!you(?![a-z])|u(?![a-z])))"
     # asked first, its time after the errand: "tell me to water the plants at 6" (the caller
     # wants a time; not "don't tell me to relax", "he'd tell me to")
@@ -134,6 +135,11 @@ _REMIND = re.compile(
     r"|(?:(?:帮|给|替)我|^|(?<=[，,。\s]))(?:设|定|订|加|建|添加?|弄)(?:一?个|一下|一?条)?提醒)"
     r"(?:一下)?[，,：:]?\s*"
     r"(?P<zh>.*)"
+)
+# A reminder declined: "no need to remind me", "you don't have to ping me", 不用提醒我, 别再提醒我.
+_DECLINED = re.compile(
+    r"(?:(?<![a-z])no\s+need\s+to|(?:do\s*n['\u2019]?t|dont)\s+(?:have|need)\s+to|needn['\u2019]?t)\s+$"
+    r"|(?:不用|不需要|不必|甭|别|不要)再?$"
 )
 # The user's own day, or the user's and someone's: "my bday", "me and jake's anniversary",
 # 我和我老公的结婚纪念日; 我下周四(过)生日 once its day's words are taken out.
@@ -212,6 +218,8 @@ _EVENTS = frozenset({
     "vaccine", "jab", "booster", "bloodwork", "consult", "consultation", "specialist", "gp",
     "obgyn", "surgeon", "optometrist", "result", "ivf", "infusion", "injection", "haircut",
     "reconstruction", "transplant", "implant", "extraction",
+    # body art and beauty, booked like a doctor
+    "tattoo", "piercing", "manicure", "pedicure", "facial", "massage", "waxing",
     # travel
     "trip", "flight", "flying", "fly", "vacation", "holiday", "getaway", "cruise", "layover",
     "airport", "visa", "passport",
@@ -384,10 +392,14 @@ _SIGNED_OFF = re.compile(
 )
 # ("not until Friday" is no negation: it says when; nor "not looking forward to it".)
 _NEGATED = re.compile(
-    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t|never"
-    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared)"
-    r"(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
+    # (not a grievance's "never" of someone else: "about the wages they never paid")
+    r"(?<![a-z])(?:no|not|(?:do|did|wo|is|are|was|were|have|has|had|does)n['\u2019]?t"
+    r"|(?<!they\s)(?<!he\s)(?<!she\s)(?<!who\s)(?<!which\s)never"
+    r"|cancel(?:l?ed)?)(?![a-z])(?!\s+(?:until|till|til|looking|ready|sure|excited|prepared"
+    # a day put right: "it's tuesday now not monday"
+    r"|(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?)(?![a-z]))|(?<!还)没|不用|取消|不去|不参加|不考了|不开了|不办了|改期|延期|不(?:打算|准备)"
     r"|不(?:上班|开门|营业|上课)"
+    r"|不(?:跑|比|练|踢|打|玩|办|考)了"  # called off by the user: 马拉松不跑了
 )
 # The user not taking part, wherever the sentence says it: "the match is at 8 but i'm not
 # watching", "can't make the concert tmrw", 周五的聚会我去不了了.
@@ -514,6 +526,8 @@ _KIN = _RELATIVES + "|" + _PETS
 # A relative's event, its "my" left out: "kid's nativity is on the 2nd".
 _KIN_FIRST = re.compile(
     r"^(?:" + _KIN + r")['\u2019]s\s+(?!(?:got|going|having|[a-z]+ing)(?![a-z]))"
+    # a group the user is in, "my" left out: "band's first gig is on the 12th", "team's final"
+    r"|^(?:band|team|choir|squad|crew|troupe|orchestra)['\u2019]s\s+(?![a-z]+ing(?![a-z]))"
 )
 _KIN_ZH = (
     r"(?:爸|妈|哥|姐|弟|妹|老公|老婆|儿子|女儿|爷爷|奶奶|外公|外婆|表[哥姐弟妹]|堂[哥姐弟妹]"
@@ -754,8 +768,17 @@ _DAY_OFF = re.compile(
 # 周五的会改到下周了.
 _MOVED = re.compile(
     r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed)(?:\s+(?:back|forward))?"
-    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成"
+    r"\s+(?:to|till|until)(?![a-z])|改到|推到|推迟到|延到|延期到|挪到|改成|提前到|调到|换到"
 )
+# ... or from one day to another: "got moved from wednesday to tuesday" (not a span).
+_MOVED_FROM = re.compile(
+    r"(?<![a-z])(?:moved|pushed|postponed|rescheduled|bumped|changed|switched|brought)"
+    r"(?:\s+[a-z'\u2019]+){0,3}?\s+from\s+(?:the\s+)?$"  # "pushed my surgery from"
+)
+_TO_DAY = re.compile(r"\s+(?:to|till|until)\s+(?:the\s+)?")
+# ... or denied, then told: "isn't monday, it's tuesday".
+_NOT_THAT = re.compile(r"(?<![a-z])(?:not|is\s*n['\u2019]?t)\s+(?:on\s+)?$")
+_BUT_THIS = re.compile(r"[\s,;]*(?:it['\u2019]?s|its|it\s+is|but)\s+(?:on\s+)?")
 # A day said, then put right: "the 5th, sorry i mean the 19th", 5号……不对是19号.
 _CORRECTED = re.compile(
     r"(?<![a-z])(?:i\s+mean|i\s+meant|sorry\s+meant|wait\s+no|no\s+wait|correction|scratch\s+that)"
@@ -793,6 +816,9 @@ _IMPLIED_I = re.compile(
     _CHAT_LEAD + r"(?:got|gotta|gonna|going|back\s+(?:on|at|to|in)|on\s+(?:earlies|lates|nights)|"
     r"heading|have|having|need|off|flying|leaving|starting|meeting|seeing|getting|taking|"
     r"doing|visiting|signed\s+up|booked|registered|enrolled|scheduled|can'?t\s+wait|cannot\s+wait"
+    # kept from sleep or food by it: "cant sleep bc of the interview at 10 today"
+    r"|(?:can['\u2019]?t|cannot|couldn['\u2019]?t)\s+(?:sleep|eat|focus|concentrate|relax)"
+    r"(?:\s+[a-z]+)?\s+(?:bc|b/c|because|cuz|cos|coz|about|over|before|thinking)"
     # formal English's "I" left out: "will be travelling to pune on monday"
     r"|will\s+be\s+(?:[a-z]+ing|in|at|away|off|out|back)"
     r"|looking\s+forward|so\s+(?:excited|nervous)|excited|nervous|dreading|stressed|anxious|scared"
@@ -814,10 +840,14 @@ _NOW_IS = re.compile(
 # The time now, told after it: 下午三点了, 都十二点多啦; opening the message: "2am and i'm up".
 _NOW_ZH = re.compile(r"\s*(?:多|半)?(?:了|啦)")
 # ... or set apart before what already is or still goes on: "凌晨一点四十 渔港那边已经开始热闹了".
-_NOW_STILL_ZH = re.compile(r"(?:\s+|[，,]\s*)[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然)")
+_NOW_STILL_ZH = re.compile(
+    r"(?:\s+|[，,]\s*)?[\u4e00-\u9fff]{0,8}?(?:已经|还在|还没|仍然|依然|睡不着|还醒着)"
+)
 _NOW_AND = re.compile(
     r"\s*(?:and|&|n)\s+(?:i['\u2019]?m|im|i\s+am|i['\u2019]?ve|still|we['\u2019]re|here\s+i\s+am)(?![a-z])"
+    r"|\s*(?:thoughts|brain|vibes|feels)(?![a-z])"  # "3am thoughts: ..."
 )
+_NIGHT_LEAD = re.compile(r"大?(?:半|深)?(?:夜里?)?")  # 深夜两点还在刷题: the night's hour now
 # A question about the user's own event is still about it: "what should I wear to my
 # interview on Monday?"
 _MY = re.compile(r"(?<![a-z])my\s+")
@@ -835,6 +865,7 @@ _UNREAL = re.compile(
     r"|let\s+us|(?:we|you|i)\s+(?:should|ought\s+to)|should\s+we|shall\s+we|thinking\s+(?:about|of)|maybe"
     r"|might|(?:was|were)\s+(?:going\s+to|gonna|planning\s+to)|had\s+planned)(?![a-z])"
     r"|如果|要是|假如|万一|适合|适宜|好像|似乎|的话(?![剧题])|本来|原本|原来(?:打算|要|想)|原计划"
+    r"|要不是|早知道"  # what would have been: 要不是周六加班我就去了
     r"|就算|即使|哪怕|估计|大概|(?<![理思感梦幻回构想不])想(?![到起法念象想])"
 )
 # A wish or a plan not made yet, wherever the sentence says it: "not sure if i'm going",
@@ -863,6 +894,9 @@ _UNSURE = re.compile(
     r"|can['\u2019]?t\s+decide|cannot\s+decide|(?:(?:i['\u2019]?m|im|so|really)\s+torn|torn\s+between)(?![a-z])|or\s+should\s+i(?![a-z])"
     r"|纠结|好难选|难选|选哪个|还是[^，,。]{1,12}(?:好|呢)[呢吧啊呀]*(?:[，,。!！?？~]|$)"
     r"|就好了|多好啊|不确定|不一定|说不定|(?<!路线)(?<!行程)(?<!酒店)(?<!攻略)还没定|没定好|待定|没说哪天|哪天还没(?:定|通知|说)|可能|也许|或许|不知道(?:哪|几|什么时候|去不去|要不要|能不能)|去不去"
+    # which of two days, not known or told both ways (不知道是周四还是周五, 有人说周六有人说周日);
+    # a thought dropped (…算了 躺着吧), unless the subject changes after (算了…对了周五要…)
+    r"|不知道是?[^，,。]{1,8}还是|有人说[^，,。]{1,10}有人说|(?:^|[，,\s])算了(?!.*(?:对了|另外|还有))"
 )
 # A Chinese question asked without a question mark: 周六的比赛看了吗.
 _ASKED_ZH = re.compile(r"吗[呀啊]?[^\u4e00-\u9fff]*$|是不是|有没有|要不要|会不会")
@@ -898,6 +932,8 @@ _HABIT = re.compile(
     r"|in\s+this\s+country)(?![a-z])(?!\s+(?:at|on|in|by|for|tomorrow|tonight|next|this)(?![a-z]))"
     r"|每(?:天|日|晚|早|周|星期|礼拜|月|年|次|逢|隔|个(?:周|星期|礼拜|月|工作日|早上|晚上))"
     r"|一般|通常|经常|总是|平时|照常|曾经|又要(?:开始)?(?:上班|上学|上课|加班)|返工"
+    # whenever (一到晚上十点就…), and what the user used to do (我以前上夜班; not 周五以前, "by")
+    r"|一到[^，,。]{1,8}就|(?:^|(?<=[我们]))以前(?!的)"
     # every weekday of a span: 周一到周五都要打卡 (not 下周一到周五出差, a trip)
     r"|(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~)\s*(?:周|星期|礼拜)?[一二三四五六日天][^，,。]{0,4}?都"
 )
@@ -1137,6 +1173,14 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             and _BY_SOMEONE.search(lowered, 0, remind.start("zh"))
         ):
             remind = None  # 妈妈明天7:30叫我起床: someone else calls the user
+        # declined ("no need to remind me about monday", 不用提醒我周五的事了): a later one asked,
+        # else nothing of that day to follow up either
+        declined = False
+        while remind is not None and _DECLINED.search(lowered, 0, remind.start()):
+            asked = remind.start("en" if remind.group("en") is not None else "zh")
+            remind, declined = _REMIND.search(lowered, asked), True
+        if declined and remind is None:
+            continue
         mentions = future_spans(sentence, now)
         planned = remind is not None or _WILL.search(lowered) is not None
         if not mentions and planned and not (_told_done(lowered) or _PAST_ZH.search(sentence)):
@@ -1205,7 +1249,9 @@ def spot(text: str, now: datetime) -> list[Spotted]:
         if not eventful or not _owned(sentence, mentions[0]):
             if event_before is not None and event_before[0] == index - 1:
                 before = event_before[1]
-                if _refers_back(lowered, mention):
+                # its day perhaps after a weekday ("fri 11th december, 2pm")
+                lead = mentions[0] if _WEEKDAY_ALONE.fullmatch(mentions[0].text) else mention
+                if _refers_back(lowered, lead):
                     # "second date with him!! friday 7.30 at the ramen place": the day of the
                     # event before, at the evening's hour if it is an evening's.
                     told = sentence
@@ -1259,12 +1305,20 @@ def _the_mention(sentence: str, mentions: Sequence[DateMention]) -> DateMention:
     second = mentions[1]
     if _MOVED.search(sentence, first.start, second.start):
         return second
-    if _CORRECTED.search(sentence.lower(), first.start, second.start):
+    lowered = sentence.lower()
+    if _MOVED_FROM.search(lowered, 0, first.start) and _TO_DAY.fullmatch(
+        lowered, first.start + len(first.text), second.start
+    ):
+        return second
+    if _NOT_THAT.search(lowered, 0, first.start) and _BUT_THIS.fullmatch(
+        lowered, first.start + len(first.text), second.start
+    ):
+        return second  # "my exam isn't monday, it's tuesday"
+    if _CORRECTED.search(lowered, first.start, second.start):
         return second  # 12月5号考研……不对是12月19号
     gap = sentence[first.start + len(first.text) : second.start]
     if _WEEKDAY_ALONE.fullmatch(first.text) and second.first is None and not gap.strip(" ,"):
         return second
-    lowered = sentence.lower()
     ended: DateMention | None = None
     for mention in mentions:
         begin, end = _clause_bounds(lowered, mention.start)
@@ -1850,9 +1904,22 @@ def _my_event(lowered: str) -> bool:
 # Before a clock time that bounds something else, not the event's hour: "from midnight" (no
 # food), "until 10", 十点以后.
 # A clause with its own subject, between a clock time and a later day.
-_NEW_SUBJECT = re.compile(r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])")
+_NEW_SUBJECT = re.compile(
+    r"\s(?:and|but|so|then)\s+(?:i|we)(?:['\u2019](?:m|re|ll|ve))?(?![a-z])"
+    # the subject changed ("up at 6 every day, btw my test is sunday", 六点起床 对了周日考驾照)
+    r"|(?<![a-z])(?:btw|by\s+the\s+way|anyway|oh\s+and|also)(?![a-z])|对了|另外|顺便说"
+)
+# The part of the day the day's event is at, in a short clause of its own after it ("exam on
+# friday, in the morning", "driving test friday, morning slot", 明天去他家吃饭 中午到).
+_PART_AFTER = re.compile(
+    r"[,，]\s*(?:(?:in\s+the\s+)?(?P<en>morning|afternoon|evening)(?:\s+(?:slot|appointment|session"
+    r"|one|start))?|(?P<zh>上午|中午|下午|傍晚|晚上)(?:开饭|开考|开始|出发|集合|进场|到|考|见)?)"
+    r"\s*(?:[,，.。!！~]|$)",
+    re.IGNORECASE,
+)
 _BOUND_BEFORE = re.compile(r"(?<![a-z])(?:until|till|til|after|since|before|from)\s+$")
 _BOUND_AFTER = re.compile(r"\s*(?:以后|之后|以前|之前)")
+_IT_STARTS = re.compile(r"(?<![a-z])it\s+(?:starts?|begins?|kicks\s+off|is\s+at)(?![a-z])")
 # The day's own hour it starts from, said right after it: "the training on 15 dec from 10 am".
 _FROM_THEN = re.compile(r"\s*from\s+")
 
@@ -1863,6 +1930,8 @@ def _theirs_clock(sentence: str, gap: str, at: int) -> bool:
     if not _CLAUSE_END.search(gap.lower()):
         return False
     clause = _clause(sentence.lower(), at)
+    if _IT_STARTS.search(clause):
+        return False  # told by someone of the event: "they say it starts at 10:30"
     return bool(_OTHERS_EN.search(clause) or _OTHERS_ZH.search(clause))
 
 
@@ -1877,7 +1946,7 @@ def _plan_clock(sentence: str) -> ClockTime | None:
         now = (
             _NOW_IS.search(lowered[:start]) and not lowered.startswith(("at", "@"), start)
         ) or _NOW_ZH.match(sentence, end)
-        opening = start == 0 and (
+        opening = _NIGHT_LEAD.fullmatch(sentence, 0, start) is not None and (
             _NOW_AND.match(lowered, end) or _NOW_STILL_ZH.match(sentence, end)
         )
         if not (now or opening):
@@ -1892,7 +1961,13 @@ def _when_words(sentence: str, start: int, end: int, others: Sequence[DateMentio
     test tmrw, no food from midnight"; not the hour the day's event starts from, said right
     after its day: "the training on 15 dec from 10 am")."""
     clock = _plan_clock(sentence)
-    if clock is None or _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
+    if clock is None:
+        part = _PART_AFTER.search(sentence, end)
+        if part is None or any(end <= m.start < part.start() for m in others):
+            return sentence[start:end]
+        words = part.group("zh") or part.group("en").lower()
+        return f"{sentence[start:end]}{'' if part.group('zh') else ' '}{words}"
+    if _NEW_SUBJECT.search(sentence[clock.end : start].lower()):
         return sentence[start:end]  # "flight's at 1:40 and we're back on the 9th": the flight's
     gap = sentence[end : clock.start] if clock.start >= end else ""
     if gap and (
