@@ -34,7 +34,8 @@ Run: `--processes` worker processes, each opening the runtime `kizuna run` opens
 database (the hash embedder, the instant model of engine_load.py: no network), its scheduler
 running, send messages from their share of the users (the more memories, the more they talk)
 at `--rate` a second in all for `--seconds`, with `--large-scopes` as their `[memory]
-large_scopes`. Conversations close after `--idle-minutes` and
+large_scopes`, on a clock set back to the build's time (`Shifted`: a kept build's copy is seen
+as it was built, whatever day it runs). Conversations close after `--idle-minutes` and
 are encoded by the scheduler. Every process runs the outreach sender once a minute (a courier
 that records what it is given); process 0 starts the daily prune over the whole community a
 quarter into the run, back to back (how long the whole prune takes), or with `--prune-pace
@@ -117,6 +118,7 @@ from tests.fakes.postgres import ServerError, debian_binaries, kept_server, pgse
 
 HERE = Path(__file__).resolve().parent
 DAY = 86400.0
+DUE_DAYS = 60  # pending intentions are due up to this many days after the build
 ZIPF = 1.0  # the n-th user has 1/n**ZIPF of the first's memories
 TEXT_POOL = 50_000  # distinct memory texts, their full-text columns prepared once each
 GRACE_DAYS = 7  # the shipped policies' grace: younger memories are never pruned
@@ -545,7 +547,7 @@ async def load_intentions(
     for n, i in enumerate(picks):
         user = folk.users[i]
         kind = rng.choices(("follow_up", "reminder", "special_day"), (0.7, 0.2, 0.1))[0]
-        due = now + rng.uniform(-1, 60) * DAY
+        due = now + rng.uniform(-1, DUE_DAYS) * DAY
         what = f"{rng.choice(THINGS)[:40]} #{n}"  # pending ones are unique by what and when
         rows.append(
             (
@@ -594,6 +596,17 @@ async def table_rows(dsn: str) -> dict[str, int]:
 
 
 # The worker: one `kizuna run`-like process.
+
+
+@dataclass(slots=True, frozen=True)
+class Shifted:
+    """The system clock, `seconds` back: a run of a build kept for days sees the community as
+    it was built (else the outreach's first round grows by a day's intentions a day)."""
+
+    seconds: float
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) - timedelta(seconds=self.seconds)
 
 
 @dataclass(slots=True)
@@ -653,6 +666,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
             dsn=args.dsn,
             index_memory_mb=args.index_memory_mb,
             large_scopes=args.large_scopes,
+            clock=Shifted(args.shift),
         )
         opened = time.perf_counter() - started
         dense = type(runtime.bank.derived.dense).__name__  # SizedIndex: pgvector searches
@@ -777,8 +791,10 @@ async def prune_all(
 # The parent: builds, starts the workers, and reports.
 
 
-async def start_workers(args: argparse.Namespace, dsn: str) -> list[asyncio.subprocess.Process]:
-    argv = [sys.executable, str(HERE / "community.py")]
+async def start_workers(
+    args: argparse.Namespace, dsn: str, shift: float
+) -> list[asyncio.subprocess.Process]:
+    argv = [sys.executable, str(HERE / "community.py"), "--shift", str(shift)]
     names = ("users", "seconds", "rate", "processes", "seed", "idle_minutes", "prune_pace")
     for name in (*names, "large_scopes"):
         argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
@@ -825,8 +841,10 @@ def ms3(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-async def measure(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
-    workers = await start_workers(args, dsn)
+async def measure(args: argparse.Namespace, dsn: str, shift: float) -> dict[str, Any]:
+    """The run: the workers' clocks `shift` seconds back, so that they see the community as
+    it was built (its intentions due, its contacts silent as then), on whatever day it runs."""
+    workers = await start_workers(args, dsn, shift)
     for process in workers:
         assert process.stdout is not None
         line = await process.stdout.readline()
@@ -1062,16 +1080,17 @@ def build_key(args: argparse.Namespace) -> str:
 @contextlib.asynccontextmanager
 async def built_database(
     server_dsn: str, args: argparse.Namespace, personas: dict[str, Persona], folk: Community
-) -> AsyncIterator[tuple[str, float, dict[str, float]]]:
-    """(DSN, build seconds, seconds per part) of a built community. With `--keep-server`, the
-    build is made once into BUILT (its sizes in its comment) and each run gets a copy of it,
-    dropped after (CREATE DATABASE ... TEMPLATE copies its files: minutes for a million
-    memories, against the build's half hour); else a fresh database built for this run."""
+) -> AsyncIterator[tuple[str, float, dict[str, float], float]]:
+    """(DSN, build seconds, seconds per part, when it was built) of a built community. With
+    `--keep-server`, the build is made once into BUILT (its sizes and time in its comment) and
+    each run gets a copy of it, dropped after (CREATE DATABASE ... TEMPLATE copies its files:
+    minutes for a million memories, against the build's half hour); else a fresh database
+    built for this run."""
     if args.keep_server is None:
         async with fresh_database(server_dsn) as dsn:
-            started = time.perf_counter()
+            started, built_at = time.perf_counter(), time.time()
             took = await build(dsn, args, personas, folk)
-            yield dsn, time.perf_counter() - started, took
+            yield dsn, time.perf_counter() - started, took, built_at
         return
     admin = await asyncpg.connect(server_dsn)
     try:
@@ -1085,10 +1104,10 @@ async def built_database(
         if comment is None:
             await admin.execute(f"DROP DATABASE IF EXISTS {BUILDING} WITH (FORCE)")
             await admin.execute(f"CREATE DATABASE {BUILDING}")
-            started = time.perf_counter()
+            started, built_at = time.perf_counter(), time.time()
             took = await build(dsn_of(server_dsn, BUILDING), args, personas, folk)
             built = time.perf_counter() - started
-            comment = json.dumps({"key": key, "build_s": built, "took": took})
+            comment = json.dumps({"key": key, "build_s": built, "took": took, "built_at": built_at})
             await admin.execute(f"ALTER DATABASE {BUILDING} RENAME TO {BUILT}")
             await admin.execute(f"COMMENT ON DATABASE {BUILT} IS '{comment}'")
         kept = json.loads(comment)
@@ -1099,12 +1118,24 @@ async def built_database(
         # FILE_COPY: the files as they are, not WAL-logged page by page.
         await admin.execute(f"CREATE DATABASE {RUN} TEMPLATE {BUILT} STRATEGY FILE_COPY")
         print(f"copied the kept build in {time.perf_counter() - started:.0f} s", flush=True)
+        built_at = kept.get("built_at") or await built_when(dsn_of(server_dsn, RUN))
         try:
-            yield dsn_of(server_dsn, RUN), kept["build_s"], kept["took"]
+            yield dsn_of(server_dsn, RUN), kept["build_s"], kept["took"], built_at
         finally:
             await admin.execute(f"DROP DATABASE {RUN} WITH (FORCE)")
     finally:
         await admin.close()
+
+
+async def built_when(dsn: str) -> float:
+    """When a build kept from before its comment said so was made: its latest intention is
+    due DUE_DAYS after (to within minutes, of 50,000)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        latest = float(await conn.fetchval("SELECT max(due_at) FROM intentions"))
+    finally:
+        await conn.close()
+    return latest - DUE_DAYS * DAY
 
 
 def dsn_of(server_dsn: str, database: str) -> str:
@@ -1116,7 +1147,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     folk = community(personas, args.users)
     async with (
         server(args) as server_dsn,
-        built_database(server_dsn, args, personas, folk) as (dsn, built, took),
+        built_database(server_dsn, args, personas, folk) as (dsn, built, took, built_at),
     ):
         print(
             f"built {args.users} users, {args.memories} memories (hash vectors), "
@@ -1128,7 +1159,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         print(f"database: {size}", flush=True)
         if args.outreach_minutes:
             return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
-        figures = await measure(args, dsn)
+        figures = await measure(args, dsn, time.time() - built_at)
         scan_ms = await outreach_scan(dsn, personas)
     # The scheduler's own pace: prune_pace scopes a round of SCHEDULER_INTERVAL seconds.
     paced_s = args.users / prune_pace(args.users) * SCHEDULER_INTERVAL
@@ -1255,6 +1286,7 @@ def main() -> None:
         help="the shared_buffers of a server this script starts (not of --dsn's)",
     )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--shift", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.keep_server is not None and args.dsn is not None:
         parser.error("--keep-server starts its own server: no --dsn")

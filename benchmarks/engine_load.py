@@ -62,6 +62,7 @@ from bot.platforms import Platforms
 from bot.runtime.assemble import Runtime, load_personas, open_runtime
 from bot.runtime.loopwatch import LoopWatch
 from memory.bank import MemoryBank
+from memory.clock import Clock
 from memory.recall.dense import ScopeSearch
 from memory.records import Vectors
 from memory.storage.sqlite import Store
@@ -252,11 +253,13 @@ async def open_load_runtime(
     dsn: str | None = None,
     index_memory_mb: int | None = None,
     large_scopes: Literal["auto", "copied", "served"] = "auto",
+    clock: Clock | None = None,
 ) -> Runtime:
     """The runtime `kizuna run` would open, its models the instant one; on the PostgreSQL
     database at `dsn` if given, else on SQLite in `data_dir`; what it keeps of its scopes (FAISS
     indexes included) within `index_memory_mb` if given, else the configuration's default, and
-    its large scopes as `large_scopes` says ([memory] large_scopes)."""
+    its large scopes as `large_scopes` says ([memory] large_scopes); on `clock` if given, else
+    the system's."""
     config = Config(data_dir=str(data_dir), engine=EngineConfig(snapshot_seconds=5.0))
     config.memory.embedder = embedder  # type: ignore[assignment]  # (checked by argparse)
     if index_memory_mb is not None:
@@ -272,6 +275,7 @@ async def open_load_runtime(
         platforms=Platforms([PLATFORMS[platform]]),
         seed=7,
         probe=_no_ollama,
+        clock=clock,
     )
     instant = InstantModel()
     runtime.engine.models.models = {tier: instant for tier in TIERS}
