@@ -4,11 +4,11 @@ when the summary model's JSON is unusable twice.
 
     python benchmarks/intentions.py [--tuning]   # --tuning: the yardsticks left out
 
-Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai (fresh6's to fresh16's
+Two sets, each message said on Thursday 3 December 2026 at 15:00 in Shanghai (fresh6's to fresh18's
 at their own times) with what a friend would take from it: a follow-up, a reminder or a special day,
 and its due time by memory.encoding.intentions' rules, or nothing. The first: thirty-eight sentences
 (the last eight written after the reading and not tuned for). The second,
-benchmarks/data/intentions.json: 3,186 chat-style messages in English and Chinese, 1,541 of them
+benchmarks/data/intentions.json: 3,585 chat-style messages in English and Chinese, 1,740 of them
 distractors that mention a time but promise nothing. The first 158 were split before any tuning into
 a tune part and a held-out part (every third with an intention and every third without) that nothing
 is tuned on; 45 more joined the tune part, each of a kind of failure found while tuning; the last
@@ -45,15 +45,16 @@ and have been tune parts since the commit that printed their messages' results; 
 fresh14 parts, by an eleventh and a twelfth writer, asked for other situations and other people,
 were measured with only their counts printed, and have been tune parts since the commit that
 printed their messages' results; the fresh15 and fresh16 parts, by a thirteenth and a fourteenth,
-asked for other people and ways of writing, are yardsticks: never tuned on, only their counts
-printed (fresh16 less three messages an earlier writer had written word for word). Each message
+asked for other people and ways of writing, and the fresh17 and fresh18 parts, by a fifteenth
+and a sixteenth, are yardsticks: never tuned on, only their counts printed (fresh16 less three
+messages and fresh18 less one that an earlier writer had written word for word). Each message
 goes through `local_reading` (its learned veto, memory/encoding/veto.py, included) as one user's
 message of a conversation. Counted per set or part: found with the right day, wrong day, wrong
 time (the right day), missed, false positives (an intention where none is expected, or a second
 one), and stated times right (of those whose words state a clock time, due at the right
 minute). A summary model reading the conversation does better; it is not measured here (no key
 in CI). The last line is one JSON object: {"first_set", "tune", "held_out", "fresh", "fresh2",
-..., "fresh16": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
+..., "fresh18": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
 "false_positives", "found_right_day", "stated_times", "stated_times_right",
 "false_positive_rate"}, "us_per_sentence"}."""
 
@@ -142,9 +143,11 @@ PARTS = (
     "fresh14",
     "fresh15",
     "fresh16",
+    "fresh17",
+    "fresh18",
 )
 # Never tuned on: only their counts are printed, and the veto is not fitted on them.
-YARDSTICKS = ("fresh2", "fresh15", "fresh16")
+YARDSTICKS = ("fresh2", "fresh15", "fresh16", "fresh17", "fresh18")
 
 
 def read(text: str, said_at: datetime = NOW, judge: Judge = kept) -> list[tuple[str, str]]:
@@ -209,7 +212,7 @@ def load_parts() -> dict[str, list[Case]]:
     assert datetime.fromisoformat(data["said_at"]) == NOW
     parts: dict[str, list[Case]] = {part: [] for part in PARTS}
     for sentence in data["sentences"]:
-        # A message said at another time than the set's gives it (fresh6's to fresh16's are spread
+        # A message said at another time than the set's gives it (fresh6's to fresh18's are spread
         # over 2026).
         said_at = datetime.fromisoformat(sentence.get("said_at", data["said_at"]))
         parts[sentence["part"]].append((sentence["text"], sentence["expect"], said_at))
