@@ -2,8 +2,8 @@
 really promise, plan or ask for something, or does it only mention a time? A veto only: it may
 drop what the rules found, never add anything.
 
-The rules generalise to new writers' distractors at about one false positive in ten: each writer
-brings kinds of distractor no rule has seen. A logistic regression over hashed features of the
+The rules generalise poorly to new writers' distractors: each writer brings kinds of distractor
+no rule has seen. A logistic regression over hashed features of the
 whole message (English: its lower-cased words and pairs of words; Chinese: runs of one to three
 characters; whether it states a clock time) weighs the message as a whole, as the rules cannot.
 (Features of the rules' own reading were tried first and taught nothing: the rules find none of
@@ -14,10 +14,11 @@ message's meaning: multilingual-e5-small's passage vector of it (memory.embeddin
 The n-grams only know the words their writers used; a new writer's distractor often says the
 same thing in other words. The two models' logits are averaged (the n-grams' weighing four
 fifths) and the mean compared with its own threshold (`Paired`): leaving one writer's part out,
-it scored 80% of the part's distractors below its threshold against the n-grams' 72%, at the
-same intentions found (benchmarks/README.md).
-It costs one e5 encoding (about 11 ms) of each message the rules find something in. Without the
-package, or if its engine cannot load, the n-gram veto judges alone, at its own threshold.
+it drops more of the part's distractors than the n-grams alone, at the same intentions found
+(benchmarks/README.md has the figures and the cost). It costs one e5 encoding of each message
+the rules find something in, milliseconds: callers on the event loop run it in a thread.
+Without the package, or if its engine cannot load, the n-gram veto judges alone, at its own
+threshold.
 
 The weights ship beside this module (veto.json, veto_e5.json: package data): fitted by
 benchmarks/veto_fit.py from the labelled messages of benchmarks/data/intentions.json's tune
