@@ -224,6 +224,7 @@ TABLES = (
     "profiles",
     "conversations",
     "sessions",
+    "session_turns",
     "contacts",
     "intentions",
     "outreach",

@@ -386,8 +386,17 @@ def id_digest(ids: Iterable[int]) -> IdDigest:
     return IdDigest(int(array.size), checksum)
 
 
-# (persona, scope, snapshot, updated_at): a session to save.
-SessionSave = tuple[str, str, dict[str, Any], datetime]
+@dataclass(slots=True, frozen=True)
+class SessionSave:
+    """A session to save: its snapshot, whose "turns" are numbered from its "first" (0 when
+    absent); the store holds those numbered below `stored` already, so they are not written
+    again (a save writes the turns said since the last, not the whole conversation)."""
+
+    persona: str
+    scope: str
+    snapshot: dict[str, Any]
+    updated_at: datetime
+    stored: int = 0
 
 
 @dataclass(slots=True, frozen=True)

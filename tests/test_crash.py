@@ -216,10 +216,10 @@ def all_encoded(database: Path) -> bool:
         (waiting,) = db.execute(
             "SELECT count(*) FROM conversations WHERE encoded_at IS NULL"
         ).fetchone()
-        snapshots = [json.loads(s) for (s,) in db.execute("SELECT snapshot FROM sessions")]
+        (open_turns,) = db.execute("SELECT count(*) FROM session_turns").fetchone()
     finally:
         db.close()
-    return not waiting and not any(s.get("turns") for s in snapshots)
+    return not waiting and not open_turns
 
 
 def phase_purpose(phase: str) -> Purpose:
@@ -256,10 +256,13 @@ def turns_of(db: sqlite3.Connection, chat: int) -> list[dict[str, str]]:
         "SELECT turns FROM conversations WHERE scope = ? ORDER BY id", (scope,)
     ):
         found.extend(json.loads(turns))
+    for (turn,) in db.execute(
+        "SELECT turn FROM session_turns WHERE scope = ? ORDER BY seq", (scope,)
+    ):
+        found.append(json.loads(turn))
     for (snapshot,) in db.execute("SELECT snapshot FROM sessions WHERE scope = ?", (scope,)):
-        session = json.loads(snapshot)
         # Messages that were waiting for the turn before them join the turns on restore.
-        found.extend([*session.get("turns", []), *session.get("waiting", [])])
+        found.extend(json.loads(snapshot).get("waiting", []))
     return found
 
 

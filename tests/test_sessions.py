@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import json
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -22,6 +23,7 @@ from bot.conversation.sessions import (
     server_place,
 )
 from memory.clock import FakeClock
+from memory.records import SessionSave
 from memory.storage import StoreError
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event
@@ -591,6 +593,84 @@ async def test_autosave_writes_many_sessions_a_batch_at_a_time(
     row = await store.load_session("pip", "s0")
     assert row is not None
     assert [t["text"] for t in row.snapshot["turns"]] == ["hello", "while saving", "while saving"]
+
+
+async def test_each_save_writes_the_turns_said_since_the_last(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through a fold, a close and a restart: every turn is written once, and the store
+    gives back the conversation as it is."""
+    path = tmp_path / "turns.sqlite3"
+    store = await Store.open(path)
+    manager = SessionManager(store, clock)
+    written: list[list[str]] = []
+    real = store.save_sessions
+
+    async def recorded(saves: Sequence[SessionSave]) -> None:
+        for save in saves:
+            first = save.snapshot["first"]
+            turns = save.snapshot["turns"][max(save.stored - first, 0) :]
+            written.append([t["text"] for t in turns])
+        await real(saves)
+
+    monkeypatch.setattr(store, "save_sessions", recorded)
+    session = await manager.get("pip", "discord:dm:alice")
+    for n in range(3):
+        say(session, f"q{n}", clock.now())
+        await manager.save(session)
+        say(session, f"a{n}", clock.now(), role="assistant")
+        await manager.save(session)
+    async with session.lock:
+        await manager.fold(session, 4, "we said hello twice")
+    say(session, "q3", clock.now())
+    await manager.save(session)
+    assert written == [["q0"], ["a0"], ["q1"], ["a1"], ["q2"], ["a2"], ["q3"]]
+    row = await store.load_session("pip", "discord:dm:alice")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["q2", "a2", "q3"]
+    await store.close()
+
+    store = await Store.open(path)
+    try:
+        manager = SessionManager(store, clock)
+        again = await manager.get("pip", "discord:dm:alice")
+        assert again.turns == session.turns and again.summary == "we said hello twice"
+        async with again.lock:
+            await manager.close(again, "end")
+        say(again, "new day", clock.now())
+        await manager.save(again)
+        row = await store.load_session("pip", "discord:dm:alice")
+        assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["new day"]
+        [closed, folded] = await store.conversations("pip", "discord:dm:alice")
+        assert [t["text"] for t in folded.turns] == ["q0", "a0", "q1", "a1"]
+        assert [t["text"] for t in closed.turns] == ["q2", "a2", "q3"]
+    finally:
+        await store.close()
+
+
+async def test_a_snapshot_that_held_its_turns_is_saved_as_rows_next(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A session saved before turns had rows of their own (its snapshot holds them) is
+    restored with them, and its next save writes them all as rows."""
+    store = await Store.open(tmp_path / "kizuna.sqlite3")
+    try:
+        old = Session("pip", "discord:dm:alice")
+        say(old, "from before", clock.now())
+        snapshot = old.snapshot()
+        del snapshot["first"]
+        await store.save_sessions([SessionSave("pip", "discord:dm:alice", snapshot, clock.now())])
+        await store._write("DELETE FROM session_turns")  # as it was before
+        await store._write("UPDATE sessions SET snapshot = ?", (json.dumps(snapshot),))
+        manager = SessionManager(store, clock)
+        session = await manager.get("pip", "discord:dm:alice")
+        assert [t.text for t in session.turns] == ["from before"]
+        say(session, "and now", clock.now())
+        await manager.save(session)
+        row = await store.load_session("pip", "discord:dm:alice")
+        assert row is not None
+        assert [t["text"] for t in row.snapshot["turns"]] == ["from before", "and now"]
+    finally:
+        await store.close()
 
 
 async def test_saves_asked_for_together_share_one_write(

@@ -4,6 +4,7 @@ SQLite's file, WAL and lock stay SQLite-only."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,7 @@ from memory.records import (
     Memory,
     NewIntention,
     NewMemory,
+    SessionSave,
 )
 from memory.storage import Storage, StoreError
 from memory.storage.postgres import PgStore
@@ -86,7 +88,7 @@ async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
         try:
             assert await store.schema_version() == len(MIGRATIONS)
             row = await store.load_session("pip", "s1")
-            assert row is not None and row.snapshot == {"turns": ["a"]}
+            assert row is not None and row.snapshot == kept({"turns": ["a"]})
         finally:
             await store.close()
 
@@ -225,13 +227,19 @@ async def test_a_whole_scope_is_listed_a_slice_of_rows_at_a_time(
 # --- session snapshots -----------------------------------------------------------------------
 
 
+def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot as a load gives it back: with its turns (none if it had none), numbered
+    from its "first"."""
+    return {"turns": [], "first": 0, **snapshot}
+
+
 async def test_save_and_load_a_session_snapshot(store: Storage) -> None:
     snapshot = {"turns": [{"text": "你好, Ünïcode"}], "state": {"party": "Ann"}}
     await store.save_session("pip", "discord:dm:u1", snapshot, T0)
 
     row = await store.load_session("pip", "discord:dm:u1")
     assert row is not None
-    assert row.snapshot == snapshot
+    assert row.snapshot == kept(snapshot)
     assert row.updated_at == T0
     assert await store.load_session("pip", "discord:dm:u2") is None
     assert await store.load_session("other", "discord:dm:u1") is None
@@ -242,7 +250,7 @@ async def test_saving_again_replaces_the_snapshot(store: Storage) -> None:
     await store.save_session("pip", "s1", {"v": 2}, T0 + timedelta(minutes=1))
 
     rows = await store.load_sessions(["pip"])
-    assert [(r.scope, r.snapshot) for r in rows] == [("s1", {"v": 2})]
+    assert [(r.scope, r.snapshot) for r in rows] == [("s1", kept({"v": 2}))]
     assert rows[0].updated_at == T0 + timedelta(minutes=1)
 
 
@@ -250,13 +258,16 @@ async def test_save_sessions_writes_several_snapshots_at_once(store: Storage) ->
     await store.save_session("pip", "s1", {"v": 0}, T0)
     later = T0 + timedelta(minutes=1)
     await store.save_sessions(
-        [("pip", "s1", {"v": 1}, later), ("pip", "s2", {"v": "二\ud800"}, later)]
+        [
+            SessionSave("pip", "s1", {"v": 1}, later),
+            SessionSave("pip", "s2", {"v": "二\ud800"}, later),
+        ]
     )
 
     rows = await store.load_sessions(["pip"])
     assert [(r.scope, r.snapshot, r.updated_at) for r in rows] == [
-        ("s1", {"v": 1}, later),
-        ("s2", {"v": "二?"}, later),  # a lone surrogate is stored as "?", not a failed write
+        ("s1", kept({"v": 1}), later),
+        ("s2", kept({"v": "二?"}), later),  # a lone surrogate is stored as "?", not a failed write
     ]
     await store.save_sessions([])
 
@@ -274,6 +285,71 @@ async def test_load_sessions_returns_every_scope_of_the_named_personas(store: St
         ("miao", "s1"): 3,
     }
     assert await store.load_sessions([]) == []
+
+
+async def test_a_save_writes_only_the_turns_the_store_does_not_hold(store: Storage) -> None:
+    await store.save_sessions([SessionSave("pip", "s1", {"turns": ["a", "b"]}, T0)])
+    # The store holds the first two already: the save writes the third (and the head).
+    said = {"turns": ["A", "b", "c"], "state": {"x": "1"}}
+    await store.save_sessions([SessionSave("pip", "s1", said, T0, stored=2)])
+
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == kept({"turns": ["a", "b", "c"], "state": {"x": "1"}})
+
+
+async def test_turns_folded_or_archived_leave_the_store(store: Storage, tmp_path: Path) -> None:
+    await store.save_session("pip", "s1", {"turns": ["a", "b", "c"]}, T0)
+    await store.save_session("pip", "s2", {"turns": ["other"]}, T0)
+    folded = ArchiveWrite(
+        "pip",
+        "s1",
+        started_at=T0,
+        ended_at=T0,
+        reason="compressed",
+        turns=turns("a", "b"),
+        snapshot={"turns": ["c"], "first": 2},
+    )
+    await store.archive_conversation(folded)
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == {"turns": ["c"], "first": 2}
+    await store.save_sessions([SessionSave("pip", "s1", {"turns": ["c", "d"], "first": 2}, T0, 3)])
+    [row] = [r for r in await store.load_sessions(["pip"]) if r.scope == "s1"]
+    assert row.snapshot == {"turns": ["c", "d"], "first": 2}
+
+    closed = ArchiveWrite(
+        "pip",
+        "s1",
+        started_at=T0,
+        ended_at=T0,
+        reason="idle",
+        turns=turns("c", "d"),
+        snapshot={"turns": [], "first": 4},
+    )
+    await store.archive_conversation(closed)
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot == {"turns": [], "first": 4}
+    other = await store.load_session("pip", "s2")
+    assert other is not None and other.snapshot["turns"] == ["other"]
+
+
+async def test_a_snapshot_that_holds_its_turns_still_loads(tmp_path: Path) -> None:
+    """Written before turns had rows of their own: loaded as it was, without a "first" (its
+    next save writes its turns as rows)."""
+    path = tmp_path / "kizuna.sqlite3"
+    await (await Store.open(path)).close()
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO sessions VALUES ('pip', 's1', ?, 0)", (json.dumps({"turns": ["a"]}),)
+        )
+    store = await Store.open(path)
+    try:
+        row = await store.load_session("pip", "s1")
+        assert row is not None and row.snapshot == {"turns": ["a"]}
+        await store.save_sessions([SessionSave("pip", "s1", {"turns": ["a", "b"]}, T0)])
+        row = await store.load_session("pip", "s1")
+        assert row is not None and row.snapshot == {"turns": ["a", "b"], "first": 0}
+    finally:
+        await store.close()
 
 
 # --- the archive -----------------------------------------------------------------------------
@@ -301,7 +377,7 @@ async def test_archive_stores_the_turns_and_replaces_the_snapshot(store: Storage
     assert (conversation.started_at, conversation.ended_at) == (T0, T0 + timedelta(minutes=5))
     assert conversation.encoded_at is None
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == {"turns": [], "state": {"x": "1"}}
+    assert row is not None and row.snapshot == kept({"turns": [], "state": {"x": "1"}})
 
 
 async def test_a_failed_archive_changes_nothing(store: Storage) -> None:
@@ -323,7 +399,7 @@ async def test_a_failed_archive_changes_nothing(store: Storage) -> None:
 
     assert await store.count_conversations("pip", "s1") == 0
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == {"turns": ["still open"]}
+    assert row is not None and row.snapshot == kept({"turns": ["still open"]})
     # ...and the connection is still usable afterwards.
     await archive(store, "pip", "s1", "next")
     assert await store.count_conversations("pip", "s1") == 1
@@ -388,7 +464,7 @@ async def test_wipe_deletes_only_one_persona_in_one_scope(store: Storage) -> Non
     assert await store.count_conversations("pip", "s1") == 0
     for persona, scope in [("pip", "s2"), ("miao", "s1")]:
         row = await store.load_session(persona, scope)
-        assert row is not None and row.snapshot == {"who": f"{persona}/{scope}"}
+        assert row is not None and row.snapshot == kept({"who": f"{persona}/{scope}"})
         assert await store.count_conversations(persona, scope) == 1
 
 
@@ -424,7 +500,7 @@ async def test_undecodable_input_is_stored_not_fatal(store: Storage) -> None:
     snapshot = {"turns": [{"text": "caf\udce9"}]}  # a byte that was not UTF-8
     await store.save_session("pip", "s1", snapshot, T0)
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == {"turns": [{"text": "caf?"}]}
+    assert row is not None and row.snapshot == kept({"turns": [{"text": "caf?"}]})
 
 
 async def test_a_scope_lock_is_held_by_one_task_at_a_time(store: Storage) -> None:

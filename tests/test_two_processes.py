@@ -369,9 +369,9 @@ async def test_one_telegram_chat_through_two_webhook_processes(
             assert all(any(t in u for u in users) for t in order[:n])
         db = await asyncpg.connect(postgres_dsn)
         try:
-            snapshot = await db.fetchval("SELECT snapshot FROM sessions")
+            rows = await db.fetch("SELECT turn FROM session_turns ORDER BY seq")
         finally:
             await db.close()
-        turns = json.loads(snapshot)["turns"]
+        turns = [json.loads(row["turn"]) for row in rows]
         assert [t["role"] for t in turns] == ["user", "assistant"] * len(said)
         assert [t["text"] for t in turns[::2]] == order

@@ -26,7 +26,7 @@ from bot.persona.file import Persona
 from memory.clock import Clock
 from memory.encoding.encoder import last_exchange
 from memory.groupcommit import GroupCommit
-from memory.records import ArchivedConversation, ArchiveWrite, SessionRow
+from memory.records import ArchivedConversation, ArchiveWrite, SessionRow, SessionSave
 from memory.storage import LeaseStore, SessionStore
 
 __all__ = [
@@ -241,6 +241,10 @@ class Session:
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
     changes: int = field(default=0, compare=False)  # counts changes; `saved`: as of the store
     saved: int = field(default=0, compare=False)
+    # Turns are numbered in the store, the first of `turns` `first`; those numbered below
+    # `stored` are there already, so a save writes only the turns said since (SessionSave).
+    first: int = field(default=0, compare=False)
+    stored: int = field(default=0, compare=False)
 
     @property
     def is_open(self) -> bool:
@@ -292,6 +296,7 @@ class Session:
         """Become the conversation as the store has it now (another process took turns of
         it), keeping the messages still waiting here."""
         self.turns, self.state = fresh.turns, fresh.state
+        self.first, self.stored = fresh.first, fresh.stored
         self.started_at, self.last_active = fresh.started_at, fresh.last_active
         self.summary, self.recap, self.reading = fresh.summary, fresh.recap, fresh.reading
         self.handled, self.offers = fresh.handled, fresh.offers
@@ -304,9 +309,15 @@ class Session:
     def idle_since(self, now: datetime, idle: timedelta) -> bool:
         return self.last_active is not None and self.is_open and now - self.last_active >= idle
 
+    @property
+    def end(self) -> int:
+        """The number the next turn will have."""
+        return self.first + len(self.turns)
+
     def snapshot(self) -> dict[str, Any]:
         return {
             "turns": [t.to_json() for t in self.turns],
+            "first": self.first,
             "state": dict(self.state),
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "last_active": self.last_active.isoformat() if self.last_active else None,
@@ -341,7 +352,11 @@ class Session:
                 for user, ids in dict(snapshot.get("offers", {})).items()
             },
             hearsay=bool(snapshot.get("hearsay", False)),
+            first=int(snapshot.get("first", 0)),
         )
+        # Its turns are the store's rows, unless its snapshot held them (written before turns
+        # had rows): then its next save writes them there.
+        session.stored = session.end if "first" in snapshot else session.first
         for waited in snapshot.get("waiting", []):  # the process died while they waited
             message_id = str(waited.get("message_id", ""))
             if not session.answered(message_id):  # (not the turn of one answered already)
@@ -598,13 +613,14 @@ class SessionManager:
             batch = [s for s in batch if s.dirty and _writable(s)]
             if not batch:
                 return 0
-            versions = [s.changes for s in batch]
+            versions = [(s.changes, s.end) for s in batch]
             now = self._clock.now()
             await self._store.save_sessions(
-                [(s.persona, s.scope, s.snapshot(), now) for s in batch]
+                [SessionSave(s.persona, s.scope, s.snapshot(), now, s.stored) for s in batch]
             )
-            for session, version in zip(batch, versions, strict=True):
+            for session, (version, end) in zip(batch, versions, strict=True):
                 session.saved = max(session.saved, version)
+                session.stored = max(session.stored, end)
                 if isinstance(session.lock, TurnLock):
                     await session.lock.kept_in_snapshot()
         return len(batch)
@@ -641,6 +657,7 @@ class SessionManager:
             fresh = {
                 **session.snapshot(),
                 "turns": [],
+                "first": session.end,
                 "started_at": None,
                 "summary": "",
                 "recap": "",
@@ -658,6 +675,7 @@ class SessionManager:
                     snapshot=fresh,
                 )
             )
+            session.first = session.stored = session.end
             session.turns.clear()
             session.started_at = None
             session.summary = session.recap = ""
@@ -680,6 +698,7 @@ class SessionManager:
             rest = {
                 **session.snapshot(),
                 "turns": [t.to_json() for t in kept],
+                "first": session.first + count,
                 "started_at": kept[0].at.isoformat(),
                 "summary": summary,
             }
@@ -695,6 +714,8 @@ class SessionManager:
                 )
             )
             session.turns = kept
+            session.first += count
+            session.stored = session.end
             session.started_at = kept[0].at
             session.summary = summary
             session.saved = session.changes
@@ -719,6 +740,7 @@ class SessionManager:
         async with session.write_lock:
             await self._store.wipe(session.persona, session.scope)
             session.turns.clear()
+            session.stored = session.first
             session.state.clear()
             session.started_at = session.last_active = None
             session.summary = session.recap = ""

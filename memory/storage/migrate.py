@@ -76,6 +76,7 @@ _MEMORY_COLUMNS = (
 # In copy order: memories before recalls, which reference them.
 TABLES: Sequence[_Table] = (
     _plain("sessions", ("persona", "scope"), ("persona", "scope", "snapshot", "updated_at")),
+    _plain("session_turns", ("persona", "scope", "seq"), ("persona", "scope", "seq", "turn")),
     _plain(
         "conversations",
         ("id",),

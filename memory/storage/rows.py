@@ -70,6 +70,7 @@ __all__ = [
     "pruned_values",
     "recall_times",
     "recent_recalls_text",
+    "session_parts",
     "session_row",
     "timestamp",
     "vector_bytes",
@@ -99,17 +100,38 @@ INLINE_ROWS = 1_024
 LIST_SLICE = 4_096  # rows read at a time by a listing of a whole scope
 
 
-async def encode_sessions(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
-    """Session rows with their snapshots as JSON text; many are encoded off the loop."""
-    if len(snapshots) <= INLINE_SNAPSHOTS:
-        return _session_values(snapshots)
-    return await asyncio.to_thread(_session_values, snapshots)
+# A save's rows: each session's head (its snapshot but its turns) and the turns the store does
+# not hold yet, as (persona, scope, number, JSON text).
+SessionValues = tuple[list[tuple[str, str, str, float]], list[tuple[str, str, int, str]]]
 
 
-def _session_values(snapshots: Sequence[SessionSave]) -> list[tuple[str, str, str, float]]:
-    return [
-        (persona, scope, json_text(snap), timestamp(at)) for persona, scope, snap, at in snapshots
-    ]
+async def encode_sessions(saves: Sequence[SessionSave]) -> SessionValues:
+    """The rows of sessions to save, their JSON written; many are encoded off the loop."""
+    if len(saves) <= INLINE_SNAPSHOTS:
+        return _session_values(saves)
+    return await asyncio.to_thread(_session_values, saves)
+
+
+def _session_values(saves: Sequence[SessionSave]) -> SessionValues:
+    heads: list[tuple[str, str, str, float]] = []
+    turns: list[tuple[str, str, int, str]] = []
+    for save in saves:
+        head, new = session_parts(save.snapshot, save.stored)
+        heads.append((save.persona, save.scope, json_text(head), timestamp(save.updated_at)))
+        turns += [(save.persona, save.scope, seq, json_text(turn)) for seq, turn in new]
+    return heads, turns
+
+
+def session_parts(
+    snapshot: dict[str, Any], stored: int = 0
+) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
+    """A snapshot as the store keeps it: its head (all but its turns, with the number of the
+    first turn and how many there are) and its turns by number, those from `stored` on."""
+    turns = snapshot.get("turns", [])
+    first = int(snapshot.get("first", 0))
+    head = {key: value for key, value in snapshot.items() if key != "turns"}
+    head["first"], head["count"] = first, len(turns)
+    return head, [(first + n, turn) for n, turn in enumerate(turns) if first + n >= stored]
 
 
 def json_text(value: Any) -> str:
@@ -124,10 +146,17 @@ def clean_text(text: str) -> str:
     return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
-def session_row(row: Any) -> SessionRow:
+def session_row(row: Any, turns: Sequence[tuple[int, str]] = ()) -> SessionRow:
+    """A session from its row (persona, scope, head, time) and its turns' rows (number, JSON
+    text), those in the range its head names put back in its snapshot. A snapshot written
+    before turns had rows of their own holds its turns, and no "first"."""
     try:
         snapshot = json.loads(row[2])
-    except ValueError:
+        if isinstance(snapshot, dict) and "turns" not in snapshot:
+            first = int(snapshot["first"])
+            end = first + int(snapshot.pop("count"))
+            snapshot["turns"] = [json.loads(text) for seq, text in turns if first <= seq < end]
+    except (KeyError, TypeError, ValueError):
         snapshot = None
     if not isinstance(snapshot, dict):
         return SessionRow(row[0], row[1], {}, moment(row[3]), damaged=True)

@@ -1,7 +1,9 @@
 """Sessions (one snapshot per open conversation) and the archive of closed conversations, per
-persona and scope (memory.storage.SessionStore), in either store. A snapshot's upsert is each
-dialect's own SQL (`_UPSERT_SESSION`: PostgreSQL's names the process that wrote it), as are
-saving many at once and a wipe (each store's `save_sessions` and `wipe`)."""
+persona and scope (memory.storage.SessionStore), in either store. A snapshot is kept as its
+head (`sessions`) and its turns, a row each (`session_turns`), so saving a conversation writes
+the turns said since the last save, not every turn again. A head's upsert is each dialect's own
+SQL (`_UPSERT_SESSION`: PostgreSQL's names the process that wrote it), as are saving many at
+once and a wipe (each store's `save_sessions` and `wipe`)."""
 
 from __future__ import annotations
 
@@ -15,12 +17,19 @@ from memory.storage.rows import (
     CONVERSATION_COLUMNS,
     conversation_row,
     json_text,
+    session_parts,
     session_row,
     timestamp,
 )
-from memory.storage.statements import Statements, placeholders
+from memory.storage.statements import Statement, Statements, placeholders
 
-__all__ = ["Sessions"]
+__all__ = ["UPSERT_TURN", "Sessions"]
+
+# Parameters: persona, scope, the turn's number, its JSON text.
+UPSERT_TURN = (
+    "INSERT INTO session_turns (persona, scope, seq, turn) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (persona, scope, seq) DO UPDATE SET turn = excluded.turn"
+)
 
 
 class Sessions(Statements):
@@ -32,9 +41,25 @@ class Sessions(Statements):
     async def save_session(
         self, persona: str, scope: str, snapshot: dict[str, Any], updated_at: datetime
     ) -> None:
-        await self._write(
-            self._UPSERT_SESSION, (persona, scope, json_text(snapshot), timestamp(updated_at))
-        )
+        """Make the store hold exactly `snapshot` as the session (see `SessionSave`)."""
+        await self._write_together(self._replacing(persona, scope, snapshot, updated_at))
+
+    def _replacing(
+        self, persona: str, scope: str, snapshot: dict[str, Any], at: datetime
+    ) -> list[Statement]:
+        """The statements that make the store hold exactly `snapshot` as the session: its
+        head, its turns, and none of the turns it no longer has."""
+        head, turns = session_parts(snapshot)
+        first, end = head["first"], head["first"] + head["count"]
+        return [
+            (self._UPSERT_SESSION, (persona, scope, json_text(head), timestamp(at))),
+            (
+                "DELETE FROM session_turns WHERE persona = ? AND scope = ?"
+                " AND (seq < ? OR seq >= ?)",
+                (persona, scope, first, end),
+            ),
+            *((UPSERT_TURN, (persona, scope, seq, json_text(turn))) for seq, turn in turns),
+        ]
 
     async def load_session(self, persona: str, scope: str) -> SessionRow | None:
         row = await self._one(
@@ -42,7 +67,13 @@ class Sessions(Statements):
             " WHERE persona = ? AND scope = ?",
             (persona, scope),
         )
-        return None if row is None else session_row(row)
+        if row is None:
+            return None
+        turns = await self._all(
+            "SELECT seq, turn FROM session_turns WHERE persona = ? AND scope = ? ORDER BY seq",
+            (persona, scope),
+        )
+        return session_row(row, [(int(seq), turn) for seq, turn in turns])
 
     async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]:
         names = sorted(set(personas))
@@ -53,19 +84,27 @@ class Sessions(Statements):
             f" WHERE persona IN ({placeholders(len(names))}) ORDER BY updated_at",
             names,
         )
-        return [session_row(r) for r in rows]
+        turns = await self._all(
+            "SELECT persona, scope, seq, turn FROM session_turns"
+            f" WHERE persona IN ({placeholders(len(names))}) ORDER BY persona, scope, seq",
+            names,
+        )
+        by_session: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for persona, scope, seq, turn in turns:
+            by_session.setdefault((persona, scope), []).append((int(seq), turn))
+        return [session_row(r, by_session.get((r[0], r[1]), [])) for r in rows]
 
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         persona, scope, ended_at = write.persona, write.scope, timestamp(write.ended_at)
         started_at = timestamp(write.started_at)
-        inserted, _, _ = await self._write_together(
+        inserted, *_ = await self._write_together(
             [
                 (
                     "INSERT INTO conversations (persona, scope, started_at, ended_at, reason,"
                     " turns) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                     (persona, scope, started_at, ended_at, write.reason, json_text(write.turns)),
                 ),
-                (self._UPSERT_SESSION, (persona, scope, json_text(write.snapshot), ended_at)),
+                *self._replacing(persona, scope, write.snapshot, write.ended_at),
                 # The reminders set while it went on are its own from now on: forgetting a
                 # memory made from it finds them so, once the archive has let it go too.
                 (

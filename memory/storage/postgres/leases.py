@@ -16,8 +16,8 @@ __all__ = ["PgLeases"]
 
 
 # Take a conversation's lease when it is free, ours already, or its holder's connections are
-# all gone (the process died); and, in the same trip, the session's snapshot when another
-# process wrote it last (`missing` when it has none: wiped, or never saved).
+# all gone (the process died); and, in the same trip, the session's snapshot and turns when
+# another process wrote it last (`missing` when it has none: wiped, or never saved).
 _TAKE_CONVERSATION = """
 WITH taken AS (
     INSERT INTO conversation_leases AS lease (persona, scope, holder) VALUES ($1, $2, $3)
@@ -35,10 +35,16 @@ orphans AS (  -- messages a process that died was keeping for this conversation
 )
 SELECT held, s.persona IS NULL AS missing,
     CASE WHEN held AND s.writer <> $3 THEN s.snapshot END AS snapshot, s.updated_at,
+    turns.seqs, turns.texts,
     (SELECT array_agg(message_id ORDER BY seq) FROM orphans) AS orphan_ids,
     (SELECT array_agg(turn ORDER BY seq) FROM orphans) AS orphan_turns
 FROM (SELECT EXISTS (SELECT 1 FROM taken) AS held) AS asked
 LEFT JOIN sessions AS s ON s.persona = $1 AND s.scope = $2
+LEFT JOIN LATERAL (
+    SELECT array_agg(t.seq ORDER BY t.seq) AS seqs, array_agg(t.turn ORDER BY t.seq) AS texts
+    FROM session_turns AS t
+    WHERE held AND s.writer <> $3 AND t.persona = $1 AND t.scope = $2
+) AS turns ON true
 """
 
 _KEEP_WAITING = (
@@ -84,7 +90,8 @@ class PgLeases(PgBase):
             return Lease(held=True, gone=True, orphans=orphans)
         if row["snapshot"] is None:
             return Lease(held=True, orphans=orphans)
-        newer = session_row((persona, scope, row["snapshot"], row["updated_at"]))
+        turns = list(zip(row["seqs"] or (), row["texts"] or (), strict=True))
+        newer = session_row((persona, scope, row["snapshot"], row["updated_at"]), turns)
         return Lease(held=True, newer=newer, orphans=orphans)
 
     async def keep_waiting(

@@ -1,6 +1,6 @@
 """Sessions and the archive of closed conversations (memory.storage.sessions) on PostgreSQL:
-its upsert of a snapshot, which names the process that wrote it, saving many at once, and a
-wipe."""
+its upsert of a session's head, which names the process that wrote it, saving many at once,
+and a wipe."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from memory.storage.postgres.base import PgBase
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import wipe_intentions
 from memory.storage.rows import encode_sessions
-from memory.storage.sessions import Sessions
+from memory.storage.sessions import UPSERT_TURN, Sessions
+from memory.storage.statements import numbered
 
 __all__ = ["PgSessions"]
 
@@ -29,18 +30,22 @@ class PgSessions(PgBase, Sessions):
         " updated_at = excluded.updated_at, writer = excluded.writer"
     )
 
-    async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
-        """Several sessions' snapshots in one transaction (autosave)."""
-        rows = await encode_sessions(snapshots)
-        await self._pool.executemany(self._UPSERT_SESSION, rows)
+    async def save_sessions(self, saves: Sequence[SessionSave]) -> None:
+        """Several sessions' heads and new turns in one transaction (autosave)."""
+        heads, turns = await encode_sessions(saves)
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.executemany(self._UPSERT_SESSION, heads)
+            if turns:
+                await conn.executemany(numbered(UPSERT_TURN), turns)
 
     async def wipe(self, persona: str, scope: str) -> None:
         async with self._pool.acquire() as conn, conn.transaction():
             await wipe_intentions(conn, str(Scope(persona, scope)))
             await wipe_contact(conn, str(Scope(persona, scope)))
-            await conn.execute(
-                "DELETE FROM sessions WHERE persona = $1 AND scope = $2", persona, scope
-            )
+            for table in ("sessions", "session_turns"):
+                await conn.execute(
+                    f"DELETE FROM {table} WHERE persona = $1 AND scope = $2", persona, scope
+                )
             await conn.execute(
                 "DELETE FROM conversations WHERE persona = $1 AND scope = $2", persona, scope
             )

@@ -1,5 +1,5 @@
 """Sessions and the archive of closed conversations (memory.storage.sessions) on SQLite: its
-upsert of a snapshot, saving many at once, and a wipe."""
+upsert of a session's head, saving many at once, and a wipe."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from memory.records import SessionSave
 from memory.scopes import Scope
 from memory.storage.rows import encode_sessions
-from memory.storage.sessions import Sessions
+from memory.storage.sessions import UPSERT_TURN, Sessions
 from memory.storage.sqlite.base import SqliteBase, serialised
 from memory.storage.sqlite.contacts import wipe_contact
 from memory.storage.sqlite.intentions import wipe_intentions
@@ -26,19 +26,21 @@ class SqliteSessions(SqliteBase, Sessions):
     )
 
     @serialised
-    async def save_sessions(self, snapshots: Sequence[SessionSave]) -> None:
-        """Several sessions' snapshots in one transaction (autosave), their JSON written off
-        the event loop."""
-        rows = await encode_sessions(snapshots)
-        await self._db.executemany(self._UPSERT_SESSION, rows)
-        await self._db.commit()
+    async def save_sessions(self, saves: Sequence[SessionSave]) -> None:
+        """Several sessions' heads and new turns in one transaction (autosave), their JSON
+        written off the event loop."""
+        heads, turns = await encode_sessions(saves)
+        async with self._transaction():
+            await self._db.executemany(self._UPSERT_SESSION, heads)
+            await self._db.executemany(UPSERT_TURN, turns)
 
     @serialised
     async def wipe(self, persona: str, scope: str) -> None:
         async with self._transaction():
-            await self._db.execute(
-                "DELETE FROM sessions WHERE persona = ? AND scope = ?", (persona, scope)
-            )
+            for table in ("sessions", "session_turns"):
+                await self._db.execute(
+                    f"DELETE FROM {table} WHERE persona = ? AND scope = ?", (persona, scope)
+                )
             await self._db.execute(
                 "DELETE FROM conversations WHERE persona = ? AND scope = ?", (persona, scope)
             )
