@@ -389,8 +389,9 @@ def id_digest(ids: Iterable[int]) -> IdDigest:
 @dataclass(slots=True, frozen=True)
 class SessionSave:
     """A session to save: its snapshot, whose "turns" are numbered from its "first" (0 when
-    absent); the store holds those numbered below `stored` already, so they are not written
-    again (a save writes the turns said since the last, not the whole conversation)."""
+    absent), the first "rows" of them (0 when absent) kept as rows of their own, the rest in
+    the session's row; of those rows the store holds the ones numbered below `stored`
+    already, so they are not written again."""
 
     persona: str
     scope: str

@@ -217,9 +217,10 @@ def all_encoded(database: Path) -> bool:
             "SELECT count(*) FROM conversations WHERE encoded_at IS NULL"
         ).fetchone()
         (open_turns,) = db.execute("SELECT count(*) FROM session_turns").fetchone()
+        snapshots = [json.loads(s) for (s,) in db.execute("SELECT snapshot FROM sessions")]
     finally:
         db.close()
-    return not waiting and not open_turns
+    return not waiting and not open_turns and not any(s.get("turns") for s in snapshots)
 
 
 def phase_purpose(phase: str) -> Purpose:
@@ -261,8 +262,10 @@ def turns_of(db: sqlite3.Connection, chat: int) -> list[dict[str, str]]:
     ):
         found.append(json.loads(turn))
     for (snapshot,) in db.execute("SELECT snapshot FROM sessions WHERE scope = ?", (scope,)):
-        # Messages that were waiting for the turn before them join the turns on restore.
-        found.extend(json.loads(snapshot).get("waiting", []))
+        session = json.loads(snapshot)
+        # The newest turns are in the session's row; messages that were waiting for the turn
+        # before them join the turns on restore.
+        found.extend([*session.get("turns", []), *session.get("waiting", [])])
     return found
 
 

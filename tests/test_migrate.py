@@ -67,7 +67,8 @@ async def build(path: Path) -> Built:
         assert len(memories) == 3
         bot.clock.advance(hours=2)
         await bot.bank.reinforce(scope, [m.id for m in memories], bot.clock.now())
-        await bot.engine.handle(make_event("good morning"))  # an open session too
+        # An open session too, long enough for its turns to have rows of their own.
+        await bot.engine.handle(make_event("good morning! " + "My day so far. " * 120))
         bot.clock.advance(minutes=1)
         doomed = await bot.bank.remember(scope, "Alice had toast.", when=bot.clock.now())
         [forgotten] = await bot.store.get_memories(scope, [doomed])

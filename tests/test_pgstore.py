@@ -171,7 +171,7 @@ async def test_two_stores_on_one_database_see_each_others_writes(postgres_dsn: s
         assert [m.text for m in await b.get_memories("s1", [memory_id])] == ["written by a"]
         await b.save_session("pip", "s1", {"by": "b"}, T0)
         row = await a.load_session("pip", "s1")
-        assert row is not None and row.snapshot == {"by": "b", "turns": [], "first": 0}
+        assert row is not None and row.snapshot == {"by": "b", "turns": [], "first": 0, "rows": 0}
         await b.reinforce("s1", [(memory_id, 9.0)], T0)
         [seen] = await a.get_memories("s1", [memory_id])
         assert (seen.recall_count, seen.strength) == (1, 9.0)

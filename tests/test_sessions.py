@@ -14,6 +14,7 @@ import pytest
 
 from bot.conversation.sessions import (
     HANDLED_KEPT,
+    INLINE_CHARS,
     SAVE_BATCH,
     Session,
     SessionManager,
@@ -25,6 +26,7 @@ from bot.conversation.sessions import (
 from memory.clock import FakeClock
 from memory.records import SessionSave
 from memory.storage import StoreError
+from memory.storage.rows import session_parts
 from memory.storage.sqlite import Store
 from tests.fakes.factories import make_event
 
@@ -595,38 +597,43 @@ async def test_autosave_writes_many_sessions_a_batch_at_a_time(
     assert [t["text"] for t in row.snapshot["turns"]] == ["hello", "while saving", "while saving"]
 
 
-async def test_each_save_writes_the_turns_said_since_the_last(
+async def test_a_save_writes_the_session_s_row_and_each_older_turn_once(
     tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through a fold, a close and a restart: every turn is written once, and the store
+    """The newest turns ride in the session's own row until they outgrow INLINE_CHARS, then
+    get rows of their own, written once; through a fold, a close and a restart the store
     gives back the conversation as it is."""
     path = tmp_path / "turns.sqlite3"
     store = await Store.open(path)
     manager = SessionManager(store, clock)
-    written: list[list[str]] = []
+    inline: list[list[str]] = []
+    rows: list[list[str]] = []
     real = store.save_sessions
 
     async def recorded(saves: Sequence[SessionSave]) -> None:
         for save in saves:
-            first = save.snapshot["first"]
-            turns = save.snapshot["turns"][max(save.stored - first, 0) :]
-            written.append([t["text"] for t in turns])
+            head, new = session_parts(save.snapshot, save.stored)
+            inline.append([t["text"][:2] for t in head["turns"]])
+            rows.append([t["text"][:2] for _, t in new])
         await real(saves)
 
     monkeypatch.setattr(store, "save_sessions", recorded)
     session = await manager.get("pip", "discord:dm:alice")
+    third = INLINE_CHARS // 2 - 100  # three turns outgrow the session's row, two do not
     for n in range(3):
-        say(session, f"q{n}", clock.now())
+        say(session, f"q{n}" + "." * third, clock.now())
         await manager.save(session)
-        say(session, f"a{n}", clock.now(), role="assistant")
+        say(session, f"a{n}" + "." * third, clock.now(), role="assistant")
         await manager.save(session)
+    assert inline == [["q0"], ["q0", "a0"], [], ["a1"], ["a1", "q2"], []]
+    assert rows == [[], [], ["q0", "a0", "q1"], [], [], ["a1", "q2", "a2"]]
     async with session.lock:
         await manager.fold(session, 4, "we said hello twice")
     say(session, "q3", clock.now())
     await manager.save(session)
-    assert written == [["q0"], ["a0"], ["q1"], ["a1"], ["q2"], ["a2"], ["q3"]]
+    assert (inline[-1], rows[-1]) == (["q2", "a2", "q3"], [])
     row = await store.load_session("pip", "discord:dm:alice")
-    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["q2", "a2", "q3"]
+    assert row is not None and [t["text"][:2] for t in row.snapshot["turns"]] == ["q2", "a2", "q3"]
     await store.close()
 
     store = await Store.open(path)
@@ -641,34 +648,37 @@ async def test_each_save_writes_the_turns_said_since_the_last(
         row = await store.load_session("pip", "discord:dm:alice")
         assert row is not None and [t["text"] for t in row.snapshot["turns"]] == ["new day"]
         [closed, folded] = await store.conversations("pip", "discord:dm:alice")
-        assert [t["text"] for t in folded.turns] == ["q0", "a0", "q1", "a1"]
-        assert [t["text"] for t in closed.turns] == ["q2", "a2", "q3"]
+        assert [t["text"][:2] for t in folded.turns] == ["q0", "a0", "q1", "a1"]
+        assert [t["text"][:2] for t in closed.turns] == ["q2", "a2", "q3"]
     finally:
         await store.close()
 
 
-async def test_a_snapshot_that_held_its_turns_is_saved_as_rows_next(
+async def test_a_snapshot_that_holds_every_turn_is_restored_and_saved_on(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    """A session saved before turns had rows of their own (its snapshot holds them) is
-    restored with them, and its next save writes them all as rows."""
+    """A session saved before turns had rows of their own (its row holds them all) is
+    restored with them; its next save gives them rows, as it does any turns that outgrow
+    the session's row."""
     store = await Store.open(tmp_path / "kizuna.sqlite3")
     try:
         old = Session("pip", "discord:dm:alice")
-        say(old, "from before", clock.now())
-        snapshot = old.snapshot()
-        del snapshot["first"]
-        await store.save_sessions([SessionSave("pip", "discord:dm:alice", snapshot, clock.now())])
-        await store._write("DELETE FROM session_turns")  # as it was before
-        await store._write("UPDATE sessions SET snapshot = ?", (json.dumps(snapshot),))
+        for text in ("from before", "." * INLINE_CHARS):
+            say(old, text, clock.now())
+        snapshot = {k: v for k, v in old.snapshot().items() if k not in ("first", "rows")}
+        await store._write(
+            "INSERT INTO sessions VALUES ('pip', 'discord:dm:alice', ?, 0)",
+            (json.dumps(snapshot),),
+        )
         manager = SessionManager(store, clock)
         session = await manager.get("pip", "discord:dm:alice")
-        assert [t.text for t in session.turns] == ["from before"]
+        assert session.turns == old.turns
         say(session, "and now", clock.now())
         await manager.save(session)
+        assert await store._all("SELECT seq FROM session_turns") == [(0,), (1,), (2,)]
         row = await store.load_session("pip", "discord:dm:alice")
         assert row is not None
-        assert [t["text"] for t in row.snapshot["turns"]] == ["from before", "and now"]
+        assert [t["text"][:4] for t in row.snapshot["turns"]] == ["from", "....", "and "]
     finally:
         await store.close()
 

@@ -229,8 +229,8 @@ async def test_a_whole_scope_is_listed_a_slice_of_rows_at_a_time(
 
 def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
     """A snapshot as a load gives it back: with its turns (none if it had none), numbered
-    from its "first"."""
-    return {"turns": [], "first": 0, **snapshot}
+    from its "first", and how many have rows of their own."""
+    return {"turns": [], "first": 0, "rows": 0, **snapshot}
 
 
 async def test_save_and_load_a_session_snapshot(store: Storage) -> None:
@@ -288,18 +288,20 @@ async def test_load_sessions_returns_every_scope_of_the_named_personas(store: St
 
 
 async def test_a_save_writes_only_the_turns_the_store_does_not_hold(store: Storage) -> None:
-    await store.save_sessions([SessionSave("pip", "s1", {"turns": ["a", "b"]}, T0)])
-    # The store holds the first two already: the save writes the third (and the head).
-    said = {"turns": ["A", "b", "c"], "state": {"x": "1"}}
+    await store.save_sessions([SessionSave("pip", "s1", {"turns": ["a", "b"], "rows": 2}, T0)])
+    # The store holds the first two as rows: the save writes the third, and the fourth goes
+    # in the session's row.
+    said = {"turns": ["A", "b", "c", "d"], "rows": 3, "state": {"x": "1"}}
     await store.save_sessions([SessionSave("pip", "s1", said, T0, stored=2)])
 
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == kept({"turns": ["a", "b", "c"], "state": {"x": "1"}})
+    assert row is not None
+    assert row.snapshot == kept({"turns": ["a", "b", "c", "d"], "rows": 3, "state": {"x": "1"}})
 
 
-async def test_turns_folded_or_archived_leave_the_store(store: Storage, tmp_path: Path) -> None:
-    await store.save_session("pip", "s1", {"turns": ["a", "b", "c"]}, T0)
-    await store.save_session("pip", "s2", {"turns": ["other"]}, T0)
+async def test_turns_folded_or_archived_leave_the_store(store: Storage) -> None:
+    await store.save_session("pip", "s1", {"turns": ["a", "b", "c"], "rows": 3}, T0)
+    await store.save_session("pip", "s2", {"turns": ["other"], "rows": 1}, T0)
     folded = ArchiveWrite(
         "pip",
         "s1",
@@ -307,14 +309,15 @@ async def test_turns_folded_or_archived_leave_the_store(store: Storage, tmp_path
         ended_at=T0,
         reason="compressed",
         turns=turns("a", "b"),
-        snapshot={"turns": ["c"], "first": 2},
+        snapshot={"turns": ["c"], "first": 2, "rows": 1},
     )
     await store.archive_conversation(folded)
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == {"turns": ["c"], "first": 2}
-    await store.save_sessions([SessionSave("pip", "s1", {"turns": ["c", "d"], "first": 2}, T0, 3)])
+    assert row is not None and row.snapshot == kept({"turns": ["c"], "first": 2, "rows": 1})
+    said = {"turns": ["c", "d"], "first": 2, "rows": 2}
+    await store.save_sessions([SessionSave("pip", "s1", said, T0, stored=3)])
     [row] = [r for r in await store.load_sessions(["pip"]) if r.scope == "s1"]
-    assert row.snapshot == {"turns": ["c", "d"], "first": 2}
+    assert row.snapshot == kept(said)
 
     closed = ArchiveWrite(
         "pip",
@@ -327,14 +330,19 @@ async def test_turns_folded_or_archived_leave_the_store(store: Storage, tmp_path
     )
     await store.archive_conversation(closed)
     row = await store.load_session("pip", "s1")
-    assert row is not None and row.snapshot == {"turns": [], "first": 4}
+    assert row is not None and row.snapshot == kept({"first": 4})
     other = await store.load_session("pip", "s2")
     assert other is not None and other.snapshot["turns"] == ["other"]
+    # Every row of s1's turns went with them: a head that says it has rows 2 and 3 (and
+    # writes none, as if the store held them) finds none.
+    said = {"turns": ["c", "d"], "first": 2, "rows": 2}
+    await store.save_sessions([SessionSave("pip", "s1", said, T0, stored=4)])
+    row = await store.load_session("pip", "s1")
+    assert row is not None and row.snapshot["turns"] == []
 
 
 async def test_a_snapshot_that_holds_its_turns_still_loads(tmp_path: Path) -> None:
-    """Written before turns had rows of their own: loaded as it was, without a "first" (its
-    next save writes its turns as rows)."""
+    """Written before turns had rows of their own: loaded as it was."""
     path = tmp_path / "kizuna.sqlite3"
     await (await Store.open(path)).close()
     with sqlite3.connect(path) as db:
@@ -345,9 +353,6 @@ async def test_a_snapshot_that_holds_its_turns_still_loads(tmp_path: Path) -> No
     try:
         row = await store.load_session("pip", "s1")
         assert row is not None and row.snapshot == {"turns": ["a"]}
-        await store.save_sessions([SessionSave("pip", "s1", {"turns": ["a", "b"]}, T0)])
-        row = await store.load_session("pip", "s1")
-        assert row is not None and row.snapshot == {"turns": ["a", "b"], "first": 0}
     finally:
         await store.close()
 

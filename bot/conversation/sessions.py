@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 
 HANDLED_KEPT = 64  # message ids a session remembers answering: more than a redelivered batch
 SAVE_BATCH = 100  # sessions snapshotted in one transaction by autosave
+# Characters of turns a session's own row carries before they move to rows of their own: a
+# save then writes one page of the database, whether the conversation is short or long.
+INLINE_CHARS = 1_500
 # Seconds between tries for a conversation another process is taking a turn of: it wakes this
 # one when it gives the lease back, but a holder that dies sends no word.
 LEASE_POLL = 1.0
@@ -242,7 +245,7 @@ class Session:
     changes: int = field(default=0, compare=False)  # counts changes; `saved`: as of the store
     saved: int = field(default=0, compare=False)
     # Turns are numbered in the store, the first of `turns` `first`; those numbered below
-    # `stored` are there already, so a save writes only the turns said since (SessionSave).
+    # `stored` have rows of their own there, never written again (SessionSave).
     first: int = field(default=0, compare=False)
     stored: int = field(default=0, compare=False)
 
@@ -318,6 +321,7 @@ class Session:
         return {
             "turns": [t.to_json() for t in self.turns],
             "first": self.first,
+            "rows": own_rows(self.turns, self.stored - self.first),
             "state": dict(self.state),
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "last_active": self.last_active.isoformat() if self.last_active else None,
@@ -354,9 +358,7 @@ class Session:
             hearsay=bool(snapshot.get("hearsay", False)),
             first=int(snapshot.get("first", 0)),
         )
-        # Its turns are the store's rows, unless its snapshot held them (written before turns
-        # had rows): then its next save writes them there.
-        session.stored = session.end if "first" in snapshot else session.first
+        session.stored = session.first + int(snapshot.get("rows", 0))
         for waited in snapshot.get("waiting", []):  # the process died while they waited
             message_id = str(waited.get("message_id", ""))
             if not session.answered(message_id):  # (not the turn of one answered already)
@@ -613,14 +615,13 @@ class SessionManager:
             batch = [s for s in batch if s.dirty and _writable(s)]
             if not batch:
                 return 0
-            versions = [(s.changes, s.end) for s in batch]
             now = self._clock.now()
-            await self._store.save_sessions(
-                [SessionSave(s.persona, s.scope, s.snapshot(), now, s.stored) for s in batch]
-            )
-            for session, (version, end) in zip(batch, versions, strict=True):
+            saves = [SessionSave(s.persona, s.scope, s.snapshot(), now, s.stored) for s in batch]
+            versions = [s.changes for s in batch]
+            await self._store.save_sessions(saves)
+            for session, save, version in zip(batch, saves, versions, strict=True):
                 session.saved = max(session.saved, version)
-                session.stored = max(session.stored, end)
+                session.stored = max(session.stored, save.snapshot["first"] + save.snapshot["rows"])
                 if isinstance(session.lock, TurnLock):
                     await session.lock.kept_in_snapshot()
         return len(batch)
@@ -658,6 +659,7 @@ class SessionManager:
                 **session.snapshot(),
                 "turns": [],
                 "first": session.end,
+                "rows": 0,
                 "started_at": None,
                 "summary": "",
                 "recap": "",
@@ -699,6 +701,7 @@ class SessionManager:
                 **session.snapshot(),
                 "turns": [t.to_json() for t in kept],
                 "first": session.first + count,
+                "rows": own_rows(kept, 0),
                 "started_at": kept[0].at.isoformat(),
                 "summary": summary,
             }
@@ -715,7 +718,7 @@ class SessionManager:
             )
             session.turns = kept
             session.first += count
-            session.stored = session.end
+            session.stored = session.first + rest["rows"]
             session.started_at = kept[0].at
             session.summary = summary
             session.saved = session.changes
@@ -746,6 +749,14 @@ class SessionManager:
             session.summary = session.recap = ""
             session.hearsay = False
             session.saved = session.changes
+
+
+def own_rows(turns: Sequence[Turn], stored: int) -> int:
+    """How many of `turns` have rows of their own once saved, the first `stored` having them
+    already: all, once those after outgrow INLINE_CHARS (kept in the session's row till then)."""
+    stored = max(0, min(stored, len(turns)))
+    inline = sum(len(t.text) for t in turns[stored:])
+    return len(turns) if inline > INLINE_CHARS else stored
 
 
 def _kept(turns: Sequence[Turn]) -> list[dict[str, Any]]:

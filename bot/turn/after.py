@@ -25,12 +25,22 @@ from bot.turn.settle import Settled
 from memory.clock import Clock
 from memory.storage import ContactStore
 
-__all__ = ["After", "Replied", "addressed"]
+__all__ = ["After", "Replied", "addressed", "fold_at"]
 
 log = logging.getLogger(__name__)
 
 KEEP_ROUNDS = 3  # exchanges kept word for word when older turns are folded into the summary
 SUMMARY_CHARS = 6_000  # of the running summary
+
+
+def fold_at(session: Session, fold_tokens: int) -> int:
+    """How many of the oldest turns to fold into the running summary: none while the turns
+    fit in `fold_tokens`; else all but the last KEEP_ROUNDS exchanges."""
+    tokens = sum(estimate_tokens(t.text) + MESSAGE_OVERHEAD for t in session.turns)
+    if tokens <= fold_tokens:
+        return 0
+    users = [i for i, t in enumerate(session.turns) if t.role == "user"]
+    return users[-KEEP_ROUNDS] if len(users) >= KEEP_ROUNDS else 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,7 +92,7 @@ class After:
         await self._answered(settled)
         # (a reaction is no reply: nothing new for the state slots to read)
         due = [] if reply.reaction else self.slots.due(persona, session)
-        fold = self._fold_at(session) > 0
+        fold = fold_at(session, self.fold_tokens) > 0
         if not due and not fold:
             return False
         task = asyncio.create_task(self._background_work(persona, session, due, fold))
@@ -118,15 +128,6 @@ class After:
             except Exception:  # outreach waits while they seem unanswered: never too eager
                 log.exception("could not note an answer of %s", settled.persona.key)
 
-    def _fold_at(self, session: Session) -> int:
-        """How many of the oldest turns to fold into the running summary: none while the
-        turns fit in `fold_tokens`; else all but the last KEEP_ROUNDS exchanges."""
-        tokens = sum(estimate_tokens(t.text) + MESSAGE_OVERHEAD for t in session.turns)
-        if tokens <= self.fold_tokens:
-            return 0
-        users = [i for i, t in enumerate(session.turns) if t.role == "user"]
-        return users[-KEEP_ROUNDS] if len(users) >= KEEP_ROUNDS else 0
-
     async def _background_work(
         self, persona: Persona, session: Session, due: list[StateSlot], fold: bool
     ) -> None:
@@ -142,7 +143,7 @@ class After:
     async def _fold(self, persona: Persona, session: Session) -> None:
         """Compression: the oldest turns become part of the running summary (one summary-tier
         call) and go to the archive for long-term memory; a failure keeps them for next time."""
-        count = self._fold_at(session)
+        count = fold_at(session, self.fold_tokens)
         if count <= 0:
             return
         messages = build_summary_prompt(persona, session.summary, session.turns[:count])

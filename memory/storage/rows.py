@@ -125,13 +125,14 @@ def _session_values(saves: Sequence[SessionSave]) -> SessionValues:
 def session_parts(
     snapshot: dict[str, Any], stored: int = 0
 ) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
-    """A snapshot as the store keeps it: its head (all but its turns, with the number of the
-    first turn and how many there are) and its turns by number, those from `stored` on."""
+    """A snapshot as the store keeps it: its head, the session's own row (all but the turns
+    with rows of their own: its first "rows" turns, numbered from its "first"), and those
+    turns by number, from `stored` on."""
     turns = snapshot.get("turns", [])
     first = int(snapshot.get("first", 0))
-    head = {key: value for key, value in snapshot.items() if key != "turns"}
-    head["first"], head["count"] = first, len(turns)
-    return head, [(first + n, turn) for n, turn in enumerate(turns) if first + n >= stored]
+    own = max(0, min(int(snapshot.get("rows", 0)), len(turns)))
+    head = {**snapshot, "turns": turns[own:], "first": first, "rows": own}
+    return head, [(first + n, turns[n]) for n in range(own) if first + n >= stored]
 
 
 def json_text(value: Any) -> str:
@@ -148,14 +149,14 @@ def clean_text(text: str) -> str:
 
 def session_row(row: Any, turns: Sequence[tuple[int, str]] = ()) -> SessionRow:
     """A session from its row (persona, scope, head, time) and its turns' rows (number, JSON
-    text), those in the range its head names put back in its snapshot. A snapshot written
-    before turns had rows of their own holds its turns, and no "first"."""
+    text): those its head counts as its own rows put back before the turns it holds."""
     try:
         snapshot = json.loads(row[2])
-        if isinstance(snapshot, dict) and "turns" not in snapshot:
+        if isinstance(snapshot, dict) and snapshot.get("rows"):
             first = int(snapshot["first"])
-            end = first + int(snapshot.pop("count"))
-            snapshot["turns"] = [json.loads(text) for seq, text in turns if first <= seq < end]
+            end = first + int(snapshot["rows"])
+            own = [json.loads(text) for seq, text in turns if first <= seq < end]
+            snapshot["turns"] = own + list(snapshot.get("turns", []))
     except (KeyError, TypeError, ValueError):
         snapshot = None
     if not isinstance(snapshot, dict):

@@ -1,9 +1,9 @@
 """Sessions (one snapshot per open conversation) and the archive of closed conversations, per
 persona and scope (memory.storage.SessionStore), in either store. A snapshot is kept as its
-head (`sessions`) and its turns, a row each (`session_turns`), so saving a conversation writes
-the turns said since the last save, not every turn again. A head's upsert is each dialect's own
-SQL (`_UPSERT_SESSION`: PostgreSQL's names the process that wrote it), as are saving many at
-once and a wipe (each store's `save_sessions` and `wipe`)."""
+head (`sessions`: the newest turns in it) and its older turns, a row each (`session_turns`),
+so saving a conversation writes about as much whether it is short or long. A head's upsert
+is each dialect's own SQL (`_UPSERT_SESSION`: PostgreSQL's names the process that wrote it),
+as are saving many at once and a wipe (each store's `save_sessions` and `wipe`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class Sessions(Statements):
         """The statements that make the store hold exactly `snapshot` as the session: its
         head, its turns, and none of the turns it no longer has."""
         head, turns = session_parts(snapshot)
-        first, end = head["first"], head["first"] + head["count"]
+        first, end = head["first"], head["first"] + head["rows"]
         return [
             (self._UPSERT_SESSION, (persona, scope, json_text(head), timestamp(at))),
             (

@@ -32,7 +32,8 @@ class SqliteSessions(SqliteBase, Sessions):
         heads, turns = await encode_sessions(saves)
         async with self._transaction():
             await self._db.executemany(self._UPSERT_SESSION, heads)
-            await self._db.executemany(UPSERT_TURN, turns)
+            if turns:
+                await self._db.executemany(UPSERT_TURN, turns)
 
     @serialised
     async def wipe(self, persona: str, scope: str) -> None:

@@ -1,7 +1,7 @@
--- A session's turns, a row each: a save writes the turns said since the last one, not the
--- whole conversation again. The session's snapshot keeps the rest, with the numbers of the
--- turns it has ("first", "count"); a snapshot written before this holds its turns itself,
--- and its next save moves them here.
+-- A session's older turns, a row each: the session's own row holds its newest turns until
+-- they outgrow a page, then they move here, so a save writes about as much whether the
+-- conversation is short or long (not the whole conversation again). The session's row
+-- says which are here ("first", "rows"); one written before this holds all its turns.
 CREATE TABLE session_turns (
     persona TEXT NOT NULL,
     scope   TEXT NOT NULL,
