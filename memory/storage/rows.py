@@ -100,9 +100,10 @@ INLINE_ROWS = 1_024
 LIST_SLICE = 4_096  # rows read at a time by a listing of a whole scope
 
 
-# A save's rows: each session's head (its snapshot but its turns) and the turns the store does
-# not hold yet, as (persona, scope, number, JSON text).
-SessionValues = tuple[list[tuple[str, str, str, float]], list[tuple[str, str, int, str]]]
+# A save's rows, a session each: persona, scope, its head as JSON text (its snapshot but the
+# turns with rows of their own), the time, and the numbers and JSON texts of the turns the
+# store does not hold yet.
+SessionValues = list[tuple[str, str, str, float, list[int], list[str]]]
 
 
 async def encode_sessions(saves: Sequence[SessionSave]) -> SessionValues:
@@ -113,13 +114,20 @@ async def encode_sessions(saves: Sequence[SessionSave]) -> SessionValues:
 
 
 def _session_values(saves: Sequence[SessionSave]) -> SessionValues:
-    heads: list[tuple[str, str, str, float]] = []
-    turns: list[tuple[str, str, int, str]] = []
+    values: SessionValues = []
     for save in saves:
         head, new = session_parts(save.snapshot, save.stored)
-        heads.append((save.persona, save.scope, json_text(head), timestamp(save.updated_at)))
-        turns += [(save.persona, save.scope, seq, json_text(turn)) for seq, turn in new]
-    return heads, turns
+        values.append(
+            (
+                save.persona,
+                save.scope,
+                json_text(head),
+                timestamp(save.updated_at),
+                [seq for seq, _ in new],
+                [json_text(turn) for _, turn in new],
+            )
+        )
+    return values
 
 
 def session_parts(

@@ -12,8 +12,7 @@ from memory.storage.postgres.base import PgBase
 from memory.storage.postgres.contacts import wipe_contact
 from memory.storage.postgres.intentions import wipe_intentions
 from memory.storage.rows import encode_sessions
-from memory.storage.sessions import UPSERT_TURN, Sessions
-from memory.storage.statements import numbered
+from memory.storage.sessions import Sessions
 
 __all__ = ["PgSessions"]
 
@@ -30,13 +29,16 @@ class PgSessions(PgBase, Sessions):
         " updated_at = excluded.updated_at, writer = excluded.writer"
     )
 
+    # A session's head and its new turns in one statement: one trip to the server a save.
+    _SAVE_SESSION = (
+        "WITH turns AS (INSERT INTO session_turns (persona, scope, seq, turn)"
+        " SELECT $1, $2, seq, turn FROM unnest($5::bigint[], $6::text[]) AS new (seq, turn)"
+        " ON CONFLICT (persona, scope, seq) DO UPDATE SET turn = excluded.turn) " + _UPSERT_SESSION
+    )
+
     async def save_sessions(self, saves: Sequence[SessionSave]) -> None:
         """Several sessions' heads and new turns in one transaction (autosave)."""
-        heads, turns = await encode_sessions(saves)
-        async with self._pool.acquire() as conn, conn.transaction():
-            await conn.executemany(self._UPSERT_SESSION, heads)
-            if turns:
-                await conn.executemany(numbered(UPSERT_TURN), turns)
+        await self._pool.executemany(self._SAVE_SESSION, await encode_sessions(saves))
 
     async def wipe(self, persona: str, scope: str) -> None:
         async with self._pool.acquire() as conn, conn.transaction():

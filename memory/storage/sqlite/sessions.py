@@ -29,9 +29,14 @@ class SqliteSessions(SqliteBase, Sessions):
     async def save_sessions(self, saves: Sequence[SessionSave]) -> None:
         """Several sessions' heads and new turns in one transaction (autosave), their JSON
         written off the event loop."""
-        heads, turns = await encode_sessions(saves)
+        values = await encode_sessions(saves)
+        turns = [
+            (persona, scope, seq, text)
+            for persona, scope, _, _, seqs, texts in values
+            for seq, text in zip(seqs, texts, strict=True)
+        ]
         async with self._transaction():
-            await self._db.executemany(self._UPSERT_SESSION, heads)
+            await self._db.executemany(self._UPSERT_SESSION, [v[:4] for v in values])
             if turns:
                 await self._db.executemany(UPSERT_TURN, turns)
 
