@@ -764,22 +764,32 @@ def texts(session: Session) -> list[str]:
     return [t.text for t in session.turns]
 
 
+@pytest.mark.parametrize(
+    "pad", ["", "." * (INLINE_CHARS // 2)], ids=["in-its-row", "in-rows-of-their-own"]
+)
 async def test_two_processes_take_one_conversations_turns_in_order(
-    processes: Processes, clock: FakeClock
+    processes: Processes, clock: FakeClock, pad: str
 ) -> None:
+    """Short turns travel in the session's own row, long ones in rows of their own: either
+    way the lease brings in what the other process said."""
     a, b, in_a, in_b = processes
+
+    def said(session: Session) -> list[str]:
+        return [t.text.removesuffix(pad) for t in session.turns]
+
     async with in_a.lock:
-        say(in_a, "first", clock.now())
+        say(in_a, "first" + pad, clock.now())
         await a.save(in_a)
-        second = asyncio.create_task(take_turn(b, in_b, "second", clock.now()))
+        second = asyncio.create_task(take_turn(b, in_b, "second" + pad, clock.now()))
         with pytest.raises(TimeoutError):  # it waits while this process takes its turn
             await asyncio.wait_for(asyncio.shield(second), 0.3)
-        say(in_a, "reply to first", clock.now(), role="assistant")
+        say(in_a, "reply to first" + pad, clock.now(), role="assistant")
         await a.save(in_a)
     await second
-    assert texts(in_b) == ["first", "reply to first", "second"]
-    await take_turn(a, in_a, "third", clock.now())  # and the first process sees the second's
-    assert texts(in_a) == ["first", "reply to first", "second", "third"]
+    assert said(in_b) == ["first", "reply to first", "second"]
+    await take_turn(a, in_a, "third" + pad, clock.now())  # and the first sees the second's
+    assert said(in_a) == ["first", "reply to first", "second", "third"]
+    assert in_a.stored == (4 if pad else 0)
     row = await processes.store.load_session("pip", "telegram:7")
     assert row is not None and [t["text"] for t in row.snapshot["turns"]] == texts(in_a)
 
