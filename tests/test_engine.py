@@ -597,6 +597,7 @@ async def test_save_snapshots_now_and_exports_the_session(bot: Bot) -> None:
     assert export["persona"] == "pip" and export["scope"] == "discord:dm:u1"
     assert export["saved_at"] == bot.clock.now().isoformat()
     assert [t["text"] for t in export["turns"]] == ["remember this", "I will."]
+    assert "first" not in export and "rows" not in export  # how the store keeps them
     row = await bot.store.load_session("pip", "discord:dm:u1")
     assert row is not None and row.snapshot["turns"] == export["turns"]
     assert not (await bot.engine.session(event)).dirty

@@ -49,6 +49,12 @@ async def store(open_store: StoreOpener, tmp_path: Path) -> AsyncIterator[Storag
     await opened.close()
 
 
+def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot as a load gives it back: with its turns (none if it had none), numbered
+    from its "first", and how many have rows of their own."""
+    return {"turns": [], "first": 0, "rows": 0, **snapshot}
+
+
 def turns(*texts: str) -> list[dict[str, str]]:
     return [{"role": "user", "text": t} for t in texts]
 
@@ -225,12 +231,6 @@ async def test_a_whole_scope_is_listed_a_slice_of_rows_at_a_time(
 
 
 # --- session snapshots -----------------------------------------------------------------------
-
-
-def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot as a load gives it back: with its turns (none if it had none), numbered
-    from its "first", and how many have rows of their own."""
-    return {"turns": [], "first": 0, "rows": 0, **snapshot}
 
 
 async def test_save_and_load_a_session_snapshot(store: Storage) -> None:

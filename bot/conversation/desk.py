@@ -188,7 +188,8 @@ class Desk:
                 "persona": session.persona,
                 "scope": session.scope,
                 "saved_at": self.clock.now().isoformat(),
-                **session.snapshot(),
+                # (Not how the store numbers and keeps the turns: the conversation itself.)
+                **{k: v for k, v in session.snapshot().items() if k not in ("first", "rows")},
             }
 
     async def info(self, event: ChatEvent) -> SessionInfo:
