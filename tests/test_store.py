@@ -302,16 +302,13 @@ async def test_a_save_writes_only_the_turns_the_store_does_not_hold(store: Stora
 async def test_turns_folded_or_archived_leave_the_store(store: Storage) -> None:
     await store.save_session("pip", "s1", {"turns": ["a", "b", "c"], "rows": 3}, T0)
     await store.save_session("pip", "s2", {"turns": ["other"], "rows": 1}, T0)
-    folded = ArchiveWrite(
-        "pip",
-        "s1",
-        started_at=T0,
-        ended_at=T0,
-        reason="compressed",
-        turns=turns("a", "b"),
-        snapshot={"turns": ["c"], "first": 2, "rows": 1},
+
+    def moved(reason: str, texts: tuple[str, ...], rest: dict[str, Any]) -> ArchiveWrite:
+        return ArchiveWrite("pip", "s1", T0, T0, reason, turns(*texts), rest)
+
+    await store.archive_conversation(
+        moved("compressed", ("a", "b"), {"turns": ["c"], "first": 2, "rows": 1})
     )
-    await store.archive_conversation(folded)
     row = await store.load_session("pip", "s1")
     assert row is not None and row.snapshot == kept({"turns": ["c"], "first": 2, "rows": 1})
     said = {"turns": ["c", "d"], "first": 2, "rows": 2}
@@ -319,16 +316,7 @@ async def test_turns_folded_or_archived_leave_the_store(store: Storage) -> None:
     [row] = [r for r in await store.load_sessions(["pip"]) if r.scope == "s1"]
     assert row.snapshot == kept(said)
 
-    closed = ArchiveWrite(
-        "pip",
-        "s1",
-        started_at=T0,
-        ended_at=T0,
-        reason="idle",
-        turns=turns("c", "d"),
-        snapshot={"turns": [], "first": 4},
-    )
-    await store.archive_conversation(closed)
+    await store.archive_conversation(moved("idle", ("c", "d"), {"turns": [], "first": 4}))
     row = await store.load_session("pip", "s1")
     assert row is not None and row.snapshot == kept({"first": 4})
     other = await store.load_session("pip", "s2")
