@@ -52,6 +52,11 @@ conversations encoded per process and second, and each table's growth per day: m
 run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last line is
 one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
 
+`--worker-folders DIR`: each process's data folder is DIR/worker-K, kept between runs, so a
+run after the first is a restart that finds the index files the last one saved (without it,
+each process starts on an empty folder, as on a new machine, and builds every scope's index
+it searches).
+
 `--outreach-minutes N [--downtime DAYS]`: no workers; the outreach sender alone in this
 process on a fake clock (the instant model, a recording courier): its round at noon (the bot's
 zone) `--downtime` days after the build, as after a restart (check-ins and intentions come due
@@ -658,10 +663,15 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
     encodings = Encodings()
     logging.getLogger("bot.conversation.lifecycle").addHandler(encodings)
     logging.getLogger("bot.conversation.lifecycle").setLevel(logging.INFO)
-    with tempfile.TemporaryDirectory() as folder:
+    with contextlib.ExitStack() as stack:
+        if args.worker_folders is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        else:
+            folder = args.worker_folders / f"worker-{args.worker}"
+            folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         runtime = await open_load_runtime(
-            Path(folder),
+            folder,
             personas,
             "hash",
             dsn=args.dsn,
@@ -801,6 +811,8 @@ async def start_workers(
         argv += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.index_memory_mb is not None:
         argv += ["--index-memory-mb", str(args.index_memory_mb)]
+    if args.worker_folders is not None:
+        argv += ["--worker-folders", str(args.worker_folders.resolve())]
     return [
         await asyncio.create_subprocess_exec(
             *argv,
@@ -1239,6 +1251,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, choices=(1, 2, 3, 4))
     parser.add_argument("--idle-minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--worker-folders",
+        type=Path,
+        help="each process's data folder under this one, kept between runs (a restart)",
+    )
     parser.add_argument(
         "--index-memory-mb",
         type=int,
