@@ -285,6 +285,8 @@ async def test_load_sessions_returns_every_scope_of_the_named_personas(store: St
         ("miao", "s1"): 3,
     }
     assert await store.load_sessions([]) == []
+    assert sorted(await store.session_places("pip")) == ["s1", "s2"]
+    assert await store.session_places("nobody") == []
 
 
 async def test_a_save_writes_only_the_turns_the_store_does_not_hold(store: Storage) -> None:

@@ -31,7 +31,7 @@ import contextlib
 import hmac
 import ipaddress
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import date
@@ -67,7 +67,7 @@ from memory.bank import MAX_SCOPE
 from memory.errors import KizunaError
 from memory.forgetting import ForgettingPolicy
 from memory.forgetting.curve import RetentionCurve
-from memory.records import Intention, Memory, SessionRow
+from memory.records import Intention, Memory
 from memory.scopes import NotAScope, Scope
 from memory.storage import JournalStore
 
@@ -116,7 +116,7 @@ class InspectorStore(JournalStore, Protocol):
 
     async def scopes(self) -> list[str]: ...
 
-    async def load_sessions(self, personas: Collection[str]) -> list[SessionRow]: ...
+    async def session_places(self, persona: str) -> list[str]: ...
 
     async def count_memories(self, scope: str) -> int: ...
 
@@ -519,7 +519,7 @@ class WebServer:
         store = self.store
         prefix = f"{persona.key}/"
         found = {s for s in await store.scopes() if s.startswith(prefix)}
-        found |= {prefix + row.scope for row in await store.load_sessions([persona.key])}
+        found |= {prefix + place for place in await store.session_places(persona.key)}
         scopes = []
         for scope in sorted(found):
             count = await store.count_memories(scope)

@@ -572,7 +572,7 @@ class SessionManager:
     async def places(self, persona: str) -> set[str]:
         """The places where `persona` has a conversation, here or in the store."""
         places = {s.scope for s in self.all() if s.persona == persona}
-        return places | {row.scope for row in await self._store.load_sessions([persona])}
+        return places | set(await self._store.session_places(persona))
 
     async def save(self, session: Session) -> None:
         """Write the snapshot now; returns once the store has it. Needs no turn lock: the

@@ -281,6 +281,10 @@ class SessionStore(Protocol):
         """Every session of the given personas, oldest first."""
         ...
 
+    async def session_places(self, persona: str) -> list[str]:
+        """The places (scopes) where the persona has a session, without reading them."""
+        ...
+
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         """Archive a closed conversation and replace its session's snapshot with the write's,
         atomically: a crash leaves either the open conversation or the archived one, never both

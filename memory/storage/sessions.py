@@ -94,6 +94,10 @@ class Sessions(Statements):
             by_session.setdefault((persona, scope), []).append((int(seq), turn))
         return [session_row(r, by_session.get((r[0], r[1]), [])) for r in rows]
 
+    async def session_places(self, persona: str) -> list[str]:
+        rows = await self._all("SELECT scope FROM sessions WHERE persona = ?", (persona,))
+        return [str(scope) for (scope,) in rows]
+
     async def archive_conversation(self, write: ArchiveWrite) -> int:
         persona, scope, ended_at = write.persona, write.scope, timestamp(write.ended_at)
         started_at = timestamp(write.started_at)
