@@ -615,13 +615,6 @@ class Shifted:
         return datetime.now(UTC) - timedelta(seconds=self.seconds)
 
 
-@dataclass(slots=True)
-class Timed:
-    """Each call's (start as epoch seconds, milliseconds)."""
-
-    calls: list[tuple[float, float]] = field(default_factory=list)
-
-
 def current_rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -639,17 +632,20 @@ class Encodings(logging.Handler):
             self.count += 1
 
 
-def timed_recall(runtime: Runtime, into: Timed) -> None:
-    """Time every recall of the bank (the hash embedder's cue included: microseconds)."""
+def timed_recall(runtime: Runtime, into: list[tuple[float, float, bool]]) -> None:
+    """Time every recall of the bank (the hash embedder's cue included: microseconds), as
+    (start as epoch seconds, milliseconds, whether the process recalled in its scope before)."""
     bank = runtime.bank
     recall = bank.recall
+    seen: set[str] = set()
 
-    async def timed(*a: Any, **kw: Any) -> Any:
+    async def timed(scope: str, *a: Any, **kw: Any) -> Any:
         start, began = time.time(), time.perf_counter()
         try:
-            return await recall(*a, **kw)
+            return await recall(scope, *a, **kw)
         finally:
-            into.calls.append((start, (time.perf_counter() - began) * 1000))
+            into.append((start, (time.perf_counter() - began) * 1000, scope in seen))
+            seen.add(scope)
 
     object.__setattr__(bank, "recall", timed)
 
@@ -689,7 +685,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
         lifecycle = scheduler.lifecycle
         assert lifecycle is not None
         lifecycle.prune_hour = 24
-        recalls = Timed()
+        recalls: list[tuple[float, float, bool]] = []
         timed_recall(runtime, recalls)
         scheduler.start()
         await runtime.settle()
@@ -704,7 +700,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
         worker=args.worker,
         open_s=round(opened, 2),
         dense=dense,
-        recalls=recalls.calls,
+        recalls=recalls,
         encoded=encodings.count,
         rss_mb=round(current_rss_mb()),
         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -886,7 +882,7 @@ async def measure(args: argparse.Namespace, dsn: str, shift: float) -> dict[str,
     during = [ms for at, ms in turns if pruning(at)]
     outside = [ms for at, ms in turns if at >= warm and not pruning(at)]
     latencies = [ms for _, ms in turns]
-    recalls = [ms for _, ms in timed_recalls]
+    recalls = [ms for _, ms, _ in timed_recalls]
     rounds = [o["ms"] for r in results for o in r["outreach"]]
     forgotten = after["pruned"] - before["pruned"]
     growth: dict[str, float] = {}
@@ -905,7 +901,10 @@ async def measure(args: argparse.Namespace, dsn: str, shift: float) -> dict[str,
         "recall_ms": ms3(recalls),
         "recalls": len(recalls),
         "turn_ms_warm": ms3([ms for at, ms in turns if at >= warm]),
-        "recall_ms_warm": ms3([ms for at, ms in timed_recalls if at >= warm]),
+        "recall_ms_warm": ms3([ms for at, ms, _ in timed_recalls if at >= warm]),
+        # A scope's first recall in its process reads the scope (its index built or loaded).
+        "recall_ms_first_sight": ms3([ms for _, ms, seen in timed_recalls if not seen]),
+        "recall_ms_seen": ms3([ms for _, ms, seen in timed_recalls if seen]),
         "turn_ms_during_prune": ms3(during),
         "turn_ms_outside_prune": ms3(outside),
         "prune_s": round(prune_s, 3),
@@ -1214,7 +1213,8 @@ def report(result: dict[str, Any]) -> None:
         f"/ p95 {t['p95']} / p99 {t['p99']} ms; recall p50 {r['p50']} / p95 {r['p95']} / p99 "
         f"{r['p99']} ms ({result['recalls']} recalls, the hash cue included); after the first "
         f"quarter, turn {fmt3(result['turn_ms_warm'])} ms, recall {fmt3(result['recall_ms_warm'])}"
-        " ms"
+        f" ms; a scope's first recall in its process {fmt3(result['recall_ms_first_sight'])} ms, "
+        f"the others {fmt3(result['recall_ms_seen'])} ms"
     )
     print(
         f"prune: {result['prune_scopes']} scopes, {result['prune_forgotten']} forgotten, in "
