@@ -794,6 +794,38 @@ async def test_two_processes_take_one_conversations_turns_in_order(
     assert row is not None and [t["text"] for t in row.snapshot["turns"]] == texts(in_a)
 
 
+async def test_a_snapshot_being_written_lands_before_the_lease_is_given_back(
+    processes: Processes, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An autosave under way when the turn ends is written before the other process may
+    take the conversation: written after, it would land on top of that process's turns."""
+    a, b, in_a, in_b = processes
+    writing, written = asyncio.Event(), asyncio.Event()
+    real = processes.stores[0].save_sessions
+
+    async def slow(saves: Sequence[SessionSave]) -> None:
+        writing.set()
+        await written.wait()
+        await real(saves)
+
+    async with in_a.lock:
+        say(in_a, "first", clock.now())
+        await a.save(in_a)
+        say(in_a, "reply to first", clock.now(), role="assistant")
+        monkeypatch.setattr(processes.stores[0], "save_sessions", slow)
+        autosave = asyncio.create_task(a.save_dirty())
+        await writing.wait()
+    second = asyncio.create_task(take_turn(b, in_b, "second", clock.now()))
+    with pytest.raises(TimeoutError):  # the lease waits for the snapshot
+        await asyncio.wait_for(asyncio.shield(second), 0.3)
+    written.set()
+    assert await autosave == 1
+    await asyncio.wait_for(second, 10)
+    assert texts(in_b) == ["first", "reply to first", "second"]
+    row = await processes.store.load_session("pip", "telegram:7")
+    assert row is not None and [t["text"] for t in row.snapshot["turns"]] == texts(in_b)
+
+
 async def test_a_process_that_dies_mid_turn_leaves_the_conversation_to_another(
     processes: Processes, clock: FakeClock
 ) -> None:

@@ -454,7 +454,9 @@ class TurnLock(asyncio.Lock):
         session, delay = self._session, 1.0
         try:
             while True:
-                async with self._leasing:
+                # A snapshot being written lands first: after, it would overwrite the turns of
+                # the process that takes the conversation next.
+                async with self._leasing, session.write_lock:
                     if self.locked() or not self.leased:
                         return
                     try:
