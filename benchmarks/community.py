@@ -44,10 +44,11 @@ much it slows turns; the script says how long that pace takes at this size), and
 say whether turns slowed while it ran.
 
 Reported: turn latency without the model and recall latency (p50 / p95 / p99), over the run and
-after its first quarter (warm: the first quarter holds most scopes' first sight), each process's
-RSS, the database's size per memory, the prune's duration (or, if the run ended first, how far
-it got), turn p95 during the prune and outside it after the first quarter, the outreach round's
-time per minute (writing what is due included) and its reading alone (timed after the run),
+after its first quarter (warm: the first quarter holds most scopes' first sight), a scope's first
+recall in its process apart from the others (`recall_ms_first_sight`, `recall_ms_seen`), each
+process's RSS, the database's size per memory, the prune's duration (or, if the run ended first,
+how far it got), turn p95 during the prune and outside it after the first quarter, the outreach
+round's time per minute (writing what is due included) and its reading alone (timed after the run),
 conversations encoded per process and second, and each table's growth per day: measured over the
 run and extrapolated to a day (`pruned` and `prune_days` take one prune a day). The last line is
 one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
