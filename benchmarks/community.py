@@ -4,8 +4,8 @@ runs (issue 40 item 2).
     python benchmarks/community.py [--users 10000] [--memories 1000000] [--contacts 100000]
                                    [--intentions 50000] [--diary-share 0.1] [--seconds 600]
                                    [--rate 20] [--processes 2] [--pgvector]
-                                   [--prune-pace back-to-back|scheduler] [--shared-buffers 4GB]
-                                   [--large-scopes auto|copied|served]
+                                   [--prune-pace back-to-back|scheduler|off] [--shared-buffers 4GB]
+                                   [--large-scopes auto|copied|served] [--warm-up SECONDS]
                                    [--dsn postgresql://... | --keep-server DIR]
 
 Build: `--users` users of the three shipped personas, each in a private chat of their own (one
@@ -57,6 +57,13 @@ one line of JSON. Never run by CI (tests/test_community.py runs a tiny size).
 run after the first is a restart that finds the index files the last one saved (without it,
 each process starts on an empty folder, as on a new machine, and builds every scope's index
 it searches).
+
+`--warm-up SECONDS`: before the measured run, the processes serve the same database for that
+long (another seed's users and lines, no prune) and stop; the server stays up, so the measured
+run is the processes' start against a server already serving (as when a host restarts or
+redeploys them), not the server's own first minutes on a fresh copy. With `--worker-folders`,
+the measured processes find the index files the warm-up's saved; without, they start empty (a
+new machine). The warm-up's own figures are reported under `warm_up`.
 
 `--outreach-minutes N [--downtime DAYS]`: no workers; the outreach sender alone in this
 process on a fake clock (the instant model, a recording courier): its round at noon (the bot's
@@ -131,6 +138,8 @@ GRACE_DAYS = 7  # the shipped policies' grace: younger memories are never pruned
 KEPT = 0.2  # the least retention a loaded memory has today
 PRUNE_AT = 0.25  # of the run: when process 0 starts the daily prune
 OUTREACH_EVERY = 60.0  # seconds
+# What is reported of a warm-up (its first start, against a fresh copy on a server just started).
+WARM_UP_FIGURES = ("turn_ms", "recall_ms", "recall_ms_first_sight", "outreach_round_ms")
 SCHEDULER_INTERVAL = 5.0  # seconds: the scheduler's round, as `kizuna run` has it
 COPY_BATCH = 50_000
 SCANS = 5
@@ -735,7 +744,7 @@ async def serve(
     rounds: list[dict[str, float]] = []
     prune: dict[str, Any] = {}
     jobs = [asyncio.create_task(outreach_rounds(outreach, end, rounds))]
-    if args.worker == 0:
+    if args.worker == 0 and args.prune_pace != "off":
         jobs.append(
             asyncio.create_task(
                 prune_all(
@@ -1172,6 +1181,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         print(f"database: {size}", flush=True)
         if args.outreach_minutes:
             return {"build_s": round(built, 1), **size, **await outreach_alone(args, dsn)}
+        warm_up: dict[str, Any] = {}
+        if args.warm_up:
+            changed = {"seconds": args.warm_up, "seed": args.seed + 1, "prune_pace": "off"}
+            warming = argparse.Namespace(**(vars(args) | changed))
+            ran = await measure(warming, dsn, time.time() - built_at)
+            warm_up = {"seconds": args.warm_up} | {k: ran[k] for k in WARM_UP_FIGURES}
+            print(f"warmed up: {warm_up}", flush=True)
         figures = await measure(args, dsn, time.time() - built_at)
         scan_ms = await outreach_scan(dsn, personas)
     # The scheduler's own pace: prune_pace scopes a round of SCHEDULER_INTERVAL seconds.
@@ -1192,6 +1208,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         **figures,
         "outreach_scan_ms": scan_ms,
         "prune_paced_by_scheduler_s": round(paced_s),
+        "warm_up": warm_up,
     }
 
 
@@ -1294,10 +1311,18 @@ def main() -> None:
     )
     parser.add_argument(
         "--prune-pace",
-        choices=("back-to-back", "scheduler"),
+        choices=("back-to-back", "scheduler", "off"),
         default="back-to-back",
         help="the daily prune's calls back to back (how long it takes), or one a scheduler round "
-        "(how much it slows turns as `kizuna run` runs it)",
+        "(how much it slows turns as `kizuna run` runs it), or none",
+    )
+    parser.add_argument(
+        "--warm-up",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="serve this long first and stop, the server staying up: the run measured is the "
+        "processes' start against a server already serving",
     )
     parser.add_argument(
         "--shared-buffers",

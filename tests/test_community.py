@@ -1,6 +1,7 @@
 """benchmarks/community.py at a tiny size, on the throwaway PostgreSQL of the other tests
-(skipped where none can start): it builds its community, runs two processes against it while
-the prune and the outreach sender run, and its last line holds every figure."""
+(skipped where none can start): it builds its community, warms the server up with two
+processes, runs two more against it while the prune and the outreach sender run, and its last
+line holds every figure."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
         "rate": 10,
         "processes": PROCESSES,
         "idle-minutes": 0.05,  # conversations close (and are encoded) within the run
+        "warm-up": 3,
     }
     argv = [f"--{k}={v}" for k, v in sizes.items()]
     done = subprocess.run(
@@ -72,6 +74,10 @@ def test_a_tiny_community_reports_every_figure(postgres_server: PostgresServer) 
     assert all(mb > 0 for mb in figures["rss_mb"])
     assert set(figures["rows_per_day"]) == set(community.TABLES)
     assert figures["rows_per_day"]["conversations"] > 0
+    # The warm-up ran first, on the same database, and did not prune.
+    warm_up = figures["warm_up"]
+    assert warm_up["seconds"] == 3 and warm_up["turn_ms"]["p50"] > 0
+    assert set(warm_up) == {"seconds", *community.WARM_UP_FIGURES}
 
 
 def test_the_memories_vectors_are_the_embeddings_of_their_texts() -> None:
