@@ -1213,27 +1213,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             if not plans and _own_event(sentence, lowered):
                 event_before = (index, sentence)
             continue
-        mention = _the_mention(sentence, mentions)
-        if remind is not None:  # the asking clause's day, not a consequence's (不然明天要停水了)
-            begin, stop = _clause_bounds(lowered, remind.start())
-            mention = next((m for m in mentions if begin <= m.start < stop), mention)
-        start = mention.start
-        week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
-        if week is not None:
-            start = week.start()
-        end = mention.start + len(mention.text)
-        after = DAY_BEFORE_ZH.match(sentence, end)
-        if after is not None:
-            end = after.end()
-        later_days = [m for m in mentions if m.start > mention.start]
-        until = span_end(sentence, [mention, *later_days])
-        back = None if until is not None else return_day(sentence, [mention, *later_days])
-        if until is not None:  # "from friday to monday": the span's words
-            end = until.start + len(until.text)
-            later_days = later_days[1:]
-        when = _when_words(sentence, start, end, later_days)
-        if back is not None:  # "off on the 10th and back on the 18th": a span to the return
-            when = f"{when} {'到' if CHINESE.search(back.text) else 'to'} {back.text}"
+        mention, start, end, when = _the_day(sentence, lowered, mentions, remind)
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start:end]))
@@ -1271,6 +1251,37 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 lent = index + 1  # that sentence's hour is this event's, and no event of its own
             found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
+
+
+def _the_day(
+    sentence: str, lowered: str, mentions: Sequence[DateMention], remind: re.Match[str] | None
+) -> tuple[DateMention, int, int, str]:
+    """Of the days a sentence names (`mentions`), the event's (a reminder's: its asking clause's,
+    not a consequence's, 不然明天要停水了), where the words saying it begin and end ("a week from",
+    a span's end included), and the words saying when (with the clock time said for it, and a
+    return: "off on the 10th and back on the 18th" is a span to the 18th)."""
+    mention = _the_mention(sentence, mentions)
+    if remind is not None:
+        begin, stop = _clause_bounds(lowered, remind.start())
+        mention = next((m for m in mentions if begin <= m.start < stop), mention)
+    start = mention.start
+    week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
+    if week is not None:
+        start = week.start()
+    end = mention.start + len(mention.text)
+    after = DAY_BEFORE_ZH.match(sentence, end)
+    if after is not None:
+        end = after.end()
+    later_days = [m for m in mentions if m.start > mention.start]
+    until = span_end(sentence, [mention, *later_days])
+    back = None if until is not None else return_day(sentence, [mention, *later_days])
+    if until is not None:  # "from friday to monday": the span's words
+        end = until.start + len(until.text)
+        later_days = later_days[1:]
+    when = _when_words(sentence, start, end, later_days)
+    if back is not None:
+        when = f"{when} {'到' if CHINESE.search(back.text) else 'to'} {back.text}"
+    return mention, start, end, when
 
 
 # Told as still to come: "we're getting married on june 6th", 我们6月6号要去冰岛.
