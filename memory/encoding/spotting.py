@@ -72,7 +72,7 @@ from memory.encoding.chat_days import (
 )
 from memory.records import IntentionKind
 
-__all__ = ["WHAT_CHARS", "Spotted", "clipped", "spot"]
+__all__ = ["WHAT_CHARS", "Spotted", "clipped", "loose", "spot"]
 
 WHAT_CHARS = 80
 LONGEST_SPAN = timedelta(days=27)  # a month or longer names no day: a plan, not an event
@@ -1251,6 +1251,60 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 lent = index + 1  # that sentence's hour is this event's, and no event of its own
             found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
+
+
+def loose(text: str, now: datetime) -> list[Spotted]:
+    """A reading of a message `spot` finds nothing in, for the learned model to admit or not
+    (memory.encoding.veto): the rules reject many a plan a new writer tells in words they do not
+    know, and the model, which weighs the whole message, can tell most of those from
+    distractors. A sentence's day still to come as memory.dates reads it (a month and day gone
+    by: next year's), the event's as `spot` chooses it, with the clock time `spot` adds; else
+    a clock time or "in two hours" alone. A reminder when one is asked for, a special day when
+    one is named, else a follow-up. None of `spot`'s checks of whose it is, of questions, doubts,
+    habits or what is no event, but the one ruling out a month or more. At most one: the first
+    of a sentence naming an event, else the first."""
+    found: list[tuple[bool, Spotted]] = []  # each with whether its sentence names an event
+    for raw in _SENTENCES.findall(_CLAUSE_GAP.sub("，", text.translate(TRADITIONAL))):
+        sentence = normalised(raw.strip(), now)
+        if not sentence:
+            continue
+        lowered = sentence.lower()
+        remind = _REMIND.search(lowered)
+        special = bool(
+            _SPECIAL.search(lowered) or _KIN_SPECIAL.search(lowered) or _SPECIAL_DAY.search(lowered)
+        )
+        mentions = future_spans(sentence, now)
+        if not mentions:
+            sentence = next_years(sentence, now)
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
+        said = clipped(raw, WHAT_CHARS) or "it"  # what, when no more can be told of it
+        if not mentions:
+            if remind is not None:
+                found += [(True, s) for s in _timed_reminder(sentence, remind)]
+                continue
+            clock = _plan_clock(sentence)
+            if clock is not None:
+                words = sentence[clock.start : clock.end]
+            elif (later := IN_HOURS.search(sentence)) is not None:
+                words = later.group()
+            else:
+                continue
+            what = _clean_what(_without(sentence, words)) or said
+            found.append((_named_event(sentence, lowered), Spotted("follow_up", what, words)))
+            continue
+        if special:
+            day = _the_mention(sentence, mentions).day
+            what = _clean_what(sentence) or said
+            found.append((True, Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}")))
+            continue
+        mention, start, end, when = _the_day(sentence, lowered, mentions, remind)
+        what = _clean_what(_without(sentence, sentence[start:end])) or said
+        if remind is not None:
+            found.append((True, Spotted("reminder", what, when)))
+        elif not _no_day(mention, when, now):
+            found.append((_eventful(sentence, mention), Spotted("follow_up", what, when)))
+    return [next((s for event, s in found if event), found[0][1])] if found else []
 
 
 def _the_day(
