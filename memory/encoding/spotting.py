@@ -1,9 +1,11 @@
 """What the local reading spots in one message, without a model.
 
 `spot` answers as a model would (the encoder's fallback, and the offline model's answer;
-`memory.encoding.intentions.local_reading` makes intentions of it). Each kind below has its
-examples and near-misses, both ways and in both languages, in tests/test_intentions.py, whose
-test names say the kind; the patterns' comments here say which words carry it.
+`memory.encoding.intentions.local_reading` makes intentions of it). Where it finds nothing,
+`loose` reads a candidate without its checks, for the learned model to admit or not. Each kind
+below has its examples and near-misses, both ways and in both languages, in
+tests/test_intentions.py, whose test names say the kind; the patterns' comments here say which
+words carry it.
 
 Read:
 
@@ -1256,8 +1258,8 @@ def spot(text: str, now: datetime) -> list[Spotted]:
 def loose(text: str, now: datetime) -> list[Spotted]:
     """A reading of a message `spot` finds nothing in, for the learned model to admit or not
     (memory.encoding.veto): the rules reject many a plan a new writer tells in words they do not
-    know, and the model, which weighs the whole message, can tell most of those from
-    distractors. A sentence's day still to come as memory.dates reads it (a month and day gone
+    know, and the model, which weighs the whole message, tells many of those from distractors.
+    A sentence's day still to come as memory.dates reads it (a month and day gone
     by: next year's), the event's as `spot` chooses it, with the clock time `spot` adds; else
     a clock time or "in two hours" alone. A reminder when one is asked for, a special day when
     one is named, else a follow-up. None of `spot`'s checks of whose it is, of questions, doubts,
