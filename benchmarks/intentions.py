@@ -48,10 +48,10 @@ printed their messages' results; the fresh15 and fresh16 parts, by a thirteenth 
 asked for other people and ways of writing, and the fresh17 and fresh18 parts, by a fifteenth
 and a sixteenth, are yardsticks: never tuned on, only their counts printed (fresh16 less three
 messages and fresh18 less one that an earlier writer had written word for word). Each message
-goes through `local_reading` (its learned veto, memory/encoding/veto.py, included) as one user's
-message of a conversation. Counted per set or part: found with the right day, wrong day, wrong
-time (the right day), missed, false positives (an intention where none is expected, or a second
-one), and stated times right (of those whose words state a clock time, due at the right
+goes through `local_reading` (its learned veto and admit, memory/encoding/veto.py, included) as
+one user's message of a conversation. Counted per set or part: found with the right day, wrong
+day, wrong time (the right day), missed, false positives (an intention where none is expected, or
+a second one), and stated times right (of those whose words state a clock time, due at the right
 minute). A summary model reading the conversation does better; it is not measured here (no key
 in CI). The last line is one JSON object: {"first_set", "tune", "held_out", "fresh", "fresh2",
 ..., "fresh18": {"sentences", "expected", "found", "wrong_day", "wrong_time", "missed",
@@ -72,7 +72,7 @@ from zoneinfo import ZoneInfo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.encoding.intentions import Judge, Reading, Said, local_reading
-from memory.encoding.veto import kept
+from memory.encoding.veto import admitted, kept
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=SHANGHAI)  # a Thursday
@@ -150,16 +150,20 @@ PARTS = (
 YARDSTICKS = ("fresh2", "fresh15", "fresh16", "fresh17", "fresh18")
 
 
-def read(text: str, said_at: datetime = NOW, judge: Judge = kept) -> list[tuple[str, str]]:
+def read(
+    text: str, said_at: datetime = NOW, judge: Judge = kept, admit: Judge = admitted
+) -> list[tuple[str, str]]:
     """(kind, due in Shanghai) of what the local reading finds in one user's message, read
-    when it was said, with `judge` as its veto."""
+    when it was said, with `judge` as its veto and `admit` as its admit."""
     found = local_reading(
-        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None), judge
+        Reading([Said("u1", said_at, text)], SCOPE, SHANGHAI, "en", said_at, None), judge, admit
     )
     return [(i.kind, f"{i.due_at.astimezone(SHANGHAI):%Y-%m-%d %H:%M}") for i in found]
 
 
-def score(cases: list[Case], show: bool, judge: Judge = kept) -> dict[str, Any]:
+def score(
+    cases: list[Case], show: bool, judge: Judge = kept, admit: Judge = admitted
+) -> dict[str, Any]:
     """Found with the right day, with the wrong day, with the wrong time (the right day),
     missed, and false positives (an intention where none is expected, or a second one);
     stated times right: of the expected intentions whose words state a clock time, those due
@@ -167,7 +171,7 @@ def score(cases: list[Case], show: bool, judge: Judge = kept) -> dict[str, Any]:
     counts = dict.fromkeys(("found", "wrong_day", "wrong_time", "missed", "false_positives"), 0)
     stated = stated_right = 0
     for text, expected, said_at in cases:
-        got = read(text, said_at, judge)
+        got = read(text, said_at, judge, admit)
         if expected is None:
             mark = "FP" if got else "ok"
             counts["false_positives"] += len(got)

@@ -20,10 +20,15 @@ expects an intention. Two models, each fitted deterministically from zero weight
 
 Each threshold below which a find is dropped (the n-grams' alone, the pair's) is chosen by
 leaving one part out only: the highest that loses at most MAX_LOST of the parts' expected
-intentions found with the right day, summed over the folds. --folds prints each part's counts
+intentions found with the right day, summed over the folds. So is each threshold from which the
+loose reading's candidate of a message the rules find nothing in is admitted
+(`admit_threshold`): the lowest at which the candidates admitted wrongly (false positives, and
+intentions of the wrong day), each part's by the model fitted on the other parts, sum over the
+folds to at most MAX_ADMITTED_WRONG of the parts' distractors. --folds prints each part's counts
 (benchmarks/intentions.py's) with the rules alone and with each veto fitted on the other parts, at
 its threshold, and over all the part's messages the share of its distractors and of its
-intentions scored below it, and the AUC; the last line is JSON."""
+intentions scored below it, and the AUC; then each admit's sweep (admitted wrongly, and found
+with the right day, over the folds); the last line is JSON."""
 
 from __future__ import annotations
 
@@ -42,10 +47,10 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from intentions import CASES, NOW, PARTS, YARDSTICKS, Case, load_parts, score
+from intentions import CASES, NOW, PARTS, SHANGHAI, YARDSTICKS, Case, load_parts, score
 
 from memory.embeddings import E5Embedder
-from memory.encoding.spotting import Spotted
+from memory.encoding.spotting import Spotted, loose, spot
 from memory.encoding.veto import (
     HASHED_SHARE,
     LIMIT,
@@ -64,6 +69,8 @@ NEWTON = 50  # at most; it converges in about ten
 DIGITS = 3  # the weights as written: rounded, so a refit on another machine writes the same
 MAX_LOST = 0.01  # of the expected intentions found with the right day, over the folds
 THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(1, 26))
+MAX_ADMITTED_WRONG = 0.01  # of the training parts' distractors, over the folds
+ADMIT_THRESHOLDS = tuple(round(0.5 + 0.02 * i, 2) for i in range(25))
 FOUND = ("found_in(text)", "[found] = local_reading", "== [spotted]")
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests" / "test_intentions.py"
@@ -198,21 +205,27 @@ def embedded(parts: dict[str, list[Case]]) -> dict[str, Dense]:
     }
 
 
-def model(each: dict[str, Examples], names: Sequence[str], threshold: float) -> Veto:
-    """The veto fitted on the parts `names` and the sentences always trained on."""
+def model(
+    each: dict[str, Examples], names: Sequence[str], threshold: float = 0.0, admit: float = 0.0
+) -> Veto:
+    """The veto fitted on the parts `names` and the sentences always trained on, with its
+    thresholds (of no account where only its scores are wanted)."""
     chosen = [each[name] for name in ("always", *names)]
     rows = [row for r, _ in chosen for row in r]
     bias, weights = fit(rows, np.concatenate([y for _, y in chosen]))
-    return Veto(bias, MappingProxyType(weights), threshold)
+    return Veto(bias, MappingProxyType(weights), threshold, admit)
 
 
-def semantic_model(each: dict[str, Dense], names: Sequence[str], threshold: float) -> Semantic:
-    """The semantic model fitted on the parts `names` and the sentences always trained on."""
+def semantic_model(
+    each: dict[str, Dense], names: Sequence[str], threshold: float = 0.0, admit: float = 0.0
+) -> Semantic:
+    """The semantic model fitted on the parts `names` and the sentences always trained on, with
+    the pair's thresholds (of no account where only its scores are wanted)."""
     chosen = [each[name] for name in ("always", *names)]
     bias, weights = fit_semantic(
         np.vstack([x for x, _ in chosen]), np.concatenate([y for _, y in chosen])
     )
-    return Semantic(bias, weights, threshold)
+    return Semantic(bias, weights, threshold, admit)
 
 
 def always() -> list[Case]:
@@ -224,15 +237,21 @@ def first_set() -> list[Case]:
     return [(text, None if e is None else {"kind": e[0]}, NOW) for text, e in CASES]
 
 
-def rules_alone(text: str, found: list[Spotted]) -> list[Spotted]:
-    return found
+def everything(text: str, spotted: list[Spotted]) -> list[Spotted]:
+    """A judge keeping all the rules find, or an admit taking every loose reading's candidate."""
+    return spotted
+
+
+def nothing(text: str, spotted: list[Spotted]) -> list[Spotted]:
+    """An admit taking none: the rules alone."""
+    return []
 
 
 def hashed_scores(parts: dict[str, list[Case]], known: dict[str, Examples]) -> dict[str, Vector]:
     """Each training part's messages' logits by the n-gram veto fitted on the other parts."""
     scores: dict[str, Vector] = {}
     for name in TRAIN:
-        fitted = model(known, [p for p in TRAIN if p != name], 0.0)
+        fitted = model(known, [p for p in TRAIN if p != name])
         scores[name] = np.array([fitted.score(text) for text, _, _ in parts[name]])
     return scores
 
@@ -242,7 +261,7 @@ def paired_scores(hashed: dict[str, Vector], dense: dict[str, Dense]) -> dict[st
     weighted mean of the n-grams' (`hashed`) and the semantic model's."""
     scores: dict[str, Vector] = {}
     for name in TRAIN:
-        fitted = semantic_model(dense, [p for p in TRAIN if p != name], 0.0)
+        fitted = semantic_model(dense, [p for p in TRAIN if p != name])
         semantic = np.array([fitted.score(vector) for vector in dense[name][0]])
         scores[name] = HASHED_SHARE * hashed[name] + (1 - HASHED_SHARE) * semantic
     return scores
@@ -261,9 +280,11 @@ def folds(parts: dict[str, list[Case]], scores: dict[str, Vector]) -> dict[str, 
     threshold (the rules were tuned on every training part and find almost none of its
     distractors: this is what the veto would do to those they had found), and its AUC; the
     threshold chosen, and the figures at it."""
-    alone = {name: score(parts[name], False, rules_alone) for name in TRAIN}
+    alone = {name: score(parts[name], False, everything, nothing) for name in TRAIN}
     # A message vetoed yields nothing: each message's counts alone, summed with or without it.
-    each = {name: [score([case], False, rules_alone) for case in parts[name]] for name in TRAIN}
+    each = {
+        name: [score([case], False, everything, nothing) for case in parts[name]] for name in TRAIN
+    }
     chances = {name: 1 / (1 + np.exp(-scores[name])) for name in TRAIN}
     sweep: dict[float, dict[str, dict[str, float]]] = {}
     for t in THRESHOLDS:
@@ -289,25 +310,75 @@ def folds(parts: dict[str, list[Case]], scores: dict[str, Vector]) -> dict[str, 
     return {"threshold": chosen, "rules": alone, "veto": sweep[chosen], "sweep": sweep}
 
 
+Admits = dict[str, dict[int, dict[str, Any]]]
+
+
+def admits(parts: dict[str, list[Case]]) -> Admits:
+    """Each training part's messages the rules find nothing in and the loose reading something,
+    by their index: their counts (benchmarks/intentions.py's) with the candidate admitted."""
+    out: Admits = {}
+    for name in TRAIN:
+        out[name] = {}
+        for index, case in enumerate(parts[name]):
+            text, _, said_at = case
+            now = said_at.astimezone(SHANGHAI)
+            if not spot(text, now) and loose(text, now):
+                out[name][index] = score([case], False, everything, everything)
+    return out
+
+
+def admit_sweep(
+    parts: dict[str, list[Case]], candidates: Admits, scores: dict[str, Vector]
+) -> dict[str, Any]:
+    """At each admit threshold, the candidates admitted (each part's by the model fitted on the
+    other parts: `scores`, its logits of the part's messages) summed over the folds: those
+    admitted wrongly (false positives and intentions of the wrong day) and those found with the
+    right day; the threshold chosen (the lowest admitting wrongly at most MAX_ADMITTED_WRONG of
+    the parts' distractors)."""
+    sweep: dict[float, dict[str, int]] = {}
+    for t in ADMIT_THRESHOLDS:
+        taken = [
+            counts
+            for name in TRAIN
+            for index, counts in candidates[name].items()
+            if 1 / (1 + np.exp(-scores[name][index])) >= t
+        ]
+        sweep[t] = {
+            "wrong": sum(c["false_positives"] + c["wrong_day"] for c in taken),
+            "found": sum(c["found"] for c in taken),
+        }
+    distractors = sum(expected is None for name in TRAIN for _, expected, _ in parts[name])
+    chosen = min(
+        t for t in ADMIT_THRESHOLDS if sweep[t]["wrong"] <= MAX_ADMITTED_WRONG * distractors
+    )
+    return {"threshold": chosen, "distractors": distractors, "sweep": sweep}
+
+
 def weights_texts(parts: dict[str, list[Case]], semantic: bool = True) -> dict[Path, str]:
     """veto.json's text and (if `semantic`) veto_e5.json's: each model fitted on all the
-    training parts, at the threshold leaving one part out chooses (the pair's for
+    training parts, at the thresholds leaving one part out chooses (the pair's for
     veto_e5.json)."""
     known = featured(parts)
     hashed = hashed_scores(parts, known)
-    fitted = model(known, TRAIN, folds(parts, hashed)["threshold"])
+    candidates = admits(parts)
+    admit = admit_sweep(parts, candidates, hashed)["threshold"]
+    fitted = model(known, TRAIN, folds(parts, hashed)["threshold"], admit)
     body = {
         "threshold": fitted.threshold,
+        "admit_threshold": fitted.admit_threshold,
         "bias": fitted.bias,
         "weights": {str(f): w for f, w in sorted(fitted.weights.items())},
     }
     texts = {OUT: json.dumps(body, separators=(",", ":")) + "\n"}
     if semantic:
         dense = embedded(parts)
-        threshold = folds(parts, paired_scores(hashed, dense))["threshold"]
-        meaning = semantic_model(dense, TRAIN, threshold)
+        paired = paired_scores(hashed, dense)
+        threshold = folds(parts, paired)["threshold"]
+        admit = admit_sweep(parts, candidates, paired)["threshold"]
+        meaning = semantic_model(dense, TRAIN, threshold, admit)
         weights = {
             "threshold": meaning.threshold,
+            "admit_threshold": meaning.admit_threshold,
             "bias": meaning.bias,
             "weights": [float(w) for w in meaning.weights],
         }
@@ -316,7 +387,8 @@ def weights_texts(parts: dict[str, list[Case]], semantic: bool = True) -> dict[P
 
 
 def report(title: str, measured: dict[str, Any]) -> None:
-    """Print one veto's sweep, and its figures per part at its threshold and summed."""
+    """Print one veto's sweep, its figures per part at its threshold and summed, and its
+    admit's sweep."""
     print(f"\n--- {title}, threshold {measured['threshold']:.2f}")
     for t, row in measured["sweep"].items():
         lost = sum(measured["rules"][p]["found"] - row[p]["found"] for p in TRAIN)
@@ -349,6 +421,13 @@ def report(title: str, measured: dict[str, Any]) -> None:
         f"{sum(veto[p]['false_positives'] for p in TRAIN):<11}"
         f"  {dropped / nothing:18.3f} {lost / wanted:10.3f}"
     )
+    admit = measured["admit"]
+    print(
+        f"admit, threshold {admit['threshold']:.2f}: admitted wrongly at most"
+        f" {MAX_ADMITTED_WRONG * admit['distractors']:.1f} (of {admit['distractors']} distractors)"
+    )
+    for t, row in admit["sweep"].items():
+        print(f"{t:.2f} admitted wrongly {row['wrong']:3} found {row['found']:3}")
 
 
 def main() -> None:
@@ -361,12 +440,21 @@ def main() -> None:
             path.write_text(text, encoding="utf-8")
         return
     hashed = hashed_scores(parts, featured(parts))
-    measured = {"ngrams": folds(parts, hashed)}
+    scores = {"ngrams": hashed}
     if E5Embedder.available():
-        measured["pair"] = folds(parts, paired_scores(hashed, embedded(parts)))
+        scores["pair"] = paired_scores(hashed, embedded(parts))
+    candidates = admits(parts)
+    measured = {
+        name: folds(parts, logits) | {"admit": admit_sweep(parts, candidates, logits)}
+        for name, logits in scores.items()
+    }
     for name, figures in measured.items():
         report(name, figures)
-    shown = {n: {k: v for k, v in m.items() if k != "sweep"} for n, m in measured.items()}
+    shown = {
+        n: {k: v for k, v in m.items() if k not in ("sweep", "admit")}
+        | {"admit_threshold": m["admit"]["threshold"]}
+        for n, m in measured.items()
+    }
     print(json.dumps(shown))
 
 

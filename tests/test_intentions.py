@@ -27,6 +27,7 @@ from memory.encoding.intentions import (
     resolve,
     spot,
 )
+from memory.encoding.spotting import loose
 from memory.records import Intention, NewIntention
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -3671,3 +3672,34 @@ def test_near_misses_of_the_unreal_habits_and_dropped_are_read(text: str, due: d
 
 def test_a_thought_dropped_before_the_subject_changes_leaves_the_plan_after() -> None:
     assert found_in("老板又骂人 算了不说了 对了下周二我要去面试") == ("follow_up", at(8, 18))
+
+
+def test_the_loose_reading_reads_the_day_of_what_the_rules_reject() -> None:
+    # tests/test_veto.py has the learned model admit or not what it reads
+    grandma = "me and grandma, pottery, saturday!!"
+    assert spot(grandma, NOW) == []
+    assert loose(grandma, NOW) == [Spotted("follow_up", "me and grandma, pottery", "on saturday")]
+    shop = "the bakery on the corner closes early on friday"
+    assert spot(shop, NOW) == []
+    assert loose(shop, NOW) == [
+        Spotted("follow_up", "bakery on the corner closes early", "on friday")
+    ]
+
+
+def test_the_loose_reading_takes_its_kind_from_reminder_and_special_day_words() -> None:
+    bank = "remind me to call the bank on monday"
+    assert loose(bank, NOW) == [Spotted("reminder", "remind me to call the bank", "on monday")]
+    [birthday] = loose("my birthday is on the 12th", NOW)
+    assert (birthday.kind, birthday.when) == ("special_day", "12-12")
+    assert loose("dentist at 4pm", NOW) == [Spotted("follow_up", "dentist", "4pm")]
+
+
+def test_the_loose_reading_gives_one_candidate_of_an_event_if_a_sentence_names_one() -> None:
+    two = "the shop shuts on friday. my pottery class is on saturday"
+    assert loose(two, NOW) == [Spotted("follow_up", "pottery class", "on saturday")]
+    assert len(loose("the shop shuts on friday. it opens on monday", NOW)) == 1
+
+
+def test_the_loose_reading_reads_no_month_and_nothing_without_a_time() -> None:
+    assert loose("sometime next month we should paint the kitchen", NOW) == []
+    assert loose("i love pottery", NOW) == []

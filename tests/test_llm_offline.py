@@ -111,6 +111,14 @@ async def test_the_offline_model_reads_chinese_and_writes_the_ask_in_chinese(
     assert (hike.what, hike.due_at.isoformat()) == ("去爬山", "2026-12-06T18:00:00+08:00")
 
 
+async def test_the_offline_model_takes_a_plan_the_rules_reject_that_the_veto_admits(
+    recorded: tuple[MemoryBank, Recording],
+) -> None:
+    write = await encode(recorded, "en", "me and grandma, pottery, saturday!!", "Have fun!")
+    [pottery] = write.intentions
+    assert (pottery.kind, pottery.due_at.isoformat()) == ("follow_up", "2026-12-05T18:00:00+08:00")
+
+
 async def test_small_talk_gives_the_offline_model_no_intentions(
     recorded: tuple[MemoryBank, Recording],
 ) -> None:

@@ -43,8 +43,7 @@ from bot.prompts import (
 )
 from bot.prompts.pictures import DESCRIBE_TASK, SEEN_NOTE
 from memory.encoding.encoder import ENCODING_TASK
-from memory.encoding.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, spot
-from memory.encoding.veto import kept
+from memory.encoding.intentions import MAX_INTENTIONS, MAX_SPECIAL, ask_for, taken
 
 __all__ = ["OfflineChatModel"]
 
@@ -165,7 +164,8 @@ class OfflineChatModel:
     ) -> Completion:
         system = messages[0].content if messages and messages[0].role == "system" else ""
         if ENCODING_TASK in system:
-            # (in a thread: its veto encodes each message with a find, milliseconds each)
+            # (in a thread: its veto encodes each message with a find, and its admit each with a
+            # loose reading's candidate, milliseconds each)
             language = "zh" if "in Chinese." in system else "en"
             text = await asyncio.to_thread(_encode, messages[-1].content, language)
         elif system.startswith(SUMMARY_TASK):
@@ -288,8 +288,9 @@ def _section(text: str, heading: str, end: str) -> str:
 def _encode(request: str, language: str) -> str:
     """An encoding (memory.encoding.encoder's JSON) of the transcript in `request`: each sentence a
     user said about themselves becomes a memory and a line of their profile; what they said
-    is coming, an intention (memory.encoding.intentions.spot, less what the learned veto drops:
-    the encoder resolves its words)."""
+    is coming, an intention (memory.encoding.intentions.taken: what the rules find, less what
+    the learned veto drops, or the loose reading's candidate it admits; the encoder resolves
+    its words)."""
     transcript = [
         (at, label, _unquoted(text))
         for at, label, text in _TRANSCRIPT_LINE.findall(
@@ -338,7 +339,7 @@ def _encode(request: str, language: str) -> str:
             break
         # The transcript's times are of the conversation's day (past midnight: the day after,
         # which the offline model does not try to tell).
-        for found in kept(text, spot(text, datetime.combine(day, _time(at)))):
+        for found in taken(text, datetime.combine(day, _time(at))):
             item = {"user": label, "said_by": label, "what": found.what}
             if found.kind == "special_day":
                 special_days.append({**item, "date": found.when})

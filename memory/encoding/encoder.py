@@ -204,7 +204,8 @@ class Encoder:
             diary_page = _fallback_diary(_diary_text(diary), conversation, author, users)
             new_profiles: list[tuple[str, str, str]] = []
             recap = last_exchange(conversation)
-            # (in a thread: the veto encodes each message with a find, milliseconds each)
+            # (in a thread: the veto encodes each message with a find, and the admit each with
+            # a loose reading's candidate, milliseconds each)
             found = await asyncio.to_thread(local_reading, reading)
         else:
             drafts = self._drafts(answer.get("memories", []), day, speakers, conversation.id)

@@ -17,8 +17,9 @@ remind Alice tomorrow of what she owes him is no reminder of Alice's, whatever e
 tomorrow.
 
 `local_reading` is the same reading without a model (the encoder's fallback, and the offline
-model's answer): what `memory.encoding.spotting.spot` finds in each user's message, made
-intentions by the rules below.
+model's answer): what `taken` takes from each user's message (what
+`memory.encoding.spotting.spot` finds, as the learned model judges it, or when it finds nothing,
+the loose reading's candidate the model admits), made intentions by the rules below.
 
 The due rules, in the time zone the user set (/timezone: the caller passes `zones`), else
 the persona's:
@@ -55,8 +56,8 @@ from memory.encoding.chat_days import (
     normalised,
     span_end,
 )
-from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, spot
-from memory.encoding.veto import kept
+from memory.encoding.spotting import WHAT_CHARS, Spotted, clipped, loose, spot
+from memory.encoding.veto import admitted, kept
 from memory.records import INTENTION_KINDS, Intention, IntentionKind, NewIntention
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "local_reading",
     "resolve",
     "spot",
+    "taken",
 ]
 
 MAX_INTENTIONS = 4  # a conversation's follow-ups and reminders
@@ -129,7 +131,8 @@ class Window:
 
 # --- reading when ------------------------------------------------------------------------------
 
-# What of a message's finds to keep (the veto; a benchmark passes others to measure it).
+# What of a message's finds to keep (the veto), or of the loose reading's candidate to admit (the
+# admit); a benchmark passes others to measure them.
 Judge: TypeAlias = Callable[[str, list[Spotted]], list[Spotted]]
 
 _ISO = re.compile(r"\s*(\d{4}-\d\d-\d\d)(?:[ T](\d\d:\d\d)(?::\d\d)?)?\s*")
@@ -488,14 +491,25 @@ def _folded(what: str) -> str:
     return re.sub(r"[\s\W]+", "", text)
 
 
-def local_reading(reading: Reading, judge: Judge = kept) -> list[NewIntention]:
+def taken(text: str, now: datetime, judge: Judge = kept, admit: Judge = admitted) -> list[Spotted]:
+    """What the local reading takes from one message said at `now` (aware, in the time zone
+    meant): what `spot` finds, less what `judge` (the learned veto, memory.encoding.veto) drops;
+    when it finds nothing, the `loose` reading's candidate if `admit` (the same model) admits it.
+    The learned model encodes the message: callers on the event loop run this in a thread."""
+    found = spot(text, now)
+    return judge(text, found) if found else admit(text, loose(text, now))
+
+
+def local_reading(
+    reading: Reading, judge: Judge = kept, admit: Judge = admitted
+) -> list[NewIntention]:
     """Intentions from the users' messages without a model (the encoder's fallback): what
-    `spot` finds in each, less what `judge` (the learned veto, memory.encoding.veto) drops."""
+    `taken` takes from each, with `judge` and `admit`."""
     intentions: list[dict[str, str]] = []
     specials: list[dict[str, str]] = []
     for message in reading.said:
-        found = spot(message.text, message.at.astimezone(reading.zone(message.user_id)))
-        for spotted in judge(message.text, found):
+        now = message.at.astimezone(reading.zone(message.user_id))
+        for spotted in taken(message.text, now, judge, admit):
             item = {"user": message.user_id, "what": spotted.what}
             if spotted.kind == "special_day":
                 specials.append({**item, "date": spotted.when})

@@ -1,9 +1,11 @@
 """What the local reading spots in one message, without a model.
 
 `spot` answers as a model would (the encoder's fallback, and the offline model's answer;
-`memory.encoding.intentions.local_reading` makes intentions of it). Each kind below has its
-examples and near-misses, both ways and in both languages, in tests/test_intentions.py, whose
-test names say the kind; the patterns' comments here say which words carry it.
+`memory.encoding.intentions.local_reading` makes intentions of it). Where it finds nothing,
+`loose` reads a candidate without its checks, for the learned model to admit or not. Each kind
+below has its examples and near-misses, both ways and in both languages, in
+tests/test_intentions.py, whose test names say the kind; the patterns' comments here say which
+words carry it.
 
 Read:
 
@@ -72,7 +74,7 @@ from memory.encoding.chat_days import (
 )
 from memory.records import IntentionKind
 
-__all__ = ["WHAT_CHARS", "Spotted", "clipped", "spot"]
+__all__ = ["WHAT_CHARS", "Spotted", "clipped", "loose", "spot"]
 
 WHAT_CHARS = 80
 LONGEST_SPAN = timedelta(days=27)  # a month or longer names no day: a plan, not an event
@@ -1213,27 +1215,7 @@ def spot(text: str, now: datetime) -> list[Spotted]:
             if not plans and _own_event(sentence, lowered):
                 event_before = (index, sentence)
             continue
-        mention = _the_mention(sentence, mentions)
-        if remind is not None:  # the asking clause's day, not a consequence's (不然明天要停水了)
-            begin, stop = _clause_bounds(lowered, remind.start())
-            mention = next((m for m in mentions if begin <= m.start < stop), mention)
-        start = mention.start
-        week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
-        if week is not None:
-            start = week.start()
-        end = mention.start + len(mention.text)
-        after = DAY_BEFORE_ZH.match(sentence, end)
-        if after is not None:
-            end = after.end()
-        later_days = [m for m in mentions if m.start > mention.start]
-        until = span_end(sentence, [mention, *later_days])
-        back = None if until is not None else return_day(sentence, [mention, *later_days])
-        if until is not None:  # "from friday to monday": the span's words
-            end = until.start + len(until.text)
-            later_days = later_days[1:]
-        when = _when_words(sentence, start, end, later_days)
-        if back is not None:  # "off on the 10th and back on the 18th": a span to the return
-            when = f"{when} {'到' if CHINESE.search(back.text) else 'to'} {back.text}"
+        mention, start, end, when = _the_day(sentence, lowered, mentions, remind)
         if remind is not None:
             asked = sentence[remind.start("en" if remind.group("en") else "zh") :]
             what = _clean_what(_without(asked, sentence[start:end]))
@@ -1271,6 +1253,91 @@ def spot(text: str, now: datetime) -> list[Spotted]:
                 lent = index + 1  # that sentence's hour is this event's, and no event of its own
             found.append(Spotted("follow_up", what, f"{when} {hour}" if hour else when))
     return found
+
+
+def loose(text: str, now: datetime) -> list[Spotted]:
+    """A reading of a message `spot` finds nothing in, for the learned model to admit or not
+    (memory.encoding.veto): the rules reject many a plan a new writer tells in words they do not
+    know, and the model, which weighs the whole message, tells many of those from distractors.
+    A sentence's day still to come as memory.dates reads it (a month and day gone
+    by: next year's), the event's as `spot` chooses it, with the clock time `spot` adds; else
+    a clock time or "in two hours" alone. A reminder when one is asked for, a special day when
+    one is named, else a follow-up. None of `spot`'s checks of whose it is, of questions, doubts,
+    habits or what is no event, but the one ruling out a month or more. At most one: the first
+    of a sentence naming an event, else the first."""
+    found: list[tuple[bool, Spotted]] = []  # each with whether its sentence names an event
+    for raw in _SENTENCES.findall(_CLAUSE_GAP.sub("，", text.translate(TRADITIONAL))):
+        sentence = normalised(raw.strip(), now)
+        if not sentence:
+            continue
+        lowered = sentence.lower()
+        remind = _REMIND.search(lowered)
+        special = bool(
+            _SPECIAL.search(lowered) or _KIN_SPECIAL.search(lowered) or _SPECIAL_DAY.search(lowered)
+        )
+        mentions = future_spans(sentence, now)
+        if not mentions:
+            sentence = next_years(sentence, now)
+            lowered = sentence.lower()
+            mentions = future_spans(sentence, now)
+        said = clipped(raw, WHAT_CHARS) or "it"  # what, when no more can be told of it
+        if not mentions:
+            if remind is not None:
+                found += [(True, s) for s in _timed_reminder(sentence, remind)]
+                continue
+            clock = _plan_clock(sentence)
+            if clock is not None:
+                words = sentence[clock.start : clock.end]
+            elif (later := IN_HOURS.search(sentence)) is not None:
+                words = later.group()
+            else:
+                continue
+            what = _clean_what(_without(sentence, words)) or said
+            found.append((_named_event(sentence, lowered), Spotted("follow_up", what, words)))
+            continue
+        if special:
+            day = _the_mention(sentence, mentions).day
+            what = _clean_what(sentence) or said
+            found.append((True, Spotted("special_day", what, f"{day.month:02d}-{day.day:02d}")))
+            continue
+        mention, start, end, when = _the_day(sentence, lowered, mentions, remind)
+        what = _clean_what(_without(sentence, sentence[start:end])) or said
+        if remind is not None:
+            found.append((True, Spotted("reminder", what, when)))
+        elif not _no_day(mention, when, now):
+            found.append((_eventful(sentence, mention), Spotted("follow_up", what, when)))
+    return [next((s for event, s in found if event), found[0][1])] if found else []
+
+
+def _the_day(
+    sentence: str, lowered: str, mentions: Sequence[DateMention], remind: re.Match[str] | None
+) -> tuple[DateMention, int, int, str]:
+    """Of the days a sentence names (`mentions`), the event's (a reminder's: its asking clause's,
+    not a consequence's, 不然明天要停水了), where the words saying it begin and end ("a week from",
+    a span's end included), and the words saying when (with the clock time said for it, and a
+    return: "off on the 10th and back on the 18th" is a span to the 18th)."""
+    mention = _the_mention(sentence, mentions)
+    if remind is not None:
+        begin, stop = _clause_bounds(lowered, remind.start())
+        mention = next((m for m in mentions if begin <= m.start < stop), mention)
+    start = mention.start
+    week = WEEK_FROM.search(sentence[:start]) or DAY_BEFORE_EN.search(sentence[:start])
+    if week is not None:
+        start = week.start()
+    end = mention.start + len(mention.text)
+    after = DAY_BEFORE_ZH.match(sentence, end)
+    if after is not None:
+        end = after.end()
+    later_days = [m for m in mentions if m.start > mention.start]
+    until = span_end(sentence, [mention, *later_days])
+    back = None if until is not None else return_day(sentence, [mention, *later_days])
+    if until is not None:  # "from friday to monday": the span's words
+        end = until.start + len(until.text)
+        later_days = later_days[1:]
+    when = _when_words(sentence, start, end, later_days)
+    if back is not None:
+        when = f"{when} {'到' if CHINESE.search(back.text) else 'to'} {back.text}"
+    return mention, start, end, when
 
 
 # Told as still to come: "we're getting married on june 6th", 我们6月6号要去冰岛.

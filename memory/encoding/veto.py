@@ -1,6 +1,7 @@
 """A learned second opinion on what `memory.encoding.spotting.spot` finds: does the message
-really promise, plan or ask for something, or does it only mention a time? A veto only: it may
-drop what the rules found, never add anything.
+really promise, plan or ask for something, or does it only mention a time? A veto of what the
+rules found, and an admit of what they found nothing in (below): it never adds to what the rules
+found in a message.
 
 The rules generalise poorly to new writers' distractors: each writer brings kinds of distractor
 no rule has seen. A logistic regression over hashed features of the
@@ -20,9 +21,19 @@ the rules find something in, milliseconds: callers on the event loop run it in a
 Without the package, or if its engine cannot load, the n-gram veto judges alone, at its own
 threshold.
 
+The same model admits what the rules reject: when `spot` finds nothing in a message, the
+candidate of its loose reading (memory.encoding.spotting.loose: a day, a kind, none of the rules'
+checks) is taken if the model is sure enough the message tells of an intention, at a threshold
+of its own (`admit_threshold`, the n-grams' alone and the pair's). The rules miss a new writer's
+plans told in ways their patterns do not know; the model, weighing the whole message, tells many
+of those from distractors (benchmarks/README.md). It costs one e5 encoding of each message the
+rules find nothing in and the loose reading something: in a thread on the event loop, as the
+veto's.
+
 The weights ship beside this module (veto.json, veto_e5.json: package data): fitted by
 benchmarks/veto_fit.py from the labelled messages of benchmarks/data/intentions.json's tune
-parts, deterministically (a test refits them and compares)."""
+parts, deterministically (a test refits them and compares), their thresholds by leaving one
+part out."""
 
 from __future__ import annotations
 
@@ -51,6 +62,7 @@ __all__ = [
     "Paired",
     "Semantic",
     "Veto",
+    "admitted",
     "features",
     "hashed_veto",
     "kept",
@@ -97,11 +109,13 @@ def features(text: str) -> list[int]:
 @dataclass(slots=True, frozen=True)
 class Veto:
     """The fitted model: its bias, its weights by hashed feature (those left out weigh
-    nothing) and the probability below which a find is dropped."""
+    nothing), the probability below which a find is dropped and the one from which the loose
+    reading's candidate is admitted."""
 
     bias: float
     weights: MappingProxyType[int, float]
     threshold: float
+    admit_threshold: float
 
     def score(self, text: str) -> float:
         """The model's logit for the message `text` (clamped to +-LIMIT)."""
@@ -116,6 +130,11 @@ class Veto:
         """`found` (all found in `text`), or nothing when the model vetoes the message."""
         return found if not found or self.probability(text) >= self.threshold else []
 
+    def admitted(self, text: str, loose: list[Spotted]) -> list[Spotted]:
+        """`loose` (the loose reading of `text`, which the rules found nothing in) when the
+        model is sure enough the message tells of an intention, else nothing."""
+        return loose if loose and self.probability(text) >= self.admit_threshold else []
+
 
 def _logistic(score: float) -> float:
     return 1 / (1 + math.exp(-score))
@@ -124,12 +143,13 @@ def _logistic(score: float) -> float:
 @dataclass(slots=True, frozen=True, eq=False)
 class Semantic:
     """A logistic regression over a message's e5 passage vector (L2-normalised, as
-    E5Embedder gives it), and the threshold below which the mean of its logit and the n-gram
-    veto's drops a find."""
+    E5Embedder gives it), the threshold below which the mean of its logit and the n-gram
+    veto's drops a find, and the one from which it admits the loose reading's candidate."""
 
     bias: float
     weights: npt.NDArray[np.float64]
     threshold: float
+    admit_threshold: float
 
     def score(self, vector: npt.NDArray[Any]) -> float:
         """The model's logit for a message's vector (clamped to +-LIMIT)."""
@@ -161,6 +181,17 @@ class Paired:
             return self.hashed.kept(text, found)
         return found if chance >= self.semantic.threshold else []
 
+    def admitted(self, text: str, loose: list[Spotted]) -> list[Spotted]:
+        """`loose` (the loose reading of `text`, which the rules found nothing in) when the
+        pair is sure enough the message tells of an intention, else nothing."""
+        if not loose:
+            return loose
+        try:
+            chance = self.probability(text)
+        except EmbeddingError:  # as in `kept`
+            return self.hashed.admitted(text, loose)
+        return loose if chance >= self.semantic.admit_threshold else []
+
 
 Judging: TypeAlias = Veto | Paired
 
@@ -178,14 +209,21 @@ def hashed_veto() -> Veto:
     """The shipped n-gram model."""
     raw = _read(WEIGHTS_FILE)
     weights = {int(k): float(v) for k, v in raw["weights"].items()}
-    return Veto(float(raw["bias"]), MappingProxyType(weights), float(raw["threshold"]))
+    return Veto(
+        float(raw["bias"]),
+        MappingProxyType(weights),
+        float(raw["threshold"]),
+        float(raw["admit_threshold"]),
+    )
 
 
 def semantic_veto() -> Semantic:
     """The shipped semantic model."""
     raw = _read(SEMANTIC_FILE)
     weights = np.array(raw["weights"], dtype=np.float64)
-    return Semantic(float(raw["bias"]), weights, float(raw["threshold"]))
+    return Semantic(
+        float(raw["bias"]), weights, float(raw["threshold"]), float(raw["admit_threshold"])
+    )
 
 
 @functools.cache
@@ -206,3 +244,9 @@ def veto() -> Judging:
 def kept(text: str, found: list[Spotted]) -> list[Spotted]:
     """Those of `found` (all spotted in `text`) the shipped model does not veto."""
     return veto().kept(text, found) if found else found
+
+
+def admitted(text: str, loose: list[Spotted]) -> list[Spotted]:
+    """`loose` (the loose reading of `text`, which the rules found nothing in) if the shipped
+    model admits it, else nothing."""
+    return veto().admitted(text, loose) if loose else loose
